@@ -1,0 +1,125 @@
+# fitgate - one flat GNU Makefile.
+# Targets: all (default), check, deps, run, install, bench, fuzz, clean.
+# User CFLAGS come last; CI adds WERROR=1.
+
+PREFIX     ?= /usr/local
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+SYSCONFDIR ?= /etc/slurm
+DESTDIR    ?=
+
+CC       ?= cc
+PKGS     := libcjson libcurl hwloc
+WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 -Wno-format-nonliteral
+ifeq ($(WERROR),1)
+WARN     += -Werror
+endif
+SAN_FLAGS :=
+ifneq ($(SANITIZE),)
+SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+endif
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -fPIC $(WARN) $(SAN_FLAGS) -Iengine -Ipolicies -Icli -MMD -MP
+PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+ALL_CFLAGS  = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
+LDLIBS_ALL  = $(PKG_LIBS) -lm $(SAN_FLAGS) $(LDFLAGS)
+
+BUILD := build
+
+# --- engine: libfitgate.a -------------------------------------------------
+ENGINE_SRCS := \
+	engine/error.c \
+	engine/log.c \
+	engine/config.c \
+	engine/model.c \
+	engine/arch.c \
+	engine/arch_decoder.c \
+	engine/arch_moe.c \
+	engine/arch_legacy.c \
+	engine/arch_encoder.c \
+	engine/arch_hybrid.c \
+	engine/arch_multimodal.c
+
+# --- policies --------------------------------------------------------------
+POLICY_SRCS :=
+
+# --- cli ------------------------------------------------------------------
+CLI_SRCS := \
+	cli/main.c \
+	cli/cmd_plan.c \
+	cli/commands.c
+
+# --- tests (one per module; each is its own cmocka binary) ----------------
+TEST_SRCS := \
+	tests/test_config.c \
+	tests/test_params.c
+
+ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o)
+POLICY_OBJS := $(POLICY_SRCS:%.c=$(BUILD)/%.o)
+CLI_OBJS    := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+TEST_BINS   := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+LIB         := $(BUILD)/libfitgate.a
+CLI         := $(BUILD)/fitgate
+
+.PHONY: all check unit integration deps run install clean bench fuzz
+all: $(LIB) $(CLI)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(LIB): $(ENGINE_OBJS) $(POLICY_OBJS)
+	@mkdir -p $(dir $@)
+	$(AR) rcs $@ $^
+
+$(CLI): $(CLI_OBJS) $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS_ALL)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_ALL) -lcmocka
+
+# Debian packages the build and the tests need.
+DEB_DEPS := gcc make pkg-config libcjson-dev libcurl4-openssl-dev libhwloc-dev libcmocka-dev \
+	libslurm-dev hwloc
+deps:
+	@missing=""; for p in $(DEB_DEPS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing; \
+	fi
+
+# Unit tests: each binary runs with the repository root as cwd.
+unit: $(TEST_BINS) $(CLI)
+	@fail=0; for t in $(TEST_BINS); do \
+	  echo "== $$t"; FITGATE_SHARED=$(SHARED) $$t || fail=1; \
+	done; exit $$fail
+
+# Integration tests (real servers, real Slurm) are shell scripts under tests/integration.
+INTEGRATION := $(sort $(wildcard tests/integration/*.sh))
+integration: all
+	@fail=0; for s in $(INTEGRATION); do \
+	  echo "== $$s"; bash $$s || fail=1; \
+	done; exit $$fail
+
+check: deps
+	$(MAKE) all
+	$(MAKE) unit
+	$(MAKE) integration
+
+# The main job for a newcomer: a plan for a model from the shipped examples.
+run: deps
+	$(MAKE) all
+	$(CLI) plan tests/fixtures/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --structure
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)
+	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/fitgate
+	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/libfitgate.a
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(ENGINE_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(POLICY_OBJS:.o=.d) $(TEST_BINS:=.d)

@@ -1,0 +1,14 @@
+/* cli.h - subcommands of the fitgate CLI; each returns the process exit code. */
+#ifndef FG_CLI_H
+#define FG_CLI_H
+
+struct fg_cli_cmd {
+    const char *name;
+    int (*run)(int argc, char **argv);   /* argv[0] is the subcommand */
+};
+
+extern const struct fg_cli_cmd fg_cli_commands[];
+
+int fg_cli_plan(int argc, char **argv);
+
+#endif

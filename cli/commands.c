@@ -1,0 +1,9 @@
+/* commands.c - the subcommand table of the fitgate CLI (one row per command). */
+#include <stddef.h>
+
+#include "cli.h"
+
+const struct fg_cli_cmd fg_cli_commands[] = {
+    {"plan", fg_cli_plan},
+    {NULL, NULL},
+};

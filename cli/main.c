@@ -1,0 +1,52 @@
+/*
+ * fitgate - the command line front end.  Thin: parse arguments, call the
+ * engine, print.  Exit codes: 0 ok / fits, 1 does not fit, 2 error.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "log.h"
+
+static void log_stderr(enum fg_log_level level, const char *msg, void *ctx)
+{
+    (void)ctx;
+    fprintf(stderr, "fitgate: %s%s\n", level == FG_LOG_ERROR ? "error: " :
+                                       level == FG_LOG_WARN ? "warning: " : "", msg);
+}
+
+static void usage(FILE *f)
+{
+    fputs("usage:\n"
+          "  fitgate plan  MODEL [job options] [--json] [--structure] [--gpu NAME]\n"
+          "  fitgate check MODEL [job options] --gpu NAME --gpus N [--nodes N]\n"
+          "  fitgate gpus  [--topology FILE.xml] [--json]\n"
+          "  fitgate verify MODEL\n"
+          "MODEL: a directory holding config.json, a path to a config.json, or org/name[@rev].\n"
+          "Job options: --mode full|lora|qlora|serve --seq-len N --batch N\n"
+          "  --precision bf16-mixed|bf16|fp16-mixed|fp32 --optimizer adamw|adamw-8bit|sgd\n"
+          "  --lora-rank R --lora-targets all-linear|attn|qv|LIST --grad-ckpt\n"
+          "  --quant nf4|nf4-dq|int8 --zero 0..3 --gpu NAME --gpus N\n"
+          "Exit status: 0 fits / success, 1 does not fit, 2 error.\n", f);
+}
+
+int main(int argc, char **argv)
+{
+    fg_log_set_sink(log_stderr, NULL, getenv("FITGATE_DEBUG") ? FG_LOG_DEBUG : FG_LOG_WARN);
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    for (const struct fg_cli_cmd *c = fg_cli_commands; c->name; c++)
+        if (!strcmp(c->name, cmd))
+            return c->run(argc - 1, argv + 1);
+    fprintf(stderr, "fitgate: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return 2;
+}

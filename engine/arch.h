@@ -1,0 +1,111 @@
+/*
+ * arch.h - internal: the architecture registry and the building blocks
+ * readers use.  A family is a row in a table (arch_decoder.c) or a short
+ * reader function (arch_*.c) registered in arch.c; the core has no
+ * per-family control flow.
+ *
+ * Every reader: int read(const struct fg_cfg *c, struct fg_model *m,
+ *                        const void *spec, struct fg_err *err)
+ * fills m (hidden, vocab, layers ... and the nodes) and returns 0 or an
+ * FG_E_* code with err naming the key.  Shape sources are named in each
+ * reader: the transformers class whose __init__ creates the tensors.
+ */
+#ifndef FG_ARCH_H
+#define FG_ARCH_H
+
+#include "model.h"
+
+typedef int (*fg_arch_read_fn)(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                               struct fg_err *err);
+
+struct fg_arch {
+    const char *model_type;
+    const char *family;     /* shown in output: "llama-style decoder" */
+    fg_arch_read_fn read;
+    const void *spec;       /* row for table-driven readers, or NULL */
+};
+
+/* Registry lookup; NULL when model_type is unknown. */
+const struct fg_arch *fg__arch_find(const char *model_type);
+
+/* Registry tables of the reader files (each ends with a {NULL} row). */
+extern const struct fg_arch fg__arch_decoder_table[];
+extern const struct fg_arch fg__arch_moe_table[];
+extern const struct fg_arch fg__arch_legacy_table[];
+extern const struct fg_arch fg__arch_encoder_table[];
+extern const struct fg_arch fg__arch_hybrid_table[];
+extern const struct fg_arch fg__arch_multimodal_table[];
+
+/* The generic decoder reader, used for unknown model_types with the standard keys. */
+int fg__arch_read_generic(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                          struct fg_err *err);
+/* The table-driven llama-style reader; spec is a struct fg_decoder_spec. */
+int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                          struct fg_err *err);
+
+/* Bounds for config sizes: generous for real models, small enough that the
+ * products in the readers cannot overflow uint64_t. */
+#define FG_MAX_HIDDEN   (1u << 18)
+#define FG_MAX_INTER    (1u << 20)
+#define FG_MAX_VOCAB    (1u << 23)
+#define FG_MAX_LAYERS   1024u
+#define FG_MAX_HEADS    4096u
+#define FG_MAX_EXPERTS  4096u
+#define FG_MAX_POS      (1u << 27)
+
+/* ---- building blocks ---------------------------------------------------- */
+
+enum fg_norm_kind { FG_NORM_RMS = 0, FG_NORM_LN = 1, FG_NORM_LN_NOBIAS = 2 };
+
+/* Token embedding vocab x hidden. */
+int fg__add_embedding(struct fg_model *m, uint64_t vocab, uint64_t hidden, struct fg_err *err);
+
+/* Norm over width (weight, plus bias for FG_NORM_LN). */
+int fg__add_norm(struct fg_model *m, int32_t layer, const char *name, uint64_t width,
+                 enum fg_norm_kind kind, struct fg_err *err);
+
+struct fg_attn_shape {
+    uint64_t hidden, heads, kv_heads, head_dim;
+    uint64_t window;         /* sliding window tokens, 0 = full */
+    bool qkv_bias, o_bias;
+    bool fused_qkv;          /* one qkv projection (LoRA target "qkv") */
+    uint8_t qk_norm;         /* 0 none, 1 per head_dim (Qwen3, Gemma3), 2 over all heads (OLMo2) */
+    enum fg_norm_kind qk_norm_kind;
+    bool bidirectional, cross;
+};
+struct fg_node *fg__add_attention(struct fg_model *m, int32_t layer, const struct fg_attn_shape *s,
+                                  struct fg_err *err);
+
+struct fg_mlp_shape {
+    uint64_t hidden, inter;
+    bool gated;              /* gate and up projections (SwiGLU / GeGLU) */
+    bool bias;
+    bool fused_gate_up;      /* one gate_up projection (Phi-3) */
+};
+struct fg_node *fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_mlp_shape *s,
+                            struct fg_err *err);
+
+/*
+ * LM head vocab x hidden.  tied: shares the embedding (stored 0 scalars)
+ * unless stored_when_tied (the checkpoint still writes lm_head.weight).
+ */
+int fg__add_head(struct fg_model *m, uint64_t vocab, uint64_t hidden, bool tied,
+                 bool stored_when_tied, bool bias, struct fg_err *err);
+
+/* Common sizes every decoder config carries (aliases across families). */
+struct fg_core_defaults {
+    uint64_t vocab, hidden, inter, layers, heads, max_pos;
+    bool tie;
+};
+int fg__read_core(const struct fg_cfg *c, struct fg_model *m, const struct fg_core_defaults *d,
+                  struct fg_err *err);
+
+/* Per-layer sliding-window: fills window[layer] (0 = full attention) from
+ * layer_types, or from sliding_window + a pattern.  pattern 0: every layer
+ * slides when sliding_window is set (Mistral); pattern k: layers with
+ * (i+1) % k != 0 slide (Gemma-3); pattern 2 with even_slides: even layers
+ * slide (Gemma-2). */
+int fg__read_windows(const struct fg_cfg *c, uint64_t layers, uint64_t *window, uint64_t pattern,
+                     bool honour_use_sliding_window, struct fg_err *err);
+
+#endif

@@ -1,0 +1,211 @@
+/*
+ * arch_decoder.c - llama-style decoders as table rows.
+ *
+ * One block = [pre-norm] attention [post-norm] + [pre-norm] MLP [post-norm],
+ * embedding in front, final norm and LM head behind.  What differs between
+ * families (norm kind, biases, q/k norms, extra norms, tying defaults, fused
+ * projections, sliding-window pattern) is a column of struct fg_decoder_spec,
+ * with the transformers class the row was read from.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "arch.h"
+
+struct fg_decoder_spec {
+    struct fg_core_defaults d;     /* the config class defaults */
+    enum fg_norm_kind norm;
+    const char *bias_key;          /* config key switching q/k/v/o biases, or NULL */
+    const char *qkv_bias_key;      /* config key switching q/k/v biases only, or NULL */
+    bool bias_default;             /* q/k/v/o biases when the key is absent */
+    bool qkv_bias_fixed;           /* q/k/v biases always present (Qwen2) */
+    const char *mlp_bias_key;      /* config key for MLP biases, or NULL (= bias_key for starcoder2) */
+    bool gated;                    /* SwiGLU / GeGLU MLP */
+    uint8_t qk_norm;               /* 0 none, 1 per head_dim, 2 over all heads */
+    const char *qk_norm_key;       /* config key switching qk norm, or NULL (always as qk_norm) */
+    uint8_t norms_per_layer;       /* 1 parallel block, 2 pre-norms, 4 pre+post (Gemma-2/3) */
+    bool stores_tied_head;         /* checkpoint writes lm_head even when tied (Qwen3) */
+    bool fused_qkv, fused_gate_up; /* projections stored fused (LoRA roles differ, counts do not) */
+    uint64_t window_pattern;       /* see fg__read_windows */
+    bool honour_use_sliding_window;
+    bool head_bias_key;            /* lm_head_bias key honoured (Phi-3) */
+    bool normhead;                 /* Baichuan-2 NormHead: lm_head stored, never tied */
+};
+
+/* Shared by all rows: the block structure. */
+int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                          struct fg_err *err)
+{
+    const struct fg_decoder_spec *s = spec;
+    int rc;
+    if ((rc = fg__read_core(c, m, &s->d, err)))
+        return rc;
+    bool bias = s->bias_default, mlp_bias = false, qkn = s->qk_norm != 0, head_bias = false;
+    if (s->bias_key && (rc = fg_cfg_bool(c, s->bias_key, s->bias_default, &bias, err)))
+        return rc;
+    bool qkv_bias = false;
+    if (s->qkv_bias_key && (rc = fg_cfg_bool(c, s->qkv_bias_key, false, &qkv_bias, err)))
+        return rc;
+    if (s->mlp_bias_key && (rc = fg_cfg_bool(c, s->mlp_bias_key, false, &mlp_bias, err)))
+        return rc;
+    if (s->qk_norm_key && (rc = fg_cfg_bool(c, s->qk_norm_key, false, &qkn, err)))
+        return rc;
+    if (s->head_bias_key && (rc = fg_cfg_bool(c, "lm_head_bias", false, &head_bias, err)))
+        return rc;
+    uint64_t window[FG_MAX_LAYERS];
+    if ((rc = fg__read_windows(c, m->layers, window, s->window_pattern,
+                               s->honour_use_sliding_window, err)))
+        return rc;
+
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        struct fg_attn_shape a = {
+            .hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
+            .head_dim = m->head_dim, .window = window[l],
+            .qkv_bias = bias || qkv_bias || s->qkv_bias_fixed, .o_bias = bias,
+            .fused_qkv = s->fused_qkv, .qk_norm = qkn ? (s->qk_norm ? s->qk_norm : 1) : 0,
+            .qk_norm_kind = s->norm == FG_NORM_LN ? FG_NORM_LN : FG_NORM_RMS,
+        };
+        struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = s->gated,
+                                 .bias = mlp_bias, .fused_gate_up = s->fused_gate_up};
+        /* Norm placement: 2 = input + post-attention (llama); 4 = Gemma-2/3's
+         * pre/post pairs; 1 = one norm feeding parallel attention and MLP (Cohere). */
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, s->norm, err)))
+            return rc;
+        if (!fg__add_attention(m, li, &a, err))
+            return err ? err->code : FG_E_NOMEM;
+        if (s->norms_per_layer == 4 &&
+            (rc = fg__add_norm(m, li, "PostAttnNorm", m->hidden, s->norm, err)))
+            return rc;
+        if (s->norms_per_layer >= 2 && (rc = fg__add_norm(m, li, "Norm", m->hidden, s->norm, err)))
+            return rc;
+        if (!fg__add_mlp(m, li, &f, err))
+            return err ? err->code : FG_E_NOMEM;
+        if (s->norms_per_layer == 4 &&
+            (rc = fg__add_norm(m, li, "PostMLPNorm", m->hidden, s->norm, err)))
+            return rc;
+    }
+    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, s->norm, err)))
+        return rc;
+    bool tied = s->normhead ? false : m->tied;
+    return fg__add_head(m, m->vocab, m->hidden, tied, s->stores_tied_head, head_bias, err);
+}
+
+/* LlamaConfig defaults (transformers models/llama/configuration_llama.py). */
+#define LLAMA_D {.vocab = 32000, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32, \
+                 .max_pos = 2048, .tie = false}
+
+/* LlamaForCausalLM: RMSNorm, q/k/v/o biases by attention_bias, MLP bias by mlp_bias. */
+static const struct fg_decoder_spec llama = {
+    .d = LLAMA_D, .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
+    .gated = true, .norms_per_layer = 2};
+/* MistralForCausalLM: llama blocks, sliding window on every layer when set. */
+static const struct fg_decoder_spec mistral = {
+    .d = {.vocab = 32000, .hidden = 4096, .inter = 14336, .layers = 32, .heads = 32,
+          .max_pos = 4096 * 32, .tie = false},
+    .norm = FG_NORM_RMS, .gated = true, .norms_per_layer = 2};
+/* Qwen2ForCausalLM: q/k/v always biased, o not (modeling_qwen2.py Qwen2Attention). */
+static const struct fg_decoder_spec qwen2 = {
+    .d = {.vocab = 151936, .hidden = 4096, .inter = 22016, .layers = 32, .heads = 32,
+          .max_pos = 32768, .tie = false},
+    .norm = FG_NORM_RMS, .qkv_bias_fixed = true, .gated = true, .norms_per_layer = 2,
+    .honour_use_sliding_window = true};
+/* Qwen3ForCausalLM: q_norm/k_norm over head_dim; the published small checkpoints
+ * (0.6B, 1.7B, 4B) write lm_head.weight although tie_word_embeddings is true
+ * (measured: Qwen3-0.6B file holds 751,632,384 = 596,049,920 + 155,582,464). */
+static const struct fg_decoder_spec qwen3 = {
+    .d = {.vocab = 151936, .hidden = 4096, .inter = 22016, .layers = 32, .heads = 32,
+          .max_pos = 32768, .tie = false},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .qk_norm = 1,
+    .norms_per_layer = 2, .stores_tied_head = true, .honour_use_sliding_window = true};
+/* GemmaForCausalLM: tied by default, GeGLU. */
+static const struct fg_decoder_spec gemma = {
+    .d = {.vocab = 256000, .hidden = 3072, .inter = 24576, .layers = 28, .heads = 16,
+          .max_pos = 8192, .tie = true},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .norms_per_layer = 2};
+/* Gemma2ForCausalLM: four norms per block; even layers slide (layer_types in new configs). */
+static const struct fg_decoder_spec gemma2 = {
+    .d = {.vocab = 256000, .hidden = 2304, .inter = 9216, .layers = 26, .heads = 8,
+          .max_pos = 8192, .tie = true},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .norms_per_layer = 4,
+    .window_pattern = 2};
+/* Gemma3ForCausalLM (text): Gemma-2 blocks + q/k norms; 5 sliding layers, then 1 global. */
+static const struct fg_decoder_spec gemma3_text = {
+    .d = {.vocab = 262208, .hidden = 2304, .inter = 9216, .layers = 26, .heads = 8,
+          .max_pos = 131072, .tie = true},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .qk_norm = 1,
+    .norms_per_layer = 4, .window_pattern = 6};
+/* Olmo2ForCausalLM: norms after attention and MLP; q/k norms over all heads. */
+static const struct fg_decoder_spec olmo2 = {
+    .d = {.vocab = 50304, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 2048, .tie = false},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .qk_norm = 2,
+    .norms_per_layer = 2};
+/* SmolLM3ForCausalLM: llama blocks, tied by default. */
+static const struct fg_decoder_spec smollm3 = {
+    .d = {.vocab = 128256, .hidden = 2048, .inter = 11008, .layers = 36, .heads = 16,
+          .max_pos = 32768, .tie = true},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
+    .gated = true, .norms_per_layer = 2, .honour_use_sliding_window = true};
+/* CohereForCausalLM: one LayerNorm without bias feeding parallel attention and MLP. */
+static const struct fg_decoder_spec cohere = {
+    .d = {.vocab = 256000, .hidden = 8192, .inter = 22528, .layers = 40, .heads = 64,
+          .max_pos = 8192, .tie = true},
+    .norm = FG_NORM_LN_NOBIAS, .bias_key = "attention_bias", .gated = true,
+    .qk_norm_key = "use_qk_norm", .norms_per_layer = 1};
+/* StableLmForCausalLM: LayerNorm with bias, q/k/v bias by use_qkv_bias. */
+static const struct fg_decoder_spec stablelm = {
+    .d = {.vocab = 50304, .hidden = 2560, .inter = 6912, .layers = 32, .heads = 32,
+          .max_pos = 4096, .tie = false},
+    .norm = FG_NORM_LN, .qkv_bias_key = "use_qkv_bias", .gated = true, .norms_per_layer = 2};
+/* Starcoder2ForCausalLM: LayerNorm with bias, plain GELU MLP, use_bias on every linear. */
+static const struct fg_decoder_spec starcoder2 = {
+    .d = {.vocab = 49152, .hidden = 3072, .inter = 12288, .layers = 30, .heads = 24,
+          .max_pos = 4096, .tie = true},
+    .norm = FG_NORM_LN, .bias_key = "use_bias", .bias_default = true, .mlp_bias_key = "use_bias",
+    .gated = false, .norms_per_layer = 2};
+/* Phi3ForCausalLM: fused qkv_proj and gate_up_proj, lm_head_bias key. */
+static const struct fg_decoder_spec phi3 = {
+    .d = {.vocab = 32064, .hidden = 3072, .inter = 8192, .layers = 32, .heads = 32,
+          .max_pos = 4096, .tie = false},
+    .norm = FG_NORM_RMS, .gated = true, .norms_per_layer = 2, .fused_qkv = true,
+    .fused_gate_up = true, .head_bias_key = true};
+/* MiniCPMForCausalLM (remote code): llama blocks, tied by default. */
+static const struct fg_decoder_spec minicpm = {
+    .d = {.vocab = 32000, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 2048, .tie = true},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .norms_per_layer = 2};
+/* InternLM2ForCausalLM (remote code): fused wqkv, w1/w3/w2, bias key "bias". */
+static const struct fg_decoder_spec internlm2 = {
+    .d = {.vocab = 103168, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 2048, .tie = false},
+    .norm = FG_NORM_RMS, .bias_key = "bias", .gated = true, .norms_per_layer = 2,
+    .fused_qkv = true};
+/* BaichuanForCausalLM (remote code, Baichuan-2): fused W_pack, NormHead lm_head. */
+static const struct fg_decoder_spec baichuan = {
+    .d = {.vocab = 125696, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 4096, .tie = false},
+    .norm = FG_NORM_RMS, .gated = true, .norms_per_layer = 2, .fused_qkv = true,
+    .normhead = true};
+
+const struct fg_arch fg__arch_decoder_table[] = {
+    {"llama", "llama-style decoder", fg__arch_read_decoder, &llama},
+    {"mistral", "llama-style decoder (sliding window)", fg__arch_read_decoder, &mistral},
+    {"qwen2", "llama-style decoder (qkv bias)", fg__arch_read_decoder, &qwen2},
+    {"qwen3", "llama-style decoder (q/k norm)", fg__arch_read_decoder, &qwen3},
+    {"gemma", "gemma decoder", fg__arch_read_decoder, &gemma},
+    {"gemma2", "gemma-2 decoder (local/global)", fg__arch_read_decoder, &gemma2},
+    {"gemma3_text", "gemma-3 decoder (5 local : 1 global)", fg__arch_read_decoder, &gemma3_text},
+    {"olmo2", "olmo-2 decoder (post-norm)", fg__arch_read_decoder, &olmo2},
+    {"smollm3", "llama-style decoder", fg__arch_read_decoder, &smollm3},
+    {"cohere", "cohere decoder (parallel block)", fg__arch_read_decoder, &cohere},
+    {"stablelm", "stablelm decoder", fg__arch_read_decoder, &stablelm},
+    {"starcoder2", "starcoder2 decoder", fg__arch_read_decoder, &starcoder2},
+    {"phi3", "phi-3 decoder (fused projections)", fg__arch_read_decoder, &phi3},
+    {"minicpm", "llama-style decoder (remote code)", fg__arch_read_decoder, &minicpm},
+    {"internlm2", "internlm2 decoder (remote code)", fg__arch_read_decoder, &internlm2},
+    {"baichuan", "baichuan-2 decoder (remote code)", fg__arch_read_decoder, &baichuan},
+    {NULL, NULL, NULL, NULL},
+};

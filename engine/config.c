@@ -1,0 +1,349 @@
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct fg_config {
+    cJSON *root;
+    char origin[4096];
+};
+
+static int read_file(const char *path, char **text, size_t *len, struct fg_err *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (errno == ENOENT || errno == ENOTDIR)
+            return fg_err_set(err, FG_E_NOTFOUND, "%s: no such file", path);
+        return fg_err_set(err, FG_E_IO, "%s: cannot open: %s", path, strerror(errno));
+    }
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) {
+        fclose(f);
+        return fg_err_set(err, FG_E_NOMEM, "%s: out of memory", path);
+    }
+    for (;;) {
+        if (n == cap) {
+            if (cap >= FG_CONFIG_MAX_BYTES) {
+                free(buf);
+                fclose(f);
+                return fg_err_set(err, FG_E_RANGE, "%s: larger than %u bytes; not a config.json",
+                                  path, FG_CONFIG_MAX_BYTES);
+            }
+            cap *= 2;
+            char *nb = realloc(buf, cap + 1);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return fg_err_set(err, FG_E_NOMEM, "%s: out of memory", path);
+            }
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return fg_err_set(err, FG_E_IO, "%s: read error", path);
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return 0;
+}
+
+int fg_config_load(const char *path, struct fg_config **out, struct fg_err *err)
+{
+    char file[4096];
+    struct stat st;
+    *out = NULL;
+    if (!path || !*path)
+        return fg_err_set(err, FG_E_INVAL, "empty model path");
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        int w = snprintf(file, sizeof file, "%s/config.json", path);
+        if (w < 0 || (size_t)w >= sizeof file)
+            return fg_err_set(err, FG_E_RANGE, "path too long: %.200s", path);
+        if (stat(file, &st) != 0)
+            return fg_err_set(err, FG_E_NOTFOUND,
+                              "%s: directory has no config.json; point at the model's "
+                              "directory or its config.json", path);
+    } else {
+        int w = snprintf(file, sizeof file, "%s", path);
+        if (w < 0 || (size_t)w >= sizeof file)
+            return fg_err_set(err, FG_E_RANGE, "path too long: %.200s", path);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    int rc = read_file(file, &text, &len, err);
+    if (rc)
+        return rc;
+    rc = fg_config_parse(text, len, file, out, err);
+    free(text);
+    return rc;
+}
+
+int fg_config_parse(const char *text, size_t len, const char *origin, struct fg_config **out,
+                    struct fg_err *err)
+{
+    *out = NULL;
+    if (len > FG_CONFIG_MAX_BYTES)
+        return fg_err_set(err, FG_E_RANGE, "%s: larger than %u bytes; not a config.json", origin,
+                          FG_CONFIG_MAX_BYTES);
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!root) {
+        size_t off = end && end >= text ? (size_t)(end - text) : 0;
+        size_t line = 1;
+        for (size_t i = 0; i < off && i < len; i++)
+            line += text[i] == '\n';
+        return fg_err_set(err, FG_E_PARSE,
+                          "%s: malformed JSON near line %zu (byte %zu); fix the file or "
+                          "fetch it again", origin, line, off);
+    }
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return fg_err_set(err, FG_E_PARSE, "%s: top level is not a JSON object", origin);
+    }
+    struct fg_config *doc = calloc(1, sizeof *doc);
+    if (!doc) {
+        cJSON_Delete(root);
+        return fg_err_set(err, FG_E_NOMEM, "out of memory");
+    }
+    doc->root = root;
+    snprintf(doc->origin, sizeof doc->origin, "%s", origin ? origin : "config.json");
+    *out = doc;
+    return 0;
+}
+
+void fg_config_free(struct fg_config *doc)
+{
+    if (!doc)
+        return;
+    cJSON_Delete(doc->root);
+    free(doc);
+}
+
+struct fg_cfg fg_config_root(const struct fg_config *doc)
+{
+    struct fg_cfg c = {.obj = doc->root, .origin = doc->origin, .scope = ""};
+    return c;
+}
+
+const char *fg_config_origin(const struct fg_config *doc)
+{
+    return doc->origin;
+}
+
+/* Find the first alias present and not null; *name gets the alias used. */
+static const cJSON *lookup(const struct fg_cfg *c, const char *keys, char *name, size_t cap)
+{
+    const char *p = keys;
+    while (*p) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t)(bar - p) : strlen(p);
+        char key[128];
+        if (n >= sizeof key)
+            n = sizeof key - 1;
+        memcpy(key, p, n);
+        key[n] = '\0';
+        const cJSON *it = c->obj ? cJSON_GetObjectItemCaseSensitive(c->obj, key) : NULL;
+        if (it && !cJSON_IsNull(it)) {
+            snprintf(name, cap, "%s", key);
+            return it;
+        }
+        p += n;
+        if (*p == '|')
+            p++;
+    }
+    /* report the first alias when absent */
+    const char *bar = strchr(keys, '|');
+    size_t n = bar ? (size_t)(bar - keys) : strlen(keys);
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(name, keys, n);
+    name[n] = '\0';
+    return NULL;
+}
+
+static int key_err(const struct fg_cfg *c, struct fg_err *err, int code, const char *key,
+                   const char *what)
+{
+    return fg_err_set(err, code, "%s: key '%s%s%s' %s", c->origin, c->scope, *c->scope ? "." : "",
+                      key, what);
+}
+
+bool fg_cfg_has(const struct fg_cfg *c, const char *keys)
+{
+    char name[128];
+    return lookup(c, keys, name, sizeof name) != NULL;
+}
+
+bool fg_cfg_child(const struct fg_cfg *c, const char *key, struct fg_cfg *child, struct fg_err *err)
+{
+    char name[128];
+    const cJSON *it = lookup(c, key, name, sizeof name);
+    if (!it)
+        return false;
+    if (!cJSON_IsObject(it)) {
+        key_err(c, err, FG_E_TYPE, name, "must be an object");
+        return false;
+    }
+    child->obj = it;
+    child->origin = c->origin;
+    if (*c->scope)
+        snprintf(child->scope, sizeof child->scope, "%.30s.%.30s", c->scope, name);
+    else
+        snprintf(child->scope, sizeof child->scope, "%.62s", name);
+    return true;
+}
+
+static int number_u64(const struct fg_cfg *c, const cJSON *it, const char *name, uint64_t min,
+                      uint64_t max, uint64_t *out, struct fg_err *err)
+{
+    char what[160];
+    if (!cJSON_IsNumber(it)) {
+        return key_err(c, err, FG_E_TYPE, name,
+                       cJSON_IsString(it) ? "must be a number, got a string"
+                                          : "must be a number");
+    }
+    double v = it->valuedouble;
+    if (!isfinite(v) || v != floor(v)) {
+        return key_err(c, err, FG_E_TYPE, name, "must be a whole number");
+    }
+    if (v < (double)min || v > (double)max) {
+        snprintf(what, sizeof what, "is %.17g, outside [%llu, %llu]", v, (unsigned long long)min,
+                 (unsigned long long)max);
+        return key_err(c, err, FG_E_RANGE, name, what);
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int fg_cfg_u64(const struct fg_cfg *c, const char *keys, uint64_t def, uint64_t min, uint64_t max,
+               uint64_t *out, struct fg_err *err)
+{
+    char name[128];
+    const cJSON *it = lookup(c, keys, name, sizeof name);
+    if (!it) {
+        *out = def;
+        return 0;
+    }
+    return number_u64(c, it, name, min, max, out, err);
+}
+
+int fg_cfg_u64_req(const struct fg_cfg *c, const char *keys, uint64_t min, uint64_t max,
+                   uint64_t *out, struct fg_err *err)
+{
+    char name[128];
+    const cJSON *it = lookup(c, keys, name, sizeof name);
+    if (!it)
+        return key_err(c, err, FG_E_MISSING, name, "is required and missing");
+    return number_u64(c, it, name, min, max, out, err);
+}
+
+int fg_cfg_f64(const struct fg_cfg *c, const char *keys, double def, double min, double max,
+               double *out, struct fg_err *err)
+{
+    char name[128], what[160];
+    const cJSON *it = lookup(c, keys, name, sizeof name);
+    if (!it) {
+        *out = def;
+        return 0;
+    }
+    if (!cJSON_IsNumber(it))
+        return key_err(c, err, FG_E_TYPE, name, "must be a number");
+    double v = it->valuedouble;
+    if (!isfinite(v) || v < min || v > max) {
+        snprintf(what, sizeof what, "is %.17g, outside [%g, %g]", v, min, max);
+        return key_err(c, err, FG_E_RANGE, name, what);
+    }
+    *out = v;
+    return 0;
+}
+
+int fg_cfg_bool(const struct fg_cfg *c, const char *keys, bool def, bool *out, struct fg_err *err)
+{
+    char name[128];
+    const cJSON *it = lookup(c, keys, name, sizeof name);
+    if (!it) {
+        *out = def;
+        return 0;
+    }
+    if (!cJSON_IsBool(it))
+        return key_err(c, err, FG_E_TYPE, name, "must be true or false");
+    *out = cJSON_IsTrue(it);
+    return 0;
+}
+
+int fg_cfg_str(const struct fg_cfg *c, const char *keys, const char *def, const char **out,
+               struct fg_err *err)
+{
+    char name[128];
+    const cJSON *it = lookup(c, keys, name, sizeof name);
+    if (!it) {
+        *out = def;
+        return 0;
+    }
+    if (!cJSON_IsString(it))
+        return key_err(c, err, FG_E_TYPE, name, "must be a string");
+    *out = it->valuestring;
+    return 0;
+}
+
+int fg_cfg_u64_array(const struct fg_cfg *c, const char *keys, uint64_t min, uint64_t max,
+                     uint64_t *out, size_t cap, size_t *n, struct fg_err *err)
+{
+    char name[128], item[160];
+    const cJSON *it = lookup(c, keys, name, sizeof name);
+    *n = 0;
+    if (!it)
+        return 0;
+    if (!cJSON_IsArray(it))
+        return key_err(c, err, FG_E_TYPE, name, "must be an array of numbers");
+    size_t i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, it) {
+        uint64_t v;
+        snprintf(item, sizeof item, "%s[%zu]", name, i);
+        int rc = number_u64(c, e, item, min, max, &v, err);
+        if (rc)
+            return rc;
+        if (i < cap)
+            out[i] = v;
+        i++;
+    }
+    *n = i;
+    return 0;
+}
+
+int fg_cfg_str_array(const struct fg_cfg *c, const char *keys, const char **out, size_t cap,
+                     size_t *n, struct fg_err *err)
+{
+    char name[128];
+    const cJSON *it = lookup(c, keys, name, sizeof name);
+    *n = 0;
+    if (!it)
+        return 0;
+    if (!cJSON_IsArray(it))
+        return key_err(c, err, FG_E_TYPE, name, "must be an array of strings");
+    size_t i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, it) {
+        if (!cJSON_IsString(e))
+            return key_err(c, err, FG_E_TYPE, name, "must hold only strings");
+        if (i < cap)
+            out[i] = e->valuestring;
+        i++;
+    }
+    *n = i;
+    return 0;
+}

@@ -1,0 +1,27 @@
+#include "log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static fg_log_fn sink;
+static void *sink_ctx;
+static enum fg_log_level sink_max = FG_LOG_INFO;
+
+void fg_log_set_sink(fg_log_fn fn, void *ctx, enum fg_log_level max_level)
+{
+    sink = fn;
+    sink_ctx = ctx;
+    sink_max = max_level;
+}
+
+void fg__log(enum fg_log_level level, const char *fmt, ...)
+{
+    if (!sink || level > sink_max)
+        return;
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    sink(level, buf, sink_ctx);
+}

@@ -1,0 +1,194 @@
+#include "model.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch.h"
+#include "log.h"
+
+static const char *const kind_names[FG_NODE_KIND_COUNT] = {
+    [FG_NODE_EMBED] = "Embedding",     [FG_NODE_POS_EMBED] = "Position embedding",
+    [FG_NODE_NORM] = "Norm",           [FG_NODE_ATTN] = "Attention",
+    [FG_NODE_MLA] = "Latent attention", [FG_NODE_MLP] = "MLP",
+    [FG_NODE_MOE] = "MoE",             [FG_NODE_MAMBA2] = "Mamba-2",
+    [FG_NODE_SHORTCONV] = "Short conv", [FG_NODE_HEAD] = "Head",
+    [FG_NODE_VISION] = "Tower",        [FG_NODE_OTHER] = "Other",
+};
+
+const char *fg_node_kind_name(enum fg_node_kind kind)
+{
+    return (unsigned)kind < FG_NODE_KIND_COUNT ? kind_names[kind] : "?";
+}
+
+struct fg_node *fg__model_add(struct fg_model *m, enum fg_node_kind kind, int32_t layer,
+                              const char *name, struct fg_err *err)
+{
+    if (m->n_nodes == m->cap_nodes) {
+        size_t cap = m->cap_nodes ? m->cap_nodes * 2 : 64;
+        struct fg_node *nn = realloc(m->nodes, cap * sizeof *nn);
+        if (!nn) {
+            fg_err_set(err, FG_E_NOMEM, "out of memory building the model graph");
+            return NULL;
+        }
+        m->nodes = nn;
+        m->cap_nodes = cap;
+    }
+    struct fg_node *n = &m->nodes[m->n_nodes++];
+    memset(n, 0, sizeof *n);
+    n->kind = kind;
+    n->layer = layer;
+    snprintf(n->name, sizeof n->name, "%s", name);
+    return n;
+}
+
+void fg__node_linear(struct fg_node *n, const char *role, uint64_t in, uint64_t out, uint64_t count,
+                     bool bias)
+{
+    if (count == 0)
+        return;
+    n->params += in * out * count + (bias ? out * count : 0);
+    if (n->nlin < FG_NODE_MAX_LINEAR) {
+        struct fg_linear *l = &n->lin[n->nlin++];
+        snprintf(l->role, sizeof l->role, "%s", role);
+        l->in = (uint32_t)in;
+        l->out = (uint32_t)out;
+        l->count = (uint32_t)count;
+    }
+}
+
+void fg__model_rule(struct fg_model *m, const char *name, int64_t scalars)
+{
+    if (m->n_rules >= FG_MODEL_MAX_RULES)
+        return;
+    struct fg_rule *r = &m->rules[m->n_rules++];
+    snprintf(r->name, sizeof r->name, "%s", name);
+    r->scalars = scalars;
+}
+
+void fg__model_note(struct fg_model *m, const char *fmt, ...)
+{
+    if (m->n_notes >= FG_MODEL_MAX_NOTES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->notes[m->n_notes++], sizeof m->notes[0], fmt, ap);
+    va_end(ap);
+}
+
+int fg__model_finalize(struct fg_model *m, struct fg_err *err)
+{
+    uint64_t total = 0, buffers = 0;
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        if (__builtin_add_overflow(total, m->nodes[i].params, &total) ||
+            __builtin_add_overflow(buffers, m->nodes[i].buffers, &buffers))
+            return fg_err_set(err, FG_E_OVERFLOW, "parameter count overflows 64 bits");
+    }
+    for (size_t i = 0; i < m->n_rules; i++) {
+        int64_t s = m->rules[i].scalars;
+        if (s >= 0 ? __builtin_add_overflow(total, (uint64_t)s, &total)
+                   : (uint64_t)(-s) > total)
+            return fg_err_set(err, FG_E_OVERFLOW, "parameter rule '%s' overflows the count",
+                              m->rules[i].name);
+        if (s < 0)
+            total -= (uint64_t)(-s);
+    }
+    m->params_total = total;
+    m->params_buffers = buffers;
+    return 0;
+}
+
+uint64_t fg_model_params_of(const struct fg_model *m, enum fg_node_kind kind)
+{
+    uint64_t s = 0;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (kind == FG_NODE_KIND_COUNT || m->nodes[i].kind == kind)
+            s += m->nodes[i].params;
+    return s;
+}
+
+uint32_t fg_model_main_layers(const struct fg_model *m)
+{
+    int32_t top = -1;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].stack == FG_STACK_MAIN && m->nodes[i].layer > top)
+            top = m->nodes[i].layer;
+    return (uint32_t)(top + 1);
+}
+
+int fg_model_from_config(const struct fg_config *doc, const char *id, struct fg_model **out,
+                         struct fg_err *err)
+{
+    *out = NULL;
+    struct fg_cfg root = fg_config_root(doc);
+    const char *mt = NULL, *dtype = NULL;
+    int rc = fg_cfg_str(&root, "model_type", NULL, &mt, err);
+    if (rc)
+        return rc;
+    rc = fg_cfg_str(&root, "torch_dtype|dtype", "", &dtype, err);
+    if (rc)
+        return rc;
+
+    struct fg_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory");
+    snprintf(m->id, sizeof m->id, "%s", id ? id : fg_config_origin(doc));
+    snprintf(m->model_type, sizeof m->model_type, "%s", mt ? mt : "");
+    snprintf(m->torch_dtype, sizeof m->torch_dtype, "%s", dtype);
+    m->custom_code = fg_cfg_has(&root, "auto_map");
+
+    const struct fg_arch *a = mt ? fg__arch_find(mt) : NULL;
+    if (a) {
+        snprintf(m->reader, sizeof m->reader, "%s", a->family);
+        rc = a->read(&root, m, a->spec, err);
+    } else {
+        rc = fg__arch_read_generic(&root, m, NULL, err);
+        if (rc == 0) {
+            m->generic = true;
+            snprintf(m->reader, sizeof m->reader, "generic decoder");
+            fg__model_note(m, "model_type '%s' is not known to fitgate: read as a generic decoder "
+                              "(llama-style blocks); check the count with 'fitgate verify'",
+                           mt ? mt : "(none)");
+        } else if (rc == FG_E_MISSING) {
+            char why[FG_ERR_DETAIL_MAX];
+            snprintf(why, sizeof why, "%s", err ? err->detail : "");
+            rc = fg_err_set(err, FG_E_UNSUPPORTED,
+                            "%s: model_type '%s' is not supported and the config lacks the "
+                            "standard decoder keys (%s)", fg_config_origin(doc),
+                            mt ? mt : "(none)", why);
+        }
+    }
+    if (rc == 0)
+        rc = fg__model_finalize(m, err);
+    if (rc) {
+        fg_model_free(m);
+        return rc;
+    }
+    if (m->layers == 0)
+        m->layers = fg_model_main_layers(m);
+    fg__log(FG_LOG_DEBUG, "%s: %s, %zu nodes, %llu params", m->id, m->reader, m->n_nodes,
+            (unsigned long long)m->params_total);
+    *out = m;
+    return 0;
+}
+
+int fg_model_load(const char *path, struct fg_model **out, struct fg_err *err)
+{
+    struct fg_config *doc;
+    *out = NULL;
+    int rc = fg_config_load(path, &doc, err);
+    if (rc)
+        return rc;
+    rc = fg_model_from_config(doc, path, out, err);
+    fg_config_free(doc);
+    return rc;
+}
+
+void fg_model_free(struct fg_model *m)
+{
+    if (!m)
+        return;
+    free(m->nodes);
+    free(m);
+}

@@ -1,0 +1,146 @@
+/*
+ * model.h - the model graph: what a config.json describes, rebuilt as an
+ * ordered list of nodes (embedding, norms, attention, MLP / MoE, SSM
+ * mixers, heads), each with the parameters the checkpoint stores for it,
+ * its per-token output width, and the structural numbers the memory model
+ * needs (heads, widths, experts, state sizes).
+ *
+ * Error contract: see error.h.
+ * Ownership: fg_model_load / fg_model_from_config return a model the caller
+ * frees with fg_model_free() (NULL-safe).  Strings inside are owned by the
+ * model.
+ */
+#ifndef FG_MODEL_H
+#define FG_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "error.h"
+
+enum fg_node_kind {
+    FG_NODE_EMBED,       /* token embedding */
+    FG_NODE_POS_EMBED,   /* learned position / token-type embedding */
+    FG_NODE_NORM,        /* LayerNorm / RMSNorm */
+    FG_NODE_ATTN,        /* multi-head / GQA / MQA / sliding-window attention */
+    FG_NODE_MLA,         /* multi-head latent attention (DeepSeek-V2/V3) */
+    FG_NODE_MLP,         /* feed-forward, plain or gated */
+    FG_NODE_MOE,         /* routed experts (+ shared experts, router) */
+    FG_NODE_MAMBA2,      /* Mamba-2 mixer */
+    FG_NODE_SHORTCONV,   /* gated short convolution (LFM2) */
+    FG_NODE_HEAD,        /* LM head / task head */
+    FG_NODE_VISION,      /* a vision / audio tower counted as one block */
+    FG_NODE_OTHER,       /* anything else with parameters (conv stem, projector) */
+    FG_NODE_KIND_COUNT
+};
+
+enum fg_stack { FG_STACK_MAIN = 0, FG_STACK_ENCODER = 1, FG_STACK_TOWER = 2 };
+
+/* One linear map inside a node: what LoRA can target. */
+struct fg_linear {
+    char role[12];        /* q k v o qkv gate up down gate_up in_proj out_proj router q_a q_b kv_a kv_b */
+    uint32_t in, out;
+    uint32_t count;       /* identical copies (experts); 1 otherwise */
+};
+
+#define FG_NODE_MAX_LINEAR 10
+
+struct fg_node {
+    enum fg_node_kind kind;
+    int32_t layer;          /* block index from 0; -1 outside the blocks */
+    uint8_t stack;          /* enum fg_stack */
+    char name[32];          /* "Attention_3" */
+    char desc[64];          /* "GQA 32q/8kv x128" */
+    uint64_t params;        /* scalars the checkpoint stores for this node (buffers included) */
+    uint64_t buffers;       /* of which stored non-trainable buffers */
+    uint32_t width;         /* per-token output width */
+    /* structure; meaning depends on kind, unused fields are 0 */
+    uint32_t hidden;        /* residual width entering the node */
+    uint32_t heads, kv_heads, head_dim, v_head_dim, window;
+    uint32_t q_lora, kv_lora, rope_dim;
+    uint32_t inter;         /* MLP / expert width */
+    uint32_t experts, top_k, shared, shared_inter;
+    uint32_t ssm_heads, ssm_head_dim, groups, state, conv_kernel, chunk;
+    uint8_t gated;          /* gated MLP (SwiGLU / GeGLU): 2 up-projections */
+    uint8_t bidirectional;  /* encoder attention (no causal mask) */
+    uint8_t cross;          /* cross-attention over the encoder output */
+    uint8_t nlin;
+    struct fg_linear lin[FG_NODE_MAX_LINEAR];
+};
+
+/* A named counting rule applied to reach the checkpoint's stored count. */
+struct fg_rule {
+    char name[96];
+    int64_t scalars;        /* signed: what the rule adds (or removes) */
+};
+
+#define FG_MODEL_MAX_RULES 12
+#define FG_MODEL_MAX_NOTES 8
+
+struct fg_model {
+    char id[256];
+    char model_type[64];
+    char reader[48];        /* which reader built the graph */
+    bool generic;           /* read as a generic decoder */
+    bool custom_code;       /* config names classes through auto_map */
+    bool encoder_only;      /* bidirectional encoder, no LM head */
+    bool enc_dec;           /* encoder-decoder (T5, Whisper) */
+    bool tied;              /* LM head shares the embedding */
+    uint64_t hidden, vocab, layers, heads, kv_heads, head_dim, inter, max_pos;
+    uint64_t experts, top_k;
+    uint64_t enc_positions;  /* encoder sequence length where fixed (Whisper 1500) */
+    char torch_dtype[16];
+    size_t n_nodes, cap_nodes;
+    struct fg_node *nodes;
+    size_t n_rules;
+    struct fg_rule rules[FG_MODEL_MAX_RULES];
+    size_t n_notes;
+    char notes[FG_MODEL_MAX_NOTES][160];
+    uint64_t params_total;   /* as the checkpoint stores them: nodes + rules */
+    uint64_t params_buffers; /* stored non-trainable buffers within the total */
+};
+
+/*
+ * Build the graph for a parsed config.  id (may be NULL) names the model in
+ * output.  Fails with FG_E_UNSUPPORTED for an unknown model_type that lacks
+ * the standard decoder keys, and with the config getters' errors.
+ */
+int fg_model_from_config(const struct fg_config *doc, const char *id, struct fg_model **out,
+                         struct fg_err *err);
+
+/* Load path (directory or config.json) and build. */
+int fg_model_load(const char *path, struct fg_model **out, struct fg_err *err);
+
+void fg_model_free(struct fg_model *m);
+
+/* "Attention", "MLP", ... */
+const char *fg_node_kind_name(enum fg_node_kind kind);
+
+/* Sum of params over nodes matching kind (FG_NODE_KIND_COUNT = all). */
+uint64_t fg_model_params_of(const struct fg_model *m, enum fg_node_kind kind);
+
+/* Number of layers in the main stack (blocks with layer >= 0, stack MAIN). */
+uint32_t fg_model_main_layers(const struct fg_model *m);
+
+/* ---- internal, for architecture readers -------------------------------- */
+
+/* Append a node; returns NULL when out of memory (err set). */
+struct fg_node *fg__model_add(struct fg_model *m, enum fg_node_kind kind, int32_t layer,
+                              const char *name, struct fg_err *err);
+
+/* Add a linear to a node and its params (in*out*count + bias*out*count). */
+void fg__node_linear(struct fg_node *n, const char *role, uint64_t in, uint64_t out, uint64_t count,
+                     bool bias);
+
+/* Record a counting rule (adds scalars to the total at finalize). */
+void fg__model_rule(struct fg_model *m, const char *name, int64_t scalars);
+
+/* Record a note for the output ("read as a generic decoder"). */
+void fg__model_note(struct fg_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Sum nodes and rules into params_total; FG_E_OVERFLOW on overflow. */
+int fg__model_finalize(struct fg_model *m, struct fg_err *err);
+
+#endif

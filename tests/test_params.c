@@ -1,0 +1,73 @@
+/*
+ * test_params.c - exact parameter counts against ../shared/models/truth.tsv
+ * (copied to tests/fixtures/models/truth.tsv), for every row with a figure.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+#define FIXTURES "tests/fixtures/models"
+
+static void truth_tsv_should_match_every_row_exactly(void **state)
+{
+    (void)state;
+    FILE *f = fopen(FIXTURES "/truth.tsv", "r");
+    assert_non_null(f);
+    char line[8192];
+    int rows = 0, checked = 0, bad = 0;
+    assert_non_null(fgets(line, sizeof line, f)); /* header */
+    while (fgets(line, sizeof line, f)) {
+        char *save = NULL;
+        char *id = strtok_r(line, "\t", &save);
+        char *mt = strtok_r(NULL, "\t", &save);
+        /* total may be empty: strtok would skip it, so look at the raw text */
+        char *tot = mt ? mt + strlen(mt) + 1 : NULL;
+        if (!id || !mt || !tot)
+            continue;
+        rows++;
+        if (*tot == '\t')
+            continue; /* no ground truth for this row */
+        uint64_t want = strtoull(tot, NULL, 10);
+        char dir[512];
+        snprintf(dir, sizeof dir, FIXTURES "/%s", id);
+        for (char *p = dir + strlen(FIXTURES) + 1; *p; p++)
+            if (*p == '/')
+                *p = '-', memmove(p + 1, p, strlen(p) + 1), p++;
+        struct fg_err err = {0};
+        struct fg_model *m = NULL;
+        int rc = fg_model_load(dir, &m, &err);
+        checked++;
+        if (rc) {
+            print_message("FAIL %s (%s): %s\n", id, mt, err.detail);
+            bad++;
+        } else if (m->params_total != want) {
+            print_message("FAIL %s (%s): got %llu want %llu (%+lld)\n", id, mt,
+                          (unsigned long long)m->params_total, (unsigned long long)want,
+                          (long long)(m->params_total - want));
+            bad++;
+        } else if (m->generic) {
+            print_message("FAIL %s (%s): read as a generic decoder\n", id, mt);
+            bad++;
+        }
+        fg_model_free(m);
+    }
+    fclose(f);
+    print_message("truth.tsv: %d rows, %d with a figure, %d mismatches\n", rows, checked, bad);
+    assert_true(checked > 40);
+    assert_int_equal(bad, 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(truth_tsv_should_match_every_row_exactly),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
