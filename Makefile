@@ -47,7 +47,8 @@ POLICY_SRCS :=
 CLI_SRCS := \
 	cli/main.c \
 	cli/cmd_plan.c \
-	cli/commands.c
+	cli/commands.c \
+	cli/model_arg.c
 
 # --- tests (one per module; each is its own cmocka binary) ----------------
 TEST_SRCS := \

@@ -9,6 +9,12 @@ struct fg_cli_cmd {
 
 extern const struct fg_cli_cmd fg_cli_commands[];
 
+struct fg_model;
+struct fg_err;
+
 int fg_cli_plan(int argc, char **argv);
+
+/* MODEL argument (path or hub id) -> model graph; caller frees with fg_model_free. */
+int fg_cli_load_model(const char *arg, struct fg_model **out, struct fg_err *err);
 
 #endif

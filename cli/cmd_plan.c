@@ -83,7 +83,7 @@ int fg_cli_plan(int argc, char **argv)
     }
     struct fg_err err = {0};
     struct fg_model *m;
-    if (fg_model_load(path, &m, &err)) {
+    if (fg_cli_load_model(path, &m, &err)) {
         fprintf(stderr, "fitgate: error: %s\n", err.detail);
         return 2;
     }
