@@ -1,8 +1,503 @@
 /*
- * arch_hybrid.c - hybrid architecture readers (filled in by their own change).
+ * arch_hybrid.c - hybrid decoders whose blocks differ layer by layer:
+ *
+ *   nemotron_h  NemotronHForCausalLM (transformers models/nemotron_h, and the
+ *               Hub's remote modeling_nemotron_h.py): one RMSNorm + one mixer
+ *               per block, the mixer chosen per layer by hybrid_override_pattern
+ *               (or layers_block_type): Mamba-2, attention, ReLU^2 MLP or MoE.
+ *   lfm2        Lfm2ForCausalLM (transformers models/lfm2): gated short
+ *               convolutions with a few attention layers, each followed by a
+ *               SwiGLU MLP.
+ *
+ * The letter / name -> block kind mappings are tables; the shapes of each
+ * block are in its builder, with the class that creates the tensors.
  */
+#include <string.h>
+#include <stdio.h>
+
 #include "arch.h"
 
+enum hy_kind { HY_MAMBA, HY_ATTN, HY_MLP, HY_MOE, HY_CONV };
+
+/* One layer kind as configs spell it: a pattern letter and list names. */
+struct hy_kind_name {
+    char letter;          /* hybrid_override_pattern letter, 0 = none */
+    const char *name;     /* layers_block_type / layer_types spelling */
+    const char *legacy;   /* older spelling of the same kind, or NULL */
+    enum hy_kind kind;
+};
+
+/* NemotronHConfig._pattern_to_list and remap_legacy_layer_types. */
+static const struct hy_kind_name nemotron_h_kinds[] = {
+    {'M', "linear_attention", "mamba", HY_MAMBA},
+    {'*', "full_attention", "attention", HY_ATTN},
+    {'-', "mlp", NULL, HY_MLP},
+    {'E', "moe", NULL, HY_MOE},
+    {0, NULL, NULL, 0},
+};
+
+/* Lfm2Config.layer_types. */
+static const struct hy_kind_name lfm2_kinds[] = {
+    {0, "full_attention", NULL, HY_ATTN},
+    {0, "conv", NULL, HY_CONV},
+    {0, NULL, NULL, 0},
+};
+
+struct hybrid_spec {
+    struct fg_core_defaults d;   /* the config class defaults */
+    uint64_t kv_heads;           /* num_key_value_heads default (not = heads) */
+    const struct hy_kind_name *kinds;
+};
+
+/* NemotronHConfig defaults (transformers configuration_nemotron_h.py). */
+static const struct hybrid_spec nemotron_h = {
+    .d = {.vocab = 131072, .hidden = 4096, .inter = 21504, .layers = 0, .heads = 32,
+          .max_pos = 4096, .tie = false},
+    .kv_heads = 8, .kinds = nemotron_h_kinds};
+
+/* Lfm2Config defaults (transformers configuration_lfm2.py). */
+static const struct hybrid_spec lfm2 = {
+    .d = {.vocab = 65536, .hidden = 2560, .inter = 12288, .layers = 32, .heads = 32,
+          .max_pos = 128000, .tie = true},
+    .kv_heads = 8, .kinds = lfm2_kinds};
+
+/* ---- layer kinds ---------------------------------------------------------- */
+
+static const struct hy_kind_name *kind_by_letter(const struct hy_kind_name *t, char ch)
+{
+    for (; t->name; t++)
+        if (t->letter && t->letter == ch)
+            return t;
+    return NULL;
+}
+
+static const struct hy_kind_name *kind_by_name(const struct hy_kind_name *t, const char *s)
+{
+    for (; t->name; t++)
+        if (strcmp(t->name, s) == 0 || (t->legacy && strcmp(t->legacy, s) == 0))
+            return t;
+    return NULL;
+}
+
+/*
+ * NemotronH block kinds, from hybrid_override_pattern (one letter a layer) or
+ * from the newer layers_block_type list.  Fails with FG_E_MISSING when
+ * neither is there, FG_E_RANGE for an unknown letter / name or a pattern
+ * longer than FG_MAX_LAYERS, naming the key and the position.
+ */
+static int read_pattern(const struct fg_cfg *c, const struct hy_kind_name *kinds,
+                        enum hy_kind *out, size_t *n, const char **key, struct fg_err *err)
+{
+    const char *pat = NULL;
+    int rc = fg_cfg_str(c, "hybrid_override_pattern", NULL, &pat, err);
+    if (rc)
+        return rc;
+    *n = 0;
+    if (pat) {
+        *key = "hybrid_override_pattern";
+        size_t len = strlen(pat);
+        if (len == 0 || len > FG_MAX_LAYERS)
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'hybrid_override_pattern' has %zu letters; "
+                              "expected 1 to %u (one per layer)", c->origin, len, FG_MAX_LAYERS);
+        for (size_t i = 0; i < len; i++) {
+            const struct hy_kind_name *k = kind_by_letter(kinds, pat[i]);
+            if (!k)
+                return fg_err_set(err, FG_E_RANGE,
+                                  "%s: key 'hybrid_override_pattern' has unknown letter '%c' at "
+                                  "layer %zu; known: M (Mamba-2), * (attention), - (MLP), E (MoE)",
+                                  c->origin, pat[i], i);
+            out[i] = k->kind;
+        }
+        *n = len;
+        return 0;
+    }
+    const char *names[FG_MAX_LAYERS];
+    size_t nn = 0;
+    *key = "layers_block_type";
+    if ((rc = fg_cfg_str_array(c, "layers_block_type|layer_types", names, FG_MAX_LAYERS, &nn,
+                               err)))
+        return rc;
+    if (nn == 0)
+        return fg_err_set(err, FG_E_MISSING, "%s: nemotron_h needs 'hybrid_override_pattern' or "
+                          "'layers_block_type' to know each layer's kind", c->origin);
+    if (nn > FG_MAX_LAYERS)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'layers_block_type' has %zu entries; at most %u",
+                          c->origin, nn, FG_MAX_LAYERS);
+    for (size_t i = 0; i < nn; i++) {
+        const struct hy_kind_name *k = kind_by_name(kinds, names[i]);
+        if (!k)
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'layers_block_type' has unknown kind '%s' "
+                              "at layer %zu", c->origin, names[i], i);
+        out[i] = k->kind;
+    }
+    *n = nn;
+    return 0;
+}
+
+/* num_key_value_heads with the class default (fg__read_core defaults it to heads). */
+static int read_kv_heads(const struct fg_cfg *c, struct fg_model *m, uint64_t def,
+                         struct fg_err *err)
+{
+    if (fg_cfg_has(c, "num_key_value_heads"))
+        return 0;
+    if (m->heads % def)
+        return fg_err_set(err, FG_E_RANGE, "%s: %llu attention heads are not a multiple of the "
+                          "default %llu key/value heads; set num_key_value_heads", c->origin,
+                          (unsigned long long)m->heads, (unsigned long long)def);
+    m->kv_heads = def;
+    return 0;
+}
+
+/* ---- NemotronH ------------------------------------------------------------ */
+
+struct mamba2_shape {
+    uint64_t hidden, heads, head_dim, groups, state, kernel, chunk;
+    bool conv_bias, proj_bias;
+};
+
+/*
+ * NemotronHMamba2Mixer (= Zamba2MambaMixer shapes): with I = heads x head_dim
+ * and conv_dim = I + 2 x groups x state,
+ *   in_proj  hidden -> I + conv_dim + heads   (z, xBC, dt)
+ *   conv1d   depthwise over conv_dim channels, kernel conv_kernel (+ bias)
+ *   dt_bias, A_log, D   one each per head
+ *   norm     gated RMSNorm over I (weight only)
+ *   out_proj I -> hidden
+ */
+static int add_mamba2(struct fg_model *m, int32_t layer, const struct mamba2_shape *s,
+                      struct fg_err *err)
+{
+    char name[32];
+    snprintf(name, sizeof name, "Mamba_%d", layer + 1);
+    struct fg_node *n = fg__model_add(m, FG_NODE_MAMBA2, layer, name, err);
+    if (!n)
+        return FG_E_NOMEM;
+    uint64_t inner = s->heads * s->head_dim, conv_dim = inner + 2 * s->groups * s->state;
+    fg__node_linear(n, "in_proj", s->hidden, inner + conv_dim + s->heads, 1, s->proj_bias);
+    fg__node_linear(n, "out_proj", inner, s->hidden, 1, s->proj_bias);
+    n->params += conv_dim * s->kernel + (s->conv_bias ? conv_dim : 0);
+    n->params += 3 * s->heads + inner;
+    n->hidden = (uint32_t)s->hidden;
+    n->width = (uint32_t)s->hidden;
+    n->ssm_heads = (uint32_t)s->heads;
+    n->ssm_head_dim = (uint32_t)s->head_dim;
+    n->groups = (uint32_t)s->groups;
+    n->state = (uint32_t)s->state;
+    n->conv_kernel = (uint32_t)s->kernel;
+    n->chunk = (uint32_t)s->chunk;
+    snprintf(n->desc, sizeof n->desc, "%llu heads x%llu, %llu groups, state %llu",
+             (unsigned long long)s->heads, (unsigned long long)s->head_dim,
+             (unsigned long long)s->groups, (unsigned long long)s->state);
+    return 0;
+}
+
+struct nemotron_moe_shape {
+    uint64_t hidden, experts, top_k, inter, shared_inter, latent;
+    bool bias;
+};
+
+/*
+ * NemotronHMoE (a DeepseekV3MoE with NemotronH experts):
+ *   gate     NemotronHTopkRouter: weight experts x hidden, no bias, and the
+ *            e_score_correction_bias buffer (experts), stored in the checkpoint
+ *            (_keep_in_fp32_modules_strict names it)
+ *   experts  NemotronHExperts: up_proj and down_proj only (ReLU^2, not gated),
+ *            over moe_latent_size when set, else hidden
+ *   shared   NemotronHMLP of moe_shared_expert_intermediate_size, always built
+ *            (the class ignores n_shared_experts for its shape)
+ *   latent   fc1_latent_proj / fc2_latent_proj when moe_latent_size is set
+ */
+static int add_nemotron_moe(struct fg_model *m, int32_t layer, const struct nemotron_moe_shape *s,
+                            struct fg_err *err)
+{
+    char name[32];
+    snprintf(name, sizeof name, "MoE_%d", layer + 1);
+    struct fg_node *n = fg__model_add(m, FG_NODE_MOE, layer, name, err);
+    if (!n)
+        return FG_E_NOMEM;
+    uint64_t in = s->latent ? s->latent : s->hidden;
+    fg__node_linear(n, "router", s->hidden, s->experts, 1, false);
+    fg__node_linear(n, "up", in, s->inter, s->experts, false);
+    fg__node_linear(n, "down", s->inter, in, s->experts, false);
+    fg__node_linear(n, "shared_up", s->hidden, s->shared_inter, 1, s->bias);
+    fg__node_linear(n, "shared_down", s->shared_inter, s->hidden, 1, s->bias);
+    if (s->latent) {
+        fg__node_linear(n, "latent_in", s->hidden, s->latent, 1, s->bias);
+        fg__node_linear(n, "latent_out", s->latent, s->hidden, 1, s->bias);
+    }
+    n->params += s->experts;
+    n->buffers += s->experts;
+    n->hidden = (uint32_t)s->hidden;
+    n->width = (uint32_t)s->hidden;
+    n->inter = (uint32_t)s->inter;
+    n->experts = (uint32_t)s->experts;
+    n->top_k = (uint32_t)s->top_k;
+    n->shared = 1;
+    n->shared_inter = (uint32_t)s->shared_inter;
+    n->gated = 0;
+    snprintf(n->desc, sizeof n->desc, "%llu experts top-%llu x%llu + shared %llu",
+             (unsigned long long)s->experts, (unsigned long long)s->top_k,
+             (unsigned long long)s->inter, (unsigned long long)s->shared_inter);
+    return 0;
+}
+
+static int read_nemotron_h(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                           struct fg_err *err)
+{
+    const struct hybrid_spec *s = spec;
+    enum hy_kind kinds[FG_MAX_LAYERS];
+    size_t nk = 0;
+    const char *key = NULL;
+    int rc;
+    if ((rc = read_pattern(c, s->kinds, kinds, &nk, &key, err)))
+        return rc;
+    /* The pattern decides the depth; a num_hidden_layers that disagrees means
+     * the config was edited by hand, and either reading could be the wrong one. */
+    struct fg_core_defaults d = s->d;
+    d.layers = nk;
+    if ((rc = fg__read_core(c, m, &d, err)) || (rc = read_kv_heads(c, m, s->kv_heads, err)))
+        return rc;
+    if (m->layers != nk)
+        return fg_err_set(err, FG_E_RANGE, "%s: key '%s' describes %zu layers but "
+                          "num_hidden_layers is %llu", c->origin, key, nk,
+                          (unsigned long long)m->layers);
+
+    struct mamba2_shape mb = {.hidden = m->hidden};
+    bool attn_bias = false, mlp_bias = false;
+    if ((rc = fg_cfg_u64(c, "mamba_num_heads", 128, 1, FG_MAX_HEADS, &mb.heads, err)) ||
+        (rc = fg_cfg_u64(c, "mamba_head_dim", 64, 1, 1u << 14, &mb.head_dim, err)) ||
+        (rc = fg_cfg_u64(c, "n_groups|mamba_n_groups", 8, 1, FG_MAX_HEADS, &mb.groups, err)) ||
+        (rc = fg_cfg_u64(c, "ssm_state_size", 128, 1, 1u << 14, &mb.state, err)) ||
+        (rc = fg_cfg_u64(c, "conv_kernel|mamba_d_conv", 4, 1, 1024, &mb.kernel, err)) ||
+        (rc = fg_cfg_u64(c, "chunk_size|mamba_chunk_size", 128, 1, FG_MAX_POS, &mb.chunk, err)) ||
+        (rc = fg_cfg_bool(c, "use_conv_bias|mamba_conv_bias", true, &mb.conv_bias, err)) ||
+        /* NemotronHMamba2Mixer: in_proj / out_proj bias=config.use_bias */
+        (rc = fg_cfg_bool(c, "use_bias", false, &mb.proj_bias, err)) ||
+        (rc = fg_cfg_bool(c, "attention_bias", false, &attn_bias, err)) ||
+        (rc = fg_cfg_bool(c, "mlp_bias", false, &mlp_bias, err)))
+        return rc;
+    /* Zamba2RMSNormGated normalises groups of I / n_groups channels. */
+    if ((mb.heads * mb.head_dim) % mb.groups)
+        return fg_err_set(err, FG_E_RANGE, "%s: mamba_num_heads x mamba_head_dim = %llu is not "
+                          "divisible by n_groups %llu", c->origin,
+                          (unsigned long long)(mb.heads * mb.head_dim),
+                          (unsigned long long)mb.groups);
+
+    struct nemotron_moe_shape moe = {.hidden = m->hidden, .bias = mlp_bias};
+    uint64_t mtp = 0;
+    if ((rc = fg_cfg_u64(c, "n_routed_experts|num_local_experts", 8, 1, FG_MAX_EXPERTS,
+                         &moe.experts, err)) ||
+        (rc = fg_cfg_u64(c, "num_experts_per_tok", 2, 1, FG_MAX_EXPERTS, &moe.top_k, err)) ||
+        (rc = fg_cfg_u64(c, "moe_intermediate_size", 7688, 1, FG_MAX_INTER, &moe.inter, err)) ||
+        (rc = fg_cfg_u64(c, "moe_shared_expert_intermediate_size", 7688, 1, FG_MAX_INTER,
+                         &moe.shared_inter, err)) ||
+        (rc = fg_cfg_u64(c, "moe_latent_size", 0, 1, FG_MAX_HIDDEN, &moe.latent, err)) ||
+        (rc = fg_cfg_u64(c, "num_nextn_predict_layers", 0, 0, 64, &mtp, err)))
+        return rc;
+
+    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
+                              .head_dim = m->head_dim, .qkv_bias = attn_bias,
+                              .o_bias = attn_bias};
+    /* NemotronHMLP: up_proj, down_proj (relu2), no gate. */
+    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = false,
+                             .bias = mlp_bias};
+    bool any_moe = false;
+
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    for (size_t l = 0; l < nk; l++) {
+        int32_t li = (int32_t)l;
+        /* NemotronHBlock: one pre-norm, then the mixer, then the residual. */
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+            return rc;
+        switch (kinds[l]) {
+        case HY_MAMBA:
+            rc = add_mamba2(m, li, &mb, err);
+            break;
+        case HY_ATTN:
+            rc = fg__add_attention(m, li, &a, err) ? 0 : (err ? err->code : FG_E_NOMEM);
+            break;
+        case HY_MLP:
+            rc = fg__add_mlp(m, li, &f, err) ? 0 : (err ? err->code : FG_E_NOMEM);
+            break;
+        case HY_MOE:
+            any_moe = true;
+            rc = add_nemotron_moe(m, li, &moe, err);
+            break;
+        case HY_CONV:
+            rc = fg_err_set(err, FG_E_UNSUPPORTED, "%s: nemotron_h has no conv layers", c->origin);
+            break;
+        }
+        if (rc)
+            return rc;
+    }
+    if (any_moe) {
+        if (moe.top_k > moe.experts)
+            return fg_err_set(err, FG_E_RANGE, "%s: num_experts_per_tok %llu exceeds "
+                              "n_routed_experts %llu", c->origin, (unsigned long long)moe.top_k,
+                              (unsigned long long)moe.experts);
+        m->experts = moe.experts;
+        m->top_k = moe.top_k;
+    }
+    if (mtp)
+        fg__model_note(m, "num_nextn_predict_layers=%llu: multi-token-prediction layers the "
+                       "checkpoint may store are not counted (transformers skips mtp.*)",
+                       (unsigned long long)mtp);
+    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)))
+        return rc;
+    return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
+}
+
+/* ---- LFM2 ------------------------------------------------------------------ */
+
+/*
+ * Lfm2ShortConv: in_proj hidden -> 3 x hidden (B, C, x), a depthwise conv1d
+ * over hidden channels with conv_L_cache taps, out_proj hidden -> hidden;
+ * conv_bias switches the bias of all three.
+ */
+static int add_shortconv(struct fg_model *m, int32_t layer, uint64_t hidden, uint64_t kernel,
+                         bool bias, struct fg_err *err)
+{
+    char name[32];
+    snprintf(name, sizeof name, "ShortConv_%d", layer + 1);
+    struct fg_node *n = fg__model_add(m, FG_NODE_SHORTCONV, layer, name, err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "in_proj", hidden, 3 * hidden, 1, bias);
+    fg__node_linear(n, "out_proj", hidden, hidden, 1, bias);
+    n->params += hidden * kernel + (bias ? hidden : 0);
+    n->hidden = (uint32_t)hidden;
+    n->width = (uint32_t)hidden;
+    n->conv_kernel = (uint32_t)kernel;
+    snprintf(n->desc, sizeof n->desc, "gated conv, %llu taps", (unsigned long long)kernel);
+    return 0;
+}
+
+/*
+ * Lfm2MLP width: with block_auto_adjust_ff_dim, int(2/3 x ff), times
+ * block_ffn_dim_multiplier, rounded up to block_multiple_of (the LLaMA
+ * SwiGLU sizing rule); otherwise ff as given.
+ */
+static int read_lfm2_ff(const struct fg_cfg *c, uint64_t def, uint64_t *out, struct fg_err *err)
+{
+    uint64_t ff = 0, mult_of = 1;
+    bool adjust = true;
+    double mult = 1.0;
+    int rc;
+    if ((rc = fg_cfg_u64(c, "block_ff_dim|intermediate_size", def, 1, FG_MAX_INTER, &ff, err)) ||
+        (rc = fg_cfg_bool(c, "block_auto_adjust_ff_dim", true, &adjust, err)) ||
+        (rc = fg_cfg_f64(c, "block_ffn_dim_multiplier", 1.0, 1e-3, 64.0, &mult, err)) ||
+        (rc = fg_cfg_u64(c, "block_multiple_of", 256, 1, FG_MAX_INTER, &mult_of, err)))
+        return rc;
+    if (adjust) {
+        ff = (uint64_t)(2.0 * (double)ff / 3.0);
+        ff = (uint64_t)(mult * (double)ff);
+        ff = mult_of * ((ff + mult_of - 1) / mult_of);
+    }
+    if (ff == 0 || ff > FG_MAX_INTER)
+        return fg_err_set(err, FG_E_RANGE, "%s: the MLP width from block_ff_dim is %llu, outside "
+                          "[1, %u]", c->origin, (unsigned long long)ff, FG_MAX_INTER);
+    *out = ff;
+    return 0;
+}
+
+/*
+ * Which LFM2 layers attend: layer_types ("full_attention" / "conv"), else
+ * full_attn_idxs, else every layer (Lfm2Config's fallback).
+ */
+static int read_lfm2_kinds(const struct fg_cfg *c, const struct hy_kind_name *kinds,
+                           uint64_t layers, enum hy_kind *out, struct fg_err *err)
+{
+    const char *names[FG_MAX_LAYERS];
+    size_t nn = 0;
+    int rc = fg_cfg_str_array(c, "layer_types", names, FG_MAX_LAYERS, &nn, err);
+    if (rc)
+        return rc;
+    if (nn) {
+        if (nn != layers)
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has %zu entries for %llu "
+                              "layers", c->origin, nn, (unsigned long long)layers);
+        for (size_t i = 0; i < nn; i++) {
+            const struct hy_kind_name *k = kind_by_name(kinds, names[i]);
+            if (!k)
+                return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has unknown kind '%s' "
+                                  "at layer %zu", c->origin, names[i], i);
+            out[i] = k->kind;
+        }
+        return 0;
+    }
+    uint64_t idx[FG_MAX_LAYERS];
+    size_t ni = 0;
+    if ((rc = fg_cfg_u64_array(c, "full_attn_idxs", 0, layers - 1, idx, FG_MAX_LAYERS, &ni, err)))
+        return rc;
+    bool listed = fg_cfg_has(c, "full_attn_idxs");
+    for (uint64_t i = 0; i < layers; i++)
+        out[i] = listed ? HY_CONV : HY_ATTN;
+    for (size_t i = 0; i < ni && i < FG_MAX_LAYERS; i++)
+        out[idx[i]] = HY_ATTN;
+    return 0;
+}
+
+static int read_lfm2(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                     struct fg_err *err)
+{
+    const struct hybrid_spec *s = spec;
+    int rc;
+    uint64_t ff = 0, kernel = 0, conv_dim = 0;
+    bool bias = false, tie = false;
+    if ((rc = fg__read_core(c, m, &s->d, err)) || (rc = read_kv_heads(c, m, s->kv_heads, err)) ||
+        /* Lfm2Config: tie_embedding is the original key for tie_word_embeddings */
+        (rc = fg_cfg_bool(c, "tie_word_embeddings|tie_embedding", s->d.tie, &tie, err)) ||
+        (rc = read_lfm2_ff(c, s->d.inter, &ff, err)) ||
+        (rc = fg_cfg_u64(c, "conv_L_cache", 3, 1, 1024, &kernel, err)) ||
+        (rc = fg_cfg_bool(c, "conv_bias", false, &bias, err)) ||
+        (rc = fg_cfg_u64(c, "conv_dim", m->hidden, 1, FG_MAX_HIDDEN, &conv_dim, err)))
+        return rc;
+    /* The short conv maps the residual stream onto itself (current Lfm2ShortConv
+     * uses hidden_size); an original conv_dim can only equal it. */
+    if (conv_dim != m->hidden)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'conv_dim' is %llu but hidden_size is %llu; "
+                          "the short convolution works on the residual width", c->origin,
+                          (unsigned long long)conv_dim, (unsigned long long)m->hidden);
+    m->tied = tie;
+    m->inter = ff;
+    enum hy_kind kinds[FG_MAX_LAYERS];
+    if ((rc = read_lfm2_kinds(c, s->kinds, m->layers, kinds, err)))
+        return rc;
+
+    /* Lfm2Attention: q/k/v/out_proj without bias, q_layernorm / k_layernorm
+     * (RMSNorm over head_dim). */
+    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
+                              .head_dim = m->head_dim, .qk_norm = 1, .qk_norm_kind = FG_NORM_RMS};
+    /* Lfm2MLP: w1 / w3 / w2, SwiGLU, no bias. */
+    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = ff, .gated = true};
+
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        /* Lfm2DecoderLayer: operator_norm, mixer, ffn_norm, feed_forward. */
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+            return rc;
+        if (kinds[l] == HY_ATTN) {
+            if (!fg__add_attention(m, li, &a, err))
+                return err ? err->code : FG_E_NOMEM;
+        } else if ((rc = add_shortconv(m, li, m->hidden, kernel, bias, err))) {
+            return rc;
+        }
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+            return rc;
+        if (!fg__add_mlp(m, li, &f, err))
+            return err ? err->code : FG_E_NOMEM;
+    }
+    /* Lfm2Model.embedding_norm is applied after the last layer: the final norm. */
+    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)))
+        return rc;
+    return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
+}
+
 const struct fg_arch fg__arch_hybrid_table[] = {
+    {"nemotron_h", "hybrid Mamba-2 / attention (NemotronH)", read_nemotron_h, &nemotron_h},
+    {"lfm2", "hybrid short-conv / attention (LFM2)", read_lfm2, &lfm2},
     {NULL, NULL, NULL, NULL},
 };
