@@ -38,7 +38,9 @@ ENGINE_SRCS := \
 	engine/arch_legacy.c \
 	engine/arch_encoder.c \
 	engine/arch_hybrid.c \
-	engine/arch_multimodal.c
+	engine/arch_multimodal.c \
+	engine/memory.c \
+	engine/fit.c
 
 # --- policies --------------------------------------------------------------
 POLICY_SRCS :=

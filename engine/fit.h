@@ -1,0 +1,55 @@
+/*
+ * fit.h - one estimate against one card: the largest micro-batch under the
+ * headroom, and a verdict.
+ *
+ *   fits        headroom x estimate(batch 1) and conservative x estimate fit
+ *   borderline  fits on the estimate, not on the conservative peak: measure one step first
+ *   split       needs more than one card (the planner says how)
+ *   no          does not fit any layout the planner may use
+ *
+ * Card memory: the smaller of the marketed size (decimal GB, as the seeds
+ * size cards) and what the driver reports, minus the CUDA context, which
+ * the process pays on every card whatever the job.
+ */
+#ifndef FG_FIT_H
+#define FG_FIT_H
+
+#include <stdint.h>
+
+#include "memory.h"
+
+/* CUDA context + cuBLAS workspace outside the caching allocator.  peers.md:
+ * 0.3-1 GB seen (vram.asmirnov.xyz 300 MiB-2 GiB, gpu_poor +650 MB); 512 MiB
+ * until a measurement on our calibration card says otherwise. */
+#define FG_CUDA_CONTEXT_BYTES (512ull << 20)
+
+struct fg_fit_opts {
+    double headroom;        /* default 1.15 */
+    double conservative;    /* default 1.43: the measured-peak upper bound of the seeds */
+    uint64_t context_bytes; /* default FG_CUDA_CONTEXT_BYTES */
+};
+
+enum fg_verdict { FG_FIT_FITS, FG_FIT_BORDERLINE, FG_FIT_SPLIT, FG_FIT_NO };
+
+struct fg_fit {
+    enum fg_verdict verdict;
+    uint64_t usable_bytes;  /* card bytes the job may use */
+    uint64_t max_batch;     /* largest micro-batch under the headroom; 0 when batch 1 does not fit */
+    uint64_t need_bytes;    /* headroom x estimate at the job's batch */
+};
+
+void fg_fit_opts_default(struct fg_fit_opts *o);
+
+/* Usable bytes of a card given its marketed GB and driver-reported bytes (0 = unknown). */
+uint64_t fg_fit_usable(uint64_t marketed_gb, uint64_t driver_bytes, const struct fg_fit_opts *o);
+
+/* Verdict of e on a card with usable bytes (single card; split / no is the planner's call). */
+void fg_fit_card(const struct fg_estimate *e, uint64_t usable, const struct fg_fit_opts *o,
+                 struct fg_fit *out);
+
+/* Largest b with headroom x (static + b x per_sample) <= usable; 0 if none. */
+uint64_t fg_fit_max_batch(const struct fg_estimate *e, uint64_t usable, double headroom);
+
+const char *fg_verdict_name(enum fg_verdict v);
+
+#endif

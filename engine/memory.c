@@ -1,0 +1,638 @@
+/*
+ * memory.c - the memory model.  Sources of each formula are named where it
+ * is used; the short names are:
+ *   [AMP]   PyTorch automatic mixed precision: fp32 parameters, autocast
+ *           keeps bf16 copies of the weights it casts for the forward pass
+ *           and saves them for backward (torch/csrc/autograd autocast cache).
+ *   [MEG]   Megatron-LM megatron/training/theoretical_memory_usage.py:
+ *           18 bytes per parameter for bf16 training with fp32 master
+ *           weights, grads and Adam states; ZeRO / distributed optimizer
+ *           divides the 12 optimizer bytes by DP.
+ *   [KOR]   Korthikanti et al. 2022 (arXiv 2205.05198): activations per
+ *           layer, 34sbh without the score matrix (SDPA / flash attention),
+ *           TP divides the attention and MLP internals, full recompute keeps
+ *           2sbh per layer, pipeline stage 0 holds p micro-batches.
+ *   [HF]    transformers modeling code: LlamaRMSNorm upcasts to fp32,
+ *           ForCausalLMLoss upcasts the logits to fp32 for cross-entropy.
+ *   [PEFT]  peft get_peft_model(autocast_adapter_dtype=True) keeps LoRA
+ *           adapters in fp32 even on a bf16 base.
+ *   [BNB]   bitsandbytes 4-bit: NF4 = 0.5 byte per weight + one fp32 absmax
+ *           per 64 weights; double quantization stores absmax in 8 bit with
+ *           one fp32 per 256 blocks (QLoRA paper, Dettmers et al. 2023).
+ *   [T101]  EleutherAI "Transformer Math 101": 8-bit Adam 2 bytes, SGD with
+ *           momentum one state per parameter.
+ */
+#include "memory.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- option spellings ---------------------------------------------------- */
+
+static const char *const mode_names[] = {"full", "lora", "qlora", "serve"};
+static const char *const prec_names[] = {"bf16-mixed", "bf16", "fp16-mixed", "fp32"};
+static const char *const opt_names[] = {"adamw", "adamw-8bit", "sgd"};
+static const char *const quant_names[] = {"none", "nf4", "nf4-dq", "int8"};
+
+static int parse_enum(const char *s, const char *const *names, int n, const char *what, int *out,
+                      struct fg_err *err)
+{
+    for (int i = 0; s && i < n; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    char list[128] = "";
+    for (int i = 0; i < n; i++) {
+        strncat(list, names[i], sizeof list - strlen(list) - 1);
+        if (i + 1 < n)
+            strncat(list, "|", sizeof list - strlen(list) - 1);
+    }
+    return fg_err_set(err, FG_E_INVAL, "%s '%.60s' is not one of %s", what, s ? s : "(none)",
+                      list);
+}
+
+int fg_mode_parse(const char *s, enum fg_mode *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, mode_names, 4, "mode", &v, err);
+    if (!rc)
+        *out = (enum fg_mode)v;
+    return rc;
+}
+
+int fg_precision_parse(const char *s, enum fg_precision *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, prec_names, 4, "precision", &v, err);
+    if (!rc)
+        *out = (enum fg_precision)v;
+    return rc;
+}
+
+int fg_optimizer_parse(const char *s, enum fg_optimizer *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, opt_names, 3, "optimizer", &v, err);
+    if (!rc)
+        *out = (enum fg_optimizer)v;
+    return rc;
+}
+
+int fg_quant_parse(const char *s, enum fg_quant *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, quant_names, 4, "quantization", &v, err);
+    if (!rc)
+        *out = (enum fg_quant)v;
+    return rc;
+}
+
+int fg_lora_targets_parse(const char *s, struct fg_job *job, struct fg_err *err)
+{
+    if (!s || !*s)
+        return fg_err_set(err, FG_E_INVAL, "empty LoRA target list");
+    if (!strcmp(s, "all-linear"))
+        job->lora_targets = FG_LORA_ALL_LINEAR;
+    else if (!strcmp(s, "attn"))
+        job->lora_targets = FG_LORA_ATTN;
+    else if (!strcmp(s, "qv"))
+        job->lora_targets = FG_LORA_QV;
+    else {
+        if (strlen(s) >= sizeof job->lora_list)
+            return fg_err_set(err, FG_E_RANGE, "LoRA target list longer than %zu characters",
+                              sizeof job->lora_list - 1);
+        for (const char *p = s; *p; p++)
+            if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == ','))
+                return fg_err_set(err, FG_E_INVAL,
+                                  "LoRA target list '%.60s': use all-linear, attn, qv, or roles "
+                                  "like q,k,v,o,gate,up,down", s);
+        job->lora_targets = FG_LORA_LIST;
+        snprintf(job->lora_list, sizeof job->lora_list, "%s", s);
+    }
+    return 0;
+}
+
+const char *fg_mode_name(enum fg_mode m) { return (unsigned)m < 4 ? mode_names[m] : "?"; }
+const char *fg_precision_name(enum fg_precision p) { return (unsigned)p < 4 ? prec_names[p] : "?"; }
+const char *fg_optimizer_name(enum fg_optimizer o) { return (unsigned)o < 3 ? opt_names[o] : "?"; }
+
+void fg_job_defaults(struct fg_job *job, enum fg_mode mode)
+{
+    memset(job, 0, sizeof *job);
+    job->mode = mode;
+    job->precision = FG_PREC_BF16_MIXED;
+    job->optimizer = FG_OPT_ADAMW;
+    job->quant = mode == FG_MODE_QLORA ? FG_QUANT_NF4 : FG_QUANT_NONE;
+    job->lora_targets = FG_LORA_ALL_LINEAR;
+    job->lora_rank = 16;
+    job->batch = 1;
+    job->dp = job->tp = job->pp = job->ep = 1;
+    job->inflight = 1;
+}
+
+/* ---- helpers -------------------------------------------------------------- */
+
+/* Is node on the pipeline stage the job sizes? */
+static bool on_stage(const struct fg_node *n, const struct fg_job *job)
+{
+    if (job->layer_last == 0)
+        return true;
+    if (n->layer >= 0 && n->stack == FG_STACK_MAIN)
+        return (uint32_t)n->layer >= job->layer_first && (uint32_t)n->layer < job->layer_last;
+    if (n->kind == FG_NODE_HEAD || (n->kind == FG_NODE_NORM && strstr(n->name, "Final")))
+        return job->stage_head;
+    return job->stage_embed; /* embeddings, encoder and towers live on the first stage */
+}
+
+/* Does LoRA target this linear?  PEFT "all-linear" is every nn.Linear but
+ * the output layer (peft/tuners/tuners_utils.py _maybe_include_all_linear_layers). */
+static bool lora_targets(const struct fg_job *job, const char *role)
+{
+    static const char *const attn[] = {"q", "k", "v", "o", "qkv", "q_a", "q_b", "kv_a", "kv_b",
+                                       NULL};
+    switch (job->lora_targets) {
+    case FG_LORA_ALL_LINEAR:
+        return true;
+    case FG_LORA_ATTN:
+        for (int i = 0; attn[i]; i++)
+            if (!strcmp(role, attn[i]))
+                return true;
+        return false;
+    case FG_LORA_QV:
+        return !strcmp(role, "q") || !strcmp(role, "v") || !strcmp(role, "qkv");
+    case FG_LORA_LIST: {
+        size_t rl = strlen(role);
+        for (const char *p = job->lora_list; *p;) {
+            const char *e = strchr(p, ',');
+            size_t n = e ? (size_t)(e - p) : strlen(p);
+            if (n == rl && !strncmp(p, role, n))
+                return true;
+            p += n + (e ? 1 : 0);
+        }
+        return false;
+    }
+    }
+    return false;
+}
+
+/* Parameters of a node that live on this GPU under TP / EP (Megatron's
+ * buckets [MEG]: dense matrices split by TP, routed experts by EP, norms
+ * replicated; the embedding and head are vocab-parallel over TP). */
+static uint64_t node_params_here(const struct fg_node *n, const struct fg_job *job)
+{
+    uint64_t p = n->params - n->buffers;
+    uint32_t tp = job->tp ? job->tp : 1, ep = job->ep ? job->ep : 1;
+    switch (n->kind) {
+    case FG_NODE_MOE: {
+        uint64_t routed = 0;
+        for (unsigned i = 0; i < n->nlin; i++)
+            if (n->lin[i].count > 1)
+                routed += (uint64_t)n->lin[i].in * n->lin[i].out * n->lin[i].count;
+        if (routed > p)
+            routed = p;
+        return routed / ep / (ep > 1 ? 1 : tp) + (p - routed) / tp;
+    }
+    case FG_NODE_ATTN: case FG_NODE_MLA: case FG_NODE_MLP: case FG_NODE_MAMBA2:
+    case FG_NODE_SHORTCONV: case FG_NODE_EMBED: case FG_NODE_HEAD:
+        return p / tp;
+    default:
+        return p;
+    }
+}
+
+static uint64_t linear_params(const struct fg_node *n)
+{
+    uint64_t s = 0;
+    for (unsigned i = 0; i < n->nlin; i++)
+        s += (uint64_t)n->lin[i].in * n->lin[i].out * n->lin[i].count;
+    return s;
+}
+
+/*
+ * Bytes one token keeps for backward in one node, no recompute [KOR],
+ * counted from what autograd saves in the transformers implementation:
+ *   c = compute dtype bytes (bf16 2, fp32 4), r = residual stream bytes
+ *   (fp32 parameters under autocast keep a 4-byte residual).
+ */
+static uint64_t node_act_per_token(const struct fg_node *n, unsigned c, unsigned r, uint32_t tp)
+{
+    uint64_t q = (uint64_t)n->heads * n->head_dim, kv = (uint64_t)n->kv_heads * n->head_dim;
+    switch (n->kind) {
+    case FG_NODE_NORM:
+        /* RMSNorm [HF]: fp32 copy of the input (4w), normalised output in the
+         * input dtype (r w), cast for the next matmul (c w).  LayerNorm
+         * (native op) saves its input and output. */
+        return n->params == n->width ? (uint64_t)(4 + r + c) * n->width
+                                     : (uint64_t)(r + c) * n->width;
+    case FG_NODE_ATTN:
+        /* SDPA saves q, k, v (after RoPE) and its output plus the fp32
+         * log-sum-exp per head; o_proj saves the re-laid-out output again.
+         * No s x s score matrix (flash / memory-efficient kernels). */
+        return (c * (3 * q + 2 * kv)) / tp + 4ull * n->heads / tp;
+    case FG_NODE_MLA: {
+        /* MLA (DeepSeek-V2 paper, sec. 2.1): q_a / kv_a latents with their
+         * norms, decompressed per-head q, k, v for SDPA, output twice. */
+        uint64_t hq = (uint64_t)n->heads * n->head_dim, hv = (uint64_t)n->heads * n->v_head_dim;
+        uint64_t lat = (uint64_t)(c * 2 + 4) * (n->q_lora + n->kv_lora + n->rope_dim);
+        return lat + (c * (3 * hq + hv + 2 * hv)) / tp + 4ull * n->heads / tp;
+    }
+    case FG_NODE_MLP:
+        /* gated: gate out, act(gate), up out, product -> 4 I; plain: 2 I. */
+        return (uint64_t)c * (n->gated ? 4 : 2) * n->inter / tp;
+    case FG_NODE_MOE: {
+        /* Router logits + fp32 softmax; each of the top-k slots gathers the
+         * token (c h), runs one expert MLP (4 I or 2 I) and is weighted (c h);
+         * shared experts run on every token (transformers MixtralSparseMoeBlock,
+         * Qwen2MoeSparseMoeBlock). */
+        uint64_t per_slot = (uint64_t)c * (2ull * n->hidden + (n->gated ? 4 : 2) * n->inter);
+        uint64_t shared = n->shared_inter ? (uint64_t)c * ((n->gated ? 4 : 2) * n->shared_inter)
+                                          : 0;
+        return (uint64_t)(c + 4) * n->experts + n->top_k * per_slot + shared / tp;
+    }
+    case FG_NODE_MAMBA2: {
+        /* mamba_ssm's fused mamba_split_conv1d_scan_combined saves the in_proj
+         * output and the pre-out_proj activation; conv output, scan output
+         * and the gated RMSNorm stats are recomputed or small.  Chunk states
+         * are recomputed in backward (mamba_chunk_scan_combined). */
+        uint64_t d_inner = (uint64_t)n->ssm_heads * n->ssm_head_dim;
+        uint64_t gs = 2ull * n->groups * n->state;
+        uint64_t d_in_proj = 2 * d_inner + gs + n->ssm_heads;
+        return c * (d_in_proj + (d_inner + gs) + 2 * d_inner) / tp + 4 * d_inner / tp;
+    }
+    case FG_NODE_SHORTCONV:
+        /* LFM2 gated short conv: in_proj to B, C, x (3h), B*x, conv out, C*conv. */
+        return (uint64_t)c * 7 * n->hidden / tp;
+    default:
+        return 0;
+    }
+}
+
+static void add_line(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
+                     const char *source, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void add_line(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
+                     const char *source, const char *fmt, ...)
+{
+    if (bytes == 0 || e->n_lines >= FG_ESTIMATE_MAX_LINES)
+        return;
+    struct fg_line *l = &e->lines[e->n_lines++];
+    snprintf(l->key, sizeof l->key, "%s", key);
+    snprintf(l->source, sizeof l->source, "%s", source);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(l->what, sizeof l->what, fmt, ap);
+    va_end(ap);
+    l->bytes = bytes;
+    l->per_sample = per_sample;
+}
+
+static uint64_t mul_sat(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+uint64_t fg_estimate_at(const struct fg_estimate *e, uint64_t batch)
+{
+    return add_sat(e->static_bytes, mul_sat(e->per_sample_bytes, batch));
+}
+
+/* KV cache bytes per token per attention node when serving in bf16:
+ * K and V for kv_heads x head_dim (GQA aware); MLA caches the compressed
+ * latent plus the rope key (kv_lora + rope_dim), as vLLM / SGLang do. */
+static uint64_t kv_per_token(const struct fg_node *n)
+{
+    if (n->kind == FG_NODE_MLA)
+        return 2ull * (n->kv_lora + n->rope_dim);
+    if (n->kind == FG_NODE_ATTN && !n->bidirectional)
+        return 2ull * 2 * n->kv_heads * n->head_dim;
+    return 0;
+}
+
+/* Fixed recurrent state per sequence: Mamba-2 SSM state (fp32, heads x
+ * head_dim x state) + conv state (bf16, (kernel-1) x conv channels);
+ * LFM2 short conv keeps (kernel-1) x hidden (transformers cache classes). */
+static uint64_t state_per_seq(const struct fg_node *n)
+{
+    if (n->kind == FG_NODE_MAMBA2) {
+        uint64_t d_inner = (uint64_t)n->ssm_heads * n->ssm_head_dim;
+        uint64_t conv_dim = d_inner + 2ull * n->groups * n->state;
+        return 4 * d_inner * n->state + 2 * conv_dim * (n->conv_kernel ? n->conv_kernel - 1 : 0);
+    }
+    if (n->kind == FG_NODE_SHORTCONV)
+        return 2ull * n->hidden * (n->conv_kernel ? n->conv_kernel - 1 : 0);
+    return 0;
+}
+
+static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
+                          struct fg_estimate *e, struct fg_err *err)
+{
+    uint64_t seq = e->seq_len, weights = 0, kv = 0, state = 0, work = 0;
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        const struct fg_node *n = &m->nodes[i];
+        if (!on_stage(n, job))
+            continue;
+        weights = add_sat(weights, node_params_here(n, job));
+        uint64_t ctx = n->window && n->window < seq ? n->window : seq;
+        kv = add_sat(kv, mul_sat(kv_per_token(n) / (job->tp ? job->tp : 1), ctx));
+        state = add_sat(state, state_per_seq(n));
+    }
+    if (m->encoder_only) {
+        /* An encoder keeps no cache: the peak is one block's forward working
+         * set (residual, q/k/v, MLP intermediate and its activation) in bf16. */
+        uint64_t widest = 0;
+        for (size_t i = 0; i < m->n_nodes; i++) {
+            const struct fg_node *n = &m->nodes[i];
+            uint64_t w = n->kind == FG_NODE_MOE ? (uint64_t)n->top_k * n->inter : n->inter;
+            if (w > widest)
+                widest = w;
+        }
+        work = mul_sat(2 * (4 * m->hidden + 2 * widest), seq);
+    }
+    uint64_t wbytes = mul_sat(weights, 2);
+    e->b.weights = wbytes;
+    e->b.kv_cache = mul_sat(kv, job->batch);
+    e->b.ssm_state = mul_sat(state, job->batch);
+    e->b.activations = mul_sat(work, job->batch);
+    e->static_bytes = wbytes;
+    e->per_sample_bytes = add_sat(add_sat(kv, state), work);
+    add_line(e, "weights", wbytes, false, "serving dtype",
+             "bf16 weights: 2 B x %llu params", (unsigned long long)weights);
+    add_line(e, "kv_cache", kv, true, "GQA/MLA/window-aware KV",
+             "KV cache for %llu tokens per sequence", (unsigned long long)seq);
+    add_line(e, "ssm_state", state, true, "transformers Mamba2/LFM2 cache",
+             "fixed SSM / conv state per sequence");
+    add_line(e, "activations", work, true, "encoder forward, no cache",
+             "one block's forward working set for %llu tokens", (unsigned long long)seq);
+    (void)err;
+    return 0;
+}
+
+int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struct fg_estimate *e,
+                       struct fg_err *err)
+{
+    memset(e, 0, sizeof *e);
+    if (job->batch == 0)
+        return fg_err_set(err, FG_E_INVAL, "micro-batch must be at least 1");
+    if (job->batch > (1u << 20))
+        return fg_err_set(err, FG_E_RANGE, "micro-batch %llu is absurd (limit 1048576)",
+                          (unsigned long long)job->batch);
+    if (job->seq_len > FG_MAX_SEQ)
+        return fg_err_set(err, FG_E_RANGE, "sequence length %llu is beyond %u tokens",
+                          (unsigned long long)job->seq_len, FG_MAX_SEQ);
+    if ((job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA) &&
+        (job->lora_rank == 0 || job->lora_rank > 65536))
+        return fg_err_set(err, FG_E_INVAL, "LoRA rank %u is out of range 1..65536",
+                          job->lora_rank);
+    if (job->zero > 3)
+        return fg_err_set(err, FG_E_INVAL, "ZeRO stage %u is not 0..3", job->zero);
+
+    /* Sequence: the job's, else 2048 for training / 4096 for serving, capped
+     * by the model's context (seed defaults). */
+    uint64_t seq = job->seq_len;
+    if (!seq) {
+        seq = job->mode == FG_MODE_SERVE ? 4096 : 2048;
+        if (m->max_pos && m->max_pos < seq)
+            seq = m->max_pos;
+    }
+    e->seq_len = seq;
+    e->batch = job->batch;
+    if (job->mode == FG_MODE_SERVE)
+        return estimate_serve(m, job, e, err);
+
+    bool lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
+    bool full = job->mode == FG_MODE_FULL;
+    unsigned c = job->precision == FG_PREC_FP32 ? 4 : 2;
+    /* Full fine-tune under autocast keeps fp32 parameters, so the residual
+     * stream is fp32; a LoRA base is loaded in bf16. */
+    unsigned r = (full && job->precision != FG_PREC_BF16) || job->precision == FG_PREC_FP32 ? 4
+                                                                                           : 2;
+    uint32_t tp = job->tp ? job->tp : 1, dp = job->dp ? job->dp : 1;
+
+    uint64_t params = 0, linear = 0, quantizable = 0, adapters = 0, largest_linear = 0;
+    uint64_t act_block_max = 0, act_sum = 0, act_other = 0, layers_here = 0;
+    int32_t cur_layer = -2;
+    uint64_t cur_layer_act = 0;
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        const struct fg_node *n = &m->nodes[i];
+        if (!on_stage(n, job))
+            continue;
+        uint64_t p = node_params_here(n, job);
+        params += p;
+        uint64_t lp = linear_params(n);
+        if (n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED) {
+            linear += lp / tp;
+            quantizable += lp / tp;
+        }
+        if (n->kind == FG_NODE_HEAD)
+            linear += lp / tp;
+        for (unsigned k = 0; k < n->nlin; k++) {
+            const struct fg_linear *l = &n->lin[k];
+            uint64_t one = (uint64_t)l->in * l->out;
+            if (one / tp > largest_linear)
+                largest_linear = one / tp;
+            if (lora && n->kind != FG_NODE_HEAD && lora_targets(job, l->role))
+                adapters += (uint64_t)job->lora_rank * (l->in + l->out) * l->count;
+        }
+        /* Towers (vision / audio) stay frozen and unused in text fine-tunes. */
+        if (n->stack == FG_STACK_TOWER)
+            continue;
+        uint64_t a = node_act_per_token(n, c, r, tp);
+        if (n->layer >= 0) {
+            if (n->layer != cur_layer) {
+                if (cur_layer_act > act_block_max)
+                    act_block_max = cur_layer_act;
+                cur_layer = n->layer;
+                cur_layer_act = 0;
+                layers_here++;
+            }
+            cur_layer_act += a;
+            act_sum += a;
+        } else {
+            act_other += a;
+        }
+    }
+    if (cur_layer_act > act_block_max)
+        act_block_max = cur_layer_act;
+    if (lora && adapters == 0)
+        return fg_err_set(err, FG_E_INVAL,
+                          "the LoRA targets match no linear layer of %s; use all-linear, attn, "
+                          "qv, or roles like q,k,v,o,gate,up,down", m->id);
+
+    /* ---- static part ---- */
+    struct fg_breakdown *b = &e->b;
+    uint64_t train_params = full ? params : adapters;
+    e->trainable_params = train_params;
+    e->adapter_params = adapters;
+    unsigned wbytes = full ? (job->precision == FG_PREC_BF16 ? 2 : 4)
+                           : (job->precision == FG_PREC_FP32 ? 4 : 2);
+    unsigned gbytes = full ? wbytes : 4;
+    /* Adam m and v in the parameter dtype (torch.optim.AdamW); 8-bit Adam
+     * 2 bytes [T101]; SGD with momentum one state. */
+    unsigned obytes = job->optimizer == FG_OPT_ADAMW ? 2 * (full ? wbytes : 4)
+                    : job->optimizer == FG_OPT_ADAMW_8BIT ? 2 : (full ? wbytes : 4);
+    uint64_t shard_w = job->zero >= 3 ? dp : 1;
+    uint64_t shard_g = job->zero >= 2 ? dp : 1;
+    uint64_t shard_o = job->zero >= 1 ? dp : 1;
+    if (job->mode == FG_MODE_QLORA) {
+        /* [BNB]: linear weights of the blocks quantized; embeddings, norms and
+         * the head stay bf16 (transformers' bitsandbytes integration skips lm_head). */
+        double per = job->quant == FG_QUANT_INT8 ? 1.0 + 4.0 / 4096
+                   : job->quant == FG_QUANT_NF4_DQ ? 0.5 + 1.0 / 64 + 4.0 / (64 * 256)
+                                                   : 0.5 + 4.0 / 64;
+        uint64_t q = (uint64_t)((double)quantizable * per);
+        uint64_t rest = (params - quantizable) * 2;
+        b->weights = (q + rest) / shard_w;
+        add_line(e, "weights", b->weights, false, "bitsandbytes; QLoRA paper",
+                 "%s base: %.4f B x %llu linear params + bf16 rest",
+                 job->quant == FG_QUANT_INT8 ? "int8" : job->quant == FG_QUANT_NF4_DQ ? "nf4-dq"
+                                                                                      : "nf4",
+                 per, (unsigned long long)quantizable);
+    } else {
+        b->weights = mul_sat(params, wbytes) / shard_w;
+        add_line(e, "weights", b->weights, false, full ? "PyTorch AMP / Megatron" : "frozen base",
+                 "%s weights: %u B x %llu params%s", wbytes == 4 ? "fp32" : "bf16", wbytes,
+                 (unsigned long long)params, shard_w > 1 ? ", sharded over DP" : "");
+    }
+    if (full) {
+        b->gradients = mul_sat(params, gbytes) / shard_g;
+        b->optimizer = mul_sat(params, obytes) / shard_o;
+        add_line(e, "gradients", b->gradients, false, "parameter dtype",
+                 "gradients: %u B x %llu params", gbytes, (unsigned long long)params);
+        add_line(e, "optimizer", b->optimizer, false, "torch AdamW; Transformer Math 101",
+                 "%s state: %u B x %llu params", fg_optimizer_name(job->optimizer), obytes,
+                 (unsigned long long)params);
+    } else {
+        /* [PEFT]: fp32 adapters with fp32 grads and Adam states. */
+        b->adapters = mul_sat(adapters, 4 + 4 + obytes);
+        add_line(e, "adapters", b->adapters, false, "peft autocast_adapter_dtype",
+                 "LoRA r=%u: %llu adapter params x %u B (fp32 weight, grad, %s)",
+                 job->lora_rank, (unsigned long long)adapters, 8 + obytes,
+                 fg_optimizer_name(job->optimizer));
+    }
+    /* Runtime transients that do not grow with the batch. */
+    uint64_t overhead = 0;
+    if (full && (job->precision == FG_PREC_BF16_MIXED || job->precision == FG_PREC_FP16_MIXED)) {
+        uint64_t copies = mul_sat(linear, 2) / shard_w;
+        overhead += copies;
+        add_line(e, "overhead", copies, false, "PyTorch autocast weight cache (Megatron 18 B/P)",
+                 "bf16 working copies of %llu linear weights saved for backward",
+                 (unsigned long long)linear);
+    }
+    if (job->mode == FG_MODE_QLORA) {
+        uint64_t deq = mul_sat(largest_linear, 2 * 2);
+        overhead += deq;
+        add_line(e, "overhead", deq, false, "bitsandbytes dequantize",
+                 "dequantized bf16 copy of the largest linear, forward and backward");
+    }
+    if (job->zero >= 3 && dp > 1) {
+        uint64_t gather = mul_sat(largest_linear * 8, 2);
+        overhead += gather;
+        add_line(e, "overhead", gather, false, "FSDP / ZeRO-3 all-gather",
+                 "all-gathered bf16 parameters of the layer in flight and the next");
+    }
+    b->overhead = overhead;
+
+    /* ---- per-sample part ---- */
+    uint64_t inflight = job->inflight ? job->inflight : 1;
+    uint64_t act_tok;
+    if (job->grad_ckpt) {
+        /* Recompute per block [KOR full recompute]: keep each block's input
+         * (r h) and one block's working set during its backward. */
+        act_tok = layers_here * r * m->hidden + act_block_max + act_other;
+        add_line(e, "activations", mul_sat(act_tok, seq) * inflight, true,
+                 "Korthikanti 2022, full recompute",
+                 "checkpointed: %llu block inputs + one block's working set, %llu tokens",
+                 (unsigned long long)layers_here, (unsigned long long)seq);
+    } else {
+        act_tok = act_sum + act_other;
+        add_line(e, "activations", mul_sat(act_tok, seq) * inflight, true,
+                 "saved tensors per node (SDPA, no score matrix)",
+                 "%llu blocks x %llu tokens, %llu B/token/block max",
+                 (unsigned long long)layers_here, (unsigned long long)seq,
+                 (unsigned long long)act_block_max);
+    }
+    e->act_per_token_layer_max = act_block_max;
+    uint64_t act = mul_sat(mul_sat(act_tok, seq), inflight);
+    uint64_t logits = 0;
+    bool has_head = false;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].kind == FG_NODE_HEAD && on_stage(&m->nodes[i], job))
+            has_head = true;
+    if (has_head && !m->encoder_only) {
+        /* [HF] ForCausalLMLoss: logits.float(); cross_entropy saves the fp32
+         * log-softmax (4V) and backward holds its gradient and the upcast's
+         * gradient (4V + 4V).  Chunked CE keeps only the bf16 logits. */
+        uint64_t per_tok = job->chunked_ce ? (uint64_t)c * m->vocab / tp : 12ull * m->vocab / tp;
+        logits = mul_sat(per_tok, seq);
+        add_line(e, "logits", logits, true, "transformers ForCausalLMLoss fp32 upcast",
+                 "%s: %llu tokens x %llu vocab x %llu B", job->chunked_ce ? "chunked CE"
+                                                                         : "logits + fp32 loss",
+                 (unsigned long long)seq, (unsigned long long)m->vocab,
+                 (unsigned long long)per_tok / (m->vocab ? m->vocab : 1));
+    }
+    /* Caching-allocator fragmentation: reserved runs ~5% over allocated for
+     * the batch-dependent tensors (peers.md: xMem, LLMem 2 MiB blocks;
+     * ROCm Megatron PR #162 models 7%). */
+    uint64_t frag = (act + logits) / 20;
+    add_line(e, "overhead", frag, true, "PyTorch caching allocator",
+             "allocator fragmentation: 5%% of activations and logits");
+
+    b->activations = mul_sat(act, job->batch);
+    b->logits = mul_sat(logits, job->batch);
+    b->overhead = add_sat(b->overhead, mul_sat(frag, job->batch));
+    e->static_bytes = add_sat(add_sat(add_sat(b->weights, b->gradients), add_sat(b->optimizer,
+                                                                                 b->adapters)),
+                              overhead);
+    e->per_sample_bytes = add_sat(add_sat(act, logits), frag);
+    e->total_bytes = fg_estimate_at(e, job->batch);
+    if (e->total_bytes == UINT64_MAX)
+        return fg_err_set(err, FG_E_OVERFLOW, "memory estimate overflows 64 bits");
+    return 0;
+}
+
+uint64_t fg_model_active_params(const struct fg_model *m)
+{
+    uint64_t s = 0;
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        const struct fg_node *n = &m->nodes[i];
+        uint64_t p = n->params - n->buffers;
+        if (n->kind == FG_NODE_MOE && n->experts) {
+            uint64_t routed = 0;
+            for (unsigned k = 0; k < n->nlin; k++)
+                if (n->lin[k].count > 1)
+                    routed += (uint64_t)n->lin[k].in * n->lin[k].out * n->lin[k].count;
+            if (routed > p)
+                routed = p;
+            p = p - routed + routed / n->experts * n->top_k;
+        }
+        if (n->kind == FG_NODE_EMBED || n->stack == FG_STACK_TOWER)
+            continue; /* a lookup, not a matmul */
+        s += p;
+    }
+    return s;
+}
+
+double fg_memory_flops_per_token(const struct fg_model *m, const struct fg_job *job)
+{
+    /* 6 N per trained token (2 forward, 4 backward; Kaplan et al. 2020),
+     * 2 N when serving; LoRA still back-propagates through the frozen base
+     * (activation gradients, ~4 N), so it is counted as 6 N as well; plus the
+     * attention score FLOPs 6 * 2 * L * s * d per token for training. */
+    double n = (double)fg_model_active_params(m);
+    double f = job->mode == FG_MODE_SERVE ? 2 * n : 6 * n;
+    uint64_t seq = job->seq_len ? job->seq_len : 2048;
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        const struct fg_node *nd = &m->nodes[i];
+        if (nd->kind == FG_NODE_ATTN || nd->kind == FG_NODE_MLA) {
+            double ctx = nd->window && nd->window < seq ? nd->window : (double)seq;
+            f += (job->mode == FG_MODE_SERVE ? 2.0 : 6.0) * 2.0 * ctx / 2.0 * nd->heads *
+                 nd->head_dim;
+        }
+    }
+    return f;
+}

@@ -1,0 +1,121 @@
+/*
+ * memory.h - a job on a model graph -> GPU memory, byte by byte.
+ *
+ * The estimate is split into a static part (does not grow with the
+ * micro-batch: weights, gradients, optimizer state, adapters, framework
+ * transients) and a per-sample part (activations kept for backward, logits
+ * and loss, KV cache and SSM state when serving), so that
+ *     total(b) = static + b * per_sample.
+ * Every byte is attributed to a line with the formula's source
+ * (fg_estimate.lines), so an estimate can say where each byte comes from.
+ *
+ * What total_bytes means: the bytes the job's framework allocates on one
+ * GPU (comparable to torch.cuda.max_memory_reserved), not counting the
+ * CUDA context, which the fit charges to the card (fit.h).
+ *
+ * Error contract: see error.h.
+ */
+#ifndef FG_MEMORY_H
+#define FG_MEMORY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "model.h"
+
+enum fg_mode { FG_MODE_FULL, FG_MODE_LORA, FG_MODE_QLORA, FG_MODE_SERVE };
+enum fg_precision { FG_PREC_BF16_MIXED, FG_PREC_BF16, FG_PREC_FP16_MIXED, FG_PREC_FP32 };
+enum fg_optimizer { FG_OPT_ADAMW, FG_OPT_ADAMW_8BIT, FG_OPT_SGD };
+enum fg_quant { FG_QUANT_NONE, FG_QUANT_NF4, FG_QUANT_NF4_DQ, FG_QUANT_INT8 };
+enum fg_lora_targets { FG_LORA_ALL_LINEAR, FG_LORA_ATTN, FG_LORA_QV, FG_LORA_LIST };
+
+struct fg_job {
+    enum fg_mode mode;
+    enum fg_precision precision;
+    enum fg_optimizer optimizer;
+    enum fg_quant quant;            /* QLoRA base quantization (nf4 by default for qlora) */
+    enum fg_lora_targets lora_targets;
+    char lora_list[128];            /* comma list of roles for FG_LORA_LIST: "q,v,down" */
+    uint32_t lora_rank;
+    uint64_t seq_len;               /* tokens per sample; 0 = default (see fg_job_defaults) */
+    uint64_t batch;                 /* micro-batch per GPU */
+    bool grad_ckpt;
+    bool chunked_ce;                /* loss computed in chunks (no full fp32 logits) */
+    uint32_t zero;                  /* ZeRO stage 0..3 (3 = FSDP full shard) */
+    uint32_t dp;                    /* data-parallel ranks the ZeRO states shard over */
+    uint32_t tp, pp, ep;            /* parallel layout (1 = none); set by the planner */
+    /* Pipeline stage to size: blocks [layer_first, layer_last) of the main
+     * stack, with or without the embedding / the head.  layer_last == 0 means
+     * the whole model (set by the planner). */
+    uint32_t layer_first, layer_last;
+    bool stage_embed, stage_head;
+    uint32_t inflight;              /* micro-batches in flight on this stage (1F1B: pp - stage) */
+};
+
+/* Defaults of the seeds: full AdamW bf16 autocast, 2048 tokens (or the
+ * model's context when shorter), batch 1, LoRA r=16 on all linear layers,
+ * serving at 4096 tokens. */
+void fg_job_defaults(struct fg_job *job, enum fg_mode mode);
+
+/* Parse the spellings the CLI and the plugin accept; FG_E_INVAL naming the value. */
+int fg_mode_parse(const char *s, enum fg_mode *out, struct fg_err *err);
+int fg_precision_parse(const char *s, enum fg_precision *out, struct fg_err *err);
+int fg_optimizer_parse(const char *s, enum fg_optimizer *out, struct fg_err *err);
+int fg_quant_parse(const char *s, enum fg_quant *out, struct fg_err *err);
+int fg_lora_targets_parse(const char *s, struct fg_job *job, struct fg_err *err);
+const char *fg_mode_name(enum fg_mode m);
+const char *fg_precision_name(enum fg_precision p);
+const char *fg_optimizer_name(enum fg_optimizer o);
+
+/* Longest sequence the estimator accepts (tokens). */
+#define FG_MAX_SEQ (1u << 24)
+
+struct fg_breakdown {
+    uint64_t weights, gradients, optimizer, adapters, activations, logits, kv_cache, ssm_state,
+        overhead;
+};
+
+#define FG_ESTIMATE_MAX_LINES 24
+
+/* One attributed line of an estimate: "where each byte comes from". */
+struct fg_line {
+    char key[16];          /* breakdown field it belongs to */
+    char what[96];         /* "fp32 master weights: 4 B x 8,888,227,328" */
+    char source[72];       /* "PyTorch AMP; Megatron theoretical_memory_usage" */
+    uint64_t bytes;        /* at batch 1 for per-sample lines */
+    bool per_sample;
+};
+
+struct fg_estimate {
+    struct fg_breakdown b;           /* at job.batch */
+    uint64_t static_bytes;
+    uint64_t per_sample_bytes;
+    uint64_t total_bytes;            /* static + batch * per_sample */
+    uint64_t seq_len;                /* tokens per sample used */
+    uint64_t batch;
+    uint64_t trainable_params;
+    uint64_t adapter_params;
+    uint64_t act_per_token_layer_max; /* largest per-token activation of one block (bytes) */
+    size_t n_lines;
+    struct fg_line lines[FG_ESTIMATE_MAX_LINES];
+};
+
+/*
+ * Estimate job on model.  Fails with FG_E_INVAL for inconsistent jobs
+ * (zero batch, LoRA rank 0, a LoRA target list matching no linear layer),
+ * FG_E_RANGE for absurd sizes, FG_E_OVERFLOW when the bytes overflow.
+ */
+int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struct fg_estimate *out,
+                       struct fg_err *err);
+
+/* Bytes at another micro-batch: static + b * per_sample (saturating). */
+uint64_t fg_estimate_at(const struct fg_estimate *e, uint64_t batch);
+
+/* FLOPs per training token (6 x active params + attention), for the cost roofline. */
+double fg_memory_flops_per_token(const struct fg_model *m, const struct fg_job *job);
+
+/* Active parameters per token (MoE: top-k of the routed experts). */
+uint64_t fg_model_active_params(const struct fg_model *m);
+
+#endif
