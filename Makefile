@@ -40,7 +40,8 @@ ENGINE_SRCS := \
 	engine/arch_hybrid.c \
 	engine/arch_multimodal.c \
 	engine/memory.c \
-	engine/fit.c
+	engine/fit.c \
+	engine/plan.c
 
 # --- policies --------------------------------------------------------------
 POLICY_SRCS :=

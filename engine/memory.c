@@ -458,7 +458,7 @@ int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struc
     }
     if (cur_layer_act > act_block_max)
         act_block_max = cur_layer_act;
-    if (lora && adapters == 0)
+    if (lora && adapters == 0 && job->layer_last == 0)
         return fg_err_set(err, FG_E_INVAL,
                           "the LoRA targets match no linear layer of %s; use all-linear, attn, "
                           "qv, or roles like q,k,v,o,gate,up,down", m->id);

@@ -1,0 +1,331 @@
+/*
+ * plan.c - the parallel planner (see plan.h for the rules and sources).
+ *
+ * Search: GPU counts 1..gpus_per_node, then whole nodes; for each count the
+ * (tp, pp, ep, dp, zero) shapes the rules allow.  Pipeline cuts are placed
+ * by a binary search on the largest stage, using per-block costs from the
+ * estimator (static bytes and per-sample bytes of each block alone), then
+ * every stage of a chosen cut is re-estimated exactly.
+ */
+#include "plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void fg_plan_opts_default(struct fg_plan_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_gpus = 64;
+    o->min_gpus = 1;
+    o->gpus_per_node = 8;
+    fg_fit_opts_default(&o->fit);
+}
+
+/* TP must split heads, KV heads, MLP / expert widths and SSM heads evenly
+ * (Megatron ColumnParallelLinear / RowParallelLinear partitioning). */
+static bool tp_valid(const struct fg_model *m, uint32_t tp)
+{
+    if (tp == 1)
+        return true;
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        const struct fg_node *n = &m->nodes[i];
+        if (n->stack != FG_STACK_MAIN)
+            continue;
+        if ((n->kind == FG_NODE_ATTN || n->kind == FG_NODE_MLA) &&
+            (n->heads % tp || (n->kv_heads && n->kv_heads % tp)))
+            return false;
+        if ((n->kind == FG_NODE_MLP || n->kind == FG_NODE_MOE) && n->inter % tp)
+            return false;
+        if (n->kind == FG_NODE_MAMBA2 && (n->ssm_heads % tp || (n->groups && n->groups % tp)))
+            return false;
+    }
+    return true;
+}
+
+struct stage_costs {
+    uint32_t layers;
+    uint64_t *s, *a;           /* per block: static bytes, per-sample bytes */
+    uint64_t es, ea, hs, ha;   /* embedding side and head side */
+};
+
+static int block_costs(const struct fg_model *m, const struct fg_job *job, struct stage_costs *c,
+                       struct fg_err *err)
+{
+    struct fg_estimate e;
+    struct fg_job j = *job;
+    j.batch = 1;
+    j.inflight = 1;
+    j.stage_embed = j.stage_head = false;
+    for (uint32_t l = 0; l < c->layers; l++) {
+        j.layer_first = l;
+        j.layer_last = l + 1;
+        int rc = fg_memory_estimate(m, &j, &e, err);
+        if (rc)
+            return rc;
+        c->s[l] = e.static_bytes;
+        c->a[l] = e.per_sample_bytes;
+    }
+    j.layer_first = j.layer_last = UINT32_MAX;
+    j.stage_embed = true;
+    int rc = fg_memory_estimate(m, &j, &e, err);
+    if (rc)
+        return rc;
+    c->es = e.static_bytes;
+    c->ea = e.per_sample_bytes;
+    j.stage_embed = false;
+    j.stage_head = true;
+    if ((rc = fg_memory_estimate(m, &j, &e, err)))
+        return rc;
+    c->hs = e.static_bytes;
+    c->ha = e.per_sample_bytes;
+    return 0;
+}
+
+/* Greedy: can the blocks be cut into exactly pp non-empty stages with
+ * every stage <= bound?  Stage i holds pp - i micro-batches (1F1B). */
+static bool cut_fits(const struct stage_costs *c, uint32_t pp, uint64_t b, uint64_t bound,
+                     uint32_t *cut)
+{
+    uint32_t l = 0;
+    cut[0] = 0;
+    for (uint32_t stage = 0; stage < pp; stage++) {
+        uint64_t inflight = pp - stage;
+        bool last = stage == pp - 1;
+        uint64_t cost = (stage == 0 ? c->es + c->ea * b * inflight : 0) +
+                        (last ? c->hs + c->ha * b : 0);
+        if (cost > bound)
+            return false;
+        uint32_t keep = pp - stage - 1; /* one block for each later stage */
+        while (l + keep < c->layers) {
+            uint64_t add = c->s[l] + c->a[l] * b * inflight;
+            if (cost + add > bound)
+                break;
+            cost += add;
+            l++;
+        }
+        if (l == cut[stage] || (last && l < c->layers))
+            return false;
+        cut[stage + 1] = l;
+    }
+    return l == c->layers;
+}
+
+static int eval_layout(const struct fg_model *m, const struct fg_job *job, uint64_t usable,
+                       const struct fg_plan_opts *o, struct fg_layout *L, bool *fits,
+                       struct fg_err *err)
+{
+    struct fg_job j = *job;
+    j.tp = L->tp;
+    j.ep = L->ep;
+    j.dp = L->dp;
+    j.zero = L->zero;
+    j.pp = L->pp;
+    *fits = false;
+    double limit = (double)usable / o->fit.headroom;
+    struct fg_estimate e;
+    uint32_t layers = fg_model_main_layers(m);
+    if (L->pp == 1) {
+        int rc = fg_memory_estimate(m, &j, &e, err);
+        if (rc)
+            return rc;
+        L->cut[0] = 0;
+        L->cut[1] = layers;
+        L->stage_bytes[0] = L->peak_bytes = e.total_bytes;
+        *fits = (double)e.total_bytes <= limit;
+        return 0;
+    }
+    struct stage_costs c = {.layers = layers};
+    c.s = calloc(layers ? layers : 1, sizeof *c.s);
+    c.a = calloc(layers ? layers : 1, sizeof *c.a);
+    if (!c.s || !c.a) {
+        free(c.s);
+        free(c.a);
+        return fg_err_set(err, FG_E_NOMEM, "out of memory planning pipeline stages");
+    }
+    int rc = block_costs(m, &j, &c, err);
+    uint64_t lo = 0, hi = (uint64_t)limit, b = j.batch;
+    uint32_t cut[FG_PLAN_MAX_PP + 1];
+    bool any = false;
+    while (!rc && lo < hi) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        if (cut_fits(&c, L->pp, b, mid, cut)) {
+            hi = mid;
+            any = true;
+            memcpy(L->cut, cut, sizeof cut);
+        } else {
+            lo = mid + 1;
+        }
+    }
+    if (!rc && !any && cut_fits(&c, L->pp, b, hi, cut)) {
+        any = true;
+        memcpy(L->cut, cut, sizeof cut);
+    }
+    free(c.s);
+    free(c.a);
+    if (rc || !any)
+        return rc;
+    /* Exact estimate of every stage. */
+    L->peak_bytes = 0;
+    for (uint32_t s = 0; s < L->pp; s++) {
+        j.layer_first = L->cut[s];
+        j.layer_last = L->cut[s + 1];
+        j.stage_embed = s == 0;
+        j.stage_head = s == L->pp - 1;
+        j.inflight = L->pp - s;
+        if ((rc = fg_memory_estimate(m, &j, &e, err)))
+            return rc;
+        L->stage_bytes[s] = e.total_bytes;
+        if (e.total_bytes > L->peak_bytes)
+            L->peak_bytes = e.total_bytes;
+    }
+    *fits = (double)L->peak_bytes <= limit;
+    return 0;
+}
+
+/* Lower is preferred among layouts of the same GPU count: experts spread
+ * by EP first (NeMo), then a plain layer split (the seeds' answer), then
+ * TP inside a node, then TP x PP, then data-parallel sharding. */
+static int layout_rank(const struct fg_layout *l)
+{
+    int r = 0;
+    if (l->ep > 1)
+        r -= 2;
+    if (l->dp > 1 && l->ep == 1)
+        r += 4 + (int)l->zero;
+    if (l->tp > 1)
+        r += l->pp > 1 ? 2 : 1;
+    return r;
+}
+
+static int cmp_layout(const void *a, const void *b)
+{
+    const struct fg_layout *x = a, *y = b;
+    if (x->gpus != y->gpus)
+        return x->gpus < y->gpus ? -1 : 1;
+    int rx = layout_rank(x), ry = layout_rank(y);
+    if (rx != ry)
+        return rx < ry ? -1 : 1;
+    return x->peak_bytes < y->peak_bytes ? -1 : x->peak_bytes > y->peak_bytes;
+}
+
+int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t usable,
+                    const struct fg_plan_opts *o, struct fg_plan *out, struct fg_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->usable_bytes = usable;
+    uint32_t layers = fg_model_main_layers(m);
+    if (layers == 0)
+        return fg_err_set(err, FG_E_INVAL, "%s has no blocks to place", m->id);
+    struct fg_layout found[64];
+    size_t nfound = 0;
+    uint32_t first_g = 0, counts_with_fit = 0;
+    uint32_t gpn = o->gpus_per_node ? o->gpus_per_node : 8;
+    for (uint32_t g = o->min_gpus ? o->min_gpus : 1; g <= o->max_gpus; g++) {
+        if (g > gpn && g % gpn)
+            continue; /* beyond one node, whole nodes only */
+        size_t before = nfound;
+        for (uint32_t tp = 1; tp <= g && tp <= gpn; tp++) {
+            if (g % tp || !tp_valid(m, tp))
+                continue;
+            for (uint32_t pp = 1; pp <= g / tp && pp <= layers && pp <= FG_PLAN_MAX_PP; pp++) {
+                if ((g / tp) % pp)
+                    continue;
+                uint32_t dp = g / tp / pp;
+                for (uint32_t ep = 1; ep <= dp; ep++) {
+                    if (dp % ep || (ep > 1 && (!m->experts || m->experts % ep || tp > 1)))
+                        continue;
+                    /* ZeRO only matters with dp > 1: try the job's stage, then up. */
+                    for (uint32_t z = job->zero; z <= (dp > 1 ? 3u : job->zero); z++) {
+                        struct fg_layout L = {.gpus = g, .tp = tp, .pp = pp, .ep = ep, .dp = dp,
+                                              .zero = z, .micro_batch = job->batch};
+                        bool fits;
+                        int rc = eval_layout(m, job, usable, o, &L, &fits, err);
+                        if (rc)
+                            return rc;
+                        if (!fits)
+                            continue;
+                        uint64_t gb = o->global_batch ? o->global_batch : job->batch;
+                        uint64_t per_step = job->batch * dp;
+                        L.grad_accum = (gb + per_step - 1) / per_step;
+                        if (nfound < sizeof found / sizeof found[0])
+                            found[nfound++] = L;
+                        break;
+                    }
+                }
+            }
+        }
+        if (nfound > before) {
+            if (!first_g)
+                first_g = g;
+            if (++counts_with_fit >= 3)
+                break;
+        }
+    }
+    if (!nfound) {
+        out->status = FG_PLAN_IMPOSSIBLE;
+        snprintf(out->why, sizeof out->why,
+                 "no layout of up to %u GPUs (TP <= %u, PP <= %u stages, EP, ZeRO-3) holds "
+                 "this job under %.2fx headroom", o->max_gpus, gpn, layers, o->fit.headroom);
+        return 0;
+    }
+    qsort(found, nfound, sizeof found[0], cmp_layout);
+    /* Best first: up to 5 shapes at the smallest count, then the best of each larger count. */
+    for (size_t i = 0; i < nfound && out->n < FG_PLAN_MAX_OPTIONS; i++) {
+        bool take = found[i].gpus == first_g ? out->n < 5
+                                             : (out->n == 0 ||
+                                                out->options[out->n - 1].gpus != found[i].gpus);
+        if (take)
+            out->options[out->n++] = found[i];
+    }
+    out->status = FG_PLAN_FOUND;
+    return 0;
+}
+
+void fg_layout_split_str(const struct fg_layout *l, char *buf, size_t cap)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (uint32_t s = 0; s < l->pp && off < cap; s++) {
+        int w = snprintf(buf + off, cap - off, "%s%u-%u", s ? "," : "", l->cut[s],
+                         l->cut[s + 1] ? l->cut[s + 1] - 1 : 0);
+        if (w < 0)
+            break;
+        off += (size_t)w;
+    }
+}
+
+int fg_layout_env(const struct fg_layout *l, int (*set)(const char *name, const char *value,
+                                                        void *ctx), void *ctx)
+{
+    char v[512], split[256];
+    int rc;
+    fg_layout_split_str(l, split, sizeof split);
+#define SETU(name, val)                                                                        \
+    do {                                                                                        \
+        snprintf(v, sizeof v, "%llu", (unsigned long long)(val));                               \
+        if ((rc = set(name, v, ctx)))                                                           \
+            return rc;                                                                          \
+    } while (0)
+    SETU("FITGATE_TP", l->tp);
+    SETU("FITGATE_PP", l->pp);
+    SETU("FITGATE_EP", l->ep);
+    SETU("FITGATE_DP", l->dp);
+    SETU("FITGATE_MICRO_BATCH", l->micro_batch);
+    SETU("FITGATE_GRAD_ACCUM", l->grad_accum ? l->grad_accum : 1);
+    SETU("FITGATE_ESTIMATE_BYTES", l->peak_bytes);
+#undef SETU
+    if ((rc = set("FITGATE_PP_SPLIT", split, ctx)))
+        return rc;
+    /* Megatron-Core / NeMo 2 names (TransformerConfig / MegatronStrategy);
+     * uneven first and last stages through num_layers_in_{first,last}_pipeline_stage. */
+    int w = snprintf(v, sizeof v,
+                     "tensor_model_parallel_size=%u pipeline_model_parallel_size=%u "
+                     "expert_model_parallel_size=%u micro_batch_size=%llu",
+                     l->tp, l->pp, l->ep, (unsigned long long)l->micro_batch);
+    if (l->pp > 1 && w > 0 && (size_t)w < sizeof v)
+        snprintf(v + w, sizeof v - (size_t)w,
+                 " num_layers_in_first_pipeline_stage=%u num_layers_in_last_pipeline_stage=%u",
+                 l->cut[1] - l->cut[0], l->cut[l->pp] - l->cut[l->pp - 1]);
+    return set("FITGATE_NEMO_OVERRIDES", v, ctx);
+}

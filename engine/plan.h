@@ -1,0 +1,76 @@
+/*
+ * plan.h - when one card cannot hold the job: the smallest GPU count and a
+ * layout that fits, with alternatives.
+ *
+ * Layouts follow Megatron / NeMo rules:
+ *   - TP divides attention heads, KV heads and the MLP width, and stays
+ *     within one node (<= gpus_per_node);
+ *   - PP cuts the main stack into contiguous stages balanced by memory; the
+ *     first stage holds the embedding and, under 1F1B, pp micro-batches of
+ *     activations; the last holds the head and the logits;
+ *   - EP (MoE) divides the expert count and the data-parallel size; when
+ *     EP > 1, TP = 1 (NeMo Customizer's rule, seed 001);
+ *   - DP with ZeRO-1/2/3 (FSDP) shards optimizer state, gradients, weights.
+ * Every layout returned fits the estimate under the headroom.
+ */
+#ifndef FG_PLAN_H
+#define FG_PLAN_H
+
+#include <stdint.h>
+
+#include "fit.h"
+#include "memory.h"
+#include "model.h"
+
+#define FG_PLAN_MAX_PP 64
+#define FG_PLAN_MAX_OPTIONS 8
+
+struct fg_layout {
+    uint32_t gpus, tp, pp, ep, dp, zero;
+    uint32_t cut[FG_PLAN_MAX_PP + 1];     /* stage i holds blocks [cut[i], cut[i+1]) */
+    uint64_t stage_bytes[FG_PLAN_MAX_PP]; /* estimate per GPU of each stage */
+    uint64_t peak_bytes;                  /* the largest of them */
+    uint64_t micro_batch, grad_accum;
+};
+
+struct fg_plan_opts {
+    uint32_t max_gpus;         /* default 64 */
+    uint32_t min_gpus;         /* default 1 */
+    uint32_t gpus_per_node;    /* default 8 */
+    uint64_t global_batch;     /* samples per optimizer step; 0 = the job's micro-batch */
+    struct fg_fit_opts fit;
+};
+
+enum fg_plan_status { FG_PLAN_FOUND, FG_PLAN_IMPOSSIBLE };
+
+struct fg_plan {
+    enum fg_plan_status status;
+    uint64_t usable_bytes;
+    size_t n;                                 /* options, best first */
+    struct fg_layout options[FG_PLAN_MAX_OPTIONS];
+    char why[256];                            /* for FG_PLAN_IMPOSSIBLE */
+};
+
+void fg_plan_opts_default(struct fg_plan_opts *o);
+
+/*
+ * Plan job on cards with usable bytes each.  FG_PLAN_IMPOSSIBLE (with why)
+ * is a result, not an error; errors are the estimator's.
+ */
+int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t usable,
+                    const struct fg_plan_opts *o, struct fg_plan *out, struct fg_err *err);
+
+/* "0-27,28-55" (inclusive block ranges per stage) into buf. */
+void fg_layout_split_str(const struct fg_layout *l, char *buf, size_t cap);
+
+/*
+ * The plan as a job environment: FITGATE_TP, FITGATE_PP, FITGATE_EP,
+ * FITGATE_DP, FITGATE_PP_SPLIT, FITGATE_MICRO_BATCH, FITGATE_GRAD_ACCUM,
+ * FITGATE_ESTIMATE_BYTES and FITGATE_NEMO_OVERRIDES (Megatron / NeMo
+ * keys).  Calls set(name, value, ctx) for each; stops at the first non-zero
+ * return and returns it.
+ */
+int fg_layout_env(const struct fg_layout *l, int (*set)(const char *name, const char *value,
+                                                        void *ctx), void *ctx);
+
+#endif
