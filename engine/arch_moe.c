@@ -1,8 +1,770 @@
 /*
- * arch_moe.c - moe architecture readers (filled in by their own change).
+ * arch_moe.c - mixture-of-experts decoders as table rows, with the
+ * multi-head latent attention (MLA) of the DeepSeek-V2/V3 line.
+ *
+ * One block = norm, attention (GQA or MLA), norm, then either a dense MLP
+ * or one MoE node (router + routed experts + shared experts).  What differs
+ * between families is a column of struct moe_spec: which keys name the
+ * expert counts, which layers stay dense, how shared experts are sized,
+ * whether experts and router carry biases, the attention variant, and the
+ * checkpoint extras (multi-token-prediction layers, sparse-attention
+ * indexer).  Each row names the transformers class (or remote-code file) its
+ * shapes were read from.
+ *
+ * Checkpoint formats are counting rules applied after the graph is built,
+ * read from quantization_config, never from the model's name:
+ *   - FP8 block quantization stores one fp32 weight_scale_inv per
+ *     128x128 block of every quantized linear;
+ *   - MXFP4 stores two 4-bit values per U8 byte plus a scale per 32 values.
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
 #include "arch.h"
 
+/* Which layers hold routed experts (the others get the dense MLP). */
+enum moe_place {
+    PLACE_ALL,          /* every layer (Mixtral, GraniteMoe, gpt-oss, MiniMax-M2) */
+    PLACE_SPARSE_STEP,  /* Qwen2MoeDecoderLayer: not in mlp_only_layers and (i+1) % decoder_sparse_step == 0 */
+    PLACE_FIRST_K,      /* modeling_deepseek.py: i >= first_k_dense_replace and i % moe_layer_freq == 0 */
+};
+
+/* How the always-on shared expert is sized. */
+enum moe_shared {
+    SHARED_NONE,
+    SHARED_QWEN,        /* one MLP of shared_expert_intermediate_size, scaled by sigmoid(shared_expert_gate) */
+    SHARED_DEEPSEEK,    /* one MLP of n_shared_experts x moe_intermediate_size */
+};
+
+/* The router's stored e_score_correction_bias buffer (aux-loss-free balancing). */
+enum moe_score_bias {
+    SCORE_BIAS_NONE,
+    SCORE_BIAS_KEY,     /* present when use_routing_bias (MiniMaxM2SparseMoeBlock) */
+    SCORE_BIAS_NOAUX,   /* present when topk_method == "noaux_tc" (DeepseekV3 MoEGate) */
+};
+
+enum moe_attn { ATTN_GQA, ATTN_MLA };
+
+/* MLA sizes; 0 q_lora means a plain q_proj (DeepSeek-V2-Lite). */
+struct mla_defaults {
+    uint64_t q_lora, kv_lora, nope, rope, v;
+};
+
+struct moe_spec {
+    struct fg_core_defaults d;       /* the config class defaults */
+    uint64_t kv_heads_def;           /* num_key_value_heads when absent; 0 = heads */
+    uint64_t head_dim_def;           /* head_dim when absent; 0 = hidden / heads */
+    const char *experts_key;
+    uint64_t experts_def;            /* 0: the class default is None (a dense model) */
+    const char *topk_key;
+    uint64_t topk_def;               /* 0: required whenever there are experts */
+    const char *moe_inter_key;       /* NULL: intermediate_size is the expert width */
+    uint64_t moe_inter_def;
+    enum moe_place place;
+    enum moe_shared shared;
+    uint64_t shared_def;             /* n_shared_experts or shared_expert_intermediate_size */
+    bool fused_gate_up;              /* experts store one gate_up tensor */
+    bool expert_bias, router_bias;   /* gpt-oss */
+    enum moe_score_bias score_bias;
+    const char *topk_method_def;
+    enum moe_attn attn;
+    const char *attn_bias_key;       /* q/k/v/o (MLA: q_a/q/kv_a/o) biases */
+    bool attn_bias_def;
+    const char *qkv_bias_key;        /* q/k/v only (Qwen2Moe) */
+    bool qkv_bias_def;
+    uint8_t qk_norm;                 /* 1 per head_dim, 2 over all heads */
+    const char *qk_norm_key;         /* NULL: qk_norm always */
+    bool qk_norm_def;
+    bool sinks;                      /* per-head attention sinks (gpt-oss) */
+    bool windows;                    /* sliding_window / layer_types honoured */
+    bool honour_use_sliding_window;
+    bool max_window_layers;          /* Qwen: layers below max_window_layers attend fully */
+    bool mtp;                        /* num_nextn_predict_layers stored in the checkpoint */
+    bool dsa_indexer;                /* DeepSeek sparse attention indexer inside attention */
+    struct mla_defaults mla;
+};
+
+/* Everything one block needs, read once from the config. */
+struct moe_cfg {
+    const struct moe_spec *s;
+    uint64_t experts, top_k, moe_inter, shared_n, shared_inter;
+    uint64_t sparse_step, first_k, layer_freq;
+    bool mlp_only[FG_MAX_LAYERS + 8];
+    bool attn_bias, qkv_bias, qk_norm, score_bias;
+    uint64_t q_lora, kv_lora, nope, rope, v;
+    uint64_t index_heads, index_head_dim;
+    uint64_t window[FG_MAX_LAYERS];
+};
+
+/* ---- blocks ------------------------------------------------------------- */
+
+static bool is_moe_layer(const struct moe_cfg *k, uint64_t l)
+{
+    if (k->experts == 0)
+        return false;
+    switch (k->s->place) {
+    case PLACE_SPARSE_STEP:
+        return !(l < FG_MAX_LAYERS && k->mlp_only[l]) && (l + 1) % k->sparse_step == 0;
+    case PLACE_FIRST_K:
+        return l >= k->first_k && l % k->layer_freq == 0;
+    case PLACE_ALL:
+    default:
+        return true;
+    }
+}
+
+/*
+ * One MoE node.  Router Linear(hidden, experts); experts as stacked
+ * gate/up/down (or fused gate_up) of moe_intermediate_size; the shared
+ * expert as one gated MLP; Qwen2Moe's shared_expert_gate Linear(hidden, 1);
+ * the e_score_correction_bias buffer where the router keeps one.
+ */
+static int add_moe(struct fg_model *m, int32_t layer, const struct moe_cfg *k, struct fg_err *err)
+{
+    const struct moe_spec *s = k->s;
+    char name[32];
+    snprintf(name, sizeof name, "MoE_%d", layer + 1);
+    struct fg_node *n = fg__model_add(m, FG_NODE_MOE, layer, name, err);
+    if (!n)
+        return err ? err->code : FG_E_NOMEM;
+    uint64_t h = m->hidden, e = k->experts, w = k->moe_inter;
+    fg__node_linear(n, "router", h, e, 1, s->router_bias);
+    if (s->fused_gate_up) {
+        fg__node_linear(n, "gate_up", h, 2 * w, e, s->expert_bias);
+    } else {
+        fg__node_linear(n, "gate", h, w, e, s->expert_bias);
+        fg__node_linear(n, "up", h, w, e, s->expert_bias);
+    }
+    fg__node_linear(n, "down", w, h, e, s->expert_bias);
+    if (k->shared_inter) {
+        fg__node_linear(n, "shared_gate", h, k->shared_inter, 1, false);
+        fg__node_linear(n, "shared_up", h, k->shared_inter, 1, false);
+        fg__node_linear(n, "shared_down", k->shared_inter, h, 1, false);
+        /* Qwen2MoeSparseMoeBlock.shared_expert_gate: Linear(hidden, 1, bias=False) */
+        if (s->shared == SHARED_QWEN)
+            fg__node_linear(n, "shexp_gate", h, 1, 1, false);
+    }
+    if (k->score_bias) {
+        n->params += e;
+        n->buffers += e;
+    }
+    n->hidden = (uint32_t)h;
+    n->width = (uint32_t)h;
+    n->inter = (uint32_t)w;
+    n->experts = (uint32_t)e;
+    n->top_k = (uint32_t)k->top_k;
+    n->gated = 1;
+    n->shared = k->shared_inter ? (uint32_t)k->shared_n : 0;
+    n->shared_inter = (uint32_t)k->shared_inter;
+    if (n->shared)
+        snprintf(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide, %u shared",
+                 (unsigned long long)e, (unsigned long long)k->top_k, (unsigned long long)w,
+                 n->shared);
+    else
+        snprintf(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide",
+                 (unsigned long long)e, (unsigned long long)k->top_k, (unsigned long long)w);
+    return 0;
+}
+
+/*
+ * Multi-head latent attention, shapes of DeepseekV2Attention /
+ * DeepseekV3Attention (transformers models/deepseek_v3/modeling_deepseek_v3.py):
+ *   q_a_proj hidden -> q_lora (bias = attention_bias), q_a_layernorm(q_lora),
+ *   q_b_proj q_lora -> heads x (nope + rope); or q_proj hidden -> heads x (nope + rope)
+ *   kv_a_proj_with_mqa hidden -> kv_lora + rope (bias = attention_bias),
+ *   kv_a_layernorm(kv_lora), kv_b_proj kv_lora -> heads x (nope + v),
+ *   o_proj heads x v -> hidden (bias = attention_bias).
+ * DeepSeek-V3.2 adds the lightning indexer (DeepSeek-V3.2-Exp inference/model.py
+ * Indexer, stored as self_attn.indexer.*): wq_b q_lora -> index_heads x index_head_dim,
+ * wk hidden -> index_head_dim, k_norm LayerNorm(index_head_dim) with bias,
+ * weights_proj hidden -> index_heads.
+ */
+static int add_mla(struct fg_model *m, int32_t layer, const struct moe_cfg *k, struct fg_err *err)
+{
+    char name[32];
+    snprintf(name, sizeof name, "Attention_%d", layer + 1);
+    struct fg_node *n = fg__model_add(m, FG_NODE_MLA, layer, name, err);
+    if (!n)
+        return err ? err->code : FG_E_NOMEM;
+    uint64_t h = m->hidden, heads = m->heads, qhd = k->nope + k->rope;
+    if (k->q_lora) {
+        fg__node_linear(n, "q_a", h, k->q_lora, 1, k->attn_bias);
+        fg__node_linear(n, "q_b", k->q_lora, heads * qhd, 1, false);
+        n->params += k->q_lora; /* q_a_layernorm */
+    } else {
+        fg__node_linear(n, "q", h, heads * qhd, 1, false);
+    }
+    fg__node_linear(n, "kv_a", h, k->kv_lora + k->rope, 1, k->attn_bias);
+    n->params += k->kv_lora; /* kv_a_layernorm */
+    fg__node_linear(n, "kv_b", k->kv_lora, heads * (k->nope + k->v), 1, false);
+    fg__node_linear(n, "o", heads * k->v, h, 1, k->attn_bias);
+    if (k->s->dsa_indexer) {
+        fg__node_linear(n, "idx_q", k->q_lora, k->index_heads * k->index_head_dim, 1, false);
+        fg__node_linear(n, "idx_k", h, k->index_head_dim, 1, false);
+        n->params += 2 * k->index_head_dim; /* indexer.k_norm: LayerNorm weight + bias */
+        fg__node_linear(n, "idx_w", h, k->index_heads, 1, false);
+    }
+    n->hidden = (uint32_t)h;
+    n->width = (uint32_t)h;
+    n->heads = (uint32_t)heads;
+    /* transformers expands the latent to full per-head keys and values */
+    n->kv_heads = (uint32_t)heads;
+    n->head_dim = (uint32_t)qhd;
+    n->v_head_dim = (uint32_t)k->v;
+    n->q_lora = (uint32_t)k->q_lora;
+    n->kv_lora = (uint32_t)k->kv_lora;
+    n->rope_dim = (uint32_t)k->rope;
+    snprintf(n->desc, sizeof n->desc, "MLA %lluh q%llu/kv%llu x%llu%s", (unsigned long long)heads,
+             (unsigned long long)k->q_lora, (unsigned long long)k->kv_lora,
+             (unsigned long long)qhd, k->s->dsa_indexer ? " + DSA indexer" : "");
+    return 0;
+}
+
+/* One decoder block: norm, attention, norm, MLP or MoE. */
+static int add_block(struct fg_model *m, uint64_t l, const struct moe_cfg *k, struct fg_err *err)
+{
+    const struct moe_spec *s = k->s;
+    int32_t li = (int32_t)l;
+    int rc;
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+        return rc;
+    if (s->attn == ATTN_MLA) {
+        if ((rc = add_mla(m, li, k, err)))
+            return rc;
+    } else {
+        struct fg_attn_shape a = {
+            .hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
+            .head_dim = m->head_dim, .window = l < FG_MAX_LAYERS ? k->window[l] : 0,
+            .qkv_bias = k->attn_bias || k->qkv_bias, .o_bias = k->attn_bias,
+            .qk_norm = k->qk_norm ? s->qk_norm : 0, .qk_norm_kind = FG_NORM_RMS,
+        };
+        struct fg_node *n = fg__add_attention(m, li, &a, err);
+        if (!n)
+            return err ? err->code : FG_E_NOMEM;
+        if (s->sinks) {
+            /* GptOssAttention.sinks: one learned logit per head */
+            n->params += m->heads;
+            size_t len = strlen(n->desc);
+            snprintf(n->desc + len, sizeof n->desc - len, ", sinks");
+        }
+    }
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+        return rc;
+    if (is_moe_layer(k, l))
+        return add_moe(m, li, k, err);
+    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = true};
+    if (!fg__add_mlp(m, li, &f, err))
+        return err ? err->code : FG_E_NOMEM;
+    return 0;
+}
+
+/* ---- checkpoint rules --------------------------------------------------- */
+
+/*
+ * Linears that FP8 block-quantized checkpoints keep in bf16, hence without a
+ * weight_scale_inv: the router (DeepSeek-V3 MoEGate is an nn.Parameter;
+ * MiniMax-M2 lists "gate" in modules_to_not_convert), Qwen's shared-expert
+ * gate, and the indexer's weights_proj ("stored in bf16", V3.2 inference/model.py).
+ */
+static const char *const fp8_bf16_roles[] = {"router", "shexp_gate", "idx_w"};
+
+static bool fp8_quantized(const struct fg_linear *l)
+{
+    for (size_t i = 0; i < sizeof fp8_bf16_roles / sizeof fp8_bf16_roles[0]; i++)
+        if (strcmp(l->role, fp8_bf16_roles[i]) == 0)
+            return false;
+    return true;
+}
+
+/* One scale per bo x bi block (ceil-divided) of every quantized block linear. */
+static uint64_t fp8_scales(const struct fg_model *m, uint64_t bo, uint64_t bi)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        const struct fg_node *n = &m->nodes[i];
+        if (n->kind != FG_NODE_ATTN && n->kind != FG_NODE_MLA && n->kind != FG_NODE_MLP &&
+            n->kind != FG_NODE_MOE)
+            continue;
+        for (size_t j = 0; j < n->nlin; j++)
+            if (fp8_quantized(&n->lin[j]))
+                total += (uint64_t)n->lin[j].count * ((n->lin[j].out + bo - 1) / bo) *
+                         ((n->lin[j].in + bi - 1) / bi);
+    }
+    return total;
+}
+
+/*
+ * Multi-token prediction modules (DeepSeek-V3 README_WEIGHTS.md): each is one
+ * more decoder block stored as model.layers.<num_hidden_layers + i>, plus
+ * enorm and hnorm (RMSNorm over hidden), eh_proj Linear(2 x hidden, hidden)
+ * kept in bf16, and shared_head.norm.  transformers never loads them, so
+ * they are rules, not graph nodes.  The README calls embed_tokens and
+ * shared_head.head shared with the main model, but the checkpoint writes
+ * them again: DeepSeek-V3's published BF16 count, 3,918,786,560, only adds
+ * up with both copies in layer 61 (measured against truth.tsv).  The
+ * blocks' fp8 scales are returned through *scales.
+ */
+static int add_mtp_rules(struct fg_model *m, const struct moe_cfg *k, uint64_t nextn,
+                         uint64_t bo, uint64_t bi, uint64_t *scales, struct fg_err *err)
+{
+    *scales = 0;
+    struct fg_model *x = calloc(1, sizeof *x);
+    if (!x)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory");
+    x->hidden = m->hidden;
+    x->heads = m->heads;
+    x->kv_heads = m->kv_heads;
+    x->head_dim = m->head_dim;
+    x->inter = m->inter;
+    x->vocab = m->vocab;
+    int rc = 0;
+    for (uint64_t i = 0; i < nextn && !rc; i++)
+        rc = add_block(x, m->layers + i, k, err);
+    if (rc) {
+        fg_model_free(x);
+        return rc;
+    }
+    uint64_t block = fg_model_params_of(x, FG_NODE_KIND_COUNT);
+    if (bo)
+        *scales = fp8_scales(x, bo, bi);
+    fg_model_free(x);
+    uint64_t h = m->hidden;
+    uint64_t extra = nextn * (2 * h + 2 * h * h + h);
+    uint64_t copies = nextn * 2 * m->vocab * h;
+    fg__model_rule(m, "MTP layers (num_nextn_predict_layers): block + enorm, hnorm, eh_proj 2h->h, "
+                      "head norm", (int64_t)(block + extra));
+    fg__model_rule(m, "MTP layers store their own embed_tokens and shared_head.head copies",
+                   (int64_t)copies);
+    return 0;
+}
+
+/*
+ * quantization_config: FP8 block scales, or the MXFP4 packing note.
+ * FP8 (DeepSeek-V3, MiniMax-M2): every quantized linear stores a fp32
+ * weight_scale_inv of ceil(out/128) x ceil(in/128); DeepSeek-V3's published
+ * F32 count, 41,555,600, is exactly these scales plus the routers'
+ * e_score_correction_bias, and MiniMax-M2.5's total is the graph plus its
+ * scales.  (Some Hub totals of the same architectures leave the scales out -
+ * DeepSeek-R1 vs R1-0528, V3.2 vs V3.2-Exp, Kimi-K2-Instruct vs -Base - with
+ * nothing in config.json to tell them apart; the checkpoint stores them all.)
+ * MXFP4 (gpt-oss): the *_blocks tensors pack two 4-bit values per U8 byte
+ * and are counted unpacked, the per-32-value *_scales are not counted
+ * (huggingface.js getQuantizationMultiplier "mxfp4", MXFP4_SCALES_SUFFIX),
+ * so the graph's unpacked expert shapes are already the count.
+ */
+static int read_quant(const struct fg_cfg *c, struct fg_model *m, uint64_t *bo, uint64_t *bi,
+                      struct fg_err *err)
+{
+    *bo = *bi = 0;
+    struct fg_cfg q;
+    struct fg_err e = {0};
+    if (!fg_cfg_child(c, "quantization_config", &q, &e)) {
+        if (!e.code)
+            return 0;
+        if (err)
+            *err = e;
+        return e.code;
+    }
+    const char *method = NULL;
+    int rc;
+    if ((rc = fg_cfg_str(&q, "quant_method", "", &method, err)))
+        return rc;
+    if (strcmp(method, "mxfp4") == 0) {
+        fg__model_rule(m, "MXFP4 expert packing: 2 values per stored byte, counted unpacked; "
+                          "block scales not counted", 0);
+        return 0;
+    }
+    if (strcmp(method, "fp8") != 0)
+        return 0;
+    uint64_t blk[2];
+    size_t nb = 0;
+    if ((rc = fg_cfg_u64_array(&q, "weight_block_size", 1, 1u << 16, blk, 2, &nb, err)))
+        return rc;
+    if (nb == 0)
+        return 0; /* per-tensor scales: a handful of scalars, not modelled */
+    if (nb != 2)
+        return fg_err_set(err, FG_E_RANGE, "%s: quantization_config.weight_block_size has %zu "
+                          "entries, expected 2", c->origin, nb);
+    *bo = blk[0];
+    *bi = blk[1];
+    return 0;
+}
+
+/* ---- reading the config ------------------------------------------------- */
+
+/* The first alias of keys that the config holds (for messages). */
+static const char *key_named(const struct fg_cfg *c, const char *keys, char *buf, size_t cap)
+{
+    const char *p = keys;
+    while (*p) {
+        size_t len = strcspn(p, "|");
+        snprintf(buf, cap, "%.*s", (int)len, p);
+        if (fg_cfg_has(c, buf))
+            return buf;
+        p += len + (p[len] == '|');
+    }
+    size_t len = strcspn(keys, "|");
+    snprintf(buf, cap, "%.*s", (int)len, keys);
+    return buf;
+}
+
+static int read_experts(const struct fg_cfg *c, const struct fg_model *m, struct moe_cfg *k,
+                        struct fg_err *err)
+{
+    const struct moe_spec *s = k->s;
+    int rc;
+    if ((rc = fg_cfg_u64(c, s->experts_key, s->experts_def, 1, FG_MAX_EXPERTS, &k->experts, err)))
+        return rc;
+    if (k->experts == 0)
+        return 0; /* the class default is a dense model */
+    if (s->topk_def)
+        rc = fg_cfg_u64(c, s->topk_key, s->topk_def, 1, FG_MAX_EXPERTS, &k->top_k, err);
+    else
+        rc = fg_cfg_u64_req(c, s->topk_key, 1, FG_MAX_EXPERTS, &k->top_k, err);
+    if (rc)
+        return rc;
+    if (k->top_k > k->experts) {
+        char a[64], b[64];
+        return fg_err_set(err, FG_E_RANGE, "%s: %s %llu is more than the %llu routed experts (%s)",
+                          c->origin, key_named(c, s->topk_key, a, sizeof a),
+                          (unsigned long long)k->top_k, (unsigned long long)k->experts,
+                          key_named(c, s->experts_key, b, sizeof b));
+    }
+    k->moe_inter = m->inter;
+    if (s->moe_inter_key &&
+        (rc = fg_cfg_u64(c, s->moe_inter_key, s->moe_inter_def, 1, FG_MAX_INTER, &k->moe_inter,
+                         err)))
+        return rc;
+    switch (s->shared) {
+    case SHARED_QWEN:
+        k->shared_n = 1;
+        rc = fg_cfg_u64(c, "shared_expert_intermediate_size", s->shared_def, 0, FG_MAX_INTER,
+                        &k->shared_inter, err);
+        break;
+    case SHARED_DEEPSEEK:
+        rc = fg_cfg_u64(c, "n_shared_experts", s->shared_def, 0, FG_MAX_EXPERTS, &k->shared_n,
+                        err);
+        k->shared_inter = k->shared_n * k->moe_inter;
+        break;
+    case SHARED_NONE:
+        break;
+    }
+    if (rc)
+        return rc;
+    if (k->shared_inter > FG_MAX_INTER)
+        return fg_err_set(err, FG_E_RANGE, "%s: n_shared_experts x moe_intermediate_size = %llu "
+                          "is out of range", c->origin, (unsigned long long)k->shared_inter);
+    switch (s->place) {
+    case PLACE_SPARSE_STEP: {
+        uint64_t only[FG_MAX_LAYERS];
+        size_t n = 0;
+        if ((rc = fg_cfg_u64(c, "decoder_sparse_step", 1, 1, m->layers, &k->sparse_step, err)) ||
+            (rc = fg_cfg_u64_array(c, "mlp_only_layers", 0, m->layers - 1, only, FG_MAX_LAYERS,
+                                   &n, err)))
+            return rc;
+        for (size_t i = 0; i < n && i < FG_MAX_LAYERS; i++)
+            k->mlp_only[only[i]] = true;
+        break;
+    }
+    case PLACE_FIRST_K:
+        if ((rc = fg_cfg_u64(c, "first_k_dense_replace", 0, 0, m->layers, &k->first_k, err)) ||
+            (rc = fg_cfg_u64(c, "moe_layer_freq", 1, 1, m->layers, &k->layer_freq, err)))
+            return rc;
+        break;
+    case PLACE_ALL:
+        break;
+    }
+    if (s->score_bias == SCORE_BIAS_KEY) {
+        if ((rc = fg_cfg_bool(c, "use_routing_bias", true, &k->score_bias, err)))
+            return rc;
+    } else if (s->score_bias == SCORE_BIAS_NOAUX) {
+        const char *method = NULL;
+        if ((rc = fg_cfg_str(c, "topk_method", s->topk_method_def, &method, err)))
+            return rc;
+        k->score_bias = method && strcmp(method, "noaux_tc") == 0;
+    }
+    return 0;
+}
+
+static int read_mla(const struct fg_cfg *c, struct fg_model *m, struct moe_cfg *k,
+                    struct fg_err *err)
+{
+    const struct mla_defaults *d = &k->s->mla;
+    int rc;
+    /* q_lora_rank null means no query compression (a plain q_proj), not the
+     * class default: V2-Lite and Moonlight write "q_lora_rank": null. */
+    const cJSON *ql = cJSON_GetObjectItemCaseSensitive(c->obj, "q_lora_rank");
+    if (cJSON_IsNull(ql))
+        k->q_lora = 0;
+    else if ((rc = fg_cfg_u64(c, "q_lora_rank", d->q_lora, 0, FG_MAX_HIDDEN, &k->q_lora, err)))
+        return rc;
+    if (!ql && !d->q_lora)
+        fg__model_note(m, "q_lora_rank is absent: read as null (no query compression), as "
+                          "configs that drop null values write DeepSeek-V2-Lite");
+    if ((rc = fg_cfg_u64(c, "kv_lora_rank", d->kv_lora, 1, FG_MAX_HIDDEN, &k->kv_lora, err)) ||
+        (rc = fg_cfg_u64(c, "qk_nope_head_dim", d->nope, 0, 1u << 14, &k->nope, err)) ||
+        (rc = fg_cfg_u64(c, "qk_rope_head_dim", d->rope, 1, 1u << 14, &k->rope, err)) ||
+        (rc = fg_cfg_u64(c, "v_head_dim", d->v, 1, 1u << 14, &k->v, err)))
+        return rc;
+    if (k->s->dsa_indexer) {
+        /* DeepSeek-V3.2-Exp inference/model.py ModelArgs defaults */
+        if ((rc = fg_cfg_u64(c, "index_n_heads", 64, 1, FG_MAX_HEADS, &k->index_heads, err)) ||
+            (rc = fg_cfg_u64(c, "index_head_dim", 128, 1, 1u << 14, &k->index_head_dim, err)))
+            return rc;
+        if (!k->q_lora)
+            return fg_err_set(err, FG_E_UNSUPPORTED, "%s: the sparse-attention indexer reads the "
+                              "q_lora_rank latent, but q_lora_rank is absent or 0", c->origin);
+    }
+    m->head_dim = k->nope + k->rope;
+    m->kv_heads = m->heads;
+    return 0;
+}
+
+static int read_attention(const struct fg_cfg *c, struct fg_model *m, struct moe_cfg *k,
+                          struct fg_err *err)
+{
+    const struct moe_spec *s = k->s;
+    int rc;
+    k->attn_bias = s->attn_bias_def;
+    k->qkv_bias = s->qkv_bias_def;
+    k->qk_norm = s->qk_norm && !s->qk_norm_key;
+    if ((s->attn_bias_key &&
+         (rc = fg_cfg_bool(c, s->attn_bias_key, s->attn_bias_def, &k->attn_bias, err))) ||
+        (s->qkv_bias_key &&
+         (rc = fg_cfg_bool(c, s->qkv_bias_key, s->qkv_bias_def, &k->qkv_bias, err))) ||
+        (s->qk_norm_key && (rc = fg_cfg_bool(c, s->qk_norm_key, s->qk_norm_def, &k->qk_norm, err))))
+        return rc;
+    if (s->attn == ATTN_MLA)
+        return read_mla(c, m, k, err);
+    /* fg__read_core defaults these to MHA and hidden / heads; the class may not */
+    if (s->kv_heads_def && !fg_cfg_has(c, "num_key_value_heads")) {
+        if (m->heads % s->kv_heads_def)
+            return fg_err_set(err, FG_E_RANGE, "%s: %llu attention heads are not a multiple of "
+                              "the default %llu key/value heads", c->origin,
+                              (unsigned long long)m->heads, (unsigned long long)s->kv_heads_def);
+        m->kv_heads = s->kv_heads_def;
+    }
+    if (s->head_dim_def && !fg_cfg_has(c, "head_dim"))
+        m->head_dim = s->head_dim_def;
+    if (!s->windows)
+        return 0;
+    if ((rc = fg__read_windows(c, m->layers, k->window, 0, s->honour_use_sliding_window, err)))
+        return rc;
+    /* Qwen2MoeConfig.layer_types: only layers from max_window_layers on slide */
+    if (s->max_window_layers && !fg_cfg_has(c, "layer_types")) {
+        uint64_t mwl;
+        if ((rc = fg_cfg_u64(c, "max_window_layers", 28, 0, FG_MAX_LAYERS, &mwl, err)))
+            return rc;
+        for (uint64_t l = 0; l < mwl && l < m->layers; l++)
+            k->window[l] = 0;
+    }
+    return 0;
+}
+
+/* Shared by all rows. */
+static int read_moe(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                    struct fg_err *err)
+{
+    const struct moe_spec *s = spec;
+    int rc;
+    struct moe_cfg *k = calloc(1, sizeof *k);
+    if (!k)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory");
+    k->s = s;
+    if ((rc = fg__read_core(c, m, &s->d, err)) || (rc = read_experts(c, m, k, err)) ||
+        (rc = read_attention(c, m, k, err)))
+        goto out;
+    m->experts = k->experts;
+    m->top_k = k->top_k;
+
+    uint64_t nextn = 0, bo = 0, bi = 0;
+    if (s->mtp && (rc = fg_cfg_u64(c, "num_nextn_predict_layers", 0, 0, 16, &nextn, err)))
+        goto out;
+    if ((rc = read_quant(c, m, &bo, &bi, err)))
+        goto out;
+
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        goto out;
+    for (uint64_t l = 0; l < m->layers; l++)
+        if ((rc = add_block(m, l, k, err)))
+            goto out;
+    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)) ||
+        (rc = fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err)))
+        goto out;
+
+    uint64_t scales = bo ? fp8_scales(m, bo, bi) : 0, mtp_scales = 0;
+    if (nextn && (rc = add_mtp_rules(m, k, nextn, bo, bi, &mtp_scales, err)))
+        goto out;
+    if (bo) {
+        char name[96];
+        snprintf(name, sizeof name, "FP8 block scales (weight_scale_inv, %llux%llu blocks)",
+                 (unsigned long long)bo, (unsigned long long)bi);
+        fg__model_rule(m, name, (int64_t)(scales + mtp_scales));
+    }
+out:
+    free(k);
+    return rc;
+}
+
+/* ---- the rows ------------------------------------------------------------ */
+
+/* MixtralForCausalLM (models/mixtral/modeling_mixtral.py): MixtralSparseMoeBlock with
+ * gate Linear(hidden, num_local_experts) and w1/w3/w2 experts of intermediate_size;
+ * sliding_window on every layer when set.  MixtralConfig defaults. */
+static const struct moe_spec mixtral = {
+    .d = {.vocab = 32000, .hidden = 4096, .inter = 14336, .layers = 32, .heads = 32,
+          .max_pos = 4096 * 32, .tie = false},
+    .kv_heads_def = 8,
+    .experts_key = "num_local_experts", .experts_def = 8,
+    .topk_key = "num_experts_per_tok", .topk_def = 2,
+    .place = PLACE_ALL, .attn = ATTN_GQA, .windows = true};
+
+/* Qwen2MoeForCausalLM (models/qwen2_moe/modular_qwen2_moe.py): q/k/v biases by
+ * qkv_bias, shared expert of shared_expert_intermediate_size behind a sigmoid
+ * shared_expert_gate, dense layers by mlp_only_layers / decoder_sparse_step.
+ * Qwen2MoeConfig defaults. */
+static const struct moe_spec qwen2_moe = {
+    .d = {.vocab = 151936, .hidden = 2048, .inter = 5632, .layers = 24, .heads = 16,
+          .max_pos = 32768, .tie = false},
+    .experts_key = "num_experts", .experts_def = 60,
+    .topk_key = "num_experts_per_tok", .topk_def = 4,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1408,
+    .place = PLACE_SPARSE_STEP, .shared = SHARED_QWEN, .shared_def = 5632,
+    .attn = ATTN_GQA, .qkv_bias_key = "qkv_bias", .qkv_bias_def = true,
+    .windows = true, .honour_use_sliding_window = true, .max_window_layers = true};
+
+/* Qwen3MoeForCausalLM (models/qwen3_moe/modular_qwen3_moe.py): Qwen3 attention
+ * (q_norm/k_norm over head_dim, attention_bias), Qwen2Moe placement, no shared
+ * expert.  Qwen3MoeConfig defaults. */
+static const struct moe_spec qwen3_moe = {
+    .d = {.vocab = 151936, .hidden = 2048, .inter = 6144, .layers = 24, .heads = 32,
+          .max_pos = 32768, .tie = false},
+    .kv_heads_def = 4,
+    .experts_key = "num_experts", .experts_def = 128,
+    .topk_key = "num_experts_per_tok", .topk_def = 8,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 768,
+    .place = PLACE_SPARSE_STEP, .attn = ATTN_GQA, .attn_bias_key = "attention_bias",
+    .qk_norm = 1, .windows = true, .honour_use_sliding_window = true,
+    .max_window_layers = true};
+
+/* GraniteMoeForCausalLM (models/granitemoe/modeling_granitemoe.py): GraniteMoeMoE
+ * with router Linear(hidden, experts, bias=False), ParallelExperts input_linear
+ * hidden -> 2 x intermediate_size (fused gate/up) and output_linear back.
+ * GraniteMoeConfig defaults. */
+static const struct moe_spec granitemoe = {
+    .d = {.vocab = 32000, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 2048, .tie = true},
+    .experts_key = "num_local_experts", .experts_def = 8,
+    .topk_key = "num_experts_per_tok", .topk_def = 2,
+    .place = PLACE_ALL, .fused_gate_up = true, .attn = ATTN_GQA,
+    .attn_bias_key = "attention_bias"};
+
+/* MiniMaxM2ForCausalLM (models/minimax_m2/modular_minimax_m2.py): Mixtral experts of
+ * intermediate_size, sigmoid router with an e_score_correction_bias buffer,
+ * FlexOlmo attention (q_norm/k_norm over all heads), no sliding window.  The
+ * published checkpoint carries no MTP weights despite use_mtp (its count,
+ * 228,703,644,928, is the graph plus FP8 scales).  MiniMaxM2Config defaults. */
+static const struct moe_spec minimax_m2 = {
+    .d = {.vocab = 200064, .hidden = 3072, .inter = 1536, .layers = 62, .heads = 48,
+          .max_pos = 196608, .tie = false},
+    .kv_heads_def = 8, .head_dim_def = 128,
+    .experts_key = "num_local_experts", .experts_def = 256,
+    .topk_key = "num_experts_per_tok", .topk_def = 8,
+    .place = PLACE_ALL, .score_bias = SCORE_BIAS_KEY, .attn = ATTN_GQA,
+    .qk_norm = 2, .qk_norm_key = "use_qk_norm", .qk_norm_def = true};
+
+/* GptOssForCausalLM (models/gpt_oss/modular_gpt_oss.py): q/k/v/o biases
+ * (attention_bias), per-head sinks, sliding window by layer_types; GptOssMLP
+ * with router Linear(hidden, experts, bias=True) and GptOssExperts
+ * gate_up_proj (E, hidden, 2 x intermediate) + bias, down_proj + bias.
+ * GptOssConfig defaults. */
+static const struct moe_spec gpt_oss = {
+    .d = {.vocab = 201088, .hidden = 2880, .inter = 2880, .layers = 36, .heads = 64,
+          .max_pos = 131072, .tie = false},
+    .kv_heads_def = 8, .head_dim_def = 64,
+    .experts_key = "num_local_experts", .experts_def = 128,
+    .topk_key = "num_experts_per_tok|experts_per_token", .topk_def = 4,
+    .place = PLACE_ALL, .fused_gate_up = true, .expert_bias = true, .router_bias = true,
+    .attn = ATTN_GQA, .attn_bias_key = "attention_bias", .attn_bias_def = true,
+    .sinks = true, .windows = true};
+
+/* DeepseekForCausalLM (remote code modeling_deepseek.py of deepseek-moe-16b):
+ * llama attention; DeepseekMoE with MoEGate weight (n_routed_experts, hidden),
+ * experts of moe_intermediate_size, shared_experts one MLP of
+ * n_shared_experts x moe_intermediate_size; first_k_dense_replace dense layers.
+ * DeepseekConfig defaults (n_routed_experts None: dense). */
+static const struct moe_spec deepseek = {
+    .d = {.vocab = 102400, .hidden = 4096, .inter = 11008, .layers = 30, .heads = 32,
+          .max_pos = 2048, .tie = false},
+    .experts_key = "n_routed_experts", .experts_def = 0,
+    .topk_key = "num_experts_per_tok", .topk_def = 0,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1407,
+    .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 0,
+    .attn = ATTN_GQA, .attn_bias_key = "attention_bias"};
+
+/* DeepseekV2ForCausalLM (models/deepseek_v2, remote code modeling_deepseek.py):
+ * MLA attention, DeepSeek MoE placement and shared experts, greedy routing
+ * (no score bias).  DeepseekV2Config defaults, but for q_lora_rank: the class
+ * says 1536, yet configs saved by transformers always write the key, and the
+ * ones that lack it are transcriptions that dropped a null (mlc-llm's
+ * deepseek_v2_lite preset); absent is read as null, with a note, which gives
+ * V2-Lite's published 15,706,484,224 (1536 would add 42,508,800). */
+static const struct moe_spec deepseek_v2 = {
+    .d = {.vocab = 32000, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 2048, .tie = false},
+    .experts_key = "n_routed_experts", .experts_def = 64,
+    .topk_key = "num_experts_per_tok", .topk_def = 0,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1407,
+    .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 2,
+    .score_bias = SCORE_BIAS_NOAUX, .topk_method_def = "greedy",
+    .attn = ATTN_MLA, .attn_bias_key = "attention_bias",
+    .mla = {.q_lora = 0, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128}};
+
+/* DeepseekV3Config defaults (models/deepseek_v3/configuration_deepseek_v3.py). */
+#define DEEPSEEK_V3_D {.vocab = 129280, .hidden = 7168, .inter = 18432, .layers = 61, \
+                       .heads = 128, .max_pos = 4096, .tie = false}
+
+/* DeepseekV3ForCausalLM (models/deepseek_v3/modeling_deepseek_v3.py): V2 blocks,
+ * router with e_score_correction_bias (noaux_tc), MTP layers stored in the
+ * checkpoint.  Kimi-K2 (model_type kimi_k2) ships the same DeepseekV3ForCausalLM
+ * remote code. */
+static const struct moe_spec deepseek_v3 = {
+    .d = DEEPSEEK_V3_D,
+    .experts_key = "n_routed_experts", .experts_def = 256,
+    .topk_key = "num_experts_per_tok", .topk_def = 8,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 2048,
+    .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 1,
+    .score_bias = SCORE_BIAS_NOAUX, .topk_method_def = "noaux_tc",
+    .attn = ATTN_MLA, .attn_bias_key = "attention_bias", .mtp = true,
+    .mla = {.q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128}};
+
+/* DeepseekV32ForCausalLM (models/deepseek_v32): DeepSeek-V3 plus the sparse
+ * attention (DSA) lightning indexer in every attention block, MTP included. */
+static const struct moe_spec deepseek_v32 = {
+    .d = DEEPSEEK_V3_D,
+    .experts_key = "n_routed_experts", .experts_def = 256,
+    .topk_key = "num_experts_per_tok", .topk_def = 8,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 2048,
+    .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 1,
+    .score_bias = SCORE_BIAS_NOAUX, .topk_method_def = "noaux_tc",
+    .attn = ATTN_MLA, .attn_bias_key = "attention_bias", .mtp = true, .dsa_indexer = true,
+    .mla = {.q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128}};
+
 const struct fg_arch fg__arch_moe_table[] = {
+    {"mixtral", "mixture-of-experts decoder", read_moe, &mixtral},
+    {"qwen2_moe", "mixture-of-experts decoder (shared expert)", read_moe, &qwen2_moe},
+    {"qwen3_moe", "mixture-of-experts decoder (q/k norm)", read_moe, &qwen3_moe},
+    {"granitemoe", "mixture-of-experts decoder", read_moe, &granitemoe},
+    {"minimax_m2", "mixture-of-experts decoder (remote code)", read_moe, &minimax_m2},
+    {"gpt_oss", "mixture-of-experts decoder (sinks, windows)", read_moe, &gpt_oss},
+    {"deepseek", "mixture-of-experts decoder (remote code)", read_moe, &deepseek},
+    {"deepseek_v2", "latent-attention mixture-of-experts decoder", read_moe, &deepseek_v2},
+    {"deepseek_v3", "latent-attention mixture-of-experts decoder", read_moe, &deepseek_v3},
+    {"deepseek_v32", "latent-attention MoE decoder (sparse attention)", read_moe,
+     &deepseek_v32},
+    {"kimi_k2", "latent-attention mixture-of-experts decoder", read_moe, &deepseek_v3},
     {NULL, NULL, NULL, NULL},
 };
