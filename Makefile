@@ -56,6 +56,7 @@ CLI_SRCS := \
 # --- tests (one per module; each is its own cmocka binary) ----------------
 TEST_SRCS := \
 	tests/test_config.c \
+	tests/test_arch_moe.c \
 	tests/test_params.c
 
 ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o)
