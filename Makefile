@@ -51,12 +51,14 @@ CLI_SRCS := \
 	cli/main.c \
 	cli/cmd_plan.c \
 	cli/commands.c \
-	cli/model_arg.c
+	cli/model_arg.c \
+	cli/jobopts.c
 
 # --- tests (one per module; each is its own cmocka binary) ----------------
 TEST_SRCS := \
 	tests/test_config.c \
 	tests/test_arch_moe.c \
+	tests/test_arch_hybrid.c \
 	tests/test_params.c
 
 ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o)

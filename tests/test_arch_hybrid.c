@@ -1,0 +1,492 @@
+/*
+ * test_arch_hybrid.c - the hybrid readers (arch_hybrid.c: nemotron_h, lfm2)
+ * and the multimodal wrappers built on the same graph (arch_multimodal.c:
+ * llava, gemma3, qwen2_vl, llama4, kimi_k25): graph shape in layer order,
+ * exact stored counts for the fixtures with a published total, and the
+ * errors a bad layer pattern gets.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "model.h"
+
+#define MODELS "tests/fixtures/models/"
+
+static struct fg_model *load(const char *dir)
+{
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    int rc = fg_model_load(dir, &m, &err);
+    if (rc)
+        print_message("%s: %s\n", dir, err.detail);
+    assert_int_equal(rc, 0);
+    assert_non_null(m);
+    return m;
+}
+
+/* Build from inline JSON; returns the reader's code and fills *out on success. */
+static int build(const char *json, struct fg_model **out, struct fg_err *err)
+{
+    struct fg_config *doc = NULL;
+    *out = NULL;
+    assert_int_equal(fg_config_parse(json, strlen(json), "t.json", &doc, err), 0);
+    int rc = fg_model_from_config(doc, "t", out, err);
+    fg_config_free(doc);
+    return rc;
+}
+
+static size_t count_kind(const struct fg_model *m, enum fg_node_kind k)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        n += m->nodes[i].kind == k;
+    return n;
+}
+
+static const struct fg_node *first_of(const struct fg_model *m, enum fg_node_kind k)
+{
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].kind == k)
+            return &m->nodes[i];
+    return NULL;
+}
+
+static bool has_note(const struct fg_model *m, const char *needle)
+{
+    for (size_t i = 0; i < m->n_notes; i++)
+        if (strstr(m->notes[i], needle))
+            return true;
+    return false;
+}
+
+/* ---- nemotron_h ------------------------------------------------------------ */
+
+static void nemotron_h_should_follow_the_pattern_layer_by_layer(void **state)
+{
+    (void)state;
+    static const char pattern[] = "M-M-M-MM-M-M-M*-M-M-M*-M-M-M-M*-M-M-M-M*-M-MM-M-M-M-M-M-";
+    struct fg_model *m = load(MODELS "nvidia--NVIDIA-Nemotron-Nano-9B-v2");
+    assert_int_equal(m->layers, 56);
+    assert_int_equal(count_kind(m, FG_NODE_MAMBA2), 27);
+    assert_int_equal(count_kind(m, FG_NODE_ATTN), 4);
+    assert_int_equal(count_kind(m, FG_NODE_MLP), 25);
+    assert_int_equal(count_kind(m, FG_NODE_MOE), 0);
+    /* the mixer of layer l is the node after its norm, in pattern order */
+    size_t l = 0;
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        const struct fg_node *n = &m->nodes[i];
+        if (n->kind == FG_NODE_NORM || n->layer < 0)
+            continue;
+        assert_int_equal(n->layer, (int32_t)l);
+        enum fg_node_kind want = pattern[l] == 'M' ? FG_NODE_MAMBA2
+                                 : pattern[l] == '*' ? FG_NODE_ATTN
+                                                     : FG_NODE_MLP;
+        assert_int_equal(n->kind, want);
+        l++;
+    }
+    assert_int_equal(l, 56);
+    fg_model_free(m);
+}
+
+static void nemotron_h_should_count_nano_9b_v2_exactly(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(MODELS "nvidia--NVIDIA-Nemotron-Nano-9B-v2");
+    assert_int_equal(m->params_total, 8888227328ULL);
+    assert_false(m->generic);
+    fg_model_free(m);
+}
+
+static void nemotron_h_should_describe_the_mamba2_mixer(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(MODELS "nvidia--NVIDIA-Nemotron-Nano-9B-v2");
+    const struct fg_node *n = first_of(m, FG_NODE_MAMBA2);
+    assert_non_null(n);
+    assert_string_equal(n->name, "Mamba_1");
+    assert_int_equal(n->hidden, 4480);
+    assert_int_equal(n->width, 4480);
+    assert_int_equal(n->ssm_heads, 128);
+    assert_int_equal(n->ssm_head_dim, 80);
+    assert_int_equal(n->groups, 8);
+    assert_int_equal(n->state, 128);
+    assert_int_equal(n->conv_kernel, 4);
+    assert_int_equal(n->chunk, 128);
+    assert_int_equal(n->nlin, 2);
+    assert_string_equal(n->lin[0].role, "in_proj");
+    /* 2 x 10240 + 2 x 8 x 128 + 128 */
+    assert_int_equal(n->lin[0].out, 22656);
+    assert_string_equal(n->lin[1].role, "out_proj");
+    assert_int_equal(n->lin[1].in, 10240);
+    /* in 4480 x 22656, conv 12288 x (4 + 1), 3 x 128, norm 10240, out 10240 x 4480 */
+    assert_int_equal(n->params, 101498880ULL + 61440 + 384 + 10240 + 45875200ULL);
+    fg_model_free(m);
+}
+
+static void nemotron_h_should_read_moe_layers_of_nano_30b(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(MODELS "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16");
+    assert_int_equal(m->layers, 52);
+    assert_int_equal(count_kind(m, FG_NODE_MAMBA2), 23);
+    assert_int_equal(count_kind(m, FG_NODE_MOE), 23);
+    assert_int_equal(count_kind(m, FG_NODE_ATTN), 6);
+    assert_int_equal(m->experts, 128);
+    assert_int_equal(m->top_k, 6);
+    const struct fg_node *e = first_of(m, FG_NODE_MOE);
+    assert_non_null(e);
+    assert_int_equal(e->layer, 1);
+    assert_int_equal(e->experts, 128);
+    assert_int_equal(e->top_k, 6);
+    assert_int_equal(e->inter, 1856);
+    assert_int_equal(e->shared_inter, 3712);
+    assert_int_equal(e->gated, 0);
+    /* router 128 x 2688 + e_score_correction_bias 128 + 128 x (up + down)
+     * + shared up/down */
+    assert_int_equal(e->buffers, 128);
+    assert_int_equal(e->params, 128ULL * 2688 + 128 + 128ULL * 2 * 2688 * 1856 +
+                                    2ULL * 2688 * 3712);
+    /* NVIDIA quotes 31.6B total for this model */
+    assert_int_equal(m->params_total, 31577940288ULL);
+    fg_model_free(m);
+}
+
+#define NEMO_HEAD "{\"model_type\": \"nemotron_h\", \"hidden_size\": 64, " \
+                  "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"head_dim\": 16, " \
+                  "\"mamba_num_heads\": 4, \"mamba_head_dim\": 16, \"n_groups\": 2, " \
+                  "\"ssm_state_size\": 8, \"intermediate_size\": 128, \"vocab_size\": 100, "
+
+static void nemotron_h_should_reject_pattern_of_wrong_length_naming_key(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    int rc = build(NEMO_HEAD "\"num_hidden_layers\": 4, \"hybrid_override_pattern\": \"M*-\"}",
+                   &m, &err);
+    assert_int_equal(rc, FG_E_RANGE);
+    assert_null(m);
+    assert_non_null(strstr(err.detail, "hybrid_override_pattern"));
+    assert_non_null(strstr(err.detail, "t.json"));
+    fg_model_free(m);
+}
+
+static void nemotron_h_should_reject_unknown_pattern_letter_naming_key(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    int rc = build(NEMO_HEAD "\"num_hidden_layers\": 3, \"hybrid_override_pattern\": \"M*X\"}",
+                   &m, &err);
+    assert_int_equal(rc, FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "hybrid_override_pattern"));
+    assert_non_null(strstr(err.detail, "'X'"));
+    fg_model_free(m);
+}
+
+static void nemotron_h_should_need_a_pattern(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    int rc = build(NEMO_HEAD "\"num_hidden_layers\": 3}", &m, &err);
+    assert_int_equal(rc, FG_E_MISSING);
+    assert_non_null(strstr(err.detail, "hybrid_override_pattern"));
+    fg_model_free(m);
+}
+
+static void nemotron_h_should_read_layers_block_type_like_the_pattern(void **state)
+{
+    (void)state;
+    struct fg_model *a = NULL, *b = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build(NEMO_HEAD "\"hybrid_override_pattern\": \"M*-E\"}", &a, &err), 0);
+    assert_int_equal(build(NEMO_HEAD "\"layers_block_type\": [\"mamba\", \"full_attention\", "
+                                     "\"mlp\", \"moe\"]}", &b, &err), 0);
+    assert_int_equal(a->layers, 4);
+    assert_int_equal(a->params_total, b->params_total);
+    assert_int_equal(a->n_nodes, b->n_nodes);
+    for (size_t i = 0; i < a->n_nodes; i++)
+        assert_int_equal(a->nodes[i].kind, b->nodes[i].kind);
+    fg_model_free(a);
+    fg_model_free(b);
+    assert_int_equal(build(NEMO_HEAD "\"layers_block_type\": [\"mamba\", \"conv\"]}", &a, &err),
+                     FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "layers_block_type"));
+    fg_model_free(a);
+}
+
+/* ---- lfm2 ---------------------------------------------------------------- */
+
+static void lfm2_should_count_1_2b_exactly_with_convs_and_attention(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(MODELS "LiquidAI--LFM2-1.2B");
+    assert_int_equal(m->params_total, 1170340608ULL);
+    assert_int_equal(count_kind(m, FG_NODE_SHORTCONV), 10);
+    assert_int_equal(count_kind(m, FG_NODE_ATTN), 6);
+    assert_int_equal(count_kind(m, FG_NODE_MLP), 16);
+    assert_true(m->tied);
+    const struct fg_node *a = first_of(m, FG_NODE_ATTN);
+    assert_int_equal(a->layer, 2); /* full_attn_idxs starts at 2 */
+    const struct fg_node *s = first_of(m, FG_NODE_SHORTCONV);
+    assert_int_equal(s->conv_kernel, 3);
+    assert_int_equal(s->hidden, 2048);
+    assert_string_equal(s->lin[0].role, "in_proj");
+    assert_int_equal(s->lin[0].out, 3 * 2048);
+    /* block_ff_dim 12288 auto-adjusted: int(2/3 x 12288) rounded to 256 */
+    assert_int_equal(first_of(m, FG_NODE_MLP)->inter, 8192);
+    fg_model_free(m);
+}
+
+#define LFM_HEAD "{\"model_type\": \"lfm2\", \"hidden_size\": 64, \"num_attention_heads\": 4, " \
+                 "\"num_key_value_heads\": 2, \"num_hidden_layers\": 3, \"vocab_size\": 100, " \
+                 "\"block_ff_dim\": 192, "
+
+static void lfm2_should_read_layer_types_like_full_attn_idxs(void **state)
+{
+    (void)state;
+    struct fg_model *a = NULL, *b = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build(LFM_HEAD "\"full_attn_idxs\": [1]}", &a, &err), 0);
+    assert_int_equal(build(LFM_HEAD "\"layer_types\": [\"conv\", \"full_attention\", \"conv\"]}",
+                           &b, &err), 0);
+    assert_int_equal(count_kind(a, FG_NODE_SHORTCONV), 2);
+    assert_int_equal(count_kind(a, FG_NODE_ATTN), 1);
+    assert_int_equal(a->params_total, b->params_total);
+    fg_model_free(a);
+    fg_model_free(b);
+    assert_int_equal(build(LFM_HEAD "\"layer_types\": [\"conv\", \"mamba\", \"conv\"]}", &a,
+                           &err), FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "layer_types"));
+    assert_non_null(strstr(err.detail, "mamba"));
+    fg_model_free(a);
+}
+
+static void lfm2_should_reject_conv_dim_other_than_hidden(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build(LFM_HEAD "\"conv_dim\": 32}", &m, &err), FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "conv_dim"));
+    fg_model_free(m);
+}
+
+/* ---- multimodal wrappers ---------------------------------------------------- */
+
+/* Tower and projector come first, in the tower stack, then the text model. */
+static void assert_tower_in_front(const struct fg_model *m)
+{
+    assert_true(m->n_nodes > 3);
+    assert_int_equal(m->nodes[0].kind, FG_NODE_VISION);
+    assert_int_equal(m->nodes[0].stack, FG_STACK_TOWER);
+    assert_int_equal(m->nodes[0].layer, -1);
+    assert_int_equal(m->nodes[1].kind, FG_NODE_OTHER);
+    assert_string_equal(m->nodes[1].name, "Projector");
+    assert_int_equal(m->nodes[1].stack, FG_STACK_TOWER);
+    assert_int_equal(m->nodes[2].kind, FG_NODE_EMBED);
+    assert_int_equal(count_kind(m, FG_NODE_VISION), 1);
+}
+
+static void llava_should_have_a_clip_tower_and_llama_text(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(MODELS "llava-hf--llava-1.5-7b-hf");
+    assert_tower_in_front(m);
+    /* CLIP ViT-L/14-336: 24 x 1024, 577 positions, pre and post LayerNorm */
+    assert_int_equal(m->nodes[0].params, 303507456ULL);
+    assert_int_equal(m->nodes[0].hidden, 1024);
+    /* 1024 -> 4096 -> 4096 with biases */
+    assert_int_equal(m->nodes[1].params, 1024ULL * 4096 + 4096 + 4096ULL * 4096 + 4096);
+    /* text: LlamaConfig defaults (Llama-2-7B) with vocab 32064 */
+    assert_int_equal(m->layers, 32);
+    assert_int_equal(m->hidden, 4096);
+    assert_int_equal(m->vocab, 32064);
+    assert_int_equal(fg_model_main_layers(m), 32);
+    /* the published llava-1.5-7b-hf parameter count */
+    assert_int_equal(m->params_total, 7063427072ULL);
+    fg_model_free(m);
+}
+
+static void gemma3_should_count_medgemma_27b_exactly(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(MODELS "google--medgemma-27b-it");
+    assert_tower_in_front(m);
+    /* SigLIP 27 x 1152 at 896 px, no pooling head */
+    assert_int_equal(m->nodes[0].params, 416866032ULL);
+    assert_int_equal(m->nodes[1].params, 1152ULL * 5376 + 1152);
+    assert_int_equal(m->params_total, 27432406640ULL);
+    fg_model_free(m);
+}
+
+static void qwen2_vl_should_count_olmocr_exactly_from_root_text_keys(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(MODELS "allenai--olmOCR-7B-0225-preview");
+    assert_tower_in_front(m);
+    assert_int_equal(m->layers, 28);
+    assert_int_equal(m->hidden, 3584);
+    assert_int_equal(m->params_total, 8291375616ULL);
+    fg_model_free(m);
+}
+
+static void kimi_k25_should_count_exactly_through_the_kimi_k2_reader(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(MODELS "moonshotai--Kimi-K2.5");
+    assert_tower_in_front(m);
+    assert_int_equal(m->params_total, 1026879376368ULL);
+    fg_model_free(m);
+}
+
+static void llama4_should_count_text_and_say_vision_config_is_missing(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(MODELS "meta-llama--Llama-4-Scout-17B-16E-Instruct");
+    assert_int_equal(count_kind(m, FG_NODE_VISION), 0);
+    assert_true(has_note(m, "vision_config absent"));
+    assert_int_equal(m->layers, 48);
+    assert_int_equal(count_kind(m, FG_NODE_MOE), 48);
+    assert_int_equal(m->experts, 16);
+    assert_int_equal(m->top_k, 1);
+    /* the text model alone; the published total also holds the vision
+     * encoder and projector (see the next test) */
+    assert_int_equal(m->params_total, 107769861120ULL);
+    fg_model_free(m);
+}
+
+/* The vendored Scout config was trimmed of vision_config; with the published
+ * one put back the count is the checkpoint's. */
+static void llama4_should_count_scout_exactly_with_its_vision_config(void **state)
+{
+    (void)state;
+    FILE *f = fopen(MODELS "meta-llama--Llama-4-Scout-17B-16E-Instruct/config.json", "rb");
+    assert_non_null(f);
+    char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    cJSON *root = cJSON_Parse(buf);
+    assert_non_null(root);
+    cJSON *v = cJSON_Parse("{\"hidden_size\": 1408, \"image_size\": 336, "
+                           "\"intermediate_size\": 5632, \"model_type\": \"llama4_vision_model\", "
+                           "\"num_attention_heads\": 16, \"num_channels\": 3, "
+                           "\"num_hidden_layers\": 34, \"patch_size\": 14, "
+                           "\"pixel_shuffle_ratio\": 0.5, \"projector_input_dim\": 4096, "
+                           "\"projector_output_dim\": 4096, \"vision_output_dim\": 4096}");
+    assert_non_null(v);
+    cJSON_AddItemToObject(root, "vision_config", v);
+    char *text = cJSON_PrintUnformatted(root);
+    cJSON_Delete(root);
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    int rc = build(text, &m, &err);
+    free(text);
+    assert_int_equal(rc, 0);
+    assert_tower_in_front(m);
+    assert_int_equal(m->params_total, 108641793536ULL);
+    fg_model_free(m);
+}
+
+static void multimodal_should_read_unknown_text_type_as_generic_with_a_note(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    int rc = build("{\"model_type\": \"llava\", \"text_config\": {\"model_type\": \"nova\", "
+                   "\"hidden_size\": 64, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                   "\"vocab_size\": 100}, \"vision_config\": {\"hidden_size\": 32, "
+                   "\"intermediate_size\": 64, \"num_hidden_layers\": 1, "
+                   "\"num_attention_heads\": 2, \"image_size\": 28, \"patch_size\": 14}}",
+                   &m, &err);
+    assert_int_equal(rc, 0);
+    assert_true(m->generic);
+    assert_true(has_note(m, "'nova'"));
+    assert_tower_in_front(m);
+    fg_model_free(m);
+}
+
+static void multimodal_should_refuse_a_wrapper_as_text_model(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    int rc = build("{\"model_type\": \"llava\", \"text_config\": {\"model_type\": \"gemma3\"}}",
+                   &m, &err);
+    assert_int_equal(rc, FG_E_UNSUPPORTED);
+    assert_non_null(strstr(err.detail, "gemma3"));
+    fg_model_free(m);
+}
+
+static void multimodal_should_reject_vision_config_that_is_not_an_object(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    int rc = build("{\"model_type\": \"gemma3\", \"vision_config\": 7}", &m, &err);
+    assert_int_equal(rc, FG_E_TYPE);
+    assert_non_null(strstr(err.detail, "vision_config"));
+    fg_model_free(m);
+}
+
+static void siglip_should_count_the_pooling_head_when_enabled(void **state)
+{
+    (void)state;
+    struct fg_model *a = NULL, *b = NULL;
+    struct fg_err err = {0};
+    const char *fmt = "{\"model_type\": \"gemma3\", \"text_config\": {\"hidden_size\": 64, "
+                      "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                      "\"num_key_value_heads\": 2, \"head_dim\": 16, \"intermediate_size\": 128, "
+                      "\"vocab_size\": 100}, \"vision_config\": {\"hidden_size\": 32, "
+                      "\"intermediate_size\": 64, \"num_hidden_layers\": 1, "
+                      "\"num_attention_heads\": 2, \"image_size\": 28, \"patch_size\": 14, "
+                      "\"vision_use_head\": %s}}";
+    char json[1024];
+    snprintf(json, sizeof json, fmt, "false");
+    assert_int_equal(build(json, &a, &err), 0);
+    snprintf(json, sizeof json, fmt, "true");
+    assert_int_equal(build(json, &b, &err), 0);
+    /* probe + MHA in/out + LayerNorm + MLP */
+    uint64_t h = 32, f = 64;
+    assert_int_equal(b->nodes[0].params - a->nodes[0].params,
+                     h + 4 * h * h + 4 * h + 2 * h + 2 * h * f + f + h);
+    fg_model_free(a);
+    fg_model_free(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(nemotron_h_should_follow_the_pattern_layer_by_layer),
+        cmocka_unit_test(nemotron_h_should_count_nano_9b_v2_exactly),
+        cmocka_unit_test(nemotron_h_should_describe_the_mamba2_mixer),
+        cmocka_unit_test(nemotron_h_should_read_moe_layers_of_nano_30b),
+        cmocka_unit_test(nemotron_h_should_reject_pattern_of_wrong_length_naming_key),
+        cmocka_unit_test(nemotron_h_should_reject_unknown_pattern_letter_naming_key),
+        cmocka_unit_test(nemotron_h_should_need_a_pattern),
+        cmocka_unit_test(nemotron_h_should_read_layers_block_type_like_the_pattern),
+        cmocka_unit_test(lfm2_should_count_1_2b_exactly_with_convs_and_attention),
+        cmocka_unit_test(lfm2_should_read_layer_types_like_full_attn_idxs),
+        cmocka_unit_test(lfm2_should_reject_conv_dim_other_than_hidden),
+        cmocka_unit_test(llava_should_have_a_clip_tower_and_llama_text),
+        cmocka_unit_test(gemma3_should_count_medgemma_27b_exactly),
+        cmocka_unit_test(qwen2_vl_should_count_olmocr_exactly_from_root_text_keys),
+        cmocka_unit_test(kimi_k25_should_count_exactly_through_the_kimi_k2_reader),
+        cmocka_unit_test(llama4_should_count_text_and_say_vision_config_is_missing),
+        cmocka_unit_test(llama4_should_count_scout_exactly_with_its_vision_config),
+        cmocka_unit_test(multimodal_should_read_unknown_text_type_as_generic_with_a_note),
+        cmocka_unit_test(multimodal_should_refuse_a_wrapper_as_text_model),
+        cmocka_unit_test(multimodal_should_reject_vision_config_that_is_not_an_object),
+        cmocka_unit_test(siglip_should_count_the_pooling_head_when_enabled),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
