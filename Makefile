@@ -51,8 +51,7 @@ CLI_SRCS := \
 	cli/main.c \
 	cli/cmd_plan.c \
 	cli/commands.c \
-	cli/model_arg.c \
-	cli/jobopts.c
+	cli/model_arg.c
 
 # --- tests (one per module; each is its own cmocka binary) ----------------
 TEST_SRCS := \
