@@ -51,7 +51,8 @@ CLI_SRCS := \
 	cli/main.c \
 	cli/cmd_plan.c \
 	cli/commands.c \
-	cli/model_arg.c
+	cli/model_arg.c \
+	cli/jobopts.c
 
 # --- tests (one per module; each is its own cmocka binary) ----------------
 TEST_SRCS := \

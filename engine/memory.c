@@ -248,14 +248,16 @@ static uint64_t node_act_per_token(const struct fg_node *n, unsigned c, unsigned
         return (uint64_t)(c + 4) * n->experts + n->top_k * per_slot + shared / tp;
     }
     case FG_NODE_MAMBA2: {
-        /* mamba_ssm's fused mamba_split_conv1d_scan_combined saves the in_proj
-         * output and the pre-out_proj activation; conv output, scan output
-         * and the gated RMSNorm stats are recomputed or small.  Chunk states
-         * are recomputed in backward (mamba_chunk_scan_combined). */
+        /* Training goes through mamba_ssm's fused mamba_split_conv1d_scan_combined
+         * (NemotronH / Mamba2 cuda_kernels_forward when training): its autograd
+         * Function saves the in_proj output zxbcdt and the scan output out_x,
+         * plus fp32 rstd per group; conv output, chunk states, the gated norm
+         * and out_proj input are recomputed in backward.  (Without the
+         * kernels, transformers' torch_forward keeps chunk x chunk decay
+         * matrices per head: far more; not modelled.) */
         uint64_t d_inner = (uint64_t)n->ssm_heads * n->ssm_head_dim;
-        uint64_t gs = 2ull * n->groups * n->state;
-        uint64_t d_in_proj = 2 * d_inner + gs + n->ssm_heads;
-        return c * (d_in_proj + (d_inner + gs) + 2 * d_inner) / tp + 4 * d_inner / tp;
+        uint64_t d_in_proj = 2 * d_inner + 2ull * n->groups * n->state + n->ssm_heads;
+        return c * (d_in_proj + d_inner) / tp + 4ull * (n->groups ? n->groups : 1);
     }
     case FG_NODE_SHORTCONV:
         /* LFM2 gated short conv: in_proj to B, C, x (3h), B*x, conv out, C*conv. */
@@ -360,6 +362,7 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
     e->b.activations = mul_sat(work, job->batch);
     e->static_bytes = wbytes;
     e->per_sample_bytes = add_sat(add_sat(kv, state), work);
+    e->total_bytes = fg_estimate_at(e, job->batch);
     add_line(e, "weights", wbytes, false, "serving dtype",
              "bf16 weights: 2 B x %llu params", (unsigned long long)weights);
     add_line(e, "kv_cache", kv, true, "GQA/MLA/window-aware KV",

@@ -1,0 +1,28 @@
+/* jobopts.h - the job options shared by plan and check (DESIGN.md "The CLI contract"). */
+#ifndef FG_CLI_JOBOPTS_H
+#define FG_CLI_JOBOPTS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memory.h"
+
+struct fg_cli_opts {
+    const char *model;
+    struct fg_job job;
+    bool mode_set, seq_set;
+    const char *gpu;          /* --gpu NAME */
+    uint32_t gpus, nodes;     /* --gpus N, --nodes N */
+    bool json, structure;
+    double headroom, conservative;
+    uint64_t samples, epochs, global_batch;
+    double utilisation;
+};
+
+/*
+ * Parse argv[1..] (argv[0] is the subcommand).  Returns 0, or 2 after
+ * printing a clear message naming the bad option to stderr.
+ */
+int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o);
+
+#endif
