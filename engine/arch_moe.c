@@ -92,7 +92,7 @@ struct moe_cfg {
     const struct moe_spec *s;
     uint64_t experts, top_k, moe_inter, shared_n, shared_inter;
     uint64_t sparse_step, first_k, layer_freq;
-    bool mlp_only[FG_MAX_LAYERS + 8];
+    bool mlp_only[FG_MAX_LAYERS];
     bool attn_bias, qkv_bias, qk_norm, score_bias;
     uint64_t q_lora, kv_lora, nope, rope, v;
     uint64_t index_heads, index_head_dim;
@@ -416,10 +416,10 @@ static int read_experts(const struct fg_cfg *c, const struct fg_model *m, struct
 {
     const struct moe_spec *s = k->s;
     int rc;
-    if ((rc = fg_cfg_u64(c, s->experts_key, s->experts_def, 1, FG_MAX_EXPERTS, &k->experts, err)))
+    if ((rc = fg_cfg_u64(c, s->experts_key, s->experts_def, 0, FG_MAX_EXPERTS, &k->experts, err)))
         return rc;
     if (k->experts == 0)
-        return 0; /* the class default is a dense model */
+        return 0; /* no experts (or the class default None): every layer is dense */
     if (s->topk_def)
         rc = fg_cfg_u64(c, s->topk_key, s->topk_def, 1, FG_MAX_EXPERTS, &k->top_k, err);
     else
@@ -502,8 +502,8 @@ static int read_mla(const struct fg_cfg *c, struct fg_model *m, struct moe_cfg *
     else if ((rc = fg_cfg_u64(c, "q_lora_rank", d->q_lora, 0, FG_MAX_HIDDEN, &k->q_lora, err)))
         return rc;
     if (!ql && !d->q_lora)
-        fg__model_note(m, "q_lora_rank is absent: read as null (no query compression), as "
-                          "configs that drop null values write DeepSeek-V2-Lite");
+        fg__model_note(m, "q_lora_rank is absent: read as null (a plain q_proj, as DeepSeek-V2-Lite "
+                          "publishes it), not the class default 1536");
     if ((rc = fg_cfg_u64(c, "kv_lora_rank", d->kv_lora, 1, FG_MAX_HIDDEN, &k->kv_lora, err)) ||
         (rc = fg_cfg_u64(c, "qk_nope_head_dim", d->nope, 0, 1u << 14, &k->nope, err)) ||
         (rc = fg_cfg_u64(c, "qk_rope_head_dim", d->rope, 1, 1u << 14, &k->rope, err)) ||
