@@ -59,7 +59,8 @@ TEST_SRCS := \
 	tests/test_config.c \
 	tests/test_arch_moe.c \
 	tests/test_arch_hybrid.c \
-	tests/test_params.c
+	tests/test_params.c \
+	tests/test_memory.c
 
 ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o)
 POLICY_OBJS := $(POLICY_SRCS:%.c=$(BUILD)/%.o)
