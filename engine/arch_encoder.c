@@ -1,8 +1,701 @@
 /*
- * arch_encoder.c - encoder architecture readers (filled in by their own change).
+ * arch_encoder.c - bidirectional encoders and encoder-decoders:
+ *
+ *   bert        BertModel / BertFor* (transformers models/bert)
+ *   nomic_bert  NomicBertModel, nomic-ai/nomic-bert-2048 remote code
+ *               (modeling_hf_nomic_bert.py), with the megablocks MoE layers
+ *               of nomic-embed-text-v2-moe
+ *   t5, mt5     T5ForConditionalGeneration / T5EncoderModel (models/t5),
+ *               MT5ForConditionalGeneration (models/mt5, same tensors)
+ *   whisper     WhisperForConditionalGeneration (models/whisper)
+ *
+ * Encoder blocks are post-norm here (attention, norm, MLP, norm) except T5
+ * and Whisper, which are pre-norm.  Encoder-decoders put their encoder nodes
+ * in FG_STACK_ENCODER (names prefixed "Enc.") and their decoder in
+ * FG_STACK_MAIN; the shared token embedding sits in the main stack.
+ *
+ * What a published checkpoint stores beyond the module's parameters (task
+ * heads, persistent buffers, tensors the class no longer builds) is a named
+ * rule, decided from the config (architectures, transformers_version,
+ * feed_forward_proj), each with the measurement it rests on.
  */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
 #include "arch.h"
 
+/* ---- helpers -------------------------------------------------------------- */
+
+/* The alias of keys that the config uses (the first one when none is there). */
+static const char *key_used(const struct fg_cfg *c, const char *keys, char *buf, size_t len)
+{
+    const char *first_end = strchr(keys, '|');
+    for (const char *p = keys;;) {
+        const char *e = strchr(p, '|');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        snprintf(buf, len, "%.*s", (int)n, p);
+        if (fg_cfg_has(c, buf))
+            return buf;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    snprintf(buf, len, "%.*s", (int)(first_end ? (size_t)(first_end - keys) : strlen(keys)), keys);
+    return buf;
+}
+
+/* FG_E_RANGE naming both keys when heads does not divide hidden. */
+static int check_heads(const struct fg_cfg *c, const char *hidden_key, uint64_t hidden,
+                       const char *heads_key, uint64_t heads, struct fg_err *err)
+{
+    char hk[64], nk[64];
+    if (hidden % heads == 0)
+        return 0;
+    return fg_err_set(err, FG_E_RANGE, "%s: key '%s' = %llu is not divisible by key '%s' = %llu "
+                      "(attention heads)", c->origin, key_used(c, hidden_key, hk, sizeof hk),
+                      (unsigned long long)hidden, key_used(c, heads_key, nk, sizeof nk),
+                      (unsigned long long)heads);
+}
+
+/* A table that is not a linear map (position / token-type embedding, conv
+ * stem, pooler ...): rows x width scalars, output width. */
+static struct fg_node *add_table(struct fg_model *m, enum fg_node_kind kind, const char *name,
+                                 uint64_t rows, uint64_t width, struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add(m, kind, -1, name, err);
+    if (!n)
+        return NULL;
+    n->params = rows * width;
+    n->hidden = (uint32_t)width;
+    n->width = (uint32_t)width;
+    snprintf(n->desc, sizeof n->desc, "%llu x %llu", (unsigned long long)rows,
+             (unsigned long long)width);
+    return n;
+}
+
+/* Move nodes [from, end) to the encoder stack, names prefixed "Enc.". */
+static void mark_encoder(struct fg_model *m, size_t from)
+{
+    for (size_t i = from; i < m->n_nodes; i++) {
+        struct fg_node *n = &m->nodes[i];
+        char name[sizeof n->name];
+        n->stack = FG_STACK_ENCODER;
+        snprintf(name, sizeof name, "Enc.%.27s", n->name);
+        memcpy(n->name, name, sizeof n->name);
+    }
+}
+
+/* True when the architectures list names cls. */
+static int has_arch(const struct fg_cfg *c, const char *cls, bool *out, struct fg_err *err)
+{
+    const char *a[16];
+    size_t n = 0;
+    int rc = fg_cfg_str_array(c, "architectures", a, 16, &n, err);
+    *out = false;
+    for (size_t i = 0; i < n && i < 16; i++)
+        if (strcmp(a[i], cls) == 0)
+            *out = true;
+    return rc;
+}
+
+/* transformers_version as major * 1000 + minor; 0 when absent or unreadable. */
+static unsigned tf_version(const struct fg_cfg *c)
+{
+    const char *v = NULL;
+    if (fg_cfg_str(c, "transformers_version", NULL, &v, NULL) || !v)
+        return 0;
+    char *end;
+    unsigned long major = strtoul(v, &end, 10);
+    if (end == v || *end != '.')
+        return 0;
+    const char *p = end + 1;
+    unsigned long minor = strtoul(p, &end, 10);
+    if (end == p || major > 1000 || minor > 999)
+        return 0;
+    return (unsigned)(major * 1000 + minor);
+}
+
+/* ---- BERT ----------------------------------------------------------------- */
+
+/*
+ * What a BERT checkpoint stores beyond the encoder, by the class the
+ * architectures list names (the first known one; absent = the Google layout).
+ *   pooler   BertPooler dense hidden x hidden + bias (add_pooling_layer)
+ *   PRETRAIN BertPreTrainingHeads: predictions.transform (dense + LayerNorm),
+ *            predictions.bias (vocab; decoder.weight is tied to the word
+ *            embeddings and not written), seq_relationship hidden x 2 + 2
+ *   LABELS   classifier hidden x num_labels + num_labels
+ *   QA       qa_outputs hidden x 2 + 2
+ */
+enum bert_head { BH_NONE, BH_PRETRAIN, BH_LABELS, BH_ONE, BH_QA };
+
+struct bert_task {
+    const char *cls;
+    bool pooler;
+    enum bert_head head;
+};
+
+static const struct bert_task bert_tasks[] = {
+    {"BertForPreTraining", true, BH_PRETRAIN},
+    /* The published google-bert checkpoints name BertForMaskedLM but store the
+     * whole BertForPreTraining state (pooler + MLM + NSP): bert-base-uncased's
+     * model.safetensors holds 110,106,428 scalars = BertModel 109,482,240 +
+     * MLM 622,650 + NSP 1,538 (huggingface.js / safetensors metadata tables). */
+    {"BertForMaskedLM", true, BH_PRETRAIN},
+    /* Copies of those configs re-saved through AutoModel say BertModel while
+     * the weight file next to them is still the Google one (the
+     * bert-base-uncased fixture: transformers 5.2.0 re-save, published file).
+     * A checkpoint written by BertModel itself (sentence embedders) has no
+     * cls.* tensors: the count is high by the heads, and says so in a note. */
+    {"BertModel", true, BH_PRETRAIN},
+    {"BertForSequenceClassification", true, BH_LABELS},
+    {"BertForMultipleChoice", true, BH_ONE},
+    {"BertForTokenClassification", false, BH_LABELS},
+    {"BertForQuestionAnswering", false, BH_QA},
+    {NULL, false, BH_NONE},
+};
+
+/* num_labels: the key, else the size of id2label (PretrainedConfig), else 2. */
+static int read_num_labels(const struct fg_cfg *c, uint64_t *out, struct fg_err *err)
+{
+    struct fg_cfg labels;
+    if (fg_cfg_has(c, "num_labels"))
+        return fg_cfg_u64(c, "num_labels", 2, 1, 1u << 20, out, err);
+    *out = 2;
+    if (fg_cfg_has(c, "id2label")) {
+        if (!fg_cfg_child(c, "id2label", &labels, err))
+            return err ? err->code : FG_E_TYPE;
+        int n = cJSON_GetArraySize(labels.obj);
+        if (n < 1)
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'id2label' is empty", c->origin);
+        *out = (uint64_t)n;
+    }
+    return 0;
+}
+
+static const struct bert_task *bert_task_of(const struct fg_cfg *c, struct fg_err *err, int *rc)
+{
+    const char *a[16];
+    size_t n = 0;
+    *rc = fg_cfg_str_array(c, "architectures", a, 16, &n, err);
+    if (*rc)
+        return NULL;
+    for (size_t i = 0; i < n && i < 16; i++)
+        for (const struct bert_task *t = bert_tasks; t->cls; t++)
+            if (strcmp(a[i], t->cls) == 0)
+                return t;
+    return n ? NULL : &bert_tasks[0];
+}
+
+/* BertConfig defaults (google-bert/bert-base-uncased shapes). */
+static const struct fg_core_defaults bert_defaults = {
+    .vocab = 30522, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12, .max_pos = 512,
+    .tie = true};
+
+/*
+ * BertModel: embeddings (word, position, token_type, LayerNorm), then per
+ * layer BertSelfAttention q/k/v + BertSelfOutput dense (all biased), LayerNorm,
+ * BertIntermediate + BertOutput (plain GELU, biased), LayerNorm.  Relative
+ * position_embedding_type adds distance_embedding (2 x max_pos - 1) x head_dim
+ * to every attention.
+ */
+static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                     struct fg_err *err)
+{
+    (void)spec;
+    int rc;
+    uint64_t types, labels = 2;
+    bool cross = false;
+    const char *pos_type = NULL;
+    if ((rc = fg__read_core(c, m, &bert_defaults, err)) ||
+        (rc = fg_cfg_u64(c, "type_vocab_size", 2, 0, FG_MAX_VOCAB, &types, err)) ||
+        (rc = fg_cfg_str(c, "position_embedding_type", "absolute", &pos_type, err)) ||
+        (rc = fg_cfg_bool(c, "add_cross_attention", false, &cross, err)))
+        return rc;
+    if (cross)
+        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'add_cross_attention' is true: BERT as "
+                          "a decoder with cross-attention is not supported", c->origin);
+    bool relative = strcmp(pos_type, "absolute") != 0;
+    if (relative && strcmp(pos_type, "relative_key") != 0 &&
+        strcmp(pos_type, "relative_key_query") != 0)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'position_embedding_type' = '%s'; expected "
+                          "absolute, relative_key or relative_key_query", c->origin, pos_type);
+    const struct bert_task *task = bert_task_of(c, err, &rc);
+    if (rc)
+        return rc;
+    if (!task) {
+        const char *a[1];
+        size_t n = 0;
+        fg_cfg_str_array(c, "architectures", a, 1, &n, NULL);
+        fg__model_note(m, "architectures names %.60s: its task head is not counted (BertModel "
+                       "with pooler)", n ? a[0] : "?");
+        static const struct bert_task plain = {"BertModel", true, BH_NONE};
+        task = &plain;
+    }
+    if ((task->head == BH_LABELS) && (rc = read_num_labels(c, &labels, err)))
+        return rc;
+
+    /* Until transformers 4.31 BertEmbeddings.position_ids was a persistent
+     * buffer (1 x max_position_embeddings int64), written with the weights:
+     * BAAI/bge-large-zh-v1.5 (config 4.30.0) has model.safetensors of
+     * 1,302,138,752 B, exactly its BertModel in fp32 plus that buffer. */
+    unsigned ver = tf_version(c);
+    bool position_ids = ver >= 3001 && ver < 4031;
+
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    struct fg_node *n = add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
+                                  m->hidden, err);
+    if (!n)
+        return FG_E_NOMEM;
+    if (position_ids) {
+        n->params += m->max_pos;
+        n->buffers += m->max_pos;
+        fg__model_rule(m, "embeddings.position_ids buffer stored (transformers < 4.31; in "
+                       "Position embedding)", 0);
+    }
+    if (types && !add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, m->hidden, err))
+        return FG_E_NOMEM;
+    if ((rc = fg__add_norm(m, -1, "Embedding norm", m->hidden, FG_NORM_LN, err)))
+        return rc;
+    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
+                              .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true,
+                              .bidirectional = true};
+    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .bias = true};
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        if (!(n = fg__add_attention(m, li, &a, err)))
+            return err ? err->code : FG_E_NOMEM;
+        if (relative)
+            n->params += (2 * m->max_pos - 1) * m->head_dim;
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
+            !fg__add_mlp(m, li, &f, err) ||
+            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
+            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+    }
+    if (task->pooler) {
+        if (!(n = add_table(m, FG_NODE_OTHER, "Pooler", m->hidden + 1, m->hidden, err)))
+            return FG_E_NOMEM;
+        snprintf(n->desc, sizeof n->desc, "dense %llu x %llu + bias",
+                 (unsigned long long)m->hidden, (unsigned long long)m->hidden);
+    }
+    m->encoder_only = true;
+    m->tied = true;
+    switch (task->head) {
+    case BH_PRETRAIN:
+        /* One FG_NODE_HEAD (the MLM head, vocab wide); NSP is a 2-way task
+         * head kept as an "other" node so the graph has one LM-width head. */
+        if (!(n = fg__model_add(m, FG_NODE_HEAD, -1, "MLM head", err)))
+            return FG_E_NOMEM;
+        n->params = m->hidden * m->hidden + m->hidden + 2 * m->hidden + m->vocab;
+        n->hidden = (uint32_t)m->hidden;
+        n->width = (uint32_t)m->vocab;
+        snprintf(n->desc, sizeof n->desc, "transform %llu + LN, decoder tied, bias %llu",
+                 (unsigned long long)m->hidden, (unsigned long long)m->vocab);
+        if (!(n = add_table(m, FG_NODE_OTHER, "NSP head", m->hidden + 1, 2, err)))
+            return FG_E_NOMEM;
+        n->hidden = (uint32_t)m->hidden;
+        snprintf(n->desc, sizeof n->desc, "seq_relationship %llu x 2 + bias",
+                 (unsigned long long)m->hidden);
+        fg__model_rule(m, "BERT pre-training heads stored (cls.predictions + cls.seq_relationship"
+                       "; in MLM head, NSP head)", 0);
+        if (strcmp(task->cls, "BertModel") == 0)
+            fg__model_note(m, "architectures names BertModel: counted the pre-training heads the "
+                           "published Google BERT files store; a headless BertModel save holds "
+                           "%llu fewer scalars", (unsigned long long)(
+                               m->hidden * m->hidden + 3 * m->hidden + m->vocab +
+                               2 * m->hidden + 2));
+        break;
+    case BH_LABELS:
+    case BH_ONE:
+    case BH_QA: {
+        uint64_t out = task->head == BH_LABELS ? labels : task->head == BH_ONE ? 1 : 2;
+        if (!(n = fg__model_add(m, FG_NODE_HEAD, -1, "Task head", err)))
+            return FG_E_NOMEM;
+        fg__node_linear(n, "head", m->hidden, out, 1, true);
+        n->hidden = (uint32_t)m->hidden;
+        n->width = (uint32_t)out;
+        snprintf(n->desc, sizeof n->desc, "%s %llu x %llu", task->cls,
+                 (unsigned long long)m->hidden, (unsigned long long)out);
+        break;
+    }
+    case BH_NONE:
+        break;
+    }
+    return 0;
+}
+
+/* ---- nomic_bert ----------------------------------------------------------- */
+
+/*
+ * NomicBertModel (NomicBertConfig is a GPT2Config: n_embd, n_layer, n_head,
+ * n_inner, n_positions):
+ *   embeddings   word (vocab rounded up to pad_vocab_size_multiple), a
+ *                position table only when rotary_emb_fraction is 0,
+ *                token_type when type_vocab_size > 0, then emb_ln
+ *   attention    Wqkv fused hidden -> 3 hidden and out_proj, both biased by
+ *                qkv_proj_bias; norm1 after it (post-norm; prenorm moves the
+ *                norms, not their count)
+ *   MLP          fc1 / fc2 biased by mlp_fc1_bias / mlp_fc2_bias; GLU
+ *                activations use fc11 + fc12 of n_inner (default 8h/3)
+ *                rounded up to 256 (NomciBertGatedMLP)
+ *   MoE          layers with i % moe_every_n_layers == 1: router
+ *                hidden -> num_experts without bias, megablocks experts w1 / w2
+ *                of num_experts x n_inner x hidden without per-expert bias,
+ *                one shared output bias of hidden
+ *   pooler       only with add_pooling_layer
+ * nomic-embed-text-v2-moe counts 475,292,928 with these shapes (the Hub's
+ * safetensors total).
+ */
+static int read_nomic_bert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                           struct fg_err *err)
+{
+    (void)spec;
+    /* GPT2Config defaults under NomicBertConfig's own. */
+    static const struct fg_core_defaults d = {.vocab = 50257, .hidden = 768, .inter = 0,
+                                              .layers = 12, .heads = 12, .max_pos = 1024,
+                                              .tie = true};
+    int rc;
+    uint64_t hidden, heads, pad, types, experts, top_k, every, shared;
+    double rotary;
+    bool qkv_bias, fc1_bias, fc2_bias, parallel, pooler, causal;
+    const char *act = NULL;
+    if ((rc = fg_cfg_u64(c, "n_embd|hidden_size", d.hidden, 1, FG_MAX_HIDDEN, &hidden, err)) ||
+        (rc = fg_cfg_u64(c, "n_head|num_attention_heads", d.heads, 1, FG_MAX_HEADS, &heads,
+                         err)) ||
+        (rc = check_heads(c, "n_embd|hidden_size", hidden, "n_head|num_attention_heads", heads,
+                          err)) ||
+        (rc = fg__read_core(c, m, &d, err)) ||
+        (rc = fg_cfg_u64(c, "pad_vocab_size_multiple", 1, 1, 1u << 16, &pad, err)) ||
+        (rc = fg_cfg_u64(c, "type_vocab_size", 2, 0, FG_MAX_VOCAB, &types, err)) ||
+        (rc = fg_cfg_f64(c, "rotary_emb_fraction", 0.0, 0.0, 1.0, &rotary, err)) ||
+        (rc = fg_cfg_bool(c, "qkv_proj_bias", true, &qkv_bias, err)) ||
+        (rc = fg_cfg_bool(c, "mlp_fc1_bias", true, &fc1_bias, err)) ||
+        (rc = fg_cfg_bool(c, "mlp_fc2_bias", true, &fc2_bias, err)) ||
+        (rc = fg_cfg_bool(c, "parallel_block", false, &parallel, err)) ||
+        (rc = fg_cfg_bool(c, "add_pooling_layer", false, &pooler, err)) ||
+        (rc = fg_cfg_bool(c, "causal", false, &causal, err)) ||
+        (rc = fg_cfg_str(c, "activation_function", "gelu_new", &act, err)) ||
+        (rc = fg_cfg_u64(c, "num_experts", 0, 0, FG_MAX_EXPERTS, &experts, err)) ||
+        (rc = fg_cfg_u64(c, "moe_top_k", 1, 1, FG_MAX_EXPERTS, &top_k, err)) ||
+        (rc = fg_cfg_u64(c, "moe_every_n_layers", 0, 0, FG_MAX_LAYERS, &every, err)) ||
+        (rc = fg_cfg_u64(c, "num_shared_experts", 0, 0, FG_MAX_EXPERTS, &shared, err)))
+        return rc;
+    if (parallel)
+        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'parallel_block' is true: the parallel "
+                          "NomicBert block is not supported", c->origin);
+    if (shared)
+        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'num_shared_experts' = %llu: shared "
+                          "experts in NomicBert MoE layers are not supported", c->origin,
+                          (unsigned long long)shared);
+    if (every && experts < 2)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'moe_every_n_layers' = %llu needs "
+                          "'num_experts' of at least 2 (got %llu)", c->origin,
+                          (unsigned long long)every, (unsigned long long)experts);
+    if (every && top_k > experts)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'moe_top_k' = %llu exceeds 'num_experts' = "
+                          "%llu", c->origin, (unsigned long long)top_k,
+                          (unsigned long long)experts);
+    bool gated = !strcmp(act, "glu") || !strcmp(act, "swiglu") || !strcmp(act, "geglu");
+    if (gated) {
+        uint64_t inter = fg_cfg_has(c, "n_inner|intermediate_size") ? m->inter : 8 * m->hidden / 3;
+        m->inter = (inter + 255) / 256 * 256;
+    }
+    m->vocab = (m->vocab + pad - 1) / pad * pad;
+
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    if (rotary <= 0.0 && !add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
+                                    m->hidden, err))
+        return FG_E_NOMEM;
+    if (types && !add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, m->hidden, err))
+        return FG_E_NOMEM;
+    if ((rc = fg__add_norm(m, -1, "Embedding norm", m->hidden, FG_NORM_LN, err)))
+        return rc;
+    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
+                              .head_dim = m->head_dim, .qkv_bias = qkv_bias, .o_bias = qkv_bias,
+                              .fused_qkv = true, .bidirectional = !causal};
+    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = gated,
+                             .bias = fc1_bias};
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        if (!fg__add_attention(m, li, &a, err))
+            return err ? err->code : FG_E_NOMEM;
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
+            return rc;
+        if (every && l % every == 1) {
+            char name[32];
+            snprintf(name, sizeof name, "MoE_%d", li + 1);
+            struct fg_node *n = fg__model_add(m, FG_NODE_MOE, li, name, err);
+            if (!n)
+                return FG_E_NOMEM;
+            fg__node_linear(n, "router", m->hidden, experts, 1, false);
+            fg__node_linear(n, "up", m->hidden, m->inter, experts, false);
+            fg__node_linear(n, "down", m->inter, m->hidden, experts, false);
+            n->params += m->hidden; /* the experts' one shared output bias */
+            n->hidden = (uint32_t)m->hidden;
+            n->width = (uint32_t)m->hidden;
+            n->inter = (uint32_t)m->inter;
+            n->experts = (uint32_t)experts;
+            n->top_k = (uint32_t)top_k;
+            snprintf(n->desc, sizeof n->desc, "%llu experts top-%llu x%llu",
+                     (unsigned long long)experts, (unsigned long long)top_k,
+                     (unsigned long long)m->inter);
+        } else {
+            /* fg__add_mlp biases both linears alike; fc2's bias follows its own key. */
+            struct fg_node *n = fg__add_mlp(m, li, &f, err);
+            if (!n)
+                return err ? err->code : FG_E_NOMEM;
+            if (fc1_bias != fc2_bias)
+                n->params = fc2_bias ? n->params + m->hidden : n->params - m->hidden;
+        }
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
+            return rc;
+    }
+    if (pooler) {
+        struct fg_node *n = add_table(m, FG_NODE_OTHER, "Pooler", m->hidden + 1, m->hidden, err);
+        if (!n)
+            return FG_E_NOMEM;
+    }
+    if (every) {
+        m->experts = experts;
+        m->top_k = top_k;
+    }
+    m->encoder_only = true;
+    m->tied = true;
+    return 0;
+}
+
+/* ---- T5 ------------------------------------------------------------------- */
+
+struct t5_spec {
+    uint64_t vocab, d_model, d_kv, d_ff, layers, heads, buckets;
+    const char *ff_proj;
+    bool tie;
+};
+
+/* T5Config defaults (t5-small). */
+static const struct t5_spec t5 = {.vocab = 32128, .d_model = 512, .d_kv = 64, .d_ff = 2048,
+                                  .layers = 6, .heads = 8, .buckets = 32, .ff_proj = "relu",
+                                  .tie = true};
+/* MT5Config defaults (mt5-small): v1.1 blocks, untied head. */
+static const struct t5_spec mt5 = {.vocab = 250112, .d_model = 512, .d_kv = 64, .d_ff = 1024,
+                                   .layers = 8, .heads = 6, .buckets = 32,
+                                   .ff_proj = "gated-gelu", .tie = false};
+
+/*
+ * One T5 stack: per block T5LayerSelfAttention (T5LayerNorm = RMS weight
+ * only, then q/k/v/o without bias over heads x d_kv; block 0 alone holds
+ * relative_attention_bias, buckets x heads), in the decoder a
+ * T5LayerCrossAttention of the same shape, then T5LayerFF (norm, wi or
+ * wi_0 + wi_1 when gated, wo; no biases); final_layer_norm.
+ */
+static int t5_stack(struct fg_model *m, uint64_t layers, bool decoder, uint64_t d_ff, bool gated,
+                    uint64_t buckets, const char *final_name, struct fg_err *err)
+{
+    int rc;
+    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
+                              .head_dim = m->head_dim, .bidirectional = !decoder};
+    struct fg_attn_shape x = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
+                              .head_dim = m->head_dim, .cross = true};
+    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = d_ff, .gated = gated};
+    for (uint64_t l = 0; l < layers; l++) {
+        int32_t li = (int32_t)l;
+        struct fg_node *n;
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+            return rc;
+        if (!(n = fg__add_attention(m, li, &a, err)))
+            return err ? err->code : FG_E_NOMEM;
+        if (l == 0)
+            n->params += buckets * m->heads;
+        if (decoder && ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
+                        !fg__add_attention(m, li, &x, err)))
+            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+            return rc;
+        if (!fg__add_mlp(m, li, &f, err))
+            return err ? err->code : FG_E_NOMEM;
+    }
+    return fg__add_norm(m, -1, final_name, m->hidden, FG_NORM_RMS, err);
+}
+
+static int read_t5(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                   struct fg_err *err)
+{
+    const struct t5_spec *s = spec;
+    int rc;
+    uint64_t enc_layers, dec_layers, d_ff, buckets;
+    const char *ff = NULL;
+    bool tie, encoder_only;
+    if ((rc = fg_cfg_u64(c, "vocab_size", s->vocab, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
+        (rc = fg_cfg_u64(c, "d_model", s->d_model, 1, FG_MAX_HIDDEN, &m->hidden, err)) ||
+        (rc = fg_cfg_u64(c, "d_kv", s->d_kv, 1, 1u << 14, &m->head_dim, err)) ||
+        (rc = fg_cfg_u64(c, "d_ff", s->d_ff, 1, FG_MAX_INTER, &d_ff, err)) ||
+        (rc = fg_cfg_u64(c, "num_layers", s->layers, 1, FG_MAX_LAYERS, &enc_layers, err)) ||
+        (rc = fg_cfg_u64(c, "num_decoder_layers", enc_layers, 1, FG_MAX_LAYERS, &dec_layers,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "num_heads", s->heads, 1, FG_MAX_HEADS, &m->heads, err)) ||
+        (rc = fg_cfg_u64(c, "relative_attention_num_buckets", s->buckets, 1, 1u << 16, &buckets,
+                         err)) ||
+        (rc = fg_cfg_str(c, "feed_forward_proj", s->ff_proj, &ff, err)) ||
+        (rc = fg_cfg_bool(c, "tie_word_embeddings", s->tie, &tie, err)) ||
+        /* T5 has relative positions and no length limit; n_positions is the
+         * length it was trained at when a config carries it. */
+        (rc = fg_cfg_u64(c, "n_positions", 512, 1, FG_MAX_POS, &m->max_pos, err)) ||
+        (rc = has_arch(c, "T5EncoderModel", &encoder_only, err)))
+        return rc;
+    /* T5Config: "gated-ACT" or "ACT"; anything else raises. */
+    const char *dash = strchr(ff, '-');
+    bool gated = dash && (size_t)(dash - ff) == 5 && strncmp(ff, "gated", 5) == 0;
+    if ((dash && !gated) || (gated && strchr(dash + 1, '-')) || !*ff || (gated && !dash[1]))
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'feed_forward_proj' = '%s'; expected ACT or "
+                          "gated-ACT", c->origin, ff);
+    m->kv_heads = m->heads;
+    m->inter = d_ff;
+    m->layers = encoder_only ? enc_layers : dec_layers;
+
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    size_t enc_from = m->n_nodes;
+    if ((rc = t5_stack(m, enc_layers, false, d_ff, gated, buckets,
+                       encoder_only ? "Final norm" : "Norm", err)))
+        return rc;
+    if (encoder_only) {
+        /* T5EncoderModel: the encoder is the model. */
+        m->encoder_only = true;
+        m->tied = true;
+        return 0;
+    }
+    mark_encoder(m, enc_from);
+    if ((rc = t5_stack(m, dec_layers, true, d_ff, gated, buckets, "Final norm", err)))
+        return rc;
+    m->enc_dec = true;
+    /* The v1.0 checkpoints converted from Mesh TensorFlow (t5-small .. t5-11b,
+     * feed_forward_proj "relu") also hold
+     * decoder.block.0.layer.1.EncDecAttention.relative_attention_bias, which
+     * T5 never builds (_keys_to_ignore_on_load_unexpected): t5-small's file
+     * holds 60,506,880 = 60,506,624 + 32 x 8 (safetensors metadata table),
+     * t5-base 222,903,936 = 222,903,552 + 32 x 12.  v1.1 / flan-t5 files do
+     * not (flan-t5-small: 76,961,152 exactly its modules). */
+    if (strcmp(ff, "relu") == 0)
+        fg__model_rule(m, "T5 v1.0 file stores unused EncDecAttention.relative_attention_bias",
+                       (int64_t)(buckets * m->heads));
+    return fg__add_head(m, m->vocab, m->hidden, tie, false, false, err);
+}
+
+/* ---- Whisper -------------------------------------------------------------- */
+
+/* WhisperAttention: q, v and out_proj biased, k_proj without bias. */
+static struct fg_node *whisper_attention(struct fg_model *m, int32_t layer, uint64_t heads,
+                                         bool decoder, bool cross, struct fg_err *err)
+{
+    struct fg_attn_shape a = {.hidden = m->hidden, .heads = heads, .kv_heads = heads,
+                              .head_dim = m->hidden / heads, .o_bias = true,
+                              .bidirectional = !decoder, .cross = cross};
+    struct fg_node *n = fg__add_attention(m, layer, &a, err);
+    if (n)
+        n->params += 2 * m->hidden; /* q_proj and v_proj biases */
+    return n;
+}
+
+/*
+ * WhisperForConditionalGeneration:
+ *   encoder  conv1 (num_mel_bins -> d_model, k 3) and conv2 (d_model ->
+ *            d_model, k 3, stride 2), both biased; embed_positions
+ *            max_source_positions x d_model, a sinusoidal table kept frozen
+ *            (requires_grad False) but stored in the checkpoint; pre-norm
+ *            layers (LayerNorm, attention, LayerNorm, fc1 / fc2 biased GELU);
+ *            layer_norm
+ *   decoder  embed_tokens, learned embed_positions max_target_positions x
+ *            d_model, layers with self- and cross-attention, layer_norm
+ *   head     proj_out tied to embed_tokens (tie_word_embeddings default
+ *            true): not stored
+ * NbAiLab/nb-whisper-small-beta: 241,734,912, matching its fp32 file size.
+ */
+static int read_whisper(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                        struct fg_err *err)
+{
+    (void)spec;
+    int rc;
+    uint64_t mels, enc_layers, enc_heads, enc_ffn, src_pos;
+    bool tie;
+    if ((rc = fg_cfg_u64(c, "vocab_size", 51865, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
+        (rc = fg_cfg_u64(c, "d_model", 384, 1, FG_MAX_HIDDEN, &m->hidden, err)) ||
+        (rc = fg_cfg_u64(c, "num_mel_bins", 80, 1, 1u << 12, &mels, err)) ||
+        (rc = fg_cfg_u64(c, "encoder_layers", 4, 1, FG_MAX_LAYERS, &enc_layers, err)) ||
+        (rc = fg_cfg_u64(c, "encoder_attention_heads", 6, 1, FG_MAX_HEADS, &enc_heads, err)) ||
+        (rc = fg_cfg_u64(c, "encoder_ffn_dim", 1536, 1, FG_MAX_INTER, &enc_ffn, err)) ||
+        (rc = fg_cfg_u64(c, "decoder_layers", 4, 1, FG_MAX_LAYERS, &m->layers, err)) ||
+        (rc = fg_cfg_u64(c, "decoder_attention_heads", 6, 1, FG_MAX_HEADS, &m->heads, err)) ||
+        (rc = fg_cfg_u64(c, "decoder_ffn_dim", 1536, 1, FG_MAX_INTER, &m->inter, err)) ||
+        (rc = fg_cfg_u64(c, "max_source_positions", 1500, 1, FG_MAX_POS, &src_pos, err)) ||
+        (rc = fg_cfg_u64(c, "max_target_positions", 448, 1, FG_MAX_POS, &m->max_pos, err)) ||
+        (rc = fg_cfg_bool(c, "tie_word_embeddings", true, &tie, err)) ||
+        (rc = check_heads(c, "d_model", m->hidden, "encoder_attention_heads", enc_heads, err)) ||
+        (rc = check_heads(c, "d_model", m->hidden, "decoder_attention_heads", m->heads, err)))
+        return rc;
+    m->kv_heads = m->heads;
+    m->head_dim = m->hidden / m->heads;
+    m->enc_positions = src_pos;
+    m->enc_dec = true;
+
+    /* Encoder. */
+    size_t enc_from = m->n_nodes;
+    struct fg_node *n = fg__model_add(m, FG_NODE_OTHER, -1, "Conv stem", err);
+    if (!n)
+        return FG_E_NOMEM;
+    n->params = mels * m->hidden * 3 + m->hidden + m->hidden * m->hidden * 3 + m->hidden;
+    n->hidden = (uint32_t)mels;
+    n->width = (uint32_t)m->hidden;
+    snprintf(n->desc, sizeof n->desc, "conv1d %llu->%llu k3, conv1d k3 s2",
+             (unsigned long long)mels, (unsigned long long)m->hidden);
+    if (!(n = add_table(m, FG_NODE_POS_EMBED, "Position embedding", src_pos, m->hidden, err)))
+        return FG_E_NOMEM;
+    n->buffers = n->params; /* frozen sinusoids, stored */
+    snprintf(n->desc, sizeof n->desc, "%llu x %llu sinusoidal, frozen",
+             (unsigned long long)src_pos, (unsigned long long)m->hidden);
+    struct fg_mlp_shape fe = {.hidden = m->hidden, .inter = enc_ffn, .bias = true};
+    for (uint64_t l = 0; l < enc_layers; l++) {
+        int32_t li = (int32_t)l;
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
+            !whisper_attention(m, li, enc_heads, false, false, err) ||
+            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
+            !fg__add_mlp(m, li, &fe, err))
+            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+    }
+    if ((rc = fg__add_norm(m, -1, "Norm", m->hidden, FG_NORM_LN, err)))
+        return rc;
+    mark_encoder(m, enc_from);
+
+    /* Decoder. */
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    if (!add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, m->hidden, err))
+        return FG_E_NOMEM;
+    struct fg_mlp_shape fd = {.hidden = m->hidden, .inter = m->inter, .bias = true};
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
+            !whisper_attention(m, li, m->heads, true, false, err) ||
+            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
+            !whisper_attention(m, li, m->heads, true, true, err) ||
+            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
+            !fg__add_mlp(m, li, &fd, err))
+            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+    }
+    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_LN, err)))
+        return rc;
+    return fg__add_head(m, m->vocab, m->hidden, tie, false, false, err);
+}
+
 const struct fg_arch fg__arch_encoder_table[] = {
+    {"bert", "bert encoder", read_bert, NULL},
+    {"nomic_bert", "nomic-bert encoder (remote code)", read_nomic_bert, NULL},
+    {"t5", "t5 encoder-decoder", read_t5, &t5},
+    {"mt5", "t5 encoder-decoder", read_t5, &mt5},
+    {"whisper", "whisper encoder-decoder (audio)", read_whisper, NULL},
     {NULL, NULL, NULL, NULL},
 };
