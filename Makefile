@@ -59,6 +59,7 @@ TEST_SRCS := \
 	tests/test_config.c \
 	tests/test_arch_moe.c \
 	tests/test_arch_hybrid.c \
+	tests/test_arch_legacy.c \
 	tests/test_params.c \
 	tests/test_memory.c
 
