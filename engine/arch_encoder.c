@@ -145,11 +145,7 @@ static const struct bert_task bert_tasks[] = {
      * model.safetensors holds 110,106,428 scalars = BertModel 109,482,240 +
      * MLM 622,650 + NSP 1,538 (huggingface.js / safetensors metadata tables). */
     {"BertForMaskedLM", true, BH_PRETRAIN},
-    /* Copies of those configs re-saved through AutoModel say BertModel while
-     * the weight file next to them is still the Google one (the
-     * bert-base-uncased fixture: transformers 5.2.0 re-save, published file).
-     * A checkpoint written by BertModel itself (sentence embedders) has no
-     * cls.* tensors: the count is high by the heads, and says so in a note. */
+    /* BertModel: see google_layout() in read_bert. */
     {"BertModel", true, BH_PRETRAIN},
     {"BertForSequenceClassification", true, BH_LABELS},
     {"BertForMultipleChoice", true, BH_ONE},
@@ -238,12 +234,30 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
     if ((task->head == BH_LABELS) && (rc = read_num_labels(c, &labels, err)))
         return rc;
 
-    /* Until transformers 4.31 BertEmbeddings.position_ids was a persistent
-     * buffer (1 x max_position_embeddings int64), written with the weights:
-     * BAAI/bge-large-zh-v1.5 (config 4.30.0) has model.safetensors of
-     * 1,302,138,752 B, exactly its BertModel in fp32 plus that buffer. */
+    /*
+     * Two facts about what BERT files hold, and the rule that joins them:
+     *  - until transformers 4.31 BertEmbeddings.position_ids was a persistent
+     *    buffer (1 x max_position_embeddings int64) written with the weights:
+     *    BAAI/bge-large-zh-v1.5 (config 4.30.0, BertModel) has a
+     *    model.safetensors of 1,302,138,752 B, exactly its BertModel + pooler
+     *    in fp32 plus that buffer, and no cls.* heads;
+     *  - the Google conversions (the google-bert models) list BertForMaskedLM, store
+     *    the pre-training heads and no position_ids whatever their config's
+     *    version says (bert-base-uncased: 110,106,428, config 4.6.0.dev0).
+     * So a config written by transformers 3.1 - 4.30 is taken to have been
+     * written with its weights, and its class is taken literally (BertModel:
+     * headless, position_ids stored).  A BertModel config written by a later
+     * transformers cannot prove that: it is read as the Google layout, which
+     * is what a re-saved copy of a Google config sits next to (the
+     * bert-base-uncased fixture, re-saved by 5.2.0), and a note gives the
+     * difference for a headless save.
+     */
     unsigned ver = tf_version(c);
-    bool position_ids = ver >= 3001 && ver < 4031;
+    bool written_with_weights = ver >= 3001 && ver < 4031;
+    enum bert_head head = task->head;
+    if (head == BH_PRETRAIN && written_with_weights && strcmp(task->cls, "BertModel") == 0)
+        head = BH_NONE;
+    bool position_ids = written_with_weights && head != BH_PRETRAIN;
 
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         return rc;
@@ -254,8 +268,8 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
     if (position_ids) {
         n->params += m->max_pos;
         n->buffers += m->max_pos;
-        fg__model_rule(m, "embeddings.position_ids buffer stored (transformers < 4.31; in "
-                       "Position embedding)", 0);
+        fg__model_rule(m, "embeddings.position_ids buffer stored (written by transformers "
+                       "< 4.31; in Position embedding)", 0);
     }
     if (types && !add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, m->hidden, err))
         return FG_E_NOMEM;
@@ -284,7 +298,7 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
     }
     m->encoder_only = true;
     m->tied = true;
-    switch (task->head) {
+    switch (head) {
     case BH_PRETRAIN:
         /* One FG_NODE_HEAD (the MLM head, vocab wide); NSP is a 2-way task
          * head kept as an "other" node so the graph has one LM-width head. */
@@ -303,16 +317,15 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
         fg__model_rule(m, "BERT pre-training heads stored (cls.predictions + cls.seq_relationship"
                        "; in MLM head, NSP head)", 0);
         if (strcmp(task->cls, "BertModel") == 0)
-            fg__model_note(m, "architectures names BertModel: counted the pre-training heads the "
-                           "published Google BERT files store; a headless BertModel save holds "
-                           "%llu fewer scalars", (unsigned long long)(
-                               m->hidden * m->hidden + 3 * m->hidden + m->vocab +
-                               2 * m->hidden + 2));
+            fg__model_note(m, "BertModel config not from transformers 3.1-4.30: counted the "
+                           "Google pre-training heads; a headless save holds %llu fewer scalars",
+                           (unsigned long long)(m->hidden * m->hidden + 5 * m->hidden +
+                                                m->vocab + 2));
         break;
     case BH_LABELS:
     case BH_ONE:
     case BH_QA: {
-        uint64_t out = task->head == BH_LABELS ? labels : task->head == BH_ONE ? 1 : 2;
+        uint64_t out = head == BH_LABELS ? labels : head == BH_ONE ? 1 : 2;
         if (!(n = fg__model_add(m, FG_NODE_HEAD, -1, "Task head", err)))
             return FG_E_NOMEM;
         fg__node_linear(n, "head", m->hidden, out, 1, true);

@@ -283,12 +283,17 @@ static void bert_reader_should_count_the_stored_pretraining_heads(void **state)
     fg_model_free(m);
 }
 
-static void bert_reader_should_count_position_ids_for_old_transformers(void **state)
+static void bert_reader_should_take_a_config_from_old_transformers_literally(void **state)
 {
     (void)state;
+    /* BertModel written by 4.30.0 with its weights: headless, position_ids
+     * stored; 325,522,944 matches the 1,302,138,752 B fp32 file exactly. */
     struct fg_model *m = load(FIXTURES "BAAI--bge-large-zh-v1.5");
     assert_non_null(rule_with(m, "position_ids"));
     assert_int_equal(m->params_buffers, 512);
+    assert_int_equal(count_kind(m, FG_NODE_HEAD), 0);
+    assert_non_null(node_named(m, "Pooler"));
+    assert_int_equal(m->params_total, 325522944ull);
     fg_model_free(m);
 }
 
@@ -415,7 +420,7 @@ int main(void)
         cmocka_unit_test(legacy_readers_should_read_every_fixture_of_their_types),
         cmocka_unit_test(nomic_bert_reader_should_put_moe_on_odd_layers),
         cmocka_unit_test(bert_reader_should_count_the_stored_pretraining_heads),
-        cmocka_unit_test(bert_reader_should_count_position_ids_for_old_transformers),
+        cmocka_unit_test(bert_reader_should_take_a_config_from_old_transformers_literally),
         cmocka_unit_test(bert_reader_should_size_a_classifier_from_id2label),
         cmocka_unit_test(t5_reader_should_share_the_embedding_and_keep_v1_bias_rule),
         cmocka_unit_test(whisper_reader_should_build_enc_dec_with_1500_encoder_positions),
