@@ -33,6 +33,9 @@ ENGINE_SRCS := \
 	engine/config.c \
 	engine/model.c \
 	engine/arch.c \
+	engine/source.c \
+	engine/hub.c \
+	engine/safetensors.c \
 	engine/arch_decoder.c \
 	engine/arch_moe.c \
 	engine/arch_legacy.c \
@@ -52,6 +55,7 @@ CLI_SRCS := \
 	cli/cmd_plan.c \
 	cli/commands.c \
 	cli/model_arg.c \
+	cli/cmd_verify.c \
 	cli/jobopts.c
 
 # --- tests (one per module; each is its own cmocka binary) ----------------
@@ -61,7 +65,8 @@ TEST_SRCS := \
 	tests/test_arch_hybrid.c \
 	tests/test_arch_legacy.c \
 	tests/test_params.c \
-	tests/test_memory.c
+	tests/test_memory.c \
+	tests/test_plan.c
 
 ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o)
 POLICY_OBJS := $(POLICY_SRCS:%.c=$(BUILD)/%.o)
@@ -89,7 +94,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 
 # Debian packages the build and the tests need.
 DEB_DEPS := gcc make pkg-config libcjson-dev libcurl4-openssl-dev libhwloc-dev libcmocka-dev \
-	libslurm-dev hwloc
+	libslurm-dev hwloc lighttpd
 deps:
 	@missing=""; for p in $(DEB_DEPS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \

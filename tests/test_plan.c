@@ -1,0 +1,208 @@
+/*
+ * test_plan.c - every suggested layout is valid (divisibility, MoE rules,
+ * contiguous stages) and fits on our own estimate, over every model in the
+ * fixtures, for full, LoRA and serve on A100 40 GB, H100 80 GB and H200.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "plan.h"
+
+#define MODELS "tests/fixtures/models"
+
+static struct fg_model *load(const char *dir)
+{
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    if (fg_model_load(dir, &m, &err))
+        fail_msg("%s: %s", dir, err.detail);
+    return m;
+}
+
+/* Independent re-check of one layout: the rules, then each stage's estimate. */
+static void check_layout(const struct fg_model *m, const struct fg_job *job,
+                         const struct fg_layout *l, uint64_t usable, double headroom)
+{
+    uint32_t layers = fg_model_main_layers(m);
+    assert_int_equal(l->tp * l->pp * l->dp, l->gpus);
+    if (l->ep > 1) {
+        assert_int_equal(l->tp, 1);
+        assert_true(m->experts && m->experts % l->ep == 0);
+        assert_int_equal(l->dp % l->ep, 0);
+    }
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        const struct fg_node *n = &m->nodes[i];
+        if (n->stack != FG_STACK_MAIN)
+            continue;
+        if (n->kind == FG_NODE_ATTN || n->kind == FG_NODE_MLA) {
+            assert_int_equal(n->heads % l->tp, 0);
+            if (n->kv_heads)
+                assert_int_equal(n->kv_heads % l->tp, 0);
+        }
+        if (n->kind == FG_NODE_MLP || n->kind == FG_NODE_MOE)
+            assert_int_equal(n->inter % l->tp, 0);
+    }
+    assert_int_equal(l->cut[0], 0);
+    assert_int_equal(l->cut[l->pp], layers);
+    for (uint32_t s = 0; s < l->pp; s++) {
+        assert_true(l->cut[s] < l->cut[s + 1]);
+        struct fg_job j = *job;
+        j.tp = l->tp;
+        j.ep = l->ep;
+        j.dp = l->dp;
+        j.zero = l->zero;
+        if (l->pp > 1) {
+            j.layer_first = l->cut[s];
+            j.layer_last = l->cut[s + 1];
+            j.stage_embed = s == 0;
+            j.stage_head = s == l->pp - 1;
+            j.inflight = l->pp - s;
+        }
+        struct fg_estimate e;
+        assert_int_equal(fg_memory_estimate(m, &j, &e, NULL), 0);
+        assert_true((double)e.total_bytes * headroom <= (double)usable);
+    }
+}
+
+static void layouts_should_be_valid_and_fit_for_every_model(void **state)
+{
+    (void)state;
+    DIR *d = opendir(MODELS);
+    assert_non_null(d);
+    struct dirent *de;
+    static const unsigned cards[] = {40, 80, 141};
+    static const enum fg_mode modes[] = {FG_MODE_FULL, FG_MODE_LORA, FG_MODE_SERVE};
+    int plans = 0, layouts = 0, impossible = 0;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.' || !strstr(de->d_name, "--"))
+            continue;
+        char dir[512];
+        snprintf(dir, sizeof dir, MODELS "/%s", de->d_name);
+        struct fg_model *m = load(dir);
+        for (size_t c = 0; c < 3; c++)
+            for (size_t k = 0; k < 3; k++) {
+                struct fg_job job;
+                fg_job_defaults(&job, modes[k]);
+                struct fg_plan_opts o;
+                fg_plan_opts_default(&o);
+                uint64_t usable = fg_fit_usable(cards[c], 0, &o.fit);
+                struct fg_plan p;
+                struct fg_err err = {0};
+                if (fg_plan_layouts(m, &job, usable, &o, &p, &err))
+                    fail_msg("%s: %s", dir, err.detail);
+                plans++;
+                if (p.status == FG_PLAN_IMPOSSIBLE) {
+                    assert_int_equal(p.n, 0);
+                    assert_true(strlen(p.why) > 10);
+                    impossible++;
+                    continue;
+                }
+                assert_true(p.n > 0);
+                for (size_t i = 0; i < p.n; i++) {
+                    check_layout(m, &job, &p.options[i], usable, o.fit.headroom);
+                    layouts++;
+                }
+            }
+        fg_model_free(m);
+    }
+    closedir(d);
+    print_message("%d plans, %d layouts checked, %d impossible\n", plans, layouts, impossible);
+    assert_true(plans > 200);
+}
+
+static void nemotron_full_on_h200_should_split_by_layer_on_two_cards(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(MODELS "/nvidia--NVIDIA-Nemotron-Nano-9B-v2");
+    struct fg_job job;
+    fg_job_defaults(&job, FG_MODE_FULL);
+    job.seq_len = 2048;
+    struct fg_plan_opts o;
+    fg_plan_opts_default(&o);
+    struct fg_plan p;
+    assert_int_equal(fg_plan_layouts(m, &job, fg_fit_usable(141, 0, &o.fit), &o, &p, NULL), 0);
+    assert_int_equal(p.status, FG_PLAN_FOUND);
+    assert_int_equal(p.options[0].gpus, 2);
+    assert_int_equal(p.options[0].pp, 2);
+    assert_int_equal(p.options[0].tp, 1);
+    char split[64];
+    fg_layout_split_str(&p.options[0], split, sizeof split);
+    print_message("Nemotron-Nano-9B-v2 full on 2 x H200: layers %s\n", split);
+    /* stage 0 carries the embedding and 2 micro-batches in flight: it gets fewer blocks */
+    assert_true(p.options[0].cut[1] < 56 / 2 + 4);
+    fg_model_free(m);
+}
+
+static void moe_layouts_should_use_expert_parallel_with_tp_1(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(MODELS "/Qwen--Qwen3-30B-A3B");
+    struct fg_job job;
+    fg_job_defaults(&job, FG_MODE_FULL);
+    struct fg_plan_opts o;
+    fg_plan_opts_default(&o);
+    struct fg_plan p;
+    assert_int_equal(fg_plan_layouts(m, &job, fg_fit_usable(80, 0, &o.fit), &o, &p, NULL), 0);
+    assert_int_equal(p.status, FG_PLAN_FOUND);
+    assert_true(p.options[0].ep > 1);
+    assert_int_equal(p.options[0].tp, 1);
+    fg_model_free(m);
+}
+
+static void impossible_request_should_say_why(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(MODELS "/moonshotai--Kimi-K2-Instruct");
+    struct fg_job job;
+    fg_job_defaults(&job, FG_MODE_FULL);
+    struct fg_plan_opts o;
+    fg_plan_opts_default(&o);
+    o.max_gpus = 8;
+    struct fg_plan p;
+    assert_int_equal(fg_plan_layouts(m, &job, fg_fit_usable(16, 0, &o.fit), &o, &p, NULL), 0);
+    assert_int_equal(p.status, FG_PLAN_IMPOSSIBLE);
+    assert_non_null(strstr(p.why, "8 GPUs"));
+    fg_model_free(m);
+}
+
+static int collect(const char *name, const char *value, void *ctx)
+{
+    char *buf = ctx;
+    size_t n = strlen(buf);
+    snprintf(buf + n, 2048 - n, "%s=%s\n", name, value);
+    return 0;
+}
+
+static void layout_env_should_export_the_plan(void **state)
+{
+    (void)state;
+    struct fg_layout l = {.gpus = 4, .tp = 2, .pp = 2, .ep = 1, .dp = 1, .cut = {0, 27, 56},
+                          .peak_bytes = 123, .micro_batch = 1, .grad_accum = 8};
+    char buf[2048] = "";
+    assert_int_equal(fg_layout_env(&l, collect, buf), 0);
+    assert_non_null(strstr(buf, "FITGATE_TP=2\n"));
+    assert_non_null(strstr(buf, "FITGATE_PP=2\n"));
+    assert_non_null(strstr(buf, "FITGATE_PP_SPLIT=0-26,27-55\n"));
+    assert_non_null(strstr(buf, "FITGATE_GRAD_ACCUM=8\n"));
+    assert_non_null(strstr(buf, "tensor_model_parallel_size=2 pipeline_model_parallel_size=2"));
+    assert_non_null(strstr(buf, "num_layers_in_first_pipeline_stage=27"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(nemotron_full_on_h200_should_split_by_layer_on_two_cards),
+        cmocka_unit_test(moe_layouts_should_use_expert_parallel_with_tp_1),
+        cmocka_unit_test(impossible_request_should_say_why),
+        cmocka_unit_test(layout_env_should_export_the_plan),
+        cmocka_unit_test(layouts_should_be_valid_and_fit_for_every_model),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
