@@ -6,5 +6,6 @@
 const struct fg_cli_cmd fg_cli_commands[] = {
     {"plan", fg_cli_plan},
     {"check", fg_cli_check},
+    {"verify", fg_cli_verify},
     {NULL, NULL},
 };

@@ -1,0 +1,517 @@
+/*
+ * hub.c - one bounded HTTP GET over libcurl (see hub.h for the limits).
+ *
+ * Redirects are followed here rather than by CURLOPT_FOLLOWLOCATION so
+ * that each hop gets what is left of one deadline, each target is checked
+ * against the scheme rule (a loopback http endpoint must not be able to
+ * send us to plain http elsewhere), and the token never leaves the host
+ * it was meant for.
+ */
+#include "hub.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "log.h"
+
+/* Bytes of an error page kept for nothing but a message: the hub's are tiny. */
+#define ERROR_BODY_MAX 4096u
+#define DEFAULT_TIMEOUT_MS 10000u
+#define DEFAULT_MAX_BYTES (4u << 20)
+/* Connecting should take a fraction of the budget; the rest is for the answer. */
+#define CONNECT_MAX_MS 10000u
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc = CURLE_FAILED_INIT;
+
+/*
+ * curl_global_init is not thread-safe in every libcurl the plugin may meet;
+ * pthread_once makes the first call the only one.  It is never cleaned up:
+ * the plugin may be unloaded while another user of libcurl in the process
+ * still needs it.
+ */
+static void curl_init_once(void)
+{
+    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+struct xfer {
+    char *buf;
+    size_t len, alloc;
+    uint64_t keep;        /* body bytes wanted at most */
+    bool range;           /* a Range was asked for */
+    uint64_t skip;        /* server ignored the Range (200): bytes to drop first */
+    uint64_t skipped;
+    bool over;            /* body longer than keep on a plain GET */
+    bool enough;          /* range satisfied from a 200 body: stop is success */
+    long status;          /* from the status line, known before the body */
+    /* headers of the current response */
+    char commit[72];
+    char err_code[64];
+    char err_msg[200];
+    uint64_t range_total; /* Content-Range: bytes a-b/N */
+    uint64_t length;      /* Content-Length */
+};
+
+static void xfer_reset(struct xfer *x)
+{
+    x->len = 0;
+    x->skipped = 0;
+    x->over = x->enough = false;
+    x->status = 0;
+    x->commit[0] = x->err_code[0] = x->err_msg[0] = '\0';
+    x->range_total = x->length = 0;
+}
+
+static int xfer_append(struct xfer *x, const char *p, size_t n)
+{
+    if (x->len + n + 1 > x->alloc) {
+        size_t want = x->alloc ? x->alloc : 4096;
+        while (want < x->len + n + 1)
+            want *= 2;
+        char *b = realloc(x->buf, want);
+        if (!b)
+            return -1;
+        x->buf = b;
+        x->alloc = want;
+    }
+    memcpy(x->buf + x->len, p, n);
+    x->len += n;
+    x->buf[x->len] = '\0';
+    return 0;
+}
+
+static size_t on_body(char *p, size_t size, size_t nmemb, void *ud)
+{
+    struct xfer *x = ud;
+    size_t total = size * nmemb, in = total;
+    if (x->status < 200 || x->status >= 300) {
+        /* an error page or a redirect: keep a little for the message only */
+        size_t room = x->len < ERROR_BODY_MAX ? ERROR_BODY_MAX - x->len : 0;
+        if (in > room)
+            in = room;
+        return xfer_append(x, p, in) ? 0 : total;
+    }
+    /* skip holds range_off: a 206 starts at it, a 200 (Range ignored) at byte 0 */
+    if (x->status == 206)
+        x->skip = 0;
+    if (x->skip > x->skipped) {
+        uint64_t s = x->skip - x->skipped;
+        if (s > in)
+            s = in;
+        x->skipped += s;
+        p += s;
+        in -= (size_t)s;
+    }
+    if (!in)
+        return total;
+    uint64_t room = x->keep > x->len ? x->keep - x->len : 0;
+    if (in > room) {
+        if (x->range) {
+            if (xfer_append(x, p, (size_t)room))
+                return 0;
+            x->enough = true; /* aborting now is how we stop reading */
+        } else {
+            x->over = true;
+        }
+        return 0;
+    }
+    return xfer_append(x, p, in) ? 0 : total;
+}
+
+static void header_value(const char *line, size_t n, size_t name_len, char *out, size_t cap)
+{
+    const char *v = line + name_len;
+    const char *end = line + n;
+    while (v < end && (*v == ' ' || *v == '\t'))
+        v++;
+    while (end > v && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' '))
+        end--;
+    size_t len = (size_t)(end - v);
+    if (len >= cap)
+        len = cap - 1;
+    memcpy(out, v, len);
+    out[len] = '\0';
+}
+
+static bool header_is(const char *line, size_t n, const char *name)
+{
+    size_t l = strlen(name);
+    return n > l && strncasecmp(line, name, l) == 0;
+}
+
+static size_t on_header(char *line, size_t size, size_t nmemb, void *ud)
+{
+    struct xfer *x = ud;
+    size_t n = size * nmemb;
+    char v[256];
+    if (n > 5 && strncmp(line, "HTTP/", 5) == 0) {
+        /* a new response (a 100 Continue, or the one that counts) */
+        const char *sp = memchr(line, ' ', n);
+        x->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+        x->commit[0] = x->err_code[0] = x->err_msg[0] = '\0';
+        x->range_total = x->length = 0;
+    } else if (header_is(line, n, "x-repo-commit:")) {
+        header_value(line, n, 14, x->commit, sizeof x->commit);
+    } else if (header_is(line, n, "x-error-code:")) {
+        header_value(line, n, 13, x->err_code, sizeof x->err_code);
+    } else if (header_is(line, n, "x-error-message:")) {
+        header_value(line, n, 16, x->err_msg, sizeof x->err_msg);
+    } else if (header_is(line, n, "content-range:")) {
+        header_value(line, n, 14, v, sizeof v);
+        const char *slash = strrchr(v, '/');
+        if (slash && slash[1] != '*')
+            x->range_total = strtoull(slash + 1, NULL, 10);
+    } else if (header_is(line, n, "content-length:")) {
+        header_value(line, n, 15, v, sizeof v);
+        x->length = strtoull(v, NULL, 10);
+    }
+    return n;
+}
+
+static bool host_is_loopback(const char *host)
+{
+    char h[256];
+    size_t n = strlen(host);
+    if (n >= sizeof h)
+        return false;
+    memcpy(h, host, n + 1);
+    if (h[0] == '[' && n > 2 && h[n - 1] == ']') {
+        memmove(h, h + 1, n - 2);
+        h[n - 2] = '\0';
+    }
+    if (strcasecmp(h, "localhost") == 0)
+        return true;
+    struct in_addr a4;
+    struct in6_addr a6;
+    if (inet_pton(AF_INET, h, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, h, &a6) == 1)
+        return IN6_IS_ADDR_LOOPBACK(&a6);
+    return false;
+}
+
+/* Scheme and host of url into the buffers; FG_E_INVAL when it does not parse. */
+static int url_parts(const char *url, char *scheme, size_t scap, char *host, size_t hcap,
+                     struct fg_err *err)
+{
+    CURLU *u = curl_url();
+    if (!u)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory");
+    char *s = NULL, *h = NULL;
+    int rc = 0;
+    if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_SCHEME, &s, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK) {
+        rc = fg_err_set(err, FG_E_INVAL, "'%.200s' is not a valid URL; set HF_ENDPOINT to "
+                        "https://host[:port]", url);
+    } else {
+        snprintf(scheme, scap, "%s", s);
+        snprintf(host, hcap, "%s", h);
+    }
+    curl_free(s);
+    curl_free(h);
+    curl_url_cleanup(u);
+    return rc;
+}
+
+int fg__hub_check_url(const char *url, bool allow_http, struct fg_err *err)
+{
+    char scheme[16], host[256];
+    if (!url || !*url)
+        return fg_err_set(err, FG_E_INVAL, "empty hub URL");
+    /* curl_url_set needs the global state on some builds */
+    pthread_once(&curl_once, curl_init_once);
+    int rc = url_parts(url, scheme, sizeof scheme, host, sizeof host, err);
+    if (rc)
+        return rc;
+    if (strcasecmp(scheme, "https") == 0)
+        return 0;
+    if (strcasecmp(scheme, "http") == 0) {
+        if (allow_http || host_is_loopback(host))
+            return 0;
+        return fg_err_set(err, FG_E_INVAL,
+                          "'%.200s': plain http to a non-loopback host is refused (no TLS); "
+                          "use https, or allow http explicitly (FITGATE_ALLOW_HTTP=1 / "
+                          "HubAllowHttp=yes) for a trusted mirror", url);
+    }
+    return fg_err_set(err, FG_E_INVAL, "'%.200s': scheme '%s' is not supported; use https", url,
+                      scheme);
+}
+
+int fg__hub_quote(const char *s, char *out, size_t cap)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        bool plain = (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+                     (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' || *p == '_' || *p == '~';
+        if (o + (plain ? 1 : 3) >= cap)
+            return FG_E_RANGE;
+        if (plain) {
+            out[o++] = (char)*p;
+        } else {
+            out[o++] = '%';
+            out[o++] = hex[*p >> 4];
+            out[o++] = hex[*p & 15];
+        }
+    }
+    if (o >= cap)
+        return FG_E_RANGE;
+    out[o] = '\0';
+    return 0;
+}
+
+void fg__hub_resp_clear(struct fg__hub_resp *resp)
+{
+    if (!resp)
+        return;
+    free(resp->body);
+    memset(resp, 0, sizeof *resp);
+}
+
+static int map_status(const struct xfer *x, const char *url, struct fg_err *err)
+{
+    char hub[300] = "";
+    if (x->err_code[0] || x->err_msg[0])
+        snprintf(hub, sizeof hub, " (hub: %s%s%s)", x->err_code, x->err_code[0] && x->err_msg[0]
+                 ? ": " : "", x->err_msg);
+    switch (x->status) {
+    case 401:
+        return fg_err_set(err, FG_E_DENIED,
+                          "%.200s: HTTP 401%s: the model is gated or private (or does not exist); "
+                          "set HF_TOKEN to a token that has access and accept the model's licence "
+                          "on its page", url, hub);
+    case 403:
+        return fg_err_set(err, FG_E_DENIED,
+                          "%.200s: HTTP 403%s: the token has no access to this gated model; accept "
+                          "its licence on the model page (and wait for approval) or use a token "
+                          "that has access", url, hub);
+    case 404:
+        return fg_err_set(err, FG_E_NOTFOUND, "%.200s: HTTP 404%s: no such model, revision or "
+                          "file; check the id and @revision", url, hub);
+    case 416:
+        return fg_err_set(err, FG_E_RANGE, "%.200s: HTTP 416: byte range not satisfiable (file "
+                          "shorter than its header claims)", url);
+    case 429:
+        return fg_err_set(err, FG_E_NET, "%.200s: HTTP 429%s: rate limited; retry later or set "
+                          "HF_TOKEN", url, hub);
+    default:
+        return fg_err_set(err, FG_E_NET, "%.200s: HTTP %ld%s", url, x->status, hub);
+    }
+}
+
+static int map_curl(CURLcode c, const char *errbuf, const struct xfer *x,
+                    const struct fg__hub_req *req, uint32_t timeout_ms, const char *url,
+                    struct fg_err *err)
+{
+    const char *why = errbuf[0] ? errbuf : curl_easy_strerror(c);
+    if (x->over || c == CURLE_FILESIZE_EXCEEDED)
+        return fg_err_set(err, FG_E_RANGE, "%.200s: response larger than %llu bytes; refused "
+                          "(not a config or header a model repository would hold)", url,
+                          (unsigned long long)(req->max_bytes ? req->max_bytes : DEFAULT_MAX_BYTES));
+    switch (c) {
+    case CURLE_OPERATION_TIMEDOUT:
+        return fg_err_set(err, FG_E_TIMEDOUT,
+                          "%.200s: no complete answer within the %u ms deadline (%s); the hub or "
+                          "mirror is unreachable or stalled: check HF_ENDPOINT and the network, or "
+                          "set HF_HUB_OFFLINE=1 to use cached configs", url, timeout_ms, why);
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+        return fg_err_set(err, FG_E_NET, "%.200s: cannot resolve the host (%s); check HF_ENDPOINT "
+                          "or set HF_HUB_OFFLINE=1", url, why);
+    case CURLE_COULDNT_CONNECT:
+        return fg_err_set(err, FG_E_NET, "%.200s: cannot connect (%s); check HF_ENDPOINT or set "
+                          "HF_HUB_OFFLINE=1", url, why);
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_SSL_CERTPROBLEM:
+        return fg_err_set(err, FG_E_NET, "%.200s: TLS verification failed (%s); fitgate only "
+                          "talks to hubs with a certificate the system trusts", url, why);
+    case CURLE_UNSUPPORTED_PROTOCOL:
+        return fg_err_set(err, FG_E_INVAL, "%.200s: protocol refused (%s)", url, why);
+    case CURLE_PARTIAL_FILE:
+    case CURLE_GOT_NOTHING:
+    case CURLE_RECV_ERROR:
+    case CURLE_WEIRD_SERVER_REPLY:
+        return fg_err_set(err, FG_E_NET, "%.200s: malformed or truncated response (%s)", url, why);
+    default:
+        return fg_err_set(err, FG_E_NET, "%.200s: %s", url, why);
+    }
+}
+
+int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct fg_err *err)
+{
+    memset(resp, 0, sizeof *resp);
+    if (!req || !req->url)
+        return fg_err_set(err, FG_E_INVAL, "no URL");
+    pthread_once(&curl_once, curl_init_once);
+    if (curl_init_rc != CURLE_OK)
+        return fg_err_set(err, FG_E_NET, "libcurl failed to initialise: %s",
+                          curl_easy_strerror(curl_init_rc));
+    int rc = fg__hub_check_url(req->url, req->allow_http, err);
+    if (rc)
+        return rc;
+    if (req->range && req->range_len == 0)
+        return fg_err_set(err, FG_E_INVAL, "empty byte range for %.200s", req->url);
+
+    const uint32_t timeout = req->timeout_ms ? req->timeout_ms : DEFAULT_TIMEOUT_MS;
+    const uint64_t deadline = now_ms() + timeout;
+    char url[2048], first_host[256], scheme[16], host[256];
+    if (snprintf(url, sizeof url, "%s", req->url) >= (int)sizeof url)
+        return fg_err_set(err, FG_E_RANGE, "URL too long: %.200s", req->url);
+    if ((rc = url_parts(url, scheme, sizeof scheme, first_host, sizeof first_host, err)))
+        return rc;
+
+    CURL *h = curl_easy_init();
+    if (!h)
+        return fg_err_set(err, FG_E_NOMEM, "libcurl: cannot create a handle");
+    struct curl_slist *auth = NULL;
+    char authline[600];
+    if (req->token && *req->token) {
+        if (snprintf(authline, sizeof authline, "Authorization: Bearer %s", req->token) >=
+            (int)sizeof authline) {
+            curl_easy_cleanup(h);
+            return fg_err_set(err, FG_E_RANGE, "token longer than %zu bytes",
+                              sizeof authline - 40);
+        }
+        auth = curl_slist_append(NULL, authline);
+        if (!auth) {
+            curl_easy_cleanup(h);
+            return fg_err_set(err, FG_E_NOMEM, "out of memory");
+        }
+    }
+    char range[64] = "";
+    if (req->range)
+        snprintf(range, sizeof range, "%llu-%llu", (unsigned long long)req->range_off,
+                 (unsigned long long)(req->range_off + req->range_len - 1));
+
+    struct xfer x = {0};
+    x.keep = req->range ? req->range_len : (req->max_bytes ? req->max_bytes : DEFAULT_MAX_BYTES);
+    x.range = req->range;
+    char errbuf[CURL_ERROR_SIZE];
+
+    for (unsigned hop = 0;; hop++) {
+        uint64_t now = now_ms();
+        if (now >= deadline) {
+            rc = fg_err_set(err, FG_E_TIMEDOUT, "%.200s: deadline of %u ms passed after %u "
+                            "redirects", url, timeout, hop);
+            break;
+        }
+        uint64_t left = deadline - now;
+        if ((rc = url_parts(url, scheme, sizeof scheme, host, sizeof host, err)))
+            break;
+        xfer_reset(&x);
+        /* A 200 to a Range request carries the file from byte 0. */
+        x.skip = req->range ? req->range_off : 0;
+        errbuf[0] = '\0';
+        curl_easy_reset(h);
+        curl_easy_setopt(h, CURLOPT_URL, url);
+        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L); /* threads in slurmctld/sbatch: no SIGALRM */
+        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+        curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)left);
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                         (long)(left < CONNECT_MAX_MS ? left : CONNECT_MAX_MS));
+        /* A server that trickles (under 1 byte/s for the budget, at least 1 s) is dead. */
+        curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)(timeout / 2000 ? timeout / 2000 : 1));
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+        curl_easy_setopt(h, CURLOPT_USERAGENT, "fitgate/0.1 (+libcurl)");
+        curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+        curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
+        curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+        curl_easy_setopt(h, CURLOPT_HEADERDATA, &x);
+        if (host_is_loopback(host))
+            curl_easy_setopt(h, CURLOPT_NOPROXY, "*"); /* a site proxy cannot reach our loopback */
+        if (auth && strcasecmp(host, first_host) == 0)
+            curl_easy_setopt(h, CURLOPT_HTTPHEADER, auth);
+        if (req->range)
+            curl_easy_setopt(h, CURLOPT_RANGE, range);
+        else
+            curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x.keep);
+
+        CURLcode c = curl_easy_perform(h);
+        if (c != CURLE_OK && !(c == CURLE_WRITE_ERROR && x.enough)) {
+            rc = map_curl(c, errbuf, &x, req, timeout, url, err);
+            break;
+        }
+        long status = 0;
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        x.status = status;
+        if (status == 301 || status == 302 || status == 303 || status == 307 || status == 308) {
+            char *loc = NULL;
+            curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &loc);
+            if (!loc || !*loc) {
+                rc = fg_err_set(err, FG_E_NET, "%.200s: HTTP %ld without a Location", url, status);
+                break;
+            }
+            if (hop + 1 > FG_HUB_MAX_REDIRS) {
+                rc = fg_err_set(err, FG_E_NET, "%.200s: more than %d redirects; refusing to "
+                                "follow", req->url, FG_HUB_MAX_REDIRS);
+                break;
+            }
+            if ((rc = fg__hub_check_url(loc, req->allow_http, err))) {
+                fg_err_prefix(err, "redirect from %.200s", url);
+                break;
+            }
+            fg__log(FG_LOG_DEBUG, "hub: %ld %.200s -> %.200s", status, url, loc);
+            if (snprintf(url, sizeof url, "%s", loc) >= (int)sizeof url) {
+                rc = fg_err_set(err, FG_E_RANGE, "redirect URL too long");
+                break;
+            }
+            resp->redirects = hop + 1;
+            continue;
+        }
+        if (status < 200 || status >= 300) {
+            rc = map_status(&x, url, err);
+            break;
+        }
+        if (req->range && status == 206 && x.len > req->range_len) {
+            rc = fg_err_set(err, FG_E_NET, "%.200s: 206 with more bytes than asked", url);
+            break;
+        }
+        resp->status = status;
+        resp->file_size = x.range_total ? x.range_total : (status == 200 ? x.length : 0);
+        snprintf(resp->commit, sizeof resp->commit, "%s", x.commit);
+        snprintf(resp->final_url, sizeof resp->final_url, "%s", url);
+        if (!x.buf && xfer_append(&x, "", 0)) {
+            rc = fg_err_set(err, FG_E_NOMEM, "out of memory");
+            break;
+        }
+        resp->body = x.buf;
+        resp->len = x.len;
+        x.buf = NULL;
+        rc = 0;
+        break;
+    }
+    free(x.buf);
+    curl_slist_free_all(auth);
+    curl_easy_cleanup(h);
+    if (rc) {
+        unsigned r = resp->redirects;
+        fg__hub_resp_clear(resp);
+        resp->redirects = r;
+    }
+    return rc;
+}
