@@ -44,7 +44,9 @@ ENGINE_SRCS := \
 	engine/arch_multimodal.c \
 	engine/memory.c \
 	engine/fit.c \
-	engine/plan.c
+	engine/plan.c \
+	engine/gpu.c \
+	engine/detect.c
 
 # --- policies --------------------------------------------------------------
 POLICY_SRCS :=
@@ -68,7 +70,7 @@ TEST_SRCS := \
 	tests/test_memory.c \
 	tests/test_plan.c
 
-ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o)
+ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/gpus_conf.o
 POLICY_OBJS := $(POLICY_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS    := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 TEST_BINS   := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
@@ -80,6 +82,14 @@ all: $(LIB) $(CLI)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The built-in GPU table: conf/gpus.conf compiled in as text (engine/gpu.c parses it once).
+$(BUILD)/gen/gpus_conf.c: conf/gpus.conf tools/embed_text.sh
+	@mkdir -p $(dir $@)
+	sh tools/embed_text.sh fg__gpus_conf_text conf/gpus.conf > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
 $(LIB): $(ENGINE_OBJS) $(POLICY_OBJS)
@@ -132,6 +142,8 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/fitgate
 	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/libfitgate.a
+	install -d $(DESTDIR)$(SYSCONFDIR)
+	install -m 0644 conf/gpus.conf $(DESTDIR)$(SYSCONFDIR)/gpus.conf.example
 
 clean:
 	rm -rf $(BUILD)
