@@ -57,6 +57,7 @@ CLI_SRCS := \
 	cli/cmd_plan.c \
 	cli/commands.c \
 	cli/model_arg.c \
+	cli/cmd_gpus.c \
 	cli/cmd_verify.c \
 	cli/jobopts.c
 

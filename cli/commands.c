@@ -7,5 +7,6 @@ const struct fg_cli_cmd fg_cli_commands[] = {
     {"plan", fg_cli_plan},
     {"check", fg_cli_check},
     {"verify", fg_cli_verify},
+    {"gpus", fg_cli_gpus},
     {NULL, NULL},
 };
