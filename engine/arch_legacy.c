@@ -52,6 +52,7 @@ struct legacy_spec {
     const char *heads_key;
     struct block b;
     keys_fn keys;
+    bool new_arch;               /* falcon: new_decoder_architecture default */
 };
 
 /* ---- helpers -------------------------------------------------------------- */
@@ -284,7 +285,7 @@ static int keys_falcon(const struct fg_cfg *c, struct fg_model *m, const struct 
                          err)) ||
         (rc = check_heads(c, s->hidden_key, m->hidden, s->heads_key, m->heads, err)) ||
         (rc = fg_cfg_u64(c, "ffn_hidden_size", 4 * m->hidden, 1, FG_MAX_INTER, &m->inter, err)) ||
-        (rc = fg_cfg_bool(c, "new_decoder_architecture", false, &new_arch, err)) ||
+        (rc = fg_cfg_bool(c, "new_decoder_architecture", s->new_arch, &new_arch, err)) ||
         (rc = fg_cfg_bool(c, "multi_query", true, &multi_query, err)) ||
         (rc = fg_cfg_bool(c, "parallel_attn", true, &parallel, err)) ||
         (rc = fg_cfg_bool(c, "bias", false, &bias, err)) ||
@@ -473,6 +474,25 @@ static const struct legacy_spec falcon = {
           .head_stored_when_tied = true},
     .keys = keys_falcon};
 
+/* The original remote-code Falcon: RWForCausalLM of modelling_RW.py, the same
+ * tensors; model_type RefinedWeb (40B / 180B) is the new decoder architecture
+ * (ln_attn + ln_mlp, n_head_kv), RefinedWebModel (7B) the old one
+ * (transformers convert_custom_code_checkpoint.py maps them so). */
+static const struct legacy_spec refinedweb = {
+    .d = {.vocab = 65024, .hidden = 4544, .inter = 0, .layers = 32, .heads = 71, .max_pos = 2048,
+          .tie = true},
+    .hidden_key = "hidden_size|n_embed", .heads_key = "num_attention_heads|n_head",
+    .b = {.norm = FG_NORM_LN, .fused_qkv = true, .final_norm = true,
+          .head_stored_when_tied = true},
+    .keys = keys_falcon, .new_arch = true};
+static const struct legacy_spec refinedweb_model = {
+    .d = {.vocab = 65024, .hidden = 4544, .inter = 0, .layers = 32, .heads = 71, .max_pos = 2048,
+          .tie = true},
+    .hidden_key = "hidden_size|n_embed", .heads_key = "num_attention_heads|n_head",
+    .b = {.norm = FG_NORM_LN, .fused_qkv = true, .final_norm = true,
+          .head_stored_when_tied = true},
+    .keys = keys_falcon};
+
 /* PhiConfig defaults: parallel block, biased q/k/v/dense and fc1/fc2,
  * final_layernorm, untied lm_head with bias. */
 static const struct legacy_spec phi = {
@@ -515,6 +535,8 @@ const struct fg_arch fg__arch_legacy_table[] = {
     {"gptj", "gpt-j decoder (parallel block)", read_legacy, &gptj},
     {"bloom", "bloom decoder (alibi)", read_legacy, &bloom},
     {"falcon", "falcon decoder (parallel block)", read_legacy, &falcon},
+    {"RefinedWeb", "falcon decoder (remote code)", read_legacy, &refinedweb},
+    {"RefinedWebModel", "falcon decoder (remote code)", read_legacy, &refinedweb_model},
     {"phi", "phi decoder (parallel block)", read_legacy, &phi},
     {"mixformer-sequential", "phi decoder (mixformer remote code)", read_legacy, &mixformer},
     {"chatglm", "chatglm2/3 decoder (remote code)", read_legacy, &chatglm},

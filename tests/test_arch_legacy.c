@@ -147,6 +147,17 @@ static void falcon_reader_should_use_one_kv_head_for_old_multi_query(void **stat
     assert_int_equal(count_kind(m, FG_NODE_NORM), 32 + 1);
     assert_int_equal(m->params_total, 6921720704ull + 65024ull * 4544);
     fg_model_free(m);
+
+    /* The remote-code spellings: RefinedWebModel = old, RefinedWeb = new layout. */
+    assert_int_equal(build("{\"model_type\":\"RefinedWebModel\",\"n_head\":71,"
+                           "\"n_layer\":32}", &m, &err), 0);
+    assert_int_equal(m->params_total, 7217189760ull);
+    fg_model_free(m);
+    assert_int_equal(build("{\"model_type\":\"RefinedWeb\",\"hidden_size\":8192,"
+                           "\"n_head\":128,\"n_head_kv\":8,\"n_layer\":60}", &m, &err), 0);
+    assert_int_equal(m->kv_heads, 8);
+    assert_int_equal(m->params_total, 41835970560ull); /* falcon-40b index total_size / 2 */
+    fg_model_free(m);
 }
 
 static void bloom_reader_should_norm_the_embedding_and_have_no_positions(void **state)
