@@ -192,7 +192,10 @@ static int read_legacy(const struct fg_cfg *c, struct fg_model *m, const void *s
  * release) store it for every layer: openai-community/gpt2's model.safetensors
  * holds 137,022,720 scalars = 124,439,808 parameters + 12 x 1024 x 1024
  * (huggingface/safetensors "Metadata parsing" table); gpt2-large's 812M on the
- * Hub is likewise 774M + 36 x 1024^2.
+ * Hub is likewise 774M + 36 x 1024^2.  transformers made the buffer
+ * non-persistent later, so a fine-tune it saved has no masks; the config
+ * cannot tell that save from a re-saved copy of a published config (the gpt2
+ * fixture is one: transformers 4.47.1), and the published layout is counted.
  */
 static int keys_gpt2(const struct fg_cfg *c, struct fg_model *m, const struct legacy_spec *s,
                      struct block *b, struct fg_err *err)
