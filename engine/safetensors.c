@@ -476,10 +476,12 @@ int fg_safetensors_scan(struct fg_source_repo *repo, uint64_t header_cap, struct
             break;
         }
         if (rc) {
-            if (rc == FG_E_NOTFOUND)
-                fg_err_set(&e, FG_E_NOTFOUND, "no model.safetensors.index.json and no "
-                           "model.safetensors (%.300s); verify needs a safetensors checkpoint",
-                           e.detail);
+            if (rc == FG_E_NOTFOUND) {
+                char why[FG_ERR_DETAIL_MAX];
+                snprintf(why, sizeof why, "%s", e.detail);
+                fg_err_set(&e, FG_E_NOTFOUND, "verify needs model.safetensors.index.json or "
+                           "model.safetensors, and neither is at hand (%.360s)", why);
+            }
             if (err)
                 *err = e;
             break;
@@ -582,12 +584,9 @@ int fg_safetensors_compare(const struct fg_st_summary *s, const struct fg_model 
         c->ckpt_known = c->exact = true;
         snprintf(c->basis, sizeof c->basis, "safetensors headers of %zu file%s (%zu by HTTP range)",
                  s->files, s->files == 1 ? "" : "s", s->headers_remote);
-    } else if (s->index_total_params) {
-        c->ckpt_total = s->index_total_params;
-        c->ckpt_known = c->exact = true;
-        snprintf(c->basis, sizeof c->basis, "index metadata total_parameters (headers not "
-                 "available)");
-    } else if (s->index_total_size) {
+    } else if (s->index_total_size &&
+               (dtype_bytes(m->torch_dtype) || !s->index_total_params)) {
+        /* total_size is what is stored; total_parameters may count a tied matrix twice */
         unsigned b = dtype_bytes(m->torch_dtype);
         bool assumed = b == 0;
         if (assumed)
@@ -595,14 +594,28 @@ int fg_safetensors_compare(const struct fg_st_summary *s, const struct fg_model 
         c->bytes_per_param = b;
         c->ckpt_total = s->index_total_size / b;
         c->ckpt_known = true;
+        c->exact = s->index_total_params == c->ckpt_total;
         snprintf(c->basis, sizeof c->basis, "index metadata total_size %llu bytes / %u bytes per "
-                 "parameter (%s%s); headers not available, exact only if every tensor has that "
-                 "dtype", (unsigned long long)s->index_total_size, b,
+                 "parameter (%s%s); headers not available%s",
+                 (unsigned long long)s->index_total_size, b,
                  assumed ? "assumed: config names no torch_dtype" : "torch_dtype ",
-                 assumed ? "" : m->torch_dtype);
+                 assumed ? "" : m->torch_dtype, c->exact ? ", total_parameters agrees" :
+                 ", exact only if every tensor has that dtype");
         if (s->index_total_size % b)
             finding(c, "total_size %llu is not a multiple of %u: the checkpoint mixes dtypes",
                     (unsigned long long)s->index_total_size, b);
+        if (s->index_total_params && !c->exact) {
+            int64_t d = (int64_t)(s->index_total_params - c->ckpt_total);
+            finding(c, "index metadata total_parameters %llu differs from total_size / %u by "
+                    "%+lld%s", (unsigned long long)s->index_total_params, b, (long long)d,
+                    m->tied && (uint64_t)llabs(d) == m->vocab * m->hidden
+                        ? ": it counts the tied embedding twice" : "");
+        }
+    } else if (s->index_total_params) {
+        c->ckpt_total = s->index_total_params;
+        c->ckpt_known = c->exact = true;
+        snprintf(c->basis, sizeof c->basis, "index metadata total_parameters (headers not "
+                 "available)");
     } else {
         snprintf(c->basis, sizeof c->basis, "nothing: no readable headers and no sizes in the "
                  "index metadata");
@@ -628,7 +641,7 @@ int fg_safetensors_compare(const struct fg_st_summary *s, const struct fg_model 
                         (unsigned long long)ck, (unsigned long long)gr, (long long)d,
                         c->agree ? ": attribution only, the totals agree" : "");
         }
-    } else {
+    } else if (!c->agree) {
         /* Names without shapes: say which groups one side has and the other lacks. */
         for (int g = 0; g < FG_ST_GROUP_COUNT; g++) {
             uint64_t gr = c->graph_group[g];
@@ -640,11 +653,12 @@ int fg_safetensors_compare(const struct fg_st_summary *s, const struct fg_model 
                 finding(c, "%s: the graph counts %llu the index lists no tensor for",
                         group_names[g], (unsigned long long)gr);
         }
-        if (!c->agree && s->names[FG_ST_HEAD] && c->graph_group[FG_ST_HEAD] == 0 &&
-            (uint64_t)llabs(diff) == m->vocab * m->hidden)
-            finding(c, "the difference is exactly vocab x hidden = %llu: the stored lm_head",
-                    (unsigned long long)(m->vocab * m->hidden));
     }
+    if (!c->agree && m->vocab && (uint64_t)llabs(diff) == m->vocab * m->hidden)
+        finding(c, "the difference is exactly vocab x hidden = %llu: one embedding-sized matrix "
+                "(%s)", (unsigned long long)(m->vocab * m->hidden),
+                m->tied ? "a tied lm_head stored or counted twice?" : "a head or embedding one "
+                "side lacks?");
     if (c->graph_rules)
         finding(c, "graph rules add %+lld scalars outside the node groups", (long long)c->graph_rules);
     return 0;

@@ -870,6 +870,17 @@ int fg_source_resolve(const struct fg_source_opts *o, const struct fg_model_id *
     char tried[200] = "";
     char label[FG_SOURCE_ORG_MAX + FG_SOURCE_NAME_MAX + FG_SOURCE_REV_MAX + 3];
     snprintf(label, sizeof label, "%s/%s@%s", id->org, id->name, id->rev);
+    /* A bad endpoint is a configuration error now, not only on the day the cache misses. */
+    for (size_t i = 0; i < o->n_order && !o->offline; i++) {
+        if (o->order[i] == FG_SOURCE_HUB) {
+            int urc = fg__hub_check_url(o->endpoint, o->allow_http, err);
+            if (urc) {
+                free(r);
+                fg_err_prefix(err, "hub endpoint (HF_ENDPOINT)");
+                return urc;
+            }
+        }
+    }
 
     for (size_t i = 0; i < o->n_order; i++) {
         struct fg_err e = {0};
