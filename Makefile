@@ -49,7 +49,9 @@ ENGINE_SRCS := \
 	engine/detect.c
 
 # --- policies --------------------------------------------------------------
-POLICY_SRCS :=
+POLICY_SRCS := \
+	policies/policy.c \
+	policies/decide.c
 
 # --- cli ------------------------------------------------------------------
 CLI_SRCS := \
@@ -69,7 +71,8 @@ TEST_SRCS := \
 	tests/test_arch_legacy.c \
 	tests/test_params.c \
 	tests/test_memory.c \
-	tests/test_plan.c
+	tests/test_plan.c \
+	tests/test_policy.c
 
 ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/gpus_conf.o
 POLICY_OBJS := $(POLICY_SRCS:%.c=$(BUILD)/%.o)

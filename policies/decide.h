@@ -1,0 +1,117 @@
+/*
+ * decide.h - the admission decision.
+ *
+ * Two steps, so the decision itself is a pure function:
+ *
+ *   fg_assess()  runs the engine once for a job on the card it asked for:
+ *                the estimate, the verdict on one card, and - when one card
+ *                is not enough, or only borderline - the smallest layouts
+ *                within the partition's limits (MaxGPUs, MaxGPUsPerNode).
+ *   fg_decide()  request + assessment + rules -> allow / warn / reject /
+ *                resize, the request after the decision, the layout to
+ *                export (FITGATE_*), and three lines for people:
+ *                a verdict, the numbers, what to do.  No I/O, no engine
+ *                calls, no allocation: unit tests feed it numbers.
+ *
+ * What "fits" means: the job's micro-batch fits one card under the
+ * headroom (then every GPU asked for is a data-parallel rank), or the
+ * planner's smallest layout needs no more GPUs than the job asks for.
+ * A job whose micro-batch does not fit but micro-batch 1 does is fixed by
+ * lowering the micro-batch and adding gradient accumulation (the global
+ * batch is kept), before any GPU is added.
+ *
+ * Error contract: see error.h.  fg_assess fails only with the engine's
+ * errors; a job that does not fit is a result, not an error.
+ */
+#ifndef FG_DECIDE_H
+#define FG_DECIDE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "fit.h"
+#include "gpu.h"
+#include "memory.h"
+#include "model.h"
+#include "plan.h"
+#include "policy.h"
+
+/* Which job option carries the GPU count (suggestions are spelled the same way). */
+enum fg_req_via {
+    FG_VIA_NONE,          /* the job asks for no GPU */
+    FG_VIA_GRES,          /* --gres=gpu[:type]:N, N per node */
+    FG_VIA_GPUS,          /* --gpus=[type:]N, N per job */
+    FG_VIA_GPUS_PER_NODE, /* --gpus-per-node=[type:]N */
+    FG_VIA_PLUGIN,        /* only fitgate's own --ft-gpus / --ft-gpu */
+};
+
+struct fg_request {
+    const struct fg_gpu *gpu; /* the card; NULL when unknown (borrowed from a GPU table) */
+    char type[32];            /* gres type as the job spells it ("t4"); "" when untyped */
+    enum fg_req_via via;
+    uint32_t count;           /* the number in that option (per node, or per job for GPUS) */
+    uint32_t nodes;           /* >= 1 */
+    char partition[64];       /* "" when the default partition */
+    char model[160];          /* for messages */
+};
+
+/* GPUs of the whole job. */
+uint32_t fg_request_total(const struct fg_request *q);
+
+/* The request in the job's own syntax: "--gres=gpu:t4:4", "--nodes=2 --gpus-per-node=h100:8". */
+void fg_request_spell(const struct fg_request *q, uint32_t count, uint32_t nodes, char *buf,
+                      size_t cap);
+
+struct fg_assessment {
+    struct fg_job job;         /* as asked; dp = GPUs of the job when ZeRO is asked for */
+    uint32_t layers;           /* main-stack blocks (for the one-card layout) */
+    struct fg_estimate est;    /* at the job's micro-batch */
+    bool have_card;            /* false: estimate only (the job named no known card) */
+    uint64_t usable;           /* one card after the CUDA context */
+    struct fg_fit fit;         /* the job's micro-batch on one card */
+    struct fg_plan plan;       /* layouts when one card is not enough (status FOUND or not) */
+    bool planned;
+    struct fg_plan safe;       /* layouts under the conservative factor, for borderline jobs */
+    bool safe_planned;
+};
+
+/*
+ * Assess job on model for gpus GPUs of card gpu (NULL: estimate only)
+ * under rules r.  Engine errors pass through (FG_E_INVAL, FG_E_RANGE,
+ * FG_E_OVERFLOW, FG_E_NOMEM) with their detail.
+ */
+int fg_assess(const struct fg_model *m, const struct fg_job *job, const struct fg_gpu *gpu,
+              uint32_t gpus, const struct fg_rules *r, struct fg_assessment *out,
+              struct fg_err *err);
+
+enum fg_decide_kind { FG_DECIDE_ALLOW, FG_DECIDE_WARN, FG_DECIDE_REJECT, FG_DECIDE_RESIZE };
+
+#define FG_DECIDE_LINE 400
+
+struct fg_decision {
+    enum fg_decide_kind kind;
+    bool fits;                 /* the job fits as asked */
+    bool resize_gpus;          /* count / nodes changed */
+    bool resize_batch;         /* micro-batch lowered, gradient accumulation added */
+    uint32_t count, nodes;     /* the request after the decision (same units as fg_request) */
+    bool has_layout;           /* layout is meaningful (the job fits, as asked or resized) */
+    struct fg_layout layout;   /* what to export as FITGATE_* */
+    char lines[3][FG_DECIDE_LINE]; /* verdict, numbers, what to do; all "" when silent */
+};
+
+/* The decision; see the top of this file.  Never fails. */
+void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
+               const struct fg_rules *r, struct fg_decision *out);
+
+/*
+ * The decision when the job cannot be checked (model source unreachable,
+ * bad policy file, unknown card...): what is the detail, OnError says
+ * allow (the job goes on, with a warning) or reject.
+ */
+void fg_decide_error(const char *what, const char *detail, enum fg_on_error on_error,
+                     struct fg_decision *out);
+
+const char *fg_decide_kind_name(enum fg_decide_kind k);
+
+#endif
