@@ -72,7 +72,8 @@ TEST_SRCS := \
 	tests/test_params.c \
 	tests/test_memory.c \
 	tests/test_plan.c \
-	tests/test_policy.c
+	tests/test_policy.c \
+	tests/test_accuracy.c
 
 ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/gpus_conf.o
 POLICY_OBJS := $(POLICY_SRCS:%.c=$(BUILD)/%.o)
@@ -124,6 +125,16 @@ unit: $(TEST_BINS) $(CLI)
 	@fail=0; for t in $(TEST_BINS); do \
 	  echo "== $$t"; FITGATE_SHARED=$(SHARED) $$t || fail=1; \
 	done; exit $$fail
+
+# The estimator against measured peaks: per-row table, summary, build/accuracy.tsv
+# (tests/accuracy/README.md).  The gate on the same numbers is tests/test_accuracy.c.
+.PHONY: accuracy
+ACCURACY := $(BUILD)/tools/accuracy
+$(ACCURACY): tools/accuracy.c tests/accuracy/accuracy.c tests/accuracy/accuracy.h $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ tools/accuracy.c $(LIB) $(LDLIBS_ALL)
+accuracy: $(ACCURACY)
+	$(ACCURACY)
 
 # Integration tests (real servers, real Slurm) are shell scripts under tests/integration.
 INTEGRATION := $(sort $(wildcard tests/integration/*.sh))

@@ -6,8 +6,9 @@
  *
  * Prints one line per row and the summary; writes the table with each
  * estimate's breakdown to OUT.tsv (default build/accuracy.tsv).  Exit status
- * 0, or 1 when a row could not be estimated or an OOM row got "fits", 2 on
- * bad input.  Run from the repository root (make accuracy).
+ * 0, or 1 when a row could not be estimated, 2 on bad input.  It measures and
+ * reports; the gate (thresholds, OOM rows) is tests/test_accuracy.c.  Run
+ * from the repository root (make accuracy).
  */
 #include <stdio.h>
 
@@ -35,5 +36,5 @@ int main(int argc, char **argv)
     }
     printf("table: %s\n", out);
     acc_free(rows);
-    return s.failed || s.oom_fits ? 1 : 0;
+    return s.failed ? 1 : 0;
 }
