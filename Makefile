@@ -72,6 +72,8 @@ TEST_SRCS := \
 	tests/test_params.c \
 	tests/test_memory.c \
 	tests/test_plan.c \
+	tests/test_gpu.c \
+	tests/test_detect.c \
 	tests/test_policy.c \
 	tests/test_accuracy.c
 

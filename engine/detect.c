@@ -693,6 +693,20 @@ static int check_xml(const char *path, bool *v3, struct fg_err *err)
     return 0;
 }
 
+/* hwloc refused the topology (set_xml parses the file, load imports it). */
+static int load_error(const char *what, bool v3, int e, struct fg_err *err)
+{
+    if (v3)
+        return fg_err_set(err, FG_E_PARSE,
+                          "%s: exported by hwloc 3.x, which this hwloc (API %u.x) cannot read; "
+                          "export it again with hwloc 2.x (lstopo --of xml)",
+                          what, hwloc_get_api_version() >> 16);
+    return fg_err_set(err, FG_E_PARSE,
+                      "%s: hwloc cannot load the topology (%s); give an hwloc XML export "
+                      "(lstopo --of xml)",
+                      what, strerror(e));
+}
+
 int fg_detect_gpus(const struct fg_detect_opts *o, struct fg_detect_result **out,
                    struct fg_err *err)
 {
@@ -736,8 +750,7 @@ int fg_detect_gpus(const struct fg_detect_opts *o, struct fg_detect_result **out
                                               driver_components[i]) == 0)
                 append_list(r->blacklisted, sizeof r->blacklisted, driver_components[i]);
     if (o->xml_path && hwloc_topology_set_xml(topo, o->xml_path)) {
-        rc = fg_err_set(err, FG_E_PARSE, "%s: hwloc cannot use it as an XML topology: %s",
-                        o->xml_path, strerror(errno));
+        rc = load_error(o->xml_path, v3, errno, err);
         goto out;
     }
     /* I/O objects are dropped by default; KEEP_IMPORTANT keeps GPU classes
@@ -746,17 +759,7 @@ int fg_detect_gpus(const struct fg_detect_opts *o, struct fg_detect_result **out
     hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
     hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
     if (hwloc_topology_load(topo)) {
-        int e = errno;
-        if (v3)
-            rc = fg_err_set(err, FG_E_PARSE,
-                            "%s: exported by hwloc 3.x, which this hwloc (API %u.x) cannot "
-                            "read; export it again with hwloc 2.x (lstopo --of xml)",
-                            o->xml_path, api >> 16);
-        else
-            rc = fg_err_set(err, FG_E_PARSE,
-                            "%s: hwloc cannot load the topology (%s); give an hwloc XML export "
-                            "(lstopo --of xml)",
-                            o->xml_path ? o->xml_path : "this machine", strerror(e));
+        rc = load_error(o->xml_path ? o->xml_path : "this machine", v3, errno, err);
         goto out;
     }
     r->this_system = hwloc_topology_is_thissystem(topo) != 0;

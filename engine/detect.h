@@ -102,7 +102,7 @@ struct fg_detect_result {
     struct fg_detected_gpu *gpus;  /* n entries in node order; owned by the result */
     size_t n_on_node;              /* GPUs on the node before restriction */
     size_t n_unknown;              /* of the n returned, those with known == false */
-    char restricted_by[32];        /* name of the list that restricted the set, or "" */
+    char restricted_by[64];        /* name of the list that restricted the set, or "" */
     char topology[256];            /* the XML path, or "this machine" */
     bool this_system;              /* hwloc says the topology is this machine's (false for XML,
                                       or when HWLOC_XMLFILE / HWLOC_SYNTHETIC override it) */

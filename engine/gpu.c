@@ -825,12 +825,13 @@ const struct fg_gpu *fg_gpu_find(const struct fg_gpu_table *t, const char *spec,
         lim--;
     if ((size_t)(lim - s) > 5 && (!strncasecmp(s, "gres:", 5) || !strncasecmp(s, "gres/", 5)))
         s += 5;
-    /* "gpu:h100:4(S:0-1)" as squeue / scontrol print it */
+    /* "gpu:h100:4(S:0-1)", "gpu:h100:4(IDX:0-3)" as squeue / scontrol print
+     * them; a name's own "(SXM2/PCIe)" has no ':' and stays. */
     if (lim > s && lim[-1] == ')') {
         const char *o = lim;
         while (o > s && *o != '(')
             o--;
-        if (*o == '(')
+        if (*o == '(' && memchr(o, ':', (size_t)(lim - o)))
             lim = o;
     }
     if (lim == s)
@@ -868,12 +869,11 @@ const struct fg_gpu *fg_gpu_find(const struct fg_gpu_table *t, const char *spec,
         if (nf == 3 && !read_count(f[2], fl[2], &n))
             return NULL;
     } else {
-        if (nf == 3)
+        /* A bare name; "x:4" is not a GPU gres ("mps:100", "shard:2"). */
+        if (nf != 1)
             return NULL;
         name = f[0];
         name_len = fl[0];
-        if (nf == 2 && !read_count(f[1], fl[1], &n))
-            return NULL;
     }
     if (count)
         *count = n; /* also for an unknown type, so callers can say "4 x foo: no such card" */

@@ -96,9 +96,11 @@ int fg_gpu_table_has_vendor(const struct fg_gpu_table *t, uint16_t vendor);
  * one, site rows before built-in rows.
  *
  * count (may be NULL) receives the GPU count the spec carries, 0 when it has
- * none.  Returns NULL when spec names no row, when it is malformed (a count
- * that is not a whole number in 1..65535, too many ':' fields), or when it
- * is a bare count ("gpu:4": *count is still 4).  t NULL means the built-in table.
+ * none (also for an unknown type: "gpu:foo:4" gives NULL and 4).  Returns
+ * NULL when spec names no row, when it is malformed (a count that is not a
+ * whole number in 1..65535, too many ':' fields, a "name:N" without the gpu
+ * prefix, which would read "mps:100" as 100 GPUs), or when it is a bare
+ * count ("gpu:4": *count is still 4).  t NULL means the built-in table.
  * Cost: no allocation; one pass over a few hundred pre-normalized keys.
  */
 const struct fg_gpu *fg_gpu_find(const struct fg_gpu_table *t, const char *spec, unsigned *count);
