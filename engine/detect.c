@@ -328,7 +328,7 @@ static int add_pci_gpu(hwloc_topology_t topo, hwloc_obj_t pci, const struct fg_g
             free(pi);
             return FG_E_NOMEM;
         }
-        snprintf(g->busid, sizeof g->busid, "%04x:%02x:%02x.%01x", a->domain & 0xffffu, a->bus,
+        snprintf(g->busid, sizeof g->busid, "%04x:%02x:%02x.%01x", (unsigned)a->domain, a->bus,
                  a->dev, a->func);
         g->vendor = a->vendor_id;
         g->device = a->device_id;
@@ -386,6 +386,8 @@ static int cmp_bus(const void *x, const void *y)
 
 static void fix_runtime_indices(struct gpuvec *g)
 {
+    if (g->n == 0)
+        return; /* g->v is NULL: qsort's pointer must not be */
     qsort(g->v, g->n, sizeof g->v[0], cmp_bus);
     for (size_t s = 0; s < g->n;) {
         size_t e = s;

@@ -77,7 +77,7 @@ struct fg_detected_gpu {
     unsigned index;          /* node order: by runtime index, then PCI address */
     unsigned runtime_index;  /* CUDA/NVML, ROCr/RSMI or LevelZero index among GPUs of its
                                 vendor (from hwloc's osdev names, else PCI bus order) */
-    char busid[16];          /* PCI address "0000:5f:00.0" */
+    char busid[20];          /* PCI address "0000:5f:00.0" (domains above ffff print wider) */
     uint16_t vendor, device;
     uint16_t subvendor, subdevice;
     uint16_t class_id;       /* PCI class, 0x0302 */

@@ -414,12 +414,24 @@ static void machine_without_gpu_should_give_zero_not_an_error(void **state)
     fg_detect_result_free(r);
     unlink(path);
 
-    /* this machine (no GPU expected here, but any count is a valid answer) */
-    r = detect_ok(NULL);
-    assert_true(r->this_system || getenv("HWLOC_XMLFILE") || getenv("HWLOC_SYNTHETIC"));
-    assert_string_equal(r->topology, "this machine");
-    assert_int_equal(r->n, r->n_on_node);
-    fg_detect_result_free(r);
+    /* This machine (no GPU expected here, but any count is a valid answer).
+     * In a child: hwloc's pci plugin (libpciaccess) leaks ~1 KB per live
+     * load, which would fail a SANITIZE=address run for a leak not ours. */
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct fg_detect_result *live = NULL;
+        if (fg_detect_gpus(NULL, &live, NULL))
+            _exit(1);
+        bool ok = (live->this_system || getenv("HWLOC_XMLFILE") || getenv("HWLOC_SYNTHETIC")) &&
+                  !strcmp(live->topology, "this machine") && live->n == live->n_on_node;
+        fg_detect_result_free(live);
+        _exit(ok ? 0 : 2);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
 }
 
 static void visible_should_restrict_to_the_jobs_gpus(void **state)
