@@ -856,6 +856,7 @@ const struct fg_gpu *fg_gpu_find(const struct fg_gpu_table *t, const char *spec,
     const char *name;
     size_t name_len;
     unsigned n = 0;
+    bool typed = false; /* "type:N" as --gpus / --gpus-per-node take it */
     if (field_is(f[0], fl[0], "gpu")) {
         if (nf == 1)
             return NULL;
@@ -869,14 +870,19 @@ const struct fg_gpu *fg_gpu_find(const struct fg_gpu_table *t, const char *spec,
         if (nf == 3 && !read_count(f[2], fl[2], &n))
             return NULL;
     } else {
-        /* A bare name; "x:4" is not a GPU gres ("mps:100", "shard:2"). */
-        if (nf != 1)
+        if (nf == 3)
             return NULL;
         name = f[0];
         name_len = fl[0];
+        if (nf == 2 && !read_count(f[1], fl[1], &n))
+            return NULL;
+        typed = nf == 2;
     }
-    if (count)
-        *count = n; /* also for an unknown type, so callers can say "4 x foo: no such card" */
+    /* The count of an unknown type is still reported ("gpu:foo:4": 4 x a
+     * card we do not know) - but not for "x:N" without the gpu prefix,
+     * which is as likely another gres ("mps:100", "shard:2"). */
+    if (count && !typed)
+        *count = n;
     char k[NORM_MAX];
     size_t kl = norm(name, name_len, k, sizeof k);
     if (kl == (size_t)-1 || kl == 0)
@@ -887,6 +893,8 @@ const struct fg_gpu *fg_gpu_find(const struct fg_gpu_table *t, const char *spec,
         if (st != k)
             g = find_norm(t, st);
     }
+    if (g && count)
+        *count = n;
     return g;
 }
 

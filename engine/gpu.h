@@ -87,7 +87,7 @@ int fg_gpu_table_has_vendor(const struct fg_gpu_table *t, uint16_t vendor);
 
 /*
  * A card by name, label or gres alias.  Accepts "h100", "H200", "A100-80GB",
- * "NVIDIA H100 SXM5 80GB", "Tesla T4", "gpu:h100", "gpu:h100:4",
+ * "NVIDIA H100 SXM5 80GB", "Tesla T4", "h100:4" (--gpus), "gpu:h100", "gpu:h100:4",
  * "gres:gpu:a100_80g:2", "gres/gpu:h100=2", "gpu:h100:4(S:0-1)", and a
  * comma list of gres ("gpu:h100:2,mps:100": the gpu entry is used).
  * Matching ignores case, blanks, '-' and '_', reads "80gb" as "80g", and
@@ -96,11 +96,12 @@ int fg_gpu_table_has_vendor(const struct fg_gpu_table *t, uint16_t vendor);
  * one, site rows before built-in rows.
  *
  * count (may be NULL) receives the GPU count the spec carries, 0 when it has
- * none (also for an unknown type: "gpu:foo:4" gives NULL and 4).  Returns
- * NULL when spec names no row, when it is malformed (a count that is not a
- * whole number in 1..65535, too many ':' fields, a "name:N" without the gpu
- * prefix, which would read "mps:100" as 100 GPUs), or when it is a bare
- * count ("gpu:4": *count is still 4).  t NULL means the built-in table.
+ * none.  With the gpu prefix the count is reported even for an unknown type
+ * ("gpu:foo:4": NULL and 4); "x:N" without it counts only when x is a card
+ * (so "mps:100" is NULL and 0, not 100 GPUs).  Returns NULL when spec names
+ * no row, when it is malformed (a count that is not a whole number in
+ * 1..65535, too many ':' fields), or when it is a bare count ("gpu:4":
+ * *count is still 4).  t NULL means the built-in table.
  * Cost: no allocation; one pass over a few hundred pre-normalized keys.
  */
 const struct fg_gpu *fg_gpu_find(const struct fg_gpu_table *t, const char *spec, unsigned *count);

@@ -198,6 +198,7 @@ static void find_should_accept_names_labels_aliases_and_gres(void **state)
         {"gpu:h200:2,mps:100", "NVIDIA H200 SXM 141GB", 2},
         {"mps:100,gres:gpu:l40s:1", "NVIDIA L40S", 1},
         {"H200", "NVIDIA H200 SXM 141GB", 0},
+        {"h200:3", "NVIDIA H200 SXM 141GB", 3}, /* --gpus=h200:3 */
         {"A100-80GB", "NVIDIA A100 PCIe 80GB", 0},
         {"a100 80 GB", "NVIDIA A100 PCIe 80GB", 0},
         {"A100_40G", "NVIDIA A100 PCIe 40GB", 0},
@@ -237,7 +238,7 @@ static void find_should_return_null_for_unknown_or_malformed(void **state)
         {"gpu:h100:65536", NULL, 0}, {"mps:100", NULL, 0}, {"::", NULL, 0},
         {"gpu::2", NULL, 2},   {"gpu:foo:4", NULL, 4},    {"mps:100,shard:2", NULL, 0},
         {"nvidia", NULL, 0},   {"h100:4:4", NULL, 0},     {"gpu:h100:4.5", NULL, 0},
-        {"h200:3", NULL, 0},   /* a count needs the gpu: prefix, or "mps:100" would read as 100 GPUs */
+        {"foo:3", NULL, 0},    /* without the gpu: prefix a count needs a known card */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         unsigned count = 99;
