@@ -222,8 +222,10 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
     uint32_t first_g = 0, counts_with_fit = 0;
     uint32_t gpn = o->gpus_per_node ? o->gpus_per_node : 8;
     for (uint32_t g = o->min_gpus ? o->min_gpus : 1; g <= o->max_gpus; g++) {
-        if (g > gpn && g % gpn)
-            continue; /* beyond one node, whole nodes only */
+        /* Counts a scheduler hands out for such jobs: powers of two inside a
+         * node (TP and EP sizes are powers of two in practice), whole nodes beyond. */
+        if (g > gpn ? g % gpn != 0 : (g & (g - 1)) != 0)
+            continue;
         size_t before = nfound;
         for (uint32_t tp = 1; tp <= g && tp <= gpn; tp++) {
             if (g % tp || !tp_valid(m, tp))
