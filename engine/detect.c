@@ -608,6 +608,14 @@ static int apply_list(const char *list, const char *name, uint16_t vendor, bool 
     return rc;
 }
 
+static bool has_vendor(const struct gpuvec *g, uint16_t vendor)
+{
+    for (size_t i = 0; i < g->n; i++)
+        if (g->v[i].vendor == vendor)
+            return true;
+    return false;
+}
+
 static int restrict_gpus(const struct fg_detect_opts *o, struct gpuvec *g,
                          struct fg_detect_result *r, struct fg_err *err)
 {
@@ -622,11 +630,12 @@ static int restrict_gpus(const struct fg_detect_opts *o, struct gpuvec *g,
         rc = apply_list(o->visible, name, 0, false, g, keep, err);
         copy_str(r->restricted_by, sizeof r->restricted_by, name);
     } else {
-        if (o->cuda_visible && !rc) {
+        /* A vendor list names what restricted the set only where it applied. */
+        if (o->cuda_visible && !rc && has_vendor(g, 0x10de)) {
             rc = apply_list(o->cuda_visible, "CUDA_VISIBLE_DEVICES", 0x10de, true, g, keep, err);
-            copy_str(r->restricted_by, sizeof r->restricted_by, "CUDA_VISIBLE_DEVICES");
+            append_list(r->restricted_by, sizeof r->restricted_by, "CUDA_VISIBLE_DEVICES");
         }
-        if (o->rocr_visible && !rc) {
+        if (o->rocr_visible && !rc && has_vendor(g, 0x1002)) {
             rc = apply_list(o->rocr_visible, "ROCR_VISIBLE_DEVICES", 0x1002, true, g, keep, err);
             append_list(r->restricted_by, sizeof r->restricted_by, "ROCR_VISIBLE_DEVICES");
         }

@@ -507,6 +507,7 @@ static void vendor_lists_should_restrict_only_their_vendor(void **state)
     assert_int_equal(r->n, 2);
     assert_string_equal(r->gpus[0].osdevs, "rsmi6");
     assert_string_equal(r->gpus[1].osdevs, "rsmi7");
+    assert_string_equal(r->restricted_by, "ROCR_VISIBLE_DEVICES"); /* no NVIDIA GPU here */
     fg_detect_result_free(r);
 }
 
