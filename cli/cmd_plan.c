@@ -186,6 +186,7 @@ static cJSON *memory_json(const struct fg_estimate *e)
     cJSON_AddNumberToObject(o, "total_bytes", (double)e->total_bytes);
     cJSON_AddNumberToObject(o, "static_bytes", (double)e->static_bytes);
     cJSON_AddNumberToObject(o, "per_sample_bytes", (double)e->per_sample_bytes);
+    cJSON_AddNumberToObject(o, "step_bytes", (double)e->step_bytes);
     cJSON *b = cJSON_AddObjectToObject(o, "breakdown");
     cJSON_AddNumberToObject(b, "weights", (double)e->b.weights);
     cJSON_AddNumberToObject(b, "gradients", (double)e->b.gradients);
@@ -212,10 +213,14 @@ static cJSON *memory_json(const struct fg_estimate *e)
 static void print_breakdown(const struct fg_estimate *e)
 {
     char a[32], b[32], c[32];
-    printf("\nMemory at micro-batch %llu x %llu tokens: %s (static %s + %s per sample)\n",
+    printf("\nMemory at micro-batch %llu x %llu tokens: %s (static %s + %s per sample",
            (unsigned long long)e->batch, (unsigned long long)e->seq_len,
            human(e->total_bytes, a, sizeof a), human(e->static_bytes, b, sizeof b),
            human(e->per_sample_bytes, c, sizeof c));
+    if (e->step_bytes)
+        printf("; the optimizer step needs %s with gradients and no activations",
+               human(e->step_bytes, a, sizeof a));
+    printf(")\n");
     for (size_t i = 0; i < e->n_lines; i++) {
         const struct fg_line *l = &e->lines[i];
         printf("  %-12s %10s%s  %s  [%s]\n", l->key, human(l->bytes, a, sizeof a),

@@ -19,6 +19,8 @@ uint64_t fg_fit_usable(uint64_t marketed_gb, uint64_t driver_bytes, const struct
 
 uint64_t fg_fit_max_batch(const struct fg_estimate *e, uint64_t usable, double headroom)
 {
+    if ((double)e->step_bytes * headroom > (double)usable)
+        return 0;
     double budget = (double)usable / headroom - (double)e->static_bytes;
     if (budget < (double)e->per_sample_bytes)
         return 0;

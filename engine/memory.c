@@ -198,6 +198,16 @@ static uint64_t node_params_here(const struct fg_node *n, const struct fg_job *j
     }
 }
 
+/* Bytes per quantized weight [BNB]: int8 (LLM.int8) adds one fp32 scale per
+ * row of ~4096; NF4 one fp32 absmax per 64; double quantization 8-bit
+ * absmax with one fp32 per 256 blocks. */
+static double quant_bytes(enum fg_quant q)
+{
+    return q == FG_QUANT_INT8 ? 1.0 + 4.0 / 4096
+         : q == FG_QUANT_NF4_DQ ? 0.5 + 1.0 / 64 + 4.0 / (64 * 256)
+                                : 0.5 + 4.0 / 64;
+}
+
 static uint64_t linear_params(const struct fg_node *n)
 {
     uint64_t s = 0;
@@ -300,7 +310,8 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 
 uint64_t fg_estimate_at(const struct fg_estimate *e, uint64_t batch)
 {
-    return add_sat(e->static_bytes, mul_sat(e->per_sample_bytes, batch));
+    uint64_t t = add_sat(e->static_bytes, mul_sat(e->per_sample_bytes, batch));
+    return t > e->step_bytes ? t : e->step_bytes;
 }
 
 /* KV cache bytes per token per attention node when serving in bf16:
@@ -355,7 +366,22 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
         }
         work = mul_sat(2 * (4 * m->hidden + 2 * widest), seq);
     }
-    uint64_t wbytes = mul_sat(weights, 2);
+    /* Serving dtype: bf16 unless fp32 is asked; a quantized base stores
+     * the block linears at the bitsandbytes rates of the QLoRA path. */
+    uint64_t wbytes;
+    if (job->quant != FG_QUANT_NONE) {
+        uint64_t lin = 0;
+        for (size_t i = 0; i < m->n_nodes; i++) {
+            const struct fg_node *n = &m->nodes[i];
+            if (on_stage(n, job) && n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
+                lin += linear_params(n) / (job->tp ? job->tp : 1);
+        }
+        if (lin > weights)
+            lin = weights;
+        wbytes = (uint64_t)((double)lin * quant_bytes(job->quant)) + (weights - lin) * 2;
+    } else {
+        wbytes = mul_sat(weights, job->precision == FG_PREC_FP32 ? 4 : 2);
+    }
     e->b.weights = wbytes;
     e->b.kv_cache = mul_sat(kv, job->batch);
     e->b.ssm_state = mul_sat(state, job->batch);
@@ -363,8 +389,10 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
     e->static_bytes = wbytes;
     e->per_sample_bytes = add_sat(add_sat(kv, state), work);
     e->total_bytes = fg_estimate_at(e, job->batch);
-    add_line(e, "weights", wbytes, false, "serving dtype",
-             "bf16 weights: 2 B x %llu params", (unsigned long long)weights);
+    add_line(e, "weights", wbytes, false, "serving dtype; bitsandbytes",
+             "%s weights: %llu params", job->quant != FG_QUANT_NONE ? "quantized"
+                                        : job->precision == FG_PREC_FP32 ? "fp32" : "bf16",
+             (unsigned long long)weights);
     add_line(e, "kv_cache", kv, true, "GQA/MLA/window-aware KV",
              "KV cache for %llu tokens per sequence", (unsigned long long)seq);
     add_line(e, "ssm_state", state, true, "transformers Mamba2/LFM2 cache",
@@ -484,9 +512,7 @@ int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struc
     if (job->mode == FG_MODE_QLORA) {
         /* [BNB]: linear weights of the blocks quantized; embeddings, norms and
          * the head stay bf16 (transformers' bitsandbytes integration skips lm_head). */
-        double per = job->quant == FG_QUANT_INT8 ? 1.0 + 4.0 / 4096
-                   : job->quant == FG_QUANT_NF4_DQ ? 0.5 + 1.0 / 64 + 4.0 / (64 * 256)
-                                                   : 0.5 + 4.0 / 64;
+        double per = quant_bytes(job->quant);
         uint64_t q = (uint64_t)((double)quantizable * per);
         uint64_t rest = (params - quantizable) * 2;
         b->weights = (q + rest) / shard_w;
@@ -588,9 +614,21 @@ int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struc
     b->activations = mul_sat(act, job->batch);
     b->logits = mul_sat(logits, job->batch);
     b->overhead = add_sat(b->overhead, mul_sat(frag, job->batch));
-    e->static_bytes = add_sat(add_sat(add_sat(b->weights, b->gradients), add_sat(b->optimizer,
-                                                                                 b->adapters)),
-                              overhead);
+    if (full) {
+        /* Two phases (see memory.h): activations peak before any gradient
+         * exists; the step holds gradients, states and foreach AdamW's
+         * temporary (torch/optim/adamw.py _multi_tensor_adamw: exp_avg_sq.sqrt()
+         * materialised once per parameter, in the state dtype). */
+        uint64_t temp = job->optimizer == FG_OPT_ADAMW ? mul_sat(params, obytes / 2) / shard_o : 0;
+        e->static_bytes = add_sat(add_sat(b->weights, b->optimizer), overhead);
+        e->step_bytes = add_sat(add_sat(add_sat(b->weights, b->gradients), b->optimizer), temp);
+        add_line(e, "overhead", temp, false, "torch foreach AdamW step",
+                 "optimizer step temporaries (sqrt of v), step phase only");
+        b->overhead = add_sat(b->overhead, temp);
+    } else {
+        e->static_bytes = add_sat(add_sat(add_sat(b->weights, b->gradients),
+                                          add_sat(b->optimizer, b->adapters)), overhead);
+    }
     e->per_sample_bytes = add_sat(add_sat(act, logits), frag);
     e->total_bytes = fg_estimate_at(e, job->batch);
     if (e->total_bytes == UINT64_MAX)

@@ -91,7 +91,9 @@ struct fg_estimate {
     struct fg_breakdown b;           /* at job.batch */
     uint64_t static_bytes;
     uint64_t per_sample_bytes;
-    uint64_t total_bytes;            /* static + batch * per_sample */
+    uint64_t total_bytes;            /* max(static + batch * per_sample, step_bytes) */
+    uint64_t step_bytes;             /* peak of the optimizer step (weights, gradients,
+                                        states, step temporaries; no activations); 0 if none */
     uint64_t seq_len;                /* tokens per sample used */
     uint64_t batch;
     uint64_t trainable_params;
@@ -109,7 +111,7 @@ struct fg_estimate {
 int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struct fg_estimate *out,
                        struct fg_err *err);
 
-/* Bytes at another micro-batch: static + b * per_sample (saturating). */
+/* Bytes at another micro-batch: max(static + b * per_sample, step_bytes), saturating. */
 uint64_t fg_estimate_at(const struct fg_estimate *e, uint64_t batch);
 
 /* FLOPs per training token (6 x active params + attention), for the cost roofline. */

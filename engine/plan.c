@@ -63,7 +63,8 @@ static int block_costs(const struct fg_model *m, const struct fg_job *job, struc
         int rc = fg_memory_estimate(m, &j, &e, err);
         if (rc)
             return rc;
-        c->s[l] = e.static_bytes;
+        /* the step phase can be the larger one: partition on the larger static */
+        c->s[l] = e.step_bytes > e.static_bytes ? e.step_bytes : e.static_bytes;
         c->a[l] = e.per_sample_bytes;
     }
     j.layer_first = j.layer_last = UINT32_MAX;
@@ -71,13 +72,13 @@ static int block_costs(const struct fg_model *m, const struct fg_job *job, struc
     int rc = fg_memory_estimate(m, &j, &e, err);
     if (rc)
         return rc;
-    c->es = e.static_bytes;
+    c->es = e.step_bytes > e.static_bytes ? e.step_bytes : e.static_bytes;
     c->ea = e.per_sample_bytes;
     j.stage_embed = false;
     j.stage_head = true;
     if ((rc = fg_memory_estimate(m, &j, &e, err)))
         return rc;
-    c->hs = e.static_bytes;
+    c->hs = e.step_bytes > e.static_bytes ? e.step_bytes : e.static_bytes;
     c->ha = e.per_sample_bytes;
     return 0;
 }

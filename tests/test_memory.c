@@ -92,23 +92,35 @@ static void estimate_should_match_seed_004_nomic_within_10pct(void **state)
         print_message("%3u GB: full %4llu (seed %3llu)  lora %4llu (seed %3llu)\n", seed[i].gb,
                       (unsigned long long)bf, (unsigned long long)seed[i].full,
                       (unsigned long long)bl, (unsigned long long)seed[i].lora);
-        assert_true(fabs((double)bf - (double)seed[i].full) <= 0.15 * (double)seed[i].full);
+        /* full: deliberate difference (README): gradients and activations are
+         * not counted together, so more samples fit than the seed says */
+        assert_true((double)bf >= 0.85 * (double)seed[i].full &&
+                    (double)bf <= 1.35 * (double)seed[i].full);
         assert_true(fabs((double)bl - (double)seed[i].lora) <= 0.15 * (double)seed[i].lora);
     }
     fg_model_free(m);
 }
 
-static void estimate_should_be_static_plus_batch_times_per_sample(void **state)
+static void estimate_should_be_the_larger_of_backward_and_step_phases(void **state)
 {
     (void)state;
     struct fg_model *m = load(LLAMA8B);
     struct fg_estimate e1 = est(m, FG_MODE_FULL, 1024, 1);
     struct fg_estimate e4 = est(m, FG_MODE_FULL, 1024, 4);
     assert_int_equal(e4.static_bytes, e1.static_bytes);
-    assert_int_equal(e4.total_bytes, e1.static_bytes + 4 * e1.per_sample_bytes);
+    uint64_t backward = e1.static_bytes + 4 * e1.per_sample_bytes;
+    assert_int_equal(e4.total_bytes, backward > e1.step_bytes ? backward : e1.step_bytes);
+    /* the step holds weights, grads, states: 4 + 4 + 8 B/param + temporaries */
+    assert_true(e1.step_bytes >= 16ull * 8030261248ull);
     uint64_t sum = e4.b.weights + e4.b.gradients + e4.b.optimizer + e4.b.adapters +
                    e4.b.activations + e4.b.logits + e4.b.kv_cache + e4.b.ssm_state + e4.b.overhead;
-    assert_int_equal(sum, e4.total_bytes);
+    assert_true(sum >= e4.total_bytes);
+    /* LoRA has one phase: the breakdown sums to the total */
+    struct fg_estimate l4 = est(m, FG_MODE_LORA, 1024, 4);
+    sum = l4.b.weights + l4.b.gradients + l4.b.optimizer + l4.b.adapters + l4.b.activations +
+          l4.b.logits + l4.b.kv_cache + l4.b.ssm_state + l4.b.overhead;
+    assert_int_equal(sum, l4.total_bytes);
+    assert_int_equal(l4.total_bytes, l4.static_bytes + 4 * l4.per_sample_bytes);
     fg_model_free(m);
 }
 
@@ -183,7 +195,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(estimate_should_match_seed_000_nemotron_within_10pct),
         cmocka_unit_test(estimate_should_match_seed_004_nomic_within_10pct),
-        cmocka_unit_test(estimate_should_be_static_plus_batch_times_per_sample),
+        cmocka_unit_test(estimate_should_be_the_larger_of_backward_and_step_phases),
         cmocka_unit_test(estimate_should_shrink_with_grad_ckpt_lora_qlora_and_zero),
         cmocka_unit_test(estimate_should_reject_bad_jobs_clearly),
         cmocka_unit_test(serve_should_count_gqa_kv_and_windows),

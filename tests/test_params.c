@@ -15,6 +15,34 @@
 
 #define FIXTURES "tests/fixtures/models"
 
+/*
+ * Rows we cannot match from the config alone, each listed in the README
+ * with its reason.  The test pins the exact difference, so any change in
+ * the graph (or the truth) shows up here.
+ */
+static const struct {
+    const char *id;
+    long long delta;
+    const char *why;
+} known_gaps[] = {
+    {"deepseek-ai/DeepSeek-V3.2", 41591584,
+     "published total leaves out the FP8 weight_scale_inv tensors that sibling releases with "
+     "the same config (V3, R1-0528, V3.2-Exp) count; nothing in config.json tells them apart"},
+    {"moonshotai/Kimi-K2-Instruct", 62491776,
+     "same as DeepSeek-V3.2: the quoted total is the count without FP8 scales"},
+    {"meta-llama/Llama-4-Scout-17B-16E-Instruct", -871932416,
+     "the vendored config is trimmed of vision_config; the gap is the vision tower + projector "
+     "(exact when the published vision_config is put back, tests/test_arch_hybrid.c)"},
+};
+
+static const char *known_gap(const char *id, long long delta)
+{
+    for (size_t i = 0; i < sizeof known_gaps / sizeof known_gaps[0]; i++)
+        if (!strcmp(known_gaps[i].id, id))
+            return known_gaps[i].delta == delta ? known_gaps[i].why : "";
+    return NULL;
+}
+
 static void truth_tsv_should_match_every_row_exactly(void **state)
 {
     (void)state;
@@ -48,9 +76,18 @@ static void truth_tsv_should_match_every_row_exactly(void **state)
             print_message("FAIL %s (%s): %s\n", id, mt, err.detail);
             bad++;
         } else if (m->params_total != want) {
-            print_message("FAIL %s (%s): got %llu want %llu (%+lld)\n", id, mt,
-                          (unsigned long long)m->params_total, (unsigned long long)want,
-                          (long long)(m->params_total - want));
+            long long delta = (long long)(m->params_total - want);
+            const char *why = known_gap(id, delta);
+            if (why && *why) {
+                print_message("known gap %s (%s): %+lld: %s\n", id, mt, delta, why);
+            } else {
+                print_message("FAIL %s (%s): got %llu want %llu (%+lld)\n", id, mt,
+                              (unsigned long long)m->params_total, (unsigned long long)want,
+                              delta);
+                bad++;
+            }
+        } else if (known_gap(id, 0) != NULL) {
+            print_message("FAIL %s is exact now: drop it from known_gaps and the README\n", id);
             bad++;
         } else if (m->generic) {
             print_message("FAIL %s (%s): read as a generic decoder\n", id, mt);
