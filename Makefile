@@ -53,6 +53,17 @@ POLICY_SRCS := \
 	policies/policy.c \
 	policies/decide.c
 
+# --- SPANK plugin: spank_fitgate.so (thin: options + dispatch, exports only slurm_spank_* /
+# plugin_*, links nothing but libdl) and fitgate_engine.so beside it, dlopen'ed only for jobs
+# tagged with --ft-model (so untagged jobs do not load libcurl / hwloc / cJSON)
+PLUGIN_SRCS := \
+	plugin/fitgate_dispatch.c \
+	plugin/fitgate_options.c
+PLUGIN_ENGINE_SRCS := \
+	plugin/fitgate_common.c \
+	plugin/fitgate_alloc.c \
+	plugin/fitgate_stepd.c
+
 # --- cli ------------------------------------------------------------------
 CLI_SRCS := \
 	cli/main.c \
@@ -80,12 +91,16 @@ TEST_SRCS := \
 ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/gpus_conf.o
 POLICY_OBJS := $(POLICY_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS    := $(CLI_SRCS:%.c=$(BUILD)/%.o)
+PLUGIN_OBJS := $(PLUGIN_SRCS:%.c=$(BUILD)/%.o)
+PLUGIN_ENGINE_OBJS := $(PLUGIN_ENGINE_SRCS:%.c=$(BUILD)/%.o)
+PLUGIN      := $(BUILD)/spank_fitgate.so
+PLUGIN_ENGINE := $(BUILD)/fitgate_engine.so
 TEST_BINS   := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB         := $(BUILD)/libfitgate.a
 CLI         := $(BUILD)/fitgate
 
 .PHONY: all check unit integration deps run install clean bench fuzz
-all: $(LIB) $(CLI)
+all: $(LIB) $(CLI) $(PLUGIN) $(PLUGIN_ENGINE)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -105,6 +120,14 @@ $(LIB): $(ENGINE_OBJS) $(POLICY_OBJS)
 
 $(CLI): $(CLI_OBJS) $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS_ALL)
+
+$(PLUGIN): $(PLUGIN_OBJS) plugin/fitgate.lds
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $(PLUGIN_OBJS) -ldl $(SAN_FLAGS) $(LDFLAGS) \
+	  -Wl,--version-script=plugin/fitgate.lds
+
+$(PLUGIN_ENGINE): $(PLUGIN_ENGINE_OBJS) $(LIB) plugin/fitgate_engine.lds
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $(PLUGIN_ENGINE_OBJS) $(LIB) $(LDLIBS_ALL) -ldl \
+	  -Wl,--version-script=plugin/fitgate_engine.lds
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_ALL) -lcmocka
@@ -161,8 +184,14 @@ install: all
 	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/libfitgate.a
 	install -d $(DESTDIR)$(SYSCONFDIR)
 	install -m 0644 conf/gpus.conf $(DESTDIR)$(SYSCONFDIR)/gpus.conf.example
+	install -d $(DESTDIR)$(LIBDIR)/slurm $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d
+	install -m 0755 $(PLUGIN) $(DESTDIR)$(LIBDIR)/slurm/spank_fitgate.so
+	install -m 0755 $(PLUGIN_ENGINE) $(DESTDIR)$(LIBDIR)/slurm/fitgate_engine.so
+	install -m 0644 conf/fitgate.conf $(DESTDIR)$(SYSCONFDIR)/fitgate.conf.example
+	install -m 0644 conf/plugstack.conf.d/fitgate.conf \
+	  $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d/fitgate.conf.example
 
 clean:
 	rm -rf $(BUILD)
 
--include $(ENGINE_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(POLICY_OBJS:.o=.d) $(TEST_BINS:=.d)
+-include $(ENGINE_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(PLUGIN_OBJS:.o=.d) $(PLUGIN_ENGINE_OBJS:.o=.d) $(POLICY_OBJS:.o=.d) $(TEST_BINS:=.d)

@@ -60,6 +60,7 @@ static const struct key keys[] = {
     {"OnError", K_ONERR, 0, 0, "allow", SITE, P(on_error)},
     {"Conf", K_PATH, 0, 0, "", W_ARG, P(conf)},
     {"Topology", K_PATH, 0, 0, "", W_ARG, P(topology)},
+    {"Engine", K_PATH, 0, 0, "", W_ARG, P(engine)},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 _Static_assert(NKEYS <= FG_POLICY_KEYS, "raise FG_POLICY_KEYS");

@@ -13,8 +13,9 @@
  *     PartitionName=gpu Action=resize MaxGPUs=8 ShrinkOverRequest=yes
  *
  * The plugstack line takes the same keys in lower or any case, plus
- * `conf=FILE` (the policy file) and `topology=FILE.xml` (an hwloc topology
- * used instead of the node's: tests, nodes whose GPUs hwloc cannot see):
+ * `conf=FILE` (the policy file), `topology=FILE.xml` (an hwloc topology
+ * used instead of the node's: tests, nodes whose GPUs hwloc cannot see) and
+ * `engine=FILE` (the plugin's fitgate_engine.so when not beside the plugin):
  *
  *     required /usr/lib/slurm/spank_fitgate.so conf=/etc/slurm/fitgate.conf
  *
@@ -83,6 +84,7 @@ struct fg_policy {
     /* plugstack only */
     char conf[FG_POLICY_PATH_MAX];         /* the policy file; "" none */
     char topology[FG_POLICY_PATH_MAX];     /* hwloc XML used instead of the node's */
+    char engine[FG_POLICY_PATH_MAX];       /* the plugin's engine part, when not beside it */
     /* bookkeeping for messages */
     unsigned key_line[FG_POLICY_KEYS];     /* line that last set key i site-wide (0 = default) */
 };

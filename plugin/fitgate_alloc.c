@@ -1,0 +1,341 @@
+/*
+ * fitgate_alloc.c - submit time: sbatch, salloc, and srun when it creates
+ * its own allocation (S_CTX_ALLOCATOR / S_CTX_LOCAL).
+ *
+ * The job's GPU request is read through Slurm's own option table: sbatch,
+ * salloc and srun export their global `opt` and libslurmfull exports
+ * slurm_option_get / slurm_option_set (notes/slurm.md 1b).  That is an
+ * internal API, so every symbol is looked up with dlsym and the plugin
+ * falls back to its own --ft-gpus / --ft-gpu when one is missing; SPANK
+ * refuses to load a plugin built for another Slurm release, which keeps
+ * the layout of `opt` and these signatures fixed under us.
+ * slurm_option_set in init_post_opt resizes the job: the job description
+ * is built from `opt` after the SPANK stack ran (slurm_opt_create_job_desc).
+ *
+ * A job without --ft-model costs nothing here: no file is read, no engine
+ * code runs.
+ */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <pwd.h>
+
+#include "fitgate.h"
+#include "gpu.h"
+
+typedef char *(*opt_get_fn)(void *opt, const char *name);
+typedef int (*opt_set_fn)(void *opt, const char *name, const char *value, bool early);
+
+struct probe {
+    void *opt;
+    opt_get_fn get;
+    opt_set_fn set;
+};
+
+static bool probe_open(struct probe *p)
+{
+    memset(p, 0, sizeof *p);
+    p->opt = dlsym(RTLD_DEFAULT, "opt");
+    p->get = (opt_get_fn)dlsym(RTLD_DEFAULT, "slurm_option_get");
+    p->set = (opt_set_fn)dlsym(RTLD_DEFAULT, "slurm_option_set");
+    return p->opt && p->get;
+}
+
+/* The option's value copied into buf, or NULL when unset.  Slurm's copy
+ * (xmalloc'd) is left to the process: sbatch / salloc / srun exit soon. */
+static const char *probe_get(const struct probe *p, const char *name, char *buf, size_t cap)
+{
+    char *v = p->get(p->opt, name);
+    if (!v || !*v)
+        return NULL;
+    snprintf(buf, cap, "%s", v);
+    return buf;
+}
+
+static bool parse_count(const char *s, size_t n, uint32_t *out)
+{
+    uint64_t v = 0;
+    if (!n)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+        if (v > 65535)
+            return false;
+    }
+    *out = (uint32_t)v;
+    return v > 0;
+}
+
+/*
+ * The GPU entry of a gres list ("gres:gpu:h100:2,gres:mps:100"; "gpu",
+ * "gpu:4", "gpu:t4") or of a --gpus value ("h100:2", "2").  Returns true
+ * when one was found; type "" when untyped, count 1 when the entry has none.
+ */
+static bool parse_gpu_spec(const char *spec, bool gres, char *type, size_t cap, uint32_t *count)
+{
+    const char *s = spec;
+    while (*s) {
+        size_t n = strcspn(s, ",");
+        const char *e = s;
+        size_t len = n;
+        if (gres) {
+            if (len > 5 && (!strncmp(e, "gres:", 5) || !strncmp(e, "gres/", 5)))
+                e += 5, len -= 5;
+            if (len >= 3 && !strncmp(e, "gpu", 3) && (len == 3 || e[3] == ':')) {
+                e += 3;
+                len -= 3;
+                if (len)
+                    e++, len--;
+            } else {
+                s += n;
+                if (*s == ',')
+                    s++;
+                continue;
+            }
+        }
+        /* e[0..len): "", "4", "t4", "t4:4" (a "(S:0-1)" socket suffix is ignored) */
+        const char *paren = memchr(e, '(', len);
+        if (paren)
+            len = (size_t)(paren - e);
+        const char *colon = memchr(e, ':', len);
+        type[0] = '\0';
+        *count = 1;
+        if (colon) {
+            size_t tl = (size_t)(colon - e);
+            snprintf(type, cap, "%.*s", (int)(tl < cap ? tl : cap - 1), e);
+            if (!parse_count(colon + 1, len - tl - 1, count))
+                *count = 1;
+        } else if (!parse_count(e, len, count)) {
+            snprintf(type, cap, "%.*s", (int)(len < cap ? len : cap - 1), e);
+            *count = 1;
+        }
+        return true;
+    }
+    return false;
+}
+
+/* What the job asks for, from Slurm's options, else from --ft-gpu(s). */
+static void read_request(const struct probe *p, bool probed, const struct fg_gpu_table *table,
+                         struct fg_request *q, char *what_opt, size_t cap)
+{
+    char buf[512], type[32];
+    uint32_t count;
+    memset(q, 0, sizeof *q);
+    q->nodes = 1;
+    what_opt[0] = '\0';
+    if (probed) {
+        const char *v;
+        if ((v = probe_get(p, "gres", buf, sizeof buf)) &&
+            parse_gpu_spec(v, true, type, sizeof type, &count)) {
+            q->via = FG_VIA_GRES;
+            snprintf(what_opt, cap, "gres");
+        } else if ((v = probe_get(p, "gpus-per-node", buf, sizeof buf)) &&
+                   parse_gpu_spec(v, false, type, sizeof type, &count)) {
+            q->via = FG_VIA_GPUS_PER_NODE;
+            snprintf(what_opt, cap, "gpus-per-node");
+        } else if ((v = probe_get(p, "gpus", buf, sizeof buf)) &&
+                   parse_gpu_spec(v, false, type, sizeof type, &count)) {
+            q->via = FG_VIA_GPUS;
+            snprintf(what_opt, cap, "gpus");
+        }
+        if (q->via != FG_VIA_NONE) {
+            snprintf(q->type, sizeof q->type, "%s", type);
+            q->count = count;
+        }
+        if ((v = probe_get(p, "nodes", buf, sizeof buf))) {
+            uint32_t n;
+            if (parse_count(v, strcspn(v, "-"), &n))
+                q->nodes = n;
+        }
+        if ((v = probe_get(p, "partition", buf, sizeof buf)))
+            snprintf(q->partition, sizeof q->partition, "%.*s", (int)strcspn(v, ","), v);
+    }
+    const char *ft_gpus = fitgate_option(FITGATE_OPT_GPUS);
+    if (q->via == FG_VIA_NONE && ft_gpus) {
+        q->via = FG_VIA_PLUGIN;
+        q->count = (uint32_t)strtoul(ft_gpus, NULL, 10);
+    }
+    const char *ft_gpu = fitgate_option(FITGATE_OPT_GPU);
+    if (q->type[0])
+        q->gpu = fg_gpu_find(table, q->type, NULL);
+    else if (ft_gpu)
+        q->gpu = fg_gpu_find(table, ft_gpu, NULL);
+    if (q->via == FG_VIA_PLUGIN && !q->type[0] && ft_gpu)
+        snprintf(q->type, sizeof q->type, "%.31s", ft_gpu);
+}
+
+/* Apply a resize to Slurm's options; 0 or -1 (message printed). */
+static int apply_resize(const struct probe *p, bool probed, const struct fg_request *q,
+                        const struct fg_decision *d)
+{
+    char val[96], type[40];
+    const char *name;
+    if (!probed || !p->set) {
+        fitgate_error("cannot resize this job: this Slurm does not expose its options to "
+                      "plugins; ask for the request above yourself");
+        return -1;
+    }
+    if (q->type[0])
+        snprintf(type, sizeof type, "%s:", q->type);
+    else if (q->gpu && q->via == FG_VIA_PLUGIN)
+        snprintf(type, sizeof type, "%.*s:", (int)strcspn(q->gpu->aliases, ","),
+                 q->gpu->aliases);
+    else
+        type[0] = '\0';
+    switch (q->via) {
+    case FG_VIA_GPUS:
+        name = "gpus";
+        snprintf(val, sizeof val, "%s%u", type, d->count);
+        break;
+    case FG_VIA_GPUS_PER_NODE:
+        name = "gpus-per-node";
+        snprintf(val, sizeof val, "%s%u", type, d->count);
+        break;
+    default:
+        name = "gres";
+        snprintf(val, sizeof val, "gpu:%s%u", type, d->count);
+        break;
+    }
+    if (p->set(p->opt, name, val, false)) {
+        fitgate_error("Slurm refused --%s=%s; ask for it yourself", name, val);
+        return -1;
+    }
+    if (d->nodes != (q->nodes ? q->nodes : 1)) {
+        char n[16];
+        snprintf(n, sizeof n, "%u", d->nodes);
+        if (p->set(p->opt, "nodes", n, false)) {
+            fitgate_error("Slurm refused --nodes=%s; ask for it yourself", n);
+            return -1;
+        }
+    }
+    slurm_debug("fitgate: request set to --%s=%s, %u node(s)", name, val, d->nodes);
+    return 0;
+}
+
+struct export_ctx {
+    spank_t sp;
+    int failed;
+};
+
+/* setenv reaches the job under --export=ALL; the job-control copy (SLURM_SPANK_FITGATE_*)
+ * survives --export=NONE and tells slurmstepd what was decided here. */
+static int export_one(const char *name, const char *value, void *vctx)
+{
+    struct export_ctx *c = vctx;
+    if (setenv(name, value, 1))
+        c->failed = 1;
+    if (spank_job_control_setenv(c->sp, name, value, 1) != ESPANK_SUCCESS)
+        c->failed = 1;
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Returns the SPANK result for a decision (-1 only for a rejection). */
+static int finish(const struct fg_decision *d)
+{
+    fitgate_say(d);
+    return d->kind == FG_DECIDE_REJECT ? -1 : 0;
+}
+
+int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *values)
+{
+    double t0 = now_s();
+    fitgate_use_options(values);
+    fitgate_log_init();
+    const char *model_arg = fitgate_option(FITGATE_OPT_MODEL);
+    struct fg_decision d;
+    struct fg_policy pol;
+    struct fg_err err = {0};
+    if (fitgate_policy(ac, av, &pol, &err)) {
+        fg_decide_error("this job", err.detail, pol.on_error, &d);
+        return finish(&d);
+    }
+    struct fg_job job;
+    if (fitgate_job(&job, &err)) {
+        fitgate_error("rejected: %s", err.detail);
+        return -1; /* the user's own option: nothing to decide */
+    }
+    struct fg_gpu_table *own = NULL;
+    const struct fg_gpu_table *table = NULL;
+    if (fitgate_gpu_table(&pol, &own, &table, &err)) {
+        fg_decide_error("this job", err.detail, pol.on_error, &d);
+        return finish(&d);
+    }
+    struct probe probe;
+    bool probed = probe_open(&probe);
+    if (!probed)
+        slurm_debug("fitgate: Slurm's options are not visible (opt=%p, slurm_option_get=%p); "
+                    "using --ft-gpus/--ft-gpu", probe.opt, (void *)probe.get);
+    struct fg_request q;
+    char via[32];
+    read_request(&probe, probed, table, &q, via, sizeof via);
+    snprintf(q.model, sizeof q.model, "%.150s", model_arg);
+    struct fg_rules rules;
+    fg_policy_rules_for(&pol, q.partition, &rules);
+    if (rules.action == FG_ACTION_OFF) {
+        fg_gpu_table_free(own);
+        return 0;
+    }
+    if (!q.gpu && q.type[0]) {
+        char detail[200];
+        snprintf(detail, sizeof detail, "the GPU type '%s' is not in fitgate's GPU table "
+                                        "(add a row with GpuTable=)", q.type);
+        fg_decide_error(model_arg, detail, pol.on_error, &d);
+        fg_gpu_table_free(own);
+        return finish(&d);
+    }
+
+    struct fg_model *m = NULL;
+    struct passwd *pw = getpwuid(getuid());
+    if (fitgate_load_model(&pol, model_arg, NULL, pw ? pw->pw_name : NULL, (unsigned)getuid(),
+                           &m, &err)) {
+        fg_decide_error(model_arg, err.detail, pol.on_error, &d);
+        fg_gpu_table_free(own);
+        return finish(&d);
+    }
+    struct fg_assessment *a = calloc(1, sizeof *a);
+    if (!a || fg_assess(m, &job, q.gpu, fg_request_total(&q), &rules, a, &err)) {
+        fg_decide_error(model_arg, a ? err.detail : "out of memory", pol.on_error, &d);
+        free(a);
+        fg_model_free(m);
+        fg_gpu_table_free(own);
+        return finish(&d);
+    }
+    fg_decide(&q, a, &rules, &d);
+    slurm_debug("fitgate: %s: %s in %.0f ms (request via %s: %u x %s, %u node(s))",
+                model_arg, fg_decide_kind_name(d.kind), (now_s() - t0) * 1e3,
+                via[0] ? via : "--ft-gpus", q.count, q.type[0] ? q.type : "?", q.nodes);
+    free(a);
+    fg_model_free(m);
+
+    int rc = finish(&d);
+    if (rc == 0 && d.resize_gpus && apply_resize(&probe, probed, &q, &d))
+        rc = -1;
+    if (rc == 0 && d.has_layout) {
+        struct export_ctx c = {.sp = sp};
+        char card[40];
+        if (q.type[0])
+            snprintf(card, sizeof card, "%s", q.type);
+        else if (q.gpu)
+            snprintf(card, sizeof card, "%.*s", (int)strcspn(q.gpu->aliases, ","),
+                     q.gpu->aliases);
+        else
+            card[0] = '\0';
+        fitgate_export(&d.layout, card, d.layout.gpus, export_one, &c);
+        if (c.failed)
+            slurm_debug("fitgate: some FITGATE_* variables could not be exported");
+    }
+    fg_gpu_table_free(own);
+    return rc;
+}

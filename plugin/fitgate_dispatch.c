@@ -1,0 +1,126 @@
+/*
+ * fitgate_dispatch.c - the SPANK entry points: one switch on spank_context(),
+ * and the engine part (fitgate_engine.so) loaded only for a job tagged with
+ * --ft-model.  Untagged jobs pass through every callback untouched: no file
+ * is read, nothing is loaded.
+ *
+ *   S_CTX_ALLOCATOR  sbatch, salloc    init_post_opt -> fitgate_engine_alloc
+ *   S_CTX_LOCAL      srun              same, unless inside an allocation (the
+ *                                      allocation was checked; the node checks the step)
+ *   S_CTX_REMOTE     slurmstepd        user_init -> fitgate_engine_stepd; task_init
+ *                                      fails the step it recorded (never earlier:
+ *                                      that drains the node, notes/slurm.md 1c)
+ *   others           slurmd, prolog    nothing
+ *
+ * If the engine part cannot be loaded the job is let through with a message:
+ * a broken installation must not stop every tagged job (and the policy that
+ * would say otherwise is read by the engine part).
+ */
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fitgate.h"
+
+SPANK_PLUGIN(fitgate, 1);
+
+static struct {
+    void *handle;
+    fitgate_engine_alloc_fn alloc;
+    fitgate_engine_stepd_fn stepd;
+    bool step_fails;
+} engine;
+
+/* The engine: plugstack engine=PATH, else fitgate_engine.so beside this plugin. */
+static int load_engine(int ac, char **av)
+{
+    char path[PATH_MAX];
+    const char *given = NULL;
+    if (engine.handle)
+        return 0;
+    for (int i = 0; i < ac; i++)
+        if (!strncmp(av[i], "engine=", 7))
+            given = av[i] + 7;
+    if (given) {
+        snprintf(path, sizeof path, "%s", given);
+    } else {
+        Dl_info info;
+        const char *slash;
+        if (!dladdr((void *)&fitgate_options_register, &info) || !info.dli_fname ||
+            !(slash = strrchr(info.dli_fname, '/'))) {
+            slurm_error("fitgate: cannot find this plugin's directory; set engine=PATH in "
+                        "plugstack.conf; the job is not checked");
+            return -1;
+        }
+        snprintf(path, sizeof path, "%.*s/fitgate_engine.so", (int)(slash - info.dli_fname),
+                 info.dli_fname);
+    }
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        slurm_error("fitgate: cannot load %s (%s); the job is not checked", path, dlerror());
+        return -1;
+    }
+    engine.alloc = (fitgate_engine_alloc_fn)dlsym(h, "fitgate_engine_alloc");
+    engine.stepd = (fitgate_engine_stepd_fn)dlsym(h, "fitgate_engine_stepd");
+    if (!engine.alloc || !engine.stepd) {
+        slurm_error("fitgate: %s is not fitgate's engine (entry points missing); the job is "
+                    "not checked", path);
+        dlclose(h);
+        return -1;
+    }
+    engine.handle = h;
+    return 0;
+}
+
+int slurm_spank_init(spank_t sp, int ac, char **av)
+{
+    (void)ac;
+    (void)av;
+    switch (spank_context()) {
+    case S_CTX_ALLOCATOR:
+    case S_CTX_LOCAL:
+        return fitgate_options_register(sp);
+    case S_CTX_REMOTE:
+        /* a failure here would drain the node: the job then runs unchecked */
+        if (fitgate_options_register(sp))
+            slurm_error("fitgate: options not registered on this node; jobs run unchecked");
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
+{
+    spank_context_t ctx = spank_context();
+    if (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL)
+        return 0;
+    if (!fitgate_tagged())
+        return 0;
+    if (ctx == S_CTX_LOCAL && getenv("SLURM_JOB_ID"))
+        return 0;
+    if (load_engine(ac, av))
+        return 0;
+    return engine.alloc(sp, ac, av, fitgate_option_values());
+}
+
+int slurm_spank_user_init(spank_t sp, int ac, char **av)
+{
+    if (spank_context() != S_CTX_REMOTE)
+        return 0;
+    fitgate_options_from_env(sp);
+    if (!fitgate_tagged() || load_engine(ac, av))
+        return 0;
+    engine.step_fails = engine.stepd(sp, ac, av, fitgate_option_values()) == 1;
+    return 0;
+}
+
+int slurm_spank_task_init(spank_t sp, int ac, char **av)
+{
+    (void)sp;
+    (void)ac;
+    (void)av;
+    return spank_context() == S_CTX_REMOTE && engine.step_fails ? -1 : 0;
+}

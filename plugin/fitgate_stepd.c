@@ -1,0 +1,247 @@
+/*
+ * fitgate_stepd.c - on the node (S_CTX_REMOTE: slurmstepd, for the batch
+ * step and every srun step).
+ *
+ * The GPUs Slurm gave the step are looked up with hwloc (the plugstack
+ * argument topology=FILE.xml replaces this machine's topology: tests, and
+ * nodes whose GPUs hwloc cannot see), the job is checked again against
+ * their real memory, and the plan is exported to the tasks as FITGATE_*
+ * (spank_setenv: it reaches the tasks under --export=NONE too).
+ *
+ * Where: the work runs from user_init, where slurmstepd has taken the job
+ * user's identity (euid), so a model path is read with the user's rights.
+ * Nothing here fails before task_init: a non-zero return from init,
+ * init_post_opt or user_init drains the node (notes/slurm.md 1c).  A job
+ * that does not fit is recorded (fitgate_engine_stepd returns 1), its
+ * message printed into the job's output once, and the dispatcher's
+ * slurm_spank_task_init returns -1: the job fails, the node stays.
+ */
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "detect.h"
+#include "fitgate.h"
+#include "gpu.h"
+
+static struct {
+    bool failed;            /* task_init refuses to start tasks */
+} stepd;
+
+/* Messages in the job's output: slurmstepd shows errors there, not info lines. */
+static void say(const struct fg_decision *d)
+{
+    for (int i = 0; i < 3; i++)
+        if (d->lines[i][0])
+            slurm_error("%s", d->lines[i]);
+}
+
+static bool env(spank_t sp, const char *name, char *buf, size_t cap)
+{
+    return spank_getenv(sp, name, buf, (int)cap) == ESPANK_SUCCESS && buf[0];
+}
+
+static uint32_t env_u32(spank_t sp, const char *name)
+{
+    char buf[32], *end;
+    if (!env(sp, name, buf, sizeof buf))
+        return 0;
+    unsigned long v = strtoul(buf, &end, 10);
+    return *end || v > 65535 ? 0 : (uint32_t)v;
+}
+
+static int setenv_cb(const char *name, const char *value, void *ctx)
+{
+    spank_t sp = ctx;
+    return spank_setenv(sp, name, value, 1) == ESPANK_SUCCESS ? 0 : -1;
+}
+
+/* Record an error that keeps the job from being checked, per OnError. */
+static void cannot_check(const char *what, const char *detail, enum fg_on_error on_error)
+{
+    struct fg_decision d;
+    fg_decide_error(what, detail, on_error, &d);
+    say(&d);
+    if (d.kind == FG_DECIDE_REJECT)
+        stepd.failed = true;
+}
+
+static void check(spank_t sp, int ac, char **av)
+{
+    const char *model_arg = fitgate_option(FITGATE_OPT_MODEL);
+    struct fg_policy pol;
+    struct fg_err err = {0};
+    char part[64] = "", buf[1024], node[64] = "this node";
+    gethostname(node, sizeof node - 1);
+    if (fitgate_policy(ac, av, &pol, &err)) {
+        cannot_check("this job", err.detail, pol.on_error);
+        return;
+    }
+    env(sp, "SLURM_JOB_PARTITION", part, sizeof part);
+    struct fg_rules rules;
+    fg_policy_rules_for(&pol, part, &rules);
+    if (rules.action == FG_ACTION_OFF)
+        return;
+    rules.shrink = false; /* the allocation exists: nothing to give back now */
+
+    struct fg_job job;
+    if (fitgate_job(&job, &err)) {
+        cannot_check(model_arg, err.detail, pol.on_error);
+        return;
+    }
+    /* A micro-batch lowered at submission is what the job runs. */
+    uint32_t sub_mb = env_u32(sp, "SLURM_SPANK_FITGATE_MICRO_BATCH");
+    uint32_t sub_accum = env_u32(sp, "SLURM_SPANK_FITGATE_GRAD_ACCUM");
+    if (sub_mb && sub_mb < job.batch)
+        job.batch = sub_mb;
+
+    uint32_t on_node = env_u32(sp, "SLURM_GPUS_ON_NODE");
+    if (!on_node)
+        return; /* no GPU here: the submit-time check said what there was to say */
+    uint32_t nodes = env_u32(sp, "SLURM_STEP_NUM_NODES");
+    if (!nodes)
+        nodes = env_u32(sp, "SLURM_JOB_NUM_NODES");
+    if (!nodes)
+        nodes = 1;
+
+    struct fg_gpu_table *own = NULL;
+    const struct fg_gpu_table *table = NULL;
+    if (fitgate_gpu_table(&pol, &own, &table, &err)) {
+        cannot_check(model_arg, err.detail, pol.on_error);
+        return;
+    }
+
+    /* The step's GPUs as hwloc sees them. */
+    char visible[512] = "", cuda[512] = "";
+    const char *vname = "SLURM_STEP_GPUS";
+    if (!env(sp, vname, visible, sizeof visible)) {
+        vname = "SLURM_JOB_GPUS";
+        env(sp, vname, visible, sizeof visible);
+    }
+    env(sp, "CUDA_VISIBLE_DEVICES", cuda, sizeof cuda);
+    struct fg_detect_opts o = {.xml_path = pol.topology[0] ? pol.topology : NULL,
+                               .visible = visible[0] ? visible : NULL,
+                               .visible_name = vname,
+                               .table = table};
+    struct fg_detect_result *res = NULL;
+    int rc = fg_detect_gpus(&o, &res, &err);
+    if (rc == FG_E_RANGE) {
+        /* Slurm's device numbers do not map onto this topology (gres.conf File= order
+         * differs from the PCI order): judge by the node's GPUs, smallest first. */
+        slurm_debug("fitgate: %s; using every GPU of the node", err.detail);
+        o.visible = NULL;
+        rc = fg_detect_gpus(&o, &res, &err);
+    }
+    if (rc) {
+        cannot_check(model_arg, err.detail, pol.on_error);
+        fg_gpu_table_free(own);
+        return;
+    }
+    struct fg_gpu card;
+    bool have = false;
+    for (size_t i = 0; i < res->n; i++) {
+        const struct fg_detected_gpu *g = &res->gpus[i];
+        if (!g->row || !g->memory_bytes)
+            continue;
+        if (!have || g->memory_bytes < card.memory_bytes) {
+            card = *g->row;
+            if (g->memory_bytes < card.memory_bytes || !card.memory_bytes)
+                card.memory_bytes = g->memory_bytes;
+            have = true;
+        }
+    }
+    const char *where = res->topology;
+    char seen[300];
+    snprintf(seen, sizeof seen, "hwloc, %s", where);
+    if (!have) {
+        /* hwloc sees no GPU we can size (no driver attributes, fake devices): take the
+         * card the job asked for at submission. */
+        const struct fg_gpu *g = NULL;
+        if (env(sp, "SLURM_SPANK_FITGATE_CARD", buf, sizeof buf))
+            g = fg_gpu_find(table, buf, NULL);
+        if (g) {
+            card = *g;
+            have = true;
+            snprintf(seen, sizeof seen, "the card asked for at submission; hwloc sees no GPU "
+                                        "it can size");
+        }
+    }
+    fg_detect_result_free(res);
+    if (!have) {
+        slurm_debug("fitgate: no GPU to check against on %s", node);
+        fg_gpu_table_free(own);
+        return;
+    }
+
+    struct fg_request q;
+    memset(&q, 0, sizeof q);
+    q.gpu = &card;
+    snprintf(q.type, sizeof q.type, "%.*s", (int)strcspn(card.aliases, ","), card.aliases);
+    q.via = FG_VIA_GRES;
+    q.count = on_node;
+    q.nodes = nodes;
+    snprintf(q.partition, sizeof q.partition, "%s", part);
+    snprintf(q.model, sizeof q.model, "%.150s", model_arg);
+
+    char user_dir[1024] = "";
+    env(sp, "SLURM_SUBMIT_DIR", user_dir, sizeof user_dir);
+    uid_t uid = geteuid();
+    struct passwd *pw = getpwuid(uid);
+    struct fg_model *m = NULL;
+    if (fitgate_load_model(&pol, model_arg, user_dir, pw ? pw->pw_name : NULL, (unsigned)uid,
+                           &m, &err)) {
+        cannot_check(model_arg, err.detail, pol.on_error);
+        fg_gpu_table_free(own);
+        return;
+    }
+    struct fg_assessment *a = calloc(1, sizeof *a);
+    if (!a || fg_assess(m, &job, &card, fg_request_total(&q), &rules, a, &err)) {
+        cannot_check(model_arg, a ? err.detail : "out of memory", pol.on_error);
+        free(a);
+        fg_model_free(m);
+        fg_gpu_table_free(own);
+        return;
+    }
+    /* Resizing the GPU count is a submit-time act; here only the micro-batch can change. */
+    bool micro_fix = a->fit.verdict == FG_FIT_SPLIT && a->fit.max_batch >= 1;
+    if (rules.action == FG_ACTION_RESIZE && !micro_fix)
+        rules.action = FG_ACTION_REJECT;
+    struct fg_decision d;
+    fg_decide(&q, a, &rules, &d);
+    free(a);
+    fg_model_free(m);
+    fg_gpu_table_free(own);
+
+    if (d.kind == FG_DECIDE_REJECT) {
+        /* (a borderline job under Borderline=reject keeps the decision's own words) */
+        if (!d.fits)
+            snprintf(d.lines[0], sizeof d.lines[0],
+                     "fitgate: rejected on %.40s: %.120s (--ft-mode=%.8s) does not fit the %u x "
+                     "%.24s allocated here (%.80s)", node, q.model, fg_mode_name(job.mode), on_node,
+                     card.label, seen);
+        say(&d);
+        stepd.failed = true;
+        return;
+    }
+    if (d.kind == FG_DECIDE_WARN && !d.fits)
+        say(&d); /* Action=warn: the real GPUs are smaller than the job assumed */
+    if (d.resize_batch)
+        say(&d);
+    if (d.has_layout) {
+        if (sub_accum > d.layout.grad_accum && d.layout.micro_batch == job.batch)
+            d.layout.grad_accum = sub_accum;
+        if (fitgate_export(&d.layout, q.type, d.layout.gpus, setenv_cb, sp))
+            slurm_error("fitgate: could not export FITGATE_* to the tasks");
+    }
+}
+
+int fitgate_engine_stepd(spank_t sp, int ac, char **av, const char *const *values)
+{
+    fitgate_use_options(values);
+    fitgate_log_init();
+    stepd.failed = false;
+    check(sp, ac, av);
+    return stepd.failed ? 1 : 0;
+}
