@@ -176,7 +176,7 @@ check: deps
 # The main job for a newcomer: a plan for a model from the shipped examples.
 run: deps
 	$(MAKE) all
-	$(CLI) plan tests/fixtures/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --structure
+	$(CLI) plan tests/fixtures/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --gpu h200 --structure
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)

@@ -165,9 +165,10 @@ int fg__read_core(const struct fg_cfg *c, struct fg_model *m, const struct fg_co
                          FG_MAX_HEADS, &kv, err)) ||
         (rc = fg_cfg_bool(c, "tie_word_embeddings", d->tie, &tie, err)))
         return rc;
-    if (m->hidden % m->heads && !fg_cfg_has(c, "head_dim"))
-        return fg_err_set(err, FG_E_RANGE, "%s: hidden_size %llu is not divisible by %llu heads",
-                          c->origin, (unsigned long long)m->hidden, (unsigned long long)m->heads);
+    if (!fg_cfg_has(c, "head_dim") &&
+        (rc = fg__check_heads(c, "hidden_size|n_embd|d_model|dim", m->hidden,
+                              "num_attention_heads|n_head|num_heads|n_heads", m->heads, err)))
+        return rc;
     if (m->heads % kv)
         return fg_err_set(err, FG_E_RANGE,
                           "%s: %llu attention heads are not a multiple of %llu key/value heads",
@@ -177,6 +178,35 @@ int fg__read_core(const struct fg_cfg *c, struct fg_model *m, const struct fg_co
     if ((rc = fg_cfg_u64(c, "head_dim", m->hidden / m->heads, 1, 1u << 14, &m->head_dim, err)))
         return rc;
     return 0;
+}
+
+const char *fg__cfg_key_used(const struct fg_cfg *c, const char *keys, char *buf, size_t len)
+{
+    const char *first_end = strchr(keys, '|');
+    for (const char *p = keys;;) {
+        const char *e = strchr(p, '|');
+        size_t n = e ? (size_t)(e - p) : strlen(p);
+        snprintf(buf, len, "%.*s", (int)n, p);
+        if (fg_cfg_has(c, buf))
+            return buf;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    snprintf(buf, len, "%.*s", (int)(first_end ? (size_t)(first_end - keys) : strlen(keys)), keys);
+    return buf;
+}
+
+int fg__check_heads(const struct fg_cfg *c, const char *hidden_key, uint64_t hidden,
+                    const char *heads_key, uint64_t heads, struct fg_err *err)
+{
+    char hk[64], nk[64];
+    if (hidden % heads == 0)
+        return 0;
+    return fg_err_set(err, FG_E_RANGE, "%s: key '%s' = %llu is not divisible by key '%s' = %llu "
+                      "(attention heads)", c->origin, fg__cfg_key_used(c, hidden_key, hk, sizeof hk),
+                      (unsigned long long)hidden, fg__cfg_key_used(c, heads_key, nk, sizeof nk),
+                      (unsigned long long)heads);
 }
 
 int fg__read_windows(const struct fg_cfg *c, uint64_t layers, uint64_t *window, uint64_t pattern,

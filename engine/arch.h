@@ -100,6 +100,15 @@ struct fg_core_defaults {
 int fg__read_core(const struct fg_cfg *c, struct fg_model *m, const struct fg_core_defaults *d,
                   struct fg_err *err);
 
+/* The alias of keys the config uses (the first one when none is present),
+ * so a message names the key the user will find in the file; written to buf. */
+const char *fg__cfg_key_used(const struct fg_cfg *c, const char *keys, char *buf, size_t len);
+
+/* FG_E_RANGE naming both keys (as the config spells them) when heads does
+ * not divide hidden. */
+int fg__check_heads(const struct fg_cfg *c, const char *hidden_key, uint64_t hidden,
+                    const char *heads_key, uint64_t heads, struct fg_err *err);
+
 /* Per-layer sliding-window: fills window[layer] (0 = full attention) from
  * layer_types, or from sliding_window + a pattern.  pattern 0: every layer
  * slides when sliding_window is set (Mistral); pattern k: layers with

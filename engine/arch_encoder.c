@@ -29,36 +29,6 @@
 
 /* ---- helpers -------------------------------------------------------------- */
 
-/* The alias of keys that the config uses (the first one when none is there). */
-static const char *key_used(const struct fg_cfg *c, const char *keys, char *buf, size_t len)
-{
-    const char *first_end = strchr(keys, '|');
-    for (const char *p = keys;;) {
-        const char *e = strchr(p, '|');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        snprintf(buf, len, "%.*s", (int)n, p);
-        if (fg_cfg_has(c, buf))
-            return buf;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    snprintf(buf, len, "%.*s", (int)(first_end ? (size_t)(first_end - keys) : strlen(keys)), keys);
-    return buf;
-}
-
-/* FG_E_RANGE naming both keys when heads does not divide hidden. */
-static int check_heads(const struct fg_cfg *c, const char *hidden_key, uint64_t hidden,
-                       const char *heads_key, uint64_t heads, struct fg_err *err)
-{
-    char hk[64], nk[64];
-    if (hidden % heads == 0)
-        return 0;
-    return fg_err_set(err, FG_E_RANGE, "%s: key '%s' = %llu is not divisible by key '%s' = %llu "
-                      "(attention heads)", c->origin, key_used(c, hidden_key, hk, sizeof hk),
-                      (unsigned long long)hidden, key_used(c, heads_key, nk, sizeof nk),
-                      (unsigned long long)heads);
-}
 
 /* A table that is not a linear map (position / token-type embedding, conv
  * stem, pooler ...): rows x width scalars, output width. */
@@ -379,7 +349,7 @@ static int read_nomic_bert(const struct fg_cfg *c, struct fg_model *m, const voi
     if ((rc = fg_cfg_u64(c, "n_embd|hidden_size", d.hidden, 1, FG_MAX_HIDDEN, &hidden, err)) ||
         (rc = fg_cfg_u64(c, "n_head|num_attention_heads", d.heads, 1, FG_MAX_HEADS, &heads,
                          err)) ||
-        (rc = check_heads(c, "n_embd|hidden_size", hidden, "n_head|num_attention_heads", heads,
+        (rc = fg__check_heads(c, "n_embd|hidden_size", hidden, "n_head|num_attention_heads", heads,
                           err)) ||
         (rc = fg__read_core(c, m, &d, err)) ||
         (rc = fg_cfg_u64(c, "pad_vocab_size_multiple", 1, 1, 1u << 16, &pad, err)) ||
@@ -647,8 +617,8 @@ static int read_whisper(const struct fg_cfg *c, struct fg_model *m, const void *
         (rc = fg_cfg_u64(c, "max_source_positions", 1500, 1, FG_MAX_POS, &src_pos, err)) ||
         (rc = fg_cfg_u64(c, "max_target_positions", 448, 1, FG_MAX_POS, &m->max_pos, err)) ||
         (rc = fg_cfg_bool(c, "tie_word_embeddings", true, &tie, err)) ||
-        (rc = check_heads(c, "d_model", m->hidden, "encoder_attention_heads", enc_heads, err)) ||
-        (rc = check_heads(c, "d_model", m->hidden, "decoder_attention_heads", m->heads, err)))
+        (rc = fg__check_heads(c, "d_model", m->hidden, "encoder_attention_heads", enc_heads, err)) ||
+        (rc = fg__check_heads(c, "d_model", m->hidden, "decoder_attention_heads", m->heads, err)))
         return rc;
     m->kv_heads = m->heads;
     m->head_dim = m->hidden / m->heads;

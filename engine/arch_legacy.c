@@ -57,39 +57,6 @@ struct legacy_spec {
 
 /* ---- helpers -------------------------------------------------------------- */
 
-/* The alias of keys that the config uses (the first one when none is there),
- * so a message names the key the user will find in the file. */
-static const char *key_used(const struct fg_cfg *c, const char *keys, char *buf, size_t len)
-{
-    const char *p = keys;
-    const char *first_end = strchr(keys, '|');
-    for (;;) {
-        const char *e = strchr(p, '|');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        snprintf(buf, len, "%.*s", (int)n, p);
-        if (fg_cfg_has(c, buf))
-            return buf;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    snprintf(buf, len, "%.*s", (int)(first_end ? (size_t)(first_end - keys) : strlen(keys)), keys);
-    return buf;
-}
-
-/* Fails with FG_E_RANGE naming both keys when heads does not divide hidden
- * (every attention here splits hidden evenly into heads). */
-static int check_heads(const struct fg_cfg *c, const char *hidden_key, uint64_t hidden,
-                       const char *heads_key, uint64_t heads, struct fg_err *err)
-{
-    char hk[64], nk[64];
-    if (hidden % heads == 0)
-        return 0;
-    return fg_err_set(err, FG_E_RANGE, "%s: key '%s' = %llu is not divisible by key '%s' = %llu "
-                      "(attention heads)", c->origin, key_used(c, hidden_key, hk, sizeof hk),
-                      (unsigned long long)hidden, key_used(c, heads_key, nk, sizeof nk),
-                      (unsigned long long)heads);
-}
 
 /* fg__read_core, after checking heads against hidden under the family's own
  * key names (fg__read_core's message says hidden_size whatever the spelling). */
@@ -101,7 +68,7 @@ static int read_core_checked(const struct fg_cfg *c, struct fg_model *m,
     if ((rc = fg_cfg_u64(c, s->hidden_key, s->d.hidden, 1, FG_MAX_HIDDEN, &hidden, err)) ||
         (rc = fg_cfg_u64(c, s->heads_key, s->d.heads, 1, FG_MAX_HEADS, &heads, err)))
         return rc;
-    if (!fg_cfg_has(c, "head_dim") && (rc = check_heads(c, s->hidden_key, hidden, s->heads_key,
+    if (!fg_cfg_has(c, "head_dim") && (rc = fg__check_heads(c, s->hidden_key, hidden, s->heads_key,
                                                         heads, err)))
         return rc;
     return fg__read_core(c, m, &s->d, err);
@@ -252,7 +219,7 @@ static int keys_bloom(const struct fg_cfg *c, struct fg_model *m, const struct l
         (rc = fg_cfg_u64(c, s->heads_key, s->d.heads, 1, FG_MAX_HEADS, &m->heads, err)) ||
         (rc = fg_cfg_u64(c, "seq_length", s->d.max_pos, 1, FG_MAX_POS, &m->max_pos, err)) ||
         (rc = fg_cfg_bool(c, "tie_word_embeddings", s->d.tie, &tie, err)) ||
-        (rc = check_heads(c, s->hidden_key, m->hidden, s->heads_key, m->heads, err)))
+        (rc = fg__check_heads(c, s->hidden_key, m->hidden, s->heads_key, m->heads, err)))
         return rc;
     m->kv_heads = m->heads;
     m->head_dim = m->hidden / m->heads;
@@ -286,7 +253,7 @@ static int keys_falcon(const struct fg_cfg *c, struct fg_model *m, const struct 
         (rc = fg_cfg_u64(c, s->heads_key, s->d.heads, 1, FG_MAX_HEADS, &m->heads, err)) ||
         (rc = fg_cfg_u64(c, "max_position_embeddings", s->d.max_pos, 1, FG_MAX_POS, &m->max_pos,
                          err)) ||
-        (rc = check_heads(c, s->hidden_key, m->hidden, s->heads_key, m->heads, err)) ||
+        (rc = fg__check_heads(c, s->hidden_key, m->hidden, s->heads_key, m->heads, err)) ||
         (rc = fg_cfg_u64(c, "ffn_hidden_size", 4 * m->hidden, 1, FG_MAX_INTER, &m->inter, err)) ||
         (rc = fg_cfg_bool(c, "new_decoder_architecture", s->new_arch, &new_arch, err)) ||
         (rc = fg_cfg_bool(c, "multi_query", true, &multi_query, err)) ||
@@ -385,7 +352,7 @@ static int keys_chatglm(const struct fg_cfg *c, struct fg_model *m, const struct
         (rc = fg_cfg_u64(c, "seq_length", s->d.max_pos, 1, FG_MAX_POS, &m->max_pos, err)))
         return rc;
     if (!fg_cfg_has(c, "kv_channels") &&
-        (rc = check_heads(c, s->hidden_key, m->hidden, s->heads_key, m->heads, err)))
+        (rc = fg__check_heads(c, s->hidden_key, m->hidden, s->heads_key, m->heads, err)))
         return rc;
     if ((rc = fg_cfg_u64(c, "kv_channels", m->hidden / m->heads, 1, 1u << 14, &m->head_dim,
                          err)) ||
