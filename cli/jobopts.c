@@ -79,6 +79,7 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
         } else if (!strcmp(a, "--precision")) {
             NEEDV();
             rc = fg_precision_parse(v, &o->job.precision, &err);
+            o->precision_set = true;
         } else if (!strcmp(a, "--optimizer")) {
             NEEDV();
             rc = fg_optimizer_parse(v, &o->job.optimizer, &err);
@@ -155,6 +156,12 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
     if (!o->model) {
         fprintf(stderr, "fitgate: MODEL missing (a directory, a config.json or org/name)\n");
         return 2;
+    }
+    if (!o->precision_set) {
+        /* the mode's default precision unless one was given */
+        struct fg_job d;
+        fg_job_defaults(&d, o->job.mode);
+        o->job.precision = d.precision;
     }
     if (o->conservative < o->headroom) {
         fprintf(stderr, "fitgate: --conservative %.2f is below --headroom %.2f\n",

@@ -10,7 +10,7 @@
 struct fg_cli_opts {
     const char *model;
     struct fg_job job;
-    bool mode_set, seq_set;
+    bool mode_set, seq_set, precision_set;
     const char *gpu;          /* --gpu NAME */
     uint32_t gpus, nodes;     /* --gpus N, --nodes N */
     bool json, structure;

@@ -118,7 +118,9 @@ void fg_job_defaults(struct fg_job *job, enum fg_mode mode)
 {
     memset(job, 0, sizeof *job);
     job->mode = mode;
-    job->precision = FG_PREC_BF16_MIXED;
+    /* Full: bf16 autocast over fp32 parameters; LoRA / QLoRA: a bf16 base
+     * (the seeds' defaults). */
+    job->precision = mode == FG_MODE_FULL ? FG_PREC_BF16_MIXED : FG_PREC_BF16;
     job->optimizer = FG_OPT_ADAMW;
     job->quant = mode == FG_MODE_QLORA ? FG_QUANT_NF4 : FG_QUANT_NONE;
     job->lora_targets = FG_LORA_ALL_LINEAR;
@@ -437,11 +439,13 @@ int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struc
 
     bool lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
     bool full = job->mode == FG_MODE_FULL;
+    (void)full;
     unsigned c = job->precision == FG_PREC_FP32 ? 4 : 2;
-    /* Full fine-tune under autocast keeps fp32 parameters, so the residual
-     * stream is fp32; a LoRA base is loaded in bf16. */
-    unsigned r = (full && job->precision != FG_PREC_BF16) || job->precision == FG_PREC_FP32 ? 4
-                                                                                           : 2;
+    /* "mixed" means fp32 parameters under autocast (PyTorch AMP; Lightning's
+     * bf16-mixed), for a full fine-tune and a LoRA base alike, so the residual
+     * stream is fp32; "bf16" loads the parameters in bf16 (the LoRA default). */
+    unsigned pbytes = job->precision == FG_PREC_BF16 ? 2 : 4;
+    unsigned r = pbytes;
     uint32_t tp = job->tp ? job->tp : 1, dp = job->dp ? job->dp : 1;
 
     uint64_t params = 0, linear = 0, quantizable = 0, adapters = 0, largest_linear = 0;
@@ -499,8 +503,7 @@ int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struc
     uint64_t train_params = full ? params : adapters;
     e->trainable_params = train_params;
     e->adapter_params = adapters;
-    unsigned wbytes = full ? (job->precision == FG_PREC_BF16 ? 2 : 4)
-                           : (job->precision == FG_PREC_FP32 ? 4 : 2);
+    unsigned wbytes = pbytes;
     unsigned gbytes = full ? wbytes : 4;
     /* Adam m and v in the parameter dtype (torch.optim.AdamW); 8-bit Adam
      * 2 bytes [T101]; SGD with momentum one state. */
@@ -514,10 +517,10 @@ int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struc
          * the head stay bf16 (transformers' bitsandbytes integration skips lm_head). */
         double per = quant_bytes(job->quant);
         uint64_t q = (uint64_t)((double)quantizable * per);
-        uint64_t rest = (params - quantizable) * 2;
+        uint64_t rest = (params - quantizable) * pbytes;
         b->weights = (q + rest) / shard_w;
         add_line(e, "weights", b->weights, false, "bitsandbytes; QLoRA paper",
-                 "%s base: %.4f B x %llu linear params + bf16 rest",
+                 "%s base: %.4f B x %llu linear params + the rest in the parameter dtype",
                  job->quant == FG_QUANT_INT8 ? "int8" : job->quant == FG_QUANT_NF4_DQ ? "nf4-dq"
                                                                                       : "nf4",
                  per, (unsigned long long)quantizable);

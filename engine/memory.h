@@ -53,9 +53,11 @@ struct fg_job {
     uint32_t inflight;              /* micro-batches in flight on this stage (1F1B: pp - stage) */
 };
 
-/* Defaults of the seeds: full AdamW bf16 autocast, 2048 tokens (or the
- * model's context when shorter), batch 1, LoRA r=16 on all linear layers,
- * serving at 4096 tokens. */
+/* Defaults of the seeds: full AdamW bf16 autocast (fp32 parameters), LoRA
+ * on a bf16 base (precision bf16; bf16-mixed means an fp32 base under
+ * autocast, as Lightning's bf16-mixed does), 2048 tokens (or the model's
+ * context when shorter), batch 1, LoRA r=16 on all linear layers, serving
+ * at 4096 tokens. */
 void fg_job_defaults(struct fg_job *job, enum fg_mode mode);
 
 /* Parse the spellings the CLI and the plugin accept; FG_E_INVAL naming the value. */

@@ -33,10 +33,10 @@
  * The goal is an empty list; any other OOM row saying "fits" fails.
  *   46  Llama-2-13b LoRA on 2x A100 40GB under lit-gpt FSDP: every rank held a
  *       full bf16 copy of the weights on top of its shard; zero=3 assumes not.
- *   64  Llama-2-7b LoRA with lit-gpt bf16-mixed: the frozen base stays fp32;
- *       the estimator's LoRA + bf16-mixed loads the base in bf16 (PEFT).
+ * (64, lit-gpt's bf16-mixed LoRA with an fp32 base, left the list when
+ * bf16-mixed came to mean fp32 parameters for LoRA too.)
  */
-static const unsigned known_oom_fits[] = {46, 64};
+static const unsigned known_oom_fits[] = {46};
 
 static struct acc_row *rows;
 static size_t n_rows;
