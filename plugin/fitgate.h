@@ -111,6 +111,12 @@ int fitgate_load_model(const struct fg_policy *p, const char *arg, const char *b
                        const char *user, unsigned uid, struct fg_model **out,
                        struct fg_err *err);
 
+/* What to do when the policy itself is broken (third message line). */
+#define FITGATE_TODO_POLICY "the site's fitgate policy needs fixing: tell the admin (the line above names it)"
+
+/* --ft-model for messages: an id as given, a path by its last directory name. */
+void fitgate_model_label(const char *arg, char *buf, size_t cap);
+
 /* Print a decision's lines: slurm_error for rejections, slurm_info otherwise. */
 void fitgate_say(const struct fg_decision *d);
 

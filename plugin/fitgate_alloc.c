@@ -258,7 +258,7 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     struct fg_policy pol;
     struct fg_err err = {0};
     if (fitgate_policy(ac, av, &pol, &err)) {
-        fg_decide_error("this job", err.detail, pol.on_error, &d);
+        fg_decide_error("this job", err.detail, FITGATE_TODO_POLICY, pol.on_error, &d);
         return finish(&d);
     }
     struct fg_job job;
@@ -269,7 +269,7 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     struct fg_gpu_table *own = NULL;
     const struct fg_gpu_table *table = NULL;
     if (fitgate_gpu_table(&pol, &own, &table, &err)) {
-        fg_decide_error("this job", err.detail, pol.on_error, &d);
+        fg_decide_error("this job", err.detail, FITGATE_TODO_POLICY, pol.on_error, &d);
         return finish(&d);
     }
     struct probe probe;
@@ -280,7 +280,7 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     struct fg_request q;
     char via[32];
     read_request(&probe, probed, table, &q, via, sizeof via);
-    snprintf(q.model, sizeof q.model, "%.150s", model_arg);
+    fitgate_model_label(model_arg, q.model, sizeof q.model);
     struct fg_rules rules;
     fg_policy_rules_for(&pol, q.partition, &rules);
     if (rules.action == FG_ACTION_OFF) {
@@ -289,9 +289,11 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     }
     if (!q.gpu && q.type[0]) {
         char detail[200];
-        snprintf(detail, sizeof detail, "the GPU type '%s' is not in fitgate's GPU table "
-                                        "(add a row with GpuTable=)", q.type);
-        fg_decide_error(model_arg, detail, pol.on_error, &d);
+        snprintf(detail, sizeof detail, "the GPU type '%s' is not in fitgate's GPU table",
+                 q.type);
+        fg_decide_error(q.model, detail,
+                        "name a known card with --ft-gpu=NAME ('fitgate gpus --table'), or ask "
+                        "the admin to add a row (GpuTable=)", pol.on_error, &d);
         fg_gpu_table_free(own);
         return finish(&d);
     }
@@ -300,13 +302,22 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     struct passwd *pw = getpwuid(getuid());
     if (fitgate_load_model(&pol, model_arg, NULL, pw ? pw->pw_name : NULL, (unsigned)getuid(),
                            &m, &err)) {
-        fg_decide_error(model_arg, err.detail, pol.on_error, &d);
+        fg_decide_error(q.model, err.detail, NULL, pol.on_error, &d);
         fg_gpu_table_free(own);
         return finish(&d);
     }
     struct fg_assessment *a = calloc(1, sizeof *a);
     if (!a || fg_assess(m, &job, q.gpu, fg_request_total(&q), &rules, a, &err)) {
-        fg_decide_error(model_arg, a ? err.detail : "out of memory", pol.on_error, &d);
+        if (a && err.code == FG_E_INVAL) {
+            /* the job's own options contradict each other (a LoRA target list that
+             * matches no layer...): the user's to fix, whatever OnError says */
+            fitgate_error("rejected: %s", err.detail);
+            free(a);
+            fg_model_free(m);
+            fg_gpu_table_free(own);
+            return -1;
+        }
+        fg_decide_error(q.model, a ? err.detail : "out of memory", NULL, pol.on_error, &d);
         free(a);
         fg_model_free(m);
         fg_gpu_table_free(own);

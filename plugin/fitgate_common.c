@@ -230,6 +230,31 @@ int fitgate_load_model(const struct fg_policy *p, const char *arg, const char *b
     return rc;
 }
 
+void fitgate_model_label(const char *arg, char *buf, size_t cap)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", arg);
+    size_t id_part = strcspn(tmp, "@"), slashes = 0;
+    for (size_t i = 0; i < id_part; i++)
+        slashes += tmp[i] == '/';
+    bool path = tmp[0] == '/' || tmp[0] == '.' || strstr(tmp, "config.json") || slashes != 1;
+    if (path) {
+        size_t n = strlen(tmp);
+        while (n > 1 && tmp[n - 1] == '/')
+            tmp[--n] = '\0';
+        char *last = strrchr(tmp, '/');
+        if (last && !strcmp(last, "/config.json")) {
+            *last = '\0';
+            last = strrchr(tmp, '/');
+        }
+        if (last && last[1]) {
+            snprintf(buf, cap, "%.150s", last + 1);
+            return;
+        }
+    }
+    snprintf(buf, cap, "%.150s", arg);
+}
+
 void fitgate_say(const struct fg_decision *d)
 {
     for (int i = 0; i < 3; i++) {

@@ -59,10 +59,11 @@ static int setenv_cb(const char *name, const char *value, void *ctx)
 }
 
 /* Record an error that keeps the job from being checked, per OnError. */
-static void cannot_check(const char *what, const char *detail, enum fg_on_error on_error)
+static void cannot_check(const char *what, const char *detail, const char *todo,
+                         enum fg_on_error on_error)
 {
     struct fg_decision d;
-    fg_decide_error(what, detail, on_error, &d);
+    fg_decide_error(what, detail, todo, on_error, &d);
     say(&d);
     if (d.kind == FG_DECIDE_REJECT)
         stepd.failed = true;
@@ -76,7 +77,7 @@ static void check(spank_t sp, int ac, char **av)
     char part[64] = "", buf[1024], node[64] = "this node";
     gethostname(node, sizeof node - 1);
     if (fitgate_policy(ac, av, &pol, &err)) {
-        cannot_check("this job", err.detail, pol.on_error);
+        cannot_check("this job", err.detail, FITGATE_TODO_POLICY, pol.on_error);
         return;
     }
     env(sp, "SLURM_JOB_PARTITION", part, sizeof part);
@@ -88,7 +89,7 @@ static void check(spank_t sp, int ac, char **av)
 
     struct fg_job job;
     if (fitgate_job(&job, &err)) {
-        cannot_check(model_arg, err.detail, pol.on_error);
+        cannot_check(model_arg, err.detail, NULL, pol.on_error);
         return;
     }
     /* A micro-batch lowered at submission is what the job runs. */
@@ -109,7 +110,7 @@ static void check(spank_t sp, int ac, char **av)
     struct fg_gpu_table *own = NULL;
     const struct fg_gpu_table *table = NULL;
     if (fitgate_gpu_table(&pol, &own, &table, &err)) {
-        cannot_check(model_arg, err.detail, pol.on_error);
+        cannot_check("this job", err.detail, FITGATE_TODO_POLICY, pol.on_error);
         return;
     }
 
@@ -135,7 +136,9 @@ static void check(spank_t sp, int ac, char **av)
         rc = fg_detect_gpus(&o, &res, &err);
     }
     if (rc) {
-        cannot_check(model_arg, err.detail, pol.on_error);
+        cannot_check("the GPUs of this node", err.detail,
+                     "the admin's topology= file or this node's hwloc needs a look",
+                     pol.on_error);
         fg_gpu_table_free(own);
         return;
     }
@@ -183,7 +186,7 @@ static void check(spank_t sp, int ac, char **av)
     q.count = on_node;
     q.nodes = nodes;
     snprintf(q.partition, sizeof q.partition, "%s", part);
-    snprintf(q.model, sizeof q.model, "%.150s", model_arg);
+    fitgate_model_label(model_arg, q.model, sizeof q.model);
 
     char user_dir[1024] = "";
     env(sp, "SLURM_SUBMIT_DIR", user_dir, sizeof user_dir);
@@ -192,13 +195,13 @@ static void check(spank_t sp, int ac, char **av)
     struct fg_model *m = NULL;
     if (fitgate_load_model(&pol, model_arg, user_dir, pw ? pw->pw_name : NULL, (unsigned)uid,
                            &m, &err)) {
-        cannot_check(model_arg, err.detail, pol.on_error);
+        cannot_check(model_arg, err.detail, NULL, pol.on_error);
         fg_gpu_table_free(own);
         return;
     }
     struct fg_assessment *a = calloc(1, sizeof *a);
     if (!a || fg_assess(m, &job, &card, fg_request_total(&q), &rules, a, &err)) {
-        cannot_check(model_arg, a ? err.detail : "out of memory", pol.on_error);
+        cannot_check(model_arg, a ? err.detail : "out of memory", NULL, pol.on_error);
         free(a);
         fg_model_free(m);
         fg_gpu_table_free(own);

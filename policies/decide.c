@@ -149,7 +149,7 @@ static void line(struct fg_decision *d, int i, const char *fmt, ...)
     va_end(ap);
 }
 
-/* "PP=4 (layers 0-13|14-27|...), 14.2 GB per GPU" */
+/* "PP=4 over layers 0-13|14-27|..., 14.2 GB per GPU" */
 static void layout_desc(const struct fg_layout *l, char *buf, size_t cap)
 {
     size_t off = 0;
@@ -166,10 +166,10 @@ static void layout_desc(const struct fg_layout *l, char *buf, size_t cap)
     if (l->tp > 1)
         ADD("TP=%u ", l->tp);
     if (l->pp > 1) {
-        ADD("PP=%u (layers ", l->pp);
+        ADD("PP=%u over layers ", l->pp);
         for (uint32_t s = 0; s < l->pp; s++)
             ADD("%s%u-%u", s ? "|" : "", l->cut[s], l->cut[s + 1] ? l->cut[s + 1] - 1 : 0);
-        ADD(") ");
+        ADD(" ");
     }
     if (l->ep > 1)
         ADD("EP=%u ", l->ep);
@@ -523,8 +523,8 @@ void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
                    "--ft-grad-ckpt", r->max_gpus);
 }
 
-void fg_decide_error(const char *what, const char *detail, enum fg_on_error on_error,
-                     struct fg_decision *d)
+void fg_decide_error(const char *what, const char *detail, const char *todo,
+                     enum fg_on_error on_error, struct fg_decision *d)
 {
     memset(d, 0, sizeof *d);
     d->kind = on_error == FG_ONERR_REJECT ? FG_DECIDE_REJECT : FG_DECIDE_WARN;
@@ -535,6 +535,7 @@ void fg_decide_error(const char *what, const char *detail, enum fg_on_error on_e
         line(d, 1, "the site refuses jobs it cannot check (OnError=reject)");
     else
         line(d, 1, "the job goes on unchecked (OnError=allow)");
-    line(d, 2, "check --ft-model (a path or org/name the site can read) and the other --ft-* "
-               "options; 'fitgate check' shows the same answer");
+    line(d, 2, "%s", todo ? todo
+                          : "check --ft-model (a path or org/name the site can read); "
+                            "'fitgate check' gives the same answer outside Slurm");
 }

@@ -106,11 +106,12 @@ void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
 
 /*
  * The decision when the job cannot be checked (model source unreachable,
- * bad policy file, unknown card...): what is the detail, OnError says
+ * bad policy file, unknown card...): `what` could not be checked because of
+ * `detail`; `todo` is the third line (NULL: check --ft-model).  OnError says
  * allow (the job goes on, with a warning) or reject.
  */
-void fg_decide_error(const char *what, const char *detail, enum fg_on_error on_error,
-                     struct fg_decision *out);
+void fg_decide_error(const char *what, const char *detail, const char *todo,
+                     enum fg_on_error on_error, struct fg_decision *out);
 
 const char *fg_decide_kind_name(enum fg_decide_kind k);
 

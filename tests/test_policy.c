@@ -366,7 +366,7 @@ static void decide_should_reject_with_need_card_and_fitting_request(void **state
                                         "--gres=gpu:t4:1"));
     assert_non_null(strstr(d.lines[1], "needs 38.7 GB per GPU"));
     assert_non_null(strstr(d.lines[1], "one T4 16 GB has 15.5 GB usable, so it takes 4"));
-    assert_non_null(strstr(d.lines[2], "ask for --gres=gpu:t4:4 (PP=4 (layers 0-13|14-27|"));
+    assert_non_null(strstr(d.lines[2], "ask for --gres=gpu:t4:4 (PP=4 over layers 0-13|14-27|"));
     for (int i = 0; i < 3; i++)
         assert_memory_equal(d.lines[i], "fitgate: ", 9);
 }
@@ -596,13 +596,16 @@ static void decide_error_should_follow_on_error(void **state)
 {
     (void)state;
     struct fg_decision d;
-    fg_decide_error("org/model", "hub timed out after 2 s", FG_ONERR_ALLOW, &d);
+    fg_decide_error("org/model", "hub timed out after 2 s", NULL, FG_ONERR_ALLOW, &d);
     assert_int_equal(d.kind, FG_DECIDE_WARN);
     assert_non_null(strstr(d.lines[0], "fitgate: warning: cannot check org/model: hub timed out"));
     assert_non_null(strstr(d.lines[1], "OnError=allow"));
-    fg_decide_error("org/model", "x", FG_ONERR_REJECT, &d);
+    assert_non_null(strstr(d.lines[2], "check --ft-model"));
+    fg_decide_error("this job", "fitgate.conf:3: unknown key 'Foo'", "ask the admin", FG_ONERR_REJECT,
+                    &d);
     assert_int_equal(d.kind, FG_DECIDE_REJECT);
     assert_non_null(strstr(d.lines[1], "OnError=reject"));
+    assert_string_equal(d.lines[2], "fitgate: ask the admin");
 }
 
 static void request_spell_should_keep_the_job_syntax(void **state)

@@ -1,0 +1,328 @@
+#!/bin/bash
+# tests/integration/slurm.sh - the SPANK plugin on a real Slurm cluster: munged, slurmctld
+# and slurmd on loopback (tests/integration/slurm/cluster.sh), 16 fake GPU device files
+# (8 as gres type t4, 8 as h100), the plugin's node side reading the hwloc topology of an
+# 8 x T4 machine (tests/fixtures/hwloc/mpibind-g4dnmetal.xml), models given as paths to
+# fixture configs, jobs submitted as `nobody`.  No network, no GPU.
+#
+# Run as root: `bash tests/integration/slurm.sh` (make integration).  Installs slurmctld,
+# slurmd, slurm-client and munge with apt-get when missing.  Every daemon it starts is
+# stopped on exit, failure or interrupt; every command has a timeout.  KEEP=1 keeps the
+# cluster's directory (logs, job outputs) when a check fails.
+set -u
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$REPO" || exit 2
+HERE=$REPO/tests/integration/slurm
+die() { echo "slurm.sh: $*" >&2; exit 2; }
+
+if [ "$(id -u)" != 0 ]; then
+    echo "slurm.sh: SKIP: needs root (it runs munged, slurmctld and slurmd)"
+    exit 0
+fi
+missing=""
+for b in munged slurmctld slurmd sbatch; do
+    command -v "$b" >/dev/null 2>&1 || missing=1
+done
+if [ -n "$missing" ]; then
+    echo "slurm.sh: installing slurmctld slurmd slurm-client munge"
+    timeout 300 apt-get update -qq &&
+        DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq \
+            slurmctld slurmd slurm-client munge >/dev/null || die "cannot install Slurm"
+fi
+command -v cc >/dev/null 2>&1 || die "a C compiler is needed (make deps)"
+if [ ! -f build/spank_fitgate.so ] || [ ! -f build/fitgate_engine.so ]; then
+    timeout 600 make -s all >/dev/null || die "build failed"
+fi
+
+T_START=$(date +%s%N)
+SROOT=$(mktemp -d /tmp/fitgate-slurm.XXXXXX) || die "mktemp failed"
+chmod 755 "$SROOT"
+BH_PID=""
+FAIL=0
+cleanup() {
+    cluster_down
+    [ -n "$BH_PID" ] && kill "$BH_PID" 2>/dev/null && wait "$BH_PID" 2>/dev/null
+    if [ "$FAIL" != 0 ] && [ -n "${KEEP:-}" ]; then
+        echo "slurm.sh: kept $SROOT"
+    else
+        rm -rf "$SROOT"
+    fi
+}
+# shellcheck source=tests/integration/slurm/cluster.sh
+source "$HERE/cluster.sh"
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- what the cluster runs, readable by the job user wherever the repository lives
+cp build/spank_fitgate.so build/fitgate_engine.so "$SROOT/" || die "copy plugin"
+mkdir -p "$SROOT/models"
+for m in nvidia--NVIDIA-Nemotron-Nano-9B-v2 Qwen--Qwen3-0.6B; do
+    mkdir -p "$SROOT/models/$m"
+    cp "tests/fixtures/models/$m/config.json" "$SROOT/models/$m/" || die "copy $m"
+done
+cp tests/fixtures/hwloc/mpibind-g4dnmetal.xml "$SROOT/t4x8.xml" || die "copy topology"
+: > "$SROOT/fitgate.conf"
+chmod -R a+rX "$SROOT"
+cc -std=c11 -O2 -o "$SROOT/blackhole" "$HERE/blackhole.c" || die "cannot build blackhole"
+
+NEMO=$SROOT/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2
+QWEN=$SROOT/models/Qwen--Qwen3-0.6B
+PORTS=$("$SROOT/blackhole" freeport 2 | tr '\n' ' ')
+NODE_GRES="gpu:t4:8,gpu:h100:8"
+GRES_LINES="Name=gpu Type=t4 File=$SROOT/dev/nvidia[0-7]
+Name=gpu Type=h100 File=$SROOT/dev/nvidia[8-15]"
+PLUGSTACK="required $SROOT/spank_fitgate.so conf=$SROOT/fitgate.conf topology=$SROOT/t4x8.xml"
+if ! cluster_up; then
+    FAIL=1
+    tail -n 20 "$SROOT"/log/*.log
+    die "cluster did not come up"
+fi
+T_UP=$(date +%s%N)
+echo "slurm.sh: cluster up in $(( (T_UP - T_START) / 1000000 )) ms (ports $PORTS)"
+
+# --- helpers -------------------------------------------------------------------------
+PASS=0
+ok() { echo "ok   $*"; PASS=$((PASS + 1)); }
+bad() {
+    echo "FAIL $*"
+    FAIL=$((FAIL + 1))
+    [ -s "$SROOT/err" ] && sed 's/^/     | /' "$SROOT/err" | head -12
+}
+# as_user CMD...: run CMD as nobody from the jobs directory; stdout to $SROOT/out,
+# stderr to $SROOT/err, exit status returned; TMO seconds at most (default 30).
+as_user() {
+    (cd "$SROOT/jobs" && timeout "${TMO:-30}" runuser -u nobody -- \
+        env SLURM_CONF="$SLURM_CONF" PATH=/usr/bin:/bin "$@") > "$SROOT/out" 2> "$SROOT/err"
+}
+wait_job() {   # wait_job ID: until it leaves the queue (60 s at most)
+    local i
+    for i in $(seq 300); do
+        [ -z "$(timeout 5 squeue -h -j "$1" -o %T 2>/dev/null)" ] && return 0
+        sleep 0.2
+    done
+    return 1
+}
+field() { timeout 5 scontrol show job "$1" | grep -o "$2=[^ ]*" | head -1; }
+node_ok() { ! timeout 5 scontrol show node "$NODE" | grep -q 'State=[A-Z+]*DRAIN'; }
+err_has() { grep -qF -- "$1" "$SROOT/err"; }
+ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+jobout() { cat "$SROOT/jobs/$1.out" 2>/dev/null; }
+policy() { printf '%s\n' "$@" > "$SROOT/fitgate.conf"; }
+OUT='-o %x-%j.out'
+
+# --- 1. a job without --ft-model: untouched, runs, sees nothing of fitgate -------------
+if as_user sbatch --parsable -J plain $OUT --gres=gpu:t4:1 --wrap 'env | sort' &&
+    [ ! -s "$SROOT/err" ]; then
+    J=$(cat "$SROOT/out")
+    wait_job "$J"
+    if [ "$(field "$J" JobState)" = JobState=COMPLETED ] && ! jobout "plain-$J" | grep -q FITGATE_
+    then ok "untagged job runs untouched ($J)"; else bad "untagged job ($J): $(field "$J" JobState)"; fi
+else
+    bad "untagged job refused or noisy"
+fi
+
+# --- 2. the cost of the plugin for untagged jobs: sbatch wall time, held jobs ----------
+# One loop as the job user, alternating a slurm.conf whose plugstack is empty with the real
+# one (same controller), so both sets see the same machine state; medians of 15 each.
+sed "s|^PlugStackConfig=.*|PlugStackConfig=$SROOT/etc/plugstack.none|" "$SLURM_CONF" \
+    > "$SROOT/etc/slurm.noplug.conf"
+: > "$SROOT/etc/plugstack.none"
+chmod 644 "$SROOT/etc/slurm.noplug.conf" "$SROOT/etc/plugstack.none"
+cat > "$SROOT/timing.sh" <<'EOS'
+one() { # one LABEL CONF ARGS...: one held submission, its wall time in us
+    local label=$1 conf=$2 t0; shift 2
+    t0=$(date +%s%N)
+    SLURM_CONF=$conf sbatch --parsable --hold -J timing --gres=gpu:t4:1 "$@" --wrap true \
+        >/dev/null 2>&1
+    echo "$label $(( ($(date +%s%N) - t0) / 1000 ))"
+}
+for i in $(seq 15); do
+    one without "$NOPLUG"
+    one with "$PLUG"
+    one tagged "$PLUG" --ft-model="$QWEN" --ft-mode=lora
+done
+EOS
+chmod 644 "$SROOT/timing.sh"
+TMO=120 as_user env PLUG="$SLURM_CONF" NOPLUG="$SROOT/etc/slurm.noplug.conf" QWEN="$QWEN" \
+    bash "$SROOT/timing.sh"
+timeout 10 scancel -n timing
+median() { awk -v k="$1" '$1 == k {print $2}' "$SROOT/out" | sort -n |
+    awk '{a[NR]=$1} END {print a[int((NR+1)/2)] + 0}'; }
+W=$(median with); WO=$(median without); TG=$(median tagged)
+echo "     sbatch wall time, median of 15: no plugin $WO us, plugin + untagged job $W us," \
+     "plugin + tagged job (Qwen3-0.6B LoRA, fits) $TG us"
+if [ "$WO" -gt 0 ] && [ $((W - WO)) -lt 3000 ]; then
+    ok "untagged jobs pay no measurable cost ($((W - WO)) us)"
+else
+    bad "untagged jobs cost $((W - WO)) us more with the plugin"
+fi
+
+# --- 3. reject at submit: LoRA of Nemotron-Nano-9B-v2 on one T4 16 GB --------------------
+before=$(timeout 5 squeue -h | wc -l)
+if ! as_user sbatch --parsable --ft-model="$NEMO" --ft-mode=lora --gres=gpu:t4:1 --wrap true &&
+    err_has "fitgate: rejected: LoRA of nvidia--NVIDIA-Nemotron-Nano-9B-v2 does not fit --gres=gpu:t4:1" &&
+    err_has "fitgate: needs 38.7 GB per GPU" && err_has "one T4 16 GB has 15.5 GB usable" &&
+    err_has "fitgate: ask for --gres=gpu:t4:4 (PP=4" &&
+    [ "$(timeout 5 squeue -h | wc -l)" = "$before" ]; then
+    ok "LoRA Nemotron-Nano-9B-v2 on 1 x T4 rejected at submit with need, card and --gres=gpu:t4:4"
+else
+    bad "reject on 1 x T4"
+fi
+
+# --- 4. a job that fits: no message; --export=NONE still gets the plan ----------------------
+if as_user sbatch --parsable --export=NONE -J fits $OUT --ft-model="$QWEN" --ft-mode=lora \
+    --gres=gpu:t4:1 --wrap '/usr/bin/env' && [ ! -s "$SROOT/err" ]; then
+    J=$(cat "$SROOT/out")
+    wait_job "$J"
+    o=$(jobout "fits-$J")
+    if [ "$(field "$J" JobState)" = JobState=COMPLETED ] && grep -q '^FITGATE_TP=1$' <<<"$o" &&
+        grep -q '^FITGATE_MICRO_BATCH=1$' <<<"$o" && grep -q '^SLURM_SPANK_FITGATE_CARD=t4$' <<<"$o"
+    then ok "job that fits: submitted silently, FITGATE_* in the job under --export=NONE ($J)"
+    else bad "fitting job ($J) $(field "$J" JobState): $(grep -c FITGATE <<<"$o") FITGATE lines"; fi
+else
+    bad "fitting job refused or noisy"
+fi
+
+# --- 5. over-request: LoRA asking 8 x H100 80 GB is warned and left as asked ----------------
+if as_user sbatch --parsable --hold -J over --ft-model="$NEMO" --ft-mode=lora \
+    --gres=gpu:h100:8 --wrap true &&
+    err_has "fitgate: warning: --gres=gpu:h100:8 is more than LoRA of" &&
+    err_has "--gres=gpu:h100:1 is enough" &&
+    [ "$(field "$(cat "$SROOT/out")" TresPerNode)" = TresPerNode=gres:gpu:h100:8 ]; then
+    ok "8 x H100 for a one-card LoRA: warned, request unchanged"
+else
+    bad "over-request warning"
+fi
+
+# --- 6. on the node: the topology's GPUs (T4) are smaller than the H100 asked for -----------
+if as_user sbatch --parsable -J small $OUT --ft-model="$NEMO" --ft-mode=lora --gres=gpu:h100:1 \
+    --wrap 'echo SHOULD-NOT-RUN' && [ ! -s "$SROOT/err" ]; then
+    J=$(cat "$SROOT/out")
+    wait_job "$J"
+    o=$(jobout "small-$J")
+    if [ "$(field "$J" JobState)" = JobState=FAILED ] &&
+        grep -q 'fitgate: rejected on .* does not fit the 1 x T4 16 GB allocated here' <<<"$o" &&
+        ! grep -q SHOULD-NOT-RUN <<<"$o" && node_ok; then
+        ok "node-side re-check: job on T4s it cannot fit fails in task_init, node not drained ($J)"
+    else
+        bad "node-side reject ($J): $(field "$J" JobState), node: $(timeout 5 sinfo -h -N -o %t)"
+        sed 's/^/     | /' <<<"$o" | head -8
+    fi
+else
+    bad "H100 job refused at submit"
+fi
+
+# --- 7. a job array: every task gets the plan --------------------------------------------------
+if as_user sbatch --parsable -J arr -o 'arr-%A_%a.out' --array=0-2 --ft-model="$QWEN" \
+    --ft-mode=lora --gres=gpu:t4:1 --wrap 'env' && [ ! -s "$SROOT/err" ]; then
+    J=$(cat "$SROOT/out")
+    wait_job "$J"
+    n=$(cat "$SROOT"/jobs/arr-"$J"_*.out 2>/dev/null | grep -c '^FITGATE_GPUS=1$')
+    if [ "$n" = 3 ]; then ok "job array: 3 tasks, each with FITGATE_* ($J)"
+    else bad "job array ($J): $n of 3 tasks saw FITGATE_GPUS"; fi
+else
+    bad "job array refused or noisy"
+fi
+
+# --- 8. salloc + srun step; salloc and srun refused at submit ----------------------------------
+if TMO=60 as_user salloc --ft-model="$QWEN" --ft-mode=lora --gres=gpu:t4:1 \
+    srun bash -c 'env | sort' && grep -q '^FITGATE_PP=1$' "$SROOT/out" &&
+    grep -q '^SLURM_STEP_GPUS=' "$SROOT/out"; then
+    ok "salloc + srun step: the step gets FITGATE_*"
+else
+    bad "salloc + srun step"
+fi
+if ! as_user salloc --ft-model="$NEMO" --ft-mode=lora --gres=gpu:t4:1 true &&
+    err_has "salloc: error: fitgate: rejected:" && err_has "--gres=gpu:t4:4"; then
+    ok "salloc refused at submit"
+else
+    bad "salloc refusal"
+fi
+if ! as_user srun --ft-model="$NEMO" --ft-mode=lora --gres=gpu:t4:1 true &&
+    err_has "srun: error: fitgate: rejected:"; then
+    ok "srun (own allocation) refused at submit"
+else
+    bad "srun refusal"
+fi
+
+# --- 9. Action=resize: the same T4 job is raised to 4 x T4 and runs with the plan -------------
+policy "Action=reject" "PartitionName=gpu Action=resize ShrinkOverRequest=yes"
+if as_user sbatch --parsable -p gpu -J resized $OUT --ft-model="$NEMO" --ft-mode=lora \
+    --gres=gpu:t4:1 --wrap 'env | sort' && err_has "fitgate: resized: LoRA of" &&
+    err_has "now asks for --gres=gpu:t4:4"; then
+    J=$(cat "$SROOT/out")
+    tres=$(field "$J" TresPerNode)
+    wait_job "$J"
+    o=$(jobout "resized-$J")
+    if [ "$tres" = TresPerNode=gres:gpu:t4:4 ] && [ "$(field "$J" JobState)" = JobState=COMPLETED ] &&
+        grep -q '^FITGATE_PP=4$' <<<"$o" && grep -q '^FITGATE_PP_SPLIT=0-' <<<"$o" &&
+        grep -q '^FITGATE_NEMO_OVERRIDES=.*pipeline_model_parallel_size=4' <<<"$o" &&
+        grep -q '^CUDA_VISIBLE_DEVICES=[0-9]*,[0-9]*,[0-9]*,[0-9]*$' <<<"$o"; then
+        ok "Action=resize (partition override): --gres=gpu:t4:1 -> $tres, ran with FITGATE_PP=4 ($J)"
+    else
+        bad "resized job ($J) $tres $(field "$J" JobState)"
+        grep -E 'FITGATE|CUDA_VIS|fitgate' <<<"$o" | sed 's/^/     | /' | head -8
+    fi
+else
+    bad "resize at submit"
+fi
+if as_user sbatch --parsable --hold -p gpu -J shrink --ft-model="$NEMO" --ft-mode=lora \
+    --gres=gpu:h100:8 --wrap true && err_has "now asks for --gres=gpu:h100:1" &&
+    [ "$(field "$(cat "$SROOT/out")" TresPerNode)" = TresPerNode=gres:gpu:h100:1 ]; then
+    ok "ShrinkOverRequest=yes: 8 x H100 shrunk to 1"
+else
+    bad "shrink over-request"
+fi
+
+# --- 10. an unreachable hub: OnError decides, sbatch returns within HubTimeout + 1 s ----------
+"$SROOT/blackhole" serve "$SROOT/bh.port" 120 &
+BH_PID=$!
+for i in $(seq 50); do [ -s "$SROOT/bh.port" ] && break; sleep 0.1; done
+BH=$(cat "$SROOT/bh.port" 2>/dev/null)
+[ -n "$BH" ] || die "blackhole did not start"
+policy "HubEndpoint=http://127.0.0.1:$BH" "HubTimeout=2" "OnError=allow"
+t0=$(date +%s%N)
+if as_user sbatch --parsable --hold -J hub --ft-model=acme/not-here --ft-mode=lora \
+    --gres=gpu:t4:1 --wrap true && err_has "fitgate: warning: cannot check acme/not-here" &&
+    err_has "OnError=allow" && [ "$(ms_since "$t0")" -lt 3000 ]; then
+    ok "hub black hole, OnError=allow: submitted with a warning in $(ms_since "$t0") ms"
+else
+    bad "hub black hole, OnError=allow ($(ms_since "$t0") ms)"
+fi
+policy "HubEndpoint=http://127.0.0.1:$BH" "HubTimeout=2" "OnError=reject"
+t0=$(date +%s%N)
+if ! as_user sbatch --parsable --hold -J hub --ft-model=acme/not-here --ft-mode=lora \
+    --gres=gpu:t4:1 --wrap true && err_has "fitgate: rejected: cannot check acme/not-here" &&
+    [ "$(ms_since "$t0")" -lt 3000 ]; then
+    ok "hub black hole, OnError=reject: refused in $(ms_since "$t0") ms"
+else
+    bad "hub black hole, OnError=reject ($(ms_since "$t0") ms)"
+fi
+
+# --- 11. a broken policy file: named once with file:line, OnError decides ---------------------
+policy "Action=warn" "Bogus=1"
+if as_user sbatch --parsable --hold -J badconf --ft-model="$QWEN" --ft-mode=lora \
+    --gres=gpu:t4:1 --wrap true && err_has "fitgate.conf:2: unknown key 'Bogus'" &&
+    [ "$(grep -c "unknown key" "$SROOT/err")" = 1 ]; then
+    ok "bad policy line named once (file:line), job passes under OnError=allow"
+else
+    bad "bad policy file, OnError=allow"
+fi
+policy "Bogus=1" "OnError=reject"
+if ! as_user sbatch --parsable --hold -J badconf --ft-model="$QWEN" --ft-mode=lora \
+    --gres=gpu:t4:1 --wrap true && err_has "fitgate.conf:1: unknown key 'Bogus'"; then
+    ok "bad policy file under OnError=reject refuses tagged jobs"
+else
+    bad "bad policy file, OnError=reject"
+fi
+if as_user sbatch --parsable --hold -J badconf --gres=gpu:t4:1 --wrap true &&
+    [ ! -s "$SROOT/err" ]; then
+    ok "untagged jobs never read the policy (broken file, no message)"
+else
+    bad "untagged job with a broken policy file"
+fi
+
+if node_ok; then ok "node $NODE never drained"; else bad "node $NODE drained"; fi
+timeout 10 scancel --partition=gpu 2>/dev/null
+echo "slurm.sh: $PASS passed, $FAIL failed in $(ms_since "$T_START") ms"
+[ "$FAIL" = 0 ]
