@@ -81,6 +81,7 @@ TEST_SRCS := \
 	tests/test_arch_hybrid.c \
 	tests/test_arch_legacy.c \
 	tests/test_params.c \
+	tests/test_source.c \
 	tests/test_memory.c \
 	tests/test_plan.c \
 	tests/test_gpu.c \
