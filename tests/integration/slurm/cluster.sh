@@ -11,6 +11,7 @@
 #   NODE_GRES    e.g. "gpu:t4:8,gpu:h100:8"
 #   GRES_LINES   gres.conf lines after AutoDetect=off ("Name=gpu Type=t4 File=...")
 #   PORTS        "CTLD_PORT SLURMD_PORT"
+#   EXTRA_CONF   optional slurm.conf lines (JobSubmitPlugins=lua ...)
 # Exports SLURM_CONF and NODE (this host's short name, the node's name).
 
 NODE=$(hostname -s)
@@ -57,6 +58,7 @@ KillWait=5
 MinJobAge=300
 NodeName=$NODE NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem Gres=$NODE_GRES State=UNKNOWN
 PartitionName=gpu Nodes=$NODE Default=YES MaxTime=INFINITE State=UP
+${EXTRA_CONF:-}
 CONF
     { echo "AutoDetect=off"; printf '%s\n' "$GRES_LINES" | sed "s/^/NodeName=$NODE /"; } \
         > "$SROOT/etc/gres.conf"
