@@ -115,7 +115,7 @@ struct fg_st_compare {
     bool ckpt_known;            /* false: neither headers nor index sizes */
     bool exact;                 /* ckpt_total is a count, not a size divided by a width */
     unsigned bytes_per_param;   /* when derived from total_size */
-    char basis[200];            /* how ckpt_total was obtained */
+    char basis[320];            /* how ckpt_total was obtained */
     bool agree;
     uint64_t graph_group[FG_ST_GROUP_COUNT];
     int64_t graph_rules;        /* rule scalars not attributed to a node */

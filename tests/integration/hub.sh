@@ -18,12 +18,18 @@ TOKEN=hf_fitgate_test_token
 die() { echo "hub.sh: $*" >&2; exit 2; }
 [ -x "$FITGATE" ] || die "$FITGATE missing: run make first"
 
-if ! command -v lighttpd >/dev/null 2>&1 && [ ! -x /usr/sbin/lighttpd ]; then
-    echo "hub.sh: installing lighttpd"
+# lighttpd serves the hub; mod_openssl and openssl make the TLS-verification case.
+missing=
+{ command -v lighttpd >/dev/null 2>&1 || [ -x /usr/sbin/lighttpd ]; } || missing="$missing lighttpd"
+[ -e /usr/lib/lighttpd/mod_openssl.so ] || missing="$missing lighttpd-mod-openssl"
+command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
+if [ -n "$missing" ]; then
+    echo "hub.sh: installing$missing"
     SUDO=; [ "$(id -u)" = 0 ] || SUDO=sudo
-    $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq lighttpd \
-        >/dev/null || die "cannot install lighttpd"
+    $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing \
+        >/dev/null || echo "hub.sh: could not install$missing" >&2
 fi
+{ command -v lighttpd >/dev/null 2>&1 || [ -x /usr/sbin/lighttpd ]; } || die "lighttpd missing"
 LIGHTTPD=$(command -v lighttpd || echo /usr/sbin/lighttpd)
 # Debian starts the packaged service on install; ours is separate and on its own port.
 
@@ -272,6 +278,34 @@ else bad "closed port"; fi
 fg HF_ENDPOINT="http://hub.example.invalid" -- plan acme/not-cached
 if [ $RC = 2 ] && has "plain http to a non-loopback host is refused" err; then ok "plain http off loopback refused"
 else bad "plain http off loopback"; fi
+
+# An https hub whose certificate nobody trusts: verification must refuse it.
+if [ -e /usr/lib/lighttpd/mod_openssl.so ] && command -v openssl >/dev/null 2>&1; then
+    openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+        -keyout "$WORK/tls.key" -out "$WORK/tls.crt" >/dev/null 2>&1
+    cat "$WORK/tls.key" "$WORK/tls.crt" >"$WORK/tls.pem"
+    tport=$("$WORK/bad_server" freeport)
+    cat >"$WORK/tls.conf" <<EOF
+server.modules = ("mod_openssl")
+server.document-root = "$DOC"
+server.bind = "127.0.0.1"
+server.port = $tport
+server.errorlog = "$WORK/tls.log"
+ssl.engine = "enable"
+ssl.pemfile = "$WORK/tls.pem"
+EOF
+    "$LIGHTTPD" -D -f "$WORK/tls.conf" >>"$WORK/tls.log" 2>&1 &
+    PIDS+=("$!")
+    for _ in $(seq 50); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$tport") 2>/dev/null && break
+        sleep 0.1
+    done
+    fg HF_ENDPOINT="https://127.0.0.1:$tport" -- plan acme/not-cached-tls
+    if [ $RC = 2 ] && has "TLS verification failed" err; then ok "https with an untrusted certificate refused (TLS verification on)"
+    else bad "https self-signed"; fi
+else
+    echo "skip https case: lighttpd-mod-openssl or openssl unavailable"
+fi
 
 # --- offline and stale -------------------------------------------------------
 fg HF_HUB_OFFLINE=1 -- plan acme/tiny --json
