@@ -135,7 +135,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 
 # Debian packages the build and the tests need.
 DEB_DEPS := gcc make pkg-config libcjson-dev libcurl4-openssl-dev libhwloc-dev libcmocka-dev \
-	libslurm-dev hwloc lighttpd
+	libslurm-dev hwloc lighttpd lighttpd-mod-openssl openssl
 deps:
 	@missing=""; for p in $(DEB_DEPS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
