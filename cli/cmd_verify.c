@@ -32,11 +32,24 @@ static void print_count(FILE *f, uint64_t v)
 
 /* What verify looked at, for the output. */
 struct target {
-    struct fg_model *m;
+    const char *arg;
+    struct fg_model *m;                  /* NULL when no reader could build the graph */
+    struct fg_err graph_err;             /* why not */
     struct fg_source_repo *repo;
     char source[64];
     char where[FG_SOURCE_WHERE_MAX];
 };
+
+/*
+ * The graph may fail where the config is fine (a family whose reader is not
+ * written yet): the checkpoint side is still worth reporting, so that failure
+ * is kept, not returned.
+ */
+static void build_graph(const struct fg_config *doc, const char *id, struct target *t)
+{
+    if (fg_model_from_config(doc, id, &t->m, &t->graph_err))
+        t->m = NULL;
+}
 
 static int open_path(const char *arg, const struct fg_source_opts *o, struct target *t,
                      struct fg_err *err)
@@ -49,9 +62,13 @@ static int open_path(const char *arg, const struct fg_source_opts *o, struct tar
         snprintf(copy, sizeof copy, "%s", arg);
         snprintf(dir, sizeof dir, "%s", dirname(copy)); /* a config.json: its checkout */
     }
-    int rc = fg_model_load(arg, &t->m, err);
-    if (!rc)
+    struct fg_config *doc;
+    int rc = fg_config_load(arg, &doc, err);
+    if (!rc) {
+        build_graph(doc, arg, t);
+        fg_config_free(doc);
         rc = fg_source_repo_open(o, dir, NULL, &t->repo, err);
+    }
     snprintf(t->source, sizeof t->source, "%s", fg_source_kind_name(FG_SRC_PATH));
     snprintf(t->where, sizeof t->where, "%s", dir);
     return rc;
@@ -72,7 +89,7 @@ static int open_id(const char *arg, const struct fg_source_opts *o, struct targe
     struct fg_config *doc;
     rc = fg_config_parse(r->text, r->len, r->where, &doc, err);
     if (!rc) {
-        rc = fg_model_from_config(doc, arg, &t->m, err);
+        build_graph(doc, arg, t);
         fg_config_free(doc);
     }
     /* the shards must come from the commit the config came from */
@@ -90,7 +107,10 @@ static void print_text(const struct target *t, const struct fg_st_summary *s,
                        const struct fg_st_compare *c)
 {
     const struct fg_model *m = t->m;
-    printf("%s (%s, %s)\n", m->id, m->model_type, m->reader);
+    if (m)
+        printf("%s (%s, %s)\n", m->id, m->model_type, m->reader);
+    else
+        printf("%s (graph unavailable: %s)\n", t->arg, t->graph_err.detail);
     printf("source:     %s %s\n", t->source, t->where);
     printf("checkpoint: %s, %zu file%s", s->has_index ? "model.safetensors.index.json" :
            "model.safetensors", s->files, s->files == 1 ? "" : "s");
@@ -112,9 +132,13 @@ static void print_text(const struct target *t, const struct fg_st_summary *s,
         for (int g = 0; g < FG_ST_GROUP_COUNT; g++) {
             if (!s->by_group[g] && !c->graph_group[g])
                 continue;
-            printf("%-28s %18llu %18llu %+16lld\n", fg_safetensors_group_name((enum fg_st_group)g),
-                   (unsigned long long)s->by_group[g], (unsigned long long)c->graph_group[g],
-                   (long long)(s->by_group[g] - c->graph_group[g]));
+            printf("%-28s %18llu ", fg_safetensors_group_name((enum fg_st_group)g),
+                   (unsigned long long)s->by_group[g]);
+            if (m)
+                printf("%18llu %+16lld\n", (unsigned long long)c->graph_group[g],
+                       (long long)(s->by_group[g] - c->graph_group[g]));
+            else
+                printf("%18s\n", "-");
         }
         if (c->graph_rules)
             printf("%-28s %18s %18lld\n", "graph rules", "", (long long)c->graph_rules);
@@ -127,7 +151,12 @@ static void print_text(const struct target *t, const struct fg_st_summary *s,
     }
     printf("checkpoint: ");
     print_count(stdout, c->ckpt_total);
-    printf(" parameters%s\ngraph:      ", c->exact ? "" : " (derived from bytes)");
+    printf(" parameters%s\n", c->exact ? "" : " (derived from bytes)");
+    if (!m) {
+        printf("graph:      unavailable\nresult:     nothing to compare against\n");
+        return;
+    }
+    printf("graph:      ");
     print_count(stdout, c->graph_total);
     printf(" parameters\n");
     if (c->agree)
@@ -146,8 +175,9 @@ static void print_json(const struct target *t, const struct fg_st_summary *s,
 {
     cJSON *root = cJSON_CreateObject();
     cJSON *mo = cJSON_AddObjectToObject(root, "model");
-    cJSON_AddStringToObject(mo, "id", t->m->id);
-    cJSON_AddStringToObject(mo, "model_type", t->m->model_type);
+    cJSON_AddStringToObject(mo, "id", t->m ? t->m->id : t->arg);
+    if (t->m)
+        cJSON_AddStringToObject(mo, "model_type", t->m->model_type);
     cJSON *so = cJSON_AddObjectToObject(root, "source");
     cJSON_AddStringToObject(so, "kind", t->source);
     cJSON_AddStringToObject(so, "where", t->where);
@@ -171,6 +201,9 @@ static void print_json(const struct target *t, const struct fg_st_summary *s,
                                     (double)s->by_dtype[d]);
     cJSON *cg = cJSON_AddObjectToObject(ck, "groups");
     cJSON *gr = cJSON_AddObjectToObject(root, "graph");
+    cJSON_AddBoolToObject(gr, "available", t->m != NULL);
+    if (!t->m)
+        cJSON_AddStringToObject(gr, "error", t->graph_err.detail);
     cJSON_AddNumberToObject(gr, "total", (double)c->graph_total);
     cJSON_AddNumberToObject(gr, "rules", (double)c->graph_rules);
     cJSON *gg = cJSON_AddObjectToObject(gr, "groups");
@@ -215,7 +248,7 @@ int fg_cli_verify(int argc, char **argv)
     struct fg_err err = {0};
     struct fg_source_opts o;
     fg_source_opts_init(&o);
-    struct target t = {0};
+    struct target t = {.arg = arg};
     int rc = fg_source_opts_from_env(&o, &err);
     if (!rc)
         rc = fg_source_arg_is_path(arg) ? open_path(arg, &o, &t, &err)
@@ -236,7 +269,7 @@ int fg_cli_verify(int argc, char **argv)
             print_json(&t, s, c);
         else
             print_text(&t, s, c);
-        status = !c->ckpt_known ? 2 : c->agree ? 0 : 1;
+        status = !c->ckpt_known || !t.m ? 2 : c->agree ? 0 : 1;
     }
     free(s);
     free(c);

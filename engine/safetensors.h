@@ -123,7 +123,11 @@ struct fg_st_compare {
     char findings[FG_ST_MAX_FINDINGS][240]; /* which groups differ and the likely reason */
 };
 
-/* Compare what s says the checkpoint stores with the graph m. */
+/*
+ * Compare what s says the checkpoint stores with the graph m.  m may be NULL
+ * (no reader could build the graph): then only the checkpoint side (ckpt_total,
+ * basis) is filled and agree stays false.
+ */
 int fg_safetensors_compare(const struct fg_st_summary *s, const struct fg_model *m,
                            struct fg_st_compare *c, struct fg_err *err);
 

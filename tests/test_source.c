@@ -670,6 +670,33 @@ static void cache_should_store_safely_and_answer_by_ttl_and_offline(void **state
     rm_rf(dir);
 }
 
+static void site_cache_should_be_read_when_trusted_and_refused_when_writable(void **state)
+{
+    (void)state;
+    char dir[64], p[512];
+    tmpdir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/site/models--org--name/main/config.json", dir);
+    write_file(p, "{\"model_type\": \"llama\"}");
+    snprintf(p, sizeof p, "%s/site/models--org--name/main/config.json", dir);
+    chmod(p, 0644);
+    struct fg_source_opts o = opts_bare();
+    snprintf(o.site_cache_dir, sizeof o.site_cache_dir, "%s/site", dir);
+    o.offline = true;
+    struct fg_model_id id;
+    struct fg_source_result *r = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(fg_source_parse_id("org/name", &id, NULL), 0);
+    assert_int_equal(fg_source_resolve(&o, &id, &r, &err), 0);
+    assert_int_equal(r->kind, FG_SRC_CACHE);
+    assert_non_null(strstr(r->where, "/site/models--org--name/main/config.json"));
+    fg_source_result_free(r);
+    snprintf(p, sizeof p, "%s/site/models--org--name", dir);
+    chmod(p, 0775); /* group-writable: anyone in the group could plant a config */
+    assert_int_equal(fg_source_resolve(&o, &id, &r, &err), FG_E_NOTFOUND);
+    assert_null(r);
+    rm_rf(dir);
+}
+
 static void cache_should_never_keep_what_the_hub_got_wrong(void **state)
 {
     (void)state;
@@ -884,6 +911,11 @@ static void scan_should_read_local_checkouts_and_agree_with_the_graph(void **sta
     assert_true(c.agree);
     assert_int_equal(c.n_findings, 0);
     fg_model_free(m);
+    /* without a graph the checkpoint side still comes out */
+    assert_int_equal(fg_safetensors_compare(&s, NULL, &c, NULL), 0);
+    assert_true(c.ckpt_known);
+    assert_int_equal(c.ckpt_total, 6736);
+    assert_false(c.agree);
 
     /* sharded, header-only files made sparse to their real size */
     char dir[64], repo[128];
@@ -1016,6 +1048,7 @@ int main(void)
         cmocka_unit_test(hub_check_url_should_allow_http_only_on_loopback_or_when_asked),
         cmocka_unit_test(repo_read_should_serve_ranges_whether_or_not_the_server_honours_them),
         cmocka_unit_test(cache_should_store_safely_and_answer_by_ttl_and_offline),
+        cmocka_unit_test(site_cache_should_be_read_when_trusted_and_refused_when_writable),
         cmocka_unit_test(cache_should_never_keep_what_the_hub_got_wrong),
         cmocka_unit_test(header_len_should_reject_nonsense_lengths),
         cmocka_unit_test(parse_header_should_sum_elements_by_dtype_and_group),

@@ -405,5 +405,13 @@ fg HF_TOKEN=$TOKEN -- verify acme/gated
 if [ $RC = 2 ] && has "neither is at hand" err; then ok "verify: a repo without safetensors is an error that says so"
 else bad "verify without safetensors"; fi
 
+mkdir -p "$WORK/mystery"
+cp "$FIX/repos/acme/tiny/model.safetensors" "$WORK/mystery/"
+printf '{"model_type": "mystery", "torch_dtype": "float32"}\n' >"$WORK/mystery/config.json"
+fg -- verify "$WORK/mystery"
+if [ $RC = 2 ] && has "graph unavailable" out && has "checkpoint: 6,736 parameters" out; then
+    ok "verify without a reader for the family: checkpoint side reported, exit 2"
+else bad "verify without a graph"; fi
+
 echo "hub.sh: $PASS passed, $FAIL failed"
 [ "$FAIL" = 0 ]
