@@ -87,6 +87,7 @@ TEST_SRCS := \
 	tests/test_gpu.c \
 	tests/test_detect.c \
 	tests/test_policy.c \
+	tests/test_plugin.c \
 	tests/test_accuracy.c
 
 ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/gpus_conf.o
@@ -129,6 +130,11 @@ $(PLUGIN): $(PLUGIN_OBJS) plugin/fitgate.lds
 $(PLUGIN_ENGINE): $(PLUGIN_ENGINE_OBJS) $(LIB) plugin/fitgate_engine.lds
 	$(CC) $(ALL_CFLAGS) -shared -o $@ $(PLUGIN_ENGINE_OBJS) $(LIB) $(LDLIBS_ALL) -ldl \
 	  -Wl,--version-script=plugin/fitgate_engine.lds
+
+# The plugin's engine part without Slurm: the test binary exports the symbols sbatch would
+# (opt, slurm_option_get/set) for the plugin's dlsym probe, hence -rdynamic.
+$(BUILD)/tests/test_plugin: $(BUILD)/tests/test_plugin.o $(PLUGIN_ENGINE_OBJS) $(LIB)
+	$(CC) $(ALL_CFLAGS) -rdynamic -o $@ $< $(PLUGIN_ENGINE_OBJS) $(LIB) $(LDLIBS_ALL) -ldl -lcmocka
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_ALL) -lcmocka

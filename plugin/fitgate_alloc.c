@@ -28,11 +28,13 @@
 
 typedef char *(*opt_get_fn)(void *opt, const char *name);
 typedef int (*opt_set_fn)(void *opt, const char *name, const char *value, bool early);
+typedef void (*xfree_fn)(void **ptr);
 
 struct probe {
     void *opt;
-    opt_get_fn get;
-    opt_set_fn set;
+    opt_get_fn get;    /* returns an xmalloc'd copy, or NULL when unset */
+    opt_set_fn set;    /* 0 when set */
+    xfree_fn xfree;    /* frees what get returned (libslurmfull's slurm_xfree) */
 };
 
 static bool probe_open(struct probe *p)
@@ -41,18 +43,22 @@ static bool probe_open(struct probe *p)
     p->opt = dlsym(RTLD_DEFAULT, "opt");
     p->get = (opt_get_fn)dlsym(RTLD_DEFAULT, "slurm_option_get");
     p->set = (opt_set_fn)dlsym(RTLD_DEFAULT, "slurm_option_set");
+    p->xfree = (xfree_fn)dlsym(RTLD_DEFAULT, "slurm_xfree");
     return p->opt && p->get;
 }
 
-/* The option's value copied into buf, or NULL when unset.  Slurm's copy
- * (xmalloc'd) is left to the process: sbatch / salloc / srun exit soon. */
+/* The option's value copied into buf, or NULL when unset.  Slurm's copy is
+ * freed with slurm_xfree (it has xmalloc's header, so never with free());
+ * without slurm_xfree it is left to the process, which exits soon. */
 static const char *probe_get(const struct probe *p, const char *name, char *buf, size_t cap)
 {
     char *v = p->get(p->opt, name);
-    if (!v || !*v)
+    if (!v)
         return NULL;
     snprintf(buf, cap, "%s", v);
-    return buf;
+    if (p->xfree)
+        p->xfree((void **)&v);
+    return buf[0] ? buf : NULL;
 }
 
 static bool parse_count(const char *s, size_t n, uint32_t *out)
@@ -165,8 +171,7 @@ static void read_request(const struct probe *p, bool probed, const struct fg_gpu
         q->gpu = fg_gpu_find(table, q->type, NULL);
     else if (ft_gpu)
         q->gpu = fg_gpu_find(table, ft_gpu, NULL);
-    if (q->via == FG_VIA_PLUGIN && !q->type[0] && ft_gpu)
-        snprintf(q->type, sizeof q->type, "%.31s", ft_gpu);
+    /* (with --ft-gpu only, suggestions use the card's gres alias, not the name as typed) */
 }
 
 /* Apply a resize to Slurm's options; 0 or -1 (message printed). */

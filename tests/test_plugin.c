@@ -1,0 +1,418 @@
+/*
+ * test_plugin.c - the plugin's engine part (fitgate_engine.so's objects)
+ * without Slurm: this binary stands in for sbatch / slurmstepd.  It exports
+ * `opt`, slurm_option_get and slurm_option_set (linked with -rdynamic, so the
+ * plugin's guarded dlsym probe finds them as it finds sbatch's), and stubs
+ * the SPANK calls the plugin makes (messages and environments recorded).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../plugin/fitgate.h"
+
+/* ---- the stand-in for Slurm --------------------------------------------------------- */
+
+#define NEMO "tests/fixtures/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2"
+#define QWEN "tests/fixtures/models/Qwen--Qwen3-0.6B"
+#define T4X8 "tests/fixtures/hwloc/mpibind-g4dnmetal.xml"
+
+struct kv {
+    char name[64];
+    char value[512];
+};
+
+static struct {
+    char msgs[8192];          /* every message, one a line, "E: " or "I: " first */
+    struct kv slurm_opts[8];  /* what slurm_option_get answers */
+    struct kv sets[8];        /* slurm_option_set calls */
+    size_t n_sets;
+    struct kv env[32];        /* spank_getenv */
+    struct kv task_env[32];   /* spank_setenv */
+    struct kv jc_env[32];     /* spank_job_control_setenv */
+} fake;
+
+char opt[64]; /* stands in for sbatch's slurm_opt_t (never read through) */
+
+char *slurm_option_get(void *o, const char *name);
+int slurm_option_set(void *o, const char *name, const char *value, bool early);
+void slurm_xfree(void **p);
+
+void slurm_xfree(void **p)
+{
+    free(*p);
+    *p = NULL;
+}
+
+char *slurm_option_get(void *o, const char *name)
+{
+    (void)o;
+    for (size_t i = 0; i < 8; i++)
+        if (fake.slurm_opts[i].name[0] && !strcmp(fake.slurm_opts[i].name, name))
+            return strdup(fake.slurm_opts[i].value);
+    return NULL;
+}
+
+int slurm_option_set(void *o, const char *name, const char *value, bool early)
+{
+    (void)o;
+    (void)early;
+    if (fake.n_sets < 8) {
+        snprintf(fake.sets[fake.n_sets].name, 64, "%s", name);
+        snprintf(fake.sets[fake.n_sets].value, 512, "%s", value);
+        fake.n_sets++;
+    }
+    return 0;
+}
+
+static void record(const char *tag, const char *fmt, va_list ap)
+{
+    size_t l = strlen(fake.msgs);
+    if (l + 4 >= sizeof fake.msgs)
+        return;
+    snprintf(fake.msgs + l, sizeof fake.msgs - l, "%s", tag);
+    l = strlen(fake.msgs);
+    vsnprintf(fake.msgs + l, sizeof fake.msgs - l, fmt, ap);
+    l = strlen(fake.msgs);
+    if (l + 1 < sizeof fake.msgs) {
+        fake.msgs[l] = '\n';
+        fake.msgs[l + 1] = '\0';
+    }
+}
+
+void slurm_error(const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    record("E: ", format, ap);
+    va_end(ap);
+}
+
+void slurm_info(const char *format, ...)
+{
+    va_list ap;
+    va_start(ap, format);
+    record("I: ", format, ap);
+    va_end(ap);
+}
+
+void slurm_debug(const char *format, ...)
+{
+    (void)format;
+}
+
+static void put(struct kv *t, const char *name, const char *value)
+{
+    for (size_t i = 0; i < 32; i++) {
+        if (!t[i].name[0] || !strcmp(t[i].name, name)) {
+            snprintf(t[i].name, sizeof t[i].name, "%s", name);
+            snprintf(t[i].value, sizeof t[i].value, "%s", value);
+            return;
+        }
+    }
+}
+
+static const char *get(const struct kv *t, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (t[i].name[0] && !strcmp(t[i].name, name))
+            return t[i].value;
+    return NULL;
+}
+
+spank_err_t spank_getenv(spank_t sp, const char *var, char *buf, int len)
+{
+    (void)sp;
+    const char *v = get(fake.env, 32, var);
+    if (!v)
+        return ESPANK_ENV_NOEXIST;
+    snprintf(buf, (size_t)len, "%s", v);
+    return ESPANK_SUCCESS;
+}
+
+spank_err_t spank_setenv(spank_t sp, const char *var, const char *val, int overwrite)
+{
+    (void)sp;
+    (void)overwrite;
+    put(fake.task_env, var, val);
+    return ESPANK_SUCCESS;
+}
+
+spank_err_t spank_job_control_setenv(spank_t sp, const char *name, const char *value,
+                                     int overwrite)
+{
+    (void)sp;
+    (void)overwrite;
+    put(fake.jc_env, name, value);
+    return ESPANK_SUCCESS;
+}
+
+/* ---- helpers ---------------------------------------------------------------------- */
+
+static const char *values[FITGATE_OPT_COUNT];
+static char topo_arg[4200]; /* "topology=/abs/path" (plugstack paths are absolute) */
+
+static int setup(void **state)
+{
+    (void)state;
+    memset(&fake, 0, sizeof fake);
+    memset(values, 0, sizeof values);
+    unsetenv("FITGATE_GPUS");
+    unsetenv("FITGATE_CARD");
+    char cwd[4096];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(topo_arg, sizeof topo_arg, "topology=%s/%s", cwd, T4X8);
+    return 0;
+}
+
+static void slurm_says(const char *name, const char *value)
+{
+    for (size_t i = 0; i < 8; i++) {
+        if (!fake.slurm_opts[i].name[0]) {
+            snprintf(fake.slurm_opts[i].name, 64, "%s", name);
+            snprintf(fake.slurm_opts[i].value, 512, "%s", value);
+            return;
+        }
+    }
+}
+
+static int submit(int ac, char **av)
+{
+    return fitgate_engine_alloc(NULL, ac, av, values);
+}
+
+static bool said(const char *s)
+{
+    return strstr(fake.msgs, s) != NULL;
+}
+
+/* ---- submit time -------------------------------------------------------------------- */
+
+static void alloc_should_reject_nemotron_lora_on_one_t4(void **state)
+{
+    (void)state;
+    values[FITGATE_OPT_MODEL] = NEMO;
+    values[FITGATE_OPT_MODE] = "lora";
+    slurm_says("gres", "gres:gpu:t4:1");
+    assert_int_equal(submit(0, NULL), -1);
+    assert_true(said("E: fitgate: rejected: LoRA of nvidia--NVIDIA-Nemotron-Nano-9B-v2 does not "
+                     "fit --gres=gpu:t4:1"));
+    assert_true(said("one T4 16 GB has"));
+    assert_true(said("fitgate: ask for --gres=gpu:t4:"));
+    assert_int_equal(fake.n_sets, 0);
+    assert_null(get(fake.jc_env, 32, "FITGATE_GPUS"));
+}
+
+static void alloc_should_resize_gres_and_export_the_plan(void **state)
+{
+    (void)state;
+    values[FITGATE_OPT_MODEL] = NEMO;
+    values[FITGATE_OPT_MODE] = "lora";
+    slurm_says("gres", "gres:gpu:t4:1");
+    slurm_says("nodes", "1-0");
+    char *av[] = {"action=resize"};
+    assert_int_equal(submit(1, av), 0);
+    assert_true(said("I: fitgate: resized:"));
+    assert_int_equal(fake.n_sets, 1);
+    assert_string_equal(fake.sets[0].name, "gres");
+    assert_memory_equal(fake.sets[0].value, "gpu:t4:", 7);
+    const char *n = fake.sets[0].value + 7;
+    assert_string_equal(get(fake.jc_env, 32, "FITGATE_GPUS"), n);
+    assert_string_equal(getenv("FITGATE_GPUS"), n); /* for --export=ALL */
+    assert_string_equal(get(fake.jc_env, 32, "FITGATE_CARD"), "t4");
+    assert_non_null(get(fake.jc_env, 32, "FITGATE_NEMO_OVERRIDES"));
+}
+
+static void alloc_should_resize_in_the_option_the_job_used(void **state)
+{
+    (void)state;
+    values[FITGATE_OPT_MODEL] = NEMO;
+    values[FITGATE_OPT_MODE] = "lora";
+    slurm_says("gpus-per-node", "t4:1");
+    char *av[] = {"action=resize"};
+    assert_int_equal(submit(1, av), 0);
+    assert_int_equal(fake.n_sets, 1);
+    assert_string_equal(fake.sets[0].name, "gpus-per-node");
+    assert_memory_equal(fake.sets[0].value, "t4:", 3);
+}
+
+static void alloc_should_find_gpu_among_other_gres_and_stay_silent_when_it_fits(void **state)
+{
+    (void)state;
+    values[FITGATE_OPT_MODEL] = QWEN;
+    values[FITGATE_OPT_MODE] = "lora";
+    slurm_says("gres", "gres:mps:100,gres:gpu:h100:1(S:0-1)");
+    assert_int_equal(submit(0, NULL), 0);
+    assert_string_equal(fake.msgs, "");
+    assert_string_equal(get(fake.jc_env, 32, "FITGATE_CARD"), "h100");
+    assert_string_equal(get(fake.jc_env, 32, "FITGATE_GPUS"), "1");
+}
+
+static void alloc_should_fall_back_to_ft_gpus_when_slurm_shows_no_request(void **state)
+{
+    (void)state;
+    values[FITGATE_OPT_MODEL] = NEMO;
+    values[FITGATE_OPT_MODE] = "lora";
+    values[FITGATE_OPT_GPU] = "Tesla T4";
+    values[FITGATE_OPT_GPUS] = "2";
+    assert_int_equal(submit(0, NULL), -1);
+    assert_true(said("does not fit --gres=gpu:t4:2"));
+}
+
+static void alloc_should_follow_on_error_for_an_unknown_card(void **state)
+{
+    (void)state;
+    values[FITGATE_OPT_MODEL] = QWEN;
+    values[FITGATE_OPT_MODE] = "lora";
+    slurm_says("gres", "gres:gpu:quantumcard:1");
+    assert_int_equal(submit(0, NULL), 0);
+    assert_true(said("I: fitgate: warning: cannot check Qwen--Qwen3-0.6B: the GPU type "
+                     "'quantumcard' is not in fitgate's GPU table"));
+    char *av[] = {"onerror=reject"};
+    fake.msgs[0] = '\0';
+    assert_int_equal(submit(1, av), -1);
+    assert_true(said("E: fitgate: rejected: cannot check"));
+}
+
+static void alloc_should_reject_a_bad_option_value_naming_it(void **state)
+{
+    (void)state;
+    values[FITGATE_OPT_MODEL] = QWEN;
+    values[FITGATE_OPT_BATCH] = "eight";
+    slurm_says("gres", "gres:gpu:t4:1");
+    assert_int_equal(submit(0, NULL), -1);
+    assert_true(said("E: fitgate: rejected: --ft-batch=eight: expected a whole number"));
+    values[FITGATE_OPT_BATCH] = NULL;
+    values[FITGATE_OPT_MODE] = "pretrain";
+    fake.msgs[0] = '\0';
+    assert_int_equal(submit(0, NULL), -1);
+    assert_true(said("--ft-mode"));
+}
+
+static void alloc_should_apply_on_error_to_a_broken_policy(void **state)
+{
+    (void)state;
+    values[FITGATE_OPT_MODEL] = QWEN;
+    slurm_says("gres", "gres:gpu:t4:1");
+    char *allow[] = {"conf=/nonexistent/fitgate.conf"};
+    assert_int_equal(submit(1, allow), 0);
+    assert_true(said("fitgate: warning: cannot check this job: /nonexistent/fitgate.conf"));
+    assert_true(said("tell the admin"));
+    char *reject[] = {"conf=/nonexistent/fitgate.conf", "onerror=reject"};
+    fake.msgs[0] = '\0';
+    assert_int_equal(submit(2, reject), -1);
+    char *unknown[] = {"colour=blue"};
+    fake.msgs[0] = '\0';
+    assert_int_equal(submit(1, unknown), 0);
+    assert_true(said("unknown argument 'colour'"));
+}
+
+static void alloc_should_do_nothing_under_action_off(void **state)
+{
+    (void)state;
+    values[FITGATE_OPT_MODEL] = NEMO;
+    values[FITGATE_OPT_MODE] = "lora";
+    slurm_says("gres", "gres:gpu:t4:1");
+    char *av[] = {"action=off"};
+    assert_int_equal(submit(1, av), 0);
+    assert_string_equal(fake.msgs, "");
+    assert_null(get(fake.jc_env, 32, "FITGATE_GPUS"));
+}
+
+/* ---- on the node ---------------------------------------------------------------------- */
+
+static void stepd_should_fail_the_step_when_the_real_gpus_are_smaller(void **state)
+{
+    (void)state;
+    values[FITGATE_OPT_MODEL] = NEMO;
+    values[FITGATE_OPT_MODE] = "lora";
+    put(fake.env, "SLURM_GPUS_ON_NODE", "1");
+    put(fake.env, "SLURM_JOB_GPUS", "0");
+    char *av[] = {topo_arg};
+    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values), 1);
+    assert_true(said("E: fitgate: rejected on "));
+    assert_true(said("does not fit the 1 x T4 16 GB allocated here"));
+    assert_null(get(fake.task_env, 32, "FITGATE_GPUS"));
+}
+
+static void stepd_should_export_the_plan_when_the_gpus_hold_it(void **state)
+{
+    (void)state;
+    values[FITGATE_OPT_MODEL] = NEMO;
+    values[FITGATE_OPT_MODE] = "lora";
+    put(fake.env, "SLURM_GPUS_ON_NODE", "8");
+    put(fake.env, "SLURM_STEP_GPUS", "0-7");
+    put(fake.env, "SLURM_JOB_PARTITION", "gpu");
+    char *av[] = {topo_arg};
+    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values), 0);
+    assert_string_equal(get(fake.task_env, 32, "FITGATE_GPUS"), "8");
+    assert_string_equal(get(fake.task_env, 32, "FITGATE_CARD"), "t4");
+    assert_non_null(get(fake.task_env, 32, "FITGATE_PP_SPLIT"));
+}
+
+static void stepd_should_judge_by_the_node_when_slurm_numbers_do_not_map(void **state)
+{
+    (void)state;
+    values[FITGATE_OPT_MODEL] = QWEN;
+    values[FITGATE_OPT_MODE] = "lora";
+    put(fake.env, "SLURM_GPUS_ON_NODE", "1");
+    put(fake.env, "SLURM_JOB_GPUS", "12"); /* gres.conf order beyond the topology's 8 GPUs */
+    char *av[] = {topo_arg};
+    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values), 0);
+    assert_string_equal(get(fake.task_env, 32, "FITGATE_CARD"), "t4");
+}
+
+static void stepd_should_not_check_a_step_without_gpus(void **state)
+{
+    (void)state;
+    values[FITGATE_OPT_MODEL] = NEMO;
+    char *av[] = {topo_arg};
+    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values), 0);
+    assert_string_equal(fake.msgs, "");
+}
+
+/* ---- messages ------------------------------------------------------------------------- */
+
+static void model_label_should_name_paths_by_directory(void **state)
+{
+    (void)state;
+    char b[160];
+    fitgate_model_label("/srv/models/org--name/", b, sizeof b);
+    assert_string_equal(b, "org--name");
+    fitgate_model_label("./m/config.json", b, sizeof b);
+    assert_string_equal(b, "m");
+    fitgate_model_label("Qwen/Qwen3-8B@refs/pr/1", b, sizeof b);
+    assert_string_equal(b, "Qwen/Qwen3-8B@refs/pr/1");
+    fitgate_model_label("org/name", b, sizeof b);
+    assert_string_equal(b, "org/name");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(alloc_should_reject_nemotron_lora_on_one_t4, setup),
+        cmocka_unit_test_setup(alloc_should_resize_gres_and_export_the_plan, setup),
+        cmocka_unit_test_setup(alloc_should_resize_in_the_option_the_job_used, setup),
+        cmocka_unit_test_setup(alloc_should_find_gpu_among_other_gres_and_stay_silent_when_it_fits,
+                               setup),
+        cmocka_unit_test_setup(alloc_should_fall_back_to_ft_gpus_when_slurm_shows_no_request,
+                               setup),
+        cmocka_unit_test_setup(alloc_should_follow_on_error_for_an_unknown_card, setup),
+        cmocka_unit_test_setup(alloc_should_reject_a_bad_option_value_naming_it, setup),
+        cmocka_unit_test_setup(alloc_should_apply_on_error_to_a_broken_policy, setup),
+        cmocka_unit_test_setup(alloc_should_do_nothing_under_action_off, setup),
+        cmocka_unit_test_setup(stepd_should_fail_the_step_when_the_real_gpus_are_smaller, setup),
+        cmocka_unit_test_setup(stepd_should_export_the_plan_when_the_gpus_hold_it, setup),
+        cmocka_unit_test_setup(stepd_should_judge_by_the_node_when_slurm_numbers_do_not_map,
+                               setup),
+        cmocka_unit_test_setup(stepd_should_not_check_a_step_without_gpus, setup),
+        cmocka_unit_test_setup(model_label_should_name_paths_by_directory, setup),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
