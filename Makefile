@@ -72,7 +72,8 @@ CLI_SRCS := \
 	cli/model_arg.c \
 	cli/cmd_gpus.c \
 	cli/cmd_verify.c \
-	cli/jobopts.c
+	cli/jobopts.c \
+	cli/report_html.c
 
 # --- tests (one per module; each is its own cmocka binary) ----------------
 TEST_SRCS := \
@@ -87,6 +88,7 @@ TEST_SRCS := \
 	tests/test_gpu.c \
 	tests/test_detect.c \
 	tests/test_policy.c \
+	tests/test_report_html.c \
 	tests/test_plugin.c \
 	tests/test_accuracy.c
 
@@ -138,6 +140,11 @@ $(BUILD)/tests/test_plugin: $(BUILD)/tests/test_plugin.o $(PLUGIN_ENGINE_OBJS) $
 
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_ALL) -lcmocka
+
+# The HTML report lives in the CLI; its test links the two CLI objects it needs.
+$(BUILD)/tests/test_report_html: $(BUILD)/tests/test_report_html.o $(BUILD)/cli/report_html.o \
+		$(BUILD)/cli/jobopts.o $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL) -lcmocka
 
 # Debian packages the build and the tests need.
 DEB_DEPS := gcc make pkg-config libcjson-dev libcurl4-openssl-dev libhwloc-dev libcmocka-dev \

@@ -16,6 +16,7 @@
 #include "memory.h"
 #include "model.h"
 #include "plan.h"
+#include "report_html.h"
 
 /* The seeds' card table: one row per card size users ask about. */
 static const char *const default_cards[] = {"t4", "l4", "a100_40g", "h100", "h200", NULL};
@@ -280,6 +281,8 @@ static int run(int argc, char **argv, bool check)
 
     struct fg_estimate est;
     int rc = fg_memory_estimate(m, &o.job, &est, &err);
+    if (!rc && o.html)
+        rc = fg_report_html_file(o.html, m, &o, &err);
     if (rc) {
         fprintf(stderr, "fitgate: error: %s\n", err.detail);
         fg_model_free(m);

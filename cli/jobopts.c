@@ -108,6 +108,9 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
             if (parse_u64(a, v, 0, 3, &u))
                 return 2;
             o->job.zero = (uint32_t)u;
+        } else if (!strcmp(a, "--html")) {
+            NEEDV();
+            o->html = v;
         } else if (!strcmp(a, "--gpu")) {
             NEEDV();
             o->gpu = v;

@@ -14,6 +14,7 @@ struct fg_cli_opts {
     const char *gpu;          /* --gpu NAME */
     uint32_t gpus, nodes;     /* --gpus N, --nodes N */
     bool json, structure;
+    const char *html;         /* --html FILE: also write the HTML report (report_html.h) */
     double headroom, conservative;
     uint64_t samples, epochs, global_batch;
     double utilisation;
