@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <pwd.h>
+#include <slurm/slurm.h>
 
 #include "fitgate.h"
 #include "gpu.h"
@@ -174,6 +175,85 @@ static void read_request(const struct probe *p, bool probed, const struct fg_gpu
     /* (with --ft-gpu only, suggestions use the card's gres alias, not the name as typed) */
 }
 
+/*
+ * The controller's view, for what the job's options leave open: which
+ * partition is the default (for PartitionName= rules) and which GPU type a
+ * partition's nodes have (for --gres=gpu:N without a type).  Public libslurm
+ * calls, looked up in the running sbatch / salloc / srun like the options;
+ * asked only when needed, never for an untagged job.
+ */
+typedef int (*load_parts_fn)(time_t, partition_info_msg_t **, uint16_t);
+typedef int (*load_nodes_fn)(time_t, node_info_msg_t **, uint16_t);
+typedef void (*free_parts_fn)(partition_info_msg_t *);
+typedef void (*free_nodes_fn)(node_info_msg_t *);
+
+static void default_partition(char *buf, size_t cap)
+{
+    load_parts_fn load = (load_parts_fn)dlsym(RTLD_DEFAULT, "slurm_load_partitions");
+    free_parts_fn release = (free_parts_fn)dlsym(RTLD_DEFAULT, "slurm_free_partition_info_msg");
+    partition_info_msg_t *msg = NULL;
+    if (!load || !release || load((time_t)0, &msg, SHOW_ALL) || !msg)
+        return;
+    for (uint32_t i = 0; i < msg->record_count; i++) {
+        const partition_info_t *p = &msg->partition_array[i];
+        if ((p->flags & PART_FLAG_DEFAULT) && p->name) {
+            snprintf(buf, cap, "%s", p->name);
+            break;
+        }
+    }
+    release(msg);
+}
+
+static bool in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *s = list; s && *s;) {
+        size_t len = strcspn(s, ",");
+        if (len == n && !strncmp(s, name, n))
+            return true;
+        s += len;
+        if (*s == ',')
+            s++;
+    }
+    return false;
+}
+
+/* The one GPU type of the partition's nodes into buf; "" when none, unknown or several. */
+static void partition_gpu_type(const char *partition, char *buf, size_t cap)
+{
+    load_nodes_fn load = (load_nodes_fn)dlsym(RTLD_DEFAULT, "slurm_load_node");
+    free_nodes_fn release = (free_nodes_fn)dlsym(RTLD_DEFAULT, "slurm_free_node_info_msg");
+    node_info_msg_t *msg = NULL;
+    buf[0] = '\0';
+    if (!partition[0] || !load || !release || load((time_t)0, &msg, SHOW_ALL) || !msg)
+        return;
+    char found[32] = "";
+    bool several = false;
+    for (uint32_t i = 0; i < msg->record_count && !several; i++) {
+        const node_info_t *n = &msg->node_array[i];
+        if (!n->gres || !n->partitions || !in_list(n->partitions, partition))
+            continue;
+        for (const char *e = n->gres; *e && !several;) {
+            size_t len = strcspn(e, ",");
+            char entry[128], type[32];
+            uint32_t count;
+            snprintf(entry, sizeof entry, "%.*s", (int)(len < 127 ? len : 127), e);
+            if (parse_gpu_spec(entry, true, type, sizeof type, &count) && type[0]) {
+                if (!found[0])
+                    snprintf(found, sizeof found, "%s", type);
+                else if (strcmp(found, type))
+                    several = true;
+            }
+            e += len;
+            if (*e == ',')
+                e++;
+        }
+    }
+    release(msg);
+    if (!several)
+        snprintf(buf, cap, "%s", found);
+}
+
 /* Apply a resize to Slurm's options; 0 or -1 (message printed). */
 static int apply_resize(const struct probe *p, bool probed, const struct fg_request *q,
                         const struct fg_decision *d)
@@ -286,6 +366,17 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     char via[32];
     read_request(&probe, probed, table, &q, via, sizeof via);
     fitgate_model_label(model_arg, q.model, sizeof q.model);
+    if (probed && !q.partition[0] && pol.n_parts)
+        default_partition(q.partition, sizeof q.partition);
+    if (probed && !q.gpu && !q.type[0] && q.via != FG_VIA_NONE) {
+        char part[64] = "", type[32];
+        snprintf(part, sizeof part, "%s", q.partition);
+        if (!part[0])
+            default_partition(part, sizeof part);
+        partition_gpu_type(part, type, sizeof type);
+        if (type[0])
+            q.gpu = fg_gpu_find(table, type, NULL); /* suggestions keep the job's untyped form */
+    }
     struct fg_rules rules;
     fg_policy_rules_for(&pol, q.partition, &rules);
     if (rules.action == FG_ACTION_OFF) {

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <slurm/slurm.h>
+
 #include "../plugin/fitgate.h"
 
 /* ---- the stand-in for Slurm --------------------------------------------------------- */
@@ -48,6 +50,52 @@ void slurm_xfree(void **p)
 {
     free(*p);
     *p = NULL;
+}
+
+/* The controller: one default partition "gpu", nodes with their gres. */
+static struct {
+    int asked;                   /* RPCs made */
+    const char *node_gres[2];    /* NULL: no such node */
+} ctld;
+static partition_info_t parts[2] = {{.name = "gpu", .flags = PART_FLAG_DEFAULT},
+                                    {.name = "debug"}};
+static node_info_t nodes[2];
+static partition_info_msg_t parts_msg = {.record_count = 2, .partition_array = parts};
+static node_info_msg_t nodes_msg = {.node_array = nodes};
+
+int slurm_load_partitions(time_t t, partition_info_msg_t **resp, uint16_t flags)
+{
+    (void)t;
+    (void)flags;
+    ctld.asked++;
+    *resp = &parts_msg;
+    return 0;
+}
+
+int slurm_load_node(time_t t, node_info_msg_t **resp, uint16_t flags)
+{
+    (void)t;
+    (void)flags;
+    ctld.asked++;
+    nodes_msg.record_count = 0;
+    for (int i = 0; i < 2 && ctld.node_gres[i]; i++) {
+        nodes[i].name = (char *)(i ? "n1" : "n0");
+        nodes[i].partitions = (char *)"debug,gpu";
+        nodes[i].gres = (char *)ctld.node_gres[i];
+        nodes_msg.record_count++;
+    }
+    *resp = &nodes_msg;
+    return 0;
+}
+
+void slurm_free_partition_info_msg(partition_info_msg_t *m)
+{
+    (void)m;
+}
+
+void slurm_free_node_info_msg(node_info_msg_t *m)
+{
+    (void)m;
 }
 
 char *slurm_option_get(void *o, const char *name)
@@ -162,6 +210,7 @@ static int setup(void **state)
 {
     (void)state;
     memset(&fake, 0, sizeof fake);
+    memset(&ctld, 0, sizeof ctld);
     memset(values, 0, sizeof values);
     unsetenv("FITGATE_GPUS");
     unsetenv("FITGATE_CARD");
@@ -325,6 +374,61 @@ static void alloc_should_do_nothing_under_action_off(void **state)
     assert_null(get(fake.jc_env, 32, "FITGATE_GPUS"));
 }
 
+static void alloc_should_take_the_partitions_card_for_an_untyped_request(void **state)
+{
+    (void)state;
+    values[FITGATE_OPT_MODEL] = NEMO;
+    values[FITGATE_OPT_MODE] = "lora";
+    slurm_says("gres", "gres:gpu:1");
+    ctld.node_gres[0] = "gpu:t4:8(S:0-1)";
+    ctld.node_gres[1] = "gpu:t4:4,mps:400";
+    assert_int_equal(submit(0, NULL), -1);
+    assert_true(said("does not fit --gres=gpu:1"));
+    assert_true(said("one T4 16 GB has"));
+    assert_true(said("ask for --gres=gpu:")); /* untyped, as the job wrote it */
+
+    /* two types in the partition: fitgate cannot tell which card the job gets */
+    memset(&fake.msgs, 0, sizeof fake.msgs);
+    ctld.node_gres[1] = "gpu:h100:8";
+    assert_int_equal(submit(0, NULL), -1);
+    assert_true(said("a GPU whose type fitgate cannot size"));
+}
+
+static void alloc_should_use_the_default_partitions_rules(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/fitgate-test-plugin-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *text = "Action=reject\nPartitionName=gpu Action=warn\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    char conf[64];
+    snprintf(conf, sizeof conf, "conf=%s", path);
+    char *av[] = {conf};
+    values[FITGATE_OPT_MODEL] = NEMO;
+    values[FITGATE_OPT_MODE] = "lora";
+    slurm_says("gres", "gres:gpu:t4:1");
+    assert_int_equal(submit(1, av), 0); /* no --partition: the default one, gpu, warns */
+    assert_true(said("I: fitgate: warning:"));
+    assert_true(ctld.asked >= 1);
+
+    memset(&fake.msgs, 0, sizeof fake.msgs);
+    slurm_says("partition", "debug");
+    assert_int_equal(submit(1, av), -1);
+    unlink(path);
+}
+
+static void alloc_should_not_ask_the_controller_when_the_job_says_it_all(void **state)
+{
+    (void)state;
+    values[FITGATE_OPT_MODEL] = QWEN;
+    values[FITGATE_OPT_MODE] = "lora";
+    slurm_says("gres", "gres:gpu:t4:1");
+    assert_int_equal(submit(0, NULL), 0);
+    assert_int_equal(ctld.asked, 0);
+}
+
 /* ---- on the node ---------------------------------------------------------------------- */
 
 static void stepd_should_fail_the_step_when_the_real_gpus_are_smaller(void **state)
@@ -407,6 +511,11 @@ int main(void)
         cmocka_unit_test_setup(alloc_should_reject_a_bad_option_value_naming_it, setup),
         cmocka_unit_test_setup(alloc_should_apply_on_error_to_a_broken_policy, setup),
         cmocka_unit_test_setup(alloc_should_do_nothing_under_action_off, setup),
+        cmocka_unit_test_setup(alloc_should_take_the_partitions_card_for_an_untyped_request,
+                               setup),
+        cmocka_unit_test_setup(alloc_should_use_the_default_partitions_rules, setup),
+        cmocka_unit_test_setup(alloc_should_not_ask_the_controller_when_the_job_says_it_all,
+                               setup),
         cmocka_unit_test_setup(stepd_should_fail_the_step_when_the_real_gpus_are_smaller, setup),
         cmocka_unit_test_setup(stepd_should_export_the_plan_when_the_gpus_hold_it, setup),
         cmocka_unit_test_setup(stepd_should_judge_by_the_node_when_slurm_numbers_do_not_map,

@@ -249,7 +249,8 @@ fi
 
 # --- 9. Action=resize: the same T4 job is raised to the smallest T4 layout and runs with it ----
 policy "Action=reject" "PartitionName=gpu Action=resize ShrinkOverRequest=yes"
-if as_user sbatch --parsable -p gpu -J resized $OUT --ft-model="$NEMO" --ft-mode=lora \
+# (no -p: the plugin asks the controller which partition is the default one)
+if as_user sbatch --parsable -J resized $OUT --ft-model="$NEMO" --ft-mode=lora \
     --gres=gpu:t4:1 --wrap 'env | sort' && err_has "fitgate: resized: LoRA of" &&
     err_re "now asks for --gres=gpu:t4:[2-8]$"; then
     J=$(cat "$SROOT/out")
@@ -262,7 +263,7 @@ if as_user sbatch --parsable -p gpu -J resized $OUT --ft-model="$NEMO" --ft-mode
         grep -q "^FITGATE_GPUS=$n$" <<<"$o" && grep -q '^FITGATE_PP_SPLIT=0-' <<<"$o" &&
         grep -q '^FITGATE_NEMO_OVERRIDES=tensor_model_parallel_size=' <<<"$o" &&
         [ "$((cvd + 1))" = "$n" ]; then
-        ok "Action=resize (partition override): --gres=gpu:t4:1 -> $tres, ran with" \
+        ok "Action=resize (default partition's override): --gres=gpu:t4:1 -> $tres, ran with" \
            "$(grep -E '^FITGATE_(TP|PP)=' <<<"$o" | tr '\n' ' ')($J)"
     else
         bad "resized job ($J) $tres $(field "$J" JobState)"
