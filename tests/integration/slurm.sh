@@ -178,6 +178,7 @@ if as_user sbatch --parsable --export=NONE -J fits $OUT --ft-model="$QWEN" --ft-
     wait_job "$J"
     o=$(jobout "fits-$J")
     if [ "$(field "$J" JobState)" = JobState=COMPLETED ] && grep -q '^FITGATE_TP=1$' <<<"$o" &&
+        [ "$(field "$J" TresPerNode)" = TresPerNode=gres:gpu:t4:1 ] &&
         grep -q '^FITGATE_MICRO_BATCH=1$' <<<"$o" && grep -q '^SLURM_SPANK_FITGATE_CARD=t4$' <<<"$o"
     then ok "job that fits: submitted silently, FITGATE_* in the job under --export=NONE ($J)"
     else bad "fitting job ($J) $(field "$J" JobState): $(grep -c FITGATE <<<"$o") FITGATE lines"; fi
@@ -271,6 +272,23 @@ if as_user sbatch --parsable -J resized $OUT --ft-model="$NEMO" --ft-mode=lora \
     fi
 else
     bad "resize at submit"
+fi
+if as_user sbatch --parsable --export=NONE -J micro $OUT --ft-model="$QWEN" --ft-mode=lora \
+    --ft-batch=8 --gres=gpu:t4:1 --wrap '/usr/bin/env' && err_has "fitgate: resized: micro-batch 8"
+then
+    J=$(cat "$SROOT/out")
+    wait_job "$J"
+    o=$(jobout "micro-$J")
+    mb=$(grep -o '^FITGATE_MICRO_BATCH=[0-9]*' <<<"$o" | tr -dc 0-9)
+    ga=$(grep -o '^FITGATE_GRAD_ACCUM=[0-9]*' <<<"$o" | tr -dc 0-9)
+    if [ -n "$mb" ] && [ -n "$ga" ] && [ "$mb" -lt 8 ] && [ $((mb * ga)) -ge 8 ] &&
+        [ "$(field "$J" TresPerNode)" = TresPerNode=gres:gpu:t4:1 ]; then
+        ok "micro-batch 8 on 1 x T4 resized to $mb x $ga accumulation steps, GPUs unchanged ($J)"
+    else
+        bad "micro-batch resize ($J): FITGATE_MICRO_BATCH=$mb FITGATE_GRAD_ACCUM=$ga"
+    fi
+else
+    bad "micro-batch resize at submit"
 fi
 if as_user sbatch --parsable --hold -p gpu -J shrink --ft-model="$NEMO" --ft-mode=lora \
     --gres=gpu:h100:8 --wrap true && err_has "now asks for --gres=gpu:h100:1" &&
