@@ -25,6 +25,7 @@
 #include "memory.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -142,6 +143,11 @@ static bool on_stage(const struct fg_node *n, const struct fg_job *job)
     if (n->kind == FG_NODE_HEAD || (n->kind == FG_NODE_NORM && strstr(n->name, "Final")))
         return job->stage_head;
     return job->stage_embed; /* embeddings, encoder and towers live on the first stage */
+}
+
+bool fg__memory_on_stage(const struct fg_node *n, const struct fg_job *job)
+{
+    return on_stage(n, job);
 }
 
 /* Does LoRA target this linear?  PEFT "all-linear" is every nn.Linear but
@@ -405,10 +411,19 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
     return 0;
 }
 
-int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struct fg_estimate *e,
-                       struct fg_err *err)
+/*
+ * lines false: the planner's estimates, of which it reads only the byte totals.  The
+ * lines then count as full from the start, so add_line returns before formatting (its
+ * vsnprintf was two thirds of a plan's instructions, callgrind), and the 4.8 KB line
+ * array is not cleared.  Every number is computed by the same code either way, so the
+ * totals are the same; n_lines is 0 on return.
+ */
+static int estimate(const struct fg_model *m, const struct fg_job *job, struct fg_estimate *e,
+                    bool lines, struct fg_err *err)
 {
-    memset(e, 0, sizeof *e);
+    memset(e, 0, lines ? sizeof *e : offsetof(struct fg_estimate, lines));
+    if (!lines)
+        e->n_lines = FG_ESTIMATE_MAX_LINES;
     if (job->batch == 0)
         return fg_err_set(err, FG_E_INVAL, "micro-batch must be at least 1");
     if (job->batch > (1u << 20))
@@ -637,6 +652,20 @@ int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struc
     if (e->total_bytes == UINT64_MAX)
         return fg_err_set(err, FG_E_OVERFLOW, "memory estimate overflows 64 bits");
     return 0;
+}
+
+int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struct fg_estimate *e,
+                       struct fg_err *err)
+{
+    return estimate(m, job, e, true, err);
+}
+
+int fg__memory_estimate_totals(const struct fg_model *m, const struct fg_job *job,
+                               struct fg_estimate *e, struct fg_err *err)
+{
+    int rc = estimate(m, job, e, false, err);
+    e->n_lines = 0;
+    return rc;
 }
 
 uint64_t fg_model_active_params(const struct fg_model *m)

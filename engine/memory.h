@@ -113,6 +113,15 @@ struct fg_estimate {
 int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struct fg_estimate *out,
                        struct fg_err *err);
 
+/* Internal (the planner): the same estimate without the attributed lines (n_lines 0),
+ * for callers that read only the byte totals; several times faster. */
+int fg__memory_estimate_totals(const struct fg_model *m, const struct fg_job *job,
+                               struct fg_estimate *e, struct fg_err *err);
+
+/* Internal (the planner): whether the estimate of job counts node n (job's pipeline
+ * stage: blocks [layer_first, layer_last), the head side, the embedding side). */
+bool fg__memory_on_stage(const struct fg_node *n, const struct fg_job *job);
+
 /* Bytes at another micro-batch: max(static + b * per_sample, step_bytes), saturating. */
 uint64_t fg_estimate_at(const struct fg_estimate *e, uint64_t batch);
 

@@ -43,13 +43,144 @@ static bool tp_valid(const struct fg_model *m, uint32_t tp)
     return true;
 }
 
+/*
+ * Speed (bench/RESULTS.md).  A plan evaluates up to thousands of layouts, and a
+ * pipeline layout needs an estimate of every block alone plus one per stage.  Done
+ * naively that is O(layouts x layers x nodes) estimates' worth of work (2 s for a
+ * DeepSeek-V3 plan); three things make it O(layouts x nodes) and cheap:
+ *   - totals-only estimates (fg__memory_estimate_totals): the same arithmetic without
+ *     formatting the attributed lines, which the planner never reads;
+ *   - node windows: an estimate visits every node and counts those on its stage
+ *     (fg__memory_on_stage).  Over the smallest contiguous run of nodes that holds
+ *     every node the stage counts, it counts the same nodes in the same order, so it
+ *     returns the same bytes in O(stage) instead of O(model).  The estimate reads
+ *     nothing else from the node list except for an encoder served (its working set is
+ *     the widest node of the whole model), which is estimated whole;
+ *   - block costs depend on (tp, ep, zero, and dp when zero > 0) only, not on pp or
+ *     the cut: computed once per such shape in a plan and reused.
+ * Every estimate the planner compares is still the estimator's own number, so the
+ * layouts and bytes are unchanged (tools/bench_golden.sh checks the CLI's output).
+ */
 struct stage_costs {
-    uint32_t layers;
+    uint32_t tp, ep, zero, dp; /* the shape they were computed for (dp 0 when zero is 0) */
     uint64_t *s, *a;           /* per block: static bytes, per-sample bytes */
     uint64_t es, ea, hs, ha;   /* embedding side and head side */
 };
 
-static int block_costs(const struct fg_model *m, const struct fg_job *job, struct stage_costs *c,
+#define PLAN_MEMO 24
+
+struct planner {
+    const struct fg_model *m;
+    uint32_t layers;
+    bool windows;              /* node windows usable (not an encoder served) */
+    struct fg_model view;      /* shallow copy of *m; nodes / n_nodes set per window */
+    size_t *lo, *hi;           /* per block: [lo, hi) holds its nodes (lo > hi: none) */
+    size_t embed_lo, embed_hi, head_lo, head_hi; /* the same for the two sides */
+    int8_t tp_ok[65];          /* tp_valid by tp: -1 unknown */
+    struct stage_costs memo[PLAN_MEMO];
+    size_t n_memo;
+    struct stage_costs scratch; /* when the memo is full */
+};
+
+static void widen(size_t *lo, size_t *hi, size_t i)
+{
+    if (i < *lo)
+        *lo = i;
+    if (i + 1 > *hi)
+        *hi = i + 1;
+}
+
+static int planner_init(struct planner *P, const struct fg_model *m, const struct fg_job *job,
+                        uint32_t layers, struct fg_err *err)
+{
+    memset(P, 0, sizeof *P);
+    P->m = m;
+    P->layers = layers;
+    memset(P->tp_ok, -1, sizeof P->tp_ok);
+    P->lo = malloc(layers * sizeof *P->lo);
+    P->hi = malloc(layers * sizeof *P->hi);
+    P->scratch.s = calloc(layers, sizeof *P->scratch.s);
+    P->scratch.a = calloc(layers, sizeof *P->scratch.a);
+    if (!P->lo || !P->hi || !P->scratch.s || !P->scratch.a)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory planning pipeline stages");
+    P->windows = !(m->encoder_only && job->mode == FG_MODE_SERVE);
+    if (!P->windows)
+        return 0;
+    P->view = *m;
+    for (uint32_t l = 0; l < layers; l++) {
+        P->lo[l] = SIZE_MAX;
+        P->hi[l] = 0;
+    }
+    P->embed_lo = P->head_lo = SIZE_MAX;
+    P->embed_hi = P->head_hi = 0;
+    /* Which side of the blocks a node is on, asked of the estimator itself with an
+     * empty block range: on neither side means a block node. */
+    struct fg_job head = *job, embed = *job;
+    head.layer_first = head.layer_last = embed.layer_first = embed.layer_last = UINT32_MAX;
+    head.stage_head = embed.stage_embed = true;
+    head.stage_embed = embed.stage_head = false;
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        const struct fg_node *n = &m->nodes[i];
+        if (fg__memory_on_stage(n, &head))
+            widen(&P->head_lo, &P->head_hi, i);
+        else if (fg__memory_on_stage(n, &embed))
+            widen(&P->embed_lo, &P->embed_hi, i);
+        else if (n->layer >= 0 && (uint32_t)n->layer < layers)
+            widen(&P->lo[n->layer], &P->hi[n->layer], i);
+        else
+            P->windows = false; /* not expected: estimate whole */
+    }
+    return 0;
+}
+
+static void planner_free(struct planner *P)
+{
+    for (size_t i = 0; i < P->n_memo; i++) {
+        free(P->memo[i].s);
+        free(P->memo[i].a);
+    }
+    free(P->scratch.s);
+    free(P->scratch.a);
+    free(P->lo);
+    free(P->hi);
+}
+
+/* The estimate of job (a stage or a block when layer_last != 0), over a node window. */
+static int estimate_stage(struct planner *P, const struct fg_job *j, struct fg_estimate *e,
+                          struct fg_err *err)
+{
+    if (!P->windows || j->layer_last == 0)
+        return fg__memory_estimate_totals(P->m, j, e, err);
+    size_t lo = SIZE_MAX, hi = 0;
+    for (uint32_t l = j->layer_first; l < j->layer_last && l < P->layers; l++) {
+        if (P->lo[l] < lo)
+            lo = P->lo[l];
+        if (P->hi[l] > hi)
+            hi = P->hi[l];
+    }
+    if (j->stage_embed && P->embed_lo < P->embed_hi) {
+        lo = P->embed_lo < lo ? P->embed_lo : lo;
+        hi = P->embed_hi > hi ? P->embed_hi : hi;
+    }
+    if (j->stage_head && P->head_lo < P->head_hi) {
+        lo = P->head_lo < lo ? P->head_lo : lo;
+        hi = P->head_hi > hi ? P->head_hi : hi;
+    }
+    P->view.nodes = P->m->nodes + (lo < hi ? lo : 0);
+    P->view.n_nodes = lo < hi ? hi - lo : 0;
+    return fg__memory_estimate_totals(&P->view, j, e, err);
+}
+
+static bool planner_tp_valid(struct planner *P, uint32_t tp)
+{
+    if (tp >= sizeof P->tp_ok)
+        return tp_valid(P->m, tp);
+    if (P->tp_ok[tp] < 0)
+        P->tp_ok[tp] = tp_valid(P->m, tp);
+    return P->tp_ok[tp];
+}
+
+static int block_costs(struct planner *P, const struct fg_job *job, struct stage_costs *c,
                        struct fg_err *err)
 {
     struct fg_estimate e;
@@ -57,10 +188,10 @@ static int block_costs(const struct fg_model *m, const struct fg_job *job, struc
     j.batch = 1;
     j.inflight = 1;
     j.stage_embed = j.stage_head = false;
-    for (uint32_t l = 0; l < c->layers; l++) {
+    for (uint32_t l = 0; l < P->layers; l++) {
         j.layer_first = l;
         j.layer_last = l + 1;
-        int rc = fg_memory_estimate(m, &j, &e, err);
+        int rc = estimate_stage(P, &j, &e, err);
         if (rc)
             return rc;
         /* the step phase can be the larger one: partition on the larger static */
@@ -69,24 +200,63 @@ static int block_costs(const struct fg_model *m, const struct fg_job *job, struc
     }
     j.layer_first = j.layer_last = UINT32_MAX;
     j.stage_embed = true;
-    int rc = fg_memory_estimate(m, &j, &e, err);
+    int rc = estimate_stage(P, &j, &e, err);
     if (rc)
         return rc;
     c->es = e.step_bytes > e.static_bytes ? e.step_bytes : e.static_bytes;
     c->ea = e.per_sample_bytes;
     j.stage_embed = false;
     j.stage_head = true;
-    if ((rc = fg_memory_estimate(m, &j, &e, err)))
+    if ((rc = estimate_stage(P, &j, &e, err)))
         return rc;
     c->hs = e.step_bytes > e.static_bytes ? e.step_bytes : e.static_bytes;
     c->ha = e.per_sample_bytes;
     return 0;
 }
 
+/* Block costs for the layout job j: from the memo, or computed (and kept when there is
+ * room).  dp matters to the estimate only through ZeRO sharding (memory.c). */
+static int costs_for(struct planner *P, const struct fg_job *j, const struct stage_costs **out,
+                     struct fg_err *err)
+{
+    uint32_t dp = j->zero ? j->dp : 0;
+    for (size_t i = 0; i < P->n_memo; i++) {
+        const struct stage_costs *c = &P->memo[i];
+        if (c->tp == j->tp && c->ep == j->ep && c->zero == j->zero && c->dp == dp) {
+            *out = c;
+            return 0;
+        }
+    }
+    struct stage_costs *c = &P->scratch;
+    if (P->n_memo < PLAN_MEMO) {
+        struct stage_costs *k = &P->memo[P->n_memo];
+        k->s = calloc(P->layers, sizeof *k->s);
+        k->a = calloc(P->layers, sizeof *k->a);
+        if (k->s && k->a) {
+            c = k;
+        } else {
+            free(k->s);
+            free(k->a);
+            k->s = k->a = NULL;
+        }
+    }
+    int rc = block_costs(P, j, c, err);
+    if (rc)
+        return rc;
+    c->tp = j->tp;
+    c->ep = j->ep;
+    c->zero = j->zero;
+    c->dp = dp;
+    if (c != &P->scratch)
+        P->n_memo++;
+    *out = c;
+    return 0;
+}
+
 /* Greedy: can the blocks be cut into exactly pp non-empty stages with
  * every stage <= bound?  Stage i holds pp - i micro-batches (1F1B). */
-static bool cut_fits(const struct stage_costs *c, uint32_t pp, uint64_t b, uint64_t bound,
-                     uint32_t *cut)
+static bool cut_fits(const struct stage_costs *c, uint32_t layers, uint32_t pp, uint64_t b,
+                     uint64_t bound, uint32_t *cut)
 {
     uint32_t l = 0;
     cut[0] = 0;
@@ -98,24 +268,25 @@ static bool cut_fits(const struct stage_costs *c, uint32_t pp, uint64_t b, uint6
         if (cost > bound)
             return false;
         uint32_t keep = pp - stage - 1; /* one block for each later stage */
-        while (l + keep < c->layers) {
+        while (l + keep < layers) {
             uint64_t add = c->s[l] + c->a[l] * b * inflight;
             if (cost + add > bound)
                 break;
             cost += add;
             l++;
         }
-        if (l == cut[stage] || (last && l < c->layers))
+        if (l == cut[stage] || (last && l < layers))
             return false;
         cut[stage + 1] = l;
     }
-    return l == c->layers;
+    return l == layers;
 }
 
-static int eval_layout(const struct fg_model *m, const struct fg_job *job, uint64_t usable,
+static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usable,
                        const struct fg_plan_opts *o, struct fg_layout *L, bool *fits,
                        struct fg_err *err)
 {
+    const struct fg_model *m = P->m;
     struct fg_job j = *job;
     j.tp = L->tp;
     j.ep = L->ep;
@@ -125,9 +296,9 @@ static int eval_layout(const struct fg_model *m, const struct fg_job *job, uint6
     *fits = false;
     double limit = (double)usable / o->fit.headroom;
     struct fg_estimate e;
-    uint32_t layers = fg_model_main_layers(m);
+    uint32_t layers = P->layers;
     if (L->pp == 1) {
-        int rc = fg_memory_estimate(m, &j, &e, err);
+        int rc = fg__memory_estimate_totals(m, &j, &e, err);
         if (rc)
             return rc;
         L->cut[0] = 0;
@@ -136,21 +307,16 @@ static int eval_layout(const struct fg_model *m, const struct fg_job *job, uint6
         *fits = (double)e.total_bytes <= limit;
         return 0;
     }
-    struct stage_costs c = {.layers = layers};
-    c.s = calloc(layers ? layers : 1, sizeof *c.s);
-    c.a = calloc(layers ? layers : 1, sizeof *c.a);
-    if (!c.s || !c.a) {
-        free(c.s);
-        free(c.a);
-        return fg_err_set(err, FG_E_NOMEM, "out of memory planning pipeline stages");
-    }
-    int rc = block_costs(m, &j, &c, err);
+    const struct stage_costs *c;
+    int rc = costs_for(P, &j, &c, err);
+    if (rc)
+        return rc;
     uint64_t lo = 0, hi = (uint64_t)limit, b = j.batch;
     uint32_t cut[FG_PLAN_MAX_PP + 1];
     bool any = false;
-    while (!rc && lo < hi) {
+    while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (cut_fits(&c, L->pp, b, mid, cut)) {
+        if (cut_fits(c, layers, L->pp, b, mid, cut)) {
             hi = mid;
             any = true;
             memcpy(L->cut, cut, sizeof cut);
@@ -158,14 +324,12 @@ static int eval_layout(const struct fg_model *m, const struct fg_job *job, uint6
             lo = mid + 1;
         }
     }
-    if (!rc && !any && cut_fits(&c, L->pp, b, hi, cut)) {
+    if (!any && cut_fits(c, layers, L->pp, b, hi, cut)) {
         any = true;
         memcpy(L->cut, cut, sizeof cut);
     }
-    free(c.s);
-    free(c.a);
-    if (rc || !any)
-        return rc;
+    if (!any)
+        return 0;
     /* Exact estimate of every stage. */
     L->peak_bytes = 0;
     for (uint32_t s = 0; s < L->pp; s++) {
@@ -174,7 +338,7 @@ static int eval_layout(const struct fg_model *m, const struct fg_job *job, uint6
         j.stage_embed = s == 0;
         j.stage_head = s == L->pp - 1;
         j.inflight = L->pp - s;
-        if ((rc = fg_memory_estimate(m, &j, &e, err)))
+        if ((rc = estimate_stage(P, &j, &e, err)))
             return rc;
         L->stage_bytes[s] = e.total_bytes;
         if (e.total_bytes > L->peak_bytes)
@@ -218,6 +382,12 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
     uint32_t layers = fg_model_main_layers(m);
     if (layers == 0)
         return fg_err_set(err, FG_E_INVAL, "%s has no blocks to place", m->id);
+    struct planner P;
+    int prc = planner_init(&P, m, job, layers, err);
+    if (prc) {
+        planner_free(&P);
+        return prc;
+    }
     struct fg_layout found[64];
     size_t nfound = 0;
     uint32_t first_g = 0, counts_with_fit = 0;
@@ -229,7 +399,7 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
             continue;
         size_t before = nfound;
         for (uint32_t tp = 1; tp <= g && tp <= gpn; tp++) {
-            if (g % tp || !tp_valid(m, tp))
+            if (g % tp || !planner_tp_valid(&P, tp))
                 continue;
             for (uint32_t pp = 1; pp <= g / tp && pp <= layers && pp <= FG_PLAN_MAX_PP; pp++) {
                 if ((g / tp) % pp)
@@ -243,9 +413,11 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
                         struct fg_layout L = {.gpus = g, .tp = tp, .pp = pp, .ep = ep, .dp = dp,
                                               .zero = z, .micro_batch = job->batch};
                         bool fits;
-                        int rc = eval_layout(m, job, usable, o, &L, &fits, err);
-                        if (rc)
+                        int rc = eval_layout(&P, job, usable, o, &L, &fits, err);
+                        if (rc) {
+                            planner_free(&P);
                             return rc;
+                        }
                         if (!fits)
                             continue;
                         uint64_t gb = o->global_batch ? o->global_batch : job->batch;
@@ -265,6 +437,7 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
                 break;
         }
     }
+    planner_free(&P);
     if (!nfound) {
         out->status = FG_PLAN_IMPOSSIBLE;
         snprintf(out->why, sizeof out->why,

@@ -3,6 +3,13 @@
 #
 #   tools/bench_golden.sh record DIR    write `fitgate plan` outputs for every fixture model to DIR
 #   tools/bench_golden.sh compare DIR   rebuild the same outputs and diff them against DIR
+#   tools/bench_golden.sh against REV FILE...
+#                                       build a second fitgate from this working tree with FILE...
+#                                       as they are in git revision REV (in a scratch copy; the
+#                                       tree is not touched), and compare the two binaries'
+#                                       outputs.  This isolates one change while others edit the
+#                                       CLI: e.g. `against HEAD engine/plan.c engine/memory.c
+#                                       engine/memory.h` after `make`.
 #
 # Per model (tests/fixtures/models/*/config.json): `plan M --json`, `plan M --gpu h200` (the two
 # the brief names), and, for wider cover of the planner and the estimator, `plan M --json --gpu
@@ -12,8 +19,10 @@
 set -u
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 FITGATE=${FITGATE:-$ROOT/build/fitgate}
-[ $# -eq 2 ] || { echo "usage: $0 record|compare DIR" >&2; exit 2; }
+usage() { echo "usage: $0 record|compare DIR | against REV FILE..." >&2; exit 2; }
+[ $# -ge 2 ] || usage
 cmd=$1 dir=$2
+[ "$cmd" = against ] || [ $# -eq 2 ] || usage
 [ -x "$FITGATE" ] || { echo "bench_golden: $FITGATE missing: run make first" >&2; exit 2; }
 
 variants=(
@@ -40,6 +49,31 @@ produce() {   # produce OUTDIR
 }
 
 case $cmd in
+against)
+    rev=$2
+    shift 2
+    [ $# -ge 1 ] || usage
+    scratch=$(mktemp -d /tmp/fitgate-golden.XXXXXX)
+    trap 'rm -rf "$scratch"' EXIT
+    # the working tree's sources (tracked or not), minus build outputs
+    (cd "$ROOT" && tar --exclude=./build --exclude=./.git -cf - .) | (cd "$scratch" && tar -xf -) ||
+        exit 2
+    for f in "$@"; do
+        git -C "$ROOT" show "$rev:$f" >"$scratch/$f" || { echo "bench_golden: $rev:$f?" >&2; exit 2; }
+    done
+    make -s -C "$scratch" build/fitgate >"$scratch/make.log" 2>&1 ||
+        { cat "$scratch/make.log" >&2; exit 2; }
+    FITGATE=$scratch/build/fitgate produce "$scratch/out-$rev"
+    produce "$scratch/out-now"
+    n=$(ls "$scratch/out-now" | grep -c '\.out$')
+    if diff -r -q "$scratch/out-$rev" "$scratch/out-now" >/dev/null; then
+        echo "bench_golden: $n outputs byte-identical with $* as in $rev"
+    else
+        echo "bench_golden: DIFFERENT from $* as in $rev:"
+        diff -r -q "$scratch/out-$rev" "$scratch/out-now" | head -20
+        exit 1
+    fi
+    ;;
 record)
     rm -rf "$dir"
     produce "$dir"
