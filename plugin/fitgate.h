@@ -105,10 +105,12 @@ int fitgate_gpu_table(const struct fg_policy *p, struct fg_gpu_table **out,
  * --ft-model as a graph: a path (relative paths resolved against base_dir,
  * which may be NULL for the current directory) or org/name[@rev] through
  * the policy's model directories, cache and hub (bounded by HubTimeout).
- * user names the cache directory's %u; uid its %U.
+ * user names the cache directory's %u; uid its %U.  offline keeps the hub
+ * out (slurmstepd: compute nodes often have no route to it; the caches and
+ * site directories still answer).
  */
 int fitgate_load_model(const struct fg_policy *p, const char *arg, const char *base_dir,
-                       const char *user, unsigned uid, struct fg_model **out,
+                       const char *user, unsigned uid, bool offline, struct fg_model **out,
                        struct fg_err *err);
 
 /* What to do when the policy itself is broken (third message line). */

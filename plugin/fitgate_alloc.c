@@ -397,7 +397,7 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     struct fg_model *m = NULL;
     struct passwd *pw = getpwuid(getuid());
     if (fitgate_load_model(&pol, model_arg, NULL, pw ? pw->pw_name : NULL, (unsigned)getuid(),
-                           &m, &err)) {
+                           false, &m, &err)) {
         fg_decide_error(q.model, err.detail, NULL, pol.on_error, &d);
         fg_gpu_table_free(own);
         return finish(&d);

@@ -185,7 +185,7 @@ static bool looks_like_path(const char *arg, const char *full)
 }
 
 int fitgate_load_model(const struct fg_policy *p, const char *arg, const char *base_dir,
-                       const char *user, unsigned uid, struct fg_model **out,
+                       const char *user, unsigned uid, bool offline, struct fg_model **out,
                        struct fg_err *err)
 {
     char full[PATH_MAX];
@@ -210,7 +210,7 @@ int fitgate_load_model(const struct fg_policy *p, const char *arg, const char *b
     fg_source_opts_init(&o);
     if (p->model_dirs[0] && (rc = fg_source_add_site_dirs(&o, p->model_dirs, err)))
         return rc;
-    if (p->hub_endpoint[0])
+    if (p->hub_endpoint[0] && !offline)
         snprintf(o.endpoint, sizeof o.endpoint, "%s", p->hub_endpoint);
     else
         o.offline = true;

@@ -64,9 +64,37 @@ static void cannot_check(const char *what, const char *detail, const char *todo,
 {
     struct fg_decision d;
     fg_decide_error(what, detail, todo, on_error, &d);
-    say(&d);
-    if (d.kind == FG_DECIDE_REJECT)
+    if (d.kind == FG_DECIDE_REJECT) {
+        say(&d);
         stepd.failed = true;
+        return;
+    }
+    /* the job goes on: submission already said so; the node's log keeps the detail */
+    for (int i = 0; i < 3; i++)
+        slurm_info("%s", d.lines[i]);
+}
+
+/*
+ * Nothing to check against here (no GPU hwloc can size and no card from the
+ * submission, or the model unreadable on this node): the tasks get the plan
+ * decided at submission, which travels as SLURM_SPANK_FITGATE_* (job-control
+ * environment, present under --export=NONE too).
+ */
+static void export_submitted_plan(spank_t sp, const char *why)
+{
+    static const char *const names[] = {"TP", "PP", "EP", "DP", "MICRO_BATCH", "GRAD_ACCUM",
+                                        "ESTIMATE_BYTES", "PP_SPLIT", "NEMO_OVERRIDES", "CARD",
+                                        "GPUS"};
+    char from[64], to[64], val[1024];
+    int n = 0;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(from, sizeof from, "SLURM_SPANK_FITGATE_%s", names[i]);
+        snprintf(to, sizeof to, "FITGATE_%s", names[i]);
+        if (env(sp, from, val, sizeof val) && spank_setenv(sp, to, val, 1) == ESPANK_SUCCESS)
+            n++;
+    }
+    slurm_info("fitgate: not checked on this node (%s); %s", why,
+               n ? "the tasks get the plan decided at submission" : "no plan to pass on");
 }
 
 static void check(spank_t sp, int ac, char **av)
@@ -173,7 +201,7 @@ static void check(spank_t sp, int ac, char **av)
     }
     fg_detect_result_free(res);
     if (!have) {
-        slurm_debug("fitgate: no GPU to check against on %s", node);
+        export_submitted_plan(sp, "no GPU hwloc can size, no card named at submission");
         fg_gpu_table_free(own);
         return;
     }
@@ -194,8 +222,9 @@ static void check(spank_t sp, int ac, char **av)
     struct passwd *pw = getpwuid(uid);
     struct fg_model *m = NULL;
     if (fitgate_load_model(&pol, model_arg, user_dir, pw ? pw->pw_name : NULL, (unsigned)uid,
-                           &m, &err)) {
-        cannot_check(model_arg, err.detail, NULL, pol.on_error);
+                           true, &m, &err)) {
+        /* it was read at submission, where OnError had its say */
+        export_submitted_plan(sp, err.detail);
         fg_gpu_table_free(own);
         return;
     }

@@ -472,6 +472,22 @@ static void stepd_should_judge_by_the_node_when_slurm_numbers_do_not_map(void **
     assert_string_equal(get(fake.task_env, 32, "FITGATE_CARD"), "t4");
 }
 
+static void stepd_should_pass_on_the_submitted_plan_when_the_model_is_unreadable(void **state)
+{
+    (void)state;
+    values[FITGATE_OPT_MODEL] = "acme/not-in-any-cache";
+    values[FITGATE_OPT_MODE] = "lora";
+    put(fake.env, "SLURM_GPUS_ON_NODE", "2");
+    put(fake.env, "SLURM_JOB_GPUS", "0,1");
+    put(fake.env, "SLURM_SPANK_FITGATE_TP", "2");
+    put(fake.env, "SLURM_SPANK_FITGATE_MICRO_BATCH", "1");
+    char *av[] = {topo_arg, "onerror=reject", "hubendpoint=http://127.0.0.1:9"};
+    assert_int_equal(fitgate_engine_stepd(NULL, 3, av, values), 0); /* no hub from the node */
+    assert_string_equal(get(fake.task_env, 32, "FITGATE_TP"), "2");
+    assert_string_equal(get(fake.task_env, 32, "FITGATE_MICRO_BATCH"), "1");
+    assert_false(said("E: "));
+}
+
 static void stepd_should_not_check_a_step_without_gpus(void **state)
 {
     (void)state;
@@ -519,6 +535,8 @@ int main(void)
         cmocka_unit_test_setup(stepd_should_fail_the_step_when_the_real_gpus_are_smaller, setup),
         cmocka_unit_test_setup(stepd_should_export_the_plan_when_the_gpus_hold_it, setup),
         cmocka_unit_test_setup(stepd_should_judge_by_the_node_when_slurm_numbers_do_not_map,
+                               setup),
+        cmocka_unit_test_setup(stepd_should_pass_on_the_submitted_plan_when_the_model_is_unreadable,
                                setup),
         cmocka_unit_test_setup(stepd_should_not_check_a_step_without_gpus, setup),
         cmocka_unit_test_setup(model_label_should_name_paths_by_directory, setup),
