@@ -7,6 +7,19 @@ BINDIR     ?= $(PREFIX)/bin
 LIBDIR     ?= $(PREFIX)/lib
 SYSCONFDIR ?= /etc/slurm
 DESTDIR    ?=
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+# Where Slurm loads plugins from: slurm.pc's libdir/slurm (SchedMD's builds), else Debian's
+# /usr/lib/<multiarch>/slurm-wlm, else $(LIBDIR)/slurm.  The plugstack snippet names the
+# installed path, so any directory works; this one is where Slurm sites expect it.
+ifeq ($(origin SLURM_PLUGINDIR),undefined)
+SLURM_PLUGINDIR := $(shell d=$$(pkg-config --variable=libdir slurm 2>/dev/null); \
+	m=$$($(CC) -print-multiarch 2>/dev/null); \
+	if [ -n "$$d" ]; then echo "$$d/slurm"; \
+	elif [ -n "$$m" ] && [ -d "/usr/lib/$$m/slurm-wlm" ]; then echo "/usr/lib/$$m/slurm-wlm"; \
+	else echo "$(LIBDIR)/slurm"; fi)
+endif
 
 CC       ?= cc
 PKGS     := libcjson libcurl hwloc
@@ -89,6 +102,7 @@ TEST_SRCS := \
 	tests/test_detect.c \
 	tests/test_policy.c \
 	tests/test_report_html.c \
+	tests/test_man.c \
 	tests/test_plugin.c \
 	tests/test_accuracy.c
 
@@ -103,7 +117,7 @@ TEST_BINS   := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
 LIB         := $(BUILD)/libfitgate.a
 CLI         := $(BUILD)/fitgate
 
-.PHONY: all check unit integration deps run install clean bench fuzz
+.PHONY: all check unit integration deps run install uninstall clean bench fuzz
 all: $(LIB) $(CLI) $(PLUGIN) $(PLUGIN_ENGINE)
 
 $(BUILD)/%.o: %.c
@@ -192,18 +206,64 @@ run: deps
 	$(MAKE) all
 	$(CLI) plan tests/fixtures/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --gpu h200 --structure
 
+# install: the CLI under PREFIX, the plugin (and its engine part beside it) in Slurm's plugin
+# directory, man pages, bash completion, and the configuration in Slurm's directory:
+# fitgate.conf, gpus.conf and plugstack.conf.d/fitgate.conf (the line that loads the plugin,
+# with the installed paths).  Pristine copies go to $(DATADIR)/fitgate; a configuration file
+# an admin has edited (it differs from the previous pristine copy) is kept, and the shipped
+# one is written beside it as FILE.new.
+CONF_STAGE := $(BUILD)/install
+INSTALLED_CONF := fitgate.conf gpus.conf plugstack.conf.d/fitgate.conf
+define install_conf
+	@live="$(DESTDIR)$(SYSCONFDIR)/$(1)"; old="$(DESTDIR)$(DATADIR)/fitgate/$(1)"; \
+	new="$(CONF_STAGE)/$(1)"; \
+	if [ ! -e "$$live" ] || cmp -s "$$live" "$$new" || \
+	   { [ -e "$$old" ] && cmp -s "$$live" "$$old"; }; then \
+	  echo "install -m 0644 $$new $$live"; install -m 0644 "$$new" "$$live"; \
+	else \
+	  install -m 0644 "$$new" "$$live.new"; \
+	  echo "install: kept the edited $$live; the shipped one is $$live.new"; \
+	fi; \
+	install -D -m 0644 "$$new" "$$old"
+endef
+
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(SLURM_PLUGINDIR) \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
+	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d \
+	  $(DESTDIR)$(DATADIR)/fitgate/plugstack.conf.d
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/fitgate
 	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/libfitgate.a
-	install -d $(DESTDIR)$(SYSCONFDIR)
-	install -m 0644 conf/gpus.conf $(DESTDIR)$(SYSCONFDIR)/gpus.conf.example
-	install -d $(DESTDIR)$(LIBDIR)/slurm $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d
-	install -m 0755 $(PLUGIN) $(DESTDIR)$(LIBDIR)/slurm/spank_fitgate.so
-	install -m 0755 $(PLUGIN_ENGINE) $(DESTDIR)$(LIBDIR)/slurm/fitgate_engine.so
-	install -m 0644 conf/fitgate.conf $(DESTDIR)$(SYSCONFDIR)/fitgate.conf.example
-	install -m 0644 conf/plugstack.conf.d/fitgate.conf \
-	  $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d/fitgate.conf.example
+	install -m 0755 $(PLUGIN) $(DESTDIR)$(SLURM_PLUGINDIR)/spank_fitgate.so
+	install -m 0755 $(PLUGIN_ENGINE) $(DESTDIR)$(SLURM_PLUGINDIR)/fitgate_engine.so
+	install -m 0644 man/fitgate.1 $(DESTDIR)$(MANDIR)/man1/fitgate.1
+	install -m 0644 man/fitgate.conf.5 $(DESTDIR)$(MANDIR)/man5/fitgate.conf.5
+	install -m 0644 man/spank_fitgate.8 $(DESTDIR)$(MANDIR)/man8/spank_fitgate.8
+	install -m 0644 contrib/bash-completion/fitgate $(DESTDIR)$(BASHCOMPDIR)/fitgate
+	@rm -rf $(CONF_STAGE) && mkdir -p $(CONF_STAGE)/plugstack.conf.d
+	sed -e 's|[^ ]*/spank_fitgate\.so|$(SLURM_PLUGINDIR)/spank_fitgate.so|g' \
+	  -e 's|/etc/slurm/|$(SYSCONFDIR)/|g' conf/fitgate.conf > $(CONF_STAGE)/fitgate.conf
+	sed -e 's|[^ ]*/spank_fitgate\.so|$(SLURM_PLUGINDIR)/spank_fitgate.so|g' \
+	  -e 's|/etc/slurm/|$(SYSCONFDIR)/|g' conf/plugstack.conf.d/fitgate.conf \
+	  > $(CONF_STAGE)/plugstack.conf.d/fitgate.conf
+	cp conf/gpus.conf $(CONF_STAGE)/gpus.conf
+	$(call install_conf,fitgate.conf)
+	$(call install_conf,gpus.conf)
+	$(call install_conf,plugstack.conf.d/fitgate.conf)
+
+# uninstall: everything install wrote, except configuration an admin has edited.
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/fitgate $(DESTDIR)$(LIBDIR)/libfitgate.a \
+	  $(DESTDIR)$(SLURM_PLUGINDIR)/spank_fitgate.so $(DESTDIR)$(SLURM_PLUGINDIR)/fitgate_engine.so \
+	  $(DESTDIR)$(MANDIR)/man1/fitgate.1 $(DESTDIR)$(MANDIR)/man5/fitgate.conf.5 \
+	  $(DESTDIR)$(MANDIR)/man8/spank_fitgate.8 $(DESTDIR)$(BASHCOMPDIR)/fitgate
+	@for f in $(INSTALLED_CONF); do \
+	  live="$(DESTDIR)$(SYSCONFDIR)/$$f"; old="$(DESTDIR)$(DATADIR)/fitgate/$$f"; \
+	  if [ -e "$$live" ] && [ -e "$$old" ] && cmp -s "$$live" "$$old"; then rm -f "$$live"; \
+	  elif [ -e "$$live" ]; then echo "uninstall: kept the edited $$live"; fi; \
+	  rm -f "$$live.new" "$$old"; \
+	done
+	-rmdir $(DESTDIR)$(DATADIR)/fitgate/plugstack.conf.d $(DESTDIR)$(DATADIR)/fitgate 2>/dev/null
 
 clean:
 	rm -rf $(BUILD)
