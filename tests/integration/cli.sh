@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# cli.sh - the fitgate command end to end: exit codes (0 fits / 1 does not /
+# 2 error) and the one clear error bad input gets, naming the file and key.
+set -u
+cd "$(dirname "$0")/../.."
+FG=./build/fitgate
+M=tests/fixtures/models
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+# expect RC PATTERN -- command...: exit status RC and PATTERN in stdout+stderr
+expect() {
+    local rc=$1 pat=$2; shift 3
+    local out got
+    out=$(timeout 60 "$@" 2>&1); got=$?
+    if [ "$got" -eq "$rc" ] && grep -qE -- "$pat" <<<"$out"; then
+        pass=$((pass + 1)); echo "ok   $*"
+    else
+        fail=$((fail + 1)); echo "FAIL $* (rc $got, want $rc; pattern '$pat')"; echo "$out" | head -5
+    fi
+}
+
+# the happy paths
+expect 0 '8,888,227,328' -- $FG plan $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2
+expect 0 '"total":[[:space:]]+8888227328' -- $FG plan $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2/config.json --json
+expect 0 'layers 0-27 \| 28-55' -- $FG plan $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --gpu h200
+expect 0 'fits with 1 x' -- $FG check $M/Qwen--Qwen3-0.6B --mode lora --gpu a100_40g --gpus 1
+expect 1 'does not fit with 1 x T4' -- $FG check $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --mode lora --gpu t4 --gpus 1
+expect 0 'fits with 2 x' -- $FG check $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --gpu h200 --gpus 2
+expect 0 'read as a generic decoder' -- sh -c "printf '%s' '{\"model_type\":\"brandnew\",\"hidden_size\":64,\"num_hidden_layers\":2,\"num_attention_heads\":4,\"vocab_size\":100}' > $tmp/g.json && $FG plan $tmp/g.json"
+
+# bad input: one clear error, exit 2
+printf '{"model_type": "llama", "hidden_size": 4096,' > "$tmp/trunc.json"
+expect 2 'trunc.json: malformed JSON near line 1' -- $FG plan "$tmp/trunc.json"
+printf '{"model_type": "llama", "hidden_size": "4096"}' > "$tmp/type.json"
+expect 2 "type.json: key 'hidden_size' must be a number, got a string" -- $FG plan "$tmp/type.json"
+printf '{"model_type": "llama", "num_hidden_layers": -3}' > "$tmp/neg.json"
+expect 2 "neg.json: key 'num_hidden_layers' is -3, outside" -- $FG plan "$tmp/neg.json"
+printf '{"model_type": "llama", "vocab_size": 1e15}' > "$tmp/huge.json"
+expect 2 "huge.json: key 'vocab_size' is 1000000000000000, outside" -- $FG plan "$tmp/huge.json"
+printf '{"model_type": "mystery", "foo": 1}' > "$tmp/unknown.json"
+expect 2 "model_type 'mystery' is not supported.*hidden_size" -- $FG plan "$tmp/unknown.json"
+mkdir -p "$tmp/empty"
+expect 2 'empty: directory has no config.json' -- $FG plan "$tmp/empty"
+expect 2 'no such file' -- $FG plan "$tmp/nope/config.json"
+expect 2 "mode 'pretrain' is not one of full\\|lora\\|qlora\\|serve" -- $FG plan $M/Qwen--Qwen3-0.6B --mode pretrain
+expect 2 "--batch '0' is not a whole number" -- $FG plan $M/Qwen--Qwen3-0.6B --batch 0
+expect 2 "--seq-len '12x' is not a whole number" -- $FG plan $M/Qwen--Qwen3-0.6B --seq-len 12x
+expect 2 "unknown GPU 'h900'" -- $FG plan $M/Qwen--Qwen3-0.6B --gpu h900
+expect 2 'required' -- $FG check $M/Qwen--Qwen3-0.6B --gpu h100
+expect 2 "unknown option '--frobnicate'" -- $FG plan $M/Qwen--Qwen3-0.6B --frobnicate
+expect 2 'match no linear layer' -- $FG plan $M/Qwen--Qwen3-0.6B --mode lora --lora-targets nothing_here
+
+echo "cli.sh: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
