@@ -208,14 +208,17 @@ run: deps
 
 # install: the CLI under PREFIX, the plugin (and its engine part beside it) in Slurm's plugin
 # directory, man pages, bash completion, and the configuration in Slurm's directory:
-# fitgate.conf, gpus.conf and plugstack.conf.d/fitgate.conf (the line that loads the plugin,
-# with the installed paths).  Pristine copies go to $(DATADIR)/fitgate; a configuration file
-# an admin has edited (it differs from the previous pristine copy) is kept, and the shipped
-# one is written beside it as FILE.new.
+# fitgate.conf, gpus.conf and plugstack.conf.d/fitgate.conf.  That snippet only includes
+# $(DATADIR)/fitgate/plugstack.conf, the `required` line with the installed paths, which goes
+# away with the plugin: an uninstalled (or removed, not purged) plugin never leaves Slurm a
+# required line for a missing .so, which would stop every sbatch and srun.  An admin who needs
+# other plugin arguments replaces the include with their own line.
+# Pristine copies of the three files go to $(DATADIR)/fitgate/etc; a file an admin has edited
+# (it differs from the previous pristine copy) is kept, the shipped one written as FILE.new.
 CONF_STAGE := $(BUILD)/install
 INSTALLED_CONF := fitgate.conf gpus.conf plugstack.conf.d/fitgate.conf
 define install_conf
-	@live="$(DESTDIR)$(SYSCONFDIR)/$(1)"; old="$(DESTDIR)$(DATADIR)/fitgate/$(1)"; \
+	@live="$(DESTDIR)$(SYSCONFDIR)/$(1)"; old="$(DESTDIR)$(DATADIR)/fitgate/etc/$(1)"; \
 	new="$(CONF_STAGE)/$(1)"; \
 	if [ ! -e "$$live" ] || cmp -s "$$live" "$$new" || \
 	   { [ -e "$$old" ] && cmp -s "$$live" "$$old"; }; then \
@@ -226,12 +229,14 @@ define install_conf
 	fi; \
 	install -D -m 0644 "$$new" "$$old"
 endef
+PATHS_SED := -e 's|[^ ]*/spank_fitgate\.so|$(SLURM_PLUGINDIR)/spank_fitgate.so|g' \
+	-e 's|/etc/slurm/|$(SYSCONFDIR)/|g'
 
 install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(SLURM_PLUGINDIR) \
 	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
 	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d \
-	  $(DESTDIR)$(DATADIR)/fitgate/plugstack.conf.d
+	  $(DESTDIR)$(DATADIR)/fitgate/etc/plugstack.conf.d
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/fitgate
 	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/libfitgate.a
 	install -m 0755 $(PLUGIN) $(DESTDIR)$(SLURM_PLUGINDIR)/spank_fitgate.so
@@ -241,12 +246,17 @@ install: all
 	install -m 0644 man/spank_fitgate.8 $(DESTDIR)$(MANDIR)/man8/spank_fitgate.8
 	install -m 0644 contrib/bash-completion/fitgate $(DESTDIR)$(BASHCOMPDIR)/fitgate
 	@rm -rf $(CONF_STAGE) && mkdir -p $(CONF_STAGE)/plugstack.conf.d
-	sed -e 's|[^ ]*/spank_fitgate\.so|$(SLURM_PLUGINDIR)/spank_fitgate.so|g' \
-	  -e 's|/etc/slurm/|$(SYSCONFDIR)/|g' conf/fitgate.conf > $(CONF_STAGE)/fitgate.conf
-	sed -e 's|[^ ]*/spank_fitgate\.so|$(SLURM_PLUGINDIR)/spank_fitgate.so|g' \
-	  -e 's|/etc/slurm/|$(SYSCONFDIR)/|g' conf/plugstack.conf.d/fitgate.conf \
-	  > $(CONF_STAGE)/plugstack.conf.d/fitgate.conf
+	sed $(PATHS_SED) conf/plugstack.conf.d/fitgate.conf > $(CONF_STAGE)/plugstack.conf
+	install -m 0644 $(CONF_STAGE)/plugstack.conf $(DESTDIR)$(DATADIR)/fitgate/plugstack.conf
+	sed $(PATHS_SED) conf/fitgate.conf > $(CONF_STAGE)/fitgate.conf
 	cp conf/gpus.conf $(CONF_STAGE)/gpus.conf
+	@{ echo "# fitgate: GPU-memory admission for jobs tagged --ft-model=ID --ft-mode=MODE."; \
+	  echo "# The plugin's line lives with the plugin, in $(DATADIR)/fitgate/plugstack.conf:"; \
+	  echo "# when the plugin is removed, the include finds nothing and Slurm runs on."; \
+	  echo "# For other plugin arguments (topology=, engine=, a site key), replace the"; \
+	  echo "# include by your own line, as in that file.  spank_fitgate(8), fitgate.conf(5)."; \
+	  echo "include $(DATADIR)/fitgate/plugstack.conf"; \
+	} > $(CONF_STAGE)/plugstack.conf.d/fitgate.conf
 	$(call install_conf,fitgate.conf)
 	$(call install_conf,gpus.conf)
 	$(call install_conf,plugstack.conf.d/fitgate.conf)
@@ -256,14 +266,16 @@ uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/fitgate $(DESTDIR)$(LIBDIR)/libfitgate.a \
 	  $(DESTDIR)$(SLURM_PLUGINDIR)/spank_fitgate.so $(DESTDIR)$(SLURM_PLUGINDIR)/fitgate_engine.so \
 	  $(DESTDIR)$(MANDIR)/man1/fitgate.1 $(DESTDIR)$(MANDIR)/man5/fitgate.conf.5 \
-	  $(DESTDIR)$(MANDIR)/man8/spank_fitgate.8 $(DESTDIR)$(BASHCOMPDIR)/fitgate
+	  $(DESTDIR)$(MANDIR)/man8/spank_fitgate.8 $(DESTDIR)$(BASHCOMPDIR)/fitgate \
+	  $(DESTDIR)$(DATADIR)/fitgate/plugstack.conf
 	@for f in $(INSTALLED_CONF); do \
-	  live="$(DESTDIR)$(SYSCONFDIR)/$$f"; old="$(DESTDIR)$(DATADIR)/fitgate/$$f"; \
+	  live="$(DESTDIR)$(SYSCONFDIR)/$$f"; old="$(DESTDIR)$(DATADIR)/fitgate/etc/$$f"; \
 	  if [ -e "$$live" ] && [ -e "$$old" ] && cmp -s "$$live" "$$old"; then rm -f "$$live"; \
 	  elif [ -e "$$live" ]; then echo "uninstall: kept the edited $$live"; fi; \
 	  rm -f "$$live.new" "$$old"; \
 	done
-	-rmdir $(DESTDIR)$(DATADIR)/fitgate/plugstack.conf.d $(DESTDIR)$(DATADIR)/fitgate 2>/dev/null
+	-rmdir $(DESTDIR)$(DATADIR)/fitgate/etc/plugstack.conf.d $(DESTDIR)$(DATADIR)/fitgate/etc \
+	  $(DESTDIR)$(DATADIR)/fitgate 2>/dev/null
 
 clean:
 	rm -rf $(BUILD)

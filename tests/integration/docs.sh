@@ -48,7 +48,7 @@ for page in man/fitgate.1 man/fitgate.conf.5 man/spank_fitgate.8; do
         [ -z "$out" ] || bad "$page: man --warnings: $out"
     fi
     # rendered, not empty, with its NAME section
-    groff -man -t -Tutf8 -P-cbou "$page" 2>/dev/null | grep -q "^NAME" || bad "$page: renders no NAME"
+    grep -q "^NAME" <<< "$(groff -man -t -Tutf8 -P-cbou "$page" 2>/dev/null)" || bad "$page: renders no NAME"
 done
 
 # roff spelling of an option: "--gpus-conf" is \-\-gpus\-conf in the source
@@ -78,7 +78,7 @@ vars=$(grep -ho '\(SETU\|set\)("FITGATE_[A-Z_]*"' engine/plan.c plugin/*.c |
        sed 's/.*("//; s/"//' | sort -u)
 for var in FITGATE_TP FITGATE_PP FITGATE_EP FITGATE_DP FITGATE_PP_SPLIT FITGATE_MICRO_BATCH \
            FITGATE_GRAD_ACCUM FITGATE_ESTIMATE_BYTES FITGATE_NEMO_OVERRIDES; do
-    echo "$vars" | grep -qx "$var" || bad "$var is no longer exported (engine/plan.c)"
+    grep -qx "$var" <<< "$vars" || bad "$var is no longer exported (engine/plan.c)"
 done
 for var in $vars; do
     grep -q "^\.B $var\$" "$page" || bad "$page: exported $var is not documented (.B $var)"
@@ -118,7 +118,7 @@ expect() {
           XDG_CACHE_HOME="$TMP/cache" timeout 20 bash --norc --noprofile "$TMP/complete.sh" \
           "$with" $words 2>&1) || { bad "completion of '$words' failed: $got"; return; }
     for w in "$@"; do
-        printf '%s\n' "$got" | grep -qx -- "$w" ||
+        grep -qx -- "$w" <<< "$got" ||
             bad "completion (bash-completion=$with) of '$words' lacks '$w'; got: $(echo $got)"
     done
 }
