@@ -9,6 +9,7 @@
  */
 #include "plan.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,10 +45,10 @@ static bool tp_valid(const struct fg_model *m, uint32_t tp)
 }
 
 /*
- * Speed (bench/RESULTS.md).  A plan evaluates up to thousands of layouts, and a
- * pipeline layout needs an estimate of every block alone plus one per stage.  Done
- * naively that is O(layouts x layers x nodes) estimates' worth of work (2 s for a
- * DeepSeek-V3 plan); three things make it O(layouts x nodes) and cheap:
+ * Speed (bench/RESULTS.md).  A plan evaluates up to a thousand layouts, and a pipeline
+ * layout needs an estimate of every block alone, a binary search over cuts, and an
+ * estimate per stage.  Done naively that is O(layouts x layers x nodes) (2 s for a
+ * DeepSeek-V3 plan).  What keeps it small, every number still the estimator's own:
  *   - totals-only estimates (fg__memory_estimate_totals): the same arithmetic without
  *     formatting the attributed lines, which the planner never reads;
  *   - node windows: an estimate visits every node and counts those on its stage
@@ -57,30 +58,44 @@ static bool tp_valid(const struct fg_model *m, uint32_t tp)
  *     nothing else from the node list except for an encoder served (its working set is
  *     the widest node of the whole model), which is estimated whole;
  *   - block costs depend on (tp, ep, zero, and dp when zero > 0) only, not on pp or
- *     the cut: computed once per such shape in a plan and reused.
- * Every estimate the planner compares is still the estimator's own number, so the
- * layouts and bytes are unchanged (tools/bench_golden.sh checks the CLI's output).
+ *     the cut: computed once per such shape in a plan and reused;
+ *   - identical blocks: a block whose nodes equal an earlier block's in everything but
+ *     the name and the layer number has that block's costs (a block estimate reads
+ *     neither), so a 61-block DeepSeek-V3 needs 2 block estimates per shape, not 61;
+ *   - runs of equal consecutive block costs are taken by cut_fits in one step where
+ *     the per-block loop would take them one by one (see there).
+ * tools/bench_golden.sh checks the CLI's output byte for byte against the naive code.
  */
 struct stage_costs {
-    uint32_t tp, ep, zero, dp; /* the shape they were computed for (dp 0 when zero is 0) */
+    uint64_t key;              /* shape_key() of the layouts they serve */
     uint64_t *s, *a;           /* per block: static bytes, per-sample bytes */
+    uint32_t *run;             /* blocks from l on with the same s and a (>= 1) */
     uint64_t es, ea, hs, ha;   /* embedding side and head side */
 };
 
-#define PLAN_MEMO 24
+enum node_side { SIDE_BLOCK, SIDE_HEAD, SIDE_EMBED };
 
 struct planner {
     const struct fg_model *m;
     uint32_t layers;
     bool windows;              /* node windows usable (not an encoder served) */
     struct fg_model view;      /* shallow copy of *m; nodes / n_nodes set per window */
-    size_t *lo, *hi;           /* per block: [lo, hi) holds its nodes (lo > hi: none) */
+    size_t *lo, *hi;           /* per block: [lo, hi) holds its nodes (lo >= hi: none) */
     size_t embed_lo, embed_hi, head_lo, head_hi; /* the same for the two sides */
+    uint8_t *side;             /* enum node_side per node */
+    uint32_t *rep;             /* per block: the first block identical to it */
     int8_t tp_ok[65];          /* tp_valid by tp: -1 unknown */
-    struct stage_costs memo[PLAN_MEMO];
-    size_t n_memo;
-    struct stage_costs scratch; /* when the memo is full */
+    struct stage_costs *memo;
+    size_t n_memo, cap_memo;
 };
+
+/* The estimate reads tp, ep and zero, and dp only to shard under ZeRO (memory.c). */
+static uint64_t shape_key(const struct fg_job *j)
+{
+    uint64_t dp = j->zero ? j->dp : 0;
+    return (uint64_t)j->tp << 48 | (uint64_t)(j->ep & 0xffff) << 32 |
+           (uint64_t)(j->zero & 0xff) << 24 | (dp & 0xffffff);
+}
 
 static void widen(size_t *lo, size_t *hi, size_t i)
 {
@@ -88,6 +103,38 @@ static void widen(size_t *lo, size_t *hi, size_t i)
         *lo = i;
     if (i + 1 > *hi)
         *hi = i + 1;
+}
+
+/* Nodes equal for an estimate: everything but the name and the layer number. */
+static bool same_node(const struct fg_node *x, const struct fg_node *y)
+{
+    return x->kind == y->kind && x->stack == y->stack &&
+           !memcmp(x->desc, y->desc, sizeof *x - offsetof(struct fg_node, desc));
+}
+
+/* Next node of block l in its window from index *i on; NULL at the end. */
+static const struct fg_node *next_in_block(const struct planner *P, uint32_t l, size_t *i)
+{
+    for (; *i < P->hi[l]; (*i)++) {
+        const struct fg_node *n = &P->m->nodes[*i];
+        if (P->side[*i] == SIDE_BLOCK && n->layer == (int32_t)l) {
+            (*i)++;
+            return n;
+        }
+    }
+    return NULL;
+}
+
+static bool same_block(const struct planner *P, uint32_t x, uint32_t y)
+{
+    size_t i = P->lo[x], k = P->lo[y];
+    for (;;) {
+        const struct fg_node *a = next_in_block(P, x, &i), *b = next_in_block(P, y, &k);
+        if (!a || !b)
+            return !a && !b;
+        if (!same_node(a, b))
+            return false;
+    }
 }
 
 static int planner_init(struct planner *P, const struct fg_model *m, const struct fg_job *job,
@@ -99,18 +146,19 @@ static int planner_init(struct planner *P, const struct fg_model *m, const struc
     memset(P->tp_ok, -1, sizeof P->tp_ok);
     P->lo = malloc(layers * sizeof *P->lo);
     P->hi = malloc(layers * sizeof *P->hi);
-    P->scratch.s = calloc(layers, sizeof *P->scratch.s);
-    P->scratch.a = calloc(layers, sizeof *P->scratch.a);
-    if (!P->lo || !P->hi || !P->scratch.s || !P->scratch.a)
+    P->rep = malloc(layers * sizeof *P->rep);
+    P->side = malloc(m->n_nodes ? m->n_nodes : 1);
+    if (!P->lo || !P->hi || !P->rep || !P->side)
         return fg_err_set(err, FG_E_NOMEM, "out of memory planning pipeline stages");
+    for (uint32_t l = 0; l < layers; l++) {
+        P->lo[l] = SIZE_MAX;
+        P->hi[l] = 0;
+        P->rep[l] = l;
+    }
     P->windows = !(m->encoder_only && job->mode == FG_MODE_SERVE);
     if (!P->windows)
         return 0;
     P->view = *m;
-    for (uint32_t l = 0; l < layers; l++) {
-        P->lo[l] = SIZE_MAX;
-        P->hi[l] = 0;
-    }
     P->embed_lo = P->head_lo = SIZE_MAX;
     P->embed_hi = P->head_hi = 0;
     /* Which side of the blocks a node is on, asked of the estimator itself with an
@@ -121,28 +169,45 @@ static int planner_init(struct planner *P, const struct fg_model *m, const struc
     head.stage_embed = embed.stage_head = false;
     for (size_t i = 0; i < m->n_nodes; i++) {
         const struct fg_node *n = &m->nodes[i];
-        if (fg__memory_on_stage(n, &head))
+        if (fg__memory_on_stage(n, &head)) {
+            P->side[i] = SIDE_HEAD;
             widen(&P->head_lo, &P->head_hi, i);
-        else if (fg__memory_on_stage(n, &embed))
+        } else if (fg__memory_on_stage(n, &embed)) {
+            P->side[i] = SIDE_EMBED;
             widen(&P->embed_lo, &P->embed_hi, i);
-        else if (n->layer >= 0 && (uint32_t)n->layer < layers)
+        } else if (n->layer >= 0 && (uint32_t)n->layer < layers) {
+            P->side[i] = SIDE_BLOCK;
             widen(&P->lo[n->layer], &P->hi[n->layer], i);
-        else
-            P->windows = false; /* not expected: estimate whole */
+        } else {
+            P->windows = false; /* not expected: estimate whole, no shortcuts */
+            return 0;
+        }
+    }
+    /* Identical blocks: compared with the previous block's representative first
+     * (repeating stacks), then with every earlier representative (alternating ones). */
+    for (uint32_t l = 1; l < layers; l++) {
+        if (same_block(P, l, P->rep[l - 1])) {
+            P->rep[l] = P->rep[l - 1];
+            continue;
+        }
+        for (uint32_t r = 0; r < l; r++)
+            if (P->rep[r] == r && same_block(P, l, r)) {
+                P->rep[l] = r;
+                break;
+            }
     }
     return 0;
 }
 
 static void planner_free(struct planner *P)
 {
-    for (size_t i = 0; i < P->n_memo; i++) {
+    for (size_t i = 0; i < P->n_memo; i++)
         free(P->memo[i].s);
-        free(P->memo[i].a);
-    }
-    free(P->scratch.s);
-    free(P->scratch.a);
+    free(P->memo);
     free(P->lo);
     free(P->hi);
+    free(P->rep);
+    free(P->side);
 }
 
 /* The estimate of job (a stage or a block when layer_last != 0), over a node window. */
@@ -189,6 +254,11 @@ static int block_costs(struct planner *P, const struct fg_job *job, struct stage
     j.inflight = 1;
     j.stage_embed = j.stage_head = false;
     for (uint32_t l = 0; l < P->layers; l++) {
+        if (P->rep[l] != l) { /* identical to an earlier block (planner_init) */
+            c->s[l] = c->s[P->rep[l]];
+            c->a[l] = c->a[P->rep[l]];
+            continue;
+        }
         j.layer_first = l;
         j.layer_last = l + 1;
         int rc = estimate_stage(P, &j, &e, err);
@@ -198,6 +268,9 @@ static int block_costs(struct planner *P, const struct fg_job *job, struct stage
         c->s[l] = e.step_bytes > e.static_bytes ? e.step_bytes : e.static_bytes;
         c->a[l] = e.per_sample_bytes;
     }
+    for (uint32_t l = P->layers; l-- > 0;)
+        c->run[l] = l + 1 < P->layers && c->s[l + 1] == c->s[l] && c->a[l + 1] == c->a[l]
+                        ? c->run[l + 1] + 1 : 1;
     j.layer_first = j.layer_last = UINT32_MAX;
     j.stage_embed = true;
     int rc = estimate_stage(P, &j, &e, err);
@@ -214,41 +287,39 @@ static int block_costs(struct planner *P, const struct fg_job *job, struct stage
     return 0;
 }
 
-/* Block costs for the layout job j: from the memo, or computed (and kept when there is
- * room).  dp matters to the estimate only through ZeRO sharding (memory.c). */
+/* Block costs for the layout job j, from the memo or computed and kept. */
 static int costs_for(struct planner *P, const struct fg_job *j, const struct stage_costs **out,
                      struct fg_err *err)
 {
-    uint32_t dp = j->zero ? j->dp : 0;
-    for (size_t i = 0; i < P->n_memo; i++) {
-        const struct stage_costs *c = &P->memo[i];
-        if (c->tp == j->tp && c->ep == j->ep && c->zero == j->zero && c->dp == dp) {
-            *out = c;
+    uint64_t key = shape_key(j);
+    for (size_t i = P->n_memo; i-- > 0;)
+        if (P->memo[i].key == key) {
+            *out = &P->memo[i];
             return 0;
         }
+    if (P->n_memo == P->cap_memo) {
+        size_t cap = P->cap_memo ? 2 * P->cap_memo : 16;
+        struct stage_costs *nm = realloc(P->memo, cap * sizeof *nm);
+        if (!nm)
+            return fg_err_set(err, FG_E_NOMEM, "out of memory planning pipeline stages");
+        P->memo = nm;
+        P->cap_memo = cap;
     }
-    struct stage_costs *c = &P->scratch;
-    if (P->n_memo < PLAN_MEMO) {
-        struct stage_costs *k = &P->memo[P->n_memo];
-        k->s = calloc(P->layers, sizeof *k->s);
-        k->a = calloc(P->layers, sizeof *k->a);
-        if (k->s && k->a) {
-            c = k;
-        } else {
-            free(k->s);
-            free(k->a);
-            k->s = k->a = NULL;
-        }
-    }
+    struct stage_costs *c = &P->memo[P->n_memo];
+    memset(c, 0, sizeof *c);
+    /* one allocation: s, a, then run */
+    c->s = malloc(P->layers * (2 * sizeof(uint64_t) + sizeof(uint32_t)));
+    if (!c->s)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory planning pipeline stages");
+    c->a = c->s + P->layers;
+    c->run = (uint32_t *)(c->a + P->layers);
     int rc = block_costs(P, j, c, err);
-    if (rc)
+    if (rc) {
+        free(c->s);
         return rc;
-    c->tp = j->tp;
-    c->ep = j->ep;
-    c->zero = j->zero;
-    c->dp = dp;
-    if (c != &P->scratch)
-        P->n_memo++;
+    }
+    c->key = key;
+    P->n_memo++;
     *out = c;
     return 0;
 }
@@ -272,8 +343,20 @@ static bool cut_fits(const struct stage_costs *c, uint32_t layers, uint32_t pp, 
             uint64_t add = c->s[l] + c->a[l] * b * inflight;
             if (cost + add > bound)
                 break;
-            cost += add;
-            l++;
+            /* Block l fits, and the blocks after it in its run cost the same add: the
+             * one-by-one loop would take n = min(run, room before keep, how many adds
+             * fit in bound - cost) of them, each check true without overflow (the sum
+             * stays <= bound).  Take the n at once; the block after them is checked by
+             * the same expression as before, overflow and all.  (fit is 0 only when
+             * cost + add passed the check by wrapping: then one block, as before.) */
+            uint64_t n = c->run[l], room = layers - keep - l;
+            if (n > room)
+                n = room;
+            uint64_t fit = add ? (bound - cost) / add : n;
+            if (fit < n)
+                n = fit ? fit : 1;
+            cost += n * add;
+            l += (uint32_t)n;
         }
         if (l == cut[stage] || (last && l < layers))
             return false;
@@ -307,7 +390,7 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
         *fits = (double)e.total_bytes <= limit;
         return 0;
     }
-    const struct stage_costs *c;
+    const struct stage_costs *c = NULL;
     int rc = costs_for(P, &j, &c, err);
     if (rc)
         return rc;
