@@ -189,6 +189,30 @@ $(ACCURACY): tools/accuracy.c tests/accuracy/accuracy.c tests/accuracy/accuracy.
 accuracy: $(ACCURACY)
 	$(ACCURACY)
 
+# Benchmarks (not timed tests): estimator throughput in-process, whole-process time and peak
+# memory of the CLI, the plugin's admission overhead on the loopback Slurm cluster (as root).
+# tools/bench.sh writes build/bench.txt; bench/RESULTS.md has the analysed figures.
+BENCH_BINS := $(BUILD)/bench/bench_plan $(BUILD)/bench/bench_exec $(BUILD)/bench/bench_dlopen \
+	$(BUILD)/bench/fitgate_engine_lean.so
+$(BUILD)/bench/bench_plan: bench/bench_plan.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_ALL)
+$(BUILD)/bench/bench_exec: tools/bench_exec.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $<
+$(BUILD)/bench/bench_dlopen: tools/bench_dlopen.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< -ldl
+# an experiment (bench/lean_stubs.c): the plugin's engine part without libcurl and hwloc
+LEAN_OBJS := $(filter-out $(BUILD)/engine/hub.o $(BUILD)/engine/detect.o,$(ENGINE_OBJS)) \
+	$(POLICY_OBJS)
+$(BUILD)/bench/fitgate_engine_lean.so: $(BUILD)/bench/lean_stubs.o $(PLUGIN_ENGINE_OBJS) \
+		$(LEAN_OBJS) plugin/fitgate_engine.lds
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $(filter %.o,$^) -Wl,--as-needed $(LDLIBS_ALL) -ldl \
+	  -Wl,--version-script=plugin/fitgate_engine.lds
+bench: all $(BENCH_BINS)
+	bash tools/bench.sh
+
 # Integration tests (real servers, real Slurm) are shell scripts under tests/integration.
 INTEGRATION := $(sort $(wildcard tests/integration/*.sh))
 integration: all
