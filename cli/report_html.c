@@ -395,7 +395,7 @@ static size_t make_bars(const struct fg_estimate *e, struct bar *bars, uint64_t 
         return 2;
     }
     struct bar *p = &bars[0];
-    p->title = "at the job's micro-batch";
+    p->title = "estimate";
     p->seg[key_index("weights")] = b->weights;
     p->seg[key_index("gradients")] = b->gradients;
     p->seg[key_index("optimizer")] = b->optimizer;
@@ -470,56 +470,58 @@ static void write_breakdown(FILE *f, const struct report *r)
     size_t temp_line = find_temp_line(e, temp);
     char a[32], b[32];
 
-    /* scale: the larger bar or the card, whichever is wider */
+    /* scale: the larger bar, or the card when it is not much larger (a 0.4 GB job against
+     * a 141 GB card would be a hairline; the card is then named, not drawn) */
     uint64_t limit = (uint64_t)((double)r->card_usable / r->o->headroom);
-    uint64_t span = r->card_usable;
+    uint64_t span = 0;
     for (size_t i = 0; i < nb; i++)
         if (bars[i].total > span)
             span = bars[i].total;
+    bool card_drawn = (double)r->card_usable <= 2.5 * (double)span;
+    if (card_drawn && r->card_usable > span)
+        span = r->card_usable;
     span += span / 20;
-    const double W = 1200, X0 = 150, X1 = W - 20, BH = 40, LABEL_ROW = 16;
+    const double W = 1200, X0 = 150, X1 = W - 170, BH = 40, LABEL_ROW = 16;
     double scale = (X1 - X0) / (double)(span ? span : 1);
 
-    /* Lay out labels first: inside a segment when they fit, else in rows under the bar. */
+    /* Lay out labels first: inside a segment when they fit, else as a flag under the bar:
+     * a leader down from the segment's middle, the text to its right.  Flags are placed
+     * right to left, each one row below any flag to its right that its text would reach,
+     * so no text covers another flag's leader. */
     struct lab {
-        double cx, x, w;
-        int row;          /* -1 inside */
+        double cx, w;
+        int row;          /* -1 inside, -2 not drawn */
         char text[64];
     } labs[2][NKEYS];
     int rows_used[2] = {0, 0};
     for (size_t i = 0; i < nb; i++) {
-        double x = X0, right_edge[8];
-        for (int k = 0; k < 8; k++)
-            right_edge[k] = -1e9;
+        double x = X0;
         for (size_t k = 0; k < NKEYS; k++) {
             struct lab *L = &labs[i][k];
             double w = (double)bars[i].seg[k] * scale;
-            L->row = -2; /* not drawn */
-            if (!bars[i].seg[k]) {
+            L->row = -2;
+            if (!bars[i].seg[k])
                 continue;
-            }
             snprintf(L->text, sizeof L->text, "%s %s", keys[k].label,
                      gb(bars[i].seg[k], a, sizeof a));
             L->cx = x + w / 2;
             L->w = text_w(L->text, 12);
-            if (L->w + 8 <= w) {
-                L->row = -1;
-            } else {
-                double lx = L->cx - L->w / 2;
-                if (lx < X0)
-                    lx = X0;
-                if (lx + L->w > X1)
-                    lx = X1 - L->w;
-                int row = 0;
-                while (row < 7 && right_edge[row] + 10 > lx)
-                    row++;
-                right_edge[row] = lx + L->w;
-                L->row = row;
-                L->x = lx;
-                if (row + 1 > rows_used[i])
-                    rows_used[i] = row + 1;
-            }
+            L->row = L->w + 8 <= w ? -1 : 0;
             x += w;
+        }
+        for (size_t k = NKEYS; k-- > 0;) {
+            struct lab *L = &labs[i][k];
+            if (L->row != 0)
+                continue;
+            int row = 0;
+            for (size_t q = k + 1; q < NKEYS; q++) {
+                const struct lab *R = &labs[i][q];
+                if (R->row >= 0 && R->cx <= L->cx + 5 + L->w + 8 && R->row + 1 > row)
+                    row = R->row + 1;
+            }
+            L->row = row < 7 ? row : 7;
+            if (L->row + 1 > rows_used[i])
+                rows_used[i] = L->row + 1;
         }
     }
     double H = 30;
@@ -580,12 +582,11 @@ static void write_breakdown(FILE *f, const struct report *r)
             } else if (L->row >= 0) {
                 double ty = y + BH + 14 + L->row * LABEL_ROW;
                 fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
-                           "stroke=\"%s\" stroke-width=\"1\"/>",
-                        L->cx, y + BH, L->x + L->w / 2 < L->cx ? L->x + L->w : L->x,
-                        ty - 9, keys[k].colour);
+                           "stroke=\"%s\" stroke-width=\"1.5\"/>",
+                        L->cx, y + BH, L->cx, ty - 4, keys[k].colour);
                 fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" fill=\"#1f2328\">%s"
                            "</text>",
-                        L->x, ty, L->text);
+                        L->cx + 5, ty, L->text);
             }
             fputs("</g>\n", f);
             x += w;
@@ -594,21 +595,28 @@ static void write_breakdown(FILE *f, const struct report *r)
         y += BH + 14 + rows_used[i] * LABEL_ROW + 18;
     }
     /* card limits: usable memory, and usable / headroom (what the estimate may reach) */
-    fprintf(f, "<g class=\"card-limit\"><title>");
-    esc(f, r->card->label);
-    fprintf(f, ": %s usable after the CUDA context; the estimate may reach %s under %.2fx "
-               "headroom</title>",
-            gb(r->card_usable, a, sizeof a), gb(limit, b, sizeof b), r->o->headroom);
-    fprintf(f, "<line x1=\"%.1f\" y1=\"14\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#cf222e\" "
-               "stroke-width=\"2\" stroke-dasharray=\"6 4\"/>",
-            lx, lx, y - 14);
-    fprintf(f, "<line x1=\"%.1f\" y1=\"14\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#bf8700\" "
-               "stroke-width=\"1.5\" stroke-dasharray=\"2 3\"/>",
-            hx, hx, y - 14);
-    fprintf(f, "<text x=\"%.1f\" y=\"11\" font-size=\"12\" text-anchor=\"%s\" fill=\"#cf222e\">",
-            lx, lx > W - 260 ? "end" : "start");
-    esc(f, r->card->label);
-    fprintf(f, " usable %s</text></g>\n", gb(r->card_usable, a, sizeof a));
+    if (!card_drawn) {
+        fprintf(f, "<text x=\"%.1f\" y=\"11\" font-size=\"12\" fill=\"#cf222e\">", X0);
+        esc(f, r->card->label);
+        fprintf(f, ": %s usable, off this scale</text>\n", gb(r->card_usable, a, sizeof a));
+    } else {
+        fprintf(f, "<g class=\"card-limit\"><title>");
+        esc(f, r->card->label);
+        fprintf(f, ": %s usable after the CUDA context; the estimate may reach %s under %.2fx "
+                   "headroom</title>",
+                gb(r->card_usable, a, sizeof a), gb(limit, b, sizeof b), r->o->headroom);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"14\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#cf222e\" "
+                   "stroke-width=\"2\" stroke-dasharray=\"6 4\"/>",
+                lx, lx, y - 14);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"14\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#bf8700\" "
+                   "stroke-width=\"1.5\" stroke-dasharray=\"2 3\"/>",
+                hx, hx, y - 14);
+        fprintf(f, "<text x=\"%.1f\" y=\"11\" font-size=\"12\" text-anchor=\"%s\" "
+                   "fill=\"#cf222e\">",
+                lx, lx > W - 260 ? "end" : "start");
+        esc(f, r->card->label);
+        fprintf(f, " usable %s</text></g>\n", gb(r->card_usable, a, sizeof a));
+    }
     fputs("</svg>\n", f);
 
     /* the legend and the lines themselves, as a table */
@@ -621,9 +629,11 @@ static void write_breakdown(FILE *f, const struct report *r)
             fprintf(f, "<span><i class=\"sw\" style=\"background:%s\"></i>%s</span>",
                     keys[k].colour, keys[k].label);
     }
-    fputs("<span><i class=\"sw\" style=\"background:#cf222e\"></i>card usable</span>"
-          "<span><i class=\"sw\" style=\"background:#bf8700\"></i>usable / headroom</span></p>\n",
-          f);
+    if (card_drawn)
+        fputs("<span><i class=\"sw\" style=\"background:#cf222e\"></i>card usable</span>"
+              "<span><i class=\"sw\" style=\"background:#bf8700\"></i>usable / headroom</span>",
+              f);
+    fputs("</p>\n", f);
     fputs("<table id=\"lines\">\n<thead><tr><th>part</th><th class=\"num\">bytes</th>"
           "<th>what</th><th>source</th></tr></thead>\n<tbody>\n", f);
     for (size_t i = 0; i < e->n_lines; i++) {
@@ -675,19 +685,15 @@ static void write_batch_chart(FILE *f, const struct report *r)
         xmax *= 2;
     double lxmax = log2((double)xmax);
 
-    /* y: 0..the largest card, or the smallest need at batch 1 when that is higher */
+    /* y: 0..the largest card, or this job's need at micro-batch 1 when that is higher (up
+     * to twice the card): the cards stay readable, a line above says so in its label */
     double ymax = 0;
     for (size_t c = 0; c < r->ncards; c++)
         if ((double)r->cards[c].usable > ymax)
             ymax = (double)r->cards[c].usable;
-    double need1 = 0;
-    for (size_t k = 0; k < r->nmodes; k++) {
-        double n = (double)fg_estimate_at(&r->mode_est[k], 1) * hr;
-        if (need1 == 0 || n > need1)
-            need1 = n;
-    }
+    double need1 = (double)fg_estimate_at(&r->est, 1) * hr;
     if (need1 > ymax)
-        ymax = need1 > 4 * ymax ? 4 * ymax : need1;
+        ymax = need1 > 2 * ymax ? 2 * ymax : need1;
     ymax = nice_ceil(ymax * 1.08 / 1e9) * 1e9;
 
 #define XP(b) (L + pw * log2((double)(b)) / lxmax)
@@ -766,6 +772,8 @@ static void write_batch_chart(FILE *f, const struct report *r)
     }
     fputs("</g>\n", f);
 
+    double top_right[4], top_y[4];
+    size_t ntop = 0;
     /* one line per mode: sampled at every batch up to 64, then geometrically */
     fputs("<g class=\"modes\" clip-path=\"url(#plot)\">\n", f);
     for (size_t k = 0; k < r->nmodes; k++) {
@@ -775,19 +783,56 @@ static void write_batch_chart(FILE *f, const struct report *r)
                    "stroke-width=\"2.5\" points=\"",
                 r->mode_name[k], r->mode_name[k], gb(fg_estimate_at(e, 1), a, sizeof a),
                 gb(e->per_sample_bytes, b1, sizeof b1), hr, mode_colour[k % 4]);
-        double bprev = 0;
-        for (double b = 1; b <= (double)xmax * 1.0001;) {
+        /* every batch up to 64, then geometric steps, and xmax itself */
+        double px[256], py[256];
+        size_t np = 0;
+        uint64_t last = 0;
+        for (double b = 1; np < 255;) {
             uint64_t bi = (uint64_t)(b + 0.5);
-            if ((double)bi != bprev) {
+            if (bi > xmax)
+                bi = xmax;
+            if (bi != last) {
                 double v = (double)fg_estimate_at(e, bi) * hr;
-                if (v > 2 * ymax)
-                    v = 2 * ymax; /* clipped; keeps coordinates sane */
-                fprintf(f, "%.1f,%.1f ", XP(bi), YP(v));
-                bprev = (double)bi;
+                px[np] = XP(bi);
+                py[np++] = YP(v > 2 * ymax ? 2 * ymax : v); /* clipped; sane coordinates */
+                last = bi;
             }
+            if (bi == xmax)
+                break;
             b = b < 64 ? b + 1 : b * 1.06;
         }
-        fputs("\"/></g>\n", f);
+        for (size_t i = 0; i < np; i++)
+            fprintf(f, "%.1f,%.1f ", px[i], py[i]);
+        fputs("\"/>", f);
+        /* the line's name where it leaves the plot at the top (one under the other when
+         * they would overlap), else at its right end */
+        size_t in = 0;
+        while (in + 1 < np && py[in + 1] >= T)
+            in++;
+        if (py[0] < T || in + 1 < np) {
+            char text[96];
+            if (py[0] < T)
+                snprintf(text, sizeof text, "%s (above: %s at micro-batch 1)", r->mode_name[k],
+                         gb((uint64_t)((double)fg_estimate_at(e, 1) * hr), a, sizeof a));
+            else
+                snprintf(text, sizeof text, "%s", r->mode_name[k]);
+            double tx = py[0] < T ? L + 8 : px[in + 1] + 6, ty = T + 16;
+            for (size_t t = 0; t < ntop; t++)
+                if (tx < top_right[t] + 6 && ty <= top_y[t] + 1)
+                    ty = top_y[t] + 16;
+            if (ntop < 4) {
+                top_right[ntop] = tx + text_w(text, 13);
+                top_y[ntop++] = ty;
+            }
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" font-weight=\"600\" "
+                       "fill=\"%s\">%s</text>",
+                    tx, ty, mode_colour[k % 4], text);
+        }
+        else
+            fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"13\" font-weight=\"600\" "
+                       "text-anchor=\"end\" fill=\"%s\">%s</text>",
+                    px[in] - 8, py[in] - 8, mode_colour[k % 4], r->mode_name[k]);
+        fputs("</g>\n", f);
         /* the largest batch on each card, as a dot on the line */
         for (size_t c = 0; c < r->ncards; c++) {
             uint64_t mb = fg_fit_max_batch(e, r->cards[c].usable, hr);
