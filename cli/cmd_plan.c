@@ -18,8 +18,9 @@
 #include "plan.h"
 #include "report_html.h"
 
-/* The seeds' card table: one row per card size users ask about. */
-static const char *const default_cards[] = {"t4", "l4", "a100_40g", "h100", "h200", NULL};
+/* The seeds' card table: one row per card size users ask about (the SXM
+ * H100: "h100" alone names the PCIe card first in gpus.conf). */
+const char *const fg_cli_default_cards[] = {"t4", "l4", "a100_40g", "h100_sxm", "h200", NULL};
 
 static const char *human(uint64_t bytes, char *buf, size_t cap)
 {
@@ -326,8 +327,8 @@ static int run(int argc, char **argv, bool check)
     size_t ncards = 0;
     struct card_row rows[8];
     if (!check) {
-        for (int i = 0; default_cards[i] && ncards < 8; i++) {
-            rows[ncards].gpu = fg_gpu_find(table, default_cards[i], NULL);
+        for (int i = 0; fg_cli_default_cards[i] && ncards < 8; i++) {
+            rows[ncards].gpu = fg_gpu_find(table, fg_cli_default_cards[i], NULL);
             if (!rows[ncards].gpu)
                 continue;
             if ((rc = fill_card(m, &o, &po, &rows[ncards], true, &err))) {

@@ -18,13 +18,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "fit.h"
 #include "gpu.h"
 #include "memory.h"
 #include "plan.h"
 
-/* The card table's rows (cmd_plan.c's default_cards) and the default layout card. */
-static const char *const report_cards[] = {"t4", "l4", "a100_40g", "h100", "h200", NULL};
+/* The card table's rows are fg_cli_default_cards (cmd_plan.c); the default layout card: */
+
 #define REPORT_DEFAULT_CARD "h200"
 #define REPORT_MAX_CARDS 8
 
@@ -173,8 +174,8 @@ static int compute(struct report *r, struct fg_err *err)
     /* the card table: the default rows, then the asked-for card if it is none of them */
     const struct fg_gpu *rows[REPORT_MAX_CARDS];
     size_t n = 0;
-    for (int i = 0; report_cards[i] && n < REPORT_MAX_CARDS; i++) {
-        const struct fg_gpu *g = fg_gpu_find(t, report_cards[i], NULL);
+    for (int i = 0; fg_cli_default_cards[i] && n < REPORT_MAX_CARDS; i++) {
+        const struct fg_gpu *g = fg_gpu_find(t, fg_cli_default_cards[i], NULL);
         if (g)
             rows[n++] = g;
     }
