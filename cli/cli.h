@@ -12,7 +12,7 @@ extern const struct fg_cli_cmd fg_cli_commands[];
 struct fg_model;
 struct fg_err;
 
-/* gres aliases of the cards in the plan's card table (NULL-terminated). */
+/* gres aliases of the cards in the plan's card table (NULL-terminated; report_html.c). */
 extern const char *const fg_cli_default_cards[];
 
 int fg_cli_plan(int argc, char **argv);

@@ -18,9 +18,6 @@
 #include "plan.h"
 #include "report_html.h"
 
-/* The seeds' card table: one row per card size users ask about (the SXM
- * H100: "h100" alone names the PCIe card first in gpus.conf). */
-const char *const fg_cli_default_cards[] = {"t4", "l4", "a100_40g", "h100_sxm", "h200", NULL};
 
 static const char *human(uint64_t bytes, char *buf, size_t cap)
 {

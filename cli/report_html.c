@@ -24,7 +24,11 @@
 #include "memory.h"
 #include "plan.h"
 
-/* The card table's rows are fg_cli_default_cards (cmd_plan.c); the default layout card: */
+/* The seeds' card table, shared with `fitgate plan`: one row per card size
+ * users ask about (the SXM H100: "h100" alone names the PCIe card first in
+ * gpus.conf).  The default layout card follows. */
+const char *const fg_cli_default_cards[] = {"t4", "l4", "a100_40g", "h100_sxm", "h200", NULL};
+
 
 #define REPORT_DEFAULT_CARD "h200"
 #define REPORT_MAX_CARDS 8
