@@ -29,8 +29,9 @@ command -v groff >/dev/null || missing="$missing groff-base"
 if [ -n "$missing" ]; then
     [ "$(id -u)" = 0 ] || die "need$missing (apt-get install$missing)"
     echo "docs.sh: installing$missing"
-    timeout 600 apt-get update -qq >/dev/null || true
-    DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq $missing >/dev/null ||
+    timeout 600 apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null || true
+    DEBIAN_FRONTEND=noninteractive timeout 900 apt-get -o DPkg::Lock::Timeout=600 \
+        install -y -qq --no-install-recommends $missing >/dev/null ||
         die "cannot install$missing"
 fi
 
@@ -40,15 +41,16 @@ trap 'rm -rf "$TMP"' EXIT
 # ---- man pages render cleanly ------------------------------------------------
 for page in man/fitgate.1 man/fitgate.conf.5 man/spank_fitgate.8; do
     [ -f "$page" ] || { bad "$page missing"; continue; }
-    if ! out=$(groff -ww -z -man -t "$page" 2>&1) || [ -n "$out" ]; then
+    if ! out=$(timeout 30 groff -ww -z -man -t "$page" 2>&1) || [ -n "$out" ]; then
         bad "$page: groff warnings: $out"
     fi
     if command -v man >/dev/null; then
-        out=$(MANWIDTH=80 LC_ALL=C.UTF-8 man --warnings -l "$page" 2>&1 >/dev/null) || true
+        out=$(MANWIDTH=80 MANPAGER=cat PAGER=cat LC_ALL=C.UTF-8 timeout 30 \
+              man --warnings -l "$page" 2>&1 >/dev/null) || true
         [ -z "$out" ] || bad "$page: man --warnings: $out"
     fi
     # rendered, not empty, with its NAME section
-    grep -q "^NAME" <<< "$(groff -man -t -Tutf8 -P-cbou "$page" 2>/dev/null)" || bad "$page: renders no NAME"
+    grep -q "^NAME" <<< "$(timeout 30 groff -man -t -Tutf8 -P-cbou "$page" 2>/dev/null)" || bad "$page: renders no NAME"
 done
 
 # roff spelling of an option: "--gpus-conf" is \-\-gpus\-conf in the source
