@@ -19,7 +19,7 @@ static void log_stderr(enum fg_log_level level, const char *msg, void *ctx)
 static void usage(FILE *f)
 {
     fputs("usage:\n"
-          "  fitgate plan  MODEL [job options] [--json] [--structure] [--gpu NAME]\n"
+          "  fitgate plan  MODEL [job options] [--json] [--structure] [--html FILE] [--gpu NAME]\n"
           "  fitgate check MODEL [job options] --gpu NAME --gpus N [--nodes N]\n"
           "  fitgate gpus  [--topology FILE.xml] [--json]\n"
           "  fitgate verify MODEL\n"
@@ -27,7 +27,8 @@ static void usage(FILE *f)
           "Job options: --mode full|lora|qlora|serve --seq-len N --batch N\n"
           "  --precision bf16-mixed|bf16|fp16-mixed|fp32 --optimizer adamw|adamw-8bit|sgd\n"
           "  --lora-rank R --lora-targets all-linear|attn|qv|LIST --grad-ckpt\n"
-          "  --quant nf4|nf4-dq|int8 --zero 0..3 --gpu NAME --gpus N\n"
+          "  --quant nf4|nf4-dq|int8 --zero 0..3 --gpu NAME --gpus N --chunked-ce\n"
+          "  --headroom X --conservative X --samples N --epochs E --global-batch N\n"
           "Exit status: 0 fits / success, 1 does not fit, 2 error.\n", f);
 }
 
