@@ -104,6 +104,7 @@ TEST_SRCS := \
 	tests/test_report_html.c \
 	tests/test_man.c \
 	tests/test_plugin.c \
+	tests/test_badinput.c \
 	tests/test_accuracy.c
 
 ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/gpus_conf.o
@@ -162,7 +163,7 @@ $(BUILD)/tests/test_report_html: $(BUILD)/tests/test_report_html.o $(BUILD)/cli/
 
 # Debian packages the build and the tests need.
 DEB_DEPS := gcc make pkg-config libcjson-dev libcurl4-openssl-dev libhwloc-dev libcmocka-dev \
-	libslurm-dev hwloc lighttpd lighttpd-mod-openssl openssl
+	libslurm-dev hwloc lighttpd lighttpd-mod-openssl openssl clang libclang-rt-14-dev valgrind
 deps:
 	@missing=""; for p in $(DEB_DEPS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
@@ -212,6 +213,13 @@ $(BUILD)/bench/fitgate_engine_lean.so: $(BUILD)/bench/lean_stubs.o $(PLUGIN_ENGI
 	  -Wl,--version-script=plugin/fitgate_engine.lds
 bench: all $(BENCH_BINS)
 	bash tools/bench.sh
+
+# Fuzzing (tests/fuzz/run.sh): libFuzzer targets built with clang and ASan+UBSan in build/fuzz
+# (apart from the normal build), seeded from the fixtures, each run FUZZ_SECONDS; inputs that
+# once crashed (tests/fuzz/regress) are replayed first.  CI runs 10 s each with FUZZ_SEED=1.
+FUZZ_SECONDS ?= 60
+fuzz:
+	FUZZ_SECONDS=$(FUZZ_SECONDS) bash tests/fuzz/run.sh
 
 # Integration tests (real servers, real Slurm) are shell scripts under tests/integration.
 INTEGRATION := $(sort $(wildcard tests/integration/*.sh))

@@ -7,7 +7,8 @@
 #    clang -fsanitize=fuzzer-no-link,address,undefined in $FUZZ_BUILD (build/fuzz: apart from
 #    the normal build), through the Makefile's own rules, and links each tests/fuzz/fuzz_*.c;
 # 2. seeds each target from the fixtures (tests/fixtures/models/*/config.json, conf/gpus.conf,
-#    tests/fixtures/hub, conf/fitgate.conf) plus tests/fuzz/corpus/TARGET;
+#    tests/fixtures/hub, conf/fitgate.conf) plus tests/fuzz/corpus/TARGET, and makes a
+#    dictionary per target from the same files (tests/fuzz/seeds.sh);
 # 3. replays tests/fuzz/regress/TARGET/* (inputs that once crashed: each must pass now);
 # 4. fuzzes each target for FUZZ_SECONDS (default 60), FUZZ_JOBS at a time (default: the
 #    CPUs), and prints executions, exec/s, coverage (cov:) and features (ft:) per target.
@@ -59,7 +60,7 @@ echo "fuzz: built $TARGETS in $(($(date +%s) - t0)) s"
 
 # --- 2. seeds ----------------------------------------------------------------------------
 SEEDS=$FUZZ_BUILD/seeds
-rm -rf "$SEEDS"
+rm -rf "$SEEDS" "$FUZZ_BUILD/dicts"
 mkdir -p "$SEEDS"
 bash tests/fuzz/seeds.sh "$SEEDS" || die "cannot make the seeds"
 
@@ -76,7 +77,7 @@ fuzz_one() {
     local t=$1 bin=$FUZZ_BUILD/fuzz_$1 corpus=$FUZZ_BUILD/corpus/$1 crashes=$FUZZ_BUILD/crashes/$1
     local log=$LOGS/$1.log dict=()
     mkdir -p "$corpus" "$crashes"
-    [ -f "tests/fuzz/$t.dict" ] && dict=(-dict="tests/fuzz/$t.dict")
+    [ -s "$FUZZ_BUILD/dicts/$t.dict" ] && dict=(-dict="$FUZZ_BUILD/dicts/$t.dict")
     : >"$log"
     if [ -d "tests/fuzz/regress/$t" ] && [ -n "$(ls -A "tests/fuzz/regress/$t" 2>/dev/null)" ]; then
         if ! "$bin" "${OPTS[@]}" -runs=1 "tests/fuzz/regress/$t"/* >>"$log" 2>&1; then

@@ -91,3 +91,29 @@ grep -v '^[[:space:]]*\(#\|$\)' conf/fitgate.conf | while IFS= read -r line; do
     printf '%s\n' "$line" >"$OUT/policy/line$n"
 done
 grep -v '^#' conf/plugstack.conf.d/fitgate.conf | sed 's/^[a-z]* [^ ]* //' >"$OUT/policy/plugstack"
+
+# dictionaries (libFuzzer -dict): the words each format is made of, from the same fixtures
+DICTS=$OUT/../dicts
+mkdir -p "$DICTS"
+cat tests/fixtures/models/*/config.json | grep -o '"[A-Za-z_][A-Za-z0-9_]*"' | sort -u |
+    sed 's/\\/\\\\/g; s/"/\\"/g; s/.*/"&"/' >"$DICTS/config.dict"
+printf '"%s"\n' true false null 1e400 -1 18446744073709551616 '{' '}' '[' ']' ':' ',' >>"$DICTS/config.dict"
+grep -v '^#' conf/gpus.conf | grep -o '[A-Za-z0-9]*=' | sort -u | sed 's/.*/"&"/' >"$DICTS/gpu.dict"
+grep -o '^#*[A-Za-z]*=' conf/fitgate.conf | tr -d '#' | sort -u | sed 's/.*/"&"/' >"$DICTS/policy.dict"
+printf '"%s"\n' PartitionName= off warn reject resize allow none yes no all full lora qlora serve \
+    conf= topology= engine= '%u' '%U' >>"$DICTS/policy.dict"
+cp "$DICTS/policy.dict" "$DICTS/options.dict"
+printf '"%s"\n' --mode --seq-len --batch --lora-targets --lora-rank --precision --optimizer --quant \
+    --zero --gpu --gpus --nodes --headroom --conservative --json --grad-ckpt all-linear attn qv \
+    bf16-mixed bf16 fp16-mixed fp32 adamw adamw-8bit sgd nf4 nf4-dq int8 site hf-cache cache hub \
+    'gpu:' 'gres/gpu:' h100 a100_80g '@main' '..' >>"$DICTS/options.dict"
+# (libFuzzer dictionaries escape only \\, \" and \xNN: CR LF are \x0D\x0A)
+printf '"%s"\n' 'HTTP/1.1 200 OK\x0D\x0A' 'HTTP/1.1 206 Partial Content\x0D\x0A' \
+    'HTTP/1.1 302 Found\x0D\x0A' 'HTTP/1.1 401 Unauthorized\x0D\x0A' 'HTTP/1.1 404 Not Found\x0D\x0A' \
+    'HTTP/1.1 416 Range Not Satisfiable\x0D\x0A' 'Content-Length: ' 'Content-Range: bytes ' \
+    'Location: ' 'X-Repo-Commit: ' 'X-Error-Code: ' 'X-Error-Message: ' \
+    'Transfer-Encoding: chunked\x0D\x0A' 'Connection: close\x0D\x0A' '\x0D\x0A' '\x0A--NEXT--\x0A' \
+    GatedRepo EntryNotFound 'https://' 'http://127.0.0.1/' '\"weight_map\"' '\"metadata\"' \
+    '\"total_size\"' '\"dtype\"' '\"shape\"' '\"data_offsets\"' '\"__metadata__\"' >"$DICTS/hub.dict"
+for f in tests/fixtures/hub/repos/*/*/*.safetensors; do head -c 65536 "$f"; done |
+    grep -ao '"[A-Za-z0-9_.]*"' | sort -u | head -300 | sed 's/"/\\"/g; s/.*/"&"/' >"$DICTS/safetensors.dict"
