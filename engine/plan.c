@@ -62,14 +62,18 @@ static bool tp_valid(const struct fg_model *m, uint32_t tp)
  *   - identical blocks: a block whose nodes equal an earlier block's in everything but
  *     the name and the layer number has that block's costs (a block estimate reads
  *     neither), so a 61-block DeepSeek-V3 needs 2 block estimates per shape, not 61;
- *   - runs of equal consecutive block costs are taken by cut_fits in one step where
- *     the per-block loop would take them one by one (see there).
+ *   - cut_fits does not walk the blocks one by one: runs of equal consecutive blocks
+ *     are taken in one step, and where most runs are single blocks (hybrid stacks) a
+ *     stage's end is found by galloping search on prefix sums (see there).
  * tools/bench_golden.sh checks the CLI's output byte for byte against the naive code.
  */
 struct stage_costs {
     uint64_t key;              /* shape_key() of the layouts they serve */
     uint64_t *s, *a;           /* per block: static bytes, per-sample bytes */
+    uint64_t *S, *A;           /* prefix sums: S[l] = s[0] + ... + s[l-1] (layers + 1 each) */
+    bool sums_ok;              /* the sums did not overflow */
     uint32_t *run;             /* blocks from l on with the same s and a (>= 1) */
+    uint32_t runs;             /* how many runs */
     uint64_t es, ea, hs, ha;   /* embedding side and head side */
 };
 
@@ -268,9 +272,18 @@ static int block_costs(struct planner *P, const struct fg_job *job, struct stage
         c->s[l] = e.step_bytes > e.static_bytes ? e.step_bytes : e.static_bytes;
         c->a[l] = e.per_sample_bytes;
     }
-    for (uint32_t l = P->layers; l-- > 0;)
-        c->run[l] = l + 1 < P->layers && c->s[l + 1] == c->s[l] && c->a[l + 1] == c->a[l]
-                        ? c->run[l + 1] + 1 : 1;
+    c->runs = 0;
+    for (uint32_t l = P->layers; l-- > 0;) {
+        bool same = l + 1 < P->layers && c->s[l + 1] == c->s[l] && c->a[l + 1] == c->a[l];
+        c->run[l] = same ? c->run[l + 1] + 1 : 1;
+        c->runs += !same;
+    }
+    c->S[0] = c->A[0] = 0;
+    c->sums_ok = true;
+    for (uint32_t l = 0; l < P->layers; l++)
+        if (__builtin_add_overflow(c->S[l], c->s[l], &c->S[l + 1]) ||
+            __builtin_add_overflow(c->A[l], c->a[l], &c->A[l + 1]))
+            c->sums_ok = false;
     j.layer_first = j.layer_last = UINT32_MAX;
     j.stage_embed = true;
     int rc = estimate_stage(P, &j, &e, err);
@@ -307,12 +320,14 @@ static int costs_for(struct planner *P, const struct fg_job *j, const struct sta
     }
     struct stage_costs *c = &P->memo[P->n_memo];
     memset(c, 0, sizeof *c);
-    /* one allocation: s, a, then run */
-    c->s = malloc(P->layers * (2 * sizeof(uint64_t) + sizeof(uint32_t)));
+    /* one allocation: s, a, S, A, then run */
+    c->s = malloc((4 * (size_t)P->layers + 2) * sizeof(uint64_t) + P->layers * sizeof(uint32_t));
     if (!c->s)
         return fg_err_set(err, FG_E_NOMEM, "out of memory planning pipeline stages");
     c->a = c->s + P->layers;
-    c->run = (uint32_t *)(c->a + P->layers);
+    c->S = c->a + P->layers;
+    c->A = c->S + P->layers + 1;
+    c->run = (uint32_t *)(c->A + P->layers + 1);
     int rc = block_costs(P, j, c, err);
     if (rc) {
         free(c->s);
@@ -324,10 +339,31 @@ static int costs_for(struct planner *P, const struct fg_job *j, const struct sta
     return 0;
 }
 
+/*
+ * Whether no sum cut_fits forms for pp stages at micro-batch b can overflow: all of them
+ * are at most the whole model's cost at the largest multiplier (b x pp) plus both sides'.
+ * Then a stage's cost over blocks [l, e) is exactly fixed + (S[e] - S[l]) + (A[e] - A[l])
+ * x b x inflight, and it grows with e.
+ */
+static bool sums_fit(const struct stage_costs *c, uint32_t layers, uint32_t pp, uint64_t b)
+{
+    uint64_t k, x, t;
+    return c->sums_ok && !__builtin_mul_overflow(b, (uint64_t)pp, &k) &&
+           !__builtin_mul_overflow(c->A[layers], k, &t) &&
+           !__builtin_add_overflow(t, c->S[layers], &t) &&
+           !__builtin_mul_overflow(c->ea, k, &x) && !__builtin_add_overflow(t, x, &t) &&
+           !__builtin_add_overflow(t, c->es, &t) && !__builtin_mul_overflow(c->ha, b, &x) &&
+           !__builtin_add_overflow(t, x, &t) && !__builtin_add_overflow(t, c->hs, &t);
+}
+
 /* Greedy: can the blocks be cut into exactly pp non-empty stages with
- * every stage <= bound?  Stage i holds pp - i micro-batches (1F1B). */
+ * every stage <= bound?  Stage i holds pp - i micro-batches (1F1B).
+ * gallop (sums_fit, and mostly single-block runs): each stage's end by galloping
+ * search on the prefix sums; it is the end the block-by-block loop reaches, since
+ * the loop stops at the first block past bound and the stage's cost only grows
+ * with its end.  Otherwise the block-by-block loop, a run of equal blocks at a time. */
 static bool cut_fits(const struct stage_costs *c, uint32_t layers, uint32_t pp, uint64_t b,
-                     uint64_t bound, uint32_t *cut)
+                     uint64_t bound, bool gallop, uint32_t *cut)
 {
     uint32_t l = 0;
     cut[0] = 0;
@@ -339,24 +375,47 @@ static bool cut_fits(const struct stage_costs *c, uint32_t layers, uint32_t pp, 
         if (cost > bound)
             return false;
         uint32_t keep = pp - stage - 1; /* one block for each later stage */
-        while (l + keep < layers) {
-            uint64_t add = c->s[l] + c->a[l] * b * inflight;
-            if (cost + add > bound)
-                break;
-            /* Block l fits, and the blocks after it in its run cost the same add: the
-             * one-by-one loop would take n = min(run, room before keep, how many adds
-             * fit in bound - cost) of them, each check true without overflow (the sum
-             * stays <= bound).  Take the n at once; the block after them is checked by
-             * the same expression as before, overflow and all.  (fit is 0 only when
-             * cost + add passed the check by wrapping: then one block, as before.) */
-            uint64_t n = c->run[l], room = layers - keep - l;
-            if (n > room)
-                n = room;
-            uint64_t fit = add ? (bound - cost) / add : n;
-            if (fit < n)
-                n = fit ? fit : 1;
-            cost += n * add;
-            l += (uint32_t)n;
+        if (gallop) {
+            /* galloping from l (stages are often a block or two), then bisection */
+            uint64_t k = b * inflight;
+            uint32_t lo = l, end = layers - keep, hi = end, step = 1;
+            while (lo < end) {
+                uint32_t e = end - lo > step ? lo + step : end;
+                if (cost + (c->S[e] - c->S[l]) + (c->A[e] - c->A[l]) * k > bound) {
+                    hi = e - 1;
+                    break;
+                }
+                lo = e;
+                step *= 2;
+            }
+            while (lo < hi) {
+                uint32_t mid = hi - (hi - lo) / 2;
+                if (cost + (c->S[mid] - c->S[l]) + (c->A[mid] - c->A[l]) * k <= bound)
+                    lo = mid;
+                else
+                    hi = mid - 1;
+            }
+            l = lo;
+        } else {
+            while (l + keep < layers) {
+                uint64_t add = c->s[l] + c->a[l] * b * inflight;
+                if (cost + add > bound)
+                    break;
+                /* Block l fits, and the blocks after it in its run cost the same add: the
+                 * one-by-one loop would take n = min(run, room before keep, how many adds
+                 * fit in bound - cost) of them, each check true without overflow (the sum
+                 * stays <= bound).  Take the n at once; the block after them is checked by
+                 * the same expression as before, overflow and all.  (fit is 0 only when
+                 * cost + add passed the check by wrapping: then one block, as before.) */
+                uint64_t n = c->run[l], room = layers - keep - l;
+                if (n > room)
+                    n = room;
+                uint64_t fit = add ? (bound - cost) / add : n;
+                if (fit < n)
+                    n = fit ? fit : 1;
+                cost += n * add;
+                l += (uint32_t)n;
+            }
         }
         if (l == cut[stage] || (last && l < layers))
             return false;
@@ -396,10 +455,10 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
         return rc;
     uint64_t lo = 0, hi = (uint64_t)limit, b = j.batch;
     uint32_t cut[FG_PLAN_MAX_PP + 1];
-    bool any = false;
+    bool any = false, fast = 4 * c->runs > 3 * layers && sums_fit(c, layers, L->pp, b);
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (cut_fits(c, layers, L->pp, b, mid, cut)) {
+        if (cut_fits(c, layers, L->pp, b, mid, fast, cut)) {
             hi = mid;
             any = true;
             memcpy(L->cut, cut, sizeof cut);
@@ -407,7 +466,7 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
             lo = mid + 1;
         }
     }
-    if (!any && cut_fits(c, layers, L->pp, b, hi, cut)) {
+    if (!any && cut_fits(c, layers, L->pp, b, hi, fast, cut)) {
         any = true;
         memcpy(L->cut, cut, sizeof cut);
     }
