@@ -10,6 +10,11 @@
 #                                       outputs.  This isolates one change while others edit the
 #                                       CLI: e.g. `against HEAD engine/plan.c engine/memory.c
 #                                       engine/memory.h` after `make`.
+#   tools/bench_golden.sh planner REV [JOBS]
+#                                       tools/bench_plandiff.c: the working tree's planner
+#                                       against REV's engine/plan.c (compiled in as
+#                                       ref_plan_layouts) on JOBS (40) sampled jobs per fixture
+#                                       model, in-process, absurd sizes included.
 #
 # Per model (tests/fixtures/models/*/config.json): `plan M --json`, `plan M --gpu h200` (the two
 # the brief names), and, for wider cover of the planner and the estimator, `plan M --json --gpu
@@ -22,7 +27,7 @@ FITGATE=${FITGATE:-$ROOT/build/fitgate}
 usage() { echo "usage: $0 record|compare DIR | against REV FILE..." >&2; exit 2; }
 [ $# -ge 2 ] || usage
 cmd=$1 dir=$2
-[ "$cmd" = against ] || [ $# -eq 2 ] || usage
+[ "$cmd" = against ] || [ "$cmd" = planner ] || [ $# -eq 2 ] || usage
 [ -x "$FITGATE" ] || { echo "bench_golden: $FITGATE missing: run make first" >&2; exit 2; }
 
 variants=(
@@ -49,6 +54,22 @@ produce() {   # produce OUTDIR
 }
 
 case $cmd in
+planner)
+    rev=$2 jobs=${3:-40}
+    scratch=$(mktemp -d /tmp/fitgate-golden.XXXXXX)
+    trap 'rm -rf "$scratch"' EXIT
+    [ -f "$ROOT/build/libfitgate.a" ] || { echo "bench_golden: run make first" >&2; exit 2; }
+    git -C "$ROOT" show "$rev:engine/plan.c" >"$scratch/ref_plan.c" || exit 2
+    CF="-std=c11 -D_GNU_SOURCE -O2 -I$ROOT/engine -I$ROOT/policies $(pkg-config --cflags libcjson)"
+    ren="-Dfg_plan_layouts=ref_plan_layouts -Dfg_plan_opts_default=ref_plan_opts_default
+         -Dfg_layout_split_str=ref_layout_split_str -Dfg_layout_env=ref_layout_env"
+    # shellcheck disable=SC2086
+    cc $CF $ren -c "$scratch/ref_plan.c" -o "$scratch/ref_plan.o" &&
+        cc $CF -o "$scratch/plandiff" "$ROOT/tools/bench_plandiff.c" "$scratch/ref_plan.o" \
+            "$ROOT/build/libfitgate.a" $(pkg-config --libs libcjson libcurl hwloc) -lm || exit 2
+    (cd "$ROOT" && "$scratch/plandiff" --jobs "$jobs")
+    exit $?
+    ;;
 against)
     rev=$2
     shift 2

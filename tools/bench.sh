@@ -1,0 +1,107 @@
+#!/bin/bash
+# tools/bench.sh - fitgate's benchmarks (`make bench`), written to build/bench.txt:
+#   1. estimator throughput in-process (build/bench/bench_plan, every fixture model):
+#      graph-from-text, full plans (the brief's definition) and CLI-equivalent plans per
+#      second per core, medians of 7 runs, then the same per model;
+#   2. whole-process time and peak RSS of `fitgate plan` (build/bench/bench_exec: median of
+#      31 interleaved runs): the README example by path and by hub id from a Hugging Face
+#      cache (offline), --json, a small model, the process start-up alone, and every fixture
+#      model (11 runs each, summarised);
+#   3. what a fresh process pays to dlopen the plugin's engine part (libcurl and hwloc come
+#      with it) and the thin plugin;
+#   4. the plugin inside sbatch on the loopback Slurm cluster (tools/bench_slurm.sh; root).
+# The machine is shared and noisy: every figure is a median with its spread, never one run.
+# BENCH_QUICK=1 runs fewer repetitions (a smoke test of the scripts, not figures to quote).
+set -u
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT" || exit 2
+B=$ROOT/build
+OUT=${BENCH_TXT:-$B/bench.txt}
+for f in fitgate bench/bench_plan bench/bench_exec bench/bench_dlopen; do
+    [ -x "$B/$f" ] || { echo "bench.sh: $B/$f missing: run make bench" >&2; exit 2; }
+done
+RUNS=31 PLAN_RUNS=7 PLAN_MS=500 MODEL_RUNS=11
+[ -n "${BENCH_QUICK:-}" ] && RUNS=5 PLAN_RUNS=3 PLAN_MS=100 MODEL_RUNS=3
+EXEC=$B/bench/bench_exec
+WORK=$(mktemp -d /tmp/fitgate-bench.XXXXXX) || exit 2
+trap 'rm -rf "$WORK"' EXIT
+mkdir -p "$(dirname "$OUT")"
+exec > >(tee "$OUT") 2>&1
+
+section() { printf '\n## %s\n\n' "$*"; }
+echo "# fitgate benchmarks ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
+echo "commit $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD -- engine cli policies plugin 2>/dev/null || echo ' + uncommitted changes')"
+echo "machine: $(nproc) cores, $(uname -r), $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "compiler: $(${CC:-cc} --version | head -1); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+section "1. Estimator throughput, in-process (bench_plan)"
+"$B/bench/bench_plan" --runs "$PLAN_RUNS" --min-ms "$PLAN_MS"
+echo
+echo "# per model (3 runs each), slowest first:"
+"$B/bench/bench_plan" --runs 3 --min-ms "$((PLAN_MS / 5))" --per-model --op full |
+    grep -v '^#' | grep -v 'all [0-9]* models' |
+    awk '{for (i = 1; i <= NF; i++) if ($i == "us/op)") print $(i - 1), $3}' |
+    sort -rn | awk '{us[NR] = $1; name[NR] = $2}
+        END {
+            for (i = 1; i <= 8 && i <= NR; i++) printf "  %10.1f us  %s\n", us[i], name[i]
+            printf "  ...\n"
+            for (i = NR - 2; i <= NR; i++) if (i > 8) printf "  %10.1f us  %s\n", us[i], name[i]
+            printf "  median model: %.1f us per full plan (%.0f plans/s/core); %d models\n",
+                   us[int((NR + 1) / 2)], 1e6 / us[int((NR + 1) / 2)], NR
+        }'
+
+section "2. fitgate plan, whole process (bench_exec, $RUNS interleaved runs)"
+NEMO=tests/fixtures/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2
+QWEN=tests/fixtures/models/Qwen--Qwen3-0.6B
+# a Hugging Face cache holding the README model: hub id -> config without the network
+SHA=0123456789abcdef0123456789abcdef01234567
+HC=$WORK/hf/hub/models--nvidia--NVIDIA-Nemotron-Nano-9B-v2
+mkdir -p "$HC/refs" "$HC/snapshots/$SHA" && printf '%s' "$SHA" >"$HC/refs/main" &&
+    cp "$NEMO/config.json" "$HC/snapshots/$SHA/"
+CACHED="HF_HUB_CACHE=$WORK/hf/hub HF_HUB_OFFLINE=1 XDG_CACHE_HOME=$WORK/xdg"
+"$EXEC" -n "$RUNS" -w 3 -o "$WORK/cli.tsv" \
+    "startup=$B/fitgate" \
+    "nemo-h200=$B/fitgate plan $NEMO --gpu h200" \
+    "nemo-cached-id=$CACHED $B/fitgate plan nvidia/NVIDIA-Nemotron-Nano-9B-v2 --gpu h200" \
+    "nemo-json=$B/fitgate plan $NEMO --json" \
+    "qwen0.6b-h200=$B/fitgate plan $QWEN --gpu h200" \
+    "nemo-check-lora=$B/fitgate check $NEMO --mode lora --gpu h100 --gpus 1"
+echo "(startup: the usage message, exit 2: the dynamic loader and libc start-up alone)"
+echo
+echo "# every fixture model: fitgate plan M --gpu h200, median of $MODEL_RUNS runs each"
+for m in tests/fixtures/models/*/; do
+    [ -f "$m/config.json" ] || continue
+    n=$(basename "$m")
+    "$EXEC" -n "$MODEL_RUNS" -w 1 "m=$B/fitgate plan $m --gpu h200" |
+        awk -v n="$n" '$1 == "m" {print $4, $8, $9, n}'
+done | sort -n >"$WORK/models.txt"
+awk '{ms[NR] = $1; rss[NR] = $3; name[NR] = $4; if ($3 > maxrss) {maxrss = $3; mr = $4}}
+    END {
+        printf "  models: %d; median of the per-model medians %.2f ms; fastest %.2f ms (%s)\n",
+               NR, ms[int((NR + 1) / 2)], ms[1], name[1]
+        printf "  under 5 ms: %d of %d; slowest:\n", under(ms, NR), NR
+        for (i = NR; i > NR - 6 && i > 0; i--) printf "    %8.2f ms  %s\n", ms[i], name[i]
+        printf "  largest peak RSS: %d KB (%s)\n", maxrss, mr
+    }
+    function under(v, n,   i, c) { c = 0; for (i = 1; i <= n; i++) if (v[i] <= 5) c++; return c }' \
+    "$WORK/models.txt"
+
+section "3. Loading the plugin's parts in a fresh process (bench_dlopen, $RUNS runs)"
+SL=$(ls /usr/lib/x86_64-linux-gnu/slurm-wlm/libslurmfull.so 2>/dev/null | head -1)
+if [ -n "$SL" ] && [ -f "$B/fitgate_engine.so" ]; then
+    v=("slurm-only=$B/bench/bench_dlopen -g $SL"
+       "thin-plugin=$B/bench/bench_dlopen -g $SL $B/spank_fitgate.so"
+       "engine-part=$B/bench/bench_dlopen -g $SL $B/fitgate_engine.so")
+    [ -f "$B/bench/fitgate_engine_lean.so" ] &&
+        v+=("lean-engine=$B/bench/bench_dlopen -g $SL $B/bench/fitgate_engine_lean.so")
+    "$EXEC" -n "$RUNS" -w 2 "${v[@]}"
+    echo "(libslurmfull loaded first, RTLD_GLOBAL, as in sbatch; lean-engine: bench/lean_stubs.c)"
+    echo "shared objects the engine part brings: $(ldd "$B/fitgate_engine.so" | wc -l)"
+else
+    echo "skipped: libslurmfull or build/fitgate_engine.so missing"
+fi
+
+section "4. The plugin inside sbatch (tools/bench_slurm.sh)"
+BENCH_OUT=$B BENCH_RUNS=$RUNS FITGATE_BUILD=$B bash "$ROOT/tools/bench_slurm.sh"
+echo
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

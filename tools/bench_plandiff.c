@@ -1,0 +1,143 @@
+/*
+ * bench_plandiff.c - the planner against a reference planner, in-process, over many jobs:
+ * every fixture model x a deterministic pseudo-random sample of (card, mode, sequence,
+ * micro-batch, ZeRO, gradient checkpointing, chunked CE, global batch), including absurd
+ * sizes that overflow the planner's sums.  tools/bench_golden.sh `planner REV` builds it
+ * with REV's engine/plan.c compiled in under ref_* names (ref_plan_layouts) next to the
+ * working tree's library; the two must agree on everything a plan reports: status, why,
+ * and every option's shape, cut, stage bytes, peak, micro-batch and accumulation.
+ *
+ * usage: bench_plandiff [--models DIR] [--jobs N per model] [--seed S]
+ * Exit 0 when every plan agrees, 1 on the first difference (printed), 2 on misuse.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gpu.h"
+#include "memory.h"
+#include "model.h"
+#include "plan.h"
+
+int ref_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t usable,
+                     const struct fg_plan_opts *o, struct fg_plan *out, struct fg_err *err);
+
+static uint64_t rng_state;
+static uint64_t rnd(void)
+{
+    /* xorshift64*: reproducible across runs and machines */
+    rng_state ^= rng_state >> 12;
+    rng_state ^= rng_state << 25;
+    rng_state ^= rng_state >> 27;
+    return rng_state * 2685821657736338717ull;
+}
+#define PICK(a) ((a)[rnd() % (sizeof(a) / sizeof((a)[0]))])
+
+static int same_plan(const struct fg_plan *x, const struct fg_plan *y, char *why, size_t cap)
+{
+    if (x->status != y->status || x->n != y->n || x->usable_bytes != y->usable_bytes)
+        return snprintf(why, cap, "status %d/%d n %zu/%zu", x->status, y->status, x->n, y->n), 0;
+    if (x->status == FG_PLAN_IMPOSSIBLE && strcmp(x->why, y->why))
+        return snprintf(why, cap, "why differs"), 0;
+    for (size_t i = 0; i < x->n; i++) {
+        const struct fg_layout *a = &x->options[i], *b = &y->options[i];
+        if (a->gpus != b->gpus || a->tp != b->tp || a->pp != b->pp || a->ep != b->ep ||
+            a->dp != b->dp || a->zero != b->zero || a->peak_bytes != b->peak_bytes ||
+            a->micro_batch != b->micro_batch || a->grad_accum != b->grad_accum)
+            return snprintf(why, cap, "option %zu shape/peak", i), 0;
+        for (uint32_t s = 0; s <= a->pp; s++)
+            if (a->cut[s] != b->cut[s])
+                return snprintf(why, cap, "option %zu cut[%u] %u/%u", i, s, a->cut[s], b->cut[s]), 0;
+        for (uint32_t s = 0; s < a->pp; s++)
+            if (a->stage_bytes[s] != b->stage_bytes[s])
+                return snprintf(why, cap, "option %zu stage %u bytes", i, s), 0;
+    }
+    return 1;
+}
+
+int main(int argc, char **argv)
+{
+    const char *dir = "tests/fixtures/models";
+    long jobs = 40;
+    rng_state = 0x9e3779b97f4a7c15ull;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--models") && i + 1 < argc)
+            dir = argv[++i];
+        else if (!strcmp(argv[i], "--jobs") && i + 1 < argc)
+            jobs = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            rng_state = strtoull(argv[++i], NULL, 0) | 1;
+        else
+            return fprintf(stderr, "usage: bench_plandiff [--models DIR] [--jobs N] [--seed S]\n"), 2;
+    }
+    static const char *const cards[] = {"t4", "l4", "a100_40g", "h100", "h200", "mi300x"};
+    static const enum fg_mode modes[] = {FG_MODE_FULL, FG_MODE_LORA, FG_MODE_QLORA, FG_MODE_SERVE};
+    static const uint64_t seqs[] = {0, 128, 512, 2048, 8192, 32768, 1u << 24};
+    static const uint64_t batches[] = {1, 1, 2, 4, 16, 64, 1u << 20};
+    static const uint64_t gbatches[] = {0, 0, 8, 256};
+    static const uint32_t gpns[] = {8, 8, 4, 2};
+    DIR *d = opendir(dir);
+    if (!d)
+        return fprintf(stderr, "bench_plandiff: %s: cannot open\n", dir), 2;
+    char names[256][256];
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)) && n < 256)
+        if (de->d_name[0] != '.')
+            snprintf(names[n++], sizeof names[0], "%s", de->d_name);
+    closedir(d);
+    qsort(names, (size_t)n, sizeof names[0], (int (*)(const void *, const void *))strcmp);
+    static struct fg_plan a, b;
+    long plans = 0, found = 0, impossible = 0, errors = 0;
+    for (int i = 0; i < n; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        struct fg_model *m = NULL;
+        struct fg_err err = {0};
+        if (fg_model_load(path, &m, &err))
+            continue; /* not a model directory (truth.tsv, ...) */
+        for (long k = 0; k < jobs; k++) {
+            struct fg_job job;
+            fg_job_defaults(&job, PICK(modes));
+            job.seq_len = PICK(seqs);
+            job.batch = PICK(batches);
+            job.zero = job.mode == FG_MODE_FULL ? (uint32_t)(rnd() % 4) : 0;
+            job.grad_ckpt = rnd() % 2;
+            job.chunked_ce = rnd() % 4 == 0;
+            if (job.mode == FG_MODE_QLORA)
+                job.quant = rnd() % 2 ? FG_QUANT_NF4 : FG_QUANT_NF4_DQ;
+            const struct fg_gpu *g = fg_gpu_find(NULL, PICK(cards), NULL);
+            if (!g)
+                g = fg_gpu_find(NULL, "h100", NULL);
+            struct fg_plan_opts po;
+            fg_plan_opts_default(&po);
+            po.global_batch = PICK(gbatches);
+            po.gpus_per_node = PICK(gpns);
+            po.max_gpus = rnd() % 3 ? 64 : 256;
+            uint64_t usable = fg_fit_usable(g->memory_gb, g->memory_bytes, &po.fit);
+            struct fg_err ea = {0}, eb = {0};
+            int ra = fg_plan_layouts(m, &job, usable, &po, &a, &ea);
+            int rb = ref_plan_layouts(m, &job, usable, &po, &b, &eb);
+            char why[128] = "";
+            if (ra != rb || (ra && strcmp(ea.detail, eb.detail)) ||
+                (!ra && !same_plan(&a, &b, why, sizeof why))) {
+                printf("bench_plandiff: DIFFERENT: %s, job %ld: mode %s seq %llu batch %llu "
+                       "zero %u ckpt %d card %s: rc %d/%d %s\n", names[i], k,
+                       fg_mode_name(job.mode), (unsigned long long)job.seq_len,
+                       (unsigned long long)job.batch, job.zero, job.grad_ckpt, g->label, ra, rb,
+                       why);
+                fg_model_free(m);
+                return 1;
+            }
+            plans++;
+            errors += ra != 0;
+            found += !ra && a.status == FG_PLAN_FOUND;
+            impossible += !ra && a.status == FG_PLAN_IMPOSSIBLE;
+        }
+        fg_model_free(m);
+    }
+    printf("bench_plandiff: %ld plans identical to the reference (%ld found, %ld impossible, "
+           "%ld estimator errors, the same on both sides)\n", plans, found, impossible, errors);
+    return 0;
+}
