@@ -7,11 +7,12 @@
  *   graph-from-text  fg_config_parse of the config.json text already in memory, then
  *                    fg_model_from_config, then both freed.
  *   full plan        the brief's definition: the model graph from an already-parsed
- *                    config (fg_model_from_config), the job's estimate, the 5-card table
- *                    (T4, L4, A100 40 GB, H100, H200 looked up by alias; full / LoRA /
- *                    serve estimate + fit on each: 15 estimates) and the planner for one
- *                    card (fg_plan_layouts on H200, run whether or not one card holds
- *                    the job), then the graph freed.
+ *                    config (fg_model_from_config), the job's estimate with its lines, the
+ *                    5-card table (T4, L4, A100 40 GB, H100 SXM, H200, looked up by alias
+ *                    as the CLI does; full / LoRA / serve estimates, totals only as the
+ *                    CLI's table, + fit on each: 15) and the planner for one card
+ *                    (fg_plan_layouts on H200, run whether or not one card holds the
+ *                    job), then the graph freed.
  *   cli plan         what `fitgate plan M --gpu h200` computes, without printing: the full
  *                    plan above plus the planner for every table cell that needs more than
  *                    one card (the table prints "split: N cards" from it), and the requested
@@ -45,7 +46,8 @@ struct model_in {
     struct fg_config *doc;
 };
 
-static const char *const table_cards[] = {"t4", "l4", "a100_40g", "h100", "h200"};
+/* cli/report_html.c fg_cli_default_cards: the card table of `fitgate plan` */
+static const char *const table_cards[] = {"t4", "l4", "a100_40g", "h100_sxm", "h200"};
 static const enum fg_mode table_modes[3] = {FG_MODE_FULL, FG_MODE_LORA, FG_MODE_SERVE};
 
 static double now(clockid_t c)
@@ -173,7 +175,7 @@ static int op_plan(const struct model_in *mi, bool cli)
         for (int k = 0; k < 3; k++) {
             struct fg_job j;
             fg_job_defaults(&j, table_modes[k]);
-            if (fg_memory_estimate(m, &j, &cell, &err))
+            if (fg_memory_estimate_totals(m, &j, &cell, &err)) /* as cmd_plan.c fill_card */
                 goto done;
             fg_fit_card(&cell, usable, &po.fit, &fit);
             sink += fit.max_batch;

@@ -91,7 +91,8 @@ static int fill_card(const struct fg_model *m, const struct fg_cli_opts *o,
     r->usable = fg_fit_usable(r->gpu->memory_gb, r->gpu->memory_bytes, &po->fit);
     for (int k = 0; k < 3; k++) {
         struct fg_job j = job_for_mode(o, table_modes[k]);
-        int rc = fg_memory_estimate(m, &j, &r->est[k], err);
+        /* the table reads totals only: no attributed lines to format */
+        int rc = fg_memory_estimate_totals(m, &j, &r->est[k], err);
         if (rc)
             return rc;
         fg_fit_card(&r->est[k], r->usable, &po->fit, &r->fit[k]);

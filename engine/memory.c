@@ -660,8 +660,8 @@ int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struc
     return estimate(m, job, e, true, err);
 }
 
-int fg__memory_estimate_totals(const struct fg_model *m, const struct fg_job *job,
-                               struct fg_estimate *e, struct fg_err *err)
+int fg_memory_estimate_totals(const struct fg_model *m, const struct fg_job *job,
+                              struct fg_estimate *e, struct fg_err *err)
 {
     int rc = estimate(m, job, e, false, err);
     e->n_lines = 0;

@@ -113,10 +113,14 @@ struct fg_estimate {
 int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struct fg_estimate *out,
                        struct fg_err *err);
 
-/* Internal (the planner): the same estimate without the attributed lines (n_lines 0),
- * for callers that read only the byte totals; several times faster. */
-int fg__memory_estimate_totals(const struct fg_model *m, const struct fg_job *job,
-                               struct fg_estimate *e, struct fg_err *err);
+/*
+ * The same estimate without the attributed lines (out->n_lines is 0), for callers that
+ * read only the byte totals (the planner, a card table): every number is computed by the
+ * same code, the text is not formatted (a quarter of the instructions).  Fails as
+ * fg_memory_estimate does.
+ */
+int fg_memory_estimate_totals(const struct fg_model *m, const struct fg_job *job,
+                              struct fg_estimate *out, struct fg_err *err);
 
 /* Internal (the planner): whether the estimate of job counts node n (job's pipeline
  * stage: blocks [layer_first, layer_last), the head side, the embedding side). */

@@ -49,7 +49,7 @@ static bool tp_valid(const struct fg_model *m, uint32_t tp)
  * layout needs an estimate of every block alone, a binary search over cuts, and an
  * estimate per stage.  Done naively that is O(layouts x layers x nodes) (2 s for a
  * DeepSeek-V3 plan).  What keeps it small, every number still the estimator's own:
- *   - totals-only estimates (fg__memory_estimate_totals): the same arithmetic without
+ *   - totals-only estimates (fg_memory_estimate_totals): the same arithmetic without
  *     formatting the attributed lines, which the planner never reads;
  *   - node windows: an estimate visits every node and counts those on its stage
  *     (fg__memory_on_stage).  Over the smallest contiguous run of nodes that holds
@@ -219,7 +219,7 @@ static int estimate_stage(struct planner *P, const struct fg_job *j, struct fg_e
                           struct fg_err *err)
 {
     if (!P->windows || j->layer_last == 0)
-        return fg__memory_estimate_totals(P->m, j, e, err);
+        return fg_memory_estimate_totals(P->m, j, e, err);
     size_t lo = SIZE_MAX, hi = 0;
     for (uint32_t l = j->layer_first; l < j->layer_last && l < P->layers; l++) {
         if (P->lo[l] < lo)
@@ -237,7 +237,7 @@ static int estimate_stage(struct planner *P, const struct fg_job *j, struct fg_e
     }
     P->view.nodes = P->m->nodes + (lo < hi ? lo : 0);
     P->view.n_nodes = lo < hi ? hi - lo : 0;
-    return fg__memory_estimate_totals(&P->view, j, e, err);
+    return fg_memory_estimate_totals(&P->view, j, e, err);
 }
 
 static bool planner_tp_valid(struct planner *P, uint32_t tp)
@@ -440,7 +440,7 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
     struct fg_estimate e;
     uint32_t layers = P->layers;
     if (L->pp == 1) {
-        int rc = fg__memory_estimate_totals(m, &j, &e, err);
+        int rc = fg_memory_estimate_totals(m, &j, &e, err);
         if (rc)
             return rc;
         L->cut[0] = 0;
