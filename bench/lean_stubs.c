@@ -5,8 +5,8 @@
  * "lean") next to the real engine part, to show what a tagged job with a cached model would
  * cost if libcurl and hwloc were loaded only when needed (a cache miss; the node side):
  * loading fitgate_engine.so pulls ~35 shared libraries through libcurl, most of a tagged
- * submission's overhead (bench/RESULTS.md).  Every stub fails; nothing calls them on the
- * cached submit path.
+ * submission's overhead (bench/RESULTS.md).  Every stub but the URL check fails; nothing
+ * else calls them on the cached submit path.
  */
 #include <stdbool.h>
 #include <stddef.h>
@@ -27,11 +27,14 @@ void fg__hub_resp_clear(struct fg__hub_resp *resp)
     (void)resp;
 }
 
+/* The policy checks HubEndpoint= with this when it is read: accept, as the real one does
+ * for a loopback http URL. */
 int fg__hub_check_url(const char *url, bool allow_http, struct fg_err *err)
 {
     (void)url;
     (void)allow_http;
-    return fg_err_set(err, FG_E_NET, "lean benchmark engine: no hub client");
+    (void)err;
+    return 0;
 }
 
 int fg__hub_quote(const char *s, char *out, size_t cap)
