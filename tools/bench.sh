@@ -9,7 +9,10 @@
 #      model (11 runs each, summarised);
 #   3. what a fresh process pays to dlopen the plugin's engine part (libcurl and hwloc come
 #      with it) and the thin plugin;
-#   4. the plugin inside sbatch on the loopback Slurm cluster (tools/bench_slurm.sh; root).
+#   4. the plugin inside sbatch on the loopback Slurm cluster (tools/bench_slurm.sh; root,
+#      101 interleaved rounds: sbatch is cheap and the machine noisy).
+# "lean" rows are an experiment (bench/lean_stubs.c): the same binaries without libcurl and
+# hwloc linked in, i.e. what loading them only when needed would give.
 # The machine is shared and noisy: every figure is a median with its spread, never one run.
 # BENCH_QUICK=1 runs fewer repetitions (a smoke test of the scripts, not figures to quote).
 set -u
@@ -20,8 +23,8 @@ OUT=${BENCH_TXT:-$B/bench.txt}
 for f in fitgate bench/bench_plan bench/bench_exec bench/bench_dlopen; do
     [ -x "$B/$f" ] || { echo "bench.sh: $B/$f missing: run make bench" >&2; exit 2; }
 done
-RUNS=31 PLAN_RUNS=7 PLAN_MS=500 MODEL_RUNS=11
-[ -n "${BENCH_QUICK:-}" ] && RUNS=5 PLAN_RUNS=3 PLAN_MS=100 MODEL_RUNS=3
+RUNS=31 PLAN_RUNS=7 PLAN_MS=500 MODEL_RUNS=11 SLURM_RUNS=101
+[ -n "${BENCH_QUICK:-}" ] && RUNS=5 PLAN_RUNS=3 PLAN_MS=100 MODEL_RUNS=3 SLURM_RUNS=5
 EXEC=$B/bench/bench_exec
 WORK=$(mktemp -d /tmp/fitgate-bench.XXXXXX) || exit 2
 trap 'rm -rf "$WORK"' EXIT
@@ -67,6 +70,16 @@ CACHED="HF_HUB_CACHE=$WORK/hf/hub HF_HUB_OFFLINE=1 XDG_CACHE_HOME=$WORK/xdg"
     "qwen0.6b-h200=$B/fitgate plan $QWEN --gpu h200" \
     "nemo-check-lora=$B/fitgate check $NEMO --mode lora --gpu h100 --gpus 1"
 echo "(startup: the usage message, exit 2: the dynamic loader and libc start-up alone)"
+if [ -x "$B/bench/fitgate_lean" ]; then
+    echo
+    echo "# the same CLI without libcurl and hwloc linked in (bench/lean_stubs.c), interleaved"
+    L=$B/bench/fitgate_lean
+    "$EXEC" -n "$RUNS" -w 3 \
+        "startup=$B/fitgate" "lean-startup=$L" \
+        "nemo-h200=$B/fitgate plan $NEMO --gpu h200" "lean-nemo-h200=$L plan $NEMO --gpu h200" \
+        "lean-nemo-cached-id=$CACHED $L plan nvidia/NVIDIA-Nemotron-Nano-9B-v2 --gpu h200" \
+        "lean-qwen0.6b-h200=$L plan $QWEN --gpu h200"
+fi
 echo
 echo "# every fixture model: fitgate plan M --gpu h200, median of $MODEL_RUNS runs each"
 for m in tests/fixtures/models/*/; do
@@ -102,6 +115,6 @@ else
 fi
 
 section "4. The plugin inside sbatch (tools/bench_slurm.sh)"
-BENCH_OUT=$B BENCH_RUNS=$RUNS FITGATE_BUILD=$B bash "$ROOT/tools/bench_slurm.sh"
+BENCH_OUT=$B BENCH_RUNS=$SLURM_RUNS FITGATE_BUILD=$B bash "$ROOT/tools/bench_slurm.sh"
 echo
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -15,8 +15,10 @@
  *
  * Per LABEL it prints: runs, failures (non-zero exit), the median wall time with the
  * interquartile range and min / max, the median CPU time (user + sys of the child, from
- * wait4), the median and largest peak RSS (ru_maxrss of the child), and the ratio of its
- * median wall time to the first LABEL's.  -o writes every sample (label, round, wall_us,
+ * wait4), the median and largest peak RSS (ru_maxrss of the child), the ratio of its
+ * median wall time to the first LABEL's, and the paired ratio: the median over rounds of
+ * (this LABEL's wall time / the first LABEL's in the same round), which a load that drifts
+ * during the measurement moves less.  -o writes every sample (label, round, wall_us,
  * cpu_us, maxrss_kb, status) as TSV.
  */
 #include <errno.h>
@@ -216,9 +218,21 @@ int main(int argc, char **argv)
     }
     if (out)
         fclose(out);
+    /* paired ratios first, while the samples are still in round order */
+    double *paired = calloc((size_t)n, sizeof(double)), *tmp = calloc((size_t)runs, sizeof(double));
+    if (!paired || !tmp)
+        return fprintf(stderr, "bench_exec: out of memory\n"), 2;
+    for (int k = 0; k < n; k++) {
+        int m = cmds[k].n < cmds[0].n ? cmds[k].n : cmds[0].n;
+        for (int i = 0; i < m; i++)
+            tmp[i] = cmds[0].wall[i] > 0 ? cmds[k].wall[i] / cmds[0].wall[i] : 0;
+        qsort(tmp, (size_t)m, sizeof(double), cmp_d);
+        paired[k] = quantile(tmp, m, 0.5);
+    }
     double base = 0;
-    printf("%-20s %5s %4s %10s %21s %19s %9s %10s %10s %7s\n", "label", "runs", "fail",
-           "median ms", "IQR ms", "min..max ms", "cpu ms", "rss KB", "max rss", "ratio");
+    printf("%-20s %5s %4s %10s %21s %19s %9s %10s %10s %7s %7s\n", "label", "runs", "fail",
+           "median ms", "IQR ms", "min..max ms", "cpu ms", "rss KB", "max rss", "ratio",
+           "paired");
     for (int k = 0; k < n; k++) {
         struct cmd *c = &cmds[k];
         qsort(c->wall, (size_t)c->n, sizeof(double), cmp_d);
@@ -231,10 +245,12 @@ int main(int argc, char **argv)
         snprintf(iqr, sizeof iqr, "%.3f..%.3f", quantile(c->wall, c->n, 0.25),
                  quantile(c->wall, c->n, 0.75));
         snprintf(range, sizeof range, "%.2f..%.2f", c->wall[0], c->wall[c->n - 1]);
-        printf("%-20s %5d %4d %10.3f %21s %19s %9.3f %10ld %10ld %7.3f\n", c->label, c->n,
-               c->failed, med, iqr, range, quantile(c->cpu, c->n, 0.5), c->rss[c->n / 2],
-               c->rss[c->n - 1], base > 0 ? med / base : 0);
+        printf("%-20s %5d %4d %10.3f %21s %19s %9.3f %10ld %10ld %7.3f %7.3f\n", c->label,
+               c->n, c->failed, med, iqr, range, quantile(c->cpu, c->n, 0.5), c->rss[c->n / 2],
+               c->rss[c->n - 1], base > 0 ? med / base : 0, paired[k]);
     }
+    free(paired);
+    free(tmp);
     for (int k = 0; k < n; k++) {
         free(cmds[k].wall);
         free(cmds[k].cpu);

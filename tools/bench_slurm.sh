@@ -6,7 +6,7 @@
 #
 # Submissions are held (--hold: the scheduler never starts them), as the job user `nobody`,
 # timed by tools/bench_exec.c (fork + exec + wait4, no shell in the timed path), N rounds
-# (default 31), each round running every variant once in a rotated order:
+# (default 101), each round running every variant once in a rotated order:
 #   none        slurm.conf whose plugstack is empty, untagged job    (the baseline)
 #   untagged    plugstack with spank_fitgate.so, the same untagged job
 #   tagged      the same job + --ft-model=nvidia/NVIDIA-Nemotron-Nano-9B-v2 --ft-mode=lora
@@ -21,12 +21,12 @@
 #               experiment showing what loading those only when needed would save
 # With the plugin missing or broken the script still runs what it can and says so.
 #
-# Environment: BENCH_RUNS (31), BENCH_OUT (build), FITGATE_BUILD (build).
+# Environment: BENCH_RUNS (101), BENCH_OUT (build), FITGATE_BUILD (build).
 set -u
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 cd "$REPO" || exit 2
 HERE=$REPO/tests/integration/slurm
-RUNS=${BENCH_RUNS:-31}
+RUNS=${BENCH_RUNS:-101}
 OUTDIR=${BENCH_OUT:-$REPO/build}
 B=${FITGATE_BUILD:-$REPO/build}
 say() { echo "bench_slurm: $*"; }
@@ -160,6 +160,7 @@ as_user "$SROOT/bench_exec" -n "$RUNS" -w 3 -o "$SROOT/jobs/samples.tsv" "${prep
     "${variants[@]}" >"$SROOT/table.txt" 2>"$SROOT/exec.err"
 rc=$?
 cat "$SROOT/table.txt"
+echo "(cpu ms: user + sys of sbatch itself; paired: median over rounds of wall / none's wall)"
 [ -s "$SROOT/exec.err" ] && sed 's/^/     | /' "$SROOT/exec.err" | head -5
 mkdir -p "$OUTDIR"
 cp "$SROOT/jobs/samples.tsv" "$OUTDIR/slurm-samples.tsv" 2>/dev/null
