@@ -18,8 +18,9 @@
  * wait4), the median and largest peak RSS (ru_maxrss of the child), the ratio of its
  * median wall time to the first LABEL's, and the paired ratio: the median over rounds of
  * (this LABEL's wall time / the first LABEL's in the same round), which a load that drifts
- * during the measurement moves less.  -o writes every sample (label, round, wall_us,
- * cpu_us, maxrss_kb, status) as TSV.
+ * during the measurement moves less, with a 95% bootstrap interval (2000 resamples of the
+ * rounds), and the median paired CPU difference.  -o writes every sample (label, round,
+ * wall_us, cpu_us, maxrss_kb, status) as TSV.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -218,21 +219,38 @@ int main(int argc, char **argv)
     }
     if (out)
         fclose(out);
-    /* paired ratios first, while the samples are still in round order */
-    double *paired = calloc((size_t)n, sizeof(double)), *tmp = calloc((size_t)runs, sizeof(double));
-    if (!paired || !tmp)
+    /* paired statistics first, while the samples are still in round order */
+    double *paired = calloc((size_t)n * 4, sizeof(double)), *tmp = calloc((size_t)runs, sizeof(double));
+    double *rs = calloc((size_t)runs, sizeof(double)), *boot = calloc(2000, sizeof(double));
+    if (!paired || !tmp || !rs || !boot)
         return fprintf(stderr, "bench_exec: out of memory\n"), 2;
+    unsigned long long seed = 0x2545f4914f6cdd1dull;
     for (int k = 0; k < n; k++) {
         int m = cmds[k].n < cmds[0].n ? cmds[k].n : cmds[0].n;
         for (int i = 0; i < m; i++)
             tmp[i] = cmds[0].wall[i] > 0 ? cmds[k].wall[i] / cmds[0].wall[i] : 0;
+        for (int b = 0; b < 2000 && m > 0; b++) {
+            for (int i = 0; i < m; i++) {
+                seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17; /* xorshift64 */
+                rs[i] = tmp[seed % (unsigned long long)m];
+            }
+            qsort(rs, (size_t)m, sizeof(double), cmp_d);
+            boot[b] = quantile(rs, m, 0.5);
+        }
+        qsort(boot, 2000, sizeof(double), cmp_d);
         qsort(tmp, (size_t)m, sizeof(double), cmp_d);
-        paired[k] = quantile(tmp, m, 0.5);
+        paired[4 * k] = quantile(tmp, m, 0.5);
+        paired[4 * k + 1] = quantile(boot, 2000, 0.025);
+        paired[4 * k + 2] = quantile(boot, 2000, 0.975);
+        for (int i = 0; i < m; i++)
+            tmp[i] = cmds[k].cpu[i] - cmds[0].cpu[i];
+        qsort(tmp, (size_t)m, sizeof(double), cmp_d);
+        paired[4 * k + 3] = quantile(tmp, m, 0.5);
     }
     double base = 0;
-    printf("%-20s %5s %4s %10s %21s %19s %9s %10s %10s %7s %7s\n", "label", "runs", "fail",
-           "median ms", "IQR ms", "min..max ms", "cpu ms", "rss KB", "max rss", "ratio",
-           "paired");
+    printf("%-20s %5s %4s %10s %21s %19s %9s %10s %10s %7s %7s %13s %9s\n", "label", "runs",
+           "fail", "median ms", "IQR ms", "min..max ms", "cpu ms", "rss KB", "max rss", "ratio",
+           "paired", "paired 95%", "+cpu ms");
     for (int k = 0; k < n; k++) {
         struct cmd *c = &cmds[k];
         qsort(c->wall, (size_t)c->n, sizeof(double), cmp_d);
@@ -245,12 +263,17 @@ int main(int argc, char **argv)
         snprintf(iqr, sizeof iqr, "%.3f..%.3f", quantile(c->wall, c->n, 0.25),
                  quantile(c->wall, c->n, 0.75));
         snprintf(range, sizeof range, "%.2f..%.2f", c->wall[0], c->wall[c->n - 1]);
-        printf("%-20s %5d %4d %10.3f %21s %19s %9.3f %10ld %10ld %7.3f %7.3f\n", c->label,
-               c->n, c->failed, med, iqr, range, quantile(c->cpu, c->n, 0.5), c->rss[c->n / 2],
-               c->rss[c->n - 1], base > 0 ? med / base : 0, paired[k]);
+        char ci[32];
+        snprintf(ci, sizeof ci, "%.3f..%.3f", paired[4 * k + 1], paired[4 * k + 2]);
+        printf("%-20s %5d %4d %10.3f %21s %19s %9.3f %10ld %10ld %7.3f %7.3f %13s %+9.3f\n",
+               c->label, c->n, c->failed, med, iqr, range, quantile(c->cpu, c->n, 0.5),
+               c->rss[c->n / 2], c->rss[c->n - 1], base > 0 ? med / base : 0, paired[4 * k], ci,
+               paired[4 * k + 3]);
     }
     free(paired);
     free(tmp);
+    free(rs);
+    free(boot);
     for (int k = 0; k < n; k++) {
         free(cmds[k].wall);
         free(cmds[k].cpu);
