@@ -419,7 +419,13 @@ int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct
         /* A 200 to a Range request carries the file from byte 0. */
         x.skip = req->range ? req->range_off : 0;
         errbuf[0] = '\0';
-        curl_easy_reset(h);
+        /* A fresh handle per hop, not curl_easy_reset: libcurl 7.88.1 (Debian 12) keeps a
+         * pointer to the previous transfer's freed headers and reads it when the next response
+         * folds a header line (heap-use-after-free; tests/fuzz/regress/hub). */
+        if (hop) {
+            curl_easy_cleanup(h);
+            h = curl_easy_init(); /* NULL: every call below fails cleanly, perform gives an error */
+        }
         curl_easy_setopt(h, CURLOPT_URL, url);
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L); /* threads in slurmctld/sbatch: no SIGALRM */
         curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
