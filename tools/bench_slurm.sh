@@ -8,6 +8,8 @@
 # timed by tools/bench_exec.c (fork + exec + wait4, no shell in the timed path), N rounds
 # (default 101), each round running every variant once in a rotated order:
 #   none        slurm.conf whose plugstack is empty, untagged job    (the baseline)
+#   noop        plugstack with bench/spank_noop.c, a plugin that does nothing: the cost of
+#               having any SPANK plugin at all (a control for "untagged")
 #   untagged    plugstack with spank_fitgate.so, the same untagged job
 #   tagged      the same job + --ft-model=nvidia/NVIDIA-Nemotron-Nano-9B-v2 --ft-mode=lora
 #               on --gres=gpu:h100:1: fits, so it is admitted; the config comes from
@@ -62,6 +64,9 @@ LEAN=""
 [ "$PLUGIN_OK" = 1 ] && [ -f "$B/bench/fitgate_engine_lean.so" ] &&
     cp "$B/bench/fitgate_engine_lean.so" "$SROOT/" && LEAN=$SROOT/fitgate_engine_lean.so
 cc -std=c11 -O2 -o "$SROOT/blackhole" "$HERE/blackhole.c" || { say "cannot build blackhole"; exit 2; }
+NOOP=""
+cc -std=c11 -O2 -fPIC -shared -o "$SROOT/spank_noop.so" "$REPO/bench/spank_noop.c" 2>/dev/null &&
+    NOOP=$SROOT/spank_noop.so
 
 # --- a loopback hub: /org/name/resolve/main/config.json, as huggingface.co serves it ---------
 SHA=0123456789abcdef0123456789abcdef01234567
@@ -123,6 +128,12 @@ sed "s|^PlugStackConfig=.*|PlugStackConfig=$SROOT/etc/plugstack.none|" "$SLURM_C
 chmod 644 "$SROOT/etc/slurm.noplug.conf" "$SROOT/etc/plugstack.none"
 PLUG=$SLURM_CONF
 NOPLUG=$SROOT/etc/slurm.noplug.conf
+if [ -n "$NOOP" ]; then
+    sed "s|^PlugStackConfig=.*|PlugStackConfig=$SROOT/etc/plugstack.noop|" "$SLURM_CONF" \
+        >"$SROOT/etc/slurm.noop.conf"
+    echo "required $NOOP" >"$SROOT/etc/plugstack.noop"
+    chmod 644 "$SROOT/etc/slurm.noop.conf" "$SROOT/etc/plugstack.noop"
+fi
 if [ -n "$LEAN" ]; then
     sed "s|^PlugStackConfig=.*|PlugStackConfig=$SROOT/etc/plugstack.lean|" "$SLURM_CONF" \
         >"$SROOT/etc/slurm.lean.conf"
@@ -136,6 +147,7 @@ as_user() {   # as_user CMD...: as nobody, in $SROOT/jobs
 SB="sbatch --parsable --hold -J bench -o /dev/null --gres=gpu:h100:1 --wrap true"
 NEMO=nvidia/NVIDIA-Nemotron-Nano-9B-v2
 variants=("none=SLURM_CONF=$NOPLUG $SB")
+[ -n "$NOOP" ] && variants+=("noop=SLURM_CONF=$SROOT/etc/slurm.noop.conf $SB")
 preps=()
 if [ "$PLUGIN_OK" = 1 ]; then
     # one submission first: the plugin must work, and it fills the cache for "tagged"
