@@ -216,12 +216,23 @@ static double quant_bytes(enum fg_quant q)
                                 : 0.5 + 4.0 / 64;
 }
 
-static uint64_t linear_params(const struct fg_node *n)
+/* Linear parameters of a node on this GPU: the same buckets as
+ * node_params_here (routed experts over EP, with TP = 1 then; the rest over
+ * TP), never more than the node's own share. */
+static uint64_t node_linear_here(const struct fg_node *n, const struct fg_job *job)
 {
-    uint64_t s = 0;
-    for (unsigned i = 0; i < n->nlin; i++)
-        s += (uint64_t)n->lin[i].in * n->lin[i].out * n->lin[i].count;
-    return s;
+    uint32_t tp = job->tp ? job->tp : 1, ep = job->ep ? job->ep : 1;
+    uint64_t routed = 0, other = 0;
+    for (unsigned i = 0; i < n->nlin; i++) {
+        uint64_t one = (uint64_t)n->lin[i].in * n->lin[i].out * n->lin[i].count;
+        if (n->kind == FG_NODE_MOE && n->lin[i].count > 1)
+            routed += one;
+        else
+            other += one;
+    }
+    uint64_t here = routed / ep / (ep > 1 ? 1 : tp) + other / tp;
+    uint64_t cap = node_params_here(n, job);
+    return here < cap ? here : cap;
 }
 
 /*
@@ -382,7 +393,7 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
         for (size_t i = 0; i < m->n_nodes; i++) {
             const struct fg_node *n = &m->nodes[i];
             if (on_stage(n, job) && n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
-                lin += linear_params(n) / (job->tp ? job->tp : 1);
+                lin += node_linear_here(n, job);
         }
         if (lin > weights)
             lin = weights;
@@ -473,20 +484,21 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
             continue;
         uint64_t p = node_params_here(n, job);
         params += p;
-        uint64_t lp = linear_params(n);
-        if (n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED) {
-            linear += lp / tp;
-            quantizable += lp / tp;
-        }
-        if (n->kind == FG_NODE_HEAD)
-            linear += lp / tp;
+        uint64_t lp = node_linear_here(n, job);
+        if (n->kind != FG_NODE_EMBED)
+            linear += lp;
+        if (n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
+            quantizable += lp;
         for (unsigned k = 0; k < n->nlin; k++) {
             const struct fg_linear *l = &n->lin[k];
             uint64_t one = (uint64_t)l->in * l->out;
             if (one / tp > largest_linear)
                 largest_linear = one / tp;
+            /* adapters of routed experts live with their expert (over EP) */
+            uint64_t copies = n->kind == FG_NODE_MOE && l->count > 1 && job->ep > 1
+                                  ? (l->count + job->ep - 1) / job->ep : l->count;
             if (lora && n->kind != FG_NODE_HEAD && lora_targets(job, l->role))
-                adapters += (uint64_t)job->lora_rank * (l->in + l->out) * l->count;
+                adapters += (uint64_t)job->lora_rank * (l->in + l->out) * copies;
         }
         /* Towers (vision / audio) stay frozen and unused in text fine-tunes. */
         if (n->stack == FG_STACK_TOWER)

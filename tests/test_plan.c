@@ -1,7 +1,7 @@
 /*
  * test_plan.c - every suggested layout is valid (divisibility, MoE rules,
  * contiguous stages) and fits on our own estimate, over every model in the
- * fixtures, for full, LoRA and serve on A100 40 GB, H100 80 GB and H200.
+ * fixtures, for full, LoRA, QLoRA and serve on A100 40 GB, H100 80 GB and H200.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -78,7 +78,8 @@ static void layouts_should_be_valid_and_fit_for_every_model(void **state)
     assert_non_null(d);
     struct dirent *de;
     static const unsigned cards[] = {40, 80, 141};
-    static const enum fg_mode modes[] = {FG_MODE_FULL, FG_MODE_LORA, FG_MODE_SERVE};
+    static const enum fg_mode modes[] = {FG_MODE_FULL, FG_MODE_LORA, FG_MODE_QLORA,
+                                         FG_MODE_SERVE};
     int plans = 0, layouts = 0, impossible = 0;
     while ((de = readdir(d))) {
         if (de->d_name[0] == '.' || !strstr(de->d_name, "--"))
@@ -87,7 +88,7 @@ static void layouts_should_be_valid_and_fit_for_every_model(void **state)
         snprintf(dir, sizeof dir, MODELS "/%s", de->d_name);
         struct fg_model *m = load(dir);
         for (size_t c = 0; c < 3; c++)
-            for (size_t k = 0; k < 3; k++) {
+            for (size_t k = 0; k < 4; k++) {
                 struct fg_job job;
                 fg_job_defaults(&job, modes[k]);
                 struct fg_plan_opts o;
