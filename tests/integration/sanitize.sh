@@ -28,8 +28,8 @@ LOG=$SAN_BUILD/unit.log
 make -s -j"$JOBS" BUILD="$SAN_BUILD" SANITIZE=address,undefined WERROR= unit >"$LOG" 2>&1
 unit_rc=$?
 T1=$(date +%s)
-grep -E '^\[  (PASSED|FAILED|SKIPPED) \]|ERROR: (Address|Leak)Sanitizer|runtime error' "$LOG" |
-    sort | uniq -c | sed 's/^/     /'
+awk '/^== /{b++} /^\[  PASSED  \] [0-9]/{p+=$4} /^\[  SKIPPED \] [0-9]/{k+=$4}
+     /^\[  FAILED  \] [0-9]/{f+=$4} END {printf "     %d test binaries: %d tests passed, %d skipped, %d failed\n", b, p, k, f}' "$LOG"
 if [ $unit_rc != 0 ]; then
     grep -E -B2 -A25 'ERROR: (Address|Leak)Sanitizer|runtime error|FAILED' "$LOG" | head -80
     echo "FAIL unit suite under ASan+UBSan (log: $LOG)"
