@@ -33,7 +33,13 @@ SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recove
 endif
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -fPIC $(WARN) $(SAN_FLAGS) -Iengine -Ipolicies -Icli -MMD -MP
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS    = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# Linked: cJSON only.  libcurl and hwloc are dlopen'ed when first needed (engine/hub.c on the
+# first hub request, engine/detect.c on the first GPU detection): their headers are used,
+# their ~35 shared objects are not loaded by every CLI run and tagged sbatch.  -ldl for
+# glibc < 2.34 (from 2.34 dlopen is in libc and libdl.a is empty: nothing is added).
+PKG_LIBS    = $(shell pkg-config --libs libcjson 2>/dev/null) -ldl
+# test_detect builds topologies with hwloc itself
+HWLOC_LIBS  = $(shell pkg-config --libs hwloc 2>/dev/null)
 ALL_CFLAGS  = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS_ALL  = $(PKG_LIBS) -lm $(SAN_FLAGS) $(LDFLAGS)
 
@@ -42,6 +48,7 @@ BUILD := build
 # --- engine: libfitgate.a -------------------------------------------------
 ENGINE_SRCS := \
 	engine/error.c \
+	engine/fileio.c \
 	engine/log.c \
 	engine/config.c \
 	engine/model.c \
@@ -153,8 +160,9 @@ $(PLUGIN_ENGINE): $(PLUGIN_ENGINE_OBJS) $(LIB) plugin/fitgate_engine.lds
 $(BUILD)/tests/test_plugin: $(BUILD)/tests/test_plugin.o $(PLUGIN_ENGINE_OBJS) $(LIB)
 	$(CC) $(ALL_CFLAGS) -rdynamic -o $@ $< $(PLUGIN_ENGINE_OBJS) $(LIB) $(LDLIBS_ALL) -ldl -lcmocka
 
+$(BUILD)/tests/test_detect: TEST_LIBS = $(HWLOC_LIBS)
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_ALL) -lcmocka
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_ALL) $(TEST_LIBS) -lcmocka
 
 # The HTML report lives in the CLI; its test links the two CLI objects it needs.
 $(BUILD)/tests/test_report_html: $(BUILD)/tests/test_report_html.o $(BUILD)/cli/report_html.o \

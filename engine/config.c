@@ -1,4 +1,5 @@
 #include "config.h"
+#include "fileio.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 struct fg_config {
     cJSON *root;
@@ -15,11 +17,18 @@ struct fg_config {
 
 static int read_file(const char *path, char **text, size_t *len, struct fg_err *err)
 {
-    FILE *f = fopen(path, "rb");
+    int fd = fg__open_regular(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
     if (!f) {
-        if (errno == ENOENT || errno == ENOTDIR)
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        if (e == ENOENT || e == ENOTDIR)
             return fg_err_set(err, FG_E_NOTFOUND, "%s: no such file", path);
-        return fg_err_set(err, FG_E_IO, "%s: cannot open: %s", path, strerror(errno));
+        if (e == EINVAL)
+            return fg_err_set(err, FG_E_IO, "%s: not a regular file; give a config.json file or "
+                              "its directory", path);
+        return fg_err_set(err, FG_E_IO, "%s: cannot open: %s", path, strerror(e));
     }
     size_t cap = 65536, n = 0;
     char *buf = malloc(cap + 1);
@@ -113,6 +122,14 @@ int fg_config_parse(const char *text, size_t len, const char *origin, struct fg_
         cJSON_Delete(root);
         return fg_err_set(err, FG_E_PARSE, "%s: top level is not a JSON object", origin);
     }
+    /* Text after the object means a broken or concatenated file: refuse it
+     * rather than read half of it. */
+    for (const char *p = end; p && p < text + len; p++)
+        if (!(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\0')) {
+            cJSON_Delete(root);
+            return fg_err_set(err, FG_E_PARSE, "%s: text after the JSON object (byte %zu); fix "
+                              "the file or fetch it again", origin, (size_t)(p - text));
+        }
     struct fg_config *doc = calloc(1, sizeof *doc);
     if (!doc) {
         cJSON_Delete(root);
@@ -143,6 +160,19 @@ const char *fg_config_origin(const struct fg_config *doc)
     return doc->origin;
 }
 
+/* The last member named key: Python's json.loads (so transformers) keeps
+ * the last of duplicate keys; cJSON's lookup returns the first. */
+static const cJSON *last_item(const cJSON *obj, const char *key)
+{
+    const cJSON *found = NULL, *e;
+    if (!obj)
+        return NULL;
+    cJSON_ArrayForEach(e, obj)
+        if (e->string && strcmp(e->string, key) == 0)
+            found = e;
+    return found;
+}
+
 /* Find the first alias present and not null; *name gets the alias used. */
 static const cJSON *lookup(const struct fg_cfg *c, const char *keys, char *name, size_t cap)
 {
@@ -155,7 +185,7 @@ static const cJSON *lookup(const struct fg_cfg *c, const char *keys, char *name,
             n = sizeof key - 1;
         memcpy(key, p, n);
         key[n] = '\0';
-        const cJSON *it = c->obj ? cJSON_GetObjectItemCaseSensitive(c->obj, key) : NULL;
+        const cJSON *it = last_item(c->obj, key);
         if (it && !cJSON_IsNull(it)) {
             snprintf(name, cap, "%s", key);
             return it;

@@ -10,6 +10,7 @@
  * allocation (the planner and the plugin call it in loops).
  */
 #include "gpu.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <strings.h>
 #include <sys/stat.h>
 
@@ -693,10 +695,17 @@ int fg_gpu_table_load(const char *path, struct fg_gpu_table **out, struct fg_err
         return fg_err_set(err, FG_E_INVAL, "fg_gpu_table_load: out is NULL");
     if (!path)
         return fg_gpu_table_load_text(NULL, NULL, out, err);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return fg_err_set(err, errno == ENOENT ? FG_E_NOTFOUND : FG_E_IO,
-                          "%s: cannot open the site GPU table: %s", path, strerror(errno));
+    int fd = fg__open_regular(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        if (e == EINVAL)
+            return fg_err_set(err, FG_E_IO, "%s: not a regular file; give a gpus.conf file", path);
+        return fg_err_set(err, e == ENOENT ? FG_E_NOTFOUND : FG_E_IO,
+                          "%s: cannot open the site GPU table: %s", path, strerror(e));
+    }
     struct stat st;
     if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
         fclose(f);

@@ -23,5 +23,10 @@ void fg__log(enum fg_log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
+    /* messages quote ids, URLs and headers from users and servers: no raw
+     * control characters may reach a terminal or syslog (as fg_err_set) */
+    for (char *p = buf; *p; p++)
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
+            *p = '?';
     sink(level, buf, sink_ctx);
 }

@@ -82,8 +82,13 @@ void fg__model_note(struct fg_model *m, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(m->notes[m->n_notes++], sizeof m->notes[0], fmt, ap);
+    char *note = m->notes[m->n_notes++];
+    vsnprintf(note, sizeof m->notes[0], fmt, ap);
     va_end(ap);
+    /* notes quote config values: no control characters reach a terminal or a log */
+    for (char *p = note; *p; p++)
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
+            *p = '?';
 }
 
 int fg__model_finalize(struct fg_model *m, struct fg_err *err)

@@ -178,7 +178,7 @@ int fg_safetensors_header_len(const unsigned char prefix[8], uint64_t file_size,
         return fg_err_set(err, FG_E_RANGE, "%.300s: header length %llu is over the %llu-byte cap; "
                           "not a safetensors file (or a corrupt one)", origin,
                           (unsigned long long)n, (unsigned long long)cap);
-    if (file_size && n > file_size - 8)
+    if (file_size && (file_size < 8 || n > file_size - 8))
         return fg_err_set(err, FG_E_RANGE, "%.300s: header length %llu is past the end of the "
                           "%llu-byte file", origin, (unsigned long long)n,
                           (unsigned long long)file_size);
@@ -360,6 +360,11 @@ static int read_header(struct fg_source_repo *repo, const char *file, uint64_t c
 }
 
 /* Index: names by group, unique shard files, metadata sizes. */
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
 static int parse_index(const char *text, size_t len, struct fg_st_summary *s, uint64_t *names,
                        char (*example)[96], char ***files, size_t *nfiles, struct fg_err *err)
 {
@@ -399,10 +404,10 @@ static int parse_index(const char *text, size_t len, struct fg_st_summary *s, ui
             break;
         }
         count_name(names, example, e->string);
-        bool seen = false;
-        for (size_t i = n; i-- > 0 && !seen;)
-            seen = strcmp(list[i], e->valuestring) == 0;
-        if (seen)
+        /* Tensors of one shard mostly come together: skip a repeat of the
+         * last name here; the sort below removes the rest in O(n log n)
+         * (a name-by-name search was quadratic in hostile indexes). */
+        if (n && strcmp(list[n - 1], e->valuestring) == 0)
             continue;
         if (n == cap) {
             size_t nc = cap ? cap * 2 : 16;
@@ -421,6 +426,17 @@ static int parse_index(const char *text, size_t len, struct fg_st_summary *s, ui
         n++;
     }
     cJSON_Delete(root);
+    if (!rc && n > 1) {
+        qsort(list, n, sizeof *list, cmp_name);
+        size_t u = 1;
+        for (size_t i = 1; i < n; i++) {
+            if (strcmp(list[i], list[u - 1]) == 0)
+                free(list[i]);
+            else
+                list[u++] = list[i];
+        }
+        n = u;
+    }
     if (!rc && n == 0)
         rc = fg_err_set(err, FG_E_PARSE, "%s: weight_map is empty", origin);
     if (rc) {

@@ -3,6 +3,7 @@
  * huggingface_hub cache, fitgate's cache and the hub (see source.h).
  */
 #include "source.h"
+#include "fileio.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -146,9 +147,15 @@ static int check_token(const char *t, const char *from, struct fg_err *err)
 
 static int read_token_file(const char *path, char *out, size_t cap, struct fg_err *err)
 {
-    FILE *f = fopen(path, "re");
-    if (!f)
+    int fd = fg__open_regular(path);
+    if (fd < 0 && errno == EINVAL)
+        return fg_err_set(err, FG_E_IO, "%.200s: the token file is not a regular file", path);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
         return 0; /* no token file: anonymous, as huggingface_hub */
+    }
     size_t n = fread(out, 1, cap - 1, f);
     bool more = fgetc(f) != EOF;
     fclose(f);
@@ -419,10 +426,12 @@ static int read_fd(int fd, const char *what, uint64_t max, char **text, size_t *
 /* FG_E_NOTFOUND without a detail when the file is absent. */
 static int read_path(const char *path, uint64_t max, char **text, size_t *len, struct fg_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = fg__open_regular(path);
     if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
             return FG_E_NOTFOUND;
+        if (errno == EINVAL)
+            return fg_err_set(err, FG_E_IO, "%.300s: not a regular file", path);
         return fg_err_set(err, FG_E_IO, "%.300s: %s", path, strerror(errno));
     }
     int rc = read_fd(fd, path, max, text, len, err);
@@ -1041,7 +1050,7 @@ static int open_local(const struct fg_source_repo *r, const char *file, char *pa
         return -1;
     }
     snprintf(path, cap, "%s/%s", r->dir, file);
-    return open(path, O_RDONLY | O_CLOEXEC);
+    return fg__open_regular(path);
 }
 
 static int remote_missing(const struct fg_source_repo *r, const char *file, struct fg_err *err)

@@ -3,6 +3,7 @@
  * See policy.h for the syntax, the precedence and the error contract.
  */
 #include "policy.h"
+#include "fileio.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -601,10 +602,10 @@ int fg_policy_parse(struct fg_policy *p, const char *text, size_t len, const cha
 
 int fg_policy_load(struct fg_policy *p, const char *path, struct fg_err *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = fg__open_regular(path);
     if (fd < 0)
         return fg_err_set(err, errno == ENOENT ? FG_E_NOTFOUND : FG_E_IO, "%s: %s", path,
-                          strerror(errno));
+                          errno == EINVAL ? "not a regular file" : strerror(errno));
     struct stat st;
     if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
         close(fd);
