@@ -15,11 +15,19 @@
  *     osdevs carry no size in hwloc 2.9.
  *   - GPUModel strings are unreliable (stale pci.ids, truncated rsmi names,
  *     empty for CPX partitions), so the table is matched on PCI ids only.
+ *
+ * libhwloc is loaded on the first detection (dlopen), not linked: linked, it
+ * and libudev were loaded by every CLI run and every tagged sbatch, while only
+ * `fitgate gpus` and the node side of the plugin detect GPUs (bench/RESULTS.md).
+ * <hwloc.h> still gives the types, the constants and the static inline
+ * helpers; every exported function goes through the table `hw`.
  */
 #include "detect.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <hwloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +74,94 @@ static const char *const driver_components[] = {"opencl", "gl"};
 
 #define MAX_PARTS 64
 #define MAX_LIST_ITEMS 4096
+
+/* ------------------------------------------------------------------------
+ * libhwloc, loaded once.
+ */
+
+/* The soname of hwloc 2.x (the major version fitgate is built against; the API
+ * version is checked again once loaded) and the Debian package that ships it. */
+#define HWLOC_SONAME "libhwloc.so.15"
+#define HWLOC_PACKAGE "libhwloc15"
+
+/* Every exported hwloc function detect.c calls, loaded by name: hwloc_<n>.  The static
+ * inline helpers of the headers used here (hwloc_obj_get_info_by_name,
+ * hwloc_get_non_io_ancestor_obj) only read the objects and call none of them;
+ * hwloc_get_next_pcidev calls two, so next_pcidev() below replaces it.  `nm -u
+ * detect.o` must list no hwloc_ symbol. */
+#define HWLOC_FNS(X)                                                                   \
+    X(get_api_version) X(topology_init) X(topology_destroy) X(topology_set_components) \
+    X(topology_set_xml) X(topology_set_io_types_filter) X(topology_set_flags)           \
+    X(topology_load) X(topology_is_thissystem) X(get_type_depth) X(get_obj_by_depth)     \
+    X(bitmap_list_snprintf)
+
+/* The name as the library exports it, through hwloc/rename.h in case a build prefixes. */
+#define HWLOC_SYM(n) HWLOC_STR(hwloc_##n)
+#define HWLOC_STR(x) HWLOC_STR2(x)
+#define HWLOC_STR2(x) #x
+
+/* Each pointer has the type of the header's declaration, so calls are checked against it. */
+static struct {
+#define HWLOC_FIELD(n) __typeof__(hwloc_##n) *n;
+    HWLOC_FNS(HWLOC_FIELD)
+#undef HWLOC_FIELD
+} hw;
+
+static pthread_once_t hwloc_once = PTHREAD_ONCE_INIT;
+static char hwloc_load_error[256]; /* why hwloc cannot be used; "" once loaded */
+
+/*
+ * Load libhwloc once per process (pthread_once: the table is complete before any thread
+ * reads it).  RTLD_GLOBAL because hwloc's own plugins (libhwloc-plugins: pci, the libxml2
+ * XML reader) are not linked against libhwloc: each looks for the core's symbols in the
+ * global scope and disables itself when they are not there, and without the pci plugin
+ * a live node shows no GPU.  Never closed: the pointers stay valid for the process.
+ */
+static void hwloc_load_once(void)
+{
+    void *h = dlopen(HWLOC_SONAME, RTLD_NOW | RTLD_GLOBAL);
+    if (!h) {
+        snprintf(hwloc_load_error, sizeof hwloc_load_error, "%s", dlerror());
+        return;
+    }
+    const char *missing = NULL;
+#define HWLOC_LOAD(n)                                                          \
+    if (!missing && !(hw.n = (__typeof__(hw.n))dlsym(h, HWLOC_SYM(n)))) \
+        missing = HWLOC_SYM(n);
+    HWLOC_FNS(HWLOC_LOAD)
+#undef HWLOC_LOAD
+    if (missing) {
+        /* an older or foreign library under that name: refuse it whole */
+        snprintf(hwloc_load_error, sizeof hwloc_load_error, "%s has no %s", HWLOC_SONAME,
+                 missing);
+        memset(&hw, 0, sizeof hw);
+        dlclose(h);
+    }
+}
+
+/* hwloc loaded, or FG_E_UNSUPPORTED saying what to install. */
+static int hwloc_ready(struct fg_err *err)
+{
+    pthread_once(&hwloc_once, hwloc_load_once);
+    if (hwloc_load_error[0])
+        return fg_err_set(err, FG_E_UNSUPPORTED,
+                          "cannot load hwloc (%s), which fitgate needs to see the GPUs of a node "
+                          "or an XML topology; install the %s package (RPM: hwloc-libs)",
+                          hwloc_load_error, HWLOC_PACKAGE);
+    return 0;
+}
+
+/* hwloc_get_next_pcidev (helper.h) through the table: the first PCI device, then the
+ * next at the same depth, as the inline hwloc_get_next_obj_by_depth does. */
+static hwloc_obj_t next_pcidev(hwloc_topology_t topo, hwloc_obj_t prev)
+{
+    if (prev)
+        return prev->next_cousin;
+    int depth = hw.get_type_depth(topo, HWLOC_OBJ_PCI_DEVICE);
+    if (depth == HWLOC_TYPE_DEPTH_UNKNOWN || depth == HWLOC_TYPE_DEPTH_MULTIPLE)
+        return NULL;
+    return hw.get_obj_by_depth(topo, depth, 0);
+}
 
 /* ------------------------------------------------------------------------ */
 
@@ -305,9 +401,9 @@ static void locality(hwloc_topology_t topo, hwloc_obj_t pci, struct fg_detected_
     hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(topo, pci);
     if (!anc)
         return;
-    if (anc->cpuset && hwloc_bitmap_list_snprintf(g->cpuset, sizeof g->cpuset, anc->cpuset) < 0)
+    if (anc->cpuset && hw.bitmap_list_snprintf(g->cpuset, sizeof g->cpuset, anc->cpuset) < 0)
         g->cpuset[0] = '\0';
-    if (anc->nodeset && hwloc_bitmap_list_snprintf(g->numa, sizeof g->numa, anc->nodeset) < 0)
+    if (anc->nodeset && hw.bitmap_list_snprintf(g->numa, sizeof g->numa, anc->nodeset) < 0)
         g->numa[0] = '\0';
 }
 
@@ -711,7 +807,7 @@ static int load_error(const char *what, bool v3, int e, struct fg_err *err)
         return fg_err_set(err, FG_E_PARSE,
                           "%s: exported by hwloc 3.x, which this hwloc (API %u.x) cannot read; "
                           "export it again with hwloc 2.x (lstopo --of xml)",
-                          what, hwloc_get_api_version() >> 16);
+                          what, hw.get_api_version() >> 16);
     return fg_err_set(err, FG_E_PARSE,
                       "%s: hwloc cannot load the topology (%s); give an hwloc XML export "
                       "(lstopo --of xml)",
@@ -729,8 +825,11 @@ int fg_detect_gpus(const struct fg_detect_opts *o, struct fg_detect_result **out
     const struct fg_gpu_table *t = o->table ? o->table : fg_gpu_table_builtin();
     if (!t)
         return fg_err_set(err, FG_E_NOMEM, "built-in GPU table: out of memory");
+    int lrc = hwloc_ready(err);
+    if (lrc)
+        return lrc;
     /* hwloc's ABI changes between major versions (hwloc.h, "API version"). */
-    unsigned api = hwloc_get_api_version();
+    unsigned api = hw.get_api_version();
     if ((api >> 16) != (HWLOC_API_VERSION >> 16))
         return fg_err_set(err, FG_E_UNSUPPORTED,
                           "hwloc library API 0x%x does not match the 0x%x fitgate was built "
@@ -748,7 +847,7 @@ int fg_detect_gpus(const struct fg_detect_opts *o, struct fg_detect_result **out
     copy_str(r->topology, sizeof r->topology, o->xml_path ? o->xml_path : "this machine");
 
     hwloc_topology_t topo;
-    if (hwloc_topology_init(&topo)) {
+    if (hw.topology_init(&topo)) {
         free(r);
         return fg_err_set(err, FG_E_NOMEM, "hwloc_topology_init failed");
     }
@@ -757,26 +856,26 @@ int fg_detect_gpus(const struct fg_detect_opts *o, struct fg_detect_result **out
         for (size_t i = 0; i < sizeof driver_components / sizeof driver_components[0]; i++)
             /* -1 means hwloc has no such component (libhwloc-plugins absent):
              * nothing to keep from starting. */
-            if (hwloc_topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
+            if (hw.topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
                                               driver_components[i]) == 0)
                 append_list(r->blacklisted, sizeof r->blacklisted, driver_components[i]);
-    if (o->xml_path && hwloc_topology_set_xml(topo, o->xml_path)) {
+    if (o->xml_path && hw.topology_set_xml(topo, o->xml_path)) {
         rc = load_error(o->xml_path, v3, errno, err);
         goto out;
     }
     /* I/O objects are dropped by default; KEEP_IMPORTANT keeps GPU classes
      * and their OS devices.  INCLUDE_DISALLOWED: inside a job's cpuset a GPU
      * near other CPUs still gets its real locality. */
-    hwloc_topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
-    hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
-    if (hwloc_topology_load(topo)) {
+    hw.topology_set_io_types_filter(topo, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
+    hw.topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    if (hw.topology_load(topo)) {
         rc = load_error(o->xml_path ? o->xml_path : "this machine", v3, errno, err);
         goto out;
     }
-    r->this_system = hwloc_topology_is_thissystem(topo) != 0;
+    r->this_system = hw.topology_is_thissystem(topo) != 0;
 
     struct gpuvec g = {0};
-    for (hwloc_obj_t pci = NULL; (pci = hwloc_get_next_pcidev(topo, pci)) != NULL;)
+    for (hwloc_obj_t pci = NULL; (pci = next_pcidev(topo, pci)) != NULL;)
         if (is_gpu(t, pci) && (rc = add_pci_gpu(topo, pci, t, &g))) {
             fg_err_set(err, rc, "out of memory");
             free(g.v);
@@ -804,7 +903,7 @@ int fg_detect_gpus(const struct fg_detect_opts *o, struct fg_detect_result **out
     fg__log(FG_LOG_DEBUG, "detect: %zu GPU(s) on %s, %zu after restriction, %zu unknown",
             r->n_on_node, r->topology, r->n, r->n_unknown);
 out:
-    hwloc_topology_destroy(topo);
+    hw.topology_destroy(topo);
     if (rc) {
         free(r);
         return rc;

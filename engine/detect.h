@@ -23,8 +23,10 @@
  * Errors follow error.h.  fg_detect_gpus fails with FG_E_NOTFOUND / FG_E_IO
  * (the XML file), FG_E_PARSE (hwloc cannot load it, or a malformed device
  * list), FG_E_RANGE (a device list names a GPU the node does not have),
- * FG_E_UNSUPPORTED (a MIG instance in a device list, or an hwloc library of
- * another major version than the one built against), FG_E_NOMEM.
+ * FG_E_UNSUPPORTED (a MIG instance in a device list, an hwloc library of
+ * another major version than the one built against, or libhwloc.so.15 that
+ * cannot be loaded: it is dlopen'ed on the first call, not linked; the detail
+ * names the package to install), FG_E_NOMEM.
  *
  * Ownership: the result belongs to the caller, who frees it with
  * fg_detect_result_free().  Each gpu's `row` is borrowed from the table given

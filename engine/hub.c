@@ -1,6 +1,13 @@
 /*
  * hub.c - one bounded HTTP GET over libcurl (see hub.h for the limits).
  *
+ * libcurl is loaded on the first request (dlopen), not linked: with its TLS,
+ * Kerberos, LDAP, SSH... dependencies it is ~30 shared objects, 4.5 ms of
+ * dynamic loading for every CLI run and 6 ms + 6.5 MB for every tagged
+ * sbatch, which a model found in a cache never needs (bench/RESULTS.md).
+ * <curl/curl.h> still gives the types and constants; every call goes through
+ * the table `cu` below.
+ *
  * Redirects are followed here rather than by CURLOPT_FOLLOWLOCATION so
  * that each hop gets what is left of one deadline, each target is checked
  * against the scheme rule (a loopback http endpoint must not be able to
@@ -10,7 +17,9 @@
 #include "hub.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,18 +36,74 @@
 /* Connecting should take a fraction of the budget; the rest is for the answer. */
 #define CONNECT_MAX_MS 10000u
 
+/* libcurl's soname since 7.16 (the ABI fitgate is built against) and the Debian package
+ * that ships it, for the message when it is missing. */
+#define CURL_SONAME "libcurl.so.4"
+#define CURL_PACKAGE "libcurl4"
+
+/* Every libcurl function hub.c calls, loaded by name: curl_<n>. */
+#define CURL_FNS(X)                                                                    \
+    X(global_init) X(easy_strerror) X(easy_init) X(easy_cleanup) X(easy_setopt)         \
+    X(easy_perform) X(easy_getinfo) X(slist_append) X(slist_free_all) X(url) X(url_set) \
+    X(url_get) X(url_cleanup) X(free)
+
+/* Each pointer has the type of the header's declaration (__typeof__), so every call is
+ * checked against libcurl's real prototype.  (curl_easy_setopt and curl_easy_getinfo are
+ * also type-checking macros under gcc; naming them without "(" takes the functions.) */
+static struct {
+#define CURL_FIELD(n) __typeof__(curl_##n) *n;
+    CURL_FNS(CURL_FIELD)
+#undef CURL_FIELD
+} cu;
+
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static char curl_load_error[256]; /* why libcurl cannot be used; "" once loaded */
 static CURLcode curl_init_rc = CURLE_FAILED_INIT;
 
 /*
- * curl_global_init is not thread-safe in every libcurl the plugin may meet;
- * pthread_once makes the first call the only one.  It is never cleaned up:
- * the plugin may be unloaded while another user of libcurl in the process
- * still needs it.
+ * Load libcurl and run curl_global_init, once per process: pthread_once makes the first
+ * caller the only one (curl_global_init is not thread-safe in every libcurl the plugin
+ * may meet, and the table must be complete before anyone reads it).  Neither is ever
+ * undone: the handle stays open for the life of the process, so the pointers stay valid,
+ * and another user of libcurl in the process may still need its global state.
  */
-static void curl_init_once(void)
+static void curl_load_once(void)
 {
-    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+    void *h = dlopen(CURL_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        snprintf(curl_load_error, sizeof curl_load_error, "%s", dlerror());
+        return;
+    }
+    const char *missing = NULL;
+#define CURL_LOAD(n)                                                       \
+    if (!missing && !(cu.n = (__typeof__(cu.n))dlsym(h, "curl_" #n))) \
+        missing = "curl_" #n;
+    CURL_FNS(CURL_LOAD)
+#undef CURL_LOAD
+    if (missing) {
+        /* an older or foreign library under that name: refuse it whole */
+        snprintf(curl_load_error, sizeof curl_load_error, "%s has no %s", CURL_SONAME, missing);
+        memset(&cu, 0, sizeof cu);
+        dlclose(h);
+        return;
+    }
+    curl_init_rc = cu.global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* libcurl loaded and initialised, or FG_E_UNSUPPORTED saying what to install. */
+static int curl_ready(struct fg_err *err)
+{
+    pthread_once(&curl_once, curl_load_once);
+    if (curl_load_error[0])
+        return fg_err_set(err, FG_E_UNSUPPORTED,
+                          "cannot load libcurl (%s), which fitgate needs to fetch from the hub; "
+                          "install the %s package (RPM: libcurl), or use a model directory, "
+                          "a site dir or cached config with HF_HUB_OFFLINE=1",
+                          curl_load_error, CURL_PACKAGE);
+    if (curl_init_rc != CURLE_OK)
+        return fg_err_set(err, FG_E_NET, "libcurl failed to initialise: %s",
+                          cu.easy_strerror(curl_init_rc));
+    return 0;
 }
 
 static uint64_t now_ms(void)
@@ -204,40 +269,99 @@ static bool host_is_loopback(const char *host)
     return false;
 }
 
-/* Scheme and host of url into the buffers; FG_E_INVAL when it does not parse. */
+static int bad_url(const char *url, struct fg_err *err)
+{
+    return fg_err_set(err, FG_E_INVAL, "'%.200s' is not a valid URL; set HF_ENDPOINT to "
+                      "https://host[:port]", url);
+}
+
+/* Scheme and host of url by libcurl's parser, the one the connection uses (libcurl is
+ * loaded); FG_E_INVAL when it does not parse. */
 static int url_parts(const char *url, char *scheme, size_t scap, char *host, size_t hcap,
                      struct fg_err *err)
 {
-    CURLU *u = curl_url();
+    CURLU *u = cu.url();
     if (!u)
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
     char *s = NULL, *h = NULL;
     int rc = 0;
-    if (curl_url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
-        curl_url_get(u, CURLUPART_SCHEME, &s, 0) != CURLUE_OK ||
-        curl_url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK) {
-        rc = fg_err_set(err, FG_E_INVAL, "'%.200s' is not a valid URL; set HF_ENDPOINT to "
-                        "https://host[:port]", url);
+    if (cu.url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
+        cu.url_get(u, CURLUPART_SCHEME, &s, 0) != CURLUE_OK ||
+        cu.url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK) {
+        rc = bad_url(url, err);
     } else {
         snprintf(scheme, scap, "%s", s);
         snprintf(host, hcap, "%s", h);
     }
-    curl_free(s);
-    curl_free(h);
-    curl_url_cleanup(u);
+    cu.free(s);
+    cu.free(h);
+    cu.url_cleanup(u);
     return rc;
 }
 
-int fg__hub_check_url(const char *url, bool allow_http, struct fg_err *err)
+/*
+ * Scheme and host of url without libcurl: fg__hub_check_url runs on every resolution of a
+ * hub id (engine/source.c checks the endpoint before it looks in the caches), and a model
+ * found in a cache must not pay for loading libcurl.  Takes only
+ * scheme "://" [userinfo "@"] host [":" port] ["/" | "?" | "#" ...] (RFC 3986), with no
+ * control character or space anywhere.  This is the early check of a configured endpoint,
+ * not the one that guards a connection: fg__hub_get applies the scheme rule again with
+ * libcurl's own parser (url_parts) to the URL it requests and to every redirect target,
+ * so a difference between the two parsers can refuse a request, never let one through.
+ */
+static int split_url(const char *url, char *scheme, size_t scap, char *host, size_t hcap)
 {
-    char scheme[16], host[256];
-    if (!url || !*url)
-        return fg_err_set(err, FG_E_INVAL, "empty hub URL");
-    /* curl_url_set needs the global state on some builds */
-    pthread_once(&curl_once, curl_init_once);
-    int rc = url_parts(url, scheme, sizeof scheme, host, sizeof host, err);
-    if (rc)
-        return rc;
+    for (const unsigned char *c = (const unsigned char *)url; *c; c++)
+        if (*c <= 0x20 || *c == 0x7f)
+            return -1;
+    const char *p = url;
+    if (!isalpha((unsigned char)*p))
+        return -1;
+    while (isalnum((unsigned char)*p) || *p == '+' || *p == '-' || *p == '.')
+        p++;
+    size_t sl = (size_t)(p - url);
+    if (strncmp(p, "://", 3) != 0 || sl >= scap)
+        return -1;
+    const char *a = p + 3;                    /* authority: up to the path, query or fragment */
+    const char *end = a + strcspn(a, "/?#");
+    const char *h = a;
+    for (const char *q = a; q < end; q++)     /* userinfo ends at the last '@' */
+        if (*q == '@')
+            h = q + 1;
+    const char *he = h;
+    if (*h == '[') {                          /* IPv6 literal, kept with its brackets */
+        while (he < end && *he != ']')
+            he++;
+        if (he == end)
+            return -1;
+        he++;
+    } else {
+        while (he < end && *he != ':')
+            he++;
+    }
+    if (he == h || (size_t)(he - h) >= hcap)
+        return -1;
+    if (he < end) {                           /* the port: digits only */
+        if (*he != ':')
+            return -1;
+        for (const char *q = he + 1; q < end; q++)
+            if (!isdigit((unsigned char)*q))
+                return -1;
+    }
+    for (const char *q = h; q < he; q++)
+        if (strchr("\\\"<>^`{|}", *q))
+            return -1;
+    memcpy(scheme, url, sl);
+    scheme[sl] = '\0';
+    memcpy(host, h, (size_t)(he - h));
+    host[he - h] = '\0';
+    return 0;
+}
+
+/* The scheme rule on a parsed URL. */
+static int scheme_rule(const char *url, const char *scheme, const char *host, bool allow_http,
+                       struct fg_err *err)
+{
     if (strcasecmp(scheme, "https") == 0)
         return 0;
     if (strcasecmp(scheme, "http") == 0) {
@@ -250,6 +374,26 @@ int fg__hub_check_url(const char *url, bool allow_http, struct fg_err *err)
     }
     return fg_err_set(err, FG_E_INVAL, "'%.200s': scheme '%s' is not supported; use https", url,
                       scheme);
+}
+
+int fg__hub_check_url(const char *url, bool allow_http, struct fg_err *err)
+{
+    char scheme[16], host[256];
+    if (!url || !*url)
+        return fg_err_set(err, FG_E_INVAL, "empty hub URL");
+    if (split_url(url, scheme, sizeof scheme, host, sizeof host))
+        return bad_url(url, err);
+    return scheme_rule(url, scheme, host, allow_http, err);
+}
+
+/* The scheme rule by libcurl's parser, for a URL about to be requested (libcurl loaded). */
+static int check_url_curl(const char *url, bool allow_http, struct fg_err *err)
+{
+    char scheme[16], host[256];
+    if (!url || !*url)
+        return fg_err_set(err, FG_E_INVAL, "empty hub URL");
+    int rc = url_parts(url, scheme, sizeof scheme, host, sizeof host, err);
+    return rc ? rc : scheme_rule(url, scheme, host, allow_http, err);
 }
 
 int fg__hub_quote(const char *s, char *out, size_t cap)
@@ -318,7 +462,7 @@ static int map_curl(CURLcode c, const char *errbuf, const struct xfer *x,
                     const struct fg__hub_req *req, uint32_t timeout_ms, const char *url,
                     struct fg_err *err)
 {
-    const char *why = errbuf[0] ? errbuf : curl_easy_strerror(c);
+    const char *why = errbuf[0] ? errbuf : cu.easy_strerror(c);
     if (x->over || c == CURLE_FILESIZE_EXCEEDED)
         return fg_err_set(err, FG_E_RANGE, "%.200s: response larger than %llu bytes; refused "
                           "(not a config or header a model repository would hold)", url,
@@ -359,11 +503,10 @@ int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct
     memset(resp, 0, sizeof *resp);
     if (!req || !req->url)
         return fg_err_set(err, FG_E_INVAL, "no URL");
-    pthread_once(&curl_once, curl_init_once);
-    if (curl_init_rc != CURLE_OK)
-        return fg_err_set(err, FG_E_NET, "libcurl failed to initialise: %s",
-                          curl_easy_strerror(curl_init_rc));
-    int rc = fg__hub_check_url(req->url, req->allow_http, err);
+    int rc = curl_ready(err);
+    if (rc)
+        return rc;
+    rc = check_url_curl(req->url, req->allow_http, err);
     if (rc)
         return rc;
     if (req->range && req->range_len == 0)
@@ -377,7 +520,7 @@ int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct
     if ((rc = url_parts(url, scheme, sizeof scheme, first_host, sizeof first_host, err)))
         return rc;
 
-    CURL *h = curl_easy_init();
+    CURL *h = cu.easy_init();
     if (!h)
         return fg_err_set(err, FG_E_NOMEM, "libcurl: cannot create a handle");
     struct curl_slist *auth = NULL;
@@ -385,13 +528,13 @@ int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct
     if (req->token && *req->token) {
         if (snprintf(authline, sizeof authline, "Authorization: Bearer %s", req->token) >=
             (int)sizeof authline) {
-            curl_easy_cleanup(h);
+            cu.easy_cleanup(h);
             return fg_err_set(err, FG_E_RANGE, "token longer than %zu bytes",
                               sizeof authline - 40);
         }
-        auth = curl_slist_append(NULL, authline);
+        auth = cu.slist_append(NULL, authline);
         if (!auth) {
-            curl_easy_cleanup(h);
+            cu.easy_cleanup(h);
             return fg_err_set(err, FG_E_NOMEM, "out of memory");
         }
     }
@@ -423,51 +566,51 @@ int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct
          * pointer to the previous transfer's freed headers and reads it when the next response
          * folds a header line (heap-use-after-free; tests/fuzz/regress/hub). */
         if (hop) {
-            curl_easy_cleanup(h);
-            h = curl_easy_init(); /* NULL: every call below fails cleanly, perform gives an error */
+            cu.easy_cleanup(h);
+            h = cu.easy_init(); /* NULL: every call below fails cleanly, perform gives an error */
         }
-        curl_easy_setopt(h, CURLOPT_URL, url);
-        curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L); /* threads in slurmctld/sbatch: no SIGALRM */
-        curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+        cu.easy_setopt(h, CURLOPT_URL, url);
+        cu.easy_setopt(h, CURLOPT_NOSIGNAL, 1L); /* threads in slurmctld/sbatch: no SIGALRM */
+        cu.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
 #if LIBCURL_VERSION_NUM >= 0x075500
-        curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+        cu.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 #else
-        curl_easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+        cu.easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
 #endif
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)left);
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                         (long)(left < CONNECT_MAX_MS ? left : CONNECT_MAX_MS));
+        cu.easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)left);
+        cu.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                       (long)(left < CONNECT_MAX_MS ? left : CONNECT_MAX_MS));
         /* A server that trickles (under 1 byte/s for the budget, at least 1 s) is dead. */
-        curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-        curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)(timeout / 2000 ? timeout / 2000 : 1));
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-        curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-        curl_easy_setopt(h, CURLOPT_USERAGENT, "fitgate/0.1 (+libcurl)");
-        curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, &x);
-        curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-        curl_easy_setopt(h, CURLOPT_HEADERDATA, &x);
+        cu.easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        cu.easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)(timeout / 2000 ? timeout / 2000 : 1));
+        cu.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+        cu.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+        cu.easy_setopt(h, CURLOPT_USERAGENT, "fitgate/0.1 (+libcurl)");
+        cu.easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+        cu.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+        cu.easy_setopt(h, CURLOPT_WRITEDATA, &x);
+        cu.easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+        cu.easy_setopt(h, CURLOPT_HEADERDATA, &x);
         if (host_is_loopback(host))
-            curl_easy_setopt(h, CURLOPT_NOPROXY, "*"); /* a site proxy cannot reach our loopback */
+            cu.easy_setopt(h, CURLOPT_NOPROXY, "*"); /* a site proxy cannot reach our loopback */
         if (auth && strcasecmp(host, first_host) == 0)
-            curl_easy_setopt(h, CURLOPT_HTTPHEADER, auth);
+            cu.easy_setopt(h, CURLOPT_HTTPHEADER, auth);
         if (req->range)
-            curl_easy_setopt(h, CURLOPT_RANGE, range);
+            cu.easy_setopt(h, CURLOPT_RANGE, range);
         else
-            curl_easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x.keep);
+            cu.easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x.keep);
 
-        CURLcode c = curl_easy_perform(h);
+        CURLcode c = cu.easy_perform(h);
         if (c != CURLE_OK && !(c == CURLE_WRITE_ERROR && x.enough)) {
             rc = map_curl(c, errbuf, &x, req, timeout, url, err);
             break;
         }
         long status = 0;
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+        cu.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
         x.status = status;
         if (status == 301 || status == 302 || status == 303 || status == 307 || status == 308) {
             char *loc = NULL;
-            curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &loc);
+            cu.easy_getinfo(h, CURLINFO_REDIRECT_URL, &loc);
             if (!loc || !*loc) {
                 rc = fg_err_set(err, FG_E_NET, "%.200s: HTTP %ld without a Location", url, status);
                 break;
@@ -477,7 +620,7 @@ int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct
                                 "follow", req->url, FG_HUB_MAX_REDIRS);
                 break;
             }
-            if ((rc = fg__hub_check_url(loc, req->allow_http, err))) {
+            if ((rc = check_url_curl(loc, req->allow_http, err))) {
                 fg_err_prefix(err, "redirect from %.200s", url);
                 break;
             }
@@ -512,8 +655,8 @@ int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct
         break;
     }
     free(x.buf);
-    curl_slist_free_all(auth);
-    curl_easy_cleanup(h);
+    cu.slist_free_all(auth);
+    cu.easy_cleanup(h);
     if (rc) {
         unsigned r = resp->redirects;
         fg__hub_resp_clear(resp);

@@ -15,9 +15,11 @@
  *
  * Error contract: see error.h.  FG_E_DENIED (401/403), FG_E_NOTFOUND (404),
  * FG_E_TIMEDOUT (deadline), FG_E_RANGE (response over the cap, 416),
- * FG_E_NET (connection, TLS, 5xx, other statuses), FG_E_INVAL (URL refused).
+ * FG_E_NET (connection, TLS, 5xx, other statuses), FG_E_INVAL (URL refused),
+ * FG_E_UNSUPPORTED (libcurl.so.4 cannot be loaded: it is dlopen'ed on the
+ * first request, not linked; the detail names the package to install).
  * err->detail names the URL (never the token) and, where the hub sent one,
- * its X-Error-Message.
+ * its X-Error-Message.  fg__hub_check_url and fg__hub_quote never load libcurl.
  *
  * Not part of the public API: callers are engine/source.c and the tests.
  */
