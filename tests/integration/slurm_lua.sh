@@ -61,6 +61,10 @@ QWEN=$SROOT/models/Qwen--Qwen3-0.6B
 
 # lua_script SRC DEST ACTION: a contrib script with this test's fitgate and action
 lua_script() {
+    # slurmctld reloads job_submit.lua only when its mtime is later than the
+    # second of the last load (job_submit_lua.c compares whole seconds), so
+    # the rewrite must land in a later second than the sbatch before it
+    sleep 1.1
     sed -e "s|^local FITGATE = .*|local FITGATE = \"$SROOT/fitgate\"|" \
         -e "s|^local ACTION = .*|local ACTION = \"$3\"|" "$1" > "$2.tmp" &&
         chmod 644 "$2.tmp" && mv "$2.tmp" "$2"
@@ -113,7 +117,6 @@ else
     bad "job_submit.lua pass-through"
 fi
 lua_script contrib/job_submit.lua "$SROOT/etc/job_submit.lua" resize
-sleep 1.1   # job_submit/lua reloads the script when its mtime changes
 if as_user sbatch --parsable --hold --ft-model="$NEMO" --ft-mode=lora --gres=gpu:t4:1 \
     --wrap true && err_has "fitgate: resized:" &&
     field "$(cat "$SROOT/out")" TresPerNode | grep -qE '^TresPerNode=gres:gpu:t4:[2-8]$'; then
@@ -123,6 +126,7 @@ else
 fi
 
 # --- cli_filter.lua in sbatch (job_submit.lua back to a pass-through) --------------------------
+sleep 1.1   # a later second than the last load (see lua_script)
 printf 'function slurm_job_submit(j, p, u) return slurm.SUCCESS end\n%s\n' \
     'function slurm_job_modify(j, r, p, u) return slurm.SUCCESS end' > "$SROOT/etc/job_submit.lua"
 mkdir -p "$SROOT/client"
