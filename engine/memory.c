@@ -465,7 +465,6 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
 
     bool lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
     bool full = job->mode == FG_MODE_FULL;
-    (void)full;
     unsigned c = job->precision == FG_PREC_FP32 ? 4 : 2;
     /* "mixed" means fp32 parameters under autocast (PyTorch AMP; Lightning's
      * bf16-mixed), for a full fine-tune and a LoRA base alike, so the residual
