@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "support.h"
 #include <stdio.h>
 #include <string.h>
 
@@ -15,36 +17,6 @@
 #include "model.h"
 
 #define FIXTURES "tests/fixtures/models/"
-
-static struct fg_model *load(const char *dir)
-{
-    struct fg_model *m = NULL;
-    struct fg_err err = {0};
-    int rc = fg_model_load(dir, &m, &err);
-    if (rc)
-        print_message("%s: %s\n", dir, err.detail);
-    assert_int_equal(rc, 0);
-    return m;
-}
-
-/* Build from inline JSON; returns the rc, *out set on success. */
-static int build(const char *json, struct fg_model **out, struct fg_err *err)
-{
-    struct fg_config *doc = NULL;
-    *out = NULL;
-    assert_int_equal(fg_config_parse(json, strlen(json), "t.json", &doc, err), 0);
-    int rc = fg_model_from_config(doc, "t", out, err);
-    fg_config_free(doc);
-    return rc;
-}
-
-static size_t count_kind(const struct fg_model *m, enum fg_node_kind kind)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < m->n_nodes; i++)
-        n += m->nodes[i].kind == kind;
-    return n;
-}
 
 static const struct fg_node *node_of_layer(const struct fg_model *m, enum fg_node_kind kind,
                                            int32_t layer)

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "support.h"
 #include <math.h>
 #include <string.h>
 
@@ -17,15 +19,6 @@
 #define NEMOTRON "tests/fixtures/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2"
 #define NOMIC "tests/fixtures/models/nomic-ai--nomic-embed-text-v2-moe"
 #define LLAMA8B "tests/fixtures/models/meta-llama--Llama-3.1-8B"
-
-static struct fg_model *load(const char *dir)
-{
-    struct fg_model *m = NULL;
-    struct fg_err err = {0};
-    if (fg_model_load(dir, &m, &err))
-        fail_msg("%s: %s", dir, err.detail);
-    return m;
-}
 
 static struct fg_estimate est(const struct fg_model *m, enum fg_mode mode, uint64_t seq,
                               uint64_t batch)

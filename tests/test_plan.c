@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+
+#include "support.h"
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,15 +18,6 @@
 #include "plan.h"
 
 #define MODELS "tests/fixtures/models"
-
-static struct fg_model *load(const char *dir)
-{
-    struct fg_model *m = NULL;
-    struct fg_err err = {0};
-    if (fg_model_load(dir, &m, &err))
-        fail_msg("%s: %s", dir, err.detail);
-    return m;
-}
 
 /* Independent re-check of one layout: the rules, then each stage's estimate. */
 static void check_layout(const struct fg_model *m, const struct fg_job *job,

@@ -1,0 +1,45 @@
+/*
+ * support.h - helpers shared by the cmocka tests of the model graph, the
+ * memory model and the planner.  Include after <cmocka.h>.
+ */
+#ifndef FG_TEST_SUPPORT_H
+#define FG_TEST_SUPPORT_H
+
+#include <string.h>
+
+#include "config.h"
+#include "model.h"
+
+/* Load a fixture directory (or config.json); fails the test with the detail. */
+static inline struct fg_model *load(const char *dir)
+{
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    int rc = fg_model_load(dir, &m, &err);
+    if (rc)
+        print_message("%s: %s\n", dir, err.detail);
+    assert_int_equal(rc, 0);
+    assert_non_null(m);
+    return m;
+}
+
+/* Build from inline JSON; returns the reader's code and fills *out on success. */
+static inline int build(const char *json, struct fg_model **out, struct fg_err *err)
+{
+    struct fg_config *doc = NULL;
+    *out = NULL;
+    assert_int_equal(fg_config_parse(json, strlen(json), "t.json", &doc, err), 0);
+    int rc = fg_model_from_config(doc, "t", out, err);
+    fg_config_free(doc);
+    return rc;
+}
+
+static inline size_t count_kind(const struct fg_model *m, enum fg_node_kind kind)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        n += m->nodes[i].kind == kind;
+    return n;
+}
+
+#endif
