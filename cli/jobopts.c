@@ -5,18 +5,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* User text for a message: at most 60 characters, control characters as '?'
+ * (the text reaches terminals and, through the plugin's callers, logs). */
+static const char *shown(const char *s, char *buf, size_t cap)
+{
+    size_t i = 0;
+    for (; s && s[i] && i + 1 < cap && i < 60; i++)
+        buf[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
+    buf[i] = '\0';
+    return buf;
+}
+
 /* Whole-string unsigned decimal in [min, max]. */
 static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
     char *end;
     errno = 0;
     if (!s || !*s || *s == '-' || *s == '+') {
-        fprintf(stderr, "fitgate: %s needs a whole number, got '%s'\n", opt, s ? s : "");
+        char b[64];
+        fprintf(stderr, "fitgate: %s needs a whole number, got '%s'\n", opt, shown(s, b, sizeof b));
         return 2;
     }
     unsigned long long v = strtoull(s, &end, 10);
     if (errno || *end || v < min || v > max) {
-        fprintf(stderr, "fitgate: %s '%.40s' is not a whole number in %llu..%llu\n", opt, s,
+        char b[64];
+        fprintf(stderr, "fitgate: %s '%s' is not a whole number in %llu..%llu\n", opt,
+                shown(s, b, sizeof b),
                 (unsigned long long)min, (unsigned long long)max);
         return 2;
     }
@@ -30,7 +44,9 @@ static int parse_f(const char *opt, const char *s, double min, double max, doubl
     errno = 0;
     double v = s ? strtod(s, &end) : 0;
     if (!s || !*s || errno || *end || !(v >= min && v <= max)) {
-        fprintf(stderr, "fitgate: %s '%.40s' is not a number in %g..%g\n", opt, s ? s : "", min,
+        char b[64];
+        fprintf(stderr, "fitgate: %s '%s' is not a number in %g..%g\n", opt, shown(s, b, sizeof b),
+                min,
                 max);
         return 2;
     }
@@ -147,7 +163,9 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
         } else if (a[0] != '-' && !o->model) {
             o->model = a;
         } else {
-            fprintf(stderr, "fitgate: unknown option '%s' (see fitgate --help)\n", a);
+            char b[64];
+            fprintf(stderr, "fitgate: unknown option '%s' (see fitgate --help)\n",
+                    shown(a, b, sizeof b));
             return 2;
         }
 #undef NEEDV

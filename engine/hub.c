@@ -277,26 +277,41 @@ static int bad_url(const char *url, struct fg_err *err)
 
 /* Scheme and host of url by libcurl's parser, the one the connection uses (libcurl is
  * loaded); FG_E_INVAL when it does not parse. */
-static int url_parts(const char *url, char *scheme, size_t scap, char *host, size_t hcap,
-                     struct fg_err *err)
+/*
+ * Scheme and host of url by libcurl's parser; origin (may be NULL) gets
+ * "scheme://host:port" with the scheme's default port filled in, which is
+ * what the token is scoped to (RFC 6454 origin: another port is another server).
+ */
+static int url_parts_origin(const char *url, char *scheme, size_t scap, char *host, size_t hcap,
+                            char *origin, size_t ocap, struct fg_err *err)
 {
     CURLU *u = cu.url();
     if (!u)
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
-    char *s = NULL, *h = NULL;
+    char *s = NULL, *h = NULL, *port = NULL;
     int rc = 0;
     if (cu.url_set(u, CURLUPART_URL, url, 0) != CURLUE_OK ||
         cu.url_get(u, CURLUPART_SCHEME, &s, 0) != CURLUE_OK ||
-        cu.url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK) {
+        cu.url_get(u, CURLUPART_HOST, &h, 0) != CURLUE_OK ||
+        (origin && cu.url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK)) {
         rc = bad_url(url, err);
     } else {
         snprintf(scheme, scap, "%s", s);
         snprintf(host, hcap, "%s", h);
+        if (origin)
+            snprintf(origin, ocap, "%s://%s:%s", s, h, port);
     }
     cu.free(s);
     cu.free(h);
+    cu.free(port);
     cu.url_cleanup(u);
     return rc;
+}
+
+static int url_parts(const char *url, char *scheme, size_t scap, char *host, size_t hcap,
+                     struct fg_err *err)
+{
+    return url_parts_origin(url, scheme, scap, host, hcap, NULL, 0, err);
 }
 
 /*
@@ -514,10 +529,11 @@ int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct
 
     const uint32_t timeout = req->timeout_ms ? req->timeout_ms : DEFAULT_TIMEOUT_MS;
     const uint64_t deadline = now_ms() + timeout;
-    char url[2048], first_host[256], scheme[16], host[256];
+    char url[2048], first_host[256], scheme[16], host[256], first_origin[300], origin[300];
     if (snprintf(url, sizeof url, "%s", req->url) >= (int)sizeof url)
         return fg_err_set(err, FG_E_RANGE, "URL too long: %.200s", req->url);
-    if ((rc = url_parts(url, scheme, sizeof scheme, first_host, sizeof first_host, err)))
+    if ((rc = url_parts_origin(url, scheme, sizeof scheme, first_host, sizeof first_host,
+                               first_origin, sizeof first_origin, err)))
         return rc;
 
     CURL *h = cu.easy_init();
@@ -556,7 +572,8 @@ int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct
             break;
         }
         uint64_t left = deadline - now;
-        if ((rc = url_parts(url, scheme, sizeof scheme, host, sizeof host, err)))
+        if ((rc = url_parts_origin(url, scheme, sizeof scheme, host, sizeof host, origin,
+                                   sizeof origin, err)))
             break;
         xfer_reset(&x);
         /* A 200 to a Range request carries the file from byte 0. */
@@ -593,7 +610,9 @@ int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct
         cu.easy_setopt(h, CURLOPT_HEADERDATA, &x);
         if (host_is_loopback(host))
             cu.easy_setopt(h, CURLOPT_NOPROXY, "*"); /* a site proxy cannot reach our loopback */
-        if (auth && strcasecmp(host, first_host) == 0)
+        /* the token goes to the origin it was given for only (scheme, host
+         * and port), never to a CDN or another service on the same host */
+        if (auth && strcasecmp(origin, first_origin) == 0)
             cu.easy_setopt(h, CURLOPT_HTTPHEADER, auth);
         if (req->range)
             cu.easy_setopt(h, CURLOPT_RANGE, range);

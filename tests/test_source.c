@@ -105,12 +105,15 @@ static struct fg_source_opts opts_bare(void)
 /*
  * Routes match a request path by prefix.  response NULL: never answer.
  * "ECHO_AUTH" answers a config that says whether an Authorization header came.
- * "%PORT%" in a response is replaced by the server's port.
+ * "%PORT%" in a response is replaced by the server's port, "%OTHER%" by
+ * other_port (a second server's, set before this one starts).
  */
 struct route {
     const char *prefix;
     const char *response;
 };
+
+static int other_port;
 
 struct server {
     pid_t pid;
@@ -159,6 +162,9 @@ static void serve_one(int c, const struct route *routes, int port)
             if (!strncmp(p, "%PORT%", 6)) {
                 o += (size_t)snprintf(out + o, sizeof out - o, "%d", port);
                 p += 6;
+            } else if (!strncmp(p, "%OTHER%", 7)) {
+                o += (size_t)snprintf(out + o, sizeof out - o, "%d", other_port);
+                p += 7;
             } else {
                 out[o++] = *p++;
             }
@@ -455,6 +461,8 @@ static const struct route hub_routes[] = {
     {"/org/cross/", "HTTP/1.1 302 Found\r\nLocation: http://localhost:%PORT%/echo\r\n"
      "Content-Length: 0\r\n\r\n"},
     {"/org/same/", "HTTP/1.1 302 Found\r\nLocation: /echo\r\nContent-Length: 0\r\n\r\n"},
+    {"/org/otherport/", "HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:%OTHER%/echo\r\n"
+     "Content-Length: 0\r\n\r\n"},
     {"/echo", "ECHO_AUTH"},
     {"/org/silent/", NULL},
     {"/org/norange/resolve/main/f.bin",
@@ -523,6 +531,15 @@ static void hub_should_follow_redirects_within_limits(void **state)
     assert_non_null(strstr(r->text, "\"absent\""));
     fg_source_result_free(r);
     server_stop(&s);
+    /* same host, another port: another server (origin = scheme, host, port) */
+    struct server other = server_start(hub_routes);
+    other_port = other.port;
+    s = server_start(hub_routes);
+    assert_int_equal(resolve_at(&s, "org/otherport", "hf_secret", &r, &err), 0);
+    assert_non_null(strstr(r->text, "\"absent\""));
+    fg_source_result_free(r);
+    server_stop(&s);
+    server_stop(&other);
 }
 
 static void hub_should_return_by_the_deadline_from_a_silent_server(void **state)
