@@ -453,6 +453,11 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
     int rc = costs_for(P, &j, &c, err);
     if (rc)
         return rc;
+    /* Lower bound: some stage holds at least 1/pp of the blocks' static
+     * bytes plus the embedding and head sides, so when that share is over the
+     * limit no cut can fit and the search below is skipped (same answer). */
+    if (c->sums_ok && ((double)c->S[layers] + (double)c->es + (double)c->hs) / L->pp > limit)
+        return 0;
     uint64_t lo = 0, hi = (uint64_t)limit, b = j.batch;
     uint32_t cut[FG_PLAN_MAX_PP + 1];
     bool any = false, fast = 4 * c->runs > 3 * layers && sums_fit(c, layers, L->pp, b);
