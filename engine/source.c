@@ -6,6 +6,7 @@
 #include "fileio.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pwd.h>
@@ -119,7 +120,8 @@ static int env_u64(const char *name, uint64_t min, uint64_t max, uint64_t *out, 
     char *end = NULL;
     errno = 0;
     unsigned long long x = strtoull(v, &end, 10);
-    if (errno || *end || v[0] == '-' || x < min || x > max)
+    /* digits only: strtoull would also take leading blanks, '+' and '-' */
+    if (errno || *end || !isdigit((unsigned char)v[0]) || x < min || x > max)
         return fg_err_set(err, FG_E_RANGE, "%s='%.40s': want a whole number in [%llu, %llu]",
                           name, v, (unsigned long long)min, (unsigned long long)max);
     *out = x;

@@ -604,6 +604,8 @@ static void source_opts_from_env_should_refuse_bad_values(void **state)
         {"FITGATE_HUB_TIMEOUT_MS", "abc", FG_E_RANGE, "FITGATE_HUB_TIMEOUT_MS='abc'"},
         {"FITGATE_HUB_TIMEOUT_MS", "18446744073709551616", FG_E_RANGE, "want a whole number"},
         {"FITGATE_HUB_TIMEOUT_MS", "1e400", FG_E_RANGE, "want a whole number"},
+        {"FITGATE_HUB_TIMEOUT_MS", " 5000", FG_E_RANGE, "want a whole number"},
+        {"FITGATE_CACHE_TTL", "+60", FG_E_RANGE, "want a whole number"},
         {"FITGATE_HUB_TIMEOUT_MS", "NaN", FG_E_RANGE, "want a whole number"},
         {"FITGATE_HUB_TIMEOUT_MS", "99", FG_E_RANGE, "[100, 600000]"},
         {"FITGATE_HUB_TIMEOUT_MS", "600001", FG_E_RANGE, "[100, 600000]"},
