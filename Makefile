@@ -93,6 +93,7 @@ CLI_SRCS := \
 	cli/cmd_gpus.c \
 	cli/cmd_verify.c \
 	cli/jobopts.c \
+	cli/format.c \
 	cli/report_html.c
 
 # --- tests (one per module; each is its own cmocka binary) ----------------
@@ -166,7 +167,7 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 
 # The HTML report lives in the CLI; its test links the two CLI objects it needs.
 $(BUILD)/tests/test_report_html: $(BUILD)/tests/test_report_html.o $(BUILD)/cli/report_html.o \
-		$(BUILD)/cli/jobopts.o $(LIB)
+		$(BUILD)/cli/jobopts.o $(BUILD)/cli/format.o $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL) -lcmocka
 
 # Debian packages the build and the tests need.

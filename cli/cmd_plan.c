@@ -15,32 +15,10 @@
 #include "jobopts.h"
 #include "memory.h"
 #include "model.h"
+#include "format.h"
 #include "plan.h"
 #include "report_html.h"
 
-
-static const char *human(uint64_t bytes, char *buf, size_t cap)
-{
-    double gb = (double)bytes / 1e9;
-    if (gb >= 100)
-        snprintf(buf, cap, "%.0f GB", gb);
-    else if (gb >= 10)
-        snprintf(buf, cap, "%.1f GB", gb);
-    else
-        snprintf(buf, cap, "%.2f GB", gb);
-    return buf;
-}
-
-static void print_count(FILE *f, uint64_t v)
-{
-    char buf[32];
-    int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    for (int i = 0; i < n; i++) {
-        fputc(buf[i], f);
-        if ((n - i - 1) % 3 == 0 && i != n - 1)
-            fputc(',', f);
-    }
-}
 
 static void print_structure(const struct fg_model *m, uint64_t seq)
 {
@@ -54,8 +32,8 @@ static void print_structure(const struct fg_model *m, uint64_t seq)
         snprintf(shape, sizeof shape, "%llu x %u", (unsigned long long)seq, n->width);
         printf("%5zu  %-20s %-18s %-36s %-16s ", i + 1, n->name, fg_node_kind_name(n->kind),
                n->desc, shape);
-        print_count(stdout, n->params);
-        putchar('\n');
+        char cnt[32];
+        printf("%s\n", fg_cli_count(n->params, cnt, sizeof cnt));
     }
     for (size_t i = 0; i < m->n_rules; i++) {
         printf("%5s  rule: %s (%+lld)\n", "", m->rules[i].name, (long long)m->rules[i].scalars);
@@ -126,7 +104,7 @@ static void print_layout(const struct fg_layout *l)
     fg_layout_split_str(l, split, sizeof split);
     printf("  %2u GPU%s  TP=%u PP=%u EP=%u DP=%u%s%.0u  peak %s/GPU", l->gpus,
            l->gpus > 1 ? "s" : " ", l->tp, l->pp, l->ep, l->dp, l->zero ? " ZeRO-" : "",
-           l->zero, human(l->peak_bytes, b, sizeof b));
+           l->zero, fg_cli_gb(l->peak_bytes, b, sizeof b));
     if (l->pp > 1) {
         printf("  layers ");
         for (uint32_t s = 0; s < l->pp; s++)
@@ -215,15 +193,15 @@ static void print_breakdown(const struct fg_estimate *e)
     char a[32], b[32], c[32];
     printf("\nMemory at micro-batch %llu x %llu tokens: %s (static %s + %s per sample",
            (unsigned long long)e->batch, (unsigned long long)e->seq_len,
-           human(e->total_bytes, a, sizeof a), human(e->static_bytes, b, sizeof b),
-           human(e->per_sample_bytes, c, sizeof c));
+           fg_cli_gb(e->total_bytes, a, sizeof a), fg_cli_gb(e->static_bytes, b, sizeof b),
+           fg_cli_gb(e->per_sample_bytes, c, sizeof c));
     if (e->step_bytes)
         printf("; the optimizer step needs %s with gradients and no activations",
-               human(e->step_bytes, a, sizeof a));
+               fg_cli_gb(e->step_bytes, a, sizeof a));
     printf(")\n");
     for (size_t i = 0; i < e->n_lines; i++) {
         const struct fg_line *l = &e->lines[i];
-        printf("  %-12s %10s%s  %s  [%s]\n", l->key, human(l->bytes, a, sizeof a),
+        printf("  %-12s %10s%s  %s  [%s]\n", l->key, fg_cli_gb(l->bytes, a, sizeof a),
                l->per_sample ? "/sample" : "        ", l->what, l->source);
     }
 }
@@ -408,13 +386,10 @@ static int run(int argc, char **argv, bool check)
 
     char a[32], b[32];
     printf("%s  (%s; read as %s)\n", m->id, m->model_type, m->reader);
-    printf("parameters: ");
-    print_count(stdout, m->params_total);
-    printf(" stored in the checkpoint");
+    printf("parameters: %s stored in the checkpoint", fg_cli_count(m->params_total, a, sizeof a));
     if (m->experts)
-        printf(", %llu experts top-%llu (", (unsigned long long)m->experts,
-               (unsigned long long)m->top_k), print_count(stdout, fg_model_active_params(m)),
-            printf(" active)");
+        printf(", %llu experts top-%llu (%s active)", (unsigned long long)m->experts,
+               (unsigned long long)m->top_k, fg_cli_count(fg_model_active_params(m), b, sizeof b));
     printf("; %llu layers\n", (unsigned long long)m->layers);
     for (size_t i = 0; i < m->n_rules; i++)
         if (m->rules[i].scalars)
@@ -430,10 +405,10 @@ static int run(int argc, char **argv, bool check)
 
     if (want) {
         printf("\n%s on %s (usable %s per card after the CUDA context, %.2fx headroom):\n",
-               check ? "Check" : "Verdict", want->label, human(usable, a, sizeof a), o.headroom);
+               check ? "Check" : "Verdict", want->label, fg_cli_gb(usable, a, sizeof a), o.headroom);
         if (fit.verdict == FG_FIT_FITS || fit.verdict == FG_FIT_BORDERLINE) {
             printf("  %s: needs %s with headroom; largest micro-batch %llu%s\n",
-                   fg_verdict_name(fit.verdict), human(fit.need_bytes, b, sizeof b),
+                   fg_verdict_name(fit.verdict), fg_cli_gb(fit.need_bytes, b, sizeof b),
                    (unsigned long long)fit.max_batch,
                    fit.verdict == FG_FIT_BORDERLINE
                        ? "; above the card on the conservative peak: measure one step first"

@@ -15,20 +15,10 @@
 
 #include "cli.h"
 #include "config.h"
+#include "format.h"
 #include "model.h"
 #include "safetensors.h"
 #include "source.h"
-
-static void print_count(FILE *f, uint64_t v)
-{
-    char buf[32];
-    int n = snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    for (int i = 0; i < n; i++) {
-        fputc(buf[i], f);
-        if ((n - i - 1) % 3 == 0 && i != n - 1)
-            fputc(',', f);
-    }
-}
 
 /* What verify looked at, for the output. */
 struct target {
@@ -107,6 +97,7 @@ static void print_text(const struct target *t, const struct fg_st_summary *s,
                        const struct fg_st_compare *c)
 {
     const struct fg_model *m = t->m;
+    char cnt[32];
     if (m)
         printf("%s (%s, %s)\n", m->id, m->model_type, m->reader);
     else
@@ -124,8 +115,8 @@ static void print_text(const struct target *t, const struct fg_st_summary *s,
         for (int d = 0; d < FG_ST_DTYPE_COUNT; d++) {
             if (!s->by_dtype[d])
                 continue;
-            printf(" %s ", fg_safetensors_dtype_name((enum fg_st_dtype)d));
-            print_count(stdout, s->by_dtype[d]);
+            printf(" %s %s", fg_safetensors_dtype_name((enum fg_st_dtype)d),
+                   fg_cli_count(s->by_dtype[d], cnt, sizeof cnt));
         }
         putchar('\n');
         printf("\n%-28s %18s %18s %16s\n", "group", "checkpoint", "graph", "difference");
@@ -149,16 +140,13 @@ static void print_text(const struct target *t, const struct fg_st_summary *s,
         printf("result:     nothing to compare\n");
         return;
     }
-    printf("checkpoint: ");
-    print_count(stdout, c->ckpt_total);
-    printf(" parameters%s\n", c->exact ? "" : " (derived from bytes)");
+    printf("checkpoint: %s parameters%s\n", fg_cli_count(c->ckpt_total, cnt, sizeof cnt),
+           c->exact ? "" : " (derived from bytes)");
     if (!m) {
         printf("graph:      unavailable\nresult:     nothing to compare against\n");
         return;
     }
-    printf("graph:      ");
-    print_count(stdout, c->graph_total);
-    printf(" parameters\n");
+    printf("graph:      %s parameters\n", fg_cli_count(c->graph_total, cnt, sizeof cnt));
     if (c->agree)
         printf("result:     agree\n");
     else

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "format.h"
 #include "fit.h"
 #include "gpu.h"
 #include "memory.h"
@@ -70,34 +71,6 @@ static void esc(FILE *f, const char *s)
                 fputc(*s, f);
         }
     }
-}
-
-/* Decimal GB as the CLI prints them (cmd_plan.c human()). */
-static const char *gb(uint64_t bytes, char *buf, size_t cap)
-{
-    double g = (double)bytes / 1e9;
-    if (g >= 100)
-        snprintf(buf, cap, "%.0f GB", g);
-    else if (g >= 10)
-        snprintf(buf, cap, "%.1f GB", g);
-    else
-        snprintf(buf, cap, "%.2f GB", g);
-    return buf;
-}
-
-/* 8888227328 -> "8,888,227,328" */
-static const char *count(uint64_t v, char *buf, size_t cap)
-{
-    char raw[32];
-    int n = snprintf(raw, sizeof raw, "%llu", (unsigned long long)v);
-    size_t o = 0;
-    for (int i = 0; i < n && o + 2 < cap; i++) {
-        buf[o++] = raw[i];
-        if ((n - i - 1) % 3 == 0 && i != n - 1)
-            buf[o++] = ',';
-    }
-    buf[o] = '\0';
-    return buf;
 }
 
 /* Width of text at font-size px in a sans-serif face, estimated (no font metrics offline). */
@@ -280,10 +253,10 @@ static void write_summary(FILE *f, const struct report *r)
     esc(f, m->model_type);
     fputs("; read as ", f);
     esc(f, m->reader);
-    fprintf(f, "; %s parameters stored in the checkpoint", count(m->params_total, a, sizeof a));
+    fprintf(f, "; %s parameters stored in the checkpoint", fg_cli_count(m->params_total, a, sizeof a));
     if (m->experts)
         fprintf(f, ", %llu experts top-%llu (%s active)", (unsigned long long)m->experts,
-                (unsigned long long)m->top_k, count(fg_model_active_params(m), b, sizeof b));
+                (unsigned long long)m->top_k, fg_cli_count(fg_model_active_params(m), b, sizeof b));
     fprintf(f, "; %llu layers</p>\n", (unsigned long long)m->layers);
     for (size_t i = 0; i < m->n_notes; i++) {
         fputs("<p class=\"muted\">note: ", f);
@@ -305,27 +278,27 @@ static void write_summary(FILE *f, const struct report *r)
             r->o->conservative);
     fputs("<div class=\"facts\">\n", f);
     fprintf(f, "<div class=\"fact\">estimate at micro-batch %llu<b>%s</b></div>\n",
-            (unsigned long long)e->batch, gb(e->total_bytes, a, sizeof a));
+            (unsigned long long)e->batch, fg_cli_gb(e->total_bytes, a, sizeof a));
     fprintf(f, "<div class=\"fact\">static (does not grow with the batch)<b>%s</b></div>\n",
-            gb(e->static_bytes, a, sizeof a));
+            fg_cli_gb(e->static_bytes, a, sizeof a));
     fprintf(f, "<div class=\"fact\">per sample<b>%s</b></div>\n",
-            gb(e->per_sample_bytes, a, sizeof a));
+            fg_cli_gb(e->per_sample_bytes, a, sizeof a));
     if (e->step_bytes)
         fprintf(f, "<div class=\"fact\">optimizer step<b>%s</b></div>\n",
-                gb(e->step_bytes, a, sizeof a));
+                fg_cli_gb(e->step_bytes, a, sizeof a));
     fprintf(f, "<div class=\"fact\">on ");
     esc(f, r->card->label);
     const char *v = r->card_fit.verdict == FG_FIT_SPLIT && r->plan.status == FG_PLAN_IMPOSSIBLE
                         ? "no" : fg_verdict_name(r->card_fit.verdict);
     fprintf(f, " (%s usable)<b><span class=\"verdict %s\">%s</span></b></div>\n",
-            gb(r->card_usable, a, sizeof a), v, v);
+            fg_cli_gb(r->card_usable, a, sizeof a), v, v);
     fputs("</div>\n<p>", f);
     if (r->card_fit.verdict == FG_FIT_FITS || r->card_fit.verdict == FG_FIT_BORDERLINE) {
         fprintf(f, "One ");
         esc(f, r->card->label);
         fprintf(f, " holds this job: it needs %s with headroom; the largest micro-batch is "
                    "%llu.%s",
-                gb(r->card_fit.need_bytes, a, sizeof a),
+                fg_cli_gb(r->card_fit.need_bytes, a, sizeof a),
                 (unsigned long long)r->card_fit.max_batch,
                 r->card_fit.verdict == FG_FIT_BORDERLINE
                     ? " Above the card on the conservative peak: measure one step first."
@@ -337,7 +310,7 @@ static void write_summary(FILE *f, const struct report *r)
         esc(f, r->card->label);
         fprintf(f, " cannot hold micro-batch %llu (it needs %s with headroom); the smallest "
                    "layout that fits uses %u GPUs (below).",
-                (unsigned long long)e->batch, gb(r->card_fit.need_bytes, a, sizeof a),
+                (unsigned long long)e->batch, fg_cli_gb(r->card_fit.need_bytes, a, sizeof a),
                 r->plan.n ? r->plan.options[0].gpus : 0);
     }
     fputs("</p>\n</section>\n", f);
@@ -447,7 +420,7 @@ static void seg_title(FILE *f, const struct fg_estimate *e, const struct bar *ba
                       size_t temp_line)
 {
     char a[32];
-    fprintf(f, "<title>%s: %s", keys[k].label, gb(bar->seg[k], a, sizeof a));
+    fprintf(f, "<title>%s: %s", keys[k].label, fg_cli_gb(bar->seg[k], a, sizeof a));
     for (size_t i = 0; i < e->n_lines; i++) {
         const struct fg_line *l = &e->lines[i];
         if (key_index(l->key) != k || !line_in_bar(e, i, bar, temp_line))
@@ -455,10 +428,10 @@ static void seg_title(FILE *f, const struct fg_estimate *e, const struct bar *ba
         fputs("\n\xe2\x80\xa2 ", f); /* bullet */
         esc(f, l->what);
         if (l->per_sample)
-            fprintf(f, " (%s per sample x %llu)", gb(l->bytes, a, sizeof a),
+            fprintf(f, " (%s per sample x %llu)", fg_cli_gb(l->bytes, a, sizeof a),
                     (unsigned long long)e->batch);
         else
-            fprintf(f, " (%s)", gb(l->bytes, a, sizeof a));
+            fprintf(f, " (%s)", fg_cli_gb(l->bytes, a, sizeof a));
         fputs(" [source: ", f);
         esc(f, l->source);
         fputs("]", f);
@@ -508,7 +481,7 @@ static void write_breakdown(FILE *f, const struct report *r)
             if (!bars[i].seg[k])
                 continue;
             snprintf(L->text, sizeof L->text, "%s %s", keys[k].label,
-                     gb(bars[i].seg[k], a, sizeof a));
+                     fg_cli_gb(bars[i].seg[k], a, sizeof a));
             L->cx = x + w / 2;
             L->w = text_w(L->text, 12);
             L->row = L->w + 8 <= w ? -1 : 0;
@@ -538,7 +511,7 @@ static void write_breakdown(FILE *f, const struct report *r)
     fprintf(f, "<p>Where the %s of micro-batch %llu &times; %llu tokens go, one segment per "
                "part of the estimate; hover a segment for the lines it is made of and the source "
                "of each formula.",
-            gb(e->total_bytes, a, sizeof a), (unsigned long long)e->batch,
+            fg_cli_gb(e->total_bytes, a, sizeof a), (unsigned long long)e->batch,
             (unsigned long long)e->seq_len);
     if (nb == 2)
         fputs(" A full fine-tune peaks twice: at the start of backward (activations, no "
@@ -564,7 +537,7 @@ static void write_breakdown(FILE *f, const struct report *r)
                 X0 - 10, y + BH / 2 - 2, peak ? "600" : "400", bar->title);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"end\" "
                    "fill=\"#59636e\">%s%s</text>\n",
-                X0 - 10, y + BH / 2 + 13, gb(bar->total, a, sizeof a), peak ? " (peak)" : "");
+                X0 - 10, y + BH / 2 + 13, fg_cli_gb(bar->total, a, sizeof a), peak ? " (peak)" : "");
         double x = X0;
         for (size_t k = 0; k < NKEYS; k++) {
             if (!bar->seg[k])
@@ -603,13 +576,13 @@ static void write_breakdown(FILE *f, const struct report *r)
     if (!card_drawn) {
         fprintf(f, "<text x=\"%.1f\" y=\"11\" font-size=\"12\" fill=\"#cf222e\">", X0);
         esc(f, r->card->label);
-        fprintf(f, ": %s usable, off this scale</text>\n", gb(r->card_usable, a, sizeof a));
+        fprintf(f, ": %s usable, off this scale</text>\n", fg_cli_gb(r->card_usable, a, sizeof a));
     } else {
         fprintf(f, "<g class=\"card-limit\"><title>");
         esc(f, r->card->label);
         fprintf(f, ": %s usable after the CUDA context; the estimate may reach %s under %.2fx "
                    "headroom</title>",
-                gb(r->card_usable, a, sizeof a), gb(limit, b, sizeof b), r->o->headroom);
+                fg_cli_gb(r->card_usable, a, sizeof a), fg_cli_gb(limit, b, sizeof b), r->o->headroom);
         fprintf(f, "<line x1=\"%.1f\" y1=\"14\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#cf222e\" "
                    "stroke-width=\"2\" stroke-dasharray=\"6 4\"/>",
                 lx, lx, y - 14);
@@ -620,7 +593,7 @@ static void write_breakdown(FILE *f, const struct report *r)
                    "fill=\"#cf222e\">",
                 lx, lx > W - 260 ? "end" : "start");
         esc(f, r->card->label);
-        fprintf(f, " usable %s</text></g>\n", gb(r->card_usable, a, sizeof a));
+        fprintf(f, " usable %s</text></g>\n", fg_cli_gb(r->card_usable, a, sizeof a));
     }
     fputs("</svg>\n", f);
 
@@ -646,7 +619,7 @@ static void write_breakdown(FILE *f, const struct report *r)
         size_t k = key_index(l->key);
         fprintf(f, "<tr><td><i class=\"sw\" style=\"background:%s\"></i>", keys[k].colour);
         esc(f, l->key);
-        fprintf(f, "</td><td class=\"num\">%s%s</td><td>", gb(l->bytes, a, sizeof a),
+        fprintf(f, "</td><td class=\"num\">%s%s</td><td>", fg_cli_gb(l->bytes, a, sizeof a),
                 l->per_sample ? " / sample" : "");
         esc(f, l->what);
         fputs("</td><td>", f);
@@ -765,7 +738,7 @@ static void write_batch_chart(FILE *f, const struct report *r)
         bool inside = (double)cd->usable <= ymax;
         fputs("<g class=\"card-limit\"><title>", f);
         esc(f, cd->gpu->label);
-        fprintf(f, ": %s usable after the CUDA context</title>", gb(cd->usable, a, sizeof a));
+        fprintf(f, ": %s usable after the CUDA context</title>", fg_cli_gb(cd->usable, a, sizeof a));
         if (inside)
             fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#57606a\" "
                        "stroke-width=\"1.2\" stroke-dasharray=\"6 4\"/>",
@@ -786,8 +759,8 @@ static void write_batch_chart(FILE *f, const struct report *r)
         fprintf(f, "<g class=\"mode\" data-mode=\"%s\"><title>%s: %s at micro-batch 1, +%s per "
                    "sample (x %.2f headroom)</title><polyline fill=\"none\" stroke=\"%s\" "
                    "stroke-width=\"2.5\" points=\"",
-                r->mode_name[k], r->mode_name[k], gb(fg_estimate_at(e, 1), a, sizeof a),
-                gb(e->per_sample_bytes, b1, sizeof b1), hr, mode_colour[k % 4]);
+                r->mode_name[k], r->mode_name[k], fg_cli_gb(fg_estimate_at(e, 1), a, sizeof a),
+                fg_cli_gb(e->per_sample_bytes, b1, sizeof b1), hr, mode_colour[k % 4]);
         /* every batch up to 64, then geometric steps, and xmax itself */
         double px[256], py[256];
         size_t np = 0;
@@ -818,7 +791,7 @@ static void write_batch_chart(FILE *f, const struct report *r)
             char text[96];
             if (py[0] < T)
                 snprintf(text, sizeof text, "%s (above: %s at micro-batch 1)", r->mode_name[k],
-                         gb((uint64_t)((double)fg_estimate_at(e, 1) * hr), a, sizeof a));
+                         fg_cli_gb((uint64_t)((double)fg_estimate_at(e, 1) * hr), a, sizeof a));
             else
                 snprintf(text, sizeof text, "%s", r->mode_name[k]);
             double tx = py[0] < T ? L + 8 : px[in + 1] + 6, ty = T + 16;
@@ -848,7 +821,7 @@ static void write_batch_chart(FILE *f, const struct report *r)
                     XP(mb), YP(v), mode_colour[k % 4], r->mode_name[k]);
             esc(f, r->cards[c].gpu->label);
             fprintf(f, ": largest micro-batch %llu (%s with headroom)</title></circle>\n",
-                    (unsigned long long)mb, gb((uint64_t)v, a, sizeof a));
+                    (unsigned long long)mb, fg_cli_gb((uint64_t)v, a, sizeof a));
         }
     }
     fputs("</g>\n</svg>\n<p class=\"legend\">", f);
@@ -883,13 +856,13 @@ static void write_cards(FILE *f, const struct report *r)
         fputs("<tr><td>", f);
         esc(f, cd->gpu->label);
         fprintf(f, "</td><td class=\"num\">%s</td><td class=\"num\">%.0f</td>",
-                gb(cd->usable, a, sizeof a), fg_gpu_tflops(cd->gpu));
+                fg_cli_gb(cd->usable, a, sizeof a), fg_gpu_tflops(cd->gpu));
         for (int k = 0; k < 3; k++) {
             const struct fg_fit *ft = &cd->fit[k];
             fprintf(f, "<td class=\"%s\" title=\"%s at micro-batch 1; %s with headroom\">",
                     fg_verdict_name(ft->verdict),
-                    gb(fg_estimate_at(&cd->est[k], 1), a, sizeof a),
-                    gb((uint64_t)((double)fg_estimate_at(&cd->est[k], 1) * r->o->headroom), b,
+                    fg_cli_gb(fg_estimate_at(&cd->est[k], 1), a, sizeof a),
+                    fg_cli_gb((uint64_t)((double)fg_estimate_at(&cd->est[k], 1) * r->o->headroom), b,
                        sizeof b));
             if (ft->verdict == FG_FIT_FITS)
                 fprintf(f, "batch %llu", (unsigned long long)ft->max_batch);
@@ -942,7 +915,7 @@ static void stage_svg(FILE *f, const struct fg_layout *l, uint64_t usable, doubl
         fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
                    "fill=\"#4e79a7\"><title>stage %u: layers %u-%u, %s per GPU</title></rect>",
                 s * bw + (l->pp > 1 ? 1 : 0), H * (1 - frac), bw - (l->pp > 1 ? 2 : 0),
-                H * frac, s, l->cut[s], l->cut[s + 1] ? l->cut[s + 1] - 1 : 0, gb(b, a, sizeof a));
+                H * frac, s, l->cut[s], l->cut[s + 1] ? l->cut[s + 1] - 1 : 0, fg_cli_gb(b, a, sizeof a));
     }
     fprintf(f, "<line x1=\"0\" y1=\"%.1f\" x2=\"%.0f\" y2=\"%.1f\" stroke=\"#bf8700\" "
                "stroke-dasharray=\"3 2\"><title>usable / headroom</title></line>",
@@ -966,7 +939,7 @@ static void write_layouts(FILE *f, const struct report *r)
     fprintf(f, "<p>Layouts that fit %s usable per card under %.2f&times; headroom, smallest GPU "
                "count first (TP inside a node, PP cuts balanced by memory, EP over experts, ZeRO "
                "over DP). The bars show each pipeline stage's memory against the card.</p>\n",
-            gb(p->usable_bytes, a, sizeof a), r->o->headroom);
+            fg_cli_gb(p->usable_bytes, a, sizeof a), r->o->headroom);
     fputs("<table id=\"layout-table\">\n<thead><tr><th class=\"num\">GPUs</th>"
           "<th class=\"num\">TP</th><th class=\"num\">PP</th><th class=\"num\">EP</th>"
           "<th class=\"num\">DP</th><th>ZeRO</th><th class=\"num\">peak / GPU</th>"
@@ -981,7 +954,7 @@ static void write_layouts(FILE *f, const struct report *r)
                    "<td class=\"num\">%s</td><td class=\"num\">%llu</td>"
                    "<td class=\"num\">%llu</td><td class=\"mono\">",
                 l->gpus, l->tp, l->pp, l->ep, l->dp, l->zero ? "ZeRO-" : "-", l->zero,
-                gb(l->peak_bytes, a, sizeof a), (unsigned long long)l->micro_batch,
+                fg_cli_gb(l->peak_bytes, a, sizeof a), (unsigned long long)l->micro_batch,
                 (unsigned long long)(l->grad_accum ? l->grad_accum : 1));
         esc(f, l->pp > 1 ? split : "all");
         fputs("</td><td>", f);
@@ -1018,7 +991,7 @@ static void write_structure(FILE *f, const struct report *r)
         fputs("</td><td>", f);
         esc(f, n->desc);
         fprintf(f, "</td><td class=\"mono\">%llu &times; %u</td><td class=\"num\">%s</td></tr>\n",
-                (unsigned long long)seq, n->width, count(n->params, a, sizeof a));
+                (unsigned long long)seq, n->width, fg_cli_count(n->params, a, sizeof a));
     }
     for (size_t i = 0; i < m->n_rules; i++) {
         fputs("<tr><td></td><td colspan=\"4\">rule: ", f);
@@ -1027,7 +1000,7 @@ static void write_structure(FILE *f, const struct report *r)
     }
     fprintf(f, "<tr><th></th><th colspan=\"4\">total stored in the checkpoint</th>"
                "<th class=\"num\">%s</th></tr>\n",
-            count(m->params_total, a, sizeof a));
+            fg_cli_count(m->params_total, a, sizeof a));
     fputs("</tbody>\n</table>\n</section>\n", f);
 }
 
