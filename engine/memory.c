@@ -235,6 +235,38 @@ static uint64_t node_linear_here(const struct fg_node *n, const struct fg_job *j
     return here < cap ? here : cap;
 }
 
+/* Routed-expert parameters of a node on this GPU (0 outside MoE blocks). */
+static uint64_t node_experts_here(const struct fg_node *n, const struct fg_job *job)
+{
+    if (n->kind != FG_NODE_MOE)
+        return 0;
+    uint32_t tp = job->tp ? job->tp : 1, ep = job->ep ? job->ep : 1;
+    uint64_t routed = 0;
+    for (unsigned i = 0; i < n->nlin; i++)
+        if (n->lin[i].count > 1)
+            routed += (uint64_t)n->lin[i].in * n->lin[i].out * n->lin[i].count;
+    uint64_t here = routed / ep / (ep > 1 ? 1 : tp);
+    uint64_t cap = node_params_here(n, job);
+    return here < cap ? here : cap;
+}
+
+/*
+ * Bytes of `all` parameters (of which `experts` are routed experts) at
+ * `bytes` each, sharded over DP by a ZeRO stage: dense parameters over the
+ * DP ranks, routed experts over the expert-data-parallel group (DP / EP):
+ * EP has already split the experts, so the distributed optimizer shards
+ * each expert over the ranks that hold it (Megatron expert_data_parallel).
+ */
+static uint64_t sharded_bytes(uint64_t all, uint64_t experts, double bytes, uint64_t shard,
+                              uint32_t ep)
+{
+    uint64_t shard_e = shard > 1 && ep > 1 ? (shard / ep ? shard / ep : 1) : shard;
+    double dense = (double)(all - experts) * bytes / (double)shard;
+    double exp = (double)experts * bytes / (double)shard_e;
+    double t = dense + exp;
+    return t >= 1.8e19 ? UINT64_MAX : (uint64_t)t;
+}
+
 /*
  * Bytes one token keeps for backward in one node, no recompute [KOR],
  * counted from what autograd saves in the transformers implementation:
@@ -474,6 +506,7 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     uint32_t tp = job->tp ? job->tp : 1, dp = job->dp ? job->dp : 1;
 
     uint64_t params = 0, linear = 0, quantizable = 0, adapters = 0, largest_linear = 0;
+    uint64_t experts_here = 0;
     uint64_t act_block_max = 0, act_sum = 0, act_other = 0, layers_here = 0;
     int32_t cur_layer = -2;
     uint64_t cur_layer_act = 0;
@@ -483,6 +516,7 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
             continue;
         uint64_t p = node_params_here(n, job);
         params += p;
+        experts_here += node_experts_here(n, job);
         uint64_t lp = node_linear_here(n, job);
         if (n->kind != FG_NODE_EMBED)
             linear += lp;
@@ -542,23 +576,23 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
         /* [BNB]: linear weights of the blocks quantized; embeddings, norms and
          * the head stay bf16 (transformers' bitsandbytes integration skips lm_head). */
         double per = quant_bytes(job->quant);
-        uint64_t q = (uint64_t)((double)quantizable * per);
+        uint64_t exq = experts_here < quantizable ? experts_here : quantizable;
         uint64_t rest = (params - quantizable) * pbytes;
-        b->weights = (q + rest) / shard_w;
+        b->weights = sharded_bytes(quantizable, exq, per, shard_w, job->ep) + rest / shard_w;
         add_line(e, "weights", b->weights, false, "bitsandbytes; QLoRA paper",
                  "%s base: %.4f B x %llu linear params + the rest in the parameter dtype",
                  job->quant == FG_QUANT_INT8 ? "int8" : job->quant == FG_QUANT_NF4_DQ ? "nf4-dq"
                                                                                       : "nf4",
                  per, (unsigned long long)quantizable);
     } else {
-        b->weights = mul_sat(params, wbytes) / shard_w;
+        b->weights = sharded_bytes(params, experts_here, wbytes, shard_w, job->ep);
         add_line(e, "weights", b->weights, false, full ? "PyTorch AMP / Megatron" : "frozen base",
                  "%s weights: %u B x %llu params%s", wbytes == 4 ? "fp32" : "bf16", wbytes,
                  (unsigned long long)params, shard_w > 1 ? ", sharded over DP" : "");
     }
     if (full) {
-        b->gradients = mul_sat(params, gbytes) / shard_g;
-        b->optimizer = mul_sat(params, obytes) / shard_o;
+        b->gradients = sharded_bytes(params, experts_here, gbytes, shard_g, job->ep);
+        b->optimizer = sharded_bytes(params, experts_here, obytes, shard_o, job->ep);
         add_line(e, "gradients", b->gradients, false, "parameter dtype",
                  "gradients: %u B x %llu params", gbytes, (unsigned long long)params);
         add_line(e, "optimizer", b->optimizer, false, "torch AdamW; Transformer Math 101",
@@ -575,7 +609,8 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     /* Runtime transients that do not grow with the batch. */
     uint64_t overhead = 0;
     if (full && (job->precision == FG_PREC_BF16_MIXED || job->precision == FG_PREC_FP16_MIXED)) {
-        uint64_t copies = mul_sat(linear, 2) / shard_w;
+        uint64_t copies = sharded_bytes(linear, experts_here < linear ? experts_here : linear, 2,
+                                        shard_w, job->ep);
         overhead += copies;
         add_line(e, "overhead", copies, false, "PyTorch autocast weight cache (Megatron 18 B/P)",
                  "bf16 working copies of %llu linear weights saved for backward",
@@ -648,7 +683,9 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
          * exists; the step holds gradients, states and foreach AdamW's
          * temporary (torch/optim/adamw.py _multi_tensor_adamw: exp_avg_sq.sqrt()
          * materialised once per parameter, in the state dtype). */
-        uint64_t temp = job->optimizer == FG_OPT_ADAMW ? mul_sat(params, obytes / 2) / shard_o : 0;
+        uint64_t temp = job->optimizer == FG_OPT_ADAMW
+                            ? sharded_bytes(params, experts_here, obytes / 2, shard_o, job->ep)
+                            : 0;
         e->static_bytes = add_sat(add_sat(b->weights, b->optimizer), overhead);
         e->step_bytes = add_sat(add_sat(add_sat(b->weights, b->gradients), b->optimizer), temp);
         add_line(e, "overhead", temp, false, "torch foreach AdamW step",

@@ -144,6 +144,31 @@ static void estimate_should_shrink_with_grad_ckpt_lora_qlora_and_zero(void **sta
     fg_model_free(m);
 }
 
+static void zero_should_shard_experts_only_over_the_expert_data_parallel_group(void **state)
+{
+    (void)state;
+    struct fg_model *m = load("tests/fixtures/models/Qwen--Qwen3-30B-A3B");
+    struct fg_job j;
+    struct fg_estimate z0, z3, dense;
+    fg_job_defaults(&j, FG_MODE_FULL);
+    j.ep = 8;
+    j.dp = 8;
+    assert_int_equal(fg_memory_estimate(m, &j, &z0, NULL), 0);
+    j.zero = 3;
+    assert_int_equal(fg_memory_estimate(m, &j, &z3, NULL), 0);
+    /* EP=8 over DP=8 leaves one rank per expert: ZeRO cannot shard the
+     * experts again, only the dense part (attention, router, embeddings) */
+    assert_true(z3.b.optimizer > z0.b.optimizer / 2);
+    assert_true(z3.b.optimizer < z0.b.optimizer);
+    /* without EP every parameter is sharded over all 8 ranks */
+    j.ep = 1;
+    assert_int_equal(fg_memory_estimate(m, &j, &dense, NULL), 0);
+    j.zero = 0;
+    assert_int_equal(fg_memory_estimate(m, &j, &z0, NULL), 0);
+    assert_true(dense.b.optimizer <= z0.b.optimizer / 8 + 1);
+    fg_model_free(m);
+}
+
 static void estimate_should_reject_bad_jobs_clearly(void **state)
 {
     (void)state;
@@ -190,6 +215,7 @@ int main(void)
         cmocka_unit_test(estimate_should_match_seed_004_nomic_within_10pct),
         cmocka_unit_test(estimate_should_be_the_larger_of_backward_and_step_phases),
         cmocka_unit_test(estimate_should_shrink_with_grad_ckpt_lora_qlora_and_zero),
+        cmocka_unit_test(zero_should_shard_experts_only_over_the_expert_data_parallel_group),
         cmocka_unit_test(estimate_should_reject_bad_jobs_clearly),
         cmocka_unit_test(serve_should_count_gqa_kv_and_windows),
     };
