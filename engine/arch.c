@@ -22,17 +22,23 @@ const struct fg_arch *fg__arch_find(const char *model_type)
     return NULL;
 }
 
+struct fg_node *fg__add_table(struct fg_model *m, enum fg_node_kind kind, const char *name,
+                              uint64_t rows, uint64_t width, struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add(m, kind, -1, name, err);
+    if (!n)
+        return NULL;
+    n->params = rows * width;
+    n->hidden = (uint32_t)width;
+    n->width = (uint32_t)width;
+    snprintf(n->desc, sizeof n->desc, "%llu x %llu", (unsigned long long)rows,
+             (unsigned long long)width);
+    return n;
+}
+
 int fg__add_embedding(struct fg_model *m, uint64_t vocab, uint64_t hidden, struct fg_err *err)
 {
-    struct fg_node *n = fg__model_add(m, FG_NODE_EMBED, -1, "Embedding", err);
-    if (!n)
-        return FG_E_NOMEM;
-    n->params = vocab * hidden;
-    n->width = (uint32_t)hidden;
-    n->hidden = (uint32_t)hidden;
-    snprintf(n->desc, sizeof n->desc, "%llu x %llu", (unsigned long long)vocab,
-             (unsigned long long)hidden);
-    return 0;
+    return fg__add_table(m, FG_NODE_EMBED, "Embedding", vocab, hidden, err) ? 0 : FG_E_NOMEM;
 }
 
 int fg__add_norm(struct fg_model *m, int32_t layer, const char *name, uint64_t width,

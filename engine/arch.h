@@ -57,6 +57,12 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
 
 enum fg_norm_kind { FG_NORM_RMS = 0, FG_NORM_LN = 1, FG_NORM_LN_NOBIAS = 2 };
 
+/* A table that is not a linear map (token / position / token-type embedding,
+ * stored buffer, conv stem): rows x width scalars, output width.  NULL when
+ * out of memory (err set). */
+struct fg_node *fg__add_table(struct fg_model *m, enum fg_node_kind kind, const char *name,
+                              uint64_t rows, uint64_t width, struct fg_err *err);
+
 /* Token embedding vocab x hidden. */
 int fg__add_embedding(struct fg_model *m, uint64_t vocab, uint64_t hidden, struct fg_err *err);
 

@@ -29,23 +29,6 @@
 
 /* ---- helpers -------------------------------------------------------------- */
 
-
-/* A table that is not a linear map (position / token-type embedding, conv
- * stem, pooler ...): rows x width scalars, output width. */
-static struct fg_node *add_table(struct fg_model *m, enum fg_node_kind kind, const char *name,
-                                 uint64_t rows, uint64_t width, struct fg_err *err)
-{
-    struct fg_node *n = fg__model_add(m, kind, -1, name, err);
-    if (!n)
-        return NULL;
-    n->params = rows * width;
-    n->hidden = (uint32_t)width;
-    n->width = (uint32_t)width;
-    snprintf(n->desc, sizeof n->desc, "%llu x %llu", (unsigned long long)rows,
-             (unsigned long long)width);
-    return n;
-}
-
 /* Move nodes [from, end) to the encoder stack, names prefixed "Enc.". */
 static void mark_encoder(struct fg_model *m, size_t from)
 {
@@ -231,7 +214,7 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
 
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         return rc;
-    struct fg_node *n = add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
+    struct fg_node *n = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
                                   m->hidden, err);
     if (!n)
         return FG_E_NOMEM;
@@ -241,7 +224,7 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
         fg__model_rule(m, "embeddings.position_ids buffer stored (written by transformers "
                        "< 4.31; in Position embedding)", 0);
     }
-    if (types && !add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, m->hidden, err))
+    if (types && !fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, m->hidden, err))
         return FG_E_NOMEM;
     if ((rc = fg__add_norm(m, -1, "Embedding norm", m->hidden, FG_NORM_LN, err)))
         return rc;
@@ -261,7 +244,7 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
             return rc ? rc : (err ? err->code : FG_E_NOMEM);
     }
     if (task->pooler) {
-        if (!(n = add_table(m, FG_NODE_OTHER, "Pooler", m->hidden + 1, m->hidden, err)))
+        if (!(n = fg__add_table(m, FG_NODE_OTHER, "Pooler", m->hidden + 1, m->hidden, err)))
             return FG_E_NOMEM;
         snprintf(n->desc, sizeof n->desc, "dense %llu x %llu + bias",
                  (unsigned long long)m->hidden, (unsigned long long)m->hidden);
@@ -279,7 +262,7 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
         n->width = (uint32_t)m->vocab;
         snprintf(n->desc, sizeof n->desc, "transform %llu + LN, decoder tied, bias %llu",
                  (unsigned long long)m->hidden, (unsigned long long)m->vocab);
-        if (!(n = add_table(m, FG_NODE_OTHER, "NSP head", m->hidden + 1, 2, err)))
+        if (!(n = fg__add_table(m, FG_NODE_OTHER, "NSP head", m->hidden + 1, 2, err)))
             return FG_E_NOMEM;
         n->hidden = (uint32_t)m->hidden;
         snprintf(n->desc, sizeof n->desc, "seq_relationship %llu x 2 + bias",
@@ -391,10 +374,10 @@ static int read_nomic_bert(const struct fg_cfg *c, struct fg_model *m, const voi
 
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         return rc;
-    if (rotary <= 0.0 && !add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
+    if (rotary <= 0.0 && !fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
                                     m->hidden, err))
         return FG_E_NOMEM;
-    if (types && !add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, m->hidden, err))
+    if (types && !fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, m->hidden, err))
         return FG_E_NOMEM;
     if ((rc = fg__add_norm(m, -1, "Embedding norm", m->hidden, FG_NORM_LN, err)))
         return rc;
@@ -439,7 +422,7 @@ static int read_nomic_bert(const struct fg_cfg *c, struct fg_model *m, const voi
             return rc;
     }
     if (pooler) {
-        struct fg_node *n = add_table(m, FG_NODE_OTHER, "Pooler", m->hidden + 1, m->hidden, err);
+        struct fg_node *n = fg__add_table(m, FG_NODE_OTHER, "Pooler", m->hidden + 1, m->hidden, err);
         if (!n)
             return FG_E_NOMEM;
     }
@@ -635,7 +618,7 @@ static int read_whisper(const struct fg_cfg *c, struct fg_model *m, const void *
     n->width = (uint32_t)m->hidden;
     snprintf(n->desc, sizeof n->desc, "conv1d %llu->%llu k3, conv1d k3 s2",
              (unsigned long long)mels, (unsigned long long)m->hidden);
-    if (!(n = add_table(m, FG_NODE_POS_EMBED, "Position embedding", src_pos, m->hidden, err)))
+    if (!(n = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", src_pos, m->hidden, err)))
         return FG_E_NOMEM;
     n->buffers = n->params; /* frozen sinusoids, stored */
     snprintf(n->desc, sizeof n->desc, "%llu x %llu sinusoidal, frozen",
@@ -656,7 +639,7 @@ static int read_whisper(const struct fg_cfg *c, struct fg_model *m, const void *
     /* Decoder. */
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         return rc;
-    if (!add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, m->hidden, err))
+    if (!fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, m->hidden, err))
         return FG_E_NOMEM;
     struct fg_mlp_shape fd = {.hidden = m->hidden, .inter = m->inter, .bias = true};
     for (uint64_t l = 0; l < m->layers; l++) {

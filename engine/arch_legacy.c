@@ -74,21 +74,6 @@ static int read_core_checked(const struct fg_cfg *c, struct fg_model *m,
     return fg__read_core(c, m, &s->d, err);
 }
 
-/* A table that is not a linear map: position embedding, stored buffer. */
-static struct fg_node *add_table(struct fg_model *m, enum fg_node_kind kind, const char *name,
-                                 uint64_t rows, uint64_t width, struct fg_err *err)
-{
-    struct fg_node *n = fg__model_add(m, kind, -1, name, err);
-    if (!n)
-        return NULL;
-    n->params = rows * width;
-    n->hidden = (uint32_t)width;
-    n->width = (uint32_t)width;
-    snprintf(n->desc, sizeof n->desc, "%llu x %llu", (unsigned long long)rows,
-             (unsigned long long)width);
-    return n;
-}
-
 /* ---- the block builder ---------------------------------------------------- */
 
 static int build(struct fg_model *m, const struct block *b, struct fg_err *err)
@@ -96,13 +81,13 @@ static int build(struct fg_model *m, const struct block *b, struct fg_err *err)
     int rc;
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         return rc;
-    if (b->learned_pos && !add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
+    if (b->learned_pos && !fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
                                      m->hidden, err))
         return FG_E_NOMEM;
     if (b->emb_norm && (rc = fg__add_norm(m, -1, "Embedding norm", m->hidden, b->norm, err)))
         return rc;
     if (b->rotary_buffer) {
-        struct fg_node *n = add_table(m, FG_NODE_OTHER, "Rotary inv_freq", b->rotary_buffer, 1,
+        struct fg_node *n = fg__add_table(m, FG_NODE_OTHER, "Rotary inv_freq", b->rotary_buffer, 1,
                                       err);
         if (!n)
             return FG_E_NOMEM;

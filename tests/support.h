@@ -42,4 +42,13 @@ static inline size_t count_kind(const struct fg_model *m, enum fg_node_kind kind
     return n;
 }
 
+/* The linear of a node with this LoRA role ("q", "gate", "router" ...), or NULL. */
+static inline const struct fg_linear *lin(const struct fg_node *n, const char *role)
+{
+    for (size_t i = 0; i < n->nlin; i++)
+        if (strcmp(n->lin[i].role, role) == 0)
+            return &n->lin[i];
+    return NULL;
+}
+
 #endif

@@ -37,14 +37,6 @@ static const struct fg_rule *rule_with(const struct fg_model *m, const char *tex
     return NULL;
 }
 
-static const struct fg_linear *lin(const struct fg_node *n, const char *role)
-{
-    for (size_t i = 0; i < n->nlin; i++)
-        if (strcmp(n->lin[i].role, role) == 0)
-            return &n->lin[i];
-    return NULL;
-}
-
 /* ---- legacy decoders ------------------------------------------------------ */
 
 static void gpt2_reader_should_store_causal_masks_as_attention_buffers(void **state)

@@ -27,14 +27,6 @@ static const struct fg_node *node_of_layer(const struct fg_model *m, enum fg_nod
     return NULL;
 }
 
-static const struct fg_linear *lin(const struct fg_node *n, const char *role)
-{
-    for (size_t i = 0; i < n->nlin; i++)
-        if (strcmp(n->lin[i].role, role) == 0)
-            return &n->lin[i];
-    return NULL;
-}
-
 static int64_t rule(const struct fg_model *m, const char *prefix)
 {
     for (size_t i = 0; i < m->n_rules; i++)
