@@ -145,11 +145,6 @@ static bool on_stage(const struct fg_node *n, const struct fg_job *job)
     return job->stage_embed; /* embeddings, encoder and towers live on the first stage */
 }
 
-bool fg__memory_on_stage(const struct fg_node *n, const struct fg_job *job)
-{
-    return on_stage(n, job);
-}
-
 /* Does LoRA target this linear?  PEFT "all-linear" is every nn.Linear but
  * the output layer (peft/tuners/tuners_utils.py _maybe_include_all_linear_layers). */
 static bool lora_targets(const struct fg_job *job, const char *role)
@@ -190,12 +185,7 @@ static uint64_t node_params_here(const struct fg_node *n, const struct fg_job *j
     uint32_t tp = job->tp ? job->tp : 1, ep = job->ep ? job->ep : 1;
     switch (n->kind) {
     case FG_NODE_MOE: {
-        uint64_t routed = 0;
-        for (unsigned i = 0; i < n->nlin; i++)
-            if (n->lin[i].count > 1)
-                routed += (uint64_t)n->lin[i].in * n->lin[i].out * n->lin[i].count;
-        if (routed > p)
-            routed = p;
+        uint64_t routed = n->lin_routed < p ? n->lin_routed : p;
         return routed / ep / (ep > 1 ? 1 : tp) + (p - routed) / tp;
     }
     case FG_NODE_ATTN: case FG_NODE_MLA: case FG_NODE_MLP: case FG_NODE_MAMBA2:
@@ -222,15 +212,7 @@ static double quant_bytes(enum fg_quant q)
 static uint64_t node_linear_here(const struct fg_node *n, const struct fg_job *job)
 {
     uint32_t tp = job->tp ? job->tp : 1, ep = job->ep ? job->ep : 1;
-    uint64_t routed = 0, other = 0;
-    for (unsigned i = 0; i < n->nlin; i++) {
-        uint64_t one = (uint64_t)n->lin[i].in * n->lin[i].out * n->lin[i].count;
-        if (n->kind == FG_NODE_MOE && n->lin[i].count > 1)
-            routed += one;
-        else
-            other += one;
-    }
-    uint64_t here = routed / ep / (ep > 1 ? 1 : tp) + other / tp;
+    uint64_t here = n->lin_routed / ep / (ep > 1 ? 1 : tp) + n->lin_other / tp;
     uint64_t cap = node_params_here(n, job);
     return here < cap ? here : cap;
 }
@@ -241,11 +223,7 @@ static uint64_t node_experts_here(const struct fg_node *n, const struct fg_job *
     if (n->kind != FG_NODE_MOE)
         return 0;
     uint32_t tp = job->tp ? job->tp : 1, ep = job->ep ? job->ep : 1;
-    uint64_t routed = 0;
-    for (unsigned i = 0; i < n->nlin; i++)
-        if (n->lin[i].count > 1)
-            routed += (uint64_t)n->lin[i].in * n->lin[i].out * n->lin[i].count;
-    uint64_t here = routed / ep / (ep > 1 ? 1 : tp);
+    uint64_t here = n->lin_routed / ep / (ep > 1 ? 1 : tp);
     uint64_t cap = node_params_here(n, job);
     return here < cap ? here : cap;
 }
@@ -392,6 +370,125 @@ static uint64_t state_per_seq(const struct fg_node *n)
     return 0;
 }
 
+/* What one node (or one block, summed over its nodes) adds to a training estimate. */
+struct part {
+    uint64_t params, experts, linear, quantizable, adapters, largest, act;
+};
+
+static void add_node(const struct fg_node *n, const struct fg_job *job, unsigned c, unsigned r,
+                     struct part *p)
+{
+    bool lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
+    uint32_t tp = job->tp ? job->tp : 1;
+    p->params += node_params_here(n, job);
+    p->experts += node_experts_here(n, job);
+    uint64_t lp = node_linear_here(n, job);
+    if (n->kind != FG_NODE_EMBED)
+        p->linear += lp;
+    if (n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
+        p->quantizable += lp;
+    for (unsigned k = 0; k < n->nlin; k++) {
+        const struct fg_linear *l = &n->lin[k];
+        uint64_t one = (uint64_t)l->in * l->out;
+        if (one / tp > p->largest)
+            p->largest = one / tp;
+        /* adapters of routed experts live with their expert (over EP) */
+        uint64_t copies = n->kind == FG_NODE_MOE && l->count > 1 && job->ep > 1
+                              ? (l->count + job->ep - 1) / job->ep : l->count;
+        if (lora && n->kind != FG_NODE_HEAD && lora_targets(job, l->role))
+            p->adapters += (uint64_t)job->lora_rank * (l->in + l->out) * copies;
+    }
+    /* Towers (vision / audio) stay frozen and unused in text fine-tunes. */
+    if (n->stack != FG_STACK_TOWER)
+        p->act += node_act_per_token(n, c, r, tp);
+}
+
+/* The training estimate's sums over the nodes on the job's stage. */
+struct stage_sums {
+    uint64_t params, experts, linear, quantizable, adapters, largest;
+    uint64_t act_block_max, act_sum, act_other, layers; /* per token */
+    bool has_head;
+};
+
+/* Fold part p (nodes of block `layer`, or of no block when layer < 0) into t; blocks are
+ * told apart by the layer number changing, as the nodes come. */
+static void fold(struct stage_sums *t, const struct part *p, int32_t layer, int32_t *cur_layer,
+                 uint64_t *cur_act)
+{
+    t->params += p->params;
+    t->experts += p->experts;
+    t->linear += p->linear;
+    t->quantizable += p->quantizable;
+    t->adapters += p->adapters;
+    if (p->largest > t->largest)
+        t->largest = p->largest;
+    if (layer < 0) {
+        t->act_other += p->act;
+        return;
+    }
+    if (layer != *cur_layer) {
+        if (*cur_act > t->act_block_max)
+            t->act_block_max = *cur_act;
+        *cur_layer = layer;
+        *cur_act = 0;
+        t->layers++;
+    }
+    *cur_act += p->act;
+    t->act_sum += p->act;
+}
+
+/*
+ * The sums over the stage, segment by segment (model.h): a block off the stage is skipped
+ * whole, and a block equal to one already counted in this estimate adds that block's
+ * part (a handful of distinct blocks in most models, 61 blocks for DeepSeek-V3), so the
+ * cost grows with the distinct blocks, not the nodes.  Integer sums and maxima: the same
+ * bytes as the node-by-node walk, which is what runs when the model has no segments.
+ */
+static void sum_stage(const struct fg_model *m, const struct fg_job *job, unsigned c,
+                      unsigned r, struct stage_sums *t)
+{
+    enum { CACHED = 16 };
+    struct { uint32_t rep; struct part p; } seen[CACHED];
+    unsigned n_seen = 0;
+    int32_t cur_layer = -2;
+    uint64_t cur_act = 0;
+    memset(t, 0, sizeof *t);
+    size_t n_segs = m->segs ? m->n_segs : m->n_nodes;
+    for (size_t s = 0; s < n_segs; s++) {
+        const struct fg_seg *g = m->segs ? &m->segs[s] : NULL;
+        if (g && g->layer >= 0) {
+            if (!on_stage(&m->nodes[g->first], job))
+                continue;
+            const struct part *p = NULL;
+            for (unsigned k = 0; k < n_seen && !p; k++)
+                if (seen[k].rep == g->rep)
+                    p = &seen[k].p;
+            struct part own = {0};
+            if (!p) {
+                for (uint32_t k = 0; k < g->n; k++)
+                    add_node(&m->nodes[g->first + k], job, c, r, &own);
+                if (n_seen < CACHED) {
+                    seen[n_seen].rep = g->rep;
+                    seen[n_seen++].p = own;
+                }
+                p = &own;
+            }
+            fold(t, p, g->layer, &cur_layer, &cur_act);
+            continue;
+        }
+        const struct fg_node *n = &m->nodes[g ? g->first : s];
+        if (!on_stage(n, job))
+            continue;
+        struct part own = {0};
+        add_node(n, job, c, r, &own);
+        fold(t, &own, n->stack == FG_STACK_TOWER ? -1 : n->layer, &cur_layer, &cur_act);
+        if (n->kind == FG_NODE_HEAD)
+            t->has_head = true;
+    }
+    if (cur_act > t->act_block_max)
+        t->act_block_max = cur_act;
+}
+
 static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
                           struct fg_estimate *e, struct fg_err *err)
 {
@@ -505,54 +602,12 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     unsigned r = pbytes;
     uint32_t tp = job->tp ? job->tp : 1, dp = job->dp ? job->dp : 1;
 
-    uint64_t params = 0, linear = 0, quantizable = 0, adapters = 0, largest_linear = 0;
-    uint64_t experts_here = 0;
-    uint64_t act_block_max = 0, act_sum = 0, act_other = 0, layers_here = 0;
-    int32_t cur_layer = -2;
-    uint64_t cur_layer_act = 0;
-    for (size_t i = 0; i < m->n_nodes; i++) {
-        const struct fg_node *n = &m->nodes[i];
-        if (!on_stage(n, job))
-            continue;
-        uint64_t p = node_params_here(n, job);
-        params += p;
-        experts_here += node_experts_here(n, job);
-        uint64_t lp = node_linear_here(n, job);
-        if (n->kind != FG_NODE_EMBED)
-            linear += lp;
-        if (n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
-            quantizable += lp;
-        for (unsigned k = 0; k < n->nlin; k++) {
-            const struct fg_linear *l = &n->lin[k];
-            uint64_t one = (uint64_t)l->in * l->out;
-            if (one / tp > largest_linear)
-                largest_linear = one / tp;
-            /* adapters of routed experts live with their expert (over EP) */
-            uint64_t copies = n->kind == FG_NODE_MOE && l->count > 1 && job->ep > 1
-                                  ? (l->count + job->ep - 1) / job->ep : l->count;
-            if (lora && n->kind != FG_NODE_HEAD && lora_targets(job, l->role))
-                adapters += (uint64_t)job->lora_rank * (l->in + l->out) * copies;
-        }
-        /* Towers (vision / audio) stay frozen and unused in text fine-tunes. */
-        if (n->stack == FG_STACK_TOWER)
-            continue;
-        uint64_t a = node_act_per_token(n, c, r, tp);
-        if (n->layer >= 0) {
-            if (n->layer != cur_layer) {
-                if (cur_layer_act > act_block_max)
-                    act_block_max = cur_layer_act;
-                cur_layer = n->layer;
-                cur_layer_act = 0;
-                layers_here++;
-            }
-            cur_layer_act += a;
-            act_sum += a;
-        } else {
-            act_other += a;
-        }
-    }
-    if (cur_layer_act > act_block_max)
-        act_block_max = cur_layer_act;
+    struct stage_sums t;
+    sum_stage(m, job, c, r, &t);
+    uint64_t params = t.params, linear = t.linear, quantizable = t.quantizable;
+    uint64_t adapters = t.adapters, largest_linear = t.largest, experts_here = t.experts;
+    uint64_t act_block_max = t.act_block_max, act_sum = t.act_sum, act_other = t.act_other;
+    uint64_t layers_here = t.layers;
     if (lora && adapters == 0 && job->layer_last == 0)
         return fg_err_set(err, FG_E_INVAL,
                           "the LoRA targets match no linear layer of %s; use all-linear, attn, "
@@ -652,11 +707,7 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     e->act_per_token_layer_max = act_block_max;
     uint64_t act = mul_sat(mul_sat(act_tok, seq), inflight);
     uint64_t logits = 0;
-    bool has_head = false;
-    for (size_t i = 0; i < m->n_nodes; i++)
-        if (m->nodes[i].kind == FG_NODE_HEAD && on_stage(&m->nodes[i], job))
-            has_head = true;
-    if (has_head && !m->encoder_only) {
+    if (t.has_head && !m->encoder_only) {
         /* [HF] ForCausalLMLoss: logits.float(); cross_entropy saves the fp32
          * log-softmax (4V) and backward holds its gradient and the upcast's
          * gradient (4V + 4V).  Chunked CE keeps only the bf16 logits. */

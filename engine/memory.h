@@ -122,10 +122,6 @@ int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struc
 int fg_memory_estimate_totals(const struct fg_model *m, const struct fg_job *job,
                               struct fg_estimate *out, struct fg_err *err);
 
-/* Internal (the planner): whether the estimate of job counts node n (job's pipeline
- * stage: blocks [layer_first, layer_last), the head side, the embedding side). */
-bool fg__memory_on_stage(const struct fg_node *n, const struct fg_job *job);
-
 /* Bytes at another micro-batch: max(static + b * per_sample, step_bytes), saturating. */
 uint64_t fg_estimate_at(const struct fg_estimate *e, uint64_t batch);
 

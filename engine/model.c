@@ -1,6 +1,7 @@
 #include "model.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,96 @@ void fg__model_note(struct fg_model *m, const char *fmt, ...)
             *p = '?';
 }
 
+/* Nodes equal for an estimate: everything but the name and the layer number (nodes are
+ * zeroed when added, so the bytes past each string's end compare equal too). */
+static bool same_node(const struct fg_node *x, const struct fg_node *y)
+{
+    return x->kind == y->kind && x->stack == y->stack &&
+           !memcmp(x->desc, y->desc, sizeof *x - offsetof(struct fg_node, desc));
+}
+
+static bool same_seg(const struct fg_model *m, const struct fg_seg *a, const struct fg_seg *b)
+{
+    if (a->n != b->n)
+        return false;
+    for (uint32_t k = 0; k < a->n; k++)
+        if (!same_node(&m->nodes[a->first + k], &m->nodes[b->first + k]))
+            return false;
+    return true;
+}
+
+/* A node of a main-stack block, which a pipeline stage holds by its layer number alone
+ * (memory.c on_stage: the head and the final norm go with the last stage whatever their
+ * layer). */
+static bool in_block(const struct fg_node *n)
+{
+    return n->stack == FG_STACK_MAIN && n->layer >= 0 && n->kind != FG_NODE_HEAD &&
+           !(n->kind == FG_NODE_NORM && strstr(n->name, "Final"));
+}
+
+/*
+ * What the estimator reads many times and the graph fixes once (memory.c; the speed
+ * figures are in bench/RESULTS.md): per node, the linear parameters split into routed
+ * experts and the rest; the widest MLP of the model; and the segments (model.h), each
+ * block compared with the previous block's representative first (repeating stacks), then
+ * with every earlier representative (alternating ones: hybrids, sliding/global layers).
+ */
+static int derive(struct fg_model *m, struct fg_err *err)
+{
+    m->widest_inter = 0;
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        struct fg_node *n = &m->nodes[i];
+        n->lin_routed = n->lin_other = 0;
+        for (unsigned k = 0; k < n->nlin; k++) {
+            uint64_t one = (uint64_t)n->lin[k].in * n->lin[k].out * n->lin[k].count;
+            if (n->kind == FG_NODE_MOE && n->lin[k].count > 1)
+                n->lin_routed += one;
+            else
+                n->lin_other += one;
+        }
+        uint64_t w = n->kind == FG_NODE_MOE ? (uint64_t)n->top_k * n->inter : n->inter;
+        if (w > m->widest_inter)
+            m->widest_inter = w;
+    }
+    free(m->segs);
+    m->n_segs = 0;
+    m->segs = malloc((m->n_nodes ? m->n_nodes : 1) * sizeof *m->segs);
+    if (!m->segs)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory building the model graph");
+    for (size_t i = 0; i < m->n_nodes;) {
+        const struct fg_node *n = &m->nodes[i];
+        struct fg_seg *g = &m->segs[m->n_segs];
+        g->first = (uint32_t)i;
+        g->n = 1;
+        g->layer = in_block(n) ? n->layer : -1;
+        g->rep = (uint32_t)m->n_segs;
+        if (g->layer >= 0)
+            while (i + g->n < m->n_nodes && in_block(&m->nodes[i + g->n]) &&
+                   m->nodes[i + g->n].layer == g->layer)
+                g->n++;
+        i += g->n;
+        if (g->layer >= 0) {
+            uint32_t prev = UINT32_MAX;
+            for (size_t k = m->n_segs; k-- > 0;)
+                if (m->segs[k].layer >= 0) {
+                    prev = m->segs[k].rep;
+                    break;
+                }
+            if (prev != UINT32_MAX && same_seg(m, g, &m->segs[prev]))
+                g->rep = prev;
+            else
+                for (uint32_t k = 0; k < m->n_segs; k++)
+                    if (m->segs[k].layer >= 0 && m->segs[k].rep == k && k != prev &&
+                        same_seg(m, g, &m->segs[k])) {
+                        g->rep = k;
+                        break;
+                    }
+        }
+        m->n_segs++;
+    }
+    return 0;
+}
+
 int fg__model_finalize(struct fg_model *m, struct fg_err *err)
 {
     uint64_t total = 0, buffers = 0;
@@ -110,7 +201,7 @@ int fg__model_finalize(struct fg_model *m, struct fg_err *err)
     }
     m->params_total = total;
     m->params_buffers = buffers;
-    return 0;
+    return derive(m, err);
 }
 
 uint64_t fg_model_params_of(const struct fg_model *m, enum fg_node_kind kind)
@@ -204,5 +295,6 @@ void fg_model_free(struct fg_model *m)
     if (!m)
         return;
     free(m->nodes);
+    free(m->segs);
     free(m);
 }

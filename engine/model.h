@@ -68,6 +68,21 @@ struct fg_node {
     uint8_t cross;          /* cross-attention over the encoder output */
     uint8_t nlin;
     struct fg_linear lin[FG_NODE_MAX_LINEAR];
+    /* derived at finalize from lin[]: in x out x count summed over the routed experts
+     * (count > 1 in a MoE node) and over every other linear */
+    uint64_t lin_routed, lin_other;
+};
+
+/*
+ * A run of consecutive nodes that make up one block of the main stack (same layer, stack
+ * MAIN), or a single node outside the blocks.  rep is the first block segment whose nodes
+ * equal this one's in everything but name and layer number (the estimator computes a
+ * block once and reuses it for its copies); rep is the segment itself for the others.
+ */
+struct fg_seg {
+    uint32_t first, n;      /* nodes [first, first + n) */
+    int32_t layer;          /* -1: not a block */
+    uint32_t rep;
 };
 
 /* A named counting rule applied to reach the checkpoint's stored count. */
@@ -100,6 +115,10 @@ struct fg_model {
     char notes[FG_MODEL_MAX_NOTES][160];
     uint64_t params_total;   /* as the checkpoint stores them: nodes + rules */
     uint64_t params_buffers; /* stored non-trainable buffers within the total */
+    /* derived at finalize (NULL / 0 before: the estimator then walks node by node) */
+    size_t n_segs;
+    struct fg_seg *segs;
+    uint64_t widest_inter;   /* widest MLP / top-k expert width of any node */
 };
 
 /*
@@ -140,7 +159,8 @@ void fg__model_rule(struct fg_model *m, const char *name, int64_t scalars);
 /* Record a note for the output ("read as a generic decoder"). */
 void fg__model_note(struct fg_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Sum nodes and rules into params_total; FG_E_OVERFLOW on overflow. */
+/* Sum nodes and rules into params_total, derive the linear sums and the segments;
+ * FG_E_OVERFLOW on overflow, FG_E_NOMEM. */
 int fg__model_finalize(struct fg_model *m, struct fg_err *err);
 
 #endif

@@ -51,21 +51,19 @@ static bool tp_valid(const struct fg_model *m, uint32_t tp)
  * DeepSeek-V3 plan).  What keeps it small, every number still the estimator's own:
  *   - totals-only estimates (fg_memory_estimate_totals): the same arithmetic without
  *     formatting the attributed lines, which the planner never reads;
- *   - node windows: an estimate visits every node and counts those on its stage
- *     (fg__memory_on_stage).  Over the smallest contiguous run of nodes that holds
- *     every node the stage counts, it counts the same nodes in the same order, so it
- *     returns the same bytes in O(stage) instead of O(model).  The estimate reads
- *     nothing else from the node list except for an encoder served (its working set is
- *     the widest node of the whole model), which is estimated whole;
+ *   - the estimator walks the model's segments (model.h): a block off the stage costs a
+ *     comparison, a block equal to one already counted costs a few additions;
  *   - block costs depend on (tp, ep, zero, and dp when zero > 0) only, not on pp or
  *     the cut: computed once per such shape in a plan and reused;
- *   - identical blocks: a block whose nodes equal an earlier block's in everything but
- *     the name and the layer number has that block's costs (a block estimate reads
- *     neither), so a 61-block DeepSeek-V3 needs 2 block estimates per shape, not 61;
+ *   - identical blocks (the segments' representatives) share their costs, so a 61-block
+ *     DeepSeek-V3 needs 2 block estimates per shape, not 61;
  *   - cut_fits does not walk the blocks one by one: runs of equal consecutive blocks
  *     are taken in one step, and where most runs are single blocks (hybrid stacks) a
- *     stage's end is found by galloping search on prefix sums (see there).
- * tools/bench_golden.sh checks the CLI's output byte for byte against the naive code.
+ *     stage's end is found by galloping search on prefix sums (see there);
+ *   - a GPU count whose every layout must hold more than a card is skipped whole
+ *     (fg__plan_count_floor).
+ * tools/bench_golden.sh checks the CLI's output byte for byte against earlier code, and
+ * tools/bench_plandiff.c plans and estimates in-process against an earlier engine.
  */
 struct stage_costs {
     uint64_t key;              /* shape_key() of the layouts they serve */
@@ -77,16 +75,9 @@ struct stage_costs {
     uint64_t es, ea, hs, ha;   /* embedding side and head side */
 };
 
-enum node_side { SIDE_BLOCK, SIDE_HEAD, SIDE_EMBED };
-
 struct planner {
     const struct fg_model *m;
     uint32_t layers;
-    bool windows;              /* node windows usable (not an encoder served) */
-    struct fg_model view;      /* shallow copy of *m; nodes / n_nodes set per window */
-    size_t *lo, *hi;           /* per block: [lo, hi) holds its nodes (lo >= hi: none) */
-    size_t embed_lo, embed_hi, head_lo, head_hi; /* the same for the two sides */
-    uint8_t *side;             /* enum node_side per node */
     uint32_t *rep;             /* per block: the first block identical to it */
     int8_t tp_ok[65];          /* tp_valid by tp: -1 unknown */
     struct stage_costs *memo;
@@ -101,104 +92,34 @@ static uint64_t shape_key(const struct fg_job *j)
            (uint64_t)(j->zero & 0xff) << 24 | (dp & 0xffffff);
 }
 
-static void widen(size_t *lo, size_t *hi, size_t i)
-{
-    if (i < *lo)
-        *lo = i;
-    if (i + 1 > *hi)
-        *hi = i + 1;
-}
-
-/* Nodes equal for an estimate: everything but the name and the layer number. */
-static bool same_node(const struct fg_node *x, const struct fg_node *y)
-{
-    return x->kind == y->kind && x->stack == y->stack &&
-           !memcmp(x->desc, y->desc, sizeof *x - offsetof(struct fg_node, desc));
-}
-
-/* Next node of block l in its window from index *i on; NULL at the end. */
-static const struct fg_node *next_in_block(const struct planner *P, uint32_t l, size_t *i)
-{
-    for (; *i < P->hi[l]; (*i)++) {
-        const struct fg_node *n = &P->m->nodes[*i];
-        if (P->side[*i] == SIDE_BLOCK && n->layer == (int32_t)l) {
-            (*i)++;
-            return n;
-        }
-    }
-    return NULL;
-}
-
-static bool same_block(const struct planner *P, uint32_t x, uint32_t y)
-{
-    size_t i = P->lo[x], k = P->lo[y];
-    for (;;) {
-        const struct fg_node *a = next_in_block(P, x, &i), *b = next_in_block(P, y, &k);
-        if (!a || !b)
-            return !a && !b;
-        if (!same_node(a, b))
-            return false;
-    }
-}
-
-static int planner_init(struct planner *P, const struct fg_model *m, const struct fg_job *job,
-                        uint32_t layers, struct fg_err *err)
+/* Blocks made of one segment each share the costs of their segment's representative;
+ * a block in several segments (nodes not contiguous) is its own. */
+static int planner_init(struct planner *P, const struct fg_model *m, uint32_t layers,
+                        struct fg_err *err)
 {
     memset(P, 0, sizeof *P);
     P->m = m;
     P->layers = layers;
     memset(P->tp_ok, -1, sizeof P->tp_ok);
-    P->lo = malloc(layers * sizeof *P->lo);
-    P->hi = malloc(layers * sizeof *P->hi);
-    P->rep = malloc(layers * sizeof *P->rep);
-    P->side = malloc(m->n_nodes ? m->n_nodes : 1);
-    if (!P->lo || !P->hi || !P->rep || !P->side)
+    P->rep = malloc(2 * (size_t)layers * sizeof *P->rep);
+    if (!P->rep)
         return fg_err_set(err, FG_E_NOMEM, "out of memory planning pipeline stages");
+    uint32_t *seg = P->rep + layers; /* per block: its segment, UINT32_MAX none or several */
     for (uint32_t l = 0; l < layers; l++) {
-        P->lo[l] = SIZE_MAX;
-        P->hi[l] = 0;
         P->rep[l] = l;
+        seg[l] = UINT32_MAX - 1;
     }
-    P->windows = !(m->encoder_only && job->mode == FG_MODE_SERVE);
-    if (!P->windows)
-        return 0;
-    P->view = *m;
-    P->embed_lo = P->head_lo = SIZE_MAX;
-    P->embed_hi = P->head_hi = 0;
-    /* Which side of the blocks a node is on, asked of the estimator itself with an
-     * empty block range: on neither side means a block node. */
-    struct fg_job head = *job, embed = *job;
-    head.layer_first = head.layer_last = embed.layer_first = embed.layer_last = UINT32_MAX;
-    head.stage_head = embed.stage_embed = true;
-    head.stage_embed = embed.stage_head = false;
-    for (size_t i = 0; i < m->n_nodes; i++) {
-        const struct fg_node *n = &m->nodes[i];
-        if (fg__memory_on_stage(n, &head)) {
-            P->side[i] = SIDE_HEAD;
-            widen(&P->head_lo, &P->head_hi, i);
-        } else if (fg__memory_on_stage(n, &embed)) {
-            P->side[i] = SIDE_EMBED;
-            widen(&P->embed_lo, &P->embed_hi, i);
-        } else if (n->layer >= 0 && (uint32_t)n->layer < layers) {
-            P->side[i] = SIDE_BLOCK;
-            widen(&P->lo[n->layer], &P->hi[n->layer], i);
-        } else {
-            P->windows = false; /* not expected: estimate whole, no shortcuts */
-            return 0;
-        }
+    for (uint32_t s = 0; s < m->n_segs; s++) {
+        int32_t l = m->segs[s].layer;
+        if (l >= 0 && (uint32_t)l < layers)
+            seg[l] = seg[l] == UINT32_MAX - 1 ? s : UINT32_MAX;
     }
-    /* Identical blocks: compared with the previous block's representative first
-     * (repeating stacks), then with every earlier representative (alternating ones). */
-    for (uint32_t l = 1; l < layers; l++) {
-        if (same_block(P, l, P->rep[l - 1])) {
-            P->rep[l] = P->rep[l - 1];
+    for (uint32_t l = 0; l < layers; l++) {
+        if (seg[l] >= UINT32_MAX - 1)
             continue;
-        }
-        for (uint32_t r = 0; r < l; r++)
-            if (P->rep[r] == r && same_block(P, l, r)) {
-                P->rep[l] = r;
-                break;
-            }
+        int32_t r = m->segs[m->segs[seg[l]].rep].layer;
+        if (r >= 0 && (uint32_t)r < l && seg[r] < UINT32_MAX - 1)
+            P->rep[l] = (uint32_t)r;
     }
     return 0;
 }
@@ -208,36 +129,7 @@ static void planner_free(struct planner *P)
     for (size_t i = 0; i < P->n_memo; i++)
         free(P->memo[i].s);
     free(P->memo);
-    free(P->lo);
-    free(P->hi);
     free(P->rep);
-    free(P->side);
-}
-
-/* The estimate of job (a stage or a block when layer_last != 0), over a node window. */
-static int estimate_stage(struct planner *P, const struct fg_job *j, struct fg_estimate *e,
-                          struct fg_err *err)
-{
-    if (!P->windows || j->layer_last == 0)
-        return fg_memory_estimate_totals(P->m, j, e, err);
-    size_t lo = SIZE_MAX, hi = 0;
-    for (uint32_t l = j->layer_first; l < j->layer_last && l < P->layers; l++) {
-        if (P->lo[l] < lo)
-            lo = P->lo[l];
-        if (P->hi[l] > hi)
-            hi = P->hi[l];
-    }
-    if (j->stage_embed && P->embed_lo < P->embed_hi) {
-        lo = P->embed_lo < lo ? P->embed_lo : lo;
-        hi = P->embed_hi > hi ? P->embed_hi : hi;
-    }
-    if (j->stage_head && P->head_lo < P->head_hi) {
-        lo = P->head_lo < lo ? P->head_lo : lo;
-        hi = P->head_hi > hi ? P->head_hi : hi;
-    }
-    P->view.nodes = P->m->nodes + (lo < hi ? lo : 0);
-    P->view.n_nodes = lo < hi ? hi - lo : 0;
-    return fg_memory_estimate_totals(&P->view, j, e, err);
 }
 
 static bool planner_tp_valid(struct planner *P, uint32_t tp)
@@ -265,7 +157,7 @@ static int block_costs(struct planner *P, const struct fg_job *job, struct stage
         }
         j.layer_first = l;
         j.layer_last = l + 1;
-        int rc = estimate_stage(P, &j, &e, err);
+        int rc = fg_memory_estimate_totals(P->m, &j, &e, err);
         if (rc)
             return rc;
         /* the step phase can be the larger one: partition on the larger static */
@@ -286,14 +178,14 @@ static int block_costs(struct planner *P, const struct fg_job *job, struct stage
             c->sums_ok = false;
     j.layer_first = j.layer_last = UINT32_MAX;
     j.stage_embed = true;
-    int rc = estimate_stage(P, &j, &e, err);
+    int rc = fg_memory_estimate_totals(P->m, &j, &e, err);
     if (rc)
         return rc;
     c->es = e.step_bytes > e.static_bytes ? e.step_bytes : e.static_bytes;
     c->ea = e.per_sample_bytes;
     j.stage_embed = false;
     j.stage_head = true;
-    if ((rc = estimate_stage(P, &j, &e, err)))
+    if ((rc = fg_memory_estimate_totals(P->m, &j, &e, err)))
         return rc;
     c->hs = e.step_bytes > e.static_bytes ? e.step_bytes : e.static_bytes;
     c->ha = e.per_sample_bytes;
@@ -424,6 +316,38 @@ static bool cut_fits(const struct stage_costs *c, uint32_t layers, uint32_t pp, 
     return l == layers;
 }
 
+/*
+ * A floor under the peak of every layout of g GPUs.  TP, PP and EP partition the
+ * parameters (norms replicated: more, not less) and ZeRO shards them over DP at most, so
+ * the GPUs of any layout hold between them at least all of the job's parameter state:
+ * the weights, and for a full fine-tune their gradients, optimizer states and step
+ * temporaries.  Some GPU holds at least 1/g of it, which is what the estimator gives for
+ * the same job as ZeRO-3 over dp = g with nothing else split: its step phase (full), its
+ * frozen base (LoRA / QLoRA).  Serving shards nothing over DP: the weights over g.  The
+ * integer divisions of a real layout lose less than a parameter per node and division:
+ * the slack covers them.  0 (no floor) when that estimate fails; the layouts then say why.
+ */
+uint64_t fg__plan_count_floor(const struct fg_model *m, const struct fg_job *job, uint32_t g)
+{
+    struct fg_job j = *job;
+    j.tp = j.pp = j.ep = 1;
+    j.layer_first = j.layer_last = 0;
+    j.inflight = 1;
+    if (job->mode != FG_MODE_SERVE) {
+        j.zero = 3;
+        j.dp = g;
+    }
+    struct fg_estimate e;
+    struct fg_err err = {0};
+    if (g == 0 || fg_memory_estimate_totals(m, &j, &e, &err))
+        return 0;
+    uint64_t share = job->mode == FG_MODE_FULL    ? e.step_bytes
+                   : job->mode == FG_MODE_SERVE   ? e.b.weights / g
+                                                  : e.b.weights;
+    uint64_t slack = 64 * ((uint64_t)m->n_nodes + 4) + (share >> 40);
+    return share > slack ? share - slack : 0;
+}
+
 static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usable,
                        const struct fg_plan_opts *o, struct fg_layout *L, bool *fits,
                        struct fg_err *err)
@@ -485,7 +409,7 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
         j.stage_embed = s == 0;
         j.stage_head = s == L->pp - 1;
         j.inflight = L->pp - s;
-        if ((rc = estimate_stage(P, &j, &e, err)))
+        if ((rc = fg_memory_estimate_totals(P->m, &j, &e, err)))
             return rc;
         L->stage_bytes[s] = e.total_bytes;
         if (e.total_bytes > L->peak_bytes)
@@ -530,7 +454,7 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
     if (layers == 0)
         return fg_err_set(err, FG_E_INVAL, "%s has no blocks to place", m->id);
     struct planner P;
-    int prc = planner_init(&P, m, job, layers, err);
+    int prc = planner_init(&P, m, layers, err);
     if (prc) {
         planner_free(&P);
         return prc;
@@ -545,6 +469,8 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
         if (g > gpn ? g % gpn != 0 : (g & (g - 1)) != 0)
             continue;
         size_t before = nfound;
+        if ((double)fg__plan_count_floor(m, job, g) > (double)usable / o->fit.headroom)
+            continue;
         for (uint32_t tp = 1; tp <= g && tp <= gpn; tp++) {
             if (g % tp || !planner_tp_valid(&P, tp))
                 continue;

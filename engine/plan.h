@@ -73,4 +73,8 @@ void fg_layout_split_str(const struct fg_layout *l, char *buf, size_t cap);
 int fg_layout_env(const struct fg_layout *l, int (*set)(const char *name, const char *value,
                                                         void *ctx), void *ctx);
 
+/* Internal (the planner, tests): a floor under the per-GPU peak of every layout of g GPUs
+ * for job (plan.c says why it holds); 0 when there is none. */
+uint64_t fg__plan_count_floor(const struct fg_model *m, const struct fg_job *job, uint32_t g);
+
 #endif

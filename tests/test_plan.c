@@ -111,6 +111,90 @@ static void layouts_should_be_valid_and_fit_for_every_model(void **state)
     assert_true(plans > 200);
 }
 
+/* Peak per GPU of one layout with pp even stages (the last takes the remainder). */
+static uint64_t even_cut_peak(const struct fg_model *m, const struct fg_job *job, uint32_t tp,
+                              uint32_t pp, uint32_t ep, uint32_t dp, uint32_t zero)
+{
+    uint32_t layers = fg_model_main_layers(m), per = layers / pp;
+    uint64_t peak = 0;
+    for (uint32_t s = 0; s < pp; s++) {
+        struct fg_job j = *job;
+        j.tp = tp;
+        j.pp = pp;
+        j.ep = ep;
+        j.dp = dp;
+        j.zero = zero;
+        if (pp > 1) {
+            j.layer_first = s * per;
+            j.layer_last = s == pp - 1 ? layers : (s + 1) * per;
+            j.stage_embed = s == 0;
+            j.stage_head = s == pp - 1;
+            j.inflight = pp - s;
+        }
+        struct fg_estimate e;
+        assert_int_equal(fg_memory_estimate_totals(m, &j, &e, NULL), 0);
+        if (e.total_bytes > peak)
+            peak = e.total_bytes;
+    }
+    return peak;
+}
+
+/* The planner skips a GPU count whose floor is over the card; so the floor must be under
+ * every layout of that count: checked against every shape the rules allow, cut evenly. */
+static void count_floor_should_be_under_every_layout_of_the_count(void **state)
+{
+    (void)state;
+    DIR *d = opendir(MODELS);
+    assert_non_null(d);
+    struct dirent *de;
+    static const enum fg_mode modes[] = {FG_MODE_FULL, FG_MODE_LORA, FG_MODE_QLORA,
+                                         FG_MODE_SERVE};
+    static const uint32_t counts[] = {1, 2, 4, 8, 16};
+    long checked = 0, tight = 0;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.' || !strstr(de->d_name, "--"))
+            continue;
+        char dir[512];
+        snprintf(dir, sizeof dir, MODELS "/%s", de->d_name);
+        struct fg_model *m = load(dir);
+        uint32_t layers = fg_model_main_layers(m);
+        for (size_t k = 0; k < 4; k++) {
+            struct fg_job job;
+            fg_job_defaults(&job, modes[k]);
+            for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+                uint32_t g = counts[c];
+                uint64_t floor = fg__plan_count_floor(m, &job, g);
+                assert_true(floor > 0);
+                for (uint32_t tp = 1; tp <= g; tp *= 2)
+                    for (uint32_t pp = 1; tp * pp <= g && pp <= layers; pp *= 2) {
+                        uint32_t dp = g / tp / pp;
+                        for (uint32_t ep = 1; ep <= dp; ep *= 2) {
+                            if (ep > 1 && (!m->experts || m->experts % ep || tp > 1))
+                                continue;
+                            for (uint32_t z = 0; z <= 3; z++) {
+                                uint64_t peak = even_cut_peak(m, &job, tp, pp, ep, dp, z);
+                                if (peak < floor)
+                                    fail_msg("%s %s: %u GPUs tp %u pp %u ep %u zero %u: peak "
+                                             "%llu under the floor %llu", dir,
+                                             fg_mode_name(job.mode), g, tp, pp, ep, z,
+                                             (unsigned long long)peak,
+                                             (unsigned long long)floor);
+                                checked++;
+                                tight += (double)peak < 1.05 * (double)floor;
+                            }
+                        }
+                    }
+            }
+        }
+        fg_model_free(m);
+    }
+    closedir(d);
+    print_message("%ld layouts at or over their count's floor, %ld within 5%% of it\n", checked,
+                  tight);
+    assert_true(checked > 10000);
+    assert_true(tight > 100); /* a floor, not a formality: reached by the ZeRO-3 layouts */
+}
+
 static void nemotron_full_on_h200_should_split_by_layer_on_two_cards(void **state)
 {
     (void)state;
@@ -197,6 +281,7 @@ int main(void)
         cmocka_unit_test(impossible_request_should_say_why),
         cmocka_unit_test(layout_env_should_export_the_plan),
         cmocka_unit_test(layouts_should_be_valid_and_fit_for_every_model),
+        cmocka_unit_test(count_floor_should_be_under_every_layout_of_the_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

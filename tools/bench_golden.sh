@@ -11,10 +11,12 @@
 #                                       CLI: e.g. `against HEAD engine/plan.c engine/memory.c
 #                                       engine/memory.h` after `make`.
 #   tools/bench_golden.sh planner REV [JOBS]
-#                                       tools/bench_plandiff.c: the working tree's planner
-#                                       against REV's engine/plan.c (compiled in as
-#                                       ref_plan_layouts) on JOBS (40) sampled jobs per fixture
-#                                       model, in-process, absurd sizes included.
+#                                       tools/bench_plandiff.c: the working tree's planner and
+#                                       estimator against REV's engine/plan.c and
+#                                       engine/memory.c (compiled in under ref_* names) on JOBS
+#                                       (40) sampled plans and as many sampled estimates (any
+#                                       TP / EP / ZeRO / stage) per fixture model, in-process,
+#                                       absurd sizes included.
 #
 # Per model (tests/fixtures/models/*/config.json): `plan M --json`, `plan M --gpu h200` (the two
 # the brief names), and, for wider cover of the planner and the estimator, `plan M --json --gpu
@@ -60,13 +62,27 @@ planner)
     trap 'rm -rf "$scratch"' EXIT
     [ -f "$ROOT/build/libfitgate.a" ] || { echo "bench_golden: run make first" >&2; exit 2; }
     git -C "$ROOT" show "$rev:engine/plan.c" >"$scratch/ref_plan.c" || exit 2
+    git -C "$ROOT" show "$rev:engine/memory.c" >"$scratch/ref_memory.c" || exit 2
     CF="-std=c11 -D_GNU_SOURCE -O2 -I$ROOT/engine -I$ROOT/policies $(pkg-config --cflags libcjson)"
-    ren="-Dfg_plan_layouts=ref_plan_layouts -Dfg_plan_opts_default=ref_plan_opts_default
-         -Dfg_layout_split_str=ref_layout_split_str -Dfg_layout_env=ref_layout_env"
+    # REV's planner on REV's estimator, both under ref_* names, against today's headers
+    # (fields added since REV are derived ones, which REV does not read)
+    ren=""
+    for f in plan_layouts plan_opts_default layout_split_str layout_env mode_parse \
+        precision_parse optimizer_parse quant_parse lora_targets_parse mode_name \
+        precision_name optimizer_name job_defaults estimate_at memory_estimate \
+        memory_estimate_totals model_active_params memory_flops_per_token _memory_on_stage; do
+        ren="$ren -Dfg_$f=ref_$f"
+    done
+    printf '%s\n' '#include "memory.h"' \
+        'bool ref__memory_on_stage(const struct fg_node *n, const struct fg_job *job);' \
+        >"$scratch/ref_decls.h"
     # shellcheck disable=SC2086
-    cc $CF $ren -c "$scratch/ref_plan.c" -o "$scratch/ref_plan.o" &&
+    cc $CF $ren -include "$scratch/ref_decls.h" -c "$scratch/ref_plan.c" -o "$scratch/ref_plan.o" &&
+        cc $CF $ren -include "$scratch/ref_decls.h" -c "$scratch/ref_memory.c" \
+            -o "$scratch/ref_memory.o" &&
         cc $CF -o "$scratch/plandiff" "$ROOT/tools/bench_plandiff.c" "$scratch/ref_plan.o" \
-            "$ROOT/build/libfitgate.a" $(pkg-config --libs libcjson libcurl hwloc) -lm || exit 2
+            "$scratch/ref_memory.o" "$ROOT/build/libfitgate.a" \
+            $(pkg-config --libs libcjson libcurl hwloc) -lm || exit 2
     (cd "$ROOT" && "$scratch/plandiff" --jobs "$jobs")
     exit $?
     ;;

@@ -7,6 +7,11 @@
  * working tree's library; the two must agree on everything a plan reports: status, why,
  * and every option's shape, cut, stage bytes, peak, micro-batch and accumulation.
  *
+ * It also compares the estimator with REV's (ref_memory_estimate) on as many sampled
+ * estimates per model, with every field a layout sets drawn at random (TP, EP, DP, ZeRO,
+ * pipeline stage and its sides, in-flight micro-batches, LoRA targets, quantization,
+ * precision, optimizer): every number and every attributed line must agree.
+ *
  * usage: bench_plandiff [--models DIR] [--jobs N per model] [--seed S]
  * Exit 0 when every plan agrees, 1 on the first difference (printed), 2 on misuse.
  */
@@ -22,6 +27,8 @@
 
 int ref_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t usable,
                      const struct fg_plan_opts *o, struct fg_plan *out, struct fg_err *err);
+int ref_memory_estimate(const struct fg_model *m, const struct fg_job *job,
+                        struct fg_estimate *out, struct fg_err *err);
 
 static uint64_t rng_state;
 static uint64_t rnd(void)
@@ -54,6 +61,60 @@ static int same_plan(const struct fg_plan *x, const struct fg_plan *y, char *why
                 return snprintf(why, cap, "option %zu stage %u bytes", i, s), 0;
     }
     return 1;
+}
+
+/* Everything an estimate reports, lines included. */
+static int same_estimate(const struct fg_estimate *x, const struct fg_estimate *y)
+{
+    if (memcmp(&x->b, &y->b, sizeof x->b) || x->static_bytes != y->static_bytes ||
+        x->per_sample_bytes != y->per_sample_bytes || x->total_bytes != y->total_bytes ||
+        x->step_bytes != y->step_bytes || x->seq_len != y->seq_len || x->batch != y->batch ||
+        x->trainable_params != y->trainable_params || x->adapter_params != y->adapter_params ||
+        x->act_per_token_layer_max != y->act_per_token_layer_max || x->n_lines != y->n_lines)
+        return 0;
+    for (size_t i = 0; i < x->n_lines; i++) {
+        const struct fg_line *a = &x->lines[i], *b = &y->lines[i];
+        if (strcmp(a->key, b->key) || strcmp(a->what, b->what) ||
+            strcmp(a->source, b->source) || a->bytes != b->bytes ||
+            a->per_sample != b->per_sample)
+            return 0;
+    }
+    return 1;
+}
+
+/* A random job as a planner's layout (or a user) could set it. */
+static void random_job(struct fg_job *job, uint32_t layers)
+{
+    static const enum fg_mode modes[] = {FG_MODE_FULL, FG_MODE_LORA, FG_MODE_QLORA, FG_MODE_SERVE};
+    static const uint64_t seqs[] = {0, 1, 128, 2048, 8192, 1u << 24};
+    static const uint64_t batches[] = {1, 1, 2, 8, 1u << 20};
+    static const uint32_t par[] = {1, 1, 1, 2, 4, 8, 16, 3};
+    static const char *const lists[] = {"q,v", "gate,up,down", "qkv,o", "in_proj", "nothing"};
+    fg_job_defaults(job, PICK(modes));
+    job->seq_len = PICK(seqs);
+    job->batch = PICK(batches);
+    job->precision = (enum fg_precision)(rnd() % 4);
+    job->optimizer = (enum fg_optimizer)(rnd() % 3);
+    if (job->mode == FG_MODE_QLORA || (job->mode == FG_MODE_SERVE && rnd() % 4 == 0))
+        job->quant = (enum fg_quant)(1 + rnd() % 3);
+    job->lora_targets = (enum fg_lora_targets)(rnd() % 4);
+    if (job->lora_targets == FG_LORA_LIST)
+        snprintf(job->lora_list, sizeof job->lora_list, "%s", PICK(lists));
+    job->lora_rank = rnd() % 8 ? 16 : 256;
+    job->grad_ckpt = rnd() % 2;
+    job->chunked_ce = rnd() % 4 == 0;
+    job->zero = (uint32_t)(rnd() % 4);
+    job->dp = PICK(par);
+    job->tp = PICK(par);
+    job->ep = PICK(par);
+    job->pp = PICK(par);
+    if (rnd() % 2 && layers) {
+        job->layer_first = (uint32_t)(rnd() % layers);
+        job->layer_last = job->layer_first + 1 + (uint32_t)(rnd() % (layers - job->layer_first));
+        job->stage_embed = rnd() % 2;
+        job->stage_head = rnd() % 2;
+        job->inflight = 1 + (uint32_t)(rnd() % 8);
+    }
 }
 
 int main(int argc, char **argv)
@@ -89,7 +150,7 @@ int main(int argc, char **argv)
     closedir(d);
     qsort(names, (size_t)n, sizeof names[0], (int (*)(const void *, const void *))strcmp);
     static struct fg_plan a, b;
-    long plans = 0, found = 0, impossible = 0, errors = 0;
+    long plans = 0, found = 0, impossible = 0, errors = 0, estimates = 0;
     for (int i = 0; i < n; i++) {
         char path[600];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -135,8 +196,27 @@ int main(int argc, char **argv)
             found += !ra && a.status == FG_PLAN_FOUND;
             impossible += !ra && a.status == FG_PLAN_IMPOSSIBLE;
         }
+        static struct fg_estimate ea, eb;
+        for (long k = 0; k < jobs; k++) {
+            struct fg_job job;
+            random_job(&job, fg_model_main_layers(m));
+            struct fg_err xa = {0}, xb = {0};
+            int ra = fg_memory_estimate(m, &job, &ea, &xa);
+            int rb = ref_memory_estimate(m, &job, &eb, &xb);
+            if (ra != rb || (ra && strcmp(xa.detail, xb.detail)) ||
+                (!ra && !same_estimate(&ea, &eb))) {
+                printf("bench_plandiff: DIFFERENT estimate: %s, job %ld: mode %s tp %u ep %u "
+                       "dp %u zero %u layers [%u, %u) embed %d head %d: rc %d/%d\n", names[i],
+                       k, fg_mode_name(job.mode), job.tp, job.ep, job.dp, job.zero,
+                       job.layer_first, job.layer_last, job.stage_embed, job.stage_head, ra, rb);
+                fg_model_free(m);
+                return 1;
+            }
+            estimates++;
+        }
         fg_model_free(m);
     }
+    printf("bench_plandiff: %ld estimates identical to the reference\n", estimates);
     printf("bench_plandiff: %ld plans identical to the reference (%ld found, %ld impossible, "
            "%ld estimator errors, the same on both sides)\n", plans, found, impossible, errors);
     return 0;
