@@ -52,6 +52,7 @@ ENGINE_SRCS := \
 	engine/log.c \
 	engine/config.c \
 	engine/model.c \
+	engine/fmt.c \
 	engine/arch.c \
 	engine/source.c \
 	engine/hub.c \
@@ -99,6 +100,7 @@ CLI_SRCS := \
 # --- tests (one per module; each is its own cmocka binary) ----------------
 TEST_SRCS := \
 	tests/test_config.c \
+	tests/test_fmt.c \
 	tests/test_arch_moe.c \
 	tests/test_arch_hybrid.c \
 	tests/test_arch_legacy.c \

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fmt.h"
+
 static const struct fg_arch *const tables[] = {
     fg__arch_decoder_table, fg__arch_moe_table,    fg__arch_legacy_table,
     fg__arch_encoder_table, fg__arch_hybrid_table, fg__arch_multimodal_table,
@@ -31,7 +33,7 @@ struct fg_node *fg__add_table(struct fg_model *m, enum fg_node_kind kind, const 
     n->params = rows * width;
     n->hidden = (uint32_t)width;
     n->width = (uint32_t)width;
-    snprintf(n->desc, sizeof n->desc, "%llu x %llu", (unsigned long long)rows,
+    fg__fmt(n->desc, sizeof n->desc, "%llu x %llu", (unsigned long long)rows,
              (unsigned long long)width);
     return n;
 }
@@ -46,16 +48,16 @@ int fg__add_norm(struct fg_model *m, int32_t layer, const char *name, uint64_t w
 {
     char full[32];
     if (layer >= 0)
-        snprintf(full, sizeof full, "%s_%d", name, layer + 1);
+        fg__fmt(full, sizeof full, "%s_%d", name, layer + 1);
     else
-        snprintf(full, sizeof full, "%s", name);
+        fg__fmt(full, sizeof full, "%s", name);
     struct fg_node *n = fg__model_add(m, FG_NODE_NORM, layer, full, err);
     if (!n)
         return FG_E_NOMEM;
     n->params = width * (kind == FG_NORM_LN ? 2 : 1);
     n->width = (uint32_t)width;
     n->hidden = (uint32_t)width;
-    snprintf(n->desc, sizeof n->desc, "%s", kind == FG_NORM_RMS ? "RMSNorm" : "LayerNorm");
+    fg__fmt(n->desc, sizeof n->desc, "%s", kind == FG_NORM_RMS ? "RMSNorm" : "LayerNorm");
     return 0;
 }
 
@@ -63,7 +65,7 @@ struct fg_node *fg__add_attention(struct fg_model *m, int32_t layer, const struc
                                   struct fg_err *err)
 {
     char name[32];
-    snprintf(name, sizeof name, "%s_%d", s->cross ? "CrossAttention" : "Attention", layer + 1);
+    fg__fmt(name, sizeof name, "%s_%d", s->cross ? "CrossAttention" : "Attention", layer + 1);
     struct fg_node *n = fg__model_add(m, FG_NODE_ATTN, layer, name, err);
     if (!n)
         return NULL;
@@ -92,11 +94,11 @@ struct fg_node *fg__add_attention(struct fg_model *m, int32_t layer, const struc
     n->cross = s->cross;
     const char *kind = s->kv_heads == s->heads ? "MHA" : s->kv_heads == 1 ? "MQA" : "GQA";
     if (s->window)
-        snprintf(n->desc, sizeof n->desc, "%s %lluq/%llukv x%llu, window %llu", kind,
+        fg__fmt(n->desc, sizeof n->desc, "%s %lluq/%llukv x%llu, window %llu", kind,
                  (unsigned long long)s->heads, (unsigned long long)s->kv_heads,
                  (unsigned long long)s->head_dim, (unsigned long long)s->window);
     else
-        snprintf(n->desc, sizeof n->desc, "%s %lluq/%llukv x%llu", kind,
+        fg__fmt(n->desc, sizeof n->desc, "%s %lluq/%llukv x%llu", kind,
                  (unsigned long long)s->heads, (unsigned long long)s->kv_heads,
                  (unsigned long long)s->head_dim);
     return n;
@@ -106,7 +108,7 @@ struct fg_node *fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_m
                             struct fg_err *err)
 {
     char name[32];
-    snprintf(name, sizeof name, "MLP_%d", layer + 1);
+    fg__fmt(name, sizeof name, "MLP_%d", layer + 1);
     struct fg_node *n = fg__model_add(m, FG_NODE_MLP, layer, name, err);
     if (!n)
         return NULL;
@@ -123,7 +125,7 @@ struct fg_node *fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_m
     n->width = (uint32_t)s->hidden;
     n->inter = (uint32_t)s->inter;
     n->gated = s->gated;
-    snprintf(n->desc, sizeof n->desc, "%s %llu", s->gated ? "gated" : "plain",
+    fg__fmt(n->desc, sizeof n->desc, "%s %llu", s->gated ? "gated" : "plain",
              (unsigned long long)s->inter);
     return n;
 }
@@ -143,7 +145,7 @@ int fg__add_head(struct fg_model *m, uint64_t vocab, uint64_t hidden, bool tied,
         n->params += vocab;
     if (tied && stored_when_tied)
         fg__model_rule(m, "tied lm_head written to the checkpoint anyway", 0);
-    snprintf(n->desc, sizeof n->desc, "%llu x %llu%s", (unsigned long long)hidden,
+    fg__fmt(n->desc, sizeof n->desc, "%llu x %llu%s", (unsigned long long)hidden,
              (unsigned long long)vocab,
              tied ? (stored_when_tied ? ", tied but stored" : ", tied to embedding") : "");
     return 0;
@@ -192,14 +194,14 @@ const char *fg__cfg_key_used(const struct fg_cfg *c, const char *keys, char *buf
     for (const char *p = keys;;) {
         const char *e = strchr(p, '|');
         size_t n = e ? (size_t)(e - p) : strlen(p);
-        snprintf(buf, len, "%.*s", (int)n, p);
+        fg__fmt(buf, len, "%.*s", (int)n, p);
         if (fg_cfg_has(c, buf))
             return buf;
         if (!e)
             break;
         p = e + 1;
     }
-    snprintf(buf, len, "%.*s", (int)(first_end ? (size_t)(first_end - keys) : strlen(keys)), keys);
+    fg__fmt(buf, len, "%.*s", (int)(first_end ? (size_t)(first_end - keys) : strlen(keys)), keys);
     return buf;
 }
 

@@ -26,6 +26,7 @@
 #include <cjson/cJSON.h>
 
 #include "arch.h"
+#include "fmt.h"
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -36,7 +37,7 @@ static void mark_encoder(struct fg_model *m, size_t from)
         struct fg_node *n = &m->nodes[i];
         char name[sizeof n->name];
         n->stack = FG_STACK_ENCODER;
-        snprintf(name, sizeof name, "Enc.%.27s", n->name);
+        fg__fmt(name, sizeof name, "Enc.%.27s", n->name);
         memcpy(n->name, name, sizeof n->name);
     }
 }
@@ -246,7 +247,7 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
     if (task->pooler) {
         if (!(n = fg__add_table(m, FG_NODE_OTHER, "Pooler", m->hidden + 1, m->hidden, err)))
             return FG_E_NOMEM;
-        snprintf(n->desc, sizeof n->desc, "dense %llu x %llu + bias",
+        fg__fmt(n->desc, sizeof n->desc, "dense %llu x %llu + bias",
                  (unsigned long long)m->hidden, (unsigned long long)m->hidden);
     }
     m->encoder_only = true;
@@ -260,12 +261,12 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
         n->params = m->hidden * m->hidden + m->hidden + 2 * m->hidden + m->vocab;
         n->hidden = (uint32_t)m->hidden;
         n->width = (uint32_t)m->vocab;
-        snprintf(n->desc, sizeof n->desc, "transform %llu + LN, decoder tied, bias %llu",
+        fg__fmt(n->desc, sizeof n->desc, "transform %llu + LN, decoder tied, bias %llu",
                  (unsigned long long)m->hidden, (unsigned long long)m->vocab);
         if (!(n = fg__add_table(m, FG_NODE_OTHER, "NSP head", m->hidden + 1, 2, err)))
             return FG_E_NOMEM;
         n->hidden = (uint32_t)m->hidden;
-        snprintf(n->desc, sizeof n->desc, "seq_relationship %llu x 2 + bias",
+        fg__fmt(n->desc, sizeof n->desc, "seq_relationship %llu x 2 + bias",
                  (unsigned long long)m->hidden);
         fg__model_rule(m, "BERT pre-training heads stored (cls.predictions + cls.seq_relationship"
                        "; in MLM head, NSP head)", 0);
@@ -284,7 +285,7 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
         fg__node_linear(n, "head", m->hidden, out, 1, true);
         n->hidden = (uint32_t)m->hidden;
         n->width = (uint32_t)out;
-        snprintf(n->desc, sizeof n->desc, "%s %llu x %llu", task->cls,
+        fg__fmt(n->desc, sizeof n->desc, "%s %llu x %llu", task->cls,
                  (unsigned long long)m->hidden, (unsigned long long)out);
         break;
     }
@@ -394,7 +395,7 @@ static int read_nomic_bert(const struct fg_cfg *c, struct fg_model *m, const voi
             return rc;
         if (every && l % every == 1) {
             char name[32];
-            snprintf(name, sizeof name, "MoE_%d", li + 1);
+            fg__fmt(name, sizeof name, "MoE_%d", li + 1);
             struct fg_node *n = fg__model_add(m, FG_NODE_MOE, li, name, err);
             if (!n)
                 return FG_E_NOMEM;
@@ -407,7 +408,7 @@ static int read_nomic_bert(const struct fg_cfg *c, struct fg_model *m, const voi
             n->inter = (uint32_t)m->inter;
             n->experts = (uint32_t)experts;
             n->top_k = (uint32_t)top_k;
-            snprintf(n->desc, sizeof n->desc, "%llu experts top-%llu x%llu",
+            fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu x%llu",
                      (unsigned long long)experts, (unsigned long long)top_k,
                      (unsigned long long)m->inter);
         } else {
@@ -616,12 +617,12 @@ static int read_whisper(const struct fg_cfg *c, struct fg_model *m, const void *
     n->params = mels * m->hidden * 3 + m->hidden + m->hidden * m->hidden * 3 + m->hidden;
     n->hidden = (uint32_t)mels;
     n->width = (uint32_t)m->hidden;
-    snprintf(n->desc, sizeof n->desc, "conv1d %llu->%llu k3, conv1d k3 s2",
+    fg__fmt(n->desc, sizeof n->desc, "conv1d %llu->%llu k3, conv1d k3 s2",
              (unsigned long long)mels, (unsigned long long)m->hidden);
     if (!(n = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", src_pos, m->hidden, err)))
         return FG_E_NOMEM;
     n->buffers = n->params; /* frozen sinusoids, stored */
-    snprintf(n->desc, sizeof n->desc, "%llu x %llu sinusoidal, frozen",
+    fg__fmt(n->desc, sizeof n->desc, "%llu x %llu sinusoidal, frozen",
              (unsigned long long)src_pos, (unsigned long long)m->hidden);
     struct fg_mlp_shape fe = {.hidden = m->hidden, .inter = enc_ffn, .bias = true};
     for (uint64_t l = 0; l < enc_layers; l++) {

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "arch.h"
+#include "fmt.h"
 
 enum hy_kind { HY_MAMBA, HY_ATTN, HY_MLP, HY_MOE, HY_CONV };
 
@@ -168,7 +169,7 @@ static int add_mamba2(struct fg_model *m, int32_t layer, const struct mamba2_sha
                       struct fg_err *err)
 {
     char name[32];
-    snprintf(name, sizeof name, "Mamba_%d", layer + 1);
+    fg__fmt(name, sizeof name, "Mamba_%d", layer + 1);
     struct fg_node *n = fg__model_add(m, FG_NODE_MAMBA2, layer, name, err);
     if (!n)
         return FG_E_NOMEM;
@@ -185,7 +186,7 @@ static int add_mamba2(struct fg_model *m, int32_t layer, const struct mamba2_sha
     n->state = (uint32_t)s->state;
     n->conv_kernel = (uint32_t)s->kernel;
     n->chunk = (uint32_t)s->chunk;
-    snprintf(n->desc, sizeof n->desc, "%llu heads x%llu, %llu groups, state %llu",
+    fg__fmt(n->desc, sizeof n->desc, "%llu heads x%llu, %llu groups, state %llu",
              (unsigned long long)s->heads, (unsigned long long)s->head_dim,
              (unsigned long long)s->groups, (unsigned long long)s->state);
     return 0;
@@ -211,7 +212,7 @@ static int add_nemotron_moe(struct fg_model *m, int32_t layer, const struct nemo
                             struct fg_err *err)
 {
     char name[32];
-    snprintf(name, sizeof name, "MoE_%d", layer + 1);
+    fg__fmt(name, sizeof name, "MoE_%d", layer + 1);
     struct fg_node *n = fg__model_add(m, FG_NODE_MOE, layer, name, err);
     if (!n)
         return FG_E_NOMEM;
@@ -235,7 +236,7 @@ static int add_nemotron_moe(struct fg_model *m, int32_t layer, const struct nemo
     n->shared = 1;
     n->shared_inter = (uint32_t)s->shared_inter;
     n->gated = 0;
-    snprintf(n->desc, sizeof n->desc, "%llu experts top-%llu x%llu + shared %llu",
+    fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu x%llu + shared %llu",
              (unsigned long long)s->experts, (unsigned long long)s->top_k,
              (unsigned long long)s->inter, (unsigned long long)s->shared_inter);
     return 0;
@@ -359,7 +360,7 @@ static int add_shortconv(struct fg_model *m, int32_t layer, uint64_t hidden, uin
                          bool bias, struct fg_err *err)
 {
     char name[32];
-    snprintf(name, sizeof name, "ShortConv_%d", layer + 1);
+    fg__fmt(name, sizeof name, "ShortConv_%d", layer + 1);
     struct fg_node *n = fg__model_add(m, FG_NODE_SHORTCONV, layer, name, err);
     if (!n)
         return FG_E_NOMEM;
@@ -369,7 +370,7 @@ static int add_shortconv(struct fg_model *m, int32_t layer, uint64_t hidden, uin
     n->hidden = (uint32_t)hidden;
     n->width = (uint32_t)hidden;
     n->conv_kernel = (uint32_t)kernel;
-    snprintf(n->desc, sizeof n->desc, "gated conv, %llu taps", (unsigned long long)kernel);
+    fg__fmt(n->desc, sizeof n->desc, "gated conv, %llu taps", (unsigned long long)kernel);
     return 0;
 }
 

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "fmt.h"
 
 /* The block as built: fixed per family, some fields set by the key reader. */
 struct block {
@@ -93,7 +94,7 @@ static int build(struct fg_model *m, const struct block *b, struct fg_err *err)
             return FG_E_NOMEM;
         n->buffers = n->params;
         n->width = 0;
-        snprintf(n->desc, sizeof n->desc, "stored buffer, %llu scalars",
+        fg__fmt(n->desc, sizeof n->desc, "stored buffer, %llu scalars",
                  (unsigned long long)b->rotary_buffer);
     }
     struct fg_attn_shape a = {
@@ -167,7 +168,7 @@ static int keys_gpt2(const struct fg_cfg *c, struct fg_model *m, const struct le
                           c->origin, (unsigned long long)m->max_pos, MASK_MAX_POS);
     b->mask_per_layer = m->max_pos * m->max_pos;
     char rule[96];
-    snprintf(rule, sizeof rule, "attn.bias causal masks stored: %llu layers x %llu x %llu "
+    fg__fmt(rule, sizeof rule, "attn.bias causal masks stored: %llu layers x %llu x %llu "
              "(in Attention)", (unsigned long long)m->layers, (unsigned long long)m->max_pos,
              (unsigned long long)m->max_pos);
     fg__model_rule(m, rule, 0);

@@ -24,6 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "arch.h"
+#include "fmt.h"
 
 /* Which layers hold routed experts (the others get the dense MLP). */
 enum moe_place {
@@ -126,7 +127,7 @@ static int add_moe(struct fg_model *m, int32_t layer, const struct moe_cfg *k, s
 {
     const struct moe_spec *s = k->s;
     char name[32];
-    snprintf(name, sizeof name, "MoE_%d", layer + 1);
+    fg__fmt(name, sizeof name, "MoE_%d", layer + 1);
     struct fg_node *n = fg__model_add(m, FG_NODE_MOE, layer, name, err);
     if (!n)
         return err ? err->code : FG_E_NOMEM;
@@ -160,11 +161,11 @@ static int add_moe(struct fg_model *m, int32_t layer, const struct moe_cfg *k, s
     n->shared = k->shared_inter ? (uint32_t)k->shared_n : 0;
     n->shared_inter = (uint32_t)k->shared_inter;
     if (n->shared)
-        snprintf(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide, %u shared",
+        fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide, %u shared",
                  (unsigned long long)e, (unsigned long long)k->top_k, (unsigned long long)w,
                  n->shared);
     else
-        snprintf(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide",
+        fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide",
                  (unsigned long long)e, (unsigned long long)k->top_k, (unsigned long long)w);
     return 0;
 }
@@ -185,7 +186,7 @@ static int add_moe(struct fg_model *m, int32_t layer, const struct moe_cfg *k, s
 static int add_mla(struct fg_model *m, int32_t layer, const struct moe_cfg *k, struct fg_err *err)
 {
     char name[32];
-    snprintf(name, sizeof name, "Attention_%d", layer + 1);
+    fg__fmt(name, sizeof name, "Attention_%d", layer + 1);
     struct fg_node *n = fg__model_add(m, FG_NODE_MLA, layer, name, err);
     if (!n)
         return err ? err->code : FG_E_NOMEM;
@@ -217,7 +218,7 @@ static int add_mla(struct fg_model *m, int32_t layer, const struct moe_cfg *k, s
     n->q_lora = (uint32_t)k->q_lora;
     n->kv_lora = (uint32_t)k->kv_lora;
     n->rope_dim = (uint32_t)k->rope;
-    snprintf(n->desc, sizeof n->desc, "MLA %lluh q%llu/kv%llu x%llu%s", (unsigned long long)heads,
+    fg__fmt(n->desc, sizeof n->desc, "MLA %lluh q%llu/kv%llu x%llu%s", (unsigned long long)heads,
              (unsigned long long)k->q_lora, (unsigned long long)k->kv_lora,
              (unsigned long long)qhd, k->s->dsa_indexer ? " + DSA indexer" : "");
     return 0;
@@ -248,7 +249,7 @@ static int add_block(struct fg_model *m, uint64_t l, const struct moe_cfg *k, st
             /* GptOssAttention.sinks: one learned logit per head */
             n->params += m->heads;
             size_t len = strlen(n->desc);
-            snprintf(n->desc + len, sizeof n->desc - len, ", sinks");
+            fg__fmt(n->desc + len, sizeof n->desc - len, ", sinks");
         }
     }
     if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
@@ -401,13 +402,13 @@ static const char *key_named(const struct fg_cfg *c, const char *keys, char *buf
     const char *p = keys;
     while (*p) {
         size_t len = strcspn(p, "|");
-        snprintf(buf, cap, "%.*s", (int)len, p);
+        fg__fmt(buf, cap, "%.*s", (int)len, p);
         if (fg_cfg_has(c, buf))
             return buf;
         p += len + (p[len] == '|');
     }
     size_t len = strcspn(keys, "|");
-    snprintf(buf, cap, "%.*s", (int)len, keys);
+    fg__fmt(buf, cap, "%.*s", (int)len, keys);
     return buf;
 }
 
@@ -600,7 +601,7 @@ static int read_moe(const struct fg_cfg *c, struct fg_model *m, const void *spec
         goto out;
     if (bo) {
         char name[96];
-        snprintf(name, sizeof name, "FP8 block scales (weight_scale_inv, %llux%llu blocks)",
+        fg__fmt(name, sizeof name, "FP8 block scales (weight_scale_inv, %llux%llu blocks)",
                  (unsigned long long)bo, (unsigned long long)bi);
         fg__model_rule(m, name, (int64_t)(scales + mtp_scales));
     }

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "fmt.h"
 
 /* A config key with its class default; def 0 means the key is required. */
 struct mm_key {
@@ -263,10 +264,10 @@ static int add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
     n->inter = (uint32_t)d->inter;
     n->bidirectional = 1;
     if (tokens)
-        snprintf(n->desc, sizeof n->desc, "%s %llu x %llu, %llu tokens/image", s->name,
+        fg__fmt(n->desc, sizeof n->desc, "%s %llu x %llu, %llu tokens/image", s->name,
                  (unsigned long long)L, (unsigned long long)h, (unsigned long long)tokens);
     else
-        snprintf(n->desc, sizeof n->desc, "%s %llu x %llu, native resolution", s->name,
+        fg__fmt(n->desc, sizeof n->desc, "%s %llu x %llu, native resolution", s->name,
                  (unsigned long long)L, (unsigned long long)h);
     return 0;
 }
@@ -282,7 +283,7 @@ static struct fg_node *add_projector_node(struct fg_model *m, uint64_t out, cons
     n->stack = FG_STACK_TOWER;
     n->width = (uint32_t)out;
     n->hidden = (uint32_t)out;
-    snprintf(n->desc, sizeof n->desc, "%s", desc);
+    fg__fmt(n->desc, sizeof n->desc, "%s", desc);
     return n;
 }
 
@@ -532,7 +533,7 @@ static int add_llama4_moe(struct fg_model *m, int32_t layer, uint64_t experts, u
                           struct fg_err *err)
 {
     char name[32];
-    snprintf(name, sizeof name, "MoE_%d", layer + 1);
+    fg__fmt(name, sizeof name, "MoE_%d", layer + 1);
     struct fg_node *n = fg__model_add(m, FG_NODE_MOE, layer, name, err);
     if (!n)
         return FG_E_NOMEM;
@@ -552,7 +553,7 @@ static int add_llama4_moe(struct fg_model *m, int32_t layer, uint64_t experts, u
     n->gated = 1;
     n->shared = 1;
     n->shared_inter = (uint32_t)f;
-    snprintf(n->desc, sizeof n->desc, "%llu experts top-%llu x%llu + shared %llu",
+    fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu x%llu + shared %llu",
              (unsigned long long)experts, (unsigned long long)top_k, (unsigned long long)f,
              (unsigned long long)f);
     return 0;

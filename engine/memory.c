@@ -29,6 +29,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "fmt.h"
+
 /* ---- option spellings ---------------------------------------------------- */
 
 static const char *const mode_names[] = {"full", "lora", "qlora", "serve"};
@@ -106,7 +108,7 @@ int fg_lora_targets_parse(const char *s, struct fg_job *job, struct fg_err *err)
                                   "LoRA target list '%.60s': use all-linear, attn, qv, or roles "
                                   "like q,k,v,o,gate,up,down", s);
         job->lora_targets = FG_LORA_LIST;
-        snprintf(job->lora_list, sizeof job->lora_list, "%s", s);
+        fg__fmt(job->lora_list, sizeof job->lora_list, "%s", s);
     }
     return 0;
 }
@@ -315,11 +317,11 @@ static void add_line(struct fg_estimate *e, const char *key, uint64_t bytes, boo
     if (bytes == 0 || e->n_lines >= FG_ESTIMATE_MAX_LINES)
         return;
     struct fg_line *l = &e->lines[e->n_lines++];
-    snprintf(l->key, sizeof l->key, "%s", key);
-    snprintf(l->source, sizeof l->source, "%s", source);
+    fg__fmt(l->key, sizeof l->key, "%s", key);
+    fg__fmt(l->source, sizeof l->source, "%s", source);
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(l->what, sizeof l->what, fmt, ap);
+    fg__vfmt(l->what, sizeof l->what, fmt, ap);
     va_end(ap);
     l->bytes = bytes;
     l->per_sample = per_sample;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "arch.h"
+#include "fmt.h"
 #include "log.h"
 
 static const char *const kind_names[FG_NODE_KIND_COUNT] = {
@@ -18,7 +19,7 @@ static const char *const kind_names[FG_NODE_KIND_COUNT] = {
     [FG_NODE_VISION] = "Tower",        [FG_NODE_OTHER] = "Other",
 };
 
-/* snprintf(dst, cap, "%s", src) without the format machinery: a graph build copies a name
+/* fg__fmt(dst, cap, "%s", src) without the format machinery: a graph build copies a name
  * and a role per node and linear, and snprintf was a third of it (callgrind). */
 static void copy_str(char *dst, size_t cap, const char *src)
 {
@@ -84,7 +85,7 @@ void fg__model_note(struct fg_model *m, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     char *note = m->notes[m->n_notes++];
-    vsnprintf(note, sizeof m->notes[0], fmt, ap);
+    fg__vfmt(note, sizeof m->notes[0], fmt, ap);
     va_end(ap);
     /* notes quote config values: no control characters reach a terminal or a log */
     for (char *p = note; *p; p++)
@@ -238,26 +239,26 @@ int fg_model_from_config(const struct fg_config *doc, const char *id, struct fg_
     struct fg_model *m = calloc(1, sizeof *m);
     if (!m)
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
-    snprintf(m->id, sizeof m->id, "%s", id ? id : fg_config_origin(doc));
-    snprintf(m->model_type, sizeof m->model_type, "%s", mt ? mt : "");
-    snprintf(m->torch_dtype, sizeof m->torch_dtype, "%s", dtype);
+    fg__fmt(m->id, sizeof m->id, "%s", id ? id : fg_config_origin(doc));
+    fg__fmt(m->model_type, sizeof m->model_type, "%s", mt ? mt : "");
+    fg__fmt(m->torch_dtype, sizeof m->torch_dtype, "%s", dtype);
     m->custom_code = fg_cfg_has(&root, "auto_map");
 
     const struct fg_arch *a = mt ? fg__arch_find(mt) : NULL;
     if (a) {
-        snprintf(m->reader, sizeof m->reader, "%s", a->family);
+        fg__fmt(m->reader, sizeof m->reader, "%s", a->family);
         rc = a->read(&root, m, a->spec, err);
     } else {
         rc = fg__arch_read_generic(&root, m, NULL, err);
         if (rc == 0) {
             m->generic = true;
-            snprintf(m->reader, sizeof m->reader, "generic decoder");
+            fg__fmt(m->reader, sizeof m->reader, "generic decoder");
             fg__model_note(m, "model_type '%s' is not known to fitgate: read as a generic decoder "
                               "(llama-style blocks); check the count with 'fitgate verify'",
                            mt ? mt : "(none)");
         } else if (rc == FG_E_MISSING) {
             char why[FG_ERR_DETAIL_MAX];
-            snprintf(why, sizeof why, "%s", err ? err->detail : "");
+            fg__fmt(why, sizeof why, "%s", err ? err->detail : "");
             rc = fg_err_set(err, FG_E_UNSUPPORTED,
                             "%s: model_type '%s' is not supported and the config lacks the "
                             "standard decoder keys (%s)", fg_config_origin(doc),
