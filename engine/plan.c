@@ -382,25 +382,29 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
      * limit no cut can fit and the search below is skipped (same answer). */
     if (c->sums_ok && ((double)c->S[layers] + (double)c->es + (double)c->hs) / L->pp > limit)
         return 0;
-    uint64_t lo = 0, hi = (uint64_t)limit, b = j.batch;
+    /* The smallest bound some cut meets, by bisection.  Meeting it is monotone in the bound
+     * (a stage's end only moves on as the bound grows), so a layout that misses at the
+     * limit is out at once, and no bound under the blocks' and sides' static bytes over
+     * pp (some stage holds at least that) can be met: the search starts there.  The cut
+     * kept is the one at the smallest bound met, whatever the path to it. */
+    uint64_t hi = (uint64_t)limit, b = j.batch, lo = 0, sides;
     uint32_t cut[FG_PLAN_MAX_PP + 1];
-    bool any = false, fast = 4 * c->runs > 3 * layers && sums_fit(c, layers, L->pp, b);
+    bool fast = 4 * c->runs > 3 * layers && sums_fit(c, layers, L->pp, b);
+    if (!cut_fits(c, layers, L->pp, b, hi, fast, cut))
+        return 0;
+    memcpy(L->cut, cut, sizeof cut);
+    if (c->sums_ok && !__builtin_add_overflow(c->es, c->hs, &sides) &&
+        !__builtin_add_overflow(sides, c->S[layers], &sides))
+        lo = sides / L->pp < hi ? sides / L->pp : hi;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         if (cut_fits(c, layers, L->pp, b, mid, fast, cut)) {
             hi = mid;
-            any = true;
             memcpy(L->cut, cut, sizeof cut);
         } else {
             lo = mid + 1;
         }
     }
-    if (!any && cut_fits(c, layers, L->pp, b, hi, fast, cut)) {
-        any = true;
-        memcpy(L->cut, cut, sizeof cut);
-    }
-    if (!any)
-        return 0;
     /* Exact estimate of every stage. */
     L->peak_bytes = 0;
     for (uint32_t s = 0; s < L->pp; s++) {
