@@ -439,12 +439,49 @@ static void fold(struct stage_sums *t, const struct part *p, int32_t layer, int3
     t->act_sum += p->act;
 }
 
+/* k blocks of part p one after the other from block `layer` on: what k folds give (each
+ * block closes the one before it; all but the first hold p's activations alone). */
+static void fold_run(struct stage_sums *t, const struct part *p, int32_t layer, uint32_t k,
+                     int32_t *cur_layer, uint64_t *cur_act)
+{
+    fold(t, p, layer, cur_layer, cur_act);
+    if (k < 2)
+        return;
+    uint64_t more = k - 1;
+    t->params += p->params * more;
+    t->experts += p->experts * more;
+    t->linear += p->linear * more;
+    t->quantizable += p->quantizable * more;
+    t->adapters += p->adapters * more;
+    if (*cur_act > t->act_block_max)
+        t->act_block_max = *cur_act;
+    if (k > 2 && p->act > t->act_block_max)
+        t->act_block_max = p->act;
+    *cur_layer = layer + (int32_t)more;
+    *cur_act = p->act;
+    t->layers += more;
+    t->act_sum += p->act * more;
+}
+
+/* on_stage for a whole segment (model.h says where each side goes). */
+static bool seg_on_stage(const struct fg_model *m, const struct fg_seg *g, const struct fg_job *job)
+{
+    if (job->layer_last == 0)
+        return true;
+    if (g->side == FG_SEG_LAYER) {
+        uint32_t l = (uint32_t)m->nodes[g->first].layer;
+        return l >= job->layer_first && l < job->layer_last;
+    }
+    return g->side == FG_SEG_HEAD ? job->stage_head : job->stage_embed;
+}
+
 /*
- * The sums over the stage, segment by segment (model.h): a block off the stage is skipped
- * whole, and a block equal to one already counted in this estimate adds that block's
- * part (a handful of distinct blocks in most models, 61 blocks for DeepSeek-V3), so the
- * cost grows with the distinct blocks, not the nodes.  Integer sums and maxima: the same
- * bytes as the node-by-node walk, which is what runs when the model has no segments.
+ * The sums over the stage, segment by segment (model.h): a run of equal blocks is counted
+ * once and folded in k times, clipped to the stage (a 94-block Qwen3-235B is one run), a
+ * block equal to one already counted in this estimate adds that block's part, so the cost
+ * grows with the distinct blocks and runs, not the nodes.  Integer sums (wrapping as
+ * repeated additions wrap) and maxima: the same bytes as the node-by-node walk, which is
+ * what runs when the model has no segments.
  */
 static void sum_stage(const struct fg_model *m, const struct fg_job *job, unsigned c,
                       unsigned r, struct stage_sums *t)
@@ -459,27 +496,43 @@ static void sum_stage(const struct fg_model *m, const struct fg_job *job, unsign
     for (size_t s = 0; s < n_segs; s++) {
         const struct fg_seg *g = m->segs ? &m->segs[s] : NULL;
         if (g && g->layer >= 0) {
-            if (!on_stage(&m->nodes[g->first], job))
-                continue;
+            /* the run from g, clipped to the stage's blocks */
+            uint32_t l = (uint32_t)g->layer, k = g->run;
+            if (job->layer_last) {
+                if (l >= job->layer_last || l + k <= job->layer_first) {
+                    s += k - 1;
+                    continue;
+                }
+                if (l < job->layer_first) {
+                    uint32_t skip = job->layer_first - l;
+                    s += skip;
+                    g += skip;
+                    l += skip;
+                    k -= skip;
+                }
+                if (l + k > job->layer_last)
+                    k = job->layer_last - l;
+            }
             const struct part *p = NULL;
-            for (unsigned k = 0; k < n_seen && !p; k++)
-                if (seen[k].rep == g->rep)
-                    p = &seen[k].p;
+            for (unsigned i = 0; i < n_seen && !p; i++)
+                if (seen[i].rep == g->rep)
+                    p = &seen[i].p;
             struct part own = {0};
             if (!p) {
-                for (uint32_t k = 0; k < g->n; k++)
-                    add_node(&m->nodes[g->first + k], job, c, r, &own);
+                for (uint32_t i = 0; i < g->n; i++)
+                    add_node(&m->nodes[g->first + i], job, c, r, &own);
                 if (n_seen < CACHED) {
                     seen[n_seen].rep = g->rep;
                     seen[n_seen++].p = own;
                 }
                 p = &own;
             }
-            fold(t, p, g->layer, &cur_layer, &cur_act);
+            fold_run(t, p, g->layer, k, &cur_layer, &cur_act);
+            s += k - 1;
             continue;
         }
         const struct fg_node *n = &m->nodes[g ? g->first : s];
-        if (!on_stage(n, job))
+        if (g ? !seg_on_stage(m, g, job) : !on_stage(n, job))
             continue;
         struct part own = {0};
         add_node(n, job, c, r, &own);

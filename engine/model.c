@@ -178,7 +178,17 @@ static int derive(struct fg_model *m, struct fg_err *err)
                         break;
                     }
         }
+        g->run = 1;
+        g->side = n->layer >= 0 && n->stack == FG_STACK_MAIN ? FG_SEG_LAYER
+                : n->kind == FG_NODE_HEAD || (n->kind == FG_NODE_NORM && strstr(n->name, "Final"))
+                    ? FG_SEG_HEAD
+                    : FG_SEG_EMBED;
         m->n_segs++;
+    }
+    for (size_t k = m->n_segs; k-- > 1;) {
+        struct fg_seg *a = &m->segs[k - 1], *b = &m->segs[k];
+        if (a->layer >= 0 && b->layer == a->layer + 1 && b->rep == a->rep)
+            a->run = b->run + 1;
     }
     return 0;
 }

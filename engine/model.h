@@ -83,6 +83,16 @@ struct fg_seg {
     uint32_t first, n;      /* nodes [first, first + n) */
     int32_t layer;          /* -1: not a block */
     uint32_t rep;
+    uint32_t run;           /* block: it and the segments after it that repeat it, block
+                               after block (same rep, next layer numbers); 1 otherwise */
+    uint8_t side;           /* enum fg_seg_side: which pipeline stage holds it */
+};
+
+/* Where a pipeline stage finds a segment (memory.c sizes one stage at a time). */
+enum fg_seg_side {
+    FG_SEG_LAYER,           /* by its layer number: a block, or a main-stack node with one */
+    FG_SEG_HEAD,            /* with the last stage: the head, the final norm */
+    FG_SEG_EMBED,           /* with the first: embeddings, encoder stacks, towers */
 };
 
 /* A named counting rule applied to reach the checkpoint's stored count. */

@@ -205,10 +205,21 @@ int main(int argc, char **argv)
             int rb = ref_memory_estimate(m, &job, &eb, &xb);
             if (ra != rb || (ra && strcmp(xa.detail, xb.detail)) ||
                 (!ra && !same_estimate(&ea, &eb))) {
-                printf("bench_plandiff: DIFFERENT estimate: %s, job %ld: mode %s tp %u ep %u "
-                       "dp %u zero %u layers [%u, %u) embed %d head %d: rc %d/%d\n", names[i],
-                       k, fg_mode_name(job.mode), job.tp, job.ep, job.dp, job.zero,
-                       job.layer_first, job.layer_last, job.stage_embed, job.stage_head, ra, rb);
+                printf("bench_plandiff: DIFFERENT estimate: %s, job %ld: mode %s %s seq %llu "
+                       "batch %llu tp %u ep %u dp %u zero %u layers [%u, %u) embed %d head %d "
+                       "inflight %u ckpt %d: rc %d/%d, total %llu/%llu, static %llu/%llu, "
+                       "per sample %llu/%llu\n", names[i], k, fg_mode_name(job.mode),
+                       fg_precision_name(job.precision), (unsigned long long)job.seq_len,
+                       (unsigned long long)job.batch, job.tp, job.ep, job.dp, job.zero,
+                       job.layer_first, job.layer_last, job.stage_embed, job.stage_head,
+                       job.inflight, job.grad_ckpt, ra, rb, (unsigned long long)ea.total_bytes,
+                       (unsigned long long)eb.total_bytes, (unsigned long long)ea.static_bytes,
+                       (unsigned long long)eb.static_bytes,
+                       (unsigned long long)ea.per_sample_bytes,
+                       (unsigned long long)eb.per_sample_bytes);
+                for (size_t l = 0; !ra && l < ea.n_lines && l < eb.n_lines; l++)
+                    if (strcmp(ea.lines[l].what, eb.lines[l].what))
+                        printf("  line %zu: '%s' / '%s'\n", l, ea.lines[l].what, eb.lines[l].what);
                 fg_model_free(m);
                 return 1;
             }
