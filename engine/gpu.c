@@ -2,19 +2,19 @@
  * gpu.c - the GPU table: the gpus.conf reader, the cached built-in table,
  * and lookups by name / gres alias / PCI id.
  *
- * The built-in rows are conf/gpus.conf itself, embedded as text by the build
- * (tools/embed_text.sh -> build/gen/gpus_conf.c), so there is one reader and
- * one format for the shipped table and for site files.  The text is parsed on
- * first use and kept; lookups then run over keys normalized once at load
- * time, so fg_gpu_find costs a scan of a few hundred short strings and no
- * allocation (the planner and the plugin call it in loops).
+ * The built-in rows are conf/gpus.conf read by this file's reader at build
+ * time (tools/gen_gpus.c -> build/gen/gpus_table.c, gpu_table.h), so there is
+ * one reader and one format for the shipped table and for site files, and no
+ * process pays for parsing the shipped text.  Lookups run over keys
+ * normalized once when a table is made, so fg_gpu_find costs a scan of a few
+ * hundred short strings and no allocation (the planner and the plugin call it
+ * in loops).
  */
 #include "gpu.h"
+#include "gpu_table.h"
 #include "fileio.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,10 +23,6 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-/* Generated from conf/gpus.conf by the build (build/gen/gpus_conf.c). */
-extern const char fg__gpus_conf_text[];
-
-#define BUILTIN_ORIGIN "gpus.conf (built in)"
 #define MAX_ROWS 4096
 #define MAX_SITE_BYTES (1u << 20)
 #define NORM_MAX 256
@@ -65,23 +61,6 @@ static const char *const vendor_words[] = {"nvidia", "tesla", "geforce", "amd", 
                                            "radeon", "intel", "habana"};
 
 /* ------------------------------------------------------------------------ */
-
-struct key {
-    char *norm;     /* normalized lookup key; owned by the table */
-    uint32_t row;
-};
-
-struct fg_gpu_table {
-    struct fg_gpu *rows;
-    unsigned char *site;    /* per row: 1 when it came from a site file */
-    size_t n;
-    struct key *keys;       /* lookup order: site rows first, then file order */
-    size_t n_keys;
-    uint32_t *pci;          /* (vendor << 16 | device) per entry of pci_row, same order */
-    uint32_t *pci_row;
-    size_t n_pci;
-    bool builtin;
-};
 
 /* Rows as read from one source, with their line numbers for messages. */
 struct rowvec {
@@ -541,7 +520,7 @@ static int add_key(struct fg_gpu_table *t, size_t *cap, const char *text, size_t
             return 0;
     if (t->n_keys == *cap) {
         size_t c = *cap ? *cap * 2 : 256;
-        struct key *k = realloc(t->keys, c * sizeof *k);
+        struct fg__gpu_key *k = realloc(t->keys, c * sizeof *k);
         if (!k)
             return FG_E_NOMEM;
         t->keys = k;
@@ -640,32 +619,21 @@ nomem:
     return fg_err_set(err, FG_E_NOMEM, "GPU table: out of memory");
 }
 
-static _Atomic(struct fg_gpu_table *) builtin_table;
-static pthread_mutex_t builtin_lock = PTHREAD_MUTEX_INITIALIZER;
-
 const struct fg_gpu_table *fg_gpu_table_builtin(void)
 {
-    struct fg_gpu_table *t = atomic_load_explicit(&builtin_table, memory_order_acquire);
-    if (t)
-        return t;
-    pthread_mutex_lock(&builtin_lock);
-    t = atomic_load_explicit(&builtin_table, memory_order_relaxed);
-    if (!t) {
-        struct rowvec v;
-        /* The shipped file is checked by the tests; a failure here can only be
-         * memory, so there is nobody to tell but the NULL return. */
-        if (parse_text(fg__gpus_conf_text, BUILTIN_ORIGIN, &v, NULL) == 0) {
-            if (make_table(v.rows, v.n, NULL, &t, NULL) == 0) {
-                t->builtin = true;
-                atomic_store_explicit(&builtin_table, t, memory_order_release);
-            } else {
-                t = NULL;
-            }
-            rowvec_free(&v);
-        }
-    }
-    pthread_mutex_unlock(&builtin_lock);
-    return t;
+    return &fg__gpu_builtin;
+}
+
+int fg__gpu_table_parse(const char *text, const char *origin, struct fg_gpu_table **out,
+                        struct fg_err *err)
+{
+    struct rowvec v;
+    int rc = parse_text(text, origin, &v, err);
+    if (rc)
+        return rc;
+    rc = make_table(v.rows, v.n, NULL, out, err);
+    rowvec_free(&v);
+    return rc;
 }
 
 int fg_gpu_table_load_text(const char *text, const char *origin, struct fg_gpu_table **out,
@@ -676,8 +644,6 @@ int fg_gpu_table_load_text(const char *text, const char *origin, struct fg_gpu_t
     if (!origin)
         origin = "site GPU table";
     const struct fg_gpu_table *b = fg_gpu_table_builtin();
-    if (!b)
-        return fg_err_set(err, FG_E_NOMEM, "built-in GPU table: out of memory");
     struct rowvec v = {0};
     if (text) {
         int rc = parse_text(text, origin, &v, err);

@@ -12,8 +12,8 @@
  *
  * Ownership:
  *   - fg_gpu_table_builtin() returns a table that belongs to the library:
- *     parsed once, cached for the life of the process, never freed
- *     (fg_gpu_table_free ignores it).  Safe to call from several threads.
+ *     static data made at build time, never freed (fg_gpu_table_free
+ *     ignores it).  Safe to call from several threads.
  *   - fg_gpu_table_load() returns a table the caller frees with
  *     fg_gpu_table_free().
  *   - struct fg_gpu pointers returned by lookups are borrowed from their
@@ -50,9 +50,9 @@ struct fg_gpu {
 struct fg_gpu_table;
 
 /*
- * The compiled-in table (generated from conf/gpus.conf at build time),
- * parsed on first use and cached.  Borrowed, never freed.  NULL only if the
- * first parse ran out of memory (a later call tries again).
+ * The compiled-in table: conf/gpus.conf read at build time by the same reader
+ * as a site file (tools/gen_gpus.c), so nothing is parsed or allocated at run
+ * time.  Borrowed, never freed, never NULL.
  */
 const struct fg_gpu_table *fg_gpu_table_builtin(void);
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "gpu.h"
+#include "gpu_table.h"
 
 #define TSV "tests/fixtures/gpus.tsv"
 
@@ -154,6 +155,54 @@ static void builtin_should_match_facts_in_gpus_tsv(void **state)
     }
     fclose(f);
     assert_int_equal(rows, 42);
+}
+
+/* The built-in table is made at build time (tools/gen_gpus.c): it must be exactly
+ * what the run-time reader makes of conf/gpus.conf, row by row, key by key. */
+static void builtin_should_equal_the_shipped_file_read_at_run_time(void **state)
+{
+    (void)state;
+    FILE *f = fopen("conf/gpus.conf", "rb");
+    assert_non_null(f);
+    static char text[1 << 18];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    assert_true(n > 0 && n < sizeof text - 1);
+    text[n] = '\0';
+    struct fg_gpu_table *p = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(fg__gpu_table_parse(text, "conf/gpus.conf", &p, &err), 0);
+    const struct fg_gpu_table *b = fg_gpu_table_builtin();
+    assert_true(b->builtin);
+    assert_int_equal(b->n, p->n);
+    for (size_t i = 0; i < p->n; i++) {
+        const struct fg_gpu *x = &b->rows[i], *y = &p->rows[i];
+        assert_string_equal(x->name, y->name);
+        assert_string_equal(x->label, y->label);
+        assert_int_equal(x->vendor, y->vendor);
+        assert_memory_equal(x->devices, y->devices, sizeof x->devices);
+        assert_int_equal(x->n_devices, y->n_devices);
+        assert_int_equal(x->memory_bytes, y->memory_bytes);
+        assert_int_equal(x->memory_gb, y->memory_gb);
+        /* bit for bit: %a in the generated file */
+        assert_memory_equal(&x->bf16_tflops, &y->bf16_tflops, sizeof(double));
+        assert_memory_equal(&x->fp16_tflops, &y->fp16_tflops, sizeof(double));
+        assert_memory_equal(&x->bw_tbps, &y->bw_tbps, sizeof(double));
+        assert_memory_equal(&x->link_gbps, &y->link_gbps, sizeof(double));
+        assert_string_equal(x->interconnect, y->interconnect);
+        assert_string_equal(x->aliases, y->aliases);
+        assert_int_equal(x->gcds, y->gcds);
+        assert_int_equal(b->site[i], 0);
+    }
+    assert_int_equal(b->n_keys, p->n_keys);
+    for (size_t i = 0; i < p->n_keys; i++) {
+        assert_string_equal(b->keys[i].norm, p->keys[i].norm);
+        assert_int_equal(b->keys[i].row, p->keys[i].row);
+    }
+    assert_int_equal(b->n_pci, p->n_pci);
+    assert_memory_equal(b->pci, p->pci, p->n_pci * sizeof *p->pci);
+    assert_memory_equal(b->pci_row, p->pci_row, p->n_pci * sizeof *p->pci_row);
+    fg_gpu_table_free(p);
 }
 
 static void builtin_should_describe_one_gcd_for_mi250(void **state)
@@ -467,8 +516,9 @@ static void *builtin_from_thread(void *arg)
     return (void *)fg_gpu_table_builtin();
 }
 
-/* The first call may race; every thread must see one and the same table.
- * Run in a child, where the cache is still empty. */
+/* Every thread must see one and the same table (static data since
+ * tools/gen_gpus.c; parsed on first use, under a lock, before).  Run in a
+ * child, as a fresh process would. */
 static void builtin_should_be_parsed_once_across_threads(void **state)
 {
     (void)state;
@@ -516,9 +566,9 @@ static void find_should_stay_cheap(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        /* first: the child it forks must start with an empty cache */
         cmocka_unit_test(builtin_should_be_parsed_once_across_threads),
         cmocka_unit_test(builtin_should_parse_every_shipped_row),
+        cmocka_unit_test(builtin_should_equal_the_shipped_file_read_at_run_time),
         cmocka_unit_test(builtin_should_match_facts_in_gpus_tsv),
         cmocka_unit_test(builtin_should_describe_one_gcd_for_mi250),
         cmocka_unit_test(find_should_accept_names_labels_aliases_and_gres),
