@@ -253,12 +253,14 @@ static bool sums_fit(const struct stage_costs *c, uint32_t layers, uint32_t pp, 
  * gallop (sums_fit, and mostly single-block runs): each stage's end by galloping
  * search on the prefix sums; it is the end the block-by-block loop reaches, since
  * the loop stops at the first block past bound and the stage's cost only grows
- * with its end.  Otherwise the block-by-block loop, a run of equal blocks at a time. */
+ * with its end.  Otherwise the block-by-block loop, a run of equal blocks at a time.
+ * *peak: the largest stage's cost, exact when sums_fit (no sum can wrap). */
 static bool cut_fits(const struct stage_costs *c, uint32_t layers, uint32_t pp, uint64_t b,
-                     uint64_t bound, bool gallop, uint32_t *cut)
+                     uint64_t bound, bool gallop, uint32_t *cut, uint64_t *peak)
 {
     uint32_t l = 0;
     cut[0] = 0;
+    *peak = 0;
     for (uint32_t stage = 0; stage < pp; stage++) {
         uint64_t inflight = pp - stage;
         bool last = stage == pp - 1;
@@ -266,7 +268,7 @@ static bool cut_fits(const struct stage_costs *c, uint32_t layers, uint32_t pp, 
                         (last ? c->hs + c->ha * b : 0);
         if (cost > bound)
             return false;
-        uint32_t keep = pp - stage - 1; /* one block for each later stage */
+        uint32_t keep = pp - stage - 1, start = l; /* keep: a block for each later stage */
         if (gallop) {
             /* galloping from l (stages are often a block or two), then bisection */
             uint64_t k = b * inflight;
@@ -288,6 +290,7 @@ static bool cut_fits(const struct stage_costs *c, uint32_t layers, uint32_t pp, 
                     hi = mid - 1;
             }
             l = lo;
+            cost += (c->S[l] - c->S[start]) + (c->A[l] - c->A[start]) * k;
         } else {
             while (l + keep < layers) {
                 uint64_t add = c->s[l] + c->a[l] * b * inflight;
@@ -312,6 +315,8 @@ static bool cut_fits(const struct stage_costs *c, uint32_t layers, uint32_t pp, 
         if (l == cut[stage] || (last && l < layers))
             return false;
         cut[stage + 1] = l;
+        if (cost > *peak)
+            *peak = cost;
     }
     return l == layers;
 }
@@ -385,21 +390,26 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
     /* The smallest bound some cut meets, by bisection.  Meeting it is monotone in the bound
      * (a stage's end only moves on as the bound grows), so a layout that misses at the
      * limit is out at once, and no bound under the blocks' and sides' static bytes over
-     * pp (some stage holds at least that) can be met: the search starts there.  The cut
-     * kept is the one at the smallest bound met, whatever the path to it. */
-    uint64_t hi = (uint64_t)limit, b = j.batch, lo = 0, sides;
+     * pp (some stage holds at least that) can be met: the search starts there.  A cut that
+     * meets a bound meets its own largest stage too, and the greedy cut there is the same
+     * one (every stage still fits, none can take more), so the search goes down to that
+     * stage when the sums are exact.  The cut kept is the one at the smallest bound met,
+     * whatever the path to it. */
+    uint64_t hi = (uint64_t)limit, b = j.batch, lo = 0, sides, peak;
     uint32_t cut[FG_PLAN_MAX_PP + 1];
-    bool fast = 4 * c->runs > 3 * layers && sums_fit(c, layers, L->pp, b);
-    if (!cut_fits(c, layers, L->pp, b, hi, fast, cut))
+    bool exact = sums_fit(c, layers, L->pp, b), fast = 4 * c->runs > 3 * layers && exact;
+    if (!cut_fits(c, layers, L->pp, b, hi, fast, cut, &peak))
         return 0;
+    if (exact && peak < hi)
+        hi = peak;
     memcpy(L->cut, cut, sizeof cut);
     if (c->sums_ok && !__builtin_add_overflow(c->es, c->hs, &sides) &&
         !__builtin_add_overflow(sides, c->S[layers], &sides))
         lo = sides / L->pp < hi ? sides / L->pp : hi;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (cut_fits(c, layers, L->pp, b, mid, fast, cut)) {
-            hi = mid;
+        if (cut_fits(c, layers, L->pp, b, mid, fast, cut, &peak)) {
+            hi = exact ? peak : mid;
             memcpy(L->cut, cut, sizeof cut);
         } else {
             lo = mid + 1;
