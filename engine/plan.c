@@ -254,20 +254,25 @@ static bool sums_fit(const struct stage_costs *c, uint32_t layers, uint32_t pp, 
  * search on the prefix sums; it is the end the block-by-block loop reaches, since
  * the loop stops at the first block past bound and the stage's cost only grows
  * with its end.  Otherwise the block-by-block loop, a run of equal blocks at a time.
- * *peak: the largest stage's cost, exact when sums_fit (no sum can wrap). */
+ * *peak: the largest stage's cost; *grow: the least bound at which some stage would take
+ * one more block (every bound under it gives the same cut); both exact when sums_fit (no
+ * sum can wrap). */
 static bool cut_fits(const struct stage_costs *c, uint32_t layers, uint32_t pp, uint64_t b,
-                     uint64_t bound, bool gallop, uint32_t *cut, uint64_t *peak)
+                     uint64_t bound, bool gallop, uint32_t *cut, uint64_t *peak, uint64_t *grow)
 {
     uint32_t l = 0;
     cut[0] = 0;
     *peak = 0;
+    *grow = UINT64_MAX;
     for (uint32_t stage = 0; stage < pp; stage++) {
         uint64_t inflight = pp - stage;
         bool last = stage == pp - 1;
         uint64_t cost = (stage == 0 ? c->es + c->ea * b * inflight : 0) +
                         (last ? c->hs + c->ha * b : 0);
-        if (cost > bound)
+        if (cost > bound) {
+            *grow = cost < *grow ? cost : *grow;
             return false;
+        }
         uint32_t keep = pp - stage - 1, start = l; /* keep: a block for each later stage */
         if (gallop) {
             /* galloping from l (stages are often a block or two), then bisection */
@@ -291,11 +296,17 @@ static bool cut_fits(const struct stage_costs *c, uint32_t layers, uint32_t pp, 
             }
             l = lo;
             cost += (c->S[l] - c->S[start]) + (c->A[l] - c->A[start]) * k;
+            if (l < end) {
+                uint64_t more = cost + c->s[l] + c->a[l] * k;
+                *grow = more < *grow ? more : *grow;
+            }
         } else {
             while (l + keep < layers) {
                 uint64_t add = c->s[l] + c->a[l] * b * inflight;
-                if (cost + add > bound)
+                if (cost + add > bound) {
+                    *grow = cost + add < *grow ? cost + add : *grow;
                     break;
+                }
                 /* Block l fits, and the blocks after it in its run cost the same add: the
                  * one-by-one loop would take n = min(run, room before keep, how many adds
                  * fit in bound - cost) of them, each check true without overflow (the sum
@@ -393,12 +404,14 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
      * pp (some stage holds at least that) can be met: the search starts there.  A cut that
      * meets a bound meets its own largest stage too, and the greedy cut there is the same
      * one (every stage still fits, none can take more), so the search goes down to that
-     * stage when the sums are exact.  The cut kept is the one at the smallest bound met,
-     * whatever the path to it. */
-    uint64_t hi = (uint64_t)limit, b = j.batch, lo = 0, sides, peak;
+     * stage when the sums are exact; and a bound missed is missed up to the least bound at
+     * which some stage takes one more block (the cut is the same below it), so the search
+     * goes up to that.  The cut kept is the one at the smallest bound met, whatever the
+     * path to it. */
+    uint64_t hi = (uint64_t)limit, b = j.batch, lo = 0, sides, peak, grow;
     uint32_t cut[FG_PLAN_MAX_PP + 1];
     bool exact = sums_fit(c, layers, L->pp, b), fast = 4 * c->runs > 3 * layers && exact;
-    if (!cut_fits(c, layers, L->pp, b, hi, fast, cut, &peak))
+    if (!cut_fits(c, layers, L->pp, b, hi, fast, cut, &peak, &grow))
         return 0;
     if (exact && peak < hi)
         hi = peak;
@@ -408,11 +421,11 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
         lo = sides / L->pp < hi ? sides / L->pp : hi;
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
-        if (cut_fits(c, layers, L->pp, b, mid, fast, cut, &peak)) {
+        if (cut_fits(c, layers, L->pp, b, mid, fast, cut, &peak, &grow)) {
             hi = exact ? peak : mid;
             memcpy(L->cut, cut, sizeof cut);
         } else {
-            lo = mid + 1;
+            lo = exact && grow > mid && grow < hi ? grow : mid + 1;
         }
     }
     /* Exact estimate of every stage. */
