@@ -9,11 +9,14 @@ struct sink {
     size_t cap, len; /* len: bytes the whole output has so far */
 };
 
+/* Byte by byte: the pieces are a few characters long, shorter than a call to memcpy. */
 static void put(struct sink *k, const char *s, size_t n)
 {
     if (k->len + 1 < k->cap) {
         size_t room = k->cap - 1 - k->len;
-        memcpy(k->dst + k->len, s, n < room ? n : room);
+        char *d = k->dst + k->len;
+        for (size_t i = 0, e = n < room ? n : room; i < e; i++)
+            d[i] = s[i];
     }
     k->len += n;
 }
@@ -36,12 +39,12 @@ int fg__vfmt(char *dst, size_t cap, const char *fmt, va_list ap)
     va_copy(whole, ap);
     struct sink k = {dst, cap, 0};
     for (const char *f = fmt; *f;) {
-        const char *pct = strchr(f, '%');
-        if (!pct) {
-            put(&k, f, strlen(f));
-            break;
-        }
+        const char *pct = f;
+        while (*pct && *pct != '%')
+            pct++;
         put(&k, f, (size_t)(pct - f));
+        if (!*pct)
+            break;
         f = pct + 1;
         int prec = -1;
         if (*f == '.') {
