@@ -19,6 +19,18 @@
 
 #define MODELS "tests/fixtures/models"
 
+/* The next fixture model of d (NULL at the end); dir gets its path. */
+static struct fg_model *next_model(DIR *d, char *dir, size_t cap)
+{
+    struct dirent *de;
+    while ((de = readdir(d)))
+        if (de->d_name[0] != '.' && strstr(de->d_name, "--")) {
+            snprintf(dir, cap, MODELS "/%s", de->d_name);
+            return load(dir);
+        }
+    return NULL;
+}
+
 /* Independent re-check of one layout: the rules, then each stage's estimate. */
 static void check_layout(const struct fg_model *m, const struct fg_job *job,
                          const struct fg_layout *l, uint64_t usable, double headroom)
@@ -69,17 +81,13 @@ static void layouts_should_be_valid_and_fit_for_every_model(void **state)
     (void)state;
     DIR *d = opendir(MODELS);
     assert_non_null(d);
-    struct dirent *de;
     static const unsigned cards[] = {40, 80, 141};
     static const enum fg_mode modes[] = {FG_MODE_FULL, FG_MODE_LORA, FG_MODE_QLORA,
                                          FG_MODE_SERVE};
     int plans = 0, layouts = 0, impossible = 0;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.' || !strstr(de->d_name, "--"))
-            continue;
-        char dir[512];
-        snprintf(dir, sizeof dir, MODELS "/%s", de->d_name);
-        struct fg_model *m = load(dir);
+    char dir[512];
+    struct fg_model *m;
+    while ((m = next_model(d, dir, sizeof dir))) {
         for (size_t c = 0; c < 3; c++)
             for (size_t k = 0; k < 4; k++) {
                 struct fg_job job;
@@ -146,17 +154,13 @@ static void count_floor_should_be_under_every_layout_of_the_count(void **state)
     (void)state;
     DIR *d = opendir(MODELS);
     assert_non_null(d);
-    struct dirent *de;
     static const enum fg_mode modes[] = {FG_MODE_FULL, FG_MODE_LORA, FG_MODE_QLORA,
                                          FG_MODE_SERVE};
     static const uint32_t counts[] = {1, 2, 4, 8, 16};
     long checked = 0, tight = 0;
-    while ((de = readdir(d))) {
-        if (de->d_name[0] == '.' || !strstr(de->d_name, "--"))
-            continue;
-        char dir[512];
-        snprintf(dir, sizeof dir, MODELS "/%s", de->d_name);
-        struct fg_model *m = load(dir);
+    char dir[512];
+    struct fg_model *m;
+    while ((m = next_model(d, dir, sizeof dir))) {
         uint32_t layers = fg_model_main_layers(m);
         for (size_t k = 0; k < 4; k++) {
             struct fg_job job;
