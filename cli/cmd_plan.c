@@ -327,6 +327,8 @@ static int run(int argc, char **argv, bool check)
         cJSON_AddStringToObject(j, "precision", fg_precision_name(o.job.precision));
         cJSON_AddStringToObject(j, "optimizer", fg_optimizer_name(o.job.optimizer));
         cJSON_AddBoolToObject(j, "grad_ckpt", o.job.grad_ckpt);
+        if (o.job.unsharded_copy) /* only when asked: the outputs without it stay as they were */
+            cJSON_AddBoolToObject(j, "unsharded_copy", true);
         cJSON_AddNumberToObject(j, "headroom", o.headroom);
         cJSON_AddNumberToObject(j, "conservative", o.conservative);
         cJSON_AddItemToObject(root, "memory", memory_json(&est));
@@ -400,7 +402,8 @@ static int run(int argc, char **argv, bool check)
            fg_optimizer_name(o.job.optimizer));
     if (o.job.mode == FG_MODE_LORA || o.job.mode == FG_MODE_QLORA)
         printf(", LoRA r=%u", o.job.lora_rank);
-    printf("%s\n", o.job.grad_ckpt ? ", gradient checkpointing" : "");
+    printf("%s%s\n", o.job.grad_ckpt ? ", gradient checkpointing" : "",
+           o.job.unsharded_copy ? ", unsharded weight copy beside ZeRO-3 shards" : "");
     print_breakdown(&est);
 
     if (want) {

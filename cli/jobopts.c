@@ -83,6 +83,8 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
             o->job.grad_ckpt = true;
         } else if (!strcmp(a, "--chunked-ce")) {
             o->job.chunked_ce = true;
+        } else if (!strcmp(a, "--unsharded-copy")) {
+            o->job.unsharded_copy = true;
         } else if (!strcmp(a, "--mode")) {
             NEEDV();
             enum fg_mode md;

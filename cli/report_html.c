@@ -272,6 +272,8 @@ static void write_summary(FILE *f, const struct report *r)
         fputs(", gradient checkpointing", f);
     if (j->zero)
         fprintf(f, ", ZeRO-%u", j->zero);
+    if (j->unsharded_copy)
+        fputs(", unsharded weight copy beside ZeRO-3 shards", f);
     fprintf(f, "; micro-batch %llu &times; %llu tokens; %.2f&times; headroom, %.2f&times; "
                "conservative peak</p>\n",
             (unsigned long long)e->batch, (unsigned long long)e->seq_len, r->o->headroom,

@@ -682,6 +682,10 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     uint64_t shard_w = job->zero >= 3 ? dp : 1;
     uint64_t shard_g = job->zero >= 2 ? dp : 1;
     uint64_t shard_o = job->zero >= 1 ? dp : 1;
+    /* job->unsharded_copy (memory.h): the weights line again, unsharded, and only where
+     * that line is sharded (ZeRO-3 over dp > 1). */
+    bool want_copy = job->unsharded_copy && shard_w > 1;
+    uint64_t copy_w = 0;
     if (job->mode == FG_MODE_QLORA) {
         /* [BNB]: linear weights of the blocks quantized; embeddings, norms and
          * the head stay bf16 (transformers' bitsandbytes integration skips lm_head). */
@@ -689,6 +693,8 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
         uint64_t exq = experts_here < quantizable ? experts_here : quantizable;
         uint64_t rest = (params - quantizable) * pbytes;
         b->weights = sharded_bytes(quantizable, exq, per, shard_w, job->ep) + rest / shard_w;
+        if (want_copy)
+            copy_w = sharded_bytes(quantizable, exq, per, 1, job->ep) + rest;
         add_line(e, "weights", b->weights, false, "bitsandbytes; QLoRA paper",
                  "%s base: %.4f B x %llu linear params + the rest in the parameter dtype",
                  job->quant == FG_QUANT_INT8 ? "int8" : job->quant == FG_QUANT_NF4_DQ ? "nf4-dq"
@@ -696,6 +702,8 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
                  per, (unsigned long long)quantizable);
     } else {
         b->weights = sharded_bytes(params, experts_here, wbytes, shard_w, job->ep);
+        if (want_copy)
+            copy_w = sharded_bytes(params, experts_here, wbytes, 1, job->ep);
         add_line(e, "weights", b->weights, false, full ? "PyTorch AMP / Megatron" : "frozen base",
                  "%s weights: %u B x %llu params%s", wbytes == 4 ? "fp32" : "bf16", wbytes,
                  (unsigned long long)params, shard_w > 1 ? ", sharded over DP" : "");
@@ -737,6 +745,18 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
         overhead += gather;
         add_line(e, "overhead", gather, false, "FSDP / ZeRO-3 all-gather",
                  "all-gathered bf16 parameters of the layer in flight and the next");
+    }
+    if (want_copy) {
+        /* Measured, not derived: lit-gpt 8641822's FSDP LoRA (Llama-2 7b / 13b on 2 and
+         * 4x A100 40GB) peaks at the ZeRO-3 estimate plus one whole bf16 model per rank
+         * (measured-dev rows 44, 45, 47 within -1% .. +10%; row 46 ran out of memory).
+         * A framework copy, so overhead like the all-gather buffers above, and
+         * breakdown.weights stays the shard; it lasts the whole run, so a full
+         * fine-tune's step phase holds it too (below). */
+        overhead = add_sat(overhead, copy_w);
+        add_line(e, "overhead", copy_w, false, "measured rows 44/45/47; lit-gpt 8641822 FSDP",
+                 "unsharded copy of the weights beside the DP shard: %llu params",
+                 (unsigned long long)params);
     }
     b->overhead = overhead;
 
@@ -794,6 +814,7 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
                             : 0;
         e->static_bytes = add_sat(add_sat(b->weights, b->optimizer), overhead);
         e->step_bytes = add_sat(add_sat(add_sat(b->weights, b->gradients), b->optimizer), temp);
+        e->step_bytes = add_sat(e->step_bytes, copy_w);
         add_line(e, "overhead", temp, false, "torch foreach AdamW step",
                  "optimizer step temporaries (sqrt of v), step phase only");
         b->overhead = add_sat(b->overhead, temp);

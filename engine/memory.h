@@ -44,6 +44,13 @@ struct fg_job {
     bool chunked_ce;                /* loss computed in chunks (no full fp32 logits) */
     uint32_t zero;                  /* ZeRO stage 0..3 (3 = FSDP full shard) */
     uint32_t dp;                    /* data-parallel ranks the ZeRO states shard over */
+    /* Each rank also keeps an unsharded copy of the weights (frozen or trained, in the
+     * form the weights line counts them: parameter dtype, or quantized for QLoRA) beside
+     * its ZeRO-3 / FSDP shard, as lit-gpt 8641822's FSDP LoRA did (measured-dev rows 44,
+     * 45, 47; OOM row 46).  Counted only where the weights are sharded (zero >= 3 and
+     * dp > 1): under ZeRO-0/1/2 or dp = 1 each rank holds them whole already and the
+     * option adds nothing.  Default false. */
+    bool unsharded_copy;
     uint32_t tp, pp, ep;            /* parallel layout (1 = none); set by the planner */
     /* Pipeline stage to size: blocks [layer_first, layer_last) of the main
      * stack, with or without the embedding / the head.  layer_last == 0 means

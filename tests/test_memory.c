@@ -15,10 +15,15 @@
 #include "fit.h"
 #include "memory.h"
 #include "model.h"
+#include "plan.h"
 
 #define NEMOTRON "tests/fixtures/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2"
 #define NOMIC "tests/fixtures/models/nomic-ai--nomic-embed-text-v2-moe"
 #define LLAMA8B "tests/fixtures/models/meta-llama--Llama-3.1-8B"
+#define LLAMA2_7B "tests/fixtures/models/meta-llama--Llama-2-7b-hf"
+#define LLAMA2_13B "tests/fixtures/models/meta-llama--Llama-2-13b-hf"
+#define LLAMA2_7B_PARAMS 6738415616ull
+#define LLAMA2_13B_PARAMS 13015864320ull
 
 static struct fg_estimate est(const struct fg_model *m, enum fg_mode mode, uint64_t seq,
                               uint64_t batch)
@@ -208,6 +213,243 @@ static void serve_should_count_gqa_kv_and_windows(void **state)
     fg_model_free(m);
 }
 
+/* lit-gpt 8641822's FSDP LoRA of measured-dev rows 44-47 (tests/accuracy/rows.tsv):
+ * r=8 on q,v over a bf16 base, the longest Alpaca sample (1304 tokens), checkpointing,
+ * ZeRO-3 over dp ranks. */
+static struct fg_job litgpt_fsdp_lora(uint32_t dp, bool copy)
+{
+    struct fg_job j;
+    fg_job_defaults(&j, FG_MODE_LORA);
+    assert_int_equal(fg_lora_targets_parse("qv", &j, NULL), 0);
+    j.lora_rank = 8;
+    j.seq_len = 1304;
+    j.grad_ckpt = true;
+    j.zero = 3;
+    j.dp = dp;
+    j.unsharded_copy = copy;
+    return j;
+}
+
+static const struct fg_line *line_of(const struct fg_estimate *e, const char *what)
+{
+    for (size_t i = 0; i < e->n_lines; i++)
+        if (strstr(e->lines[i].what, what))
+            return &e->lines[i];
+    return NULL;
+}
+
+static void unsharded_copy_should_add_the_whole_bf16_weights_beside_a_zero3_shard(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(LLAMA2_7B);
+    struct fg_job j = litgpt_fsdp_lora(2, false);
+    struct fg_estimate a, b;
+    assert_int_equal(fg_memory_estimate(m, &j, &a, NULL), 0);
+    j.unsharded_copy = true;
+    assert_int_equal(fg_memory_estimate(m, &j, &b, NULL), 0);
+    /* one line of its own: 2 B x 6,738,415,616 params = 13,476,831,232 B */
+    const uint64_t copy = 2 * LLAMA2_7B_PARAMS;
+    assert_null(line_of(&a, "unsharded copy"));
+    const struct fg_line *l = line_of(&b, "unsharded copy");
+    assert_non_null(l);
+    assert_string_equal(l->key, "overhead");
+    assert_int_equal(l->bytes, 13476831232ull);
+    assert_int_equal(l->bytes, copy);
+    assert_false(l->per_sample);
+    assert_non_null(strstr(l->source, "44/45/47"));
+    assert_int_equal(b.n_lines, a.n_lines + 1);
+    /* the weights line stays the shard; the copy is static and nothing else moves */
+    assert_int_equal(b.b.weights, a.b.weights);
+    assert_int_equal(b.b.weights, copy / 2);
+    assert_int_equal(b.b.overhead, a.b.overhead + copy);
+    assert_int_equal(b.static_bytes, a.static_bytes + copy);
+    assert_int_equal(b.per_sample_bytes, a.per_sample_bytes);
+    assert_int_equal(b.total_bytes, a.total_bytes + copy);
+    /* row 44: 8.72 + 13.48 = 22.20 GB, measured 22.18 GB */
+    assert_int_equal((a.total_bytes + 5000000) / 10000000, 872);
+    assert_int_equal((b.total_bytes + 5000000) / 10000000, 2220);
+    fg_model_free(m);
+
+    /* row 46 (ran out of memory on 2x A100 40GB): 15.73 + 26.03 = 41.76 GB, not "fits" */
+    m = load(LLAMA2_13B);
+    j = litgpt_fsdp_lora(2, true);
+    assert_int_equal(fg_memory_estimate(m, &j, &b, NULL), 0);
+    l = line_of(&b, "unsharded copy");
+    assert_non_null(l);
+    assert_int_equal(l->bytes, 26031728640ull);
+    assert_int_equal(l->bytes, 2 * LLAMA2_13B_PARAMS);
+    assert_int_equal((b.total_bytes + 5000000) / 10000000, 4176);
+    struct fg_fit_opts o;
+    fg_fit_opts_default(&o);
+    struct fg_fit f;
+    fg_fit_card(&b, fg_fit_usable(40, 0, &o), &o, &f);
+    assert_int_not_equal(f.verdict, FG_FIT_FITS);
+    assert_int_not_equal(f.verdict, FG_FIT_BORDERLINE);
+    fg_model_free(m);
+}
+
+static void unsharded_copy_should_hold_through_a_full_fine_tunes_step_phase(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(LLAMA2_7B);
+    struct fg_job j;
+    struct fg_estimate a, b;
+    fg_job_defaults(&j, FG_MODE_FULL); /* bf16-mixed: fp32 parameters, 4 B */
+    j.zero = 3;
+    j.dp = 4;
+    assert_int_equal(fg_memory_estimate(m, &j, &a, NULL), 0);
+    j.unsharded_copy = true;
+    assert_int_equal(fg_memory_estimate(m, &j, &b, NULL), 0);
+    const uint64_t copy = 4 * LLAMA2_7B_PARAMS;
+    const struct fg_line *l = line_of(&b, "unsharded copy");
+    assert_non_null(l);
+    assert_int_equal(l->bytes, copy);
+    assert_int_equal(b.static_bytes, a.static_bytes + copy);
+    assert_int_equal(b.step_bytes, a.step_bytes + copy);
+    assert_int_equal(b.total_bytes, a.total_bytes + copy);
+    fg_model_free(m);
+}
+
+static void unsharded_copy_should_change_nothing_without_weight_sharding(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(LLAMA2_7B);
+    static const enum fg_mode modes[] = {FG_MODE_FULL, FG_MODE_LORA, FG_MODE_QLORA,
+                                         FG_MODE_SERVE};
+    for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++)
+        for (uint32_t zero = 0; zero <= 3; zero++)
+            for (uint32_t dp = 1; dp <= 2; dp++) {
+                /* the weights are sharded only under ZeRO-3 over dp > 1; serving never */
+                if (zero == 3 && dp == 2 && modes[k] != FG_MODE_SERVE)
+                    continue;
+                struct fg_job j;
+                struct fg_estimate a, b;
+                fg_job_defaults(&j, modes[k]);
+                j.zero = zero;
+                j.dp = dp;
+                assert_int_equal(fg_memory_estimate(m, &j, &a, NULL), 0);
+                j.unsharded_copy = true;
+                assert_int_equal(fg_memory_estimate(m, &j, &b, NULL), 0);
+                if (memcmp(&a, &b, sizeof a))
+                    fail_msg("%s zero=%u dp=%u: the estimate changed", fg_mode_name(modes[k]),
+                             zero, dp);
+            }
+    fg_model_free(m);
+}
+
+/* The estimate of the one-stage layout L of job j, as the planner makes it. */
+static struct fg_estimate layout_estimate(const struct fg_model *m, struct fg_job j,
+                                          const struct fg_layout *L)
+{
+    j.tp = L->tp;
+    j.ep = L->ep;
+    j.dp = L->dp;
+    j.zero = L->zero;
+    j.batch = L->micro_batch;
+    struct fg_estimate e;
+    assert_int_equal(fg_memory_estimate(m, &j, &e, NULL), 0);
+    return e;
+}
+
+/* Plans of j on cards of usable bytes without and with the unsharded copy. */
+static void plan_both(const struct fg_model *m, struct fg_job j, uint64_t usable,
+                      struct fg_plan *without, struct fg_plan *with)
+{
+    struct fg_plan_opts po;
+    struct fg_err err = {0};
+    fg_plan_opts_default(&po);
+    j.unsharded_copy = false;
+    assert_int_equal(fg_plan_layouts(m, &j, usable, &po, without, &err), 0);
+    j.unsharded_copy = true;
+    assert_int_equal(fg_plan_layouts(m, &j, usable, &po, with, &err), 0);
+    assert_int_equal(with->status, FG_PLAN_FOUND);
+}
+
+/* The planner copies the job into every layout it tries, so the copy is priced in each
+ * layout that shards the weights over DP and in no other. */
+static void plan_should_price_the_copy_into_the_layouts_that_shard_weights(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(LLAMA2_13B);
+    struct fg_plan_opts po;
+    fg_plan_opts_default(&po);
+    uint64_t usable = fg_fit_usable(40, 0, &po.fit);
+    double limit = (double)usable / po.fit.headroom;
+    struct fg_plan without, with;
+    struct fg_job j = litgpt_fsdp_lora(1, true);
+    j.batch = 8; /* over one card, so that the planner is asked */
+    plan_both(m, j, usable, &without, &with);
+    bool dp_layout_without = false;
+    for (size_t i = 0; i < without.n; i++)
+        dp_layout_without |= without.options[i].dp > 1 && without.options[i].zero == 3;
+    assert_true(dp_layout_without);
+    size_t sharded = 0;
+    for (size_t i = 0; i < with.n; i++) {
+        const struct fg_layout *L = &with.options[i];
+        assert_true((double)L->peak_bytes <= limit);
+        if (L->pp != 1)
+            continue;
+        /* a one-stage layout's peak is the estimate of that layout, copy and all */
+        struct fg_estimate e = layout_estimate(m, j, L);
+        assert_int_equal(L->peak_bytes, e.total_bytes);
+        bool shards = L->zero >= 3 && L->dp > 1;
+        assert_true((line_of(&e, "unsharded copy") != NULL) == shards);
+        sharded += shards;
+    }
+    print_message("plan with the copy: %zu options, %zu one-stage DP-sharded; first %u GPUs "
+                  "TP=%u PP=%u DP=%u (without: first %u GPUs TP=%u PP=%u DP=%u)\n", with.n,
+                  sharded, with.options[0].gpus, with.options[0].tp, with.options[0].pp,
+                  with.options[0].dp, without.options[0].gpus, without.options[0].tp,
+                  without.options[0].pp, without.options[0].dp);
+    /* the DP-sharded layouts offered without the copy are over the card with it: gone */
+    for (size_t i = 0; i < without.n; i++) {
+        const struct fg_layout *L = &without.options[i];
+        if (L->pp != 1 || L->zero < 3 || L->dp < 2)
+            continue;
+        struct fg_estimate e = layout_estimate(m, j, L);
+        assert_true(e.total_bytes > L->peak_bytes);
+        if ((double)e.total_bytes <= limit)
+            continue;
+        for (size_t k = 0; k < with.n; k++)
+            assert_false(with.options[k].gpus == L->gpus && with.options[k].tp == L->tp &&
+                         with.options[k].pp == 1 && with.options[k].dp == L->dp &&
+                         with.options[k].zero == L->zero);
+    }
+    /* a layout without DP sharding pays no copy, so the smallest count stays the same */
+    assert_int_equal(with.options[0].gpus, without.options[0].gpus);
+    fg_model_free(m);
+}
+
+/* The same for a full fine-tune, where the copy (fp32 under bf16-mixed) is in both phases:
+ * TP=2 over 2x A100 80GB holds Llama-2-7b without any copy, so the flag must not move the
+ * smallest count.  plan.c's per-count floor (fg__plan_count_floor) prices the job as
+ * ZeRO-3 over every GPU of the count, copy included, which no TP or PP layout pays; until
+ * it leaves the copy out (j.unsharded_copy = false there) the floor skips counts that fit
+ * (here 2 -> 4 GPUs; Llama-2-13b on A100 40GB: no layout at all), and this test skips. */
+static void plan_should_keep_the_smallest_count_of_a_full_fine_tune_with_the_copy(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(LLAMA2_7B);
+    struct fg_plan_opts po;
+    fg_plan_opts_default(&po);
+    uint64_t usable = fg_fit_usable(80, 0, &po.fit);
+    struct fg_job j;
+    fg_job_defaults(&j, FG_MODE_FULL);
+    uint64_t floor_without = fg__plan_count_floor(m, &j, 2);
+    j.unsharded_copy = true;
+    uint64_t floor_with = fg__plan_count_floor(m, &j, 2);
+    if (floor_with != floor_without) {
+        fg_model_free(m);
+        print_message("plan.c's count floor counts the unsharded copy (%llu -> %llu B at 2 GPUs)"
+                      "\n", (unsigned long long)floor_without, (unsigned long long)floor_with);
+        skip();
+    }
+    struct fg_plan without, with;
+    plan_both(m, j, usable, &without, &with);
+    assert_int_equal(with.options[0].gpus, without.options[0].gpus);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -218,6 +460,11 @@ int main(void)
         cmocka_unit_test(zero_should_shard_experts_only_over_the_expert_data_parallel_group),
         cmocka_unit_test(estimate_should_reject_bad_jobs_clearly),
         cmocka_unit_test(serve_should_count_gqa_kv_and_windows),
+        cmocka_unit_test(unsharded_copy_should_add_the_whole_bf16_weights_beside_a_zero3_shard),
+        cmocka_unit_test(unsharded_copy_should_hold_through_a_full_fine_tunes_step_phase),
+        cmocka_unit_test(unsharded_copy_should_change_nothing_without_weight_sharding),
+        cmocka_unit_test(plan_should_price_the_copy_into_the_layouts_that_shard_weights),
+        cmocka_unit_test(plan_should_keep_the_smallest_count_of_a_full_fine_tune_with_the_copy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,14 +67,14 @@ static bool acc_u64(const char *s, uint64_t max, uint64_t *out)
 
 enum acc_col {
     C_ROW, C_MODEL, C_CONFIG, C_MODE, C_PRECISION, C_OPTIMIZER, C_BATCH, C_SEQ, C_GRAD_CKPT,
-    C_LORA_TARGETS, C_LORA_RANK, C_QUANT, C_CHUNKED_CE, C_CARD, C_GPUS, C_ZERO, C_MEASURED,
-    C_METRIC, C_OOM, C_WHY, C_COUNT
+    C_LORA_TARGETS, C_LORA_RANK, C_QUANT, C_CHUNKED_CE, C_CARD, C_GPUS, C_ZERO,
+    C_UNSHARDED_COPY, C_MEASURED, C_METRIC, C_OOM, C_WHY, C_COUNT
 };
 
 static const char *const acc_col_names[C_COUNT] = {
     "row", "model", "config", "mode", "precision", "optimizer", "batch", "seq", "grad_ckpt",
-    "lora_targets", "lora_rank", "quant", "chunked_ce", "card", "gpus", "zero", "measured_bytes",
-    "metric", "oom", "why"};
+    "lora_targets", "lora_rank", "quant", "chunked_ce", "card", "gpus", "zero", "unsharded_copy",
+    "measured_bytes", "metric", "oom", "why"};
 
 /* One data line (fields already split by the header's column map) -> row. */
 static int acc_parse_row(char **f, const int *col, struct acc_row *r, char *msg, size_t cap)
@@ -130,6 +130,9 @@ static int acc_parse_row(char **f, const int *col, struct acc_row *r, char *msg,
         r->job.zero = 3;
         r->job.dp = r->gpus;
     }
+    if (!acc_u64(FIELD(C_UNSHARDED_COPY), 1, &v))
+        return acc_fail(msg, cap, "unsharded_copy '%s' is not 0 or 1", FIELD(C_UNSHARDED_COPY));
+    r->job.unsharded_copy = v != 0;
     if (!acc_u64(FIELD(C_OOM), 1, &v))
         return acc_fail(msg, cap, "oom '%s' is not 0 or 1", FIELD(C_OOM));
     r->oom = v != 0;
