@@ -27,6 +27,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fmt.h"
@@ -308,11 +309,12 @@ static uint64_t node_act_per_token(const struct fg_node *n, unsigned c, unsigned
     }
 }
 
-static void add_line(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
-                     const char *source, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+static void add_line_(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
+                      const char *source, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
 
-static void add_line(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
-                     const char *source, const char *fmt, ...)
+static void add_line_(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
+                      const char *source, const char *fmt, ...)
 {
     if (bytes == 0 || e->n_lines >= FG_ESTIMATE_MAX_LINES)
         return;
@@ -326,6 +328,10 @@ static void add_line(struct fg_estimate *e, const char *key, uint64_t bytes, boo
     l->bytes = bytes;
     l->per_sample = per_sample;
 }
+
+/* A totals-only estimate starts with its lines full (estimate()): not even the call. */
+#define add_line(e, ...) \
+    ((e)->n_lines < FG_ESTIMATE_MAX_LINES ? add_line_((e), __VA_ARGS__) : (void)0)
 
 static uint64_t mul_sat(uint64_t a, uint64_t b)
 {
@@ -476,19 +482,65 @@ static bool seg_on_stage(const struct fg_model *m, const struct fg_seg *g, const
 }
 
 /*
+ * The block segment at segs[*s] starts a run (model.h); its blocks on the job's stage are
+ * k blocks from *g on.  *s moves to the run's last segment, so the caller's s++ goes past
+ * it; false when no block of the run is on the stage.
+ */
+static bool run_on_stage(const struct fg_model *m, const struct fg_job *job, size_t *s,
+                         const struct fg_seg **g, uint32_t *k)
+{
+    const struct fg_seg *first = &m->segs[*s];
+    uint32_t l = (uint32_t)first->layer, n = first->run, skip = 0;
+    *s += n - 1;
+    if (job->layer_last) {
+        if (l >= job->layer_last || l + n <= job->layer_first)
+            return false;
+        if (l < job->layer_first)
+            skip = job->layer_first - l;
+        if (l + n > job->layer_last)
+            n = job->layer_last - l;
+    }
+    *g = first + skip;
+    *k = n - skip;
+    return true;
+}
+
+/* Block parts met in one estimate (or kept across estimates by a planner, fg__parts):
+ * the first CACHED distinct blocks; more are recomputed where met. */
+enum { CACHED = 16 };
+struct part_set {
+    unsigned n;
+    struct { uint32_t rep; struct part p; } seen[CACHED];
+};
+
+/* The part of block segment g under job: from the set, or computed and kept there. */
+static struct part block_part(const struct fg_model *m, const struct fg_job *job, unsigned c,
+                              unsigned r, const struct fg_seg *g, struct part_set *set)
+{
+    for (unsigned i = 0; i < set->n; i++)
+        if (set->seen[i].rep == g->rep)
+            return set->seen[i].p;
+    struct part own = {0};
+    for (uint32_t i = 0; i < g->n; i++)
+        add_node(&m->nodes[g->first + i], job, c, r, &own);
+    if (set->n < CACHED) {
+        set->seen[set->n].rep = g->rep;
+        set->seen[set->n++].p = own;
+    }
+    return own;
+}
+
+/*
  * The sums over the stage, segment by segment (model.h): a run of equal blocks is counted
  * once and folded in k times, clipped to the stage (a 94-block Qwen3-235B is one run), a
- * block equal to one already counted in this estimate adds that block's part, so the cost
- * grows with the distinct blocks and runs, not the nodes.  Integer sums (wrapping as
- * repeated additions wrap) and maxima: the same bytes as the node-by-node walk, which is
- * what runs when the model has no segments.
+ * block equal to one already counted (in this estimate, or in set's) adds that block's
+ * part, so the cost grows with the distinct blocks and runs, not the nodes.  Integer sums
+ * (wrapping as repeated additions wrap) and maxima: the same bytes as the node-by-node
+ * walk, which is what runs when the model has no segments.
  */
 static void sum_stage(const struct fg_model *m, const struct fg_job *job, unsigned c,
-                      unsigned r, struct stage_sums *t)
+                      unsigned r, struct part_set *set, struct stage_sums *t)
 {
-    enum { CACHED = 16 };
-    struct { uint32_t rep; struct part p; } seen[CACHED];
-    unsigned n_seen = 0;
     int32_t cur_layer = -2;
     uint64_t cur_act = 0;
     memset(t, 0, sizeof *t);
@@ -496,39 +548,11 @@ static void sum_stage(const struct fg_model *m, const struct fg_job *job, unsign
     for (size_t s = 0; s < n_segs; s++) {
         const struct fg_seg *g = m->segs ? &m->segs[s] : NULL;
         if (g && g->layer >= 0) {
-            /* the run from g, clipped to the stage's blocks */
-            uint32_t l = (uint32_t)g->layer, k = g->run;
-            if (job->layer_last) {
-                if (l >= job->layer_last || l + k <= job->layer_first) {
-                    s += k - 1;
-                    continue;
-                }
-                if (l < job->layer_first) {
-                    uint32_t skip = job->layer_first - l;
-                    s += skip;
-                    g += skip;
-                    l += skip;
-                    k -= skip;
-                }
-                if (l + k > job->layer_last)
-                    k = job->layer_last - l;
-            }
-            const struct part *p = NULL;
-            for (unsigned i = 0; i < n_seen && !p; i++)
-                if (seen[i].rep == g->rep)
-                    p = &seen[i].p;
-            struct part own = {0};
-            if (!p) {
-                for (uint32_t i = 0; i < g->n; i++)
-                    add_node(&m->nodes[g->first + i], job, c, r, &own);
-                if (n_seen < CACHED) {
-                    seen[n_seen].rep = g->rep;
-                    seen[n_seen++].p = own;
-                }
-                p = &own;
-            }
-            fold_run(t, p, g->layer, k, &cur_layer, &cur_act);
-            s += k - 1;
+            uint32_t k;
+            if (!run_on_stage(m, job, &s, &g, &k))
+                continue;
+            struct part p = block_part(m, job, c, r, g, set);
+            fold_run(t, &p, g->layer, k, &cur_layer, &cur_act);
             continue;
         }
         const struct fg_node *n = &m->nodes[g ? g->first : s];
@@ -544,24 +568,71 @@ static void sum_stage(const struct fg_model *m, const struct fg_job *job, unsign
         t->act_block_max = cur_act;
 }
 
+/* What a served node (or block) adds: weights on this GPU, KV bytes per sequence, fixed
+ * state per sequence, linear weights (for a quantized base only). */
+struct serve_part {
+    uint64_t weights, kv, state, lin;
+};
+
+static void add_served(const struct fg_node *n, const struct fg_job *job, uint64_t seq,
+                       struct serve_part *p)
+{
+    bool quantized = job->quant != FG_QUANT_NONE;
+    p->weights = add_sat(p->weights, node_params_here(n, job));
+    uint64_t ctx = n->window && n->window < seq ? n->window : seq;
+    p->kv = add_sat(p->kv, mul_sat(kv_per_token(n) / (job->tp ? job->tp : 1), ctx));
+    p->state = add_sat(p->state, state_per_seq(n));
+    if (quantized && n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
+        p->lin += node_linear_here(n, job);
+}
+
+/* k copies of p into t: the saturating sums saturate as k additions would (the terms are
+ * not negative), the linear count wraps as they would. */
+static void fold_served(struct serve_part *t, const struct serve_part *p, uint64_t k)
+{
+    t->weights = add_sat(t->weights, mul_sat(p->weights, k));
+    t->kv = add_sat(t->kv, mul_sat(p->kv, k));
+    t->state = add_sat(t->state, mul_sat(p->state, k));
+    t->lin += p->lin * k;
+}
+
+/* The serving sums over the stage, run by run as sum_stage. */
+static void sum_served(const struct fg_model *m, const struct fg_job *job, uint64_t seq,
+                       struct serve_part *t)
+{
+    memset(t, 0, sizeof *t);
+    size_t n_segs = m->segs ? m->n_segs : m->n_nodes;
+    for (size_t s = 0; s < n_segs; s++) {
+        const struct fg_seg *g = m->segs ? &m->segs[s] : NULL;
+        struct serve_part p = {0};
+        uint32_t k = 1;
+        if (g && g->layer >= 0) {
+            if (!run_on_stage(m, job, &s, &g, &k))
+                continue;
+            for (uint32_t i = 0; i < g->n; i++)
+                add_served(&m->nodes[g->first + i], job, seq, &p);
+        } else {
+            const struct fg_node *n = &m->nodes[g ? g->first : s];
+            if (g ? !seg_on_stage(m, g, job) : !on_stage(n, job))
+                continue;
+            add_served(n, job, seq, &p);
+        }
+        fold_served(t, &p, k);
+    }
+}
+
 static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
                           struct fg_estimate *e, struct fg_err *err)
 {
-    uint64_t seq = e->seq_len, weights = 0, kv = 0, state = 0, work = 0;
-    for (size_t i = 0; i < m->n_nodes; i++) {
-        const struct fg_node *n = &m->nodes[i];
-        if (!on_stage(n, job))
-            continue;
-        weights = add_sat(weights, node_params_here(n, job));
-        uint64_t ctx = n->window && n->window < seq ? n->window : seq;
-        kv = add_sat(kv, mul_sat(kv_per_token(n) / (job->tp ? job->tp : 1), ctx));
-        state = add_sat(state, state_per_seq(n));
-    }
+    uint64_t seq = e->seq_len, work = 0;
+    struct serve_part t;
+    sum_served(m, job, seq, &t);
+    uint64_t weights = t.weights, kv = t.kv, state = t.state;
     if (m->encoder_only) {
         /* An encoder keeps no cache: the peak is one block's forward working
          * set (residual, q/k/v, MLP intermediate and its activation) in bf16. */
-        uint64_t widest = 0;
-        for (size_t i = 0; i < m->n_nodes; i++) {
+        uint64_t widest = m->widest_inter;
+        for (size_t i = 0; !m->segs && i < m->n_nodes; i++) { /* not derived */
             const struct fg_node *n = &m->nodes[i];
             uint64_t w = n->kind == FG_NODE_MOE ? (uint64_t)n->top_k * n->inter : n->inter;
             if (w > widest)
@@ -573,12 +644,7 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
      * the block linears at the bitsandbytes rates of the QLoRA path. */
     uint64_t wbytes;
     if (job->quant != FG_QUANT_NONE) {
-        uint64_t lin = 0;
-        for (size_t i = 0; i < m->n_nodes; i++) {
-            const struct fg_node *n = &m->nodes[i];
-            if (on_stage(n, job) && n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
-                lin += node_linear_here(n, job);
-        }
+        uint64_t lin = t.lin;
         if (lin > weights)
             lin = weights;
         wbytes = (uint64_t)((double)lin * quant_bytes(job->quant)) + (weights - lin) * 2;
@@ -614,7 +680,7 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
  * totals are the same; n_lines is 0 on return.
  */
 static int estimate(const struct fg_model *m, const struct fg_job *job, struct fg_estimate *e,
-                    bool lines, struct fg_err *err)
+                    bool lines, struct part_set *set, struct fg_err *err)
 {
     memset(e, 0, lines ? sizeof *e : offsetof(struct fg_estimate, lines));
     if (!lines)
@@ -658,7 +724,7 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     uint32_t tp = job->tp ? job->tp : 1, dp = job->dp ? job->dp : 1;
 
     struct stage_sums t;
-    sum_stage(m, job, c, r, &t);
+    sum_stage(m, job, c, r, set, &t);
     uint64_t params = t.params, linear = t.linear, quantizable = t.quantizable;
     uint64_t adapters = t.adapters, largest_linear = t.largest, experts_here = t.experts;
     uint64_t act_block_max = t.act_block_max, act_sum = t.act_sum, act_other = t.act_other;
@@ -832,13 +898,81 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
 int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struct fg_estimate *e,
                        struct fg_err *err)
 {
-    return estimate(m, job, e, true, err);
+    struct part_set set = {0};
+    return estimate(m, job, e, true, &set, err);
 }
 
 int fg_memory_estimate_totals(const struct fg_model *m, const struct fg_job *job,
                               struct fg_estimate *e, struct fg_err *err)
 {
-    int rc = estimate(m, job, e, false, err);
+    struct part_set set = {0};
+    int rc = estimate(m, job, e, false, &set, err);
+    e->n_lines = 0;
+    return rc;
+}
+
+/*
+ * What a block's part reads of the job (add_node and node_act_per_token): the mode (LoRA
+ * or not), TP, EP, the LoRA targets and rank, and the precision (compute and residual
+ * bytes).  Two jobs equal in these have equal block parts.
+ */
+struct part_key {
+    bool lora;
+    uint32_t tp, ep, rank;
+    enum fg_lora_targets targets;
+    enum fg_precision precision;
+    char list[sizeof ((struct fg_job *)0)->lora_list];
+};
+
+static void part_key_of(const struct fg_job *job, struct part_key *k)
+{
+    memset(k, 0, sizeof *k);
+    k->lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
+    k->tp = job->tp ? job->tp : 1;
+    k->ep = job->ep;
+    k->rank = job->lora_rank;
+    k->targets = job->lora_targets;
+    k->precision = job->precision;
+    if (job->lora_targets == FG_LORA_LIST)
+        memcpy(k->list, job->lora_list, sizeof k->list);
+}
+
+/* A few part sets under their keys, replaced in turn: a planner goes through a handful of
+ * (TP, EP) shapes, and the same ones again at each GPU count. */
+enum { PART_SETS = 8 };
+struct fg__parts {
+    struct part_key key[PART_SETS];
+    struct part_set set[PART_SETS];
+    unsigned used, next;
+};
+
+struct fg__parts *fg__parts_new(void)
+{
+    return calloc(1, sizeof(struct fg__parts));
+}
+
+void fg__parts_free(struct fg__parts *p)
+{
+    free(p);
+}
+
+int fg__memory_estimate_parts(const struct fg_model *m, const struct fg_job *job,
+                              struct fg_estimate *e, struct fg__parts *parts, struct fg_err *err)
+{
+    struct part_key k;
+    part_key_of(job, &k);
+    unsigned i = 0;
+    while (i < parts->used && memcmp(&parts->key[i], &k, sizeof k))
+        i++;
+    if (i == parts->used) {
+        if (parts->used < PART_SETS)
+            i = parts->used++;
+        else
+            i = parts->next++ % PART_SETS;
+        memcpy(&parts->key[i], &k, sizeof k);
+        parts->set[i].n = 0;
+    }
+    int rc = estimate(m, job, e, false, &parts->set[i], err);
     e->n_lines = 0;
     return rc;
 }

@@ -49,10 +49,11 @@ static bool tp_valid(const struct fg_model *m, uint32_t tp)
  * layout needs an estimate of every block alone, a binary search over cuts, and an
  * estimate per stage.  Done naively that is O(layouts x layers x nodes) (2 s for a
  * DeepSeek-V3 plan).  What keeps it small, every number still the estimator's own:
- *   - totals-only estimates (fg_memory_estimate_totals): the same arithmetic without
+ *   - totals-only estimates (fg__memory_estimate_parts): the same arithmetic without
  *     formatting the attributed lines, which the planner never reads;
- *   - the estimator walks the model's segments (model.h): a block off the stage costs a
- *     comparison, a block equal to one already counted costs a few additions;
+ *   - the estimator walks the model's segments (model.h): a run of equal blocks off the
+ *     stage costs a comparison, on it a few multiplications, and a block's part, once
+ *     counted under a (mode, TP, EP, LoRA, precision) key, is kept for the whole plan;
  *   - block costs depend on (tp, ep, zero, and dp when zero > 0) only, not on pp or
  *     the cut: computed once per such shape in a plan and reused;
  *   - identical blocks (the segments' representatives) share their costs, so a 61-block
@@ -77,6 +78,7 @@ struct stage_costs {
 
 struct planner {
     const struct fg_model *m;
+    struct fg__parts *parts;   /* block parts across the plan's estimates (memory.h) */
     uint32_t layers;
     uint32_t *rep;             /* per block: the first block identical to it */
     int8_t tp_ok[65];          /* tp_valid by tp: -1 unknown */
@@ -102,7 +104,8 @@ static int planner_init(struct planner *P, const struct fg_model *m, uint32_t la
     P->layers = layers;
     memset(P->tp_ok, -1, sizeof P->tp_ok);
     P->rep = malloc(2 * (size_t)layers * sizeof *P->rep);
-    if (!P->rep)
+    P->parts = fg__parts_new();
+    if (!P->rep || !P->parts)
         return fg_err_set(err, FG_E_NOMEM, "out of memory planning pipeline stages");
     uint32_t *seg = P->rep + layers; /* per block: its segment, UINT32_MAX none or several */
     for (uint32_t l = 0; l < layers; l++) {
@@ -130,6 +133,14 @@ static void planner_free(struct planner *P)
         free(P->memo[i].s);
     free(P->memo);
     free(P->rep);
+    fg__parts_free(P->parts);
+}
+
+/* A totals-only estimate with the plan's block parts: the same bytes, fewer blocks counted. */
+static int estimate(struct planner *P, const struct fg_job *j, struct fg_estimate *e,
+                    struct fg_err *err)
+{
+    return fg__memory_estimate_parts(P->m, j, e, P->parts, err);
 }
 
 static bool planner_tp_valid(struct planner *P, uint32_t tp)
@@ -157,7 +168,7 @@ static int block_costs(struct planner *P, const struct fg_job *job, struct stage
         }
         j.layer_first = l;
         j.layer_last = l + 1;
-        int rc = fg_memory_estimate_totals(P->m, &j, &e, err);
+        int rc = estimate(P, &j, &e, err);
         if (rc)
             return rc;
         /* the step phase can be the larger one: partition on the larger static */
@@ -178,14 +189,14 @@ static int block_costs(struct planner *P, const struct fg_job *job, struct stage
             c->sums_ok = false;
     j.layer_first = j.layer_last = UINT32_MAX;
     j.stage_embed = true;
-    int rc = fg_memory_estimate_totals(P->m, &j, &e, err);
+    int rc = estimate(P, &j, &e, err);
     if (rc)
         return rc;
     c->es = e.step_bytes > e.static_bytes ? e.step_bytes : e.static_bytes;
     c->ea = e.per_sample_bytes;
     j.stage_embed = false;
     j.stage_head = true;
-    if ((rc = fg_memory_estimate_totals(P->m, &j, &e, err)))
+    if ((rc = estimate(P, &j, &e, err)))
         return rc;
     c->hs = e.step_bytes > e.static_bytes ? e.step_bytes : e.static_bytes;
     c->ha = e.per_sample_bytes;
@@ -343,19 +354,22 @@ static bool cut_fits(const struct stage_costs *c, uint32_t layers, uint32_t pp, 
  * integer divisions of a real layout lose less than a parameter per node and division:
  * the slack covers them.  0 (no floor) when that estimate fails; the layouts then say why.
  */
-uint64_t fg__plan_count_floor(const struct fg_model *m, const struct fg_job *job, uint32_t g)
+static uint64_t count_floor(const struct fg_model *m, struct fg__parts *parts,
+                            const struct fg_job *job, uint32_t g)
 {
     struct fg_job j = *job;
     j.tp = j.pp = j.ep = 1;
     j.layer_first = j.layer_last = 0;
     j.inflight = 1;
+    j.unsharded_copy = false; /* paid by the layouts that shard over DP only */
     if (job->mode != FG_MODE_SERVE) {
         j.zero = 3;
         j.dp = g;
     }
     struct fg_estimate e;
     struct fg_err err = {0};
-    if (g == 0 || fg_memory_estimate_totals(m, &j, &e, &err))
+    if (g == 0 || (parts ? fg__memory_estimate_parts(m, &j, &e, parts, &err)
+                         : fg_memory_estimate_totals(m, &j, &e, &err)))
         return 0;
     uint64_t share = job->mode == FG_MODE_FULL    ? e.step_bytes
                    : job->mode == FG_MODE_SERVE   ? e.b.weights / g
@@ -364,11 +378,15 @@ uint64_t fg__plan_count_floor(const struct fg_model *m, const struct fg_job *job
     return share > slack ? share - slack : 0;
 }
 
+uint64_t fg__plan_count_floor(const struct fg_model *m, const struct fg_job *job, uint32_t g)
+{
+    return count_floor(m, NULL, job, g);
+}
+
 static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usable,
                        const struct fg_plan_opts *o, struct fg_layout *L, bool *fits,
                        struct fg_err *err)
 {
-    const struct fg_model *m = P->m;
     struct fg_job j = *job;
     j.tp = L->tp;
     j.ep = L->ep;
@@ -380,7 +398,7 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
     struct fg_estimate e;
     uint32_t layers = P->layers;
     if (L->pp == 1) {
-        int rc = fg_memory_estimate_totals(m, &j, &e, err);
+        int rc = estimate(P, &j, &e, err);
         if (rc)
             return rc;
         L->cut[0] = 0;
@@ -436,7 +454,7 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
         j.stage_embed = s == 0;
         j.stage_head = s == L->pp - 1;
         j.inflight = L->pp - s;
-        if ((rc = fg_memory_estimate_totals(P->m, &j, &e, err)))
+        if ((rc = estimate(P, &j, &e, err)))
             return rc;
         L->stage_bytes[s] = e.total_bytes;
         if (e.total_bytes > L->peak_bytes)
@@ -496,7 +514,7 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
         if (g > gpn ? g % gpn != 0 : (g & (g - 1)) != 0)
             continue;
         size_t before = nfound;
-        if ((double)fg__plan_count_floor(m, job, g) > (double)usable / o->fit.headroom)
+        if ((double)count_floor(m, P.parts, job, g) > (double)usable / o->fit.headroom)
             continue;
         for (uint32_t tp = 1; tp <= g && tp <= gpn; tp++) {
             if (g % tp || !planner_tp_valid(&P, tp))

@@ -423,9 +423,8 @@ static void plan_should_price_the_copy_into_the_layouts_that_shard_weights(void 
 /* The same for a full fine-tune, where the copy (fp32 under bf16-mixed) is in both phases:
  * TP=2 over 2x A100 80GB holds Llama-2-7b without any copy, so the flag must not move the
  * smallest count.  plan.c's per-count floor (fg__plan_count_floor) prices the job as
- * ZeRO-3 over every GPU of the count, copy included, which no TP or PP layout pays; until
- * it leaves the copy out (j.unsharded_copy = false there) the floor skips counts that fit
- * (here 2 -> 4 GPUs; Llama-2-13b on A100 40GB: no layout at all), and this test skips. */
+ * ZeRO-3 over every GPU of the count, which no TP or PP layout is; counting the copy there
+ * skipped counts that fit (2 -> 4 GPUs; Llama-2-13b on A100 40GB: no layout at all). */
 static void plan_should_keep_the_smallest_count_of_a_full_fine_tune_with_the_copy(void **state)
 {
     (void)state;
@@ -437,16 +436,11 @@ static void plan_should_keep_the_smallest_count_of_a_full_fine_tune_with_the_cop
     fg_job_defaults(&j, FG_MODE_FULL);
     uint64_t floor_without = fg__plan_count_floor(m, &j, 2);
     j.unsharded_copy = true;
-    uint64_t floor_with = fg__plan_count_floor(m, &j, 2);
-    if (floor_with != floor_without) {
-        fg_model_free(m);
-        print_message("plan.c's count floor counts the unsharded copy (%llu -> %llu B at 2 GPUs)"
-                      "\n", (unsigned long long)floor_without, (unsigned long long)floor_with);
-        skip();
-    }
+    assert_int_equal(fg__plan_count_floor(m, &j, 2), floor_without);
     struct fg_plan without, with;
     plan_both(m, j, usable, &without, &with);
     assert_int_equal(with.options[0].gpus, without.options[0].gpus);
+    assert_int_equal(with.options[0].gpus, 2);
     fg_model_free(m);
 }
 

@@ -162,9 +162,10 @@ static void count_floor_should_be_under_every_layout_of_the_count(void **state)
     struct fg_model *m;
     while ((m = next_model(d, dir, sizeof dir))) {
         uint32_t layers = fg_model_main_layers(m);
-        for (size_t k = 0; k < 4; k++) {
+        for (size_t k = 0; k < 6; k++) { /* 4, 5: full and LoRA with an unsharded copy */
             struct fg_job job;
-            fg_job_defaults(&job, modes[k]);
+            fg_job_defaults(&job, modes[k % 4]);
+            job.unsharded_copy = k >= 4;
             for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
                 uint32_t g = counts[c];
                 uint64_t floor = fg__plan_count_floor(m, &job, g);

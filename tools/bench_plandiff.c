@@ -10,7 +10,9 @@
  * It also compares the estimator with REV's (ref_memory_estimate) on as many sampled
  * estimates per model, with every field a layout sets drawn at random (TP, EP, DP, ZeRO,
  * pipeline stage and its sides, in-flight micro-batches, LoRA targets, quantization,
- * precision, optimizer): every number and every attributed line must agree.
+ * precision, optimizer): every number and every attributed line must agree, and the
+ * planner's path (fg__memory_estimate_parts, its block parts kept across all of a model's
+ * jobs) must give the same numbers.
  *
  * usage: bench_plandiff [--models DIR] [--jobs N per model] [--seed S]
  * Exit 0 when every plan agrees, 1 on the first difference (printed), 2 on misuse.
@@ -196,15 +198,21 @@ int main(int argc, char **argv)
             found += !ra && a.status == FG_PLAN_FOUND;
             impossible += !ra && a.status == FG_PLAN_IMPOSSIBLE;
         }
-        static struct fg_estimate ea, eb;
+        static struct fg_estimate ea, eb, ec;
+        struct fg__parts *parts = fg__parts_new(); /* kept across the model's jobs */
         for (long k = 0; k < jobs; k++) {
             struct fg_job job;
             random_job(&job, fg_model_main_layers(m));
-            struct fg_err xa = {0}, xb = {0};
+            struct fg_err xa = {0}, xb = {0}, xc = {0};
             int ra = fg_memory_estimate(m, &job, &ea, &xa);
             int rb = ref_memory_estimate(m, &job, &eb, &xb);
-            if (ra != rb || (ra && strcmp(xa.detail, xb.detail)) ||
-                (!ra && !same_estimate(&ea, &eb))) {
+            int rc = parts ? fg__memory_estimate_parts(m, &job, &ec, parts, &xc) : ra;
+            if (!rc && !ra) { /* the planner's path: the same bytes, no lines */
+                ec.n_lines = ea.n_lines;
+                memcpy(ec.lines, ea.lines, sizeof ec.lines);
+            }
+            if (ra != rb || ra != rc || (ra && strcmp(xa.detail, xb.detail)) ||
+                (!ra && (!same_estimate(&ea, &eb) || (parts && !same_estimate(&ea, &ec))))) {
                 printf("bench_plandiff: DIFFERENT estimate: %s, job %ld: mode %s %s seq %llu "
                        "batch %llu tp %u ep %u dp %u zero %u layers [%u, %u) embed %d head %d "
                        "inflight %u ckpt %d: rc %d/%d, total %llu/%llu, static %llu/%llu, "
@@ -220,11 +228,13 @@ int main(int argc, char **argv)
                 for (size_t l = 0; !ra && l < ea.n_lines && l < eb.n_lines; l++)
                     if (strcmp(ea.lines[l].what, eb.lines[l].what))
                         printf("  line %zu: '%s' / '%s'\n", l, ea.lines[l].what, eb.lines[l].what);
+                fg__parts_free(parts);
                 fg_model_free(m);
                 return 1;
             }
             estimates++;
         }
+        fg__parts_free(parts);
         fg_model_free(m);
     }
     printf("bench_plandiff: %ld estimates identical to the reference\n", estimates);
