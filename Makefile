@@ -108,6 +108,7 @@ TEST_SRCS := \
 	tests/test_source.c \
 	tests/test_memory.c \
 	tests/test_plan.c \
+	tests/test_plan_search.c \
 	tests/test_gpu.c \
 	tests/test_detect.c \
 	tests/test_policy.c \

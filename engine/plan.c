@@ -71,9 +71,11 @@ struct stage_costs {
     uint64_t *s, *a;           /* per block: static bytes, per-sample bytes */
     uint64_t *S, *A;           /* prefix sums: S[l] = s[0] + ... + s[l-1] (layers + 1 each) */
     bool sums_ok;              /* the sums did not overflow */
-    uint32_t *run;             /* blocks from l on with the same s and a (>= 1) */
+    uint32_t *run;             /* blocks up to l (back from l) with the same s and a (>= 1) */
     uint32_t runs;             /* how many runs */
     uint64_t es, ea, hs, ha;   /* embedding side and head side */
+    bool in_flight;            /* training: stage i keeps pp - i micro-batches (1F1B); a
+                                  served stage keeps its layers' cache once (estimate_serve) */
 };
 
 struct planner {
@@ -176,9 +178,9 @@ static int block_costs(struct planner *P, const struct fg_job *job, struct stage
         c->a[l] = e.per_sample_bytes;
     }
     c->runs = 0;
-    for (uint32_t l = P->layers; l-- > 0;) {
-        bool same = l + 1 < P->layers && c->s[l + 1] == c->s[l] && c->a[l + 1] == c->a[l];
-        c->run[l] = same ? c->run[l + 1] + 1 : 1;
+    for (uint32_t l = 0; l < P->layers; l++) {
+        bool same = l > 0 && c->s[l - 1] == c->s[l] && c->a[l - 1] == c->a[l];
+        c->run[l] = same ? c->run[l - 1] + 1 : 1;
         c->runs += !same;
     }
     c->S[0] = c->A[0] = 0;
@@ -200,6 +202,7 @@ static int block_costs(struct planner *P, const struct fg_job *job, struct stage
         return rc;
     c->hs = e.step_bytes > e.static_bytes ? e.step_bytes : e.static_bytes;
     c->ha = e.per_sample_bytes;
+    c->in_flight = job->mode != FG_MODE_SERVE;
     return 0;
 }
 
@@ -259,88 +262,117 @@ static bool sums_fit(const struct stage_costs *c, uint32_t layers, uint32_t pp, 
            !__builtin_add_overflow(t, x, &t) && !__builtin_add_overflow(t, c->hs, &t);
 }
 
-/* Greedy: can the blocks be cut into exactly pp non-empty stages with
- * every stage <= bound?  Stage i holds pp - i micro-batches (1F1B).
- * gallop (sums_fit, and mostly single-block runs): each stage's end by galloping
- * search on the prefix sums; it is the end the block-by-block loop reaches, since
- * the loop stops at the first block past bound and the stage's cost only grows
- * with its end.  Otherwise the block-by-block loop, a run of equal blocks at a time.
- * *peak: the largest stage's cost; *grow: the least bound at which some stage would take
- * one more block (every bound under it gives the same cut); both exact when sums_fit (no
- * sum can wrap). */
+static uint64_t sat_add(uint64_t x, uint64_t y)
+{
+    uint64_t r;
+    return __builtin_add_overflow(x, y, &r) ? UINT64_MAX : r;
+}
+
+static uint64_t sat_mul(uint64_t x, uint64_t y)
+{
+    uint64_t r;
+    return __builtin_mul_overflow(x, y, &r) ? UINT64_MAX : r;
+}
+
+/*
+ * Can the blocks be cut into exactly pp non-empty stages with every stage <= bound?  In
+ * training stage i holds pp - i micro-batches (1F1B), so a block costs more the earlier
+ * its stage; served, every stage holds its cache once.
+ *
+ * The stages are placed from the last one back, each taking as many blocks as fit (and
+ * leaving one for each earlier stage); the first takes what is left.  That answers
+ * exactly: if any cut meets the bound, each stage of this one starts no later than that
+ * cut's (induction from the last stage: the same stage over fewer blocks costs less), so
+ * the first stage holds no more than that cut's first stage and meets the bound too.  So
+ * meeting a bound is monotone in the bound and a bisection finds the smallest bound any
+ * cut meets.  (Filling from the first stage is not exact: the stages it fills push a
+ * block with a large per-sample cost onto a stage with more micro-batches in flight, and
+ * a larger bound can then fail where a smaller one met.)
+ *
+ * gallop (sums_fit, and mostly single-block runs): each stage's start by galloping
+ * search on the prefix sums.  Otherwise block by block, a run of equal blocks at a time,
+ * in saturating arithmetic.  *peak: the largest stage's cost; *grow: the least bound at
+ * which some stage would take one more block or the first stage would fit (every bound
+ * under it gives the same cut).
+ */
 static bool cut_fits(const struct stage_costs *c, uint32_t layers, uint32_t pp, uint64_t b,
                      uint64_t bound, bool gallop, uint32_t *cut, uint64_t *peak, uint64_t *grow)
 {
-    uint32_t l = 0;
-    cut[0] = 0;
+    uint32_t e = layers; /* the end of the stage being placed */
+    cut[pp] = layers;
     *peak = 0;
     *grow = UINT64_MAX;
-    for (uint32_t stage = 0; stage < pp; stage++) {
-        uint64_t inflight = pp - stage;
-        bool last = stage == pp - 1;
-        uint64_t cost = (stage == 0 ? c->es + c->ea * b * inflight : 0) +
-                        (last ? c->hs + c->ha * b : 0);
-        if (cost > bound) {
-            *grow = cost < *grow ? cost : *grow;
-            return false;
-        }
-        uint32_t keep = pp - stage - 1, start = l; /* keep: a block for each later stage */
+    for (uint32_t stage = pp; stage-- > 0;) {
+        uint64_t k = sat_mul(b, c->in_flight ? pp - stage : 1);
+        uint64_t cost = sat_add(stage == 0 ? sat_add(c->es, sat_mul(c->ea, k)) : 0,
+                                stage == pp - 1 ? sat_add(c->hs, sat_mul(c->ha, b)) : 0);
+        uint32_t l = e, first = stage; /* a block for each earlier stage */
         if (gallop) {
-            /* galloping from l (stages are often a block or two), then bisection */
-            uint64_t k = b * inflight;
-            uint32_t lo = l, end = layers - keep, hi = end, step = 1;
-            while (lo < end) {
-                uint32_t e = end - lo > step ? lo + step : end;
-                if (cost + (c->S[e] - c->S[l]) + (c->A[e] - c->A[l]) * k > bound) {
-                    hi = e - 1;
-                    break;
+            /* the stage over [x, e) costs span(x), which grows as x goes back */
+#define span(x) (cost + (c->S[e] - c->S[(x)]) + (c->A[e] - c->A[(x)]) * k)
+            if (stage == 0) {
+                l = 0;
+            } else if (e > first && span(e - 1) <= bound) {
+                /* galloping back from e - 1 (stages are often a block or two), then
+                 * bisection: the smallest x >= first with span(x) <= bound */
+                uint32_t hi = e - 1, lo = first, step = 1;
+                while (hi > first) {
+                    uint32_t x = hi - first > step ? hi - step : first;
+                    if (span(x) > bound) {
+                        lo = x + 1;
+                        break;
+                    }
+                    hi = x;
+                    step *= 2;
                 }
-                lo = e;
-                step *= 2;
+                while (lo < hi) {
+                    uint32_t mid = lo + (hi - lo) / 2;
+                    if (span(mid) <= bound)
+                        hi = mid;
+                    else
+                        lo = mid + 1;
+                }
+                l = hi;
             }
-            while (lo < hi) {
-                uint32_t mid = hi - (hi - lo) / 2;
-                if (cost + (c->S[mid] - c->S[l]) + (c->A[mid] - c->A[l]) * k <= bound)
-                    lo = mid;
-                else
-                    hi = mid - 1;
-            }
-            l = lo;
-            cost += (c->S[l] - c->S[start]) + (c->A[l] - c->A[start]) * k;
-            if (l < end) {
-                uint64_t more = cost + c->s[l] + c->a[l] * k;
+            if (stage && l > first) { /* one block more would cost */
+                uint64_t more = span(l - 1);
                 *grow = more < *grow ? more : *grow;
             }
+            cost = span(l);
+#undef span
         } else {
-            while (l + keep < layers) {
-                uint64_t add = c->s[l] + c->a[l] * b * inflight;
-                if (cost + add > bound) {
-                    *grow = cost + add < *grow ? cost + add : *grow;
+            while (l > first) {
+                uint64_t add = sat_add(c->s[l - 1], sat_mul(c->a[l - 1], k));
+                if (stage && sat_add(cost, add) > bound) {
+                    *grow = sat_add(cost, add) < *grow ? sat_add(cost, add) : *grow;
                     break;
                 }
-                /* Block l fits, and the blocks after it in its run cost the same add: the
-                 * one-by-one loop would take n = min(run, room before keep, how many adds
-                 * fit in bound - cost) of them, each check true without overflow (the sum
-                 * stays <= bound).  Take the n at once; the block after them is checked by
-                 * the same expression as before, overflow and all.  (fit is 0 only when
-                 * cost + add passed the check by wrapping: then one block, as before.) */
-                uint64_t n = c->run[l], room = layers - keep - l;
+                /* Block l - 1 fits (or the first stage takes it anyway), and the blocks
+                 * before it in its run cost the same add: take as many of them as the
+                 * room left for earlier stages and the bound allow, at once. */
+                uint64_t n = c->run[l - 1], room = l - first;
                 if (n > room)
                     n = room;
-                uint64_t fit = add ? (bound - cost) / add : n;
-                if (fit < n)
-                    n = fit ? fit : 1;
-                cost += n * add;
-                l += (uint32_t)n;
+                if (stage && add) {
+                    uint64_t fit = (bound - cost) / add;
+                    if (fit < n)
+                        n = fit;
+                }
+                cost = sat_add(cost, sat_mul(n, add));
+                l -= (uint32_t)n;
             }
         }
-        if (l == cut[stage] || (last && l < layers))
+        if (l == e || cost > bound) {
+            if (cost > bound) /* the first stage, or a stage whose fixed part is over */
+                *grow = cost < *grow ? cost : *grow;
             return false;
-        cut[stage + 1] = l;
+        }
+        cut[stage] = l;
         if (cost > *peak)
             *peak = cost;
+        e = l;
     }
-    return l == layers;
+    return true;
 }
 
 /*
@@ -416,23 +448,20 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
      * limit no cut can fit and the search below is skipped (same answer). */
     if (c->sums_ok && ((double)c->S[layers] + (double)c->es + (double)c->hs) / L->pp > limit)
         return 0;
-    /* The smallest bound some cut meets, by bisection.  Meeting it is monotone in the bound
-     * (a stage's end only moves on as the bound grows), so a layout that misses at the
-     * limit is out at once, and no bound under the blocks' and sides' static bytes over
-     * pp (some stage holds at least that) can be met: the search starts there.  A cut that
-     * meets a bound meets its own largest stage too, and the greedy cut there is the same
-     * one (every stage still fits, none can take more), so the search goes down to that
-     * stage when the sums are exact; and a bound missed is missed up to the least bound at
-     * which some stage takes one more block (the cut is the same below it), so the search
-     * goes up to that.  The cut kept is the one at the smallest bound met, whatever the
-     * path to it. */
+    /* The smallest bound some cut meets, by bisection (cut_fits answers exactly, so meeting
+     * it is monotone in the bound).  A layout that misses at the limit is out at once, and
+     * no bound under the blocks' and sides' static bytes over pp (some stage holds at
+     * least that) can be met: the search starts there.  A cut that meets a bound meets its
+     * own largest stage too, with the same cut (every stage still fits, none can take
+     * more), so the search goes down to that stage; and a bound missed is missed up to the
+     * least bound at which some stage takes one more block (the cut is the same below it),
+     * so the search goes up to that.  The cut kept is the one at the smallest bound met. */
     uint64_t hi = (uint64_t)limit, b = j.batch, lo = 0, sides, peak, grow;
     uint32_t cut[FG_PLAN_MAX_PP + 1];
-    bool exact = sums_fit(c, layers, L->pp, b), fast = 4 * c->runs > 3 * layers && exact;
+    bool fast = 4 * c->runs > 3 * layers && sums_fit(c, layers, L->pp, b);
     if (!cut_fits(c, layers, L->pp, b, hi, fast, cut, &peak, &grow))
         return 0;
-    if (exact && peak < hi)
-        hi = peak;
+    hi = peak < hi ? peak : hi;
     memcpy(L->cut, cut, sizeof cut);
     if (c->sums_ok && !__builtin_add_overflow(c->es, c->hs, &sides) &&
         !__builtin_add_overflow(sides, c->S[layers], &sides))
@@ -440,10 +469,10 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         if (cut_fits(c, layers, L->pp, b, mid, fast, cut, &peak, &grow)) {
-            hi = exact ? peak : mid;
+            hi = peak;
             memcpy(L->cut, cut, sizeof cut);
         } else {
-            lo = exact && grow > mid && grow < hi ? grow : mid + 1;
+            lo = grow > mid && grow < hi ? grow : mid + 1;
         }
     }
     /* Exact estimate of every stage. */
