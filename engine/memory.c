@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "sat.h"
 
 /* ---- option spellings ---------------------------------------------------- */
 
@@ -333,21 +334,9 @@ static void add_line_(struct fg_estimate *e, const char *key, uint64_t bytes, bo
 #define add_line(e, ...) \
     ((e)->n_lines < FG_ESTIMATE_MAX_LINES ? add_line_((e), __VA_ARGS__) : (void)0)
 
-static uint64_t mul_sat(uint64_t a, uint64_t b)
-{
-    uint64_t r;
-    return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
-static uint64_t add_sat(uint64_t a, uint64_t b)
-{
-    uint64_t r;
-    return __builtin_add_overflow(a, b, &r) ? UINT64_MAX : r;
-}
-
 uint64_t fg_estimate_at(const struct fg_estimate *e, uint64_t batch)
 {
-    uint64_t t = add_sat(e->static_bytes, mul_sat(e->per_sample_bytes, batch));
+    uint64_t t = fg__add_sat(e->static_bytes, fg__mul_sat(e->per_sample_bytes, batch));
     return t > e->step_bytes ? t : e->step_bytes;
 }
 
@@ -578,10 +567,10 @@ static void add_served(const struct fg_node *n, const struct fg_job *job, uint64
                        struct serve_part *p)
 {
     bool quantized = job->quant != FG_QUANT_NONE;
-    p->weights = add_sat(p->weights, node_params_here(n, job));
+    p->weights = fg__add_sat(p->weights, node_params_here(n, job));
     uint64_t ctx = n->window && n->window < seq ? n->window : seq;
-    p->kv = add_sat(p->kv, mul_sat(kv_per_token(n) / (job->tp ? job->tp : 1), ctx));
-    p->state = add_sat(p->state, state_per_seq(n));
+    p->kv = fg__add_sat(p->kv, fg__mul_sat(kv_per_token(n) / (job->tp ? job->tp : 1), ctx));
+    p->state = fg__add_sat(p->state, state_per_seq(n));
     if (quantized && n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
         p->lin += node_linear_here(n, job);
 }
@@ -590,9 +579,9 @@ static void add_served(const struct fg_node *n, const struct fg_job *job, uint64
  * not negative), the linear count wraps as they would. */
 static void fold_served(struct serve_part *t, const struct serve_part *p, uint64_t k)
 {
-    t->weights = add_sat(t->weights, mul_sat(p->weights, k));
-    t->kv = add_sat(t->kv, mul_sat(p->kv, k));
-    t->state = add_sat(t->state, mul_sat(p->state, k));
+    t->weights = fg__add_sat(t->weights, fg__mul_sat(p->weights, k));
+    t->kv = fg__add_sat(t->kv, fg__mul_sat(p->kv, k));
+    t->state = fg__add_sat(t->state, fg__mul_sat(p->state, k));
     t->lin += p->lin * k;
 }
 
@@ -638,7 +627,7 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
             if (w > widest)
                 widest = w;
         }
-        work = mul_sat(2 * (4 * m->hidden + 2 * widest), seq);
+        work = fg__mul_sat(2 * (4 * m->hidden + 2 * widest), seq);
     }
     /* Serving dtype: bf16 unless fp32 is asked; a quantized base stores
      * the block linears at the bitsandbytes rates of the QLoRA path. */
@@ -649,14 +638,14 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
             lin = weights;
         wbytes = (uint64_t)((double)lin * quant_bytes(job->quant)) + (weights - lin) * 2;
     } else {
-        wbytes = mul_sat(weights, job->precision == FG_PREC_FP32 ? 4 : 2);
+        wbytes = fg__mul_sat(weights, job->precision == FG_PREC_FP32 ? 4 : 2);
     }
     e->b.weights = wbytes;
-    e->b.kv_cache = mul_sat(kv, job->batch);
-    e->b.ssm_state = mul_sat(state, job->batch);
-    e->b.activations = mul_sat(work, job->batch);
+    e->b.kv_cache = fg__mul_sat(kv, job->batch);
+    e->b.ssm_state = fg__mul_sat(state, job->batch);
+    e->b.activations = fg__mul_sat(work, job->batch);
     e->static_bytes = wbytes;
-    e->per_sample_bytes = add_sat(add_sat(kv, state), work);
+    e->per_sample_bytes = fg__add_sat(fg__add_sat(kv, state), work);
     e->total_bytes = fg_estimate_at(e, job->batch);
     add_line(e, "weights", wbytes, false, "serving dtype; bitsandbytes",
              "%s weights: %llu params", job->quant != FG_QUANT_NONE ? "quantized"
@@ -784,7 +773,7 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
                  (unsigned long long)params);
     } else {
         /* [PEFT]: fp32 adapters with fp32 grads and Adam states. */
-        b->adapters = mul_sat(adapters, 4 + 4 + obytes);
+        b->adapters = fg__mul_sat(adapters, 4 + 4 + obytes);
         add_line(e, "adapters", b->adapters, false, "peft autocast_adapter_dtype",
                  "LoRA r=%u: %llu adapter params x %u B (fp32 weight, grad, %s)",
                  job->lora_rank, (unsigned long long)adapters, 8 + obytes,
@@ -801,13 +790,13 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
                  (unsigned long long)linear);
     }
     if (job->mode == FG_MODE_QLORA) {
-        uint64_t deq = mul_sat(largest_linear, 2 * 2);
+        uint64_t deq = fg__mul_sat(largest_linear, 2 * 2);
         overhead += deq;
         add_line(e, "overhead", deq, false, "bitsandbytes dequantize",
                  "dequantized bf16 copy of the largest linear, forward and backward");
     }
     if (job->zero >= 3 && dp > 1) {
-        uint64_t gather = mul_sat(largest_linear * 8, 2);
+        uint64_t gather = fg__mul_sat(largest_linear * 8, 2);
         overhead += gather;
         add_line(e, "overhead", gather, false, "FSDP / ZeRO-3 all-gather",
                  "all-gathered bf16 parameters of the layer in flight and the next");
@@ -819,7 +808,7 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
          * A framework copy, so overhead like the all-gather buffers above, and
          * breakdown.weights stays the shard; it lasts the whole run, so a full
          * fine-tune's step phase holds it too (below). */
-        overhead = add_sat(overhead, copy_w);
+        overhead = fg__add_sat(overhead, copy_w);
         add_line(e, "overhead", copy_w, false, "measured rows 44/45/47; lit-gpt 8641822 FSDP",
                  "unsharded copy of the weights beside the DP shard: %llu params",
                  (unsigned long long)params);
@@ -833,27 +822,27 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
         /* Recompute per block [KOR full recompute]: keep each block's input
          * (r h) and one block's working set during its backward. */
         act_tok = layers_here * r * m->hidden + act_block_max + act_other;
-        add_line(e, "activations", mul_sat(act_tok, seq) * inflight, true,
+        add_line(e, "activations", fg__mul_sat(act_tok, seq) * inflight, true,
                  "Korthikanti 2022, full recompute",
                  "checkpointed: %llu block inputs + one block's working set, %llu tokens",
                  (unsigned long long)layers_here, (unsigned long long)seq);
     } else {
         act_tok = act_sum + act_other;
-        add_line(e, "activations", mul_sat(act_tok, seq) * inflight, true,
+        add_line(e, "activations", fg__mul_sat(act_tok, seq) * inflight, true,
                  "saved tensors per node (SDPA, no score matrix)",
                  "%llu blocks x %llu tokens, %llu B/token/block max",
                  (unsigned long long)layers_here, (unsigned long long)seq,
                  (unsigned long long)act_block_max);
     }
     e->act_per_token_layer_max = act_block_max;
-    uint64_t act = mul_sat(mul_sat(act_tok, seq), inflight);
+    uint64_t act = fg__mul_sat(fg__mul_sat(act_tok, seq), inflight);
     uint64_t logits = 0;
     if (t.has_head && !m->encoder_only) {
         /* [HF] ForCausalLMLoss: logits.float(); cross_entropy saves the fp32
          * log-softmax (4V) and backward holds its gradient and the upcast's
          * gradient (4V + 4V).  Chunked CE keeps only the bf16 logits. */
         uint64_t per_tok = job->chunked_ce ? (uint64_t)c * m->vocab / tp : 12ull * m->vocab / tp;
-        logits = mul_sat(per_tok, seq);
+        logits = fg__mul_sat(per_tok, seq);
         add_line(e, "logits", logits, true, "transformers ForCausalLMLoss fp32 upcast",
                  "%s: %llu tokens x %llu vocab x %llu B", job->chunked_ce ? "chunked CE"
                                                                          : "logits + fp32 loss",
@@ -867,9 +856,9 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     add_line(e, "overhead", frag, true, "PyTorch caching allocator",
              "allocator fragmentation: 5%% of activations and logits");
 
-    b->activations = mul_sat(act, job->batch);
-    b->logits = mul_sat(logits, job->batch);
-    b->overhead = add_sat(b->overhead, mul_sat(frag, job->batch));
+    b->activations = fg__mul_sat(act, job->batch);
+    b->logits = fg__mul_sat(logits, job->batch);
+    b->overhead = fg__add_sat(b->overhead, fg__mul_sat(frag, job->batch));
     if (full) {
         /* Two phases (see memory.h): activations peak before any gradient
          * exists; the step holds gradients, states and foreach AdamW's
@@ -878,17 +867,17 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
         uint64_t temp = job->optimizer == FG_OPT_ADAMW
                             ? sharded_bytes(params, experts_here, obytes / 2, shard_o, job->ep)
                             : 0;
-        e->static_bytes = add_sat(add_sat(b->weights, b->optimizer), overhead);
-        e->step_bytes = add_sat(add_sat(add_sat(b->weights, b->gradients), b->optimizer), temp);
-        e->step_bytes = add_sat(e->step_bytes, copy_w);
+        e->static_bytes = fg__add_sat(fg__add_sat(b->weights, b->optimizer), overhead);
+        e->step_bytes = fg__add_sat(fg__add_sat(fg__add_sat(b->weights, b->gradients), b->optimizer), temp);
+        e->step_bytes = fg__add_sat(e->step_bytes, copy_w);
         add_line(e, "overhead", temp, false, "torch foreach AdamW step",
                  "optimizer step temporaries (sqrt of v), step phase only");
-        b->overhead = add_sat(b->overhead, temp);
+        b->overhead = fg__add_sat(b->overhead, temp);
     } else {
-        e->static_bytes = add_sat(add_sat(add_sat(b->weights, b->gradients),
-                                          add_sat(b->optimizer, b->adapters)), overhead);
+        e->static_bytes = fg__add_sat(fg__add_sat(fg__add_sat(b->weights, b->gradients),
+                                          fg__add_sat(b->optimizer, b->adapters)), overhead);
     }
-    e->per_sample_bytes = add_sat(add_sat(act, logits), frag);
+    e->per_sample_bytes = fg__add_sat(fg__add_sat(act, logits), frag);
     e->total_bytes = fg_estimate_at(e, job->batch);
     if (e->total_bytes == UINT64_MAX)
         return fg_err_set(err, FG_E_OVERFLOW, "memory estimate overflows 64 bits");

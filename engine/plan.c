@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sat.h"
+
 void fg_plan_opts_default(struct fg_plan_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -262,18 +264,6 @@ static bool sums_fit(const struct stage_costs *c, uint32_t layers, uint32_t pp, 
            !__builtin_add_overflow(t, x, &t) && !__builtin_add_overflow(t, c->hs, &t);
 }
 
-static uint64_t sat_add(uint64_t x, uint64_t y)
-{
-    uint64_t r;
-    return __builtin_add_overflow(x, y, &r) ? UINT64_MAX : r;
-}
-
-static uint64_t sat_mul(uint64_t x, uint64_t y)
-{
-    uint64_t r;
-    return __builtin_mul_overflow(x, y, &r) ? UINT64_MAX : r;
-}
-
 /*
  * Can the blocks be cut into exactly pp non-empty stages with every stage <= bound?  In
  * training stage i holds pp - i micro-batches (1F1B), so a block costs more the earlier
@@ -303,9 +293,9 @@ static bool cut_fits(const struct stage_costs *c, uint32_t layers, uint32_t pp, 
     *peak = 0;
     *grow = UINT64_MAX;
     for (uint32_t stage = pp; stage-- > 0;) {
-        uint64_t k = sat_mul(b, c->in_flight ? pp - stage : 1);
-        uint64_t cost = sat_add(stage == 0 ? sat_add(c->es, sat_mul(c->ea, k)) : 0,
-                                stage == pp - 1 ? sat_add(c->hs, sat_mul(c->ha, b)) : 0);
+        uint64_t k = fg__mul_sat(b, c->in_flight ? pp - stage : 1);
+        uint64_t cost = fg__add_sat(stage == 0 ? fg__add_sat(c->es, fg__mul_sat(c->ea, k)) : 0,
+                                stage == pp - 1 ? fg__add_sat(c->hs, fg__mul_sat(c->ha, b)) : 0);
         uint32_t l = e, first = stage; /* a block for each earlier stage */
         if (gallop) {
             /* the stage over [x, e) costs span(x), which grows as x goes back */
@@ -342,9 +332,9 @@ static bool cut_fits(const struct stage_costs *c, uint32_t layers, uint32_t pp, 
 #undef span
         } else {
             while (l > first) {
-                uint64_t add = sat_add(c->s[l - 1], sat_mul(c->a[l - 1], k));
-                if (stage && sat_add(cost, add) > bound) {
-                    *grow = sat_add(cost, add) < *grow ? sat_add(cost, add) : *grow;
+                uint64_t add = fg__add_sat(c->s[l - 1], fg__mul_sat(c->a[l - 1], k));
+                if (stage && fg__add_sat(cost, add) > bound) {
+                    *grow = fg__add_sat(cost, add) < *grow ? fg__add_sat(cost, add) : *grow;
                     break;
                 }
                 /* Block l - 1 fits (or the first stage takes it anyway), and the blocks
@@ -358,7 +348,7 @@ static bool cut_fits(const struct stage_costs *c, uint32_t layers, uint32_t pp, 
                     if (fit < n)
                         n = fit;
                 }
-                cost = sat_add(cost, sat_mul(n, add));
+                cost = fg__add_sat(cost, fg__mul_sat(n, add));
                 l -= (uint32_t)n;
             }
         }
