@@ -305,17 +305,34 @@ static int apply_resize(const struct probe *p, bool probed, const struct fg_requ
 struct export_ctx {
     spank_t sp;
     int failed;
+    char packed[2048]; /* "TP=1;PP=2;..." for SLURM_SPANK_FITGATE_PLAN */
+    size_t len;
 };
 
-/* setenv reaches the job under --export=ALL; the job-control copy (SLURM_SPANK_FITGATE_*)
- * survives --export=NONE and tells slurmstepd what was decided here. */
+/*
+ * setenv reaches the job under --export=ALL.  What slurmstepd (and a job under
+ * --export=NONE) learns of the decision travels as job-control environment, packed into
+ * one variable, SLURM_SPANK_FITGATE_PLAN = "TP=1;PP=2;...;CARD=h100;GPUS=1": sbatch
+ * clears a 256 KB buffer for every job-control variable, and one per value was a quarter
+ * of the plugin's cost on a tagged submission (bench/RESULTS.md section 3).  A value that
+ * cannot be packed (a ';' in it, or no room left) goes alone as SLURM_SPANK_FITGATE_<NAME>,
+ * which the node side reads too (fitgate_stepd.c submitted()).
+ */
 static int export_one(const char *name, const char *value, void *vctx)
 {
     struct export_ctx *c = vctx;
     if (setenv(name, value, 1))
         c->failed = 1;
-    if (spank_job_control_setenv(c->sp, name, value, 1) != ESPANK_SUCCESS)
-        c->failed = 1;
+    const char *key = strncmp(name, "FITGATE_", 8) ? name : name + 8;
+    size_t room = sizeof c->packed - c->len;
+    int n = snprintf(c->packed + c->len, room, "%s%s=%s", c->len ? ";" : "", key, value);
+    if (n < 0 || (size_t)n >= room || strchr(value, ';')) {
+        c->packed[c->len] = '\0';
+        if (spank_job_control_setenv(c->sp, name, value, 1) != ESPANK_SUCCESS)
+            c->failed = 1;
+    } else {
+        c->len += (size_t)n;
+    }
     return 0;
 }
 
@@ -440,6 +457,8 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
         else
             card[0] = '\0';
         fitgate_export(&d.layout, card, d.layout.gpus, export_one, &c);
+        if (c.len && spank_job_control_setenv(sp, "FITGATE_PLAN", c.packed, 1) != ESPANK_SUCCESS)
+            c.failed = 1;
         if (c.failed)
             slurm_debug("fitgate: some FITGATE_* variables could not be exported");
     }

@@ -43,13 +43,45 @@ static bool env(spank_t sp, const char *name, char *buf, size_t cap)
     return spank_getenv(sp, name, buf, (int)cap) == ESPANK_SUCCESS && buf[0];
 }
 
-static uint32_t env_u32(spank_t sp, const char *name)
+static uint32_t u32_of(const char *buf)
 {
-    char buf[32], *end;
-    if (!env(sp, name, buf, sizeof buf))
-        return 0;
+    char *end;
     unsigned long v = strtoul(buf, &end, 10);
     return *end || v > 65535 ? 0 : (uint32_t)v;
+}
+
+static uint32_t env_u32(spank_t sp, const char *name)
+{
+    char buf[32];
+    return env(sp, name, buf, sizeof buf) ? u32_of(buf) : 0;
+}
+
+/*
+ * A value decided at submission (export_one in fitgate_alloc.c): its field of the packed
+ * SLURM_SPANK_FITGATE_PLAN ("TP=1;PP=2;..."), else SLURM_SPANK_FITGATE_<key> alone (a
+ * value that could not be packed, or a job submitted by an older fitgate).
+ */
+static bool submitted(spank_t sp, const char *key, char *buf, size_t cap)
+{
+    char plan[2048], name[64];
+    size_t kl = strlen(key);
+    if (env(sp, "SLURM_SPANK_FITGATE_PLAN", plan, sizeof plan))
+        for (const char *p = plan; *p;) {
+            size_t n = strcspn(p, ";");
+            if (n > kl + 1 && !strncmp(p, key, kl) && p[kl] == '=') {
+                snprintf(buf, cap, "%.*s", (int)(n - kl - 1), p + kl + 1);
+                return true;
+            }
+            p += n + (p[n] == ';');
+        }
+    snprintf(name, sizeof name, "SLURM_SPANK_FITGATE_%s", key);
+    return env(sp, name, buf, cap);
+}
+
+static uint32_t submitted_u32(spank_t sp, const char *key)
+{
+    char buf[32];
+    return submitted(sp, key, buf, sizeof buf) ? u32_of(buf) : 0;
 }
 
 static int setenv_cb(const char *name, const char *value, void *ctx)
@@ -77,20 +109,20 @@ static void cannot_check(const char *what, const char *detail, const char *todo,
 /*
  * Nothing to check against here (no GPU hwloc can size and no card from the
  * submission, or the model unreadable on this node): the tasks get the plan
- * decided at submission, which travels as SLURM_SPANK_FITGATE_* (job-control
- * environment, present under --export=NONE too).
+ * decided at submission, which travels as job-control environment (submitted()),
+ * present under --export=NONE too.
  */
 static void export_submitted_plan(spank_t sp, const char *why)
 {
     static const char *const names[] = {"TP", "PP", "EP", "DP", "MICRO_BATCH", "GRAD_ACCUM",
                                         "ESTIMATE_BYTES", "PP_SPLIT", "NEMO_OVERRIDES", "CARD",
                                         "GPUS"};
-    char from[64], to[64], val[1024];
+    char to[64], val[1024];
     int n = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        snprintf(from, sizeof from, "SLURM_SPANK_FITGATE_%s", names[i]);
         snprintf(to, sizeof to, "FITGATE_%s", names[i]);
-        if (env(sp, from, val, sizeof val) && spank_setenv(sp, to, val, 1) == ESPANK_SUCCESS)
+        if (submitted(sp, names[i], val, sizeof val) &&
+            spank_setenv(sp, to, val, 1) == ESPANK_SUCCESS)
             n++;
     }
     slurm_info("fitgate: not checked on this node (%s); %s", why,
@@ -121,8 +153,8 @@ static void check(spank_t sp, int ac, char **av)
         return;
     }
     /* A micro-batch lowered at submission is what the job runs. */
-    uint32_t sub_mb = env_u32(sp, "SLURM_SPANK_FITGATE_MICRO_BATCH");
-    uint32_t sub_accum = env_u32(sp, "SLURM_SPANK_FITGATE_GRAD_ACCUM");
+    uint32_t sub_mb = submitted_u32(sp, "MICRO_BATCH");
+    uint32_t sub_accum = submitted_u32(sp, "GRAD_ACCUM");
     if (sub_mb && sub_mb < job.batch)
         job.batch = sub_mb;
 
@@ -190,7 +222,7 @@ static void check(spank_t sp, int ac, char **av)
         /* hwloc sees no GPU we can size (no driver attributes, fake devices): take the
          * card the job asked for at submission. */
         const struct fg_gpu *g = NULL;
-        if (env(sp, "SLURM_SPANK_FITGATE_CARD", buf, sizeof buf))
+        if (submitted(sp, "CARD", buf, sizeof buf))
             g = fg_gpu_find(table, buf, NULL);
         if (g) {
             card = *g;

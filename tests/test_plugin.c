@@ -174,6 +174,27 @@ static const char *get(const struct kv *t, size_t n, const char *name)
     return NULL;
 }
 
+/* A field of the one job-control variable the submission sets (SLURM_SPANK_FITGATE_PLAN,
+ * "TP=1;PP=2;..."), or NULL; and that it is the only one. */
+static const char *plan_field(const char *key)
+{
+    static char buf[512];
+    const char *plan = get(fake.jc_env, 32, "FITGATE_PLAN");
+    size_t kl = strlen(key), others = 0;
+    for (size_t i = 0; i < 32; i++)
+        others += fake.jc_env[i].name[0] && strcmp(fake.jc_env[i].name, "FITGATE_PLAN");
+    assert_int_equal(others, 0);
+    for (const char *p = plan; p && *p;) {
+        size_t n = strcspn(p, ";");
+        if (n > kl && !strncmp(p, key, kl) && p[kl] == '=') {
+            snprintf(buf, sizeof buf, "%.*s", (int)(n - kl - 1), p + kl + 1);
+            return buf;
+        }
+        p += n + (p[n] == ';');
+    }
+    return NULL;
+}
+
 spank_err_t spank_getenv(spank_t sp, const char *var, char *buf, int len)
 {
     (void)sp;
@@ -255,6 +276,7 @@ static void alloc_should_reject_nemotron_lora_on_one_t4(void **state)
     assert_true(said("one T4 16 GB has"));
     assert_true(said("fitgate: ask for --gres=gpu:t4:"));
     assert_int_equal(fake.n_sets, 0);
+    assert_null(get(fake.jc_env, 32, "FITGATE_PLAN"));
     assert_null(get(fake.jc_env, 32, "FITGATE_GPUS"));
 }
 
@@ -272,10 +294,11 @@ static void alloc_should_resize_gres_and_export_the_plan(void **state)
     assert_string_equal(fake.sets[0].name, "gres");
     assert_memory_equal(fake.sets[0].value, "gpu:t4:", 7);
     const char *n = fake.sets[0].value + 7;
-    assert_string_equal(get(fake.jc_env, 32, "FITGATE_GPUS"), n);
+    assert_string_equal(plan_field("GPUS"), n);
     assert_string_equal(getenv("FITGATE_GPUS"), n); /* for --export=ALL */
-    assert_string_equal(get(fake.jc_env, 32, "FITGATE_CARD"), "t4");
-    assert_non_null(get(fake.jc_env, 32, "FITGATE_NEMO_OVERRIDES"));
+    assert_string_equal(plan_field("CARD"), "t4");
+    assert_non_null(plan_field("NEMO_OVERRIDES"));
+    assert_string_equal(plan_field("NEMO_OVERRIDES"), getenv("FITGATE_NEMO_OVERRIDES"));
 }
 
 static void alloc_should_resize_in_the_option_the_job_used(void **state)
@@ -299,8 +322,9 @@ static void alloc_should_find_gpu_among_other_gres_and_stay_silent_when_it_fits(
     slurm_says("gres", "gres:mps:100,gres:gpu:h100:1(S:0-1)");
     assert_int_equal(submit(0, NULL), 0);
     assert_string_equal(fake.msgs, "");
-    assert_string_equal(get(fake.jc_env, 32, "FITGATE_CARD"), "h100");
-    assert_string_equal(get(fake.jc_env, 32, "FITGATE_GPUS"), "1");
+    assert_string_equal(plan_field("CARD"), "h100");
+    assert_string_equal(plan_field("GPUS"), "1");
+    assert_string_equal(plan_field("TP"), "1");
 }
 
 static void alloc_should_fall_back_to_ft_gpus_when_slurm_shows_no_request(void **state)
@@ -371,6 +395,7 @@ static void alloc_should_do_nothing_under_action_off(void **state)
     char *av[] = {"action=off"};
     assert_int_equal(submit(1, av), 0);
     assert_string_equal(fake.msgs, "");
+    assert_null(get(fake.jc_env, 32, "FITGATE_PLAN"));
     assert_null(get(fake.jc_env, 32, "FITGATE_GPUS"));
 }
 
@@ -488,6 +513,28 @@ static void stepd_should_pass_on_the_submitted_plan_when_the_model_is_unreadable
     assert_false(said("E: "));
 }
 
+static void stepd_should_unpack_the_plan_submitted_as_one_variable(void **state)
+{
+    (void)state;
+    values[FITGATE_OPT_MODEL] = "acme/not-in-any-cache";
+    values[FITGATE_OPT_MODE] = "lora";
+    put(fake.env, "SLURM_GPUS_ON_NODE", "2");
+    put(fake.env, "SLURM_JOB_GPUS", "0,1");
+    put(fake.env, "SLURM_SPANK_FITGATE_PLAN",
+        "TP=2;PP=1;MICRO_BATCH=1;PP_SPLIT=0-27;NEMO_OVERRIDES=tensor_model_parallel_size=2 "
+        "pipeline_model_parallel_size=1;CARD=t4");
+    put(fake.env, "SLURM_SPANK_FITGATE_GPUS", "2"); /* a value sent alone: read too */
+    char *av[] = {topo_arg, "onerror=reject", "hubendpoint=http://127.0.0.1:9"};
+    assert_int_equal(fitgate_engine_stepd(NULL, 3, av, values), 0);
+    assert_string_equal(get(fake.task_env, 32, "FITGATE_TP"), "2");
+    assert_string_equal(get(fake.task_env, 32, "FITGATE_PP_SPLIT"), "0-27");
+    assert_string_equal(get(fake.task_env, 32, "FITGATE_NEMO_OVERRIDES"),
+                        "tensor_model_parallel_size=2 pipeline_model_parallel_size=1");
+    assert_string_equal(get(fake.task_env, 32, "FITGATE_CARD"), "t4");
+    assert_string_equal(get(fake.task_env, 32, "FITGATE_GPUS"), "2");
+    assert_null(get(fake.task_env, 32, "FITGATE_EP")); /* not in the plan */
+}
+
 static void stepd_should_not_check_a_step_without_gpus(void **state)
 {
     (void)state;
@@ -536,6 +583,7 @@ int main(void)
         cmocka_unit_test_setup(stepd_should_export_the_plan_when_the_gpus_hold_it, setup),
         cmocka_unit_test_setup(stepd_should_judge_by_the_node_when_slurm_numbers_do_not_map,
                                setup),
+        cmocka_unit_test_setup(stepd_should_unpack_the_plan_submitted_as_one_variable, setup),
         cmocka_unit_test_setup(stepd_should_pass_on_the_submitted_plan_when_the_model_is_unreadable,
                                setup),
         cmocka_unit_test_setup(stepd_should_not_check_a_step_without_gpus, setup),

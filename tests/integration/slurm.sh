@@ -179,8 +179,10 @@ if as_user sbatch --parsable --export=NONE -J fits $OUT --ft-model="$QWEN" --ft-
     o=$(jobout "fits-$J")
     if [ "$(field "$J" JobState)" = JobState=COMPLETED ] && grep -q '^FITGATE_TP=1$' <<<"$o" &&
         [ "$(field "$J" TresPerNode)" = TresPerNode=gres:gpu:t4:1 ] &&
-        grep -q '^FITGATE_MICRO_BATCH=1$' <<<"$o" && grep -q '^SLURM_SPANK_FITGATE_CARD=t4$' <<<"$o"
-    then ok "job that fits: submitted silently, FITGATE_* in the job under --export=NONE ($J)"
+        grep -q '^FITGATE_MICRO_BATCH=1$' <<<"$o" &&
+        grep -Eq '^SLURM_SPANK_FITGATE_PLAN=(.*;)?CARD=t4(;|$)' <<<"$o" &&
+        [ "$(grep -c '^SLURM_SPANK_FITGATE_' <<<"$o")" = 1 ]
+    then ok "job that fits: submitted silently, FITGATE_* in the job under --export=NONE, one job-control variable ($J)"
     else bad "fitting job ($J) $(field "$J" JobState): $(grep -c FITGATE <<<"$o") FITGATE lines"; fi
 else
     bad "fitting job refused or noisy"
