@@ -310,11 +310,11 @@ static uint64_t node_act_per_token(const struct fg_node *n, unsigned c, unsigned
     }
 }
 
-static void add_line_(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
+static void put_line(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
                       const char *source, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
-static void add_line_(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
+static void put_line(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
                       const char *source, const char *fmt, ...)
 {
     if (bytes == 0 || e->n_lines >= FG_ESTIMATE_MAX_LINES)
@@ -332,7 +332,7 @@ static void add_line_(struct fg_estimate *e, const char *key, uint64_t bytes, bo
 
 /* A totals-only estimate starts with its lines full (estimate()): not even the call. */
 #define add_line(e, ...) \
-    ((e)->n_lines < FG_ESTIMATE_MAX_LINES ? add_line_((e), __VA_ARGS__) : (void)0)
+    ((e)->n_lines < FG_ESTIMATE_MAX_LINES ? put_line((e), __VA_ARGS__) : (void)0)
 
 uint64_t fg_estimate_at(const struct fg_estimate *e, uint64_t batch)
 {

@@ -19,7 +19,7 @@ static const char *const kind_names[FG_NODE_KIND_COUNT] = {
     [FG_NODE_VISION] = "Tower",        [FG_NODE_OTHER] = "Other",
 };
 
-/* fg__fmt(dst, cap, "%s", src) without the format machinery: a graph build copies a name
+/* snprintf(dst, cap, "%s", src) without the format machinery: a graph build copies a name
  * and a role per node and linear, and snprintf was a third of it (callgrind). */
 static void copy_str(char *dst, size_t cap, const char *src)
 {
@@ -113,13 +113,16 @@ static bool same_seg(const struct fg_model *m, const struct fg_seg *a, const str
     return true;
 }
 
-/* A node of a main-stack block, which a pipeline stage holds by its layer number alone
- * (memory.c on_stage: the head and the final norm go with the last stage whatever their
- * layer). */
+/* The head and the final norm, which go with the last pipeline stage (memory.c on_stage). */
+static bool head_side(const struct fg_node *n)
+{
+    return n->kind == FG_NODE_HEAD || (n->kind == FG_NODE_NORM && strstr(n->name, "Final"));
+}
+
+/* A node of a main-stack block, which a pipeline stage holds by its layer number alone. */
 static bool in_block(const struct fg_node *n)
 {
-    return n->stack == FG_STACK_MAIN && n->layer >= 0 && n->kind != FG_NODE_HEAD &&
-           !(n->kind == FG_NODE_NORM && strstr(n->name, "Final"));
+    return n->stack == FG_STACK_MAIN && n->layer >= 0 && !head_side(n);
 }
 
 /*
@@ -182,9 +185,8 @@ static int derive(struct fg_model *m, struct fg_err *err)
         }
         g->run = 1;
         g->side = n->layer >= 0 && n->stack == FG_STACK_MAIN ? FG_SEG_LAYER
-                : n->kind == FG_NODE_HEAD || (n->kind == FG_NODE_NORM && strstr(n->name, "Final"))
-                    ? FG_SEG_HEAD
-                    : FG_SEG_EMBED;
+                : head_side(n)                               ? FG_SEG_HEAD
+                                                             : FG_SEG_EMBED;
         m->n_segs++;
     }
     for (size_t k = m->n_segs; k-- > 1;) {
