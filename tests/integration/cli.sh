@@ -28,6 +28,8 @@ expect 0 'layers 0-27 \| 28-55' -- $FG plan $M/nvidia--NVIDIA-Nemotron-Nano-9B-v
 expect 0 'fits with 1 x' -- $FG check $M/Qwen--Qwen3-0.6B --mode lora --gpu a100_40g --gpus 1
 expect 1 'does not fit with 1 x T4' -- $FG check $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --mode lora --gpu t4 --gpus 1
 expect 0 'fits with 2 x' -- $FG check $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --gpu h200 --gpus 2
+# ZeRO over the GPUs asked for, as the plugin assesses it: per GPU, one card holds it
+expect 0 'sharded over DP.*fits: needs' -- sh -c "$FG check $M/meta-llama--Llama-3.1-8B --mode full --zero 3 --gpu h100_sxm --gpus 8 | tr '\n' ' '"
 expect 0 'read as a generic decoder' -- sh -c "printf '%s' '{\"model_type\":\"brandnew\",\"hidden_size\":64,\"num_hidden_layers\":2,\"num_attention_heads\":4,\"vocab_size\":100}' > $tmp/g.json && $FG plan $tmp/g.json"
 
 # bad input: one clear error, exit 2
