@@ -9,7 +9,9 @@
 #include <cmocka.h>
 
 #include "support.h"
+#include <dirent.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "fit.h"
@@ -444,9 +446,108 @@ static void plan_should_keep_the_smallest_count_of_a_full_fine_tune_with_the_cop
     fg_model_free(m);
 }
 
+/* Everything an estimate reports but its lines. */
+static void assert_same_totals(const struct fg_estimate *a, const struct fg_estimate *b)
+{
+    assert_memory_equal(&a->b, &b->b, sizeof a->b);
+    assert_true(a->static_bytes == b->static_bytes && a->per_sample_bytes == b->per_sample_bytes);
+    assert_true(a->total_bytes == b->total_bytes && a->step_bytes == b->step_bytes);
+    assert_true(a->trainable_params == b->trainable_params &&
+                a->adapter_params == b->adapter_params);
+    assert_true(a->act_per_token_layer_max == b->act_per_token_layer_max);
+}
+
+static uint64_t draw_state = 0x2545f4914f6cdd1dull;
+static uint64_t draw(uint64_t n)
+{
+    draw_state ^= draw_state << 13;
+    draw_state ^= draw_state >> 7;
+    draw_state ^= draw_state << 17;
+    return draw_state % n;
+}
+
+/* A job as the planner or a user could set it: any mode and precision, parallel sizes,
+ * a pipeline stage with its sides, LoRA targets. */
+static void random_layout_job(struct fg_job *j, uint32_t layers)
+{
+    static const uint32_t sizes[] = {1, 1, 2, 4, 8, 3};
+    static const char *const lists[] = {"q,v", "gate,up,down", "in_proj,o", "none_such"};
+    fg_job_defaults(j, (enum fg_mode)draw(4));
+    j->precision = (enum fg_precision)draw(4);
+    j->optimizer = (enum fg_optimizer)draw(3);
+    j->seq_len = draw(3) ? 0 : 1 + draw(16384);
+    j->batch = 1 + draw(4);
+    j->grad_ckpt = draw(2);
+    j->zero = (uint32_t)draw(4);
+    j->dp = sizes[draw(6)];
+    j->tp = sizes[draw(6)];
+    j->ep = sizes[draw(6)];
+    j->unsharded_copy = draw(4) == 0;
+    if (j->mode == FG_MODE_QLORA || (j->mode == FG_MODE_SERVE && draw(3) == 0))
+        j->quant = (enum fg_quant)(1 + draw(3));
+    j->lora_targets = (enum fg_lora_targets)draw(4);
+    if (j->lora_targets == FG_LORA_LIST)
+        strcpy(j->lora_list, lists[draw(4)]);
+    if (draw(2) && layers) {
+        j->layer_first = (uint32_t)draw(layers);
+        j->layer_last = j->layer_first + 1 + (uint32_t)draw(layers - j->layer_first);
+        j->stage_embed = draw(2);
+        j->stage_head = draw(2);
+        j->inflight = 1 + (uint32_t)draw(8);
+    }
+}
+
+/* The segment walk (runs of equal blocks folded at once, blocks counted once) and the part
+ * sets a planner keeps across estimates must give what the node-by-node walk gives. */
+static void estimate_should_be_the_same_by_segments_parts_and_nodes(void **state)
+{
+    (void)state;
+    DIR *d = opendir("tests/fixtures/models");
+    assert_non_null(d);
+    struct dirent *de;
+    static struct fg_estimate by_segs, by_nodes, by_parts;
+    long compared = 0;
+    while ((de = readdir(d))) {
+        if (!strstr(de->d_name, "--"))
+            continue;
+        char dir[512];
+        snprintf(dir, sizeof dir, "tests/fixtures/models/%s", de->d_name);
+        struct fg_model *m = load(dir);
+        struct fg__parts *parts = fg__parts_new();
+        assert_non_null(parts);
+        for (int k = 0; k < 60; k++) {
+            struct fg_job j;
+            random_layout_job(&j, fg_model_main_layers(m));
+            struct fg_err e1 = {0}, e2 = {0}, e3 = {0};
+            int r1 = fg_memory_estimate(m, &j, &by_segs, &e1);
+            int r3 = fg__memory_estimate_parts(m, &j, &by_parts, parts, &e3);
+            struct fg_seg *segs = m->segs;
+            m->segs = NULL;
+            int r2 = fg_memory_estimate(m, &j, &by_nodes, &e2);
+            m->segs = segs;
+            assert_int_equal(r1, r2);
+            assert_int_equal(r1, r3);
+            if (r1)
+                continue;
+            assert_same_totals(&by_segs, &by_nodes);
+            assert_same_totals(&by_segs, &by_parts);
+            assert_int_equal(by_segs.n_lines, by_nodes.n_lines);
+            assert_memory_equal(by_segs.lines, by_nodes.lines,
+                                by_segs.n_lines * sizeof by_segs.lines[0]);
+            compared++;
+        }
+        fg__parts_free(parts);
+        fg_model_free(m);
+    }
+    closedir(d);
+    print_message("%ld estimates the same three ways\n", compared);
+    assert_true(compared > 3000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(estimate_should_be_the_same_by_segments_parts_and_nodes),
         cmocka_unit_test(estimate_should_match_seed_000_nemotron_within_10pct),
         cmocka_unit_test(estimate_should_match_seed_004_nomic_within_10pct),
         cmocka_unit_test(estimate_should_be_the_larger_of_backward_and_step_phases),
