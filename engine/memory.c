@@ -497,9 +497,12 @@ static bool run_on_stage(const struct fg_model *m, const struct fg_job *job, siz
 /* Block parts met in one estimate (or kept across estimates by a planner, fg__parts):
  * the first CACHED distinct blocks; more are recomputed where met. */
 enum { CACHED = 16 };
+struct block_table;
 struct part_set {
     unsigned n;
     struct { uint32_t rep; struct part p; } seen[CACHED];
+    struct block_table *table; /* a planner's (fg__parts), built on first use; or NULL */
+    bool table_tried;
 };
 
 /* The part of block segment g under job: from the set, or computed and kept there. */
@@ -555,6 +558,144 @@ static void sum_stage(const struct fg_model *m, const struct fg_job *job, unsign
     }
     if (cur_act > t->act_block_max)
         t->act_block_max = cur_act;
+}
+
+/*
+ * A planner asks for many stages of one model under one part key (fg__parts).  For a model
+ * whose only layered nodes are its main-stack blocks, one segment each (decoders), the walk's
+ * sums over a stage are prefix differences over the blocks plus the two sides: every block
+ * is its own layer, so the largest block and the largest linear are maxima over the stage's
+ * blocks.  The table holds those per block, built once per key; the planner's stage estimates
+ * then cost the stage's length in comparisons, not a walk over the model.  Other models
+ * (encoder stacks, layered towers) keep the walk: their layer numbers can meet across a
+ * stage's edge, which the walk counts as one block.
+ */
+enum { SUMS = 6 }; /* params, experts, linear, quantizable, adapters, act: prefix-summed */
+struct block_table {
+    uint32_t layers;
+    uint64_t *sum;      /* SUMS x (layers + 1) prefix sums, field-major */
+    uint64_t *largest;  /* per block */
+    uint64_t *act;      /* per block */
+    uint32_t *present;  /* prefix count of the blocks the model has */
+    struct stage_sums embed, head; /* the two sides alone */
+};
+
+static void table_free(struct block_table *t)
+{
+    if (t)
+        free(t->sum);
+    free(t);
+}
+
+/* The table of m under job's part key, or NULL when the model is not one it serves (or no
+ * memory: the walk then answers, the same bytes). */
+static struct block_table *table_build(const struct fg_model *m, const struct fg_job *job,
+                                       unsigned c, unsigned r, struct part_set *set)
+{
+    uint32_t layers = fg_model_main_layers(m);
+    if (!m->segs || !layers)
+        return NULL;
+    for (size_t s = 0; s < m->n_segs; s++) {
+        const struct fg_seg *g = &m->segs[s];
+        const struct fg_node *n = &m->nodes[g->first];
+        if (g->layer < 0 && n->layer >= 0 && n->stack != FG_STACK_TOWER)
+            return NULL; /* a layered node outside the blocks */
+    }
+    struct block_table *t = calloc(1, sizeof *t);
+    uint64_t *mem = t ? calloc((SUMS + 2) * ((size_t)layers + 1) + layers / 2 + 1,
+                               sizeof *mem)
+                      : NULL;
+    if (!mem) {
+        free(t);
+        return NULL;
+    }
+    t->layers = layers;
+    t->sum = mem;
+    t->largest = mem + SUMS * ((size_t)layers + 1);
+    t->act = t->largest + layers + 1;
+    t->present = (uint32_t *)(t->act + layers + 1);
+    struct part *block = calloc(layers, sizeof *block);
+    if (!block) {
+        table_free(t);
+        return NULL;
+    }
+    int32_t cur_layer = -2, head_layer = -2;
+    uint64_t cur_act = 0, head_act = 0;
+    for (size_t s = 0; s < m->n_segs; s++) {
+        const struct fg_seg *g = &m->segs[s];
+        const struct fg_node *n = &m->nodes[g->first];
+        if (g->layer >= 0) {
+            if (t->present[g->layer]) { /* a block in two segments */
+                free(block);
+                table_free(t);
+                return NULL;
+            }
+            t->present[g->layer] = 1;
+            block[g->layer] = block_part(m, job, c, r, g, set);
+            continue;
+        }
+        struct part own = {0};
+        add_node(n, job, c, r, &own);
+        if (g->side == FG_SEG_HEAD) {
+            fold(&t->head, &own, -1, &head_layer, &head_act);
+            t->head.has_head |= n->kind == FG_NODE_HEAD;
+        } else {
+            fold(&t->embed, &own, -1, &cur_layer, &cur_act);
+            t->embed.has_head |= n->kind == FG_NODE_HEAD;
+        }
+    }
+    uint32_t count = 0;
+    for (uint32_t l = 0; l < layers; l++) {
+        const struct part *p = &block[l];
+        const uint64_t v[SUMS] = {p->params, p->experts, p->linear, p->quantizable, p->adapters,
+                                  p->act};
+        for (int f = 0; f < SUMS; f++)
+            t->sum[f * (layers + 1) + l + 1] = t->sum[f * (layers + 1) + l] + v[f];
+        t->largest[l] = p->largest;
+        t->act[l] = p->act;
+        count += t->present[l];
+        t->present[l] = count - t->present[l]; /* blocks before l */
+    }
+    t->present[layers] = count;
+    free(block);
+    return t;
+}
+
+/* A side's sums into the stage's (sides hold no block: their activations are "other"). */
+static void add_side(struct stage_sums *t, const struct stage_sums *side)
+{
+    t->params += side->params;
+    t->experts += side->experts;
+    t->linear += side->linear;
+    t->quantizable += side->quantizable;
+    t->adapters += side->adapters;
+    t->largest = side->largest > t->largest ? side->largest : t->largest;
+    t->act_other += side->act_other;
+    t->has_head |= side->has_head;
+}
+
+/* What sum_stage gives for job's stage, from the table. */
+static void table_sums(const struct block_table *b, const struct fg_job *job,
+                       struct stage_sums *t)
+{
+    memset(t, 0, sizeof *t);
+    bool whole = job->layer_last == 0;
+    uint32_t lo = whole ? 0 : job->layer_first, hi = whole ? b->layers : job->layer_last;
+    hi = hi < b->layers ? hi : b->layers;
+    lo = lo < hi ? lo : hi;
+    if (whole || job->stage_embed)
+        add_side(t, &b->embed);
+    uint64_t *dst[SUMS] = {&t->params, &t->experts, &t->linear, &t->quantizable, &t->adapters,
+                           &t->act_sum};
+    for (int f = 0; f < SUMS; f++)
+        *dst[f] += b->sum[f * (b->layers + 1) + hi] - b->sum[f * (b->layers + 1) + lo];
+    for (uint32_t l = lo; l < hi; l++) {
+        t->largest = b->largest[l] > t->largest ? b->largest[l] : t->largest;
+        t->act_block_max = b->act[l] > t->act_block_max ? b->act[l] : t->act_block_max;
+    }
+    t->layers = b->present[hi] - b->present[lo];
+    if (whole || job->stage_head)
+        add_side(t, &b->head);
 }
 
 /* What a served node (or block) adds: weights on this GPU, KV bytes per sequence, fixed
@@ -713,7 +854,10 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     uint32_t tp = job->tp ? job->tp : 1, dp = job->dp ? job->dp : 1;
 
     struct stage_sums t;
-    sum_stage(m, job, c, r, set, &t);
+    if (set->table_tried && set->table)
+        table_sums(set->table, job, &t);
+    else
+        sum_stage(m, job, c, r, set, &t);
     uint64_t params = t.params, linear = t.linear, quantizable = t.quantizable;
     uint64_t adapters = t.adapters, largest_linear = t.largest, experts_here = t.experts;
     uint64_t act_block_max = t.act_block_max, act_sum = t.act_sum, act_other = t.act_other;
@@ -942,6 +1086,8 @@ struct fg__parts *fg__parts_new(void)
 
 void fg__parts_free(struct fg__parts *p)
 {
+    for (unsigned i = 0; p && i < p->used; i++)
+        table_free(p->set[i].table);
     free(p);
 }
 
@@ -959,9 +1105,17 @@ int fg__memory_estimate_parts(const struct fg_model *m, const struct fg_job *job
         else
             i = parts->next++ % PART_SETS;
         memcpy(&parts->key[i], &k, sizeof k);
-        parts->set[i].n = 0;
+        table_free(parts->set[i].table);
+        memset(&parts->set[i], 0, sizeof parts->set[i]);
     }
-    int rc = estimate(m, job, e, false, &parts->set[i], err);
+    struct part_set *set = &parts->set[i];
+    if (!set->table_tried && job->mode != FG_MODE_SERVE) {
+        unsigned c = job->precision == FG_PREC_FP32 ? 4 : 2;
+        unsigned r = job->precision == FG_PREC_BF16 ? 2 : 4;
+        set->table = table_build(m, job, c, r, set);
+        set->table_tried = true;
+    }
+    int rc = estimate(m, job, e, false, set, err);
     e->n_lines = 0;
     return rc;
 }
