@@ -1070,6 +1070,13 @@ static void part_key_of(const struct fg_job *job, struct part_key *k)
         memcpy(k->list, job->lora_list, sizeof k->list);
 }
 
+static bool same_key(const struct part_key *a, const struct part_key *b)
+{
+    return a->lora == b->lora && a->tp == b->tp && a->ep == b->ep && a->rank == b->rank &&
+           a->targets == b->targets && a->precision == b->precision &&
+           (a->targets != FG_LORA_LIST || !strcmp(a->list, b->list));
+}
+
 /* A few part sets under their keys, replaced in turn: a planner goes through a handful of
  * (TP, EP) shapes, and the same ones again at each GPU count. */
 enum { PART_SETS = 8 };
@@ -1097,7 +1104,7 @@ int fg__memory_estimate_parts(const struct fg_model *m, const struct fg_job *job
     struct part_key k;
     part_key_of(job, &k);
     unsigned i = 0;
-    while (i < parts->used && memcmp(&parts->key[i], &k, sizeof k))
+    while (i < parts->used && !same_key(&parts->key[i], &k))
         i++;
     if (i == parts->used) {
         if (parts->used < PART_SETS)
