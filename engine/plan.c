@@ -498,6 +498,8 @@ static int layout_rank(const struct fg_layout *l)
     return r;
 }
 
+/* GPU count, then rank, then peak; equal ones in the order the search tried them (TP, PP,
+ * EP, ZeRO ascending), whatever order they were evaluated in. */
 static int cmp_layout(const void *a, const void *b)
 {
     const struct fg_layout *x = a, *y = b;
@@ -506,7 +508,42 @@ static int cmp_layout(const void *a, const void *b)
     int rx = layout_rank(x), ry = layout_rank(y);
     if (rx != ry)
         return rx < ry ? -1 : 1;
-    return x->peak_bytes < y->peak_bytes ? -1 : x->peak_bytes > y->peak_bytes;
+    if (x->peak_bytes != y->peak_bytes)
+        return x->peak_bytes < y->peak_bytes ? -1 : 1;
+    const uint32_t kx[4] = {x->tp, x->pp, x->ep, x->zero}, ky[4] = {y->tp, y->pp, y->ep, y->zero};
+    for (int i = 0; i < 4; i++)
+        if (kx[i] != ky[i])
+            return kx[i] < ky[i] ? -1 : 1;
+    return 0;
+}
+
+/* One (TP, PP, EP) shape of a GPU count; rank: its layout_rank at the job's ZeRO stage,
+ * the least it can have (a higher stage only adds to it). */
+struct shape {
+    uint32_t tp, pp, ep, dp, order;
+    int rank;
+};
+
+static int cmp_shape(const void *a, const void *b)
+{
+    const struct shape *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/*
+ * Whether a layout of rank r can still reach the plan (the options are sorted by count,
+ * rank, peak): at the smallest count with a fit, five found there with a lower rank keep
+ * it out; at a larger count, where only the best layout is shown, one does.  So shapes are
+ * tried in rank order and the search of a count stops at the first shape kept out.
+ */
+static bool kept_out(const struct fg_layout *found, size_t n, int r, bool first_count)
+{
+    size_t lower = 0;
+    for (size_t i = 0; i < n; i++)
+        lower += layout_rank(&found[i]) < r;
+    return lower >= (first_count ? 5u : 1u);
 }
 
 int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t usable,
@@ -523,8 +560,10 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
         planner_free(&P);
         return prc;
     }
-    struct fg_layout found[64];
-    size_t nfound = 0;
+    /* every layout that fits and can still reach the options (kept_out), none dropped */
+    struct fg_layout *found = NULL;
+    size_t nfound = 0, cap_found = 0, cap_shapes = 0;
+    struct shape *shapes = NULL;
     uint32_t first_g = 0, counts_with_fit = 0;
     uint32_t gpn = o->gpus_per_node ? o->gpus_per_node : 8;
     for (uint32_t g = o->min_gpus ? o->min_gpus : 1; g <= o->max_gpus; g++) {
@@ -535,6 +574,7 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
         size_t before = nfound;
         if ((double)count_floor(m, P.parts, job, g) > (double)usable / o->fit.headroom)
             continue;
+        size_t n_shapes = 0;
         for (uint32_t tp = 1; tp <= g && tp <= gpn; tp++) {
             if (g % tp || !planner_tp_valid(&P, tp))
                 continue;
@@ -545,26 +585,65 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
                 for (uint32_t ep = 1; ep <= dp; ep++) {
                     if (dp % ep || (ep > 1 && (!m->experts || m->experts % ep || tp > 1)))
                         continue;
-                    /* ZeRO only matters with dp > 1: try the job's stage, then up. */
-                    for (uint32_t z = job->zero; z <= (dp > 1 ? 3u : job->zero); z++) {
-                        struct fg_layout L = {.gpus = g, .tp = tp, .pp = pp, .ep = ep, .dp = dp,
-                                              .zero = z, .micro_batch = job->batch};
-                        bool fits;
-                        int rc = eval_layout(&P, job, usable, o, &L, &fits, err);
-                        if (rc) {
+                    if (n_shapes == cap_shapes) {
+                        size_t cap = cap_shapes ? 2 * cap_shapes : 64;
+                        struct shape *ns = realloc(shapes, cap * sizeof *ns);
+                        if (!ns) {
+                            free(found);
+                            free(shapes);
                             planner_free(&P);
-                            return rc;
+                            return fg_err_set(err, FG_E_NOMEM, "out of memory planning layouts");
                         }
-                        if (!fits)
-                            continue;
-                        uint64_t gb = o->global_batch ? o->global_batch : job->batch;
-                        uint64_t per_step = job->batch * dp;
-                        L.grad_accum = (gb + per_step - 1) / per_step;
-                        if (nfound < sizeof found / sizeof found[0])
-                            found[nfound++] = L;
-                        break;
+                        shapes = ns;
+                        cap_shapes = cap;
                     }
+                    struct fg_layout min = {.tp = tp, .pp = pp, .ep = ep, .dp = dp,
+                                            .zero = job->zero};
+                    shapes[n_shapes] = (struct shape){.tp = tp, .pp = pp, .ep = ep, .dp = dp,
+                                                      .order = (uint32_t)n_shapes,
+                                                      .rank = layout_rank(&min)};
+                    n_shapes++;
                 }
+            }
+        }
+        qsort(shapes, n_shapes, sizeof *shapes, cmp_shape);
+        for (size_t k = 0; k < n_shapes; k++) {
+            const struct shape *sh = &shapes[k];
+            if (kept_out(found + before, nfound - before, sh->rank, !first_g))
+                break;
+            /* ZeRO only matters with dp > 1: try the job's stage, then up. */
+            for (uint32_t z = job->zero; z <= (sh->dp > 1 ? 3u : job->zero); z++) {
+                struct fg_layout L = {.gpus = g, .tp = sh->tp, .pp = sh->pp, .ep = sh->ep,
+                                      .dp = sh->dp, .zero = z, .micro_batch = job->batch};
+                if (kept_out(found + before, nfound - before, layout_rank(&L), !first_g))
+                    break;
+                bool fits;
+                int rc = eval_layout(&P, job, usable, o, &L, &fits, err);
+                if (rc) {
+                    free(found);
+                    free(shapes);
+                    planner_free(&P);
+                    return rc;
+                }
+                if (!fits)
+                    continue;
+                uint64_t gb = o->global_batch ? o->global_batch : job->batch;
+                uint64_t per_step = job->batch * sh->dp;
+                L.grad_accum = (gb + per_step - 1) / per_step;
+                if (nfound == cap_found) {
+                    size_t cap = cap_found ? 2 * cap_found : 32;
+                    struct fg_layout *nf = realloc(found, cap * sizeof *nf);
+                    if (!nf) {
+                        free(found);
+                        free(shapes);
+                        planner_free(&P);
+                        return fg_err_set(err, FG_E_NOMEM, "out of memory planning layouts");
+                    }
+                    found = nf;
+                    cap_found = cap;
+                }
+                found[nfound++] = L;
+                break;
             }
         }
         if (nfound > before) {
@@ -574,8 +653,10 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
                 break;
         }
     }
+    free(shapes);
     planner_free(&P);
     if (!nfound) {
+        free(found);
         out->status = FG_PLAN_IMPOSSIBLE;
         snprintf(out->why, sizeof out->why,
                  "no layout of up to %u GPUs (TP <= %u, PP <= %u stages, EP, ZeRO-3) holds "
@@ -591,6 +672,7 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
         if (take)
             out->options[out->n++] = found[i];
     }
+    free(found);
     out->status = FG_PLAN_FOUND;
     return 0;
 }

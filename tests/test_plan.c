@@ -239,6 +239,32 @@ static void moe_layouts_should_use_expert_parallel_with_tp_1(void **state)
     fg_model_free(m);
 }
 
+/* The best layout of a larger count is shown, not the first ones found: the planner kept
+ * 64 layouts and dropped the rest, so at 40 GPUs gpt-oss-120b full on H200 showed DP=40
+ * ZeRO-3 (rank 7) while PP2 x EP2 (rank -2, and lower) was dropped. */
+static void plan_should_show_the_best_layout_of_each_larger_count(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(MODELS "/openai--gpt-oss-120b");
+    struct fg_job job;
+    fg_job_defaults(&job, FG_MODE_FULL);
+    struct fg_plan_opts o;
+    fg_plan_opts_default(&o);
+    struct fg_plan p;
+    struct fg_err err = {0};
+    assert_int_equal(fg_plan_layouts(m, &job, fg_fit_usable(141, 0, &o.fit), &o, &p, &err), 0);
+    assert_int_equal(p.status, FG_PLAN_FOUND);
+    bool larger = false;
+    for (size_t i = 1; i < p.n; i++) {
+        if (p.options[i].gpus == p.options[0].gpus)
+            continue;
+        larger = true;
+        assert_true(p.options[i].ep > 1); /* EP ranks first (NeMo), and fits there */
+    }
+    assert_true(larger);
+    fg_model_free(m);
+}
+
 static void impossible_request_should_say_why(void **state)
 {
     (void)state;
@@ -284,6 +310,7 @@ int main(void)
         cmocka_unit_test(nemotron_full_on_h200_should_split_by_layer_on_two_cards),
         cmocka_unit_test(moe_layouts_should_use_expert_parallel_with_tp_1),
         cmocka_unit_test(impossible_request_should_say_why),
+        cmocka_unit_test(plan_should_show_the_best_layout_of_each_larger_count),
         cmocka_unit_test(layout_env_should_export_the_plan),
         cmocka_unit_test(layouts_should_be_valid_and_fit_for_every_model),
         cmocka_unit_test(count_floor_should_be_under_every_layout_of_the_count),
