@@ -546,6 +546,18 @@ static bool kept_out(const struct fg_layout *found, size_t n, int r, bool first_
     return lower >= (first_count ? 5u : 1u);
 }
 
+/* v with room for element n (doubling), or NULL when out of memory (v stays valid). */
+static void *grow(void *v, size_t n, size_t *cap, size_t size)
+{
+    if (n < *cap)
+        return v;
+    size_t c = *cap ? 2 * *cap : 32;
+    void *nv = realloc(v, c * size);
+    if (nv)
+        *cap = c;
+    return nv;
+}
+
 int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t usable,
                     const struct fg_plan_opts *o, struct fg_plan *out, struct fg_err *err)
 {
@@ -560,6 +572,7 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
         planner_free(&P);
         return prc;
     }
+    int rc = 0;
     /* every layout that fits and can still reach the options (kept_out), none dropped */
     struct fg_layout *found = NULL;
     size_t nfound = 0, cap_found = 0, cap_shapes = 0;
@@ -585,18 +598,10 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
                 for (uint32_t ep = 1; ep <= dp; ep++) {
                     if (dp % ep || (ep > 1 && (!m->experts || m->experts % ep || tp > 1)))
                         continue;
-                    if (n_shapes == cap_shapes) {
-                        size_t cap = cap_shapes ? 2 * cap_shapes : 64;
-                        struct shape *ns = realloc(shapes, cap * sizeof *ns);
-                        if (!ns) {
-                            free(found);
-                            free(shapes);
-                            planner_free(&P);
-                            return fg_err_set(err, FG_E_NOMEM, "out of memory planning layouts");
-                        }
-                        shapes = ns;
-                        cap_shapes = cap;
-                    }
+                    struct shape *ns = grow(shapes, n_shapes, &cap_shapes, sizeof *shapes);
+                    if (!ns)
+                        goto nomem;
+                    shapes = ns;
                     struct fg_layout min = {.tp = tp, .pp = pp, .ep = ep, .dp = dp,
                                             .zero = job->zero};
                     shapes[n_shapes] = (struct shape){.tp = tp, .pp = pp, .ep = ep, .dp = dp,
@@ -618,30 +623,17 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
                 if (kept_out(found + before, nfound - before, layout_rank(&L), !first_g))
                     break;
                 bool fits;
-                int rc = eval_layout(&P, job, usable, o, &L, &fits, err);
-                if (rc) {
-                    free(found);
-                    free(shapes);
-                    planner_free(&P);
-                    return rc;
-                }
+                if ((rc = eval_layout(&P, job, usable, o, &L, &fits, err)))
+                    goto done;
                 if (!fits)
                     continue;
                 uint64_t gb = o->global_batch ? o->global_batch : job->batch;
                 uint64_t per_step = job->batch * sh->dp;
                 L.grad_accum = (gb + per_step - 1) / per_step;
-                if (nfound == cap_found) {
-                    size_t cap = cap_found ? 2 * cap_found : 32;
-                    struct fg_layout *nf = realloc(found, cap * sizeof *nf);
-                    if (!nf) {
-                        free(found);
-                        free(shapes);
-                        planner_free(&P);
-                        return fg_err_set(err, FG_E_NOMEM, "out of memory planning layouts");
-                    }
-                    found = nf;
-                    cap_found = cap;
-                }
+                struct fg_layout *nf = grow(found, nfound, &cap_found, sizeof *found);
+                if (!nf)
+                    goto nomem;
+                found = nf;
                 found[nfound++] = L;
                 break;
             }
@@ -653,15 +645,12 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
                 break;
         }
     }
-    free(shapes);
-    planner_free(&P);
     if (!nfound) {
-        free(found);
         out->status = FG_PLAN_IMPOSSIBLE;
         snprintf(out->why, sizeof out->why,
                  "no layout of up to %u GPUs (TP <= %u, PP <= %u stages, EP, ZeRO-3) holds "
                  "this job under %.2fx headroom", o->max_gpus, gpn, layers, o->fit.headroom);
-        return 0;
+        goto done;
     }
     qsort(found, nfound, sizeof found[0], cmp_layout);
     /* Best first: up to 5 shapes at the smallest count, then the best of each larger count. */
@@ -672,9 +661,15 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
         if (take)
             out->options[out->n++] = found[i];
     }
-    free(found);
     out->status = FG_PLAN_FOUND;
-    return 0;
+    goto done;
+nomem:
+    rc = fg_err_set(err, FG_E_NOMEM, "out of memory planning layouts");
+done:
+    free(found);
+    free(shapes);
+    planner_free(&P);
+    return rc;
 }
 
 void fg_layout_split_str(const struct fg_layout *l, char *buf, size_t cap)
