@@ -25,7 +25,7 @@ static void usage(FILE *f)
           "  fitgate verify MODEL\n"
           "MODEL: a directory holding config.json, a path to a config.json, or org/name[@rev].\n"
           "Job options: --mode full|lora|qlora|serve --seq-len N --batch N\n"
-          "  --precision bf16-mixed|bf16|fp16-mixed|fp32 --optimizer adamw|adamw-8bit|sgd\n"
+          "  --precision bf16-mixed|bf16|fp16-mixed|fp32 --optimizer adamw|adamw-fused|adamw-8bit|sgd\n"
           "  --lora-rank R --lora-targets all-linear|attn|qv|LIST --grad-ckpt --unsharded-copy\n"
           "  --quant nf4|nf4-dq|int8 --zero 0..3 --gpu NAME --gpus N --chunked-ce\n"
           "  --headroom X --conservative X --samples N --epochs E --global-batch N\n"

@@ -37,7 +37,7 @@
 
 static const char *const mode_names[] = {"full", "lora", "qlora", "serve"};
 static const char *const prec_names[] = {"bf16-mixed", "bf16", "fp16-mixed", "fp32"};
-static const char *const opt_names[] = {"adamw", "adamw-8bit", "sgd"};
+static const char *const opt_names[] = {"adamw", "adamw-8bit", "sgd", "adamw-fused"};
 static const char *const quant_names[] = {"none", "nf4", "nf4-dq", "int8"};
 
 static int parse_enum(const char *s, const char *const *names, int n, const char *what, int *out,
@@ -76,7 +76,7 @@ int fg_precision_parse(const char *s, enum fg_precision *out, struct fg_err *err
 
 int fg_optimizer_parse(const char *s, enum fg_optimizer *out, struct fg_err *err)
 {
-    int v, rc = parse_enum(s, opt_names, 3, "optimizer", &v, err);
+    int v, rc = parse_enum(s, opt_names, 4, "optimizer", &v, err);
     if (!rc)
         *out = (enum fg_optimizer)v;
     return rc;
@@ -117,7 +117,7 @@ int fg_lora_targets_parse(const char *s, struct fg_job *job, struct fg_err *err)
 
 const char *fg_mode_name(enum fg_mode m) { return (unsigned)m < 4 ? mode_names[m] : "?"; }
 const char *fg_precision_name(enum fg_precision p) { return (unsigned)p < 4 ? prec_names[p] : "?"; }
-const char *fg_optimizer_name(enum fg_optimizer o) { return (unsigned)o < 3 ? opt_names[o] : "?"; }
+const char *fg_optimizer_name(enum fg_optimizer o) { return (unsigned)o < 4 ? opt_names[o] : "?"; }
 
 void fg_job_defaults(struct fg_job *job, enum fg_mode mode)
 {
@@ -876,7 +876,8 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     unsigned gbytes = full ? wbytes : 4;
     /* Adam m and v in the parameter dtype (torch.optim.AdamW); 8-bit Adam
      * 2 bytes [T101]; SGD with momentum one state. */
-    unsigned obytes = job->optimizer == FG_OPT_ADAMW ? 2 * (full ? wbytes : 4)
+    bool adam = job->optimizer == FG_OPT_ADAMW || job->optimizer == FG_OPT_ADAMW_FUSED;
+    unsigned obytes = adam ? 2 * (full ? wbytes : 4)
                     : job->optimizer == FG_OPT_ADAMW_8BIT ? 2 : (full ? wbytes : 4);
     uint64_t shard_w = job->zero >= 3 ? dp : 1;
     uint64_t shard_g = job->zero >= 2 ? dp : 1;
@@ -1007,7 +1008,8 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
         /* Two phases (see memory.h): activations peak before any gradient
          * exists; the step holds gradients, states and foreach AdamW's
          * temporary (torch/optim/adamw.py _multi_tensor_adamw: exp_avg_sq.sqrt()
-         * materialised once per parameter, in the state dtype). */
+         * materialised once per parameter, in the state dtype); the fused
+         * kernel (adamw-fused) updates each tensor in place and keeps none. */
         uint64_t temp = job->optimizer == FG_OPT_ADAMW
                             ? sharded_bytes(params, experts_here, obytes / 2, shard_o, job->ep)
                             : 0;

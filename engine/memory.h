@@ -26,7 +26,10 @@
 
 enum fg_mode { FG_MODE_FULL, FG_MODE_LORA, FG_MODE_QLORA, FG_MODE_SERVE };
 enum fg_precision { FG_PREC_BF16_MIXED, FG_PREC_BF16, FG_PREC_FP16_MIXED, FG_PREC_FP32 };
-enum fg_optimizer { FG_OPT_ADAMW, FG_OPT_ADAMW_8BIT, FG_OPT_SGD };
+/* adamw: torch.optim.AdamW as it runs by default on CUDA (foreach: the step materialises
+ * sqrt(v) for every parameter); adamw-fused: AdamW(fused=True), one kernel per tensor, no
+ * such temporary (torch/optim/adamw.py _fused_adamw); adamw-8bit: bitsandbytes. */
+enum fg_optimizer { FG_OPT_ADAMW, FG_OPT_ADAMW_8BIT, FG_OPT_SGD, FG_OPT_ADAMW_FUSED };
 enum fg_quant { FG_QUANT_NONE, FG_QUANT_NF4, FG_QUANT_NF4_DQ, FG_QUANT_INT8 };
 enum fg_lora_targets { FG_LORA_ALL_LINEAR, FG_LORA_ATTN, FG_LORA_QV, FG_LORA_LIST };
 

@@ -32,7 +32,7 @@ static struct spank_option table[] = {
      FITGATE_OPT_LORA_TARGETS, option_cb},
     {"ft-precision", "P", "[fitgate] bf16-mixed|bf16|fp16-mixed|fp32 (default bf16-mixed)", 1,
      FITGATE_OPT_PRECISION, option_cb},
-    {"ft-optimizer", "O", "[fitgate] adamw|adamw-8bit|sgd (default adamw)", 1,
+    {"ft-optimizer", "O", "[fitgate] adamw|adamw-fused|adamw-8bit|sgd (default adamw)", 1,
      FITGATE_OPT_OPTIMIZER, option_cb},
     {"ft-quant", "Q", "[fitgate] QLoRA base quantization nf4|nf4-dq|int8", 1, FITGATE_OPT_QUANT,
      option_cb},

@@ -446,6 +446,32 @@ static void plan_should_keep_the_smallest_count_of_a_full_fine_tune_with_the_cop
     fg_model_free(m);
 }
 
+/* AdamW(fused=True) keeps AdamW's states and drops the foreach step's sqrt(v) temporary:
+ * the step phase is smaller by one state's worth (bf16 here), nothing else moves. */
+static void fused_adamw_should_drop_only_the_step_temporary(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(LLAMA8B);
+    struct fg_job j;
+    fg_job_defaults(&j, FG_MODE_FULL);
+    j.precision = FG_PREC_BF16;
+    struct fg_estimate foreach, fused;
+    assert_int_equal(fg_memory_estimate(m, &j, &foreach, NULL), 0);
+    assert_int_equal(fg_optimizer_parse("adamw-fused", &j.optimizer, NULL), 0);
+    assert_int_equal(fg_memory_estimate(m, &j, &fused, NULL), 0);
+    assert_true(fused.b.optimizer == foreach.b.optimizer);
+    assert_true(fused.static_bytes == foreach.static_bytes);
+    assert_true(fused.per_sample_bytes == foreach.per_sample_bytes);
+    assert_true(foreach.step_bytes - fused.step_bytes == 2 * foreach.trainable_params);
+    assert_true(fused.total_bytes < foreach.total_bytes);
+    bool temp_line = false;
+    for (size_t i = 0; i < fused.n_lines; i++)
+        temp_line |= strstr(fused.lines[i].what, "sqrt of v") != NULL;
+    assert_false(temp_line);
+    assert_string_equal(fg_optimizer_name(j.optimizer), "adamw-fused");
+    fg_model_free(m);
+}
+
 /* Everything an estimate reports but its lines. */
 static void assert_same_totals(const struct fg_estimate *a, const struct fg_estimate *b)
 {
@@ -474,7 +500,7 @@ static void random_layout_job(struct fg_job *j, uint32_t layers)
     static const char *const lists[] = {"q,v", "gate,up,down", "in_proj,o", "none_such"};
     fg_job_defaults(j, (enum fg_mode)draw(4));
     j->precision = (enum fg_precision)draw(4);
-    j->optimizer = (enum fg_optimizer)draw(3);
+    j->optimizer = (enum fg_optimizer)draw(4);
     j->seq_len = draw(3) ? 0 : 1 + draw(16384);
     j->batch = 1 + draw(4);
     j->grad_ckpt = draw(2);
@@ -548,6 +574,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(estimate_should_be_the_same_by_segments_parts_and_nodes),
+        cmocka_unit_test(fused_adamw_should_drop_only_the_step_temporary),
         cmocka_unit_test(estimate_should_match_seed_000_nemotron_within_10pct),
         cmocka_unit_test(estimate_should_match_seed_004_nomic_within_10pct),
         cmocka_unit_test(estimate_should_be_the_larger_of_backward_and_step_phases),
