@@ -2,10 +2,10 @@
  * plan.c - the parallel planner (see plan.h for the rules and sources).
  *
  * Search: GPU counts 1..gpus_per_node, then whole nodes; for each count the
- * (tp, pp, ep, dp, zero) shapes the rules allow.  Pipeline cuts are placed
- * by a binary search on the largest stage, using per-block costs from the
- * estimator (static bytes and per-sample bytes of each block alone), then
- * every stage of a chosen cut is re-estimated exactly.
+ * (tp, pp, ep, dp, zero) shapes the rules allow, in rank order.  Pipeline cuts are
+ * placed by a binary search on the largest stage, using per-block costs from the
+ * estimator (static bytes and per-sample bytes of each block alone), then every stage
+ * of the chosen cut is re-estimated exactly.
  */
 #include "plan.h"
 
@@ -62,9 +62,11 @@ static bool tp_valid(const struct fg_model *m, uint32_t tp)
  *     DeepSeek-V3 needs 2 block estimates per shape, not 61;
  *   - cut_fits does not walk the blocks one by one: runs of equal consecutive blocks
  *     are taken in one step, and where most runs are single blocks (hybrid stacks) a
- *     stage's end is found by galloping search on prefix sums (see there);
+ *     stage's start is found by galloping search on prefix sums (see there); the
+ *     bisection jumps between stage costs the cuts really have;
  *   - a GPU count whose every layout must hold more than a card is skipped whole
- *     (fg__plan_count_floor).
+ *     (fg__plan_count_floor), and a count's search stops at the first shape whose rank
+ *     keeps it out of the options (kept_out).
  * tools/bench_golden.sh checks the CLI's output byte for byte against earlier code, and
  * tools/bench_plandiff.c plans and estimates in-process against an earlier engine.
  */
