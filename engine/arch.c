@@ -50,14 +50,14 @@ int fg__add_norm(struct fg_model *m, int32_t layer, const char *name, uint64_t w
     if (layer >= 0)
         fg__fmt(full, sizeof full, "%s_%d", name, layer + 1);
     else
-        fg__fmt(full, sizeof full, "%s", name);
+        fg__copy(full, sizeof full, name);
     struct fg_node *n = fg__model_add(m, FG_NODE_NORM, layer, full, err);
     if (!n)
         return FG_E_NOMEM;
     n->params = width * (kind == FG_NORM_LN ? 2 : 1);
     n->width = (uint32_t)width;
     n->hidden = (uint32_t)width;
-    fg__fmt(n->desc, sizeof n->desc, "%s", kind == FG_NORM_RMS ? "RMSNorm" : "LayerNorm");
+    fg__copy(n->desc, sizeof n->desc, kind == FG_NORM_RMS ? "RMSNorm" : "LayerNorm");
     return 0;
 }
 

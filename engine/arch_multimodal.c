@@ -283,7 +283,7 @@ static struct fg_node *add_projector_node(struct fg_model *m, uint64_t out, cons
     n->stack = FG_STACK_TOWER;
     n->width = (uint32_t)out;
     n->hidden = (uint32_t)out;
-    fg__fmt(n->desc, sizeof n->desc, "%s", desc);
+    fg__copy(n->desc, sizeof n->desc, desc);
     return n;
 }
 

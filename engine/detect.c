@@ -34,6 +34,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "fmt.h"
 #include "log.h"
 
 /* PCI vendors of compute GPUs and accelerators.  drop_class: a class of that
@@ -202,11 +203,6 @@ static void append_list(char *dst, size_t cap, const char *item)
     memcpy(dst + l, item, il + 1);
 }
 
-static void copy_str(char *dst, size_t cap, const char *src)
-{
-    snprintf(dst, cap, "%s", src ? src : "");
-}
-
 /* A KiB count as hwloc writes it ("83026944", newer releases may add "KiB")
  * -> bytes; 0 when absent, malformed or zero. */
 static uint64_t kib_bytes(const char *s)
@@ -351,18 +347,18 @@ static void read_osdevs(hwloc_obj_t pci, struct pci_info *pi)
         append_list(pi->names, sizeof pi->names, os->name);
         const char *model = hwloc_obj_get_info_by_name(os, "GPUModel");
         if (model && *model && !pi->model[0])
-            copy_str(pi->model, sizeof pi->model, model);
+            fg__copy(pi->model, sizeof pi->model, model);
         const char *uuid = osdev_uuid(os, b);
         if (uuid && !pi->uuid[0])
-            copy_str(pi->uuid, sizeof pi->uuid, uuid);
+            fg__copy(pi->uuid, sizeof pi->uuid, uuid);
         uint64_t mem = osdev_memory(os, b);
         int idx = osdev_index(os, b);
         if (b == B_RSMI && pi->n_parts < MAX_PARTS) {
             /* One rsmi device per schedulable GPU: several under one PCI
              * device are partitions (MI300A CPX: 6, tuo.CPX fixture). */
             unsigned k = pi->n_parts++;
-            copy_str(pi->part[k].name, sizeof pi->part[k].name, os->name);
-            copy_str(pi->part[k].uuid, sizeof pi->part[k].uuid, uuid);
+            fg__copy(pi->part[k].name, sizeof pi->part[k].name, os->name);
+            fg__copy(pi->part[k].uuid, sizeof pi->part[k].uuid, uuid);
             pi->part[k].index = idx;
             pi->part[k].mem = mem;
         }
@@ -386,13 +382,13 @@ static void set_memory(struct fg_detected_gpu *g, uint64_t mem, int from, unsign
 {
     if (mem && from >= 0) {
         g->memory_bytes = mem / parts;
-        copy_str(g->memory_source, sizeof g->memory_source, backends[from].backend);
+        fg__copy(g->memory_source, sizeof g->memory_source, backends[from].backend);
     } else if (g->row) {
         g->memory_bytes = g->row->memory_bytes / parts;
-        copy_str(g->memory_source, sizeof g->memory_source, "table");
+        fg__copy(g->memory_source, sizeof g->memory_source, "table");
     } else {
         g->memory_bytes = 0;
-        copy_str(g->memory_source, sizeof g->memory_source, "none");
+        fg__copy(g->memory_source, sizeof g->memory_source, "none");
     }
 }
 
@@ -435,11 +431,11 @@ static int add_pci_gpu(hwloc_topology_t topo, hwloc_obj_t pci, const struct fg_g
         g->known = row != NULL;
         g->partition = p;
         g->partitions = parts;
-        copy_str(g->model, sizeof g->model, pi->model[0] ? pi->model : row ? row->name : "");
+        fg__copy(g->model, sizeof g->model, pi->model[0] ? pi->model : row ? row->name : "");
         locality(topo, pci, g);
         if (parts > 1) {
-            copy_str(g->osdevs, sizeof g->osdevs, pi->part[p].name);
-            copy_str(g->uuid, sizeof g->uuid, pi->part[p].uuid);
+            fg__copy(g->osdevs, sizeof g->osdevs, pi->part[p].name);
+            fg__copy(g->uuid, sizeof g->uuid, pi->part[p].uuid);
             g->runtime_index = pi->part[p].index < 0 ? ~0u : (unsigned)pi->part[p].index;
             if (pi->part[p].mem)
                 set_memory(g, pi->part[p].mem, B_RSMI, 1);
@@ -456,8 +452,8 @@ static int add_pci_gpu(hwloc_topology_t topo, hwloc_obj_t pci, const struct fg_g
                          (unsigned long long)g->memory_bytes);
             }
         } else {
-            copy_str(g->osdevs, sizeof g->osdevs, pi->names);
-            copy_str(g->uuid, sizeof g->uuid, pi->uuid);
+            fg__copy(g->osdevs, sizeof g->osdevs, pi->names);
+            fg__copy(g->uuid, sizeof g->uuid, pi->uuid);
             g->runtime_index = pi->index < 0 ? ~0u : (unsigned)pi->index;
             set_memory(g, pi->mem, pi->mem_from, 1);
         }
@@ -724,7 +720,7 @@ static int restrict_gpus(const struct fg_detect_opts *o, struct gpuvec *g,
     if (o->visible) {
         const char *name = o->visible_name ? o->visible_name : "visible";
         rc = apply_list(o->visible, name, 0, false, g, keep, err);
-        copy_str(r->restricted_by, sizeof r->restricted_by, name);
+        fg__copy(r->restricted_by, sizeof r->restricted_by, name);
     } else {
         /* A vendor list names what restricted the set only where it applied. */
         if (o->cuda_visible && !rc && has_vendor(g, 0x10de)) {
@@ -844,7 +840,7 @@ int fg_detect_gpus(const struct fg_detect_opts *o, struct fg_detect_result **out
     struct fg_detect_result *r = calloc(1, sizeof *r);
     if (!r)
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
-    copy_str(r->topology, sizeof r->topology, o->xml_path ? o->xml_path : "this machine");
+    fg__copy(r->topology, sizeof r->topology, o->xml_path ? o->xml_path : "this machine");
 
     hwloc_topology_t topo;
     if (hw.topology_init(&topo)) {

@@ -98,6 +98,13 @@ int fg__vfmt(char *dst, size_t cap, const char *fmt, va_list ap)
     return k.len > INT32_MAX ? -1 : (int)k.len;
 }
 
+void fg__copy(char *dst, size_t cap, const char *src)
+{
+    size_t n = src ? strnlen(src, cap - 1) : 0;
+    memcpy(dst, src ? src : "", n);
+    dst[n] = '\0';
+}
+
 int fg__fmt(char *dst, size_t cap, const char *fmt, ...)
 {
     va_list ap;

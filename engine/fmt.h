@@ -18,6 +18,10 @@
 #include <stddef.h>
 
 int fg__fmt(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* fg__fmt(dst, cap, "%s", src) without reading a format: at most cap - 1 bytes and a NUL
+ * (cap > 0); NULL copies as "". */
+void fg__copy(char *dst, size_t cap, const char *src);
 int fg__vfmt(char *dst, size_t cap, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 

@@ -110,7 +110,7 @@ int fg_lora_targets_parse(const char *s, struct fg_job *job, struct fg_err *err)
                                   "LoRA target list '%.60s': use all-linear, attn, qv, or roles "
                                   "like q,k,v,o,gate,up,down", s);
         job->lora_targets = FG_LORA_LIST;
-        fg__fmt(job->lora_list, sizeof job->lora_list, "%s", s);
+        fg__copy(job->lora_list, sizeof job->lora_list, s);
     }
     return 0;
 }
@@ -320,8 +320,8 @@ static void put_line(struct fg_estimate *e, const char *key, uint64_t bytes, boo
     if (bytes == 0 || e->n_lines >= FG_ESTIMATE_MAX_LINES)
         return;
     struct fg_line *l = &e->lines[e->n_lines++];
-    fg__fmt(l->key, sizeof l->key, "%s", key);
-    fg__fmt(l->source, sizeof l->source, "%s", source);
+    fg__copy(l->key, sizeof l->key, key);
+    fg__copy(l->source, sizeof l->source, source);
     va_list ap;
     va_start(ap, fmt);
     fg__vfmt(l->what, sizeof l->what, fmt, ap);

@@ -19,15 +19,6 @@ static const char *const kind_names[FG_NODE_KIND_COUNT] = {
     [FG_NODE_VISION] = "Tower",        [FG_NODE_OTHER] = "Other",
 };
 
-/* snprintf(dst, cap, "%s", src) without the format machinery: a graph build copies a name
- * and a role per node and linear, and snprintf was a third of it (callgrind). */
-static void copy_str(char *dst, size_t cap, const char *src)
-{
-    size_t n = strnlen(src, cap - 1);
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-}
-
 const char *fg_node_kind_name(enum fg_node_kind kind)
 {
     return (unsigned)kind < FG_NODE_KIND_COUNT ? kind_names[kind] : "?";
@@ -52,7 +43,7 @@ struct fg_node *fg__model_add(struct fg_model *m, enum fg_node_kind kind, int32_
     memset(n, 0, sizeof *n);
     n->kind = kind;
     n->layer = layer;
-    copy_str(n->name, sizeof n->name, name);
+    fg__copy(n->name, sizeof n->name, name);
     return n;
 }
 
@@ -64,7 +55,7 @@ void fg__node_linear(struct fg_node *n, const char *role, uint64_t in, uint64_t 
     n->params += in * out * count + (bias ? out * count : 0);
     if (n->nlin < FG_NODE_MAX_LINEAR) {
         struct fg_linear *l = &n->lin[n->nlin++];
-        copy_str(l->role, sizeof l->role, role);
+        fg__copy(l->role, sizeof l->role, role);
         l->in = (uint32_t)in;
         l->out = (uint32_t)out;
         l->count = (uint32_t)count;
@@ -76,7 +67,7 @@ void fg__model_rule(struct fg_model *m, const char *name, int64_t scalars)
     if (m->n_rules >= FG_MODEL_MAX_RULES)
         return;
     struct fg_rule *r = &m->rules[m->n_rules++];
-    copy_str(r->name, sizeof r->name, name);
+    fg__copy(r->name, sizeof r->name, name);
     r->scalars = scalars;
 }
 
@@ -253,14 +244,14 @@ int fg_model_from_config(const struct fg_config *doc, const char *id, struct fg_
     struct fg_model *m = calloc(1, sizeof *m);
     if (!m)
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
-    fg__fmt(m->id, sizeof m->id, "%s", id ? id : fg_config_origin(doc));
-    fg__fmt(m->model_type, sizeof m->model_type, "%s", mt ? mt : "");
-    fg__fmt(m->torch_dtype, sizeof m->torch_dtype, "%s", dtype);
+    fg__copy(m->id, sizeof m->id, id ? id : fg_config_origin(doc));
+    fg__copy(m->model_type, sizeof m->model_type, mt ? mt : "");
+    fg__copy(m->torch_dtype, sizeof m->torch_dtype, dtype);
     m->custom_code = fg_cfg_has(&root, "auto_map");
 
     const struct fg_arch *a = mt ? fg__arch_find(mt) : NULL;
     if (a) {
-        fg__fmt(m->reader, sizeof m->reader, "%s", a->family);
+        fg__copy(m->reader, sizeof m->reader, a->family);
         rc = a->read(&root, m, a->spec, err);
     } else {
         rc = fg__arch_read_generic(&root, m, NULL, err);
@@ -272,7 +263,7 @@ int fg_model_from_config(const struct fg_config *doc, const char *id, struct fg_
                            mt ? mt : "(none)");
         } else if (rc == FG_E_MISSING) {
             char why[FG_ERR_DETAIL_MAX];
-            fg__fmt(why, sizeof why, "%s", err ? err->detail : "");
+            fg__copy(why, sizeof why, err ? err->detail : "");
             rc = fg_err_set(err, FG_E_UNSUPPORTED,
                             "%s: model_type '%s' is not supported and the config lacks the "
                             "standard decoder keys (%s)", fg_config_origin(doc),

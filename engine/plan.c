@@ -455,9 +455,10 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
         return 0;
     hi = peak < hi ? peak : hi;
     memcpy(L->cut, cut, sizeof cut);
-    if (c->sums_ok && !__builtin_add_overflow(c->es, c->hs, &sides) &&
-        !__builtin_add_overflow(sides, c->S[layers], &sides))
-        lo = sides / L->pp < hi ? sides / L->pp : hi;
+    if (c->sums_ok) {
+        sides = fg__add_sat(fg__add_sat(c->es, c->hs), c->S[layers]) / L->pp;
+        lo = sides < hi ? sides : hi;
+    }
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         if (cut_fits(c, layers, L->pp, b, mid, fast, cut, &peak, &grow)) {

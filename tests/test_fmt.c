@@ -56,11 +56,30 @@ static void fmt_should_hand_other_conversions_to_the_c_library(void **state)
     SAME_AS_SNPRINTF("%zd %+d", (ptrdiff_t)-5, 3);
 }
 
+static void copy_should_write_what_snprintf_percent_s_writes(void **state)
+{
+    (void)state;
+    static const char *const srcs[] = {"", "q", "Attention_12", "a longer role name than the cap"};
+    for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++)
+        for (size_t cap = 1; cap <= strlen(srcs[i]) + 2; cap++) {
+            char want[64], got[64];
+            memset(want, 'x', sizeof want);
+            memset(got, 'x', sizeof got);
+            snprintf(want, cap, "%s", srcs[i]);
+            fg__copy(got, cap, srcs[i]);
+            assert_memory_equal(want, got, sizeof want);
+        }
+    char got[4] = "zzz";
+    fg__copy(got, sizeof got, NULL);
+    assert_string_equal(got, "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fmt_should_write_what_snprintf_writes_for_the_engines_conversions),
         cmocka_unit_test(fmt_should_hand_other_conversions_to_the_c_library),
+        cmocka_unit_test(copy_should_write_what_snprintf_percent_s_writes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
