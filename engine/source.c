@@ -1069,6 +1069,35 @@ static void pin_commit(struct fg_source_repo *r, const char *commit)
         snprintf(r->rev, sizeof r->rev, "%s", commit);
 }
 
+/*
+ * The hub half of a read, after open_local failed with open_errno on path: any
+ * error but ENOENT is the local file's; offline, the file is missing.  want
+ * carries only the body fields (range or max_bytes); the URL, token and
+ * timeouts come from r.  On 0 resp holds the body (the caller clears it with
+ * fg__hub_resp_clear) and r's revision is pinned to the commit the hub sent.
+ */
+static int read_remote(struct fg_source_repo *r, const char *file, const char *path,
+                       int open_errno, struct fg__hub_req want, struct fg__hub_resp *resp,
+                       struct fg_err *err)
+{
+    if (open_errno != ENOENT)
+        return fg_err_set(err, FG_E_IO, "%.300s: %s", path, strerror(open_errno));
+    if (!fg_source_repo_online(r))
+        return remote_missing(r, file, err);
+    char url[FG_SOURCE_WHERE_MAX];
+    int rc = hub_url(&r->o, &r->id, r->rev, file, url, sizeof url, err);
+    if (rc)
+        return rc;
+    want.url = url;
+    want.token = r->o.token;
+    want.allow_http = r->o.allow_http;
+    want.timeout_ms = r->o.timeout_ms;
+    if ((rc = fg__hub_get(&want, resp, err)))
+        return rc;
+    pin_commit(r, resp->commit);
+    return 0;
+}
+
 int fg_source_repo_read(struct fg_source_repo *r, const char *file, uint64_t off, size_t len,
                         void *buf, size_t *got, uint64_t *file_size, bool *remote,
                         struct fg_err *err)
@@ -1110,18 +1139,9 @@ int fg_source_repo_read(struct fg_source_repo *r, const char *file, uint64_t off
             *remote = false;
         return rc;
     }
-    if (errno != ENOENT)
-        return fg_err_set(err, FG_E_IO, "%.300s: %s", path, strerror(errno));
-    if (!fg_source_repo_online(r))
-        return remote_missing(r, file, err);
-    char url[FG_SOURCE_WHERE_MAX];
-    if ((rc = hub_url(&r->o, &r->id, r->rev, file, url, sizeof url, err)))
-        return rc;
-    struct fg__hub_req req = {.url = url, .token = r->o.token, .allow_http = r->o.allow_http,
-                              .timeout_ms = r->o.timeout_ms, .range = true, .range_off = off,
-                              .range_len = len};
+    struct fg__hub_req want = {.range = true, .range_off = off, .range_len = len};
     struct fg__hub_resp resp;
-    if ((rc = fg__hub_get(&req, &resp, err)))
+    if ((rc = read_remote(r, file, path, errno, want, &resp, err)))
         return rc;
     memcpy(buf, resp.body, resp.len);
     *got = resp.len;
@@ -1129,7 +1149,6 @@ int fg_source_repo_read(struct fg_source_repo *r, const char *file, uint64_t off
         *file_size = resp.file_size;
     if (remote)
         *remote = true;
-    pin_commit(r, resp.commit);
     fg__hub_resp_clear(&resp);
     return 0;
 }
@@ -1151,24 +1170,15 @@ int fg_source_repo_read_all(struct fg_source_repo *r, const char *file, uint64_t
             *remote = false;
         return rc;
     }
-    if (errno != ENOENT)
-        return fg_err_set(err, FG_E_IO, "%.300s: %s", path, strerror(errno));
-    if (!fg_source_repo_online(r))
-        return remote_missing(r, file, err);
-    char url[FG_SOURCE_WHERE_MAX];
-    if ((rc = hub_url(&r->o, &r->id, r->rev, file, url, sizeof url, err)))
-        return rc;
-    struct fg__hub_req req = {.url = url, .token = r->o.token, .allow_http = r->o.allow_http,
-                              .timeout_ms = r->o.timeout_ms, .max_bytes = max};
+    struct fg__hub_req want = {.max_bytes = max};
     struct fg__hub_resp resp;
-    if ((rc = fg__hub_get(&req, &resp, err)))
+    if ((rc = read_remote(r, file, path, errno, want, &resp, err)))
         return rc;
     *text = resp.body;
     *len = resp.len;
     resp.body = NULL;
     if (remote)
         *remote = true;
-    pin_commit(r, resp.commit);
     fg__hub_resp_clear(&resp);
     return 0;
 }
