@@ -46,12 +46,8 @@ int fg__add_embedding(struct fg_model *m, uint64_t vocab, uint64_t hidden, struc
 int fg__add_norm(struct fg_model *m, int32_t layer, const char *name, uint64_t width,
                  enum fg_norm_kind kind, struct fg_err *err)
 {
-    char full[32];
-    if (layer >= 0)
-        fg__fmt(full, sizeof full, "%s_%d", name, layer + 1);
-    else
-        fg__copy(full, sizeof full, name);
-    struct fg_node *n = fg__model_add(m, FG_NODE_NORM, layer, full, err);
+    struct fg_node *n = layer >= 0 ? fg__model_add_block(m, FG_NODE_NORM, layer, name, err)
+                                   : fg__model_add(m, FG_NODE_NORM, layer, name, err);
     if (!n)
         return FG_E_NOMEM;
     n->params = width * (kind == FG_NORM_LN ? 2 : 1);
@@ -64,9 +60,8 @@ int fg__add_norm(struct fg_model *m, int32_t layer, const char *name, uint64_t w
 struct fg_node *fg__add_attention(struct fg_model *m, int32_t layer, const struct fg_attn_shape *s,
                                   struct fg_err *err)
 {
-    char name[32];
-    fg__fmt(name, sizeof name, "%s_%d", s->cross ? "CrossAttention" : "Attention", layer + 1);
-    struct fg_node *n = fg__model_add(m, FG_NODE_ATTN, layer, name, err);
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_ATTN, layer,
+                                            s->cross ? "CrossAttention" : "Attention", err);
     if (!n)
         return NULL;
     uint64_t q = s->heads * s->head_dim, kv = s->kv_heads * s->head_dim;
@@ -107,9 +102,7 @@ struct fg_node *fg__add_attention(struct fg_model *m, int32_t layer, const struc
 struct fg_node *fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_mlp_shape *s,
                             struct fg_err *err)
 {
-    char name[32];
-    fg__fmt(name, sizeof name, "MLP_%d", layer + 1);
-    struct fg_node *n = fg__model_add(m, FG_NODE_MLP, layer, name, err);
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_MLP, layer, "MLP", err);
     if (!n)
         return NULL;
     if (s->gated && s->fused_gate_up) {

@@ -394,9 +394,7 @@ static int read_nomic_bert(const struct fg_cfg *c, struct fg_model *m, const voi
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
             return rc;
         if (every && l % every == 1) {
-            char name[32];
-            fg__fmt(name, sizeof name, "MoE_%d", li + 1);
-            struct fg_node *n = fg__model_add(m, FG_NODE_MOE, li, name, err);
+            struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, li, "MoE", err);
             if (!n)
                 return FG_E_NOMEM;
             fg__node_linear(n, "router", m->hidden, experts, 1, false);

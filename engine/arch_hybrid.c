@@ -168,9 +168,7 @@ struct mamba2_shape {
 static int add_mamba2(struct fg_model *m, int32_t layer, const struct mamba2_shape *s,
                       struct fg_err *err)
 {
-    char name[32];
-    fg__fmt(name, sizeof name, "Mamba_%d", layer + 1);
-    struct fg_node *n = fg__model_add(m, FG_NODE_MAMBA2, layer, name, err);
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_MAMBA2, layer, "Mamba", err);
     if (!n)
         return FG_E_NOMEM;
     uint64_t inner = s->heads * s->head_dim, conv_dim = inner + 2 * s->groups * s->state;
@@ -211,9 +209,7 @@ struct nemotron_moe_shape {
 static int add_nemotron_moe(struct fg_model *m, int32_t layer, const struct nemotron_moe_shape *s,
                             struct fg_err *err)
 {
-    char name[32];
-    fg__fmt(name, sizeof name, "MoE_%d", layer + 1);
-    struct fg_node *n = fg__model_add(m, FG_NODE_MOE, layer, name, err);
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
     if (!n)
         return FG_E_NOMEM;
     uint64_t in = s->latent ? s->latent : s->hidden;
@@ -359,9 +355,7 @@ static int read_nemotron_h(const struct fg_cfg *c, struct fg_model *m, const voi
 static int add_shortconv(struct fg_model *m, int32_t layer, uint64_t hidden, uint64_t kernel,
                          bool bias, struct fg_err *err)
 {
-    char name[32];
-    fg__fmt(name, sizeof name, "ShortConv_%d", layer + 1);
-    struct fg_node *n = fg__model_add(m, FG_NODE_SHORTCONV, layer, name, err);
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_SHORTCONV, layer, "ShortConv", err);
     if (!n)
         return FG_E_NOMEM;
     fg__node_linear(n, "in_proj", hidden, 3 * hidden, 1, bias);

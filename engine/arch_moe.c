@@ -126,9 +126,7 @@ static bool is_moe_layer(const struct moe_cfg *k, uint64_t l)
 static int add_moe(struct fg_model *m, int32_t layer, const struct moe_cfg *k, struct fg_err *err)
 {
     const struct moe_spec *s = k->s;
-    char name[32];
-    fg__fmt(name, sizeof name, "MoE_%d", layer + 1);
-    struct fg_node *n = fg__model_add(m, FG_NODE_MOE, layer, name, err);
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
     if (!n)
         return err ? err->code : FG_E_NOMEM;
     uint64_t h = m->hidden, e = k->experts, w = k->moe_inter;
@@ -185,9 +183,7 @@ static int add_moe(struct fg_model *m, int32_t layer, const struct moe_cfg *k, s
  */
 static int add_mla(struct fg_model *m, int32_t layer, const struct moe_cfg *k, struct fg_err *err)
 {
-    char name[32];
-    fg__fmt(name, sizeof name, "Attention_%d", layer + 1);
-    struct fg_node *n = fg__model_add(m, FG_NODE_MLA, layer, name, err);
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_MLA, layer, "Attention", err);
     if (!n)
         return err ? err->code : FG_E_NOMEM;
     uint64_t h = m->hidden, heads = m->heads, qhd = k->nope + k->rope;

@@ -532,9 +532,7 @@ static const struct fg_core_defaults llama4_text_d = {
 static int add_llama4_moe(struct fg_model *m, int32_t layer, uint64_t experts, uint64_t top_k,
                           struct fg_err *err)
 {
-    char name[32];
-    fg__fmt(name, sizeof name, "MoE_%d", layer + 1);
-    struct fg_node *n = fg__model_add(m, FG_NODE_MOE, layer, name, err);
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
     if (!n)
         return FG_E_NOMEM;
     uint64_t h = m->hidden, f = m->inter;

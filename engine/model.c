@@ -47,6 +47,14 @@ struct fg_node *fg__model_add(struct fg_model *m, enum fg_node_kind kind, int32_
     return n;
 }
 
+struct fg_node *fg__model_add_block(struct fg_model *m, enum fg_node_kind kind, int32_t layer,
+                                    const char *base, struct fg_err *err)
+{
+    char name[sizeof m->nodes->name];
+    fg__fmt(name, sizeof name, "%s_%d", base, layer + 1);
+    return fg__model_add(m, kind, layer, name, err);
+}
+
 void fg__node_linear(struct fg_node *n, const char *role, uint64_t in, uint64_t out, uint64_t count,
                      bool bias)
 {

@@ -159,6 +159,11 @@ uint32_t fg_model_main_layers(const struct fg_model *m);
 struct fg_node *fg__model_add(struct fg_model *m, enum fg_node_kind kind, int32_t layer,
                               const char *name, struct fg_err *err);
 
+/* Append a node of block `layer` (from 0) named "<base>_<layer + 1>" ("Attention_12"); NULL
+ * when out of memory (err set). */
+struct fg_node *fg__model_add_block(struct fg_model *m, enum fg_node_kind kind, int32_t layer,
+                                    const char *base, struct fg_err *err);
+
 /* Add a linear to a node and its params (in*out*count + bias*out*count). */
 void fg__node_linear(struct fg_node *n, const char *role, uint64_t in, uint64_t out, uint64_t count,
                      bool bias);
