@@ -200,17 +200,28 @@ static void count_floor_should_be_under_every_layout_of_the_count(void **state)
     assert_true(tight > 100); /* a floor, not a formality: reached by the ZeRO-3 layouts */
 }
 
+/* The default full fine-tune of a fixture model planned on cards of card_gb (up to max_gpus,
+ * 0 for the default); fails the test on an estimator error. */
+static void plan_full(const char *model, unsigned card_gb, uint32_t max_gpus, struct fg_plan *p)
+{
+    struct fg_model *m = load(model);
+    struct fg_job job;
+    fg_job_defaults(&job, FG_MODE_FULL);
+    struct fg_plan_opts o;
+    fg_plan_opts_default(&o);
+    if (max_gpus)
+        o.max_gpus = max_gpus;
+    struct fg_err err = {0};
+    if (fg_plan_layouts(m, &job, fg_fit_usable(card_gb, 0, &o.fit), &o, p, &err))
+        fail_msg("%s: %s", model, err.detail);
+    fg_model_free(m);
+}
+
 static void nemotron_full_on_h200_should_split_by_layer_on_two_cards(void **state)
 {
     (void)state;
-    struct fg_model *m = load(MODELS "/nvidia--NVIDIA-Nemotron-Nano-9B-v2");
-    struct fg_job job;
-    fg_job_defaults(&job, FG_MODE_FULL);
-    job.seq_len = 2048;
-    struct fg_plan_opts o;
-    fg_plan_opts_default(&o);
-    struct fg_plan p;
-    assert_int_equal(fg_plan_layouts(m, &job, fg_fit_usable(141, 0, &o.fit), &o, &p, NULL), 0);
+    struct fg_plan p; /* the default job is 2048 tokens, the seed's */
+    plan_full(MODELS "/nvidia--NVIDIA-Nemotron-Nano-9B-v2", 141, 0, &p);
     assert_int_equal(p.status, FG_PLAN_FOUND);
     assert_int_equal(p.options[0].gpus, 2);
     assert_int_equal(p.options[0].pp, 2);
@@ -220,23 +231,16 @@ static void nemotron_full_on_h200_should_split_by_layer_on_two_cards(void **stat
     print_message("Nemotron-Nano-9B-v2 full on 2 x H200: layers %s\n", split);
     /* stage 0 carries the embedding and 2 micro-batches in flight: it gets fewer blocks */
     assert_true(p.options[0].cut[1] < 56 / 2 + 4);
-    fg_model_free(m);
 }
 
 static void moe_layouts_should_use_expert_parallel_with_tp_1(void **state)
 {
     (void)state;
-    struct fg_model *m = load(MODELS "/Qwen--Qwen3-30B-A3B");
-    struct fg_job job;
-    fg_job_defaults(&job, FG_MODE_FULL);
-    struct fg_plan_opts o;
-    fg_plan_opts_default(&o);
     struct fg_plan p;
-    assert_int_equal(fg_plan_layouts(m, &job, fg_fit_usable(80, 0, &o.fit), &o, &p, NULL), 0);
+    plan_full(MODELS "/Qwen--Qwen3-30B-A3B", 80, 0, &p);
     assert_int_equal(p.status, FG_PLAN_FOUND);
     assert_true(p.options[0].ep > 1);
     assert_int_equal(p.options[0].tp, 1);
-    fg_model_free(m);
 }
 
 /* The best layout of a larger count is shown, not the first ones found: the planner kept
@@ -245,14 +249,8 @@ static void moe_layouts_should_use_expert_parallel_with_tp_1(void **state)
 static void plan_should_show_the_best_layout_of_each_larger_count(void **state)
 {
     (void)state;
-    struct fg_model *m = load(MODELS "/openai--gpt-oss-120b");
-    struct fg_job job;
-    fg_job_defaults(&job, FG_MODE_FULL);
-    struct fg_plan_opts o;
-    fg_plan_opts_default(&o);
     struct fg_plan p;
-    struct fg_err err = {0};
-    assert_int_equal(fg_plan_layouts(m, &job, fg_fit_usable(141, 0, &o.fit), &o, &p, &err), 0);
+    plan_full(MODELS "/openai--gpt-oss-120b", 141, 0, &p);
     assert_int_equal(p.status, FG_PLAN_FOUND);
     bool larger = false;
     for (size_t i = 1; i < p.n; i++) {
@@ -262,23 +260,15 @@ static void plan_should_show_the_best_layout_of_each_larger_count(void **state)
         assert_true(p.options[i].ep > 1); /* EP ranks first (NeMo), and fits there */
     }
     assert_true(larger);
-    fg_model_free(m);
 }
 
 static void impossible_request_should_say_why(void **state)
 {
     (void)state;
-    struct fg_model *m = load(MODELS "/moonshotai--Kimi-K2-Instruct");
-    struct fg_job job;
-    fg_job_defaults(&job, FG_MODE_FULL);
-    struct fg_plan_opts o;
-    fg_plan_opts_default(&o);
-    o.max_gpus = 8;
     struct fg_plan p;
-    assert_int_equal(fg_plan_layouts(m, &job, fg_fit_usable(16, 0, &o.fit), &o, &p, NULL), 0);
+    plan_full(MODELS "/moonshotai--Kimi-K2-Instruct", 16, 8, &p);
     assert_int_equal(p.status, FG_PLAN_IMPOSSIBLE);
     assert_non_null(strstr(p.why, "8 GPUs"));
-    fg_model_free(m);
 }
 
 static int collect(const char *name, const char *value, void *ctx)
