@@ -50,25 +50,13 @@ struct card_row {
 
 static const enum fg_mode table_modes[3] = {FG_MODE_FULL, FG_MODE_LORA, FG_MODE_SERVE};
 
-static struct fg_job job_for_mode(const struct fg_cli_opts *o, enum fg_mode mode)
-{
-    struct fg_job j = o->job;
-    if (mode != o->job.mode) {
-        /* other columns use the seeds' defaults, with the user's sequence */
-        fg_job_defaults(&j, mode);
-        if (o->seq_set && mode != FG_MODE_SERVE)
-            j.seq_len = o->job.seq_len;
-    }
-    return j;
-}
-
 static int fill_card(const struct fg_model *m, const struct fg_cli_opts *o,
                      const struct fg_plan_opts *po, struct card_row *r, bool planned,
                      struct fg_err *err)
 {
     r->usable = fg_fit_usable(r->gpu->memory_gb, r->gpu->memory_bytes, &po->fit);
     for (int k = 0; k < 3; k++) {
-        struct fg_job j = job_for_mode(o, table_modes[k]);
+        struct fg_job j = fg_cli_job_for_mode(o, table_modes[k]);
         /* the table reads totals only: no attributed lines to format */
         int rc = fg_memory_estimate_totals(m, &j, &r->est[k], err);
         if (rc)

@@ -193,3 +193,14 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
     }
     return 0;
 }
+
+struct fg_job fg_cli_job_for_mode(const struct fg_cli_opts *o, enum fg_mode mode)
+{
+    struct fg_job j = o->job;
+    if (mode != o->job.mode) {
+        fg_job_defaults(&j, mode);
+        if (o->seq_set && mode != FG_MODE_SERVE)
+            j.seq_len = o->job.seq_len;
+    }
+    return j;
+}

@@ -26,4 +26,11 @@ struct fg_cli_opts {
  */
 int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o);
 
+/*
+ * The job for one mode column of the card table (plan's text table and the
+ * HTML report): the user's job for its own mode; for the other modes the
+ * seeds' defaults, keeping the user's --seq except in serve.
+ */
+struct fg_job fg_cli_job_for_mode(const struct fg_cli_opts *o, enum fg_mode mode);
+
 #endif

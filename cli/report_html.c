@@ -81,19 +81,6 @@ static double text_w(const char *s, double px)
 
 /* ---- the numbers ------------------------------------------------------- */
 
-/* A job mode of the table: the user's job for its own mode, the seeds' defaults otherwise
- * (cmd_plan.c job_for_mode: same rule, same columns). */
-static struct fg_job job_for_mode(const struct fg_cli_opts *o, enum fg_mode mode)
-{
-    struct fg_job j = o->job;
-    if (mode != o->job.mode) {
-        fg_job_defaults(&j, mode);
-        if (o->seq_set && mode != FG_MODE_SERVE)
-            j.seq_len = o->job.seq_len;
-    }
-    return j;
-}
-
 struct card {
     const struct fg_gpu *gpu;
     uint64_t usable;
@@ -166,7 +153,7 @@ static int compute(struct report *r, struct fg_err *err)
         c->gpu = rows[i];
         c->usable = fg_fit_usable(c->gpu->memory_gb, c->gpu->memory_bytes, &r->po.fit);
         for (int k = 0; k < 3; k++) {
-            struct fg_job j = job_for_mode(o, table_modes[k]);
+            struct fg_job j = fg_cli_job_for_mode(o, table_modes[k]);
             if ((rc = fg_memory_estimate(m, &j, &c->est[k], err)))
                 return rc;
             fg_fit_card(&c->est[k], c->usable, &r->po.fit, &c->fit[k]);
@@ -192,7 +179,7 @@ static int compute(struct report *r, struct fg_err *err)
         r->mode_name[r->nmodes++] = fg_mode_name(o->job.mode);
     }
     for (int k = 0; k < 3; k++) {
-        struct fg_job j = job_for_mode(o, table_modes[k]);
+        struct fg_job j = fg_cli_job_for_mode(o, table_modes[k]);
         if ((rc = fg_memory_estimate(m, &j, &r->mode_est[r->nmodes], err)))
             return rc;
         r->mode_name[r->nmodes++] = fg_mode_name(table_modes[k]);
