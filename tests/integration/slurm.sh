@@ -10,90 +10,18 @@
 # stopped on exit, failure or interrupt; every command has a timeout.  KEEP=1 keeps the
 # cluster's directory (logs, job outputs) when a check fails.
 set -u
-REPO=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$REPO" || exit 2
-HERE=$REPO/tests/integration/slurm
-die() { echo "slurm.sh: $*" >&2; exit 2; }
-
-if [ "$(id -u)" != 0 ]; then
-    echo "slurm.sh: SKIP: needs root (it runs munged, slurmctld and slurmd)"
-    exit 0
-fi
-missing=""
-for b in munged slurmctld slurmd sbatch; do
-    command -v "$b" >/dev/null 2>&1 || missing=1
-done
-if [ -n "$missing" ]; then
-    echo "slurm.sh: installing slurmctld slurmd slurm-client munge"
-    timeout 300 apt-get update -qq &&
-        DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq \
-            slurmctld slurmd slurm-client munge >/dev/null || die "cannot install Slurm"
-fi
-command -v cc >/dev/null 2>&1 || die "a C compiler is needed (make deps)"
-if [ ! -f build/spank_fitgate.so ] || [ ! -f build/fitgate_engine.so ]; then
-    timeout 600 make -s all >/dev/null || die "build failed"
-fi
-
-T_START=$(date +%s%N)
-SROOT=$(mktemp -d /tmp/fitgate-slurm.XXXXXX) || die "mktemp failed"
-chmod 755 "$SROOT"
-BH_PID=""
-FAIL=0
-cleanup() {
-    cluster_down
-    [ -n "$BH_PID" ] && kill "$BH_PID" 2>/dev/null && wait "$BH_PID" 2>/dev/null
-    if [ "$FAIL" != 0 ] && [ -n "${KEEP:-}" ]; then
-        echo "slurm.sh: kept $SROOT"
-    else
-        rm -rf "$SROOT"
-    fi
-}
-# shellcheck source=tests/integration/slurm/cluster.sh
-source "$HERE/cluster.sh"
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source=tests/integration/slurm/common.sh
+source "$(dirname "$0")/slurm/common.sh"
+slurm_begin fitgate-slurm
 
 # --- what the cluster runs, readable by the job user wherever the repository lives
-cp build/spank_fitgate.so build/fitgate_engine.so "$SROOT/" || die "copy plugin"
-mkdir -p "$SROOT/models"
-for m in nvidia--NVIDIA-Nemotron-Nano-9B-v2 Qwen--Qwen3-0.6B; do
-    mkdir -p "$SROOT/models/$m"
-    cp "tests/fixtures/models/$m/config.json" "$SROOT/models/$m/" || die "copy $m"
-done
 cp tests/fixtures/hwloc/mpibind-g4dnmetal.xml "$SROOT/t4x8.xml" || die "copy topology"
 : > "$SROOT/fitgate.conf"
-chmod -R a+rX "$SROOT"
-cc -std=c11 -O2 -o "$SROOT/blackhole" "$HERE/blackhole.c" || die "cannot build blackhole"
-
-NEMO=$SROOT/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2
-QWEN=$SROOT/models/Qwen--Qwen3-0.6B
-PORTS=$("$SROOT/blackhole" freeport 2 | tr '\n' ' ')
-NODE_GRES="gpu:t4:8,gpu:h100:8"
-GRES_LINES="Name=gpu Type=t4 File=$SROOT/dev/nvidia[0-7]
-Name=gpu Type=h100 File=$SROOT/dev/nvidia[8-15]"
+slurm_stage
 PLUGSTACK="required $SROOT/spank_fitgate.so conf=$SROOT/fitgate.conf topology=$SROOT/t4x8.xml"
-if ! cluster_up; then
-    FAIL=1
-    tail -n 20 "$SROOT"/log/*.log
-    die "cluster did not come up"
-fi
-T_UP=$(date +%s%N)
-echo "slurm.sh: cluster up in $(( (T_UP - T_START) / 1000000 )) ms (ports $PORTS)"
+slurm_up
 
-# --- helpers -------------------------------------------------------------------------
-PASS=0
-ok() { echo "ok   $*"; PASS=$((PASS + 1)); }
-bad() {
-    echo "FAIL $*"
-    FAIL=$((FAIL + 1))
-    [ -s "$SROOT/err" ] && sed 's/^/     | /' "$SROOT/err" | head -12
-}
-# as_user CMD...: run CMD as nobody from the jobs directory; stdout to $SROOT/out,
-# stderr to $SROOT/err, exit status returned; TMO seconds at most (default 30).
-as_user() {
-    (cd "$SROOT/jobs" && timeout "${TMO:-30}" runuser -u nobody -- \
-        env SLURM_CONF="$SLURM_CONF" PATH=/usr/bin:/bin "$@") > "$SROOT/out" 2> "$SROOT/err"
-}
+# --- helpers (common.sh has ok, bad, as_user, field, err_has, err_re, ms_since) ---------
 wait_job() {   # wait_job ID: until it leaves the queue (60 s at most)
     local i
     for i in $(seq 300); do
@@ -102,11 +30,7 @@ wait_job() {   # wait_job ID: until it leaves the queue (60 s at most)
     done
     return 1
 }
-field() { timeout 5 scontrol show job "$1" | grep -o "$2=[^ ]*" | head -1; }
 node_ok() { ! timeout 5 scontrol show node "$NODE" | grep -q 'State=[A-Z+]*DRAIN'; }
-err_has() { grep -qF -- "$1" "$SROOT/err"; }
-err_re() { grep -qE -- "$1" "$SROOT/err"; }
-ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 jobout() { cat "$SROOT/jobs/$1.out" 2>/dev/null; }
 policy() { printf '%s\n' "$@" > "$SROOT/fitgate.conf"; }
 OUT='-o %x-%j.out'
@@ -350,5 +274,5 @@ fi
 
 if node_ok; then ok "node $NODE never drained"; else bad "node $NODE drained"; fi
 timeout 10 scancel --partition=gpu 2>/dev/null
-echo "slurm.sh: $PASS passed, $FAIL failed in $(ms_since "$T_START") ms"
+echo "$ME: $PASS passed, $FAIL failed in $(ms_since "$T_START") ms"
 [ "$FAIL" = 0 ]

@@ -10,54 +10,10 @@
 # starts is stopped on exit; every command has a timeout.  KEEP=1 keeps the directory
 # when a check fails.
 set -u
-REPO=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$REPO" || exit 2
-HERE=$REPO/tests/integration/slurm
-die() { echo "slurm_lua.sh: $*" >&2; exit 2; }
-
-if [ "$(id -u)" != 0 ]; then
-    echo "slurm_lua.sh: SKIP: needs root (it runs munged, slurmctld and slurmd)"
-    exit 0
-fi
-missing=""
-for b in munged slurmctld slurmd sbatch; do
-    command -v "$b" >/dev/null 2>&1 || missing=1
-done
-if [ -n "$missing" ]; then
-    echo "slurm_lua.sh: installing slurmctld slurmd slurm-client munge"
-    timeout 300 apt-get update -qq &&
-        DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq \
-            slurmctld slurmd slurm-client munge >/dev/null || die "cannot install Slurm"
-fi
-if [ ! -f build/spank_fitgate.so ] || [ ! -f build/fitgate_engine.so ] || [ ! -x build/fitgate ]
-then
-    timeout 600 make -s all >/dev/null || die "build failed"
-fi
-
-T_START=$(date +%s%N)
-SROOT=$(mktemp -d /tmp/fitgate-slurm-lua.XXXXXX) || die "mktemp failed"
-chmod 755 "$SROOT"
-FAIL=0
-cleanup() {
-    cluster_down
-    if [ "$FAIL" != 0 ] && [ -n "${KEEP:-}" ]; then echo "slurm_lua.sh: kept $SROOT"
-    else rm -rf "$SROOT"; fi
-}
-# shellcheck source=tests/integration/slurm/cluster.sh
-source "$HERE/cluster.sh"
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-cp build/spank_fitgate.so build/fitgate_engine.so build/fitgate "$SROOT/" || die "copy"
-mkdir -p "$SROOT/models"
-for m in nvidia--NVIDIA-Nemotron-Nano-9B-v2 Qwen--Qwen3-0.6B; do
-    mkdir -p "$SROOT/models/$m"
-    cp "tests/fixtures/models/$m/config.json" "$SROOT/models/$m/" || die "copy $m"
-done
-chmod -R a+rX "$SROOT"
-cc -std=c11 -O2 -o "$SROOT/blackhole" "$HERE/blackhole.c" || die "cannot build blackhole"
-NEMO=$SROOT/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2
-QWEN=$SROOT/models/Qwen--Qwen3-0.6B
+# shellcheck source=tests/integration/slurm/common.sh
+source "$(dirname "$0")/slurm/common.sh"
+slurm_begin fitgate-slurm-lua
+slurm_stage
 
 # lua_script SRC DEST ACTION: a contrib script with this test's fitgate and action
 lua_script() {
@@ -72,34 +28,9 @@ lua_script() {
 mkdir -p "$SROOT/etc"
 lua_script contrib/job_submit.lua "$SROOT/etc/job_submit.lua" reject
 
-PORTS=$("$SROOT/blackhole" freeport 2 | tr '\n' ' ')
-NODE_GRES="gpu:t4:8,gpu:h100:8"
-GRES_LINES="Name=gpu Type=t4 File=$SROOT/dev/nvidia[0-7]
-Name=gpu Type=h100 File=$SROOT/dev/nvidia[8-15]"
 PLUGSTACK="required $SROOT/spank_fitgate.so action=off"
 EXTRA_CONF="JobSubmitPlugins=lua"
-if ! cluster_up; then
-    FAIL=1
-    tail -n 20 "$SROOT"/log/*.log
-    die "cluster did not come up"
-fi
-echo "slurm_lua.sh: cluster up in $(( ($(date +%s%N) - T_START) / 1000000 )) ms"
-
-PASS=0
-ok() { echo "ok   $*"; PASS=$((PASS + 1)); }
-bad() {
-    echo "FAIL $*"
-    FAIL=$((FAIL + 1))
-    [ -s "$SROOT/err" ] && sed 's/^/     | /' "$SROOT/err" | head -12
-}
-as_user() {   # stdout -> $SROOT/out, stderr -> $SROOT/err; CONF: the client's slurm.conf
-    (cd "$SROOT/jobs" && timeout "${TMO:-30}" runuser -u nobody -- \
-        env SLURM_CONF="${CONF:-$SLURM_CONF}" PATH=/usr/bin:/bin "$@") \
-        > "$SROOT/out" 2> "$SROOT/err"
-}
-field() { timeout 5 scontrol show job "$1" | grep -o "$2=[^ ]*" | head -1; }
-err_has() { grep -qF -- "$1" "$SROOT/err"; }
-err_re() { grep -qE -- "$1" "$SROOT/err"; }
+slurm_up
 
 # --- job_submit.lua in slurmctld -------------------------------------------------------------
 if ! as_user sbatch --parsable --hold --ft-model="$NEMO" --ft-mode=lora --gres=gpu:t4:1 \
@@ -160,5 +91,5 @@ fi
 unset CONF
 
 timeout 10 scancel --partition=gpu 2>/dev/null
-echo "slurm_lua.sh: $PASS passed, $FAIL failed in $(( ($(date +%s%N) - T_START) / 1000000 )) ms"
+echo "$ME: $PASS passed, $FAIL failed in $(ms_since "$T_START") ms"
 [ "$FAIL" = 0 ]

@@ -1,0 +1,113 @@
+# shellcheck shell=bash disable=SC2034  # sourced: the variables set here are the callers'
+# common.sh - what tests/integration/slurm.sh and slurm_lua.sh share: the preamble (root or
+# SKIP, Slurm installed, a build, the cluster's directory removed on exit), the staging of the
+# plugin and the fixture models, the cluster's 16 fake GPUs, and the check helpers.
+#
+# Sourced by those scripts after `set -u`; it sources cluster.sh.  On sourcing it sets ME (the
+# script's name: the prefix of its messages), REPO (and cds there), HERE (this folder),
+# PASS and FAIL; the functions below set the rest.
+
+ME=$(basename "$0")
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+cd "$REPO" || exit 2
+HERE=$REPO/tests/integration/slurm
+PASS=0
+FAIL=0
+die() { echo "$ME: $*" >&2; exit 2; }
+
+# shellcheck source=tests/integration/slurm/cluster.sh
+source "$HERE/cluster.sh"
+
+# slurm_begin NAME: root (else SKIP, exit 0), the Slurm daemons (apt-get when missing), a C
+# compiler and a build; then T_START and SROOT, a fresh /tmp/NAME.XXXXXX that the EXIT trap
+# removes (KEEP=1 keeps it when a check failed) after stopping the cluster and BH_PID.
+slurm_begin() {
+    if [ "$(id -u)" != 0 ]; then
+        echo "$ME: SKIP: needs root (it runs munged, slurmctld and slurmd)"
+        exit 0
+    fi
+    local b missing=""
+    for b in munged slurmctld slurmd sbatch; do
+        command -v "$b" >/dev/null 2>&1 || missing=1
+    done
+    if [ -n "$missing" ]; then
+        echo "$ME: installing slurmctld slurmd slurm-client munge"
+        timeout 300 apt-get update -qq &&
+            DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq \
+                slurmctld slurmd slurm-client munge >/dev/null || die "cannot install Slurm"
+    fi
+    command -v cc >/dev/null 2>&1 || die "a C compiler is needed (make deps)"
+    if [ ! -f build/spank_fitgate.so ] || [ ! -f build/fitgate_engine.so ] || [ ! -x build/fitgate ]
+    then
+        timeout 600 make -s all >/dev/null || die "build failed"
+    fi
+
+    T_START=$(date +%s%N)
+    SROOT=$(mktemp -d "/tmp/$1.XXXXXX") || die "mktemp failed"
+    chmod 755 "$SROOT"
+    BH_PID=""
+    trap slurm_cleanup EXIT
+    trap 'exit 130' INT TERM
+}
+
+slurm_cleanup() {
+    cluster_down
+    [ -n "$BH_PID" ] && kill "$BH_PID" 2>/dev/null && wait "$BH_PID" 2>/dev/null
+    if [ "$FAIL" != 0 ] && [ -n "${KEEP:-}" ]; then
+        echo "$ME: kept $SROOT"
+    else
+        rm -rf "$SROOT"
+    fi
+}
+
+# slurm_stage: what the cluster runs, readable by the job user wherever the repository lives:
+# the plugin, the engine and the CLI, two fixture models (NEMO, QWEN) and the blackhole helper;
+# then PORTS, NODE_GRES and GRES_LINES for cluster_up (8 GPUs as gres type t4, 8 as h100).
+slurm_stage() {
+    cp build/spank_fitgate.so build/fitgate_engine.so build/fitgate "$SROOT/" || die "copy build"
+    mkdir -p "$SROOT/models"
+    local m
+    for m in nvidia--NVIDIA-Nemotron-Nano-9B-v2 Qwen--Qwen3-0.6B; do
+        mkdir -p "$SROOT/models/$m"
+        cp "tests/fixtures/models/$m/config.json" "$SROOT/models/$m/" || die "copy $m"
+    done
+    chmod -R a+rX "$SROOT"
+    cc -std=c11 -O2 -o "$SROOT/blackhole" "$HERE/blackhole.c" || die "cannot build blackhole"
+    NEMO=$SROOT/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2
+    QWEN=$SROOT/models/Qwen--Qwen3-0.6B
+    PORTS=$("$SROOT/blackhole" freeport 2 | tr '\n' ' ')
+    NODE_GRES="gpu:t4:8,gpu:h100:8"
+    GRES_LINES="Name=gpu Type=t4 File=$SROOT/dev/nvidia[0-7]
+Name=gpu Type=h100 File=$SROOT/dev/nvidia[8-15]"
+}
+
+# slurm_up: cluster_up (PLUGSTACK and EXTRA_CONF set by the caller), or the daemons' logs and
+# exit 2.
+slurm_up() {
+    if ! cluster_up; then
+        FAIL=1
+        tail -n 20 "$SROOT"/log/*.log
+        die "cluster did not come up"
+    fi
+    echo "$ME: cluster up in $(ms_since "$T_START") ms (ports $PORTS)"
+}
+
+# --- check helpers ---------------------------------------------------------------------
+ok() { echo "ok   $*"; PASS=$((PASS + 1)); }
+bad() {
+    echo "FAIL $*"
+    FAIL=$((FAIL + 1))
+    [ -s "$SROOT/err" ] && sed 's/^/     | /' "$SROOT/err" | head -12
+}
+# as_user CMD...: run CMD as nobody from the jobs directory; stdout to $SROOT/out, stderr to
+# $SROOT/err, exit status returned; TMO seconds at most (default 30), CONF the client's
+# slurm.conf (default the cluster's).
+as_user() {
+    (cd "$SROOT/jobs" && timeout "${TMO:-30}" runuser -u nobody -- \
+        env SLURM_CONF="${CONF:-$SLURM_CONF}" PATH=/usr/bin:/bin "$@") \
+        > "$SROOT/out" 2> "$SROOT/err"
+}
+field() { timeout 5 scontrol show job "$1" | grep -o "$2=[^ ]*" | head -1; }
+err_has() { grep -qF -- "$1" "$SROOT/err"; }
+err_re() { grep -qE -- "$1" "$SROOT/err"; }
+ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
