@@ -92,4 +92,31 @@ static inline void fuzz_log_init(void)
     fg_log_set_sink(fuzz_log_sink, NULL, FG_LOG_DEBUG);
 }
 
+/* libFuzzer's entry points.  Every target defines LLVMFuzzerTestOneInput; one that needs
+ * setup beyond fuzz_log_init (a server, a model, stderr closed) defines LLVMFuzzerInitialize
+ * and calls fuzz_log_init first, the others define it with FUZZ_INITIALIZE_LOG_ONLY. */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define FUZZ_INITIALIZE_LOG_ONLY                                                                   \
+    int LLVMFuzzerInitialize(int *argc, char ***argv)                                              \
+    {                                                                                              \
+        (void)argc;                                                                                \
+        (void)argv;                                                                                \
+        fuzz_log_init();                                                                           \
+        return 0;                                                                                  \
+    }
+
+/* The input as a NUL-terminated string (it may hold NULs before the end); the caller frees
+ * it with free().  NULL when out of memory. */
+static inline char *fuzz_text(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    if (text) {
+        memcpy(text, data, size);
+        text[size] = '\0';
+    }
+    return text;
+}
+
 #endif

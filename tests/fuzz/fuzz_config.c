@@ -17,16 +17,7 @@
 #include "memory.h"
 #include "model.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_log_init();
-    return 0;
-}
+FUZZ_INITIALIZE_LOG_ONLY
 
 static void estimate(const struct fg_model *m, const struct fg_job *job)
 {

@@ -16,16 +16,7 @@
 #include "fuzz.h"
 #include "gpu.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_log_init();
-    return 0;
-}
+FUZZ_INITIALIZE_LOG_ONLY
 
 static void lookups(const struct fg_gpu_table *t, const char *spec)
 {
@@ -38,11 +29,9 @@ static void lookups(const struct fg_gpu_table *t, const char *spec)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size);
     if (!text)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     struct fg_gpu_table *t = (struct fg_gpu_table *)1;
     struct fg_err err = {0};
     int rc = fg_gpu_table_load_text(text, "fuzz/gpus.conf", &t, &err);

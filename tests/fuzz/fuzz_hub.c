@@ -44,9 +44,6 @@
 #include "safetensors.h"
 #include "source.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 #define MAX_RESP 16
 static const char NEXT[] = "\n--NEXT--\n";
 
@@ -171,11 +168,9 @@ static void set_responses(const uint8_t *data, size_t size)
     while (busy)
         pthread_cond_wait(&idle, &mu);
     free(resp_buf);
-    resp_buf = malloc(size + 1);
+    resp_buf = fuzz_text(data, size);
     n_resp = next_resp = 0;
     if (resp_buf) {
-        memcpy(resp_buf, data, size);
-        resp_buf[size] = '\0';
         size_t off = 0;
         while (n_resp < MAX_RESP) {
             const char *nx = memmem(resp_buf + off, size - off, NEXT, sizeof NEXT - 1);

@@ -30,9 +30,6 @@
 #include "memory.h"
 #include "source.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 /* fitgate_common.c logs through Slurm; nothing here calls these, but the object names them. */
 void slurm_error(const char *fmt, ...);
 void slurm_info(const char *fmt, ...);
@@ -104,11 +101,9 @@ static void each(const char *s)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size);
     if (!text)
         return 0;
-    memcpy(text, data, size);
-    text[size] = '\0';
     char *pieces[MAX_PIECES + 2];
     int n = 0;
     char *p = text;

@@ -16,16 +16,7 @@
 #include "fuzz.h"
 #include "policy.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-int LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-    (void)argc;
-    (void)argv;
-    fuzz_log_init();
-    return 0;
-}
+FUZZ_INITIALIZE_LOG_ONLY
 
 static void check_rules(const struct fg_rules *r)
 {
@@ -61,7 +52,7 @@ static void use(const struct fg_policy *p)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct fg_policy *p = malloc(sizeof *p);
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size);
     char **argv = malloc((size / 2 + 2) * sizeof *argv);
     if (!p || !text || !argv)
         goto out;
@@ -71,8 +62,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fuzz_check_rc(rc, &err);
     use(p);
 
-    memcpy(text, data, size);
-    text[size] = '\0';
     int argc = 0;
     for (char *save = NULL, *a = strtok_r(text, " \t\n", &save); a; a = strtok_r(NULL, " \t\n", &save))
         argv[argc++] = a;

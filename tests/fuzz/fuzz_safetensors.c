@@ -17,9 +17,6 @@
 #include "model.h"
 #include "safetensors.h"
 
-int LLVMFuzzerInitialize(int *argc, char ***argv);
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 static struct fg_model *model;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
