@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 struct fg_config {
     cJSON *root;
@@ -17,57 +16,22 @@ struct fg_config {
 
 static int read_file(const char *path, char **text, size_t *len, struct fg_err *err)
 {
-    int fd = fg__open_regular(path);
-    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-    if (!f) {
-        int e = errno;
-        if (fd >= 0)
-            close(fd);
-        if (e == ENOENT || e == ENOTDIR)
-            return fg_err_set(err, FG_E_NOTFOUND, "%s: no such file", path);
-        if (e == EINVAL)
-            return fg_err_set(err, FG_E_IO, "%s: not a regular file; give a config.json file or "
-                              "its directory", path);
-        return fg_err_set(err, FG_E_IO, "%s: cannot open: %s", path, strerror(e));
-    }
-    size_t cap = 65536, n = 0;
-    char *buf = malloc(cap + 1);
-    if (!buf) {
-        fclose(f);
+    if (fg__read_file(path, FG_CONFIG_MAX_BYTES, text, len) == 0)
+        return 0;
+    int e = errno;
+    if (e == ENOENT || e == ENOTDIR)
+        return fg_err_set(err, FG_E_NOTFOUND, "%s: no such file", path);
+    if (e == EINVAL)
+        return fg_err_set(err, FG_E_IO, "%s: not a regular file; give a config.json file or "
+                          "its directory", path);
+    if (e == EFBIG)
+        return fg_err_set(err, FG_E_RANGE, "%s: larger than %u bytes; not a config.json", path,
+                          FG_CONFIG_MAX_BYTES);
+    if (e == ENOMEM)
         return fg_err_set(err, FG_E_NOMEM, "%s: out of memory", path);
-    }
-    for (;;) {
-        if (n == cap) {
-            if (cap >= FG_CONFIG_MAX_BYTES) {
-                free(buf);
-                fclose(f);
-                return fg_err_set(err, FG_E_RANGE, "%s: larger than %u bytes; not a config.json",
-                                  path, FG_CONFIG_MAX_BYTES);
-            }
-            cap *= 2;
-            char *nb = realloc(buf, cap + 1);
-            if (!nb) {
-                free(buf);
-                fclose(f);
-                return fg_err_set(err, FG_E_NOMEM, "%s: out of memory", path);
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
+    if (e == EIO)
         return fg_err_set(err, FG_E_IO, "%s: read error", path);
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    return 0;
+    return fg_err_set(err, FG_E_IO, "%s: cannot open: %s", path, strerror(e));
 }
 
 int fg_config_load(const char *path, struct fg_config **out, struct fg_err *err)

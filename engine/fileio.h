@@ -5,6 +5,8 @@
 #ifndef FG_FILEIO_H
 #define FG_FILEIO_H
 
+#include <stddef.h>
+
 /*
  * Open path read-only without blocking on a FIFO or a device (O_NONBLOCK;
  * a FIFO with no writer would otherwise hang sbatch or slurmstepd), then
@@ -13,5 +15,16 @@
  * absent, EINVAL when not a regular file, else the open error.
  */
 int fg__open_regular(const char *path);
+
+/*
+ * Read all of the regular file at path (opened with fg__open_regular) into a
+ * NUL-terminated buffer; the caller frees *text with free().  The size is
+ * not trusted from fstat: it reads until end of file, at most max bytes
+ * (max < SIZE_MAX).  Returns 0, or -1 with errno set and *text untouched: the
+ * fg__open_regular errors (ENOENT / ENOTDIR when absent, EINVAL when not a
+ * regular file), EFBIG when longer than max, ENOMEM, EIO when a read fails.
+ * Callers word the message; this module has no fg_err.
+ */
+int fg__read_file(const char *path, size_t max, char **text, size_t *len);
 
 #endif

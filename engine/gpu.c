@@ -16,12 +16,9 @@
 
 #include <errno.h>
 #include <stdbool.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 #define MAX_ROWS 4096
 #define MAX_SITE_BYTES (1u << 20)
@@ -661,42 +658,27 @@ int fg_gpu_table_load(const char *path, struct fg_gpu_table **out, struct fg_err
         return fg_err_set(err, FG_E_INVAL, "fg_gpu_table_load: out is NULL");
     if (!path)
         return fg_gpu_table_load_text(NULL, NULL, out, err);
-    int fd = fg__open_regular(path);
-    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-    if (!f) {
+    char *buf;
+    size_t n;
+    if (fg__read_file(path, MAX_SITE_BYTES, &buf, &n) != 0) {
         int e = errno;
-        if (fd >= 0)
-            close(fd);
         if (e == EINVAL)
             return fg_err_set(err, FG_E_IO, "%s: not a regular file; give a gpus.conf file", path);
+        if (e == EFBIG)
+            return fg_err_set(err, FG_E_RANGE, "%s: larger than %u bytes; a GPU table is a few KB",
+                              path, MAX_SITE_BYTES);
+        if (e == ENOMEM)
+            return fg_err_set(err, FG_E_NOMEM, "%s: out of memory", path);
+        if (e == EIO)
+            return fg_err_set(err, FG_E_IO, "%s: read error", path);
         return fg_err_set(err, e == ENOENT ? FG_E_NOTFOUND : FG_E_IO,
                           "%s: cannot open the site GPU table: %s", path, strerror(e));
     }
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return fg_err_set(err, FG_E_IO, "%s: not a regular file; give a gpus.conf file", path);
-    }
-    char *buf = malloc(MAX_SITE_BYTES + 1);
-    if (!buf) {
-        fclose(f);
-        return fg_err_set(err, FG_E_NOMEM, "%s: out of memory", path);
-    }
-    size_t n = fread(buf, 1, MAX_SITE_BYTES + 1, f);
-    int rerr = ferror(f);
-    fclose(f);
     int rc;
-    if (rerr)
-        rc = fg_err_set(err, FG_E_IO, "%s: read error", path);
-    else if (n > MAX_SITE_BYTES)
-        rc = fg_err_set(err, FG_E_RANGE, "%s: larger than %u bytes; a GPU table is a few KB",
-                        path, MAX_SITE_BYTES);
-    else if (memchr(buf, '\0', n))
+    if (memchr(buf, '\0', n))
         rc = fg_err_set(err, FG_E_PARSE, "%s: contains NUL bytes; not a text file", path);
-    else {
-        buf[n] = '\0';
+    else
         rc = fg_gpu_table_load_text(buf, path, out, err);
-    }
     free(buf);
     return rc;
 }
