@@ -238,11 +238,8 @@ static int run(int argc, char **argv, bool check)
         fg_model_free(m);
         return 2;
     }
-    /* ZeRO shards over every GPU the job asks for, as the plugin assesses a submission
-     * (policies/decide.c fg_assess): the estimate is then per GPU under DP = that count. */
-    uint32_t asked = o.gpus ? o.gpus * (o.nodes ? o.nodes : 1) : 0;
-    if (o.job.zero && asked > 1)
-        o.job.dp = asked;
+    /* every GPU asked for is a data-parallel rank, as the plugin assesses a submission */
+    fg_job_on_gpus(&o.job, o.gpus * (o.nodes ? o.nodes : 1));
     struct fg_plan_opts po;
     fg_plan_opts_default(&po);
     po.fit.headroom = o.headroom;

@@ -135,6 +135,12 @@ void fg_job_defaults(struct fg_job *job, enum fg_mode mode)
     job->inflight = 1;
 }
 
+void fg_job_on_gpus(struct fg_job *job, uint32_t gpus)
+{
+    if (job->zero && gpus > 1)
+        job->dp = gpus;
+}
+
 /* ---- helpers -------------------------------------------------------------- */
 
 /* Is node on the pipeline stage the job sizes? */

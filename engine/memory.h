@@ -70,6 +70,10 @@ struct fg_job {
  * at 4096 tokens. */
 void fg_job_defaults(struct fg_job *job, enum fg_mode mode);
 
+/* The job runs on gpus GPUs, each a data-parallel rank: a ZeRO stage then shards over all
+ * of them (dp = gpus), as the plugin assesses a submission and the CLI's --gpus reads. */
+void fg_job_on_gpus(struct fg_job *job, uint32_t gpus);
+
 /* Parse the spellings the CLI and the plugin accept; FG_E_INVAL naming the value. */
 int fg_mode_parse(const char *s, enum fg_mode *out, struct fg_err *err);
 int fg_precision_parse(const char *s, enum fg_precision *out, struct fg_err *err);

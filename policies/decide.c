@@ -79,8 +79,7 @@ int fg_assess(const struct fg_model *m, const struct fg_job *job, const struct f
 {
     memset(out, 0, sizeof *out);
     out->job = *job;
-    if (job->zero && gpus > 1)
-        out->job.dp = gpus;
+    fg_job_on_gpus(&out->job, gpus);
     out->layers = fg_model_main_layers(m);
     int rc = fg_memory_estimate(m, &out->job, &out->est, err);
     if (rc || !gpu)
