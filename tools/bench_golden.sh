@@ -40,6 +40,18 @@ variants=(
     "qlora|--json --gpu t4 --mode qlora --grad-ckpt"
 )
 
+same_outputs() {   # same_outputs WANT GOT WHAT: exit 1 with the files that differ
+    local n
+    n=$(ls "$2" | grep -c '\.out$')
+    if diff -r -q "$1" "$2" >/dev/null; then
+        echo "bench_golden: $n outputs byte-identical $3"
+    else
+        echo "bench_golden: DIFFERENT $3:"
+        diff -r -q "$1" "$2" | head -20
+        exit 1
+    fi
+}
+
 produce() {   # produce OUTDIR
     local out=$1 m name v tag args
     mkdir -p "$out"
@@ -103,14 +115,7 @@ against)
         { cat "$scratch/make.log" >&2; exit 2; }
     FITGATE=$scratch/build/fitgate produce "$scratch/out-$rev"
     produce "$scratch/out-now"
-    n=$(ls "$scratch/out-now" | grep -c '\.out$')
-    if diff -r -q "$scratch/out-$rev" "$scratch/out-now" >/dev/null; then
-        echo "bench_golden: $n outputs byte-identical with $* as in $rev"
-    else
-        echo "bench_golden: DIFFERENT from $* as in $rev:"
-        diff -r -q "$scratch/out-$rev" "$scratch/out-now" | head -20
-        exit 1
-    fi
+    same_outputs "$scratch/out-$rev" "$scratch/out-now" "with $* as in $rev"
     ;;
 record)
     rm -rf "$dir"
@@ -122,14 +127,7 @@ compare)
     now=$(mktemp -d /tmp/fitgate-golden.XXXXXX)
     trap 'rm -rf "$now"' EXIT
     produce "$now"
-    n=$(ls "$now" | grep -c '\.out$')
-    if diff -r -q "$dir" "$now" >/dev/null; then
-        echo "bench_golden: $n outputs byte-identical to $dir"
-    else
-        echo "bench_golden: DIFFERENT from $dir:"
-        diff -r -q "$dir" "$now" | head -20
-        exit 1
-    fi
+    same_outputs "$dir" "$now" "to $dir"
     ;;
 *) echo "usage: $0 record|compare DIR" >&2; exit 2 ;;
 esac
