@@ -44,9 +44,9 @@ same_outputs() {   # same_outputs WANT GOT WHAT: exit 1 with the files that diff
     local n
     n=$(ls "$2" | grep -c '\.out$')
     if diff -r -q "$1" "$2" >/dev/null; then
-        echo "bench_golden: $n outputs byte-identical $3"
+        echo "bench_golden: $n outputs byte-identical ($3)"
     else
-        echo "bench_golden: DIFFERENT $3:"
+        echo "bench_golden: DIFFERENT ($3):"
         diff -r -q "$1" "$2" | head -20
         exit 1
     fi
@@ -115,7 +115,7 @@ against)
         { cat "$scratch/make.log" >&2; exit 2; }
     FITGATE=$scratch/build/fitgate produce "$scratch/out-$rev"
     produce "$scratch/out-now"
-    same_outputs "$scratch/out-$rev" "$scratch/out-now" "with $* as in $rev"
+    same_outputs "$scratch/out-$rev" "$scratch/out-now" "against $* as in $rev"
     ;;
 record)
     rm -rf "$dir"
@@ -127,7 +127,7 @@ compare)
     now=$(mktemp -d /tmp/fitgate-golden.XXXXXX)
     trap 'rm -rf "$now"' EXIT
     produce "$now"
-    same_outputs "$dir" "$now" "to $dir"
+    same_outputs "$dir" "$now" "against $dir"
     ;;
 *) echo "usage: $0 record|compare DIR" >&2; exit 2 ;;
 esac
