@@ -43,13 +43,19 @@ for _k, _v in (
     os.environ.setdefault(_k, _v)
 
 GRID_COLS = ["name", "config_dir", "mode", "precision", "batch", "seq", "grad_ckpt", "lora_rank", "layers_override"]
-OUT_COLS = GRID_COLS + [
+# Optional trailing grid columns, in this order; a row may stop before any of them (defaults below).
+OPT_COLS = ["lora_targets", "optimizer", "attn"]
+OPT_DEFAULTS = {"lora_targets": "all-linear", "optimizer": "adamw", "attn": "sdpa"}
+OPTIMIZERS = ("adamw", "adamw-fused")
+ATTNS = ("sdpa", "eager")
+OUT_COLS = GRID_COLS + OPT_COLS + [
     "status",
     "model_class", "attn_impl", "experts_impl", "param_dtypes", "adapter_dtype",
     "n_params", "n_state_dict", "n_trainable", "n_layers",
     "mem_base", "mem_weights", "peak_build", "mem_setup", "mem_static",
     "peak_alloc_step1", "peak_reserved_step1",
     "peak_alloc", "peak_reserved", "peak_active",
+    "mem_after_fwd", "peak_fwd", "peak_bwd",
     "reserved_end", "device_used_end", "device_total",
     "step_ms", "build_s", "row_s", "loss",
     "gpu", "torch", "transformers", "peft", "alloc_conf",
@@ -76,9 +82,12 @@ def _on_alarm(signum, frame):
 
 class Row:
     def __init__(self, fields, lineno):
-        if len(fields) != len(GRID_COLS):
-            raise ValueError(f"grid line {lineno}: expected {len(GRID_COLS)} fields, got {len(fields)}: {fields}")
-        d = dict(zip(GRID_COLS, fields))
+        if not len(GRID_COLS) <= len(fields) <= len(GRID_COLS) + len(OPT_COLS):
+            raise ValueError(f"grid line {lineno}: expected {len(GRID_COLS)} to {len(GRID_COLS) + len(OPT_COLS)} "
+                             f"fields, got {len(fields)}: {fields}")
+        d = dict(OPT_DEFAULTS)
+        d.update((k, v) for k, v in zip(GRID_COLS + OPT_COLS, fields) if v not in ("-", ""))
+        d.update(zip(GRID_COLS, fields))
         self.name = d["name"]
         self.config_dir = d["config_dir"]
         self.mode = d["mode"]
@@ -88,6 +97,13 @@ class Row:
         self.grad_ckpt = d["grad_ckpt"].lower() in ("1", "true", "yes", "on")
         self.lora_rank = 0 if d["lora_rank"] in ("-", "") else int(d["lora_rank"])
         self.layers_override = None if d["layers_override"] in ("-", "") else int(d["layers_override"])
+        self.lora_targets = d["lora_targets"]
+        self.optimizer = d["optimizer"]
+        self.attn = d["attn"]
+        if self.optimizer not in OPTIMIZERS:
+            raise ValueError(f"grid line {lineno}: optimizer {self.optimizer!r} not in {OPTIMIZERS}")
+        if self.attn not in ATTNS:
+            raise ValueError(f"grid line {lineno}: attn {self.attn!r} not in {ATTNS}")
         if self.mode not in MODES:
             raise ValueError(f"grid line {lineno}: mode {self.mode!r} not in {MODES}")
         if self.precision not in PRECISIONS:
@@ -103,6 +119,9 @@ class Row:
             "batch": self.batch, "seq": self.seq, "grad_ckpt": int(self.grad_ckpt),
             "lora_rank": self.lora_rank if self.lora_rank else "-",
             "layers_override": self.layers_override if self.layers_override is not None else "-",
+            "lora_targets": self.lora_targets if self.mode == "lora" else "-",
+            "optimizer": self.optimizer if self.mode != "serve" else "-",
+            "attn": self.attn,
         }
 
 
@@ -301,9 +320,9 @@ def is_causal(cfg):
     return any(("CausalLM" in a) or ("LMHead" in a) for a in archs)
 
 
-def build_model(env, config, causal, dtype, experts_impl, notes):
+def build_model(env, config, causal, dtype, experts_impl, notes, attn="sdpa"):
     torch = env.torch
-    kw = {"attn_implementation": "sdpa"}
+    kw = {"attn_implementation": attn}
     if experts_impl:
         kw["experts_implementation"] = experts_impl
 
@@ -359,6 +378,13 @@ def dtype_histogram(model):
     return counts
 
 
+def make_optimizer(torch, row, params, lr):
+    """torch AdamW: the foreach default, or fused=True (one kernel per step, no sqrt(v) temporary)."""
+    if row.optimizer == "adamw-fused":
+        return torch.optim.AdamW(params, lr=lr, fused=True)
+    return torch.optim.AdamW(params, lr=lr)
+
+
 def run_row(env, row, cfg, rec, experts_impl):
     torch = env.torch
     notes = rec["_notes"]
@@ -391,7 +417,7 @@ def run_row(env, row, cfg, rec, experts_impl):
     rec["mem_base"] = env.alloc()
     env.reset_peak()
     t = time.time()
-    model, causal = build_model(env, config, is_causal(cfg), wdtype, experts_impl, notes)
+    model, causal = build_model(env, config, is_causal(cfg), wdtype, experts_impl, notes, row.attn)
     env.sync()
     rec["build_s"] = time.time() - t
     rec["mem_weights"] = env.alloc()
@@ -431,7 +457,7 @@ def run_row(env, row, cfg, rec, experts_impl):
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
         params = [p for p in model.parameters() if p.requires_grad]
         rec["n_trainable"] = sum(p.numel() for p in params)
-        opt = torch.optim.AdamW(params, lr=1e-5)
+        opt = make_optimizer(torch, row, params, 1e-5)
         del params
     else:  # lora
         from peft import LoraConfig, get_peft_model
@@ -441,11 +467,14 @@ def run_row(env, row, cfg, rec, experts_impl):
         if row.grad_ckpt:
             model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
             model.enable_input_require_grads()
+        targets = row.lora_targets
+        if targets != "all-linear":
+            targets = [t for t in targets.split(",") if t]
         lcfg = LoraConfig(
             r=row.lora_rank,
             lora_alpha=2 * row.lora_rank,
             lora_dropout=0.0,
-            target_modules="all-linear",
+            target_modules=targets,
             bias="none",
             task_type="CAUSAL_LM" if causal else None,
         )
@@ -457,7 +486,7 @@ def run_row(env, row, cfg, rec, experts_impl):
         rec["adapter_dtype"] = str(adapter[0]).replace("torch.", "") if adapter else "none"
         n_targets = sum(1 for n, _ in model.named_parameters() if "lora_A" in n)
         notes.append(f"lora_targets={n_targets}")
-        opt = torch.optim.AdamW(params, lr=1e-4)
+        opt = make_optimizer(torch, row, params, 1e-4)
         del params
     env.sync()
     rec["mem_setup"] = env.alloc()
@@ -483,7 +512,7 @@ def run_row(env, row, cfg, rec, experts_impl):
             serve_kw["logits_to_keep"] = 1  # what generate() does for the prefill
             notes.append("logits_to_keep=1")
 
-    def train_step():
+    def train_step(phases):
         with ac():
             if causal:
                 out = model(input_ids=ids, labels=ids, use_cache=False)
@@ -494,7 +523,14 @@ def run_row(env, row, cfg, rec, experts_impl):
                 loss = h.float().pow(2).mean()
                 del h
             del out  # like HF Trainer: only the loss survives to backward
+        if phases:
+            env.sync()
+            rec["mem_after_fwd"] = env.alloc()  # static + saved activations + loss graph
+            rec["peak_fwd"] = env.max_alloc()
         loss.backward()
+        if phases:
+            env.sync()
+            rec["peak_bwd"] = env.max_alloc()  # max over forward and backward, before the optimizer step
         lv = float(loss.detach())
         del loss
         opt.step()
@@ -514,13 +550,16 @@ def run_row(env, row, cfg, rec, experts_impl):
 
     times = []
     lv = float("nan")
+    peak2 = (0, 0, 0)
     for step in (1, 2, 3):
-        if step == 2:
+        if step in (2, 3):
             env.sync()
+            if step == 3:  # step 3 alone for the phase counters; peak_alloc stays the max over steps 2-3
+                peak2 = (env.max_alloc(), env.max_reserved(), env.peak_active())
             env.reset_peak()
         env.sync()
         t = time.perf_counter()
-        lv = serve_step(step == 3) if mode == "serve" else train_step()
+        lv = serve_step(step == 3) if mode == "serve" else train_step(step == 3)
         env.sync()
         dt = time.perf_counter() - t
         if step == 1:
@@ -530,9 +569,9 @@ def run_row(env, row, cfg, rec, experts_impl):
                 rec["mem_static"] = env.alloc()  # weights (+grads freed) + optimizer states
         else:
             times.append(dt)
-    rec["peak_alloc"] = env.max_alloc()
-    rec["peak_reserved"] = env.max_reserved()
-    rec["peak_active"] = env.peak_active()
+    rec["peak_alloc"] = max(env.max_alloc(), peak2[0])
+    rec["peak_reserved"] = max(env.max_reserved(), peak2[1])
+    rec["peak_active"] = max(env.peak_active(), peak2[2])
     rec["reserved_end"] = env.reserved()
     rec["device_used_end"], rec["device_total"] = env.device_used()
     rec["step_ms"] = statistics.median(times) * 1000.0 if times else None
