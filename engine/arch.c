@@ -136,8 +136,10 @@ int fg__add_head(struct fg_model *m, uint64_t vocab, uint64_t hidden, bool tied,
         n->params = vocab * hidden;
     if (bias)
         n->params += vocab;
-    if (tied && stored_when_tied)
+    if (tied && stored_when_tied) {
+        n->alias = vocab * hidden;
         fg__model_rule(m, "tied lm_head written to the checkpoint anyway", 0);
+    }
     fg__fmt(n->desc, sizeof n->desc, "%llu x %llu%s", (unsigned long long)hidden,
              (unsigned long long)vocab,
              tied ? (stored_when_tied ? ", tied but stored" : ", tied to embedding") : "");

@@ -188,10 +188,13 @@ static bool lora_targets(const struct fg_job *job, const char *role)
 
 /* Parameters of a node that live on this GPU under TP / EP (Megatron's
  * buckets [MEG]: dense matrices split by TP, routed experts by EP, norms
- * replicated; the embedding and head are vocab-parallel over TP). */
+ * replicated; the embedding and head are vocab-parallel over TP).  A tied head
+ * holds no tensor of its own, even where the checkpoint writes one (transformers
+ * ties lm_head to the embedding at load; measured: Qwen3-0.6B trains 596,049,920
+ * parameters of its 751,632,384 stored, tests/calibration/measured-h200.tsv). */
 static uint64_t node_params_here(const struct fg_node *n, const struct fg_job *job)
 {
-    uint64_t p = n->params - n->buffers;
+    uint64_t p = n->params - n->buffers - n->alias;
     uint32_t tp = job->tp ? job->tp : 1, ep = job->ep ? job->ep : 1;
     switch (n->kind) {
     case FG_NODE_MOE: {
@@ -204,6 +207,17 @@ static uint64_t node_params_here(const struct fg_node *n, const struct fg_job *j
     default:
         return p;
     }
+}
+
+/* The tied matrix on a pipeline stage that holds the head but not the embedding: that stage
+ * keeps its own copy (Megatron's share_embeddings_and_output_weights: the last stage
+ * allocates the word embeddings and all-reduces their gradient with the first [MEG]). */
+static uint64_t tied_copy_here(const struct fg_model *m, const struct fg_job *job,
+                               bool has_head)
+{
+    if (!m->tied || !has_head || job->layer_last == 0 || job->stage_embed)
+        return 0;
+    return m->vocab * m->hidden / (job->tp ? job->tp : 1);
 }
 
 /* Bytes per quantized weight [BNB]: int8 (LLM.int8) adds one fp32 scale per
@@ -708,6 +722,7 @@ static void table_sums(const struct block_table *b, const struct fg_job *job,
  * state per sequence, linear weights (for a quantized base only). */
 struct serve_part {
     uint64_t weights, kv, state, lin;
+    bool has_head;
 };
 
 static void add_served(const struct fg_node *n, const struct fg_job *job, uint64_t seq,
@@ -720,6 +735,7 @@ static void add_served(const struct fg_node *n, const struct fg_job *job, uint64
     p->state = fg__add_sat(p->state, state_per_seq(n));
     if (quantized && n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
         p->lin += node_linear_here(n, job);
+    p->has_head |= n->kind == FG_NODE_HEAD;
 }
 
 /* k copies of p into t: the saturating sums saturate as k additions would (the terms are
@@ -730,6 +746,7 @@ static void fold_served(struct serve_part *t, const struct serve_part *p, uint64
     t->kv = fg__add_sat(t->kv, fg__mul_sat(p->kv, k));
     t->state = fg__add_sat(t->state, fg__mul_sat(p->state, k));
     t->lin += p->lin * k;
+    t->has_head |= p->has_head;
 }
 
 /* The serving sums over the stage, run by run as sum_stage. */
@@ -763,6 +780,7 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
     uint64_t seq = e->seq_len, work = 0;
     struct serve_part t;
     sum_served(m, job, seq, &t);
+    t.weights += tied_copy_here(m, job, t.has_head);
     uint64_t weights = t.weights, kv = t.kv, state = t.state;
     if (m->encoder_only) {
         /* An encoder keeps no cache: the peak is one block's forward working
@@ -864,6 +882,9 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
         table_sums(set->table, job, &t);
     else
         sum_stage(m, job, c, r, set, &t);
+    uint64_t tied = tied_copy_here(m, job, t.has_head);
+    t.params += tied;
+    t.linear += tied;
     uint64_t params = t.params, linear = t.linear, quantizable = t.quantizable;
     uint64_t adapters = t.adapters, largest_linear = t.largest, experts_here = t.experts;
     uint64_t act_block_max = t.act_block_max, act_sum = t.act_sum, act_other = t.act_other;

@@ -55,6 +55,8 @@ struct fg_node {
     char desc[64];          /* "GQA 32q/8kv x128" */
     uint64_t params;        /* scalars the checkpoint stores for this node (buffers included) */
     uint64_t buffers;       /* of which stored non-trainable buffers */
+    uint64_t alias;         /* of which the same tensor as another node's once loaded (a tied
+                               head the checkpoint writes anyway): memory counts it there */
     uint32_t width;         /* per-token output width */
     /* structure; meaning depends on kind, unused fields are 0 */
     uint32_t hidden;        /* residual width entering the node */

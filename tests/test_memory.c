@@ -24,6 +24,8 @@
 #define LLAMA8B "tests/fixtures/models/meta-llama--Llama-3.1-8B"
 #define LLAMA2_7B "tests/fixtures/models/meta-llama--Llama-2-7b-hf"
 #define LLAMA2_13B "tests/fixtures/models/meta-llama--Llama-2-13b-hf"
+#define QWEN3_06B "tests/fixtures/models/Qwen--Qwen3-0.6B"
+#define LLAMA32_1B "tests/fixtures/models/meta-llama--Llama-3.2-1B-Instruct"
 #define LLAMA2_7B_PARAMS 6738415616ull
 #define LLAMA2_13B_PARAMS 13015864320ull
 
@@ -472,6 +474,58 @@ static void fused_adamw_should_drop_only_the_step_temporary(void **state)
     fg_model_free(m);
 }
 
+/* Qwen3-0.6B's checkpoint writes its tied lm_head (751,632,384 stored), but transformers ties
+ * it to the embedding at load: the H200 calibration run trains 596,049,920 parameters
+ * (tests/calibration/measured-h200.tsv, n_params, and mem_static = 12 B x that). */
+static void tied_head_should_cost_nothing_beside_the_embedding_even_when_stored(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(QWEN3_06B);
+    assert_true(m->params_total == 751632384ull);
+    struct fg_estimate e = est(m, FG_MODE_FULL, 2048, 1);
+    assert_true(e.b.weights == 4 * 596049920ull);
+    assert_true(e.b.optimizer == 8 * 596049920ull);
+    fg_model_free(m);
+}
+
+/* The weights line of mode's estimate for the stage [first, last) with or without the sides. */
+static uint64_t stage_weights(const struct fg_model *m, enum fg_mode mode, uint32_t first,
+                              uint32_t last, bool embed, bool head)
+{
+    struct fg_job j;
+    struct fg_estimate e;
+    fg_job_defaults(&j, mode);
+    j.seq_len = 512;
+    j.layer_first = first;
+    j.layer_last = last;
+    j.stage_embed = embed;
+    j.stage_head = head;
+    assert_int_equal(fg_memory_estimate(m, &j, &e, NULL), 0);
+    return e.b.weights;
+}
+
+/* A pipeline stage with the head but not the embedding keeps its own copy of a tied matrix
+ * (Megatron's share_embeddings_and_output_weights); the first stage keeps the one it shares. */
+static void tied_head_should_be_copied_onto_a_last_stage_without_the_embedding(void **state)
+{
+    (void)state;
+    const char *models[] = {QWEN3_06B, LLAMA32_1B};
+    for (size_t i = 0; i < 2; i++) {
+        struct fg_model *m = load(models[i]);
+        assert_true(m->tied);
+        uint32_t l = fg_model_main_layers(m), h = l / 2;
+        uint64_t matrix = m->vocab * m->hidden;
+        /* with the embedding on the stage: the shared vocab x hidden, once */
+        assert_true(stage_weights(m, FG_MODE_FULL, h, l, true, true) ==
+                    stage_weights(m, FG_MODE_FULL, h, l, false, true));
+        assert_true(stage_weights(m, FG_MODE_FULL, h, l, false, true) -
+                        stage_weights(m, FG_MODE_FULL, h, l, false, false) >= 4 * matrix);
+        assert_true(stage_weights(m, FG_MODE_SERVE, h, l, false, true) -
+                        stage_weights(m, FG_MODE_SERVE, h, l, false, false) >= 2 * matrix);
+        fg_model_free(m);
+    }
+}
+
 /* Everything an estimate reports but its lines. */
 static void assert_same_totals(const struct fg_estimate *a, const struct fg_estimate *b)
 {
@@ -575,6 +629,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(estimate_should_be_the_same_by_segments_parts_and_nodes),
         cmocka_unit_test(fused_adamw_should_drop_only_the_step_temporary),
+        cmocka_unit_test(tied_head_should_cost_nothing_beside_the_embedding_even_when_stored),
+        cmocka_unit_test(tied_head_should_be_copied_onto_a_last_stage_without_the_embedding),
         cmocka_unit_test(estimate_should_match_seed_000_nemotron_within_10pct),
         cmocka_unit_test(estimate_should_match_seed_004_nomic_within_10pct),
         cmocka_unit_test(estimate_should_be_the_larger_of_backward_and_step_phases),
