@@ -208,6 +208,8 @@ $(ACCURACY): tools/accuracy.c tests/accuracy/accuracy.c tests/accuracy/accuracy.
 	$(CC) $(ALL_CFLAGS) -o $@ tools/accuracy.c $(LIB) $(LDLIBS_ALL)
 accuracy: $(ACCURACY)
 	$(ACCURACY)
+	@echo
+	$(ACCURACY) --calib tests/calibration/measured-h200.tsv tests/accuracy/h200-unscored.tsv h200
 
 # Benchmarks (not timed tests): estimator throughput in-process, whole-process time and peak
 # memory of the CLI, the plugin's admission overhead on the loopback Slurm cluster (as root).

@@ -12,6 +12,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -61,7 +63,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    acc_free(rows);
+    acc_free(rows, n_rows);
     rows = NULL;
     return 0;
 }
@@ -166,9 +168,96 @@ static void acc_run_should_keep_the_median_error_at_or_under_todays(void **state
         fail_msg("within 25%%: %.0f%% < %.0f%%", share * 100, WITHIN25_SHARE_MIN * 100);
 }
 
+/*
+ * The H200 calibration run (tests/calibration/measured-h200.tsv: random-weight models built
+ * from their config.json, 3 real steps, torch.cuda.max_memory_allocated).  Every row that
+ * ran is estimated; the rows in h200-unscored.tsv and the eager-attention rows are shown,
+ * not scored.  Gates as above: what the estimator achieves, so it cannot get worse.
+ */
+#define CALIB_TSV "tests/calibration/measured-h200.tsv"
+#define CALIB_UNSCORED_TSV "tests/accuracy/h200-unscored.tsv"
+/* Median |error| 7.2% and 47 of 55 within 25% when the run was first scored. */
+#define CALIB_MEDIAN_ABS_PCT_MAX 7.5
+#define CALIB_WITHIN25_SHARE_MIN 0.85
+
+static void calibration_run_should_stay_as_accurate_as_today(void **state)
+{
+    (void)state;
+    struct acc_row *cal;
+    size_t n;
+    char msg[512];
+    if (acc_load_calib(CALIB_TSV, CALIB_UNSCORED_TSV, "h200", &cal, &n, msg, sizeof msg))
+        fail_msg("%s", msg);
+    struct acc_summary cs;
+    acc_run(cal, n, MODELS_DIR, &cs);
+    print_message("calibration: %zu rows, %zu scored: median |error| %.1f%% (gate %.1f%%), "
+                  "within 25%% %zu; not scored %zu\n", cs.rows, cs.peaks, cs.median_abs_pct,
+                  CALIB_MEDIAN_ABS_PCT_MAX, cs.within25, cs.unscored);
+    for (size_t i = 0; i < n; i++)
+        if (!cal[i].ok)
+            fail_msg("%s: %s", cal[i].model, cal[i].error);
+    assert_true(n > 60 && cs.peaks > 50);
+    /* every job ran on one H200: none may be told it needs more cards */
+    assert_int_equal(cs.ran_split, 0);
+    if (cs.median_abs_pct > CALIB_MEDIAN_ABS_PCT_MAX)
+        fail_msg("median |error| %.1f%% > %.1f%%", cs.median_abs_pct, CALIB_MEDIAN_ABS_PCT_MAX);
+    double share = (double)cs.within25 / (double)cs.peaks;
+    if (share < CALIB_WITHIN25_SHARE_MIN)
+        fail_msg("within 25%%: %.0f%% < %.0f%%", share * 100, CALIB_WITHIN25_SHARE_MIN * 100);
+    acc_free(cal, n);
+}
+
+/* A bad calibration file or unscored list is refused with the line and what is wrong. */
+static void acc_load_calib_should_refuse_bad_input_clearly(void **state)
+{
+    (void)state;
+    struct acc_row *cal = NULL;
+    size_t n = 7;
+    char msg[512];
+    assert_int_equal(acc_load_calib("tests/accuracy/no-such.tsv", NULL, "h200", &cal, &n, msg,
+                                    sizeof msg), -1);
+    assert_non_null(strstr(msg, "no-such.tsv"));
+    assert_null(cal);
+    assert_int_equal(n, 0);
+    static const char *const header =
+        "name\tconfig_dir\tmode\tprecision\tbatch\tseq\tgrad_ckpt\tlora_rank\t"
+        "lora_targets\toptimizer\tattn\tstatus\tpeak_alloc\tconfig_json\n";
+    static const struct {
+        const char *row, *unscored, *want;
+    } bad[] = {
+        {"a\td\tlora\tbf16\t1\t64\t0\t8\tw_proj\tadamw\tsdpa\tok\t100\t{}\n", NULL,
+         ":2: LoRA target 'w_proj' has no engine role"},
+        {"a\td\tfull\tbf16\t1\t64\t0\t-\t-\tadamw\tflash\tok\t100\t{}\n", NULL,
+         ":2: attn 'flash' is not sdpa or eager"},
+        {"a\td\tfull\tbf16\t1\t64\t0\t-\t-\tadamw\tsdpa\tok\t-\t{}\n", NULL,
+         ":2: peak_alloc '-' is not a byte count"},
+        {"a\td\tfull\tbf16\t1\t64\t0\t-\t-\tadamw\tsdpa\tok\t100\t{}\n",
+         CALIB_UNSCORED_TSV, "no row 'nem_L16_full_bf16_1x1024' in the run"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char path[] = "/tmp/fitgate-calib-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        FILE *fp = fdopen(fd, "w");
+        assert_non_null(fp);
+        fputs(header, fp);
+        fputs(bad[i].row, fp);
+        fclose(fp);
+        int rc = acc_load_calib(path, bad[i].unscored, "h200", &cal, &n, msg, sizeof msg);
+        unlink(path);
+        assert_int_equal(rc, -1);
+        if (!strstr(msg, bad[i].want))
+            fail_msg("case %zu: '%s' lacks '%s'", i, msg, bad[i].want);
+        assert_null(cal);
+        assert_int_equal(n, 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(calibration_run_should_stay_as_accurate_as_today),
+        cmocka_unit_test(acc_load_calib_should_refuse_bad_input_clearly),
         cmocka_unit_test(acc_load_should_read_every_interpreted_row),
         cmocka_unit_test(rows_and_exclusions_should_cover_every_measured_row_once),
         cmocka_unit_test(acc_run_should_estimate_every_row),

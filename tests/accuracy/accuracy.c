@@ -10,11 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "gpu.h"
 #include "model.h"
 
-#define ACC_MAX_COLS 24
-#define ACC_LINE_MAX 4096
+#define ACC_MAX_COLS 64
+#define ACC_LINE_MAX 16384
 
 static const char *const acc_metric_names[] = {"allocated", "active", "reserved", "nvml",
                                                "fits-limit"};
@@ -76,12 +77,13 @@ static const char *const acc_col_names[C_COUNT] = {
     "lora_targets", "lora_rank", "quant", "chunked_ce", "card", "gpus", "zero", "unsharded_copy",
     "measured_bytes", "metric", "oom", "why"};
 
-/* One data line (fields already split by the header's column map) -> row. */
-static int acc_parse_row(char **f, const int *col, struct acc_row *r, char *msg, size_t cap)
+/* One data line of rows.tsv (fields already split by the header's column map) -> row. */
+static int acc_parse_row(char **f, const int *col, struct acc_row *r, const char *card,
+                         char *msg, size_t cap)
 {
     struct fg_err err = {0};
     uint64_t v;
-    memset(r, 0, sizeof *r);
+    (void)card;
 #define FIELD(c) (f[col[c]])
     if (!acc_u64(FIELD(C_ROW), 100000, &v) || v == 0)
         return acc_fail(msg, cap, "row '%s' is not a data row number", FIELD(C_ROW));
@@ -154,22 +156,34 @@ static int acc_parse_row(char **f, const int *col, struct acc_row *r, char *msg,
     return 0;
 }
 
-int acc_load(const char *path, struct acc_row **rows, size_t *n, char *errbuf, size_t cap)
+/* A row parser: 0 read, 1 a line with no row (skipped), -1 with msg. */
+typedef int (*acc_parse_fn)(char **f, const int *col, struct acc_row *r, const char *card,
+                            char *msg, size_t cap);
+
+/*
+ * The TSV reader both loaders share: the first non-comment line is the header, whose
+ * columns are found by name (names[0 .. ncols-1], all required); every later line is split
+ * and handed to parse with col mapping names to fields.  Rows own what parse allocates.
+ */
+static int acc_read(const char *path, const char *const *names, int ncols, acc_parse_fn parse,
+                    const char *card, struct acc_row **rows, size_t *n, char *errbuf,
+                    size_t cap)
 {
     *rows = NULL;
     *n = 0;
     FILE *fp = fopen(path, "r");
     if (!fp)
         return acc_fail(errbuf, cap, "%s: %s", path, strerror(errno));
-    char line[ACC_LINE_MAX];
+    char *line = malloc(ACC_LINE_MAX);
     char *f[ACC_MAX_COLS];
-    int col[C_COUNT];
+    int col[ACC_MAX_COLS];
     size_t cap_rows = 0, lineno = 0;
     struct acc_row *out = NULL;
-    int rc = 0;
-    for (int c = 0; c < C_COUNT; c++)
+    bool header = false;
+    int rc = line ? 0 : acc_fail(errbuf, cap, "%s: out of memory", path);
+    for (int c = 0; c < ncols; c++)
         col[c] = -1;
-    while (fgets(line, sizeof line, fp)) {
+    while (!rc && fgets(line, ACC_LINE_MAX, fp)) {
         lineno++;
         size_t len = strlen(line);
         if (len && line[len - 1] != '\n' && !feof(fp)) {
@@ -182,30 +196,24 @@ int acc_load(const char *path, struct acc_row **rows, size_t *n, char *errbuf, s
         if (!len || line[0] == '#')
             continue;
         size_t nf = acc_split(line, f, ACC_MAX_COLS);
-        if (col[C_ROW] < 0) {
+        if (!header) {
+            header = true;
             for (size_t i = 0; i < nf; i++)
-                for (int c = 0; c < C_COUNT; c++)
-                    if (!strcmp(f[i], acc_col_names[c]))
+                for (int c = 0; c < ncols; c++)
+                    if (!strcmp(f[i], names[c]))
                         col[c] = (int)i;
-            for (int c = 0; c < C_COUNT; c++)
-                if (col[c] < 0) {
-                    rc = acc_fail(errbuf, cap, "%s:%zu: header lacks column '%s'", path, lineno,
-                                  acc_col_names[c]);
-                    break;
-                }
-            if (rc)
-                break;
+            for (int c = 0; c < ncols && !rc; c++)
+                if (col[c] < 0)
+                    rc = acc_fail(errbuf, cap, "%s:%zu: header lacks column '%s'", path,
+                                  lineno, names[c]);
             continue;
         }
-        bool short_line = false;
-        for (int c = 0; c < C_COUNT; c++)
+        for (int c = 0; c < ncols && !rc; c++)
             if ((size_t)col[c] >= nf)
-                short_line = true;
-        if (short_line) {
-            rc = acc_fail(errbuf, cap, "%s:%zu: %zu fields, the header has more", path, lineno,
-                          nf);
+                rc = acc_fail(errbuf, cap, "%s:%zu: %zu fields, the header has more", path,
+                              lineno, nf);
+        if (rc)
             break;
-        }
         if (*n == cap_rows) {
             size_t nc = cap_rows ? 2 * cap_rows : 64;
             struct acc_row *nr = realloc(out, nc * sizeof *nr);
@@ -216,20 +224,26 @@ int acc_load(const char *path, struct acc_row **rows, size_t *n, char *errbuf, s
             out = nr;
             cap_rows = nc;
         }
+        struct acc_row *r = &out[*n];
+        memset(r, 0, sizeof *r);
+        r->row = (unsigned)lineno;
         char msg[200];
-        if (acc_parse_row(f, col, &out[*n], msg, sizeof msg)) {
+        int got = parse(f, col, r, card, msg, sizeof msg);
+        if (got < 0) {
+            free(r->config_json);
             rc = acc_fail(errbuf, cap, "%s:%zu: %s", path, lineno, msg);
-            break;
+        } else if (got == 0) {
+            (*n)++;
         }
-        (*n)++;
     }
     if (!rc && ferror(fp))
         rc = acc_fail(errbuf, cap, "%s: read error", path);
-    if (!rc && col[C_ROW] < 0)
+    if (!rc && !header)
         rc = acc_fail(errbuf, cap, "%s: no header line", path);
     fclose(fp);
+    free(line);
     if (rc) {
-        free(out);
+        acc_free(out, *n);
         *n = 0;
         return rc;
     }
@@ -237,8 +251,171 @@ int acc_load(const char *path, struct acc_row **rows, size_t *n, char *errbuf, s
     return 0;
 }
 
-void acc_free(struct acc_row *rows)
+int acc_load(const char *path, struct acc_row **rows, size_t *n, char *errbuf, size_t cap)
 {
+    return acc_read(path, acc_col_names, C_COUNT, acc_parse_row, NULL, rows, n, errbuf, cap);
+}
+
+/* ---- calibration runs (tests/calibration/measured-*.tsv) ---- */
+
+enum cal_col {
+    K_NAME, K_CONFIG_DIR, K_MODE, K_PRECISION, K_BATCH, K_SEQ, K_GRAD_CKPT, K_LORA_RANK,
+    K_LORA_TARGETS, K_OPTIMIZER, K_ATTN, K_STATUS, K_PEAK_ALLOC, K_CONFIG_JSON, K_COUNT
+};
+
+static const char *const cal_col_names[K_COUNT] = {
+    "name", "config_dir", "mode", "precision", "batch", "seq", "grad_ckpt", "lora_rank",
+    "lora_targets", "optimizer", "attn", "status", "peak_alloc", "config_json"};
+
+/* peft target_modules names -> the engine's linear roles (engine/arch*.c). */
+static const char *const cal_roles[][2] = {
+    {"q_proj", "q"},       {"k_proj", "k"},       {"v_proj", "v"},   {"o_proj", "o"},
+    {"gate_proj", "gate"}, {"up_proj", "up"},     {"down_proj", "down"},
+    {"query_key_value", "qkv"}, {"in_proj", "in_proj"}, {"out_proj", "out_proj"}};
+
+/* "q_proj,v_proj" -> "q,v" in out; -1 with msg on a name without a role. */
+static int cal_targets(const char *list, char *out, size_t cap, char *msg, size_t mcap)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        const char *role = NULL;
+        for (size_t i = 0; i < sizeof cal_roles / sizeof cal_roles[0]; i++)
+            if (strlen(cal_roles[i][0]) == len && !strncmp(p, cal_roles[i][0], len))
+                role = cal_roles[i][1];
+        if (!role)
+            return acc_fail(msg, mcap, "LoRA target '%.*s' has no engine role", (int)len, p);
+        int w = snprintf(out + o, cap - o, "%s%s", o ? "," : "", role);
+        if (w < 0 || (size_t)w >= cap - o)
+            return acc_fail(msg, mcap, "LoRA target list '%.60s' too long", list);
+        o += (size_t)w;
+        p += len + (e ? 1 : 0);
+    }
+    return 0;
+}
+
+/*
+ * One grid row that ran -> a job.  The grid's precision words are the harness's
+ * (tests/calibration/README.md): for LoRA both load the base in bf16 (peft), which is the
+ * engine's LoRA "bf16"; the engine's LoRA "bf16-mixed" is Lightning's fp32 base.
+ */
+static int cal_parse_row(char **f, const int *col, struct acc_row *r, const char *card,
+                         char *msg, size_t cap)
+{
+    struct fg_err err = {0};
+    uint64_t v;
+#define FIELD(c) (f[col[c]])
+    if (strcmp(FIELD(K_STATUS), "ok") != 0)
+        return 1; /* a row that did not run has no figure */
+    snprintf(r->card, sizeof r->card, "%s", card);
+    snprintf(r->model, sizeof r->model, "%s", FIELD(K_NAME));
+    snprintf(r->config, sizeof r->config, "%s", FIELD(K_CONFIG_DIR));
+    enum fg_mode mode;
+    if (fg_mode_parse(FIELD(K_MODE), &mode, &err))
+        return acc_fail(msg, cap, "%s", err.detail);
+    fg_job_defaults(&r->job, mode);
+    if (mode == FG_MODE_FULL) {
+        if (fg_precision_parse(FIELD(K_PRECISION), &r->job.precision, &err))
+            return acc_fail(msg, cap, "%s", err.detail);
+    } else {
+        r->job.precision = FG_PREC_BF16;
+    }
+    if (mode != FG_MODE_SERVE && fg_optimizer_parse(FIELD(K_OPTIMIZER), &r->job.optimizer, &err))
+        return acc_fail(msg, cap, "%s", err.detail);
+    if (!acc_u64(FIELD(K_BATCH), 1u << 20, &r->job.batch) || r->job.batch == 0)
+        return acc_fail(msg, cap, "batch '%s' is not a whole number >= 1", FIELD(K_BATCH));
+    if (!acc_u64(FIELD(K_SEQ), FG_MAX_SEQ, &r->job.seq_len) || r->job.seq_len == 0)
+        return acc_fail(msg, cap, "seq '%s' is not a token count", FIELD(K_SEQ));
+    if (!acc_u64(FIELD(K_GRAD_CKPT), 1, &v))
+        return acc_fail(msg, cap, "grad_ckpt '%s' is not 0 or 1", FIELD(K_GRAD_CKPT));
+    r->job.grad_ckpt = v != 0;
+    if (mode == FG_MODE_LORA) {
+        char roles[sizeof r->job.lora_list];
+        const char *t = FIELD(K_LORA_TARGETS);
+        if (strcmp(t, "all-linear") != 0) {
+            if (cal_targets(t, roles, sizeof roles, msg, cap))
+                return -1;
+            t = roles;
+        }
+        if (fg_lora_targets_parse(t, &r->job, &err))
+            return acc_fail(msg, cap, "%s", err.detail);
+        if (!acc_u64(FIELD(K_LORA_RANK), 65536, &v) || v == 0)
+            return acc_fail(msg, cap, "lora_rank '%s' is not 1..65536", FIELD(K_LORA_RANK));
+        r->job.lora_rank = (uint32_t)v;
+    }
+    if (!acc_u64(FIELD(K_PEAK_ALLOC), UINT64_MAX, &r->measured) || r->measured == 0)
+        return acc_fail(msg, cap, "peak_alloc '%s' is not a byte count", FIELD(K_PEAK_ALLOC));
+    r->metric = ACC_ALLOCATED;
+    r->gpus = 1;
+    if (!strcmp(FIELD(K_ATTN), "eager")) {
+        r->unscored = true;
+        snprintf(r->why, sizeof r->why, "eager attention keeps each layer's heads x s x s "
+                 "scores for backward; the estimate is for SDPA");
+    } else if (strcmp(FIELD(K_ATTN), "sdpa") != 0) {
+        return acc_fail(msg, cap, "attn '%s' is not sdpa or eager", FIELD(K_ATTN));
+    }
+    r->config_json = strdup(FIELD(K_CONFIG_JSON));
+    if (!r->config_json)
+        return acc_fail(msg, cap, "out of memory");
+#undef FIELD
+    return 0;
+}
+
+/* The unscored list: mark each named row with the reason; -1 with errbuf on a bad line or
+ * a name the run lacks. */
+static int cal_unscored(const char *path, struct acc_row *rows, size_t n, char *errbuf,
+                        size_t cap)
+{
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return acc_fail(errbuf, cap, "%s: %s", path, strerror(errno));
+    char line[1024];
+    size_t lineno = 0;
+    int rc = 0;
+    while (!rc && fgets(line, sizeof line, fp)) {
+        lineno++;
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!line[0] || line[0] == '#')
+            continue;
+        char *tab = strchr(line, '\t');
+        if (!tab || !tab[1]) {
+            rc = acc_fail(errbuf, cap, "%s:%zu: want name<TAB>reason", path, lineno);
+            break;
+        }
+        *tab = '\0';
+        size_t i = 0;
+        while (i < n && strcmp(rows[i].model, line) != 0)
+            i++;
+        if (i == n) {
+            rc = acc_fail(errbuf, cap, "%s:%zu: no row '%s' in the run", path, lineno, line);
+            break;
+        }
+        rows[i].unscored = true;
+        snprintf(rows[i].why, sizeof rows[i].why, "%s", tab + 1);
+    }
+    fclose(fp);
+    return rc;
+}
+
+int acc_load_calib(const char *path, const char *unscored, const char *card,
+                   struct acc_row **rows, size_t *n, char *errbuf, size_t cap)
+{
+    int rc = acc_read(path, cal_col_names, K_COUNT, cal_parse_row, card, rows, n, errbuf, cap);
+    if (!rc && unscored && cal_unscored(unscored, *rows, *n, errbuf, cap)) {
+        acc_free(*rows, *n);
+        *rows = NULL;
+        *n = 0;
+        rc = -1;
+    }
+    return rc;
+}
+
+void acc_free(struct acc_row *rows, size_t n)
+{
+    for (size_t i = 0; rows && i < n; i++)
+        free(rows[i].config_json);
     free(rows);
 }
 
@@ -254,8 +431,18 @@ static void acc_estimate_row(struct acc_row *r, const char *models_dir,
     char path[512];
     struct fg_err err = {0};
     struct fg_model *m = NULL;
-    snprintf(path, sizeof path, "%s/%s", models_dir, r->config);
-    if (fg_model_load(path, &m, &err)) {
+    int rc;
+    if (r->config_json) {
+        struct fg_config *doc = NULL;
+        rc = fg_config_parse(r->config_json, strlen(r->config_json), r->model, &doc, &err);
+        if (!rc)
+            rc = fg_model_from_config(doc, r->model, &m, &err);
+        fg_config_free(doc);
+    } else {
+        snprintf(path, sizeof path, "%s/%s", models_dir, r->config);
+        rc = fg_model_load(path, &m, &err);
+    }
+    if (rc) {
         snprintf(r->error, sizeof r->error, "%.190s", err.detail);
         return;
     }
@@ -311,6 +498,10 @@ void acc_run(struct acc_row *rows, size_t n, const char *models_dir, struct acc_
             s->limits++;
             continue;
         }
+        if (r->unscored) {
+            s->unscored++;
+            continue;
+        }
         if (r->has_fit && r->fit.verdict == FG_FIT_SPLIT)
             s->ran_split++;
         double a = fabs(r->err_pct);
@@ -363,8 +554,9 @@ void acc_print(FILE *fp, const struct acc_row *rows, size_t n, const struct acc_
             snprintf(v, sizeof v, "%s %s%s", r->card, fg_verdict_name(r->fit.verdict),
                      r->oom && r->fit.verdict == FG_FIT_FITS ? "  <-- WRONG (ran out of memory)"
                                                              : "");
-        fprintf(fp, "%4u  %-36.36s %-5s %-10s %9s %9s %8s  %s\n", r->row, r->model,
-                fg_mode_name(r->job.mode), acc_metric_name(r->metric), meas, est, e, v);
+        fprintf(fp, "%4u  %-36.36s %-5s %-10s %9s %9s %8s  %s%s%s\n", r->row, r->model,
+                fg_mode_name(r->job.mode), acc_metric_name(r->metric), meas, est, e, v,
+                r->unscored ? "  not scored: " : "", r->unscored ? r->why : "");
     }
     fprintf(fp, "\nrows %zu (failed %zu); measured peaks scored %zu\n", s->rows, s->failed,
             s->peaks);
@@ -378,6 +570,7 @@ void acc_print(FILE *fp, const struct acc_row *rows, size_t n, const struct acc_
     fprintf(fp, "measured rows on a known card that we said need more cards: %zu\n",
             s->ran_split);
     fprintf(fp, "largest-sequence-that-fits rows (shown, not scored): %zu\n", s->limits);
+    fprintf(fp, "rows shown with a reason, not scored: %zu\n", s->unscored);
 }
 
 int acc_write_tsv(const char *path, const struct acc_row *rows, size_t n)
@@ -405,7 +598,7 @@ int acc_write_tsv(const char *path, const struct acc_row *rows, size_t n)
                 (unsigned long long)b->logits, (unsigned long long)b->kv_cache,
                 (unsigned long long)b->overhead, r->card,
                 r->has_fit ? fg_verdict_name(r->fit.verdict) : "-",
-                r->ok ? (r->oom ? "oom" : "ok") : r->error);
+                r->ok ? (r->oom ? "oom" : r->unscored ? r->why : "ok") : r->error);
     }
     int rc = ferror(fp) ? -1 : 0;
     if (fclose(fp))

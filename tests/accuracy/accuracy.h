@@ -40,10 +40,16 @@
 enum acc_metric { ACC_ALLOCATED, ACC_ACTIVE, ACC_RESERVED, ACC_NVML, ACC_FITS_LIMIT };
 
 struct acc_row {
-    /* from rows.tsv */
-    unsigned row;               /* 1-based data row of measured-dev.tsv */
-    char model[96];             /* model_id as measured-dev.tsv spells it */
-    char config[96];            /* fixture dir under the models dir */
+    /* from rows.tsv, or from a calibration run (acc_load_calib) */
+    unsigned row;               /* 1-based data row of measured-dev.tsv; calibration: the line
+                                   of the run's file */
+    char model[96];             /* model_id as measured-dev.tsv spells it; calibration: the
+                                   grid row's name */
+    char config[96];            /* fixture dir under the models dir; calibration: the grid's
+                                   config_dir */
+    char *config_json;          /* calibration: the exact config.json the run built (owned) */
+    bool unscored;              /* shown, not in the statistics: why says why */
+    char why[240];
     char card[32];              /* gres alias, "-" when the card is unknown */
     unsigned gpus, zero;
     uint64_t measured;          /* bytes; 0 for OOM rows */
@@ -67,6 +73,7 @@ struct acc_summary {
     double mean_signed_pct;     /* mean signed error (bias) */
     size_t within10, within25;  /* |error| <= 10% / 25% */
     size_t limits;              /* fits-limit rows (reported, not counted) */
+    size_t unscored;            /* rows shown with their reason, not counted */
     size_t ooms, oom_fits, oom_borderline;  /* OOM rows; said "fits"; said "borderline" */
     size_t ran_split;           /* measured rows on a known card we said need more cards */
 };
@@ -74,7 +81,18 @@ struct acc_summary {
 /* Read rows.tsv (header line, tab-separated, columns by name). */
 int acc_load(const char *path, struct acc_row **rows, size_t *n, char *errbuf, size_t cap);
 
-void acc_free(struct acc_row *rows);
+/*
+ * Read a calibration run (tests/calibration/measured-*.tsv, columns by name): one row per
+ * grid row that ran ("ok"), compared as `allocated` (peak_alloc over steps 2-3) on card,
+ * with the model built from the row's own config_json.  The grid's words become job
+ * options as tests/accuracy/README.md ("Calibration runs") says.  Rows named in unscored
+ * (a TSV of name <tab> reason; NULL for none) are shown with that reason and not scored;
+ * a name there that the run lacks is an error.
+ */
+int acc_load_calib(const char *path, const char *unscored, const char *card,
+                   struct acc_row **rows, size_t *n, char *errbuf, size_t cap);
+
+void acc_free(struct acc_row *rows, size_t n);
 
 /* Estimate every row (models read from models_dir/<config>) and summarise. */
 void acc_run(struct acc_row *rows, size_t n, const char *models_dir, struct acc_summary *s);
