@@ -719,11 +719,36 @@ static void table_sums(const struct block_table *b, const struct fg_job *job,
 }
 
 /* What a served node (or block) adds: weights on this GPU, KV bytes per sequence, fixed
- * state per sequence, linear weights (for a quantized base only). */
+ * state per sequence, linear weights (for a quantized base only), and the largest forward
+ * working set per token (one node's temporaries: the nodes run one after another). */
 struct serve_part {
-    uint64_t weights, kv, state, lin;
+    uint64_t weights, kv, state, lin, work;
     bool has_head;
 };
+
+/*
+ * Bytes per token a node's bf16 prefill holds at once beside the residual stream (2 h):
+ * a gated MLP its gate and up outputs, the activation and the product (4 I; plain 2 I);
+ * a MoE block each top-k slot's gathered token, expert output and weighted output (3 h)
+ * besides the expert MLP's widths, plus the shared experts.  Measured on H200
+ * (tests/calibration/measured-h200.tsv, serve rows: peak over weights + KV cache): Qwen3-0.6B
+ * 26.5 KB/token (this gives 26.6), Llama-3.2-1B 68 (69.6), Llama-3.1-8B 119 (123),
+ * Qwen3-30B-A3B 148 (152).  Attention under SDPA keeps less than the MLP.
+ */
+static uint64_t node_prefill_per_token(const struct fg_node *n, uint32_t tp)
+{
+    uint64_t widths = n->gated ? 4 : 2;
+    switch (n->kind) {
+    case FG_NODE_MLP:
+        return 2 * ((uint64_t)n->hidden + widths * n->inter / tp);
+    case FG_NODE_MOE:
+        return 2 * ((uint64_t)n->hidden +
+                    n->top_k * (widths * n->inter / tp + 3ull * n->hidden) +
+                    widths * n->shared_inter / tp);
+    default:
+        return 0;
+    }
+}
 
 static void add_served(const struct fg_node *n, const struct fg_job *job, uint64_t seq,
                        struct serve_part *p)
@@ -736,6 +761,8 @@ static void add_served(const struct fg_node *n, const struct fg_job *job, uint64
     if (quantized && n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
         p->lin += node_linear_here(n, job);
     p->has_head |= n->kind == FG_NODE_HEAD;
+    uint64_t work = node_prefill_per_token(n, job->tp ? job->tp : 1);
+    p->work = work > p->work ? work : p->work;
 }
 
 /* k copies of p into t: the saturating sums saturate as k additions would (the terms are
@@ -747,6 +774,7 @@ static void fold_served(struct serve_part *t, const struct serve_part *p, uint64
     t->state = fg__add_sat(t->state, fg__mul_sat(p->state, k));
     t->lin += p->lin * k;
     t->has_head |= p->has_head;
+    t->work = p->work > t->work ? p->work : t->work;
 }
 
 /* The serving sums over the stage, run by run as sum_stage. */
@@ -793,6 +821,9 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
                 widest = w;
         }
         work = fg__mul_sat(2 * (4 * m->hidden + 2 * widest), seq);
+    } else {
+        /* A decoder's prefill: the cache fills beside one node's working set. */
+        work = fg__mul_sat(t.work * (job->precision == FG_PREC_FP32 ? 2 : 1), seq);
     }
     /* Serving dtype: bf16 unless fp32 is asked; a quantized base stores
      * the block linears at the bitsandbytes rates of the QLoRA path. */
@@ -820,7 +851,8 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
              "KV cache for %llu tokens per sequence", (unsigned long long)seq);
     add_line(e, "ssm_state", state, true, "transformers Mamba2/LFM2 cache",
              "fixed SSM / conv state per sequence");
-    add_line(e, "activations", work, true, "encoder forward, no cache",
+    add_line(e, "activations", work, true,
+             m->encoder_only ? "encoder forward, no cache" : "prefill, measured on H200",
              "one block's forward working set for %llu tokens", (unsigned long long)seq);
     (void)err;
     return 0;

@@ -474,6 +474,24 @@ static void fused_adamw_should_drop_only_the_step_temporary(void **state)
     fg_model_free(m);
 }
 
+/* A decoder's prefill holds one node's working set beside the cache (measured on H200:
+ * tests/calibration/measured-h200.tsv, serve rows, within 2.3% of max_memory_allocated). */
+static void serve_should_hold_one_nodes_prefill_working_set(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(LLAMA32_1B);
+    struct fg_estimate e = est(m, FG_MODE_SERVE, 8192, 4);
+    /* gated MLP: residual 2048 + gate, act, up, product 4 x 8192, in bf16 */
+    assert_int_equal(e.b.activations, 4ull * 8192 * 2 * (2048 + 4 * 8192));
+    assert_true(e.total_bytes == e.b.weights + e.b.kv_cache + e.b.activations);
+    fg_model_free(m);
+    m = load("tests/fixtures/models/Qwen--Qwen3-30B-A3B");
+    e = est(m, FG_MODE_SERVE, 2048, 1);
+    /* 8 slots x (4 x 768 expert widths + gathered, expert and weighted tokens 3 x 2048) */
+    assert_int_equal(e.b.activations, 2048ull * 2 * (2048 + 8 * (4 * 768 + 3 * 2048)));
+    fg_model_free(m);
+}
+
 /* Qwen3-0.6B's checkpoint writes its tied lm_head (751,632,384 stored), but transformers ties
  * it to the embedding at load: the H200 calibration run trains 596,049,920 parameters
  * (tests/calibration/measured-h200.tsv, n_params, and mem_static = 12 B x that). */
@@ -638,6 +656,7 @@ int main(void)
         cmocka_unit_test(zero_should_shard_experts_only_over_the_expert_data_parallel_group),
         cmocka_unit_test(estimate_should_reject_bad_jobs_clearly),
         cmocka_unit_test(serve_should_count_gqa_kv_and_windows),
+        cmocka_unit_test(serve_should_hold_one_nodes_prefill_working_set),
         cmocka_unit_test(unsharded_copy_should_add_the_whole_bf16_weights_beside_a_zero3_shard),
         cmocka_unit_test(unsharded_copy_should_hold_through_a_full_fine_tunes_step_phase),
         cmocka_unit_test(unsharded_copy_should_change_nothing_without_weight_sharding),
