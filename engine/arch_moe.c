@@ -68,6 +68,13 @@ struct moe_spec {
     enum moe_shared shared;
     uint64_t shared_def;             /* n_shared_experts or shared_expert_intermediate_size */
     bool fused_gate_up;              /* experts store one gate_up tensor */
+    bool peft_experts;               /* peft's LoRA reaches the routed experts: transformers 5
+                                        fuses them into 3-D parameters, and peft maps its
+                                        target names onto those only for the model types that
+                                        transformers converts to the mixtral / qwen2_moe layout
+                                        (transformers conversion_mapping.py
+                                        _MODEL_TO_CONVERSION_PATTERN; peft
+                                        utils/transformers_weight_conversion.py) */
     bool expert_bias, router_bias;   /* gpt-oss */
     enum moe_score_bias score_bias;
     const char *topk_method_def;
@@ -156,6 +163,7 @@ static int add_moe(struct fg_model *m, int32_t layer, const struct moe_cfg *k, s
     n->experts = (uint32_t)e;
     n->top_k = (uint32_t)k->top_k;
     n->gated = 1;
+    n->lora_merged = s->peft_experts;
     n->shared = k->shared_inter ? (uint32_t)k->shared_n : 0;
     n->shared_inter = (uint32_t)k->shared_inter;
     if (n->shared)
@@ -617,7 +625,7 @@ static const struct moe_spec mixtral = {
     .kv_heads_def = 8,
     .experts_key = "num_local_experts", .experts_def = 8,
     .topk_key = "num_experts_per_tok", .topk_def = 2,
-    .place = PLACE_ALL, .attn = ATTN_GQA, .windows = true};
+    .peft_experts = true, .place = PLACE_ALL, .attn = ATTN_GQA, .windows = true};
 
 /* Qwen2MoeForCausalLM (models/qwen2_moe/modular_qwen2_moe.py): q/k/v biases by
  * qkv_bias, shared expert of shared_expert_intermediate_size behind a sigmoid
@@ -629,7 +637,7 @@ static const struct moe_spec qwen2_moe = {
     .experts_key = "num_experts", .experts_def = 60,
     .topk_key = "num_experts_per_tok", .topk_def = 4,
     .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1408,
-    .place = PLACE_SPARSE_STEP, .shared = SHARED_QWEN, .shared_def = 5632,
+    .peft_experts = true, .place = PLACE_SPARSE_STEP, .shared = SHARED_QWEN, .shared_def = 5632,
     .attn = ATTN_GQA, .qkv_bias_key = "qkv_bias", .qkv_bias_def = true,
     .windows = true, .honour_use_sliding_window = true, .max_window_layers = true};
 
@@ -643,9 +651,9 @@ static const struct moe_spec qwen3_moe = {
     .experts_key = "num_experts", .experts_def = 128,
     .topk_key = "num_experts_per_tok", .topk_def = 8,
     .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 768,
-    .place = PLACE_SPARSE_STEP, .attn = ATTN_GQA, .attn_bias_key = "attention_bias",
-    .qk_norm = 1, .windows = true, .honour_use_sliding_window = true,
-    .max_window_layers = true};
+    .peft_experts = true, .place = PLACE_SPARSE_STEP, .attn = ATTN_GQA,
+    .attn_bias_key = "attention_bias", .qk_norm = 1, .windows = true,
+    .honour_use_sliding_window = true, .max_window_layers = true};
 
 /* GraniteMoeForCausalLM (models/granitemoe/modeling_granitemoe.py): GraniteMoeMoE
  * with router Linear(hidden, experts, bias=False), ParallelExperts input_linear
@@ -670,7 +678,7 @@ static const struct moe_spec minimax_m2 = {
     .kv_heads_def = 8, .head_dim_def = 128,
     .experts_key = "num_local_experts", .experts_def = 256,
     .topk_key = "num_experts_per_tok", .topk_def = 8,
-    .place = PLACE_ALL, .score_bias = SCORE_BIAS_KEY, .attn = ATTN_GQA,
+    .peft_experts = true, .place = PLACE_ALL, .score_bias = SCORE_BIAS_KEY, .attn = ATTN_GQA,
     .qk_norm = 2, .qk_norm_key = "use_qk_norm", .qk_norm_def = true};
 
 /* GptOssForCausalLM (models/gpt_oss/modular_gpt_oss.py): q/k/v/o biases
@@ -715,7 +723,7 @@ static const struct moe_spec deepseek_v2 = {
     .experts_key = "n_routed_experts", .experts_def = 64,
     .topk_key = "num_experts_per_tok", .topk_def = 0,
     .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1407,
-    .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 2,
+    .peft_experts = true, .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 2,
     .score_bias = SCORE_BIAS_NOAUX, .topk_method_def = "greedy",
     .attn = ATTN_MLA, .attn_bias_key = "attention_bias",
     .mla = {.q_lora = 0, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128}};
@@ -726,9 +734,20 @@ static const struct moe_spec deepseek_v2 = {
 
 /* DeepseekV3ForCausalLM (models/deepseek_v3/modeling_deepseek_v3.py): V2 blocks,
  * router with e_score_correction_bias (noaux_tc), MTP layers stored in the
- * checkpoint.  Kimi-K2 (model_type kimi_k2) ships the same DeepseekV3ForCausalLM
- * remote code. */
+ * checkpoint. */
 static const struct moe_spec deepseek_v3 = {
+    .d = DEEPSEEK_V3_D,
+    .experts_key = "n_routed_experts", .experts_def = 256,
+    .topk_key = "num_experts_per_tok", .topk_def = 8,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 2048,
+    .peft_experts = true, .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 1,
+    .score_bias = SCORE_BIAS_NOAUX, .topk_method_def = "noaux_tc",
+    .attn = ATTN_MLA, .attn_bias_key = "attention_bias", .mtp = true,
+    .mla = {.q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128}};
+
+/* Kimi-K2 (model_type kimi_k2) ships DeepseekV3ForCausalLM as remote code: its experts stay a
+ * list of nn.Linear, which peft adapts one by one, with no merged copy. */
+static const struct moe_spec kimi_k2 = {
     .d = DEEPSEEK_V3_D,
     .experts_key = "n_routed_experts", .experts_def = 256,
     .topk_key = "num_experts_per_tok", .topk_def = 8,
@@ -762,6 +781,6 @@ const struct fg_arch fg__arch_moe_table[] = {
     {"deepseek_v3", "latent-attention mixture-of-experts decoder", read_moe, &deepseek_v3},
     {"deepseek_v32", "latent-attention MoE decoder (sparse attention)", read_moe,
      &deepseek_v32},
-    {"kimi_k2", "latent-attention mixture-of-experts decoder", read_moe, &deepseek_v3},
+    {"kimi_k2", "latent-attention mixture-of-experts decoder", read_moe, &kimi_k2},
     {NULL, NULL, NULL, NULL},
 };

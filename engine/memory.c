@@ -390,6 +390,7 @@ static uint64_t state_per_seq(const struct fg_node *n)
 /* What one node (or one block, summed over its nodes) adds to a training estimate. */
 struct part {
     uint64_t params, experts, linear, quantizable, adapters, largest, act;
+    uint64_t merged; /* LoRA: expert parameters peft rebuilds as W + BA each forward */
 };
 
 static void add_node(const struct fg_node *n, const struct fg_job *job, unsigned c, unsigned r,
@@ -412,8 +413,11 @@ static void add_node(const struct fg_node *n, const struct fg_job *job, unsigned
         /* adapters of routed experts live with their expert (over EP) */
         uint64_t copies = n->kind == FG_NODE_MOE && l->count > 1 && job->ep > 1
                               ? (l->count + job->ep - 1) / job->ep : l->count;
-        if (lora && n->kind != FG_NODE_HEAD && lora_targets(job, l->role))
+        if (lora && n->kind != FG_NODE_HEAD && lora_targets(job, l->role)) {
             p->adapters += (uint64_t)job->lora_rank * (l->in + l->out) * copies;
+            if (n->lora_merged && l->count > 1)
+                p->merged += (uint64_t)l->in * l->out / tp * copies;
+        }
     }
     /* Towers (vision / audio) stay frozen and unused in text fine-tunes. */
     if (n->stack != FG_STACK_TOWER)
@@ -422,7 +426,7 @@ static void add_node(const struct fg_node *n, const struct fg_job *job, unsigned
 
 /* The training estimate's sums over the nodes on the job's stage. */
 struct stage_sums {
-    uint64_t params, experts, linear, quantizable, adapters, largest;
+    uint64_t params, experts, linear, quantizable, adapters, largest, merged;
     uint64_t act_block_max, act_sum, act_other, layers; /* per token */
     bool has_head;
 };
@@ -437,6 +441,7 @@ static void fold(struct stage_sums *t, const struct part *p, int32_t layer, int3
     t->linear += p->linear;
     t->quantizable += p->quantizable;
     t->adapters += p->adapters;
+    t->merged += p->merged;
     if (p->largest > t->largest)
         t->largest = p->largest;
     if (layer < 0) {
@@ -468,6 +473,7 @@ static void fold_run(struct stage_sums *t, const struct part *p, int32_t layer, 
     t->linear += p->linear * more;
     t->quantizable += p->quantizable * more;
     t->adapters += p->adapters * more;
+    t->merged += p->merged * more;
     if (*cur_act > t->act_block_max)
         t->act_block_max = *cur_act;
     if (k > 2 && p->act > t->act_block_max)
@@ -590,7 +596,7 @@ static void sum_stage(const struct fg_model *m, const struct fg_job *job, unsign
  * (encoder stacks, layered towers) keep the walk: their layer numbers can meet across a
  * stage's edge, which the walk counts as one block.
  */
-enum { SUMS = 6 }; /* params, experts, linear, quantizable, adapters, act: prefix-summed */
+enum { SUMS = 7 }; /* params, experts, linear, quantizable, adapters, merged, act: prefix-summed */
 struct block_table {
     uint32_t layers;
     uint64_t *sum;      /* SUMS x (layers + 1) prefix sums, field-major */
@@ -668,7 +674,7 @@ static struct block_table *table_build(const struct fg_model *m, const struct fg
     for (uint32_t l = 0; l < layers; l++) {
         const struct part *p = &block[l];
         const uint64_t v[SUMS] = {p->params, p->experts, p->linear, p->quantizable, p->adapters,
-                                  p->act};
+                                  p->merged, p->act};
         for (int f = 0; f < SUMS; f++)
             t->sum[f * (layers + 1) + l + 1] = t->sum[f * (layers + 1) + l] + v[f];
         t->largest[l] = p->largest;
@@ -689,6 +695,7 @@ static void add_side(struct stage_sums *t, const struct stage_sums *side)
     t->linear += side->linear;
     t->quantizable += side->quantizable;
     t->adapters += side->adapters;
+    t->merged += side->merged;
     t->largest = side->largest > t->largest ? side->largest : t->largest;
     t->act_other += side->act_other;
     t->has_head |= side->has_head;
@@ -706,7 +713,7 @@ static void table_sums(const struct block_table *b, const struct fg_job *job,
     if (whole || job->stage_embed)
         add_side(t, &b->embed);
     uint64_t *dst[SUMS] = {&t->params, &t->experts, &t->linear, &t->quantizable, &t->adapters,
-                           &t->act_sum};
+                           &t->merged, &t->act_sum};
     for (int f = 0; f < SUMS; f++)
         *dst[f] += b->sum[f * (b->layers + 1) + hi] - b->sum[f * (b->layers + 1) + lo];
     for (uint32_t l = lo; l < hi; l++) {
@@ -998,6 +1005,21 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
         overhead += deq;
         add_line(e, "overhead", deq, false, "bitsandbytes dequantize",
                  "dequantized bf16 copy of the largest linear, forward and backward");
+    }
+    if (job->mode == FG_MODE_LORA && t.merged) {
+        /* peft's ParamWrapper (tuners/lora/layer.py; what target_modules become on
+         * transformers 5's fused experts) rebuilds each adapted expert tensor as W + BA on
+         * every forward, and grouped_mm keeps that copy for backward: one copy of the
+         * adapted experts in the base dtype, one block's under recompute.  Measured on
+         * H200 (tests/calibration/measured-h200.tsv): Mixtral-8x7B cut to 4 layers, LoRA at
+         * 1 x 2048 tokens, keeps 14.8 GB after the forward where its full fine-tune keeps
+         * 3.2 GB; the copies are 11.3 GB of the difference. */
+        uint64_t n = job->grad_ckpt ? t.merged / (layers_here ? layers_here : 1) : t.merged;
+        uint64_t merged = fg__mul_sat(n, wbytes);
+        overhead = fg__add_sat(overhead, merged);
+        add_line(e, "overhead", merged, false, "peft ParamWrapper on fused experts",
+                 "expert weights rebuilt as W + BA and kept for backward: %llu params%s",
+                 (unsigned long long)n, job->grad_ckpt ? " (one block, recomputed)" : "");
     }
     if (job->zero >= 3 && dp > 1) {
         uint64_t gather = fg__mul_sat(largest_linear * 8, 2);

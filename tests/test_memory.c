@@ -492,6 +492,48 @@ static void serve_should_hold_one_nodes_prefill_working_set(void **state)
     fg_model_free(m);
 }
 
+/* The bytes of the line whose source is `source`, or 0. */
+static uint64_t line_bytes(const struct fg_estimate *e, const char *source)
+{
+    for (size_t i = 0; i < e->n_lines; i++)
+        if (!strcmp(e->lines[i].source, source))
+            return e->lines[i].bytes;
+    return 0;
+}
+
+/* peft adapts transformers 5's fused experts through ParamWrapper, which keeps a rebuilt copy
+ * W + BA of every adapted expert tensor for backward (measured on H200, Mixtral-8x7B cut to
+ * 4 layers: 11.3 of the 11.6 GB its LoRA keeps over its full fine-tune's activations); only
+ * the families peft maps, and one block's copy under recompute. */
+static void moe_lora_should_keep_the_rebuilt_experts_where_peft_wraps_them(void **state)
+{
+    (void)state;
+    struct fg_model *m = load("tests/fixtures/models/mistralai--Mixtral-8x7B-v0.1");
+    const uint64_t experts = 32ull * 8 * 3 * 4096 * 14336;
+    struct fg_estimate e = est(m, FG_MODE_LORA, 2048, 1);
+    assert_true(line_bytes(&e, "peft ParamWrapper on fused experts") == 2 * experts);
+    struct fg_job j;
+    fg_job_defaults(&j, FG_MODE_LORA);
+    j.grad_ckpt = true;
+    assert_int_equal(fg_memory_estimate(m, &j, &e, NULL), 0);
+    assert_true(line_bytes(&e, "peft ParamWrapper on fused experts") == 2 * experts / 32);
+    assert_int_equal(fg_lora_targets_parse("attn", &j, NULL), 0);
+    assert_int_equal(fg_memory_estimate(m, &j, &e, NULL), 0);
+    assert_true(line_bytes(&e, "peft ParamWrapper on fused experts") == 0);
+    e = est(m, FG_MODE_FULL, 2048, 1);
+    assert_true(line_bytes(&e, "peft ParamWrapper on fused experts") == 0);
+    fg_model_free(m);
+    /* granitemoe: no peft mapping; Kimi-K2: remote code with nn.Linear experts */
+    const char *unwrapped[] = {"tests/fixtures/models/ibm-granite--granite-3.1-1b-a400m-instruct",
+                               "tests/fixtures/models/moonshotai--Kimi-K2-Instruct"};
+    for (size_t i = 0; i < 2; i++) {
+        m = load(unwrapped[i]);
+        e = est(m, FG_MODE_LORA, 2048, 1);
+        assert_true(line_bytes(&e, "peft ParamWrapper on fused experts") == 0);
+        fg_model_free(m);
+    }
+}
+
 /* Qwen3-0.6B's checkpoint writes its tied lm_head (751,632,384 stored), but transformers ties
  * it to the embedding at load: the H200 calibration run trains 596,049,920 parameters
  * (tests/calibration/measured-h200.tsv, n_params, and mem_static = 12 B x that). */
@@ -657,6 +699,7 @@ int main(void)
         cmocka_unit_test(estimate_should_reject_bad_jobs_clearly),
         cmocka_unit_test(serve_should_count_gqa_kv_and_windows),
         cmocka_unit_test(serve_should_hold_one_nodes_prefill_working_set),
+        cmocka_unit_test(moe_lora_should_keep_the_rebuilt_experts_where_peft_wraps_them),
         cmocka_unit_test(unsharded_copy_should_add_the_whole_bf16_weights_beside_a_zero3_shard),
         cmocka_unit_test(unsharded_copy_should_hold_through_a_full_fine_tunes_step_phase),
         cmocka_unit_test(unsharded_copy_should_change_nothing_without_weight_sharding),
