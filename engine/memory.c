@@ -391,6 +391,7 @@ static uint64_t state_per_seq(const struct fg_node *n)
 struct part {
     uint64_t params, experts, linear, quantizable, adapters, largest, act;
     uint64_t merged; /* LoRA: expert parameters peft rebuilds as W + BA each forward */
+    uint64_t score;  /* bytes kept per token per token of context (attention scores) */
 };
 
 static void add_node(const struct fg_node *n, const struct fg_job *job, unsigned c, unsigned r,
@@ -420,13 +421,15 @@ static void add_node(const struct fg_node *n, const struct fg_job *job, unsigned
         }
     }
     /* Towers (vision / audio) stay frozen and unused in text fine-tunes. */
-    if (n->stack != FG_STACK_TOWER)
+    if (n->stack != FG_STACK_TOWER) {
         p->act += node_act_per_token(n, c, r, tp);
+        p->score += (uint64_t)n->score_bytes * n->heads / tp;
+    }
 }
 
 /* The training estimate's sums over the nodes on the job's stage. */
 struct stage_sums {
-    uint64_t params, experts, linear, quantizable, adapters, largest, merged;
+    uint64_t params, experts, linear, quantizable, adapters, largest, merged, score;
     uint64_t act_block_max, act_sum, act_other, layers; /* per token */
     bool has_head;
 };
@@ -442,6 +445,7 @@ static void fold(struct stage_sums *t, const struct part *p, int32_t layer, int3
     t->quantizable += p->quantizable;
     t->adapters += p->adapters;
     t->merged += p->merged;
+    t->score += p->score;
     if (p->largest > t->largest)
         t->largest = p->largest;
     if (layer < 0) {
@@ -474,6 +478,7 @@ static void fold_run(struct stage_sums *t, const struct part *p, int32_t layer, 
     t->quantizable += p->quantizable * more;
     t->adapters += p->adapters * more;
     t->merged += p->merged * more;
+    t->score += p->score * more;
     if (*cur_act > t->act_block_max)
         t->act_block_max = *cur_act;
     if (k > 2 && p->act > t->act_block_max)
@@ -596,7 +601,7 @@ static void sum_stage(const struct fg_model *m, const struct fg_job *job, unsign
  * (encoder stacks, layered towers) keep the walk: their layer numbers can meet across a
  * stage's edge, which the walk counts as one block.
  */
-enum { SUMS = 7 }; /* params, experts, linear, quantizable, adapters, merged, act: prefix-summed */
+enum { SUMS = 8 }; /* params .. act of struct part but largest: prefix-summed */
 struct block_table {
     uint32_t layers;
     uint64_t *sum;      /* SUMS x (layers + 1) prefix sums, field-major */
@@ -674,7 +679,7 @@ static struct block_table *table_build(const struct fg_model *m, const struct fg
     for (uint32_t l = 0; l < layers; l++) {
         const struct part *p = &block[l];
         const uint64_t v[SUMS] = {p->params, p->experts, p->linear, p->quantizable, p->adapters,
-                                  p->merged, p->act};
+                                  p->merged, p->score, p->act};
         for (int f = 0; f < SUMS; f++)
             t->sum[f * (layers + 1) + l + 1] = t->sum[f * (layers + 1) + l] + v[f];
         t->largest[l] = p->largest;
@@ -696,6 +701,7 @@ static void add_side(struct stage_sums *t, const struct stage_sums *side)
     t->quantizable += side->quantizable;
     t->adapters += side->adapters;
     t->merged += side->merged;
+    t->score += side->score;
     t->largest = side->largest > t->largest ? side->largest : t->largest;
     t->act_other += side->act_other;
     t->has_head |= side->has_head;
@@ -713,7 +719,7 @@ static void table_sums(const struct block_table *b, const struct fg_job *job,
     if (whole || job->stage_embed)
         add_side(t, &b->embed);
     uint64_t *dst[SUMS] = {&t->params, &t->experts, &t->linear, &t->quantizable, &t->adapters,
-                           &t->merged, &t->act_sum};
+                           &t->merged, &t->score, &t->act_sum};
     for (int f = 0; f < SUMS; f++)
         *dst[f] += b->sum[f * (b->layers + 1) + hi] - b->sum[f * (b->layers + 1) + lo];
     for (uint32_t l = lo; l < hi; l++) {
@@ -1060,8 +1066,15 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
                  (unsigned long long)layers_here, (unsigned long long)seq,
                  (unsigned long long)act_block_max);
     }
+    /* Attention that keeps its scores (model.h score_bytes) keeps heads x s of them per
+     * token in each block, one block's under recompute. */
+    uint64_t score = job->grad_ckpt ? t.score / (layers_here ? layers_here : 1) : t.score;
+    score = fg__mul_sat(fg__mul_sat(fg__mul_sat(score, seq), seq), inflight);
+    add_line(e, "activations", score, true, "torch SDPA math path (fewer K/V heads)",
+             "attention scores kept for backward: heads x %llu x %llu per block",
+             (unsigned long long)seq, (unsigned long long)seq);
     e->act_per_token_layer_max = act_block_max;
-    uint64_t act = fg__mul_sat(fg__mul_sat(act_tok, seq), inflight);
+    uint64_t act = fg__add_sat(fg__mul_sat(fg__mul_sat(act_tok, seq), inflight), score);
     uint64_t logits = 0;
     if (t.has_head && !m->encoder_only) {
         /* [HF] ForCausalLMLoss: logits.float(); cross_entropy saves the fp32

@@ -534,6 +534,29 @@ static void moe_lora_should_keep_the_rebuilt_experts_where_peft_wraps_them(void 
     }
 }
 
+/* falcon's attention hands SDPA one K/V head for 71 query heads, so torch runs its math path
+ * and keeps the fp32 softmax (measured on H200: 13.69 GB kept by falcon-7b LoRA at 1079
+ * tokens, 1.34 GB at 256); Llama's SDPA runs a fused kernel and keeps no scores. */
+static void falcon_should_keep_its_attention_scores_where_llama_keeps_none(void **state)
+{
+    (void)state;
+    const char *source = "torch SDPA math path (fewer K/V heads)";
+    struct fg_model *m = load("tests/fixtures/models/tiiuae--falcon-7b");
+    struct fg_estimate e = est(m, FG_MODE_LORA, 1024, 2);
+    assert_true(line_bytes(&e, source) == 4ull * 71 * 1024 * 1024 * 32);
+    struct fg_job j;
+    fg_job_defaults(&j, FG_MODE_LORA);
+    j.seq_len = 1024;
+    j.grad_ckpt = true;
+    assert_int_equal(fg_memory_estimate(m, &j, &e, NULL), 0);
+    assert_true(line_bytes(&e, source) == 4ull * 71 * 1024 * 1024);
+    fg_model_free(m);
+    m = load(LLAMA8B);
+    e = est(m, FG_MODE_LORA, 1024, 2);
+    assert_true(line_bytes(&e, source) == 0);
+    fg_model_free(m);
+}
+
 /* Qwen3-0.6B's checkpoint writes its tied lm_head (751,632,384 stored), but transformers ties
  * it to the embedding at load: the H200 calibration run trains 596,049,920 parameters
  * (tests/calibration/measured-h200.tsv, n_params, and mem_static = 12 B x that). */
@@ -700,6 +723,7 @@ int main(void)
         cmocka_unit_test(serve_should_count_gqa_kv_and_windows),
         cmocka_unit_test(serve_should_hold_one_nodes_prefill_working_set),
         cmocka_unit_test(moe_lora_should_keep_the_rebuilt_experts_where_peft_wraps_them),
+        cmocka_unit_test(falcon_should_keep_its_attention_scores_where_llama_keeps_none),
         cmocka_unit_test(unsharded_copy_should_add_the_whole_bf16_weights_beside_a_zero3_shard),
         cmocka_unit_test(unsharded_copy_should_hold_through_a_full_fine_tunes_step_phase),
         cmocka_unit_test(unsharded_copy_should_change_nothing_without_weight_sharding),
