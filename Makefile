@@ -210,6 +210,9 @@ accuracy: $(ACCURACY)
 	$(ACCURACY)
 	@echo
 	$(ACCURACY) --calib tests/calibration/measured-h200.tsv tests/accuracy/h200-unscored.tsv h200
+	@echo
+	$(ACCURACY) --calib tests/calibration/measured-h200-heldout.tsv /dev/null h200 \
+		build/accuracy-heldout.tsv
 
 # Benchmarks (not timed tests): estimator throughput in-process, whole-process time and peak
 # memory of the CLI, the plugin's admission overhead on the loopback Slurm cluster (as root).

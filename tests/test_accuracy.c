@@ -175,36 +175,52 @@ static void acc_run_should_keep_the_median_error_at_or_under_todays(void **state
  * not scored.  Gates as above: what the estimator achieves, so it cannot get worse.
  */
 #define CALIB_TSV "tests/calibration/measured-h200.tsv"
+#define CALIB_HELDOUT_TSV "tests/calibration/measured-h200-heldout.tsv"
 #define CALIB_UNSCORED_TSV "tests/accuracy/h200-unscored.tsv"
-/* Median |error| 7.2% and 47 of 55 within 25% when the run was first scored. */
-#define CALIB_MEDIAN_ABS_PCT_MAX 7.5
-#define CALIB_WITHIN25_SHARE_MIN 0.85
 
-static void calibration_run_should_stay_as_accurate_as_today(void **state)
+/* Score one calibration run and hold it to its gates. */
+static void calib_gate(const char *path, const char *unscored, size_t min_scored,
+                       double median_max, double within25_min)
 {
-    (void)state;
     struct acc_row *cal;
     size_t n;
     char msg[512];
-    if (acc_load_calib(CALIB_TSV, CALIB_UNSCORED_TSV, "h200", &cal, &n, msg, sizeof msg))
+    if (acc_load_calib(path, unscored, "h200", &cal, &n, msg, sizeof msg))
         fail_msg("%s", msg);
     struct acc_summary cs;
     acc_run(cal, n, MODELS_DIR, &cs);
-    print_message("calibration: %zu rows, %zu scored: median |error| %.1f%% (gate %.1f%%), "
-                  "within 25%% %zu; not scored %zu\n", cs.rows, cs.peaks, cs.median_abs_pct,
-                  CALIB_MEDIAN_ABS_PCT_MAX, cs.within25, cs.unscored);
+    print_message("%s: %zu rows, %zu scored: median |error| %.1f%% (gate %.1f%%), within 25%% "
+                  "%zu; not scored %zu\n", path, cs.rows, cs.peaks, cs.median_abs_pct,
+                  median_max, cs.within25, cs.unscored);
     for (size_t i = 0; i < n; i++)
         if (!cal[i].ok)
             fail_msg("%s: %s", cal[i].model, cal[i].error);
-    assert_true(n > 60 && cs.peaks > 50);
+    assert_true(cs.peaks >= min_scored);
     /* every job ran on one H200: none may be told it needs more cards */
     assert_int_equal(cs.ran_split, 0);
-    if (cs.median_abs_pct > CALIB_MEDIAN_ABS_PCT_MAX)
-        fail_msg("median |error| %.1f%% > %.1f%%", cs.median_abs_pct, CALIB_MEDIAN_ABS_PCT_MAX);
+    if (cs.median_abs_pct > median_max)
+        fail_msg("median |error| %.1f%% > %.1f%%", cs.median_abs_pct, median_max);
     double share = (double)cs.within25 / (double)cs.peaks;
-    if (share < CALIB_WITHIN25_SHARE_MIN)
-        fail_msg("within 25%%: %.0f%% < %.0f%%", share * 100, CALIB_WITHIN25_SHARE_MIN * 100);
+    if (share < within25_min)
+        fail_msg("within 25%%: %.0f%% < %.0f%%", share * 100, within25_min * 100);
     acc_free(cal, n);
+}
+
+/* Median |error| 7.2% and 47 of 55 within 25% when the run was first scored; 5.3% and 53
+ * after the changes it showed were needed (tied heads, the prefill's working set, peft's
+ * rebuilt experts, falcon's kept scores). */
+static void calibration_run_should_stay_as_accurate_as_today(void **state)
+{
+    (void)state;
+    calib_gate(CALIB_TSV, CALIB_UNSCORED_TSV, 55, 5.5, 0.95);
+}
+
+/* Rows chosen after those changes, to check them on jobs they were not fitted to: median
+ * |error| 2.2%, all 13 within 25% (the worst, +18%, is a recomputed LoRA: README). */
+static void held_out_run_should_stay_as_accurate_as_today(void **state)
+{
+    (void)state;
+    calib_gate(CALIB_HELDOUT_TSV, NULL, 13, 3.0, 1.0);
 }
 
 /* A bad calibration file or unscored list is refused with the line and what is wrong. */
@@ -257,6 +273,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(calibration_run_should_stay_as_accurate_as_today),
+        cmocka_unit_test(held_out_run_should_stay_as_accurate_as_today),
         cmocka_unit_test(acc_load_calib_should_refuse_bad_input_clearly),
         cmocka_unit_test(acc_load_should_read_every_interpreted_row),
         cmocka_unit_test(rows_and_exclusions_should_cover_every_measured_row_once),
