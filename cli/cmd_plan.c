@@ -319,6 +319,8 @@ static int run(int argc, char **argv, bool check)
         cJSON_AddBoolToObject(j, "grad_ckpt", o.job.grad_ckpt);
         if (o.job.unsharded_copy) /* only when asked: the outputs without it stay as they were */
             cJSON_AddBoolToObject(j, "unsharded_copy", true);
+        if (o.job.attention != FG_ATTN_SDPA) /* likewise */
+            cJSON_AddStringToObject(j, "attention", fg_attention_name(o.job.attention));
         cJSON_AddNumberToObject(j, "headroom", o.headroom);
         cJSON_AddNumberToObject(j, "conservative", o.conservative);
         cJSON_AddItemToObject(root, "memory", memory_json(&est));
@@ -392,8 +394,9 @@ static int run(int argc, char **argv, bool check)
            fg_optimizer_name(o.job.optimizer));
     if (o.job.mode == FG_MODE_LORA || o.job.mode == FG_MODE_QLORA)
         printf(", LoRA r=%u", o.job.lora_rank);
-    printf("%s%s\n", o.job.grad_ckpt ? ", gradient checkpointing" : "",
-           o.job.unsharded_copy ? ", unsharded weight copy beside ZeRO-3 shards" : "");
+    printf("%s%s%s\n", o.job.grad_ckpt ? ", gradient checkpointing" : "",
+           o.job.unsharded_copy ? ", unsharded weight copy beside ZeRO-3 shards" : "",
+           o.job.attention == FG_ATTN_EAGER ? ", eager attention" : "");
     print_breakdown(&est);
 
     if (want) {

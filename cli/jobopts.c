@@ -101,6 +101,9 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
         } else if (!strcmp(a, "--optimizer")) {
             NEEDV();
             rc = fg_optimizer_parse(v, &o->job.optimizer, &err);
+        } else if (!strcmp(a, "--attention")) {
+            NEEDV();
+            rc = fg_attention_parse(v, &o->job.attention, &err);
         } else if (!strcmp(a, "--quant")) {
             NEEDV();
             rc = fg_quant_parse(v, &o->job.quant, &err);

@@ -28,6 +28,7 @@ static void usage(FILE *f)
           "  --precision bf16-mixed|bf16|fp16-mixed|fp32 --optimizer adamw|adamw-fused|adamw-8bit|sgd\n"
           "  --lora-rank R --lora-targets all-linear|attn|qv|LIST --grad-ckpt --unsharded-copy\n"
           "  --quant nf4|nf4-dq|int8 --zero 0..3 --gpu NAME --gpus N --chunked-ce\n"
+          "  --attention sdpa|eager\n"
           "  --headroom X --conservative X --samples N --epochs E --global-batch N\n"
           "Exit status: 0 fits / success, 1 does not fit, 2 error.\n", f);
 }

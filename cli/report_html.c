@@ -261,6 +261,8 @@ static void write_summary(FILE *f, const struct report *r)
         fprintf(f, ", ZeRO-%u", j->zero);
     if (j->unsharded_copy)
         fputs(", unsharded weight copy beside ZeRO-3 shards", f);
+    if (j->attention == FG_ATTN_EAGER)
+        fputs(", eager attention", f);
     fprintf(f, "; micro-batch %llu &times; %llu tokens; %.2f&times; headroom, %.2f&times; "
                "conservative peak</p>\n",
             (unsigned long long)e->batch, (unsigned long long)e->seq_len, r->o->headroom,

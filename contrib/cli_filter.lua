@@ -48,7 +48,7 @@ local MAP = {
    ["ft-mode"] = "--mode", ["ft-seq-len"] = "--seq-len", ["ft-batch"] = "--batch",
    ["ft-lora-rank"] = "--lora-rank", ["ft-lora-targets"] = "--lora-targets",
    ["ft-precision"] = "--precision", ["ft-optimizer"] = "--optimizer", ["ft-quant"] = "--quant",
-   ["ft-zero"] = "--zero",
+   ["ft-zero"] = "--zero", ["ft-attention"] = "--attention",
 }
 
 local function on_error(what)

@@ -79,7 +79,7 @@ local MAP = {
    ft_mode = "--mode", ft_seq_len = "--seq-len", ft_batch = "--batch",
    ft_lora_rank = "--lora-rank", ft_lora_targets = "--lora-targets",
    ft_precision = "--precision", ft_optimizer = "--optimizer", ft_quant = "--quant",
-   ft_zero = "--zero",
+   ft_zero = "--zero", ft_attention = "--attention",
 }
 
 local function run_check(opts, gpu, count, nodes, uid, gid)

@@ -87,6 +87,10 @@ struct fg_node *fg__add_attention(struct fg_model *m, int32_t layer, const struc
     n->window = (uint32_t)s->window;
     n->bidirectional = s->bidirectional;
     n->cross = s->cross;
+    /* transformers' eager_attention_forward: softmax(dtype=float32) kept by its backward
+     * and its cast to the compute dtype kept by the PV matmul, 4 + 2 B per score
+     * (Llama-3.2-1B on H200: 6.03 B, tests/calibration/measured-h200.tsv) */
+    n->eager_bytes = 6;
     const char *kind = s->kv_heads == s->heads ? "MHA" : s->kv_heads == 1 ? "MQA" : "GQA";
     if (s->window)
         fg__fmt(n->desc, sizeof n->desc, "%s %lluq/%llukv x%llu, window %llu", kind,

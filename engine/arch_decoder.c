@@ -30,6 +30,7 @@ struct fg_decoder_spec {
     bool honour_use_sliding_window;
     bool head_bias_key;            /* lm_head_bias key honoured (Phi-3) */
     bool normhead;                 /* Baichuan-2 NormHead: lm_head stored, never tied */
+    double softcap_def;            /* attn_logit_softcapping when absent (Gemma-2: 50.0) */
 };
 
 /* Shared by all rows: the block structure. */
@@ -51,6 +52,11 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
     if (s->qk_norm_key && (rc = fg_cfg_bool(c, s->qk_norm_key, false, &qkn, err)))
         return rc;
     if (s->head_bias_key && (rc = fg_cfg_bool(c, "lm_head_bias", false, &head_bias, err)))
+        return rc;
+    /* Soft-capped attention logits (Gemma-2): eager attention's tanh keeps its output,
+     * 2 B per score more (transformers gemma2 eager_attention_forward). */
+    double softcap;
+    if ((rc = fg_cfg_f64(c, "attn_logit_softcapping", s->softcap_def, 0, 1e9, &softcap, err)))
         return rc;
     uint64_t window[FG_MAX_LAYERS];
     if ((rc = fg__read_windows(c, m->layers, window, s->window_pattern,
@@ -74,8 +80,11 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
          * pre/post pairs; 1 = one norm feeding parallel attention and MLP (Cohere). */
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, s->norm, err)))
             return rc;
-        if (!fg__add_attention(m, li, &a, err))
+        struct fg_node *attn = fg__add_attention(m, li, &a, err);
+        if (!attn)
             return err ? err->code : FG_E_NOMEM;
+        if (softcap > 0)
+            attn->eager_bytes += 2;
         if (s->norms_per_layer == 4 &&
             (rc = fg__add_norm(m, li, "PostAttnNorm", m->hidden, s->norm, err)))
             return rc;
@@ -130,7 +139,7 @@ static const struct fg_decoder_spec gemma2 = {
     .d = {.vocab = 256000, .hidden = 2304, .inter = 9216, .layers = 26, .heads = 8,
           .max_pos = 8192, .tie = true},
     .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .norms_per_layer = 4,
-    .window_pattern = 2};
+    .window_pattern = 2, .softcap_def = 50.0};
 /* Gemma3ForCausalLM (text): Gemma-2 blocks + q/k norms; 5 sliding layers, then 1 global. */
 static const struct fg_decoder_spec gemma3_text = {
     .d = {.vocab = 262208, .hidden = 2304, .inter = 9216, .layers = 26, .heads = 8,

@@ -38,7 +38,8 @@ struct block {
     bool learned_pos;          /* absolute position table, max_pos x hidden */
     bool emb_norm;             /* LayerNorm right after the embedding */
     bool final_norm;
-    uint8_t score_bytes;       /* see struct fg_node */
+    uint8_t score_bytes;       /* see struct fg_node; eager_bytes 0: fg__add_attention's */
+    uint8_t eager_bytes;
     bool head_bias, head_stored_when_tied;
     uint64_t mask_per_layer;   /* stored causal-mask buffer scalars in each attention */
     uint64_t rotary_buffer;    /* stored rotary inv_freq scalars (one table per model) */
@@ -115,6 +116,7 @@ static int build(struct fg_model *m, const struct block *b, struct fg_err *err)
         n->params += b->mask_per_layer;
         n->buffers += b->mask_per_layer;
         n->score_bytes = b->score_bytes;
+        n->eager_bytes = b->eager_bytes ? b->eager_bytes : n->eager_bytes;
         if (b->norms == 2 && (rc = fg__add_norm(m, li, "Norm", m->hidden, b->norm, err)))
             return rc;
         if (!fg__add_mlp(m, li, &f, err))
@@ -232,7 +234,8 @@ static int keys_bloom(const struct fg_cfg *c, struct fg_model *m, const struct l
  * (torch sdp_utils check_batch_size_and_num_heads_dense), so torch runs its math
  * path and keeps the fp32 softmax, 4 B per score (falcon-7b LoRA on H200, 32 layers
  * x 71 heads: 13.69 GB kept at 1079 tokens, 1.34 GB at 256;
- * tests/calibration/measured-h200.tsv).
+ * tests/calibration/measured-h200.tsv).  Its eager path takes the softmax in the
+ * input dtype: 2 B per score (8.06 GB kept at 1079 tokens, the same run).
  */
 static int keys_falcon(const struct fg_cfg *c, struct fg_model *m, const struct legacy_spec *s,
                        struct block *b, struct fg_err *err)
@@ -267,6 +270,7 @@ static int keys_falcon(const struct fg_cfg *c, struct fg_model *m, const struct 
     m->head_dim = m->hidden / m->heads;
     m->tied = tie;
     b->score_bytes = kv < m->heads ? 4 : 0;
+    b->eager_bytes = 2;
     b->norms = !parallel || nln == 2 ? 2 : 1;
     b->qkv_bias = b->o_bias = b->mlp_bias = bias;
     return 0;

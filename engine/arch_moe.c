@@ -194,6 +194,7 @@ static int add_mla(struct fg_model *m, int32_t layer, const struct moe_cfg *k, s
     struct fg_node *n = fg__model_add_block(m, FG_NODE_MLA, layer, "Attention", err);
     if (!n)
         return err ? err->code : FG_E_NOMEM;
+    n->eager_bytes = 6; /* eager_attention_forward, as fg__add_attention */
     uint64_t h = m->hidden, heads = m->heads, qhd = k->nope + k->rope;
     if (k->q_lora) {
         fg__node_linear(n, "q_a", h, k->q_lora, 1, k->attn_bias);

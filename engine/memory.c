@@ -39,6 +39,7 @@ static const char *const mode_names[] = {"full", "lora", "qlora", "serve"};
 static const char *const prec_names[] = {"bf16-mixed", "bf16", "fp16-mixed", "fp32"};
 static const char *const opt_names[] = {"adamw", "adamw-8bit", "sgd", "adamw-fused"};
 static const char *const quant_names[] = {"none", "nf4", "nf4-dq", "int8"};
+static const char *const attn_names[] = {"sdpa", "eager"};
 
 static int parse_enum(const char *s, const char *const *names, int n, const char *what, int *out,
                       struct fg_err *err)
@@ -90,6 +91,14 @@ int fg_quant_parse(const char *s, enum fg_quant *out, struct fg_err *err)
     return rc;
 }
 
+int fg_attention_parse(const char *s, enum fg_attention *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, attn_names, 2, "attention", &v, err);
+    if (!rc)
+        *out = (enum fg_attention)v;
+    return rc;
+}
+
 int fg_lora_targets_parse(const char *s, struct fg_job *job, struct fg_err *err)
 {
     if (!s || !*s)
@@ -118,6 +127,7 @@ int fg_lora_targets_parse(const char *s, struct fg_job *job, struct fg_err *err)
 const char *fg_mode_name(enum fg_mode m) { return (unsigned)m < 4 ? mode_names[m] : "?"; }
 const char *fg_precision_name(enum fg_precision p) { return (unsigned)p < 4 ? prec_names[p] : "?"; }
 const char *fg_optimizer_name(enum fg_optimizer o) { return (unsigned)o < 4 ? opt_names[o] : "?"; }
+const char *fg_attention_name(enum fg_attention a) { return (unsigned)a < 2 ? attn_names[a] : "?"; }
 
 void fg_job_defaults(struct fg_job *job, enum fg_mode mode)
 {
@@ -423,7 +433,8 @@ static void add_node(const struct fg_node *n, const struct fg_job *job, unsigned
     /* Towers (vision / audio) stay frozen and unused in text fine-tunes. */
     if (n->stack != FG_STACK_TOWER) {
         p->act += node_act_per_token(n, c, r, tp);
-        p->score += (uint64_t)n->score_bytes * n->heads / tp;
+        uint8_t kept = job->attention == FG_ATTN_EAGER ? n->eager_bytes : n->score_bytes;
+        p->score += (uint64_t)kept * n->heads / tp;
     }
 }
 
@@ -746,12 +757,22 @@ struct serve_part {
  * besides the expert MLP's widths, plus the shared experts.  Measured on H200
  * (tests/calibration/measured-h200.tsv, serve rows: peak over weights + KV cache): Qwen3-0.6B
  * 26.5 KB/token (this gives 26.6), Llama-3.2-1B 68 (69.6), Llama-3.1-8B 119 (123),
- * Qwen3-30B-A3B 148 (152).  Attention under SDPA keeps less than the MLP.
+ * Qwen3-30B-A3B 148 (152).  Attention under a fused SDPA kernel holds less than the MLP.
  */
-static uint64_t node_prefill_per_token(const struct fg_node *n, uint32_t tp)
+static uint64_t node_prefill_per_token(const struct fg_node *n, const struct fg_job *job,
+                                       uint64_t seq)
 {
+    uint32_t tp = job->tp ? job->tp : 1;
     uint64_t widths = n->gated ? 4 : 2;
     switch (n->kind) {
+    case FG_NODE_ATTN: case FG_NODE_MLA: {
+        /* Attention that materialises its scores (eager, or SDPA's math path: model.h)
+         * holds about 10 B per score at once for one layer: the compute-dtype scores, their
+         * fp32 copy and the fp32 softmax (measured on H200, held-out rows: Llama-3.2-1B
+         * eager 9.8 B, falcon-7b's math path 9.4 B, tests/calibration/). */
+        bool scores = job->attention == FG_ATTN_EAGER ? n->eager_bytes : n->score_bytes;
+        return scores ? fg__mul_sat(10ull * n->heads / tp, seq) : 0;
+    }
     case FG_NODE_MLP:
         return 2 * ((uint64_t)n->hidden + widths * n->inter / tp);
     case FG_NODE_MOE:
@@ -774,7 +795,7 @@ static void add_served(const struct fg_node *n, const struct fg_job *job, uint64
     if (quantized && n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
         p->lin += node_linear_here(n, job);
     p->has_head |= n->kind == FG_NODE_HEAD;
-    uint64_t work = node_prefill_per_token(n, job->tp ? job->tp : 1);
+    uint64_t work = node_prefill_per_token(n, job, seq);
     p->work = work > p->work ? work : p->work;
 }
 
@@ -1061,7 +1082,8 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     } else {
         act_tok = act_sum + act_other;
         add_line(e, "activations", fg__mul_sat(act_tok, seq) * inflight, true,
-                 "saved tensors per node (SDPA, no score matrix)",
+                 job->attention == FG_ATTN_EAGER ? "saved tensors per node"
+                                                 : "saved tensors per node (SDPA, no score matrix)",
                  "%llu blocks x %llu tokens, %llu B/token/block max",
                  (unsigned long long)layers_here, (unsigned long long)seq,
                  (unsigned long long)act_block_max);
@@ -1070,7 +1092,9 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
      * token in each block, one block's under recompute. */
     uint64_t score = job->grad_ckpt ? t.score / (layers_here ? layers_here : 1) : t.score;
     score = fg__mul_sat(fg__mul_sat(fg__mul_sat(score, seq), seq), inflight);
-    add_line(e, "activations", score, true, "torch SDPA math path (fewer K/V heads)",
+    add_line(e, "activations", score, true,
+             job->attention == FG_ATTN_EAGER ? "transformers eager attention"
+                                             : "torch SDPA math path (fewer K/V heads)",
              "attention scores kept for backward: heads x %llu x %llu per block",
              (unsigned long long)seq, (unsigned long long)seq);
     e->act_per_token_layer_max = act_block_max;
@@ -1147,6 +1171,7 @@ int fg_memory_estimate_totals(const struct fg_model *m, const struct fg_job *job
  */
 struct part_key {
     bool lora;
+    enum fg_attention attention;
     uint32_t tp, ep, rank;
     enum fg_lora_targets targets;
     enum fg_precision precision;
@@ -1157,6 +1182,7 @@ static void part_key_of(const struct fg_job *job, struct part_key *k)
 {
     memset(k, 0, sizeof *k);
     k->lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
+    k->attention = job->attention;
     k->tp = job->tp ? job->tp : 1;
     k->ep = job->ep;
     k->rank = job->lora_rank;
@@ -1168,7 +1194,8 @@ static void part_key_of(const struct fg_job *job, struct part_key *k)
 
 static bool same_key(const struct part_key *a, const struct part_key *b)
 {
-    return a->lora == b->lora && a->tp == b->tp && a->ep == b->ep && a->rank == b->rank &&
+    return a->lora == b->lora && a->attention == b->attention && a->tp == b->tp &&
+           a->ep == b->ep && a->rank == b->rank &&
            a->targets == b->targets && a->precision == b->precision &&
            (a->targets != FG_LORA_LIST || !strcmp(a->list, b->list));
 }

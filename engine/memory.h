@@ -32,6 +32,10 @@ enum fg_precision { FG_PREC_BF16_MIXED, FG_PREC_BF16, FG_PREC_FP16_MIXED, FG_PRE
 enum fg_optimizer { FG_OPT_ADAMW, FG_OPT_ADAMW_8BIT, FG_OPT_SGD, FG_OPT_ADAMW_FUSED };
 enum fg_quant { FG_QUANT_NONE, FG_QUANT_NF4, FG_QUANT_NF4_DQ, FG_QUANT_INT8 };
 enum fg_lora_targets { FG_LORA_ALL_LINEAR, FG_LORA_ATTN, FG_LORA_QV, FG_LORA_LIST };
+/* The attention implementation transformers runs (attn_implementation): sdpa, its default,
+ * keeps no score matrix where a fused kernel runs; eager computes softmax(QK^T) as tensors
+ * and keeps them for backward (model.h fg_node.eager_bytes). */
+enum fg_attention { FG_ATTN_SDPA, FG_ATTN_EAGER };
 
 struct fg_job {
     enum fg_mode mode;
@@ -45,6 +49,7 @@ struct fg_job {
     uint64_t batch;                 /* micro-batch per GPU */
     bool grad_ckpt;
     bool chunked_ce;                /* loss computed in chunks (no full fp32 logits) */
+    enum fg_attention attention;    /* default sdpa */
     uint32_t zero;                  /* ZeRO stage 0..3 (3 = FSDP full shard) */
     uint32_t dp;                    /* data-parallel ranks the ZeRO states shard over */
     /* Each rank also keeps an unsharded copy of the weights (frozen or trained, in the
@@ -80,9 +85,11 @@ int fg_precision_parse(const char *s, enum fg_precision *out, struct fg_err *err
 int fg_optimizer_parse(const char *s, enum fg_optimizer *out, struct fg_err *err);
 int fg_quant_parse(const char *s, enum fg_quant *out, struct fg_err *err);
 int fg_lora_targets_parse(const char *s, struct fg_job *job, struct fg_err *err);
+int fg_attention_parse(const char *s, enum fg_attention *out, struct fg_err *err);
 const char *fg_mode_name(enum fg_mode m);
 const char *fg_precision_name(enum fg_precision p);
 const char *fg_optimizer_name(enum fg_optimizer o);
+const char *fg_attention_name(enum fg_attention a);
 
 /* Longest sequence the estimator accepts (tokens). */
 #define FG_MAX_SEQ (1u << 24)

@@ -69,7 +69,8 @@ struct fg_node {
     uint8_t bidirectional;  /* encoder attention (no causal mask) */
     uint8_t cross;          /* cross-attention over the encoder output */
     uint8_t score_bytes;    /* attention: bytes per score (heads x s x s) its implementation
-                               keeps for backward; 0 under flash / memory-efficient kernels */
+                               keeps for backward under SDPA; 0 where a fused kernel runs */
+    uint8_t eager_bytes;    /* the same under attn_implementation="eager" */
     uint8_t lora_merged;    /* MoE: peft adapts the routed experts through ParamWrapper, which
                                rebuilds each expert tensor as W + BA on every forward */
     uint8_t nlin;

@@ -72,6 +72,9 @@ int fitgate_job(struct fg_job *job, struct fg_err *err)
     if ((v = fitgate_option(FITGATE_OPT_OPTIMIZER)) &&
         (rc = fg_optimizer_parse(v, &job->optimizer, err)))
         return fg_err_prefix(err, "--ft-optimizer"), rc;
+    if ((v = fitgate_option(FITGATE_OPT_ATTENTION)) &&
+        (rc = fg_attention_parse(v, &job->attention, err)))
+        return fg_err_prefix(err, "--ft-attention"), rc;
     if ((v = fitgate_option(FITGATE_OPT_QUANT)) && (rc = fg_quant_parse(v, &job->quant, err)))
         return fg_err_prefix(err, "--ft-quant"), rc;
     if ((v = fitgate_option(FITGATE_OPT_LORA_TARGETS)) &&

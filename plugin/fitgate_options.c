@@ -34,6 +34,8 @@ static struct spank_option table[] = {
      FITGATE_OPT_PRECISION, option_cb},
     {"ft-optimizer", "O", "[fitgate] adamw|adamw-fused|adamw-8bit|sgd (default adamw)", 1,
      FITGATE_OPT_OPTIMIZER, option_cb},
+    {"ft-attention", "A", "[fitgate] sdpa|eager: the job's attn_implementation (default sdpa)", 1,
+     FITGATE_OPT_ATTENTION, option_cb},
     {"ft-quant", "Q", "[fitgate] QLoRA base quantization nf4|nf4-dq|int8", 1, FITGATE_OPT_QUANT,
      option_cb},
     {"ft-zero", "Z", "[fitgate] ZeRO stage 0..3", 1, FITGATE_OPT_ZERO, option_cb},

@@ -557,6 +557,44 @@ static void falcon_should_keep_its_attention_scores_where_llama_keeps_none(void 
     fg_model_free(m);
 }
 
+/* --attention eager keeps each block's scores: 6 B (transformers' eager_attention_forward:
+ * fp32 softmax + its bf16 copy; Llama-3.2-1B on H200 6.03), 8 B under Gemma-2's soft cap
+ * (tanh keeps its output), 2 B for falcon's own eager path; serving holds about 10 B per
+ * score of one layer at once. */
+static void eager_attention_should_keep_the_scores_of_every_block(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *model;
+        uint64_t bytes, heads, layers;
+    } cases[] = {
+        {LLAMA8B, 6, 32, 32},
+        {"tests/fixtures/models/google--gemma-2-9b", 8, 16, 42},
+        {"tests/fixtures/models/tiiuae--falcon-7b", 2, 71, 32},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct fg_model *m = load(cases[i].model);
+        struct fg_job j;
+        struct fg_estimate e;
+        fg_job_defaults(&j, FG_MODE_LORA);
+        j.seq_len = 1024;
+        assert_int_equal(fg_attention_parse("eager", &j.attention, NULL), 0);
+        assert_int_equal(fg_memory_estimate(m, &j, &e, NULL), 0);
+        assert_true(line_bytes(&e, "transformers eager attention") ==
+                    cases[i].bytes * cases[i].heads * 1024 * 1024 * cases[i].layers);
+        j.mode = FG_MODE_SERVE;
+        j.batch = 2;
+        assert_int_equal(fg_memory_estimate(m, &j, &e, NULL), 0);
+        assert_true(e.b.activations == 2 * 10 * cases[i].heads * 1024 * 1024);
+        fg_model_free(m);
+    }
+    struct fg_err err = {0};
+    enum fg_attention a;
+    assert_int_equal(fg_attention_parse("flash", &a, &err), FG_E_INVAL);
+    assert_string_equal(err.detail, "attention 'flash' is not one of sdpa|eager");
+    assert_string_equal(fg_attention_name(FG_ATTN_EAGER), "eager");
+}
+
 /* Qwen3-0.6B's checkpoint writes its tied lm_head (751,632,384 stored), but transformers ties
  * it to the embedding at load: the H200 calibration run trains 596,049,920 parameters
  * (tests/calibration/measured-h200.tsv, n_params, and mem_static = 12 B x that). */
@@ -724,6 +762,7 @@ int main(void)
         cmocka_unit_test(serve_should_hold_one_nodes_prefill_working_set),
         cmocka_unit_test(moe_lora_should_keep_the_rebuilt_experts_where_peft_wraps_them),
         cmocka_unit_test(falcon_should_keep_its_attention_scores_where_llama_keeps_none),
+        cmocka_unit_test(eager_attention_should_keep_the_scores_of_every_block),
         cmocka_unit_test(unsharded_copy_should_add_the_whole_bf16_weights_beside_a_zero3_shard),
         cmocka_unit_test(unsharded_copy_should_hold_through_a_full_fine_tunes_step_phase),
         cmocka_unit_test(unsharded_copy_should_change_nothing_without_weight_sharding),

@@ -366,6 +366,11 @@ static void alloc_should_reject_a_bad_option_value_naming_it(void **state)
     fake.msgs[0] = '\0';
     assert_int_equal(submit(0, NULL), -1);
     assert_true(said("--ft-mode"));
+    values[FITGATE_OPT_MODE] = NULL;
+    values[FITGATE_OPT_ATTENTION] = "flash";
+    fake.msgs[0] = '\0';
+    assert_int_equal(submit(0, NULL), -1);
+    assert_true(said("--ft-attention: attention 'flash' is not one of sdpa|eager"));
 }
 
 static void alloc_should_apply_on_error_to_a_broken_policy(void **state)

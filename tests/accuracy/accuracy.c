@@ -349,13 +349,8 @@ static int cal_parse_row(char **f, const int *col, struct acc_row *r, const char
         return acc_fail(msg, cap, "peak_alloc '%s' is not a byte count", FIELD(K_PEAK_ALLOC));
     r->metric = ACC_ALLOCATED;
     r->gpus = 1;
-    if (!strcmp(FIELD(K_ATTN), "eager")) {
-        r->unscored = true;
-        snprintf(r->why, sizeof r->why, "eager attention keeps each layer's heads x s x s "
-                 "scores for backward; the estimate is for SDPA");
-    } else if (strcmp(FIELD(K_ATTN), "sdpa") != 0) {
-        return acc_fail(msg, cap, "attn '%s' is not sdpa or eager", FIELD(K_ATTN));
-    }
+    if (fg_attention_parse(FIELD(K_ATTN), &r->job.attention, &err))
+        return acc_fail(msg, cap, "%s", err.detail);
     r->config_json = strdup(FIELD(K_CONFIG_JSON));
     if (!r->config_json)
         return acc_fail(msg, cap, "out of memory");
