@@ -65,7 +65,9 @@ static bool tp_valid(const struct fg_model *m, uint32_t tp)
  *     stage's start is found by galloping search on prefix sums (see there); the
  *     bisection jumps between stage costs the cuts really have;
  *   - a GPU count whose every layout must hold more than a card is skipped whole
- *     (fg__plan_count_floor), and a count's search stops at the first shape whose rank
+ *     (fg__plan_count_floor), a pipeline shape whose every cut must is skipped before its
+ *     blocks are costed (fg__plan_shape_floor: one estimate, not one per distinct block
+ *     and side plus the sums), and a count's search stops at the first shape whose rank
  *     keeps it out of the options (kept_out).
  * tools/bench_golden.sh checks the CLI's output byte for byte against earlier code, and
  * tools/bench_plandiff.c plans and estimates in-process against an earlier engine.
@@ -210,16 +212,21 @@ static int block_costs(struct planner *P, const struct fg_job *job, struct stage
     return 0;
 }
 
-/* Block costs for the layout job j, from the memo or computed and kept. */
+/* The block costs kept for the layout job j, or NULL. */
+static const struct stage_costs *costs_kept(const struct planner *P, const struct fg_job *j)
+{
+    uint64_t key = shape_key(j);
+    for (size_t i = P->n_memo; i-- > 0;)
+        if (P->memo[i].key == key)
+            return &P->memo[i];
+    return NULL;
+}
+
+/* Block costs for the layout job j, computed and kept (costs_kept has none). */
 static int costs_for(struct planner *P, const struct fg_job *j, const struct stage_costs **out,
                      struct fg_err *err)
 {
     uint64_t key = shape_key(j);
-    for (size_t i = P->n_memo; i-- > 0;)
-        if (P->memo[i].key == key) {
-            *out = &P->memo[i];
-            return 0;
-        }
     if (P->n_memo == P->cap_memo) {
         size_t cap = P->cap_memo ? 2 * P->cap_memo : 16;
         struct stage_costs *nm = realloc(P->memo, cap * sizeof *nm);
@@ -407,6 +414,43 @@ uint64_t fg__plan_count_floor(const struct fg_model *m, const struct fg_job *job
     return count_floor(m, NULL, job, g);
 }
 
+/*
+ * A floor under the peak of every cut of a pipeline layout (job's tp, pp, ep, dp, zero),
+ * before any block is costed: one estimate of the whole model under the same TP, EP, DP and
+ * ZeRO with no pipeline, over pp.  Each of its terms is a sum over the nodes (weights,
+ * gradients, optimizer states, step temporaries, activations and logits per sample) or a
+ * largest-of (all-gather buffers, a QLoRA dequantized copy) that every stage pays for its
+ * own nodes, so the stages of any cut hold at least it between them, and so do the block
+ * and side costs cut_fits adds: a stage keeps one micro-batch or more (1F1B: pp - i),
+ * serves each sequence once, and a pipeline adds a tied copy, never removes one; the
+ * largest stage holds 1/pp of it.  The roundings of the per-part sums lose a few bytes per
+ * part and micro-batch: the slack covers them.  With gradient checkpointing the whole
+ * walk can count a block that stages split (kept block inputs): the per-sample part is
+ * left out there.  0 (no floor) when the estimate fails; the blocks' estimates say why.
+ */
+static uint64_t shape_floor(const struct fg_model *m, struct fg__parts *parts,
+                            const struct fg_job *job)
+{
+    struct fg_job j = *job;
+    j.layer_first = j.layer_last = 0;
+    j.stage_embed = j.stage_head = false;
+    j.inflight = 1;
+    struct fg_estimate e;
+    struct fg_err err = {0};
+    if (parts ? fg__memory_estimate_parts(m, &j, &e, parts, &err)
+              : fg_memory_estimate_totals(m, &j, &e, &err))
+        return 0;
+    uint64_t all = !job->grad_ckpt                   ? e.total_bytes
+                 : e.step_bytes > e.static_bytes ? e.step_bytes : e.static_bytes;
+    uint64_t slack = 16 * ((uint64_t)m->n_nodes + 4) * (job->batch + 1) + (all >> 40);
+    return all > slack ? (all - slack) / (job->pp ? job->pp : 1) : 0;
+}
+
+uint64_t fg__plan_shape_floor(const struct fg_model *m, const struct fg_job *job)
+{
+    return shape_floor(m, NULL, job);
+}
+
 static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usable,
                        const struct fg_plan_opts *o, struct fg_layout *L, bool *fits,
                        struct fg_err *err)
@@ -431,10 +475,15 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
         *fits = (double)e.total_bytes <= limit;
         return 0;
     }
-    const struct stage_costs *c = NULL;
-    int rc = costs_for(P, &j, &c, err);
-    if (rc)
-        return rc;
+    const struct stage_costs *c = costs_kept(P, &j);
+    int rc;
+    if (!c) {
+        /* a shape no cut can fit is out before its blocks are costed (shape_floor) */
+        if ((double)shape_floor(P->m, P->parts, &j) > limit)
+            return 0;
+        if ((rc = costs_for(P, &j, &c, err)))
+            return rc;
+    }
     /* Lower bound: some stage holds at least 1/pp of the blocks' static
      * bytes plus the embedding and head sides, so when that share is over the
      * limit no cut can fit and the search below is skipped (same answer). */

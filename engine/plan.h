@@ -77,4 +77,8 @@ int fg_layout_env(const struct fg_layout *l, int (*set)(const char *name, const 
  * for job (plan.c says why it holds); 0 when there is none. */
 uint64_t fg__plan_count_floor(const struct fg_model *m, const struct fg_job *job, uint32_t g);
 
+/* Internal (the planner, tests): a floor under the per-GPU peak of every cut of the
+ * pipeline layout job->tp, pp, ep, dp, zero into pp stages (plan.c says why); 0 when none. */
+uint64_t fg__plan_shape_floor(const struct fg_model *m, const struct fg_job *job);
+
 #endif

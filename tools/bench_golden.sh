@@ -83,7 +83,7 @@ planner)
         precision_parse optimizer_parse quant_parse lora_targets_parse mode_name \
         precision_name optimizer_name job_defaults job_on_gpus estimate_at memory_estimate \
         memory_estimate_totals model_active_params memory_flops_per_token _memory_on_stage \
-        _parts_new _parts_free _memory_estimate_parts _plan_count_floor; do
+        _parts_new _parts_free _memory_estimate_parts _plan_count_floor _plan_shape_floor; do
         ren="$ren -Dfg_$f=ref_$f"
     done
     printf '%s\n' '#include "memory.h"' \
