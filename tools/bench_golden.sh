@@ -92,7 +92,14 @@ planner)
     # shellcheck disable=SC2086
     cc $CF $ren -include "$scratch/ref_decls.h" -c "$scratch/ref_plan.c" -o "$scratch/ref_plan.o" &&
         cc $CF $ren -include "$scratch/ref_decls.h" -c "$scratch/ref_memory.c" \
-            -o "$scratch/ref_memory.o" &&
+            -o "$scratch/ref_memory.o" || exit 2
+    # Any other fg_* function the two files define (one added since the list above) would
+    # clash with libfitgate's at link: rename it, and the calls to it, in both objects.
+    syms=$(nm --defined-only -g "$scratch/ref_plan.o" "$scratch/ref_memory.o" |
+        awk '$3 ~ /^fg_/ { printf "--redefine-sym %s=ref_%s ", $3, substr($3, 4) }')
+    # shellcheck disable=SC2086
+    { [ -z "$syms" ] || { objcopy $syms "$scratch/ref_plan.o" &&
+        objcopy $syms "$scratch/ref_memory.o"; }; } &&
         cc $CF -o "$scratch/plandiff" "$ROOT/tools/bench_plandiff.c" "$scratch/ref_plan.o" \
             "$scratch/ref_memory.o" "$ROOT/build/libfitgate.a" \
             $(pkg-config --libs libcjson libcurl hwloc) -lm || exit 2
