@@ -9,8 +9,8 @@
  *   full plan        the brief's definition: the model graph from an already-parsed
  *                    config (fg_model_from_config), the job's estimate with its lines, the
  *                    5-card table (T4, L4, A100 40 GB, H100 SXM, H200, looked up by alias
- *                    as the CLI does; full / LoRA / serve estimates, totals only as the
- *                    CLI's table, + fit on each: 15) and the planner for one card
+ *                    as the CLI does; the full / LoRA / serve estimates, totals only, once,
+ *                    as the CLI's table, + fit on each card: 15) and the planner for one card
  *                    (fg_plan_layouts on H200, run whether or not one card holds the
  *                    job), then the graph freed.
  *   cli plan         what `fitgate plan M --gpu h200` computes, without printing: the full
@@ -161,12 +161,19 @@ static int op_plan(const struct model_in *mi, bool cli)
     fg_plan_opts_default(&po);
     struct fg_job job;
     fg_job_defaults(&job, FG_MODE_FULL);
-    struct fg_estimate est, cell;
+    struct fg_estimate est;
     struct fg_fit fit;
     static struct fg_plan plan; /* 5 KB: keep it off the stack */
     if (fg_memory_estimate(m, &job, &est, &err))
         goto done;
     sink += est.total_bytes;
+    static struct fg_estimate cell[3]; /* as cmd_plan.c table_estimates: once, every card */
+    for (int k = 0; k < 3; k++) {
+        struct fg_job j;
+        fg_job_defaults(&j, table_modes[k]);
+        if (fg_memory_estimate_totals(m, &j, &cell[k], &err))
+            goto done;
+    }
     for (size_t c = 0; c < sizeof table_cards / sizeof table_cards[0]; c++) {
         const struct fg_gpu *g = fg_gpu_find(t, table_cards[c], NULL);
         if (!g)
@@ -175,9 +182,7 @@ static int op_plan(const struct model_in *mi, bool cli)
         for (int k = 0; k < 3; k++) {
             struct fg_job j;
             fg_job_defaults(&j, table_modes[k]);
-            if (fg_memory_estimate_totals(m, &j, &cell, &err)) /* as cmd_plan.c fill_card */
-                goto done;
-            fg_fit_card(&cell, usable, &po.fit, &fit);
+            fg_fit_card(&cell[k], usable, &po.fit, &fit);
             sink += fit.max_batch;
             if (cli && fit.verdict == FG_FIT_SPLIT) {
                 if (fg_plan_layouts(m, &j, usable, &po, &plan, &err))

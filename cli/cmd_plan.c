@@ -43,28 +43,40 @@ static void print_structure(const struct fg_model *m, uint64_t seq)
 struct card_row {
     const struct fg_gpu *gpu;
     uint64_t usable;
-    struct fg_estimate est[3];   /* full, lora, serve */
+    const struct fg_estimate *est; /* full, lora, serve: one set for every card */
     struct fg_fit fit[3];
     struct fg_plan plan[3];      /* only when batch 1 does not fit */
 };
 
 static const enum fg_mode table_modes[3] = {FG_MODE_FULL, FG_MODE_LORA, FG_MODE_SERVE};
 
-static int fill_card(const struct fg_model *m, const struct fg_cli_opts *o,
-                     const struct fg_plan_opts *po, struct card_row *r, bool planned,
-                     struct fg_err *err)
+/* The table's three jobs, estimated once: an estimate does not depend on the card. */
+static int table_estimates(const struct fg_model *m, const struct fg_cli_opts *o,
+                           struct fg_estimate est[3], struct fg_err *err)
 {
-    r->usable = fg_fit_usable(r->gpu->memory_gb, r->gpu->memory_bytes, &po->fit);
     for (int k = 0; k < 3; k++) {
         struct fg_job j = fg_cli_job_for_mode(o, table_modes[k]);
         /* the table reads totals only: no attributed lines to format */
-        int rc = fg_memory_estimate_totals(m, &j, &r->est[k], err);
+        int rc = fg_memory_estimate_totals(m, &j, &est[k], err);
         if (rc)
             return rc;
+    }
+    return 0;
+}
+
+static int fill_card(const struct fg_model *m, const struct fg_cli_opts *o,
+                     const struct fg_plan_opts *po, const struct fg_estimate est[3],
+                     struct card_row *r, bool planned, struct fg_err *err)
+{
+    r->usable = fg_fit_usable(r->gpu->memory_gb, r->gpu->memory_bytes, &po->fit);
+    r->est = est;
+    for (int k = 0; k < 3; k++) {
         fg_fit_card(&r->est[k], r->usable, &po->fit, &r->fit[k]);
         memset(&r->plan[k], 0, sizeof r->plan[k]);
         if (planned && r->fit[k].verdict == FG_FIT_SPLIT) {
-            if ((rc = fg_plan_layouts(m, &j, r->usable, po, &r->plan[k], err)))
+            struct fg_job j = fg_cli_job_for_mode(o, table_modes[k]);
+            int rc = fg_plan_layouts(m, &j, r->usable, po, &r->plan[k], err);
+            if (rc)
                 return rc;
             if (r->plan[k].status == FG_PLAN_IMPOSSIBLE)
                 r->fit[k].verdict = FG_FIT_NO;
@@ -292,12 +304,18 @@ static int run(int argc, char **argv, bool check)
 
     size_t ncards = 0;
     struct card_row rows[8];
+    static struct fg_estimate table_est[3]; /* 15 KB: keep it off the stack */
+    if (!check && (rc = table_estimates(m, &o, table_est, &err))) {
+        fprintf(stderr, "fitgate: error: %s\n", err.detail);
+        fg_model_free(m);
+        return 2;
+    }
     if (!check) {
         for (int i = 0; fg_cli_default_cards[i] && ncards < 8; i++) {
             rows[ncards].gpu = fg_gpu_find(table, fg_cli_default_cards[i], NULL);
             if (!rows[ncards].gpu)
                 continue;
-            if ((rc = fill_card(m, &o, &po, &rows[ncards], true, &err))) {
+            if ((rc = fill_card(m, &o, &po, table_est, &rows[ncards], true, &err))) {
                 fprintf(stderr, "fitgate: error: %s\n", err.detail);
                 fg_model_free(m);
                 return 2;
