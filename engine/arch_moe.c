@@ -68,13 +68,14 @@ struct moe_spec {
     enum moe_shared shared;
     uint64_t shared_def;             /* n_shared_experts or shared_expert_intermediate_size */
     bool fused_gate_up;              /* experts store one gate_up tensor */
-    bool peft_experts;               /* peft's LoRA reaches the routed experts: transformers 5
-                                        fuses them into 3-D parameters, and peft maps its
+    enum fg_lora_experts peft;       /* how peft's LoRA reaches the routed experts: transformers
+                                        5 fuses them into 3-D parameters, and peft maps its
                                         target names onto those only for the model types that
                                         transformers converts to the mixtral / qwen2_moe layout
                                         (transformers conversion_mapping.py
                                         _MODEL_TO_CONVERSION_PATTERN; peft
-                                        utils/transformers_weight_conversion.py) */
+                                        utils/transformers_weight_conversion.py); remote-code
+                                        families keep nn.Linear experts */
     bool expert_bias, router_bias;   /* gpt-oss */
     enum moe_score_bias score_bias;
     const char *topk_method_def;
@@ -163,7 +164,7 @@ static int add_moe(struct fg_model *m, int32_t layer, const struct moe_cfg *k, s
     n->experts = (uint32_t)e;
     n->top_k = (uint32_t)k->top_k;
     n->gated = 1;
-    n->lora_merged = s->peft_experts;
+    n->lora_experts = (uint8_t)s->peft;
     n->shared = k->shared_inter ? (uint32_t)k->shared_n : 0;
     n->shared_inter = (uint32_t)k->shared_inter;
     if (n->shared)
@@ -262,8 +263,11 @@ static int add_block(struct fg_model *m, uint64_t l, const struct moe_cfg *k, st
     if (is_moe_layer(k, l))
         return add_moe(m, li, k, err);
     struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = true};
-    if (!fg__add_mlp(m, li, &f, err))
+    struct fg_node *mlp = fg__add_mlp(m, li, &f, err);
+    if (!mlp)
         return err ? err->code : FG_E_NOMEM;
+    /* its gate_proj / up_proj / down_proj names are the ones peft moves onto the experts */
+    mlp->lora_experts = (uint8_t)k->s->peft;
     return 0;
 }
 
@@ -626,7 +630,8 @@ static const struct moe_spec mixtral = {
     .kv_heads_def = 8,
     .experts_key = "num_local_experts", .experts_def = 8,
     .topk_key = "num_experts_per_tok", .topk_def = 2,
-    .peft_experts = true, .place = PLACE_ALL, .attn = ATTN_GQA, .windows = true};
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_ALL, .attn = ATTN_GQA, .windows = true};
 
 /* Qwen2MoeForCausalLM (models/qwen2_moe/modular_qwen2_moe.py): q/k/v biases by
  * qkv_bias, shared expert of shared_expert_intermediate_size behind a sigmoid
@@ -638,7 +643,8 @@ static const struct moe_spec qwen2_moe = {
     .experts_key = "num_experts", .experts_def = 60,
     .topk_key = "num_experts_per_tok", .topk_def = 4,
     .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1408,
-    .peft_experts = true, .place = PLACE_SPARSE_STEP, .shared = SHARED_QWEN, .shared_def = 5632,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_SPARSE_STEP, .shared = SHARED_QWEN, .shared_def = 5632,
     .attn = ATTN_GQA, .qkv_bias_key = "qkv_bias", .qkv_bias_def = true,
     .windows = true, .honour_use_sliding_window = true, .max_window_layers = true};
 
@@ -652,7 +658,8 @@ static const struct moe_spec qwen3_moe = {
     .experts_key = "num_experts", .experts_def = 128,
     .topk_key = "num_experts_per_tok", .topk_def = 8,
     .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 768,
-    .peft_experts = true, .place = PLACE_SPARSE_STEP, .attn = ATTN_GQA,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_SPARSE_STEP, .attn = ATTN_GQA,
     .attn_bias_key = "attention_bias", .qk_norm = 1, .windows = true,
     .honour_use_sliding_window = true, .max_window_layers = true};
 
@@ -665,6 +672,7 @@ static const struct moe_spec granitemoe = {
           .max_pos = 2048, .tie = true},
     .experts_key = "num_local_experts", .experts_def = 8,
     .topk_key = "num_experts_per_tok", .topk_def = 2,
+    .peft = FG_LORA_EXPERTS_NONE,
     .place = PLACE_ALL, .fused_gate_up = true, .attn = ATTN_GQA,
     .attn_bias_key = "attention_bias"};
 
@@ -679,7 +687,8 @@ static const struct moe_spec minimax_m2 = {
     .kv_heads_def = 8, .head_dim_def = 128,
     .experts_key = "num_local_experts", .experts_def = 256,
     .topk_key = "num_experts_per_tok", .topk_def = 8,
-    .peft_experts = true, .place = PLACE_ALL, .score_bias = SCORE_BIAS_KEY, .attn = ATTN_GQA,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_ALL, .score_bias = SCORE_BIAS_KEY, .attn = ATTN_GQA,
     .qk_norm = 2, .qk_norm_key = "use_qk_norm", .qk_norm_def = true};
 
 /* GptOssForCausalLM (models/gpt_oss/modular_gpt_oss.py): q/k/v/o biases
@@ -693,6 +702,7 @@ static const struct moe_spec gpt_oss = {
     .kv_heads_def = 8, .head_dim_def = 64,
     .experts_key = "num_local_experts", .experts_def = 128,
     .topk_key = "num_experts_per_tok|experts_per_token", .topk_def = 4,
+    .peft = FG_LORA_EXPERTS_NONE,
     .place = PLACE_ALL, .fused_gate_up = true, .expert_bias = true, .router_bias = true,
     .attn = ATTN_GQA, .attn_bias_key = "attention_bias", .attn_bias_def = true,
     .sinks = true, .windows = true};
@@ -724,7 +734,8 @@ static const struct moe_spec deepseek_v2 = {
     .experts_key = "n_routed_experts", .experts_def = 64,
     .topk_key = "num_experts_per_tok", .topk_def = 0,
     .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1407,
-    .peft_experts = true, .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 2,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 2,
     .score_bias = SCORE_BIAS_NOAUX, .topk_method_def = "greedy",
     .attn = ATTN_MLA, .attn_bias_key = "attention_bias",
     .mla = {.q_lora = 0, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128}};
@@ -741,7 +752,8 @@ static const struct moe_spec deepseek_v3 = {
     .experts_key = "n_routed_experts", .experts_def = 256,
     .topk_key = "num_experts_per_tok", .topk_def = 8,
     .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 2048,
-    .peft_experts = true, .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 1,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 1,
     .score_bias = SCORE_BIAS_NOAUX, .topk_method_def = "noaux_tc",
     .attn = ATTN_MLA, .attn_bias_key = "attention_bias", .mtp = true,
     .mla = {.q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128}};

@@ -404,6 +404,55 @@ struct part {
     uint64_t score;  /* bytes kept per token per token of context (attention scores) */
 };
 
+/*
+ * Node n's LoRA adapters, and the expert weights peft rebuilds for them (struct part
+ * .adapters, .merged), as peft >= 0.17 on transformers 5 makes them (tuners/lora/layer.py,
+ * utils/transformers_weight_conversion.py):
+ *   - each nn.Linear a target names gets rank r: A r x in, B out x r;
+ *   - a MoE family peft maps (FG_LORA_EXPERTS_MERGED) has its fused experts wrapped: per
+ *     expert one adapter at rank 2 r over the fused gate_up (h -> 2 I) and one at rank r over
+ *     down, and the router's weight at rank r; the expert names leave target_modules, so
+ *     the shared experts and the dense MLPs (gate_proj / up_proj / down_proj) get none;
+ *   - elsewhere fused experts and a parameter router match no target (FG_LORA_EXPERTS_NONE).
+ * Routed adapters live with their expert (over EP).  On H200 the count equals peft's
+ * n_trainable on every LoRA row (tests/test_accuracy.c).
+ */
+static void add_lora(const struct fg_node *n, const struct fg_job *job, uint32_t tp,
+                     struct part *p)
+{
+    uint64_t r = job->lora_rank, gu_in = 0, gu_out = 0, gu_copies = 0;
+    bool mapped = n->lora_experts == FG_LORA_EXPERTS_MERGED, gu_hit = false;
+    if (n->kind == FG_NODE_HEAD || (n->kind == FG_NODE_MLP && mapped))
+        return;
+    for (unsigned k = 0; k < n->nlin; k++) {
+        const struct fg_linear *l = &n->lin[k];
+        bool routed = n->kind == FG_NODE_MOE && l->count > 1;
+        uint64_t copies = routed && job->ep > 1 ? (l->count + job->ep - 1) / job->ep : l->count;
+        bool hit = lora_targets(job, l->role);
+        if (routed && mapped && strcmp(l->role, "down") != 0) { /* gate, up or gate_up */
+            gu_in = l->in;
+            gu_out += l->out;
+            gu_copies = copies;
+            gu_hit |= hit;
+            continue;
+        }
+        if (!hit)
+            continue;
+        if (n->kind == FG_NODE_MOE && n->lora_experts == FG_LORA_EXPERTS_NONE &&
+            (routed || !strcmp(l->role, "router")))
+            continue; /* granite-3.1-1b-a400m on H200 trained q/k/v/o alone: 2,752,512 */
+        if (mapped && !strncmp(l->role, "shared_", 7))
+            continue;
+        p->adapters += r * (l->in + l->out) * copies;
+        if (routed && mapped)
+            p->merged += (uint64_t)l->in * l->out / tp * copies;
+    }
+    if (gu_hit) {
+        p->adapters += 2 * r * (gu_in + gu_out) * gu_copies;
+        p->merged += gu_in * gu_out / tp * gu_copies;
+    }
+}
+
 static void add_node(const struct fg_node *n, const struct fg_job *job, unsigned c, unsigned r,
                      struct part *p)
 {
@@ -417,19 +466,12 @@ static void add_node(const struct fg_node *n, const struct fg_job *job, unsigned
     if (n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
         p->quantizable += lp;
     for (unsigned k = 0; k < n->nlin; k++) {
-        const struct fg_linear *l = &n->lin[k];
-        uint64_t one = (uint64_t)l->in * l->out;
+        uint64_t one = (uint64_t)n->lin[k].in * n->lin[k].out;
         if (one / tp > p->largest)
             p->largest = one / tp;
-        /* adapters of routed experts live with their expert (over EP) */
-        uint64_t copies = n->kind == FG_NODE_MOE && l->count > 1 && job->ep > 1
-                              ? (l->count + job->ep - 1) / job->ep : l->count;
-        if (lora && n->kind != FG_NODE_HEAD && lora_targets(job, l->role)) {
-            p->adapters += (uint64_t)job->lora_rank * (l->in + l->out) * copies;
-            if (n->lora_merged && l->count > 1)
-                p->merged += (uint64_t)l->in * l->out / tp * copies;
-        }
     }
+    if (lora)
+        add_lora(n, job, tp, p);
     /* Towers (vision / audio) stay frozen and unused in text fine-tunes. */
     if (n->stack != FG_STACK_TOWER) {
         p->act += node_act_per_token(n, c, r, tp);

@@ -47,6 +47,14 @@ struct fg_linear {
 
 #define FG_NODE_MAX_LINEAR 10
 
+/* How peft's LoRA (>= 0.17, on transformers 5) reaches a MoE node's routed experts. */
+enum fg_lora_experts {
+    FG_LORA_EXPERTS_LINEAR, /* one nn.Linear per expert (remote code): adapted one by one */
+    FG_LORA_EXPERTS_MERGED, /* fused 3-D parameters peft maps its target names onto: its
+                               ParamWrapper rebuilds each as W + BA on every forward */
+    FG_LORA_EXPERTS_NONE,   /* fused parameters peft does not map: no target name reaches them */
+};
+
 struct fg_node {
     enum fg_node_kind kind;
     int32_t layer;          /* block index from 0; -1 outside the blocks */
@@ -71,8 +79,7 @@ struct fg_node {
     uint8_t score_bytes;    /* attention: bytes per score (heads x s x s) its implementation
                                keeps for backward under SDPA; 0 where a fused kernel runs */
     uint8_t eager_bytes;    /* the same under attn_implementation="eager" */
-    uint8_t lora_merged;    /* MoE: peft adapts the routed experts through ParamWrapper, which
-                               rebuilds each expert tensor as W + BA on every forward */
+    uint8_t lora_experts;   /* MoE, and a MoE model's dense MLP: enum fg_lora_experts */
     uint8_t nlin;
     struct fg_linear lin[FG_NODE_MAX_LINEAR];
     /* derived at finalize from lin[]: in x out x count summed over the routed experts

@@ -225,6 +225,48 @@ static void held_out_run_should_stay_as_accurate_as_today(void **state)
     calib_gate(CALIB_HELDOUT_TSV, NULL, 18, 3.0, 1.0);
 }
 
+/*
+ * peft's adapters, counted exactly: on every LoRA row of both runs whose model transformers
+ * built as the engine reads the checkpoint (the same parameter count), the estimate's
+ * adapter parameters are torch's trainable ones.  DeepSeek-V2-Lite is not such a row: its
+ * config.json omits q_lora_rank, which the checkpoint's remote code reads as a plain q_proj
+ * and transformers 5's DeepseekV2Config fills with 1536 (9,446,400 parameters more).
+ */
+static void calibration_lora_rows_should_count_peft_adapters_exactly(void **state)
+{
+    (void)state;
+    const char *runs[] = {CALIB_TSV, CALIB_HELDOUT_TSV};
+    size_t compared = 0, other_model = 0;
+    for (size_t f = 0; f < 2; f++) {
+        struct acc_row *cal;
+        size_t n;
+        char msg[512];
+        if (acc_load_calib(runs[f], NULL, "h200", &cal, &n, msg, sizeof msg))
+            fail_msg("%s", msg);
+        struct acc_summary cs;
+        acc_run(cal, n, MODELS_DIR, &cs);
+        for (size_t i = 0; i < n; i++) {
+            const struct acc_row *r = &cal[i];
+            if (r->job.mode != FG_MODE_LORA)
+                continue;
+            if (r->engine_params != r->n_params) {
+                other_model++;
+                continue;
+            }
+            if (r->est.adapter_params != r->n_trainable)
+                fail_msg("%s: %llu adapter parameters, peft trained %llu", r->model,
+                         (unsigned long long)r->est.adapter_params,
+                         (unsigned long long)r->n_trainable);
+            compared++;
+        }
+        acc_free(cal, n);
+    }
+    print_message("adapter counts: %zu LoRA rows exact, %zu built otherwise\n", compared,
+                  other_model);
+    assert_true(compared >= 29);
+    assert_true(other_model <= 2);
+}
+
 /* A bad calibration file or unscored list is refused with the line and what is wrong. */
 static void acc_load_calib_should_refuse_bad_input_clearly(void **state)
 {
@@ -239,17 +281,18 @@ static void acc_load_calib_should_refuse_bad_input_clearly(void **state)
     assert_int_equal(n, 0);
     static const char *const header =
         "name\tconfig_dir\tmode\tprecision\tbatch\tseq\tgrad_ckpt\tlora_rank\t"
-        "lora_targets\toptimizer\tattn\tstatus\tpeak_alloc\tconfig_json\n";
+        "lora_targets\toptimizer\tattn\tstatus\tpeak_alloc\tn_params\tn_trainable\t"
+        "config_json\n";
     static const struct {
         const char *row, *unscored, *want;
     } bad[] = {
-        {"a\td\tlora\tbf16\t1\t64\t0\t8\tw_proj\tadamw\tsdpa\tok\t100\t{}\n", NULL,
+        {"a\td\tlora\tbf16\t1\t64\t0\t8\tw_proj\tadamw\tsdpa\tok\t100\t1\t1\t{}\n", NULL,
          ":2: LoRA target 'w_proj' has no engine role"},
-        {"a\td\tfull\tbf16\t1\t64\t0\t-\t-\tadamw\tflash\tok\t100\t{}\n", NULL,
+        {"a\td\tfull\tbf16\t1\t64\t0\t-\t-\tadamw\tflash\tok\t100\t1\t1\t{}\n", NULL,
          ":2: attention 'flash' is not one of sdpa|eager"},
-        {"a\td\tfull\tbf16\t1\t64\t0\t-\t-\tadamw\tsdpa\tok\t-\t{}\n", NULL,
+        {"a\td\tfull\tbf16\t1\t64\t0\t-\t-\tadamw\tsdpa\tok\t-\t1\t1\t{}\n", NULL,
          ":2: peak_alloc '-' is not a byte count"},
-        {"a\td\tfull\tbf16\t1\t64\t0\t-\t-\tadamw\tsdpa\tok\t100\t{}\n",
+        {"a\td\tfull\tbf16\t1\t64\t0\t-\t-\tadamw\tsdpa\tok\t100\t1\t1\t{}\n",
          CALIB_UNSCORED_TSV, "no row 'nem_L16_full_bf16_1x1024' in the run"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -276,6 +319,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(calibration_run_should_stay_as_accurate_as_today),
         cmocka_unit_test(held_out_run_should_stay_as_accurate_as_today),
+        cmocka_unit_test(calibration_lora_rows_should_count_peft_adapters_exactly),
         cmocka_unit_test(acc_load_calib_should_refuse_bad_input_clearly),
         cmocka_unit_test(acc_load_should_read_every_interpreted_row),
         cmocka_unit_test(rows_and_exclusions_should_cover_every_measured_row_once),

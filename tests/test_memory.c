@@ -523,6 +523,12 @@ static void moe_lora_should_keep_the_rebuilt_experts_where_peft_wraps_them(void 
     e = est(m, FG_MODE_FULL, 2048, 1);
     assert_true(line_bytes(&e, "peft ParamWrapper on fused experts") == 0);
     fg_model_free(m);
+    /* granitemoe: no peft mapping, so all-linear adapts q/k/v/o alone (the H200 run trained
+     * 2,752,512 adapter parameters: 24 layers x 16 x (q 2048 + k 1536 + v 1536 + o 2048)) */
+    m = load("tests/fixtures/models/ibm-granite--granite-3.1-1b-a400m-instruct");
+    e = est(m, FG_MODE_LORA, 2048, 1);
+    assert_true(e.adapter_params == 2752512);
+    fg_model_free(m);
     /* granitemoe: no peft mapping; Kimi-K2: remote code with nn.Linear experts */
     const char *unwrapped[] = {"tests/fixtures/models/ibm-granite--granite-3.1-1b-a400m-instruct",
                                "tests/fixtures/models/moonshotai--Kimi-K2-Instruct"};

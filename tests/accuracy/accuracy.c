@@ -260,12 +260,14 @@ int acc_load(const char *path, struct acc_row **rows, size_t *n, char *errbuf, s
 
 enum cal_col {
     K_NAME, K_CONFIG_DIR, K_MODE, K_PRECISION, K_BATCH, K_SEQ, K_GRAD_CKPT, K_LORA_RANK,
-    K_LORA_TARGETS, K_OPTIMIZER, K_ATTN, K_STATUS, K_PEAK_ALLOC, K_CONFIG_JSON, K_COUNT
+    K_LORA_TARGETS, K_OPTIMIZER, K_ATTN, K_STATUS, K_PEAK_ALLOC, K_N_PARAMS, K_N_TRAINABLE,
+    K_CONFIG_JSON, K_COUNT
 };
 
 static const char *const cal_col_names[K_COUNT] = {
     "name", "config_dir", "mode", "precision", "batch", "seq", "grad_ckpt", "lora_rank",
-    "lora_targets", "optimizer", "attn", "status", "peak_alloc", "config_json"};
+    "lora_targets", "optimizer", "attn", "status", "peak_alloc", "n_params", "n_trainable",
+    "config_json"};
 
 /* peft target_modules names -> the engine's linear roles (engine/arch*.c). */
 static const char *const cal_roles[][2] = {
@@ -347,6 +349,10 @@ static int cal_parse_row(char **f, const int *col, struct acc_row *r, const char
     }
     if (!acc_u64(FIELD(K_PEAK_ALLOC), UINT64_MAX, &r->measured) || r->measured == 0)
         return acc_fail(msg, cap, "peak_alloc '%s' is not a byte count", FIELD(K_PEAK_ALLOC));
+    if (!acc_u64(FIELD(K_N_PARAMS), UINT64_MAX, &r->n_params) ||
+        !acc_u64(FIELD(K_N_TRAINABLE), UINT64_MAX, &r->n_trainable))
+        return acc_fail(msg, cap, "n_params '%s' / n_trainable '%s' are not counts",
+                        FIELD(K_N_PARAMS), FIELD(K_N_TRAINABLE));
     r->metric = ACC_ALLOCATED;
     r->gpus = 1;
     if (fg_attention_parse(FIELD(K_ATTN), &r->job.attention, &err))
@@ -441,6 +447,9 @@ static void acc_estimate_row(struct acc_row *r, const char *models_dir,
         snprintf(r->error, sizeof r->error, "%.190s", err.detail);
         return;
     }
+    r->engine_params = m->params_total - m->params_buffers;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        r->engine_params -= m->nodes[i].alias;
     if (fg_memory_estimate(m, &r->job, &r->est, &err)) {
         snprintf(r->error, sizeof r->error, "%.190s", err.detail);
         fg_model_free(m);

@@ -49,6 +49,9 @@ struct acc_row {
                                    config_dir */
     char *config_json;          /* calibration: the exact config.json the run built (owned) */
     bool unscored;              /* shown, not in the statistics: why says why */
+    uint64_t n_params, n_trainable; /* calibration: what torch counted (0 when absent) */
+    uint64_t engine_params;     /* the graph's parameters once loaded: stored, less buffers
+                                   and tied copies (acc_run) */
     char why[240];
     char card[32];              /* gres alias, "-" when the card is unknown */
     unsigned gpus, zero;
