@@ -415,7 +415,8 @@ struct part {
  *     the shared experts and the dense MLPs (gate_proj / up_proj / down_proj) get none;
  *   - elsewhere fused experts and a parameter router match no target (FG_LORA_EXPERTS_NONE).
  * Routed adapters live with their expert (over EP).  On H200 the count equals peft's
- * n_trainable on every LoRA row (tests/test_accuracy.c).
+ * n_trainable on every LoRA row whose model transformers built as the checkpoint reads
+ * (tests/test_accuracy.c).
  */
 static void add_lora(const struct fg_node *n, const struct fg_job *job, uint32_t tp,
                      struct part *p)
