@@ -217,12 +217,12 @@ static void calibration_run_should_stay_as_accurate_as_today(void **state)
 }
 
 /* Rows chosen after those changes, to check them on jobs they were not fitted to (13, then
- * 5 more for --attention): median |error| 2.0%, all 18 within 25% (the worst, +18%, is a
- * recomputed LoRA: README). */
+ * 5 for --attention, then 4 more): median |error| 2.3%, all 22 within 25% (the worst, +18%,
+ * are recomputed LoRA: README). */
 static void held_out_run_should_stay_as_accurate_as_today(void **state)
 {
     (void)state;
-    calib_gate(CALIB_HELDOUT_TSV, NULL, 18, 3.0, 1.0);
+    calib_gate(CALIB_HELDOUT_TSV, NULL, 22, 3.0, 1.0);
 }
 
 /*
@@ -263,7 +263,7 @@ static void calibration_lora_rows_should_count_peft_adapters_exactly(void **stat
     }
     print_message("adapter counts: %zu LoRA rows exact, %zu built otherwise\n", compared,
                   other_model);
-    assert_true(compared >= 29);
+    assert_true(compared >= 35);
     assert_true(other_model <= 2);
 }
 
