@@ -24,8 +24,9 @@ const char *fg_node_kind_name(enum fg_node_kind kind)
     return (unsigned)kind < FG_NODE_KIND_COUNT ? kind_names[kind] : "?";
 }
 
-struct fg_node *fg__model_add(struct fg_model *m, enum fg_node_kind kind, int32_t layer,
-                              const char *name, struct fg_err *err)
+/* A zeroed node at the end of the list (its name left empty), or NULL with err set. */
+static struct fg_node *append(struct fg_model *m, enum fg_node_kind kind, int32_t layer,
+                              struct fg_err *err)
 {
     if (m->n_nodes == m->cap_nodes) {
         /* first: room for the usual six nodes per block when the reader has read the depth
@@ -43,16 +44,40 @@ struct fg_node *fg__model_add(struct fg_model *m, enum fg_node_kind kind, int32_
     memset(n, 0, sizeof *n);
     n->kind = kind;
     n->layer = layer;
-    fg__copy(n->name, sizeof n->name, name);
     return n;
 }
 
+struct fg_node *fg__model_add(struct fg_model *m, enum fg_node_kind kind, int32_t layer,
+                              const char *name, struct fg_err *err)
+{
+    struct fg_node *n = append(m, kind, layer, err);
+    if (n)
+        fg__copy(n->name, sizeof n->name, name);
+    return n;
+}
+
+/* "<base>_<layer + 1>" written in place: a graph names every node of every block, and
+ * formatting the name (then copying it) was a tenth of a full plan's instructions
+ * (callgrind, bench/RESULTS.md).  A name that would not fit, or a layer below 0, takes
+ * fg__fmt, which truncates as snprintf does. */
 struct fg_node *fg__model_add_block(struct fg_model *m, enum fg_node_kind kind, int32_t layer,
                                     const char *base, struct fg_err *err)
 {
-    char name[sizeof m->nodes->name];
-    fg__fmt(name, sizeof name, "%s_%d", base, layer + 1);
-    return fg__model_add(m, kind, layer, name, err);
+    struct fg_node *n = append(m, kind, layer, err);
+    if (!n)
+        return NULL;
+    char digits[10], *d = digits + sizeof digits;
+    size_t len = strnlen(base, sizeof n->name);
+    if (layer < 0 || len + 12 > sizeof n->name) {
+        fg__fmt(n->name, sizeof n->name, "%s_%d", base, layer + 1);
+        return n;
+    }
+    for (uint32_t v = (uint32_t)layer + 1; v; v /= 10)
+        *--d = (char)('0' + v % 10);
+    memcpy(n->name, base, len);
+    n->name[len] = '_';
+    memcpy(n->name + len + 1, d, (size_t)(digits + sizeof digits - d));
+    return n;
 }
 
 void fg__node_linear(struct fg_node *n, const char *role, uint64_t in, uint64_t out, uint64_t count,
