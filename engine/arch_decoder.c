@@ -65,8 +65,16 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
 
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         return rc;
+    size_t block = 0; /* the first node of the block built last */
     for (uint64_t l = 0; l < m->layers; l++) {
         int32_t li = (int32_t)l;
+        /* a block reads nothing of its layer but its window: one equal to the last is a copy */
+        size_t next = m->n_nodes;
+        if (l > 0 && window[l] == window[l - 1] && fg__model_repeat_block(m, block, li)) {
+            block = next;
+            continue;
+        }
+        block = next;
         struct fg_attn_shape a = {
             .hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
             .head_dim = m->head_dim, .window = window[l],

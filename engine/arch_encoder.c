@@ -35,7 +35,7 @@ static void mark_encoder(struct fg_model *m, size_t from)
 {
     for (size_t i = from; i < m->n_nodes; i++) {
         struct fg_node *n = &m->nodes[i];
-        char name[sizeof n->name];
+        char name[sizeof n->name] = {0}; /* zeroed past the NUL, as every node's name */
         n->stack = FG_STACK_ENCODER;
         fg__fmt(name, sizeof name, "Enc.%.27s", n->name);
         memcpy(n->name, name, sizeof n->name);

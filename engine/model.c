@@ -24,22 +24,32 @@ const char *fg_node_kind_name(enum fg_node_kind kind)
     return (unsigned)kind < FG_NODE_KIND_COUNT ? kind_names[kind] : "?";
 }
 
+/* Room for `more` nodes past the last; false (err set) when out of memory. */
+static bool reserve(struct fg_model *m, size_t more, struct fg_err *err)
+{
+    if (m->n_nodes + more <= m->cap_nodes)
+        return true;
+    /* first: room for the usual six nodes per block when the reader has read the depth
+     * (doubling from 64 copied a 400-layer graph three times: memmove, callgrind) */
+    size_t cap = m->cap_nodes ? m->cap_nodes * 2 : m->layers ? m->layers * 6 + 8 : 64;
+    while (cap < m->n_nodes + more)
+        cap *= 2;
+    struct fg_node *nn = realloc(m->nodes, cap * sizeof *nn);
+    if (!nn) {
+        fg_err_set(err, FG_E_NOMEM, "out of memory building the model graph");
+        return false;
+    }
+    m->nodes = nn;
+    m->cap_nodes = cap;
+    return true;
+}
+
 /* A zeroed node at the end of the list (its name left empty), or NULL with err set. */
 static struct fg_node *append(struct fg_model *m, enum fg_node_kind kind, int32_t layer,
                               struct fg_err *err)
 {
-    if (m->n_nodes == m->cap_nodes) {
-        /* first: room for the usual six nodes per block when the reader has read the depth
-         * (doubling from 64 copied a 400-layer graph three times: memmove, callgrind) */
-        size_t cap = m->cap_nodes ? m->cap_nodes * 2 : m->layers ? m->layers * 6 + 8 : 64;
-        struct fg_node *nn = realloc(m->nodes, cap * sizeof *nn);
-        if (!nn) {
-            fg_err_set(err, FG_E_NOMEM, "out of memory building the model graph");
-            return NULL;
-        }
-        m->nodes = nn;
-        m->cap_nodes = cap;
-    }
+    if (!reserve(m, 1, err))
+        return NULL;
     struct fg_node *n = &m->nodes[m->n_nodes++];
     memset(n, 0, sizeof *n);
     n->kind = kind;
@@ -56,6 +66,25 @@ struct fg_node *fg__model_add(struct fg_model *m, enum fg_node_kind kind, int32_
     return n;
 }
 
+/* Whether base (len bytes) and any layer from 0 make a name written in place (below):
+ * room for '_', ten digits and the NUL. */
+static bool name_in_place(size_t len)
+{
+    return len + 12 <= sizeof ((struct fg_node *)0)->name;
+}
+
+/* "_<layer + 1>" into buf (12 bytes), for a layer from 0; its length. */
+static size_t layer_suffix(char *buf, int32_t layer)
+{
+    char digits[11], *d = digits + sizeof digits;
+    for (uint32_t v = (uint32_t)layer + 1; v; v /= 10)
+        *--d = (char)('0' + v % 10);
+    *--d = '_';
+    size_t n = (size_t)(digits + sizeof digits - d);
+    memcpy(buf, d, n);
+    return n;
+}
+
 /* "<base>_<layer + 1>" written in place: a graph names every node of every block, and
  * formatting the name (then copying it) was a tenth of a full plan's instructions
  * (callgrind, bench/RESULTS.md).  A name that would not fit, or a layer below 0, takes
@@ -66,18 +95,42 @@ struct fg_node *fg__model_add_block(struct fg_model *m, enum fg_node_kind kind, 
     struct fg_node *n = append(m, kind, layer, err);
     if (!n)
         return NULL;
-    char digits[10], *d = digits + sizeof digits;
     size_t len = strnlen(base, sizeof n->name);
-    if (layer < 0 || len + 12 > sizeof n->name) {
+    if (layer < 0 || !name_in_place(len)) {
         fg__fmt(n->name, sizeof n->name, "%s_%d", base, layer + 1);
         return n;
     }
-    for (uint32_t v = (uint32_t)layer + 1; v; v /= 10)
-        *--d = (char)('0' + v % 10);
     memcpy(n->name, base, len);
-    n->name[len] = '_';
-    memcpy(n->name + len + 1, d, (size_t)(digits + sizeof digits - d));
+    layer_suffix(n->name + len, layer);
     return n;
+}
+
+bool fg__model_repeat_block(struct fg_model *m, size_t first, int32_t layer)
+{
+    size_t count = m->n_nodes - first;
+    if (m->node_by_node || first >= m->n_nodes || layer < 0 || m->nodes[first].layer < 0 ||
+        !reserve(m, count, NULL))
+        return false;
+    /* every name "<base>_<from + 1>" with a base fg__model_add_block writes in place */
+    char was[12], now[12];
+    size_t nw = layer_suffix(was, m->nodes[first].layer), nn = layer_suffix(now, layer);
+    for (size_t i = first; i < m->n_nodes; i++) {
+        const struct fg_node *n = &m->nodes[i];
+        size_t len = strnlen(n->name, sizeof n->name);
+        if (n->layer != m->nodes[first].layer || len < nw || !name_in_place(len - nw) ||
+            memcmp(n->name + len - nw, was, nw) != 0)
+            return false;
+    }
+    struct fg_node *to = &m->nodes[m->n_nodes];
+    memcpy(to, &m->nodes[first], count * sizeof *to);
+    for (size_t i = 0; i < count; i++) {
+        char *suffix = to[i].name + strnlen(to[i].name, sizeof to[i].name) - nw;
+        memset(suffix, 0, nw);
+        memcpy(suffix, now, nn);
+        to[i].layer = layer;
+    }
+    m->n_nodes += count;
+    return true;
 }
 
 void fg__node_linear(struct fg_node *n, const char *role, uint64_t in, uint64_t out, uint64_t count,
@@ -264,6 +317,12 @@ uint32_t fg_model_main_layers(const struct fg_model *m)
 int fg_model_from_config(const struct fg_config *doc, const char *id, struct fg_model **out,
                          struct fg_err *err)
 {
+    return fg__model_from_config(doc, id, false, out, err);
+}
+
+int fg__model_from_config(const struct fg_config *doc, const char *id, bool node_by_node,
+                          struct fg_model **out, struct fg_err *err)
+{
     *out = NULL;
     struct fg_cfg root = fg_config_root(doc);
     const char *mt = NULL, *dtype = NULL;
@@ -277,6 +336,7 @@ int fg_model_from_config(const struct fg_config *doc, const char *id, struct fg_
     struct fg_model *m = calloc(1, sizeof *m);
     if (!m)
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
+    m->node_by_node = node_by_node;
     fg__copy(m->id, sizeof m->id, id ? id : fg_config_origin(doc));
     fg__copy(m->model_type, sizeof m->model_type, mt ? mt : "");
     fg__copy(m->torch_dtype, sizeof m->torch_dtype, dtype);

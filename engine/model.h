@@ -143,6 +143,7 @@ struct fg_model {
     size_t n_segs;
     struct fg_seg *segs;
     uint64_t widest_inter;   /* widest MLP / top-k expert width of any node */
+    bool node_by_node;       /* built without fg__model_repeat_block (tests compare the two) */
 };
 
 /*
@@ -178,6 +179,16 @@ struct fg_node *fg__model_add(struct fg_model *m, enum fg_node_kind kind, int32_
 struct fg_node *fg__model_add_block(struct fg_model *m, enum fg_node_kind kind, int32_t layer,
                                     const char *base, struct fg_err *err);
 
+/*
+ * Append a copy of the block just built, nodes [first, n_nodes) of one layer, as block
+ * `layer`: the same nodes, named "<base>_<layer + 1>".  A reader calls it for a block whose
+ * inputs equal the previous block's (a block is a fifth of a microsecond to copy and
+ * several to build); it declines (false, nothing added) when the nodes are not all of one
+ * layer, a name is not one fg__model_add_block writes in place, the model is built
+ * node_by_node, or memory is short; the reader then builds the block.
+ */
+bool fg__model_repeat_block(struct fg_model *m, size_t first, int32_t layer);
+
 /* Add a linear to a node and its params (in*out*count + bias*out*count). */
 void fg__node_linear(struct fg_node *n, const char *role, uint64_t in, uint64_t out, uint64_t count,
                      bool bias);
@@ -187,6 +198,10 @@ void fg__model_rule(struct fg_model *m, const char *name, int64_t scalars);
 
 /* Record a note for the output ("read as a generic decoder"). */
 void fg__model_note(struct fg_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* fg_model_from_config, every block built node by node when node_by_node is set. */
+int fg__model_from_config(const struct fg_config *doc, const char *id, bool node_by_node,
+                          struct fg_model **out, struct fg_err *err);
 
 /* Sum nodes and rules into params_total, derive the linear sums and the segments;
  * FG_E_OVERFLOW on overflow, FG_E_NOMEM. */

@@ -8,12 +8,16 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "model.h"
+
+#define FIXTURES "tests/fixtures/models"
 
 /* fg__model_add_block writes the name by hand; it must be what "%s_%d" gives, truncation
  * included, and leave the rest of the name zeroed as every new node is. */
@@ -44,10 +48,136 @@ static void model_add_block_should_name_a_node_as_snprintf_does(void **state)
     fg_model_free(m);
 }
 
+/* Block `layer` as a reader builds it: a norm, an attention with two linears, an MLP. */
+static size_t build_block(struct fg_model *m, int32_t layer, const char *attn)
+{
+    size_t first = m->n_nodes;
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_NORM, layer, "Norm", NULL);
+    assert_non_null(n);
+    n->params = 4096;
+    snprintf(n->desc, sizeof n->desc, "RMSNorm");
+    n = fg__model_add_block(m, FG_NODE_ATTN, layer, attn, NULL);
+    assert_non_null(n);
+    fg__node_linear(n, "q", 4096, 4096, 1, false);
+    fg__node_linear(n, "o", 4096, 4096, 1, true);
+    n->heads = 32;
+    snprintf(n->desc, sizeof n->desc, "MHA 32q/32kv x128");
+    n = fg__model_add_block(m, FG_NODE_MLP, layer, "MLP", NULL);
+    assert_non_null(n);
+    fg__node_linear(n, "up", 4096, 14336, 1, false);
+    n->inter = 14336;
+    return first;
+}
+
+/* A repeated block is, byte for byte, the block built again: across a change in the
+ * number of digits (9 -> 10, 99 -> 100) too. */
+static void model_repeat_block_should_give_the_nodes_a_build_gives(void **state)
+{
+    (void)state;
+    struct fg_model *built = calloc(1, sizeof *built), *copied = calloc(1, sizeof *copied);
+    assert_non_null(built);
+    assert_non_null(copied);
+    size_t first = build_block(copied, 0, "Attention");
+    build_block(built, 0, "Attention");
+    for (int32_t l = 1; l < 120; l++) {
+        size_t next = copied->n_nodes;
+        assert_true(fg__model_repeat_block(copied, first, l));
+        first = next;
+        build_block(built, l, "Attention");
+        assert_int_equal(copied->n_nodes, built->n_nodes);
+    }
+    assert_memory_equal(copied->nodes, built->nodes, built->n_nodes * sizeof *built->nodes);
+    assert_string_equal(copied->nodes[copied->n_nodes - 2].name, "Attention_120");
+    fg_model_free(built);
+    fg_model_free(copied);
+}
+
+/* It declines, adding nothing, where a copy could differ from a build. */
+static void model_repeat_block_should_decline_what_it_cannot_copy_exactly(void **state)
+{
+    (void)state;
+    struct fg_model *m = calloc(1, sizeof *m);
+    assert_non_null(m);
+    /* a base too long for the name written in place: fg__fmt truncates it */
+    size_t first = build_block(m, 0, "AVeryLongAttentionBaseName");
+    size_t n = m->n_nodes;
+    assert_false(fg__model_repeat_block(m, first, 1));
+    assert_int_equal(m->n_nodes, n);
+    /* a block node named by hand */
+    first = m->n_nodes;
+    assert_non_null(fg__model_add(m, FG_NODE_OTHER, 1, "Adapter", NULL));
+    assert_false(fg__model_repeat_block(m, first, 2));
+    /* nodes of two layers, and nodes of no layer */
+    first = build_block(m, 2, "Attention");
+    build_block(m, 3, "Attention");
+    assert_false(fg__model_repeat_block(m, first, 4));
+    first = m->n_nodes;
+    assert_non_null(fg__model_add(m, FG_NODE_NORM, -1, "Final norm", NULL));
+    assert_false(fg__model_repeat_block(m, first, 4));
+    /* nothing to copy, a layer below 0, and a model built node by node */
+    assert_false(fg__model_repeat_block(m, m->n_nodes, 4));
+    first = build_block(m, 4, "Attention");
+    assert_false(fg__model_repeat_block(m, first, -1));
+    m->node_by_node = true;
+    n = m->n_nodes;
+    assert_false(fg__model_repeat_block(m, first, 5));
+    assert_int_equal(m->n_nodes, n);
+    m->node_by_node = false;
+    assert_true(fg__model_repeat_block(m, first, 5));
+    assert_int_equal(m->n_nodes, n + 3);
+    fg_model_free(m);
+}
+
+/* Every fixture's graph is the same whether its readers copy repeated blocks or build
+ * each: nodes (every byte), segments, totals. */
+static void model_from_config_should_equal_the_node_by_node_build_for_every_fixture(void **state)
+{
+    (void)state;
+    DIR *d = opendir(FIXTURES);
+    assert_non_null(d);
+    struct dirent *de;
+    int models = 0;
+    while ((de = readdir(d))) {
+        char path[512];
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s/config.json", FIXTURES, de->d_name);
+        struct fg_config *doc = NULL;
+        struct fg_err err = {0};
+        if (fg_config_load(path, &doc, &err))
+            continue; /* truth.tsv and other files */
+        struct fg_model *a = NULL, *b = NULL;
+        int ra = fg_model_from_config(doc, de->d_name, &a, &err);
+        int rb = fg__model_from_config(doc, de->d_name, true, &b, &err);
+        assert_int_equal(ra, rb);
+        if (ra == 0) {
+            assert_int_equal(a->n_nodes, b->n_nodes);
+            assert_memory_equal(a->nodes, b->nodes, a->n_nodes * sizeof *a->nodes);
+            assert_int_equal(a->n_segs, b->n_segs);
+            for (size_t i = 0; i < a->n_segs; i++) { /* field by field: padding is not set */
+                const struct fg_seg *x = &a->segs[i], *y = &b->segs[i];
+                assert_true(x->first == y->first && x->n == y->n && x->layer == y->layer &&
+                            x->rep == y->rep && x->run == y->run && x->side == y->side);
+            }
+            assert_int_equal(a->params_total, b->params_total);
+            assert_int_equal(a->layers, b->layers);
+            models++;
+        }
+        fg_model_free(a);
+        fg_model_free(b);
+        fg_config_free(doc);
+    }
+    closedir(d);
+    assert_true(models >= 80);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(model_add_block_should_name_a_node_as_snprintf_does),
+        cmocka_unit_test(model_repeat_block_should_give_the_nodes_a_build_gives),
+        cmocka_unit_test(model_repeat_block_should_decline_what_it_cannot_copy_exactly),
+        cmocka_unit_test(model_from_config_should_equal_the_node_by_node_build_for_every_fixture),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
