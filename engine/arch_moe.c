@@ -110,6 +110,11 @@ struct moe_cfg {
 
 /* ---- blocks ------------------------------------------------------------- */
 
+static uint64_t window_of(const struct moe_cfg *k, uint64_t l)
+{
+    return l < FG_MAX_LAYERS ? k->window[l] : 0;
+}
+
 static bool is_moe_layer(const struct moe_cfg *k, uint64_t l)
 {
     if (k->experts == 0)
@@ -244,7 +249,7 @@ static int add_block(struct fg_model *m, uint64_t l, const struct moe_cfg *k, st
     } else {
         struct fg_attn_shape a = {
             .hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
-            .head_dim = m->head_dim, .window = l < FG_MAX_LAYERS ? k->window[l] : 0,
+            .head_dim = m->head_dim, .window = window_of(k, l),
             .qkv_bias = k->attn_bias || k->qkv_bias, .o_bias = k->attn_bias,
             .qk_norm = k->qk_norm ? s->qk_norm : 0, .qk_norm_kind = FG_NORM_RMS,
         };
@@ -598,9 +603,21 @@ static int read_moe(const struct fg_cfg *c, struct fg_model *m, const void *spec
 
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         goto out;
-    for (uint64_t l = 0; l < m->layers; l++)
+    size_t block = 0; /* the first node of the block built last */
+    for (uint64_t l = 0; l < m->layers; l++) {
+        /* a block reads nothing of its layer but its window and whether its MLP is sparse:
+         * one equal to the last in both is a copy */
+        size_t next = m->n_nodes;
+        if (l > 0 && window_of(k, l) == window_of(k, l - 1) &&
+            is_moe_layer(k, l) == is_moe_layer(k, l - 1) &&
+            fg__model_repeat_block(m, block, (int32_t)l)) {
+            block = next;
+            continue;
+        }
+        block = next;
         if ((rc = add_block(m, l, k, err)))
             goto out;
+    }
     if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)) ||
         (rc = fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err)))
         goto out;
