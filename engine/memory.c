@@ -662,6 +662,8 @@ struct block_table {
     uint64_t *largest;  /* per block */
     uint64_t *act;      /* per block */
     uint32_t *present;  /* prefix count of the blocks the model has */
+    uint32_t *change;   /* per block: the next block whose largest or act differs (or layers):
+                           a stage's maxima take a step per change, not per block */
     struct stage_sums embed, head; /* the two sides alone */
 };
 
@@ -686,24 +688,23 @@ static struct block_table *table_build(const struct fg_model *m, const struct fg
         if (g->layer < 0 && n->layer >= 0 && n->stack != FG_STACK_TOWER)
             return NULL; /* a layered node outside the blocks */
     }
+    /* not zeroed: every entry is written below (a plan builds several tables, and clearing
+     * them was a tenth of the planner's instructions, callgrind) */
     struct block_table *t = calloc(1, sizeof *t);
-    uint64_t *mem = t ? calloc((SUMS + 2) * ((size_t)layers + 1) + layers / 2 + 1,
-                               sizeof *mem)
-                      : NULL;
+    size_t row = (size_t)layers + 1;
+    uint64_t *mem = t ? malloc((SUMS + 3) * row * sizeof *mem) : NULL;
     if (!mem) {
         free(t);
         return NULL;
     }
     t->layers = layers;
     t->sum = mem;
-    t->largest = mem + SUMS * ((size_t)layers + 1);
-    t->act = t->largest + layers + 1;
-    t->present = (uint32_t *)(t->act + layers + 1);
-    struct part *block = calloc(layers, sizeof *block);
-    if (!block) {
-        table_free(t);
-        return NULL;
-    }
+    t->largest = mem + SUMS * row;
+    t->act = t->largest + row;
+    t->present = (uint32_t *)(t->act + row);
+    t->change = t->present + row;
+    memset(t->present, 0, row * sizeof *t->present);
+    /* each block's own values first (sum[f][l + 1]), prefix-summed below */
     int32_t cur_layer = -2, head_layer = -2;
     uint64_t cur_act = 0, head_act = 0;
     for (size_t s = 0; s < m->n_segs; s++) {
@@ -711,12 +712,17 @@ static struct block_table *table_build(const struct fg_model *m, const struct fg
         const struct fg_node *n = &m->nodes[g->first];
         if (g->layer >= 0) {
             if (t->present[g->layer]) { /* a block in two segments */
-                free(block);
                 table_free(t);
                 return NULL;
             }
             t->present[g->layer] = 1;
-            block[g->layer] = block_part(m, job, c, r, g, set);
+            struct part p = block_part(m, job, c, r, g, set);
+            const uint64_t v[SUMS] = {p.params, p.experts, p.linear, p.quantizable, p.adapters,
+                                      p.merged, p.score, p.act};
+            for (int f = 0; f < SUMS; f++)
+                t->sum[f * row + (size_t)g->layer + 1] = v[f];
+            t->largest[g->layer] = p.largest;
+            t->act[g->layer] = p.act;
             continue;
         }
         struct part own = {0};
@@ -730,19 +736,25 @@ static struct block_table *table_build(const struct fg_model *m, const struct fg
         }
     }
     uint32_t count = 0;
+    for (int f = 0; f < SUMS; f++)
+        t->sum[f * row] = 0;
     for (uint32_t l = 0; l < layers; l++) {
-        const struct part *p = &block[l];
-        const uint64_t v[SUMS] = {p->params, p->experts, p->linear, p->quantizable, p->adapters,
-                                  p->merged, p->score, p->act};
+        if (!t->present[l]) { /* a layer no block has: zeros */
+            for (int f = 0; f < SUMS; f++)
+                t->sum[f * row + l + 1] = 0;
+            t->largest[l] = t->act[l] = 0;
+        }
         for (int f = 0; f < SUMS; f++)
-            t->sum[f * (layers + 1) + l + 1] = t->sum[f * (layers + 1) + l] + v[f];
-        t->largest[l] = p->largest;
-        t->act[l] = p->act;
+            t->sum[f * row + l + 1] += t->sum[f * row + l];
         count += t->present[l];
         t->present[l] = count - t->present[l]; /* blocks before l */
     }
     t->present[layers] = count;
-    free(block);
+    for (uint32_t l = layers; l-- > 0;)
+        t->change[l] = l + 1 < layers && t->largest[l + 1] == t->largest[l] &&
+                               t->act[l + 1] == t->act[l]
+                           ? t->change[l + 1]
+                           : l + 1;
     return t;
 }
 
@@ -776,7 +788,7 @@ static void table_sums(const struct block_table *b, const struct fg_job *job,
                            &t->merged, &t->score, &t->act_sum};
     for (int f = 0; f < SUMS; f++)
         *dst[f] += b->sum[f * (b->layers + 1) + hi] - b->sum[f * (b->layers + 1) + lo];
-    for (uint32_t l = lo; l < hi; l++) {
+    for (uint32_t l = lo; l < hi; l = b->change[l]) {
         t->largest = b->largest[l] > t->largest ? b->largest[l] : t->largest;
         t->act_block_max = b->act[l] > t->act_block_max ? b->act[l] : t->act_block_max;
     }
@@ -1252,9 +1264,13 @@ struct fg__parts {
     unsigned used, next;
 };
 
+/* Not zeroed (13 KB; a plan makes one): a set is cleared when a key takes it. */
 struct fg__parts *fg__parts_new(void)
 {
-    return calloc(1, sizeof(struct fg__parts));
+    struct fg__parts *p = malloc(sizeof *p);
+    if (p)
+        p->used = p->next = 0;
+    return p;
 }
 
 void fg__parts_free(struct fg__parts *p)
@@ -1273,12 +1289,13 @@ int fg__memory_estimate_parts(const struct fg_model *m, const struct fg_job *job
     while (i < parts->used && !same_key(&parts->key[i], &k))
         i++;
     if (i == parts->used) {
-        if (parts->used < PART_SETS)
-            i = parts->used++;
-        else
+        if (parts->used < PART_SETS) {
+            i = parts->used++; /* never used: nothing to free */
+        } else {
             i = parts->next++ % PART_SETS;
+            table_free(parts->set[i].table);
+        }
         memcpy(&parts->key[i], &k, sizeof k);
-        table_free(parts->set[i].table);
         memset(&parts->set[i], 0, sizeof parts->set[i]);
     }
     struct part_set *set = &parts->set[i];
