@@ -11,8 +11,68 @@
 
 struct fg_config {
     cJSON *root;
+    struct fg_cfg_index *index; /* the root's, or NULL (no memory: lookups walk) */
     char origin[4096];
 };
+
+/*
+ * The members of one object by name, the last of duplicate names kept (as lookup's walk
+ * keeps it): a graph build looks up some thirty keys, each under up to four aliases, in a
+ * config of forty or more, and the walks were a twentieth of a full plan (callgrind).
+ * Open addressing, at most half full.
+ */
+struct fg_cfg_index {
+    const cJSON *obj;
+    size_t mask;
+    struct slot { uint64_t hash; const cJSON *item; } slot[];
+};
+
+static uint64_t key_hash(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static struct fg_cfg_index *index_build(const cJSON *obj)
+{
+    size_t n = 0, cap = 16;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, obj)
+        n++;
+    while (cap < 2 * n)
+        cap *= 2;
+    struct fg_cfg_index *x = calloc(1, sizeof *x + cap * sizeof x->slot[0]);
+    if (!x)
+        return NULL;
+    x->obj = obj;
+    x->mask = cap - 1;
+    cJSON_ArrayForEach(e, obj) {
+        if (!e->string)
+            continue;
+        uint64_t h = key_hash(e->string, strlen(e->string));
+        size_t i = h & x->mask;
+        while (x->slot[i].item && !(x->slot[i].hash == h && !strcmp(x->slot[i].item->string,
+                                                                     e->string)))
+            i = (i + 1) & x->mask;
+        x->slot[i].hash = h;
+        x->slot[i].item = e; /* a later duplicate replaces the earlier */
+    }
+    return x;
+}
+
+/* The last member named exactly the n bytes at key, or NULL. */
+static const cJSON *index_find(const struct fg_cfg_index *x, const char *key, size_t n)
+{
+    uint64_t h = key_hash(key, n);
+    for (size_t i = h & x->mask; x->slot[i].item; i = (i + 1) & x->mask) {
+        const char *s = x->slot[i].item->string;
+        if (x->slot[i].hash == h && !strncmp(s, key, n) && s[n] == '\0')
+            return x->slot[i].item;
+    }
+    return NULL;
+}
 
 static int read_file(const char *path, char **text, size_t *len, struct fg_err *err)
 {
@@ -100,6 +160,7 @@ int fg_config_parse(const char *text, size_t len, const char *origin, struct fg_
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
     }
     doc->root = root;
+    doc->index = index_build(root);
     snprintf(doc->origin, sizeof doc->origin, "%s", origin ? origin : "config.json");
     *out = doc;
     return 0;
@@ -110,12 +171,13 @@ void fg_config_free(struct fg_config *doc)
     if (!doc)
         return;
     cJSON_Delete(doc->root);
+    free(doc->index);
     free(doc);
 }
 
 struct fg_cfg fg_config_root(const struct fg_config *doc)
 {
-    struct fg_cfg c = {.obj = doc->root, .origin = doc->origin, .scope = ""};
+    struct fg_cfg c = {.obj = doc->root, .origin = doc->origin, .scope = "", .index = doc->index};
     return c;
 }
 
@@ -146,7 +208,10 @@ static const cJSON *lookup(const struct fg_cfg *c, const char *keys, char *name,
         p += n + (bar ? 1 : 0);
     }
     const cJSON *last[MAX_ALIASES] = {0}, *e;
-    if (c->obj)
+    if (c->obj && c->index && c->index->obj == c->obj)
+        for (size_t i = 0; i < n_alias; i++)
+            last[i] = index_find(c->index, alias[i], len[i]);
+    else if (c->obj)
         cJSON_ArrayForEach(e, c->obj)
             for (size_t i = 0; e->string && i < n_alias; i++)
                 if ((!len[i] || e->string[0] == alias[i][0]) &&
@@ -192,6 +257,7 @@ bool fg_cfg_child(const struct fg_cfg *c, const char *key, struct fg_cfg *child,
     }
     child->obj = it;
     child->origin = c->origin;
+    child->index = NULL;
     if (*c->scope)
         snprintf(child->scope, sizeof child->scope, "%.30s.%.30s", c->scope, name);
     else

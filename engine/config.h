@@ -23,12 +23,15 @@
 
 struct cJSON;
 struct fg_config;
+struct fg_cfg_index;
 
 /* A view on one JSON object of a document (the root, or text_config ...). */
 struct fg_cfg {
     const struct cJSON *obj;
     const char *origin;   /* file name for messages; borrowed */
     char scope[64];       /* "" for the root, "text_config" ... */
+    const struct fg_cfg_index *index; /* the root's keys by name, or NULL: lookups then walk
+                                         the object (used only while it indexes obj) */
 };
 
 /* Largest config.json accepted (bytes); real ones are under 100 KB. */

@@ -5,6 +5,8 @@
 #ifndef FG_TEST_SUPPORT_H
 #define FG_TEST_SUPPORT_H
 
+#include <dirent.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "config.h"
@@ -48,6 +50,27 @@ static inline const struct fg_linear *lin(const struct fg_node *n, const char *r
     for (size_t i = 0; i < n->nlin; i++)
         if (strcmp(n->lin[i].role, role) == 0)
             return &n->lin[i];
+    return NULL;
+}
+
+/* The next fixture model's config.json, parsed, from d (an opendir of
+ * tests/fixtures/models), its directory's name in name; NULL after the last.  The caller
+ * frees it with fg_config_free. */
+static inline struct fg_config *next_fixture_config(DIR *d, char *name, size_t cap)
+{
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        char path[512];
+        struct fg_config *doc = NULL;
+        struct fg_err err = {0};
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "tests/fixtures/models/%s/config.json", de->d_name);
+        if (fg_config_load(path, &doc, &err) == 0) { /* other entries: truth.tsv ... */
+            snprintf(name, cap, "%s", de->d_name);
+            return doc;
+        }
+    }
     return NULL;
 }
 

@@ -7,11 +7,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "config.h"
 #include "model.h"
+#include "support.h"
 
 static struct fg_config *parse(const char *text)
 {
@@ -146,6 +148,63 @@ static void model_should_reject_heads_not_dividing(void **state)
     fg_config_free(doc);
 }
 
+/* What the root view answers for keys, through the document's key index and by walking
+ * the object (the index left out): the value or error, and the key an error names. */
+static void assert_same_both_ways(const struct fg_config *doc, const char *keys)
+{
+    struct fg_cfg root = fg_config_root(doc), walk = root;
+    assert_non_null(root.index);
+    walk.index = NULL;
+    struct fg_err e1 = {0}, e2 = {0};
+    uint64_t u1 = 1, u2 = 2;
+    const char *s1 = "x", *s2 = "y";
+    assert_int_equal(fg_cfg_has(&root, keys), fg_cfg_has(&walk, keys));
+    assert_int_equal(fg_cfg_u64(&root, keys, 7, 0, UINT64_MAX, &u1, &e1),
+                     fg_cfg_u64(&walk, keys, 7, 0, UINT64_MAX, &u2, &e2));
+    assert_string_equal(e1.detail, e2.detail);
+    if (!e1.code)
+        assert_true(u1 == u2);
+    memset(&e1, 0, sizeof e1);
+    memset(&e2, 0, sizeof e2);
+    assert_int_equal(fg_cfg_str(&root, keys, "def", &s1, &e1),
+                     fg_cfg_str(&walk, keys, "def", &s2, &e2));
+    assert_string_equal(e1.detail, e2.detail);
+    if (!e1.code)
+        assert_ptr_equal(s1, s2);
+}
+
+static void lookup_should_answer_the_same_through_the_index_as_by_walking(void **state)
+{
+    (void)state;
+    /* duplicates (the last counts), nulls, an empty name, aliases present and absent */
+    struct fg_config *doc = parse("{\"a\": 1, \"a\": null, \"b\": null, \"b\": 2, \"\": 3, "
+                                  "\"s\": \"t\", \"s\": \"u\", \"ab\": 4, \"c\": {\"a\": 5}}");
+    static const char *const keys[] = {"a", "b", "", "s", "ab", "c", "a|b", "b|a", "zz|ab",
+                                       "ab|a", "zz", "zz|yy|", "A", "a|", "|s"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+        assert_same_both_ways(doc, keys[i]);
+    fg_config_free(doc);
+    /* every key of every fixture config, alone and as a second alias */
+    DIR *d = opendir("tests/fixtures/models");
+    assert_non_null(d);
+    char name[256];
+    int configs = 0;
+    while ((doc = next_fixture_config(d, name, sizeof name))) {
+        struct fg_cfg root = fg_config_root(doc);
+        const cJSON *e;
+        cJSON_ArrayForEach(e, root.obj) {
+            char two[300];
+            assert_same_both_ways(doc, e->string);
+            snprintf(two, sizeof two, "not_a_key|%s", e->string);
+            assert_same_both_ways(doc, two);
+        }
+        configs++;
+        fg_config_free(doc);
+    }
+    closedir(d);
+    assert_true(configs >= 80);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -159,6 +218,7 @@ int main(void)
         cmocka_unit_test(model_should_fall_back_to_generic_decoder_and_say_so),
         cmocka_unit_test(model_should_reject_unknown_type_without_standard_keys),
         cmocka_unit_test(model_should_reject_heads_not_dividing),
+        cmocka_unit_test(lookup_should_answer_the_same_through_the_index_as_by_walking),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,7 +8,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +15,7 @@
 
 #include "config.h"
 #include "model.h"
-
-#define FIXTURES "tests/fixtures/models"
+#include "support.h"
 
 /* fg__model_add_block writes the name by hand; it must be what "%s_%d" gives, truncation
  * included, and leave the rest of the name zeroed as every new node is. */
@@ -133,22 +131,16 @@ static void model_repeat_block_should_decline_what_it_cannot_copy_exactly(void *
 static void model_from_config_should_equal_the_node_by_node_build_for_every_fixture(void **state)
 {
     (void)state;
-    DIR *d = opendir(FIXTURES);
+    DIR *d = opendir("tests/fixtures/models");
     assert_non_null(d);
-    struct dirent *de;
+    char name[256];
+    struct fg_config *doc;
     int models = 0;
-    while ((de = readdir(d))) {
-        char path[512];
-        if (de->d_name[0] == '.')
-            continue;
-        snprintf(path, sizeof path, "%s/%s/config.json", FIXTURES, de->d_name);
-        struct fg_config *doc = NULL;
+    while ((doc = next_fixture_config(d, name, sizeof name))) {
         struct fg_err err = {0};
-        if (fg_config_load(path, &doc, &err))
-            continue; /* truth.tsv and other files */
         struct fg_model *a = NULL, *b = NULL;
-        int ra = fg_model_from_config(doc, de->d_name, &a, &err);
-        int rb = fg__model_from_config(doc, de->d_name, true, &b, &err);
+        int ra = fg_model_from_config(doc, name, &a, &err);
+        int rb = fg__model_from_config(doc, name, true, &b, &err);
         assert_int_equal(ra, rb);
         if (ra == 0) {
             assert_int_equal(a->n_nodes, b->n_nodes);
