@@ -27,21 +27,39 @@ void fg_plan_opts_default(struct fg_plan_opts *o)
 
 /* TP must split heads, KV heads, MLP / expert widths and SSM heads evenly
  * (Megatron ColumnParallelLinear / RowParallelLinear partitioning). */
+static bool node_tp_valid(const struct fg_node *n, uint32_t tp)
+{
+    if (n->stack != FG_STACK_MAIN)
+        return true;
+    if ((n->kind == FG_NODE_ATTN || n->kind == FG_NODE_MLA) &&
+        (n->heads % tp || (n->kv_heads && n->kv_heads % tp)))
+        return false;
+    if ((n->kind == FG_NODE_MLP || n->kind == FG_NODE_MOE) && n->inter % tp)
+        return false;
+    if (n->kind == FG_NODE_MAMBA2 && (n->ssm_heads % tp || (n->groups && n->groups % tp)))
+        return false;
+    return true;
+}
+
+/* Every node's, or, by segments (model.h), every node but those of a block equal to an
+ * earlier representative (equal in all node_tp_valid reads). */
 static bool tp_valid(const struct fg_model *m, uint32_t tp)
 {
     if (tp == 1)
         return true;
-    for (size_t i = 0; i < m->n_nodes; i++) {
-        const struct fg_node *n = &m->nodes[i];
-        if (n->stack != FG_STACK_MAIN)
+    if (!m->segs) {
+        for (size_t i = 0; i < m->n_nodes; i++)
+            if (!node_tp_valid(&m->nodes[i], tp))
+                return false;
+        return true;
+    }
+    for (size_t s = 0; s < m->n_segs; s++) {
+        const struct fg_seg *g = &m->segs[s];
+        if (g->rep != s)
             continue;
-        if ((n->kind == FG_NODE_ATTN || n->kind == FG_NODE_MLA) &&
-            (n->heads % tp || (n->kv_heads && n->kv_heads % tp)))
-            return false;
-        if ((n->kind == FG_NODE_MLP || n->kind == FG_NODE_MOE) && n->inter % tp)
-            return false;
-        if (n->kind == FG_NODE_MAMBA2 && (n->ssm_heads % tp || (n->groups && n->groups % tp)))
-            return false;
+        for (uint32_t i = g->first; i < g->first + g->n; i++)
+            if (!node_tp_valid(&m->nodes[i], tp))
+                return false;
     }
     return true;
 }
