@@ -125,7 +125,8 @@ bool fg__model_repeat_block(struct fg_model *m, size_t first, int32_t layer)
     memcpy(to, &m->nodes[first], count * sizeof *to);
     for (size_t i = 0; i < count; i++) {
         char *suffix = to[i].name + strnlen(to[i].name, sizeof to[i].name) - nw;
-        memset(suffix, 0, nw);
+        if (nn < nw) /* a shorter number: the bytes past it back to zero */
+            memset(suffix + nn, 0, nw - nn);
         memcpy(suffix, now, nn);
         to[i].layer = layer;
     }
@@ -308,6 +309,14 @@ uint64_t fg_model_params_of(const struct fg_model *m, enum fg_node_kind kind)
 uint32_t fg_model_main_layers(const struct fg_model *m)
 {
     int32_t top = -1;
+    if (m->segs) { /* a segment's nodes share their stack and layer: its first node says */
+        for (size_t s = 0; s < m->n_segs; s++) {
+            const struct fg_node *n = &m->nodes[m->segs[s].first];
+            if (n->stack == FG_STACK_MAIN && n->layer > top)
+                top = n->layer;
+        }
+        return (uint32_t)(top + 1);
+    }
     for (size_t i = 0; i < m->n_nodes; i++)
         if (m->nodes[i].stack == FG_STACK_MAIN && m->nodes[i].layer > top)
             top = m->nodes[i].layer;

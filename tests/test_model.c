@@ -68,7 +68,7 @@ static size_t build_block(struct fg_model *m, int32_t layer, const char *attn)
 }
 
 /* A repeated block is, byte for byte, the block built again: across a change in the
- * number of digits (9 -> 10, 99 -> 100) too. */
+ * number of digits (9 -> 10, 99 -> 100, 120 -> 5) too. */
 static void model_repeat_block_should_give_the_nodes_a_build_gives(void **state)
 {
     (void)state;
@@ -86,6 +86,10 @@ static void model_repeat_block_should_give_the_nodes_a_build_gives(void **state)
     }
     assert_memory_equal(copied->nodes, built->nodes, built->n_nodes * sizeof *built->nodes);
     assert_string_equal(copied->nodes[copied->n_nodes - 2].name, "Attention_120");
+    /* to a layer with fewer digits: the name's tail is zeroed again */
+    assert_true(fg__model_repeat_block(copied, first, 4));
+    build_block(built, 4, "Attention");
+    assert_memory_equal(copied->nodes, built->nodes, built->n_nodes * sizeof *built->nodes);
     fg_model_free(built);
     fg_model_free(copied);
 }
@@ -127,7 +131,8 @@ static void model_repeat_block_should_decline_what_it_cannot_copy_exactly(void *
 }
 
 /* Every fixture's graph is the same whether its readers copy repeated blocks or build
- * each: nodes (every byte), segments, totals. */
+ * each: nodes (every byte), segments, totals; and its main layers the same counted by
+ * segments as node by node. */
 static void model_from_config_should_equal_the_node_by_node_build_for_every_fixture(void **state)
 {
     (void)state;
@@ -153,6 +158,12 @@ static void model_from_config_should_equal_the_node_by_node_build_for_every_fixt
             }
             assert_int_equal(a->params_total, b->params_total);
             assert_int_equal(a->layers, b->layers);
+            /* main layers by segments, as by the node walk */
+            struct fg_seg *segs = a->segs;
+            a->segs = NULL;
+            uint32_t walked = fg_model_main_layers(a);
+            a->segs = segs;
+            assert_int_equal(fg_model_main_layers(a), walked);
             models++;
         }
         fg_model_free(a);
