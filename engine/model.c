@@ -107,27 +107,31 @@ struct fg_node *fg__model_add_block(struct fg_model *m, enum fg_node_kind kind, 
 
 bool fg__model_repeat_block(struct fg_model *m, size_t first, int32_t layer)
 {
+    enum { MAX_BLOCK = 32 }; /* nodes a block copied may have (readers add up to eight) */
     size_t count = m->n_nodes - first;
-    if (m->node_by_node || first >= m->n_nodes || layer < 0 || m->nodes[first].layer < 0 ||
-        !reserve(m, count, NULL))
+    if (m->node_by_node || first >= m->n_nodes || count > MAX_BLOCK || layer < 0 ||
+        m->nodes[first].layer < 0 || !reserve(m, count, NULL))
         return false;
     /* every name "<base>_<from + 1>" with a base fg__model_add_block writes in place */
     char was[12], now[12];
     size_t nw = layer_suffix(was, m->nodes[first].layer), nn = layer_suffix(now, layer);
-    for (size_t i = first; i < m->n_nodes; i++) {
-        const struct fg_node *n = &m->nodes[i];
+    uint8_t base[MAX_BLOCK];
+    for (size_t i = 0; i < count; i++) {
+        const struct fg_node *n = &m->nodes[first + i];
         size_t len = strnlen(n->name, sizeof n->name);
         if (n->layer != m->nodes[first].layer || len < nw || !name_in_place(len - nw) ||
             memcmp(n->name + len - nw, was, nw) != 0)
             return false;
+        base[i] = (uint8_t)(len - nw);
     }
     struct fg_node *to = &m->nodes[m->n_nodes];
     memcpy(to, &m->nodes[first], count * sizeof *to);
     for (size_t i = 0; i < count; i++) {
-        char *suffix = to[i].name + strnlen(to[i].name, sizeof to[i].name) - nw;
-        if (nn < nw) /* a shorter number: the bytes past it back to zero */
-            memset(suffix + nn, 0, nw - nn);
-        memcpy(suffix, now, nn);
+        char *suffix = to[i].name + base[i];
+        for (size_t k = nn; k < nw; k++) /* a shorter number: the bytes past it back to 0 */
+            suffix[k] = '\0';
+        for (size_t k = 0; k < nn; k++)
+            suffix[k] = now[k];
         to[i].layer = layer;
     }
     m->n_nodes += count;
@@ -194,7 +198,16 @@ static bool same_seg(const struct fg_model *m, const struct fg_seg *a, const str
 /* The head and the final norm, which go with the last pipeline stage (memory.c on_stage). */
 static bool head_side(const struct fg_node *n)
 {
-    return n->kind == FG_NODE_HEAD || (n->kind == FG_NODE_NORM && strstr(n->name, "Final"));
+    if (n->kind == FG_NODE_HEAD)
+        return true;
+    if (n->kind != FG_NODE_NORM)
+        return false;
+    /* strstr(n->name, "Final") by hand: it runs for each norm of each block, and the
+     * call cost more than the few characters of "Norm_12" (callgrind) */
+    for (const char *p = n->name; *p; p++)
+        if (p[0] == 'F' && p[1] == 'i' && p[2] == 'n' && p[3] == 'a' && p[4] == 'l')
+            return true;
+    return false;
 }
 
 /* A node of a main-stack block, which a pipeline stage holds by its layer number alone. */

@@ -127,6 +127,13 @@ static void model_repeat_block_should_decline_what_it_cannot_copy_exactly(void *
     m->node_by_node = false;
     assert_true(fg__model_repeat_block(m, first, 5));
     assert_int_equal(m->n_nodes, n + 3);
+    /* a block of more nodes than it copies */
+    first = m->n_nodes;
+    for (int k = 0; k < 33; k++)
+        assert_non_null(fg__model_add_block(m, FG_NODE_NORM, 6, "Norm", NULL));
+    n = m->n_nodes;
+    assert_false(fg__model_repeat_block(m, first, 7));
+    assert_int_equal(m->n_nodes, n);
     fg_model_free(m);
 }
 
