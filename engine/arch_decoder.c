@@ -68,13 +68,16 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
     size_t block = 0; /* the first node of the block built last */
     for (uint64_t l = 0; l < m->layers; l++) {
         int32_t li = (int32_t)l;
-        /* a block reads nothing of its layer but its window: one equal to the last is a copy */
-        size_t next = m->n_nodes;
-        if (l > 0 && window[l] == window[l - 1] && fg__model_repeat_block(m, block, li)) {
-            block = next;
+        /* a block reads nothing of its layer but its window: the blocks after the last one
+         * built with its window are copies of it */
+        uint64_t k = 0;
+        while (l > 0 && l + k < m->layers && window[l + k] == window[l - 1])
+            k++;
+        if (k && fg__model_repeat_block(m, block, li, (uint32_t)k)) {
+            l += k - 1;
             continue;
         }
-        block = next;
+        block = m->n_nodes;
         struct fg_attn_shape a = {
             .hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
             .head_dim = m->head_dim, .window = window[l],

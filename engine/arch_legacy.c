@@ -106,16 +106,13 @@ static int build(struct fg_model *m, const struct block *b, struct fg_err *err)
     };
     struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = b->gated,
                              .bias = b->mlp_bias, .fused_gate_up = b->fused_gate_up};
-    /* the blocks read nothing of their layer: each after the first is a copy of the last */
+    /* the blocks read nothing of their layer: those after the first are copies of it */
     size_t first = m->n_nodes;
     for (uint64_t l = 0; l < m->layers; l++) {
         int32_t li = (int32_t)l;
-        size_t next = m->n_nodes;
-        if (l > 0 && fg__model_repeat_block(m, first, li)) {
-            first = next;
-            continue;
-        }
-        first = next;
+        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
+            break;
+        first = m->n_nodes;
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, b->norm, err)))
             return rc;
         struct fg_node *n = fg__add_attention(m, li, &a, err);

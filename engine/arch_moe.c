@@ -606,15 +606,16 @@ static int read_moe(const struct fg_cfg *c, struct fg_model *m, const void *spec
     size_t block = 0; /* the first node of the block built last */
     for (uint64_t l = 0; l < m->layers; l++) {
         /* a block reads nothing of its layer but its window and whether its MLP is sparse:
-         * one equal to the last in both is a copy */
-        size_t next = m->n_nodes;
-        if (l > 0 && window_of(k, l) == window_of(k, l - 1) &&
-            is_moe_layer(k, l) == is_moe_layer(k, l - 1) &&
-            fg__model_repeat_block(m, block, (int32_t)l)) {
-            block = next;
+         * the blocks after the last one built that equal it in both are copies of it */
+        uint64_t same = 0;
+        while (l > 0 && l + same < m->layers && window_of(k, l + same) == window_of(k, l - 1) &&
+               is_moe_layer(k, l + same) == is_moe_layer(k, l - 1))
+            same++;
+        if (same && fg__model_repeat_block(m, block, (int32_t)l, (uint32_t)same)) {
+            l += same - 1;
             continue;
         }
-        block = next;
+        block = m->n_nodes;
         if ((rc = add_block(m, l, k, err)))
             goto out;
     }

@@ -105,16 +105,17 @@ struct fg_node *fg__model_add_block(struct fg_model *m, enum fg_node_kind kind, 
     return n;
 }
 
-bool fg__model_repeat_block(struct fg_model *m, size_t first, int32_t layer)
+bool fg__model_repeat_block(struct fg_model *m, size_t first, int32_t layer, uint32_t copies)
 {
     enum { MAX_BLOCK = 32 }; /* nodes a block copied may have (readers add up to eight) */
     size_t count = m->n_nodes - first;
     if (m->node_by_node || first >= m->n_nodes || count > MAX_BLOCK || layer < 0 ||
-        m->nodes[first].layer < 0 || !reserve(m, count, NULL))
+        copies == 0 || copies - 1 > (uint32_t)(INT32_MAX - layer) ||
+        m->nodes[first].layer < 0 || !reserve(m, count * copies, NULL))
         return false;
     /* every name "<base>_<from + 1>" with a base fg__model_add_block writes in place */
     char was[12], now[12];
-    size_t nw = layer_suffix(was, m->nodes[first].layer), nn = layer_suffix(now, layer);
+    size_t nw = layer_suffix(was, m->nodes[first].layer);
     uint8_t base[MAX_BLOCK];
     for (size_t i = 0; i < count; i++) {
         const struct fg_node *n = &m->nodes[first + i];
@@ -124,17 +125,21 @@ bool fg__model_repeat_block(struct fg_model *m, size_t first, int32_t layer)
             return false;
         base[i] = (uint8_t)(len - nw);
     }
-    struct fg_node *to = &m->nodes[m->n_nodes];
-    memcpy(to, &m->nodes[first], count * sizeof *to);
-    for (size_t i = 0; i < count; i++) {
-        char *suffix = to[i].name + base[i];
-        for (size_t k = nn; k < nw; k++) /* a shorter number: the bytes past it back to 0 */
-            suffix[k] = '\0';
-        for (size_t k = 0; k < nn; k++)
-            suffix[k] = now[k];
-        to[i].layer = layer;
+    for (uint32_t c = 0; c < copies; c++) {
+        int32_t to_layer = layer + (int32_t)c;
+        size_t nn = layer_suffix(now, to_layer);
+        struct fg_node *to = &m->nodes[m->n_nodes];
+        memcpy(to, &m->nodes[first], count * sizeof *to);
+        for (size_t i = 0; i < count; i++) {
+            char *suffix = to[i].name + base[i];
+            for (size_t k = nn; k < nw; k++) /* a shorter number: the bytes past it back to 0 */
+                suffix[k] = '\0';
+            for (size_t k = 0; k < nn; k++)
+                suffix[k] = now[k];
+            to[i].layer = to_layer;
+        }
+        m->n_nodes += count;
     }
-    m->n_nodes += count;
     return true;
 }
 

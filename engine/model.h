@@ -180,14 +180,14 @@ struct fg_node *fg__model_add_block(struct fg_model *m, enum fg_node_kind kind, 
                                     const char *base, struct fg_err *err);
 
 /*
- * Append a copy of the block just built, nodes [first, n_nodes) of one layer, as block
- * `layer`: the same nodes, named "<base>_<layer + 1>".  A reader calls it for a block whose
- * inputs equal the previous block's (a block is a fifth of a microsecond to copy and
- * several to build); it declines (false, nothing added) when the nodes are not all of one
- * layer, a name is not one fg__model_add_block writes in place, the model is built
- * node_by_node, or memory is short; the reader then builds the block.
+ * Append `copies` copies of the block just built, nodes [first, n_nodes) of one layer, as
+ * blocks layer, layer + 1, ...: the same nodes, named "<base>_<layer + 1>" and on.  A reader
+ * calls it for the blocks whose inputs equal that block's (a block is a fraction of a
+ * microsecond to copy and several to build); it declines (false, nothing added) when the
+ * nodes are not all of one layer, a name is not one fg__model_add_block writes in place,
+ * the model is built node_by_node, or memory is short; the reader then builds the block.
  */
-bool fg__model_repeat_block(struct fg_model *m, size_t first, int32_t layer);
+bool fg__model_repeat_block(struct fg_model *m, size_t first, int32_t layer, uint32_t copies);
 
 /* Add a linear to a node and its params (in*out*count + bias*out*count). */
 void fg__node_linear(struct fg_node *n, const char *role, uint64_t in, uint64_t out, uint64_t count,

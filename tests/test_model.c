@@ -79,15 +79,24 @@ static void model_repeat_block_should_give_the_nodes_a_build_gives(void **state)
     build_block(built, 0, "Attention");
     for (int32_t l = 1; l < 120; l++) {
         size_t next = copied->n_nodes;
-        assert_true(fg__model_repeat_block(copied, first, l));
+        assert_true(fg__model_repeat_block(copied, first, l, 1));
         first = next;
         build_block(built, l, "Attention");
         assert_int_equal(copied->n_nodes, built->n_nodes);
     }
     assert_memory_equal(copied->nodes, built->nodes, built->n_nodes * sizeof *built->nodes);
     assert_string_equal(copied->nodes[copied->n_nodes - 2].name, "Attention_120");
+    /* many copies at once: what as many builds give */
+    size_t at = copied->n_nodes;
+    assert_true(fg__model_repeat_block(copied, first, 200, 150));
+    for (int32_t l = 200; l < 350; l++)
+        build_block(built, l, "Attention");
+    assert_int_equal(copied->n_nodes, built->n_nodes);
+    assert_memory_equal(copied->nodes + at, built->nodes + at,
+                        (built->n_nodes - at) * sizeof *built->nodes);
     /* to a layer with fewer digits: the name's tail is zeroed again */
-    assert_true(fg__model_repeat_block(copied, first, 4));
+    first = copied->n_nodes - 3; /* block 349 */
+    assert_true(fg__model_repeat_block(copied, first, 4, 1));
     build_block(built, 4, "Attention");
     assert_memory_equal(copied->nodes, built->nodes, built->n_nodes * sizeof *built->nodes);
     fg_model_free(built);
@@ -103,36 +112,45 @@ static void model_repeat_block_should_decline_what_it_cannot_copy_exactly(void *
     /* a base too long for the name written in place: fg__fmt truncates it */
     size_t first = build_block(m, 0, "AVeryLongAttentionBaseName");
     size_t n = m->n_nodes;
-    assert_false(fg__model_repeat_block(m, first, 1));
+    assert_false(fg__model_repeat_block(m, first, 1, 1));
     assert_int_equal(m->n_nodes, n);
     /* a block node named by hand */
     first = m->n_nodes;
     assert_non_null(fg__model_add(m, FG_NODE_OTHER, 1, "Adapter", NULL));
-    assert_false(fg__model_repeat_block(m, first, 2));
+    assert_false(fg__model_repeat_block(m, first, 2, 1));
     /* nodes of two layers, and nodes of no layer */
     first = build_block(m, 2, "Attention");
     build_block(m, 3, "Attention");
-    assert_false(fg__model_repeat_block(m, first, 4));
+    assert_false(fg__model_repeat_block(m, first, 4, 1));
     first = m->n_nodes;
     assert_non_null(fg__model_add(m, FG_NODE_NORM, -1, "Final norm", NULL));
-    assert_false(fg__model_repeat_block(m, first, 4));
+    assert_false(fg__model_repeat_block(m, first, 4, 1));
     /* nothing to copy, a layer below 0, and a model built node by node */
-    assert_false(fg__model_repeat_block(m, m->n_nodes, 4));
+    assert_false(fg__model_repeat_block(m, m->n_nodes, 4, 1));
     first = build_block(m, 4, "Attention");
-    assert_false(fg__model_repeat_block(m, first, -1));
+    assert_false(fg__model_repeat_block(m, first, -1, 1));
     m->node_by_node = true;
     n = m->n_nodes;
-    assert_false(fg__model_repeat_block(m, first, 5));
+    assert_false(fg__model_repeat_block(m, first, 5, 1));
     assert_int_equal(m->n_nodes, n);
     m->node_by_node = false;
-    assert_true(fg__model_repeat_block(m, first, 5));
+    assert_true(fg__model_repeat_block(m, first, 5, 1));
     assert_int_equal(m->n_nodes, n + 3);
+    /* no copies, or copies past the largest layer */
+    first = m->n_nodes - 3; /* block 5 */
+    n = m->n_nodes;
+    assert_false(fg__model_repeat_block(m, first, 6, 0));
+    assert_false(fg__model_repeat_block(m, first, INT32_MAX - 1, 3));
+    assert_false(fg__model_repeat_block(m, first, INT32_MAX, 2));
+    assert_int_equal(m->n_nodes, n);
+    assert_true(fg__model_repeat_block(m, first, INT32_MAX - 1, 2));
+    assert_string_equal(m->nodes[m->n_nodes - 2].name, "Attention_2147483648");
     /* a block of more nodes than it copies */
     first = m->n_nodes;
     for (int k = 0; k < 33; k++)
         assert_non_null(fg__model_add_block(m, FG_NODE_NORM, 6, "Norm", NULL));
     n = m->n_nodes;
-    assert_false(fg__model_repeat_block(m, first, 7));
+    assert_false(fg__model_repeat_block(m, first, 7, 1));
     assert_int_equal(m->n_nodes, n);
     fg_model_free(m);
 }
