@@ -29,6 +29,8 @@
 #include "model.h"
 #include "policy.h"
 
+/* Append only: the thin plugin hands the engine part its values indexed by these numbers,
+ * so a number must mean the same option in every release. */
 enum fitgate_opt {
     FITGATE_OPT_MODEL,
     FITGATE_OPT_MODE,
@@ -38,12 +40,12 @@ enum fitgate_opt {
     FITGATE_OPT_LORA_TARGETS,
     FITGATE_OPT_PRECISION,
     FITGATE_OPT_OPTIMIZER,
-    FITGATE_OPT_ATTENTION,
     FITGATE_OPT_QUANT,
     FITGATE_OPT_ZERO,
     FITGATE_OPT_GRAD_CKPT,
     FITGATE_OPT_GPU,
     FITGATE_OPT_GPUS,
+    FITGATE_OPT_ATTENTION,
     FITGATE_OPT_COUNT
 };
 

@@ -34,8 +34,6 @@ static struct spank_option table[] = {
      FITGATE_OPT_PRECISION, option_cb},
     {"ft-optimizer", "O", "[fitgate] adamw|adamw-fused|adamw-8bit|sgd (default adamw)", 1,
      FITGATE_OPT_OPTIMIZER, option_cb},
-    {"ft-attention", "A", "[fitgate] sdpa|eager: the job's attn_implementation (default sdpa)", 1,
-     FITGATE_OPT_ATTENTION, option_cb},
     {"ft-quant", "Q", "[fitgate] QLoRA base quantization nf4|nf4-dq|int8", 1, FITGATE_OPT_QUANT,
      option_cb},
     {"ft-zero", "Z", "[fitgate] ZeRO stage 0..3", 1, FITGATE_OPT_ZERO, option_cb},
@@ -45,6 +43,8 @@ static struct spank_option table[] = {
      FITGATE_OPT_GPU, option_cb},
     {"ft-gpus", "N", "[fitgate] GPUs, when the job asks for them some other way", 1,
      FITGATE_OPT_GPUS, option_cb},
+    {"ft-attention", "A", "[fitgate] sdpa|eager: the job's attn_implementation (default sdpa)", 1,
+     FITGATE_OPT_ATTENTION, option_cb},
 };
 #define NOPTS (sizeof table / sizeof table[0])
 _Static_assert(NOPTS == FITGATE_OPT_COUNT, "one table row per option");
