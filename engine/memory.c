@@ -397,16 +397,25 @@ static uint64_t state_per_seq(const struct fg_node *n)
     return 0;
 }
 
+/* What a part and a stage add up node by node: one array, so that folding, runs, the two
+ * sides and the planner's prefix table treat every field alike. */
+enum {
+    S_PARAMS, S_EXPERTS, S_LINEAR, S_QUANTIZABLE, S_ADAPTERS,
+    S_MERGED, /* LoRA: expert parameters peft rebuilds as W + BA each forward */
+    S_SCORE,  /* bytes kept per token per token of context (attention scores) */
+    S_ACT,    /* bytes kept per token; a stage's: its blocks' (the sides' go to act_other) */
+    SUMS
+};
+
 /* What one node (or one block, summed over its nodes) adds to a training estimate. */
 struct part {
-    uint64_t params, experts, linear, quantizable, adapters, largest, act;
-    uint64_t merged; /* LoRA: expert parameters peft rebuilds as W + BA each forward */
-    uint64_t score;  /* bytes kept per token per token of context (attention scores) */
+    uint64_t sum[SUMS];
+    uint64_t largest;
 };
 
 /*
  * Node n's LoRA adapters, and the expert weights peft rebuilds for them (struct part
- * .adapters, .merged), as peft >= 0.17 on transformers 5 makes them (tuners/lora/layer.py,
+ * S_ADAPTERS, S_MERGED), as peft >= 0.17 on transformers 5 makes them (tuners/lora/layer.py,
  * utils/transformers_weight_conversion.py):
  *   - each nn.Linear a target names gets rank r: A r x in, B out x r;
  *   - a MoE family peft maps (FG_LORA_EXPERTS_MERGED) has its fused experts wrapped: per
@@ -444,13 +453,13 @@ static void add_lora(const struct fg_node *n, const struct fg_job *job, uint32_t
             continue; /* granite-3.1-1b-a400m on H200 trained q/k/v/o alone: 2,752,512 */
         if (mapped && !strncmp(l->role, "shared_", 7))
             continue;
-        p->adapters += r * (l->in + l->out) * copies;
+        p->sum[S_ADAPTERS] += r * (l->in + l->out) * copies;
         if (routed && mapped)
-            p->merged += (uint64_t)l->in * l->out / tp * copies;
+            p->sum[S_MERGED] += (uint64_t)l->in * l->out / tp * copies;
     }
     if (gu_hit) {
-        p->adapters += 2 * r * (gu_in + gu_out) * gu_copies;
-        p->merged += gu_in * gu_out / tp * gu_copies;
+        p->sum[S_ADAPTERS] += 2 * r * (gu_in + gu_out) * gu_copies;
+        p->sum[S_MERGED] += gu_in * gu_out / tp * gu_copies;
     }
 }
 
@@ -459,13 +468,13 @@ static void add_node(const struct fg_node *n, const struct fg_job *job, unsigned
 {
     bool lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
     uint32_t tp = job->tp ? job->tp : 1;
-    p->params += node_params_here(n, job);
-    p->experts += node_experts_here(n, job);
+    p->sum[S_PARAMS] += node_params_here(n, job);
+    p->sum[S_EXPERTS] += node_experts_here(n, job);
     uint64_t lp = node_linear_here(n, job);
     if (n->kind != FG_NODE_EMBED)
-        p->linear += lp;
+        p->sum[S_LINEAR] += lp;
     if (n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
-        p->quantizable += lp;
+        p->sum[S_QUANTIZABLE] += lp;
     for (unsigned k = 0; k < n->nlin; k++) {
         uint64_t one = (uint64_t)n->lin[k].in * n->lin[k].out;
         if (one / tp > p->largest)
@@ -475,16 +484,16 @@ static void add_node(const struct fg_node *n, const struct fg_job *job, unsigned
         add_lora(n, job, tp, p);
     /* Towers (vision / audio) stay frozen and unused in text fine-tunes. */
     if (n->stack != FG_STACK_TOWER) {
-        p->act += node_act_per_token(n, c, r, tp);
+        p->sum[S_ACT] += node_act_per_token(n, c, r, tp);
         uint8_t kept = job->attention == FG_ATTN_EAGER ? n->eager_bytes : n->score_bytes;
-        p->score += (uint64_t)kept * n->heads / tp;
+        p->sum[S_SCORE] += (uint64_t)kept * n->heads / tp;
     }
 }
 
 /* The training estimate's sums over the nodes on the job's stage. */
 struct stage_sums {
-    uint64_t params, experts, linear, quantizable, adapters, largest, merged, score;
-    uint64_t act_block_max, act_sum, act_other, layers; /* per token */
+    uint64_t sum[SUMS], largest;
+    uint64_t act_block_max, act_other, layers; /* per token */
     bool has_head;
 };
 
@@ -493,17 +502,12 @@ struct stage_sums {
 static void fold(struct stage_sums *t, const struct part *p, int32_t layer, int32_t *cur_layer,
                  uint64_t *cur_act)
 {
-    t->params += p->params;
-    t->experts += p->experts;
-    t->linear += p->linear;
-    t->quantizable += p->quantizable;
-    t->adapters += p->adapters;
-    t->merged += p->merged;
-    t->score += p->score;
+    for (int f = 0; f < S_ACT; f++)
+        t->sum[f] += p->sum[f];
     if (p->largest > t->largest)
         t->largest = p->largest;
     if (layer < 0) {
-        t->act_other += p->act;
+        t->act_other += p->sum[S_ACT];
         return;
     }
     if (layer != *cur_layer) {
@@ -513,8 +517,8 @@ static void fold(struct stage_sums *t, const struct part *p, int32_t layer, int3
         *cur_act = 0;
         t->layers++;
     }
-    *cur_act += p->act;
-    t->act_sum += p->act;
+    *cur_act += p->sum[S_ACT];
+    t->sum[S_ACT] += p->sum[S_ACT];
 }
 
 /* k blocks of part p one after the other from block `layer` on: what k folds give (each
@@ -525,22 +529,16 @@ static void fold_run(struct stage_sums *t, const struct part *p, int32_t layer, 
     fold(t, p, layer, cur_layer, cur_act);
     if (k < 2)
         return;
-    uint64_t more = k - 1;
-    t->params += p->params * more;
-    t->experts += p->experts * more;
-    t->linear += p->linear * more;
-    t->quantizable += p->quantizable * more;
-    t->adapters += p->adapters * more;
-    t->merged += p->merged * more;
-    t->score += p->score * more;
+    uint64_t more = k - 1, act = p->sum[S_ACT];
+    for (int f = 0; f < SUMS; f++)
+        t->sum[f] += p->sum[f] * more;
     if (*cur_act > t->act_block_max)
         t->act_block_max = *cur_act;
-    if (k > 2 && p->act > t->act_block_max)
-        t->act_block_max = p->act;
+    if (k > 2 && act > t->act_block_max)
+        t->act_block_max = act;
     *cur_layer = layer + (int32_t)more;
-    *cur_act = p->act;
+    *cur_act = act;
     t->layers += more;
-    t->act_sum += p->act * more;
 }
 
 /* on_stage for a whole segment (model.h says where each side goes). */
@@ -655,10 +653,9 @@ static void sum_stage(const struct fg_model *m, const struct fg_job *job, unsign
  * (encoder stacks, layered towers) keep the walk: their layer numbers can meet across a
  * stage's edge, which the walk counts as one block.
  */
-enum { SUMS = 8 }; /* params .. act of struct part but largest: prefix-summed */
 struct block_table {
     uint32_t layers;
-    uint64_t *sum;      /* SUMS x (layers + 1) prefix sums, field-major */
+    uint64_t *sum;      /* SUMS x (layers + 1) prefix sums of struct part's sum, field-major */
     uint64_t *largest;  /* per block */
     uint64_t *act;      /* per block */
     uint32_t *present;  /* prefix count of the blocks the model has */
@@ -717,12 +714,10 @@ static struct block_table *table_build(const struct fg_model *m, const struct fg
             }
             t->present[g->layer] = 1;
             struct part p = block_part(m, job, c, r, g, set);
-            const uint64_t v[SUMS] = {p.params, p.experts, p.linear, p.quantizable, p.adapters,
-                                      p.merged, p.score, p.act};
             for (int f = 0; f < SUMS; f++)
-                t->sum[f * row + (size_t)g->layer + 1] = v[f];
+                t->sum[f * row + (size_t)g->layer + 1] = p.sum[f];
             t->largest[g->layer] = p.largest;
-            t->act[g->layer] = p.act;
+            t->act[g->layer] = p.sum[S_ACT];
             continue;
         }
         struct part own = {0};
@@ -761,13 +756,8 @@ static struct block_table *table_build(const struct fg_model *m, const struct fg
 /* A side's sums into the stage's (sides hold no block: their activations are "other"). */
 static void add_side(struct stage_sums *t, const struct stage_sums *side)
 {
-    t->params += side->params;
-    t->experts += side->experts;
-    t->linear += side->linear;
-    t->quantizable += side->quantizable;
-    t->adapters += side->adapters;
-    t->merged += side->merged;
-    t->score += side->score;
+    for (int f = 0; f < SUMS; f++)
+        t->sum[f] += side->sum[f];
     t->largest = side->largest > t->largest ? side->largest : t->largest;
     t->act_other += side->act_other;
     t->has_head |= side->has_head;
@@ -784,10 +774,8 @@ static void table_sums(const struct block_table *b, const struct fg_job *job,
     lo = lo < hi ? lo : hi;
     if (whole || job->stage_embed)
         add_side(t, &b->embed);
-    uint64_t *dst[SUMS] = {&t->params, &t->experts, &t->linear, &t->quantizable, &t->adapters,
-                           &t->merged, &t->score, &t->act_sum};
     for (int f = 0; f < SUMS; f++)
-        *dst[f] += b->sum[f * (b->layers + 1) + hi] - b->sum[f * (b->layers + 1) + lo];
+        t->sum[f] += b->sum[f * (b->layers + 1) + hi] - b->sum[f * (b->layers + 1) + lo];
     for (uint32_t l = lo; l < hi; l = b->change[l]) {
         t->largest = b->largest[l] > t->largest ? b->largest[l] : t->largest;
         t->act_block_max = b->act[l] > t->act_block_max ? b->act[l] : t->act_block_max;
@@ -1004,11 +992,10 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     else
         sum_stage(m, job, c, r, set, &t);
     uint64_t tied = tied_copy_here(m, job, t.has_head);
-    t.params += tied;
-    t.linear += tied;
-    uint64_t params = t.params, linear = t.linear, quantizable = t.quantizable;
-    uint64_t adapters = t.adapters, largest_linear = t.largest, experts_here = t.experts;
-    uint64_t act_block_max = t.act_block_max, act_sum = t.act_sum, act_other = t.act_other;
+    uint64_t params = t.sum[S_PARAMS] + tied, linear = t.sum[S_LINEAR] + tied;
+    uint64_t quantizable = t.sum[S_QUANTIZABLE], adapters = t.sum[S_ADAPTERS];
+    uint64_t largest_linear = t.largest, experts_here = t.sum[S_EXPERTS];
+    uint64_t act_block_max = t.act_block_max, act_sum = t.sum[S_ACT], act_other = t.act_other;
     uint64_t layers_here = t.layers;
     if (lora && adapters == 0 && job->layer_last == 0)
         return fg_err_set(err, FG_E_INVAL,
@@ -1088,7 +1075,7 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
         add_line(e, "overhead", deq, false, "bitsandbytes dequantize",
                  "dequantized bf16 copy of the largest linear, forward and backward");
     }
-    if (job->mode == FG_MODE_LORA && t.merged) {
+    if (job->mode == FG_MODE_LORA && t.sum[S_MERGED]) {
         /* peft's ParamWrapper (tuners/lora/layer.py; what target_modules become on
          * transformers 5's fused experts) rebuilds each adapted expert tensor as W + BA on
          * every forward, and grouped_mm keeps that copy for backward: one copy of the
@@ -1096,7 +1083,7 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
          * H200 (tests/calibration/measured-h200.tsv): Mixtral-8x7B cut to 4 layers, LoRA at
          * 1 x 2048 tokens, keeps 14.8 GB after the forward where its full fine-tune keeps
          * 3.2 GB; the copies are 11.3 GB of the difference. */
-        uint64_t n = job->grad_ckpt ? t.merged / (layers_here ? layers_here : 1) : t.merged;
+        uint64_t n = t.sum[S_MERGED] / (job->grad_ckpt && layers_here ? layers_here : 1);
         uint64_t merged = fg__mul_sat(n, wbytes);
         overhead = fg__add_sat(overhead, merged);
         add_line(e, "overhead", merged, false, "peft ParamWrapper on fused experts",
@@ -1145,7 +1132,7 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     }
     /* Attention that keeps its scores (model.h score_bytes) keeps heads x s of them per
      * token in each block, one block's under recompute. */
-    uint64_t score = job->grad_ckpt ? t.score / (layers_here ? layers_here : 1) : t.score;
+    uint64_t score = t.sum[S_SCORE] / (job->grad_ckpt && layers_here ? layers_here : 1);
     score = fg__mul_sat(fg__mul_sat(fg__mul_sat(score, seq), seq), inflight);
     add_line(e, "activations", score, true,
              job->attention == FG_ATTN_EAGER ? "transformers eager attention"
