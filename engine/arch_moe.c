@@ -761,47 +761,31 @@ static const struct moe_spec deepseek_v2 = {
     .attn = ATTN_MLA, .attn_bias_key = "attention_bias",
     .mla = {.q_lora = 0, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128}};
 
-/* DeepseekV3Config defaults (models/deepseek_v3/configuration_deepseek_v3.py). */
-#define DEEPSEEK_V3_D {.vocab = 129280, .hidden = 7168, .inter = 18432, .layers = 61, \
-                       .heads = 128, .max_pos = 4096, .tie = false}
+/* DeepseekV3Config defaults (models/deepseek_v3/configuration_deepseek_v3.py) and the
+ * DeepseekV3ForCausalLM blocks (models/deepseek_v3/modeling_deepseek_v3.py): V2 blocks,
+ * router with e_score_correction_bias (noaux_tc), MTP layers stored in the checkpoint.
+ * The rows below add what differs. */
+#define DEEPSEEK_V3(...)                                                                   \
+    {.d = {.vocab = 129280, .hidden = 7168, .inter = 18432, .layers = 61, .heads = 128,   \
+           .max_pos = 4096, .tie = false},                                                \
+     .experts_key = "n_routed_experts", .experts_def = 256,                               \
+     .topk_key = "num_experts_per_tok", .topk_def = 8,                                    \
+     .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 2048,                     \
+     .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 1,                   \
+     .score_bias = SCORE_BIAS_NOAUX, .topk_method_def = "noaux_tc",                        \
+     .attn = ATTN_MLA, .attn_bias_key = "attention_bias", .mtp = true,                     \
+     .mla = {.q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128},           \
+     __VA_ARGS__}
 
-/* DeepseekV3ForCausalLM (models/deepseek_v3/modeling_deepseek_v3.py): V2 blocks,
- * router with e_score_correction_bias (noaux_tc), MTP layers stored in the
- * checkpoint. */
-static const struct moe_spec deepseek_v3 = {
-    .d = DEEPSEEK_V3_D,
-    .experts_key = "n_routed_experts", .experts_def = 256,
-    .topk_key = "num_experts_per_tok", .topk_def = 8,
-    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 2048,
-    .peft = FG_LORA_EXPERTS_MERGED,
-    .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 1,
-    .score_bias = SCORE_BIAS_NOAUX, .topk_method_def = "noaux_tc",
-    .attn = ATTN_MLA, .attn_bias_key = "attention_bias", .mtp = true,
-    .mla = {.q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128}};
+static const struct moe_spec deepseek_v3 = DEEPSEEK_V3(.peft = FG_LORA_EXPERTS_MERGED);
 
 /* Kimi-K2 (model_type kimi_k2) ships DeepseekV3ForCausalLM as remote code: its experts stay a
  * list of nn.Linear, which peft adapts one by one, with no merged copy. */
-static const struct moe_spec kimi_k2 = {
-    .d = DEEPSEEK_V3_D,
-    .experts_key = "n_routed_experts", .experts_def = 256,
-    .topk_key = "num_experts_per_tok", .topk_def = 8,
-    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 2048,
-    .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 1,
-    .score_bias = SCORE_BIAS_NOAUX, .topk_method_def = "noaux_tc",
-    .attn = ATTN_MLA, .attn_bias_key = "attention_bias", .mtp = true,
-    .mla = {.q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128}};
+static const struct moe_spec kimi_k2 = DEEPSEEK_V3(.peft = FG_LORA_EXPERTS_LINEAR);
 
 /* DeepseekV32ForCausalLM (models/deepseek_v32): DeepSeek-V3 plus the sparse
  * attention (DSA) lightning indexer in every attention block, MTP included. */
-static const struct moe_spec deepseek_v32 = {
-    .d = DEEPSEEK_V3_D,
-    .experts_key = "n_routed_experts", .experts_def = 256,
-    .topk_key = "num_experts_per_tok", .topk_def = 8,
-    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 2048,
-    .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 1,
-    .score_bias = SCORE_BIAS_NOAUX, .topk_method_def = "noaux_tc",
-    .attn = ATTN_MLA, .attn_bias_key = "attention_bias", .mtp = true, .dsa_indexer = true,
-    .mla = {.q_lora = 1536, .kv_lora = 512, .nope = 128, .rope = 64, .v = 128}};
+static const struct moe_spec deepseek_v32 = DEEPSEEK_V3(.dsa_indexer = true);
 
 const struct fg_arch fg__arch_moe_table[] = {
     {"mixtral", "mixture-of-experts decoder", read_moe, &mixtral},
