@@ -463,6 +463,13 @@ static void add_lora(const struct fg_node *n, const struct fg_job *job, uint32_t
     }
 }
 
+/* Bytes per attention score node n keeps for backward under the job's attention
+ * implementation (model.h score_bytes, eager_bytes); 0 where a fused kernel runs. */
+static unsigned scores_kept(const struct fg_node *n, const struct fg_job *job)
+{
+    return job->attention == FG_ATTN_EAGER ? n->eager_bytes : n->score_bytes;
+}
+
 static void add_node(const struct fg_node *n, const struct fg_job *job, unsigned c, unsigned r,
                      struct part *p)
 {
@@ -485,8 +492,7 @@ static void add_node(const struct fg_node *n, const struct fg_job *job, unsigned
     /* Towers (vision / audio) stay frozen and unused in text fine-tunes. */
     if (n->stack != FG_STACK_TOWER) {
         p->sum[S_ACT] += node_act_per_token(n, c, r, tp);
-        uint8_t kept = job->attention == FG_ATTN_EAGER ? n->eager_bytes : n->score_bytes;
-        p->sum[S_SCORE] += (uint64_t)kept * n->heads / tp;
+        p->sum[S_SCORE] += (uint64_t)scores_kept(n, job) * n->heads / tp;
     }
 }
 
@@ -813,8 +819,7 @@ static uint64_t node_prefill_per_token(const struct fg_node *n, const struct fg_
          * holds about 10 B per score at once for one layer: the compute-dtype scores, their
          * fp32 copy and the fp32 softmax (measured on H200, held-out rows: Llama-3.2-1B
          * eager 9.8 B, falcon-7b's math path 9.4 B, tests/calibration/). */
-        bool scores = job->attention == FG_ATTN_EAGER ? n->eager_bytes : n->score_bytes;
-        return scores ? fg__mul_sat(10ull * n->heads / tp, seq) : 0;
+        return scores_kept(n, job) ? fg__mul_sat(10ull * n->heads / tp, seq) : 0;
     }
     case FG_NODE_MLP:
         return 2 * ((uint64_t)n->hidden + widths * n->inter / tp);
