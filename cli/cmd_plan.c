@@ -305,22 +305,18 @@ static int run(int argc, char **argv, bool check)
     size_t ncards = 0;
     struct card_row rows[8];
     static struct fg_estimate table_est[3]; /* 15 KB: keep it off the stack */
-    if (!check && (rc = table_estimates(m, &o, table_est, &err))) {
-        fprintf(stderr, "fitgate: error: %s\n", err.detail);
-        fg_model_free(m);
-        return 2;
-    }
     if (!check) {
-        for (int i = 0; fg_cli_default_cards[i] && ncards < 8; i++) {
+        rc = table_estimates(m, &o, table_est, &err);
+        for (int i = 0; !rc && fg_cli_default_cards[i] && ncards < 8; i++) {
             rows[ncards].gpu = fg_gpu_find(table, fg_cli_default_cards[i], NULL);
-            if (!rows[ncards].gpu)
-                continue;
-            if ((rc = fill_card(m, &o, &po, table_est, &rows[ncards], true, &err))) {
-                fprintf(stderr, "fitgate: error: %s\n", err.detail);
-                fg_model_free(m);
-                return 2;
-            }
-            ncards++;
+            if (rows[ncards].gpu &&
+                !(rc = fill_card(m, &o, &po, table_est, &rows[ncards], true, &err)))
+                ncards++;
+        }
+        if (rc) {
+            fprintf(stderr, "fitgate: error: %s\n", err.detail);
+            fg_model_free(m);
+            return 2;
         }
     }
 

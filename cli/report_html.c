@@ -84,7 +84,7 @@ static double text_w(const char *s, double px)
 struct card {
     const struct fg_gpu *gpu;
     uint64_t usable;
-    struct fg_estimate est[3];
+    const struct fg_estimate *est;  /* full, lora, serve: the report's, one set for every card */
     struct fg_fit fit[3];
     uint32_t split_gpus[3]; /* smallest layout when one card is not enough; 0 = none */
 };
@@ -148,17 +148,33 @@ static int compute(struct report *r, struct fg_err *err)
         listed = listed || rows[i] == r->card;
     if (!listed && n < REPORT_MAX_CARDS)
         rows[n++] = r->card;
+    /* chart lines: the user's job first when its mode is not a table column, then the
+     * table's three jobs, which every card of the table is fitted with (an estimate does
+     * not depend on the card) */
+    bool own = false;
+    for (int k = 0; k < 3; k++)
+        own = own || table_modes[k] == o->job.mode;
+    if (!own) {
+        r->mode_est[r->nmodes] = r->est;
+        r->mode_name[r->nmodes++] = fg_mode_name(o->job.mode);
+    }
+    const struct fg_estimate *table_est = &r->mode_est[r->nmodes];
+    for (int k = 0; k < 3; k++) {
+        struct fg_job j = fg_cli_job_for_mode(o, table_modes[k]);
+        if ((rc = fg_memory_estimate(m, &j, &r->mode_est[r->nmodes], err)))
+            return rc;
+        r->mode_name[r->nmodes++] = fg_mode_name(table_modes[k]);
+    }
     for (size_t i = 0; i < n; i++) {
         struct card *c = &r->cards[r->ncards++];
         c->gpu = rows[i];
         c->usable = fg_fit_usable(c->gpu->memory_gb, c->gpu->memory_bytes, &r->po.fit);
+        c->est = table_est;
         for (int k = 0; k < 3; k++) {
-            struct fg_job j = fg_cli_job_for_mode(o, table_modes[k]);
-            if ((rc = fg_memory_estimate(m, &j, &c->est[k], err)))
-                return rc;
             fg_fit_card(&c->est[k], c->usable, &r->po.fit, &c->fit[k]);
             c->split_gpus[k] = 0;
             if (c->fit[k].verdict == FG_FIT_SPLIT) {
+                struct fg_job j = fg_cli_job_for_mode(o, table_modes[k]);
                 struct fg_plan p;
                 if ((rc = fg_plan_layouts(m, &j, c->usable, &r->po, &p, err)))
                     return rc;
@@ -168,21 +184,6 @@ static int compute(struct report *r, struct fg_err *err)
                     c->split_gpus[k] = p.options[0].gpus;
             }
         }
-    }
-
-    /* chart lines: the user's job first when its mode is not a table column */
-    bool own = false;
-    for (int k = 0; k < 3; k++)
-        own = own || table_modes[k] == o->job.mode;
-    if (!own) {
-        r->mode_est[r->nmodes] = r->est;
-        r->mode_name[r->nmodes++] = fg_mode_name(o->job.mode);
-    }
-    for (int k = 0; k < 3; k++) {
-        struct fg_job j = fg_cli_job_for_mode(o, table_modes[k]);
-        if ((rc = fg_memory_estimate(m, &j, &r->mode_est[r->nmodes], err)))
-            return rc;
-        r->mode_name[r->nmodes++] = fg_mode_name(table_modes[k]);
     }
     return 0;
 }
