@@ -32,8 +32,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
+#include "fileio.h"
 #include "fmt.h"
 #include "log.h"
 
@@ -772,21 +773,21 @@ static void unknown_message(struct fg_detected_gpu *g)
 static int check_xml(const char *path, bool *v3, struct fg_err *err)
 {
     *v3 = false;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return fg_err_set(err, errno == ENOENT ? FG_E_NOTFOUND : FG_E_IO,
-                          "%s: cannot open the topology: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
-        fclose(f);
+    int fd = fg__open_regular(path);
+    if (fd < 0 && errno == EINVAL)
         return fg_err_set(err, FG_E_IO,
                           "%s: not a regular file; give an hwloc XML export (lstopo --of xml)",
                           path);
-    }
+    if (fd < 0)
+        return fg_err_set(err, errno == ENOENT ? FG_E_NOTFOUND : FG_E_IO,
+                          "%s: cannot open the topology: %s", path, strerror(errno));
     char head[4096];
-    size_t n = fread(head, 1, sizeof head - 1, f);
-    fclose(f);
-    head[n] = '\0';
+    ssize_t n;
+    do
+        n = read(fd, head, sizeof head - 1);
+    while (n < 0 && errno == EINTR);
+    close(fd);
+    head[n > 0 ? n : 0] = '\0';
     const char *t = strstr(head, "<topology");
     if (t) {
         const char *v = strstr(t, "version=\"");

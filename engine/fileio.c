@@ -6,19 +6,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int fg__open_regular(const char *path)
+int fg__openat_regular(int dirfd, const char *name, int flags, struct stat *st)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY | flags);
     if (fd < 0)
         return -1;
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
+    struct stat own;
+    st = st ? st : &own;
+    if (fstat(fd, st) != 0) {
         int e = errno;
         close(fd);
         errno = e;
         return -1;
     }
-    if (!S_ISREG(st.st_mode)) {
+    if (!S_ISREG(st->st_mode)) {
         close(fd);
         errno = EINVAL;
         return -1;
@@ -27,6 +28,11 @@ int fg__open_regular(const char *path)
     if (fl >= 0)
         (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
     return fd;
+}
+
+int fg__open_regular(const char *path)
+{
+    return fg__openat_regular(AT_FDCWD, path, 0, NULL);
 }
 
 int fg__read_file(const char *path, size_t max, char **text, size_t *len)

@@ -6,14 +6,20 @@
 #define FG_FILEIO_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 /*
- * Open path read-only without blocking on a FIFO or a device (O_NONBLOCK;
- * a FIFO with no writer would otherwise hang sbatch or slurmstepd), then
- * refuse anything but a regular file.  Returns the descriptor (O_CLOEXEC,
- * blocking mode restored), or -1 with errno set: ENOENT / ENOTDIR when
- * absent, EINVAL when not a regular file, else the open error.
+ * Open name (relative to dirfd, or AT_FDCWD) read-only without blocking on a
+ * FIFO or a device (O_NONBLOCK; a FIFO with no writer would otherwise hang
+ * sbatch or slurmstepd), then refuse anything but a regular file.  flags adds
+ * open flags (O_NOFOLLOW); st, when not NULL, receives the file's fstat.
+ * Returns the descriptor (O_CLOEXEC, blocking mode restored), or -1 with errno
+ * set: ENOENT / ENOTDIR when absent, EINVAL when not a regular file, else the
+ * open error.
  */
+int fg__openat_regular(int dirfd, const char *name, int flags, struct stat *st);
+
+/* fg__openat_regular(AT_FDCWD, path, 0, NULL). */
 int fg__open_regular(const char *path);
 
 /*

@@ -393,23 +393,18 @@ int fg_source_check_file(const char *file, struct fg_err *err)
 /* ---- small file helpers ------------------------------------------------------ */
 
 /* Read all of fd (at most max bytes) into a NUL-terminated buffer. */
-static int read_fd(int fd, const char *what, uint64_t max, char **text, size_t *len,
-                   struct fg_err *err)
+static int read_fd(int fd, const struct stat *st, const char *what, uint64_t max, char **text,
+                   size_t *len, struct fg_err *err)
 {
-    struct stat st;
-    if (fstat(fd, &st) != 0)
-        return fg_err_set(err, FG_E_IO, "%.300s: %s", what, strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        return fg_err_set(err, FG_E_IO, "%.300s: not a regular file", what);
-    if ((uint64_t)st.st_size > max)
+    if ((uint64_t)st->st_size > max)
         return fg_err_set(err, FG_E_RANGE, "%.300s: %lld bytes, more than the %llu accepted", what,
-                          (long long)st.st_size, (unsigned long long)max);
-    char *buf = malloc((size_t)st.st_size + 1);
+                          (long long)st->st_size, (unsigned long long)max);
+    char *buf = malloc((size_t)st->st_size + 1);
     if (!buf)
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
     size_t got = 0;
-    while (got < (size_t)st.st_size) {
-        ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+    while (got < (size_t)st->st_size) {
+        ssize_t r = read(fd, buf + got, (size_t)st->st_size - got);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0) {
@@ -428,7 +423,8 @@ static int read_fd(int fd, const char *what, uint64_t max, char **text, size_t *
 /* FG_E_NOTFOUND without a detail when the file is absent. */
 static int read_path(const char *path, uint64_t max, char **text, size_t *len, struct fg_err *err)
 {
-    int fd = fg__open_regular(path);
+    struct stat st;
+    int fd = fg__openat_regular(AT_FDCWD, path, 0, &st);
     if (fd < 0) {
         if (errno == ENOENT || errno == ENOTDIR)
             return FG_E_NOTFOUND;
@@ -436,7 +432,7 @@ static int read_path(const char *path, uint64_t max, char **text, size_t *len, s
             return fg_err_set(err, FG_E_IO, "%.300s: not a regular file", path);
         return fg_err_set(err, FG_E_IO, "%.300s: %s", path, strerror(errno));
     }
-    int rc = read_fd(fd, path, max, text, len, err);
+    int rc = read_fd(fd, &st, path, max, text, len, err);
     close(fd);
     return rc;
 }
@@ -685,17 +681,18 @@ static int cache_read(const struct fg_source_opts *o, const char *root, bool sit
     char repo[256], revdir[FG_SOURCE_REV_MAX * 3 + 1];
     cache_names(id, id->rev, repo, sizeof repo, revdir, sizeof revdir);
     snprintf(e->path, sizeof e->path, "%s/%s/%s/config.json", root, repo, revdir);
-    int fd = openat(dfd, "config.json", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    int fd = fg__openat_regular(dfd, "config.json", O_NOFOLLOW, &st);
     close(dfd);
     if (fd < 0)
         return errno == ENOENT ? FG_E_NOTFOUND
-                               : fg_err_set(err, FG_E_IO, "%.300s: %s", e->path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || (rc = check_owner(&st, site, e->path, err))) {
+               : errno == EINVAL ? fg_err_set(err, FG_E_IO, "%.300s: not a regular file", e->path)
+                                 : fg_err_set(err, FG_E_IO, "%.300s: %s", e->path, strerror(errno));
+    if ((rc = check_owner(&st, site, e->path, err))) {
         close(fd);
-        return rc ? rc : fg_err_set(err, FG_E_IO, "%.300s: %s", e->path, strerror(errno));
+        return rc;
     }
-    rc = read_fd(fd, e->path, o->max_bytes, &e->text, &e->len, err);
+    rc = read_fd(fd, &st, e->path, o->max_bytes, &e->text, &e->len, err);
     close(fd);
     if (rc)
         return rc;
@@ -1045,14 +1042,15 @@ bool fg_source_repo_online(const struct fg_source_repo *r)
 }
 
 /* Open dir/file; -1 with errno ENOENT when absent. */
-static int open_local(const struct fg_source_repo *r, const char *file, char *path, size_t cap)
+static int open_local(const struct fg_source_repo *r, const char *file, char *path, size_t cap,
+                      struct stat *st)
 {
     if (!r->dir[0]) {
         errno = ENOENT;
         return -1;
     }
     snprintf(path, cap, "%s/%s", r->dir, file);
-    return fg__open_regular(path);
+    return fg__openat_regular(AT_FDCWD, path, 0, st);
 }
 
 static int remote_missing(const struct fg_source_repo *r, const char *file, struct fg_err *err)
@@ -1080,6 +1078,8 @@ static int read_remote(struct fg_source_repo *r, const char *file, const char *p
                        int open_errno, struct fg__hub_req want, struct fg__hub_resp *resp,
                        struct fg_err *err)
 {
+    if (open_errno == EINVAL)
+        return fg_err_set(err, FG_E_IO, "%.300s: not a regular file", path);
     if (open_errno != ENOENT)
         return fg_err_set(err, FG_E_IO, "%.300s: %s", path, strerror(open_errno));
     if (!fg_source_repo_online(r))
@@ -1111,13 +1111,9 @@ int fg_source_repo_read(struct fg_source_repo *r, const char *file, uint64_t off
     if (len == 0)
         return 0;
     char path[FG_SOURCE_PATH_MAX + 300];
-    int fd = open_local(r, file, path, sizeof path);
+    struct stat st;
+    int fd = open_local(r, file, path, sizeof path, &st);
     if (fd >= 0) {
-        struct stat st;
-        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-            close(fd);
-            return fg_err_set(err, FG_E_IO, "%.300s: not a regular file", path);
-        }
         size_t n = 0;
         while (n < len) {
             ssize_t k = pread(fd, (char *)buf + n, len - n, (off_t)(off + n));
@@ -1162,9 +1158,10 @@ int fg_source_repo_read_all(struct fg_source_repo *r, const char *file, uint64_t
     if (rc)
         return rc;
     char path[FG_SOURCE_PATH_MAX + 300];
-    int fd = open_local(r, file, path, sizeof path);
+    struct stat st;
+    int fd = open_local(r, file, path, sizeof path, &st);
     if (fd >= 0) {
-        rc = read_fd(fd, path, max, text, len, err);
+        rc = read_fd(fd, &st, path, max, text, len, err);
         close(fd);
         if (remote)
             *remote = false;

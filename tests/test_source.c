@@ -687,6 +687,52 @@ static void cache_should_store_safely_and_answer_by_ttl_and_offline(void **state
     rm_rf(dir);
 }
 
+/* A directory or a FIFO where a file should be is refused at once, and said so: never a
+ * read that blocks sbatch on a FIFO with no writer, in a checkout or in the cache. */
+static void reads_should_refuse_what_is_not_a_regular_file_without_blocking(void **state)
+{
+    (void)state;
+    char dir[64], p[512];
+    tmpdir(dir, sizeof dir);
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/config.json", dir);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    alarm(10); /* a blocking open fails the test instead of hanging it */
+    struct fg_source_opts o = opts_bare();
+    struct fg_source_repo *repo = NULL;
+    struct fg_err err = {0};
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(fg_source_repo_open(&o, dir, NULL, &repo, &err), 0);
+    const char *files[] = {"model.safetensors", "config.json"};
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(fg_source_repo_read_all(repo, files[i], 1 << 20, &text, &len, NULL,
+                                                 &err), FG_E_IO);
+        assert_non_null(strstr(err.detail, ": not a regular file"));
+        assert_null(text);
+    }
+    fg_source_repo_free(repo);
+    /* the per-user cache: its config.json a FIFO */
+    snprintf(o.cache_dir, sizeof o.cache_dir, "%s/cache", dir);
+    snprintf(p, sizeof p, "%s/cache", dir);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/cache/models--org--tiny", dir);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/cache/models--org--tiny/main", dir);
+    assert_int_equal(mkdir(p, 0700), 0);
+    snprintf(p, sizeof p, "%s/cache/models--org--tiny/main/config.json", dir);
+    assert_int_equal(mkfifo(p, 0600), 0);
+    o.offline = true;
+    struct fg_model_id id;
+    struct fg_source_result *r = NULL;
+    assert_int_equal(fg_source_parse_id("org/tiny", &id, NULL), 0);
+    assert_int_not_equal(fg_source_resolve(&o, &id, &r, &err), 0);
+    assert_null(r);
+    alarm(0);
+    rm_rf(dir);
+}
+
 static void site_cache_should_be_read_when_trusted_and_refused_when_writable(void **state)
 {
     (void)state;
@@ -1065,6 +1111,7 @@ int main(void)
         cmocka_unit_test(hub_check_url_should_allow_http_only_on_loopback_or_when_asked),
         cmocka_unit_test(repo_read_should_serve_ranges_whether_or_not_the_server_honours_them),
         cmocka_unit_test(cache_should_store_safely_and_answer_by_ttl_and_offline),
+        cmocka_unit_test(reads_should_refuse_what_is_not_a_regular_file_without_blocking),
         cmocka_unit_test(site_cache_should_be_read_when_trusted_and_refused_when_writable),
         cmocka_unit_test(cache_should_never_keep_what_the_hub_got_wrong),
         cmocka_unit_test(header_len_should_reject_nonsense_lengths),
