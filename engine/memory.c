@@ -160,7 +160,7 @@ static bool on_stage(const struct fg_node *n, const struct fg_job *job)
         return true;
     if (n->layer >= 0 && n->stack == FG_STACK_MAIN)
         return (uint32_t)n->layer >= job->layer_first && (uint32_t)n->layer < job->layer_last;
-    if (n->kind == FG_NODE_HEAD || (n->kind == FG_NODE_NORM && strstr(n->name, "Final")))
+    if (fg__node_head_side(n))
         return job->stage_head;
     return job->stage_embed; /* embeddings, encoder and towers live on the first stage */
 }

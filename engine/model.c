@@ -200,8 +200,7 @@ static bool same_seg(const struct fg_model *m, const struct fg_seg *a, const str
     return true;
 }
 
-/* The head and the final norm, which go with the last pipeline stage (memory.c on_stage). */
-static bool head_side(const struct fg_node *n)
+bool fg__node_head_side(const struct fg_node *n)
 {
     if (n->kind == FG_NODE_HEAD)
         return true;
@@ -215,10 +214,11 @@ static bool head_side(const struct fg_node *n)
     return false;
 }
 
-/* A node of a main-stack block, which a pipeline stage holds by its layer number alone. */
+/* A node of a main-stack block, which a pipeline stage holds by its layer number alone (the
+ * readers add the head and the final norm at layer -1). */
 static bool in_block(const struct fg_node *n)
 {
-    return n->stack == FG_STACK_MAIN && n->layer >= 0 && !head_side(n);
+    return n->stack == FG_STACK_MAIN && n->layer >= 0;
 }
 
 /*
@@ -281,7 +281,7 @@ static int derive(struct fg_model *m, struct fg_err *err)
         }
         g->run = 1;
         g->side = n->layer >= 0 && n->stack == FG_STACK_MAIN ? FG_SEG_LAYER
-                : head_side(n)                               ? FG_SEG_HEAD
+                : fg__node_head_side(n)                      ? FG_SEG_HEAD
                                                              : FG_SEG_EMBED;
         m->n_segs++;
     }
