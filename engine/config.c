@@ -186,14 +186,11 @@ const char *fg_config_origin(const struct fg_config *doc)
     return doc->origin;
 }
 
-/* The last member named key: Python's json.loads (so transformers) keeps
- * the last of duplicate keys; cJSON's lookup returns the first. */
 /*
  * Find the first alias present and not null; *name gets the alias used.  A key given twice
- * counts by its last occurrence (cJSON keeps both; Python's json keeps the last).  One walk
- * over the object for all the aliases: a graph build looks up some thirty keys in a config
- * of forty, and a walk per alias with a copy of each was most of a build's key lookups
- * (callgrind).
+ * counts by its last occurrence (cJSON keeps both; Python's json keeps the last).  The root
+ * answers from its index (struct fg_cfg_index), one probe per alias; another object by one
+ * walk for all the aliases.
  */
 static const cJSON *lookup(const struct fg_cfg *c, const char *keys, char *name, size_t cap)
 {

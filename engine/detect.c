@@ -820,8 +820,6 @@ int fg_detect_gpus(const struct fg_detect_opts *o, struct fg_detect_result **out
     if (!o)
         o = &none;
     const struct fg_gpu_table *t = o->table ? o->table : fg_gpu_table_builtin();
-    if (!t)
-        return fg_err_set(err, FG_E_NOMEM, "built-in GPU table: out of memory");
     int lrc = hwloc_ready(err);
     if (lrc)
         return lrc;

@@ -702,7 +702,7 @@ int fg_gpu_table_has_vendor(const struct fg_gpu_table *t, uint16_t vendor)
 {
     if (!t)
         t = fg_gpu_table_builtin();
-    for (size_t i = 0; t && i < t->n; i++)
+    for (size_t i = 0; i < t->n; i++)
         if (t->rows[i].vendor == vendor)
             return 1;
     return 0;
@@ -747,7 +747,7 @@ const struct fg_gpu *fg_gpu_find(const struct fg_gpu_table *t, const char *spec,
         *count = 0;
     if (!t)
         t = fg_gpu_table_builtin();
-    if (!t || !spec)
+    if (!spec)
         return NULL;
 
     /* Pick the gpu entry of a gres list ("gpu:h100:2,mps:100"). */
@@ -860,8 +860,6 @@ const struct fg_gpu *fg_gpu_find_pci(const struct fg_gpu_table *t, uint16_t vend
 {
     if (!t)
         t = fg_gpu_table_builtin();
-    if (!t)
-        return NULL;
     uint32_t id = (uint32_t)vendor << 16 | device;
     for (size_t i = 0; i < t->n_pci; i++)
         if (t->pci[i] == id)

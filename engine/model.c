@@ -377,7 +377,7 @@ int fg__model_from_config(const struct fg_config *doc, const char *id, bool node
         rc = fg__arch_read_generic(&root, m, NULL, err);
         if (rc == 0) {
             m->generic = true;
-            fg__fmt(m->reader, sizeof m->reader, "generic decoder");
+            fg__copy(m->reader, sizeof m->reader, "generic decoder");
             fg__model_note(m, "model_type '%s' is not known to fitgate: read as a generic decoder "
                               "(llama-style blocks); check the count with 'fitgate verify'",
                            mt ? mt : "(none)");

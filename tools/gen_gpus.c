@@ -15,10 +15,12 @@
  * file again and compares every byte of the table with the generated one.
  * Exit 0, or 1 with a message on stderr.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fileio.h"
 #include "gpu_table.h"
 
 /* gpu.o refers to the built-in table; the generator makes it, so it has none. */
@@ -61,41 +63,16 @@ static void put_row(FILE *f, const struct fg_gpu *g)
     fprintf(f, ",\n     .gcds = %uu},\n", g->gcds);
 }
 
-static char *read_all(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    for (size_t got; buf && (got = fread(buf + n, 1, cap - n - 1, f)) > 0;) {
-        n += got;
-        if (n + 1 == cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (!b)
-                free(buf);
-            buf = b;
-        }
-    }
-    if (buf && ferror(f)) {
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    if (buf)
-        buf[n] = '\0';
-    return buf;
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 2) {
         fprintf(stderr, "usage: gen_gpus conf/gpus.conf > gpus_table.c\n");
         return 1;
     }
-    char *text = read_all(argv[1]);
-    if (!text) {
-        fprintf(stderr, "gen_gpus: cannot read %s\n", argv[1]);
+    char *text;
+    size_t len;
+    if (fg__read_file(argv[1], 1 << 24, &text, &len)) {
+        fprintf(stderr, "gen_gpus: cannot read %s: %s\n", argv[1], strerror(errno));
         return 1;
     }
     struct fg_gpu_table *t = NULL;
