@@ -502,11 +502,15 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
         if ((rc = costs_for(P, &j, &c, err)))
             return rc;
     }
-    /* Lower bound: some stage holds at least 1/pp of the blocks' static
-     * bytes plus the embedding and head sides, so when that share is over the
-     * limit no cut can fit and the search below is skipped (same answer). */
-    if (c->sums_ok && ((double)c->S[layers] + (double)c->es + (double)c->hs) / L->pp > limit)
-        return 0;
+    /* Lower bound: some stage holds at least 1/pp of the blocks' static bytes plus the
+     * embedding and head sides, so when that share is over the limit no cut can fit and
+     * the search below is skipped (same answer); the bisection starts from it. */
+    uint64_t sides = 0;
+    if (c->sums_ok) {
+        sides = fg__add_sat(fg__add_sat(c->es, c->hs), c->S[layers]) / L->pp;
+        if ((double)sides > limit)
+            return 0;
+    }
     /* The smallest bound some cut meets, by bisection (cut_fits answers exactly, so meeting
      * it is monotone in the bound).  A layout that misses at the limit is out at once, and
      * no bound under the blocks' and sides' static bytes over pp (some stage holds at
@@ -515,17 +519,15 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
      * more), so the search goes down to that stage; and a bound missed is missed up to the
      * least bound at which some stage takes one more block (the cut is the same below it),
      * so the search goes up to that.  The cut kept is the one at the smallest bound met. */
-    uint64_t hi = (uint64_t)limit, b = j.batch, lo = 0, sides, peak, grow;
+    uint64_t hi = (uint64_t)limit, b = j.batch, lo = 0, peak, grow;
     uint32_t cut[FG_PLAN_MAX_PP + 1];
     bool fast = 4 * c->runs > 3 * layers && sums_fit(c, layers, L->pp, b);
     if (!cut_fits(c, layers, L->pp, b, hi, fast, cut, &peak, &grow))
         return 0;
     hi = peak < hi ? peak : hi;
     memcpy(L->cut, cut, sizeof cut);
-    if (c->sums_ok) {
-        sides = fg__add_sat(fg__add_sat(c->es, c->hs), c->S[layers]) / L->pp;
+    if (c->sums_ok)
         lo = sides < hi ? sides : hi;
-    }
     while (lo < hi) {
         uint64_t mid = lo + (hi - lo) / 2;
         if (cut_fits(c, layers, L->pp, b, mid, fast, cut, &peak, &grow)) {
