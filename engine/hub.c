@@ -275,10 +275,9 @@ static int bad_url(const char *url, struct fg_err *err)
                       "https://host[:port]", url);
 }
 
-/* Scheme and host of url by libcurl's parser, the one the connection uses (libcurl is
- * loaded); FG_E_INVAL when it does not parse. */
 /*
- * Scheme and host of url by libcurl's parser; origin (may be NULL) gets
+ * Scheme and host of url by libcurl's parser, the one the connection uses (libcurl is
+ * loaded; FG_E_INVAL when it does not parse); origin (may be NULL) gets
  * "scheme://host:port" with the scheme's default port filled in, which is
  * what the token is scoped to (RFC 6454 origin: another port is another server).
  */
@@ -529,11 +528,11 @@ int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct
 
     const uint32_t timeout = req->timeout_ms ? req->timeout_ms : DEFAULT_TIMEOUT_MS;
     const uint64_t deadline = now_ms() + timeout;
-    char url[2048], first_host[256], scheme[16], host[256], first_origin[300], origin[300];
+    char url[2048], scheme[16], host[256], first_origin[300], origin[300];
     if (snprintf(url, sizeof url, "%s", req->url) >= (int)sizeof url)
         return fg_err_set(err, FG_E_RANGE, "URL too long: %.200s", req->url);
-    if ((rc = url_parts_origin(url, scheme, sizeof scheme, first_host, sizeof first_host,
-                               first_origin, sizeof first_origin, err)))
+    if ((rc = url_parts_origin(url, scheme, sizeof scheme, host, sizeof host, first_origin,
+                               sizeof first_origin, err)))
         return rc;
 
     CURL *h = cu.easy_init();
