@@ -237,8 +237,10 @@ static int run(int argc, char **argv, bool check)
         unsigned count = 0;
         want = fg_gpu_find(table, o.gpu, &count);
         if (!want) {
-            fprintf(stderr, "fitgate: error: unknown GPU '%s'; 'fitgate gpus --table' lists the "
-                            "known cards and aliases\n", o.gpu);
+            /* through fg_err_set, which shows the user's control characters as '?' */
+            fg_err_set(&err, FG_E_NOTFOUND, "unknown GPU '%s'; 'fitgate gpus --table' lists the "
+                                            "known cards and aliases", o.gpu);
+            fprintf(stderr, "fitgate: error: %s\n", err.detail);
             fg_model_free(m);
             return 2;
         }

@@ -53,6 +53,7 @@ expect 2 "unknown GPU 'h900'" -- $FG plan $M/Qwen--Qwen3-0.6B --gpu h900
 expect 2 'required' -- $FG check $M/Qwen--Qwen3-0.6B --gpu h100
 expect 2 "unknown option '--frobnicate'" -- $FG plan $M/Qwen--Qwen3-0.6B --frobnicate
 expect 2 "--batch '1\\?\\[31m' is not a whole number" -- $FG plan $M/Qwen--Qwen3-0.6B --batch $'1\x1b[31m'
+expect 2 "unknown GPU 'x\\?\\[31my'" -- $FG plan $M/Qwen--Qwen3-0.6B --gpu $'x\x1b[31my'
 expect 2 'match no linear layer' -- $FG plan $M/Qwen--Qwen3-0.6B --mode lora --lora-targets nothing_here
 
 echo "cli.sh: $pass passed, $fail failed"
