@@ -170,7 +170,7 @@ $(PLUGIN_ENGINE): $(PLUGIN_ENGINE_OBJS) $(LIB) plugin/fitgate_engine.lds
 # The plugin's engine part without Slurm: the test binary exports the symbols sbatch would
 # (opt, slurm_option_get/set) for the plugin's dlsym probe, hence -rdynamic.
 $(BUILD)/tests/test_plugin: $(BUILD)/tests/test_plugin.o $(PLUGIN_ENGINE_OBJS) $(LIB)
-	$(CC) $(ALL_CFLAGS) -rdynamic -o $@ $< $(PLUGIN_ENGINE_OBJS) $(LIB) $(LDLIBS_ALL) -ldl -lcmocka
+	$(CC) $(ALL_CFLAGS) -rdynamic -o $@ $< $(PLUGIN_ENGINE_OBJS) $(LIB) $(LDLIBS_ALL) -lcmocka
 
 $(BUILD)/tests/test_detect: TEST_LIBS = $(HWLOC_LIBS)
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
@@ -213,7 +213,7 @@ accuracy: $(ACCURACY)
 	$(ACCURACY) --calib tests/calibration/measured-h200.tsv tests/accuracy/h200-unscored.tsv h200
 	@echo
 	$(ACCURACY) --calib tests/calibration/measured-h200-heldout.tsv /dev/null h200 \
-		build/accuracy-heldout.tsv
+		$(BUILD)/accuracy-heldout.tsv
 
 # Benchmarks (not timed tests): estimator throughput in-process, whole-process time and peak
 # memory of the CLI, the plugin's admission overhead on the loopback Slurm cluster (as root).

@@ -86,7 +86,7 @@ class Row:
             raise ValueError(f"grid line {lineno}: expected {len(GRID_COLS)} to {len(GRID_COLS) + len(OPT_COLS)} "
                              f"fields, got {len(fields)}: {fields}")
         d = dict(OPT_DEFAULTS)
-        d.update((k, v) for k, v in zip(GRID_COLS + OPT_COLS, fields) if v not in ("-", ""))
+        d.update((k, v) for k, v in zip(OPT_COLS, fields[len(GRID_COLS):]) if v not in ("-", ""))
         d.update(zip(GRID_COLS, fields))
         self.name = d["name"]
         self.config_dir = d["config_dir"]
