@@ -31,7 +31,7 @@ SAN_FLAGS :=
 ifneq ($(SANITIZE),)
 SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -fPIC $(WARN) $(SAN_FLAGS) -Iengine -Ipolicies -Icli -Itests -MMD -MP
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -fPIC $(WARN) $(SAN_FLAGS) -Iengine -Ipolicies -Icli -MMD -MP
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # Linked: cJSON only.  libcurl and hwloc are dlopen'ed when first needed (engine/hub.c on the
 # first hub request, engine/detect.c on the first GPU detection): their headers are used,
