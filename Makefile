@@ -64,6 +64,8 @@ ENGINE_SRCS := \
 	engine/arch_hybrid.c \
 	engine/arch_multimodal.c \
 	engine/memory.c \
+	engine/framework.c \
+	engine/jobspec.c \
 	engine/fit.c \
 	engine/plan.c \
 	engine/gpu.c \
@@ -72,7 +74,8 @@ ENGINE_SRCS := \
 # --- policies --------------------------------------------------------------
 POLICY_SRCS := \
 	policies/policy.c \
-	policies/decide.c
+	policies/decide.c \
+	policies/gate.c
 
 # --- SPANK plugin: spank_fitgate.so (thin: options + dispatch, exports only slurm_spank_* /
 # plugin_*, links nothing but libdl) and fitgate_engine.so beside it, dlopen'ed only for jobs

@@ -2,6 +2,8 @@
 #ifndef FG_CLI_H
 #define FG_CLI_H
 
+#include <stdbool.h>
+
 struct fg_cli_cmd {
     const char *name;
     int (*run)(int argc, char **argv);   /* argv[0] is the subcommand */
@@ -20,7 +22,8 @@ int fg_cli_check(int argc, char **argv);
 int fg_cli_verify(int argc, char **argv);
 int fg_cli_gpus(int argc, char **argv);
 
-/* MODEL argument (path or hub id) -> model graph; caller frees with fg_model_free. */
-int fg_cli_load_model(const char *arg, struct fg_model **out, struct fg_err *err);
+/* MODEL argument (path or hub id) -> model graph; caller frees with fg_model_free.  offline:
+ * the caches only, never the hub. */
+int fg_cli_load_model(const char *arg, bool offline, struct fg_model **out, struct fg_err *err);
 
 #endif

@@ -18,6 +18,11 @@
 #include "format.h"
 #include "plan.h"
 #include "report_html.h"
+#include "gate.h"
+#include "framework.h"
+#include "jobspec.h"
+#include "policy.h"
+#include <unistd.h>
 
 
 static void print_structure(const struct fg_model *m, uint64_t seq)
@@ -220,180 +225,18 @@ static double gpu_hours(const struct fg_model *m, const struct fg_job *job, cons
     return flops / (tf * 1e12 * util) / 3600.0;
 }
 
-static int run(int argc, char **argv, bool check)
+/* What plan and check were asked, resolved as the plugin resolves a submission. */
+struct inputs {
+    struct fg_policy pol;
+    struct fg_rules rules;
+    struct fg_gpu_table *own;          /* a site table, when one was named */
+    const struct fg_gpu_table *table;
+    struct fg_request q;
+    struct fg_model *m;
+};
+
+static void print_model(const struct fg_model *m)
 {
-    struct fg_cli_opts o;
-    if (fg_cli_parse_opts(argc, argv, &o))
-        return 2;
-    struct fg_err err = {0};
-    struct fg_model *m = NULL;
-    if (fg_cli_load_model(o.model, &m, &err)) {
-        fprintf(stderr, "fitgate: error: %s\n", err.detail);
-        return 2;
-    }
-    const struct fg_gpu_table *table = fg_gpu_table_builtin();
-    const struct fg_gpu *want = NULL;
-    if (o.gpu) {
-        unsigned count = 0;
-        want = fg_gpu_find(table, o.gpu, &count);
-        if (!want) {
-            /* through fg_err_set, which shows the user's control characters as '?' */
-            fg_err_set(&err, FG_E_NOTFOUND, "unknown GPU '%s'; 'fitgate gpus --table' lists the "
-                                            "known cards and aliases", o.gpu);
-            fprintf(stderr, "fitgate: error: %s\n", err.detail);
-            fg_model_free(m);
-            return 2;
-        }
-        if (count && !o.gpus)
-            o.gpus = count;
-    }
-    if (check && (!want || !o.gpus)) {
-        fprintf(stderr, "fitgate check: --gpu NAME and --gpus N are required\n");
-        fg_model_free(m);
-        return 2;
-    }
-    /* every GPU asked for is a data-parallel rank, as the plugin assesses a submission */
-    fg_job_on_gpus(&o.job, o.gpus * (o.nodes ? o.nodes : 1));
-    struct fg_plan_opts po;
-    fg_plan_opts_default(&po);
-    po.fit.headroom = o.headroom;
-    po.fit.conservative = o.conservative;
-    po.global_batch = o.global_batch;
-
-    struct fg_estimate est;
-    int rc = fg_memory_estimate(m, &o.job, &est, &err);
-    if (!rc && o.html)
-        rc = fg_report_html_file(o.html, m, &o, &err);
-    if (rc) {
-        fprintf(stderr, "fitgate: error: %s\n", err.detail);
-        fg_model_free(m);
-        return 2;
-    }
-
-    /* The requested card: verdict on the requested count, and layouts. */
-    struct fg_fit fit = {0};
-    struct fg_plan plan = {0};
-    const struct fg_layout *chosen = NULL;
-    uint64_t usable = 0;
-    if (want) {
-        usable = fg_fit_usable(want->memory_gb, want->memory_bytes, &po.fit);
-        fg_fit_card(&est, usable, &po.fit, &fit);
-        uint32_t have = o.gpus ? o.gpus * (o.nodes ? o.nodes : 1) : 0;
-        if (fit.verdict != FG_FIT_SPLIT && (!have || have >= 1)) {
-            /* one card is enough */
-        } else {
-            if (have)
-                po.max_gpus = have > po.max_gpus ? have : po.max_gpus;
-            rc = fg_plan_layouts(m, &o.job, usable, &po, &plan, &err);
-            if (rc) {
-                fprintf(stderr, "fitgate: error: %s\n", err.detail);
-                fg_model_free(m);
-                return 2;
-            }
-            if (plan.status == FG_PLAN_IMPOSSIBLE)
-                fit.verdict = FG_FIT_NO;
-            else
-                chosen = &plan.options[0];
-        }
-    }
-    int exit_code = 0;
-    if (check) {
-        uint32_t have = o.gpus * (o.nodes ? o.nodes : 1);
-        bool ok = fit.verdict == FG_FIT_FITS || fit.verdict == FG_FIT_BORDERLINE ||
-                  (chosen && chosen->gpus <= have);
-        exit_code = ok ? 0 : 1;
-    }
-
-    size_t ncards = 0;
-    struct card_row rows[8];
-    static struct fg_estimate table_est[3]; /* 15 KB: keep it off the stack */
-    if (!check) {
-        rc = table_estimates(m, &o, table_est, &err);
-        for (int i = 0; !rc && fg_cli_default_cards[i] && ncards < 8; i++) {
-            rows[ncards].gpu = fg_gpu_find(table, fg_cli_default_cards[i], NULL);
-            if (rows[ncards].gpu &&
-                !(rc = fill_card(m, &o, &po, table_est, &rows[ncards], true, &err)))
-                ncards++;
-        }
-        if (rc) {
-            fprintf(stderr, "fitgate: error: %s\n", err.detail);
-            fg_model_free(m);
-            return 2;
-        }
-    }
-
-    if (o.json) {
-        cJSON *root = cJSON_CreateObject();
-        cJSON_AddItemToObject(root, "model", model_json(m));
-        cJSON *j = cJSON_AddObjectToObject(root, "job");
-        cJSON_AddStringToObject(j, "mode", fg_mode_name(o.job.mode));
-        cJSON_AddNumberToObject(j, "seq_len", (double)est.seq_len);
-        cJSON_AddNumberToObject(j, "batch", (double)o.job.batch);
-        cJSON_AddNumberToObject(j, "lora_rank", o.job.lora_rank);
-        cJSON_AddStringToObject(j, "precision", fg_precision_name(o.job.precision));
-        cJSON_AddStringToObject(j, "optimizer", fg_optimizer_name(o.job.optimizer));
-        cJSON_AddBoolToObject(j, "grad_ckpt", o.job.grad_ckpt);
-        if (o.job.unsharded_copy) /* only when asked: the outputs without it stay as they were */
-            cJSON_AddBoolToObject(j, "unsharded_copy", true);
-        if (o.job.attention != FG_ATTN_SDPA) /* likewise */
-            cJSON_AddStringToObject(j, "attention", fg_attention_name(o.job.attention));
-        cJSON_AddNumberToObject(j, "headroom", o.headroom);
-        cJSON_AddNumberToObject(j, "conservative", o.conservative);
-        cJSON_AddItemToObject(root, "memory", memory_json(&est));
-        cJSON *cards = cJSON_AddArrayToObject(root, "cards");
-        for (size_t i = 0; i < ncards; i++) {
-            int k = o.job.mode == FG_MODE_SERVE ? 2 : o.job.mode == FG_MODE_FULL ? 0 : 1;
-            struct fg_fit f;
-            fg_fit_card(&est, rows[i].usable, &po.fit, &f);
-            struct fg_plan *pl = &rows[i].plan[k];
-            cJSON *c = cJSON_CreateObject();
-            cJSON_AddStringToObject(c, "name", rows[i].gpu->label);
-            cJSON_AddNumberToObject(c, "memory_bytes", (double)rows[i].usable);
-            cJSON_AddNumberToObject(c, "max_batch", (double)f.max_batch);
-            enum fg_verdict v = f.verdict;
-            if (v == FG_FIT_SPLIT && k == (o.job.mode == FG_MODE_SERVE ? 2 : o.job.mode ==
-                                           FG_MODE_FULL ? 0 : 1) && !(pl->n) &&
-                rows[i].fit[k].verdict == FG_FIT_NO)
-                v = FG_FIT_NO;
-            cJSON_AddStringToObject(c, "fit", fg_verdict_name(v));
-            cJSON_AddNumberToObject(c, "gpus", f.max_batch ? 1 : pl->n ? pl->options[0].gpus : 0);
-            cJSON *modes = cJSON_AddObjectToObject(c, "modes");
-            for (int t = 0; t < 3; t++) {
-                cJSON *mm = cJSON_AddObjectToObject(modes, fg_mode_name(table_modes[t]));
-                cJSON_AddNumberToObject(mm, "max_batch", (double)rows[i].fit[t].max_batch);
-                cJSON_AddStringToObject(mm, "fit", fg_verdict_name(rows[i].fit[t].verdict));
-                cJSON_AddNumberToObject(mm, "total_bytes", (double)rows[i].est[t].total_bytes);
-            }
-            cJSON_AddItemToArray(cards, c);
-        }
-        if (want) {
-            cJSON *p = chosen ? layout_json(chosen) : cJSON_CreateObject();
-            if (!chosen) {
-                struct fg_layout one = {.gpus = 1, .tp = 1, .pp = 1, .ep = 1, .dp = 1,
-                                        .cut = {0, fg_model_main_layers(m)},
-                                        .peak_bytes = est.total_bytes,
-                                        .micro_batch = o.job.batch, .grad_accum = 1};
-                cJSON_Delete(p);
-                p = layout_json(&one);
-            }
-            cJSON_AddStringToObject(p, "card", want->label);
-            cJSON_AddStringToObject(p, "verdict", fg_verdict_name(fit.verdict));
-            cJSON_AddNumberToObject(p, "max_batch", (double)fit.max_batch);
-            if (plan.status == FG_PLAN_IMPOSSIBLE && fit.verdict == FG_FIT_NO)
-                cJSON_AddStringToObject(p, "why", plan.why);
-            cJSON *alts = cJSON_AddArrayToObject(p, "options");
-            for (size_t i = 0; i < plan.n; i++)
-                cJSON_AddItemToArray(alts, layout_json(&plan.options[i]));
-            cJSON_AddItemToObject(root, "plan", p);
-        }
-        char *s = cJSON_Print(root);
-        puts(s);
-        free(s);
-        cJSON_Delete(root);
-        fg_model_free(m);
-        return exit_code;
-    }
-
     char a[32], b[32];
     printf("%s  (%s; read as %s)\n", m->id, m->model_type, m->reader);
     printf("parameters: %s stored in the checkpoint", fg_cli_count(m->params_total, a, sizeof a));
@@ -406,69 +249,426 @@ static int run(int argc, char **argv, bool check)
             printf("rule: %s (%+lld)\n", m->rules[i].name, (long long)m->rules[i].scalars);
     for (size_t i = 0; i < m->n_notes; i++)
         printf("note: %s\n", m->notes[i]);
-    printf("job: %s, %s, %s", fg_mode_name(o.job.mode), fg_precision_name(o.job.precision),
-           fg_optimizer_name(o.job.optimizer));
-    if (o.job.mode == FG_MODE_LORA || o.job.mode == FG_MODE_QLORA)
-        printf(", LoRA r=%u", o.job.lora_rank);
-    printf("%s%s%s\n", o.job.grad_ckpt ? ", gradient checkpointing" : "",
-           o.job.unsharded_copy ? ", unsharded weight copy beside ZeRO-3 shards" : "",
-           o.job.attention == FG_ATTN_EAGER ? ", eager attention" : "");
-    print_breakdown(&est);
+}
 
-    if (want) {
-        printf("\n%s on %s (usable %s per card after the CUDA context, %.2fx headroom):\n",
-               check ? "Check" : "Verdict", want->label, fg_cli_gb(usable, a, sizeof a), o.headroom);
-        if (fit.verdict == FG_FIT_FITS || fit.verdict == FG_FIT_BORDERLINE) {
+/* plan's card table, the cost line and the structure. */
+static void print_tables(const struct fg_model *m, const struct fg_cli_opts *o,
+                         const struct inputs *in, const struct fg_estimate *est,
+                         const struct card_row *rows, size_t ncards,
+                         const struct fg_plan_opts *po)
+{
+    if (!ncards)
+        return;
+    uint64_t serve_seq = rows[0].est[2].seq_len;
+    printf("\nLargest micro-batch per card (training at %llu tokens, serving at %llu; %.2fx "
+           "headroom, %llu MiB CUDA context per card)\n",
+           (unsigned long long)rows[0].est[0].seq_len, (unsigned long long)serve_seq,
+           o->headroom, (unsigned long long)(po->fit.context_bytes >> 20));
+    printf("| %-18s | %-24s | %-24s | %-24s |\n", "Card", "Full fine-tune", "LoRA",
+           "Serve bf16");
+    printf("|--------------------|--------------------------|--------------------------|"
+           "--------------------------|\n");
+    for (size_t i = 0; i < ncards; i++) {
+        char c0[48], c1[48], c2[48];
+        cell(&rows[i], 0, c0, sizeof c0);
+        cell(&rows[i], 1, c1, sizeof c1);
+        cell(&rows[i], 2, c2, sizeof c2);
+        printf("| %-18s | %-24s | %-24s | %-24s |\n", rows[i].gpu->label, c0, c1, c2);
+    }
+    const struct fg_gpu *want = in->q.gpu;
+    if (want && (o->samples || o->epochs)) {
+        uint64_t samples = o->samples ? o->samples : 50000, epochs = o->epochs ? o->epochs : 1;
+        double h = gpu_hours(m, &o->job, want, est->seq_len, samples, epochs, o->utilisation);
+        if (h >= 0)
+            printf("\nCost: %.1f GPU-hours on %s for %llu samples x %llu epochs x %llu "
+                   "tokens (roofline: %.3g FLOP/token at %.0f%% of %.0f bf16 TFLOP/s)\n",
+                   h, want->label, (unsigned long long)samples, (unsigned long long)epochs,
+                   (unsigned long long)est->seq_len, fg_memory_flops_per_token(m, &o->job),
+                   o->utilisation * 100,
+                   want->bf16_tflops > 0 ? want->bf16_tflops : want->fp16_tflops);
+    }
+    if (o->structure)
+        print_structure(m, m->max_pos ? m->max_pos : est->seq_len);
+}
+
+static void inputs_free(struct inputs *in)
+{
+    fg_model_free(in->m);
+    fg_gpu_table_free(in->own);
+}
+
+/*
+ * The policy (--policy FILE, else the built-in defaults), the GPU table (--gpus-conf, else
+ * the policy's GpuTable=, else built in), the request in Slurm's spelling and the model.
+ * 0, or 2 after a message on stderr.
+ */
+static int load_inputs(struct fg_cli_opts *o, struct inputs *in)
+{
+    struct fg_err err = {0};
+    int rc = 0;
+    fg_policy_init(&in->pol);
+    if (o->policy && fg_policy_load(&in->pol, o->policy, &err))
+        goto fail;
+    fg_policy_rules_for(&in->pol, o->partition, &in->rules);
+    if (o->headroom_set || !o->policy)
+        in->rules.headroom = o->headroom;
+    if (o->conservative_set || !o->policy)
+        in->rules.conservative = o->conservative;
+    const char *site = o->gpus_conf ? o->gpus_conf : in->pol.gpu_table[0] ? in->pol.gpu_table
+                                                                          : NULL;
+    if (site && fg_gpu_table_load(site, &in->own, &err))
+        goto fail;
+    in->table = in->own ? in->own : fg_gpu_table_builtin();
+    struct fg_request *q = &in->q;
+    memset(q, 0, sizeof *q);
+    uint32_t nodes = o->nodes ? o->nodes : 1;
+    q->nodes = nodes;
+    const char *opt = o->gres ? "gres" : o->gpus_opt ? "gpus" : o->gpus_per_node ? "gpus-per-node"
+                                                                                 : NULL;
+    const char *val = o->gres ? o->gres : o->gpus_opt ? o->gpus_opt : o->gpus_per_node;
+    if (opt && !fg_request_from_option(q, opt, val, nodes, in->table)) {
+        fg_err_set(&err, FG_E_INVAL, "--%s=%s names no GPU (Slurm's spelling: --gres=gpu:TYPE:N, "
+                   "--gpus=[TYPE:]N, --gpus-per-node=[TYPE:]N)", opt, val);
+        goto fail;
+    }
+    if (!opt && o->spec.gpus) {
+        q->via = FG_VIA_PLUGIN;
+        q->count = o->spec.gpus;
+    }
+    if (q->type[0] && !q->gpu) {
+        fg_err_set(&err, FG_E_NOTFOUND, "the GPU type '%s' is not in fitgate's GPU table; "
+                   "'fitgate gpus --table' lists the known cards and aliases", q->type);
+        goto fail;
+    }
+    if (!q->gpu && o->gpu) {
+        unsigned count = 0;
+        /* through fg_err_set, which shows the user's control characters as '?' */
+        if (!(q->gpu = fg_gpu_find(in->table, o->gpu, &count))) {
+            fg_err_set(&err, FG_E_NOTFOUND, "unknown GPU '%s'; 'fitgate gpus --table' lists the "
+                       "known cards and aliases", o->gpu);
+            goto fail;
+        }
+        if (q->via == FG_VIA_NONE && count) {
+            q->via = FG_VIA_PLUGIN;
+            q->count = count;
+        }
+    }
+    if (o->partition)
+        snprintf(q->partition, sizeof q->partition, "%s", o->partition);
+    fg_gate_model_label(o->model, q->model, sizeof q->model);
+    o->gpus = fg_request_total(q);
+    if (o->policy)
+        rc = fg_gate_load_model(&in->pol, o->model, NULL, getenv("USER"), (unsigned)getuid(),
+                                o->offline, &in->m, &err);
+    else
+        rc = fg_cli_load_model(o->model, o->offline, &in->m, &err);
+    if (rc)
+        goto fail;
+    return 0;
+fail:
+    fprintf(stderr, "fitgate: error: %s\n", err.detail);
+    return 2;
+}
+
+/* check's exit status: 0 the job goes on as asked, 1 rejected, 3 resized. */
+static int decision_exit(const struct fg_decision *d)
+{
+    switch (d->kind) {
+    case FG_DECIDE_REJECT: return 1;
+    case FG_DECIDE_RESIZE: return 3;
+    default: return 0;
+    }
+}
+
+static cJSON *decision_json(const struct inputs *in, const struct fg_gate *g)
+{
+    const struct fg_decision *d = &g->d;
+    cJSON *o = cJSON_CreateObject();
+    char req[160];
+    cJSON_AddStringToObject(o, "kind", g->d.overridden ? "override"
+                                                       : fg_decide_kind_name(d->kind));
+    cJSON_AddBoolToObject(o, "fits", d->fits);
+    fg_request_spell(&in->q, in->q.count, in->q.nodes ? in->q.nodes : 1, req, sizeof req);
+    cJSON_AddStringToObject(o, "asked", req);
+    fg_request_spell(&in->q, d->count, d->nodes, req, sizeof req);
+    cJSON_AddStringToObject(o, "request", req);
+    cJSON_AddNumberToObject(o, "count", d->count);
+    cJSON_AddNumberToObject(o, "nodes", d->nodes);
+    cJSON_AddNumberToObject(o, "gpus_asked", fg_request_total(&in->q));
+    cJSON_AddBoolToObject(o, "resize_gpus", d->resize_gpus);
+    cJSON_AddBoolToObject(o, "resize_batch", d->resize_batch);
+    if (d->has_layout)
+        cJSON_AddItemToObject(o, "layout", layout_json(&d->layout));
+    cJSON *lines = cJSON_AddArrayToObject(o, "lines");
+    for (int i = 0; i < FG_DECIDE_LINES; i++)
+        if (d->lines[i][0])
+            cJSON_AddItemToArray(lines, cJSON_CreateString(d->lines[i]));
+    if (g->assessed && g->a.gpu_util > 0) {
+        cJSON_AddNumberToObject(o, "gpu_util", g->a.gpu_util);
+        cJSON_AddNumberToObject(o, "budget_bytes", (double)g->a.usable);
+        cJSON_AddNumberToObject(o, "kv_sequences", (double)g->a.fit.max_batch);
+    }
+    return o;
+}
+
+static cJSON *job_json(const struct fg_cli_opts *o, const struct fg_assessment *a,
+                       const struct fg_estimate *est)
+{
+    cJSON *j = cJSON_CreateObject();
+    const struct fg_job *job = a ? &a->job : &o->job;
+    cJSON_AddStringToObject(j, "mode", fg_mode_name(job->mode));
+    cJSON_AddNumberToObject(j, "seq_len", (double)est->seq_len);
+    cJSON_AddNumberToObject(j, "batch", (double)job->batch);
+    cJSON_AddNumberToObject(j, "lora_rank", job->lora_rank);
+    cJSON_AddStringToObject(j, "precision", fg_precision_name(job->precision));
+    cJSON_AddStringToObject(j, "optimizer", fg_optimizer_name(job->optimizer));
+    cJSON_AddBoolToObject(j, "grad_ckpt", job->grad_ckpt);
+    if (job->unsharded_copy) /* only when set: the outputs without it stay as they were */
+        cJSON_AddBoolToObject(j, "unsharded_copy", true);
+    if (job->attention != FG_ATTN_SDPA) /* likewise */
+        cJSON_AddStringToObject(j, "attention", fg_attention_name(job->attention));
+    cJSON_AddStringToObject(j, "framework", o->spec.fw->name);
+    if (a) {
+        cJSON *l = cJSON_AddObjectToObject(j, "layout");
+        cJSON_AddNumberToObject(l, "tp", job->tp);
+        cJSON_AddNumberToObject(l, "pp", job->pp);
+        cJSON_AddNumberToObject(l, "ep", job->ep);
+        cJSON_AddNumberToObject(l, "cp", job->cp ? job->cp : 1);
+        cJSON_AddNumberToObject(l, "dp", job->dp);
+        cJSON_AddNumberToObject(l, "zero", job->zero);
+        cJSON_AddBoolToObject(l, "declared", fg_jobspec_declares_layout(&o->spec));
+    }
+    if (job->offload != FG_OFFLOAD_NONE)
+        cJSON_AddStringToObject(j, "offload", fg_offload_name(job->offload));
+    if (o->spec.n_notes) {
+        cJSON *n = cJSON_AddArrayToObject(j, "framework_notes");
+        for (size_t i = 0; i < o->spec.n_notes; i++)
+            cJSON_AddItemToArray(n, cJSON_CreateString(o->spec.notes[i]));
+    }
+    cJSON_AddNumberToObject(j, "headroom", o->headroom);
+    cJSON_AddNumberToObject(j, "conservative", o->conservative);
+    return j;
+}
+
+static void print_job(const struct fg_cli_opts *o, const struct fg_job *job)
+{
+    printf("job: %s, %s, %s", fg_mode_name(job->mode), fg_precision_name(job->precision),
+           fg_optimizer_name(job->optimizer));
+    if (job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA)
+        printf(", LoRA r=%u", job->lora_rank);
+    printf("%s%s%s", job->grad_ckpt ? ", gradient checkpointing" : "",
+           job->unsharded_copy ? ", unsharded weight copy beside ZeRO-3 shards" : "",
+           job->attention == FG_ATTN_EAGER ? ", eager attention" : "");
+    if (job->master == FG_MASTER_OPTIMIZER)
+        printf(", fp32 master weights in the optimizer");
+    if (job->offload != FG_OFFLOAD_NONE)
+        printf(", %s offloaded to the CPU", fg_offload_name(job->offload));
+    printf("\n");
+    if (fg_jobspec_given(&o->spec, FG_JOBOPT_FRAMEWORK) || fg_jobspec_declares_layout(&o->spec) ||
+        job->tp > 1 || job->pp > 1 || job->ep > 1 || job->zero || job->dp > 1)
+        printf("framework: %s (%s); layout TP=%u PP=%u EP=%u%s%.0u DP=%u%s%.0u%s\n",
+               o->spec.fw->name, o->spec.fw->label, job->tp, job->pp, job->ep,
+               job->cp > 1 ? " CP=" : "", job->cp > 1 ? job->cp : 0, job->dp,
+               job->zero ? " ZeRO-" : "", job->zero,
+               fg_jobspec_declares_layout(&o->spec) ? " (declared)" : "");
+    for (size_t i = 0; i < o->spec.n_notes; i++)
+        printf("note: %s\n", o->spec.notes[i]);
+}
+
+static void print_json(const struct fg_cli_opts *o, const struct inputs *in,
+                       const struct fg_gate *g, const struct card_row *rows, size_t ncards,
+                       bool check)
+{
+    const struct fg_model *m = in->m;
+    const struct fg_assessment *a = g->assessed ? &g->a : NULL;
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddItemToObject(root, "model", model_json(m));
+    if (a) {
+        cJSON_AddItemToObject(root, "job", job_json(o, a, &a->est));
+        cJSON_AddItemToObject(root, "memory", memory_json(&a->est));
+    }
+    cJSON *cards = cJSON_AddArrayToObject(root, "cards");
+    for (size_t i = 0; a && i < ncards; i++) {
+        int k = o->job.mode == FG_MODE_SERVE ? 2 : o->job.mode == FG_MODE_FULL ? 0 : 1;
+        struct fg_fit f;
+        struct fg_fit_opts fo;
+        fg_fit_opts_default(&fo);
+        fo.headroom = o->headroom;
+        fo.conservative = o->conservative;
+        fg_fit_card(&a->est, rows[i].usable, &fo, &f);
+        const struct fg_plan *pl = &rows[i].plan[k];
+        cJSON *c = cJSON_CreateObject();
+        cJSON_AddStringToObject(c, "name", rows[i].gpu->label);
+        cJSON_AddNumberToObject(c, "memory_bytes", (double)rows[i].usable);
+        cJSON_AddNumberToObject(c, "max_batch", (double)f.max_batch);
+        enum fg_verdict v = f.verdict;
+        if (v == FG_FIT_SPLIT && !(pl->n) && rows[i].fit[k].verdict == FG_FIT_NO)
+            v = FG_FIT_NO;
+        cJSON_AddStringToObject(c, "fit", fg_verdict_name(v));
+        cJSON_AddNumberToObject(c, "gpus", f.max_batch ? 1 : pl->n ? pl->options[0].gpus : 0);
+        cJSON *modes = cJSON_AddObjectToObject(c, "modes");
+        for (int t = 0; t < 3; t++) {
+            cJSON *mm = cJSON_AddObjectToObject(modes, fg_mode_name(table_modes[t]));
+            cJSON_AddNumberToObject(mm, "max_batch", (double)rows[i].fit[t].max_batch);
+            cJSON_AddStringToObject(mm, "fit", fg_verdict_name(rows[i].fit[t].verdict));
+            cJSON_AddNumberToObject(mm, "total_bytes", (double)rows[i].est[t].total_bytes);
+        }
+        cJSON_AddItemToArray(cards, c);
+    }
+    if (a && in->q.gpu) {
+        const struct fg_plan *plan = &a->plan;
+        bool split = a->fit.verdict == FG_FIT_SPLIT;
+        bool found = a->planned && plan->status == FG_PLAN_FOUND && plan->n;
+        cJSON *p = split && found ? layout_json(&plan->options[0]) : layout_json(&a->layout);
+        cJSON_AddStringToObject(p, "card", in->q.gpu->label);
+        enum fg_verdict v = split && a->planned && !found ? FG_FIT_NO : a->fit.verdict;
+        cJSON_AddStringToObject(p, "verdict", fg_verdict_name(v));
+        cJSON_AddNumberToObject(p, "max_batch", (double)a->fit.max_batch);
+        if (v == FG_FIT_NO)
+            cJSON_AddStringToObject(p, "why", plan->why);
+        cJSON *alts = cJSON_AddArrayToObject(p, "options");
+        for (size_t i = 0; a->planned && i < plan->n; i++)
+            cJSON_AddItemToArray(alts, layout_json(&plan->options[i]));
+        cJSON *sug = cJSON_AddArrayToObject(p, "suggestions");
+        for (size_t i = 0; a->alt_planned && i < a->alt.n; i++) {
+            const struct fg_layout *l = &a->alt.options[i];
+            char who[160];
+            cJSON *e = layout_json(l);
+            fg_framework_who_runs(fg_framework_needs(l->tp, l->pp, l->ep, 1, l->zero), who,
+                                  sizeof who);
+            cJSON_AddStringToObject(e, "frameworks", who);
+            cJSON_AddItemToArray(sug, e);
+        }
+        cJSON_AddItemToObject(root, "plan", p);
+    }
+    if (check || in->q.gpu)
+        cJSON_AddItemToObject(root, "decision", decision_json(in, g));
+    char *s = cJSON_Print(root);
+    puts(s);
+    free(s);
+    cJSON_Delete(root);
+}
+
+/* plan's verdict on the --gpu card: the job's own layout, then what else fits. */
+static void print_verdict(const struct inputs *in, const struct fg_gate *g, bool check)
+{
+    const struct fg_assessment *a = &g->a;
+    const struct fg_fit *fit = &a->fit;
+    char b[32];
+    printf("\n%s on %s (usable %s per card after the CUDA context, %.2fx headroom):\n",
+           check ? "Check" : "Verdict", in->q.gpu->label, fg_cli_gb(a->usable, b, sizeof b),
+           a->headroom);
+    if (!check) {
+        if (fit->verdict == FG_FIT_FITS || fit->verdict == FG_FIT_BORDERLINE) {
             printf("  %s: needs %s with headroom; largest micro-batch %llu%s\n",
-                   fg_verdict_name(fit.verdict), fg_cli_gb(fit.need_bytes, b, sizeof b),
-                   (unsigned long long)fit.max_batch,
-                   fit.verdict == FG_FIT_BORDERLINE
+                   fg_verdict_name(fit->verdict), fg_cli_gb(fit->need_bytes, b, sizeof b),
+                   (unsigned long long)fit->max_batch,
+                   fit->verdict == FG_FIT_BORDERLINE
                        ? "; above the card on the conservative peak: measure one step first"
                        : "");
-        } else if (fit.verdict == FG_FIT_NO) {
-            printf("  no: %s\n", plan.why);
+        } else if (a->planned && a->plan.status == FG_PLAN_FOUND) {
+            printf("  split: one card cannot hold micro-batch %llu; layouts %s runs that fit:\n",
+                   (unsigned long long)a->job.batch, a->fw->name);
+            for (size_t i = 0; i < a->plan.n; i++)
+                print_layout(&a->plan.options[i]);
         } else {
-            printf("  split: one card cannot hold micro-batch %llu; layouts that fit:\n",
-                   (unsigned long long)o.job.batch);
-            for (size_t i = 0; i < plan.n; i++)
-                print_layout(&plan.options[i]);
+            printf("  no: %s\n", a->planned ? a->plan.why : "one card cannot hold it");
         }
-        if (check)
-            printf("  => %s with %u x %s\n", exit_code == 0 ? "fits" : "does not fit",
-                   o.gpus * (o.nodes ? o.nodes : 1), want->label);
+        if (a->alt_planned && a->alt.status == FG_PLAN_FOUND) {
+            char who[160];
+            printf("  other frameworks' layouts that fit:\n");
+            for (size_t i = 0; i < a->alt.n; i++) {
+                const struct fg_layout *l = &a->alt.options[i];
+                fg_framework_who_runs(fg_framework_needs(l->tp, l->pp, l->ep, 1, l->zero), who,
+                                      sizeof who);
+                print_layout(l);
+                printf("        runs on: %s\n", who[0] ? who : "none fitgate knows");
+            }
+        }
+        return;
     }
+    for (int i = 0; i < FG_DECIDE_LINES; i++)
+        if (g->d.lines[i][0])
+            printf("  %s\n", g->d.lines[i]);
+    printf("  => %s with %u x %s (decision: %s)\n", g->d.fits ? "fits" : "does not fit",
+           fg_request_total(&in->q), in->q.gpu->label,
+           g->d.overridden ? "override" : fg_decide_kind_name(g->d.kind));
+}
+
+static int run(int argc, char **argv, bool check)
+{
+    struct fg_cli_opts *o = calloc(1, sizeof *o);
+    struct fg_gate *g = calloc(1, sizeof *g);
+    static struct fg_estimate table_est[3]; /* 15 KB: keep it off the stack */
+    struct inputs in = {0};
+    struct fg_err err = {0};
+    int exit_code = 2;
+    if (!o || !g) {
+        fprintf(stderr, "fitgate: error: out of memory\n");
+        goto out;
+    }
+    if (fg_cli_parse_opts(argc, argv, o) || load_inputs(o, &in))
+        goto out;
+    /* the one assess path: the plugin's decision on this request under this policy */
+    fg_gate_run(in.m, &o->spec, &in.q, &in.rules, in.pol.on_error, g);
+    if (!g->assessed && g->rc != FG_E_INVAL) {
+        fprintf(stderr, "fitgate: error: %s\n", g->detail);
+        goto out;
+    }
+    if (!g->assessed && !check) {
+        fprintf(stderr, "fitgate: error: %s\n", g->detail);
+        goto out;
+    }
+    const struct fg_estimate *est = g->assessed ? &g->a.est : NULL;
+    bool card = in.q.gpu != NULL;
+    exit_code = check ? decision_exit(&g->d) : 0;
+    if (o->html && est && fg_report_html_file(o->html, in.m, o, &err)) {
+        fprintf(stderr, "fitgate: error: %s\n", err.detail);
+        exit_code = 2;
+        goto out;
+    }
+    struct fg_plan_opts po;
+    fg_plan_opts_default(&po);
+    po.fit.headroom = o->headroom;
+    po.fit.conservative = o->conservative;
+    po.global_batch = o->global_batch;
+    size_t ncards = 0;
+    struct card_row rows[8];
     if (!check) {
-        uint64_t serve_seq = rows[0].est[2].seq_len;
-        printf("\nLargest micro-batch per card (training at %llu tokens, serving at %llu; %.2fx "
-               "headroom, %llu MiB CUDA context per card)\n",
-               (unsigned long long)rows[0].est[0].seq_len, (unsigned long long)serve_seq,
-               o.headroom, (unsigned long long)(po.fit.context_bytes >> 20));
-        printf("| %-18s | %-24s | %-24s | %-24s |\n", "Card", "Full fine-tune", "LoRA",
-               "Serve bf16");
-        printf("|--------------------|--------------------------|--------------------------|"
-               "--------------------------|\n");
-        for (size_t i = 0; i < ncards; i++) {
-            char c0[48], c1[48], c2[48];
-            cell(&rows[i], 0, c0, sizeof c0);
-            cell(&rows[i], 1, c1, sizeof c1);
-            cell(&rows[i], 2, c2, sizeof c2);
-            printf("| %-18s | %-24s | %-24s | %-24s |\n", rows[i].gpu->label, c0, c1, c2);
+        int rc = table_estimates(in.m, o, table_est, &err);
+        for (int i = 0; !rc && fg_cli_default_cards[i] && ncards < 8; i++) {
+            rows[ncards].gpu = fg_gpu_find(in.table, fg_cli_default_cards[i], NULL);
+            if (rows[ncards].gpu &&
+                !(rc = fill_card(in.m, o, &po, table_est, &rows[ncards], true, &err)))
+                ncards++;
         }
-        if (want && (o.samples || o.epochs)) {
-            uint64_t samples = o.samples ? o.samples : 50000, epochs = o.epochs ? o.epochs : 1;
-            double h = gpu_hours(m, &o.job, want, est.seq_len, samples, epochs, o.utilisation);
-            if (h >= 0)
-                printf("\nCost: %.1f GPU-hours on %s for %llu samples x %llu epochs x %llu "
-                       "tokens (roofline: %.3g FLOP/token at %.0f%% of %.0f bf16 TFLOP/s)\n",
-                       h, want->label, (unsigned long long)samples, (unsigned long long)epochs,
-                       (unsigned long long)est.seq_len, fg_memory_flops_per_token(m, &o.job),
-                       o.utilisation * 100,
-                       want->bf16_tflops > 0 ? want->bf16_tflops : want->fp16_tflops);
+        if (rc) {
+            fprintf(stderr, "fitgate: error: %s\n", err.detail);
+            exit_code = 2;
+            goto out;
         }
-        if (o.structure)
-            print_structure(m, m->max_pos ? m->max_pos : est.seq_len);
     }
-    fg_model_free(m);
+    if (o->json) {
+        print_json(o, &in, g, rows, ncards, check);
+        goto out;
+    }
+    print_model(in.m);
+    if (!est) { /* the job's own options contradict each other */
+        for (int i = 0; i < FG_DECIDE_LINES; i++)
+            if (g->d.lines[i][0])
+                printf("%s\n", g->d.lines[i]);
+        goto out;
+    }
+    print_job(o, &g->a.job);
+    print_breakdown(est);
+    if (card)
+        print_verdict(&in, g, check);
+    if (!check)
+        print_tables(in.m, o, &in, est, rows, ncards, &po);
+out:
+    inputs_free(&in);
+    free(g);
+    free(o);
     return exit_code;
 }
 

@@ -54,141 +54,153 @@ static int parse_f(const char *opt, const char *s, double min, double max, doubl
     return 0;
 }
 
+/* The CLI's own options and Slurm's request spellings (the job's are engine/jobopts.def). */
+enum cli_opt {
+    C_JSON, C_STRUCTURE, C_HTML, C_HEADROOM, C_CONSERVATIVE, C_SAMPLES, C_EPOCHS,
+    C_GLOBAL_BATCH, C_GRES, C_GPUS, C_GPUS_PER_NODE, C_NODES, C_PARTITION, C_POLICY,
+    C_GPUS_CONF, C_OFFLINE
+};
+static const struct {
+    const char *name;
+    bool has_arg;
+    enum cli_opt id;
+} cli_opts[] = {
+    {"json", false, C_JSON},
+    {"structure", false, C_STRUCTURE},
+    {"html", true, C_HTML},
+    {"headroom", true, C_HEADROOM},
+    {"conservative", true, C_CONSERVATIVE},
+    {"samples", true, C_SAMPLES},
+    {"epochs", true, C_EPOCHS},
+    {"global-batch", true, C_GLOBAL_BATCH},
+    {"gres", true, C_GRES},
+    {"gpus", true, C_GPUS},           /* Slurm's --gpus=[type:]N, per job */
+    {"gpus-per-node", true, C_GPUS_PER_NODE},
+    {"nodes", true, C_NODES},
+    {"partition", true, C_PARTITION},
+    {"policy", true, C_POLICY},
+    {"gpus-conf", true, C_GPUS_CONF},
+    {"offline", false, C_OFFLINE},
+};
+
+static int cli_value(struct fg_cli_opts *o, enum cli_opt id, const char *a, const char *v)
+{
+    uint64_t u;
+    switch (id) {
+    case C_JSON: o->json = true; break;
+    case C_STRUCTURE: o->structure = true; break;
+    case C_HTML: o->html = v; break;
+    case C_HEADROOM:
+        o->headroom_set = true;
+        return parse_f(a, v, 1.0, 4.0, &o->headroom);
+    case C_CONSERVATIVE:
+        o->conservative_set = true;
+        return parse_f(a, v, 1.0, 4.0, &o->conservative);
+    case C_SAMPLES: return parse_u64(a, v, 1, 1ull << 40, &o->samples);
+    case C_EPOCHS: return parse_u64(a, v, 1, 1000000, &o->epochs);
+    case C_GLOBAL_BATCH: return parse_u64(a, v, 1, 1u << 24, &o->global_batch);
+    case C_GRES: o->gres = v; break;
+    case C_GPUS: o->gpus_opt = v; break;
+    case C_GPUS_PER_NODE: o->gpus_per_node = v; break;
+    case C_NODES:
+        if (parse_u64(a, v, 1, 1024, &u))
+            return 2;
+        o->nodes = (uint32_t)u;
+        break;
+    case C_PARTITION: o->partition = v; break;
+    case C_POLICY: o->policy = v; break;
+    case C_GPUS_CONF: o->gpus_conf = v; break;
+    case C_OFFLINE: o->offline = true; break;
+    }
+    return 0;
+}
+
 int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
 {
     memset(o, 0, sizeof *o);
-    fg_job_defaults(&o->job, FG_MODE_FULL);
+    fg_jobspec_init(&o->spec, "--");
     o->headroom = 1.15;
     o->conservative = 1.43;
     o->utilisation = 0.4;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        uint64_t u;
-        struct fg_err err = {0};
-        int rc = 0;
-#define NEEDV()                                                                                \
-    do {                                                                                       \
-        if (!v) {                                                                              \
-            fprintf(stderr, "fitgate: %s needs a value\n", a);                                 \
-            return 2;                                                                          \
-        }                                                                                      \
-        i++;                                                                                   \
-    } while (0)
-        if (!strcmp(a, "--json")) {
-            o->json = true;
-        } else if (!strcmp(a, "--structure")) {
-            o->structure = true;
-        } else if (!strcmp(a, "--grad-ckpt")) {
-            o->job.grad_ckpt = true;
-        } else if (!strcmp(a, "--chunked-ce")) {
-            o->job.chunked_ce = true;
-        } else if (!strcmp(a, "--unsharded-copy")) {
-            o->job.unsharded_copy = true;
-        } else if (!strcmp(a, "--mode")) {
-            NEEDV();
-            enum fg_mode md;
-            if ((rc = fg_mode_parse(v, &md, &err)) == 0) {
-                o->job.mode = md;
-                o->mode_set = true;
-                if (md == FG_MODE_QLORA && o->job.quant == FG_QUANT_NONE)
-                    o->job.quant = FG_QUANT_NF4;
-            }
-        } else if (!strcmp(a, "--precision")) {
-            NEEDV();
-            rc = fg_precision_parse(v, &o->job.precision, &err);
-            o->precision_set = true;
-        } else if (!strcmp(a, "--optimizer")) {
-            NEEDV();
-            rc = fg_optimizer_parse(v, &o->job.optimizer, &err);
-        } else if (!strcmp(a, "--attention")) {
-            NEEDV();
-            rc = fg_attention_parse(v, &o->job.attention, &err);
-        } else if (!strcmp(a, "--quant")) {
-            NEEDV();
-            rc = fg_quant_parse(v, &o->job.quant, &err);
-        } else if (!strcmp(a, "--lora-targets")) {
-            NEEDV();
-            rc = fg_lora_targets_parse(v, &o->job, &err);
-        } else if (!strcmp(a, "--seq-len")) {
-            NEEDV();
-            if (parse_u64(a, v, 1, FG_MAX_SEQ, &o->job.seq_len))
-                return 2;
-            o->seq_set = true;
-        } else if (!strcmp(a, "--batch")) {
-            NEEDV();
-            if (parse_u64(a, v, 1, 1u << 20, &o->job.batch))
-                return 2;
-        } else if (!strcmp(a, "--lora-rank")) {
-            NEEDV();
-            if (parse_u64(a, v, 1, 65536, &u))
-                return 2;
-            o->job.lora_rank = (uint32_t)u;
-        } else if (!strcmp(a, "--zero")) {
-            NEEDV();
-            if (parse_u64(a, v, 0, 3, &u))
-                return 2;
-            o->job.zero = (uint32_t)u;
-        } else if (!strcmp(a, "--html")) {
-            NEEDV();
-            o->html = v;
-        } else if (!strcmp(a, "--gpu")) {
-            NEEDV();
-            o->gpu = v;
-        } else if (!strcmp(a, "--gpus")) {
-            NEEDV();
-            if (parse_u64(a, v, 1, 4096, &u))
-                return 2;
-            o->gpus = (uint32_t)u;
-        } else if (!strcmp(a, "--nodes")) {
-            NEEDV();
-            if (parse_u64(a, v, 1, 1024, &u))
-                return 2;
-            o->nodes = (uint32_t)u;
-        } else if (!strcmp(a, "--headroom")) {
-            NEEDV();
-            if (parse_f(a, v, 1.0, 4.0, &o->headroom))
-                return 2;
-        } else if (!strcmp(a, "--conservative")) {
-            NEEDV();
-            if (parse_f(a, v, 1.0, 4.0, &o->conservative))
-                return 2;
-        } else if (!strcmp(a, "--samples")) {
-            NEEDV();
-            if (parse_u64(a, v, 1, 1ull << 40, &o->samples))
-                return 2;
-        } else if (!strcmp(a, "--epochs")) {
-            NEEDV();
-            if (parse_u64(a, v, 1, 1000000, &o->epochs))
-                return 2;
-        } else if (!strcmp(a, "--global-batch")) {
-            NEEDV();
-            if (parse_u64(a, v, 1, 1u << 24, &o->global_batch))
-                return 2;
-        } else if (a[0] != '-' && !o->model) {
+        char b[64], name[64];
+        if (a[0] != '-' && !o->model) {
             o->model = a;
-        } else {
-            char b[64];
+            continue;
+        }
+        if (a[0] != '-' || a[1] != '-') {
             fprintf(stderr, "fitgate: unknown option '%s' (see fitgate --help)\n",
                     shown(a, b, sizeof b));
             return 2;
         }
-#undef NEEDV
-        if (rc) {
+        /* --name, --name=value, --ft-name=value */
+        const char *eq = strchr(a + 2, '=');
+        size_t n = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+        if (n >= sizeof name) {
+            fprintf(stderr, "fitgate: unknown option '%s' (see fitgate --help)\n",
+                    shown(a, b, sizeof b));
+            return 2;
+        }
+        memcpy(name, a + 2, n);
+        name[n] = '\0';
+        bool ft = !strncmp(name, "ft-", 3);
+        int cli = -1, job = -1;
+        for (size_t k = 0; !ft && k < sizeof cli_opts / sizeof cli_opts[0]; k++)
+            if (!strcmp(cli_opts[k].name, name))
+                cli = (int)k;
+        if (cli < 0)
+            job = fg_jobopt_find(name);
+        if (job == FG_JOBOPT_MODEL && !ft)
+            job = -1; /* MODEL is the positional argument */
+        if (cli < 0 && job < 0) {
+            fprintf(stderr, "fitgate: unknown option '%s' (see fitgate --help)\n",
+                    shown(a, b, sizeof b));
+            return 2;
+        }
+        bool has_arg = cli >= 0 ? cli_opts[cli].has_arg : fg_jobopt_at((unsigned)job)->arg != NULL;
+        const char *v = eq ? eq + 1 : NULL;
+        if (has_arg && !v) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "fitgate: %s needs a value\n", shown(a, b, sizeof b));
+                return 2;
+            }
+            v = argv[++i];
+        }
+        if (cli >= 0) {
+            if (!has_arg && v) {
+                fprintf(stderr, "fitgate: --%s takes no value\n", name);
+                return 2;
+            }
+            if (cli_value(o, cli_opts[cli].id, a, v))
+                return 2;
+            continue;
+        }
+        struct fg_err err = {0};
+        if (fg_jobspec_set(&o->spec, (unsigned)job, v, &err)) {
             fprintf(stderr, "fitgate: %s\n", err.detail);
             return 2;
         }
+        if (job == FG_JOBOPT_MODEL)
+            o->model = o->spec.model;
     }
     if (!o->model) {
         fprintf(stderr, "fitgate: MODEL missing (a directory, a config.json or org/name)\n");
         return 2;
     }
-    if (!o->precision_set) {
-        /* the mode's default precision unless one was given */
-        struct fg_job d;
-        fg_job_defaults(&d, o->job.mode);
-        o->job.precision = d.precision;
+    if (!!o->gres + !!o->gpus_opt + !!o->gpus_per_node > 1) {
+        fprintf(stderr, "fitgate: give the GPUs one way: --gres, --gpus or --gpus-per-node\n");
+        return 2;
     }
+    struct fg_err err = {0};
+    if (fg_jobspec_finish(&o->spec, &err)) {
+        fprintf(stderr, "fitgate: %s\n", err.detail);
+        return 2;
+    }
+    o->job = o->spec.job;
+    o->mode_set = fg_jobspec_given(&o->spec, FG_JOBOPT_MODE);
+    o->seq_set = fg_jobspec_given(&o->spec, FG_JOBOPT_SEQ_LEN);
+    o->gpu = o->spec.gpu[0] ? o->spec.gpu : NULL;
     if (o->conservative < o->headroom) {
         fprintf(stderr, "fitgate: --conservative %.2f is below --headroom %.2f\n",
                 o->conservative, o->headroom);

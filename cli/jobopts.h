@@ -1,20 +1,36 @@
-/* jobopts.h - the job options shared by plan and check (DESIGN.md "The CLI contract"). */
+/*
+ * jobopts.h - the options of plan and check: the job (engine/jobopts.def, parsed by the
+ * engine's one parser, so `--seq-len 512`, `--seq-len=512` and the plugin's spelling
+ * `--ft-seq-len=512` all work), the GPUs it asks for in Slurm's own spellings (--gres,
+ * --gpus, --gpus-per-node, --nodes, --partition), the site's policy (--policy,
+ * --gpus-conf) and the CLI's own (--json, --html ...).
+ */
 #ifndef FG_CLI_JOBOPTS_H
 #define FG_CLI_JOBOPTS_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "jobspec.h"
 #include "memory.h"
 
 struct fg_cli_opts {
     const char *model;
-    struct fg_job job;
-    bool mode_set, seq_set, precision_set;
-    const char *gpu;          /* --gpu NAME */
-    uint32_t gpus, nodes;     /* --gpus N, --nodes N */
+    struct fg_jobspec spec;   /* the job, finished with its framework */
+    struct fg_job job;        /* spec.job */
+    bool mode_set, seq_set;
+    const char *gpu;          /* --gpu / --ft-gpu NAME (NULL: none) */
+    /* the GPU request as Slurm spells it (at most one of the three) */
+    const char *gres, *gpus_opt, *gpus_per_node;
+    uint32_t gpus;            /* GPUs of the whole request (0: none); set by fg_cli_request */
+    uint32_t nodes;           /* --nodes N (0: not given) */
+    const char *partition;    /* --partition NAME */
+    const char *policy;       /* --policy FILE (fitgate.conf) */
+    const char *gpus_conf;    /* --gpus-conf FILE (site GPU rows) */
+    bool offline;             /* --offline: site directories and caches only, no hub */
     bool json, structure;
     const char *html;         /* --html FILE: also write the HTML report (report_html.h) */
+    bool headroom_set, conservative_set;
     double headroom, conservative;
     uint64_t samples, epochs, global_batch;
     double utilisation;

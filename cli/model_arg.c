@@ -27,7 +27,7 @@ static void say_source(const char *arg, const struct fg_source_result *r)
         fprintf(stderr, "fitgate: warning: %s\n", r->note);
 }
 
-int fg_cli_load_model(const char *arg, struct fg_model **out, struct fg_err *err)
+int fg_cli_load_model(const char *arg, bool offline, struct fg_model **out, struct fg_err *err)
 {
     *out = NULL;
     if (!arg || !*arg)
@@ -46,6 +46,8 @@ int fg_cli_load_model(const char *arg, struct fg_model **out, struct fg_err *err
     fg_source_opts_init(&o);
     if ((rc = fg_source_opts_from_env(&o, err)))
         return rc;
+    if (offline)
+        o.offline = true;
     struct fg_source_result *r;
     if ((rc = fg_source_resolve(&o, &id, &r, err)))
         return rc;

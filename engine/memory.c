@@ -40,6 +40,7 @@ static const char *const prec_names[] = {"bf16-mixed", "bf16", "fp16-mixed", "fp
 static const char *const opt_names[] = {"adamw", "adamw-8bit", "sgd", "adamw-fused"};
 static const char *const quant_names[] = {"none", "nf4", "nf4-dq", "int8"};
 static const char *const attn_names[] = {"sdpa", "eager"};
+static const char *const offload_names[] = {"none", "optimizer", "params"};
 
 static int parse_enum(const char *s, const char *const *names, int n, const char *what, int *out,
                       struct fg_err *err)
@@ -99,6 +100,69 @@ int fg_attention_parse(const char *s, enum fg_attention *out, struct fg_err *err
     return rc;
 }
 
+int fg_offload_parse(const char *s, enum fg_offload *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, offload_names, 3, "offload", &v, err);
+    if (!rc)
+        *out = (enum fg_offload)v;
+    return rc;
+}
+
+/*
+ * peft's target_modules names -> the graph's roles (model.h fg_node.role).  peft matches a
+ * name against the last component of each module's path (tuners/tuners_utils.py
+ * check_target_module_exists), so one name can reach several roles: GPT-2's c_proj is the
+ * attention output and the MLP's down projection.  The module names are transformers'
+ * (modeling_llama.py, modeling_gpt2.py, modeling_bert.py, modeling_falcon.py,
+ * modeling_mixtral.py, modeling_deepseek_v3.py, modeling_phi3.py, modeling_mamba2.py).
+ */
+static const struct {
+    const char *module, *roles;
+} peft_names[] = {
+    {"q_proj", "q"}, {"k_proj", "k"}, {"v_proj", "v"}, {"o_proj", "o"},
+    {"out_proj", "o,out_proj"}, {"dense", "o"}, {"query", "q"}, {"key", "k"},
+    {"value", "v"}, {"query_key_value", "qkv"}, {"c_attn", "qkv"}, {"wqkv", "qkv"},
+    {"qkv_proj", "qkv"}, {"c_proj", "o,down"}, {"gate_proj", "gate"}, {"up_proj", "up"},
+    {"down_proj", "down"}, {"gate_up_proj", "gate_up"}, {"w1", "gate"}, {"w3", "up"},
+    {"w2", "down"}, {"fc1", "up"}, {"fc2", "down"}, {"c_fc", "up"},
+    {"dense_h_to_4h", "up,gate_up"}, {"dense_4h_to_h", "down"}, {"q_a_proj", "q_a"},
+    {"q_b_proj", "q_b"}, {"kv_a_proj_with_mqa", "kv_a"}, {"kv_b_proj", "kv_b"},
+};
+
+/* One name of a target list (a role, or a peft module name) appended as roles to out. */
+static int add_target(const char *name, size_t n, char *out, size_t cap, struct fg_err *err)
+{
+    char low[48];
+    if (n == 0)
+        return 0;
+    if (n >= sizeof low)
+        return fg_err_set(err, FG_E_INVAL, "LoRA target '%.*s' is too long", (int)n, name);
+    for (size_t i = 0; i < n; i++) {
+        char ch = name[i];
+        if (ch >= 'A' && ch <= 'Z')
+            ch = (char)(ch - 'A' + 'a');
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_'))
+            return fg_err_set(err, FG_E_INVAL,
+                              "LoRA target list: '%.*s' is no module name; use all-linear, attn, "
+                              "qv, roles like q,k,v,o,gate,up,down, or peft names like "
+                              "q_proj,v_proj", (int)n, name);
+        low[i] = ch;
+    }
+    low[n] = '\0';
+    const char *roles = low;
+    for (size_t i = 0; i < sizeof peft_names / sizeof peft_names[0]; i++)
+        if (!strcmp(low, peft_names[i].module))
+            roles = peft_names[i].roles;
+    size_t have = strlen(out), add = strlen(roles);
+    if (have + add + 2 > cap)
+        return fg_err_set(err, FG_E_RANGE, "LoRA target list longer than %zu characters",
+                          cap - 1);
+    if (have)
+        out[have++] = ',';
+    memcpy(out + have, roles, add + 1);
+    return 0;
+}
+
 int fg_lora_targets_parse(const char *s, struct fg_job *job, struct fg_err *err)
 {
     if (!s || !*s)
@@ -110,16 +174,23 @@ int fg_lora_targets_parse(const char *s, struct fg_job *job, struct fg_err *err)
     else if (!strcmp(s, "qv"))
         job->lora_targets = FG_LORA_QV;
     else {
-        if (strlen(s) >= sizeof job->lora_list)
-            return fg_err_set(err, FG_E_RANGE, "LoRA target list longer than %zu characters",
-                              sizeof job->lora_list - 1);
-        for (const char *p = s; *p; p++)
-            if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == ','))
-                return fg_err_set(err, FG_E_INVAL,
-                                  "LoRA target list '%.60s': use all-linear, attn, qv, or roles "
-                                  "like q,k,v,o,gate,up,down", s);
+        /* "q_proj,v_proj", "[\"q_proj\", \"v_proj\"]" or "q, v": names between separators */
+        char roles[sizeof job->lora_list] = "";
+        const char *sep = " ,[]\"'";
+        if (strlen(s) > 1000)
+            return fg_err_set(err, FG_E_RANGE, "LoRA target list longer than 1000 characters");
+        for (const char *p = s; *p;) {
+            p += strspn(p, sep);
+            size_t n = strcspn(p, sep);
+            int rc = add_target(p, n, roles, sizeof roles, err);
+            if (rc)
+                return rc;
+            p += n;
+        }
+        if (!roles[0])
+            return fg_err_set(err, FG_E_INVAL, "empty LoRA target list");
         job->lora_targets = FG_LORA_LIST;
-        fg__copy(job->lora_list, sizeof job->lora_list, s);
+        fg__copy(job->lora_list, sizeof job->lora_list, roles);
     }
     return 0;
 }
@@ -128,6 +199,7 @@ const char *fg_mode_name(enum fg_mode m) { return (unsigned)m < 4 ? mode_names[m
 const char *fg_precision_name(enum fg_precision p) { return (unsigned)p < 4 ? prec_names[p] : "?"; }
 const char *fg_optimizer_name(enum fg_optimizer o) { return (unsigned)o < 4 ? opt_names[o] : "?"; }
 const char *fg_attention_name(enum fg_attention a) { return (unsigned)a < 2 ? attn_names[a] : "?"; }
+const char *fg_offload_name(enum fg_offload o) { return (unsigned)o < 3 ? offload_names[o] : "?"; }
 
 void fg_job_defaults(struct fg_job *job, enum fg_mode mode)
 {
@@ -1019,6 +1091,20 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     bool adam = job->optimizer == FG_OPT_ADAMW || job->optimizer == FG_OPT_ADAMW_FUSED;
     unsigned obytes = adam ? 2 * (full ? wbytes : 4)
                     : job->optimizer == FG_OPT_ADAMW_8BIT ? 2 : (full ? wbytes : 4);
+    /* job->master (memory.h): bf16 parameters, and the fp32 master copy (4 B) held with the
+     * Adam states, sharded as they are (Megatron DistributedOptimizer; DeepSpeed
+     * bf16_optimizer: the ZeRO paper's 2 + 2 + 12 bytes per parameter). */
+    bool master_opt = full && job->master == FG_MASTER_OPTIMIZER && job->precision == FG_PREC_BF16;
+    unsigned state_bytes = obytes;
+    if (master_opt) {
+        gbytes = job->main_grad_bytes ? job->main_grad_bytes : 4;
+        state_bytes = adam ? 8 : job->optimizer == FG_OPT_ADAMW_8BIT ? 2 : 4;
+        obytes = 4 + state_bytes;
+    }
+    /* Under ZeRO-3 / FSDP the data-parallel group also spans the context-parallel ranks
+     * (Megatron parallel_state: the distributed optimizer shards over dp x cp). */
+    if (job->cp > 1)
+        dp = (uint32_t)((uint64_t)dp * job->cp > UINT32_MAX ? UINT32_MAX : dp * job->cp);
     uint64_t shard_w = job->zero >= 3 ? dp : 1;
     uint64_t shard_g = job->zero >= 2 ? dp : 1;
     uint64_t shard_o = job->zero >= 1 ? dp : 1;
@@ -1053,9 +1139,33 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
         b->optimizer = sharded_bytes(params, experts_here, obytes, shard_o, job->ep);
         add_line(e, "gradients", b->gradients, false, "parameter dtype",
                  "gradients: %u B x %llu params", gbytes, (unsigned long long)params);
-        add_line(e, "optimizer", b->optimizer, false, "torch AdamW; Transformer Math 101",
-                 "%s state: %u B x %llu params", fg_optimizer_name(job->optimizer), obytes,
-                 (unsigned long long)params);
+        if (master_opt)
+            add_line(e, "optimizer", b->optimizer, false,
+                     "Megatron distrib_optimizer.py; ZeRO paper",
+                     "fp32 master weights + %s state: %u B x %llu params%s",
+                     fg_optimizer_name(job->optimizer), obytes, (unsigned long long)params,
+                     shard_o > 1 ? ", sharded over DP" : "");
+        else
+            add_line(e, "optimizer", b->optimizer, false, "torch AdamW; Transformer Math 101",
+                     "%s state: %u B x %llu params", fg_optimizer_name(job->optimizer), obytes,
+                     (unsigned long long)params);
+        /* ZeRO-Offload / FSDP CPUOffload: the optimizer step runs on the CPU, so its states
+         * (and master weights) live there (DeepSpeed zero/stage_1_and_2.py cpu_offload);
+         * offloading parameters also moves the gradients (torch FSDP CPUOffload
+         * offload_params; DeepSpeed offload_param under ZeRO-3). */
+        if (job->offload != FG_OFFLOAD_NONE) {
+            add_line(e, "optimizer", 0, false, "DeepSpeed ZeRO-Offload; FSDP CPUOffload",
+                     "optimizer state on the CPU (offload): %llu B not on the GPU",
+                     (unsigned long long)b->optimizer);
+            b->optimizer = 0;
+        }
+        if (job->offload == FG_OFFLOAD_PARAMS) {
+            add_line(e, "weights", 0, false, "DeepSpeed offload_param; FSDP CPUOffload",
+                     "weights and gradients on the CPU (offload): %llu B not on the GPU",
+                     (unsigned long long)fg__add_sat(b->weights, b->gradients));
+            b->weights = 0;
+            b->gradients = 0;
+        }
     } else {
         /* [PEFT]: fp32 adapters with fp32 grads and Adam states. */
         b->adapters = fg__mul_sat(adapters, 4 + 4 + obytes);
@@ -1066,7 +1176,8 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     }
     /* Runtime transients that do not grow with the batch. */
     uint64_t overhead = 0;
-    if (full && (job->precision == FG_PREC_BF16_MIXED || job->precision == FG_PREC_FP16_MIXED)) {
+    if (full && !master_opt &&
+        (job->precision == FG_PREC_BF16_MIXED || job->precision == FG_PREC_FP16_MIXED)) {
         uint64_t copies = sharded_bytes(linear, experts_here < linear ? experts_here : linear, 2,
                                         shard_w, job->ep);
         overhead += copies;
@@ -1117,46 +1228,50 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
 
     /* ---- per-sample part ---- */
     uint64_t inflight = job->inflight ? job->inflight : 1;
+    /* Context parallel splits each sequence over cp ranks: a rank keeps its share of the
+     * tokens' activations and logits, and scores of its queries against every key
+     * (Megatron-Core context parallel, transformer/attention.py with ring attention). */
+    uint64_t sq = job->cp > 1 ? (seq + job->cp - 1) / job->cp : seq;
     uint64_t act_tok;
     if (job->grad_ckpt) {
         /* Recompute per block [KOR full recompute]: keep each block's input
          * (r h) and one block's working set during its backward. */
         act_tok = layers_here * r * m->hidden + act_block_max + act_other;
-        add_line(e, "activations", fg__mul_sat(act_tok, seq) * inflight, true,
+        add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
                  "Korthikanti 2022, full recompute",
                  "checkpointed: %llu block inputs + one block's working set, %llu tokens",
-                 (unsigned long long)layers_here, (unsigned long long)seq);
+                 (unsigned long long)layers_here, (unsigned long long)sq);
     } else {
         act_tok = act_sum + act_other;
-        add_line(e, "activations", fg__mul_sat(act_tok, seq) * inflight, true,
+        add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
                  job->attention == FG_ATTN_EAGER ? "saved tensors per node"
                                                  : "saved tensors per node (SDPA, no score matrix)",
                  "%llu blocks x %llu tokens, %llu B/token/block max",
-                 (unsigned long long)layers_here, (unsigned long long)seq,
+                 (unsigned long long)layers_here, (unsigned long long)sq,
                  (unsigned long long)act_block_max);
     }
     /* Attention that keeps its scores (model.h score_bytes) keeps heads x s of them per
      * token in each block, one block's under recompute. */
     uint64_t score = t.sum[S_SCORE] / (job->grad_ckpt && layers_here ? layers_here : 1);
-    score = fg__mul_sat(fg__mul_sat(fg__mul_sat(score, seq), seq), inflight);
+    score = fg__mul_sat(fg__mul_sat(fg__mul_sat(score, sq), seq), inflight);
     add_line(e, "activations", score, true,
              job->attention == FG_ATTN_EAGER ? "transformers eager attention"
                                              : "torch SDPA math path (fewer K/V heads)",
              "attention scores kept for backward: heads x %llu x %llu per block",
-             (unsigned long long)seq, (unsigned long long)seq);
+             (unsigned long long)sq, (unsigned long long)seq);
     e->act_per_token_layer_max = act_block_max;
-    uint64_t act = fg__add_sat(fg__mul_sat(fg__mul_sat(act_tok, seq), inflight), score);
+    uint64_t act = fg__add_sat(fg__mul_sat(fg__mul_sat(act_tok, sq), inflight), score);
     uint64_t logits = 0;
     if (t.has_head && !m->encoder_only) {
         /* [HF] ForCausalLMLoss: logits.float(); cross_entropy saves the fp32
          * log-softmax (4V) and backward holds its gradient and the upcast's
          * gradient (4V + 4V).  Chunked CE keeps only the bf16 logits. */
         uint64_t per_tok = job->chunked_ce ? (uint64_t)c * m->vocab / tp : 12ull * m->vocab / tp;
-        logits = fg__mul_sat(per_tok, seq);
+        logits = fg__mul_sat(per_tok, sq);
         add_line(e, "logits", logits, true, "transformers ForCausalLMLoss fp32 upcast",
                  "%s: %llu tokens x %llu vocab x %llu B", job->chunked_ce ? "chunked CE"
                                                                          : "logits + fp32 loss",
-                 (unsigned long long)seq, (unsigned long long)m->vocab,
+                 (unsigned long long)sq, (unsigned long long)m->vocab,
                  (unsigned long long)per_tok / (m->vocab ? m->vocab : 1));
     }
     /* Caching-allocator fragmentation: reserved runs ~5% over allocated for
@@ -1175,8 +1290,9 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
          * temporary (torch/optim/adamw.py _multi_tensor_adamw: exp_avg_sq.sqrt()
          * materialised once per parameter, in the state dtype); the fused
          * kernel (adamw-fused) updates each tensor in place and keeps none. */
-        uint64_t temp = job->optimizer == FG_OPT_ADAMW
-                            ? sharded_bytes(params, experts_here, obytes / 2, shard_o, job->ep)
+        uint64_t temp = job->optimizer == FG_OPT_ADAMW && job->offload == FG_OFFLOAD_NONE
+                            ? sharded_bytes(params, experts_here, state_bytes / 2, shard_o,
+                                            job->ep)
                             : 0;
         e->static_bytes = fg__add_sat(fg__add_sat(b->weights, b->optimizer), overhead);
         e->step_bytes = fg__add_sat(fg__add_sat(fg__add_sat(b->weights, b->gradients), b->optimizer), temp);

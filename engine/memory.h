@@ -36,6 +36,13 @@ enum fg_lora_targets { FG_LORA_ALL_LINEAR, FG_LORA_ATTN, FG_LORA_QV, FG_LORA_LIS
  * keeps no score matrix where a fused kernel runs; eager computes softmax(QK^T) as tensors
  * and keeps them for backward (model.h fg_node.eager_bytes). */
 enum fg_attention { FG_ATTN_SDPA, FG_ATTN_EAGER };
+/* Where a full fine-tune's fp32 master weights live: in the parameters themselves (PyTorch
+ * AMP, Lightning, FSDP mixed precision: fp32 parameters, bf16 autocast copies), or beside the
+ * optimizer's states over bf16 parameters (Megatron's DistributedOptimizer, DeepSpeed's bf16
+ * optimizer: sharded with them from ZeRO-1). */
+enum fg_master { FG_MASTER_PARAMS, FG_MASTER_OPTIMIZER };
+/* ZeRO-Offload / FSDP CPU offload: what leaves the GPU. */
+enum fg_offload { FG_OFFLOAD_NONE, FG_OFFLOAD_OPTIMIZER, FG_OFFLOAD_PARAMS };
 
 struct fg_job {
     enum fg_mode mode;
@@ -59,6 +66,14 @@ struct fg_job {
      * dp > 1): under ZeRO-0/1/2 or dp = 1 each rank holds them whole already and the
      * option adds nothing.  Default false. */
     bool unsharded_copy;
+    /* FG_MASTER_OPTIMIZER (a full fine-tune at precision bf16): bf16 parameters, gradients of
+     * main_grad_bytes (4: Megatron's fp32 main_grad buffer; 2: DeepSpeed's bf16 gradients),
+     * and 4 B of fp32 master weight per parameter counted with the optimizer state, sharded
+     * as it is.  Default FG_MASTER_PARAMS (the parameters are the master copy). */
+    enum fg_master master;
+    unsigned main_grad_bytes;
+    enum fg_offload offload;        /* default none */
+    uint32_t cp;                    /* context-parallel ranks splitting each sequence (0, 1: none) */
     uint32_t tp, pp, ep;            /* parallel layout (1 = none); set by the planner */
     /* Pipeline stage to size: blocks [layer_first, layer_last) of the main
      * stack, with or without the embedding / the head.  layer_last == 0 means
@@ -86,10 +101,12 @@ int fg_optimizer_parse(const char *s, enum fg_optimizer *out, struct fg_err *err
 int fg_quant_parse(const char *s, enum fg_quant *out, struct fg_err *err);
 int fg_lora_targets_parse(const char *s, struct fg_job *job, struct fg_err *err);
 int fg_attention_parse(const char *s, enum fg_attention *out, struct fg_err *err);
+int fg_offload_parse(const char *s, enum fg_offload *out, struct fg_err *err);
 const char *fg_mode_name(enum fg_mode m);
 const char *fg_precision_name(enum fg_precision p);
 const char *fg_optimizer_name(enum fg_optimizer o);
 const char *fg_attention_name(enum fg_attention a);
+const char *fg_offload_name(enum fg_offload o);
 
 /* Longest sequence the estimator accepts (tokens). */
 #define FG_MAX_SEQ (1u << 24)

@@ -110,6 +110,7 @@ struct planner {
     int8_t tp_ok[65];          /* tp_valid by tp: -1 unknown */
     struct stage_costs *memo;
     size_t n_memo, cap_memo;
+    bool naive_pp;             /* a layer split run one micro-batch at a time */
 };
 
 /* The estimate reads tp, ep and zero, and dp only to shard under ZeRO (memory.c). */
@@ -226,7 +227,7 @@ static int block_costs(struct planner *P, const struct fg_job *job, struct stage
         return rc;
     c->hs = e.step_bytes > e.static_bytes ? e.step_bytes : e.static_bytes;
     c->ha = e.per_sample_bytes;
-    c->in_flight = job->mode != FG_MODE_SERVE;
+    c->in_flight = job->mode != FG_MODE_SERVE && !P->naive_pp;
     return 0;
 }
 
@@ -544,7 +545,7 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
         j.layer_last = L->cut[s + 1];
         j.stage_embed = s == 0;
         j.stage_head = s == L->pp - 1;
-        j.inflight = L->pp - s;
+        j.inflight = P->naive_pp ? 1 : L->pp - s;
         if ((rc = estimate(P, &j, &e, err)))
             return rc;
         L->stage_bytes[s] = e.total_bytes;
@@ -644,6 +645,12 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
         planner_free(&P);
         return prc;
     }
+    P.naive_pp = o->naive_pp;
+    /* what the job's framework can run, and the dimensions the job has fixed */
+    const unsigned allow = o->restrict_layouts ? o->layouts : ~0u;
+    const uint32_t tp_max = (allow & FG_PLAN_TP) ? UINT32_MAX : 1;
+    const uint32_t pp_max = (allow & FG_PLAN_PP) ? UINT32_MAX : 1;
+    const uint32_t ep_max = (allow & FG_PLAN_EP) ? UINT32_MAX : 1;
     int rc = 0;
     /* every layout that fits and can still reach the options (kept_out), none dropped */
     struct fg_layout *found = NULL;
@@ -654,21 +661,25 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
     for (uint32_t g = o->min_gpus ? o->min_gpus : 1; g <= o->max_gpus; g++) {
         /* Counts a scheduler hands out for such jobs: powers of two inside a
          * node (TP and EP sizes are powers of two in practice), whole nodes beyond. */
-        if (g > gpn ? g % gpn != 0 : (g & (g - 1)) != 0)
+        if (!o->any_count && (g > gpn ? g % gpn != 0 : (g & (g - 1)) != 0))
             continue;
         size_t before = nfound;
         if ((double)count_floor(m, P.parts, job, g) > (double)usable / o->fit.headroom)
             continue;
         size_t n_shapes = 0;
-        for (uint32_t tp = 1; tp <= g && tp <= gpn; tp++) {
-            if (g % tp || !planner_tp_valid(&P, tp))
+        for (uint32_t tp = 1; tp <= g && tp <= gpn && tp <= tp_max; tp++) {
+            if (g % tp || (o->fix_tp && tp != o->fix_tp) || !planner_tp_valid(&P, tp))
                 continue;
-            for (uint32_t pp = 1; pp <= g / tp && pp <= layers && pp <= FG_PLAN_MAX_PP; pp++) {
-                if ((g / tp) % pp)
+            for (uint32_t pp = 1; pp <= g / tp && pp <= layers && pp <= FG_PLAN_MAX_PP &&
+                                  pp <= pp_max; pp++) {
+                if ((g / tp) % pp || (o->fix_pp && pp != o->fix_pp))
                     continue;
                 uint32_t dp = g / tp / pp;
-                for (uint32_t ep = 1; ep <= dp; ep++) {
-                    if (dp % ep || (ep > 1 && (!m->experts || m->experts % ep || tp > 1)))
+                if (o->fix_dp && dp != o->fix_dp)
+                    continue;
+                for (uint32_t ep = 1; ep <= dp && ep <= ep_max; ep++) {
+                    if (dp % ep || (ep > 1 && (!m->experts || m->experts % ep || tp > 1)) ||
+                        (o->fix_ep && ep != o->fix_ep))
                         continue;
                     struct shape *ns = grow(shapes, n_shapes, &cap_shapes, sizeof *shapes);
                     if (!ns)
@@ -689,7 +700,8 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
             if (kept_out(found + before, nfound - before, sh->rank, !first_g))
                 break;
             /* ZeRO only matters with dp > 1: try the job's stage, then up. */
-            for (uint32_t z = job->zero; z <= (sh->dp > 1 ? 3u : job->zero); z++) {
+            uint32_t z_top = sh->dp > 1 && !o->fix_zero && (allow & FG_PLAN_ZERO) ? 3u : job->zero;
+            for (uint32_t z = job->zero; z <= z_top; z++) {
                 /* not an initializer: that clears the 0.8 KB of per-stage arrays for
                  * every layout tried (5% of a Qwen3-235B plan); a fit's are cleared
                  * past its stages below */

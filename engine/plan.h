@@ -33,7 +33,22 @@ struct fg_layout {
     uint64_t micro_batch, grad_accum;
 };
 
+/* Layout dimensions (fg_plan_opts.layouts): the same bits as framework.h's FG_LAY_*. */
+#define FG_PLAN_TP 0x1u
+#define FG_PLAN_PP 0x2u
+#define FG_PLAN_EP 0x4u
+#define FG_PLAN_ZERO 0x10u
+
 struct fg_plan_opts {
+    /* What the job's framework can run: with restrict_layouts, only the FG_PLAN_* bits in
+     * layouts (no bit: data parallel at the job's ZeRO stage only).  Default: everything. */
+    bool restrict_layouts;
+    unsigned layouts;
+    bool naive_pp;             /* PP as a layer split, one micro-batch in flight per stage */
+    /* Dimensions the job has fixed (0 = free), and whether ZeRO stays the job's stage. */
+    uint32_t fix_tp, fix_pp, fix_ep, fix_dp;
+    bool fix_zero;
+    bool any_count;            /* every count from min_gpus (not only powers of two, nodes) */
     uint32_t max_gpus;         /* default 64 */
     uint32_t min_gpus;         /* default 1 */
     uint32_t gpus_per_node;    /* default 8 */

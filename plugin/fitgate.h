@@ -24,28 +24,19 @@
 #include <stdbool.h>
 
 #include "decide.h"
+#include "gate.h"
+#include "jobspec.h"
 #include "error.h"
 #include "memory.h"
 #include "model.h"
 #include "policy.h"
 
-/* Append only: the thin plugin hands the engine part its values indexed by these numbers,
- * so a number must mean the same option in every release. */
+/* Append only (engine/jobopts.def): the thin plugin hands the engine part its values
+ * indexed by these numbers, so a number must mean the same option in every release. */
 enum fitgate_opt {
-    FITGATE_OPT_MODEL,
-    FITGATE_OPT_MODE,
-    FITGATE_OPT_SEQ_LEN,
-    FITGATE_OPT_BATCH,
-    FITGATE_OPT_LORA_RANK,
-    FITGATE_OPT_LORA_TARGETS,
-    FITGATE_OPT_PRECISION,
-    FITGATE_OPT_OPTIMIZER,
-    FITGATE_OPT_QUANT,
-    FITGATE_OPT_ZERO,
-    FITGATE_OPT_GRAD_CKPT,
-    FITGATE_OPT_GPU,
-    FITGATE_OPT_GPUS,
-    FITGATE_OPT_ATTENTION,
+#define FG_JOBOPT(id, name, arg, has_arg, help) FITGATE_OPT_##id,
+#include "jobopts.def"
+#undef FG_JOBOPT
     FITGATE_OPT_COUNT
 };
 
@@ -72,22 +63,26 @@ const char *const *fitgate_option_values(void);
 
 /* ---- the engine part's entry points (fitgate_engine.so, exported) -------------- */
 
+/* The option values cross the .so boundary with their count: an engine part newer than
+ * the thin plugin reads only the n it was given, an older one only the options it knows. */
+
 /* Submit time (allocator, or srun creating an allocation): 0, or -1 to refuse the job. */
-int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *values);
-typedef int (*fitgate_engine_alloc_fn)(spank_t, int, char **, const char *const *);
+int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *values, unsigned n);
+typedef int (*fitgate_engine_alloc_fn)(spank_t, int, char **, const char *const *, unsigned);
 
 /* On the node, from user_init: 0, or 1 when task_init must fail the step.  Never drains. */
-int fitgate_engine_stepd(spank_t sp, int ac, char **av, const char *const *values);
-typedef int (*fitgate_engine_stepd_fn)(spank_t, int, char **, const char *const *);
+int fitgate_engine_stepd(spank_t sp, int ac, char **av, const char *const *values, unsigned n);
+typedef int (*fitgate_engine_stepd_fn)(spank_t, int, char **, const char *const *, unsigned);
 
 /* ---- inside the engine part ----------------------------------------------------- */
 
-/* The option values of this job (set by the entry points); borrowed. */
+/* The option values of this job (set by the entry points, n of them); borrowed. */
 const char *fitgate_option(enum fitgate_opt id);
-void fitgate_use_options(const char *const *values);
+void fitgate_use_options(const char *const *values, unsigned n);
 
-/* The --ft-* options, checked, as an engine job (fg_job_defaults for the rest). */
-int fitgate_job(struct fg_job *job, struct fg_err *err);
+/* The --ft-* options through the engine's one parser (jobspec.h), finished with the job's
+ * framework; an error names the --ft- option. */
+int fitgate_job(struct fg_jobspec *spec, struct fg_err *err);
 
 /* ---- fitgate_common.c ----------------------------------------------------- */
 
@@ -104,23 +99,8 @@ int fitgate_policy(int ac, char **av, struct fg_policy *p, struct fg_err *err);
 int fitgate_gpu_table(const struct fg_policy *p, struct fg_gpu_table **out,
                       const struct fg_gpu_table **use, struct fg_err *err);
 
-/*
- * --ft-model as a graph: a path (relative paths resolved against base_dir,
- * which may be NULL for the current directory) or org/name[@rev] through
- * the policy's model directories, cache and hub (bounded by HubTimeout).
- * user names the cache directory's %u; uid its %U.  offline keeps the hub
- * out (slurmstepd: compute nodes often have no route to it; the caches and
- * site directories still answer).
- */
-int fitgate_load_model(const struct fg_policy *p, const char *arg, const char *base_dir,
-                       const char *user, unsigned uid, bool offline, struct fg_model **out,
-                       struct fg_err *err);
-
 /* What to do when the policy itself is broken (third message line). */
 #define FITGATE_TODO_POLICY "the site's fitgate policy needs fixing: tell the admin (the line above names it)"
-
-/* --ft-model for messages: an id as given, a path by its last directory name. */
-void fitgate_model_label(const char *arg, char *buf, size_t cap);
 
 /* Print a decision's lines: slurm_error for rejections, slurm_info otherwise. */
 void fitgate_say(const struct fg_decision *d);

@@ -62,70 +62,6 @@ static const char *probe_get(const struct probe *p, const char *name, char *buf,
     return buf[0] ? buf : NULL;
 }
 
-static bool parse_count(const char *s, size_t n, uint32_t *out)
-{
-    uint64_t v = 0;
-    if (!n)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-        if (v > 65535)
-            return false;
-    }
-    *out = (uint32_t)v;
-    return v > 0;
-}
-
-/*
- * The GPU entry of a gres list ("gres:gpu:h100:2,gres:mps:100"; "gpu",
- * "gpu:4", "gpu:t4") or of a --gpus value ("h100:2", "2").  Returns true
- * when one was found; type "" when untyped, count 1 when the entry has none.
- */
-static bool parse_gpu_spec(const char *spec, bool gres, char *type, size_t cap, uint32_t *count)
-{
-    const char *s = spec;
-    while (*s) {
-        size_t n = strcspn(s, ",");
-        const char *e = s;
-        size_t len = n;
-        if (gres) {
-            if (len > 5 && (!strncmp(e, "gres:", 5) || !strncmp(e, "gres/", 5)))
-                e += 5, len -= 5;
-            if (len >= 3 && !strncmp(e, "gpu", 3) && (len == 3 || e[3] == ':')) {
-                e += 3;
-                len -= 3;
-                if (len)
-                    e++, len--;
-            } else {
-                s += n;
-                if (*s == ',')
-                    s++;
-                continue;
-            }
-        }
-        /* e[0..len): "", "4", "t4", "t4:4" (a "(S:0-1)" socket suffix is ignored) */
-        const char *paren = memchr(e, '(', len);
-        if (paren)
-            len = (size_t)(paren - e);
-        const char *colon = memchr(e, ':', len);
-        type[0] = '\0';
-        *count = 1;
-        if (colon) {
-            size_t tl = (size_t)(colon - e);
-            snprintf(type, cap, "%.*s", (int)(tl < cap ? tl : cap - 1), e);
-            if (!parse_count(colon + 1, len - tl - 1, count))
-                *count = 1;
-        } else if (!parse_count(e, len, count)) {
-            snprintf(type, cap, "%.*s", (int)(len < cap ? len : cap - 1), e);
-            *count = 1;
-        }
-        return true;
-    }
-    return false;
-}
-
 /* What the job asks for, from Slurm's options, else from --ft-gpu(s). */
 static void read_request(const struct probe *p, bool probed, const struct fg_gpu_table *table,
                          struct fg_request *q, char *what_opt, size_t cap)
@@ -138,15 +74,15 @@ static void read_request(const struct probe *p, bool probed, const struct fg_gpu
     if (probed) {
         const char *v;
         if ((v = probe_get(p, "gres", buf, sizeof buf)) &&
-            parse_gpu_spec(v, true, type, sizeof type, &count)) {
+            fg_gpu_spec_parse(v, true, type, sizeof type, &count)) {
             q->via = FG_VIA_GRES;
             snprintf(what_opt, cap, "gres");
         } else if ((v = probe_get(p, "gpus-per-node", buf, sizeof buf)) &&
-                   parse_gpu_spec(v, false, type, sizeof type, &count)) {
+                   fg_gpu_spec_parse(v, false, type, sizeof type, &count)) {
             q->via = FG_VIA_GPUS_PER_NODE;
             snprintf(what_opt, cap, "gpus-per-node");
         } else if ((v = probe_get(p, "gpus", buf, sizeof buf)) &&
-                   parse_gpu_spec(v, false, type, sizeof type, &count)) {
+                   fg_gpu_spec_parse(v, false, type, sizeof type, &count)) {
             q->via = FG_VIA_GPUS;
             snprintf(what_opt, cap, "gpus");
         }
@@ -156,7 +92,7 @@ static void read_request(const struct probe *p, bool probed, const struct fg_gpu
         }
         if ((v = probe_get(p, "nodes", buf, sizeof buf))) {
             uint32_t n;
-            if (parse_count(v, strcspn(v, "-"), &n))
+            if (fg_gpu_count_parse(v, strcspn(v, "-"), &n))
                 q->nodes = n;
         }
         if ((v = probe_get(p, "partition", buf, sizeof buf)))
@@ -238,7 +174,7 @@ static void partition_gpu_type(const char *partition, char *buf, size_t cap)
             char entry[128], type[32];
             uint32_t count;
             snprintf(entry, sizeof entry, "%.*s", (int)(len < 127 ? len : 127), e);
-            if (parse_gpu_spec(entry, true, type, sizeof type, &count) && type[0]) {
+            if (fg_gpu_spec_parse(entry, true, type, sizeof type, &count) && type[0]) {
                 if (!found[0])
                     snprintf(found, sizeof found, "%s", type);
                 else if (strcmp(found, type))
@@ -350,29 +286,56 @@ static int finish(const struct fg_decision *d)
     return d->kind == FG_DECIDE_REJECT ? -1 : 0;
 }
 
-int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *values)
+/* Export the decision's layout to the job (FITGATE_*, and packed for the node side). */
+static void export_layout(spank_t sp, const struct fg_request *q, const struct fg_decision *d)
+{
+    struct export_ctx c = {.sp = sp};
+    char card[40];
+    if (q->type[0])
+        snprintf(card, sizeof card, "%s", q->type);
+    else if (q->gpu)
+        snprintf(card, sizeof card, "%.*s", (int)strcspn(q->gpu->aliases, ","), q->gpu->aliases);
+    else
+        card[0] = '\0';
+    fitgate_export(&d->layout, card, d->layout.gpus, export_one, &c);
+    if (c.len && spank_job_control_setenv(sp, "FITGATE_PLAN", c.packed, 1) != ESPANK_SUCCESS)
+        c.failed = 1;
+    if (c.failed)
+        slurm_debug("fitgate: some FITGATE_* variables could not be exported");
+}
+
+int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *values, unsigned n)
 {
     double t0 = now_s();
-    fitgate_use_options(values);
+    fitgate_use_options(values, n);
     fitgate_log_init();
     const char *model_arg = fitgate_option(FITGATE_OPT_MODEL);
     struct fg_decision d;
     struct fg_policy pol;
     struct fg_err err = {0};
+    struct fg_gpu_table *own = NULL;
+    struct fg_model *m = NULL;
+    struct fg_gate *g = NULL;
+    struct fg_jobspec *spec = NULL;
+    int rc = 0;
     if (fitgate_policy(ac, av, &pol, &err)) {
         fg_decide_error("this job", err.detail, FITGATE_TODO_POLICY, pol.on_error, &d);
         return finish(&d);
     }
-    struct fg_job job;
-    if (fitgate_job(&job, &err)) {
-        fitgate_error("rejected: %s", err.detail);
-        return -1; /* the user's own option: nothing to decide */
+    if (!(spec = calloc(1, sizeof *spec))) {
+        fg_decide_error("this job", "out of memory", NULL, pol.on_error, &d);
+        return finish(&d);
     }
-    struct fg_gpu_table *own = NULL;
+    if (fitgate_job(spec, &err)) {
+        fitgate_error("rejected: %s", err.detail);
+        rc = -1; /* the user's own option: nothing to decide */
+        goto out;
+    }
     const struct fg_gpu_table *table = NULL;
     if (fitgate_gpu_table(&pol, &own, &table, &err)) {
         fg_decide_error("this job", err.detail, FITGATE_TODO_POLICY, pol.on_error, &d);
-        return finish(&d);
+        rc = finish(&d);
+        goto out;
     }
     struct probe probe;
     bool probed = probe_open(&probe);
@@ -382,7 +345,7 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     struct fg_request q;
     char via[32];
     read_request(&probe, probed, table, &q, via, sizeof via);
-    fitgate_model_label(model_arg, q.model, sizeof q.model);
+    fg_gate_model_label(model_arg, q.model, sizeof q.model);
     if (probed && !q.partition[0] && pol.n_parts)
         default_partition(q.partition, sizeof q.partition);
     if (probed && !q.gpu && !q.type[0] && q.via != FG_VIA_NONE) {
@@ -396,10 +359,8 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     }
     struct fg_rules rules;
     fg_policy_rules_for(&pol, q.partition, &rules);
-    if (rules.action == FG_ACTION_OFF) {
-        fg_gpu_table_free(own);
-        return 0;
-    }
+    if (rules.action == FG_ACTION_OFF)
+        goto out;
     if (!q.gpu && q.type[0]) {
         char detail[200];
         snprintf(detail, sizeof detail, "the GPU type '%s' is not in fitgate's GPU table",
@@ -407,61 +368,34 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
         fg_decide_error(q.model, detail,
                         "name a known card with --ft-gpu=NAME ('fitgate gpus --table'), or ask "
                         "the admin to add a row (GpuTable=)", pol.on_error, &d);
-        fg_gpu_table_free(own);
-        return finish(&d);
+        rc = finish(&d);
+        goto out;
     }
-
-    struct fg_model *m = NULL;
     struct passwd *pw = getpwuid(getuid());
-    if (fitgate_load_model(&pol, model_arg, NULL, pw ? pw->pw_name : NULL, (unsigned)getuid(),
+    if (fg_gate_load_model(&pol, model_arg, NULL, pw ? pw->pw_name : NULL, (unsigned)getuid(),
                            false, &m, &err)) {
         fg_decide_error(q.model, err.detail, NULL, pol.on_error, &d);
-        fg_gpu_table_free(own);
-        return finish(&d);
+        rc = finish(&d);
+        goto out;
     }
-    struct fg_assessment *a = calloc(1, sizeof *a);
-    if (!a || fg_assess(m, &job, q.gpu, fg_request_total(&q), &rules, a, &err)) {
-        if (a && err.code == FG_E_INVAL) {
-            /* the job's own options contradict each other (a LoRA target list that
-             * matches no layer...): the user's to fix, whatever OnError says */
-            fitgate_error("rejected: %s", err.detail);
-            free(a);
-            fg_model_free(m);
-            fg_gpu_table_free(own);
-            return -1;
-        }
-        fg_decide_error(q.model, a ? err.detail : "out of memory", NULL, pol.on_error, &d);
-        free(a);
-        fg_model_free(m);
-        fg_gpu_table_free(own);
-        return finish(&d);
+    if (!(g = malloc(sizeof *g))) {
+        fg_decide_error(q.model, "out of memory", NULL, pol.on_error, &d);
+        rc = finish(&d);
+        goto out;
     }
-    fg_decide(&q, a, &rules, &d);
+    fg_gate_run(m, spec, &q, &rules, pol.on_error, g);
     slurm_debug("fitgate: %s: %s in %.0f ms (request via %s: %u x %s, %u node(s))",
-                model_arg, fg_decide_kind_name(d.kind), (now_s() - t0) * 1e3,
+                model_arg, fg_decide_kind_name(g->d.kind), (now_s() - t0) * 1e3,
                 via[0] ? via : "--ft-gpus", q.count, q.type[0] ? q.type : "?", q.nodes);
-    free(a);
-    fg_model_free(m);
-
-    int rc = finish(&d);
-    if (rc == 0 && d.resize_gpus && apply_resize(&probe, probed, &q, &d))
+    rc = finish(&g->d);
+    if (rc == 0 && g->d.resize_gpus && apply_resize(&probe, probed, &q, &g->d))
         rc = -1;
-    if (rc == 0 && d.has_layout) {
-        struct export_ctx c = {.sp = sp};
-        char card[40];
-        if (q.type[0])
-            snprintf(card, sizeof card, "%s", q.type);
-        else if (q.gpu)
-            snprintf(card, sizeof card, "%.*s", (int)strcspn(q.gpu->aliases, ","),
-                     q.gpu->aliases);
-        else
-            card[0] = '\0';
-        fitgate_export(&d.layout, card, d.layout.gpus, export_one, &c);
-        if (c.len && spank_job_control_setenv(sp, "FITGATE_PLAN", c.packed, 1) != ESPANK_SUCCESS)
-            c.failed = 1;
-        if (c.failed)
-            slurm_debug("fitgate: some FITGATE_* variables could not be exported");
-    }
+    if (rc == 0 && g->d.has_layout)
+        export_layout(sp, &q, &g->d);
+out:
+    free(g);
+    free(spec);
+    fg_model_free(m);
     fg_gpu_table_free(own);
     return rc;
 }

@@ -103,7 +103,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
         return 0;
     if (load_engine(ac, av))
         return 0;
-    return engine.alloc(sp, ac, av, fitgate_option_values());
+    return engine.alloc(sp, ac, av, fitgate_option_values(), FITGATE_OPT_COUNT);
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
@@ -113,7 +113,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     fitgate_options_from_env(sp);
     if (!fitgate_tagged() || load_engine(ac, av))
         return 0;
-    engine.step_fails = engine.stepd(sp, ac, av, fitgate_option_values()) == 1;
+    engine.step_fails = engine.stepd(sp, ac, av, fitgate_option_values(), FITGATE_OPT_COUNT) == 1;
     return 0;
 }
 

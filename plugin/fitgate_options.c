@@ -15,36 +15,13 @@ static char *values[FITGATE_OPT_COUNT];
 
 static int option_cb(int val, const char *optarg, int remote);
 
-/* name, arg, usage, has_arg, val, cb: the SPANK option table. */
+/* name, arg, usage, has_arg, val, cb: the SPANK option table, one row per line of
+ * engine/jobopts.def (a header of data: no engine code is linked here). */
 static struct spank_option table[] = {
-    {"ft-model", "ID",
-     "[fitgate] model to check: org/name[@rev], a directory or a config.json; jobs without it "
-     "are not checked", 1, FITGATE_OPT_MODEL, option_cb},
-    {"ft-mode", "MODE", "[fitgate] full|lora|qlora|serve (default full)", 1, FITGATE_OPT_MODE,
-     option_cb},
-    {"ft-seq-len", "N", "[fitgate] tokens per sample (default 2048, or the model's context)", 1,
-     FITGATE_OPT_SEQ_LEN, option_cb},
-    {"ft-batch", "N", "[fitgate] micro-batch per GPU (default 1)", 1, FITGATE_OPT_BATCH,
-     option_cb},
-    {"ft-lora-rank", "R", "[fitgate] LoRA rank (default 16)", 1, FITGATE_OPT_LORA_RANK,
-     option_cb},
-    {"ft-lora-targets", "LIST", "[fitgate] all-linear|attn|qv|q,v,... (default all-linear)", 1,
-     FITGATE_OPT_LORA_TARGETS, option_cb},
-    {"ft-precision", "P", "[fitgate] bf16-mixed|bf16|fp16-mixed|fp32 (default bf16-mixed)", 1,
-     FITGATE_OPT_PRECISION, option_cb},
-    {"ft-optimizer", "O", "[fitgate] adamw|adamw-fused|adamw-8bit|sgd (default adamw)", 1,
-     FITGATE_OPT_OPTIMIZER, option_cb},
-    {"ft-quant", "Q", "[fitgate] QLoRA base quantization nf4|nf4-dq|int8", 1, FITGATE_OPT_QUANT,
-     option_cb},
-    {"ft-zero", "Z", "[fitgate] ZeRO stage 0..3", 1, FITGATE_OPT_ZERO, option_cb},
-    {"ft-grad-ckpt", NULL, "[fitgate] gradient checkpointing", 0, FITGATE_OPT_GRAD_CKPT,
-     option_cb},
-    {"ft-gpu", "NAME", "[fitgate] the card, when the job's --gres/--gpus names none", 1,
-     FITGATE_OPT_GPU, option_cb},
-    {"ft-gpus", "N", "[fitgate] GPUs, when the job asks for them some other way", 1,
-     FITGATE_OPT_GPUS, option_cb},
-    {"ft-attention", "A", "[fitgate] sdpa|eager: the job's attn_implementation (default sdpa)", 1,
-     FITGATE_OPT_ATTENTION, option_cb},
+#define FG_JOBOPT(id, name, arg, has_arg, help)                                                \
+    {"ft-" name, arg, "[fitgate] " help, has_arg, FITGATE_OPT_##id, option_cb},
+#include "jobopts.def"
+#undef FG_JOBOPT
 };
 #define NOPTS (sizeof table / sizeof table[0])
 _Static_assert(NOPTS == FITGATE_OPT_COUNT, "one table row per option");

@@ -33,7 +33,7 @@ static struct {
 /* Messages in the job's output: slurmstepd shows errors there, not info lines. */
 static void say(const struct fg_decision *d)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < FG_DECIDE_LINES; i++)
         if (d->lines[i][0])
             slurm_error("%s", d->lines[i]);
 }
@@ -102,7 +102,7 @@ static void cannot_check(const char *what, const char *detail, const char *todo,
         return;
     }
     /* the job goes on: submission already said so; the node's log keeps the detail */
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < FG_DECIDE_LINES; i++)
         slurm_info("%s", d.lines[i]);
 }
 
@@ -147,16 +147,17 @@ static void check(spank_t sp, int ac, char **av)
         return;
     rules.shrink = false; /* the allocation exists: nothing to give back now */
 
-    struct fg_job job;
-    if (fitgate_job(&job, &err)) {
+    struct fg_jobspec spec;
+    if (fitgate_job(&spec, &err)) {
         cannot_check(model_arg, err.detail, NULL, pol.on_error);
         return;
     }
+    struct fg_job *job = &spec.job;
     /* A micro-batch lowered at submission is what the job runs. */
     uint32_t sub_mb = submitted_u32(sp, "MICRO_BATCH");
     uint32_t sub_accum = submitted_u32(sp, "GRAD_ACCUM");
-    if (sub_mb && sub_mb < job.batch)
-        job.batch = sub_mb;
+    if (sub_mb && sub_mb < job->batch)
+        job->batch = sub_mb;
 
     uint32_t on_node = env_u32(sp, "SLURM_GPUS_ON_NODE");
     if (!on_node)
@@ -246,14 +247,14 @@ static void check(spank_t sp, int ac, char **av)
     q.count = on_node;
     q.nodes = nodes;
     snprintf(q.partition, sizeof q.partition, "%s", part);
-    fitgate_model_label(model_arg, q.model, sizeof q.model);
+    fg_gate_model_label(model_arg, q.model, sizeof q.model);
 
     char user_dir[1024] = "";
     env(sp, "SLURM_SUBMIT_DIR", user_dir, sizeof user_dir);
     uid_t uid = geteuid();
     struct passwd *pw = getpwuid(uid);
     struct fg_model *m = NULL;
-    if (fitgate_load_model(&pol, model_arg, user_dir, pw ? pw->pw_name : NULL, (unsigned)uid,
+    if (fg_gate_load_model(&pol, model_arg, user_dir, pw ? pw->pw_name : NULL, (unsigned)uid,
                            true, &m, &err)) {
         /* it was read at submission, where OnError had its say */
         export_submitted_plan(sp, err.detail);
@@ -261,7 +262,7 @@ static void check(spank_t sp, int ac, char **av)
         return;
     }
     struct fg_assessment *a = calloc(1, sizeof *a);
-    if (!a || fg_assess(m, &job, &card, fg_request_total(&q), &rules, a, &err)) {
+    if (!a || fg_assess(m, &spec, &card, fg_request_total(&q), &rules, a, &err)) {
         cannot_check(model_arg, a ? err.detail : "out of memory", NULL, pol.on_error);
         free(a);
         fg_model_free(m);
@@ -283,7 +284,7 @@ static void check(spank_t sp, int ac, char **av)
         if (!d.fits)
             snprintf(d.lines[0], sizeof d.lines[0],
                      "fitgate: rejected on %.40s: %.120s (--ft-mode=%.8s) does not fit the %u x "
-                     "%.24s allocated here (%.80s)", node, q.model, fg_mode_name(job.mode), on_node,
+                     "%.24s allocated here (%.80s)", node, q.model, fg_mode_name(job->mode), on_node,
                      card.label, seen);
         say(&d);
         stepd.failed = true;
@@ -294,16 +295,16 @@ static void check(spank_t sp, int ac, char **av)
     if (d.resize_batch)
         say(&d);
     if (d.has_layout) {
-        if (sub_accum > d.layout.grad_accum && d.layout.micro_batch == job.batch)
+        if (sub_accum > d.layout.grad_accum && d.layout.micro_batch == job->batch)
             d.layout.grad_accum = sub_accum;
         if (fitgate_export(&d.layout, q.type, d.layout.gpus, setenv_cb, sp))
             slurm_error("fitgate: could not export FITGATE_* to the tasks");
     }
 }
 
-int fitgate_engine_stepd(spank_t sp, int ac, char **av, const char *const *values)
+int fitgate_engine_stepd(spank_t sp, int ac, char **av, const char *const *values, unsigned n)
 {
-    fitgate_use_options(values);
+    fitgate_use_options(values, n);
     fitgate_log_init();
     stepd.failed = false;
     check(sp, ac, av);

@@ -9,7 +9,7 @@
  *                within the partition's limits (MaxGPUs, MaxGPUsPerNode).
  *   fg_decide()  request + assessment + rules -> allow / warn / reject /
  *                resize, the request after the decision, the layout to
- *                export (FITGATE_*), and three lines for people:
+ *                export (FITGATE_*), and up to four lines for people:
  *                a verdict, the numbers, what to do.  No I/O, no engine
  *                calls, no allocation: unit tests feed it numbers.
  *
@@ -31,7 +31,9 @@
 
 #include "error.h"
 #include "fit.h"
+#include "framework.h"
 #include "gpu.h"
+#include "jobspec.h"
 #include "memory.h"
 #include "model.h"
 #include "plan.h"
@@ -64,30 +66,47 @@ void fg_request_spell(const struct fg_request *q, uint32_t count, uint32_t nodes
                       size_t cap);
 
 struct fg_assessment {
-    struct fg_job job;         /* as asked; dp = GPUs of the job when ZeRO is asked for */
-    uint32_t layers;           /* main-stack blocks (for the one-card layout) */
-    struct fg_estimate est;    /* at the job's micro-batch */
+    struct fg_job job;         /* as it runs: its layout's tp, pp, ep, dp and ZeRO stage */
+    const struct fg_framework *fw; /* borrowed (framework.h rows are static) */
+    uint32_t layers;           /* main-stack blocks */
+    struct fg_layout layout;   /* the job's own layout (declared, or the framework's default) */
+    struct fg_estimate est;    /* per GPU on that layout (its largest stage), at the micro-batch */
     bool have_card;            /* false: estimate only (the job named no known card) */
-    uint64_t usable;           /* one card after the CUDA context */
-    struct fg_fit fit;         /* the job's micro-batch on one card */
-    struct fg_plan plan;       /* layouts when one card is not enough (status FOUND or not) */
+    uint64_t usable;           /* one card after the CUDA context (serving: the engine's share) */
+    double headroom;           /* the headroom the fit used (1.0 inside a serving budget) */
+    double gpu_util;           /* serving engines: the share of the card (0: none) */
+    uint64_t engine_static;    /* serving engines: weights + the profile run's working set */
+    uint64_t kv_seq_bytes;     /* serving engines: KV cache (and state) of one sequence */
+    uint32_t need_min;         /* the fewest GPUs that run the job's layout as declared */
+    struct fg_fit fit;         /* the job's micro-batch on its layout */
+    struct fg_plan plan;       /* layouts the framework can run, when the job does not fit */
     bool planned;
-    struct fg_plan safe;       /* layouts under the conservative factor, for borderline jobs */
+    struct fg_plan safe;       /* the same under the conservative factor, for borderline jobs */
     bool safe_planned;
+    struct fg_plan alt;        /* layouts of any framework (suggestions only) */
+    bool alt_planned;
+    char override_reason[200]; /* --ft-override (copied); "" none */
 };
 
 /*
- * Assess job on model for gpus GPUs of card gpu (NULL: estimate only)
- * under rules r.  Engine errors pass through (FG_E_INVAL, FG_E_RANGE,
- * FG_E_OVERFLOW, FG_E_NOMEM) with their detail.
+ * Assess the job of spec (fg_jobspec_finish'ed) on model m for gpus GPUs of card gpu
+ * (NULL: estimate only) under rules r.  The job's layout is the one it declares (--tp,
+ * --pp, --ep, --cp, --dp), the rest derived from the GPU count, or its framework's
+ * default: data parallel over every GPU, ZeRO as asked (or the framework's own when it
+ * shards by default); serving engines split the model by TP over the GPUs they get.
+ * A layout the framework cannot run, that does not multiply to the GPU count, or that
+ * the model cannot take (TP must divide the heads, EP the experts) is FG_E_INVAL with
+ * the reason: the job's own options contradict each other.  Engine errors pass through
+ * (FG_E_RANGE, FG_E_OVERFLOW, FG_E_NOMEM) with their detail.
  */
-int fg_assess(const struct fg_model *m, const struct fg_job *job, const struct fg_gpu *gpu,
+int fg_assess(const struct fg_model *m, const struct fg_jobspec *spec, const struct fg_gpu *gpu,
               uint32_t gpus, const struct fg_rules *r, struct fg_assessment *out,
               struct fg_err *err);
 
 enum fg_decide_kind { FG_DECIDE_ALLOW, FG_DECIDE_WARN, FG_DECIDE_REJECT, FG_DECIDE_RESIZE };
 
 #define FG_DECIDE_LINE 400
+#define FG_DECIDE_LINES 4
 
 struct fg_decision {
     enum fg_decide_kind kind;
@@ -97,7 +116,9 @@ struct fg_decision {
     uint32_t count, nodes;     /* the request after the decision (same units as fg_request) */
     bool has_layout;           /* layout is meaningful (the job fits, as asked or resized) */
     struct fg_layout layout;   /* what to export as FITGATE_* */
-    char lines[3][FG_DECIDE_LINE]; /* verdict, numbers, what to do; all "" when silent */
+    bool overridden;           /* a rejection let through by --ft-override (AllowOverride=yes) */
+    /* verdict, numbers, what to do, other layouts (suggestions); "" when silent */
+    char lines[FG_DECIDE_LINES][FG_DECIDE_LINE];
 };
 
 /* The decision; see the top of this file.  Never fails. */

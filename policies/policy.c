@@ -53,6 +53,7 @@ static const struct key keys[] = {
     {"MinGPUsPerNode", K_UINT, 1, 1024, "1", ALL, R(min_gpus_node)},
     {"MaxGPUsPerNode", K_UINT, 1, 1024, "8", ALL, R(max_gpus_node)},
     {"ShrinkOverRequest", K_BOOL, 0, 0, "no", ALL, R(shrink)},
+    {"AllowOverride", K_BOOL, 0, 0, "no", ALL, R(allow_override)},
     {"ModelDirs", K_DIRS, 0, 0, "", SITE, P(model_dirs)},
     {"CacheDir", K_PATH, 0, 0, "", SITE, P(cache_dir)},
     {"HubEndpoint", K_URL, 0, 0, "https://huggingface.co", SITE, P(hub_endpoint)},

@@ -57,6 +57,7 @@ struct fg_rules {
     uint32_t min_gpus, max_gpus;          /* per job: resize stays within */
     uint32_t min_gpus_node, max_gpus_node; /* per node: also the planner's TP limit */
     bool shrink;               /* ShrinkOverRequest: lower a request larger than needed */
+    bool allow_override;       /* AllowOverride: --ft-override=REASON lets a rejected job through */
 };
 
 #define FG_POLICY_MAX_PARTS 64

@@ -254,7 +254,7 @@ static void slurm_says(const char *name, const char *value)
 
 static int submit(int ac, char **av)
 {
-    return fitgate_engine_alloc(NULL, ac, av, values);
+    return fitgate_engine_alloc(NULL, ac, av, values, FITGATE_OPT_COUNT);
 }
 
 static bool said(const char *s)
@@ -469,7 +469,7 @@ static void stepd_should_fail_the_step_when_the_real_gpus_are_smaller(void **sta
     put(fake.env, "SLURM_GPUS_ON_NODE", "1");
     put(fake.env, "SLURM_JOB_GPUS", "0");
     char *av[] = {topo_arg};
-    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values), 1);
+    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values, FITGATE_OPT_COUNT), 1);
     assert_true(said("E: fitgate: rejected on "));
     assert_true(said("does not fit the 1 x T4 16 GB allocated here"));
     assert_null(get(fake.task_env, 32, "FITGATE_GPUS"));
@@ -484,7 +484,7 @@ static void stepd_should_export_the_plan_when_the_gpus_hold_it(void **state)
     put(fake.env, "SLURM_STEP_GPUS", "0-7");
     put(fake.env, "SLURM_JOB_PARTITION", "gpu");
     char *av[] = {topo_arg};
-    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values), 0);
+    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values, FITGATE_OPT_COUNT), 0);
     assert_string_equal(get(fake.task_env, 32, "FITGATE_GPUS"), "8");
     assert_string_equal(get(fake.task_env, 32, "FITGATE_CARD"), "t4");
     assert_non_null(get(fake.task_env, 32, "FITGATE_PP_SPLIT"));
@@ -498,7 +498,7 @@ static void stepd_should_judge_by_the_node_when_slurm_numbers_do_not_map(void **
     put(fake.env, "SLURM_GPUS_ON_NODE", "1");
     put(fake.env, "SLURM_JOB_GPUS", "12"); /* gres.conf order beyond the topology's 8 GPUs */
     char *av[] = {topo_arg};
-    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values), 0);
+    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values, FITGATE_OPT_COUNT), 0);
     assert_string_equal(get(fake.task_env, 32, "FITGATE_CARD"), "t4");
 }
 
@@ -512,7 +512,7 @@ static void stepd_should_pass_on_the_submitted_plan_when_the_model_is_unreadable
     put(fake.env, "SLURM_SPANK_FITGATE_TP", "2");
     put(fake.env, "SLURM_SPANK_FITGATE_MICRO_BATCH", "1");
     char *av[] = {topo_arg, "onerror=reject", "hubendpoint=http://127.0.0.1:9"};
-    assert_int_equal(fitgate_engine_stepd(NULL, 3, av, values), 0); /* no hub from the node */
+    assert_int_equal(fitgate_engine_stepd(NULL, 3, av, values, FITGATE_OPT_COUNT), 0); /* no hub from the node */
     assert_string_equal(get(fake.task_env, 32, "FITGATE_TP"), "2");
     assert_string_equal(get(fake.task_env, 32, "FITGATE_MICRO_BATCH"), "1");
     assert_false(said("E: "));
@@ -530,7 +530,7 @@ static void stepd_should_unpack_the_plan_submitted_as_one_variable(void **state)
         "pipeline_model_parallel_size=1;CARD=t4");
     put(fake.env, "SLURM_SPANK_FITGATE_GPUS", "2"); /* a value sent alone: read too */
     char *av[] = {topo_arg, "onerror=reject", "hubendpoint=http://127.0.0.1:9"};
-    assert_int_equal(fitgate_engine_stepd(NULL, 3, av, values), 0);
+    assert_int_equal(fitgate_engine_stepd(NULL, 3, av, values, FITGATE_OPT_COUNT), 0);
     assert_string_equal(get(fake.task_env, 32, "FITGATE_TP"), "2");
     assert_string_equal(get(fake.task_env, 32, "FITGATE_PP_SPLIT"), "0-27");
     assert_string_equal(get(fake.task_env, 32, "FITGATE_NEMO_OVERRIDES"),
@@ -545,7 +545,7 @@ static void stepd_should_not_check_a_step_without_gpus(void **state)
     (void)state;
     values[FITGATE_OPT_MODEL] = NEMO;
     char *av[] = {topo_arg};
-    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values), 0);
+    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values, FITGATE_OPT_COUNT), 0);
     assert_string_equal(fake.msgs, "");
 }
 
@@ -555,13 +555,13 @@ static void model_label_should_name_paths_by_directory(void **state)
 {
     (void)state;
     char b[160];
-    fitgate_model_label("/srv/models/org--name/", b, sizeof b);
+    fg_gate_model_label("/srv/models/org--name/", b, sizeof b);
     assert_string_equal(b, "org--name");
-    fitgate_model_label("./m/config.json", b, sizeof b);
+    fg_gate_model_label("./m/config.json", b, sizeof b);
     assert_string_equal(b, "m");
-    fitgate_model_label("Qwen/Qwen3-8B@refs/pr/1", b, sizeof b);
+    fg_gate_model_label("Qwen/Qwen3-8B@refs/pr/1", b, sizeof b);
     assert_string_equal(b, "Qwen/Qwen3-8B@refs/pr/1");
-    fitgate_model_label("org/name", b, sizeof b);
+    fg_gate_model_label("org/name", b, sizeof b);
     assert_string_equal(b, "org/name");
 }
 

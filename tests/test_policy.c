@@ -306,6 +306,11 @@ static void assessment(struct fg_assessment *a, double s, double p, uint64_t bat
     a->est.total_bytes = a->est.static_bytes + batch * a->est.per_sample_bytes;
     a->have_card = true;
     a->usable = (uint64_t)(usable * 1e9);
+    a->headroom = r->headroom;
+    a->fw = fg_framework_default();
+    a->need_min = 1;
+    a->layout = (struct fg_layout){.gpus = 1, .tp = 1, .pp = 1, .ep = 1, .dp = 1,
+                                   .cut = {0, 56}, .micro_batch = batch, .grad_accum = 1};
     struct fg_fit_opts fo = {.headroom = r->headroom, .conservative = r->conservative};
     fg_fit_card(&a->est, a->usable, &fo, &a->fit);
 }
@@ -644,8 +649,10 @@ static void assess_should_plan_nemotron_lora_on_four_t4(void **state)
     assert_non_null(t4);
     struct fg_rules r;
     rules_default(&r);
-    struct fg_job job;
-    fg_job_defaults(&job, FG_MODE_LORA);
+    struct fg_jobspec job;
+    fg_jobspec_init(&job, NULL);
+    assert_int_equal(fg_jobspec_set(&job, FG_JOBOPT_MODE, "lora", &err), 0);
+    assert_int_equal(fg_jobspec_finish(&job, &err), 0);
     struct fg_assessment a;
     assert_int_equal(fg_assess(m, &job, t4, 1, &r, &a, &err), 0);
     assert_int_equal(a.fit.verdict, FG_FIT_SPLIT);

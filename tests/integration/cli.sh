@@ -29,7 +29,7 @@ expect 0 'fits with 1 x' -- $FG check $M/Qwen--Qwen3-0.6B --mode lora --gpu a100
 expect 1 'does not fit with 1 x T4' -- $FG check $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --mode lora --gpu t4 --gpus 1
 expect 0 'fits with 2 x' -- $FG check $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --gpu h200 --gpus 2
 # ZeRO over the GPUs asked for, as the plugin assesses it: per GPU, one card holds it
-expect 0 'sharded over DP.*fits: needs' -- sh -c "$FG check $M/meta-llama--Llama-3.1-8B --mode full --zero 3 --gpu h100_sxm --gpus 8 | tr '\n' ' '"
+expect 0 'sharded over DP.*fits with 8 x' -- sh -c "$FG check $M/meta-llama--Llama-3.1-8B --mode full --zero 3 --gpu h100_sxm --gpus 8 | tr '\n' ' '"
 expect 0 'read as a generic decoder' -- sh -c "printf '%s' '{\"model_type\":\"brandnew\",\"hidden_size\":64,\"num_hidden_layers\":2,\"num_attention_heads\":4,\"vocab_size\":100}' > $tmp/g.json && $FG plan $tmp/g.json"
 
 # bad input: one clear error, exit 2
@@ -47,12 +47,12 @@ mkdir -p "$tmp/empty"
 expect 2 'empty: directory has no config.json' -- $FG plan "$tmp/empty"
 expect 2 'no such file' -- $FG plan "$tmp/nope/config.json"
 expect 2 "mode 'pretrain' is not one of full\\|lora\\|qlora\\|serve" -- $FG plan $M/Qwen--Qwen3-0.6B --mode pretrain
-expect 2 "--batch '0' is not a whole number" -- $FG plan $M/Qwen--Qwen3-0.6B --batch 0
-expect 2 "--seq-len '12x' is not a whole number" -- $FG plan $M/Qwen--Qwen3-0.6B --seq-len 12x
+expect 2 "--batch=0: expected a whole number" -- $FG plan $M/Qwen--Qwen3-0.6B --batch 0
+expect 2 "--seq-len=12x: expected a whole number" -- $FG plan $M/Qwen--Qwen3-0.6B --seq-len 12x
 expect 2 "unknown GPU 'h900'" -- $FG plan $M/Qwen--Qwen3-0.6B --gpu h900
-expect 2 'required' -- $FG check $M/Qwen--Qwen3-0.6B --gpu h100
+expect 1 'asks for no GPU' -- $FG check $M/Qwen--Qwen3-0.6B --gpu h100
 expect 2 "unknown option '--frobnicate'" -- $FG plan $M/Qwen--Qwen3-0.6B --frobnicate
-expect 2 "--batch '1\\?\\[31m' is not a whole number" -- $FG plan $M/Qwen--Qwen3-0.6B --batch $'1\x1b[31m'
+expect 2 "--batch=1\\?\\[31m: expected a whole number" -- $FG plan $M/Qwen--Qwen3-0.6B --batch $'1\x1b[31m'
 expect 2 "unknown GPU 'x\\?\\[31my'" -- $FG plan $M/Qwen--Qwen3-0.6B --gpu $'x\x1b[31my'
 expect 2 'match no linear layer' -- $FG plan $M/Qwen--Qwen3-0.6B --mode lora --lora-targets nothing_here
 

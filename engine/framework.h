@@ -1,0 +1,73 @@
+/*
+ * framework.h - what a training or serving framework keeps, as table rows.
+ *
+ * "LoRA, bf16 mixed" is not one job: Lightning keeps an fp32 base under
+ * autocast, HF Trainer + peft a bf16 base; Megatron keeps bf16 parameters
+ * and its fp32 master copy inside a distributed optimizer; vLLM takes a share
+ * of the card up front.  A row names, for one framework, the layouts it can
+ * run and the defaults and meanings it gives the job's options, each with
+ * its source in that framework's code (framework.c).  The estimator reads
+ * only the job fields a row sets (memory.h); nothing downstream asks which
+ * framework it was.
+ *
+ * Rows are static and never NULL once found; lookups return NULL for an
+ * unknown name.  Nothing here allocates or prints.
+ */
+#ifndef FG_FRAMEWORK_H
+#define FG_FRAMEWORK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "memory.h"
+
+/* Layout dimensions a framework can run (bits of fg_framework.layouts). */
+#define FG_LAY_TP 0x1u   /* Megatron-style tensor parallel */
+#define FG_LAY_PP 0x2u   /* pipeline stages (1F1B, or a naive layer split: see naive_pp) */
+#define FG_LAY_EP 0x4u   /* expert parallel */
+#define FG_LAY_CP 0x8u   /* context (sequence) parallel */
+#define FG_LAY_ZERO 0x10u /* ZeRO / FSDP sharding over the data-parallel ranks */
+
+struct fg_framework {
+    const char *name;          /* "hf" */
+    const char *aliases;       /* comma list of other spellings */
+    const char *label;         /* for people: "HF Trainer / accelerate / TRL + peft" */
+    unsigned layouts;          /* FG_LAY_* */
+    bool naive_pp;             /* PP is a layer split run one micro-batch at a time */
+    bool trains, serves;       /* the modes it runs */
+    bool lora_base_torch_dtype;/* LoRA under mixed precision: the base stays in the dtype it
+                                  was loaded in (bf16), autocast only computes in it */
+    enum fg_precision full_precision; /* a full fine-tune's default */
+    enum fg_master master;     /* where the fp32 master copy of a full fine-tune lives */
+    unsigned main_grad_bytes;  /* with FG_MASTER_OPTIMIZER: gradient buffer bytes (4: fp32) */
+    enum fg_optimizer optimizer;
+    bool chunked_ce;           /* its loss never holds the whole fp32 logits */
+    bool grad_ckpt;            /* recomputes activations by default */
+    bool unsharded_copy;       /* FSDP ranks keep a whole weight copy beside their shard */
+    uint32_t dp_zero;          /* the ZeRO stage it shards with over several ranks unless told */
+    double gpu_util;           /* serving: share of the card the engine takes (0: none) */
+    const char *source;        /* where the row's facts come from */
+};
+
+/* The row for a name or alias (case-insensitive); NULL when unknown. */
+const struct fg_framework *fg_framework_find(const char *name);
+
+/* The row of the default framework (hf); never NULL. */
+const struct fg_framework *fg_framework_default(void);
+
+/* Row i of the table (NULL past the end), for listings. */
+const struct fg_framework *fg_framework_at(size_t i);
+
+/* "hf, lit-gpt, ..." into buf: every row's name. */
+void fg_framework_names(char *buf, size_t cap);
+
+/* "Megatron/NeMo" etc.: the frameworks whose layouts include every bit of need, by label,
+ * into buf ("" when none). */
+void fg_framework_who_runs(unsigned need, char *buf, size_t cap);
+
+/* The layout bits a layout needs: FG_LAY_TP when tp > 1, and so on. */
+unsigned fg_framework_needs(uint32_t tp, uint32_t pp, uint32_t ep, uint32_t cp, uint32_t zero);
+
+#endif

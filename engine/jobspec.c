@@ -1,0 +1,266 @@
+/*
+ * jobspec.c - the job options of jobopts.def, parsed once for every front
+ * end, and the framework's defaults (jobspec.h).
+ */
+#include "jobspec.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const struct fg_jobopt rows[] = {
+#define FG_JOBOPT(id, name, arg, has_arg, help) {name, arg, help},
+#include "jobopts.def"
+#undef FG_JOBOPT
+};
+_Static_assert(sizeof rows / sizeof rows[0] == FG_JOBOPT_COUNT, "one row per option");
+_Static_assert(FG_JOBOPT_COUNT <= 64, "given is a 64-bit set");
+
+const struct fg_jobopt *fg_jobopt_at(unsigned id)
+{
+    return id < FG_JOBOPT_COUNT ? &rows[id] : NULL;
+}
+
+int fg_jobopt_find(const char *name)
+{
+    char want[64];
+    if (!name)
+        return -1;
+    if (!strncmp(name, "ft-", 3) || !strncmp(name, "ft_", 3))
+        name += 3;
+    size_t n = strlen(name);
+    if (n >= sizeof want)
+        return -1;
+    for (size_t i = 0; i <= n; i++)
+        want[i] = name[i] == '_' ? '-' : name[i];
+    for (unsigned i = 0; i < FG_JOBOPT_COUNT; i++)
+        if (!strcmp(rows[i].name, want))
+            return (int)i;
+    return -1;
+}
+
+void fg_jobspec_init(struct fg_jobspec *s, const char *spelling)
+{
+    memset(s, 0, sizeof *s);
+    fg_job_defaults(&s->job, FG_MODE_FULL);
+    snprintf(s->spelling, sizeof s->spelling, "%s", spelling ? spelling : "--");
+}
+
+bool fg_jobspec_declares_layout(const struct fg_jobspec *s)
+{
+    return s->tp || s->pp || s->ep || s->cp || s->dp;
+}
+
+static int parse_u64(const char *v, uint64_t min, uint64_t max, uint64_t *out)
+{
+    char *end;
+    if (!v || *v < '0' || *v > '9')
+        return -1;
+    errno = 0;
+    unsigned long long u = strtoull(v, &end, 10);
+    if (errno || *end || u < min || u > max)
+        return -1;
+    *out = u;
+    return 0;
+}
+
+static int parse_flag(const char *v, bool *out)
+{
+    if (!v || !*v || !strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true"))
+        *out = true;
+    else if (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false"))
+        *out = false;
+    else
+        return -1;
+    return 0;
+}
+
+/* Whole-number bounds per option (0, 0: not a number). */
+static const struct {
+    unsigned id;
+    uint64_t min, max;
+} bounds[] = {
+    {FG_JOBOPT_SEQ_LEN, 1, FG_MAX_SEQ}, {FG_JOBOPT_BATCH, 1, 1u << 20},
+    {FG_JOBOPT_LORA_RANK, 1, 65536},    {FG_JOBOPT_ZERO, 0, 3},
+    {FG_JOBOPT_GPUS, 1, 65535},         {FG_JOBOPT_TP, 1, 1024},
+    {FG_JOBOPT_PP, 1, 64},              {FG_JOBOPT_EP, 1, 1024},
+    {FG_JOBOPT_CP, 1, 1024},            {FG_JOBOPT_DP, 1, 65535},
+};
+
+static int copy_text(char *dst, size_t cap, const char *v, const char *sp, const char *name,
+                     struct fg_err *err)
+{
+    if (!v || !*v)
+        return fg_err_set(err, FG_E_INVAL, "%s%s needs a value", sp, name);
+    if (strlen(v) >= cap)
+        return fg_err_set(err, FG_E_RANGE, "%s%s: at most %zu characters", sp, name, cap - 1);
+    memcpy(dst, v, strlen(v) + 1);
+    return 0;
+}
+
+int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_err *err)
+{
+    if (id >= FG_JOBOPT_COUNT)
+        return fg_err_set(err, FG_E_INVAL, "no job option number %u", id);
+    const char *name = rows[id].name, *sp = s->spelling;
+    struct fg_job *j = &s->job;
+    uint64_t u = 0;
+    int rc = 0, ext = 0; /* ext: the error comes from a parser that does not name the option */
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++) {
+        if (bounds[i].id != id)
+            continue;
+        if (parse_u64(v, bounds[i].min, bounds[i].max, &u))
+            return fg_err_set(err, FG_E_RANGE, "%s%s=%.40s: expected a whole number in "
+                              "%llu..%llu", sp, name, v ? v : "", (unsigned long long)bounds[i].min,
+                              (unsigned long long)bounds[i].max);
+    }
+    if (!rows[id].arg) {
+        bool on;
+        if (parse_flag(v, &on))
+            return fg_err_set(err, FG_E_INVAL, "%s%s is a flag: it takes no value, or yes/no",
+                              sp, name);
+        u = on;
+    }
+    switch ((enum fg_jobopt_id)id) {
+    case FG_JOBOPT_MODEL: rc = copy_text(s->model, sizeof s->model, v, sp, name, err); break;
+    case FG_JOBOPT_MODE: rc = ext = fg_mode_parse(v, &j->mode, err); break;
+    case FG_JOBOPT_SEQ_LEN: j->seq_len = u; break;
+    case FG_JOBOPT_BATCH: j->batch = u; break;
+    case FG_JOBOPT_LORA_RANK: j->lora_rank = (uint32_t)u; break;
+    case FG_JOBOPT_LORA_TARGETS: rc = ext = fg_lora_targets_parse(v, j, err); break;
+    case FG_JOBOPT_PRECISION: rc = ext = fg_precision_parse(v, &j->precision, err); break;
+    case FG_JOBOPT_OPTIMIZER: rc = ext = fg_optimizer_parse(v, &j->optimizer, err); break;
+    case FG_JOBOPT_QUANT: rc = ext = fg_quant_parse(v, &j->quant, err); break;
+    case FG_JOBOPT_ZERO: j->zero = (uint32_t)u; break;
+    case FG_JOBOPT_GRAD_CKPT: j->grad_ckpt = u; break;
+    case FG_JOBOPT_GPU: rc = copy_text(s->gpu, sizeof s->gpu, v, sp, name, err); break;
+    case FG_JOBOPT_GPUS: s->gpus = (uint32_t)u; break;
+    case FG_JOBOPT_ATTENTION: rc = ext = fg_attention_parse(v, &j->attention, err); break;
+    case FG_JOBOPT_FRAMEWORK:
+        if (!(s->fw = fg_framework_find(v))) {
+            char names[256];
+            fg_framework_names(names, sizeof names);
+            rc = fg_err_set(err, FG_E_INVAL, "%s%s: framework '%.40s' is not one of %s", sp,
+                            name, v ? v : "", names);
+        }
+        break;
+    case FG_JOBOPT_TP: s->tp = (uint32_t)u; break;
+    case FG_JOBOPT_PP: s->pp = (uint32_t)u; break;
+    case FG_JOBOPT_EP: s->ep = (uint32_t)u; break;
+    case FG_JOBOPT_CP: s->cp = (uint32_t)u; break;
+    case FG_JOBOPT_DP: s->dp = (uint32_t)u; break;
+    case FG_JOBOPT_OFFLOAD: rc = ext = fg_offload_parse(v, &j->offload, err); break;
+    case FG_JOBOPT_UNSHARDED_COPY: j->unsharded_copy = u; break;
+    case FG_JOBOPT_CHUNKED_CE: j->chunked_ce = u; break;
+    case FG_JOBOPT_OVERRIDE:
+        rc = copy_text(s->override_reason, sizeof s->override_reason, v, sp, name, err);
+        break;
+    case FG_JOBOPT_GPU_UTIL: {
+        char *end;
+        errno = 0;
+        double d = v ? strtod(v, &end) : 0;
+        if (!v || !*v || errno || *end || !(d > 0.05 && d <= 1.0))
+            rc = fg_err_set(err, FG_E_RANGE, "%s%s=%.40s: expected a share of the card in "
+                            "0.05..1", sp, name, v ? v : "");
+        else
+            s->gpu_util = d;
+        break;
+    }
+    case FG_JOBOPT_COUNT: break;
+    }
+    if (rc && ext)
+        fg_err_prefix(err, "%s%s", sp, name);
+    if (rc)
+        return rc;
+    s->given |= 1ull << id;
+    return 0;
+}
+
+static void note(struct fg_jobspec *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(struct fg_jobspec *s, const char *fmt, ...)
+{
+    if (s->n_notes >= FG_JOBSPEC_NOTES)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->notes[s->n_notes++], sizeof s->notes[0], fmt, ap);
+    va_end(ap);
+}
+
+int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
+{
+    struct fg_job *j = &s->job, d;
+    if (!s->fw)
+        s->fw = fg_framework_default();
+    const struct fg_framework *fw = s->fw;
+    bool serve = j->mode == FG_MODE_SERVE;
+    if (serve && !fw->serves)
+        return fg_err_set(err, FG_E_INVAL, "--framework %s does not serve models; use "
+                          "--framework vllm or sglang for --mode serve", fw->name);
+    if (!serve && !fw->trains)
+        return fg_err_set(err, FG_E_INVAL, "--framework %s serves models; it does not run "
+                          "--mode %s", fw->name, fg_mode_name(j->mode));
+    fg_job_defaults(&d, j->mode);
+#define KEEP(id, field)                                                                        \
+    do {                                                                                       \
+        if (!fg_jobspec_given(s, FG_JOBOPT_##id))                                              \
+            j->field = d.field;                                                                \
+    } while (0)
+    KEEP(SEQ_LEN, seq_len);
+    KEEP(BATCH, batch);
+    KEEP(LORA_RANK, lora_rank);
+    KEEP(QUANT, quant);
+    KEEP(ZERO, zero);
+    KEEP(ATTENTION, attention);
+    KEEP(OFFLOAD, offload);
+#undef KEEP
+    if (!fg_jobspec_given(s, FG_JOBOPT_LORA_TARGETS)) {
+        j->lora_targets = d.lora_targets;
+        memcpy(j->lora_list, d.lora_list, sizeof j->lora_list);
+    }
+    if (j->mode == FG_MODE_QLORA && j->quant == FG_QUANT_NONE)
+        j->quant = FG_QUANT_NF4;
+    bool lora = j->mode == FG_MODE_LORA || j->mode == FG_MODE_QLORA;
+    if (!serve) {
+        if (!fg_jobspec_given(s, FG_JOBOPT_PRECISION))
+            j->precision = j->mode == FG_MODE_FULL ? fw->full_precision : d.precision;
+        if (!fg_jobspec_given(s, FG_JOBOPT_OPTIMIZER))
+            j->optimizer = fw->optimizer;
+        if (!fg_jobspec_given(s, FG_JOBOPT_CHUNKED_CE))
+            j->chunked_ce = fw->chunked_ce;
+        if (!fg_jobspec_given(s, FG_JOBOPT_GRAD_CKPT))
+            j->grad_ckpt = fw->grad_ckpt;
+        if (!fg_jobspec_given(s, FG_JOBOPT_UNSHARDED_COPY))
+            j->unsharded_copy = fw->unsharded_copy;
+    } else {
+        j->precision = d.precision;
+        j->optimizer = d.optimizer;
+    }
+    bool mixed = j->precision == FG_PREC_BF16_MIXED || j->precision == FG_PREC_FP16_MIXED;
+    if (lora && mixed && fw->lora_base_torch_dtype) {
+        j->precision = FG_PREC_BF16;
+        note(s, "%s: the LoRA base stays in the dtype it was loaded in (bf16); mixed precision "
+                "autocasts the compute only, the adapters are fp32", fw->name);
+    }
+    if (j->mode == FG_MODE_FULL && fw->master == FG_MASTER_OPTIMIZER &&
+        j->precision != FG_PREC_FP32) {
+        if (mixed)
+            note(s, "%s: bf16 parameters with the fp32 master copy in the optimizer", fw->name);
+        j->precision = FG_PREC_BF16;
+        j->master = FG_MASTER_OPTIMIZER;
+        j->main_grad_bytes = fw->main_grad_bytes;
+    }
+    if (j->offload == FG_OFFLOAD_PARAMS && fg_jobspec_given(s, FG_JOBOPT_ZERO) && j->zero < 3)
+        return fg_err_set(err, FG_E_INVAL, "--offload params needs --zero 3 (ZeRO-3 / FSDP "
+                          "full shard): parameters are offloaded shard by shard");
+    if (j->offload != FG_OFFLOAD_NONE && !(fw->layouts & FG_LAY_ZERO))
+        return fg_err_set(err, FG_E_INVAL, "--framework %s has no CPU offload (it runs no "
+                          "ZeRO / FSDP)", fw->name);
+    if (!s->gpu_util)
+        s->gpu_util = fw->gpu_util;
+    j->cp = s->cp;
+    return 0;
+}

@@ -1,0 +1,218 @@
+/*
+ * gate.c - the one assess path (gate.h) and Slurm's GPU request spellings.
+ */
+#include "gate.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config.h"
+#include "source.h"
+
+void fg_gate_run(const struct fg_model *m, const struct fg_jobspec *spec,
+                 const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,
+                 struct fg_gate *out)
+{
+    struct fg_err err = {0};
+    memset(out, 0, sizeof *out);
+    out->rc = fg_assess(m, spec, q->gpu, fg_request_total(q), r, &out->a, &err);
+    if (!out->rc) {
+        out->assessed = true;
+        fg_decide(q, &out->a, r, &out->d);
+        return;
+    }
+    snprintf(out->detail, sizeof out->detail, "%.255s", err.detail);
+    if (out->rc == FG_E_INVAL) {
+        /* the job's own options contradict each other: the user's to fix */
+        memset(&out->d, 0, sizeof out->d);
+        out->d.kind = FG_DECIDE_REJECT;
+        snprintf(out->d.lines[0], FG_DECIDE_LINE, "fitgate: rejected: %.370s", err.detail);
+        return;
+    }
+    fg_decide_error(q->model, err.detail, NULL, on_error, &out->d);
+}
+
+bool fg_gpu_count_parse(const char *s, size_t n, uint32_t *out)
+{
+    uint64_t v = 0;
+    if (!n)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+        if (v > 65535)
+            return false;
+    }
+    *out = (uint32_t)v;
+    return v > 0;
+}
+
+/*
+ * The GPU entry of a gres list ("gres:gpu:h100:2,gres:mps:100"; "gpu",
+ * "gpu:4", "gpu:t4") or of a --gpus value ("h100:2", "2").  Returns true
+ * when one was found; type "" when untyped, count 1 when the entry has none.
+ */
+bool fg_gpu_spec_parse(const char *spec, bool gres, char *type, size_t cap, uint32_t *count)
+{
+    const char *s = spec;
+    while (*s) {
+        size_t n = strcspn(s, ",");
+        const char *e = s;
+        size_t len = n;
+        if (gres) {
+            if (len > 5 && (!strncmp(e, "gres:", 5) || !strncmp(e, "gres/", 5)))
+                e += 5, len -= 5;
+            if (len >= 3 && !strncmp(e, "gpu", 3) && (len == 3 || e[3] == ':')) {
+                e += 3;
+                len -= 3;
+                if (len)
+                    e++, len--;
+            } else {
+                s += n;
+                if (*s == ',')
+                    s++;
+                continue;
+            }
+        }
+        /* e[0..len): "", "4", "t4", "t4:4" (a "(S:0-1)" socket suffix is ignored) */
+        const char *paren = memchr(e, '(', len);
+        if (paren)
+            len = (size_t)(paren - e);
+        const char *colon = memchr(e, ':', len);
+        type[0] = '\0';
+        *count = 1;
+        if (colon) {
+            size_t tl = (size_t)(colon - e);
+            snprintf(type, cap, "%.*s", (int)(tl < cap ? tl : cap - 1), e);
+            if (!fg_gpu_count_parse(colon + 1, len - tl - 1, count))
+                *count = 1;
+        } else if (!fg_gpu_count_parse(e, len, count)) {
+            snprintf(type, cap, "%.*s", (int)(len < cap ? len : cap - 1), e);
+            *count = 1;
+        }
+        return true;
+    }
+    return false;
+}
+
+
+bool fg_request_from_option(struct fg_request *q, const char *opt, const char *value,
+                            uint32_t nodes, const struct fg_gpu_table *table)
+{
+    char type[32];
+    uint32_t count;
+    bool gres = !strcmp(opt, "gres");
+    if (!value || !fg_gpu_spec_parse(value, gres, type, sizeof type, &count))
+        return false;
+    q->via = gres ? FG_VIA_GRES : !strcmp(opt, "gpus") ? FG_VIA_GPUS : FG_VIA_GPUS_PER_NODE;
+    snprintf(q->type, sizeof q->type, "%s", type);
+    q->count = count;
+    q->nodes = nodes ? nodes : 1;
+    q->gpu = type[0] && table ? fg_gpu_find(table, type, NULL) : NULL;
+    return true;
+}
+
+/* CacheDir with %u (user name) and %U (uid) expanded. */
+static int expand_cache(const char *tmpl, const char *user, unsigned uid, char *out, size_t cap,
+                        struct fg_err *err)
+{
+    size_t o = 0;
+    for (const char *s = tmpl; *s; s++) {
+        char piece[64];
+        const char *add = piece;
+        if (s[0] == '%' && s[1] == 'u') {
+            add = user && *user ? user : "unknown";
+            s++;
+        } else if (s[0] == '%' && s[1] == 'U') {
+            snprintf(piece, sizeof piece, "%u", uid);
+            s++;
+        } else {
+            piece[0] = *s;
+            piece[1] = '\0';
+        }
+        size_t n = strlen(add);
+        if (o + n >= cap)
+            return fg_err_set(err, FG_E_RANGE, "CacheDir=%s: too long once expanded", tmpl);
+        memcpy(out + o, add, n);
+        o += n;
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+int fg_gate_load_model(const struct fg_policy *p, const char *arg, const char *base_dir,
+                       const char *user, unsigned uid, bool offline, struct fg_model **out,
+                       struct fg_err *err)
+{
+    char full[PATH_MAX];
+    *out = NULL;
+    if (arg[0] != '/' && base_dir && *base_dir) {
+        if ((size_t)snprintf(full, sizeof full, "%s/%s", base_dir, arg) >= sizeof full)
+            return fg_err_set(err, FG_E_RANGE, "--ft-model path too long");
+    } else {
+        snprintf(full, sizeof full, "%s", arg);
+    }
+    struct stat st;
+    if (fg_source_arg_is_path(arg) || stat(full, &st) == 0)
+        return fg_model_load(full, out, err);
+
+    struct fg_model_id id;
+    int rc = fg_source_parse_id(arg, &id, err);
+    if (rc) {
+        fg_err_prefix(err, "--ft-model=%.200s is no file or directory here, and not an "
+                           "org/name id", arg);
+        return rc;
+    }
+    struct fg_source_opts o;
+    fg_source_opts_init(&o);
+    if (p->model_dirs[0] && (rc = fg_source_add_site_dirs(&o, p->model_dirs, err)))
+        return rc;
+    if (p->hub_endpoint[0] && !offline)
+        snprintf(o.endpoint, sizeof o.endpoint, "%s", p->hub_endpoint);
+    else
+        o.offline = true;
+    o.timeout_ms = p->hub_timeout_ms;
+    if (p->cache_dir[0] &&
+        (rc = expand_cache(p->cache_dir, user, uid, o.cache_dir, sizeof o.cache_dir, err)))
+        return rc;
+    struct fg_source_result *res = NULL;
+    if ((rc = fg_source_resolve(&o, &id, &res, err)))
+        return rc;
+    struct fg_config *doc = NULL;
+    rc = fg_config_parse(res->text, res->len, res->where, &doc, err);
+    if (!rc)
+        rc = fg_model_from_config(doc, arg, out, err);
+    fg_config_free(doc);
+    fg_source_result_free(res);
+    return rc;
+}
+
+
+void fg_gate_model_label(const char *arg, char *buf, size_t cap)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", arg);
+    size_t id_part = strcspn(tmp, "@"), slashes = 0;
+    for (size_t i = 0; i < id_part; i++)
+        slashes += tmp[i] == '/';
+    bool path = fg_source_arg_is_path(tmp) || slashes != 1;
+    if (path) {
+        size_t n = strlen(tmp);
+        while (n > 1 && tmp[n - 1] == '/')
+            tmp[--n] = '\0';
+        char *last = strrchr(tmp, '/');
+        if (last && !strcmp(last, "/config.json")) {
+            *last = '\0';
+            last = strrchr(tmp, '/');
+        }
+        if (last && last[1]) {
+            snprintf(buf, cap, "%.150s", last + 1);
+            return;
+        }
+    }
+    snprintf(buf, cap, "%.150s", arg);
+}
+

@@ -1,0 +1,77 @@
+/*
+ * gate.h - the one answer to "does this job fit, and if not, what would".
+ *
+ * Every front end asks here, with the same three inputs: the job
+ * (jobspec.h, finished), the GPUs it asks for (struct fg_request, in the
+ * job's own Slurm spelling) and the site's rules for its partition.  The SPANK
+ * plugin (submit side and node side), `fitgate check` (and through it the Lua
+ * filters) and `fitgate plan --gpu` all call fg_gate_run, so one job gets one
+ * verdict and one set of messages wherever it is asked about.
+ *
+ *   fg_gate_run()  fg_assess + fg_decide, with the errors mapped as the plugin
+ *                  always did: a job whose own options contradict each other
+ *                  (FG_E_INVAL: a layout its framework cannot run, LoRA targets
+ *                  that match nothing) is rejected whatever OnError says; any
+ *                  other failure follows OnError (fg_decide_error).
+ *
+ * Also here: the GPU request parsers both front ends read Slurm's spellings
+ * with.  Ownership: struct fg_gate is plain data the caller owns (about
+ * 40 KB: allocate it, do not put it on a small stack).
+ */
+#ifndef FG_GATE_H
+#define FG_GATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decide.h"
+
+struct fg_gate {
+    struct fg_assessment a;  /* meaningful when assessed */
+    bool assessed;
+    struct fg_decision d;    /* always filled */
+    int rc;                  /* the engine error behind d, 0 when assessed */
+    char detail[256];        /* its detail (cut to fit) */
+};
+
+/* Never fails: the decision says what happened.  gpus of the request, card q->gpu. */
+void fg_gate_run(const struct fg_model *m, const struct fg_jobspec *spec,
+                 const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,
+                 struct fg_gate *out);
+
+/* Whole decimal count in s[0..n) within 1..65535. */
+bool fg_gpu_count_parse(const char *s, size_t n, uint32_t *out);
+
+/*
+ * The GPU entry of a gres list ("gres:gpu:h100:2,gres:mps:100"; "gpu", "gpu:4",
+ * "gpu:t4") when gres, else of a --gpus value ("h100:2", "2").  Returns true when one was
+ * found; type "" when untyped, count 1 when the entry has none.
+ */
+bool fg_gpu_spec_parse(const char *spec, bool gres, char *type, size_t cap, uint32_t *count);
+
+/*
+ * A request from one of Slurm's GPU options as the job spelled it: opt is "gres",
+ * "gpus" or "gpus-per-node", value its value; nodes >= 1.  The card is looked up in table
+ * (NULL when the type is unknown or absent: see fg_request.gpu).  false when the value
+ * names no GPU.
+ */
+bool fg_request_from_option(struct fg_request *q, const char *opt, const char *value,
+                            uint32_t nodes, const struct fg_gpu_table *table);
+
+/*
+ * The model a job names, as every front end reads it: a path (relative paths resolved
+ * against base_dir, which may be NULL for the current directory: the same rule,
+ * fg_source_arg_is_path, everywhere) or org/name[@rev] through the policy's model
+ * directories, cache (CacheDir: user names its %u, uid its %U) and hub (within
+ * HubTimeout).  offline keeps the hub out (compute nodes, slurmctld): the caches and site
+ * directories still answer.  The caller frees *out with fg_model_free.
+ */
+int fg_gate_load_model(const struct fg_policy *p, const char *arg, const char *base_dir,
+                       const char *user, unsigned uid, bool offline, struct fg_model **out,
+                       struct fg_err *err);
+
+/* The model for messages: an id as given, a path by its last directory name. */
+void fg_gate_model_label(const char *arg, char *buf, size_t cap);
+
+#endif
