@@ -138,6 +138,12 @@ static cJSON *model_json(const struct fg_model *m)
     cJSON_AddStringToObject(o, "model_type", m->model_type);
     cJSON_AddStringToObject(o, "reader", m->reader);
     cJSON_AddBoolToObject(o, "generic", m->generic);
+    cJSON_AddStringToObject(o, "certainty", fg_certainty_name(m->certainty));
+    if (m->certainty == FG_CERT_UNSURE)
+        cJSON_AddStringToObject(o, "unsure_key", m->unsure_key);
+    cJSON *as = cJSON_AddArrayToObject(o, "assumptions");
+    for (size_t i = 0; i < m->n_assumed; i++)
+        cJSON_AddItemToArray(as, cJSON_CreateString(m->assumed[i]));
     cJSON *p = cJSON_AddObjectToObject(o, "params");
     cJSON_AddNumberToObject(p, "total", (double)m->params_total);
     cJSON_AddNumberToObject(p, "buffers", (double)m->params_buffers);
@@ -395,7 +401,8 @@ static int run(int argc, char **argv, bool check)
     }
 
     char a[32], b[32];
-    printf("%s  (%s; read as %s)\n", m->id, m->model_type, m->reader);
+    printf("%s  (%s; read as %s; count %s)\n", m->id, m->model_type, m->reader,
+           fg_certainty_name(m->certainty));
     printf("parameters: %s stored in the checkpoint", fg_cli_count(m->params_total, a, sizeof a));
     if (m->experts)
         printf(", %llu experts top-%llu (%s active)", (unsigned long long)m->experts,
@@ -406,6 +413,8 @@ static int run(int argc, char **argv, bool check)
             printf("rule: %s (%+lld)\n", m->rules[i].name, (long long)m->rules[i].scalars);
     for (size_t i = 0; i < m->n_notes; i++)
         printf("note: %s\n", m->notes[i]);
+    for (size_t i = 0; i < m->n_assumed; i++)
+        printf("assumed: %s\n", m->assumed[i]);
     printf("job: %s, %s, %s", fg_mode_name(o.job.mode), fg_precision_name(o.job.precision),
            fg_optimizer_name(o.job.optimizer));
     if (o.job.mode == FG_MODE_LORA || o.job.mode == FG_MODE_QLORA)
