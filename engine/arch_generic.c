@@ -64,6 +64,12 @@ static const struct unsure_key unsure_keys[] = {
     {"shared_layers", "layer sharing: the checkpoint stores fewer layers than run"},
     {"num_shared_layers", "layer sharing: the checkpoint stores fewer layers than run"},
     {"linear_attn_config", "linear-attention layers the generic reader cannot size"},
+    /* Qwen3NextConfig: every full_attention_interval-th layer attends, the others are gated
+     * delta-net layers; JambaConfig: attention every attn_layer_period, Mamba-1 between */
+    {"full_attention_interval", "linear-attention layers between the attention layers"},
+    {"attn_layer_period", "Mamba layers between the attention layers"},
+    {"cross_attention_layers", "cross-attention layers over another modality"},
+    {"block_configs", "per-layer block shapes (DeciLM / Nemotron-NAS)"},
     {"full_attn_idxs", "a per-layer mixer list whose other layers are not sized"},
     {"conv_L_cache", "short-convolution layers the generic reader does not size"},
     {"moe_latent_size", "experts over a latent projection the generic reader does not size"},
@@ -76,7 +82,7 @@ static const struct unsure_key unsure_keys[] = {
 /* Parts of key names that name structure (experts, other modalities): a key holding one
  * that the reader does not list in `understood` makes the count unsure. */
 static const char *const structural_words[] = {"expert", "moe", "vision", "audio", "image",
-                                               "video", "speech", NULL};
+                                               "video", "speech", "linear_", NULL};
 
 /* Keys with those words that the reader sizes, or that do not change the stored tensors
  * (loss coefficients, kernels, dispatch). */
@@ -674,12 +680,24 @@ static int build(const struct fg_cfg *c, struct fg_model *m, struct generic *g,
         (rc = fg_cfg_u64(c, "num_nextn_predict_layers", 0, 0, 16, &nextn, err)))
         return rc;
     g->x.gated = g->gated;
-    for (uint64_t l = 0; l < m->layers; l++)
-        if (g->layers.kind[l] == GL_MAMBA2) {
-            if ((rc = read_mamba2(c, m, &g->mamba, &g->mamba_ok, err)))
-                return rc;
+    bool mamba = false;
+    for (uint64_t l = 0; l < m->layers && !mamba; l++)
+        mamba = g->layers.kind[l] == GL_MAMBA2;
+    if (mamba && (rc = read_mamba2(c, m, &g->mamba, &g->mamba_ok, err)))
+        return rc;
+    /* Mamba sizes but no layer list placing Mamba layers: they would be left out */
+    const cJSON *it;
+    cJSON_ArrayForEach(it, c->obj) {
+        if (!mamba && it->string && set_on(it) &&
+            (strstr(it->string, "mamba") || !strcmp(it->string, "ssm_state_size"))) {
+            fg__model_unsure(m, it->string, "unsure: key '%s' sizes Mamba layers, but no layer "
+                             "list says which layers they are", it->string);
             break;
         }
+    }
+    if (fg_cfg_has(c, "quantization_config"))
+        fg__model_assume(m, "quantization_config: weights counted unquantized, scales not "
+                            "counted");
     if (!fg_cfg_has(c, "tie_word_embeddings") && head->head == HEAD_LM)
         fg__model_assume(m, "tie_word_embeddings absent: tied (the PretrainedConfig default)");
     if (pad > 1 && m->vocab % pad) {

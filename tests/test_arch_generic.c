@@ -278,6 +278,19 @@ static void generic_should_be_unsure_of_linear_attention_and_conv_layers(void **
                                 "\"vocab_size\": 100, \"hidden_act\": \"silu\", "
                                 "\"attn_type_list\": [1, 0]}",
                                 false, "attn_type_list[1]"));
+    /* Qwen3-Next as published: no layer list, an interval and the delta-net sizes */
+    fg_model_free(assert_unsure("{\"model_type\": \"novel\", \"hidden_size\": 64, "
+                                "\"num_hidden_layers\": 4, \"num_attention_heads\": 4, "
+                                "\"vocab_size\": 100, \"hidden_act\": \"silu\", "
+                                "\"full_attention_interval\": 4, "
+                                "\"linear_num_key_heads\": 16}",
+                                false, "full_attention_interval"));
+    /* Jamba-style Mamba sizes with no list placing the Mamba layers */
+    fg_model_free(assert_unsure("{\"model_type\": \"novel\", \"hidden_size\": 64, "
+                                "\"num_hidden_layers\": 4, \"num_attention_heads\": 4, "
+                                "\"vocab_size\": 100, \"hidden_act\": \"silu\", "
+                                "\"mamba_d_state\": 16, \"mamba_expand\": 2}",
+                                false, "mamba_d_state"));
     /* LFM2's short convolutions */
     fg_model_free(assert_unsure("LiquidAI--LFM2-1.2B", true, "full_attn_idxs"));
 }
@@ -327,6 +340,24 @@ static void generic_should_be_unsure_of_sub_configs_and_ambiguous_mlps(void **st
     fg_model_free(m);
 }
 
+static void multimodal_should_pass_on_the_generic_text_models_certainty(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"llava\", \"text_config\": {\"model_type\": "
+                           "\"nova\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                           "\"num_attention_heads\": 4, \"vocab_size\": 100, "
+                           "\"hidden_act\": \"silu\"}, \"vision_config\": {\"hidden_size\": 32, "
+                           "\"intermediate_size\": 64, \"num_hidden_layers\": 1, "
+                           "\"num_attention_heads\": 2, \"image_size\": 28, \"patch_size\": 14}}",
+                           &m, &err), 0);
+    /* the tower is llava's own reader; the text model is the generic one's */
+    assert_int_equal(m->certainty, FG_CERT_GENERIC);
+    assert_true(m->generic);
+    fg_model_free(m);
+}
+
 static void generic_should_say_what_it_assumed(void **state)
 {
     (void)state;
@@ -370,6 +401,7 @@ int main(void)
         cmocka_unit_test(generic_should_be_unsure_of_shared_layers),
         cmocka_unit_test(generic_should_give_embedding_models_no_lm_head_or_be_unsure),
         cmocka_unit_test(generic_should_be_unsure_of_sub_configs_and_ambiguous_mlps),
+        cmocka_unit_test(multimodal_should_pass_on_the_generic_text_models_certainty),
         cmocka_unit_test(generic_should_say_what_it_assumed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
