@@ -70,6 +70,13 @@ static const struct unsure_key unsure_keys[] = {
     {"attn_layer_period", "Mamba layers between the attention layers"},
     {"cross_attention_layers", "cross-attention layers over another modality"},
     {"block_configs", "per-layer block shapes (DeciLM / Nemotron-NAS)"},
+    /* Gemma3nTextConfig: per-layer input embeddings, AltUp, LAuReL, layers reusing another
+     * layer's keys and values (and, in Gemma-4, double-wide MLPs on those) */
+    {"hidden_size_per_layer_input", "per-layer input embeddings the generic reader does not size"},
+    {"altup_num_inputs", "AltUp projections the generic reader does not size"},
+    {"laurel_rank", "LAuReL blocks the generic reader does not size"},
+    {"num_kv_shared_layers", "layers sharing keys and values: fewer projections are stored"},
+    {"use_double_wide_mlp", "MLPs of two widths the generic reader does not place"},
     {"full_attn_idxs", "a per-layer mixer list whose other layers are not sized"},
     {"conv_L_cache", "short-convolution layers the generic reader does not size"},
     {"moe_latent_size", "experts over a latent projection the generic reader does not size"},
