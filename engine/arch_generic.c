@@ -191,7 +191,7 @@ static int read_form(const struct fg_cfg *c, struct fg_model *m, const char *key
     *gated = true;
     if (!act) {
         fg__model_unsure(m, "hidden_act", "unsure: no activation key (hidden_act): the MLP "
-                         "may be gated or plain, a third of its size either way");
+                         "may be gated or plain; counted gated, the larger");
         return 0;
     }
     enum form f = FORM_EITHER;
@@ -205,8 +205,8 @@ static int read_form(const struct fg_cfg *c, struct fg_model *m, const char *key
         }
     if (f == FORM_EITHER) {
         fg__cfg_key_used(c, keys, used, sizeof used);
-        fg__model_unsure(m, used, "unsure: %s '%s' is used by gated and plain MLPs alike; the "
-                         "MLP may be a third larger or smaller", used, act);
+        fg__model_unsure(m, used, "unsure: %s '%s' is used by gated and plain MLPs alike; "
+                         "counted gated, the larger, which may be a third too many", used, act);
         return 0;
     }
     *gated = f == FORM_GATED;
@@ -687,6 +687,13 @@ static int build(const struct fg_cfg *c, struct fg_model *m, struct generic *g,
         (rc = fg_cfg_u64(c, "num_nextn_predict_layers", 0, 0, 16, &nextn, err)))
         return rc;
     g->x.gated = g->gated;
+    for (uint64_t l = 0; l < m->layers && !g->x.n; l++)
+        if (g->layers.kind[l] == GL_MOE) {
+            fg__model_unsure(m, "num_experts", "unsure: layer %llu is a MoE layer but no experts "
+                             "key (num_experts, n_routed_experts...) sizes it (read as an MLP)",
+                             (unsigned long long)l);
+            break;
+        }
     bool mamba = false;
     for (uint64_t l = 0; l < m->layers && !mamba; l++)
         mamba = g->layers.kind[l] == GL_MAMBA2;

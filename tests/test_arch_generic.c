@@ -291,6 +291,12 @@ static void generic_should_be_unsure_of_linear_attention_and_conv_layers(void **
                                 "\"vocab_size\": 100, \"hidden_act\": \"silu\", "
                                 "\"mamba_d_state\": 16, \"mamba_expand\": 2}",
                                 false, "mamba_d_state"));
+    /* a MoE layer in the list, but no key saying how many experts */
+    fg_model_free(assert_unsure("{\"model_type\": \"novel\", \"hidden_size\": 64, "
+                                "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                                "\"vocab_size\": 100, \"hidden_act\": \"silu\", "
+                                "\"hybrid_override_pattern\": \"*E\"}",
+                                false, "num_experts"));
     /* LFM2's short convolutions */
     fg_model_free(assert_unsure("LiquidAI--LFM2-1.2B", true, "full_attn_idxs"));
 }
