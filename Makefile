@@ -63,6 +63,7 @@ ENGINE_SRCS := \
 	engine/arch_encoder.c \
 	engine/arch_hybrid.c \
 	engine/arch_multimodal.c \
+	engine/arch_generic.c \
 	engine/memory.c \
 	engine/framework.c \
 	engine/jobspec.c \
@@ -108,6 +109,7 @@ TEST_SRCS := \
 	tests/test_arch_moe.c \
 	tests/test_arch_hybrid.c \
 	tests/test_arch_legacy.c \
+	tests/test_arch_generic.c \
 	tests/test_params.c \
 	tests/test_source.c \
 	tests/test_memory.c \

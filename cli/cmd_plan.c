@@ -143,6 +143,12 @@ static cJSON *model_json(const struct fg_model *m)
     cJSON_AddStringToObject(o, "model_type", m->model_type);
     cJSON_AddStringToObject(o, "reader", m->reader);
     cJSON_AddBoolToObject(o, "generic", m->generic);
+    cJSON_AddStringToObject(o, "certainty", fg_certainty_name(m->certainty));
+    if (m->certainty == FG_CERT_UNSURE)
+        cJSON_AddStringToObject(o, "unsure_key", m->unsure_key);
+    cJSON *as = cJSON_AddArrayToObject(o, "assumptions");
+    for (size_t i = 0; i < m->n_assumed; i++)
+        cJSON_AddItemToArray(as, cJSON_CreateString(m->assumed[i]));
     cJSON *p = cJSON_AddObjectToObject(o, "params");
     cJSON_AddNumberToObject(p, "total", (double)m->params_total);
     cJSON_AddNumberToObject(p, "buffers", (double)m->params_buffers);
@@ -238,7 +244,8 @@ struct inputs {
 static void print_model(const struct fg_model *m)
 {
     char a[32], b[32];
-    printf("%s  (%s; read as %s)\n", m->id, m->model_type, m->reader);
+    printf("%s  (%s; read as %s; count %s)\n", m->id, m->model_type, m->reader,
+           fg_certainty_name(m->certainty));
     printf("parameters: %s stored in the checkpoint", fg_cli_count(m->params_total, a, sizeof a));
     if (m->experts)
         printf(", %llu experts top-%llu (%s active)", (unsigned long long)m->experts,
@@ -249,6 +256,8 @@ static void print_model(const struct fg_model *m)
             printf("rule: %s (%+lld)\n", m->rules[i].name, (long long)m->rules[i].scalars);
     for (size_t i = 0; i < m->n_notes; i++)
         printf("note: %s\n", m->notes[i]);
+    for (size_t i = 0; i < m->n_assumed; i++)
+        printf("assumed: %s\n", m->assumed[i]);
 }
 
 /* plan's card table, the cost line and the structure. */

@@ -241,6 +241,7 @@ static void write_summary(FILE *f, const struct report *r)
     esc(f, m->model_type);
     fputs("; read as ", f);
     esc(f, m->reader);
+    fprintf(f, "; count %s", fg_certainty_name(m->certainty));
     fprintf(f, "; %s parameters stored in the checkpoint", fg_cli_count(m->params_total, a, sizeof a));
     if (m->experts)
         fprintf(f, ", %llu experts top-%llu (%s active)", (unsigned long long)m->experts,
@@ -249,6 +250,11 @@ static void write_summary(FILE *f, const struct report *r)
     for (size_t i = 0; i < m->n_notes; i++) {
         fputs("<p class=\"muted\">note: ", f);
         esc(f, m->notes[i]);
+        fputs("</p>\n", f);
+    }
+    for (size_t i = 0; i < m->n_assumed; i++) {
+        fputs("<p class=\"muted\">assumed: ", f);
+        esc(f, m->assumed[i]);
         fputs("</p>\n", f);
     }
     fputs("</header>\n<section id=\"summary\">\n<h2>Job</h2>\n<p>", f);

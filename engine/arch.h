@@ -36,7 +36,8 @@ extern const struct fg_arch fg__arch_encoder_table[];
 extern const struct fg_arch fg__arch_hybrid_table[];
 extern const struct fg_arch fg__arch_multimodal_table[];
 
-/* The generic decoder reader, used for unknown model_types with the standard keys. */
+/* The generic reader (arch_generic.c), used for unknown model_types with the standard keys:
+ * sets m->certainty to GENERIC, or UNSURE with a note naming the key it cannot size. */
 int fg__arch_read_generic(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                           struct fg_err *err);
 /* The table-driven llama-style reader; spec is a struct fg_decoder_spec. */
@@ -97,6 +98,14 @@ struct fg_node *fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_m
  */
 int fg__add_head(struct fg_model *m, uint64_t vocab, uint64_t hidden, bool tied,
                  bool stored_when_tied, bool bias, struct fg_err *err);
+
+struct fg_mamba2_shape {
+    uint64_t hidden, heads, head_dim, groups, state, kernel, chunk;
+    bool conv_bias, proj_bias;
+};
+/* A Mamba-2 mixer (arch_hybrid.c, NemotronHMamba2Mixer shapes); FG_E_NOMEM. */
+int fg__add_mamba2(struct fg_model *m, int32_t layer, const struct fg_mamba2_shape *s,
+                   struct fg_err *err);
 
 /* Common sizes every decoder config carries (aliases across families). */
 struct fg_core_defaults {

@@ -151,11 +151,6 @@ static int read_kv_heads(const struct fg_cfg *c, struct fg_model *m, uint64_t de
 
 /* ---- NemotronH ------------------------------------------------------------ */
 
-struct mamba2_shape {
-    uint64_t hidden, heads, head_dim, groups, state, kernel, chunk;
-    bool conv_bias, proj_bias;
-};
-
 /*
  * NemotronHMamba2Mixer (= Zamba2MambaMixer shapes): with I = heads x head_dim
  * and conv_dim = I + 2 x groups x state,
@@ -165,8 +160,8 @@ struct mamba2_shape {
  *   norm     gated RMSNorm over I (weight only)
  *   out_proj I -> hidden
  */
-static int add_mamba2(struct fg_model *m, int32_t layer, const struct mamba2_shape *s,
-                      struct fg_err *err)
+int fg__add_mamba2(struct fg_model *m, int32_t layer, const struct fg_mamba2_shape *s,
+                   struct fg_err *err)
 {
     struct fg_node *n = fg__model_add_block(m, FG_NODE_MAMBA2, layer, "Mamba", err);
     if (!n)
@@ -259,7 +254,7 @@ static int read_nemotron_h(const struct fg_cfg *c, struct fg_model *m, const voi
                           "num_hidden_layers is %llu", c->origin, key, nk,
                           (unsigned long long)m->layers);
 
-    struct mamba2_shape mb = {.hidden = m->hidden};
+    struct fg_mamba2_shape mb = {.hidden = m->hidden};
     bool attn_bias = false, mlp_bias = false;
     if ((rc = fg_cfg_u64(c, "mamba_num_heads", 128, 1, FG_MAX_HEADS, &mb.heads, err)) ||
         (rc = fg_cfg_u64(c, "mamba_head_dim", 64, 1, 1u << 14, &mb.head_dim, err)) ||
@@ -309,7 +304,7 @@ static int read_nemotron_h(const struct fg_cfg *c, struct fg_model *m, const voi
             return rc;
         switch (kinds[l]) {
         case HY_MAMBA:
-            rc = add_mamba2(m, li, &mb, err);
+            rc = fg__add_mamba2(m, li, &mb, err);
             break;
         case HY_ATTN:
             rc = fg__add_attention(m, li, &a, err) ? 0 : (err ? err->code : FG_E_NOMEM);

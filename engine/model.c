@@ -167,19 +167,64 @@ void fg__model_rule(struct fg_model *m, const char *name, int64_t scalars)
     r->scalars = scalars;
 }
 
-void fg__model_note(struct fg_model *m, const char *fmt, ...)
+/* Notes, assumptions and keys quote config values: no control characters reach a terminal
+ * or a log. */
+static void scrub(char *s)
+{
+    for (char *p = s; *p; p++)
+        if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
+            *p = '?';
+}
+
+static void note_v(struct fg_model *m, const char *fmt, va_list ap)
 {
     if (m->n_notes >= FG_MODEL_MAX_NOTES)
         return;
-    va_list ap;
-    va_start(ap, fmt);
     char *note = m->notes[m->n_notes++];
     fg__vfmt(note, sizeof m->notes[0], fmt, ap);
+    scrub(note);
+}
+
+void fg__model_note(struct fg_model *m, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    note_v(m, fmt, ap);
     va_end(ap);
-    /* notes quote config values: no control characters reach a terminal or a log */
-    for (char *p = note; *p; p++)
-        if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
-            *p = '?';
+}
+
+void fg__model_assume(struct fg_model *m, const char *fmt, ...)
+{
+    if (m->n_assumed >= FG_MODEL_MAX_ASSUMED)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    char *a = m->assumed[m->n_assumed++];
+    fg__vfmt(a, sizeof m->assumed[0], fmt, ap);
+    va_end(ap);
+    scrub(a);
+}
+
+void fg__model_unsure(struct fg_model *m, const char *key, const char *fmt, ...)
+{
+    bool first = m->certainty != FG_CERT_UNSURE;
+    m->certainty = FG_CERT_UNSURE;
+    if (!first)
+        return; /* one note is enough: the first key says what to fix */
+    fg__copy(m->unsure_key, sizeof m->unsure_key, key);
+    scrub(m->unsure_key);
+    va_list ap;
+    va_start(ap, fmt);
+    note_v(m, fmt, ap);
+    va_end(ap);
+}
+
+const char *fg_certainty_name(enum fg_certainty c)
+{
+    static const char *const names[] = {
+        [FG_CERT_EXACT] = "exact", [FG_CERT_CHECKPOINT] = "checkpoint",
+        [FG_CERT_GENERIC] = "generic", [FG_CERT_UNSURE] = "unsure"};
+    return (unsigned)c < sizeof names / sizeof names[0] ? names[c] : "?";
 }
 
 /* Nodes equal for an estimate: everything but the name and the layer number (nodes are
@@ -372,15 +417,17 @@ int fg__model_from_config(const struct fg_config *doc, const char *id, bool node
     const struct fg_arch *a = mt ? fg__arch_find(mt) : NULL;
     if (a) {
         fg__copy(m->reader, sizeof m->reader, a->family);
+        /* exact unless the family reader hands a part to the generic one (a multimodal
+         * wrapper's unknown text model), which then says so */
+        m->certainty = FG_CERT_EXACT;
         rc = a->read(&root, m, a->spec, err);
     } else {
+        fg__model_note(m, "model_type '%s' is not known to fitgate: read as a generic decoder "
+                          "from the common structural keys; check the count with 'fitgate "
+                          "verify'", mt ? mt : "(none)");
         rc = fg__arch_read_generic(&root, m, NULL, err);
         if (rc == 0) {
-            m->generic = true;
             fg__copy(m->reader, sizeof m->reader, "generic decoder");
-            fg__model_note(m, "model_type '%s' is not known to fitgate: read as a generic decoder "
-                              "(llama-style blocks); check the count with 'fitgate verify'",
-                           mt ? mt : "(none)");
         } else if (rc == FG_E_MISSING) {
             char why[FG_ERR_DETAIL_MAX];
             fg__copy(why, sizeof why, err ? err->detail : "");

@@ -117,12 +117,32 @@ struct fg_rule {
 
 #define FG_MODEL_MAX_RULES 12
 #define FG_MODEL_MAX_NOTES 8
+#define FG_MODEL_MAX_ASSUMED 12
+
+/*
+ * How sure the parameter count is.  An admission gate must not act on a confident wrong
+ * number: a front end shows this beside every count, and the policy's OnUnknown says what
+ * happens to a job whose model is FG_CERT_UNSURE.
+ */
+enum fg_certainty {
+    FG_CERT_EXACT,      /* a family reader: shapes from the family's modeling class, counts
+                           checked against published checkpoints by the tests */
+    FG_CERT_CHECKPOINT, /* counted from the checkpoint's safetensors headers (set by the
+                           caller that read them; no reader sets it) */
+    FG_CERT_GENERIC,    /* the generic reader understood every structural key it met; what
+                           it assumed is in assumed[] */
+    FG_CERT_UNSURE,     /* the generic reader met a structural key it cannot size (named in
+                           unsure_key): the count may be far off */
+};
 
 struct fg_model {
     char id[256];
     char model_type[64];
     char reader[48];        /* which reader built the graph */
-    bool generic;           /* read as a generic decoder */
+    bool generic;           /* read by the generic reader (certainty GENERIC or UNSURE) */
+    enum fg_certainty certainty;
+    char unsure_key[64];    /* UNSURE: the first key that made it so (as the config spells
+                               it, "vision_config", "layer_types[3]=linear_attention") */
     bool custom_code;       /* config names classes through auto_map */
     bool encoder_only;      /* bidirectional encoder, no LM head */
     bool enc_dec;           /* encoder-decoder (T5, Whisper) */
@@ -137,6 +157,8 @@ struct fg_model {
     struct fg_rule rules[FG_MODEL_MAX_RULES];
     size_t n_notes;
     char notes[FG_MODEL_MAX_NOTES][160];
+    size_t n_assumed;        /* what the generic reader assumed, one line each */
+    char assumed[FG_MODEL_MAX_ASSUMED][120];
     uint64_t params_total;   /* as the checkpoint stores them: nodes + rules */
     uint64_t params_buffers; /* stored non-trainable buffers within the total */
     /* derived at finalize (NULL / 0 before: the estimator then walks node by node) */
@@ -158,6 +180,9 @@ int fg_model_from_config(const struct fg_config *doc, const char *id, struct fg_
 int fg_model_load(const char *path, struct fg_model **out, struct fg_err *err);
 
 void fg_model_free(struct fg_model *m);
+
+/* "exact", "checkpoint", "generic", "unsure". */
+const char *fg_certainty_name(enum fg_certainty c);
 
 /* "Attention", "MLP", ... */
 const char *fg_node_kind_name(enum fg_node_kind kind);
@@ -198,6 +223,15 @@ void fg__model_rule(struct fg_model *m, const char *name, int64_t scalars);
 
 /* Record a note for the output ("read as a generic decoder"). */
 void fg__model_note(struct fg_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Record an assumption of the generic reader ("tie_word_embeddings absent: tied, the
+ * PretrainedConfig default"); dropped past FG_MODEL_MAX_ASSUMED. */
+void fg__model_assume(struct fg_model *m, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Mark the count unsure because of key (kept: the first one), with a note saying why. */
+void fg__model_unsure(struct fg_model *m, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* fg_model_from_config, every block built node by node when node_by_node is set. */
 int fg__model_from_config(const struct fg_config *doc, const char *id, bool node_by_node,

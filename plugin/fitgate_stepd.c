@@ -261,6 +261,13 @@ static void check(spank_t sp, int ac, char **av)
         fg_gpu_table_free(own);
         return;
     }
+    if (m->certainty == FG_CERT_UNSURE && rules.on_unknown != FG_ONUNK_ALLOW) {
+        /* submission said what OnUnknown says: no second verdict on an unsure count */
+        export_submitted_plan(sp, "the model's count is unsure (OnUnknown)");
+        fg_model_free(m);
+        fg_gpu_table_free(own);
+        return;
+    }
     struct fg_assessment *a = calloc(1, sizeof *a);
     if (!a || fg_assess(m, &spec, &card, fg_request_total(&q), &rules, a, &err)) {
         cannot_check(model_arg, a ? err.detail : "out of memory", NULL, pol.on_error);

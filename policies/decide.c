@@ -858,3 +858,34 @@ void fg_decide_error(const char *what, const char *detail, const char *todo,
                           : "check --ft-model (a path or org/name the site can read); "
                             "'fitgate check' gives the same answer outside Slurm");
 }
+
+/*
+ * OnUnknown: a model whose count the generic reader is unsure of (a key it cannot size) is
+ * not admitted on that count.  reject refuses the job, warn lets it go on unchecked; allow
+ * leaves the job to fg_decide on the unsure count, as for any other model.
+ */
+bool fg_decide_unknown(const struct fg_request *q, const struct fg_model *m,
+                       const struct fg_rules *r, struct fg_decision *d)
+{
+    if (m->certainty != FG_CERT_UNSURE || r->on_unknown == FG_ONUNK_ALLOW)
+        return false;
+    memset(d, 0, sizeof *d);
+    d->kind = r->on_unknown == FG_ONUNK_REJECT ? FG_DECIDE_REJECT : FG_DECIDE_WARN;
+    d->count = q->count;
+    d->nodes = q->nodes;
+    char n[32];
+    snprintf(n, sizeof n, "%.2f B", (double)m->params_total / 1e9);
+    line(d, 0, "%s: cannot size %s: model_type '%s' is not known and key '%s' is structure the "
+               "generic reader does not understand",
+         d->kind == FG_DECIDE_REJECT ? "rejected" : "warning", q->model[0] ? q->model : m->id,
+         m->model_type[0] ? m->model_type : "(none)", m->unsure_key[0] ? m->unsure_key : "?");
+    if (d->kind == FG_DECIDE_REJECT)
+        line(d, 1, "its count (%s parameters) could be far off; the site refuses such jobs "
+                   "(OnUnknown=reject)", n);
+    else
+        line(d, 1, "its count (%s parameters) could be far off; the job goes on unchecked "
+                   "(OnUnknown=warn)", n);
+    line(d, 2, "pass --ft-model a local config directory of a family fitgate knows "
+               "('fitgate check' says how it reads one), or ask the site admin");
+    return true;
+}

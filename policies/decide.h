@@ -134,6 +134,17 @@ void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
 void fg_decide_error(const char *what, const char *detail, const char *todo,
                      enum fg_on_error on_error, struct fg_decision *out);
 
+/*
+ * The step for a model the generic reader is unsure of (m->certainty FG_CERT_UNSURE: a key it
+ * cannot size, named in m->unsure_key).  OnUnknown=reject refuses the job and OnUnknown=warn
+ * lets it go on unchecked, each with three lines (what is unknown and which key, the count and
+ * the rule, what to do), and returns true: out is the decision.  It returns false, out
+ * untouched, for a model read with certainty, or under OnUnknown=allow: the caller goes on to
+ * fg_decide.  q->model names the model in the lines (m->id when empty).  Pure, never fails.
+ */
+bool fg_decide_unknown(const struct fg_request *q, const struct fg_model *m,
+                       const struct fg_rules *r, struct fg_decision *out);
+
 const char *fg_decide_kind_name(enum fg_decide_kind k);
 
 #endif

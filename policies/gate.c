@@ -20,7 +20,9 @@ void fg_gate_run(const struct fg_model *m, const struct fg_jobspec *spec,
     out->rc = fg_assess(m, spec, q->gpu, fg_request_total(q), r, &out->a, &err);
     if (!out->rc) {
         out->assessed = true;
-        fg_decide(q, &out->a, r, &out->d);
+        /* a count the generic reader is unsure of decides nothing (OnUnknown) */
+        if (r->action == FG_ACTION_OFF || !fg_decide_unknown(q, m, r, &out->d))
+            fg_decide(q, &out->a, r, &out->d);
         return;
     }
     snprintf(out->detail, sizeof out->detail, "%.255s", err.detail);

@@ -18,7 +18,7 @@
 #define POLICY_MAX_FILE (1u << 20)
 #define POLICY_MAX_DIRS 8
 
-enum ktype { K_ACTION, K_BORDER, K_ONERR, K_REAL, K_UINT, K_BOOL, K_MODES, K_DIRS, K_PATH,
+enum ktype { K_ACTION, K_BORDER, K_ONERR, K_ONUNK, K_REAL, K_UINT, K_BOOL, K_MODES, K_DIRS, K_PATH,
              K_URL, K_SECONDS };
 
 /* Where a key may be set. */
@@ -54,6 +54,7 @@ static const struct key keys[] = {
     {"MaxGPUsPerNode", K_UINT, 1, 1024, "8", ALL, R(max_gpus_node)},
     {"ShrinkOverRequest", K_BOOL, 0, 0, "no", ALL, R(shrink)},
     {"AllowOverride", K_BOOL, 0, 0, "no", ALL, R(allow_override)},
+    {"OnUnknown", K_ONUNK, 0, 0, "warn", ALL, R(on_unknown)},
     {"ModelDirs", K_DIRS, 0, 0, "", SITE, P(model_dirs)},
     {"CacheDir", K_PATH, 0, 0, "", SITE, P(cache_dir)},
     {"HubEndpoint", K_URL, 0, 0, "https://huggingface.co", SITE, P(hub_endpoint)},
@@ -74,6 +75,7 @@ enum { KEY_HEADROOM = 1, KEY_CONSERVATIVE = 2, KEY_MINGPUS = 5, KEY_MAXGPUS = 6,
 static const char *const action_names[] = {"off", "warn", "reject", "resize"};
 static const char *const border_names[] = {"allow", "warn", "reject"};
 static const char *const onerr_names[] = {"allow", "reject"};
+static const char *const onunk_names[] = {"allow", "warn", "reject"};
 static const char *const mode_names[] = {"full", "lora", "qlora", "serve"};
 
 const char *fg_action_name(enum fg_action a)
@@ -89,6 +91,11 @@ const char *fg_borderline_name(enum fg_borderline b)
 const char *fg_on_error_name(enum fg_on_error e)
 {
     return (unsigned)e < 2 ? onerr_names[e] : "?";
+}
+
+const char *fg_on_unknown_name(enum fg_on_unknown u)
+{
+    return (unsigned)u < 3 ? onunk_names[u] : "?";
 }
 
 void fg_modes_str(unsigned modes, char *buf, size_t cap)
@@ -302,6 +309,11 @@ static int set_value(const struct key *k, void *base, const char *v, char *why, 
         if ((rc = parse_names(v, onerr_names, 2, &idx, why, cap)))
             return rc;
         *(enum fg_on_error *)(void *)field = (enum fg_on_error)idx;
+        return 0;
+    case K_ONUNK:
+        if ((rc = parse_names(v, onunk_names, 3, &idx, why, cap)))
+            return rc;
+        *(enum fg_on_unknown *)(void *)field = (enum fg_on_unknown)idx;
         return 0;
     case K_REAL:
     case K_SECONDS:

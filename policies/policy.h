@@ -46,6 +46,8 @@
 enum fg_action { FG_ACTION_OFF, FG_ACTION_WARN, FG_ACTION_REJECT, FG_ACTION_RESIZE };
 enum fg_borderline { FG_BORDER_ALLOW, FG_BORDER_WARN, FG_BORDER_REJECT };
 enum fg_on_error { FG_ONERR_ALLOW, FG_ONERR_REJECT };
+/* What to do with a job whose model count is unsure (enum fg_certainty FG_CERT_UNSURE). */
+enum fg_on_unknown { FG_ONUNK_ALLOW, FG_ONUNK_WARN, FG_ONUNK_REJECT };
 
 /* The rules a PartitionName= line may override. */
 struct fg_rules {
@@ -58,6 +60,7 @@ struct fg_rules {
     uint32_t min_gpus_node, max_gpus_node; /* per node: also the planner's TP limit */
     bool shrink;               /* ShrinkOverRequest: lower a request larger than needed */
     bool allow_override;       /* AllowOverride: --ft-override=REASON lets a rejected job through */
+    enum fg_on_unknown on_unknown; /* OnUnknown: a model the generic reader is unsure of */
 };
 
 #define FG_POLICY_MAX_PARTS 64
@@ -127,6 +130,7 @@ bool fg_policy_has_partition(const struct fg_policy *p, const char *partition);
 const char *fg_action_name(enum fg_action a);
 const char *fg_borderline_name(enum fg_borderline b);
 const char *fg_on_error_name(enum fg_on_error e);
+const char *fg_on_unknown_name(enum fg_on_unknown u);
 
 /* "full,lora" for a mode mask into buf. */
 void fg_modes_str(unsigned modes, char *buf, size_t cap);

@@ -1227,7 +1227,8 @@ static void messages_should_hold_no_control_characters_from_configs(void **state
      * and the plugin) and the debug log, which fg_err_set would have scrubbed */
     const char *cfg = "{\"model_type\": \"evil\\u001b]0;owned\\u0007\\u001b[2J\", \"hidden_size\": 64,"
                       " \"intermediate_size\": 128, \"num_attention_heads\": 4, \"vocab_size\": 100,"
-                      " \"num_hidden_layers\": 2}";
+                      " \"num_hidden_layers\": 2, \"hidden_act\": \"gelu\\u001b[2J\","
+                      " \"expert\\u001b]0;x\\u0007\": 1}";
     struct fg_config *doc = NULL;
     struct fg_model *m = NULL;
     struct fg_err err = {0};
@@ -1240,6 +1241,11 @@ static void messages_should_hold_no_control_characters_from_configs(void **state
     bool notes_ok = true;
     for (size_t i = 0; i < m->n_notes; i++)
         notes_ok &= !has_controls(m->notes[i]);
+    /* the generic reader quotes the key and the value it is unsure of */
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    notes_ok &= !has_controls(m->unsure_key);
+    for (size_t i = 0; i < m->n_assumed; i++)
+        notes_ok &= !has_controls(m->assumed[i]);
     fg_model_free(m);
     fg_config_free(doc);
     KNOWN_GAP(notes_ok && !seen_controls,

@@ -41,6 +41,7 @@ static void init_should_give_documented_defaults(void **state)
     assert_int_equal(p.rules.max_gpus, 64);
     assert_int_equal(p.rules.max_gpus_node, 8);
     assert_false(p.rules.shrink);
+    assert_int_equal(p.rules.on_unknown, FG_ONUNK_WARN);
     assert_string_equal(p.hub_endpoint, "https://huggingface.co");
     assert_int_equal(p.hub_timeout_ms, 5000);
     assert_string_equal(p.conf, "");
@@ -333,6 +334,81 @@ static void plan_pp(struct fg_assessment *a, uint32_t gpus)
         l->micro_batch = 1;
         l->grad_accum = 1;
     }
+}
+
+/* ---- OnUnknown ------------------------------------------------------------------ */
+
+static void parse_should_read_on_unknown_per_partition(void **state)
+{
+    (void)state;
+    struct fg_policy p;
+    struct fg_err err = {0};
+    assert_int_equal(parse(&p, "OnUnknown=reject\nPartitionName=debug onunknown=ALLOW\n", &err), 0);
+    struct fg_rules r;
+    fg_policy_rules_for(&p, "debug", &r);
+    assert_int_equal(r.on_unknown, FG_ONUNK_ALLOW);
+    fg_policy_rules_for(&p, "gpu", &r);
+    assert_int_equal(r.on_unknown, FG_ONUNK_REJECT);
+    assert_int_not_equal(parse(&p, "OnUnknown=maybe\n", &err), 0);
+    assert_non_null(strstr(err.detail, "OnUnknown"));
+    assert_non_null(strstr(err.detail, "allow|warn|reject"));
+    assert_string_equal(fg_on_unknown_name(FG_ONUNK_WARN), "warn");
+}
+
+/* A model as the generic reader leaves one it is unsure of. */
+static void unsure_model(struct fg_model *m)
+{
+    memset(m, 0, sizeof *m);
+    snprintf(m->id, sizeof m->id, "org/novel-moe");
+    snprintf(m->model_type, sizeof m->model_type, "novel_moe");
+    m->generic = true;
+    m->certainty = FG_CERT_UNSURE;
+    snprintf(m->unsure_key, sizeof m->unsure_key, "moe_every_n_layers");
+    m->params_total = 12400000000ull;
+}
+
+static void decide_unknown_should_reject_warn_or_pass_as_on_unknown_says(void **state)
+{
+    (void)state;
+    struct fg_rules r;
+    rules_default(&r);
+    struct fg_model *m = calloc(1, sizeof *m);
+    assert_non_null(m);
+    unsure_model(m);
+    struct fg_request q = req(&card_h100, "h100", 2);
+    struct fg_decision d;
+
+    r.on_unknown = FG_ONUNK_REJECT;
+    assert_true(fg_decide_unknown(&q, m, &r, &d));
+    assert_int_equal(d.kind, FG_DECIDE_REJECT);
+    assert_string_equal(d.lines[0], "fitgate: rejected: cannot size org/model: model_type "
+                                    "'novel_moe' is not known and key 'moe_every_n_layers' is "
+                                    "structure the generic reader does not understand");
+    assert_non_null(strstr(d.lines[1], "12.40 B parameters"));
+    assert_non_null(strstr(d.lines[1], "OnUnknown=reject"));
+    assert_non_null(strstr(d.lines[2], "local config directory"));
+    assert_non_null(strstr(d.lines[2], "admin"));
+    assert_int_equal(d.count, 2);
+
+    r.on_unknown = FG_ONUNK_WARN;
+    assert_true(fg_decide_unknown(&q, m, &r, &d));
+    assert_int_equal(d.kind, FG_DECIDE_WARN);
+    assert_non_null(strstr(d.lines[0], "fitgate: warning: cannot size"));
+    assert_non_null(strstr(d.lines[1], "goes on unchecked (OnUnknown=warn)"));
+
+    /* allow: no decision here, the caller decides on the count as for any model */
+    r.on_unknown = FG_ONUNK_ALLOW;
+    memset(&d, 0x5a, sizeof d);
+    assert_false(fg_decide_unknown(&q, m, &r, &d));
+    assert_int_equal(d.lines[0][0], 0x5a);
+
+    /* a count the readers are sure of, or a generic one, never stops here */
+    r.on_unknown = FG_ONUNK_REJECT;
+    m->certainty = FG_CERT_GENERIC;
+    assert_false(fg_decide_unknown(&q, m, &r, &d));
+    m->certainty = FG_CERT_EXACT;
+    assert_false(fg_decide_unknown(&q, m, &r, &d));
+    free(m);
 }
 
 static void decide_should_allow_silently_when_job_fits(void **state)
@@ -707,6 +783,8 @@ int main(void)
         cmocka_unit_test(decide_error_should_follow_on_error),
         cmocka_unit_test(request_spell_should_keep_the_job_syntax),
         cmocka_unit_test(assess_should_plan_nemotron_lora_on_four_t4),
+        cmocka_unit_test(parse_should_read_on_unknown_per_partition),
+        cmocka_unit_test(decide_unknown_should_reject_warn_or_pass_as_on_unknown_says),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

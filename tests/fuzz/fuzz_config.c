@@ -63,6 +63,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_check_text("node desc", m->nodes[i].desc, sizeof m->nodes[i].desc);
     for (size_t i = 0; i < m->n_notes && i < FG_MODEL_MAX_NOTES; i++)
         fuzz_check_text("model note", m->notes[i], sizeof m->notes[i]);
+    for (size_t i = 0; i < m->n_assumed && i < FG_MODEL_MAX_ASSUMED; i++)
+        fuzz_check_text("model assumption", m->assumed[i], sizeof m->assumed[i]);
+    fuzz_check_text("unsure key", m->unsure_key, sizeof m->unsure_key);
     (void)fg_model_active_params(m);
     (void)fg_model_main_layers(m);
 

@@ -31,6 +31,12 @@ expect 0 'fits with 2 x' -- $FG check $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --gp
 # ZeRO over the GPUs asked for, as the plugin assesses it: per GPU, one card holds it
 expect 0 'sharded over DP.*fits with 8 x' -- sh -c "$FG check $M/meta-llama--Llama-3.1-8B --mode full --zero 3 --gpu h100_sxm --gpus 8 | tr '\n' ' '"
 expect 0 'read as a generic decoder' -- sh -c "printf '%s' '{\"model_type\":\"brandnew\",\"hidden_size\":64,\"num_hidden_layers\":2,\"num_attention_heads\":4,\"vocab_size\":100}' > $tmp/g.json && $FG plan $tmp/g.json"
+# how sure each count is, in the text header and in --json
+expect 0 'read as llama-style decoder; count exact' -- $FG plan $M/meta-llama--Llama-3.2-1B-Instruct
+expect 0 '"certainty":[[:space:]]+"exact"' -- $FG plan $M/meta-llama--Llama-3.2-1B-Instruct --json
+expect 0 '"certainty":[[:space:]]+"unsure",[[:space:]]+"unsure_key":[[:space:]]+"hidden_act"' -- sh -c "$FG plan $tmp/g.json --json | tr '\n' ' '"
+expect 0 'count generic\).*assumed: tie_word_embeddings absent' -- sh -c "printf '%s' '{\"model_type\":\"brandnew\",\"hidden_size\":64,\"num_hidden_layers\":2,\"num_attention_heads\":4,\"vocab_size\":100,\"hidden_act\":\"silu\"}' > $tmp/s.json && $FG plan $tmp/s.json | tr '\n' ' '"
+expect 0 '"assumptions":[[:space:]]+\[[^]]*"tie_word_embeddings absent' -- sh -c "$FG plan $tmp/s.json --json | tr '\n' ' '"
 
 # bad input: one clear error, exit 2
 printf '{"model_type": "llama", "hidden_size": 4096,' > "$tmp/trunc.json"
