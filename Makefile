@@ -72,7 +72,8 @@ ENGINE_SRCS := \
 # --- policies --------------------------------------------------------------
 POLICY_SRCS := \
 	policies/policy.c \
-	policies/decide.c
+	policies/decide.c \
+	policies/audit.c
 
 # --- SPANK plugin: spank_fitgate.so (thin: options + dispatch, exports only slurm_spank_* /
 # plugin_*, links nothing but libdl) and fitgate_engine.so beside it, dlopen'ed only for jobs
