@@ -114,6 +114,7 @@ TEST_SRCS := \
 	tests/test_gpu.c \
 	tests/test_detect.c \
 	tests/test_policy.c \
+	tests/test_audit.c \
 	tests/test_report_html.c \
 	tests/test_man.c \
 	tests/test_plugin.c \
