@@ -94,6 +94,7 @@ CLI_SRCS := \
 	cli/model_arg.c \
 	cli/cmd_gpus.c \
 	cli/cmd_verify.c \
+	cli/cmd_report.c \
 	cli/jobopts.c \
 	cli/format.c \
 	cli/report_html.c

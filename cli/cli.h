@@ -19,6 +19,7 @@ int fg_cli_plan(int argc, char **argv);
 int fg_cli_check(int argc, char **argv);
 int fg_cli_verify(int argc, char **argv);
 int fg_cli_gpus(int argc, char **argv);
+int fg_cli_report(int argc, char **argv);
 
 /* MODEL argument (path or hub id) -> model graph; caller frees with fg_model_free. */
 int fg_cli_load_model(const char *arg, struct fg_model **out, struct fg_err *err);
