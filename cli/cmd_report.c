@@ -551,15 +551,16 @@ static void html_legend(FILE *f)
     fputs("</p>\n", f);
 }
 
-/* A round axis maximum at or above v: 1, 2, 5 x 10^k. */
+/* A round axis maximum at or above v whose quarters are round too: {1, 2, 4, 6, 8} x 10^k. */
 static double nice_max(double v)
 {
-    if (v <= 1)
-        return 1;
+    static const double steps[] = {1, 2, 4, 6, 8, 10};
+    if (v <= 4)
+        return 4;
     double p = pow(10, floor(log10(v)));
-    for (double m = 1; m <= 10; m = m == 1 ? 2 : m == 2 ? 5 : 10)
-        if (m * p >= v)
-            return m * p;
+    for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++)
+        if (steps[i] * p >= v)
+            return steps[i] * p;
     return 10 * p;
 }
 

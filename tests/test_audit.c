@@ -237,6 +237,30 @@ static void format_should_fit_the_worst_record_in_line_max_and_refuse_small_buff
     assert_int_equal(fg_audit_format(&r, line, 0), 0);
 }
 
+/* The fixture's lines (gen.py, in Python) are in the writer's exact byte form. */
+static void format_should_reproduce_the_fixture_lines_byte_for_byte(void **state)
+{
+    (void)state;
+    FILE *f = fopen("tests/fixtures/audit/site.log", "r");
+    assert_non_null(f);
+    char *line = NULL, out[FG_AUDIT_LINE_MAX];
+    size_t cap = 0, lines = 0;
+    ssize_t n;
+    while ((n = getline(&line, &cap, f)) > 0) {
+        struct fg_audit_rec r;
+        struct fg_err err = {0};
+        lines++;
+        if (fg_audit_parse(line, (size_t)n, &r, &err))
+            fail_msg("site.log:%zu: %s", lines, err.detail);
+        size_t m = fg_audit_format(&r, out, sizeof out);
+        if (m != (size_t)n || memcmp(out, line, m))
+            fail_msg("site.log:%zu re-formats differently:\n%s%s", lines, line, out);
+    }
+    free(line);
+    fclose(f);
+    assert_int_equal(lines, 96);
+}
+
 static void parse_should_refuse_what_is_not_a_v1_line(void **state)
 {
     (void)state;
@@ -621,6 +645,7 @@ int main(void)
         cmocka_unit_test(format_should_round_trip_through_cjson),
         cmocka_unit_test(format_should_escape_hostile_strings),
         cmocka_unit_test(format_should_fit_the_worst_record_in_line_max_and_refuse_small_buffers),
+        cmocka_unit_test(format_should_reproduce_the_fixture_lines_byte_for_byte),
         cmocka_unit_test(parse_should_refuse_what_is_not_a_v1_line),
         cmocka_unit_test(rec_init_should_give_a_unique_submit_id_per_decision),
         cmocka_unit_test(from_decision_should_record_a_real_resize_and_an_error),
