@@ -216,34 +216,56 @@ static void warn_bad(struct report *r, const char *file, uint64_t lineno, const 
                 (unsigned long long)lineno, why);
 }
 
-static int read_log(struct report *r, const char *path)
+/*
+ * The next line of f into buf (at most cap - 1 bytes kept, NUL-terminated, without its
+ * newline); the rest of a longer line is read and dropped, so one huge line costs no
+ * memory.  *len is the whole line's length; *nul tells a NUL byte was in it.  false at
+ * the end of the file.
+ */
+static bool read_line(FILE *f, char *buf, size_t cap, size_t *len, bool *nul)
+{
+    size_t n = 0;
+    int c;
+    *nul = false;
+    while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+        if (c == '\0')
+            *nul = true;
+        if (n + 1 < cap)
+            buf[n] = (char)c;
+        n++;
+    }
+    buf[n < cap ? n : cap - 1] = '\0';
+    *len = n;
+    return c != EOF || n > 0;
+}
+
+static int read_log(struct report *r, const char *path, char *line)
 {
     FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
     const char *name = strcmp(path, "-") ? path : "(stdin)";
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
+    size_t n;
+    bool nul;
     uint64_t lineno = 0;
     int rc = 0;
     if (!f) {
         fprintf(stderr, "fitgate: error: %s: %s\n", path, strerror(errno));
         return -1;
     }
-    while ((n = getline(&line, &cap, f)) >= 0) {
+    while (read_line(f, line, MAX_LINE + 1, &n, &nul)) {
         lineno++;
         r->lines++;
-        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        if (n > MAX_LINE) {
+            warn_bad(r, name, lineno, "longer than 64 KiB");
+            continue;
+        }
+        while (n > 0 && line[n - 1] == '\r')
             line[--n] = '\0';
-        if ((size_t)n != strlen(line)) {
+        if (nul) {
             warn_bad(r, name, lineno, "a NUL byte in the line");
             continue;
         }
-        if (strspn(line, " \t") == (size_t)n) {
+        if (strspn(line, " \t") == n) {
             r->lines--; /* blank lines are nobody's decision */
-            continue;
-        }
-        if (n > MAX_LINE) {
-            warn_bad(r, name, lineno, "longer than 64 KiB");
             continue;
         }
         const char *json = json_start(line);
@@ -271,7 +293,6 @@ static int read_log(struct report *r, const char *path)
         fprintf(stderr, "fitgate: error: %s: %s\n", name, strerror(errno));
         rc = -1;
     }
-    free(line);
     if (f != stdin)
         fclose(f);
     return rc;
@@ -820,6 +841,7 @@ int fg_cli_report(int argc, char **argv)
     const char *html = NULL;
     bool json = false;
     const char **logs = calloc((size_t)argc, sizeof *logs);
+    char *line = NULL;
     size_t nlogs = 0;
     int status = 2;
     memset(&r, 0, sizeof r);
@@ -882,8 +904,12 @@ int fg_cli_report(int argc, char **argv)
                 r.since_arg);
         goto out;
     }
+    if (!(line = malloc(MAX_LINE + 1))) {
+        fprintf(stderr, "fitgate: error: out of memory\n");
+        goto out;
+    }
     for (size_t i = 0; i < nlogs; i++) {
-        if (read_log(&r, logs[i]))
+        if (read_log(&r, logs[i], line))
             goto out;
         r.nfiles++;
     }
@@ -907,6 +933,7 @@ int fg_cli_report(int argc, char **argv)
     status = fflush(stdout) ? 2 : 0;
 out:
     report_free(&r);
+    free(line);
     free(logs);
     return status;
 }

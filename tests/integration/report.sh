@@ -139,6 +139,14 @@ has "$T/mixed.txt" '^fitgate report: 3 decisions' "mixed: syslog-prefixed lines 
 has "$T/mixed.txt" '^5 lines skipped' "mixed: skipped count"
 has "$T/mixed.txt" '^frank +3 +1 +0 +1 +1 +0 +0 +10 +4 +60\.0$' "mixed: frank"
 
+# a 200 kB line and a NUL byte: skipped, bounded, the lines around them read
+{ head -1 $A/site.log; printf '{"v":1,"model":"%0200000d"}\n' 0; printf '{"v":1,\0}\n'
+  tail -1 $A/site.log; } > "$T/weird.log"
+timeout 60 $FG report "$T/weird.log" > "$T/weird.txt" 2> "$T/weird.err" || die "weird.log"
+grep -q 'weird.log:2: skipped: longer than 64 KiB' "$T/weird.err" || die "long line: $(cat "$T/weird.err")"
+grep -q 'weird.log:3: skipped: a NUL byte' "$T/weird.err" || die "NUL: $(cat "$T/weird.err")"
+has "$T/weird.txt" '^fitgate report: 2 decisions' "lines around the bad ones"
+
 expect_fail() { # PATTERN ARGS...: exit 2 and PATTERN on stderr
     local pat=$1; shift
     local rc=0
