@@ -487,13 +487,15 @@ static int expand(const char *tmpl, const struct fg_audit_rec *rec, char *out, s
 {
     const char *user = rec->user[0] ? rec->user : "unknown";
     size_t o = 0;
-    if (!strcmp(user, ".") || !strcmp(user, "..") || strchr(user, '/'))
-        return fg_err_set(err, FG_E_INVAL, "LogFile=%s: user name '%s' cannot be part of a path",
-                          tmpl, user);
     for (const char *s = tmpl; *s; s++) {
         char piece[24];
         const char *add = piece;
         if (s[0] == '%' && s[1] == 'u') {
+            /* a name that would climb out of the directory or into another */
+            if (!strcmp(user, ".") || !strcmp(user, "..") || strchr(user, '/'))
+                return fg_err_set(err, FG_E_INVAL,
+                                  "LogFile=%s: user name '%s' cannot be part of a path", tmpl,
+                                  user);
             add = user;
             s++;
         } else if (s[0] == '%' && s[1] == 'U') {

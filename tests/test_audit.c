@@ -599,6 +599,14 @@ static void write_should_expand_user_and_uid_in_the_path(void **state)
     assert_memory_equal(text, line, n);
     assert_memory_equal(text + n, line, n);
     free(text);
+
+    /* the user name only matters where the path uses it */
+    snprintf(r.user, sizeof r.user, "../x");
+    snprintf(tmpl, sizeof tmpl, "%s/%%U.jsonl", tmpdir);
+    assert_int_equal(fg_audit_write(tmpl, &r, &err), 0);
+    snprintf(tmpl, sizeof tmpl, "%s/%%u.jsonl", tmpdir);
+    assert_int_equal(fg_audit_write(tmpl, &r, &err), FG_E_INVAL);
+    assert_non_null(strstr(err.detail, "user name '../x' cannot be part of a path"));
 }
 
 static void write_syslog_should_send_one_rfc3164_datagram(void **state)
