@@ -76,7 +76,8 @@ ENGINE_SRCS := \
 POLICY_SRCS := \
 	policies/policy.c \
 	policies/decide.c \
-	policies/gate.c
+	policies/gate.c \
+	policies/audit.c
 
 # --- SPANK plugin: spank_fitgate.so (thin: options + dispatch, exports only slurm_spank_* /
 # plugin_*, links nothing but libdl) and fitgate_engine.so beside it, dlopen'ed only for jobs
@@ -97,6 +98,7 @@ CLI_SRCS := \
 	cli/model_arg.c \
 	cli/cmd_gpus.c \
 	cli/cmd_verify.c \
+	cli/cmd_report.c \
 	cli/jobopts.c \
 	cli/format.c \
 	cli/report_html.c
@@ -118,6 +120,7 @@ TEST_SRCS := \
 	tests/test_gpu.c \
 	tests/test_detect.c \
 	tests/test_policy.c \
+	tests/test_audit.c \
 	tests/test_report_html.c \
 	tests/test_man.c \
 	tests/test_plugin.c \

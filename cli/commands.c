@@ -8,5 +8,6 @@ const struct fg_cli_cmd fg_cli_commands[] = {
     {"check", fg_cli_check},
     {"verify", fg_cli_verify},
     {"gpus", fg_cli_gpus},
+    {"report", fg_cli_report},
     {NULL, NULL},
 };

@@ -304,6 +304,22 @@ static void export_layout(spank_t sp, const struct fg_request *q, const struct f
         slurm_debug("fitgate: some FITGATE_* variables could not be exported");
 }
 
+/* The decision into the site's audit trail (LogFile=); a failure is said once, never fatal. */
+static void audit(const struct fg_policy *pol, const struct fg_jobspec *spec,
+                  const struct fg_request *q, const struct fg_gate *g, const char *user,
+                  const struct probe *p, bool probed)
+{
+    char buf[64];
+    struct fg_err err = {0};
+    const char *prog = program_invocation_short_name;
+    enum fg_audit_where where = !strcmp(prog, "salloc") ? FG_AUDIT_AT_SALLOC
+                                : !strcmp(prog, "srun") ? FG_AUDIT_AT_SRUN
+                                                        : FG_AUDIT_AT_SBATCH;
+    const char *t = probed ? probe_get(p, "time", buf, sizeof buf) : NULL;
+    if (fg_gate_audit(pol, where, spec, q, g, user, 0, fg_slurm_time_minutes(t), &err))
+        slurm_info("fitgate: warning: the decision could not be logged: %s", err.detail);
+}
+
 int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *values, unsigned n)
 {
     double t0 = now_s();
@@ -372,18 +388,21 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
         goto out;
     }
     struct passwd *pw = getpwuid(getuid());
-    if (fg_gate_load_model(&pol, model_arg, NULL, pw ? pw->pw_name : NULL, (unsigned)getuid(),
-                           false, &m, &err)) {
-        fg_decide_error(q.model, err.detail, NULL, pol.on_error, &d);
-        rc = finish(&d);
-        goto out;
-    }
-    if (!(g = malloc(sizeof *g))) {
+    const char *user = pw ? pw->pw_name : NULL;
+    if (!(g = calloc(1, sizeof *g))) {
         fg_decide_error(q.model, "out of memory", NULL, pol.on_error, &d);
         rc = finish(&d);
         goto out;
     }
+    if ((g->rc = fg_gate_load_model(&pol, model_arg, NULL, user, (unsigned)getuid(), false, &m,
+                                    &err))) {
+        fg_decide_error(q.model, err.detail, NULL, pol.on_error, &g->d);
+        audit(&pol, spec, &q, g, user, &probe, probed);
+        rc = finish(&g->d);
+        goto out;
+    }
     fg_gate_run(m, spec, &q, &rules, pol.on_error, g);
+    audit(&pol, spec, &q, g, user, &probe, probed);
     slurm_debug("fitgate: %s: %s in %.0f ms (request via %s: %u x %s, %u node(s))",
                 model_arg, fg_decide_kind_name(g->d.kind), (now_s() - t0) * 1e3,
                 via[0] ? via : "--ft-gpus", q.count, q.type[0] ? q.type : "?", q.nodes);

@@ -4,6 +4,7 @@
 #include "gate.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -218,3 +219,63 @@ void fg_gate_model_label(const char *arg, char *buf, size_t cap)
     snprintf(buf, cap, "%.150s", arg);
 }
 
+
+int fg_gate_audit(const struct fg_policy *pol, enum fg_audit_where where,
+                  const struct fg_jobspec *spec, const struct fg_request *q,
+                  const struct fg_gate *g, const char *user, uint64_t job_id,
+                  uint32_t time_limit_min, struct fg_err *err)
+{
+    if (!pol->log_file[0])
+        return 0;
+    struct fg_audit_rec rec;
+    fg_audit_rec_init(&rec, where);
+    snprintf(rec.user, sizeof rec.user, "%.63s", user ? user : "");
+    rec.job_id = job_id;
+    rec.time_limit_min = time_limit_min;
+    fg_audit_from_decision(&rec, q, &g->d);
+    snprintf(rec.model, sizeof rec.model, "%.255s", spec->model);
+    if (g->assessed)
+        fg_audit_from_assessment(&rec, &g->a);
+    if (spec->fw)
+        snprintf(rec.framework, sizeof rec.framework, "%.31s", spec->fw->name);
+    if (g->d.overridden) {
+        rec.verdict = FG_AUDIT_OVERRIDE;
+        snprintf(rec.override_reason, sizeof rec.override_reason, "%.199s",
+                 spec->override_reason);
+    } else if (!g->assessed && g->rc != FG_E_INVAL) {
+        rec.verdict = FG_AUDIT_ERROR;
+    }
+    return fg_audit_write(pol->log_file, &rec, err);
+}
+
+uint32_t fg_slurm_time_minutes(const char *s)
+{
+    /* src/common/parse_time.c time_str2mins: [days-]hours:minutes:seconds, minutes[:seconds],
+     * days-hours[:minutes] */
+    unsigned long d = 0, f[3] = {0, 0, 0};
+    int n = 0;
+    if (!s || !*s || strchr(s, 'U') || strchr(s, 'u') || strchr(s, 'I'))
+        return 0;
+    const char *p = s, *dash = strchr(s, '-');
+    char *end;
+    if (dash) {
+        d = strtoul(s, &end, 10);
+        if (end != dash)
+            return 0;
+        p = dash + 1;
+    }
+    while (*p && n < 3) {
+        f[n++] = strtoul(p, &end, 10);
+        if (end == p || (*end && *end != ':'))
+            return 0;
+        p = *end ? end + 1 : end;
+    }
+    unsigned long mins;
+    if (dash) /* days-hours[:minutes[:seconds]] */
+        mins = d * 1440 + f[0] * 60 + (n > 1 ? f[1] : 0) + (n > 2 && f[2] ? 1 : 0);
+    else if (n == 3) /* hours:minutes:seconds */
+        mins = f[0] * 60 + f[1] + (f[2] ? 1 : 0);
+    else /* minutes[:seconds] */
+        mins = f[0] + (n > 1 && f[1] ? 1 : 0);
+    return mins > UINT32_MAX ? UINT32_MAX : (uint32_t)mins;
+}

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "audit.h"
 #include "decide.h"
 
 struct fg_gate {
@@ -70,6 +71,20 @@ bool fg_request_from_option(struct fg_request *q, const char *opt, const char *v
 int fg_gate_load_model(const struct fg_policy *p, const char *arg, const char *base_dir,
                        const char *user, unsigned uid, bool offline, struct fg_model **out,
                        struct fg_err *err);
+
+/*
+ * The decision as one line of the site's audit trail (LogFile=; nothing when unset): the
+ * job (spec, request), what was decided (g), who asked (user; the uid is the process's),
+ * where, the Slurm job id when known (0) and the time limit in minutes (0 unknown).
+ * Returns fg_audit_write's result: the caller reports an error and goes on.
+ */
+int fg_gate_audit(const struct fg_policy *pol, enum fg_audit_where where,
+                  const struct fg_jobspec *spec, const struct fg_request *q,
+                  const struct fg_gate *g, const char *user, uint64_t job_id,
+                  uint32_t time_limit_min, struct fg_err *err);
+
+/* Slurm's --time ("90", "1:30:00", "2-00:00:00", "UNLIMITED") in minutes; 0 when unknown. */
+uint32_t fg_slurm_time_minutes(const char *s);
 
 /* The model for messages: an id as given, a path by its last directory name. */
 void fg_gate_model_label(const char *arg, char *buf, size_t cap);

@@ -19,7 +19,7 @@
 #define POLICY_MAX_DIRS 8
 
 enum ktype { K_ACTION, K_BORDER, K_ONERR, K_ONUNK, K_REAL, K_UINT, K_BOOL, K_MODES, K_DIRS, K_PATH,
-             K_URL, K_SECONDS };
+             K_URL, K_SECONDS, K_LOG };
 
 /* Where a key may be set. */
 #define W_FILE 1u /* a site-wide line of fitgate.conf */
@@ -61,6 +61,7 @@ static const struct key keys[] = {
     {"HubTimeout", K_SECONDS, 0.1, 600, "5", SITE, P(hub_timeout_ms)},
     {"GpuTable", K_PATH, 0, 0, "", SITE, P(gpu_table)},
     {"OnError", K_ONERR, 0, 0, "allow", SITE, P(on_error)},
+    {"LogFile", K_LOG, 0, 0, "", SITE, P(log_file)},
     {"Conf", K_PATH, 0, 0, "", W_ARG, P(conf)},
     {"Topology", K_PATH, 0, 0, "", W_ARG, P(topology)},
     {"Engine", K_PATH, 0, 0, "", W_ARG, P(engine)},
@@ -352,6 +353,14 @@ static int set_value(const struct key *k, void *base, const char *v, char *why, 
         return parse_path(v, field, k->size, why, cap);
     case K_URL:
         return parse_url(v, field, k->size, why, cap);
+    case K_LOG: /* the audit trail (audit.h): syslog, or a file */
+        if (!strcasecmp(v, "syslog")) {
+            snprintf(field, k->size, "syslog");
+            return 0;
+        }
+        if ((rc = parse_path(v, field, k->size, why, cap)) == FG_E_PARSE)
+            snprintf(why, cap, "expected syslog, or an absolute path without blanks");
+        return rc;
     }
     snprintf(why, cap, "internal: unknown key type");
     return FG_E_INVAL;

@@ -85,6 +85,8 @@ struct fg_policy {
     uint32_t hub_timeout_ms;
     char gpu_table[FG_POLICY_PATH_MAX];    /* site GPU rows (gpus.conf format); "" none */
     enum fg_on_error on_error;
+    char log_file[FG_POLICY_PATH_MAX];     /* audit trail: "" off, "syslog", or a path with
+                                              %u / %U (audit.h fg_audit_write) */
     /* plugstack only */
     char conf[FG_POLICY_PATH_MAX];         /* the policy file; "" none */
     char topology[FG_POLICY_PATH_MAX];     /* hwloc XML used instead of the node's */

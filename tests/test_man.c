@@ -386,6 +386,8 @@ static void man_lists_and_paths_should_parse_as_described(void **state)
         {"CacheDir", "/var/cache/fitgate/%u", "cache"},
         {"HubEndpoint", "none", "ftp://example.org"},
         {"GpuTable", "/etc/slurm/gpus.conf", "gpus.conf"},
+        {"LogFile", "/var/log/fitgate/%u.log", "fitgate.log"},
+        {"LogFile", "syslog", "sys log"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const struct doc_key *k = doc_find(cases[i].key);

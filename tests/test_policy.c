@@ -73,6 +73,35 @@ static void parse_should_read_site_keys_case_insensitively(void **state)
     assert_string_equal(p.cache_dir, "/var/cache/fitgate/%u");
 }
 
+static void parse_should_read_log_file_as_syslog_or_absolute_path(void **state)
+{
+    (void)state;
+    struct fg_policy p;
+    struct fg_err err = {0};
+    fg_policy_init(&p);
+    assert_string_equal(p.log_file, ""); /* off unless the site turns it on */
+    assert_int_equal(parse(&p, "LogFile=SysLog\n", &err), 0);
+    assert_string_equal(p.log_file, "syslog");
+    assert_int_equal(parse(&p, "OnError=allow LogFile=/var/log/fitgate/%u.log\n", &err), 0);
+    assert_string_equal(p.log_file, "/var/log/fitgate/%u.log");
+    assert_int_equal(parse(&p, "LogFile=\"\"\n", &err), 0);
+    assert_string_equal(p.log_file, "");
+
+    assert_int_equal(parse(&p, "\nLogFile=fitgate.log\n", &err), FG_E_PARSE);
+    assert_non_null(strstr(err.detail, "fitgate.conf:2: LogFile=fitgate.log"));
+    assert_non_null(strstr(err.detail, "expected syslog, or an absolute path"));
+    assert_string_equal(p.log_file, "");
+    /* site-wide only: a partition cannot log elsewhere */
+    assert_int_equal(parse(&p, "PartitionName=gpu LogFile=/tmp/x.log\n", &err), FG_E_PARSE);
+    assert_non_null(strstr(err.detail, "LogFile applies to the whole site"));
+
+    char arg[] = "logfile=/srv/audit/%U.jsonl";
+    char *argv[] = {arg};
+    fg_policy_init(&p);
+    assert_int_equal(fg_policy_args(&p, 1, argv, "plugstack.conf", &err), 0);
+    assert_string_equal(p.log_file, "/srv/audit/%U.jsonl");
+}
+
 static void parse_should_apply_partition_overrides_only_to_named_keys(void **state)
 {
     (void)state;
@@ -759,6 +788,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(init_should_give_documented_defaults),
         cmocka_unit_test(parse_should_read_site_keys_case_insensitively),
+        cmocka_unit_test(parse_should_read_log_file_as_syslog_or_absolute_path),
         cmocka_unit_test(parse_should_apply_partition_overrides_only_to_named_keys),
         cmocka_unit_test(parse_should_reject_unknown_key_naming_file_and_line),
         cmocka_unit_test(parse_should_reject_bad_value_naming_key_and_accepted_values),

@@ -125,7 +125,7 @@ expect() {
     done
 }
 for with in 1 0; do
-    expect $with "fitgate ''" plan check gpus verify help
+    expect $with "fitgate ''" plan check gpus verify report help
     expect $with "fitgate pl" plan
     expect $with "fitgate plan --mo" --mode
     expect $with "fitgate plan m --html" --html
@@ -136,6 +136,8 @@ for with in 1 0; do
     expect $with "fitgate plan ''" nvidia/NVIDIA-Nemotron-Nano-9B-v2 meta-llama/Llama-3.1-8B
     expect $with "fitgate verify nv" nvidia/NVIDIA-Nemotron-Nano-9B-v2
     expect $with "fitgate gpus --t" --table --topology
+    expect $with "fitgate report a.log --" --json --html --by --since --until
+    expect $with "fitgate report a.log --by ''" day week month
 done
 # '' above is a literal empty word for the shell that runs complete.sh
 if [ "$fail" = 0 ]; then
