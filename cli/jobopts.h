@@ -1,4 +1,4 @@
-/* jobopts.h - the job options shared by plan and check (DESIGN.md "The CLI contract"). */
+/* jobopts.h - the job options shared by plan and check (docs/cli.md "Job options"). */
 #ifndef FG_CLI_JOBOPTS_H
 #define FG_CLI_JOBOPTS_H
 

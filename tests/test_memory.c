@@ -1,6 +1,6 @@
 /*
  * test_memory.c - the memory model against the seeds' own figures
- * (../shared/seeds/000 and 004) and its invariants.
+ * (docs/accuracy.md, "The seeds' figures") and its invariants.
  */
 #include <setjmp.h>
 #include <stdarg.h>

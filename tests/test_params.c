@@ -1,6 +1,6 @@
 /*
- * test_params.c - exact parameter counts against ../shared/models/truth.tsv
- * (copied to tests/fixtures/models/truth.tsv), for every row with a figure.
+ * test_params.c - exact parameter counts against tests/fixtures/models/truth.tsv
+ * (tests/fixtures/PROVENANCE.md), for every row with a figure.
  */
 #include <setjmp.h>
 #include <stdarg.h>

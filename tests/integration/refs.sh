@@ -10,7 +10,7 @@
 #     cli/ tests/ tools/ bench/ (C comments, '#' comments of scripts, the
 #     Makefile and conf/) is a tracked file or directory.  A path counts when it
 #     starts with a top-level directory of the repository (engine/, tests/,
-#     docs/ ...); an all-capitals component (TARGET, MODEL) is a placeholder and
+#     docs/ ...) and "exists" means tracked, or new and not ignored by git; an all-capitals component (TARGET, MODEL) is a placeholder and
 #     matches anything; a module may be named without its extension
 #     (engine/source).  A path in another repository is written repo:path
 #     (open-mpi/hwloc:tests/hwloc/xml/...) and is not checked;
@@ -39,7 +39,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 SELF=tests/integration/refs.sh
 
-git ls-files > "$TMP/files"
+git ls-files --cached --others --exclude-standard > "$TMP/files"
 # every tracked file and every directory above one
 awk -F/ '{ p = $1; print p; for (i = 2; i <= NF; i++) { p = p "/" $i; print p } }' \
     "$TMP/files" | sort -u > "$TMP/known"
@@ -47,7 +47,7 @@ awk -F/ '{ p = $1; print p; for (i = 2; i <= NF; i++) { p = p "/" $i; print p } 
 # ---- 1. no mention of the scratch tree ----------------------------------------
 # (split so that this file does not match itself)
 BANNED='\.\./'"shared|/work/"'shared|(^|[^A-Za-z0-9_-])notes/|DESIGN'"\.md"
-if git grep -I -n -E "$BANNED" -- . ":!$SELF" > "$TMP/banned"; then
+if git grep --untracked -I -n -E "$BANNED" -- . ":!$SELF" > "$TMP/banned"; then
     while IFS= read -r l; do bad "names a file outside the repository: $l"; done < "$TMP/banned"
 fi
 
