@@ -13,11 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
-#include "accuracy/accuracy.c"
+#include "accuracy/accuracy.h"
 
 #define ROWS_TSV "tests/accuracy/rows.tsv"
 #define EXCLUDED_TSV "tests/accuracy/excluded.tsv"
