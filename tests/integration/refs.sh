@@ -12,8 +12,10 @@
 #     starts with a top-level directory of the repository (engine/, tests/,
 #     docs/ ...) and "exists" means tracked, or new and not ignored by git; an all-capitals component (TARGET, MODEL) is a placeholder and
 #     matches anything; a module may be named without its extension
-#     (engine/source).  A path in another repository is written repo:path
-#     (open-mpi/hwloc:tests/hwloc/xml/...) and is not checked;
+#     (engine/source); ../ paths are taken from the naming file's directory
+#     (tests/accuracy/README.md names ../../tools/accuracy.c).  A path in another repository is written repo:path
+#     (open-mpi/hwloc:tests/hwloc/xml/...) and is not checked; a bare page
+#     name (estimate.md) must be the name of a tracked file;
 #   - every fg_*() function named in those texts exists in the code;
 #   - README.md is at most 150 lines and every docs/*.md page is linked from the
 #     README or from another docs page;
@@ -99,7 +101,7 @@ sed -i -E 's/^([^:]*:[0-9]+:)/\1 /' "$TMP/texts"
 
 # ---- 3. every repository path named exists --------------------------------------
 tops=$(cut -d/ -f1 "$TMP/files" | grep -v '^\.' | sort -u | paste -sd'|')
-grep -oE "^[^:]+:[0-9]+:|(^|[^A-Za-z0-9_./\$:-])($tops)/[A-Za-z0-9_.*/-]*[A-Za-z0-9_*]" \
+grep -oE "^[^:]+:[0-9]+:|(^|[^A-Za-z0-9_./\$:-])(\.\./)*($tops)/[A-Za-z0-9_.*/-]*[A-Za-z0-9_*]" \
     "$TMP/texts" | awk '/^[^:]+:[0-9]+:$/ { where = $0; next }
                         { sub(/^[^A-Za-z0-9_]/, ""); print where $0 }' > "$TMP/paths"
 checked=0
@@ -109,8 +111,23 @@ while IFS= read -r l; do
     # all-capitals components are placeholders
     re=$(sed -E 's/[.]/\\./g; s/[*]/[^\/]*/g; s:(^|/)[A-Z][A-Z_0-9]*(/|$):\1[^/]*\2:g; s:(^|/)[A-Z][A-Z_0-9]*(/|$):\1[^/]*\2:g' <<< "$p")
     dir=$(dirname "$file")
+    if [ "${p#../}" != "$p" ]; then     # relative to the file that names it
+        rel=$(realpath -m --relative-to=. "$dir/$p")
+        [ "${rel#../}" = "$rel" ] && grep -qxF "$rel" "$TMP/known" ||
+            bad "$where: no such path: $p"
+        continue
+    fi
     grep -qxE "($re|$re\.[ch]|$dir/$re)" "$TMP/known" || bad "$where: no such path: $p"
 done < "$TMP/paths"
+
+# a Markdown page named without a directory (peers.md) is one of ours
+sed 's:.*/::' "$TMP/known" | sort -u > "$TMP/basenames"
+grep -oE "^[^:]+:[0-9]+:|(^|[^A-Za-z0-9_./:-])[A-Za-z0-9_-]+\.md\b" "$TMP/texts" |
+    awk '/^[^:]+:[0-9]+:$/ { where = $0; next } { sub(/^[^A-Za-z0-9_]/, ""); print where $0 }' |
+    while IFS= read -r l; do
+        grep -qxF "${l##*:}" "$TMP/basenames" || echo "${l%:*}: no such page: ${l##*:}"
+    done > "$TMP/deadmd"
+while IFS= read -r l; do bad "$l"; done < "$TMP/deadmd"
 
 # ---- 4. every fg_*() named exists in the code ------------------------------------
 xargs awk -v mode=code -f "$TMP/ccom.awk" < "$TMP/cfiles" | grep -oE '\bfg_[a-z0-9_]+' |
@@ -164,10 +181,12 @@ for c in "$TMP"/demo*.cmd; do
 done
 [ "$demos" -gt 0 ] || bad "README.md has no '\$ fitgate ...' example"
 demo=$(awk '/^\$ fitgate plan / { print $4; exit }' README.md)
-if [ -z "$demo" ] || [ ! -e "$demo" ]; then
+labels=0
+if [ ! -f docs/estimate.md ]; then
+    bad "docs/estimate.md missing (how each number of fitgate plan is made)"
+elif [ -z "$demo" ] || [ ! -e "$demo" ]; then
     bad "README.md has no '\$ fitgate plan MODEL' example on a fixture model"
 else
-    labels=0
     for mode in full lora qlora serve; do
         build/fitgate plan "$demo" --mode "$mode" 2>/dev/null |
             sed -n '/^Memory at/,/^$/p' | grep -oE '\[[^]]*\][[:space:]]*$' |
