@@ -10,8 +10,8 @@
 #     cli/ tests/ tools/ bench/ (C comments, '#' comments of scripts, the
 #     Makefile and conf/) is a tracked file or directory.  A path counts when it
 #     starts with a top-level directory of the repository (engine/, tests/,
-#     docs/ ...) and "exists" means tracked, or new and not ignored by git; an all-capitals component (TARGET, MODEL) is a placeholder and
-#     matches anything; a module may be named without its extension
+#     docs/ ...) and "exists" means tracked, or new and not ignored by git; an all-capitals component (TARGET, ORG--NAME) or a <word> is a
+#     placeholder and matches anything; a module may be named without its extension
 #     (engine/source); ../ paths are taken from the naming file's directory
 #     (tests/accuracy/README.md names ../../tools/accuracy.c).  A path in another repository is written repo:path
 #     (open-mpi/hwloc:tests/hwloc/xml/...) and is not checked; a bare page
@@ -101,7 +101,7 @@ sed -i -E 's/^([^:]*:[0-9]+:)/\1 /' "$TMP/texts"
 
 # ---- 3. every repository path named exists --------------------------------------
 tops=$(cut -d/ -f1 "$TMP/files" | grep -v '^\.' | sort -u | paste -sd'|')
-grep -oE "^[^:]+:[0-9]+:|(^|[^A-Za-z0-9_./\$:-])(\.\./)*($tops)/[A-Za-z0-9_.*/-]*[A-Za-z0-9_*]" \
+grep -oE "^[^:]+:[0-9]+:|(^|[^A-Za-z0-9_./\$:-])(\.\./)*($tops)/[A-Za-z0-9_.*/<>-]*[A-Za-z0-9_*>]" \
     "$TMP/texts" | awk '/^[^:]+:[0-9]+:$/ { where = $0; next }
                         { sub(/^[^A-Za-z0-9_]/, ""); print where $0 }' > "$TMP/paths"
 checked=0
@@ -109,7 +109,8 @@ while IFS= read -r l; do
     file=${l%%:*}; rest=${l#*:}; where=$file:${rest%%:*}; p=${rest#*:}
     checked=$((checked + 1))
     # all-capitals components are placeholders
-    re=$(sed -E 's/[.]/\\./g; s/[*]/[^\/]*/g; s:(^|/)[A-Z][A-Z_0-9]*(/|$):\1[^/]*\2:g; s:(^|/)[A-Z][A-Z_0-9]*(/|$):\1[^/]*\2:g' <<< "$p")
+    re=$(sed -E 's/[.]/\\./g; s/[*]/[^\/]*/g; s/<[^>]*>/[^\/]*/g
+                 s:(^|/)[A-Z][A-Z_0-9-]*(/|$):\1[^/]*\2:g; s:(^|/)[A-Z][A-Z_0-9-]*(/|$):\1[^/]*\2:g' <<< "$p")
     dir=$(dirname "$file")
     if [ "${p#../}" != "$p" ]; then     # relative to the file that names it
         rel=$(realpath -m --relative-to=. "$dir/$p")
