@@ -16,7 +16,8 @@
 #     (tests/accuracy/README.md names ../../tools/accuracy.c).  A path in another repository is written repo:path
 #     (open-mpi/hwloc:tests/hwloc/xml/...) and is not checked; a bare page
 #     name (estimate.md) must be the name of a tracked file;
-#   - every fg_*() function named in those texts exists in the code;
+#   - every function of ours named in those texts (fg_x(), fitgate_x(),
+#     acc_x(), `fg_x`) exists in the code, outside comments;
 #   - README.md is at most 150 lines and every docs/*.md page is linked from the
 #     README or from another docs page;
 #   - the newcomer's path: README -> demo -> `fitgate plan` -> docs/estimate.md.
@@ -130,13 +131,14 @@ grep -oE "^[^:]+:[0-9]+:|(^|[^A-Za-z0-9_./:-])[A-Za-z0-9_-]+\.md\b" "$TMP/texts"
     done > "$TMP/deadmd"
 while IFS= read -r l; do bad "$l"; done < "$TMP/deadmd"
 
-# ---- 4. every fg_*() named exists in the code ------------------------------------
-xargs awk -v mode=code -f "$TMP/ccom.awk" < "$TMP/cfiles" | grep -oE '\bfg_[a-z0-9_]+' |
+# ---- 4. every function named exists in the code -----------------------------------
+# fg_x(), fitgate_x(), acc_x(), cal_x() anywhere, and `fg_x` in backquotes
+xargs awk -v mode=code -f "$TMP/ccom.awk" < "$TMP/cfiles" | grep -oE '\b(fg|fitgate|acc|cal)_[a-z0-9_]+' |
     sort -u > "$TMP/idents"
-grep -oE "^[^:]+:[0-9]+:|\bfg_[a-z0-9_]+\(\)" "$TMP/texts" |
-    awk '/^[^:]+:[0-9]+:$/ { where = $0; next } { print where $0 }' |
+grep -oE "^[^:]+:[0-9]+:|\b(fg|fitgate|acc|cal)_[a-z0-9_]+\(\)|\`fg_[a-z0-9_]+\`" "$TMP/texts" |
+    awk '/^[^:]+:[0-9]+:$/ { where = $0; next } { gsub(/`/, ""); print where $0 }' |
     while IFS= read -r l; do
-        fn=${l##*:}; fn=${fn%()}
+        fn=${l##*:}; fn=${fn%()}; echo "$fn" >> "$TMP/fnnames"
         grep -qx "$fn" "$TMP/idents" || echo "${l%:*}: no such function: $fn()"
     done > "$TMP/deadfn"
 while IFS= read -r l; do bad "$l"; done < "$TMP/deadfn"
@@ -202,7 +204,7 @@ else
 fi
 
 if [ "$fail" = 0 ]; then
-    echo "refs.sh: ok ($checked paths, $(wc -l < "$TMP/deadfn") dead functions," \
+    echo "refs.sh: ok ($checked paths, $(sort -u "$TMP/fnnames" 2>/dev/null | wc -l) functions," \
          "README $lines lines, $demos README examples, $labels source labels explained)"
 fi
 exit $fail
