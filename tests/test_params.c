@@ -16,7 +16,7 @@
 #define FIXTURES "tests/fixtures/models"
 
 /*
- * Rows we cannot match from the config alone, each listed in the README
+ * Rows we cannot match from the config alone, each listed in docs/accuracy.md
  * with its reason.  The test pins the exact difference, so any change in
  * the graph (or the truth) shows up here.
  */
