@@ -26,7 +26,7 @@
 #     "..." ones) is in its real output, and every source label the plan prints
 #     for the demo model ([PyTorch AMP / Megatron] ...) in each job mode is
 #     explained in docs/estimate.md, which the README links.
-# Needs build/fitgate (make all) for the last part; git for the file list.
+# Needs build/fitgate (make all).  In a git checkout the file list is git's.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -34,15 +34,20 @@ fail=0
 bad() { echo "refs.sh: FAIL: $*" >&2; fail=1; }
 die() { echo "refs.sh: FAIL: $*" >&2; exit 1; }
 
-command -v git >/dev/null && git rev-parse --is-inside-work-tree >/dev/null 2>&1 ||
-    die "needs git and a checkout (the tracked file list is the reference)"
 [ -x build/fitgate ] || die "build/fitgate missing (run make all)"
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 SELF=tests/integration/refs.sh
 
-git ls-files --cached --others --exclude-standard > "$TMP/files"
+# The repository's files: git's list in a checkout (tracked, or new and not ignored), else
+# (an unpacked release tarball) every file but the build tree.
+if command -v git >/dev/null && git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    git ls-files --cached --others --exclude-standard > "$TMP/files"
+else
+    find . -path ./build -prune -o -path ./.git -prune -o -type f -print | sed 's:^\./::' |
+        sort > "$TMP/files"
+fi
 # every tracked file and every directory above one
 awk -F/ '{ p = $1; print p; for (i = 2; i <= NF; i++) { p = p "/" $i; print p } }' \
     "$TMP/files" | sort -u > "$TMP/known"
@@ -50,7 +55,9 @@ awk -F/ '{ p = $1; print p; for (i = 2; i <= NF; i++) { p = p "/" $i; print p } 
 # ---- 1. no mention of the scratch tree ----------------------------------------
 # (split so that this file does not match itself)
 BANNED='\.\./'"shared|/work/"'shared|(^|[^A-Za-z0-9_-])notes/|DESIGN'"\.md"
-if git grep --untracked -I -n -E "$BANNED" -- . ":!$SELF" > "$TMP/banned"; then
+grep -vxF "$SELF" "$TMP/files" | tr '\n' '\0' |
+    xargs -0 grep -I -n -H -E "$BANNED" -- > "$TMP/banned" || true
+if [ -s "$TMP/banned" ]; then
     while IFS= read -r l; do bad "names a file outside the repository: $l"; done < "$TMP/banned"
 fi
 
