@@ -8,14 +8,16 @@
 #   - every repository path named in README.md, docs/*.md, man/*, the other
 #     project Markdown files, and in the comments of engine/ policies/ plugin/
 #     cli/ tests/ tools/ bench/ (C comments, '#' comments of scripts, the
-#     Makefile and conf/) is a tracked file or directory.  A path counts when it
-#     starts with a top-level directory of the repository (engine/, tests/,
-#     docs/ ...) and "exists" means tracked, or new and not ignored by git; an all-capitals component (TARGET, ORG--NAME) or a <word> is a
-#     placeholder and matches anything; a module may be named without its extension
-#     (engine/source); ../ paths are taken from the naming file's directory
-#     (tests/accuracy/README.md names ../../tools/accuracy.c).  A path in another repository is written repo:path
-#     (open-mpi/hwloc:tests/hwloc/xml/...) and is not checked; a bare page
-#     name (estimate.md) must be the name of a tracked file;
+#     Makefile and conf/) exists: is tracked, or new and not ignored by git.
+#     A path is ours when it starts with a top-level directory (engine/,
+#     tests/, docs/ ...), with a directory beside the file that names it
+#     (accuracy/accuracy.h in tests/), or, in Markdown, with ../ (taken from
+#     the page's directory).  Other paths (models/llama/..., torch/optim/...)
+#     cite other projects and are not checked; so is a path written
+#     repo:path (open-mpi/hwloc:tests/hwloc/xml/...).  An all-capitals
+#     component (TARGET, ORG--NAME) or a <word> is a placeholder that matches
+#     anything; a module may be named without its extension (engine/source);
+#   - a page named without a directory (estimate.md) is a tracked file's name;
 #   - every function of ours named in those texts (fg_x(), fitgate_x(),
 #     acc_x(), `fg_x`) exists in the code, outside comments;
 #   - README.md is at most 150 lines and every docs/*.md page is linked from the
@@ -109,17 +111,26 @@ sed -i -E 's/^([^:]*:[0-9]+:)/\1 /' "$TMP/texts"
 
 # ---- 3. every repository path named exists --------------------------------------
 tops=$(cut -d/ -f1 "$TMP/files" | grep -v '^\.' | sort -u | paste -sd'|')
-grep -oE "^[^:]+:[0-9]+:|(^|[^A-Za-z0-9_./\$:-])(\.\./)*($tops)/[A-Za-z0-9_.*/<>-]*[A-Za-z0-9_*>]" \
+grep -oE "^[^:]+:[0-9]+:|(^|[^A-Za-z0-9_./\$:-])(\.\./)*[A-Za-z0-9_.-]+/[A-Za-z0-9_.*/<>-]*[A-Za-z0-9_*>]" \
     "$TMP/texts" | awk '/^[^:]+:[0-9]+:$/ { where = $0; next }
                         { sub(/^[^A-Za-z0-9_]/, ""); print where $0 }' > "$TMP/paths"
 checked=0
 while IFS= read -r l; do
     file=${l%%:*}; rest=${l#*:}; where=$file:${rest%%:*}; p=${rest#*:}
+    dir=$(dirname "$file")
+    # Ours: from the top (engine/...), under a directory beside the naming file
+    # (accuracy/accuracy.h from tests/), or ../ from a Markdown page.  Anything else is another project's path
+    # (models/llama/..., torch/optim/...), a URL or a ratio, and is not checked.
+    first=${p%%/*}
+    case "$file" in *.md|man/*) md=1 ;; *) md=0 ;; esac
+    if ! grep -qxE "$tops" <<< "$first" && { [ "$first" != .. ] || [ $md = 0 ]; } &&
+       ! { [ "$dir" != . ] && grep -qxF "$dir/$first" "$TMP/known"; }; then
+        continue
+    fi
     checked=$((checked + 1))
     # all-capitals components are placeholders
     re=$(sed -E 's/[.]/\\./g; s/[*]/[^\/]*/g; s/<[^>]*>/[^\/]*/g
                  s:(^|/)[A-Z][A-Z_0-9-]*(/|$):\1[^/]*\2:g; s:(^|/)[A-Z][A-Z_0-9-]*(/|$):\1[^/]*\2:g' <<< "$p")
-    dir=$(dirname "$file")
     if [ "${p#../}" != "$p" ]; then     # relative to the file that names it
         rel=$(realpath -m --relative-to=. "$dir/$p")
         [ "${rel#../}" = "$rel" ] && grep -qxF "$rel" "$TMP/known" ||
