@@ -20,8 +20,9 @@
 #   - a page named without a directory (estimate.md) is a tracked file's name;
 #   - every function of ours named in those texts (fg_x(), fitgate_x(),
 #     acc_x(), `fg_x`) exists in the code, outside comments;
-#   - README.md is at most 150 lines and every docs/*.md page is linked from the
-#     README or from another docs page;
+#   - README.md is at most 150 lines, gives the test command that .ci/run runs
+#     (make check), and every docs/*.md page is linked from the README or from
+#     another docs page;
 #   - the newcomer's path: README -> demo -> `fitgate plan` -> docs/estimate.md.
 #     Every "$ fitgate ..." command in the README runs (exit 0, or 1 for a
 #     check that does not fit), every line the README shows under it (but the
@@ -172,6 +173,10 @@ for page in $(grep -E '^docs/[^/]*\.md$' "$TMP/files"); do
         bad "$page is linked from neither README.md nor another docs page"
     fi
 done
+
+# CI runs the test command the README gives
+grep -q '^make check ' README.md || bad "README.md does not give the test command (make check)"
+grep -q '^make check' .ci/run || bad ".ci/run does not run the README's make check"
 
 # ---- 6. the newcomer's path ---------------------------------------------------------
 grep -qF '(docs/estimate.md' README.md || bad "README.md does not link docs/estimate.md"
