@@ -135,6 +135,9 @@ PLUGIN_ENGINE_OBJS := $(PLUGIN_ENGINE_SRCS:%.c=$(BUILD)/%.o)
 PLUGIN      := $(BUILD)/spank_fitgate.so
 PLUGIN_ENGINE := $(BUILD)/fitgate_engine.so
 TEST_BINS   := $(TEST_SRCS:tests/%.c=$(BUILD)/tests/%)
+# The accuracy core (tests/accuracy/accuracy.c), compiled once and linked into its two front
+# ends: tools/accuracy.c (make accuracy) and the gate, tests/test_accuracy.c.
+ACCURACY_OBJ := $(BUILD)/tests/accuracy/accuracy.o
 LIB         := $(BUILD)/libfitgate.a
 CLI         := $(BUILD)/fitgate
 
@@ -184,6 +187,9 @@ $(BUILD)/tests/test_detect: TEST_LIBS = $(HWLOC_LIBS)
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_ALL) $(TEST_LIBS) -lcmocka
 
+$(BUILD)/tests/test_accuracy: $(BUILD)/tests/test_accuracy.o $(ACCURACY_OBJ) $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL) -lcmocka
+
 # The HTML report lives in the CLI; its test links the two CLI objects it needs.
 $(BUILD)/tests/test_report_html: $(BUILD)/tests/test_report_html.o $(BUILD)/cli/report_html.o \
 		$(BUILD)/cli/jobopts.o $(BUILD)/cli/format.o $(LIB)
@@ -205,16 +211,16 @@ deps:
 # Unit tests: each binary runs with the repository root as cwd.
 unit: $(TEST_BINS) $(CLI)
 	@fail=0; for t in $(TEST_BINS); do \
-	  echo "== $$t"; FITGATE_SHARED=$(SHARED) $$t || fail=1; \
+	  echo "== $$t"; $$t || fail=1; \
 	done; exit $$fail
 
 # The estimator against measured peaks: per-row table, summary, build/accuracy.tsv
 # (tests/accuracy/README.md).  The gate on the same numbers is tests/test_accuracy.c.
 .PHONY: accuracy
 ACCURACY := $(BUILD)/tools/accuracy
-$(ACCURACY): tools/accuracy.c tests/accuracy/accuracy.c tests/accuracy/accuracy.h $(LIB)
+$(ACCURACY): $(BUILD)/tools/accuracy.o $(ACCURACY_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ tools/accuracy.c $(LIB) $(LDLIBS_ALL)
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL)
 accuracy: $(ACCURACY)
 	$(ACCURACY)
 	@echo
@@ -274,7 +280,8 @@ run: deps
 	$(MAKE) all
 	$(CLI) plan tests/fixtures/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --gpu h200 --structure
 
-# install: the CLI under PREFIX, the plugin (and its engine part beside it) in Slurm's plugin
+# install: the CLI under PREFIX (not libfitgate.a: its headers are private and its API not
+# promised, docs/design.md "libfitgate"), the plugin (and its engine part beside it) in Slurm's plugin
 # directory, man pages, bash completion, and the configuration in Slurm's directory:
 # fitgate.conf, gpus.conf and plugstack.conf.d/fitgate.conf.  That snippet only includes
 # $(DATADIR)/fitgate/plugstack.conf, the `required` line with the installed paths, which goes
@@ -301,12 +308,11 @@ PATHS_SED := -e 's|[^ ]*/spank_fitgate\.so|$(SLURM_PLUGINDIR)/spank_fitgate.so|g
 	-e 's|/etc/slurm/|$(SYSCONFDIR)/|g'
 
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(SLURM_PLUGINDIR) \
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SLURM_PLUGINDIR) \
 	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
 	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d \
 	  $(DESTDIR)$(DATADIR)/fitgate/etc/plugstack.conf.d
 	install -m 0755 $(CLI) $(DESTDIR)$(BINDIR)/fitgate
-	install -m 0644 $(LIB) $(DESTDIR)$(LIBDIR)/libfitgate.a
 	install -m 0755 $(PLUGIN) $(DESTDIR)$(SLURM_PLUGINDIR)/spank_fitgate.so
 	install -m 0755 $(PLUGIN_ENGINE) $(DESTDIR)$(SLURM_PLUGINDIR)/fitgate_engine.so
 	install -m 0644 man/fitgate.1 $(DESTDIR)$(MANDIR)/man1/fitgate.1
@@ -331,7 +337,7 @@ install: all
 
 # uninstall: everything install wrote, except configuration an admin has edited.
 uninstall:
-	rm -f $(DESTDIR)$(BINDIR)/fitgate $(DESTDIR)$(LIBDIR)/libfitgate.a \
+	rm -f $(DESTDIR)$(BINDIR)/fitgate \
 	  $(DESTDIR)$(SLURM_PLUGINDIR)/spank_fitgate.so $(DESTDIR)$(SLURM_PLUGINDIR)/fitgate_engine.so \
 	  $(DESTDIR)$(MANDIR)/man1/fitgate.1 $(DESTDIR)$(MANDIR)/man5/fitgate.conf.5 \
 	  $(DESTDIR)$(MANDIR)/man8/spank_fitgate.8 $(DESTDIR)$(BASHCOMPDIR)/fitgate \
@@ -348,4 +354,5 @@ uninstall:
 clean:
 	rm -rf $(BUILD)
 
--include $(ENGINE_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(PLUGIN_OBJS:.o=.d) $(PLUGIN_ENGINE_OBJS:.o=.d) $(POLICY_OBJS:.o=.d) $(TEST_BINS:=.d)
+-include $(ENGINE_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(PLUGIN_OBJS:.o=.d) $(PLUGIN_ENGINE_OBJS:.o=.d) $(POLICY_OBJS:.o=.d) $(TEST_BINS:=.d) \
+	$(ACCURACY_OBJ:.o=.d) $(BUILD)/tools/accuracy.d

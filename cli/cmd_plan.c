@@ -1,7 +1,7 @@
 /*
  * fitgate plan / fitgate check: the whole answer for one model and job.
  * Output for people (tables, a breakdown with the source of each line) or
- * --json with the keys of DESIGN.md.
+ * --json with the keys docs/cli.md lists ("JSON output").
  */
 #include <cjson/cJSON.h>
 #include <math.h>

@@ -312,7 +312,7 @@ static uint64_t fp8_scales(const struct fg_model *m, uint64_t bo, uint64_t bi)
 }
 
 /*
- * Multi-token prediction modules (DeepSeek-V3 README_WEIGHTS.md): each is one
+ * Multi-token prediction modules (deepseek-ai/DeepSeek-V3:README_WEIGHTS.md): each is one
  * more decoder block stored as model.layers.<num_hidden_layers + i>, plus
  * enorm and hnorm (RMSNorm over hidden), eh_proj Linear(2 x hidden, hidden)
  * kept in bf16, and shared_head.norm.  transformers never loads them, so

@@ -1,10 +1,10 @@
 /*
  * detect.c - the node's GPUs through hwloc (2.x API), matched to the GPU table.
  *
- * The hwloc calls and their order follow the proof program of notes/gpus.md
- * section 3 (init, blacklist, set_xml, I/O filter KEEP_IMPORTANT, load, walk
+ * The hwloc calls and their order are those docs/design.md ("GPU detection")
+ * lists (init, blacklist, set_xml, I/O filter KEEP_IMPORTANT, load, walk
  * the PCI devices, read the OS devices under each).  Facts relied on, all
- * from notes/gpus.md section 2 and the XML fixtures in tests/fixtures/hwloc:
+ * from hwloc 2.9's topology-*.c and the XML fixtures in tests/fixtures/hwloc:
  *   - I/O objects are dropped by default; KEEP_IMPORTANT keeps PCI classes
  *     0x03 and 0x12 and the OS devices under them.
  *   - OS devices sit directly under their PCI device.  Their subtype is not
@@ -71,7 +71,7 @@ static const struct {
 };
 #define N_BACKENDS ((int)(sizeof backends / sizeof backends[0]))
 
-/* hwloc components that start vendor drivers on a live load (notes/gpus.md). */
+/* hwloc components that start vendor drivers on a live load (docs/design.md). */
 static const char *const driver_components[] = {"opencl", "gl"};
 
 #define MAX_PARTS 64

@@ -6,7 +6,7 @@
  * parts) or from a vendor that has a table row; BMC VGA chips (ASPEED, Matrox)
  * are dropped.  Each is matched to a table row by PCI vendor:device, never by
  * hwloc's name strings (they come from the exporting machine's pci.ids, which
- * is stale; see notes/gpus.md).  Memory comes from an hwloc OS-device
+ * is stale; see docs/design.md).  Memory comes from an hwloc OS-device
  * attribute when there is one (CUDA, RSMI, LevelZero, OpenCL), else from the
  * table row.  MI250/MI250X GCDs are separate PCI functions and count one
  * each; an MI300A in CPX mode shows several rsmi devices under one PCI
@@ -47,7 +47,7 @@ enum {
     /* Let hwloc run its OpenCL and GL components on a live load.  Off by
      * default: inside a job step those would initialise the vendor drivers
      * (an OpenCL ICD creates a context per device; GL talks to an X server)
-     * in slurmstepd, which is slow and can hang; see notes/gpus.md. */
+     * in slurmstepd, which is slow and can hang; see docs/design.md. */
     FG_DETECT_ALLOW_DRIVER_COMPONENTS = 1u << 0,
 };
 

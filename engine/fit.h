@@ -18,8 +18,8 @@
 
 #include "memory.h"
 
-/* CUDA context + cuBLAS workspace outside the caching allocator.  peers.md:
- * 0.3-1 GB seen (vram.asmirnov.xyz 300 MiB-2 GiB, gpu_poor +650 MB); 512 MiB
+/* CUDA context + cuBLAS workspace outside the caching allocator.  Public
+ * calculators see 0.3-1 GB (vram.asmirnov.xyz 300 MiB-2 GiB, gpu_poor +650 MB); 512 MiB
  * until a measurement on our calibration card says otherwise. */
 #define FG_CUDA_CONTEXT_BYTES (512ull << 20)
 

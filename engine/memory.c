@@ -1275,7 +1275,7 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
                  (unsigned long long)per_tok / (m->vocab ? m->vocab : 1));
     }
     /* Caching-allocator fragmentation: reserved runs ~5% over allocated for
-     * the batch-dependent tensors (peers.md: xMem, LLMem 2 MiB blocks;
+     * the batch-dependent tensors (xMem arXiv 2510.21048; LLMem arXiv 2404.10933, 2 MiB blocks;
      * ROCm Megatron PR #162 models 7%). */
     uint64_t frag = (act + logits) / 20;
     add_line(e, "overhead", frag, true, "PyTorch caching allocator",

@@ -9,7 +9,7 @@
  *     first stage holds the embedding and, under 1F1B, pp micro-batches of
  *     activations; the last holds the head and the logits;
  *   - EP (MoE) divides the expert count and the data-parallel size; when
- *     EP > 1, TP = 1 (NeMo Customizer's rule, seed 001);
+ *     EP > 1, TP = 1 (NeMo Customizer's rule, docs/planner.md);
  *   - DP with ZeRO-1/2/3 (FSDP) shards optimizer state, gradients, weights.
  * Every layout returned fits the estimate under the headroom.
  */

@@ -4,7 +4,7 @@
  *
  * The job's GPU request is read through Slurm's own option table: sbatch,
  * salloc and srun export their global `opt` and libslurmfull exports
- * slurm_option_get / slurm_option_set (notes/slurm.md 1b).  That is an
+ * slurm_option_get / slurm_option_set (docs/design.md, "Slurm contexts").  That is an
  * internal API, so every symbol is looked up with dlsym and the plugin
  * falls back to its own --ft-gpus / --ft-gpu when one is missing; SPANK
  * refuses to load a plugin built for another Slurm release, which keeps

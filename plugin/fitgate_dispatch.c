@@ -9,7 +9,7 @@
  *                                      allocation was checked; the node checks the step)
  *   S_CTX_REMOTE     slurmstepd        user_init -> fitgate_engine_stepd; task_init
  *                                      fails the step it recorded (never earlier:
- *                                      that drains the node, notes/slurm.md 1c)
+ *                                      that drains the node, docs/design.md)
  *   others           slurmd, prolog    nothing
  *
  * If the engine part cannot be loaded the job is let through with a message:

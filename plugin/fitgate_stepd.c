@@ -11,7 +11,7 @@
  * Where: the work runs from user_init, where slurmstepd has taken the job
  * user's identity (euid), so a model path is read with the user's rights.
  * Nothing here fails before task_init: a non-zero return from init,
- * init_post_opt or user_init drains the node (notes/slurm.md 1c).  A job
+ * init_post_opt or user_init drains the node (docs/design.md).  A job
  * that does not fit is recorded (fitgate_engine_stepd returns 1), its
  * message printed into the job's output once, and the dispatcher's
  * slurm_spank_task_init returns -1: the job fails, the node stays.

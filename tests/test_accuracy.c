@@ -13,11 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
-#include "accuracy/accuracy.c"
+#include "accuracy/accuracy.h"
 
 #define ROWS_TSV "tests/accuracy/rows.tsv"
 #define EXCLUDED_TSV "tests/accuracy/excluded.tsv"
@@ -236,7 +237,7 @@ static void calibration_run_should_stay_as_accurate_as_today(void **state)
 
 /* Rows chosen after those changes, to check them on jobs they were not fitted to (13, then
  * 5 for --attention, then 4 more): median |error| 2.3%, all 22 within 25% (the worst, +18%,
- * are recomputed LoRA: README). */
+ * are recomputed LoRA: tests/accuracy/README.md). */
 static void held_out_run_should_stay_as_accurate_as_today(void **state)
 {
     (void)state;

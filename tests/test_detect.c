@@ -188,7 +188,7 @@ static void ipa20_should_give_four_h100_with_locality_and_no_matrox(void **state
         assert_string_equal(g->message, "");
         assert_non_null(strstr(g->osdevs, "cuda"));
     }
-    /* the non-I/O ancestor of 5f:00.0: notes/gpus.md section 3 */
+    /* the non-I/O ancestor of 5f:00.0 (the cpuset the XML gives the package) */
     assert_string_equal(r->gpus[1].cpuset, "14-27,126-139");
     assert_string_equal(r->gpus[1].numa, "1");
     fg_detect_result_free(r);

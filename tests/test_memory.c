@@ -1,6 +1,6 @@
 /*
  * test_memory.c - the memory model against the seeds' own figures
- * (../shared/seeds/000 and 004) and its invariants.
+ * (docs/accuracy.md, "The seeds' figures") and its invariants.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -58,7 +58,7 @@ static void estimate_should_match_seed_000_nemotron_within_10pct(void **state)
     struct fg_estimate full = est(m, FG_MODE_FULL, 2048, 1);
     within((double)full.total_bytes, 183e9, 0.10, "Nemotron-Nano-9B-v2 full, 2048");
     struct fg_estimate lora = est(m, FG_MODE_LORA, 2048, 1);
-    /* The seed leaves out the logits and the fp32 loss (README: "deliberate
+    /* The seed leaves out the logits and the fp32 loss (docs/accuracy.md, "Deliberate
      * differences"); compare the parts it counts. */
     within((double)(lora.total_bytes - lora.b.logits), 30.5e9, 0.10,
            "Nemotron-Nano-9B-v2 LoRA, 2048 (no logits)");
@@ -82,7 +82,7 @@ static void estimate_should_match_seed_004_nomic_within_10pct(void **state)
     within((double)full.total_bytes, 9.34e9, 0.10, "nomic-embed-text-v2-moe full, 512");
     struct fg_estimate lora = est(m, FG_MODE_LORA, 512, 1);
     within((double)lora.total_bytes, 1.20e9, 0.10, "nomic-embed-text-v2-moe LoRA, 512");
-    /* Card table of seed 004, largest batch per card within 15%. */
+    /* The nomic seed's card table (docs/accuracy.md), largest batch per card within 15%. */
     static const struct { unsigned gb; uint64_t full, lora; } seed[] = {
         {16, 22, 60}, {24, 55, 93}, {40, 120, 158}, {80, 283, 321}, {141, 531, 570}};
     struct fg_fit_opts o;
@@ -94,7 +94,7 @@ static void estimate_should_match_seed_004_nomic_within_10pct(void **state)
         print_message("%3u GB: full %4llu (seed %3llu)  lora %4llu (seed %3llu)\n", seed[i].gb,
                       (unsigned long long)bf, (unsigned long long)seed[i].full,
                       (unsigned long long)bl, (unsigned long long)seed[i].lora);
-        /* full: deliberate difference (README): gradients and activations are
+        /* full: deliberate difference (docs/accuracy.md): gradients and activations are
          * not counted together, so more samples fit than the seed says */
         assert_true((double)bf >= 0.85 * (double)seed[i].full &&
                     (double)bf <= 1.35 * (double)seed[i].full);

@@ -1,6 +1,6 @@
 /*
- * test_params.c - exact parameter counts against ../shared/models/truth.tsv
- * (copied to tests/fixtures/models/truth.tsv), for every row with a figure.
+ * test_params.c - exact parameter counts against tests/fixtures/models/truth.tsv
+ * (tests/fixtures/PROVENANCE.md), for every row with a figure.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,7 +16,7 @@
 #define FIXTURES "tests/fixtures/models"
 
 /*
- * Rows we cannot match from the config alone, each listed in the README
+ * Rows we cannot match from the config alone, each listed in docs/accuracy.md
  * with its reason.  The test pins the exact difference, so any change in
  * the graph (or the truth) shows up here.
  */

@@ -14,8 +14,9 @@
  * from the repository root (make accuracy).
  */
 #include <stdio.h>
+#include <string.h>
 
-#include "../tests/accuracy/accuracy.c"
+#include "../tests/accuracy/accuracy.h"
 
 int main(int argc, char **argv)
 {

@@ -1,6 +1,6 @@
 /*
- * accuracy.c - see accuracy.h.  Included (as a .c) by tools/accuracy.c and
- * tests/test_accuracy.c so that both compute the same thing.
+ * accuracy.c - see accuracy.h.  Compiled once and linked into tools/accuracy.c
+ * and tests/test_accuracy.c so that both compute the same thing.
  */
 #include "accuracy.h"
 

@@ -3,7 +3,7 @@
  *
  * One core, two front ends: tools/accuracy.c (make accuracy: the table and
  * build/accuracy.tsv) and tests/test_accuracy.c (the cmocka gate) both
- * include accuracy.c, so they compute the same numbers.
+ * link accuracy.o, compiled once, so they compute the same numbers.
  *
  * What is compared with what (metric column of rows.tsv):
  *   allocated, active, reserved  the measured torch counter against

@@ -7,7 +7,7 @@
 #     parses (cli/*.c) and every environment variable it reads;
 #   - spank_fitgate(8) names every --ft-* option (plugin/fitgate_options.c) and
 #     every FITGATE_* variable exported to jobs (engine/plan.c fg_layout_env,
-#     plugin/fitgate_export);
+#     plugin/fitgate_common.c fitgate_export);
 #   - fitgate.conf(5) against the policy parser is tests/test_man.c;
 #   - contrib/bash-completion/fitgate completes subcommands, options, values,
 #     card names from the fitgate on PATH, and model ids in the caches, with

@@ -172,6 +172,10 @@ check_installed() {
     timeout 120 /usr/bin/fitgate check "$W/run/nemotron" --gpu h200 --gpus 1 >/dev/null 2>&1 ||
         rc=$?
     [ "$rc" = 1 ] || die "$what: fitgate check on 1 x H200 exited $rc, not 1"
+    # the engine library stays inside the build (docs/design.md, "libfitgate")
+    if dpkg -L $PKGS | grep -E '(\.a|\.pc|\.h)$'; then
+        die "$what: a package ships the engine library or its headers"
+    fi
     # man pages where man finds them
     for page in 1/fitgate 5/fitgate.conf 8/spank_fitgate; do
         [ -f "/usr/share/man/man${page%%/*}/${page#*/}.${page%%/*}.gz" ] ||

@@ -1,5 +1,5 @@
 # cluster.sh - a single-host Slurm cluster on loopback for the integration tests
-# (sourced by tests/integration/slurm*.sh; based on notes/slurm-local/slurm-up.sh).
+# (sourced by tests/integration/slurm*.sh).
 #
 # munged, slurmctld and slurmd run as root, daemonized with pid files under $SROOT,
 # on free ports, with fake GPU device files (char devices: gres.conf requires them).
