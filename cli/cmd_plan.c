@@ -22,6 +22,7 @@
 #include "framework.h"
 #include "jobspec.h"
 #include "policy.h"
+#include <pwd.h>
 #include <unistd.h>
 
 
@@ -583,16 +584,19 @@ static void print_verdict(const struct inputs *in, const struct fg_gate *g, bool
         } else {
             printf("  no: %s\n", a->planned ? a->plan.why : "one card cannot hold it");
         }
-        if (a->alt_planned && a->alt.status == FG_PLAN_FOUND) {
+        bool head = false;
+        for (size_t i = 0; a->alt_planned && i < a->alt.n; i++) {
+            const struct fg_layout *l = &a->alt.options[i];
+            unsigned need = fg_framework_needs(l->tp, l->pp, l->ep, 1, l->zero);
             char who[160];
-            printf("  other frameworks' layouts that fit:\n");
-            for (size_t i = 0; i < a->alt.n; i++) {
-                const struct fg_layout *l = &a->alt.options[i];
-                fg_framework_who_runs(fg_framework_needs(l->tp, l->pp, l->ep, 1, l->zero), who,
-                                      sizeof who);
-                print_layout(l);
-                printf("        runs on: %s\n", who[0] ? who : "none fitgate knows");
-            }
+            if (!(need & ~a->fw->layouts))
+                continue; /* listed above */
+            if (!head)
+                printf("  on other frameworks (--framework), layouts that fit:\n");
+            head = true;
+            fg_framework_who_runs(need, who, sizeof who);
+            print_layout(l);
+            printf("        runs on: %s\n", who[0] ? who : "none fitgate knows");
         }
         return;
     }
@@ -627,6 +631,15 @@ static int run(int argc, char **argv, bool check)
     if (!g->assessed && !check) {
         fprintf(stderr, "fitgate: error: %s\n", g->detail);
         goto out;
+    }
+    if (o->log_as) {
+        struct passwd *pw = getpwuid(getuid());
+        enum fg_audit_where where = !strcmp(o->log_as, "job_submit") ? FG_AUDIT_AT_JOB_SUBMIT
+                                                                     : FG_AUDIT_AT_CLI;
+        if (fg_gate_audit(&in.pol, where, &o->spec, &in.q, g, pw ? pw->pw_name : NULL, 0, 0,
+                          &err))
+            fprintf(stderr, "fitgate: warning: the decision could not be logged: %s\n",
+                    err.detail);
     }
     const struct fg_estimate *est = g->assessed ? &g->a.est : NULL;
     bool card = in.q.gpu != NULL;

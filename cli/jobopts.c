@@ -58,7 +58,7 @@ static int parse_f(const char *opt, const char *s, double min, double max, doubl
 enum cli_opt {
     C_JSON, C_STRUCTURE, C_HTML, C_HEADROOM, C_CONSERVATIVE, C_SAMPLES, C_EPOCHS,
     C_GLOBAL_BATCH, C_GRES, C_GPUS, C_GPUS_PER_NODE, C_NODES, C_PARTITION, C_POLICY,
-    C_GPUS_CONF, C_OFFLINE
+    C_GPUS_CONF, C_OFFLINE, C_LOG_AS
 };
 static const struct {
     const char *name;
@@ -81,6 +81,7 @@ static const struct {
     {"policy", true, C_POLICY},
     {"gpus-conf", true, C_GPUS_CONF},
     {"offline", false, C_OFFLINE},
+    {"log-as", true, C_LOG_AS},
 };
 
 static int cli_value(struct fg_cli_opts *o, enum cli_opt id, const char *a, const char *v)
@@ -111,6 +112,13 @@ static int cli_value(struct fg_cli_opts *o, enum cli_opt id, const char *a, cons
     case C_POLICY: o->policy = v; break;
     case C_GPUS_CONF: o->gpus_conf = v; break;
     case C_OFFLINE: o->offline = true; break;
+    case C_LOG_AS:
+        if (strcmp(v, "cli") && strcmp(v, "job_submit")) {
+            fprintf(stderr, "fitgate: --log-as takes cli or job_submit\n");
+            return 2;
+        }
+        o->log_as = v;
+        break;
     }
     return 0;
 }

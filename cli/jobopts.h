@@ -28,6 +28,7 @@ struct fg_cli_opts {
     const char *policy;       /* --policy FILE (fitgate.conf) */
     const char *gpus_conf;    /* --gpus-conf FILE (site GPU rows) */
     bool offline;             /* --offline: site directories and caches only, no hub */
+    const char *log_as;       /* --log-as WHERE: write the decision to the policy's LogFile= */
     bool json, structure;
     const char *html;         /* --html FILE: also write the HTML report (report_html.h) */
     bool headroom_set, conservative_set;

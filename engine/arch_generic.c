@@ -771,7 +771,7 @@ static int build(const struct fg_cfg *c, struct fg_model *m, struct generic *g,
                  (unsigned long long)nl);
     }
     if (nextn) {
-        /* DeepSeek-V3 README_WEIGHTS.md: each multi-token-prediction module is one more
+        /* deepseek-ai/DeepSeek-V3's weights README: each multi-token-prediction module is one more
          * block stored as model.layers.<num_hidden_layers + i>, with enorm, hnorm, eh_proj
          * (2 x hidden -> hidden) and a shared_head norm; assumed to repeat the last block */
         uint64_t last = 0;

@@ -17,12 +17,11 @@ slurm_stage
 
 # lua_script SRC DEST ACTION: a contrib script with this test's fitgate and action
 lua_script() {
-    # slurmctld reloads job_submit.lua only when its mtime is later than the
-    # second of the last load (job_submit_lua.c compares whole seconds), so
-    # the rewrite must land in a later second than the sbatch before it
     sleep 1.1
+    printf 'Action=%s\nHubEndpoint=none\n' "$3" > "$SROOT/lua-$3.conf"
+    chmod 644 "$SROOT/lua-$3.conf"
     sed -e "s|^local FITGATE = .*|local FITGATE = \"$SROOT/fitgate\"|" \
-        -e "s|^local ACTION = .*|local ACTION = \"$3\"|" "$1" > "$2.tmp" &&
+        -e "s|^local POLICY = .*|local POLICY = \"$SROOT/lua-$3.conf\"|" "$1" > "$2.tmp" &&
         chmod 644 "$2.tmp" && mv "$2.tmp" "$2"
 }
 mkdir -p "$SROOT/etc"
@@ -34,7 +33,7 @@ slurm_up
 
 # --- job_submit.lua in slurmctld -------------------------------------------------------------
 if ! as_user sbatch --parsable --hold --ft-model="$NEMO" --ft-mode=lora --gres=gpu:t4:1 \
-    --wrap true && err_re "fitgate: rejected: .* does not fit 1 x t4; it needs [2-8] GPUs" &&
+    --wrap true && err_re "fitgate: rejected: LoRA of .* does not fit --gres=gpu:t4:1" &&
     err_re "ask for --gres=gpu:t4:[2-8]"; then
     ok "job_submit.lua rejects LoRA Nemotron-Nano-9B-v2 on 1 x T4 in slurmctld"
 else
@@ -66,7 +65,7 @@ lua_script contrib/cli_filter.lua "$SROOT/client/cli_filter.lua" reject
 chmod -R a+rX "$SROOT/client"
 export CONF=$SROOT/client/slurm.conf
 if ! as_user sbatch --parsable --hold --ft-model="$NEMO" --ft-mode=lora --gres=gpu:t4:1 \
-    --wrap true && err_re "fitgate: rejected: .* it needs [2-8] GPUs" &&
+    --wrap true && err_re "fitgate: rejected: LoRA of .* does not fit --gres=gpu:t4:1" &&
     err_re "ask for --gres=gpu:t4:[2-8]"; then
     ok "cli_filter.lua rejects in sbatch"
 else
@@ -76,7 +75,8 @@ lua_script contrib/cli_filter.lua "$SROOT/client/cli_filter.lua" resize
 if as_user sbatch --parsable --hold --ft-model="$NEMO" --ft-mode=lora --gpus=t4:1 --wrap true &&
     field "$(cat "$SROOT/out")" TresPerJob | grep -qE '^TresPerJob=gres:gpu:t4:[2-8]$' &&
     [ "$(field "$(cat "$SROOT/out")" TresPerJob)" = "TresPerJob=gres:gpu:t4:$("$SROOT/fitgate" check \
-        "$NEMO" --mode lora --gpu t4 --gpus 1 --json | grep -m1 -oE '"gpus":[[:space:]]*[0-9]+' | tr -dc 0-9)" ]
+        "$NEMO" --mode lora --gpus t4:1 --policy "$SROOT/lua-resize.conf" --json |
+        grep -m1 -oE '"count":[[:space:]]*[0-9]+' | tr -dc 0-9)" ]
 then
     ok "cli_filter.lua resize: --gpus=t4:1 -> $(field "$(cat "$SROOT/out")" TresPerJob)"
 else
