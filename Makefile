@@ -180,8 +180,12 @@ $(PLUGIN_ENGINE): $(PLUGIN_ENGINE_OBJS) $(LIB) plugin/fitgate_engine.lds
 
 # The plugin's engine part without Slurm: the test binary exports the symbols sbatch would
 # (opt, slurm_option_get/set) for the plugin's dlsym probe, hence -rdynamic.
-$(BUILD)/tests/test_plugin: $(BUILD)/tests/test_plugin.o $(PLUGIN_ENGINE_OBJS) $(LIB)
-	$(CC) $(ALL_CFLAGS) -rdynamic -o $@ $< $(PLUGIN_ENGINE_OBJS) $(LIB) $(LDLIBS_ALL) -lcmocka
+# It also links the CLI's check (all but main.c), to hold the two to one verdict.
+TEST_CLI_OBJS := $(filter-out $(BUILD)/cli/main.o,$(CLI_OBJS))
+$(BUILD)/tests/test_plugin: $(BUILD)/tests/test_plugin.o $(PLUGIN_ENGINE_OBJS) $(TEST_CLI_OBJS) \
+		$(LIB)
+	$(CC) $(ALL_CFLAGS) -rdynamic -o $@ $< $(PLUGIN_ENGINE_OBJS) $(TEST_CLI_OBJS) $(LIB) \
+	  $(LDLIBS_ALL) -lcmocka
 
 $(BUILD)/tests/test_detect: TEST_LIBS = $(HWLOC_LIBS)
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)

@@ -17,6 +17,7 @@
 
 #include <slurm/slurm.h>
 
+#include "../cli/cli.h"
 #include "../plugin/fitgate.h"
 
 /* ---- the stand-in for Slurm --------------------------------------------------------- */
@@ -565,6 +566,154 @@ static void model_label_should_name_paths_by_directory(void **state)
     assert_string_equal(b, "org/name");
 }
 
+/* ---- one verdict: fitgate check and the plugin give the same answer -------------------- */
+
+/* `fitgate check ARGV` in this process, its standard output into out; the exit status. */
+static int cli_check(int argc, char **argv, char *out, size_t cap)
+{
+    fflush(stdout);
+    int saved = dup(1);
+    FILE *tmp = tmpfile();
+    assert_non_null(tmp);
+    assert_true(saved >= 0 && dup2(fileno(tmp), 1) >= 0);
+    int rc = fg_cli_check(argc, argv);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    rewind(tmp);
+    size_t n = fread(out, 1, cap - 1, tmp);
+    out[n] = '\0';
+    fclose(tmp);
+    return rc;
+}
+
+/* The "fitgate: ..." lines of a text, one per line, without indentation or "E: "/"I: ". */
+static void decision_lines(const char *text, char *out, size_t cap)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (const char *l = text; *l;) {
+        size_t n = strcspn(l, "\n");
+        const char *f = l;
+        while (f < l + n && *f == ' ')
+            f++;
+        if (!strncmp(f, "E: ", 3) || !strncmp(f, "I: ", 3))
+            f += 3;
+        if (!strncmp(f, "fitgate: ", 9) && o + (size_t)(l + n - f) + 2 < cap) {
+            memcpy(out + o, f, (size_t)(l + n - f));
+            o += (size_t)(l + n - f);
+            out[o++] = '\n';
+            out[o] = '\0';
+        }
+        l += n + (l[n] == '\n');
+    }
+}
+
+static void agree_should_give_every_job_one_verdict_through_cli_and_plugin(void **state)
+{
+    (void)state;
+    static const char *const models[] = {
+        "Qwen--Qwen3-0.6B", "nvidia--NVIDIA-Nemotron-Nano-9B-v2", "meta-llama--Llama-3.1-8B",
+        "HuggingFaceTB--SmolLM3-3B", "EleutherAI--gpt-j-6b", "mistralai--Mixtral-8x7B-v0.1",
+        "Qwen--Qwen3-30B-A3B", "google--gemma-2-9b", "microsoft--Phi-3.5-mini-instruct",
+        "tiiuae--falcon-7b", "google-bert--bert-base-uncased", "meta-llama--Llama-2-13b-hf",
+        "openai--gpt-oss-20b", "allenai--OLMo-2-1124-7B"};
+    static const char *const modes[] = {"full", "lora", "qlora"};
+    static const char *const batches[] = {"1", "8"};
+    static const char *const cards[] = {"a100_40g", "h100", "h200", "t4"};
+    static const char *const counts[] = {"1", "2", "4"};
+    static const char *const policies[] = {
+        "",
+        "Action=resize ShrinkOverRequest=yes MaxGPUs=16 AllowOverride=yes\n",
+        "Action=warn Borderline=reject Headroom=1.3 Conservative=1.6 AllowedModes=full,lora\n"};
+    char pol_path[3][64], pol_arg[3][80];
+    for (int p = 0; p < 3; p++) {
+        snprintf(pol_path[p], sizeof pol_path[p], "/tmp/fitgate-agree-%d-%d.conf", (int)getpid(),
+                 p);
+        FILE *f = fopen(pol_path[p], "w");
+        assert_non_null(f);
+        fputs(policies[p], f);
+        fclose(f);
+        snprintf(pol_arg[p], sizeof pol_arg[p], "conf=%s", pol_path[p]);
+    }
+    static char out[65536], cli_lines[8192], plug_lines[8192];
+    unsigned cases = 0, differ = 0, kinds[4] = {0};
+    const char *only = getenv("FITGATE_AGREE_MODELS"); /* a smaller run: "3" models */
+    size_t nm = only ? (size_t)atoi(only) : sizeof models / sizeof models[0];
+    for (size_t mi = 0; mi < nm && mi < sizeof models / sizeof models[0]; mi++)
+    for (int mo = 0; mo < 3; mo++)
+    for (int b = 0; b < 2; b++)
+    for (int c = 0; c < 4; c++)
+    for (int n = 0; n < 3; n++)
+    for (int lay = 0; lay < 2; lay++)
+    for (int p = 0; p < 3; p++) {
+        char model[256], gres[64], cli_gres[64];
+        snprintf(model, sizeof model, "tests/fixtures/models/%s", models[mi]);
+        snprintf(gres, sizeof gres, "gres:gpu:%s:%s", cards[c], counts[n]);
+        snprintf(cli_gres, sizeof cli_gres, "--gres=gpu:%s:%s", cards[c], counts[n]);
+        /* the job's own layout: the framework's default, or a declared one */
+        const char *fw = lay ? (n ? "nemo" : "lit-gpt") : NULL;
+        const char *pp = lay && n ? counts[n] : NULL;
+        /* the plugin */
+        setup(NULL);
+        values[FITGATE_OPT_MODEL] = model;
+        values[FITGATE_OPT_MODE] = modes[mo];
+        values[FITGATE_OPT_BATCH] = batches[b];
+        values[FITGATE_OPT_FRAMEWORK] = fw;
+        values[FITGATE_OPT_PP] = pp;
+        values[FITGATE_OPT_OVERRIDE] = p == 1 && mi % 2 ? "a deadline" : NULL;
+        slurm_says("gres", gres);
+        char *av[] = {pol_arg[p]};
+        int prc = submit(policies[p][0] ? 1 : 0, av);
+        decision_lines(fake.msgs, plug_lines, sizeof plug_lines);
+        /* the plugin's answer in check's exit status: refused 1, changed 3, as asked 0 */
+        int pkind = prc ? 1 : strstr(plug_lines, "fitgate: resized:") ? 3 : 0;
+        /* the CLI, as a user types it */
+        char *argv[16];
+        int argc = 0;
+        char pol_opt[96];
+        argv[argc++] = "check";
+        argv[argc++] = model;
+        argv[argc++] = "--mode";
+        argv[argc++] = (char *)modes[mo];
+        argv[argc++] = "--batch";
+        argv[argc++] = (char *)batches[b];
+        argv[argc++] = cli_gres;
+        if (fw) {
+            argv[argc++] = "--framework";
+            argv[argc++] = (char *)fw;
+        }
+        if (pp) {
+            argv[argc++] = "--pp";
+            argv[argc++] = (char *)pp;
+        }
+        if (values[FITGATE_OPT_OVERRIDE])
+            argv[argc++] = "--ft-override=a deadline";
+        if (policies[p][0]) {
+            snprintf(pol_opt, sizeof pol_opt, "--policy=%s", pol_path[p]);
+            argv[argc++] = pol_opt;
+        }
+        argv[argc] = NULL;
+        int crc = cli_check(argc, argv, out, sizeof out);
+        decision_lines(out, cli_lines, sizeof cli_lines);
+        cases++;
+        kinds[crc == 3 ? 3 : crc == 1 ? 1 : crc == 0 ? (cli_lines[0] ? 2 : 0) : 0]++;
+        if (crc != pkind || strcmp(cli_lines, plug_lines)) {
+            if (differ++ < 5)
+                print_message("differ: %s %s batch %s %s %s%s%s policy %d: cli %d, plugin %d\n"
+                              "cli:\n%splugin:\n%s", models[mi], modes[mo], batches[b], gres,
+                              fw ? fw : "", pp ? " pp " : "", pp ? pp : "", p, crc, pkind,
+                              cli_lines, plug_lines);
+        }
+    }
+    for (int p = 0; p < 3; p++)
+        unlink(pol_path[p]);
+    print_message("agree: %u cases (%u silent, %u rejected, %u with a message, %u resized), "
+                  "%u differ\n", cases, kinds[0], kinds[1], kinds[2], kinds[3], differ);
+    assert_true(nm < 14 || cases >= 5000);
+    assert_int_equal(differ, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -593,6 +742,8 @@ int main(void)
                                setup),
         cmocka_unit_test_setup(stepd_should_not_check_a_step_without_gpus, setup),
         cmocka_unit_test_setup(model_label_should_name_paths_by_directory, setup),
+        cmocka_unit_test_setup(agree_should_give_every_job_one_verdict_through_cli_and_plugin,
+                               setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
