@@ -124,6 +124,7 @@ TEST_SRCS := \
 	tests/test_report_html.c \
 	tests/test_man.c \
 	tests/test_plugin.c \
+	tests/test_jobspec.c \
 	tests/test_badinput.c \
 	tests/test_accuracy.c
 

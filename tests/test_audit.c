@@ -341,8 +341,10 @@ static void from_decision_should_record_a_real_resize_and_an_error(void **state)
     struct fg_policy p;
     fg_policy_init(&p);
     p.rules.action = FG_ACTION_RESIZE;
-    struct fg_job job;
-    fg_job_defaults(&job, FG_MODE_LORA);
+    struct fg_jobspec job;
+    fg_jobspec_init(&job, NULL);
+    assert_int_equal(fg_jobspec_set(&job, FG_JOBOPT_MODE, "lora", &err), 0);
+    assert_int_equal(fg_jobspec_finish(&job, &err), 0);
     static struct fg_assessment a;
     assert_int_equal(fg_assess(m, &job, t4, 1, &p.rules, &a, &err), 0);
     struct fg_request q;

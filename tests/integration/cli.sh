@@ -24,7 +24,7 @@ expect() {
 # the happy paths
 expect 0 '8,888,227,328' -- $FG plan $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2
 expect 0 '"total":[[:space:]]+8888227328' -- $FG plan $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2/config.json --json
-expect 0 'layers 0-27 \| 28-55' -- $FG plan $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --gpu h200
+expect 0 'TP=1 PP=2 EP=1 DP=1 .*layers 0-2[78] \| 2[89]-55' -- $FG plan $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --gpu h200
 expect 0 'fits with 1 x' -- $FG check $M/Qwen--Qwen3-0.6B --mode lora --gpu a100_40g --gpus 1
 expect 1 'does not fit with 1 x T4' -- $FG check $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --mode lora --gpu t4 --gpus 1
 expect 0 'fits with 2 x' -- $FG check $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --gpu h200 --gpus 2

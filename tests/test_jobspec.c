@@ -1,0 +1,429 @@
+/*
+ * test_jobspec.c - engine/jobspec.c and engine/framework.c: the one option table, the
+ * framework rows, and the gate judging the job as it will run (its framework, its layout)
+ * on real fixture models.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fileio.h"
+#include "framework.h"
+#include "gate.h"
+#include "jobspec.h"
+#include "support.h"
+
+#define M "tests/fixtures/models/"
+
+/* A finished spec from "name=value" pairs (NULL-terminated). */
+static void spec_of(struct fg_jobspec *s, const char *const *kv)
+{
+    struct fg_err err = {0};
+    fg_jobspec_init(s, NULL);
+    for (; *kv; kv++) {
+        char name[64];
+        const char *eq = strchr(*kv, '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq ? eq - *kv : (long)strlen(*kv)), *kv);
+        int id = fg_jobopt_find(name);
+        assert_true(id >= 0);
+        int rc = fg_jobspec_set(s, (unsigned)id, eq ? eq + 1 : NULL, &err);
+        if (rc)
+            print_message("%s: %s\n", *kv, err.detail);
+        assert_int_equal(rc, 0);
+    }
+    int rc = fg_jobspec_finish(s, &err);
+    if (rc)
+        print_message("finish: %s\n", err.detail);
+    assert_int_equal(rc, 0);
+}
+
+/* The gate on a fixture model for `count` GPUs of `card` asked as --gres=gpu:card:count. */
+static void gate(const char *model, const char *const *kv, const char *card, uint32_t count,
+                 const struct fg_rules *r, struct fg_gate *g)
+{
+    struct fg_jobspec s;
+    spec_of(&s, kv);
+    struct fg_model *m = load(model);
+    struct fg_request q;
+    memset(&q, 0, sizeof q);
+    char spec[64];
+    snprintf(spec, sizeof spec, "gpu:%s:%u", card, count);
+    assert_true(fg_request_from_option(&q, "gres", spec, 1, fg_gpu_table_builtin()));
+    assert_non_null(q.gpu);
+    fg_gate_model_label(model, q.model, sizeof q.model);
+    struct fg_rules def;
+    if (!r) {
+        struct fg_policy p;
+        fg_policy_init(&p);
+        def = p.rules;
+        r = &def;
+    }
+    fg_gate_run(m, &s, &q, r, FG_ONERR_ALLOW, g);
+    fg_model_free(m);
+}
+
+static bool line_has(const struct fg_gate *g, int i, const char *s)
+{
+    if (!strstr(g->d.lines[i], s))
+        print_message("line %d: %s\n(no '%s')\n", i, g->d.lines[i], s);
+    return strstr(g->d.lines[i], s) != NULL;
+}
+
+/* ---- the option table ------------------------------------------------------------- */
+
+static bool has(const char *text, const char *s)
+{
+    return strstr(text, s) != NULL;
+}
+
+/* s in text as a whole word (not "--tp" inside "--tpx") */
+static bool has_word(const char *text, const char *s)
+{
+    size_t n = strlen(s);
+    for (const char *p = text; (p = strstr(p, s)); p++) {
+        char after = p[n];
+        if (!(after == '-' || after == '_' || (after >= 'a' && after <= 'z')))
+            return true;
+    }
+    return false;
+}
+
+/* "lora-rank" as groff writes it: "lora\-rank" */
+static void roff(const char *prefix, const char *name, char *out, size_t cap)
+{
+    size_t o = 0;
+    for (const char *p = prefix; *p && o + 3 < cap; p++) {
+        if (*p == '-')
+            out[o++] = '\\';
+        out[o++] = *p;
+    }
+    for (const char *p = name; *p && o + 3 < cap; p++) {
+        if (*p == '-')
+            out[o++] = '\\';
+        out[o++] = *p;
+    }
+    out[o] = '\0';
+}
+
+static void jobopts_should_be_in_the_man_pages_and_the_completion(void **state)
+{
+    (void)state;
+    char *man1 = NULL, *man8 = NULL, *comp = NULL;
+    size_t n;
+    assert_int_equal(fg__read_file("man/fitgate.1", 1 << 20, &man1, &n), 0);
+    assert_int_equal(fg__read_file("man/spank_fitgate.8", 1 << 20, &man8, &n), 0);
+    assert_int_equal(fg__read_file("contrib/bash-completion/fitgate", 1 << 20, &comp, &n), 0);
+    for (unsigned id = 0; id < FG_JOBOPT_COUNT; id++) {
+        const struct fg_jobopt *o = fg_jobopt_at(id);
+        char want[96];
+        roff("--ft-", o->name, want, sizeof want);
+        if (!has(man8, want))
+            print_message("spank_fitgate.8 lacks %s\n", want);
+        assert_true(has(man8, want));
+        if (id == FG_JOBOPT_MODEL)
+            continue; /* the CLI's MODEL */
+        /* the CLI's --gpus is Slurm's; the plugin's count is --ft-gpus there */
+        roff(id == FG_JOBOPT_GPUS ? "--ft-" : "--", o->name, want, sizeof want);
+        if (!has(man1, want))
+            print_message("fitgate.1 lacks %s\n", want);
+        assert_true(has(man1, want));
+        snprintf(want, sizeof want, "%s%s", id == FG_JOBOPT_GPUS ? "--ft-" : "--", o->name);
+        if (!has_word(comp, want))
+            print_message("completion lacks %s\n", want);
+        assert_true(has_word(comp, want));
+    }
+    free(man1);
+    free(man8);
+    free(comp);
+}
+
+static void jobopt_find_should_take_every_spelling(void **state)
+{
+    (void)state;
+    assert_int_equal(fg_jobopt_find("seq-len"), FG_JOBOPT_SEQ_LEN);
+    assert_int_equal(fg_jobopt_find("ft-seq-len"), FG_JOBOPT_SEQ_LEN);
+    assert_int_equal(fg_jobopt_find("ft_seq_len"), FG_JOBOPT_SEQ_LEN); /* the Lua key */
+    assert_int_equal(fg_jobopt_find("framework"), FG_JOBOPT_FRAMEWORK);
+    assert_int_equal(fg_jobopt_find("seqlen"), -1);
+    assert_int_equal(fg_jobopt_find(NULL), -1);
+}
+
+static void set_should_take_peft_target_modules(void **state)
+{
+    (void)state;
+    struct fg_jobspec s;
+    spec_of(&s, (const char *const[]){"mode=lora", "lora-targets=q_proj,v_proj", NULL});
+    assert_int_equal(s.job.lora_targets, FG_LORA_LIST);
+    assert_string_equal(s.job.lora_list, "q,v");
+    spec_of(&s, (const char *const[]){"mode=lora", "lora-targets=[\"gate_proj\", \"up_proj\", "
+                                                   "\"down_proj\"]", NULL});
+    assert_string_equal(s.job.lora_list, "gate,up,down");
+    spec_of(&s, (const char *const[]){"mode=lora", "lora-targets=c_attn,c_proj", NULL});
+    assert_string_equal(s.job.lora_list, "qkv,o,down"); /* GPT-2: c_proj is both */
+    spec_of(&s, (const char *const[]){"mode=lora", "lora-targets=query_key_value", NULL});
+    assert_string_equal(s.job.lora_list, "qkv");
+    struct fg_err err = {0};
+    fg_jobspec_init(&s, "--ft-");
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_LORA_TARGETS, "q_proj;rm -rf", &err),
+                     FG_E_INVAL);
+    assert_non_null(strstr(err.detail, "--ft-lora-targets"));
+    /* the peft names reach the same layers as the roles */
+    struct fg_model *m = load(M "meta-llama--Llama-3.1-8B");
+    struct fg_estimate a, b;
+    spec_of(&s, (const char *const[]){"mode=lora", "lora-targets=q_proj,v_proj", NULL});
+    assert_int_equal(fg_memory_estimate(m, &s.job, &a, &err), 0);
+    spec_of(&s, (const char *const[]){"mode=lora", "lora-targets=qv", NULL});
+    assert_int_equal(fg_memory_estimate(m, &s.job, &b, &err), 0);
+    assert_int_equal(a.adapter_params, b.adapter_params);
+    assert_int_equal(a.adapter_params, 32ull * 16 * (4096 + 4096 + 4096 + 1024));
+    fg_model_free(m);
+}
+
+static void set_should_name_the_option_in_the_front_ends_spelling(void **state)
+{
+    (void)state;
+    struct fg_jobspec s;
+    struct fg_err err = {0};
+    fg_jobspec_init(&s, "--ft-");
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_TP, "0", &err), FG_E_RANGE);
+    assert_string_equal(err.detail, "--ft-tp=0: expected a whole number in 1..1024");
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_FRAMEWORK, "keras", &err), FG_E_INVAL);
+    assert_non_null(strstr(err.detail, "--ft-framework: framework 'keras' is not one of hf|"));
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_MODE, "pretrain", &err), FG_E_INVAL);
+    assert_non_null(strstr(err.detail, "--ft-mode"));
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_GRAD_CKPT, "maybe", &err), FG_E_INVAL);
+    fg_jobspec_init(&s, NULL);
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_GRAD_CKPT, "", &err), 0); /* a flag */
+    assert_true(s.job.grad_ckpt);
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_GPU_UTIL, "1.5", &err), FG_E_RANGE);
+}
+
+/* ---- the framework rows ------------------------------------------------------------ */
+
+static void framework_find_should_know_every_row_and_alias(void **state)
+{
+    (void)state;
+    assert_string_equal(fg_framework_default()->name, "hf");
+    assert_string_equal(fg_framework_find("transformers")->name, "hf");
+    assert_string_equal(fg_framework_find("LitGPT")->name, "lit-gpt");
+    assert_string_equal(fg_framework_find("megatron-core")->name, "megatron");
+    assert_null(fg_framework_find("keras"));
+    size_t n = 0;
+    for (const struct fg_framework *f; (f = fg_framework_at(n)); n++) {
+        assert_true(f->trains || f->serves);
+        assert_non_null(f->source);
+        assert_true(strlen(f->source) > 10);
+    }
+    assert_int_equal(n, 11);
+    char who[160];
+    fg_framework_who_runs(FG_LAY_TP, who, sizeof who);
+    assert_string_equal(who, "nemo, megatron");
+    /* every row is documented, by name, with its sources */
+    char *doc = NULL;
+    size_t len;
+    assert_int_equal(fg__read_file("docs/frameworks.md", 1 << 20, &doc, &len), 0);
+    for (size_t i = 0; fg_framework_at(i); i++) {
+        char want[48];
+        snprintf(want, sizeof want, "`%s`", fg_framework_at(i)->name);
+        if (!has(doc, want))
+            print_message("docs/frameworks.md lacks %s\n", want);
+        assert_true(has(doc, want));
+    }
+    free(doc);
+}
+
+static void finish_should_give_an_hf_lora_a_bf16_base_under_mixed_precision(void **state)
+{
+    (void)state;
+    struct fg_jobspec hf, lit;
+    spec_of(&hf, (const char *const[]){"mode=lora", "precision=bf16-mixed", NULL});
+    spec_of(&lit, (const char *const[]){"mode=lora", "precision=bf16-mixed",
+                                        "framework=lit-gpt", NULL});
+    assert_int_equal(hf.job.precision, FG_PREC_BF16);
+    assert_int_equal(hf.n_notes, 1);
+    assert_non_null(strstr(hf.notes[0], "bf16"));
+    assert_int_equal(lit.job.precision, FG_PREC_BF16_MIXED);
+    /* Llama-2-70B: the frozen base is 2 B per parameter under hf, 4 B under Lightning */
+    struct fg_model *m = load(M "meta-llama--Llama-2-70b-hf");
+    struct fg_estimate a, b;
+    struct fg_err err = {0};
+    assert_int_equal(fg_memory_estimate(m, &hf.job, &a, &err), 0);
+    assert_int_equal(fg_memory_estimate(m, &lit.job, &b, &err), 0);
+    assert_int_equal(a.b.weights, 2 * m->params_total);
+    assert_int_equal(b.b.weights, 4 * m->params_total);
+    fg_model_free(m);
+}
+
+static void finish_should_keep_the_megatron_master_copy_with_the_optimizer(void **state)
+{
+    (void)state;
+    struct fg_jobspec s;
+    spec_of(&s, (const char *const[]){"framework=nemo", NULL});
+    assert_int_equal(s.job.master, FG_MASTER_OPTIMIZER);
+    assert_int_equal(s.job.precision, FG_PREC_BF16);
+    assert_int_equal(s.job.optimizer, FG_OPT_ADAMW_FUSED);
+    struct fg_model *m = load(M "meta-llama--Llama-3.1-8B");
+    struct fg_estimate e;
+    struct fg_err err = {0};
+    const uint64_t p = m->params_total;
+    assert_int_equal(fg_memory_estimate(m, &s.job, &e, &err), 0);
+    assert_int_equal(e.b.weights, 2 * p);   /* bf16 parameters */
+    assert_int_equal(e.b.gradients, 4 * p); /* fp32 main_grad */
+    assert_int_equal(e.b.optimizer, 12 * p); /* fp32 master + Adam m, v */
+    /* the distributed optimizer shards master and states over DP (ZeRO-1) */
+    s.job.zero = 1;
+    s.job.dp = 4;
+    assert_int_equal(fg_memory_estimate(m, &s.job, &e, &err), 0);
+    assert_int_equal(e.b.weights, 2 * p);
+    assert_true(e.b.optimizer >= 3 * p && e.b.optimizer <= 3 * p + 12 * 4);
+    fg_model_free(m);
+}
+
+/* ---- the gate judges the job as it runs ------------------------------------------------ */
+
+static void gate_should_judge_a_lit_gpt_fsdp_job_on_its_own_layout(void **state)
+{
+    (void)state;
+    /* measured-dev's published lit-gpt FSDP run that ran out of memory on 4 x A10G */
+    struct fg_gate *g = calloc(1, sizeof *g);
+    gate(M "meta-llama--Llama-2-7b-hf",
+         (const char *const[]){"framework=lit-gpt", "mode=full", "precision=bf16", "zero=3",
+                               "unsharded-copy", "grad-ckpt", "batch=4", "seq-len=512", NULL},
+         "a10g", 4, NULL, g);
+    assert_true(g->assessed);
+    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
+    assert_int_equal(g->a.job.dp, 4);
+    assert_int_equal(g->a.job.tp, 1);
+    assert_true(g->a.est.total_bytes > 30.0e9 && g->a.est.total_bytes < 30.6e9);
+    assert_true(line_has(g, 0, "does not fit --gres=gpu:a10g:4"));
+    /* the resize stays FSDP (lit-gpt runs no TP); TP is a suggestion, labelled */
+    assert_null(strstr(g->d.lines[2], "TP="));
+    assert_true(line_has(g, 3, "TP=4"));
+    assert_true(line_has(g, 3, "(nemo, megatron)"));
+    free(g);
+}
+
+static void gate_should_refuse_a_layout_the_framework_cannot_run(void **state)
+{
+    (void)state;
+    struct fg_gate *g = calloc(1, sizeof *g);
+    gate(M "meta-llama--Llama-3.1-8B", (const char *const[]){"tp=2", NULL}, "h100", 2, NULL, g);
+    assert_false(g->assessed);
+    assert_int_equal(g->rc, FG_E_INVAL);
+    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
+    assert_true(line_has(g, 0, "--framework hf cannot run TP=2"));
+    assert_true(line_has(g, 0, "nemo, megatron"));
+    /* a layout that does not multiply to the GPUs asked for */
+    gate(M "meta-llama--Llama-3.1-8B", (const char *const[]){"framework=nemo", "tp=2", "dp=2",
+                                                             NULL},
+         "h100", 2, NULL, g);
+    assert_int_equal(g->rc, FG_E_INVAL);
+    assert_true(line_has(g, 0, "is 4 GPUs but the job asks for 2"));
+    free(g);
+}
+
+static void gate_should_judge_a_declared_pipeline_by_its_largest_stage(void **state)
+{
+    (void)state;
+    struct fg_gate *g = calloc(1, sizeof *g);
+    const char *model = M "nvidia--NVIDIA-Nemotron-Nano-9B-v2";
+    gate(model, (const char *const[]){"tp=1", "pp=1", "dp=2", NULL}, "h100", 2, NULL, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
+    uint64_t whole = g->a.est.total_bytes;
+    gate(model, (const char *const[]){"pp=2", NULL}, "h100", 2, NULL, g);
+    assert_true(g->assessed);
+    assert_int_equal(g->a.job.pp, 2);
+    assert_int_equal(g->a.layout.pp, 2);
+    /* the breakdown is the largest stage's, about half the model */
+    assert_int_equal(g->a.est.total_bytes, g->a.layout.peak_bytes);
+    assert_true(g->a.est.total_bytes < whole * 6 / 10);
+    /* 91.8 GB per GPU does not fit an H100 under 1.15x headroom: as the estimate says */
+    bool fits = (double)g->a.est.total_bytes * 1.15 <= (double)g->a.usable;
+    assert_int_equal(g->d.kind, fits ? FG_DECIDE_ALLOW : FG_DECIDE_REJECT);
+    gate(model, (const char *const[]){"pp=2", "framework=nemo", NULL}, "h200", 2, NULL, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_ALLOW);
+    free(g);
+}
+
+static void gate_should_serve_inside_the_engines_share_and_count_sequences(void **state)
+{
+    (void)state;
+    struct fg_gate *g = calloc(1, sizeof *g);
+    gate(M "meta-llama--Llama-3.1-8B",
+         (const char *const[]){"framework=vllm", "mode=serve", "seq-len=32768", NULL}, "h100", 1,
+         NULL, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_ALLOW);
+    assert_true(g->a.gpu_util == 0.9);
+    /* 0.9 x 80 GB less the context; 128 KiB of KV per token (32 layers x 8 KV heads x 128 x 2 x
+     * 2 B): 4.29 GB per 32k sequence */
+    assert_int_equal(g->a.kv_seq_bytes, 32768ull * 32 * 8 * 128 * 2 * 2);
+    uint64_t n = (g->a.usable - g->a.engine_static) / g->a.kv_seq_bytes;
+    assert_int_equal(g->a.fit.max_batch, n);
+    assert_true(n >= 8 && n <= 14);
+    assert_true(line_has(g, 1, "sequences at once"));
+    /* 70B: not one sequence fits under 0.9 x one card */
+    gate(M "meta-llama--Llama-3.1-70B",
+         (const char *const[]){"framework=vllm", "mode=serve", "seq-len=32768", NULL}, "h100", 1,
+         NULL, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
+    assert_true(line_has(g, 1, "0 such sequences"));
+    assert_true(line_has(g, 2, "TP="));
+    free(g);
+}
+
+static void gate_should_let_an_override_through_only_where_allowed(void **state)
+{
+    (void)state;
+    struct fg_gate *g = calloc(1, sizeof *g);
+    struct fg_policy p;
+    fg_policy_init(&p);
+    const char *const kv[] = {"mode=lora", "override=demo at 9", NULL};
+    gate(M "nvidia--NVIDIA-Nemotron-Nano-9B-v2", kv, "t4", 1, &p.rules, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
+    assert_true(line_has(g, 3, "AllowOverride=no"));
+    p.rules.allow_override = true;
+    gate(M "nvidia--NVIDIA-Nemotron-Nano-9B-v2", kv, "t4", 1, &p.rules, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_ALLOW);
+    assert_true(g->d.overridden);
+    assert_true(line_has(g, 0, "override: the job goes on as asked"));
+    assert_true(line_has(g, 3, "demo at 9"));
+    free(g);
+}
+
+static void slurm_time_should_read_every_form_sbatch_takes(void **state)
+{
+    (void)state;
+    assert_int_equal(fg_slurm_time_minutes("90"), 90);
+    assert_int_equal(fg_slurm_time_minutes("90:30"), 91);
+    assert_int_equal(fg_slurm_time_minutes("1:30:00"), 90);
+    assert_int_equal(fg_slurm_time_minutes("2-00:00:00"), 2880);
+    assert_int_equal(fg_slurm_time_minutes("1-12"), 2160);
+    assert_int_equal(fg_slurm_time_minutes("UNLIMITED"), 0);
+    assert_int_equal(fg_slurm_time_minutes("abc"), 0);
+    assert_int_equal(fg_slurm_time_minutes(NULL), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(jobopts_should_be_in_the_man_pages_and_the_completion),
+        cmocka_unit_test(jobopt_find_should_take_every_spelling),
+        cmocka_unit_test(set_should_take_peft_target_modules),
+        cmocka_unit_test(set_should_name_the_option_in_the_front_ends_spelling),
+        cmocka_unit_test(framework_find_should_know_every_row_and_alias),
+        cmocka_unit_test(finish_should_give_an_hf_lora_a_bf16_base_under_mixed_precision),
+        cmocka_unit_test(finish_should_keep_the_megatron_master_copy_with_the_optimizer),
+        cmocka_unit_test(gate_should_judge_a_lit_gpt_fsdp_job_on_its_own_layout),
+        cmocka_unit_test(gate_should_refuse_a_layout_the_framework_cannot_run),
+        cmocka_unit_test(gate_should_judge_a_declared_pipeline_by_its_largest_stage),
+        cmocka_unit_test(gate_should_serve_inside_the_engines_share_and_count_sequences),
+        cmocka_unit_test(gate_should_let_an_override_through_only_where_allowed),
+        cmocka_unit_test(slurm_time_should_read_every_form_sbatch_takes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
