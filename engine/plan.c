@@ -677,6 +677,9 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
                 uint32_t dp = g / tp / pp;
                 if (o->fix_dp && dp != o->fix_dp)
                     continue;
+                /* a naive layer split runs in one process: no data parallel beside it */
+                if (o->naive_pp && pp > 1 && (dp > 1 || job->zero))
+                    continue;
                 for (uint32_t ep = 1; ep <= dp && ep <= ep_max; ep++) {
                     if (dp % ep || (ep > 1 && (!m->experts || m->experts % ep || tp > 1)) ||
                         (o->fix_ep && ep != o->fix_ep))
@@ -742,9 +745,15 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
     }
     if (!nfound) {
         out->status = FG_PLAN_IMPOSSIBLE;
+        char tpb[32] = "", ppb[40] = "";
+        if (tp_max > 1)
+            snprintf(tpb, sizeof tpb, "TP <= %u, ", gpn);
+        if (pp_max > 1)
+            snprintf(ppb, sizeof ppb, "PP <= %u stages, ", layers);
         snprintf(out->why, sizeof out->why,
-                 "no layout of up to %u GPUs (TP <= %u, PP <= %u stages, EP, ZeRO-3) holds "
-                 "this job under %.2fx headroom", o->max_gpus, gpn, layers, o->fit.headroom);
+                 "no layout of up to %u GPUs (%s%s%sDP%s) holds this job under %.2fx headroom",
+                 o->max_gpus, tpb, ppb, ep_max > 1 ? "EP, " : "",
+                 (allow & FG_PLAN_ZERO) ? " with ZeRO-3" : "", o->fit.headroom);
         goto done;
     }
     qsort(found, nfound, sizeof found[0], cmp_layout);

@@ -44,7 +44,10 @@ struct fg_plan_opts {
      * layouts (no bit: data parallel at the job's ZeRO stage only).  Default: everything. */
     bool restrict_layouts;
     unsigned layouts;
-    bool naive_pp;             /* PP as a layer split, one micro-batch in flight per stage */
+    /* PP as a layer split in one process (transformers device_map): one micro-batch in
+     * flight per stage, and no data parallel or ZeRO beside it (accelerate's
+     * Accelerator.prepare refuses a device_map model in any distributed mode) */
+    bool naive_pp;
     /* Dimensions the job has fixed (0 = free), and whether ZeRO stays the job's stage. */
     uint32_t fix_tp, fix_pp, fix_ep, fix_dp;
     bool fix_zero;

@@ -132,6 +132,12 @@ static int job_layout(const struct fg_model *m, const struct fg_jobspec *spec, u
                           who[0] ? "frameworks that can: " : "no framework fitgate knows can",
                           who);
     }
+    if (fw->naive_pp && pp > 1 && dp * cp > 1)
+        return fg_err_set(err, FG_E_INVAL, "--framework %s splits layers with device_map in one "
+                          "process, which runs no data parallel beside it (accelerate refuses a "
+                          "device_map model in any distributed mode): use --dp 1, or a "
+                          "framework with pipeline parallel (nemo, megatron, deepspeed)",
+                          fw->name);
     if (tp > per_node)
         return fg_err_set(err, FG_E_INVAL, "TP=%u spans more than the %u GPUs of a node "
                           "(MaxGPUsPerNode): tensor parallel stays inside a node", tp, per_node);
