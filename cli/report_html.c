@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "decide.h"
 #include "format.h"
 #include "fit.h"
 #include "gpu.h"
@@ -116,9 +117,6 @@ static int compute(struct report *r, struct fg_err *err)
     r->po.fit.headroom = o->headroom;
     r->po.fit.conservative = o->conservative;
     r->po.global_batch = o->global_batch;
-    if ((rc = fg_memory_estimate(m, &o->job, &r->est, err)))
-        return rc;
-
     const struct fg_gpu_table *t = fg_gpu_table_builtin();
     const char *want = o->gpu ? o->gpu : REPORT_DEFAULT_CARD;
     unsigned have = 0;
@@ -126,12 +124,26 @@ static int compute(struct report *r, struct fg_err *err)
     if (!r->card)
         return fg_err_set(err, FG_E_NOTFOUND, "unknown GPU '%s'; 'fitgate gpus --table' lists "
                           "the known cards and aliases", want);
-    uint32_t gpus = o->gpus ? o->gpus : have;
-    uint32_t total = gpus * (o->nodes ? o->nodes : 1);
+    uint32_t total = o->gpus ? o->gpus : have ? have : 1;
     if (total > r->po.max_gpus)
         r->po.max_gpus = total;
-    r->card_usable = fg_fit_usable(r->card->memory_gb, r->card->memory_bytes, &r->po.fit);
-    fg_fit_card(&r->est, r->card_usable, &r->po.fit, &r->card_fit);
+    /* the verdict on the card is the gate's (plan and check print the same) */
+    struct fg_policy pol;
+    fg_policy_init(&pol);
+    pol.rules.headroom = o->headroom;
+    pol.rules.conservative = o->conservative;
+    struct fg_assessment *a = calloc(1, sizeof *a);
+    if (!a)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory assessing the job");
+    rc = fg_assess(m, &o->spec, r->card, total, &pol.rules, a, err);
+    if (!rc) {
+        r->est = a->est;
+        r->card_fit = a->fit;
+        r->card_usable = a->usable;
+    }
+    free(a);
+    if (rc)
+        return rc;
     if ((rc = fg_plan_layouts(m, &o->job, r->card_usable, &r->po, &r->plan, err)))
         return rc;
 
