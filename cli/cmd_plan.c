@@ -363,6 +363,8 @@ static int load_inputs(struct fg_cli_opts *o, struct inputs *in)
             q->count = count;
         }
     }
+    if (!q->gpu && !q->type[0] && q->via != FG_VIA_NONE && in->rules.default_gpu[0])
+        q->gpu = fg_gpu_find(in->table, in->rules.default_gpu, NULL); /* DefaultGPU= */
     if (o->partition)
         snprintf(q->partition, sizeof q->partition, "%s", o->partition);
     fg_gate_model_label(o->model, q->model, sizeof q->model);

@@ -154,31 +154,43 @@ static bool in_list(const char *list, const char *name)
     return false;
 }
 
-/* The one GPU type of the partition's nodes into buf; "" when none, unknown or several. */
-static void partition_gpu_type(const char *partition, char *buf, size_t cap)
+/*
+ * The card an untyped request is judged on: the smallest the partition's nodes have (a job
+ * that fits it fits any of them), with a note naming it when the nodes have several types.
+ * NULL when the controller says nothing usable.
+ */
+static const struct fg_gpu *partition_card(const char *partition, const struct fg_gpu_table *t,
+                                           char *note, size_t cap)
 {
     load_nodes_fn load = (load_nodes_fn)dlsym(RTLD_DEFAULT, "slurm_load_node");
     free_nodes_fn release = (free_nodes_fn)dlsym(RTLD_DEFAULT, "slurm_free_node_info_msg");
     node_info_msg_t *msg = NULL;
-    buf[0] = '\0';
+    const struct fg_gpu *best = NULL;
+    char types[128] = "";
+    unsigned n_types = 0;
     if (!partition[0] || !load || !release || load((time_t)0, &msg, SHOW_ALL) || !msg)
-        return;
-    char found[32] = "";
-    bool several = false;
-    for (uint32_t i = 0; i < msg->record_count && !several; i++) {
+        return NULL;
+    for (uint32_t i = 0; i < msg->record_count; i++) {
         const node_info_t *n = &msg->node_array[i];
         if (!n->gres || !n->partitions || !in_list(n->partitions, partition))
             continue;
-        for (const char *e = n->gres; *e && !several;) {
+        for (const char *e = n->gres; *e;) {
             size_t len = strcspn(e, ",");
             char entry[128], type[32];
             uint32_t count;
             snprintf(entry, sizeof entry, "%.*s", (int)(len < 127 ? len : 127), e);
-            if (fg_gpu_spec_parse(entry, true, type, sizeof type, &count) && type[0]) {
-                if (!found[0])
-                    snprintf(found, sizeof found, "%s", type);
-                else if (strcmp(found, type))
-                    several = true;
+            const struct fg_gpu *g;
+            if (fg_gpu_spec_parse(entry, true, type, sizeof type, &count) && type[0] &&
+                !in_list(types, type) && (g = fg_gpu_find(t, type, NULL))) {
+                size_t tl = strlen(types);
+                snprintf(types + tl, sizeof types - tl, "%s%s", tl ? "," : "", type);
+                n_types++;
+                uint64_t gb = g->memory_bytes ? g->memory_bytes : g->memory_gb * 1000000000ull;
+                uint64_t bb = best ? (best->memory_bytes ? best->memory_bytes
+                                                         : best->memory_gb * 1000000000ull)
+                                   : UINT64_MAX;
+                if (gb < bb)
+                    best = g;
             }
             e += len;
             if (*e == ',')
@@ -186,8 +198,10 @@ static void partition_gpu_type(const char *partition, char *buf, size_t cap)
         }
     }
     release(msg);
-    if (!several)
-        snprintf(buf, cap, "%s", found);
+    if (best && n_types > 1)
+        snprintf(note, cap, "the request names no GPU type: judged on the smallest card of "
+                            "partition %s, %s (its nodes have %s)", partition, best->label, types);
+    return best;
 }
 
 /* Apply a resize to Slurm's options; 0 or -1 (message printed). */
@@ -361,22 +375,41 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     struct fg_request q;
     char via[32];
     read_request(&probe, probed, table, &q, via, sizeof via);
-    fg_gate_model_label(model_arg, q.model, sizeof q.model);
+    fg_gate_model_label(model_arg ? model_arg : "", q.model, sizeof q.model);
     if (probed && !q.partition[0] && pol.n_parts)
         default_partition(q.partition, sizeof q.partition);
-    if (probed && !q.gpu && !q.type[0] && q.via != FG_VIA_NONE) {
-        char part[64] = "", type[32];
-        snprintf(part, sizeof part, "%s", q.partition);
-        if (!part[0])
-            default_partition(part, sizeof part);
-        partition_gpu_type(part, type, sizeof type);
-        if (type[0])
-            q.gpu = fg_gpu_find(table, type, NULL); /* suggestions keep the job's untyped form */
-    }
     struct fg_rules rules;
     fg_policy_rules_for(&pol, q.partition, &rules);
     if (rules.action == FG_ACTION_OFF)
         goto out;
+    if (!model_arg) {
+        /* loaded for an untagged job only under requiretag= (fitgate_dispatch.c) */
+        if (rules.require_tag && q.via != FG_VIA_NONE) {
+            memset(&d, 0, sizeof d);
+            d.kind = FG_DECIDE_REJECT;
+            snprintf(d.lines[0], FG_DECIDE_LINE, "fitgate: rejected: GPU jobs %s%s must say "
+                     "what they run (RequireTag=yes)", q.partition[0] ? "in partition " :
+                     "on this cluster", q.partition);
+            snprintf(d.lines[1], FG_DECIDE_LINE, "fitgate: add --ft-model=ORG/NAME (or a "
+                     "directory with config.json) and --ft-mode=full|lora|qlora|serve; "
+                     "'fitgate plan MODEL' shows what to ask for");
+            rc = finish(&d);
+        }
+        goto out;
+    }
+    if (!q.gpu && !q.type[0] && q.via != FG_VIA_NONE) {
+        /* an untyped request: the partition's DefaultGPU=, else its smallest card */
+        if (rules.default_gpu[0]) {
+            q.gpu = fg_gpu_find(table, rules.default_gpu, NULL);
+        } else if (probed) {
+            char part[64] = "";
+            snprintf(part, sizeof part, "%s", q.partition);
+            if (!part[0])
+                default_partition(part, sizeof part);
+            q.gpu = partition_card(part, table, q.note, sizeof q.note);
+        }
+        /* suggestions keep the job's untyped form */
+    }
     if (!q.gpu && q.type[0]) {
         char detail[200];
         snprintf(detail, sizeof detail, "the GPU type '%s' is not in fitgate's GPU table",

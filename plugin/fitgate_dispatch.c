@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "fitgate.h"
 
@@ -92,12 +93,23 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
     }
 }
 
+/* Whether the admin's plugstack line turns RequireTag on (requiretag=yes): only then does an
+ * untagged job load the engine part, which reads the policy (a partition may say no). */
+static bool require_tag_arg(int ac, char **av)
+{
+    for (int i = 0; i < ac; i++)
+        if (av[i] && !strncasecmp(av[i], "requiretag=", 11) && strcasecmp(av[i] + 11, "no") &&
+            strcasecmp(av[i] + 11, "false") && strcasecmp(av[i] + 11, "0"))
+            return true;
+    return false;
+}
+
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
 {
     spank_context_t ctx = spank_context();
     if (ctx != S_CTX_ALLOCATOR && ctx != S_CTX_LOCAL)
         return 0;
-    if (!fitgate_tagged())
+    if (!fitgate_tagged() && !require_tag_arg(ac, av))
         return 0;
     if (ctx == S_CTX_LOCAL && getenv("SLURM_JOB_ID"))
         return 0;

@@ -827,6 +827,12 @@ void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
     if (a->gpu_util > 0 && a->have_card && r->action != FG_ACTION_OFF &&
         (r->modes & (1u << a->job.mode)) && (d->fits || d->kind == FG_DECIDE_REJECT))
         serve_numbers(a, q, d);
+    if (q->note[0] && d->lines[0][0]) {
+        if (!d->lines[3][0])
+            line(d, 3, "%s", q->note);
+        else if (strlen(d->lines[3]) + strlen(q->note) + 3 < FG_DECIDE_LINE)
+            strcat(strcat(d->lines[3], "; "), q->note);
+    }
     if (d->kind != FG_DECIDE_REJECT || !a->override_reason[0])
         return;
     if (!r->allow_override) {

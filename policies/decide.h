@@ -56,6 +56,7 @@ struct fg_request {
     uint32_t nodes;           /* >= 1 */
     char partition[64];       /* "" when the default partition */
     char model[160];          /* for messages */
+    char note[160];           /* how the card was chosen when the job named none ("" none) */
 };
 
 /* GPUs of the whole job. */

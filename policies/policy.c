@@ -19,7 +19,7 @@
 #define POLICY_MAX_DIRS 8
 
 enum ktype { K_ACTION, K_BORDER, K_ONERR, K_ONUNK, K_REAL, K_UINT, K_BOOL, K_MODES, K_DIRS, K_PATH,
-             K_URL, K_SECONDS, K_LOG };
+             K_URL, K_SECONDS, K_LOG, K_GRES };
 
 /* Where a key may be set. */
 #define W_FILE 1u /* a site-wide line of fitgate.conf */
@@ -54,6 +54,8 @@ static const struct key keys[] = {
     {"MaxGPUsPerNode", K_UINT, 1, 1024, "8", ALL, R(max_gpus_node)},
     {"ShrinkOverRequest", K_BOOL, 0, 0, "no", ALL, R(shrink)},
     {"AllowOverride", K_BOOL, 0, 0, "no", ALL, R(allow_override)},
+    {"RequireTag", K_BOOL, 0, 0, "no", ALL, R(require_tag)},
+    {"DefaultGPU", K_GRES, 0, 0, "", ALL, R(default_gpu)},
     {"OnUnknown", K_ONUNK, 0, 0, "warn", ALL, R(on_unknown)},
     {"ModelDirs", K_DIRS, 0, 0, "", SITE, P(model_dirs)},
     {"CacheDir", K_PATH, 0, 0, "", SITE, P(cache_dir)},
@@ -353,6 +355,19 @@ static int set_value(const struct key *k, void *base, const char *v, char *why, 
         return parse_path(v, field, k->size, why, cap);
     case K_URL:
         return parse_url(v, field, k->size, why, cap);
+    case K_GRES: /* a gres type as jobs write it: --gres=gpu:TYPE:N */
+        for (const char *c = v; *c; c++)
+            if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+                  *c == '-' || *c == '.')) {
+                snprintf(why, cap, "expected a gres type such as a100 or h100_80g");
+                return FG_E_PARSE;
+            }
+        if (strlen(v) >= k->size) {
+            snprintf(why, cap, "gres type longer than %zu bytes", k->size - 1);
+            return FG_E_RANGE;
+        }
+        snprintf(field, k->size, "%s", v);
+        return 0;
     case K_LOG: /* the audit trail (audit.h): syslog, or a file */
         if (!strcasecmp(v, "syslog")) {
             snprintf(field, k->size, "syslog");

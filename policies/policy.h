@@ -60,12 +60,14 @@ struct fg_rules {
     uint32_t min_gpus_node, max_gpus_node; /* per node: also the planner's TP limit */
     bool shrink;               /* ShrinkOverRequest: lower a request larger than needed */
     bool allow_override;       /* AllowOverride: --ft-override=REASON lets a rejected job through */
+    bool require_tag;          /* RequireTag: a GPU job must carry --ft-model */
+    char default_gpu[32];      /* DefaultGPU: the card of a request that names no type ("" none) */
     enum fg_on_unknown on_unknown; /* OnUnknown: a model the generic reader is unsure of */
 };
 
 #define FG_POLICY_MAX_PARTS 64
 #define FG_POLICY_PATH_MAX 1024
-#define FG_POLICY_KEYS 24
+#define FG_POLICY_KEYS 32
 
 struct fg_policy_part {
     char name[64];

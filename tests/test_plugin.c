@@ -418,11 +418,58 @@ static void alloc_should_take_the_partitions_card_for_an_untyped_request(void **
     assert_true(said("one T4 16 GB has"));
     assert_true(said("ask for --gres=gpu:")); /* untyped, as the job wrote it */
 
-    /* two types in the partition: fitgate cannot tell which card the job gets */
+    /* two types in the partition: judged on the smallest, which the message names */
     memset(&fake.msgs, 0, sizeof fake.msgs);
     ctld.node_gres[1] = "gpu:h100:8";
     assert_int_equal(submit(0, NULL), -1);
-    assert_true(said("a GPU whose type fitgate cannot size"));
+    assert_true(said("one T4 16 GB has"));
+    assert_true(said("judged on the smallest card of partition gpu, T4 16 GB (its nodes have "
+                     "t4,h100)"));
+    /* the partition's DefaultGPU= decides before the controller is asked */
+    char path[] = "/tmp/fitgate-test-plugin-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *text = "PartitionName=gpu DefaultGPU=h100\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    char conf[64];
+    snprintf(conf, sizeof conf, "conf=%s", path);
+    char *av[] = {conf};
+    memset(&fake.msgs, 0, sizeof fake.msgs);
+    ctld.asked = 0;
+    assert_int_equal(submit(1, av), 0); /* one H100 holds the LoRA */
+    assert_string_equal(fake.msgs, "");
+    assert_int_equal(ctld.asked, 1);    /* the default partition's name only */
+    unlink(path);
+}
+
+static void alloc_should_refuse_an_untagged_gpu_job_under_require_tag(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/fitgate-test-plugin-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *text = "PartitionName=debug RequireTag=no\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    char conf[64];
+    snprintf(conf, sizeof conf, "conf=%s", path);
+    char *av[] = {conf, "requiretag=yes"};
+    slurm_says("gres", "gres:gpu:h100:1");
+    assert_int_equal(submit(2, av), -1);
+    assert_true(said("E: fitgate: rejected: GPU jobs in partition gpu must say what they run "
+                     "(RequireTag=yes)"));
+    assert_true(said("add --ft-model=ORG/NAME"));
+    /* a partition that says no, and a job without GPUs, pass */
+    setup(NULL);
+    slurm_says("gres", "gres:gpu:h100:1");
+    slurm_says("partition", "debug");
+    assert_int_equal(submit(2, av), 0);
+    assert_string_equal(fake.msgs, "");
+    setup(NULL);
+    assert_int_equal(submit(2, av), 0);
+    assert_string_equal(fake.msgs, "");
+    unlink(path);
 }
 
 static void alloc_should_use_the_default_partitions_rules(void **state)
@@ -731,6 +778,7 @@ int main(void)
         cmocka_unit_test_setup(alloc_should_take_the_partitions_card_for_an_untyped_request,
                                setup),
         cmocka_unit_test_setup(alloc_should_use_the_default_partitions_rules, setup),
+        cmocka_unit_test_setup(alloc_should_refuse_an_untagged_gpu_job_under_require_tag, setup),
         cmocka_unit_test_setup(alloc_should_not_ask_the_controller_when_the_job_says_it_all,
                                setup),
         cmocka_unit_test_setup(stepd_should_fail_the_step_when_the_real_gpus_are_smaller, setup),
