@@ -115,6 +115,10 @@ const char *fg__cfg_key_used(const struct fg_cfg *c, const char *keys, char *buf
 int fg__check_heads(const struct fg_cfg *c, const char *hidden_key, uint64_t hidden,
                     const char *heads_key, uint64_t heads, struct fg_err *err);
 
+/* transformers_version of the config as major * 1000 + minor ("4.31.0.dev0" -> 4031);
+ * 0 when absent or unreadable.  Checkpoint-layout rules key on it. */
+unsigned fg__cfg_tf_version(const struct fg_cfg *c);
+
 /* Per-layer sliding-window: fills window[layer] (0 = full attention) from
  * layer_types, or from sliding_window + a pattern.  pattern 0: every layer
  * slides when sliding_window is set (Mistral); pattern k: layers with

@@ -55,8 +55,7 @@ static int has_arch(const struct fg_cfg *c, const char *cls, bool *out, struct f
     return rc;
 }
 
-/* transformers_version as major * 1000 + minor; 0 when absent or unreadable. */
-static unsigned tf_version(const struct fg_cfg *c)
+unsigned fg__cfg_tf_version(const struct fg_cfg *c)
 {
     const char *v = NULL;
     if (fg_cfg_str(c, "transformers_version", NULL, &v, NULL) || !v)
@@ -206,7 +205,7 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
      * bert-base-uncased fixture, re-saved by 5.2.0), and a note gives the
      * difference for a headless save.
      */
-    unsigned ver = tf_version(c);
+    unsigned ver = fg__cfg_tf_version(c);
     bool written_with_weights = ver >= 3001 && ver < 4031;
     enum bert_head head = task->head;
     if (head == BH_PRETRAIN && written_with_weights && strcmp(task->cls, "BertModel") == 0)

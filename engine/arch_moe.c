@@ -31,6 +31,8 @@ enum moe_place {
     PLACE_ALL,          /* every layer (Mixtral, GraniteMoe, gpt-oss, MiniMax-M2) */
     PLACE_SPARSE_STEP,  /* Qwen2MoeDecoderLayer: not in mlp_only_layers and (i+1) % decoder_sparse_step == 0 */
     PLACE_FIRST_K,      /* modeling_deepseek.py: i >= first_k_dense_replace and i % moe_layer_freq == 0 */
+    PLACE_ERNIE,        /* Ernie4_5_MoeDecoderLayer: (i+1) % moe_layer_interval == 0 and
+                           moe_layer_start_index <= i <= moe_layer_end_index (-1: the last) */
 };
 
 /* How the always-on shared expert is sized. */
@@ -38,6 +40,7 @@ enum moe_shared {
     SHARED_NONE,
     SHARED_QWEN,        /* one MLP of shared_expert_intermediate_size, scaled by sigmoid(shared_expert_gate) */
     SHARED_DEEPSEEK,    /* one MLP of n_shared_experts x moe_intermediate_size */
+    SHARED_GRANITE,     /* GraniteMoeSharedMLP of shared_intermediate_size, absent when 0 */
 };
 
 /* The router's stored e_score_correction_bias buffer (aux-loss-free balancing). */
@@ -45,6 +48,7 @@ enum moe_score_bias {
     SCORE_BIAS_NONE,
     SCORE_BIAS_KEY,     /* present when use_routing_bias (MiniMaxM2SparseMoeBlock) */
     SCORE_BIAS_NOAUX,   /* present when topk_method == "noaux_tc" (DeepseekV3 MoEGate) */
+    SCORE_BIAS_ALWAYS,  /* always built (Glm4MoeTopkRouter buffer, Ernie4_5_MoeStatics) */
 };
 
 enum moe_attn { ATTN_GQA, ATTN_MLA };
@@ -67,6 +71,9 @@ struct moe_spec {
     enum moe_place place;
     enum moe_shared shared;
     uint64_t shared_def;             /* n_shared_experts or shared_expert_intermediate_size */
+    const char *shared_key;          /* SHARED_DEEPSEEK count key; NULL = n_shared_experts */
+    enum fg_norm_kind norm;          /* block and final norms (RMS unless the row says) */
+    const char *head_bias_key;       /* lm_head bias switch (PhiMoE lm_head_bias), or NULL */
     bool fused_gate_up;              /* experts store one gate_up tensor */
     enum fg_lora_experts peft;       /* how peft's LoRA reaches the routed experts: transformers
                                         5 fuses them into 3-D parameters, and peft maps its
@@ -101,6 +108,7 @@ struct moe_cfg {
     const struct moe_spec *s;
     uint64_t experts, top_k, moe_inter, shared_n, shared_inter;
     uint64_t sparse_step, first_k, layer_freq;
+    int64_t last_k;                  /* PLACE_ERNIE: last MoE layer, -1 = the last layer */
     bool mlp_only[FG_MAX_LAYERS];
     bool attn_bias, qkv_bias, qk_norm, score_bias;
     uint64_t q_lora, kv_lora, nope, rope, v;
@@ -124,6 +132,9 @@ static bool is_moe_layer(const struct moe_cfg *k, uint64_t l)
         return !(l < FG_MAX_LAYERS && k->mlp_only[l]) && (l + 1) % k->sparse_step == 0;
     case PLACE_FIRST_K:
         return l >= k->first_k && l % k->layer_freq == 0;
+    case PLACE_ERNIE:
+        return l >= k->first_k && (k->last_k < 0 || l <= (uint64_t)k->last_k) &&
+               (l + 1) % k->layer_freq == 0;
     case PLACE_ALL:
     default:
         return true;
@@ -241,7 +252,7 @@ static int add_block(struct fg_model *m, uint64_t l, const struct moe_cfg *k, st
     const struct moe_spec *s = k->s;
     int32_t li = (int32_t)l;
     int rc;
-    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, s->norm, err)))
         return rc;
     if (s->attn == ATTN_MLA) {
         if ((rc = add_mla(m, li, k, err)))
@@ -263,7 +274,7 @@ static int add_block(struct fg_model *m, uint64_t l, const struct moe_cfg *k, st
             fg__fmt(n->desc + len, sizeof n->desc - len, ", sinks");
         }
     }
-    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, s->norm, err)))
         return rc;
     if (is_moe_layer(k, l))
         return add_moe(m, li, k, err);
@@ -460,9 +471,14 @@ static int read_experts(const struct fg_cfg *c, const struct fg_model *m, struct
                         &k->shared_inter, err);
         break;
     case SHARED_DEEPSEEK:
-        rc = fg_cfg_u64(c, "n_shared_experts", s->shared_def, 0, FG_MAX_EXPERTS, &k->shared_n,
-                        err);
+        rc = fg_cfg_u64(c, s->shared_key ? s->shared_key : "n_shared_experts", s->shared_def, 0,
+                        FG_MAX_EXPERTS, &k->shared_n, err);
         k->shared_inter = k->shared_n * k->moe_inter;
+        break;
+    case SHARED_GRANITE:
+        rc = fg_cfg_u64(c, "shared_intermediate_size", s->shared_def, 0, FG_MAX_INTER,
+                        &k->shared_inter, err);
+        k->shared_n = k->shared_inter ? 1 : 0;
         break;
     case SHARED_NONE:
         break;
@@ -489,12 +505,26 @@ static int read_experts(const struct fg_cfg *c, const struct fg_model *m, struct
             (rc = fg_cfg_u64(c, "moe_layer_freq", 1, 1, m->layers, &k->layer_freq, err)))
             return rc;
         break;
+    case PLACE_ERNIE: {
+        double last;
+        if ((rc = fg_cfg_u64(c, "moe_layer_start_index", 1, 0, m->layers, &k->first_k, err)) ||
+            (rc = fg_cfg_u64(c, "moe_layer_interval", 1, 1, m->layers, &k->layer_freq, err)) ||
+            (rc = fg_cfg_f64(c, "moe_layer_end_index", -1, -1, (double)m->layers, &last, err)))
+            return rc;
+        if (last != (double)(int64_t)last)
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'moe_layer_end_index' = %g is not a "
+                              "whole number", c->origin, last);
+        k->last_k = (int64_t)last;
+        break;
+    }
     case PLACE_ALL:
         break;
     }
     if (s->score_bias == SCORE_BIAS_KEY) {
         if ((rc = fg_cfg_bool(c, "use_routing_bias", true, &k->score_bias, err)))
             return rc;
+    } else if (s->score_bias == SCORE_BIAS_ALWAYS) {
+        k->score_bias = true;
     } else if (s->score_bias == SCORE_BIAS_NOAUX) {
         const char *method = NULL;
         if ((rc = fg_cfg_str(c, "topk_method", s->topk_method_def, &method, err)))
@@ -619,8 +649,10 @@ static int read_moe(const struct fg_cfg *c, struct fg_model *m, const void *spec
         if ((rc = add_block(m, l, k, err)))
             goto out;
     }
-    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)) ||
-        (rc = fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err)))
+    bool head_bias = false;
+    if ((s->head_bias_key && (rc = fg_cfg_bool(c, s->head_bias_key, false, &head_bias, err))) ||
+        (rc = fg__add_norm(m, -1, "Final norm", m->hidden, s->norm, err)) ||
+        (rc = fg__add_head(m, m->vocab, m->hidden, m->tied, false, head_bias, err)))
         goto out;
 
     uint64_t scales = bo ? fp8_scales(m, bo, bi) : 0, mtp_scales = 0;
@@ -787,6 +819,80 @@ static const struct moe_spec kimi_k2 = DEEPSEEK_V3(.peft = FG_LORA_EXPERTS_LINEA
  * attention (DSA) lightning indexer in every attention block, MTP included. */
 static const struct moe_spec deepseek_v32 = DEEPSEEK_V3(.dsa_indexer = true);
 
+/* OlmoeForCausalLM (models/olmoe/modular_olmoe.py): OlmoeAttention with q_norm over
+ * heads x head_dim and k_norm over kv_heads x head_dim (always built), attention_bias;
+ * OlmoeSparseMoeBlock gate Linear(hidden, num_experts) and experts of intermediate_size,
+ * every layer, no shared expert.  OlmoeConfig defaults. */
+static const struct moe_spec olmoe = {
+    .d = {.vocab = 50304, .hidden = 2048, .inter = 2048, .layers = 16, .heads = 16,
+          .max_pos = 4096, .tie = false},
+    .experts_key = "num_experts", .experts_def = 64,
+    .topk_key = "num_experts_per_tok", .topk_def = 8,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_ALL, .attn = ATTN_GQA, .attn_bias_key = "attention_bias", .qk_norm = 2};
+
+/* PhimoeForCausalLM (models/phimoe/modular_phimoe.py, Phi-3.5-MoE): LayerNorm with bias
+ * (input_layernorm, post_attention_layernorm, norm), q/k/v/o biased by attention_bias,
+ * Mixtral experts of intermediate_size behind a bias-free router, lm_head biased by
+ * lm_head_bias, sliding window when set.  PhimoeConfig defaults. */
+static const struct moe_spec phimoe = {
+    .d = {.vocab = 32064, .hidden = 4096, .inter = 6400, .layers = 32, .heads = 32,
+          .max_pos = 4096 * 32, .tie = false},
+    .kv_heads_def = 8,
+    .experts_key = "num_local_experts", .experts_def = 16,
+    .topk_key = "num_experts_per_tok", .topk_def = 2,
+    .peft = FG_LORA_EXPERTS_MERGED, .norm = FG_NORM_LN, .head_bias_key = "lm_head_bias",
+    .place = PLACE_ALL, .attn = ATTN_GQA, .attn_bias_key = "attention_bias", .windows = true};
+
+/* GraniteMoeSharedForCausalLM (models/granitemoeshared/modular_granitemoeshared.py):
+ * GraniteMoe blocks plus GraniteMoeSharedMLP, input_linear hidden -> 2 x
+ * shared_intermediate_size and output_linear back, when that size is not 0.
+ * GraniteMoeSharedConfig defaults. */
+static const struct moe_spec granitemoeshared = {
+    .d = {.vocab = 32000, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 2048, .tie = true},
+    .experts_key = "num_local_experts", .experts_def = 8,
+    .topk_key = "num_experts_per_tok", .topk_def = 2,
+    .peft = FG_LORA_EXPERTS_NONE,
+    .place = PLACE_ALL, .shared = SHARED_GRANITE, .fused_gate_up = true, .attn = ATTN_GQA,
+    .attn_bias_key = "attention_bias"};
+
+/* Glm4MoeForCausalLM (models/glm4_moe/modular_glm4_moe.py, GLM-4.5 / 4.6 / 4.7):
+ * Glm4MoeAttention q/k/v biased by attention_bias (o_proj never), q_norm / k_norm over
+ * head_dim when use_qk_norm; DeepSeek-V3 MoE placement (first_k_dense_replace), shared
+ * experts of n_shared_experts x moe_intermediate_size, Glm4MoeTopkRouter with its
+ * e_score_correction_bias buffer always; the checkpoint stores num_nextn_predict_layers
+ * MTP layers laid out as DeepSeek-V3's.  Glm4MoeConfig defaults.  GLM-4.5-Air's shapes
+ * give 110,468,824,832 with its MTP layer, its published total (tests/test_arch_families.c). */
+static const struct moe_spec glm4_moe = {
+    .d = {.vocab = 151552, .hidden = 4096, .inter = 10944, .layers = 46, .heads = 96,
+          .max_pos = 131072, .tie = false},
+    .kv_heads_def = 8, .head_dim_def = 128,
+    .experts_key = "n_routed_experts", .experts_def = 128,
+    .topk_key = "num_experts_per_tok", .topk_def = 8,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1408,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 1,
+    .score_bias = SCORE_BIAS_ALWAYS, .attn = ATTN_GQA, .qkv_bias_key = "attention_bias",
+    .qk_norm = 1, .qk_norm_key = "use_qk_norm", .mtp = true};
+
+/* Ernie4_5_MoeForCausalLM (models/ernie4_5_moe/modular_ernie4_5_moe.py): q/k/v/o biased by
+ * use_bias, MoE layers from moe_layer_start_index every moe_layer_interval, shared experts of
+ * moe_num_shared_experts x moe_intermediate_size, and Ernie4_5_MoeStatics'
+ * e_score_correction_bias (1 x moe_num_experts, requires_grad False) in every MoE layer:
+ * 27 x 64 = 1,728 scalars on ERNIE-4.5-21B-A3B.  Ernie4_5_MoeConfig defaults. */
+static const struct moe_spec ernie4_5_moe = {
+    .d = {.vocab = 103424, .hidden = 2560, .inter = 12288, .layers = 28, .heads = 20,
+          .max_pos = 131072, .tie = true},
+    .kv_heads_def = 4,
+    .experts_key = "moe_num_experts", .experts_def = 64,
+    .topk_key = "moe_k", .topk_def = 6,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1536,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_ERNIE, .shared = SHARED_DEEPSEEK, .shared_def = 2,
+    .shared_key = "moe_num_shared_experts", .score_bias = SCORE_BIAS_ALWAYS,
+    .attn = ATTN_GQA, .attn_bias_key = "use_bias"};
+
 const struct fg_arch fg__arch_moe_table[] = {
     {"mixtral", "mixture-of-experts decoder", read_moe, &mixtral},
     {"qwen2_moe", "mixture-of-experts decoder (shared expert)", read_moe, &qwen2_moe},
@@ -800,5 +906,11 @@ const struct fg_arch fg__arch_moe_table[] = {
     {"deepseek_v32", "latent-attention MoE decoder (sparse attention)", read_moe,
      &deepseek_v32},
     {"kimi_k2", "latent-attention mixture-of-experts decoder", read_moe, &kimi_k2},
+    {"olmoe", "mixture-of-experts decoder (q/k norm)", read_moe, &olmoe},
+    {"phimoe", "mixture-of-experts decoder (LayerNorm, biases)", read_moe, &phimoe},
+    {"granitemoeshared", "mixture-of-experts decoder (shared MLP)", read_moe,
+     &granitemoeshared},
+    {"glm4_moe", "mixture-of-experts decoder (shared expert, MTP)", read_moe, &glm4_moe},
+    {"ernie4_5_moe", "mixture-of-experts decoder (shared experts)", read_moe, &ernie4_5_moe},
     {NULL, NULL, NULL, NULL},
 };
