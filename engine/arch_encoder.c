@@ -83,12 +83,33 @@ unsigned fg__cfg_tf_version(const struct fg_cfg *c)
  *   LABELS   classifier hidden x num_labels + num_labels
  *   QA       qa_outputs hidden x 2 + 2
  */
-enum bert_head { BH_NONE, BH_PRETRAIN, BH_LABELS, BH_ONE, BH_QA };
+enum bert_head {
+    BH_NONE,
+    BH_PRETRAIN,    /* MLM transform + LayerNorm + vocab bias, and NSP hidden x 2 + 2 */
+    BH_MLM,         /* RobertaLMHead: dense + layer_norm + bias (decoder tied) */
+    BH_LABELS,
+    BH_CLS_DENSE,   /* RobertaClassificationHead: dense hidden x hidden + out_proj */
+    BH_ONE,
+    BH_ONE_DENSE,   /* DistilBertForMultipleChoice: pre_classifier + classifier hidden x 1 */
+    BH_QA,
+};
 
 struct bert_task {
-    const char *cls;
+    const char *cls;    /* the class name, or its suffix after the family prefix */
     bool pooler;
     enum bert_head head;
+};
+
+/* A family read by read_bert: its task classes, config defaults, and whether
+ * its BertModel configs follow the Google-conversion reading below. */
+struct bert_family {
+    const struct bert_task *tasks;
+    const char *prefixes;            /* class-name prefixes, '|' separated */
+    const struct bert_task *absent;  /* task when the config has no architectures */
+    bool google_layout;
+    bool unversioned_pooler;         /* configs without transformers_version: pooler stored */
+    struct fg_core_defaults d;
+    uint64_t types_def;              /* type_vocab_size when absent */
 };
 
 static const struct bert_task bert_tasks[] = {
@@ -106,6 +127,75 @@ static const struct bert_task bert_tasks[] = {
     {"BertForQuestionAnswering", false, BH_QA},
     {NULL, false, BH_NONE},
 };
+
+/*
+ * RoBERTa and the models built on its classes (XLM-RoBERTa, CamemBERT): BERT
+ * embeddings and layers (RobertaEmbeddings' position table already holds the
+ * padding_idx + 1 offset in max_position_embeddings), heads by class:
+ *   ForMaskedLM / ForCausalLM  RobertaLMHead dense hidden x hidden + bias,
+ *                layer_norm, bias vocab (decoder.weight tied, its bias is the
+ *                same tensor)
+ *   ForSequenceClassification  RobertaClassificationHead, no pooler
+ *   ForMultipleChoice          pooler + classifier hidden x 1
+ * The classes are taken literally when the config says which transformers
+ * wrote it.  The original fairseq conversions, whose configs carry no
+ * transformers_version, stored RobertaModel's pooler whatever the class:
+ * xlm-roberta-base 278,885,778, xlm-roberta-large 561,192,082 and
+ * camembert-base 111,246,085 (ForMaskedLM) and roberta-large-mnli
+ * 356,412,419 (ForSequenceClassification) are each exactly the class plus
+ * pooler (safetensors metadata table, huggingface/safetensors temp.md).  The
+ * exception: roberta-base and roberta-large's safetensors files were re-saved
+ * through the class (no pooler, position_ids kept: 124,697,433 / 355,412,057
+ * F32 + 514 I64), which their unversioned configs cannot show.
+ */
+static const struct bert_task roberta_tasks[] = {
+    {"ForMaskedLM", false, BH_MLM},
+    {"ForCausalLM", false, BH_MLM},
+    {"Model", true, BH_NONE},
+    {"ForSequenceClassification", false, BH_CLS_DENSE},
+    {"ForMultipleChoice", true, BH_ONE},
+    {"ForTokenClassification", false, BH_LABELS},
+    {"ForQuestionAnswering", false, BH_QA},
+    {NULL, false, BH_NONE},
+};
+
+/* BertConfig defaults (google-bert/bert-base-uncased shapes). */
+static const struct bert_family bert = {
+    .tasks = bert_tasks, .prefixes = "", .absent = &bert_tasks[0], .google_layout = true,
+    .d = {.vocab = 30522, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12,
+          .max_pos = 512, .tie = true},
+    .types_def = 2};
+/* RobertaConfig defaults (models/roberta/configuration_roberta.py). */
+static const struct bert_family roberta = {
+    .unversioned_pooler = true, .tasks = roberta_tasks, .prefixes = "Roberta", .absent = &roberta_tasks[2],
+    .d = {.vocab = 50265, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12,
+          .max_pos = 512, .tie = true},
+    .types_def = 2};
+/* XLMRobertaConfig defaults (models/xlm_roberta/configuration_xlm_roberta.py). */
+static const struct bert_family xlm_roberta = {
+    .unversioned_pooler = true, .tasks = roberta_tasks, .prefixes = "XLMRoberta", .absent = &roberta_tasks[2],
+    .d = {.vocab = 30522, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12,
+          .max_pos = 512, .tie = true},
+    .types_def = 2};
+/* CamembertConfig defaults (models/camembert/configuration_camembert.py). */
+static const struct bert_family camembert = {
+    .unversioned_pooler = true, .tasks = roberta_tasks, .prefixes = "Camembert", .absent = &roberta_tasks[2],
+    .d = {.vocab = 30522, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12,
+          .max_pos = 512, .tie = true},
+    .types_def = 2};
+
+/* True when name is one of the '|'-separated prefixes followed by suffix. */
+static bool class_is(const char *name, const char *prefixes, const char *suffix)
+{
+    for (const char *p = prefixes;;) {
+        size_t n = strcspn(p, "|");
+        if (strncmp(name, p, n) == 0 && strcmp(name + n, suffix) == 0)
+            return true;
+        if (!p[n])
+            return false;
+        p += n + 1;
+    }
+}
 
 /* num_labels: the key, else the size of id2label (PretrainedConfig), else 2. */
 static int read_num_labels(const struct fg_cfg *c, uint64_t *out, struct fg_err *err)
@@ -125,7 +215,8 @@ static int read_num_labels(const struct fg_cfg *c, uint64_t *out, struct fg_err 
     return 0;
 }
 
-static const struct bert_task *bert_task_of(const struct fg_cfg *c, struct fg_err *err, int *rc)
+static const struct bert_task *bert_task_of(const struct fg_cfg *c, const struct bert_family *f,
+                                            struct fg_err *err, int *rc)
 {
     const char *a[16];
     size_t n = 0;
@@ -133,16 +224,12 @@ static const struct bert_task *bert_task_of(const struct fg_cfg *c, struct fg_er
     if (*rc)
         return NULL;
     for (size_t i = 0; i < n && i < 16; i++)
-        for (const struct bert_task *t = bert_tasks; t->cls; t++)
-            if (strcmp(a[i], t->cls) == 0)
+        for (const struct bert_task *t = f->tasks; t->cls; t++)
+            if (class_is(a[i], f->prefixes, t->cls))
                 return t;
-    return n ? NULL : &bert_tasks[0];
+    return n ? NULL : f->absent;
 }
 
-/* BertConfig defaults (google-bert/bert-base-uncased shapes). */
-static const struct fg_core_defaults bert_defaults = {
-    .vocab = 30522, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12, .max_pos = 512,
-    .tie = true};
 
 /*
  * BertModel: embeddings (word, position, token_type, LayerNorm), then per
@@ -151,16 +238,68 @@ static const struct fg_core_defaults bert_defaults = {
  * position_embedding_type adds distance_embedding (2 x max_pos - 1) x head_dim
  * to every attention.
  */
+/*
+ * The task head a class adds on top of the encoder, as one FG_NODE_HEAD (and
+ * BERT's NSP head as an "other" node, so the graph has one LM-width head).
+ */
+static int add_bert_head(struct fg_model *m, enum bert_head head, uint64_t labels,
+                         const char *cls, struct fg_err *err)
+{
+    struct fg_node *n;
+    uint64_t h = m->hidden;
+    switch (head) {
+    case BH_PRETRAIN:
+    case BH_MLM:
+        if (!(n = fg__model_add(m, FG_NODE_HEAD, -1, "MLM head", err)))
+            return FG_E_NOMEM;
+        n->params = h * h + h + 2 * h + m->vocab;
+        n->hidden = (uint32_t)h;
+        n->width = (uint32_t)m->vocab;
+        fg__fmt(n->desc, sizeof n->desc, "transform %llu + LN, decoder tied, bias %llu",
+                 (unsigned long long)h, (unsigned long long)m->vocab);
+        if (head == BH_MLM)
+            break;
+        if (!(n = fg__add_table(m, FG_NODE_OTHER, "NSP head", h + 1, 2, err)))
+            return FG_E_NOMEM;
+        n->hidden = (uint32_t)h;
+        fg__fmt(n->desc, sizeof n->desc, "seq_relationship %llu x 2 + bias",
+                 (unsigned long long)h);
+        fg__model_rule(m, "BERT pre-training heads stored (cls.predictions + cls.seq_relationship"
+                       "; in MLM head, NSP head)", 0);
+        break;
+    case BH_LABELS:
+    case BH_CLS_DENSE:
+    case BH_ONE:
+    case BH_ONE_DENSE:
+    case BH_QA: {
+        uint64_t out = head == BH_LABELS || head == BH_CLS_DENSE ? labels : head == BH_QA ? 2 : 1;
+        if (!(n = fg__model_add(m, FG_NODE_HEAD, -1, "Task head", err)))
+            return FG_E_NOMEM;
+        if (head == BH_CLS_DENSE || head == BH_ONE_DENSE)
+            fg__node_linear(n, "dense", h, h, 1, true);
+        fg__node_linear(n, "head", h, out, 1, true);
+        n->hidden = (uint32_t)h;
+        n->width = (uint32_t)out;
+        fg__fmt(n->desc, sizeof n->desc, "%.40s %llu x %llu", cls, (unsigned long long)h,
+                 (unsigned long long)out);
+        break;
+    }
+    case BH_NONE:
+        break;
+    }
+    return 0;
+}
+
 static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                      struct fg_err *err)
 {
-    (void)spec;
+    const struct bert_family *fam = spec;
     int rc;
     uint64_t types, labels = 2;
     bool cross = false;
     const char *pos_type = NULL;
-    if ((rc = fg__read_core(c, m, &bert_defaults, err)) ||
-        (rc = fg_cfg_u64(c, "type_vocab_size", 2, 0, FG_MAX_VOCAB, &types, err)) ||
+    if ((rc = fg__read_core(c, m, &fam->d, err)) ||
+        (rc = fg_cfg_u64(c, "type_vocab_size", fam->types_def, 0, FG_MAX_VOCAB, &types, err)) ||
         (rc = fg_cfg_str(c, "position_embedding_type", "absolute", &pos_type, err)) ||
         (rc = fg_cfg_bool(c, "add_cross_attention", false, &cross, err)))
         return rc;
@@ -172,20 +311,22 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
         strcmp(pos_type, "relative_key_query") != 0)
         return fg_err_set(err, FG_E_RANGE, "%s: key 'position_embedding_type' = '%s'; expected "
                           "absolute, relative_key or relative_key_query", c->origin, pos_type);
-    const struct bert_task *task = bert_task_of(c, err, &rc);
+    const struct bert_task *task = bert_task_of(c, fam, err, &rc);
     if (rc)
         return rc;
     if (!task) {
         const char *a[1];
         size_t n = 0;
         fg_cfg_str_array(c, "architectures", a, 1, &n, NULL);
-        fg__model_note(m, "architectures names %.60s: its task head is not counted (BertModel "
-                       "with pooler)", n ? a[0] : "?");
-        static const struct bert_task plain = {"BertModel", true, BH_NONE};
+        fg__model_note(m, "architectures names %.60s: its task head is not counted (the base "
+                       "model with pooler)", n ? a[0] : "?");
+        static const struct bert_task plain = {"Model", true, BH_NONE};
         task = &plain;
     }
-    if ((task->head == BH_LABELS) && (rc = read_num_labels(c, &labels, err)))
+    if ((task->head == BH_LABELS || task->head == BH_CLS_DENSE) &&
+        (rc = read_num_labels(c, &labels, err)))
         return rc;
+    bool google_model = fam->google_layout && strcmp(task->cls, "BertModel") == 0;
 
     /*
      * Two facts about what BERT files hold, and the rule that joins them:
@@ -208,7 +349,7 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
     unsigned ver = fg__cfg_tf_version(c);
     bool written_with_weights = ver >= 3001 && ver < 4031;
     enum bert_head head = task->head;
-    if (head == BH_PRETRAIN && written_with_weights && strcmp(task->cls, "BertModel") == 0)
+    if (head == BH_PRETRAIN && written_with_weights && google_model)
         head = BH_NONE;
     bool position_ids = written_with_weights && head != BH_PRETRAIN;
 
@@ -243,7 +384,13 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
             (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
             return rc ? rc : (err ? err->code : FG_E_NOMEM);
     }
-    if (task->pooler) {
+    bool pooler = task->pooler;
+    if (!pooler && fam->unversioned_pooler && !ver) {
+        pooler = true;
+        fg__model_rule(m, "pooler stored by the original conversions (config without "
+                          "transformers_version; in Pooler)", 0);
+    }
+    if (pooler) {
         if (!(n = fg__add_table(m, FG_NODE_OTHER, "Pooler", m->hidden + 1, m->hidden, err)))
             return FG_E_NOMEM;
         fg__fmt(n->desc, sizeof n->desc, "dense %llu x %llu + bias",
@@ -251,46 +398,13 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
     }
     m->encoder_only = true;
     m->tied = true;
-    switch (head) {
-    case BH_PRETRAIN:
-        /* One FG_NODE_HEAD (the MLM head, vocab wide); NSP is a 2-way task
-         * head kept as an "other" node so the graph has one LM-width head. */
-        if (!(n = fg__model_add(m, FG_NODE_HEAD, -1, "MLM head", err)))
-            return FG_E_NOMEM;
-        n->params = m->hidden * m->hidden + m->hidden + 2 * m->hidden + m->vocab;
-        n->hidden = (uint32_t)m->hidden;
-        n->width = (uint32_t)m->vocab;
-        fg__fmt(n->desc, sizeof n->desc, "transform %llu + LN, decoder tied, bias %llu",
-                 (unsigned long long)m->hidden, (unsigned long long)m->vocab);
-        if (!(n = fg__add_table(m, FG_NODE_OTHER, "NSP head", m->hidden + 1, 2, err)))
-            return FG_E_NOMEM;
-        n->hidden = (uint32_t)m->hidden;
-        fg__fmt(n->desc, sizeof n->desc, "seq_relationship %llu x 2 + bias",
-                 (unsigned long long)m->hidden);
-        fg__model_rule(m, "BERT pre-training heads stored (cls.predictions + cls.seq_relationship"
-                       "; in MLM head, NSP head)", 0);
-        if (strcmp(task->cls, "BertModel") == 0)
-            fg__model_note(m, "BertModel config not from transformers 3.1-4.30: counted the "
-                           "Google pre-training heads; a headless save holds %llu fewer scalars",
-                           (unsigned long long)(m->hidden * m->hidden + 5 * m->hidden +
-                                                m->vocab + 2));
-        break;
-    case BH_LABELS:
-    case BH_ONE:
-    case BH_QA: {
-        uint64_t out = head == BH_LABELS ? labels : head == BH_ONE ? 1 : 2;
-        if (!(n = fg__model_add(m, FG_NODE_HEAD, -1, "Task head", err)))
-            return FG_E_NOMEM;
-        fg__node_linear(n, "head", m->hidden, out, 1, true);
-        n->hidden = (uint32_t)m->hidden;
-        n->width = (uint32_t)out;
-        fg__fmt(n->desc, sizeof n->desc, "%s %llu x %llu", task->cls,
-                 (unsigned long long)m->hidden, (unsigned long long)out);
-        break;
-    }
-    case BH_NONE:
-        break;
-    }
+    if ((rc = add_bert_head(m, head, labels, task->cls, err)))
+        return rc;
+    if (head == BH_PRETRAIN && google_model)
+        fg__model_note(m, "BertModel config not from transformers 3.1-4.30: counted the "
+                       "Google pre-training heads; a headless save holds %llu fewer scalars",
+                       (unsigned long long)(m->hidden * m->hidden + 5 * m->hidden + m->vocab +
+                                            2));
     return 0;
 }
 
@@ -431,6 +545,202 @@ static int read_nomic_bert(const struct fg_cfg *c, struct fg_model *m, const voi
     m->encoder_only = true;
     m->tied = true;
     return 0;
+}
+
+/* ---- DistilBERT ----------------------------------------------------------- */
+
+/*
+ * DistilBertModel (models/distilbert/modeling_distilbert.py): Embeddings
+ * word_embeddings, position_embeddings (max_position_embeddings x dim, a
+ * frozen sinusoid table when sinusoidal_pos_embds, stored either way),
+ * LayerNorm; per TransformerBlock q_lin / k_lin / v_lin / out_lin (biased),
+ * sa_layer_norm, ffn lin1 / lin2 (biased), output_layer_norm.  No pooler, no
+ * token types.  Heads: ForMaskedLM vocab_transform dim x dim + vocab_layer_norm
+ * + vocab_projector bias (weight tied); ForSequenceClassification and
+ * ForMultipleChoice pre_classifier dim x dim + classifier.
+ * distilbert-base-uncased: 66,985,530 (safetensors metadata table).
+ */
+static const struct bert_task distilbert_tasks[] = {
+    {"DistilBertForMaskedLM", false, BH_MLM},
+    {"DistilBertModel", false, BH_NONE},
+    {"DistilBertForSequenceClassification", false, BH_CLS_DENSE},
+    {"DistilBertForMultipleChoice", false, BH_ONE_DENSE},
+    {"DistilBertForTokenClassification", false, BH_LABELS},
+    {"DistilBertForQuestionAnswering", false, BH_QA},
+    {NULL, false, BH_NONE},
+};
+
+static const struct bert_family distilbert = {
+    .tasks = distilbert_tasks, .prefixes = "", .absent = &distilbert_tasks[1]};
+
+static int read_distilbert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                           struct fg_err *err)
+{
+    const struct bert_family *fam = spec;
+    int rc;
+    uint64_t labels = 2;
+    /* DistilBertConfig defaults */
+    if ((rc = fg_cfg_u64(c, "vocab_size", 30522, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
+        (rc = fg_cfg_u64(c, "dim", 768, 1, FG_MAX_HIDDEN, &m->hidden, err)) ||
+        (rc = fg_cfg_u64(c, "n_layers", 6, 1, FG_MAX_LAYERS, &m->layers, err)) ||
+        (rc = fg_cfg_u64(c, "n_heads", 12, 1, FG_MAX_HEADS, &m->heads, err)) ||
+        (rc = fg_cfg_u64(c, "hidden_dim", 3072, 1, FG_MAX_INTER, &m->inter, err)) ||
+        (rc = fg_cfg_u64(c, "max_position_embeddings", 512, 1, FG_MAX_POS, &m->max_pos, err)) ||
+        (rc = fg__check_heads(c, "dim", m->hidden, "n_heads", m->heads, err)))
+        return rc;
+    m->kv_heads = m->heads;
+    m->head_dim = m->hidden / m->heads;
+    const struct bert_task *task = bert_task_of(c, fam, err, &rc);
+    if (rc)
+        return rc;
+    if (!task) {
+        fg__model_note(m, "architectures names no DistilBERT class fitgate knows: its task head "
+                          "is not counted");
+        task = fam->absent;
+    }
+    if ((task->head == BH_LABELS || task->head == BH_CLS_DENSE) &&
+        (rc = read_num_labels(c, &labels, err)))
+        return rc;
+    unsigned ver = fg__cfg_tf_version(c);
+    bool position_ids = ver >= 3001 && ver < 4031; /* as BERT's, see read_bert */
+
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    struct fg_node *n = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
+                                      m->hidden, err);
+    if (!n)
+        return FG_E_NOMEM;
+    if (position_ids) {
+        n->params += m->max_pos;
+        n->buffers += m->max_pos;
+        fg__model_rule(m, "embeddings.position_ids buffer stored (written by transformers "
+                       "< 4.31; in Position embedding)", 0);
+    }
+    if ((rc = fg__add_norm(m, -1, "Embedding norm", m->hidden, FG_NORM_LN, err)))
+        return rc;
+    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
+                              .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true,
+                              .bidirectional = true};
+    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .bias = true};
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        if (!fg__add_attention(m, li, &a, err) ||
+            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
+            !fg__add_mlp(m, li, &f, err) ||
+            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
+            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+    }
+    m->encoder_only = true;
+    m->tied = true;
+    return add_bert_head(m, task->head, labels, task->cls, err);
+}
+
+/* ---- BART / mBART --------------------------------------------------------- */
+
+struct bart_spec {
+    uint64_t vocab, d_model, layers, heads, ffn, max_pos;
+    bool final_ln;          /* encoder.layer_norm / decoder.layer_norm (MBart) */
+};
+
+/* BartConfig defaults (bart-large). */
+static const struct bart_spec bart = {.vocab = 50265, .d_model = 1024, .layers = 12,
+                                      .heads = 16, .ffn = 4096, .max_pos = 1024};
+/* MBartConfig defaults (mbart-large-cc25). */
+static const struct bart_spec mbart = {.vocab = 50265, .d_model = 1024, .layers = 12,
+                                       .heads = 16, .ffn = 4096, .max_pos = 1024,
+                                       .final_ln = true};
+
+/* One BART stack: learned positions (max_position_embeddings + 2 rows: BartLearnedPositional-
+ * Embedding's offset), layernorm_embedding, post-norm layers of biased q/k/v/out_proj,
+ * self_attn_layer_norm, [encoder_attn + its LayerNorm,] fc1 / fc2 (biased), final_layer_norm;
+ * MBart adds the stack's layer_norm. */
+static int bart_stack(struct fg_model *m, uint64_t layers, uint64_t heads, uint64_t ffn,
+                      uint64_t max_pos, bool decoder, bool final_ln, struct fg_err *err)
+{
+    int rc;
+    if (!fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", max_pos + 2, m->hidden, err))
+        return FG_E_NOMEM;
+    if ((rc = fg__add_norm(m, -1, "Embedding norm", m->hidden, FG_NORM_LN, err)))
+        return rc;
+    struct fg_attn_shape a = {.hidden = m->hidden, .heads = heads, .kv_heads = heads,
+                              .head_dim = m->hidden / heads, .qkv_bias = true, .o_bias = true,
+                              .bidirectional = !decoder};
+    struct fg_attn_shape x = a;
+    x.bidirectional = false;
+    x.cross = true;
+    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = ffn, .bias = true};
+    for (uint64_t l = 0; l < layers; l++) {
+        int32_t li = (int32_t)l;
+        if (!fg__add_attention(m, li, &a, err) ||
+            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
+            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+        if (decoder && (!fg__add_attention(m, li, &x, err) ||
+                        (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err))))
+            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+        if (!fg__add_mlp(m, li, &f, err) ||
+            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
+            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+    }
+    if (final_ln)
+        return fg__add_norm(m, -1, decoder ? "Final norm" : "Norm", m->hidden, FG_NORM_LN, err);
+    return 0;
+}
+
+/*
+ * BartModel / BartForConditionalGeneration (models/bart/modeling_bart.py) and
+ * MBart (models/mbart): one shared embedding (encoder and decoder embed_tokens
+ * are tied to it), two stacks, lm_head tied to it.  ForConditionalGeneration
+ * registers final_logits_bias (1 x vocab) as a persistent buffer: stored.
+ * facebook/bart-base (BartModel): 139,420,416 (safetensors metadata table).
+ */
+static int read_bart(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                     struct fg_err *err)
+{
+    const struct bart_spec *s = spec;
+    int rc;
+    uint64_t enc_layers, enc_heads, enc_ffn;
+    bool gen = false, final_ln, tie;
+    if ((rc = fg_cfg_u64(c, "vocab_size", s->vocab, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
+        (rc = fg_cfg_u64(c, "d_model", s->d_model, 1, FG_MAX_HIDDEN, &m->hidden, err)) ||
+        (rc = fg_cfg_u64(c, "encoder_layers", s->layers, 1, FG_MAX_LAYERS, &enc_layers, err)) ||
+        (rc = fg_cfg_u64(c, "decoder_layers", s->layers, 1, FG_MAX_LAYERS, &m->layers, err)) ||
+        (rc = fg_cfg_u64(c, "encoder_attention_heads", s->heads, 1, FG_MAX_HEADS, &enc_heads,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "decoder_attention_heads", s->heads, 1, FG_MAX_HEADS, &m->heads,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "encoder_ffn_dim", s->ffn, 1, FG_MAX_INTER, &enc_ffn, err)) ||
+        (rc = fg_cfg_u64(c, "decoder_ffn_dim", s->ffn, 1, FG_MAX_INTER, &m->inter, err)) ||
+        (rc = fg_cfg_u64(c, "max_position_embeddings", s->max_pos, 1, FG_MAX_POS, &m->max_pos,
+                         err)) ||
+        (rc = fg_cfg_bool(c, "add_final_layer_norm", s->final_ln, &final_ln, err)) ||
+        (rc = fg_cfg_bool(c, "tie_word_embeddings", true, &tie, err)) ||
+        (rc = fg__check_heads(c, "d_model", m->hidden, "encoder_attention_heads", enc_heads,
+                              err)) ||
+        (rc = fg__check_heads(c, "d_model", m->hidden, "decoder_attention_heads", m->heads, err)) ||
+        (rc = has_arch(c, s->final_ln ? "MBartForConditionalGeneration"
+                                      : "BartForConditionalGeneration", &gen, err)))
+        return rc;
+    m->kv_heads = m->heads;
+    m->head_dim = m->hidden / m->heads;
+    m->enc_dec = true;
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    size_t enc_from = m->n_nodes;
+    if ((rc = bart_stack(m, enc_layers, enc_heads, enc_ffn, m->max_pos, false, final_ln, err)))
+        return rc;
+    mark_encoder(m, enc_from);
+    if ((rc = bart_stack(m, m->layers, m->heads, m->inter, m->max_pos, true, final_ln, err)))
+        return rc;
+    if (!gen) {
+        m->tied = true; /* the base model: no lm_head */
+        return 0;
+    }
+    struct fg_node *n = fg__add_table(m, FG_NODE_OTHER, "final_logits_bias", 1, m->vocab, err);
+    if (!n)
+        return FG_E_NOMEM;
+    n->buffers = n->params;
+    fg__model_rule(m, "final_logits_bias buffer stored (in final_logits_bias)", 0);
+    return fg__add_head(m, m->vocab, m->hidden, tie, false, false, err);
 }
 
 /* ---- T5 ------------------------------------------------------------------- */
@@ -656,7 +966,13 @@ static int read_whisper(const struct fg_cfg *c, struct fg_model *m, const void *
 }
 
 const struct fg_arch fg__arch_encoder_table[] = {
-    {"bert", "bert encoder", read_bert, NULL},
+    {"bert", "bert encoder", read_bert, &bert},
+    {"roberta", "roberta encoder", read_bert, &roberta},
+    {"xlm-roberta", "xlm-roberta encoder", read_bert, &xlm_roberta},
+    {"camembert", "camembert encoder (roberta)", read_bert, &camembert},
+    {"distilbert", "distilbert encoder", read_distilbert, &distilbert},
+    {"bart", "bart encoder-decoder", read_bart, &bart},
+    {"mbart", "mbart encoder-decoder", read_bart, &mbart},
     {"nomic_bert", "nomic-bert encoder (remote code)", read_nomic_bert, NULL},
     {"t5", "t5 encoder-decoder", read_t5, &t5},
     {"mt5", "t5 encoder-decoder", read_t5, &mt5},

@@ -1,0 +1,174 @@
+/*
+ * test_arch_encoder.c - the encoder and encoder-decoder readers
+ * (engine/arch_encoder.c) added for the RoBERTa family, DistilBERT and
+ * BART / mBART: counts derived here from the modeling files, term by term,
+ * on the shape fields of released checkpoints whose stored totals the
+ * safetensors metadata table (huggingface/safetensors temp.md, commit
+ * 01b9ce07) lists.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "support.h"
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "model.h"
+
+static struct fg_model *built(const char *json)
+{
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    int rc = build(json, &m, &err);
+    if (rc)
+        print_message("%s\n", err.detail);
+    assert_int_equal(rc, 0);
+    assert_non_null(m);
+    assert_false(m->generic);
+    return m;
+}
+
+/* BERT-style layer of width h and FFN i: q/k/v/o biased, two LayerNorms, fc1 / fc2 biased. */
+static uint64_t bert_layer(uint64_t h, uint64_t i)
+{
+    return 4 * (h * h + h) + 2 * h + (h * i + i) + (i * h + h) + 2 * h;
+}
+
+/* Embeddings: word, position, token type, LayerNorm. */
+static uint64_t bert_emb(uint64_t vocab, uint64_t pos, uint64_t types, uint64_t h)
+{
+    return (vocab + pos + types) * h + 2 * h;
+}
+
+#define ROBERTA(type, cls, vocab, h, layers, heads, inter, extra)                              \
+    "{\"model_type\": \"" type "\", \"architectures\": [\"" cls "\"], \"vocab_size\": " vocab \
+    ", \"hidden_size\": " h ", \"num_hidden_layers\": " layers ", \"num_attention_heads\": "   \
+    heads ", \"intermediate_size\": " inter ", \"max_position_embeddings\": 514, "            \
+    "\"type_vocab_size\": 1" extra "}"
+
+static void read_bert_should_store_the_pooler_of_unversioned_roberta_conversions(void **state)
+{
+    (void)state;
+    /* the LM head: dense h x h + bias, layer_norm, bias vocab (decoder tied) */
+    struct fg_model *m = built(ROBERTA("xlm-roberta", "XLMRobertaForMaskedLM", "250002", "768",
+                                       "12", "12", "3072", ""));
+    uint64_t want = bert_emb(250002, 514, 1, 768) + 12 * bert_layer(768, 3072) +
+                    (768 * 768 + 768) + (768 * 768 + 768 + 2 * 768 + 250002);
+    assert_int_equal(m->params_total, want);
+    assert_int_equal(m->params_total, 278885778ull); /* xlm-roberta-base */
+    fg_model_free(m);
+
+    m = built(ROBERTA("xlm-roberta", "XLMRobertaForMaskedLM", "250002", "1024", "24", "16",
+                      "4096", ""));
+    assert_int_equal(m->params_total, 561192082ull); /* xlm-roberta-large */
+    fg_model_free(m);
+
+    m = built(ROBERTA("camembert", "CamembertForMaskedLM", "32005", "768", "12", "12", "3072",
+                      ""));
+    assert_int_equal(m->params_total, 111246085ull); /* camembert-base */
+    fg_model_free(m);
+
+    /* RobertaClassificationHead: dense 1024 x 1024 + out_proj 1024 x 3, plus the pooler */
+    m = built(ROBERTA("roberta", "RobertaForSequenceClassification", "50265", "1024", "24", "16",
+                      "4096", ", \"id2label\": {\"0\": \"C\", \"1\": \"N\", \"2\": \"E\"}"));
+    want = bert_emb(50265, 514, 1, 1024) + 24 * bert_layer(1024, 4096) + (1024 * 1024 + 1024) +
+           (1024 * 1024 + 1024) + (1024 * 3 + 3);
+    assert_int_equal(m->params_total, want);
+    assert_int_equal(m->params_total, 356412419ull); /* roberta-large-mnli */
+    fg_model_free(m);
+}
+
+static void read_bert_should_take_a_versioned_roberta_class_literally(void **state)
+{
+    (void)state;
+    /* written by 4.52: RobertaForMaskedLM has no pooler, position_ids are not persistent */
+    struct fg_model *m = built(ROBERTA("roberta", "RobertaForMaskedLM", "50265", "1024", "24",
+                                       "16", "4096", ", \"transformers_version\": \"4.52.4\""));
+    uint64_t want = bert_emb(50265, 514, 1, 1024) + 24 * bert_layer(1024, 4096) +
+                    (1024 * 1024 + 1024 + 2 * 1024 + 50265);
+    assert_int_equal(m->params_total, want);
+    assert_int_equal(m->params_total, 355412057ull); /* roberta-large's F32 tensors */
+    assert_int_equal(m->params_buffers, 0);
+    fg_model_free(m);
+
+    /* written by 4.30: the position_ids buffer (514 int64) is stored too */
+    m = built(ROBERTA("roberta", "RobertaForQuestionAnswering", "50265", "768", "12", "12", "3072",
+                      ", \"transformers_version\": \"4.30.0\""));
+    want = bert_emb(50265, 514, 1, 768) + 12 * bert_layer(768, 3072) + (768 * 2 + 2);
+    assert_int_equal(m->params_total, want + 514);
+    assert_int_equal(want, 124056578ull); /* deepset/roberta-base-squad2's F32 tensors */
+    assert_int_equal(m->params_buffers, 514);
+    fg_model_free(m);
+}
+
+#define DISTILBERT(cls, extra)                                                                 \
+    "{\"model_type\": \"distilbert\", \"architectures\": [\"" cls "\"], \"dim\": 768, "      \
+    "\"hidden_dim\": 3072, \"n_layers\": 6, \"n_heads\": 12, \"vocab_size\": 30522, "         \
+    "\"max_position_embeddings\": 512, \"sinusoidal_pos_embds\": false" extra "}"
+
+static void read_distilbert_should_count_its_heads(void **state)
+{
+    (void)state;
+    const uint64_t body = (30522 + 512) * 768ull + 2 * 768 + 6 * bert_layer(768, 3072);
+    /* vocab_transform, vocab_layer_norm, vocab_projector bias */
+    struct fg_model *m = built(DISTILBERT("DistilBertForMaskedLM", ""));
+    assert_int_equal(m->params_total, body + 768 * 768 + 768 + 2 * 768 + 30522);
+    assert_int_equal(m->params_total, 66985530ull); /* distilbert-base-uncased */
+    fg_model_free(m);
+    /* pre_classifier 768 x 768 + classifier 768 x 2 */
+    m = built(DISTILBERT("DistilBertForSequenceClassification", ""));
+    assert_int_equal(m->params_total, body + 768 * 768 + 768 + 768 * 2 + 2);
+    assert_int_equal(m->params_total, 66955010ull); /* ...-finetuned-sst-2-english */
+    fg_model_free(m);
+    m = built(DISTILBERT("DistilBertForQuestionAnswering", ""));
+    assert_int_equal(m->params_total, 66364418ull); /* distilbert-base-uncased-distilled-squad */
+    fg_model_free(m);
+}
+
+#define BART(cls, extra)                                                                       \
+    "{\"model_type\": \"bart\", \"architectures\": [\"" cls "\"], \"d_model\": 768, "        \
+    "\"encoder_layers\": 6, \"decoder_layers\": 6, \"encoder_attention_heads\": 12, "         \
+    "\"decoder_attention_heads\": 12, \"encoder_ffn_dim\": 3072, \"decoder_ffn_dim\": 3072, " \
+    "\"max_position_embeddings\": 1024, \"vocab_size\": 50265" extra "}"
+
+static void read_bart_should_share_one_embedding_and_store_final_logits_bias(void **state)
+{
+    (void)state;
+    /* shared 50265 x 768; per stack positions 1026 x 768 and layernorm_embedding; decoder
+     * layers add encoder_attn and its LayerNorm */
+    const uint64_t h = 768, pos = 1026 * h + 2 * h;
+    const uint64_t enc = 6 * bert_layer(h, 3072);
+    const uint64_t dec = 6 * (bert_layer(h, 3072) + 4 * (h * h + h) + 2 * h);
+    struct fg_model *m = built(BART("BartModel", ""));
+    assert_true(m->enc_dec);
+    assert_int_equal(m->params_total, 50265 * h + 2 * pos + enc + dec);
+    assert_int_equal(m->params_total, 139420416ull); /* facebook/bart-base */
+    fg_model_free(m);
+    m = built(BART("BartForConditionalGeneration", ""));
+    assert_int_equal(m->params_total, 139420416ull + 50265);
+    assert_int_equal(m->params_buffers, 50265);
+    fg_model_free(m);
+    /* MBart: encoder.layer_norm and decoder.layer_norm */
+    m = built("{\"model_type\": \"mbart\", \"architectures\": [\"MBartForConditionalGeneration\"], "
+              "\"d_model\": 768, \"encoder_layers\": 6, \"decoder_layers\": 6, "
+              "\"encoder_attention_heads\": 12, \"decoder_attention_heads\": 12, "
+              "\"encoder_ffn_dim\": 3072, \"decoder_ffn_dim\": 3072, "
+              "\"max_position_embeddings\": 1024, \"vocab_size\": 50265}");
+    assert_int_equal(m->params_total, 139420416ull + 50265 + 2 * 2 * h);
+    fg_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(read_bert_should_store_the_pooler_of_unversioned_roberta_conversions),
+        cmocka_unit_test(read_bert_should_take_a_versioned_roberta_class_literally),
+        cmocka_unit_test(read_distilbert_should_count_its_heads),
+        cmocka_unit_test(read_bart_should_share_one_embedding_and_store_final_logits_bias),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
