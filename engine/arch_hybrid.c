@@ -8,12 +8,16 @@
  *   lfm2        Lfm2ForCausalLM (transformers models/lfm2): gated short
  *               convolutions with a few attention layers, each followed by a
  *               SwiGLU MLP.
+ *   qwen3_next  Qwen3NextForCausalLM (transformers models/qwen3_next): Gated
+ *               DeltaNet linear attention with a gated full-attention layer
+ *               every full_attention_interval, each followed by a Qwen MoE.
  *
  * The letter / name -> block kind mappings are tables; the shapes of each
  * block are in its builder, with the class that creates the tensors.
  */
-#include <string.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "arch.h"
 #include "fmt.h"
@@ -61,6 +65,19 @@ static const struct hybrid_spec lfm2 = {
     .d = {.vocab = 65536, .hidden = 2560, .inter = 12288, .layers = 32, .heads = 32,
           .max_pos = 128000, .tie = true},
     .kv_heads = 8, .kinds = lfm2_kinds};
+
+/* Qwen3NextConfig.layer_types. */
+static const struct hy_kind_name qwen3_next_kinds[] = {
+    {0, "full_attention", NULL, HY_ATTN},
+    {0, "linear_attention", NULL, HY_MAMBA},
+    {0, NULL, NULL, 0},
+};
+
+/* Qwen3NextConfig defaults (transformers configuration_qwen3_next.py). */
+static const struct hybrid_spec qwen3_next = {
+    .d = {.vocab = 151936, .hidden = 2048, .inter = 5632, .layers = 48, .heads = 16,
+          .max_pos = 32768, .tie = false},
+    .kv_heads = 2, .kinds = qwen3_next_kinds};
 
 /* ---- layer kinds ---------------------------------------------------------- */
 
@@ -491,8 +508,262 @@ static int read_lfm2(const struct fg_cfg *c, struct fg_model *m, const void *spe
     return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
 }
 
+/* ---- Qwen3-Next ------------------------------------------------------------ */
+
+struct deltanet_shape {
+    uint64_t hidden, k_heads, v_heads, k_dim, v_dim, kernel;
+};
+
+/*
+ * Qwen3NextGatedDeltaNet, with key_dim = k_heads x k_dim, value_dim = v_heads x
+ * v_dim and conv_dim = 2 key_dim + value_dim:
+ *   in_proj_qkvz  hidden -> 2 key_dim + 2 value_dim
+ *   in_proj_ba    hidden -> 2 v_heads
+ *   conv1d        depthwise over conv_dim, linear_conv_kernel_dim taps, no bias
+ *   dt_bias, A_log  one each per value head
+ *   norm          Qwen3NextRMSNormGated over v_dim
+ *   out_proj      value_dim -> hidden
+ * No bias anywhere.  Kept as a Mamba-2-kind node: its recurrent state, v_heads x
+ * v_dim x k_dim, and its conv state over conv_dim have Mamba-2's form with
+ * ssm_heads = v_heads, ssm_head_dim = v_dim, groups = k_heads, state = k_dim.
+ */
+static int add_deltanet(struct fg_model *m, int32_t layer, const struct deltanet_shape *s,
+                        struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_MAMBA2, layer, "DeltaNet", err);
+    if (!n)
+        return FG_E_NOMEM;
+    uint64_t key_dim = s->k_heads * s->k_dim, value_dim = s->v_heads * s->v_dim;
+    uint64_t conv_dim = 2 * key_dim + value_dim;
+    fg__node_linear(n, "in_proj", s->hidden, 2 * key_dim + 2 * value_dim, 1, false);
+    fg__node_linear(n, "in_proj_ba", s->hidden, 2 * s->v_heads, 1, false);
+    fg__node_linear(n, "out_proj", value_dim, s->hidden, 1, false);
+    n->params += conv_dim * s->kernel + 2 * s->v_heads + s->v_dim;
+    n->hidden = (uint32_t)s->hidden;
+    n->width = (uint32_t)s->hidden;
+    n->ssm_heads = (uint32_t)s->v_heads;
+    n->ssm_head_dim = (uint32_t)s->v_dim;
+    n->groups = (uint32_t)s->k_heads;
+    n->state = (uint32_t)s->k_dim;
+    n->conv_kernel = (uint32_t)s->kernel;
+    fg__fmt(n->desc, sizeof n->desc, "gated delta %llu v-heads x%llu, %llu k-heads x%llu",
+             (unsigned long long)s->v_heads, (unsigned long long)s->v_dim,
+             (unsigned long long)s->k_heads, (unsigned long long)s->k_dim);
+    return 0;
+}
+
+/* Qwen3NextAttention: q_proj doubled (the output gate), q/k/v/o biased by attention_bias,
+ * q_norm / k_norm over head_dim. */
+static struct fg_node *add_gated_attention(struct fg_model *m, int32_t layer, bool bias,
+                                           struct fg_err *err)
+{
+    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
+                              .head_dim = m->head_dim, .qkv_bias = bias, .o_bias = bias,
+                              .qk_norm = 1, .qk_norm_kind = FG_NORM_RMS};
+    struct fg_node *n = fg__add_attention(m, layer, &a, err);
+    if (!n)
+        return NULL;
+    uint64_t q = m->heads * m->head_dim;
+    for (size_t i = 0; i < n->nlin; i++)
+        if (strcmp(n->lin[i].role, "q") == 0)
+            n->lin[i].out = (uint32_t)(2 * q);
+    n->params += m->hidden * q + (bias ? q : 0);
+    return n;
+}
+
+struct qwen_moe_shape {
+    uint64_t hidden, experts, top_k, inter, shared_inter;
+};
+
+/* Qwen3NextSparseMoeBlock: gate Linear(hidden, experts), experts gate/up/down of
+ * moe_intermediate_size, shared_expert Qwen3NextMLP of shared_expert_intermediate_size and
+ * shared_expert_gate Linear(hidden, 1); no biases. */
+static int add_qwen_moe(struct fg_model *m, int32_t layer, const struct qwen_moe_shape *s,
+                        struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "router", s->hidden, s->experts, 1, false);
+    fg__node_linear(n, "gate", s->hidden, s->inter, s->experts, false);
+    fg__node_linear(n, "up", s->hidden, s->inter, s->experts, false);
+    fg__node_linear(n, "down", s->inter, s->hidden, s->experts, false);
+    if (s->shared_inter) {
+        fg__node_linear(n, "shared_gate", s->hidden, s->shared_inter, 1, false);
+        fg__node_linear(n, "shared_up", s->hidden, s->shared_inter, 1, false);
+        fg__node_linear(n, "shared_down", s->shared_inter, s->hidden, 1, false);
+        fg__node_linear(n, "shexp_gate", s->hidden, 1, 1, false);
+    }
+    n->hidden = (uint32_t)s->hidden;
+    n->width = (uint32_t)s->hidden;
+    n->inter = (uint32_t)s->inter;
+    n->experts = (uint32_t)s->experts;
+    n->top_k = (uint32_t)s->top_k;
+    n->gated = 1;
+    /* as the qwen3_moe row: fused experts peft maps its names onto (not measured here) */
+    n->lora_experts = FG_LORA_EXPERTS_MERGED;
+    n->shared = s->shared_inter ? 1 : 0;
+    n->shared_inter = (uint32_t)s->shared_inter;
+    fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide%s",
+             (unsigned long long)s->experts, (unsigned long long)s->top_k,
+             (unsigned long long)s->inter, s->shared_inter ? ", 1 shared" : "");
+    return 0;
+}
+
+/*
+ * Which Qwen3-Next layers attend fully: layer_types, else every
+ * full_attention_interval-th layer (Qwen3NextConfig's fallback).
+ */
+static int read_qwen3_next_kinds(const struct fg_cfg *c, const struct hy_kind_name *kinds,
+                                 uint64_t layers, enum hy_kind *out, struct fg_err *err)
+{
+    const char *names[FG_MAX_LAYERS];
+    size_t nn = 0;
+    uint64_t every;
+    int rc;
+    if ((rc = fg_cfg_str_array(c, "layer_types", names, FG_MAX_LAYERS, &nn, err)) ||
+        (rc = fg_cfg_u64(c, "full_attention_interval", 4, 1, FG_MAX_LAYERS, &every, err)))
+        return rc;
+    if (!nn) {
+        for (uint64_t i = 0; i < layers; i++)
+            out[i] = (i + 1) % every ? HY_MAMBA : HY_ATTN;
+        return 0;
+    }
+    if (nn != layers)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has %zu entries for %llu layers",
+                          c->origin, nn, (unsigned long long)layers);
+    for (size_t i = 0; i < nn; i++) {
+        const struct hy_kind_name *k = kind_by_name(kinds, names[i]);
+        if (!k)
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has unknown kind '%s' at "
+                              "layer %zu", c->origin, names[i], i);
+        out[i] = k->kind;
+    }
+    return 0;
+}
+
+/* One Qwen3NextDecoderLayer: input_layernorm, mixer, post_attention_layernorm, MoE or MLP. */
+static int add_qwen3_next_block(struct fg_model *m, int32_t li, enum hy_kind kind, bool moe,
+                                const struct deltanet_shape *dn, const struct qwen_moe_shape *q,
+                                bool bias, struct fg_err *err)
+{
+    int rc;
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+        return rc;
+    if (kind == HY_ATTN) {
+        if (!add_gated_attention(m, li, bias, err))
+            return err ? err->code : FG_E_NOMEM;
+    } else if ((rc = add_deltanet(m, li, dn, err))) {
+        return rc;
+    }
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+        return rc;
+    if (moe)
+        return add_qwen_moe(m, li, q, err);
+    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = true};
+    return fg__add_mlp(m, li, &f, err) ? 0 : (err ? err->code : FG_E_NOMEM);
+}
+
+/*
+ * Qwen3NextForCausalLM.  The published checkpoints also store
+ * mtp_num_hidden_layers multi-token-prediction layers that transformers does
+ * not load (mtp.* in _keys_to_ignore_on_load_unexpected): mtp.fc 2 hidden ->
+ * hidden, mtp.pre_fc_norm_embedding and mtp.pre_fc_norm_hidden, the layers
+ * (full-attention blocks with their MoE) and mtp.norm; no embedding or head
+ * copies.  Qwen3-Next-80B-A3B's shapes give its published 81,324,862,720 with
+ * one MTP layer, and without it 79,674,391,296, Qwen3-Coder-Next's
+ * (tests/test_arch_hybrid.c).
+ */
+static int read_qwen3_next(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                           struct fg_err *err)
+{
+    const struct hybrid_spec *s = spec;
+    int rc;
+    bool bias = false;
+    uint64_t step = 1, mtp = 0;
+    struct deltanet_shape dn = {0};
+    struct qwen_moe_shape q = {0};
+    if ((rc = fg__read_core(c, m, &s->d, err)) || (rc = read_kv_heads(c, m, s->kv_heads, err)))
+        return rc;
+    if (!fg_cfg_has(c, "head_dim"))
+        m->head_dim = 256; /* Qwen3NextConfig.head_dim default */
+    dn.hidden = q.hidden = m->hidden;
+    if ((rc = fg_cfg_bool(c, "attention_bias", false, &bias, err)) ||
+        (rc = fg_cfg_u64(c, "linear_num_key_heads", 16, 1, FG_MAX_HEADS, &dn.k_heads, err)) ||
+        (rc = fg_cfg_u64(c, "linear_num_value_heads", 32, 1, FG_MAX_HEADS, &dn.v_heads, err)) ||
+        (rc = fg_cfg_u64(c, "linear_key_head_dim", 128, 1, 1u << 14, &dn.k_dim, err)) ||
+        (rc = fg_cfg_u64(c, "linear_value_head_dim", 128, 1, 1u << 14, &dn.v_dim, err)) ||
+        (rc = fg_cfg_u64(c, "linear_conv_kernel_dim", 4, 1, 1024, &dn.kernel, err)) ||
+        (rc = fg_cfg_u64(c, "num_experts", 512, 0, FG_MAX_EXPERTS, &q.experts, err)) ||
+        (rc = fg_cfg_u64(c, "num_experts_per_tok", 10, 1, FG_MAX_EXPERTS, &q.top_k, err)) ||
+        (rc = fg_cfg_u64(c, "moe_intermediate_size", 512, 1, FG_MAX_INTER, &q.inter, err)) ||
+        (rc = fg_cfg_u64(c, "shared_expert_intermediate_size", 512, 0, FG_MAX_INTER,
+                         &q.shared_inter, err)) ||
+        (rc = fg_cfg_u64(c, "decoder_sparse_step", 1, 1, m->layers, &step, err)) ||
+        (rc = fg_cfg_u64(c, "mtp_num_hidden_layers", 0, 0, 64, &mtp, err)))
+        return rc;
+    if (q.experts && q.top_k > q.experts)
+        return fg_err_set(err, FG_E_RANGE, "%s: num_experts_per_tok %llu exceeds num_experts "
+                          "%llu", c->origin, (unsigned long long)q.top_k,
+                          (unsigned long long)q.experts);
+    /* Qwen3NextGatedDeltaNet repeats each key head over v_heads / k_heads value heads */
+    if (dn.v_heads % dn.k_heads)
+        return fg_err_set(err, FG_E_RANGE, "%s: linear_num_value_heads %llu is not a multiple of "
+                          "linear_num_key_heads %llu", c->origin, (unsigned long long)dn.v_heads,
+                          (unsigned long long)dn.k_heads);
+    uint64_t only[FG_MAX_LAYERS];
+    size_t n_only = 0;
+    bool dense[FG_MAX_LAYERS] = {0};
+    if ((rc = fg_cfg_u64_array(c, "mlp_only_layers", 0, m->layers - 1, only, FG_MAX_LAYERS,
+                               &n_only, err)))
+        return rc;
+    for (size_t i = 0; i < n_only && i < FG_MAX_LAYERS; i++)
+        dense[only[i]] = true;
+    enum hy_kind kinds[FG_MAX_LAYERS];
+    if ((rc = read_qwen3_next_kinds(c, s->kinds, m->layers, kinds, err)))
+        return rc;
+
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    for (uint64_t l = 0; l < m->layers; l++) {
+        bool moe = q.experts && !dense[l] && (l + 1) % step == 0;
+        if ((rc = add_qwen3_next_block(m, (int32_t)l, kinds[l], moe, &dn, &q, bias, err)))
+            return rc;
+    }
+    if (q.experts) {
+        m->experts = q.experts;
+        m->top_k = q.top_k;
+    }
+    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)) ||
+        (rc = fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err)))
+        return rc;
+    if (!mtp)
+        return 0;
+    /* the MTP layers, built aside to be counted as a rule */
+    struct fg_model *x = calloc(1, sizeof *x);
+    if (!x)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory");
+    x->hidden = m->hidden;
+    x->heads = m->heads;
+    x->kv_heads = m->kv_heads;
+    x->head_dim = m->head_dim;
+    x->inter = m->inter;
+    for (uint64_t i = 0; i < mtp && !rc; i++)
+        rc = add_qwen3_next_block(x, (int32_t)i, HY_ATTN, q.experts != 0, &dn, &q, bias, err);
+    uint64_t block = rc ? 0 : fg_model_params_of(x, FG_NODE_KIND_COUNT);
+    fg_model_free(x);
+    if (rc)
+        return rc;
+    uint64_t h = m->hidden;
+    fg__model_rule(m, "MTP layers (mtp_num_hidden_layers): blocks + fc 2h->h, two pre-fc norms, "
+                      "norm", (int64_t)(block + 2 * h * h + 3 * h));
+    return 0;
+}
+
 const struct fg_arch fg__arch_hybrid_table[] = {
     {"nemotron_h", "hybrid Mamba-2 / attention (NemotronH)", read_nemotron_h, &nemotron_h},
     {"lfm2", "hybrid short-conv / attention (LFM2)", read_lfm2, &lfm2},
+    {"qwen3_next", "hybrid gated-delta / attention MoE (Qwen3-Next)", read_qwen3_next,
+     &qwen3_next},
     {NULL, NULL, NULL, NULL},
 };

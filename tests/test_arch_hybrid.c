@@ -434,9 +434,70 @@ static void siglip_should_count_the_pooling_head_when_enabled(void **state)
     fg_model_free(b);
 }
 
+/* Qwen3-Next-80B-A3B's shape fields; mtp_num_hidden_layers spliced in. */
+#define QWEN3_NEXT(mtp)                                                                        \
+    "{\"model_type\": \"qwen3_next\", \"hidden_size\": 2048, \"intermediate_size\": 5120, "  \
+    "\"num_hidden_layers\": 48, \"num_attention_heads\": 16, \"num_key_value_heads\": 2, "    \
+    "\"head_dim\": 256, \"vocab_size\": 151936, \"tie_word_embeddings\": false, "             \
+    "\"full_attention_interval\": 4, \"linear_conv_kernel_dim\": 4, "                          \
+    "\"linear_key_head_dim\": 128, \"linear_value_head_dim\": 128, "                           \
+    "\"linear_num_key_heads\": 16, \"linear_num_value_heads\": 32, \"num_experts\": 512, "     \
+    "\"num_experts_per_tok\": 10, \"moe_intermediate_size\": 512, "                            \
+    "\"shared_expert_intermediate_size\": 512, \"decoder_sparse_step\": 1, "                   \
+    "\"mlp_only_layers\": [], \"mtp_num_hidden_layers\": " mtp "}"
+
+static void read_qwen3_next_should_count_delta_and_gated_attention_layers(void **state)
+{
+    (void)state;
+    /* Qwen3NextAttention: q_proj 2048 -> 2 x 16 x 256 (query and gate), k/v 2048 -> 512,
+     * o_proj 4096 -> 2048, q_norm / k_norm 256 each */
+    const uint64_t attn = 2048ull * 8192 + 2 * 2048ull * 512 + 4096ull * 2048 + 2 * 256;
+    /* Qwen3NextGatedDeltaNet: key_dim 2048, value_dim 4096, conv_dim 8192 */
+    const uint64_t delta = 2048ull * (2 * 2048 + 2 * 4096) + 2048ull * 64 + 8192ull * 4 + 2 * 32 +
+                           128 + 4096ull * 2048;
+    /* router, 512 experts of 512, shared expert of 512 and its 1-wide gate */
+    const uint64_t moe = 512ull * 2048 + 512ull * 3 * 2048 * 512 + 3ull * 2048 * 512 + 2048;
+    const uint64_t body = 2 * 151936ull * 2048 + 12 * attn + 36 * delta + 48 * (moe + 2 * 2048) +
+                          2048;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build(QWEN3_NEXT("0"), &m, &err), 0);
+    assert_int_equal(count_kind(m, FG_NODE_ATTN), 12);
+    assert_int_equal(count_kind(m, FG_NODE_MAMBA2), 36);
+    assert_int_equal(count_kind(m, FG_NODE_MOE), 48);
+    assert_int_equal(m->params_total, body);
+    /* Qwen3-Coder-Next, same shapes, publishes 79,674,391,296 */
+    assert_int_equal(m->params_total, 79674391296ull);
+    fg_model_free(m);
+
+    assert_int_equal(build(QWEN3_NEXT("1"), &m, &err), 0);
+    /* mtp.fc 4096 -> 2048, two pre-fc norms, one full-attention block with its MoE, mtp.norm */
+    assert_int_equal(m->params_total,
+                     body + 4096ull * 2048 + 2 * 2048 + (attn + moe + 2 * 2048) + 2048);
+    /* Qwen3-Next-80B-A3B-Instruct's published total */
+    assert_int_equal(m->params_total, 81324862720ull);
+    fg_model_free(m);
+}
+
+static void read_qwen3_next_should_reject_value_heads_not_a_multiple_of_key_heads(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"qwen3_next\", \"hidden_size\": 256, "
+                           "\"num_hidden_layers\": 4, \"num_attention_heads\": 4, "
+                           "\"vocab_size\": 100, \"linear_num_key_heads\": 3, "
+                           "\"linear_num_value_heads\": 4}", &m, &err),
+                     FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "linear_num_key_heads"));
+    assert_null(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(read_qwen3_next_should_count_delta_and_gated_attention_layers),
+        cmocka_unit_test(read_qwen3_next_should_reject_value_heads_not_a_multiple_of_key_heads),
         cmocka_unit_test(nemotron_h_should_follow_the_pattern_layer_by_layer),
         cmocka_unit_test(nemotron_h_should_count_nano_9b_v2_exactly),
         cmocka_unit_test(nemotron_h_should_describe_the_mamba2_mixer),
