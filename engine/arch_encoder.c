@@ -92,6 +92,10 @@ enum bert_head {
     BH_ONE,
     BH_ONE_DENSE,   /* DistilBertForMultipleChoice: pre_classifier + classifier hidden x 1 */
     BH_QA,
+    BH_DISC,        /* ElectraDiscriminatorPredictions: dense hidden x hidden, dense_prediction
+                       hidden x 1 */
+    BH_GEN,         /* ElectraGeneratorPredictions: LayerNorm(E), dense hidden -> E; the
+                       generator_lm_head's bias (its weight is tied) */
 };
 
 struct bert_task {
@@ -108,6 +112,10 @@ struct bert_family {
     const struct bert_task *absent;  /* task when the config has no architectures */
     bool google_layout;
     bool unversioned_pooler;         /* configs without transformers_version: pooler stored */
+    uint64_t rel_buckets_def;        /* MPNet: one relative_attention_bias (buckets x heads)
+                                        shared by all layers; 0 = none */
+    uint64_t embedding_size_def;     /* ELECTRA: embeddings of embedding_size, projected to
+                                        hidden by embeddings_project when they differ; 0 = none */
     struct fg_core_defaults d;
     uint64_t types_def;              /* type_vocab_size when absent */
 };
@@ -184,6 +192,40 @@ static const struct bert_family camembert = {
           .max_pos = 512, .tie = true},
     .types_def = 2};
 
+/* MPNetConfig defaults (models/mpnet/configuration_mpnet.py): MPNetModel is BERT without
+ * token types plus encoder.relative_attention_bias, Embedding(relative_attention_num_buckets,
+ * heads), shared by every layer; its task classes have RoBERTa's heads (MPNetLMHead,
+ * MPNetClassificationHead; MPNetForMaskedLM builds no pooler). */
+static const struct bert_family mpnet = {
+    .tasks = roberta_tasks, .prefixes = "MPNet", .absent = &roberta_tasks[2],
+    .rel_buckets_def = 32,
+    .d = {.vocab = 30527, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12,
+          .max_pos = 514, .tie = true},
+    .types_def = 0};
+
+/*
+ * ELECTRA (models/electra/modeling_electra.py): BERT layers under embeddings of
+ * embedding_size (word, position, token type, LayerNorm) and embeddings_project
+ * Linear(embedding_size, hidden) when the two differ; no pooler in any class.
+ */
+static const struct bert_task electra_tasks[] = {
+    {"ElectraForPreTraining", false, BH_DISC},
+    {"ElectraForMaskedLM", false, BH_GEN},
+    {"ElectraModel", false, BH_NONE},
+    {"ElectraForSequenceClassification", false, BH_CLS_DENSE},
+    {"ElectraForTokenClassification", false, BH_LABELS},
+    {"ElectraForQuestionAnswering", false, BH_QA},
+    {NULL, false, BH_NONE},
+};
+
+/* ElectraConfig defaults (electra-small-discriminator shapes). */
+static const struct bert_family electra = {
+    .tasks = electra_tasks, .prefixes = "", .absent = &electra_tasks[2],
+    .embedding_size_def = 128,
+    .d = {.vocab = 30522, .hidden = 256, .inter = 1024, .layers = 12, .heads = 4,
+          .max_pos = 512, .tie = true},
+    .types_def = 2};
+
 /* True when name is one of the '|'-separated prefixes followed by suffix. */
 static bool class_is(const char *name, const char *prefixes, const char *suffix)
 {
@@ -242,12 +284,30 @@ static const struct bert_task *bert_task_of(const struct fg_cfg *c, const struct
  * The task head a class adds on top of the encoder, as one FG_NODE_HEAD (and
  * BERT's NSP head as an "other" node, so the graph has one LM-width head).
  */
-static int add_bert_head(struct fg_model *m, enum bert_head head, uint64_t labels,
+static int add_bert_head(struct fg_model *m, enum bert_head head, uint64_t labels, uint64_t emb,
                          const char *cls, struct fg_err *err)
 {
     struct fg_node *n;
     uint64_t h = m->hidden;
     switch (head) {
+    case BH_DISC:
+        if (!(n = fg__model_add(m, FG_NODE_HEAD, -1, "Task head", err)))
+            return FG_E_NOMEM;
+        fg__node_linear(n, "dense", h, h, 1, true);
+        fg__node_linear(n, "head", h, 1, 1, true);
+        n->hidden = (uint32_t)h;
+        n->width = 1;
+        fg__fmt(n->desc, sizeof n->desc, "discriminator %llu x 1", (unsigned long long)h);
+        break;
+    case BH_GEN:
+        if (!(n = fg__model_add(m, FG_NODE_HEAD, -1, "MLM head", err)))
+            return FG_E_NOMEM;
+        n->params = h * emb + emb + 2 * emb + m->vocab;
+        n->hidden = (uint32_t)h;
+        n->width = (uint32_t)m->vocab;
+        fg__fmt(n->desc, sizeof n->desc, "generator %llu -> %llu + LN, lm_head tied, bias %llu",
+                 (unsigned long long)h, (unsigned long long)emb, (unsigned long long)m->vocab);
+        break;
     case BH_PRETRAIN:
     case BH_MLM:
         if (!(n = fg__model_add(m, FG_NODE_HEAD, -1, "MLM head", err)))
@@ -353,10 +413,15 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
         head = BH_NONE;
     bool position_ids = written_with_weights && head != BH_PRETRAIN;
 
-    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+    uint64_t emb = m->hidden;
+    if (fam->embedding_size_def &&
+        (rc = fg_cfg_u64(c, "embedding_size", fam->embedding_size_def, 1, FG_MAX_HIDDEN, &emb,
+                         err)))
+        return rc;
+    if ((rc = fg__add_embedding(m, m->vocab, emb, err)))
         return rc;
     struct fg_node *n = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
-                                  m->hidden, err);
+                                      emb, err);
     if (!n)
         return FG_E_NOMEM;
     if (position_ids) {
@@ -365,20 +430,36 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
         fg__model_rule(m, "embeddings.position_ids buffer stored (written by transformers "
                        "< 4.31; in Position embedding)", 0);
     }
-    if (types && !fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, m->hidden, err))
+    if (types && !fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, emb, err))
         return FG_E_NOMEM;
-    if ((rc = fg__add_norm(m, -1, "Embedding norm", m->hidden, FG_NORM_LN, err)))
+    if ((rc = fg__add_norm(m, -1, "Embedding norm", emb, FG_NORM_LN, err)))
         return rc;
+    if (emb != m->hidden) {
+        if (!(n = fg__model_add(m, FG_NODE_OTHER, -1, "Embedding projection", err)))
+            return FG_E_NOMEM;
+        fg__node_linear(n, "proj", emb, m->hidden, 1, true);
+        n->hidden = (uint32_t)emb;
+        n->width = (uint32_t)m->hidden;
+        fg__fmt(n->desc, sizeof n->desc, "%llu -> %llu", (unsigned long long)emb,
+                 (unsigned long long)m->hidden);
+    }
     struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
                               .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true,
                               .bidirectional = true};
     struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .bias = true};
+    uint64_t buckets = 0;
+    if (fam->rel_buckets_def &&
+        (rc = fg_cfg_u64(c, "relative_attention_num_buckets", fam->rel_buckets_def, 1, 1u << 16,
+                         &buckets, err)))
+        return rc;
     for (uint64_t l = 0; l < m->layers; l++) {
         int32_t li = (int32_t)l;
         if (!(n = fg__add_attention(m, li, &a, err)))
             return err ? err->code : FG_E_NOMEM;
         if (relative)
             n->params += (2 * m->max_pos - 1) * m->head_dim;
+        if (l == 0)
+            n->params += buckets * m->heads; /* the shared relative_attention_bias */
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
             !fg__add_mlp(m, li, &f, err) ||
             (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
@@ -398,7 +479,7 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
     }
     m->encoder_only = true;
     m->tied = true;
-    if ((rc = add_bert_head(m, head, labels, task->cls, err)))
+    if ((rc = add_bert_head(m, head, labels, emb, task->cls, err)))
         return rc;
     if (head == BH_PRETRAIN && google_model)
         fg__model_note(m, "BertModel config not from transformers 3.1-4.30: counted the "
@@ -632,7 +713,89 @@ static int read_distilbert(const struct fg_cfg *c, struct fg_model *m, const voi
     }
     m->encoder_only = true;
     m->tied = true;
-    return add_bert_head(m, task->head, labels, task->cls, err);
+    return add_bert_head(m, task->head, labels, m->hidden, task->cls, err);
+}
+
+/* ---- ModernBERT ----------------------------------------------------------- */
+
+/*
+ * ModernBertModel (models/modernbert/modeling_modernbert.py):
+ *   embeddings  tok_embeddings, norm (LayerNorm, bias by norm_bias)
+ *   layers      attn_norm (Identity in layer 0), attn Wqkv hidden -> 3 hidden and
+ *               Wo (bias by attention_bias), mlp_norm, mlp Wi hidden -> 2 x
+ *               intermediate (GLU) and Wo (bias by mlp_bias)
+ *   final_norm
+ * Heads: ForMaskedLM head (dense hidden x hidden, bias by classifier_bias, and
+ * a norm) plus decoder (weight tied, bias by decoder_bias); ForSequence /
+ * ForTokenClassification the same head plus classifier hidden x num_labels.
+ * ModernBERT-base (ModernBertForMaskedLM): 149,655,232.  Layers alternate
+ * global and local (local_attention tokens) attention every
+ * global_attn_every_n_layers.
+ */
+static int read_modernbert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                           struct fg_err *err)
+{
+    (void)spec;
+    /* ModernBertConfig defaults */
+    static const struct fg_core_defaults d = {.vocab = 50368, .hidden = 768, .inter = 1152,
+                                              .layers = 22, .heads = 12, .max_pos = 8192,
+                                              .tie = true};
+    int rc;
+    bool norm_bias, attn_bias, mlp_bias, cls_bias, dec_bias, mlm, seq, tok;
+    uint64_t every, local, labels = 2;
+    if ((rc = fg__read_core(c, m, &d, err)) ||
+        (rc = fg_cfg_bool(c, "norm_bias", false, &norm_bias, err)) ||
+        (rc = fg_cfg_bool(c, "attention_bias", false, &attn_bias, err)) ||
+        (rc = fg_cfg_bool(c, "mlp_bias", false, &mlp_bias, err)) ||
+        (rc = fg_cfg_bool(c, "classifier_bias", false, &cls_bias, err)) ||
+        (rc = fg_cfg_bool(c, "decoder_bias", true, &dec_bias, err)) ||
+        (rc = fg_cfg_u64(c, "global_attn_every_n_layers", 3, 1, FG_MAX_LAYERS, &every, err)) ||
+        (rc = fg_cfg_u64(c, "local_attention", 128, 0, FG_MAX_POS, &local, err)) ||
+        (rc = has_arch(c, "ModernBertForMaskedLM", &mlm, err)) ||
+        (rc = has_arch(c, "ModernBertForSequenceClassification", &seq, err)) ||
+        (rc = has_arch(c, "ModernBertForTokenClassification", &tok, err)))
+        return rc;
+    if ((seq || tok) && (rc = read_num_labels(c, &labels, err)))
+        return rc;
+    enum fg_norm_kind nk = norm_bias ? FG_NORM_LN : FG_NORM_LN_NOBIAS;
+    uint64_t h = m->hidden;
+    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
+        (rc = fg__add_norm(m, -1, "Embedding norm", h, nk, err)))
+        return rc;
+    struct fg_mlp_shape f = {.hidden = h, .inter = m->inter, .gated = true, .bias = mlp_bias,
+                             .fused_gate_up = true};
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        struct fg_attn_shape a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads,
+                                  .head_dim = m->head_dim, .qkv_bias = attn_bias,
+                                  .o_bias = attn_bias, .fused_qkv = true, .bidirectional = true,
+                                  /* ModernBertAttention: local_attention / 2 tokens each side */
+                                  .window = l % every ? local : 0};
+        if ((l > 0 && (rc = fg__add_norm(m, li, "Norm", h, nk, err))) ||
+            !fg__add_attention(m, li, &a, err) ||
+            (rc = fg__add_norm(m, li, "Norm", h, nk, err)) || !fg__add_mlp(m, li, &f, err))
+            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+    }
+    if ((rc = fg__add_norm(m, -1, "Final norm", h, nk, err)))
+        return rc;
+    m->encoder_only = true;
+    m->tied = true;
+    if (!mlm && !seq && !tok)
+        return 0;
+    struct fg_node *n = fg__model_add(m, FG_NODE_HEAD, -1, mlm ? "MLM head" : "Task head", err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "dense", h, h, 1, cls_bias);
+    n->params += nk == FG_NORM_LN ? 2 * h : h;
+    if (mlm)
+        n->params += dec_bias ? m->vocab : 0;
+    else
+        fg__node_linear(n, "head", h, labels, 1, true);
+    n->hidden = (uint32_t)h;
+    n->width = (uint32_t)(mlm ? m->vocab : labels);
+    fg__fmt(n->desc, sizeof n->desc, "dense %llu + norm, %s", (unsigned long long)h,
+             mlm ? "decoder tied" : "classifier");
+    return 0;
 }
 
 /* ---- BART / mBART --------------------------------------------------------- */
@@ -749,12 +912,20 @@ struct t5_spec {
     uint64_t vocab, d_model, d_kv, d_ff, layers, heads, buckets;
     const char *ff_proj;
     bool tie;
+    bool bias_every_layer;  /* UMT5: every self-attention owns relative_attention_bias */
 };
 
 /* T5Config defaults (t5-small). */
 static const struct t5_spec t5 = {.vocab = 32128, .d_model = 512, .d_kv = 64, .d_ff = 2048,
                                   .layers = 6, .heads = 8, .buckets = 32, .ff_proj = "relu",
                                   .tie = true};
+/* UMT5Config defaults (umt5-small): mT5 blocks whose every self-attention holds its own
+ * relative_attention_bias (UMT5Attention has_relative_attention_bias = True always,
+ * models/umt5/modeling_umt5.py). */
+static const struct t5_spec umt5 = {.vocab = 250112, .d_model = 512, .d_kv = 64, .d_ff = 1024,
+                                    .layers = 8, .heads = 6, .buckets = 32,
+                                    .ff_proj = "gated-gelu", .tie = true,
+                                    .bias_every_layer = true};
 /* MT5Config defaults (mt5-small): v1.1 blocks, untied head. */
 static const struct t5_spec mt5 = {.vocab = 250112, .d_model = 512, .d_kv = 64, .d_ff = 1024,
                                    .layers = 8, .heads = 6, .buckets = 32,
@@ -768,7 +939,7 @@ static const struct t5_spec mt5 = {.vocab = 250112, .d_model = 512, .d_kv = 64, 
  * wi_0 + wi_1 when gated, wo; no biases); final_layer_norm.
  */
 static int t5_stack(struct fg_model *m, uint64_t layers, bool decoder, uint64_t d_ff, bool gated,
-                    uint64_t buckets, const char *final_name, struct fg_err *err)
+                    uint64_t buckets, bool every, const char *final_name, struct fg_err *err)
 {
     int rc;
     struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
@@ -783,7 +954,7 @@ static int t5_stack(struct fg_model *m, uint64_t layers, bool decoder, uint64_t 
             return rc;
         if (!(n = fg__add_attention(m, li, &a, err)))
             return err ? err->code : FG_E_NOMEM;
-        if (l == 0)
+        if (l == 0 || every)
             n->params += buckets * m->heads;
         if (decoder && ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
                         !fg__add_attention(m, li, &x, err)))
@@ -834,7 +1005,7 @@ static int read_t5(const struct fg_cfg *c, struct fg_model *m, const void *spec,
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         return rc;
     size_t enc_from = m->n_nodes;
-    if ((rc = t5_stack(m, enc_layers, false, d_ff, gated, buckets,
+    if ((rc = t5_stack(m, enc_layers, false, d_ff, gated, buckets, s->bias_every_layer,
                        encoder_only ? "Final norm" : "Norm", err)))
         return rc;
     if (encoder_only) {
@@ -844,7 +1015,8 @@ static int read_t5(const struct fg_cfg *c, struct fg_model *m, const void *spec,
         return 0;
     }
     mark_encoder(m, enc_from);
-    if ((rc = t5_stack(m, dec_layers, true, d_ff, gated, buckets, "Final norm", err)))
+    if ((rc = t5_stack(m, dec_layers, true, d_ff, gated, buckets, s->bias_every_layer,
+                       "Final norm", err)))
         return rc;
     m->enc_dec = true;
     /* The v1.0 checkpoints converted from Mesh TensorFlow (t5-small .. t5-11b,
@@ -970,12 +1142,16 @@ const struct fg_arch fg__arch_encoder_table[] = {
     {"roberta", "roberta encoder", read_bert, &roberta},
     {"xlm-roberta", "xlm-roberta encoder", read_bert, &xlm_roberta},
     {"camembert", "camembert encoder (roberta)", read_bert, &camembert},
+    {"mpnet", "mpnet encoder (relative bias)", read_bert, &mpnet},
+    {"electra", "electra encoder", read_bert, &electra},
+    {"modernbert", "modernbert encoder (local/global)", read_modernbert, NULL},
     {"distilbert", "distilbert encoder", read_distilbert, &distilbert},
     {"bart", "bart encoder-decoder", read_bart, &bart},
     {"mbart", "mbart encoder-decoder", read_bart, &mbart},
     {"nomic_bert", "nomic-bert encoder (remote code)", read_nomic_bert, NULL},
     {"t5", "t5 encoder-decoder", read_t5, &t5},
     {"mt5", "t5 encoder-decoder", read_t5, &mt5},
+    {"umt5", "t5 encoder-decoder (per-layer relative bias)", read_t5, &umt5},
     {"whisper", "whisper encoder-decoder (audio)", read_whisper, NULL},
     {NULL, NULL, NULL, NULL},
 };

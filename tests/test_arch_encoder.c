@@ -162,6 +162,93 @@ static void read_bart_should_share_one_embedding_and_store_final_logits_bias(voi
     fg_model_free(m);
 }
 
+static void read_t5_should_give_every_umt5_self_attention_its_relative_bias(void **state)
+{
+    (void)state;
+    /* umt5-small's shape fields */
+    struct fg_model *m = built(
+        "{\"model_type\": \"umt5\", \"vocab_size\": 256384, \"d_model\": 512, \"d_kv\": 64, "
+        "\"d_ff\": 1024, \"num_layers\": 8, \"num_decoder_layers\": 8, \"num_heads\": 6, "
+        "\"relative_attention_num_buckets\": 32, \"feed_forward_proj\": \"gated-gelu\", "
+        "\"tie_word_embeddings\": false}");
+    /* q/k/v/o 4 x 512 x 384, relative_attention_bias 32 x 6 in every self-attention,
+     * wi_0 / wi_1 / wo 3 x 512 x 1024, T5LayerNorms of 512 */
+    const uint64_t attn = 4ull * 512 * 384, ffn = 3ull * 512 * 1024;
+    const uint64_t enc = 8 * (512 + attn + 32 * 6 + 512 + ffn) + 512;
+    const uint64_t dec = 8 * (512 + attn + 32 * 6 + 512 + attn + 512 + ffn) + 512;
+    assert_int_equal(m->params_total, 2 * 256384ull * 512 + enc + dec);
+    fg_model_free(m);
+}
+
+static void read_bert_should_add_mpnet_one_shared_relative_bias_and_no_token_types(void **state)
+{
+    (void)state;
+    struct fg_model *m = built(
+        "{\"model_type\": \"mpnet\", \"architectures\": [\"MPNetForMaskedLM\"], "
+        "\"vocab_size\": 30527, \"hidden_size\": 768, \"num_hidden_layers\": 12, "
+        "\"num_attention_heads\": 12, \"intermediate_size\": 3072, "
+        "\"max_position_embeddings\": 514, \"relative_attention_num_buckets\": 32, "
+        "\"transformers_version\": \"4.40.0\"}");
+    /* word + position + LayerNorm, 12 BERT layers, relative_attention_bias 32 x 12,
+     * MPNetLMHead dense + layer_norm + bias */
+    assert_int_equal(m->params_total, (30527 + 514) * 768ull + 2 * 768 +
+                                          12 * bert_layer(768, 3072) + 32 * 12 +
+                                          (768 * 768 + 768 + 2 * 768 + 30527));
+    fg_model_free(m);
+}
+
+static void read_bert_should_project_electra_embeddings_to_the_hidden_width(void **state)
+{
+    (void)state;
+    /* electra-small-discriminator's shape fields */
+    struct fg_model *m = built(
+        "{\"model_type\": \"electra\", \"architectures\": [\"ElectraForPreTraining\"], "
+        "\"vocab_size\": 30522, \"embedding_size\": 128, \"hidden_size\": 256, "
+        "\"num_hidden_layers\": 12, \"num_attention_heads\": 4, \"intermediate_size\": 1024, "
+        "\"max_position_embeddings\": 512, \"type_vocab_size\": 2, "
+        "\"transformers_version\": \"4.40.0\"}");
+    /* embeddings of 128 + LayerNorm(128), embeddings_project 128 -> 256, 12 layers of 256,
+     * discriminator dense 256 x 256 and dense_prediction 256 x 1 */
+    const uint64_t body = (30522 + 512 + 2) * 128ull + 2 * 128 + (128 * 256 + 256) +
+                          12 * bert_layer(256, 1024);
+    assert_int_equal(m->params_total, body + (256 * 256 + 256) + (256 + 1));
+    fg_model_free(m);
+    /* the generator: LayerNorm(128), dense 256 -> 128, generator_lm_head bias */
+    m = built("{\"model_type\": \"electra\", \"architectures\": [\"ElectraForMaskedLM\"], "
+              "\"vocab_size\": 30522, \"embedding_size\": 128, \"hidden_size\": 256, "
+              "\"num_hidden_layers\": 12, \"num_attention_heads\": 4, "
+              "\"intermediate_size\": 1024, \"transformers_version\": \"4.40.0\"}");
+    assert_int_equal(m->params_total, body + 2 * 128 + (256 * 128 + 128) + 30522);
+    fg_model_free(m);
+}
+
+static void read_modernbert_should_skip_the_first_attention_norm(void **state)
+{
+    (void)state;
+    /* ModernBERT-base's shape fields */
+    struct fg_model *m = built(
+        "{\"model_type\": \"modernbert\", \"architectures\": [\"ModernBertForMaskedLM\"], "
+        "\"vocab_size\": 50368, \"hidden_size\": 768, \"intermediate_size\": 1152, "
+        "\"num_hidden_layers\": 22, \"num_attention_heads\": 12, "
+        "\"global_attn_every_n_layers\": 3, \"local_attention\": 128, \"norm_bias\": false, "
+        "\"attention_bias\": false, \"mlp_bias\": false, \"classifier_bias\": false, "
+        "\"decoder_bias\": true}");
+    /* Wqkv 768 -> 2304, Wo, Wi 768 -> 2304, Wo 1152 -> 768, attn_norm (not in layer 0) and
+     * mlp_norm without bias; embedding norm, final_norm; head dense + norm + decoder bias */
+    const uint64_t layer = 768ull * 2304 + 768 * 768 + 768ull * 2304 + 1152 * 768 + 768 + 768;
+    assert_int_equal(m->params_total, 50368ull * 768 + 768 + 22 * layer - 768 + 768 +
+                                          (768 * 768 + 768 + 50368));
+    assert_int_equal(m->params_total, 149655232ull); /* answerdotai/ModernBERT-base */
+    uint32_t windows[3] = {0};
+    for (size_t i = 0, k = 0; i < m->n_nodes && k < 3; i++)
+        if (m->nodes[i].kind == FG_NODE_ATTN)
+            windows[k++] = m->nodes[i].window;
+    assert_int_equal(windows[0], 0);
+    assert_int_equal(windows[1], 128);
+    assert_int_equal(windows[2], 128);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -169,6 +256,10 @@ int main(void)
         cmocka_unit_test(read_bert_should_take_a_versioned_roberta_class_literally),
         cmocka_unit_test(read_distilbert_should_count_its_heads),
         cmocka_unit_test(read_bart_should_share_one_embedding_and_store_final_logits_bias),
+        cmocka_unit_test(read_t5_should_give_every_umt5_self_attention_its_relative_bias),
+        cmocka_unit_test(read_bert_should_add_mpnet_one_shared_relative_bias_and_no_token_types),
+        cmocka_unit_test(read_bert_should_project_electra_embeddings_to_the_hidden_width),
+        cmocka_unit_test(read_modernbert_should_skip_the_first_attention_norm),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
