@@ -27,6 +27,7 @@ struct fg_decoder_spec {
     const char *qk_norm_key;       /* config key switching qk norm, or NULL (always as qk_norm) */
     uint8_t norms_per_layer;       /* 1 parallel block, 2 pre-norms, 4 pre+post (Gemma-2/3) */
     bool stores_tied_head;         /* checkpoint writes lm_head even when tied (Qwen3) */
+    uint64_t stores_tied_head_upto;/* ... only up to this hidden_size; 0 = any */
     bool fused_qkv, fused_gate_up; /* projections stored fused (LoRA roles differ, counts do not) */
     uint64_t window_pattern;       /* see fg__read_windows */
     bool honour_use_sliding_window;
@@ -131,7 +132,9 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
     if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, s->norm, err)))
         return rc;
     bool tied = s->normhead ? false : m->tied;
-    return fg__add_head(m, m->vocab, m->hidden, tied, s->stores_tied_head, head_bias, err);
+    bool stored = s->stores_tied_head &&
+                  (!s->stores_tied_head_upto || m->hidden <= s->stores_tied_head_upto);
+    return fg__add_head(m, m->vocab, m->hidden, tied, stored, head_bias, err);
 }
 
 /* LlamaConfig defaults (transformers models/llama/configuration_llama.py). */
@@ -154,14 +157,18 @@ static const struct fg_decoder_spec qwen2 = {
           .max_pos = 32768, .tie = false},
     .norm = FG_NORM_RMS, .qkv_bias_fixed = true, .gated = true, .norms_per_layer = 2,
     .honour_use_sliding_window = true};
-/* Qwen3ForCausalLM: q_norm/k_norm over head_dim; the published small checkpoints
- * (0.6B, 1.7B, 4B) write lm_head.weight although tie_word_embeddings is true
- * (measured: Qwen3-0.6B file holds 751,632,384 = 596,049,920 + 155,582,464). */
+/* Qwen3ForCausalLM: q_norm/k_norm over head_dim.  Of the tied releases, the two smallest
+ * write lm_head.weight although tie_word_embeddings is true (Qwen3-0.6B's file holds
+ * 751,632,384 = 596,049,920 + 155,582,464; Qwen3-1.7B 2,031,739,904), and Qwen3-4B does
+ * not: 4,022,468,096, its modules alone, in the Hub total quoted for Qwen3-4B, -Base and
+ * the -2507 releases.  Their configs differ in nothing but the sizes, so the rule is
+ * keyed on hidden_size: 1024 and 2048 store the head, 2560 does not. */
 static const struct fg_decoder_spec qwen3 = {
     .d = {.vocab = 151936, .hidden = 4096, .inter = 22016, .layers = 32, .heads = 32,
           .max_pos = 32768, .tie = false},
     .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .qk_norm = 1,
-    .norms_per_layer = 2, .stores_tied_head = true, .honour_use_sliding_window = true};
+    .norms_per_layer = 2, .stores_tied_head = true, .stores_tied_head_upto = 2048,
+    .honour_use_sliding_window = true};
 /* GemmaForCausalLM: tied by default, GeGLU. */
 static const struct fg_decoder_spec gemma = {
     .d = {.vocab = 256000, .hidden = 3072, .inter = 24576, .layers = 28, .heads = 16,

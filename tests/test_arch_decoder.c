@@ -187,6 +187,30 @@ static void read_decoder_should_slide_three_layers_in_four_for_olmo3_and_cohere2
     }
 }
 
+/* Qwen3 tied releases: hidden and MLP widths spliced in (28 or 36 layers as published). */
+#define QWEN3_TIED(h, inter, layers, heads)                                                    \
+    "{\"model_type\": \"qwen3\", \"hidden_size\": " h ", \"intermediate_size\": " inter ", "  \
+    "\"num_hidden_layers\": " layers ", \"num_attention_heads\": " heads ", "                 \
+    "\"num_key_value_heads\": 8, \"head_dim\": 128, \"vocab_size\": 151936, "                 \
+    "\"tie_word_embeddings\": true, \"use_sliding_window\": false}"
+
+static void read_decoder_should_store_the_tied_qwen3_head_up_to_hidden_2048_only(void **state)
+{
+    (void)state;
+    /* Qwen3-4B: q 2560 -> 4096, k/v 2560 -> 1024, o 4096 -> 2560, q/k norms 128 each,
+     * MLP 3 x 2560 x 9728, two norms; the embedding alone (no lm_head in the file) */
+    const uint64_t layer = 2560ull * 4096 + 2 * 2560ull * 1024 + 4096ull * 2560 + 256 +
+                           3ull * 2560 * 9728 + 2 * 2560;
+    struct fg_model *m = built(QWEN3_TIED("2560", "9728", "36", "32"));
+    assert_int_equal(m->params_total, 151936ull * 2560 + 36 * layer + 2560);
+    assert_int_equal(m->params_total, 4022468096ull); /* Qwen3-4B's Hub total */
+    fg_model_free(m);
+    /* Qwen3-1.7B: the tied head is in the file */
+    m = built(QWEN3_TIED("2048", "6144", "28", "16"));
+    assert_int_equal(m->params_total, 2031739904ull);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +218,7 @@ int main(void)
         cmocka_unit_test(read_decoder_should_not_store_inv_freq_from_4_32_or_unversioned),
         cmocka_unit_test(read_decoder_should_count_each_new_row_from_its_modeling_file),
         cmocka_unit_test(read_decoder_should_slide_three_layers_in_four_for_olmo3_and_cohere2),
+        cmocka_unit_test(read_decoder_should_store_the_tied_qwen3_head_up_to_hidden_2048_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
