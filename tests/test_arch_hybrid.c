@@ -493,10 +493,84 @@ static void read_qwen3_next_should_reject_value_heads_not_a_multiple_of_key_head
     assert_null(m);
 }
 
+/* Mamba-2 as BambaMixer builds it, inner 512 over 8 heads, 1 group, state 16, 4 taps:
+ * in_proj 256 -> 512 + (512 + 2 x 16) + 8, conv over 544 channels + bias, dt_bias / A_log /
+ * D, gated norm over 512, out_proj 512 -> 256 */
+#define BAMBA_MIXER (256ull * (512 + 544 + 8) + 544 * 4 + 544 + 3 * 8 + 512 + 512ull * 256)
+#define MAMBA_KEYS                                                                             \
+    "\"mamba_n_heads\": 8, \"mamba_n_groups\": 1, \"mamba_d_state\": 16, \"mamba_d_conv\": 4, " \
+    "\"mamba_expand\": 2, \"mamba_conv_bias\": true, \"mamba_proj_bias\": false"
+/* q 256 -> 256, k/v 256 -> 128 (2 of 4 heads), o */
+#define GQA_256 (256ull * 256 + 2 * 256ull * 128 + 256ull * 256)
+
+static void read_bamba_should_place_attention_by_attn_layer_indices(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"bamba\", \"hidden_size\": 256, "
+                           "\"intermediate_size\": 512, \"num_hidden_layers\": 4, "
+                           "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+                           "\"vocab_size\": 1000, \"attn_layer_indices\": [2], " MAMBA_KEYS "}",
+                           &m, &err),
+                     0);
+    assert_int_equal(count_kind(m, FG_NODE_MAMBA2), 3);
+    assert_int_equal(count_kind(m, FG_NODE_ATTN), 1);
+    /* every layer: two RMSNorms and BambaMLP gate / up / down; untied head */
+    assert_int_equal(m->params_total, 2 * 1000ull * 256 + 3 * BAMBA_MIXER + GQA_256 +
+                                          4 * (2 * 256 + 3ull * 256 * 512) + 256);
+    fg_model_free(m);
+}
+
+static void read_granitemoehybrid_should_add_experts_and_the_shared_mlp(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"granitemoehybrid\", \"hidden_size\": 256, "
+                           "\"intermediate_size\": 128, \"num_hidden_layers\": 2, "
+                           "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+                           "\"vocab_size\": 1000, \"tie_word_embeddings\": true, "
+                           "\"layers_block_type\": [\"mamba\", \"attention\"], "
+                           "\"num_local_experts\": 4, \"num_experts_per_tok\": 2, "
+                           "\"shared_intermediate_size\": 384, " MAMBA_KEYS "}",
+                           &m, &err),
+                     0);
+    /* per layer: router 256 x 4, 4 experts of input_linear 256 -> 256 and output_linear
+     * 128 -> 256, shared_mlp 256 -> 768 and 384 -> 256, two norms */
+    const uint64_t ffn = 4 * 256ull + 4 * 3ull * 256 * 128 + 3ull * 256 * 384 + 2 * 256;
+    assert_int_equal(m->params_total, 1000ull * 256 + BAMBA_MIXER + GQA_256 + 2 * ffn + 256);
+    assert_int_equal(m->experts, 4);
+    fg_model_free(m);
+}
+
+static void read_falcon_h1_should_run_mamba_and_attention_in_every_layer(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"falcon_h1\", \"hidden_size\": 256, "
+                           "\"intermediate_size\": 512, \"num_hidden_layers\": 2, "
+                           "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+                           "\"vocab_size\": 1000, \"mamba_d_ssm\": 512, "
+                           "\"mamba_rms_norm\": false, " MAMBA_KEYS "}", &m, &err),
+                     0);
+    assert_int_equal(count_kind(m, FG_NODE_MAMBA2), 2);
+    assert_int_equal(count_kind(m, FG_NODE_ATTN), 2);
+    /* FalconH1Mixer without mamba_rms_norm has no gated norm */
+    assert_int_equal(m->params_total, 2 * 1000ull * 256 +
+                                          2 * (BAMBA_MIXER - 512 + GQA_256 + 2 * 256 +
+                                               3ull * 256 * 512) + 256);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(read_qwen3_next_should_count_delta_and_gated_attention_layers),
+        cmocka_unit_test(read_bamba_should_place_attention_by_attn_layer_indices),
+        cmocka_unit_test(read_granitemoehybrid_should_add_experts_and_the_shared_mlp),
+        cmocka_unit_test(read_falcon_h1_should_run_mamba_and_attention_in_every_layer),
         cmocka_unit_test(read_qwen3_next_should_reject_value_heads_not_a_multiple_of_key_heads),
         cmocka_unit_test(nemotron_h_should_follow_the_pattern_layer_by_layer),
         cmocka_unit_test(nemotron_h_should_count_nano_9b_v2_exactly),
