@@ -829,7 +829,8 @@ static int add_qwen_moe(struct fg_model *m, int32_t layer, const struct qwen_moe
     n->experts = (uint32_t)s->experts;
     n->top_k = (uint32_t)s->top_k;
     n->gated = 1;
-    /* as the qwen3_moe row: fused experts peft maps its names onto (not measured here) */
+    /* qwen3_next maps to qwen2_moe in transformers' _MODEL_TO_CONVERSION_PATTERN, as
+     * qwen3_moe does: read as that row (not measured here) */
     n->lora_experts = FG_LORA_EXPERTS_MERGED;
     n->shared = s->shared_inter ? 1 : 0;
     n->shared_inter = (uint32_t)s->shared_inter;

@@ -819,7 +819,11 @@ static const struct moe_spec kimi_k2 = DEEPSEEK_V3(.peft = FG_LORA_EXPERTS_LINEA
  * attention (DSA) lightning indexer in every attention block, MTP included. */
 static const struct moe_spec deepseek_v32 = DEEPSEEK_V3(.dsa_indexer = true);
 
-/* OlmoeForCausalLM (models/olmoe/modular_olmoe.py): OlmoeAttention with q_norm over
+/* The rows below that peft reaches (FG_LORA_EXPERTS_MERGED) are the ones transformers'
+ * conversion_mapping.py _MODEL_TO_CONVERSION_PATTERN maps to qwen2_moe (olmoe, glm4_moe,
+ * ernie4_5_moe), as the qwen3_moe row.
+ *
+ * OlmoeForCausalLM (models/olmoe/modular_olmoe.py): OlmoeAttention with q_norm over
  * heads x head_dim and k_norm over kv_heads x head_dim (always built), attention_bias;
  * OlmoeSparseMoeBlock gate Linear(hidden, num_experts) and experts of intermediate_size,
  * every layer, no shared expert.  OlmoeConfig defaults. */
@@ -841,7 +845,9 @@ static const struct moe_spec phimoe = {
     .kv_heads_def = 8,
     .experts_key = "num_local_experts", .experts_def = 16,
     .topk_key = "num_experts_per_tok", .topk_def = 2,
-    .peft = FG_LORA_EXPERTS_MERGED, .norm = FG_NORM_LN, .head_bias_key = "lm_head_bias",
+    /* phimoe is not in transformers' _MODEL_TO_CONVERSION_PATTERN: peft maps no target
+     * name onto its fused experts */
+    .peft = FG_LORA_EXPERTS_NONE, .norm = FG_NORM_LN, .head_bias_key = "lm_head_bias",
     .place = PLACE_ALL, .attn = ATTN_GQA, .attn_bias_key = "attention_bias", .windows = true};
 
 /* GraniteMoeSharedForCausalLM (models/granitemoeshared/modular_granitemoeshared.py):
