@@ -71,8 +71,9 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
      * 4.32 (commit 95f96b45, "remove persistent inv_freq"): checkpoints written before store
      * model.layers.N.self_attn.rotary_emb.inv_freq, head_dim / 2 floats per layer.
      * Llama-2-7b-hf (config 4.31.0.dev0): Hub total 6,738,417,664 = 6,738,415,616 modules
-     * + 32 x 64.  4.32.0.dev0 wrote both layouts (Llama-2-13b-hf stores them, CodeLlama
-     * does not), so it is read as the newer one. */
+     * + 32 x 64.  The change landed during 4.32's development, so 4.32.0.dev0 configs can sit
+     * next to either layout (Llama-2-13b-hf's stores them: a pinned gap in test_params.c);
+     * they are read as the newer one. */
     unsigned ver = fg__cfg_tf_version(c);
     uint64_t inv_freq = s->inv_freq_before && ver && ver < s->inv_freq_before ? m->head_dim / 2 : 0;
     if (inv_freq)
