@@ -99,6 +99,7 @@ struct moe_spec {
     bool honour_use_sliding_window;
     bool max_window_layers;          /* Qwen: layers below max_window_layers attend fully */
     bool mtp;                        /* num_nextn_predict_layers stored in the checkpoint */
+    bool mtp_no_copies;              /* the MTP layers hold no embed_tokens / shared_head.head */
     bool dsa_indexer;                /* DeepSeek sparse attention indexer inside attention */
     struct mla_defaults mla;
 };
@@ -113,6 +114,7 @@ struct moe_cfg {
     bool attn_bias, qkv_bias, qk_norm, score_bias;
     uint64_t q_lora, kv_lora, nope, rope, v;
     uint64_t index_heads, index_head_dim;
+    bool idx_shared[FG_MAX_LAYERS];  /* indexer_types "shared": the layer reuses an indexer */
     uint64_t window[FG_MAX_LAYERS];
 };
 
@@ -206,6 +208,13 @@ static int add_moe(struct fg_model *m, int32_t layer, const struct moe_cfg *k, s
  * wk hidden -> index_head_dim, k_norm LayerNorm(index_head_dim) with bias,
  * weights_proj hidden -> index_heads.
  */
+/* Whether layer l holds its own sparse-attention indexer (MTP layers, past the main stack,
+ * always do). */
+static bool has_indexer(const struct moe_cfg *k, uint64_t l)
+{
+    return k->s->dsa_indexer && !(l < FG_MAX_LAYERS && k->idx_shared[l]);
+}
+
 static int add_mla(struct fg_model *m, int32_t layer, const struct moe_cfg *k, struct fg_err *err)
 {
     struct fg_node *n = fg__model_add_block(m, FG_NODE_MLA, layer, "Attention", err);
@@ -224,7 +233,8 @@ static int add_mla(struct fg_model *m, int32_t layer, const struct moe_cfg *k, s
     n->params += k->kv_lora; /* kv_a_layernorm */
     fg__node_linear(n, "kv_b", k->kv_lora, heads * (k->nope + k->v), 1, false);
     fg__node_linear(n, "o", heads * k->v, h, 1, k->attn_bias);
-    if (k->s->dsa_indexer) {
+    bool indexer = has_indexer(k, (uint64_t)layer);
+    if (indexer) {
         fg__node_linear(n, "idx_q", k->q_lora, k->index_heads * k->index_head_dim, 1, false);
         fg__node_linear(n, "idx_k", h, k->index_head_dim, 1, false);
         n->params += 2 * k->index_head_dim; /* indexer.k_norm: LayerNorm weight + bias */
@@ -242,7 +252,8 @@ static int add_mla(struct fg_model *m, int32_t layer, const struct moe_cfg *k, s
     n->rope_dim = (uint32_t)k->rope;
     fg__fmt(n->desc, sizeof n->desc, "MLA %lluh q%llu/kv%llu x%llu%s", (unsigned long long)heads,
              (unsigned long long)k->q_lora, (unsigned long long)k->kv_lora,
-             (unsigned long long)qhd, k->s->dsa_indexer ? " + DSA indexer" : "");
+             (unsigned long long)qhd,
+             indexer ? " + DSA indexer" : k->s->dsa_indexer ? ", shared indexer" : "");
     return 0;
 }
 
@@ -359,9 +370,11 @@ static int add_mtp_rules(struct fg_model *m, const struct moe_cfg *k, uint64_t n
     fg_model_free(x);
     uint64_t h = m->hidden;
     uint64_t extra = nextn * (2 * h + 2 * h * h + h);
-    uint64_t copies = nextn * 2 * m->vocab * h;
     fg__model_rule(m, "MTP layers (num_nextn_predict_layers): block + enorm, hnorm, eh_proj 2h->h, "
                       "head norm", (int64_t)(block + extra));
+    if (k->s->mtp_no_copies)
+        return 0;
+    uint64_t copies = nextn * 2 * m->vocab * h;
     fg__model_rule(m, "MTP layers store their own embed_tokens and shared_head.head copies",
                    (int64_t)copies);
     return 0;
@@ -562,6 +575,21 @@ static int read_mla(const struct fg_cfg *c, struct fg_model *m, struct moe_cfg *
         if (!k->q_lora)
             return fg_err_set(err, FG_E_UNSUPPORTED, "%s: the sparse-attention indexer reads the "
                               "q_lora_rank latent, but q_lora_rank is absent or 0", c->origin);
+        /* GLM-5.2 indexer_types: "shared" layers reuse an earlier layer's top-k and hold no
+         * indexer weights (GLM-5.2 publishes 57 x 9,371,904 fewer scalars than GLM-5.1) */
+        const char *types[FG_MAX_LAYERS];
+        size_t nt = 0;
+        if ((rc = fg_cfg_str_array(c, "indexer_types", types, FG_MAX_LAYERS, &nt, err)))
+            return rc;
+        if (nt && nt != m->layers)
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'indexer_types' has %zu entries for %llu "
+                              "layers", c->origin, nt, (unsigned long long)m->layers);
+        for (size_t i = 0; i < nt; i++) {
+            if (strcmp(types[i], "shared") && strcmp(types[i], "full"))
+                return fg_err_set(err, FG_E_RANGE, "%s: key 'indexer_types' has '%s' at layer %zu; "
+                                  "expected full or shared", c->origin, types[i], i);
+            k->idx_shared[i] = strcmp(types[i], "shared") == 0;
+        }
     }
     m->head_dim = k->nope + k->rope;
     m->kv_heads = m->heads;
@@ -635,11 +663,13 @@ static int read_moe(const struct fg_cfg *c, struct fg_model *m, const void *spec
         goto out;
     size_t block = 0; /* the first node of the block built last */
     for (uint64_t l = 0; l < m->layers; l++) {
-        /* a block reads nothing of its layer but its window and whether its MLP is sparse:
+        /* a block reads nothing of its layer but its window, whether its MLP is sparse and
+         * whether it holds an indexer:
          * the blocks after the last one built that equal it in both are copies of it */
         uint64_t same = 0;
         while (l > 0 && l + same < m->layers && window_of(k, l + same) == window_of(k, l - 1) &&
-               is_moe_layer(k, l + same) == is_moe_layer(k, l - 1))
+               is_moe_layer(k, l + same) == is_moe_layer(k, l - 1) &&
+               has_indexer(k, l + same) == has_indexer(k, l - 1))
             same++;
         if (same && fg__model_repeat_block(m, block, (int32_t)l, (uint32_t)same)) {
             l += same - 1;
@@ -819,6 +849,16 @@ static const struct moe_spec kimi_k2 = DEEPSEEK_V3(.peft = FG_LORA_EXPERTS_LINEA
  * attention (DSA) lightning indexer in every attention block, MTP included. */
 static const struct moe_spec deepseek_v32 = DEEPSEEK_V3(.dsa_indexer = true);
 
+/* GlmMoeDsaForCausalLM (models/glm_moe_dsa, GLM-5 / 5.1 / 5.2): DeepSeek-V3.2's blocks (MLA,
+ * the DSA indexer, noaux routing, first_k_dense_replace), indexer_types marking the layers
+ * that share an indexer, and an MTP layer that - unlike DeepSeek-V3's and GLM-4.5's - holds
+ * no embed_tokens or shared_head.head of its own: GLM-5.1 publishes 753,864,139,008, the
+ * graph and MTP block without them (with them: 755,767,304,448).  Defaults are
+ * DeepseekV3Config's; the published configs write every key read. */
+static const struct moe_spec glm_moe_dsa = DEEPSEEK_V3(.dsa_indexer = true,
+                                                       .mtp_no_copies = true,
+                                                       .peft = FG_LORA_EXPERTS_NONE);
+
 /* The rows below that peft reaches (FG_LORA_EXPERTS_MERGED) are the ones transformers'
  * conversion_mapping.py _MODEL_TO_CONVERSION_PATTERN maps to qwen2_moe (olmoe, glm4_moe,
  * ernie4_5_moe), as the qwen3_moe row.
@@ -912,6 +952,8 @@ const struct fg_arch fg__arch_moe_table[] = {
     {"deepseek_v32", "latent-attention MoE decoder (sparse attention)", read_moe,
      &deepseek_v32},
     {"kimi_k2", "latent-attention mixture-of-experts decoder", read_moe, &kimi_k2},
+    {"glm_moe_dsa", "latent-attention MoE decoder (sparse attention, GLM-5)", read_moe,
+     &glm_moe_dsa},
     {"olmoe", "mixture-of-experts decoder (q/k norm)", read_moe, &olmoe},
     {"phimoe", "mixture-of-experts decoder (LayerNorm, biases)", read_moe, &phimoe},
     {"granitemoeshared", "mixture-of-experts decoder (shared MLP)", read_moe,

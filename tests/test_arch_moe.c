@@ -358,6 +358,22 @@ static void read_moe_should_add_granitemoeshared_shared_mlp_only_when_sized(void
     fg_model_free(m);
 }
 
+static void read_moe_should_drop_the_indexers_glm5_2_marks_shared(void **state)
+{
+    (void)state;
+    struct fg_model *a = load(FIXTURES "zai-org--GLM-5.1");
+    struct fg_model *b = load(FIXTURES "zai-org--GLM-5.2");
+    /* the lightning indexer: wq_b 2048 -> 32 x 128, wk 6144 -> 128, k_norm 128 + bias,
+     * weights_proj 6144 -> 32; 57 of GLM-5.2's 78 layers share one */
+    const uint64_t indexer = 2048ull * 4096 + 6144ull * 128 + 2 * 128 + 6144ull * 32;
+    assert_int_equal(a->params_total - b->params_total, 57 * indexer);
+    /* GLM's MTP layer has no embed_tokens / shared_head.head of its own */
+    assert_int_equal(rule(a, "MTP layers store"), -1);
+    assert_true(rule(a, "MTP layers (") > 0);
+    fg_model_free(a);
+    fg_model_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -377,6 +393,7 @@ int main(void)
         cmocka_unit_test(read_moe_should_count_olmoe_q_k_norms_over_all_heads),
         cmocka_unit_test(read_moe_should_give_phimoe_layernorm_biases_and_a_biased_head),
         cmocka_unit_test(read_moe_should_add_granitemoeshared_shared_mlp_only_when_sized),
+        cmocka_unit_test(read_moe_should_drop_the_indexers_glm5_2_marks_shared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
