@@ -30,6 +30,9 @@ static const struct {
      "the same config (V3, R1-0528, V3.2-Exp) count; nothing in config.json tells them apart"},
     {"moonshotai/Kimi-K2-Instruct", 62491776,
      "same as DeepSeek-V3.2: the quoted total is the count without FP8 scales"},
+    {"MiniMaxAI/MiniMax-M2.7", 13880064,
+     "same as DeepSeek-V3.2: the quoted total (M2, M2.1, M2.7) leaves out the FP8 scales that "
+     "MiniMax-M2.5's, with the same config shapes, counts"},
     {"meta-llama/Llama-2-13b-hf", -2560,
      "the file stores each layer's rotary inv_freq (40 x 64) although its config says "
      "transformers 4.32.0.dev0: the change that made the buffer non-persistent landed during "
