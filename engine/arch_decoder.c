@@ -170,6 +170,15 @@ static const struct fg_decoder_spec qwen3 = {
     .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .qk_norm = 1,
     .norms_per_layer = 2, .stores_tied_head = true, .stores_tied_head_upto = 2048,
     .honour_use_sliding_window = true};
+/* Qwen3VLTextModel (models/qwen3_vl, the text model of Qwen3-VL): Qwen3 blocks with
+ * interleaved M-RoPE (no new tensors); the tied releases do not write lm_head: a header scan
+ * of Qwen3-VL-2B's model.safetensors sums to 2,127,532,032, its modules alone (hidden 2048,
+ * where the Qwen3 text release stores the head).  Qwen3VLTextConfig defaults. */
+static const struct fg_decoder_spec qwen3_vl_text = {
+    .d = {.vocab = 151936, .hidden = 4096, .inter = 22016, .layers = 32, .heads = 32,
+          .max_pos = 128000, .tie = false},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .qk_norm = 1,
+    .norms_per_layer = 2};
 /* GemmaForCausalLM: tied by default, GeGLU. */
 static const struct fg_decoder_spec gemma = {
     .d = {.vocab = 256000, .hidden = 3072, .inter = 24576, .layers = 28, .heads = 16,
@@ -342,6 +351,8 @@ const struct fg_arch fg__arch_decoder_table[] = {
     {"mistral", "llama-style decoder (sliding window)", fg__arch_read_decoder, &mistral},
     {"qwen2", "llama-style decoder (qkv bias)", fg__arch_read_decoder, &qwen2},
     {"qwen3", "llama-style decoder (q/k norm)", fg__arch_read_decoder, &qwen3},
+    {"qwen3_vl_text", "llama-style decoder (q/k norm, M-RoPE)", fg__arch_read_decoder,
+     &qwen3_vl_text},
     {"gemma", "gemma decoder", fg__arch_read_decoder, &gemma},
     {"gemma2", "gemma-2 decoder (local/global)", fg__arch_read_decoder, &gemma2},
     {"gemma3_text", "gemma-3 decoder (5 local : 1 global)", fg__arch_read_decoder, &gemma3_text},

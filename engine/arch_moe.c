@@ -746,6 +746,20 @@ static const struct moe_spec qwen3_moe = {
     .attn_bias_key = "attention_bias", .qk_norm = 1, .windows = true,
     .honour_use_sliding_window = true, .max_window_layers = true};
 
+/* Qwen3VLMoeTextModel (models/qwen3_vl_moe): Qwen3-MoE blocks with M-RoPE, no new tensors;
+ * qwen3_vl_moe maps to qwen2_moe in transformers' conversion table as qwen3_moe does.
+ * Qwen3VLMoeTextConfig defaults. */
+static const struct moe_spec qwen3_vl_moe_text = {
+    .d = {.vocab = 151936, .hidden = 2048, .inter = 5632, .layers = 24, .heads = 16,
+          .max_pos = 128000, .tie = false},
+    .kv_heads_def = 16,
+    .experts_key = "num_experts", .experts_def = 60,
+    .topk_key = "num_experts_per_tok", .topk_def = 4,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1408,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_SPARSE_STEP, .attn = ATTN_GQA,
+    .attn_bias_key = "attention_bias", .qk_norm = 1};
+
 /* GraniteMoeForCausalLM (models/granitemoe/modeling_granitemoe.py): GraniteMoeMoE
  * with router Linear(hidden, experts, bias=False), ParallelExperts input_linear
  * hidden -> 2 x intermediate_size (fused gate/up) and output_linear back.
@@ -943,6 +957,8 @@ const struct fg_arch fg__arch_moe_table[] = {
     {"mixtral", "mixture-of-experts decoder", read_moe, &mixtral},
     {"qwen2_moe", "mixture-of-experts decoder (shared expert)", read_moe, &qwen2_moe},
     {"qwen3_moe", "mixture-of-experts decoder (q/k norm)", read_moe, &qwen3_moe},
+    {"qwen3_vl_moe_text", "mixture-of-experts decoder (q/k norm, M-RoPE)", read_moe,
+     &qwen3_vl_moe_text},
     {"granitemoe", "mixture-of-experts decoder", read_moe, &granitemoe},
     {"minimax_m2", "mixture-of-experts decoder (remote code)", read_moe, &minimax_m2},
     {"gpt_oss", "mixture-of-experts decoder (sinks, windows)", read_moe, &gpt_oss},
