@@ -57,6 +57,7 @@ struct hybrid_spec {
     struct fg_core_defaults d;   /* the config class defaults */
     uint64_t kv_heads;           /* num_key_value_heads default (not = heads) */
     const struct hy_kind_name *kinds;
+    uint64_t experts_def;        /* Qwen3-Next family: num_experts when absent (0 = dense) */
 };
 
 /* NemotronHConfig defaults (transformers configuration_nemotron_h.py). */
@@ -107,7 +108,21 @@ static const struct hy_kind_name qwen3_next_kinds[] = {
 static const struct hybrid_spec qwen3_next = {
     .d = {.vocab = 151936, .hidden = 2048, .inter = 5632, .layers = 48, .heads = 16,
           .max_pos = 32768, .tie = false},
-    .kv_heads = 2, .kinds = qwen3_next_kinds};
+    .kv_heads = 2, .kinds = qwen3_next_kinds, .experts_def = 512};
+
+/* Qwen3.5's text models (the qwen3_5_moe_text / qwen3_5_text configs of
+ * Qwen3_5MoeForConditionalGeneration / Qwen3_5ForConditionalGeneration): Qwen3-Next's
+ * layers - Gated DeltaNet, gated attention every full_attention_interval, MTP layers - with
+ * routed experts or, in the dense text model, one MLP per layer.  Defaults as
+ * Qwen3NextConfig's but for the vocabulary and the dense model's experts. */
+static const struct hybrid_spec qwen3_5_moe_text = {
+    .d = {.vocab = 248320, .hidden = 2048, .inter = 5632, .layers = 40, .heads = 16,
+          .max_pos = 262144, .tie = false},
+    .kv_heads = 2, .kinds = qwen3_next_kinds, .experts_def = 256};
+static const struct hybrid_spec qwen3_5_text = {
+    .d = {.vocab = 248320, .hidden = 4096, .inter = 12288, .layers = 32, .heads = 16,
+          .max_pos = 262144, .tie = false},
+    .kv_heads = 4, .kinds = qwen3_next_kinds, .experts_def = 0};
 
 /* ---- layer kinds ---------------------------------------------------------- */
 
@@ -924,7 +939,8 @@ static int read_qwen3_next(const struct fg_cfg *c, struct fg_model *m, const voi
         (rc = fg_cfg_u64(c, "linear_key_head_dim", 128, 1, 1u << 14, &dn.k_dim, err)) ||
         (rc = fg_cfg_u64(c, "linear_value_head_dim", 128, 1, 1u << 14, &dn.v_dim, err)) ||
         (rc = fg_cfg_u64(c, "linear_conv_kernel_dim", 4, 1, 1024, &dn.kernel, err)) ||
-        (rc = fg_cfg_u64(c, "num_experts", 512, 0, FG_MAX_EXPERTS, &q.experts, err)) ||
+        (rc = fg_cfg_u64(c, "num_experts", s->experts_def, 0, FG_MAX_EXPERTS, &q.experts,
+                         err)) ||
         (rc = fg_cfg_u64(c, "num_experts_per_tok", 10, 1, FG_MAX_EXPERTS, &q.top_k, err)) ||
         (rc = fg_cfg_u64(c, "moe_intermediate_size", 512, 1, FG_MAX_INTER, &q.inter, err)) ||
         (rc = fg_cfg_u64(c, "shared_expert_intermediate_size", 512, 0, FG_MAX_INTER,
@@ -995,6 +1011,10 @@ const struct fg_arch fg__arch_hybrid_table[] = {
     {"lfm2", "hybrid short-conv / attention (LFM2)", read_lfm2, &lfm2},
     {"qwen3_next", "hybrid gated-delta / attention MoE (Qwen3-Next)", read_qwen3_next,
      &qwen3_next},
+    {"qwen3_5_moe_text", "hybrid gated-delta / attention MoE (Qwen3.5)", read_qwen3_next,
+     &qwen3_5_moe_text},
+    {"qwen3_5_text", "hybrid gated-delta / attention (Qwen3.5)", read_qwen3_next,
+     &qwen3_5_text},
     {"bamba", "hybrid Mamba-2 / attention (Bamba)", read_bamba, &bamba},
     {"granitemoehybrid", "hybrid Mamba-2 / attention MoE (Granite 4.0)", read_granitemoehybrid,
      &granitemoehybrid},

@@ -777,6 +777,14 @@ static const struct mm_spec qwen3_vl = {.text_type = "qwen3_vl_text", .vit = &qw
 static const struct mm_spec qwen3_vl_moe = {.text_type = "qwen3_vl_moe_text",
                                             .vit = &qwen3_vl_vit, .proj = PROJ_QWEN3_VL};
 
+/* Qwen3_5MoeForConditionalGeneration / Qwen3_5ForConditionalGeneration: a Qwen3.5 text model
+ * (arch_hybrid.c) and the Qwen3-VL tower (its vision_config has the same keys, with
+ * deepstack_visual_indexes empty). */
+static const struct mm_spec qwen3_5_moe = {.text_type = "qwen3_5_moe_text", .vit = &qwen3_vl_vit,
+                                           .proj = PROJ_QWEN3_VL};
+static const struct mm_spec qwen3_5 = {.text_type = "qwen3_5_text", .vit = &qwen3_vl_vit,
+                                       .proj = PROJ_QWEN3_VL};
+
 const struct fg_arch fg__arch_multimodal_table[] = {
     {"llava", "vision-language (CLIP + llama)", read_multimodal, &llava},
     {"gemma3", "vision-language (SigLIP + gemma-3)", read_multimodal, &gemma3},
@@ -784,6 +792,8 @@ const struct fg_arch fg__arch_multimodal_table[] = {
     {"llama4", "vision-language (Llama-4 MoE)", read_multimodal, &llama4},
     {"qwen3_vl", "vision-language (Qwen3-VL)", read_multimodal, &qwen3_vl},
     {"qwen3_vl_moe", "vision-language (Qwen3-VL MoE)", read_multimodal, &qwen3_vl_moe},
+    {"qwen3_5_moe", "vision-language (Qwen3.5 MoE, gated delta)", read_multimodal, &qwen3_5_moe},
+    {"qwen3_5", "vision-language (Qwen3.5, gated delta)", read_multimodal, &qwen3_5},
     {"llama4_text", "llama-4 MoE decoder (interleaved)", read_llama4_text, NULL},
     {"kimi_k25", "vision-language (MoonViT + kimi-k2)", read_multimodal, &kimi_k25},
     {NULL, NULL, NULL, NULL},

@@ -564,10 +564,38 @@ static void read_falcon_h1_should_run_mamba_and_attention_in_every_layer(void **
     fg_model_free(m);
 }
 
+static void read_qwen3_next_should_give_the_dense_qwen3_5_text_model_one_mlp_a_layer(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    /* no num_experts: Qwen3.5's dense text model */
+    assert_int_equal(build("{\"model_type\": \"qwen3_5_text\", \"hidden_size\": 256, "
+                           "\"intermediate_size\": 512, \"num_hidden_layers\": 4, "
+                           "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+                           "\"head_dim\": 64, \"vocab_size\": 1000, "
+                           "\"linear_num_key_heads\": 2, \"linear_num_value_heads\": 4, "
+                           "\"linear_key_head_dim\": 32, \"linear_value_head_dim\": 32}", &m, &err),
+                     0);
+    assert_int_equal(count_kind(m, FG_NODE_MOE), 0);
+    assert_int_equal(count_kind(m, FG_NODE_MLP), 4);
+    assert_int_equal(count_kind(m, FG_NODE_ATTN), 1);
+    assert_int_equal(count_kind(m, FG_NODE_MAMBA2), 3);
+    /* gated attention: q 256 -> 2 x 256, k/v 256 -> 128, o, q/k norms 64 each;
+     * delta: key_dim 64, value_dim 128, conv_dim 256 */
+    const uint64_t attn = 256ull * 512 + 2 * 256ull * 128 + 256ull * 256 + 128;
+    const uint64_t delta = 256ull * (2 * 64 + 2 * 128) + 256ull * 8 + 256ull * 4 + 2 * 4 + 32 +
+                           128ull * 256;
+    assert_int_equal(m->params_total, 2 * 1000ull * 256 + attn + 3 * delta +
+                                          4 * (3ull * 256 * 512 + 2 * 256) + 256);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(read_qwen3_next_should_count_delta_and_gated_attention_layers),
+        cmocka_unit_test(read_qwen3_next_should_give_the_dense_qwen3_5_text_model_one_mlp_a_layer),
         cmocka_unit_test(read_bamba_should_place_attention_by_attn_layer_indices),
         cmocka_unit_test(read_granitemoehybrid_should_add_experts_and_the_shared_mlp),
         cmocka_unit_test(read_falcon_h1_should_run_mamba_and_attention_in_every_layer),
