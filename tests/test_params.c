@@ -33,6 +33,9 @@ static const struct {
     {"MiniMaxAI/MiniMax-M2.7", 13880064,
      "same as DeepSeek-V3.2: the quoted total (M2, M2.1, M2.7) leaves out the FP8 scales that "
      "MiniMax-M2.5's, with the same config shapes, counts"},
+    {"Qwen/Qwen3-Next-80B-A3B-Instruct", -1650471424,
+     "the vendored config is trimmed of mtp_num_hidden_layers; the gap is the MTP layer the "
+     "checkpoint stores (exact with the key, tests/test_arch_hybrid.c)"},
     {"meta-llama/Llama-2-13b-hf", -2560,
      "the file stores each layer's rotary inv_freq (40 x 64) although its config says "
      "transformers 4.32.0.dev0: the change that made the buffer non-persistent landed during "
