@@ -54,6 +54,9 @@ struct vit_spec {
     const char *head_key;               /* SigLIP attention-pooling head switch, or NULL */
     bool head_def;
     const char *pos_type_key, *pos_type_val; /* the only position scheme the shapes cover */
+    bool rms;                           /* RMSNorms (weight only) instead of LayerNorms */
+    bool gated_mlp;                     /* gate / up / down MLP (Pixtral) */
+    bool no_bias;                       /* no linear carries a bias (Pixtral) */
 };
 
 /* CLIPVisionModel (transformers models/clip): Conv2d stem without bias,
@@ -133,7 +136,19 @@ static const struct vit_spec qwen3_vl_vit = {
     .pos = VIT_POS_TABLE, .pos_rows = {"num_position_embeddings", 2304}, .patch_bias = true,
     .fused_qkv = true};
 
-enum proj_kind { PROJ_LLAVA, PROJ_GEMMA3, PROJ_QWEN2_VL, PROJ_LLAMA4, PROJ_KIMI, PROJ_QWEN3_VL };
+/* PixtralVisionModel (transformers models/pixtral/modeling_pixtral.py): patch_conv a Conv2d
+ * without bias, ln_pre (RMSNorm), blocks of attention_norm / ffn_norm RMSNorms, q/k/v/o and
+ * a gated feed_forward (gate / up / down), no biases; 2D rotary positions, nothing stored.
+ * PixtralVisionConfig defaults. */
+static const struct vit_spec pixtral_vit = {
+    .name = "Pixtral ViT",
+    .hidden = {"hidden_size", 1024}, .layers = {"num_hidden_layers", 24},
+    .heads = {"num_attention_heads", 16}, .inter = {"intermediate_size", 4096},
+    .channels = {"num_channels", 3}, .patch = {"patch_size", 16}, .image = {"image_size", 1024},
+    .pos = VIT_POS_NONE, .pre_norm = true, .rms = true, .gated_mlp = true, .no_bias = true};
+
+enum proj_kind { PROJ_LLAVA, PROJ_GEMMA3, PROJ_QWEN2_VL, PROJ_LLAMA4, PROJ_KIMI, PROJ_QWEN3_VL,
+                 PROJ_MISTRAL3 };
 
 struct mm_spec {
     const char *text_type;    /* text reader when text_config names no model_type */
@@ -255,22 +270,27 @@ static int add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
     if (!n)
         return FG_E_NOMEM;
     n->stack = FG_STACK_TOWER;
-    /* blocks: q/k/v/o (or qkv) with bias, fc1/fc2 with bias, two LayerNorms */
+    /* blocks: q/k/v/o (or qkv), fc1/fc2 (or gate/up/down), two norms; biases on every linear
+     * and LayerNorms unless the spec says otherwise */
+    bool b = !s->no_bias;
+    uint64_t norm = s->rms ? h : 2 * h;
     if (s->fused_qkv) {
-        fg__node_linear(n, "qkv", h, 3 * h, L, true);
+        fg__node_linear(n, "qkv", h, 3 * h, L, b);
     } else {
-        fg__node_linear(n, "q", h, h, L, true);
-        fg__node_linear(n, "k", h, h, L, true);
-        fg__node_linear(n, "v", h, h, L, true);
+        fg__node_linear(n, "q", h, h, L, b);
+        fg__node_linear(n, "k", h, h, L, b);
+        fg__node_linear(n, "v", h, h, L, b);
     }
-    fg__node_linear(n, "o", h, h, L, true);
-    fg__node_linear(n, "up", h, d->inter, L, true);
-    fg__node_linear(n, "down", d->inter, h, L, true);
-    n->params += L * 4 * h;
+    fg__node_linear(n, "o", h, h, L, b);
+    if (s->gated_mlp)
+        fg__node_linear(n, "gate", h, d->inter, L, b);
+    fg__node_linear(n, "up", h, d->inter, L, b);
+    fg__node_linear(n, "down", d->inter, h, L, b);
+    n->params += L * 2 * norm;
     /* stem: channels x temporal x patch^2 -> h */
     n->params += d->channels * d->temporal * d->patch * d->patch * h + (s->patch_bias ? h : 0);
     n->params += (s->class_token ? h : 0) + pos * h;
-    n->params += (s->pre_norm ? 2 * h : 0) + (s->post_norm ? 2 * h : 0);
+    n->params += (s->pre_norm ? norm : 0) + (s->post_norm ? norm : 0);
     if (head)   /* SiglipMultiheadAttentionPoolingHead: probe, MHA, LayerNorm, MLP */
         n->params += h + (3 * h * h + 3 * h) + (h * h + h) + 2 * h +
                      (h * d->inter + d->inter) + (d->inter * h + h);
@@ -468,12 +488,46 @@ static int proj_qwen3_vl(struct fg_model *m, const struct fg_cfg *c, const struc
     return 0;
 }
 
+/* Mistral3MultiModalProjector (models/mistral3): norm RMSNorm over the vision hidden,
+ * patch_merger.merging_layer Linear(hidden x merge^2 -> hidden, no bias), linear_1 (vision
+ * hidden x feature layers -> text hidden) and linear_2 (text -> text), biased by
+ * multimodal_projector_bias (Mistral3Config default false).  Mistral-Small-3.2-24B's shapes
+ * give 24,011,361,280, its published count (tests/test_arch_hybrid.c). */
+static int proj_mistral3(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
+                         const struct vit_dims *d, struct fg_err *err)
+{
+    (void)v;
+    uint64_t merge = 0, nfeat = 1;
+    bool bias = false;
+    int rc;
+    if ((rc = fg_cfg_u64(c, "spatial_merge_size", 2, 1, 64, &merge, err)) ||
+        (rc = fg_cfg_bool(c, "multimodal_projector_bias", false, &bias, err)))
+        return rc;
+    const cJSON *vfl = c->obj ? cJSON_GetObjectItemCaseSensitive(c->obj, "vision_feature_layer")
+                              : NULL;
+    if (vfl && cJSON_IsArray(vfl))
+        nfeat = (uint64_t)cJSON_GetArraySize(vfl);
+    if (nfeat == 0 || nfeat > FG_MAX_LAYERS)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'vision_feature_layer' lists %llu layers",
+                          c->origin, (unsigned long long)nfeat);
+    struct fg_node *n = add_projector_node(m, m->hidden, "RMSNorm + patch merger + 2-layer MLP",
+                                           err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "merger", d->hidden * merge * merge, d->hidden, 1, false);
+    fg__node_linear(n, "linear_1", d->hidden * nfeat, m->hidden, 1, bias);
+    fg__node_linear(n, "linear_2", m->hidden, m->hidden, 1, bias);
+    n->params += d->hidden;
+    return 0;
+}
+
 typedef int (*proj_fn)(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
                        const struct vit_dims *d, struct fg_err *err);
 
 static const proj_fn projectors[] = {
     [PROJ_LLAVA] = proj_llava,   [PROJ_GEMMA3] = proj_gemma3, [PROJ_QWEN2_VL] = proj_qwen2_vl,
     [PROJ_LLAMA4] = proj_llama4, [PROJ_KIMI] = proj_kimi, [PROJ_QWEN3_VL] = proj_qwen3_vl,
+    [PROJ_MISTRAL3] = proj_mistral3,
 };
 
 /* ---- the wrapper ----------------------------------------------------------------- */
@@ -785,12 +839,18 @@ static const struct mm_spec qwen3_5_moe = {.text_type = "qwen3_5_moe_text", .vit
 static const struct mm_spec qwen3_5 = {.text_type = "qwen3_5_text", .vit = &qwen3_vl_vit,
                                        .proj = PROJ_QWEN3_VL};
 
+/* Mistral3ForConditionalGeneration (Mistral-Small-3.1 / 3.2): a Mistral text model and the
+ * Pixtral tower. */
+static const struct mm_spec mistral3 = {.text_type = "mistral", .vit = &pixtral_vit,
+                                        .proj = PROJ_MISTRAL3};
+
 const struct fg_arch fg__arch_multimodal_table[] = {
     {"llava", "vision-language (CLIP + llama)", read_multimodal, &llava},
     {"gemma3", "vision-language (SigLIP + gemma-3)", read_multimodal, &gemma3},
     {"qwen2_vl", "vision-language (Qwen2-VL)", read_multimodal, &qwen2_vl},
     {"llama4", "vision-language (Llama-4 MoE)", read_multimodal, &llama4},
     {"qwen3_vl", "vision-language (Qwen3-VL)", read_multimodal, &qwen3_vl},
+    {"mistral3", "vision-language (Pixtral + mistral)", read_multimodal, &mistral3},
     {"qwen3_vl_moe", "vision-language (Qwen3-VL MoE)", read_multimodal, &qwen3_vl_moe},
     {"qwen3_5_moe", "vision-language (Qwen3.5 MoE, gated delta)", read_multimodal, &qwen3_5_moe},
     {"qwen3_5", "vision-language (Qwen3.5, gated delta)", read_multimodal, &qwen3_5},

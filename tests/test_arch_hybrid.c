@@ -591,10 +591,43 @@ static void read_qwen3_next_should_give_the_dense_qwen3_5_text_model_one_mlp_a_l
     fg_model_free(m);
 }
 
+static void read_multimodal_should_count_mistral3_pixtral_tower_and_projector(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    /* Mistral-Small-3.2-24B-Instruct-2506's shape fields */
+    assert_int_equal(build("{\"model_type\": \"mistral3\", \"spatial_merge_size\": 2, "
+                           "\"multimodal_projector_bias\": false, \"vision_feature_layer\": -1, "
+                           "\"text_config\": {\"model_type\": \"mistral\", \"head_dim\": 128, "
+                           "\"hidden_size\": 5120, \"intermediate_size\": 32768, "
+                           "\"num_hidden_layers\": 40, \"num_attention_heads\": 32, "
+                           "\"num_key_value_heads\": 8, \"vocab_size\": 131072, "
+                           "\"tie_word_embeddings\": false}, "
+                           "\"vision_config\": {\"model_type\": \"pixtral\", \"hidden_size\": 1024, "
+                           "\"intermediate_size\": 4096, \"num_hidden_layers\": 24, "
+                           "\"num_attention_heads\": 16, \"num_channels\": 3, \"patch_size\": 14, "
+                           "\"image_size\": 1540, \"head_dim\": 64}}", &m, &err),
+                     0);
+    /* Pixtral: patch_conv 3 x 14 x 14 -> 1024, ln_pre; per layer q/k/v/o 4 x 1024^2, gated MLP
+     * 3 x 1024 x 4096, two RMSNorms; all without bias */
+    const uint64_t tower = 3ull * 14 * 14 * 1024 + 1024 +
+                           24 * (4ull * 1024 * 1024 + 3ull * 1024 * 4096 + 2 * 1024);
+    /* projector: RMSNorm 1024, merging_layer 4096 -> 1024, linear_1 1024 -> 5120, linear_2 */
+    const uint64_t proj = 1024 + 4096ull * 1024 + 1024ull * 5120 + 5120ull * 5120;
+    const uint64_t text = 2 * 131072ull * 5120 + 40 * (5120ull * 4096 + 2 * 5120ull * 1024 +
+                                                       4096ull * 5120 + 3ull * 5120 * 32768 +
+                                                       2 * 5120) + 5120;
+    assert_int_equal(m->params_total, text + tower + proj);
+    assert_int_equal(m->params_total, 24011361280ull); /* its published count */
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(read_qwen3_next_should_count_delta_and_gated_attention_layers),
+        cmocka_unit_test(read_multimodal_should_count_mistral3_pixtral_tower_and_projector),
         cmocka_unit_test(read_qwen3_next_should_give_the_dense_qwen3_5_text_model_one_mlp_a_layer),
         cmocka_unit_test(read_bamba_should_place_attention_by_attn_layer_indices),
         cmocka_unit_test(read_granitemoehybrid_should_add_experts_and_the_shared_mlp),
