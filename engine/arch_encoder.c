@@ -798,6 +798,143 @@ static int read_modernbert(const struct fg_cfg *c, struct fg_model *m, const voi
     return 0;
 }
 
+/* ---- DeBERTa-v2 / v3 --------------------------------------------------------- */
+
+static const struct bert_task deberta_tasks[] = {
+    {"DebertaV2ForMaskedLM", false, BH_MLM},
+    {"DebertaV2Model", false, BH_NONE},
+    {"DebertaV2ForSequenceClassification", true, BH_LABELS},
+    {"DebertaV2ForMultipleChoice", true, BH_ONE},
+    {"DebertaV2ForTokenClassification", false, BH_LABELS},
+    {"DebertaV2ForQuestionAnswering", false, BH_QA},
+    {NULL, false, BH_NONE},
+};
+
+static const struct bert_family deberta_v2 = {
+    .tasks = deberta_tasks, .prefixes = "", .absent = &deberta_tasks[1]};
+
+/*
+ * DebertaV2Model (models/deberta_v2/modeling_deberta_v2.py):
+ *   embeddings  word (embedding_size), position table only when position_biased_input,
+ *               token types when type_vocab_size > 0, embed_proj embedding_size -> hidden
+ *               (no bias) when they differ, LayerNorm
+ *   layers      query_proj / key_proj / value_proj and output dense (biased), LayerNorm,
+ *               intermediate / output dense (biased), LayerNorm; without share_att_key,
+ *               pos_key_proj (c2p) and pos_query_proj (p2c), biased, per pos_att_type
+ *   encoder     rel_embeddings (2 x position_buckets, or 2 x max_relative_positions, rows)
+ *               and its LayerNorm when norm_rel_ebd names layer_norm; the ConvLayer of
+ *               conv_kernel_size (depthwise groups conv_groups, biased) and its LayerNorm
+ * The task classes put ContextPooler (dense hidden x hidden) under the classifier of
+ * ForSequenceClassification and ForMultipleChoice.  DeBERTa-v3-large's shapes give
+ * 434,012,160 for DebertaV2Model (tests/test_arch_encoder.c).
+ */
+static int read_deberta_v2(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                           struct fg_err *err)
+{
+    const struct bert_family *fam = spec;
+    /* DebertaV2Config defaults */
+    static const struct fg_core_defaults d = {.vocab = 128100, .hidden = 1536, .inter = 6144,
+                                              .layers = 24, .heads = 24, .max_pos = 512,
+                                              .tie = true};
+    int rc;
+    uint64_t types, emb, buckets, max_rel, conv_k, conv_g, labels = 2;
+    bool pos_input, relative, share;
+    const char *norm_rel = NULL;
+    const char *att[4];
+    size_t natt = 0;
+    if ((rc = fg__read_core(c, m, &d, err)) ||
+        (rc = fg_cfg_u64(c, "type_vocab_size", 0, 0, FG_MAX_VOCAB, &types, err)) ||
+        (rc = fg_cfg_u64(c, "embedding_size", m->hidden, 1, FG_MAX_HIDDEN, &emb, err)) ||
+        (rc = fg_cfg_bool(c, "position_biased_input", true, &pos_input, err)) ||
+        (rc = fg_cfg_bool(c, "relative_attention", false, &relative, err)) ||
+        (rc = fg_cfg_bool(c, "share_att_key", false, &share, err)) ||
+        (rc = fg_cfg_u64(c, "position_buckets", 0, 0, FG_MAX_POS, &buckets, err)) ||
+        (rc = fg_cfg_str(c, "norm_rel_ebd", "none", &norm_rel, err)) ||
+        (rc = fg_cfg_u64(c, "conv_kernel_size", 0, 0, 64, &conv_k, err)) ||
+        (rc = fg_cfg_u64(c, "conv_groups", 1, 1, FG_MAX_HIDDEN, &conv_g, err)) ||
+        (rc = fg_cfg_str_array(c, "pos_att_type", att, 4, &natt, err)))
+        return rc;
+    /* max_relative_positions < 1 means max_position_embeddings */
+    double mr;
+    if ((rc = fg_cfg_f64(c, "max_relative_positions", -1, -1e9, (double)FG_MAX_POS, &mr, err)))
+        return rc;
+    max_rel = mr < 1 ? m->max_pos : (uint64_t)mr;
+    if (m->hidden % conv_g)
+        return fg_err_set(err, FG_E_RANGE, "%s: hidden_size %llu is not divisible by "
+                          "conv_groups %llu", c->origin, (unsigned long long)m->hidden,
+                          (unsigned long long)conv_g);
+    const struct bert_task *task = bert_task_of(c, fam, err, &rc);
+    if (rc)
+        return rc;
+    if (!task) {
+        fg__model_note(m, "architectures names no DeBERTa-v2 class fitgate knows: its task "
+                          "head is not counted");
+        task = fam->absent;
+    }
+    if (task->head == BH_LABELS && (rc = read_num_labels(c, &labels, err)))
+        return rc;
+    bool c2p = false, p2c = false;
+    for (size_t i = 0; i < natt && i < 4; i++) {
+        c2p = c2p || !strcmp(att[i], "c2p");
+        p2c = p2c || !strcmp(att[i], "p2c");
+    }
+    uint64_t h = m->hidden;
+    if ((rc = fg__add_embedding(m, m->vocab, emb, err)))
+        return rc;
+    if (pos_input && !fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, emb,
+                                    err))
+        return FG_E_NOMEM;
+    if (types && !fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, emb, err))
+        return FG_E_NOMEM;
+    struct fg_node *n;
+    if (emb != h) {
+        if (!(n = fg__model_add(m, FG_NODE_OTHER, -1, "Embedding projection", err)))
+            return FG_E_NOMEM;
+        fg__node_linear(n, "proj", emb, h, 1, false);
+    }
+    if ((rc = fg__add_norm(m, -1, "Embedding norm", h, FG_NORM_LN, err)))
+        return rc;
+    struct fg_attn_shape a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads,
+                              .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true,
+                              .bidirectional = true};
+    struct fg_mlp_shape f = {.hidden = h, .inter = m->inter, .bias = true};
+    uint64_t q = m->heads * m->head_dim;
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        if (!(n = fg__add_attention(m, li, &a, err)))
+            return err ? err->code : FG_E_NOMEM;
+        if (relative && !share) {
+            if (c2p)
+                fg__node_linear(n, "pos_k", h, q, 1, true);
+            if (p2c)
+                fg__node_linear(n, "pos_q", h, q, 1, true);
+        }
+        if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_LN, err)) || !fg__add_mlp(m, li, &f, err) ||
+            (rc = fg__add_norm(m, li, "Norm", h, FG_NORM_LN, err)))
+            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+    }
+    if (relative) {
+        uint64_t rows = 2 * (buckets ? buckets : max_rel);
+        if (!(n = fg__add_table(m, FG_NODE_POS_EMBED, "Relative embedding", rows, h, err)))
+            return FG_E_NOMEM;
+        if (strstr(norm_rel, "layer_norm"))
+            n->params += 2 * h;
+    }
+    if (conv_k) {
+        if (!(n = fg__model_add(m, FG_NODE_OTHER, -1, "ConvLayer", err)))
+            return FG_E_NOMEM;
+        n->params = h * (h / conv_g) * conv_k + h + 2 * h;
+        n->hidden = n->width = (uint32_t)h;
+    }
+    m->encoder_only = true;
+    m->tied = true;
+    if (task->pooler) {
+        if (!(n = fg__add_table(m, FG_NODE_OTHER, "Pooler", h + 1, h, err)))
+            return FG_E_NOMEM;
+    }
+    return add_bert_head(m, task->head, labels, h, task->cls, err);
+}
+
 /* ---- BART / mBART --------------------------------------------------------- */
 
 struct bart_spec {
@@ -1145,6 +1282,8 @@ const struct fg_arch fg__arch_encoder_table[] = {
     {"mpnet", "mpnet encoder (relative bias)", read_bert, &mpnet},
     {"electra", "electra encoder", read_bert, &electra},
     {"modernbert", "modernbert encoder (local/global)", read_modernbert, NULL},
+    {"deberta-v2", "deberta-v2/v3 encoder (disentangled attention)", read_deberta_v2,
+     &deberta_v2},
     {"distilbert", "distilbert encoder", read_distilbert, &distilbert},
     {"bart", "bart encoder-decoder", read_bart, &bart},
     {"mbart", "mbart encoder-decoder", read_bart, &mbart},

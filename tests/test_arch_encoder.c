@@ -249,6 +249,36 @@ static void read_modernbert_should_skip_the_first_attention_norm(void **state)
     fg_model_free(m);
 }
 
+#define DEBERTA_V3(extra)                                                                      \
+    "{\"model_type\": \"deberta-v2\", \"vocab_size\": 128100, \"hidden_size\": 1024, "       \
+    "\"num_hidden_layers\": 24, \"num_attention_heads\": 16, \"intermediate_size\": 4096, "   \
+    "\"max_position_embeddings\": 512, \"position_buckets\": 256, "                           \
+    "\"relative_attention\": true, \"pos_att_type\": [\"p2c\", \"c2p\"], "                    \
+    "\"norm_rel_ebd\": \"layer_norm\", \"position_biased_input\": false, "                    \
+    "\"type_vocab_size\": 0" extra "}"
+
+static void read_deberta_v2_should_count_relative_embeddings_once(void **state)
+{
+    (void)state;
+    /* deberta-v3-large's shape fields: word embeddings and LayerNorm, 24 BERT-shaped layers,
+     * rel_embeddings 2 x 256 rows and their LayerNorm; keys shared (share_att_key) */
+    const uint64_t body = 128100ull * 1024 + 2 * 1024 + 24 * bert_layer(1024, 4096) +
+                          512ull * 1024 + 2 * 1024;
+    struct fg_model *m = built(DEBERTA_V3(", \"share_att_key\": true"));
+    assert_int_equal(m->params_total, body);
+    assert_int_equal(m->params_total, 434012160ull); /* DeBERTa-v3-large's recorded count */
+    fg_model_free(m);
+    /* without share_att_key: pos_key_proj (c2p) and pos_query_proj (p2c) in every layer */
+    m = built(DEBERTA_V3(", \"share_att_key\": false"));
+    assert_int_equal(m->params_total, body + 24 * 2 * (1024ull * 1024 + 1024));
+    fg_model_free(m);
+    /* ForSequenceClassification: ContextPooler dense + classifier */
+    m = built(DEBERTA_V3(", \"share_att_key\": true, \"architectures\": "
+                         "[\"DebertaV2ForSequenceClassification\"], \"num_labels\": 3"));
+    assert_int_equal(m->params_total, body + (1024ull * 1024 + 1024) + (1024 * 3 + 3));
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -260,6 +290,7 @@ int main(void)
         cmocka_unit_test(read_bert_should_add_mpnet_one_shared_relative_bias_and_no_token_types),
         cmocka_unit_test(read_bert_should_project_electra_embeddings_to_the_hidden_width),
         cmocka_unit_test(read_modernbert_should_skip_the_first_attention_norm),
+        cmocka_unit_test(read_deberta_v2_should_count_relative_embeddings_once),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
