@@ -1,6 +1,7 @@
 /*
- * test_params.c - exact parameter counts against ../shared/models/truth.tsv
- * (copied to tests/fixtures/models/truth.tsv), for every row with a figure.
+ * test_params.c - exact parameter counts against tests/fixtures/models/truth.tsv (each row's
+ * config and the source of its figure in the fixture's PROVENANCE.txt), for every row with a
+ * figure; the gaps that cannot be closed from config.json are pinned below with the reason.
  */
 #include <setjmp.h>
 #include <stdarg.h>
