@@ -108,6 +108,8 @@ TEST_SRCS := \
 	tests/test_config.c \
 	tests/test_fmt.c \
 	tests/test_model.c \
+	tests/test_arch_decoder.c \
+	tests/test_arch_encoder.c \
 	tests/test_arch_moe.c \
 	tests/test_arch_hybrid.c \
 	tests/test_arch_legacy.c \

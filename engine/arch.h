@@ -102,6 +102,7 @@ int fg__add_head(struct fg_model *m, uint64_t vocab, uint64_t hidden, bool tied,
 struct fg_mamba2_shape {
     uint64_t hidden, heads, head_dim, groups, state, kernel, chunk;
     bool conv_bias, proj_bias;
+    bool no_norm;           /* FalconH1Mixer without mamba_rms_norm: no gated norm */
 };
 /* A Mamba-2 mixer (arch_hybrid.c, NemotronHMamba2Mixer shapes); FG_E_NOMEM. */
 int fg__add_mamba2(struct fg_model *m, int32_t layer, const struct fg_mamba2_shape *s,
@@ -123,6 +124,10 @@ const char *fg__cfg_key_used(const struct fg_cfg *c, const char *keys, char *buf
  * not divide hidden. */
 int fg__check_heads(const struct fg_cfg *c, const char *hidden_key, uint64_t hidden,
                     const char *heads_key, uint64_t heads, struct fg_err *err);
+
+/* transformers_version of the config as major * 1000 + minor ("4.31.0.dev0" -> 4031);
+ * 0 when absent or unreadable.  Checkpoint-layout rules key on it. */
+unsigned fg__cfg_tf_version(const struct fg_cfg *c);
 
 /* Per-layer sliding-window: fills window[layer] (0 = full attention) from
  * layer_types, or from sliding_window + a pattern.  pattern 0: every layer

@@ -8,12 +8,21 @@
  *   lfm2        Lfm2ForCausalLM (transformers models/lfm2): gated short
  *               convolutions with a few attention layers, each followed by a
  *               SwiGLU MLP.
+ *   bamba, granitemoehybrid, falcon_h1
+ *               BambaMixer (Mamba-2) layers with attention layers chosen by
+ *               attn_layer_indices / layers_block_type, each followed by an MLP
+ *               (Bamba), a shared MLP and experts (GraniteMoeHybrid); Falcon-H1
+ *               runs Mamba-2 and attention side by side in every layer.
+ *   qwen3_next  Qwen3NextForCausalLM (transformers models/qwen3_next): Gated
+ *               DeltaNet linear attention with a gated full-attention layer
+ *               every full_attention_interval, each followed by a Qwen MoE.
  *
  * The letter / name -> block kind mappings are tables; the shapes of each
  * block are in its builder, with the class that creates the tensors.
  */
-#include <string.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "arch.h"
 #include "fmt.h"
@@ -48,6 +57,7 @@ struct hybrid_spec {
     struct fg_core_defaults d;   /* the config class defaults */
     uint64_t kv_heads;           /* num_key_value_heads default (not = heads) */
     const struct hy_kind_name *kinds;
+    uint64_t experts_def;        /* Qwen3-Next family: num_experts when absent (0 = dense) */
 };
 
 /* NemotronHConfig defaults (transformers configuration_nemotron_h.py). */
@@ -61,6 +71,58 @@ static const struct hybrid_spec lfm2 = {
     .d = {.vocab = 65536, .hidden = 2560, .inter = 12288, .layers = 32, .heads = 32,
           .max_pos = 128000, .tie = true},
     .kv_heads = 8, .kinds = lfm2_kinds};
+
+/* GraniteMoeHybridConfig.layers_block_type. */
+static const struct hy_kind_name granite_hybrid_kinds[] = {
+    {0, "mamba", NULL, HY_MAMBA},
+    {0, "attention", NULL, HY_ATTN},
+    {0, NULL, NULL, 0},
+};
+
+/* BambaConfig defaults (models/bamba/configuration_bamba.py). */
+static const struct hybrid_spec bamba = {
+    .d = {.vocab = 128000, .hidden = 4096, .inter = 14336, .layers = 32, .heads = 32,
+          .max_pos = 262144, .tie = false},
+    .kv_heads = 8, .kinds = granite_hybrid_kinds};
+
+/* GraniteMoeHybridConfig defaults (models/granitemoehybrid/configuration_granitemoehybrid.py). */
+static const struct hybrid_spec granitemoehybrid = {
+    .d = {.vocab = 32000, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 2048, .tie = true},
+    .kv_heads = 32, .kinds = granite_hybrid_kinds};
+
+/* FalconH1Config defaults (models/falcon_h1/configuration_falcon_h1.py). */
+static const struct hybrid_spec falcon_h1 = {
+    .d = {.vocab = 128000, .hidden = 4096, .inter = 14336, .layers = 32, .heads = 32,
+          .max_pos = 8192, .tie = false},
+    .kv_heads = 8, .kinds = granite_hybrid_kinds};
+
+/* Qwen3NextConfig.layer_types. */
+static const struct hy_kind_name qwen3_next_kinds[] = {
+    {0, "full_attention", NULL, HY_ATTN},
+    {0, "linear_attention", NULL, HY_MAMBA},
+    {0, NULL, NULL, 0},
+};
+
+/* Qwen3NextConfig defaults (transformers configuration_qwen3_next.py). */
+static const struct hybrid_spec qwen3_next = {
+    .d = {.vocab = 151936, .hidden = 2048, .inter = 5632, .layers = 48, .heads = 16,
+          .max_pos = 32768, .tie = false},
+    .kv_heads = 2, .kinds = qwen3_next_kinds, .experts_def = 512};
+
+/* Qwen3.5's text models (the qwen3_5_moe_text / qwen3_5_text configs of
+ * Qwen3_5MoeForConditionalGeneration / Qwen3_5ForConditionalGeneration): Qwen3-Next's
+ * layers - Gated DeltaNet, gated attention every full_attention_interval, MTP layers - with
+ * routed experts or, in the dense text model, one MLP per layer.  Defaults as
+ * Qwen3NextConfig's but for the vocabulary and the dense model's experts. */
+static const struct hybrid_spec qwen3_5_moe_text = {
+    .d = {.vocab = 248320, .hidden = 2048, .inter = 5632, .layers = 40, .heads = 16,
+          .max_pos = 262144, .tie = false},
+    .kv_heads = 2, .kinds = qwen3_next_kinds, .experts_def = 256};
+static const struct hybrid_spec qwen3_5_text = {
+    .d = {.vocab = 248320, .hidden = 4096, .inter = 12288, .layers = 32, .heads = 16,
+          .max_pos = 262144, .tie = false},
+    .kv_heads = 4, .kinds = qwen3_next_kinds, .experts_def = 0};
 
 /* ---- layer kinds ---------------------------------------------------------- */
 
@@ -170,7 +232,7 @@ int fg__add_mamba2(struct fg_model *m, int32_t layer, const struct fg_mamba2_sha
     fg__node_linear(n, "in_proj", s->hidden, inner + conv_dim + s->heads, 1, s->proj_bias);
     fg__node_linear(n, "out_proj", inner, s->hidden, 1, s->proj_bias);
     n->params += conv_dim * s->kernel + (s->conv_bias ? conv_dim : 0);
-    n->params += 3 * s->heads + inner;
+    n->params += 3 * s->heads + (s->no_norm ? 0 : inner);
     n->hidden = (uint32_t)s->hidden;
     n->width = (uint32_t)s->hidden;
     n->ssm_heads = (uint32_t)s->heads;
@@ -486,8 +548,470 @@ static int read_lfm2(const struct fg_cfg *c, struct fg_model *m, const void *spe
     return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
 }
 
+/* ---- Bamba, GraniteMoeHybrid, Falcon-H1 ------------------------------------ */
+
+/*
+ * BambaMixer (models/bamba/modeling_bamba.py), the Mamba-2 of all three: the
+ * inner width is mamba_expand x hidden (Falcon-H1: mamba_d_ssm when set) over
+ * mamba_n_heads heads; mamba_d_state, mamba_n_groups, mamba_d_conv; the conv
+ * bias by mamba_conv_bias, in_proj / out_proj bias by mamba_proj_bias.
+ */
+static int read_bamba_mixer(const struct fg_cfg *c, const struct fg_model *m, bool falcon,
+                            struct fg_mamba2_shape *mb, struct fg_err *err)
+{
+    double expand;
+    uint64_t inner = 0;
+    bool norm = true;
+    int rc;
+    mb->hidden = m->hidden;
+    if ((rc = fg_cfg_u64(c, "mamba_n_heads", 128, 1, FG_MAX_HEADS, &mb->heads, err)) ||
+        (rc = fg_cfg_u64(c, "mamba_n_groups", 1, 1, FG_MAX_HEADS, &mb->groups, err)) ||
+        (rc = fg_cfg_u64(c, "mamba_d_state", 256, 1, 1u << 14, &mb->state, err)) ||
+        (rc = fg_cfg_u64(c, "mamba_d_conv", 4, 1, 1024, &mb->kernel, err)) ||
+        (rc = fg_cfg_u64(c, "mamba_chunk_size", 256, 1, FG_MAX_POS, &mb->chunk, err)) ||
+        (rc = fg_cfg_f64(c, "mamba_expand", 2.0, 0.01, 64.0, &expand, err)) ||
+        (rc = fg_cfg_bool(c, "mamba_conv_bias", true, &mb->conv_bias, err)) ||
+        (rc = fg_cfg_bool(c, "mamba_proj_bias", false, &mb->proj_bias, err)))
+        return rc;
+    if (falcon && ((rc = fg_cfg_u64(c, "mamba_d_ssm", 0, 0, FG_MAX_INTER, &inner, err)) ||
+                   (rc = fg_cfg_bool(c, "mamba_rms_norm", false, &norm, err))))
+        return rc;
+    if (!inner)
+        inner = (uint64_t)(expand * (double)m->hidden);
+    mb->no_norm = !norm;
+    if (!inner || inner % mb->heads)
+        return fg_err_set(err, FG_E_RANGE, "%s: the Mamba inner width %llu (mamba_expand x "
+                          "hidden_size%s) is not a multiple of mamba_n_heads %llu", c->origin,
+                          (unsigned long long)inner, falcon ? ", or mamba_d_ssm" : "",
+                          (unsigned long long)mb->heads);
+    mb->head_dim = inner / mb->heads;
+    if (inner % mb->groups)
+        return fg_err_set(err, FG_E_RANGE, "%s: the Mamba inner width %llu is not divisible by "
+                          "mamba_n_groups %llu", c->origin, (unsigned long long)inner,
+                          (unsigned long long)mb->groups);
+    return 0;
+}
+
+/* Which layers attend: layers_block_type, else attn_layer_indices (Bamba), else none. */
+static int read_attn_layers(const struct fg_cfg *c, const struct hy_kind_name *kinds,
+                            uint64_t layers, enum hy_kind *out, struct fg_err *err)
+{
+    const char *names[FG_MAX_LAYERS];
+    size_t nn = 0;
+    int rc = fg_cfg_str_array(c, "layers_block_type|layer_types", names, FG_MAX_LAYERS, &nn, err);
+    if (rc)
+        return rc;
+    if (nn) {
+        if (nn != layers)
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'layers_block_type' has %zu entries for "
+                              "%llu layers", c->origin, nn, (unsigned long long)layers);
+        for (size_t i = 0; i < nn; i++) {
+            const struct hy_kind_name *k = kind_by_name(kinds, names[i]);
+            if (!k)
+                return fg_err_set(err, FG_E_RANGE, "%s: key 'layers_block_type' has unknown kind "
+                                  "'%s' at layer %zu", c->origin, names[i], i);
+            out[i] = k->kind;
+        }
+        return 0;
+    }
+    uint64_t idx[FG_MAX_LAYERS];
+    size_t ni = 0;
+    if ((rc = fg_cfg_u64_array(c, "attn_layer_indices", 0, layers - 1, idx, FG_MAX_LAYERS, &ni,
+                               err)))
+        return rc;
+    for (uint64_t i = 0; i < layers; i++)
+        out[i] = HY_MAMBA;
+    for (size_t i = 0; i < ni && i < FG_MAX_LAYERS; i++)
+        out[idx[i]] = HY_ATTN;
+    return 0;
+}
+
+/* GraniteMoeSharedMoE: router Linear(hidden, experts), input_linear experts x (hidden ->
+ * 2 x intermediate), output_linear back; no biases. */
+static int add_granite_moe(struct fg_model *m, int32_t layer, uint64_t experts, uint64_t top_k,
+                           struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "router", m->hidden, experts, 1, false);
+    fg__node_linear(n, "gate_up", m->hidden, 2 * m->inter, experts, false);
+    fg__node_linear(n, "down", m->inter, m->hidden, experts, false);
+    n->hidden = (uint32_t)m->hidden;
+    n->width = (uint32_t)m->hidden;
+    n->inter = (uint32_t)m->inter;
+    n->experts = (uint32_t)experts;
+    n->top_k = (uint32_t)top_k;
+    n->gated = 1;
+    n->lora_experts = FG_LORA_EXPERTS_NONE; /* as the granitemoe row */
+    fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide",
+             (unsigned long long)experts, (unsigned long long)top_k,
+             (unsigned long long)m->inter);
+    return 0;
+}
+
+enum mamba_family { MF_BAMBA, MF_GRANITE, MF_FALCON };
+
+/*
+ * One decoder layer of the three:
+ *   Bamba            input_layernorm, BambaMixer or BambaAttention, pre_ff_layernorm,
+ *                    BambaMLP (gate / up / down, bias by mlp_bias)
+ *   GraniteMoeHybrid input_layernorm, mamba or attention, post_attention_layernorm,
+ *                    block_sparse_moe (when num_local_experts > 0) and shared_mlp
+ *                    (input_linear hidden -> 2 x shared_intermediate_size, output_linear)
+ *   FalconH1         input_layernorm, mamba and self_attn side by side, pre_ff_layernorm,
+ *                    FalconH1MLP (gate / up / down, bias by mlp_bias)
+ */
+static int add_mamba_family_layer(struct fg_model *m, int32_t li, enum mamba_family fam,
+                                  enum hy_kind kind, const struct fg_mamba2_shape *mb,
+                                  const struct fg_attn_shape *a, const struct fg_mlp_shape *f,
+                                  uint64_t experts, uint64_t top_k, struct fg_err *err)
+{
+    int rc;
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+        return rc;
+    if (fam == MF_FALCON || kind == HY_MAMBA)
+        if ((rc = fg__add_mamba2(m, li, mb, err)))
+            return rc;
+    if ((fam == MF_FALCON || kind == HY_ATTN) && !fg__add_attention(m, li, a, err))
+        return err ? err->code : FG_E_NOMEM;
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+        return rc;
+    if (fam == MF_GRANITE && experts && (rc = add_granite_moe(m, li, experts, top_k, err)))
+        return rc;
+    return fg__add_mlp(m, li, f, err) ? 0 : (err ? err->code : FG_E_NOMEM);
+}
+
+static int read_mamba_family(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                             enum mamba_family fam, struct fg_err *err)
+{
+    const struct hybrid_spec *s = spec;
+    int rc;
+    bool attn_bias = false, mlp_bias = false;
+    uint64_t experts = 0, top_k = 0, shared = 0;
+    struct fg_mamba2_shape mb = {0};
+    if ((rc = fg__read_core(c, m, &s->d, err)) || (rc = read_kv_heads(c, m, s->kv_heads, err)) ||
+        (rc = read_bamba_mixer(c, m, fam == MF_FALCON, &mb, err)) ||
+        (rc = fg_cfg_bool(c, "attention_bias", false, &attn_bias, err)) ||
+        (rc = fg_cfg_bool(c, "mlp_bias", false, &mlp_bias, err)))
+        return rc;
+    if (fam == MF_GRANITE &&
+        ((rc = fg_cfg_u64(c, "num_local_experts", 8, 0, FG_MAX_EXPERTS, &experts, err)) ||
+         (rc = fg_cfg_u64(c, "num_experts_per_tok", 2, 1, FG_MAX_EXPERTS, &top_k, err)) ||
+         (rc = fg_cfg_u64(c, "shared_intermediate_size", 1024, 1, FG_MAX_INTER, &shared, err))))
+        return rc;
+    if (experts && top_k > experts)
+        return fg_err_set(err, FG_E_RANGE, "%s: num_experts_per_tok %llu exceeds "
+                          "num_local_experts %llu", c->origin, (unsigned long long)top_k,
+                          (unsigned long long)experts);
+    enum hy_kind kinds[FG_MAX_LAYERS];
+    if (fam != MF_FALCON && (rc = read_attn_layers(c, s->kinds, m->layers, kinds, err)))
+        return rc;
+    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
+                              .head_dim = m->head_dim, .qkv_bias = attn_bias,
+                              .o_bias = attn_bias};
+    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = fam == MF_GRANITE ? shared : m->inter,
+                             .gated = true, .bias = fam == MF_GRANITE ? false : mlp_bias,
+                             .fused_gate_up = fam == MF_GRANITE};
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    for (uint64_t l = 0; l < m->layers; l++)
+        if ((rc = add_mamba_family_layer(m, (int32_t)l, fam, fam == MF_FALCON ? HY_MAMBA : kinds[l],
+                                         &mb, &a, &f, experts, top_k, err)))
+            return rc;
+    if (experts) {
+        m->experts = experts;
+        m->top_k = top_k;
+    }
+    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)))
+        return rc;
+    return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
+}
+
+static int read_bamba(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                      struct fg_err *err)
+{
+    return read_mamba_family(c, m, spec, MF_BAMBA, err);
+}
+
+static int read_granitemoehybrid(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                                 struct fg_err *err)
+{
+    return read_mamba_family(c, m, spec, MF_GRANITE, err);
+}
+
+static int read_falcon_h1(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                          struct fg_err *err)
+{
+    return read_mamba_family(c, m, spec, MF_FALCON, err);
+}
+
+/* ---- Qwen3-Next ------------------------------------------------------------ */
+
+struct deltanet_shape {
+    uint64_t hidden, k_heads, v_heads, k_dim, v_dim, kernel;
+};
+
+/*
+ * Qwen3NextGatedDeltaNet, with key_dim = k_heads x k_dim, value_dim = v_heads x
+ * v_dim and conv_dim = 2 key_dim + value_dim:
+ *   in_proj_qkvz  hidden -> 2 key_dim + 2 value_dim
+ *   in_proj_ba    hidden -> 2 v_heads
+ *   conv1d        depthwise over conv_dim, linear_conv_kernel_dim taps, no bias
+ *   dt_bias, A_log  one each per value head
+ *   norm          Qwen3NextRMSNormGated over v_dim
+ *   out_proj      value_dim -> hidden
+ * No bias anywhere.  Kept as a Mamba-2-kind node: its recurrent state, v_heads x
+ * v_dim x k_dim, and its conv state over conv_dim have Mamba-2's form with
+ * ssm_heads = v_heads, ssm_head_dim = v_dim, groups = k_heads, state = k_dim.
+ */
+static int add_deltanet(struct fg_model *m, int32_t layer, const struct deltanet_shape *s,
+                        struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_MAMBA2, layer, "DeltaNet", err);
+    if (!n)
+        return FG_E_NOMEM;
+    uint64_t key_dim = s->k_heads * s->k_dim, value_dim = s->v_heads * s->v_dim;
+    uint64_t conv_dim = 2 * key_dim + value_dim;
+    fg__node_linear(n, "in_proj", s->hidden, 2 * key_dim + 2 * value_dim, 1, false);
+    fg__node_linear(n, "in_proj_ba", s->hidden, 2 * s->v_heads, 1, false);
+    fg__node_linear(n, "out_proj", value_dim, s->hidden, 1, false);
+    n->params += conv_dim * s->kernel + 2 * s->v_heads + s->v_dim;
+    n->hidden = (uint32_t)s->hidden;
+    n->width = (uint32_t)s->hidden;
+    n->ssm_heads = (uint32_t)s->v_heads;
+    n->ssm_head_dim = (uint32_t)s->v_dim;
+    n->groups = (uint32_t)s->k_heads;
+    n->state = (uint32_t)s->k_dim;
+    n->conv_kernel = (uint32_t)s->kernel;
+    fg__fmt(n->desc, sizeof n->desc, "gated delta %llu v-heads x%llu, %llu k-heads x%llu",
+             (unsigned long long)s->v_heads, (unsigned long long)s->v_dim,
+             (unsigned long long)s->k_heads, (unsigned long long)s->k_dim);
+    return 0;
+}
+
+/* Qwen3NextAttention: q_proj doubled (the output gate), q/k/v/o biased by attention_bias,
+ * q_norm / k_norm over head_dim. */
+static struct fg_node *add_gated_attention(struct fg_model *m, int32_t layer, bool bias,
+                                           struct fg_err *err)
+{
+    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
+                              .head_dim = m->head_dim, .qkv_bias = bias, .o_bias = bias,
+                              .qk_norm = 1, .qk_norm_kind = FG_NORM_RMS};
+    struct fg_node *n = fg__add_attention(m, layer, &a, err);
+    if (!n)
+        return NULL;
+    uint64_t q = m->heads * m->head_dim;
+    for (size_t i = 0; i < n->nlin; i++)
+        if (strcmp(n->lin[i].role, "q") == 0)
+            n->lin[i].out = (uint32_t)(2 * q);
+    n->params += m->hidden * q + (bias ? q : 0);
+    return n;
+}
+
+struct qwen_moe_shape {
+    uint64_t hidden, experts, top_k, inter, shared_inter;
+};
+
+/* Qwen3NextSparseMoeBlock: gate Linear(hidden, experts), experts gate/up/down of
+ * moe_intermediate_size, shared_expert Qwen3NextMLP of shared_expert_intermediate_size and
+ * shared_expert_gate Linear(hidden, 1); no biases. */
+static int add_qwen_moe(struct fg_model *m, int32_t layer, const struct qwen_moe_shape *s,
+                        struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "router", s->hidden, s->experts, 1, false);
+    fg__node_linear(n, "gate", s->hidden, s->inter, s->experts, false);
+    fg__node_linear(n, "up", s->hidden, s->inter, s->experts, false);
+    fg__node_linear(n, "down", s->inter, s->hidden, s->experts, false);
+    if (s->shared_inter) {
+        fg__node_linear(n, "shared_gate", s->hidden, s->shared_inter, 1, false);
+        fg__node_linear(n, "shared_up", s->hidden, s->shared_inter, 1, false);
+        fg__node_linear(n, "shared_down", s->shared_inter, s->hidden, 1, false);
+        fg__node_linear(n, "shexp_gate", s->hidden, 1, 1, false);
+    }
+    n->hidden = (uint32_t)s->hidden;
+    n->width = (uint32_t)s->hidden;
+    n->inter = (uint32_t)s->inter;
+    n->experts = (uint32_t)s->experts;
+    n->top_k = (uint32_t)s->top_k;
+    n->gated = 1;
+    /* qwen3_next maps to qwen2_moe in transformers' _MODEL_TO_CONVERSION_PATTERN, as
+     * qwen3_moe does: read as that row (not measured here) */
+    n->lora_experts = FG_LORA_EXPERTS_MERGED;
+    n->shared = s->shared_inter ? 1 : 0;
+    n->shared_inter = (uint32_t)s->shared_inter;
+    fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide%s",
+             (unsigned long long)s->experts, (unsigned long long)s->top_k,
+             (unsigned long long)s->inter, s->shared_inter ? ", 1 shared" : "");
+    return 0;
+}
+
+/*
+ * Which Qwen3-Next layers attend fully: layer_types, else every
+ * full_attention_interval-th layer (Qwen3NextConfig's fallback).
+ */
+static int read_qwen3_next_kinds(const struct fg_cfg *c, const struct hy_kind_name *kinds,
+                                 uint64_t layers, enum hy_kind *out, struct fg_err *err)
+{
+    const char *names[FG_MAX_LAYERS];
+    size_t nn = 0;
+    uint64_t every;
+    int rc;
+    if ((rc = fg_cfg_str_array(c, "layer_types", names, FG_MAX_LAYERS, &nn, err)) ||
+        (rc = fg_cfg_u64(c, "full_attention_interval", 4, 1, FG_MAX_LAYERS, &every, err)))
+        return rc;
+    if (!nn) {
+        for (uint64_t i = 0; i < layers; i++)
+            out[i] = (i + 1) % every ? HY_MAMBA : HY_ATTN;
+        return 0;
+    }
+    if (nn != layers)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has %zu entries for %llu layers",
+                          c->origin, nn, (unsigned long long)layers);
+    for (size_t i = 0; i < nn; i++) {
+        const struct hy_kind_name *k = kind_by_name(kinds, names[i]);
+        if (!k)
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has unknown kind '%s' at "
+                              "layer %zu", c->origin, names[i], i);
+        out[i] = k->kind;
+    }
+    return 0;
+}
+
+/* One Qwen3NextDecoderLayer: input_layernorm, mixer, post_attention_layernorm, MoE or MLP. */
+static int add_qwen3_next_block(struct fg_model *m, int32_t li, enum hy_kind kind, bool moe,
+                                const struct deltanet_shape *dn, const struct qwen_moe_shape *q,
+                                bool bias, struct fg_err *err)
+{
+    int rc;
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+        return rc;
+    if (kind == HY_ATTN) {
+        if (!add_gated_attention(m, li, bias, err))
+            return err ? err->code : FG_E_NOMEM;
+    } else if ((rc = add_deltanet(m, li, dn, err))) {
+        return rc;
+    }
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+        return rc;
+    if (moe)
+        return add_qwen_moe(m, li, q, err);
+    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = true};
+    return fg__add_mlp(m, li, &f, err) ? 0 : (err ? err->code : FG_E_NOMEM);
+}
+
+/*
+ * Qwen3NextForCausalLM.  The published checkpoints also store
+ * mtp_num_hidden_layers multi-token-prediction layers that transformers does
+ * not load (mtp.* in _keys_to_ignore_on_load_unexpected): mtp.fc 2 hidden ->
+ * hidden, mtp.pre_fc_norm_embedding and mtp.pre_fc_norm_hidden, the layers
+ * (full-attention blocks with their MoE) and mtp.norm; no embedding or head
+ * copies.  Qwen3-Next-80B-A3B's shapes give its published 81,324,862,720 with
+ * one MTP layer, and without it 79,674,391,296, Qwen3-Coder-Next's
+ * (tests/test_arch_hybrid.c).
+ */
+static int read_qwen3_next(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                           struct fg_err *err)
+{
+    const struct hybrid_spec *s = spec;
+    int rc;
+    bool bias = false;
+    uint64_t step = 1, mtp = 0;
+    struct deltanet_shape dn = {0};
+    struct qwen_moe_shape q = {0};
+    if ((rc = fg__read_core(c, m, &s->d, err)) || (rc = read_kv_heads(c, m, s->kv_heads, err)))
+        return rc;
+    if (!fg_cfg_has(c, "head_dim"))
+        m->head_dim = 256; /* Qwen3NextConfig.head_dim default */
+    dn.hidden = q.hidden = m->hidden;
+    if ((rc = fg_cfg_bool(c, "attention_bias", false, &bias, err)) ||
+        (rc = fg_cfg_u64(c, "linear_num_key_heads", 16, 1, FG_MAX_HEADS, &dn.k_heads, err)) ||
+        (rc = fg_cfg_u64(c, "linear_num_value_heads", 32, 1, FG_MAX_HEADS, &dn.v_heads, err)) ||
+        (rc = fg_cfg_u64(c, "linear_key_head_dim", 128, 1, 1u << 14, &dn.k_dim, err)) ||
+        (rc = fg_cfg_u64(c, "linear_value_head_dim", 128, 1, 1u << 14, &dn.v_dim, err)) ||
+        (rc = fg_cfg_u64(c, "linear_conv_kernel_dim", 4, 1, 1024, &dn.kernel, err)) ||
+        (rc = fg_cfg_u64(c, "num_experts", s->experts_def, 0, FG_MAX_EXPERTS, &q.experts,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "num_experts_per_tok", 10, 1, FG_MAX_EXPERTS, &q.top_k, err)) ||
+        (rc = fg_cfg_u64(c, "moe_intermediate_size", 512, 1, FG_MAX_INTER, &q.inter, err)) ||
+        (rc = fg_cfg_u64(c, "shared_expert_intermediate_size", 512, 0, FG_MAX_INTER,
+                         &q.shared_inter, err)) ||
+        (rc = fg_cfg_u64(c, "decoder_sparse_step", 1, 1, m->layers, &step, err)) ||
+        (rc = fg_cfg_u64(c, "mtp_num_hidden_layers", 0, 0, 64, &mtp, err)))
+        return rc;
+    if (q.experts && q.top_k > q.experts)
+        return fg_err_set(err, FG_E_RANGE, "%s: num_experts_per_tok %llu exceeds num_experts "
+                          "%llu", c->origin, (unsigned long long)q.top_k,
+                          (unsigned long long)q.experts);
+    /* Qwen3NextGatedDeltaNet repeats each key head over v_heads / k_heads value heads */
+    if (dn.v_heads % dn.k_heads)
+        return fg_err_set(err, FG_E_RANGE, "%s: linear_num_value_heads %llu is not a multiple of "
+                          "linear_num_key_heads %llu", c->origin, (unsigned long long)dn.v_heads,
+                          (unsigned long long)dn.k_heads);
+    uint64_t only[FG_MAX_LAYERS];
+    size_t n_only = 0;
+    bool dense[FG_MAX_LAYERS] = {0};
+    if ((rc = fg_cfg_u64_array(c, "mlp_only_layers", 0, m->layers - 1, only, FG_MAX_LAYERS,
+                               &n_only, err)))
+        return rc;
+    for (size_t i = 0; i < n_only && i < FG_MAX_LAYERS; i++)
+        dense[only[i]] = true;
+    enum hy_kind kinds[FG_MAX_LAYERS];
+    if ((rc = read_qwen3_next_kinds(c, s->kinds, m->layers, kinds, err)))
+        return rc;
+
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    for (uint64_t l = 0; l < m->layers; l++) {
+        bool moe = q.experts && !dense[l] && (l + 1) % step == 0;
+        if ((rc = add_qwen3_next_block(m, (int32_t)l, kinds[l], moe, &dn, &q, bias, err)))
+            return rc;
+    }
+    if (q.experts) {
+        m->experts = q.experts;
+        m->top_k = q.top_k;
+    }
+    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)) ||
+        (rc = fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err)))
+        return rc;
+    if (!mtp)
+        return 0;
+    /* the MTP layers, built aside to be counted as a rule */
+    struct fg_model *x = calloc(1, sizeof *x);
+    if (!x)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory");
+    x->hidden = m->hidden;
+    x->heads = m->heads;
+    x->kv_heads = m->kv_heads;
+    x->head_dim = m->head_dim;
+    x->inter = m->inter;
+    for (uint64_t i = 0; i < mtp && !rc; i++)
+        rc = add_qwen3_next_block(x, (int32_t)i, HY_ATTN, q.experts != 0, &dn, &q, bias, err);
+    uint64_t block = rc ? 0 : fg_model_params_of(x, FG_NODE_KIND_COUNT);
+    fg_model_free(x);
+    if (rc)
+        return rc;
+    uint64_t h = m->hidden;
+    fg__model_rule(m, "MTP layers (mtp_num_hidden_layers): blocks + fc 2h->h, two pre-fc norms, "
+                      "norm", (int64_t)(block + 2 * h * h + 3 * h));
+    return 0;
+}
+
 const struct fg_arch fg__arch_hybrid_table[] = {
     {"nemotron_h", "hybrid Mamba-2 / attention (NemotronH)", read_nemotron_h, &nemotron_h},
     {"lfm2", "hybrid short-conv / attention (LFM2)", read_lfm2, &lfm2},
+    {"qwen3_next", "hybrid gated-delta / attention MoE (Qwen3-Next)", read_qwen3_next,
+     &qwen3_next},
+    {"qwen3_5_moe_text", "hybrid gated-delta / attention MoE (Qwen3.5)", read_qwen3_next,
+     &qwen3_5_moe_text},
+    {"qwen3_5_text", "hybrid gated-delta / attention (Qwen3.5)", read_qwen3_next,
+     &qwen3_5_text},
+    {"bamba", "hybrid Mamba-2 / attention (Bamba)", read_bamba, &bamba},
+    {"granitemoehybrid", "hybrid Mamba-2 / attention MoE (Granite 4.0)", read_granitemoehybrid,
+     &granitemoehybrid},
+    {"falcon_h1", "parallel Mamba-2 + attention (Falcon-H1)", read_falcon_h1, &falcon_h1},
     {NULL, NULL, NULL, NULL},
 };

@@ -31,6 +31,8 @@ enum moe_place {
     PLACE_ALL,          /* every layer (Mixtral, GraniteMoe, gpt-oss, MiniMax-M2) */
     PLACE_SPARSE_STEP,  /* Qwen2MoeDecoderLayer: not in mlp_only_layers and (i+1) % decoder_sparse_step == 0 */
     PLACE_FIRST_K,      /* modeling_deepseek.py: i >= first_k_dense_replace and i % moe_layer_freq == 0 */
+    PLACE_ERNIE,        /* Ernie4_5_MoeDecoderLayer: (i+1) % moe_layer_interval == 0 and
+                           moe_layer_start_index <= i <= moe_layer_end_index (-1: the last) */
 };
 
 /* How the always-on shared expert is sized. */
@@ -38,6 +40,7 @@ enum moe_shared {
     SHARED_NONE,
     SHARED_QWEN,        /* one MLP of shared_expert_intermediate_size, scaled by sigmoid(shared_expert_gate) */
     SHARED_DEEPSEEK,    /* one MLP of n_shared_experts x moe_intermediate_size */
+    SHARED_GRANITE,     /* GraniteMoeSharedMLP of shared_intermediate_size, absent when 0 */
 };
 
 /* The router's stored e_score_correction_bias buffer (aux-loss-free balancing). */
@@ -45,6 +48,7 @@ enum moe_score_bias {
     SCORE_BIAS_NONE,
     SCORE_BIAS_KEY,     /* present when use_routing_bias (MiniMaxM2SparseMoeBlock) */
     SCORE_BIAS_NOAUX,   /* present when topk_method == "noaux_tc" (DeepseekV3 MoEGate) */
+    SCORE_BIAS_ALWAYS,  /* always built (Glm4MoeTopkRouter buffer, Ernie4_5_MoeStatics) */
 };
 
 enum moe_attn { ATTN_GQA, ATTN_MLA };
@@ -67,6 +71,9 @@ struct moe_spec {
     enum moe_place place;
     enum moe_shared shared;
     uint64_t shared_def;             /* n_shared_experts or shared_expert_intermediate_size */
+    const char *shared_key;          /* SHARED_DEEPSEEK count key; NULL = n_shared_experts */
+    enum fg_norm_kind norm;          /* block and final norms (RMS unless the row says) */
+    const char *head_bias_key;       /* lm_head bias switch (PhiMoE lm_head_bias), or NULL */
     bool fused_gate_up;              /* experts store one gate_up tensor */
     enum fg_lora_experts peft;       /* how peft's LoRA reaches the routed experts: transformers
                                         5 fuses them into 3-D parameters, and peft maps its
@@ -92,6 +99,7 @@ struct moe_spec {
     bool honour_use_sliding_window;
     bool max_window_layers;          /* Qwen: layers below max_window_layers attend fully */
     bool mtp;                        /* num_nextn_predict_layers stored in the checkpoint */
+    bool mtp_no_copies;              /* the MTP layers hold no embed_tokens / shared_head.head */
     bool dsa_indexer;                /* DeepSeek sparse attention indexer inside attention */
     struct mla_defaults mla;
 };
@@ -101,10 +109,12 @@ struct moe_cfg {
     const struct moe_spec *s;
     uint64_t experts, top_k, moe_inter, shared_n, shared_inter;
     uint64_t sparse_step, first_k, layer_freq;
+    int64_t last_k;                  /* PLACE_ERNIE: last MoE layer, -1 = the last layer */
     bool mlp_only[FG_MAX_LAYERS];
     bool attn_bias, qkv_bias, qk_norm, score_bias;
     uint64_t q_lora, kv_lora, nope, rope, v;
     uint64_t index_heads, index_head_dim;
+    bool idx_shared[FG_MAX_LAYERS];  /* indexer_types "shared": the layer reuses an indexer */
     uint64_t window[FG_MAX_LAYERS];
 };
 
@@ -124,6 +134,9 @@ static bool is_moe_layer(const struct moe_cfg *k, uint64_t l)
         return !(l < FG_MAX_LAYERS && k->mlp_only[l]) && (l + 1) % k->sparse_step == 0;
     case PLACE_FIRST_K:
         return l >= k->first_k && l % k->layer_freq == 0;
+    case PLACE_ERNIE:
+        return l >= k->first_k && (k->last_k < 0 || l <= (uint64_t)k->last_k) &&
+               (l + 1) % k->layer_freq == 0;
     case PLACE_ALL:
     default:
         return true;
@@ -195,6 +208,13 @@ static int add_moe(struct fg_model *m, int32_t layer, const struct moe_cfg *k, s
  * wk hidden -> index_head_dim, k_norm LayerNorm(index_head_dim) with bias,
  * weights_proj hidden -> index_heads.
  */
+/* Whether layer l holds its own sparse-attention indexer (MTP layers, past the main stack,
+ * always do). */
+static bool has_indexer(const struct moe_cfg *k, uint64_t l)
+{
+    return k->s->dsa_indexer && !(l < FG_MAX_LAYERS && k->idx_shared[l]);
+}
+
 static int add_mla(struct fg_model *m, int32_t layer, const struct moe_cfg *k, struct fg_err *err)
 {
     struct fg_node *n = fg__model_add_block(m, FG_NODE_MLA, layer, "Attention", err);
@@ -213,7 +233,8 @@ static int add_mla(struct fg_model *m, int32_t layer, const struct moe_cfg *k, s
     n->params += k->kv_lora; /* kv_a_layernorm */
     fg__node_linear(n, "kv_b", k->kv_lora, heads * (k->nope + k->v), 1, false);
     fg__node_linear(n, "o", heads * k->v, h, 1, k->attn_bias);
-    if (k->s->dsa_indexer) {
+    bool indexer = has_indexer(k, (uint64_t)layer);
+    if (indexer) {
         fg__node_linear(n, "idx_q", k->q_lora, k->index_heads * k->index_head_dim, 1, false);
         fg__node_linear(n, "idx_k", h, k->index_head_dim, 1, false);
         n->params += 2 * k->index_head_dim; /* indexer.k_norm: LayerNorm weight + bias */
@@ -231,7 +252,8 @@ static int add_mla(struct fg_model *m, int32_t layer, const struct moe_cfg *k, s
     n->rope_dim = (uint32_t)k->rope;
     fg__fmt(n->desc, sizeof n->desc, "MLA %lluh q%llu/kv%llu x%llu%s", (unsigned long long)heads,
              (unsigned long long)k->q_lora, (unsigned long long)k->kv_lora,
-             (unsigned long long)qhd, k->s->dsa_indexer ? " + DSA indexer" : "");
+             (unsigned long long)qhd,
+             indexer ? " + DSA indexer" : k->s->dsa_indexer ? ", shared indexer" : "");
     return 0;
 }
 
@@ -241,7 +263,7 @@ static int add_block(struct fg_model *m, uint64_t l, const struct moe_cfg *k, st
     const struct moe_spec *s = k->s;
     int32_t li = (int32_t)l;
     int rc;
-    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, s->norm, err)))
         return rc;
     if (s->attn == ATTN_MLA) {
         if ((rc = add_mla(m, li, k, err)))
@@ -263,7 +285,7 @@ static int add_block(struct fg_model *m, uint64_t l, const struct moe_cfg *k, st
             fg__fmt(n->desc + len, sizeof n->desc - len, ", sinks");
         }
     }
-    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, s->norm, err)))
         return rc;
     if (is_moe_layer(k, l))
         return add_moe(m, li, k, err);
@@ -348,9 +370,11 @@ static int add_mtp_rules(struct fg_model *m, const struct moe_cfg *k, uint64_t n
     fg_model_free(x);
     uint64_t h = m->hidden;
     uint64_t extra = nextn * (2 * h + 2 * h * h + h);
-    uint64_t copies = nextn * 2 * m->vocab * h;
     fg__model_rule(m, "MTP layers (num_nextn_predict_layers): block + enorm, hnorm, eh_proj 2h->h, "
                       "head norm", (int64_t)(block + extra));
+    if (k->s->mtp_no_copies)
+        return 0;
+    uint64_t copies = nextn * 2 * m->vocab * h;
     fg__model_rule(m, "MTP layers store their own embed_tokens and shared_head.head copies",
                    (int64_t)copies);
     return 0;
@@ -460,9 +484,14 @@ static int read_experts(const struct fg_cfg *c, const struct fg_model *m, struct
                         &k->shared_inter, err);
         break;
     case SHARED_DEEPSEEK:
-        rc = fg_cfg_u64(c, "n_shared_experts", s->shared_def, 0, FG_MAX_EXPERTS, &k->shared_n,
-                        err);
+        rc = fg_cfg_u64(c, s->shared_key ? s->shared_key : "n_shared_experts", s->shared_def, 0,
+                        FG_MAX_EXPERTS, &k->shared_n, err);
         k->shared_inter = k->shared_n * k->moe_inter;
+        break;
+    case SHARED_GRANITE:
+        rc = fg_cfg_u64(c, "shared_intermediate_size", s->shared_def, 0, FG_MAX_INTER,
+                        &k->shared_inter, err);
+        k->shared_n = k->shared_inter ? 1 : 0;
         break;
     case SHARED_NONE:
         break;
@@ -489,12 +518,26 @@ static int read_experts(const struct fg_cfg *c, const struct fg_model *m, struct
             (rc = fg_cfg_u64(c, "moe_layer_freq", 1, 1, m->layers, &k->layer_freq, err)))
             return rc;
         break;
+    case PLACE_ERNIE: {
+        double last;
+        if ((rc = fg_cfg_u64(c, "moe_layer_start_index", 1, 0, m->layers, &k->first_k, err)) ||
+            (rc = fg_cfg_u64(c, "moe_layer_interval", 1, 1, m->layers, &k->layer_freq, err)) ||
+            (rc = fg_cfg_f64(c, "moe_layer_end_index", -1, -1, (double)m->layers, &last, err)))
+            return rc;
+        if (last != (double)(int64_t)last)
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'moe_layer_end_index' = %g is not a "
+                              "whole number", c->origin, last);
+        k->last_k = (int64_t)last;
+        break;
+    }
     case PLACE_ALL:
         break;
     }
     if (s->score_bias == SCORE_BIAS_KEY) {
         if ((rc = fg_cfg_bool(c, "use_routing_bias", true, &k->score_bias, err)))
             return rc;
+    } else if (s->score_bias == SCORE_BIAS_ALWAYS) {
+        k->score_bias = true;
     } else if (s->score_bias == SCORE_BIAS_NOAUX) {
         const char *method = NULL;
         if ((rc = fg_cfg_str(c, "topk_method", s->topk_method_def, &method, err)))
@@ -532,6 +575,21 @@ static int read_mla(const struct fg_cfg *c, struct fg_model *m, struct moe_cfg *
         if (!k->q_lora)
             return fg_err_set(err, FG_E_UNSUPPORTED, "%s: the sparse-attention indexer reads the "
                               "q_lora_rank latent, but q_lora_rank is absent or 0", c->origin);
+        /* GLM-5.2 indexer_types: "shared" layers reuse an earlier layer's top-k and hold no
+         * indexer weights (GLM-5.2 publishes 57 x 9,371,904 fewer scalars than GLM-5.1) */
+        const char *types[FG_MAX_LAYERS];
+        size_t nt = 0;
+        if ((rc = fg_cfg_str_array(c, "indexer_types", types, FG_MAX_LAYERS, &nt, err)))
+            return rc;
+        if (nt && nt != m->layers)
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'indexer_types' has %zu entries for %llu "
+                              "layers", c->origin, nt, (unsigned long long)m->layers);
+        for (size_t i = 0; i < nt; i++) {
+            if (strcmp(types[i], "shared") && strcmp(types[i], "full"))
+                return fg_err_set(err, FG_E_RANGE, "%s: key 'indexer_types' has '%s' at layer %zu; "
+                                  "expected full or shared", c->origin, types[i], i);
+            k->idx_shared[i] = strcmp(types[i], "shared") == 0;
+        }
     }
     m->head_dim = k->nope + k->rope;
     m->kv_heads = m->heads;
@@ -605,11 +663,13 @@ static int read_moe(const struct fg_cfg *c, struct fg_model *m, const void *spec
         goto out;
     size_t block = 0; /* the first node of the block built last */
     for (uint64_t l = 0; l < m->layers; l++) {
-        /* a block reads nothing of its layer but its window and whether its MLP is sparse:
+        /* a block reads nothing of its layer but its window, whether its MLP is sparse and
+         * whether it holds an indexer:
          * the blocks after the last one built that equal it in both are copies of it */
         uint64_t same = 0;
         while (l > 0 && l + same < m->layers && window_of(k, l + same) == window_of(k, l - 1) &&
-               is_moe_layer(k, l + same) == is_moe_layer(k, l - 1))
+               is_moe_layer(k, l + same) == is_moe_layer(k, l - 1) &&
+               has_indexer(k, l + same) == has_indexer(k, l - 1))
             same++;
         if (same && fg__model_repeat_block(m, block, (int32_t)l, (uint32_t)same)) {
             l += same - 1;
@@ -619,8 +679,10 @@ static int read_moe(const struct fg_cfg *c, struct fg_model *m, const void *spec
         if ((rc = add_block(m, l, k, err)))
             goto out;
     }
-    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)) ||
-        (rc = fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err)))
+    bool head_bias = false;
+    if ((s->head_bias_key && (rc = fg_cfg_bool(c, s->head_bias_key, false, &head_bias, err))) ||
+        (rc = fg__add_norm(m, -1, "Final norm", m->hidden, s->norm, err)) ||
+        (rc = fg__add_head(m, m->vocab, m->hidden, m->tied, false, head_bias, err)))
         goto out;
 
     uint64_t scales = bo ? fp8_scales(m, bo, bi) : 0, mtp_scales = 0;
@@ -683,6 +745,20 @@ static const struct moe_spec qwen3_moe = {
     .place = PLACE_SPARSE_STEP, .attn = ATTN_GQA,
     .attn_bias_key = "attention_bias", .qk_norm = 1, .windows = true,
     .honour_use_sliding_window = true, .max_window_layers = true};
+
+/* Qwen3VLMoeTextModel (models/qwen3_vl_moe): Qwen3-MoE blocks with M-RoPE, no new tensors;
+ * qwen3_vl_moe maps to qwen2_moe in transformers' conversion table as qwen3_moe does.
+ * Qwen3VLMoeTextConfig defaults. */
+static const struct moe_spec qwen3_vl_moe_text = {
+    .d = {.vocab = 151936, .hidden = 2048, .inter = 5632, .layers = 24, .heads = 16,
+          .max_pos = 128000, .tie = false},
+    .kv_heads_def = 16,
+    .experts_key = "num_experts", .experts_def = 60,
+    .topk_key = "num_experts_per_tok", .topk_def = 4,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1408,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_SPARSE_STEP, .attn = ATTN_GQA,
+    .attn_bias_key = "attention_bias", .qk_norm = 1};
 
 /* GraniteMoeForCausalLM (models/granitemoe/modeling_granitemoe.py): GraniteMoeMoE
  * with router Linear(hidden, experts, bias=False), ParallelExperts input_linear
@@ -787,10 +863,102 @@ static const struct moe_spec kimi_k2 = DEEPSEEK_V3(.peft = FG_LORA_EXPERTS_LINEA
  * attention (DSA) lightning indexer in every attention block, MTP included. */
 static const struct moe_spec deepseek_v32 = DEEPSEEK_V3(.dsa_indexer = true);
 
+/* GlmMoeDsaForCausalLM (models/glm_moe_dsa, GLM-5 / 5.1 / 5.2): DeepSeek-V3.2's blocks (MLA,
+ * the DSA indexer, noaux routing, first_k_dense_replace), indexer_types marking the layers
+ * that share an indexer, and an MTP layer that - unlike DeepSeek-V3's and GLM-4.5's - holds
+ * no embed_tokens or shared_head.head of its own: GLM-5.1 publishes 753,864,139,008, the
+ * graph and MTP block without them (with them: 755,767,304,448).  Defaults are
+ * DeepseekV3Config's; the published configs write every key read. */
+static const struct moe_spec glm_moe_dsa = DEEPSEEK_V3(.dsa_indexer = true,
+                                                       .mtp_no_copies = true,
+                                                       .peft = FG_LORA_EXPERTS_NONE);
+
+/* The rows below that peft reaches (FG_LORA_EXPERTS_MERGED) are the ones transformers'
+ * conversion_mapping.py _MODEL_TO_CONVERSION_PATTERN maps to qwen2_moe (olmoe, glm4_moe,
+ * ernie4_5_moe), as the qwen3_moe row.
+ *
+ * OlmoeForCausalLM (models/olmoe/modular_olmoe.py): OlmoeAttention with q_norm over
+ * heads x head_dim and k_norm over kv_heads x head_dim (always built), attention_bias;
+ * OlmoeSparseMoeBlock gate Linear(hidden, num_experts) and experts of intermediate_size,
+ * every layer, no shared expert.  OlmoeConfig defaults. */
+static const struct moe_spec olmoe = {
+    .d = {.vocab = 50304, .hidden = 2048, .inter = 2048, .layers = 16, .heads = 16,
+          .max_pos = 4096, .tie = false},
+    .experts_key = "num_experts", .experts_def = 64,
+    .topk_key = "num_experts_per_tok", .topk_def = 8,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_ALL, .attn = ATTN_GQA, .attn_bias_key = "attention_bias", .qk_norm = 2};
+
+/* PhimoeForCausalLM (models/phimoe/modular_phimoe.py, Phi-3.5-MoE): LayerNorm with bias
+ * (input_layernorm, post_attention_layernorm, norm), q/k/v/o biased by attention_bias,
+ * Mixtral experts of intermediate_size behind a bias-free router, lm_head biased by
+ * lm_head_bias, sliding window when set.  PhimoeConfig defaults. */
+static const struct moe_spec phimoe = {
+    .d = {.vocab = 32064, .hidden = 4096, .inter = 6400, .layers = 32, .heads = 32,
+          .max_pos = 4096 * 32, .tie = false},
+    .kv_heads_def = 8,
+    .experts_key = "num_local_experts", .experts_def = 16,
+    .topk_key = "num_experts_per_tok", .topk_def = 2,
+    /* phimoe is not in transformers' _MODEL_TO_CONVERSION_PATTERN: peft maps no target
+     * name onto its fused experts */
+    .peft = FG_LORA_EXPERTS_NONE, .norm = FG_NORM_LN, .head_bias_key = "lm_head_bias",
+    .place = PLACE_ALL, .attn = ATTN_GQA, .attn_bias_key = "attention_bias", .windows = true};
+
+/* GraniteMoeSharedForCausalLM (models/granitemoeshared/modular_granitemoeshared.py):
+ * GraniteMoe blocks plus GraniteMoeSharedMLP, input_linear hidden -> 2 x
+ * shared_intermediate_size and output_linear back, when that size is not 0.
+ * GraniteMoeSharedConfig defaults. */
+static const struct moe_spec granitemoeshared = {
+    .d = {.vocab = 32000, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 2048, .tie = true},
+    .experts_key = "num_local_experts", .experts_def = 8,
+    .topk_key = "num_experts_per_tok", .topk_def = 2,
+    .peft = FG_LORA_EXPERTS_NONE,
+    .place = PLACE_ALL, .shared = SHARED_GRANITE, .fused_gate_up = true, .attn = ATTN_GQA,
+    .attn_bias_key = "attention_bias"};
+
+/* Glm4MoeForCausalLM (models/glm4_moe/modular_glm4_moe.py, GLM-4.5 / 4.6 / 4.7):
+ * Glm4MoeAttention q/k/v biased by attention_bias (o_proj never), q_norm / k_norm over
+ * head_dim when use_qk_norm; DeepSeek-V3 MoE placement (first_k_dense_replace), shared
+ * experts of n_shared_experts x moe_intermediate_size, Glm4MoeTopkRouter with its
+ * e_score_correction_bias buffer always; the checkpoint stores num_nextn_predict_layers
+ * MTP layers laid out as DeepSeek-V3's.  Glm4MoeConfig defaults.  GLM-4.5-Air's shapes
+ * give 110,468,824,832 with its MTP layer, its published total (tests/test_arch_moe.c). */
+static const struct moe_spec glm4_moe = {
+    .d = {.vocab = 151552, .hidden = 4096, .inter = 10944, .layers = 46, .heads = 96,
+          .max_pos = 131072, .tie = false},
+    .kv_heads_def = 8, .head_dim_def = 128,
+    .experts_key = "n_routed_experts", .experts_def = 128,
+    .topk_key = "num_experts_per_tok", .topk_def = 8,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1408,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 1,
+    .score_bias = SCORE_BIAS_ALWAYS, .attn = ATTN_GQA, .qkv_bias_key = "attention_bias",
+    .qk_norm = 1, .qk_norm_key = "use_qk_norm", .mtp = true};
+
+/* Ernie4_5_MoeForCausalLM (models/ernie4_5_moe/modular_ernie4_5_moe.py): q/k/v/o biased by
+ * use_bias, MoE layers from moe_layer_start_index every moe_layer_interval, shared experts of
+ * moe_num_shared_experts x moe_intermediate_size, and Ernie4_5_MoeStatics'
+ * e_score_correction_bias (1 x moe_num_experts, requires_grad False) in every MoE layer:
+ * 27 x 64 = 1,728 scalars on ERNIE-4.5-21B-A3B.  Ernie4_5_MoeConfig defaults. */
+static const struct moe_spec ernie4_5_moe = {
+    .d = {.vocab = 103424, .hidden = 2560, .inter = 12288, .layers = 28, .heads = 20,
+          .max_pos = 131072, .tie = true},
+    .kv_heads_def = 4,
+    .experts_key = "moe_num_experts", .experts_def = 64,
+    .topk_key = "moe_k", .topk_def = 6,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1536,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_ERNIE, .shared = SHARED_DEEPSEEK, .shared_def = 2,
+    .shared_key = "moe_num_shared_experts", .score_bias = SCORE_BIAS_ALWAYS,
+    .attn = ATTN_GQA, .attn_bias_key = "use_bias"};
+
 const struct fg_arch fg__arch_moe_table[] = {
     {"mixtral", "mixture-of-experts decoder", read_moe, &mixtral},
     {"qwen2_moe", "mixture-of-experts decoder (shared expert)", read_moe, &qwen2_moe},
     {"qwen3_moe", "mixture-of-experts decoder (q/k norm)", read_moe, &qwen3_moe},
+    {"qwen3_vl_moe_text", "mixture-of-experts decoder (q/k norm, M-RoPE)", read_moe,
+     &qwen3_vl_moe_text},
     {"granitemoe", "mixture-of-experts decoder", read_moe, &granitemoe},
     {"minimax_m2", "mixture-of-experts decoder (remote code)", read_moe, &minimax_m2},
     {"gpt_oss", "mixture-of-experts decoder (sinks, windows)", read_moe, &gpt_oss},
@@ -800,5 +968,13 @@ const struct fg_arch fg__arch_moe_table[] = {
     {"deepseek_v32", "latent-attention MoE decoder (sparse attention)", read_moe,
      &deepseek_v32},
     {"kimi_k2", "latent-attention mixture-of-experts decoder", read_moe, &kimi_k2},
+    {"glm_moe_dsa", "latent-attention MoE decoder (sparse attention, GLM-5)", read_moe,
+     &glm_moe_dsa},
+    {"olmoe", "mixture-of-experts decoder (q/k norm)", read_moe, &olmoe},
+    {"phimoe", "mixture-of-experts decoder (LayerNorm, biases)", read_moe, &phimoe},
+    {"granitemoeshared", "mixture-of-experts decoder (shared MLP)", read_moe,
+     &granitemoeshared},
+    {"glm4_moe", "mixture-of-experts decoder (shared expert, MTP)", read_moe, &glm4_moe},
+    {"ernie4_5_moe", "mixture-of-experts decoder (shared experts)", read_moe, &ernie4_5_moe},
     {NULL, NULL, NULL, NULL},
 };

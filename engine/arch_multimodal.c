@@ -30,6 +30,7 @@ enum vit_pos {
     VIT_POS_NONE,     /* rotary only, nothing stored (Qwen2-VL) */
     VIT_POS_PATCHES,  /* learned table, one row per patch (+ class token) */
     VIT_POS_GRID,     /* learned pos_h x pos_w grid, interpolated (MoonViT) */
+    VIT_POS_TABLE,    /* learned table of pos_rows rows, interpolated (Qwen3-VL) */
 };
 
 /*
@@ -45,6 +46,7 @@ struct vit_spec {
     double mlp_ratio_def;
     enum vit_pos pos;
     struct mm_key pos_h, pos_w;         /* VIT_POS_GRID */
+    struct mm_key pos_rows;             /* VIT_POS_TABLE */
     bool class_token;                   /* learned class embedding (+1 position) */
     bool patch_bias;                    /* patch stem has a bias */
     bool pre_norm, post_norm;           /* LayerNorm before / after the blocks */
@@ -52,6 +54,9 @@ struct vit_spec {
     const char *head_key;               /* SigLIP attention-pooling head switch, or NULL */
     bool head_def;
     const char *pos_type_key, *pos_type_val; /* the only position scheme the shapes cover */
+    bool rms;                           /* RMSNorms (weight only) instead of LayerNorms */
+    bool gated_mlp;                     /* gate / up / down MLP (Pixtral) */
+    bool no_bias;                       /* no linear carries a bias (Pixtral) */
 };
 
 /* CLIPVisionModel (transformers models/clip): Conv2d stem without bias,
@@ -117,7 +122,33 @@ static const struct vit_spec moonvit = {
     .patch_bias = true, .post_norm = true, .fused_qkv = true,
     .pos_type_key = "pos_emb_type", .pos_type_val = "divided_fixed"};
 
-enum proj_kind { PROJ_LLAVA, PROJ_GEMMA3, PROJ_QWEN2_VL, PROJ_LLAMA4, PROJ_KIMI };
+/* Qwen3VLVisionModel (transformers models/qwen3_vl/modeling_qwen3_vl.py): PatchEmbed a
+ * Conv3d over temporal_patch_size x patch x patch WITH bias, pos_embed a learned table of
+ * num_position_embeddings rows (bilinearly interpolated to the grid), blocks of LayerNorms
+ * with bias, fused qkv and proj with bias, linear_fc1 / linear_fc2 with bias; no norm
+ * outside the blocks (the mergers are counted with the projector).  Qwen3VLVisionConfig
+ * defaults. */
+static const struct vit_spec qwen3_vl_vit = {
+    .name = "Qwen3-VL ViT",
+    .hidden = {"hidden_size", 1152}, .layers = {"depth", 27}, .heads = {"num_heads", 16},
+    .inter = {"intermediate_size", 4304}, .channels = {"in_channels", 3},
+    .patch = {"patch_size", 16}, .temporal = {"temporal_patch_size", 2},
+    .pos = VIT_POS_TABLE, .pos_rows = {"num_position_embeddings", 2304}, .patch_bias = true,
+    .fused_qkv = true};
+
+/* PixtralVisionModel (transformers models/pixtral/modeling_pixtral.py): patch_conv a Conv2d
+ * without bias, ln_pre (RMSNorm), blocks of attention_norm / ffn_norm RMSNorms, q/k/v/o and
+ * a gated feed_forward (gate / up / down), no biases; 2D rotary positions, nothing stored.
+ * PixtralVisionConfig defaults. */
+static const struct vit_spec pixtral_vit = {
+    .name = "Pixtral ViT",
+    .hidden = {"hidden_size", 1024}, .layers = {"num_hidden_layers", 24},
+    .heads = {"num_attention_heads", 16}, .inter = {"intermediate_size", 4096},
+    .channels = {"num_channels", 3}, .patch = {"patch_size", 16}, .image = {"image_size", 1024},
+    .pos = VIT_POS_NONE, .pre_norm = true, .rms = true, .gated_mlp = true, .no_bias = true};
+
+enum proj_kind { PROJ_LLAVA, PROJ_GEMMA3, PROJ_QWEN2_VL, PROJ_LLAMA4, PROJ_KIMI, PROJ_QWEN3_VL,
+                 PROJ_MISTRAL3 };
 
 struct mm_spec {
     const char *text_type;    /* text reader when text_config names no model_type */
@@ -221,6 +252,9 @@ static int add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
                               (unsigned long long)d->image, (unsigned long long)d->patch);
         tokens = (d->image / d->patch) * (d->image / d->patch) + (s->class_token ? 1 : 0);
         pos = tokens;
+    } else if (s->pos == VIT_POS_TABLE) {
+        if ((rc = get_key(v, &s->pos_rows, 1u << 20, &pos, err)))
+            return rc;
     } else if (s->pos == VIT_POS_GRID) {
         uint64_t ph = 0, pw = 0;
         if ((rc = get_key(v, &s->pos_h, 1u << 12, &ph, err)) ||
@@ -236,22 +270,27 @@ static int add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
     if (!n)
         return FG_E_NOMEM;
     n->stack = FG_STACK_TOWER;
-    /* blocks: q/k/v/o (or qkv) with bias, fc1/fc2 with bias, two LayerNorms */
+    /* blocks: q/k/v/o (or qkv), fc1/fc2 (or gate/up/down), two norms; biases on every linear
+     * and LayerNorms unless the spec says otherwise */
+    bool b = !s->no_bias;
+    uint64_t norm = s->rms ? h : 2 * h;
     if (s->fused_qkv) {
-        fg__node_linear(n, "qkv", h, 3 * h, L, true);
+        fg__node_linear(n, "qkv", h, 3 * h, L, b);
     } else {
-        fg__node_linear(n, "q", h, h, L, true);
-        fg__node_linear(n, "k", h, h, L, true);
-        fg__node_linear(n, "v", h, h, L, true);
+        fg__node_linear(n, "q", h, h, L, b);
+        fg__node_linear(n, "k", h, h, L, b);
+        fg__node_linear(n, "v", h, h, L, b);
     }
-    fg__node_linear(n, "o", h, h, L, true);
-    fg__node_linear(n, "up", h, d->inter, L, true);
-    fg__node_linear(n, "down", d->inter, h, L, true);
-    n->params += L * 4 * h;
+    fg__node_linear(n, "o", h, h, L, b);
+    if (s->gated_mlp)
+        fg__node_linear(n, "gate", h, d->inter, L, b);
+    fg__node_linear(n, "up", h, d->inter, L, b);
+    fg__node_linear(n, "down", d->inter, h, L, b);
+    n->params += L * 2 * norm;
     /* stem: channels x temporal x patch^2 -> h */
     n->params += d->channels * d->temporal * d->patch * d->patch * h + (s->patch_bias ? h : 0);
     n->params += (s->class_token ? h : 0) + pos * h;
-    n->params += (s->pre_norm ? 2 * h : 0) + (s->post_norm ? 2 * h : 0);
+    n->params += (s->pre_norm ? norm : 0) + (s->post_norm ? norm : 0);
     if (head)   /* SiglipMultiheadAttentionPoolingHead: probe, MHA, LayerNorm, MLP */
         n->params += h + (3 * h * h + 3 * h) + (h * h + h) + 2 * h +
                      (h * d->inter + d->inter) + (d->inter * h + h);
@@ -419,12 +458,76 @@ static int proj_kimi(struct fg_model *m, const struct fg_cfg *c, const struct fg
     return 0;
 }
 
+/* Qwen3-VL: Qwen3VLVisionPatchMerger (norm LayerNorm over the vision hidden, linear_fc1
+ * hidden x merge^2 -> same, linear_fc2 -> out_hidden_size, biases) and one more merger per
+ * deepstack_visual_indexes entry whose norm runs after the shuffle (use_postshuffle_norm:
+ * LayerNorm over hidden x merge^2).  Qwen3-VL-8B's shapes give 8,767,123,696, its Hub total
+ * (tests/test_params.c, Qwen--Qwen3-VL-8B-Instruct). */
+static int proj_qwen3_vl(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
+                         const struct vit_dims *d, struct fg_err *err)
+{
+    (void)c;
+    uint64_t merge = 0, out = 0, idx[64];
+    size_t ndeep = 0;
+    int rc;
+    if ((rc = fg_cfg_u64(v, "spatial_merge_size", 2, 1, 64, &merge, err)) ||
+        (rc = fg_cfg_u64(v, "out_hidden_size", 3584, 1, FG_MAX_HIDDEN, &out, err)) ||
+        (rc = fg_cfg_u64_array(v, "deepstack_visual_indexes", 0, FG_MAX_LAYERS, idx, 64, &ndeep,
+                               err)))
+        return rc;
+    if (out != m->hidden)
+        fg__model_note(m, "vision_config.out_hidden_size %llu differs from the text hidden size "
+                       "%llu", (unsigned long long)out, (unsigned long long)m->hidden);
+    uint64_t wide = d->hidden * merge * merge;
+    struct fg_node *n = add_projector_node(m, out, "PatchMerger + deepstack mergers", err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "merger_in", wide, wide, 1 + ndeep, true);
+    fg__node_linear(n, "merger_out", wide, out, 1 + ndeep, true);
+    n->params += 2 * d->hidden + ndeep * 2 * wide;
+    return 0;
+}
+
+/* Mistral3MultiModalProjector (models/mistral3): norm RMSNorm over the vision hidden,
+ * patch_merger.merging_layer Linear(hidden x merge^2 -> hidden, no bias), linear_1 (vision
+ * hidden x feature layers -> text hidden) and linear_2 (text -> text), biased by
+ * multimodal_projector_bias (Mistral3Config default false).  Mistral-Small-3.2-24B's shapes
+ * give 24,011,361,280, its published count (tests/test_arch_hybrid.c). */
+static int proj_mistral3(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
+                         const struct vit_dims *d, struct fg_err *err)
+{
+    (void)v;
+    uint64_t merge = 0, nfeat = 1;
+    bool bias = false;
+    int rc;
+    if ((rc = fg_cfg_u64(c, "spatial_merge_size", 2, 1, 64, &merge, err)) ||
+        (rc = fg_cfg_bool(c, "multimodal_projector_bias", false, &bias, err)))
+        return rc;
+    const cJSON *vfl = c->obj ? cJSON_GetObjectItemCaseSensitive(c->obj, "vision_feature_layer")
+                              : NULL;
+    if (vfl && cJSON_IsArray(vfl))
+        nfeat = (uint64_t)cJSON_GetArraySize(vfl);
+    if (nfeat == 0 || nfeat > FG_MAX_LAYERS)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'vision_feature_layer' lists %llu layers",
+                          c->origin, (unsigned long long)nfeat);
+    struct fg_node *n = add_projector_node(m, m->hidden, "RMSNorm + patch merger + 2-layer MLP",
+                                           err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "merger", d->hidden * merge * merge, d->hidden, 1, false);
+    fg__node_linear(n, "linear_1", d->hidden * nfeat, m->hidden, 1, bias);
+    fg__node_linear(n, "linear_2", m->hidden, m->hidden, 1, bias);
+    n->params += d->hidden;
+    return 0;
+}
+
 typedef int (*proj_fn)(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
                        const struct vit_dims *d, struct fg_err *err);
 
 static const proj_fn projectors[] = {
     [PROJ_LLAVA] = proj_llava,   [PROJ_GEMMA3] = proj_gemma3, [PROJ_QWEN2_VL] = proj_qwen2_vl,
-    [PROJ_LLAMA4] = proj_llama4, [PROJ_KIMI] = proj_kimi,
+    [PROJ_LLAMA4] = proj_llama4, [PROJ_KIMI] = proj_kimi, [PROJ_QWEN3_VL] = proj_qwen3_vl,
+    [PROJ_MISTRAL3] = proj_mistral3,
 };
 
 /* ---- the wrapper ----------------------------------------------------------------- */
@@ -470,7 +573,25 @@ static int read_text(const struct fg_cfg *c, const struct mm_spec *s, struct fg_
                        "read as a generic decoder", tt);
         return 0;
     }
-    if ((rc = a->read(&text, m, a->spec, err)))
+    /* Qwen3-VL keeps tie_word_embeddings in the root config (Qwen3VLConfig): a text view
+     * without the key reads the root's, through a copy with the key added. */
+    cJSON *copy = NULL;
+    bool tie;
+    if (have && !fg_cfg_has(&text, "tie_word_embeddings") &&
+        fg_cfg_has(c, "tie_word_embeddings")) {
+        if ((rc = fg_cfg_bool(c, "tie_word_embeddings", false, &tie, err)))
+            return rc;
+        if (!(copy = cJSON_Duplicate(text.obj, 1)) ||
+            !cJSON_AddBoolToObject(copy, "tie_word_embeddings", tie)) {
+            cJSON_Delete(copy);
+            return fg_err_set(err, FG_E_NOMEM, "out of memory copying text_config");
+        }
+        text.obj = copy;
+    }
+    rc = a->read(&text, m, a->spec, err);
+    cJSON_Delete(copy);
+    text.obj = NULL;
+    if (rc)
         return rc;
 
     /* compressed-tensors pack-quantized (Kimi-K2.5 routed experts): int
@@ -702,12 +823,37 @@ static const struct mm_spec llama4 = {.text_type = "llama4_text", .vit = &llama4
  * kimi_k2 text model, MoonViT3d and a PatchMergerMLP projector. */
 static const struct mm_spec kimi_k25 = {.text_type = "kimi_k2", .vit = &moonvit,
                                         .proj = PROJ_KIMI};
+/* Qwen3VLForConditionalGeneration: the qwen3_vl_text model (arch_decoder.c) and the
+ * Qwen3-VL tower; tie_word_embeddings sits in the root config. */
+static const struct mm_spec qwen3_vl = {.text_type = "qwen3_vl_text", .vit = &qwen3_vl_vit,
+                                        .proj = PROJ_QWEN3_VL};
+/* Qwen3VLMoeForConditionalGeneration: the qwen3_vl_moe_text model (arch_moe.c). */
+static const struct mm_spec qwen3_vl_moe = {.text_type = "qwen3_vl_moe_text",
+                                            .vit = &qwen3_vl_vit, .proj = PROJ_QWEN3_VL};
+
+/* Qwen3_5MoeForConditionalGeneration / Qwen3_5ForConditionalGeneration: a Qwen3.5 text model
+ * (arch_hybrid.c) and the Qwen3-VL tower (its vision_config has the same keys, with
+ * deepstack_visual_indexes empty). */
+static const struct mm_spec qwen3_5_moe = {.text_type = "qwen3_5_moe_text", .vit = &qwen3_vl_vit,
+                                           .proj = PROJ_QWEN3_VL};
+static const struct mm_spec qwen3_5 = {.text_type = "qwen3_5_text", .vit = &qwen3_vl_vit,
+                                       .proj = PROJ_QWEN3_VL};
+
+/* Mistral3ForConditionalGeneration (Mistral-Small-3.1 / 3.2): a Mistral text model and the
+ * Pixtral tower. */
+static const struct mm_spec mistral3 = {.text_type = "mistral", .vit = &pixtral_vit,
+                                        .proj = PROJ_MISTRAL3};
 
 const struct fg_arch fg__arch_multimodal_table[] = {
     {"llava", "vision-language (CLIP + llama)", read_multimodal, &llava},
     {"gemma3", "vision-language (SigLIP + gemma-3)", read_multimodal, &gemma3},
     {"qwen2_vl", "vision-language (Qwen2-VL)", read_multimodal, &qwen2_vl},
     {"llama4", "vision-language (Llama-4 MoE)", read_multimodal, &llama4},
+    {"qwen3_vl", "vision-language (Qwen3-VL)", read_multimodal, &qwen3_vl},
+    {"mistral3", "vision-language (Pixtral + mistral)", read_multimodal, &mistral3},
+    {"qwen3_vl_moe", "vision-language (Qwen3-VL MoE)", read_multimodal, &qwen3_vl_moe},
+    {"qwen3_5_moe", "vision-language (Qwen3.5 MoE, gated delta)", read_multimodal, &qwen3_5_moe},
+    {"qwen3_5", "vision-language (Qwen3.5, gated delta)", read_multimodal, &qwen3_5},
     {"llama4_text", "llama-4 MoE decoder (interleaved)", read_llama4_text, NULL},
     {"kimi_k25", "vision-language (MoonViT + kimi-k2)", read_multimodal, &kimi_k25},
     {NULL, NULL, NULL, NULL},

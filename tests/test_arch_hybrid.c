@@ -434,9 +434,205 @@ static void siglip_should_count_the_pooling_head_when_enabled(void **state)
     fg_model_free(b);
 }
 
+/* Qwen3-Next-80B-A3B's shape fields; mtp_num_hidden_layers spliced in. */
+#define QWEN3_NEXT(mtp)                                                                        \
+    "{\"model_type\": \"qwen3_next\", \"hidden_size\": 2048, \"intermediate_size\": 5120, "  \
+    "\"num_hidden_layers\": 48, \"num_attention_heads\": 16, \"num_key_value_heads\": 2, "    \
+    "\"head_dim\": 256, \"vocab_size\": 151936, \"tie_word_embeddings\": false, "             \
+    "\"full_attention_interval\": 4, \"linear_conv_kernel_dim\": 4, "                          \
+    "\"linear_key_head_dim\": 128, \"linear_value_head_dim\": 128, "                           \
+    "\"linear_num_key_heads\": 16, \"linear_num_value_heads\": 32, \"num_experts\": 512, "     \
+    "\"num_experts_per_tok\": 10, \"moe_intermediate_size\": 512, "                            \
+    "\"shared_expert_intermediate_size\": 512, \"decoder_sparse_step\": 1, "                   \
+    "\"mlp_only_layers\": [], \"mtp_num_hidden_layers\": " mtp "}"
+
+static void read_qwen3_next_should_count_delta_and_gated_attention_layers(void **state)
+{
+    (void)state;
+    /* Qwen3NextAttention: q_proj 2048 -> 2 x 16 x 256 (query and gate), k/v 2048 -> 512,
+     * o_proj 4096 -> 2048, q_norm / k_norm 256 each */
+    const uint64_t attn = 2048ull * 8192 + 2 * 2048ull * 512 + 4096ull * 2048 + 2 * 256;
+    /* Qwen3NextGatedDeltaNet: key_dim 2048, value_dim 4096, conv_dim 8192 */
+    const uint64_t delta = 2048ull * (2 * 2048 + 2 * 4096) + 2048ull * 64 + 8192ull * 4 + 2 * 32 +
+                           128 + 4096ull * 2048;
+    /* router, 512 experts of 512, shared expert of 512 and its 1-wide gate */
+    const uint64_t moe = 512ull * 2048 + 512ull * 3 * 2048 * 512 + 3ull * 2048 * 512 + 2048;
+    const uint64_t body = 2 * 151936ull * 2048 + 12 * attn + 36 * delta + 48 * (moe + 2 * 2048) +
+                          2048;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build(QWEN3_NEXT("0"), &m, &err), 0);
+    assert_int_equal(count_kind(m, FG_NODE_ATTN), 12);
+    assert_int_equal(count_kind(m, FG_NODE_MAMBA2), 36);
+    assert_int_equal(count_kind(m, FG_NODE_MOE), 48);
+    assert_int_equal(m->params_total, body);
+    /* Qwen3-Coder-Next, same shapes, publishes 79,674,391,296 */
+    assert_int_equal(m->params_total, 79674391296ull);
+    fg_model_free(m);
+
+    assert_int_equal(build(QWEN3_NEXT("1"), &m, &err), 0);
+    /* mtp.fc 4096 -> 2048, two pre-fc norms, one full-attention block with its MoE, mtp.norm */
+    assert_int_equal(m->params_total,
+                     body + 4096ull * 2048 + 2 * 2048 + (attn + moe + 2 * 2048) + 2048);
+    /* Qwen3-Next-80B-A3B-Instruct's published total */
+    assert_int_equal(m->params_total, 81324862720ull);
+    fg_model_free(m);
+}
+
+static void read_qwen3_next_should_reject_value_heads_not_a_multiple_of_key_heads(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"qwen3_next\", \"hidden_size\": 256, "
+                           "\"num_hidden_layers\": 4, \"num_attention_heads\": 4, "
+                           "\"vocab_size\": 100, \"linear_num_key_heads\": 3, "
+                           "\"linear_num_value_heads\": 4}", &m, &err),
+                     FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "linear_num_key_heads"));
+    assert_null(m);
+}
+
+/* Mamba-2 as BambaMixer builds it, inner 512 over 8 heads, 1 group, state 16, 4 taps:
+ * in_proj 256 -> 512 + (512 + 2 x 16) + 8, conv over 544 channels + bias, dt_bias / A_log /
+ * D, gated norm over 512, out_proj 512 -> 256 */
+#define BAMBA_MIXER (256ull * (512 + 544 + 8) + 544 * 4 + 544 + 3 * 8 + 512 + 512ull * 256)
+#define MAMBA_KEYS                                                                             \
+    "\"mamba_n_heads\": 8, \"mamba_n_groups\": 1, \"mamba_d_state\": 16, \"mamba_d_conv\": 4, " \
+    "\"mamba_expand\": 2, \"mamba_conv_bias\": true, \"mamba_proj_bias\": false"
+/* q 256 -> 256, k/v 256 -> 128 (2 of 4 heads), o */
+#define GQA_256 (256ull * 256 + 2 * 256ull * 128 + 256ull * 256)
+
+static void read_bamba_should_place_attention_by_attn_layer_indices(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"bamba\", \"hidden_size\": 256, "
+                           "\"intermediate_size\": 512, \"num_hidden_layers\": 4, "
+                           "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+                           "\"vocab_size\": 1000, \"attn_layer_indices\": [2], " MAMBA_KEYS "}",
+                           &m, &err),
+                     0);
+    assert_int_equal(count_kind(m, FG_NODE_MAMBA2), 3);
+    assert_int_equal(count_kind(m, FG_NODE_ATTN), 1);
+    /* every layer: two RMSNorms and BambaMLP gate / up / down; untied head */
+    assert_int_equal(m->params_total, 2 * 1000ull * 256 + 3 * BAMBA_MIXER + GQA_256 +
+                                          4 * (2 * 256 + 3ull * 256 * 512) + 256);
+    fg_model_free(m);
+}
+
+static void read_granitemoehybrid_should_add_experts_and_the_shared_mlp(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"granitemoehybrid\", \"hidden_size\": 256, "
+                           "\"intermediate_size\": 128, \"num_hidden_layers\": 2, "
+                           "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+                           "\"vocab_size\": 1000, \"tie_word_embeddings\": true, "
+                           "\"layers_block_type\": [\"mamba\", \"attention\"], "
+                           "\"num_local_experts\": 4, \"num_experts_per_tok\": 2, "
+                           "\"shared_intermediate_size\": 384, " MAMBA_KEYS "}",
+                           &m, &err),
+                     0);
+    /* per layer: router 256 x 4, 4 experts of input_linear 256 -> 256 and output_linear
+     * 128 -> 256, shared_mlp 256 -> 768 and 384 -> 256, two norms */
+    const uint64_t ffn = 4 * 256ull + 4 * 3ull * 256 * 128 + 3ull * 256 * 384 + 2 * 256;
+    assert_int_equal(m->params_total, 1000ull * 256 + BAMBA_MIXER + GQA_256 + 2 * ffn + 256);
+    assert_int_equal(m->experts, 4);
+    fg_model_free(m);
+}
+
+static void read_falcon_h1_should_run_mamba_and_attention_in_every_layer(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"falcon_h1\", \"hidden_size\": 256, "
+                           "\"intermediate_size\": 512, \"num_hidden_layers\": 2, "
+                           "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+                           "\"vocab_size\": 1000, \"mamba_d_ssm\": 512, "
+                           "\"mamba_rms_norm\": false, " MAMBA_KEYS "}", &m, &err),
+                     0);
+    assert_int_equal(count_kind(m, FG_NODE_MAMBA2), 2);
+    assert_int_equal(count_kind(m, FG_NODE_ATTN), 2);
+    /* FalconH1Mixer without mamba_rms_norm has no gated norm */
+    assert_int_equal(m->params_total, 2 * 1000ull * 256 +
+                                          2 * (BAMBA_MIXER - 512 + GQA_256 + 2 * 256 +
+                                               3ull * 256 * 512) + 256);
+    fg_model_free(m);
+}
+
+static void read_qwen3_next_should_give_the_dense_qwen3_5_text_model_one_mlp_a_layer(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    /* no num_experts: Qwen3.5's dense text model */
+    assert_int_equal(build("{\"model_type\": \"qwen3_5_text\", \"hidden_size\": 256, "
+                           "\"intermediate_size\": 512, \"num_hidden_layers\": 4, "
+                           "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+                           "\"head_dim\": 64, \"vocab_size\": 1000, "
+                           "\"linear_num_key_heads\": 2, \"linear_num_value_heads\": 4, "
+                           "\"linear_key_head_dim\": 32, \"linear_value_head_dim\": 32}", &m, &err),
+                     0);
+    assert_int_equal(count_kind(m, FG_NODE_MOE), 0);
+    assert_int_equal(count_kind(m, FG_NODE_MLP), 4);
+    assert_int_equal(count_kind(m, FG_NODE_ATTN), 1);
+    assert_int_equal(count_kind(m, FG_NODE_MAMBA2), 3);
+    /* gated attention: q 256 -> 2 x 256, k/v 256 -> 128, o, q/k norms 64 each;
+     * delta: key_dim 64, value_dim 128, conv_dim 256 */
+    const uint64_t attn = 256ull * 512 + 2 * 256ull * 128 + 256ull * 256 + 128;
+    const uint64_t delta = 256ull * (2 * 64 + 2 * 128) + 256ull * 8 + 256ull * 4 + 2 * 4 + 32 +
+                           128ull * 256;
+    assert_int_equal(m->params_total, 2 * 1000ull * 256 + attn + 3 * delta +
+                                          4 * (3ull * 256 * 512 + 2 * 256) + 256);
+    fg_model_free(m);
+}
+
+static void read_multimodal_should_count_mistral3_pixtral_tower_and_projector(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    /* Mistral-Small-3.2-24B-Instruct-2506's shape fields */
+    assert_int_equal(build("{\"model_type\": \"mistral3\", \"spatial_merge_size\": 2, "
+                           "\"multimodal_projector_bias\": false, \"vision_feature_layer\": -1, "
+                           "\"text_config\": {\"model_type\": \"mistral\", \"head_dim\": 128, "
+                           "\"hidden_size\": 5120, \"intermediate_size\": 32768, "
+                           "\"num_hidden_layers\": 40, \"num_attention_heads\": 32, "
+                           "\"num_key_value_heads\": 8, \"vocab_size\": 131072, "
+                           "\"tie_word_embeddings\": false}, "
+                           "\"vision_config\": {\"model_type\": \"pixtral\", \"hidden_size\": 1024, "
+                           "\"intermediate_size\": 4096, \"num_hidden_layers\": 24, "
+                           "\"num_attention_heads\": 16, \"num_channels\": 3, \"patch_size\": 14, "
+                           "\"image_size\": 1540, \"head_dim\": 64}}", &m, &err),
+                     0);
+    /* Pixtral: patch_conv 3 x 14 x 14 -> 1024, ln_pre; per layer q/k/v/o 4 x 1024^2, gated MLP
+     * 3 x 1024 x 4096, two RMSNorms; all without bias */
+    const uint64_t tower = 3ull * 14 * 14 * 1024 + 1024 +
+                           24 * (4ull * 1024 * 1024 + 3ull * 1024 * 4096 + 2 * 1024);
+    /* projector: RMSNorm 1024, merging_layer 4096 -> 1024, linear_1 1024 -> 5120, linear_2 */
+    const uint64_t proj = 1024 + 4096ull * 1024 + 1024ull * 5120 + 5120ull * 5120;
+    const uint64_t text = 2 * 131072ull * 5120 + 40 * (5120ull * 4096 + 2 * 5120ull * 1024 +
+                                                       4096ull * 5120 + 3ull * 5120 * 32768 +
+                                                       2 * 5120) + 5120;
+    assert_int_equal(m->params_total, text + tower + proj);
+    assert_int_equal(m->params_total, 24011361280ull); /* its published count */
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(read_qwen3_next_should_count_delta_and_gated_attention_layers),
+        cmocka_unit_test(read_multimodal_should_count_mistral3_pixtral_tower_and_projector),
+        cmocka_unit_test(read_qwen3_next_should_give_the_dense_qwen3_5_text_model_one_mlp_a_layer),
+        cmocka_unit_test(read_bamba_should_place_attention_by_attn_layer_indices),
+        cmocka_unit_test(read_granitemoehybrid_should_add_experts_and_the_shared_mlp),
+        cmocka_unit_test(read_falcon_h1_should_run_mamba_and_attention_in_every_layer),
+        cmocka_unit_test(read_qwen3_next_should_reject_value_heads_not_a_multiple_of_key_heads),
         cmocka_unit_test(nemotron_h_should_follow_the_pattern_layer_by_layer),
         cmocka_unit_test(nemotron_h_should_count_nano_9b_v2_exactly),
         cmocka_unit_test(nemotron_h_should_describe_the_mamba2_mixer),

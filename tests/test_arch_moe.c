@@ -220,6 +220,160 @@ static void read_moe_should_count_minimax_m2_fp8_scales(void **state)
     fg_model_free(m);
 }
 
+static struct fg_model *built(const char *json)
+{
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    int rc = build(json, &m, &err);
+    if (rc)
+        print_message("%s\n", err.detail);
+    assert_int_equal(rc, 0);
+    assert_non_null(m);
+    assert_false(m->generic);
+    return m;
+}
+
+/* GLM-4.5-Air's shape fields (Glm4MoeConfig as zai-org publishes it); nextn spliced in. */
+#define GLM45_AIR(nextn)                                                                      \
+    "{\"model_type\": \"glm4_moe\", \"attention_bias\": true, \"first_k_dense_replace\": 1, " \
+    "\"head_dim\": 128, \"hidden_size\": 4096, \"intermediate_size\": 10944, "              \
+    "\"moe_intermediate_size\": 1408, \"n_routed_experts\": 128, \"n_shared_experts\": 1, "   \
+    "\"num_attention_heads\": 96, \"num_experts_per_tok\": 8, \"num_hidden_layers\": 46, "    \
+    "\"num_key_value_heads\": 8, \"num_nextn_predict_layers\": " nextn ", "                   \
+    "\"tie_word_embeddings\": false, \"use_qk_norm\": false, \"vocab_size\": 151552}"
+
+static void read_moe_should_count_glm4_moe_layers_router_buffers_and_mtp(void **state)
+{
+    (void)state;
+    /* Glm4MoeAttention: q 4096 -> 96 x 128 and k/v 4096 -> 8 x 128, all biased; o_proj not */
+    const uint64_t attn = 4096ull * 12288 + 12288 + 2 * (4096ull * 1024 + 1024) + 12288ull * 4096;
+    const uint64_t dense = 3ull * 4096 * 10944;
+    /* router 128 x 4096 + e_score_correction_bias 128, 128 experts and 1 shared of 1408 */
+    const uint64_t moe = 128ull * 4096 + 128 + 129ull * 3 * 4096 * 1408;
+    const uint64_t emb = 151552ull * 4096;
+    const uint64_t main_graph = emb + (attn + 2 * 4096 + dense) +
+                                45 * (attn + 2 * 4096 + moe) + 4096 + emb;
+    struct fg_model *m = built(GLM45_AIR("0"));
+    assert_int_equal(count_kind(m, FG_NODE_MLP), 1);
+    assert_int_equal(count_kind(m, FG_NODE_MOE), 45);
+    assert_int_equal(m->params_buffers, 45 * 128);
+    assert_int_equal(m->params_total, main_graph);
+    /* INTELLECT-3 publishes these shapes without the MTP layer: 106,852,251,264 */
+    assert_int_equal(m->params_total, 106852251264ull);
+    fg_model_free(m);
+
+    m = built(GLM45_AIR("1"));
+    /* layer 46: one more MoE block, enorm + hnorm + eh_proj 8192 -> 4096 + shared_head.norm,
+     * and its own embed_tokens and shared_head.head */
+    const uint64_t mtp = attn + 2 * 4096 + moe + 3 * 4096 + 2ull * 4096 * 4096 + 2 * emb;
+    assert_int_equal(m->params_total, main_graph + mtp);
+    /* GLM-4.5-Air's published total (HF API, quoted in an audit table of MoE checkpoints) */
+    assert_int_equal(m->params_total, 110468824832ull);
+    fg_model_free(m);
+}
+
+static void read_moe_should_store_ernie_router_bias_in_every_moe_layer(void **state)
+{
+    (void)state;
+    /* ERNIE-4.5-21B-A3B's shape fields */
+    struct fg_model *m = built(
+        "{\"model_type\": \"ernie4_5_moe\", \"hidden_size\": 2560, \"intermediate_size\": 12288, "
+        "\"num_hidden_layers\": 28, \"num_attention_heads\": 20, \"num_key_value_heads\": 4, "
+        "\"head_dim\": 128, \"vocab_size\": 103424, \"tie_word_embeddings\": true, "
+        "\"use_bias\": false, \"moe_num_experts\": 64, \"moe_k\": 6, "
+        "\"moe_intermediate_size\": 1536, \"moe_num_shared_experts\": 2, "
+        "\"moe_layer_start_index\": 1, \"moe_layer_end_index\": 27, \"moe_layer_interval\": 1}");
+    /* Ernie4_5_MoeStatics.e_score_correction_bias: 1 x 64 in each of the 27 MoE layers */
+    assert_int_equal(m->params_buffers, 1728);
+    assert_int_equal(count_kind(m, FG_NODE_MLP), 1);
+    assert_int_equal(count_kind(m, FG_NODE_MOE), 27);
+    const uint64_t attn = 2560ull * 2560 + 2 * 2560ull * 512 + 2560ull * 2560;
+    const uint64_t moe = 64ull * 2560 + 64 + 64ull * 3 * 2560 * 1536 + 3ull * 2560 * 3072;
+    assert_int_equal(m->params_total, 103424ull * 2560 + (attn + 2 * 2560 + 3ull * 2560 * 12288) +
+                                          27 * (attn + 2 * 2560 + moe) + 2560);
+    fg_model_free(m);
+
+    /* moe_layer_interval 2 from layer 1: layers 1, 3, 5 of 6 */
+    m = built("{\"model_type\": \"ernie4_5_moe\", \"hidden_size\": 64, \"intermediate_size\": 128,"
+              " \"num_hidden_layers\": 6, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+              "\"moe_num_experts\": 4, \"moe_k\": 2, \"moe_intermediate_size\": 32, "
+              "\"moe_layer_interval\": 2}");
+    assert_int_equal(count_kind(m, FG_NODE_MOE), 3);
+    assert_non_null(node_of_layer(m, FG_NODE_MOE, 5));
+    assert_non_null(node_of_layer(m, FG_NODE_MLP, 0));
+    fg_model_free(m);
+}
+
+static void read_moe_should_count_olmoe_q_k_norms_over_all_heads(void **state)
+{
+    (void)state;
+    /* OLMoE-1B-7B-0924's shape fields */
+    struct fg_model *m = built(
+        "{\"model_type\": \"olmoe\", \"hidden_size\": 2048, \"intermediate_size\": 1024, "
+        "\"num_hidden_layers\": 16, \"num_attention_heads\": 16, \"num_key_value_heads\": 16, "
+        "\"num_experts\": 64, \"num_experts_per_tok\": 8, \"vocab_size\": 50304, "
+        "\"tie_word_embeddings\": false}");
+    /* q/k/v/o 4 x 2048^2, q_norm and k_norm 2048 each, router 64 x 2048, 64 experts x 3 x
+     * 2048 x 1024, two norms */
+    const uint64_t layer = 4ull * 2048 * 2048 + 2 * 2048 + 64ull * 2048 +
+                           64ull * 3 * 2048 * 1024 + 2 * 2048;
+    assert_int_equal(m->params_total, 2ull * 50304 * 2048 + 16 * layer + 2048);
+    /* OLMoE-1B-7B-0924-Instruct's safetensors headers: 6,919,161,856 */
+    assert_int_equal(m->params_total, 6919161856ull);
+    fg_model_free(m);
+}
+
+static void read_moe_should_give_phimoe_layernorm_biases_and_a_biased_head(void **state)
+{
+    (void)state;
+    struct fg_model *m = built(
+        "{\"model_type\": \"phimoe\", \"hidden_size\": 256, \"intermediate_size\": 512, "
+        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+        "\"num_local_experts\": 4, \"num_experts_per_tok\": 2, \"vocab_size\": 1000, "
+        "\"attention_bias\": true, \"lm_head_bias\": true, \"tie_word_embeddings\": false}");
+    const uint64_t attn = 2 * (256ull * 256 + 256) + 2 * (256ull * 128 + 128);
+    const uint64_t layer = attn + 2 * 2 * 256 + 4ull * 256 + 4ull * 3 * 256 * 512;
+    assert_int_equal(m->params_total, 1000ull * 256 + 2 * layer + 2 * 256 + 1000ull * 256 + 1000);
+    fg_model_free(m);
+}
+
+static void read_moe_should_add_granitemoeshared_shared_mlp_only_when_sized(void **state)
+{
+    (void)state;
+    const char *fmt =
+        "{\"model_type\": \"granitemoeshared\", \"hidden_size\": 256, \"intermediate_size\": 128, "
+        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_local_experts\": 4, "
+        "\"num_experts_per_tok\": 2, \"vocab_size\": 1000, \"shared_intermediate_size\": %d}";
+    char json[512];
+    /* per layer: q/k/v/o 4 x 256^2, router 4 x 256, 4 experts x (256 -> 2 x 128, 128 -> 256) */
+    const uint64_t layer = 4ull * 256 * 256 + 2 * 256 + 4ull * 256 + 4ull * 3 * 256 * 128;
+    snprintf(json, sizeof json, fmt, 0);
+    struct fg_model *m = built(json);
+    assert_int_equal(m->params_total, 1000ull * 256 + 2 * layer + 256);
+    fg_model_free(m);
+    snprintf(json, sizeof json, fmt, 384);
+    m = built(json);
+    /* GraniteMoeSharedMLP: input_linear 256 -> 2 x 384, output_linear 384 -> 256 */
+    assert_int_equal(m->params_total, 1000ull * 256 + 2 * (layer + 3ull * 256 * 384) + 256);
+    fg_model_free(m);
+}
+
+static void read_moe_should_drop_the_indexers_glm5_2_marks_shared(void **state)
+{
+    (void)state;
+    struct fg_model *a = load(FIXTURES "zai-org--GLM-5.1");
+    struct fg_model *b = load(FIXTURES "zai-org--GLM-5.2");
+    /* the lightning indexer: wq_b 2048 -> 32 x 128, wk 6144 -> 128, k_norm 128 + bias,
+     * weights_proj 6144 -> 32; 57 of GLM-5.2's 78 layers share one */
+    const uint64_t indexer = 2048ull * 4096 + 6144ull * 128 + 2 * 128 + 6144ull * 32;
+    assert_int_equal(a->params_total - b->params_total, 57 * indexer);
+    /* GLM's MTP layer has no embed_tokens / shared_head.head of its own */
+    assert_int_equal(rule(a, "MTP layers store"), -1);
+    assert_true(rule(a, "MTP layers (") > 0);
+    fg_model_free(a);
+    fg_model_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +388,12 @@ int main(void)
         cmocka_unit_test(read_moe_should_give_qwen2_moe_a_gated_shared_expert),
         cmocka_unit_test(read_moe_should_give_gpt_oss_sinks_windows_and_biased_experts),
         cmocka_unit_test(read_moe_should_count_minimax_m2_fp8_scales),
+        cmocka_unit_test(read_moe_should_count_glm4_moe_layers_router_buffers_and_mtp),
+        cmocka_unit_test(read_moe_should_store_ernie_router_bias_in_every_moe_layer),
+        cmocka_unit_test(read_moe_should_count_olmoe_q_k_norms_over_all_heads),
+        cmocka_unit_test(read_moe_should_give_phimoe_layernorm_biases_and_a_biased_head),
+        cmocka_unit_test(read_moe_should_add_granitemoeshared_shared_mlp_only_when_sized),
+        cmocka_unit_test(read_moe_should_drop_the_indexers_glm5_2_marks_shared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

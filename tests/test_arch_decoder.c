@@ -1,0 +1,224 @@
+/*
+ * test_arch_decoder.c - the table-driven decoder rows (engine/arch_decoder.c):
+ * each family's count against the tensors its transformers class creates,
+ * written out term by term, and the checkpoint-layout rules keyed on the
+ * config (the rotary inv_freq buffers of Llama checkpoints written before
+ * transformers 4.32).
+ *
+ * The configs are inline test inputs carrying the shape fields of a released
+ * checkpoint where one is named; the expected counts are derived here from
+ * the modeling files, not copied from the reader.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "support.h"
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "model.h"
+
+static struct fg_model *built(const char *json)
+{
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    int rc = build(json, &m, &err);
+    if (rc)
+        print_message("%s\n", err.detail);
+    assert_int_equal(rc, 0);
+    assert_non_null(m);
+    assert_false(m->generic);
+    return m;
+}
+
+static const struct fg_node *first(const struct fg_model *m, enum fg_node_kind kind)
+{
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].kind == kind)
+            return &m->nodes[i];
+    return NULL;
+}
+
+/* Llama-2-7b-hf shape fields; the version is spliced in. */
+#define LLAMA2_7B(ver)                                                                         \
+    "{\"model_type\": \"llama\", \"hidden_size\": 4096, \"intermediate_size\": 11008, "      \
+    "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"num_key_value_heads\": 32, " \
+    "\"vocab_size\": 32000, \"tie_word_embeddings\": false, \"transformers_version\": \"" ver \
+    "\"}"
+
+/* LlamaForCausalLM modules: embed + lm_head 2 x 32000 x 4096, per layer q/k/v/o 4 x 4096^2,
+ * gate/up/down 3 x 4096 x 11008, two RMSNorms; final norm. */
+#define LLAMA2_7B_MODULES                                                                      \
+    (2ull * 32000 * 4096 + 32ull * (4ull * 4096 * 4096 + 3ull * 4096 * 11008 + 2 * 4096) + 4096)
+
+static void read_decoder_should_store_llama_inv_freq_written_before_4_32(void **state)
+{
+    (void)state;
+    struct fg_model *m = built(LLAMA2_7B("4.31.0.dev0"));
+    /* model.layers.N.self_attn.rotary_emb.inv_freq: head_dim / 2 = 64 floats a layer */
+    assert_int_equal(m->params_total, LLAMA2_7B_MODULES + 32 * 64);
+    assert_int_equal(m->params_total, 6738417664ull); /* the Hub's total for Llama-2-7b-hf */
+    assert_int_equal(m->params_buffers, 32 * 64);
+    assert_int_equal(first(m, FG_NODE_ATTN)->buffers, 64);
+    fg_model_free(m);
+
+    m = built(LLAMA2_7B("4.30.2"));
+    assert_int_equal(m->params_buffers, 32 * 64);
+    fg_model_free(m);
+}
+
+static void read_decoder_should_not_store_inv_freq_from_4_32_or_unversioned(void **state)
+{
+    (void)state;
+    const char *const cfgs[] = {LLAMA2_7B("4.32.0.dev0"), LLAMA2_7B("4.35.0"),
+                                LLAMA2_7B("not a version")};
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        struct fg_model *m = built(cfgs[i]);
+        assert_int_equal(m->params_total, LLAMA2_7B_MODULES);
+        assert_int_equal(m->params_buffers, 0);
+        fg_model_free(m);
+    }
+}
+
+/* A small block shape shared by the rows below: hidden 256, 4 heads of 64 (2 kv), inter 512,
+ * 2 layers, vocab 1000.  q 256x256, k/v 256x128, o 256x256. */
+#define SMALL_KEYS                                                                             \
+    "\"hidden_size\": 256, \"intermediate_size\": 512, \"num_hidden_layers\": 2, "            \
+    "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"head_dim\": 64, "               \
+    "\"vocab_size\": 1000, \"tie_word_embeddings\": false"
+#define QKVO (256ull * 256 + 2 * 256ull * 128 + 256ull * 256)
+#define QKV_BIAS (256ull + 2 * 128)
+#define GATED_MLP (3ull * 256 * 512)
+#define PLAIN_MLP (2ull * 256 * 512)
+#define EMB_HEAD (2ull * 1000 * 256)
+
+struct row {
+    const char *json;
+    uint64_t want;
+    const char *why;
+};
+
+static const struct row rows[] = {
+    {"{\"model_type\": \"granite\", " SMALL_KEYS ", \"attention_bias\": true, "
+     "\"embedding_multiplier\": 12.0, \"residual_multiplier\": 0.22}",
+     EMB_HEAD + 2 * (QKVO + QKV_BIAS + 256 + GATED_MLP + 2 * 256) + 256,
+     "GraniteAttention: q/k/v/o biased by attention_bias; multipliers leave shapes alone"},
+    {"{\"model_type\": \"ministral\", " SMALL_KEYS ", \"sliding_window\": 32}",
+     EMB_HEAD + 2 * (QKVO + GATED_MLP + 2 * 256) + 256,
+     "MinistralAttention drops Qwen2's q/k/v biases"},
+    {"{\"model_type\": \"seed_oss\", " SMALL_KEYS ", \"attention_bias\": true, "
+     "\"attention_out_bias\": false}",
+     EMB_HEAD + 2 * (QKVO + QKV_BIAS + GATED_MLP + 2 * 256) + 256,
+     "SeedOssAttention: q/k/v biased by attention_bias, o_proj by attention_out_bias"},
+    {"{\"model_type\": \"seed_oss\", " SMALL_KEYS ", \"attention_out_bias\": true}",
+     EMB_HEAD + 2 * (QKVO + QKV_BIAS + 256 + GATED_MLP + 2 * 256) + 256,
+     "SeedOssConfig.attention_bias defaults to true"},
+    {"{\"model_type\": \"glm\", " SMALL_KEYS "}",
+     EMB_HEAD + 2 * (QKVO + QKV_BIAS + GATED_MLP + 2 * 256) + 256,
+     "GlmAttention: q/k/v biased (attention_bias defaults to true), o_proj never"},
+    {"{\"model_type\": \"glm4\", " SMALL_KEYS ", \"attention_bias\": true}",
+     EMB_HEAD + 2 * (QKVO + QKV_BIAS + GATED_MLP + 4 * 256) + 256,
+     "Glm4DecoderLayer: four RMSNorms"},
+    {"{\"model_type\": \"olmo3\", " SMALL_KEYS ", \"sliding_window\": 64}",
+     EMB_HEAD + 2 * (QKVO + 256 + 128 + GATED_MLP + 2 * 256) + 256,
+     "Olmo3Attention: q_norm over 4 x 64, k_norm over 2 x 64"},
+    {"{\"model_type\": \"exaone4\", " SMALL_KEYS ", \"sliding_window\": null}",
+     EMB_HEAD + 2 * (QKVO + 2 * 64 + GATED_MLP + 2 * 256) + 256,
+     "Exaone4Attention: q_norm / k_norm over head_dim; two post-norms"},
+    {"{\"model_type\": \"ernie4_5\", " SMALL_KEYS ", \"use_bias\": true}",
+     EMB_HEAD + 2 * (QKVO + QKV_BIAS + 256 + GATED_MLP + 2 * 512 + 256 + 2 * 256) + 256,
+     "Ernie4_5: use_bias on q/k/v/o and gate/up/down"},
+    {"{\"model_type\": \"hunyuan_v1_dense\", " SMALL_KEYS "}",
+     EMB_HEAD + 2 * (QKVO + 2 * 64 + GATED_MLP + 2 * 256) + 256,
+     "HunYuanDenseV1Attention: query_layernorm / key_layernorm over head_dim, always"},
+    {"{\"model_type\": \"helium\", " SMALL_KEYS ", \"attention_bias\": true}",
+     EMB_HEAD + 2 * (QKVO + QKV_BIAS + GATED_MLP + 2 * 256) + 256,
+     "HeliumAttention: o_proj never biased"},
+    {"{\"model_type\": \"nemotron\", " SMALL_KEYS "}",
+     EMB_HEAD + 2 * (QKVO + PLAIN_MLP + 2 * 2 * 256) + 2 * 256,
+     "NemotronLayerNorm1P carries a bias; relu^2 MLP has up and down only"},
+    {"{\"model_type\": \"cohere2\", " SMALL_KEYS ", \"sliding_window\": 64}",
+     EMB_HEAD + 2 * (QKVO + GATED_MLP + 256) + 256,
+     "Cohere2: one LayerNorm without bias feeds the parallel attention and MLP"},
+    {"{\"model_type\": \"arcee\", " SMALL_KEYS ", \"mlp_bias\": true}",
+     EMB_HEAD + 2 * (QKVO + PLAIN_MLP + 512 + 256 + 2 * 256) + 256,
+     "ArceeMLP: up_proj / down_proj, biased by mlp_bias"},
+};
+
+static void read_decoder_should_count_each_new_row_from_its_modeling_file(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        struct fg_model *m = built(rows[i].json);
+        if (m->params_total != rows[i].want)
+            print_message("row %zu (%s): got %llu want %llu\n", i, rows[i].why,
+                          (unsigned long long)m->params_total, (unsigned long long)rows[i].want);
+        assert_int_equal(m->params_total, rows[i].want);
+        fg_model_free(m);
+    }
+}
+
+static uint32_t window_of_layer(const struct fg_model *m, int32_t layer)
+{
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].kind == FG_NODE_ATTN && m->nodes[i].layer == layer)
+            return m->nodes[i].window;
+    return UINT32_MAX;
+}
+
+static void read_decoder_should_slide_three_layers_in_four_for_olmo3_and_cohere2(void **state)
+{
+    (void)state;
+    const char *const types[] = {"olmo3", "cohere2", "exaone4"};
+    for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+        char json[1024];
+        snprintf(json, sizeof json,
+                 "{\"model_type\": \"%s\", \"hidden_size\": 256, \"intermediate_size\": 512, "
+                 "\"num_hidden_layers\": 8, \"num_attention_heads\": 4, \"vocab_size\": 1000, "
+                 "\"sliding_window\": 128}", types[t]);
+        struct fg_model *m = built(json);
+        for (int32_t l = 0; l < 8; l++)
+            assert_int_equal(window_of_layer(m, l), (l + 1) % 4 ? 128 : 0);
+        fg_model_free(m);
+    }
+}
+
+/* Qwen3 tied releases: hidden and MLP widths spliced in (28 or 36 layers as published). */
+#define QWEN3_TIED(h, inter, layers, heads)                                                    \
+    "{\"model_type\": \"qwen3\", \"hidden_size\": " h ", \"intermediate_size\": " inter ", "  \
+    "\"num_hidden_layers\": " layers ", \"num_attention_heads\": " heads ", "                 \
+    "\"num_key_value_heads\": 8, \"head_dim\": 128, \"vocab_size\": 151936, "                 \
+    "\"tie_word_embeddings\": true, \"use_sliding_window\": false}"
+
+static void read_decoder_should_store_the_tied_qwen3_head_up_to_hidden_2048_only(void **state)
+{
+    (void)state;
+    /* Qwen3-4B: q 2560 -> 4096, k/v 2560 -> 1024, o 4096 -> 2560, q/k norms 128 each,
+     * MLP 3 x 2560 x 9728, two norms; the embedding alone (no lm_head in the file) */
+    const uint64_t layer = 2560ull * 4096 + 2 * 2560ull * 1024 + 4096ull * 2560 + 256 +
+                           3ull * 2560 * 9728 + 2 * 2560;
+    struct fg_model *m = built(QWEN3_TIED("2560", "9728", "36", "32"));
+    assert_int_equal(m->params_total, 151936ull * 2560 + 36 * layer + 2560);
+    assert_int_equal(m->params_total, 4022468096ull); /* Qwen3-4B's Hub total */
+    fg_model_free(m);
+    /* Qwen3-1.7B: the tied head is in the file */
+    m = built(QWEN3_TIED("2048", "6144", "28", "16"));
+    assert_int_equal(m->params_total, 2031739904ull);
+    fg_model_free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(read_decoder_should_store_llama_inv_freq_written_before_4_32),
+        cmocka_unit_test(read_decoder_should_not_store_inv_freq_from_4_32_or_unversioned),
+        cmocka_unit_test(read_decoder_should_count_each_new_row_from_its_modeling_file),
+        cmocka_unit_test(read_decoder_should_slide_three_layers_in_four_for_olmo3_and_cohere2),
+        cmocka_unit_test(read_decoder_should_store_the_tied_qwen3_head_up_to_hidden_2048_only),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
