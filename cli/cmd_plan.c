@@ -153,6 +153,8 @@ static cJSON *model_json(const struct fg_model *m)
     cJSON *p = cJSON_AddObjectToObject(o, "params");
     cJSON_AddNumberToObject(p, "total", (double)m->params_total);
     cJSON_AddNumberToObject(p, "buffers", (double)m->params_buffers);
+    if (m->params_checkpoint)
+        cJSON_AddNumberToObject(p, "checkpoint", (double)m->params_checkpoint);
     cJSON_AddNumberToObject(p, "active", (double)fg_model_active_params(m));
     cJSON *r = cJSON_AddArrayToObject(p, "rules");
     for (size_t i = 0; i < m->n_rules; i++) {
@@ -248,6 +250,8 @@ static void print_model(const struct fg_model *m)
     printf("%s  (%s; read as %s; count %s)\n", m->id, m->model_type, m->reader,
            fg_certainty_name(m->certainty));
     printf("parameters: %s stored in the checkpoint", fg_cli_count(m->params_total, a, sizeof a));
+    if (m->params_checkpoint)
+        printf(" (its safetensors headers: %s)", fg_cli_count(m->params_checkpoint, b, sizeof b));
     if (m->experts)
         printf(", %llu experts top-%llu (%s active)", (unsigned long long)m->experts,
                (unsigned long long)m->top_k, fg_cli_count(fg_model_active_params(m), b, sizeof b));
@@ -605,7 +609,10 @@ static void print_verdict(const struct inputs *in, const struct fg_gate *g, bool
     for (int i = 0; i < FG_DECIDE_LINES; i++)
         if (g->d.lines[i][0])
             printf("  %s\n", g->d.lines[i]);
-    printf("  => %s with %u x %s (decision: %s)\n", g->d.fits ? "fits" : "does not fit",
+    bool unchecked = in->m->certainty == FG_CERT_UNSURE &&
+                     in->rules.on_unknown != FG_ONUNK_ALLOW;
+    printf("  => %s with %u x %s (decision: %s)\n",
+           unchecked ? "not judged (the count is unsure)" : g->d.fits ? "fits" : "does not fit",
            fg_request_total(&in->q), in->q.gpu->label,
            g->d.overridden ? "override" : fg_decide_kind_name(g->d.kind));
 }

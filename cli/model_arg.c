@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "gate.h"
 #include "log.h"
 #include "model.h"
 #include "source.h"
@@ -33,8 +34,12 @@ int fg_cli_load_model(const char *arg, bool offline, struct fg_model **out, stru
     if (!arg || !*arg)
         return fg_err_set(err, FG_E_INVAL, "MODEL is empty; give a directory, a config.json or "
                           "org/name[@revision]");
-    if (fg_source_arg_is_path(arg))
-        return fg_model_load(arg, out, err);
+    if (fg_source_arg_is_path(arg)) {
+        int rc = fg_model_load(arg, out, err);
+        if (!rc)
+            fg_gate_checkpoint(*out, arg); /* as the plugin reads it */
+        return rc;
+    }
 
     struct fg_model_id id;
     int rc = fg_source_parse_id(arg, &id, err);
@@ -58,6 +63,8 @@ int fg_cli_load_model(const char *arg, bool offline, struct fg_model **out, stru
         rc = fg_model_from_config(doc, arg, out, err);
         fg_config_free(doc);
     }
+    if (!rc && r->dir[0])
+        fg_gate_checkpoint(*out, r->dir);
     fg_source_result_free(r);
     return rc;
 }

@@ -161,6 +161,8 @@ struct fg_model {
     char assumed[FG_MODEL_MAX_ASSUMED][120];
     uint64_t params_total;   /* as the checkpoint stores them: nodes + rules */
     uint64_t params_buffers; /* stored non-trainable buffers within the total */
+    uint64_t params_checkpoint; /* what the checkpoint's safetensors headers (or its index's
+                                   total_parameters) say it stores; 0 when not read */
     /* derived at finalize (NULL / 0 before: the estimator then walks node by node) */
     size_t n_segs;
     struct fg_seg *segs;

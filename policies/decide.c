@@ -887,10 +887,18 @@ bool fg_decide_unknown(const struct fg_request *q, const struct fg_model *m,
     d->nodes = q->nodes;
     char n[32];
     snprintf(n, sizeof n, "%.2f B", (double)m->params_total / 1e9);
-    line(d, 0, "%s: cannot size %s: model_type '%s' is not known and key '%s' is structure the "
-               "generic reader does not understand",
-         d->kind == FG_DECIDE_REJECT ? "rejected" : "warning", q->model[0] ? q->model : m->id,
-         m->model_type[0] ? m->model_type : "(none)", m->unsure_key[0] ? m->unsure_key : "?");
+    if (!strcmp(m->unsure_key, "checkpoint"))
+        line(d, 0, "%s: cannot size %s: its checkpoint stores %llu parameters, fitgate's graph "
+                   "of model_type '%s' counts %llu",
+             d->kind == FG_DECIDE_REJECT ? "rejected" : "warning",
+             q->model[0] ? q->model : m->id, (unsigned long long)m->params_checkpoint,
+             m->model_type[0] ? m->model_type : "(none)", (unsigned long long)m->params_total);
+    else
+        line(d, 0, "%s: cannot size %s: model_type '%s' is not known and key '%s' is structure "
+                   "the generic reader does not understand",
+             d->kind == FG_DECIDE_REJECT ? "rejected" : "warning",
+             q->model[0] ? q->model : m->id, m->model_type[0] ? m->model_type : "(none)",
+             m->unsure_key[0] ? m->unsure_key : "?");
     if (d->kind == FG_DECIDE_REJECT)
         line(d, 1, "its count (%s parameters) could be far off; the site refuses such jobs "
                    "(OnUnknown=reject)", n);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "safetensors.h"
 #include "source.h"
 
 void fg_gate_run(const struct fg_model *m, const struct fg_jobspec *spec,
@@ -159,8 +160,12 @@ int fg_gate_load_model(const struct fg_policy *p, const char *arg, const char *b
         snprintf(full, sizeof full, "%s", arg);
     }
     struct stat st;
-    if (fg_source_arg_is_path(arg) || stat(full, &st) == 0)
-        return fg_model_load(full, out, err);
+    if (fg_source_arg_is_path(arg) || stat(full, &st) == 0) {
+        int rc = fg_model_load(full, out, err);
+        if (!rc)
+            fg_gate_checkpoint(*out, full);
+        return rc;
+    }
 
     struct fg_model_id id;
     int rc = fg_source_parse_id(arg, &id, err);
@@ -188,6 +193,8 @@ int fg_gate_load_model(const struct fg_policy *p, const char *arg, const char *b
     rc = fg_config_parse(res->text, res->len, res->where, &doc, err);
     if (!rc)
         rc = fg_model_from_config(doc, arg, out, err);
+    if (!rc && res->dir[0])
+        fg_gate_checkpoint(*out, res->dir);
     fg_config_free(doc);
     fg_source_result_free(res);
     return rc;
@@ -278,4 +285,61 @@ uint32_t fg_slurm_time_minutes(const char *s)
     else /* minutes[:seconds] */
         mins = f[0] + (n > 1 && f[1] ? 1 : 0);
     return mins > UINT32_MAX ? UINT32_MAX : (uint32_t)mins;
+}
+
+int fg_gate_checkpoint(struct fg_model *m, const char *dir)
+{
+    struct fg_source_opts o;
+    struct fg_source_repo *repo = NULL;
+    struct fg_st_summary *sum = calloc(1, sizeof *sum);
+    struct fg_st_compare *cmp = calloc(1, sizeof *cmp);
+    struct fg_err err = {0};
+    char d[FG_SOURCE_PATH_MAX];
+    struct stat st;
+    if (!m || !dir || !*dir || !sum || !cmp)
+        goto out;
+    snprintf(d, sizeof d, "%s", dir);
+    if (stat(d, &st) == 0 && !S_ISDIR(st.st_mode)) {
+        char *slash = strrchr(d, '/');
+        if (slash)
+            *slash = '\0';
+        else
+            snprintf(d, sizeof d, ".");
+    }
+    if (stat(d, &st) || !S_ISDIR(st.st_mode))
+        goto out;
+    fg_source_opts_init(&o);
+    o.offline = true;
+    if (fg_source_repo_open(&o, d, NULL, &repo, &err) ||
+        fg_safetensors_scan(repo, 0, sum, &err) ||
+        fg_safetensors_compare(sum, m, cmp, &err))
+        goto out; /* no checkpoint here, or one fitgate cannot read: the graph stands */
+    if (!cmp->ckpt_known || !cmp->exact || !cmp->ckpt_total)
+        goto out;
+    m->params_checkpoint = cmp->ckpt_total;
+    double off = ((double)m->params_total - (double)cmp->ckpt_total) / (double)cmp->ckpt_total;
+    if (off < 0)
+        off = -off;
+    if (off <= FG_GATE_CKPT_TOLERANCE) {
+        m->certainty = FG_CERT_CHECKPOINT;
+        if (m->params_total != cmp->ckpt_total)
+            fg__model_note(m, "the checkpoint stores %llu parameters, the graph counts %llu "
+                              "(%+lld, within %.0f%%)",
+                           (unsigned long long)cmp->ckpt_total,
+                           (unsigned long long)m->params_total,
+                           (long long)(m->params_total - cmp->ckpt_total),
+                           FG_GATE_CKPT_TOLERANCE * 100);
+    } else {
+        char pct[32];
+        snprintf(pct, sizeof pct, "%.1f%%", off * 100);
+        fg__model_unsure(m, "checkpoint", "the checkpoint stores %llu parameters, the graph "
+                                          "counts %llu (%s off): the structure was not "
+                                          "understood", (unsigned long long)cmp->ckpt_total,
+                         (unsigned long long)m->params_total, pct);
+    }
+out:
+    fg_source_repo_free(repo);
+    free(sum);
+    free(cmp);
+    return 0;
 }

@@ -86,6 +86,18 @@ int fg_gate_audit(const struct fg_policy *pol, enum fg_audit_where where,
 /* Slurm's --time ("90", "1:30:00", "2-00:00:00", "UNLIMITED") in minutes; 0 when unknown. */
 uint32_t fg_slurm_time_minutes(const char *s);
 
+/*
+ * The checkpoint is the truth when it is at hand: dir (a local directory: the model's own,
+ * a site directory or an HF cache snapshot; never the network) is scanned for safetensors
+ * headers (or an index with total_parameters).  When they give an exact count it goes to
+ * m->params_checkpoint beside the graph's; within FG_GATE_CKPT_TOLERANCE of it the count is
+ * FG_CERT_CHECKPOINT, further off FG_CERT_UNSURE with a note giving both numbers (OnUnknown
+ * then decides).  No shards, a malformed one, or no exact count: nothing changes (0).
+ * Returns 0; the scan's own errors are noted on the model, never fatal.
+ */
+#define FG_GATE_CKPT_TOLERANCE 0.01
+int fg_gate_checkpoint(struct fg_model *m, const char *dir);
+
 /* The model for messages: an id as given, a path by its last directory name. */
 void fg_gate_model_label(const char *arg, char *buf, size_t cap);
 

@@ -395,6 +395,43 @@ static void gate_should_let_an_override_through_only_where_allowed(void **state)
     free(g);
 }
 
+static void gate_checkpoint_should_verify_or_doubt_the_count(void **state)
+{
+    (void)state;
+    /* headers that agree with the graph: the count is the checkpoint's */
+    struct fg_model *m = load("tests/fixtures/hub/repos/HuggingFaceTB/SmolLM2-135M-Instruct");
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    fg_gate_checkpoint(m, "tests/fixtures/hub/repos/HuggingFaceTB/SmolLM2-135M-Instruct");
+    assert_int_equal(m->certainty, FG_CERT_CHECKPOINT);
+    assert_int_equal(m->params_checkpoint, 134515008);
+    assert_int_equal(m->params_checkpoint, m->params_total);
+    fg_model_free(m);
+    /* a sharded checkpoint, through its index and both shard headers */
+    m = load("tests/fixtures/hub/repos/google/gemma-2b-it/config.json");
+    fg_gate_checkpoint(m, "tests/fixtures/hub/repos/google/gemma-2b-it/config.json");
+    assert_int_equal(m->certainty, FG_CERT_CHECKPOINT);
+    assert_int_equal(m->params_checkpoint, 2506172416ull);
+    fg_model_free(m);
+    /* a checkpoint that stores 17% more than the graph: unsure, both numbers said */
+    m = load("tests/fixtures/hub/repos/acme/llama-buffers");
+    fg_gate_checkpoint(m, "tests/fixtures/hub/repos/acme/llama-buffers");
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, "checkpoint");
+    assert_int_equal(m->params_checkpoint, 162827520);
+    bool said = false;
+    for (size_t i = 0; i < m->n_notes; i++)
+        said = said || strstr(m->notes[i], "stores 162827520 parameters, the graph counts "
+                                           "134515008 (17.4% off)");
+    assert_true(said);
+    fg_model_free(m);
+    /* no checkpoint beside the config: nothing changes */
+    m = load(M "Qwen--Qwen3-8B");
+    fg_gate_checkpoint(m, M "Qwen--Qwen3-8B");
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_int_equal(m->params_checkpoint, 0);
+    fg_model_free(m);
+}
+
 static void slurm_time_should_read_every_form_sbatch_takes(void **state)
 {
     (void)state;
@@ -423,6 +460,7 @@ int main(void)
         cmocka_unit_test(gate_should_judge_a_declared_pipeline_by_its_largest_stage),
         cmocka_unit_test(gate_should_serve_inside_the_engines_share_and_count_sequences),
         cmocka_unit_test(gate_should_let_an_override_through_only_where_allowed),
+        cmocka_unit_test(gate_checkpoint_should_verify_or_doubt_the_count),
         cmocka_unit_test(slurm_time_should_read_every_form_sbatch_takes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
