@@ -567,14 +567,13 @@ static uint64_t node_lora_drop_per_token(const struct fg_node *n, const struct f
 }
 
 /* Hidden-state dropout (struct act hidden_drop): a bool mask of the residual width after
- * each residual branch (attention, MLP / MoE) and after the embeddings (BertEmbeddings,
- * BertSelfOutput, BertOutput; GPT2 resid_dropout); the dropped tensor itself goes into the
- * residual add, which keeps nothing. */
+ * each residual branch, attention and MLP / MoE (BertSelfOutput, BertOutput; GPT2
+ * resid_dropout); the dropped tensor itself goes into the residual add, which keeps
+ * nothing.  The embeddings' one (BertEmbeddings.dropout) is counted once by estimate(). */
 static uint64_t node_hidden_drop_per_token(const struct fg_node *n)
 {
     switch (n->kind) {
     case FG_NODE_ATTN: case FG_NODE_MLA: case FG_NODE_MLP: case FG_NODE_MOE:
-    case FG_NODE_EMBED:
         return n->hidden;
     default:
         return 0;
@@ -1307,7 +1306,11 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
          "hidden-state dropout masks, 1 B per element"},
     };
     for (size_t i = 0; i < sizeof kept_rows / sizeof kept_rows[0]; i++) {
-        uint64_t k = fg__mul_sat(fg__mul_sat(t.sum[kept_rows[i].sum] / per_block, seq), inflight);
+        uint64_t tok = t.sum[kept_rows[i].sum] / per_block;
+        if (kept_rows[i].sum == S_HDROP && kept.hidden_drop &&
+            (job->layer_last == 0 || job->stage_embed))
+            tok += m->hidden; /* the embeddings' dropout, on the first stage */
+        uint64_t k = fg__mul_sat(fg__mul_sat(tok, seq), inflight);
         framework = fg__add_sat(framework, k);
         add_line(e, "activations", k, true, kept_rows[i].source, "%s, %llu tokens",
                  kept_rows[i].what, (unsigned long long)seq);
