@@ -407,6 +407,7 @@ struct act {
     unsigned c, r;          /* compute dtype bytes (bf16 2, fp32 4); residual stream bytes */
     unsigned qin_bytes;     /* bnb_keeps_input: bytes of each 4-bit linear's kept input copy */
     bool lora_drop;         /* LoRA dropout masks and dropped inputs */
+    unsigned lora_drop_bytes; /* bytes a dropped input element adds (mask, wider copy) */
     bool attn_drop;         /* dropout on the attention probabilities (eager) */
     bool hidden_drop;       /* dropout on the hidden states */
 };
@@ -426,6 +427,12 @@ static void act_of(const struct fg_model *m, const struct fg_job *job, struct ac
     if (qlora && job->bnb_keeps_input && ce > a->c)
         a->qin_bytes = ce;
     a->lora_drop = train && job->mode != FG_MODE_FULL && job->lora_dropout > 0;
+    /* lora_A keeps the dropped input in its own dtype; under autocast it keeps the bf16
+     * cast autocast makes of it (peft casts x to lora_A's fp32 first, layer.py; bnb.py
+     * skips that cast under autocast) */
+    bool autocast = job->precision == FG_PREC_BF16_MIXED || job->precision == FG_PREC_FP16_MIXED;
+    unsigned dropped = autocast ? 2 : job->lora_base_dtype ? a->c : 4;
+    a->lora_drop_bytes = 1 + (dropped > a->c ? dropped - a->c : 0); /* mask + the widening */
     double pa = job->attn_dropout < 0 ? m->attn_dropout : job->attn_dropout;
     double ph = job->hidden_dropout < 0 ? m->hidden_dropout : job->hidden_dropout;
     a->attn_drop = train && pa > 0;
@@ -546,24 +553,35 @@ static uint64_t node_qin_per_token(const struct fg_node *n, unsigned bytes, uint
     return in * bytes / tp;
 }
 
-/* The LoRA dropout a node keeps per token (struct act lora_drop): for each adapted linear
- * (lora_targets) a bool mask and the dropped input in the adapters' fp32, 1 + 4 B per input
- * element (peft tuners/lora/layer.py Linear.forward, one nn.Dropout per adapted module).
- * The head takes no adapter (add_lora); routed experts are left out (peft's ParamWrapper
- * adapts the fused tensors, not per-token linears). */
+/*
+ * The LoRA dropout a node keeps per token (struct act lora_drop, lora_drop_bytes): for each
+ * adapted linear (lora_targets) a bool mask and the dropped input the adapter's A matrix
+ * multiplies (peft tuners/lora/layer.py Linear.forward: lora_B(lora_A(dropout(x))), one
+ * nn.Dropout per adapted module; lit-gpt lora.py LoRAQKVLinear.forward: one for the fused
+ * q, k, v, job.lora_fused_qkv).  The dropped copy takes the place of the input lora_A would
+ * keep without dropout, which node_act_per_token counts at the compute dtype: `bytes` is
+ * what a dropped element adds over it (act_of).  The head takes no adapter (add_lora);
+ * routed experts are left out (peft's ParamWrapper adapts the fused tensors, not per-token
+ * linears).
+ */
 static uint64_t node_lora_drop_per_token(const struct fg_node *n, const struct fg_job *job,
-                                         uint32_t tp)
+                                         unsigned bytes, uint32_t tp)
 {
     if (n->kind == FG_NODE_HEAD || n->kind == FG_NODE_EMBED)
         return 0;
     uint64_t in = 0;
+    bool qkv_seen = false;
     for (unsigned k = 0; k < n->nlin; k++) {
         const struct fg_linear *l = &n->lin[k];
         if ((n->kind == FG_NODE_MOE && l->count > 1) || !lora_targets(job, l->role))
             continue;
+        bool qkv = !strcmp(l->role, "q") || !strcmp(l->role, "k") || !strcmp(l->role, "v");
+        if (qkv && job->lora_fused_qkv && qkv_seen)
+            continue; /* the fused projection's one input */
+        qkv_seen |= qkv;
         in += (uint64_t)l->in * l->count;
     }
-    return in * (1 + 4) / tp;
+    return in * bytes / tp;
 }
 
 /* Hidden-state dropout (struct act hidden_drop): a bool mask of the residual width after
@@ -604,7 +622,7 @@ static void add_node(const struct fg_node *n, const struct fg_job *job, const st
         p->sum[S_ACT] += node_act_per_token(n, a->c, a->r, tp);
         p->sum[S_QIN] += node_qin_per_token(n, a->qin_bytes, tp);
         if (a->lora_drop)
-            p->sum[S_LDROP] += node_lora_drop_per_token(n, job, tp);
+            p->sum[S_LDROP] += node_lora_drop_per_token(n, job, a->lora_drop_bytes, tp);
         if (a->hidden_drop)
             p->sum[S_HDROP] += node_hidden_drop_per_token(n);
         unsigned kept = job->attention == FG_ATTN_EAGER && n->eager_bytes ? eager_kept(n, a)
@@ -1188,14 +1206,21 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
          * distributed/fsdp: FlatParameter / fully_shard; torchtune
          * lora_finetune_distributed shards the whole PEFT model); DeepSpeed ZeRO-1/2
          * partition the states / gradients of whatever trains. */
+        /* job.lora_base_dtype: lit-gpt / torchtune adapters in the base's dtype, torch
+         * AdamW's states following it */
+        unsigned ab = job->lora_base_dtype ? pbytes : 4;
+        unsigned aob = !job->lora_base_dtype || job->optimizer == FG_OPT_ADAMW_8BIT ? obytes
+                     : adam ? 2 * ab : ab;
         b->adapters = fg__add_sat(
-            fg__add_sat(sharded_bytes(adapters, 0, 4, shard_w, job->ep),
-                        sharded_bytes(adapters, 0, 4, shard_g, job->ep)),
-            sharded_bytes(adapters, 0, obytes, shard_o, job->ep));
-        add_line(e, "adapters", b->adapters, false, "peft autocast_adapter_dtype",
-                 "LoRA r=%u: %llu adapter params x %u B (fp32 weight, grad, %s)%s",
-                 job->lora_rank, (unsigned long long)adapters, 8 + obytes,
-                 fg_optimizer_name(job->optimizer), shard_o > 1 ? ", sharded over DP" : "");
+            fg__add_sat(sharded_bytes(adapters, 0, ab, shard_w, job->ep),
+                        sharded_bytes(adapters, 0, ab, shard_g, job->ep)),
+            sharded_bytes(adapters, 0, aob, shard_o, job->ep));
+        add_line(e, "adapters", b->adapters, false,
+                 job->lora_base_dtype ? "lit-gpt / torchtune LoRA" : "peft autocast_adapter_dtype",
+                 "LoRA r=%u: %llu adapter params x %u B (%s weight, grad, %s)%s",
+                 job->lora_rank, (unsigned long long)adapters, 2 * ab + aob,
+                 ab == 4 ? "fp32" : "bf16", fg_optimizer_name(job->optimizer),
+                 shard_o > 1 ? ", sharded over DP" : "");
     }
     /* Runtime transients that do not grow with the batch. */
     uint64_t overhead = 0;
@@ -1301,7 +1326,7 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
         {S_QIN, "bitsandbytes<0.43.2 MatMul4Bit.forward",
          "4-bit linears' inputs, kept as cast to the compute dtype"},
         {S_LDROP, "peft tuners/lora/layer.py Linear.forward",
-         "LoRA dropout: bool mask + fp32 dropped input per adapted linear"},
+         "LoRA dropout: bool masks, dropped inputs wider than the blocks' own"},
         {S_HDROP, "torch native_dropout (config hidden dropout)",
          "hidden-state dropout masks, 1 B per element"},
     };
@@ -1396,6 +1421,7 @@ struct part_key {
     enum fg_lora_targets targets;
     enum fg_precision precision;
     struct act act;  /* compute / residual bytes and the kept tensors' switches */
+    bool lora_fused_qkv;
     char list[sizeof ((struct fg_job *)0)->lora_list];
 };
 
@@ -1403,6 +1429,7 @@ static void part_key_of(const struct fg_model *m, const struct fg_job *job, stru
 {
     memset(k, 0, sizeof *k);
     act_of(m, job, &k->act);
+    k->lora_fused_qkv = job->lora_fused_qkv;
     k->lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
     k->attention = job->attention;
     k->tp = job->tp ? job->tp : 1;
@@ -1421,6 +1448,8 @@ static bool same_key(const struct part_key *a, const struct part_key *b)
            a->targets == b->targets && a->precision == b->precision &&
            a->act.c == b->act.c && a->act.r == b->act.r &&
            a->act.qin_bytes == b->act.qin_bytes && a->act.lora_drop == b->act.lora_drop &&
+           a->act.lora_drop_bytes == b->act.lora_drop_bytes &&
+           a->lora_fused_qkv == b->lora_fused_qkv &&
            a->act.attn_drop == b->act.attn_drop && a->act.hidden_drop == b->act.hidden_drop &&
            (a->targets != FG_LORA_LIST || !strcmp(a->list, b->list));
 }

@@ -92,6 +92,15 @@ struct fg_job {
      * tuners/lora/layer.py Linear.forward: lora_B(lora_A(dropout(x))), one nn.Dropout per
      * adapted module). */
     float lora_dropout;
+    /* The adapters are in the base's parameter dtype, as lit-gpt and torchtune make them,
+     * not peft's fp32 (get_peft_model autocast_adapter_dtype=True): their weights, gradients
+     * and optimizer states, and a dropped input without autocast, take that dtype.
+     * Default false (peft). */
+    bool lora_base_dtype;
+    /* q, k and v are one fused projection with one LoRA module and so one dropout
+     * (lit-gpt's CausalSelfAttention.attn with LoRAQKVLinear); peft and torchtune adapt
+     * each projection with its own.  Default false. */
+    bool lora_fused_qkv;
     /* Dropout probabilities in training: on the attention probabilities (eager only: the
      * fused SDPA kernels draw theirs from a seed) and on the hidden states (after each
      * residual branch and the embeddings).  Negative: config.json's

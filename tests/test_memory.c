@@ -702,7 +702,10 @@ static void bnb_keeps_input_should_keep_fp32_copies_only_where_the_linear_upcast
 }
 
 /* peft's LoRA dropout: one nn.Dropout per adapted module keeps a bool mask and the dropped
- * fp32 input, 1 + 4 B per input element: q and v 4096 wide each on Llama-2-7b. */
+ * input lora_A multiplies, cast to the adapters' fp32 where no autocast runs: 1 B and 2 B
+ * wider than the bf16 input the block count holds, per element of each adapted input (q
+ * and v 4096 wide each on Llama-2-7b); under autocast lora_A keeps a bf16 cast and lit-gpt's
+ * adapters are bf16: the mask alone, once for its fused q, k, v. */
 static void lora_dropout_should_keep_a_mask_and_a_dropped_input_per_adapted_linear(void **s)
 {
     (void)s;
@@ -714,15 +717,22 @@ static void lora_dropout_should_keep_a_mask_and_a_dropped_input_per_adapted_line
     assert_int_equal(fg_lora_targets_parse("qv", &j, NULL), 0);
     assert_int_equal(kept_bytes(m, &j, src), 0);
     j.lora_dropout = 0.05f;
-    assert_int_equal(kept_bytes(m, &j, src),
-                     5 * (4096 + 4096) * 32 * 512ull);
+    assert_int_equal(kept_bytes(m, &j, src), 3 * (4096 + 4096) * 32 * 512ull);
+    j.lora_fused_qkv = true; /* lit-gpt: one dropout for the fused projection */
+    j.lora_base_dtype = true; /* and bf16 adapters: the mask alone */
+    assert_int_equal(kept_bytes(m, &j, src), 1 * 4096 * 32 * 512ull);
+    j.lora_fused_qkv = j.lora_base_dtype = false;
+    j.precision = FG_PREC_BF16_MIXED; /* autocast: lora_A keeps a bf16 cast */
+    assert_int_equal(kept_bytes(m, &j, src), 1 * (4096 + 4096) * 32 * 512ull);
+    j.precision = FG_PREC_BF16;
     j.lora_targets = FG_LORA_ALL_LINEAR; /* every linear but the head */
-    assert_int_equal(kept_bytes(m, &j, src),
-                     5 * LLAMA2_7B_QIN * 32 * 512);
+    assert_int_equal(kept_bytes(m, &j, src), 3 * LLAMA2_7B_QIN * 32 * 512);
     j.mode = FG_MODE_QLORA;
     j.quant = FG_QUANT_NF4;
-    assert_int_equal(kept_bytes(m, &j, src),
-                     5 * LLAMA2_7B_QIN * 32 * 512);
+    assert_int_equal(kept_bytes(m, &j, src), 3 * LLAMA2_7B_QIN * 32 * 512);
+    j.kbit_prepared = true; /* fp32 hidden states: the fp32 copy is no wider */
+    assert_int_equal(kept_bytes(m, &j, src), 1 * LLAMA2_7B_QIN * 32 * 512);
+    j.kbit_prepared = false;
     j.lora_dropout = 1.0f;
     struct fg_err err = {0};
     struct fg_estimate e;

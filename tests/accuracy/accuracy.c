@@ -89,29 +89,31 @@ static const struct acc_stack {
     bool bnb_keeps_input;      /* bitsandbytes < 0.43.2 */
     enum fg_bnb_compute bnb_compute;
     float lora_dropout;
+    bool lora_base_dtype, lora_fused_qkv;
     float attn_dropout, hidden_dropout; /* -1: config.json's (transformers' own modules) */
 } acc_stacks[] = {
     /* torchtune: its own modules (no dropout: attn_dropout 0.0), LoRA dropout 0.0 by
      * default (models/llama3_1/_model_builders.py), QLoRA through torchao's NF4Tensor,
      * whose linear_nf4 keeps only the weight (modules/low_precision/nf4_linear.py):
-     * no bitsandbytes at all */
-    {"torchtune", false, false, FG_BNB_INPUT, 0, 0, 0},
+     * no bitsandbytes at all; LoRALinear's adapters in the model's dtype */
+    {"torchtune", false, false, FG_BNB_INPUT, 0, true, false, 0, 0},
     /* lit-gpt 8641822 with bitsandbytes 0.41.1: BitsandbytesPrecision(mode, dtype) computes
      * in the bf16-true dtype, the activations' (finetune/lora.py); MatMul4Bit keeps its
-     * input, the same tensor.  Its LoRA dropout (0.05, one nn.Dropout on the fused qkv
-     * input, bf16) is not the engine's per-linear fp32 one: left at 0, see the docs.
-     * lit_gpt/model.py has no dropout. */
-    {"litgpt-8641822", false, true, FG_BNB_INPUT, 0, 0, 0},
-    {"litgpt", false, false, FG_BNB_INPUT, 0, 0, 0},
+     * input, the same tensor.  LoRA: lora_dropout = 0.05 (finetune/lora.py), one
+     * nn.Dropout on the fused qkv input (lit_gpt/lora.py LoRAQKVLinear.forward), adapters
+     * in the model's dtype.  lit_gpt/model.py has no other dropout.  Later lit-gpt
+     * (litgpt/finetune/lora.py) keeps the same LoRA. */
+    {"litgpt-8641822", false, true, FG_BNB_INPUT, 0.05f, true, true, 0, 0},
+    {"litgpt", false, false, FG_BNB_INPUT, 0.05f, true, true, 0, 0},
     /* LLaMA-Factory (early 2024): transformers + peft, BitsAndBytesConfig with
      * bnb_4bit_compute_dtype = the training dtype (model/utils/quantization.py
      * configure_quantization), its own prepare (no fp32 cast of the base), lora_dropout
      * 0.0 (hparams/finetuning_args.py); config.json's dropout (llama: 0) */
-    {"llama-factory", false, true, FG_BNB_INPUT, 0, -1, -1},
+    {"llama-factory", false, true, FG_BNB_INPUT, 0, false, false, -1, -1},
     /* unsloth's "Hugging Face + FA2" column: transformers + peft + bitsandbytes, settings
      * unpublished; defaults */
-    {"hf-peft", false, false, FG_BNB_INPUT, 0, -1, -1},
-    {"triton", false, false, FG_BNB_INPUT, 0, -1, -1},
+    {"hf-peft", false, false, FG_BNB_INPUT, 0, false, false, -1, -1},
+    {"triton", false, false, FG_BNB_INPUT, 0, false, false, -1, -1},
 };
 
 /* One data line of rows.tsv (fields already split by the header's column map) -> row. */
@@ -199,6 +201,8 @@ static int acc_parse_row(char **f, const int *col, struct acc_row *r, const char
     r->job.bnb_keeps_input = st->bnb_keeps_input;
     r->job.bnb_compute = st->bnb_compute;
     r->job.lora_dropout = st->lora_dropout;
+    r->job.lora_base_dtype = st->lora_base_dtype;
+    r->job.lora_fused_qkv = st->lora_fused_qkv;
     r->job.attn_dropout = st->attn_dropout;
     r->job.hidden_dropout = st->hidden_dropout;
 #undef FIELD
