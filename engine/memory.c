@@ -620,6 +620,15 @@ static void add_node(const struct fg_node *n, const struct fg_job *job, const st
     /* Towers (vision / audio) stay frozen and unused in text fine-tunes. */
     if (n->stack != FG_STACK_TOWER) {
         p->sum[S_ACT] += node_act_per_token(n, a->c, a->r, tp);
+        if ((n->kind == FG_NODE_ATTN || n->kind == FG_NODE_MLA) && scores_kept(n, job)) {
+            /* Attention that materialises its scores (eager_attention_forward, the SDPA
+             * math path) is softmax and two matmuls: the PV product is kept by no one (the
+             * o projection keeps its re-laid-out copy) and there is no log-sum-exp, which
+             * node_act_per_token counts for the fused kernels. */
+            uint64_t out = n->kind == FG_NODE_MLA ? (uint64_t)n->heads * n->v_head_dim
+                                                  : (uint64_t)n->heads * n->head_dim;
+            p->sum[S_ACT] -= (a->c * out) / tp + 4ull * n->heads / tp;
+        }
         p->sum[S_QIN] += node_qin_per_token(n, a->qin_bytes, tp);
         if (a->lora_drop)
             p->sum[S_LDROP] += node_lora_drop_per_token(n, job, a->lora_drop_bytes, tp);

@@ -788,6 +788,26 @@ static void eager_scores_should_follow_the_compute_dtype_and_attention_dropout(v
     fg_model_free(m);
 }
 
+/* Attention that materialises its scores is softmax and two matmuls: no kernel output and
+ * no log-sum-exp are kept, as SDPA's fused kernels keep them (Llama-3.1-8B: 2 B x 4096 +
+ * 4 B x 32 heads per token per block fewer under eager, beside the scores it adds). */
+static void eager_attention_should_keep_no_kernel_output_or_log_sum_exp(void **s)
+{
+    (void)s;
+    struct fg_model *m = load(LLAMA8B);
+    struct fg_job j;
+    fg_job_defaults(&j, FG_MODE_LORA);
+    j.seq_len = 1024;
+    struct fg_estimate sdpa = estimate_of(m, &j);
+    j.attention = FG_ATTN_EAGER;
+    struct fg_estimate eager = estimate_of(m, &j);
+    uint64_t scores = line_bytes(&eager, "transformers eager attention");
+    assert_int_equal(scores, 6ull * 32 * 1024 * 1024 * 32);
+    assert_int_equal(sdpa.b.activations + scores - eager.b.activations,
+                     (2 * 4096 + 4 * 32) * 32 * 1024ull);
+    fg_model_free(m);
+}
+
 /* Hidden dropout (hidden_dropout_prob 0.1) keeps a bool mask after each residual branch and
  * after the embeddings: (2 x 12 + 1) x 768 x 512 B for bert-base at 512 tokens. */
 static void hidden_dropout_should_keep_one_mask_per_residual_branch(void **s)
@@ -1021,6 +1041,7 @@ int main(void)
         cmocka_unit_test(bnb_keeps_input_should_keep_fp32_copies_only_where_the_linear_upcasts),
         cmocka_unit_test(lora_dropout_should_keep_a_mask_and_a_dropped_input_per_adapted_linear),
         cmocka_unit_test(eager_scores_should_follow_the_compute_dtype_and_attention_dropout),
+        cmocka_unit_test(eager_attention_should_keep_no_kernel_output_or_log_sum_exp),
         cmocka_unit_test(hidden_dropout_should_keep_one_mask_per_residual_branch),
         cmocka_unit_test(fsdp_should_shard_the_adapters_and_gather_a_quantized_base_as_stored),
     };
