@@ -965,6 +965,57 @@ static void random_layout_job(struct fg_job *j, uint32_t layers)
         j->stage_head = draw(2);
         j->inflight = 1 + (uint32_t)draw(8);
     }
+    /* what the frameworks keep (after the draws above, which stay as they were) */
+    j->attention = draw(3) ? FG_ATTN_SDPA : FG_ATTN_EAGER;
+    j->kbit_prepared = draw(3) == 0;
+    j->bnb_keeps_input = draw(2);
+    j->bnb_compute = (enum fg_bnb_compute)draw(2);
+    j->lora_dropout = draw(2) ? 0.05f : 0;
+    j->lora_base_dtype = draw(2);
+    j->lora_fused_qkv = draw(2);
+    j->attn_dropout = draw(3) ? -1 : 0.1f;
+    j->hidden_dropout = draw(3) ? -1 : 0;
+}
+
+/* A planner's part sets are keyed on what a block's part reads: two jobs that differ in one
+ * of the framework fields alone must not share a set (each is checked against the plain
+ * estimate after the base job filled the set). */
+static void parts_should_tell_apart_jobs_that_differ_in_what_the_framework_keeps(void **s)
+{
+    (void)s;
+    static const char *const models[] = {BERT_BASE, LLAMA2_7B};
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        struct fg_model *m = load(models[i]);
+        for (int f = 0; f < 9; f++) {
+            struct fg__parts *parts = fg__parts_new();
+            assert_non_null(parts);
+            struct fg_job base, j;
+            fg_job_defaults(&base, FG_MODE_QLORA);
+            base.seq_len = 512;
+            base.attention = FG_ATTN_EAGER;
+            base.bnb_keeps_input = true;
+            base.lora_dropout = 0.05f;
+            static struct fg_estimate a, b;
+            assert_int_equal(fg__memory_estimate_parts(m, &base, &a, parts, NULL), 0);
+            j = base;
+            switch (f) {
+            case 0: j.kbit_prepared = true; break;
+            case 1: j.bnb_keeps_input = false; break;
+            case 2: j.bnb_compute = FG_BNB_FP32; break;
+            case 3: j.lora_dropout = 0; break;
+            case 4: j.lora_base_dtype = true; break;
+            case 5: j.lora_fused_qkv = true; break;
+            case 6: j.attn_dropout = 0; break;
+            case 7: j.hidden_dropout = 0; break;
+            default: j.attention = FG_ATTN_SDPA; break;
+            }
+            assert_int_equal(fg__memory_estimate_parts(m, &j, &a, parts, NULL), 0);
+            assert_int_equal(fg_memory_estimate_totals(m, &j, &b, NULL), 0);
+            assert_same_totals(&a, &b);
+            fg__parts_free(parts);
+        }
+        fg_model_free(m);
+    }
 }
 
 /* The segment walk (runs of equal blocks folded at once, blocks counted once) and the part
@@ -1018,6 +1069,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(estimate_should_be_the_same_by_segments_parts_and_nodes),
+        cmocka_unit_test(parts_should_tell_apart_jobs_that_differ_in_what_the_framework_keeps),
         cmocka_unit_test(fused_adamw_should_drop_only_the_step_temporary),
         cmocka_unit_test(tied_head_should_cost_nothing_beside_the_embedding_even_when_stored),
         cmocka_unit_test(tied_head_should_be_copied_onto_a_last_stage_without_the_embedding),
