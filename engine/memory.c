@@ -1209,14 +1209,13 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
                  "%s state: %u B x %llu params", fg_optimizer_name(job->optimizer), obytes,
                  (unsigned long long)params);
     } else {
-        /* [PEFT]: fp32 adapters with fp32 grads and Adam states.  Sharded as the base's
-         * are by the ZeRO stage: FSDP shards every parameter it wraps, trainable or not,
-         * with the gradients and the optimizer states that follow them (torch
-         * distributed/fsdp: FlatParameter / fully_shard; torchtune
+        /* [PEFT]: fp32 adapters with fp32 grads and Adam states; lit-gpt's and torchtune's
+         * in the base's dtype, torch AdamW's states following it (job.lora_base_dtype).
+         * Sharded as the base's are by the ZeRO stage: FSDP shards every parameter it
+         * wraps, trainable or not, with the gradients and the optimizer states that follow
+         * them (torch distributed/fsdp: FlatParameter / fully_shard; torchtune
          * lora_finetune_distributed shards the whole PEFT model); DeepSpeed ZeRO-1/2
          * partition the states / gradients of whatever trains. */
-        /* job.lora_base_dtype: lit-gpt / torchtune adapters in the base's dtype, torch
-         * AdamW's states following it */
         unsigned ab = job->lora_base_dtype ? pbytes : 4;
         unsigned aob = !job->lora_base_dtype || job->optimizer == FG_OPT_ADAMW_8BIT ? obytes
                      : adam ? 2 * ab : ab;
