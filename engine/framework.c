@@ -29,7 +29,13 @@
  *             enable_activation_checkpointing: True, optimizer fused: True,
  *             loss CEWithChunkedOutputLoss (modules/loss/ce_chunked_output_loss.py).
  *  axolotl, llama-factory: HF Trainer + peft underneath (axolotl core/trainer_builder.py,
- *             llamafactory train/sft/workflow.py): the hf row's semantics.
+ *             llamafactory train/sft/workflow.py): the hf row's semantics, but neither runs
+ *             peft's prepare_model_for_kbit_training's fp32 casts (axolotl casts back to
+ *             torch_dtype in convert_embedding_modules_dtype; LLaMA-Factory upcasts layer
+ *             norms only on request).
+ *  QLoRA and LoRA details per framework: docs/frameworks-memory.md (peft utils/other.py
+ *             prepare_model_for_kbit_training; bitsandbytes MatMul4Bit; litgpt LoRAQKVLinear;
+ *             torchtune LoRALinear under the recipe's bf16 default dtype).
  *  unsloth    HF Trainer + peft with use_gradient_checkpointing="unsloth" and a fused,
  *             chunked cross entropy (unsloth kernels/cross_entropy_loss.py); one GPU per process.
  *  nemo, megatron: Megatron-Core optimizer/distrib_optimizer.py (bf16 parameters; fp32 main
@@ -54,17 +60,18 @@
 
 static const struct fg_framework table[] = {
     {.name = "hf", .aliases = "transformers,trainer,accelerate,trl,peft",
-     .label = "HF Trainer/accelerate/TRL + peft", TRAIN_HF,
+     .label = "HF Trainer/accelerate/TRL + peft", TRAIN_HF, .kbit_prepared = true,
      .source = "transformers training_args.py, trainer.py; peft tuners/lora/model.py"},
     {.name = "lit-gpt", .aliases = "litgpt,lightning", .label = "lit-gpt (Lightning Fabric)",
      .layouts = FG_LAY_ZERO, .trains = true, .serves = true, .full_precision = FG_PREC_BF16_MIXED,
      .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW, .chunked_ce = true,
-     .unsharded_copy = true, .dp_zero = 3,
+     .unsharded_copy = true, .dp_zero = 3, .lora_base_dtype = true, .lora_fused_qkv = true,
+     .lora_dropout = 0.05f, .no_dropout = true,
      .source = "litgpt finetune/lora.py, utils.py chunked_cross_entropy; Lightning amp.py"},
     {.name = "torchtune", .aliases = "", .label = "torchtune", .layouts = FG_LAY_ZERO,
      .trains = true, .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16,
      .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW_FUSED, .chunked_ce = true,
-     .grad_ckpt = true, .dp_zero = 3,
+     .grad_ckpt = true, .dp_zero = 3, .lora_base_dtype = true, .no_dropout = true,
      .source = "torchtune recipes/*_finetune_*.py, ce_chunked_output_loss.py"},
     {.name = "axolotl", .aliases = "", .label = "axolotl (HF Trainer + peft)", TRAIN_HF,
      .source = "axolotl core/trainer_builder.py over transformers Trainer"},

@@ -47,6 +47,13 @@ struct fg_framework {
     bool grad_ckpt;            /* recomputes activations by default */
     bool unsharded_copy;       /* FSDP ranks keep a whole weight copy beside their shard */
     uint32_t dp_zero;          /* the ZeRO stage it shards with over several ranks unless told */
+    /* QLoRA and LoRA as its code runs them (memory.h; docs/frameworks-memory.md) */
+    bool kbit_prepared;        /* QLoRA through peft's prepare_model_for_kbit_training, which
+                                  also turns gradient checkpointing on */
+    bool lora_base_dtype;      /* adapters in the base's dtype, not fp32 */
+    bool lora_fused_qkv;       /* one LoRA dropout on a fused qkv input */
+    float lora_dropout;        /* its default LoRA dropout */
+    bool no_dropout;           /* its own modules: no attention or hidden dropout */
     double gpu_util;           /* serving: share of the card the engine takes (0: none) */
     const char *source;        /* where the row's facts come from */
 };

@@ -179,6 +179,11 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
     return 0;
 }
 
+static bool lora_mode_of(const struct fg_job *j)
+{
+    return j->mode == FG_MODE_LORA || j->mode == FG_MODE_QLORA;
+}
+
 static void note(struct fg_jobspec *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void note(struct fg_jobspec *s, const char *fmt, ...)
 {
@@ -239,6 +244,20 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         j->precision = d.precision;
         j->optimizer = d.optimizer;
     }
+    if (j->mode == FG_MODE_QLORA && fw->kbit_prepared) {
+        /* peft prepare_model_for_kbit_training: the unquantized parameters in fp32, and
+         * use_gradient_checkpointing=True unless the job says otherwise */
+        j->kbit_prepared = true;
+        if (!fg_jobspec_given(s, FG_JOBOPT_GRAD_CKPT))
+            j->grad_ckpt = true;
+    }
+    if (lora_mode_of(j)) {
+        j->lora_base_dtype = fw->lora_base_dtype;
+        j->lora_fused_qkv = fw->lora_fused_qkv;
+        j->lora_dropout = fw->lora_dropout;
+    }
+    if (fw->no_dropout && !serve)
+        j->attn_dropout = j->hidden_dropout = 0;
     bool mixed = j->precision == FG_PREC_BF16_MIXED || j->precision == FG_PREC_FP16_MIXED;
     if (lora && mixed && fw->lora_base_torch_dtype) {
         j->precision = FG_PREC_BF16;

@@ -215,6 +215,7 @@ void fg_job_defaults(struct fg_job *job, enum fg_mode mode)
     job->batch = 1;
     job->dp = job->tp = job->pp = job->ep = 1;
     job->inflight = 1;
+    job->attn_dropout = job->hidden_dropout = -1; /* config.json's */
 }
 
 void fg_job_on_gpus(struct fg_job *job, uint32_t gpus)
@@ -469,12 +470,56 @@ static uint64_t state_per_seq(const struct fg_node *n)
     return 0;
 }
 
+/*
+ * What the job's activations are made of, set once per estimate (act_of): the compute and
+ * residual bytes, and which of the framework's kept tensors the job has.  Part of the
+ * planner's part key (struct part_key): every block part reads it.
+ */
+struct act {
+    unsigned c, r;          /* compute dtype bytes (bf16 2, fp32 4); residual stream bytes */
+    unsigned qin_bytes;     /* bnb_keeps_input: bytes of each 4-bit linear's kept input copy */
+    bool lora_drop;         /* LoRA dropout masks and dropped inputs */
+    unsigned lora_drop_bytes; /* bytes a dropped input element adds (mask, wider copy) */
+    bool attn_drop;         /* dropout on the attention probabilities (eager) */
+    bool hidden_drop;       /* dropout on the hidden states */
+};
+
+static void act_of(const struct fg_model *m, const struct fg_job *job, struct act *a)
+{
+    bool qlora = job->mode == FG_MODE_QLORA, train = job->mode != FG_MODE_SERVE;
+    bool kbit = qlora && job->kbit_prepared;
+    memset(a, 0, sizeof *a);
+    a->c = job->precision == FG_PREC_FP32 || kbit ? 4 : 2;
+    /* "mixed" means fp32 parameters under autocast (PyTorch AMP; Lightning's bf16-mixed),
+     * so the residual stream is fp32; "bf16" loads the parameters in bf16 */
+    a->r = job->precision == FG_PREC_BF16 && !kbit ? 2 : 4;
+    /* MatMul4Bit's kept input (bnb < 0.43.2) is a tensor of its own only where Linear4bit
+     * cast it: bnb_compute fp32 over 2-byte activations */
+    unsigned ce = job->bnb_compute == FG_BNB_FP32 ? 4 : a->c;
+    if (qlora && job->bnb_keeps_input && ce > a->c)
+        a->qin_bytes = ce;
+    a->lora_drop = train && job->mode != FG_MODE_FULL && job->lora_dropout > 0;
+    /* lora_A keeps the dropped input in its own dtype; under autocast it keeps the bf16
+     * cast autocast makes of it (peft casts x to lora_A's fp32 first, layer.py; bnb.py
+     * skips that cast under autocast) */
+    bool autocast = job->precision == FG_PREC_BF16_MIXED || job->precision == FG_PREC_FP16_MIXED;
+    unsigned dropped = autocast ? 2 : job->lora_base_dtype ? a->c : 4;
+    a->lora_drop_bytes = 1 + (dropped > a->c ? dropped - a->c : 0); /* mask + the widening */
+    double pa = job->attn_dropout < 0 ? m->attn_dropout : job->attn_dropout;
+    double ph = job->hidden_dropout < 0 ? m->hidden_dropout : job->hidden_dropout;
+    a->attn_drop = train && pa > 0;
+    a->hidden_drop = train && ph > 0;
+}
+
 /* What a part and a stage add up node by node: one array, so that folding, runs, the two
  * sides and the planner's prefix table treat every field alike. */
 enum {
     S_PARAMS, S_EXPERTS, S_LINEAR, S_QUANTIZABLE, S_ADAPTERS,
     S_MERGED, /* LoRA: expert parameters peft rebuilds as W + BA each forward */
     S_SCORE,  /* bytes kept per token per token of context (attention scores) */
+    S_QIN,    /* bytes kept per token: 4-bit linears' input copies (bnb_keeps_input) */
+    S_LDROP,  /* bytes kept per token: LoRA dropout masks and dropped inputs */
+    S_HDROP,  /* bytes kept per token: hidden-state dropout masks */
     S_ACT,    /* bytes kept per token; a stage's: its blocks' (the sides' go to act_other) */
     SUMS
 };
@@ -542,7 +587,90 @@ static unsigned scores_kept(const struct fg_node *n, const struct fg_job *job)
     return job->attention == FG_ATTN_EAGER ? n->eager_bytes : n->score_bytes;
 }
 
-static void add_node(const struct fg_node *n, const struct fg_job *job, unsigned c, unsigned r,
+/*
+ * Bytes per score an eager attention keeps for backward in training, from n->eager_bytes
+ * (written for bf16 compute and no dropout) and the job's compute bytes and attention
+ * dropout.  transformers' eager_attention_forward (and BertSelfAttention.forward, whose
+ * softmax autocast runs in fp32): softmax's backward keeps its fp32 output (4 B), the PV
+ * matmul keeps what it multiplies:
+ *   - bf16, no dropout: the bf16 cast of the probabilities, 4 + 2 = 6;
+ *   - fp32, no dropout: the cast is a no-op, the matmul keeps the softmax output: 4;
+ *     tensors of 2 B elsewhere (Gemma-2's tanh, falcon's own path) double;
+ *   - dropout p > 0: nn.functional.dropout keeps a bool mask (torch native_dropout: 1 B)
+ *     and the matmul keeps its output in the compute dtype instead of the cast: +1 in
+ *     bf16 (the cast is dropout's input, kept by no one), +1 + 4 in fp32.
+ */
+static unsigned eager_kept(const struct fg_node *n, const struct act *a)
+{
+    unsigned b = n->eager_bytes;
+    if (a->c == 4)
+        b = b >= 6 ? 4 + 2 * (b - 6) : 2 * b;
+    if (a->attn_drop)
+        b += 1 + (a->c == 4 ? 4 : 0);
+    return b;
+}
+
+/* The 4-bit linears' input copies a node keeps per token (bnb_keeps_input, struct act
+ * qin_bytes): one per linear input (a routed expert's for each of the top-k slots). */
+static uint64_t node_qin_per_token(const struct fg_node *n, unsigned bytes, uint32_t tp)
+{
+    if (!bytes || n->kind == FG_NODE_HEAD || n->kind == FG_NODE_EMBED)
+        return 0;
+    uint64_t in = 0;
+    for (unsigned k = 0; k < n->nlin; k++) {
+        const struct fg_linear *l = &n->lin[k];
+        bool routed = n->kind == FG_NODE_MOE && l->count > 1;
+        in += (uint64_t)l->in * (routed ? n->top_k : l->count);
+    }
+    return in * bytes / tp;
+}
+
+/*
+ * The LoRA dropout a node keeps per token (struct act lora_drop, lora_drop_bytes): for each
+ * adapted linear (lora_targets) a bool mask and the dropped input the adapter's A matrix
+ * multiplies (peft tuners/lora/layer.py Linear.forward: lora_B(lora_A(dropout(x))), one
+ * nn.Dropout per adapted module; lit-gpt lora.py LoRAQKVLinear.forward: one for the fused
+ * q, k, v, job.lora_fused_qkv).  The dropped copy takes the place of the input lora_A would
+ * keep without dropout, which node_act_per_token counts at the compute dtype: `bytes` is
+ * what a dropped element adds over it (act_of).  The head takes no adapter (add_lora);
+ * routed experts are left out (peft's ParamWrapper adapts the fused tensors, not per-token
+ * linears).
+ */
+static uint64_t node_lora_drop_per_token(const struct fg_node *n, const struct fg_job *job,
+                                         unsigned bytes, uint32_t tp)
+{
+    if (n->kind == FG_NODE_HEAD || n->kind == FG_NODE_EMBED)
+        return 0;
+    uint64_t in = 0;
+    bool qkv_seen = false;
+    for (unsigned k = 0; k < n->nlin; k++) {
+        const struct fg_linear *l = &n->lin[k];
+        if ((n->kind == FG_NODE_MOE && l->count > 1) || !lora_targets(job, l->role))
+            continue;
+        bool qkv = !strcmp(l->role, "q") || !strcmp(l->role, "k") || !strcmp(l->role, "v");
+        if (qkv && job->lora_fused_qkv && qkv_seen)
+            continue; /* the fused projection's one input */
+        qkv_seen |= qkv;
+        in += (uint64_t)l->in * l->count;
+    }
+    return in * bytes / tp;
+}
+
+/* Hidden-state dropout (struct act hidden_drop): a bool mask of the residual width after
+ * each residual branch, attention and MLP / MoE (BertSelfOutput, BertOutput; GPT2
+ * resid_dropout); the dropped tensor itself goes into the residual add, which keeps
+ * nothing.  The embeddings' one (BertEmbeddings.dropout) is counted once by estimate(). */
+static uint64_t node_hidden_drop_per_token(const struct fg_node *n)
+{
+    switch (n->kind) {
+    case FG_NODE_ATTN: case FG_NODE_MLA: case FG_NODE_MLP: case FG_NODE_MOE:
+        return n->hidden;
+    default:
+        return 0;
+    }
+}
+
+static void add_node(const struct fg_node *n, const struct fg_job *job, const struct act *a,
                      struct part *p)
 {
     bool lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
@@ -563,8 +691,24 @@ static void add_node(const struct fg_node *n, const struct fg_job *job, unsigned
         add_lora(n, job, tp, p);
     /* Towers (vision / audio) stay frozen and unused in text fine-tunes. */
     if (n->stack != FG_STACK_TOWER) {
-        p->sum[S_ACT] += node_act_per_token(n, c, r, tp);
-        p->sum[S_SCORE] += (uint64_t)scores_kept(n, job) * n->heads / tp;
+        p->sum[S_ACT] += node_act_per_token(n, a->c, a->r, tp);
+        if ((n->kind == FG_NODE_ATTN || n->kind == FG_NODE_MLA) && scores_kept(n, job)) {
+            /* Attention that materialises its scores (eager_attention_forward, the SDPA
+             * math path) is softmax and two matmuls: the PV product is kept by no one (the
+             * o projection keeps its re-laid-out copy) and there is no log-sum-exp, which
+             * node_act_per_token counts for the fused kernels. */
+            uint64_t out = n->kind == FG_NODE_MLA ? (uint64_t)n->heads * n->v_head_dim
+                                                  : (uint64_t)n->heads * n->head_dim;
+            p->sum[S_ACT] -= (a->c * out) / tp + 4ull * n->heads / tp;
+        }
+        p->sum[S_QIN] += node_qin_per_token(n, a->qin_bytes, tp);
+        if (a->lora_drop)
+            p->sum[S_LDROP] += node_lora_drop_per_token(n, job, a->lora_drop_bytes, tp);
+        if (a->hidden_drop)
+            p->sum[S_HDROP] += node_hidden_drop_per_token(n);
+        unsigned kept = job->attention == FG_ATTN_EAGER && n->eager_bytes ? eager_kept(n, a)
+                                                                         : scores_kept(n, job);
+        p->sum[S_SCORE] += (uint64_t)kept * n->heads / tp;
     }
 }
 
@@ -667,15 +811,15 @@ struct part_set {
 };
 
 /* The part of block segment g under job: from the set, or computed and kept there. */
-static struct part block_part(const struct fg_model *m, const struct fg_job *job, unsigned c,
-                              unsigned r, const struct fg_seg *g, struct part_set *set)
+static struct part block_part(const struct fg_model *m, const struct fg_job *job,
+                              const struct act *a, const struct fg_seg *g, struct part_set *set)
 {
     for (unsigned i = 0; i < set->n; i++)
         if (set->seen[i].rep == g->rep)
             return set->seen[i].p;
     struct part own = {0};
     for (uint32_t i = 0; i < g->n; i++)
-        add_node(&m->nodes[g->first + i], job, c, r, &own);
+        add_node(&m->nodes[g->first + i], job, a, &own);
     if (set->n < CACHED) {
         set->seen[set->n].rep = g->rep;
         set->seen[set->n++].p = own;
@@ -691,8 +835,8 @@ static struct part block_part(const struct fg_model *m, const struct fg_job *job
  * (wrapping as repeated additions wrap) and maxima: the same bytes as the node-by-node
  * walk, which is what runs when the model has no segments.
  */
-static void sum_stage(const struct fg_model *m, const struct fg_job *job, unsigned c,
-                      unsigned r, struct part_set *set, struct stage_sums *t)
+static void sum_stage(const struct fg_model *m, const struct fg_job *job, const struct act *a,
+                      struct part_set *set, struct stage_sums *t)
 {
     int32_t cur_layer = -2;
     uint64_t cur_act = 0;
@@ -704,7 +848,7 @@ static void sum_stage(const struct fg_model *m, const struct fg_job *job, unsign
             uint32_t k;
             if (!run_on_stage(m, job, &s, &g, &k))
                 continue;
-            struct part p = block_part(m, job, c, r, g, set);
+            struct part p = block_part(m, job, a, g, set);
             fold_run(t, &p, g->layer, k, &cur_layer, &cur_act);
             continue;
         }
@@ -712,7 +856,7 @@ static void sum_stage(const struct fg_model *m, const struct fg_job *job, unsign
         if (g ? !seg_on_stage(m, g, job) : !on_stage(n, job))
             continue;
         struct part own = {0};
-        add_node(n, job, c, r, &own);
+        add_node(n, job, a, &own);
         fold(t, &own, n->stack == FG_STACK_TOWER ? -1 : n->layer, &cur_layer, &cur_act);
         if (n->kind == FG_NODE_HEAD)
             t->has_head = true;
@@ -752,7 +896,7 @@ static void table_free(struct block_table *t)
 /* The table of m under job's part key, or NULL when the model is not one it serves (or no
  * memory: the walk then answers, the same bytes). */
 static struct block_table *table_build(const struct fg_model *m, const struct fg_job *job,
-                                       unsigned c, unsigned r, struct part_set *set)
+                                       const struct act *a, struct part_set *set)
 {
     uint32_t layers = fg_model_main_layers(m);
     if (!m->segs || !layers)
@@ -791,7 +935,7 @@ static struct block_table *table_build(const struct fg_model *m, const struct fg
                 return NULL;
             }
             t->present[g->layer] = 1;
-            struct part p = block_part(m, job, c, r, g, set);
+            struct part p = block_part(m, job, a, g, set);
             for (int f = 0; f < SUMS; f++)
                 t->sum[f * row + (size_t)g->layer + 1] = p.sum[f];
             t->largest[g->layer] = p.largest;
@@ -799,7 +943,7 @@ static struct block_table *table_build(const struct fg_model *m, const struct fg
             continue;
         }
         struct part own = {0};
-        add_node(n, job, c, r, &own);
+        add_node(n, job, a, &own);
         if (g->side == FG_SEG_HEAD) {
             fold(&t->head, &own, -1, &head_layer, &head_act);
             t->head.has_head |= n->kind == FG_NODE_HEAD;
@@ -1039,6 +1183,10 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
                           job->lora_rank);
     if (job->zero > 3)
         return fg_err_set(err, FG_E_INVAL, "ZeRO stage %u is not 0..3", job->zero);
+    if (!(job->lora_dropout >= 0 && job->lora_dropout < 1) || !(job->attn_dropout <= 1) ||
+        !(job->hidden_dropout <= 1))
+        return fg_err_set(err, FG_E_INVAL, "dropout probabilities must be below 1 (LoRA: 0 or "
+                                           "more; attention, hidden: negative for config.json's)");
 
     /* Sequence: the job's, else 2048 for training / 4096 for serving, capped
      * by the model's context (seed defaults). */
@@ -1055,19 +1203,20 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
 
     bool lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
     bool full = job->mode == FG_MODE_FULL;
-    unsigned c = job->precision == FG_PREC_FP32 ? 4 : 2;
     /* "mixed" means fp32 parameters under autocast (PyTorch AMP; Lightning's
      * bf16-mixed), for a full fine-tune and a LoRA base alike, so the residual
      * stream is fp32; "bf16" loads the parameters in bf16 (the LoRA default). */
     unsigned pbytes = job->precision == FG_PREC_BF16 ? 2 : 4;
-    unsigned r = pbytes;
+    struct act kept;
+    act_of(m, job, &kept);
+    unsigned c = kept.c, r = kept.r;
     uint32_t tp = job->tp ? job->tp : 1, dp = job->dp ? job->dp : 1;
 
     struct stage_sums t;
     if (set->table_tried && set->table)
         table_sums(set->table, job, &t);
     else
-        sum_stage(m, job, c, r, set, &t);
+        sum_stage(m, job, &kept, set, &t);
     uint64_t tied = tied_copy_here(m, job, t.has_head);
     uint64_t params = t.sum[S_PARAMS] + tied, linear = t.sum[S_LINEAR] + tied;
     uint64_t quantizable = t.sum[S_QUANTIZABLE], adapters = t.sum[S_ADAPTERS];
@@ -1117,15 +1266,18 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
          * the head stay bf16 (transformers' bitsandbytes integration skips lm_head). */
         double per = quant_bytes(job->quant);
         uint64_t exq = experts_here < quantizable ? experts_here : quantizable;
-        uint64_t rest = (params - quantizable) * pbytes;
+        /* peft prepare_model_for_kbit_training casts what is not Params4bit to fp32 */
+        uint64_t rest = (params - quantizable) * (job->kbit_prepared ? 4 : pbytes);
         b->weights = sharded_bytes(quantizable, exq, per, shard_w, job->ep) + rest / shard_w;
         if (want_copy)
             copy_w = sharded_bytes(quantizable, exq, per, 1, job->ep) + rest;
         add_line(e, "weights", b->weights, false, "bitsandbytes; QLoRA paper",
-                 "%s base: %.4f B x %llu linear params + the rest in the parameter dtype",
+                 "%s base: %.4f B x %llu linear params + the rest in %s",
                  job->quant == FG_QUANT_INT8 ? "int8" : job->quant == FG_QUANT_NF4_DQ ? "nf4-dq"
                                                                                       : "nf4",
-                 per, (unsigned long long)quantizable);
+                 per, (unsigned long long)quantizable,
+                 job->kbit_prepared ? "fp32 (peft prepare_model_for_kbit_training)"
+                                    : "the parameter dtype");
     } else {
         b->weights = sharded_bytes(params, experts_here, wbytes, shard_w, job->ep);
         if (want_copy)
@@ -1167,12 +1319,26 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
             b->gradients = 0;
         }
     } else {
-        /* [PEFT]: fp32 adapters with fp32 grads and Adam states. */
-        b->adapters = fg__mul_sat(adapters, 4 + 4 + obytes);
-        add_line(e, "adapters", b->adapters, false, "peft autocast_adapter_dtype",
-                 "LoRA r=%u: %llu adapter params x %u B (fp32 weight, grad, %s)",
-                 job->lora_rank, (unsigned long long)adapters, 8 + obytes,
-                 fg_optimizer_name(job->optimizer));
+        /* [PEFT]: fp32 adapters with fp32 grads and Adam states; lit-gpt's and torchtune's
+         * in the base's dtype, torch AdamW's states following it (job.lora_base_dtype).
+         * Sharded as the base's are by the ZeRO stage: FSDP shards every parameter it
+         * wraps, trainable or not, with the gradients and the optimizer states that follow
+         * them (torch distributed/fsdp: FlatParameter / fully_shard; torchtune
+         * lora_finetune_distributed shards the whole PEFT model); DeepSpeed ZeRO-1/2
+         * partition the states / gradients of whatever trains. */
+        unsigned ab = job->lora_base_dtype ? pbytes : 4;
+        unsigned aob = !job->lora_base_dtype || job->optimizer == FG_OPT_ADAMW_8BIT ? obytes
+                     : adam ? 2 * ab : ab;
+        b->adapters = fg__add_sat(
+            fg__add_sat(sharded_bytes(adapters, 0, ab, shard_w, job->ep),
+                        sharded_bytes(adapters, 0, ab, shard_g, job->ep)),
+            sharded_bytes(adapters, 0, aob, shard_o, job->ep));
+        add_line(e, "adapters", b->adapters, false,
+                 job->lora_base_dtype ? "lit-gpt / torchtune LoRA" : "peft autocast_adapter_dtype",
+                 "LoRA r=%u: %llu adapter params x %u B (%s weight, grad, %s)%s",
+                 job->lora_rank, (unsigned long long)adapters, 2 * ab + aob,
+                 ab == 4 ? "fp32" : "bf16", fg_optimizer_name(job->optimizer),
+                 shard_o > 1 ? ", sharded over DP" : "");
     }
     /* Runtime transients that do not grow with the batch. */
     uint64_t overhead = 0;
@@ -1186,10 +1352,16 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
                  (unsigned long long)linear);
     }
     if (job->mode == FG_MODE_QLORA) {
-        uint64_t deq = fg__mul_sat(largest_linear, 2 * 2);
+        /* bitsandbytes MatMul4Bit: F.dequantize_4bit(B, state) comes out in the dtype the
+         * weight was quantized from (16-bit), then .to(A.dtype) copies it again where the
+         * linear computes in fp32 (bnb_compute fp32, or the fp32 hidden states of
+         * prepare_model_for_kbit_training); forward and backward each make one. */
+        unsigned ce = job->bnb_compute == FG_BNB_FP32 ? 4 : c;
+        uint64_t deq = fg__mul_sat(largest_linear, 2 * (2 + (ce > 2 ? ce : 0)));
         overhead += deq;
-        add_line(e, "overhead", deq, false, "bitsandbytes dequantize",
-                 "dequantized bf16 copy of the largest linear, forward and backward");
+        add_line(e, "overhead", deq, false, "bitsandbytes MatMul4Bit dequantize_4bit",
+                 ce > 2 ? "dequantized bf16 + fp32 copies of the largest linear, fwd and bwd"
+                        : "dequantized bf16 copy of the largest linear, forward and backward");
     }
     if (job->mode == FG_MODE_LORA && t.sum[S_MERGED]) {
         /* peft's ParamWrapper (tuners/lora/layer.py; what target_modules become on
@@ -1207,10 +1379,17 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
                  (unsigned long long)n, job->grad_ckpt ? " (one block, recomputed)" : "");
     }
     if (job->zero >= 3 && dp > 1) {
-        uint64_t gather = fg__mul_sat(largest_linear * 8, 2);
-        overhead += gather;
+        /* The gathered parameters come in the dtype the shards are stored in: a QLoRA
+         * base gathers its 4-bit data and scales (torchao NF4Tensor's
+         * fsdp_pre_all_gather under torchtune's FSDP2; bitsandbytes Params4bit with
+         * bnb_4bit_quant_storage under FSDP-QLoRA), not 16-bit weights. */
+        double gb = job->mode == FG_MODE_QLORA ? quant_bytes(job->quant) : 2.0;
+        double g = (double)largest_linear * 8 * gb;
+        uint64_t gather = g >= 1.8e19 ? UINT64_MAX : (uint64_t)g;
+        overhead = fg__add_sat(overhead, gather);
         add_line(e, "overhead", gather, false, "FSDP / ZeRO-3 all-gather",
-                 "all-gathered bf16 parameters of the layer in flight and the next");
+                 "all-gathered %s parameters of the layer in flight and the next",
+                 job->mode == FG_MODE_QLORA ? "quantized" : "bf16");
     }
     if (want_copy) {
         /* Measured, not derived: lit-gpt 8641822's FSDP LoRA (Llama-2 7b / 13b on 2 and
@@ -1255,12 +1434,38 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     uint64_t score = t.sum[S_SCORE] / (job->grad_ckpt && layers_here ? layers_here : 1);
     score = fg__mul_sat(fg__mul_sat(fg__mul_sat(score, sq), seq), inflight);
     add_line(e, "activations", score, true,
-             job->attention == FG_ATTN_EAGER ? "transformers eager attention"
-                                             : "torch SDPA math path (fewer K/V heads)",
+             job->attention != FG_ATTN_EAGER ? "torch SDPA math path (fewer K/V heads)"
+             : kept.attn_drop ? "transformers eager attention + dropout mask"
+                              : "transformers eager attention",
              "attention scores kept for backward: heads x %llu x %llu per block",
              (unsigned long long)sq, (unsigned long long)seq);
+    /* What the framework keeps beside the modelling code's tensors (struct act), per token
+     * in each block, one block's under recompute, as the scores. */
+    uint64_t per_block = job->grad_ckpt && layers_here ? layers_here : 1, framework = 0;
+    static const struct {
+        int sum;
+        const char *source, *what;
+    } kept_rows[] = {
+        {S_QIN, "bitsandbytes<0.43.2 MatMul4Bit.forward",
+         "4-bit linears' inputs, kept as cast to the compute dtype"},
+        {S_LDROP, "peft tuners/lora/layer.py Linear.forward",
+         "LoRA dropout: bool masks, dropped inputs wider than the blocks' own"},
+        {S_HDROP, "torch native_dropout (config hidden dropout)",
+         "hidden-state dropout masks, 1 B per element"},
+    };
+    for (size_t i = 0; i < sizeof kept_rows / sizeof kept_rows[0]; i++) {
+        uint64_t tok = t.sum[kept_rows[i].sum] / per_block;
+        if (kept_rows[i].sum == S_HDROP && kept.hidden_drop &&
+            (job->layer_last == 0 || job->stage_embed))
+            tok += m->hidden; /* the embeddings' dropout, on the first stage */
+        uint64_t k = fg__mul_sat(fg__mul_sat(tok, sq), inflight);
+        framework = fg__add_sat(framework, k);
+        add_line(e, "activations", k, true, kept_rows[i].source, "%s, %llu tokens",
+                 kept_rows[i].what, (unsigned long long)sq);
+    }
     e->act_per_token_layer_max = act_block_max;
     uint64_t act = fg__add_sat(fg__mul_sat(fg__mul_sat(act_tok, sq), inflight), score);
+    act = fg__add_sat(act, framework);
     uint64_t logits = 0;
     if (t.has_head && !m->encoder_only) {
         /* [HF] ForCausalLMLoss: logits.float(); cross_entropy saves the fp32
@@ -1329,8 +1534,9 @@ int fg_memory_estimate_totals(const struct fg_model *m, const struct fg_job *job
 
 /*
  * What a block's part reads of the job (add_node and node_act_per_token): the mode (LoRA
- * or not), TP, EP, the LoRA targets and rank, and the precision (compute and residual
- * bytes).  Two jobs equal in these have equal block parts.
+ * or not), TP, EP, the LoRA targets and rank, the precision, and struct act (compute and
+ * residual bytes, the kept tensors: QLoRA's, dropout's).  Two jobs equal in these have equal
+ * block parts.
  */
 struct part_key {
     bool lora;
@@ -1338,12 +1544,16 @@ struct part_key {
     uint32_t tp, ep, rank;
     enum fg_lora_targets targets;
     enum fg_precision precision;
+    struct act act;  /* compute / residual bytes and the kept tensors' switches */
+    bool lora_fused_qkv;
     char list[sizeof ((struct fg_job *)0)->lora_list];
 };
 
-static void part_key_of(const struct fg_job *job, struct part_key *k)
+static void part_key_of(const struct fg_model *m, const struct fg_job *job, struct part_key *k)
 {
     memset(k, 0, sizeof *k);
+    act_of(m, job, &k->act);
+    k->lora_fused_qkv = job->lora_fused_qkv;
     k->lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
     k->attention = job->attention;
     k->tp = job->tp ? job->tp : 1;
@@ -1360,6 +1570,11 @@ static bool same_key(const struct part_key *a, const struct part_key *b)
     return a->lora == b->lora && a->attention == b->attention && a->tp == b->tp &&
            a->ep == b->ep && a->rank == b->rank &&
            a->targets == b->targets && a->precision == b->precision &&
+           a->act.c == b->act.c && a->act.r == b->act.r &&
+           a->act.qin_bytes == b->act.qin_bytes && a->act.lora_drop == b->act.lora_drop &&
+           a->act.lora_drop_bytes == b->act.lora_drop_bytes &&
+           a->lora_fused_qkv == b->lora_fused_qkv &&
+           a->act.attn_drop == b->act.attn_drop && a->act.hidden_drop == b->act.hidden_drop &&
            (a->targets != FG_LORA_LIST || !strcmp(a->list, b->list));
 }
 
@@ -1392,7 +1607,7 @@ int fg__memory_estimate_parts(const struct fg_model *m, const struct fg_job *job
                               struct fg_estimate *e, struct fg__parts *parts, struct fg_err *err)
 {
     struct part_key k;
-    part_key_of(job, &k);
+    part_key_of(m, job, &k);
     unsigned i = 0;
     while (i < parts->used && !same_key(&parts->key[i], &k))
         i++;
@@ -1408,9 +1623,7 @@ int fg__memory_estimate_parts(const struct fg_model *m, const struct fg_job *job
     }
     struct part_set *set = &parts->set[i];
     if (!set->table_tried && job->mode != FG_MODE_SERVE) {
-        unsigned c = job->precision == FG_PREC_FP32 ? 4 : 2;
-        unsigned r = job->precision == FG_PREC_BF16 ? 2 : 4;
-        set->table = table_build(m, job, c, r, set);
+        set->table = table_build(m, job, &k.act, set);
         set->table_tried = true;
     }
     int rc = estimate(m, job, e, false, set, err);

@@ -43,6 +43,8 @@ enum fg_attention { FG_ATTN_SDPA, FG_ATTN_EAGER };
 enum fg_master { FG_MASTER_PARAMS, FG_MASTER_OPTIMIZER };
 /* ZeRO-Offload / FSDP CPU offload: what leaves the GPU. */
 enum fg_offload { FG_OFFLOAD_NONE, FG_OFFLOAD_OPTIMIZER, FG_OFFLOAD_PARAMS };
+/* What bitsandbytes' 4-bit linears compute in (struct fg_job.bnb_compute). */
+enum fg_bnb_compute { FG_BNB_INPUT, FG_BNB_FP32 };
 
 struct fg_job {
     enum fg_mode mode;
@@ -81,6 +83,45 @@ struct fg_job {
     uint32_t layer_first, layer_last;
     bool stage_embed, stage_head;
     uint32_t inflight;              /* micro-batches in flight on this stage (1F1B: pp - stage) */
+    /* ---- What the framework's code keeps (docs/frameworks-memory.md says which framework
+     * sets which).  Appended; the defaults keep the estimates of before. ---- */
+    /* peft prepare_model_for_kbit_training ran (QLoRA): it casts every parameter that
+     * bitsandbytes did not quantize to fp32 (peft utils/other.py), so embeddings, norms and
+     * the head weigh 4 B, the hidden states are fp32, and each Linear4bit computes in fp32
+     * (bitsandbytes nn/modules.py Linear4bit.set_compute_type keeps an fp32 input's dtype)
+     * and returns fp32 (forward: .to(inp_dtype)): activations as under precision fp32,
+     * autocast or not.  Default false. */
+    bool kbit_prepared;
+    /* bitsandbytes before 0.43.2: MatMul4Bit.forward keeps its input for backward
+     * (ctx.tensors = (A, B); dropped by #1270, commit 9e753741).  It costs bytes only where
+     * that input is a copy, i.e. bnb_compute is wider than the activations.  Default false. */
+    bool bnb_keeps_input;
+    /* The dtype the 4-bit matmuls run in.  Linear4bit.set_compute_type keeps an fp32 or
+     * bf16 input's dtype whatever bnb_4bit_compute_dtype says; only an fp16 input is cast to
+     * bnb_4bit_compute_dtype (transformers' BitsAndBytesConfig default: float32).  The engine
+     * cannot tell fp16 from bf16 activations (2 B each), so this says what ran: FG_BNB_FP32
+     * for an fp16 model under the default config, else FG_BNB_INPUT (default). */
+    enum fg_bnb_compute bnb_compute;
+    /* LoRA dropout probability (peft LoraConfig.lora_dropout, default 0.0).  Above 0 each
+     * adapted linear keeps a bool mask and the dropped input in the adapters' fp32 (peft
+     * tuners/lora/layer.py Linear.forward: lora_B(lora_A(dropout(x))), one nn.Dropout per
+     * adapted module). */
+    float lora_dropout;
+    /* The adapters are in the base's parameter dtype, as lit-gpt and torchtune make them,
+     * not peft's fp32 (get_peft_model autocast_adapter_dtype=True): their weights, gradients
+     * and optimizer states, and a dropped input without autocast, take that dtype.
+     * Default false (peft). */
+    bool lora_base_dtype;
+    /* q, k and v are one fused projection with one LoRA module and so one dropout
+     * (lit-gpt's CausalSelfAttention.attn with LoRAQKVLinear); peft and torchtune adapt
+     * each projection with its own.  Default false. */
+    bool lora_fused_qkv;
+    /* Dropout probabilities in training: on the attention probabilities (eager only: the
+     * fused SDPA kernels draw theirs from a seed) and on the hidden states (after each
+     * residual branch and the embeddings).  Negative: config.json's
+     * (fg_model.attn_dropout / hidden_dropout), the default, since transformers applies the
+     * config's dropout in train mode. */
+    float attn_dropout, hidden_dropout;
 };
 
 /* Defaults of the seeds: full AdamW bf16 autocast (fp32 parameters), LoRA

@@ -404,6 +404,13 @@ int fg__model_from_config(const struct fg_config *doc, const char *id, bool node
     rc = fg_cfg_str(&root, "torch_dtype|dtype", "", &dtype, err);
     if (rc)
         return rc;
+    /* BertConfig / GPT2Config / FalconConfig spellings, in that order of precedence */
+    double attn_drop = 0, hidden_drop = 0;
+    if ((rc = fg_cfg_f64(&root, "attention_probs_dropout_prob|attn_pdrop|attention_dropout", 0.0,
+                         0.0, 1.0, &attn_drop, err)) ||
+        (rc = fg_cfg_f64(&root, "hidden_dropout_prob|resid_pdrop|hidden_dropout", 0.0, 0.0, 1.0,
+                         &hidden_drop, err)))
+        return rc;
 
     struct fg_model *m = calloc(1, sizeof *m);
     if (!m)
@@ -412,6 +419,8 @@ int fg__model_from_config(const struct fg_config *doc, const char *id, bool node
     fg__copy(m->id, sizeof m->id, id ? id : fg_config_origin(doc));
     fg__copy(m->model_type, sizeof m->model_type, mt ? mt : "");
     fg__copy(m->torch_dtype, sizeof m->torch_dtype, dtype);
+    m->attn_dropout = attn_drop;
+    m->hidden_dropout = hidden_drop;
     m->custom_code = fg_cfg_has(&root, "auto_map");
 
     const struct fg_arch *a = mt ? fg__arch_find(mt) : NULL;

@@ -151,6 +151,11 @@ struct fg_model {
     uint64_t experts, top_k;
     uint64_t enc_positions;  /* encoder sequence length where fixed (Whisper 1500) */
     char torch_dtype[16];
+    /* Dropout config.json asks for in training (0 when it names none): on the attention
+     * probabilities (attention_probs_dropout_prob, attn_pdrop, attention_dropout) and on the
+     * hidden states (hidden_dropout_prob, resid_pdrop, hidden_dropout).  memory.c counts
+     * the masks autograd keeps. */
+    double attn_dropout, hidden_dropout;
     size_t n_nodes, cap_nodes;
     struct fg_node *nodes;
     size_t n_rules;

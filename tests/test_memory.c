@@ -269,12 +269,13 @@ static void unsharded_copy_should_add_the_whole_bf16_weights_beside_a_zero3_shar
     assert_int_equal(b.static_bytes, a.static_bytes + copy);
     assert_int_equal(b.per_sample_bytes, a.per_sample_bytes);
     assert_int_equal(b.total_bytes, a.total_bytes + copy);
-    /* row 44: 8.72 + 13.48 = 22.20 GB, measured 22.18 GB */
-    assert_int_equal((a.total_bytes + 5000000) / 10000000, 872);
-    assert_int_equal((b.total_bytes + 5000000) / 10000000, 2220);
+    /* row 44: 8.69 + 13.48 = 22.17 GB, measured 22.18 GB (8.72 before FSDP sharded the
+     * adapters' fp32 weights, gradients and Adam states with the base) */
+    assert_int_equal((a.total_bytes + 5000000) / 10000000, 869);
+    assert_int_equal((b.total_bytes + 5000000) / 10000000, 2217);
     fg_model_free(m);
 
-    /* row 46 (ran out of memory on 2x A100 40GB): 15.73 + 26.03 = 41.76 GB, not "fits" */
+    /* row 46 (ran out of memory on 2x A100 40GB): 15.68 + 26.03 = 41.71 GB, not "fits" */
     m = load(LLAMA2_13B);
     j = litgpt_fsdp_lora(2, true);
     assert_int_equal(fg_memory_estimate(m, &j, &b, NULL), 0);
@@ -282,7 +283,7 @@ static void unsharded_copy_should_add_the_whole_bf16_weights_beside_a_zero3_shar
     assert_non_null(l);
     assert_int_equal(l->bytes, 26031728640ull);
     assert_int_equal(l->bytes, 2 * LLAMA2_13B_PARAMS);
-    assert_int_equal((b.total_bytes + 5000000) / 10000000, 4176);
+    assert_int_equal((b.total_bytes + 5000000) / 10000000, 4171);
     struct fg_fit_opts o;
     fg_fit_opts_default(&o);
     struct fg_fit f;
@@ -601,6 +602,268 @@ static void eager_attention_should_keep_the_scores_of_every_block(void **state)
     assert_string_equal(fg_attention_name(FG_ATTN_EAGER), "eager");
 }
 
+/* ---- what the frameworks keep (docs/frameworks-memory.md) ---- */
+
+#define BERT_BASE "tests/fixtures/models/google-bert--bert-base-uncased"
+/* Llama-2-7b: 262,410,240 parameters bitsandbytes leaves unquantized (embedding and head
+ * 131,072,000 each, 65 RMSNorms of 4096); per block the 4-bit linears read q, k, v and
+ * gate, up 4096 wide each, o 4096 and down 11,008: 35,584 input elements per token. */
+#define LLAMA2_7B_UNQUANTIZED 262410240ull
+#define LLAMA2_7B_QIN 35584ull
+
+static struct fg_job qlora_7b(uint64_t seq)
+{
+    struct fg_job j;
+    fg_job_defaults(&j, FG_MODE_QLORA);
+    j.seq_len = seq;
+    return j;
+}
+
+static struct fg_estimate estimate_of(const struct fg_model *m, const struct fg_job *j)
+{
+    struct fg_estimate e;
+    struct fg_err err = {0};
+    if (fg_memory_estimate(m, j, &e, &err))
+        fail_msg("estimate: %s", err.detail);
+    return e;
+}
+
+/* The bytes of job j's line from source src. */
+static uint64_t kept_bytes(const struct fg_model *m, const struct fg_job *j, const char *src)
+{
+    struct fg_estimate e = estimate_of(m, j);
+    return line_bytes(&e, src);
+}
+
+/* peft prepare_model_for_kbit_training casts what is not Params4bit to fp32 and the fp32
+ * hidden states make every Linear4bit compute and return fp32: the weights grow by 2 B per
+ * unquantized parameter and the rest is the estimate of an fp32 QLoRA job. */
+static void kbit_prepared_should_keep_the_unquantized_params_and_activations_in_fp32(void **s)
+{
+    (void)s;
+    struct fg_model *m = load(LLAMA2_7B);
+    struct fg_job j = qlora_7b(512);
+    struct fg_estimate plain = estimate_of(m, &j);
+    j.kbit_prepared = true;
+    struct fg_estimate kbit = estimate_of(m, &j);
+    assert_int_equal(kbit.b.weights - plain.b.weights, 2 * LLAMA2_7B_UNQUANTIZED);
+    assert_int_equal(kbit.b.weights - plain.b.weights, 524820480ull);
+    j.kbit_prepared = false;
+    j.precision = FG_PREC_FP32;
+    struct fg_estimate fp32 = estimate_of(m, &j);
+    assert_int_equal(kbit.b.activations, fp32.b.activations);
+    assert_int_equal(kbit.total_bytes, fp32.total_bytes);
+    assert_true(kbit.b.activations > plain.b.activations * 3 / 2);
+    /* the dequantized weight (the largest, gate 4096 x 11008) is copied to fp32 as well:
+     * 2 + 4 B, forward and backward */
+    assert_int_equal(line_bytes(&kbit, "bitsandbytes MatMul4Bit dequantize_4bit"),
+                     2 * 6 * 4096ull * 11008);
+    assert_int_equal(line_bytes(&plain, "bitsandbytes MatMul4Bit dequantize_4bit"),
+                     2 * 2 * 4096ull * 11008);
+    /* outside QLoRA nothing reads it */
+    fg_job_defaults(&j, FG_MODE_LORA);
+    struct fg_estimate lora = estimate_of(m, &j);
+    j.kbit_prepared = true;
+    struct fg_estimate lora_k = estimate_of(m, &j);
+    assert_int_equal(lora_k.total_bytes, lora.total_bytes);
+    fg_model_free(m);
+}
+
+/* bitsandbytes < 0.43.2 keeps each 4-bit linear's input for backward; that input is a copy
+ * of its own only where Linear4bit cast it to a wider compute dtype (fp16 activations under
+ * transformers' default bnb_4bit_compute_dtype=float32): 4 B x 35,584 per token per block. */
+static void bnb_keeps_input_should_keep_fp32_copies_only_where_the_linear_upcasts(void **s)
+{
+    (void)s;
+    const char *src = "bitsandbytes<0.43.2 MatMul4Bit.forward";
+    struct fg_model *m = load(LLAMA2_7B);
+    struct fg_job j = qlora_7b(512);
+    j.bnb_keeps_input = true;
+    struct fg_estimate input = estimate_of(m, &j); /* compute = the input's bf16 */
+    assert_int_equal(line_bytes(&input, src), 0);
+    j.bnb_compute = FG_BNB_FP32;
+    struct fg_estimate up = estimate_of(m, &j);
+    assert_int_equal(line_bytes(&up, src), 4 * LLAMA2_7B_QIN * 32 * 512);
+    assert_int_equal(line_bytes(&up, src), 2332033024ull);
+    assert_int_equal(up.b.activations - input.b.activations, 2332033024ull);
+    j.batch = 3;
+    struct fg_estimate b3 = estimate_of(m, &j);
+    assert_int_equal(b3.b.activations - 3 * input.b.activations, 3 * 2332033024ull);
+    j.batch = 1;
+    j.grad_ckpt = true; /* one block's copies while it recomputes */
+    assert_int_equal(kept_bytes(m, &j, src), 72876032ull);
+    j.grad_ckpt = false;
+    j.bnb_keeps_input = false; /* bitsandbytes 0.43.2 on: a transient, nothing kept */
+    assert_int_equal(kept_bytes(m, &j, src), 0);
+    j.bnb_keeps_input = true;
+    j.kbit_prepared = true; /* fp32 hidden states: no cast, the input is kept anyway */
+    assert_int_equal(kept_bytes(m, &j, src), 0);
+    fg_model_free(m);
+}
+
+/* peft's LoRA dropout: one nn.Dropout per adapted module keeps a bool mask and the dropped
+ * input lora_A multiplies, cast to the adapters' fp32 where no autocast runs: 1 B and 2 B
+ * wider than the bf16 input the block count holds, per element of each adapted input (q
+ * and v 4096 wide each on Llama-2-7b); under autocast lora_A keeps a bf16 cast and lit-gpt's
+ * adapters are bf16: the mask alone, once for its fused q, k, v. */
+static void lora_dropout_should_keep_a_mask_and_a_dropped_input_per_adapted_linear(void **s)
+{
+    (void)s;
+    const char *src = "peft tuners/lora/layer.py Linear.forward";
+    struct fg_model *m = load(LLAMA2_7B);
+    struct fg_job j;
+    fg_job_defaults(&j, FG_MODE_LORA);
+    j.seq_len = 512;
+    assert_int_equal(fg_lora_targets_parse("qv", &j, NULL), 0);
+    assert_int_equal(kept_bytes(m, &j, src), 0);
+    j.lora_dropout = 0.05f;
+    assert_int_equal(kept_bytes(m, &j, src), 3 * (4096 + 4096) * 32 * 512ull);
+    j.lora_fused_qkv = true; /* lit-gpt: one dropout for the fused projection */
+    j.lora_base_dtype = true; /* and bf16 adapters: the mask alone */
+    assert_int_equal(kept_bytes(m, &j, src), 1 * 4096 * 32 * 512ull);
+    j.lora_fused_qkv = j.lora_base_dtype = false;
+    j.precision = FG_PREC_BF16_MIXED; /* autocast: lora_A keeps a bf16 cast */
+    assert_int_equal(kept_bytes(m, &j, src), 1 * (4096 + 4096) * 32 * 512ull);
+    j.precision = FG_PREC_BF16;
+    j.lora_targets = FG_LORA_ALL_LINEAR; /* every linear but the head */
+    assert_int_equal(kept_bytes(m, &j, src), 3 * LLAMA2_7B_QIN * 32 * 512);
+    j.mode = FG_MODE_QLORA;
+    j.quant = FG_QUANT_NF4;
+    assert_int_equal(kept_bytes(m, &j, src), 3 * LLAMA2_7B_QIN * 32 * 512);
+    j.kbit_prepared = true; /* fp32 hidden states: the fp32 copy is no wider */
+    assert_int_equal(kept_bytes(m, &j, src), 1 * LLAMA2_7B_QIN * 32 * 512);
+    j.kbit_prepared = false;
+    j.lora_dropout = 1.0f;
+    struct fg_err err = {0};
+    struct fg_estimate e;
+    assert_int_equal(fg_memory_estimate(m, &j, &e, &err), FG_E_INVAL);
+    fg_model_free(m);
+}
+
+/* BERT fine-tunes with config.json's attention_probs_dropout_prob 0.1: eager keeps the
+ * softmax output, the dropout's bool mask and the dropped probabilities the PV matmul
+ * multiplies: 4 + 1 + 4 = 9 B per score in fp32, 4 + 1 + 2 under bf16 autocast (softmax
+ * runs in fp32), 4 in fp32 without dropout; 12 heads x 512 x 512 x 12 blocks of them. */
+static void eager_scores_should_follow_the_compute_dtype_and_attention_dropout(void **s)
+{
+    (void)s;
+    struct fg_model *m = load(BERT_BASE);
+    assert_true(m->attn_dropout > 0.09 && m->attn_dropout < 0.11);
+    static const struct {
+        enum fg_precision p;
+        float drop;
+        uint64_t bytes;
+        const char *src;
+    } cases[] = {
+        {FG_PREC_FP32, -1, 9, "transformers eager attention + dropout mask"},
+        {FG_PREC_BF16_MIXED, -1, 7, "transformers eager attention + dropout mask"},
+        {FG_PREC_FP32, 0, 4, "transformers eager attention"},
+        {FG_PREC_BF16_MIXED, 0, 6, "transformers eager attention"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct fg_job j;
+        fg_job_defaults(&j, FG_MODE_FULL);
+        j.seq_len = 512;
+        j.precision = cases[i].p;
+        j.attention = FG_ATTN_EAGER;
+        j.attn_dropout = cases[i].drop;
+        struct fg_estimate e = estimate_of(m, &j);
+        assert_int_equal(line_bytes(&e, cases[i].src), cases[i].bytes * 12 * 512 * 512 * 12);
+    }
+    /* SDPA's fused kernels draw their dropout from a seed: no mask, no scores */
+    struct fg_job j;
+    fg_job_defaults(&j, FG_MODE_FULL);
+    j.seq_len = 512;
+    struct fg_estimate e = estimate_of(m, &j);
+    assert_int_equal(line_bytes(&e, "transformers eager attention + dropout mask"), 0);
+    fg_model_free(m);
+    /* a decoder in fp32: 4 B (the bf16 cast is a no-op), Gemma-2's soft cap 8 */
+    m = load(LLAMA8B);
+    fg_job_defaults(&j, FG_MODE_LORA);
+    j.seq_len = 1024;
+    j.precision = FG_PREC_FP32;
+    j.attention = FG_ATTN_EAGER;
+    e = estimate_of(m, &j);
+    assert_int_equal(line_bytes(&e, "transformers eager attention"), 4ull * 32 * 1024 * 1024 * 32);
+    fg_model_free(m);
+}
+
+/* Attention that materialises its scores is softmax and two matmuls: no kernel output and
+ * no log-sum-exp are kept, as SDPA's fused kernels keep them (Llama-3.1-8B: 2 B x 4096 +
+ * 4 B x 32 heads per token per block fewer under eager, beside the scores it adds). */
+static void eager_attention_should_keep_no_kernel_output_or_log_sum_exp(void **s)
+{
+    (void)s;
+    struct fg_model *m = load(LLAMA8B);
+    struct fg_job j;
+    fg_job_defaults(&j, FG_MODE_LORA);
+    j.seq_len = 1024;
+    struct fg_estimate sdpa = estimate_of(m, &j);
+    j.attention = FG_ATTN_EAGER;
+    struct fg_estimate eager = estimate_of(m, &j);
+    uint64_t scores = line_bytes(&eager, "transformers eager attention");
+    assert_int_equal(scores, 6ull * 32 * 1024 * 1024 * 32);
+    assert_int_equal(sdpa.b.activations + scores - eager.b.activations,
+                     (2 * 4096 + 4 * 32) * 32 * 1024ull);
+    fg_model_free(m);
+}
+
+/* Hidden dropout (hidden_dropout_prob 0.1) keeps a bool mask after each residual branch and
+ * after the embeddings: (2 x 12 + 1) x 768 x 512 B for bert-base at 512 tokens. */
+static void hidden_dropout_should_keep_one_mask_per_residual_branch(void **s)
+{
+    (void)s;
+    const char *src = "torch native_dropout (config hidden dropout)";
+    struct fg_model *m = load(BERT_BASE);
+    struct fg_job j;
+    fg_job_defaults(&j, FG_MODE_FULL);
+    j.seq_len = 512;
+    j.precision = FG_PREC_FP32;
+    struct fg_estimate e = estimate_of(m, &j);
+    assert_int_equal(line_bytes(&e, src), 25 * 768 * 512ull);
+    assert_int_equal(line_bytes(&e, src), 9830400ull);
+    j.hidden_dropout = 0;
+    struct fg_estimate off = estimate_of(m, &j);
+    assert_int_equal(line_bytes(&off, src), 0);
+    assert_int_equal(e.b.activations - off.b.activations, 9830400ull);
+    fg_model_free(m);
+    m = load(LLAMA2_7B); /* no dropout in its config.json: nothing */
+    fg_job_defaults(&j, FG_MODE_FULL);
+    e = estimate_of(m, &j);
+    assert_int_equal(line_bytes(&e, src), 0);
+    fg_model_free(m);
+}
+
+/* FSDP shards every parameter it wraps: LoRA's fp32 adapters, their gradients and Adam
+ * states go over the DP ranks with the base; a QLoRA base all-gathers its 4-bit shards. */
+static void fsdp_should_shard_the_adapters_and_gather_a_quantized_base_as_stored(void **s)
+{
+    (void)s;
+    struct fg_model *m = load(LLAMA2_7B);
+    struct fg_job j;
+    fg_job_defaults(&j, FG_MODE_LORA);
+    j.seq_len = 512;
+    struct fg_estimate one = estimate_of(m, &j);
+    j.zero = 3;
+    j.dp = 4;
+    struct fg_estimate four = estimate_of(m, &j);
+    /* r=16 all-linear: 39,976,960 adapter parameters x 16 B */
+    assert_int_equal(one.adapter_params, 39976960ull);
+    assert_int_equal(one.b.adapters, 16 * 39976960ull);
+    assert_int_equal(four.b.adapters, 4 * 39976960ull);
+    j.zero = 1; /* ZeRO-1: the Adam states alone */
+    assert_int_equal((estimate_of(m, &j)).b.adapters, (8 + 2) * 39976960ull);
+    j = qlora_7b(512);
+    j.zero = 3;
+    j.dp = 4;
+    struct fg_estimate q = estimate_of(m, &j);
+    /* 8 of the largest linear (gate, 4096 x 11008) at 0.5625 B (nf4), not 2 */
+    assert_int_equal(line_bytes(&q, "FSDP / ZeRO-3 all-gather"), 8 * 4096ull * 11008 * 9 / 16);
+    assert_int_equal(line_bytes(&q, "FSDP / ZeRO-3 all-gather"), 202899456ull);
+    fg_model_free(m);
+}
+
+
 /* Qwen3-0.6B's checkpoint writes its tied lm_head (751,632,384 stored), but transformers ties
  * it to the embedding at load: the H200 calibration run trains 596,049,920 parameters
  * (tests/calibration/measured-h200.tsv, n_params, and mem_static = 12 B x that). */
@@ -702,6 +965,57 @@ static void random_layout_job(struct fg_job *j, uint32_t layers)
         j->stage_head = draw(2);
         j->inflight = 1 + (uint32_t)draw(8);
     }
+    /* what the frameworks keep (after the draws above, which stay as they were) */
+    j->attention = draw(3) ? FG_ATTN_SDPA : FG_ATTN_EAGER;
+    j->kbit_prepared = draw(3) == 0;
+    j->bnb_keeps_input = draw(2);
+    j->bnb_compute = (enum fg_bnb_compute)draw(2);
+    j->lora_dropout = draw(2) ? 0.05f : 0;
+    j->lora_base_dtype = draw(2);
+    j->lora_fused_qkv = draw(2);
+    j->attn_dropout = draw(3) ? -1 : 0.1f;
+    j->hidden_dropout = draw(3) ? -1 : 0;
+}
+
+/* A planner's part sets are keyed on what a block's part reads: two jobs that differ in one
+ * of the framework fields alone must not share a set (each is checked against the plain
+ * estimate after the base job filled the set). */
+static void parts_should_tell_apart_jobs_that_differ_in_what_the_framework_keeps(void **s)
+{
+    (void)s;
+    static const char *const models[] = {BERT_BASE, LLAMA2_7B};
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        struct fg_model *m = load(models[i]);
+        for (int f = 0; f < 9; f++) {
+            struct fg__parts *parts = fg__parts_new();
+            assert_non_null(parts);
+            struct fg_job base, j;
+            fg_job_defaults(&base, FG_MODE_QLORA);
+            base.seq_len = 512;
+            base.attention = FG_ATTN_EAGER;
+            base.bnb_keeps_input = true;
+            base.lora_dropout = 0.05f;
+            static struct fg_estimate a, b;
+            assert_int_equal(fg__memory_estimate_parts(m, &base, &a, parts, NULL), 0);
+            j = base;
+            switch (f) {
+            case 0: j.kbit_prepared = true; break;
+            case 1: j.bnb_keeps_input = false; break;
+            case 2: j.bnb_compute = FG_BNB_FP32; break;
+            case 3: j.lora_dropout = 0; break;
+            case 4: j.lora_base_dtype = true; break;
+            case 5: j.lora_fused_qkv = true; break;
+            case 6: j.attn_dropout = 0; break;
+            case 7: j.hidden_dropout = 0; break;
+            default: j.attention = FG_ATTN_SDPA; break;
+            }
+            assert_int_equal(fg__memory_estimate_parts(m, &j, &a, parts, NULL), 0);
+            assert_int_equal(fg_memory_estimate_totals(m, &j, &b, NULL), 0);
+            assert_same_totals(&a, &b);
+            fg__parts_free(parts);
+        }
+        fg_model_free(m);
+    }
 }
 
 /* The segment walk (runs of equal blocks folded at once, blocks counted once) and the part
@@ -755,6 +1069,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(estimate_should_be_the_same_by_segments_parts_and_nodes),
+        cmocka_unit_test(parts_should_tell_apart_jobs_that_differ_in_what_the_framework_keeps),
         cmocka_unit_test(fused_adamw_should_drop_only_the_step_temporary),
         cmocka_unit_test(tied_head_should_cost_nothing_beside_the_embedding_even_when_stored),
         cmocka_unit_test(tied_head_should_be_copied_onto_a_last_stage_without_the_embedding),
@@ -774,6 +1089,13 @@ int main(void)
         cmocka_unit_test(unsharded_copy_should_change_nothing_without_weight_sharding),
         cmocka_unit_test(plan_should_price_the_copy_into_the_layouts_that_shard_weights),
         cmocka_unit_test(plan_should_keep_the_smallest_count_of_a_full_fine_tune_with_the_copy),
+        cmocka_unit_test(kbit_prepared_should_keep_the_unquantized_params_and_activations_in_fp32),
+        cmocka_unit_test(bnb_keeps_input_should_keep_fp32_copies_only_where_the_linear_upcasts),
+        cmocka_unit_test(lora_dropout_should_keep_a_mask_and_a_dropped_input_per_adapted_linear),
+        cmocka_unit_test(eager_scores_should_follow_the_compute_dtype_and_attention_dropout),
+        cmocka_unit_test(eager_attention_should_keep_no_kernel_output_or_log_sum_exp),
+        cmocka_unit_test(hidden_dropout_should_keep_one_mask_per_residual_branch),
+        cmocka_unit_test(fsdp_should_shard_the_adapters_and_gather_a_quantized_base_as_stored),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,13 +69,52 @@ static bool acc_u64(const char *s, uint64_t max, uint64_t *out)
 enum acc_col {
     C_ROW, C_MODEL, C_CONFIG, C_MODE, C_PRECISION, C_OPTIMIZER, C_BATCH, C_SEQ, C_GRAD_CKPT,
     C_LORA_TARGETS, C_LORA_RANK, C_QUANT, C_CHUNKED_CE, C_CARD, C_GPUS, C_ZERO,
-    C_UNSHARDED_COPY, C_MEASURED, C_METRIC, C_OOM, C_WHY, C_COUNT
+    C_UNSHARDED_COPY, C_MEASURED, C_METRIC, C_OOM, C_WHY, C_STACK, C_COUNT
 };
 
 static const char *const acc_col_names[C_COUNT] = {
     "row", "model", "config", "mode", "precision", "optimizer", "batch", "seq", "grad_ckpt",
     "lora_targets", "lora_rank", "quant", "chunked_ce", "card", "gpus", "zero", "unsharded_copy",
-    "measured_bytes", "metric", "oom", "why"};
+    "measured_bytes", "metric", "oom", "why", "stack"};
+
+/*
+ * What each software stack of the published rows ran, as the job fields that say what a
+ * framework keeps (memory.h; the code behind each value: docs/frameworks-memory.md).  A
+ * row's `stack` column names its row here; the values come from the stack's code at the
+ * version the row's source names, never from the row's figure.
+ */
+static const struct acc_stack {
+    const char *name;
+    bool kbit_prepared;        /* peft prepare_model_for_kbit_training */
+    bool bnb_keeps_input;      /* bitsandbytes < 0.43.2 */
+    enum fg_bnb_compute bnb_compute;
+    float lora_dropout;
+    bool lora_base_dtype, lora_fused_qkv;
+    float attn_dropout, hidden_dropout; /* -1: config.json's (transformers' own modules) */
+} acc_stacks[] = {
+    /* torchtune: its own modules (no dropout: attn_dropout 0.0), LoRA dropout 0.0 by
+     * default (models/llama3_1/_model_builders.py), QLoRA through torchao's NF4Tensor,
+     * whose linear_nf4 keeps only the weight (modules/low_precision/nf4_linear.py):
+     * no bitsandbytes at all; LoRALinear's adapters in the model's dtype */
+    {"torchtune", false, false, FG_BNB_INPUT, 0, true, false, 0, 0},
+    /* lit-gpt 8641822 with bitsandbytes 0.41.1: BitsandbytesPrecision(mode, dtype) computes
+     * in the bf16-true dtype, the activations' (finetune/lora.py); MatMul4Bit keeps its
+     * input, the same tensor.  LoRA: lora_dropout = 0.05 (finetune/lora.py), one
+     * nn.Dropout on the fused qkv input (lit_gpt/lora.py LoRAQKVLinear.forward), adapters
+     * in the model's dtype.  lit_gpt/model.py has no other dropout.  Later lit-gpt
+     * (litgpt/finetune/lora.py) keeps the same LoRA. */
+    {"litgpt-8641822", false, true, FG_BNB_INPUT, 0.05f, true, true, 0, 0},
+    {"litgpt", false, false, FG_BNB_INPUT, 0.05f, true, true, 0, 0},
+    /* LLaMA-Factory (early 2024): transformers + peft, BitsAndBytesConfig with
+     * bnb_4bit_compute_dtype = the training dtype (model/utils/quantization.py
+     * configure_quantization), its own prepare (no fp32 cast of the base), lora_dropout
+     * 0.0 (hparams/finetuning_args.py); config.json's dropout (llama: 0) */
+    {"llama-factory", false, true, FG_BNB_INPUT, 0, false, false, -1, -1},
+    /* unsloth's "Hugging Face + FA2" column: transformers + peft + bitsandbytes, settings
+     * unpublished; defaults */
+    {"hf-peft", false, false, FG_BNB_INPUT, 0, false, false, -1, -1},
+    {"triton", false, false, FG_BNB_INPUT, 0, false, false, -1, -1},
+};
 
 /* One data line of rows.tsv (fields already split by the header's column map) -> row. */
 static int acc_parse_row(char **f, const int *col, struct acc_row *r, const char *card,
@@ -152,6 +191,20 @@ static int acc_parse_row(char **f, const int *col, struct acc_row *r, const char
     r->metric = (enum acc_metric)m;
     if (r->oom && strcmp(r->card, "-") == 0)
         return acc_fail(msg, cap, "an oom row needs its card");
+    const struct acc_stack *st = NULL;
+    for (size_t i = 0; i < sizeof acc_stacks / sizeof acc_stacks[0]; i++)
+        if (!strcmp(FIELD(C_STACK), acc_stacks[i].name))
+            st = &acc_stacks[i];
+    if (!st)
+        return acc_fail(msg, cap, "stack '%s' is not one accuracy.c knows", FIELD(C_STACK));
+    r->job.kbit_prepared = st->kbit_prepared;
+    r->job.bnb_keeps_input = st->bnb_keeps_input;
+    r->job.bnb_compute = st->bnb_compute;
+    r->job.lora_dropout = st->lora_dropout;
+    r->job.lora_base_dtype = st->lora_base_dtype;
+    r->job.lora_fused_qkv = st->lora_fused_qkv;
+    r->job.attn_dropout = st->attn_dropout;
+    r->job.hidden_dropout = st->hidden_dropout;
 #undef FIELD
     return 0;
 }
