@@ -88,6 +88,7 @@ PLUGIN_SRCS := \
 PLUGIN_ENGINE_SRCS := \
 	plugin/fitgate_common.c \
 	plugin/fitgate_alloc.c \
+	plugin/fitgate_record.c \
 	plugin/fitgate_stepd.c
 
 # --- cli ------------------------------------------------------------------

@@ -84,6 +84,18 @@ void fitgate_use_options(const char *const *values, unsigned n);
  * framework; an error names the --ft- option. */
 int fitgate_job(struct fg_jobspec *spec, struct fg_err *err);
 
+/* ---- fitgate_record.c ---------------------------------------------------- */
+
+/*
+ * On the node, after the check: the audit line "stepd" (job id, the submit_id carried
+ * from submission), for `fitgate learn` to join.  Node 0 of the batch step (or step 0)
+ * only; nothing when LogFile= is unset or the job carries no submit id.  Never fails.
+ */
+void fitgate_stepd_record(spank_t sp, int ac, char **av, bool failed);
+
+/* Whether s has the shape of a submit_id fg_audit_rec_init writes (host:pid:sec.ns:seq). */
+bool fitgate_submit_id_valid(const char *s);
+
 /* ---- fitgate_common.c ----------------------------------------------------- */
 
 /* Route engine log messages to Slurm's log. */

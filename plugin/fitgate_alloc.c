@@ -301,7 +301,8 @@ static int finish(const struct fg_decision *d)
 }
 
 /* Export the decision's layout to the job (FITGATE_*, and packed for the node side). */
-static void export_layout(spank_t sp, const struct fg_request *q, const struct fg_decision *d)
+static void export_layout(spank_t sp, const struct fg_request *q, const struct fg_decision *d,
+                          const char *submit_id)
 {
     struct export_ctx c = {.sp = sp};
     char card[40];
@@ -311,7 +312,12 @@ static void export_layout(spank_t sp, const struct fg_request *q, const struct f
         snprintf(card, sizeof card, "%.*s", (int)strcspn(q->gpu->aliases, ","), q->gpu->aliases);
     else
         card[0] = '\0';
-    fitgate_export(&d->layout, card, d->layout.gpus, export_one, &c);
+    if (d->has_layout)
+        fitgate_export(&d->layout, card, d->layout.gpus, export_one, &c);
+    /* the audit line's id: the node's "stepd" line carries it, so learn joins job id and
+     * decision (docs/learn.md) */
+    if (submit_id[0])
+        export_one("FITGATE_SUBMIT_ID", submit_id, &c);
     if (c.len && spank_job_control_setenv(sp, "FITGATE_PLAN", c.packed, 1) != ESPANK_SUCCESS)
         c.failed = 1;
     if (c.failed)
@@ -321,7 +327,7 @@ static void export_layout(spank_t sp, const struct fg_request *q, const struct f
 /* The decision into the site's audit trail (LogFile=); a failure is said once, never fatal. */
 static void audit(const struct fg_policy *pol, const struct fg_jobspec *spec,
                   const struct fg_request *q, const struct fg_gate *g, const char *user,
-                  const struct probe *p, bool probed)
+                  const struct probe *p, bool probed, char *id, size_t cap)
 {
     char buf[64];
     struct fg_err err = {0};
@@ -330,7 +336,8 @@ static void audit(const struct fg_policy *pol, const struct fg_jobspec *spec,
                                 : !strcmp(prog, "srun") ? FG_AUDIT_AT_SRUN
                                                         : FG_AUDIT_AT_SBATCH;
     const char *t = probed ? probe_get(p, "time", buf, sizeof buf) : NULL;
-    if (fg_gate_audit(pol, where, spec, q, g, user, 0, fg_slurm_time_minutes(t), &err))
+    if (fg_gate_audit_id(pol, where, spec, q, g, user, 0, fg_slurm_time_minutes(t), id, cap,
+                         &err))
         slurm_info("fitgate: warning: the decision could not be logged: %s", err.detail);
 }
 
@@ -347,6 +354,7 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     struct fg_model *m = NULL;
     struct fg_gate *g = NULL;
     struct fg_jobspec *spec = NULL;
+    char submit_id[128] = "";
     int rc = 0;
     if (fitgate_policy(ac, av, &pol, &err)) {
         fg_decide_error("this job", err.detail, FITGATE_TODO_POLICY, pol.on_error, &d);
@@ -430,20 +438,20 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     if ((g->rc = fg_gate_load_model(&pol, model_arg, NULL, user, (unsigned)getuid(), false, &m,
                                     &err))) {
         fg_decide_error(q.model, err.detail, NULL, pol.on_error, &g->d);
-        audit(&pol, spec, &q, g, user, &probe, probed);
+        audit(&pol, spec, &q, g, user, &probe, probed, submit_id, sizeof submit_id);
         rc = finish(&g->d);
         goto out;
     }
     fg_gate_run(m, spec, &q, &rules, pol.on_error, g);
-    audit(&pol, spec, &q, g, user, &probe, probed);
+    audit(&pol, spec, &q, g, user, &probe, probed, submit_id, sizeof submit_id);
     slurm_debug("fitgate: %s: %s in %.0f ms (request via %s: %u x %s, %u node(s))",
                 model_arg, fg_decide_kind_name(g->d.kind), (now_s() - t0) * 1e3,
                 via[0] ? via : "--ft-gpus", q.count, q.type[0] ? q.type : "?", q.nodes);
     rc = finish(&g->d);
     if (rc == 0 && g->d.resize_gpus && apply_resize(&probe, probed, &q, &g->d))
         rc = -1;
-    if (rc == 0 && g->d.has_layout)
-        export_layout(sp, &q, &g->d);
+    if (rc == 0 && (g->d.has_layout || submit_id[0]))
+        export_layout(sp, &q, &g->d, submit_id);
 out:
     free(g);
     free(spec);

@@ -315,5 +315,6 @@ int fitgate_engine_stepd(spank_t sp, int ac, char **av, const char *const *value
     fitgate_log_init();
     stepd.failed = false;
     check(sp, ac, av);
+    fitgate_stepd_record(sp, ac, av, stepd.failed);
     return stepd.failed ? 1 : 0;
 }

@@ -37,7 +37,7 @@
 #define FG_AUDIT_X_VERDICT(X) X(ALLOW, "allow") X(WARN, "warn") X(REJECT, "reject") \
     X(RESIZE, "resize") X(OVERRIDE, "override") X(ERROR, "error")
 #define FG_AUDIT_X_WHERE(X) X(CLI, "cli") X(SBATCH, "sbatch") X(SALLOC, "salloc") \
-    X(SRUN, "srun") X(JOB_SUBMIT, "job_submit")
+    X(SRUN, "srun") X(JOB_SUBMIT, "job_submit") X(STEPD, "stepd")
 
 enum fg_audit_verdict {
 #define FG__AUDIT_ENUM(name, text) FG_AUDIT_##name,
@@ -54,7 +54,7 @@ enum fg_audit_where {
 struct fg_audit_rec {
     int64_t time;                 /* epoch seconds, UTC (also written as RFC 3339) */
     char submit_id[128];          /* unique per decision: host:pid:sec.nsec:seq */
-    uint64_t job_id;              /* 0 = not known yet (sbatch, salloc) */
+    uint64_t job_id;              /* 0 = not known yet (sbatch, salloc); set by "stepd" */
     char user[64];
     uint32_t uid;
     char partition[64];           /* "" = the default partition */

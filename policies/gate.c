@@ -232,6 +232,16 @@ int fg_gate_audit(const struct fg_policy *pol, enum fg_audit_where where,
                   const struct fg_gate *g, const char *user, uint64_t job_id,
                   uint32_t time_limit_min, struct fg_err *err)
 {
+    return fg_gate_audit_id(pol, where, spec, q, g, user, job_id, time_limit_min, NULL, 0, err);
+}
+
+int fg_gate_audit_id(const struct fg_policy *pol, enum fg_audit_where where,
+                     const struct fg_jobspec *spec, const struct fg_request *q,
+                     const struct fg_gate *g, const char *user, uint64_t job_id,
+                     uint32_t time_limit_min, char *id, size_t cap, struct fg_err *err)
+{
+    if (id && cap)
+        id[0] = '\0';
     if (!pol->log_file[0])
         return 0;
     struct fg_audit_rec rec;
@@ -252,7 +262,10 @@ int fg_gate_audit(const struct fg_policy *pol, enum fg_audit_where where,
     } else if (!g->assessed && g->rc != FG_E_INVAL) {
         rec.verdict = FG_AUDIT_ERROR;
     }
-    return fg_audit_write(pol->log_file, &rec, err);
+    int rc = fg_audit_write(pol->log_file, &rec, err);
+    if (!rc && id && cap)
+        snprintf(id, cap, "%s", rec.submit_id);
+    return rc;
 }
 
 uint32_t fg_slurm_time_minutes(const char *s)

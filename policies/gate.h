@@ -83,6 +83,13 @@ int fg_gate_audit(const struct fg_policy *pol, enum fg_audit_where where,
                   const struct fg_gate *g, const char *user, uint64_t job_id,
                   uint32_t time_limit_min, struct fg_err *err);
 
+/* The same; the line's submit_id is copied to id (cap bytes; "" when nothing was written),
+ * for the submit side to carry to the job (the node's "stepd" line joins on it). */
+int fg_gate_audit_id(const struct fg_policy *pol, enum fg_audit_where where,
+                     const struct fg_jobspec *spec, const struct fg_request *q,
+                     const struct fg_gate *g, const char *user, uint64_t job_id,
+                     uint32_t time_limit_min, char *id, size_t cap, struct fg_err *err);
+
 /* Slurm's --time ("90", "1:30:00", "2-00:00:00", "UNLIMITED") in minutes; 0 when unknown. */
 uint32_t fg_slurm_time_minutes(const char *s);
 

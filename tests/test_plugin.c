@@ -39,6 +39,7 @@ static struct {
     struct kv env[32];        /* spank_getenv */
     struct kv task_env[32];   /* spank_setenv */
     struct kv jc_env[32];     /* spank_job_control_setenv */
+    uint32_t job_id, step_id, node_id; /* spank_get_item */
 } fake;
 
 char opt[64]; /* stands in for sbatch's slurm_opt_t (never read through) */
@@ -221,6 +222,21 @@ spank_err_t spank_job_control_setenv(spank_t sp, const char *name, const char *v
     (void)overwrite;
     put(fake.jc_env, name, value);
     return ESPANK_SUCCESS;
+}
+
+spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
+{
+    (void)sp;
+    va_list ap;
+    va_start(ap, item);
+    uint32_t *p = va_arg(ap, uint32_t *);
+    va_end(ap);
+    switch (item) {
+    case S_JOB_ID: *p = fake.job_id; return ESPANK_SUCCESS;
+    case S_JOB_STEPID: *p = fake.step_id; return ESPANK_SUCCESS;
+    case S_JOB_NODEID: *p = fake.node_id; return ESPANK_SUCCESS;
+    default: return ESPANK_BAD_ARG;
+    }
 }
 
 /* ---- helpers ---------------------------------------------------------------------- */
@@ -597,6 +613,68 @@ static void stepd_should_not_check_a_step_without_gpus(void **state)
     assert_string_equal(fake.msgs, "");
 }
 
+/* Submission logs a line without job id and carries its submit_id in the plan; the node
+ * logs a "stepd" line with the job id and the same submit_id (fitgate learn joins them). */
+static void stepd_should_log_the_job_id_under_the_submissions_id(void **state)
+{
+    (void)state;
+    char log[] = "/tmp/fitgate-test-learn-XXXXXX", arg[64], line[8192];
+    int fd = mkstemp(log);
+    assert_true(fd >= 0);
+    close(fd);
+    snprintf(arg, sizeof arg, "logfile=%s", log);
+    values[FITGATE_OPT_MODEL] = NEMO;
+    values[FITGATE_OPT_MODE] = "lora";
+    slurm_says("gres", "gres:gpu:t4:8");
+    char *av[] = {topo_arg, arg};
+    assert_int_equal(submit(2, av), 0);
+    const char *sid = plan_field("SUBMIT_ID");
+    assert_non_null(sid);
+    char id[128];
+    snprintf(id, sizeof id, "%s", sid);
+    assert_true(fitgate_submit_id_valid(id));
+
+    /* on the node: the job-control variable, job 4242, the batch step on node 0 */
+    put(fake.env, "SLURM_SPANK_FITGATE_PLAN", get(fake.jc_env, 32, "FITGATE_PLAN"));
+    put(fake.env, "SLURM_GPUS_ON_NODE", "8");
+    put(fake.env, "SLURM_STEP_GPUS", "0-7");
+    fake.job_id = 4242;
+    fake.step_id = 0xfffffffbu;
+    assert_int_equal(fitgate_engine_stepd(NULL, 2, av, values, FITGATE_OPT_COUNT), 0);
+    fake.step_id = 3; /* a later srun step: no second line */
+    assert_int_equal(fitgate_engine_stepd(NULL, 2, av, values, FITGATE_OPT_COUNT), 0);
+
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    struct fg_audit_rec r[2];
+    struct fg_err err = {0};
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        assert_true(n < 2);
+        assert_int_equal(fg_audit_parse(line, strlen(line), &r[n], &err), 0);
+        n++;
+    }
+    fclose(f);
+    unlink(log);
+    assert_int_equal(n, 2);
+    assert_int_equal(r[0].where, FG_AUDIT_AT_SBATCH);
+    assert_int_equal(r[0].job_id, 0);
+    assert_int_equal(r[1].where, FG_AUDIT_AT_STEPD);
+    assert_int_equal(r[1].job_id, 4242);
+    assert_string_equal(r[1].submit_id, id);
+    assert_string_equal(r[0].submit_id, id);
+    assert_int_equal(r[1].estimate_bytes, strtoull(plan_field("ESTIMATE_BYTES"), NULL, 10));
+}
+
+static void submit_id_valid_should_refuse_what_rec_init_never_writes(void **state)
+{
+    (void)state;
+    assert_true(fitgate_submit_id_valid("login1:29716:1762166069.638875957:0"));
+    assert_false(fitgate_submit_id_valid("login1:29716:1762166069.638875957"));
+    assert_false(fitgate_submit_id_valid("a\"b:1:2:3"));
+    assert_false(fitgate_submit_id_valid(""));
+}
+
 /* ---- messages ------------------------------------------------------------------------- */
 
 static void model_label_should_name_paths_by_directory(void **state)
@@ -789,6 +867,8 @@ int main(void)
         cmocka_unit_test_setup(stepd_should_pass_on_the_submitted_plan_when_the_model_is_unreadable,
                                setup),
         cmocka_unit_test_setup(stepd_should_not_check_a_step_without_gpus, setup),
+        cmocka_unit_test_setup(stepd_should_log_the_job_id_under_the_submissions_id, setup),
+        cmocka_unit_test_setup(submit_id_valid_should_refuse_what_rec_init_never_writes, setup),
         cmocka_unit_test_setup(model_label_should_name_paths_by_directory, setup),
         cmocka_unit_test_setup(agree_should_give_every_job_one_verdict_through_cli_and_plugin,
                                setup),

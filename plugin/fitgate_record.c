@@ -1,0 +1,116 @@
+/*
+ * fitgate_record.c - the node's line of the audit trail (issue 18: learn).
+ *
+ * The line written at submission has no job id (sbatch does not know it yet).
+ * The submit side packs that line's submit_id into the job's job-control
+ * environment (SLURM_SPANK_FITGATE_PLAN "...;SUBMIT_ID=host:pid:sec.ns:seq");
+ * here, in slurmstepd, the job id is known, and one more line is written:
+ * where "stepd", job_id set, the same submit_id.  `fitgate learn` joins the
+ * two (cli/cmd_learn.c), then the job id with sacct's records.
+ *
+ * One line per job, not per step and node: only node 0 of the batch step, or
+ * of step 0 when there is no batch step (srun or salloc allocations).  (A
+ * batch job that runs srun writes two; learn keeps the first per job id.)
+ *
+ * The submit_id is the user's environment and can be forged: learn joins a
+ * stepd line only to a submit line of the same user (uid), so a forged id
+ * can at most misattribute the user's own jobs.  Here it is only checked to
+ * be the shape fg_audit_rec_init writes (printable, no quote, bounded).
+ *
+ * Never fails the job: an error is one info line in slurmd's log.
+ */
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "fitgate.h"
+
+#ifndef SLURM_BATCH_SCRIPT
+#define SLURM_BATCH_SCRIPT 0xfffffffbu /* slurm.h */
+#endif
+
+static bool env(spank_t sp, const char *name, char *buf, size_t cap)
+{
+    return spank_getenv(sp, name, buf, (int)cap) == ESPANK_SUCCESS && buf[0];
+}
+
+/* key's field of the packed plan, else SLURM_SPANK_FITGATE_<key> (as fitgate_stepd.c reads). */
+static bool plan_field(spank_t sp, const char *key, char *buf, size_t cap)
+{
+    char plan[2048], name[64];
+    size_t kl = strlen(key);
+    if (env(sp, "SLURM_SPANK_FITGATE_PLAN", plan, sizeof plan))
+        for (const char *p = plan; *p;) {
+            size_t n = strcspn(p, ";");
+            if (n > kl + 1 && !strncmp(p, key, kl) && p[kl] == '=' && n - kl - 1 < cap) {
+                snprintf(buf, cap, "%.*s", (int)(n - kl - 1), p + kl + 1);
+                return true;
+            }
+            p += n + (p[n] == ';');
+        }
+    snprintf(name, sizeof name, "SLURM_SPANK_FITGATE_%s", key);
+    return env(sp, name, buf, cap);
+}
+
+/* host:pid:sec.nsec:seq as fg_audit_rec_init writes it: a host name's characters and digits. */
+bool fitgate_submit_id_valid(const char *s)
+{
+    size_t colons = 0, n = strlen(s);
+    if (!n || n >= sizeof(((struct fg_audit_rec *)0)->submit_id))
+        return false;
+    for (const char *p = s; *p; p++) {
+        if (*p == ':')
+            colons++;
+        else if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                   (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_'))
+            return false;
+    }
+    return colons == 3;
+}
+
+void fitgate_stepd_record(spank_t sp, int ac, char **av, bool failed)
+{
+    uint32_t job = 0, step = 0, node = 0;
+    if (spank_get_item(sp, S_JOB_NODEID, &node) != ESPANK_SUCCESS || node != 0)
+        return;
+    if (spank_get_item(sp, S_JOB_STEPID, &step) != ESPANK_SUCCESS ||
+        (step != SLURM_BATCH_SCRIPT && step != 0))
+        return;
+    if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || !job)
+        return;
+    char id[128], buf[256];
+    if (!plan_field(sp, "SUBMIT_ID", id, sizeof id))
+        return; /* not logged at submission: nothing to join */
+    struct fg_policy pol;
+    struct fg_err err = {0};
+    if (fitgate_policy(ac, av, &pol, &err) || !pol.log_file[0])
+        return; /* check() said what was wrong with the policy */
+    if (!fitgate_submit_id_valid(id)) {
+        slurm_info("fitgate: job %u: the submit id it carries is malformed; no stepd line", job);
+        return;
+    }
+    struct fg_audit_rec rec;
+    fg_audit_rec_init(&rec, FG_AUDIT_AT_STEPD);
+    snprintf(rec.submit_id, sizeof rec.submit_id, "%s", id);
+    rec.job_id = job;
+    struct passwd *pw = getpwuid(geteuid());
+    snprintf(rec.user, sizeof rec.user, "%.63s", pw ? pw->pw_name : "");
+    rec.uid = (uint32_t)geteuid();
+    env(sp, "SLURM_JOB_PARTITION", rec.partition, sizeof rec.partition);
+    const char *model = fitgate_option(FITGATE_OPT_MODEL);
+    snprintf(rec.model, sizeof rec.model, "%.255s", model ? model : "");
+    if (plan_field(sp, "CARD", buf, sizeof buf))
+        snprintf(rec.card, sizeof rec.card, "%.63s", buf);
+    if (plan_field(sp, "GPUS", buf, sizeof buf))
+        rec.gpus_asked = rec.gpus_after = (uint32_t)strtoul(buf, NULL, 10);
+    if (plan_field(sp, "ESTIMATE_BYTES", buf, sizeof buf))
+        rec.estimate_bytes = strtoull(buf, NULL, 10);
+    rec.verdict = failed ? FG_AUDIT_REJECT : FG_AUDIT_ALLOW;
+    snprintf(rec.message, sizeof rec.message, "%s",
+             failed ? "fitgate: the node check failed the job" : "fitgate: started");
+    if (fg_audit_write(pol.log_file, &rec, &err))
+        slurm_info("fitgate: warning: the job's start could not be logged: %s", err.detail);
+}
