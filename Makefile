@@ -77,7 +77,8 @@ POLICY_SRCS := \
 	policies/policy.c \
 	policies/decide.c \
 	policies/gate.c \
-	policies/audit.c
+	policies/audit.c \
+	policies/sacct.c
 
 # --- SPANK plugin: spank_fitgate.so (thin: options + dispatch, exports only slurm_spank_* /
 # plugin_*, links nothing but libdl) and fitgate_engine.so beside it, dlopen'ed only for jobs
@@ -124,6 +125,7 @@ TEST_SRCS := \
 	tests/test_detect.c \
 	tests/test_policy.c \
 	tests/test_audit.c \
+	tests/test_sacct.c \
 	tests/test_report_html.c \
 	tests/test_man.c \
 	tests/test_plugin.c \
