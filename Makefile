@@ -70,7 +70,8 @@ ENGINE_SRCS := \
 	engine/fit.c \
 	engine/plan.c \
 	engine/gpu.c \
-	engine/detect.c
+	engine/detect.c \
+	engine/calib.c
 
 # --- policies --------------------------------------------------------------
 POLICY_SRCS := \
@@ -126,6 +127,7 @@ TEST_SRCS := \
 	tests/test_policy.c \
 	tests/test_audit.c \
 	tests/test_sacct.c \
+	tests/test_calib.c \
 	tests/test_report_html.c \
 	tests/test_man.c \
 	tests/test_plugin.c \

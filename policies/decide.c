@@ -299,6 +299,8 @@ int fg_assess(const struct fg_model *m, const struct fg_jobspec *spec, const str
     int rc = job_layout(m, spec, gpus ? gpus : 1, per_node, out, err);
     if (!rc)
         rc = layout_estimate(m, r, out, err);
+    if (!rc && r->calib && (out->calib = fg_calib_find(r->calib, out->fw->name, out->job.mode)))
+        fg_calib_apply(out->calib, &out->est);
     if (rc || !gpu)
         return rc;
     struct fg_plan_opts po;
@@ -327,6 +329,12 @@ int fg_assess(const struct fg_model *m, const struct fg_jobspec *spec, const str
     fg_fit_card(&out->est, out->usable, &po.fit, &out->fit);
     if (out->gpu_util > 0)
         engine_fit(out);
+    if (out->calib) {
+        /* the planner's estimates are the model's own: the site's factor goes into the
+         * fit's margins instead (need = headroom x factor x estimate) */
+        po.fit.headroom *= out->calib->factor;
+        po.fit.conservative *= out->calib->factor;
+    }
     if ((rc = zero_need(m, spec, out, &po, err)))
         return rc;
     restrict_to(out->fw, &po);
@@ -818,6 +826,20 @@ static void serve_numbers(const struct fg_assessment *a, const struct fg_request
          (unsigned long long)a->est.seq_len, (unsigned long long)n, n == 1 ? "" : "s");
 }
 
+/* Every answer that used the site calibration says so: on its verdict line (which the audit
+ * trail keeps), or on a line of its own when the job was let through silently. */
+static void say_calibration(const struct fg_assessment *a, struct fg_decision *d)
+{
+    char c[120], b[32];
+    fg_calib_describe(a->calib, c, sizeof c);
+    if (!d->lines[0][0])
+        line(d, 0, "fits: %s per GPU with the %s", gb(a->est.total_bytes, b, sizeof b), c);
+    else if (strlen(d->lines[0]) + strlen(c) + 4 < FG_DECIDE_LINE)
+        strcat(strcat(strcat(d->lines[0], " ("), c), ")");
+    else if (!d->lines[3][0])
+        line(d, 3, "%s", c);
+}
+
 void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
                const struct fg_rules *r, struct fg_decision *d)
 {
@@ -833,6 +855,8 @@ void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
         else if (strlen(d->lines[3]) + strlen(q->note) + 3 < FG_DECIDE_LINE)
             strcat(strcat(d->lines[3], "; "), q->note);
     }
+    if (a->calib && r->action != FG_ACTION_OFF)
+        say_calibration(a, d);
     if (d->kind != FG_DECIDE_REJECT || !a->override_reason[0])
         return;
     if (!r->allow_override) {

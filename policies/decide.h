@@ -87,6 +87,8 @@ struct fg_assessment {
     struct fg_plan alt;        /* layouts of any framework (suggestions only) */
     bool alt_planned;
     char override_reason[200]; /* --ft-override (copied); "" none */
+    const struct fg_calib_row *calib; /* the site calibration applied to est (rules.calib:
+                                         borrowed from the policy); NULL none */
 };
 
 /*

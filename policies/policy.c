@@ -19,7 +19,7 @@
 #define POLICY_MAX_DIRS 8
 
 enum ktype { K_ACTION, K_BORDER, K_ONERR, K_ONUNK, K_REAL, K_UINT, K_BOOL, K_MODES, K_DIRS, K_PATH,
-             K_URL, K_SECONDS, K_LOG, K_GRES };
+             K_URL, K_SECONDS, K_LOG, K_GRES, K_CALIB };
 
 /* Where a key may be set. */
 #define W_FILE 1u /* a site-wide line of fitgate.conf */
@@ -64,6 +64,7 @@ static const struct key keys[] = {
     {"GpuTable", K_PATH, 0, 0, "", SITE, P(gpu_table)},
     {"OnError", K_ONERR, 0, 0, "allow", SITE, P(on_error)},
     {"LogFile", K_LOG, 0, 0, "", SITE, P(log_file)},
+    {"Calibration", K_CALIB, 0, 0, "", SITE, P(calib)},
     {"Conf", K_PATH, 0, 0, "", W_ARG, P(conf)},
     {"Topology", K_PATH, 0, 0, "", W_ARG, P(topology)},
     {"Engine", K_PATH, 0, 0, "", W_ARG, P(engine)},
@@ -353,6 +354,22 @@ static int set_value(const struct key *k, void *base, const char *v, char *why, 
         return parse_dirs(v, field, k->size, why, cap);
     case K_PATH:
         return parse_path(v, field, k->size, why, cap);
+    case K_CALIB: { /* the site calibration (calib.h), read now: its errors are the policy's */
+        struct fg_calib *c = (struct fg_calib *)(void *)field;
+        char path[sizeof c->path];
+        struct fg_err e = {0};
+        if ((rc = parse_path(v, path, sizeof path, why, cap)))
+            return rc;
+        if (!path[0]) {
+            memset(c, 0, sizeof *c);
+            return 0;
+        }
+        if ((rc = fg_calib_load(c, path, &e))) {
+            snprintf(why, cap, "%.*s", (int)(cap > 1 ? cap - 1 : 0), e.detail);
+            memset(c, 0, sizeof *c);
+        }
+        return rc;
+    }
     case K_URL:
         return parse_url(v, field, k->size, why, cap);
     case K_GRES: /* a gres type as jobs write it: --gres=gpu:TYPE:N */
@@ -744,6 +761,7 @@ void fg_policy_rules_for(const struct fg_policy *p, const char *partition, struc
         resolve(p, part, out);
     else
         *out = p->rules;
+    out->calib = p->calib.n ? &p->calib : NULL;
 }
 
 bool fg_policy_has_partition(const struct fg_policy *p, const char *partition)

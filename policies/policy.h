@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "calib.h"
 #include "error.h"
 #include "memory.h"
 
@@ -63,6 +64,9 @@ struct fg_rules {
     bool require_tag;          /* RequireTag: a GPU job must carry --ft-model */
     char default_gpu[32];      /* DefaultGPU: the card of a request that names no type ("" none) */
     enum fg_on_unknown on_unknown; /* OnUnknown: a model the generic reader is unsure of */
+    /* Calibration= (site-wide): set by fg_policy_rules_for, borrowed from the policy (valid
+     * while it lives); NULL when off, the default */
+    const struct fg_calib *calib;
 };
 
 #define FG_POLICY_MAX_PARTS 64
@@ -89,6 +93,8 @@ struct fg_policy {
     enum fg_on_error on_error;
     char log_file[FG_POLICY_PATH_MAX];     /* audit trail: "" off, "syslog", or a path with
                                               %u / %U (audit.h fg_audit_write) */
+    struct fg_calib calib;                 /* Calibration=: read when the key is parsed
+                                              (calib.h); n == 0 when off */
     /* plugstack only */
     char conf[FG_POLICY_PATH_MAX];         /* the policy file; "" none */
     char topology[FG_POLICY_PATH_MAX];     /* hwloc XML used instead of the node's */

@@ -783,6 +783,69 @@ static void assess_should_plan_nemotron_lora_on_four_t4(void **state)
     fg_model_free(m);
 }
 
+
+/* Calibration= is off by default; on, the policy reads the table at once (its errors are the
+ * policy's, naming the table's file:line), every partition's rules carry it, and an assessed
+ * job is scaled and says so in the verdict it gets. */
+static void calibration_should_load_with_the_policy_and_reach_the_answer(void **state)
+{
+    (void)state;
+    struct fg_policy p;
+    struct fg_err err = {0};
+    struct fg_rules r;
+    assert_int_equal(parse(&p, "Action=warn\n", &err), 0);
+    fg_policy_rules_for(&p, "", &r);
+    assert_null(r.calib);
+
+    char path[] = "/tmp/fitgate-test-calib-XXXXXX", conf[128];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    const char *bad = "Framework=hf Mode=lora Factor=1.25 Jobs=40\nFramework=hf Mode=full Jobs=2\n";
+    assert_int_equal(write(fd, bad, strlen(bad)), (ssize_t)strlen(bad));
+    snprintf(conf, sizeof conf, "Calibration=%s\n", path);
+    assert_int_not_equal(parse(&p, conf, &err), 0);
+    assert_non_null(strstr(err.detail, "/etc/slurm/fitgate.conf:1"));
+    char where[160];
+    snprintf(where, sizeof where, "%s:2: Factor is missing", path);
+    assert_non_null(strstr(err.detail, where));
+
+    assert_int_equal(ftruncate(fd, 0), 0);
+    size_t first = strcspn(bad, "\n") + 1; /* the good first line only */
+    assert_int_equal(pwrite(fd, bad, first, 0), (ssize_t)first);
+    close(fd);
+    snprintf(conf, sizeof conf, "Calibration=%s\nPartitionName=gpu Action=reject\n", path);
+    assert_int_equal(parse(&p, conf, &err), 0);
+    unlink(path);
+    fg_policy_rules_for(&p, "gpu", &r);
+    assert_non_null(r.calib);
+    assert_int_equal(r.calib->n, 1);
+
+    struct fg_model *m = NULL;
+    assert_int_equal(fg_model_load("tests/fixtures/models/Qwen--Qwen3-0.6B", &m, &err), 0);
+    const struct fg_gpu *t4 = fg_gpu_find(NULL, "t4", NULL);
+    struct fg_jobspec job;
+    fg_jobspec_init(&job, NULL);
+    assert_int_equal(fg_jobspec_set(&job, FG_JOBOPT_MODE, "lora", &err), 0);
+    assert_int_equal(fg_jobspec_set(&job, FG_JOBOPT_FRAMEWORK, "hf", &err), 0);
+    assert_int_equal(fg_jobspec_finish(&job, &err), 0);
+    struct fg_assessment a, plain;
+    assert_int_equal(fg_assess(m, &job, t4, 1, &r, &a, &err), 0);
+    struct fg_rules off = r;
+    off.calib = NULL;
+    assert_int_equal(fg_assess(m, &job, t4, 1, &off, &plain, &err), 0);
+    assert_non_null(a.calib);
+    assert_null(plain.calib);
+    assert_int_equal(a.est.total_bytes, (uint64_t)(plain.est.total_bytes * 1.25 + 0.5));
+    struct fg_request q = req(t4, "t4", 1);
+    snprintf(q.model, sizeof q.model, "Qwen3-0.6B");
+    struct fg_decision d;
+    fg_decide(&q, &a, &r, &d);
+    assert_non_null(strstr(d.lines[0], "site calibration: x1.25 from 40 jobs"));
+    fg_decide(&q, &plain, &off, &d);
+    assert_null(strstr(d.lines[0], "calibration"));
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -815,6 +878,7 @@ int main(void)
         cmocka_unit_test(assess_should_plan_nemotron_lora_on_four_t4),
         cmocka_unit_test(parse_should_read_on_unknown_per_partition),
         cmocka_unit_test(decide_unknown_should_reject_warn_or_pass_as_on_unknown_says),
+        cmocka_unit_test(calibration_should_load_with_the_policy_and_reach_the_answer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
