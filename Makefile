@@ -102,6 +102,7 @@ CLI_SRCS := \
 	cli/cmd_gpus.c \
 	cli/cmd_verify.c \
 	cli/cmd_report.c \
+	cli/cmd_learn.c \
 	cli/jobopts.c \
 	cli/format.c \
 	cli/report_html.c
@@ -128,6 +129,7 @@ TEST_SRCS := \
 	tests/test_audit.c \
 	tests/test_sacct.c \
 	tests/test_calib.c \
+	tests/test_learn.c \
 	tests/test_report_html.c \
 	tests/test_man.c \
 	tests/test_plugin.c \
@@ -194,6 +196,10 @@ $(BUILD)/tests/test_plugin: $(BUILD)/tests/test_plugin.o $(PLUGIN_ENGINE_OBJS) $
 		$(LIB)
 	$(CC) $(ALL_CFLAGS) -rdynamic -o $@ $< $(PLUGIN_ENGINE_OBJS) $(TEST_CLI_OBJS) $(LIB) \
 	  $(LDLIBS_ALL) -lcmocka
+
+# fitgate learn end to end on its fixtures: the CLI's objects, as test_plugin links them.
+$(BUILD)/tests/test_learn: $(BUILD)/tests/test_learn.o $(TEST_CLI_OBJS) $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(TEST_CLI_OBJS) $(LIB) $(LDLIBS_ALL) -lcmocka
 
 $(BUILD)/tests/test_detect: TEST_LIBS = $(HWLOC_LIBS)
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)

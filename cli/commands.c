@@ -9,5 +9,6 @@ const struct fg_cli_cmd fg_cli_commands[] = {
     {"verify", fg_cli_verify},
     {"gpus", fg_cli_gpus},
     {"report", fg_cli_report},
+    {"learn", fg_cli_learn},
     {NULL, NULL},
 };

@@ -1,0 +1,899 @@
+/*
+ * fitgate learn AUDIT_LOG... --sacct FILE [--logs DIR] [--json] [--html FILE]
+ *               [--min-jobs N] [--far-below F] [--write-calibration FILE]
+ *
+ * Closes the loop: what fitgate estimated for a job against what the job then
+ * used.  Three records are joined (docs/learn.md):
+ *
+ *   the decision      the audit line written at submission (sbatch, salloc,
+ *                     srun): estimate, layout, card, verdict; no job id;
+ *   the job id        the audit line the node writes ("where":"stepd"), with
+ *                     the job id and the same submit_id, of the same user
+ *                     (a job_submit decision carries its job id itself);
+ *   what it used      sacct -p (policies/sacct.h): state, exit code, GPUs,
+ *                     TRESUsageInMax gres/gpumem.
+ *
+ * Like with like: gres/gpumem is driver-level memory (the CUDA context and
+ * everything the allocator reserved) of a task, summed over its GPUs; the
+ * estimate is what the framework allocates on one GPU, without the context.
+ * So per job: actual = gres/gpumem / GPUs per task, compared with estimate
+ * per GPU + FG_CUDA_CONTEXT_BYTES; ratio = actual / (estimate + context).
+ * The calibration factor of a job is (actual - context) / estimate: what the
+ * engine's estimate must be multiplied by to give what ran.
+ *
+ * Exit status: 0 the report was written, 2 an argument or a file could not
+ * be used.
+ */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "audit.h"
+#include "calib.h"
+#include "cli.h"
+#include "fileio.h"
+#include "fit.h"
+#include "model.h"
+#include "sacct.h"
+
+#define MAX_LINE (64 * 1024)
+#define MAX_WARNINGS 20
+#define LOG_TAIL (16u << 20) /* bytes of a job's output searched for an OOM message */
+
+/*
+ * What frameworks print when a GPU allocation fails, searched in a job's output (--logs).
+ * Host memory is another matter: Slurm's OUT_OF_MEMORY state is the job's cgroup running
+ * out (memory.events oom_kill, src/plugins/cgroup/v2/cgroup_v2.c), never the GPU's.
+ */
+static const struct {
+    const char *text;
+    const char *source;
+} oom_patterns[] = {
+    {"CUDA out of memory", "PyTorch c10/cuda/CUDACachingAllocator.cpp "
+                           "DeviceCachingAllocator::malloc (OutOfMemoryError)"},
+    {"torch.OutOfMemoryError", "PyTorch: the exception's class name (2.5 and later)"},
+    {"torch.cuda.OutOfMemoryError", "PyTorch: the exception's class name (before 2.5)"},
+    {"CUBLAS_STATUS_ALLOC_FAILED", "cuBLAS cublasStatus_t, raised by PyTorch's "
+                                   "TORCH_CUDABLAS_CHECK (aten/src/ATen/cuda/CUDABlas.cpp)"},
+    {"CUDA error: out of memory", "cudaErrorMemoryAllocation through C10_CUDA_CHECK "
+                                  "(c10/cuda/CUDAException.h)"},
+};
+
+struct job {
+    uint64_t job_id;
+    const struct fg_audit_rec *sub;      /* the decision (borrowed from struct learn) */
+    const struct fg_sacct_job *acct;     /* borrowed from the sacct table */
+    char family[64];
+    uint64_t est;        /* per GPU: per_gpu_bytes of the layout decided, else estimate_bytes */
+    uint64_t card;       /* bytes of one card: usable + context; 0 unknown */
+    uint64_t actual;     /* peak per GPU (sacct.h gpumem_per_gpu) */
+    double ratio;        /* actual / (est + context) */
+    double factor;       /* (actual - context) / est */
+    uint32_t gpus;
+    uint32_t freeable;   /* GPUs the peak did not need (an upper bound: docs/learn.md) */
+    bool admitted, far_below, host_oom, gpu_oom, gpu_oom_likely;
+    char evidence[256];  /* the log file and message of a GPU OOM */
+};
+
+struct learn {
+    struct fg_audit_rec *recs;
+    size_t n_recs, cap_recs;
+    struct job *jobs;
+    size_t n_jobs;
+    uint64_t lines, bad, stepd, unmatched, other_user, not_in_sacct, no_gpumem;
+    struct fg_sacct *acct;
+    double far_below;
+    uint32_t min_jobs;
+    const char *logs;
+};
+
+/* ---- reading ------------------------------------------------------------------ */
+
+/* The JSON object in a line: the line itself, or what follows a syslog tag (as report reads). */
+static const char *json_start(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (*s == '{')
+        return s;
+    const char *tag = strstr(s, " fitgate[");
+    if (tag) {
+        const char *close = strstr(tag, "]: {");
+        return close ? close + 3 : NULL;
+    }
+    tag = strstr(s, " fitgate: {");
+    return tag ? tag + 10 : NULL;
+}
+
+static int read_audit(struct learn *l, const char *path)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    uint64_t lineno = 0;
+    int rc = 0;
+    if (!f) {
+        fprintf(stderr, "fitgate: error: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    while ((n = getline(&line, &cap, f)) > 0) {
+        lineno++;
+        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+            line[--n] = '\0';
+        if (!n || (size_t)n > MAX_LINE || strlen(line) != (size_t)n)
+            continue;
+        l->lines++;
+        const char *json = json_start(line);
+        struct fg_err err = {0};
+        if (l->n_recs == l->cap_recs) {
+            size_t nc = l->cap_recs ? l->cap_recs * 2 : 256;
+            struct fg_audit_rec *r = realloc(l->recs, nc * sizeof *r);
+            if (!r) {
+                fprintf(stderr, "fitgate: error: out of memory\n");
+                rc = -1;
+                goto out;
+            }
+            l->recs = r;
+            l->cap_recs = nc;
+        }
+        if (!json || fg_audit_parse(json, strlen(json), &l->recs[l->n_recs], &err)) {
+            if (++l->bad <= MAX_WARNINGS)
+                fprintf(stderr, "fitgate: warning: %s:%llu: skipped: %s\n", path,
+                        (unsigned long long)lineno, json ? err.detail : "not an audit line");
+            continue;
+        }
+        l->n_recs++;
+    }
+    if (ferror(f)) {
+        fprintf(stderr, "fitgate: error: %s: %s\n", path, strerror(errno));
+        rc = -1;
+    }
+out:
+    free(line);
+    if (f != stdin)
+        fclose(f);
+    return rc;
+}
+
+static int read_sacct(struct learn *l, const char *path)
+{
+    char *text = NULL;
+    size_t len = 0;
+    struct fg_err err = {0};
+    if (fg__read_file(path, 1u << 30, &text, &len)) {
+        fprintf(stderr, "fitgate: error: --sacct %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    int rc = fg_sacct_parse(text, len, &l->acct, &err);
+    free(text);
+    if (rc)
+        fprintf(stderr, "fitgate: error: --sacct %s: %s\n", path, err.detail);
+    return rc ? -1 : 0;
+}
+
+/* A GPU OOM message in the job's output under --logs: slurm-ID.out (sbatch's default),
+ * slurm-ID.err, ID.out, ID.err; the last LOG_TAIL bytes of each. */
+static void find_oom(const char *dir, struct job *j)
+{
+    static const char *const names[] = {"slurm-%llu.out", "slurm-%llu.err", "%llu.out",
+                                        "%llu.err"};
+    char name[64], path[4096];
+    char *buf = malloc(LOG_TAIL + 1);
+    if (!buf)
+        return;
+    for (size_t i = 0; i < sizeof names / sizeof names[0] && !j->gpu_oom; i++) {
+        snprintf(name, sizeof name, names[i], (unsigned long long)j->job_id);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fseeko(f, 0, SEEK_END) == 0) {
+            off_t size = ftello(f);
+            fseeko(f, size > (off_t)LOG_TAIL ? size - (off_t)LOG_TAIL : 0, SEEK_SET);
+        }
+        size_t n = fread(buf, 1, LOG_TAIL, f);
+        fclose(f);
+        buf[n] = '\0';
+        for (size_t k = 0; k < sizeof oom_patterns / sizeof oom_patterns[0]; k++)
+            if (memmem(buf, n, oom_patterns[k].text, strlen(oom_patterns[k].text))) {
+                j->gpu_oom = true;
+                snprintf(j->evidence, sizeof j->evidence, "%s: \"%s\" (%s)", name,
+                         oom_patterns[k].text, oom_patterns[k].source);
+                break;
+            }
+    }
+    free(buf);
+}
+
+/* ---- the join -------------------------------------------------------------------- */
+
+static int by_submit_id(const void *a, const void *b)
+{
+    const struct fg_audit_rec *const *x = a, *const *y = b;
+    return strcmp((*x)->submit_id, (*y)->submit_id);
+}
+
+/* The model's family: its config's model_type when the caches hold it, else the name's
+ * leading letters ("Qwen/Qwen3-8B" -> "qwen"). */
+static void family_of(const char *model, char *buf, size_t cap)
+{
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    if (model[0] && !fg_cli_load_model(model, true, &m, &err) && m->model_type[0]) {
+        snprintf(buf, cap, "%s", m->model_type);
+        fg_model_free(m);
+        return;
+    }
+    fg_model_free(m);
+    const char *s = strrchr(model, '/');
+    s = s ? s + 1 : model;
+    size_t n = 0;
+    while (n + 1 < cap && ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z'))) {
+        buf[n] = (char)(s[n] | 0x20);
+        n++;
+    }
+    buf[n] = '\0';
+    if (!n)
+        snprintf(buf, cap, "other");
+}
+
+/* Family per distinct model, looked up once each. */
+struct fam_cache {
+    char model[256];
+    char family[64];
+};
+
+static void measure(const struct learn *l, struct job *j)
+{
+    const struct fg_audit_rec *s = j->sub;
+    const struct fg_sacct_job *a = j->acct;
+    const double ctx = (double)FG_CUDA_CONTEXT_BYTES;
+    j->est = s->per_gpu_bytes ? s->per_gpu_bytes : s->estimate_bytes;
+    j->card = s->usable_bytes ? s->usable_bytes + FG_CUDA_CONTEXT_BYTES : 0;
+    j->actual = a->gpumem_per_gpu;
+    j->gpus = a->gpus ? a->gpus : s->gpus_after;
+    j->ratio = j->est ? (double)j->actual / ((double)j->est + ctx) : 0;
+    j->factor = j->est ? ((double)j->actual - ctx) / (double)j->est : 0;
+    j->admitted = s->verdict == FG_AUDIT_ALLOW || s->verdict == FG_AUDIT_WARN ||
+                  s->verdict == FG_AUDIT_RESIZE || s->verdict == FG_AUDIT_OVERRIDE;
+    j->host_oom = !strcmp(a->state, "OUT_OF_MEMORY");
+    if (l->logs)
+        find_oom(l->logs, j);
+    /* no log, but failed at the card's limit: what gres/gpumem can say */
+    j->gpu_oom_likely = !j->gpu_oom && !strcmp(a->state, "FAILED") && j->card &&
+                        (double)j->actual >= 0.95 * (double)j->card;
+    if (j->card && j->gpus) {
+        double used = (double)j->actual / (double)j->card;
+        j->far_below = used < l->far_below && !j->gpu_oom && !j->gpu_oom_likely;
+        /* the peak over all GPUs at 1/1.15 of a card each (the default headroom) */
+        double need = ceil((double)j->actual * j->gpus / ((double)j->card / 1.15));
+        if (need < 1)
+            need = 1;
+        j->freeable = j->far_below && need < j->gpus ? j->gpus - (uint32_t)need : 0;
+    }
+}
+
+static int join(struct learn *l)
+{
+    int rc = -1;
+    size_t n_subs = 0, n_fam = 0;
+    const struct fg_audit_rec **subs = calloc(l->n_recs + 1, sizeof *subs);
+    struct fam_cache *fam = calloc(l->n_recs + 1, sizeof *fam);
+    l->jobs = calloc(l->n_recs + 1, sizeof *l->jobs);
+    if (!subs || !fam || !l->jobs)
+        goto out;
+    for (size_t i = 0; i < l->n_recs; i++)
+        if (l->recs[i].where != FG_AUDIT_AT_STEPD && l->recs[i].where != FG_AUDIT_AT_CLI)
+            subs[n_subs++] = &l->recs[i];
+    qsort(subs, n_subs, sizeof *subs, by_submit_id);
+    for (size_t i = 0; i < l->n_recs; i++) {
+        const struct fg_audit_rec *r = &l->recs[i];
+        if (!r->job_id)
+            continue;
+        /* a job_submit decision knows its job id; one at sbatch joins through the node's */
+        bool direct = r->where != FG_AUDIT_AT_STEPD;
+        l->stepd += !direct;
+        bool seen = false;
+        for (size_t k = 0; k < l->n_jobs && !seen; k++)
+            seen = l->jobs[k].job_id == r->job_id;
+        if (seen)
+            continue; /* a batch job's srun step 0 writes a second line */
+        const struct fg_audit_rec *key = r, **hit =
+            direct ? &key : bsearch(&key, subs, n_subs, sizeof *subs, by_submit_id);
+        if (!hit) {
+            l->unmatched++;
+            continue;
+        }
+        if (strcmp((*hit)->user, r->user)) {
+            l->other_user++; /* a submit id carried by another user's job: forged */
+            continue;
+        }
+        const struct fg_sacct_job *a = fg_sacct_find(l->acct, r->job_id);
+        if (!a) {
+            l->not_in_sacct++;
+            continue;
+        }
+        if (!a->has_gpumem) {
+            l->no_gpumem++;
+            continue;
+        }
+        struct job *j = &l->jobs[l->n_jobs++];
+        j->job_id = r->job_id;
+        j->sub = *hit;
+        j->acct = a;
+        size_t f = 0;
+        while (f < n_fam && strcmp(fam[f].model, j->sub->model))
+            f++;
+        if (f == n_fam) {
+            snprintf(fam[f].model, sizeof fam[f].model, "%s", j->sub->model);
+            family_of(j->sub->model, fam[f].family, sizeof fam[f].family);
+            n_fam++;
+        }
+        snprintf(j->family, sizeof j->family, "%s", fam[f].family);
+        measure(l, j);
+    }
+    rc = 0;
+out:
+    if (rc)
+        fprintf(stderr, "fitgate: error: out of memory\n");
+    free(subs);
+    free(fam);
+    return rc;
+}
+
+/* ---- groups --------------------------------------------------------------------- */
+
+struct stats {
+    size_t n;
+    double median, p10, p90, min, max;
+    double lo, hi;          /* 95% confidence interval of the median (n >= 6) */
+    uint32_t freeable, oom;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank quantile of sorted v[0..n). */
+static double quantile(const double *v, size_t n, double q)
+{
+    size_t k = (size_t)ceil(q * (double)n);
+    return v[k ? k - 1 : 0];
+}
+
+/*
+ * Median, spread and the distribution-free 95% interval of the median: the order statistics
+ * x(k) and x(n-k+1), k = floor((n - 1.96 sqrt(n)) / 2), the normal approximation of the
+ * binomial (Conover, Practical Nonparametric Statistics, 3rd ed., section 3.2).
+ */
+static void stats_of(double *v, size_t n, struct stats *s)
+{
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    if (!n)
+        return;
+    qsort(v, n, sizeof *v, cmp_double);
+    s->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    s->p10 = quantile(v, n, 0.10);
+    s->p90 = quantile(v, n, 0.90);
+    s->min = v[0];
+    s->max = v[n - 1];
+    double k = floor(((double)n - 1.96 * sqrt((double)n)) / 2);
+    if (k >= 1) {
+        s->lo = v[(size_t)k - 1];
+        s->hi = v[n - (size_t)k];
+    }
+}
+
+enum group_by { BY_FW_MODE_FAMILY, BY_PARTITION, BY_FW_MODE };
+
+static void group_key(const struct job *j, enum group_by by, char *buf, size_t cap)
+{
+    const struct fg_audit_rec *s = j->sub;
+    const char *fw = s->framework[0] ? s->framework : "-";
+    if (by == BY_PARTITION)
+        snprintf(buf, cap, "%s", s->partition[0] ? s->partition : "(default)");
+    else if (by == BY_FW_MODE)
+        snprintf(buf, cap, "%s %s", fw, s->mode);
+    else
+        snprintf(buf, cap, "%s %s %s", fw, s->mode, j->family);
+}
+
+struct group {
+    char key[160];
+    struct stats ratio;     /* actual / (estimate + context) */
+    struct stats factor;    /* (actual - context) / estimate, completed jobs only */
+    char framework[32], mode[16];
+};
+
+/* Groups of l's jobs by `by`, in key order; caller frees *out. */
+static int groups(const struct learn *l, enum group_by by, struct group **out, size_t *n_out)
+{
+    int rc = -1;
+    struct group *g = calloc(l->n_jobs + 1, sizeof *g);
+    double *r = malloc((l->n_jobs + 1) * sizeof *r), *f = malloc((l->n_jobs + 1) * sizeof *f);
+    size_t n = 0;
+    if (!g || !r || !f)
+        goto out;
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        char key[160];
+        group_key(&l->jobs[i], by, key, sizeof key);
+        size_t k = 0;
+        while (k < n && strcmp(g[k].key, key))
+            k++;
+        if (k < n)
+            continue;
+        snprintf(g[n].key, sizeof g[n].key, "%s", key);
+        snprintf(g[n].framework, sizeof g[n].framework, "%s", l->jobs[i].sub->framework);
+        snprintf(g[n].mode, sizeof g[n].mode, "%s", l->jobs[i].sub->mode);
+        size_t nr = 0, nf = 0;
+        uint32_t freeable = 0, oom = 0;
+        for (size_t m = i; m < l->n_jobs; m++) {
+            const struct job *j = &l->jobs[m];
+            char other[160];
+            group_key(j, by, other, sizeof other);
+            if (strcmp(other, key) || !j->est)
+                continue;
+            r[nr++] = j->ratio;
+            if (!strcmp(j->acct->state, "COMPLETED") && !j->gpu_oom)
+                f[nf++] = j->factor;
+            freeable += j->freeable;
+            oom += j->admitted && (j->gpu_oom || j->gpu_oom_likely);
+        }
+        stats_of(r, nr, &g[n].ratio);
+        stats_of(f, nf, &g[n].factor);
+        g[n].ratio.freeable = freeable;
+        g[n].ratio.oom = oom;
+        n++;
+    }
+    *out = g;
+    *n_out = n;
+    g = NULL;
+    rc = 0;
+out:
+    free(g);
+    free(r);
+    free(f);
+    return rc;
+}
+
+/* ---- output ---------------------------------------------------------------------- */
+
+static double gib(uint64_t b)
+{
+    return (double)b / (1024.0 * 1024 * 1024);
+}
+
+static const char *flags_of(const struct job *j, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s%s%s%s",
+             j->admitted && j->gpu_oom ? "admitted-died-gpu-oom " : "",
+             j->admitted && j->gpu_oom_likely ? "admitted-failed-at-card-limit " : "",
+             j->host_oom ? "host-oom " : "", j->far_below ? "far-below " : "");
+    size_t n = strlen(buf);
+    if (n)
+        buf[n - 1] = '\0';
+    return buf;
+}
+
+static void text_groups(const char *title, const struct group *g, size_t n)
+{
+    printf("\n%s\n  %-36s %5s %7s %15s %7s %6s\n", title, "GROUP", "JOBS", "MEDIAN",
+           "P10..P90", "FREE", "OOM");
+    for (size_t i = 0; i < n; i++)
+        printf("  %-36.36s %5zu %7.3f %7.3f..%-7.3f %5u %5u\n", g[i].key, g[i].ratio.n,
+               g[i].ratio.median, g[i].ratio.p10, g[i].ratio.p90, g[i].ratio.freeable,
+               g[i].ratio.oom);
+}
+
+static void print_text(const struct learn *l, const struct group *fmf, size_t n_fmf,
+                       const struct group *part, size_t n_part)
+{
+    char fl[96];
+    printf("fitgate learn: %zu jobs joined (%llu audit lines, %llu node lines; unmatched %llu, "
+           "other user %llu, not in sacct %llu, no gres/gpumem %llu)\n",
+           l->n_jobs, (unsigned long long)l->lines, (unsigned long long)l->stepd,
+           (unsigned long long)l->unmatched, (unsigned long long)l->other_user,
+           (unsigned long long)l->not_in_sacct, (unsigned long long)l->no_gpumem);
+    printf("ratio = peak per GPU (sacct gres/gpumem / GPUs per task) / (estimate per GPU + "
+           "%.1f GiB CUDA context)\n\n", gib(FG_CUDA_CONTEXT_BYTES));
+    printf("%-10s %-10s %-10s %-28s %-10s %-6s %4s %9s %9s %7s %-14s %s\n", "JOB", "USER",
+           "PARTITION", "MODEL", "FRAMEWORK", "MODE", "GPUS", "EST GiB", "PEAK GiB", "RATIO",
+           "STATE", "FLAGS");
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        const struct job *j = &l->jobs[i];
+        printf("%-10llu %-10.10s %-10.10s %-28.28s %-10.10s %-6s %4u %9.2f %9.2f %7.3f %-14s "
+               "%s\n", (unsigned long long)j->job_id, j->sub->user, j->sub->partition,
+               j->sub->model, j->sub->framework, j->sub->mode, j->gpus, gib(j->est),
+               gib(j->actual), j->ratio, j->acct->state, flags_of(j, fl, sizeof fl));
+    }
+    text_groups("By framework x mode x model family:", fmf, n_fmf);
+    text_groups("By partition:", part, n_part);
+    bool any = false;
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        const struct job *j = &l->jobs[i];
+        if (!(j->admitted && (j->gpu_oom || j->gpu_oom_likely)) && !j->freeable && !j->host_oom)
+            continue;
+        if (!any)
+            printf("\nFlags:\n");
+        any = true;
+        if (j->admitted && j->gpu_oom)
+            printf("  job %llu: admitted (%s) and died of GPU memory: %s\n",
+                   (unsigned long long)j->job_id, fg_audit_verdict_name(j->sub->verdict),
+                   j->evidence);
+        else if (j->admitted && j->gpu_oom_likely)
+            printf("  job %llu: admitted (%s), FAILED with its peak at %.0f%% of the card: "
+                   "likely GPU memory (no log to say)\n", (unsigned long long)j->job_id,
+                   fg_audit_verdict_name(j->sub->verdict),
+                   100.0 * (double)j->actual / (double)j->card);
+        if (j->host_oom)
+            printf("  job %llu: OUT_OF_MEMORY is the host's memory (the job's cgroup), not "
+                   "the GPU's\n", (unsigned long long)j->job_id);
+        if (j->freeable)
+            printf("  job %llu: peak %.0f%% of each of its %u GPUs: about %u could have been "
+                   "freed\n", (unsigned long long)j->job_id,
+                   100.0 * (double)j->actual / (double)j->card, j->gpus, j->freeable);
+    }
+}
+
+static cJSON *stats_json(const struct stats *s)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "jobs", (double)s->n);
+    cJSON_AddNumberToObject(o, "median", s->median);
+    cJSON_AddNumberToObject(o, "p10", s->p10);
+    cJSON_AddNumberToObject(o, "p90", s->p90);
+    cJSON_AddNumberToObject(o, "min", s->min);
+    cJSON_AddNumberToObject(o, "max", s->max);
+    if (s->lo > 0) {
+        cJSON_AddNumberToObject(o, "ci95_low", s->lo);
+        cJSON_AddNumberToObject(o, "ci95_high", s->hi);
+    }
+    return o;
+}
+
+static cJSON *groups_json(const struct group *g, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "group", g[i].key);
+        cJSON_AddItemToObject(o, "ratio", stats_json(&g[i].ratio));
+        cJSON_AddItemToObject(o, "factor", stats_json(&g[i].factor));
+        cJSON_AddNumberToObject(o, "gpus_freeable", g[i].ratio.freeable);
+        cJSON_AddNumberToObject(o, "admitted_gpu_oom", g[i].ratio.oom);
+        cJSON_AddItemToArray(a, o);
+    }
+    return a;
+}
+
+static int print_json(const struct learn *l, const struct group *fmf, size_t n_fmf,
+                      const struct group *part, size_t n_part)
+{
+    cJSON *root = cJSON_CreateObject(), *jobs = cJSON_CreateArray();
+    cJSON_AddNumberToObject(root, "context_bytes", (double)FG_CUDA_CONTEXT_BYTES);
+    cJSON *c = cJSON_AddObjectToObject(root, "counts");
+    cJSON_AddNumberToObject(c, "joined", (double)l->n_jobs);
+    cJSON_AddNumberToObject(c, "audit_lines", (double)l->lines);
+    cJSON_AddNumberToObject(c, "stepd_lines", (double)l->stepd);
+    cJSON_AddNumberToObject(c, "unmatched", (double)l->unmatched);
+    cJSON_AddNumberToObject(c, "other_user", (double)l->other_user);
+    cJSON_AddNumberToObject(c, "not_in_sacct", (double)l->not_in_sacct);
+    cJSON_AddNumberToObject(c, "no_gpumem", (double)l->no_gpumem);
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        const struct job *j = &l->jobs[i];
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddNumberToObject(o, "job_id", (double)j->job_id);
+        cJSON_AddStringToObject(o, "submit_id", j->sub->submit_id);
+        cJSON_AddStringToObject(o, "user", j->sub->user);
+        cJSON_AddStringToObject(o, "partition", j->sub->partition);
+        cJSON_AddStringToObject(o, "model", j->sub->model);
+        cJSON_AddStringToObject(o, "family", j->family);
+        cJSON_AddStringToObject(o, "framework", j->sub->framework);
+        cJSON_AddStringToObject(o, "mode", j->sub->mode);
+        cJSON_AddStringToObject(o, "verdict", fg_audit_verdict_name(j->sub->verdict));
+        cJSON_AddStringToObject(o, "state", j->acct->state);
+        cJSON_AddNumberToObject(o, "exit_code", j->acct->exit_code);
+        cJSON_AddNumberToObject(o, "gpus", j->gpus);
+        cJSON_AddNumberToObject(o, "gpus_per_task", j->acct->gpus_per_task);
+        cJSON_AddNumberToObject(o, "estimate_bytes", (double)j->est);
+        cJSON_AddNumberToObject(o, "card_bytes", (double)j->card);
+        cJSON_AddNumberToObject(o, "peak_bytes", (double)j->actual);
+        cJSON_AddNumberToObject(o, "ratio", j->ratio);
+        cJSON_AddNumberToObject(o, "factor", j->factor);
+        cJSON_AddBoolToObject(o, "admitted", j->admitted);
+        cJSON_AddBoolToObject(o, "gpu_oom", j->gpu_oom);
+        cJSON_AddBoolToObject(o, "gpu_oom_likely", j->gpu_oom_likely);
+        cJSON_AddBoolToObject(o, "host_oom", j->host_oom);
+        cJSON_AddBoolToObject(o, "far_below", j->far_below);
+        cJSON_AddNumberToObject(o, "gpus_freeable", j->freeable);
+        cJSON_AddStringToObject(o, "evidence", j->evidence);
+        cJSON_AddItemToArray(jobs, o);
+    }
+    cJSON_AddItemToObject(root, "jobs", jobs);
+    cJSON_AddItemToObject(root, "by_framework_mode_family", groups_json(fmf, n_fmf));
+    cJSON_AddItemToObject(root, "by_partition", groups_json(part, n_part));
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!s)
+        return -1;
+    puts(s);
+    free(s);
+    return 0;
+}
+
+static void esc(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+}
+
+/* One self-contained page: the scatter of estimate + context against the peak, per GPU. */
+static int html_file(const char *path, const struct learn *l)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "fitgate: error: --html %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    double max = 1;
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        double e = gib(l->jobs[i].est + FG_CUDA_CONTEXT_BYTES), a = gib(l->jobs[i].actual);
+        max = fmax(max, fmax(e, a));
+    }
+    max = ceil(max / 10) * 10;
+    const double W = 560, H = 560, X0 = 60, Y0 = 20, S = 480;
+    fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>fitgate learn"
+               "</title><style>body{font:14px sans-serif;margin:2em}circle{fill-opacity:.7}"
+               ".ok{fill:#2b6cb0}.oom{fill:#c53030}.far{fill:#d69e2e}</style></head><body>\n"
+               "<h1>fitgate learn: estimate vs. peak, per GPU</h1>\n<p>%zu jobs. x: "
+               "fitgate's estimate per GPU + %.1f GiB CUDA context; y: sacct's "
+               "TRESUsageInMax gres/gpumem / GPUs per task (GiB). Red: admitted and died "
+               "of GPU memory; amber: far below the card.</p>\n",
+            l->n_jobs, gib(FG_CUDA_CONTEXT_BYTES));
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+               "role=\"img\" aria-label=\"estimate against peak\">\n", W, H);
+    fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
+               "stroke=\"#999\"/>\n<line x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\" "
+               "stroke=\"#999\" stroke-dasharray=\"4\"/>\n", X0, Y0, S, S, X0, Y0 + S, X0 + S, Y0);
+    for (int t = 0; t <= 4; t++) {
+        double v = max * t / 4, p = S * t / 4;
+        fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">%.0f</text>\n"
+                   "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.0f</text>\n",
+                X0 + p, Y0 + S + 18, v, X0 - 6, Y0 + S - p + 4, v);
+    }
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        const struct job *j = &l->jobs[i];
+        double x = X0 + S * gib(j->est + FG_CUDA_CONTEXT_BYTES) / max;
+        double y = Y0 + S - S * gib(j->actual) / max;
+        const char *cls = j->admitted && (j->gpu_oom || j->gpu_oom_likely) ? "oom"
+                          : j->far_below                                    ? "far"
+                                                                            : "ok";
+        fprintf(f, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\"><title>job %llu ",
+                cls, x, y, (unsigned long long)j->job_id);
+        esc(f, j->sub->model);
+        fprintf(f, " %s %s: ratio %.3f</title></circle>\n", j->sub->framework, j->sub->mode,
+                j->ratio);
+    }
+    fputs("</svg>\n</body></html>\n", f);
+    if (fclose(f)) {
+        fprintf(stderr, "fitgate: error: --html %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/*
+ * The calibration table (calib.h) from the groups by framework x mode with at least
+ * min_jobs completed jobs; read back with fg_calib_load before it is kept, so a file this
+ * writes is one the policy accepts.
+ */
+static int write_calibration(const char *path, const struct learn *l, const struct group *g,
+                             size_t n)
+{
+    char tmp[4096], row[200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        fprintf(stderr, "fitgate: error: --write-calibration %s: %s\n", tmp, strerror(errno));
+        return -1;
+    }
+    time_t now = time(NULL);
+    char date[32];
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    fprintf(f, "# fitgate calibration, written by fitgate learn at %s from %zu jobs\n"
+               "# (format: conf/calibration.conf; Factor: the median over completed jobs of\n"
+               "# (peak per GPU - CUDA context) / estimate per GPU; Low, High: its 95%% CI)\n",
+            date, l->n_jobs);
+    size_t rows = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct stats *s = &g[i].factor;
+        struct fg_calib_row r = {.jobs = (uint32_t)s->n, .factor = round(s->median * 1000) / 1000,
+                                 .low = round(s->lo * 1000) / 1000,
+                                 .high = round(s->hi * 1000) / 1000};
+        struct fg_err err = {0};
+        if (s->n < l->min_jobs || !g[i].framework[0] ||
+            fg_mode_parse(g[i].mode, &r.mode, &err)) {
+            fprintf(stderr, "fitgate: %s: %zu completed jobs, fewer than --min-jobs %u: no "
+                            "row\n", g[i].key, s->n, l->min_jobs);
+            continue;
+        }
+        if (r.factor < FG_CALIB_FACTOR_MIN || r.factor > FG_CALIB_FACTOR_MAX) {
+            fprintf(stderr, "fitgate: warning: %s: factor %.3f is outside %.2f..%.2f: no row; "
+                            "look at these jobs\n", g[i].key, r.factor, FG_CALIB_FACTOR_MIN,
+                    FG_CALIB_FACTOR_MAX);
+            continue;
+        }
+        if (s->lo > 0) {
+            r.low = fmax(fmin(r.low, r.factor), FG_CALIB_FACTOR_MIN);
+            r.high = fmin(fmax(r.high, r.factor), FG_CALIB_FACTOR_MAX);
+        } else {
+            r.low = r.high = 0; /* too few jobs for an interval (n < 6) */
+        }
+        snprintf(r.framework, sizeof r.framework, "%s", g[i].framework);
+        if (fg_calib_format_row(&r, row, sizeof row))
+            continue;
+        fprintf(f, "%s\n", row);
+        rows++;
+    }
+    if (fclose(f)) {
+        fprintf(stderr, "fitgate: error: --write-calibration %s: %s\n", tmp, strerror(errno));
+        remove(tmp);
+        return -1;
+    }
+    struct fg_calib check;
+    struct fg_err err = {0};
+    if (fg_calib_load(&check, tmp, &err) || check.n != rows) {
+        fprintf(stderr, "fitgate: error: the calibration written does not read back: %s\n",
+                err.detail);
+        remove(tmp);
+        return -1;
+    }
+    if (rename(tmp, path)) {
+        fprintf(stderr, "fitgate: error: --write-calibration %s: %s\n", path, strerror(errno));
+        remove(tmp);
+        return -1;
+    }
+    fprintf(stderr, "fitgate: wrote %s: %zu row%s\n", path, rows, rows == 1 ? "" : "s");
+    return 0;
+}
+
+/* ---- the command ------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fputs("usage: fitgate learn AUDIT_LOG... --sacct FILE [--logs DIR] [--json] [--html FILE]\n"
+          "                     [--min-jobs N] [--far-below F] [--write-calibration FILE]\n"
+          "AUDIT_LOG: audit trails (LogFile=) holding the submission and the node lines.\n"
+          "FILE: sacct -p --format=JobIDRaw,State,ExitCode,AllocTRES,NTasks,TRESUsageInMax\n"
+          "DIR: the jobs' output files (slurm-JOBID.out ...), searched for GPU OOM messages.\n"
+          "--min-jobs N: completed jobs a calibration row needs (default 20).\n"
+          "--far-below F: flag a job whose peak per GPU is under F of the card (default 0.5).\n",
+          f);
+}
+
+static bool number_arg(const char *a, const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno || end == v || *end || d < lo || d > hi) {
+        fprintf(stderr, "fitgate: error: %s %s: expected a number in %g..%g\n", a, v, lo, hi);
+        return false;
+    }
+    *out = d;
+    return true;
+}
+
+int fg_cli_learn(int argc, char **argv)
+{
+    struct learn l;
+    const char *sacct = NULL, *html = NULL, *calib = NULL;
+    bool json = false;
+    int status = 2;
+    double d;
+    struct group *fmf = NULL, *part = NULL, *fm = NULL;
+    size_t n_fmf = 0, n_part = 0, n_fm = 0, nlogs = 0;
+    const char **logs = calloc((size_t)argc, sizeof *logs);
+    memset(&l, 0, sizeof l);
+    l.far_below = 0.5;
+    l.min_jobs = 20;
+    if (!logs) {
+        fprintf(stderr, "fitgate: error: out of memory\n");
+        return 2;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool takes = !strcmp(a, "--sacct") || !strcmp(a, "--logs") || !strcmp(a, "--html") ||
+                     !strcmp(a, "--min-jobs") || !strcmp(a, "--far-below") ||
+                     !strcmp(a, "--write-calibration");
+        if (takes && !v) {
+            fprintf(stderr, "fitgate: error: %s needs a value\n", a);
+            goto out;
+        }
+        if (!strcmp(a, "--json")) {
+            json = true;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            status = 0;
+            goto out;
+        } else if (takes) {
+            i++;
+            if (!strcmp(a, "--sacct"))
+                sacct = v;
+            else if (!strcmp(a, "--logs"))
+                l.logs = v;
+            else if (!strcmp(a, "--html"))
+                html = v;
+            else if (!strcmp(a, "--write-calibration"))
+                calib = v;
+            else if (!strcmp(a, "--min-jobs")) {
+                if (!number_arg(a, v, 1, 1e6, &d) || d != floor(d))
+                    goto out;
+                l.min_jobs = (uint32_t)d;
+            } else if (!number_arg(a, v, 0.01, 1, &l.far_below)) {
+                goto out;
+            }
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "fitgate: error: unknown option %s\n", a);
+            usage(stderr);
+            goto out;
+        } else {
+            logs[nlogs++] = a;
+        }
+    }
+    if (!nlogs || !sacct) {
+        usage(stderr);
+        goto out;
+    }
+    if (read_sacct(&l, sacct))
+        goto out;
+    for (size_t i = 0; i < nlogs; i++)
+        if (read_audit(&l, logs[i]))
+            goto out;
+    if (l.bad > MAX_WARNINGS)
+        fprintf(stderr, "fitgate: warning: %llu more lines skipped\n",
+                (unsigned long long)(l.bad - MAX_WARNINGS));
+    if (join(&l) || groups(&l, BY_FW_MODE_FAMILY, &fmf, &n_fmf) ||
+        groups(&l, BY_PARTITION, &part, &n_part) || groups(&l, BY_FW_MODE, &fm, &n_fm)) {
+        fprintf(stderr, "fitgate: error: out of memory\n");
+        goto out;
+    }
+    if (html && html_file(html, &l))
+        goto out;
+    if (calib && write_calibration(calib, &l, fm, n_fm))
+        goto out;
+    if (json) {
+        if (print_json(&l, fmf, n_fmf, part, n_part)) {
+            fprintf(stderr, "fitgate: error: out of memory\n");
+            goto out;
+        }
+    } else {
+        print_text(&l, fmf, n_fmf, part, n_part);
+    }
+    status = fflush(stdout) ? 2 : 0;
+out:
+    free(fmf);
+    free(part);
+    free(fm);
+    free(l.jobs);
+    free(l.recs);
+    fg_sacct_free(l.acct);
+    free(logs);
+    return status;
+}

@@ -1,0 +1,211 @@
+/*
+ * test_learn.c - `fitgate learn` (cli/cmd_learn.c) on the scripted site of
+ * tests/fixtures/learn (gen.py): 20 jobs whose peaks were scripted as a ratio of
+ * estimate + context, which learn must give back exactly, with the joins it
+ * must refuse, the flags it must raise and the calibration it must write.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../cli/cli.h"
+#include "calib.h"
+#include "fileio.h"
+
+#define F "tests/fixtures/learn/"
+
+/* Run fitgate learn with argv; its standard output into *out (caller frees). */
+static int learn(char **argv, int argc, char **out)
+{
+    char path[] = "/tmp/fitgate-test-learn-out-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    fflush(stdout);
+    int saved = dup(1);
+    assert_true(saved >= 0);
+    assert_true(dup2(fd, 1) >= 0);
+    int rc = fg_cli_learn(argc, argv);
+    fflush(stdout);
+    assert_true(dup2(saved, 1) >= 0);
+    close(saved);
+    close(fd);
+    size_t len;
+    *out = NULL;
+    assert_int_equal(fg__read_file(path, 1 << 24, out, &len), 0);
+    unlink(path);
+    return rc;
+}
+
+static const cJSON *job(const cJSON *root, double id)
+{
+    const cJSON *j;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItem(root, "jobs"))
+        if (cJSON_GetObjectItem(j, "job_id")->valuedouble == id)
+            return j;
+    return NULL;
+}
+
+static double num(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItem(o, k);
+    assert_non_null(v);
+    return v->valuedouble;
+}
+
+static bool flag(const cJSON *o, const char *k)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItem(o, k));
+}
+
+static void learn_should_give_each_job_its_scripted_ratio(void **state)
+{
+    (void)state;
+    /* gen.py's JOBS: job id and the ratio its peak was scripted at */
+    static const struct {
+        double id, ratio;
+    } script[] = {
+        {7001, 1.05}, {7002, 1.10}, {7003, 1.08}, {7004, 1.12}, {7005, 1.07}, {7006, 1.09},
+        {7007, 1.11}, {7008, 1.06}, {7010, 0.95}, {7011, 0.97}, {7012, 0.93}, {7013, 0.99},
+        {7014, 0.30}, {7020, 1.20}, {7021, 1.25}, {7022, 1.40}, {7023, 1.15}, {7030, 1.00},
+        {7031, 0.98}, {7032, 1.01},
+    };
+    char *argv[] = {"learn", F "audit.log", "--sacct", F "sacct.txt", "--logs", F "logs",
+                    "--json"};
+    char *out;
+    assert_int_equal(learn(argv, 7, &out), 0);
+    cJSON *root = cJSON_Parse(out);
+    assert_non_null(root);
+    const cJSON *c = cJSON_GetObjectItem(root, "counts");
+    assert_int_equal(num(c, "joined"), 20);
+    assert_int_equal(num(c, "unmatched"), 1);    /* a submit id no decision has */
+    assert_int_equal(num(c, "other_user"), 1);   /* another user's submit id */
+    assert_int_equal(num(c, "not_in_sacct"), 1);
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(root, "jobs")), 20); /* 7010 once */
+    for (size_t i = 0; i < sizeof script / sizeof script[0]; i++) {
+        const cJSON *j = job(root, script[i].id);
+        assert_non_null(j);
+        if (fabs(num(j, "ratio") - script[i].ratio) > 1e-12)
+            print_message("job %.0f: ratio %.15f, scripted %.4f\n", script[i].id,
+                          num(j, "ratio"), script[i].ratio);
+        assert_true(fabs(num(j, "ratio") - script[i].ratio) <= 1e-12);
+    }
+    /* like with like: 7010's 4 tasks of one GPU; 7020's one task on 2 GPUs */
+    assert_int_equal(num(job(root, 7010), "gpus_per_task"), 1);
+    assert_int_equal(num(job(root, 7020), "gpus_per_task"), 2);
+    assert_int_equal(num(job(root, 7020), "peak_bytes"), 12000.0 * 1048576);
+    /* the admitted job that ran out, found in its output */
+    const cJSON *oom = job(root, 7022);
+    assert_true(flag(oom, "admitted") && flag(oom, "gpu_oom"));
+    assert_non_null(strstr(cJSON_GetObjectItem(oom, "evidence")->valuestring,
+                           "slurm-7022.out: \"CUDA out of memory\""));
+    /* OUT_OF_MEMORY is the host's */
+    assert_true(flag(job(root, 7031), "host_oom"));
+    assert_false(flag(job(root, 7031), "gpu_oom"));
+    /* 24% of four H100: two could have gone */
+    assert_int_equal(num(job(root, 7014), "gpus_freeable"), 2);
+    assert_int_equal(num(job(root, 7013), "gpus_freeable"), 0);
+    int n = 0;
+    const cJSON *g;
+    cJSON_ArrayForEach(g, cJSON_GetObjectItem(root, "by_framework_mode_family")) {
+        const char *key = cJSON_GetObjectItem(g, "group")->valuestring;
+        const cJSON *r = cJSON_GetObjectItem(g, "ratio");
+        if (!strcmp(key, "hf lora qwen")) {
+            assert_int_equal(num(r, "jobs"), 8);
+            assert_true(fabs(num(r, "median") - 1.085) < 1e-12);
+            assert_true(fabs(num(r, "p10") - 1.05) < 1e-12);
+            assert_true(fabs(num(r, "p90") - 1.12) < 1e-12);
+            n++;
+        } else if (!strcmp(key, "torchtune qlora mistral")) {
+            assert_int_equal(num(g, "admitted_gpu_oom"), 1);
+            assert_int_equal(num(g, "gpus_freeable"), 3);
+            n++;
+        }
+    }
+    assert_int_equal(n, 2);
+    cJSON_ArrayForEach(g, cJSON_GetObjectItem(root, "by_partition"))
+        if (!strcmp(cJSON_GetObjectItem(g, "group")->valuestring, "serve"))
+            assert_int_equal(num(cJSON_GetObjectItem(g, "ratio"), "jobs"), 3);
+    cJSON_Delete(root);
+    free(out);
+}
+
+static void learn_should_write_a_calibration_the_policy_reads(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/fitgate-test-calibration-XXXXXX", html[64];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    snprintf(html, sizeof html, "%s.html", path);
+    char *argv[] = {"learn", F "audit.log", "--sacct", F "sacct.txt", "--logs", F "logs",
+                    "--min-jobs", "5", "--write-calibration", path, "--html", html};
+    char *out;
+    assert_int_equal(learn(argv, 12, &out), 0);
+    free(out);
+    struct fg_calib c;
+    struct fg_err err = {0};
+    assert_int_equal(fg_calib_load(&c, path, &err), 0);
+    /* hf lora (8 completed) and lightning full (5); torchtune qlora has 3, vllm serve 2 */
+    assert_int_equal(c.n, 2);
+    const struct fg_calib_row *r = fg_calib_find(&c, "hf", FG_MODE_LORA);
+    assert_non_null(r);
+    /* median of (peak - context) / estimate: (1.08139 + 1.09156) / 2, gen.py's numbers */
+    assert_true(r->factor == 1.086);
+    assert_int_equal(r->jobs, 8);
+    assert_true(r->low == 1.051 && r->high == 1.123);
+    r = fg_calib_find(&c, "lightning", FG_MODE_FULL);
+    assert_non_null(r);
+    assert_true(r->factor == 0.950);
+    assert_true(r->low == 0 && r->high == 0); /* 5 jobs: no interval */
+    assert_null(fg_calib_find(&c, "torchtune", FG_MODE_QLORA));
+    char *page = NULL;
+    size_t len;
+    assert_int_equal(fg__read_file(html, 1 << 20, &page, &len), 0);
+    assert_int_equal((int)(strstr(page, "<svg") != NULL), 1);
+    int circles = 0;
+    for (const char *p = page; (p = strstr(p, "<circle")); p++)
+        circles++;
+    assert_int_equal(circles, 20);
+    assert_non_null(strstr(page, "class=\"oom\" "));
+    free(page);
+    unlink(path);
+    unlink(html);
+}
+
+static void learn_should_refuse_what_it_cannot_read(void **state)
+{
+    (void)state;
+    char *out;
+    char *no_sacct[] = {"learn", F "audit.log"};
+    assert_int_equal(learn(no_sacct, 2, &out), 2);
+    free(out);
+    char *bad[] = {"learn", F "audit.log", "--sacct", F "audit.log"};
+    assert_int_equal(learn(bad, 4, &out), 2);
+    free(out);
+    char *range[] = {"learn", F "audit.log", "--sacct", F "sacct.txt", "--far-below", "3"};
+    assert_int_equal(learn(range, 6, &out), 2);
+    free(out);
+}
+
+int main(void)
+{
+    /* no cache may hold these models: families come from their names (cmd_learn.c family_of) */
+    setenv("HF_HUB_CACHE", "/nonexistent/fitgate-test", 1);
+    setenv("HF_HOME", "/nonexistent/fitgate-test", 1);
+    unsetenv("FITGATE_MODEL_DIRS");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(learn_should_give_each_job_its_scripted_ratio),
+        cmocka_unit_test(learn_should_write_a_calibration_the_policy_reads),
+        cmocka_unit_test(learn_should_refuse_what_it_cannot_read),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
