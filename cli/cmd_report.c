@@ -165,6 +165,8 @@ static void report_free(struct report *r)
 static int count(struct report *r, const struct fg_audit_rec *rec)
 {
     char period[32];
+    if (rec->where == FG_AUDIT_AT_STEPD)
+        return 0; /* the node's line of a job already counted at submission (fitgate learn's) */
     struct tm tm;
     time_t t = (time_t)rec->time;
     if (!gmtime_r(&t, &tm) || !strftime(period, sizeof period, period_formats[r->by], &tm))

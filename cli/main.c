@@ -25,6 +25,8 @@ static void usage(FILE *f)
           "  fitgate verify MODEL\n"
           "  fitgate report LOG... [--json] [--html FILE] [--by day|week|month]\n"
           "                 [--since DATE] [--until DATE]\n"
+          "  fitgate learn LOG... --sacct FILE [--logs DIR] [--json] [--html FILE]\n"
+          "                [--min-jobs N] [--far-below F] [--write-calibration FILE]\n"
           "MODEL: a directory holding config.json, a path to a config.json, or org/name[@rev].\n"
           "Job options: --mode full|lora|qlora|serve --seq-len N --batch N\n"
           "  --precision bf16-mixed|bf16|fp16-mixed|fp32 --optimizer adamw|adamw-fused|adamw-8bit|sgd\n"
