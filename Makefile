@@ -37,7 +37,7 @@ PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # first hub request, engine/detect.c on the first GPU detection): their headers are used,
 # their ~35 shared objects are not loaded by every CLI run and tagged sbatch.  -ldl for
 # glibc < 2.34 (from 2.34 dlopen is in libc and libdl.a is empty: nothing is added).
-PKG_LIBS    = $(shell pkg-config --libs libcjson 2>/dev/null) -ldl
+PKG_LIBS    = $(shell pkg-config --libs libcjson 2>/dev/null) -ldl -pthread
 # test_detect builds topologies with hwloc itself
 HWLOC_LIBS  = $(shell pkg-config --libs hwloc 2>/dev/null)
 ALL_CFLAGS  = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
@@ -71,7 +71,8 @@ ENGINE_SRCS := \
 	engine/plan.c \
 	engine/gpu.c \
 	engine/detect.c \
-	engine/calib.c
+	engine/calib.c \
+	engine/nvml.c
 
 # --- policies --------------------------------------------------------------
 POLICY_SRCS := \
@@ -130,6 +131,7 @@ TEST_SRCS := \
 	tests/test_sacct.c \
 	tests/test_calib.c \
 	tests/test_learn.c \
+	tests/test_nvml.c \
 	tests/test_report_html.c \
 	tests/test_man.c \
 	tests/test_plugin.c \
@@ -200,6 +202,13 @@ $(BUILD)/tests/test_plugin: $(BUILD)/tests/test_plugin.o $(PLUGIN_ENGINE_OBJS) $
 # fitgate learn end to end on its fixtures: the CLI's objects, as test_plugin links them.
 $(BUILD)/tests/test_learn: $(BUILD)/tests/test_learn.o $(TEST_CLI_OBJS) $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(TEST_CLI_OBJS) $(LIB) $(LDLIBS_ALL) -lcmocka
+
+# A libnvidia-ml.so.1 serving scripted figures (tests/fake_nvml.c) for the NVML sampler.
+FAKE_NVML := $(BUILD)/tests/fake-nvml/libnvidia-ml.so.1
+$(FAKE_NVML): tests/fake_nvml.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $<
+$(BUILD)/tests/test_nvml: $(FAKE_NVML)
 
 $(BUILD)/tests/test_detect: TEST_LIBS = $(HWLOC_LIBS)
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
