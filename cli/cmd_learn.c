@@ -1,5 +1,5 @@
 /*
- * fitgate learn AUDIT_LOG... --sacct FILE [--logs DIR] [--json] [--html FILE]
+ * fitgate learn AUDIT_LOG... [--sacct FILE] [--logs DIR] [--json] [--html FILE]
  *               [--min-jobs N] [--far-below F] [--write-calibration FILE]
  *
  * Closes the loop: what fitgate estimated for a job against what the job then
@@ -11,7 +11,9 @@
  *                     the job id and the same submit_id, of the same user
  *                     (a job_submit decision carries its job id itself);
  *   what it used      sacct -p (policies/sacct.h): state, exit code, GPUs,
- *                     TRESUsageInMax gres/gpumem.
+ *                     TRESUsageInMax gres/gpumem; where Slurm has none, the
+ *                     node's own NVML sample (GpuSampler=: gpu_peak_bytes on
+ *                     the job's last stepd line), already per GPU.
  *
  * Like with like: gres/gpumem is driver-level memory (the CUDA context and
  * everything the allocator reserved) of a task, summed over its GPUs; the
@@ -79,6 +81,8 @@ struct job {
     uint32_t freeable;   /* GPUs the peak did not need (an upper bound: docs/learn.md) */
     bool admitted, far_below, host_oom, gpu_oom, gpu_oom_likely;
     char evidence[256];  /* the log file and message of a GPU OOM */
+    const char *source;  /* of the peak: "sacct" (gres/gpumem) or "nvml" (GpuSampler=) */
+    struct fg_sacct_job own; /* acct when the peak is the node's own sample */
 };
 
 struct learn {
@@ -280,6 +284,19 @@ static void measure(const struct learn *l, struct job *j)
     }
 }
 
+/* The node's own sample (GpuSampler=): the largest gpu_peak_bytes of the job's stepd lines. */
+static uint64_t nvml_peak(const struct learn *l, uint64_t job_id, const char *user)
+{
+    uint64_t p = 0;
+    for (size_t i = 0; i < l->n_recs; i++) {
+        const struct fg_audit_rec *r = &l->recs[i];
+        if (r->where == FG_AUDIT_AT_STEPD && r->job_id == job_id && !strcmp(r->user, user) &&
+            r->gpu_peak_bytes > p)
+            p = r->gpu_peak_bytes;
+    }
+    return p;
+}
+
 static int join(struct learn *l)
 {
     int rc = -1;
@@ -315,12 +332,13 @@ static int join(struct learn *l)
             l->other_user++; /* a submit id carried by another user's job: forged */
             continue;
         }
-        const struct fg_sacct_job *a = fg_sacct_find(l->acct, r->job_id);
-        if (!a) {
+        const struct fg_sacct_job *a = l->acct ? fg_sacct_find(l->acct, r->job_id) : NULL;
+        uint64_t sampled = a && a->has_gpumem ? 0 : nvml_peak(l, r->job_id, r->user);
+        if (!a && !sampled) {
             l->not_in_sacct++;
             continue;
         }
-        if (!a->has_gpumem) {
+        if (!sampled && !a->has_gpumem) {
             l->no_gpumem++;
             continue;
         }
@@ -328,6 +346,20 @@ static int join(struct learn *l)
         j->job_id = r->job_id;
         j->sub = *hit;
         j->acct = a;
+        j->source = "sacct";
+        if (sampled) {
+            /* Slurm did not account it: the node's NVML sample, already per GPU */
+            if (a)
+                j->own = *a;
+            else
+                snprintf(j->own.state, sizeof j->own.state, "UNKNOWN");
+            j->own.job_id = r->job_id;
+            j->own.has_gpumem = true;
+            j->own.gpumem_per_gpu = j->own.gpumem_task_max = sampled;
+            j->own.gpus_per_task = 1;
+            j->acct = &j->own;
+            j->source = "nvml";
+        }
         size_t f = 0;
         while (f < n_fam && strcmp(fam[f].model, j->sub->model))
             f++;
@@ -608,6 +640,7 @@ static int print_json(const struct learn *l, const struct group *fmf, size_t n_f
         cJSON_AddNumberToObject(o, "estimate_bytes", (double)j->est);
         cJSON_AddNumberToObject(o, "card_bytes", (double)j->card);
         cJSON_AddNumberToObject(o, "peak_bytes", (double)j->actual);
+        cJSON_AddStringToObject(o, "peak_source", j->source);
         cJSON_AddNumberToObject(o, "ratio", j->ratio);
         cJSON_AddNumberToObject(o, "factor", j->factor);
         cJSON_AddBoolToObject(o, "admitted", j->admitted);
@@ -777,10 +810,11 @@ static int write_calibration(const char *path, const struct learn *l, const stru
 
 static void usage(FILE *f)
 {
-    fputs("usage: fitgate learn AUDIT_LOG... --sacct FILE [--logs DIR] [--json] [--html FILE]\n"
+    fputs("usage: fitgate learn AUDIT_LOG... [--sacct FILE] [--logs DIR] [--json] [--html FILE]\n"
           "                     [--min-jobs N] [--far-below F] [--write-calibration FILE]\n"
           "AUDIT_LOG: audit trails (LogFile=) holding the submission and the node lines.\n"
           "FILE: sacct -p --format=JobIDRaw,State,ExitCode,AllocTRES,NTasks,TRESUsageInMax\n"
+          "  (without it, or for jobs it has no gres/gpumem for: the nodes' GpuSampler= peaks)\n"
           "DIR: the jobs' output files (slurm-JOBID.out ...), searched for GPU OOM messages.\n"
           "--min-jobs N: completed jobs a calibration row needs (default 20).\n"
           "--far-below F: flag a job whose peak per GPU is under F of the card (default 0.5).\n",
@@ -857,11 +891,11 @@ int fg_cli_learn(int argc, char **argv)
             logs[nlogs++] = a;
         }
     }
-    if (!nlogs || !sacct) {
+    if (!nlogs) {
         usage(stderr);
         goto out;
     }
-    if (read_sacct(&l, sacct))
+    if (sacct && read_sacct(&l, sacct))
         goto out;
     for (size_t i = 0; i < nlogs; i++)
         if (read_audit(&l, logs[i]))

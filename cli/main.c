@@ -25,7 +25,7 @@ static void usage(FILE *f)
           "  fitgate verify MODEL\n"
           "  fitgate report LOG... [--json] [--html FILE] [--by day|week|month]\n"
           "                 [--since DATE] [--until DATE]\n"
-          "  fitgate learn LOG... --sacct FILE [--logs DIR] [--json] [--html FILE]\n"
+          "  fitgate learn LOG... [--sacct FILE] [--logs DIR] [--json] [--html FILE]\n"
           "                [--min-jobs N] [--far-below F] [--write-calibration FILE]\n"
           "MODEL: a directory holding config.json, a path to a config.json, or org/name[@rev].\n"
           "Job options: --mode full|lora|qlora|serve --seq-len N --batch N\n"

@@ -74,6 +74,11 @@ typedef int (*fitgate_engine_alloc_fn)(spank_t, int, char **, const char *const 
 int fitgate_engine_stepd(spank_t sp, int ac, char **av, const char *const *values, unsigned n);
 typedef int (*fitgate_engine_stepd_fn)(spank_t, int, char **, const char *const *, unsigned);
 
+/* On the node, from slurm_spank_exit: the job's end (GpuSampler=).  Optional: an older engine
+ * part has none. */
+void fitgate_engine_stepd_exit(void);
+typedef void (*fitgate_engine_stepd_exit_fn)(void);
+
 /* ---- inside the engine part ----------------------------------------------------- */
 
 /* The option values of this job (set by the entry points, n of them); borrowed. */
@@ -92,6 +97,10 @@ int fitgate_job(struct fg_jobspec *spec, struct fg_err *err);
  * only; nothing when LogFile= is unset or the job carries no submit id.  Never fails.
  */
 void fitgate_stepd_record(spank_t sp, int ac, char **av, bool failed);
+
+/* At the job's end (slurm_spank_exit): stop GpuSampler= and write its peak ("stepd" line with
+ * gpu_peak_bytes).  Nothing when no sampler was started. */
+void fitgate_stepd_record_end(void);
 
 /* Whether s has the shape of a submit_id fg_audit_rec_init writes (host:pid:sec.ns:seq). */
 bool fitgate_submit_id_valid(const char *s);

@@ -9,7 +9,8 @@
  *                                      allocation was checked; the node checks the step)
  *   S_CTX_REMOTE     slurmstepd        user_init -> fitgate_engine_stepd; task_init
  *                                      fails the step it recorded (never earlier:
- *                                      that drains the node, docs/design.md)
+ *                                      that drains the node, docs/design.md);
+ *                                      exit -> fitgate_engine_stepd_exit (GpuSampler=)
  *   others           slurmd, prolog    nothing
  *
  * If the engine part cannot be loaded the job is let through with a message:
@@ -31,6 +32,7 @@ static struct {
     void *handle;
     fitgate_engine_alloc_fn alloc;
     fitgate_engine_stepd_fn stepd;
+    fitgate_engine_stepd_exit_fn stepd_exit; /* NULL: an engine part without one */
     bool step_fails;
 } engine;
 
@@ -65,6 +67,7 @@ static int load_engine(int ac, char **av)
     }
     engine.alloc = (fitgate_engine_alloc_fn)dlsym(h, "fitgate_engine_alloc");
     engine.stepd = (fitgate_engine_stepd_fn)dlsym(h, "fitgate_engine_stepd");
+    engine.stepd_exit = (fitgate_engine_stepd_exit_fn)dlsym(h, "fitgate_engine_stepd_exit");
     if (!engine.alloc || !engine.stepd) {
         slurm_error("fitgate: %s is not fitgate's engine (entry points missing); the job is "
                     "not checked", path);
@@ -135,4 +138,15 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av)
     (void)ac;
     (void)av;
     return spank_context() == S_CTX_REMOTE && engine.step_fails ? -1 : 0;
+}
+
+/* The job's end on the node: only an engine part loaded for a tagged job has anything to do. */
+int slurm_spank_exit(spank_t sp, int ac, char **av)
+{
+    (void)sp;
+    (void)ac;
+    (void)av;
+    if (spank_context() == S_CTX_REMOTE && engine.handle && engine.stepd_exit)
+        engine.stepd_exit();
+    return 0;
 }

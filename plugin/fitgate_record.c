@@ -17,6 +17,11 @@
  * can at most misattribute the user's own jobs.  Here it is only checked to
  * be the shape fg_audit_rec_init writes (printable, no quote, bounded).
  *
+ * GpuSampler=SECONDS (off by default): the same node samples NVML for the
+ * job (engine/nvml.h) from user_init to slurm_spank_exit, and writes a second
+ * "stepd" line at the end with gpu_peak_bytes, for clusters whose Slurm does
+ * not account gres/gpumem.  No NVML library: nothing more happens.
+ *
  * Never fails the job: an error is one info line in slurmd's log.
  */
 #include <pwd.h>
@@ -27,10 +32,18 @@
 
 #include "audit.h"
 #include "fitgate.h"
+#include "nvml.h"
 
 #ifndef SLURM_BATCH_SCRIPT
 #define SLURM_BATCH_SCRIPT 0xfffffffbu /* slurm.h */
 #endif
+
+/* The job's line and sampler, kept from user_init to slurm_spank_exit (this slurmstepd). */
+static struct {
+    struct fg_sampler *sampler;
+    struct fg_audit_rec rec;
+    char log_file[FG_POLICY_PATH_MAX];
+} ending;
 
 static bool env(spank_t sp, const char *name, char *buf, size_t cap)
 {
@@ -113,4 +126,53 @@ void fitgate_stepd_record(spank_t sp, int ac, char **av, bool failed)
              failed ? "fitgate: the node check failed the job" : "fitgate: started");
     if (fg_audit_write(pol.log_file, &rec, &err))
         slurm_info("fitgate: warning: the job's start could not be logged: %s", err.detail);
+    if (!pol.gpu_sampler_ms || failed)
+        return;
+    struct fg_sampler_opts o = {.library = pol.nvml[0] ? pol.nvml : NULL,
+                                .interval_ms = pol.gpu_sampler_ms};
+    char gpus[512];
+    if (!env(sp, "SLURM_STEP_GPUS", gpus, sizeof gpus) &&
+        !env(sp, "SLURM_JOB_GPUS", gpus, sizeof gpus))
+        return; /* no GPU on this node */
+    int rc = fg_sampler_devices(&o, gpus, &err);
+    if (!rc)
+        rc = fg_sampler_start(&o, &ending.sampler, &err);
+    if (rc) {
+        if (rc != FG_E_NOTFOUND) /* no NVML here: nothing to say */
+            slurm_info("fitgate: job %u: GPU memory not sampled: %s", job, err.detail);
+        return;
+    }
+    ending.rec = rec;
+    snprintf(ending.log_file, sizeof ending.log_file, "%s", pol.log_file);
+}
+
+void fitgate_stepd_record_end(void)
+{
+    if (!ending.sampler)
+        return;
+    uint64_t peak = 0, samples = 0;
+    /* a hung GPU must not hold the step's end: give the thread two seconds */
+    fg_sampler_stop(ending.sampler, 2000, &peak, &samples);
+    ending.sampler = NULL;
+    struct fg_audit_rec *r = &ending.rec;
+    struct fg_err err = {0};
+    char id[sizeof r->submit_id];
+    snprintf(id, sizeof id, "%s", r->submit_id);
+    struct fg_audit_rec start = *r;
+    fg_audit_rec_init(r, FG_AUDIT_AT_STEPD);
+    snprintf(r->submit_id, sizeof r->submit_id, "%s", id);
+    r->job_id = start.job_id;
+    r->uid = start.uid;
+    memcpy(r->user, start.user, sizeof r->user);
+    memcpy(r->partition, start.partition, sizeof r->partition);
+    memcpy(r->model, start.model, sizeof r->model);
+    memcpy(r->card, start.card, sizeof r->card);
+    r->gpus_asked = start.gpus_asked;
+    r->gpus_after = start.gpus_after;
+    r->estimate_bytes = start.estimate_bytes;
+    r->gpu_peak_bytes = peak;
+    snprintf(r->message, sizeof r->message, "fitgate: ended; peak %llu MiB on one GPU over %llu "
+             "NVML samples", (unsigned long long)(peak >> 20), (unsigned long long)samples);
+    if (peak && fg_audit_write(ending.log_file, r, &err))
+        slurm_info("fitgate: warning: the job's GPU peak could not be logged: %s", err.detail);
 }

@@ -64,11 +64,15 @@ struct field {
     enum ftype type;
     size_t off, size;
     bool required;   /* the reader refuses a line without it */
+    bool only_set;   /* written only when not 0 (keys added later, on some lines only) */
 };
 
 #define FLD(name, type, member, req)                                                         \
     {name, type, offsetof(struct fg_audit_rec, member),                                     \
-     sizeof(((struct fg_audit_rec *)0)->member), req}
+     sizeof(((struct fg_audit_rec *)0)->member), req, false}
+#define FLD_SET(name, type, member)                                                          \
+    {name, type, offsetof(struct fg_audit_rec, member),                                     \
+     sizeof(((struct fg_audit_rec *)0)->member), false, true}
 
 /* In the order written.  "v" comes first and is not a member: always FG_AUDIT_VERSION. */
 static const struct field fields[] = {
@@ -100,6 +104,7 @@ static const struct field fields[] = {
     FLD("message", F_STR, message, false),
     FLD("override_reason", F_STR, override_reason, false),
     FLD("version", F_STR, version, false),
+    FLD_SET("gpu_peak_bytes", F_U64, gpu_peak_bytes),
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
@@ -329,6 +334,8 @@ size_t fg_audit_format(const struct fg_audit_rec *rec, char *buf, size_t cap)
         const struct field *f = &fields[i];
         const char *p = (const char *)rec + f->off;
         char t[32];
+        if (f->only_set && f->type == F_U64 && !*(const uint64_t *)(const void *)p)
+            continue;
         put(&o, ",\"", 2);
         put(&o, f->name, strlen(f->name));
         put(&o, "\":", 2);

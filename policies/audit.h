@@ -77,6 +77,9 @@ struct fg_audit_rec {
     char override_reason[256];    /* "" unless verdict is override */
     char version[32];             /* fitgate's */
     enum fg_audit_where where;
+    /* "stepd" lines at the job's end only (written when not 0): the largest bytes in use on
+     * one of the job's GPUs, sampled from NVML by the node (GpuSampler=; engine/nvml.h) */
+    uint64_t gpu_peak_bytes;
 };
 
 /*

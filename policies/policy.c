@@ -65,9 +65,11 @@ static const struct key keys[] = {
     {"OnError", K_ONERR, 0, 0, "allow", SITE, P(on_error)},
     {"LogFile", K_LOG, 0, 0, "", SITE, P(log_file)},
     {"Calibration", K_CALIB, 0, 0, "", SITE, P(calib)},
+    {"GpuSampler", K_SECONDS, 0, 3600, "0", SITE, P(gpu_sampler_ms)},
     {"Conf", K_PATH, 0, 0, "", W_ARG, P(conf)},
     {"Topology", K_PATH, 0, 0, "", W_ARG, P(topology)},
     {"Engine", K_PATH, 0, 0, "", W_ARG, P(engine)},
+    {"Nvml", K_PATH, 0, 0, "", W_ARG, P(nvml)},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 _Static_assert(NKEYS <= FG_POLICY_KEYS, "raise FG_POLICY_KEYS");

@@ -95,10 +95,14 @@ struct fg_policy {
                                               %u / %U (audit.h fg_audit_write) */
     struct fg_calib calib;                 /* Calibration=: read when the key is parsed
                                               (calib.h); n == 0 when off */
+    uint32_t gpu_sampler_ms;               /* GpuSampler=: NVML sampling interval on the
+                                              node for tagged jobs (nvml.h); 0 off */
     /* plugstack only */
     char conf[FG_POLICY_PATH_MAX];         /* the policy file; "" none */
     char topology[FG_POLICY_PATH_MAX];     /* hwloc XML used instead of the node's */
     char engine[FG_POLICY_PATH_MAX];       /* the plugin's engine part, when not beside it */
+    char nvml[FG_POLICY_PATH_MAX];         /* NVML library for GpuSampler= ("" the driver's
+                                              libnvidia-ml.so.1; tests: a fake one) */
     /* bookkeeping for messages */
     unsigned key_line[FG_POLICY_KEYS];     /* line that last set key i site-wide (0 = default) */
 };

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../cli/cli.h"
+#include "audit.h"
 #include "calib.h"
 #include "fileio.h"
 
@@ -185,14 +186,59 @@ static void learn_should_refuse_what_it_cannot_read(void **state)
 {
     (void)state;
     char *out;
-    char *no_sacct[] = {"learn", F "audit.log"};
-    assert_int_equal(learn(no_sacct, 2, &out), 2);
+    char *no_log[] = {"learn", "--sacct", F "sacct.txt"};
+    assert_int_equal(learn(no_log, 3, &out), 2);
     free(out);
     char *bad[] = {"learn", F "audit.log", "--sacct", F "audit.log"};
     assert_int_equal(learn(bad, 4, &out), 2);
     free(out);
     char *range[] = {"learn", F "audit.log", "--sacct", F "sacct.txt", "--far-below", "3"};
     assert_int_equal(learn(range, 6, &out), 2);
+    free(out);
+}
+
+/* Without Slurm's gres/gpumem: the node's GpuSampler= peak (gpu_peak_bytes on its last stepd
+ * line), already per GPU, is the job's peak. */
+static void learn_should_take_the_nodes_own_sample_where_slurm_has_none(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/fitgate-test-learn-nvml-XXXXXX", line[FG_AUDIT_LINE_MAX];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    struct fg_audit_rec sub, start, end;
+    fg_audit_rec_init(&sub, FG_AUDIT_AT_SBATCH);
+    snprintf(sub.user, sizeof sub.user, "ana");
+    snprintf(sub.framework, sizeof sub.framework, "hf");
+    snprintf(sub.mode, sizeof sub.mode, "lora");
+    snprintf(sub.model, sizeof sub.model, "Qwen/Qwen3-8B");
+    sub.estimate_bytes = (20000ull - 512) << 20;
+    sub.usable_bytes = 80000000000ull - (512ull << 20);
+    sub.gpus_after = 1;
+    start = sub;
+    start.where = FG_AUDIT_AT_STEPD;
+    start.job_id = 9001;
+    end = start;
+    end.gpu_peak_bytes = 23000ull << 20; /* 1.15 x (estimate + context) */
+    size_t n = fg_audit_format(&sub, line, sizeof line);
+    assert_int_equal(write(fd, line, n), (ssize_t)n);
+    n = fg_audit_format(&start, line, sizeof line);
+    assert_int_equal(write(fd, line, n), (ssize_t)n);
+    n = fg_audit_format(&end, line, sizeof line);
+    assert_int_equal(write(fd, line, n), (ssize_t)n);
+    close(fd);
+    char *argv[] = {"learn", path, "--json"};
+    char *out;
+    assert_int_equal(learn(argv, 3, &out), 0);
+    unlink(path);
+    cJSON *root = cJSON_Parse(out);
+    assert_non_null(root);
+    assert_int_equal(num(cJSON_GetObjectItem(root, "counts"), "joined"), 1);
+    const cJSON *j = job(root, 9001);
+    assert_non_null(j);
+    assert_string_equal(cJSON_GetObjectItem(j, "peak_source")->valuestring, "nvml");
+    assert_string_equal(cJSON_GetObjectItem(j, "state")->valuestring, "UNKNOWN");
+    assert_true(fabs(num(j, "ratio") - 1.15) < 1e-12);
+    cJSON_Delete(root);
     free(out);
 }
 
@@ -206,6 +252,7 @@ int main(void)
         cmocka_unit_test(learn_should_give_each_job_its_scripted_ratio),
         cmocka_unit_test(learn_should_write_a_calibration_the_policy_reads),
         cmocka_unit_test(learn_should_refuse_what_it_cannot_read),
+        cmocka_unit_test(learn_should_take_the_nodes_own_sample_where_slurm_has_none),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <slurm/slurm.h>
@@ -666,6 +667,59 @@ static void stepd_should_log_the_job_id_under_the_submissions_id(void **state)
     assert_int_equal(r[1].estimate_bytes, strtoull(plan_field("ESTIMATE_BYTES"), NULL, 10));
 }
 
+/* GpuSampler=: the node samples the job's GPUs through NVML (here the fake library serving
+ * scripted figures) and writes the largest at the end; the start line is unchanged. */
+static void stepd_should_log_the_sampled_gpu_peak_at_the_end(void **state)
+{
+    (void)state;
+    char log[] = "/tmp/fitgate-test-sampler-XXXXXX", arg[64], nvml[4200], line[8192];
+    char cwd[4096];
+    int fd = mkstemp(log);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    snprintf(arg, sizeof arg, "logfile=%s", log);
+    snprintf(nvml, sizeof nvml, "nvml=%s/build/tests/fake-nvml/libnvidia-ml.so.1", cwd);
+    setenv("FAKE_NVML_GPUS", "9", 1);
+    setenv("FAKE_NVML_MIB", "0:20480,1:30720,8:70000", 1); /* GPU 8 is another job's */
+    values[FITGATE_OPT_MODEL] = NEMO;
+    values[FITGATE_OPT_MODE] = "lora";
+    put(fake.env, "SLURM_SPANK_FITGATE_PLAN", "CARD=t4;GPUS=8;SUBMIT_ID=login1:7:1.000000002:0");
+    put(fake.env, "SLURM_GPUS_ON_NODE", "8");
+    put(fake.env, "SLURM_STEP_GPUS", "0-7");
+    fake.job_id = 4343;
+    fake.step_id = 0xfffffffbu;
+    char *av[] = {topo_arg, arg, "gpusampler=0.01", nvml};
+    assert_int_equal(fitgate_engine_stepd(NULL, 4, av, values, FITGATE_OPT_COUNT), 0);
+    struct timespec t = {0, 50 * 1000000L};
+    nanosleep(&t, NULL);
+    fitgate_engine_stepd_exit();
+    fitgate_engine_stepd_exit(); /* once only */
+    unsetenv("FAKE_NVML_MIB");
+    unsetenv("FAKE_NVML_GPUS");
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    struct fg_audit_rec r[3];
+    struct fg_err err = {0};
+    int n = 0;
+    while (fgets(line, sizeof line, f)) {
+        assert_true(n < 3);
+        assert_int_equal(fg_audit_parse(line, strlen(line), &r[n], &err), 0);
+        if (n == 0)
+            assert_null(strstr(line, "gpu_peak_bytes")); /* written only when set */
+        n++;
+    }
+    fclose(f);
+    unlink(log);
+    assert_int_equal(n, 2);
+    assert_int_equal(r[0].gpu_peak_bytes, 0);
+    assert_int_equal(r[1].where, FG_AUDIT_AT_STEPD);
+    assert_int_equal(r[1].job_id, 4343);
+    assert_string_equal(r[1].submit_id, "login1:7:1.000000002:0");
+    assert_int_equal(r[1].gpu_peak_bytes, 30720ull << 20);
+    assert_non_null(strstr(r[1].message, "peak 30720 MiB on one GPU"));
+}
+
 static void submit_id_valid_should_refuse_what_rec_init_never_writes(void **state)
 {
     (void)state;
@@ -869,6 +923,7 @@ int main(void)
         cmocka_unit_test_setup(stepd_should_not_check_a_step_without_gpus, setup),
         cmocka_unit_test_setup(stepd_should_log_the_job_id_under_the_submissions_id, setup),
         cmocka_unit_test_setup(submit_id_valid_should_refuse_what_rec_init_never_writes, setup),
+        cmocka_unit_test_setup(stepd_should_log_the_sampled_gpu_peak_at_the_end, setup),
         cmocka_unit_test_setup(model_label_should_name_paths_by_directory, setup),
         cmocka_unit_test_setup(agree_should_give_every_job_one_verdict_through_cli_and_plugin,
                                setup),
