@@ -260,8 +260,12 @@ accuracy: $(ACCURACY)
 # memory of the CLI, the plugin's admission overhead on the loopback Slurm cluster (as root).
 # tools/bench.sh writes build/bench.txt; bench/RESULTS.md has the analysed figures.
 BENCH_BINS := $(BUILD)/bench/bench_plan $(BUILD)/bench/bench_exec $(BUILD)/bench/bench_dlopen \
-	$(BUILD)/bench/fitgate_engine_lean.so $(BUILD)/bench/fitgate_lean
+	$(BUILD)/bench/fitgate_engine_lean.so $(BUILD)/bench/fitgate_lean \
+	$(BUILD)/bench/bench_sampler $(FAKE_NVML)
 $(BUILD)/bench/bench_plan: bench/bench_plan.c $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_ALL)
+$(BUILD)/bench/bench_sampler: bench/bench_sampler.c $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_ALL)
 $(BUILD)/bench/bench_exec: tools/bench_exec.c

@@ -114,6 +114,15 @@ else
     echo "skipped: libslurmfull or build/fitgate_engine.so missing"
 fi
 
+section "3b. The node-side GPU sampler, GpuSampler= (bench_sampler, fake NVML)"
+if [ -x "$B/bench/bench_sampler" ] && [ -f "$B/tests/fake-nvml/libnvidia-ml.so.1" ]; then
+    "$B/bench/bench_sampler" "$B/tests/fake-nvml/libnvidia-ml.so.1" --ms "$([ -n "${BENCH_QUICK:-}" ] && echo 500 || echo 3000)"
+    echo "(untagged jobs: nothing, the engine part is not loaded; the fake answers from memory,"
+    echo " so a real NVML call's driver time comes on top)"
+else
+    echo "skipped: build/bench/bench_sampler or the fake NVML missing"
+fi
+
 section "4. The plugin inside sbatch (tools/bench_slurm.sh)"
 BENCH_OUT=$B BENCH_RUNS=$SLURM_RUNS FITGATE_BUILD=$B bash "$ROOT/tools/bench_slurm.sh"
 echo
