@@ -476,7 +476,11 @@ static int groups(const struct learn *l, enum group_by by, struct group **out, s
             if (strcmp(other, key) || !j->est)
                 continue;
             r[nr++] = j->ratio;
-            if (!strcmp(j->acct->state, "COMPLETED") && !j->gpu_oom)
+            /* the calibration learns from jobs that ran to their end: COMPLETED, or, with
+             * no sacct record (the node's sample), not seen to fail */
+            bool ended = !strcmp(j->acct->state, "COMPLETED") ||
+                         (!strcmp(j->acct->state, "UNKNOWN") && !j->gpu_oom);
+            if (ended && !j->gpu_oom)
                 f[nf++] = j->factor;
             freeable += j->freeable;
             oom += j->admitted && (j->gpu_oom || j->gpu_oom_likely);

@@ -43,6 +43,8 @@ static struct {
     struct fg_sampler *sampler;
     struct fg_audit_rec rec;
     char log_file[FG_POLICY_PATH_MAX];
+    uid_t uid;   /* the job user's, as user_init runs: the end is written as them too */
+    gid_t gid;
 } ending;
 
 static bool env(spank_t sp, const char *name, char *buf, size_t cap)
@@ -143,7 +145,31 @@ void fitgate_stepd_record(spank_t sp, int ac, char **av, bool failed)
         return;
     }
     ending.rec = rec;
+    ending.uid = geteuid();
+    ending.gid = getegid();
     snprintf(ending.log_file, sizeof ending.log_file, "%s", pol.log_file);
+}
+
+/*
+ * slurm_spank_exit runs as root; the start line was written as the job's user (user_init),
+ * and a per-user log (%u) must stay the user's: write as them (slurmstepd's own threads
+ * are done with the job by now), then take root back.  Returns whether the write ran.
+ */
+static bool write_as_user(const struct fg_audit_rec *r, struct fg_err *err)
+{
+    uid_t was = geteuid();
+    gid_t was_g = getegid();
+    bool swap = was == 0 && ending.uid != 0;
+    if (swap && (setegid(ending.gid) || seteuid(ending.uid))) {
+        if (setegid(was_g))
+            slurm_info("fitgate: warning: could not restore the group id");
+        fg_err_set(err, FG_E_DENIED, "cannot take the job user's identity");
+        return false;
+    }
+    int rc = fg_audit_write(ending.log_file, r, err);
+    if (swap && (seteuid(was) || setegid(was_g)))
+        slurm_info("fitgate: warning: could not restore slurmstepd's identity");
+    return rc == 0;
 }
 
 void fitgate_stepd_record_end(void)
@@ -173,6 +199,6 @@ void fitgate_stepd_record_end(void)
     r->gpu_peak_bytes = peak;
     snprintf(r->message, sizeof r->message, "fitgate: ended; peak %llu MiB on one GPU over %llu "
              "NVML samples", (unsigned long long)(peak >> 20), (unsigned long long)samples);
-    if (peak && fg_audit_write(ending.log_file, r, &err))
+    if (peak && !write_as_user(r, &err))
         slurm_info("fitgate: warning: the job's GPU peak could not be logged: %s", err.detail);
 }

@@ -8,10 +8,15 @@
  *                                (the last one after the list ends)
  * FAKE_NVML_FAIL_INIT=1          nvmlInit fails (NVML_ERROR_DRIVER_NOT_LOADED)
  * FAKE_NVML_HANG_MS=MS           every process query sleeps MS first (a hung GPU)
+ * none of FAKE_NVML_MIB / _SEQ   the file devN beside this library holds device N's MiB
+ *                                (jobs on the loopback cluster write theirs there:
+ *                                slurmstepd's environment is not the test's)
  *
  * The entry points and structs are NVML's ABI (nvml.h): _v2 handles, _v3 process
  * queries filling nvmlProcessInfo_v2_t.
  */
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -65,6 +70,24 @@ static unsigned long long mib_for(unsigned dev)
         return v;
     }
     const char *m = getenv("FAKE_NVML_MIB");
+    if (!m) {
+        Dl_info info;
+        const char *slash;
+        char path[4096];
+        unsigned long long v = 0;
+        if (!dladdr((void *)&mib_for, &info) || !info.dli_fname ||
+            !(slash = strrchr(info.dli_fname, '/')))
+            return 0;
+        snprintf(path, sizeof path, "%.*s/dev%u", (int)(slash - info.dli_fname),
+                 info.dli_fname, dev);
+        FILE *f = fopen(path, "r");
+        if (f) {
+            if (fscanf(f, "%llu", &v) != 1)
+                v = 0;
+            fclose(f);
+        }
+        return v;
+    }
     for (const char *p = m; p && *p;) {
         char *end;
         unsigned long d = strtoul(p, &end, 10);
