@@ -264,7 +264,11 @@ static void measure(const struct learn *l, struct job *j)
     j->actual = a->gpumem_per_gpu;
     j->gpus = a->gpus ? a->gpus : s->gpus_after;
     j->ratio = j->est ? (double)j->actual / ((double)j->est + ctx) : 0;
-    j->factor = j->est ? ((double)j->actual - ctx) / (double)j->est : 0;
+    /* against the model's own estimate: a decision that carried the site calibration had
+     * its bytes scaled by it (learning from scaled ones would drift towards x1) */
+    double raw = s->calibration_milli ? (double)j->est * 1000.0 / s->calibration_milli
+                                      : (double)j->est;
+    j->factor = raw > 0 ? ((double)j->actual - ctx) / raw : 0;
     j->admitted = s->verdict == FG_AUDIT_ALLOW || s->verdict == FG_AUDIT_WARN ||
                   s->verdict == FG_AUDIT_RESIZE || s->verdict == FG_AUDIT_OVERRIDE;
     j->host_oom = !strcmp(a->state, "OUT_OF_MEMORY");
@@ -647,6 +651,7 @@ static int print_json(const struct learn *l, const struct group *fmf, size_t n_f
         cJSON_AddStringToObject(o, "peak_source", j->source);
         cJSON_AddNumberToObject(o, "ratio", j->ratio);
         cJSON_AddNumberToObject(o, "factor", j->factor);
+        cJSON_AddNumberToObject(o, "calibration_applied", j->sub->calibration_milli / 1000.0);
         cJSON_AddBoolToObject(o, "admitted", j->admitted);
         cJSON_AddBoolToObject(o, "gpu_oom", j->gpu_oom);
         cJSON_AddBoolToObject(o, "gpu_oom_likely", j->gpu_oom_likely);

@@ -105,6 +105,7 @@ static const struct field fields[] = {
     FLD("override_reason", F_STR, override_reason, false),
     FLD("version", F_STR, version, false),
     FLD_SET("gpu_peak_bytes", F_U64, gpu_peak_bytes),
+    FLD_SET("calibration_milli", F_U32, calibration_milli),
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
@@ -205,6 +206,7 @@ void fg_audit_from_assessment(struct fg_audit_rec *rec, const struct fg_assessme
     copy(rec->mode, sizeof rec->mode, fg_mode_name(a->job.mode));
     rec->estimate_bytes = a->est.total_bytes;
     rec->usable_bytes = a->have_card ? a->usable : 0;
+    rec->calibration_milli = a->calib ? (uint32_t)(a->calib->factor * 1000 + 0.5) : 0;
 }
 
 /* ---- formatting ------------------------------------------------------------------ */
@@ -334,7 +336,8 @@ size_t fg_audit_format(const struct fg_audit_rec *rec, char *buf, size_t cap)
         const struct field *f = &fields[i];
         const char *p = (const char *)rec + f->off;
         char t[32];
-        if (f->only_set && f->type == F_U64 && !*(const uint64_t *)(const void *)p)
+        if (f->only_set && ((f->type == F_U64 && !*(const uint64_t *)(const void *)p) ||
+                            (f->type == F_U32 && !*(const uint32_t *)(const void *)p)))
             continue;
         put(&o, ",\"", 2);
         put(&o, f->name, strlen(f->name));

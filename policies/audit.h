@@ -80,6 +80,9 @@ struct fg_audit_rec {
     /* "stepd" lines at the job's end only (written when not 0): the largest bytes in use on
      * one of the job's GPUs, sampled from NVML by the node (GpuSampler=; engine/nvml.h) */
     uint64_t gpu_peak_bytes;
+    /* the site calibration factor x 1000 the estimates carry (Calibration=); 0 none (written
+     * only when set): fitgate learn divides it out to learn from the model's own estimate */
+    uint32_t calibration_milli;
 };
 
 /*

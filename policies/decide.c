@@ -5,6 +5,7 @@
 #include "decide.h"
 
 #include <stdarg.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -285,9 +286,50 @@ static int zero_need(const struct fg_model *m, const struct fg_jobspec *spec,
     return 0;
 }
 
+static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
+                  const struct fg_gpu *gpu, uint32_t gpus, const struct fg_rules *r,
+                  struct fg_assessment *out, struct fg_err *err);
+
+static void scale_layout(struct fg_layout *l, double f)
+{
+    l->peak_bytes = (uint64_t)llround((double)l->peak_bytes * f);
+    for (size_t i = 0; i < FG_PLAN_MAX_PP; i++)
+        l->stage_bytes[i] = (uint64_t)llround((double)l->stage_bytes[i] * f);
+}
+
+static void scale_plan(struct fg_plan *p, double f)
+{
+    for (size_t i = 0; i < p->n && i < FG_PLAN_MAX_OPTIONS; i++)
+        scale_layout(&p->options[i], f);
+}
+
 int fg_assess(const struct fg_model *m, const struct fg_jobspec *spec, const struct fg_gpu *gpu,
               uint32_t gpus, const struct fg_rules *r, struct fg_assessment *out,
               struct fg_err *err)
+{
+    int rc = assess(m, spec, gpu, gpus, r, out, err);
+    if (rc || !out->calib)
+        return rc;
+    /* Every byte figure the decision quotes carries the site calibration: the job's own
+     * layout (sized before it) and the planner's layouts (planned on the model's own
+     * estimates with the factor in the margins). */
+    double f = out->calib->factor;
+    if (out->layout.tp <= 1 && out->layout.pp <= 1)
+        out->layout.peak_bytes = out->layout.stage_bytes[0] = out->est.total_bytes;
+    else
+        scale_layout(&out->layout, f);
+    if (out->planned)
+        scale_plan(&out->plan, f);
+    if (out->safe_planned)
+        scale_plan(&out->safe, f);
+    if (out->alt_planned)
+        scale_plan(&out->alt, f);
+    return 0;
+}
+
+static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
+                  const struct fg_gpu *gpu, uint32_t gpus, const struct fg_rules *r,
+                  struct fg_assessment *out, struct fg_err *err)
 {
     memset(out, 0, sizeof *out);
     out->job = spec->job;

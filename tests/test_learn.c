@@ -225,6 +225,21 @@ static void learn_should_take_the_nodes_own_sample_where_slurm_has_none(void **s
     assert_int_equal(write(fd, line, n), (ssize_t)n);
     n = fg_audit_format(&end, line, sizeof line);
     assert_int_equal(write(fd, line, n), (ssize_t)n);
+    /* a decision that carried a site calibration of x1.25: its estimate was scaled */
+    fg_audit_rec_init(&sub, FG_AUDIT_AT_SBATCH);
+    snprintf(sub.user, sizeof sub.user, "ana");
+    snprintf(sub.framework, sizeof sub.framework, "hf");
+    snprintf(sub.mode, sizeof sub.mode, "lora");
+    sub.estimate_bytes = 25000ull << 20;
+    sub.calibration_milli = 1250;
+    end = sub;
+    end.where = FG_AUDIT_AT_STEPD;
+    end.job_id = 9002;
+    end.gpu_peak_bytes = (25000ull + 512) << 20;
+    n = fg_audit_format(&sub, line, sizeof line);
+    assert_int_equal(write(fd, line, n), (ssize_t)n);
+    n = fg_audit_format(&end, line, sizeof line);
+    assert_int_equal(write(fd, line, n), (ssize_t)n);
     close(fd);
     char *argv[] = {"learn", path, "--json"};
     char *out;
@@ -232,12 +247,18 @@ static void learn_should_take_the_nodes_own_sample_where_slurm_has_none(void **s
     unlink(path);
     cJSON *root = cJSON_Parse(out);
     assert_non_null(root);
-    assert_int_equal(num(cJSON_GetObjectItem(root, "counts"), "joined"), 1);
+    assert_int_equal(num(cJSON_GetObjectItem(root, "counts"), "joined"), 2);
     const cJSON *j = job(root, 9001);
     assert_non_null(j);
     assert_string_equal(cJSON_GetObjectItem(j, "peak_source")->valuestring, "nvml");
     assert_string_equal(cJSON_GetObjectItem(j, "state")->valuestring, "UNKNOWN");
     assert_true(fabs(num(j, "ratio") - 1.15) < 1e-12);
+    /* the calibrated estimate was exact (ratio 1); against the model's own, x1.25 */
+    j = job(root, 9002);
+    assert_non_null(j);
+    assert_true(fabs(num(j, "ratio") - 1.0) < 1e-12);
+    assert_true(fabs(num(j, "factor") - 1.25) < 1e-12);
+    assert_true(fabs(num(j, "calibration_applied") - 1.25) < 1e-12);
     cJSON_Delete(root);
     free(out);
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "audit.h"
 #include "decide.h"
 #include "gpu.h"
 #include "model.h"
@@ -836,6 +837,13 @@ static void calibration_should_load_with_the_policy_and_reach_the_answer(void **
     assert_non_null(a.calib);
     assert_null(plain.calib);
     assert_int_equal(a.est.total_bytes, (uint64_t)(plain.est.total_bytes * 1.25 + 0.5));
+    assert_int_equal(a.layout.peak_bytes, a.est.total_bytes); /* what FITGATE_* and the audit quote */
+    struct fg_audit_rec rec;
+    fg_audit_rec_init(&rec, FG_AUDIT_AT_SBATCH);
+    fg_audit_from_assessment(&rec, &a);
+    assert_int_equal(rec.calibration_milli, 1250);
+    fg_audit_from_assessment(&rec, &plain);
+    assert_int_equal(rec.calibration_milli, 0);
     struct fg_request q = req(t4, "t4", 1);
     snprintf(q.model, sizeof q.model, "Qwen3-0.6B");
     struct fg_decision d;
