@@ -209,6 +209,7 @@ $(FAKE_NVML): tests/fake_nvml.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,libnvidia-ml.so.1 -o $@ $<
 $(BUILD)/tests/test_nvml $(BUILD)/tests/test_plugin: $(FAKE_NVML)
+$(BUILD)/tests/test_nvml.o $(BUILD)/tests/test_plugin.o: ALL_CFLAGS += -DFG_FAKE_NVML='"$(FAKE_NVML)"'
 
 $(BUILD)/tests/test_detect: TEST_LIBS = $(HWLOC_LIBS)
 $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)

@@ -13,7 +13,10 @@
 
 #include "nvml.h"
 
-#define FAKE "build/tests/fake-nvml/libnvidia-ml.so.1"
+#ifndef FG_FAKE_NVML /* the Makefile's $(FAKE_NVML): build/, or build/san/ under sanitize.sh */
+#define FG_FAKE_NVML "build/tests/fake-nvml/libnvidia-ml.so.1"
+#endif
+#define FAKE FG_FAKE_NVML
 #define MIB (1024ull * 1024)
 
 static void nap(unsigned ms)

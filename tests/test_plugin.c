@@ -679,7 +679,10 @@ static void stepd_should_log_the_sampled_gpu_peak_at_the_end(void **state)
     close(fd);
     assert_non_null(getcwd(cwd, sizeof cwd));
     snprintf(arg, sizeof arg, "logfile=%s", log);
-    snprintf(nvml, sizeof nvml, "nvml=%s/build/tests/fake-nvml/libnvidia-ml.so.1", cwd);
+#ifndef FG_FAKE_NVML
+#define FG_FAKE_NVML "build/tests/fake-nvml/libnvidia-ml.so.1"
+#endif
+    snprintf(nvml, sizeof nvml, "nvml=%s/%s", cwd, FG_FAKE_NVML);
     setenv("FAKE_NVML_GPUS", "9", 1);
     setenv("FAKE_NVML_MIB", "0:20480,1:30720,8:70000", 1); /* GPU 8 is another job's */
     values[FITGATE_OPT_MODEL] = NEMO;
