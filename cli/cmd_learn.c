@@ -525,6 +525,44 @@ static const char *flags_of(const struct job *j, char *buf, size_t cap)
     return buf;
 }
 
+/* What became of a job: its state, or what it died of. */
+static const char *outcome(const struct job *j)
+{
+    if (j->gpu_oom)
+        return "GPU_OOM";
+    if (j->gpu_oom_likely)
+        return "GPU_OOM?";
+    return j->acct->state[0] ? j->acct->state : "UNKNOWN";
+}
+
+/* Verdict x outcome counts: rows in first-seen order of "verdict outcome". */
+struct vo {
+    char verdict[16], outcome[32];
+    unsigned n;
+};
+
+static size_t verdict_outcome(const struct learn *l, struct vo *v, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        const char *vd = fg_audit_verdict_name(l->jobs[i].sub->verdict), *oc = outcome(&l->jobs[i]);
+        size_t k = 0;
+        while (k < n && (strcmp(v[k].verdict, vd) || strcmp(v[k].outcome, oc)))
+            k++;
+        if (k == n) {
+            if (n == cap)
+                continue;
+            snprintf(v[n].verdict, sizeof v[n].verdict, "%s", vd);
+            snprintf(v[n].outcome, sizeof v[n].outcome, "%s", oc);
+            v[n++].n = 0;
+        }
+        v[k].n++;
+    }
+    return n;
+}
+
+#define MAX_VO 64
+
 static void text_groups(const char *title, const struct group *g, size_t n)
 {
     printf("\n%s\n  %-36s %5s %7s %15s %7s %6s\n", title, "GROUP", "JOBS", "MEDIAN",
@@ -546,16 +584,22 @@ static void print_text(const struct learn *l, const struct group *fmf, size_t n_
            (unsigned long long)l->not_in_sacct, (unsigned long long)l->no_gpumem);
     printf("ratio = peak per GPU (sacct gres/gpumem / GPUs per task) / (estimate per GPU + "
            "%.1f GiB CUDA context)\n\n", gib(FG_CUDA_CONTEXT_BYTES));
-    printf("%-10s %-10s %-10s %-28s %-10s %-6s %4s %9s %9s %7s %-14s %s\n", "JOB", "USER",
-           "PARTITION", "MODEL", "FRAMEWORK", "MODE", "GPUS", "EST GiB", "PEAK GiB", "RATIO",
-           "STATE", "FLAGS");
+    printf("%-10s %-10s %-10s %-28s %-10s %-6s %4s %9s %9s %7s %-8s %-14s %s\n", "JOB",
+           "USER", "PARTITION", "MODEL", "FRAMEWORK", "MODE", "GPUS", "EST GiB", "PEAK GiB",
+           "RATIO", "VERDICT", "OUTCOME", "FLAGS");
     for (size_t i = 0; i < l->n_jobs; i++) {
         const struct job *j = &l->jobs[i];
-        printf("%-10llu %-10.10s %-10.10s %-28.28s %-10.10s %-6s %4u %9.2f %9.2f %7.3f %-14s "
-               "%s\n", (unsigned long long)j->job_id, j->sub->user, j->sub->partition,
+        printf("%-10llu %-10.10s %-10.10s %-28.28s %-10.10s %-6s %4u %9.2f %9.2f %7.3f %-8s "
+               "%-14s %s\n", (unsigned long long)j->job_id, j->sub->user, j->sub->partition,
                j->sub->model, j->sub->framework, j->sub->mode, j->gpus, gib(j->est),
-               gib(j->actual), j->ratio, j->acct->state, flags_of(j, fl, sizeof fl));
+               gib(j->actual), j->ratio, fg_audit_verdict_name(j->sub->verdict), outcome(j),
+               flags_of(j, fl, sizeof fl));
     }
+    struct vo vo[MAX_VO];
+    size_t n_vo = verdict_outcome(l, vo, MAX_VO);
+    printf("\nVerdict -> outcome:\n");
+    for (size_t i = 0; i < n_vo; i++)
+        printf("  %-8s -> %-14s %u\n", vo[i].verdict, vo[i].outcome, vo[i].n);
     text_groups("By framework x mode x model family:", fmf, n_fmf);
     text_groups("By partition:", part, n_part);
     bool any = false;
@@ -662,6 +706,16 @@ static int print_json(const struct learn *l, const struct group *fmf, size_t n_f
         cJSON_AddItemToArray(jobs, o);
     }
     cJSON_AddItemToObject(root, "jobs", jobs);
+    struct vo vo[MAX_VO];
+    size_t n_vo = verdict_outcome(l, vo, MAX_VO);
+    cJSON *vos = cJSON_AddArrayToObject(root, "verdict_outcome");
+    for (size_t i = 0; i < n_vo; i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "verdict", vo[i].verdict);
+        cJSON_AddStringToObject(o, "outcome", vo[i].outcome);
+        cJSON_AddNumberToObject(o, "jobs", vo[i].n);
+        cJSON_AddItemToArray(vos, o);
+    }
     cJSON_AddItemToObject(root, "by_framework_mode_family", groups_json(fmf, n_fmf));
     cJSON_AddItemToObject(root, "by_partition", groups_json(part, n_part));
     char *s = cJSON_Print(root);

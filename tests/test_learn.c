@@ -114,6 +114,20 @@ static void learn_should_give_each_job_its_scripted_ratio(void **state)
     /* 24% of four H100: two could have gone */
     assert_int_equal(num(job(root, 7014), "gpus_freeable"), 2);
     assert_int_equal(num(job(root, 7013), "gpus_freeable"), 0);
+    /* verdict against outcome: 7022 was allowed and died of GPU memory */
+    int seen = 0;
+    const cJSON *v;
+    cJSON_ArrayForEach(v, cJSON_GetObjectItem(root, "verdict_outcome")) {
+        const char *vd = cJSON_GetObjectItem(v, "verdict")->valuestring;
+        const char *oc = cJSON_GetObjectItem(v, "outcome")->valuestring;
+        if (!strcmp(vd, "allow") && !strcmp(oc, "GPU_OOM"))
+            seen += num(v, "jobs") == 1;
+        if (!strcmp(vd, "warn") && !strcmp(oc, "COMPLETED"))
+            seen += num(v, "jobs") == 2; /* 7004, 7023 */
+        if (!strcmp(vd, "allow") && !strcmp(oc, "OUT_OF_MEMORY"))
+            seen += num(v, "jobs") == 1;
+    }
+    assert_int_equal(seen, 3);
     int n = 0;
     const cJSON *g;
     cJSON_ArrayForEach(g, cJSON_GetObjectItem(root, "by_framework_mode_family")) {
