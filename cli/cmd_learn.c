@@ -288,44 +288,49 @@ static void measure(const struct learn *l, struct job *j)
     }
 }
 
-/* The node's own sample (GpuSampler=): the largest gpu_peak_bytes of the job's stepd lines. */
-static uint64_t nvml_peak(const struct learn *l, uint64_t job_id, const char *user)
+/* Lines that name a job, by job id and then position (qsort is not stable). */
+static const struct fg_audit_rec *g_recs;
+static int by_job_id(const void *a, const void *b)
 {
-    uint64_t p = 0;
-    for (size_t i = 0; i < l->n_recs; i++) {
-        const struct fg_audit_rec *r = &l->recs[i];
-        if (r->where == FG_AUDIT_AT_STEPD && r->job_id == job_id && !strcmp(r->user, user) &&
-            r->gpu_peak_bytes > p)
-            p = r->gpu_peak_bytes;
-    }
-    return p;
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    uint64_t u = g_recs[x].job_id, v = g_recs[y].job_id;
+    return u < v ? -1 : u > v ? 1 : x < y ? -1 : x > y;
 }
 
 static int join(struct learn *l)
 {
     int rc = -1;
     size_t n_subs = 0, n_fam = 0;
+    size_t n_ids = 0;
     const struct fg_audit_rec **subs = calloc(l->n_recs + 1, sizeof *subs);
     struct fam_cache *fam = calloc(l->n_recs + 1, sizeof *fam);
+    size_t *ids = calloc(l->n_recs + 1, sizeof *ids);
     l->jobs = calloc(l->n_recs + 1, sizeof *l->jobs);
-    if (!subs || !fam || !l->jobs)
+    if (!subs || !fam || !ids || !l->jobs)
         goto out;
-    for (size_t i = 0; i < l->n_recs; i++)
+    for (size_t i = 0; i < l->n_recs; i++) {
         if (l->recs[i].where != FG_AUDIT_AT_STEPD && l->recs[i].where != FG_AUDIT_AT_CLI)
             subs[n_subs++] = &l->recs[i];
+        if (l->recs[i].job_id)
+            ids[n_ids++] = i;
+        l->stepd += l->recs[i].where == FG_AUDIT_AT_STEPD && l->recs[i].job_id;
+    }
     qsort(subs, n_subs, sizeof *subs, by_submit_id);
-    for (size_t i = 0; i < l->n_recs; i++) {
-        const struct fg_audit_rec *r = &l->recs[i];
-        if (!r->job_id)
-            continue;
+    g_recs = l->recs;
+    qsort(ids, n_ids, sizeof *ids, by_job_id);
+    for (size_t i = 0, next; i < n_ids; i = next) {
+        /* the job's first line joins (a batch job's srun step 0 writes a second start line;
+         * GpuSampler= an end line with the peak) */
+        const struct fg_audit_rec *r = &l->recs[ids[i]];
+        uint64_t sampled = 0;
+        for (next = i; next < n_ids && l->recs[ids[next]].job_id == r->job_id; next++) {
+            const struct fg_audit_rec *o = &l->recs[ids[next]];
+            if (o->where == FG_AUDIT_AT_STEPD && !strcmp(o->user, r->user) &&
+                o->gpu_peak_bytes > sampled)
+                sampled = o->gpu_peak_bytes;
+        }
         /* a job_submit decision knows its job id; one at sbatch joins through the node's */
         bool direct = r->where != FG_AUDIT_AT_STEPD;
-        l->stepd += !direct;
-        bool seen = false;
-        for (size_t k = 0; k < l->n_jobs && !seen; k++)
-            seen = l->jobs[k].job_id == r->job_id;
-        if (seen)
-            continue; /* a batch job's srun step 0 writes a second line */
         const struct fg_audit_rec *key = r, **hit =
             direct ? &key : bsearch(&key, subs, n_subs, sizeof *subs, by_submit_id);
         if (!hit) {
@@ -337,7 +342,8 @@ static int join(struct learn *l)
             continue;
         }
         const struct fg_sacct_job *a = l->acct ? fg_sacct_find(l->acct, r->job_id) : NULL;
-        uint64_t sampled = a && a->has_gpumem ? 0 : nvml_peak(l, r->job_id, r->user);
+        if (a && a->has_gpumem)
+            sampled = 0; /* Slurm's own figure first */
         if (!a && !sampled) {
             l->not_in_sacct++;
             continue;
@@ -381,6 +387,7 @@ out:
         fprintf(stderr, "fitgate: error: out of memory\n");
     free(subs);
     free(fam);
+    free(ids);
     return rc;
 }
 

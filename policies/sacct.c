@@ -186,6 +186,12 @@ static size_t split(char *line, char **f)
     return n;
 }
 
+static int by_id(const void *a, const void *b)
+{
+    uint64_t x = ((const struct fg_sacct_job *)a)->job_id, y = ((const struct fg_sacct_job *)b)->job_id;
+    return x < y ? -1 : x > y;
+}
+
 int fg_sacct_parse(const char *text, size_t len, struct fg_sacct **out, struct fg_err *err)
 {
     int rc = 0;
@@ -242,6 +248,7 @@ int fg_sacct_parse(const char *text, size_t len, struct fg_sacct **out, struct f
         rc = fg_err_set(err, FG_E_PARSE, "no sacct -p header line");
         goto out;
     }
+    qsort(s->jobs, s->n, sizeof *s->jobs, by_id); /* for fg_sacct_find */
     *out = s;
     s = NULL;
 out:
@@ -260,8 +267,6 @@ void fg_sacct_free(struct fg_sacct *s)
 
 const struct fg_sacct_job *fg_sacct_find(const struct fg_sacct *s, uint64_t job_id)
 {
-    for (size_t i = 0; s && i < s->n; i++)
-        if (s->jobs[i].job_id == job_id)
-            return &s->jobs[i];
-    return NULL;
+    struct fg_sacct_job key = {.job_id = job_id};
+    return s && s->n ? bsearch(&key, s->jobs, s->n, sizeof *s->jobs, by_id) : NULL;
 }

@@ -51,7 +51,7 @@ struct fg_sacct_job {
 
 struct fg_sacct {
     size_t n;
-    struct fg_sacct_job *jobs;   /* in the order of the job rows */
+    struct fg_sacct_job *jobs;   /* sorted by job id */
 };
 
 /*
