@@ -172,6 +172,12 @@ static bool write_as_user(const struct fg_audit_rec *r, struct fg_err *err)
     return rc == 0;
 }
 
+/* The engine part's entry point for slurm_spank_exit (fitgate_dispatch.c). */
+void fitgate_engine_stepd_exit(void)
+{
+    fitgate_stepd_record_end();
+}
+
 void fitgate_stepd_record_end(void)
 {
     if (!ending.sampler)

@@ -309,11 +309,6 @@ static void check(spank_t sp, int ac, char **av)
     }
 }
 
-void fitgate_engine_stepd_exit(void)
-{
-    fitgate_stepd_record_end();
-}
-
 int fitgate_engine_stepd(spank_t sp, int ac, char **av, const char *const *values, unsigned n)
 {
     fitgate_use_options(values, n);
