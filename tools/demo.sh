@@ -21,6 +21,8 @@ source "$HERE/common.sh"   # cds to the repository; ME, die, cluster_*, slurm_st
 ME=demo
 SROOT=${FITGATE_DEMO:-/tmp/fitgate-demo}
 BH_PID=""
+WRONG=""   # what did not come out as the demo says: `up` exits 1, the cluster left up
+wrong() { echo "  demo: NOT AS EXPECTED: $*"; WRONG="$WRONG; $*"; }
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 show() { printf '$ %s\n' "$*"; }
 
@@ -98,15 +100,16 @@ CONF
     show "$sb -J fits --ft-model=Qwen/Qwen3-0.6B --ft-mode=lora --gres=gpu:t4:1 --wrap 'env | grep ^FITGATE_'"
     as_user $sb -J fits --ft-model=Qwen/Qwen3-0.6B --ft-mode=lora --gres=gpu:t4:1 \
         --wrap 'env | grep ^FITGATE_ | sort'
-    local fits=$(cat "$SROOT/out")
+    local fits
+    fits=$(cat "$SROOT/out")
     sed 's/^/  /' "$SROOT/err"
-    echo "  submitted: job $fits"
+    [ -n "$fits" ] && echo "  submitted: job $fits" || wrong "the job that fits was not accepted"
 
     step "4. a job that does not fit: LoRA of Nemotron-Nano-9B-v2 on 1 x T4 (partition gpu)"
     show "$sb -J rejected --ft-model=nvidia/NVIDIA-Nemotron-Nano-9B-v2 --ft-mode=lora --gres=gpu:t4:1 --wrap true"
     if as_user $sb -J rejected --ft-model=nvidia/NVIDIA-Nemotron-Nano-9B-v2 --ft-mode=lora \
         --gres=gpu:t4:1 --wrap true; then
-        echo "  (unexpected: accepted as job $(cat "$SROOT/out"))"
+        wrong "the job that does not fit was accepted (job $(cat "$SROOT/out"))"
     fi
     sed 's/^/  /' "$SROOT/err"
 
@@ -114,9 +117,14 @@ CONF
     show "$sb -J resized -p resize --ft-model=nvidia/NVIDIA-Nemotron-Nano-9B-v2 --ft-mode=lora --gres=gpu:t4:1 --wrap 'env | grep ^FITGATE_'"
     as_user $sb -J resized -p resize --ft-model=nvidia/NVIDIA-Nemotron-Nano-9B-v2 --ft-mode=lora \
         --gres=gpu:t4:1 --wrap 'env | grep ^FITGATE_ | sort'
-    local resized=$(cat "$SROOT/out")
+    local resized
+    resized=$(cat "$SROOT/out")
     sed 's/^/  /' "$SROOT/err"
-    echo "  submitted: job $resized, $(field "$resized" TresPerNode)"
+    if [ -n "$resized" ]; then
+        echo "  submitted: job $resized, $(field "$resized" TresPerNode)"
+    else
+        wrong "the resized job was not accepted"
+    fi
 
     step "6. the two jobs ran; what they found in their environment"
     local j i
@@ -125,12 +133,15 @@ CONF
             [ -z "$(timeout 5 squeue -h -j "${j##*-}" 2>/dev/null)" ] && break
             sleep 0.2
         done
+        [ -n "${j##*-}" ] || continue
         echo "  job ${j##*-} (${j%-*}): $(field "${j##*-}" JobState)"
         sed 's/^/    /' "$SROOT/jobs/$j.out" 2>/dev/null
+        grep -q '^FITGATE_GPUS=' "$SROOT/jobs/$j.out" 2>/dev/null ||
+            wrong "job ${j##*-} (${j%-*}) did not run with FITGATE_*"
     done
 
     step "7. the audit report: fitgate report $SROOT/audit/*.log"
-    "$SROOT/fitgate" report "$SROOT"/audit/*.log | sed 's/^/  /'
+    "$SROOT/fitgate" report "$SROOT"/audit/*.log 2>&1 | sed 's/^/  /'
 
     d=$(( ($(date +%s%N) - t0) / 1000000 ))
     step "the cluster stays up (demo took $((d / 1000)).$((d % 1000 / 100)) s)"
@@ -141,6 +152,10 @@ Try your own job (any model under $SROOT/models by its hub id, others from the h
   $SROOT/fitgate report $SROOT/audit/*.log
 Remove it: make demo-down
 EOF
+    if [ -n "$WRONG" ]; then
+        echo "demo: NOT AS EXPECTED${WRONG}; the cluster is left up to look at ($SROOT/log)" >&2
+        return 1
+    fi
 }
 
 case "${1:-}" in

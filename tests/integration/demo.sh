@@ -19,6 +19,7 @@ FAIL=0
 ok() { echo "ok   $*"; PASS=$((PASS + 1)); }
 bad() { echo "FAIL $*"; FAIL=$((FAIL + 1)); }
 W=$(mktemp -d /tmp/fitgate-demo-test.XXXXXX) || exit 2
+chmod 755 "$W"   # the demo's jobs run as nobody, under $W/demo
 export FITGATE_DEMO=$W/demo
 SRC=$REPO
 cleanup() {
