@@ -9,7 +9,10 @@ never run SPANK at all.  Jobs tagged with the plugin's options (--ft-model=ID
 _SLURM_SPANK_OPTION_fitgate_*) are judged by `fitgate check --policy`, the
 same decision the plugin makes (allow, warn, reject, resize), with the site's
 fitgate.conf and GPU table; untagged jobs are not touched.  Every --ft-*
-option is passed on as it is, so a new option needs no change here.
+option is passed on as it is; OPTIONS below lists them, because the job's
+environment (where a REST client puts them) can only be looked up by name.
+A REST job is judged like an sbatch one; an option with two values, or one
+the plugin does not have, is refused (docs/plugin.md, "Every door").
 
 The check is offline (--offline): site model directories and the fitgate
 cache only, never the hub, so slurmctld never waits on the network; a model
@@ -159,6 +162,15 @@ local function request(job_desc)
    if g ~= nil then return "--gres=" .. q("gpu" .. (g ~= "" and ":" .. g or "")), "per_node" end
    g = gpu(per_job)
    if g ~= nil then return "--gpus=" .. q(g ~= "" and g or "1"), "per_job" end
+   -- --gpus-per-task (a REST client's gpus_per_task too): the job's total, per job
+   g = gpu(job_desc.tres_per_task)
+   if g ~= nil then
+      local gtype, each = string.match(g, "^(.-):?(%d*)$")
+      local tasks = job_desc.num_tasks
+      if tasks == nil or tasks < 1 or tasks >= 4294967294 then tasks = 1 end
+      local total = (tonumber(each) or 1) * tasks
+      return "--gpus=" .. q((gtype ~= "" and gtype .. ":" or "") .. total), "per_task"
+   end
    return "", nil
 end
 
@@ -236,7 +248,7 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
    end
    table.insert(cmd, req)
    local nodes = job_desc.min_nodes
-   if nodes ~= nil and nodes > 0 and nodes < 100000 and kind ~= "per_job" then
+   if nodes ~= nil and nodes > 0 and nodes < 100000 and kind == "per_node" then
       table.insert(cmd, string.format("--nodes=%d", nodes))
    end
    if job_desc.partition ~= nil and job_desc.partition ~= "" then
@@ -267,7 +279,12 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
                     string.match(req, "=%'?([%w_.-]+):%d+'?$")
       if count == nil then return on_error(job_desc, "no request in fitgate's answer") end
       local want = "gres:gpu:" .. (gtype ~= nil and gtype .. ":" or "") .. count
-      if kind == "per_job" then
+      if kind == "per_task" then
+         -- a count per task times the tasks is not the job's to change here: say it
+         return refuse(job_desc, string.format("fitgate: rejected: this job asks for GPUs " ..
+                       "per task; ask for --gpus=%s%d in all", gtype ~= nil and gtype .. ":" or "",
+                       count))
+      elseif kind == "per_job" then
          job_desc.tres_per_job = want
       else
          job_desc.tres_per_node = want

@@ -42,7 +42,7 @@ down() {
     done
     [ -n "$left" ] && die "still running:$left (kept $SROOT)"
     rm -rf "$SROOT"
-    left=$(ps -eo pid=,args= | grep -F -- "$SROOT" | grep -v grep)
+    left=$(pgrep -a -f -- "$SROOT")
     [ -n "$left" ] && die "processes still naming $SROOT: $left"
     echo "demo: cluster stopped, $SROOT removed, nothing of it left running"
 }
@@ -95,27 +95,31 @@ CONF
     sed 's/^/    /' "$SROOT/fitgate.conf" | grep -v '^    #'
     timeout 5 sinfo -o '    %P %D %t %G' || true
 
-    local sb="sbatch --parsable -o %x-%j.out"
+    local sb=(sbatch --parsable -o %x-%j.out)
     step "3. a job that fits: LoRA of Qwen3-0.6B on 1 x T4 (partition gpu: Action=reject)"
-    show "$sb -J fits --ft-model=Qwen/Qwen3-0.6B --ft-mode=lora --gres=gpu:t4:1 --wrap 'env | grep ^FITGATE_'"
-    as_user $sb -J fits --ft-model=Qwen/Qwen3-0.6B --ft-mode=lora --gres=gpu:t4:1 \
+    show "${sb[*]} -J fits --ft-model=Qwen/Qwen3-0.6B --ft-mode=lora --gres=gpu:t4:1 --wrap 'env | grep ^FITGATE_'"
+    as_user "${sb[@]}" -J fits --ft-model=Qwen/Qwen3-0.6B --ft-mode=lora --gres=gpu:t4:1 \
         --wrap 'env | grep ^FITGATE_ | sort'
     local fits
     fits=$(cat "$SROOT/out")
     sed 's/^/  /' "$SROOT/err"
-    [ -n "$fits" ] && echo "  submitted: job $fits" || wrong "the job that fits was not accepted"
+    if [ -n "$fits" ]; then
+        echo "  submitted: job $fits"
+    else
+        wrong "the job that fits was not accepted"
+    fi
 
     step "4. a job that does not fit: LoRA of Nemotron-Nano-9B-v2 on 1 x T4 (partition gpu)"
-    show "$sb -J rejected --ft-model=nvidia/NVIDIA-Nemotron-Nano-9B-v2 --ft-mode=lora --gres=gpu:t4:1 --wrap true"
-    if as_user $sb -J rejected --ft-model=nvidia/NVIDIA-Nemotron-Nano-9B-v2 --ft-mode=lora \
+    show "${sb[*]} -J rejected --ft-model=nvidia/NVIDIA-Nemotron-Nano-9B-v2 --ft-mode=lora --gres=gpu:t4:1 --wrap true"
+    if as_user "${sb[@]}" -J rejected --ft-model=nvidia/NVIDIA-Nemotron-Nano-9B-v2 --ft-mode=lora \
         --gres=gpu:t4:1 --wrap true; then
         wrong "the job that does not fit was accepted (job $(cat "$SROOT/out"))"
     fi
     sed 's/^/  /' "$SROOT/err"
 
     step "5. the same job in partition resize (Action=resize): resized, then it runs"
-    show "$sb -J resized -p resize --ft-model=nvidia/NVIDIA-Nemotron-Nano-9B-v2 --ft-mode=lora --gres=gpu:t4:1 --wrap 'env | grep ^FITGATE_'"
-    as_user $sb -J resized -p resize --ft-model=nvidia/NVIDIA-Nemotron-Nano-9B-v2 --ft-mode=lora \
+    show "${sb[*]} -J resized -p resize --ft-model=nvidia/NVIDIA-Nemotron-Nano-9B-v2 --ft-mode=lora --gres=gpu:t4:1 --wrap 'env | grep ^FITGATE_'"
+    as_user "${sb[@]}" -J resized -p resize --ft-model=nvidia/NVIDIA-Nemotron-Nano-9B-v2 --ft-mode=lora \
         --gres=gpu:t4:1 --wrap 'env | grep ^FITGATE_ | sort'
     local resized
     resized=$(cat "$SROOT/out")

@@ -99,7 +99,7 @@ fi
 RC=$?
 LEFT=""
 for p in $PIDS; do kill -0 "$p" 2>/dev/null && LEFT="$LEFT $p"; done
-NAMED=$(ps -eo pid=,args= | grep -F -- "$FITGATE_DEMO" | grep -v grep)
+NAMED=$(pgrep -a -f -- "$FITGATE_DEMO")
 if [ $RC = 0 ] && [ -z "$LEFT" ] && [ -z "$NAMED" ] && [ ! -e "$FITGATE_DEMO" ]; then
     ok "make demo-down: no daemon left, $FITGATE_DEMO removed"
 else

@@ -138,6 +138,15 @@ else
     bad "b. REST untagged: $(head -c 600 "$SROOT/out")"
 fi
 
+# GPUs per task (gpus_per_task x tasks): judged as the job's total, 2 x T4 here
+rest /slurm/v0.0.38/job/submit "$(job per-task "$(opt model "$NEMO"), $(opt mode lora)" \
+    '"gpus_per_task": "t4:1", "tasks": 2,')"
+if refused per-task "fitgate: rejected: LoRA of .* does not fit --gpus=t4:2"; then
+    ok "b. GPUs per task are judged as the job's total (--gpus=t4:2): refused"
+else
+    bad "b. REST per-task: $(head -c 600 "$SROOT/out")"
+fi
+
 # --- c. forged environments ----------------------------------------------------------------
 # c1: a plan claiming the job fits (what sbatch's plugin would have written had it said yes)
 PLAN='"SLURM_SPANK_FITGATE_PLAN": "TP=1;PP=1;DP=1;MICRO_BATCH=1;CARD=h200;GPUS=1",
