@@ -13,7 +13,8 @@
 #      two values (sbatch --export), an option the plugin does not have;
 #   d. a hub id that is in no site directory and no cache, the policy's hub a black hole
 #      (accepts, never answers): the check is --offline, returns within its bound without a
-#      connection, and OnError decides.
+#      connection, and OnError decides;
+#   e. a check that hangs is cut by the script's 1 s timeout, and OnError decides.
 #
 # Run as root: `bash tests/integration/slurm_rest.sh` (make integration).  Installs the
 # Slurm daemons, slurmrestd and curl with apt-get when missing.  Every daemon it starts is
@@ -226,6 +227,21 @@ else
     bad "d. cold hub, OnError=reject ($D_MS ms): $(head -c 600 "$SROOT/out")"
 fi
 sed -i 's/^OnError=.*/OnError=allow/' "$SROOT/fitgate.conf"
+
+# --- e. a check that hangs (a stuck file system, say) is cut at the script's timeout -------
+printf '#!/bin/sh\nexec sleep 30\n' > "$SROOT/fitgate-hangs" && chmod 755 "$SROOT/fitgate-hangs"
+sleep 1.1   # slurmctld reloads job_submit.lua when its mtime moves on by a second
+sed -i "s|^local FITGATE = .*|local FITGATE = \"$SROOT/fitgate-hangs\"|" "$SROOT/etc/job_submit.lua"
+rest /slurm/v0.0.38/job/submit "$(job hangs "$(opt model "$QWEN"), $(opt mode lora)")"
+E_MS=$(cat "$SROOT/ms")
+if [ -n "$(jobid)" ] && said "fitgate: warning: cannot check this job: fitgate took longer than 1 s" &&
+    [ "$E_MS" -ge 900 ] && [ "$E_MS" -lt 3000 ]; then
+    ok "e. a fitgate that hangs is cut after $E_MS ms (timeout 1 s) and OnError=allow decides"
+else
+    bad "e. hanging check ($E_MS ms): $(head -c 600 "$SROOT/out")"
+fi
+sleep 1.1
+sed -i "s|^local FITGATE = .*|local FITGATE = \"$SROOT/fitgate\"|" "$SROOT/etc/job_submit.lua"
 
 # --- the controller's cost: REST round trips, tagged vs untagged (held, 9 each, interleaved)
 FIT=$(job rt-fit "$(opt model "$QWEN"), $(opt mode lora)")
