@@ -148,6 +148,16 @@ else
     bad "b. REST per-task: $(head -c 600 "$SROOT/out")"
 fi
 
+# the other doors: srun and salloc (no batch script, no job environment in slurmctld)
+if ! TMO=20 as_user srun --ft-model="$NEMO" --ft-mode=lora --gres=gpu:t4:1 true &&
+    err_re "fitgate: rejected: LoRA of .* does not fit --gres=gpu:t4:1" &&
+    ! TMO=20 as_user salloc --ft-model="$NEMO" --ft-mode=lora --gres=gpu:t4:1 true &&
+    err_re "fitgate: rejected: LoRA of .* does not fit --gres=gpu:t4:1"; then
+    ok "b. srun and salloc: refused by the same check"
+else
+    bad "b. srun / salloc"
+fi
+
 # --- c. forged environments ----------------------------------------------------------------
 # c1: a plan claiming the job fits (what sbatch's plugin would have written had it said yes)
 PLAN='"SLURM_SPANK_FITGATE_PLAN": "TP=1;PP=1;DP=1;MICRO_BATCH=1;CARD=h200;GPUS=1",
