@@ -11,7 +11,9 @@
 #      OnError decides), the shell alone, and fitgate alone;
 #   2. as root with Slurm installed: sbatch round trips on the loopback cluster
 #      (tests/integration/slurm/cluster.sh) with JobSubmitPlugins=lua and, slurmctld
-#      restarted, without it; held jobs as nobody, untagged and tagged, interleaved.
+#      restarted, without it; held jobs as nobody, untagged and tagged, interleaved; and
+#      with it, the same jobs posted over REST (slurmrestd on a unix socket, curl) when
+#      slurmrestd is installed.
 #
 # Environment: BENCH_CTLD_RUNS (201: p99 needs a hundred or more), BENCH_SBATCH_RUNS (51),
 # FITGATE_BUILD (build).  Prints a report on stdout.
@@ -133,12 +135,35 @@ sbatch_round() {   # sbatch_round SUFFIX: untagged and tagged, interleaved, as n
 }
 say "2. sbatch round trip (held jobs, as nobody, $SRUNS rounds each)"
 sbatch_round -lua
+# the same over REST when slurmrestd is installed (tests/integration/slurm_rest.sh sets it up)
+if command -v slurmrestd >/dev/null 2>&1 && command -v curl >/dev/null 2>&1; then
+    mkdir -p "$SROOT/rest" && chown nobody "$SROOT/rest"
+    runuser -u nobody -- timeout 900 slurmrestd -f "$SLURM_CONF" -a rest_auth/local \
+        -s openapi/v0.0.38 "unix:$SROOT/rest/rest.sock" > "$SROOT/log/slurmrestd.log" 2>&1 &
+    REST_PID=$!
+    for _ in $(seq 100); do [ -S "$SROOT/rest/rest.sock" ] && break; sleep 0.1; done
+    for v in untagged tagged; do
+        env='"PATH": "/usr/bin:/bin"'
+        [ $v = tagged ] && env="$env, \"_SLURM_SPANK_OPTION_fitgate_ft_model\": \"$SROOT/models/Qwen--Qwen3-0.6B\", \"_SLURM_SPANK_OPTION_fitgate_ft_mode\": \"lora\""
+        printf '{"script": "#!/bin/sh\\ntrue\\n", "job": {"name": "bench", "hold": true, "gres": "gpu:t4:1", "current_working_directory": "/tmp", "standard_output": "/dev/null", "environment": {%s}}}\n' \
+            "$env" > "$SROOT/rest-$v.json"
+    done
+    chmod 644 "$SROOT"/rest-*.json
+    C="curl -sS -o /dev/null --unix-socket $SROOT/rest/rest.sock -H Content-Type:application/json --data-binary"
+    U=http://localhost/slurm/v0.0.38/job/submit
+    (cd "$SROOT/jobs" && timeout 900 runuser -u nobody -- "$SROOT/bench_exec" -n "$SRUNS" -w 3 \
+        -o "$SROOT/jobs/rest.tsv" "rest-untagged-lua=$C @$SROOT/rest-untagged.json $U" \
+        "rest-tagged-lua=$C @$SROOT/rest-tagged.json $U") > "$SROOT/rest.txt" 2>&1
+    cat "$SROOT/jobs/rest.tsv" >> "$SROOT/samples.tsv"
+    kill "$REST_PID" 2>/dev/null; wait "$REST_PID" 2>/dev/null
+    timeout 10 scancel -n bench 2>/dev/null
+fi
 cluster_stop slurmctld
 sed -i '/^JobSubmitPlugins=/d' "$SLURM_CONF"
 timeout 10 slurmctld -f "$SLURM_CONF" || { say "slurmctld did not restart"; exit 2; }
 for _ in $(seq 100); do timeout 5 scontrol ping 2>/dev/null | grep -q UP && break; sleep 0.2; done
 sbatch_round -none
-quantiles untagged-none tagged-none untagged-lua tagged-lua
+quantiles untagged-none tagged-none untagged-lua tagged-lua rest-untagged-lua rest-tagged-lua
 awk -F'\t' '$1 ~ /^(tagged|untagged)-(lua|none)$/ {print $1, $3}' "$SROOT/samples.tsv" |
     sort -k1,1 -k2n | awk '{v[$1, ++n[$1]] = $2}
         END {

@@ -59,8 +59,9 @@ up() {
     for b in munged slurmctld slurmd sbatch; do command -v "$b" >/dev/null 2>&1 || missing=1; done
     if [ -n "$missing" ]; then
         echo "installing slurmctld slurmd slurm-client munge"
-        DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq \
-            slurmctld slurmd slurm-client munge >/dev/null || die "cannot install Slurm"
+        timeout 300 apt-get update -qq &&
+            DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq \
+                slurmctld slurmd slurm-client munge >/dev/null || die "cannot install Slurm"
     fi
     nice make -s -j2 all >/dev/null || die "build failed"
     echo "built: build/fitgate, build/spank_fitgate.so, build/fitgate_engine.so"
