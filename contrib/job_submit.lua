@@ -215,21 +215,15 @@ local function say(out)
    return d
 end
 
-function slurm_job_submit(job_desc, part_list, submit_uid)
-   local opts, forged = spank_options(job_desc)
-   if opts == nil then
-      return refuse(job_desc, "fitgate: rejected: this job's fitgate options are not what " ..
-                    "sbatch sends: " .. forged .. "; submit it with sbatch --ft-...")
-   end
-   if opts.ft_model == nil or opts.ft_model == "" then
-      return slurm.SUCCESS
-   end
-   plan_from_submission(job_desc)
-   local req, kind = request(job_desc)
+--[[ The check of one job: `job` is what is judged (the submission, or for an update the
+record with the update's changes), `opts` its --ft-* options, `out_desc` where a resize is
+written (the submission or the update request). ]]
+local function judge(job, opts, out_desc)
+   local req, kind = request(job)
    local cmd = {}
-   if AS_ROOT and job_desc.user_id ~= nil and job_desc.user_id ~= 0 then
+   if AS_ROOT and job.user_id ~= nil and job.user_id ~= 0 then
       table.insert(cmd, string.format("setpriv --reuid=%d --regid=%d --clear-groups",
-                                      job_desc.user_id, job_desc.group_id))
+                                      job.user_id, job.group_id))
    end
    table.insert(cmd, string.format("timeout -k 1 %d %s check %s --offline --json --log-as=job_submit",
                                    TIMEOUT_S, q(FITGATE), q(opts.ft_model)))
@@ -247,28 +241,28 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
       end
    end
    table.insert(cmd, req)
-   local nodes = job_desc.min_nodes
+   local nodes = job.min_nodes
    if nodes ~= nil and nodes > 0 and nodes < 100000 and kind == "per_node" then
       table.insert(cmd, string.format("--nodes=%d", nodes))
    end
-   if job_desc.partition ~= nil and job_desc.partition ~= "" then
-      table.insert(cmd, "--partition=" .. q(string.match(job_desc.partition, "^[^,]+")))
+   if job.partition ~= nil and job.partition ~= "" then
+      table.insert(cmd, "--partition=" .. q(string.match(job.partition, "^[^,]+")))
    end
    local h = io.popen(table.concat(cmd, " ") .. " 2>&1; echo \"__fitgate_rc=$?\"")
-   if h == nil then return on_error(job_desc, "cannot run " .. FITGATE) end
+   if h == nil then return on_error(job, "cannot run " .. FITGATE) end
    local out = h:read("*a") or ""
    h:close()
    local rc = tonumber(string.match(out, "__fitgate_rc=(%d+)")) or 2
    if rc ~= 0 and rc ~= 1 and rc ~= 3 then
       local why = string.match(out, "fitgate[^\n]*") or ("exit " .. rc)
       if rc == 124 or rc == 137 then why = "fitgate took longer than " .. TIMEOUT_S .. " s" end
-      return on_error(job_desc, why)
+      return on_error(job, why)
    end
    local d = say(out)
    if rc == 1 then
       local first = string.match(d, '"lines"%s*:%s*%[%s*"(fitgate:[^"]*)"') or "rejected"
-      slurm.log_info("fitgate: refused a job of uid %s (%s): %s", tostring(job_desc.user_id),
-                     tostring(job_desc.name), first)
+      slurm.log_info("fitgate: refused a job of uid %s (%s): %s", tostring(job.user_id),
+                     tostring(job.name), first)
       return slurm.ERROR
    end
    if rc == 3 then
@@ -277,25 +271,71 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
       local n = tonumber(string.match(d, '"nodes"%s*:%s*(%d+)'))
       local gtype = string.match(req, ":([%w_.-]+):%d+'?$") or
                     string.match(req, "=%'?([%w_.-]+):%d+'?$")
-      if count == nil then return on_error(job_desc, "no request in fitgate's answer") end
+      if count == nil then return on_error(job, "no request in fitgate's answer") end
       local want = "gres:gpu:" .. (gtype ~= nil and gtype .. ":" or "") .. count
       if kind == "per_task" then
          -- a count per task times the tasks is not the job's to change here: say it
-         return refuse(job_desc, string.format("fitgate: rejected: this job asks for GPUs " ..
+         return refuse(job, string.format("fitgate: rejected: this job asks for GPUs " ..
                        "per task; ask for --gpus=%s%d in all", gtype ~= nil and gtype .. ":" or "",
                        count))
       elseif kind == "per_job" then
-         job_desc.tres_per_job = want
+         out_desc.tres_per_job = want
       else
-         job_desc.tres_per_node = want
-         if n ~= nil then job_desc.min_nodes = n end
+         out_desc.tres_per_node = want
+         if n ~= nil then out_desc.min_nodes = n end
       end
    end
    return slurm.SUCCESS
 end
 
+function slurm_job_submit(job_desc, part_list, submit_uid)
+   local opts, forged = spank_options(job_desc)
+   if opts == nil then
+      return refuse(job_desc, "fitgate: rejected: this job's fitgate options are not what " ..
+                    "sbatch sends: " .. forged .. "; submit it with sbatch --ft-...")
+   end
+   if opts.ft_model == nil or opts.ft_model == "" then
+      return slurm.SUCCESS
+   end
+   plan_from_submission(job_desc)
+   return judge(job_desc, opts, job_desc)
+end
+
+--[[ An update of a pending job (scontrol update, REST) that changes what was judged: its GPU
+request, node count or partition (a user may lower their own job's GPUs after admission).  The
+record's options are its spank_job_env (slurmctld keeps no job environment in the record, so
+a job tagged only in its environment, over REST, is not seen here; the node's check of the
+GPUs it really gets still is). ]]
+local NO_VAL = 4294967294
+local function set(v)
+   return v ~= nil and not (type(v) == "number" and v >= NO_VAL)
+end
+
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
-   return slurm.SUCCESS
+   if modify_uid == 0 then return slurm.SUCCESS end   -- root's changes are the admin's call
+   if not (set(job_desc.tres_per_node) or set(job_desc.tres_per_job) or
+           set(job_desc.tres_per_task) or set(job_desc.min_nodes) or set(job_desc.partition)) then
+      return slurm.SUCCESS
+   end
+   local opts, forged = spank_options({ spank_job_env = job_rec.spank_job_env })
+   if opts == nil then
+      return refuse(job_rec, "fitgate: rejected: this job's fitgate options are not what " ..
+                    "sbatch sends: " .. forged)
+   end
+   if opts.ft_model == nil or opts.ft_model == "" then
+      return slurm.SUCCESS
+   end
+   local function pick(k)
+      if set(job_desc[k]) then return job_desc[k] end
+      return job_rec[k]
+   end
+   local view = {
+      tres_per_node = pick("tres_per_node"), tres_per_job = pick("tres_per_job"),
+      tres_per_task = pick("tres_per_task"), min_nodes = pick("min_nodes"),
+      partition = pick("partition"), num_tasks = 1,
+      user_id = job_rec.user_id, group_id = job_rec.group_id, name = job_rec.name,
+   }
+   return judge(view, opts, job_desc)
 end
 
 slurm.log_info("fitgate job_submit.lua loaded (policy %s)", POLICY)

@@ -158,6 +158,20 @@ else
     bad "b. srun / salloc"
 fi
 
+# an update after admission: fewer GPUs than the job was judged on is refused, more pass
+if as_user sbatch --parsable --hold -J upd --ft-model="$NEMO" --ft-mode=lora --gres=gpu:t4:4 \
+    --wrap true && J=$(cat "$SROOT/out") && [ -n "$J" ] &&
+    ! as_user scontrol update jobid="$J" gres=gpu:t4:1 &&
+    [ "$(field "$J" TresPerNode)" = TresPerNode=gres:gpu:t4:4 ] &&
+    grep -qE "fitgate: refused a job of uid [0-9]+ \(upd\): .*does not fit --gres=gpu:t4:1" \
+        "$SROOT/log/slurmctld.log" &&
+    as_user scontrol update jobid="$J" gres=gpu:t4:8 &&
+    [ "$(field "$J" TresPerNode)" = TresPerNode=gres:gpu:t4:8 ]; then
+    ok "b. scontrol update to 1 x T4 after admission on 4 is refused; to 8 it passes (job $J)"
+else
+    bad "b. update after admission ($(field "${J:-0}" TresPerNode))"
+fi
+
 # --- c. forged environments ----------------------------------------------------------------
 # c1: a plan claiming the job fits (what sbatch's plugin would have written had it said yes)
 PLAN='"SLURM_SPANK_FITGATE_PLAN": "TP=1;PP=1;DP=1;MICRO_BATCH=1;CARD=h200;GPUS=1",
