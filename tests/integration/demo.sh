@@ -30,6 +30,10 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+if [ "${DEMO_CLONE:-1}" != 0 ] && ! git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
+    echo "$ME: $REPO is not a git checkout: running the demo from the tree"
+    DEMO_CLONE=0
+fi
 if [ "${DEMO_CLONE:-1}" != 0 ]; then
     git clone -q "$REPO" "$W/clone" || { echo "$ME: git clone failed"; exit 2; }
     SRC=$W/clone
