@@ -147,6 +147,21 @@ local function plan_from_submission(job_desc)
    end
 end
 
+--[[ The card the controller judged the job on, for the node: on a node where hwloc sizes no
+GPU, slurmstepd's check takes SLURM_SPANK_FITGATE_CARD (or CARD= in ..._PLAN) as the card
+(fitgate_stepd.c), and a client could have written it.  It is set here from the job's own
+request: the GPU type it asked Slurm for, else its --ft-gpu (which `fitgate check` used). ]]
+local function card_for_node(job_desc, card)
+   local jenv = job_desc.environment
+   if jenv == nil or card == nil or card == "" then return end
+   if jenv["SLURM_SPANK_FITGATE_CARD"] ~= card then jenv["SLURM_SPANK_FITGATE_CARD"] = card end
+   local plan = jenv["SLURM_SPANK_FITGATE_PLAN"]
+   if plan ~= nil and plan ~= "" then
+      local fixed = string.gsub(plan, "CARD=[^;]*", function() return "CARD=" .. card end)
+      if fixed ~= plan then jenv["SLURM_SPANK_FITGATE_PLAN"] = fixed end
+   end
+end
+
 -- The GPU request as the job spelled it, in `fitgate check`'s Slurm options.
 local function request(job_desc)
    local per_node, per_job = job_desc.tres_per_node, job_desc.tres_per_job
@@ -298,7 +313,14 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
       return slurm.SUCCESS
    end
    plan_from_submission(job_desc)
-   return judge(job_desc, opts, job_desc)
+   local rc = judge(job_desc, opts, job_desc)
+   if rc == slurm.SUCCESS then
+      local req = request(job_desc)
+      local gtype = string.match(req, "^%-%-gres='gpu:([%a][%w_.-]*):%d+'$") or
+                    string.match(req, "^%-%-gpus='([%a][%w_.-]*):%d+'$")
+      card_for_node(job_desc, gtype or opts.ft_gpu)
+   end
+   return rc
 end
 
 --[[ An update of a pending job (scontrol update, REST) that changes what was judged: its GPU

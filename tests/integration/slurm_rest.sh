@@ -190,8 +190,9 @@ for _ in $(seq 150); do
     sleep 0.2
 done
 if [ -n "$J" ] && grep -q '^FITGATE_CARD=h200$' "$SROOT/jobs/forged-fit.out" &&
-    ! grep -q '^SLURM_SPANK_FITGATE_.*h200' "$SROOT/jobs/forged-fit.out"; then
-    ok "c. a passing job runs with the client's SLURM_SPANK_FITGATE_* emptied (job $J)"
+    ! grep -q '^SLURM_SPANK_FITGATE_.*h200' "$SROOT/jobs/forged-fit.out" &&
+    grep -q '^SLURM_SPANK_FITGATE_CARD=t4$' "$SROOT/jobs/forged-fit.out"; then
+    ok "c. a passing job runs with the client's SLURM_SPANK_FITGATE_* emptied, CARD=t4 from its request (job $J)"
 else
     bad "c. forged plan on a passing job ($J): $(cat "$SROOT/jobs/forged-fit.out" 2>&1)"
 fi
