@@ -12,7 +12,9 @@ fitgate.conf and GPU table; untagged jobs are not touched.  Every --ft-*
 option is passed on as it is; OPTIONS below lists them, because the job's
 environment (where a REST client puts them) can only be looked up by name.
 A REST job is judged like an sbatch one; an option with two values, or one
-the plugin does not have, is refused (docs/plugin.md, "Every door").
+the plugin does not have, is refused (docs/plugin.md, "Every door").  An
+update of a pending tagged job's GPU request, nodes or partition is judged
+the same way (slurm_job_modify).
 
 The check is offline (--offline): site model directories and the fitgate
 cache only, never the hub, so slurmctld never waits on the network; a model
