@@ -282,6 +282,15 @@ check: deps
 	$(MAKE) unit
 	$(MAKE) integration
 
+# A throwaway single-host Slurm cluster with fake GPUs and the plugin (tools/demo.sh):
+# three jobs (fits, rejected with the request that would fit, resized and run) and the
+# audit report; it stays up under /tmp/fitgate-demo until `make demo-down`.  Root.
+.PHONY: demo demo-down
+demo:
+	bash tools/demo.sh up
+demo-down:
+	bash tools/demo.sh down
+
 # The main job for a newcomer: a plan for a model from the shipped examples.
 run: deps
 	$(MAKE) all
