@@ -116,7 +116,9 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
         return 0;
     if (load_engine(ac, av))
         return 0;
-    return engine.alloc(sp, ac, av, fitgate_option_values());
+    /* 0 or -1 only, whatever the engine part returns: Slurm >= 25.05 treats any non-zero as
+     * an error, and a positive value would read as an ESPANK_* code in its logs */
+    return engine.alloc(sp, ac, av, fitgate_option_values()) ? -1 : 0;
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)

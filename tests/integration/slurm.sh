@@ -281,6 +281,35 @@ else
     bad "untagged job with a broken policy file"
 fi
 
+# --- 12. what Slurm's loader and callers see of the plugin, per release ----------------------
+# Built for the daemons' major.minor (the loader refuses any other); from 25.05 it exports
+# slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE, so a failed init on a node fails the job
+# instead of draining the node (SchedMD/slurm src/common/spank.c, _do_call_stack); before
+# 25.05 it exports nothing the loader does not know.
+abi=$("$SROOT/plugin_abi" "$SROOT/spank_fitgate.so" 2>&1)
+want="plugin_version=$SLURM_RELEASE headers=$SLURM_RELEASE"
+if [ "${SLURM_RELEASE/./}" -ge 2505 ]; then
+    jf=$(grep -o 'job_failure=[0-9]*' <<<"$abi" | cut -d= -f2)
+    want="$want failure_mode=$jf job_failure=$jf"
+else
+    want="$want failure_mode=none"
+fi
+if [ -n "$abi" ] && [[ "$abi" == "$want"* ]]; then
+    ok "plugin as the loader sees it: $abi"
+else
+    bad "plugin ABI: '$abi', wanted '$want...'"
+fi
+# Every SPANK callback returns 0 or -1 (from 25.05 any other value is an error too, and an
+# ESPANK_* code would read as one): the failures the daemons logged in this run (the node-side
+# reject of check 6 at least) all say rc=-1.
+rcs=$(cat "$SROOT"/log/*.log 2>/dev/null | grep -o 'spank_fitgate.so: [a-z_]*() failed with rc=[-0-9]*' |
+    sort | uniq -c | sed 's/^ *//' | paste -sd ';' -)
+if [ -n "$rcs" ] && ! grep -q 'rc=[^-]\|rc=-[02-9]\|rc=-1[0-9]' <<<"$rcs"; then
+    ok "every SPANK failure the daemons logged returned -1 ($rcs)"
+else
+    bad "SPANK return codes in the daemons' logs: '${rcs:-none logged}'"
+fi
+
 if node_ok; then ok "node $NODE never drained"; else bad "node $NODE drained"; fi
 timeout 10 scancel --partition=gpu 2>/dev/null
 echo "$ME: $PASS passed, $FAIL failed in $(ms_since "$T_START") ms"

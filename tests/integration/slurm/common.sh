@@ -90,7 +90,8 @@ slurm_cleanup() {
 }
 
 # slurm_stage: what the cluster runs, readable by the job user wherever the repository lives:
-# the plugin, the engine and the CLI, two fixture models (NEMO, QWEN) and the blackhole helper;
+# the plugin, the engine and the CLI, two fixture models (NEMO, QWEN), the blackhole helper and
+# plugin_abi (built against the release's headers);
 # then PORTS, NODE_GRES and GRES_LINES for cluster_up (8 GPUs as gres type t4, 8 as h100).
 slurm_stage() {
     cp "$FG_BUILD"/spank_fitgate.so "$FG_BUILD"/fitgate_engine.so "$FG_BUILD"/fitgate "$SROOT/" ||
@@ -103,6 +104,8 @@ slurm_stage() {
     done
     chmod -R a+rX "$SROOT"
     cc -std=c11 -O2 -o "$SROOT/blackhole" "$HERE/blackhole.c" || die "cannot build blackhole"
+    cc -std=c11 -O2 ${SLURM_PREFIX:+-isystem "$SLURM_PREFIX/include"} -o "$SROOT/plugin_abi" \
+        "$HERE/plugin_abi.c" -ldl || die "cannot build plugin_abi"
     NEMO=$SROOT/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2
     QWEN=$SROOT/models/Qwen--Qwen3-0.6B
     PORTS=$("$SROOT/blackhole" freeport 2 | tr '\n' ' ')
