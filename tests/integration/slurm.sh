@@ -286,7 +286,10 @@ fi
 # slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE, so a failed init on a node fails the job
 # instead of draining the node (SchedMD/slurm src/common/spank.c, _do_call_stack); before
 # 25.05 it exports nothing the loader does not know.
-abi=$("$SROOT/plugin_abi" "$SROOT/spank_fitgate.so" 2>&1)
+# (the plugin's slurm_* functions from the release's libslurmfull, as in sbatch)
+if [ -n "${SLURM_PREFIX:-}" ]; then full=$SLURM_PREFIX/lib/slurm/libslurmfull.so
+else full=/usr/lib/$(cc -print-multiarch)/slurm-wlm/libslurmfull.so; fi
+abi=$("$SROOT/plugin_abi" "$SROOT/spank_fitgate.so" "$full" 2>&1)
 want="plugin_version=$SLURM_RELEASE headers=$SLURM_RELEASE"
 if [ "${SLURM_RELEASE/./}" -ge 2505 ]; then
     jf=$(grep -o 'job_failure=[0-9]*' <<<"$abi" | cut -d= -f2)

@@ -2,7 +2,7 @@
  * plugin_abi.c - what a built spank_fitgate.so tells Slurm's loader, for
  * tests/integration/slurm.sh; compiled against the headers of the release under test.
  *
- *   plugin_abi PLUGIN.so
+ *   plugin_abi PLUGIN.so [LIBSLURMFULL.so]
  *
  * prints one line:
  *   plugin_version=26.05 headers=26.05 failure_mode=J job_failure=J node_failure=N
@@ -10,7 +10,10 @@
  * plugin_load_from_file); failure_mode is slurm_spank_init_failure_mode's value, or "none"
  * when the plugin does not export it; job_failure / node_failure are ESPANK_JOB_FAILURE /
  * ESPANK_NODE_FAILURE of these headers ("none" before 25.05, which has neither).
- * Exit 0, or 1 when the plugin cannot be opened (RTLD_LAZY: Slurm's functions stay unbound).
+ * The plugin's slurm_* / spank_* functions come from the process that loads it (sbatch,
+ * slurmstepd: libslurmfull); a plugin linked with -z now (Debian's hardening) needs them at
+ * dlopen, so LIBSLURMFULL.so, when given, is loaded first (RTLD_GLOBAL), as in Slurm.
+ * Exit 0, or 1 when a library cannot be opened.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -19,9 +22,13 @@
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: plugin_abi PLUGIN.so\n");
+    if (argc != 2 && argc != 3) {
+        fprintf(stderr, "usage: plugin_abi PLUGIN.so [LIBSLURMFULL.so]\n");
         return 2;
+    }
+    if (argc == 3 && !dlopen(argv[2], RTLD_NOW | RTLD_GLOBAL)) {
+        fprintf(stderr, "plugin_abi: %s\n", dlerror());
+        return 1;
     }
     void *h = dlopen(argv[1], RTLD_LAZY | RTLD_LOCAL);
     if (!h) {
