@@ -6,8 +6,8 @@
 #   tools/slurm-build.sh 26.05        build (or find cached) /opt/fitgate-slurm/26.05
 #   tools/slurm-build.sh --print 26.05    print the prefix when a good build is there, else fail
 #
-# Cached by version: when PREFIX/.fitgate-build names a build of this major.minor, its
-# slurmd -V says so and sbatch, slurmctld and slurm/spank.h are there, nothing is done (a reused CI machine
+# Cached by version: when PREFIX/.fitgate-build names a build of this major.minor by this
+# script's recipe, its slurmd -V says so and sbatch, slurmctld and slurm/spank.h are there, nothing is done (a reused CI machine
 # skips the 4-5 minutes).  Prints the prefix on stdout as its last line; progress on stderr.
 #
 # Where the source comes from, first that works:
@@ -20,7 +20,7 @@
 #   3. SLURM_GIT=DIR: a clone of SchedMD/slurm; its newest slurm-MM-mm-* release tag.
 # Configure: only what the loopback cluster needs (slurmctld, slurmd, slurmstepd, sbatch,
 # srun, salloc, squeue, scontrol, sinfo, scancel, auth/munge and the default plugins); no
-# slurmrestd, no X11, PMIx, NVML, HDF5, MySQL, PAM, Lua, no HTML docs.
+# slurmrestd, X11, PMIx, NVML, HDF5, MySQL, PAM or Lua, no manual pages, no testsuite.
 #
 # Environment: SLURM_BUILD_ROOT (prefix parent, default /opt/fitgate-slurm), WORK (scratch,
 # default /var/tmp/fitgate-slurm-build), JOBS (make -j, default 2).  Needs gcc, make,
@@ -39,6 +39,9 @@ PREFIX=$ROOT/$REL
 WORK=${WORK:-/var/tmp/fitgate-slurm-build}
 JOBS=${JOBS:-2}
 STAMP=$PREFIX/.fitgate-build
+# Bump when the configure options or the build steps below change: a cached prefix of another
+# recipe is rebuilt.
+RECIPE=2
 
 # The suite each release is taken from (Debian's source packages), one row per release.
 suite_of() {
@@ -51,7 +54,7 @@ suite_of() {
 }
 
 good_build() {
-    [ -s "$STAMP" ] && grep -q "^release=$REL$" "$STAMP" &&
+    [ -s "$STAMP" ] && grep -q "^release=$REL$" "$STAMP" && grep -q "^recipe=$RECIPE$" "$STAMP" &&
         [ -x "$PREFIX/bin/sbatch" ] && [ -x "$PREFIX/sbin/slurmctld" ] &&
         [ -x "$PREFIX/sbin/slurmd" ] && [ -f "$PREFIX/include/slurm/spank.h" ] &&
         "$PREFIX/sbin/slurmd" -V 2>/dev/null | grep -q "^slurm ${REL}\."
@@ -147,19 +150,25 @@ CONF=(--prefix="$PREFIX" --sysconfdir="$PREFIX/etc" --with-munge=/usr --disable-
     --without-mysql_config --without-freeipmi --without-rrdtool --without-jwt
     --without-http-parser --without-yaml --without-json --without-bpf --without-dbus
     --without-hwloc --without-readline --without-ofed)
-# (--disable-static: libtool compiles every file once, not twice; libslurmfull stays shared: the plugin finds slurm_option_get / slurm_option_set in the
-# running sbatch through it; an option a release does not know is only warned about)
+# --disable-static: libtool compiles every file once, not twice.  libslurmfull stays shared:
+# the plugin finds slurm_option_get / slurm_option_set in the running sbatch through it.  An
+# option a release does not know is only warned about by configure.
 t0=$(date +%s)
 (cd "$B" && "$SRC/configure" "${CONF[@]}" CFLAGS="-O1 -g0" > configure.log 2>&1) ||
     { tail -30 "$B/configure.log" >&2; die "configure failed ($B/configure.log)"; }
 t1=$(date +%s)
-(cd "$B" && nice -n 10 make -j"$JOBS" -s > make.log 2>&1) ||
+# src/ only: the programs, libraries and plugins; the top level's own install-*-am adds the
+# headers without recursing.  No testsuite, no doc (Debian's 22.05 tree lacks
+# doc/man/man1/slurm.1, and nothing here reads the manual pages).
+(cd "$B" && nice -n 10 make -j"$JOBS" -s -C src > make.log 2>&1) ||
     { grep -E 'error|Error' "$B/make.log" | tail -20 >&2; die "make failed ($B/make.log)"; }
-(cd "$B" && make -s install > install.log 2>&1) ||
+(cd "$B" && make -s -C src install && make -s install-exec-am install-data-am) \
+    > "$B/install.log" 2>&1 ||
     { tail -20 "$B/install.log" >&2; die "make install failed ($B/install.log)"; }
 t2=$(date +%s)
 {
     echo "release=$REL"
+    echo "recipe=$RECIPE"
     echo "version=$VERSION"
     echo "from=$FROM"
     echo "configure=${CONF[*]}"
