@@ -39,7 +39,7 @@ OUT='-o %x-%j.out'
 # _fill_job_desc_from_opts), i.e. slurmd's `su - USER` on the node; from 25.05 a failure of
 # that fails the launch and requeues the job held (src/slurmd/slurmd/req.c, _get_user_env:
 # commit 23e61a29 dropped SchedulerParameters=requeue_setup_env_fail), and nobody's shell is
-# nologin.  NIL (23.02+) is NONE without the node-side login: the same job-control path
+# nologin.  NIL (23.02.3+) is NONE without the node-side login: the same job-control path
 # (env_array_merge_slurm_spank) that carries fitgate's plan, which is what is checked.
 NOENV=NONE
 [ "${SLURM_RELEASE/./}" -ge 2505 ] && NOENV=NIL
