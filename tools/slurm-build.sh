@@ -17,7 +17,10 @@
 #      list under $WORK/apt, never the system's sources: nothing from trixie or sid can be
 #      installed on bookworm by it.  With the .dsc: dpkg-source -x (Debian's patches applied);
 #      when the mirror has only the .orig tarball (checksum checked by apt), that is used.
-#   3. SLURM_GIT=DIR: a clone of SchedMD/slurm; its newest slurm-MM-mm-* release tag.
+#   3. the source an earlier build of this release kept under ROOT/src (below), so a reused
+#      machine rebuilds (a new recipe) without reaching the source again;
+#   4. SLURM_GIT=DIR: a clone of SchedMD/slurm; its newest slurm-MM-mm-* release tag.
+# The source of a build is kept as ROOT/src/slurm-VERSION.tar.gz, with a .from note.
 # Configure: only what the loopback cluster needs (slurmctld, slurmd, slurmstepd, sbatch,
 # srun, salloc, squeue, scontrol, sinfo, scancel, auth/munge and the default plugins); no
 # slurmrestd, X11, PMIx, NVML, HDF5, MySQL, PAM or Lua, no manual pages, no testsuite.
@@ -122,7 +125,20 @@ if [ -z "$SRC" ] && [ -n "$(suite_of "$REL")" ]; then
     apt_src "$(suite_of "$REL")" || SRC=""
 fi
 
-# --- 3. a SchedMD/slurm clone: the newest release tag of REL
+# --- 3. the source an earlier build kept
+KEEP_DIR=$ROOT/src
+if [ -z "$SRC" ]; then
+    kept=$(find "$KEEP_DIR" -maxdepth 1 -name "slurm-$REL.*.tar.gz" 2>/dev/null | sort -V | tail -1)
+    if [ -n "$kept" ]; then
+        rm -rf "$WORK/kept.$REL" && mkdir -p "$WORK/kept.$REL" &&
+            tar -xzf "$kept" -C "$WORK/kept.$REL" || die "cannot unpack $kept"
+        SRC=$(find "$WORK/kept.$REL" -mindepth 1 -maxdepth 1 -type d | head -1)
+        FROM="$(cat "$kept.from" 2>/dev/null), kept as $kept"
+        say "the source is the one kept in $kept"
+    fi
+fi
+
+# --- 4. a SchedMD/slurm clone: the newest release tag of REL
 if [ -z "$SRC" ] && [ -n "${SLURM_GIT:-}" ]; then
     tag=$(git --git-dir="$SLURM_GIT" tag -l "slurm-${REL%.*}-${REL#*.}-*" |
         grep -E -- '-[0-9]+-[0-9]+$' | sort -V | tail -1)
@@ -140,6 +156,14 @@ VERSION=$(awk '/Major:/{M=$2} /Minor:/{m=$2} /Micro:/{u=$2} END {print M "." m "
     "$SRC/META")
 [ "${VERSION%.*}" = "$REL" ] || die "$SRC is Slurm $VERSION, not $REL"
 say "Slurm $VERSION from $FROM"
+if [ ! -s "$KEEP_DIR/slurm-$VERSION.tar.gz" ]; then
+    mkdir -p "$KEEP_DIR" &&
+        tar -C "$SRC" --transform "s,^\.,slurm-$VERSION," \
+            -czf "$KEEP_DIR/slurm-$VERSION.tar.gz.tmp" . &&
+        mv "$KEEP_DIR/slurm-$VERSION.tar.gz.tmp" "$KEEP_DIR/slurm-$VERSION.tar.gz" &&
+        echo "$FROM" > "$KEEP_DIR/slurm-$VERSION.tar.gz.from" ||
+        say "could not keep the source in $KEEP_DIR (the build goes on)"
+fi
 
 # --- configure + make install (out of tree, so the source stays as unpacked)
 B=$WORK/build.$REL
