@@ -340,20 +340,24 @@ if command -v rpmbuild >/dev/null && command -v rpmspec >/dev/null; then
         "fitgate-$VERSION"
     rpmspec -P --define "_topdir $R" contrib/fitgate.spec > "$R/parsed.spec" 2> "$R/rpmspec.err" ||
         { cat "$R/rpmspec.err" >&2; die "rpmspec -P contrib/fitgate.spec failed"; }
-    grep -q '^Requires:.*slurm.* >= 23.02 with .*< 23.02.999' \
-        <<< "$(rpmspec -P --define "slurm_series 23.02" contrib/fitgate.spec)" ||
+    parsed=$(rpmspec -P --define "slurm_series 23.02" contrib/fitgate.spec)
+    grep -q '^Requires:.*slurm.* >= 23.02 with .*< 23.02.999' <<< "$parsed" ||
         die "the spec does not tie the plugin to its Slurm release series"
+    grep -qx '%package -n slurm-spank-fitgate-23.02' <<< "$parsed" ||
+        die "the spec does not name the plugin package for its series"
     log "rpmbuild -bb --nodeps contrib/fitgate.spec"
+    # (Debian's libslurm-dev has no slurm.pc: the series is given)
     if ! timeout 1800 rpmbuild -bb --nodeps --without check --define "_topdir $R" \
+            --define "slurm_series $SERIES" \
             contrib/fitgate.spec > "$R/build.log" 2>&1; then
         tail -40 "$R/build.log" >&2
         die "rpmbuild failed (log above)"
     fi
     RPM_CLI=$(ls "$R"/RPMS/*/fitgate-"$VERSION"-*.rpm)
-    RPM_PLUGIN=$(ls "$R"/RPMS/*/slurm-spank-fitgate-"$VERSION"-*.rpm)
+    RPM_PLUGIN=$(ls "$R"/RPMS/*/"$PLUGIN_PKG-$VERSION"-*.rpm)
     grep -qx /usr/bin/fitgate <<< "$(rpm -qlp "$RPM_CLI" 2>/dev/null)" || die "fitgate RPM lacks the CLI"
     grep -q '/slurm/spank_fitgate.so$' <<< "$(rpm -qlp "$RPM_PLUGIN" 2>/dev/null)" ||
-        die "slurm-spank-fitgate RPM lacks the plugin"
+        die "$PLUGIN_PKG RPM lacks the plugin"
     grep -qx /etc/slurm/fitgate.conf <<< "$(rpm -qp --configfiles "$RPM_PLUGIN" 2>/dev/null)" ||
         die "fitgate.conf is not %config in the RPM"
     log "RPMs: $(basename "$RPM_CLI") $(stat -c %s "$RPM_CLI") bytes," \
