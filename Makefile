@@ -63,7 +63,8 @@ HWLOC_LIBS  = $(shell pkg-config --libs hwloc 2>/dev/null)
 ALL_CFLAGS  = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS_ALL  = $(PKG_LIBS) -lm $(SAN_FLAGS) $(LDFLAGS)
 
-ifeq ($(origin BUILD),undefined)
+# (only a command-line BUILD= wins, as before: an environment variable BUILD does not)
+ifneq ($(origin BUILD),command line)
 BUILD := build$(if $(SLURM_INCLUDE),/slurm-$(or $(SLURM_RELEASE),unknown))
 endif
 
