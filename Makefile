@@ -10,15 +10,34 @@ DESTDIR    ?=
 DATADIR    ?= $(PREFIX)/share
 MANDIR     ?= $(DATADIR)/man
 BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
-# Where Slurm loads plugins from: slurm.pc's libdir/slurm (SchedMD's builds), else Debian's
-# /usr/lib/<multiarch>/slurm-wlm, else $(LIBDIR)/slurm.  The plugstack snippet names the
-# installed path, so any directory works; this one is where Slurm sites expect it.
+# Which Slurm the plugin is built for (a SPANK plugin loads only into the major.minor whose
+# headers it was compiled with: plugin_version; docs/slurm-compat.md).  Default: the system's
+# headers (Debian 12's libslurm-dev, 22.05).  SLURM_PREFIX=/opt/fitgate-slurm/26.05 (a
+# tools/slurm-build.sh prefix, or any installed Slurm) or SLURM_INCLUDE=DIR picks another
+# release's headers; its major.minor then names the build directory, build/slurm-26.05, so
+# two releases' plugins never share objects (BUILD= on the command line still wins).
+# -isystem: like /usr/include, a release's own headers are not held to our warnings (26.05's
+# slurm.h has unprototyped callbacks).
+SLURM_PREFIX  ?=
+SLURM_INCLUDE ?= $(if $(SLURM_PREFIX),$(SLURM_PREFIX)/include)
+# "26.05" from slurm_version.h's SLURM_VERSION_NUMBER (0x1a0503)
+SLURM_RELEASE := $(shell v=$$(awk '/define SLURM_VERSION_NUMBER/ {print $$3}' \
+	$(or $(SLURM_INCLUDE),/usr/include)/slurm/slurm_version.h 2>/dev/null); \
+	[ -n "$$v" ] && printf '%d.%02d' $$((v >> 16)) $$(((v >> 8) & 255)))
+# Where Slurm loads plugins from: SLURM_PREFIX/lib/slurm, else slurm.pc's libdir/slurm
+# (SchedMD's builds), else Debian's /usr/lib/<multiarch>/slurm-wlm, else $(LIBDIR)/slurm.  The
+# plugstack snippet names the installed path, so any directory works; this one is where Slurm
+# sites expect it.
 ifeq ($(origin SLURM_PLUGINDIR),undefined)
+ifneq ($(SLURM_PREFIX),)
+SLURM_PLUGINDIR := $(SLURM_PREFIX)/lib/slurm
+else
 SLURM_PLUGINDIR := $(shell d=$$(pkg-config --variable=libdir slurm 2>/dev/null); \
 	m=$$($(CC) -print-multiarch 2>/dev/null); \
 	if [ -n "$$d" ]; then echo "$$d/slurm"; \
 	elif [ -n "$$m" ] && [ -d "/usr/lib/$$m/slurm-wlm" ]; then echo "/usr/lib/$$m/slurm-wlm"; \
 	else echo "$(LIBDIR)/slurm"; fi)
+endif
 endif
 
 CC       ?= cc
@@ -31,7 +50,8 @@ SAN_FLAGS :=
 ifneq ($(SANITIZE),)
 SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -fPIC $(WARN) $(SAN_FLAGS) -Iengine -Ipolicies -Icli -MMD -MP
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -fPIC $(WARN) $(SAN_FLAGS) -Iengine -Ipolicies -Icli \
+	$(if $(SLURM_INCLUDE),-isystem $(SLURM_INCLUDE)) -MMD -MP
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # Linked: cJSON only.  libcurl and hwloc are dlopen'ed when first needed (engine/hub.c on the
 # first hub request, engine/detect.c on the first GPU detection): their headers are used,
@@ -43,7 +63,10 @@ HWLOC_LIBS  = $(shell pkg-config --libs hwloc 2>/dev/null)
 ALL_CFLAGS  = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS_ALL  = $(PKG_LIBS) -lm $(SAN_FLAGS) $(LDFLAGS)
 
-BUILD := build
+# (only a command-line BUILD= wins, as before: an environment variable BUILD does not)
+ifneq ($(origin BUILD),command line)
+BUILD := build$(if $(SLURM_INCLUDE),/slurm-$(or $(SLURM_RELEASE),unknown))
+endif
 
 # --- engine: libfitgate.a -------------------------------------------------
 ENGINE_SRCS := \
@@ -306,6 +329,15 @@ check: deps
 	$(MAKE) all
 	$(MAKE) unit
 	$(MAKE) integration
+
+# A throwaway single-host Slurm cluster with fake GPUs and the plugin (tools/demo.sh):
+# three jobs (fits, rejected with the request that would fit, resized and run) and the
+# audit report; it stays up under /tmp/fitgate-demo until `make demo-down`.  Root.
+.PHONY: demo demo-down
+demo:
+	bash tools/demo.sh up
+demo-down:
+	bash tools/demo.sh down
 
 # The main job for a newcomer: a plan for a model from the shipped examples.
 run: deps

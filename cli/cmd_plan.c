@@ -1,30 +1,30 @@
 /*
  * fitgate plan / fitgate check: the whole answer for one model and job.
  * Output for people (tables, a breakdown with the source of each line) or
- * --json with the keys docs/cli.md lists ("JSON output").
+ * --json with the keys docs/cli.md lists ("JSON output").  The verdict is
+ * the gate's (policies/gate.h), the plugin's own decision on the same job.
  */
 #include <cjson/cJSON.h>
 #include <math.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "fit.h"
+#include "format.h"
+#include "framework.h"
+#include "gate.h"
 #include "gpu.h"
 #include "jobopts.h"
+#include "jobspec.h"
 #include "memory.h"
 #include "model.h"
-#include "format.h"
 #include "plan.h"
-#include "report_html.h"
-#include "gate.h"
-#include "framework.h"
-#include "jobspec.h"
 #include "policy.h"
-#include <pwd.h>
-#include <unistd.h>
-
+#include "report_html.h"
 
 static void print_structure(const struct fg_model *m, uint64_t seq)
 {

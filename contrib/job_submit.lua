@@ -9,7 +9,12 @@ never run SPANK at all.  Jobs tagged with the plugin's options (--ft-model=ID
 _SLURM_SPANK_OPTION_fitgate_*) are judged by `fitgate check --policy`, the
 same decision the plugin makes (allow, warn, reject, resize), with the site's
 fitgate.conf and GPU table; untagged jobs are not touched.  Every --ft-*
-option is passed on as it is, so a new option needs no change here.
+option is passed on as it is; OPTIONS below lists them, because the job's
+environment (where a REST client puts them) can only be looked up by name.
+A REST job is judged like an sbatch one; an option with two values, or one
+the plugin does not have, is refused (docs/plugin.md, "Every door").  An
+update of a pending tagged job's GPU request, nodes or partition is judged
+the same way (slurm_job_modify).
 
 The check is offline (--offline): site model directories and the fitgate
 cache only, never the hub, so slurmctld never waits on the network; a model
@@ -25,8 +30,9 @@ and under `timeout`: slurmctld waits for this call.
 
 local FITGATE = "/usr/local/bin/fitgate"
 local POLICY = "/etc/slurm/fitgate.conf"   -- the plugin's policy: the same decision
-local TIMEOUT_S = 5           -- the whole check; slurmctld blocks meanwhile
-local ON_ERROR = "allow"      -- allow | reject: fitgate could not run or timed out
+local TIMEOUT_S = 1           -- the whole check (it takes ~10 ms); slurmctld blocks meanwhile
+local ON_ERROR = "allow"      -- allow | reject: without a policy file, or none in it: fitgate
+                              -- could not run, timed out, or found the model nowhere
 local PLUGIN = "fitgate"      -- the SPANK plugin's name (prefix of its options)
 
 -- slurmctld as root (SlurmUser=root) can run fitgate as the user; otherwise it runs as
@@ -45,19 +51,117 @@ local function q(s)
    return "'" .. string.gsub(tostring(s), "'", "'\\''") .. "'"
 end
 
--- The SPANK options of the job: { ft_model = "...", ft_mode = "...", ... }
+-- The plugin's options (engine/jobopts.def, '-' as '_'), one row each: slurmctld cannot
+-- list a job's environment, only look names up in it.  tests/integration/slurm_rest.sh
+-- fails when this list and jobopts.def part.
+local OPTIONS = {
+   "model", "mode", "seq_len", "batch", "lora_rank", "lora_targets", "precision",
+   "optimizer", "quant", "zero", "grad_ckpt", "gpu", "gpus", "attention", "framework",
+   "tp", "pp", "ep", "cp", "dp", "offload", "unsharded_copy", "chunked_ce", "override",
+   "gpu_util",
+}
+local FLAGS = { grad_ckpt = true, unsharded_copy = true, chunked_ce = true }
+local KNOWN = {}
+for _, o in ipairs(OPTIONS) do KNOWN["ft_" .. o] = true end
+
+-- A flag's value means nothing (sbatch sends "" in one place and "(null)" in the other).
+local function value_of(name, v)
+   if FLAGS[string.sub(name, 4)] then return "" end
+   return v
+end
+
+--[[ The SPANK options of the job: { ft_model = "...", ft_mode = "...", ... }, or nil and
+why the job cannot be judged.  sbatch sends each option twice (plugstack.c, _option_setenv):
+in job_desc.spank_job_env and in the job's environment, which is where slurmstepd reads a
+batch job's options from (plugstack.c, _spank_stack_get_remote_options_env: the first entry
+of that name in job->env); the plugin also reads SLURM_SPANK__SLURM_SPANK_OPTION_* there,
+slurmstepd's copy of spank_job_env (fitgate_options.c, fitgate_options_from_env).  A client
+that is not sbatch (a REST call: slurmrestd's v0.0.38 takes only `environment`; a program on
+libslurm) writes any of these as it likes.  So the verdict is on every spelling the node
+reads; a name given two values, or a name the plugin does not have, is a request sbatch
+cannot make, and the job is refused whatever OnError says (OnError is for fitgate failing,
+not for a forged request). ]]
 local function spank_options(job_desc)
    local opts = {}
-   local env = job_desc.spank_job_env
-   if env == nil then return opts end
    local prefix = "_SLURM_SPANK_OPTION_" .. PLUGIN .. "_"
-   for _, kv in pairs(env) do
-      local k, v = string.match(kv, "^([^=]+)=(.*)$")
-      if k ~= nil and string.sub(k, 1, #prefix) == prefix then
-         opts[string.sub(k, #prefix + 1)] = v
+   local function add(name, v, where)
+      v = value_of(name, v)
+      if opts[name] ~= nil and opts[name][1] ~= v then
+         return string.format("--%s is '%s' (%s) and '%s' (%s)", string.gsub(name, "_", "-"),
+                              opts[name][1], opts[name][2], v, where)
+      end
+      opts[name] = { v, where }
+      return nil
+   end
+   local env = job_desc.spank_job_env
+   if env ~= nil then
+      for _, kv in pairs(env) do
+         local k, v = string.match(kv, "^([^=]+)=(.*)$")
+         if k ~= nil and string.sub(k, 1, 6) == "SPANK_" then k = string.sub(k, 7) end
+         if k ~= nil and string.sub(k, 1, #prefix) == prefix then
+            local name = string.sub(k, #prefix + 1)
+            if not KNOWN[name] then
+               return nil, "--" .. string.gsub(name, "_", "-") .. " is not an option of fitgate"
+            end
+            local bad = add(name, v, "SPANK environment")
+            if bad then return nil, bad end
+         end
       end
    end
-   return opts
+   local jenv = job_desc.environment
+   if jenv ~= nil then
+      for name in pairs(KNOWN) do
+         for _, spelling in ipairs({ prefix, "SLURM_SPANK_" .. prefix }) do
+            local v = jenv[spelling .. name]
+            if v ~= nil then
+               local bad = add(name, v, "environment " .. spelling .. name)
+               if bad then return nil, bad end
+            end
+         end
+      end
+   end
+   local flat = {}
+   for name, vw in pairs(opts) do flat[name] = vw[1] end
+   return flat
+end
+
+--[[ What sbatch's plugin decided (fitgate_alloc.c, export_one: spank_job_control_setenv)
+travels in job_desc.spank_job_env as FITGATE_*; sbatch also copies every spank_job_env entry
+into the job's environment as SLURM_SPANK_<entry> (sbatch.c, _set_spank_env), and that copy
+is what the node reads (fitgate_stepd.c, submitted()).  A REST client writes the environment
+and no spank_job_env: so the environment's copy is made to say what spank_job_env says, and
+emptied where spank_job_env says nothing (an empty value is no value to the node). ]]
+local PLAN_VARS = { "PLAN", "TP", "PP", "EP", "DP", "MICRO_BATCH", "GRAD_ACCUM",
+                    "ESTIMATE_BYTES", "PP_SPLIT", "NEMO_OVERRIDES", "CARD", "GPUS" }
+local function plan_from_submission(job_desc)
+   local jenv = job_desc.environment
+   if jenv == nil then return end
+   local sent = {}
+   for _, kv in pairs(job_desc.spank_job_env or {}) do
+      local k, v = string.match(kv, "^([^=]+)=(.*)$")
+      if k ~= nil then sent[k] = v end
+   end
+   for _, k in ipairs(PLAN_VARS) do
+      local n = "SLURM_SPANK_FITGATE_" .. k
+      local want = sent["FITGATE_" .. k] or ""
+      local have = jenv[n]
+      if have ~= nil and have ~= want then jenv[n] = want end
+   end
+end
+
+--[[ The card the controller judged the job on, for the node: on a node where hwloc sizes no
+GPU, slurmstepd's check takes SLURM_SPANK_FITGATE_CARD (or CARD= in ..._PLAN) as the card
+(fitgate_stepd.c), and a client could have written it.  It is set here from the job's own
+request: the GPU type it asked Slurm for, else its --ft-gpu (which `fitgate check` used). ]]
+local function card_for_node(job_desc, card)
+   local jenv = job_desc.environment
+   if jenv == nil or card == nil or card == "" then return end
+   if jenv["SLURM_SPANK_FITGATE_CARD"] ~= card then jenv["SLURM_SPANK_FITGATE_CARD"] = card end
+   local plan = jenv["SLURM_SPANK_FITGATE_PLAN"]
+   if plan ~= nil and plan ~= "" then
+      local fixed = string.gsub(plan, "CARD=[^;]*", function() return "CARD=" .. card end)
+      if fixed ~= plan then jenv["SLURM_SPANK_FITGATE_PLAN"] = fixed end
+   end
 end
 
 -- The GPU request as the job spelled it, in `fitgate check`'s Slurm options.
@@ -75,13 +179,44 @@ local function request(job_desc)
    if g ~= nil then return "--gres=" .. q("gpu" .. (g ~= "" and ":" .. g or "")), "per_node" end
    g = gpu(per_job)
    if g ~= nil then return "--gpus=" .. q(g ~= "" and g or "1"), "per_job" end
+   -- --gpus-per-task (a REST client's gpus_per_task too): the job's total, per job
+   g = gpu(job_desc.tres_per_task)
+   if g ~= nil then
+      local gtype, each = string.match(g, "^(.-):?(%d*)$")
+      local tasks = job_desc.num_tasks
+      if tasks == nil or tasks < 1 or tasks >= 4294967294 then tasks = 1 end
+      local total = (tonumber(each) or 1) * tasks
+      return "--gpus=" .. q((gtype ~= "" and gtype .. ":" or "") .. total), "per_task"
+   end
    return "", nil
 end
 
-local function on_error(what)
-   if ON_ERROR == "reject" then
-      slurm.log_user("fitgate: rejected: cannot check this job: %s (OnError=reject)", what)
-      return slurm.ERROR
+-- OnError= of the policy file (the plugin's: fitgate_stepd.c cannot_check), else ON_ERROR.
+local function site_on_error()
+   local f = io.open(POLICY, "r")
+   if f == nil then return ON_ERROR end
+   local v = ON_ERROR
+   for line in f:lines() do
+      local w = string.match(line, "^%s*OnError%s*=%s*(%a+)")
+      if w ~= nil then v = string.lower(w) end
+   end
+   f:close()
+   return v
+end
+
+-- A refusal: the user's message (sbatch prints it; slurmrestd 22.05 returns only the error
+-- code, openapi/v0.0.38 _job_post), and one line in slurmctld's log for the admin.
+local function refuse(job_desc, line)
+   slurm.log_user("%s", line)
+   slurm.log_info("fitgate: refused a job of uid %s (%s): %s", tostring(job_desc.user_id),
+                  tostring(job_desc.name), line)
+   return slurm.ERROR
+end
+
+local function on_error(job_desc, what)
+   if site_on_error() == "reject" then
+      return refuse(job_desc, string.format(
+         "fitgate: rejected: cannot check this job: %s (OnError=reject)", what))
    end
    slurm.log_user("fitgate: warning: cannot check this job: %s; it goes on unchecked", what)
    return slurm.SUCCESS
@@ -97,16 +232,15 @@ local function say(out)
    return d
 end
 
-function slurm_job_submit(job_desc, part_list, submit_uid)
-   local opts = spank_options(job_desc)
-   if opts.ft_model == nil or opts.ft_model == "" then
-      return slurm.SUCCESS
-   end
-   local req, kind = request(job_desc)
+--[[ The check of one job: `job` is what is judged (the submission, or for an update the
+record with the update's changes), `opts` its --ft-* options, `out_desc` where a resize is
+written (the submission or the update request). ]]
+local function judge(job, opts, out_desc)
+   local req, kind = request(job)
    local cmd = {}
-   if AS_ROOT and job_desc.user_id ~= nil and job_desc.user_id ~= 0 then
+   if AS_ROOT and job.user_id ~= nil and job.user_id ~= 0 then
       table.insert(cmd, string.format("setpriv --reuid=%d --regid=%d --clear-groups",
-                                      job_desc.user_id, job_desc.group_id))
+                                      job.user_id, job.group_id))
    end
    table.insert(cmd, string.format("timeout -k 1 %d %s check %s --offline --json --log-as=job_submit",
                                    TIMEOUT_S, q(FITGATE), q(opts.ft_model)))
@@ -117,50 +251,115 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
    end
    -- every --ft-* option as the job gave it (a flag has an empty value)
    for k, v in pairs(opts) do
-      if k ~= "ft_model" and string.match(k, "^ft_[%w_]+$") then
+      if FLAGS[string.sub(k, 4)] then
+         table.insert(cmd, "--" .. string.gsub(k, "_", "-"))
+      elseif k ~= "ft_model" then
          table.insert(cmd, "--" .. string.gsub(k, "_", "-") .. "=" .. q(v))
       end
    end
    table.insert(cmd, req)
-   local nodes = job_desc.min_nodes
-   if nodes ~= nil and nodes > 0 and nodes < 100000 and kind ~= "per_job" then
+   local nodes = job.min_nodes
+   if nodes ~= nil and nodes > 0 and nodes < 100000 and kind == "per_node" then
       table.insert(cmd, string.format("--nodes=%d", nodes))
    end
-   if job_desc.partition ~= nil and job_desc.partition ~= "" then
-      table.insert(cmd, "--partition=" .. q(string.match(job_desc.partition, "^[^,]+")))
+   if job.partition ~= nil and job.partition ~= "" then
+      table.insert(cmd, "--partition=" .. q(string.match(job.partition, "^[^,]+")))
    end
    local h = io.popen(table.concat(cmd, " ") .. " 2>&1; echo \"__fitgate_rc=$?\"")
-   if h == nil then return on_error("cannot run " .. FITGATE) end
+   if h == nil then return on_error(job, "cannot run " .. FITGATE) end
    local out = h:read("*a") or ""
    h:close()
    local rc = tonumber(string.match(out, "__fitgate_rc=(%d+)")) or 2
    if rc ~= 0 and rc ~= 1 and rc ~= 3 then
       local why = string.match(out, "fitgate[^\n]*") or ("exit " .. rc)
       if rc == 124 or rc == 137 then why = "fitgate took longer than " .. TIMEOUT_S .. " s" end
-      return on_error(why)
+      return on_error(job, why)
    end
    local d = say(out)
-   if rc == 1 then return slurm.ERROR end
+   if rc == 1 then
+      local first = string.match(d, '"lines"%s*:%s*%[%s*"(fitgate:[^"]*)"') or "rejected"
+      slurm.log_info("fitgate: refused a job of uid %s (%s): %s", tostring(job.user_id),
+                     tostring(job.name), first)
+      return slurm.ERROR
+   end
    if rc == 3 then
       -- resized: the request after the decision, in the job's own units
       local count = tonumber(string.match(d, '"count"%s*:%s*(%d+)'))
       local n = tonumber(string.match(d, '"nodes"%s*:%s*(%d+)'))
       local gtype = string.match(req, ":([%w_.-]+):%d+'?$") or
                     string.match(req, "=%'?([%w_.-]+):%d+'?$")
-      if count == nil then return on_error("no request in fitgate's answer") end
+      if count == nil then return on_error(job, "no request in fitgate's answer") end
       local want = "gres:gpu:" .. (gtype ~= nil and gtype .. ":" or "") .. count
-      if kind == "per_job" then
-         job_desc.tres_per_job = want
+      if kind == "per_task" then
+         -- a count per task times the tasks is not the job's to change here: say it
+         return refuse(job, string.format("fitgate: rejected: this job asks for GPUs " ..
+                       "per task; ask for --gpus=%s%d in all", gtype ~= nil and gtype .. ":" or "",
+                       count))
+      elseif kind == "per_job" then
+         out_desc.tres_per_job = want
       else
-         job_desc.tres_per_node = want
-         if n ~= nil then job_desc.min_nodes = n end
+         out_desc.tres_per_node = want
+         if n ~= nil then out_desc.min_nodes = n end
       end
    end
    return slurm.SUCCESS
 end
 
+function slurm_job_submit(job_desc, part_list, submit_uid)
+   local opts, forged = spank_options(job_desc)
+   if opts == nil then
+      return refuse(job_desc, "fitgate: rejected: this job's fitgate options are not what " ..
+                    "sbatch sends: " .. forged .. "; submit it with sbatch --ft-...")
+   end
+   if opts.ft_model == nil or opts.ft_model == "" then
+      return slurm.SUCCESS
+   end
+   plan_from_submission(job_desc)
+   local rc = judge(job_desc, opts, job_desc)
+   if rc == slurm.SUCCESS then
+      local req = request(job_desc)
+      local gtype = string.match(req, "^%-%-gres='gpu:([%a][%w_.-]*):%d+'$") or
+                    string.match(req, "^%-%-gpus='([%a][%w_.-]*):%d+'$")
+      card_for_node(job_desc, gtype or opts.ft_gpu)
+   end
+   return rc
+end
+
+--[[ An update of a pending job (scontrol update, REST) that changes what was judged: its GPU
+request, node count or partition (a user may lower their own job's GPUs after admission).  The
+record's options are its spank_job_env (slurmctld keeps no job environment in the record, so
+a job tagged only in its environment, over REST, is not seen here; the node's check of the
+GPUs it really gets still is). ]]
+local NO_VAL = 4294967294
+local function set(v)
+   return v ~= nil and not (type(v) == "number" and v >= NO_VAL)
+end
+
 function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
-   return slurm.SUCCESS
+   if modify_uid == 0 then return slurm.SUCCESS end   -- root's changes are the admin's call
+   if not (set(job_desc.tres_per_node) or set(job_desc.tres_per_job) or
+           set(job_desc.tres_per_task) or set(job_desc.min_nodes) or set(job_desc.partition)) then
+      return slurm.SUCCESS
+   end
+   local opts, forged = spank_options({ spank_job_env = job_rec.spank_job_env })
+   if opts == nil then
+      return refuse(job_rec, "fitgate: rejected: this job's fitgate options are not what " ..
+                    "sbatch sends: " .. forged)
+   end
+   if opts.ft_model == nil or opts.ft_model == "" then
+      return slurm.SUCCESS
+   end
+   local function pick(k)
+      if set(job_desc[k]) then return job_desc[k] end
+      return job_rec[k]
+   end
+   local view = {
+      tres_per_node = pick("tres_per_node"), tres_per_job = pick("tres_per_job"),
+      tres_per_task = pick("tres_per_task"), min_nodes = pick("min_nodes"),
+      partition = pick("partition"), num_tasks = 1,
+      user_id = job_rec.user_id, group_id = job_rec.group_id, name = job_rec.name,
+   }
+   return judge(view, opts, job_desc)
 end
 
 slurm.log_info("fitgate job_submit.lua loaded (policy %s)", POLICY)

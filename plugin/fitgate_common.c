@@ -1,22 +1,18 @@
 /*
- * fitgate_common.c - what both contexts need: the policy, the GPU table,
- * the model (a path, or an id through the site's sources within
- * HubTimeout), messages, and the plan as environment variables.
+ * fitgate_common.c - what both contexts need: the job's options through the
+ * engine's parser, the policy, the GPU table, messages, and the plan as
+ * environment variables.  The model is read by fg_gate_load_model
+ * (policies/gate.h), as fitgate check reads it.
  */
-#include <errno.h>
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "config.h"
 #include "fitgate.h"
 #include "gpu.h"
 #include "log.h"
 #include "plan.h"
-#include "source.h"
 
 static const char *const *option_values;
 static unsigned n_values;

@@ -28,6 +28,19 @@
 
 SPANK_PLUGIN(fitgate, 1);
 
+/*
+ * Slurm >= 25.05 reads this variable when a required plugin's slurm_spank_init fails
+ * (SchedMD/slurm src/common/spank.c, _do_call_stack: rc = *(sp->ops.init_failure_mode) for
+ * SPANK_INIT; slurm/spank.h; spank(8)): ESPANK_JOB_FAILURE fails the job instead of the
+ * default ESPANK_NODE_FAILURE, which drains the node (slurmd's _launch_job_fail).  Our remote
+ * init returns 0 anyway; this covers what may fail before it (a Slurm that cannot dlopen
+ * us never reaches this).  Older releases have neither the symbol nor the code: nothing
+ * to export there (their loader looks up a fixed list of names).
+ */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+int slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE;
+#endif
+
 static struct {
     void *handle;
     fitgate_engine_alloc_fn alloc;
@@ -118,7 +131,9 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
         return 0;
     if (load_engine(ac, av))
         return 0;
-    return engine.alloc(sp, ac, av, fitgate_option_values(), FITGATE_OPT_COUNT);
+    /* 0 or -1 only, whatever the engine part returns: Slurm >= 25.05 treats any non-zero as
+     * an error, and a positive value would read as an ESPANK_* code in its logs */
+    return engine.alloc(sp, ac, av, fitgate_option_values(), FITGATE_OPT_COUNT) ? -1 : 0;
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)

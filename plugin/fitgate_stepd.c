@@ -60,6 +60,15 @@ static uint32_t env_u32(spank_t sp, const char *name)
  * A value decided at submission (export_one in fitgate_alloc.c): its field of the packed
  * SLURM_SPANK_FITGATE_PLAN ("TP=1;PP=2;..."), else SLURM_SPANK_FITGATE_<key> alone (a
  * value that could not be packed, or a job submitted by an older fitgate).
+ *
+ * These arrive in the job's environment, which a client that is not sbatch (a REST call)
+ * writes as it likes; job_submit.lua sets them to what spank_job_env says, but a site may
+ * run the plugin alone.  So none of them may lower the check on their own word: a
+ * submitted micro-batch is taken only below the job's own --ft-batch (and then it is what
+ * the tasks are told to run, FITGATE_MICRO_BATCH), gradient accumulation only upwards (it
+ * costs no memory), and CARD only where hwloc sizes no GPU (fake devices, no driver
+ * attributes), where the node has nothing else; on such nodes the controller's check of
+ * the job's own request is the enforcement (docs/plugin.md, "Enforcing at the controller").
  */
 static bool submitted(spank_t sp, const char *key, char *buf, size_t cap)
 {

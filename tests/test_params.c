@@ -101,7 +101,7 @@ static void truth_tsv_should_match_every_row_exactly(void **state)
                 bad++;
             }
         } else if (known_gap(id, 0) != NULL) {
-            print_message("FAIL %s is exact now: drop it from known_gaps and the README\n", id);
+            print_message("FAIL %s is exact now: drop it from known_gaps and docs/accuracy.md\n", id);
             bad++;
         } else if (m->generic) {
             print_message("FAIL %s (%s): read as a generic decoder\n", id, mt);

@@ -10,7 +10,12 @@
 #   3. what a fresh process pays to dlopen the plugin's engine part (libcurl and hwloc come
 #      with it) and the thin plugin;
 #   4. the plugin inside sbatch on the loopback Slurm cluster (tools/bench_slurm.sh; root,
-#      101 interleaved rounds: sbatch is cheap and the machine noisy).
+#      101 interleaved rounds: sbatch is cheap and the machine noisy);
+#   5. enforcing at the controller (tools/bench_ctld.sh): the command job_submit.lua runs per
+#      tagged job (fork + exec included, median and p99 of 201 runs), and as root sbatch with
+#      vs without JobSubmitPlugins=lua;
+#   6. the node-side GPU sampler (GpuSampler=, build/bench/bench_sampler) against the fake
+#      libnvidia-ml.so.1: a tagged job's cost without NVML, and CPU per sample of 8 GPUs.
 # "lean" rows are an experiment (bench/lean_stubs.c): the same binaries without libcurl and
 # hwloc linked in, i.e. what loading them only when needed would give.
 # The machine is shared and noisy: every figure is a median with its spread, never one run.
@@ -23,8 +28,9 @@ OUT=${BENCH_TXT:-$B/bench.txt}
 for f in fitgate bench/bench_plan bench/bench_exec bench/bench_dlopen; do
     [ -x "$B/$f" ] || { echo "bench.sh: $B/$f missing: run make bench" >&2; exit 2; }
 done
-RUNS=31 PLAN_RUNS=7 PLAN_MS=500 MODEL_RUNS=11 SLURM_RUNS=101
-[ -n "${BENCH_QUICK:-}" ] && RUNS=5 PLAN_RUNS=3 PLAN_MS=100 MODEL_RUNS=3 SLURM_RUNS=5
+RUNS=31 PLAN_RUNS=7 PLAN_MS=500 MODEL_RUNS=11 SLURM_RUNS=101 CTLD_RUNS=201 SBATCH_RUNS=51
+[ -n "${BENCH_QUICK:-}" ] && RUNS=5 PLAN_RUNS=3 PLAN_MS=100 MODEL_RUNS=3 SLURM_RUNS=5 \
+    CTLD_RUNS=11 SBATCH_RUNS=5
 EXEC=$B/bench/bench_exec
 WORK=$(mktemp -d /tmp/fitgate-bench.XXXXXX) || exit 2
 trap 'rm -rf "$WORK"' EXIT
@@ -114,7 +120,14 @@ else
     echo "skipped: libslurmfull or build/fitgate_engine.so missing"
 fi
 
-section "3b. The node-side GPU sampler, GpuSampler= (bench_sampler, fake NVML)"
+section "4. The plugin inside sbatch (tools/bench_slurm.sh)"
+BENCH_OUT=$B BENCH_RUNS=$SLURM_RUNS FITGATE_BUILD=$B bash "$ROOT/tools/bench_slurm.sh"
+
+section "5. Enforcing at the controller: job_submit.lua (tools/bench_ctld.sh)"
+BENCH_CTLD_RUNS=$CTLD_RUNS BENCH_SBATCH_RUNS=$SBATCH_RUNS FITGATE_BUILD=$B \
+    bash "$ROOT/tools/bench_ctld.sh"
+
+section "6. The node-side GPU sampler, GpuSampler= (bench_sampler, fake NVML)"
 if [ -x "$B/bench/bench_sampler" ] && [ -f "$B/tests/fake-nvml/libnvidia-ml.so.1" ]; then
     "$B/bench/bench_sampler" "$B/tests/fake-nvml/libnvidia-ml.so.1" --ms "$([ -n "${BENCH_QUICK:-}" ] && echo 500 || echo 3000)"
     echo "(untagged jobs: nothing, the engine part is not loaded; the fake answers from memory,"
@@ -122,8 +135,5 @@ if [ -x "$B/bench/bench_sampler" ] && [ -f "$B/tests/fake-nvml/libnvidia-ml.so.1
 else
     echo "skipped: build/bench/bench_sampler or the fake NVML missing"
 fi
-
-section "4. The plugin inside sbatch (tools/bench_slurm.sh)"
-BENCH_OUT=$B BENCH_RUNS=$SLURM_RUNS FITGATE_BUILD=$B bash "$ROOT/tools/bench_slurm.sh"
 echo
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

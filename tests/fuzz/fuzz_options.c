@@ -122,11 +122,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *values[FITGATE_OPT_COUNT] = {0};
     for (int i = 0; i < n && i < FITGATE_OPT_COUNT; i++)
         values[i] = pieces[i][0] ? pieces[i] : NULL;
-    fitgate_use_options(values);
-    struct fg_job job;
+    fitgate_use_options(values, FITGATE_OPT_COUNT);
+    static struct fg_jobspec job;
     struct fg_err err = {0};
     fuzz_check_rc(fitgate_job(&job, &err), &err);
-    fitgate_use_options(NULL);
+    fitgate_use_options(NULL, 0);
 
     /* the CLI: fitgate plan PIECES... */
     char *argv[MAX_PIECES + 2];
@@ -134,7 +134,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (int i = 0; i < n; i++)
         argv[i + 1] = pieces[i];
     argv[n + 1] = NULL;
-    struct fg_cli_opts o;
+    static struct fg_cli_opts o;
     (void)fg_cli_parse_opts(n + 1, argv, &o);
     free(text);
     return 0;

@@ -2,7 +2,10 @@
 # package.sh - the packages build from the tree, install, work, upgrade and go away cleanly.
 #
 #   1. Debian: dpkg-buildpackage -us -uc -b on a copy of the tree (fitgate and
-#      slurm-spank-fitgate), contents and conffiles checked;
+#      slurm-spank-fitgate-MM.mm, named for and depending on the Slurm series of the headers
+#      it was built with), contents and conffiles checked; with SLURM_PREFIX set to a release
+#      tools/slurm-build.sh built (/opt/fitgate-slurm/MM.mm) also against its headers: name and
+#      dependencies checked, not installed (bookworm has no 26.05 to satisfy them);
 #   2. install both with apt (their dependencies from the archive); from the installed
 #      paths: fitgate plan / check / --html on a fixture, the man pages, the bash
 #      completion, and the plugin loaded by Debian's own sbatch through
@@ -37,7 +40,9 @@ SPEC_VERSION=$(sed -n 's/^Version:[[:space:]]*//p' contrib/fitgate.spec)
     die "debian/changelog says $VERSION, contrib/fitgate.spec says $SPEC_VERSION"
 MA=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch)
 PLUGINDIR=/usr/lib/$MA/slurm-wlm
-PKGS="fitgate slurm-spank-fitgate"
+# the main packages are built against libslurm-dev's headers, whatever the environment says
+OTHER_PREFIX=${SLURM_PREFIX:-}
+unset SLURM_PREFIX
 export DEBIAN_FRONTEND=noninteractive
 
 # one run at a time on a machine (dpkg, /etc/slurm): wait for another to finish
@@ -81,8 +86,24 @@ if [ -n "$need" ]; then
         die "cannot install$need"
 fi
 
-# leftovers of an interrupted run
-for p in $PKGS; do
+# The Slurm series of libslurm-dev's headers: the plugin package's name and dependency.
+series_of() { # series_of PREFIX: "22.05" from PREFIX/include/slurm/slurm_version.h
+    local v
+    v=$(awk '/define SLURM_VERSION_NUMBER/ {print $3}' "$1/include/slurm/slurm_version.h")
+    [ -n "$v" ] && printf '%d.%02d' $((v >> 16)) $(((v >> 8) & 255))
+}
+SERIES=$(series_of /usr) || die "no /usr/include/slurm/slurm_version.h (libslurm-dev)"
+PLUGIN_PKG=slurm-spank-fitgate-$SERIES
+PKGS="fitgate $PLUGIN_PKG"
+# depends_on SERIES: what the plugin package must depend on (22.05 -> << 22.06~)
+depends_on() {
+    local ma=${1%.*} mi=${1#*.}
+    printf 'slurm-wlm-basic-plugins (>= %s), slurm-wlm-basic-plugins (<< %s.%02d~)' \
+        "$1" "$ma" $((10#$mi + 1))
+}
+
+# leftovers of an interrupted run (and the plugin package of before it was named per series)
+for p in $PKGS slurm-spank-fitgate; do
     st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
     if [ -n "$st" ] && ! grep -q "not-installed" <<< "$st"; then
         log "purging a leftover $p"
@@ -116,7 +137,7 @@ if ! (cd "$T" && DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" \
 fi
 log "built in $(( $(date +%s) - start )) s"
 DEB_CLI="$W/fitgate_${VERSION}_$(dpkg --print-architecture).deb"
-DEB_PLUGIN="$W/slurm-spank-fitgate_${VERSION}_$(dpkg --print-architecture).deb"
+DEB_PLUGIN="$W/${PLUGIN_PKG}_${VERSION}_$(dpkg --print-architecture).deb"
 [ -f "$DEB_CLI" ] && [ -f "$DEB_PLUGIN" ] || die "packages missing: $(ls "$W")"
 for d in "$DEB_CLI" "$DEB_PLUGIN"; do
     log "$(basename "$d"): $(stat -c %s "$d") bytes"
@@ -131,18 +152,59 @@ for f in "$PLUGINDIR/spank_fitgate.so" "$PLUGINDIR/fitgate_engine.so" \
          /usr/share/man/man5/fitgate.conf.5.gz /usr/share/man/man8/spank_fitgate.8.gz \
          /etc/slurm/fitgate.conf /etc/slurm/plugstack.conf.d/fitgate.conf \
          /usr/share/fitgate/plugstack.conf; do
-    grep -qx "$f" <<< "$(contents "$DEB_PLUGIN")" || die "slurm-spank-fitgate .deb lacks $f"
+    grep -qx "$f" <<< "$(contents "$DEB_PLUGIN")" || die "$PLUGIN_PKG .deb lacks $f"
 done
 mkdir -p "$W/ctl"
 dpkg-deb -e "$DEB_PLUGIN" "$W/ctl"
 for f in /etc/slurm/fitgate.conf /etc/slurm/plugstack.conf.d/fitgate.conf; do
     grep -qx "$f" "$W/ctl/conffiles" || die "$f is not a conffile"
 done
-grep -q "slurm-wlm-basic-plugins (>= " <<< "$(dpkg-deb -f "$DEB_PLUGIN" Depends)" ||
-    die "slurm-spank-fitgate does not depend on its Slurm release series"
+# named and tied to its series; one series' plugin at a time (they share the .so's path)
+# and the plugin inside is built for that series (plugin_version, which Slurm's loader compares;
+# tests/integration/slurm/plugin_abi.c compiled against the series' headers)
+plugin_fields_ok() { # plugin_fields_ok DEB SERIES [PREFIX of the headers, default /usr]
+    local dep x=$W/x.$2 abi
+    dep=$(dpkg-deb -f "$1" Depends)
+    grep -qF "$(depends_on "$2")" <<< "$dep" ||
+        die "$(basename "$1") does not depend on Slurm $2 only: $dep"
+    [ "$(dpkg-deb -f "$1" Package)" = "slurm-spank-fitgate-$2" ] ||
+        die "$(basename "$1") is named $(dpkg-deb -f "$1" Package)"
+    for k in Provides Conflicts Replaces; do
+        [ "$(dpkg-deb -f "$1" "$k")" = slurm-spank-fitgate ] ||
+            die "$(basename "$1"): $k is '$(dpkg-deb -f "$1" "$k")', not slurm-spank-fitgate"
+    done
+    mkdir -p "$x" && dpkg-deb -x "$1" "$x" || die "cannot unpack $(basename "$1")"
+    cc -std=c11 -isystem "${3:-/usr}/include" -o "$x/plugin_abi" \
+        "$SRC/tests/integration/slurm/plugin_abi.c" -ldl || die "cannot build plugin_abi"
+    local full=${3:+$3/lib/slurm}
+    abi=$("$x/plugin_abi" "$x$PLUGINDIR/spank_fitgate.so" "${full:-$PLUGINDIR}/libslurmfull.so")
+    [[ "$abi" == "plugin_version=$2 headers=$2 "* ]] ||
+        die "$(basename "$1"): the plugin inside says $abi"
+}
+plugin_fields_ok "$DEB_PLUGIN" "$SERIES"
+log "$PLUGIN_PKG: Depends $(depends_on "$SERIES")"
+
+# another release's headers: the same tree makes that series' package
+if [ -n "$OTHER_PREFIX" ]; then
+    OTHER=$(series_of "$OTHER_PREFIX") || die "no Slurm headers under SLURM_PREFIX=$OTHER_PREFIX"
+    T2="$W/other/fitgate-$VERSION"
+    mkdir -p "$T2"
+    (cd "$SRC" && git ls-files -co --exclude-standard -z |
+        tar --null --ignore-failed-read -cf - -T - 2>/dev/null) | tar -C "$T2" -xf -
+    log "dpkg-buildpackage -b against $OTHER_PREFIX (Slurm $OTHER)"
+    if ! (cd "$T2" && DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" SLURM_PREFIX="$OTHER_PREFIX" \
+            timeout 1800 dpkg-buildpackage -us -uc -b) > "$W/deb-build-other.log" 2>&1; then
+        tail -40 "$W/deb-build-other.log" >&2
+        die "dpkg-buildpackage against $OTHER_PREFIX failed (log above)"
+    fi
+    DEB_OTHER="$W/other/slurm-spank-fitgate-${OTHER}_${VERSION}_$(dpkg --print-architecture).deb"
+    [ -f "$DEB_OTHER" ] || die "no $(basename "$DEB_OTHER"): $(ls "$W/other")"
+    plugin_fields_ok "$DEB_OTHER" "$OTHER" "$OTHER_PREFIX"
+    log "$(basename "$DEB_OTHER"): Depends $(depends_on "$OTHER")"
+fi
 
 # ---- 2. install and use from the installed paths ---------------------------------------
-log "apt-get install ./fitgate ./slurm-spank-fitgate"
+log "apt-get install ./fitgate ./$PLUGIN_PKG"
 installed_by_us=1
 if ! timeout 900 apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "$DEB_CLI" "$DEB_PLUGIN" \
         > "$W/apt.log" 2>&1; then
@@ -234,7 +296,7 @@ repack "$DEB_CLI" "$VERSION+1" "$W/up1-cli.deb"
 repack "$DEB_PLUGIN" "$VERSION+1" "$W/up1-plugin.deb"
 timeout 300 dpkg -i "$W/up1-cli.deb" "$W/up1-plugin.deb" > "$W/up1.log" 2>&1 < /dev/null ||
     { cat "$W/up1.log" >&2; die "upgrade to $VERSION+1 failed"; }
-[ "$(dpkg-query -W -f='${Version}' slurm-spank-fitgate)" = "$VERSION+1" ] ||
+[ "$(dpkg-query -W -f='${Version}' "$PLUGIN_PKG")" = "$VERSION+1" ] ||
     die "upgrade did not take"
 grep -qxF "$EDIT" /etc/slurm/fitgate.conf || die "upgrade lost the admin's edit"
 [ ! -e /etc/slurm/fitgate.conf.dpkg-dist ] || die "unchanged conffile got a .dpkg-dist"
@@ -277,25 +339,29 @@ if command -v rpmbuild >/dev/null && command -v rpmspec >/dev/null; then
     mkdir -p "$R/SOURCES"
     tar -C "$W" --exclude="fitgate-$VERSION/debian/.debhelper" \
         --exclude="fitgate-$VERSION/debian/tmp" --exclude="fitgate-$VERSION/debian/fitgate" \
-        --exclude="fitgate-$VERSION/debian/slurm-spank-fitgate" \
+        --exclude="fitgate-$VERSION/debian/$PLUGIN_PKG" \
         --exclude="fitgate-$VERSION/build" -czf "$R/SOURCES/fitgate-$VERSION.tar.gz" \
         "fitgate-$VERSION"
     rpmspec -P --define "_topdir $R" contrib/fitgate.spec > "$R/parsed.spec" 2> "$R/rpmspec.err" ||
         { cat "$R/rpmspec.err" >&2; die "rpmspec -P contrib/fitgate.spec failed"; }
-    grep -q '^Requires:.*slurm.* >= 23.02 with .*< 23.02.999' \
-        <<< "$(rpmspec -P --define "slurm_series 23.02" contrib/fitgate.spec)" ||
+    parsed=$(rpmspec -P --define "slurm_series 23.02" contrib/fitgate.spec)
+    grep -q '^Requires:.*slurm.* >= 23.02 with .*< 23.02.999' <<< "$parsed" ||
         die "the spec does not tie the plugin to its Slurm release series"
+    grep -qx '%package -n slurm-spank-fitgate-23.02' <<< "$parsed" ||
+        die "the spec does not name the plugin package for its series"
     log "rpmbuild -bb --nodeps contrib/fitgate.spec"
+    # (Debian's libslurm-dev has no slurm.pc: the series is given)
     if ! timeout 1800 rpmbuild -bb --nodeps --without check --define "_topdir $R" \
+            --define "slurm_series $SERIES" \
             contrib/fitgate.spec > "$R/build.log" 2>&1; then
         tail -40 "$R/build.log" >&2
         die "rpmbuild failed (log above)"
     fi
     RPM_CLI=$(ls "$R"/RPMS/*/fitgate-"$VERSION"-*.rpm)
-    RPM_PLUGIN=$(ls "$R"/RPMS/*/slurm-spank-fitgate-"$VERSION"-*.rpm)
+    RPM_PLUGIN=$(ls "$R"/RPMS/*/"$PLUGIN_PKG-$VERSION"-*.rpm)
     grep -qx /usr/bin/fitgate <<< "$(rpm -qlp "$RPM_CLI" 2>/dev/null)" || die "fitgate RPM lacks the CLI"
     grep -q '/slurm/spank_fitgate.so$' <<< "$(rpm -qlp "$RPM_PLUGIN" 2>/dev/null)" ||
-        die "slurm-spank-fitgate RPM lacks the plugin"
+        die "$PLUGIN_PKG RPM lacks the plugin"
     grep -qx /etc/slurm/fitgate.conf <<< "$(rpm -qp --configfiles "$RPM_PLUGIN" 2>/dev/null)" ||
         die "fitgate.conf is not %config in the RPM"
     log "RPMs: $(basename "$RPM_CLI") $(stat -c %s "$RPM_CLI") bytes," \

@@ -34,6 +34,15 @@ node_ok() { ! timeout 5 scontrol show node "$NODE" | grep -q 'State=[A-Z+]*DRAIN
 jobout() { cat "$SROOT/jobs/$1.out" 2>/dev/null; }
 policy() { printf '%s\n' "$@" > "$SROOT/fitgate.conf"; }
 OUT='-o %x-%j.out'
+# The job environment without the submitter's: --export=NONE; on Slurm >= 25.05 --export=NIL.
+# sbatch --export=NONE implies --get-user-env (SchedMD/slurm src/sbatch/sbatch.c,
+# _fill_job_desc_from_opts), i.e. slurmd's `su - USER` on the node; from 25.05 a failure of
+# that fails the launch and requeues the job held (src/slurmd/slurmd/req.c, _get_user_env:
+# commit 23e61a29 dropped SchedulerParameters=requeue_setup_env_fail), and nobody's shell is
+# nologin.  NIL (23.02.3+) is NONE without the node-side login: the same job-control path
+# (env_array_merge_slurm_spank) that carries fitgate's plan, which is what is checked.
+NOENV=NONE
+[ "${SLURM_RELEASE/./}" -ge 2505 ] && NOENV=NIL
 
 # --- 1. a job without --ft-model: untouched, runs, sees nothing of fitgate -------------
 if as_user sbatch --parsable -J plain $OUT --gres=gpu:t4:1 --wrap 'env | sort' &&
@@ -96,7 +105,7 @@ else
 fi
 
 # --- 4. a job that fits: no message; --export=NONE still gets the plan ----------------------
-if as_user sbatch --parsable --export=NONE -J fits $OUT --ft-model="$QWEN" --ft-mode=lora \
+if as_user sbatch --parsable --export=$NOENV -J fits $OUT --ft-model="$QWEN" --ft-mode=lora \
     --gres=gpu:t4:1 --wrap '/usr/bin/env' && [ ! -s "$SROOT/err" ]; then
     J=$(cat "$SROOT/out")
     wait_job "$J"
@@ -106,7 +115,7 @@ if as_user sbatch --parsable --export=NONE -J fits $OUT --ft-model="$QWEN" --ft-
         grep -q '^FITGATE_MICRO_BATCH=1$' <<<"$o" &&
         grep -Eq '^SLURM_SPANK_FITGATE_PLAN=(.*;)?CARD=t4(;|$)' <<<"$o" &&
         [ "$(grep -c '^SLURM_SPANK_FITGATE_' <<<"$o")" = 1 ]
-    then ok "job that fits: submitted silently, FITGATE_* in the job under --export=NONE, one job-control variable ($J)"
+    then ok "job that fits: submitted silently, FITGATE_* in the job under --export=$NOENV, one job-control variable ($J)"
     else bad "fitting job ($J) $(field "$J" JobState): $(grep -c FITGATE <<<"$o") FITGATE lines"; fi
 else
     bad "fitting job refused or noisy"
@@ -199,7 +208,7 @@ if as_user sbatch --parsable -J resized $OUT --ft-model="$NEMO" --ft-mode=lora \
 else
     bad "resize at submit"
 fi
-if as_user sbatch --parsable --export=NONE -J micro $OUT --ft-model="$QWEN" --ft-mode=lora \
+if as_user sbatch --parsable --export=$NOENV -J micro $OUT --ft-model="$QWEN" --ft-mode=lora \
     --ft-batch=8 --gres=gpu:t4:1 --wrap '/usr/bin/env' && err_has "fitgate: resized: micro-batch 8"
 then
     J=$(cat "$SROOT/out")
@@ -270,6 +279,38 @@ if as_user sbatch --parsable --hold -J badconf --gres=gpu:t4:1 --wrap true &&
     ok "untagged jobs never read the policy (broken file, no message)"
 else
     bad "untagged job with a broken policy file"
+fi
+
+# --- 12. what Slurm's loader and callers see of the plugin, per release ----------------------
+# Built for the daemons' major.minor (the loader refuses any other); from 25.05 it exports
+# slurm_spank_init_failure_mode = ESPANK_JOB_FAILURE, so a failed init on a node fails the job
+# instead of draining the node (SchedMD/slurm src/common/spank.c, _do_call_stack); before
+# 25.05 it exports nothing the loader does not know.
+# (the plugin's slurm_* functions from the release's libslurmfull, as in sbatch)
+if [ -n "${SLURM_PREFIX:-}" ]; then full=$SLURM_PREFIX/lib/slurm/libslurmfull.so
+else full=/usr/lib/$(cc -print-multiarch)/slurm-wlm/libslurmfull.so; fi
+abi=$("$SROOT/plugin_abi" "$SROOT/spank_fitgate.so" "$full" 2>&1)
+want="plugin_version=$SLURM_RELEASE headers=$SLURM_RELEASE"
+if [ "${SLURM_RELEASE/./}" -ge 2505 ]; then
+    jf=$(grep -o 'job_failure=[0-9]*' <<<"$abi" | cut -d= -f2)
+    want="$want failure_mode=$jf job_failure=$jf"
+else
+    want="$want failure_mode=none"
+fi
+if [ -n "$abi" ] && [[ "$abi" == "$want"* ]]; then
+    ok "plugin as the loader sees it: $abi"
+else
+    bad "plugin ABI: '$abi', wanted '$want...'"
+fi
+# Every SPANK callback returns 0 or -1 (from 25.05 any other value is an error too, and an
+# ESPANK_* code would read as one): the failures the daemons logged in this run (the node-side
+# reject of check 6 at least) all say rc=-1.
+rcs=$(cat "$SROOT"/log/*.log 2>/dev/null | grep -o 'spank_fitgate.so: [a-z_]*() failed with rc=[-0-9]*' |
+    sort | uniq -c | sed 's/^ *//' | paste -sd ';' -)
+if [ -n "$rcs" ] && ! grep -q 'rc=[^-]\|rc=-[02-9]\|rc=-1[0-9]' <<<"$rcs"; then
+    ok "every SPANK failure the daemons logged returned -1 ($rcs)"
+else
+    bad "SPANK return codes in the daemons' logs: '${rcs:-none logged}'"
 fi
 
 if node_ok; then ok "node $NODE never drained"; else bad "node $NODE drained"; fi

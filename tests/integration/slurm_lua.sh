@@ -12,6 +12,10 @@
 set -u
 # shellcheck source=tests/integration/slurm/common.sh
 source "$(dirname "$0")/slurm/common.sh"
+if [ -n "${SLURM_PREFIX:-}" ] && [ ! -e "$SLURM_PREFIX/lib/slurm/job_submit_lua.so" ]; then
+    echo "$ME: SKIP: $SLURM_PREFIX has no job_submit/lua (tools/slurm-build.sh builds no Lua)"
+    exit 0
+fi
 slurm_begin fitgate-slurm-lua
 slurm_stage
 

@@ -6,6 +6,12 @@
 # Sourced by those scripts after `set -u`; it sources cluster.sh.  On sourcing it sets ME (the
 # script's name: the prefix of its messages), REPO (and cds there), HERE (this folder),
 # PASS and FAIL; the functions below set the rest.
+#
+# Which Slurm: by default Debian's packaged daemons (bookworm: 22.05) and the plugin built
+# against /usr/include's headers in build/.  SLURM_PREFIX=/opt/fitgate-slurm/26.05 (from
+# tools/slurm-build.sh) runs that prefix's daemons and clients instead, with the plugin built
+# against that prefix's headers in build/slurm-26.05 (make SLURM_PREFIX=...): a SPANK plugin
+# loads only into the release it was compiled for.  munged is Debian's either way.
 
 ME=$(basename "$0")
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
@@ -18,29 +24,52 @@ die() { echo "$ME: $*" >&2; exit 2; }
 # shellcheck source=tests/integration/slurm/cluster.sh
 source "$HERE/cluster.sh"
 
-# slurm_begin NAME: root (else SKIP, exit 0), the Slurm daemons (apt-get when missing), a C
-# compiler and a build; then T_START and SROOT, a fresh /tmp/NAME.XXXXXX that the EXIT trap
+# slurm_begin NAME: root (else SKIP, exit 0), the Slurm daemons (apt-get when missing, or
+# SLURM_PREFIX's), a C compiler and the plugin built for the daemons' release (FG_BUILD,
+# SLURM_VERSION, SLURM_RELEASE); then T_START and SROOT, a fresh /tmp/NAME.XXXXXX that the EXIT trap
 # removes (KEEP=1 keeps it when a check failed) after stopping the cluster and BH_PID.
 slurm_begin() {
     if [ "$(id -u)" != 0 ]; then
         echo "$ME: SKIP: needs root (it runs munged, slurmctld and slurmd)"
         exit 0
     fi
-    local b missing=""
+    local b missing="" pkgs="slurmctld slurmd slurm-client munge" make_args=()
+    if [ -n "${SLURM_PREFIX:-}" ]; then
+        SLURM_PREFIX=$(cd "$SLURM_PREFIX" 2>/dev/null && pwd) || die "no SLURM_PREFIX directory"
+        for b in sbin/slurmctld sbin/slurmd sbin/slurmstepd bin/sbatch bin/srun bin/salloc \
+            include/slurm/spank.h; do
+            [ -e "$SLURM_PREFIX/$b" ] || die "$SLURM_PREFIX/$b missing (tools/slurm-build.sh)"
+        done
+        export PATH=$SLURM_PREFIX/bin:$SLURM_PREFIX/sbin:$PATH
+        pkgs=munge
+        make_args=(SLURM_PREFIX="$SLURM_PREFIX")
+    fi
     for b in munged slurmctld slurmd sbatch; do
         command -v "$b" >/dev/null 2>&1 || missing=1
     done
     if [ -n "$missing" ]; then
-        echo "$ME: installing slurmctld slurmd slurm-client munge"
+        echo "$ME: installing $pkgs"
+        # shellcheck disable=SC2086  # a list of package names
         timeout 300 apt-get update -qq &&
-            DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq \
-                slurmctld slurmd slurm-client munge >/dev/null || die "cannot install Slurm"
+            DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -qq $pkgs >/dev/null ||
+            die "cannot install $pkgs"
     fi
     command -v cc >/dev/null 2>&1 || die "a C compiler is needed (make deps)"
-    if [ ! -f build/spank_fitgate.so ] || [ ! -f build/fitgate_engine.so ] || [ ! -x build/fitgate ]
-    then
-        timeout 600 make -s all >/dev/null || die "build failed"
-    fi
+    # the daemons' release (slurmd -V: "slurm 26.05.3") and the headers the plugin is built
+    # against must be the same major.minor, or slurmd and sbatch refuse to load it
+    SLURM_VERSION=$(slurmd -V 2>/dev/null | awk '{print $2}')
+    local hdr=${SLURM_PREFIX:-/usr}/include/slurm/slurm_version.h v
+    v=$(awk '/define SLURM_VERSION_NUMBER/ {print $3}' "$hdr" 2>/dev/null)
+    [ -n "$v" ] || die "no $hdr (libslurm-dev)"
+    SLURM_RELEASE=$(printf '%d.%02d' $((v >> 16)) $(((v >> 8) & 255)))
+    [ "${SLURM_VERSION%.*}" = "$SLURM_RELEASE" ] ||
+        die "daemons are Slurm $SLURM_VERSION, headers $SLURM_RELEASE ($hdr)"
+    FG_BUILD=build
+    [ -n "${SLURM_PREFIX:-}" ] && FG_BUILD=build/slurm-$SLURM_RELEASE
+    # make is incremental: a stale plugin from another release's headers is never staged
+    timeout 900 nice make -s -j2 "${make_args[@]}" BUILD="$FG_BUILD" all >/dev/null ||
+        die "build failed (make ${make_args[*]} BUILD=$FG_BUILD all)"
+    echo "$ME: Slurm $SLURM_VERSION ($(command -v slurmctld)), plugin from $FG_BUILD"
 
     T_START=$(date +%s%N)
     SROOT=$(mktemp -d "/tmp/$1.XXXXXX") || die "mktemp failed"
@@ -61,10 +90,12 @@ slurm_cleanup() {
 }
 
 # slurm_stage: what the cluster runs, readable by the job user wherever the repository lives:
-# the plugin, the engine and the CLI, two fixture models (NEMO, QWEN) and the blackhole helper;
+# the plugin, the engine and the CLI, two fixture models (NEMO, QWEN), the blackhole helper and
+# plugin_abi (built against the release's headers);
 # then PORTS, NODE_GRES and GRES_LINES for cluster_up (8 GPUs as gres type t4, 8 as h100).
 slurm_stage() {
-    cp build/spank_fitgate.so build/fitgate_engine.so build/fitgate "$SROOT/" || die "copy build"
+    cp "$FG_BUILD"/spank_fitgate.so "$FG_BUILD"/fitgate_engine.so "$FG_BUILD"/fitgate "$SROOT/" ||
+        die "copy build"
     mkdir -p "$SROOT/models"
     local m
     for m in nvidia--NVIDIA-Nemotron-Nano-9B-v2 Qwen--Qwen3-0.6B; do
@@ -73,6 +104,8 @@ slurm_stage() {
     done
     chmod -R a+rX "$SROOT"
     cc -std=c11 -O2 -o "$SROOT/blackhole" "$HERE/blackhole.c" || die "cannot build blackhole"
+    cc -std=c11 -O2 ${SLURM_PREFIX:+-isystem "$SLURM_PREFIX/include"} -o "$SROOT/plugin_abi" \
+        "$HERE/plugin_abi.c" -ldl || die "cannot build plugin_abi"
     NEMO=$SROOT/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2
     QWEN=$SROOT/models/Qwen--Qwen3-0.6B
     PORTS=$("$SROOT/blackhole" freeport 2 | tr '\n' ' ')
@@ -104,10 +137,15 @@ bad() {
 # slurm.conf (default the cluster's).
 as_user() {
     (cd "$SROOT/jobs" && timeout "${TMO:-30}" runuser -u nobody -- \
-        env SLURM_CONF="${CONF:-$SLURM_CONF}" PATH=/usr/bin:/bin "$@") \
+        env SLURM_CONF="${CONF:-$SLURM_CONF}" \
+            PATH="${SLURM_PREFIX:+$SLURM_PREFIX/bin:}/usr/bin:/bin" "$@") \
         > "$SROOT/out" 2> "$SROOT/err"
 }
-field() { timeout 5 scontrol show job "$1" | grep -o "$2=[^ ]*" | head -1; }
+# field JOB KEY: KEY=VALUE from scontrol show job; a TRES written gres/gpu:t4:1 (24.11 and
+# later) as gres:gpu:t4:1 (22.05), so the checks read the same on every release
+field() {
+    timeout 5 scontrol show job "$1" | grep -o "$2=[^ ]*" | head -1 | sed 's|=gres/|=gres:|'
+}
 err_has() { grep -qF -- "$1" "$SROOT/err"; }
 err_re() { grep -qE -- "$1" "$SROOT/err"; }
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
