@@ -759,15 +759,16 @@ static int html_file(const char *path, const struct learn *l)
         double e = gib(l->jobs[i].est + FG_CUDA_CONTEXT_BYTES), a = gib(l->jobs[i].actual);
         max = fmax(max, fmax(e, a));
     }
-    max = ceil(max / 10) * 10;
-    const double W = 560, H = 560, X0 = 60, Y0 = 20, S = 480;
+    max = ceil(max / 20) * 20; /* four ticks of a multiple of 5 GiB */
+    const double W = 580, H = 560, X0 = 70, Y0 = 20, S = 480;
     fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>fitgate learn"
                "</title><style>body{font:14px sans-serif;margin:2em}circle{fill-opacity:.7}"
                ".ok{fill:#2b6cb0}.oom{fill:#c53030}.far{fill:#d69e2e}</style></head><body>\n"
                "<h1>fitgate learn: estimate vs. peak, per GPU</h1>\n<p>%zu jobs. x: "
                "fitgate's estimate per GPU + %.1f GiB CUDA context; y: sacct's "
-               "TRESUsageInMax gres/gpumem / GPUs per task (GiB). Red: admitted and died "
-               "of GPU memory; amber: far below the card.</p>\n",
+               "TRESUsageInMax gres/gpumem / GPUs per task, or the node's own NVML sample "
+               "(GiB). On the dashed line the estimate was exact; above it, short. Red: "
+               "admitted and died of GPU memory; amber: far below the card.</p>\n",
             l->n_jobs, gib(FG_CUDA_CONTEXT_BYTES));
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
                "role=\"img\" aria-label=\"estimate against peak\">\n", W, H);
@@ -780,6 +781,10 @@ static int html_file(const char *path, const struct learn *l)
                    "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%.0f</text>\n",
                 X0 + p, Y0 + S + 18, v, X0 - 6, Y0 + S - p + 4, v);
     }
+    fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">estimate + context per "
+               "GPU, GiB</text>\n<text transform=\"translate(14 %.0f) rotate(-90)\" "
+               "text-anchor=\"middle\">peak per GPU, GiB</text>\n",
+            X0 + S / 2, Y0 + S + 36, Y0 + S / 2);
     for (size_t i = 0; i < l->n_jobs; i++) {
         const struct job *j = &l->jobs[i];
         double x = X0 + S * gib(j->est + FG_CUDA_CONTEXT_BYTES) / max;
