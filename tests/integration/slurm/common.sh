@@ -94,7 +94,7 @@ slurm_cleanup() {
 # plugin_abi (built against the release's headers);
 # then PORTS, NODE_GRES and GRES_LINES for cluster_up (8 GPUs as gres type t4, 8 as h100).
 slurm_stage() {
-    cp "$FG_BUILD"/spank_fitgate.so "$FG_BUILD"/fitgate_engine.so "$FG_BUILD"/fitgate "$SROOT/" ||
+    cp "${FG_BUILD:-build}"/spank_fitgate.so "${FG_BUILD:-build}"/fitgate_engine.so "${FG_BUILD:-build}"/fitgate "$SROOT/" ||
         die "copy build"
     mkdir -p "$SROOT/models"
     local m
