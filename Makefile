@@ -64,6 +64,9 @@ ENGINE_SRCS := \
 	engine/arch_hybrid.c \
 	engine/arch_multimodal.c \
 	engine/arch_generic.c \
+	engine/job.c \
+	engine/memory_node.c \
+	engine/memory_stage.c \
 	engine/memory.c \
 	engine/framework.c \
 	engine/jobspec.c \

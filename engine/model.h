@@ -249,7 +249,7 @@ int fg__model_from_config(const struct fg_config *doc, const char *id, bool node
 int fg__model_finalize(struct fg_model *m, struct fg_err *err);
 
 /* The head and the final norm (a norm the readers name "Final ..."), which go with the last
- * pipeline stage (model.c's segment sides, memory.c's on_stage). */
+ * pipeline stage (model.c's segment sides, memory_stage.c's on_stage). */
 bool fg__node_head_side(const struct fg_node *n);
 
 #endif
