@@ -78,6 +78,7 @@ ENGINE_SRCS := \
 # --- policies --------------------------------------------------------------
 POLICY_SRCS := \
 	policies/policy.c \
+	policies/assess.c \
 	policies/decide.c \
 	policies/gate.c \
 	policies/audit.c
