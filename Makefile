@@ -54,7 +54,9 @@ ENGINE_SRCS := \
 	engine/model.c \
 	engine/fmt.c \
 	engine/arch.c \
+	engine/cache.c \
 	engine/source.c \
+	engine/source_opts.c \
 	engine/hub.c \
 	engine/safetensors.c \
 	engine/arch_decoder.c \
