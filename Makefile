@@ -75,7 +75,8 @@ ENGINE_SRCS := \
 	engine/fit.c \
 	engine/plan.c \
 	engine/gpu.c \
-	engine/detect.c
+	engine/detect.c \
+	engine/visible.c
 
 # --- policies --------------------------------------------------------------
 POLICY_SRCS := \

@@ -176,7 +176,8 @@ struct fg_model {
 };
 
 /*
- * Build the graph for a parsed config.  id (may be NULL) names the model in
+ * Build the graph for a parsed config (engine/arch.c: the family readers
+ * fill a model; this module only holds it).  id (may be NULL) names the model in
  * output.  Fails with FG_E_UNSUPPORTED for an unknown model_type that lacks
  * the standard decoder keys, and with the config getters' errors.
  */

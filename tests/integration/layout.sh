@@ -3,11 +3,11 @@
 # functions small enough to read (issue 19).
 #
 #   - no include cycle between modules of engine/ policies/ plugin/ cli/: a
-#     module is a directory plus a file name without its extension (x.c and
-#     x.h are engine/x), an edge runs from every file to each header it names
-#     in an #include "..." line (resolved as the compiler does: the file's own
-#     directory, then -Iengine -Ipolicies -Icli), and the graph of modules must
-#     sort (tsort);
+#     module is a directory plus a file name without its extension (source.c
+#     and source.h are engine/<source>), an edge runs from every file to each
+#     header it names in an #include "..." line (resolved as the compiler
+#     does: the file's own directory, then -Iengine -Ipolicies -Icli), and the
+#     graph of modules must sort (tsort);
 #   - no .c or .h file of engine/ policies/ plugin/ over MAX_FILE lines;
 #   - no function of engine/ policies/ plugin/ over MAX_FUNC lines, counted
 #     from the line at column 0 where its definition starts to its closing "}"
