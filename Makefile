@@ -74,7 +74,10 @@ ENGINE_SRCS := \
 	engine/jobspec.c \
 	engine/fit.c \
 	engine/plan.c \
+	engine/plan_env.c \
+	engine/plan_floor.c \
 	engine/gpu.c \
+	engine/gpu_find.c \
 	engine/detect.c \
 	engine/visible.c
 
