@@ -63,6 +63,8 @@ ENGINE_SRCS := \
 	engine/arch_moe.c \
 	engine/arch_legacy.c \
 	engine/arch_encoder.c \
+	engine/arch_encdec.c \
+	engine/arch_nomic.c \
 	engine/arch_hybrid.c \
 	engine/arch_multimodal.c \
 	engine/arch_generic.c \

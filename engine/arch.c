@@ -16,7 +16,8 @@
 
 static const struct fg_arch *const tables[] = {
     fg__arch_decoder_table, fg__arch_moe_table,    fg__arch_legacy_table,
-    fg__arch_encoder_table, fg__arch_hybrid_table, fg__arch_multimodal_table,
+    fg__arch_encoder_table, fg__arch_encdec_table, fg__arch_nomic_table,
+    fg__arch_hybrid_table,  fg__arch_multimodal_table,
 };
 
 const struct fg_arch *fg__arch_find(const char *model_type)
@@ -248,6 +249,34 @@ int fg__read_windows(const struct fg_cfg *c, uint64_t layers, uint64_t *window, 
     for (uint64_t i = 0; i < layers; i++)
         window[i] = pattern == 0 ? sw : ((i + 1) % pattern != 0 ? sw : 0);
     return 0;
+}
+
+unsigned fg__cfg_tf_version(const struct fg_cfg *c)
+{
+    const char *v = NULL;
+    if (fg_cfg_str(c, "transformers_version", NULL, &v, NULL) || !v)
+        return 0;
+    char *end;
+    unsigned long major = strtoul(v, &end, 10);
+    if (end == v || *end != '.')
+        return 0;
+    const char *p = end + 1;
+    unsigned long minor = strtoul(p, &end, 10);
+    if (end == p || major > 1000 || minor > 999)
+        return 0;
+    return (unsigned)(major * 1000 + minor);
+}
+
+int fg__cfg_has_arch(const struct fg_cfg *c, const char *cls, bool *out, struct fg_err *err)
+{
+    const char *a[16];
+    size_t n = 0;
+    int rc = fg_cfg_str_array(c, "architectures", a, 16, &n, err);
+    *out = false;
+    for (size_t i = 0; i < n && i < 16; i++)
+        if (strcmp(a[i], cls) == 0)
+            *out = true;
+    return rc;
 }
 
 /* ---- the graph of a config ---------------------------------------------------- */
