@@ -66,6 +66,7 @@ ENGINE_SRCS := \
 	engine/arch_encdec.c \
 	engine/arch_nomic.c \
 	engine/arch_hybrid.c \
+	engine/arch_mamba.c \
 	engine/arch_multimodal.c \
 	engine/arch_generic.c \
 	engine/job.c \

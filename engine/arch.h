@@ -36,6 +36,7 @@ extern const struct fg_arch fg__arch_encoder_table[];
 extern const struct fg_arch fg__arch_encdec_table[];
 extern const struct fg_arch fg__arch_nomic_table[];
 extern const struct fg_arch fg__arch_hybrid_table[];
+extern const struct fg_arch fg__arch_mamba_table[];
 extern const struct fg_arch fg__arch_multimodal_table[];
 
 /* The generic reader (arch_generic.c), used for unknown model_types with the standard keys:
