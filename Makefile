@@ -61,6 +61,7 @@ ENGINE_SRCS := \
 	engine/safetensors.c \
 	engine/arch_decoder.c \
 	engine/arch_moe.c \
+	engine/arch_moe_rows.c \
 	engine/arch_legacy.c \
 	engine/arch_encoder.c \
 	engine/arch_encdec.c \
