@@ -69,6 +69,7 @@ ENGINE_SRCS := \
 	engine/arch_hybrid.c \
 	engine/arch_mamba.c \
 	engine/arch_multimodal.c \
+	engine/arch_llama4.c \
 	engine/arch_generic.c \
 	engine/job.c \
 	engine/memory_node.c \
