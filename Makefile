@@ -71,6 +71,7 @@ ENGINE_SRCS := \
 	engine/arch_multimodal.c \
 	engine/arch_llama4.c \
 	engine/arch_generic.c \
+	engine/arch_keys.c \
 	engine/job.c \
 	engine/memory_node.c \
 	engine/memory_stage.c \
