@@ -77,29 +77,45 @@ ENGINE_SRCS := \
 	engine/model.c \
 	engine/fmt.c \
 	engine/arch.c \
+	engine/cache.c \
 	engine/source.c \
+	engine/source_opts.c \
 	engine/hub.c \
 	engine/safetensors.c \
 	engine/arch_decoder.c \
 	engine/arch_moe.c \
+	engine/arch_moe_rows.c \
 	engine/arch_legacy.c \
 	engine/arch_encoder.c \
+	engine/arch_encdec.c \
+	engine/arch_nomic.c \
 	engine/arch_hybrid.c \
+	engine/arch_mamba.c \
 	engine/arch_multimodal.c \
+	engine/arch_llama4.c \
 	engine/arch_generic.c \
+	engine/arch_keys.c \
+	engine/job.c \
+	engine/memory_node.c \
+	engine/memory_stage.c \
 	engine/memory.c \
 	engine/framework.c \
 	engine/jobspec.c \
 	engine/fit.c \
 	engine/plan.c \
+	engine/plan_env.c \
+	engine/plan_floor.c \
 	engine/gpu.c \
+	engine/gpu_find.c \
 	engine/detect.c \
+	engine/visible.c \
 	engine/calib.c \
 	engine/nvml.c
 
 # --- policies --------------------------------------------------------------
 POLICY_SRCS := \
 	policies/policy.c \
+	policies/assess.c \
 	policies/decide.c \
 	policies/gate.c \
 	policies/audit.c \

@@ -33,8 +33,12 @@ extern const struct fg_arch fg__arch_decoder_table[];
 extern const struct fg_arch fg__arch_moe_table[];
 extern const struct fg_arch fg__arch_legacy_table[];
 extern const struct fg_arch fg__arch_encoder_table[];
+extern const struct fg_arch fg__arch_encdec_table[];
+extern const struct fg_arch fg__arch_nomic_table[];
 extern const struct fg_arch fg__arch_hybrid_table[];
+extern const struct fg_arch fg__arch_mamba_table[];
 extern const struct fg_arch fg__arch_multimodal_table[];
+extern const struct fg_arch fg__arch_llama4_table[];
 
 /* The generic reader (arch_generic.c), used for unknown model_types with the standard keys:
  * sets m->certainty to GENERIC, or UNSURE with a note naming the key it cannot size. */
@@ -128,6 +132,10 @@ int fg__check_heads(const struct fg_cfg *c, const char *hidden_key, uint64_t hid
 /* transformers_version of the config as major * 1000 + minor ("4.31.0.dev0" -> 4031);
  * 0 when absent or unreadable.  Checkpoint-layout rules key on it. */
 unsigned fg__cfg_tf_version(const struct fg_cfg *c);
+
+/* *out: whether the architectures list names cls (false when absent); the list's read
+ * errors. */
+int fg__cfg_has_arch(const struct fg_cfg *c, const char *cls, bool *out, struct fg_err *err);
 
 /* Per-layer sliding-window: fills window[layer] (0 = full attention) from
  * layer_types, or from sliding_window + a pattern.  pattern 0: every layer

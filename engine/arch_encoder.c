@@ -1,18 +1,14 @@
 /*
- * arch_encoder.c - bidirectional encoders and encoder-decoders:
+ * arch_encoder.c - bidirectional encoders with transformers' task heads:
  *
- *   bert        BertModel / BertFor* (transformers models/bert)
- *   nomic_bert  NomicBertModel, nomic-ai/nomic-bert-2048 remote code
- *               (modeling_hf_nomic_bert.py), with the megablocks MoE layers
- *               of nomic-embed-text-v2-moe
- *   t5, mt5     T5ForConditionalGeneration / T5EncoderModel (models/t5),
- *               MT5ForConditionalGeneration (models/mt5, same tensors)
- *   whisper     WhisperForConditionalGeneration (models/whisper)
+ *   bert        BertModel / BertFor* (transformers models/bert), and the
+ *               families that share its heads: roberta, xlm-roberta,
+ *               camembert, mpnet, electra, distilbert, modernbert,
+ *               deberta-v2
  *
- * Encoder blocks are post-norm here (attention, norm, MLP, norm) except T5
- * and Whisper, which are pre-norm.  Encoder-decoders put their encoder nodes
- * in FG_STACK_ENCODER (names prefixed "Enc.") and their decoder in
- * FG_STACK_MAIN; the shared token embedding sits in the main stack.
+ * Encoder blocks are post-norm (attention, norm, MLP, norm).  The
+ * encoder-decoders (bart, t5, whisper) are arch_encdec.c, nomic_bert
+ * arch_nomic.c.
  *
  * What a published checkpoint stores beyond the module's parameters (task
  * heads, persistent buffers, tensors the class no longer builds) is a named
@@ -27,49 +23,6 @@
 
 #include "arch.h"
 #include "fmt.h"
-
-/* ---- helpers -------------------------------------------------------------- */
-
-/* Move nodes [from, end) to the encoder stack, names prefixed "Enc.". */
-static void mark_encoder(struct fg_model *m, size_t from)
-{
-    for (size_t i = from; i < m->n_nodes; i++) {
-        struct fg_node *n = &m->nodes[i];
-        char name[sizeof n->name] = {0}; /* zeroed past the NUL, as every node's name */
-        n->stack = FG_STACK_ENCODER;
-        fg__fmt(name, sizeof name, "Enc.%.27s", n->name);
-        memcpy(n->name, name, sizeof n->name);
-    }
-}
-
-/* True when the architectures list names cls. */
-static int has_arch(const struct fg_cfg *c, const char *cls, bool *out, struct fg_err *err)
-{
-    const char *a[16];
-    size_t n = 0;
-    int rc = fg_cfg_str_array(c, "architectures", a, 16, &n, err);
-    *out = false;
-    for (size_t i = 0; i < n && i < 16; i++)
-        if (strcmp(a[i], cls) == 0)
-            *out = true;
-    return rc;
-}
-
-unsigned fg__cfg_tf_version(const struct fg_cfg *c)
-{
-    const char *v = NULL;
-    if (fg_cfg_str(c, "transformers_version", NULL, &v, NULL) || !v)
-        return 0;
-    char *end;
-    unsigned long major = strtoul(v, &end, 10);
-    if (end == v || *end != '.')
-        return 0;
-    const char *p = end + 1;
-    unsigned long minor = strtoul(p, &end, 10);
-    if (end == p || major > 1000 || minor > 999)
-        return 0;
-    return (unsigned)(major * 1000 + minor);
-}
 
 /* ---- BERT ----------------------------------------------------------------- */
 
@@ -350,6 +303,80 @@ static int add_bert_head(struct fg_model *m, enum bert_head head, uint64_t label
     return 0;
 }
 
+/* BERT's embeddings: words (embedding_size wide where the family has one), positions
+ * (with the position_ids buffer older files hold), token types, their norm, and the
+ * projection to the hidden size (ELECTRA's generator-sized embeddings). */
+static int bert_embeddings(const struct fg_cfg *c, struct fg_model *m,
+                           const struct bert_family *fam, uint64_t types, bool position_ids,
+                           uint64_t *emb_out, struct fg_err *err)
+{
+    int rc;
+    uint64_t emb = m->hidden;
+    if (fam->embedding_size_def &&
+        (rc = fg_cfg_u64(c, "embedding_size", fam->embedding_size_def, 1, FG_MAX_HIDDEN, &emb,
+                         err)))
+        return rc;
+    *emb_out = emb;
+    if ((rc = fg__add_embedding(m, m->vocab, emb, err)))
+        return rc;
+    struct fg_node *n = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
+                                      emb, err);
+    if (!n)
+        return FG_E_NOMEM;
+    if (position_ids) {
+        n->params += m->max_pos;
+        n->buffers += m->max_pos;
+        fg__model_rule(m, "embeddings.position_ids buffer stored (written by transformers "
+                       "< 4.31; in Position embedding)", 0);
+    }
+    if (types && !fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, emb, err))
+        return FG_E_NOMEM;
+    if ((rc = fg__add_norm(m, -1, "Embedding norm", emb, FG_NORM_LN, err)))
+        return rc;
+    if (emb != m->hidden) {
+        if (!(n = fg__model_add(m, FG_NODE_OTHER, -1, "Embedding projection", err)))
+            return FG_E_NOMEM;
+        fg__node_linear(n, "proj", emb, m->hidden, 1, true);
+        n->hidden = (uint32_t)emb;
+        n->width = (uint32_t)m->hidden;
+        fg__fmt(n->desc, sizeof n->desc, "%llu -> %llu", (unsigned long long)emb,
+                 (unsigned long long)m->hidden);
+    }
+    return 0;
+}
+
+/* BERT's post-norm blocks: attention (with relative position tables where the config asks,
+ * MPNet's shared relative_attention_bias on the first), norm, MLP, norm. */
+static int bert_blocks(const struct fg_cfg *c, struct fg_model *m,
+                       const struct bert_family *fam, bool relative, struct fg_err *err)
+{
+    int rc = 0;
+    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
+                              .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true,
+                              .bidirectional = true};
+    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .bias = true};
+    uint64_t buckets = 0;
+    if (fam->rel_buckets_def &&
+        (rc = fg_cfg_u64(c, "relative_attention_num_buckets", fam->rel_buckets_def, 1, 1u << 16,
+                         &buckets, err)))
+        return rc;
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        struct fg_node *n = fg__add_attention(m, li, &a, err);
+        if (!n)
+            return err ? err->code : FG_E_NOMEM;
+        if (relative)
+            n->params += (2 * m->max_pos - 1) * m->head_dim;
+        if (l == 0)
+            n->params += buckets * m->heads; /* the shared relative_attention_bias */
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
+            !fg__add_mlp(m, li, &f, err) ||
+            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
+            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+    }
+    return 0;
+}
+
 static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                      struct fg_err *err)
 {
@@ -414,57 +441,10 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
     bool position_ids = written_with_weights && head != BH_PRETRAIN;
 
     uint64_t emb = m->hidden;
-    if (fam->embedding_size_def &&
-        (rc = fg_cfg_u64(c, "embedding_size", fam->embedding_size_def, 1, FG_MAX_HIDDEN, &emb,
-                         err)))
+    if ((rc = bert_embeddings(c, m, fam, types, position_ids, &emb, err)) ||
+        (rc = bert_blocks(c, m, fam, relative, err)))
         return rc;
-    if ((rc = fg__add_embedding(m, m->vocab, emb, err)))
-        return rc;
-    struct fg_node *n = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
-                                      emb, err);
-    if (!n)
-        return FG_E_NOMEM;
-    if (position_ids) {
-        n->params += m->max_pos;
-        n->buffers += m->max_pos;
-        fg__model_rule(m, "embeddings.position_ids buffer stored (written by transformers "
-                       "< 4.31; in Position embedding)", 0);
-    }
-    if (types && !fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, emb, err))
-        return FG_E_NOMEM;
-    if ((rc = fg__add_norm(m, -1, "Embedding norm", emb, FG_NORM_LN, err)))
-        return rc;
-    if (emb != m->hidden) {
-        if (!(n = fg__model_add(m, FG_NODE_OTHER, -1, "Embedding projection", err)))
-            return FG_E_NOMEM;
-        fg__node_linear(n, "proj", emb, m->hidden, 1, true);
-        n->hidden = (uint32_t)emb;
-        n->width = (uint32_t)m->hidden;
-        fg__fmt(n->desc, sizeof n->desc, "%llu -> %llu", (unsigned long long)emb,
-                 (unsigned long long)m->hidden);
-    }
-    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
-                              .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true,
-                              .bidirectional = true};
-    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .bias = true};
-    uint64_t buckets = 0;
-    if (fam->rel_buckets_def &&
-        (rc = fg_cfg_u64(c, "relative_attention_num_buckets", fam->rel_buckets_def, 1, 1u << 16,
-                         &buckets, err)))
-        return rc;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (!(n = fg__add_attention(m, li, &a, err)))
-            return err ? err->code : FG_E_NOMEM;
-        if (relative)
-            n->params += (2 * m->max_pos - 1) * m->head_dim;
-        if (l == 0)
-            n->params += buckets * m->heads; /* the shared relative_attention_bias */
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
-            !fg__add_mlp(m, li, &f, err) ||
-            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
-    }
+    struct fg_node *n;
     bool pooler = task->pooler;
     if (!pooler && fam->unversioned_pooler && !ver) {
         pooler = true;
@@ -486,145 +466,6 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
                        "Google pre-training heads; a headless save holds %llu fewer scalars",
                        (unsigned long long)(m->hidden * m->hidden + 5 * m->hidden + m->vocab +
                                             2));
-    return 0;
-}
-
-/* ---- nomic_bert ----------------------------------------------------------- */
-
-/*
- * NomicBertModel (NomicBertConfig is a GPT2Config: n_embd, n_layer, n_head,
- * n_inner, n_positions):
- *   embeddings   word (vocab rounded up to pad_vocab_size_multiple), a
- *                position table only when rotary_emb_fraction is 0,
- *                token_type when type_vocab_size > 0, then emb_ln
- *   attention    Wqkv fused hidden -> 3 hidden and out_proj, both biased by
- *                qkv_proj_bias; norm1 after it (post-norm; prenorm moves the
- *                norms, not their count)
- *   MLP          fc1 / fc2 biased by mlp_fc1_bias / mlp_fc2_bias; GLU
- *                activations use fc11 + fc12 of n_inner (default 8h/3)
- *                rounded up to 256 (NomciBertGatedMLP)
- *   MoE          layers with i % moe_every_n_layers == 1: router
- *                hidden -> num_experts without bias, megablocks experts w1 / w2
- *                of num_experts x n_inner x hidden without per-expert bias,
- *                one shared output bias of hidden
- *   pooler       only with add_pooling_layer
- * nomic-embed-text-v2-moe counts 475,292,928 with these shapes (the Hub's
- * safetensors total).
- */
-static int read_nomic_bert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
-                           struct fg_err *err)
-{
-    (void)spec;
-    /* GPT2Config defaults under NomicBertConfig's own. */
-    static const struct fg_core_defaults d = {.vocab = 50257, .hidden = 768, .inter = 0,
-                                              .layers = 12, .heads = 12, .max_pos = 1024,
-                                              .tie = true};
-    int rc;
-    uint64_t hidden, heads, pad, types, experts, top_k, every, shared;
-    double rotary;
-    bool qkv_bias, fc1_bias, fc2_bias, parallel, pooler, causal;
-    const char *act = NULL;
-    if ((rc = fg_cfg_u64(c, "n_embd|hidden_size", d.hidden, 1, FG_MAX_HIDDEN, &hidden, err)) ||
-        (rc = fg_cfg_u64(c, "n_head|num_attention_heads", d.heads, 1, FG_MAX_HEADS, &heads,
-                         err)) ||
-        (rc = fg__check_heads(c, "n_embd|hidden_size", hidden, "n_head|num_attention_heads", heads,
-                          err)) ||
-        (rc = fg__read_core(c, m, &d, err)) ||
-        (rc = fg_cfg_u64(c, "pad_vocab_size_multiple", 1, 1, 1u << 16, &pad, err)) ||
-        (rc = fg_cfg_u64(c, "type_vocab_size", 2, 0, FG_MAX_VOCAB, &types, err)) ||
-        (rc = fg_cfg_f64(c, "rotary_emb_fraction", 0.0, 0.0, 1.0, &rotary, err)) ||
-        (rc = fg_cfg_bool(c, "qkv_proj_bias", true, &qkv_bias, err)) ||
-        (rc = fg_cfg_bool(c, "mlp_fc1_bias", true, &fc1_bias, err)) ||
-        (rc = fg_cfg_bool(c, "mlp_fc2_bias", true, &fc2_bias, err)) ||
-        (rc = fg_cfg_bool(c, "parallel_block", false, &parallel, err)) ||
-        (rc = fg_cfg_bool(c, "add_pooling_layer", false, &pooler, err)) ||
-        (rc = fg_cfg_bool(c, "causal", false, &causal, err)) ||
-        (rc = fg_cfg_str(c, "activation_function", "gelu_new", &act, err)) ||
-        (rc = fg_cfg_u64(c, "num_experts", 0, 0, FG_MAX_EXPERTS, &experts, err)) ||
-        (rc = fg_cfg_u64(c, "moe_top_k", 1, 1, FG_MAX_EXPERTS, &top_k, err)) ||
-        (rc = fg_cfg_u64(c, "moe_every_n_layers", 0, 0, FG_MAX_LAYERS, &every, err)) ||
-        (rc = fg_cfg_u64(c, "num_shared_experts", 0, 0, FG_MAX_EXPERTS, &shared, err)))
-        return rc;
-    if (parallel)
-        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'parallel_block' is true: the parallel "
-                          "NomicBert block is not supported", c->origin);
-    if (shared)
-        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'num_shared_experts' = %llu: shared "
-                          "experts in NomicBert MoE layers are not supported", c->origin,
-                          (unsigned long long)shared);
-    if (every && experts < 2)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'moe_every_n_layers' = %llu needs "
-                          "'num_experts' of at least 2 (got %llu)", c->origin,
-                          (unsigned long long)every, (unsigned long long)experts);
-    if (every && top_k > experts)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'moe_top_k' = %llu exceeds 'num_experts' = "
-                          "%llu", c->origin, (unsigned long long)top_k,
-                          (unsigned long long)experts);
-    bool gated = !strcmp(act, "glu") || !strcmp(act, "swiglu") || !strcmp(act, "geglu");
-    if (gated) {
-        uint64_t inter = fg_cfg_has(c, "n_inner|intermediate_size") ? m->inter : 8 * m->hidden / 3;
-        m->inter = (inter + 255) / 256 * 256;
-    }
-    m->vocab = (m->vocab + pad - 1) / pad * pad;
-
-    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
-        return rc;
-    if (rotary <= 0.0 && !fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
-                                    m->hidden, err))
-        return FG_E_NOMEM;
-    if (types && !fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, m->hidden, err))
-        return FG_E_NOMEM;
-    if ((rc = fg__add_norm(m, -1, "Embedding norm", m->hidden, FG_NORM_LN, err)))
-        return rc;
-    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
-                              .head_dim = m->head_dim, .qkv_bias = qkv_bias, .o_bias = qkv_bias,
-                              .fused_qkv = true, .bidirectional = !causal};
-    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = gated,
-                             .bias = fc1_bias};
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (!fg__add_attention(m, li, &a, err))
-            return err ? err->code : FG_E_NOMEM;
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
-            return rc;
-        if (every && l % every == 1) {
-            struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, li, "MoE", err);
-            if (!n)
-                return FG_E_NOMEM;
-            fg__node_linear(n, "router", m->hidden, experts, 1, false);
-            fg__node_linear(n, "up", m->hidden, m->inter, experts, false);
-            fg__node_linear(n, "down", m->inter, m->hidden, experts, false);
-            n->params += m->hidden; /* the experts' one shared output bias */
-            n->hidden = (uint32_t)m->hidden;
-            n->width = (uint32_t)m->hidden;
-            n->inter = (uint32_t)m->inter;
-            n->experts = (uint32_t)experts;
-            n->top_k = (uint32_t)top_k;
-            fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu x%llu",
-                     (unsigned long long)experts, (unsigned long long)top_k,
-                     (unsigned long long)m->inter);
-        } else {
-            /* fg__add_mlp biases both linears alike; fc2's bias follows its own key. */
-            struct fg_node *n = fg__add_mlp(m, li, &f, err);
-            if (!n)
-                return err ? err->code : FG_E_NOMEM;
-            if (fc1_bias != fc2_bias)
-                n->params = fc2_bias ? n->params + m->hidden : n->params - m->hidden;
-        }
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
-            return rc;
-    }
-    if (pooler) {
-        struct fg_node *n = fg__add_table(m, FG_NODE_OTHER, "Pooler", m->hidden + 1, m->hidden, err);
-        if (!n)
-            return FG_E_NOMEM;
-    }
-    if (every) {
-        m->experts = experts;
-        m->top_k = top_k;
-    }
-    m->encoder_only = true;
-    m->tied = true;
     return 0;
 }
 
@@ -751,9 +592,9 @@ static int read_modernbert(const struct fg_cfg *c, struct fg_model *m, const voi
         (rc = fg_cfg_bool(c, "decoder_bias", true, &dec_bias, err)) ||
         (rc = fg_cfg_u64(c, "global_attn_every_n_layers", 3, 1, FG_MAX_LAYERS, &every, err)) ||
         (rc = fg_cfg_u64(c, "local_attention", 128, 0, FG_MAX_POS, &local, err)) ||
-        (rc = has_arch(c, "ModernBertForMaskedLM", &mlm, err)) ||
-        (rc = has_arch(c, "ModernBertForSequenceClassification", &seq, err)) ||
-        (rc = has_arch(c, "ModernBertForTokenClassification", &tok, err)))
+        (rc = fg__cfg_has_arch(c, "ModernBertForMaskedLM", &mlm, err)) ||
+        (rc = fg__cfg_has_arch(c, "ModernBertForSequenceClassification", &seq, err)) ||
+        (rc = fg__cfg_has_arch(c, "ModernBertForTokenClassification", &tok, err)))
         return rc;
     if ((seq || tok) && (rc = read_num_labels(c, &labels, err)))
         return rc;
@@ -935,345 +776,6 @@ static int read_deberta_v2(const struct fg_cfg *c, struct fg_model *m, const voi
     return add_bert_head(m, task->head, labels, h, task->cls, err);
 }
 
-/* ---- BART / mBART --------------------------------------------------------- */
-
-struct bart_spec {
-    uint64_t vocab, d_model, layers, heads, ffn, max_pos;
-    bool final_ln;          /* encoder.layer_norm / decoder.layer_norm (MBart) */
-};
-
-/* BartConfig defaults (bart-large). */
-static const struct bart_spec bart = {.vocab = 50265, .d_model = 1024, .layers = 12,
-                                      .heads = 16, .ffn = 4096, .max_pos = 1024};
-/* MBartConfig defaults (mbart-large-cc25). */
-static const struct bart_spec mbart = {.vocab = 50265, .d_model = 1024, .layers = 12,
-                                       .heads = 16, .ffn = 4096, .max_pos = 1024,
-                                       .final_ln = true};
-
-/* One BART stack: learned positions (max_position_embeddings + 2 rows: BartLearnedPositional-
- * Embedding's offset), layernorm_embedding, post-norm layers of biased q/k/v/out_proj,
- * self_attn_layer_norm, [encoder_attn + its LayerNorm,] fc1 / fc2 (biased), final_layer_norm;
- * MBart adds the stack's layer_norm. */
-static int bart_stack(struct fg_model *m, uint64_t layers, uint64_t heads, uint64_t ffn,
-                      uint64_t max_pos, bool decoder, bool final_ln, struct fg_err *err)
-{
-    int rc;
-    if (!fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", max_pos + 2, m->hidden, err))
-        return FG_E_NOMEM;
-    if ((rc = fg__add_norm(m, -1, "Embedding norm", m->hidden, FG_NORM_LN, err)))
-        return rc;
-    struct fg_attn_shape a = {.hidden = m->hidden, .heads = heads, .kv_heads = heads,
-                              .head_dim = m->hidden / heads, .qkv_bias = true, .o_bias = true,
-                              .bidirectional = !decoder};
-    struct fg_attn_shape x = a;
-    x.bidirectional = false;
-    x.cross = true;
-    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = ffn, .bias = true};
-    for (uint64_t l = 0; l < layers; l++) {
-        int32_t li = (int32_t)l;
-        if (!fg__add_attention(m, li, &a, err) ||
-            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
-        if (decoder && (!fg__add_attention(m, li, &x, err) ||
-                        (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err))))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
-        if (!fg__add_mlp(m, li, &f, err) ||
-            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
-    }
-    if (final_ln)
-        return fg__add_norm(m, -1, decoder ? "Final norm" : "Norm", m->hidden, FG_NORM_LN, err);
-    return 0;
-}
-
-/*
- * BartModel / BartForConditionalGeneration (models/bart/modeling_bart.py) and
- * MBart (models/mbart): one shared embedding (encoder and decoder embed_tokens
- * are tied to it), two stacks, lm_head tied to it.  ForConditionalGeneration
- * registers final_logits_bias (1 x vocab) as a persistent buffer: stored.
- * facebook/bart-base (BartModel): 139,420,416 (safetensors metadata table).
- */
-static int read_bart(const struct fg_cfg *c, struct fg_model *m, const void *spec,
-                     struct fg_err *err)
-{
-    const struct bart_spec *s = spec;
-    int rc;
-    uint64_t enc_layers, enc_heads, enc_ffn;
-    bool gen = false, final_ln, tie;
-    if ((rc = fg_cfg_u64(c, "vocab_size", s->vocab, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
-        (rc = fg_cfg_u64(c, "d_model", s->d_model, 1, FG_MAX_HIDDEN, &m->hidden, err)) ||
-        (rc = fg_cfg_u64(c, "encoder_layers", s->layers, 1, FG_MAX_LAYERS, &enc_layers, err)) ||
-        (rc = fg_cfg_u64(c, "decoder_layers", s->layers, 1, FG_MAX_LAYERS, &m->layers, err)) ||
-        (rc = fg_cfg_u64(c, "encoder_attention_heads", s->heads, 1, FG_MAX_HEADS, &enc_heads,
-                         err)) ||
-        (rc = fg_cfg_u64(c, "decoder_attention_heads", s->heads, 1, FG_MAX_HEADS, &m->heads,
-                         err)) ||
-        (rc = fg_cfg_u64(c, "encoder_ffn_dim", s->ffn, 1, FG_MAX_INTER, &enc_ffn, err)) ||
-        (rc = fg_cfg_u64(c, "decoder_ffn_dim", s->ffn, 1, FG_MAX_INTER, &m->inter, err)) ||
-        (rc = fg_cfg_u64(c, "max_position_embeddings", s->max_pos, 1, FG_MAX_POS, &m->max_pos,
-                         err)) ||
-        (rc = fg_cfg_bool(c, "add_final_layer_norm", s->final_ln, &final_ln, err)) ||
-        (rc = fg_cfg_bool(c, "tie_word_embeddings", true, &tie, err)) ||
-        (rc = fg__check_heads(c, "d_model", m->hidden, "encoder_attention_heads", enc_heads,
-                              err)) ||
-        (rc = fg__check_heads(c, "d_model", m->hidden, "decoder_attention_heads", m->heads, err)) ||
-        (rc = has_arch(c, s->final_ln ? "MBartForConditionalGeneration"
-                                      : "BartForConditionalGeneration", &gen, err)))
-        return rc;
-    m->kv_heads = m->heads;
-    m->head_dim = m->hidden / m->heads;
-    m->enc_dec = true;
-    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
-        return rc;
-    size_t enc_from = m->n_nodes;
-    if ((rc = bart_stack(m, enc_layers, enc_heads, enc_ffn, m->max_pos, false, final_ln, err)))
-        return rc;
-    mark_encoder(m, enc_from);
-    if ((rc = bart_stack(m, m->layers, m->heads, m->inter, m->max_pos, true, final_ln, err)))
-        return rc;
-    if (!gen) {
-        m->tied = true; /* the base model: no lm_head */
-        return 0;
-    }
-    struct fg_node *n = fg__add_table(m, FG_NODE_OTHER, "final_logits_bias", 1, m->vocab, err);
-    if (!n)
-        return FG_E_NOMEM;
-    n->buffers = n->params;
-    fg__model_rule(m, "final_logits_bias buffer stored (in final_logits_bias)", 0);
-    return fg__add_head(m, m->vocab, m->hidden, tie, false, false, err);
-}
-
-/* ---- T5 ------------------------------------------------------------------- */
-
-struct t5_spec {
-    uint64_t vocab, d_model, d_kv, d_ff, layers, heads, buckets;
-    const char *ff_proj;
-    bool tie;
-    bool bias_every_layer;  /* UMT5: every self-attention owns relative_attention_bias */
-};
-
-/* T5Config defaults (t5-small). */
-static const struct t5_spec t5 = {.vocab = 32128, .d_model = 512, .d_kv = 64, .d_ff = 2048,
-                                  .layers = 6, .heads = 8, .buckets = 32, .ff_proj = "relu",
-                                  .tie = true};
-/* UMT5Config defaults (umt5-small): mT5 blocks whose every self-attention holds its own
- * relative_attention_bias (UMT5Attention has_relative_attention_bias = True always,
- * models/umt5/modeling_umt5.py). */
-static const struct t5_spec umt5 = {.vocab = 250112, .d_model = 512, .d_kv = 64, .d_ff = 1024,
-                                    .layers = 8, .heads = 6, .buckets = 32,
-                                    .ff_proj = "gated-gelu", .tie = true,
-                                    .bias_every_layer = true};
-/* MT5Config defaults (mt5-small): v1.1 blocks, untied head. */
-static const struct t5_spec mt5 = {.vocab = 250112, .d_model = 512, .d_kv = 64, .d_ff = 1024,
-                                   .layers = 8, .heads = 6, .buckets = 32,
-                                   .ff_proj = "gated-gelu", .tie = false};
-
-/*
- * One T5 stack: per block T5LayerSelfAttention (T5LayerNorm = RMS weight
- * only, then q/k/v/o without bias over heads x d_kv; block 0 alone holds
- * relative_attention_bias, buckets x heads), in the decoder a
- * T5LayerCrossAttention of the same shape, then T5LayerFF (norm, wi or
- * wi_0 + wi_1 when gated, wo; no biases); final_layer_norm.
- */
-static int t5_stack(struct fg_model *m, uint64_t layers, bool decoder, uint64_t d_ff, bool gated,
-                    uint64_t buckets, bool every, const char *final_name, struct fg_err *err)
-{
-    int rc;
-    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
-                              .head_dim = m->head_dim, .bidirectional = !decoder};
-    struct fg_attn_shape x = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
-                              .head_dim = m->head_dim, .cross = true};
-    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = d_ff, .gated = gated};
-    for (uint64_t l = 0; l < layers; l++) {
-        int32_t li = (int32_t)l;
-        struct fg_node *n;
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
-            return rc;
-        if (!(n = fg__add_attention(m, li, &a, err)))
-            return err ? err->code : FG_E_NOMEM;
-        if (l == 0 || every)
-            n->params += buckets * m->heads;
-        if (decoder && ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
-                        !fg__add_attention(m, li, &x, err)))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
-            return rc;
-        if (!fg__add_mlp(m, li, &f, err))
-            return err ? err->code : FG_E_NOMEM;
-    }
-    return fg__add_norm(m, -1, final_name, m->hidden, FG_NORM_RMS, err);
-}
-
-static int read_t5(const struct fg_cfg *c, struct fg_model *m, const void *spec,
-                   struct fg_err *err)
-{
-    const struct t5_spec *s = spec;
-    int rc;
-    uint64_t enc_layers, dec_layers, d_ff, buckets;
-    const char *ff = NULL;
-    bool tie, encoder_only;
-    if ((rc = fg_cfg_u64(c, "vocab_size", s->vocab, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
-        (rc = fg_cfg_u64(c, "d_model", s->d_model, 1, FG_MAX_HIDDEN, &m->hidden, err)) ||
-        (rc = fg_cfg_u64(c, "d_kv", s->d_kv, 1, 1u << 14, &m->head_dim, err)) ||
-        (rc = fg_cfg_u64(c, "d_ff", s->d_ff, 1, FG_MAX_INTER, &d_ff, err)) ||
-        (rc = fg_cfg_u64(c, "num_layers", s->layers, 1, FG_MAX_LAYERS, &enc_layers, err)) ||
-        (rc = fg_cfg_u64(c, "num_decoder_layers", enc_layers, 1, FG_MAX_LAYERS, &dec_layers,
-                         err)) ||
-        (rc = fg_cfg_u64(c, "num_heads", s->heads, 1, FG_MAX_HEADS, &m->heads, err)) ||
-        (rc = fg_cfg_u64(c, "relative_attention_num_buckets", s->buckets, 1, 1u << 16, &buckets,
-                         err)) ||
-        (rc = fg_cfg_str(c, "feed_forward_proj", s->ff_proj, &ff, err)) ||
-        (rc = fg_cfg_bool(c, "tie_word_embeddings", s->tie, &tie, err)) ||
-        /* T5 has relative positions and no length limit; n_positions is the
-         * length it was trained at when a config carries it. */
-        (rc = fg_cfg_u64(c, "n_positions", 512, 1, FG_MAX_POS, &m->max_pos, err)) ||
-        (rc = has_arch(c, "T5EncoderModel", &encoder_only, err)))
-        return rc;
-    /* T5Config: "gated-ACT" or "ACT"; anything else raises. */
-    const char *dash = strchr(ff, '-');
-    bool gated = dash && (size_t)(dash - ff) == 5 && strncmp(ff, "gated", 5) == 0;
-    if ((dash && !gated) || (gated && strchr(dash + 1, '-')) || !*ff || (gated && !dash[1]))
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'feed_forward_proj' = '%s'; expected ACT or "
-                          "gated-ACT", c->origin, ff);
-    m->kv_heads = m->heads;
-    m->inter = d_ff;
-    m->layers = encoder_only ? enc_layers : dec_layers;
-
-    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
-        return rc;
-    size_t enc_from = m->n_nodes;
-    if ((rc = t5_stack(m, enc_layers, false, d_ff, gated, buckets, s->bias_every_layer,
-                       encoder_only ? "Final norm" : "Norm", err)))
-        return rc;
-    if (encoder_only) {
-        /* T5EncoderModel: the encoder is the model. */
-        m->encoder_only = true;
-        m->tied = true;
-        return 0;
-    }
-    mark_encoder(m, enc_from);
-    if ((rc = t5_stack(m, dec_layers, true, d_ff, gated, buckets, s->bias_every_layer,
-                       "Final norm", err)))
-        return rc;
-    m->enc_dec = true;
-    /* The v1.0 checkpoints converted from Mesh TensorFlow (t5-small .. t5-11b,
-     * feed_forward_proj "relu") also hold
-     * decoder.block.0.layer.1.EncDecAttention.relative_attention_bias, which
-     * T5 never builds (_keys_to_ignore_on_load_unexpected): t5-small's file
-     * holds 60,506,880 = 60,506,624 + 32 x 8 (safetensors metadata table),
-     * t5-base 222,903,936 = 222,903,552 + 32 x 12.  v1.1 / flan-t5 files do
-     * not (flan-t5-small: 76,961,152 exactly its modules). */
-    if (strcmp(ff, "relu") == 0)
-        fg__model_rule(m, "T5 v1.0 file stores unused EncDecAttention.relative_attention_bias",
-                       (int64_t)(buckets * m->heads));
-    return fg__add_head(m, m->vocab, m->hidden, tie, false, false, err);
-}
-
-/* ---- Whisper -------------------------------------------------------------- */
-
-/* WhisperAttention: q, v and out_proj biased, k_proj without bias. */
-static struct fg_node *whisper_attention(struct fg_model *m, int32_t layer, uint64_t heads,
-                                         bool decoder, bool cross, struct fg_err *err)
-{
-    struct fg_attn_shape a = {.hidden = m->hidden, .heads = heads, .kv_heads = heads,
-                              .head_dim = m->hidden / heads, .o_bias = true,
-                              .bidirectional = !decoder, .cross = cross};
-    struct fg_node *n = fg__add_attention(m, layer, &a, err);
-    if (n)
-        n->params += 2 * m->hidden; /* q_proj and v_proj biases */
-    return n;
-}
-
-/*
- * WhisperForConditionalGeneration:
- *   encoder  conv1 (num_mel_bins -> d_model, k 3) and conv2 (d_model ->
- *            d_model, k 3, stride 2), both biased; embed_positions
- *            max_source_positions x d_model, a sinusoidal table kept frozen
- *            (requires_grad False) but stored in the checkpoint; pre-norm
- *            layers (LayerNorm, attention, LayerNorm, fc1 / fc2 biased GELU);
- *            layer_norm
- *   decoder  embed_tokens, learned embed_positions max_target_positions x
- *            d_model, layers with self- and cross-attention, layer_norm
- *   head     proj_out tied to embed_tokens (tie_word_embeddings default
- *            true): not stored
- * NbAiLab/nb-whisper-small-beta: 241,734,912, matching its fp32 file size.
- */
-static int read_whisper(const struct fg_cfg *c, struct fg_model *m, const void *spec,
-                        struct fg_err *err)
-{
-    (void)spec;
-    int rc;
-    uint64_t mels, enc_layers, enc_heads, enc_ffn, src_pos;
-    bool tie;
-    if ((rc = fg_cfg_u64(c, "vocab_size", 51865, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
-        (rc = fg_cfg_u64(c, "d_model", 384, 1, FG_MAX_HIDDEN, &m->hidden, err)) ||
-        (rc = fg_cfg_u64(c, "num_mel_bins", 80, 1, 1u << 12, &mels, err)) ||
-        (rc = fg_cfg_u64(c, "encoder_layers", 4, 1, FG_MAX_LAYERS, &enc_layers, err)) ||
-        (rc = fg_cfg_u64(c, "encoder_attention_heads", 6, 1, FG_MAX_HEADS, &enc_heads, err)) ||
-        (rc = fg_cfg_u64(c, "encoder_ffn_dim", 1536, 1, FG_MAX_INTER, &enc_ffn, err)) ||
-        (rc = fg_cfg_u64(c, "decoder_layers", 4, 1, FG_MAX_LAYERS, &m->layers, err)) ||
-        (rc = fg_cfg_u64(c, "decoder_attention_heads", 6, 1, FG_MAX_HEADS, &m->heads, err)) ||
-        (rc = fg_cfg_u64(c, "decoder_ffn_dim", 1536, 1, FG_MAX_INTER, &m->inter, err)) ||
-        (rc = fg_cfg_u64(c, "max_source_positions", 1500, 1, FG_MAX_POS, &src_pos, err)) ||
-        (rc = fg_cfg_u64(c, "max_target_positions", 448, 1, FG_MAX_POS, &m->max_pos, err)) ||
-        (rc = fg_cfg_bool(c, "tie_word_embeddings", true, &tie, err)) ||
-        (rc = fg__check_heads(c, "d_model", m->hidden, "encoder_attention_heads", enc_heads, err)) ||
-        (rc = fg__check_heads(c, "d_model", m->hidden, "decoder_attention_heads", m->heads, err)))
-        return rc;
-    m->kv_heads = m->heads;
-    m->head_dim = m->hidden / m->heads;
-    m->enc_positions = src_pos;
-    m->enc_dec = true;
-
-    /* Encoder. */
-    size_t enc_from = m->n_nodes;
-    struct fg_node *n = fg__model_add(m, FG_NODE_OTHER, -1, "Conv stem", err);
-    if (!n)
-        return FG_E_NOMEM;
-    n->params = mels * m->hidden * 3 + m->hidden + m->hidden * m->hidden * 3 + m->hidden;
-    n->hidden = (uint32_t)mels;
-    n->width = (uint32_t)m->hidden;
-    fg__fmt(n->desc, sizeof n->desc, "conv1d %llu->%llu k3, conv1d k3 s2",
-             (unsigned long long)mels, (unsigned long long)m->hidden);
-    if (!(n = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", src_pos, m->hidden, err)))
-        return FG_E_NOMEM;
-    n->buffers = n->params; /* frozen sinusoids, stored */
-    fg__fmt(n->desc, sizeof n->desc, "%llu x %llu sinusoidal, frozen",
-             (unsigned long long)src_pos, (unsigned long long)m->hidden);
-    struct fg_mlp_shape fe = {.hidden = m->hidden, .inter = enc_ffn, .bias = true};
-    for (uint64_t l = 0; l < enc_layers; l++) {
-        int32_t li = (int32_t)l;
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
-            !whisper_attention(m, li, enc_heads, false, false, err) ||
-            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
-            !fg__add_mlp(m, li, &fe, err))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
-    }
-    if ((rc = fg__add_norm(m, -1, "Norm", m->hidden, FG_NORM_LN, err)))
-        return rc;
-    mark_encoder(m, enc_from);
-
-    /* Decoder. */
-    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
-        return rc;
-    if (!fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, m->hidden, err))
-        return FG_E_NOMEM;
-    struct fg_mlp_shape fd = {.hidden = m->hidden, .inter = m->inter, .bias = true};
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
-            !whisper_attention(m, li, m->heads, true, false, err) ||
-            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
-            !whisper_attention(m, li, m->heads, true, true, err) ||
-            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
-            !fg__add_mlp(m, li, &fd, err))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
-    }
-    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_LN, err)))
-        return rc;
-    return fg__add_head(m, m->vocab, m->hidden, tie, false, false, err);
-}
-
 const struct fg_arch fg__arch_encoder_table[] = {
     {"bert", "bert encoder", read_bert, &bert},
     {"roberta", "roberta encoder", read_bert, &roberta},
@@ -1285,12 +787,5 @@ const struct fg_arch fg__arch_encoder_table[] = {
     {"deberta-v2", "deberta-v2/v3 encoder (disentangled attention)", read_deberta_v2,
      &deberta_v2},
     {"distilbert", "distilbert encoder", read_distilbert, &distilbert},
-    {"bart", "bart encoder-decoder", read_bart, &bart},
-    {"mbart", "mbart encoder-decoder", read_bart, &mbart},
-    {"nomic_bert", "nomic-bert encoder (remote code)", read_nomic_bert, NULL},
-    {"t5", "t5 encoder-decoder", read_t5, &t5},
-    {"mt5", "t5 encoder-decoder", read_t5, &mt5},
-    {"umt5", "t5 encoder-decoder (per-layer relative bias)", read_t5, &umt5},
-    {"whisper", "whisper encoder-decoder (audio)", read_whisper, NULL},
     {NULL, NULL, NULL, NULL},
 };

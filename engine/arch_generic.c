@@ -25,6 +25,7 @@
  *              absent = tied, the PretrainedConfig default), none for a base / embedding
  *              model (*Model), a score head for classifiers; learned absolute positions and
  *              token types (BertEmbeddings) where the config says so.
+ * The keys that make a count unsure are arch_keys.c's table.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,129 +33,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "arch.h"
+#include "arch_keys.h"
 #include "fmt.h"
-
-/* ---- keys that make the count unsure ---------------------------------------------------- */
-
-/* A key whose presence (not null, false, 0, "" or empty) means structure this reader does not
- * size. */
-struct unsure_key {
-    const char *key;
-    const char *what;
-};
-
-static const struct unsure_key unsure_keys[] = {
-    {"vision_config", "a vision tower the generic reader does not size"},
-    {"audio_config", "an audio tower the generic reader does not size"},
-    {"speech_config", "a speech tower the generic reader does not size"},
-    {"text_config", "a nested text model: the wrapper's other parts are not sized"},
-    {"encoder_config", "a separate encoder the generic reader does not size"},
-    {"decoder_config", "a separate decoder the generic reader does not size"},
-    {"vision_tower", "a vision tower the generic reader does not size"},
-    {"mm_vision_tower", "a vision tower the generic reader does not size"},
-    {"is_encoder_decoder", "an encoder-decoder: the encoder stack is not sized"},
-    {"encoder_layers", "an encoder-decoder: the encoder stack is not sized"},
-    {"num_decoder_layers", "an encoder-decoder: the decoder stack is not sized"},
-    /* AlbertTransformer: num_hidden_groups groups of inner_group_num layers are stored once
-     * and run num_hidden_layers times */
-    {"num_hidden_groups", "layer sharing: the checkpoint stores fewer layers than run"},
-    {"inner_group_num", "layer sharing: the checkpoint stores fewer layers than run"},
-    {"share_layers", "layer sharing: the checkpoint stores fewer layers than run"},
-    {"shared_layers", "layer sharing: the checkpoint stores fewer layers than run"},
-    {"num_shared_layers", "layer sharing: the checkpoint stores fewer layers than run"},
-    {"linear_attn_config", "linear-attention layers the generic reader cannot size"},
-    /* Qwen3NextConfig: every full_attention_interval-th layer attends, the others are gated
-     * delta-net layers; JambaConfig: attention every attn_layer_period, Mamba-1 between */
-    {"full_attention_interval", "linear-attention layers between the attention layers"},
-    {"attn_layer_period", "Mamba layers between the attention layers"},
-    {"cross_attention_layers", "cross-attention layers over another modality"},
-    {"block_configs", "per-layer block shapes (DeciLM / Nemotron-NAS)"},
-    /* Gemma3nTextConfig: per-layer input embeddings, AltUp, LAuReL, layers reusing another
-     * layer's keys and values (and, in Gemma-4, double-wide MLPs on those) */
-    {"hidden_size_per_layer_input", "per-layer input embeddings the generic reader does not size"},
-    {"altup_num_inputs", "AltUp projections the generic reader does not size"},
-    {"laurel_rank", "LAuReL blocks the generic reader does not size"},
-    {"num_kv_shared_layers", "layers sharing keys and values: fewer projections are stored"},
-    {"use_double_wide_mlp", "MLPs of two widths the generic reader does not place"},
-    {"full_attn_idxs", "a per-layer mixer list whose other layers are not sized"},
-    {"conv_L_cache", "short-convolution layers the generic reader does not size"},
-    {"moe_latent_size", "experts over a latent projection the generic reader does not size"},
-    {"index_n_heads", "a sparse-attention indexer the generic reader does not size"},
-    {"word_embed_proj_dim", "an embedding projection the generic reader does not size"},
-    {"num_mtp_modules", "multi-token-prediction modules of unknown shape"},
-    {NULL, NULL},
-};
-
-/* Parts of key names that name structure (experts, other modalities): a key holding one
- * that the reader does not list in `understood` makes the count unsure. */
-static const char *const structural_words[] = {"expert", "moe", "vision", "audio", "image",
-                                               "video", "speech", "linear_", NULL};
-
-/* Keys with those words that the reader sizes, or that do not change the stored tensors
- * (loss coefficients, kernels, dispatch). */
-static const char *const understood[] = {
-    "num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts",
-    "num_experts_per_tok", "moe_topk", "moe_top_k", "experts_per_token",
-    "num_experts_per_token", "moe_k", "moe_intermediate_size", "expert_intermediate_size",
-    "moe_ffn_hidden_size", "n_shared_experts", "num_shared_experts", "moe_num_shared_experts",
-    "shared_expert_intermediate_size", "moe_shared_expert_intermediate_size", "moe_layer_freq",
-    "moe_aux_loss_coef", "moe_aux_loss_coeff", "moe_z_loss_coeff", "moe_impl",
-    "moe_resid_pdrop", "moe_normalize_expert_weights", "moe_router_dtype", "moe_jitter_eps",
-    "moe_token_dispatcher_type", NULL,
-};
-
-static const cJSON *item(const struct fg_cfg *c, const char *key)
-{
-    return c->obj ? cJSON_GetObjectItemCaseSensitive(c->obj, key) : NULL;
-}
-
-/* A value that switches something on: not null, false, 0, "" or an empty array / object. */
-static bool set_on(const cJSON *v)
-{
-    if (!v || cJSON_IsNull(v) || cJSON_IsFalse(v))
-        return false;
-    if (cJSON_IsNumber(v))
-        return v->valuedouble != 0;
-    if (cJSON_IsString(v))
-        return v->valuestring && v->valuestring[0];
-    if (cJSON_IsArray(v) || cJSON_IsObject(v))
-        return v->child != NULL;
-    return true;
-}
-
-static bool listed(const char *const *list, const char *key)
-{
-    for (; *list; list++)
-        if (!strcmp(*list, key))
-            return true;
-    return false;
-}
-
-static void check_unsure_keys(const struct fg_cfg *c, struct fg_model *m)
-{
-    for (const struct unsure_key *u = unsure_keys; u->key; u++)
-        if (set_on(item(c, u->key)))
-            fg__model_unsure(m, u->key, "unsure: key '%s' means %s; the count may be far off",
-                             u->key, u->what);
-    /* ALBERT / ELECTRA factorised embeddings: a projection the reader does not build */
-    const cJSON *e = item(c, "embedding_size");
-    if (cJSON_IsNumber(e) && e->valuedouble != (double)m->hidden)
-        fg__model_unsure(m, "embedding_size", "unsure: key 'embedding_size' = %g differs from "
-                         "the hidden size %llu: a factorised embedding the generic reader does "
-                         "not build", e->valuedouble, (unsigned long long)m->hidden);
-    const cJSON *k;
-    cJSON_ArrayForEach(k, c->obj) {
-        if (!k->string || listed(understood, k->string) || !set_on(k))
-            continue;
-        for (const char *const *w = structural_words; *w; w++)
-            if (strstr(k->string, *w)) {
-                fg__model_unsure(m, k->string, "unsure: key '%s' names %s structure the "
-                                 "generic reader does not understand", k->string, *w);
-                break;
-            }
-    }
-}
 
 /* ---- the MLP form ------------------------------------------------------------------------ */
 
@@ -288,7 +168,7 @@ static int read_layers(const struct fg_cfg *c, struct fg_model *m, struct layers
                             "(NemotronHBlock)");
         return 0;
     }
-    const cJSON *atl = item(c, "attn_type_list");
+    const cJSON *atl = fg__cfg_item(c, "attn_type_list");
     if (cJSON_IsArray(atl)) {
         /* MiniMaxText01Config: 1 softmax attention, 0 lightning (linear) attention */
         size_t i = 0;
@@ -349,7 +229,7 @@ static int read_experts(const struct fg_cfg *c, struct fg_model *m, struct exper
 {
     int rc;
     char key[64];
-    const cJSON *ne = item(c, fg__cfg_key_used(c, EXPERTS_KEYS, key, sizeof key));
+    const cJSON *ne = fg__cfg_item(c, fg__cfg_key_used(c, EXPERTS_KEYS, key, sizeof key));
     if (ne && !cJSON_IsNumber(ne) && !cJSON_IsNull(ne)) {
         fg__model_unsure(m, key, "unsure: %s is not one number: experts of several sizes the "
                          "generic reader does not size", key);
@@ -394,13 +274,13 @@ static int read_experts(const struct fg_cfg *c, struct fg_model *m, struct exper
      * >= first_k_dense_replace with layer % moe_layer_freq == 0; Qwen2MoeDecoderLayer on
      * layers not in mlp_only_layers with (layer + 1) % decoder_sparse_step == 0 */
     x->freq = 1;
-    const cJSON *fq = item(c, "moe_layer_freq");
+    const cJSON *fq = fg__cfg_item(c, "moe_layer_freq");
     if (cJSON_IsArray(fq)) {
         size_t i = 0;
         const cJSON *e;
         cJSON_ArrayForEach(e, fq) {
             if (i < FG_MAX_LAYERS)
-                x->freq_list[i] = set_on(e);
+                x->freq_list[i] = fg__cfg_set_on(e);
             i++;
         }
         if (i != m->layers)
@@ -702,7 +582,7 @@ static int build(const struct fg_cfg *c, struct fg_model *m, struct generic *g,
     /* Mamba sizes but no layer list placing Mamba layers: they would be left out */
     const cJSON *it;
     cJSON_ArrayForEach(it, c->obj) {
-        if (!mamba && it->string && set_on(it) &&
+        if (!mamba && it->string && fg__cfg_set_on(it) &&
             (strstr(it->string, "mamba") || !strcmp(it->string, "ssm_state_size"))) {
             fg__model_unsure(m, it->string, "unsure: key '%s' sizes Mamba layers, but no layer "
                              "list says which layers they are", it->string);
@@ -759,7 +639,7 @@ static int build(const struct fg_cfg *c, struct fg_model *m, struct generic *g,
         return rc;
     if (head->head == HEAD_SCORE) {
         /* LlamaForSequenceClassification.score: Linear(hidden, num_labels, bias=False) */
-        const cJSON *labels = item(c, "id2label");
+        const cJSON *labels = fg__cfg_item(c, "id2label");
         uint64_t nl = cJSON_IsObject(labels) ? (uint64_t)cJSON_GetArraySize(labels) : 2;
         struct fg_node *n = fg__model_add(m, FG_NODE_HEAD, -1, "Score head", err);
         if (!n)
@@ -811,7 +691,7 @@ int fg__arch_read_generic(const struct fg_cfg *c, struct fg_model *m, const void
     struct generic *g = calloc(1, sizeof *g);
     if (!g)
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
-    check_unsure_keys(c, m);
+    fg__generic_check_unsure(c, m);
     rc = build(c, m, g, err);
     free(g);
     return rc;

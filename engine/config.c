@@ -403,3 +403,11 @@ int fg_cfg_str_array(const struct fg_cfg *c, const char *keys, const char **out,
     *n = i;
     return 0;
 }
+
+bool fg__config_is_object(const char *text, size_t len)
+{
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    bool ok = j && cJSON_IsObject(j);
+    cJSON_Delete(j);
+    return ok;
+}

@@ -34,6 +34,10 @@ struct fg_cfg {
                                          the object (used only while it indexes obj) */
 };
 
+/* Internal: does text parse as one JSON object?  (What the source and cache steps check
+ * before a text is taken or kept.) */
+bool fg__config_is_object(const char *text, size_t len);
+
 /* Largest config.json accepted (bytes); real ones are under 100 KB. */
 #define FG_CONFIG_MAX_BYTES (4u << 20)
 

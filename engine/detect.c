@@ -1,5 +1,6 @@
 /*
- * detect.c - the node's GPUs through hwloc (2.x API), matched to the GPU table.
+ * detect.c - the node's GPUs through hwloc (2.x API), matched to the GPU table; the
+ * device lists that restrict them are engine/visible.c.
  *
  * The hwloc calls and their order are those docs/design.md ("GPU detection")
  * lists (init, blacklist, set_xml, I/O filter KEEP_IMPORTANT, load, walk
@@ -37,6 +38,7 @@
 #include "fileio.h"
 #include "fmt.h"
 #include "log.h"
+#include "visible.h"
 
 /* PCI vendors of compute GPUs and accelerators.  drop_class: a class of that
  * vendor that is not one (Intel VGA = integrated graphics).  Vendors with a
@@ -75,7 +77,6 @@ static const struct {
 static const char *const driver_components[] = {"opencl", "gl"};
 
 #define MAX_PARTS 64
-#define MAX_LIST_ITEMS 4096
 
 /* ------------------------------------------------------------------------
  * libhwloc, loaded once.
@@ -192,16 +193,6 @@ void fg_detect_result_free(struct fg_detect_result *r)
         return;
     free(r->gpus);
     free(r);
-}
-
-static void append_list(char *dst, size_t cap, const char *item)
-{
-    size_t l = strlen(dst), il = strlen(item);
-    if (l + (l ? 1 : 0) + il + 1 > cap)
-        return;
-    if (l)
-        dst[l++] = ',';
-    memcpy(dst + l, item, il + 1);
 }
 
 /* A KiB count as hwloc writes it ("83026944", newer releases may add "KiB")
@@ -345,7 +336,7 @@ static void read_osdevs(hwloc_obj_t pci, struct pci_info *pi)
         if (os->type != HWLOC_OBJ_OS_DEVICE || !os->name)
             continue;
         enum backend b = osdev_backend(os);
-        append_list(pi->names, sizeof pi->names, os->name);
+        fg__list_append(pi->names, sizeof pi->names, os->name);
         const char *model = hwloc_obj_get_info_by_name(os, "GPUModel");
         if (model && *model && !pi->model[0])
             fg__copy(pi->model, sizeof pi->model, model);
@@ -554,192 +545,33 @@ static int node_order(struct gpuvec *g)
     return 0;
 }
 
-/* ------------------------------------------------------------------------
- * Device lists (SLURM_JOB_GPUS, CUDA_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES).
- */
-
-/* Does gpu g belong to the scope of a list: all GPUs, or one vendor's. */
-static bool in_scope(const struct fg_detected_gpu *g, uint16_t vendor)
-{
-    return vendor == 0 || g->vendor == vendor;
-}
-
-static unsigned list_key(const struct fg_detected_gpu *g, bool runtime)
-{
-    return runtime ? g->runtime_index : g->index;
-}
-
-/* "GPU-1234abcd" and "1234abcd" name the same UUID. */
-static bool uuid_prefix_match(const char *uuid, const char *tok, size_t len)
-{
-    if (!uuid[0])
-        return false;
-    if (!strncasecmp(uuid, "GPU-", 4))
-        uuid += 4;
-    if (len >= 4 && !strncasecmp(tok, "GPU-", 4)) {
-        tok += 4;
-        len -= 4;
-    }
-    return len > 0 && strlen(uuid) >= len && !strncasecmp(uuid, tok, len);
-}
-
-/*
- * Keep, among the GPUs in scope (vendor 0 = all), only those the list
- * names; GPUs out of scope are untouched.  A list whose scope holds no GPU
- * does not apply (Slurm sets CUDA_VISIBLE_DEVICES for AMD GPUs too) - except
- * the node-wide list, where it means hwloc sees fewer GPUs than Slurm gave.
- */
-static int apply_list(const char *list, const char *name, uint16_t vendor, bool runtime,
-                      const struct gpuvec *g, bool *keep, struct fg_err *err)
-{
-    size_t in = 0;
-    for (size_t i = 0; i < g->n; i++)
-        in += in_scope(&g->v[i], vendor);
-    if (in == 0 && vendor != 0)
-        return 0;
-    bool *sel = calloc(g->n ? g->n : 1, sizeof *sel);
-    if (!sel)
-        return fg_err_set(err, FG_E_NOMEM, "out of memory");
-    int rc = 0;
-    const char *vname = vendor == 0x10de ? "NVIDIA " : vendor == 0x1002 ? "AMD " : "";
-    /* Slurm writes NoDevFiles when the gres has no device files: no GPU. */
-    if (strcmp(list, "NoDevFiles") != 0 && list[strspn(list, " \t")] != '\0') {
-        for (const char *p = list;;) {
-            const char *e = strchr(p, ',');
-            const char *te = e ? e : p + strlen(p);
-            while (p < te && (*p == ' ' || *p == '\t'))
-                p++;
-            while (te > p && (te[-1] == ' ' || te[-1] == '\t'))
-                te--;
-            size_t tl = (size_t)(te - p);
-            int shown = tl > 48 ? 48 : (int)tl;
-            if (tl == 0) {
-                rc = fg_err_set(err, FG_E_PARSE, "%s=\"%.64s\": empty item; expected a comma list "
-                                "of GPU indices or UUIDs", name, list);
-                break;
-            }
-            if (tl >= 4 && !strncasecmp(p, "MIG-", 4)) {
-                rc = fg_err_set(err, FG_E_UNSUPPORTED,
-                                "%s names MIG instance %.*s; fitgate checks whole GPUs and cannot "
-                                "size a MIG slice", name, shown, p);
-                break;
-            }
-            unsigned lo = 0, hi = 0;
-            const char *q = p;
-            bool num = q < te && *q >= '0' && *q <= '9';
-            if (num) {
-                unsigned long v = 0;
-                for (; q < te && *q >= '0' && *q <= '9' && v <= 1000000; q++)
-                    v = v * 10 + (unsigned long)(*q - '0');
-                lo = hi = (unsigned)v;
-                if (q < te && *q == '-' && q + 1 < te) {
-                    v = 0;
-                    for (q++; q < te && *q >= '0' && *q <= '9' && v <= 1000000; q++)
-                        v = v * 10 + (unsigned long)(*q - '0');
-                    hi = (unsigned)v;
-                }
-                num = q == te && lo <= hi && hi <= 1000000 && hi - lo < MAX_LIST_ITEMS;
-            }
-            if (num) {
-                for (unsigned x = lo; x <= hi && !rc; x++) {
-                    bool found = false;
-                    for (size_t i = 0; i < g->n; i++)
-                        if (in_scope(&g->v[i], vendor) && list_key(&g->v[i], runtime) == x) {
-                            sel[i] = true;
-                            found = true;
-                        }
-                    if (!found && in)
-                        rc = fg_err_set(err, FG_E_RANGE,
-                                        "%s=\"%.64s\" names GPU %u, but hwloc sees %zu %sGPU%s "
-                                        "on this node (indices 0-%zu)",
-                                        name, list, x, in, vname, in == 1 ? "" : "s", in - 1);
-                    else if (!found)
-                        rc = fg_err_set(err, FG_E_RANGE,
-                                        "%s=\"%.64s\" names GPU %u, but hwloc sees no GPU on "
-                                        "this node (is hwloc's pci component, from "
-                                        "libhwloc-plugins, installed?)",
-                                        name, list, x);
-                }
-                if (rc)
-                    break;
-            } else if (tl >= 4 && !strncasecmp(p, "GPU-", 4)) {
-                size_t hits = 0;
-                for (size_t i = 0; i < g->n; i++)
-                    if (in_scope(&g->v[i], vendor) && uuid_prefix_match(g->v[i].uuid, p, tl)) {
-                        sel[i] = true;
-                        hits++;
-                    }
-                if (hits > 1) {
-                    rc = fg_err_set(err, FG_E_RANGE,
-                                    "%s: %.*s matches %zu GPUs; give more of the UUID", name,
-                                    shown, p, hits);
-                    break;
-                }
-                if (hits == 0) {
-                    rc = fg_err_set(err, FG_E_RANGE,
-                                    "%s: no GPU has UUID %.*s (hwloc knows UUIDs only from its "
-                                    "NVML / RSMI components; use indices)",
-                                    name, shown, p);
-                    break;
-                }
-            } else {
-                rc = fg_err_set(err, FG_E_PARSE,
-                                "%s: '%.*s' is not a GPU index, range (0-3) or UUID (GPU-...)",
-                                name, shown, p);
-                break;
-            }
-            if (!e)
-                break;
-            p = e + 1;
-        }
-    }
-    if (!rc)
-        for (size_t i = 0; i < g->n; i++)
-            if (in_scope(&g->v[i], vendor))
-                keep[i] = keep[i] && sel[i];
-    free(sel);
-    return rc;
-}
-
-static bool has_vendor(const struct gpuvec *g, uint16_t vendor)
-{
-    for (size_t i = 0; i < g->n; i++)
-        if (g->v[i].vendor == vendor)
-            return true;
-    return false;
-}
-
+/* Keep the GPUs the device lists name (visible.h), in node order. */
 static int restrict_gpus(const struct fg_detect_opts *o, struct gpuvec *g,
                          struct fg_detect_result *r, struct fg_err *err)
 {
-    bool *keep = malloc((g->n ? g->n : 1) * sizeof *keep);
-    if (!keep)
-        return fg_err_set(err, FG_E_NOMEM, "out of memory");
-    for (size_t i = 0; i < g->n; i++)
-        keep[i] = true;
+    size_t n = g->n ? g->n : 1;
+    struct fg__visible_gpu *v = malloc(n * sizeof *v);
+    bool *keep = malloc(n * sizeof *keep);
     int rc = 0;
-    if (o->visible) {
-        const char *name = o->visible_name ? o->visible_name : "visible";
-        rc = apply_list(o->visible, name, 0, false, g, keep, err);
-        fg__copy(r->restricted_by, sizeof r->restricted_by, name);
-    } else {
-        /* A vendor list names what restricted the set only where it applied. */
-        if (o->cuda_visible && !rc && has_vendor(g, 0x10de)) {
-            rc = apply_list(o->cuda_visible, "CUDA_VISIBLE_DEVICES", 0x10de, true, g, keep, err);
-            append_list(r->restricted_by, sizeof r->restricted_by, "CUDA_VISIBLE_DEVICES");
-        }
-        if (o->rocr_visible && !rc && has_vendor(g, 0x1002)) {
-            rc = apply_list(o->rocr_visible, "ROCR_VISIBLE_DEVICES", 0x1002, true, g, keep, err);
-            append_list(r->restricted_by, sizeof r->restricted_by, "ROCR_VISIBLE_DEVICES");
-        }
+    if (!v || !keep) {
+        rc = fg_err_set(err, FG_E_NOMEM, "out of memory");
+        goto out;
     }
+    for (size_t i = 0; i < g->n; i++)
+        v[i] = (struct fg__visible_gpu){g->v[i].vendor, g->v[i].index, g->v[i].runtime_index,
+                                        g->v[i].uuid};
+    struct fg__visible_lists lists = {o->visible, o->visible_name, o->cuda_visible,
+                                      o->rocr_visible};
+    rc = fg__visible_keep(&lists, v, g->n, keep, r->restricted_by, sizeof r->restricted_by, err);
     if (!rc) {
-        size_t n = 0;
+        size_t k = 0;
         for (size_t i = 0; i < g->n; i++)
             if (keep[i])
-                g->v[n++] = g->v[i];
-        g->n = n;
+                g->v[k++] = g->v[i];
+        g->n = k;
     }
+out:
+    free(v);
     free(keep);
     return rc;
 }
@@ -853,7 +685,7 @@ int fg_detect_gpus(const struct fg_detect_opts *o, struct fg_detect_result **out
              * nothing to keep from starting. */
             if (hw.topology_set_components(topo, HWLOC_TOPOLOGY_COMPONENTS_FLAG_BLACKLIST,
                                               driver_components[i]) == 0)
-                append_list(r->blacklisted, sizeof r->blacklisted, driver_components[i]);
+                fg__list_append(r->blacklisted, sizeof r->blacklisted, driver_components[i]);
     if (o->xml_path && hw.topology_set_xml(topo, o->xml_path)) {
         rc = load_error(o->xml_path, v3, errno, err);
         goto out;

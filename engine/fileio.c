@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -78,5 +79,32 @@ int fg__read_file(const char *path, size_t max, char **text, size_t *len)
     buf[n] = '\0';
     *text = buf;
     *len = n;
+    return 0;
+}
+
+int fg__read_fd(int fd, const struct stat *st, const char *what, uint64_t max, char **text,
+                size_t *len, struct fg_err *err)
+{
+    if ((uint64_t)st->st_size > max)
+        return fg_err_set(err, FG_E_RANGE, "%.300s: %lld bytes, more than the %llu accepted", what,
+                          (long long)st->st_size, (unsigned long long)max);
+    char *buf = malloc((size_t)st->st_size + 1);
+    if (!buf)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory");
+    size_t got = 0;
+    while (got < (size_t)st->st_size) {
+        ssize_t r = read(fd, buf + got, (size_t)st->st_size - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            free(buf);
+            return fg_err_set(err, FG_E_IO, "%.300s: %s", what, r < 0 ? strerror(errno) :
+                              "shorter than its size");
+        }
+        got += (size_t)r;
+    }
+    buf[got] = '\0';
+    *text = buf;
+    *len = got;
     return 0;
 }

@@ -6,7 +6,10 @@
 #define FG_FILEIO_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
+
+#include "error.h"
 
 /*
  * Open name (relative to dirfd, or AT_FDCWD) read-only without blocking on a
@@ -29,8 +32,17 @@ int fg__open_regular(const char *path);
  * (max < SIZE_MAX).  Returns 0, or -1 with errno set and *text untouched: the
  * fg__open_regular errors (ENOENT / ENOTDIR when absent, EINVAL when not a
  * regular file), EFBIG when longer than max, ENOMEM, EIO when a read fails.
- * Callers word the message; this module has no fg_err.
+ * Callers word the message.
  */
 int fg__read_file(const char *path, size_t max, char **text, size_t *len);
+
+/*
+ * Read all of the open regular file fd, of st's size (its fstat), into a NUL-terminated
+ * buffer the caller frees with free(), at most max bytes; the file is not closed.  Fails
+ * with FG_E_RANGE (larger than max), FG_E_NOMEM, FG_E_IO (a read fails, or the file is
+ * shorter than st says), the detail naming `what`.  *text is set only on success.
+ */
+int fg__read_fd(int fd, const struct stat *st, const char *what, uint64_t max, char **text,
+                size_t *len, struct fg_err *err);
 
 #endif

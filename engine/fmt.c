@@ -113,3 +113,13 @@ int fg__fmt(char *dst, size_t cap, const char *fmt, ...)
     va_end(ap);
     return n;
 }
+
+void fg__list_append(char *dst, size_t cap, const char *item)
+{
+    size_t l = strlen(dst), il = strlen(item);
+    if (l + (l ? 1 : 0) + il + 1 > cap)
+        return;
+    if (l)
+        dst[l++] = ',';
+    memcpy(dst + l, item, il + 1);
+}

@@ -22,6 +22,10 @@ int fg__fmt(char *dst, size_t cap, const char *fmt, ...) __attribute__((format(p
 /* fg__fmt(dst, cap, "%s", src) without reading a format: at most cap - 1 bytes and a NUL
  * (cap > 0); NULL copies as "". */
 void fg__copy(char *dst, size_t cap, const char *src);
+
+/* Append item to the comma list in dst (cap bytes): "a" -> "a,b"; dropped whole when it
+ * does not fit. */
+void fg__list_append(char *dst, size_t cap, const char *item);
 int fg__vfmt(char *dst, size_t cap, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 

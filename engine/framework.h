@@ -7,7 +7,7 @@
  * of the card up front.  A row names, for one framework, the layouts it can
  * run and the defaults and meanings it gives the job's options, each with
  * its source in that framework's code (framework.c).  The estimator reads
- * only the job fields a row sets (memory.h); nothing downstream asks which
+ * only the job fields a row sets (job.h); nothing downstream asks which
  * framework it was.
  *
  * Rows are static and never NULL once found; lookups return NULL for an
@@ -47,7 +47,7 @@ struct fg_framework {
     bool grad_ckpt;            /* recomputes activations by default */
     bool unsharded_copy;       /* FSDP ranks keep a whole weight copy beside their shard */
     uint32_t dp_zero;          /* the ZeRO stage it shards with over several ranks unless told */
-    /* QLoRA and LoRA as its code runs them (memory.h; docs/frameworks-memory.md) */
+    /* QLoRA and LoRA as its code runs them (job.h; docs/frameworks-memory.md) */
     bool kbit_prepared;        /* QLoRA through peft's prepare_model_for_kbit_training, which
                                   also turns gradient checkpointing on */
     bool lora_base_dtype;      /* adapters in the base's dtype, not fp32 */

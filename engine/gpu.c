@@ -1,6 +1,6 @@
 /*
- * gpu.c - the GPU table: the gpus.conf reader, the cached built-in table,
- * and lookups by name / gres alias / PCI id.
+ * gpu.c - the GPU table: the gpus.conf reader and the cached built-in table;
+ * the lookups by name / gres alias / PCI id are engine/gpu_find.c.
  *
  * The built-in rows are conf/gpus.conf read by this file's reader at build
  * time (tools/gen_gpus.c -> build/gen/gpus_table.c, gpu_table.h), so there is
@@ -22,7 +22,6 @@
 
 #define MAX_ROWS 4096
 #define MAX_SITE_BYTES (1u << 20)
-#define NORM_MAX 256
 
 /* ------------------------------------------------------------------------
  * The keys of a row (data apart from logic): name, whether required, and
@@ -98,7 +97,7 @@ static int rowvec_push(struct rowvec *v, const struct fg_gpu *g, unsigned line)
  * as "<digit>g", so "A100-80GB", "a100_80g" and "A100 80 GB" meet.
  * Returns the length, or (size_t)-1 when out (cap bytes) is too small.
  */
-static size_t norm(const char *s, size_t len, char *out, size_t cap)
+size_t fg__gpu_norm(const char *s, size_t len, char *out, size_t cap)
 {
     size_t o = 0;
     for (size_t i = 0; i < len; i++) {
@@ -118,7 +117,7 @@ static size_t norm(const char *s, size_t len, char *out, size_t cap)
 }
 
 /* The key without leading vendor words; points into k. */
-static const char *strip_vendor(const char *k)
+const char *fg__gpu_strip_vendor(const char *k)
 {
     for (bool again = true; again;) {
         again = false;
@@ -158,7 +157,7 @@ static bool read_hex16(const char *s, size_t len, uint16_t *out)
     return true;
 }
 
-static bool read_u64(const char *s, size_t len, uint64_t min, uint64_t max, uint64_t *out)
+bool fg__gpu_read_u64(const char *s, size_t len, uint64_t min, uint64_t max, uint64_t *out)
 {
     if (len == 0 || len > 20)
         return false;
@@ -380,11 +379,11 @@ static int parse_row(const char *s, const char *lim, const char *origin, unsigne
             ok = read_devices(pr.val, pr.val_len, g);
             break;
         case K_MEMGB:
-            ok = read_u64(pr.val, pr.val_len, 1, 100000, &u);
+            ok = fg__gpu_read_u64(pr.val, pr.val_len, 1, 100000, &u);
             g->memory_gb = (uint32_t)u;
             break;
         case K_MEMBYTES:
-            ok = read_u64(pr.val, pr.val_len, 1, UINT64_C(1) << 50, &g->memory_bytes);
+            ok = fg__gpu_read_u64(pr.val, pr.val_len, 1, UINT64_C(1) << 50, &g->memory_bytes);
             break;
         case K_BF16:
             ok = read_decimal(pr.val, pr.val_len, 0, 1e6, &g->bf16_tflops);
@@ -402,7 +401,7 @@ static int parse_row(const char *s, const char *lim, const char *origin, unsigne
             ok = read_aliases(pr.val, pr.val_len, g->aliases, sizeof g->aliases);
             break;
         case K_GCDS:
-            ok = read_u64(pr.val, pr.val_len, 1, 16, &u);
+            ok = fg__gpu_read_u64(pr.val, pr.val_len, 1, 16, &u);
             g->gcds = (unsigned)u;
             break;
         default:
@@ -508,8 +507,8 @@ void fg_gpu_table_free(struct fg_gpu_table *t)
 static int add_key(struct fg_gpu_table *t, size_t *cap, const char *text, size_t len,
                    uint32_t row)
 {
-    char buf[NORM_MAX];
-    size_t n = norm(text, len, buf, sizeof buf);
+    char buf[FG__GPU_NORM_MAX];
+    size_t n = fg__gpu_norm(text, len, buf, sizeof buf);
     if (n == (size_t)-1 || n == 0)
         return 0; /* nothing a lookup could match */
     for (size_t i = 0; i < t->n_keys; i++)
@@ -538,9 +537,9 @@ static int index_row(struct fg_gpu_table *t, size_t *cap, uint32_t r)
     int rc;
     if ((rc = add_key(t, cap, g->name, strlen(g->name), r)))
         return rc;
-    char buf[NORM_MAX];
-    if (norm(g->name, strlen(g->name), buf, sizeof buf) != (size_t)-1) {
-        const char *s = strip_vendor(buf);
+    char buf[FG__GPU_NORM_MAX];
+    if (fg__gpu_norm(g->name, strlen(g->name), buf, sizeof buf) != (size_t)-1) {
+        const char *s = fg__gpu_strip_vendor(buf);
         if (s != buf && (rc = add_key(t, cap, s, strlen(s), r)))
             return rc;
     }
@@ -713,156 +712,4 @@ double fg_gpu_tflops(const struct fg_gpu *g)
     if (!g)
         return 0;
     return g->bf16_tflops > 0 ? g->bf16_tflops : g->fp16_tflops;
-}
-
-/* ------------------------------------------------------------------------
- * Lookups.
- */
-static const struct fg_gpu *find_norm(const struct fg_gpu_table *t, const char *k)
-{
-    for (size_t i = 0; i < t->n_keys; i++)
-        if (t->keys[i].norm[0] == k[0] && !strcmp(t->keys[i].norm, k))
-            return &t->rows[t->keys[i].row];
-    return NULL;
-}
-
-static bool field_is(const char *s, size_t len, const char *word)
-{
-    return strlen(word) == len && !strncasecmp(s, word, len);
-}
-
-/* A gres count: a whole number in 1..65535. */
-static bool read_count(const char *s, size_t len, unsigned *out)
-{
-    uint64_t v;
-    if (!read_u64(s, len, 1, 65535, &v))
-        return false;
-    *out = (unsigned)v;
-    return true;
-}
-
-const struct fg_gpu *fg_gpu_find(const struct fg_gpu_table *t, const char *spec, unsigned *count)
-{
-    if (count)
-        *count = 0;
-    if (!t)
-        t = fg_gpu_table_builtin();
-    if (!spec)
-        return NULL;
-
-    /* Pick the gpu entry of a gres list ("gpu:h100:2,mps:100"). */
-    const char *s = spec, *lim = spec + strlen(spec);
-    if (memchr(s, ',', (size_t)(lim - s))) {
-        const char *found = NULL, *found_lim = NULL;
-        for (const char *p = s; p <= lim;) {
-            const char *e = memchr(p, ',', (size_t)(lim - p));
-            const char *ie = e ? e : lim;
-            const char *q = p;
-            while (q < ie && (*q == ' ' || *q == '\t'))
-                q++;
-            if ((size_t)(ie - q) > 5 && (!strncasecmp(q, "gres:", 5) || !strncasecmp(q, "gres/", 5)))
-                q += 5;
-            if ((size_t)(ie - q) >= 3 && !strncasecmp(q, "gpu", 3) && (q + 3 == ie || q[3] == ':' || q[3] == '=')) {
-                found = p;
-                found_lim = ie;
-                break;
-            }
-            if (!e)
-                break;
-            p = e + 1;
-        }
-        if (!found)
-            return NULL;
-        s = found;
-        lim = found_lim;
-    }
-    while (s < lim && (*s == ' ' || *s == '\t'))
-        s++;
-    while (lim > s && (lim[-1] == ' ' || lim[-1] == '\t'))
-        lim--;
-    if ((size_t)(lim - s) > 5 && (!strncasecmp(s, "gres:", 5) || !strncasecmp(s, "gres/", 5)))
-        s += 5;
-    /* "gpu:h100:4(S:0-1)", "gpu:h100:4(IDX:0-3)" as squeue / scontrol print
-     * them; a name's own "(SXM2/PCIe)" has no ':' and stays. */
-    if (lim > s && lim[-1] == ')') {
-        const char *o = lim;
-        while (o > s && *o != '(')
-            o--;
-        if (*o == '(' && memchr(o, ':', (size_t)(lim - o)))
-            lim = o;
-    }
-    if (lim == s)
-        return NULL;
-
-    /* Split on ':' (and a TRES-style '=' before the count: "gres/gpu:h100=2"). */
-    const char *f[3];
-    size_t fl[3], nf = 0;
-    for (const char *p = s;;) {
-        const char *e = p;
-        while (e < lim && *e != ':' && *e != '=')
-            e++;
-        if (nf == 3)
-            return NULL;
-        f[nf] = p;
-        fl[nf] = (size_t)(e - p);
-        nf++;
-        if (e == lim)
-            break;
-        p = e + 1;
-    }
-    const char *name;
-    size_t name_len;
-    unsigned n = 0;
-    bool typed = false; /* "type:N" as --gpus / --gpus-per-node take it */
-    if (field_is(f[0], fl[0], "gpu")) {
-        if (nf == 1)
-            return NULL;
-        if (nf == 2 && read_count(f[1], fl[1], &n)) {
-            if (count)
-                *count = n;
-            return NULL; /* "gpu:4": a count, no type */
-        }
-        name = f[1];
-        name_len = fl[1];
-        if (nf == 3 && !read_count(f[2], fl[2], &n))
-            return NULL;
-    } else {
-        if (nf == 3)
-            return NULL;
-        name = f[0];
-        name_len = fl[0];
-        if (nf == 2 && !read_count(f[1], fl[1], &n))
-            return NULL;
-        typed = nf == 2;
-    }
-    /* The count of an unknown type is still reported ("gpu:foo:4": 4 x a
-     * card we do not know) - but not for "x:N" without the gpu prefix,
-     * which is as likely another gres ("mps:100", "shard:2"). */
-    if (count && !typed)
-        *count = n;
-    char k[NORM_MAX];
-    size_t kl = norm(name, name_len, k, sizeof k);
-    if (kl == (size_t)-1 || kl == 0)
-        return NULL;
-    const struct fg_gpu *g = find_norm(t, k);
-    if (!g) {
-        const char *st = strip_vendor(k);
-        if (st != k)
-            g = find_norm(t, st);
-    }
-    if (g && count)
-        *count = n;
-    return g;
-}
-
-const struct fg_gpu *fg_gpu_find_pci(const struct fg_gpu_table *t, uint16_t vendor,
-                                     uint16_t device)
-{
-    if (!t)
-        t = fg_gpu_table_builtin();
-    uint32_t id = (uint32_t)vendor << 16 | device;
-    for (size_t i = 0; i < t->n_pci; i++)
-        if (t->pci[i] == id)
-            return &t->rows[t->pci_row[i]];
-    return NULL;
 }

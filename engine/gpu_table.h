@@ -1,6 +1,8 @@
 /*
- * gpu_table.h - internal to engine/gpu.c and its build-time generator
- * (tools/gen_gpus.c); never installed.
+ * gpu_table.h - internal to engine/gpu.c (the reader), engine/gpu_find.c (the
+ * lookups) and the build-time generator (tools/gen_gpus.c); never installed.
+ * It includes no gpu.h (a row is struct fg_gpu there): gpu.c and gpu_find.c
+ * depend on it, not it on them.
  *
  * The built-in table is conf/gpus.conf parsed at build time: tools/gen_gpus.c
  * runs gpu.c's own reader over the file and writes the resulting table (rows,
@@ -17,7 +19,8 @@
 #include <stdint.h>
 
 #include "error.h"
-#include "gpu.h"
+
+struct fg_gpu;
 
 struct fg__gpu_key {
     char *norm;     /* normalized lookup key; owned by the table (built-in: static) */
@@ -47,5 +50,18 @@ extern const struct fg_gpu_table fg__gpu_builtin;
  */
 int fg__gpu_table_parse(const char *text, const char *origin, struct fg_gpu_table **out,
                         struct fg_err *err);
+
+/*
+ * Shared by the reader and the lookups.  fg__gpu_norm: s (len bytes) as a lookup key,
+ * lower-case letters and digits only and "<digit>gb" read as "<digit>g", so "A100-80GB",
+ * "a100_80g" and "A100 80 GB" meet; returns the length, or (size_t)-1 when out (cap bytes,
+ * at most FG__GPU_NORM_MAX needed) is too small.  fg__gpu_strip_vendor: a key without its
+ * leading vendor words (points into k).  fg__gpu_read_u64: a whole decimal number of s in
+ * min..max, false otherwise.
+ */
+#define FG__GPU_NORM_MAX 256
+size_t fg__gpu_norm(const char *s, size_t len, char *out, size_t cap);
+const char *fg__gpu_strip_vendor(const char *k);
+bool fg__gpu_read_u64(const char *s, size_t len, uint64_t min, uint64_t max, uint64_t *out);
 
 #endif

@@ -512,6 +512,107 @@ static int map_curl(CURLcode c, const char *errbuf, const struct xfer *x,
     }
 }
 
+/* The "Authorization: Bearer" header of req's token in *auth (NULL without a token; the
+ * caller frees it with cu.slist_free_all): FG_E_RANGE for a token too long, FG_E_NOMEM. */
+static int auth_header(const struct fg__hub_req *req, struct curl_slist **auth,
+                       struct fg_err *err)
+{
+    char authline[600];
+    *auth = NULL;
+    if (!req->token || !*req->token)
+        return 0;
+    if (snprintf(authline, sizeof authline, "Authorization: Bearer %s", req->token) >=
+        (int)sizeof authline)
+        return fg_err_set(err, FG_E_RANGE, "token longer than %zu bytes", sizeof authline - 40);
+    *auth = cu.slist_append(NULL, authline);
+    return *auth ? 0 : fg_err_set(err, FG_E_NOMEM, "out of memory");
+}
+
+/* One hop's options on handle h: the URL, the time left of the deadline, the protocols,
+ * TLS verification, the callbacks into x, and the token only for the origin it was given
+ * for (auth NULL elsewhere). */
+static void hop_options(CURL *h, const char *url, uint64_t left, uint32_t timeout,
+                        char *errbuf, struct xfer *x, const char *host,
+                        struct curl_slist *auth, const struct fg__hub_req *req,
+                        const char *range)
+{
+    cu.easy_setopt(h, CURLOPT_URL, url);
+    cu.easy_setopt(h, CURLOPT_NOSIGNAL, 1L); /* threads in slurmctld/sbatch: no SIGALRM */
+    cu.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+    cu.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+#else
+    cu.easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
+#endif
+    cu.easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)left);
+    cu.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
+                   (long)(left < CONNECT_MAX_MS ? left : CONNECT_MAX_MS));
+    /* A server that trickles (under 1 byte/s for the budget, at least 1 s) is dead. */
+    cu.easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    cu.easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)(timeout / 2000 ? timeout / 2000 : 1));
+    cu.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
+    cu.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
+    cu.easy_setopt(h, CURLOPT_USERAGENT, "fitgate/0.1 (+libcurl)");
+    cu.easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    cu.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    cu.easy_setopt(h, CURLOPT_WRITEDATA, x);
+    cu.easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    cu.easy_setopt(h, CURLOPT_HEADERDATA, x);
+    if (host_is_loopback(host))
+        cu.easy_setopt(h, CURLOPT_NOPROXY, "*"); /* a site proxy cannot reach our loopback */
+    if (auth)
+        cu.easy_setopt(h, CURLOPT_HTTPHEADER, auth);
+    if (req->range)
+        cu.easy_setopt(h, CURLOPT_RANGE, range);
+    else
+        cu.easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x->keep);
+}
+
+/* A redirect's Location into url (cap bytes), checked as the first URL was; the error when
+ * it has none, is one hop too many, or is refused. */
+static int redirect(CURL *h, long status, char *url, size_t cap, unsigned hop,
+                    const struct fg__hub_req *req, struct fg_err *err)
+{
+    char *loc = NULL;
+    cu.easy_getinfo(h, CURLINFO_REDIRECT_URL, &loc);
+    if (!loc || !*loc)
+        return fg_err_set(err, FG_E_NET, "%.200s: HTTP %ld without a Location", url, status);
+    if (hop + 1 > FG_HUB_MAX_REDIRS)
+        return fg_err_set(err, FG_E_NET, "%.200s: more than %d redirects; refusing to follow",
+                          req->url, FG_HUB_MAX_REDIRS);
+    int rc = check_url_curl(loc, req->allow_http, err);
+    if (rc) {
+        fg_err_prefix(err, "redirect from %.200s", url);
+        return rc;
+    }
+    fg__log(FG_LOG_DEBUG, "hub: %ld %.200s -> %.200s", status, url, loc);
+    if (snprintf(url, cap, "%s", loc) >= (int)cap)
+        return fg_err_set(err, FG_E_RANGE, "redirect URL too long");
+    return 0;
+}
+
+/* A final answer into resp: its status, the file size, the commit, and the body (x's,
+ * taken; "" when none came). */
+static int take_answer(struct xfer *x, long status, const char *url,
+                       const struct fg__hub_req *req, struct fg__hub_resp *resp,
+                       struct fg_err *err)
+{
+    if (status < 200 || status >= 300)
+        return map_status(x, url, err);
+    if (req->range && status == 206 && x->len > req->range_len)
+        return fg_err_set(err, FG_E_NET, "%.200s: 206 with more bytes than asked", url);
+    resp->status = status;
+    resp->file_size = x->range_total ? x->range_total : (status == 200 ? x->length : 0);
+    snprintf(resp->commit, sizeof resp->commit, "%s", x->commit);
+    snprintf(resp->final_url, sizeof resp->final_url, "%s", url);
+    if (!x->buf && xfer_append(x, "", 0))
+        return fg_err_set(err, FG_E_NOMEM, "out of memory");
+    resp->body = x->buf;
+    resp->len = x->len;
+    x->buf = NULL;
+    return 0;
+}
+
 int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct fg_err *err)
 {
     memset(resp, 0, sizeof *resp);
@@ -539,26 +640,13 @@ int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct
     if (!h)
         return fg_err_set(err, FG_E_NOMEM, "libcurl: cannot create a handle");
     struct curl_slist *auth = NULL;
-    char authline[600];
-    if (req->token && *req->token) {
-        if (snprintf(authline, sizeof authline, "Authorization: Bearer %s", req->token) >=
-            (int)sizeof authline) {
-            cu.easy_cleanup(h);
-            return fg_err_set(err, FG_E_RANGE, "token longer than %zu bytes",
-                              sizeof authline - 40);
-        }
-        auth = cu.slist_append(NULL, authline);
-        if (!auth) {
-            cu.easy_cleanup(h);
-            return fg_err_set(err, FG_E_NOMEM, "out of memory");
-        }
-    }
+    struct xfer x = {0};
+    if ((rc = auth_header(req, &auth, err)))
+        goto out;
     char range[64] = "";
     if (req->range)
         snprintf(range, sizeof range, "%llu-%llu", (unsigned long long)req->range_off,
                  (unsigned long long)(req->range_off + req->range_len - 1));
-
-    struct xfer x = {0};
     x.keep = req->range ? req->range_len : (req->max_bytes ? req->max_bytes : DEFAULT_MAX_BYTES);
     x.range = req->range;
     char errbuf[CURL_ERROR_SIZE];
@@ -570,7 +658,6 @@ int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct
                             "redirects", url, timeout, hop);
             break;
         }
-        uint64_t left = deadline - now;
         if ((rc = url_parts_origin(url, scheme, sizeof scheme, host, sizeof host, origin,
                                    sizeof origin, err)))
             break;
@@ -585,39 +672,10 @@ int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct
             cu.easy_cleanup(h);
             h = cu.easy_init(); /* NULL: every call below fails cleanly, perform gives an error */
         }
-        cu.easy_setopt(h, CURLOPT_URL, url);
-        cu.easy_setopt(h, CURLOPT_NOSIGNAL, 1L); /* threads in slurmctld/sbatch: no SIGALRM */
-        cu.easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-        cu.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-#else
-        cu.easy_setopt(h, CURLOPT_PROTOCOLS, (long)(CURLPROTO_HTTP | CURLPROTO_HTTPS));
-#endif
-        cu.easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)left);
-        cu.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
-                       (long)(left < CONNECT_MAX_MS ? left : CONNECT_MAX_MS));
-        /* A server that trickles (under 1 byte/s for the budget, at least 1 s) is dead. */
-        cu.easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-        cu.easy_setopt(h, CURLOPT_LOW_SPEED_TIME, (long)(timeout / 2000 ? timeout / 2000 : 1));
-        cu.easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 1L);
-        cu.easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 2L);
-        cu.easy_setopt(h, CURLOPT_USERAGENT, "fitgate/0.1 (+libcurl)");
-        cu.easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
-        cu.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-        cu.easy_setopt(h, CURLOPT_WRITEDATA, &x);
-        cu.easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-        cu.easy_setopt(h, CURLOPT_HEADERDATA, &x);
-        if (host_is_loopback(host))
-            cu.easy_setopt(h, CURLOPT_NOPROXY, "*"); /* a site proxy cannot reach our loopback */
         /* the token goes to the origin it was given for only (scheme, host
          * and port), never to a CDN or another service on the same host */
-        if (auth && strcasecmp(origin, first_origin) == 0)
-            cu.easy_setopt(h, CURLOPT_HTTPHEADER, auth);
-        if (req->range)
-            cu.easy_setopt(h, CURLOPT_RANGE, range);
-        else
-            cu.easy_setopt(h, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)x.keep);
-
+        hop_options(h, url, deadline - now, timeout, errbuf, &x, host,
+                    strcasecmp(origin, first_origin) == 0 ? auth : NULL, req, range);
         CURLcode c = cu.easy_perform(h);
         if (c != CURLE_OK && !(c == CURLE_WRITE_ERROR && x.enough)) {
             rc = map_curl(c, errbuf, &x, req, timeout, url, err);
@@ -627,51 +685,15 @@ int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct
         cu.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
         x.status = status;
         if (status == 301 || status == 302 || status == 303 || status == 307 || status == 308) {
-            char *loc = NULL;
-            cu.easy_getinfo(h, CURLINFO_REDIRECT_URL, &loc);
-            if (!loc || !*loc) {
-                rc = fg_err_set(err, FG_E_NET, "%.200s: HTTP %ld without a Location", url, status);
+            if ((rc = redirect(h, status, url, sizeof url, hop, req, err)))
                 break;
-            }
-            if (hop + 1 > FG_HUB_MAX_REDIRS) {
-                rc = fg_err_set(err, FG_E_NET, "%.200s: more than %d redirects; refusing to "
-                                "follow", req->url, FG_HUB_MAX_REDIRS);
-                break;
-            }
-            if ((rc = check_url_curl(loc, req->allow_http, err))) {
-                fg_err_prefix(err, "redirect from %.200s", url);
-                break;
-            }
-            fg__log(FG_LOG_DEBUG, "hub: %ld %.200s -> %.200s", status, url, loc);
-            if (snprintf(url, sizeof url, "%s", loc) >= (int)sizeof url) {
-                rc = fg_err_set(err, FG_E_RANGE, "redirect URL too long");
-                break;
-            }
             resp->redirects = hop + 1;
             continue;
         }
-        if (status < 200 || status >= 300) {
-            rc = map_status(&x, url, err);
-            break;
-        }
-        if (req->range && status == 206 && x.len > req->range_len) {
-            rc = fg_err_set(err, FG_E_NET, "%.200s: 206 with more bytes than asked", url);
-            break;
-        }
-        resp->status = status;
-        resp->file_size = x.range_total ? x.range_total : (status == 200 ? x.length : 0);
-        snprintf(resp->commit, sizeof resp->commit, "%s", x.commit);
-        snprintf(resp->final_url, sizeof resp->final_url, "%s", url);
-        if (!x.buf && xfer_append(&x, "", 0)) {
-            rc = fg_err_set(err, FG_E_NOMEM, "out of memory");
-            break;
-        }
-        resp->body = x.buf;
-        resp->len = x.len;
-        x.buf = NULL;
-        rc = 0;
+        rc = take_answer(&x, status, url, req, resp, err);
         break;
     }
+out:
     free(x.buf);
     cu.slist_free_all(auth);
     cu.easy_cleanup(h);

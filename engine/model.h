@@ -176,7 +176,8 @@ struct fg_model {
 };
 
 /*
- * Build the graph for a parsed config.  id (may be NULL) names the model in
+ * Build the graph for a parsed config (engine/arch.c: the family readers
+ * fill a model; this module only holds it).  id (may be NULL) names the model in
  * output.  Fails with FG_E_UNSUPPORTED for an unknown model_type that lacks
  * the standard decoder keys, and with the config getters' errors.
  */
@@ -249,7 +250,7 @@ int fg__model_from_config(const struct fg_config *doc, const char *id, bool node
 int fg__model_finalize(struct fg_model *m, struct fg_err *err);
 
 /* The head and the final norm (a norm the readers name "Final ..."), which go with the last
- * pipeline stage (model.c's segment sides, memory.c's on_stage). */
+ * pipeline stage (model.c's segment sides, memory_stage.c's on_stage). */
 bool fg__node_head_side(const struct fg_node *n);
 
 #endif

@@ -393,83 +393,6 @@ static bool cut_fits(const struct stage_costs *c, uint32_t layers, uint32_t pp, 
     return true;
 }
 
-/*
- * A floor under the peak of every layout of g GPUs.  TP, PP and EP partition the
- * parameters (norms replicated: more, not less) and ZeRO shards them over DP at most, so
- * the GPUs of any layout hold between them at least all of the job's parameter state:
- * the weights, and for a full fine-tune their gradients, optimizer states and step
- * temporaries.  Some GPU holds at least 1/g of it, which is what the estimator gives for
- * the same job as ZeRO-3 over dp = g with nothing else split: its step phase (full), its
- * frozen base (LoRA / QLoRA).  Serving shards nothing over DP: the weights over g.  The
- * integer divisions of a real layout lose less than a parameter per node and division:
- * the slack covers them.  0 (no floor) when that estimate fails; the layouts then say why.
- */
-static uint64_t count_floor(const struct fg_model *m, struct fg__parts *parts,
-                            const struct fg_job *job, uint32_t g)
-{
-    struct fg_job j = *job;
-    j.tp = j.pp = j.ep = 1;
-    j.layer_first = j.layer_last = 0;
-    j.inflight = 1;
-    j.unsharded_copy = false; /* paid by the layouts that shard over DP only */
-    if (job->mode != FG_MODE_SERVE) {
-        j.zero = 3;
-        j.dp = g;
-    }
-    struct fg_estimate e;
-    struct fg_err err = {0};
-    if (g == 0 || (parts ? fg__memory_estimate_parts(m, &j, &e, parts, &err)
-                         : fg_memory_estimate_totals(m, &j, &e, &err)))
-        return 0;
-    uint64_t share = job->mode == FG_MODE_FULL    ? e.step_bytes
-                   : job->mode == FG_MODE_SERVE   ? e.b.weights / g
-                                                  : e.b.weights;
-    uint64_t slack = 64 * ((uint64_t)m->n_nodes + 4) + (share >> 40);
-    return share > slack ? share - slack : 0;
-}
-
-uint64_t fg__plan_count_floor(const struct fg_model *m, const struct fg_job *job, uint32_t g)
-{
-    return count_floor(m, NULL, job, g);
-}
-
-/*
- * A floor under the peak of every cut of a pipeline layout (job's tp, pp, ep, dp, zero),
- * before any block is costed: one estimate of the whole model under the same TP, EP, DP and
- * ZeRO with no pipeline, over pp.  Each of its terms is a sum over the nodes (weights,
- * gradients, optimizer states, step temporaries, activations and logits per sample) or a
- * largest-of (all-gather buffers, a QLoRA dequantized copy) that every stage pays for its
- * own nodes, so the stages of any cut hold at least it between them, and so do the block
- * and side costs cut_fits adds: a stage keeps one micro-batch or more (1F1B: pp - i),
- * serves each sequence once, and a pipeline adds a tied copy, never removes one; the
- * largest stage holds 1/pp of it.  The roundings of the per-part sums lose a few bytes per
- * part and micro-batch: the slack covers them.  With gradient checkpointing the whole
- * walk can count a block that stages split (kept block inputs): the per-sample part is
- * left out there.  0 (no floor) when the estimate fails; the blocks' estimates say why.
- */
-static uint64_t shape_floor(const struct fg_model *m, struct fg__parts *parts,
-                            const struct fg_job *job)
-{
-    struct fg_job j = *job;
-    j.layer_first = j.layer_last = 0;
-    j.stage_embed = j.stage_head = false;
-    j.inflight = 1;
-    struct fg_estimate e;
-    struct fg_err err = {0};
-    if (parts ? fg__memory_estimate_parts(m, &j, &e, parts, &err)
-              : fg_memory_estimate_totals(m, &j, &e, &err))
-        return 0;
-    uint64_t all = !job->grad_ckpt                   ? e.total_bytes
-                 : e.step_bytes > e.static_bytes ? e.step_bytes : e.static_bytes;
-    uint64_t slack = 16 * ((uint64_t)m->n_nodes + 4) * (job->batch + 1) + (all >> 40);
-    return all > slack ? (all - slack) / (job->pp ? job->pp : 1) : 0;
-}
-
-uint64_t fg__plan_shape_floor(const struct fg_model *m, const struct fg_job *job)
-{
-    return shape_floor(m, NULL, job);
-}
-
 static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usable,
                        const struct fg_plan_opts *o, struct fg_layout *L, bool *fits,
                        struct fg_err *err)
@@ -498,7 +421,7 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
     int rc;
     if (!c) {
         /* a shape no cut can fit is out before its blocks are costed (shape_floor) */
-        if ((double)shape_floor(P->m, P->parts, &j) > limit)
+        if ((double)fg__plan_shape_floor_parts(P->m, P->parts, &j) > limit)
             return 0;
         if ((rc = costs_for(P, &j, &c, err)))
             return rc;
@@ -631,6 +554,144 @@ static void *grow(void *v, size_t n, size_t *cap, size_t size)
     return nv;
 }
 
+/*
+ * A plan's search: what the job's framework can run and the dimensions the job has fixed,
+ * the shapes of the GPU count being searched, and every layout found so far that fits and
+ * can still reach the options (kept_out), none dropped.
+ */
+struct search {
+    const struct fg_model *m;
+    const struct fg_job *job;
+    const struct fg_plan_opts *o;
+    uint64_t usable;
+    unsigned allow;             /* FG_PLAN_* the framework runs */
+    uint32_t layers, gpn, tp_max, pp_max, ep_max;
+    struct shape *shapes;
+    size_t n_shapes, cap_shapes;
+    struct fg_layout *found;
+    size_t nfound, cap_found;
+    uint32_t first_g;           /* the smallest count with a fit; 0 before one */
+};
+
+/* The (TP, PP, EP) shapes of g GPUs the job may take, in s->shapes by rank; FG_E_NOMEM. */
+static int list_shapes(struct search *s, struct planner *P, uint32_t g, struct fg_err *err)
+{
+    const struct fg_plan_opts *o = s->o;
+    s->n_shapes = 0;
+    for (uint32_t tp = 1; tp <= g && tp <= s->gpn && tp <= s->tp_max; tp++) {
+        if (g % tp || (o->fix_tp && tp != o->fix_tp) || !planner_tp_valid(P, tp))
+            continue;
+        for (uint32_t pp = 1; pp <= g / tp && pp <= s->layers && pp <= FG_PLAN_MAX_PP &&
+                              pp <= s->pp_max; pp++) {
+            if ((g / tp) % pp || (o->fix_pp && pp != o->fix_pp))
+                continue;
+            uint32_t dp = g / tp / pp;
+            if (o->fix_dp && dp != o->fix_dp)
+                continue;
+            /* a naive layer split runs in one process: no data parallel beside it */
+            if (o->naive_pp && pp > 1 && (dp > 1 || s->job->zero))
+                continue;
+            for (uint32_t ep = 1; ep <= dp && ep <= s->ep_max; ep++) {
+                if (dp % ep || (ep > 1 && (!s->m->experts || s->m->experts % ep || tp > 1)) ||
+                    (o->fix_ep && ep != o->fix_ep))
+                    continue;
+                struct shape *ns = grow(s->shapes, s->n_shapes, &s->cap_shapes, sizeof *ns);
+                if (!ns)
+                    return fg_err_set(err, FG_E_NOMEM, "out of memory planning layouts");
+                s->shapes = ns;
+                struct fg_layout min = {.tp = tp, .pp = pp, .ep = ep, .dp = dp,
+                                        .zero = s->job->zero};
+                s->shapes[s->n_shapes] = (struct shape){.tp = tp, .pp = pp, .ep = ep, .dp = dp,
+                                                        .order = (uint32_t)s->n_shapes,
+                                                        .rank = layout_rank(&min)};
+                s->n_shapes++;
+            }
+        }
+    }
+    qsort(s->shapes, s->n_shapes, sizeof *s->shapes, cmp_shape);
+    return 0;
+}
+
+/* The layouts of g GPUs that fit, into s->found: the shapes in rank order, each at the
+ * job's ZeRO stage or the lowest above it that fits, until kept_out says no later one can
+ * reach the plan.  eval_layout's errors, FG_E_NOMEM. */
+static int search_count(struct search *s, struct planner *P, uint32_t g, struct fg_err *err)
+{
+    const struct fg_job *job = s->job;
+    const struct fg_plan_opts *o = s->o;
+    size_t before = s->nfound;
+    for (size_t k = 0; k < s->n_shapes; k++) {
+        const struct shape *sh = &s->shapes[k];
+        if (kept_out(s->found + before, s->nfound - before, sh->rank, !s->first_g))
+            break;
+        /* ZeRO only matters with dp > 1: try the job's stage, then up. */
+        uint32_t z_top = sh->dp > 1 && !o->fix_zero && (s->allow & FG_PLAN_ZERO) ? 3u
+                                                                                  : job->zero;
+        for (uint32_t z = job->zero; z <= z_top; z++) {
+            /* not an initializer: that clears the 0.8 KB of per-stage arrays for
+             * every layout tried (5% of a Qwen3-235B plan); a fit's are cleared
+             * past its stages below */
+            struct fg_layout L;
+            L.gpus = g;
+            L.tp = sh->tp;
+            L.pp = sh->pp;
+            L.ep = sh->ep;
+            L.dp = sh->dp;
+            L.zero = z;
+            L.micro_batch = job->batch;
+            if (kept_out(s->found + before, s->nfound - before, layout_rank(&L), !s->first_g))
+                break;
+            bool fits;
+            int rc = eval_layout(P, job, s->usable, o, &L, &fits, err);
+            if (rc)
+                return rc;
+            if (!fits)
+                continue;
+            uint64_t gb = o->global_batch ? o->global_batch : job->batch;
+            uint64_t per_step = job->batch * sh->dp;
+            L.grad_accum = (gb + per_step - 1) / per_step;
+            memset(L.cut + L.pp + 1, 0, (FG_PLAN_MAX_PP - L.pp) * sizeof L.cut[0]);
+            memset(L.stage_bytes + L.pp, 0, (FG_PLAN_MAX_PP - L.pp) * sizeof L.stage_bytes[0]);
+            struct fg_layout *nf = grow(s->found, s->nfound, &s->cap_found, sizeof *nf);
+            if (!nf)
+                return fg_err_set(err, FG_E_NOMEM, "out of memory planning layouts");
+            s->found = nf;
+            s->found[s->nfound++] = L;
+            break;
+        }
+    }
+    return 0;
+}
+
+/* The plan from what the search found: best first, up to 5 shapes at the smallest count,
+ * then the best of each larger count; or why nothing holds the job. */
+static void plan_of(struct search *s, struct fg_plan *out)
+{
+    const struct fg_plan_opts *o = s->o;
+    if (!s->nfound) {
+        out->status = FG_PLAN_IMPOSSIBLE;
+        char tpb[32] = "", ppb[40] = "";
+        if (s->tp_max > 1)
+            snprintf(tpb, sizeof tpb, "TP <= %u, ", s->gpn);
+        if (s->pp_max > 1)
+            snprintf(ppb, sizeof ppb, "PP <= %u stages, ", s->layers);
+        snprintf(out->why, sizeof out->why,
+                 "no layout of up to %u GPUs (%s%s%sDP%s) holds this job under %.2fx headroom",
+                 o->max_gpus, tpb, ppb, s->ep_max > 1 ? "EP, " : "",
+                 (s->allow & FG_PLAN_ZERO) ? " with ZeRO-3" : "", o->fit.headroom);
+        return;
+    }
+    qsort(s->found, s->nfound, sizeof s->found[0], cmp_layout);
+    for (size_t i = 0; i < s->nfound && out->n < FG_PLAN_MAX_OPTIONS; i++) {
+        bool take = s->found[i].gpus == s->first_g
+                        ? out->n < 5
+                        : (out->n == 0 || out->options[out->n - 1].gpus != s->found[i].gpus);
+        if (take)
+            out->options[out->n++] = s->found[i];
+    }
+    out->status = FG_PLAN_FOUND;
+}
+
 int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t usable,
                     const struct fg_plan_opts *o, struct fg_plan *out, struct fg_err *err)
 {
@@ -639,187 +700,40 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
     uint32_t layers = fg_model_main_layers(m);
     if (layers == 0)
         return fg_err_set(err, FG_E_INVAL, "%s has no blocks to place", m->id);
-    struct planner P;
-    int prc = planner_init(&P, m, layers, err);
-    if (prc) {
-        planner_free(&P);
-        return prc;
-    }
-    P.naive_pp = o->naive_pp;
     /* what the job's framework can run, and the dimensions the job has fixed */
     const unsigned allow = o->restrict_layouts ? o->layouts : ~0u;
-    const uint32_t tp_max = (allow & FG_PLAN_TP) ? UINT32_MAX : 1;
-    const uint32_t pp_max = (allow & FG_PLAN_PP) ? UINT32_MAX : 1;
-    const uint32_t ep_max = (allow & FG_PLAN_EP) ? UINT32_MAX : 1;
-    int rc = 0;
-    /* every layout that fits and can still reach the options (kept_out), none dropped */
-    struct fg_layout *found = NULL;
-    size_t nfound = 0, cap_found = 0, cap_shapes = 0;
-    struct shape *shapes = NULL;
-    uint32_t first_g = 0, counts_with_fit = 0;
-    uint32_t gpn = o->gpus_per_node ? o->gpus_per_node : 8;
+    struct search s = {.m = m, .job = job, .o = o, .usable = usable, .allow = allow,
+                       .layers = layers, .gpn = o->gpus_per_node ? o->gpus_per_node : 8,
+                       .tp_max = (allow & FG_PLAN_TP) ? UINT32_MAX : 1,
+                       .pp_max = (allow & FG_PLAN_PP) ? UINT32_MAX : 1,
+                       .ep_max = (allow & FG_PLAN_EP) ? UINT32_MAX : 1};
+    struct planner P;
+    int rc = planner_init(&P, m, layers, err);
+    if (rc)
+        goto out;
+    P.naive_pp = o->naive_pp;
+    uint32_t counts_with_fit = 0;
     for (uint32_t g = o->min_gpus ? o->min_gpus : 1; g <= o->max_gpus; g++) {
         /* Counts a scheduler hands out for such jobs: powers of two inside a
          * node (TP and EP sizes are powers of two in practice), whole nodes beyond. */
-        if (!o->any_count && (g > gpn ? g % gpn != 0 : (g & (g - 1)) != 0))
+        if (!o->any_count && (g > s.gpn ? g % s.gpn != 0 : (g & (g - 1)) != 0))
             continue;
-        size_t before = nfound;
-        if ((double)count_floor(m, P.parts, job, g) > (double)usable / o->fit.headroom)
+        size_t before = s.nfound;
+        if ((double)fg__plan_count_floor_parts(m, P.parts, job, g) > (double)usable / o->fit.headroom)
             continue;
-        size_t n_shapes = 0;
-        for (uint32_t tp = 1; tp <= g && tp <= gpn && tp <= tp_max; tp++) {
-            if (g % tp || (o->fix_tp && tp != o->fix_tp) || !planner_tp_valid(&P, tp))
-                continue;
-            for (uint32_t pp = 1; pp <= g / tp && pp <= layers && pp <= FG_PLAN_MAX_PP &&
-                                  pp <= pp_max; pp++) {
-                if ((g / tp) % pp || (o->fix_pp && pp != o->fix_pp))
-                    continue;
-                uint32_t dp = g / tp / pp;
-                if (o->fix_dp && dp != o->fix_dp)
-                    continue;
-                /* a naive layer split runs in one process: no data parallel beside it */
-                if (o->naive_pp && pp > 1 && (dp > 1 || job->zero))
-                    continue;
-                for (uint32_t ep = 1; ep <= dp && ep <= ep_max; ep++) {
-                    if (dp % ep || (ep > 1 && (!m->experts || m->experts % ep || tp > 1)) ||
-                        (o->fix_ep && ep != o->fix_ep))
-                        continue;
-                    struct shape *ns = grow(shapes, n_shapes, &cap_shapes, sizeof *shapes);
-                    if (!ns)
-                        goto nomem;
-                    shapes = ns;
-                    struct fg_layout min = {.tp = tp, .pp = pp, .ep = ep, .dp = dp,
-                                            .zero = job->zero};
-                    shapes[n_shapes] = (struct shape){.tp = tp, .pp = pp, .ep = ep, .dp = dp,
-                                                      .order = (uint32_t)n_shapes,
-                                                      .rank = layout_rank(&min)};
-                    n_shapes++;
-                }
-            }
-        }
-        qsort(shapes, n_shapes, sizeof *shapes, cmp_shape);
-        for (size_t k = 0; k < n_shapes; k++) {
-            const struct shape *sh = &shapes[k];
-            if (kept_out(found + before, nfound - before, sh->rank, !first_g))
-                break;
-            /* ZeRO only matters with dp > 1: try the job's stage, then up. */
-            uint32_t z_top = sh->dp > 1 && !o->fix_zero && (allow & FG_PLAN_ZERO) ? 3u : job->zero;
-            for (uint32_t z = job->zero; z <= z_top; z++) {
-                /* not an initializer: that clears the 0.8 KB of per-stage arrays for
-                 * every layout tried (5% of a Qwen3-235B plan); a fit's are cleared
-                 * past its stages below */
-                struct fg_layout L;
-                L.gpus = g;
-                L.tp = sh->tp;
-                L.pp = sh->pp;
-                L.ep = sh->ep;
-                L.dp = sh->dp;
-                L.zero = z;
-                L.micro_batch = job->batch;
-                if (kept_out(found + before, nfound - before, layout_rank(&L), !first_g))
-                    break;
-                bool fits;
-                if ((rc = eval_layout(&P, job, usable, o, &L, &fits, err)))
-                    goto done;
-                if (!fits)
-                    continue;
-                uint64_t gb = o->global_batch ? o->global_batch : job->batch;
-                uint64_t per_step = job->batch * sh->dp;
-                L.grad_accum = (gb + per_step - 1) / per_step;
-                memset(L.cut + L.pp + 1, 0, (FG_PLAN_MAX_PP - L.pp) * sizeof L.cut[0]);
-                memset(L.stage_bytes + L.pp, 0, (FG_PLAN_MAX_PP - L.pp) * sizeof L.stage_bytes[0]);
-                struct fg_layout *nf = grow(found, nfound, &cap_found, sizeof *found);
-                if (!nf)
-                    goto nomem;
-                found = nf;
-                found[nfound++] = L;
-                break;
-            }
-        }
-        if (nfound > before) {
-            if (!first_g)
-                first_g = g;
+        if ((rc = list_shapes(&s, &P, g, err)) || (rc = search_count(&s, &P, g, err)))
+            goto out;
+        if (s.nfound > before) {
+            if (!s.first_g)
+                s.first_g = g;
             if (++counts_with_fit >= 3)
                 break;
         }
     }
-    if (!nfound) {
-        out->status = FG_PLAN_IMPOSSIBLE;
-        char tpb[32] = "", ppb[40] = "";
-        if (tp_max > 1)
-            snprintf(tpb, sizeof tpb, "TP <= %u, ", gpn);
-        if (pp_max > 1)
-            snprintf(ppb, sizeof ppb, "PP <= %u stages, ", layers);
-        snprintf(out->why, sizeof out->why,
-                 "no layout of up to %u GPUs (%s%s%sDP%s) holds this job under %.2fx headroom",
-                 o->max_gpus, tpb, ppb, ep_max > 1 ? "EP, " : "",
-                 (allow & FG_PLAN_ZERO) ? " with ZeRO-3" : "", o->fit.headroom);
-        goto done;
-    }
-    qsort(found, nfound, sizeof found[0], cmp_layout);
-    /* Best first: up to 5 shapes at the smallest count, then the best of each larger count. */
-    for (size_t i = 0; i < nfound && out->n < FG_PLAN_MAX_OPTIONS; i++) {
-        bool take = found[i].gpus == first_g ? out->n < 5
-                                             : (out->n == 0 ||
-                                                out->options[out->n - 1].gpus != found[i].gpus);
-        if (take)
-            out->options[out->n++] = found[i];
-    }
-    out->status = FG_PLAN_FOUND;
-    goto done;
-nomem:
-    rc = fg_err_set(err, FG_E_NOMEM, "out of memory planning layouts");
-done:
-    free(found);
-    free(shapes);
+    plan_of(&s, out);
+out:
+    free(s.found);
+    free(s.shapes);
     planner_free(&P);
     return rc;
-}
-
-void fg_layout_split_str(const struct fg_layout *l, char *buf, size_t cap)
-{
-    size_t off = 0;
-    buf[0] = '\0';
-    for (uint32_t s = 0; s < l->pp && off < cap; s++) {
-        int w = snprintf(buf + off, cap - off, "%s%u-%u", s ? "," : "", l->cut[s],
-                         l->cut[s + 1] ? l->cut[s + 1] - 1 : 0);
-        if (w < 0)
-            break;
-        off += (size_t)w;
-    }
-}
-
-int fg_layout_env(const struct fg_layout *l, int (*set)(const char *name, const char *value,
-                                                        void *ctx), void *ctx)
-{
-    char v[512], split[256];
-    int rc;
-    fg_layout_split_str(l, split, sizeof split);
-#define SETU(name, val)                                                                        \
-    do {                                                                                        \
-        snprintf(v, sizeof v, "%llu", (unsigned long long)(val));                               \
-        if ((rc = set(name, v, ctx)))                                                           \
-            return rc;                                                                          \
-    } while (0)
-    SETU("FITGATE_TP", l->tp);
-    SETU("FITGATE_PP", l->pp);
-    SETU("FITGATE_EP", l->ep);
-    SETU("FITGATE_DP", l->dp);
-    SETU("FITGATE_MICRO_BATCH", l->micro_batch);
-    SETU("FITGATE_GRAD_ACCUM", l->grad_accum ? l->grad_accum : 1);
-    SETU("FITGATE_ESTIMATE_BYTES", l->peak_bytes);
-#undef SETU
-    if ((rc = set("FITGATE_PP_SPLIT", split, ctx)))
-        return rc;
-    /* Megatron-Core / NeMo 2 names (TransformerConfig / MegatronStrategy);
-     * uneven first and last stages through num_layers_in_{first,last}_pipeline_stage. */
-    int w = snprintf(v, sizeof v,
-                     "tensor_model_parallel_size=%u pipeline_model_parallel_size=%u "
-                     "expert_model_parallel_size=%u micro_batch_size=%llu",
-                     l->tp, l->pp, l->ep, (unsigned long long)l->micro_batch);
-    if (l->pp > 1 && w > 0 && (size_t)w < sizeof v)
-        snprintf(v + w, sizeof v - (size_t)w,
-                 " num_layers_in_first_pipeline_stage=%u num_layers_in_last_pipeline_stage=%u",
-                 l->cut[1] - l->cut[0], l->cut[l->pp] - l->cut[l->pp - 1]);
-    return set("FITGATE_NEMO_OVERRIDES", v, ctx);
 }

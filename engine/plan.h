@@ -92,11 +92,20 @@ int fg_layout_env(const struct fg_layout *l, int (*set)(const char *name, const 
                                                         void *ctx), void *ctx);
 
 /* Internal (the planner, tests): a floor under the per-GPU peak of every layout of g GPUs
- * for job (plan.c says why it holds); 0 when there is none. */
+ * for job (plan_floor.c says why it holds); 0 when there is none. */
 uint64_t fg__plan_count_floor(const struct fg_model *m, const struct fg_job *job, uint32_t g);
 
 /* Internal (the planner, tests): a floor under the per-GPU peak of every cut of the
- * pipeline layout job->tp, pp, ep, dp, zero into pp stages (plan.c says why); 0 when none. */
+ * pipeline layout job->tp, pp, ep, dp, zero into pp stages (plan_floor.c says why); 0 when
+ * none. */
 uint64_t fg__plan_shape_floor(const struct fg_model *m, const struct fg_job *job);
+
+/* The two floors (engine/plan_floor.c) with the planner's block parts kept across its
+ * estimates (memory.h fg__parts; NULL: none). */
+struct fg__parts;
+uint64_t fg__plan_count_floor_parts(const struct fg_model *m, struct fg__parts *parts,
+                                   const struct fg_job *job, uint32_t g);
+uint64_t fg__plan_shape_floor_parts(const struct fg_model *m, struct fg__parts *parts,
+                                   const struct fg_job *job);
 
 #endif

@@ -1,266 +1,29 @@
 /*
  * source.c - model id -> config.json text through site dirs, the
- * huggingface_hub cache, fitgate's cache and the hub (see source.h).
+ * huggingface_hub cache, fitgate's cache and the hub (see source.h); the
+ * cache itself is engine/cache.c, the options and the environment
+ * engine/source_opts.c.
  */
 #include "source.h"
 #include "fileio.h"
 
-#include <cjson/cJSON.h>
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "cache.h"
 #include "config.h"
 #include "hub.h"
 #include "log.h"
 
-/* ---- options --------------------------------------------------------------- */
-
-static const char *const step_names[FG_SOURCE_STEP_COUNT] = {
-    [FG_SOURCE_SITE] = "site",
-    [FG_SOURCE_HF_CACHE] = "hf-cache",
-    [FG_SOURCE_CACHE] = "cache",
-    [FG_SOURCE_HUB] = "hub",
-};
-
-void fg_source_opts_init(struct fg_source_opts *o)
-{
-    memset(o, 0, sizeof *o);
-    snprintf(o->endpoint, sizeof o->endpoint, "%s", FG_SOURCE_DEFAULT_ENDPOINT);
-    o->ttl_s = FG_SOURCE_DEFAULT_TTL_S;
-    o->timeout_ms = FG_SOURCE_DEFAULT_TIMEOUT_MS;
-    o->max_bytes = FG_CONFIG_MAX_BYTES;
-    o->max_header_bytes = FG_SOURCE_DEFAULT_MAX_HEADER;
-    /* local first, the network last: a gate should not wait on what it already has */
-    o->order[0] = FG_SOURCE_SITE;
-    o->order[1] = FG_SOURCE_HF_CACHE;
-    o->order[2] = FG_SOURCE_CACHE;
-    o->order[3] = FG_SOURCE_HUB;
-    o->n_order = 4;
-}
-
-int fg_source_set_order(struct fg_source_opts *o, const char *list, struct fg_err *err)
-{
-    enum fg_source_step order[FG_SOURCE_STEP_COUNT];
-    size_t n = 0;
-    bool seen[FG_SOURCE_STEP_COUNT] = {false};
-    const char *p = list ? list : "";
-    while (*p) {
-        size_t len = strcspn(p, ", ");
-        if (len) {
-            int found = -1;
-            for (int s = 0; s < FG_SOURCE_STEP_COUNT; s++)
-                if (strlen(step_names[s]) == len && strncmp(p, step_names[s], len) == 0)
-                    found = s;
-            if (found < 0)
-                return fg_err_set(err, FG_E_INVAL, "source order: unknown step '%.*s'; use a "
-                                  "list of site, hf-cache, cache, hub", (int)(len > 40 ? 40 : len),
-                                  p);
-            if (seen[found])
-                return fg_err_set(err, FG_E_INVAL, "source order: '%s' given twice",
-                                  step_names[found]);
-            seen[found] = true;
-            order[n++] = (enum fg_source_step)found;
-        }
-        p += len;
-        if (*p)
-            p++;
-    }
-    if (n == 0)
-        return fg_err_set(err, FG_E_INVAL, "source order is empty; use a list of site, "
-                          "hf-cache, cache, hub");
-    memcpy(o->order, order, n * sizeof order[0]);
-    o->n_order = n;
-    return 0;
-}
-
-int fg_source_add_site_dirs(struct fg_source_opts *o, const char *list, struct fg_err *err)
-{
-    const char *p = list ? list : "";
-    while (*p) {
-        size_t len = strcspn(p, ":");
-        if (len) {
-            if (o->n_site_dirs >= FG_SOURCE_MAX_DIRS)
-                return fg_err_set(err, FG_E_RANGE, "more than %d site model directories",
-                                  FG_SOURCE_MAX_DIRS);
-            if (len >= FG_SOURCE_PATH_MAX || p[0] != '/')
-                return fg_err_set(err, FG_E_INVAL, "site model directory '%.*s' must be an "
-                                  "absolute path under %d bytes", (int)(len > 200 ? 200 : len), p,
-                                  FG_SOURCE_PATH_MAX);
-            memcpy(o->site_dirs[o->n_site_dirs], p, len);
-            o->site_dirs[o->n_site_dirs][len] = '\0';
-            o->n_site_dirs++;
-        }
-        p += len;
-        if (*p)
-            p++;
-    }
-    return 0;
-}
-
-static bool env_truthy(const char *v)
-{
-    return v && (!strcmp(v, "1") || !strcasecmp(v, "on") || !strcasecmp(v, "yes") ||
-                 !strcasecmp(v, "true"));
-}
-
-static int env_u64(const char *name, uint64_t min, uint64_t max, uint64_t *out, struct fg_err *err)
-{
-    const char *v = getenv(name);
-    if (!v || !*v)
-        return 0;
-    char *end = NULL;
-    errno = 0;
-    unsigned long long x = strtoull(v, &end, 10);
-    /* digits only: strtoull would also take leading blanks, '+' and '-' */
-    if (errno || *end || !isdigit((unsigned char)v[0]) || x < min || x > max)
-        return fg_err_set(err, FG_E_RANGE, "%s='%.40s': want a whole number in [%llu, %llu]",
-                          name, v, (unsigned long long)min, (unsigned long long)max);
-    *out = x;
-    return 0;
-}
-
-static int set_path(char *dst, const char *name, const char *a, const char *b, struct fg_err *err)
-{
-    int w = snprintf(dst, FG_SOURCE_PATH_MAX, "%s%s", a, b ? b : "");
-    if (w < 0 || w >= FG_SOURCE_PATH_MAX)
-        return fg_err_set(err, FG_E_RANGE, "%s: path longer than %d bytes", name,
-                          FG_SOURCE_PATH_MAX);
-    return 0;
-}
-
-/* A token goes into an HTTP header: printable ASCII without spaces only. */
-static int check_token(const char *t, const char *from, struct fg_err *err)
-{
-    for (const char *p = t; *p; p++)
-        if (*p <= ' ' || *p > '~')
-            return fg_err_set(err, FG_E_INVAL, "%s: the token holds a space or control "
-                              "character; it cannot be sent", from);
-    return 0;
-}
-
-static int read_token_file(const char *path, char *out, size_t cap, struct fg_err *err)
-{
-    int fd = fg__open_regular(path);
-    if (fd < 0 && errno == EINVAL)
-        return fg_err_set(err, FG_E_IO, "%.200s: the token file is not a regular file", path);
-    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-    if (!f) {
-        if (fd >= 0)
-            close(fd);
-        return 0; /* no token file: anonymous, as huggingface_hub */
-    }
-    size_t n = fread(out, 1, cap - 1, f);
-    bool more = fgetc(f) != EOF;
-    fclose(f);
-    out[n] = '\0';
-    if (more)
-        return fg_err_set(err, FG_E_RANGE, "%.200s: token file larger than %zu bytes", path,
-                          cap - 1);
-    while (n && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' '))
-        out[--n] = '\0';
-    return check_token(out, path, err);
-}
-
-int fg_source_opts_from_env(struct fg_source_opts *o, struct fg_err *err)
-{
-    int rc;
-    const char *home = getenv("HOME");
-    if (!home || !*home) {
-        struct passwd *pw = getpwuid(geteuid());
-        home = pw ? pw->pw_dir : NULL;
-    }
-    const char *xdg = getenv("XDG_CACHE_HOME");
-    char cache_base[FG_SOURCE_PATH_MAX] = "";
-    if (xdg && *xdg)
-        snprintf(cache_base, sizeof cache_base, "%s", xdg);
-    else if (home)
-        snprintf(cache_base, sizeof cache_base, "%s/.cache", home);
-
-    const char *v = getenv("HF_ENDPOINT");
-    if (v && *v) {
-        if (strlen(v) >= sizeof o->endpoint)
-            return fg_err_set(err, FG_E_RANGE, "HF_ENDPOINT longer than %zu bytes",
-                              sizeof o->endpoint - 1);
-        snprintf(o->endpoint, sizeof o->endpoint, "%s", v);
-        size_t n = strlen(o->endpoint);
-        while (n && o->endpoint[n - 1] == '/')
-            o->endpoint[--n] = '\0';
-    }
-
-    char hf_home[FG_SOURCE_PATH_MAX] = "";
-    if ((v = getenv("HF_HOME")) && *v)
-        rc = set_path(hf_home, "HF_HOME", v, NULL, err);
-    else if (*cache_base)
-        rc = set_path(hf_home, "HF_HOME", cache_base, "/huggingface", err);
-    else
-        rc = 0;
-    if (rc)
-        return rc;
-
-    if ((v = getenv("HF_HUB_CACHE")) && *v)
-        rc = set_path(o->hf_cache, "HF_HUB_CACHE", v, NULL, err);
-    else if ((v = getenv("HUGGINGFACE_HUB_CACHE")) && *v)
-        rc = set_path(o->hf_cache, "HUGGINGFACE_HUB_CACHE", v, NULL, err);
-    else if (*hf_home)
-        rc = set_path(o->hf_cache, "HF_HOME", hf_home, "/hub", err);
-    if (rc)
-        return rc;
-
-    if (((v = getenv("HF_TOKEN")) && *v) || ((v = getenv("HUGGING_FACE_HUB_TOKEN")) && *v)) {
-        if (strlen(v) >= sizeof o->token)
-            return fg_err_set(err, FG_E_RANGE, "HF_TOKEN longer than %zu bytes",
-                              sizeof o->token - 1);
-        if ((rc = check_token(v, "HF_TOKEN", err)))
-            return rc;
-        snprintf(o->token, sizeof o->token, "%s", v);
-    } else {
-        char path[FG_SOURCE_PATH_MAX] = "";
-        if ((v = getenv("HF_TOKEN_PATH")) && *v)
-            rc = set_path(path, "HF_TOKEN_PATH", v, NULL, err);
-        else if (*hf_home)
-            rc = set_path(path, "HF_HOME", hf_home, "/token", err);
-        if (rc)
-            return rc;
-        if (*path && (rc = read_token_file(path, o->token, sizeof o->token, err)))
-            return rc;
-    }
-
-    o->offline = env_truthy(getenv("HF_HUB_OFFLINE"));
-    if (*cache_base && (rc = set_path(o->cache_dir, "XDG_CACHE_HOME", cache_base, "/fitgate", err)))
-        return rc;
-
-    if ((v = getenv("FITGATE_MODEL_DIRS")) && (rc = fg_source_add_site_dirs(o, v, err))) {
-        fg_err_prefix(err, "FITGATE_MODEL_DIRS");
-        return rc;
-    }
-    if ((v = getenv("FITGATE_SITE_CACHE")) && *v &&
-        (rc = set_path(o->site_cache_dir, "FITGATE_SITE_CACHE", v, NULL, err)))
-        return rc;
-    if ((v = getenv("FITGATE_SOURCE_ORDER")) && *v && (rc = fg_source_set_order(o, v, err))) {
-        fg_err_prefix(err, "FITGATE_SOURCE_ORDER");
-        return rc;
-    }
-    if ((v = getenv("FITGATE_ALLOW_HTTP")))
-        o->allow_http = env_truthy(v);
-    uint64_t x = o->ttl_s;
-    if ((rc = env_u64("FITGATE_CACHE_TTL", 0, 365u * 86400u, &x, err)))
-        return rc;
-    o->ttl_s = (uint32_t)x;
-    x = o->timeout_ms;
-    if ((rc = env_u64("FITGATE_HUB_TIMEOUT_MS", 100, 600000, &x, err)))
-        return rc;
-    o->timeout_ms = (uint32_t)x;
-    return 0;
-}
+/* cache.h's sizes are these (it does not include source.h) */
+_Static_assert(FG__CACHE_DIR_MAX == FG_SOURCE_PATH_MAX, "cache.h FG__CACHE_DIR_MAX");
+_Static_assert(FG__CACHE_REV_MAX == FG_SOURCE_REV_MAX, "cache.h FG__CACHE_REV_MAX");
+_Static_assert(FG__CACHE_PATH_MAX == FG_SOURCE_WHERE_MAX, "cache.h FG__CACHE_PATH_MAX");
 
 /* ---- ids ------------------------------------------------------------------- */
 
@@ -392,34 +155,6 @@ int fg_source_check_file(const char *file, struct fg_err *err)
 
 /* ---- small file helpers ------------------------------------------------------ */
 
-/* Read all of fd (at most max bytes) into a NUL-terminated buffer. */
-static int read_fd(int fd, const struct stat *st, const char *what, uint64_t max, char **text,
-                   size_t *len, struct fg_err *err)
-{
-    if ((uint64_t)st->st_size > max)
-        return fg_err_set(err, FG_E_RANGE, "%.300s: %lld bytes, more than the %llu accepted", what,
-                          (long long)st->st_size, (unsigned long long)max);
-    char *buf = malloc((size_t)st->st_size + 1);
-    if (!buf)
-        return fg_err_set(err, FG_E_NOMEM, "out of memory");
-    size_t got = 0;
-    while (got < (size_t)st->st_size) {
-        ssize_t r = read(fd, buf + got, (size_t)st->st_size - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            free(buf);
-            return fg_err_set(err, FG_E_IO, "%.300s: %s", what, r < 0 ? strerror(errno) :
-                              "shorter than its size");
-        }
-        got += (size_t)r;
-    }
-    buf[got] = '\0';
-    *text = buf;
-    *len = got;
-    return 0;
-}
-
 /* FG_E_NOTFOUND without a detail when the file is absent. */
 static int read_path(const char *path, uint64_t max, char **text, size_t *len, struct fg_err *err)
 {
@@ -432,17 +167,9 @@ static int read_path(const char *path, uint64_t max, char **text, size_t *len, s
             return fg_err_set(err, FG_E_IO, "%.300s: not a regular file", path);
         return fg_err_set(err, FG_E_IO, "%.300s: %s", path, strerror(errno));
     }
-    int rc = read_fd(fd, &st, path, max, text, len, err);
+    int rc = fg__read_fd(fd, &st, path, max, text, len, err);
     close(fd);
     return rc;
-}
-
-static bool is_json_object(const char *text, size_t len)
-{
-    cJSON *j = cJSON_ParseWithLength(text, len);
-    bool ok = j && cJSON_IsObject(j);
-    cJSON_Delete(j);
-    return ok;
 }
 
 static void show_start(const char *text, size_t len, char *out, size_t cap)
@@ -463,7 +190,7 @@ static int take_local(struct fg_source_result *r, enum fg_source_kind kind, cons
     int rc = read_path(file, o->max_bytes, &text, &len, err);
     if (rc)
         return rc;
-    if (!is_json_object(text, len)) {
+    if (!fg__config_is_object(text, len)) {
         free(text);
         return fg_err_set(err, FG_E_PARSE, "%.300s: not a JSON object", file);
     }
@@ -532,256 +259,14 @@ static int try_hf_cache(const struct fg_source_opts *o, const struct fg_model_id
     return rc;
 }
 
-/* ---- fitgate's cache ----------------------------------------------------------- */
-
-/*
- * Trust rule for a cache directory or file: ours (the site cache may also
- * be root's) and writable by nobody else, so no other user can plant a
- * config that gates our job.
- */
-static int check_owner(const struct stat *st, bool site, const char *what, struct fg_err *err)
-{
-    uid_t me = geteuid();
-    if (st->st_uid != me && !(site && st->st_uid == 0))
-        return fg_err_set(err, FG_E_DENIED, "%.300s is owned by uid %u, not by you (uid %u); "
-                          "refusing to use it as a cache: fix the owner or use another cache "
-                          "directory", what, (unsigned)st->st_uid, (unsigned)me);
-    if (st->st_mode & (S_IWGRP | S_IWOTH))
-        return fg_err_set(err, FG_E_DENIED, "%.300s is group- or world-writable (mode %03o); "
-                          "refusing to use it as a cache: chmod go-w it", what,
-                          (unsigned)(st->st_mode & 0777));
-    return 0;
-}
-
-/* mkdir -p with 0700 for components that do not exist yet. */
-static int mkdirs(const char *dir, struct fg_err *err)
-{
-    char buf[FG_SOURCE_PATH_MAX];
-    snprintf(buf, sizeof buf, "%s", dir);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-                return fg_err_set(err, FG_E_IO, "cannot create cache directory %.300s: %s", buf,
-                                  strerror(errno));
-            *p = c;
-            if (!c)
-                break;
-        }
-    }
-    return 0;
-}
-
-/* Open the cache root (following a symlink the user set up), checked. */
-static int open_root(const char *dir, bool site, bool create, int *fd, struct fg_err *err)
-{
-    *fd = -1;
-    if (create && !site) {
-        int rc = mkdirs(dir, err);
-        if (rc)
-            return rc;
-    }
-    int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (d < 0) {
-        if (errno == ENOENT)
-            return FG_E_NOTFOUND;
-        return fg_err_set(err, FG_E_IO, "cache directory %.300s: %s", dir, strerror(errno));
-    }
-    struct stat st;
-    int rc = fstat(d, &st) ? fg_err_set(err, FG_E_IO, "%.300s: %s", dir, strerror(errno))
-                           : check_owner(&st, site, dir, err);
-    if (rc) {
-        close(d);
-        return rc;
-    }
-    *fd = d;
-    return 0;
-}
-
-/* One directory level below an open one: no symlinks, same trust rule. */
-static int open_sub(int parent, const char *name, bool site, bool create, const char *what,
-                    int *fd, struct fg_err *err)
-{
-    *fd = -1;
-    if (create && mkdirat(parent, name, 0700) != 0 && errno != EEXIST)
-        return fg_err_set(err, FG_E_IO, "cannot create %.300s/%.100s: %s", what, name,
-                          strerror(errno));
-    int d = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (d < 0) {
-        if (errno == ENOENT)
-            return FG_E_NOTFOUND;
-        return fg_err_set(err, FG_E_IO, "%.300s/%.100s: %s", what, name, strerror(errno));
-    }
-    struct stat st;
-    char full[FG_SOURCE_PATH_MAX + 300];
-    snprintf(full, sizeof full, "%s/%s", what, name);
-    int rc = fstat(d, &st) ? fg_err_set(err, FG_E_IO, "%.300s: %s", full, strerror(errno))
-                           : check_owner(&st, site, full, err);
-    if (rc) {
-        close(d);
-        return rc;
-    }
-    *fd = d;
-    return 0;
-}
-
-/* Cache key: models--org--name/<rev with '/' as %2F> (revisions hold no '%'). */
-static void cache_names(const struct fg_model_id *id, const char *rev, char *repo, size_t rcap,
-                        char *revdir, size_t vcap)
-{
-    snprintf(repo, rcap, "models--%s--%s", id->org, id->name);
-    size_t o = 0;
-    for (const char *p = rev; *p && o + 4 < vcap; p++) {
-        if (*p == '/') {
-            memcpy(revdir + o, "%2F", 3);
-            o += 3;
-        } else {
-            revdir[o++] = *p;
-        }
-    }
-    revdir[o] = '\0';
-}
-
-/* Open root/models--org--name/<rev>; create when asked. */
-static int open_entry_dir(const char *root, bool site, bool create, const struct fg_model_id *id,
-                          const char *rev, int *fd, struct fg_err *err)
-{
-    char repo[256], revdir[FG_SOURCE_REV_MAX * 3 + 1], what[FG_SOURCE_PATH_MAX + 300];
-    cache_names(id, rev, repo, sizeof repo, revdir, sizeof revdir);
-    int rootfd, repofd;
-    int rc = open_root(root, site, create, &rootfd, err);
-    if (rc)
-        return rc;
-    rc = open_sub(rootfd, repo, site, create, root, &repofd, err);
-    close(rootfd);
-    if (rc)
-        return rc;
-    snprintf(what, sizeof what, "%s/%s", root, repo);
-    rc = open_sub(repofd, revdir, site, create, what, fd, err);
-    close(repofd);
-    return rc;
-}
-
-struct cache_entry {
-    char *text;
-    size_t len;
-    int64_t age_s;
-    bool fresh;
-    char path[FG_SOURCE_WHERE_MAX];
-};
-
-static int cache_read(const struct fg_source_opts *o, const char *root, bool site,
-                      const struct fg_model_id *id, struct cache_entry *e, struct fg_err *err)
-{
-    int dfd;
-    int rc = open_entry_dir(root, site, false, id, id->rev, &dfd, err);
-    if (rc)
-        return rc;
-    char repo[256], revdir[FG_SOURCE_REV_MAX * 3 + 1];
-    cache_names(id, id->rev, repo, sizeof repo, revdir, sizeof revdir);
-    snprintf(e->path, sizeof e->path, "%s/%s/%s/config.json", root, repo, revdir);
-    struct stat st;
-    int fd = fg__openat_regular(dfd, "config.json", O_NOFOLLOW, &st);
-    close(dfd);
-    if (fd < 0)
-        return errno == ENOENT ? FG_E_NOTFOUND
-               : errno == EINVAL ? fg_err_set(err, FG_E_IO, "%.300s: not a regular file", e->path)
-                                 : fg_err_set(err, FG_E_IO, "%.300s: %s", e->path, strerror(errno));
-    if ((rc = check_owner(&st, site, e->path, err))) {
-        close(fd);
-        return rc;
-    }
-    rc = read_fd(fd, &st, e->path, o->max_bytes, &e->text, &e->len, err);
-    close(fd);
-    if (rc)
-        return rc;
-    if (!is_json_object(e->text, e->len)) {
-        free(e->text);
-        e->text = NULL;
-        return fg_err_set(err, FG_E_PARSE, "%.300s: cache entry is not a JSON object; delete it",
-                          e->path);
-    }
-    int64_t age = (int64_t)time(NULL) - (int64_t)st.st_mtime;
-    e->age_s = age < 0 ? 0 : age;
-    /* a commit never changes; a branch or tag may move under us */
-    e->fresh = fg_source_rev_is_commit(id->rev) || e->age_s < (int64_t)o->ttl_s;
-    return 0;
-}
-
-/* Write text as root/models--org--name/<rev>/config.json: temp file, fsync, rename. */
-static int cache_write(const char *root, bool site, const struct fg_model_id *id, const char *rev,
-                       const char *text, size_t len, struct fg_err *err)
-{
-    int dfd;
-    int rc = open_entry_dir(root, site, true, id, rev, &dfd, err);
-    if (rc)
-        return rc;
-    char tmp[64];
-    int fd = -1;
-    static unsigned counter;
-    for (int tries = 0; tries < 16 && fd < 0; tries++) {
-        snprintf(tmp, sizeof tmp, ".config.json.%ld.%u.%ld", (long)getpid(), counter++,
-                 (long)time(NULL));
-        fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-        if (fd < 0 && errno != EEXIST)
-            break;
-    }
-    if (fd < 0) {
-        rc = fg_err_set(err, FG_E_IO, "cache %.300s: cannot create a temporary file: %s", root,
-                        strerror(errno));
-        close(dfd);
-        return rc;
-    }
-    size_t off = 0;
-    while (off < len) {
-        ssize_t w = write(fd, text + off, len - off);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            rc = fg_err_set(err, FG_E_IO, "cache %.300s: write: %s", root, strerror(errno));
-            break;
-        }
-        off += (size_t)w;
-    }
-    if (!rc && fsync(fd) != 0)
-        rc = fg_err_set(err, FG_E_IO, "cache %.300s: fsync: %s", root, strerror(errno));
-    if (close(fd) != 0 && !rc)
-        rc = fg_err_set(err, FG_E_IO, "cache %.300s: close: %s", root, strerror(errno));
-    if (!rc && renameat(dfd, tmp, dfd, "config.json") != 0)
-        rc = fg_err_set(err, FG_E_IO, "cache %.300s: rename: %s", root, strerror(errno));
-    if (rc)
-        unlinkat(dfd, tmp, 0);
-    close(dfd);
-    return rc;
-}
-
-/* Write where we may: the user cache, else a site cache we own. */
-static void cache_store(const struct fg_source_opts *o, const struct fg_model_id *id,
-                        const char *commit, const char *text, size_t len, char *note,
-                        size_t note_cap)
-{
-    const char *root = o->cache_dir[0] ? o->cache_dir : o->site_cache_dir;
-    bool site = !o->cache_dir[0];
-    if (!root[0])
-        return;
-    if (site) {
-        struct stat st;
-        if (stat(root, &st) != 0 || st.st_uid != geteuid())
-            return; /* a site cache someone else owns is read-only to us */
-    }
-    struct fg_err e = {0};
-    int rc = cache_write(root, site, id, id->rev, text, len, &e);
-    /* the answer for a moving ref is also the answer for the commit it pointed to */
-    if (!rc && fg_source_rev_is_commit(commit) && strcmp(commit, id->rev) != 0)
-        rc = cache_write(root, site, id, commit, text, len, &e);
-    if (rc) {
-        fg__log(FG_LOG_WARN, "not cached: %s", e.detail);
-        snprintf(note, note_cap, "not cached: %.280s", e.detail);
-    }
-}
-
 /* ---- the hub ------------------------------------------------------------------- */
+
+/* fitgate's cache (cache.h) keys an entry by org, name and revision; a commit never moves. */
+static struct fg__cache_key cache_key(const struct fg_model_id *id)
+{
+    struct fg__cache_key k = {id->org, id->name, id->rev, fg_source_rev_is_commit(id->rev)};
+    return k;
+}
 
 static int hub_url(const struct fg_source_opts *o, const struct fg_model_id *id, const char *rev,
                    const char *file, char *url, size_t cap, struct fg_err *err)
@@ -810,7 +295,7 @@ static int try_hub(const struct fg_source_opts *o, const struct fg_model_id *id,
     fg__log(FG_LOG_DEBUG, "hub: GET %s", url);
     if ((rc = fg__hub_get(&req, &resp, err)))
         return rc;
-    if (!is_json_object(resp.body, resp.len)) {
+    if (!fg__config_is_object(resp.body, resp.len)) {
         char start[48];
         show_start(resp.body, resp.len, start, sizeof start);
         rc = fg_err_set(err, FG_E_PARSE, "%.300s: the answer (%zu bytes, starting '%s') is not a "
@@ -827,7 +312,10 @@ static int try_hub(const struct fg_source_opts *o, const struct fg_model_id *id,
     snprintf(r->commit, sizeof r->commit, "%s", fg_source_rev_is_commit(resp.commit) ? resp.commit
                                                  : "");
     fg__hub_resp_clear(&resp);
-    cache_store(o, id, r->commit, r->text, r->len, r->note, sizeof r->note);
+    struct fg__cache_key k = cache_key(id);
+    bool other = fg_source_rev_is_commit(r->commit) && strcmp(r->commit, id->rev) != 0;
+    fg__cache_store(&k, o->cache_dir, o->site_cache_dir, other ? r->commit : NULL, r->text,
+                    r->len, r->note, sizeof r->note);
     return 0;
 }
 
@@ -854,7 +342,8 @@ void fg_source_result_free(struct fg_source_result *r)
     free(r);
 }
 
-static void take_entry(struct fg_source_result *r, struct cache_entry *e, enum fg_source_kind k)
+static void take_entry(struct fg_source_result *r, struct fg__cache_entry *e,
+                       enum fg_source_kind k)
 {
     r->kind = k;
     r->text = e->text;
@@ -864,6 +353,71 @@ static void take_entry(struct fg_source_result *r, struct cache_entry *e, enum f
     e->text = NULL;
 }
 
+/* The hub did not answer at all (as opposed to answering no). */
+static bool unreachable(int rc)
+{
+    return rc == FG_E_NET || rc == FG_E_TIMEDOUT;
+}
+
+/*
+ * fitgate's caches, the user's then the site's: a fresh entry, or an expired one where the
+ * hub cannot answer (use_stale: offline, or the hub was tried and unreachable); the first
+ * expired one is otherwise kept in *stale (the caller frees its text) for the hub step to
+ * fall back on.  A cache that breaks the trust rule is skipped with a warning in r->note.
+ */
+static int try_cache(const struct fg_source_opts *o, const struct fg_model_id *id,
+                     struct fg_source_result *r, struct fg__cache_entry *stale, bool use_stale,
+                     struct fg_err *e)
+{
+    struct fg__cache_key k = cache_key(id);
+    for (int site = 0; site < 2; site++) {
+        const char *root = site ? o->site_cache_dir : o->cache_dir;
+        struct fg__cache_entry ce = {0};
+        if (!root[0])
+            continue;
+        int crc = fg__cache_read(&k, root, site, o->max_bytes, o->ttl_s, &ce, e);
+        if (crc == FG_E_NOTFOUND)
+            continue;
+        if (crc) {
+            /* a cache we must not trust is skipped, not fatal: the hub may still answer */
+            fg__log(FG_LOG_WARN, "%s", e->detail);
+            snprintf(r->note, sizeof r->note, "%.290s", e->detail);
+            fg_err_clear(e);
+            continue;
+        }
+        if (ce.fresh) {
+            take_entry(r, &ce, FG_SRC_CACHE);
+            return 0;
+        }
+        if (use_stale) {
+            take_entry(r, &ce, FG_SRC_CACHE_STALE);
+            snprintf(r->note, sizeof r->note, "%s", o->offline ? "offline (HF_HUB_OFFLINE)"
+                     : "hub unreachable");
+            return 0;
+        }
+        if (!stale->text)
+            *stale = ce;
+        else
+            free(ce.text);
+    }
+    return FG_E_NOTFOUND;
+}
+
+/* A bad endpoint is a configuration error now, not only on the day the cache misses. */
+static int check_endpoint(const struct fg_source_opts *o, struct fg_err *err)
+{
+    for (size_t i = 0; i < o->n_order && !o->offline; i++) {
+        if (o->order[i] != FG_SOURCE_HUB)
+            continue;
+        int rc = fg__hub_check_url(o->endpoint, o->allow_http, err);
+        if (rc) {
+            fg_err_prefix(err, "hub endpoint (HF_ENDPOINT)");
+            return rc;
+        }
+    }
+    return 0;
+}
+
 int fg_source_resolve(const struct fg_source_opts *o, const struct fg_model_id *id,
                       struct fg_source_result **out, struct fg_err *err)
 {
@@ -871,30 +425,21 @@ int fg_source_resolve(const struct fg_source_opts *o, const struct fg_model_id *
     struct fg_source_result *r = calloc(1, sizeof *r);
     if (!r)
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
-    struct cache_entry stale = {0};
+    struct fg__cache_entry stale = {0};
     struct fg_err hub_err = {0};
-    int hub_rc = 0, rc = FG_E_NOTFOUND;
+    int hub_rc = 0, rc;
     bool hub_tried = false;
     char tried[200] = "";
     char label[FG_SOURCE_ORG_MAX + FG_SOURCE_NAME_MAX + FG_SOURCE_REV_MAX + 3];
     snprintf(label, sizeof label, "%s/%s@%s", id->org, id->name, id->rev);
-    /* A bad endpoint is a configuration error now, not only on the day the cache misses. */
-    for (size_t i = 0; i < o->n_order && !o->offline; i++) {
-        if (o->order[i] == FG_SOURCE_HUB) {
-            int urc = fg__hub_check_url(o->endpoint, o->allow_http, err);
-            if (urc) {
-                free(r);
-                fg_err_prefix(err, "hub endpoint (HF_ENDPOINT)");
-                return urc;
-            }
-        }
-    }
+    if ((rc = check_endpoint(o, err)))
+        goto out;
 
     for (size_t i = 0; i < o->n_order; i++) {
         struct fg_err e = {0};
         enum fg_source_step step = o->order[i];
         size_t tl = strlen(tried);
-        snprintf(tried + tl, sizeof tried - tl, "%s%s", tl ? ", " : "", step_names[step]);
+        snprintf(tried + tl, sizeof tried - tl, "%s%s", tl ? ", " : "", fg__source_step_name(step));
         switch (step) {
         case FG_SOURCE_SITE:
             rc = try_site(o, id, r, &e);
@@ -903,37 +448,8 @@ int fg_source_resolve(const struct fg_source_opts *o, const struct fg_model_id *
             rc = try_hf_cache(o, id, r, &e);
             break;
         case FG_SOURCE_CACHE:
-            rc = FG_E_NOTFOUND;
-            for (int site = 0; site < 2 && rc; site++) {
-                const char *root = site ? o->site_cache_dir : o->cache_dir;
-                struct cache_entry ce = {0};
-                if (!root[0])
-                    continue;
-                int crc = cache_read(o, root, site, id, &ce, &e);
-                if (crc == FG_E_NOTFOUND)
-                    continue;
-                if (crc) {
-                    /* a cache we must not trust is skipped, not fatal: the hub may still answer */
-                    fg__log(FG_LOG_WARN, "%s", e.detail);
-                    snprintf(r->note, sizeof r->note, "%.290s", e.detail);
-                    fg_err_clear(&e);
-                    continue;
-                }
-                if (ce.fresh) {
-                    take_entry(r, &ce, FG_SRC_CACHE);
-                    rc = 0;
-                } else if (o->offline || (hub_tried && (hub_rc == FG_E_NET ||
-                                                        hub_rc == FG_E_TIMEDOUT))) {
-                    take_entry(r, &ce, FG_SRC_CACHE_STALE);
-                    snprintf(r->note, sizeof r->note, "%s", o->offline ? "offline (HF_HUB_OFFLINE)"
-                             : "hub unreachable");
-                    rc = 0;
-                } else if (!stale.text) {
-                    stale = ce;
-                } else {
-                    free(ce.text);
-                }
-            }
+            rc = try_cache(o, id, r, &stale, o->offline || (hub_tried && unreachable(hub_rc)),
+                           &e);
             break;
         case FG_SOURCE_HUB:
             if (o->offline) {
@@ -946,7 +462,7 @@ int fg_source_resolve(const struct fg_source_opts *o, const struct fg_model_id *
                 /* the stale copy stands in only when the hub did not answer at all */
                 hub_rc = rc;
                 hub_err = e;
-                if (stale.text && (rc == FG_E_NET || rc == FG_E_TIMEDOUT)) {
+                if (stale.text && unreachable(rc)) {
                     take_entry(r, &stale, FG_SRC_CACHE_STALE);
                     snprintf(r->note, sizeof r->note, "hub unreachable: %.270s", e.detail);
                     fg__log(FG_LOG_WARN, "%s: using a stale cached config (%lld s old): %s", label,
@@ -959,20 +475,16 @@ int fg_source_resolve(const struct fg_source_opts *o, const struct fg_model_id *
             rc = FG_E_NOTFOUND;
         }
         if (rc == 0) {
-            free(stale.text);
-            *out = r;
             fg__log(FG_LOG_DEBUG, "%s: config from %s (%s)", label, fg_source_kind_name(r->kind),
                     r->where);
-            return 0;
+            goto out;
         }
         if (rc != FG_E_NOTFOUND && step != FG_SOURCE_HUB) {
             /* a broken local copy is an error to report, not to skip silently */
-            free(stale.text);
-            fg_source_result_free(r);
             if (err)
                 *err = e;
             fg_err_prefix(err, "%s", label);
-            return rc;
+            goto out;
         }
     }
     /* The order ran out.  A stale copy beats nothing unless the hub said no. */
@@ -980,20 +492,24 @@ int fg_source_resolve(const struct fg_source_opts *o, const struct fg_model_id *
         take_entry(r, &stale, FG_SRC_CACHE_STALE);
         snprintf(r->note, sizeof r->note, "%s", o->offline ? "offline (HF_HUB_OFFLINE)"
                  : "the source order has no hub");
-        *out = r;
-        return 0;
-    }
-    free(stale.text);
-    fg_source_result_free(r);
-    if (hub_tried && hub_rc) {
+        rc = 0;
+    } else if (hub_tried && hub_rc) {
         if (err)
             *err = hub_err;
         fg_err_prefix(err, "%s", label);
-        return hub_rc;
+        rc = hub_rc;
+    } else {
+        rc = fg_err_set(err, FG_E_NOTFOUND, "%s: no config.json in %s%s", label, tried,
+                        o->offline ? " (HF_HUB_OFFLINE=1 keeps the hub out: unset it, or put the "
+                        "model in a site dir or the HF cache)" : "");
     }
-    return fg_err_set(err, FG_E_NOTFOUND, "%s: no config.json in %s%s", label, tried,
-                      o->offline ? " (HF_HUB_OFFLINE=1 keeps the hub out: unset it, or put the "
-                      "model in a site dir or the HF cache)" : "");
+out:
+    free(stale.text);
+    if (rc)
+        fg_source_result_free(r);
+    else
+        *out = r;
+    return rc;
 }
 
 /* ---- repositories -------------------------------------------------------------- */
@@ -1161,7 +677,7 @@ int fg_source_repo_read_all(struct fg_source_repo *r, const char *file, uint64_t
     struct stat st;
     int fd = open_local(r, file, path, sizeof path, &st);
     if (fd >= 0) {
-        rc = read_fd(fd, &st, path, max, text, len, err);
+        rc = fg__read_fd(fd, &st, path, max, text, len, err);
         close(fd);
         if (remote)
             *remote = false;

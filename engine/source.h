@@ -201,4 +201,7 @@ bool fg_source_repo_online(const struct fg_source_repo *r);
 /* Validate a file name from an index (shard names): FG_E_INVAL when unsafe. */
 int fg_source_check_file(const char *file, struct fg_err *err);
 
+/* Internal: the step's name in a source order ("site", "hf-cache", "cache", "hub"). */
+const char *fg__source_step_name(enum fg_source_step s);
+
 #endif

@@ -1,6 +1,6 @@
 /*
- * decide.c - assessment (engine calls) and the pure admission decision.
- * See decide.h.
+ * decide.c - the pure admission decision, and apart from it its words (the lines for
+ * people).  See decide.h; the assessment it reads is policies/assess.c.
  */
 #include "decide.h"
 
@@ -72,352 +72,6 @@ void fg_request_spell(const struct fg_request *q, uint32_t count, uint32_t nodes
         snprintf(buf, cap, "%s--gres=gpu:%s:%u", nn, type, count);
         break;
     }
-}
-
-/* The framework's layout bits as the planner's (the same values). */
-static void restrict_to(const struct fg_framework *fw, struct fg_plan_opts *po)
-{
-    po->restrict_layouts = true;
-    po->layouts = fw->layouts & (FG_PLAN_TP | FG_PLAN_PP | FG_PLAN_EP | FG_PLAN_ZERO);
-    po->naive_pp = fw->naive_pp;
-}
-
-/* "TP=2 x PP=1 x CP=1 x DP=2" for messages. */
-static void shape_str(uint32_t tp, uint32_t pp, uint32_t ep, uint32_t cp, uint32_t dp, char *buf,
-                      size_t cap)
-{
-    int w = snprintf(buf, cap, "TP=%u x PP=%u x DP=%u", tp, pp, dp);
-    if (ep > 1 && w > 0 && (size_t)w < cap)
-        w += snprintf(buf + w, cap - (size_t)w, " (EP=%u)", ep);
-    if (cp > 1 && w > 0 && (size_t)w < cap)
-        snprintf(buf + w, cap - (size_t)w, " x CP=%u", cp);
-}
-
-/*
- * The job's own layout: declared dimensions, the rest from the GPU count; checked against
- * the framework, the count and the model.  Fills out->job's tp, pp, ep, dp, zero.
- */
-static int job_layout(const struct fg_model *m, const struct fg_jobspec *spec, uint32_t total,
-                      uint32_t per_node, struct fg_assessment *out, struct fg_err *err)
-{
-    const struct fg_framework *fw = spec->fw;
-    struct fg_job *j = &out->job;
-    bool serve_engine = j->mode == FG_MODE_SERVE && fw->gpu_util > 0;
-    uint32_t tp = spec->tp ? spec->tp : 1, pp = spec->pp ? spec->pp : 1;
-    uint32_t ep = spec->ep ? spec->ep : 1, cp = spec->cp ? spec->cp : 1, dp;
-    /* a serving engine splits the model over the GPUs it is given (vLLM / SGLang
-     * --tensor-parallel-size), unless the job says how */
-    if (serve_engine && !fg_jobspec_declares_layout(spec) && total > 1)
-        tp = total;
-    uint64_t split = (uint64_t)tp * pp * cp;
-    if (spec->dp)
-        dp = spec->dp;
-    else
-        dp = total % split == 0 && total >= split ? (uint32_t)(total / split) : 1;
-    char shape[96];
-    shape_str(tp, pp, ep, cp, dp, shape, sizeof shape);
-    if (split * dp != total)
-        return fg_err_set(err, FG_E_INVAL, "the layout %s is %llu GPUs but the job asks for %u: "
-                          "declare --tp/--pp/--cp/--dp that multiply to the GPU count",
-                          shape, (unsigned long long)(split * dp), total);
-    unsigned need = fg_framework_needs(tp, pp, ep, cp, 0);
-    if (need & ~fw->layouts) {
-        char who[160];
-        fg_framework_who_runs(need, who, sizeof who);
-        return fg_err_set(err, FG_E_INVAL, "--framework %s cannot run %s (%s); %s%s", fw->name,
-                          shape,
-                          fw->layouts & FG_LAY_PP ? "it runs data parallel, ZeRO / FSDP and a "
-                                                    "layer split"
-                          : fw->layouts & FG_LAY_ZERO ? "it runs data parallel with ZeRO / FSDP"
-                                                      : "it runs data parallel only",
-                          who[0] ? "frameworks that can: " : "no framework fitgate knows can",
-                          who);
-    }
-    if (fw->naive_pp && pp > 1 && dp * cp > 1)
-        return fg_err_set(err, FG_E_INVAL, "--framework %s splits layers with device_map in one "
-                          "process, which runs no data parallel beside it (accelerate refuses a "
-                          "device_map model in any distributed mode): use --dp 1, or a "
-                          "framework with pipeline parallel (nemo, megatron, deepspeed)",
-                          fw->name);
-    if (tp > per_node)
-        return fg_err_set(err, FG_E_INVAL, "TP=%u spans more than the %u GPUs of a node "
-                          "(MaxGPUsPerNode): tensor parallel stays inside a node", tp, per_node);
-    if (pp > out->layers)
-        return fg_err_set(err, FG_E_INVAL, "PP=%u is more stages than the model's %u blocks", pp,
-                          out->layers);
-    if (ep > 1 && (!m->experts || m->experts % ep || dp % ep))
-        return fg_err_set(err, FG_E_INVAL, "EP=%u must divide the model's %llu experts and the "
-                          "%u data-parallel ranks", ep, (unsigned long long)m->experts, dp);
-    j->tp = tp;
-    j->pp = pp;
-    j->ep = ep;
-    j->cp = cp;
-    j->dp = dp;
-    /* the model-parallel group; a declared DP, or a serving engine's split, is the job's */
-    out->need_min = spec->dp || serve_engine ? total : (uint32_t)split;
-    if (!fg_jobspec_given(spec, FG_JOBOPT_ZERO) && dp * cp > 1 && (fw->layouts & FG_LAY_ZERO))
-        j->zero = fw->dp_zero;
-    if (j->zero && !(fw->layouts & FG_LAY_ZERO))
-        return fg_err_set(err, FG_E_INVAL, "--framework %s runs no ZeRO / FSDP sharding; drop "
-                          "--zero", fw->name);
-    return 0;
-}
-
-/* Per-GPU estimate of the job's layout: the whole model on each rank (TP = PP = 1), else
- * the planner's best cut of exactly that shape and the estimate of its largest stage. */
-static int layout_estimate(const struct fg_model *m, const struct fg_rules *r,
-                           struct fg_assessment *out, struct fg_err *err)
-{
-    struct fg_job *j = &out->job;
-    struct fg_layout *l = &out->layout;
-    memset(l, 0, sizeof *l);
-    if (j->tp == 1 && j->pp == 1) {
-        int rc = fg_memory_estimate(m, j, &out->est, err);
-        if (rc)
-            return rc;
-        l->gpus = j->dp * (j->cp ? j->cp : 1);
-        l->tp = l->pp = 1;
-        l->ep = j->ep;
-        l->dp = j->dp;
-        l->zero = j->zero;
-        l->cut[1] = out->layers;
-        l->micro_batch = j->batch;
-        l->grad_accum = 1;
-        l->peak_bytes = l->stage_bytes[0] = out->est.total_bytes;
-        return 0;
-    }
-    struct fg_plan_opts po;
-    fg_plan_opts_default(&po);
-    po.fix_tp = j->tp;
-    po.fix_pp = j->pp;
-    po.fix_ep = j->ep;
-    po.fix_dp = j->dp;
-    po.fix_zero = true;
-    po.any_count = true;
-    po.naive_pp = out->fw->naive_pp;
-    po.min_gpus = po.max_gpus = j->tp * j->pp * j->dp;
-    po.gpus_per_node = r->max_gpus_node ? r->max_gpus_node : 8;
-    po.fit.headroom = 1.0;
-    struct fg_plan p;
-    /* sized, not judged: any card holds it, so the planner returns the best cut */
-    int rc = fg_plan_layouts(m, j, UINT64_MAX / 4, &po, &p, err);
-    if (rc)
-        return rc;
-    if (p.status != FG_PLAN_FOUND || !p.n)
-        return fg_err_set(err, FG_E_INVAL, "the layout TP=%u x PP=%u x DP=%u does not apply "
-                          "to %s (TP must divide its heads and widths)", j->tp, j->pp, j->dp,
-                          m->id);
-    *l = p.options[0];
-    /* the breakdown of the largest stage */
-    uint32_t worst = 0;
-    for (uint32_t s = 1; s < l->pp; s++)
-        if (l->stage_bytes[s] > l->stage_bytes[worst])
-            worst = s;
-    struct fg_job st = *j;
-    if (l->pp > 1) {
-        st.layer_first = l->cut[worst];
-        st.layer_last = l->cut[worst + 1];
-        st.stage_embed = worst == 0;
-        st.stage_head = worst == l->pp - 1;
-        st.inflight = out->fw->naive_pp || j->mode == FG_MODE_SERVE ? 1 : l->pp - worst;
-    }
-    return fg_memory_estimate(m, &st, &out->est, err);
-}
-
-/*
- * A serving engine inside its budget: the weights and the profile run's working set (at
- * most max_num_batched_tokens at once: vLLM's scheduler default for chunked prefill,
- * vllm config SchedulerConfig) come first; what is left holds the KV cache, and the
- * concurrency is how many sequences of the job's length it holds
- * (gpu_worker.py determine_available_memory, kv_cache_utils.py check_enough_kv_cache_memory:
- * the engine refuses to start when one max_model_len sequence does not fit).
- */
-#define FG_ENGINE_BATCHED_TOKENS 8192u
-static void engine_fit(struct fg_assessment *a)
-{
-    const struct fg_estimate *e = &a->est;
-    uint64_t b = e->batch ? e->batch : 1;
-    uint64_t kv = (e->b.kv_cache + e->b.ssm_state) / b;
-    uint64_t act = e->per_sample_bytes > kv ? e->per_sample_bytes - kv : 0;
-    uint64_t seq = e->seq_len ? e->seq_len : 1;
-    if (seq > FG_ENGINE_BATCHED_TOKENS)
-        act = (uint64_t)((double)act * FG_ENGINE_BATCHED_TOKENS / (double)seq);
-    a->engine_static = e->static_bytes + act;
-    a->kv_seq_bytes = kv;
-    uint64_t left = a->usable > a->engine_static ? a->usable - a->engine_static : 0;
-    uint64_t n = kv ? left / kv : (left ? UINT32_MAX : 0);
-    a->fit.max_batch = n;
-    a->fit.need_bytes = a->engine_static + kv * b;
-    if (n >= b)
-        a->fit.verdict = FG_FIT_FITS;
-    else
-        a->fit.verdict = FG_FIT_SPLIT;
-}
-
-/*
- * A data-parallel job that shards with ZeRO / FSDP fits as asked because its states are
- * spread over every rank: fewer ranks hold more each.  The fewest that still fit (powers
- * of two, as a scheduler hands them out), so an over-request is judged on that and not on
- * one rank holding a shard of 1/dp.
- */
-static int zero_need(const struct fg_model *m, const struct fg_jobspec *spec,
-                     struct fg_assessment *a, const struct fg_plan_opts *po, struct fg_err *err)
-{
-    const struct fg_job *j = &a->job;
-    if (!j->zero || j->dp <= 1 || j->tp > 1 || j->pp > 1 || spec->dp ||
-        (a->fit.verdict != FG_FIT_FITS && a->fit.verdict != FG_FIT_BORDERLINE))
-        return 0;
-    uint32_t cp = j->cp > 1 ? j->cp : 1;
-    for (uint32_t d = 1; d < j->dp; d *= 2) {
-        struct fg_job t = *j;
-        struct fg_estimate e;
-        struct fg_fit f;
-        t.dp = d;
-        int rc = fg_memory_estimate_totals(m, &t, &e, err);
-        if (rc)
-            return rc;
-        fg_fit_card(&e, a->usable, &po->fit, &f);
-        if (f.verdict == FG_FIT_FITS || f.verdict == FG_FIT_BORDERLINE) {
-            a->need_min = d * cp;
-            return 0;
-        }
-    }
-    a->need_min = j->dp * cp;
-    return 0;
-}
-
-static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
-                  const struct fg_gpu *gpu, uint32_t gpus, const struct fg_rules *r,
-                  struct fg_assessment *out, struct fg_err *err);
-
-static void scale_layout(struct fg_layout *l, double f)
-{
-    l->peak_bytes = (uint64_t)llround((double)l->peak_bytes * f);
-    for (size_t i = 0; i < FG_PLAN_MAX_PP; i++)
-        l->stage_bytes[i] = (uint64_t)llround((double)l->stage_bytes[i] * f);
-}
-
-static void scale_plan(struct fg_plan *p, double f)
-{
-    for (size_t i = 0; i < p->n && i < FG_PLAN_MAX_OPTIONS; i++)
-        scale_layout(&p->options[i], f);
-}
-
-int fg_assess(const struct fg_model *m, const struct fg_jobspec *spec, const struct fg_gpu *gpu,
-              uint32_t gpus, const struct fg_rules *r, struct fg_assessment *out,
-              struct fg_err *err)
-{
-    int rc = assess(m, spec, gpu, gpus, r, out, err);
-    if (rc || !out->calib)
-        return rc;
-    /* Every byte figure the decision quotes carries the site calibration: the job's own
-     * layout (sized before it) and the planner's layouts (planned on the model's own
-     * estimates with the factor in the margins). */
-    double f = out->calib->factor;
-    if (out->layout.tp <= 1 && out->layout.pp <= 1)
-        out->layout.peak_bytes = out->layout.stage_bytes[0] = out->est.total_bytes;
-    else
-        scale_layout(&out->layout, f);
-    if (out->planned)
-        scale_plan(&out->plan, f);
-    if (out->safe_planned)
-        scale_plan(&out->safe, f);
-    if (out->alt_planned)
-        scale_plan(&out->alt, f);
-    return 0;
-}
-
-static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
-                  const struct fg_gpu *gpu, uint32_t gpus, const struct fg_rules *r,
-                  struct fg_assessment *out, struct fg_err *err)
-{
-    memset(out, 0, sizeof *out);
-    out->job = spec->job;
-    out->fw = spec->fw ? spec->fw : fg_framework_default();
-    snprintf(out->override_reason, sizeof out->override_reason, "%s", spec->override_reason);
-    out->layers = fg_model_main_layers(m);
-    out->headroom = r->headroom;
-    uint32_t per_node = r->max_gpus_node ? r->max_gpus_node : 8;
-    int rc = job_layout(m, spec, gpus ? gpus : 1, per_node, out, err);
-    if (!rc)
-        rc = layout_estimate(m, r, out, err);
-    if (!rc && r->calib && (out->calib = fg_calib_find(r->calib, out->fw->name, out->job.mode)))
-        fg_calib_apply(out->calib, &out->est);
-    if (rc || !gpu)
-        return rc;
-    struct fg_plan_opts po;
-    fg_plan_opts_default(&po);
-    po.fit.headroom = r->headroom;
-    po.fit.conservative = r->conservative;
-    po.max_gpus = r->max_gpus;
-    po.min_gpus = 1;
-    po.gpus_per_node = r->max_gpus_node;
-    out->have_card = true;
-    out->usable = fg_fit_usable(gpu->memory_gb, gpu->memory_bytes, &po.fit);
-    if (out->job.mode == FG_MODE_SERVE && spec->gpu_util > 0) {
-        /* vLLM's budget is gpu_memory_utilization of the whole card, and the non-torch
-         * memory (CUDA context, NCCL) comes off it (gpu_worker.py
-         * determine_available_memory); inside it the engine sizes its KV pool to what is
-         * left, so the estimate is held to the budget itself (headroom 1). */
-        struct fg_fit_opts raw = po.fit;
-        raw.context_bytes = 0;
-        double card = (double)fg_fit_usable(gpu->memory_gb, gpu->memory_bytes, &raw);
-        double budget = card * spec->gpu_util - (double)po.fit.context_bytes;
-        out->usable = budget > 0 ? (uint64_t)budget : 0;
-        out->gpu_util = spec->gpu_util;
-        out->headroom = po.fit.headroom = 1.0;
-        po.fit.conservative = r->conservative / r->headroom;
-    }
-    fg_fit_card(&out->est, out->usable, &po.fit, &out->fit);
-    if (out->gpu_util > 0)
-        engine_fit(out);
-    if (out->calib) {
-        /* the planner's estimates are the model's own: the site's factor goes into the
-         * fit's margins instead (need = headroom x factor x estimate) */
-        po.fit.headroom *= out->calib->factor;
-        po.fit.conservative *= out->calib->factor;
-    }
-    if ((rc = zero_need(m, spec, out, &po, err)))
-        return rc;
-    restrict_to(out->fw, &po);
-    if (out->fit.verdict == FG_FIT_SPLIT && out->fit.max_batch == 0) {
-        struct fg_job j = out->job;
-        j.dp = 1;
-        j.tp = j.pp = j.ep = 1;
-        if (!fg_jobspec_given(spec, FG_JOBOPT_ZERO))
-            j.zero = 0;
-        struct fg_plan_opts any = po;
-        any.restrict_layouts = false;
-        any.naive_pp = false;
-        if ((rc = fg_plan_layouts(m, &j, out->usable, &po, &out->plan, err)))
-            return rc;
-        if (out->plan.status != FG_PLAN_FOUND && j.batch > 1) {
-            /* micro-batch 1 on more GPUs, the asked batch kept by accumulation */
-            po.global_batch = any.global_batch = j.batch;
-            j.batch = 1;
-            if ((rc = fg_plan_layouts(m, &j, out->usable, &po, &out->plan, err)))
-                return rc;
-        }
-        out->planned = true;
-        if (po.layouts != (FG_PLAN_TP | FG_PLAN_PP | FG_PLAN_EP | FG_PLAN_ZERO) ||
-            po.naive_pp) {
-            if ((rc = fg_plan_layouts(m, &j, out->usable, &any, &out->alt, err)))
-                return rc;
-            out->alt_planned = true;
-        }
-    } else if (out->fit.verdict == FG_FIT_BORDERLINE) {
-        /* layouts that hold the conservative peak too */
-        struct fg_job j = out->job;
-        j.dp = 1;
-        j.tp = j.pp = j.ep = 1;
-        if (!fg_jobspec_given(spec, FG_JOBOPT_ZERO))
-            j.zero = 0;
-        po.fit.headroom = po.fit.conservative;
-        if ((rc = fg_plan_layouts(m, &j, out->usable, &po, &out->safe, err)))
-            return rc;
-        out->safe_planned = true;
-    }
-    return 0;
 }
 
 /* ---- messages --------------------------------------------------------------- */
@@ -565,48 +219,377 @@ static void numbers_one(struct fg_decision *d, const struct fg_assessment *a, co
          card, gb(a->usable, b3, sizeof b3));
 }
 
+/* ---- the decision ----------------------------------------------------------------- */
+
+/* How the job can fit: one card as asked (every GPU a data-parallel rank), a smaller
+ * micro-batch on one card, a layout of the plan, or not at all. */
+enum fit_how { FIT_ONE, FIT_MICRO, FIT_PLAN, FIT_NONE };
+
+/* Which decision decide_fit took: each has its own words (word_fit). */
+enum fit_case {
+    CASE_SILENT,        /* Action=off, or the job fits as asked and asks for no more */
+    CASE_MODE,          /* the mode is not in AllowedModes */
+    CASE_NO_GPU,        /* the job asks for no GPU */
+    CASE_NO_CARD,       /* a card fitgate cannot size */
+    CASE_BORDER_RESIZE, /* borderline, resized to the conservative layout */
+    CASE_BORDER_REJECT, /* borderline, refused */
+    CASE_BORDER_WARN,   /* borderline, goes on */
+    CASE_OVER_SHRINK,   /* more GPUs than it needs, shrunk */
+    CASE_OVER_WARN,     /* more GPUs than it needs, goes on */
+    CASE_MICRO_RESIZE,  /* micro-batch lowered, accumulation added */
+    CASE_MICRO_FAIL,    /* micro-batch too large: warned or refused */
+    CASE_PLAN_RESIZE,   /* more GPUs given */
+    CASE_PLAN_MAX,      /* needs more GPUs than MaxGPUs */
+    CASE_PLAN_ASK,      /* needs more GPUs: warned or refused */
+    CASE_NONE,          /* no layout holds it */
+};
+
+/* The decision beside struct fg_decision's fields: what the words say.  suggest is a
+ * request (count GPUs on nodes) to spell, shown the layout to describe, peak and peak_mb
+ * the job's own layout's bytes and micro-batch before a resize. */
+struct fit_call {
+    enum fit_case c;
+    enum fit_how how;
+    uint32_t need;              /* GPUs the smallest layout needs */
+    uint64_t mb;                /* the micro-batch that fits one card (FIT_MICRO) */
+    bool safe;                  /* borderline: the conservative plan has a layout */
+    uint32_t count, nodes;      /* the request suggested */
+    struct fg_layout shown;
+    uint64_t peak, peak_mb;
+};
+
+/* The job fits as asked (FIT_ONE, or a plan within its GPUs): borderline, over-request, or
+ * nothing to say. */
+static void decide_as_asked(const struct fg_request *q, const struct fg_assessment *a,
+                            const struct fg_rules *r, struct fit_call *v,
+                            struct fg_decision *d)
+{
+    uint32_t total = fg_request_total(q);
+    d->fits = true;
+    d->has_layout = true;
+    if (v->how == FIT_ONE)
+        one_card(a, total, a->job.batch, &d->layout);
+    else
+        pick_layout(&a->plan, a, total, &d->layout);
+    bool borderline = v->how == FIT_ONE
+                          ? a->fit.verdict == FG_FIT_BORDERLINE
+                          : (double)d->layout.peak_bytes * r->conservative > (double)a->usable;
+    if (borderline && r->borderline != FG_BORDER_ALLOW) {
+        enum fg_borderline eff = r->borderline;
+        if (eff == FG_BORDER_REJECT && r->action == FG_ACTION_WARN)
+            eff = FG_BORDER_WARN;
+        v->peak = d->layout.peak_bytes;
+        v->peak_mb = d->layout.micro_batch;
+        v->safe = a->safe_planned && a->safe.status == FG_PLAN_FOUND && a->safe.n;
+        uint32_t st = 0;
+        if (v->safe) {
+            st = arrange(q, r, a->safe.options[0].gpus, &v->count, &v->nodes);
+            v->shown = a->safe.options[0];
+        }
+        if (eff == FG_BORDER_REJECT && r->action == FG_ACTION_RESIZE && v->safe &&
+            st <= r->max_gpus && st > total) {
+            v->c = CASE_BORDER_RESIZE;
+            d->kind = FG_DECIDE_RESIZE;
+            d->resize_gpus = true;
+            d->count = v->count;
+            d->nodes = v->nodes;
+            pick_layout(&a->safe, a, st, &d->layout);
+            v->shown = d->layout;
+        } else if (eff == FG_BORDER_REJECT) {
+            v->c = CASE_BORDER_REJECT;
+            d->kind = FG_DECIDE_REJECT;
+            d->has_layout = false;
+        } else {
+            v->c = CASE_BORDER_WARN;
+            d->kind = FG_DECIDE_WARN;
+        }
+        return;
+    }
+    /* over-request */
+    uint32_t floor_ = v->need < r->min_gpus ? r->min_gpus : v->need;
+    uint32_t t = arrange(q, r, floor_, &v->count, &v->nodes);
+    if (total <= t)
+        return;
+    if (v->how == FIT_PLAN)
+        v->shown = a->plan.options[0];
+    if (!r->shrink) {
+        v->c = CASE_OVER_WARN;
+        d->kind = FG_DECIDE_WARN;
+        return;
+    }
+    v->c = CASE_OVER_SHRINK;
+    d->kind = FG_DECIDE_RESIZE;
+    d->resize_gpus = true;
+    d->count = v->count;
+    d->nodes = v->nodes;
+    if (v->how == FIT_ONE)
+        one_card(a, t, a->job.batch, &d->layout);
+    else
+        pick_layout(&a->plan, a, t, &d->layout);
+}
+
+/* The job does not fit as asked: a smaller micro-batch, more GPUs, or nothing holds it. */
+static void decide_not_fit(const struct fg_request *q, const struct fg_assessment *a,
+                           const struct fg_rules *r, enum fg_decide_kind fail,
+                           struct fit_call *v, struct fg_decision *d)
+{
+    if (v->how == FIT_MICRO) {
+        one_card(a, fg_request_total(q), v->mb, &v->shown);
+        if (r->action == FG_ACTION_RESIZE) {
+            v->c = CASE_MICRO_RESIZE;
+            d->kind = FG_DECIDE_RESIZE;
+            d->resize_batch = true;
+            d->has_layout = true;
+            d->layout = v->shown;
+            return;
+        }
+        v->c = CASE_MICRO_FAIL;
+        d->kind = fail;
+        if (fail == FG_DECIDE_WARN) {
+            d->has_layout = true;
+            d->layout = v->shown;
+        }
+        return;
+    }
+    if (v->how == FIT_NONE) {
+        v->c = CASE_NONE;
+        d->kind = r->action == FG_ACTION_WARN ? FG_DECIDE_WARN : FG_DECIDE_REJECT;
+        return;
+    }
+    uint32_t floor_ = v->need < r->min_gpus ? r->min_gpus : v->need;
+    uint32_t t = arrange(q, r, floor_, &v->count, &v->nodes);
+    pick_layout(&a->plan, a, t, &v->shown);
+    if (r->action == FG_ACTION_RESIZE && t <= r->max_gpus) {
+        v->c = CASE_PLAN_RESIZE;
+        d->kind = FG_DECIDE_RESIZE;
+        d->resize_gpus = true;
+        d->has_layout = true;
+        d->layout = v->shown;
+        d->count = v->count;
+        d->nodes = v->nodes;
+        return;
+    }
+    d->kind = r->action == FG_ACTION_RESIZE ? FG_DECIDE_REJECT : fail;
+    v->c = t > r->max_gpus ? CASE_PLAN_MAX : CASE_PLAN_ASK;
+}
+
+/* The decision (struct fg_decision's kind, fit, layout and request after) and, in v, which
+ * one it is for its words.  No words here. */
 static void decide_fit(const struct fg_request *q, const struct fg_assessment *a,
-                       const struct fg_rules *r, struct fg_decision *d)
+                       const struct fg_rules *r, struct fit_call *v, struct fg_decision *d)
 {
     memset(d, 0, sizeof *d);
+    memset(v, 0, sizeof *v);
     d->kind = FG_DECIDE_ALLOW;
     d->count = q->count;
     d->nodes = q->nodes ? q->nodes : 1;
     if (r->action == FG_ACTION_OFF)
         return;
-
     const uint32_t total = fg_request_total(q);
     const enum fg_decide_kind fail = r->action == FG_ACTION_WARN ? FG_DECIDE_WARN
                                                                   : FG_DECIDE_REJECT;
-    const char *failed = fail == FG_DECIDE_WARN ? "warning" : "rejected";
-    const char *goes_on = fail == FG_DECIDE_WARN ? "; the job continues as asked (Action=warn)"
-                                                 : "";
-    char what[256], asked[128], card[48], b1[32], b2[32], b3[32], sugg[128], desc[256];
-    snprintf(what, sizeof what, "%s of %s", mode_words(a->job.mode), q->model);
-    fg_request_spell(q, q->count, d->nodes, asked, sizeof asked);
-    card_label(q, card, sizeof card);
+    /* 1. the mode; 2. no GPU, or a GPU fitgate cannot size */
+    if (!(r->modes & (1u << a->job.mode)) || total == 0 || !a->have_card) {
+        d->kind = fail;
+        v->c = !(r->modes & (1u << a->job.mode)) ? CASE_MODE
+             : total == 0                         ? CASE_NO_GPU
+                                                  : CASE_NO_CARD;
+        return;
+    }
+    /* 3. how the job can fit */
+    const struct fg_fit *f = &a->fit;
+    v->need = 1;
+    v->mb = a->job.batch;
+    if (f->verdict == FG_FIT_FITS || f->verdict == FG_FIT_BORDERLINE) {
+        v->how = FIT_ONE;
+        v->need = a->need_min ? a->need_min : 1;
+    } else if (f->max_batch >= 1) {
+        v->how = FIT_MICRO;
+        v->mb = f->max_batch;
+    } else if (a->planned && a->plan.status == FG_PLAN_FOUND && a->plan.n) {
+        v->how = FIT_PLAN;
+        v->need = a->plan.options[0].gpus;
+    } else {
+        v->how = FIT_NONE;
+    }
+    /* 4. the job fits as asked; 5. it does not */
+    if (v->how == FIT_ONE || (v->how == FIT_PLAN && v->need <= total))
+        decide_as_asked(q, a, r, v, d);
+    else
+        decide_not_fit(q, a, r, fail, v, d);
+}
 
-    /* 1. the mode */
-    if (!(r->modes & (1u << a->job.mode))) {
+/* ---- the decision's words ------------------------------------------------------------ */
+
+/* What the words of one decision share: the job, the request, the card, the suggestion. */
+struct words {
+    const char *failed, *goes_on;
+    char what[256], asked[128], card[48], sugg[128], desc[256];
+};
+
+/* The words of the borderline and over-request decisions (the job fits as asked). */
+static void word_as_asked(const struct fg_assessment *a, const struct fg_rules *r, const struct fit_call *v,
+                          struct words *w, struct fg_decision *d)
+{
+    char b1[32], b2[32], b3[32], b4[32];
+    switch (v->c) {
+    case CASE_BORDER_RESIZE: case CASE_BORDER_REJECT: case CASE_BORDER_WARN:
+        line(d, 1, "estimate %s per GPU at micro-batch %llu x %llu tokens: x%.2f headroom "
+                   "= %s fits the %s usable on one %s, x%.2f conservative peak = %s does "
+                   "not",
+             gb(v->peak, b1, sizeof b1), (unsigned long long)v->peak_mb,
+             (unsigned long long)a->est.seq_len, a->headroom,
+             gb((uint64_t)((double)v->peak * a->headroom), b2, sizeof b2),
+             gb(a->usable, b3, sizeof b3), w->card, r->conservative,
+             gb((uint64_t)((double)v->peak * r->conservative), b4, sizeof b4));
+        break;
+    case CASE_OVER_SHRINK: case CASE_OVER_WARN:
+        if (v->how == FIT_ONE)
+            numbers_one(d, a, w->card);
+        else
+            line(d, 1, "one %s has %s usable; %u GPU%s hold%s it: %s", w->card,
+                 gb(a->usable, b1, sizeof b1), v->need, v->need > 1 ? "s" : "",
+                 v->need > 1 ? "" : "s", w->desc);
+        break;
+    default:
+        break;
+    }
+    switch (v->c) {
+    case CASE_BORDER_RESIZE:
+        line(d, 0, "resized: %s on %s is borderline (Borderline=reject); the job now "
+                   "asks for %s", w->what, w->asked, w->sugg);
+        line(d, 2, "layout %s; exported to the job as FITGATE_*", w->desc);
+        break;
+    case CASE_BORDER_REJECT:
+        line(d, 0, "rejected: %s on %s is borderline (Borderline=reject)", w->what, w->asked);
+        if (v->safe)
+            line(d, 2, "ask for %s (%s) to stay under the conservative peak", w->sugg,
+                 w->desc);
+        else
+            line(d, 2, "ask for a larger card, or lower --ft-seq-len / use --ft-grad-ckpt");
+        break;
+    case CASE_BORDER_WARN:
+        line(d, 0, "warning: %s on %s is borderline; the job continues as asked", w->what,
+             w->asked);
+        if (v->safe)
+            line(d, 2, "measure one step first, or ask for %s (%s) to stay under the "
+                       "conservative peak", w->sugg, w->desc);
+        else
+            line(d, 2, "measure one step first (torch.cuda.max_memory_reserved)");
+        break;
+    case CASE_OVER_SHRINK:
+        line(d, 0, "resized: %s is more than %s needs; the job now asks for %s", w->asked,
+             w->what, w->sugg);
+        line(d, 2, "this partition shrinks over-requests (ShrinkOverRequest=yes)");
+        break;
+    case CASE_OVER_WARN:
+        line(d, 0, "warning: %s is more than %s needs; the job continues as asked",
+             w->asked, w->what);
+        line(d, 2, "%s is enough unless you want more data-parallel ranks", w->sugg);
+        break;
+    default:
+        break;
+    }
+}
+
+/* The words of the decisions where the job does not fit as asked. */
+static void word_not_fit(const struct fg_assessment *a, const struct fg_rules *r, const struct fit_call *v,
+                         struct words *w, struct fg_decision *d)
+{
+    char b1[32], b2[32], b3[32];
+    const struct fg_layout *l = &v->shown;
+    switch (v->c) {
+    case CASE_MICRO_RESIZE:
+        numbers_one(d, a, w->card);
+        line(d, 0, "resized: micro-batch %llu of %s does not fit one %s; the job runs "
+                   "micro-batch %llu x %llu accumulation steps",
+             (unsigned long long)a->job.batch, w->what, w->card, (unsigned long long)v->mb,
+             (unsigned long long)l->grad_accum);
+        line(d, 2, "read FITGATE_MICRO_BATCH=%llu and FITGATE_GRAD_ACCUM=%llu in the job "
+                   "(the global batch is kept)",
+             (unsigned long long)v->mb, (unsigned long long)l->grad_accum);
+        break;
+    case CASE_MICRO_FAIL:
+        numbers_one(d, a, w->card);
+        line(d, 0, "%s: micro-batch %llu of %s does not fit one %s (%s)%s", w->failed,
+             (unsigned long long)a->job.batch, w->what, w->card, w->asked, w->goes_on);
+        line(d, 2, "use --ft-batch=%llu with %llu gradient-accumulation steps (same global "
+                   "batch); micro-batch %llu fits",
+             (unsigned long long)v->mb, (unsigned long long)l->grad_accum,
+             (unsigned long long)v->mb);
+        break;
+    case CASE_PLAN_RESIZE: case CASE_PLAN_MAX: case CASE_PLAN_ASK:
+        line(d, 1, "needs %s per GPU (estimate %s x %.2f headroom) at micro-batch %llu x %llu "
+                   "tokens; one %s has %s usable, so it takes %u",
+             gb(a->fit.need_bytes, b1, sizeof b1), gb(a->est.total_bytes, b2, sizeof b2),
+             a->headroom, (unsigned long long)a->est.batch, (unsigned long long)a->est.seq_len,
+             w->card, gb(a->usable, b3, sizeof b3), v->need);
+        if (v->c == CASE_PLAN_RESIZE) {
+            line(d, 0, "resized: %s does not fit %s; the job now asks for %s", w->what,
+                 w->asked, w->sugg);
+            line(d, 2, "layout %s; exported to the job as FITGATE_*", w->desc);
+            break;
+        }
+        line(d, 0, "%s: %s does not fit %s%s", w->failed, w->what, w->asked, w->goes_on);
+        if (v->c == CASE_PLAN_MAX)
+            line(d, 2, "it needs %s (%s), above this partition's MaxGPUs=%u: use a larger "
+                       "card or QLoRA",
+                 w->sugg, w->desc, r->max_gpus);
+        else
+            line(d, 2, "ask for %s (%s)", w->sugg, w->desc);
+        break;
+    case CASE_NONE:
+        line(d, 0, "%s: %s does not fit %s%s", w->failed, w->what, w->asked, w->goes_on);
+        numbers_one(d, a, w->card);
+        if (a->planned && a->plan.why[0])
+            line(d, 2, "%s; use a larger card, QLoRA, or --ft-grad-ckpt", a->plan.why);
+        else
+            line(d, 2, "no layout within MaxGPUs=%u holds it; use a larger card, QLoRA, or "
+                       "--ft-grad-ckpt", r->max_gpus);
+        break;
+    default:
+        break;
+    }
+}
+
+/* The lines for people of decision d (decide_fit's, v says which): the verdict, the
+ * numbers, what to do.  Words only: d's kind, layout and request are not changed. */
+static void word_fit(const struct fg_request *q, const struct fg_assessment *a,
+                     const struct fg_rules *r, const struct fit_call *v, struct fg_decision *d)
+{
+    if (v->c == CASE_SILENT)
+        return;
+    struct words w;
+    bool warn = d->kind == FG_DECIDE_WARN;
+    w.failed = warn ? "warning" : "rejected";
+    w.goes_on = warn ? "; the job continues as asked (Action=warn)" : "";
+    snprintf(w.what, sizeof w.what, "%s of %s", mode_words(a->job.mode), q->model);
+    fg_request_spell(q, q->count, q->nodes ? q->nodes : 1, w.asked, sizeof w.asked);
+    card_label(q, w.card, sizeof w.card);
+    w.sugg[0] = w.desc[0] = '\0';
+    if (v->count)
+        fg_request_spell(q, v->count, v->nodes, w.sugg, sizeof w.sugg);
+    if (v->shown.gpus)
+        layout_desc(&v->shown, w.desc, sizeof w.desc);
+    char b1[32], b2[32];
+    switch (v->c) {
+    case CASE_MODE: {
         char modes[64];
         fg_modes_str(r->modes, modes, sizeof modes);
-        d->kind = fail;
-        line(d, 0, "%s: --ft-mode=%s is not allowed %s%s%s", failed, fg_mode_name(a->job.mode),
-             q->partition[0] ? "in partition " : "on this cluster", q->partition, goes_on);
+        line(d, 0, "%s: --ft-mode=%s is not allowed %s%s%s", w.failed,
+             fg_mode_name(a->job.mode), q->partition[0] ? "in partition " : "on this cluster",
+             q->partition, w.goes_on);
         line(d, 1, "the site allows AllowedModes=%s here", modes);
         line(d, 2, "use --ft-mode=%.*s%s", (int)strcspn(modes, ","), modes,
              q->partition[0] ? ", or another partition" : "");
         return;
     }
-
-    /* 2. no GPU, or a GPU fitgate cannot size */
-    if (total == 0 || !a->have_card) {
-        d->kind = fail;
-        if (total == 0)
-            line(d, 0, "%s: %s asks for no GPU%s", failed, what, goes_on);
+    case CASE_NO_GPU: case CASE_NO_CARD:
+        if (v->c == CASE_NO_GPU)
+            line(d, 0, "%s: %s asks for no GPU%s", w.failed, w.what, w.goes_on);
         else
-            line(d, 0, "%s: %s asks for %s, a GPU whose type fitgate cannot size%s", failed,
-                 what, asked, goes_on);
+            line(d, 0, "%s: %s asks for %s, a GPU whose type fitgate cannot size%s", w.failed,
+                 w.what, w.asked, w.goes_on);
         line(d, 1, "it needs %s per GPU (estimate %s x %.2f headroom) at micro-batch %llu x "
                    "%llu tokens",
              gb((uint64_t)((double)a->est.total_bytes * a->headroom), b1, sizeof b1),
@@ -615,215 +598,13 @@ static void decide_fit(const struct fg_request *q, const struct fg_assessment *a
         line(d, 2, "name the card: --gres=gpu:TYPE:N (or --ft-gpu=TYPE --ft-gpus=N); "
                    "'fitgate plan %s' lists the cards that fit", q->model);
         return;
+    default:
+        break;
     }
-
-    /* 3. how the job can fit */
-    const struct fg_fit *f = &a->fit;
-    enum { FIT_ONE, FIT_MICRO, FIT_PLAN, FIT_NONE } how;
-    uint32_t need = 1;
-    uint64_t mb = a->job.batch;
-    if (f->verdict == FG_FIT_FITS || f->verdict == FG_FIT_BORDERLINE) {
-        how = FIT_ONE;
-        need = a->need_min ? a->need_min : 1;
-    } else if (f->max_batch >= 1) {
-        how = FIT_MICRO;
-        mb = f->max_batch;
-    } else if (a->planned && a->plan.status == FG_PLAN_FOUND && a->plan.n) {
-        how = FIT_PLAN;
-        need = a->plan.options[0].gpus;
-    } else {
-        how = FIT_NONE;
-    }
-
-    /* 4. the job fits as asked */
-    if (how == FIT_ONE || (how == FIT_PLAN && need <= total)) {
-        d->fits = true;
-        d->has_layout = true;
-        if (how == FIT_ONE)
-            one_card(a, total, a->job.batch, &d->layout);
-        else
-            pick_layout(&a->plan, a, total, &d->layout);
-        bool borderline = how == FIT_ONE
-                              ? f->verdict == FG_FIT_BORDERLINE
-                              : (double)d->layout.peak_bytes * r->conservative >
-                                    (double)a->usable;
-        if (borderline && r->borderline != FG_BORDER_ALLOW) {
-            enum fg_borderline eff = r->borderline;
-            if (eff == FG_BORDER_REJECT && r->action == FG_ACTION_WARN)
-                eff = FG_BORDER_WARN;
-            uint64_t peak = d->layout.peak_bytes;
-            char b4[32];
-            line(d, 1, "estimate %s per GPU at micro-batch %llu x %llu tokens: x%.2f headroom "
-                       "= %s fits the %s usable on one %s, x%.2f conservative peak = %s does "
-                       "not",
-                 gb(peak, b1, sizeof b1), (unsigned long long)d->layout.micro_batch,
-                 (unsigned long long)a->est.seq_len, a->headroom,
-                 gb((uint64_t)((double)peak * a->headroom), b2, sizeof b2),
-                 gb(a->usable, b3, sizeof b3), card, r->conservative,
-                 gb((uint64_t)((double)peak * r->conservative), b4, sizeof b4));
-            bool safe = a->safe_planned && a->safe.status == FG_PLAN_FOUND && a->safe.n;
-            uint32_t sc = 0, sn = 0, st = 0;
-            if (safe) {
-                st = arrange(q, r, a->safe.options[0].gpus, &sc, &sn);
-                fg_request_spell(q, sc, sn, sugg, sizeof sugg);
-                layout_desc(&a->safe.options[0], desc, sizeof desc);
-            }
-            if (eff == FG_BORDER_REJECT && r->action == FG_ACTION_RESIZE && safe &&
-                st <= r->max_gpus && st > total) {
-                d->kind = FG_DECIDE_RESIZE;
-                d->resize_gpus = true;
-                d->count = sc;
-                d->nodes = sn;
-                pick_layout(&a->safe, a, st, &d->layout);
-                line(d, 0, "resized: %s on %s is borderline (Borderline=reject); the job now "
-                           "asks for %s", what, asked, sugg);
-                layout_desc(&d->layout, desc, sizeof desc);
-                line(d, 2, "layout %s; exported to the job as FITGATE_*", desc);
-                return;
-            }
-            if (eff == FG_BORDER_REJECT) {
-                d->kind = FG_DECIDE_REJECT;
-                d->has_layout = false;
-                line(d, 0, "rejected: %s on %s is borderline (Borderline=reject)", what, asked);
-                if (safe)
-                    line(d, 2, "ask for %s (%s) to stay under the conservative peak", sugg,
-                         desc);
-                else
-                    line(d, 2, "ask for a larger card, or lower --ft-seq-len / use "
-                               "--ft-grad-ckpt");
-                return;
-            }
-            d->kind = FG_DECIDE_WARN;
-            line(d, 0, "warning: %s on %s is borderline; the job continues as asked", what,
-                 asked);
-            if (safe)
-                line(d, 2, "measure one step first, or ask for %s (%s) to stay under the "
-                           "conservative peak", sugg, desc);
-            else
-                line(d, 2, "measure one step first (torch.cuda.max_memory_reserved)");
-            return;
-        }
-        /* over-request */
-        uint32_t floor_ = need < r->min_gpus ? r->min_gpus : need, c, n;
-        uint32_t t = arrange(q, r, floor_, &c, &n);
-        if (total > t) {
-            fg_request_spell(q, c, n, sugg, sizeof sugg);
-            if (how == FIT_ONE)
-                numbers_one(d, a, card);
-            else {
-                layout_desc(&a->plan.options[0], desc, sizeof desc);
-                line(d, 1, "one %s has %s usable; %u GPU%s hold%s it: %s", card,
-                     gb(a->usable, b1, sizeof b1), need, need > 1 ? "s" : "",
-                     need > 1 ? "" : "s", desc);
-            }
-            if (r->shrink) {
-                d->kind = FG_DECIDE_RESIZE;
-                d->resize_gpus = true;
-                d->count = c;
-                d->nodes = n;
-                if (how == FIT_ONE)
-                    one_card(a, t, a->job.batch, &d->layout);
-                else
-                    pick_layout(&a->plan, a, t, &d->layout);
-                line(d, 0, "resized: %s is more than %s needs; the job now asks for %s", asked,
-                     what, sugg);
-                line(d, 2, "this partition shrinks over-requests (ShrinkOverRequest=yes)");
-            } else {
-                d->kind = FG_DECIDE_WARN;
-                line(d, 0, "warning: %s is more than %s needs; the job continues as asked",
-                     asked, what);
-                line(d, 2, "%s is enough unless you want more data-parallel ranks", sugg);
-            }
-        }
-        return;
-    }
-
-    /* 5. the job does not fit as asked */
-    if (how == FIT_MICRO) {
-        struct fg_layout l;
-        one_card(a, total, mb, &l);
-        numbers_one(d, a, card);
-        if (r->action == FG_ACTION_RESIZE) {
-            d->kind = FG_DECIDE_RESIZE;
-            d->resize_batch = true;
-            d->has_layout = true;
-            d->layout = l;
-            line(d, 0, "resized: micro-batch %llu of %s does not fit one %s; the job runs "
-                       "micro-batch %llu x %llu accumulation steps",
-                 (unsigned long long)a->job.batch, what, card, (unsigned long long)mb,
-                 (unsigned long long)l.grad_accum);
-            line(d, 2, "read FITGATE_MICRO_BATCH=%llu and FITGATE_GRAD_ACCUM=%llu in the job "
-                       "(the global batch is kept)",
-                 (unsigned long long)mb, (unsigned long long)l.grad_accum);
-            return;
-        }
-        d->kind = fail;
-        if (fail == FG_DECIDE_WARN) {
-            d->has_layout = true;
-            d->layout = l;
-        }
-        line(d, 0, "%s: micro-batch %llu of %s does not fit one %s (%s)%s", failed,
-             (unsigned long long)a->job.batch, what, card, asked, goes_on);
-        line(d, 2, "use --ft-batch=%llu with %llu gradient-accumulation steps (same global "
-                   "batch); micro-batch %llu fits",
-             (unsigned long long)mb, (unsigned long long)l.grad_accum, (unsigned long long)mb);
-        return;
-    }
-    if (how == FIT_PLAN) {
-        uint32_t floor_ = need < r->min_gpus ? r->min_gpus : need, c, n;
-        uint32_t t = arrange(q, r, floor_, &c, &n);
-        struct fg_layout l;
-        pick_layout(&a->plan, a, t, &l);
-        fg_request_spell(q, c, n, sugg, sizeof sugg);
-        layout_desc(&l, desc, sizeof desc);
-        line(d, 1, "needs %s per GPU (estimate %s x %.2f headroom) at micro-batch %llu x %llu "
-                   "tokens; one %s has %s usable, so it takes %u",
-             gb(f->need_bytes, b1, sizeof b1), gb(a->est.total_bytes, b2, sizeof b2),
-             a->headroom, (unsigned long long)a->est.batch, (unsigned long long)a->est.seq_len,
-             card, gb(a->usable, b3, sizeof b3), need);
-        if (r->action == FG_ACTION_RESIZE && t <= r->max_gpus) {
-            d->kind = FG_DECIDE_RESIZE;
-            d->resize_gpus = true;
-            d->has_layout = true;
-            d->layout = l;
-            d->count = c;
-            d->nodes = n;
-            line(d, 0, "resized: %s does not fit %s; the job now asks for %s", what, asked,
-                 sugg);
-            line(d, 2, "layout %s; exported to the job as FITGATE_*", desc);
-            return;
-        }
-        d->kind = r->action == FG_ACTION_RESIZE ? FG_DECIDE_REJECT : fail;
-        if (d->kind == FG_DECIDE_REJECT) {
-            failed = "rejected";
-            goes_on = "";
-        }
-        if (t > r->max_gpus) {
-            line(d, 0, "%s: %s does not fit %s%s", failed, what, asked, goes_on);
-            line(d, 2, "it needs %s (%s), above this partition's MaxGPUs=%u: use a larger "
-                       "card or QLoRA",
-                 sugg, desc, r->max_gpus);
-            return;
-        }
-        line(d, 0, "%s: %s does not fit %s%s", failed, what, asked, goes_on);
-        line(d, 2, "ask for %s (%s)", sugg, desc);
-        return;
-    }
-    /* FIT_NONE */
-    d->kind = r->action == FG_ACTION_WARN ? FG_DECIDE_WARN : FG_DECIDE_REJECT;
-    failed = d->kind == FG_DECIDE_WARN ? "warning" : "rejected";
-    goes_on = d->kind == FG_DECIDE_WARN ? "; the job continues as asked (Action=warn)" : "";
-    line(d, 0, "%s: %s does not fit %s%s", failed, what, asked, goes_on);
-    line(d, 1, "needs %s per GPU (estimate %s x %.2f headroom) at micro-batch %llu x %llu "
-               "tokens; one %s has %s usable",
-         gb(f->need_bytes, b1, sizeof b1), gb(a->est.total_bytes, b2, sizeof b2), a->headroom,
-         (unsigned long long)a->est.batch, (unsigned long long)a->est.seq_len, card,
-         gb(a->usable, b3, sizeof b3));
-    if (a->planned && a->plan.why[0])
-        line(d, 2, "%s; use a larger card, QLoRA, or --ft-grad-ckpt", a->plan.why);
+    if (d->fits)
+        word_as_asked(a, r, v, &w, d);
     else
-        line(d, 2, "no layout within MaxGPUs=%u holds it; use a larger card, QLoRA, or "
-                   "--ft-grad-ckpt", r->max_gpus);
+        word_not_fit(a, r, v, &w, d);
 }
 
 /* Layouts of other frameworks that hold the job, as the fourth line. */
@@ -885,7 +666,9 @@ static void say_calibration(const struct fg_assessment *a, struct fg_decision *d
 void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
                const struct fg_rules *r, struct fg_decision *d)
 {
-    decide_fit(q, a, r, d);
+    struct fit_call v;
+    decide_fit(q, a, r, &v, d);
+    word_fit(q, a, r, &v, d);
     if (d->kind != FG_DECIDE_ALLOW && !d->fits && a->have_card)
         suggest(a, d);
     if (a->gpu_util > 0 && a->have_card && r->action != FG_ACTION_OFF &&

@@ -3,10 +3,8 @@
  *
  * Two steps, so the decision itself is a pure function:
  *
- *   fg_assess()  runs the engine once for a job on the card it asked for:
- *                the estimate, the verdict on one card, and - when one card
- *                is not enough, or only borderline - the smallest layouts
- *                within the partition's limits (MaxGPUs, MaxGPUsPerNode).
+ *   fg_assess()  runs the engine once for a job on the card it asked for
+ *                (assess.h, policies/assess.c).
  *   fg_decide()  request + assessment + rules -> allow / warn / reject /
  *                resize, the request after the decision, the layout to
  *                export (FITGATE_*), and up to four lines for people:
@@ -29,12 +27,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "assess.h"
 #include "error.h"
-#include "fit.h"
-#include "framework.h"
 #include "gpu.h"
-#include "jobspec.h"
-#include "memory.h"
 #include "model.h"
 #include "plan.h"
 #include "policy.h"
@@ -65,46 +60,6 @@ uint32_t fg_request_total(const struct fg_request *q);
 /* The request in the job's own syntax: "--gres=gpu:t4:4", "--nodes=2 --gpus-per-node=h100:8". */
 void fg_request_spell(const struct fg_request *q, uint32_t count, uint32_t nodes, char *buf,
                       size_t cap);
-
-struct fg_assessment {
-    struct fg_job job;         /* as it runs: its layout's tp, pp, ep, dp and ZeRO stage */
-    const struct fg_framework *fw; /* borrowed (framework.h rows are static) */
-    uint32_t layers;           /* main-stack blocks */
-    struct fg_layout layout;   /* the job's own layout (declared, or the framework's default) */
-    struct fg_estimate est;    /* per GPU on that layout (its largest stage), at the micro-batch */
-    bool have_card;            /* false: estimate only (the job named no known card) */
-    uint64_t usable;           /* one card after the CUDA context (serving: the engine's share) */
-    double headroom;           /* the headroom the fit used (1.0 inside a serving budget) */
-    double gpu_util;           /* serving engines: the share of the card (0: none) */
-    uint64_t engine_static;    /* serving engines: weights + the profile run's working set */
-    uint64_t kv_seq_bytes;     /* serving engines: KV cache (and state) of one sequence */
-    uint32_t need_min;         /* the fewest GPUs that run the job's layout as declared */
-    struct fg_fit fit;         /* the job's micro-batch on its layout */
-    struct fg_plan plan;       /* layouts the framework can run, when the job does not fit */
-    bool planned;
-    struct fg_plan safe;       /* the same under the conservative factor, for borderline jobs */
-    bool safe_planned;
-    struct fg_plan alt;        /* layouts of any framework (suggestions only) */
-    bool alt_planned;
-    char override_reason[200]; /* --ft-override (copied); "" none */
-    const struct fg_calib_row *calib; /* the site calibration applied to est (rules.calib:
-                                         borrowed from the policy); NULL none */
-};
-
-/*
- * Assess the job of spec (fg_jobspec_finish'ed) on model m for gpus GPUs of card gpu
- * (NULL: estimate only) under rules r.  The job's layout is the one it declares (--tp,
- * --pp, --ep, --cp, --dp), the rest derived from the GPU count, or its framework's
- * default: data parallel over every GPU, ZeRO as asked (or the framework's own when it
- * shards by default); serving engines split the model by TP over the GPUs they get.
- * A layout the framework cannot run, that does not multiply to the GPU count, or that
- * the model cannot take (TP must divide the heads, EP the experts) is FG_E_INVAL with
- * the reason: the job's own options contradict each other.  Engine errors pass through
- * (FG_E_RANGE, FG_E_OVERFLOW, FG_E_NOMEM) with their detail.
- */
-int fg_assess(const struct fg_model *m, const struct fg_jobspec *spec, const struct fg_gpu *gpu,
-              uint32_t gpus, const struct fg_rules *r, struct fg_assessment *out,
-              struct fg_err *err);
 
 enum fg_decide_kind { FG_DECIDE_ALLOW, FG_DECIDE_WARN, FG_DECIDE_REJECT, FG_DECIDE_RESIZE };
 

@@ -41,42 +41,51 @@ struct key {
 #define ALL (W_FILE | W_PART | W_ARG)
 #define SITE (W_FILE | W_ARG)
 
-/* The table: adding a key is a row here (and a field in policy.h). */
+/* The table: adding a key is a row here (and a field in policy.h).  Each row also names
+ * its enum key_id (KEY_<ID>), so code that means one key says which, not where. */
+#define KEY_ROWS(X) \
+    X(ACTION, "Action", K_ACTION, 0, 0, "reject", ALL, R(action)) \
+    X(HEADROOM, "Headroom", K_REAL, 1.0, 4.0, "1.15", ALL, R(headroom)) \
+    X(CONSERVATIVE, "Conservative", K_REAL, 1.0, 4.0, "1.43", ALL, R(conservative)) \
+    X(BORDERLINE, "Borderline", K_BORDER, 0, 0, "warn", ALL, R(borderline)) \
+    X(ALLOWED_MODES, "AllowedModes", K_MODES, 0, 0, "all", ALL, R(modes)) \
+    X(MIN_GPUS, "MinGPUs", K_UINT, 1, 65535, "1", ALL, R(min_gpus)) \
+    X(MAX_GPUS, "MaxGPUs", K_UINT, 1, 65535, "64", ALL, R(max_gpus)) \
+    X(MIN_GPUS_PER_NODE, "MinGPUsPerNode", K_UINT, 1, 1024, "1", ALL, R(min_gpus_node)) \
+    X(MAX_GPUS_PER_NODE, "MaxGPUsPerNode", K_UINT, 1, 1024, "8", ALL, R(max_gpus_node)) \
+    X(SHRINK_OVER_REQUEST, "ShrinkOverRequest", K_BOOL, 0, 0, "no", ALL, R(shrink)) \
+    X(ALLOW_OVERRIDE, "AllowOverride", K_BOOL, 0, 0, "no", ALL, R(allow_override)) \
+    X(REQUIRE_TAG, "RequireTag", K_BOOL, 0, 0, "no", ALL, R(require_tag)) \
+    X(DEFAULT_GPU, "DefaultGPU", K_GRES, 0, 0, "", ALL, R(default_gpu)) \
+    X(ON_UNKNOWN, "OnUnknown", K_ONUNK, 0, 0, "warn", ALL, R(on_unknown)) \
+    X(MODEL_DIRS, "ModelDirs", K_DIRS, 0, 0, "", SITE, P(model_dirs)) \
+    X(CACHE_DIR, "CacheDir", K_PATH, 0, 0, "", SITE, P(cache_dir)) \
+    X(HUB_ENDPOINT, "HubEndpoint", K_URL, 0, 0, "https://huggingface.co", SITE, P(hub_endpoint)) \
+    X(HUB_TIMEOUT, "HubTimeout", K_SECONDS, 0.1, 600, "5", SITE, P(hub_timeout_ms)) \
+    X(GPU_TABLE, "GpuTable", K_PATH, 0, 0, "", SITE, P(gpu_table)) \
+    X(ON_ERROR, "OnError", K_ONERR, 0, 0, "allow", SITE, P(on_error)) \
+    X(LOG_FILE, "LogFile", K_LOG, 0, 0, "", SITE, P(log_file)) \
+    X(CALIBRATION, "Calibration", K_CALIB, 0, 0, "", SITE, P(calib)) \
+    X(GPU_SAMPLER, "GpuSampler", K_SECONDS, 0, 3600, "0", SITE, P(gpu_sampler_ms)) \
+    X(CONF, "Conf", K_PATH, 0, 0, "", W_ARG, P(conf)) \
+    X(TOPOLOGY, "Topology", K_PATH, 0, 0, "", W_ARG, P(topology)) \
+    X(ENGINE, "Engine", K_PATH, 0, 0, "", W_ARG, P(engine)) \
+    X(NVML, "Nvml", K_PATH, 0, 0, "", W_ARG, P(nvml))
+
+enum key_id {
+#define KEY_ID(id, ...) KEY_##id,
+    KEY_ROWS(KEY_ID)
+#undef KEY_ID
+};
+
 static const struct key keys[] = {
-    {"Action", K_ACTION, 0, 0, "reject", ALL, R(action)},
-    {"Headroom", K_REAL, 1.0, 4.0, "1.15", ALL, R(headroom)},
-    {"Conservative", K_REAL, 1.0, 4.0, "1.43", ALL, R(conservative)},
-    {"Borderline", K_BORDER, 0, 0, "warn", ALL, R(borderline)},
-    {"AllowedModes", K_MODES, 0, 0, "all", ALL, R(modes)},
-    {"MinGPUs", K_UINT, 1, 65535, "1", ALL, R(min_gpus)},
-    {"MaxGPUs", K_UINT, 1, 65535, "64", ALL, R(max_gpus)},
-    {"MinGPUsPerNode", K_UINT, 1, 1024, "1", ALL, R(min_gpus_node)},
-    {"MaxGPUsPerNode", K_UINT, 1, 1024, "8", ALL, R(max_gpus_node)},
-    {"ShrinkOverRequest", K_BOOL, 0, 0, "no", ALL, R(shrink)},
-    {"AllowOverride", K_BOOL, 0, 0, "no", ALL, R(allow_override)},
-    {"RequireTag", K_BOOL, 0, 0, "no", ALL, R(require_tag)},
-    {"DefaultGPU", K_GRES, 0, 0, "", ALL, R(default_gpu)},
-    {"OnUnknown", K_ONUNK, 0, 0, "warn", ALL, R(on_unknown)},
-    {"ModelDirs", K_DIRS, 0, 0, "", SITE, P(model_dirs)},
-    {"CacheDir", K_PATH, 0, 0, "", SITE, P(cache_dir)},
-    {"HubEndpoint", K_URL, 0, 0, "https://huggingface.co", SITE, P(hub_endpoint)},
-    {"HubTimeout", K_SECONDS, 0.1, 600, "5", SITE, P(hub_timeout_ms)},
-    {"GpuTable", K_PATH, 0, 0, "", SITE, P(gpu_table)},
-    {"OnError", K_ONERR, 0, 0, "allow", SITE, P(on_error)},
-    {"LogFile", K_LOG, 0, 0, "", SITE, P(log_file)},
-    {"Calibration", K_CALIB, 0, 0, "", SITE, P(calib)},
-    {"GpuSampler", K_SECONDS, 0, 3600, "0", SITE, P(gpu_sampler_ms)},
-    {"Conf", K_PATH, 0, 0, "", W_ARG, P(conf)},
-    {"Topology", K_PATH, 0, 0, "", W_ARG, P(topology)},
-    {"Engine", K_PATH, 0, 0, "", W_ARG, P(engine)},
-    {"Nvml", K_PATH, 0, 0, "", W_ARG, P(nvml)},
+#define KEY_ROW(id, name, ...) {name, __VA_ARGS__},
+    KEY_ROWS(KEY_ROW)
+#undef KEY_ROW
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 _Static_assert(NKEYS <= FG_POLICY_KEYS, "raise FG_POLICY_KEYS");
 _Static_assert(NKEYS <= 32, "struct fg_policy_part.set is a 32-bit mask");
-
-enum { KEY_HEADROOM = 1, KEY_CONSERVATIVE = 2, KEY_MINGPUS = 5, KEY_MAXGPUS = 6,
-       KEY_MINNODE = 7, KEY_MAXNODE = 8 };
 
 static const char *const action_names[] = {"off", "warn", "reject", "resize"};
 static const char *const border_names[] = {"allow", "warn", "reject"};
@@ -470,13 +479,13 @@ static int check_rules(const struct fg_rules *r, char *why, size_t cap, int *k_l
     }
     if (r->min_gpus > r->max_gpus) {
         snprintf(why, cap, "MinGPUs=%u is above MaxGPUs=%u", r->min_gpus, r->max_gpus);
-        *k_late = KEY_MAXGPUS;
+        *k_late = KEY_MAX_GPUS;
         return FG_E_RANGE;
     }
     if (r->min_gpus_node > r->max_gpus_node) {
         snprintf(why, cap, "MinGPUsPerNode=%u is above MaxGPUsPerNode=%u", r->min_gpus_node,
                  r->max_gpus_node);
-        *k_late = KEY_MAXNODE;
+        *k_late = KEY_MAX_GPUS_PER_NODE;
         return FG_E_RANGE;
     }
     return 0;
@@ -489,8 +498,8 @@ static int validate(const struct fg_policy *p, const char *origin, int first, st
     int rc = check_rules(&p->rules, why, sizeof why, &k);
     if (rc) {
         /* name the later of the two lines involved */
-        int other = k == KEY_CONSERVATIVE ? KEY_HEADROOM : k == KEY_MAXGPUS ? KEY_MINGPUS
-                                                                           : KEY_MINNODE;
+        int other = k == KEY_CONSERVATIVE ? KEY_HEADROOM : k == KEY_MAX_GPUS ? KEY_MIN_GPUS
+                                                                           : KEY_MIN_GPUS_PER_NODE;
         unsigned line = p->key_line[k] > p->key_line[other] ? p->key_line[k]
                                                             : p->key_line[other];
         if (line)

@@ -427,7 +427,7 @@ static void plan_should_price_the_copy_into_the_layouts_that_shard_weights(void 
 
 /* The same for a full fine-tune, where the copy (fp32 under bf16-mixed) is in both phases:
  * TP=2 over 2x A100 80GB holds Llama-2-7b without any copy, so the flag must not move the
- * smallest count.  plan.c's per-count floor (fg__plan_count_floor) prices the job as
+ * smallest count.  plan_floor.c's per-count floor (fg__plan_count_floor) prices the job as
  * ZeRO-3 over every GPU of the count, which no TP or PP layout is; counting the copy there
  * skipped counts that fit (2 -> 4 GPUs; Llama-2-13b on A100 40GB: no layout at all). */
 static void plan_should_keep_the_smallest_count_of_a_full_fine_tune_with_the_copy(void **state)

@@ -12,8 +12,8 @@
 #                                       engine/memory.h` after `make`.
 #   tools/bench_golden.sh planner REV [JOBS]
 #                                       tools/bench_plandiff.c: the working tree's planner and
-#                                       estimator against REV's engine/plan.c and
-#                                       engine/memory.c (compiled in under ref_* names) on JOBS
+#                                       estimator against REV's engine/plan*.c and
+#                                       engine/memory*.c (compiled in under ref_* names) on JOBS
 #                                       (40) sampled plans and as many sampled estimates (any
 #                                       TP / EP / ZeRO / stage) per fixture model, in-process,
 #                                       absurd sizes included.
@@ -73,8 +73,13 @@ planner)
     scratch=$(mktemp -d /tmp/fitgate-golden.XXXXXX)
     trap 'rm -rf "$scratch"' EXIT
     [ -f "$ROOT/build/libfitgate.a" ] || { echo "bench_golden: run make first" >&2; exit 2; }
-    git -C "$ROOT" show "$rev:engine/plan.c" >"$scratch/ref_plan.c" || exit 2
-    git -C "$ROOT" show "$rev:engine/memory.c" >"$scratch/ref_memory.c" || exit 2
+    # REV's planner and estimator: engine/plan*.c and engine/memory*.c as REV has them (one
+    # file each before the estimator was split into memory.c, memory_stage.c, memory_node.c)
+    refs=$(git -C "$ROOT" ls-tree --name-only "$rev" engine/ |
+        grep -E '^engine/(plan|memory)[a-z_]*\.c$') || exit 2
+    for f in $refs; do
+        git -C "$ROOT" show "$rev:$f" >"$scratch/ref_${f#engine/}" || exit 2
+    done
     CF="-std=c11 -D_GNU_SOURCE -O2 -I$ROOT/engine -I$ROOT/policies $(pkg-config --cflags libcjson)"
     # REV's planner on REV's estimator against today's headers (fields added since REV are
     # derived ones, which REV does not read); fg__memory_on_stage, which no header declares
@@ -82,18 +87,25 @@ planner)
     printf '%s\n' '#include "memory.h"' \
         'bool fg__memory_on_stage(const struct fg_node *n, const struct fg_job *job);' \
         >"$scratch/ref_decls.h"
-    cc $CF -include "$scratch/ref_decls.h" -c "$scratch/ref_plan.c" -o "$scratch/ref_plan.o" &&
-        cc $CF -include "$scratch/ref_decls.h" -c "$scratch/ref_memory.c" \
-            -o "$scratch/ref_memory.o" || exit 2
-    # libfitgate defines the same functions: every fg_* the two files define takes a ref_
-    # name (ref_plan_layouts, ref_memory_estimate, ...), in both objects, calls included
-    syms=$(nm --defined-only -g "$scratch/ref_plan.o" "$scratch/ref_memory.o" |
-        awk '$3 ~ /^fg_/ { printf "--redefine-sym %s=ref_%s ", $3, substr($3, 4) }')
+    objs=
+    for f in $refs; do
+        o=$scratch/ref_${f#engine/}
+        o=${o%.c}.o
+        cc $CF -include "$scratch/ref_decls.h" -c "$scratch/ref_${f#engine/}" -o "$o" || exit 2
+        objs="$objs $o"
+    done
+    # libfitgate defines the same functions: every fg_* the files define takes a ref_
+    # name (ref_plan_layouts, ref_memory_estimate, ...), in every object, calls included
     # shellcheck disable=SC2086
-    objcopy $syms "$scratch/ref_plan.o" && objcopy $syms "$scratch/ref_memory.o" &&
-        cc $CF -o "$scratch/plandiff" "$ROOT/tools/bench_plandiff.c" "$scratch/ref_plan.o" \
-            "$scratch/ref_memory.o" "$ROOT/build/libfitgate.a" \
-            $(pkg-config --libs libcjson) -ldl -lm || exit 2
+    syms=$(nm --defined-only -g $objs |
+        awk '$3 ~ /^fg_/ { printf "--redefine-sym %s=ref_%s ", $3, substr($3, 4) }')
+    for o in $objs; do
+        # shellcheck disable=SC2086
+        objcopy $syms "$o" || exit 2
+    done
+    # shellcheck disable=SC2086
+    cc $CF -o "$scratch/plandiff" "$ROOT/tools/bench_plandiff.c" $objs \
+        "$ROOT/build/libfitgate.a" $(pkg-config --libs libcjson) -ldl -lm || exit 2
     (cd "$ROOT" && "$scratch/plandiff" --jobs "$jobs")
     exit $?
     ;;

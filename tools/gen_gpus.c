@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "fileio.h"
+#include "gpu.h"
 #include "gpu_table.h"
 
 /* gpu.o refers to the built-in table; the generator makes it, so it has none. */
@@ -86,7 +87,7 @@ int main(int argc, char **argv)
 
     FILE *f = stdout;
     fprintf(f, "/* Generated from %s by tools/gen_gpus.c; do not edit. */\n", argv[1]);
-    fputs("#include \"gpu_table.h\"\n\n", f);
+    fputs("#include \"gpu.h\"\n#include \"gpu_table.h\"\n\n", f);
     fprintf(f, "static struct fg_gpu rows[%zu] = {\n", t->n);
     for (size_t i = 0; i < t->n; i++)
         put_row(f, &t->rows[i]);

@@ -1,0 +1,431 @@
+/*
+ * memory_node.c - one node under a job (memory_node.h): the parameters it holds on this
+ * GPU, its LoRA adapters, the bytes it keeps per token for backward, and what it holds
+ * when serving.  The short source names ([MEG], [KOR], [HF], ...) are memory.c's.
+ */
+#include "memory_node.h"
+
+#include <string.h>
+
+#include "sat.h"
+
+/* Does LoRA target this linear?  PEFT "all-linear" is every nn.Linear but
+ * the output layer (peft/tuners/tuners_utils.py _maybe_include_all_linear_layers). */
+static bool lora_targets(const struct fg_job *job, const char *role)
+{
+    static const char *const attn[] = {"q", "k", "v", "o", "qkv", "q_a", "q_b", "kv_a", "kv_b",
+                                       NULL};
+    switch (job->lora_targets) {
+    case FG_LORA_ALL_LINEAR:
+        return true;
+    case FG_LORA_ATTN:
+        for (int i = 0; attn[i]; i++)
+            if (!strcmp(role, attn[i]))
+                return true;
+        return false;
+    case FG_LORA_QV:
+        return !strcmp(role, "q") || !strcmp(role, "v") || !strcmp(role, "qkv");
+    case FG_LORA_LIST: {
+        size_t rl = strlen(role);
+        for (const char *p = job->lora_list; *p;) {
+            const char *e = strchr(p, ',');
+            size_t n = e ? (size_t)(e - p) : strlen(p);
+            if (n == rl && !strncmp(p, role, n))
+                return true;
+            p += n + (e ? 1 : 0);
+        }
+        return false;
+    }
+    }
+    return false;
+}
+
+/* Parameters of a node that live on this GPU under TP / EP (Megatron's
+ * buckets [MEG]: dense matrices split by TP, routed experts by EP, norms
+ * replicated; the embedding and head are vocab-parallel over TP).  A tied head
+ * holds no tensor of its own, even where the checkpoint writes one (transformers
+ * ties lm_head to the embedding at load; measured: Qwen3-0.6B trains 596,049,920
+ * parameters of its 751,632,384 stored, tests/calibration/measured-h200.tsv). */
+static uint64_t node_params_here(const struct fg_node *n, const struct fg_job *job)
+{
+    uint64_t p = n->params - n->buffers - n->alias;
+    uint32_t tp = job->tp ? job->tp : 1, ep = job->ep ? job->ep : 1;
+    switch (n->kind) {
+    case FG_NODE_MOE: {
+        uint64_t routed = n->lin_routed < p ? n->lin_routed : p;
+        return routed / ep / (ep > 1 ? 1 : tp) + (p - routed) / tp;
+    }
+    case FG_NODE_ATTN: case FG_NODE_MLA: case FG_NODE_MLP: case FG_NODE_MAMBA2:
+    case FG_NODE_SHORTCONV: case FG_NODE_EMBED: case FG_NODE_HEAD:
+        return p / tp;
+    default:
+        return p;
+    }
+}
+
+/* Linear parameters of a node on this GPU: the same buckets as
+ * node_params_here (routed experts over EP, with TP = 1 then; the rest over
+ * TP), never more than the node's own share. */
+static uint64_t node_linear_here(const struct fg_node *n, const struct fg_job *job)
+{
+    uint32_t tp = job->tp ? job->tp : 1, ep = job->ep ? job->ep : 1;
+    uint64_t here = n->lin_routed / ep / (ep > 1 ? 1 : tp) + n->lin_other / tp;
+    uint64_t cap = node_params_here(n, job);
+    return here < cap ? here : cap;
+}
+
+/* Routed-expert parameters of a node on this GPU (0 outside MoE blocks). */
+static uint64_t node_experts_here(const struct fg_node *n, const struct fg_job *job)
+{
+    if (n->kind != FG_NODE_MOE)
+        return 0;
+    uint32_t tp = job->tp ? job->tp : 1, ep = job->ep ? job->ep : 1;
+    uint64_t here = n->lin_routed / ep / (ep > 1 ? 1 : tp);
+    uint64_t cap = node_params_here(n, job);
+    return here < cap ? here : cap;
+}
+
+/*
+ * Bytes one token keeps for backward in one node, no recompute [KOR],
+ * counted from what autograd saves in the transformers implementation:
+ *   c = compute dtype bytes (bf16 2, fp32 4), r = residual stream bytes
+ *   (fp32 parameters under autocast keep a 4-byte residual).
+ */
+static uint64_t node_act_per_token(const struct fg_node *n, unsigned c, unsigned r, uint32_t tp)
+{
+    uint64_t q = (uint64_t)n->heads * n->head_dim, kv = (uint64_t)n->kv_heads * n->head_dim;
+    switch (n->kind) {
+    case FG_NODE_NORM:
+        /* RMSNorm [HF]: fp32 copy of the input (4w), normalised output in the
+         * input dtype (r w), cast for the next matmul (c w).  LayerNorm
+         * (native op) saves its input and output. */
+        return n->params == n->width ? (uint64_t)(4 + r + c) * n->width
+                                     : (uint64_t)(r + c) * n->width;
+    case FG_NODE_ATTN:
+        /* SDPA saves q, k, v (after RoPE) and its output plus the fp32
+         * log-sum-exp per head; o_proj saves the re-laid-out output again.
+         * No s x s score matrix (flash / memory-efficient kernels). */
+        return (c * (3 * q + 2 * kv)) / tp + 4ull * n->heads / tp;
+    case FG_NODE_MLA: {
+        /* MLA (DeepSeek-V2 paper, sec. 2.1): q_a / kv_a latents with their
+         * norms, decompressed per-head q, k, v for SDPA, output twice. */
+        uint64_t hq = (uint64_t)n->heads * n->head_dim, hv = (uint64_t)n->heads * n->v_head_dim;
+        uint64_t lat = (uint64_t)(c * 2 + 4) * (n->q_lora + n->kv_lora + n->rope_dim);
+        return lat + (c * (3 * hq + hv + 2 * hv)) / tp + 4ull * n->heads / tp;
+    }
+    case FG_NODE_MLP:
+        /* gated: gate out, act(gate), up out, product -> 4 I; plain: 2 I. */
+        return (uint64_t)c * (n->gated ? 4 : 2) * n->inter / tp;
+    case FG_NODE_MOE: {
+        /* Router logits + fp32 softmax; each of the top-k slots gathers the
+         * token (c h), runs one expert MLP (4 I or 2 I) and is weighted (c h);
+         * shared experts run on every token (transformers MixtralSparseMoeBlock,
+         * Qwen2MoeSparseMoeBlock). */
+        uint64_t per_slot = (uint64_t)c * (2ull * n->hidden + (n->gated ? 4 : 2) * n->inter);
+        uint64_t shared = n->shared_inter ? (uint64_t)c * ((n->gated ? 4 : 2) * n->shared_inter)
+                                          : 0;
+        return (uint64_t)(c + 4) * n->experts + n->top_k * per_slot + shared / tp;
+    }
+    case FG_NODE_MAMBA2: {
+        /* Training goes through mamba_ssm's fused mamba_split_conv1d_scan_combined
+         * (NemotronH / Mamba2 cuda_kernels_forward when training): its autograd
+         * Function saves the in_proj output zxbcdt and the scan output out_x,
+         * plus fp32 rstd per group; conv output, chunk states, the gated norm
+         * and out_proj input are recomputed in backward.  (Without the
+         * kernels, transformers' torch_forward keeps chunk x chunk decay
+         * matrices per head: far more; not modelled.) */
+        uint64_t d_inner = (uint64_t)n->ssm_heads * n->ssm_head_dim;
+        uint64_t d_in_proj = 2 * d_inner + 2ull * n->groups * n->state + n->ssm_heads;
+        return c * (d_in_proj + d_inner) / tp + 4ull * (n->groups ? n->groups : 1);
+    }
+    case FG_NODE_SHORTCONV:
+        /* LFM2 gated short conv: in_proj to B, C, x (3h), B*x, conv out, C*conv. */
+        return (uint64_t)c * 7 * n->hidden / tp;
+    default:
+        return 0;
+    }
+}
+
+/* KV cache bytes per token per attention node when serving in bf16:
+ * K and V for kv_heads x head_dim (GQA aware); MLA caches the compressed
+ * latent plus the rope key (kv_lora + rope_dim), as vLLM / SGLang do. */
+static uint64_t kv_per_token(const struct fg_node *n)
+{
+    if (n->kind == FG_NODE_MLA)
+        return 2ull * (n->kv_lora + n->rope_dim);
+    if (n->kind == FG_NODE_ATTN && !n->bidirectional)
+        return 2ull * 2 * n->kv_heads * n->head_dim;
+    return 0;
+}
+
+/* Fixed recurrent state per sequence: Mamba-2 SSM state (fp32, heads x
+ * head_dim x state) + conv state (bf16, (kernel-1) x conv channels);
+ * LFM2 short conv keeps (kernel-1) x hidden (transformers cache classes). */
+static uint64_t state_per_seq(const struct fg_node *n)
+{
+    if (n->kind == FG_NODE_MAMBA2) {
+        uint64_t d_inner = (uint64_t)n->ssm_heads * n->ssm_head_dim;
+        uint64_t conv_dim = d_inner + 2ull * n->groups * n->state;
+        return 4 * d_inner * n->state + 2 * conv_dim * (n->conv_kernel ? n->conv_kernel - 1 : 0);
+    }
+    if (n->kind == FG_NODE_SHORTCONV)
+        return 2ull * n->hidden * (n->conv_kernel ? n->conv_kernel - 1 : 0);
+    return 0;
+}
+
+void fg__act_of(const struct fg_model *m, const struct fg_job *job, struct act *a)
+{
+    bool qlora = job->mode == FG_MODE_QLORA, train = job->mode != FG_MODE_SERVE;
+    bool kbit = qlora && job->kbit_prepared;
+    memset(a, 0, sizeof *a);
+    a->c = job->precision == FG_PREC_FP32 || kbit ? 4 : 2;
+    /* "mixed" means fp32 parameters under autocast (PyTorch AMP; Lightning's bf16-mixed),
+     * so the residual stream is fp32; "bf16" loads the parameters in bf16 */
+    a->r = job->precision == FG_PREC_BF16 && !kbit ? 2 : 4;
+    /* MatMul4Bit's kept input (bnb < 0.43.2) is a tensor of its own only where Linear4bit
+     * cast it: bnb_compute fp32 over 2-byte activations */
+    unsigned ce = job->bnb_compute == FG_BNB_FP32 ? 4 : a->c;
+    if (qlora && job->bnb_keeps_input && ce > a->c)
+        a->qin_bytes = ce;
+    a->lora_drop = train && job->mode != FG_MODE_FULL && job->lora_dropout > 0;
+    /* lora_A keeps the dropped input in its own dtype; under autocast it keeps the bf16
+     * cast autocast makes of it (peft casts x to lora_A's fp32 first, layer.py; bnb.py
+     * skips that cast under autocast) */
+    bool autocast = job->precision == FG_PREC_BF16_MIXED || job->precision == FG_PREC_FP16_MIXED;
+    unsigned dropped = autocast ? 2 : job->lora_base_dtype ? a->c : 4;
+    a->lora_drop_bytes = 1 + (dropped > a->c ? dropped - a->c : 0); /* mask + the widening */
+    double pa = job->attn_dropout < 0 ? m->attn_dropout : job->attn_dropout;
+    double ph = job->hidden_dropout < 0 ? m->hidden_dropout : job->hidden_dropout;
+    a->attn_drop = train && pa > 0;
+    a->hidden_drop = train && ph > 0;
+}
+
+/*
+ * Node n's LoRA adapters, and the expert weights peft rebuilds for them (struct part
+ * S_ADAPTERS, S_MERGED), as peft >= 0.17 on transformers 5 makes them (tuners/lora/layer.py,
+ * utils/transformers_weight_conversion.py):
+ *   - each nn.Linear a target names gets rank r: A r x in, B out x r;
+ *   - a MoE family peft maps (FG_LORA_EXPERTS_MERGED) has its fused experts wrapped: per
+ *     expert one adapter at rank 2 r over the fused gate_up (h -> 2 I) and one at rank r over
+ *     down, and the router's weight at rank r; the expert names leave target_modules, so
+ *     the shared experts and the dense MLPs (gate_proj / up_proj / down_proj) get none;
+ *   - elsewhere fused experts and a parameter router match no target (FG_LORA_EXPERTS_NONE).
+ * Routed adapters live with their expert (over EP).  On H200 the count equals peft's
+ * n_trainable on every LoRA row whose model transformers built as the checkpoint reads
+ * (tests/test_accuracy.c).
+ */
+static void add_lora(const struct fg_node *n, const struct fg_job *job, uint32_t tp,
+                     struct part *p)
+{
+    uint64_t r = job->lora_rank, gu_in = 0, gu_out = 0, gu_copies = 0;
+    bool mapped = n->lora_experts == FG_LORA_EXPERTS_MERGED, gu_hit = false;
+    if (n->kind == FG_NODE_HEAD || (n->kind == FG_NODE_MLP && mapped))
+        return;
+    for (unsigned k = 0; k < n->nlin; k++) {
+        const struct fg_linear *l = &n->lin[k];
+        bool routed = n->kind == FG_NODE_MOE && l->count > 1;
+        uint64_t copies = routed && job->ep > 1 ? (l->count + job->ep - 1) / job->ep : l->count;
+        bool hit = lora_targets(job, l->role);
+        if (routed && mapped && strcmp(l->role, "down") != 0) { /* gate, up or gate_up */
+            gu_in = l->in;
+            gu_out += l->out;
+            gu_copies = copies;
+            gu_hit |= hit;
+            continue;
+        }
+        if (!hit)
+            continue;
+        if (n->kind == FG_NODE_MOE && n->lora_experts == FG_LORA_EXPERTS_NONE &&
+            (routed || !strcmp(l->role, "router")))
+            continue; /* granite-3.1-1b-a400m on H200 trained q/k/v/o alone: 2,752,512 */
+        if (mapped && !strncmp(l->role, "shared_", 7))
+            continue;
+        p->sum[S_ADAPTERS] += r * (l->in + l->out) * copies;
+        if (routed && mapped)
+            p->sum[S_MERGED] += (uint64_t)l->in * l->out / tp * copies;
+    }
+    if (gu_hit) {
+        p->sum[S_ADAPTERS] += 2 * r * (gu_in + gu_out) * gu_copies;
+        p->sum[S_MERGED] += gu_in * gu_out / tp * gu_copies;
+    }
+}
+
+/* Bytes per attention score node n keeps for backward under the job's attention
+ * implementation (model.h score_bytes, eager_bytes); 0 where a fused kernel runs. */
+static unsigned scores_kept(const struct fg_node *n, const struct fg_job *job)
+{
+    return job->attention == FG_ATTN_EAGER ? n->eager_bytes : n->score_bytes;
+}
+
+/*
+ * Bytes per score an eager attention keeps for backward in training, from n->eager_bytes
+ * (written for bf16 compute and no dropout) and the job's compute bytes and attention
+ * dropout.  transformers' eager_attention_forward (and BertSelfAttention.forward, whose
+ * softmax autocast runs in fp32): softmax's backward keeps its fp32 output (4 B), the PV
+ * matmul keeps what it multiplies:
+ *   - bf16, no dropout: the bf16 cast of the probabilities, 4 + 2 = 6;
+ *   - fp32, no dropout: the cast is a no-op, the matmul keeps the softmax output: 4;
+ *     tensors of 2 B elsewhere (Gemma-2's tanh, falcon's own path) double;
+ *   - dropout p > 0: nn.functional.dropout keeps a bool mask (torch native_dropout: 1 B)
+ *     and the matmul keeps its output in the compute dtype instead of the cast: +1 in
+ *     bf16 (the cast is dropout's input, kept by no one), +1 + 4 in fp32.
+ */
+static unsigned eager_kept(const struct fg_node *n, const struct act *a)
+{
+    unsigned b = n->eager_bytes;
+    if (a->c == 4)
+        b = b >= 6 ? 4 + 2 * (b - 6) : 2 * b;
+    if (a->attn_drop)
+        b += 1 + (a->c == 4 ? 4 : 0);
+    return b;
+}
+
+/* The 4-bit linears' input copies a node keeps per token (bnb_keeps_input, struct act
+ * qin_bytes): one per linear input (a routed expert's for each of the top-k slots). */
+static uint64_t node_qin_per_token(const struct fg_node *n, unsigned bytes, uint32_t tp)
+{
+    if (!bytes || n->kind == FG_NODE_HEAD || n->kind == FG_NODE_EMBED)
+        return 0;
+    uint64_t in = 0;
+    for (unsigned k = 0; k < n->nlin; k++) {
+        const struct fg_linear *l = &n->lin[k];
+        bool routed = n->kind == FG_NODE_MOE && l->count > 1;
+        in += (uint64_t)l->in * (routed ? n->top_k : l->count);
+    }
+    return in * bytes / tp;
+}
+
+/*
+ * The LoRA dropout a node keeps per token (struct act lora_drop, lora_drop_bytes): for each
+ * adapted linear (lora_targets) a bool mask and the dropped input the adapter's A matrix
+ * multiplies (peft tuners/lora/layer.py Linear.forward: lora_B(lora_A(dropout(x))), one
+ * nn.Dropout per adapted module; lit-gpt lora.py LoRAQKVLinear.forward: one for the fused
+ * q, k, v, job.lora_fused_qkv).  The dropped copy takes the place of the input lora_A would
+ * keep without dropout, which node_act_per_token counts at the compute dtype: `bytes` is
+ * what a dropped element adds over it (act_of).  The head takes no adapter (add_lora);
+ * routed experts are left out (peft's ParamWrapper adapts the fused tensors, not per-token
+ * linears).
+ */
+static uint64_t node_lora_drop_per_token(const struct fg_node *n, const struct fg_job *job,
+                                         unsigned bytes, uint32_t tp)
+{
+    if (n->kind == FG_NODE_HEAD || n->kind == FG_NODE_EMBED)
+        return 0;
+    uint64_t in = 0;
+    bool qkv_seen = false;
+    for (unsigned k = 0; k < n->nlin; k++) {
+        const struct fg_linear *l = &n->lin[k];
+        if ((n->kind == FG_NODE_MOE && l->count > 1) || !lora_targets(job, l->role))
+            continue;
+        bool qkv = !strcmp(l->role, "q") || !strcmp(l->role, "k") || !strcmp(l->role, "v");
+        if (qkv && job->lora_fused_qkv && qkv_seen)
+            continue; /* the fused projection's one input */
+        qkv_seen |= qkv;
+        in += (uint64_t)l->in * l->count;
+    }
+    return in * bytes / tp;
+}
+
+/* Hidden-state dropout (struct act hidden_drop): a bool mask of the residual width after
+ * each residual branch, attention and MLP / MoE (BertSelfOutput, BertOutput; GPT2
+ * resid_dropout); the dropped tensor itself goes into the residual add, which keeps
+ * nothing.  The embeddings' one (BertEmbeddings.dropout) is counted once by estimate(). */
+static uint64_t node_hidden_drop_per_token(const struct fg_node *n)
+{
+    switch (n->kind) {
+    case FG_NODE_ATTN: case FG_NODE_MLA: case FG_NODE_MLP: case FG_NODE_MOE:
+        return n->hidden;
+    default:
+        return 0;
+    }
+}
+
+void fg__add_node(const struct fg_node *n, const struct fg_job *job, const struct act *a,
+                     struct part *p)
+{
+    bool lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
+    uint32_t tp = job->tp ? job->tp : 1;
+    p->sum[S_PARAMS] += node_params_here(n, job);
+    p->sum[S_EXPERTS] += node_experts_here(n, job);
+    uint64_t lp = node_linear_here(n, job);
+    if (n->kind != FG_NODE_EMBED)
+        p->sum[S_LINEAR] += lp;
+    if (n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
+        p->sum[S_QUANTIZABLE] += lp;
+    for (unsigned k = 0; k < n->nlin; k++) {
+        uint64_t one = (uint64_t)n->lin[k].in * n->lin[k].out;
+        if (one / tp > p->largest)
+            p->largest = one / tp;
+    }
+    if (lora)
+        add_lora(n, job, tp, p);
+    /* Towers (vision / audio) stay frozen and unused in text fine-tunes. */
+    if (n->stack != FG_STACK_TOWER) {
+        p->sum[S_ACT] += node_act_per_token(n, a->c, a->r, tp);
+        if ((n->kind == FG_NODE_ATTN || n->kind == FG_NODE_MLA) && scores_kept(n, job)) {
+            /* Attention that materialises its scores (eager_attention_forward, the SDPA
+             * math path) is softmax and two matmuls: the PV product is kept by no one (the
+             * o projection keeps its re-laid-out copy) and there is no log-sum-exp, which
+             * node_act_per_token counts for the fused kernels. */
+            uint64_t out = n->kind == FG_NODE_MLA ? (uint64_t)n->heads * n->v_head_dim
+                                                  : (uint64_t)n->heads * n->head_dim;
+            p->sum[S_ACT] -= (a->c * out) / tp + 4ull * n->heads / tp;
+        }
+        p->sum[S_QIN] += node_qin_per_token(n, a->qin_bytes, tp);
+        if (a->lora_drop)
+            p->sum[S_LDROP] += node_lora_drop_per_token(n, job, a->lora_drop_bytes, tp);
+        if (a->hidden_drop)
+            p->sum[S_HDROP] += node_hidden_drop_per_token(n);
+        unsigned kept = job->attention == FG_ATTN_EAGER && n->eager_bytes ? eager_kept(n, a)
+                                                                         : scores_kept(n, job);
+        p->sum[S_SCORE] += (uint64_t)kept * n->heads / tp;
+    }
+}
+
+/*
+ * Bytes per token a node's bf16 prefill holds at once beside the residual stream (2 h):
+ * a gated MLP its gate and up outputs, the activation and the product (4 I; plain 2 I);
+ * a MoE block each top-k slot's gathered token, expert output and weighted output (3 h)
+ * besides the expert MLP's widths, plus the shared experts.  Measured on H200
+ * (tests/calibration/measured-h200.tsv, serve rows: peak over weights + KV cache): Qwen3-0.6B
+ * 26.5 KB/token (this gives 26.6), Llama-3.2-1B 68 (69.6), Llama-3.1-8B 119 (123),
+ * Qwen3-30B-A3B 148 (152).  Attention under a fused SDPA kernel holds less than the MLP.
+ */
+static uint64_t node_prefill_per_token(const struct fg_node *n, const struct fg_job *job,
+                                       uint64_t seq)
+{
+    uint32_t tp = job->tp ? job->tp : 1;
+    uint64_t widths = n->gated ? 4 : 2;
+    switch (n->kind) {
+    case FG_NODE_ATTN: case FG_NODE_MLA: {
+        /* Attention that materialises its scores (eager, or SDPA's math path: model.h)
+         * holds about 10 B per score at once for one layer: the compute-dtype scores, their
+         * fp32 copy and the fp32 softmax (measured on H200, held-out rows: Llama-3.2-1B
+         * eager 9.8 B, falcon-7b's math path 9.4 B, tests/calibration/). */
+        return scores_kept(n, job) ? fg__mul_sat(10ull * n->heads / tp, seq) : 0;
+    }
+    case FG_NODE_MLP:
+        return 2 * ((uint64_t)n->hidden + widths * n->inter / tp);
+    case FG_NODE_MOE:
+        return 2 * ((uint64_t)n->hidden +
+                    n->top_k * (widths * n->inter / tp + 3ull * n->hidden) +
+                    widths * n->shared_inter / tp);
+    default:
+        return 0;
+    }
+}
+
+void fg__add_served(const struct fg_node *n, const struct fg_job *job, uint64_t seq,
+                       struct serve_part *p)
+{
+    bool quantized = job->quant != FG_QUANT_NONE;
+    p->weights = fg__add_sat(p->weights, node_params_here(n, job));
+    uint64_t ctx = n->window && n->window < seq ? n->window : seq;
+    p->kv = fg__add_sat(p->kv, fg__mul_sat(kv_per_token(n) / (job->tp ? job->tp : 1), ctx));
+    p->state = fg__add_sat(p->state, state_per_seq(n));
+    if (quantized && n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
+        p->lin += node_linear_here(n, job);
+    p->has_head |= n->kind == FG_NODE_HEAD;
+    uint64_t work = node_prefill_per_token(n, job, seq);
+    p->work = work > p->work ? work : p->work;
+}

@@ -1,0 +1,355 @@
+/*
+ * assess.c - the engine run once for a job (assess.h): its layout, the estimate on it,
+ * the fit on one card, and the plans when one card is not enough.
+ */
+#include "assess.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The framework's layout bits as the planner's (the same values). */
+static void restrict_to(const struct fg_framework *fw, struct fg_plan_opts *po)
+{
+    po->restrict_layouts = true;
+    po->layouts = fw->layouts & (FG_PLAN_TP | FG_PLAN_PP | FG_PLAN_EP | FG_PLAN_ZERO);
+    po->naive_pp = fw->naive_pp;
+}
+
+/* "TP=2 x PP=1 x CP=1 x DP=2" for messages. */
+static void shape_str(uint32_t tp, uint32_t pp, uint32_t ep, uint32_t cp, uint32_t dp, char *buf,
+                      size_t cap)
+{
+    int w = snprintf(buf, cap, "TP=%u x PP=%u x DP=%u", tp, pp, dp);
+    if (ep > 1 && w > 0 && (size_t)w < cap)
+        w += snprintf(buf + w, cap - (size_t)w, " (EP=%u)", ep);
+    if (cp > 1 && w > 0 && (size_t)w < cap)
+        snprintf(buf + w, cap - (size_t)w, " x CP=%u", cp);
+}
+
+/*
+ * The job's own layout: declared dimensions, the rest from the GPU count; checked against
+ * the framework, the count and the model.  Fills out->job's tp, pp, ep, dp, zero.
+ */
+static int job_layout(const struct fg_model *m, const struct fg_jobspec *spec, uint32_t total,
+                      uint32_t per_node, struct fg_assessment *out, struct fg_err *err)
+{
+    const struct fg_framework *fw = spec->fw;
+    struct fg_job *j = &out->job;
+    bool serve_engine = j->mode == FG_MODE_SERVE && fw->gpu_util > 0;
+    uint32_t tp = spec->tp ? spec->tp : 1, pp = spec->pp ? spec->pp : 1;
+    uint32_t ep = spec->ep ? spec->ep : 1, cp = spec->cp ? spec->cp : 1, dp;
+    /* a serving engine splits the model over the GPUs it is given (vLLM / SGLang
+     * --tensor-parallel-size), unless the job says how */
+    if (serve_engine && !fg_jobspec_declares_layout(spec) && total > 1)
+        tp = total;
+    uint64_t split = (uint64_t)tp * pp * cp;
+    if (spec->dp)
+        dp = spec->dp;
+    else
+        dp = total % split == 0 && total >= split ? (uint32_t)(total / split) : 1;
+    char shape[96];
+    shape_str(tp, pp, ep, cp, dp, shape, sizeof shape);
+    if (split * dp != total)
+        return fg_err_set(err, FG_E_INVAL, "the layout %s is %llu GPUs but the job asks for %u: "
+                          "declare --tp/--pp/--cp/--dp that multiply to the GPU count",
+                          shape, (unsigned long long)(split * dp), total);
+    unsigned need = fg_framework_needs(tp, pp, ep, cp, 0);
+    if (need & ~fw->layouts) {
+        char who[160];
+        fg_framework_who_runs(need, who, sizeof who);
+        return fg_err_set(err, FG_E_INVAL, "--framework %s cannot run %s (%s); %s%s", fw->name,
+                          shape,
+                          fw->layouts & FG_LAY_PP ? "it runs data parallel, ZeRO / FSDP and a "
+                                                    "layer split"
+                          : fw->layouts & FG_LAY_ZERO ? "it runs data parallel with ZeRO / FSDP"
+                                                      : "it runs data parallel only",
+                          who[0] ? "frameworks that can: " : "no framework fitgate knows can",
+                          who);
+    }
+    if (fw->naive_pp && pp > 1 && dp * cp > 1)
+        return fg_err_set(err, FG_E_INVAL, "--framework %s splits layers with device_map in one "
+                          "process, which runs no data parallel beside it (accelerate refuses a "
+                          "device_map model in any distributed mode): use --dp 1, or a "
+                          "framework with pipeline parallel (nemo, megatron, deepspeed)",
+                          fw->name);
+    if (tp > per_node)
+        return fg_err_set(err, FG_E_INVAL, "TP=%u spans more than the %u GPUs of a node "
+                          "(MaxGPUsPerNode): tensor parallel stays inside a node", tp, per_node);
+    if (pp > out->layers)
+        return fg_err_set(err, FG_E_INVAL, "PP=%u is more stages than the model's %u blocks", pp,
+                          out->layers);
+    if (ep > 1 && (!m->experts || m->experts % ep || dp % ep))
+        return fg_err_set(err, FG_E_INVAL, "EP=%u must divide the model's %llu experts and the "
+                          "%u data-parallel ranks", ep, (unsigned long long)m->experts, dp);
+    j->tp = tp;
+    j->pp = pp;
+    j->ep = ep;
+    j->cp = cp;
+    j->dp = dp;
+    /* the model-parallel group; a declared DP, or a serving engine's split, is the job's */
+    out->need_min = spec->dp || serve_engine ? total : (uint32_t)split;
+    if (!fg_jobspec_given(spec, FG_JOBOPT_ZERO) && dp * cp > 1 && (fw->layouts & FG_LAY_ZERO))
+        j->zero = fw->dp_zero;
+    if (j->zero && !(fw->layouts & FG_LAY_ZERO))
+        return fg_err_set(err, FG_E_INVAL, "--framework %s runs no ZeRO / FSDP sharding; drop "
+                          "--zero", fw->name);
+    return 0;
+}
+
+/* Per-GPU estimate of the job's layout: the whole model on each rank (TP = PP = 1), else
+ * the planner's best cut of exactly that shape and the estimate of its largest stage. */
+static int layout_estimate(const struct fg_model *m, const struct fg_rules *r,
+                           struct fg_assessment *out, struct fg_err *err)
+{
+    struct fg_job *j = &out->job;
+    struct fg_layout *l = &out->layout;
+    memset(l, 0, sizeof *l);
+    if (j->tp == 1 && j->pp == 1) {
+        int rc = fg_memory_estimate(m, j, &out->est, err);
+        if (rc)
+            return rc;
+        l->gpus = j->dp * (j->cp ? j->cp : 1);
+        l->tp = l->pp = 1;
+        l->ep = j->ep;
+        l->dp = j->dp;
+        l->zero = j->zero;
+        l->cut[1] = out->layers;
+        l->micro_batch = j->batch;
+        l->grad_accum = 1;
+        l->peak_bytes = l->stage_bytes[0] = out->est.total_bytes;
+        return 0;
+    }
+    struct fg_plan_opts po;
+    fg_plan_opts_default(&po);
+    po.fix_tp = j->tp;
+    po.fix_pp = j->pp;
+    po.fix_ep = j->ep;
+    po.fix_dp = j->dp;
+    po.fix_zero = true;
+    po.any_count = true;
+    po.naive_pp = out->fw->naive_pp;
+    po.min_gpus = po.max_gpus = j->tp * j->pp * j->dp;
+    po.gpus_per_node = r->max_gpus_node ? r->max_gpus_node : 8;
+    po.fit.headroom = 1.0;
+    struct fg_plan p;
+    /* sized, not judged: any card holds it, so the planner returns the best cut */
+    int rc = fg_plan_layouts(m, j, UINT64_MAX / 4, &po, &p, err);
+    if (rc)
+        return rc;
+    if (p.status != FG_PLAN_FOUND || !p.n)
+        return fg_err_set(err, FG_E_INVAL, "the layout TP=%u x PP=%u x DP=%u does not apply "
+                          "to %s (TP must divide its heads and widths)", j->tp, j->pp, j->dp,
+                          m->id);
+    *l = p.options[0];
+    /* the breakdown of the largest stage */
+    uint32_t worst = 0;
+    for (uint32_t s = 1; s < l->pp; s++)
+        if (l->stage_bytes[s] > l->stage_bytes[worst])
+            worst = s;
+    struct fg_job st = *j;
+    if (l->pp > 1) {
+        st.layer_first = l->cut[worst];
+        st.layer_last = l->cut[worst + 1];
+        st.stage_embed = worst == 0;
+        st.stage_head = worst == l->pp - 1;
+        st.inflight = out->fw->naive_pp || j->mode == FG_MODE_SERVE ? 1 : l->pp - worst;
+    }
+    return fg_memory_estimate(m, &st, &out->est, err);
+}
+
+/*
+ * A serving engine inside its budget: the weights and the profile run's working set (at
+ * most max_num_batched_tokens at once: vLLM's scheduler default for chunked prefill,
+ * vllm config SchedulerConfig) come first; what is left holds the KV cache, and the
+ * concurrency is how many sequences of the job's length it holds
+ * (gpu_worker.py determine_available_memory, kv_cache_utils.py check_enough_kv_cache_memory:
+ * the engine refuses to start when one max_model_len sequence does not fit).
+ */
+#define FG_ENGINE_BATCHED_TOKENS 8192u
+static void engine_fit(struct fg_assessment *a)
+{
+    const struct fg_estimate *e = &a->est;
+    uint64_t b = e->batch ? e->batch : 1;
+    uint64_t kv = (e->b.kv_cache + e->b.ssm_state) / b;
+    uint64_t act = e->per_sample_bytes > kv ? e->per_sample_bytes - kv : 0;
+    uint64_t seq = e->seq_len ? e->seq_len : 1;
+    if (seq > FG_ENGINE_BATCHED_TOKENS)
+        act = (uint64_t)((double)act * FG_ENGINE_BATCHED_TOKENS / (double)seq);
+    a->engine_static = e->static_bytes + act;
+    a->kv_seq_bytes = kv;
+    uint64_t left = a->usable > a->engine_static ? a->usable - a->engine_static : 0;
+    uint64_t n = kv ? left / kv : (left ? UINT32_MAX : 0);
+    a->fit.max_batch = n;
+    a->fit.need_bytes = a->engine_static + kv * b;
+    if (n >= b)
+        a->fit.verdict = FG_FIT_FITS;
+    else
+        a->fit.verdict = FG_FIT_SPLIT;
+}
+
+/*
+ * A data-parallel job that shards with ZeRO / FSDP fits as asked because its states are
+ * spread over every rank: fewer ranks hold more each.  The fewest that still fit (powers
+ * of two, as a scheduler hands them out), so an over-request is judged on that and not on
+ * one rank holding a shard of 1/dp.
+ */
+static int zero_need(const struct fg_model *m, const struct fg_jobspec *spec,
+                     struct fg_assessment *a, const struct fg_plan_opts *po, struct fg_err *err)
+{
+    const struct fg_job *j = &a->job;
+    if (!j->zero || j->dp <= 1 || j->tp > 1 || j->pp > 1 || spec->dp ||
+        (a->fit.verdict != FG_FIT_FITS && a->fit.verdict != FG_FIT_BORDERLINE))
+        return 0;
+    uint32_t cp = j->cp > 1 ? j->cp : 1;
+    for (uint32_t d = 1; d < j->dp; d *= 2) {
+        struct fg_job t = *j;
+        struct fg_estimate e;
+        struct fg_fit f;
+        t.dp = d;
+        int rc = fg_memory_estimate_totals(m, &t, &e, err);
+        if (rc)
+            return rc;
+        fg_fit_card(&e, a->usable, &po->fit, &f);
+        if (f.verdict == FG_FIT_FITS || f.verdict == FG_FIT_BORDERLINE) {
+            a->need_min = d * cp;
+            return 0;
+        }
+    }
+    a->need_min = j->dp * cp;
+    return 0;
+}
+
+static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
+                  const struct fg_gpu *gpu, uint32_t gpus, const struct fg_rules *r,
+                  struct fg_assessment *out, struct fg_err *err);
+
+static void scale_layout(struct fg_layout *l, double f)
+{
+    l->peak_bytes = (uint64_t)llround((double)l->peak_bytes * f);
+    for (size_t i = 0; i < FG_PLAN_MAX_PP; i++)
+        l->stage_bytes[i] = (uint64_t)llround((double)l->stage_bytes[i] * f);
+}
+
+static void scale_plan(struct fg_plan *p, double f)
+{
+    for (size_t i = 0; i < p->n && i < FG_PLAN_MAX_OPTIONS; i++)
+        scale_layout(&p->options[i], f);
+}
+
+int fg_assess(const struct fg_model *m, const struct fg_jobspec *spec, const struct fg_gpu *gpu,
+              uint32_t gpus, const struct fg_rules *r, struct fg_assessment *out,
+              struct fg_err *err)
+{
+    int rc = assess(m, spec, gpu, gpus, r, out, err);
+    if (rc || !out->calib)
+        return rc;
+    /* Every byte figure the decision quotes carries the site calibration: the job's own
+     * layout (sized before it) and the planner's layouts (planned on the model's own
+     * estimates with the factor in the margins). */
+    double f = out->calib->factor;
+    if (out->layout.tp <= 1 && out->layout.pp <= 1)
+        out->layout.peak_bytes = out->layout.stage_bytes[0] = out->est.total_bytes;
+    else
+        scale_layout(&out->layout, f);
+    if (out->planned)
+        scale_plan(&out->plan, f);
+    if (out->safe_planned)
+        scale_plan(&out->safe, f);
+    if (out->alt_planned)
+        scale_plan(&out->alt, f);
+    return 0;
+}
+
+static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
+                  const struct fg_gpu *gpu, uint32_t gpus, const struct fg_rules *r,
+                  struct fg_assessment *out, struct fg_err *err)
+{
+    memset(out, 0, sizeof *out);
+    out->job = spec->job;
+    out->fw = spec->fw ? spec->fw : fg_framework_default();
+    snprintf(out->override_reason, sizeof out->override_reason, "%s", spec->override_reason);
+    out->layers = fg_model_main_layers(m);
+    out->headroom = r->headroom;
+    uint32_t per_node = r->max_gpus_node ? r->max_gpus_node : 8;
+    int rc = job_layout(m, spec, gpus ? gpus : 1, per_node, out, err);
+    if (!rc)
+        rc = layout_estimate(m, r, out, err);
+    if (!rc && r->calib && (out->calib = fg_calib_find(r->calib, out->fw->name, out->job.mode)))
+        fg_calib_apply(out->calib, &out->est);
+    if (rc || !gpu)
+        return rc;
+    struct fg_plan_opts po;
+    fg_plan_opts_default(&po);
+    po.fit.headroom = r->headroom;
+    po.fit.conservative = r->conservative;
+    po.max_gpus = r->max_gpus;
+    po.min_gpus = 1;
+    po.gpus_per_node = r->max_gpus_node;
+    out->have_card = true;
+    out->usable = fg_fit_usable(gpu->memory_gb, gpu->memory_bytes, &po.fit);
+    if (out->job.mode == FG_MODE_SERVE && spec->gpu_util > 0) {
+        /* vLLM's budget is gpu_memory_utilization of the whole card, and the non-torch
+         * memory (CUDA context, NCCL) comes off it (gpu_worker.py
+         * determine_available_memory); inside it the engine sizes its KV pool to what is
+         * left, so the estimate is held to the budget itself (headroom 1). */
+        struct fg_fit_opts raw = po.fit;
+        raw.context_bytes = 0;
+        double card = (double)fg_fit_usable(gpu->memory_gb, gpu->memory_bytes, &raw);
+        double budget = card * spec->gpu_util - (double)po.fit.context_bytes;
+        out->usable = budget > 0 ? (uint64_t)budget : 0;
+        out->gpu_util = spec->gpu_util;
+        out->headroom = po.fit.headroom = 1.0;
+        po.fit.conservative = r->conservative / r->headroom;
+    }
+    fg_fit_card(&out->est, out->usable, &po.fit, &out->fit);
+    if (out->gpu_util > 0)
+        engine_fit(out);
+    if (out->calib) {
+        /* the planner's estimates are the model's own: the site's factor goes into the
+         * fit's margins instead (need = headroom x factor x estimate) */
+        po.fit.headroom *= out->calib->factor;
+        po.fit.conservative *= out->calib->factor;
+    }
+    if ((rc = zero_need(m, spec, out, &po, err)))
+        return rc;
+    restrict_to(out->fw, &po);
+    if (out->fit.verdict == FG_FIT_SPLIT && out->fit.max_batch == 0) {
+        struct fg_job j = out->job;
+        j.dp = 1;
+        j.tp = j.pp = j.ep = 1;
+        if (!fg_jobspec_given(spec, FG_JOBOPT_ZERO))
+            j.zero = 0;
+        struct fg_plan_opts any = po;
+        any.restrict_layouts = false;
+        any.naive_pp = false;
+        if ((rc = fg_plan_layouts(m, &j, out->usable, &po, &out->plan, err)))
+            return rc;
+        if (out->plan.status != FG_PLAN_FOUND && j.batch > 1) {
+            /* micro-batch 1 on more GPUs, the asked batch kept by accumulation */
+            po.global_batch = any.global_batch = j.batch;
+            j.batch = 1;
+            if ((rc = fg_plan_layouts(m, &j, out->usable, &po, &out->plan, err)))
+                return rc;
+        }
+        out->planned = true;
+        if (po.layouts != (FG_PLAN_TP | FG_PLAN_PP | FG_PLAN_EP | FG_PLAN_ZERO) ||
+            po.naive_pp) {
+            if ((rc = fg_plan_layouts(m, &j, out->usable, &any, &out->alt, err)))
+                return rc;
+            out->alt_planned = true;
+        }
+    } else if (out->fit.verdict == FG_FIT_BORDERLINE) {
+        /* layouts that hold the conservative peak too */
+        struct fg_job j = out->job;
+        j.dp = 1;
+        j.tp = j.pp = j.ep = 1;
+        if (!fg_jobspec_given(spec, FG_JOBOPT_ZERO))
+            j.zero = 0;
+        po.fit.headroom = po.fit.conservative;
+        if ((rc = fg_plan_layouts(m, &j, out->usable, &po, &out->safe, err)))
+            return rc;
+        out->safe_planned = true;
+    }
+    return 0;
+}
