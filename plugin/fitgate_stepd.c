@@ -138,13 +138,110 @@ static void export_submitted_plan(spank_t sp, const char *why)
                n ? "the tasks get the plan decided at submission" : "no plan to pass on");
 }
 
+/*
+ * The card the step runs on: the smallest GPU hwloc sees among the step's (or, when Slurm's
+ * numbers do not map onto the topology, the node's), else the card asked for at submission.
+ * 0 with *card and seen filled; 1 when there is none (the submitted plan is passed on);
+ * -1 when hwloc failed (OnError has spoken).
+ */
+static int node_card(spank_t sp, const struct fg_policy *pol, const struct fg_gpu_table *table,
+                     struct fg_gpu *card, char *seen, size_t cap)
+{
+    char visible[512] = "", buf[1024];
+    struct fg_err err = {0};
+    const char *vname = "SLURM_STEP_GPUS";
+    if (!env(sp, vname, visible, sizeof visible)) {
+        vname = "SLURM_JOB_GPUS";
+        env(sp, vname, visible, sizeof visible);
+    }
+    struct fg_detect_opts o = {.xml_path = pol->topology[0] ? pol->topology : NULL,
+                               .visible = visible[0] ? visible : NULL,
+                               .visible_name = vname,
+                               .table = table};
+    struct fg_detect_result *res = NULL;
+    int rc = fg_detect_gpus(&o, &res, &err);
+    if (rc == FG_E_RANGE) {
+        /* Slurm's device numbers do not map onto this topology (gres.conf File= order
+         * differs from the PCI order): judge by the node's GPUs, smallest first. */
+        slurm_debug("fitgate: %s; using every GPU of the node", err.detail);
+        o.visible = NULL;
+        rc = fg_detect_gpus(&o, &res, &err);
+    }
+    if (rc) {
+        cannot_check("the GPUs of this node", err.detail,
+                     "the admin's topology= file or this node's hwloc needs a look",
+                     pol->on_error);
+        return -1;
+    }
+    bool have = false;
+    for (size_t i = 0; i < res->n; i++) {
+        const struct fg_detected_gpu *g = &res->gpus[i];
+        if (!g->row || !g->memory_bytes)
+            continue;
+        if (!have || g->memory_bytes < card->memory_bytes) {
+            *card = *g->row;
+            if (g->memory_bytes < card->memory_bytes || !card->memory_bytes)
+                card->memory_bytes = g->memory_bytes;
+            have = true;
+        }
+    }
+    snprintf(seen, cap, "hwloc, %s", res->topology);
+    fg_detect_result_free(res);
+    if (!have) {
+        /* hwloc sees no GPU we can size (no driver attributes, fake devices): take the
+         * card the job asked for at submission. */
+        const struct fg_gpu *g = NULL;
+        if (submitted(sp, "CARD", buf, sizeof buf))
+            g = fg_gpu_find(table, buf, NULL);
+        if (!g) {
+            export_submitted_plan(sp, "no GPU hwloc can size, no card named at submission");
+            return 1;
+        }
+        *card = *g;
+        snprintf(seen, cap, "the card asked for at submission; hwloc sees no GPU it can size");
+    }
+    return 0;
+}
+
+/* Say the decision on the node and export its layout; a rejection fails the step. */
+static void act(spank_t sp, struct fg_decision *d, const struct fg_request *q,
+                const struct fg_job *job, const struct fg_gpu *card, const char *seen,
+                uint32_t sub_accum)
+{
+    char node[64] = "this node";
+    gethostname(node, sizeof node - 1);
+    if (d->kind == FG_DECIDE_REJECT) {
+        /* (a borderline job under Borderline=reject keeps the decision's own words) */
+        if (!d->fits)
+            snprintf(d->lines[0], sizeof d->lines[0],
+                     "fitgate: rejected on %.40s: %.120s (--ft-mode=%.8s) does not fit the %u x "
+                     "%.24s allocated here (%.80s)", node, q->model, fg_mode_name(job->mode),
+                     q->count, card->label, seen);
+        say(d);
+        stepd.failed = true;
+        return;
+    }
+    if (d->kind == FG_DECIDE_WARN && !d->fits)
+        say(d); /* Action=warn: the real GPUs are smaller than the job assumed */
+    if (d->resize_batch)
+        say(d);
+    if (d->has_layout) {
+        if (sub_accum > d->layout.grad_accum && d->layout.micro_batch == job->batch)
+            d->layout.grad_accum = sub_accum;
+        if (fitgate_export(&d->layout, q->type, d->layout.gpus, setenv_cb, sp))
+            slurm_error("fitgate: could not export FITGATE_* to the tasks");
+    }
+}
+
 static void check(spank_t sp, int ac, char **av)
 {
     const char *model_arg = fitgate_option(FITGATE_OPT_MODEL);
     struct fg_policy pol;
     struct fg_err err = {0};
-    char part[64] = "", buf[1024], node[64] = "this node";
-    gethostname(node, sizeof node - 1);
+    struct fg_gpu_table *own = NULL;
+    struct fg_model *m = NULL;
+    struct fg_assessment *a = NULL;
+    char part[64] = "", seen[300];
     if (fitgate_policy(ac, av, &pol, &err)) {
         cannot_check("this job", err.detail, FITGATE_TODO_POLICY, pol.on_error);
         return;
@@ -177,76 +274,14 @@ static void check(spank_t sp, int ac, char **av)
     if (!nodes)
         nodes = 1;
 
-    struct fg_gpu_table *own = NULL;
     const struct fg_gpu_table *table = NULL;
     if (fitgate_gpu_table(&pol, &own, &table, &err)) {
         cannot_check("this job", err.detail, FITGATE_TODO_POLICY, pol.on_error);
-        return;
-    }
-
-    /* The step's GPUs as hwloc sees them. */
-    char visible[512] = "", cuda[512] = "";
-    const char *vname = "SLURM_STEP_GPUS";
-    if (!env(sp, vname, visible, sizeof visible)) {
-        vname = "SLURM_JOB_GPUS";
-        env(sp, vname, visible, sizeof visible);
-    }
-    env(sp, "CUDA_VISIBLE_DEVICES", cuda, sizeof cuda);
-    struct fg_detect_opts o = {.xml_path = pol.topology[0] ? pol.topology : NULL,
-                               .visible = visible[0] ? visible : NULL,
-                               .visible_name = vname,
-                               .table = table};
-    struct fg_detect_result *res = NULL;
-    int rc = fg_detect_gpus(&o, &res, &err);
-    if (rc == FG_E_RANGE) {
-        /* Slurm's device numbers do not map onto this topology (gres.conf File= order
-         * differs from the PCI order): judge by the node's GPUs, smallest first. */
-        slurm_debug("fitgate: %s; using every GPU of the node", err.detail);
-        o.visible = NULL;
-        rc = fg_detect_gpus(&o, &res, &err);
-    }
-    if (rc) {
-        cannot_check("the GPUs of this node", err.detail,
-                     "the admin's topology= file or this node's hwloc needs a look",
-                     pol.on_error);
-        fg_gpu_table_free(own);
-        return;
+        goto out;
     }
     struct fg_gpu card;
-    bool have = false;
-    for (size_t i = 0; i < res->n; i++) {
-        const struct fg_detected_gpu *g = &res->gpus[i];
-        if (!g->row || !g->memory_bytes)
-            continue;
-        if (!have || g->memory_bytes < card.memory_bytes) {
-            card = *g->row;
-            if (g->memory_bytes < card.memory_bytes || !card.memory_bytes)
-                card.memory_bytes = g->memory_bytes;
-            have = true;
-        }
-    }
-    const char *where = res->topology;
-    char seen[300];
-    snprintf(seen, sizeof seen, "hwloc, %s", where);
-    if (!have) {
-        /* hwloc sees no GPU we can size (no driver attributes, fake devices): take the
-         * card the job asked for at submission. */
-        const struct fg_gpu *g = NULL;
-        if (submitted(sp, "CARD", buf, sizeof buf))
-            g = fg_gpu_find(table, buf, NULL);
-        if (g) {
-            card = *g;
-            have = true;
-            snprintf(seen, sizeof seen, "the card asked for at submission; hwloc sees no GPU "
-                                        "it can size");
-        }
-    }
-    fg_detect_result_free(res);
-    if (!have) {
-        export_submitted_plan(sp, "no GPU hwloc can size, no card named at submission");
-        fg_gpu_table_free(own);
-        return;
-    }
+    if (node_card(sp, &pol, table, &card, seen, sizeof seen))
+        goto out;
 
     struct fg_request q;
     memset(&q, 0, sizeof q);
@@ -262,28 +297,21 @@ static void check(spank_t sp, int ac, char **av)
     env(sp, "SLURM_SUBMIT_DIR", user_dir, sizeof user_dir);
     uid_t uid = geteuid();
     struct passwd *pw = getpwuid(uid);
-    struct fg_model *m = NULL;
     if (fg_gate_load_model(&pol, model_arg, user_dir, pw ? pw->pw_name : NULL, (unsigned)uid,
                            true, &m, &err)) {
         /* it was read at submission, where OnError had its say */
         export_submitted_plan(sp, err.detail);
-        fg_gpu_table_free(own);
-        return;
+        goto out;
     }
     if (m->certainty == FG_CERT_UNSURE && rules.on_unknown != FG_ONUNK_ALLOW) {
         /* submission said what OnUnknown says: no second verdict on an unsure count */
         export_submitted_plan(sp, "the model's count is unsure (OnUnknown)");
-        fg_model_free(m);
-        fg_gpu_table_free(own);
-        return;
+        goto out;
     }
-    struct fg_assessment *a = calloc(1, sizeof *a);
-    if (!a || fg_assess(m, &spec, &card, fg_request_total(&q), &rules, a, &err)) {
+    if (!(a = calloc(1, sizeof *a)) ||
+        fg_assess(m, &spec, &card, fg_request_total(&q), &rules, a, &err)) {
         cannot_check(model_arg, a ? err.detail : "out of memory", NULL, pol.on_error);
-        free(a);
-        fg_model_free(m);
-        fg_gpu_table_free(own);
-        return;
+        goto out;
     }
     /* Resizing the GPU count is a submit-time act; here only the micro-batch can change. */
     bool micro_fix = a->fit.verdict == FG_FIT_SPLIT && a->fit.max_batch >= 1;
@@ -291,31 +319,11 @@ static void check(spank_t sp, int ac, char **av)
         rules.action = FG_ACTION_REJECT;
     struct fg_decision d;
     fg_decide(&q, a, &rules, &d);
+    act(sp, &d, &q, job, &card, seen, sub_accum);
+out:
     free(a);
     fg_model_free(m);
     fg_gpu_table_free(own);
-
-    if (d.kind == FG_DECIDE_REJECT) {
-        /* (a borderline job under Borderline=reject keeps the decision's own words) */
-        if (!d.fits)
-            snprintf(d.lines[0], sizeof d.lines[0],
-                     "fitgate: rejected on %.40s: %.120s (--ft-mode=%.8s) does not fit the %u x "
-                     "%.24s allocated here (%.80s)", node, q.model, fg_mode_name(job->mode), on_node,
-                     card.label, seen);
-        say(&d);
-        stepd.failed = true;
-        return;
-    }
-    if (d.kind == FG_DECIDE_WARN && !d.fits)
-        say(&d); /* Action=warn: the real GPUs are smaller than the job assumed */
-    if (d.resize_batch)
-        say(&d);
-    if (d.has_layout) {
-        if (sub_accum > d.layout.grad_accum && d.layout.micro_batch == job->batch)
-            d.layout.grad_accum = sub_accum;
-        if (fitgate_export(&d.layout, q.type, d.layout.gpus, setenv_cb, sp))
-            slurm_error("fitgate: could not export FITGATE_* to the tasks");
-    }
 }
 
 int fitgate_engine_stepd(spank_t sp, int ac, char **av, const char *const *values, unsigned n)
