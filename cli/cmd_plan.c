@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,8 @@ static cJSON *layout_json(const struct fg_layout *l)
     cJSON_AddNumberToObject(p, "pp", l->pp);
     cJSON_AddNumberToObject(p, "ep", l->ep);
     cJSON_AddNumberToObject(p, "dp", l->dp);
+    if (l->cp > 1)
+        cJSON_AddNumberToObject(p, "cp", l->cp);
     cJSON_AddNumberToObject(p, "zero", l->zero);
     cJSON_AddStringToObject(p, "pp_split", split);
     cJSON_AddNumberToObject(p, "peak_bytes", (double)l->peak_bytes);
@@ -316,7 +319,7 @@ static void inputs_free(struct inputs *in)
  * the policy's GpuTable=, else built in), the request in Slurm's spelling and the model.
  * 0, or 2 after a message on stderr.
  */
-static int load_inputs(struct fg_cli_opts *o, struct inputs *in)
+static int load_inputs(struct fg_cli_opts *o, bool check, struct inputs *in)
 {
     struct fg_err err = {0};
     int rc = 0;
@@ -362,7 +365,9 @@ static int load_inputs(struct fg_cli_opts *o, struct inputs *in)
                        "known cards and aliases", o->gpu);
             goto fail;
         }
-        if (q->via == FG_VIA_NONE && count) {
+        if (q->via == FG_VIA_NONE && count && !check) {
+            /* plan takes a count from an alias ("gpu:h100:4"); check, as the plugin, only
+             * from the request (--gres, --gpus, --gpus-per-node, --ft-gpus) */
             q->via = FG_VIA_PLUGIN;
             q->count = count;
         }
@@ -373,11 +378,21 @@ static int load_inputs(struct fg_cli_opts *o, struct inputs *in)
         snprintf(q->partition, sizeof q->partition, "%s", o->partition);
     fg_gate_model_label(o->model, q->model, sizeof q->model);
     o->gpus = fg_request_total(q);
-    if (o->policy)
-        rc = fg_gate_load_model(&in->pol, o->model, NULL, getenv("USER"), (unsigned)getuid(),
-                                o->offline, &in->m, &err);
-    else
-        rc = fg_cli_load_model(o->model, o->offline, &in->m, &err);
+    if (o->policy) {
+        rc = fg_gate_load_model(&in->pol, o->model, o->base_dir, getenv("USER"),
+                                (unsigned)getuid(), o->offline, &in->m, &err);
+    } else {
+        /* a relative path from the submission's directory (--base-dir), as the plugin reads */
+        char joined[4096];
+        struct stat st;
+        const char *arg = o->model;
+        if (o->base_dir && o->model[0] != '/' &&
+            (size_t)snprintf(joined, sizeof joined, "%s/%s", o->base_dir, o->model) <
+                sizeof joined &&
+            stat(joined, &st) == 0)
+            arg = joined;
+        rc = fg_cli_load_model(arg, o->offline, &in->m, &err);
+    }
     if (rc)
         goto fail;
     return 0;
@@ -617,6 +632,54 @@ static void print_verdict(const struct inputs *in, const struct fg_gate *g, bool
            g->d.overridden ? "override" : fg_decide_kind_name(g->d.kind));
 }
 
+/*
+ * check answers a job whose own options are wrong (a bad value, a combination its framework
+ * refuses) as the plugin does: a rejection whatever OnError says (exit 1), in the audit trail
+ * when asked.
+ */
+static int job_error(const struct fg_cli_opts *o)
+{
+    struct fg_policy pol;
+    struct fg_err err = {0};
+    struct fg_gate *g = calloc(1, sizeof *g);
+    if (!g)
+        return 2;
+    fg_policy_init(&pol);
+    if (o->policy)
+        (void)fg_policy_load(&pol, o->policy, &err);
+    g->rc = FG_E_INVAL;
+    g->d.kind = FG_DECIDE_REJECT;
+    snprintf(g->d.lines[0], FG_DECIDE_LINE, "fitgate: rejected: %.370s", o->job_error);
+    struct fg_request q;
+    memset(&q, 0, sizeof q);
+    q.nodes = 1;
+    fg_gate_model_label(o->model, q.model, sizeof q.model);
+    if (o->log_as) {
+        struct passwd *pw = getpwuid(getuid());
+        if (fg_gate_audit(&pol, !strcmp(o->log_as, "job_submit") ? FG_AUDIT_AT_JOB_SUBMIT
+                                                                  : FG_AUDIT_AT_CLI,
+                          &o->spec, &q, g, pw ? pw->pw_name : NULL, 0, 0, &err))
+            fprintf(stderr, "fitgate: warning: the decision could not be logged: %s\n",
+                    err.detail);
+    }
+    if (o->json) {
+        cJSON *root = cJSON_CreateObject(), *d = cJSON_AddObjectToObject(root, "decision");
+        cJSON_AddStringToObject(d, "kind", "reject");
+        cJSON_AddBoolToObject(d, "fits", false);
+        cJSON *lines = cJSON_AddArrayToObject(d, "lines");
+        cJSON_AddItemToArray(lines, cJSON_CreateString(g->d.lines[0]));
+        char *text = cJSON_Print(root);
+        if (text)
+            puts(text);
+        free(text);
+        cJSON_Delete(root);
+    } else {
+        printf("%s\n", g->d.lines[0]);
+    }
+    free(g);
+    return 1;
+}
+
 static int run(int argc, char **argv, bool check)
 {
     struct fg_cli_opts *o = calloc(1, sizeof *o);
@@ -629,7 +692,14 @@ static int run(int argc, char **argv, bool check)
         fprintf(stderr, "fitgate: error: out of memory\n");
         goto out;
     }
-    if (fg_cli_parse_opts(argc, argv, o) || load_inputs(o, &in))
+    int prc = fg_cli_parse_opts(argc, argv, o);
+    if (prc == 4 && check && o->model) {
+        exit_code = job_error(o);
+        goto out;
+    }
+    if (prc == 4)
+        fprintf(stderr, "fitgate: %s\n", o->job_error);
+    if (prc || load_inputs(o, check, &in))
         goto out;
     /* the one assess path: the plugin's decision on this request under this policy */
     fg_gate_run(in.m, &o->spec, &in.q, &in.rules, in.pol.on_error, g);

@@ -58,7 +58,7 @@ static int parse_f(const char *opt, const char *s, double min, double max, doubl
 enum cli_opt {
     C_JSON, C_STRUCTURE, C_HTML, C_HEADROOM, C_CONSERVATIVE, C_SAMPLES, C_EPOCHS,
     C_GLOBAL_BATCH, C_GRES, C_GPUS, C_GPUS_PER_NODE, C_NODES, C_PARTITION, C_POLICY,
-    C_GPUS_CONF, C_OFFLINE, C_LOG_AS
+    C_GPUS_CONF, C_OFFLINE, C_LOG_AS, C_BASE_DIR
 };
 static const struct {
     const char *name;
@@ -82,6 +82,7 @@ static const struct {
     {"gpus-conf", true, C_GPUS_CONF},
     {"offline", false, C_OFFLINE},
     {"log-as", true, C_LOG_AS},
+    {"base-dir", true, C_BASE_DIR},
 };
 
 static int cli_value(struct fg_cli_opts *o, enum cli_opt id, const char *a, const char *v)
@@ -112,6 +113,7 @@ static int cli_value(struct fg_cli_opts *o, enum cli_opt id, const char *a, cons
     case C_POLICY: o->policy = v; break;
     case C_GPUS_CONF: o->gpus_conf = v; break;
     case C_OFFLINE: o->offline = true; break;
+    case C_BASE_DIR: o->base_dir = v; break;
     case C_LOG_AS:
         if (strcmp(v, "cli") && strcmp(v, "job_submit")) {
             fprintf(stderr, "fitgate: --log-as takes cli or job_submit\n");
@@ -186,8 +188,10 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
         }
         struct fg_err err = {0};
         if (fg_jobspec_set(&o->spec, (unsigned)job, v, &err)) {
-            fprintf(stderr, "fitgate: %s\n", err.detail);
-            return 2;
+            /* the job's own option: the rest is read, so check can answer as the plugin does */
+            if (!o->job_error[0])
+                snprintf(o->job_error, sizeof o->job_error, "%s", err.detail);
+            continue;
         }
         if (job == FG_JOBOPT_MODEL)
             o->model = o->spec.model;
@@ -201,10 +205,10 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
         return 2;
     }
     struct fg_err err = {0};
-    if (fg_jobspec_finish(&o->spec, &err)) {
-        fprintf(stderr, "fitgate: %s\n", err.detail);
-        return 2;
-    }
+    if (!o->job_error[0] && fg_jobspec_finish(&o->spec, &err))
+        snprintf(o->job_error, sizeof o->job_error, "%s", err.detail);
+    if (o->job_error[0])
+        return 4;
     o->job = o->spec.job;
     o->mode_set = fg_jobspec_given(&o->spec, FG_JOBOPT_MODE);
     o->seq_set = fg_jobspec_given(&o->spec, FG_JOBOPT_SEQ_LEN);

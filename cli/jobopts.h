@@ -28,6 +28,7 @@ struct fg_cli_opts {
     const char *policy;       /* --policy FILE (fitgate.conf) */
     const char *gpus_conf;    /* --gpus-conf FILE (site GPU rows) */
     bool offline;             /* --offline: site directories and caches only, no hub */
+    const char *base_dir;     /* --base-dir DIR: a relative MODEL path is read from there */
     const char *log_as;       /* --log-as WHERE: write the decision to the policy's LogFile= */
     bool json, structure;
     const char *html;         /* --html FILE: also write the HTML report (report_html.h) */
@@ -35,11 +36,14 @@ struct fg_cli_opts {
     double headroom, conservative;
     uint64_t samples, epochs, global_batch;
     double utilisation;
+    char job_error[512];      /* the first bad job option (parse returned 4) */
 };
 
 /*
- * Parse argv[1..] (argv[0] is the subcommand).  Returns 0, or 2 after
- * printing a clear message naming the bad option to stderr.
+ * Parse argv[1..] (argv[0] is the subcommand).  Returns 0; 2 after printing a clear message
+ * naming a bad CLI option to stderr; or 4 when the job's own options are wrong (a value, or a
+ * combination its framework refuses): o->job_error says which, and everything else is read
+ * (check answers that as the plugin does: a rejection).
  */
 int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o);
 

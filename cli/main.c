@@ -20,7 +20,8 @@ static void usage(FILE *f)
 {
     fputs("usage:\n"
           "  fitgate plan  MODEL [job options] [--json] [--structure] [--html FILE] [--gpu NAME]\n"
-          "  fitgate check MODEL [job options] --gpu NAME --gpus N [--nodes N]\n"
+          "  fitgate check MODEL [job options] --gres=gpu:TYPE:N|--gpus=TYPE:N [--nodes N]\n"
+          "                [--partition P] [--policy FILE] [--gpus-conf FILE] [--offline]\n"
           "  fitgate gpus  [--topology FILE.xml] [--json]\n"
           "  fitgate verify MODEL\n"
           "  fitgate report LOG... [--json] [--html FILE] [--by day|week|month]\n"
@@ -31,10 +32,13 @@ static void usage(FILE *f)
           "Job options: --mode full|lora|qlora|serve --seq-len N --batch N\n"
           "  --precision bf16-mixed|bf16|fp16-mixed|fp32 --optimizer adamw|adamw-fused|adamw-8bit|sgd\n"
           "  --lora-rank R --lora-targets all-linear|attn|qv|LIST --grad-ckpt --unsharded-copy\n"
-          "  --quant nf4|nf4-dq|int8 --zero 0..3 --gpu NAME --gpus N --chunked-ce\n"
-          "  --attention sdpa|eager\n"
+          "  --quant nf4|nf4-dq|int8 --zero 0..3 --gpu NAME --ft-gpus N --chunked-ce\n"
+          "  --attention sdpa|eager --framework NAME --tp N --pp N --ep N --cp N --dp N\n"
+          "  --offload none|optimizer|params --override REASON --gpu-util F\n"
+          "  (every job option also as the plugin spells it: --ft-NAME=VALUE)\n"
           "  --headroom X --conservative X --samples N --epochs E --global-batch N\n"
-          "Exit status: 0 fits / success, 1 does not fit, 2 error.\n", f);
+          "Exit status: 0 fits / goes on as asked, 1 does not fit / rejected, 3 resized (check\n"
+          "  under a policy that resizes), 2 error.\n", f);
 }
 
 int main(int argc, char **argv)

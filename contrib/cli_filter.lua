@@ -55,7 +55,8 @@ function slurm_cli_pre_submit(options, offset)
       f:close()
       table.insert(cmd, "--policy=" .. q(POLICY))
    end
-   -- every --ft-* option as the job gave it; a flag the job did not give reads "unset"
+   -- every --ft-* option as the job gave it; a flag the job did not give reads "unset", one it
+   -- gave reads "set", which fitgate check takes as given
    for k, v in pairs(sp) do
       if k ~= "ft-model" and v ~= "unset" and string.match(k, "^ft%-[%w-]+$") then
          table.insert(cmd, "--" .. k .. "=" .. q(v))

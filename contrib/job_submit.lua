@@ -244,6 +244,10 @@ local function judge(job, opts, out_desc)
    end
    table.insert(cmd, string.format("timeout -k 1 %d %s check %s --offline --json --log-as=job_submit",
                                    TIMEOUT_S, q(FITGATE), q(opts.ft_model)))
+   -- a relative --ft-model is the user's, from the directory the job was submitted in
+   if job.work_dir ~= nil and job.work_dir ~= "" then
+      table.insert(cmd, "--base-dir=" .. q(job.work_dir))
+   end
    local f = io.open(POLICY, "r")
    if f ~= nil then
       f:close()
@@ -358,6 +362,7 @@ function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
       tres_per_task = pick("tres_per_task"), min_nodes = pick("min_nodes"),
       partition = pick("partition"), num_tasks = 1,
       user_id = job_rec.user_id, group_id = job_rec.group_id, name = job_rec.name,
+      work_dir = job_rec.work_dir,
    }
    return judge(view, opts, job_desc)
 end

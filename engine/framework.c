@@ -55,6 +55,7 @@
  */
 #define TRAIN_HF                                                                              \
     .layouts = FG_LAY_PP | FG_LAY_ZERO, .naive_pp = true, .trains = true, .serves = true,     \
+    .qlora = true,                                                                            \
     .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16_MIXED,                      \
     .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW
 
@@ -63,13 +64,14 @@ static const struct fg_framework table[] = {
      .label = "HF Trainer/accelerate/TRL + peft", TRAIN_HF, .kbit_prepared = true,
      .source = "transformers training_args.py, trainer.py; peft tuners/lora/model.py"},
     {.name = "lit-gpt", .aliases = "litgpt,lightning", .label = "lit-gpt (Lightning Fabric)",
-     .layouts = FG_LAY_ZERO, .trains = true, .serves = true, .full_precision = FG_PREC_BF16_MIXED,
+     .layouts = FG_LAY_ZERO, .trains = true, .serves = true, .qlora = true,
+     .full_precision = FG_PREC_BF16_MIXED,
      .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW, .chunked_ce = true,
      .unsharded_copy = true, .dp_zero = 3, .lora_base_dtype = true, .lora_fused_qkv = true,
      .lora_dropout = 0.05f, .no_dropout = true,
      .source = "litgpt finetune/lora.py, utils.py chunked_cross_entropy; Lightning amp.py"},
     {.name = "torchtune", .aliases = "", .label = "torchtune", .layouts = FG_LAY_ZERO,
-     .trains = true, .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16,
+     .trains = true, .qlora = true, .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16,
      .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW_FUSED, .chunked_ce = true,
      .grad_ckpt = true, .dp_zero = 3, .lora_base_dtype = true, .no_dropout = true,
      .source = "torchtune recipes/*_finetune_*.py, ce_chunked_output_loss.py"},
@@ -79,6 +81,7 @@ static const struct fg_framework table[] = {
      .label = "LLaMA-Factory (HF Trainer + peft)", TRAIN_HF,
      .source = "llamafactory train/sft/workflow.py over transformers Trainer"},
     {.name = "unsloth", .aliases = "", .label = "unsloth", .layouts = 0, .trains = true,
+     .qlora = true,
      .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16_MIXED,
      .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW, .chunked_ce = true,
      .grad_ckpt = true, .source = "unsloth models/_utils.py, kernels/cross_entropy_loss.py"},

@@ -37,6 +37,7 @@ struct fg_framework {
     unsigned layouts;          /* FG_LAY_* */
     bool naive_pp;             /* PP is a layer split run one micro-batch at a time */
     bool trains, serves;       /* the modes it runs */
+    bool qlora;                /* has a 4-bit base path (bitsandbytes, torchao NF4) */
     bool lora_base_torch_dtype;/* LoRA under mixed precision: the base stays in the dtype it
                                   was loaded in (bf16), autocast only computes in it */
     enum fg_precision full_precision; /* a full fine-tune's default */

@@ -69,7 +69,9 @@ static int parse_u64(const char *v, uint64_t min, uint64_t max, uint64_t *out)
 
 static int parse_flag(const char *v, bool *out)
 {
-    if (!v || !*v || !strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true"))
+    /* "set": Slurm's spank_option_get and cli_filter's options table for a given flag */
+    if (!v || !*v || !strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") ||
+        !strcasecmp(v, "set"))
         *out = true;
     else if (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false"))
         *out = false;
@@ -163,8 +165,8 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
         errno = 0;
         double d = v ? strtod(v, &end) : 0;
         if (!v || !*v || errno || *end || !(d > 0.05 && d <= 1.0))
-            rc = fg_err_set(err, FG_E_RANGE, "%s%s=%.40s: expected a share of the card in "
-                            "0.05..1", sp, name, v ? v : "");
+            rc = fg_err_set(err, FG_E_RANGE, "%s%s=%.40s: expected a share of the card above "
+                            "0.05 and at most 1", sp, name, v ? v : "");
         else
             s->gpu_util = d;
         break;
@@ -202,6 +204,11 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         s->fw = fg_framework_default();
     const struct fg_framework *fw = s->fw;
     bool serve = j->mode == FG_MODE_SERVE;
+    if (j->mode == FG_MODE_QLORA && !fw->qlora)
+        return fg_err_set(err, FG_E_INVAL, "--framework %s has no 4-bit QLoRA path (it "
+                          "quantizes no base with bitsandbytes or NF4): use --mode lora, or a "
+                          "framework on peft + bitsandbytes (hf, axolotl, llama-factory, unsloth, "
+                          "lit-gpt) or torchtune", fw->name);
     if (serve && !fw->serves)
         return fg_err_set(err, FG_E_INVAL, "--framework %s does not serve models; use "
                           "--framework vllm or sglang for --mode serve", fw->name);
@@ -272,9 +279,6 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         j->master = FG_MASTER_OPTIMIZER;
         j->main_grad_bytes = fw->main_grad_bytes;
     }
-    if (j->offload == FG_OFFLOAD_PARAMS && fg_jobspec_given(s, FG_JOBOPT_ZERO) && j->zero < 3)
-        return fg_err_set(err, FG_E_INVAL, "--offload params needs --zero 3 (ZeRO-3 / FSDP "
-                          "full shard): parameters are offloaded shard by shard");
     if (j->offload != FG_OFFLOAD_NONE && !(fw->layouts & FG_LAY_ZERO))
         return fg_err_set(err, FG_E_INVAL, "--framework %s has no CPU offload (it runs no "
                           "ZeRO / FSDP)", fw->name);

@@ -92,6 +92,21 @@ static void put_line(struct fg_estimate *e, const char *key, uint64_t bytes, boo
     l->per_sample = per_sample;
 }
 
+/* The lines of key move to the CPU: kept, with 0 bytes on the GPU and the source saying so. */
+static void offloaded(struct fg_estimate *e, const char *key, const char *source)
+{
+    for (size_t i = 0; i < e->n_lines; i++) {
+        struct fg_line *l = &e->lines[i];
+        if (strcmp(l->key, key) || l->per_sample)
+            continue;
+        char what[sizeof l->what];
+        fg__copy(what, sizeof what, l->what);
+        fg__fmt(l->what, sizeof l->what, "on the CPU (offload): %s", what);
+        fg__copy(l->source, sizeof l->source, source);
+        l->bytes = 0;
+    }
+}
+
 /* A totals-only estimate starts with its lines full (estimate()): not even the call. */
 #define add_line(e, ...) \
     ((e)->n_lines < FG_ESTIMATE_MAX_LINES ? put_line((e), __VA_ARGS__) : (void)0)
@@ -305,15 +320,12 @@ static void train_states_full(struct train *x)
      * offloading parameters also moves the gradients (torch FSDP CPUOffload
      * offload_params; DeepSpeed offload_param under ZeRO-3). */
     if (job->offload != FG_OFFLOAD_NONE) {
-        add_line(e, "optimizer", 0, false, "DeepSpeed ZeRO-Offload; FSDP CPUOffload",
-                 "optimizer state on the CPU (offload): %llu B not on the GPU",
-                 (unsigned long long)b->optimizer);
+        offloaded(e, "optimizer", "DeepSpeed ZeRO-Offload; FSDP CPUOffload");
         b->optimizer = 0;
     }
     if (job->offload == FG_OFFLOAD_PARAMS) {
-        add_line(e, "weights", 0, false, "DeepSpeed offload_param; FSDP CPUOffload",
-                 "weights and gradients on the CPU (offload): %llu B not on the GPU",
-                 (unsigned long long)fg__add_sat(b->weights, b->gradients));
+        offloaded(e, "weights", "DeepSpeed offload_param; FSDP CPUOffload");
+        offloaded(e, "gradients", "DeepSpeed offload_param; FSDP CPUOffload");
         b->weights = 0;
         b->gradients = 0;
     }
@@ -391,7 +403,7 @@ static void train_overheads(struct train *x)
                  "expert weights rebuilt as W + BA and kept for backward: %llu params%s",
                  (unsigned long long)n, job->grad_ckpt ? " (one block, recomputed)" : "");
     }
-    if (job->zero >= 3 && x->dp > 1) {
+    if (job->zero >= 3 && (x->dp > 1 || job->offload == FG_OFFLOAD_PARAMS)) {
         /* The gathered parameters come in the dtype the shards are stored in: a QLoRA
          * base gathers its 4-bit data and scales (torchao NF4Tensor's
          * fsdp_pre_all_gather under torchtune's FSDP2; bitsandbytes Params4bit with

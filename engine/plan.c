@@ -591,9 +591,14 @@ static int list_shapes(struct search *s, struct planner *P, uint32_t g, struct f
             /* a naive layer split runs in one process: no data parallel beside it */
             if (o->naive_pp && pp > 1 && (dp > 1 || s->job->zero))
                 continue;
-            for (uint32_t ep = 1; ep <= dp && ep <= s->ep_max; ep++) {
-                if (dp % ep || (ep > 1 && (!s->m->experts || s->m->experts % ep || tp > 1)) ||
-                    (o->fix_ep && ep != o->fix_ep))
+            /* The planner's own EP divides DP with TP = 1 (NeMo Customizer's rule); a layout
+             * the job declares may also combine TP and EP (Megatron-Core) or spread the
+             * experts over TP x DP (vLLM's expert parallel). */
+            uint32_t ep_top = o->fix_ep ? o->fix_ep : dp < s->ep_max ? dp : s->ep_max;
+            for (uint32_t ep = 1; ep <= ep_top; ep++) {
+                if ((o->fix_ep && ep != o->fix_ep) ||
+                    (!o->fix_ep && (dp % ep || (ep > 1 && tp > 1))) ||
+                    (ep > 1 && (!s->m->experts || s->m->experts % ep)))
                     continue;
                 struct shape *ns = grow(s->shapes, s->n_shapes, &s->cap_shapes, sizeof *ns);
                 if (!ns)

@@ -27,6 +27,8 @@
 
 struct fg_layout {
     uint32_t gpus, tp, pp, ep, dp, zero;
+    uint32_t cp;                          /* context-parallel ranks of a declared layout (0, 1:
+                                             none); gpus counts them */
     uint32_t cut[FG_PLAN_MAX_PP + 1];     /* stage i holds blocks [cut[i], cut[i+1]) */
     uint64_t stage_bytes[FG_PLAN_MAX_PP]; /* estimate per GPU of each stage */
     uint64_t peak_bytes;                  /* the largest of them */
@@ -83,7 +85,8 @@ void fg_layout_split_str(const struct fg_layout *l, char *buf, size_t cap);
 
 /*
  * The plan as a job environment: FITGATE_TP, FITGATE_PP, FITGATE_EP,
- * FITGATE_DP, FITGATE_PP_SPLIT, FITGATE_MICRO_BATCH, FITGATE_GRAD_ACCUM,
+ * FITGATE_DP (and FITGATE_CP for a declared context-parallel layout), FITGATE_PP_SPLIT,
+ * FITGATE_MICRO_BATCH, FITGATE_GRAD_ACCUM,
  * FITGATE_ESTIMATE_BYTES and FITGATE_NEMO_OVERRIDES (Megatron / NeMo
  * keys).  Calls set(name, value, ctx) for each; stops at the first non-zero
  * return and returns it.

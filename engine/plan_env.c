@@ -35,6 +35,8 @@ int fg_layout_env(const struct fg_layout *l, int (*set)(const char *name, const 
     SETU("FITGATE_PP", l->pp);
     SETU("FITGATE_EP", l->ep);
     SETU("FITGATE_DP", l->dp);
+    if (l->cp > 1)
+        SETU("FITGATE_CP", l->cp);
     SETU("FITGATE_MICRO_BATCH", l->micro_batch);
     SETU("FITGATE_GRAD_ACCUM", l->grad_accum ? l->grad_accum : 1);
     SETU("FITGATE_ESTIMATE_BYTES", l->peak_bytes);
@@ -48,8 +50,10 @@ int fg_layout_env(const struct fg_layout *l, int (*set)(const char *name, const 
                      "expert_model_parallel_size=%u micro_batch_size=%llu",
                      l->tp, l->pp, l->ep, (unsigned long long)l->micro_batch);
     if (l->pp > 1 && w > 0 && (size_t)w < sizeof v)
-        snprintf(v + w, sizeof v - (size_t)w,
-                 " num_layers_in_first_pipeline_stage=%u num_layers_in_last_pipeline_stage=%u",
-                 l->cut[1] - l->cut[0], l->cut[l->pp] - l->cut[l->pp - 1]);
+        w += snprintf(v + w, sizeof v - (size_t)w,
+                      " num_layers_in_first_pipeline_stage=%u num_layers_in_last_pipeline_stage=%u",
+                      l->cut[1] - l->cut[0], l->cut[l->pp] - l->cut[l->pp - 1]);
+    if (l->cp > 1 && w > 0 && (size_t)w < sizeof v)
+        snprintf(v + w, sizeof v - (size_t)w, " context_parallel_size=%u", l->cp);
     return set("FITGATE_NEMO_OVERRIDES", v, ctx);
 }

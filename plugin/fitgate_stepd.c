@@ -205,14 +205,15 @@ static int node_card(spank_t sp, const struct fg_policy *pol, const struct fg_gp
 
 /* Say the decision on the node and export its layout; a rejection fails the step. */
 static void act(spank_t sp, struct fg_decision *d, const struct fg_request *q,
-                const struct fg_job *job, const struct fg_gpu *card, const char *seen,
-                uint32_t sub_accum)
+                const struct fg_job *job, const struct fg_rules *r, const struct fg_gpu *card,
+                const char *seen, uint32_t sub_accum)
 {
     char node[64] = "this node";
     gethostname(node, sizeof node - 1);
     if (d->kind == FG_DECIDE_REJECT) {
-        /* (a borderline job under Borderline=reject keeps the decision's own words) */
-        if (!d->fits)
+        /* (a borderline job under Borderline=reject, and a mode the site does not allow, keep
+         * the decision's own words) */
+        if (!d->fits && (r->modes & (1u << job->mode)))
             snprintf(d->lines[0], sizeof d->lines[0],
                      "fitgate: rejected on %.40s: %.120s (--ft-mode=%.8s) does not fit the %u x "
                      "%.24s allocated here (%.80s)", node, q->model, fg_mode_name(job->mode),
@@ -319,7 +320,7 @@ static void check(spank_t sp, int ac, char **av)
         rules.action = FG_ACTION_REJECT;
     struct fg_decision d;
     fg_decide(&q, a, &rules, &d);
-    act(sp, &d, &q, job, &card, seen, sub_accum);
+    act(sp, &d, &q, job, &rules, &card, seen, sub_accum);
 out:
     free(a);
     fg_model_free(m);

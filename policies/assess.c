@@ -39,10 +39,22 @@ static int job_layout(const struct fg_model *m, const struct fg_jobspec *spec, u
     bool serve_engine = j->mode == FG_MODE_SERVE && fw->gpu_util > 0;
     uint32_t tp = spec->tp ? spec->tp : 1, pp = spec->pp ? spec->pp : 1;
     uint32_t ep = spec->ep ? spec->ep : 1, cp = spec->cp ? spec->cp : 1, dp;
-    /* a serving engine splits the model over the GPUs it is given (vLLM / SGLang
-     * --tensor-parallel-size), unless the job says how */
-    if (serve_engine && !fg_jobspec_declares_layout(spec) && total > 1)
-        tp = total;
+    /* a serving engine splits the model over the GPUs it is given, unless the job says how:
+     * tensor parallel inside a node (the largest size that divides the heads and the GPUs),
+     * pipeline stages across nodes (vLLM's multi-node recipe: --tensor-parallel-size per
+     * node, --pipeline-parallel-size the nodes) */
+    if (serve_engine && !fg_jobspec_declares_layout(spec) && total > 1) {
+        uint32_t lim = total < per_node ? total : per_node;
+        for (uint32_t t = lim; t >= 1; t--)
+            if (total % t == 0 && (!m->heads || m->heads % t == 0) &&
+                (!m->kv_heads || m->kv_heads % t == 0 || t % m->kv_heads == 0)) {
+                tp = t;
+                break;
+            }
+        pp = total / tp;
+        if (pp > out->layers)
+            pp = 1;
+    }
     uint64_t split = (uint64_t)tp * pp * cp;
     if (spec->dp)
         dp = spec->dp;
@@ -79,9 +91,18 @@ static int job_layout(const struct fg_model *m, const struct fg_jobspec *spec, u
     if (pp > out->layers)
         return fg_err_set(err, FG_E_INVAL, "PP=%u is more stages than the model's %u blocks", pp,
                           out->layers);
-    if (ep > 1 && (!m->experts || m->experts % ep || dp % ep))
+    /* Megatron carves EP out of DP (parallel_state: expert-data-parallel = DP / EP); a
+     * serving engine spreads the experts over all its GPUs (vLLM enable_expert_parallel:
+     * EP = TP x DP) */
+    uint64_t ep_over = serve_engine ? (uint64_t)tp * dp : dp;
+    if (ep > 1 && (!m->experts || m->experts % ep || ep_over % ep))
         return fg_err_set(err, FG_E_INVAL, "EP=%u must divide the model's %llu experts and the "
-                          "%u data-parallel ranks", ep, (unsigned long long)m->experts, dp);
+                          "%llu ranks it spreads them over", ep, (unsigned long long)m->experts,
+                          (unsigned long long)ep_over);
+    if (cp > 1 && j->seq_len && j->seq_len % (2ull * cp))
+        return fg_err_set(err, FG_E_INVAL, "CP=%u needs a sequence length divisible by 2 x CP = "
+                          "%u (Megatron splits each sequence into 2 x CP chunks), not %llu", cp,
+                          2 * cp, (unsigned long long)j->seq_len);
     j->tp = tp;
     j->pp = pp;
     j->ep = ep;
@@ -94,6 +115,14 @@ static int job_layout(const struct fg_model *m, const struct fg_jobspec *spec, u
     if (j->zero && !(fw->layouts & FG_LAY_ZERO))
         return fg_err_set(err, FG_E_INVAL, "--framework %s runs no ZeRO / FSDP sharding; drop "
                           "--zero", fw->name);
+    /* CPU offload is ZeRO's (DeepSpeed zero/stage_1_and_2.py cpu_offload from stage 1,
+     * offload_param at stage 3; torch FSDP CPUOffload with full sharding) */
+    if (j->offload == FG_OFFLOAD_PARAMS && j->zero < 3)
+        return fg_err_set(err, FG_E_INVAL, "--offload params needs ZeRO-3 / FSDP full sharding "
+                          "(--zero 3): parameters are offloaded shard by shard");
+    if (j->offload == FG_OFFLOAD_OPTIMIZER && j->zero < 1)
+        return fg_err_set(err, FG_E_INVAL, "--offload optimizer needs a ZeRO stage (--zero 1..3): "
+                          "the optimizer step runs on the CPU over the rank's shard");
     return 0;
 }
 
@@ -110,6 +139,7 @@ static int layout_estimate(const struct fg_model *m, const struct fg_rules *r,
         if (rc)
             return rc;
         l->gpus = j->dp * (j->cp ? j->cp : 1);
+        l->cp = j->cp;
         l->tp = l->pp = 1;
         l->ep = j->ep;
         l->dp = j->dp;
@@ -142,6 +172,10 @@ static int layout_estimate(const struct fg_model *m, const struct fg_rules *r,
                           "to %s (TP must divide its heads and widths)", j->tp, j->pp, j->dp,
                           m->id);
     *l = p.options[0];
+    if (j->cp > 1) { /* the planner sizes TP x PP x DP; each CP rank holds its share of that */
+        l->cp = j->cp;
+        l->gpus *= j->cp;
+    }
     /* the breakdown of the largest stage */
     uint32_t worst = 0;
     for (uint32_t s = 1; s < l->pp; s++)

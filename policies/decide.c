@@ -684,6 +684,12 @@ void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
         say_calibration(a, d);
     if (d->kind != FG_DECIDE_REJECT || !a->override_reason[0])
         return;
+    /* an override takes the risk of a job that may not fit, not the site's other rules (a
+     * mode it does not allow, a job that asks for no GPU or for a card nobody can size) */
+    if (v.c == CASE_MODE || v.c == CASE_NO_GPU || v.c == CASE_NO_CARD) {
+        line(d, 3, "--ft-override lets through a job that may not fit, not this refusal");
+        return;
+    }
     if (!r->allow_override) {
         line(d, 3, "--ft-override is not accepted %s%s (AllowOverride=no)",
              q->partition[0] ? "in partition " : "on this cluster", q->partition);

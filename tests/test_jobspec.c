@@ -432,6 +432,108 @@ static void gate_checkpoint_should_verify_or_doubt_the_count(void **state)
     fg_model_free(m);
 }
 
+static void lua_filter_should_know_every_option_and_flag(void **state)
+{
+    (void)state;
+    char *lua = NULL;
+    size_t n;
+    assert_int_equal(fg__read_file("contrib/job_submit.lua", 1 << 20, &lua, &n), 0);
+    const char *opts = strstr(lua, "local OPTIONS = {"), *flags = strstr(lua, "local FLAGS = {");
+    assert_non_null(opts);
+    assert_non_null(flags);
+    for (unsigned id = 0; id < FG_JOBOPT_COUNT; id++) {
+        const struct fg_jobopt *o = fg_jobopt_at(id);
+        char want[64];
+        size_t k = 0;
+        want[k++] = '"';
+        for (const char *p = o->name; *p && k < sizeof want - 2; p++)
+            want[k++] = *p == '-' ? '_' : *p;
+        want[k++] = '"';
+        want[k] = '\0';
+        const char *hit = strstr(opts, want);
+        if (!hit || hit > flags)
+            print_message("contrib/job_submit.lua OPTIONS lacks %s\n", want);
+        assert_true(hit && hit < flags);
+        /* a flag is listed as one, with its Lua key */
+        if (!o->arg) {
+            char flag[72];
+            snprintf(flag, sizeof flag, "%.*s = true", (int)(k - 2), want + 1);
+            assert_non_null(strstr(flags, flag));
+        }
+    }
+    free(lua);
+}
+
+static void review_cases_should_hold(void **state)
+{
+    (void)state;
+    struct fg_gate *g = calloc(1, sizeof *g);
+    struct fg_jobspec s;
+    struct fg_err err = {0};
+    /* a flag as Slurm's spank_option_get and cli_filter hand it over */
+    fg_jobspec_init(&s, "--ft-");
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_GRAD_CKPT, "set", &err), 0);
+    assert_true(s.job.grad_ckpt);
+    /* offload needs the ZeRO stage that does it */
+    gate(M "meta-llama--Llama-3.1-8B", (const char *const[]){"offload=params", NULL}, "h100", 4,
+         NULL, g);
+    assert_int_equal(g->rc, FG_E_INVAL);
+    assert_true(line_has(g, 0, "--offload params needs ZeRO-3"));
+    gate(M "meta-llama--Llama-3.1-8B",
+         (const char *const[]){"framework=deepspeed", "offload=optimizer", NULL}, "h100", 4,
+         NULL, g);
+    assert_int_equal(g->rc, FG_E_INVAL);
+    gate(M "meta-llama--Llama-3.1-8B",
+         (const char *const[]){"framework=deepspeed", "zero=3", "offload=params", NULL}, "h100",
+         1, NULL, g);
+    assert_true(g->assessed);
+    assert_int_equal(g->a.est.b.weights, 0);
+    bool gathered = false;
+    for (size_t i = 0; i < g->a.est.n_lines; i++)
+        gathered = gathered || (strstr(g->a.est.lines[i].source, "all-gather") &&
+                                g->a.est.lines[i].bytes > 0);
+    assert_true(gathered); /* the layer in flight is on the GPU, even on one rank */
+    /* TP with EP, as Megatron-Core runs it, is judged, not refused */
+    gate(M "Qwen--Qwen3-30B-A3B",
+         (const char *const[]){"framework=megatron", "tp=2", "ep=2", NULL}, "h100", 8, NULL, g);
+    assert_true(g->assessed);
+    assert_int_equal(g->a.job.tp, 2);
+    assert_int_equal(g->a.job.ep, 2);
+    /* context parallel reaches the layout and the job's environment */
+    gate(M "meta-llama--Llama-3.1-8B",
+         (const char *const[]){"framework=nemo", "tp=2", "cp=2", NULL}, "h100", 4, NULL, g);
+    assert_true(g->assessed);
+    assert_int_equal(g->d.kind, FG_DECIDE_ALLOW);
+    assert_int_equal(g->d.layout.cp, 2);
+    assert_int_equal(g->d.layout.gpus, 4);
+    gate(M "meta-llama--Llama-3.1-8B",
+         (const char *const[]){"framework=nemo", "cp=2", "seq-len=4097", NULL}, "h100", 2, NULL,
+         g);
+    assert_int_equal(g->rc, FG_E_INVAL);
+    /* a serving engine on two nodes: TP inside a node, PP across */
+    gate(M "meta-llama--Llama-3.1-405B", (const char *const[]){"framework=vllm", "mode=serve",
+                                                              NULL},
+         "h100", 16, NULL, g);
+    assert_true(g->assessed);
+    assert_int_equal(g->a.job.tp, 8);
+    assert_int_equal(g->a.job.pp, 2);
+    /* QLoRA where the framework has no 4-bit path */
+    fg_jobspec_init(&s, NULL);
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_MODE, "qlora", &err), 0);
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_FRAMEWORK, "nemo", &err), 0);
+    assert_int_equal(fg_jobspec_finish(&s, &err), FG_E_INVAL);
+    /* an override takes the risk of a fit, not the site's other rules */
+    struct fg_policy p;
+    fg_policy_init(&p);
+    p.rules.allow_override = true;
+    p.rules.modes = 1u << FG_MODE_SERVE;
+    gate(M "Qwen--Qwen3-0.6B", (const char *const[]){"mode=full", "override=x", NULL}, "h100", 1,
+         &p.rules, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
+    assert_false(g->d.overridden);
+    free(g);
+}
+
 static void slurm_time_should_read_every_form_sbatch_takes(void **state)
 {
     (void)state;
@@ -461,6 +563,8 @@ int main(void)
         cmocka_unit_test(gate_should_serve_inside_the_engines_share_and_count_sequences),
         cmocka_unit_test(gate_should_let_an_override_through_only_where_allowed),
         cmocka_unit_test(gate_checkpoint_should_verify_or_doubt_the_count),
+        cmocka_unit_test(lua_filter_should_know_every_option_and_flag),
+        cmocka_unit_test(review_cases_should_hold),
         cmocka_unit_test(slurm_time_should_read_every_form_sbatch_takes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
