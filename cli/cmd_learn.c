@@ -41,6 +41,7 @@
 #include "cli.h"
 #include "fileio.h"
 #include "fit.h"
+#include "html.h"
 #include "model.h"
 #include "sacct.h"
 
@@ -734,26 +735,11 @@ static int print_json(const struct learn *l, const struct group *fmf, size_t n_f
     return 0;
 }
 
-static void esc(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-}
-
 /* One self-contained page: the scatter of estimate + context against the peak, per GPU. */
-static int html_file(const char *path, const struct learn *l)
+static int html_page(FILE *f, const void *ctx, struct fg_err *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "fitgate: error: --html %s: %s\n", path, strerror(errno));
-        return -1;
-    }
+    const struct learn *l = ctx;
+    (void)err;
     double max = 1;
     for (size_t i = 0; i < l->n_jobs; i++) {
         double e = gib(l->jobs[i].est + FG_CUDA_CONTEXT_BYTES), a = gib(l->jobs[i].actual);
@@ -761,10 +747,10 @@ static int html_file(const char *path, const struct learn *l)
     }
     max = ceil(max / 20) * 20; /* four ticks of a multiple of 5 GiB */
     const double W = 580, H = 560, X0 = 70, Y0 = 20, S = 480;
-    fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>fitgate learn"
-               "</title><style>body{font:14px sans-serif;margin:2em}circle{fill-opacity:.7}"
-               ".ok{fill:#2b6cb0}.oom{fill:#c53030}.far{fill:#d69e2e}</style></head><body>\n"
-               "<h1>fitgate learn: estimate vs. peak, per GPU</h1>\n<p>%zu jobs. x: "
+    fg_cli_html_head(f, "fitgate learn",
+                     "body{font:14px sans-serif;margin:2em}circle{fill-opacity:.7}"
+                     ".ok{fill:#2b6cb0}.oom{fill:#c53030}.far{fill:#d69e2e}");
+    fprintf(f, "<h1>fitgate learn: estimate vs. peak, per GPU</h1>\n<p>%zu jobs. x: "
                "fitgate's estimate per GPU + %.1f GiB CUDA context; y: sacct's "
                "TRESUsageInMax gres/gpumem / GPUs per task, or the node's own NVML sample "
                "(GiB). On the dashed line the estimate was exact; above it, short. Red: "
@@ -794,15 +780,11 @@ static int html_file(const char *path, const struct learn *l)
                                                                             : "ok";
         fprintf(f, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\"><title>job %llu ",
                 cls, x, y, (unsigned long long)j->job_id);
-        esc(f, j->sub->model);
+        fg_cli_html_esc(f, j->sub->model);
         fprintf(f, " %s %s: ratio %.3f</title></circle>\n", j->sub->framework, j->sub->mode,
                 j->ratio);
     }
-    fputs("</svg>\n</body></html>\n", f);
-    if (fclose(f)) {
-        fprintf(stderr, "fitgate: error: --html %s: %s\n", path, strerror(errno));
-        return -1;
-    }
+    fputs("</svg>\n</body>\n</html>\n", f);
     return 0;
 }
 
@@ -983,8 +965,13 @@ int fg_cli_learn(int argc, char **argv)
         fprintf(stderr, "fitgate: error: out of memory\n");
         goto out;
     }
-    if (html && html_file(html, &l))
-        goto out;
+    if (html) {
+        struct fg_err err = {0};
+        if (fg_cli_html_file(html, html_page, &l, &err)) {
+            fprintf(stderr, "fitgate: error: --html %s\n", err.detail);
+            goto out;
+        }
+    }
     if (calib && write_calibration(calib, &l, fm, n_fm))
         goto out;
     if (json) {

@@ -32,6 +32,7 @@
 
 #include "audit.h"
 #include "cli.h"
+#include "html.h"
 
 #define MAX_LINE (64 * 1024)
 #define MAX_WARNINGS 20
@@ -523,25 +524,6 @@ static const char *const verdict_colour[FG_AUDIT_N_VERDICTS] = {
     "#59a14f", "#edc948", "#e15759", "#4e79a7", "#b07aa1", "#9c755f",
 };
 
-/* HTML text and attribute escaping (as report_html.c's; control bytes become '?'). */
-static void esc(FILE *f, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default:
-            if ((unsigned char)*s < 0x20 || *s == 0x7f)
-                fputc('?', f);
-            else
-                fputc(*s, f);
-        }
-    }
-}
-
 static const char css[] =
     ":root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--soft:#f6f8fa}"
     "*{box-sizing:border-box}"
@@ -612,7 +594,7 @@ static void html_period_chart(FILE *f, const struct groups *g)
         const struct tally *t = &g->v[i].t;
         double x = L + step * (double)i + (step - bw) / 2, y = T + ph;
         fputs("<g class=\"bar\" data-key=\"", f);
-        esc(f, g->v[i].key);
+        fg_cli_html_esc(f, g->v[i].key);
         fprintf(f, "\" data-checked=\"%llu\">", (unsigned long long)t->checked);
         for (int v = 0; v < FG_AUDIT_N_VERDICTS; v++) {
             if (!t->n[v])
@@ -623,14 +605,14 @@ static void html_period_chart(FILE *f, const struct groups *g)
                        "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
                     fg_audit_verdict_name((enum fg_audit_verdict)v), x, y, bw, h,
                     verdict_colour[v]);
-            esc(f, g->v[i].key);
+            fg_cli_html_esc(f, g->v[i].key);
             fprintf(f, ": %llu %s</title></rect>", (unsigned long long)t->n[v],
                     fg_audit_verdict_name((enum fg_audit_verdict)v));
         }
         if (i % every == 0) {
             fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">",
                     x + bw / 2, T + ph + 16);
-            esc(f, g->v[i].key);
+            fg_cli_html_esc(f, g->v[i].key);
             fputs("</text>", f);
         }
         fputs("</g>\n", f);
@@ -658,10 +640,10 @@ static void html_row_chart(FILE *f, const char *id, const struct groups *g, size
         char label[48];
         snprintf(label, sizeof label, "%.28s%s", g->v[i].key, strlen(g->v[i].key) > 28 ? "..." : "");
         fputs("<g class=\"bar\" data-key=\"", f);
-        esc(f, g->v[i].key);
+        fg_cli_html_esc(f, g->v[i].key);
         fprintf(f, "\" data-checked=\"%llu\"><text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" "
                    "text-anchor=\"end\">", (unsigned long long)t->checked, L - 8, y + 15);
-        esc(f, label);
+        fg_cli_html_esc(f, label);
         fputs("</text>", f);
         for (int v = 0; v < FG_AUDIT_N_VERDICTS; v++) {
             if (!t->n[v])
@@ -671,7 +653,7 @@ static void html_row_chart(FILE *f, const char *id, const struct groups *g, size
                        "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
                     fg_audit_verdict_name((enum fg_audit_verdict)v), x, y + 2, w, row - 6,
                     verdict_colour[v]);
-            esc(f, g->v[i].key);
+            fg_cli_html_esc(f, g->v[i].key);
             fprintf(f, ": %llu %s</title></rect>", (unsigned long long)t->n[v],
                     fg_audit_verdict_name((enum fg_audit_verdict)v));
             x += w;
@@ -686,7 +668,7 @@ static void html_table_row(FILE *f, const char *key, const struct tally *t, bool
 {
     char s[64];
     fputs(total ? "<tr class=\"total\"><td>" : "<tr><td>", f);
-    esc(f, key);
+    fg_cli_html_esc(f, key);
     fprintf(f, "</td><td class=\"num\">%llu</td>", (unsigned long long)t->checked);
     for (int v = 0; v < FG_AUDIT_N_VERDICTS; v++)
         fprintf(f, "<td class=\"num\">%llu</td>", (unsigned long long)t->n[v]);
@@ -714,11 +696,8 @@ static void html_write(FILE *f, const struct report *r)
 {
     char a[32], b[32];
     const struct tally *t = &r->total;
-    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-               "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-               "<meta name=\"generator\" content=\"fitgate\">\n<title>fitgate audit report"
-               "</title>\n<style>%s</style>\n</head>\n<body>\n<header>\n"
-               "<h1>fitgate audit report</h1>\n<p class=\"muted\">", css);
+    fg_cli_html_head(f, "fitgate audit report", css);
+    fputs("<header>\n<h1>fitgate audit report</h1>\n<p class=\"muted\">", f);
     fprintf(f, "%llu decision%s from %zu log%s", (unsigned long long)t->checked,
             t->checked == 1 ? "" : "s", r->nfiles, r->nfiles == 1 ? "" : "s");
     if (t->checked) {
@@ -729,9 +708,9 @@ static void html_write(FILE *f, const struct report *r)
     fprintf(f, "; by %s", period_names[r->by]);
     if (r->have_since || r->have_until) {
         fputs("; dates ", f);
-        esc(f, r->have_since ? r->since_arg : "...");
+        fg_cli_html_esc(f, r->have_since ? r->since_arg : "...");
         fputs(" to ", f);
-        esc(f, r->have_until ? r->until_arg : "...");
+        fg_cli_html_esc(f, r->have_until ? r->until_arg : "...");
     }
     fprintf(f, "; %llu line%s skipped (not audit lines this fitgate reads)</p>\n</header>\n",
             (unsigned long long)r->bad, r->bad == 1 ? "" : "s");
@@ -770,60 +749,18 @@ static void html_write(FILE *f, const struct report *r)
     for (size_t i = 0; i < r->models.n && i < TOP_MODELS; i++) {
         fprintf(f, "<tr><td class=\"num\">%llu</td><td>",
                 (unsigned long long)r->models.v[i].t.checked);
-        esc(f, r->models.v[i].key);
+        fg_cli_html_esc(f, r->models.v[i].key);
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n</section>\n<footer>fitgate report; audit line format v1 (docs/audit.md)"
           "</footer>\n</body>\n</html>\n", f);
 }
 
-/* Written beside the target and renamed over it (as report_html.c does); a path that exists
- * and is no regular file (/dev/stdout) is written directly. */
-static int html_file(const char *path, const struct report *r)
+static int html_page(FILE *f, const void *ctx, struct fg_err *err)
 {
-    struct stat st;
-    int rc = 0;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        FILE *f = fopen(path, "w");
-        if (!f)
-            goto fail;
-        html_write(f, r);
-        return fclose(f) ? -1 : 0;
-    }
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 8);
-    if (!tmp)
-        goto fail;
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".XXXXXX", 8);
-    int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        int e = errno;
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        free(tmp);
-        errno = e;
-        goto fail;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    (void)fchmod(fd, 0666 & ~mask);
-    html_write(f, r);
-    if (ferror(f) | fclose(f) || rename(tmp, path)) {
-        int e = errno;
-        unlink(tmp);
-        free(tmp);
-        errno = e;
-        goto fail;
-    }
-    free(tmp);
-    return rc;
-fail:
-    fprintf(stderr, "fitgate: error: %s: %s\n", path, strerror(errno));
-    return -1;
+    (void)err;
+    html_write(f, ctx);
+    return 0;
 }
 
 /* ---- the command ------------------------------------------------------------------- */
@@ -922,8 +859,13 @@ int fg_cli_report(int argc, char **argv)
     sort_groups(&r.partitions, by_checked);
     sort_groups(&r.users, by_checked);
     sort_groups(&r.models, by_checked);
-    if (html && html_file(html, &r))
-        goto out;
+    if (html) {
+        struct fg_err err = {0};
+        if (fg_cli_html_file(html, html_page, &r, &err)) {
+            fprintf(stderr, "fitgate: error: %s\n", err.detail);
+            goto out;
+        }
+    }
     if (json) {
         if (print_json(&r)) {
             fprintf(stderr, "fitgate: error: out of memory\n");
