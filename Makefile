@@ -146,7 +146,8 @@ CLI_SRCS := \
 	cli/jobopts.c \
 	cli/format.c \
 	cli/report_html.c \
-	cli/html.c
+	cli/html.c \
+	cli/auditlog.c
 
 # --- tests (one per module; each is its own cmocka binary) ----------------
 TEST_SRCS := \

@@ -37,6 +37,7 @@
 #include <time.h>
 
 #include "audit.h"
+#include "auditlog.h"
 #include "calib.h"
 #include "cli.h"
 #include "fileio.h"
@@ -45,8 +46,6 @@
 #include "model.h"
 #include "sacct.h"
 
-#define MAX_LINE (64 * 1024)
-#define MAX_WARNINGS 20
 #define LOG_TAIL (16u << 20) /* bytes of a job's output searched for an OOM message */
 
 /*
@@ -100,71 +99,22 @@ struct learn {
 
 /* ---- reading ------------------------------------------------------------------ */
 
-/* The JSON object in a line: the line itself, or what follows a syslog tag (as report reads). */
-static const char *json_start(const char *s)
+/* fg_cli_audit_each: every audit line kept, for the join. */
+static int keep(const struct fg_audit_rec *rec, void *ctx)
 {
-    while (*s == ' ' || *s == '\t')
-        s++;
-    if (*s == '{')
-        return s;
-    const char *tag = strstr(s, " fitgate[");
-    if (tag) {
-        const char *close = strstr(tag, "]: {");
-        return close ? close + 3 : NULL;
-    }
-    tag = strstr(s, " fitgate: {");
-    return tag ? tag + 10 : NULL;
-}
-
-static int read_audit(struct learn *l, const char *path)
-{
-    FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    uint64_t lineno = 0;
-    int rc = 0;
-    if (!f) {
-        fprintf(stderr, "fitgate: error: %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    while ((n = getline(&line, &cap, f)) > 0) {
-        lineno++;
-        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-            line[--n] = '\0';
-        if (!n || (size_t)n > MAX_LINE || strlen(line) != (size_t)n)
-            continue;
-        l->lines++;
-        const char *json = json_start(line);
-        struct fg_err err = {0};
-        if (l->n_recs == l->cap_recs) {
-            size_t nc = l->cap_recs ? l->cap_recs * 2 : 256;
-            struct fg_audit_rec *r = realloc(l->recs, nc * sizeof *r);
-            if (!r) {
-                fprintf(stderr, "fitgate: error: out of memory\n");
-                rc = -1;
-                goto out;
-            }
-            l->recs = r;
-            l->cap_recs = nc;
+    struct learn *l = ctx;
+    if (l->n_recs == l->cap_recs) {
+        size_t nc = l->cap_recs ? l->cap_recs * 2 : 256;
+        struct fg_audit_rec *r = realloc(l->recs, nc * sizeof *r);
+        if (!r) {
+            fprintf(stderr, "fitgate: error: out of memory\n");
+            return -1;
         }
-        if (!json || fg_audit_parse(json, strlen(json), &l->recs[l->n_recs], &err)) {
-            if (++l->bad <= MAX_WARNINGS)
-                fprintf(stderr, "fitgate: warning: %s:%llu: skipped: %s\n", path,
-                        (unsigned long long)lineno, json ? err.detail : "not an audit line");
-            continue;
-        }
-        l->n_recs++;
+        l->recs = r;
+        l->cap_recs = nc;
     }
-    if (ferror(f)) {
-        fprintf(stderr, "fitgate: error: %s: %s\n", path, strerror(errno));
-        rc = -1;
-    }
-out:
-    free(line);
-    if (f != stdin)
-        fclose(f);
-    return rc;
+    l->recs[l->n_recs++] = *rec;
+    return 0;
 }
 
 static int read_sacct(struct learn *l, const char *path)
@@ -955,11 +905,9 @@ int fg_cli_learn(int argc, char **argv)
     if (sacct && read_sacct(&l, sacct))
         goto out;
     for (size_t i = 0; i < nlogs; i++)
-        if (read_audit(&l, logs[i]))
+        if (fg_cli_audit_read(logs[i], &l.lines, &l.bad, keep, &l))
             goto out;
-    if (l.bad > MAX_WARNINGS)
-        fprintf(stderr, "fitgate: warning: %llu more lines skipped\n",
-                (unsigned long long)(l.bad - MAX_WARNINGS));
+    fg_cli_audit_read_end(l.bad);
     if (join(&l) || groups(&l, BY_FW_MODE_FAMILY, &fmf, &n_fmf) ||
         groups(&l, BY_PARTITION, &part, &n_part) || groups(&l, BY_FW_MODE, &fm, &n_fm)) {
         fprintf(stderr, "fitgate: error: out of memory\n");

@@ -11,7 +11,7 @@
  * Reading streams: only the tallies are kept, so a year of logs costs the
  * memory of its distinct users, partitions and models.  A line that is not
  * an audit line is skipped and counted, with a warning naming FILE:LINE
- * (the first MAX_WARNINGS of them); it never stops the report.  Lines may
+ * (the first FG_CLI_AUDIT_WARNINGS of them); it never stops the report.  Lines may
  * carry a syslog prefix ("... fitgate[PID]: {...}"), so a syslog file
  * filtered on the tag can be read directly.  LOG "-" is standard input.
  *
@@ -31,11 +31,10 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "auditlog.h"
 #include "cli.h"
 #include "html.h"
 
-#define MAX_LINE (64 * 1024)
-#define MAX_WARNINGS 20
 #define TOP_MODELS 10
 #define CHART_USERS 25
 
@@ -195,110 +194,19 @@ static int count(struct report *r, const struct fg_audit_rec *rec)
     return 0;
 }
 
-/* The JSON object in a line: the line itself, or what follows a syslog "fitgate[PID]: " tag. */
-static const char *json_start(const char *s)
+/* fg_cli_audit_each: one decision counted, unless outside --since / --until. */
+static int count_in_range(const struct fg_audit_rec *rec, void *ctx)
 {
-    while (*s == ' ' || *s == '\t')
-        s++;
-    if (*s == '{')
-        return s;
-    const char *tag = strstr(s, " fitgate[");
-    if (tag) {
-        const char *close = strstr(tag, "]: {");
-        return close ? close + 3 : NULL;
+    struct report *r = ctx;
+    if ((r->have_since && rec->time < r->since) || (r->have_until && rec->time >= r->until)) {
+        r->out_of_range++;
+        return 0;
     }
-    tag = strstr(s, " fitgate: {");
-    return tag ? tag + 10 : NULL;
-}
-
-static void warn_bad(struct report *r, const char *file, uint64_t lineno, const char *why)
-{
-    r->bad++;
-    if (r->bad <= MAX_WARNINGS)
-        fprintf(stderr, "fitgate: warning: %s:%llu: skipped: %s\n", file,
-                (unsigned long long)lineno, why);
-}
-
-/*
- * The next line of f into buf (at most cap - 1 bytes kept, NUL-terminated, without its
- * newline); the rest of a longer line is read and dropped, so one huge line costs no
- * memory.  *len is the whole line's length; *nul tells a NUL byte was in it.  false at
- * the end of the file.
- */
-static bool read_line(FILE *f, char *buf, size_t cap, size_t *len, bool *nul)
-{
-    size_t n = 0;
-    int c;
-    *nul = false;
-    while ((c = getc_unlocked(f)) != EOF && c != '\n') {
-        if (c == '\0')
-            *nul = true;
-        if (n + 1 < cap)
-            buf[n] = (char)c;
-        n++;
-    }
-    buf[n < cap ? n : cap - 1] = '\0';
-    *len = n;
-    return c != EOF || n > 0;
-}
-
-static int read_log(struct report *r, const char *path, char *line)
-{
-    FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-    const char *name = strcmp(path, "-") ? path : "(stdin)";
-    size_t n;
-    bool nul;
-    uint64_t lineno = 0;
-    int rc = 0;
-    if (!f) {
-        fprintf(stderr, "fitgate: error: %s: %s\n", path, strerror(errno));
+    if (count(r, rec)) {
+        fprintf(stderr, "fitgate: error: out of memory\n");
         return -1;
     }
-    while (read_line(f, line, MAX_LINE + 1, &n, &nul)) {
-        lineno++;
-        r->lines++;
-        if (n > MAX_LINE) {
-            warn_bad(r, name, lineno, "longer than 64 KiB");
-            continue;
-        }
-        while (n > 0 && line[n - 1] == '\r')
-            line[--n] = '\0';
-        if (nul) {
-            warn_bad(r, name, lineno, "a NUL byte in the line");
-            continue;
-        }
-        if (strspn(line, " \t") == n) {
-            r->lines--; /* blank lines are nobody's decision */
-            continue;
-        }
-        const char *json = json_start(line);
-        if (!json) {
-            warn_bad(r, name, lineno, "not an audit line (no JSON object, no fitgate tag)");
-            continue;
-        }
-        struct fg_audit_rec rec;
-        struct fg_err err = {0};
-        if (fg_audit_parse(json, strlen(json), &rec, &err)) {
-            warn_bad(r, name, lineno, err.detail);
-            continue;
-        }
-        if ((r->have_since && rec.time < r->since) || (r->have_until && rec.time >= r->until)) {
-            r->out_of_range++;
-            continue;
-        }
-        if (count(r, &rec)) {
-            fprintf(stderr, "fitgate: error: out of memory\n");
-            rc = -1;
-            break;
-        }
-    }
-    if (!rc && ferror(f)) {
-        fprintf(stderr, "fitgate: error: %s: %s\n", name, strerror(errno));
-        rc = -1;
-    }
-    if (f != stdin)
-        fclose(f);
-    return rc;
+    return 0;
 }
 
 /* DATE: YYYY-MM-DD (the whole day, UTC) or YYYY-MM-DDTHH:MM:SS[Z].  until: the end of the
@@ -780,7 +688,6 @@ int fg_cli_report(int argc, char **argv)
     const char *html = NULL;
     bool json = false;
     const char **logs = calloc((size_t)argc, sizeof *logs);
-    char *line = NULL;
     size_t nlogs = 0;
     int status = 2;
     memset(&r, 0, sizeof r);
@@ -843,18 +750,12 @@ int fg_cli_report(int argc, char **argv)
                 r.since_arg);
         goto out;
     }
-    if (!(line = malloc(MAX_LINE + 1))) {
-        fprintf(stderr, "fitgate: error: out of memory\n");
-        goto out;
-    }
     for (size_t i = 0; i < nlogs; i++) {
-        if (read_log(&r, logs[i], line))
+        if (fg_cli_audit_read(logs[i], &r.lines, &r.bad, count_in_range, &r))
             goto out;
         r.nfiles++;
     }
-    if (r.bad > MAX_WARNINGS)
-        fprintf(stderr, "fitgate: warning: %llu more lines skipped\n",
-                (unsigned long long)(r.bad - MAX_WARNINGS));
+    fg_cli_audit_read_end(r.bad);
     sort_groups(&r.periods, by_key);
     sort_groups(&r.partitions, by_checked);
     sort_groups(&r.users, by_checked);
@@ -877,7 +778,6 @@ int fg_cli_report(int argc, char **argv)
     status = fflush(stdout) ? 2 : 0;
 out:
     report_free(&r);
-    free(line);
     free(logs);
     return status;
 }
