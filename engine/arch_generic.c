@@ -322,38 +322,16 @@ static bool moe_layer(const struct experts *x, uint64_t l)
 static int add_moe(struct fg_model *m, int32_t layer, const struct experts *x,
                    struct fg_err *err)
 {
-    struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
+    const struct fg_moe_shape ms = {
+        .hidden = m->hidden, .experts = x->n, .top_k = x->top_k, .inter = x->width,
+        .shared_inter = x->shared_width, .shared_n = 1, .gated = x->gated,
+        .shared_gate = x->qwen_shared_gate, .score_bias = x->score_bias};
+    struct fg_node *n = fg__add_moe(m, layer, &ms, err);
     if (!n)
         return err ? err->code : FG_E_NOMEM;
-    uint64_t h = m->hidden, e = x->n, w = x->width, s = x->shared_width;
-    fg__node_linear(n, "router", h, e, 1, false);
-    if (x->gated)
-        fg__node_linear(n, "gate", h, w, e, false);
-    fg__node_linear(n, "up", h, w, e, false);
-    fg__node_linear(n, "down", w, h, e, false);
-    if (s) {
-        if (x->gated)
-            fg__node_linear(n, "shared_gate", h, s, 1, false);
-        fg__node_linear(n, "shared_up", h, s, 1, false);
-        fg__node_linear(n, "shared_down", s, h, 1, false);
-        if (x->qwen_shared_gate)
-            fg__node_linear(n, "shexp_gate", h, 1, 1, false);
-    }
-    if (x->score_bias) {
-        n->params += e;
-        n->buffers += e;
-    }
-    n->hidden = (uint32_t)h;
-    n->width = (uint32_t)h;
-    n->inter = (uint32_t)w;
-    n->experts = (uint32_t)e;
-    n->top_k = (uint32_t)x->top_k;
-    n->gated = x->gated;
-    n->shared = s ? 1 : 0;
-    n->shared_inter = (uint32_t)s;
     fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide%s",
-             (unsigned long long)e, (unsigned long long)x->top_k, (unsigned long long)w,
-             s ? ", shared" : "");
+             (unsigned long long)x->n, (unsigned long long)x->top_k,
+             (unsigned long long)x->width, x->shared_width ? ", shared" : "");
     return 0;
 }
 

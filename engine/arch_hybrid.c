@@ -575,34 +575,13 @@ struct qwen_moe_shape {
 static int add_qwen_moe(struct fg_model *m, int32_t layer, const struct qwen_moe_shape *s,
                         struct fg_err *err)
 {
-    struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "router", s->hidden, s->experts, 1, false);
-    fg__node_linear(n, "gate", s->hidden, s->inter, s->experts, false);
-    fg__node_linear(n, "up", s->hidden, s->inter, s->experts, false);
-    fg__node_linear(n, "down", s->inter, s->hidden, s->experts, false);
-    if (s->shared_inter) {
-        fg__node_linear(n, "shared_gate", s->hidden, s->shared_inter, 1, false);
-        fg__node_linear(n, "shared_up", s->hidden, s->shared_inter, 1, false);
-        fg__node_linear(n, "shared_down", s->shared_inter, s->hidden, 1, false);
-        fg__node_linear(n, "shexp_gate", s->hidden, 1, 1, false);
-    }
-    n->hidden = (uint32_t)s->hidden;
-    n->width = (uint32_t)s->hidden;
-    n->inter = (uint32_t)s->inter;
-    n->experts = (uint32_t)s->experts;
-    n->top_k = (uint32_t)s->top_k;
-    n->gated = 1;
     /* qwen3_next maps to qwen2_moe in transformers' _MODEL_TO_CONVERSION_PATTERN, as
      * qwen3_moe does: read as that row (not measured here) */
-    n->lora_experts = FG_LORA_EXPERTS_MERGED;
-    n->shared = s->shared_inter ? 1 : 0;
-    n->shared_inter = (uint32_t)s->shared_inter;
-    fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide%s",
-             (unsigned long long)s->experts, (unsigned long long)s->top_k,
-             (unsigned long long)s->inter, s->shared_inter ? ", 1 shared" : "");
-    return 0;
+    const struct fg_moe_shape ms = {
+        .hidden = s->hidden, .experts = s->experts, .top_k = s->top_k, .inter = s->inter,
+        .shared_inter = s->shared_inter, .shared_n = 1, .gated = true, .shared_gate = true,
+        .lora_experts = FG_LORA_EXPERTS_MERGED};
+    return fg__add_moe(m, layer, &ms, err) ? 0 : FG_E_NOMEM;
 }
 
 /*

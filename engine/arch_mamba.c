@@ -122,23 +122,11 @@ static int read_attn_layers(const struct fg_cfg *c, const struct hy_kind_name *k
 static int add_granite_moe(struct fg_model *m, int32_t layer, uint64_t experts, uint64_t top_k,
                            struct fg_err *err)
 {
-    struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "router", m->hidden, experts, 1, false);
-    fg__node_linear(n, "gate_up", m->hidden, 2 * m->inter, experts, false);
-    fg__node_linear(n, "down", m->inter, m->hidden, experts, false);
-    n->hidden = (uint32_t)m->hidden;
-    n->width = (uint32_t)m->hidden;
-    n->inter = (uint32_t)m->inter;
-    n->experts = (uint32_t)experts;
-    n->top_k = (uint32_t)top_k;
-    n->gated = 1;
-    n->lora_experts = FG_LORA_EXPERTS_NONE; /* as the granitemoe row */
-    fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide",
-             (unsigned long long)experts, (unsigned long long)top_k,
-             (unsigned long long)m->inter);
-    return 0;
+    const struct fg_moe_shape ms = {.hidden = m->hidden, .experts = experts, .top_k = top_k,
+                                    .inter = m->inter, .gated = true, .fused_gate_up = true,
+                                    /* as the granitemoe row */
+                                    .lora_experts = FG_LORA_EXPERTS_NONE};
+    return fg__add_moe(m, layer, &ms, err) ? 0 : FG_E_NOMEM;
 }
 
 enum mamba_family { MF_BAMBA, MF_GRANITE, MF_FALCON };

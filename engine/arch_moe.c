@@ -75,47 +75,14 @@ static bool is_moe_layer(const struct moe_cfg *k, uint64_t l)
 static int add_moe(struct fg_model *m, int32_t layer, const struct moe_cfg *k, struct fg_err *err)
 {
     const struct moe_spec *s = k->s;
-    struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
-    if (!n)
-        return err ? err->code : FG_E_NOMEM;
-    uint64_t h = m->hidden, e = k->experts, w = k->moe_inter;
-    fg__node_linear(n, "router", h, e, 1, s->router_bias);
-    if (s->fused_gate_up) {
-        fg__node_linear(n, "gate_up", h, 2 * w, e, s->expert_bias);
-    } else {
-        fg__node_linear(n, "gate", h, w, e, s->expert_bias);
-        fg__node_linear(n, "up", h, w, e, s->expert_bias);
-    }
-    fg__node_linear(n, "down", w, h, e, s->expert_bias);
-    if (k->shared_inter) {
-        fg__node_linear(n, "shared_gate", h, k->shared_inter, 1, false);
-        fg__node_linear(n, "shared_up", h, k->shared_inter, 1, false);
-        fg__node_linear(n, "shared_down", k->shared_inter, h, 1, false);
-        /* Qwen2MoeSparseMoeBlock.shared_expert_gate: Linear(hidden, 1, bias=False) */
-        if (s->shared == SHARED_QWEN)
-            fg__node_linear(n, "shexp_gate", h, 1, 1, false);
-    }
-    if (k->score_bias) {
-        n->params += e;
-        n->buffers += e;
-    }
-    n->hidden = (uint32_t)h;
-    n->width = (uint32_t)h;
-    n->inter = (uint32_t)w;
-    n->experts = (uint32_t)e;
-    n->top_k = (uint32_t)k->top_k;
-    n->gated = 1;
-    n->lora_experts = (uint8_t)s->peft;
-    n->shared = k->shared_inter ? (uint32_t)k->shared_n : 0;
-    n->shared_inter = (uint32_t)k->shared_inter;
-    if (n->shared)
-        fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide, %u shared",
-                 (unsigned long long)e, (unsigned long long)k->top_k, (unsigned long long)w,
-                 n->shared);
-    else
-        fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide",
-                 (unsigned long long)e, (unsigned long long)k->top_k, (unsigned long long)w);
-    return 0;
+    /* Qwen2MoeSparseMoeBlock.shared_expert_gate: Linear(hidden, 1, bias=False) */
+    const struct fg_moe_shape ms = {
+        .hidden = m->hidden, .experts = k->experts, .top_k = k->top_k, .inter = k->moe_inter,
+        .shared_inter = k->shared_inter, .shared_n = (uint32_t)k->shared_n, .gated = true,
+        .fused_gate_up = s->fused_gate_up, .router_bias = s->router_bias,
+        .expert_bias = s->expert_bias, .shared_gate = s->shared == SHARED_QWEN,
+        .score_bias = k->score_bias, .lora_experts = (uint8_t)s->peft};
+    return fg__add_moe(m, layer, &ms, err) ? 0 : err ? err->code : FG_E_NOMEM;
 }
 
 /*

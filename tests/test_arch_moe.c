@@ -11,8 +11,10 @@
 
 #include "support.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "config.h"
 #include "model.h"
 
@@ -374,6 +376,46 @@ static void read_moe_should_drop_the_indexers_glm5_2_marks_shared(void **state)
     fg_model_free(b);
 }
 
+/* fg__add_moe, the one MoE block every reader builds: each part the shape names, counted. */
+static void add_moe_should_count_each_part_the_shape_names(void **state)
+{
+    (void)state;
+    struct fg_model *m = calloc(1, sizeof *m);
+    struct fg_err err = {0};
+    assert_non_null(m);
+    /* DeepSeek-V3's MoE layer: 256 gated experts 2048 wide, one shared expert, the router's
+     * e_score_correction_bias */
+    const struct fg_moe_shape ds = {.hidden = 7168, .experts = 256, .top_k = 8, .inter = 2048,
+                                    .shared_inter = 2048, .shared_n = 1, .gated = true,
+                                    .score_bias = true};
+    struct fg_node *n = fg__add_moe(m, 3, &ds, &err);
+    assert_non_null(n);
+    assert_int_equal(n->params, 7168ull * 256 + 256 * 3 * 7168ull * 2048 + 3 * 7168ull * 2048 +
+                                    256);
+    assert_int_equal(n->params, 11320164608ull);
+    assert_int_equal(n->buffers, 256);
+    assert_int_equal(n->shared, 1);
+    assert_string_equal(n->desc, "256 experts top-8, 2048 wide, 1 shared");
+    /* GraniteMoeHybrid's: gate_up fused, no shared expert; a plain block: up / down alone */
+    const struct fg_moe_shape gr = {.hidden = 1536, .experts = 40, .top_k = 8, .inter = 512,
+                                    .shared_inter = 1024, .shared_n = 0, .gated = true,
+                                    .fused_gate_up = true};
+    n = fg__add_moe(m, 4, &gr, &err);
+    assert_non_null(n);
+    assert_int_equal(n->params, 1536ull * 40 + 40 * (1536ull * 1024 + 512 * 1536ull) +
+                                    2 * 1536ull * 1024 + 1024 * 1536ull);
+    assert_int_equal(n->shared, 0);
+    assert_string_equal(n->desc, "40 experts top-8, 512 wide");
+    const struct fg_moe_shape pl = {.hidden = 768, .experts = 8, .top_k = 2, .inter = 3072,
+                                    .router_bias = true, .expert_bias = true};
+    n = fg__add_moe(m, 5, &pl, &err);
+    assert_non_null(n);
+    assert_int_equal(n->params, (768ull * 8 + 8) + 8 * (768ull * 3072 + 3072) +
+                                    8 * (3072ull * 768 + 768));
+    assert_int_equal(n->gated, 0);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +436,7 @@ int main(void)
         cmocka_unit_test(read_moe_should_give_phimoe_layernorm_biases_and_a_biased_head),
         cmocka_unit_test(read_moe_should_add_granitemoeshared_shared_mlp_only_when_sized),
         cmocka_unit_test(read_moe_should_drop_the_indexers_glm5_2_marks_shared),
+        cmocka_unit_test(add_moe_should_count_each_part_the_shape_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
