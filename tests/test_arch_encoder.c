@@ -19,19 +19,6 @@
 #include "config.h"
 #include "model.h"
 
-static struct fg_model *built(const char *json)
-{
-    struct fg_model *m = NULL;
-    struct fg_err err = {0};
-    int rc = build(json, &m, &err);
-    if (rc)
-        print_message("%s\n", err.detail);
-    assert_int_equal(rc, 0);
-    assert_non_null(m);
-    assert_false(m->generic);
-    return m;
-}
-
 /* BERT-style layer of width h and FFN i: q/k/v/o biased, two LayerNorms, fc1 / fc2 biased. */
 static uint64_t bert_layer(uint64_t h, uint64_t i)
 {

@@ -22,22 +22,6 @@
 
 #define MODELS "tests/fixtures/models/"
 
-static const struct fg_node *first_of(const struct fg_model *m, enum fg_node_kind k)
-{
-    for (size_t i = 0; i < m->n_nodes; i++)
-        if (m->nodes[i].kind == k)
-            return &m->nodes[i];
-    return NULL;
-}
-
-static bool has_note(const struct fg_model *m, const char *needle)
-{
-    for (size_t i = 0; i < m->n_notes; i++)
-        if (strstr(m->notes[i], needle))
-            return true;
-    return false;
-}
-
 /* ---- nemotron_h ------------------------------------------------------------ */
 
 static void nemotron_h_should_follow_the_pattern_layer_by_layer(void **state)

@@ -222,19 +222,6 @@ static void read_moe_should_count_minimax_m2_fp8_scales(void **state)
     fg_model_free(m);
 }
 
-static struct fg_model *built(const char *json)
-{
-    struct fg_model *m = NULL;
-    struct fg_err err = {0};
-    int rc = build(json, &m, &err);
-    if (rc)
-        print_message("%s\n", err.detail);
-    assert_int_equal(rc, 0);
-    assert_non_null(m);
-    assert_false(m->generic);
-    return m;
-}
-
 /* GLM-4.5-Air's shape fields (Glm4MoeConfig as zai-org publishes it); nextn spliced in. */
 #define GLM45_AIR(nextn)                                                                      \
     "{\"model_type\": \"glm4_moe\", \"attention_bias\": true, \"first_k_dense_replace\": 1, " \
