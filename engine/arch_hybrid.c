@@ -715,14 +715,9 @@ static int read_qwen3_next(const struct fg_cfg *c, struct fg_model *m, const voi
     if (!mtp)
         return 0;
     /* the MTP layers, built aside to be counted as a rule */
-    struct fg_model *x = calloc(1, sizeof *x);
+    struct fg_model *x = fg__model_scratch(m, err);
     if (!x)
-        return fg_err_set(err, FG_E_NOMEM, "out of memory");
-    x->hidden = m->hidden;
-    x->heads = m->heads;
-    x->kv_heads = m->kv_heads;
-    x->head_dim = m->head_dim;
-    x->inter = m->inter;
+        return FG_E_NOMEM;
     for (uint64_t i = 0; i < mtp && !rc; i++)
         rc = add_qwen3_next_block(x, (int32_t)i, HY_ATTN, q.experts != 0, &dn, &q, bias, err);
     uint64_t block = rc ? 0 : fg_model_params_of(x, FG_NODE_KIND_COUNT);

@@ -238,15 +238,9 @@ static int add_mtp_rules(struct fg_model *m, const struct moe_cfg *k, uint64_t n
                          uint64_t bo, uint64_t bi, uint64_t *scales, struct fg_err *err)
 {
     *scales = 0;
-    struct fg_model *x = calloc(1, sizeof *x);
+    struct fg_model *x = fg__model_scratch(m, err);
     if (!x)
-        return fg_err_set(err, FG_E_NOMEM, "out of memory");
-    x->hidden = m->hidden;
-    x->heads = m->heads;
-    x->kv_heads = m->kv_heads;
-    x->head_dim = m->head_dim;
-    x->inter = m->inter;
-    x->vocab = m->vocab;
+        return FG_E_NOMEM;
     int rc = 0;
     for (uint64_t i = 0; i < nextn && !rc; i++)
         rc = add_block(x, m->layers + i, k, err);
