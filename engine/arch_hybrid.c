@@ -96,6 +96,30 @@ const struct hy_kind_name *fg__hy_kind_by_name(const struct hy_kind_name *t, con
     return NULL;
 }
 
+int fg__hy_read_kind_list(const struct fg_cfg *c, const char *keys, const char *key,
+                          const struct hy_kind_name *t, uint64_t layers, enum hy_kind *out,
+                          size_t *n, struct fg_err *err)
+{
+    const char *names[FG_MAX_LAYERS];
+    int rc = fg_cfg_str_array(c, keys, names, FG_MAX_LAYERS, n, err);
+    if (rc || !*n)
+        return rc;
+    if (layers && *n != layers)
+        return fg_err_set(err, FG_E_RANGE, "%s: key '%s' has %zu entries for %llu layers",
+                          c->origin, key, *n, (unsigned long long)layers);
+    if (*n > FG_MAX_LAYERS)
+        return fg_err_set(err, FG_E_RANGE, "%s: key '%s' has %zu entries; at most %u",
+                          c->origin, key, *n, FG_MAX_LAYERS);
+    for (size_t i = 0; i < *n; i++) {
+        const struct hy_kind_name *k = fg__hy_kind_by_name(t, names[i]);
+        if (!k)
+            return fg_err_set(err, FG_E_RANGE, "%s: key '%s' has unknown kind '%s' at layer %zu",
+                              c->origin, key, names[i], i);
+        out[i] = k->kind;
+    }
+    return 0;
+}
+
 /*
  * NemotronH block kinds, from hybrid_override_pattern (one letter a layer) or
  * from the newer layers_block_type list.  Fails with FG_E_MISSING when
@@ -128,26 +152,13 @@ static int read_pattern(const struct fg_cfg *c, const struct hy_kind_name *kinds
         *n = len;
         return 0;
     }
-    const char *names[FG_MAX_LAYERS];
-    size_t nn = 0;
     *key = "layers_block_type";
-    if ((rc = fg_cfg_str_array(c, "layers_block_type|layer_types", names, FG_MAX_LAYERS, &nn,
-                               err)))
+    if ((rc = fg__hy_read_kind_list(c, "layers_block_type|layer_types", *key, kinds, 0, out, n,
+                                    err)))
         return rc;
-    if (nn == 0)
+    if (*n == 0)
         return fg_err_set(err, FG_E_MISSING, "%s: nemotron_h needs 'hybrid_override_pattern' or "
                           "'layers_block_type' to know each layer's kind", c->origin);
-    if (nn > FG_MAX_LAYERS)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'layers_block_type' has %zu entries; at most %u",
-                          c->origin, nn, FG_MAX_LAYERS);
-    for (size_t i = 0; i < nn; i++) {
-        const struct hy_kind_name *k = fg__hy_kind_by_name(kinds, names[i]);
-        if (!k)
-            return fg_err_set(err, FG_E_RANGE, "%s: key 'layers_block_type' has unknown kind '%s' "
-                              "at layer %zu", c->origin, names[i], i);
-        out[i] = k->kind;
-    }
-    *n = nn;
     return 0;
 }
 
@@ -414,24 +425,10 @@ static int read_lfm2_ff(const struct fg_cfg *c, uint64_t def, uint64_t *out, str
 static int read_lfm2_kinds(const struct fg_cfg *c, const struct hy_kind_name *kinds,
                            uint64_t layers, enum hy_kind *out, struct fg_err *err)
 {
-    const char *names[FG_MAX_LAYERS];
     size_t nn = 0;
-    int rc = fg_cfg_str_array(c, "layer_types", names, FG_MAX_LAYERS, &nn, err);
-    if (rc)
+    int rc = fg__hy_read_kind_list(c, "layer_types", "layer_types", kinds, layers, out, &nn, err);
+    if (rc || nn)
         return rc;
-    if (nn) {
-        if (nn != layers)
-            return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has %zu entries for %llu "
-                              "layers", c->origin, nn, (unsigned long long)layers);
-        for (size_t i = 0; i < nn; i++) {
-            const struct hy_kind_name *k = fg__hy_kind_by_name(kinds, names[i]);
-            if (!k)
-                return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has unknown kind '%s' "
-                                  "at layer %zu", c->origin, names[i], i);
-            out[i] = k->kind;
-        }
-        return 0;
-    }
     uint64_t idx[FG_MAX_LAYERS];
     size_t ni = 0;
     if ((rc = fg_cfg_u64_array(c, "full_attn_idxs", 0, layers - 1, idx, FG_MAX_LAYERS, &ni, err)))
@@ -591,28 +588,16 @@ static int add_qwen_moe(struct fg_model *m, int32_t layer, const struct qwen_moe
 static int read_qwen3_next_kinds(const struct fg_cfg *c, const struct hy_kind_name *kinds,
                                  uint64_t layers, enum hy_kind *out, struct fg_err *err)
 {
-    const char *names[FG_MAX_LAYERS];
     size_t nn = 0;
     uint64_t every;
     int rc;
-    if ((rc = fg_cfg_str_array(c, "layer_types", names, FG_MAX_LAYERS, &nn, err)) ||
-        (rc = fg_cfg_u64(c, "full_attention_interval", 4, 1, FG_MAX_LAYERS, &every, err)))
+    if ((rc = fg_cfg_u64(c, "full_attention_interval", 4, 1, FG_MAX_LAYERS, &every, err)) ||
+        (rc = fg__hy_read_kind_list(c, "layer_types", "layer_types", kinds, layers, out, &nn,
+                                    err)) ||
+        nn)
         return rc;
-    if (!nn) {
-        for (uint64_t i = 0; i < layers; i++)
-            out[i] = (i + 1) % every ? HY_MAMBA : HY_ATTN;
-        return 0;
-    }
-    if (nn != layers)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has %zu entries for %llu layers",
-                          c->origin, nn, (unsigned long long)layers);
-    for (size_t i = 0; i < nn; i++) {
-        const struct hy_kind_name *k = fg__hy_kind_by_name(kinds, names[i]);
-        if (!k)
-            return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has unknown kind '%s' at "
-                              "layer %zu", c->origin, names[i], i);
-        out[i] = k->kind;
-    }
+    for (uint64_t i = 0; i < layers; i++)
+        out[i] = (i + 1) % every ? HY_MAMBA : HY_ATTN;
     return 0;
 }
 

@@ -87,24 +87,11 @@ static int read_bamba_mixer(const struct fg_cfg *c, const struct fg_model *m, bo
 static int read_attn_layers(const struct fg_cfg *c, const struct hy_kind_name *kinds,
                             uint64_t layers, enum hy_kind *out, struct fg_err *err)
 {
-    const char *names[FG_MAX_LAYERS];
     size_t nn = 0;
-    int rc = fg_cfg_str_array(c, "layers_block_type|layer_types", names, FG_MAX_LAYERS, &nn, err);
-    if (rc)
+    int rc = fg__hy_read_kind_list(c, "layers_block_type|layer_types", "layers_block_type", kinds,
+                                   layers, out, &nn, err);
+    if (rc || nn)
         return rc;
-    if (nn) {
-        if (nn != layers)
-            return fg_err_set(err, FG_E_RANGE, "%s: key 'layers_block_type' has %zu entries for "
-                              "%llu layers", c->origin, nn, (unsigned long long)layers);
-        for (size_t i = 0; i < nn; i++) {
-            const struct hy_kind_name *k = fg__hy_kind_by_name(kinds, names[i]);
-            if (!k)
-                return fg_err_set(err, FG_E_RANGE, "%s: key 'layers_block_type' has unknown kind "
-                                  "'%s' at layer %zu", c->origin, names[i], i);
-            out[i] = k->kind;
-        }
-        return 0;
-    }
     uint64_t idx[FG_MAX_LAYERS];
     size_t ni = 0;
     if ((rc = fg_cfg_u64_array(c, "attn_layer_indices", 0, layers - 1, idx, FG_MAX_LAYERS, &ni,
