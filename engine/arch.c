@@ -133,6 +133,40 @@ struct fg_node *fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_m
     return n;
 }
 
+struct fg_node *fg__add_mla(struct fg_model *m, int32_t layer, const struct fg_mla_shape *s,
+                            struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_MLA, layer, "Attention", err);
+    if (!n)
+        return NULL;
+    n->eager_bytes = 6; /* eager_attention_forward, as fg__add_attention */
+    uint64_t h = s->hidden, heads = s->heads, qhd = s->nope + s->rope;
+    if (s->q_lora) {
+        fg__node_linear(n, "q_a", h, s->q_lora, 1, s->bias);
+        fg__node_linear(n, "q_b", s->q_lora, heads * qhd, 1, false);
+        n->params += s->q_lora; /* q_a_layernorm */
+    } else {
+        fg__node_linear(n, "q", h, heads * qhd, 1, false);
+    }
+    fg__node_linear(n, "kv_a", h, s->kv_lora + s->rope, 1, s->bias);
+    n->params += s->kv_lora; /* kv_a_layernorm */
+    fg__node_linear(n, "kv_b", s->kv_lora, heads * (s->nope + s->v), 1, false);
+    fg__node_linear(n, "o", heads * s->v, h, 1, s->bias);
+    n->hidden = (uint32_t)h;
+    n->width = (uint32_t)h;
+    n->heads = (uint32_t)heads;
+    n->kv_heads = (uint32_t)heads;
+    n->head_dim = (uint32_t)qhd;
+    n->v_head_dim = (uint32_t)s->v;
+    n->q_lora = (uint32_t)s->q_lora;
+    n->kv_lora = (uint32_t)s->kv_lora;
+    n->rope_dim = (uint32_t)s->rope;
+    fg__fmt(n->desc, sizeof n->desc, "MLA %lluh q%llu/kv%llu x%llu", (unsigned long long)heads,
+             (unsigned long long)s->q_lora, (unsigned long long)s->kv_lora,
+             (unsigned long long)qhd);
+    return n;
+}
+
 struct fg_node *fg__add_moe(struct fg_model *m, int32_t layer, const struct fg_moe_shape *s,
                             struct fg_err *err)
 {

@@ -97,6 +97,23 @@ struct fg_node *fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_m
                             struct fg_err *err);
 
 /*
+ * Multi-head latent attention as DeepseekV3Attention builds it (transformers
+ * models/deepseek_v3/modeling_deepseek_v3.py): q_a_proj hidden -> q_lora, q_a_layernorm,
+ * q_b_proj q_lora -> heads x (nope + rope), or one q_proj without q_lora;
+ * kv_a_proj_with_mqa hidden -> kv_lora + rope, kv_a_layernorm, kv_b_proj kv_lora ->
+ * heads x (nope + v); o_proj heads x v -> hidden.  bias (attention_bias) on q_a, kv_a and
+ * o.  transformers expands the latent to full per-head keys and values, so kv_heads =
+ * heads.  desc "MLA <heads>h q<q_lora>/kv<kv_lora> x<nope + rope>".  NULL when out of
+ * memory (err set).
+ */
+struct fg_mla_shape {
+    uint64_t hidden, heads, q_lora, kv_lora, nope, rope, v;
+    bool bias;
+};
+struct fg_node *fg__add_mla(struct fg_model *m, int32_t layer, const struct fg_mla_shape *s,
+                            struct fg_err *err);
+
+/*
  * A mixture-of-experts block (MixtralSparseMoeBlock and its kin): router Linear(hidden,
  * experts); experts of inter as gate / up / down (gate_up fused, or up / down alone when
  * not gated); the shared experts as one MLP of shared_inter, gated as the experts are;

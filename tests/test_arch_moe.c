@@ -403,6 +403,34 @@ static void add_moe_should_count_each_part_the_shape_names(void **state)
     fg_model_free(m);
 }
 
+/* fg__add_mla, the one MLA block of the MoE and the generic readers. */
+static void add_mla_should_count_the_latent_projections_and_their_norms(void **state)
+{
+    (void)state;
+    struct fg_model *m = calloc(1, sizeof *m);
+    struct fg_err err = {0};
+    assert_non_null(m);
+    /* DeepSeek-V3's attention: q_a, q_a_layernorm, q_b, kv_a, kv_a_layernorm, kv_b, o */
+    const struct fg_mla_shape v3 = {.hidden = 7168, .heads = 128, .q_lora = 1536,
+                                    .kv_lora = 512, .nope = 128, .rope = 64, .v = 128};
+    struct fg_node *n = fg__add_mla(m, 0, &v3, &err);
+    assert_non_null(n);
+    assert_int_equal(n->params, 7168ull * 1536 + 1536 + 1536ull * 128 * 192 + 7168ull * 576 +
+                                    512 + 512ull * 128 * 256 + 128ull * 128 * 7168);
+    assert_int_equal(n->params, 187107328);
+    assert_int_equal(n->kv_heads, 128);
+    assert_string_equal(n->desc, "MLA 128h q1536/kv512 x192");
+    /* DeepSeek-V2-Lite's: no q_lora_rank, one q_proj */
+    const struct fg_mla_shape lite = {.hidden = 2048, .heads = 16, .kv_lora = 512, .nope = 128,
+                                      .rope = 64, .v = 128};
+    n = fg__add_mla(m, 1, &lite, &err);
+    assert_non_null(n);
+    assert_int_equal(n->params, 13763072);
+    assert_non_null(lin(n, "q"));
+    assert_null(lin(n, "q_a"));
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -424,6 +452,7 @@ int main(void)
         cmocka_unit_test(read_moe_should_add_granitemoeshared_shared_mlp_only_when_sized),
         cmocka_unit_test(read_moe_should_drop_the_indexers_glm5_2_marks_shared),
         cmocka_unit_test(add_moe_should_count_each_part_the_shape_names),
+        cmocka_unit_test(add_mla_should_count_the_latent_projections_and_their_norms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
