@@ -37,15 +37,15 @@
 #include <time.h>
 
 #include "audit.h"
+#include "auditlog.h"
 #include "calib.h"
 #include "cli.h"
 #include "fileio.h"
 #include "fit.h"
+#include "html.h"
 #include "model.h"
 #include "sacct.h"
 
-#define MAX_LINE (64 * 1024)
-#define MAX_WARNINGS 20
 #define LOG_TAIL (16u << 20) /* bytes of a job's output searched for an OOM message */
 
 /*
@@ -99,71 +99,22 @@ struct learn {
 
 /* ---- reading ------------------------------------------------------------------ */
 
-/* The JSON object in a line: the line itself, or what follows a syslog tag (as report reads). */
-static const char *json_start(const char *s)
+/* fg_cli_audit_each: every audit line kept, for the join. */
+static int keep(const struct fg_audit_rec *rec, void *ctx)
 {
-    while (*s == ' ' || *s == '\t')
-        s++;
-    if (*s == '{')
-        return s;
-    const char *tag = strstr(s, " fitgate[");
-    if (tag) {
-        const char *close = strstr(tag, "]: {");
-        return close ? close + 3 : NULL;
-    }
-    tag = strstr(s, " fitgate: {");
-    return tag ? tag + 10 : NULL;
-}
-
-static int read_audit(struct learn *l, const char *path)
-{
-    FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    uint64_t lineno = 0;
-    int rc = 0;
-    if (!f) {
-        fprintf(stderr, "fitgate: error: %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    while ((n = getline(&line, &cap, f)) > 0) {
-        lineno++;
-        while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-            line[--n] = '\0';
-        if (!n || (size_t)n > MAX_LINE || strlen(line) != (size_t)n)
-            continue;
-        l->lines++;
-        const char *json = json_start(line);
-        struct fg_err err = {0};
-        if (l->n_recs == l->cap_recs) {
-            size_t nc = l->cap_recs ? l->cap_recs * 2 : 256;
-            struct fg_audit_rec *r = realloc(l->recs, nc * sizeof *r);
-            if (!r) {
-                fprintf(stderr, "fitgate: error: out of memory\n");
-                rc = -1;
-                goto out;
-            }
-            l->recs = r;
-            l->cap_recs = nc;
+    struct learn *l = ctx;
+    if (l->n_recs == l->cap_recs) {
+        size_t nc = l->cap_recs ? l->cap_recs * 2 : 256;
+        struct fg_audit_rec *r = realloc(l->recs, nc * sizeof *r);
+        if (!r) {
+            fprintf(stderr, "fitgate: error: out of memory\n");
+            return -1;
         }
-        if (!json || fg_audit_parse(json, strlen(json), &l->recs[l->n_recs], &err)) {
-            if (++l->bad <= MAX_WARNINGS)
-                fprintf(stderr, "fitgate: warning: %s:%llu: skipped: %s\n", path,
-                        (unsigned long long)lineno, json ? err.detail : "not an audit line");
-            continue;
-        }
-        l->n_recs++;
+        l->recs = r;
+        l->cap_recs = nc;
     }
-    if (ferror(f)) {
-        fprintf(stderr, "fitgate: error: %s: %s\n", path, strerror(errno));
-        rc = -1;
-    }
-out:
-    free(line);
-    if (f != stdin)
-        fclose(f);
-    return rc;
+    l->recs[l->n_recs++] = *rec;
+    return 0;
 }
 
 static int read_sacct(struct learn *l, const char *path)
@@ -734,26 +685,11 @@ static int print_json(const struct learn *l, const struct group *fmf, size_t n_f
     return 0;
 }
 
-static void esc(FILE *f, const char *s)
-{
-    for (; *s; s++)
-        switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
-        }
-}
-
 /* One self-contained page: the scatter of estimate + context against the peak, per GPU. */
-static int html_file(const char *path, const struct learn *l)
+static int html_page(FILE *f, const void *ctx, struct fg_err *err)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "fitgate: error: --html %s: %s\n", path, strerror(errno));
-        return -1;
-    }
+    const struct learn *l = ctx;
+    (void)err;
     double max = 1;
     for (size_t i = 0; i < l->n_jobs; i++) {
         double e = gib(l->jobs[i].est + FG_CUDA_CONTEXT_BYTES), a = gib(l->jobs[i].actual);
@@ -761,10 +697,10 @@ static int html_file(const char *path, const struct learn *l)
     }
     max = ceil(max / 20) * 20; /* four ticks of a multiple of 5 GiB */
     const double W = 580, H = 560, X0 = 70, Y0 = 20, S = 480;
-    fprintf(f, "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>fitgate learn"
-               "</title><style>body{font:14px sans-serif;margin:2em}circle{fill-opacity:.7}"
-               ".ok{fill:#2b6cb0}.oom{fill:#c53030}.far{fill:#d69e2e}</style></head><body>\n"
-               "<h1>fitgate learn: estimate vs. peak, per GPU</h1>\n<p>%zu jobs. x: "
+    fg_cli_html_head(f, "fitgate learn",
+                     "body{font:14px sans-serif;margin:2em}circle{fill-opacity:.7}"
+                     ".ok{fill:#2b6cb0}.oom{fill:#c53030}.far{fill:#d69e2e}");
+    fprintf(f, "<h1>fitgate learn: estimate vs. peak, per GPU</h1>\n<p>%zu jobs. x: "
                "fitgate's estimate per GPU + %.1f GiB CUDA context; y: sacct's "
                "TRESUsageInMax gres/gpumem / GPUs per task, or the node's own NVML sample "
                "(GiB). On the dashed line the estimate was exact; above it, short. Red: "
@@ -794,15 +730,11 @@ static int html_file(const char *path, const struct learn *l)
                                                                             : "ok";
         fprintf(f, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\"><title>job %llu ",
                 cls, x, y, (unsigned long long)j->job_id);
-        esc(f, j->sub->model);
+        fg_cli_html_esc(f, j->sub->model);
         fprintf(f, " %s %s: ratio %.3f</title></circle>\n", j->sub->framework, j->sub->mode,
                 j->ratio);
     }
-    fputs("</svg>\n</body></html>\n", f);
-    if (fclose(f)) {
-        fprintf(stderr, "fitgate: error: --html %s: %s\n", path, strerror(errno));
-        return -1;
-    }
+    fputs("</svg>\n</body>\n</html>\n", f);
     return 0;
 }
 
@@ -973,18 +905,21 @@ int fg_cli_learn(int argc, char **argv)
     if (sacct && read_sacct(&l, sacct))
         goto out;
     for (size_t i = 0; i < nlogs; i++)
-        if (read_audit(&l, logs[i]))
+        if (fg_cli_audit_read(logs[i], &l.lines, &l.bad, keep, &l))
             goto out;
-    if (l.bad > MAX_WARNINGS)
-        fprintf(stderr, "fitgate: warning: %llu more lines skipped\n",
-                (unsigned long long)(l.bad - MAX_WARNINGS));
+    fg_cli_audit_read_end(l.bad);
     if (join(&l) || groups(&l, BY_FW_MODE_FAMILY, &fmf, &n_fmf) ||
         groups(&l, BY_PARTITION, &part, &n_part) || groups(&l, BY_FW_MODE, &fm, &n_fm)) {
         fprintf(stderr, "fitgate: error: out of memory\n");
         goto out;
     }
-    if (html && html_file(html, &l))
-        goto out;
+    if (html) {
+        struct fg_err err = {0};
+        if (fg_cli_html_file(html, html_page, &l, &err)) {
+            fprintf(stderr, "fitgate: error: --html %s\n", err.detail);
+            goto out;
+        }
+    }
     if (calib && write_calibration(calib, &l, fm, n_fm))
         goto out;
     if (json) {

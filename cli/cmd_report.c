@@ -11,7 +11,7 @@
  * Reading streams: only the tallies are kept, so a year of logs costs the
  * memory of its distinct users, partitions and models.  A line that is not
  * an audit line is skipped and counted, with a warning naming FILE:LINE
- * (the first MAX_WARNINGS of them); it never stops the report.  Lines may
+ * (the first FG_CLI_AUDIT_WARNINGS of them); it never stops the report.  Lines may
  * carry a syslog prefix ("... fitgate[PID]: {...}"), so a syslog file
  * filtered on the tag can be read directly.  LOG "-" is standard input.
  *
@@ -31,10 +31,10 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "auditlog.h"
 #include "cli.h"
+#include "html.h"
 
-#define MAX_LINE (64 * 1024)
-#define MAX_WARNINGS 20
 #define TOP_MODELS 10
 #define CHART_USERS 25
 
@@ -194,110 +194,19 @@ static int count(struct report *r, const struct fg_audit_rec *rec)
     return 0;
 }
 
-/* The JSON object in a line: the line itself, or what follows a syslog "fitgate[PID]: " tag. */
-static const char *json_start(const char *s)
+/* fg_cli_audit_each: one decision counted, unless outside --since / --until. */
+static int count_in_range(const struct fg_audit_rec *rec, void *ctx)
 {
-    while (*s == ' ' || *s == '\t')
-        s++;
-    if (*s == '{')
-        return s;
-    const char *tag = strstr(s, " fitgate[");
-    if (tag) {
-        const char *close = strstr(tag, "]: {");
-        return close ? close + 3 : NULL;
+    struct report *r = ctx;
+    if ((r->have_since && rec->time < r->since) || (r->have_until && rec->time >= r->until)) {
+        r->out_of_range++;
+        return 0;
     }
-    tag = strstr(s, " fitgate: {");
-    return tag ? tag + 10 : NULL;
-}
-
-static void warn_bad(struct report *r, const char *file, uint64_t lineno, const char *why)
-{
-    r->bad++;
-    if (r->bad <= MAX_WARNINGS)
-        fprintf(stderr, "fitgate: warning: %s:%llu: skipped: %s\n", file,
-                (unsigned long long)lineno, why);
-}
-
-/*
- * The next line of f into buf (at most cap - 1 bytes kept, NUL-terminated, without its
- * newline); the rest of a longer line is read and dropped, so one huge line costs no
- * memory.  *len is the whole line's length; *nul tells a NUL byte was in it.  false at
- * the end of the file.
- */
-static bool read_line(FILE *f, char *buf, size_t cap, size_t *len, bool *nul)
-{
-    size_t n = 0;
-    int c;
-    *nul = false;
-    while ((c = getc_unlocked(f)) != EOF && c != '\n') {
-        if (c == '\0')
-            *nul = true;
-        if (n + 1 < cap)
-            buf[n] = (char)c;
-        n++;
-    }
-    buf[n < cap ? n : cap - 1] = '\0';
-    *len = n;
-    return c != EOF || n > 0;
-}
-
-static int read_log(struct report *r, const char *path, char *line)
-{
-    FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
-    const char *name = strcmp(path, "-") ? path : "(stdin)";
-    size_t n;
-    bool nul;
-    uint64_t lineno = 0;
-    int rc = 0;
-    if (!f) {
-        fprintf(stderr, "fitgate: error: %s: %s\n", path, strerror(errno));
+    if (count(r, rec)) {
+        fprintf(stderr, "fitgate: error: out of memory\n");
         return -1;
     }
-    while (read_line(f, line, MAX_LINE + 1, &n, &nul)) {
-        lineno++;
-        r->lines++;
-        if (n > MAX_LINE) {
-            warn_bad(r, name, lineno, "longer than 64 KiB");
-            continue;
-        }
-        while (n > 0 && line[n - 1] == '\r')
-            line[--n] = '\0';
-        if (nul) {
-            warn_bad(r, name, lineno, "a NUL byte in the line");
-            continue;
-        }
-        if (strspn(line, " \t") == n) {
-            r->lines--; /* blank lines are nobody's decision */
-            continue;
-        }
-        const char *json = json_start(line);
-        if (!json) {
-            warn_bad(r, name, lineno, "not an audit line (no JSON object, no fitgate tag)");
-            continue;
-        }
-        struct fg_audit_rec rec;
-        struct fg_err err = {0};
-        if (fg_audit_parse(json, strlen(json), &rec, &err)) {
-            warn_bad(r, name, lineno, err.detail);
-            continue;
-        }
-        if ((r->have_since && rec.time < r->since) || (r->have_until && rec.time >= r->until)) {
-            r->out_of_range++;
-            continue;
-        }
-        if (count(r, &rec)) {
-            fprintf(stderr, "fitgate: error: out of memory\n");
-            rc = -1;
-            break;
-        }
-    }
-    if (!rc && ferror(f)) {
-        fprintf(stderr, "fitgate: error: %s: %s\n", name, strerror(errno));
-        rc = -1;
-    }
-    if (f != stdin)
-        fclose(f);
-    return rc;
+    return 0;
 }
 
 /* DATE: YYYY-MM-DD (the whole day, UTC) or YYYY-MM-DDTHH:MM:SS[Z].  until: the end of the
@@ -523,25 +432,6 @@ static const char *const verdict_colour[FG_AUDIT_N_VERDICTS] = {
     "#59a14f", "#edc948", "#e15759", "#4e79a7", "#b07aa1", "#9c755f",
 };
 
-/* HTML text and attribute escaping (as report_html.c's; control bytes become '?'). */
-static void esc(FILE *f, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default:
-            if ((unsigned char)*s < 0x20 || *s == 0x7f)
-                fputc('?', f);
-            else
-                fputc(*s, f);
-        }
-    }
-}
-
 static const char css[] =
     ":root{--fg:#1f2328;--muted:#59636e;--line:#d1d9e0;--soft:#f6f8fa}"
     "*{box-sizing:border-box}"
@@ -612,7 +502,7 @@ static void html_period_chart(FILE *f, const struct groups *g)
         const struct tally *t = &g->v[i].t;
         double x = L + step * (double)i + (step - bw) / 2, y = T + ph;
         fputs("<g class=\"bar\" data-key=\"", f);
-        esc(f, g->v[i].key);
+        fg_cli_html_esc(f, g->v[i].key);
         fprintf(f, "\" data-checked=\"%llu\">", (unsigned long long)t->checked);
         for (int v = 0; v < FG_AUDIT_N_VERDICTS; v++) {
             if (!t->n[v])
@@ -623,14 +513,14 @@ static void html_period_chart(FILE *f, const struct groups *g)
                        "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
                     fg_audit_verdict_name((enum fg_audit_verdict)v), x, y, bw, h,
                     verdict_colour[v]);
-            esc(f, g->v[i].key);
+            fg_cli_html_esc(f, g->v[i].key);
             fprintf(f, ": %llu %s</title></rect>", (unsigned long long)t->n[v],
                     fg_audit_verdict_name((enum fg_audit_verdict)v));
         }
         if (i % every == 0) {
             fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">",
                     x + bw / 2, T + ph + 16);
-            esc(f, g->v[i].key);
+            fg_cli_html_esc(f, g->v[i].key);
             fputs("</text>", f);
         }
         fputs("</g>\n", f);
@@ -658,10 +548,10 @@ static void html_row_chart(FILE *f, const char *id, const struct groups *g, size
         char label[48];
         snprintf(label, sizeof label, "%.28s%s", g->v[i].key, strlen(g->v[i].key) > 28 ? "..." : "");
         fputs("<g class=\"bar\" data-key=\"", f);
-        esc(f, g->v[i].key);
+        fg_cli_html_esc(f, g->v[i].key);
         fprintf(f, "\" data-checked=\"%llu\"><text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" "
                    "text-anchor=\"end\">", (unsigned long long)t->checked, L - 8, y + 15);
-        esc(f, label);
+        fg_cli_html_esc(f, label);
         fputs("</text>", f);
         for (int v = 0; v < FG_AUDIT_N_VERDICTS; v++) {
             if (!t->n[v])
@@ -671,7 +561,7 @@ static void html_row_chart(FILE *f, const char *id, const struct groups *g, size
                        "width=\"%.1f\" height=\"%.1f\" fill=\"%s\"><title>",
                     fg_audit_verdict_name((enum fg_audit_verdict)v), x, y + 2, w, row - 6,
                     verdict_colour[v]);
-            esc(f, g->v[i].key);
+            fg_cli_html_esc(f, g->v[i].key);
             fprintf(f, ": %llu %s</title></rect>", (unsigned long long)t->n[v],
                     fg_audit_verdict_name((enum fg_audit_verdict)v));
             x += w;
@@ -686,7 +576,7 @@ static void html_table_row(FILE *f, const char *key, const struct tally *t, bool
 {
     char s[64];
     fputs(total ? "<tr class=\"total\"><td>" : "<tr><td>", f);
-    esc(f, key);
+    fg_cli_html_esc(f, key);
     fprintf(f, "</td><td class=\"num\">%llu</td>", (unsigned long long)t->checked);
     for (int v = 0; v < FG_AUDIT_N_VERDICTS; v++)
         fprintf(f, "<td class=\"num\">%llu</td>", (unsigned long long)t->n[v]);
@@ -714,11 +604,8 @@ static void html_write(FILE *f, const struct report *r)
 {
     char a[32], b[32];
     const struct tally *t = &r->total;
-    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-               "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-               "<meta name=\"generator\" content=\"fitgate\">\n<title>fitgate audit report"
-               "</title>\n<style>%s</style>\n</head>\n<body>\n<header>\n"
-               "<h1>fitgate audit report</h1>\n<p class=\"muted\">", css);
+    fg_cli_html_head(f, "fitgate audit report", css);
+    fputs("<header>\n<h1>fitgate audit report</h1>\n<p class=\"muted\">", f);
     fprintf(f, "%llu decision%s from %zu log%s", (unsigned long long)t->checked,
             t->checked == 1 ? "" : "s", r->nfiles, r->nfiles == 1 ? "" : "s");
     if (t->checked) {
@@ -729,9 +616,9 @@ static void html_write(FILE *f, const struct report *r)
     fprintf(f, "; by %s", period_names[r->by]);
     if (r->have_since || r->have_until) {
         fputs("; dates ", f);
-        esc(f, r->have_since ? r->since_arg : "...");
+        fg_cli_html_esc(f, r->have_since ? r->since_arg : "...");
         fputs(" to ", f);
-        esc(f, r->have_until ? r->until_arg : "...");
+        fg_cli_html_esc(f, r->have_until ? r->until_arg : "...");
     }
     fprintf(f, "; %llu line%s skipped (not audit lines this fitgate reads)</p>\n</header>\n",
             (unsigned long long)r->bad, r->bad == 1 ? "" : "s");
@@ -770,60 +657,18 @@ static void html_write(FILE *f, const struct report *r)
     for (size_t i = 0; i < r->models.n && i < TOP_MODELS; i++) {
         fprintf(f, "<tr><td class=\"num\">%llu</td><td>",
                 (unsigned long long)r->models.v[i].t.checked);
-        esc(f, r->models.v[i].key);
+        fg_cli_html_esc(f, r->models.v[i].key);
         fputs("</td></tr>\n", f);
     }
     fputs("</table>\n</section>\n<footer>fitgate report; audit line format v1 (docs/audit.md)"
           "</footer>\n</body>\n</html>\n", f);
 }
 
-/* Written beside the target and renamed over it (as report_html.c does); a path that exists
- * and is no regular file (/dev/stdout) is written directly. */
-static int html_file(const char *path, const struct report *r)
+static int html_page(FILE *f, const void *ctx, struct fg_err *err)
 {
-    struct stat st;
-    int rc = 0;
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        FILE *f = fopen(path, "w");
-        if (!f)
-            goto fail;
-        html_write(f, r);
-        return fclose(f) ? -1 : 0;
-    }
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 8);
-    if (!tmp)
-        goto fail;
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".XXXXXX", 8);
-    int fd = mkstemp(tmp);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        int e = errno;
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        free(tmp);
-        errno = e;
-        goto fail;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    (void)fchmod(fd, 0666 & ~mask);
-    html_write(f, r);
-    if (ferror(f) | fclose(f) || rename(tmp, path)) {
-        int e = errno;
-        unlink(tmp);
-        free(tmp);
-        errno = e;
-        goto fail;
-    }
-    free(tmp);
-    return rc;
-fail:
-    fprintf(stderr, "fitgate: error: %s: %s\n", path, strerror(errno));
-    return -1;
+    (void)err;
+    html_write(f, ctx);
+    return 0;
 }
 
 /* ---- the command ------------------------------------------------------------------- */
@@ -843,7 +688,6 @@ int fg_cli_report(int argc, char **argv)
     const char *html = NULL;
     bool json = false;
     const char **logs = calloc((size_t)argc, sizeof *logs);
-    char *line = NULL;
     size_t nlogs = 0;
     int status = 2;
     memset(&r, 0, sizeof r);
@@ -906,24 +750,23 @@ int fg_cli_report(int argc, char **argv)
                 r.since_arg);
         goto out;
     }
-    if (!(line = malloc(MAX_LINE + 1))) {
-        fprintf(stderr, "fitgate: error: out of memory\n");
-        goto out;
-    }
     for (size_t i = 0; i < nlogs; i++) {
-        if (read_log(&r, logs[i], line))
+        if (fg_cli_audit_read(logs[i], &r.lines, &r.bad, count_in_range, &r))
             goto out;
         r.nfiles++;
     }
-    if (r.bad > MAX_WARNINGS)
-        fprintf(stderr, "fitgate: warning: %llu more lines skipped\n",
-                (unsigned long long)(r.bad - MAX_WARNINGS));
+    fg_cli_audit_read_end(r.bad);
     sort_groups(&r.periods, by_key);
     sort_groups(&r.partitions, by_checked);
     sort_groups(&r.users, by_checked);
     sort_groups(&r.models, by_checked);
-    if (html && html_file(html, &r))
-        goto out;
+    if (html) {
+        struct fg_err err = {0};
+        if (fg_cli_html_file(html, html_page, &r, &err)) {
+            fprintf(stderr, "fitgate: error: %s\n", err.detail);
+            goto out;
+        }
+    }
     if (json) {
         if (print_json(&r)) {
             fprintf(stderr, "fitgate: error: out of memory\n");
@@ -935,7 +778,6 @@ int fg_cli_report(int argc, char **argv)
     status = fflush(stdout) ? 2 : 0;
 out:
     report_free(&r);
-    free(line);
     free(logs);
     return status;
 }

@@ -23,6 +23,7 @@
 #include "format.h"
 #include "fit.h"
 #include "gpu.h"
+#include "html.h"
 #include "memory.h"
 #include "plan.h"
 
@@ -53,26 +54,6 @@ static const struct {
 static const char *const mode_colour[4] = {"#4e79a7", "#59a14f", "#b07aa1", "#e15759"};
 
 /* ---- small output helpers ------------------------------------------------ */
-
-/* HTML text and attribute escaping (both contexts: quotes escaped too). */
-static void esc(FILE *f, const char *s)
-{
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default:
-            /* control characters would make the document invalid */
-            if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
-                fputc('?', f);
-            else
-                fputc(*s, f);
-        }
-    }
-}
 
 /* Width of text at font-size px in a sans-serif face, estimated (no font metrics offline). */
 static double text_w(const char *s, double px)
@@ -233,12 +214,9 @@ static const char css[] =
 
 static void write_head(FILE *f, const struct report *r)
 {
-    fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-          "<meta name=\"generator\" content=\"fitgate\">\n<title>fitgate: ", f);
-    esc(f, r->m->id);
-    fprintf(f, " (%s)</title>\n<style>%s</style>\n</head>\n<body>\n", fg_mode_name(r->o->job.mode),
-            css);
+    char title[sizeof r->m->id + 64];
+    snprintf(title, sizeof title, "fitgate: %s (%s)", r->m->id, fg_mode_name(r->o->job.mode));
+    fg_cli_html_head(f, title, css);
 }
 
 static void write_summary(FILE *f, const struct report *r)
@@ -248,11 +226,11 @@ static void write_summary(FILE *f, const struct report *r)
     const struct fg_estimate *e = &r->est;
     char a[32], b[32];
     fputs("<header>\n<h1>", f);
-    esc(f, m->id);
+    fg_cli_html_esc(f, m->id);
     fputs("</h1>\n<p class=\"muted\">", f);
-    esc(f, m->model_type);
+    fg_cli_html_esc(f, m->model_type);
     fputs("; read as ", f);
-    esc(f, m->reader);
+    fg_cli_html_esc(f, m->reader);
     fprintf(f, "; count %s", fg_certainty_name(m->certainty));
     fprintf(f, "; %s parameters stored in the checkpoint", fg_cli_count(m->params_total, a, sizeof a));
     if (m->experts)
@@ -261,12 +239,12 @@ static void write_summary(FILE *f, const struct report *r)
     fprintf(f, "; %llu layers</p>\n", (unsigned long long)m->layers);
     for (size_t i = 0; i < m->n_notes; i++) {
         fputs("<p class=\"muted\">note: ", f);
-        esc(f, m->notes[i]);
+        fg_cli_html_esc(f, m->notes[i]);
         fputs("</p>\n", f);
     }
     for (size_t i = 0; i < m->n_assumed; i++) {
         fputs("<p class=\"muted\">assumed: ", f);
-        esc(f, m->assumed[i]);
+        fg_cli_html_esc(f, m->assumed[i]);
         fputs("</p>\n", f);
     }
     fputs("</header>\n<section id=\"summary\">\n<h2>Job</h2>\n<p>", f);
@@ -297,7 +275,7 @@ static void write_summary(FILE *f, const struct report *r)
         fprintf(f, "<div class=\"fact\">optimizer step<b>%s</b></div>\n",
                 fg_cli_gb(e->step_bytes, a, sizeof a));
     fprintf(f, "<div class=\"fact\">on ");
-    esc(f, r->card->label);
+    fg_cli_html_esc(f, r->card->label);
     const char *v = r->card_fit.verdict == FG_FIT_SPLIT && r->plan.status == FG_PLAN_IMPOSSIBLE
                         ? "no" : fg_verdict_name(r->card_fit.verdict);
     fprintf(f, " (%s usable)<b><span class=\"verdict %s\">%s</span></b></div>\n",
@@ -305,7 +283,7 @@ static void write_summary(FILE *f, const struct report *r)
     fputs("</div>\n<p>", f);
     if (r->card_fit.verdict == FG_FIT_FITS || r->card_fit.verdict == FG_FIT_BORDERLINE) {
         fprintf(f, "One ");
-        esc(f, r->card->label);
+        fg_cli_html_esc(f, r->card->label);
         fprintf(f, " holds this job: it needs %s with headroom; the largest micro-batch is "
                    "%llu.%s",
                 fg_cli_gb(r->card_fit.need_bytes, a, sizeof a),
@@ -314,10 +292,10 @@ static void write_summary(FILE *f, const struct report *r)
                     ? " Above the card on the conservative peak: measure one step first."
                     : "");
     } else if (r->plan.status == FG_PLAN_IMPOSSIBLE) {
-        esc(f, r->plan.why);
+        fg_cli_html_esc(f, r->plan.why);
     } else {
         fprintf(f, "One ");
-        esc(f, r->card->label);
+        fg_cli_html_esc(f, r->card->label);
         fprintf(f, " cannot hold micro-batch %llu (it needs %s with headroom); the smallest "
                    "layout that fits uses %u GPUs (below).",
                 (unsigned long long)e->batch, fg_cli_gb(r->card_fit.need_bytes, a, sizeof a),
@@ -436,14 +414,14 @@ static void seg_title(FILE *f, const struct fg_estimate *e, const struct bar *ba
         if (key_index(l->key) != k || !line_in_bar(e, i, bar, temp_line))
             continue;
         fputs("\n\xe2\x80\xa2 ", f); /* bullet */
-        esc(f, l->what);
+        fg_cli_html_esc(f, l->what);
         if (l->per_sample)
             fprintf(f, " (%s per sample x %llu)", fg_cli_gb(l->bytes, a, sizeof a),
                     (unsigned long long)e->batch);
         else
             fprintf(f, " (%s)", fg_cli_gb(l->bytes, a, sizeof a));
         fputs(" [source: ", f);
-        esc(f, l->source);
+        fg_cli_html_esc(f, l->source);
         fputs("]", f);
     }
     fputs("</title>", f);
@@ -585,11 +563,11 @@ static void write_breakdown(FILE *f, const struct report *r)
     /* card limits: usable memory, and usable / headroom (what the estimate may reach) */
     if (!card_drawn) {
         fprintf(f, "<text x=\"%.1f\" y=\"11\" font-size=\"12\" fill=\"#cf222e\">", X0);
-        esc(f, r->card->label);
+        fg_cli_html_esc(f, r->card->label);
         fprintf(f, ": %s usable, off this scale</text>\n", fg_cli_gb(r->card_usable, a, sizeof a));
     } else {
         fprintf(f, "<g class=\"card-limit\"><title>");
-        esc(f, r->card->label);
+        fg_cli_html_esc(f, r->card->label);
         fprintf(f, ": %s usable after the CUDA context; the estimate may reach %s under %.2fx "
                    "headroom</title>",
                 fg_cli_gb(r->card_usable, a, sizeof a), fg_cli_gb(limit, b, sizeof b), r->o->headroom);
@@ -602,7 +580,7 @@ static void write_breakdown(FILE *f, const struct report *r)
         fprintf(f, "<text x=\"%.1f\" y=\"11\" font-size=\"12\" text-anchor=\"%s\" "
                    "fill=\"#cf222e\">",
                 lx, lx > W - 260 ? "end" : "start");
-        esc(f, r->card->label);
+        fg_cli_html_esc(f, r->card->label);
         fprintf(f, " usable %s</text></g>\n", fg_cli_gb(r->card_usable, a, sizeof a));
     }
     fputs("</svg>\n", f);
@@ -628,12 +606,12 @@ static void write_breakdown(FILE *f, const struct report *r)
         const struct fg_line *l = &e->lines[i];
         size_t k = key_index(l->key);
         fprintf(f, "<tr><td><i class=\"sw\" style=\"background:%s\"></i>", keys[k].colour);
-        esc(f, l->key);
+        fg_cli_html_esc(f, l->key);
         fprintf(f, "</td><td class=\"num\">%s%s</td><td>", fg_cli_gb(l->bytes, a, sizeof a),
                 l->per_sample ? " / sample" : "");
-        esc(f, l->what);
+        fg_cli_html_esc(f, l->what);
         fputs("</td><td>", f);
-        esc(f, l->source);
+        fg_cli_html_esc(f, l->source);
         fputs("</td></tr>\n", f);
     }
     fputs("</tbody>\n</table>\n</section>\n", f);
@@ -747,7 +725,7 @@ static void write_batch_chart(FILE *f, const struct report *r)
         double yy = YP((double)cd->usable);
         bool inside = (double)cd->usable <= ymax;
         fputs("<g class=\"card-limit\"><title>", f);
-        esc(f, cd->gpu->label);
+        fg_cli_html_esc(f, cd->gpu->label);
         fprintf(f, ": %s usable after the CUDA context</title>", fg_cli_gb(cd->usable, a, sizeof a));
         if (inside)
             fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#57606a\" "
@@ -755,7 +733,7 @@ static void write_batch_chart(FILE *f, const struct report *r)
                     L, yy, L + pw, yy);
         fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#24292f\">", L + pw + 8,
                 inside ? ly[c] : T + 4 + 14.0 * (double)c);
-        esc(f, cd->gpu->label);
+        fg_cli_html_esc(f, cd->gpu->label);
         fprintf(f, "%s</text></g>\n", inside ? "" : " (above)");
     }
     fputs("</g>\n", f);
@@ -829,7 +807,7 @@ static void write_batch_chart(FILE *f, const struct report *r)
             double v = (double)fg_estimate_at(e, mb) * hr;
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"><title>%s on ",
                     XP(mb), YP(v), mode_colour[k % 4], r->mode_name[k]);
-            esc(f, r->cards[c].gpu->label);
+            fg_cli_html_esc(f, r->cards[c].gpu->label);
             fprintf(f, ": largest micro-batch %llu (%s with headroom)</title></circle>\n",
                     (unsigned long long)mb, fg_cli_gb((uint64_t)v, a, sizeof a));
         }
@@ -864,7 +842,7 @@ static void write_cards(FILE *f, const struct report *r)
     for (size_t c = 0; c < r->ncards; c++) {
         const struct card *cd = &r->cards[c];
         fputs("<tr><td>", f);
-        esc(f, cd->gpu->label);
+        fg_cli_html_esc(f, cd->gpu->label);
         fprintf(f, "</td><td class=\"num\">%s</td><td class=\"num\">%.0f</td>",
                 fg_cli_gb(cd->usable, a, sizeof a), fg_gpu_tflops(cd->gpu));
         for (int k = 0; k < 3; k++) {
@@ -899,7 +877,7 @@ static int env_row(const char *name, const char *value, void *ctx)
 {
     struct envbuf *eb = ctx;
     fprintf(eb->f, "<tr><td class=\"mono\">%s</td><td class=\"mono\">", name);
-    esc(eb->f, value);
+    fg_cli_html_esc(eb->f, value);
     fputs("</td></tr>\n", eb->f);
     return 0;
 }
@@ -938,11 +916,11 @@ static void write_layouts(FILE *f, const struct report *r)
     char a[32], split[256];
     const struct fg_plan *p = &r->plan;
     fputs("<section id=\"layouts\">\n<h2>Suggested layouts on ", f);
-    esc(f, r->card->label);
+    fg_cli_html_esc(f, r->card->label);
     fputs("</h2>\n", f);
     if (p->status == FG_PLAN_IMPOSSIBLE || !p->n) {
         fputs("<p class=\"no\">", f);
-        esc(f, p->why[0] ? p->why : "no layout found");
+        fg_cli_html_esc(f, p->why[0] ? p->why : "no layout found");
         fputs("</p>\n</section>\n", f);
         return;
     }
@@ -966,7 +944,7 @@ static void write_layouts(FILE *f, const struct report *r)
                 l->gpus, l->tp, l->pp, l->ep, l->dp, l->zero ? "ZeRO-" : "-", l->zero,
                 fg_cli_gb(l->peak_bytes, a, sizeof a), (unsigned long long)l->micro_batch,
                 (unsigned long long)(l->grad_accum ? l->grad_accum : 1));
-        esc(f, l->pp > 1 ? split : "all");
+        fg_cli_html_esc(f, l->pp > 1 ? split : "all");
         fputs("</td><td>", f);
         stage_svg(f, l, p->usable_bytes, r->o->headroom);
         fputs("</td></tr>\n", f);
@@ -995,17 +973,17 @@ static void write_structure(FILE *f, const struct report *r)
     for (size_t i = 0; i < m->n_nodes; i++) {
         const struct fg_node *n = &m->nodes[i];
         fprintf(f, "<tr><td class=\"num\">%zu</td><td>", i + 1);
-        esc(f, n->name);
+        fg_cli_html_esc(f, n->name);
         fputs("</td><td>", f);
-        esc(f, fg_node_kind_name(n->kind));
+        fg_cli_html_esc(f, fg_node_kind_name(n->kind));
         fputs("</td><td>", f);
-        esc(f, n->desc);
+        fg_cli_html_esc(f, n->desc);
         fprintf(f, "</td><td class=\"mono\">%llu &times; %u</td><td class=\"num\">%s</td></tr>\n",
                 (unsigned long long)seq, n->width, fg_cli_count(n->params, a, sizeof a));
     }
     for (size_t i = 0; i < m->n_rules; i++) {
         fputs("<tr><td></td><td colspan=\"4\">rule: ", f);
-        esc(f, m->rules[i].name);
+        fg_cli_html_esc(f, m->rules[i].name);
         fprintf(f, "</td><td class=\"num\">%+lld</td></tr>\n", (long long)m->rules[i].scalars);
     }
     fprintf(f, "<tr><th></th><th colspan=\"4\">total stored in the checkpoint</th>"
@@ -1044,56 +1022,20 @@ int fg_report_html_write(FILE *f, const struct fg_model *m, const struct fg_cli_
     return rc;
 }
 
+struct page {
+    const struct fg_model *m;
+    const struct fg_cli_opts *o;
+};
+
+static int write_page(FILE *f, const void *ctx, struct fg_err *err)
+{
+    const struct page *pg = ctx;
+    return fg_report_html_write(f, pg->m, pg->o, err);
+}
+
 int fg_report_html_file(const char *path, const struct fg_model *m, const struct fg_cli_opts *o,
                         struct fg_err *err)
 {
-    struct stat st;
-    if (!path || !*path)
-        return fg_err_set(err, FG_E_INVAL, "--html needs a file name");
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-        FILE *f = fopen(path, "w");
-        if (!f)
-            return fg_err_set(err, FG_E_IO, "%s: %s", path, strerror(errno));
-        int rc = fg_report_html_write(f, m, o, err);
-        if (fclose(f) && !rc)
-            rc = fg_err_set(err, FG_E_IO, "%s: %s", path, strerror(errno));
-        return rc;
-    }
-    size_t n = strlen(path);
-    char *tmp = malloc(n + 8);
-    if (!tmp)
-        return fg_err_set(err, FG_E_NOMEM, "out of memory");
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".XXXXXX", 8);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        return fg_err_set(err, FG_E_IO, "%s: cannot create a file beside it: %s", path,
-                          strerror(e));
-    }
-    /* mkstemp makes 0600; a report is as readable as any file the user writes */
-    mode_t mask = umask(0);
-    umask(mask);
-    (void)fchmod(fd, 0666 & ~mask);
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
-        free(tmp);
-        return fg_err_set(err, FG_E_IO, "%s: %s", path, strerror(e));
-    }
-    int rc = fg_report_html_write(f, m, o, err);
-    if (fclose(f) && !rc)
-        rc = fg_err_set(err, FG_E_IO, "%s: %s", path, strerror(errno));
-    if (!rc && rename(tmp, path))
-        rc = fg_err_set(err, FG_E_IO, "%s: %s", path, strerror(errno));
-    if (rc) {
-        unlink(tmp);
-        if (err && err->code == FG_E_IO && !strstr(err->detail, path))
-            fg_err_prefix(err, "%s", path);
-    }
-    free(tmp);
-    return rc;
+    const struct page pg = {m, o};
+    return fg_cli_html_file(path, write_page, &pg, err);
 }

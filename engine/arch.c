@@ -133,6 +133,87 @@ struct fg_node *fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_m
     return n;
 }
 
+struct fg_node *fg__add_mla(struct fg_model *m, int32_t layer, const struct fg_mla_shape *s,
+                            struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_MLA, layer, "Attention", err);
+    if (!n)
+        return NULL;
+    n->eager_bytes = 6; /* eager_attention_forward, as fg__add_attention */
+    uint64_t h = s->hidden, heads = s->heads, qhd = s->nope + s->rope;
+    if (s->q_lora) {
+        fg__node_linear(n, "q_a", h, s->q_lora, 1, s->bias);
+        fg__node_linear(n, "q_b", s->q_lora, heads * qhd, 1, false);
+        n->params += s->q_lora; /* q_a_layernorm */
+    } else {
+        fg__node_linear(n, "q", h, heads * qhd, 1, false);
+    }
+    fg__node_linear(n, "kv_a", h, s->kv_lora + s->rope, 1, s->bias);
+    n->params += s->kv_lora; /* kv_a_layernorm */
+    fg__node_linear(n, "kv_b", s->kv_lora, heads * (s->nope + s->v), 1, false);
+    fg__node_linear(n, "o", heads * s->v, h, 1, s->bias);
+    n->hidden = (uint32_t)h;
+    n->width = (uint32_t)h;
+    n->heads = (uint32_t)heads;
+    n->kv_heads = (uint32_t)heads;
+    n->head_dim = (uint32_t)qhd;
+    n->v_head_dim = (uint32_t)s->v;
+    n->q_lora = (uint32_t)s->q_lora;
+    n->kv_lora = (uint32_t)s->kv_lora;
+    n->rope_dim = (uint32_t)s->rope;
+    fg__fmt(n->desc, sizeof n->desc, "MLA %lluh q%llu/kv%llu x%llu", (unsigned long long)heads,
+             (unsigned long long)s->q_lora, (unsigned long long)s->kv_lora,
+             (unsigned long long)qhd);
+    return n;
+}
+
+struct fg_node *fg__add_moe(struct fg_model *m, int32_t layer, const struct fg_moe_shape *s,
+                            struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
+    if (!n)
+        return NULL;
+    uint64_t h = s->hidden, e = s->experts, w = s->inter, sh = s->shared_inter;
+    fg__node_linear(n, "router", h, e, 1, s->router_bias);
+    if (s->gated && s->fused_gate_up) {
+        fg__node_linear(n, "gate_up", h, 2 * w, e, s->expert_bias);
+    } else {
+        if (s->gated)
+            fg__node_linear(n, "gate", h, w, e, s->expert_bias);
+        fg__node_linear(n, "up", h, w, e, s->expert_bias);
+    }
+    fg__node_linear(n, "down", w, h, e, s->expert_bias);
+    if (sh) {
+        if (s->gated)
+            fg__node_linear(n, "shared_gate", h, sh, 1, false);
+        fg__node_linear(n, "shared_up", h, sh, 1, false);
+        fg__node_linear(n, "shared_down", sh, h, 1, false);
+        if (s->shared_gate)
+            fg__node_linear(n, "shexp_gate", h, 1, 1, false);
+    }
+    if (s->score_bias) {
+        n->params += e;
+        n->buffers += e;
+    }
+    n->hidden = (uint32_t)h;
+    n->width = (uint32_t)h;
+    n->inter = (uint32_t)w;
+    n->experts = (uint32_t)e;
+    n->top_k = (uint32_t)s->top_k;
+    n->gated = s->gated;
+    n->lora_experts = s->lora_experts;
+    n->shared = sh ? s->shared_n : 0;
+    n->shared_inter = (uint32_t)sh;
+    if (n->shared)
+        fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide, %u shared",
+                 (unsigned long long)e, (unsigned long long)s->top_k, (unsigned long long)w,
+                 n->shared);
+    else
+        fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide",
+                 (unsigned long long)e, (unsigned long long)s->top_k, (unsigned long long)w);
+    return n;
+}
+
 int fg__add_head(struct fg_model *m, uint64_t vocab, uint64_t hidden, bool tied,
                  bool stored_when_tied, bool bias, struct fg_err *err)
 {

@@ -97,6 +97,44 @@ struct fg_node *fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_m
                             struct fg_err *err);
 
 /*
+ * Multi-head latent attention as DeepseekV3Attention builds it (transformers
+ * models/deepseek_v3/modeling_deepseek_v3.py): q_a_proj hidden -> q_lora, q_a_layernorm,
+ * q_b_proj q_lora -> heads x (nope + rope), or one q_proj without q_lora;
+ * kv_a_proj_with_mqa hidden -> kv_lora + rope, kv_a_layernorm, kv_b_proj kv_lora ->
+ * heads x (nope + v); o_proj heads x v -> hidden.  bias (attention_bias) on q_a, kv_a and
+ * o.  transformers expands the latent to full per-head keys and values, so kv_heads =
+ * heads.  desc "MLA <heads>h q<q_lora>/kv<kv_lora> x<nope + rope>".  NULL when out of
+ * memory (err set).
+ */
+struct fg_mla_shape {
+    uint64_t hidden, heads, q_lora, kv_lora, nope, rope, v;
+    bool bias;
+};
+struct fg_node *fg__add_mla(struct fg_model *m, int32_t layer, const struct fg_mla_shape *s,
+                            struct fg_err *err);
+
+/*
+ * A mixture-of-experts block (MixtralSparseMoeBlock and its kin): router Linear(hidden,
+ * experts); experts of inter as gate / up / down (gate_up fused, or up / down alone when
+ * not gated); the shared experts as one MLP of shared_inter, gated as the experts are;
+ * Qwen2MoeSparseMoeBlock's shared_expert_gate Linear(hidden, 1); the router's
+ * e_score_correction_bias (experts scalars, a stored buffer).  desc "E experts top-K, W
+ * wide[, N shared]"; a caller with other words writes its own.  NULL when out of memory.
+ */
+struct fg_moe_shape {
+    uint64_t hidden, experts, top_k, inter;
+    uint64_t shared_inter;   /* 0 = no shared expert */
+    uint32_t shared_n;       /* the node's shared count when shared_inter */
+    bool gated, fused_gate_up;
+    bool router_bias, expert_bias;
+    bool shared_gate;        /* shexp_gate Linear(hidden, 1), with a shared expert */
+    bool score_bias;         /* e_score_correction_bias */
+    uint8_t lora_experts;    /* enum fg_lora_experts */
+};
+struct fg_node *fg__add_moe(struct fg_model *m, int32_t layer, const struct fg_moe_shape *s,
+                            struct fg_err *err);
+
+/*
  * LM head vocab x hidden.  tied: shares the embedding (stored 0 scalars)
  * unless stored_when_tied (the checkpoint still writes lm_head.weight).
  */

@@ -63,6 +63,7 @@ struct bert_family {
     const struct bert_task *tasks;
     const char *prefixes;            /* class-name prefixes, '|' separated */
     const struct bert_task *absent;  /* task when the config has no architectures */
+    const char *name;                /* in bert_task_labels' note; read_bert words its own */
     bool google_layout;
     bool unversioned_pooler;         /* configs without transformers_version: pooler stored */
     uint64_t rel_buckets_def;        /* MPNet: one relative_attention_bias (buckets x heads)
@@ -225,6 +226,22 @@ static const struct bert_task *bert_task_of(const struct fg_cfg *c, const struct
     return n ? NULL : f->absent;
 }
 
+/* The class of the config in fam's table, else fam->absent with a note naming the family
+ * (DistilBERT, DeBERTa-v2); num_labels read into *labels for a classifier head. */
+static int bert_task_labels(const struct fg_cfg *c, struct fg_model *m,
+                            const struct bert_family *fam, const struct bert_task **task,
+                            uint64_t *labels, struct fg_err *err)
+{
+    int rc;
+    if (!(*task = bert_task_of(c, fam, err, &rc)) && !rc) {
+        fg__model_note(m, "architectures names no %s class fitgate knows: its task head is "
+                          "not counted", fam->name);
+        *task = fam->absent;
+    }
+    if (rc || ((*task)->head != BH_LABELS && (*task)->head != BH_CLS_DENSE))
+        return rc;
+    return read_num_labels(c, labels, err);
+}
 
 /*
  * BertModel: embeddings (word, position, token_type, LayerNorm), then per
@@ -493,7 +510,8 @@ static const struct bert_task distilbert_tasks[] = {
 };
 
 static const struct bert_family distilbert = {
-    .tasks = distilbert_tasks, .prefixes = "", .absent = &distilbert_tasks[1]};
+    .tasks = distilbert_tasks, .prefixes = "", .absent = &distilbert_tasks[1],
+    .name = "DistilBERT"};
 
 static int read_distilbert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                            struct fg_err *err)
@@ -512,16 +530,8 @@ static int read_distilbert(const struct fg_cfg *c, struct fg_model *m, const voi
         return rc;
     m->kv_heads = m->heads;
     m->head_dim = m->hidden / m->heads;
-    const struct bert_task *task = bert_task_of(c, fam, err, &rc);
-    if (rc)
-        return rc;
-    if (!task) {
-        fg__model_note(m, "architectures names no DistilBERT class fitgate knows: its task head "
-                          "is not counted");
-        task = fam->absent;
-    }
-    if ((task->head == BH_LABELS || task->head == BH_CLS_DENSE) &&
-        (rc = read_num_labels(c, &labels, err)))
+    const struct bert_task *task;
+    if ((rc = bert_task_labels(c, m, fam, &task, &labels, err)))
         return rc;
     unsigned ver = fg__cfg_tf_version(c);
     bool position_ids = ver >= 3001 && ver < 4031; /* as BERT's, see read_bert */
@@ -652,7 +662,7 @@ static const struct bert_task deberta_tasks[] = {
 };
 
 static const struct bert_family deberta_v2 = {
-    .tasks = deberta_tasks, .prefixes = "", .absent = &deberta_tasks[1]};
+    .tasks = deberta_tasks, .prefixes = "", .absent = &deberta_tasks[1], .name = "DeBERTa-v2"};
 
 /*
  * DebertaV2Model (models/deberta_v2/modeling_deberta_v2.py):
@@ -704,15 +714,8 @@ static int read_deberta_v2(const struct fg_cfg *c, struct fg_model *m, const voi
         return fg_err_set(err, FG_E_RANGE, "%s: hidden_size %llu is not divisible by "
                           "conv_groups %llu", c->origin, (unsigned long long)m->hidden,
                           (unsigned long long)conv_g);
-    const struct bert_task *task = bert_task_of(c, fam, err, &rc);
-    if (rc)
-        return rc;
-    if (!task) {
-        fg__model_note(m, "architectures names no DeBERTa-v2 class fitgate knows: its task "
-                          "head is not counted");
-        task = fam->absent;
-    }
-    if (task->head == BH_LABELS && (rc = read_num_labels(c, &labels, err)))
+    const struct bert_task *task;
+    if ((rc = bert_task_labels(c, m, fam, &task, &labels, err)))
         return rc;
     bool c2p = false, p2c = false;
     for (size_t i = 0; i < natt && i < 4; i++) {

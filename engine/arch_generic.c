@@ -322,38 +322,16 @@ static bool moe_layer(const struct experts *x, uint64_t l)
 static int add_moe(struct fg_model *m, int32_t layer, const struct experts *x,
                    struct fg_err *err)
 {
-    struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
+    const struct fg_moe_shape ms = {
+        .hidden = m->hidden, .experts = x->n, .top_k = x->top_k, .inter = x->width,
+        .shared_inter = x->shared_width, .shared_n = 1, .gated = x->gated,
+        .shared_gate = x->qwen_shared_gate, .score_bias = x->score_bias};
+    struct fg_node *n = fg__add_moe(m, layer, &ms, err);
     if (!n)
         return err ? err->code : FG_E_NOMEM;
-    uint64_t h = m->hidden, e = x->n, w = x->width, s = x->shared_width;
-    fg__node_linear(n, "router", h, e, 1, false);
-    if (x->gated)
-        fg__node_linear(n, "gate", h, w, e, false);
-    fg__node_linear(n, "up", h, w, e, false);
-    fg__node_linear(n, "down", w, h, e, false);
-    if (s) {
-        if (x->gated)
-            fg__node_linear(n, "shared_gate", h, s, 1, false);
-        fg__node_linear(n, "shared_up", h, s, 1, false);
-        fg__node_linear(n, "shared_down", s, h, 1, false);
-        if (x->qwen_shared_gate)
-            fg__node_linear(n, "shexp_gate", h, 1, 1, false);
-    }
-    if (x->score_bias) {
-        n->params += e;
-        n->buffers += e;
-    }
-    n->hidden = (uint32_t)h;
-    n->width = (uint32_t)h;
-    n->inter = (uint32_t)w;
-    n->experts = (uint32_t)e;
-    n->top_k = (uint32_t)x->top_k;
-    n->gated = x->gated;
-    n->shared = s ? 1 : 0;
-    n->shared_inter = (uint32_t)s;
     fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide%s",
-             (unsigned long long)e, (unsigned long long)x->top_k, (unsigned long long)w,
-             s ? ", shared" : "");
+             (unsigned long long)x->n, (unsigned long long)x->top_k,
+             (unsigned long long)x->width, x->shared_width ? ", shared" : "");
     return 0;
 }
 
@@ -366,44 +344,13 @@ struct attn {
     uint64_t q_lora, kv_lora, nope, rope, v;
 };
 
-/*
- * Multi-head latent attention as DeepseekV3Attention builds it (transformers
- * models/deepseek_v3/modeling_deepseek_v3.py): q_a_proj + q_a_layernorm + q_b_proj (or one
- * q_proj without q_lora_rank), kv_a_proj_with_mqa hidden -> kv_lora + rope, kv_a_layernorm,
- * kv_b_proj kv_lora -> heads x (nope + v), o_proj heads x v -> hidden.
- */
+/* Multi-head latent attention (fg__add_mla). */
 static int add_mla(struct fg_model *m, int32_t layer, const struct attn *a, struct fg_err *err)
 {
-    struct fg_node *n = fg__model_add_block(m, FG_NODE_MLA, layer, "Attention", err);
-    if (!n)
-        return err ? err->code : FG_E_NOMEM;
-    n->eager_bytes = 6; /* eager_attention_forward, as fg__add_attention */
-    uint64_t h = m->hidden, heads = m->heads, qhd = a->nope + a->rope;
-    bool b = a->gqa.qkv_bias;
-    if (a->q_lora) {
-        fg__node_linear(n, "q_a", h, a->q_lora, 1, b);
-        fg__node_linear(n, "q_b", a->q_lora, heads * qhd, 1, false);
-        n->params += a->q_lora;
-    } else {
-        fg__node_linear(n, "q", h, heads * qhd, 1, false);
-    }
-    fg__node_linear(n, "kv_a", h, a->kv_lora + a->rope, 1, b);
-    n->params += a->kv_lora;
-    fg__node_linear(n, "kv_b", a->kv_lora, heads * (a->nope + a->v), 1, false);
-    fg__node_linear(n, "o", heads * a->v, h, 1, b);
-    n->hidden = (uint32_t)h;
-    n->width = (uint32_t)h;
-    n->heads = (uint32_t)heads;
-    n->kv_heads = (uint32_t)heads;
-    n->head_dim = (uint32_t)qhd;
-    n->v_head_dim = (uint32_t)a->v;
-    n->q_lora = (uint32_t)a->q_lora;
-    n->kv_lora = (uint32_t)a->kv_lora;
-    n->rope_dim = (uint32_t)a->rope;
-    fg__fmt(n->desc, sizeof n->desc, "MLA %lluh q%llu/kv%llu x%llu", (unsigned long long)heads,
-             (unsigned long long)a->q_lora, (unsigned long long)a->kv_lora,
-             (unsigned long long)qhd);
-    return 0;
+    const struct fg_mla_shape s = {.hidden = m->hidden, .heads = m->heads, .q_lora = a->q_lora,
+                                   .kv_lora = a->kv_lora, .nope = a->nope, .rope = a->rope,
+                                   .v = a->v, .bias = a->gqa.qkv_bias};
+    return fg__add_mla(m, layer, &s, err) ? 0 : err ? err->code : FG_E_NOMEM;
 }
 
 static int read_attn(const struct fg_cfg *c, struct fg_model *m, struct attn *a,

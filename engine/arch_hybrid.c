@@ -96,6 +96,30 @@ const struct hy_kind_name *fg__hy_kind_by_name(const struct hy_kind_name *t, con
     return NULL;
 }
 
+int fg__hy_read_kind_list(const struct fg_cfg *c, const char *keys, const char *key,
+                          const struct hy_kind_name *t, uint64_t layers, enum hy_kind *out,
+                          size_t *n, struct fg_err *err)
+{
+    const char *names[FG_MAX_LAYERS];
+    int rc = fg_cfg_str_array(c, keys, names, FG_MAX_LAYERS, n, err);
+    if (rc || !*n)
+        return rc;
+    if (layers && *n != layers)
+        return fg_err_set(err, FG_E_RANGE, "%s: key '%s' has %zu entries for %llu layers",
+                          c->origin, key, *n, (unsigned long long)layers);
+    if (*n > FG_MAX_LAYERS)
+        return fg_err_set(err, FG_E_RANGE, "%s: key '%s' has %zu entries; at most %u",
+                          c->origin, key, *n, FG_MAX_LAYERS);
+    for (size_t i = 0; i < *n; i++) {
+        const struct hy_kind_name *k = fg__hy_kind_by_name(t, names[i]);
+        if (!k)
+            return fg_err_set(err, FG_E_RANGE, "%s: key '%s' has unknown kind '%s' at layer %zu",
+                              c->origin, key, names[i], i);
+        out[i] = k->kind;
+    }
+    return 0;
+}
+
 /*
  * NemotronH block kinds, from hybrid_override_pattern (one letter a layer) or
  * from the newer layers_block_type list.  Fails with FG_E_MISSING when
@@ -128,26 +152,13 @@ static int read_pattern(const struct fg_cfg *c, const struct hy_kind_name *kinds
         *n = len;
         return 0;
     }
-    const char *names[FG_MAX_LAYERS];
-    size_t nn = 0;
     *key = "layers_block_type";
-    if ((rc = fg_cfg_str_array(c, "layers_block_type|layer_types", names, FG_MAX_LAYERS, &nn,
-                               err)))
+    if ((rc = fg__hy_read_kind_list(c, "layers_block_type|layer_types", *key, kinds, 0, out, n,
+                                    err)))
         return rc;
-    if (nn == 0)
+    if (*n == 0)
         return fg_err_set(err, FG_E_MISSING, "%s: nemotron_h needs 'hybrid_override_pattern' or "
                           "'layers_block_type' to know each layer's kind", c->origin);
-    if (nn > FG_MAX_LAYERS)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'layers_block_type' has %zu entries; at most %u",
-                          c->origin, nn, FG_MAX_LAYERS);
-    for (size_t i = 0; i < nn; i++) {
-        const struct hy_kind_name *k = fg__hy_kind_by_name(kinds, names[i]);
-        if (!k)
-            return fg_err_set(err, FG_E_RANGE, "%s: key 'layers_block_type' has unknown kind '%s' "
-                              "at layer %zu", c->origin, names[i], i);
-        out[i] = k->kind;
-    }
-    *n = nn;
     return 0;
 }
 
@@ -414,24 +425,10 @@ static int read_lfm2_ff(const struct fg_cfg *c, uint64_t def, uint64_t *out, str
 static int read_lfm2_kinds(const struct fg_cfg *c, const struct hy_kind_name *kinds,
                            uint64_t layers, enum hy_kind *out, struct fg_err *err)
 {
-    const char *names[FG_MAX_LAYERS];
     size_t nn = 0;
-    int rc = fg_cfg_str_array(c, "layer_types", names, FG_MAX_LAYERS, &nn, err);
-    if (rc)
+    int rc = fg__hy_read_kind_list(c, "layer_types", "layer_types", kinds, layers, out, &nn, err);
+    if (rc || nn)
         return rc;
-    if (nn) {
-        if (nn != layers)
-            return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has %zu entries for %llu "
-                              "layers", c->origin, nn, (unsigned long long)layers);
-        for (size_t i = 0; i < nn; i++) {
-            const struct hy_kind_name *k = fg__hy_kind_by_name(kinds, names[i]);
-            if (!k)
-                return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has unknown kind '%s' "
-                                  "at layer %zu", c->origin, names[i], i);
-            out[i] = k->kind;
-        }
-        return 0;
-    }
     uint64_t idx[FG_MAX_LAYERS];
     size_t ni = 0;
     if ((rc = fg_cfg_u64_array(c, "full_attn_idxs", 0, layers - 1, idx, FG_MAX_LAYERS, &ni, err)))
@@ -575,34 +572,13 @@ struct qwen_moe_shape {
 static int add_qwen_moe(struct fg_model *m, int32_t layer, const struct qwen_moe_shape *s,
                         struct fg_err *err)
 {
-    struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "router", s->hidden, s->experts, 1, false);
-    fg__node_linear(n, "gate", s->hidden, s->inter, s->experts, false);
-    fg__node_linear(n, "up", s->hidden, s->inter, s->experts, false);
-    fg__node_linear(n, "down", s->inter, s->hidden, s->experts, false);
-    if (s->shared_inter) {
-        fg__node_linear(n, "shared_gate", s->hidden, s->shared_inter, 1, false);
-        fg__node_linear(n, "shared_up", s->hidden, s->shared_inter, 1, false);
-        fg__node_linear(n, "shared_down", s->shared_inter, s->hidden, 1, false);
-        fg__node_linear(n, "shexp_gate", s->hidden, 1, 1, false);
-    }
-    n->hidden = (uint32_t)s->hidden;
-    n->width = (uint32_t)s->hidden;
-    n->inter = (uint32_t)s->inter;
-    n->experts = (uint32_t)s->experts;
-    n->top_k = (uint32_t)s->top_k;
-    n->gated = 1;
     /* qwen3_next maps to qwen2_moe in transformers' _MODEL_TO_CONVERSION_PATTERN, as
      * qwen3_moe does: read as that row (not measured here) */
-    n->lora_experts = FG_LORA_EXPERTS_MERGED;
-    n->shared = s->shared_inter ? 1 : 0;
-    n->shared_inter = (uint32_t)s->shared_inter;
-    fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide%s",
-             (unsigned long long)s->experts, (unsigned long long)s->top_k,
-             (unsigned long long)s->inter, s->shared_inter ? ", 1 shared" : "");
-    return 0;
+    const struct fg_moe_shape ms = {
+        .hidden = s->hidden, .experts = s->experts, .top_k = s->top_k, .inter = s->inter,
+        .shared_inter = s->shared_inter, .shared_n = 1, .gated = true, .shared_gate = true,
+        .lora_experts = FG_LORA_EXPERTS_MERGED};
+    return fg__add_moe(m, layer, &ms, err) ? 0 : FG_E_NOMEM;
 }
 
 /*
@@ -612,28 +588,16 @@ static int add_qwen_moe(struct fg_model *m, int32_t layer, const struct qwen_moe
 static int read_qwen3_next_kinds(const struct fg_cfg *c, const struct hy_kind_name *kinds,
                                  uint64_t layers, enum hy_kind *out, struct fg_err *err)
 {
-    const char *names[FG_MAX_LAYERS];
     size_t nn = 0;
     uint64_t every;
     int rc;
-    if ((rc = fg_cfg_str_array(c, "layer_types", names, FG_MAX_LAYERS, &nn, err)) ||
-        (rc = fg_cfg_u64(c, "full_attention_interval", 4, 1, FG_MAX_LAYERS, &every, err)))
+    if ((rc = fg_cfg_u64(c, "full_attention_interval", 4, 1, FG_MAX_LAYERS, &every, err)) ||
+        (rc = fg__hy_read_kind_list(c, "layer_types", "layer_types", kinds, layers, out, &nn,
+                                    err)) ||
+        nn)
         return rc;
-    if (!nn) {
-        for (uint64_t i = 0; i < layers; i++)
-            out[i] = (i + 1) % every ? HY_MAMBA : HY_ATTN;
-        return 0;
-    }
-    if (nn != layers)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has %zu entries for %llu layers",
-                          c->origin, nn, (unsigned long long)layers);
-    for (size_t i = 0; i < nn; i++) {
-        const struct hy_kind_name *k = fg__hy_kind_by_name(kinds, names[i]);
-        if (!k)
-            return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has unknown kind '%s' at "
-                              "layer %zu", c->origin, names[i], i);
-        out[i] = k->kind;
-    }
+    for (uint64_t i = 0; i < layers; i++)
+        out[i] = (i + 1) % every ? HY_MAMBA : HY_ATTN;
     return 0;
 }
 
@@ -736,14 +700,9 @@ static int read_qwen3_next(const struct fg_cfg *c, struct fg_model *m, const voi
     if (!mtp)
         return 0;
     /* the MTP layers, built aside to be counted as a rule */
-    struct fg_model *x = calloc(1, sizeof *x);
+    struct fg_model *x = fg__model_scratch(m, err);
     if (!x)
-        return fg_err_set(err, FG_E_NOMEM, "out of memory");
-    x->hidden = m->hidden;
-    x->heads = m->heads;
-    x->kv_heads = m->kv_heads;
-    x->head_dim = m->head_dim;
-    x->inter = m->inter;
+        return FG_E_NOMEM;
     for (uint64_t i = 0; i < mtp && !rc; i++)
         rc = add_qwen3_next_block(x, (int32_t)i, HY_ATTN, q.experts != 0, &dn, &q, bias, err);
     uint64_t block = rc ? 0 : fg_model_params_of(x, FG_NODE_KIND_COUNT);

@@ -29,6 +29,16 @@ struct hybrid_spec {
  * NULL when none. */
 const struct hy_kind_name *fg__hy_kind_by_name(const struct hy_kind_name *t, const char *s);
 
+/*
+ * The layer kinds a config lists under keys (fg_cfg_str_array's '|' aliases; details name
+ * key) into out, *n of them: 0 when there is no list (out untouched).  layers is the
+ * count the list must have; 0 takes any up to FG_MAX_LAYERS.  FG_E_RANGE for a list of
+ * another length, or a name the kind table t does not know (naming the layer).
+ */
+int fg__hy_read_kind_list(const struct fg_cfg *c, const char *keys, const char *key,
+                          const struct hy_kind_name *t, uint64_t layers, enum hy_kind *out,
+                          size_t *n, struct fg_err *err);
+
 /* num_key_value_heads with the class default def (fg__read_core defaults it to heads). */
 int fg__hy_read_kv_heads(const struct fg_cfg *c, struct fg_model *m, uint64_t def,
                          struct fg_err *err);

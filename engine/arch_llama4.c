@@ -26,28 +26,15 @@ static const struct fg_core_defaults llama4_text_d = {
 static int add_llama4_moe(struct fg_model *m, int32_t layer, uint64_t experts, uint64_t top_k,
                           struct fg_err *err)
 {
-    struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
+    const struct fg_moe_shape ms = {.hidden = m->hidden, .experts = experts, .top_k = top_k,
+                                    .inter = m->inter, .shared_inter = m->inter, .shared_n = 1,
+                                    .gated = true};
+    struct fg_node *n = fg__add_moe(m, layer, &ms, err);
     if (!n)
         return FG_E_NOMEM;
-    uint64_t h = m->hidden, f = m->inter;
-    fg__node_linear(n, "router", h, experts, 1, false);
-    fg__node_linear(n, "gate", h, f, experts, false);
-    fg__node_linear(n, "up", h, f, experts, false);
-    fg__node_linear(n, "down", f, h, experts, false);
-    fg__node_linear(n, "shared_gate", h, f, 1, false);
-    fg__node_linear(n, "shared_up", h, f, 1, false);
-    fg__node_linear(n, "shared_down", f, h, 1, false);
-    n->hidden = (uint32_t)h;
-    n->width = (uint32_t)h;
-    n->inter = (uint32_t)f;
-    n->experts = (uint32_t)experts;
-    n->top_k = (uint32_t)top_k;
-    n->gated = 1;
-    n->shared = 1;
-    n->shared_inter = (uint32_t)f;
     fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu x%llu + shared %llu",
-             (unsigned long long)experts, (unsigned long long)top_k, (unsigned long long)f,
-             (unsigned long long)f);
+             (unsigned long long)experts, (unsigned long long)top_k,
+             (unsigned long long)m->inter, (unsigned long long)m->inter);
     return 0;
 }
 

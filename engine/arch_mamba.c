@@ -87,24 +87,11 @@ static int read_bamba_mixer(const struct fg_cfg *c, const struct fg_model *m, bo
 static int read_attn_layers(const struct fg_cfg *c, const struct hy_kind_name *kinds,
                             uint64_t layers, enum hy_kind *out, struct fg_err *err)
 {
-    const char *names[FG_MAX_LAYERS];
     size_t nn = 0;
-    int rc = fg_cfg_str_array(c, "layers_block_type|layer_types", names, FG_MAX_LAYERS, &nn, err);
-    if (rc)
+    int rc = fg__hy_read_kind_list(c, "layers_block_type|layer_types", "layers_block_type", kinds,
+                                   layers, out, &nn, err);
+    if (rc || nn)
         return rc;
-    if (nn) {
-        if (nn != layers)
-            return fg_err_set(err, FG_E_RANGE, "%s: key 'layers_block_type' has %zu entries for "
-                              "%llu layers", c->origin, nn, (unsigned long long)layers);
-        for (size_t i = 0; i < nn; i++) {
-            const struct hy_kind_name *k = fg__hy_kind_by_name(kinds, names[i]);
-            if (!k)
-                return fg_err_set(err, FG_E_RANGE, "%s: key 'layers_block_type' has unknown kind "
-                                  "'%s' at layer %zu", c->origin, names[i], i);
-            out[i] = k->kind;
-        }
-        return 0;
-    }
     uint64_t idx[FG_MAX_LAYERS];
     size_t ni = 0;
     if ((rc = fg_cfg_u64_array(c, "attn_layer_indices", 0, layers - 1, idx, FG_MAX_LAYERS, &ni,
@@ -122,23 +109,11 @@ static int read_attn_layers(const struct fg_cfg *c, const struct hy_kind_name *k
 static int add_granite_moe(struct fg_model *m, int32_t layer, uint64_t experts, uint64_t top_k,
                            struct fg_err *err)
 {
-    struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "router", m->hidden, experts, 1, false);
-    fg__node_linear(n, "gate_up", m->hidden, 2 * m->inter, experts, false);
-    fg__node_linear(n, "down", m->inter, m->hidden, experts, false);
-    n->hidden = (uint32_t)m->hidden;
-    n->width = (uint32_t)m->hidden;
-    n->inter = (uint32_t)m->inter;
-    n->experts = (uint32_t)experts;
-    n->top_k = (uint32_t)top_k;
-    n->gated = 1;
-    n->lora_experts = FG_LORA_EXPERTS_NONE; /* as the granitemoe row */
-    fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide",
-             (unsigned long long)experts, (unsigned long long)top_k,
-             (unsigned long long)m->inter);
-    return 0;
+    const struct fg_moe_shape ms = {.hidden = m->hidden, .experts = experts, .top_k = top_k,
+                                    .inter = m->inter, .gated = true, .fused_gate_up = true,
+                                    /* as the granitemoe row */
+                                    .lora_experts = FG_LORA_EXPERTS_NONE};
+    return fg__add_moe(m, layer, &ms, err) ? 0 : FG_E_NOMEM;
 }
 
 enum mamba_family { MF_BAMBA, MF_GRANITE, MF_FALCON };

@@ -75,61 +75,22 @@ static bool is_moe_layer(const struct moe_cfg *k, uint64_t l)
 static int add_moe(struct fg_model *m, int32_t layer, const struct moe_cfg *k, struct fg_err *err)
 {
     const struct moe_spec *s = k->s;
-    struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
-    if (!n)
-        return err ? err->code : FG_E_NOMEM;
-    uint64_t h = m->hidden, e = k->experts, w = k->moe_inter;
-    fg__node_linear(n, "router", h, e, 1, s->router_bias);
-    if (s->fused_gate_up) {
-        fg__node_linear(n, "gate_up", h, 2 * w, e, s->expert_bias);
-    } else {
-        fg__node_linear(n, "gate", h, w, e, s->expert_bias);
-        fg__node_linear(n, "up", h, w, e, s->expert_bias);
-    }
-    fg__node_linear(n, "down", w, h, e, s->expert_bias);
-    if (k->shared_inter) {
-        fg__node_linear(n, "shared_gate", h, k->shared_inter, 1, false);
-        fg__node_linear(n, "shared_up", h, k->shared_inter, 1, false);
-        fg__node_linear(n, "shared_down", k->shared_inter, h, 1, false);
-        /* Qwen2MoeSparseMoeBlock.shared_expert_gate: Linear(hidden, 1, bias=False) */
-        if (s->shared == SHARED_QWEN)
-            fg__node_linear(n, "shexp_gate", h, 1, 1, false);
-    }
-    if (k->score_bias) {
-        n->params += e;
-        n->buffers += e;
-    }
-    n->hidden = (uint32_t)h;
-    n->width = (uint32_t)h;
-    n->inter = (uint32_t)w;
-    n->experts = (uint32_t)e;
-    n->top_k = (uint32_t)k->top_k;
-    n->gated = 1;
-    n->lora_experts = (uint8_t)s->peft;
-    n->shared = k->shared_inter ? (uint32_t)k->shared_n : 0;
-    n->shared_inter = (uint32_t)k->shared_inter;
-    if (n->shared)
-        fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide, %u shared",
-                 (unsigned long long)e, (unsigned long long)k->top_k, (unsigned long long)w,
-                 n->shared);
-    else
-        fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide",
-                 (unsigned long long)e, (unsigned long long)k->top_k, (unsigned long long)w);
-    return 0;
+    /* Qwen2MoeSparseMoeBlock.shared_expert_gate: Linear(hidden, 1, bias=False) */
+    const struct fg_moe_shape ms = {
+        .hidden = m->hidden, .experts = k->experts, .top_k = k->top_k, .inter = k->moe_inter,
+        .shared_inter = k->shared_inter, .shared_n = (uint32_t)k->shared_n, .gated = true,
+        .fused_gate_up = s->fused_gate_up, .router_bias = s->router_bias,
+        .expert_bias = s->expert_bias, .shared_gate = s->shared == SHARED_QWEN,
+        .score_bias = k->score_bias, .lora_experts = (uint8_t)s->peft};
+    return fg__add_moe(m, layer, &ms, err) ? 0 : err ? err->code : FG_E_NOMEM;
 }
 
 /*
- * Multi-head latent attention, shapes of DeepseekV2Attention /
- * DeepseekV3Attention (transformers models/deepseek_v3/modeling_deepseek_v3.py):
- *   q_a_proj hidden -> q_lora (bias = attention_bias), q_a_layernorm(q_lora),
- *   q_b_proj q_lora -> heads x (nope + rope); or q_proj hidden -> heads x (nope + rope)
- *   kv_a_proj_with_mqa hidden -> kv_lora + rope (bias = attention_bias),
- *   kv_a_layernorm(kv_lora), kv_b_proj kv_lora -> heads x (nope + v),
- *   o_proj heads x v -> hidden (bias = attention_bias).
- * DeepSeek-V3.2 adds the lightning indexer (DeepSeek-V3.2-Exp inference/model.py
- * Indexer, stored as self_attn.indexer.*): wq_b q_lora -> index_heads x index_head_dim,
- * wk hidden -> index_head_dim, k_norm LayerNorm(index_head_dim) with bias,
- * weights_proj hidden -> index_heads.
+ * Multi-head latent attention of DeepseekV2Attention / DeepseekV3Attention: fg__add_mla
+ * (arch.h), bias = attention_bias.  DeepSeek-V3.2 adds the lightning indexer
+ * (DeepSeek-V3.2-Exp inference/model.py Indexer, stored as self_attn.indexer.*): wq_b
+ * q_lora -> index_heads x index_head_dim, wk hidden -> index_head_dim, k_norm
+ * LayerNorm(index_head_dim) with bias, weights_proj hidden -> index_heads.
  */
 /* Whether layer l holds its own sparse-attention indexer (MTP layers, past the main stack,
  * always do). */
@@ -140,22 +101,13 @@ static bool has_indexer(const struct moe_cfg *k, uint64_t l)
 
 static int add_mla(struct fg_model *m, int32_t layer, const struct moe_cfg *k, struct fg_err *err)
 {
-    struct fg_node *n = fg__model_add_block(m, FG_NODE_MLA, layer, "Attention", err);
+    const struct fg_mla_shape s = {.hidden = m->hidden, .heads = m->heads, .q_lora = k->q_lora,
+                                   .kv_lora = k->kv_lora, .nope = k->nope, .rope = k->rope,
+                                   .v = k->v, .bias = k->attn_bias};
+    struct fg_node *n = fg__add_mla(m, layer, &s, err);
     if (!n)
         return err ? err->code : FG_E_NOMEM;
-    n->eager_bytes = 6; /* eager_attention_forward, as fg__add_attention */
-    uint64_t h = m->hidden, heads = m->heads, qhd = k->nope + k->rope;
-    if (k->q_lora) {
-        fg__node_linear(n, "q_a", h, k->q_lora, 1, k->attn_bias);
-        fg__node_linear(n, "q_b", k->q_lora, heads * qhd, 1, false);
-        n->params += k->q_lora; /* q_a_layernorm */
-    } else {
-        fg__node_linear(n, "q", h, heads * qhd, 1, false);
-    }
-    fg__node_linear(n, "kv_a", h, k->kv_lora + k->rope, 1, k->attn_bias);
-    n->params += k->kv_lora; /* kv_a_layernorm */
-    fg__node_linear(n, "kv_b", k->kv_lora, heads * (k->nope + k->v), 1, false);
-    fg__node_linear(n, "o", heads * k->v, h, 1, k->attn_bias);
+    uint64_t h = m->hidden;
     bool indexer = has_indexer(k, (uint64_t)layer);
     if (indexer) {
         fg__node_linear(n, "idx_q", k->q_lora, k->index_heads * k->index_head_dim, 1, false);
@@ -163,20 +115,11 @@ static int add_mla(struct fg_model *m, int32_t layer, const struct moe_cfg *k, s
         n->params += 2 * k->index_head_dim; /* indexer.k_norm: LayerNorm weight + bias */
         fg__node_linear(n, "idx_w", h, k->index_heads, 1, false);
     }
-    n->hidden = (uint32_t)h;
-    n->width = (uint32_t)h;
-    n->heads = (uint32_t)heads;
-    /* transformers expands the latent to full per-head keys and values */
-    n->kv_heads = (uint32_t)heads;
-    n->head_dim = (uint32_t)qhd;
-    n->v_head_dim = (uint32_t)k->v;
-    n->q_lora = (uint32_t)k->q_lora;
-    n->kv_lora = (uint32_t)k->kv_lora;
-    n->rope_dim = (uint32_t)k->rope;
-    fg__fmt(n->desc, sizeof n->desc, "MLA %lluh q%llu/kv%llu x%llu%s", (unsigned long long)heads,
-             (unsigned long long)k->q_lora, (unsigned long long)k->kv_lora,
-             (unsigned long long)qhd,
-             indexer ? " + DSA indexer" : k->s->dsa_indexer ? ", shared indexer" : "");
+    if (k->s->dsa_indexer)
+        fg__fmt(n->desc, sizeof n->desc, "MLA %lluh q%llu/kv%llu x%llu%s",
+                 (unsigned long long)m->heads, (unsigned long long)k->q_lora,
+                 (unsigned long long)k->kv_lora, (unsigned long long)(k->nope + k->rope),
+                 indexer ? " + DSA indexer" : ", shared indexer");
     return 0;
 }
 
@@ -271,15 +214,9 @@ static int add_mtp_rules(struct fg_model *m, const struct moe_cfg *k, uint64_t n
                          uint64_t bo, uint64_t bi, uint64_t *scales, struct fg_err *err)
 {
     *scales = 0;
-    struct fg_model *x = calloc(1, sizeof *x);
+    struct fg_model *x = fg__model_scratch(m, err);
     if (!x)
-        return fg_err_set(err, FG_E_NOMEM, "out of memory");
-    x->hidden = m->hidden;
-    x->heads = m->heads;
-    x->kv_heads = m->kv_heads;
-    x->head_dim = m->head_dim;
-    x->inter = m->inter;
-    x->vocab = m->vocab;
+        return FG_E_NOMEM;
     int rc = 0;
     for (uint64_t i = 0; i < nextn && !rc; i++)
         rc = add_block(x, m->layers + i, k, err);

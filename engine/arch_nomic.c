@@ -109,18 +109,12 @@ static int read_nomic_bert(const struct fg_cfg *c, struct fg_model *m, const voi
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
             return rc;
         if (every && l % every == 1) {
-            struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, li, "MoE", err);
+            const struct fg_moe_shape ms = {.hidden = m->hidden, .experts = experts,
+                                            .top_k = top_k, .inter = m->inter};
+            struct fg_node *n = fg__add_moe(m, li, &ms, err);
             if (!n)
                 return FG_E_NOMEM;
-            fg__node_linear(n, "router", m->hidden, experts, 1, false);
-            fg__node_linear(n, "up", m->hidden, m->inter, experts, false);
-            fg__node_linear(n, "down", m->inter, m->hidden, experts, false);
             n->params += m->hidden; /* the experts' one shared output bias */
-            n->hidden = (uint32_t)m->hidden;
-            n->width = (uint32_t)m->hidden;
-            n->inter = (uint32_t)m->inter;
-            n->experts = (uint32_t)experts;
-            n->top_k = (uint32_t)top_k;
             fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu x%llu",
                      (unsigned long long)experts, (unsigned long long)top_k,
                      (unsigned long long)m->inter);

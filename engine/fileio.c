@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -106,5 +107,38 @@ int fg__read_fd(int fd, const struct stat *st, const char *what, uint64_t max, c
     buf[got] = '\0';
     *text = buf;
     *len = got;
+    return 0;
+}
+
+int fg__path_expand(const char *key, const char *tmpl, const char *user, unsigned uid,
+                    char *out, size_t cap, struct fg_err *err)
+{
+    user = user && *user ? user : "unknown";
+    size_t o = 0;
+    for (const char *s = tmpl; *s; s++) {
+        char piece[24];
+        const char *add = piece;
+        if (s[0] == '%' && s[1] == 'u') {
+            /* a name that would climb out of the directory or into another */
+            if (!strcmp(user, ".") || !strcmp(user, "..") || strchr(user, '/'))
+                return fg_err_set(err, FG_E_INVAL,
+                                  "%s=%s: user name '%s' cannot be part of a path", key, tmpl,
+                                  user);
+            add = user;
+            s++;
+        } else if (s[0] == '%' && s[1] == 'U') {
+            snprintf(piece, sizeof piece, "%u", uid);
+            s++;
+        } else {
+            piece[0] = *s;
+            piece[1] = '\0';
+        }
+        size_t n = strlen(add);
+        if (o + n >= cap)
+            return fg_err_set(err, FG_E_RANGE, "%s=%s: too long once expanded", key, tmpl);
+        memcpy(out + o, add, n);
+        o += n;
+    }
+    out[o] = '\0';
     return 0;
 }

@@ -45,4 +45,15 @@ int fg__read_file(const char *path, size_t max, char **text, size_t *len);
 int fg__read_fd(int fd, const struct stat *st, const char *what, uint64_t max, char **text,
                 size_t *len, struct fg_err *err);
 
+/*
+ * Expand a site path template (the policy's CacheDir, the audit LogFile): %u becomes
+ * user (empty or NULL: "unknown"), %U the decimal uid, any other character is copied.
+ * The result goes to out (cap bytes, NUL-terminated).  key names the setting in the
+ * detail.  Fails with FG_E_INVAL when %u is used and user is ".", ".." or holds a "/"
+ * (it would climb out of the directory or into another), FG_E_RANGE when the
+ * expansion does not fit in cap.
+ */
+int fg__path_expand(const char *key, const char *tmpl, const char *user, unsigned uid,
+                    char *out, size_t cap, struct fg_err *err);
+
 #endif

@@ -84,6 +84,22 @@ static size_t layer_suffix(char *buf, int32_t layer)
     return n;
 }
 
+struct fg_model *fg__model_scratch(const struct fg_model *m, struct fg_err *err)
+{
+    struct fg_model *x = calloc(1, sizeof *x);
+    if (!x) {
+        fg_err_set(err, FG_E_NOMEM, "out of memory");
+        return NULL;
+    }
+    x->hidden = m->hidden;
+    x->heads = m->heads;
+    x->kv_heads = m->kv_heads;
+    x->head_dim = m->head_dim;
+    x->inter = m->inter;
+    x->vocab = m->vocab;
+    return x;
+}
+
 /* "<base>_<layer + 1>" written in place: a graph names every node of every block, and
  * formatting the name (then copying it) was a tenth of a full plan's instructions
  * (callgrind, bench/RESULTS.md).  A name that would not fit, or a layer below 0, takes

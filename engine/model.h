@@ -222,6 +222,11 @@ struct fg_node *fg__model_add_block(struct fg_model *m, enum fg_node_kind kind, 
  */
 bool fg__model_repeat_block(struct fg_model *m, size_t first, int32_t layer, uint32_t copies);
 
+/* An empty model with m's shape (hidden, heads, kv_heads, head_dim, inter, vocab), where a
+ * reader builds blocks aside to count them as a rule (MTP layers); the caller frees it with
+ * fg_model_free.  NULL when out of memory (err set). */
+struct fg_model *fg__model_scratch(const struct fg_model *m, struct fg_err *err);
+
 /* Add a linear to a node and its params (in*out*count + bias*out*count). */
 void fg__node_linear(struct fg_node *n, const char *role, uint64_t in, uint64_t out, uint64_t count,
                      bool bias);

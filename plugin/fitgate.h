@@ -89,7 +89,14 @@ void fitgate_use_options(const char *const *values, unsigned n);
  * framework; an error names the --ft- option. */
 int fitgate_job(struct fg_jobspec *spec, struct fg_err *err);
 
-/* ---- fitgate_record.c ---------------------------------------------------- */
+/* ---- fitgate_stepd.c, fitgate_record.c ------------------------------------ */
+
+/*
+ * fitgate_stepd.c: a value decided at submission into buf (cap bytes): key's field of
+ * the packed SLURM_SPANK_FITGATE_PLAN, else SLURM_SPANK_FITGATE_<key> alone; false when
+ * neither holds one that fits.  The job's environment: callers bound what they take.
+ */
+bool fitgate_submitted(spank_t sp, const char *key, char *buf, size_t cap);
 
 /*
  * On the node, after the check: the audit line "stepd" (job id, the submit_id carried

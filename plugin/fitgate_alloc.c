@@ -266,7 +266,7 @@ struct export_ctx {
  * clears a 256 KB buffer for every job-control variable, and one per value was a quarter
  * of the plugin's cost on a tagged submission (bench/RESULTS.md section 3).  A value that
  * cannot be packed (a ';' in it, or no room left) goes alone as SLURM_SPANK_FITGATE_<NAME>,
- * which the node side reads too (fitgate_stepd.c submitted()).
+ * which the node side reads too (fitgate_stepd.c fitgate_submitted()).
  */
 static int export_one(const char *name, const char *value, void *vctx)
 {

@@ -52,24 +52,6 @@ static bool env(spank_t sp, const char *name, char *buf, size_t cap)
     return spank_getenv(sp, name, buf, (int)cap) == ESPANK_SUCCESS && buf[0];
 }
 
-/* key's field of the packed plan, else SLURM_SPANK_FITGATE_<key> (as fitgate_stepd.c reads). */
-static bool plan_field(spank_t sp, const char *key, char *buf, size_t cap)
-{
-    char plan[2048], name[64];
-    size_t kl = strlen(key);
-    if (env(sp, "SLURM_SPANK_FITGATE_PLAN", plan, sizeof plan))
-        for (const char *p = plan; *p;) {
-            size_t n = strcspn(p, ";");
-            if (n > kl + 1 && !strncmp(p, key, kl) && p[kl] == '=' && n - kl - 1 < cap) {
-                snprintf(buf, cap, "%.*s", (int)(n - kl - 1), p + kl + 1);
-                return true;
-            }
-            p += n + (p[n] == ';');
-        }
-    snprintf(name, sizeof name, "SLURM_SPANK_FITGATE_%s", key);
-    return env(sp, name, buf, cap);
-}
-
 /* host:pid:sec.nsec:seq as fg_audit_rec_init writes it: a host name's characters and digits. */
 bool fitgate_submit_id_valid(const char *s)
 {
@@ -97,7 +79,7 @@ void fitgate_stepd_record(spank_t sp, int ac, char **av, bool failed)
     if (spank_get_item(sp, S_JOB_ID, &job) != ESPANK_SUCCESS || !job)
         return;
     char id[128], buf[256];
-    if (!plan_field(sp, "SUBMIT_ID", id, sizeof id))
+    if (!fitgate_submitted(sp, "SUBMIT_ID", id, sizeof id))
         return; /* not logged at submission: nothing to join */
     struct fg_policy pol;
     struct fg_err err = {0};
@@ -117,11 +99,11 @@ void fitgate_stepd_record(spank_t sp, int ac, char **av, bool failed)
     env(sp, "SLURM_JOB_PARTITION", rec.partition, sizeof rec.partition);
     const char *model = fitgate_option(FITGATE_OPT_MODEL);
     snprintf(rec.model, sizeof rec.model, "%.255s", model ? model : "");
-    if (plan_field(sp, "CARD", buf, sizeof buf))
+    if (fitgate_submitted(sp, "CARD", buf, sizeof buf))
         snprintf(rec.card, sizeof rec.card, "%.63s", buf);
-    if (plan_field(sp, "GPUS", buf, sizeof buf))
+    if (fitgate_submitted(sp, "GPUS", buf, sizeof buf))
         rec.gpus_asked = rec.gpus_after = (uint32_t)strtoul(buf, NULL, 10);
-    if (plan_field(sp, "ESTIMATE_BYTES", buf, sizeof buf))
+    if (fitgate_submitted(sp, "ESTIMATE_BYTES", buf, sizeof buf))
         rec.estimate_bytes = strtoull(buf, NULL, 10);
     rec.verdict = failed ? FG_AUDIT_REJECT : FG_AUDIT_ALLOW;
     snprintf(rec.message, sizeof rec.message, "%s",

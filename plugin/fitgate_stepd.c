@@ -70,14 +70,15 @@ static uint32_t env_u32(spank_t sp, const char *name)
  * attributes), where the node has nothing else; on such nodes the controller's check of
  * the job's own request is the enforcement (docs/plugin.md, "Enforcing at the controller").
  */
-static bool submitted(spank_t sp, const char *key, char *buf, size_t cap)
+bool fitgate_submitted(spank_t sp, const char *key, char *buf, size_t cap)
 {
     char plan[2048], name[64];
     size_t kl = strlen(key);
     if (env(sp, "SLURM_SPANK_FITGATE_PLAN", plan, sizeof plan))
         for (const char *p = plan; *p;) {
             size_t n = strcspn(p, ";");
-            if (n > kl + 1 && !strncmp(p, key, kl) && p[kl] == '=') {
+            /* a field longer than buf is not cut short: the variable alone may hold it */
+            if (n > kl + 1 && !strncmp(p, key, kl) && p[kl] == '=' && n - kl - 1 < cap) {
                 snprintf(buf, cap, "%.*s", (int)(n - kl - 1), p + kl + 1);
                 return true;
             }
@@ -90,7 +91,7 @@ static bool submitted(spank_t sp, const char *key, char *buf, size_t cap)
 static uint32_t submitted_u32(spank_t sp, const char *key)
 {
     char buf[32];
-    return submitted(sp, key, buf, sizeof buf) ? u32_of(buf) : 0;
+    return fitgate_submitted(sp, key, buf, sizeof buf) ? u32_of(buf) : 0;
 }
 
 static int setenv_cb(const char *name, const char *value, void *ctx)
@@ -118,7 +119,7 @@ static void cannot_check(const char *what, const char *detail, const char *todo,
 /*
  * Nothing to check against here (no GPU hwloc can size and no card from the
  * submission, or the model unreadable on this node): the tasks get the plan
- * decided at submission, which travels as job-control environment (submitted()),
+ * decided at submission, which travels as job-control environment (fitgate_submitted()),
  * present under --export=NONE too.
  */
 static void export_submitted_plan(spank_t sp, const char *why)
@@ -130,7 +131,7 @@ static void export_submitted_plan(spank_t sp, const char *why)
     int n = 0;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(to, sizeof to, "FITGATE_%s", names[i]);
-        if (submitted(sp, names[i], val, sizeof val) &&
+        if (fitgate_submitted(sp, names[i], val, sizeof val) &&
             spank_setenv(sp, to, val, 1) == ESPANK_SUCCESS)
             n++;
     }
@@ -191,7 +192,7 @@ static int node_card(spank_t sp, const struct fg_policy *pol, const struct fg_gp
         /* hwloc sees no GPU we can size (no driver attributes, fake devices): take the
          * card the job asked for at submission. */
         const struct fg_gpu *g = NULL;
-        if (submitted(sp, "CARD", buf, sizeof buf))
+        if (fitgate_submitted(sp, "CARD", buf, sizeof buf))
             g = fg_gpu_find(table, buf, NULL);
         if (!g) {
             export_submitted_plan(sp, "no GPU hwloc can size, no card named at submission");

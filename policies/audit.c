@@ -6,6 +6,7 @@
  * in order, the reader looks each row up, so adding a field is a row.
  */
 #include "audit.h"
+#include "fileio.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -491,40 +492,6 @@ out:
 
 /* ---- writing -------------------------------------------------------------------- */
 
-/* LogFile with %u (user name) and %U (uid) expanded, as CacheDir is (plugin). */
-static int expand(const char *tmpl, const struct fg_audit_rec *rec, char *out, size_t cap,
-                  struct fg_err *err)
-{
-    const char *user = rec->user[0] ? rec->user : "unknown";
-    size_t o = 0;
-    for (const char *s = tmpl; *s; s++) {
-        char piece[24];
-        const char *add = piece;
-        if (s[0] == '%' && s[1] == 'u') {
-            /* a name that would climb out of the directory or into another */
-            if (!strcmp(user, ".") || !strcmp(user, "..") || strchr(user, '/'))
-                return fg_err_set(err, FG_E_INVAL,
-                                  "LogFile=%s: user name '%s' cannot be part of a path", tmpl,
-                                  user);
-            add = user;
-            s++;
-        } else if (s[0] == '%' && s[1] == 'U') {
-            snprintf(piece, sizeof piece, "%u", rec->uid);
-            s++;
-        } else {
-            piece[0] = *s;
-            piece[1] = '\0';
-        }
-        size_t n = strlen(add);
-        if (o + n >= cap)
-            return fg_err_set(err, FG_E_RANGE, "LogFile=%s: too long once expanded", tmpl);
-        memcpy(out + o, add, n);
-        o += n;
-    }
-    out[o] = '\0';
-    return 0;
-}
-
 static int write_file(const char *target, const char *line, size_t len,
                       const struct fg_audit_rec *rec, struct fg_err *err)
 {
@@ -533,7 +500,7 @@ static int write_file(const char *target, const char *line, size_t len,
     int rc;
     if (target[0] != '/')
         return fg_err_set(err, FG_E_INVAL, "LogFile=%s: not an absolute path", target);
-    if ((rc = expand(target, rec, path, sizeof path, err)))
+    if ((rc = fg__path_expand("LogFile", target, rec->user, rec->uid, path, sizeof path, err)))
         return rc;
     /* O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of waiting for one, and a
      * full one fails (EAGAIN) instead of stopping sbatch; regular files ignore it */

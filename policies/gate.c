@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "fileio.h"
 #include "safetensors.h"
 #include "source.h"
 
@@ -119,34 +120,6 @@ bool fg_request_from_option(struct fg_request *q, const char *opt, const char *v
     return true;
 }
 
-/* CacheDir with %u (user name) and %U (uid) expanded. */
-static int expand_cache(const char *tmpl, const char *user, unsigned uid, char *out, size_t cap,
-                        struct fg_err *err)
-{
-    size_t o = 0;
-    for (const char *s = tmpl; *s; s++) {
-        char piece[64];
-        const char *add = piece;
-        if (s[0] == '%' && s[1] == 'u') {
-            add = user && *user ? user : "unknown";
-            s++;
-        } else if (s[0] == '%' && s[1] == 'U') {
-            snprintf(piece, sizeof piece, "%u", uid);
-            s++;
-        } else {
-            piece[0] = *s;
-            piece[1] = '\0';
-        }
-        size_t n = strlen(add);
-        if (o + n >= cap)
-            return fg_err_set(err, FG_E_RANGE, "CacheDir=%s: too long once expanded", tmpl);
-        memcpy(out + o, add, n);
-        o += n;
-    }
-    out[o] = '\0';
-    return 0;
-}
-
 int fg_gate_load_model(const struct fg_policy *p, const char *arg, const char *base_dir,
                        const char *user, unsigned uid, bool offline, struct fg_model **out,
                        struct fg_err *err)
@@ -184,7 +157,8 @@ int fg_gate_load_model(const struct fg_policy *p, const char *arg, const char *b
         o.offline = true;
     o.timeout_ms = p->hub_timeout_ms;
     if (p->cache_dir[0] &&
-        (rc = expand_cache(p->cache_dir, user, uid, o.cache_dir, sizeof o.cache_dir, err)))
+        (rc = fg__path_expand("CacheDir", p->cache_dir, user, uid, o.cache_dir,
+                                sizeof o.cache_dir, err)))
         return rc;
     struct fg_source_result *res = NULL;
     if ((rc = fg_source_resolve(&o, &id, &res, err)))

@@ -6,6 +6,7 @@
 #define FG_TEST_SUPPORT_H
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,6 +35,38 @@ static inline int build(const char *json, struct fg_model **out, struct fg_err *
     int rc = fg_model_from_config(doc, "t", out, err);
     fg_config_free(doc);
     return rc;
+}
+
+/* build() that must succeed with a reader of the model's own (not the generic one). */
+static inline struct fg_model *built(const char *json)
+{
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    int rc = build(json, &m, &err);
+    if (rc)
+        print_message("%s\n", err.detail);
+    assert_int_equal(rc, 0);
+    assert_non_null(m);
+    assert_false(m->generic);
+    return m;
+}
+
+/* The first node of this kind, or NULL. */
+static inline const struct fg_node *first_of(const struct fg_model *m, enum fg_node_kind kind)
+{
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].kind == kind)
+            return &m->nodes[i];
+    return NULL;
+}
+
+/* Whether a note of the model holds needle. */
+static inline bool has_note(const struct fg_model *m, const char *needle)
+{
+    for (size_t i = 0; i < m->n_notes; i++)
+        if (strstr(m->notes[i], needle))
+            return true;
+    return false;
 }
 
 static inline size_t count_kind(const struct fg_model *m, enum fg_node_kind kind)

@@ -22,27 +22,6 @@
 #include "config.h"
 #include "model.h"
 
-static struct fg_model *built(const char *json)
-{
-    struct fg_model *m = NULL;
-    struct fg_err err = {0};
-    int rc = build(json, &m, &err);
-    if (rc)
-        print_message("%s\n", err.detail);
-    assert_int_equal(rc, 0);
-    assert_non_null(m);
-    assert_false(m->generic);
-    return m;
-}
-
-static const struct fg_node *first(const struct fg_model *m, enum fg_node_kind kind)
-{
-    for (size_t i = 0; i < m->n_nodes; i++)
-        if (m->nodes[i].kind == kind)
-            return &m->nodes[i];
-    return NULL;
-}
-
 /* Llama-2-7b-hf shape fields; the version is spliced in. */
 #define LLAMA2_7B(ver)                                                                         \
     "{\"model_type\": \"llama\", \"hidden_size\": 4096, \"intermediate_size\": 11008, "      \
@@ -63,7 +42,7 @@ static void read_decoder_should_store_llama_inv_freq_written_before_4_32(void **
     assert_int_equal(m->params_total, LLAMA2_7B_MODULES + 32 * 64);
     assert_int_equal(m->params_total, 6738417664ull); /* the Hub's total for Llama-2-7b-hf */
     assert_int_equal(m->params_buffers, 32 * 64);
-    assert_int_equal(first(m, FG_NODE_ATTN)->buffers, 64);
+    assert_int_equal(first_of(m, FG_NODE_ATTN)->buffers, 64);
     fg_model_free(m);
 
     m = built(LLAMA2_7B("4.30.2"));

@@ -19,19 +19,6 @@
 #include "config.h"
 #include "model.h"
 
-static struct fg_model *built(const char *json)
-{
-    struct fg_model *m = NULL;
-    struct fg_err err = {0};
-    int rc = build(json, &m, &err);
-    if (rc)
-        print_message("%s\n", err.detail);
-    assert_int_equal(rc, 0);
-    assert_non_null(m);
-    assert_false(m->generic);
-    return m;
-}
-
 /* BERT-style layer of width h and FFN i: q/k/v/o biased, two LayerNorms, fc1 / fc2 biased. */
 static uint64_t bert_layer(uint64_t h, uint64_t i)
 {
@@ -279,6 +266,27 @@ static void read_deberta_v2_should_count_relative_embeddings_once(void **state)
     fg_model_free(m);
 }
 
+/* bert_task_labels: a class the family's table lacks counts as the base model, with a note
+ * naming the family. */
+static void read_distilbert_and_deberta_v2_should_note_a_class_they_do_not_know(void **state)
+{
+    (void)state;
+    const uint64_t distil = (30522 + 512) * 768ull + 2 * 768 + 6 * bert_layer(768, 3072);
+    struct fg_model *m = built(DISTILBERT("DistilBertForFutureTask", ""));
+    assert_int_equal(m->params_total, distil);
+    assert_int_equal(m->n_notes, 1);
+    assert_string_equal(m->notes[0], "architectures names no DistilBERT class fitgate knows: "
+                                     "its task head is not counted");
+    fg_model_free(m);
+    m = built(DEBERTA_V3(", \"share_att_key\": true, \"architectures\": [\"DebertaV2ForX\"], "
+                         "\"num_labels\": 3"));
+    assert_int_equal(m->params_total, 434012160ull); /* DebertaV2Model: no head */
+    assert_int_equal(m->n_notes, 1);
+    assert_string_equal(m->notes[0], "architectures names no DeBERTa-v2 class fitgate knows: "
+                                     "its task head is not counted");
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +299,7 @@ int main(void)
         cmocka_unit_test(read_bert_should_project_electra_embeddings_to_the_hidden_width),
         cmocka_unit_test(read_modernbert_should_skip_the_first_attention_norm),
         cmocka_unit_test(read_deberta_v2_should_count_relative_embeddings_once),
+        cmocka_unit_test(read_distilbert_and_deberta_v2_should_note_a_class_they_do_not_know),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

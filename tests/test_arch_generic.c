@@ -35,14 +35,6 @@ static uint64_t loaded(const struct fg_model *m)
     return m->params_total - alias;
 }
 
-static bool has_note(const struct fg_model *m, const char *needle)
-{
-    for (size_t i = 0; i < m->n_notes; i++)
-        if (strstr(m->notes[i], needle))
-            return true;
-    return false;
-}
-
 static bool has_assumption(const struct fg_model *m, const char *needle)
 {
     for (size_t i = 0; i < m->n_assumed; i++)

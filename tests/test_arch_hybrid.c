@@ -22,22 +22,6 @@
 
 #define MODELS "tests/fixtures/models/"
 
-static const struct fg_node *first_of(const struct fg_model *m, enum fg_node_kind k)
-{
-    for (size_t i = 0; i < m->n_nodes; i++)
-        if (m->nodes[i].kind == k)
-            return &m->nodes[i];
-    return NULL;
-}
-
-static bool has_note(const struct fg_model *m, const char *needle)
-{
-    for (size_t i = 0; i < m->n_notes; i++)
-        if (strstr(m->notes[i], needle))
-            return true;
-    return false;
-}
-
 /* ---- nemotron_h ------------------------------------------------------------ */
 
 static void nemotron_h_should_follow_the_pattern_layer_by_layer(void **state)
@@ -623,6 +607,39 @@ static void read_multimodal_should_count_mistral3_pixtral_tower_and_projector(vo
     fg_model_free(m);
 }
 
+/* fg__hy_read_kind_list, the one reader of per-layer kind lists (NemotronH, LFM2,
+ * Qwen3-Next, Bamba / GraniteMoeHybrid): the key named as the config spells it. */
+static void read_kind_list_should_name_the_key_of_a_bad_list(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json, *detail;
+    } cases[] = {
+        {"{\"model_type\": \"lfm2\", \"num_hidden_layers\": 3, "
+         "\"layer_types\": [\"conv\", \"full_attention\"]}",
+         "t.json: key 'layer_types' has 2 entries for 3 layers"},
+        {"{\"model_type\": \"qwen3_next\", \"num_hidden_layers\": 2, "
+         "\"layer_types\": [\"linear_attention\", \"sliding\"]}",
+         "t.json: key 'layer_types' has unknown kind 'sliding' at layer 1"},
+        {"{\"model_type\": \"bamba\", \"num_hidden_layers\": 2, "
+         "\"layers_block_type\": [\"mamba\", \"attn\"]}",
+         "t.json: key 'layers_block_type' has unknown kind 'attn' at layer 1"},
+        {"{\"model_type\": \"granitemoehybrid\", \"num_hidden_layers\": 2, "
+         "\"layer_types\": [\"mamba\", \"attention\", \"mamba\"]}",
+         "t.json: key 'layers_block_type' has 3 entries for 2 layers"},
+        {"{\"model_type\": \"nemotron_h\", \"num_hidden_layers\": 2, "
+         "\"layers_block_type\": [\"mamba\", \"nope\"]}",
+         "t.json: key 'layers_block_type' has unknown kind 'nope' at layer 1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct fg_model *m = NULL;
+        struct fg_err err = {0};
+        assert_int_equal(build(cases[i].json, &m, &err), FG_E_RANGE);
+        assert_null(m);
+        assert_string_equal(err.detail, cases[i].detail);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -654,6 +671,7 @@ int main(void)
         cmocka_unit_test(multimodal_should_refuse_a_wrapper_as_text_model),
         cmocka_unit_test(multimodal_should_reject_vision_config_that_is_not_an_object),
         cmocka_unit_test(siglip_should_count_the_pooling_head_when_enabled),
+        cmocka_unit_test(read_kind_list_should_name_the_key_of_a_bad_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,8 +11,10 @@
 
 #include "support.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "arch.h"
 #include "config.h"
 #include "model.h"
 
@@ -220,19 +222,6 @@ static void read_moe_should_count_minimax_m2_fp8_scales(void **state)
     fg_model_free(m);
 }
 
-static struct fg_model *built(const char *json)
-{
-    struct fg_model *m = NULL;
-    struct fg_err err = {0};
-    int rc = build(json, &m, &err);
-    if (rc)
-        print_message("%s\n", err.detail);
-    assert_int_equal(rc, 0);
-    assert_non_null(m);
-    assert_false(m->generic);
-    return m;
-}
-
 /* GLM-4.5-Air's shape fields (Glm4MoeConfig as zai-org publishes it); nextn spliced in. */
 #define GLM45_AIR(nextn)                                                                      \
     "{\"model_type\": \"glm4_moe\", \"attention_bias\": true, \"first_k_dense_replace\": 1, " \
@@ -374,6 +363,74 @@ static void read_moe_should_drop_the_indexers_glm5_2_marks_shared(void **state)
     fg_model_free(b);
 }
 
+/* fg__add_moe, the one MoE block every reader builds: each part the shape names, counted. */
+static void add_moe_should_count_each_part_the_shape_names(void **state)
+{
+    (void)state;
+    struct fg_model *m = calloc(1, sizeof *m);
+    struct fg_err err = {0};
+    assert_non_null(m);
+    /* DeepSeek-V3's MoE layer: 256 gated experts 2048 wide, one shared expert, the router's
+     * e_score_correction_bias */
+    const struct fg_moe_shape ds = {.hidden = 7168, .experts = 256, .top_k = 8, .inter = 2048,
+                                    .shared_inter = 2048, .shared_n = 1, .gated = true,
+                                    .score_bias = true};
+    struct fg_node *n = fg__add_moe(m, 3, &ds, &err);
+    assert_non_null(n);
+    assert_int_equal(n->params, 7168ull * 256 + 256 * 3 * 7168ull * 2048 + 3 * 7168ull * 2048 +
+                                    256);
+    assert_int_equal(n->params, 11320164608ull);
+    assert_int_equal(n->buffers, 256);
+    assert_int_equal(n->shared, 1);
+    assert_string_equal(n->desc, "256 experts top-8, 2048 wide, 1 shared");
+    /* GraniteMoeHybrid's: gate_up fused, no shared expert; a plain block: up / down alone */
+    const struct fg_moe_shape gr = {.hidden = 1536, .experts = 40, .top_k = 8, .inter = 512,
+                                    .shared_inter = 1024, .shared_n = 0, .gated = true,
+                                    .fused_gate_up = true};
+    n = fg__add_moe(m, 4, &gr, &err);
+    assert_non_null(n);
+    assert_int_equal(n->params, 1536ull * 40 + 40 * (1536ull * 1024 + 512 * 1536ull) +
+                                    2 * 1536ull * 1024 + 1024 * 1536ull);
+    assert_int_equal(n->shared, 0);
+    assert_string_equal(n->desc, "40 experts top-8, 512 wide");
+    const struct fg_moe_shape pl = {.hidden = 768, .experts = 8, .top_k = 2, .inter = 3072,
+                                    .router_bias = true, .expert_bias = true};
+    n = fg__add_moe(m, 5, &pl, &err);
+    assert_non_null(n);
+    assert_int_equal(n->params, (768ull * 8 + 8) + 8 * (768ull * 3072 + 3072) +
+                                    8 * (3072ull * 768 + 768));
+    assert_int_equal(n->gated, 0);
+    fg_model_free(m);
+}
+
+/* fg__add_mla, the one MLA block of the MoE and the generic readers. */
+static void add_mla_should_count_the_latent_projections_and_their_norms(void **state)
+{
+    (void)state;
+    struct fg_model *m = calloc(1, sizeof *m);
+    struct fg_err err = {0};
+    assert_non_null(m);
+    /* DeepSeek-V3's attention: q_a, q_a_layernorm, q_b, kv_a, kv_a_layernorm, kv_b, o */
+    const struct fg_mla_shape v3 = {.hidden = 7168, .heads = 128, .q_lora = 1536,
+                                    .kv_lora = 512, .nope = 128, .rope = 64, .v = 128};
+    struct fg_node *n = fg__add_mla(m, 0, &v3, &err);
+    assert_non_null(n);
+    assert_int_equal(n->params, 7168ull * 1536 + 1536 + 1536ull * 128 * 192 + 7168ull * 576 +
+                                    512 + 512ull * 128 * 256 + 128ull * 128 * 7168);
+    assert_int_equal(n->params, 187107328);
+    assert_int_equal(n->kv_heads, 128);
+    assert_string_equal(n->desc, "MLA 128h q1536/kv512 x192");
+    /* DeepSeek-V2-Lite's: no q_lora_rank, one q_proj */
+    const struct fg_mla_shape lite = {.hidden = 2048, .heads = 16, .kv_lora = 512, .nope = 128,
+                                      .rope = 64, .v = 128};
+    n = fg__add_mla(m, 1, &lite, &err);
+    assert_non_null(n);
+    assert_int_equal(n->params, 13763072);
+    assert_non_null(lin(n, "q"));
+    assert_null(lin(n, "q_a"));
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +451,8 @@ int main(void)
         cmocka_unit_test(read_moe_should_give_phimoe_layernorm_biases_and_a_biased_head),
         cmocka_unit_test(read_moe_should_add_granitemoeshared_shared_mlp_only_when_sized),
         cmocka_unit_test(read_moe_should_drop_the_indexers_glm5_2_marks_shared),
+        cmocka_unit_test(add_moe_should_count_each_part_the_shape_names),
+        cmocka_unit_test(add_mla_should_count_the_latent_projections_and_their_norms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

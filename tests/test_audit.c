@@ -25,6 +25,7 @@
 
 #include "audit.h"
 #include "decide.h"
+#include "fileio.h"
 #include "gpu.h"
 #include "model.h"
 #include "policy.h"
@@ -611,6 +612,31 @@ static void write_should_expand_user_and_uid_in_the_path(void **state)
     assert_non_null(strstr(err.detail, "user name '../x' cannot be part of a path"));
 }
 
+/* The one expansion both CacheDir (gate.c) and LogFile (audit.c) use. */
+static void path_expand_should_name_the_setting_and_refuse_names_that_climb(void **state)
+{
+    (void)state;
+    struct fg_err err = {0};
+    char out[32];
+    assert_int_equal(fg__path_expand("CacheDir", "/c/%u/%U%", "bob", 42, out, sizeof out, &err),
+                     0);
+    assert_string_equal(out, "/c/bob/42%");
+    assert_int_equal(fg__path_expand("CacheDir", "/c/%u", "", 0, out, sizeof out, &err), 0);
+    assert_string_equal(out, "/c/unknown");
+    assert_int_equal(fg__path_expand("CacheDir", "/c/%u", "..", 0, out, sizeof out, &err),
+                     FG_E_INVAL);
+    assert_string_equal(err.detail, "CacheDir=/c/%u: user name '..' cannot be part of a path");
+    /* 31 characters fit in 32 bytes, 32 do not */
+    assert_int_equal(fg__path_expand("LogFile", "/0123456789/0123456789/0123456%U", "x", 7, out,
+                                     sizeof out, &err),
+                     0);
+    assert_int_equal(fg__path_expand("LogFile", "/0123456789/0123456789/0123456%U", "x", 17, out,
+                                     sizeof out, &err),
+                     FG_E_RANGE);
+    assert_string_equal(err.detail,
+                        "LogFile=/0123456789/0123456789/0123456%U: too long once expanded");
+}
+
 static void write_syslog_should_send_one_rfc3164_datagram(void **state)
 {
     (void)state;
@@ -663,6 +689,7 @@ int main(void)
         cmocka_unit_test(write_should_not_block_on_a_fifo),
         cmocka_unit_test(write_should_return_an_error_for_targets_it_cannot_use),
         cmocka_unit_test(write_should_expand_user_and_uid_in_the_path),
+        cmocka_unit_test(path_expand_should_name_the_setting_and_refuse_names_that_climb),
         cmocka_unit_test(write_syslog_should_send_one_rfc3164_datagram),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);

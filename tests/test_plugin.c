@@ -732,6 +732,26 @@ static void submit_id_valid_should_refuse_what_rec_init_never_writes(void **stat
     assert_false(fitgate_submit_id_valid(""));
 }
 
+/* The one reader of what the submission decided, for the check and the record alike. */
+static void submitted_should_read_the_plan_field_else_the_variable_alone(void **state)
+{
+    (void)state;
+    char buf[16];
+    put(fake.env, "SLURM_SPANK_FITGATE_PLAN",
+        "CARDS=x;CARD=t4;NEMO_OVERRIDES=tensor_model_parallel_size=2;GPUS=8");
+    put(fake.env, "SLURM_SPANK_FITGATE_GPUS", "16");
+    put(fake.env, "SLURM_SPANK_FITGATE_EP", "4");
+    assert_true(fitgate_submitted(NULL, "CARD", buf, sizeof buf)); /* not CARDS */
+    assert_string_equal(buf, "t4");
+    assert_true(fitgate_submitted(NULL, "GPUS", buf, sizeof buf)); /* the plan first */
+    assert_string_equal(buf, "8");
+    assert_true(fitgate_submitted(NULL, "EP", buf, sizeof buf)); /* not packed: alone */
+    assert_string_equal(buf, "4");
+    /* 28 characters do not fit in 16 bytes: not cut short, and no variable alone */
+    assert_false(fitgate_submitted(NULL, "NEMO_OVERRIDES", buf, sizeof buf));
+    assert_false(fitgate_submitted(NULL, "TP", buf, sizeof buf));
+}
+
 /* ---- messages ------------------------------------------------------------------------- */
 
 static void model_label_should_name_paths_by_directory(void **state)
@@ -926,6 +946,8 @@ int main(void)
         cmocka_unit_test_setup(stepd_should_not_check_a_step_without_gpus, setup),
         cmocka_unit_test_setup(stepd_should_log_the_job_id_under_the_submissions_id, setup),
         cmocka_unit_test_setup(submit_id_valid_should_refuse_what_rec_init_never_writes, setup),
+        cmocka_unit_test_setup(submitted_should_read_the_plan_field_else_the_variable_alone,
+                               setup),
         cmocka_unit_test_setup(stepd_should_log_the_sampled_gpu_peak_at_the_end, setup),
         cmocka_unit_test_setup(model_label_should_name_paths_by_directory, setup),
         cmocka_unit_test_setup(agree_should_give_every_job_one_verdict_through_cli_and_plugin,

@@ -20,72 +20,11 @@ log() { echo "html.sh: $*"; }
 die() { echo "html.sh: FAIL: $*" >&2; exit 1; }
 
 [ -x build/fitgate ] || die "build/fitgate missing (run make all)"
-CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$CHROMIUM" ]; then
-    [ "$(id -u)" = 0 ] || die "chromium missing (apt-get install chromium)"
-    log "installing chromium"
-    timeout 600 apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null || true
-    DEBIAN_FRONTEND=noninteractive timeout 1800 apt-get -o DPkg::Lock::Timeout=600 \
-        install -y -qq --no-install-recommends chromium >/dev/null || die "cannot install chromium"
-    CHROMIUM=$(command -v chromium) || die "chromium not on PATH after install"
-fi
-
-T=$(mktemp -d /tmp/fitgate-html.XXXXXX)
-GROUPS_STARTED=()
-cleanup() {
-    rc=$?
-    for g in "${GROUPS_STARTED[@]}"; do
-        kill -KILL -- "-$g" 2>/dev/null || true
-    done
-    rm -rf "$T"
-    exit $rc
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-mkdir -p "$T/home"
-
-# chromium OUT ERR ARGS... : one headless run in its own process group, at most 120 s.
-chromium_run() {
-    local out=$1 err=$2; shift 2
-    local profile
-    profile=$(mktemp -d "$T/profile.XXXXXX")
-    HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" XDG_CACHE_HOME="$T/home/.cache" \
-    setsid "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
-        --no-first-run --disable-background-networking --disable-component-update \
-        --disable-sync --user-data-dir="$profile" --hide-scrollbars \
-        --host-resolver-rules="MAP * ~NOTFOUND" --enable-logging=stderr --v=0 \
-        "$@" > "$out" 2> "$err" < /dev/null &
-    local pid=$! ticks=0 rc=0
-    GROUPS_STARTED+=("$pid")
-    while kill -0 "$pid" 2>/dev/null; do
-        if [ "$ticks" -ge 1200 ]; then
-            kill -KILL -- "-$pid" 2>/dev/null || true
-            echo "html.sh: chromium ran past 120 s: killed" >> "$err"
-            break
-        fi
-        sleep 0.1
-        ticks=$((ticks + 1))
-    done
-    wait "$pid" || rc=$?
-    kill -KILL -- "-$pid" 2>/dev/null || true # helpers of that run, if any linger
-    return $rc
-}
-
-# Console lines chromium logs for a page (messages, uncaught exceptions, failed loads).
-console_lines() { grep -E ':CONSOLE[(:]|Uncaught|Failed to load resource' "$1" || true; }
+# CHROMIUM (installed when missing), T (removed on exit), chromium_run ...
+source tests/integration/lib/chromium.sh
 
 # ---- self-test: the console check sees what it must ------------------------------------
-cat > "$T/selftest.html" <<'EOF'
-<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>self-test</title></head>
-<body><p>x</p><script>console.error("fitgate-selftest"); notDefinedAnywhere();</script></body>
-</html>
-EOF
-chromium_run "$T/selftest.dom" "$T/selftest.err" --dump-dom "file://$T/selftest.html" ||
-    die "chromium failed on the self-test page: $(tail -5 "$T/selftest.err")"
-grep -q "fitgate-selftest" <<< "$(console_lines "$T/selftest.err")" &&
-    grep -q "Uncaught" <<< "$(console_lines "$T/selftest.err")" ||
-    die "the console check does not see console.error / uncaught exceptions in chromium's log" \
-        "(log format changed?): $(grep -v dbus "$T/selftest.err" | tail -5)"
+chromium_selftest
 
 # ---- the Nemotron report ---------------------------------------------------------------------
 MODEL=tests/fixtures/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2
@@ -96,12 +35,7 @@ log "report: $(stat -c %s "$REPORT") bytes"
 
 check_page() { # HTML DOM-OUT ERR-OUT WHAT
     local html=$1 dom=$2 err=$3 what=$4
-    chromium_run "$dom" "$err" --dump-dom "file://$html" ||
-        die "$what: chromium failed: $(tail -5 "$err")"
-    [ -s "$dom" ] || die "$what: chromium dumped no DOM"
-    local c
-    c=$(console_lines "$err")
-    [ -z "$c" ] || die "$what: console messages: $c"
+    chromium_dom "$html" "$dom" "$err" "$what"
     for id in summary breakdown batch cards layouts structure; do
         grep -q "<section id=\"$id\">" "$dom" || die "$what: no <section id=\"$id\"> in the DOM"
     done
@@ -132,19 +66,7 @@ grep -qF '0-27,28-55' "$T/nemotron.dom" || die "Nemotron: the PP=2 split is miss
 log "Nemotron report renders; no console message"
 
 # ---- screenshot --------------------------------------------------------------------------------
-mkdir -p build
-SHOT=build/report-nemotron.png
-rm -f "$SHOT"
-chromium_run "$T/shot.out" "$T/shot.err" --screenshot="$PWD/$SHOT" --window-size=1400,2400 \
-    "file://$REPORT" || die "screenshot failed: $(tail -5 "$T/shot.err")"
-[ -s "$SHOT" ] || die "no screenshot written"
-[ "$(head -c 8 "$SHOT" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || die "$SHOT is no PNG"
-dims=$(od -An -tu1 -j16 -N8 "$SHOT" | awk '{print $1*16777216+$2*65536+$3*256+$4 "x" \
-       $5*16777216+$6*65536+$7*256+$8}')
-[ "$dims" = 1400x2400 ] || die "$SHOT is $dims, not 1400x2400"
-# a blank page of that size compresses to a few kilobytes; the report is far more
-[ "$(stat -c %s "$SHOT")" -gt 60000 ] || die "$SHOT is only $(stat -c %s "$SHOT") bytes: blank?"
-log "screenshot $SHOT: $dims, $(stat -c %s "$SHOT") bytes"
+chromium_screenshot "$REPORT" build/report-nemotron.png 1400 2400 60000
 
 # ---- a second model: MoE, LoRA, on H100 ------------------------------------------------------
 MOE=tests/fixtures/models/Qwen--Qwen3-30B-A3B

@@ -23,19 +23,8 @@ FG=build/fitgate
 A=tests/fixtures/audit
 [ -x "$FG" ] || die "$FG missing (run make all)"
 
-T=$(mktemp -d /tmp/fitgate-report.XXXXXX)
-GROUPS_STARTED=()
-cleanup() {
-    rc=$?
-    for g in "${GROUPS_STARTED[@]}"; do
-        kill -KILL -- "-$g" 2>/dev/null || true
-    done
-    rm -rf "$T"
-    exit $rc
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM
-mkdir -p "$T/home"
+# CHROMIUM (installed when missing), T (removed on exit), chromium_run ...
+source tests/integration/lib/chromium.sh
 
 # has TEXT-FILE REGEX WHAT: the extended regex matches a line of the file
 has() { grep -qE -- "$2" "$1" || { echo "--- $1:"; cat "$1"; die "$3: no line matching '$2'"; }; }
@@ -163,64 +152,13 @@ expect_fail 'unknown option --jsn' $A/site.log --jsn
 log "bad lines: 5 warnings naming mixed.log:LINE, exit 0; errors exit 2"
 
 # ---- HTML in Chromium --------------------------------------------------------------------
-CHROMIUM=$(command -v chromium || command -v chromium-browser || true)
-if [ -z "$CHROMIUM" ]; then
-    [ "$(id -u)" = 0 ] || die "chromium missing (apt-get install chromium)"
-    log "installing chromium"
-    timeout 600 apt-get -o DPkg::Lock::Timeout=600 update -qq >/dev/null || true
-    DEBIAN_FRONTEND=noninteractive timeout 1800 apt-get -o DPkg::Lock::Timeout=600 \
-        install -y -qq --no-install-recommends chromium >/dev/null || die "cannot install chromium"
-    CHROMIUM=$(command -v chromium) || die "chromium not on PATH after install"
-fi
-
-# chromium OUT ERR ARGS... : one headless run in its own process group, at most 120 s.
-chromium_run() {
-    local out=$1 err=$2; shift 2
-    local profile
-    profile=$(mktemp -d "$T/profile.XXXXXX")
-    HOME="$T/home" XDG_CONFIG_HOME="$T/home/.config" XDG_CACHE_HOME="$T/home/.cache" \
-    setsid "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
-        --no-first-run --disable-background-networking --disable-component-update \
-        --disable-sync --user-data-dir="$profile" --hide-scrollbars \
-        --host-resolver-rules="MAP * ~NOTFOUND" --enable-logging=stderr --v=0 \
-        "$@" > "$out" 2> "$err" < /dev/null &
-    local pid=$! ticks=0 rc=0
-    GROUPS_STARTED+=("$pid")
-    while kill -0 "$pid" 2>/dev/null; do
-        if [ "$ticks" -ge 1200 ]; then
-            kill -KILL -- "-$pid" 2>/dev/null || true
-            echo "report.sh: chromium ran past 120 s: killed" >> "$err"
-            break
-        fi
-        sleep 0.1
-        ticks=$((ticks + 1))
-    done
-    wait "$pid" || rc=$?
-    kill -KILL -- "-$pid" 2>/dev/null || true
-    return $rc
-}
-console_lines() { grep -E ':CONSOLE[(:]|Uncaught|Failed to load resource' "$1" || true; }
-
-cat > "$T/selftest.html" <<'EOF'
-<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>self-test</title></head>
-<body><p>x</p><script>console.error("fitgate-selftest"); notDefinedAnywhere();</script></body>
-</html>
-EOF
-chromium_run "$T/selftest.dom" "$T/selftest.err" --dump-dom "file://$T/selftest.html" ||
-    die "chromium failed on the self-test page: $(tail -5 "$T/selftest.err")"
-grep -q "fitgate-selftest" <<< "$(console_lines "$T/selftest.err")" &&
-    grep -q "Uncaught" <<< "$(console_lines "$T/selftest.err")" ||
-    die "the console check does not see console.error / uncaught exceptions in chromium's log"
+chromium_selftest
 
 PAGE="$T/audit.html"
 timeout 60 $FG report $A/site.log --html "$PAGE" > "$T/html.txt" || die "--html failed"
 has "$T/html.txt" '^total +96 ' "--html still prints the text"
 log "page: $(stat -c %s "$PAGE") bytes"
-chromium_run "$T/audit.dom" "$T/audit.err" --dump-dom "file://$PAGE" ||
-    die "chromium failed: $(tail -5 "$T/audit.err")"
-[ -s "$T/audit.dom" ] || die "chromium dumped no DOM"
-c=$(console_lines "$T/audit.err")
-[ -z "$c" ] || die "console messages: $c"
+chromium_dom "$PAGE" "$T/audit.dom" "$T/audit.err"
 for id in summary periods partitions users models; do
     grep -q "<section id=\"$id\">" "$T/audit.dom" || die "no <section id=\"$id\"> in the DOM"
 done
@@ -242,16 +180,5 @@ a=$(grep -o '<tr><td' "$T/audit.dom" | wc -l)
 [ "$a" = 14 ] || die "table rows: $a, want 14 (2 months, 3 partitions, 5 users, 4 models)"
 log "page renders: 5 sections, 3 charts, 49 segments, no console message, escaped path"
 
-mkdir -p build
-SHOT=build/report-audit.png
-rm -f "$SHOT"
-chromium_run "$T/shot.out" "$T/shot.err" --screenshot="$PWD/$SHOT" --window-size=1400,1800 \
-    "file://$PAGE" || die "screenshot failed: $(tail -5 "$T/shot.err")"
-[ -s "$SHOT" ] || die "no screenshot written"
-[ "$(head -c 8 "$SHOT" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || die "$SHOT is no PNG"
-dims=$(od -An -tu1 -j16 -N8 "$SHOT" | awk '{print $1*16777216+$2*65536+$3*256+$4 "x" \
-       $5*16777216+$6*65536+$7*256+$8}')
-[ "$dims" = 1400x1800 ] || die "$SHOT is $dims, not 1400x1800"
-[ "$(stat -c %s "$SHOT")" -gt 40000 ] || die "$SHOT is only $(stat -c %s "$SHOT") bytes: blank?"
-log "screenshot $SHOT: $dims, $(stat -c %s "$SHOT") bytes"
+chromium_screenshot "$PAGE" build/report-audit.png 1400 1800 40000
 log "ok"

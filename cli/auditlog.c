@@ -1,0 +1,122 @@
+/* auditlog.c - audit trails read line by line; see auditlog.h. */
+#include "auditlog.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The JSON object in a line: the line itself, or what follows a syslog "fitgate[PID]: " tag. */
+static const char *json_start(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (*s == '{')
+        return s;
+    const char *tag = strstr(s, " fitgate[");
+    if (tag) {
+        const char *close = strstr(tag, "]: {");
+        return close ? close + 3 : NULL;
+    }
+    tag = strstr(s, " fitgate: {");
+    return tag ? tag + 10 : NULL;
+}
+
+static void warn_bad(uint64_t *bad, const char *file, uint64_t lineno, const char *why)
+{
+    if (++*bad <= FG_CLI_AUDIT_WARNINGS)
+        fprintf(stderr, "fitgate: warning: %s:%llu: skipped: %s\n", file,
+                (unsigned long long)lineno, why);
+}
+
+/*
+ * The next line of f into buf (at most cap - 1 bytes kept, NUL-terminated, without its
+ * newline); the rest of a longer line is read and dropped, so one huge line costs no
+ * memory.  *len is the whole line's length; *nul tells a NUL byte was in it.  false at
+ * the end of the file.
+ */
+static bool read_line(FILE *f, char *buf, size_t cap, size_t *len, bool *nul)
+{
+    size_t n = 0;
+    int c;
+    *nul = false;
+    while ((c = getc_unlocked(f)) != EOF && c != '\n') {
+        if (c == '\0')
+            *nul = true;
+        if (n + 1 < cap)
+            buf[n] = (char)c;
+        n++;
+    }
+    buf[n < cap ? n : cap - 1] = '\0';
+    *len = n;
+    return c != EOF || n > 0;
+}
+
+int fg_cli_audit_read(const char *path, uint64_t *lines, uint64_t *bad, fg_cli_audit_each each,
+                      void *ctx)
+{
+    bool std = !strcmp(path, "-");
+    const char *name = std ? "(stdin)" : path;
+    FILE *f = std ? stdin : fopen(path, "r");
+    char *line = NULL;
+    size_t n;
+    bool nul;
+    uint64_t lineno = 0;
+    int rc = 0;
+    if (!f) {
+        fprintf(stderr, "fitgate: error: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    if (!(line = malloc(FG_CLI_AUDIT_LINE_MAX + 1))) {
+        fprintf(stderr, "fitgate: error: out of memory\n");
+        rc = -1;
+        goto out;
+    }
+    while (read_line(f, line, FG_CLI_AUDIT_LINE_MAX + 1, &n, &nul)) {
+        lineno++;
+        if (n > FG_CLI_AUDIT_LINE_MAX) {
+            ++*lines;
+            warn_bad(bad, name, lineno, "longer than 64 KiB");
+            continue;
+        }
+        while (n > 0 && line[n - 1] == '\r')
+            line[--n] = '\0';
+        if (!nul && strspn(line, " \t") == n)
+            continue; /* blank lines are nobody's decision */
+        ++*lines;
+        if (nul) {
+            warn_bad(bad, name, lineno, "a NUL byte in the line");
+            continue;
+        }
+        const char *json = json_start(line);
+        if (!json) {
+            warn_bad(bad, name, lineno, "not an audit line (no JSON object, no fitgate tag)");
+            continue;
+        }
+        struct fg_audit_rec rec;
+        struct fg_err err = {0};
+        if (fg_audit_parse(json, strlen(json), &rec, &err)) {
+            warn_bad(bad, name, lineno, err.detail);
+            continue;
+        }
+        if ((rc = each(&rec, ctx)))
+            goto out;
+    }
+    if (ferror(f)) {
+        fprintf(stderr, "fitgate: error: %s: %s\n", name, strerror(errno));
+        rc = -1;
+    }
+out:
+    free(line);
+    if (f != stdin)
+        fclose(f);
+    return rc;
+}
+
+void fg_cli_audit_read_end(uint64_t bad)
+{
+    if (bad > FG_CLI_AUDIT_WARNINGS)
+        fprintf(stderr, "fitgate: warning: %llu more lines skipped\n",
+                (unsigned long long)(bad - FG_CLI_AUDIT_WARNINGS));
+}
