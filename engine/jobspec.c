@@ -248,9 +248,14 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         if (!fg_jobspec_given(s, FG_JOBOPT_UNSHARDED_COPY))
             j->unsharded_copy = fw->unsharded_copy;
     } else {
-        j->precision = d.precision;
+        if (!fg_jobspec_given(s, FG_JOBOPT_PRECISION))
+            j->precision = d.precision;
         j->optimizer = d.optimizer;
     }
+    if (fg_jobspec_given(s, FG_JOBOPT_GPU_UTIL) && (!serve || !(fw->gpu_util > 0)))
+        return fg_err_set(err, FG_E_INVAL, "%sgpu-util is a serving engine's share of the card: "
+                          "use it with --mode serve and --framework vllm or sglang",
+                          s->spelling);
     if (j->mode == FG_MODE_QLORA && fw->kbit_prepared) {
         /* peft prepare_model_for_kbit_training: the unquantized parameters in fp32, and
          * use_gradient_checkpointing=True unless the job says otherwise */

@@ -517,6 +517,12 @@ static void review_cases_should_hold(void **state)
     assert_true(g->assessed);
     assert_int_equal(g->a.job.tp, 8);
     assert_int_equal(g->a.job.pp, 2);
+    /* a served model keeps the precision it is asked for; --gpu-util is a serving engine's */
+    spec_of(&s, (const char *const[]){"mode=serve", "precision=fp32", NULL});
+    assert_int_equal(s.job.precision, FG_PREC_FP32);
+    fg_jobspec_init(&s, NULL);
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_GPU_UTIL, "0.5", &err), 0);
+    assert_int_equal(fg_jobspec_finish(&s, &err), FG_E_INVAL);
     /* QLoRA where the framework has no 4-bit path */
     fg_jobspec_init(&s, NULL);
     assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_MODE, "qlora", &err), 0);
