@@ -627,7 +627,10 @@ static void print_verdict(const struct inputs *in, const struct fg_gate *g, bool
     bool unchecked = in->m->certainty == FG_CERT_UNSURE &&
                      in->rules.on_unknown != FG_ONUNK_ALLOW;
     printf("  => %s with %u x %s (decision: %s)\n",
-           unchecked ? "not judged (the count is unsure)" : g->d.fits ? "fits" : "does not fit",
+           unchecked        ? "not judged (the count is unsure)"
+           : g->d.by_rule   ? "refused by the site's rules"
+           : g->d.fits      ? "fits"
+                            : "does not fit",
            fg_request_total(&in->q), in->q.gpu->label,
            g->d.overridden ? "override" : fg_decide_kind_name(g->d.kind));
 }

@@ -669,6 +669,7 @@ void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
     struct fit_call v;
     decide_fit(q, a, r, &v, d);
     word_fit(q, a, r, &v, d);
+    d->by_rule = v.c == CASE_MODE || v.c == CASE_NO_GPU || v.c == CASE_NO_CARD;
     if (d->kind != FG_DECIDE_ALLOW && !d->fits && a->have_card)
         suggest(a, d);
     if (a->gpu_util > 0 && a->have_card && r->action != FG_ACTION_OFF &&
@@ -686,7 +687,7 @@ void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
         return;
     /* an override takes the risk of a job that may not fit, not the site's other rules (a
      * mode it does not allow, a job that asks for no GPU or for a card nobody can size) */
-    if (v.c == CASE_MODE || v.c == CASE_NO_GPU || v.c == CASE_NO_CARD) {
+    if (d->by_rule) {
         line(d, 3, "--ft-override lets through a job that may not fit, not this refusal");
         return;
     }

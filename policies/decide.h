@@ -75,6 +75,8 @@ struct fg_decision {
     bool has_layout;           /* layout is meaningful (the job fits, as asked or resized) */
     struct fg_layout layout;   /* what to export as FITGATE_* */
     bool overridden;           /* a rejection let through by --ft-override (AllowOverride=yes) */
+    bool by_rule;              /* decided by a site rule (a mode not allowed, no GPU asked
+                                  for, a card fitgate cannot size), not by memory */
     /* verdict, numbers, what to do, other layouts (suggestions); "" when silent */
     char lines[FG_DECIDE_LINES][FG_DECIDE_LINE];
 };

@@ -537,6 +537,7 @@ static void review_cases_should_hold(void **state)
          &p.rules, g);
     assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
     assert_false(g->d.overridden);
+    assert_true(g->d.by_rule);
     free(g);
 }
 
