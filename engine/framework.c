@@ -159,8 +159,8 @@ void fg_framework_who_runs(unsigned need, char *buf, size_t cap)
 {
     size_t off = 0;
     buf[0] = '\0';
-    /* one label per distinct layout family: the rows with the same layouts as an earlier
-     * row that runs it are that family's aliases for this purpose (axolotl is hf here) */
+    /* every training framework whose layouts include all of need, by name: a user looks
+     * for their own (axolotl and llama-factory are listed though they run as hf does) */
     for (size_t i = 0; i < N_ROWS && off < cap; i++) {
         if ((table[i].layouts & need) != need || !table[i].trains)
             continue;
