@@ -226,6 +226,9 @@ struct fg_job fg_cli_job_for_mode(const struct fg_cli_opts *o, enum fg_mode mode
     struct fg_job j = o->job;
     if (mode != o->job.mode) {
         fg_job_defaults(&j, mode);
+        /* a LoRA base computes under the framework's autocast, as the seeds' LoRA does */
+        j.autocast = (mode == FG_MODE_LORA || mode == FG_MODE_QLORA) &&
+                     (!o->spec.fw || o->spec.fw->lora_autocast);
         if (o->seq_set && mode != FG_MODE_SERVE)
             j.seq_len = o->job.seq_len;
     }

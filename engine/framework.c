@@ -56,8 +56,8 @@
 #define TRAIN_HF                                                                              \
     .layouts = FG_LAY_PP | FG_LAY_ZERO, .naive_pp = true, .trains = true, .serves = true,     \
     .qlora = true,                                                                            \
-    .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16_MIXED,                      \
-    .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW
+    .lora_base_torch_dtype = true, .lora_autocast = true,                                     \
+    .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW
 
 static const struct fg_framework table[] = {
     {.name = "hf", .aliases = "transformers,trainer,accelerate,trl,peft",

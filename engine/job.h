@@ -106,6 +106,12 @@ struct fg_job {
      * and optimizer states, and a dropped input without autocast, take that dtype.
      * Default false (peft). */
     bool lora_base_dtype;
+    /* A LoRA base loaded in bf16 computes under autocast all the same (HF Trainer's
+     * bf16=True, accelerate's mixed_precision): precision says bf16 for its weights, this
+     * says that each adapted linear keeps autocast's bf16 cast of its fp32-cast input
+     * (memory_node.c act_of).  Set by jobspec when a framework keeps such a base
+     * (lora_base_torch_dtype) under --precision bf16-mixed.  Default false. */
+    bool autocast;
     /* q, k and v are one fused projection with one LoRA module and so one dropout
      * (lit-gpt's CausalSelfAttention.attn with LoRAQKVLinear); peft and torchtune adapt
      * each projection with its own.  Default false. */

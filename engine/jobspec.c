@@ -237,8 +237,10 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         j->quant = FG_QUANT_NF4;
     bool lora = j->mode == FG_MODE_LORA || j->mode == FG_MODE_QLORA;
     if (!serve) {
-        if (!fg_jobspec_given(s, FG_JOBOPT_PRECISION))
+        if (!fg_jobspec_given(s, FG_JOBOPT_PRECISION)) {
             j->precision = j->mode == FG_MODE_FULL ? fw->full_precision : d.precision;
+            j->autocast = lora && fw->lora_autocast;
+        }
         if (!fg_jobspec_given(s, FG_JOBOPT_OPTIMIZER))
             j->optimizer = fw->optimizer;
         if (!fg_jobspec_given(s, FG_JOBOPT_CHUNKED_CE))
@@ -273,6 +275,7 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
     bool mixed = j->precision == FG_PREC_BF16_MIXED || j->precision == FG_PREC_FP16_MIXED;
     if (lora && mixed && fw->lora_base_torch_dtype) {
         j->precision = FG_PREC_BF16;
+        j->autocast = true;
         note(s, "%s: the LoRA base stays in the dtype it was loaded in (bf16); mixed precision "
                 "autocasts the compute only, the adapters are fp32", fw->name);
     }

@@ -485,7 +485,7 @@ static void train_activations(struct train *x)
         {S_QIN, "bitsandbytes<0.43.2 MatMul4Bit.forward",
          "4-bit linears' inputs, kept as cast to the compute dtype"},
         {S_LDROP, "peft tuners/lora/layer.py Linear.forward",
-         "LoRA dropout: bool masks, dropped inputs wider than the blocks' own"},
+         "LoRA adapters' own inputs: casts to their dtype, dropout masks and copies"},
         {S_HDROP, "torch native_dropout (config hidden dropout)",
          "hidden-state dropout masks, 1 B per element"},
     };
@@ -691,8 +691,9 @@ static bool same_key(const struct part_key *a, const struct part_key *b)
            a->ep == b->ep && a->rank == b->rank &&
            a->targets == b->targets && a->precision == b->precision &&
            a->act.c == b->act.c && a->act.r == b->act.r &&
-           a->act.qin_bytes == b->act.qin_bytes && a->act.lora_drop == b->act.lora_drop &&
-           a->act.lora_drop_bytes == b->act.lora_drop_bytes &&
+           a->act.qin_bytes == b->act.qin_bytes && a->act.frozen == b->act.frozen &&
+           a->act.base_keeps == b->act.base_keeps && a->act.lora_shares == b->act.lora_shares &&
+           a->act.lora_own == b->act.lora_own &&
            a->lora_fused_qkv == b->lora_fused_qkv &&
            a->act.attn_drop == b->act.attn_drop && a->act.hidden_drop == b->act.hidden_drop &&
            (a->targets != FG_LORA_LIST || !strcmp(a->list, b->list));

@@ -40,6 +40,29 @@ static bool lora_targets(const struct fg_job *job, const char *role)
     return false;
 }
 
+/* Does a LoRA adapter sit on linear l of node n, as add_lora makes them: never on the head
+ * or the embeddings, nor on a MoE model's dense MLP or shared experts where peft maps the
+ * fused experts (FG_LORA_EXPERTS_MERGED), nor on routed experts and a router it cannot
+ * reach (FG_LORA_EXPERTS_NONE). */
+static bool lora_on(const struct fg_node *n, const struct fg_job *job, const struct fg_linear *l)
+{
+    bool mapped = n->lora_experts == FG_LORA_EXPERTS_MERGED;
+    if (!lora_targets(job, l->role))
+        return false;
+    switch (n->kind) {
+    case FG_NODE_HEAD: case FG_NODE_EMBED:
+        return false;
+    case FG_NODE_MLP:
+        return !mapped;
+    case FG_NODE_MOE:
+        if (l->count > 1 || !strcmp(l->role, "router"))
+            return n->lora_experts != FG_LORA_EXPERTS_NONE;
+        return !(mapped && !strncmp(l->role, "shared_", 7));
+    default:
+        return true;
+    }
+}
+
 /* Parameters of a node that live on this GPU under TP / EP (Megatron's
  * buckets [MEG]: dense matrices split by TP, routed experts by EP, norms
  * replicated; the embedding and head are vocab-parallel over TP).  A tied head
@@ -146,6 +169,92 @@ static uint64_t node_act_per_token(const struct fg_node *n, unsigned c, unsigned
     }
 }
 
+/* Bytes per token kept of an input of width w that the node's linears named by roles
+ * read, under a frozen base (struct act): the tensor itself, when the 4-bit base keeps it
+ * or an adapter on one of them keeps it as it is.  Adapters' own copies are S_LDROP's. */
+static uint64_t frozen_input(const struct fg_node *n, const struct fg_job *job,
+                             const struct act *a, uint64_t w, const char *const *roles)
+{
+    for (unsigned k = 0; k < n->nlin; k++) {
+        const struct fg_linear *l = &n->lin[k];
+        if (n->kind == FG_NODE_MOE && l->count > 1)
+            continue;
+        for (const char *const *r = roles; *r; r++)
+            if (!strcmp(l->role, *r) && (a->base_keeps || (a->lora_shares && lora_on(n, job, l))))
+                return (uint64_t)a->c * w;
+    }
+    return 0;
+}
+
+/* Does an adapter (or the 4-bit base) keep the routed experts' input of the roles? */
+static bool experts_keep(const struct fg_node *n, const struct fg_job *job, const struct act *a,
+                         const char *const *roles)
+{
+    for (unsigned k = 0; k < n->nlin; k++)
+        for (const char *const *r = roles; *r; r++)
+            if (n->lin[k].count > 1 && !strcmp(n->lin[k].role, *r) &&
+                (a->base_keeps || lora_on(n, job, &n->lin[k])))
+                return true;
+    return false;
+}
+
+/*
+ * node_act_per_token under a frozen base (LoRA, QLoRA): a linear whose weight takes no
+ * gradient keeps no input (struct act frozen), and a frozen norm weight keeps nothing for
+ * its gradient.  What is left in each node:
+ *   norm      RMSNorm its fp32 copy of the input (4 w), LayerNorm its input (r w); the
+ *             next linears' input is theirs to keep (frozen_input);
+ *   attention q, k, v and the output with the log-sum-exp (SDPA), the inputs of q/k/v and o
+ *             where kept;
+ *   MLP       gate out, act(gate), up out (3 I; plain: the activation's input, I), the
+ *             inputs of gate/up and down where kept;
+ *   MoE       router softmax; per top-k slot the weighted expert output (h, which the
+ *             routing weight's gradient reads), the expert MLP as above, the gathered token
+ *             and the product where the experts are adapted; shared experts as the MLP;
+ *   others    as trained in full (Mamba's fused kernel saves its own tensors).
+ */
+static uint64_t node_act_frozen(const struct fg_node *n, const struct fg_job *job,
+                                const struct act *a, uint32_t tp)
+{
+    static const char *const attn_in[] = {"q", "k", "v", "qkv", "q_a", "kv_a", NULL};
+    static const char *const attn_out[] = {"o", NULL}, *const mlp_out[] = {"down", NULL};
+    static const char *const mlp_in[] = {"gate", "up", "gate_up", NULL};
+    static const char *const moe_in[] = {"router", "shared_gate", "shared_up", NULL};
+    static const char *const shared_out[] = {"shared_down", NULL};
+    uint64_t c = a->c, q = (uint64_t)n->heads * n->head_dim, kv = (uint64_t)n->kv_heads * n->head_dim;
+    uint64_t widths = n->gated ? 3 : 1;
+    switch (n->kind) {
+    case FG_NODE_NORM:
+        return n->params == n->width ? 4ull * n->width : (uint64_t)a->r * n->width;
+    case FG_NODE_ATTN:
+        return frozen_input(n, job, a, n->hidden, attn_in) + (c * (2 * q + 2 * kv)) / tp +
+               4ull * n->heads / tp + frozen_input(n, job, a, q, attn_out) / tp;
+    case FG_NODE_MLA: {
+        uint64_t hv = (uint64_t)n->heads * n->v_head_dim;
+        return node_act_per_token(n, a->c, a->r, tp) - (c * hv) / tp +
+               frozen_input(n, job, a, n->hidden, attn_in) +
+               frozen_input(n, job, a, hv, attn_out) / tp;
+    }
+    case FG_NODE_MLP:
+        return frozen_input(n, job, a, n->hidden, mlp_in) + c * widths * n->inter / tp +
+               frozen_input(n, job, a, n->inter, mlp_out) / tp;
+    case FG_NODE_MOE: {
+        uint64_t slot = c * (n->hidden + widths * n->inter);
+        if (experts_keep(n, job, a, mlp_in))
+            slot += c * n->hidden;
+        if (experts_keep(n, job, a, mlp_out))
+            slot += c * n->inter;
+        uint64_t shared = n->shared_inter ? c * widths * n->shared_inter +
+                                                frozen_input(n, job, a, n->shared_inter, shared_out)
+                                          : 0;
+        return (c + 4) * n->experts + n->top_k * slot + shared / tp +
+               frozen_input(n, job, a, n->hidden, moe_in);
+    }
+    default:
+        return node_act_per_token(n, a->c, a->r, tp);
+    }
+}
+
 /* KV cache bytes per token per attention node when serving in bf16:
  * K and V for kv_heads x head_dim (GQA aware); MLA caches the compressed
  * latent plus the rope key (kv_lora + rope_dim), as vLLM / SGLang do. */
@@ -187,13 +296,27 @@ void fg__act_of(const struct fg_model *m, const struct fg_job *job, struct act *
     unsigned ce = job->bnb_compute == FG_BNB_FP32 ? 4 : a->c;
     if (qlora && job->bnb_keeps_input && ce > a->c)
         a->qin_bytes = ce;
-    a->lora_drop = train && job->mode != FG_MODE_FULL && job->lora_dropout > 0;
-    /* lora_A keeps the dropped input in its own dtype; under autocast it keeps the bf16
-     * cast autocast makes of it (peft casts x to lora_A's fp32 first, layer.py; bnb.py
-     * skips that cast under autocast) */
-    bool autocast = job->precision == FG_PREC_BF16_MIXED || job->precision == FG_PREC_FP16_MIXED;
-    unsigned dropped = autocast ? 2 : job->lora_base_dtype ? a->c : 4;
-    a->lora_drop_bytes = 1 + (dropped > a->c ? dropped - a->c : 0); /* mask + the widening */
+    /* A frozen linear keeps no input: torch's autograd saves mm's self only when the
+     * weight's gradient is wanted (pytorch gen_variable_type.py emit_save_inputs,
+     * guard_for: should_compute_output).  MatMul4Bit before bitsandbytes 0.43.2 saved its
+     * input A whatever needed it; a cast copy of it is qin_bytes, the tensor itself here. */
+    a->frozen = train && job->mode != FG_MODE_FULL;
+    a->base_keeps = a->frozen && qlora && job->bnb_keeps_input && !a->qin_bytes;
+    /* What lora_A keeps (peft tuners/lora/layer.py Linear.forward:
+     * lora_B(lora_A(dropout(self._cast_input_dtype(x, lora_A.weight.dtype))))): peft's fp32
+     * adapters (autocast_adapter_dtype) cast a 2-byte input to a 4-byte copy of their own;
+     * under autocast F.linear keeps its own bf16 cast instead; adapters in the base's
+     * dtype (lit-gpt, torchtune) keep x itself.  Dropout keeps a bool mask, and lora_A the
+     * dropped copy in place of x. */
+    bool autocast = job->precision == FG_PREC_BF16_MIXED ||
+                    job->precision == FG_PREC_FP16_MIXED || job->autocast;
+    unsigned copy = autocast ? (job->autocast && job->lora_base_dtype ? 0 : 2)
+                             : job->lora_base_dtype || a->c == 4 ? 0 : 4;
+    bool drop = job->lora_dropout > 0;
+    if (a->frozen) {
+        a->lora_own = drop ? 1 + (copy ? copy : a->c) : copy;
+        a->lora_shares = !a->lora_own;
+    }
     double pa = job->attn_dropout < 0 ? m->attn_dropout : job->attn_dropout;
     double ph = job->hidden_dropout < 0 ? m->hidden_dropout : job->hidden_dropout;
     a->attn_drop = train && pa > 0;
@@ -233,13 +356,8 @@ static void add_lora(const struct fg_node *n, const struct fg_job *job, uint32_t
             gu_hit |= hit;
             continue;
         }
-        if (!hit)
-            continue;
-        if (n->kind == FG_NODE_MOE && n->lora_experts == FG_LORA_EXPERTS_NONE &&
-            (routed || !strcmp(l->role, "router")))
+        if (!lora_on(n, job, l))
             continue; /* granite-3.1-1b-a400m on H200 trained q/k/v/o alone: 2,752,512 */
-        if (mapped && !strncmp(l->role, "shared_", 7))
-            continue;
         p->sum[S_ADAPTERS] += r * (l->in + l->out) * copies;
         if (routed && mapped)
             p->sum[S_MERGED] += (uint64_t)l->in * l->out / tp * copies;
@@ -296,26 +414,22 @@ static uint64_t node_qin_per_token(const struct fg_node *n, unsigned bytes, uint
 }
 
 /*
- * The LoRA dropout a node keeps per token (struct act lora_drop, lora_drop_bytes): for each
- * adapted linear (lora_targets) a bool mask and the dropped input the adapter's A matrix
- * multiplies (peft tuners/lora/layer.py Linear.forward: lora_B(lora_A(dropout(x))), one
- * nn.Dropout per adapted module; lit-gpt lora.py LoRAQKVLinear.forward: one for the fused
- * q, k, v, job.lora_fused_qkv).  The dropped copy takes the place of the input lora_A would
- * keep without dropout, which node_act_per_token counts at the compute dtype: `bytes` is
- * what a dropped element adds over it (act_of).  The head takes no adapter (add_lora);
- * routed experts are left out (peft's ParamWrapper adapts the fused tensors, not per-token
- * linears).
+ * What the LoRA adapters of a node keep of their own per token (struct act lora_own): for
+ * each adapted linear (lora_on) `bytes` per input element, a cast copy of the input, or a
+ * bool mask and the dropped copy lora_A multiplies (peft tuners/lora/layer.py
+ * Linear.forward: lora_B(lora_A(dropout(x))), one cast and one nn.Dropout per adapted
+ * module; lit-gpt lora.py LoRAQKVLinear.forward: one for the fused q, k, v,
+ * job.lora_fused_qkv).  Routed experts are left out (peft's ParamWrapper adapts the fused
+ * tensors, not per-token linears).
  */
-static uint64_t node_lora_drop_per_token(const struct fg_node *n, const struct fg_job *job,
-                                         unsigned bytes, uint32_t tp)
+static uint64_t node_lora_own_per_token(const struct fg_node *n, const struct fg_job *job,
+                                        unsigned bytes, uint32_t tp)
 {
-    if (n->kind == FG_NODE_HEAD || n->kind == FG_NODE_EMBED)
-        return 0;
     uint64_t in = 0;
     bool qkv_seen = false;
     for (unsigned k = 0; k < n->nlin; k++) {
         const struct fg_linear *l = &n->lin[k];
-        if ((n->kind == FG_NODE_MOE && l->count > 1) || !lora_targets(job, l->role))
+        if ((n->kind == FG_NODE_MOE && l->count > 1) || !lora_on(n, job, l))
             continue;
         bool qkv = !strcmp(l->role, "q") || !strcmp(l->role, "k") || !strcmp(l->role, "v");
         if (qkv && job->lora_fused_qkv && qkv_seen)
@@ -361,7 +475,8 @@ void fg__add_node(const struct fg_node *n, const struct fg_job *job, const struc
         add_lora(n, job, tp, p);
     /* Towers (vision / audio) stay frozen and unused in text fine-tunes. */
     if (n->stack != FG_STACK_TOWER) {
-        p->sum[S_ACT] += node_act_per_token(n, a->c, a->r, tp);
+        p->sum[S_ACT] += a->frozen ? node_act_frozen(n, job, a, tp)
+                                   : node_act_per_token(n, a->c, a->r, tp);
         if ((n->kind == FG_NODE_ATTN || n->kind == FG_NODE_MLA) && scores_kept(n, job)) {
             /* Attention that materialises its scores (eager_attention_forward, the SDPA
              * math path) is softmax and two matmuls: the PV product is kept by no one (the
@@ -372,8 +487,8 @@ void fg__add_node(const struct fg_node *n, const struct fg_job *job, const struc
             p->sum[S_ACT] -= (a->c * out) / tp + 4ull * n->heads / tp;
         }
         p->sum[S_QIN] += node_qin_per_token(n, a->qin_bytes, tp);
-        if (a->lora_drop)
-            p->sum[S_LDROP] += node_lora_drop_per_token(n, job, a->lora_drop_bytes, tp);
+        if (a->lora_own)
+            p->sum[S_LDROP] += node_lora_own_per_token(n, job, a->lora_own, tp);
         if (a->hidden_drop)
             p->sum[S_HDROP] += node_hidden_drop_per_token(n);
         unsigned kept = job->attention == FG_ATTN_EAGER && n->eager_bytes ? eager_kept(n, a)

@@ -22,8 +22,11 @@
 struct act {
     unsigned c, r;          /* compute dtype bytes (bf16 2, fp32 4); residual stream bytes */
     unsigned qin_bytes;     /* bnb_keeps_input: bytes of each 4-bit linear's kept input copy */
-    bool lora_drop;         /* LoRA dropout masks and dropped inputs */
-    unsigned lora_drop_bytes; /* bytes a dropped input element adds (mask, wider copy) */
+    bool frozen;            /* LoRA / QLoRA: a base linear keeps no input for its weight */
+    bool base_keeps;        /* ... but the 4-bit base keeps it all the same (bnb < 0.43.2) */
+    bool lora_shares;       /* an adapter's lora_A keeps its linear's input tensor itself */
+    unsigned lora_own;      /* bytes per input element an adapter keeps of its own: a cast
+                               copy, a dropout mask and the dropped copy; 0 when it shares */
     bool attn_drop;         /* dropout on the attention probabilities (eager) */
     bool hidden_drop;       /* dropout on the hidden states */
 };
@@ -35,7 +38,7 @@ enum {
     S_MERGED, /* LoRA: expert parameters peft rebuilds as W + BA each forward */
     S_SCORE,  /* bytes kept per token per token of context (attention scores) */
     S_QIN,    /* bytes kept per token: 4-bit linears' input copies (bnb_keeps_input) */
-    S_LDROP,  /* bytes kept per token: LoRA dropout masks and dropped inputs */
+    S_LDROP,  /* bytes kept per token: LoRA adapters' own input copies (casts, dropout) */
     S_HDROP,  /* bytes kept per token: hidden-state dropout masks */
     S_ACT,    /* bytes kept per token; a stage's: its blocks' (the sides' go to act_other) */
     SUMS

@@ -91,6 +91,7 @@ static const struct acc_stack {
     float lora_dropout;
     bool lora_base_dtype, lora_fused_qkv;
     float attn_dropout, hidden_dropout; /* -1: config.json's (transformers' own modules) */
+    bool autocast;             /* a bf16 LoRA base under autocast (HF Trainer bf16=True) */
 } acc_stacks[] = {
     /* torchtune: its own modules (no dropout: attn_dropout 0.0), LoRA dropout 0.0 by
      * default (models/llama3_1/_model_builders.py), QLoRA through torchao's NF4Tensor,
@@ -109,10 +110,10 @@ static const struct acc_stack {
      * bnb_4bit_compute_dtype = the training dtype (model/utils/quantization.py
      * configure_quantization), its own prepare (no fp32 cast of the base), lora_dropout
      * 0.0 (hparams/finetuning_args.py); config.json's dropout (llama: 0) */
-    {"llama-factory", false, true, FG_BNB_INPUT, 0, false, false, -1, -1},
+    {"llama-factory", false, true, FG_BNB_INPUT, 0, false, false, -1, -1, true},
     /* unsloth's "Hugging Face + FA2" column: transformers + peft + bitsandbytes, settings
      * unpublished; defaults */
-    {"hf-peft", false, false, FG_BNB_INPUT, 0, false, false, -1, -1},
+    {"hf-peft", false, false, FG_BNB_INPUT, 0, false, false, -1, -1, true},
     {"triton", false, false, FG_BNB_INPUT, 0, false, false, -1, -1},
 };
 
@@ -205,6 +206,7 @@ static int acc_parse_row(char **f, const int *col, struct acc_row *r, const char
     r->job.lora_fused_qkv = st->lora_fused_qkv;
     r->job.attn_dropout = st->attn_dropout;
     r->job.hidden_dropout = st->hidden_dropout;
+    r->job.autocast = st->autocast && r->job.precision == FG_PREC_BF16;
 #undef FIELD
     return 0;
 }
@@ -376,6 +378,7 @@ static int cal_parse_row(char **f, const int *col, struct acc_row *r, const char
             return acc_fail(msg, cap, "%s", err.detail);
     } else {
         r->job.precision = FG_PREC_BF16;
+        r->job.autocast = mode != FG_MODE_SERVE && !strcmp(FIELD(K_PRECISION), "bf16-mixed");
     }
     if (mode != FG_MODE_SERVE && fg_optimizer_parse(FIELD(K_OPTIMIZER), &r->job.optimizer, &err))
         return acc_fail(msg, cap, "%s", err.detail);
