@@ -47,6 +47,7 @@ struct fg_framework {
     unsigned main_grad_bytes;  /* with FG_MASTER_OPTIMIZER: gradient buffer bytes (4: fp32) */
     enum fg_optimizer optimizer;
     bool chunked_ce;           /* its loss never holds the whole fp32 logits */
+    enum fg_ce_kept ce_kept;   /* what its chunked loss keeps beside the logits */
     bool grad_ckpt;            /* recomputes activations by default */
     bool unsharded_copy;       /* FSDP ranks keep a whole weight copy beside their shard */
     uint32_t dp_zero;          /* the ZeRO stage it shards with over several ranks unless told */

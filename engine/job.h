@@ -39,6 +39,11 @@ enum fg_master { FG_MASTER_PARAMS, FG_MASTER_OPTIMIZER };
 enum fg_offload { FG_OFFLOAD_NONE, FG_OFFLOAD_OPTIMIZER, FG_OFFLOAD_PARAMS };
 /* What bitsandbytes' 4-bit linears compute in (struct fg_job.bnb_compute). */
 enum fg_bnb_compute { FG_BNB_INPUT, FG_BNB_FP32 };
+/* What a chunked loss keeps per vocabulary entry beside the logits (struct fg_job.ce_kept):
+ * an fp32 log-softmax (torchtune's CEWithChunkedOutputLoss upcasts each chunk), one in the
+ * logits' dtype (lit-gpt's chunked_cross_entropy), or only a log-sum-exp per token
+ * (unsloth's fused kernel). */
+enum fg_ce_kept { FG_CE_FP32, FG_CE_COMPUTE, FG_CE_LSE };
 
 struct fg_job {
     enum fg_mode mode;
@@ -52,6 +57,7 @@ struct fg_job {
     uint64_t batch;                 /* micro-batch per GPU */
     bool grad_ckpt;
     bool chunked_ce;                /* loss computed in chunks (no full fp32 logits) */
+    enum fg_ce_kept ce_kept;        /* what the chunked loss keeps; default FG_CE_FP32 */
     enum fg_attention attention;    /* default sdpa */
     uint32_t zero;                  /* ZeRO stage 0..3 (3 = FSDP full shard) */
     uint32_t dp;                    /* data-parallel ranks the ZeRO states shard over */

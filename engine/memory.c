@@ -516,11 +516,25 @@ static int train_totals(struct train *x, struct fg_err *err)
     if (x->t.has_head && !m->encoder_only) {
         /* [HF] ForCausalLMLoss: logits.float(); cross_entropy saves the fp32
          * log-softmax (4V) and backward holds its gradient and the upcast's
-         * gradient (4V + 4V).  Chunked CE keeps only the bf16 logits. */
-        uint64_t per_tok = job->chunked_ce ? (uint64_t)x->kept.c * m->vocab / x->tp
+         * gradient (4V + 4V).  A chunked loss keeps every chunk's logits in the compute
+         * dtype and, per chunk, what its cross-entropy saves for backward: the fp32
+         * log-softmax of torchtune's upcast chunks (ce_chunked_output_loss.py
+         * compute_cross_entropy), one in the logits' dtype for lit-gpt's
+         * (utils.py chunked_cross_entropy; fp32 under autocast), a log-sum-exp per
+         * token for unsloth's kernel (Fast_CrossEntropyLoss: save_for_backward(logits,
+         * logsumexp, labels)). */
+        bool autocast = job->autocast || job->precision == FG_PREC_BF16_MIXED ||
+                        job->precision == FG_PREC_FP16_MIXED;
+        unsigned c = x->kept.c, lsm = job->ce_kept == FG_CE_LSE ? 0
+                                    : job->ce_kept == FG_CE_FP32 || autocast ? 4 : c;
+        uint64_t per_tok = job->chunked_ce ? (uint64_t)(c + lsm) * m->vocab / x->tp
                                            : 12ull * m->vocab / x->tp;
         logits = fg__mul_sat(per_tok, sq);
-        add_line(e, "logits", logits, true, "transformers ForCausalLMLoss fp32 upcast",
+        add_line(e, "logits", logits, true,
+                 !job->chunked_ce ? "transformers ForCausalLMLoss fp32 upcast"
+                 : job->ce_kept == FG_CE_FP32 ? "torchtune CEWithChunkedOutputLoss"
+                 : job->ce_kept == FG_CE_COMPUTE ? "lit-gpt chunked_cross_entropy"
+                                                 : "unsloth Fast_CrossEntropyLoss",
                  "%s: %llu tokens x %llu vocab x %llu B", job->chunked_ce ? "chunked CE"
                                                                          : "logits + fp32 loss",
                  (unsigned long long)sq, (unsigned long long)m->vocab,

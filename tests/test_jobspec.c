@@ -205,6 +205,40 @@ static void set_should_name_the_option_in_the_front_ends_spelling(void **state)
 
 /* ---- the framework rows ------------------------------------------------------------ */
 
+/* The loss and the autocast a framework's LoRA runs with (framework.c rows): HF Trainer's
+ * bf16=True autocasts a bf16 base unless --precision says bf16; lit-gpt's chunked loss keeps
+ * log-softmax chunks in the logits' dtype, torchtune's upcasts them, unsloth's kernel keeps
+ * a log-sum-exp. */
+static void framework_should_set_the_loss_and_autocast_it_runs(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *fw, *precision;
+        bool autocast, chunked;
+        enum fg_ce_kept ce;
+    } rows[] = {
+        {"hf", NULL, true, false, FG_CE_FP32},
+        {"hf", "bf16", false, false, FG_CE_FP32},
+        {"hf", "bf16-mixed", true, false, FG_CE_FP32},
+        {"axolotl", NULL, true, false, FG_CE_FP32},
+        {"lit-gpt", NULL, false, true, FG_CE_COMPUTE},
+        {"torchtune", NULL, false, true, FG_CE_FP32},
+        {"unsloth", NULL, false, true, FG_CE_LSE},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char fw[64], prec[64];
+        snprintf(fw, sizeof fw, "framework=%s", rows[i].fw);
+        snprintf(prec, sizeof prec, "precision=%s", rows[i].precision ? rows[i].precision : "");
+        const char *kv[] = {"mode=lora", fw, rows[i].precision ? prec : NULL, NULL};
+        struct fg_jobspec s;
+        spec_of(&s, kv);
+        print_message("%s %s\n", rows[i].fw, rows[i].precision ? rows[i].precision : "-");
+        assert_int_equal(s.job.autocast, rows[i].autocast);
+        assert_int_equal(s.job.chunked_ce, rows[i].chunked);
+        assert_int_equal(s.job.ce_kept, rows[i].ce);
+    }
+}
+
 static void framework_find_should_know_every_row_and_alias(void **state)
 {
     (void)state;
@@ -562,6 +596,7 @@ int main(void)
         cmocka_unit_test(set_should_take_peft_target_modules),
         cmocka_unit_test(set_should_name_the_option_in_the_front_ends_spelling),
         cmocka_unit_test(framework_find_should_know_every_row_and_alias),
+        cmocka_unit_test(framework_should_set_the_loss_and_autocast_it_runs),
         cmocka_unit_test(finish_should_give_an_hf_lora_a_bf16_base_under_mixed_precision),
         cmocka_unit_test(finish_should_keep_the_megatron_master_copy_with_the_optimizer),
         cmocka_unit_test(gate_should_judge_a_lit_gpt_fsdp_job_on_its_own_layout),

@@ -759,6 +759,35 @@ static void frozen_linears_should_keep_no_input_of_their_own(void **s)
     fg_model_free(m);
 }
 
+/* A chunked loss keeps every chunk's logits (2 B on a bf16 job) and what its
+ * cross-entropy saves: torchtune's upcast chunks an fp32 log-softmax (+4), lit-gpt's one in
+ * the logits' dtype (+2; +4 under autocast, whose log_softmax runs in fp32), unsloth's
+ * kernel a log-sum-exp per token (+0); transformers' whole fp32 loss 12 B per entry. */
+static void chunked_loss_should_keep_what_each_framework_keeps(void **s)
+{
+    (void)s;
+    struct fg_model *m = load(LLAMA2_7B);
+    struct fg_job j = lora_qv(512);
+    static const struct {
+        bool chunked;
+        enum fg_ce_kept ce;
+        bool autocast;
+        uint64_t bytes;
+    } rows[] = {
+        {false, FG_CE_FP32, false, 12}, {true, FG_CE_FP32, false, 6},
+        {true, FG_CE_COMPUTE, false, 4}, {true, FG_CE_COMPUTE, true, 6},
+        {true, FG_CE_LSE, false, 2},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        j.chunked_ce = rows[i].chunked;
+        j.ce_kept = rows[i].ce;
+        j.autocast = rows[i].autocast;
+        struct fg_estimate e = estimate_of(m, &j);
+        assert_int_equal(e.b.logits, rows[i].bytes * 32000 * 512);
+    }
+    fg_model_free(m);
+}
+
 /* What peft's adapters keep of their own (peft tuners/lora/layer.py Linear.forward:
  * lora_B(lora_A(dropout(self._cast_input_dtype(x, lora_A.weight.dtype))))), per element of
  * each adapted input (q and v, 4096 wide each on Llama-2-7b): without autocast the fp32
@@ -1157,6 +1186,7 @@ int main(void)
         cmocka_unit_test(bnb_keeps_input_should_keep_fp32_copies_only_where_the_linear_upcasts),
         cmocka_unit_test(frozen_linears_should_keep_no_input_of_their_own),
         cmocka_unit_test(lora_adapters_should_keep_their_own_input_copies),
+        cmocka_unit_test(chunked_loss_should_keep_what_each_framework_keeps),
         cmocka_unit_test(eager_scores_should_follow_the_compute_dtype_and_attention_dropout),
         cmocka_unit_test(eager_attention_should_keep_no_kernel_output_or_log_sum_exp),
         cmocka_unit_test(hidden_dropout_should_keep_one_mask_per_residual_branch),

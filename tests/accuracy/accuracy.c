@@ -92,20 +92,28 @@ static const struct acc_stack {
     bool lora_base_dtype, lora_fused_qkv;
     float attn_dropout, hidden_dropout; /* -1: config.json's (transformers' own modules) */
     bool autocast;             /* a bf16 LoRA base under autocast (HF Trainer bf16=True) */
+    bool chunked_ce;           /* the loss is chunked whatever the row's recipe says */
+    enum fg_ce_kept ce_kept;
 } acc_stacks[] = {
     /* torchtune: its own modules (no dropout: attn_dropout 0.0), LoRA dropout 0.0 by
      * default (models/llama3_1/_model_builders.py), QLoRA through torchao's NF4Tensor,
      * whose linear_nf4 keeps only the weight (modules/low_precision/nf4_linear.py):
-     * no bitsandbytes at all; LoRALinear's adapters in the model's dtype */
-    {"torchtune", false, false, FG_BNB_INPUT, 0, true, false, 0, 0},
+     * no bitsandbytes at all; LoRALinear's adapters in the model's dtype.  Every row with
+     * CEWithChunkedOutputLoss ran compile on (their `why`): training.compile_loss hands
+     * compute_cross_entropy to inductor, which fuses the fp32 cast and the log-softmax and
+     * saves the bf16 logits and a log-sum-exp per token, as unsloth's kernel does */
+    {"torchtune", false, false, FG_BNB_INPUT, 0, true, false, 0, 0, false, false, FG_CE_LSE},
     /* lit-gpt 8641822 with bitsandbytes 0.41.1: BitsandbytesPrecision(mode, dtype) computes
      * in the bf16-true dtype, the activations' (finetune/lora.py); MatMul4Bit keeps its
      * input, the same tensor.  LoRA: lora_dropout = 0.05 (finetune/lora.py), one
      * nn.Dropout on the fused qkv input (lit_gpt/lora.py LoRAQKVLinear.forward), adapters
      * in the model's dtype.  lit_gpt/model.py has no other dropout.  Later lit-gpt
-     * (litgpt/finetune/lora.py) keeps the same LoRA. */
-    {"litgpt-8641822", false, true, FG_BNB_INPUT, 0.05f, true, true, 0, 0},
-    {"litgpt", false, false, FG_BNB_INPUT, 0.05f, true, true, 0, 0},
+     * (litgpt/finetune/lora.py) keeps the same LoRA.  The loss: model(input_ids,
+     * lm_head_chunk_size=128) and chunked_cross_entropy (lit_gpt/utils.py), cross_entropy
+     * on each bf16 chunk of logits, kept in a list through backward. */
+    {"litgpt-8641822", false, true, FG_BNB_INPUT, 0.05f, true, true, 0, 0, false, true,
+     FG_CE_COMPUTE},
+    {"litgpt", false, false, FG_BNB_INPUT, 0.05f, true, true, 0, 0, false, true, FG_CE_COMPUTE},
     /* LLaMA-Factory (early 2024): transformers + peft, BitsAndBytesConfig with
      * bnb_4bit_compute_dtype = the training dtype (model/utils/quantization.py
      * configure_quantization), its own prepare (no fp32 cast of the base), lora_dropout
@@ -207,6 +215,8 @@ static int acc_parse_row(char **f, const int *col, struct acc_row *r, const char
     r->job.attn_dropout = st->attn_dropout;
     r->job.hidden_dropout = st->hidden_dropout;
     r->job.autocast = st->autocast && r->job.precision == FG_PREC_BF16;
+    r->job.chunked_ce |= st->chunked_ce;
+    r->job.ce_kept = st->ce_kept;
 #undef FIELD
     return 0;
 }
