@@ -67,7 +67,7 @@ static const struct fg_framework table[] = {
      .layouts = FG_LAY_ZERO, .trains = true, .serves = true, .qlora = true,
      .full_precision = FG_PREC_BF16_MIXED,
      .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW, .chunked_ce = true,
-     .ce_kept = FG_CE_COMPUTE, .unsharded_copy = true, .dp_zero = 3, .lora_base_dtype = true, .lora_fused_qkv = true,
+     .ce_kept = FG_CE_COMPUTE, .kv_expanded = true, .unsharded_copy = true, .dp_zero = 3, .lora_base_dtype = true, .lora_fused_qkv = true,
      .lora_dropout = 0.05f, .no_dropout = true,
      .source = "litgpt finetune/lora.py, utils.py chunked_cross_entropy; Lightning amp.py"},
     {.name = "torchtune", .aliases = "", .label = "torchtune", .layouts = FG_LAY_ZERO,

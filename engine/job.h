@@ -118,6 +118,11 @@ struct fg_job {
      * (memory_node.c act_of).  Set by jobspec when a framework keeps such a base
      * (lora_base_torch_dtype) under --precision bf16-mixed.  Default false. */
     bool autocast;
+    /* The attention expands K and V to the query heads before SDPA, and with as many K/V
+     * heads as query heads hands SDPA v as a view of the fused qkv output, which SDPA's
+     * saved v then keeps whole (lit-gpt CausalSelfAttention.forward: k.expand / v.expand,
+     * then reshape).  Default false (transformers passes K/V heads as they are). */
+    bool kv_expanded;
     /* q, k and v are one fused projection with one LoRA module and so one dropout
      * (lit-gpt's CausalSelfAttention.attn with LoRAQKVLinear); peft and torchtune adapt
      * each projection with its own.  Default false. */

@@ -246,6 +246,7 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         if (!fg_jobspec_given(s, FG_JOBOPT_CHUNKED_CE))
             j->chunked_ce = fw->chunked_ce;
         j->ce_kept = fw->ce_kept;
+        j->kv_expanded = fw->kv_expanded;
         if (!fg_jobspec_given(s, FG_JOBOPT_GRAD_CKPT))
             j->grad_ckpt = fw->grad_ckpt;
         if (!fg_jobspec_given(s, FG_JOBOPT_UNSHARDED_COPY))

@@ -668,8 +668,9 @@ int fg_memory_estimate_totals(const struct fg_model *m, const struct fg_job *job
 
 /*
  * What a block's part reads of the job (add_node and node_act_per_token): the mode (LoRA
- * or not), TP, EP, the LoRA targets and rank, the precision, and struct act (compute and
- * residual bytes, the kept tensors: QLoRA's, dropout's).  Two jobs equal in these have equal
+ * or not), TP, EP, the LoRA targets and rank, the precision, the attention's K/V expansion,
+ * and struct act (compute and residual bytes, the kept tensors: QLoRA's, the adapters',
+ * dropout's).  Two jobs equal in these have equal
  * block parts.
  */
 struct part_key {
@@ -679,7 +680,7 @@ struct part_key {
     enum fg_lora_targets targets;
     enum fg_precision precision;
     struct act act;  /* compute / residual bytes and the kept tensors' switches */
-    bool lora_fused_qkv;
+    bool lora_fused_qkv, kv_expanded;
     char list[sizeof ((struct fg_job *)0)->lora_list];
 };
 
@@ -688,6 +689,7 @@ static void part_key_of(const struct fg_model *m, const struct fg_job *job, stru
     memset(k, 0, sizeof *k);
     fg__act_of(m, job, &k->act);
     k->lora_fused_qkv = job->lora_fused_qkv;
+    k->kv_expanded = job->kv_expanded;
     k->lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
     k->attention = job->attention;
     k->tp = job->tp ? job->tp : 1;
@@ -708,7 +710,7 @@ static bool same_key(const struct part_key *a, const struct part_key *b)
            a->act.qin_bytes == b->act.qin_bytes && a->act.frozen == b->act.frozen &&
            a->act.base_keeps == b->act.base_keeps && a->act.lora_shares == b->act.lora_shares &&
            a->act.lora_own == b->act.lora_own &&
-           a->lora_fused_qkv == b->lora_fused_qkv &&
+           a->lora_fused_qkv == b->lora_fused_qkv && a->kv_expanded == b->kv_expanded &&
            a->act.attn_drop == b->act.attn_drop && a->act.hidden_drop == b->act.hidden_drop &&
            (a->targets != FG_LORA_LIST || !strcmp(a->list, b->list));
 }

@@ -255,6 +255,18 @@ static uint64_t node_act_frozen(const struct fg_node *n, const struct fg_job *jo
     }
 }
 
+/* What an attention that expands K and V to the query heads keeps beyond SDPA's q, k, v
+ * (job.kv_expanded, lit-gpt model.py CausalSelfAttention.forward): with fewer K/V heads,
+ * k.expand / v.expand and reshape copy both to the query width, 2 (q - kv); with as many,
+ * v stays a view of the fused qkv output and SDPA's saved v keeps all of it, q + kv more. */
+static uint64_t kv_expanded_per_token(const struct fg_node *n, unsigned c, uint32_t tp)
+{
+    uint64_t q = (uint64_t)n->heads * n->head_dim, kv = (uint64_t)n->kv_heads * n->head_dim;
+    if (n->cross || n->kv_heads > n->heads)
+        return 0;
+    return (uint64_t)c * (n->kv_heads == n->heads ? q + kv : 2 * (q - kv)) / tp;
+}
+
 /* KV cache bytes per token per attention node when serving in bf16:
  * K and V for kv_heads x head_dim (GQA aware); MLA caches the compressed
  * latent plus the rope key (kv_lora + rope_dim), as vLLM / SGLang do. */
@@ -477,6 +489,8 @@ void fg__add_node(const struct fg_node *n, const struct fg_job *job, const struc
     if (n->stack != FG_STACK_TOWER) {
         p->sum[S_ACT] += a->frozen ? node_act_frozen(n, job, a, tp)
                                    : node_act_per_token(n, a->c, a->r, tp);
+        if (job->kv_expanded && n->kind == FG_NODE_ATTN)
+            p->sum[S_ACT] += kv_expanded_per_token(n, a->c, tp);
         if ((n->kind == FG_NODE_ATTN || n->kind == FG_NODE_MLA) && scores_kept(n, job)) {
             /* Attention that materialises its scores (eager_attention_forward, the SDPA
              * math path) is softmax and two matmuls: the PV product is kept by no one (the

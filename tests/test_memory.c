@@ -788,6 +788,26 @@ static void chunked_loss_should_keep_what_each_framework_keeps(void **s)
     fg_model_free(m);
 }
 
+/* lit-gpt's attention (job.kv_expanded): on Llama-2-7b's 32 K/V heads SDPA's v is a view of
+ * the fused qkv output and keeps it whole, 2 B x (q + kv) more per token per block; on
+ * Llama-3.1-8B's 8 K/V heads for 32 query heads k and v are expanded copies, 2 x 2 B x
+ * (q - kv) more. */
+static void expanded_kv_should_keep_the_fused_output_or_the_copies(void **s)
+{
+    (void)s;
+    const char *src = "saved tensors per node (SDPA, no score matrix)";
+    static const struct { const char *model; uint64_t more; } rows[] = {
+        {LLAMA2_7B, 2 * (4096 + 4096)}, {LLAMA8B, 2 * 2 * (4096 - 1024)}};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        struct fg_model *m = load(rows[i].model);
+        struct fg_job j = lora_qv(512);
+        uint64_t plain = kept_bytes(m, &j, src);
+        j.kv_expanded = true;
+        assert_int_equal(kept_bytes(m, &j, src) - plain, rows[i].more * 32 * 512);
+        fg_model_free(m);
+    }
+}
+
 /* What peft's adapters keep of their own (peft tuners/lora/layer.py Linear.forward:
  * lora_B(lora_A(dropout(self._cast_input_dtype(x, lora_A.weight.dtype))))), per element of
  * each adapted input (q and v, 4096 wide each on Llama-2-7b): without autocast the fp32
@@ -1187,6 +1207,7 @@ int main(void)
         cmocka_unit_test(frozen_linears_should_keep_no_input_of_their_own),
         cmocka_unit_test(lora_adapters_should_keep_their_own_input_copies),
         cmocka_unit_test(chunked_loss_should_keep_what_each_framework_keeps),
+        cmocka_unit_test(expanded_kv_should_keep_the_fused_output_or_the_copies),
         cmocka_unit_test(eager_scores_should_follow_the_compute_dtype_and_attention_dropout),
         cmocka_unit_test(eager_attention_should_keep_no_kernel_output_or_log_sum_exp),
         cmocka_unit_test(hidden_dropout_should_keep_one_mask_per_residual_branch),

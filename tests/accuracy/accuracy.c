@@ -94,6 +94,7 @@ static const struct acc_stack {
     bool autocast;             /* a bf16 LoRA base under autocast (HF Trainer bf16=True) */
     bool chunked_ce;           /* the loss is chunked whatever the row's recipe says */
     enum fg_ce_kept ce_kept;
+    bool kv_expanded;          /* its attention expands K/V (lit-gpt model.py) */
 } acc_stacks[] = {
     /* torchtune: its own modules (no dropout: attn_dropout 0.0), LoRA dropout 0.0 by
      * default (models/llama3_1/_model_builders.py), QLoRA through torchao's NF4Tensor,
@@ -102,7 +103,8 @@ static const struct acc_stack {
      * CEWithChunkedOutputLoss ran compile on (their `why`): training.compile_loss hands
      * compute_cross_entropy to inductor, which fuses the fp32 cast and the log-softmax and
      * saves the bf16 logits and a log-sum-exp per token, as unsloth's kernel does */
-    {"torchtune", false, false, FG_BNB_INPUT, 0, true, false, 0, 0, false, false, FG_CE_LSE},
+    {"torchtune", false, false, FG_BNB_INPUT, 0, true, false, 0, 0, false, false, FG_CE_LSE,
+     false},
     /* lit-gpt 8641822 with bitsandbytes 0.41.1: BitsandbytesPrecision(mode, dtype) computes
      * in the bf16-true dtype, the activations' (finetune/lora.py); MatMul4Bit keeps its
      * input, the same tensor.  LoRA: lora_dropout = 0.05 (finetune/lora.py), one
@@ -112,17 +114,21 @@ static const struct acc_stack {
      * lm_head_chunk_size=128) and chunked_cross_entropy (lit_gpt/utils.py), cross_entropy
      * on each bf16 chunk of logits, kept in a list through backward. */
     {"litgpt-8641822", false, true, FG_BNB_INPUT, 0.05f, true, true, 0, 0, false, true,
-     FG_CE_COMPUTE},
-    {"litgpt", false, false, FG_BNB_INPUT, 0.05f, true, true, 0, 0, false, true, FG_CE_COMPUTE},
+     FG_CE_COMPUTE, true},
+    {"litgpt", false, false, FG_BNB_INPUT, 0.05f, true, true, 0, 0, false, true, FG_CE_COMPUTE,
+     true},
     /* LLaMA-Factory (early 2024): transformers + peft, BitsAndBytesConfig with
      * bnb_4bit_compute_dtype = the training dtype (model/utils/quantization.py
      * configure_quantization), its own prepare (no fp32 cast of the base), lora_dropout
      * 0.0 (hparams/finetuning_args.py); config.json's dropout (llama: 0) */
-    {"llama-factory", false, true, FG_BNB_INPUT, 0, false, false, -1, -1, true},
+    {"llama-factory", false, true, FG_BNB_INPUT, 0, false, false, -1, -1, true, false,
+     FG_CE_FP32, false},
     /* unsloth's "Hugging Face + FA2" column: transformers + peft + bitsandbytes, settings
      * unpublished; defaults */
-    {"hf-peft", false, false, FG_BNB_INPUT, 0, false, false, -1, -1, true},
-    {"triton", false, false, FG_BNB_INPUT, 0, false, false, -1, -1},
+    {"hf-peft", false, false, FG_BNB_INPUT, 0, false, false, -1, -1, true, false, FG_CE_FP32,
+     false},
+    {"triton", false, false, FG_BNB_INPUT, 0, false, false, -1, -1, false, false, FG_CE_FP32,
+     false},
 };
 
 /* One data line of rows.tsv (fields already split by the header's column map) -> row. */
@@ -217,6 +223,7 @@ static int acc_parse_row(char **f, const int *col, struct acc_row *r, const char
     r->job.autocast = st->autocast && r->job.precision == FG_PREC_BF16;
     r->job.chunked_ce |= st->chunked_ce;
     r->job.ce_kept = st->ce_kept;
+    r->job.kv_expanded = st->kv_expanded;
 #undef FIELD
     return 0;
 }
