@@ -666,64 +666,6 @@ int fg_memory_estimate_totals(const struct fg_model *m, const struct fg_job *job
     return rc;
 }
 
-/*
- * What a block's part reads of the job (add_node and node_act_per_token): the mode (LoRA
- * or not), TP, EP, the LoRA targets and rank, the precision, the attention's K/V expansion,
- * and struct act (compute and residual bytes, the kept tensors: QLoRA's, the adapters',
- * dropout's).  Two jobs equal in these have equal
- * block parts.
- */
-struct part_key {
-    bool lora;
-    enum fg_attention attention;
-    uint32_t tp, ep, rank;
-    enum fg_lora_targets targets;
-    enum fg_precision precision;
-    struct act act;  /* compute / residual bytes and the kept tensors' switches */
-    bool lora_fused_qkv, kv_expanded;
-    char list[sizeof ((struct fg_job *)0)->lora_list];
-};
-
-static void part_key_of(const struct fg_model *m, const struct fg_job *job, struct part_key *k)
-{
-    memset(k, 0, sizeof *k);
-    fg__act_of(m, job, &k->act);
-    k->lora_fused_qkv = job->lora_fused_qkv;
-    k->kv_expanded = job->kv_expanded;
-    k->lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
-    k->attention = job->attention;
-    k->tp = job->tp ? job->tp : 1;
-    k->ep = job->ep;
-    k->rank = job->lora_rank;
-    k->targets = job->lora_targets;
-    k->precision = job->precision;
-    if (job->lora_targets == FG_LORA_LIST)
-        memcpy(k->list, job->lora_list, sizeof k->list);
-}
-
-static bool same_key(const struct part_key *a, const struct part_key *b)
-{
-    return a->lora == b->lora && a->attention == b->attention && a->tp == b->tp &&
-           a->ep == b->ep && a->rank == b->rank &&
-           a->targets == b->targets && a->precision == b->precision &&
-           a->act.c == b->act.c && a->act.r == b->act.r &&
-           a->act.qin_bytes == b->act.qin_bytes && a->act.frozen == b->act.frozen &&
-           a->act.base_keeps == b->act.base_keeps && a->act.lora_shares == b->act.lora_shares &&
-           a->act.lora_own == b->act.lora_own &&
-           a->lora_fused_qkv == b->lora_fused_qkv && a->kv_expanded == b->kv_expanded &&
-           a->act.attn_drop == b->act.attn_drop && a->act.hidden_drop == b->act.hidden_drop &&
-           (a->targets != FG_LORA_LIST || !strcmp(a->list, b->list));
-}
-
-/* A few part sets under their keys, replaced in turn: a planner goes through a handful of
- * (TP, EP) shapes, and the same ones again at each GPU count. */
-enum { PART_SETS = 8 };
-struct fg__parts {
-    struct part_key key[PART_SETS];
-    struct part_set set[PART_SETS];
-    unsigned used, next;
-};
-
 /* Not zeroed (13 KB; a plan makes one): a set is cleared when a key takes it. */
 struct fg__parts *fg__parts_new(void)
 {
@@ -743,27 +685,7 @@ void fg__parts_free(struct fg__parts *p)
 int fg__memory_estimate_parts(const struct fg_model *m, const struct fg_job *job,
                               struct fg_estimate *e, struct fg__parts *parts, struct fg_err *err)
 {
-    struct part_key k;
-    part_key_of(m, job, &k);
-    unsigned i = 0;
-    while (i < parts->used && !same_key(&parts->key[i], &k))
-        i++;
-    if (i == parts->used) {
-        if (parts->used < PART_SETS) {
-            i = parts->used++; /* never used: nothing to free */
-        } else {
-            i = parts->next++ % PART_SETS;
-            fg__table_free(parts->set[i].table);
-        }
-        memcpy(&parts->key[i], &k, sizeof k);
-        memset(&parts->set[i], 0, sizeof parts->set[i]);
-    }
-    struct part_set *set = &parts->set[i];
-    if (!set->table_tried && job->mode != FG_MODE_SERVE) {
-        set->table = fg__table_build(m, job, &k.act, set);
-        set->table_tried = true;
-    }
-    int rc = estimate(m, job, e, false, set, err);
+    int rc = estimate(m, job, e, false, fg__parts_set(parts, m, job), err);
     e->n_lines = 0;
     return rc;
 }

@@ -1,6 +1,7 @@
 /*
  * memory_stage.c - the sums over one pipeline stage (memory_stage.h): segment by segment,
- * a run of equal blocks counted once, or from the planner's per-block prefix table.
+ * a run of equal blocks counted once, or from the planner's per-block prefix table; and
+ * the planner's part sets under their keys (memory.h fg__parts).
  */
 #include "memory_stage.h"
 
@@ -333,4 +334,61 @@ void fg__sum_served(const struct fg_model *m, const struct fg_job *job, uint64_t
         }
         fold_served(t, &p, k);
     }
+}
+
+static void part_key_of(const struct fg_model *m, const struct fg_job *job, struct part_key *k)
+{
+    memset(k, 0, sizeof *k);
+    fg__act_of(m, job, &k->act);
+    k->lora_fused_qkv = job->lora_fused_qkv;
+    k->kv_expanded = job->kv_expanded;
+    k->lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
+    k->attention = job->attention;
+    k->tp = job->tp ? job->tp : 1;
+    k->ep = job->ep;
+    k->rank = job->lora_rank;
+    k->targets = job->lora_targets;
+    k->precision = job->precision;
+    if (job->lora_targets == FG_LORA_LIST)
+        memcpy(k->list, job->lora_list, sizeof k->list);
+}
+
+static bool same_key(const struct part_key *a, const struct part_key *b)
+{
+    return a->lora == b->lora && a->attention == b->attention && a->tp == b->tp &&
+           a->ep == b->ep && a->rank == b->rank &&
+           a->targets == b->targets && a->precision == b->precision &&
+           a->act.c == b->act.c && a->act.r == b->act.r &&
+           a->act.qin_bytes == b->act.qin_bytes && a->act.frozen == b->act.frozen &&
+           a->act.base_keeps == b->act.base_keeps && a->act.lora_shares == b->act.lora_shares &&
+           a->act.lora_own == b->act.lora_own &&
+           a->lora_fused_qkv == b->lora_fused_qkv && a->kv_expanded == b->kv_expanded &&
+           a->act.attn_drop == b->act.attn_drop && a->act.hidden_drop == b->act.hidden_drop &&
+           (a->targets != FG_LORA_LIST || !strcmp(a->list, b->list));
+}
+
+struct part_set *fg__parts_set(struct fg__parts *parts, const struct fg_model *m,
+                               const struct fg_job *job)
+{
+    struct part_key k;
+    part_key_of(m, job, &k);
+    unsigned i = 0;
+    while (i < parts->used && !same_key(&parts->key[i], &k))
+        i++;
+    if (i == parts->used) {
+        if (parts->used < PART_SETS) {
+            i = parts->used++; /* never used: nothing to free */
+        } else {
+            i = parts->next++ % PART_SETS;
+            fg__table_free(parts->set[i].table);
+        }
+        memcpy(&parts->key[i], &k, sizeof k);
+        memset(&parts->set[i], 0, sizeof parts->set[i]);
+    }
+    struct part_set *set = &parts->set[i];
+    if (!set->table_tried && job->mode != FG_MODE_SERVE) {
+        set->table = fg__table_build(m, job, &k.act, set);
+        set->table_tried = true;
+    }
+    return set;
 }

@@ -44,6 +44,37 @@ void fg__table_free(struct block_table *t);
 void fg__table_sums(const struct block_table *b, const struct fg_job *job,
                     struct stage_sums *t);
 
+/*
+ * What a block's part reads of the job (add_node and node_act_per_token): the mode (LoRA
+ * or not), TP, EP, the LoRA targets and rank, the precision, the attention's K/V expansion,
+ * and struct act (compute and residual bytes, the kept tensors: QLoRA's, the adapters',
+ * dropout's).  Two jobs equal in these have equal block parts.
+ */
+struct part_key {
+    bool lora;
+    enum fg_attention attention;
+    uint32_t tp, ep, rank;
+    enum fg_lora_targets targets;
+    enum fg_precision precision;
+    struct act act;  /* compute / residual bytes and the kept tensors' switches */
+    bool lora_fused_qkv, kv_expanded;
+    char list[sizeof ((struct fg_job *)0)->lora_list];
+};
+
+/* A few part sets under their keys, replaced in turn: a planner goes through a handful of
+ * (TP, EP) shapes, and the same ones again at each GPU count. */
+enum { PART_SETS = 8 };
+struct fg__parts {
+    struct part_key key[PART_SETS];
+    struct part_set set[PART_SETS];
+    unsigned used, next;
+};
+
+/* The part set of parts for job's part key: the one its key already has, else one taken
+ * for it (the oldest replaced), with the planner's table built on first use. */
+struct part_set *fg__parts_set(struct fg__parts *parts, const struct fg_model *m,
+                               const struct fg_job *job);
+
 /* The serving sums over job's stage at seq tokens. */
 void fg__sum_served(const struct fg_model *m, const struct fg_job *job, uint64_t seq,
                     struct serve_part *t);
