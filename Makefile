@@ -82,6 +82,7 @@ ENGINE_SRCS := \
 	engine/source_opts.c \
 	engine/hub.c \
 	engine/safetensors.c \
+	engine/ckpt.c \
 	engine/arch_decoder.c \
 	engine/arch_moe.c \
 	engine/arch_moe_rows.c \

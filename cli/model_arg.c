@@ -7,7 +7,6 @@
 #include <stdio.h>
 
 #include "cli.h"
-#include "config.h"
 #include "gate.h"
 #include "log.h"
 #include "model.h"
@@ -34,12 +33,8 @@ int fg_cli_load_model(const char *arg, bool offline, struct fg_model **out, stru
     if (!arg || !*arg)
         return fg_err_set(err, FG_E_INVAL, "MODEL is empty; give a directory, a config.json or "
                           "org/name[@revision]");
-    if (fg_source_arg_is_path(arg)) {
-        int rc = fg_model_load(arg, out, err);
-        if (!rc)
-            fg_gate_checkpoint(*out, arg); /* as the plugin reads it */
-        return rc;
-    }
+    if (fg_source_arg_is_path(arg))
+        return fg_gate_model_at(arg, out, err); /* as the plugin reads it */
 
     struct fg_model_id id;
     int rc = fg_source_parse_id(arg, &id, err);
@@ -53,18 +48,10 @@ int fg_cli_load_model(const char *arg, bool offline, struct fg_model **out, stru
         return rc;
     if (offline)
         o.offline = true;
-    struct fg_source_result *r;
-    if ((rc = fg_source_resolve(&o, &id, &r, err)))
-        return rc;
-    say_source(arg, r);
-    struct fg_config *doc;
-    rc = fg_config_parse(r->text, r->len, r->where, &doc, err);
-    if (!rc) {
-        rc = fg_model_from_config(doc, arg, out, err);
-        fg_config_free(doc);
-    }
-    if (!rc && r->dir[0])
-        fg_gate_checkpoint(*out, r->dir);
+    struct fg_source_result *r = NULL;
+    rc = fg_gate_model_of(&o, &id, arg, true, out, &r, err);
+    if (r)
+        say_source(arg, r);
     fg_source_result_free(r);
     return rc;
 }

@@ -1,5 +1,5 @@
 /*
- * cache.c - fitgate's own cache of the config.json files it fetched (cache.h).
+ * cache.c - fitgate's own cache of what it fetched from the hub (cache.h).
  */
 #include "cache.h"
 
@@ -155,9 +155,9 @@ int fg__cache_read(const struct fg__cache_key *k, const char *root, bool site, u
         return rc;
     char repo[256], revdir[FG__CACHE_REV_MAX * 3 + 1];
     cache_names(k, k->rev, repo, sizeof repo, revdir, sizeof revdir);
-    snprintf(e->path, sizeof e->path, "%s/%s/%s/config.json", root, repo, revdir);
+    snprintf(e->path, sizeof e->path, "%s/%s/%s/%s", root, repo, revdir, k->file);
     struct stat st;
-    int fd = fg__openat_regular(dfd, "config.json", O_NOFOLLOW, &st);
+    int fd = fg__openat_regular(dfd, k->file, O_NOFOLLOW, &st);
     close(dfd);
     if (fd < 0)
         return errno == ENOENT ? FG_E_NOTFOUND
@@ -184,7 +184,7 @@ int fg__cache_read(const struct fg__cache_key *k, const char *root, bool site, u
     return 0;
 }
 
-/* Write text as root/models--org--name/<rev>/config.json: temp file, fsync, rename. */
+/* Write text as root/models--org--name/<rev>/<file>: temp file, fsync, rename. */
 static int cache_write(const char *root, bool site, const struct fg__cache_key *k,
                        const char *rev, const char *text, size_t len, struct fg_err *err)
 {
@@ -196,7 +196,7 @@ static int cache_write(const char *root, bool site, const struct fg__cache_key *
     int fd = -1;
     static unsigned counter;
     for (int tries = 0; tries < 16 && fd < 0; tries++) {
-        snprintf(tmp, sizeof tmp, ".config.json.%ld.%u.%ld", (long)getpid(), counter++,
+        snprintf(tmp, sizeof tmp, ".%.20s.%ld.%u.%ld", k->file, (long)getpid(), counter++,
                  (long)time(NULL));
         fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0 && errno != EEXIST)
@@ -223,7 +223,7 @@ static int cache_write(const char *root, bool site, const struct fg__cache_key *
         rc = fg_err_set(err, FG_E_IO, "cache %.300s: fsync: %s", root, strerror(errno));
     if (close(fd) != 0 && !rc)
         rc = fg_err_set(err, FG_E_IO, "cache %.300s: close: %s", root, strerror(errno));
-    if (!rc && renameat(dfd, tmp, dfd, "config.json") != 0)
+    if (!rc && renameat(dfd, tmp, dfd, k->file) != 0)
         rc = fg_err_set(err, FG_E_IO, "cache %.300s: rename: %s", root, strerror(errno));
     if (rc)
         unlinkat(dfd, tmp, 0);

@@ -1,8 +1,9 @@
 /*
- * cache.h - internal to the engine: fitgate's own cache of the config.json files it
- * fetched from the hub (source.c reads it as the "cache" step and writes it after a hub
- * answer).  An entry is ROOT/models--ORG--NAME/<rev, '/' as %2F>/config.json, written
- * atomically (temporary file, fsync, rename).  Trust rule: every directory and file of a
+ * cache.h - internal to the engine: fitgate's own cache of what it fetched from the hub:
+ * config.json (source.c reads it as the "cache" step and writes it after a hub answer) and
+ * checkpoint.json, the inventory of a checkpoint's safetensors headers (ckpt.c).  An entry
+ * is ROOT/models--ORG--NAME/<rev, '/' as %2F>/<file>, one JSON object, written atomically
+ * (temporary file, fsync, rename).  Trust rule: every directory and file of a
  * cache is ours (a site cache may also be root's) and writable by nobody else, so no other
  * user can plant a config that gates our job; a cache that breaks it is refused with
  * FG_E_DENIED.
@@ -26,11 +27,12 @@
 #define FG__CACHE_REV_MAX 128
 #define FG__CACHE_PATH_MAX 2048
 
-/* Which entry: org/name at rev; pinned when rev is a commit (it never changes, so its
- * entry never expires). */
+/* Which entry: file ("config.json", "checkpoint.json": a plain name) of org/name at rev;
+ * pinned when rev is a commit (it never changes, so its entry never expires). */
 struct fg__cache_key {
     const char *org, *name, *rev;
     bool pinned;
+    const char *file;
 };
 
 struct fg__cache_entry {
@@ -38,7 +40,7 @@ struct fg__cache_entry {
     size_t len;
     int64_t age_s;                   /* since written */
     bool fresh;                      /* pinned, or younger than the ttl */
-    char path[FG__CACHE_PATH_MAX];   /* the entry's config.json, for messages */
+    char path[FG__CACHE_PATH_MAX];   /* the entry's file, for messages */
 };
 
 /*

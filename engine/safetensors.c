@@ -453,9 +453,32 @@ static int parse_index(const char *text, size_t len, struct fg_st_summary *s, ui
 int fg_safetensors_scan(struct fg_source_repo *repo, uint64_t header_cap, struct fg_st_summary *s,
                         struct fg_err *err)
 {
+    struct fg_st_scan_opts so = {.header_cap = header_cap};
+    return fg_safetensors_scan_with(repo, &so, s, err);
+}
+
+/*
+ * Shard headers not read (rc: FG_E_NOTFOUND a shard absent, FG_E_RANGE over max_shards,
+ * FG_E_TIMEDOUT / FG_E_NET the hub did not give one): with an index its view stands and why
+ * is kept; false when the scan must fail instead (no index, or a network error not asked to
+ * be kept).
+ */
+static bool index_stands(struct fg_st_summary *s, const struct fg_st_scan_opts *so, int rc,
+                         const char *why)
+{
+    bool net = rc == FG_E_TIMEDOUT || rc == FG_E_NET;
+    if (!s->has_index || (net && !so->keep_index))
+        return false;
+    snprintf(s->no_headers, sizeof s->no_headers, "%s", why);
+    s->no_headers_code = rc;
+    return true;
+}
+
+int fg_safetensors_scan_with(struct fg_source_repo *repo, const struct fg_st_scan_opts *so,
+                             struct fg_st_summary *s, struct fg_err *err)
+{
     memset(s, 0, sizeof *s);
-    if (!header_cap)
-        header_cap = FG_SOURCE_DEFAULT_MAX_HEADER;
+    uint64_t header_cap = so->header_cap ? so->header_cap : FG_SOURCE_DEFAULT_MAX_HEADER;
     char *text = NULL;
     size_t len = 0;
     struct fg_err e = {0};
@@ -483,11 +506,19 @@ int fg_safetensors_scan(struct fg_source_repo *repo, uint64_t header_cap, struct
             return rc;
     }
     s->files = n;
-    for (size_t i = 0; i < n; i++) {
+    size_t reading = n;
+    if (so->max_shards && n > so->max_shards) {
+        char why[160];
+        snprintf(why, sizeof why, "%zu shards, over the cap of %zu: no header read", n,
+                 so->max_shards);
+        if (index_stands(s, so, FG_E_RANGE, why))
+            reading = 0;
+    }
+    for (size_t i = 0; i < reading; i++) {
         fg_err_clear(&e);
         rc = read_header(repo, files[i], header_cap, s, &e);
-        if (rc == FG_E_NOTFOUND && s->has_index) {
-            snprintf(s->no_headers, sizeof s->no_headers, "%s", e.detail);
+        if ((rc == FG_E_NOTFOUND || rc == FG_E_TIMEDOUT || rc == FG_E_NET) &&
+            index_stands(s, so, rc, e.detail)) {
             rc = 0;
             break;
         }

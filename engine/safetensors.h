@@ -72,6 +72,9 @@ struct fg_st_summary {
     size_t headers_read, headers_remote;      /* shard headers read (of which by HTTP) */
     bool headers;                             /* every shard header was read */
     char no_headers[FG_ERR_DETAIL_MAX];        /* why not, when !headers */
+    int no_headers_code;                      /* the same as an FG_E_* code: NOTFOUND (a
+                                                 shard absent), RANGE (over max_shards),
+                                                 TIMEDOUT or NET (fg_st_scan_opts) */
 };
 
 /* Group of one tensor name (pattern rules in safetensors.c). */
@@ -106,6 +109,19 @@ int fg_safetensors_parse_header(const char *json, size_t len, uint64_t data_size
  */
 int fg_safetensors_scan(struct fg_source_repo *repo, uint64_t header_cap, struct fg_st_summary *s,
                         struct fg_err *err);
+
+/* How far fg_safetensors_scan_with goes (fg_safetensors_scan: header_cap, the rest 0). */
+struct fg_st_scan_opts {
+    uint64_t header_cap;   /* one header at most; 0 = 100 MB */
+    size_t max_shards;     /* an index naming more shards: no header is read (0: no cap) */
+    bool keep_index;       /* a shard the hub did not give in time (FG_E_TIMEDOUT, FG_E_NET)
+                              leaves the index's view, s->no_headers saying why, instead of
+                              failing the scan */
+};
+
+/* fg_safetensors_scan within so's limits: the index alone stands past them. */
+int fg_safetensors_scan_with(struct fg_source_repo *repo, const struct fg_st_scan_opts *so,
+                             struct fg_st_summary *s, struct fg_err *err);
 
 #define FG_ST_MAX_FINDINGS 10
 

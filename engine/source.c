@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache.h"
@@ -24,6 +25,13 @@
 _Static_assert(FG__CACHE_DIR_MAX == FG_SOURCE_PATH_MAX, "cache.h FG__CACHE_DIR_MAX");
 _Static_assert(FG__CACHE_REV_MAX == FG_SOURCE_REV_MAX, "cache.h FG__CACHE_REV_MAX");
 _Static_assert(FG__CACHE_PATH_MAX == FG_SOURCE_WHERE_MAX, "cache.h FG__CACHE_PATH_MAX");
+
+uint64_t fg__source_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
 
 /* ---- ids ------------------------------------------------------------------- */
 
@@ -264,7 +272,8 @@ static int try_hf_cache(const struct fg_source_opts *o, const struct fg_model_id
 /* fitgate's cache (cache.h) keys an entry by org, name and revision; a commit never moves. */
 static struct fg__cache_key cache_key(const struct fg_model_id *id)
 {
-    struct fg__cache_key k = {id->org, id->name, id->rev, fg_source_rev_is_commit(id->rev)};
+    struct fg__cache_key k = {id->org, id->name, id->rev, fg_source_rev_is_commit(id->rev),
+                              "config.json"};
     return k;
 }
 
@@ -422,6 +431,7 @@ int fg_source_resolve(const struct fg_source_opts *o, const struct fg_model_id *
                       struct fg_source_result **out, struct fg_err *err)
 {
     *out = NULL;
+    uint64_t t0 = fg__source_now_ms();
     struct fg_source_result *r = calloc(1, sizeof *r);
     if (!r)
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
@@ -505,6 +515,7 @@ int fg_source_resolve(const struct fg_source_opts *o, const struct fg_model_id *
     }
 out:
     free(stale.text);
+    r->elapsed_ms = (uint32_t)(fg__source_now_ms() - t0);
     if (rc)
         fg_source_result_free(r);
     else
@@ -521,7 +532,26 @@ struct fg_source_repo {
     struct fg_model_id id;
     char rev[FG_SOURCE_REV_MAX + 1]; /* the commit once the hub told us, so all shards
                                         come from one commit */
+    uint32_t budget_ms;              /* fg_source_repo_set_budget; 0 none */
+    uint64_t deadline_ms;            /* fg__source_now_ms() when the budget is spent */
+    unsigned requests;               /* hub requests made */
 };
+
+void fg_source_repo_set_budget(struct fg_source_repo *r, uint32_t ms)
+{
+    r->budget_ms = ms;
+    r->deadline_ms = ms ? fg__source_now_ms() + ms : 0;
+}
+
+unsigned fg_source_repo_requests(const struct fg_source_repo *r)
+{
+    return r ? r->requests : 0;
+}
+
+const char *fg_source_repo_rev(const struct fg_source_repo *r)
+{
+    return r && r->has_id ? r->rev : "";
+}
 
 int fg_source_repo_open(const struct fg_source_opts *o, const char *dir,
                         const struct fg_model_id *id, struct fg_source_repo **out,
@@ -607,7 +637,17 @@ static int read_remote(struct fg_source_repo *r, const char *file, const char *p
     want.url = url;
     want.token = r->o.token;
     want.allow_http = r->o.allow_http;
-    want.timeout_ms = r->o.timeout_ms;
+    want.timeout_ms = r->o.timeout_ms ? r->o.timeout_ms : FG_SOURCE_DEFAULT_TIMEOUT_MS;
+    if (r->budget_ms) {
+        /* one budget for every request of a scan: each gets what is left of it */
+        int64_t left = (int64_t)(r->deadline_ms - fg__source_now_ms());
+        if (left <= 0)
+            return fg_err_set(err, FG_E_TIMEDOUT, "%s: not asked: the scan's %u ms deadline "
+                              "has passed", file, (unsigned)r->budget_ms);
+        if (left < (int64_t)want.timeout_ms)
+            want.timeout_ms = (uint32_t)left;
+    }
+    r->requests++;
     if ((rc = fg__hub_get(&want, resp, err)))
         return rc;
     pin_commit(r, resp->commit);

@@ -150,6 +150,8 @@ struct fg_source_result {
     char commit[FG_SOURCE_REV_MAX + 1];    /* commit sha when known, else "" */
     char note[300];                        /* why a fallback was taken, "" otherwise */
     int64_t age_s;                         /* age of a cache entry; 0 otherwise */
+    uint32_t elapsed_ms;                   /* how long the lookup took, the hub's answer
+                                              included (for callers sharing its deadline) */
 };
 
 /*
@@ -195,6 +197,20 @@ int fg_source_repo_read(struct fg_source_repo *r, const char *file, uint64_t off
 int fg_source_repo_read_all(struct fg_source_repo *r, const char *file, uint64_t max, char **text,
                             size_t *len, bool *remote, struct fg_err *err);
 
+/*
+ * Bound every later hub request of r by one budget of ms from now (0: none; each request
+ * still has o->timeout_ms): a request gets what is left of it, and none is made once it
+ * is spent (FG_E_TIMEDOUT), so a scan of many shards ends by its deadline.
+ */
+void fg_source_repo_set_budget(struct fg_source_repo *r, uint32_t ms);
+
+/* Hub requests r has made (redirects inside one not counted). */
+unsigned fg_source_repo_requests(const struct fg_source_repo *r);
+
+/* The revision r's hub files come from: the commit once the hub named one, else the id's;
+ * "" without an id.  Borrowed, valid while r lives. */
+const char *fg_source_repo_rev(const struct fg_source_repo *r);
+
 /* True when the repository can reach the hub (it has an id and is not offline). */
 bool fg_source_repo_online(const struct fg_source_repo *r);
 
@@ -203,5 +219,8 @@ int fg_source_check_file(const char *file, struct fg_err *err);
 
 /* Internal: the step's name in a source order ("site", "hf-cache", "cache", "hub"). */
 const char *fg__source_step_name(enum fg_source_step s);
+
+/* Internal: milliseconds on the monotonic clock the lookup's deadlines are counted on. */
+uint64_t fg__source_now_ms(void);
 
 #endif

@@ -28,6 +28,10 @@
 #include "audit.h"
 #include "decide.h"
 
+struct fg_model_id;
+struct fg_source_opts;
+struct fg_source_result;
+
 struct fg_gate {
     struct fg_assessment a;  /* meaningful when assessed */
     bool assessed;
@@ -65,7 +69,8 @@ bool fg_request_from_option(struct fg_request *q, const char *opt, const char *v
  * against base_dir, which may be NULL for the current directory: the same rule,
  * fg_source_arg_is_path, everywhere) or org/name[@rev] through the policy's model
  * directories, cache (CacheDir: user names its %u, uid its %U) and hub (within
- * HubTimeout).  offline keeps the hub out (compute nodes, slurmctld): the caches and site
+ * HubTimeout, the checkpoint's headers included: fg_gate_model_of; CheckpointScan=no reads
+ * none from the hub).  offline keeps the hub out (compute nodes, slurmctld): the caches and site
  * directories still answer.  The caller frees *out with fg_model_free.
  */
 int fg_gate_load_model(const struct fg_policy *p, const char *arg, const char *base_dir,
@@ -92,6 +97,27 @@ int fg_gate_audit_id(const struct fg_policy *pol, enum fg_audit_where where,
 
 /* Slurm's --time ("90", "1:30:00", "2-00:00:00", "UNLIMITED") in minutes; 0 when unknown. */
 uint32_t fg_slurm_time_minutes(const char *s);
+
+/* A model at a path (a directory or a config.json), its count weighed against the
+ * checkpoint beside it (fg_gate_checkpoint).  The caller frees *out with fg_model_free. */
+int fg_gate_model_at(const char *path, struct fg_model **out, struct fg_err *err);
+
+/*
+ * The model a hub id names, as every front end builds it (fg_gate_load_model, the CLI):
+ * o's sources give the config (*res says where from; the caller frees it with
+ * fg_source_result_free, set whenever the config was found, even if the graph then fails),
+ * the graph is built (arg names it) and its count is weighed against the checkpoint: the
+ * local directory the config came from (fg_gate_checkpoint), else the checkpoint's
+ * inventory (ckpt.h): fitgate's cache, or, when scan and o is not offline, the hub's
+ * safetensors headers by HTTP range requests (at most FG_GATE_CKPT_MAX_SHARDS shards, the
+ * index's metadata standing past that), then cached.  The whole lookup, config and headers,
+ * stays within o->timeout_ms.  A checkpoint that cannot be read never fails the load: the
+ * graph's count stands, with a note saying why; a read one names its origin in a note.
+ */
+#define FG_GATE_CKPT_MAX_SHARDS 64
+int fg_gate_model_of(const struct fg_source_opts *o, const struct fg_model_id *id,
+                     const char *arg, bool scan, struct fg_model **out,
+                     struct fg_source_result **res, struct fg_err *err);
 
 /*
  * The checkpoint is the truth when it is at hand: dir (a local directory: the model's own,

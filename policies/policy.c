@@ -62,6 +62,7 @@ struct key {
     X(CACHE_DIR, "CacheDir", K_PATH, 0, 0, "", SITE, P(cache_dir)) \
     X(HUB_ENDPOINT, "HubEndpoint", K_URL, 0, 0, "https://huggingface.co", SITE, P(hub_endpoint)) \
     X(HUB_TIMEOUT, "HubTimeout", K_SECONDS, 0.1, 600, "5", SITE, P(hub_timeout_ms)) \
+    X(CHECKPOINT_SCAN, "CheckpointScan", K_BOOL, 0, 0, "yes", SITE, P(checkpoint_scan)) \
     X(GPU_TABLE, "GpuTable", K_PATH, 0, 0, "", SITE, P(gpu_table)) \
     X(ON_ERROR, "OnError", K_ONERR, 0, 0, "allow", SITE, P(on_error)) \
     X(LOG_FILE, "LogFile", K_LOG, 0, 0, "", SITE, P(log_file)) \

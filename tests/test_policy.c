@@ -72,6 +72,10 @@ static void parse_should_read_site_keys_case_insensitively(void **state)
     assert_int_equal(p.on_error, FG_ONERR_REJECT);
     assert_string_equal(p.model_dirs, "/srv/models:/opt/hf");
     assert_string_equal(p.cache_dir, "/var/cache/fitgate/%u");
+    assert_true(p.checkpoint_scan); /* the hub's headers are read unless the site says no */
+    assert_int_equal(parse(&p, "checkpointscan=NO\n", &err), 0);
+    assert_false(p.checkpoint_scan);
+    assert_int_equal(parse(&p, "PartitionName=gpu CheckpointScan=no\n", &err), FG_E_PARSE);
 }
 
 static void parse_should_read_log_file_as_syslog_or_absolute_path(void **state)

@@ -3,7 +3,8 @@
  * huggingface_hub cache layout, fitgate's cache, the hub), the bounded HTTP
  * client against a canned server in a child process (errors, redirects,
  * tokens, ranges, deadlines), safetensors headers and verify's comparison
- * on the shipped fixtures.  Runs from the repository root, no network.
+ * on the shipped fixtures, and the checkpoint inventory cached beside the
+ * config (ckpt.h).  Runs from the repository root, no network.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +26,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ckpt.h"
+#include "fileio.h"
 #include "hub.h"
 #include "model.h"
 #include "safetensors.h"
@@ -1095,6 +1098,241 @@ static void verify_should_agree_on_every_shipped_index_where_the_graph_is_right(
                   sizeof dirs / sizeof dirs[0]);
 }
 
+/* ---- the checkpoint inventory (ckpt.h) ------------------------------------------- */
+
+static void ckpt_json_should_round_trip_and_refuse_what_fitgate_did_not_write(void **state)
+{
+    (void)state;
+    char dir[64], repo[128];
+    tmpdir(dir, sizeof dir);
+    snprintf(repo, sizeof repo, "%s/gemma", dir);
+    sparse_repo("google/gemma-2b-it", repo);
+    struct fg_ckpt c = {0}, back;
+    struct fg_st_compare a, b;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(verify_dir(repo, &c.sum, &a, &m), 0);
+    c.safetensors = true;
+    snprintf(c.commit, sizeof c.commit, "0123456789abcdef0123456789abcdef01234567");
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(fg_ckpt_to_json(&c, &text, &len, &err), 0);
+    assert_int_equal(fg_ckpt_from_json(text, len, "t", &back, &err), 0);
+    assert_true(back.safetensors);
+    assert_string_equal(back.commit, c.commit);
+    /* what the comparison reads comes back as it was */
+    assert_true(back.sum.headers && back.sum.has_index);
+    assert_int_equal(back.sum.total, 2506172416ull);
+    assert_int_equal(back.sum.files, 2);
+    assert_memory_equal(back.sum.by_dtype, c.sum.by_dtype, sizeof c.sum.by_dtype);
+    assert_memory_equal(back.sum.by_group, c.sum.by_group, sizeof c.sum.by_group);
+    assert_memory_equal(back.sum.names, c.sum.names, sizeof c.sum.names);
+    assert_memory_equal(back.sum.example, c.sum.example, sizeof c.sum.example);
+    assert_int_equal(fg_safetensors_compare(&back.sum, m, &b, NULL), 0);
+    assert_int_equal(a.ckpt_total, b.ckpt_total);
+    assert_true(b.agree && b.exact);
+    fg_model_free(m);
+    free(text);
+
+    /* a repository without safetensors is an answer too */
+    struct fg_ckpt none = {0};
+    assert_int_equal(fg_ckpt_to_json(&none, &text, &len, &err), 0);
+    assert_int_equal(fg_ckpt_from_json(text, len, "t", &back, &err), 0);
+    assert_false(back.safetensors);
+    free(text);
+
+    static const char *const bad[] = {
+        "{\"format\": \"fitgate-checkpoint/0\", \"safetensors\": false}",
+        "{\"safetensors\": false}",
+        "{\"format\": \"fitgate-checkpoint/1\", \"safetensors\": \"yes\"}",
+        "{\"format\": \"fitgate-checkpoint/1\", \"commit\": \"../x\", \"safetensors\": false}",
+        "{\"format\": \"fitgate-checkpoint/1\", \"safetensors\": true, \"headers\": true, "
+        "\"files\": 1, \"headers_read\": 1, \"total\": 10, \"by_dtype\": {\"BF16\": 9}, "
+        "\"by_group\": {\"embed\": 10}}",
+        "{\"format\": \"fitgate-checkpoint/1\", \"safetensors\": true, \"total\": 1.5}",
+        "{\"format\": \"fitgate-checkpoint/1\", \"safetensors\": true, "
+        "\"by_dtype\": {\"Q3\": 1}}",
+        "[1, 2]",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (fg_ckpt_from_json(bad[i], strlen(bad[i]), "entry", &back, &err) != FG_E_PARSE)
+            fail_msg("accepted: %s", bad[i]);
+        assert_non_null(strstr(err.detail, "entry"));
+        assert_non_null(strstr(err.detail, "delete it"));
+    }
+    rm_rf(dir);
+}
+
+/* "HTTP/1.1 200 OK" with body and a Content-Length that matches, into buf. */
+static const char *http_ok(char *buf, size_t cap, const char *headers, const char *body)
+{
+    snprintf(buf, cap, "HTTP/1.1 200 OK\r\n%sContent-Length: %zu\r\n\r\n%s", headers,
+             strlen(body), body);
+    return buf;
+}
+
+/* Options for a test hub s with the user cache at dir/c. */
+static struct fg_source_opts opts_hub_cache(const struct server *s, const char *dir)
+{
+    struct fg_source_opts o = opts_bare();
+    snprintf(o.endpoint, sizeof o.endpoint, "%s", s->base);
+    snprintf(o.cache_dir, sizeof o.cache_dir, "%s/c", dir);
+    return o;
+}
+
+#define INDEX_2 "{\"metadata\": {\"total_size\": 200, \"total_parameters\": 100}, \"weight_map\": " \
+    "{\"a.weight\": \"model-00001-of-00002.safetensors\", " \
+    "\"b.weight\": \"model-00002-of-00002.safetensors\"}}"
+#define SHA3 "3333333333333333333333333333333333333333"
+
+static void ckpt_should_be_cached_beside_the_config_and_answer_by_ttl_and_offline(void **state)
+{
+    (void)state;
+    static char index_ok[1024];
+    struct route routes[] = {
+        {"/org/inv/resolve/main/model.safetensors.index.json",
+         http_ok(index_ok, sizeof index_ok, "X-Repo-Commit: " SHA3 "\r\n", INDEX_2)},
+        {NULL, NULL},
+    };
+    struct server s = server_start(routes);
+    char dir[64], p[512];
+    tmpdir(dir, sizeof dir);
+    struct fg_source_opts o = opts_hub_cache(&s, dir);
+    struct fg_model_id id;
+    assert_int_equal(fg_source_parse_id("org/inv", &id, NULL), 0);
+    struct fg_ckpt_opts co = {.budget_ms = 2000, .max_shards = 1, .scan = true};
+    struct fg_ckpt c;
+    struct fg_err err = {0};
+    /* two shards over a cap of one: no header read, the index stands, and that is kept */
+    assert_int_equal(fg_ckpt_get(&o, &id, NULL, &co, &c, &err), 0);
+    assert_int_equal(c.from, FG_CKPT_HUB);
+    assert_true(c.safetensors && c.sum.has_index && !c.sum.headers);
+    assert_int_equal(c.sum.no_headers_code, FG_E_RANGE);
+    assert_int_equal(c.sum.index_total_params, 100);
+    assert_int_equal(c.requests, 1);
+    assert_string_equal(c.commit, SHA3);
+    assert_string_equal(c.note, "");
+
+    struct stat st;
+    snprintf(p, sizeof p, "%s/c/models--org--inv/main/" FG_CKPT_FILE, dir);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0600);
+    snprintf(p, sizeof p, "%s/c/models--org--inv/" SHA3 "/" FG_CKPT_FILE, dir);
+    assert_int_equal(stat(p, &st), 0); /* also under the commit main pointed to */
+
+    server_stop(&s); /* from here on the hub is gone */
+    assert_int_equal(fg_ckpt_get(&o, &id, NULL, &co, &c, &err), 0);
+    assert_int_equal(c.from, FG_CKPT_CACHE);
+    assert_int_equal(c.requests, 0);
+    assert_int_equal(c.sum.index_total_params, 100);
+    assert_non_null(strstr(c.where, "/c/models--org--inv/main/" FG_CKPT_FILE));
+
+    o.ttl_s = 0; /* main is stale: the dead hub is tried, then the expired entry stands in */
+    assert_int_equal(fg_ckpt_get(&o, &id, NULL, &co, &c, &err), 0);
+    assert_int_equal(c.from, FG_CKPT_CACHE_STALE);
+    /* the commit's entry never expires, and is looked up first */
+    assert_int_equal(fg_ckpt_get(&o, &id, SHA3, &co, &c, &err), 0);
+    assert_int_equal(c.from, FG_CKPT_CACHE);
+    assert_non_null(strstr(c.where, SHA3));
+    o.offline = true;
+    assert_int_equal(fg_ckpt_get(&o, &id, NULL, &co, &c, &err), 0);
+    assert_int_equal(c.from, FG_CKPT_CACHE_STALE);
+    co.scan = false; /* the cache still answers when the hub may not be asked */
+    o.offline = false;
+    assert_int_equal(fg_ckpt_get(&o, &id, NULL, &co, &c, &err), 0);
+    assert_int_equal(c.from, FG_CKPT_CACHE_STALE);
+
+    /* an entry others could have written is skipped and said so */
+    o.offline = true;
+    snprintf(p, sizeof p, "%s/c/models--org--inv/main/" FG_CKPT_FILE, dir);
+    chmod(p, 0666);
+    assert_int_equal(fg_ckpt_get(&o, &id, NULL, &co, &c, &err), FG_E_NOTFOUND);
+    assert_non_null(strstr(c.note, "world-writable"));
+    assert_non_null(strstr(err.detail, "offline"));
+    /* so is one that is not an inventory */
+    chmod(p, 0600);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs("{\"model_type\": \"llama\"}", f);
+    fclose(f);
+    assert_int_equal(fg_ckpt_get(&o, &id, NULL, &co, &c, &err), FG_E_NOTFOUND);
+    assert_non_null(strstr(c.note, "not a checkpoint inventory"));
+    rm_rf(dir);
+}
+
+static void ckpt_should_remember_a_repository_without_safetensors(void **state)
+{
+    (void)state;
+    static const struct route routes[] = {{NULL, NULL}}; /* every file is a 404 */
+    struct server s = server_start(routes);
+    char dir[64], p[512];
+    tmpdir(dir, sizeof dir);
+    struct fg_source_opts o = opts_hub_cache(&s, dir);
+    struct fg_model_id id;
+    assert_int_equal(fg_source_parse_id("org/bin-only", &id, NULL), 0);
+    struct fg_ckpt_opts co = {.budget_ms = 2000, .scan = true};
+    struct fg_ckpt c;
+    assert_int_equal(fg_ckpt_get(&o, &id, SHA3, &co, &c, NULL), 0);
+    assert_false(c.safetensors);
+    assert_int_equal(c.requests, 2); /* the index, then model.safetensors */
+    assert_string_equal(c.commit, SHA3); /* read at the config's commit */
+    snprintf(p, sizeof p, "%s/c/models--org--bin-only/main/" FG_CKPT_FILE, dir);
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(fg__read_file(p, 4096, &text, &len), 0);
+    assert_non_null(strstr(text, "\"safetensors\":false"));
+    free(text);
+    server_stop(&s);
+    assert_int_equal(fg_ckpt_get(&o, &id, NULL, &co, &c, NULL), 0);
+    assert_int_equal(c.from, FG_CKPT_CACHE);
+    assert_false(c.safetensors);
+    rm_rf(dir);
+}
+
+static void ckpt_should_keep_one_deadline_for_the_whole_scan(void **state)
+{
+    (void)state;
+    static char index_ok[1024];
+    struct route routes[] = {
+        {"/org/slowshard/resolve/main/model.safetensors.index.json",
+         http_ok(index_ok, sizeof index_ok, "", INDEX_2)},
+        {"/org/slowshard/", NULL}, /* the shards never come */
+        {"/org/silent/", NULL},
+        {NULL, NULL},
+    };
+    struct server s = server_start(routes);
+    char dir[64], p[512];
+    tmpdir(dir, sizeof dir);
+    struct fg_source_opts o = opts_hub_cache(&s, dir);
+    o.timeout_ms = 5000; /* each request alone could wait this long; the scan may not */
+    struct fg_model_id id;
+    struct fg_ckpt_opts co = {.budget_ms = 700, .scan = true};
+    struct fg_ckpt c;
+    struct fg_err err = {0};
+    /* the index came, the shards did not: the index's view, not cached */
+    assert_int_equal(fg_source_parse_id("org/slowshard", &id, NULL), 0);
+    uint64_t t0 = now_ms();
+    assert_int_equal(fg_ckpt_get(&o, &id, NULL, &co, &c, &err), 0);
+    uint64_t ms = now_ms() - t0;
+    print_message("silent shards: %llu ms for a 700 ms scan budget\n", (unsigned long long)ms);
+    assert_true(ms < 700 + 500);
+    assert_true(c.safetensors && !c.sum.headers);
+    assert_int_equal(c.sum.no_headers_code, FG_E_TIMEDOUT);
+    assert_non_null(strstr(c.note, "not cached"));
+    snprintf(p, sizeof p, "%s/c/models--org--slowshard", dir);
+    struct stat st;
+    assert_int_equal(stat(p, &st), -1);
+    /* nothing came at all: the deadline's error, nothing cached */
+    assert_int_equal(fg_source_parse_id("org/silent", &id, NULL), 0);
+    t0 = now_ms();
+    assert_int_equal(fg_ckpt_get(&o, &id, NULL, &co, &c, &err), FG_E_TIMEDOUT);
+    assert_true(now_ms() - t0 < 700 + 500);
+    snprintf(p, sizeof p, "%s/c/models--org--silent", dir);
+    assert_int_equal(stat(p, &st), -1);
+    server_stop(&s);
+    rm_rf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1121,6 +1359,10 @@ int main(void)
         cmocka_unit_test(scan_should_read_local_checkouts_and_agree_with_the_graph),
         cmocka_unit_test(compare_should_name_stored_heads_and_buffers),
         cmocka_unit_test(verify_should_agree_on_every_shipped_index_where_the_graph_is_right),
+        cmocka_unit_test(ckpt_json_should_round_trip_and_refuse_what_fitgate_did_not_write),
+        cmocka_unit_test(ckpt_should_be_cached_beside_the_config_and_answer_by_ttl_and_offline),
+        cmocka_unit_test(ckpt_should_remember_a_repository_without_safetensors),
+        cmocka_unit_test(ckpt_should_keep_one_deadline_for_the_whole_scan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

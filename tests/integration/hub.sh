@@ -341,6 +341,93 @@ if [ "$(id -u)" = 0 ]; then
     chown 0 "$WORK/cache/fitgate"
 fi
 
+# --- the checkpoint in plan and check -----------------------------------------------
+# A hub model's safetensors headers are read by HTTP range requests within the lookup's
+# deadline, weighed against the graph, and cached as checkpoint.json beside config.json.
+# Own caches and no HF cache here, so nothing above answers for them.
+CK=$WORK/ck
+fg XDG_CACHE_HOME="$CK" HF_HOME="$WORK/no-hf" -- plan google/gemma-2b-it --json
+first_ms=$MS
+ck_entry=$CK/fitgate/models--google--gemma-2b-it/main/checkpoint.json
+reqs=$(sed -n 's/.*read from the hub now (\([0-9]*\) requests.*/\1/p' "$WORK/out" | head -1)
+if [ $RC = 0 ] && jhas '"certainty": "checkpoint"' && [ "$(json_num checkpoint)" = 2506172416 ] &&
+    has "checkpoint: safetensors headers, read from the hub now" out && [ -f "$ck_entry" ] &&
+    [ "$(stat -c %a "$ck_entry")" = 600 ] &&
+    [ -f "$CK/fitgate/models--google--gemma-2b-it/$SHA/checkpoint.json" ] &&
+    ! ls -a "$CK/fitgate/models--google--gemma-2b-it/main" | grep -q '^\.checkpoint'; then
+    ok "plan google/gemma-2b-it: 2 shard headers by HTTP range ($reqs requests, ${first_ms} ms in all), certainty checkpoint, cached 0600 by main and by commit"
+else bad "plan gemma: headers from the hub"; fi
+
+fg XDG_CACHE_HOME="$CK" HF_HOME="$WORK/no-hf" HF_HUB_OFFLINE=1 -- plan google/gemma-2b-it --json
+if [ $RC = 0 ] && jhas '"certainty": "checkpoint"' && [ "$(json_num checkpoint)" = 2506172416 ] &&
+    has "checkpoint: safetensors headers, from fitgate's cache" out; then
+    ok "plan gemma again, offline: the same count from the cached inventory (${MS} ms, first ${first_ms} ms)"
+else bad "plan gemma offline from the cached inventory"; fi
+
+fg XDG_CACHE_HOME="$CK" HF_HOME="$WORK/no-hf" HF_ENDPOINT="http://127.0.0.1:$closed" -- plan google/gemma-2b-it --json
+if [ $RC = 0 ] && [ "$(json_num checkpoint)" = 2506172416 ] && has "from fitgate's cache" out; then
+    ok "plan gemma with the hub stopped: config and inventory from the cache, nothing asked (${MS} ms)"
+else bad "plan gemma with the hub stopped"; fi
+
+fg XDG_CACHE_HOME="$CK" HF_HOME="$WORK/no-hf" FITGATE_CACHE_TTL=0 HF_ENDPOINT="http://127.0.0.1:$closed" -- plan google/gemma-2b-it --json
+if [ $RC = 0 ] && [ "$(json_num checkpoint)" = 2506172416 ] && has "from fitgate's expired cache" out &&
+    has "hub unreachable" out; then
+    ok "expired inventory, hub down: the expired one stands in, said so"
+else bad "expired inventory, hub down"; fi
+
+fg XDG_CACHE_HOME="$CK" HF_HOME="$WORK/no-hf" -- plan acme/llama-buffers --json
+if [ $RC = 0 ] && jhas '"certainty": "unsure"' && jhas '"unsure_key": "checkpoint"' &&
+    [ "$(json_num checkpoint)" = 162827520 ] && has "17.4% off" out; then
+    ok "plan acme/llama-buffers: the hub checkpoint stores 17% more than the graph: unsure, both numbers said"
+else bad "plan llama-buffers: unsure"; fi
+fg XDG_CACHE_HOME="$CK" HF_HOME="$WORK/no-hf" HF_HUB_OFFLINE=1 -- check acme/llama-buffers --gres=gpu:h100:1
+if [ $RC = 0 ] && has "cannot size acme/llama-buffers: its checkpoint stores 162827520 parameters" out &&
+    has "OnUnknown=warn" out; then
+    ok "check acme/llama-buffers offline: the cached inventory gives the plugin's OnUnknown verdict"
+else bad "check llama-buffers"; fi
+
+fg XDG_CACHE_HOME="$CK" HF_HOME="$WORK/no-hf" -- plan nvidia/NVIDIA-Nemotron-Nano-9B-v2 --json
+neg=$CK/fitgate/models--nvidia--NVIDIA-Nemotron-Nano-9B-v2/main/checkpoint.json
+if [ $RC = 0 ] && jhas '"certainty": "exact"' && has "stores no safetensors, read from the hub now" out &&
+    grep -q '"safetensors":false' "$neg"; then
+    ok "a repo without safetensors: the graph stands, and the absence is cached"
+else bad "repo without safetensors"; fi
+fg XDG_CACHE_HOME="$CK" HF_HOME="$WORK/no-hf" HF_ENDPOINT="http://127.0.0.1:$closed" -- plan nvidia/NVIDIA-Nemotron-Nano-9B-v2 --json
+if [ $RC = 0 ] && has "stores no safetensors, from fitgate's cache" out; then
+    ok "a repo without safetensors, again: the hub is not asked within the ttl"
+else bad "repo without safetensors, cached"; fi
+
+# The plugin's path (fg_gate_load_model, here through check --policy): the same inventory,
+# in the policy's CacheDir; CheckpointScan=no asks the hub for no header.
+printf 'HubEndpoint=%s\nCacheDir=%s\nHubTimeout=3\n' "$HUB" "$WORK/pcache/%U" >"$WORK/ck-policy.conf"
+fg -- check acme/llama-buffers --gres=gpu:h100:1 --policy "$WORK/ck-policy.conf" --json
+if [ $RC = 0 ] && has "cannot size acme/llama-buffers: its checkpoint stores 162827520 parameters" out &&
+    [ -f "$WORK/pcache/$(id -u)/models--acme--llama-buffers/main/checkpoint.json" ]; then
+    ok "check --policy (the plugin's loader): headers from the hub, inventory in CacheDir, OnUnknown verdict"
+else bad "check --policy with the hub checkpoint"; fi
+printf 'HubEndpoint=%s\nCacheDir=%s\nCheckpointScan=no\n' "$HUB" "$WORK/pcache-no/%U" >"$WORK/ck-no.conf"
+fg -- check acme/llama-buffers --gres=gpu:h100:1 --policy "$WORK/ck-no.conf" --json
+if [ $RC = 0 ] && ! has "cannot size" out && jhas '"certainty": "exact"' && ! has "checkpoint" out &&
+    [ -f "$WORK/pcache-no/$(id -u)/models--acme--llama-buffers/main/config.json" ] &&
+    [ ! -e "$WORK/pcache-no/$(id -u)/models--acme--llama-buffers/main/checkpoint.json" ]; then
+    ok "CheckpointScan=no: no header asked of the hub, the graph's count decides"
+else bad "CheckpointScan=no"; fi
+
+# A hub that takes the config's place in the cache but never answers for the checkpoint: the
+# lookup's deadline holds, the graph's count stands with a note, nothing is cached.
+for mode in silent trickle; do
+    mkdir -p "$WORK/ck-$mode/fitgate/models--acme--tiny/main"
+    cp "$FIX/repos/acme/tiny/config.json" "$WORK/ck-$mode/fitgate/models--acme--tiny/main/"
+    chmod -R go-w "$WORK/ck-$mode"
+    start_bad "$mode"
+    fg XDG_CACHE_HOME="$WORK/ck-$mode" HF_HOME="$WORK/no-hf" HF_ENDPOINT="$BAD" FITGATE_HUB_TIMEOUT_MS=1500 -- plan acme/tiny --json
+    if [ $RC = 0 ] && [ "$MS" -lt 2500 ] && jhas '"certainty": "exact"' &&
+        has "checkpoint not read, the graph's count stands: the hub did not answer within the lookup's deadline" out &&
+        [ ! -e "$WORK/ck-$mode/fitgate/models--acme--tiny/main/checkpoint.json" ]; then
+        ok "$mode hub for the checkpoint: plan returned in ${MS} ms (deadline 1500 ms), the graph stands with a note, nothing cached"
+    else bad "$mode hub for the checkpoint: ${MS} ms"; fi
+done
+
 # --- site dirs and the huggingface_hub cache ------------------------------------
 fg HF_HUB_OFFLINE=1 FITGATE_MODEL_DIRS="$ROOT/tests/fixtures/models" -- plan nvidia/NVIDIA-Nemotron-Nano-9B-v2 --json
 if [ $RC = 0 ] && has "config from site dir" err && [ "$(json_num total)" = "$fg_path_total" ]; then
