@@ -286,8 +286,10 @@ unit: $(TEST_BINS) $(CLI)
 
 # The estimator against measured peaks: per-row table, summary, build/accuracy.tsv
 # (tests/accuracy/README.md).  The gate on the same numbers is tests/test_accuracy.c.
+# The sixth calibration run's halves, once committed (tests/calibration/README.md, "Sixth run").
 .PHONY: accuracy
 ACCURACY := $(BUILD)/tools/accuracy
+CALIB_S6 := $(wildcard tests/calibration/measured-h200-s6*.tsv)
 $(ACCURACY): $(BUILD)/tools/accuracy.o $(ACCURACY_OBJ) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL)
@@ -298,6 +300,10 @@ accuracy: $(ACCURACY)
 	@echo
 	$(ACCURACY) --calib tests/calibration/measured-h200-heldout.tsv /dev/null h200 \
 		$(BUILD)/accuracy-heldout.tsv
+	@set -e; for f in $(CALIB_S6); do \
+	  echo; echo "$(ACCURACY) --calib $$f /dev/null h200"; \
+	  $(ACCURACY) --calib $$f /dev/null h200 $(BUILD)/accuracy-$${f##*/}; \
+	done
 
 # Benchmarks (not timed tests): estimator throughput in-process, whole-process time and peak
 # memory of the CLI, the plugin's admission overhead on the loopback Slurm cluster (as root).

@@ -258,7 +258,7 @@ static void calibration_lora_rows_should_count_peft_adapters_exactly(void **stat
     for (size_t f = 0; f < RUNS; f++) {
         for (size_t i = 0; i < calib[f].n; i++) {
             const struct acc_row *r = &calib[f].rows[i];
-            if (r->job.mode != FG_MODE_LORA)
+            if (r->job.mode != FG_MODE_LORA && r->job.mode != FG_MODE_QLORA)
                 continue;
             if (r->engine_params != r->n_params) {
                 other_model++;
@@ -275,6 +275,18 @@ static void calibration_lora_rows_should_count_peft_adapters_exactly(void **stat
                   other_model);
     assert_true(compared >= 35);
     assert_true(other_model <= 2);
+}
+
+/* head, then body, into a new file made from tmpl ("...XXXXXX", rewritten to its name). */
+static void write_temp(char *tmpl, const char *head, const char *body)
+{
+    int fd = mkstemp(tmpl);
+    assert_true(fd >= 0);
+    FILE *fp = fdopen(fd, "w");
+    assert_non_null(fp);
+    fputs(head, fp);
+    fputs(body, fp);
+    assert_int_equal(fclose(fp), 0);
 }
 
 /* A bad calibration file or unscored list is refused with the line and what is wrong. */
@@ -304,16 +316,19 @@ static void acc_load_calib_should_refuse_bad_input_clearly(void **state)
          ":2: peak_alloc '-' is not a byte count"},
         {"a\td\tfull\tbf16\t1\t64\t0\t-\t-\tadamw\tsdpa\tok\t100\t1\t1\t{}\n",
          CALIB_UNSCORED_TSV, "no row 'nem_L16_full_bf16_1x1024' in the run"},
+        /* a file of the runs before the sixth lacks its columns: a qlora row there is wrong */
+        {"a\td\tqlora\tbf16\t1\t64\t0\t8\tall-linear\tadamw\tsdpa\tok\t100\t1\t1\t{}\n", NULL,
+         ":2: qlora row: quant '-' is not nf4|nf4-dq"},
+        {"a\td\tvllm\tbf16\t1\t64\t0\t-\t-\t-\t-\tok\t100\t\t0\t{}\n", NULL,
+         ":2: vllm row: gen_tokens '-' is not a token count"},
+        {"a\td\tfull\tfp16\t1\t64\t0\t-\t-\tadamw\tsdpa\tok\t100\t1\t1\t{}\n", NULL,
+         ":2: precision 'fp16' is not one a full row runs"},
+        {"a\td\tdpo\tbf16\t1\t64\t0\t-\t-\tadamw\tsdpa\tok\t100\t1\t1\t{}\n", NULL,
+         ":2: mode 'dpo' is not full|lora|qlora|serve|vllm"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char path[] = "/tmp/fitgate-calib-XXXXXX";
-        int fd = mkstemp(path);
-        assert_true(fd >= 0);
-        FILE *fp = fdopen(fd, "w");
-        assert_non_null(fp);
-        fputs(header, fp);
-        fputs(bad[i].row, fp);
-        fclose(fp);
+        write_temp(path, header, bad[i].row);
         int rc = acc_load_calib(path, bad[i].unscored, "h200", &cal, &n, msg, sizeof msg);
         unlink(path);
         assert_int_equal(rc, -1);
@@ -324,6 +339,99 @@ static void acc_load_calib_should_refuse_bad_input_clearly(void **state)
     }
 }
 
+/*
+ * The sixth run's kinds of row (tests/calibration/grid.tsv, "Sixth run"), as measure.py writes
+ * them, become the jobs that ran: QLoRA with its bitsandbytes and peft settings, fp32 eager
+ * encoders, vLLM serving (shown, not scored); a row that was skipped is no row.  Synthetic
+ * figures on tiny configs: what is checked is the parse, then that each one can be estimated.
+ */
+#define CAL_LLAMA                                                                              \
+    "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\",\"hidden_size\":256,"  \
+    "\"intermediate_size\":512,\"num_hidden_layers\":2,\"num_attention_heads\":4,"             \
+    "\"num_key_value_heads\":2,\"vocab_size\":1000,\"max_position_embeddings\":8192,"          \
+    "\"tie_word_embeddings\":false}"
+#define CAL_BERT                                                                               \
+    "{\"architectures\":[\"BertModel\"],\"model_type\":\"bert\",\"hidden_size\":128,"         \
+    "\"intermediate_size\":512,\"num_hidden_layers\":2,\"num_attention_heads\":2,"             \
+    "\"vocab_size\":1000,\"max_position_embeddings\":512,\"type_vocab_size\":2,"               \
+    "\"hidden_dropout_prob\":0.1,\"attention_probs_dropout_prob\":0.1}"
+
+static void acc_load_calib_should_read_the_sixth_runs_kinds_of_row(void **state)
+{
+    (void)state;
+    /* columns in measure.py's order, less those the loader does not read */
+    static const char *const text =
+        "name\tconfig_dir\tmode\tprecision\tbatch\tseq\tgrad_ckpt\tlora_rank\tlayers_override\t"
+        "lora_targets\toptimizer\tattn\tquant\tbnb_compute\tkbit_prepare\tgpu_util\tgen_tokens\t"
+        "status\tn_params\tn_trainable\tpeak_alloc\tkv_cache_tokens\tpeft\tbitsandbytes\t"
+        "vllm\tconfig_json\n"
+        "s6_qlora_prep\td\tqlora\tbf16-mixed\t4\t2048\t1\t16\t-\tall-linear\tadamw\tsdpa\t"
+        "nf4-dq\tbf16\t1\t-\t-\tok\t1\t1\t3000000000\t\t0.21.0\t0.45.0\t-\t" CAL_LLAMA "\n"
+        "s6_qlora_fp16_c32\td\tqlora\tfp16\t2\t1024\t0\t8\t-\tq_proj,v_proj\tadamw\tsdpa\t"
+        "nf4\tfp32\t0\t-\t-\tok\t1\t1\t2000000000\t\t0.21.0\t0.43.1\t-\t" CAL_LLAMA "\n"
+        "s6_bert_fp32_eager\td\tfull\tfp32\t32\t512\t0\t-\t-\t-\tadamw\teager\t-\t-\t-\t-\t"
+        "-\tok\t1\t1\t5000000000\t\t0.21.0\t-\t-\t" CAL_BERT "\n"
+        "s6_vllm\td\tvllm\tbf16\t8\t1024\t0\t-\t-\t-\t-\t-\t-\t-\t-\t0.9\t64\tok\t\t0\t"
+        "120000000000\t1234560\t-\t-\t0.11.0\t" CAL_LLAMA "\n"
+        "s6_no_bnb\td\tqlora\tbf16\t1\t64\t0\t16\t-\tall-linear\tadamw\tsdpa\tnf4\tbf16\t0\t"
+        "-\t-\tskipped:no-bitsandbytes\t\t\t\t\t0.21.0\t-\t-\t" CAL_LLAMA "\n";
+    char path[] = "/tmp/fitgate-calib6-XXXXXX";
+    write_temp(path, text, "");
+    struct acc_row *cal = NULL;
+    size_t n = 0;
+    char msg[512];
+    int rc = acc_load_calib(path, NULL, "h200", &cal, &n, msg, sizeof msg);
+    unlink(path);
+    if (rc)
+        fail_msg("%s", msg);
+    assert_int_equal(n, 4); /* the skipped row is no row */
+
+    const struct fg_job *q = &cal[0].job; /* the QLoRA recipe: prepare, autocast, new bnb */
+    assert_int_equal(q->mode, FG_MODE_QLORA);
+    assert_int_equal(q->quant, FG_QUANT_NF4_DQ);
+    assert_int_equal(q->precision, FG_PREC_BF16);
+    assert_true(q->kbit_prepared && q->autocast && q->grad_ckpt);
+    assert_false(q->bnb_keeps_input);
+    assert_int_equal(q->bnb_compute, FG_BNB_INPUT);
+    assert_int_equal(q->lora_rank, 16);
+    assert_int_equal(q->lora_targets, FG_LORA_ALL_LINEAR);
+
+    q = &cal[1].job; /* fp16 base, the default fp32 compute, bitsandbytes before 0.43.2 */
+    assert_int_equal(q->mode, FG_MODE_QLORA);
+    assert_int_equal(q->quant, FG_QUANT_NF4);
+    assert_int_equal(q->precision, FG_PREC_BF16);
+    assert_false(q->kbit_prepared || q->autocast);
+    assert_true(q->bnb_keeps_input);
+    assert_int_equal(q->bnb_compute, FG_BNB_FP32);
+    assert_int_equal(q->lora_targets, FG_LORA_LIST);
+    assert_string_equal(q->lora_list, "q,v");
+
+    const struct fg_job *e = &cal[2].job; /* an fp32 eager encoder with config.json's dropout */
+    assert_int_equal(e->mode, FG_MODE_FULL);
+    assert_int_equal(e->precision, FG_PREC_FP32);
+    assert_int_equal(e->attention, FG_ATTN_EAGER);
+    assert_true(e->attn_dropout < 0 && e->hidden_dropout < 0);
+    assert_false(e->autocast);
+
+    const struct acc_row *v = &cal[3]; /* vLLM: prompt + new tokens, shown with why */
+    assert_int_equal(v->job.mode, FG_MODE_SERVE);
+    assert_int_equal(v->job.batch, 8);
+    assert_int_equal(v->job.seq_len, 1024 + 64);
+    assert_true(v->unscored);
+    assert_non_null(strstr(v->why, "vLLM"));
+    assert_non_null(strstr(v->why, "1234560 tokens"));
+    assert_int_equal(v->n_params, 0);
+
+    struct acc_summary s;
+    acc_run(cal, n, MODELS_DIR, &s);
+    for (size_t i = 0; i < n; i++)
+        if (!cal[i].ok)
+            fail_msg("%s: %s", cal[i].model, cal[i].error);
+    assert_int_equal(s.peaks, 3);
+    assert_int_equal(s.unscored, 1);
+    acc_free(cal, n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +439,7 @@ int main(void)
         cmocka_unit_test(held_out_run_should_stay_as_accurate_as_today),
         cmocka_unit_test(calibration_lora_rows_should_count_peft_adapters_exactly),
         cmocka_unit_test(acc_load_calib_should_refuse_bad_input_clearly),
+        cmocka_unit_test(acc_load_calib_should_read_the_sixth_runs_kinds_of_row),
         cmocka_unit_test(acc_load_should_read_every_interpreted_row),
         cmocka_unit_test(rows_and_exclusions_should_cover_every_measured_row_once),
         cmocka_unit_test(acc_run_should_estimate_every_row),

@@ -131,14 +131,14 @@ static const struct acc_stack {
      false},
 };
 
-/* One data line of rows.tsv (fields already split by the header's column map) -> row. */
-static int acc_parse_row(char **f, const int *col, struct acc_row *r, const char *card,
-                         char *msg, size_t cap)
+/* One data line of rows.tsv (v[c]: the line's value of column c) -> row. */
+static int acc_parse_row(const char *const *v_, struct acc_row *r, const char *card, char *msg,
+                         size_t cap)
 {
     struct fg_err err = {0};
     uint64_t v;
     (void)card;
-#define FIELD(c) (f[col[c]])
+#define FIELD(c) (v_[c])
     if (!acc_u64(FIELD(C_ROW), 100000, &v) || v == 0)
         return acc_fail(msg, cap, "row '%s' is not a data row number", FIELD(C_ROW));
     r->row = (unsigned)v;
@@ -228,18 +228,21 @@ static int acc_parse_row(char **f, const int *col, struct acc_row *r, const char
     return 0;
 }
 
-/* A row parser: 0 read, 1 a line with no row (skipped), -1 with msg. */
-typedef int (*acc_parse_fn)(char **f, const int *col, struct acc_row *r, const char *card,
+/* A row parser (v[c]: the value of column c on the line): 0 read, 1 a line with no row
+ * (skipped), -1 with msg. */
+typedef int (*acc_parse_fn)(const char *const *v, struct acc_row *r, const char *card,
                             char *msg, size_t cap);
 
 /*
  * The TSV reader both loaders share: the first non-comment line is the header, whose
- * columns are found by name (names[0 .. ncols-1], all required); every later line is split
- * and handed to parse with col mapping names to fields.  Rows own what parse allocates.
+ * columns are found by name (names[0 .. ncols-1]); a column the header lacks is an error
+ * unless defaults (NULL: none) gives it a value, which every line then takes.  Every later
+ * line is split and handed to parse as one value per column.  Rows own what parse
+ * allocates.
  */
-static int acc_read(const char *path, const char *const *names, int ncols, acc_parse_fn parse,
-                    const char *card, struct acc_row **rows, size_t *n, char *errbuf,
-                    size_t cap)
+static int acc_read(const char *path, const char *const *names, const char *const *defaults,
+                    int ncols, acc_parse_fn parse, const char *card, struct acc_row **rows,
+                    size_t *n, char *errbuf, size_t cap)
 {
     *rows = NULL;
     *n = 0;
@@ -248,6 +251,7 @@ static int acc_read(const char *path, const char *const *names, int ncols, acc_p
         return acc_fail(errbuf, cap, "%s: %s", path, strerror(errno));
     char *line = malloc(ACC_LINE_MAX);
     char *f[ACC_MAX_COLS];
+    const char *val[ACC_MAX_COLS];
     int col[ACC_MAX_COLS];
     size_t cap_rows = 0, lineno = 0;
     struct acc_row *out = NULL;
@@ -275,15 +279,20 @@ static int acc_read(const char *path, const char *const *names, int ncols, acc_p
                     if (!strcmp(f[i], names[c]))
                         col[c] = (int)i;
             for (int c = 0; c < ncols && !rc; c++)
-                if (col[c] < 0)
+                if (col[c] < 0 && !(defaults && defaults[c]))
                     rc = acc_fail(errbuf, cap, "%s:%zu: header lacks column '%s'", path,
                                   lineno, names[c]);
             continue;
         }
-        for (int c = 0; c < ncols && !rc; c++)
-            if ((size_t)col[c] >= nf)
+        for (int c = 0; c < ncols && !rc; c++) {
+            if (col[c] < 0)
+                val[c] = defaults[c];
+            else if ((size_t)col[c] < nf)
+                val[c] = f[col[c]];
+            else
                 rc = acc_fail(errbuf, cap, "%s:%zu: %zu fields, the header has more", path,
                               lineno, nf);
+        }
         if (rc)
             break;
         if (*n == cap_rows) {
@@ -300,7 +309,7 @@ static int acc_read(const char *path, const char *const *names, int ncols, acc_p
         memset(r, 0, sizeof *r);
         r->row = (unsigned)lineno;
         char msg[200];
-        int got = parse(f, col, r, card, msg, sizeof msg);
+        int got = parse(val, r, card, msg, sizeof msg);
         if (got < 0) {
             free(r->config_json);
             rc = acc_fail(errbuf, cap, "%s:%zu: %s", path, lineno, msg);
@@ -325,7 +334,8 @@ static int acc_read(const char *path, const char *const *names, int ncols, acc_p
 
 int acc_load(const char *path, struct acc_row **rows, size_t *n, char *errbuf, size_t cap)
 {
-    return acc_read(path, acc_col_names, C_COUNT, acc_parse_row, NULL, rows, n, errbuf, cap);
+    return acc_read(path, acc_col_names, NULL, C_COUNT, acc_parse_row, NULL, rows, n, errbuf,
+                    cap);
 }
 
 /* ---- calibration runs (tests/calibration/measured-*.tsv) ---- */
@@ -333,13 +343,59 @@ int acc_load(const char *path, struct acc_row **rows, size_t *n, char *errbuf, s
 enum cal_col {
     K_NAME, K_CONFIG_DIR, K_MODE, K_PRECISION, K_BATCH, K_SEQ, K_GRAD_CKPT, K_LORA_RANK,
     K_LORA_TARGETS, K_OPTIMIZER, K_ATTN, K_STATUS, K_PEAK_ALLOC, K_N_PARAMS, K_N_TRAINABLE,
-    K_CONFIG_JSON, K_COUNT
+    K_CONFIG_JSON,
+    /* the sixth run's columns (measure.py): absent from the files of the runs before */
+    K_QUANT, K_BNB_COMPUTE, K_KBIT_PREPARE, K_GEN_TOKENS, K_GPU_UTIL, K_BITSANDBYTES,
+    K_KV_TOKENS, K_COUNT
 };
 
 static const char *const cal_col_names[K_COUNT] = {
     "name", "config_dir", "mode", "precision", "batch", "seq", "grad_ckpt", "lora_rank",
     "lora_targets", "optimizer", "attn", "status", "peak_alloc", "n_params", "n_trainable",
-    "config_json"};
+    "config_json", "quant", "bnb_compute", "kbit_prepare", "gen_tokens", "gpu_util",
+    "bitsandbytes", "kv_cache_tokens"};
+
+/* What a file without the column says: the harness's "-" (not given / not recorded). */
+static const char *const cal_col_defaults[K_COUNT] = {
+    [K_QUANT] = "-", [K_BNB_COMPUTE] = "-", [K_KBIT_PREPARE] = "-", [K_GEN_TOKENS] = "-",
+    [K_GPU_UTIL] = "-", [K_BITSANDBYTES] = "-", [K_KV_TOKENS] = "-"};
+
+/*
+ * The harness's modes and precision words (tests/calibration/README.md, "The grid") as the
+ * engine's job.  LoRA and QLoRA load their base in the dtype the word names (bf16 for both
+ * bf16 words: peft), which is the engine's LoRA "bf16" (its LoRA "bf16-mixed" is Lightning's
+ * fp32 base); bf16-mixed says they computed under autocast (measure.py use_autocast).  A
+ * QLoRA fp16 base weighs and keeps what a bf16 one does (2 B), so it is the engine's bf16
+ * too; only bitsandbytes' compute dtype tells them apart (cal_qlora).  Serving ran bf16
+ * whatever the word; vLLM in the dtype given (bf16 or fp16: 2 B either way).
+ */
+static const struct cal_word {
+    const char *mode, *precision;
+    enum fg_mode fg_mode;
+    enum fg_precision fg_precision;
+    bool autocast, fp16;
+} cal_words[] = {
+    {"full", "bf16-mixed", FG_MODE_FULL, FG_PREC_BF16_MIXED, false, false},
+    {"full", "bf16", FG_MODE_FULL, FG_PREC_BF16, false, false},
+    {"full", "fp32", FG_MODE_FULL, FG_PREC_FP32, false, false},
+    {"lora", "bf16-mixed", FG_MODE_LORA, FG_PREC_BF16, true, false},
+    {"lora", "bf16", FG_MODE_LORA, FG_PREC_BF16, false, false},
+    {"lora", "fp32", FG_MODE_LORA, FG_PREC_FP32, false, false},
+    {"qlora", "bf16-mixed", FG_MODE_QLORA, FG_PREC_BF16, true, false},
+    {"qlora", "bf16", FG_MODE_QLORA, FG_PREC_BF16, false, false},
+    {"qlora", "fp16", FG_MODE_QLORA, FG_PREC_BF16, false, true},
+    {"serve", "bf16", FG_MODE_SERVE, FG_PREC_BF16, false, false},
+    {"serve", "bf16-mixed", FG_MODE_SERVE, FG_PREC_BF16, false, false},
+    {"vllm", "bf16", FG_MODE_SERVE, FG_PREC_BF16, false, false},
+    {"vllm", "fp16", FG_MODE_SERVE, FG_PREC_BF16, false, true},
+};
+
+/* Why vllm rows are shown and not scored (tests/accuracy/README.md, "Sixth run"): vLLM
+ * sizes its KV pool to fill gpu_memory_utilization of the card, so its torch peak is that
+ * budget whatever the job; the engine's serving semantics (weights and working set, KV per
+ * sequence, how many fit) are policies/assess.c's engine_fit, which this core does not run. */
+#define CAL_VLLM_WHY                                                                          \
+    "vLLM fills gpu_util of the card with KV pool: the peak is that budget, not the job"
 
 /* peft target_modules names -> the engine's linear roles (engine/arch*.c). */
 static const char *const cal_roles[][2] = {
@@ -370,34 +426,143 @@ static int cal_targets(const char *list, char *out, size_t cap, char *msg, size_
     return 0;
 }
 
+/* Whether version ver ("0.43.2", "0.45", "0.43.2.dev0", "0.44.1+cu124") comes before the
+ * release want (major, minor, patch): 0 with *out, or -1 when ver does not start with a
+ * number.  Only the release numbers count: a pre-release is taken as its release. */
+static int cal_version_before(const char *ver, const unsigned want[3], bool *out)
+{
+    unsigned got[3] = {0, 0, 0};
+    const char *p = ver;
+    if (*p < '0' || *p > '9')
+        return -1;
+    for (int i = 0; i < 3; i++) {
+        char *end;
+        unsigned long x = strtoul(p, &end, 10);
+        got[i] = x > 99999 ? 99999 : (unsigned)x;
+        if (end[0] != '.' || end[1] < '0' || end[1] > '9')
+            break;
+        p = end + 1;
+    }
+    *out = false;
+    for (int i = 0; i < 3; i++)
+        if (got[i] != want[i]) {
+            *out = got[i] < want[i];
+            break;
+        }
+    return 0;
+}
+
 /*
- * One grid row that ran -> a job.  The grid's precision words are the harness's
- * (tests/calibration/README.md): for LoRA both load the base in bf16 (peft), which is the
- * engine's LoRA "bf16"; the engine's LoRA "bf16-mixed" is Lightning's fp32 base.
+ * A QLoRA row's bitsandbytes and peft settings (measure.py load_qlora, setup_adapters).
+ * Linear4bit computes in the input's dtype for bf16 and fp32 inputs and casts only an fp16
+ * one to bnb_4bit_compute_dtype (bitsandbytes nn/modules.py set_compute_type): so an fp32
+ * compute is a copy only over fp16 activations, and prepare_model_for_kbit_training's fp32
+ * hidden states make the input fp32 already.  (An fp16 input under a bf16 compute is cast
+ * too, a 2 B copy the engine has no value for: counted as none.)  MatMul4Bit keeps that
+ * input before bitsandbytes 0.43.2 (#1270).
  */
-static int cal_parse_row(char **f, const int *col, struct acc_row *r, const char *card,
-                         char *msg, size_t cap)
+static int cal_qlora(const char *const *v_, struct fg_job *job, bool fp16, char *msg, size_t cap)
+{
+    static const unsigned fixed[3] = {0, 43, 2};
+    struct fg_err err = {0};
+#define FIELD(c) (v_[c])
+    const char *q = FIELD(K_QUANT), *c = FIELD(K_BNB_COMPUTE), *k = FIELD(K_KBIT_PREPARE);
+    if ((strcmp(q, "nf4") && strcmp(q, "nf4-dq")) || fg_quant_parse(q, &job->quant, &err))
+        return acc_fail(msg, cap, "qlora row: quant '%s' is not nf4|nf4-dq", q);
+    if (strcmp(c, "bf16") && strcmp(c, "fp32") && strcmp(c, "fp16"))
+        return acc_fail(msg, cap, "qlora row: bnb_compute '%s' is not bf16|fp32|fp16", c);
+    if (strcmp(k, "0") && strcmp(k, "1"))
+        return acc_fail(msg, cap, "qlora row: kbit_prepare '%s' is not 0 or 1", k);
+    job->kbit_prepared = k[0] == '1';
+    job->bnb_compute = fp16 && !job->kbit_prepared && !strcmp(c, "fp32") ? FG_BNB_FP32
+                                                                          : FG_BNB_INPUT;
+    if (cal_version_before(FIELD(K_BITSANDBYTES), fixed, &job->bnb_keeps_input))
+        return acc_fail(msg, cap, "qlora row: bitsandbytes '%s' is not a version",
+                        FIELD(K_BITSANDBYTES));
+#undef FIELD
+    return 0;
+}
+
+/* A vllm row: the job served (batch sequences of prompt + new tokens), shown with why and
+ * the KV pool vLLM made, not scored. */
+static int cal_vllm(const char *const *v_, struct acc_row *r, char *msg, size_t cap)
+{
+    uint64_t gen, kv = 0;
+#define FIELD(c) (v_[c])
+    if (!acc_u64(FIELD(K_GEN_TOKENS), FG_MAX_SEQ, &gen) || gen == 0)
+        return acc_fail(msg, cap, "vllm row: gen_tokens '%s' is not a token count",
+                        FIELD(K_GEN_TOKENS));
+    if (r->job.seq_len + gen > FG_MAX_SEQ)
+        return acc_fail(msg, cap, "vllm row: seq + gen_tokens over %u", FG_MAX_SEQ);
+    r->job.seq_len += gen;
+    r->unscored = true;
+    if (acc_u64(FIELD(K_KV_TOKENS), UINT64_MAX, &kv))
+        snprintf(r->why, sizeof r->why, "%s (%llu tokens of KV at gpu_util %.8s)", CAL_VLLM_WHY,
+                 (unsigned long long)kv, FIELD(K_GPU_UTIL));
+    else
+        snprintf(r->why, sizeof r->why, "%s", CAL_VLLM_WHY);
+#undef FIELD
+    return 0;
+}
+
+/* peft target names and rank of a LoRA or QLoRA row. */
+static int cal_lora(const char *targets, const char *rank, struct fg_job *job, char *msg,
+                    size_t cap)
 {
     struct fg_err err = {0};
     uint64_t v;
-#define FIELD(c) (f[col[c]])
+    char roles[sizeof job->lora_list];
+    if (strcmp(targets, "all-linear") != 0) {
+        if (cal_targets(targets, roles, sizeof roles, msg, cap))
+            return -1;
+        targets = roles;
+    }
+    if (fg_lora_targets_parse(targets, job, &err))
+        return acc_fail(msg, cap, "%s", err.detail);
+    if (!acc_u64(rank, 65536, &v) || v == 0)
+        return acc_fail(msg, cap, "lora_rank '%s' is not 1..65536", rank);
+    job->lora_rank = (uint32_t)v;
+    return 0;
+}
+
+/* "N" as a count into *out; "" or "-" (not recorded) as 0 when optional. */
+static bool cal_count(const char *s, bool optional, uint64_t *out)
+{
+    *out = 0;
+    return acc_u64(s, UINT64_MAX, out) || (optional && (!*s || !strcmp(s, "-")));
+}
+
+/* One grid row that ran -> a job (the words: cal_words). */
+static int cal_parse_row(const char *const *v_, struct acc_row *r, const char *card, char *msg,
+                         size_t cap)
+{
+    struct fg_err err = {0};
+    uint64_t v;
+#define FIELD(c) (v_[c])
     if (strcmp(FIELD(K_STATUS), "ok") != 0)
         return 1; /* a row that did not run has no figure */
     snprintf(r->card, sizeof r->card, "%s", card);
     snprintf(r->model, sizeof r->model, "%s", FIELD(K_NAME));
     snprintf(r->config, sizeof r->config, "%s", FIELD(K_CONFIG_DIR));
-    enum fg_mode mode;
-    if (fg_mode_parse(FIELD(K_MODE), &mode, &err))
-        return acc_fail(msg, cap, "%s", err.detail);
-    fg_job_defaults(&r->job, mode);
-    if (mode == FG_MODE_FULL) {
-        if (fg_precision_parse(FIELD(K_PRECISION), &r->job.precision, &err))
-            return acc_fail(msg, cap, "%s", err.detail);
-    } else {
-        r->job.precision = FG_PREC_BF16;
-        r->job.autocast = mode != FG_MODE_SERVE && !strcmp(FIELD(K_PRECISION), "bf16-mixed");
+    const struct cal_word *w = NULL;
+    bool known_mode = false;
+    for (size_t i = 0; i < sizeof cal_words / sizeof cal_words[0]; i++) {
+        known_mode |= !strcmp(FIELD(K_MODE), cal_words[i].mode);
+        if (!strcmp(FIELD(K_MODE), cal_words[i].mode) &&
+            !strcmp(FIELD(K_PRECISION), cal_words[i].precision))
+            w = &cal_words[i];
     }
-    if (mode != FG_MODE_SERVE && fg_optimizer_parse(FIELD(K_OPTIMIZER), &r->job.optimizer, &err))
+    if (!known_mode)
+        return acc_fail(msg, cap, "mode '%s' is not full|lora|qlora|serve|vllm", FIELD(K_MODE));
+    if (!w)
+        return acc_fail(msg, cap, "precision '%s' is not one a %s row runs", FIELD(K_PRECISION),
+                        FIELD(K_MODE));
+    bool vllm = !strcmp(w->mode, "vllm");
+    fg_job_defaults(&r->job, w->fg_mode);
+    r->job.precision = w->fg_precision;
+    r->job.autocast = w->autocast;
+    if (w->fg_mode != FG_MODE_SERVE &&
+        fg_optimizer_parse(FIELD(K_OPTIMIZER), &r->job.optimizer, &err))
         return acc_fail(msg, cap, "%s", err.detail);
     if (!acc_u64(FIELD(K_BATCH), 1u << 20, &r->job.batch) || r->job.batch == 0)
         return acc_fail(msg, cap, "batch '%s' is not a whole number >= 1", FIELD(K_BATCH));
@@ -406,30 +571,26 @@ static int cal_parse_row(char **f, const int *col, struct acc_row *r, const char
     if (!acc_u64(FIELD(K_GRAD_CKPT), 1, &v))
         return acc_fail(msg, cap, "grad_ckpt '%s' is not 0 or 1", FIELD(K_GRAD_CKPT));
     r->job.grad_ckpt = v != 0;
-    if (mode == FG_MODE_LORA) {
-        char roles[sizeof r->job.lora_list];
-        const char *t = FIELD(K_LORA_TARGETS);
-        if (strcmp(t, "all-linear") != 0) {
-            if (cal_targets(t, roles, sizeof roles, msg, cap))
-                return -1;
-            t = roles;
-        }
-        if (fg_lora_targets_parse(t, &r->job, &err))
-            return acc_fail(msg, cap, "%s", err.detail);
-        if (!acc_u64(FIELD(K_LORA_RANK), 65536, &v) || v == 0)
-            return acc_fail(msg, cap, "lora_rank '%s' is not 1..65536", FIELD(K_LORA_RANK));
-        r->job.lora_rank = (uint32_t)v;
-    }
+    if ((w->fg_mode == FG_MODE_LORA || w->fg_mode == FG_MODE_QLORA) &&
+        cal_lora(FIELD(K_LORA_TARGETS), FIELD(K_LORA_RANK), &r->job, msg, cap))
+        return -1;
+    if (w->fg_mode == FG_MODE_QLORA && cal_qlora(v_, &r->job, w->fp16, msg, cap))
+        return -1;
     if (!acc_u64(FIELD(K_PEAK_ALLOC), UINT64_MAX, &r->measured) || r->measured == 0)
         return acc_fail(msg, cap, "peak_alloc '%s' is not a byte count", FIELD(K_PEAK_ALLOC));
-    if (!acc_u64(FIELD(K_N_PARAMS), UINT64_MAX, &r->n_params) ||
-        !acc_u64(FIELD(K_N_TRAINABLE), UINT64_MAX, &r->n_trainable))
+    /* vLLM's model is in its worker: the counts are there only where the harness reached it */
+    if (!cal_count(FIELD(K_N_PARAMS), vllm, &r->n_params) ||
+        !cal_count(FIELD(K_N_TRAINABLE), vllm, &r->n_trainable))
         return acc_fail(msg, cap, "n_params '%s' / n_trainable '%s' are not counts",
                         FIELD(K_N_PARAMS), FIELD(K_N_TRAINABLE));
     r->metric = ACC_ALLOCATED;
     r->gpus = 1;
-    if (fg_attention_parse(FIELD(K_ATTN), &r->job.attention, &err))
+    if (vllm) { /* vLLM picks its own attention kernels: the row's attn is "-" */
+        if (cal_vllm(v_, r, msg, cap))
+            return -1;
+    } else if (fg_attention_parse(FIELD(K_ATTN), &r->job.attention, &err)) {
         return acc_fail(msg, cap, "%s", err.detail);
+    }
     r->config_json = strdup(FIELD(K_CONFIG_JSON));
     if (!r->config_json)
         return acc_fail(msg, cap, "out of memory");
@@ -476,7 +637,8 @@ static int cal_unscored(const char *path, struct acc_row *rows, size_t n, char *
 int acc_load_calib(const char *path, const char *unscored, const char *card,
                    struct acc_row **rows, size_t *n, char *errbuf, size_t cap)
 {
-    int rc = acc_read(path, cal_col_names, K_COUNT, cal_parse_row, card, rows, n, errbuf, cap);
+    int rc = acc_read(path, cal_col_names, cal_col_defaults, K_COUNT, cal_parse_row, card, rows,
+                      n, errbuf, cap);
     if (!rc && unscored && cal_unscored(unscored, *rows, *n, errbuf, cap)) {
         acc_free(*rows, *n);
         *rows = NULL;

@@ -28,7 +28,10 @@
 #     check that does not fit), every line the README shows under it (but the
 #     "..." ones) is in its real output, and every source label the plan prints
 #     for the demo model ([PyTorch AMP / Megatron] ...) in each job mode is
-#     explained in docs/estimate.md, which the README links.
+#     explained in docs/estimate.md, which the README links;
+#   - the calibration grid (tests/calibration/grid.tsv) parses and every config_dir it names
+#     holds a config.json that its layer cut applies to: measure.py --dry-run, which needs
+#     no torch, where python3 is installed (skipped, and said, where it is not).
 # Needs build/fitgate (make all).  In a git checkout the file list is git's.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -226,8 +229,20 @@ else
     [ "$labels" -gt 5 ] || bad "fitgate plan $demo printed only $labels source labels"
 fi
 
+# ---- 7. the calibration grid's rows and configs ------------------------------------
+grid="grid skipped (no python3)"
+if command -v python3 >/dev/null; then
+    if python3 tests/calibration/measure.py --dry-run --out "$TMP/grid.tsv" > "$TMP/grid.log" 2>&1
+    then
+        grid="$(($(wc -l < "$TMP/grid.tsv") - 1)) grid rows"
+    else
+        bad "tests/calibration/grid.tsv: measure.py --dry-run failed:" \
+            "$(grep -E 'error|grid' "$TMP/grid.log" | head -3)"
+    fi
+fi
+
 if [ "$fail" = 0 ]; then
     echo "refs.sh: ok ($checked paths, $(sort -u "$TMP/fnnames" 2>/dev/null | wc -l) functions," \
-         "README $lines lines, $demos README examples, $labels source labels explained)"
+         "README $lines lines, $demos README examples, $labels source labels explained, $grid)"
 fi
 exit $fail
