@@ -27,7 +27,9 @@
  *  torchtune  recipes/full_finetune_{single_device,distributed}.py and lora_finetune_*.py:
  *             the model in cfg.dtype (bf16, no autocast), FSDP2 fully_shard over the ranks, configs'
  *             enable_activation_checkpointing: True, optimizer fused: True,
- *             loss CEWithChunkedOutputLoss (modules/loss/ce_chunked_output_loss.py).
+ *             loss CEWithChunkedOutputLoss (modules/loss/ce_chunked_output_loss.py); QLoRA
+ *             through torchao's to_nf4 (block 64, its scalers quantized in blocks of 256:
+ *             nf4-dq's bytes).
  *  axolotl, llama-factory: HF Trainer + peft underneath (axolotl core/trainer_builder.py,
  *             llamafactory train/sft/workflow.py): the hf row's semantics, but neither runs
  *             peft's prepare_model_for_kbit_training's fp32 casts (axolotl casts back to
@@ -74,7 +76,9 @@ static const struct fg_framework table[] = {
      .trains = true, .qlora = true, .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16,
      .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW_FUSED, .chunked_ce = true,
      .grad_ckpt = true, .dp_zero = 3, .lora_base_dtype = true, .no_dropout = true,
-     .source = "torchtune recipes/*_finetune_*.py, ce_chunked_output_loss.py"},
+     .qlora_quant = FG_QUANT_NF4_DQ,
+     .source = "torchtune recipes/*_finetune_*.py, ce_chunked_output_loss.py; torchao "
+               "dtypes/nf4tensor.py to_nf4 (block 64, scaler block 256)"},
     {.name = "axolotl", .aliases = "", .label = "axolotl (HF Trainer + peft)", TRAIN_HF,
      .source = "axolotl core/trainer_builder.py over transformers Trainer"},
     {.name = "llama-factory", .aliases = "llamafactory,llama_factory",

@@ -41,6 +41,7 @@ struct fg_framework {
     bool lora_base_torch_dtype;/* LoRA under mixed precision: the base stays in the dtype it
                                   was loaded in (bf16), autocast only computes in it */
     bool kv_expanded;          /* attention expands K/V to the query heads (job.h) */
+    enum fg_quant qlora_quant; /* its 4-bit base when --quant is not given (NONE: nf4) */
     bool lora_autocast;        /* its LoRA computes under bf16 autocast unless --precision
                                   says bf16 (HF Trainer bf16=True: accelerate's autocast) */
     enum fg_precision full_precision; /* a full fine-tune's default */

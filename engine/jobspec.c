@@ -233,8 +233,9 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         j->lora_targets = d.lora_targets;
         memcpy(j->lora_list, d.lora_list, sizeof j->lora_list);
     }
-    if (j->mode == FG_MODE_QLORA && j->quant == FG_QUANT_NONE)
-        j->quant = FG_QUANT_NF4;
+    if (j->mode == FG_MODE_QLORA && (j->quant == FG_QUANT_NONE ||
+                                     !fg_jobspec_given(s, FG_JOBOPT_QUANT)))
+        j->quant = fw->qlora_quant != FG_QUANT_NONE ? fw->qlora_quant : FG_QUANT_NF4;
     bool lora = j->mode == FG_MODE_LORA || j->mode == FG_MODE_QLORA;
     if (!serve) {
         if (!fg_jobspec_given(s, FG_JOBOPT_PRECISION)) {

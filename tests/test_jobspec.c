@@ -209,7 +209,7 @@ static void set_should_name_the_option_in_the_front_ends_spelling(void **state)
  * bf16=True autocasts a bf16 base unless --precision says bf16; lit-gpt's chunked loss keeps
  * log-softmax chunks in the logits' dtype, torchtune's upcasts them, unsloth's kernel keeps
  * a log-sum-exp. */
-static void framework_should_set_the_loss_and_autocast_it_runs(void **state)
+static void framework_should_set_the_loss_autocast_and_4bit_base_it_runs(void **state)
 {
     (void)state;
     static const struct {
@@ -236,6 +236,17 @@ static void framework_should_set_the_loss_and_autocast_it_runs(void **state)
         assert_int_equal(s.job.autocast, rows[i].autocast);
         assert_int_equal(s.job.chunked_ce, rows[i].chunked);
         assert_int_equal(s.job.ce_kept, rows[i].ce);
+    }
+    /* torchtune's 4-bit base is torchao's NF4 with quantized scalers: nf4-dq's bytes */
+    static const struct { const char *kv[4]; enum fg_quant quant; } q[] = {
+        {{"mode=qlora", "framework=torchtune", NULL, NULL}, FG_QUANT_NF4_DQ},
+        {{"mode=qlora", "framework=torchtune", "quant=nf4", NULL}, FG_QUANT_NF4},
+        {{"mode=qlora", "framework=hf", NULL, NULL}, FG_QUANT_NF4},
+    };
+    for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
+        struct fg_jobspec s;
+        spec_of(&s, q[i].kv);
+        assert_int_equal(s.job.quant, q[i].quant);
     }
 }
 
@@ -596,7 +607,7 @@ int main(void)
         cmocka_unit_test(set_should_take_peft_target_modules),
         cmocka_unit_test(set_should_name_the_option_in_the_front_ends_spelling),
         cmocka_unit_test(framework_find_should_know_every_row_and_alias),
-        cmocka_unit_test(framework_should_set_the_loss_and_autocast_it_runs),
+        cmocka_unit_test(framework_should_set_the_loss_autocast_and_4bit_base_it_runs),
         cmocka_unit_test(finish_should_give_an_hf_lora_a_bf16_base_under_mixed_precision),
         cmocka_unit_test(finish_should_keep_the_megatron_master_copy_with_the_optimizer),
         cmocka_unit_test(gate_should_judge_a_lit_gpt_fsdp_job_on_its_own_layout),
