@@ -6,7 +6,7 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 OUT=$1
-for t in config gpu safetensors hub policy options; do
+for t in config gpu safetensors hub policy options ckpt; do
     mkdir -p "$OUT/$t"
     if [ -d "tests/fuzz/corpus/$t" ]; then
         find "tests/fuzz/corpus/$t" -maxdepth 1 -type f -exec cp {} "$OUT/$t/" \;
@@ -103,6 +103,9 @@ grep -o '^#*[A-Za-z]*=' conf/fitgate.conf | tr -d '#' | sort -u | sed 's/.*/"&"/
 printf '"%s"\n' PartitionName= off warn reject resize allow none yes no all full lora qlora serve \
     conf= topology= engine= '%u' '%U' >>"$DICTS/policy.dict"
 cp "$DICTS/policy.dict" "$DICTS/options.dict"
+cat tests/fuzz/corpus/ckpt/*.json | grep -o '"[A-Za-z_./0-9-]*"' | sort -u |
+    sed 's/"/\\"/g; s/.*/"&"/' >"$DICTS/ckpt.dict"
+printf '"%s"\n' true false 18446744073709551616 -1 '{' '}' ':' ',' >>"$DICTS/ckpt.dict"
 printf '"%s"\n' --mode --seq-len --batch --lora-targets --lora-rank --precision --optimizer --quant \
     --zero --gpu --gpus --nodes --headroom --conservative --json --grad-ckpt all-linear attn qv \
     bf16-mixed bf16 fp16-mixed fp32 adamw adamw-8bit sgd nf4 nf4-dq int8 site hf-cache cache hub \
