@@ -223,14 +223,21 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
 
 struct fg_job fg_cli_job_for_mode(const struct fg_cli_opts *o, enum fg_mode mode)
 {
-    struct fg_job j = o->job;
-    if (mode != o->job.mode) {
-        fg_job_defaults(&j, mode);
-        /* a LoRA base computes under the framework's autocast, as the seeds' LoRA does */
-        j.autocast = (mode == FG_MODE_LORA || mode == FG_MODE_QLORA) &&
-                     (!o->spec.fw || o->spec.fw->lora_autocast);
+    if (mode == o->job.mode)
+        return o->job;
+    /* the job's framework completes the seeds' job for the mode, as it completed the user's */
+    struct fg_jobspec s;
+    char seq[24];
+    fg_jobspec_init(&s, NULL);
+    snprintf(seq, sizeof seq, "%llu", (unsigned long long)o->job.seq_len);
+    if (fg_jobspec_set(&s, FG_JOBOPT_MODE, fg_mode_name(mode), NULL) ||
+        (o->spec.fw && fg_jobspec_set(&s, FG_JOBOPT_FRAMEWORK, o->spec.fw->name, NULL)) ||
+        (o->seq_set && mode != FG_MODE_SERVE && fg_jobspec_set(&s, FG_JOBOPT_SEQ_LEN, seq, NULL)) ||
+        fg_jobspec_finish(&s, NULL)) {
+        /* a mode the framework does not run: the seeds' job as it stands */
+        fg_job_defaults(&s.job, mode);
         if (o->seq_set && mode != FG_MODE_SERVE)
-            j.seq_len = o->job.seq_len;
+            s.job.seq_len = o->job.seq_len;
     }
-    return j;
+    return s.job;
 }

@@ -50,7 +50,9 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o);
 /*
  * The job for one mode column of the card table (plan's text table and the
  * HTML report): the user's job for its own mode; for the other modes the
- * seeds' defaults, keeping the user's --seq except in serve.
+ * seeds' defaults as the user's framework completes them (jobspec.h), keeping
+ * the user's --seq except in serve; the plain defaults for a mode the
+ * framework does not run.
  */
 struct fg_job fg_cli_job_for_mode(const struct fg_cli_opts *o, enum fg_mode mode);
 
