@@ -331,6 +331,9 @@ static int load_inputs(struct fg_cli_opts *o, bool check, struct inputs *in)
         in->rules.headroom = o->headroom;
     if (o->conservative_set || !o->policy)
         in->rules.conservative = o->conservative;
+    /* one headroom in the whole output: the card table and the report read o's */
+    o->headroom = in->rules.headroom;
+    o->conservative = in->rules.conservative;
     const char *site = o->gpus_conf ? o->gpus_conf : in->pol.gpu_table[0] ? in->pol.gpu_table
                                                                           : NULL;
     if (site && fg_gpu_table_load(site, &in->own, &err))
