@@ -101,9 +101,10 @@ bool fitgate_submitted(spank_t sp, const char *key, char *buf, size_t cap);
 /*
  * On the node, after the check: the audit line "stepd" (job id, the submit_id carried
  * from submission), for `fitgate learn` to join.  Node 0 of the batch step (or step 0)
- * only; nothing when LogFile= is unset or the job carries no submit id.  Never fails.
+ * only; nothing when pol is NULL (it did not parse: the check said so), LogFile= is unset
+ * or the job carries no submit id.  pol is borrowed for the call.  Never fails.
  */
-void fitgate_stepd_record(spank_t sp, int ac, char **av, bool failed);
+void fitgate_stepd_record(spank_t sp, const struct fg_policy *pol, bool failed);
 
 /* At the job's end (slurm_spank_exit): stop GpuSampler= and write its peak ("stepd" line with
  * gpu_peak_bytes).  Nothing when no sampler was started. */

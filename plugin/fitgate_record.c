@@ -68,7 +68,7 @@ bool fitgate_submit_id_valid(const char *s)
     return colons == 3;
 }
 
-void fitgate_stepd_record(spank_t sp, int ac, char **av, bool failed)
+void fitgate_stepd_record(spank_t sp, const struct fg_policy *pol, bool failed)
 {
     uint32_t job = 0, step = 0, node = 0;
     if (spank_get_item(sp, S_JOB_NODEID, &node) != ESPANK_SUCCESS || node != 0)
@@ -81,9 +81,8 @@ void fitgate_stepd_record(spank_t sp, int ac, char **av, bool failed)
     char id[128], buf[256];
     if (!fitgate_submitted(sp, "SUBMIT_ID", id, sizeof id))
         return; /* not logged at submission: nothing to join */
-    struct fg_policy pol;
     struct fg_err err = {0};
-    if (fitgate_policy(ac, av, &pol, &err) || !pol.log_file[0])
+    if (!pol || !pol->log_file[0])
         return; /* check() said what was wrong with the policy */
     if (!fitgate_submit_id_valid(id)) {
         slurm_info("fitgate: job %u: the submit id it carries is malformed; no stepd line", job);
@@ -108,12 +107,12 @@ void fitgate_stepd_record(spank_t sp, int ac, char **av, bool failed)
     rec.verdict = failed ? FG_AUDIT_REJECT : FG_AUDIT_ALLOW;
     snprintf(rec.message, sizeof rec.message, "%s",
              failed ? "fitgate: the node check failed the job" : "fitgate: started");
-    if (fg_audit_write(pol.log_file, &rec, &err))
+    if (fg_audit_write(pol->log_file, &rec, &err))
         slurm_info("fitgate: warning: the job's start could not be logged: %s", err.detail);
-    if (!pol.gpu_sampler_ms || failed)
+    if (!pol->gpu_sampler_ms || failed)
         return;
-    struct fg_sampler_opts o = {.library = pol.nvml[0] ? pol.nvml : NULL,
-                                .interval_ms = pol.gpu_sampler_ms};
+    struct fg_sampler_opts o = {.library = pol->nvml[0] ? pol->nvml : NULL,
+                                .interval_ms = pol->gpu_sampler_ms};
     char gpus[512];
     if (!env(sp, "SLURM_STEP_GPUS", gpus, sizeof gpus) &&
         !env(sp, "SLURM_JOB_GPUS", gpus, sizeof gpus))
@@ -129,7 +128,7 @@ void fitgate_stepd_record(spank_t sp, int ac, char **av, bool failed)
     ending.rec = rec;
     ending.uid = geteuid();
     ending.gid = getegid();
-    snprintf(ending.log_file, sizeof ending.log_file, "%s", pol.log_file);
+    snprintf(ending.log_file, sizeof ending.log_file, "%s", pol->log_file);
 }
 
 /*

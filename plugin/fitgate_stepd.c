@@ -235,29 +235,30 @@ static void act(spank_t sp, struct fg_decision *d, const struct fg_request *q,
     }
 }
 
-static void check(spank_t sp, int ac, char **av)
+/* pol: the policy fitgate_engine_stepd parsed once for the check and the audit line
+ * (borrowed); pol_error: what was wrong with it, or NULL. */
+static void check(spank_t sp, const struct fg_policy *pol, const char *pol_error)
 {
     const char *model_arg = fitgate_option(FITGATE_OPT_MODEL);
-    struct fg_policy pol;
     struct fg_err err = {0};
     struct fg_gpu_table *own = NULL;
     struct fg_model *m = NULL;
     struct fg_assessment *a = NULL;
     char part[64] = "", seen[300];
-    if (fitgate_policy(ac, av, &pol, &err)) {
-        cannot_check("this job", err.detail, FITGATE_TODO_POLICY, pol.on_error);
+    if (pol_error) {
+        cannot_check("this job", pol_error, FITGATE_TODO_POLICY, pol->on_error);
         return;
     }
     env(sp, "SLURM_JOB_PARTITION", part, sizeof part);
     struct fg_rules rules;
-    fg_policy_rules_for(&pol, part, &rules);
+    fg_policy_rules_for(pol, part, &rules);
     if (rules.action == FG_ACTION_OFF)
         return;
     rules.shrink = false; /* the allocation exists: nothing to give back now */
 
     struct fg_jobspec spec;
     if (fitgate_job(&spec, &err)) {
-        cannot_check(model_arg, err.detail, NULL, pol.on_error);
+        cannot_check(model_arg, err.detail, NULL, pol->on_error);
         return;
     }
     struct fg_job *job = &spec.job;
@@ -277,12 +278,12 @@ static void check(spank_t sp, int ac, char **av)
         nodes = 1;
 
     const struct fg_gpu_table *table = NULL;
-    if (fitgate_gpu_table(&pol, &own, &table, &err)) {
-        cannot_check("this job", err.detail, FITGATE_TODO_POLICY, pol.on_error);
+    if (fitgate_gpu_table(pol, &own, &table, &err)) {
+        cannot_check("this job", err.detail, FITGATE_TODO_POLICY, pol->on_error);
         goto out;
     }
     struct fg_gpu card;
-    if (node_card(sp, &pol, table, &card, seen, sizeof seen))
+    if (node_card(sp, pol, table, &card, seen, sizeof seen))
         goto out;
 
     struct fg_request q;
@@ -299,7 +300,7 @@ static void check(spank_t sp, int ac, char **av)
     env(sp, "SLURM_SUBMIT_DIR", user_dir, sizeof user_dir);
     uid_t uid = geteuid();
     struct passwd *pw = getpwuid(uid);
-    if (fg_gate_load_model(&pol, model_arg, user_dir, pw ? pw->pw_name : NULL, (unsigned)uid,
+    if (fg_gate_load_model(pol, model_arg, user_dir, pw ? pw->pw_name : NULL, (unsigned)uid,
                            true, &m, &err)) {
         /* it was read at submission, where OnError had its say */
         export_submitted_plan(sp, err.detail);
@@ -312,7 +313,7 @@ static void check(spank_t sp, int ac, char **av)
     }
     if (!(a = calloc(1, sizeof *a)) ||
         fg_assess(m, &spec, &card, fg_request_total(&q), &rules, a, &err)) {
-        cannot_check(model_arg, a ? err.detail : "out of memory", NULL, pol.on_error);
+        cannot_check(model_arg, a ? err.detail : "out of memory", NULL, pol->on_error);
         goto out;
     }
     /* Resizing the GPU count is a submit-time act; here only the micro-batch can change. */
@@ -333,7 +334,10 @@ int fitgate_engine_stepd(spank_t sp, int ac, char **av, const char *const *value
     fitgate_use_options(values, n);
     fitgate_log_init();
     stepd.failed = false;
-    check(sp, ac, av);
-    fitgate_stepd_record(sp, ac, av, stepd.failed);
+    struct fg_policy pol; /* 24 KB, as check() held it before */
+    struct fg_err err = {0};
+    bool bad = fitgate_policy(ac, av, &pol, &err) != 0;
+    check(sp, &pol, bad ? err.detail : NULL);
+    fitgate_stepd_record(sp, bad ? NULL : &pol, stepd.failed);
     return stepd.failed ? 1 : 0;
 }
