@@ -643,6 +643,7 @@ static int search_count(struct search *s, struct planner *P, uint32_t g, struct 
             L.ep = sh->ep;
             L.dp = sh->dp;
             L.zero = z;
+            L.cp = job->cp; /* the planner keeps the job's context parallel as it is */
             L.micro_batch = job->batch;
             if (kept_out(s->found + before, s->nfound - before, layout_rank(&L), !s->first_g))
                 break;

@@ -37,6 +37,7 @@ static void check_layout(const struct fg_model *m, const struct fg_job *job,
 {
     uint32_t layers = fg_model_main_layers(m);
     assert_int_equal(l->tp * l->pp * l->dp, l->gpus);
+    assert_int_equal(l->cp, job->cp); /* the planner keeps the job's context parallel */
     if (l->ep > 1) {
         assert_int_equal(l->tp, 1);
         assert_true(m->experts && m->experts % l->ep == 0);
