@@ -92,10 +92,11 @@ static void put_line(struct fg_estimate *e, const char *key, uint64_t bytes, boo
     l->per_sample = per_sample;
 }
 
-/* The lines of key move to the CPU: kept, with 0 bytes on the GPU and the source saying so. */
-static void offloaded(struct fg_estimate *e, const char *key, const char *source)
+/* The lines of key move to the CPU: kept, with 0 bytes on the GPU and the source saying so.
+ * A totals-only estimate wrote no lines (its n_lines only says "full"): nothing to move. */
+static void offloaded(struct fg_estimate *e, bool lines, const char *key, const char *source)
 {
-    for (size_t i = 0; i < e->n_lines; i++) {
+    for (size_t i = 0; lines && i < e->n_lines; i++) {
         struct fg_line *l = &e->lines[i];
         if (strcmp(l->key, key) || l->per_sample)
             continue;
@@ -207,6 +208,7 @@ struct train {
     const struct fg_model *m;
     const struct fg_job *job;
     struct fg_estimate *e;
+    bool lines;              /* e gets its lines (estimate(): false for totals only) */
     struct act kept;
     struct stage_sums t;
     uint64_t seq;
@@ -320,12 +322,12 @@ static void train_states_full(struct train *x)
      * offloading parameters also moves the gradients (torch FSDP CPUOffload
      * offload_params; DeepSpeed offload_param under ZeRO-3). */
     if (job->offload != FG_OFFLOAD_NONE) {
-        offloaded(e, "optimizer", "DeepSpeed ZeRO-Offload; FSDP CPUOffload");
+        offloaded(e, x->lines, "optimizer", "DeepSpeed ZeRO-Offload; FSDP CPUOffload");
         b->optimizer = 0;
     }
     if (job->offload == FG_OFFLOAD_PARAMS) {
-        offloaded(e, "weights", "DeepSpeed offload_param; FSDP CPUOffload");
-        offloaded(e, "gradients", "DeepSpeed offload_param; FSDP CPUOffload");
+        offloaded(e, x->lines, "weights", "DeepSpeed offload_param; FSDP CPUOffload");
+        offloaded(e, x->lines, "gradients", "DeepSpeed offload_param; FSDP CPUOffload");
         b->weights = 0;
         b->gradients = 0;
     }
@@ -607,7 +609,7 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     if (job->mode == FG_MODE_SERVE)
         return estimate_serve(m, job, e, err);
 
-    struct train x = {.m = m, .job = job, .e = e, .seq = seq};
+    struct train x = {.m = m, .job = job, .e = e, .lines = lines, .seq = seq};
     bool lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
     x.full = job->mode == FG_MODE_FULL;
     /* "mixed" means fp32 parameters under autocast (PyTorch AMP; Lightning's

@@ -80,6 +80,20 @@ for d in "${dirs[@]}"; do
         fi
     done
 done
+# The planner's totals-only estimates under CPU offload (no breakdown lines written).
+tag=offload
+env -i PATH="$PATH" HOME="$WORK/home" HF_HUB_OFFLINE=1 \
+    valgrind -q --error-exitcode=101 --track-origins=no --log-file="$WORK/$tag.vg" \
+    "$FITGATE" plan tests/fixtures/models/meta-llama--Llama-3.1-8B --mode full \
+    --framework deepspeed --zero 3 --offload optimizer --gpu t4 >"$WORK/$tag.out" 2>"$WORK/$tag.err"
+rc=$?
+if [ "$rc" = 0 ] && [ ! -s "$WORK/$tag.vg" ]; then
+    PASS=$((PASS + 1))
+else
+    FAIL=$((FAIL + 1))
+    echo "FAIL fitgate plan Llama-3.1-8B --offload optimizer: exit $rc (101 = valgrind errors)"
+    sed 's/^/     | /' "$WORK/$tag.vg" "$WORK/$tag.err" 2>/dev/null | head -40
+fi
 echo "valgrind.sh: slowest invocations (ms under memcheck):"
 sort -rn "$WORK/times" | head -5 | sed 's/^/     /'
 echo "valgrind.sh: $PASS clean, $FAIL failed, ${#dirs[@]} model directories, $((T1 - T0)) s wall with $JOBS jobs"
