@@ -5,6 +5,7 @@
  */
 #include "memory_stage.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -349,22 +350,15 @@ static void part_key_of(const struct fg_model *m, const struct fg_job *job, stru
     k->rank = job->lora_rank;
     k->targets = job->lora_targets;
     k->precision = job->precision;
-    if (job->lora_targets == FG_LORA_LIST)
-        memcpy(k->list, job->lora_list, sizeof k->list);
+    if (job->lora_targets == FG_LORA_LIST) /* the name alone: the bytes after it stay 0 */
+        snprintf(k->list, sizeof k->list, "%s", job->lora_list);
 }
 
+/* part_key_of zeroes the key, and fg__act_of its act, padding included, before filling
+ * them: equal keys are equal bytes, whatever fields they gain. */
 static bool same_key(const struct part_key *a, const struct part_key *b)
 {
-    return a->lora == b->lora && a->attention == b->attention && a->tp == b->tp &&
-           a->ep == b->ep && a->rank == b->rank &&
-           a->targets == b->targets && a->precision == b->precision &&
-           a->act.c == b->act.c && a->act.r == b->act.r &&
-           a->act.qin_bytes == b->act.qin_bytes && a->act.frozen == b->act.frozen &&
-           a->act.base_keeps == b->act.base_keeps && a->act.lora_shares == b->act.lora_shares &&
-           a->act.lora_own == b->act.lora_own &&
-           a->lora_fused_qkv == b->lora_fused_qkv && a->kv_expanded == b->kv_expanded &&
-           a->act.attn_drop == b->act.attn_drop && a->act.hidden_drop == b->act.hidden_drop &&
-           (a->targets != FG_LORA_LIST || !strcmp(a->list, b->list));
+    return !memcmp(a, b, sizeof *a);
 }
 
 struct part_set *fg__parts_set(struct fg__parts *parts, const struct fg_model *m,
