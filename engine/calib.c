@@ -11,6 +11,7 @@
 
 #include "calib.h"
 #include "fileio.h"
+#include "framework.h"
 
 /* The keys, one row each: a new key is a new row here and a case in set(). */
 enum ckey { CK_FRAMEWORK, CK_MODE, CK_FACTOR, CK_JOBS, CK_LOW, CK_HIGH, CK_N };
@@ -45,6 +46,8 @@ static int set(struct fg_calib_row *r, enum ckey k, const char *v, struct fg_err
     case CK_FRAMEWORK:
         if (strlen(v) >= sizeof r->framework)
             return FG_E_RANGE;
+        if (!fg_framework_find(v)) /* a row no job would ever find */
+            return FG_E_PARSE;
         snprintf(r->framework, sizeof r->framework, "%s", v);
         return 0;
     case CK_MODE:
@@ -176,8 +179,12 @@ int fg_calib_load(struct fg_calib *c, const char *path, struct fg_err *err)
 const struct fg_calib_row *fg_calib_find(const struct fg_calib *c, const char *framework,
                                          enum fg_mode mode)
 {
+    /* a row names its framework by name or alias (Framework=lightning is lit-gpt's) */
+    const struct fg_framework *want = fg_framework_find(framework);
     for (size_t i = 0; c && framework && i < c->n; i++)
-        if (c->rows[i].mode == mode && !strcasecmp(c->rows[i].framework, framework))
+        if (c->rows[i].mode == mode &&
+            (want ? fg_framework_find(c->rows[i].framework) == want
+                  : !strcasecmp(c->rows[i].framework, framework)))
             return &c->rows[i];
     return NULL;
 }

@@ -33,6 +33,8 @@ static void calib_load_should_read_the_shipped_example(void **state)
     assert_int_equal(r->jobs, 61);
     assert_true(r->low == 1.05 && r->high == 1.19);
     assert_null(fg_calib_find(&c, "hf", FG_MODE_FULL));
+    /* its Framework=lightning row is lit-gpt's, as assess asks for it */
+    assert_non_null(fg_calib_find(&c, "lit-gpt", FG_MODE_FULL));
     char buf[160];
     fg_calib_describe(r, buf, sizeof buf);
     assert_string_equal(buf, "site calibration: x1.12 from 61 jobs, 95% CI 1.05-1.19");
@@ -66,6 +68,10 @@ static void calib_parse_should_name_file_and_line_of_every_error(void **state)
         {"Framework=hf Mode=lora Factor=1.1 Jobs=3\n\nframework=HF mode=lora factor=1 jobs=2\n",
          ":3: a second row for HF lora (line 1 has it)", FG_E_PARSE},
         {"Framework hf\n", ":1: 'Framework' is not Key=Value", FG_E_PARSE},
+        {"Framework=nosuch Mode=lora Factor=1.1 Jobs=3\n", ":1: Framework=nosuch is not valid",
+         FG_E_PARSE},
+        {"Framework=lit-gpt Mode=full Factor=1.1 Jobs=3\nFramework=lightning Mode=full "
+         "Factor=1 Jobs=2\n", ":2: a second row for lightning full (line 1 has it)", FG_E_PARSE},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         memset(&err, 0, sizeof err);
