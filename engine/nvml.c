@@ -40,7 +40,6 @@ struct fg_sampler {
     nvml_return (*procs)(nvml_device, unsigned int *, void *);
     const char *(*error_string)(nvml_return);
     size_t proc_size;           /* sizeof the struct procs() fills */
-    unsigned devices[FG_SAMPLER_MAX_DEVICES];
     nvml_device handles[FG_SAMPLER_MAX_DEVICES];
     size_t n;
     unsigned interval_ms;
@@ -118,20 +117,27 @@ static void release(struct fg_sampler *s)
     free(s);
 }
 
+/* Now on the realtime clock (pthread_cond_timedwait's) plus ms. */
+static struct timespec after_ms(unsigned ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
 static void *run(void *arg)
 {
     struct fg_sampler *s = arg;
     sample(s); /* the first at once, on this thread: starting never waits on NVML */
     pthread_mutex_lock(&s->lock);
     while (!s->stop) {
-        struct timespec t;
-        clock_gettime(CLOCK_REALTIME, &t);
-        t.tv_sec += s->interval_ms / 1000;
-        t.tv_nsec += (long)(s->interval_ms % 1000) * 1000000L;
-        if (t.tv_nsec >= 1000000000L) {
-            t.tv_sec++;
-            t.tv_nsec -= 1000000000L;
-        }
+        struct timespec t = after_ms(s->interval_ms);
         int rc = pthread_cond_timedwait(&s->wake, &s->lock, &t);
         if (s->stop)
             break;
@@ -208,7 +214,7 @@ int fg_sampler_start(const struct fg_sampler_opts *o, struct fg_sampler **out,
             free(s);
             return FG_E_IO;
         }
-        s->devices[s->n++] = o->devices[i];
+        s->n++;
     }
     s->interval_ms = o->interval_ms ? o->interval_ms : 5000;
     pthread_mutex_init(&s->lock, NULL);
@@ -239,14 +245,7 @@ void fg_sampler_stop(struct fg_sampler *s, unsigned deadline_ms, uint64_t *peak,
     pthread_mutex_lock(&s->lock);
     s->stop = true;
     pthread_cond_broadcast(&s->wake);
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    t.tv_sec += deadline_ms / 1000;
-    t.tv_nsec += (long)(deadline_ms % 1000) * 1000000L;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
+    struct timespec t = after_ms(deadline_ms);
     while (!s->done)
         if (pthread_cond_timedwait(&s->wake, &s->lock, &t) == ETIMEDOUT)
             break;
