@@ -74,8 +74,9 @@ typedef int (*fitgate_engine_alloc_fn)(spank_t, int, char **, const char *const 
 int fitgate_engine_stepd(spank_t sp, int ac, char **av, const char *const *values, unsigned n);
 typedef int (*fitgate_engine_stepd_fn)(spank_t, int, char **, const char *const *, unsigned);
 
-/* On the node, from slurm_spank_exit: the job's end (GpuSampler=).  Optional: an older engine
- * part has none. */
+/* On the node, from slurm_spank_exit: the job's end.  Stops GpuSampler= and writes its peak
+ * (a "stepd" line with gpu_peak_bytes); nothing when no sampler was started.  Optional: an
+ * older engine part has none. */
 void fitgate_engine_stepd_exit(void);
 typedef void (*fitgate_engine_stepd_exit_fn)(void);
 
@@ -105,10 +106,6 @@ bool fitgate_submitted(spank_t sp, const char *key, char *buf, size_t cap);
  * or the job carries no submit id.  pol is borrowed for the call.  Never fails.
  */
 void fitgate_stepd_record(spank_t sp, const struct fg_policy *pol, bool failed);
-
-/* At the job's end (slurm_spank_exit): stop GpuSampler= and write its peak ("stepd" line with
- * gpu_peak_bytes).  Nothing when no sampler was started. */
-void fitgate_stepd_record_end(void);
 
 /* Whether s has the shape of a submit_id fg_audit_rec_init writes (host:pid:sec.ns:seq). */
 bool fitgate_submit_id_valid(const char *s);

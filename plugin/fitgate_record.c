@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -156,33 +157,18 @@ static bool write_as_user(const struct fg_audit_rec *r, struct fg_err *err)
 /* The engine part's entry point for slurm_spank_exit (fitgate_dispatch.c). */
 void fitgate_engine_stepd_exit(void)
 {
-    fitgate_stepd_record_end();
-}
-
-void fitgate_stepd_record_end(void)
-{
     if (!ending.sampler)
         return;
     uint64_t peak = 0, samples = 0;
     /* a hung GPU must not hold the step's end: give the thread two seconds */
     fg_sampler_stop(ending.sampler, 2000, &peak, &samples);
     ending.sampler = NULL;
+    /* the start line's record (kept by fitgate_stepd_record), now, with the peak */
     struct fg_audit_rec *r = &ending.rec;
     struct fg_err err = {0};
-    char id[sizeof r->submit_id];
-    snprintf(id, sizeof id, "%s", r->submit_id);
-    struct fg_audit_rec start = *r;
-    fg_audit_rec_init(r, FG_AUDIT_AT_STEPD);
-    snprintf(r->submit_id, sizeof r->submit_id, "%s", id);
-    r->job_id = start.job_id;
-    r->uid = start.uid;
-    memcpy(r->user, start.user, sizeof r->user);
-    memcpy(r->partition, start.partition, sizeof r->partition);
-    memcpy(r->model, start.model, sizeof r->model);
-    memcpy(r->card, start.card, sizeof r->card);
-    r->gpus_asked = start.gpus_asked;
-    r->gpus_after = start.gpus_after;
-    r->estimate_bytes = start.estimate_bytes;
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    r->time = (int64_t)now.tv_sec;
     r->gpu_peak_bytes = peak;
     snprintf(r->message, sizeof r->message, "fitgate: ended; peak %llu MiB on one GPU over %llu "
              "NVML samples", (unsigned long long)(peak >> 20), (unsigned long long)samples);
