@@ -380,7 +380,6 @@ static int load_inputs(struct fg_cli_opts *o, bool check, struct inputs *in)
     if (o->partition)
         snprintf(q->partition, sizeof q->partition, "%s", o->partition);
     fg_gate_model_label(o->model, q->model, sizeof q->model);
-    o->gpus = fg_request_total(q);
     if (o->policy) {
         rc = fg_gate_load_model(&in->pol, o->model, o->base_dir, getenv("USER"),
                                 (unsigned)getuid(), o->offline, &in->m, &err);
@@ -729,7 +728,10 @@ static int run(int argc, char **argv, bool check)
     const struct fg_estimate *est = g->assessed ? &g->a.est : NULL;
     bool card = in.q.gpu != NULL;
     exit_code = check ? decision_exit(&g->d) : 0;
-    if (o->html && est && fg_report_html_file(o->html, in.m, o, &err)) {
+    const struct fg_report_gate rg = {.a = est ? &g->a : NULL, .card = in.q.gpu,
+                                      .gpus = fg_request_total(&in.q), .rules = &in.rules,
+                                      .table = in.table};
+    if (o->html && est && fg_report_html_file(o->html, in.m, o, &rg, &err)) {
         fprintf(stderr, "fitgate: error: %s\n", err.detail);
         exit_code = 2;
         goto out;

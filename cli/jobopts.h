@@ -22,7 +22,6 @@ struct fg_cli_opts {
     const char *gpu;          /* --gpu / --ft-gpu NAME (NULL: none) */
     /* the GPU request as Slurm spells it (at most one of the three) */
     const char *gres, *gpus_opt, *gpus_per_node;
-    uint32_t gpus;            /* GPUs of the whole request (0: none); set by fg_cli_request */
     uint32_t nodes;           /* --nodes N (0: not given) */
     const char *partition;    /* --partition NAME */
     const char *policy;       /* --policy FILE (fitgate.conf) */

@@ -74,6 +74,7 @@ struct card {
 struct report {
     const struct fg_model *m;
     const struct fg_cli_opts *o;
+    const struct fg_report_gate *gate; /* or NULL */
     struct fg_plan_opts po;
     struct fg_estimate est;          /* the user's job */
     const struct fg_gpu *card;       /* --gpu, or H200 */
@@ -89,6 +90,38 @@ struct report {
     size_t nmodes;
 };
 
+/* No card in the request: the job on --gpu or H200, under the gate's rules (or the default
+ * policy's) with the page's headroom; total gets the GPUs it was judged on. */
+static int assess_on_page_card(struct report *r, const struct fg_gpu_table *t, uint32_t *total,
+                               struct fg_err *err)
+{
+    const struct fg_cli_opts *o = r->o;
+    const char *want = o->gpu ? o->gpu : REPORT_DEFAULT_CARD;
+    unsigned have = 0;
+    r->card = fg_gpu_find(t, want, &have);
+    if (!r->card)
+        return fg_err_set(err, FG_E_NOTFOUND, "unknown GPU '%s'; 'fitgate gpus --table' lists "
+                          "the known cards and aliases", want);
+    uint32_t asked = r->gate ? r->gate->gpus : 0;
+    *total = asked ? asked : have ? have : 1;
+    struct fg_policy pol;
+    fg_policy_init(&pol);
+    struct fg_rules rules = r->gate && r->gate->rules ? *r->gate->rules : pol.rules;
+    rules.headroom = o->headroom;
+    rules.conservative = o->conservative;
+    struct fg_assessment *a = calloc(1, sizeof *a);
+    if (!a)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory assessing the job");
+    int rc = fg_assess(r->m, &o->spec, r->card, *total, &rules, a, err);
+    if (!rc) {
+        r->est = a->est;
+        r->card_fit = a->fit;
+        r->card_usable = a->usable;
+    }
+    free(a);
+    return rc;
+}
+
 static int compute(struct report *r, struct fg_err *err)
 {
     const struct fg_model *m = r->m;
@@ -98,33 +131,21 @@ static int compute(struct report *r, struct fg_err *err)
     r->po.fit.headroom = o->headroom;
     r->po.fit.conservative = o->conservative;
     r->po.global_batch = o->global_batch;
-    const struct fg_gpu_table *t = fg_gpu_table_builtin();
-    const char *want = o->gpu ? o->gpu : REPORT_DEFAULT_CARD;
-    unsigned have = 0;
-    r->card = fg_gpu_find(t, want, &have);
-    if (!r->card)
-        return fg_err_set(err, FG_E_NOTFOUND, "unknown GPU '%s'; 'fitgate gpus --table' lists "
-                          "the known cards and aliases", want);
-    uint32_t total = o->gpus ? o->gpus : have ? have : 1;
+    const struct fg_report_gate *gate = r->gate;
+    const struct fg_gpu_table *t = gate && gate->table ? gate->table : fg_gpu_table_builtin();
+    uint32_t total = 1;
+    if (gate && gate->a && gate->card) {
+        /* the verdict on the card is the gate's: the page shows what plan and check said */
+        r->card = gate->card;
+        total = gate->gpus ? gate->gpus : 1;
+        r->est = gate->a->est;
+        r->card_fit = gate->a->fit;
+        r->card_usable = gate->a->usable;
+    } else if ((rc = assess_on_page_card(r, t, &total, err))) {
+        return rc;
+    }
     if (total > r->po.max_gpus)
         r->po.max_gpus = total;
-    /* the verdict on the card is the gate's (plan and check print the same) */
-    struct fg_policy pol;
-    fg_policy_init(&pol);
-    pol.rules.headroom = o->headroom;
-    pol.rules.conservative = o->conservative;
-    struct fg_assessment *a = calloc(1, sizeof *a);
-    if (!a)
-        return fg_err_set(err, FG_E_NOMEM, "out of memory assessing the job");
-    rc = fg_assess(m, &o->spec, r->card, total, &pol.rules, a, err);
-    if (!rc) {
-        r->est = a->est;
-        r->card_fit = a->fit;
-        r->card_usable = a->usable;
-    }
-    free(a);
-    if (rc)
-        return rc;
     if ((rc = fg_plan_layouts(m, &o->job, r->card_usable, &r->po, &r->plan, err)))
         return rc;
 
@@ -995,13 +1016,14 @@ static void write_structure(FILE *f, const struct report *r)
 /* ---- entry points ----------------------------------------------------------- */
 
 int fg_report_html_write(FILE *f, const struct fg_model *m, const struct fg_cli_opts *o,
-                         struct fg_err *err)
+                         const struct fg_report_gate *gate, struct fg_err *err)
 {
     struct report *r = calloc(1, sizeof *r);
     if (!r)
         return fg_err_set(err, FG_E_NOMEM, "out of memory building the HTML report");
     r->m = m;
     r->o = o;
+    r->gate = gate;
     int rc = compute(r, err);
     if (!rc) {
         write_head(f, r);
@@ -1025,17 +1047,18 @@ int fg_report_html_write(FILE *f, const struct fg_model *m, const struct fg_cli_
 struct page {
     const struct fg_model *m;
     const struct fg_cli_opts *o;
+    const struct fg_report_gate *gate;
 };
 
 static int write_page(FILE *f, const void *ctx, struct fg_err *err)
 {
     const struct page *pg = ctx;
-    return fg_report_html_write(f, pg->m, pg->o, err);
+    return fg_report_html_write(f, pg->m, pg->o, pg->gate, err);
 }
 
 int fg_report_html_file(const char *path, const struct fg_model *m, const struct fg_cli_opts *o,
-                        struct fg_err *err)
+                        const struct fg_report_gate *gate, struct fg_err *err)
 {
-    const struct page pg = {m, o};
+    const struct page pg = {m, o, gate};
     return fg_cli_html_file(path, write_page, &pg, err);
 }

@@ -17,7 +17,8 @@
  *              a log2 axis, one line per job mode, each card's usable memory
  *              a horizontal line; where they cross is the largest batch
  *   cards      the card table of `fitgate plan` (full, LoRA, serve)
- *   layouts    the planner's layouts on --gpu NAME, else on H200, with the
+ *   layouts    the planner's layouts on the request's card (the gate's), else
+ *              on --gpu NAME, else on H200, with the
  *              memory of every pipeline stage and the job environment the
  *              plugin would export (FITGATE_*, NeMo overrides)
  *   structure  the model graph: node, type, detail, output shape, parameters
@@ -30,18 +31,38 @@
 #ifndef FG_CLI_REPORT_HTML_H
 #define FG_CLI_REPORT_HTML_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "error.h"
 #include "jobopts.h"
 #include "model.h"
 
+struct fg_assessment;
+struct fg_gpu;
+struct fg_gpu_table;
+struct fg_rules;
+
+/*
+ * What the gate decided (plan and check), for the page to show rather than decide again:
+ * its assessment, the card the request named (NULL: none; the page then judges the job on
+ * --gpu or H200 under the same rules), the rules and the GPU table it used.  Borrowed.
+ */
+struct fg_report_gate {
+    const struct fg_assessment *a;
+    const struct fg_gpu *card;
+    uint32_t gpus;                      /* the request's GPUs (0: none) */
+    const struct fg_rules *rules;
+    const struct fg_gpu_table *table;
+};
+
 /*
  * Write the report for model m and the parsed options o to f (borrowed; not
- * closed).  Fails with the engine's errors, or FG_E_IO when a write fails.
+ * closed); gate NULL: the page assesses the job itself under the default policy and
+ * the built-in GPU table.  Fails with the engine's errors, or FG_E_IO when a write fails.
  */
 int fg_report_html_write(FILE *f, const struct fg_model *m, const struct fg_cli_opts *o,
-                         struct fg_err *err);
+                         const struct fg_report_gate *gate, struct fg_err *err);
 
 /*
  * Same, into the file at path: written to a temporary file beside it and
@@ -50,6 +71,6 @@ int fg_report_html_write(FILE *f, const struct fg_model *m, const struct fg_cli_
  * regular file (/dev/stdout, a pipe) is written directly.
  */
 int fg_report_html_file(const char *path, const struct fg_model *m, const struct fg_cli_opts *o,
-                        struct fg_err *err);
+                        const struct fg_report_gate *gate, struct fg_err *err);
 
 #endif

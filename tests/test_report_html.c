@@ -54,7 +54,7 @@ static char *render(const struct fg_model *m, const struct fg_cli_opts *o, int w
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
     struct fg_err err = {0};
-    int rc = fg_report_html_write(f, m, o, &err);
+    int rc = fg_report_html_write(f, m, o, NULL, &err);
     fclose(f);
     if (rc != want_rc)
         fail_msg("report rc %d (%s), wanted %d", rc, err.detail, want_rc);
@@ -245,7 +245,7 @@ static void report_should_name_an_unknown_card(void **state)
     opts(&o, NEMOTRON, extra);
     struct fg_err err = {0};
     FILE *f = fopen("/dev/null", "w");
-    assert_int_equal(fg_report_html_write(f, m, &o, &err), FG_E_NOTFOUND);
+    assert_int_equal(fg_report_html_write(f, m, &o, NULL, &err), FG_E_NOTFOUND);
     fclose(f);
     assert_non_null(strstr(err.detail, "voodoo5"));
     fg_model_free(m);
@@ -265,7 +265,7 @@ static void report_file_should_replace_atomically_and_name_bad_paths(void **stat
     fputs("old", f);
     fclose(f);
     struct fg_err err = {0};
-    assert_int_equal(fg_report_html_file(path, m, &o, &err), 0);
+    assert_int_equal(fg_report_html_file(path, m, &o, NULL, &err), 0);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_true(st.st_size > 10000);
@@ -283,7 +283,7 @@ static void report_file_should_replace_atomically_and_name_bad_paths(void **stat
     unlink(path);
     rmdir(dir);
     /* a directory that does not exist: FG_E_IO naming the path */
-    assert_int_equal(fg_report_html_file("/nonexistent-dir/r.html", m, &o, &err), FG_E_IO);
+    assert_int_equal(fg_report_html_file("/nonexistent-dir/r.html", m, &o, NULL, &err), FG_E_IO);
     assert_non_null(strstr(err.detail, "/nonexistent-dir/r.html"));
     fg_model_free(m);
 }

@@ -76,4 +76,12 @@ check_page "$T/moe.html" "$T/moe.dom" "$T/moe.err" "Qwen3-30B-A3B LoRA"
 grep -q 'data-key="adapters"' "$T/moe.dom" || die "MoE LoRA: no adapters segment"
 grep -q 'Suggested layouts on H100 80 GB' "$T/moe.dom" || die "MoE LoRA: no H100 layouts"
 
+# ---- the page shows the gate's verdict: the card of --gres, the policy's headroom -------------
+printf 'Headroom=1.3\n' > "$T/policy.conf"
+timeout 120 build/fitgate plan tests/fixtures/models/Qwen--Qwen3-0.6B --mode lora \
+    --gres=gpu:a100_40g:1 --policy "$T/policy.conf" --html "$T/gres.html" > "$T/gres.txt" 2>&1 ||
+    { cat "$T/gres.txt" >&2; die "fitgate plan --gres --html failed"; }
+grep -q 'A100 40 GB holds this job' "$T/gres.html" || die "--gres: the page judged another card"
+grep -q 'Suggested layouts on A100 40 GB' "$T/gres.html" || die "--gres: no A100 layouts"
+
 log "ok"
