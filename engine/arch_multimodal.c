@@ -575,6 +575,7 @@ static int read_text(const struct fg_cfg *c, const struct mm_spec *s, struct fg_
     }
     /* Qwen3-VL keeps tie_word_embeddings in the root config (Qwen3VLConfig): a text view
      * without the key reads the root's, through a copy with the key added. */
+    const cJSON *view = text.obj; /* quantization_config is read from it below */
     cJSON *copy = NULL;
     bool tie;
     if (have && !fg_cfg_has(&text, "tie_word_embeddings") &&
@@ -589,8 +590,8 @@ static int read_text(const struct fg_cfg *c, const struct mm_spec *s, struct fg_
         text.obj = copy;
     }
     rc = a->read(&text, m, a->spec, err);
+    text.obj = view;
     cJSON_Delete(copy);
-    text.obj = NULL;
     if (rc)
         return rc;
 

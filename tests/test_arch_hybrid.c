@@ -303,6 +303,18 @@ static void kimi_k25_should_count_exactly_through_the_kimi_k2_reader(void **stat
     fg_model_free(m);
 }
 
+/* The routed experts' int4 weights are packed into I32 words (compressed-tensors
+ * pack-quantized); the count stays the unpacked one, and a rule says so. */
+static void kimi_k25_should_say_its_pack_quantized_weights_are_counted_unpacked(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(MODELS "moonshotai--Kimi-K2.5");
+    const struct fg_rule *r = rule_with(m, "pack-quantized int weights counted unpacked");
+    assert_non_null(r);
+    assert_int_equal(r->scalars, 0);
+    fg_model_free(m);
+}
+
 static void llama4_should_count_text_and_say_vision_config_is_missing(void **state)
 {
     (void)state;
@@ -665,6 +677,7 @@ int main(void)
         cmocka_unit_test(gemma3_should_count_medgemma_27b_exactly),
         cmocka_unit_test(qwen2_vl_should_count_olmocr_exactly_from_root_text_keys),
         cmocka_unit_test(kimi_k25_should_count_exactly_through_the_kimi_k2_reader),
+        cmocka_unit_test(kimi_k25_should_say_its_pack_quantized_weights_are_counted_unpacked),
         cmocka_unit_test(llama4_should_count_text_and_say_vision_config_is_missing),
         cmocka_unit_test(llama4_should_count_scout_exactly_with_its_vision_config),
         cmocka_unit_test(multimodal_should_read_unknown_text_type_as_generic_with_a_note),
