@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "fmt.h"
 #include "log.h"
 
@@ -359,6 +361,23 @@ int fg__cfg_has_arch(const struct fg_cfg *c, const char *cls, bool *out, struct 
         if (strcmp(a[i], cls) == 0)
             *out = true;
     return rc;
+}
+
+int fg__read_num_labels(const struct fg_cfg *c, uint64_t *out, struct fg_err *err)
+{
+    struct fg_cfg labels;
+    if (fg_cfg_has(c, "num_labels"))
+        return fg_cfg_u64(c, "num_labels", 2, 1, 1u << 20, out, err);
+    *out = 2;
+    if (fg_cfg_has(c, "id2label")) {
+        if (!fg_cfg_child(c, "id2label", &labels, err))
+            return err ? err->code : FG_E_TYPE;
+        int n = cJSON_GetArraySize(labels.obj);
+        if (n < 1)
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'id2label' is empty", c->origin);
+        *out = (uint64_t)n;
+    }
+    return 0;
 }
 
 /* ---- the graph of a config ---------------------------------------------------- */

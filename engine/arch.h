@@ -175,6 +175,11 @@ unsigned fg__cfg_tf_version(const struct fg_cfg *c);
  * errors. */
 int fg__cfg_has_arch(const struct fg_cfg *c, const char *cls, bool *out, struct fg_err *err);
 
+/* num_labels of a classifier head: the key, else the size of id2label (PretrainedConfig),
+ * else 2.  FG_E_RANGE when the key is out of bounds or id2label is empty, FG_E_TYPE when
+ * id2label is not an object. */
+int fg__read_num_labels(const struct fg_cfg *c, uint64_t *out, struct fg_err *err);
+
 /* Per-layer sliding-window: fills window[layer] (0 = full attention) from
  * layer_types, or from sliding_window + a pattern.  pattern 0: every layer
  * slides when sliding_window is set (Mistral); pattern k: layers with

@@ -193,24 +193,6 @@ static bool class_is(const char *name, const char *prefixes, const char *suffix)
     }
 }
 
-/* num_labels: the key, else the size of id2label (PretrainedConfig), else 2. */
-static int read_num_labels(const struct fg_cfg *c, uint64_t *out, struct fg_err *err)
-{
-    struct fg_cfg labels;
-    if (fg_cfg_has(c, "num_labels"))
-        return fg_cfg_u64(c, "num_labels", 2, 1, 1u << 20, out, err);
-    *out = 2;
-    if (fg_cfg_has(c, "id2label")) {
-        if (!fg_cfg_child(c, "id2label", &labels, err))
-            return err ? err->code : FG_E_TYPE;
-        int n = cJSON_GetArraySize(labels.obj);
-        if (n < 1)
-            return fg_err_set(err, FG_E_RANGE, "%s: key 'id2label' is empty", c->origin);
-        *out = (uint64_t)n;
-    }
-    return 0;
-}
-
 static const struct bert_task *bert_task_of(const struct fg_cfg *c, const struct bert_family *f,
                                             struct fg_err *err, int *rc)
 {
@@ -240,7 +222,7 @@ static int bert_task_labels(const struct fg_cfg *c, struct fg_model *m,
     }
     if (rc || ((*task)->head != BH_LABELS && (*task)->head != BH_CLS_DENSE))
         return rc;
-    return read_num_labels(c, labels, err);
+    return fg__read_num_labels(c, labels, err);
 }
 
 /*
@@ -428,7 +410,7 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
         task = &plain;
     }
     if ((task->head == BH_LABELS || task->head == BH_CLS_DENSE) &&
-        (rc = read_num_labels(c, &labels, err)))
+        (rc = fg__read_num_labels(c, &labels, err)))
         return rc;
     bool google_model = fam->google_layout && strcmp(task->cls, "BertModel") == 0;
 
@@ -606,7 +588,7 @@ static int read_modernbert(const struct fg_cfg *c, struct fg_model *m, const voi
         (rc = fg__cfg_has_arch(c, "ModernBertForSequenceClassification", &seq, err)) ||
         (rc = fg__cfg_has_arch(c, "ModernBertForTokenClassification", &tok, err)))
         return rc;
-    if ((seq || tok) && (rc = read_num_labels(c, &labels, err)))
+    if ((seq || tok) && (rc = fg__read_num_labels(c, &labels, err)))
         return rc;
     enum fg_norm_kind nk = norm_bias ? FG_NORM_LN : FG_NORM_LN_NOBIAS;
     uint64_t h = m->hidden;
