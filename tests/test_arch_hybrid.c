@@ -405,6 +405,30 @@ static void multimodal_should_reject_vision_config_that_is_not_an_object(void **
     fg_model_free(m);
 }
 
+/* vision_feature_layer is a layer index or a list of them (LlavaConfig, Mistral3Config):
+ * both projectors refuse anything else rather than count it as one layer. */
+static void multimodal_should_reject_a_vision_feature_layer_of_another_type(void **state)
+{
+    (void)state;
+    const char *fmt = "{\"model_type\": \"%s\", \"vision_feature_layer\": \"last\", "
+                      "\"text_config\": {\"model_type\": \"mistral\", \"hidden_size\": 64, "
+                      "\"num_hidden_layers\": 1, \"num_attention_heads\": 4, "
+                      "\"intermediate_size\": 128, \"vocab_size\": 100}, "
+                      "\"vision_config\": {\"hidden_size\": 32, \"intermediate_size\": 64, "
+                      "\"num_hidden_layers\": 1, \"num_attention_heads\": 2, "
+                      "\"image_size\": 28, \"patch_size\": 14, \"head_dim\": 16}}";
+    const char *types[] = {"llava", "mistral3"};
+    for (size_t i = 0; i < 2; i++) {
+        char json[1024];
+        struct fg_model *m = NULL;
+        struct fg_err err = {0};
+        snprintf(json, sizeof json, fmt, types[i]);
+        assert_int_equal(build(json, &m, &err), FG_E_TYPE);
+        assert_non_null(strstr(err.detail, "vision_feature_layer"));
+        fg_model_free(m);
+    }
+}
+
 static void siglip_should_count_the_pooling_head_when_enabled(void **state)
 {
     (void)state;
@@ -683,6 +707,7 @@ int main(void)
         cmocka_unit_test(multimodal_should_read_unknown_text_type_as_generic_with_a_note),
         cmocka_unit_test(multimodal_should_refuse_a_wrapper_as_text_model),
         cmocka_unit_test(multimodal_should_reject_vision_config_that_is_not_an_object),
+        cmocka_unit_test(multimodal_should_reject_a_vision_feature_layer_of_another_type),
         cmocka_unit_test(siglip_should_count_the_pooling_head_when_enabled),
         cmocka_unit_test(read_kind_list_should_name_the_key_of_a_bad_list),
     };
