@@ -276,6 +276,11 @@ int fg__read_core(const struct fg_cfg *c, struct fg_model *m, const struct fg_co
     return 0;
 }
 
+const cJSON *fg__cfg_item(const struct fg_cfg *c, const char *key)
+{
+    return c->obj ? cJSON_GetObjectItemCaseSensitive(c->obj, key) : NULL;
+}
+
 const char *fg__cfg_key_used(const struct fg_cfg *c, const char *keys, char *buf, size_t len)
 {
     const char *first_end = strchr(keys, '|');

@@ -158,6 +158,11 @@ struct fg_core_defaults {
 int fg__read_core(const struct fg_cfg *c, struct fg_model *m, const struct fg_core_defaults *d,
                   struct fg_err *err);
 
+/* The raw value of key in c's object, or NULL (absent, or a view without an object): for
+ * what fg_cfg_* do not read, an explicit null or a value of several types.  Borrowed from
+ * the config document, valid while it is. */
+const struct cJSON *fg__cfg_item(const struct fg_cfg *c, const char *key);
+
 /* The alias of keys the config uses (the first one when none is present),
  * so a message names the key the user will find in the file; written to buf. */
 const char *fg__cfg_key_used(const struct fg_cfg *c, const char *keys, char *buf, size_t len);

@@ -332,8 +332,7 @@ static struct fg_node *add_projector_node(struct fg_model *m, uint64_t out, cons
  * type, FG_E_RANGE for an empty or over-long list. */
 static int read_feature_layers(const struct fg_cfg *c, uint64_t *nfeat, struct fg_err *err)
 {
-    const cJSON *vfl = c->obj ? cJSON_GetObjectItemCaseSensitive(c->obj, "vision_feature_layer")
-                              : NULL;
+    const cJSON *vfl = fg__cfg_item(c, "vision_feature_layer");
     *nfeat = 1;
     if (vfl && cJSON_IsArray(vfl))
         *nfeat = (uint64_t)cJSON_GetArraySize(vfl);
