@@ -570,7 +570,6 @@ static int read_text(const struct fg_cfg *c, const struct mm_spec *s, struct fg_
          * flagged, rather than a refusal. */
         if ((rc = fg__arch_read_generic(&text, m, NULL, err)))
             return rc;
-        m->generic = true;
         fg__model_note(m, "text_config.model_type '%s' is not known to fitgate: the text model is "
                        "read as a generic decoder", tt);
         return 0;
