@@ -46,6 +46,16 @@ struct fg_node *fg__add_table(struct fg_model *m, enum fg_node_kind kind, const 
     return n;
 }
 
+int fg__add_pooler(struct fg_model *m, uint64_t hidden, struct fg_err *err)
+{
+    struct fg_node *n = fg__add_table(m, FG_NODE_OTHER, "Pooler", hidden + 1, hidden, err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__fmt(n->desc, sizeof n->desc, "dense %llu x %llu + bias", (unsigned long long)hidden,
+             (unsigned long long)hidden);
+    return 0;
+}
+
 int fg__add_embedding(struct fg_model *m, uint64_t vocab, uint64_t hidden, struct fg_err *err)
 {
     return fg__add_table(m, FG_NODE_EMBED, "Embedding", vocab, hidden, err) ? 0 : FG_E_NOMEM;

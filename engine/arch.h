@@ -68,6 +68,10 @@ enum fg_norm_kind { FG_NORM_RMS = 0, FG_NORM_LN = 1, FG_NORM_LN_NOBIAS = 2 };
 struct fg_node *fg__add_table(struct fg_model *m, enum fg_node_kind kind, const char *name,
                               uint64_t rows, uint64_t width, struct fg_err *err);
 
+/* The first-token pooler of the BERT family (BertPooler, NomicBertPooler, DeBERTa's
+ * ContextPooler): dense hidden x hidden + bias, one node after the blocks; FG_E_NOMEM. */
+int fg__add_pooler(struct fg_model *m, uint64_t hidden, struct fg_err *err);
+
 /* Token embedding vocab x hidden. */
 int fg__add_embedding(struct fg_model *m, uint64_t vocab, uint64_t hidden, struct fg_err *err);
 

@@ -443,19 +443,14 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
     if ((rc = bert_embeddings(c, m, fam, types, position_ids, &emb, err)) ||
         (rc = bert_blocks(c, m, fam, relative, err)))
         return rc;
-    struct fg_node *n;
     bool pooler = task->pooler;
     if (!pooler && fam->unversioned_pooler && !ver) {
         pooler = true;
         fg__model_rule(m, "pooler stored by the original conversions (config without "
                           "transformers_version; in Pooler)", 0);
     }
-    if (pooler) {
-        if (!(n = fg__add_table(m, FG_NODE_OTHER, "Pooler", m->hidden + 1, m->hidden, err)))
-            return FG_E_NOMEM;
-        fg__fmt(n->desc, sizeof n->desc, "dense %llu x %llu + bias",
-                 (unsigned long long)m->hidden, (unsigned long long)m->hidden);
-    }
+    if (pooler && (rc = fg__add_pooler(m, m->hidden, err)))
+        return rc;
     m->encoder_only = true;
     m->tied = true;
     if ((rc = add_bert_head(m, head, labels, emb, task->cls, err)))
@@ -517,33 +512,12 @@ static int read_distilbert(const struct fg_cfg *c, struct fg_model *m, const voi
         return rc;
     unsigned ver = fg__cfg_tf_version(c);
     bool position_ids = ver >= 3001 && ver < 4031; /* as BERT's, see read_bert */
-
-    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+    /* BERT's embeddings without token types (the family has no embedding_size) and its
+     * blocks without relative positions (nor MPNet's buckets) */
+    uint64_t emb;
+    if ((rc = bert_embeddings(c, m, fam, 0, position_ids, &emb, err)) ||
+        (rc = bert_blocks(c, m, fam, false, err)))
         return rc;
-    struct fg_node *n = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
-                                      m->hidden, err);
-    if (!n)
-        return FG_E_NOMEM;
-    if (position_ids) {
-        n->params += m->max_pos;
-        n->buffers += m->max_pos;
-        fg__model_rule(m, "embeddings.position_ids buffer stored (written by transformers "
-                       "< 4.31; in Position embedding)", 0);
-    }
-    if ((rc = fg__add_norm(m, -1, "Embedding norm", m->hidden, FG_NORM_LN, err)))
-        return rc;
-    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
-                              .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true,
-                              .bidirectional = true};
-    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .bias = true};
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (!fg__add_attention(m, li, &a, err) ||
-            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
-            !fg__add_mlp(m, li, &f, err) ||
-            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
-    }
     m->encoder_only = true;
     m->tied = true;
     return add_bert_head(m, task->head, labels, m->hidden, task->cls, err);
@@ -754,10 +728,8 @@ static int read_deberta_v2(const struct fg_cfg *c, struct fg_model *m, const voi
     }
     m->encoder_only = true;
     m->tied = true;
-    if (task->pooler) {
-        if (!(n = fg__add_table(m, FG_NODE_OTHER, "Pooler", h + 1, h, err)))
-            return FG_E_NOMEM;
-    }
+    if (task->pooler && (rc = fg__add_pooler(m, h, err)))
+        return rc;
     return add_bert_head(m, task->head, labels, h, task->cls, err);
 }
 

@@ -128,11 +128,8 @@ static int read_nomic_bert(const struct fg_cfg *c, struct fg_model *m, const voi
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
             return rc;
     }
-    if (pooler) {
-        struct fg_node *n = fg__add_table(m, FG_NODE_OTHER, "Pooler", m->hidden + 1, m->hidden, err);
-        if (!n)
-            return FG_E_NOMEM;
-    }
+    if (pooler && (rc = fg__add_pooler(m, m->hidden, err)))
+        return rc;
     if (every) {
         m->experts = experts;
         m->top_k = top_k;
