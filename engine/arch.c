@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "fmt.h"
 #include "log.h"
 
@@ -42,6 +44,16 @@ struct fg_node *fg__add_table(struct fg_model *m, enum fg_node_kind kind, const 
     fg__fmt(n->desc, sizeof n->desc, "%llu x %llu", (unsigned long long)rows,
              (unsigned long long)width);
     return n;
+}
+
+int fg__add_pooler(struct fg_model *m, uint64_t hidden, struct fg_err *err)
+{
+    struct fg_node *n = fg__add_table(m, FG_NODE_OTHER, "Pooler", hidden + 1, hidden, err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__fmt(n->desc, sizeof n->desc, "dense %llu x %llu + bias", (unsigned long long)hidden,
+             (unsigned long long)hidden);
+    return 0;
 }
 
 int fg__add_embedding(struct fg_model *m, uint64_t vocab, uint64_t hidden, struct fg_err *err)
@@ -274,6 +286,11 @@ int fg__read_core(const struct fg_cfg *c, struct fg_model *m, const struct fg_co
     return 0;
 }
 
+const cJSON *fg__cfg_item(const struct fg_cfg *c, const char *key)
+{
+    return c->obj ? cJSON_GetObjectItemCaseSensitive(c->obj, key) : NULL;
+}
+
 const char *fg__cfg_key_used(const struct fg_cfg *c, const char *keys, char *buf, size_t len)
 {
     const char *first_end = strchr(keys, '|');
@@ -359,6 +376,23 @@ int fg__cfg_has_arch(const struct fg_cfg *c, const char *cls, bool *out, struct 
         if (strcmp(a[i], cls) == 0)
             *out = true;
     return rc;
+}
+
+int fg__read_num_labels(const struct fg_cfg *c, uint64_t *out, struct fg_err *err)
+{
+    struct fg_cfg labels;
+    if (fg_cfg_has(c, "num_labels"))
+        return fg_cfg_u64(c, "num_labels", 2, 1, 1u << 20, out, err);
+    *out = 2;
+    if (fg_cfg_has(c, "id2label")) {
+        if (!fg_cfg_child(c, "id2label", &labels, err))
+            return err ? err->code : FG_E_TYPE;
+        int n = cJSON_GetArraySize(labels.obj);
+        if (n < 1)
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'id2label' is empty", c->origin);
+        *out = (uint64_t)n;
+    }
+    return 0;
 }
 
 /* ---- the graph of a config ---------------------------------------------------- */

@@ -68,6 +68,10 @@ enum fg_norm_kind { FG_NORM_RMS = 0, FG_NORM_LN = 1, FG_NORM_LN_NOBIAS = 2 };
 struct fg_node *fg__add_table(struct fg_model *m, enum fg_node_kind kind, const char *name,
                               uint64_t rows, uint64_t width, struct fg_err *err);
 
+/* The first-token pooler of the BERT family (BertPooler, NomicBertPooler, DeBERTa's
+ * ContextPooler): dense hidden x hidden + bias, one node after the blocks; FG_E_NOMEM. */
+int fg__add_pooler(struct fg_model *m, uint64_t hidden, struct fg_err *err);
+
 /* Token embedding vocab x hidden. */
 int fg__add_embedding(struct fg_model *m, uint64_t vocab, uint64_t hidden, struct fg_err *err);
 
@@ -158,6 +162,11 @@ struct fg_core_defaults {
 int fg__read_core(const struct fg_cfg *c, struct fg_model *m, const struct fg_core_defaults *d,
                   struct fg_err *err);
 
+/* The raw value of key in c's object, or NULL (absent, or a view without an object): for
+ * what fg_cfg_* do not read, an explicit null or a value of several types.  Borrowed from
+ * the config document, valid while it is. */
+const struct cJSON *fg__cfg_item(const struct fg_cfg *c, const char *key);
+
 /* The alias of keys the config uses (the first one when none is present),
  * so a message names the key the user will find in the file; written to buf. */
 const char *fg__cfg_key_used(const struct fg_cfg *c, const char *keys, char *buf, size_t len);
@@ -174,6 +183,11 @@ unsigned fg__cfg_tf_version(const struct fg_cfg *c);
 /* *out: whether the architectures list names cls (false when absent); the list's read
  * errors. */
 int fg__cfg_has_arch(const struct fg_cfg *c, const char *cls, bool *out, struct fg_err *err);
+
+/* num_labels of a classifier head: the key, else the size of id2label (PretrainedConfig),
+ * else 2.  FG_E_RANGE when the key is out of bounds or id2label is empty, FG_E_TYPE when
+ * id2label is not an object. */
+int fg__read_num_labels(const struct fg_cfg *c, uint64_t *out, struct fg_err *err);
 
 /* Per-layer sliding-window: fills window[layer] (0 = full attention) from
  * layer_types, or from sliding_window + a pattern.  pattern 0: every layer

@@ -193,24 +193,6 @@ static bool class_is(const char *name, const char *prefixes, const char *suffix)
     }
 }
 
-/* num_labels: the key, else the size of id2label (PretrainedConfig), else 2. */
-static int read_num_labels(const struct fg_cfg *c, uint64_t *out, struct fg_err *err)
-{
-    struct fg_cfg labels;
-    if (fg_cfg_has(c, "num_labels"))
-        return fg_cfg_u64(c, "num_labels", 2, 1, 1u << 20, out, err);
-    *out = 2;
-    if (fg_cfg_has(c, "id2label")) {
-        if (!fg_cfg_child(c, "id2label", &labels, err))
-            return err ? err->code : FG_E_TYPE;
-        int n = cJSON_GetArraySize(labels.obj);
-        if (n < 1)
-            return fg_err_set(err, FG_E_RANGE, "%s: key 'id2label' is empty", c->origin);
-        *out = (uint64_t)n;
-    }
-    return 0;
-}
-
 static const struct bert_task *bert_task_of(const struct fg_cfg *c, const struct bert_family *f,
                                             struct fg_err *err, int *rc)
 {
@@ -240,7 +222,7 @@ static int bert_task_labels(const struct fg_cfg *c, struct fg_model *m,
     }
     if (rc || ((*task)->head != BH_LABELS && (*task)->head != BH_CLS_DENSE))
         return rc;
-    return read_num_labels(c, labels, err);
+    return fg__read_num_labels(c, labels, err);
 }
 
 /*
@@ -428,7 +410,7 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
         task = &plain;
     }
     if ((task->head == BH_LABELS || task->head == BH_CLS_DENSE) &&
-        (rc = read_num_labels(c, &labels, err)))
+        (rc = fg__read_num_labels(c, &labels, err)))
         return rc;
     bool google_model = fam->google_layout && strcmp(task->cls, "BertModel") == 0;
 
@@ -461,19 +443,14 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
     if ((rc = bert_embeddings(c, m, fam, types, position_ids, &emb, err)) ||
         (rc = bert_blocks(c, m, fam, relative, err)))
         return rc;
-    struct fg_node *n;
     bool pooler = task->pooler;
     if (!pooler && fam->unversioned_pooler && !ver) {
         pooler = true;
         fg__model_rule(m, "pooler stored by the original conversions (config without "
                           "transformers_version; in Pooler)", 0);
     }
-    if (pooler) {
-        if (!(n = fg__add_table(m, FG_NODE_OTHER, "Pooler", m->hidden + 1, m->hidden, err)))
-            return FG_E_NOMEM;
-        fg__fmt(n->desc, sizeof n->desc, "dense %llu x %llu + bias",
-                 (unsigned long long)m->hidden, (unsigned long long)m->hidden);
-    }
+    if (pooler && (rc = fg__add_pooler(m, m->hidden, err)))
+        return rc;
     m->encoder_only = true;
     m->tied = true;
     if ((rc = add_bert_head(m, head, labels, emb, task->cls, err)))
@@ -535,33 +512,12 @@ static int read_distilbert(const struct fg_cfg *c, struct fg_model *m, const voi
         return rc;
     unsigned ver = fg__cfg_tf_version(c);
     bool position_ids = ver >= 3001 && ver < 4031; /* as BERT's, see read_bert */
-
-    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+    /* BERT's embeddings without token types (the family has no embedding_size) and its
+     * blocks without relative positions (nor MPNet's buckets) */
+    uint64_t emb;
+    if ((rc = bert_embeddings(c, m, fam, 0, position_ids, &emb, err)) ||
+        (rc = bert_blocks(c, m, fam, false, err)))
         return rc;
-    struct fg_node *n = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
-                                      m->hidden, err);
-    if (!n)
-        return FG_E_NOMEM;
-    if (position_ids) {
-        n->params += m->max_pos;
-        n->buffers += m->max_pos;
-        fg__model_rule(m, "embeddings.position_ids buffer stored (written by transformers "
-                       "< 4.31; in Position embedding)", 0);
-    }
-    if ((rc = fg__add_norm(m, -1, "Embedding norm", m->hidden, FG_NORM_LN, err)))
-        return rc;
-    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
-                              .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true,
-                              .bidirectional = true};
-    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .bias = true};
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (!fg__add_attention(m, li, &a, err) ||
-            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
-            !fg__add_mlp(m, li, &f, err) ||
-            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
-    }
     m->encoder_only = true;
     m->tied = true;
     return add_bert_head(m, task->head, labels, m->hidden, task->cls, err);
@@ -606,7 +562,7 @@ static int read_modernbert(const struct fg_cfg *c, struct fg_model *m, const voi
         (rc = fg__cfg_has_arch(c, "ModernBertForSequenceClassification", &seq, err)) ||
         (rc = fg__cfg_has_arch(c, "ModernBertForTokenClassification", &tok, err)))
         return rc;
-    if ((seq || tok) && (rc = read_num_labels(c, &labels, err)))
+    if ((seq || tok) && (rc = fg__read_num_labels(c, &labels, err)))
         return rc;
     enum fg_norm_kind nk = norm_bias ? FG_NORM_LN : FG_NORM_LN_NOBIAS;
     uint64_t h = m->hidden;
@@ -772,10 +728,8 @@ static int read_deberta_v2(const struct fg_cfg *c, struct fg_model *m, const voi
     }
     m->encoder_only = true;
     m->tied = true;
-    if (task->pooler) {
-        if (!(n = fg__add_table(m, FG_NODE_OTHER, "Pooler", h + 1, h, err)))
-            return FG_E_NOMEM;
-    }
+    if (task->pooler && (rc = fg__add_pooler(m, h, err)))
+        return rc;
     return add_bert_head(m, task->head, labels, h, task->cls, err);
 }
 

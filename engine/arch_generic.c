@@ -586,8 +586,9 @@ static int build(const struct fg_cfg *c, struct fg_model *m, struct generic *g,
         return rc;
     if (head->head == HEAD_SCORE) {
         /* LlamaForSequenceClassification.score: Linear(hidden, num_labels, bias=False) */
-        const cJSON *labels = fg__cfg_item(c, "id2label");
-        uint64_t nl = cJSON_IsObject(labels) ? (uint64_t)cJSON_GetArraySize(labels) : 2;
+        uint64_t nl;
+        if ((rc = fg__read_num_labels(c, &nl, err)))
+            return rc;
         struct fg_node *n = fg__model_add(m, FG_NODE_HEAD, -1, "Score head", err);
         if (!n)
             return err ? err->code : FG_E_NOMEM;

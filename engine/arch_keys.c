@@ -78,11 +78,6 @@ static const char *const understood[] = {
     "moe_token_dispatcher_type", NULL,
 };
 
-const cJSON *fg__cfg_item(const struct fg_cfg *c, const char *key)
-{
-    return c->obj ? cJSON_GetObjectItemCaseSensitive(c->obj, key) : NULL;
-}
-
 bool fg__cfg_set_on(const cJSON *v)
 {
     if (!v || cJSON_IsNull(v) || cJSON_IsFalse(v))

@@ -1,7 +1,7 @@
 /*
- * arch_keys.h - internal to the generic reader (arch_generic.c): raw access to a config's
- * keys, and the check of the keys that make its count unsure (arch_keys.c).  Pointers are
- * borrowed from the config document, valid while it is.
+ * arch_keys.h - internal to the generic reader (arch_generic.c): how a config's keys read
+ * as switches, and the check of the keys that make its count unsure (arch_keys.c).
+ * Pointers are borrowed from the config document, valid while it is.
  */
 #ifndef FG_ARCH_KEYS_H
 #define FG_ARCH_KEYS_H
@@ -11,9 +11,6 @@
 #include "arch.h"
 
 struct cJSON;
-
-/* The value of key in c's object, or NULL. */
-const struct cJSON *fg__cfg_item(const struct fg_cfg *c, const char *key);
 
 /* A value that switches something on: not null, false, 0, "" or an empty array / object. */
 bool fg__cfg_set_on(const struct cJSON *v);

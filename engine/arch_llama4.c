@@ -58,9 +58,7 @@ static int read_llama4_chunks(const struct fg_cfg *c, uint64_t layers, uint64_t 
         (rc = fg_cfg_u64_array(c, "no_rope_layers", 0, 1, rope, FG_MAX_LAYERS, &nr, err)))
         return rc;
     /* An explicit null turns chunking off (absent means the default). */
-    const cJSON *cs = c->obj ? cJSON_GetObjectItemCaseSensitive(c->obj, "attention_chunk_size")
-                             : NULL;
-    if (cs && cJSON_IsNull(cs))
+    if (cJSON_IsNull(fg__cfg_item(c, "attention_chunk_size")))
         chunk = 0;
     if (nt && nt != layers)
         return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has %zu entries for %llu layers",

@@ -294,22 +294,6 @@ static int read_quant(const struct fg_cfg *c, struct fg_model *m, uint64_t *bo, 
 
 /* ---- reading the config ------------------------------------------------- */
 
-/* The first alias of keys that the config holds (for messages). */
-static const char *key_named(const struct fg_cfg *c, const char *keys, char *buf, size_t cap)
-{
-    const char *p = keys;
-    while (*p) {
-        size_t len = strcspn(p, "|");
-        fg__fmt(buf, cap, "%.*s", (int)len, p);
-        if (fg_cfg_has(c, buf))
-            return buf;
-        p += len + (p[len] == '|');
-    }
-    size_t len = strcspn(keys, "|");
-    fg__fmt(buf, cap, "%.*s", (int)len, keys);
-    return buf;
-}
-
 static int read_experts(const struct fg_cfg *c, const struct fg_model *m, struct moe_cfg *k,
                         struct fg_err *err)
 {
@@ -328,9 +312,9 @@ static int read_experts(const struct fg_cfg *c, const struct fg_model *m, struct
     if (k->top_k > k->experts) {
         char a[64], b[64];
         return fg_err_set(err, FG_E_RANGE, "%s: %s %llu is more than the %llu routed experts (%s)",
-                          c->origin, key_named(c, s->topk_key, a, sizeof a),
+                          c->origin, fg__cfg_key_used(c, s->topk_key, a, sizeof a),
                           (unsigned long long)k->top_k, (unsigned long long)k->experts,
-                          key_named(c, s->experts_key, b, sizeof b));
+                          fg__cfg_key_used(c, s->experts_key, b, sizeof b));
     }
     k->moe_inter = m->inter;
     if (s->moe_inter_key &&
@@ -414,7 +398,7 @@ static int read_mla(const struct fg_cfg *c, struct fg_model *m, struct moe_cfg *
     int rc;
     /* q_lora_rank null means no query compression (a plain q_proj), not the
      * class default: V2-Lite and Moonlight write "q_lora_rank": null. */
-    const cJSON *ql = cJSON_GetObjectItemCaseSensitive(c->obj, "q_lora_rank");
+    const cJSON *ql = fg__cfg_item(c, "q_lora_rank");
     if (cJSON_IsNull(ql))
         k->q_lora = 0;
     else if ((rc = fg_cfg_u64(c, "q_lora_rank", d->q_lora, 0, FG_MAX_HIDDEN, &k->q_lora, err)))

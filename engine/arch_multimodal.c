@@ -326,6 +326,25 @@ static struct fg_node *add_projector_node(struct fg_model *m, uint64_t out, cons
     return n;
 }
 
+/* How many vision layers' features the projector concatenates (LlavaConfig,
+ * Mistral3Config): vision_feature_layer is an int (one layer) or a list; the values may be
+ * negative, so only the count is read.  1 when absent or null; FG_E_TYPE for any other
+ * type, FG_E_RANGE for an empty or over-long list. */
+static int read_feature_layers(const struct fg_cfg *c, uint64_t *nfeat, struct fg_err *err)
+{
+    const cJSON *vfl = fg__cfg_item(c, "vision_feature_layer");
+    *nfeat = 1;
+    if (vfl && cJSON_IsArray(vfl))
+        *nfeat = (uint64_t)cJSON_GetArraySize(vfl);
+    else if (vfl && !cJSON_IsNumber(vfl) && !cJSON_IsNull(vfl))
+        return fg_err_set(err, FG_E_TYPE, "%s: key 'vision_feature_layer' must be a number or "
+                          "an array of numbers", c->origin);
+    if (*nfeat == 0 || *nfeat > FG_MAX_LAYERS)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'vision_feature_layer' lists %llu layers",
+                          c->origin, (unsigned long long)*nfeat);
+    return 0;
+}
+
 /* LlavaMultiModalProjector: linear_1 (vision hidden x number of feature
  * layers -> text hidden), GELU, linear_2 (text -> text), biases by
  * multimodal_projector_bias (default true). */
@@ -334,22 +353,11 @@ static int proj_llava(struct fg_model *m, const struct fg_cfg *c, const struct f
 {
     (void)v;
     bool bias = true;
-    int rc = fg_cfg_bool(c, "multimodal_projector_bias", true, &bias, err);
-    if (rc)
+    uint64_t nfeat;
+    int rc;
+    if ((rc = fg_cfg_bool(c, "multimodal_projector_bias", true, &bias, err)) ||
+        (rc = read_feature_layers(c, &nfeat, err)))
         return rc;
-    /* vision_feature_layer is an int (one layer) or a list whose features
-     * are concatenated; the values may be negative, so only the count is read. */
-    uint64_t nfeat = 1;
-    const cJSON *vfl = c->obj ? cJSON_GetObjectItemCaseSensitive(c->obj, "vision_feature_layer")
-                              : NULL;
-    if (vfl && cJSON_IsArray(vfl))
-        nfeat = (uint64_t)cJSON_GetArraySize(vfl);
-    else if (vfl && !cJSON_IsNumber(vfl) && !cJSON_IsNull(vfl))
-        return fg_err_set(err, FG_E_TYPE, "%s: key 'vision_feature_layer' must be a number or "
-                          "an array of numbers", c->origin);
-    if (nfeat == 0 || nfeat > FG_MAX_LAYERS)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'vision_feature_layer' lists %llu layers",
-                          c->origin, (unsigned long long)nfeat);
     struct fg_node *n = add_projector_node(m, m->hidden, "2-layer MLP (GELU)", err);
     if (!n)
         return FG_E_NOMEM;
@@ -501,15 +509,9 @@ static int proj_mistral3(struct fg_model *m, const struct fg_cfg *c, const struc
     bool bias = false;
     int rc;
     if ((rc = fg_cfg_u64(c, "spatial_merge_size", 2, 1, 64, &merge, err)) ||
-        (rc = fg_cfg_bool(c, "multimodal_projector_bias", false, &bias, err)))
+        (rc = fg_cfg_bool(c, "multimodal_projector_bias", false, &bias, err)) ||
+        (rc = read_feature_layers(c, &nfeat, err)))
         return rc;
-    const cJSON *vfl = c->obj ? cJSON_GetObjectItemCaseSensitive(c->obj, "vision_feature_layer")
-                              : NULL;
-    if (vfl && cJSON_IsArray(vfl))
-        nfeat = (uint64_t)cJSON_GetArraySize(vfl);
-    if (nfeat == 0 || nfeat > FG_MAX_LAYERS)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'vision_feature_layer' lists %llu layers",
-                          c->origin, (unsigned long long)nfeat);
     struct fg_node *n = add_projector_node(m, m->hidden, "RMSNorm + patch merger + 2-layer MLP",
                                            err);
     if (!n)
@@ -568,13 +570,13 @@ static int read_text(const struct fg_cfg *c, const struct mm_spec *s, struct fg_
          * flagged, rather than a refusal. */
         if ((rc = fg__arch_read_generic(&text, m, NULL, err)))
             return rc;
-        m->generic = true;
         fg__model_note(m, "text_config.model_type '%s' is not known to fitgate: the text model is "
                        "read as a generic decoder", tt);
         return 0;
     }
     /* Qwen3-VL keeps tie_word_embeddings in the root config (Qwen3VLConfig): a text view
      * without the key reads the root's, through a copy with the key added. */
+    const cJSON *view = text.obj; /* quantization_config is read from it below */
     cJSON *copy = NULL;
     bool tie;
     if (have && !fg_cfg_has(&text, "tie_word_embeddings") &&
@@ -589,8 +591,8 @@ static int read_text(const struct fg_cfg *c, const struct mm_spec *s, struct fg_
         text.obj = copy;
     }
     rc = a->read(&text, m, a->spec, err);
+    text.obj = view;
     cJSON_Delete(copy);
-    text.obj = NULL;
     if (rc)
         return rc;
 

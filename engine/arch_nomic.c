@@ -41,16 +41,15 @@ static int read_nomic_bert(const struct fg_cfg *c, struct fg_model *m, const voi
                                               .layers = 12, .heads = 12, .max_pos = 1024,
                                               .tie = true};
     int rc;
-    uint64_t hidden, heads, pad, types, experts, top_k, every, shared;
+    uint64_t pad, types, experts, top_k, every, shared;
     double rotary;
     bool qkv_bias, fc1_bias, fc2_bias, parallel, pooler, causal;
     const char *act = NULL;
-    if ((rc = fg_cfg_u64(c, "n_embd|hidden_size", d.hidden, 1, FG_MAX_HIDDEN, &hidden, err)) ||
-        (rc = fg_cfg_u64(c, "n_head|num_attention_heads", d.heads, 1, FG_MAX_HEADS, &heads,
-                         err)) ||
-        (rc = fg__check_heads(c, "n_embd|hidden_size", hidden, "n_head|num_attention_heads", heads,
-                          err)) ||
-        (rc = fg__read_core(c, m, &d, err)) ||
+    /* fg__read_core checks the heads only without head_dim; NomicBert ignores that key and
+     * always splits the hidden size into heads. */
+    if ((rc = fg__read_core(c, m, &d, err)) ||
+        (rc = fg__check_heads(c, "hidden_size|n_embd", m->hidden, "num_attention_heads|n_head",
+                              m->heads, err)) ||
         (rc = fg_cfg_u64(c, "pad_vocab_size_multiple", 1, 1, 1u << 16, &pad, err)) ||
         (rc = fg_cfg_u64(c, "type_vocab_size", 2, 0, FG_MAX_VOCAB, &types, err)) ||
         (rc = fg_cfg_f64(c, "rotary_emb_fraction", 0.0, 0.0, 1.0, &rotary, err)) ||
@@ -129,11 +128,8 @@ static int read_nomic_bert(const struct fg_cfg *c, struct fg_model *m, const voi
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
             return rc;
     }
-    if (pooler) {
-        struct fg_node *n = fg__add_table(m, FG_NODE_OTHER, "Pooler", m->hidden + 1, m->hidden, err);
-        if (!n)
-            return FG_E_NOMEM;
-    }
+    if (pooler && (rc = fg__add_pooler(m, m->hidden, err)))
+        return rc;
     if (every) {
         m->experts = experts;
         m->top_k = top_k;

@@ -69,6 +69,15 @@ static inline bool has_note(const struct fg_model *m, const char *needle)
     return false;
 }
 
+/* The first rule of the model whose name holds text, or NULL. */
+static inline const struct fg_rule *rule_with(const struct fg_model *m, const char *text)
+{
+    for (size_t i = 0; i < m->n_rules; i++)
+        if (strstr(m->rules[i].name, text))
+            return &m->rules[i];
+    return NULL;
+}
+
 static inline size_t count_kind(const struct fg_model *m, enum fg_node_kind kind)
 {
     size_t n = 0;

@@ -379,6 +379,28 @@ static void generic_should_say_what_it_assumed(void **state)
     fg_model_free(m);
 }
 
+/* num_labels sizes the score head when the config gives it (PretrainedConfig), as in the
+ * encoder readers; id2label only stands in for it when it is absent. */
+static void generic_should_size_the_score_head_from_num_labels(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"foo\", "
+                           "\"architectures\": [\"FooForSequenceClassification\"], "
+                           "\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                           "\"num_attention_heads\": 4, \"vocab_size\": 100, "
+                           "\"intermediate_size\": 128, \"hidden_act\": \"silu\", "
+                           "\"num_labels\": 5}", &m, &err),
+                     0);
+    const struct fg_node *h = first_of(m, FG_NODE_HEAD);
+    assert_non_null(h);
+    assert_int_equal(h->width, 5);
+    assert_int_equal(lin(h, "score")->out, 5);
+    assert_int_equal(m->params_total, 6400 + 2 * (128 + 16384 + 24576) + 64 + 64 * 5);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +416,7 @@ int main(void)
         cmocka_unit_test(generic_should_give_embedding_models_no_lm_head_or_be_unsure),
         cmocka_unit_test(generic_should_be_unsure_of_sub_configs_and_ambiguous_mlps),
         cmocka_unit_test(multimodal_should_pass_on_the_generic_text_models_certainty),
+        cmocka_unit_test(generic_should_size_the_score_head_from_num_labels),
         cmocka_unit_test(generic_should_say_what_it_assumed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

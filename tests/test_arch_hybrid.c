@@ -303,6 +303,18 @@ static void kimi_k25_should_count_exactly_through_the_kimi_k2_reader(void **stat
     fg_model_free(m);
 }
 
+/* The routed experts' int4 weights are packed into I32 words (compressed-tensors
+ * pack-quantized); the count stays the unpacked one, and a rule says so. */
+static void kimi_k25_should_say_its_pack_quantized_weights_are_counted_unpacked(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(MODELS "moonshotai--Kimi-K2.5");
+    const struct fg_rule *r = rule_with(m, "pack-quantized int weights counted unpacked");
+    assert_non_null(r);
+    assert_int_equal(r->scalars, 0);
+    fg_model_free(m);
+}
+
 static void llama4_should_count_text_and_say_vision_config_is_missing(void **state)
 {
     (void)state;
@@ -391,6 +403,30 @@ static void multimodal_should_reject_vision_config_that_is_not_an_object(void **
     assert_int_equal(rc, FG_E_TYPE);
     assert_non_null(strstr(err.detail, "vision_config"));
     fg_model_free(m);
+}
+
+/* vision_feature_layer is a layer index or a list of them (LlavaConfig, Mistral3Config):
+ * both projectors refuse anything else rather than count it as one layer. */
+static void multimodal_should_reject_a_vision_feature_layer_of_another_type(void **state)
+{
+    (void)state;
+    const char *fmt = "{\"model_type\": \"%s\", \"vision_feature_layer\": \"last\", "
+                      "\"text_config\": {\"model_type\": \"mistral\", \"hidden_size\": 64, "
+                      "\"num_hidden_layers\": 1, \"num_attention_heads\": 4, "
+                      "\"intermediate_size\": 128, \"vocab_size\": 100}, "
+                      "\"vision_config\": {\"hidden_size\": 32, \"intermediate_size\": 64, "
+                      "\"num_hidden_layers\": 1, \"num_attention_heads\": 2, "
+                      "\"image_size\": 28, \"patch_size\": 14, \"head_dim\": 16}}";
+    const char *types[] = {"llava", "mistral3"};
+    for (size_t i = 0; i < 2; i++) {
+        char json[1024];
+        struct fg_model *m = NULL;
+        struct fg_err err = {0};
+        snprintf(json, sizeof json, fmt, types[i]);
+        assert_int_equal(build(json, &m, &err), FG_E_TYPE);
+        assert_non_null(strstr(err.detail, "vision_feature_layer"));
+        fg_model_free(m);
+    }
 }
 
 static void siglip_should_count_the_pooling_head_when_enabled(void **state)
@@ -665,11 +701,13 @@ int main(void)
         cmocka_unit_test(gemma3_should_count_medgemma_27b_exactly),
         cmocka_unit_test(qwen2_vl_should_count_olmocr_exactly_from_root_text_keys),
         cmocka_unit_test(kimi_k25_should_count_exactly_through_the_kimi_k2_reader),
+        cmocka_unit_test(kimi_k25_should_say_its_pack_quantized_weights_are_counted_unpacked),
         cmocka_unit_test(llama4_should_count_text_and_say_vision_config_is_missing),
         cmocka_unit_test(llama4_should_count_scout_exactly_with_its_vision_config),
         cmocka_unit_test(multimodal_should_read_unknown_text_type_as_generic_with_a_note),
         cmocka_unit_test(multimodal_should_refuse_a_wrapper_as_text_model),
         cmocka_unit_test(multimodal_should_reject_vision_config_that_is_not_an_object),
+        cmocka_unit_test(multimodal_should_reject_a_vision_feature_layer_of_another_type),
         cmocka_unit_test(siglip_should_count_the_pooling_head_when_enabled),
         cmocka_unit_test(read_kind_list_should_name_the_key_of_a_bad_list),
     };

@@ -29,14 +29,6 @@ static const struct fg_node *node_named(const struct fg_model *m, const char *na
     return NULL;
 }
 
-static const struct fg_rule *rule_with(const struct fg_model *m, const char *text)
-{
-    for (size_t i = 0; i < m->n_rules; i++)
-        if (strstr(m->rules[i].name, text))
-            return &m->rules[i];
-    return NULL;
-}
-
 /* ---- legacy decoders ------------------------------------------------------ */
 
 static void gpt2_reader_should_store_causal_masks_as_attention_buffers(void **state)
