@@ -185,11 +185,7 @@ static const struct fg_gpu *partition_card(const char *partition, const struct f
                 size_t tl = strlen(types);
                 snprintf(types + tl, sizeof types - tl, "%s%s", tl ? "," : "", type);
                 n_types++;
-                uint64_t gb = g->memory_bytes ? g->memory_bytes : g->memory_gb * 1000000000ull;
-                uint64_t bb = best ? (best->memory_bytes ? best->memory_bytes
-                                                         : best->memory_gb * 1000000000ull)
-                                   : UINT64_MAX;
-                if (gb < bb)
+                if (!best || g->memory_bytes < best->memory_bytes)
                     best = g;
             }
             e += len;

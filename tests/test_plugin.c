@@ -442,6 +442,13 @@ static void alloc_should_take_the_partitions_card_for_an_untyped_request(void **
     assert_true(said("one T4 16 GB has"));
     assert_true(said("judged on the smallest card of partition gpu, T4 16 GB (its nodes have "
                      "t4,h100)"));
+    /* whichever node lists it first */
+    memset(&fake.msgs, 0, sizeof fake.msgs);
+    ctld.node_gres[0] = "gpu:h100:8";
+    ctld.node_gres[1] = "gpu:t4:4";
+    assert_int_equal(submit(0, NULL), -1);
+    assert_true(said("judged on the smallest card of partition gpu, T4 16 GB (its nodes have "
+                     "h100,t4)"));
     /* the partition's DefaultGPU= decides before the controller is asked */
     char path[] = "/tmp/fitgate-test-plugin-XXXXXX";
     int fd = mkstemp(path);
