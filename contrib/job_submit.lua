@@ -164,21 +164,32 @@ local function card_for_node(job_desc, card)
    end
 end
 
--- The GPU request as the job spelled it, in `fitgate check`'s Slurm options.
+--[[ The GPU request as the job spelled it: { opt = `fitgate check`'s Slurm option
+("--gres='gpu:t4:1'", "" when the job asks for no GPU), kind = where Slurm keeps it
+("per_node", "per_job", "per_task", nil), type = the GPU type it names ("t4", nil when
+untyped). ]]
 local function request(job_desc)
    local per_node, per_job = job_desc.tres_per_node, job_desc.tres_per_job
    local function gpu(tres)
       if tres == nil then return nil end
       for entry in string.gmatch(tres, "[^,]+") do
          local rest = string.match(entry, "^gres[:/]gpu(.*)$") or string.match(entry, "^gpu(.*)$")
-         if rest ~= nil then return string.gsub(rest, "^[:=]", "") end
+         if rest ~= nil then return (string.gsub(rest, "^[:=]", "")) end
       end
       return nil
    end
+   local function type_of(g)
+      return string.match(g, "^([%a][%w_.-]*):%d+$") or string.match(g, "^([%a][%w_.-]*)$")
+   end
    local g = gpu(per_node)
-   if g ~= nil then return "--gres=" .. q("gpu" .. (g ~= "" and ":" .. g or "")), "per_node" end
+   if g ~= nil then
+      return { opt = "--gres=" .. q("gpu" .. (g ~= "" and ":" .. g or "")), kind = "per_node",
+               type = type_of(g) }
+   end
    g = gpu(per_job)
-   if g ~= nil then return "--gpus=" .. q(g ~= "" and g or "1"), "per_job" end
+   if g ~= nil then
+      return { opt = "--gpus=" .. q(g ~= "" and g or "1"), kind = "per_job", type = type_of(g) }
+   end
    -- --gpus-per-task (a REST client's gpus_per_task too): the job's total, per job
    g = gpu(job_desc.tres_per_task)
    if g ~= nil then
@@ -186,9 +197,37 @@ local function request(job_desc)
       local tasks = job_desc.num_tasks
       if tasks == nil or tasks < 1 or tasks >= 4294967294 then tasks = 1 end
       local total = (tonumber(each) or 1) * tasks
-      return "--gpus=" .. q((gtype ~= "" and gtype .. ":" or "") .. total), "per_task"
+      return { opt = "--gpus=" .. q((gtype ~= "" and gtype .. ":" or "") .. total),
+               kind = "per_task", type = gtype ~= "" and gtype or nil }
    end
-   return "", nil
+   return { opt = "" }
+end
+
+--[[ A resize, from `fitgate check`'s decision.request: the request after the decision in
+Slurm's spelling (fg_request_spell: "--gres=gpu:t4:4", "--gres=gpu:4", "--nodes=2
+--gpus-per-node=h100:8", "--gpus=t4:8"; --nodes only above one node), as the TRES that
+slurmctld keeps ("gres:gpu:t4:4"): { per_node =, per_job =, gpus = the --gpus value,
+nodes = }; nil when the answer names no GPU request.  Taken as fitgate spelled it, so an
+untyped request stays untyped; "TYPE" is its word for a card without a gres name (a
+GpuTable= row without Aliases=): no type. ]]
+local function resized(d)
+   local req = string.match(d, '"request"%s*:%s*"([^"]*)"')
+   if req == nil then return nil end
+   local r = {}
+   for o, v in string.gmatch(req, "%-%-([%w-]+)=(%S+)") do
+      if o == "gres" then
+         r.per_node = "gres:" .. string.gsub(v, "^gpu:TYPE:", "gpu:")
+      elseif o == "gpus-per-node" then
+         r.per_node = "gres:gpu:" .. string.gsub(v, "^TYPE:", "")
+      elseif o == "gpus" then
+         r.gpus = string.gsub(v, "^TYPE:", "")
+         r.per_job = "gres:gpu:" .. r.gpus
+      elseif o == "nodes" then
+         r.nodes = tonumber(v)
+      end
+   end
+   if r.per_node == nil and r.per_job == nil then return nil end
+   return r
 end
 
 -- OnError= of the policy file (the plugin's: fitgate_stepd.c cannot_check), else ON_ERROR.
@@ -233,10 +272,10 @@ local function say(out)
 end
 
 --[[ The check of one job: `job` is what is judged (the submission, or for an update the
-record with the update's changes), `opts` its --ft-* options, `out_desc` where a resize is
-written (the submission or the update request). ]]
-local function judge(job, opts, out_desc)
-   local req, kind = request(job)
+record with the update's changes), `opts` its --ft-* options, `ask` its GPU request
+(request(job)), `out_desc` where a resize is written (the submission or the update
+request). ]]
+local function judge(job, opts, ask, out_desc)
    local cmd = {}
    if AS_ROOT and job.user_id ~= nil and job.user_id ~= 0 then
       table.insert(cmd, string.format("setpriv --reuid=%d --regid=%d --clear-groups",
@@ -261,9 +300,9 @@ local function judge(job, opts, out_desc)
          table.insert(cmd, "--" .. string.gsub(k, "_", "-") .. "=" .. q(v))
       end
    end
-   table.insert(cmd, req)
+   table.insert(cmd, ask.opt)
    local nodes = job.min_nodes
-   if nodes ~= nil and nodes > 0 and nodes < 100000 and kind == "per_node" then
+   if nodes ~= nil and nodes > 0 and nodes < 100000 and ask.kind == "per_node" then
       table.insert(cmd, string.format("--nodes=%d", nodes))
    end
    if job.partition ~= nil and job.partition ~= "" then
@@ -288,22 +327,21 @@ local function judge(job, opts, out_desc)
    end
    if rc == 3 then
       -- resized: the request after the decision, in the job's own units
-      local count = tonumber(string.match(d, '"count"%s*:%s*(%d+)'))
-      local n = tonumber(string.match(d, '"nodes"%s*:%s*(%d+)'))
-      local gtype = string.match(req, ":([%w_.-]+):%d+'?$") or
-                    string.match(req, "=%'?([%w_.-]+):%d+'?$")
-      if count == nil then return on_error(job, "no request in fitgate's answer") end
-      local want = "gres:gpu:" .. (gtype ~= nil and gtype .. ":" or "") .. count
-      if kind == "per_task" then
+      local r = resized(d)
+      if r == nil then return on_error(job, "no request in fitgate's answer") end
+      if ask.kind == "per_task" then
          -- a count per task times the tasks is not the job's to change here: say it
          return refuse(job, string.format("fitgate: rejected: this job asks for GPUs " ..
-                       "per task; ask for --gpus=%s%d in all", gtype ~= nil and gtype .. ":" or "",
-                       count))
-      elseif kind == "per_job" then
-         out_desc.tres_per_job = want
-      else
-         out_desc.tres_per_node = want
-         if n ~= nil then out_desc.min_nodes = n end
+                       "per task; ask for --gpus=%s in all", r.gpus or ""))
+      end
+      if r.per_job ~= nil then out_desc.tres_per_job = r.per_job end
+      if r.per_node ~= nil then out_desc.tres_per_node = r.per_node end
+      -- the node count of a per-node request (one when fitgate names none); a --gpus
+      -- request's only when fitgate spreads it over more than one node
+      if r.nodes ~= nil then
+         out_desc.min_nodes = r.nodes
+      elseif r.per_node ~= nil then
+         out_desc.min_nodes = 1
       end
    end
    return slurm.SUCCESS
@@ -319,12 +357,12 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
       return slurm.SUCCESS
    end
    plan_from_submission(job_desc)
-   local rc = judge(job_desc, opts, job_desc)
+   -- the node's card: the type the job asked Slurm for (a resize keeps the job's own
+   -- spelling), else its --ft-gpu
+   local ask = request(job_desc)
+   local rc = judge(job_desc, opts, ask, job_desc)
    if rc == slurm.SUCCESS then
-      local req = request(job_desc)
-      local gtype = string.match(req, "^%-%-gres='gpu:([%a][%w_.-]*):%d+'$") or
-                    string.match(req, "^%-%-gpus='([%a][%w_.-]*):%d+'$")
-      card_for_node(job_desc, gtype or opts.ft_gpu)
+      card_for_node(job_desc, ask.type or opts.ft_gpu)
    end
    return rc
 end
@@ -364,7 +402,7 @@ function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
       user_id = job_rec.user_id, group_id = job_rec.group_id, name = job_rec.name,
       work_dir = job_rec.work_dir,
    }
-   return judge(view, opts, job_desc)
+   return judge(view, opts, request(view), job_desc)
 end
 
 slurm.log_info("fitgate job_submit.lua loaded (policy %s)", POLICY)

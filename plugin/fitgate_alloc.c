@@ -62,9 +62,10 @@ static const char *probe_get(const struct probe *p, const char *name, char *buf,
     return buf[0] ? buf : NULL;
 }
 
-/* What the job asks for, from Slurm's options, else from --ft-gpu(s). */
-static void read_request(const struct probe *p, bool probed, const struct fg_gpu_table *table,
-                         struct fg_request *q, char *what_opt, size_t cap)
+/* What the job asks for, from Slurm's options, else from --ft-gpus; the card apart
+ * (find_card), for a tagged job only. */
+static void read_request(const struct probe *p, bool probed, struct fg_request *q,
+                         char *what_opt, size_t cap)
 {
     char buf[512], type[32];
     uint32_t count;
@@ -103,12 +104,16 @@ static void read_request(const struct probe *p, bool probed, const struct fg_gpu
         q->via = FG_VIA_PLUGIN;
         q->count = (uint32_t)strtoul(ft_gpus, NULL, 10);
     }
+}
+
+/* The card of the request: its gres type, else --ft-gpu (then suggestions use the card's gres
+ * alias, not the name as typed); NULL when the table has neither. */
+static const struct fg_gpu *find_card(const struct fg_request *q, const struct fg_gpu_table *t)
+{
     const char *ft_gpu = fitgate_option(FITGATE_OPT_GPU);
     if (q->type[0])
-        q->gpu = fg_gpu_find(table, q->type, NULL);
-    else if (ft_gpu)
-        q->gpu = fg_gpu_find(table, ft_gpu, NULL);
-    /* (with --ft-gpu only, suggestions use the card's gres alias, not the name as typed) */
+        return fg_gpu_find(t, q->type, NULL);
+    return ft_gpu ? fg_gpu_find(t, ft_gpu, NULL) : NULL;
 }
 
 /*
@@ -185,11 +190,7 @@ static const struct fg_gpu *partition_card(const char *partition, const struct f
                 size_t tl = strlen(types);
                 snprintf(types + tl, sizeof types - tl, "%s%s", tl ? "," : "", type);
                 n_types++;
-                uint64_t gb = g->memory_bytes ? g->memory_bytes : g->memory_gb * 1000000000ull;
-                uint64_t bb = best ? (best->memory_bytes ? best->memory_bytes
-                                                         : best->memory_gb * 1000000000ull)
-                                   : UINT64_MAX;
-                if (gb < bb)
+                if (!best || g->memory_bytes < best->memory_bytes)
                     best = g;
             }
             e += len;
@@ -369,12 +370,6 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
         rc = -1; /* the user's own option: nothing to decide */
         goto out;
     }
-    const struct fg_gpu_table *table = NULL;
-    if (fitgate_gpu_table(&pol, &own, &table, &err)) {
-        fg_decide_error("this job", err.detail, FITGATE_TODO_POLICY, pol.on_error, &d);
-        rc = finish(&d);
-        goto out;
-    }
     struct probe probe;
     bool probed = probe_open(&probe);
     if (!probed)
@@ -382,17 +377,16 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
                     "using --ft-gpus/--ft-gpu", probe.opt, (void *)probe.get);
     struct fg_request q;
     char via[32];
-    read_request(&probe, probed, table, &q, via, sizeof via);
+    read_request(&probe, probed, &q, via, sizeof via);
     fg_gate_model_label(model_arg ? model_arg : "", q.model, sizeof q.model);
     if (probed && !q.partition[0] && pol.n_parts)
         default_partition(q.partition, sizeof q.partition);
     struct fg_rules rules;
     fg_policy_rules_for(&pol, q.partition, &rules);
-    if (rules.action == FG_ACTION_OFF)
-        goto out;
     if (!model_arg) {
-        /* loaded for an untagged job only under requiretag= (fitgate_dispatch.c) */
-        if (rules.require_tag && q.via != FG_VIA_NONE) {
+        /* loaded for an untagged job only under requiretag= (fitgate_dispatch.c); the verdict
+         * needs the request's kind and partition, no GPU table */
+        if (rules.action != FG_ACTION_OFF && rules.require_tag && q.via != FG_VIA_NONE) {
             memset(&d, 0, sizeof d);
             d.kind = FG_DECIDE_REJECT;
             snprintf(d.lines[0], FG_DECIDE_LINE, "fitgate: rejected: GPU jobs %s%s must say "
@@ -405,6 +399,15 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
         }
         goto out;
     }
+    const struct fg_gpu_table *table = NULL;
+    if (fitgate_gpu_table(&pol, &own, &table, &err)) {
+        fg_decide_error("this job", err.detail, FITGATE_TODO_POLICY, pol.on_error, &d);
+        rc = finish(&d);
+        goto out;
+    }
+    if (rules.action == FG_ACTION_OFF)
+        goto out;
+    q.gpu = find_card(&q, table);
     if (!q.gpu && !q.type[0] && q.via != FG_VIA_NONE) {
         /* an untyped request: the partition's DefaultGPU=, else its smallest card */
         if (rules.default_gpu[0]) {

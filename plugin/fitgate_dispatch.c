@@ -110,14 +110,17 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 }
 
 /* Whether the admin's plugstack line turns RequireTag on (requiretag=yes): only then does an
- * untagged job load the engine part, which reads the policy (a partition may say no). */
+ * untagged job load the engine part, which reads the policy (a partition may say no).  The
+ * words are the policy's (fg_policy_bool) and the last requiretag= wins, as in
+ * fg_policy_args; a value the policy refuses loads the engine part too, which reports it
+ * (OnError=) rather than let untagged GPU jobs through unsaid. */
 static bool require_tag_arg(int ac, char **av)
 {
+    bool on = false;
     for (int i = 0; i < ac; i++)
-        if (av[i] && !strncasecmp(av[i], "requiretag=", 11) && strcasecmp(av[i] + 11, "no") &&
-            strcasecmp(av[i] + 11, "false") && strcasecmp(av[i] + 11, "0"))
-            return true;
-    return false;
+        if (av[i] && !strncasecmp(av[i], "requiretag=", 11))
+            on = fg_policy_bool(av[i] + 11) != 0;
+    return on;
 }
 
 int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)

@@ -181,16 +181,13 @@ static int parse_decimal(const char *v, double *out)
 
 static int parse_bool(const char *v, bool *out, char *why, size_t cap)
 {
-    static const char *const yes[] = {"yes", "true", "on", "1"};
-    static const char *const no[] = {"no", "false", "off", "0"};
-    for (int i = 0; i < 4; i++) {
-        if (!strcasecmp(v, yes[i]))
-            return *out = true, 0;
-        if (!strcasecmp(v, no[i]))
-            return *out = false, 0;
+    int b = fg_policy_bool(v);
+    if (b < 0) {
+        snprintf(why, cap, "expected yes|no");
+        return FG_E_PARSE;
     }
-    snprintf(why, cap, "expected yes|no");
-    return FG_E_PARSE;
+    *out = b;
+    return 0;
 }
 
 static int parse_modes(const char *v, unsigned *out, char *why, size_t cap)

@@ -280,6 +280,17 @@ static bool said(const char *s)
     return strstr(fake.msgs, s) != NULL;
 }
 
+/* A policy file holding text: its name into path (a mkstemp template), "conf=NAME" into conf;
+ * the caller unlinks path. */
+static void policy_file(const char *text, char *path, char *conf, size_t cap)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    snprintf(conf, cap, "conf=%s", path);
+}
+
 /* ---- submit time -------------------------------------------------------------------- */
 
 static void alloc_should_reject_nemotron_lora_on_one_t4(void **state)
@@ -442,15 +453,16 @@ static void alloc_should_take_the_partitions_card_for_an_untyped_request(void **
     assert_true(said("one T4 16 GB has"));
     assert_true(said("judged on the smallest card of partition gpu, T4 16 GB (its nodes have "
                      "t4,h100)"));
+    /* whichever node lists it first */
+    memset(&fake.msgs, 0, sizeof fake.msgs);
+    ctld.node_gres[0] = "gpu:h100:8";
+    ctld.node_gres[1] = "gpu:t4:4";
+    assert_int_equal(submit(0, NULL), -1);
+    assert_true(said("judged on the smallest card of partition gpu, T4 16 GB (its nodes have "
+                     "h100,t4)"));
     /* the partition's DefaultGPU= decides before the controller is asked */
-    char path[] = "/tmp/fitgate-test-plugin-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    const char *text = "PartitionName=gpu DefaultGPU=h100\n";
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    char conf[64];
-    snprintf(conf, sizeof conf, "conf=%s", path);
+    char path[] = "/tmp/fitgate-test-plugin-XXXXXX", conf[64];
+    policy_file("PartitionName=gpu DefaultGPU=h100\n", path, conf, sizeof conf);
     char *av[] = {conf};
     memset(&fake.msgs, 0, sizeof fake.msgs);
     ctld.asked = 0;
@@ -463,14 +475,8 @@ static void alloc_should_take_the_partitions_card_for_an_untyped_request(void **
 static void alloc_should_refuse_an_untagged_gpu_job_under_require_tag(void **state)
 {
     (void)state;
-    char path[] = "/tmp/fitgate-test-plugin-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    const char *text = "PartitionName=debug RequireTag=no\n";
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    char conf[64];
-    snprintf(conf, sizeof conf, "conf=%s", path);
+    char path[] = "/tmp/fitgate-test-plugin-XXXXXX", conf[64];
+    policy_file("PartitionName=debug RequireTag=no\n", path, conf, sizeof conf);
     char *av[] = {conf, "requiretag=yes"};
     slurm_says("gres", "gres:gpu:h100:1");
     assert_int_equal(submit(2, av), -1);
@@ -489,17 +495,37 @@ static void alloc_should_refuse_an_untagged_gpu_job_under_require_tag(void **sta
     unlink(path);
 }
 
+/* An untagged job's verdict needs the request and the partition only: a GpuTable= file is not
+ * read for it (here one that is missing, under OnError=reject), a tagged job still reads it. */
+static void alloc_should_judge_an_untagged_job_without_the_gpu_table(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/fitgate-test-plugin-XXXXXX", conf[64];
+    policy_file("GpuTable=/nonexistent/fitgate-gpus.conf OnError=reject\n", path, conf,
+                sizeof conf);
+    char *av[] = {conf, "requiretag=yes"};
+    slurm_says("gres", "gres:gpu:h100:1");
+    assert_int_equal(submit(2, av), -1);
+    assert_true(said("must say what they run (RequireTag=yes)"));
+    assert_false(said("cannot check"));
+    setup(NULL); /* no GPUs: passes */
+    assert_int_equal(submit(2, av), 0);
+    assert_string_equal(fake.msgs, "");
+    setup(NULL);
+    values[FITGATE_OPT_MODEL] = QWEN;
+    values[FITGATE_OPT_MODE] = "lora";
+    slurm_says("gres", "gres:gpu:h100:1");
+    assert_int_equal(submit(2, av), -1);
+    assert_true(said("E: fitgate: rejected: cannot check this job: "));
+    assert_true(said("/nonexistent/fitgate-gpus.conf"));
+    unlink(path);
+}
+
 static void alloc_should_use_the_default_partitions_rules(void **state)
 {
     (void)state;
-    char path[] = "/tmp/fitgate-test-plugin-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    const char *text = "Action=reject\nPartitionName=gpu Action=warn\n";
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
-    char conf[64];
-    snprintf(conf, sizeof conf, "conf=%s", path);
+    char path[] = "/tmp/fitgate-test-plugin-XXXXXX", conf[64];
+    policy_file("Action=reject\nPartitionName=gpu Action=warn\n", path, conf, sizeof conf);
     char *av[] = {conf};
     values[FITGATE_OPT_MODEL] = NEMO;
     values[FITGATE_OPT_MODE] = "lora";
@@ -934,6 +960,7 @@ int main(void)
                                setup),
         cmocka_unit_test_setup(alloc_should_use_the_default_partitions_rules, setup),
         cmocka_unit_test_setup(alloc_should_refuse_an_untagged_gpu_job_under_require_tag, setup),
+        cmocka_unit_test_setup(alloc_should_judge_an_untagged_job_without_the_gpu_table, setup),
         cmocka_unit_test_setup(alloc_should_not_ask_the_controller_when_the_job_says_it_all,
                                setup),
         cmocka_unit_test_setup(stepd_should_fail_the_step_when_the_real_gpus_are_smaller, setup),

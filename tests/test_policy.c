@@ -270,6 +270,34 @@ static void args_should_override_file_and_reject_unknown_argument(void **state)
     unlink(path);
 }
 
+/* The thin plugin decides from its plugstack requiretag= whether an untagged job loads the
+ * engine part at all (fitgate_dispatch.c, require_tag_arg), with fg_policy_bool: what it
+ * reads as yes, no or neither is what the policy makes of the same argument. */
+static void policy_bool_should_read_requiretag_as_the_policy_does(void **state)
+{
+    (void)state;
+    static const char *const words[] = {"yes", "TRUE", "On", "1", "no", "False", "OFF", "0",
+                                        "", "y", "n", "2", "enable", "yes ", "-1"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        char arg[64];
+        snprintf(arg, sizeof arg, "requiretag=%s", words[i]);
+        char *argv[] = {arg};
+        struct fg_policy p;
+        struct fg_err err = {0};
+        fg_policy_init(&p);
+        int rc = fg_policy_args(&p, 1, argv, "plugstack.conf", &err);
+        int b = fg_policy_bool(words[i]);
+        if (b < 0) {
+            assert_int_equal(rc, FG_E_PARSE);
+            assert_non_null(strstr(err.detail, "expected yes|no"));
+        } else {
+            assert_int_equal(rc, 0);
+            assert_int_equal(p.rules.require_tag, b == 1);
+        }
+        assert_int_equal(b, i < 4 ? 1 : i < 8 ? 0 : -1);
+    }
+}
+
 static void setup_should_name_a_missing_policy_file(void **state)
 {
     (void)state;
@@ -873,6 +901,7 @@ int main(void)
         cmocka_unit_test(parse_should_check_conservative_not_below_headroom),
         cmocka_unit_test(parse_should_read_quoted_values_and_comments),
         cmocka_unit_test(args_should_override_file_and_reject_unknown_argument),
+        cmocka_unit_test(policy_bool_should_read_requiretag_as_the_policy_does),
         cmocka_unit_test(setup_should_name_a_missing_policy_file),
         cmocka_unit_test(load_should_accept_the_shipped_example),
         cmocka_unit_test(decide_should_allow_silently_when_job_fits),

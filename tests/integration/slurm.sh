@@ -313,6 +313,28 @@ else
     bad "SPANK return codes in the daemons' logs: '${rcs:-none logged}'"
 fi
 
+# --- 13. requiretag= on the plugstack line, read with the policy's words ---------------------
+# An untagged job loads the engine part (here one that cannot load, so that sbatch says so) for
+# a yes, or for a value the policy refuses (the engine part then reports it); never for a no.
+# The last requiretag= wins, as in the policy.
+sed "s|^PlugStackConfig=.*|PlugStackConfig=$SROOT/etc/plugstack.tag|" "$SLURM_CONF" \
+    > "$SROOT/etc/slurm.tag.conf"
+loaded=""
+for v in yes On 1 TRUE "" ys no OFF 0 false "yes requiretag=no"; do
+    echo "required $SROOT/spank_fitgate.so engine=$SROOT/no-engine.so requiretag=$v" \
+        > "$SROOT/etc/plugstack.tag"
+    chmod 644 "$SROOT/etc/slurm.tag.conf" "$SROOT/etc/plugstack.tag"
+    CONF=$SROOT/etc/slurm.tag.conf as_user sbatch --parsable --hold -J tag --gres=gpu:t4:1 \
+        --wrap true
+    err_has "fitgate: cannot load $SROOT/no-engine.so" && loaded="$loaded[$v]"
+done
+timeout 10 scancel -n tag
+if [ "$loaded" = "[yes][On][1][TRUE][][ys]" ]; then
+    ok "requiretag= loads the engine part for an untagged job only for yes or a bad value"
+else
+    bad "requiretag= loaded the engine part for $loaded"
+fi
+
 if node_ok; then ok "node $NODE never drained"; else bad "node $NODE drained"; fi
 timeout 10 scancel --partition=gpu 2>/dev/null
 echo "$ME: $PASS passed, $FAIL failed in $(ms_since "$T_START") ms"

@@ -58,6 +58,23 @@ if as_user sbatch --parsable --hold --ft-model="$NEMO" --ft-mode=lora --gres=gpu
 else
     bad "job_submit.lua resize ($(field "$(cat "$SROOT/out")" TresPerNode))"
 fi
+# an untyped request (the card from --ft-gpu) is resized untyped, gres:gpu:N (never gres:gpu:gpu:N),
+# and the node is told the card the job was judged on; likewise an untyped --gpus
+job_env() {   # the job's environment as slurmctld keeps it for the batch step
+    cat "$SROOT"/spool/ctld/hash.*/job."$1"/environment 2>/dev/null | tr '\0' '\n'
+}
+for c in "--gres=gpu:1 TresPerNode" "--gpus=1 TresPerJob"; do
+    read -r opt key <<< "$c"
+    if as_user sbatch --parsable --hold --ft-model="$NEMO" --ft-mode=lora --ft-gpu=t4 "$opt" \
+        --wrap true && err_has "fitgate: resized:" &&
+        field "$(cat "$SROOT/out")" "$key" | grep -qE "^$key=gres:gpu:[2-8]\$" &&
+        job_env "$(cat "$SROOT/out")" | grep -aqx 'SLURM_SPANK_FITGATE_CARD=t4'; then
+        ok "job_submit.lua resize, untyped $opt: $(field "$(cat "$SROOT/out")" "$key")"
+    else
+        bad "job_submit.lua resize, untyped $opt ($(field "$(cat "$SROOT/out")" "$key")," \
+            "$(job_env "$(cat "$SROOT/out")" | grep -a FITGATE_CARD))"
+    fi
+done
 
 # --- cli_filter.lua in sbatch (job_submit.lua back to a pass-through) --------------------------
 sleep 1.1   # a later second than the last load (see lua_script)
