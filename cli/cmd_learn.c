@@ -43,6 +43,7 @@
 #include "fileio.h"
 #include "fit.h"
 #include "html.h"
+#include "jobopts.h"
 #include "model.h"
 #include "sacct.h"
 
@@ -834,26 +835,13 @@ static void usage(FILE *f)
           f);
 }
 
-static bool number_arg(const char *a, const char *v, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (errno || end == v || *end || d < lo || d > hi) {
-        fprintf(stderr, "fitgate: error: %s %s: expected a number in %g..%g\n", a, v, lo, hi);
-        return false;
-    }
-    *out = d;
-    return true;
-}
-
 int fg_cli_learn(int argc, char **argv)
 {
     struct learn l;
     const char *sacct = NULL, *html = NULL, *calib = NULL;
     bool json = false;
     int status = 2;
-    double d;
+    uint64_t u;
     struct group *fmf = NULL, *part = NULL, *fm = NULL;
     size_t n_fmf = 0, n_part = 0, n_fm = 0, nlogs = 0;
     const char **logs = calloc((size_t)argc, sizeof *logs);
@@ -890,10 +878,10 @@ int fg_cli_learn(int argc, char **argv)
             else if (!strcmp(a, "--write-calibration"))
                 calib = v;
             else if (!strcmp(a, "--min-jobs")) {
-                if (!number_arg(a, v, 1, 1e6, &d) || d != floor(d))
+                if (fg_cli_parse_u64(a, v, 1, 1000000, &u))
                     goto out;
-                l.min_jobs = (uint32_t)d;
-            } else if (!number_arg(a, v, 0.01, 1, &l.far_below)) {
+                l.min_jobs = (uint32_t)u;
+            } else if (fg_cli_parse_f(a, v, 0.01, 1, &l.far_below)) {
                 goto out;
             }
         } else if (a[0] == '-' && a[1]) {

@@ -211,6 +211,9 @@ static void learn_should_refuse_what_it_cannot_read(void **state)
     char *range[] = {"learn", F "audit.log", "--sacct", F "sacct.txt", "--far-below", "3"};
     assert_int_equal(learn(range, 6, &out), 2);
     free(out);
+    char *nan[] = {"learn", F "audit.log", "--far-below", "nan"}; /* in no range */
+    assert_int_equal(learn(nan, 4, &out), 2);
+    free(out);
 }
 
 /* Without Slurm's gres/gpumem: the node's GpuSampler= peak (gpu_peak_bytes on its last stepd

@@ -61,6 +61,11 @@ expect 2 "unknown option '--frobnicate'" -- $FG plan $M/Qwen--Qwen3-0.6B --frobn
 expect 2 "--batch=1\\?\\[31m: expected a whole number" -- $FG plan $M/Qwen--Qwen3-0.6B --batch $'1\x1b[31m'
 expect 2 "unknown GPU 'x\\?\\[31my'" -- $FG plan $M/Qwen--Qwen3-0.6B --gpu $'x\x1b[31my'
 expect 2 'match no linear layer' -- $FG plan $M/Qwen--Qwen3-0.6B --mode lora --lora-targets nothing_here
+# learn's numbers go through the same parsers as plan's: NaN is in no range
+L=tests/fixtures/learn
+expect 2 "--far-below 'nan' is not a number in 0\.01\.\.1" -- $FG learn $L/audit.log --far-below nan
+expect 2 "--min-jobs '2\.5' is not a whole number in 1\.\.1000000" -- $FG learn $L/audit.log --min-jobs 2.5
+expect 2 "--headroom 'nan' is not a number in 1\.\.4" -- $FG plan $M/Qwen--Qwen3-0.6B --headroom nan
 
 echo "cli.sh: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
