@@ -898,10 +898,8 @@ int fg_cli_learn(int argc, char **argv)
     }
     if (sacct && read_sacct(&l, sacct))
         goto out;
-    for (size_t i = 0; i < nlogs; i++)
-        if (fg_cli_audit_read(logs[i], &l.lines, &l.bad, keep, &l))
-            goto out;
-    fg_cli_audit_read_end(l.bad);
+    if (fg_cli_audit_read_all(logs, nlogs, &l.lines, &l.bad, keep, &l))
+        goto out;
     if (join(&l) || groups(&l, BY_FW_MODE_FAMILY, &fmf, &n_fmf) ||
         groups(&l, BY_PARTITION, &part, &n_part) || groups(&l, BY_FW_MODE, &fm, &n_fm)) {
         fprintf(stderr, "fitgate: error: out of memory\n");
