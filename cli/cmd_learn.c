@@ -393,13 +393,13 @@ enum group_by { BY_FW_MODE_FAMILY, BY_PARTITION, BY_FW_MODE };
 static void group_key(const struct job *j, enum group_by by, char *buf, size_t cap)
 {
     const struct fg_audit_rec *s = j->sub;
-    const char *fw = s->framework[0] ? s->framework : "-";
+    const char *fw = s->framework[0] ? s->framework : "-", *mode = s->mode[0] ? s->mode : "-";
     if (by == BY_PARTITION)
         snprintf(buf, cap, "%s", s->partition[0] ? s->partition : "(default)");
     else if (by == BY_FW_MODE)
-        snprintf(buf, cap, "%s %s", fw, s->mode);
+        snprintf(buf, cap, "%s %s", fw, mode);
     else
-        snprintf(buf, cap, "%s %s %s", fw, s->mode, j->family);
+        snprintf(buf, cap, "%s %s %s", fw, mode, j->family);
 }
 
 struct group {
@@ -774,8 +774,19 @@ static int write_calibration(const char *path, const struct learn *l, const stru
                                  .low = round(s->lo * 1000) / 1000,
                                  .high = round(s->hi * 1000) / 1000};
         struct fg_err err = {0};
-        if (s->n < l->min_jobs || !g[i].framework[0] ||
-            fg_mode_parse(g[i].mode, &r.mode, &err)) {
+        /* a row is per framework and mode (calib.h), from enough jobs: say which is missing */
+        if (!g[i].framework[0]) {
+            fprintf(stderr, "fitgate: %s: the decisions name no framework (--ft-framework): "
+                            "no row\n", g[i].key);
+            continue;
+        }
+        if (fg_mode_parse(g[i].mode, &r.mode, &err)) {
+            fprintf(stderr, "fitgate: %s: %s: no row\n", g[i].key,
+                    g[i].mode[0] ? err.detail
+                                 : "the decisions record no mode (jobs fitgate could not assess)");
+            continue;
+        }
+        if (s->n < l->min_jobs) {
             fprintf(stderr, "fitgate: %s: %zu completed jobs, fewer than --min-jobs %u: no "
                             "row\n", g[i].key, s->n, l->min_jobs);
             continue;
