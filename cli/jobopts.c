@@ -209,7 +209,6 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
     if (o->job_error[0])
         return 4;
     o->job = o->spec.job;
-    o->mode_set = fg_jobspec_given(&o->spec, FG_JOBOPT_MODE);
     o->seq_set = fg_jobspec_given(&o->spec, FG_JOBOPT_SEQ_LEN);
     o->gpu = o->spec.gpu[0] ? o->spec.gpu : NULL;
     if (o->conservative < o->headroom) {

@@ -19,7 +19,7 @@ struct fg_cli_opts {
     const char *model;
     struct fg_jobspec spec;   /* the job, finished with its framework */
     struct fg_job job;        /* spec.job */
-    bool mode_set, seq_set;
+    bool seq_set;             /* --seq-len given (the card table's other modes keep it) */
     const char *gpu;          /* --gpu / --ft-gpu NAME (NULL: none) */
     /* the GPU request as Slurm spells it (at most one of the three) */
     const char *gres, *gpus_opt, *gpus_per_node;
