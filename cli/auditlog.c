@@ -53,7 +53,8 @@ static bool read_line(FILE *f, char *buf, size_t cap, size_t *len, bool *nul)
     return c != EOF || n > 0;
 }
 
-int fg_cli_audit_read(const char *path, uint64_t *lines, uint64_t *bad, fg_cli_audit_each each,
+/* One trail of fg_cli_audit_read_all. */
+static int read_trail(const char *path, uint64_t *lines, uint64_t *bad, fg_cli_audit_each each,
                       void *ctx)
 {
     bool std = !strcmp(path, "-");
@@ -114,9 +115,14 @@ out:
     return rc;
 }
 
-void fg_cli_audit_read_end(uint64_t bad)
+int fg_cli_audit_read_all(const char *const *paths, size_t n, uint64_t *lines, uint64_t *bad,
+                          fg_cli_audit_each each, void *ctx)
 {
-    if (bad > FG_CLI_AUDIT_WARNINGS)
+    for (size_t i = 0; i < n; i++)
+        if (read_trail(paths[i], lines, bad, each, ctx))
+            return -1;
+    if (*bad > FG_CLI_AUDIT_WARNINGS)
         fprintf(stderr, "fitgate: warning: %llu more lines skipped\n",
-                (unsigned long long)(bad - FG_CLI_AUDIT_WARNINGS));
+                (unsigned long long)(*bad - FG_CLI_AUDIT_WARNINGS));
+    return 0;
 }

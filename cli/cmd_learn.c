@@ -43,6 +43,7 @@
 #include "fileio.h"
 #include "fit.h"
 #include "html.h"
+#include "jobopts.h"
 #include "model.h"
 #include "sacct.h"
 
@@ -91,6 +92,7 @@ struct learn {
     struct job *jobs;
     size_t n_jobs;
     uint64_t lines, bad, stepd, unmatched, other_user, not_in_sacct, no_gpumem;
+    uint64_t family_unknown; /* joined jobs of no known architecture (family_of) */
     struct fg_sacct *acct;
     double far_below;
     uint32_t min_jobs;
@@ -175,35 +177,40 @@ static int by_submit_id(const void *a, const void *b)
     return strcmp((*x)->submit_id, (*y)->submit_id);
 }
 
-/* The model's family: its config's model_type when the caches hold it, else the name's
- * leading letters ("Qwen/Qwen3-8B" -> "qwen"). */
-static void family_of(const char *model, char *buf, size_t cap)
-{
-    struct fg_model *m = NULL;
-    struct fg_err err = {0};
-    if (model[0] && !fg_cli_load_model(model, true, &m, &err) && m->model_type[0]) {
-        snprintf(buf, cap, "%s", m->model_type);
-        fg_model_free(m);
-        return;
-    }
-    fg_model_free(m);
-    const char *s = strrchr(model, '/');
-    s = s ? s + 1 : model;
-    size_t n = 0;
-    while (n + 1 < cap && ((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z'))) {
-        buf[n] = (char)(s[n] | 0x20);
-        n++;
-    }
-    buf[n] = '\0';
-    if (!n)
-        snprintf(buf, cap, "other");
-}
-
-/* Family per distinct model, looked up once each. */
+/* Family per distinct model of the lines that do not record it, looked up once each. */
 struct fam_cache {
     char model[256];
     char family[64];
 };
+
+#define FAMILY_UNKNOWN "(unknown)"
+
+/*
+ * The model's family, its architecture: the model_type its decision recorded; for a line
+ * written before fitgate recorded it, the config's model_type where this machine's caches
+ * or directories hold the model (never the hub); else FAMILY_UNKNOWN, a group of its own.
+ * Never the model's name: "Qwen/Qwen3-8B" and a config's "qwen3" are one architecture.
+ * fam holds *n_fam models so far and has room for one more.
+ */
+static const char *family_of(const struct fg_audit_rec *s, struct fam_cache *fam, size_t *n_fam)
+{
+    if (s->model_type[0])
+        return s->model_type;
+    size_t f = 0;
+    while (f < *n_fam && strcmp(fam[f].model, s->model))
+        f++;
+    if (f == *n_fam) {
+        struct fg_model *m = NULL;
+        struct fg_err err = {0};
+        snprintf(fam[f].model, sizeof fam[f].model, "%s", s->model);
+        snprintf(fam[f].family, sizeof fam[f].family, "%s", FAMILY_UNKNOWN);
+        if (s->model[0] && !fg_cli_load_model(s->model, true, &m, &err) && m->model_type[0])
+            snprintf(fam[f].family, sizeof fam[f].family, "%s", m->model_type);
+        fg_model_free(m);
+        (*n_fam)++;
+    }
+    return fam[f].family;
+}
 
 static void measure(const struct learn *l, struct job *j)
 {
@@ -321,15 +328,8 @@ static int join(struct learn *l)
             j->acct = &j->own;
             j->source = "nvml";
         }
-        size_t f = 0;
-        while (f < n_fam && strcmp(fam[f].model, j->sub->model))
-            f++;
-        if (f == n_fam) {
-            snprintf(fam[f].model, sizeof fam[f].model, "%s", j->sub->model);
-            family_of(j->sub->model, fam[f].family, sizeof fam[f].family);
-            n_fam++;
-        }
-        snprintf(j->family, sizeof j->family, "%s", fam[f].family);
+        snprintf(j->family, sizeof j->family, "%s", family_of(j->sub, fam, &n_fam));
+        l->family_unknown += !strcmp(j->family, FAMILY_UNKNOWN);
         measure(l, j);
     }
     rc = 0;
@@ -393,13 +393,13 @@ enum group_by { BY_FW_MODE_FAMILY, BY_PARTITION, BY_FW_MODE };
 static void group_key(const struct job *j, enum group_by by, char *buf, size_t cap)
 {
     const struct fg_audit_rec *s = j->sub;
-    const char *fw = s->framework[0] ? s->framework : "-";
+    const char *fw = s->framework[0] ? s->framework : "-", *mode = s->mode[0] ? s->mode : "-";
     if (by == BY_PARTITION)
         snprintf(buf, cap, "%s", s->partition[0] ? s->partition : "(default)");
     else if (by == BY_FW_MODE)
-        snprintf(buf, cap, "%s %s", fw, s->mode);
+        snprintf(buf, cap, "%s %s", fw, mode);
     else
-        snprintf(buf, cap, "%s %s %s", fw, s->mode, j->family);
+        snprintf(buf, cap, "%s %s %s", fw, mode, j->family);
 }
 
 struct group {
@@ -559,6 +559,12 @@ static void print_text(const struct learn *l, const struct group *fmf, size_t n_
     for (size_t i = 0; i < n_vo; i++)
         printf("  %-8s -> %-14s %u\n", vo[i].verdict, vo[i].outcome, vo[i].n);
     text_groups("By framework x mode x model family:", fmf, n_fmf);
+    if (l->family_unknown)
+        printf("  %s: %llu job%s whose audit line records no model_type (written before "
+               "fitgate recorded it, or not assessed) and whose model's config this machine "
+               "does not hold\n",
+               FAMILY_UNKNOWN, (unsigned long long)l->family_unknown,
+               l->family_unknown == 1 ? "" : "s");
     text_groups("By partition:", part, n_part);
     bool any = false;
     for (size_t i = 0; i < l->n_jobs; i++) {
@@ -631,6 +637,7 @@ static int print_json(const struct learn *l, const struct group *fmf, size_t n_f
     cJSON_AddNumberToObject(c, "other_user", (double)l->other_user);
     cJSON_AddNumberToObject(c, "not_in_sacct", (double)l->not_in_sacct);
     cJSON_AddNumberToObject(c, "no_gpumem", (double)l->no_gpumem);
+    cJSON_AddNumberToObject(c, "family_unknown", (double)l->family_unknown);
     for (size_t i = 0; i < l->n_jobs; i++) {
         const struct job *j = &l->jobs[i];
         cJSON *o = cJSON_CreateObject();
@@ -767,8 +774,19 @@ static int write_calibration(const char *path, const struct learn *l, const stru
                                  .low = round(s->lo * 1000) / 1000,
                                  .high = round(s->hi * 1000) / 1000};
         struct fg_err err = {0};
-        if (s->n < l->min_jobs || !g[i].framework[0] ||
-            fg_mode_parse(g[i].mode, &r.mode, &err)) {
+        /* a row is per framework and mode (calib.h), from enough jobs: say which is missing */
+        if (!g[i].framework[0]) {
+            fprintf(stderr, "fitgate: %s: the decisions name no framework (--ft-framework): "
+                            "no row\n", g[i].key);
+            continue;
+        }
+        if (fg_mode_parse(g[i].mode, &r.mode, &err)) {
+            fprintf(stderr, "fitgate: %s: %s: no row\n", g[i].key,
+                    g[i].mode[0] ? err.detail
+                                 : "the decisions record no mode (jobs fitgate could not assess)");
+            continue;
+        }
+        if (s->n < l->min_jobs) {
             fprintf(stderr, "fitgate: %s: %zu completed jobs, fewer than --min-jobs %u: no "
                             "row\n", g[i].key, s->n, l->min_jobs);
             continue;
@@ -828,26 +846,13 @@ static void usage(FILE *f)
           f);
 }
 
-static bool number_arg(const char *a, const char *v, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (errno || end == v || *end || d < lo || d > hi) {
-        fprintf(stderr, "fitgate: error: %s %s: expected a number in %g..%g\n", a, v, lo, hi);
-        return false;
-    }
-    *out = d;
-    return true;
-}
-
 int fg_cli_learn(int argc, char **argv)
 {
     struct learn l;
     const char *sacct = NULL, *html = NULL, *calib = NULL;
     bool json = false;
     int status = 2;
-    double d;
+    uint64_t u;
     struct group *fmf = NULL, *part = NULL, *fm = NULL;
     size_t n_fmf = 0, n_part = 0, n_fm = 0, nlogs = 0;
     const char **logs = calloc((size_t)argc, sizeof *logs);
@@ -884,10 +889,10 @@ int fg_cli_learn(int argc, char **argv)
             else if (!strcmp(a, "--write-calibration"))
                 calib = v;
             else if (!strcmp(a, "--min-jobs")) {
-                if (!number_arg(a, v, 1, 1e6, &d) || d != floor(d))
+                if (fg_cli_parse_u64(a, v, 1, 1000000, &u))
                     goto out;
-                l.min_jobs = (uint32_t)d;
-            } else if (!number_arg(a, v, 0.01, 1, &l.far_below)) {
+                l.min_jobs = (uint32_t)u;
+            } else if (fg_cli_parse_f(a, v, 0.01, 1, &l.far_below)) {
                 goto out;
             }
         } else if (a[0] == '-' && a[1]) {
@@ -904,10 +909,8 @@ int fg_cli_learn(int argc, char **argv)
     }
     if (sacct && read_sacct(&l, sacct))
         goto out;
-    for (size_t i = 0; i < nlogs; i++)
-        if (fg_cli_audit_read(logs[i], &l.lines, &l.bad, keep, &l))
-            goto out;
-    fg_cli_audit_read_end(l.bad);
+    if (fg_cli_audit_read_all(logs, nlogs, &l.lines, &l.bad, keep, &l))
+        goto out;
     if (join(&l) || groups(&l, BY_FW_MODE_FAMILY, &fmf, &n_fmf) ||
         groups(&l, BY_PARTITION, &part, &n_part) || groups(&l, BY_FW_MODE, &fm, &n_fm)) {
         fprintf(stderr, "fitgate: error: out of memory\n");

@@ -750,12 +750,9 @@ int fg_cli_report(int argc, char **argv)
                 r.since_arg);
         goto out;
     }
-    for (size_t i = 0; i < nlogs; i++) {
-        if (fg_cli_audit_read(logs[i], &r.lines, &r.bad, count_in_range, &r))
-            goto out;
-        r.nfiles++;
-    }
-    fg_cli_audit_read_end(r.bad);
+    if (fg_cli_audit_read_all(logs, nlogs, &r.lines, &r.bad, count_in_range, &r))
+        goto out;
+    r.nfiles = nlogs;
     sort_groups(&r.periods, by_key);
     sort_groups(&r.partitions, by_checked);
     sort_groups(&r.users, by_checked);

@@ -16,8 +16,7 @@ static const char *shown(const char *s, char *buf, size_t cap)
     return buf;
 }
 
-/* Whole-string unsigned decimal in [min, max]. */
-static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
+int fg_cli_parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
     char *end;
     errno = 0;
@@ -38,7 +37,7 @@ static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
     return 0;
 }
 
-static int parse_f(const char *opt, const char *s, double min, double max, double *out)
+int fg_cli_parse_f(const char *opt, const char *s, double min, double max, double *out)
 {
     char *end;
     errno = 0;
@@ -94,18 +93,18 @@ static int cli_value(struct fg_cli_opts *o, enum cli_opt id, const char *a, cons
     case C_HTML: o->html = v; break;
     case C_HEADROOM:
         o->headroom_set = true;
-        return parse_f(a, v, 1.0, 4.0, &o->headroom);
+        return fg_cli_parse_f(a, v, 1.0, 4.0, &o->headroom);
     case C_CONSERVATIVE:
         o->conservative_set = true;
-        return parse_f(a, v, 1.0, 4.0, &o->conservative);
-    case C_SAMPLES: return parse_u64(a, v, 1, 1ull << 40, &o->samples);
-    case C_EPOCHS: return parse_u64(a, v, 1, 1000000, &o->epochs);
-    case C_GLOBAL_BATCH: return parse_u64(a, v, 1, 1u << 24, &o->global_batch);
+        return fg_cli_parse_f(a, v, 1.0, 4.0, &o->conservative);
+    case C_SAMPLES: return fg_cli_parse_u64(a, v, 1, 1ull << 40, &o->samples);
+    case C_EPOCHS: return fg_cli_parse_u64(a, v, 1, 1000000, &o->epochs);
+    case C_GLOBAL_BATCH: return fg_cli_parse_u64(a, v, 1, 1u << 24, &o->global_batch);
     case C_GRES: o->gres = v; break;
     case C_GPUS: o->gpus_opt = v; break;
     case C_GPUS_PER_NODE: o->gpus_per_node = v; break;
     case C_NODES:
-        if (parse_u64(a, v, 1, 1024, &u))
+        if (fg_cli_parse_u64(a, v, 1, 1024, &u))
             return 2;
         o->nodes = (uint32_t)u;
         break;
@@ -210,7 +209,6 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
     if (o->job_error[0])
         return 4;
     o->job = o->spec.job;
-    o->mode_set = fg_jobspec_given(&o->spec, FG_JOBOPT_MODE);
     o->seq_set = fg_jobspec_given(&o->spec, FG_JOBOPT_SEQ_LEN);
     o->gpu = o->spec.gpu[0] ? o->spec.gpu : NULL;
     if (o->conservative < o->headroom) {

@@ -3,7 +3,8 @@
  * engine's one parser, so `--seq-len 512`, `--seq-len=512` and the plugin's spelling
  * `--ft-seq-len=512` all work), the GPUs it asks for in Slurm's own spellings (--gres,
  * --gpus, --gpus-per-node, --nodes, --partition), the site's policy (--policy,
- * --gpus-conf) and the CLI's own (--json, --html ...).
+ * --gpus-conf) and the CLI's own (--json, --html ...); and the number parsers every
+ * subcommand's options share.
  */
 #ifndef FG_CLI_JOBOPTS_H
 #define FG_CLI_JOBOPTS_H
@@ -18,7 +19,7 @@ struct fg_cli_opts {
     const char *model;
     struct fg_jobspec spec;   /* the job, finished with its framework */
     struct fg_job job;        /* spec.job */
-    bool mode_set, seq_set;
+    bool seq_set;             /* --seq-len given (the card table's other modes keep it) */
     const char *gpu;          /* --gpu / --ft-gpu NAME (NULL: none) */
     /* the GPU request as Slurm spells it (at most one of the three) */
     const char *gres, *gpus_opt, *gpus_per_node;
@@ -45,6 +46,15 @@ struct fg_cli_opts {
  * (check answers that as the plugin does: a rejection).
  */
 int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o);
+
+/*
+ * The value s of option opt (named in the message as given, "--min-jobs") as a whole
+ * string: an unsigned decimal in [min, max] (no sign), or a number in [min, max] (strtod's
+ * forms; NaN is in no range).  0 with *out set, or 2 (the CLI's exit status for a bad
+ * argument) after a message on stderr naming the option and the value.
+ */
+int fg_cli_parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out);
+int fg_cli_parse_f(const char *opt, const char *s, double min, double max, double *out);
 
 /*
  * The job for one mode column of the card table (plan's text table and the

@@ -303,6 +303,7 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
     out->job = spec->job;
     out->fw = spec->fw ? spec->fw : fg_framework_default();
     snprintf(out->override_reason, sizeof out->override_reason, "%s", spec->override_reason);
+    snprintf(out->model_type, sizeof out->model_type, "%s", m->model_type);
     out->layers = fg_model_main_layers(m);
     out->headroom = r->headroom;
     uint32_t per_node = r->max_gpus_node ? r->max_gpus_node : 8;

@@ -32,6 +32,7 @@
 struct fg_assessment {
     struct fg_job job;         /* as it runs: its layout's tp, pp, ep, dp and ZeRO stage */
     const struct fg_framework *fw; /* borrowed (framework.h rows are static) */
+    char model_type[64];       /* the model's architecture (fg_model.model_type, copied) */
     uint32_t layers;           /* main-stack blocks */
     struct fg_layout layout;   /* the job's own layout (declared, or the framework's default) */
     struct fg_estimate est;    /* per GPU on that layout (its largest stage), at the micro-batch */

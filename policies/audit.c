@@ -65,7 +65,7 @@ struct field {
     enum ftype type;
     size_t off, size;
     bool required;   /* the reader refuses a line without it */
-    bool only_set;   /* written only when not 0 (keys added later, on some lines only) */
+    bool only_set;   /* written only when not 0 or "" (keys added later, on some lines only) */
 };
 
 #define FLD(name, type, member, req)                                                         \
@@ -86,6 +86,7 @@ static const struct field fields[] = {
     FLD("uid", F_U32, uid, false),
     FLD("partition", F_STR, partition, false),
     FLD("model", F_STR, model, false),
+    FLD_SET("model_type", F_STR, model_type),
     FLD("revision", F_STR, revision, false),
     FLD("request", F_STR, request, false),
     FLD("request_after", F_STR, request_after, false),
@@ -205,6 +206,7 @@ void fg_audit_from_decision(struct fg_audit_rec *rec, const struct fg_request *q
 void fg_audit_from_assessment(struct fg_audit_rec *rec, const struct fg_assessment *a)
 {
     copy(rec->mode, sizeof rec->mode, fg_mode_name(a->job.mode));
+    copy(rec->model_type, sizeof rec->model_type, a->model_type);
     rec->estimate_bytes = a->est.total_bytes;
     rec->usable_bytes = a->have_card ? a->usable : 0;
     rec->calibration_milli = a->calib ? (uint32_t)(a->calib->factor * 1000 + 0.5) : 0;
@@ -338,7 +340,8 @@ size_t fg_audit_format(const struct fg_audit_rec *rec, char *buf, size_t cap)
         const char *p = (const char *)rec + f->off;
         char t[32];
         if (f->only_set && ((f->type == F_U64 && !*(const uint64_t *)(const void *)p) ||
-                            (f->type == F_U32 && !*(const uint32_t *)(const void *)p)))
+                            (f->type == F_U32 && !*(const uint32_t *)(const void *)p) ||
+                            (f->type == F_STR && !*p)))
             continue;
         put(&o, ",\"", 2);
         put(&o, f->name, strlen(f->name));

@@ -59,6 +59,10 @@ struct fg_audit_rec {
     uint32_t uid;
     char partition[64];           /* "" = the default partition */
     char model[256];              /* --ft-model as given */
+    /* the architecture: the config's model_type as the engine read it ("qwen3"), from the
+     * assessment; "" when the job was not assessed (written only when set; lines from
+     * before it have none): fitgate learn groups on it, never on the model's name */
+    char model_type[64];
     char revision[64];            /* asked revision or resolved commit; "" unknown */
     char request[160];            /* as the job asked: "--gres=gpu:h100:4" */
     char request_after[160];      /* after the decision (the same when unchanged) */
@@ -94,6 +98,7 @@ struct fg_audit_rec {
           sizeof(((struct fg_audit_rec *)0)->user) +                                        \
           sizeof(((struct fg_audit_rec *)0)->partition) +                                   \
           sizeof(((struct fg_audit_rec *)0)->model) +                                       \
+          sizeof(((struct fg_audit_rec *)0)->model_type) +                                  \
           sizeof(((struct fg_audit_rec *)0)->revision) +                                    \
           sizeof(((struct fg_audit_rec *)0)->request) +                                     \
           sizeof(((struct fg_audit_rec *)0)->request_after) +                               \
@@ -122,7 +127,8 @@ void fg_audit_rec_init(struct fg_audit_rec *rec, enum fg_audit_where where);
 void fg_audit_from_decision(struct fg_audit_rec *rec, const struct fg_request *q,
                             const struct fg_decision *d);
 
-/* Fill mode, estimate_bytes and usable_bytes from the assessment the decision used. */
+/* Fill mode, model_type, estimate_bytes, usable_bytes and calibration_milli from the
+ * assessment the decision used. */
 void fg_audit_from_assessment(struct fg_audit_rec *rec, const struct fg_assessment *a);
 
 /*

@@ -60,6 +60,7 @@ static void sample(struct fg_audit_rec *r)
     r->uid = 1001;
     snprintf(r->partition, sizeof r->partition, "gpu");
     snprintf(r->model, sizeof r->model, "meta-llama/Llama-3.1-8B");
+    snprintf(r->model_type, sizeof r->model_type, "llama");
     snprintf(r->revision, sizeof r->revision, "d04e592bb4f6aa9cfee91e2e20afa771667e1d4b");
     snprintf(r->request, sizeof r->request, "--gres=gpu:t4:1");
     snprintf(r->request_after, sizeof r->request_after, "--gres=gpu:t4:4");
@@ -106,6 +107,7 @@ static void assert_same_rec(const struct fg_audit_rec *a, const struct fg_audit_
     assert_int_equal(a->uid, b->uid);
     assert_string_equal(a->partition, b->partition);
     assert_string_equal(a->model, b->model);
+    assert_string_equal(a->model_type, b->model_type);
     assert_string_equal(a->revision, b->revision);
     assert_string_equal(a->request, b->request);
     assert_string_equal(a->request_after, b->request_after);
@@ -143,6 +145,9 @@ static void format_should_round_trip_through_cjson(void **state)
     assert_null(memchr(line, '\n', n - 1)); /* one line */
     assert_memory_equal(line, "{\"v\":1,\"time\":1764584410,\"time_utc\":\"2025-12-01T10:20:10Z\",",
                         59);
+    /* the architecture follows the model it belongs to */
+    assert_non_null(strstr(line, "\"model\":\"meta-llama/Llama-3.1-8B\",\"model_type\":\"llama\","
+                                 "\"revision\""));
 
     cJSON *o = cJSON_ParseWithLength(line, n);
     assert_non_null(o);
@@ -154,6 +159,7 @@ static void format_should_round_trip_through_cjson(void **state)
     assert_string_equal(str_of(o, "where"), "sbatch");
     assert_string_equal(str_of(o, "user"), "alice");
     assert_true(num_of(o, "uid") == 1001.0);
+    assert_string_equal(str_of(o, "model_type"), "llama");
     assert_string_equal(str_of(o, "request"), "--gres=gpu:t4:1");
     assert_string_equal(str_of(o, "request_after"), "--gres=gpu:t4:4");
     assert_true(num_of(o, "gpus_asked") == 1.0);
@@ -224,7 +230,7 @@ static void format_should_fit_the_worst_record_in_line_max_and_refuse_small_buff
 #define FILL(f) (memset(r.f, 0x01, sizeof r.f - 1), r.f[sizeof r.f - 1] = '\0')
     FILL(submit_id), FILL(user), FILL(partition), FILL(model), FILL(revision), FILL(request);
     FILL(request_after), FILL(card), FILL(framework), FILL(layout), FILL(mode), FILL(message);
-    FILL(override_reason), FILL(version);
+    FILL(override_reason), FILL(version), FILL(model_type);
 #undef FILL
     r.job_id = UINT64_MAX;
     r.estimate_bytes = r.per_gpu_bytes = r.usable_bytes = UINT64_MAX;
@@ -260,6 +266,30 @@ static void format_should_reproduce_the_fixture_lines_byte_for_byte(void **state
     free(line);
     fclose(f);
     assert_int_equal(lines, 96);
+}
+
+/* model_type came after the first lines were written: a line without it is read with "",
+ * and a record without one (a job not assessed) is written without the key, as they were. */
+static void format_should_leave_out_an_unknown_model_type_as_older_lines_did(void **state)
+{
+    (void)state;
+    static struct fg_audit_rec r;
+    static char line[FG_AUDIT_LINE_MAX];
+    struct fg_err err = {0};
+    FILE *f = fopen("tests/fixtures/audit/site.log", "r");
+    assert_non_null(f);
+    assert_non_null(fgets(line, sizeof line, f));
+    fclose(f);
+    assert_null(strstr(line, "model_type"));
+    memset(&r, 0x55, sizeof r);
+    assert_int_equal(fg_audit_parse(line, strlen(line), &r, &err), 0);
+    assert_string_equal(r.model_type, "");
+    assert_string_equal(r.model, "Qwen/Qwen3-8B");
+    sample(&r);
+    r.model_type[0] = '\0';
+    assert_true(fg_audit_format(&r, line, sizeof line) > 0);
+    assert_null(strstr(line, "model_type"));
+    assert_non_null(strstr(line, "\"model\":\"meta-llama/Llama-3.1-8B\",\"revision\""));
 }
 
 static void parse_should_refuse_what_is_not_a_v1_line(void **state)
@@ -381,6 +411,9 @@ static void from_decision_should_record_a_real_resize_and_an_error(void **state)
     assert_int_equal(r.estimate_bytes, a.est.total_bytes);
     assert_int_equal(r.usable_bytes, a.usable);
     assert_string_equal(r.mode, "lora");
+    /* the architecture as the engine read it, for fitgate learn's groups */
+    assert_string_equal(r.model_type, "nemotron_h");
+    assert_string_equal(r.model_type, m->model_type);
     assert_string_equal(r.card, t4->name);
     assert_string_equal(r.partition, "gpu");
     assert_string_equal(r.message, d.lines[0]);
@@ -682,6 +715,7 @@ int main(void)
         cmocka_unit_test(format_should_escape_hostile_strings),
         cmocka_unit_test(format_should_fit_the_worst_record_in_line_max_and_refuse_small_buffers),
         cmocka_unit_test(format_should_reproduce_the_fixture_lines_byte_for_byte),
+        cmocka_unit_test(format_should_leave_out_an_unknown_model_type_as_older_lines_did),
         cmocka_unit_test(parse_should_refuse_what_is_not_a_v1_line),
         cmocka_unit_test(rec_init_should_give_a_unique_submit_id_per_decision),
         cmocka_unit_test(from_decision_should_record_a_real_resize_and_an_error),

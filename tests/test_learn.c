@@ -90,6 +90,7 @@ static void learn_should_give_each_job_its_scripted_ratio(void **state)
     assert_int_equal(num(c, "unmatched"), 1);    /* a submit id no decision has */
     assert_int_equal(num(c, "other_user"), 1);   /* another user's submit id */
     assert_int_equal(num(c, "not_in_sacct"), 1);
+    assert_int_equal(num(c, "family_unknown"), 0); /* every decision records model_type */
     assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(root, "jobs")), 20); /* 7010 once */
     for (size_t i = 0; i < sizeof script / sizeof script[0]; i++) {
         const cJSON *j = job(root, script[i].id);
@@ -133,7 +134,8 @@ static void learn_should_give_each_job_its_scripted_ratio(void **state)
     cJSON_ArrayForEach(g, cJSON_GetObjectItem(root, "by_framework_mode_family")) {
         const char *key = cJSON_GetObjectItem(g, "group")->valuestring;
         const cJSON *r = cJSON_GetObjectItem(g, "ratio");
-        if (!strcmp(key, "hf lora qwen")) {
+        assert_string_not_equal(key, "hf lora qwen"); /* never the name's letters */
+        if (!strcmp(key, "hf lora qwen3")) { /* Qwen3-8B and Qwen3-4B: one architecture */
             assert_int_equal(num(r, "jobs"), 8);
             assert_true(fabs(num(r, "median") - 1.085) < 1e-12);
             assert_true(fabs(num(r, "p10") - 1.05) < 1e-12);
@@ -209,6 +211,9 @@ static void learn_should_refuse_what_it_cannot_read(void **state)
     char *range[] = {"learn", F "audit.log", "--sacct", F "sacct.txt", "--far-below", "3"};
     assert_int_equal(learn(range, 6, &out), 2);
     free(out);
+    char *nan[] = {"learn", F "audit.log", "--far-below", "nan"}; /* in no range */
+    assert_int_equal(learn(nan, 4, &out), 2);
+    free(out);
 }
 
 /* Without Slurm's gres/gpumem: the node's GpuSampler= peak (gpu_peak_bytes on its last stepd
@@ -277,9 +282,78 @@ static void learn_should_take_the_nodes_own_sample_where_slurm_has_none(void **s
     free(out);
 }
 
+/* One job: its decision (model, model_type; "" as lines before fitgate recorded it) and
+ * the node's end line with its sampled peak, so no sacct is needed. */
+static void put_job(int fd, uint64_t job_id, const char *model, const char *model_type)
+{
+    char line[FG_AUDIT_LINE_MAX];
+    struct fg_audit_rec r;
+    fg_audit_rec_init(&r, FG_AUDIT_AT_SBATCH);
+    snprintf(r.user, sizeof r.user, "ana");
+    snprintf(r.framework, sizeof r.framework, "hf");
+    snprintf(r.mode, sizeof r.mode, "lora");
+    snprintf(r.model, sizeof r.model, "%s", model);
+    snprintf(r.model_type, sizeof r.model_type, "%s", model_type);
+    r.estimate_bytes = 10000ull << 20;
+    for (int k = 0; k < 2; k++) {
+        size_t n = fg_audit_format(&r, line, sizeof line);
+        assert_int_equal(write(fd, line, n), (ssize_t)n);
+        r.where = FG_AUDIT_AT_STEPD;
+        r.job_id = job_id;
+        r.model_type[0] = '\0'; /* the node's line records none */
+        r.gpu_peak_bytes = 11000ull << 20;
+    }
+}
+
+/* The family is the architecture the decision recorded; a line written before it was
+ * recorded takes the config's model_type where this machine holds the model, else the
+ * group "(unknown)": never the name's leading letters ("Qwen/Qwen3-4B" is not "qwen"). */
+static void learn_should_group_on_the_recorded_architecture_never_on_the_name(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/fitgate-test-learn-family-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    put_job(fd, 9101, "Qwen/Qwen3-8B", "qwen3");
+    put_job(fd, 9102, "tests/fixtures/models/Qwen--Qwen3-8B", ""); /* config here: qwen3 */
+    put_job(fd, 9103, "Qwen/Qwen3-4B", "");                        /* in no cache */
+    put_job(fd, 9104, "Qwen/Qwen3-4B", "");
+    close(fd);
+    char *argv[] = {"learn", path, "--json"}, *out;
+    assert_int_equal(learn(argv, 3, &out), 0);
+    cJSON *root = cJSON_Parse(out);
+    assert_non_null(root);
+    assert_int_equal(num(cJSON_GetObjectItem(root, "counts"), "joined"), 4);
+    assert_int_equal(num(cJSON_GetObjectItem(root, "counts"), "family_unknown"), 2);
+    assert_string_equal(cJSON_GetObjectItem(job(root, 9102), "family")->valuestring, "qwen3");
+    assert_string_equal(cJSON_GetObjectItem(job(root, 9103), "family")->valuestring,
+                        "(unknown)");
+    int seen = 0;
+    const cJSON *g;
+    cJSON_ArrayForEach(g, cJSON_GetObjectItem(root, "by_framework_mode_family")) {
+        const char *key = cJSON_GetObjectItem(g, "group")->valuestring;
+        double jobs = num(cJSON_GetObjectItem(g, "ratio"), "jobs");
+        if (!strcmp(key, "hf lora qwen3") && jobs == 2)
+            seen++;
+        else if (!strcmp(key, "hf lora (unknown)") && jobs == 2)
+            seen++;
+        else
+            fail_msg("group '%s' of %.0f jobs", key, jobs);
+    }
+    assert_int_equal(seen, 2);
+    cJSON_Delete(root);
+    free(out);
+    /* the text report says what the group is */
+    assert_int_equal(learn(argv, 2, &out), 0);
+    assert_non_null(strstr(out, "(unknown): 2 jobs whose audit line records no model_type"));
+    free(out);
+    unlink(path);
+}
+
 int main(void)
 {
-    /* no cache may hold these models: families come from their names (cmd_learn.c family_of) */
+    /* no cache may hold these models: a decision that records no model_type is of family
+     * "(unknown)" unless it names a model directory (cmd_learn.c family_of) */
     setenv("HF_HUB_CACHE", "/nonexistent/fitgate-test", 1);
     setenv("HF_HOME", "/nonexistent/fitgate-test", 1);
     unsetenv("FITGATE_MODEL_DIRS");
@@ -288,6 +362,7 @@ int main(void)
         cmocka_unit_test(learn_should_write_a_calibration_the_policy_reads),
         cmocka_unit_test(learn_should_refuse_what_it_cannot_read),
         cmocka_unit_test(learn_should_take_the_nodes_own_sample_where_slurm_has_none),
+        cmocka_unit_test(learn_should_group_on_the_recorded_architecture_never_on_the_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

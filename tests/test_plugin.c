@@ -686,6 +686,10 @@ static void stepd_should_log_the_job_id_under_the_submissions_id(void **state)
     assert_int_equal(n, 2);
     assert_int_equal(r[0].where, FG_AUDIT_AT_SBATCH);
     assert_int_equal(r[0].job_id, 0);
+    /* the decision names the architecture (fitgate learn groups on it); the node's line
+     * does not: learn takes it from the decision it joins */
+    assert_string_equal(r[0].model_type, "nemotron_h");
+    assert_string_equal(r[1].model_type, "");
     assert_int_equal(r[1].where, FG_AUDIT_AT_STEPD);
     assert_int_equal(r[1].job_id, 4242);
     assert_string_equal(r[1].submit_id, id);

@@ -63,6 +63,17 @@ expect 2 "unknown option '--frobnicate'" -- $FG plan $M/Qwen--Qwen3-0.6B --frobn
 expect 2 "--batch=1\\?\\[31m: expected a whole number" -- $FG plan $M/Qwen--Qwen3-0.6B --batch $'1\x1b[31m'
 expect 2 "unknown GPU 'x\\?\\[31my'" -- $FG plan $M/Qwen--Qwen3-0.6B --gpu $'x\x1b[31my'
 expect 2 'match no linear layer' -- $FG plan $M/Qwen--Qwen3-0.6B --mode lora --lora-targets nothing_here
+# learn's numbers go through the same parsers as plan's: NaN is in no range
+L=tests/fixtures/learn
+expect 2 "--far-below 'nan' is not a number in 0\.01\.\.1" -- $FG learn $L/audit.log --far-below nan
+expect 2 "--min-jobs '2\.5' is not a whole number in 1\.\.1000000" -- $FG learn $L/audit.log --min-jobs 2.5
+expect 2 "--headroom 'nan' is not a number in 1\.\.4" -- $FG plan $M/Qwen--Qwen3-0.6B --headroom nan
 
+# a calibration row skipped says why: no framework, no mode, or too few jobs
+sed -e 's/"framework":"hf"/"framework":""/' -e 's/"mode":"serve"/"mode":""/' $L/audit.log > "$tmp/nofw.log"
+CAL="$tmp/nofw.log --sacct $L/sacct.txt --write-calibration $tmp/cal.conf"
+expect 0 '^fitgate: - lora: the decisions name no framework \(--ft-framework\): no row$' -- $FG learn $CAL --min-jobs 1
+expect 0 '^fitgate: vllm -: the decisions record no mode \(jobs fitgate could not assess\): no row$' -- $FG learn $CAL --min-jobs 1
+expect 0 '^fitgate: torchtune qlora: 3 completed jobs, fewer than --min-jobs 5: no row$' -- $FG learn $CAL --min-jobs 5
 echo "cli.sh: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -8,9 +8,10 @@
 # while the job runs.  One job prints PyTorch's out-of-memory message and fails.
 #
 #   - every job gets a start line and an end line (gpu_peak_bytes) from the node, joined to
-#     its decision at sbatch by the submit id;
-#   - fitgate learn gives each job's ratio back as scripted (to the MiB's rounding), flags
-#     the admitted job that ran out, writes a calibration;
+#     its decision at sbatch (which records the model's model_type) by the submit id;
+#   - fitgate learn gives each job's ratio back as scripted (to the MiB's rounding), in the
+#     family of the recorded model_type, flags the admitted job that ran out, writes a
+#     calibration;
 #   - the plugin loads that calibration (Calibration=): a new job's message says
 #     "site calibration: x..." and so does its audit line;
 #   - untagged jobs: no sampler, no line.
@@ -88,10 +89,11 @@ TMO_ALL=240 wait_all || bad "jobs still queued after 240 s"
 starts=$(grep -c '"where":"stepd"' "$AUDIT" 2>/dev/null)
 ends=$(grep -c '"gpu_peak_bytes"' "$AUDIT" 2>/dev/null)
 subs=$(grep -c '"where":"sbatch"' "$AUDIT" 2>/dev/null)
-if [ "$subs" = 20 ] && [ "$starts" = 40 ] && [ "$ends" = 20 ]; then
-    ok "audit: 20 decisions, 20 start and 20 end lines from the node"
+typed=$(grep -c '"where":"sbatch",.*"model_type":"qwen3"' "$AUDIT" 2>/dev/null)
+if [ "$subs" = 20 ] && [ "$typed" = 20 ] && [ "$starts" = 40 ] && [ "$ends" = 20 ]; then
+    ok "audit: 20 decisions with their model_type, 20 start and 20 end lines from the node"
 else
-    bad "audit: $subs decisions, $starts stepd lines (40 expected), $ends with a peak"
+    bad "audit: $subs decisions ($typed with model_type qwen3), $starts stepd lines (40 expected), $ends with a peak"
     tail -n 30 "$SROOT/log/slurmd.log" | grep -i fitgate | head -10
 fi
 
@@ -120,6 +122,8 @@ for jid, (fw, mode, ratio, oom) in script.items():
         bad.append("job %d: ratio %.6f, scripted %.2f (%s)" % (jid, j["ratio"], ratio, j["peak_source"]))
     if (j["framework"], j["mode"]) != ({"lightning": "lit-gpt"}.get(fw, fw), mode):
         bad.append("job %d: %s %s" % (jid, j["framework"], j["mode"]))
+    if j["family"] != "qwen3":  # the architecture the decision recorded
+        bad.append("job %d: family %s" % (jid, j["family"]))
     if oom != (j["gpu_oom"] and j["admitted"]):
         bad.append("job %d: gpu_oom %s" % (jid, j["gpu_oom"]))
 print("learn: %d jobs, ratios %s" % (len(jobs), " ".join("%.3f" % jobs[k]["ratio"] for k in sorted(jobs))))

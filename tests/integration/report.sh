@@ -7,6 +7,7 @@
 #   - --json: the same totals, --by week, --since/--until, null GPU-hours when no shrunk
 #     request has a time limit;
 #   - bad lines (mixed.log): each skipped with a warning naming FILE:LINE, never fatal;
+#     past 20 (over all the trails given), one warning counting the rest;
 #     syslog-prefixed lines read; errors (missing file, bad option) exit 2;
 #   - --html in headless Chromium exactly as html.sh runs it (offline, no sandbox,
 #     throw-away profile, 120 s at most): every section, chart and table in the DOM, the
@@ -135,6 +136,16 @@ timeout 60 $FG report "$T/weird.log" > "$T/weird.txt" 2> "$T/weird.err" || die "
 grep -q 'weird.log:2: skipped: longer than 64 KiB' "$T/weird.err" || die "long line: $(cat "$T/weird.err")"
 grep -q 'weird.log:3: skipped: a NUL byte' "$T/weird.err" || die "NUL: $(cat "$T/weird.err")"
 has "$T/weird.txt" '^fitgate report: 2 decisions' "lines around the bad ones"
+
+# 30 bad lines over two trails: a warning each for the first 20, then one count of the rest
+{ head -1 $A/site.log; printf 'not an audit line\n%.0s' {1..15}; } > "$T/bad1.log"
+printf 'not an audit line\n%.0s' {1..15} > "$T/bad2.log"
+timeout 60 $FG report "$T/bad1.log" "$T/bad2.log" > "$T/bad.txt" 2> "$T/bad.err" || die "bad1+2"
+[ "$(grep -c ': skipped: not an audit line' "$T/bad.err")" = 20 ] &&
+    [ "$(tail -1 "$T/bad.err")" = "fitgate: warning: 10 more lines skipped" ] &&
+    [ "$(wc -l < "$T/bad.err")" = 21 ] || die "warnings over two trails: $(cat "$T/bad.err")"
+has "$T/bad.txt" '^fitgate report: 1 decision from 2 logs' "two trails counted"
+has "$T/bad.txt" '^30 lines skipped' "bad lines of both trails counted"
 
 expect_fail() { # PATTERN ARGS...: exit 2 and PATTERN on stderr
     local pat=$1; shift
