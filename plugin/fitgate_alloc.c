@@ -67,30 +67,17 @@ static const char *probe_get(const struct probe *p, const char *name, char *buf,
 static void read_request(const struct probe *p, bool probed, struct fg_request *q,
                          char *what_opt, size_t cap)
 {
-    char buf[512], type[32];
-    uint32_t count;
+    static const char *const opts[] = {"gres", "gpus-per-node", "gpus"}; /* first wins */
+    char buf[512];
     memset(q, 0, sizeof *q);
     q->nodes = 1;
     what_opt[0] = '\0';
     if (probed) {
         const char *v;
-        if ((v = probe_get(p, "gres", buf, sizeof buf)) &&
-            fg_gpu_spec_parse(v, true, type, sizeof type, &count)) {
-            q->via = FG_VIA_GRES;
-            snprintf(what_opt, cap, "gres");
-        } else if ((v = probe_get(p, "gpus-per-node", buf, sizeof buf)) &&
-                   fg_gpu_spec_parse(v, false, type, sizeof type, &count)) {
-            q->via = FG_VIA_GPUS_PER_NODE;
-            snprintf(what_opt, cap, "gpus-per-node");
-        } else if ((v = probe_get(p, "gpus", buf, sizeof buf)) &&
-                   fg_gpu_spec_parse(v, false, type, sizeof type, &count)) {
-            q->via = FG_VIA_GPUS;
-            snprintf(what_opt, cap, "gpus");
-        }
-        if (q->via != FG_VIA_NONE) {
-            snprintf(q->type, sizeof q->type, "%s", type);
-            q->count = count;
-        }
+        for (size_t i = 0; i < sizeof opts / sizeof opts[0] && q->via == FG_VIA_NONE; i++)
+            if (fg_request_from_option(q, opts[i], probe_get(p, opts[i], buf, sizeof buf), 1,
+                                       NULL))
+                snprintf(what_opt, cap, "%s", opts[i]);
         if ((v = probe_get(p, "nodes", buf, sizeof buf))) {
             uint32_t n;
             if (fg_gpu_count_parse(v, strcspn(v, "-"), &n))
