@@ -31,7 +31,8 @@
 #define FG_LAY_ZERO 0x10u /* ZeRO / FSDP sharding over the data-parallel ranks */
 
 struct fg_framework {
-    const char *name;          /* "hf" */
+    const char *name;          /* "transformers" */
+    const char *version;       /* the release its defaults are read from: "5.2" (never NULL) */
     const char *aliases;       /* comma list of other spellings */
     const char *label;         /* for people: "HF Trainer / accelerate / TRL + peft" */
     unsigned layouts;          /* FG_LAY_* */
@@ -61,19 +62,43 @@ struct fg_framework {
     float lora_dropout;        /* its default LoRA dropout */
     bool no_dropout;           /* its own modules: no attention or hidden dropout */
     double gpu_util;           /* serving: share of the card the engine takes (0: none) */
-    const char *source;        /* where the row's facts come from */
+    /* ---- training-stack defaults of today's releases (framework.c says where each is
+     * read; job.h says what the estimator does with the job field each one sets) ---- */
+    bool lora_fp32_base;       /* LoRA / QLoRA: the model loads in fp32 unless --precision says
+                                  (TRL create_model_from_path dtype="float32"), so the base and
+                                  what bitsandbytes leaves unquantized are 4 B under autocast */
+    bool qlora_adapters_bf16;  /* QLoRA: the trainable adapters are cast to bf16 (TRL) */
+    bool full_optimizer_set;   /* a full fine-tune runs full_optimizer, not optimizer */
+    enum fg_optimizer full_optimizer;
+    bool optimizer_in_bwd;     /* full fine-tune: each parameter steps in its grad hook */
+    bool bnb_keeps_input;      /* the bitsandbytes it pins keeps MatMul4Bit's input (< 0.43.2) */
+    bool qlora_embed_swap;     /* QLoRA swaps in a second, trainable embedding (lit-gpt) */
+    bool fsdp_mixed;           /* FSDP2 MixedPrecisionPolicy: fp32 shards, bf16 gathered blocks,
+                                  no autocast weight cache (torchtitan) */
+    const char *keeps;         /* for people: what the row keeps, one line (fitgate frameworks) */
+    const char *source;        /* where the row's facts come from: file:function, release */
 };
 
-/* The row for a name or alias (case-insensitive); NULL when unknown. */
+/* The row for a name or alias (case-insensitive), newest release; "NAME@VERSION" the row of
+ * that release (a version matches a row whose version it starts: "4.57" finds 4.57, "4"
+ * the newest 4.x).  NULL when unknown. */
 const struct fg_framework *fg_framework_find(const char *name);
 
-/* The row of the default framework (hf); never NULL. */
+/* Why fg_framework_find(name) failed, for the user: FG_E_INVAL naming the frameworks, or
+ * for NAME@VERSION the versions the table knows of NAME.  spelling: "--" or "--ft-". */
+int fg_framework_unknown(const char *name, const char *spelling, struct fg_err *err);
+
+/* Whether row i is the newest of its name (the rows a list of names shows). */
+bool fg_framework_is_newest(const struct fg_framework *f);
+
+/* The row of the default framework (transformers, newest; "hf" is its alias); never NULL. */
 const struct fg_framework *fg_framework_default(void);
 
 /* Row i of the table (NULL past the end), for listings. */
 const struct fg_framework *fg_framework_at(size_t i);
 
-/* "hf, lit-gpt, ..." into buf: every row's name. */
+/* "transformers|trl|..." into buf: every framework's name, once (older releases are
+ * NAME@VERSION of the same name). */
 void fg_framework_names(char *buf, size_t cap);
 
 /* "Megatron/NeMo" etc.: the frameworks whose layouts include every bit of need, by label,

@@ -22,8 +22,14 @@ enum fg_mode { FG_MODE_FULL, FG_MODE_LORA, FG_MODE_QLORA, FG_MODE_SERVE };
 enum fg_precision { FG_PREC_BF16_MIXED, FG_PREC_BF16, FG_PREC_FP16_MIXED, FG_PREC_FP32 };
 /* adamw: torch.optim.AdamW as it runs by default on CUDA (foreach: the step materialises
  * sqrt(v) for every parameter); adamw-fused: AdamW(fused=True), one kernel per tensor, no
- * such temporary (torch/optim/adamw.py _fused_adamw); adamw-8bit: bitsandbytes. */
-enum fg_optimizer { FG_OPT_ADAMW, FG_OPT_ADAMW_8BIT, FG_OPT_SGD, FG_OPT_ADAMW_FUSED };
+ * such temporary (torch/optim/adamw.py _fused_adamw); adamw-8bit: bitsandbytes; paged-adamw
+ * and paged-adamw-8bit: bitsandbytes optim PagedAdamW / PagedAdamW8bit (Optimizer2State with
+ * is_paged: fp32 or 8-bit blockwise m and v in CUDA unified memory, resident on the GPU
+ * unless the driver pages them out under pressure, so counted on the GPU). */
+enum fg_optimizer {
+    FG_OPT_ADAMW, FG_OPT_ADAMW_8BIT, FG_OPT_SGD, FG_OPT_ADAMW_FUSED, FG_OPT_PAGED_ADAMW,
+    FG_OPT_PAGED_ADAMW_8BIT
+};
 enum fg_quant { FG_QUANT_NONE, FG_QUANT_NF4, FG_QUANT_NF4_DQ, FG_QUANT_INT8 };
 enum fg_lora_targets { FG_LORA_ALL_LINEAR, FG_LORA_ATTN, FG_LORA_QV, FG_LORA_LIST };
 /* The attention implementation transformers runs (attn_implementation): sdpa, its default,
@@ -133,6 +139,25 @@ struct fg_job {
      * (fg_model.attn_dropout / hidden_dropout), the default, since transformers applies the
      * config's dropout in train mode. */
     float attn_dropout, hidden_dropout;
+    /* ---- Training-stack defaults of today's releases (framework.h / framework.c). ---- */
+    /* A full fine-tune steps each parameter in its post-accumulate-grad hook (torchtune
+     * optimizer_in_bwd: recipes/full_finetune_single_device.py _setup_optimizer), so no
+     * full gradient set exists: the gradients line is the largest parameter's, and there is
+     * no separate step phase.  Default false. */
+    bool optimizer_in_bwd;
+    /* QLoRA: the trainable adapters are cast to bf16 after get_peft_model (TRL
+     * sft_trainer.py SFTTrainer.__init__, "param.data.to(torch.bfloat16)"): 2 B weights,
+     * gradients and (torch AdamW, following the parameter) states.  Default false. */
+    bool adapters_bf16;
+    /* QLoRA under lit-gpt (finetune/lora.py main): the embedding is swapped for a
+     * bitsandbytes StableEmbedding after the optimizer is made; the old one stays referenced
+     * for the run and the new one, trainable but in no optimizer, keeps its gradient: two more
+     * vocab x hidden tensors in the parameter dtype.  Default false. */
+    bool embed_swap;
+    /* FSDP2 MixedPrecisionPolicy (torchtitan): fp32 sharded parameters are the master copy,
+     * each block is all-gathered in bf16 and freed after it runs; nothing is autocast, so no
+     * bf16 weight cache is kept for backward.  Default false. */
+    bool fsdp_mixed;
 };
 
 /* Defaults of the seeds: full AdamW bf16 autocast (fp32 parameters), LoRA

@@ -142,12 +142,14 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
     case FG_JOBOPT_GPUS: s->gpus = (uint32_t)u; break;
     case FG_JOBOPT_ATTENTION: rc = ext = fg_attention_parse(v, &j->attention, err); break;
     case FG_JOBOPT_FRAMEWORK:
-        if (!(s->fw = fg_framework_find(v))) {
-            char names[256];
-            fg_framework_names(names, sizeof names);
-            rc = fg_err_set(err, FG_E_INVAL, "%s%s: framework '%.40s' is not one of %s", sp,
-                            name, v ? v : "", names);
-        }
+        if (!(s->fw = fg_framework_find(v)))
+            rc = fg_framework_unknown(v, sp, err);
+        break;
+    case FG_JOBOPT_OPTIMIZER_IN_BWD: j->optimizer_in_bwd = u; break;
+    case FG_JOBOPT_NO_GRAD_CKPT:
+        /* the same switch as --grad-ckpt=no: it counts as GRAD_CKPT given */
+        j->grad_ckpt = !u;
+        s->given |= 1ull << FG_JOBOPT_GRAD_CKPT;
         break;
     case FG_JOBOPT_TP: s->tp = (uint32_t)u; break;
     case FG_JOBOPT_PP: s->pp = (uint32_t)u; break;
@@ -207,8 +209,8 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
     if (j->mode == FG_MODE_QLORA && !fw->qlora)
         return fg_err_set(err, FG_E_INVAL, "--framework %s has no 4-bit QLoRA path (it "
                           "quantizes no base with bitsandbytes or NF4): use --mode lora, or a "
-                          "framework on peft + bitsandbytes (hf, axolotl, llama-factory, unsloth, "
-                          "lit-gpt) or torchtune", fw->name);
+                          "framework on peft + bitsandbytes (transformers, trl, axolotl, "
+                          "llama-factory, unsloth, lit-gpt) or torchtune", fw->name);
     if (serve && !fw->serves)
         return fg_err_set(err, FG_E_INVAL, "--framework %s does not serve models; use "
                           "--framework vllm or sglang for --mode serve", fw->name);
@@ -239,11 +241,20 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
     bool lora = j->mode == FG_MODE_LORA || j->mode == FG_MODE_QLORA;
     if (!serve) {
         if (!fg_jobspec_given(s, FG_JOBOPT_PRECISION)) {
-            j->precision = j->mode == FG_MODE_FULL ? fw->full_precision : d.precision;
+            j->precision = j->mode == FG_MODE_FULL ? fw->full_precision
+                         : fw->lora_fp32_base   ? FG_PREC_BF16_MIXED /* fp32 base, autocast */
+                                                : d.precision;
             j->autocast = lora && fw->lora_autocast;
         }
         if (!fg_jobspec_given(s, FG_JOBOPT_OPTIMIZER))
-            j->optimizer = fw->optimizer;
+            j->optimizer = j->mode == FG_MODE_FULL && fw->full_optimizer_set ? fw->full_optimizer
+                                                                             : fw->optimizer;
+        if (!fg_jobspec_given(s, FG_JOBOPT_OPTIMIZER_IN_BWD))
+            j->optimizer_in_bwd = j->mode == FG_MODE_FULL && fw->optimizer_in_bwd;
+        j->fsdp_mixed = fw->fsdp_mixed;
+        j->bnb_keeps_input = j->mode == FG_MODE_QLORA && fw->bnb_keeps_input;
+        j->embed_swap = j->mode == FG_MODE_QLORA && fw->qlora_embed_swap;
+        j->adapters_bf16 = j->mode == FG_MODE_QLORA && fw->qlora_adapters_bf16;
         if (!fg_jobspec_given(s, FG_JOBOPT_CHUNKED_CE))
             j->chunked_ce = fw->chunked_ce;
         j->ce_kept = fw->ce_kept;
@@ -290,6 +301,8 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         j->master = FG_MASTER_OPTIMIZER;
         j->main_grad_bytes = fw->main_grad_bytes;
     }
+    if (j->optimizer_in_bwd && j->mode != FG_MODE_FULL)
+        j->optimizer_in_bwd = false; /* adapters' states are tiny: the switch is a full one */
     if (j->offload != FG_OFFLOAD_NONE && !(fw->layouts & FG_LAY_ZERO))
         return fg_err_set(err, FG_E_INVAL, "--framework %s has no CPU offload (it runs no "
                           "ZeRO / FSDP)", fw->name);

@@ -236,8 +236,12 @@ static void train_bytes(struct train *x)
     /* Adam m and v in the parameter dtype (torch.optim.AdamW); 8-bit Adam
      * 2 bytes [T101]; SGD with momentum one state. */
     x->adam = job->optimizer == FG_OPT_ADAMW || job->optimizer == FG_OPT_ADAMW_FUSED;
+    bool adam8 = job->optimizer == FG_OPT_ADAMW_8BIT || job->optimizer == FG_OPT_PAGED_ADAMW_8BIT;
+    /* bitsandbytes PagedAdamW: Optimizer2State(optim_bits=32) keeps fp32 m and v whatever the
+     * parameter's dtype (optim/optimizer.py init_state: dtype=torch.float32) */
     x->obytes = x->adam ? 2 * (full ? x->wbytes : 4)
-              : job->optimizer == FG_OPT_ADAMW_8BIT ? 2 : (full ? x->wbytes : 4);
+              : job->optimizer == FG_OPT_PAGED_ADAMW ? 8
+              : adam8 ? 2 : (full ? x->wbytes : 4);
     /* job->master (job.h): bf16 parameters, and the fp32 master copy (4 B) held with the
      * Adam states, sharded as they are (Megatron DistributedOptimizer; DeepSpeed
      * bf16_optimizer: the ZeRO paper's 2 + 2 + 12 bytes per parameter). */
@@ -245,7 +249,7 @@ static void train_bytes(struct train *x)
     x->state_bytes = x->obytes;
     if (x->master_opt) {
         x->gbytes = job->main_grad_bytes ? job->main_grad_bytes : 4;
-        x->state_bytes = x->adam ? 8 : job->optimizer == FG_OPT_ADAMW_8BIT ? 2 : 4;
+        x->state_bytes = x->adam || job->optimizer == FG_OPT_PAGED_ADAMW ? 8 : adam8 ? 2 : 4;
         x->obytes = 4 + x->state_bytes;
     }
     /* Under ZeRO-3 / FSDP the data-parallel group also spans the context-parallel ranks
@@ -305,8 +309,21 @@ static void train_states_full(struct train *x)
     uint64_t params = x->params, experts_here = x->experts_here;
     b->gradients = sharded_bytes(params, experts_here, x->gbytes, x->shard_g, job->ep);
     b->optimizer = sharded_bytes(params, experts_here, x->obytes, x->shard_o, job->ep);
-    add_line(e, "gradients", b->gradients, false, "parameter dtype",
-             "gradients: %u B x %llu params", x->gbytes, (unsigned long long)params);
+    if (job->optimizer_in_bwd) {
+        /* job.h optimizer_in_bwd: each gradient is stepped and freed in its hook, so one
+         * parameter's gradient is alive at a time: the largest (a linear, or the embedding) */
+        uint64_t big = x->largest_linear, emb = x->m->vocab * x->m->hidden / x->tp;
+        if (x->t.has_head || job->layer_last == 0 || job->stage_embed)
+            big = emb > big ? emb : big;
+        b->gradients = fg__mul_sat(big, x->gbytes);
+        add_line(e, "gradients", b->gradients, false,
+                 "torchtune optimizer_in_bwd (full_finetune_single_device.py)",
+                 "one parameter's gradient at a time: %u B x %llu (stepped in backward)",
+                 x->gbytes, (unsigned long long)big);
+    } else {
+        add_line(e, "gradients", b->gradients, false, "parameter dtype",
+                 "gradients: %u B x %llu params", x->gbytes, (unsigned long long)params);
+    }
     if (x->master_opt)
         add_line(e, "optimizer", b->optimizer, false,
                  "Megatron distrib_optimizer.py; ZeRO paper",
@@ -314,7 +331,10 @@ static void train_states_full(struct train *x)
                  fg_optimizer_name(job->optimizer), x->obytes, (unsigned long long)params,
                  x->shard_o > 1 ? ", sharded over DP" : "");
     else
-        add_line(e, "optimizer", b->optimizer, false, "torch AdamW; Transformer Math 101",
+        add_line(e, "optimizer", b->optimizer, false,
+                 job->optimizer >= FG_OPT_PAGED_ADAMW ? "bitsandbytes paged optimizer (unified "
+                                                        "memory, resident on the GPU)"
+                                                      : "torch AdamW; Transformer Math 101",
                  "%s state: %u B x %llu params", fg_optimizer_name(job->optimizer), x->obytes,
                  (unsigned long long)params);
     /* ZeRO-Offload / FSDP CPUOffload: the optimizer step runs on the CPU, so its states
@@ -346,15 +366,20 @@ static void train_states_adapters(struct train *x)
     const struct fg_job *job = x->job;
     struct fg_estimate *e = x->e;
     uint64_t adapters = x->adapters;
-    unsigned ab = job->lora_base_dtype ? x->pbytes : 4;
-    unsigned aob = !job->lora_base_dtype || job->optimizer == FG_OPT_ADAMW_8BIT ? x->obytes
-                 : x->adam ? 2 * ab : ab;
+    /* job.adapters_bf16 (TRL QLoRA): the adapters are cast to bf16, the states follow */
+    bool own = job->lora_base_dtype || job->adapters_bf16;
+    unsigned ab = job->adapters_bf16 ? 2 : job->lora_base_dtype ? x->pbytes : 4;
+    unsigned aob = !own || job->optimizer == FG_OPT_ADAMW_8BIT ||
+                           job->optimizer >= FG_OPT_PAGED_ADAMW
+                       ? x->obytes
+                   : x->adam ? 2 * ab : ab;
     e->b.adapters = fg__add_sat(
         fg__add_sat(sharded_bytes(adapters, 0, ab, x->shard_w, job->ep),
                     sharded_bytes(adapters, 0, ab, x->shard_g, job->ep)),
         sharded_bytes(adapters, 0, aob, x->shard_o, job->ep));
     add_line(e, "adapters", e->b.adapters, false,
-             job->lora_base_dtype ? "lit-gpt / torchtune LoRA" : "peft autocast_adapter_dtype",
+             job->adapters_bf16     ? "TRL sft_trainer.py: QLoRA adapters cast to bf16"
+             : job->lora_base_dtype ? "lit-gpt / torchtune LoRA" : "peft autocast_adapter_dtype",
              "LoRA r=%u: %llu adapter params x %u B (%s weight, grad, %s)%s",
              job->lora_rank, (unsigned long long)adapters, 2 * ab + aob,
              ab == 4 ? "fp32" : "bf16", fg_optimizer_name(job->optimizer),
@@ -369,7 +394,7 @@ static void train_overheads(struct train *x)
     struct fg_estimate *e = x->e;
     uint64_t overhead = 0, linear = x->linear, experts_here = x->experts_here;
     uint64_t largest_linear = x->largest_linear, layers_here = x->layers_here;
-    if (x->full && !x->master_opt &&
+    if (x->full && !x->master_opt && !job->fsdp_mixed &&
         (job->precision == FG_PREC_BF16_MIXED || job->precision == FG_PREC_FP16_MIXED)) {
         uint64_t copies = sharded_bytes(linear, experts_here < linear ? experts_here : linear, 2,
                                         x->shard_w, job->ep);
@@ -389,6 +414,17 @@ static void train_overheads(struct train *x)
         add_line(e, "overhead", deq, false, "bitsandbytes MatMul4Bit dequantize_4bit",
                  ce > 2 ? "dequantized bf16 + fp32 copies of the largest linear, fwd and bwd"
                         : "dequantized bf16 copy of the largest linear, forward and backward");
+    }
+    if (job->mode == FG_MODE_QLORA && job->embed_swap &&
+        (job->layer_last == 0 || job->stage_embed)) {
+        /* job.h embed_swap: lit-gpt finetune/lora.py main keeps the replaced embedding
+         * (old_embedding) and the StableEmbedding's never-freed gradient, each vocab x hidden
+         * in the parameter dtype */
+        uint64_t swap = fg__mul_sat(fg__mul_sat(x->m->vocab, x->m->hidden), 2ull * x->pbytes);
+        overhead = fg__add_sat(overhead, swap);
+        add_line(e, "overhead", swap, false, "litgpt finetune/lora.py StableEmbedding swap",
+                 "replaced embedding kept + the new one's gradient: 2 x %llu x %llu",
+                 (unsigned long long)x->m->vocab, (unsigned long long)x->m->hidden);
     }
     if (job->mode == FG_MODE_LORA && x->t.sum[S_MERGED]) {
         /* peft's ParamWrapper (tuners/lora/layer.py; what target_modules become on
@@ -565,6 +601,11 @@ static int train_totals(struct train *x, struct fg_err *err)
         e->static_bytes = fg__add_sat(fg__add_sat(b->weights, b->optimizer), x->overhead);
         e->step_bytes = fg__add_sat(fg__add_sat(fg__add_sat(b->weights, b->gradients), b->optimizer), temp);
         e->step_bytes = fg__add_sat(e->step_bytes, x->copy_w);
+        if (job->optimizer_in_bwd) {
+            /* the steps run inside backward, beside the activations: no phase of its own */
+            e->static_bytes = fg__add_sat(fg__add_sat(e->static_bytes, b->gradients), temp);
+            e->step_bytes = 0;
+        }
         add_line(e, "overhead", temp, false, "torch foreach AdamW step",
                  "optimizer step temporaries (sqrt of v), step phase only");
         b->overhead = fg__add_sat(b->overhead, temp);

@@ -323,7 +323,7 @@ void fg__act_of(const struct fg_model *m, const struct fg_job *job, struct act *
     bool autocast = job->precision == FG_PREC_BF16_MIXED ||
                     job->precision == FG_PREC_FP16_MIXED || job->autocast;
     unsigned copy = autocast ? (job->autocast && job->lora_base_dtype ? 0 : 2)
-                             : job->lora_base_dtype || a->c == 4 ? 0 : 4;
+                             : job->lora_base_dtype || job->adapters_bf16 || a->c == 4 ? 0 : 4;
     bool drop = job->lora_dropout > 0;
     if (a->frozen) {
         a->lora_own = drop ? 1 + (copy ? copy : a->c) : copy;
