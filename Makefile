@@ -139,6 +139,7 @@ CLI_SRCS := \
 	cli/main.c \
 	cli/cmd_plan.c \
 	cli/commands.c \
+	cli/cmd_frameworks.c \
 	cli/model_arg.c \
 	cli/cmd_gpus.c \
 	cli/cmd_verify.c \

@@ -58,9 +58,10 @@ local OPTIONS = {
    "model", "mode", "seq_len", "batch", "lora_rank", "lora_targets", "precision",
    "optimizer", "quant", "zero", "grad_ckpt", "gpu", "gpus", "attention", "framework",
    "tp", "pp", "ep", "cp", "dp", "offload", "unsharded_copy", "chunked_ce", "override",
-   "gpu_util",
+   "gpu_util", "optimizer_in_bwd", "no_grad_ckpt",
 }
-local FLAGS = { grad_ckpt = true, unsharded_copy = true, chunked_ce = true }
+local FLAGS = { grad_ckpt = true, unsharded_copy = true, chunked_ce = true,
+                optimizer_in_bwd = true, no_grad_ckpt = true }
 local KNOWN = {}
 for _, o in ipairs(OPTIONS) do KNOWN["ft_" .. o] = true end
 

@@ -222,11 +222,16 @@ static bool row_named(const struct fg_framework *f, const char *name, size_t n)
     return in_aliases(f->aliases, one);
 }
 
-/* "4.57" names release "4.57" and "4.57.1"; "4" names "4.57": a whole dotted prefix. */
+/* A release names a row when one is a whole dotted prefix of the other: "4" and "4.57.1"
+ * both name row 4.57, "5.2" names row 5. */
 static bool version_matches(const char *have, const char *want)
 {
-    size_t n = strlen(want);
-    return n && !strncasecmp(have, want, n) && (have[n] == '\0' || have[n] == '.');
+    size_t n = strlen(want), h = strlen(have);
+    if (!n)
+        return false;
+    if (n <= h)
+        return !strncasecmp(have, want, n) && (have[n] == '\0' || have[n] == '.');
+    return !strncasecmp(have, want, h) && want[h] == '.';
 }
 
 const struct fg_framework *fg_framework_find(const char *name)
