@@ -169,6 +169,9 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
         }
         bool has_arg = cli >= 0 ? cli_opts[cli].has_arg : fg_jobopt_at((unsigned)job)->arg != NULL;
         const char *v = eq ? eq + 1 : NULL;
+        if (!has_arg && !v && job == FG_JOBOPT_GRAD_CKPT && i + 1 < argc &&
+            (!strcmp(argv[i + 1], "selective") || !strcmp(argv[i + 1], "full")))
+            v = argv[++i]; /* --grad-ckpt selective: the one flag with a kind */
         if (has_arg && !v) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "fitgate: %s needs a value\n", shown(a, b, sizeof b));

@@ -148,7 +148,8 @@ static const struct fg_framework table[] = {
     {.name = "torchtitan", .version = "0.2.2", .aliases = "titan", .label = "torchtitan",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
      .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS,
-     .optimizer = FG_OPT_ADAMW_FUSED, .fsdp_mixed = true, .grad_ckpt = true, .dp_zero = 3,
+     .optimizer = FG_OPT_ADAMW_FUSED, .fsdp_mixed = true, .grad_ckpt = true,
+     .ac_selective = true, .dp_zero = 3,
      .no_dropout = true,
      .keeps = "FSDP2: fp32 sharded params/grads/AdamW, bf16 gathered blocks, no autocast "
               "cache; activation checkpointing on",

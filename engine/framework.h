@@ -75,6 +75,7 @@ struct fg_framework {
     bool qlora_embed_swap;     /* QLoRA swaps in a second, trainable embedding (lit-gpt) */
     bool fsdp_mixed;           /* FSDP2 MixedPrecisionPolicy: fp32 shards, bf16 gathered blocks,
                                   no autocast weight cache (torchtitan) */
+    bool ac_selective;         /* its checkpointing is per-op selective (torchtitan) */
     const char *keeps;         /* for people: what the row keeps, one line (fitgate frameworks) */
     const char *source;        /* where the row's facts come from: file:function, release */
 };

@@ -158,6 +158,11 @@ struct fg_job {
      * each block is all-gathered in bf16 and freed after it runs; nothing is autocast, so no
      * bf16 weight cache is kept for backward.  Default false. */
     bool fsdp_mixed;
+    /* Per-op selective activation checkpointing (torchtitan's default mode, --grad-ckpt=
+     * selective): with grad_ckpt, each block keeps its input, every other linear's output
+     * and the attention output instead of its input alone (memory_node.c S_SAC).  Default
+     * false (full recompute). */
+    bool ac_selective;
 };
 
 /* Defaults of the seeds: full AdamW bf16 autocast (fp32 parameters), LoRA

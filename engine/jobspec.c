@@ -119,7 +119,11 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
                               "%llu..%llu", sp, name, v ? v : "", (unsigned long long)bounds[i].min,
                               (unsigned long long)bounds[i].max);
     }
-    if (!rows[id].arg) {
+    bool selective = id == FG_JOBOPT_GRAD_CKPT && v && !strcasecmp(v, "selective");
+    bool full = id == FG_JOBOPT_GRAD_CKPT && v && !strcasecmp(v, "full");
+    if (full)
+        v = "yes";
+    if (!rows[id].arg && !selective) {
         bool on;
         if (parse_flag(v, &on))
             return fg_err_set(err, FG_E_INVAL, "%s%s is a flag: it takes no value, or yes/no",
@@ -137,7 +141,12 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
     case FG_JOBOPT_OPTIMIZER: rc = ext = fg_optimizer_parse(v, &j->optimizer, err); break;
     case FG_JOBOPT_QUANT: rc = ext = fg_quant_parse(v, &j->quant, err); break;
     case FG_JOBOPT_ZERO: j->zero = (uint32_t)u; break;
-    case FG_JOBOPT_GRAD_CKPT: j->grad_ckpt = u; break;
+    case FG_JOBOPT_GRAD_CKPT:
+        /* a flag, or which recompute: full (every block's input) or selective (per op) */
+        j->grad_ckpt = u || selective;
+        s->ac_selective_given = selective || full;
+        s->ac_selective = selective;
+        break;
     case FG_JOBOPT_GPU: rc = copy_text(s->gpu, sizeof s->gpu, v, sp, name, err); break;
     case FG_JOBOPT_GPUS: s->gpus = (uint32_t)u; break;
     case FG_JOBOPT_ATTENTION: rc = ext = fg_attention_parse(v, &j->attention, err); break;
@@ -261,6 +270,9 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         j->kv_expanded = fw->kv_expanded;
         if (!fg_jobspec_given(s, FG_JOBOPT_GRAD_CKPT))
             j->grad_ckpt = fw->grad_ckpt;
+        /* --grad-ckpt=selective|full says which; a bare flag keeps the framework's kind */
+        j->ac_selective = j->grad_ckpt && (s->ac_selective || (!s->ac_selective_given &&
+                                                               fw->ac_selective));
         if (!fg_jobspec_given(s, FG_JOBOPT_UNSHARDED_COPY))
             j->unsharded_copy = fw->unsharded_copy;
     } else {

@@ -486,7 +486,16 @@ static void train_activations(struct train *x)
      * (Megatron-Core context parallel, transformer/attention.py with ring attention). */
     uint64_t sq = job->cp > 1 ? (seq + job->cp - 1) / job->cp : seq;
     uint64_t act_tok;
-    if (job->grad_ckpt) {
+    if (job->grad_ckpt && job->ac_selective) {
+        /* job.h ac_selective: each block's input, the outputs the op-SAC policy saves
+         * (memory_node.c S_SAC), and one block's recompute working set in its backward */
+        act_tok = layers_here * x->kept.r * m->hidden + x->t.sum[S_SAC] + act_block_max +
+                  act_other;
+        add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
+                 "torchtitan activation_checkpoint.py op SAC",
+                 "selective: %llu block inputs + every other linear's and SDPA's outputs, "
+                 "%llu tokens", (unsigned long long)layers_here, (unsigned long long)sq);
+    } else if (job->grad_ckpt) {
         /* Recompute per block [KOR full recompute]: keep each block's input
          * (r h) and one block's working set during its backward. */
         act_tok = layers_here * x->kept.r * m->hidden + act_block_max + act_other;

@@ -301,8 +301,9 @@ void fg__act_of(const struct fg_model *m, const struct fg_job *job, struct act *
     memset(a, 0, sizeof *a);
     a->c = job->precision == FG_PREC_FP32 || kbit ? 4 : 2;
     /* "mixed" means fp32 parameters under autocast (PyTorch AMP; Lightning's bf16-mixed),
-     * so the residual stream is fp32; "bf16" loads the parameters in bf16 */
-    a->r = job->precision == FG_PREC_BF16 && !kbit ? 2 : 4;
+     * so the residual stream is fp32; "bf16" loads the parameters in bf16; FSDP2's mixed
+     * precision computes with the bf16 gathered parameters: a bf16 stream (job.h) */
+    a->r = (job->precision == FG_PREC_BF16 || job->fsdp_mixed) && !kbit ? 2 : 4;
     /* MatMul4Bit's kept input (bnb < 0.43.2) is a tensor of its own only where Linear4bit
      * cast it: bnb_compute fp32 over 2-byte activations */
     unsigned ce = job->bnb_compute == FG_BNB_FP32 ? 4 : a->c;
@@ -466,6 +467,32 @@ static uint64_t node_hidden_drop_per_token(const struct fg_node *n)
     }
 }
 
+/*
+ * What torchtitan's per-op selective activation checkpointing keeps of a node per token
+ * (torchtitan distributed/activation_checkpoint.py, the op-SAC policy): the outputs of the
+ * save list, which holds aten.linear / mm and the SDPA kernels, "except every second
+ * mm/linear" (a count per checkpointed block, kept when odd).  The node's linears in call
+ * order: every other output, the first kept (a routed expert's for each of the top-k
+ * slots); an attention node's SDPA output and its fp32 log-sum-exp.  The count restarts
+ * per node: a Llama block's attention runs four linears, so its MLP starts on an odd count
+ * as it would.  Computed whatever the job, so the planner's part sets need no key for it.
+ */
+static uint64_t node_sac_per_token(const struct fg_node *n, unsigned c, uint32_t tp)
+{
+    uint64_t kept = 0;
+    for (unsigned k = 0; k < n->nlin; k += 2) {
+        const struct fg_linear *l = &n->lin[k];
+        uint64_t slots = l->count > 1 ? (n->top_k ? n->top_k : 1) : 1;
+        kept += (uint64_t)l->out * slots * c;
+    }
+    if (n->kind == FG_NODE_ATTN || n->kind == FG_NODE_MLA) {
+        uint64_t out = n->kind == FG_NODE_MLA ? (uint64_t)n->heads * n->v_head_dim
+                                              : (uint64_t)n->heads * n->head_dim;
+        kept += out * c + 4ull * n->heads;
+    }
+    return kept / tp;
+}
+
 void fg__add_node(const struct fg_node *n, const struct fg_job *job, const struct act *a,
                      struct part *p)
 {
@@ -501,6 +528,8 @@ void fg__add_node(const struct fg_node *n, const struct fg_job *job, const struc
             p->sum[S_ACT] -= (a->c * out) / tp + 4ull * n->heads / tp;
         }
         p->sum[S_QIN] += node_qin_per_token(n, a->qin_bytes, tp);
+        if (n->layer >= 0 && n->kind != FG_NODE_EMBED && n->kind != FG_NODE_HEAD)
+            p->sum[S_SAC] += node_sac_per_token(n, a->c, tp);
         if (a->lora_own)
             p->sum[S_LDROP] += node_lora_own_per_token(n, job, a->lora_own, tp);
         if (a->hidden_drop)

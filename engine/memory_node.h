@@ -40,6 +40,7 @@ enum {
     S_QIN,    /* bytes kept per token: 4-bit linears' input copies (bnb_keeps_input) */
     S_LDROP,  /* bytes kept per token: LoRA adapters' own input copies (casts, dropout) */
     S_HDROP,  /* bytes kept per token: hidden-state dropout masks */
+    S_SAC,    /* bytes per-op selective checkpointing keeps per token (torchtitan op SAC) */
     S_ACT,    /* bytes kept per token; a stage's: its blocks' (the sides' go to act_other) */
     SUMS
 };

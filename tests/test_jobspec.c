@@ -736,6 +736,38 @@ static void finish_should_count_what_lit_gpt_qlora_keeps(void **state)
     fg_model_free(m);
 }
 
+/* torchtitan: FSDP2 mixed precision (fp32 shards, no autocast copies) and per-op selective
+ * checkpointing by default; --grad-ckpt=full and --no-grad-ckpt say otherwise. */
+static void finish_should_run_torchtitan_selective_over_fp32_shards(void **state)
+{
+    (void)state;
+    struct fg_jobspec sel, full, none, asked;
+    spec_of(&sel, (const char *const[]){"framework=torchtitan", "seq-len=8192", NULL});
+    spec_of(&full, (const char *const[]){"framework=torchtitan", "grad-ckpt=full",
+                                         "seq-len=8192", NULL});
+    spec_of(&none, (const char *const[]){"framework=torchtitan", "no-grad-ckpt",
+                                         "seq-len=8192", NULL});
+    spec_of(&asked, (const char *const[]){"framework=transformers", "grad-ckpt=selective",
+                                          "seq-len=8192", NULL});
+    assert_true(sel.job.grad_ckpt && sel.job.ac_selective);
+    assert_true(full.job.grad_ckpt && !full.job.ac_selective);
+    assert_false(none.job.grad_ckpt || none.job.ac_selective);
+    assert_true(asked.job.grad_ckpt && asked.job.ac_selective);
+    struct fg_model *m = load(M "meta-llama--Llama-3.1-8B");
+    struct fg_estimate a, b, c;
+    struct fg_err err = {0};
+    const uint64_t p = m->params_total;
+    assert_int_equal(fg_memory_estimate(m, &sel.job, &a, &err), 0);
+    assert_int_equal(fg_memory_estimate(m, &full.job, &b, &err), 0);
+    assert_int_equal(fg_memory_estimate(m, &none.job, &c, &err), 0);
+    assert_int_equal(a.b.weights, 4 * p); /* fp32 master shards (one rank here) */
+    assert_int_equal(a.b.overhead - (a.b.activations + a.b.logits) / 20, 0); /* no autocast */
+    print_message("torchtitan 8192: activations %.1f GB selective, %.1f full, %.1f none\n",
+                  a.b.activations / 1e9, b.b.activations / 1e9, c.b.activations / 1e9);
+    assert_true(b.b.activations < a.b.activations && a.b.activations < c.b.activations / 2);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -753,6 +785,7 @@ int main(void)
         cmocka_unit_test(finish_should_keep_a_trl_qlora_rest_in_bf16),
         cmocka_unit_test(finish_should_step_a_torchtune_full_in_backward),
         cmocka_unit_test(finish_should_count_what_lit_gpt_qlora_keeps),
+        cmocka_unit_test(finish_should_run_torchtitan_selective_over_fp32_shards),
         cmocka_unit_test(gate_should_judge_a_declared_pipeline_by_its_largest_stage),
         cmocka_unit_test(gate_should_serve_inside_the_engines_share_and_count_sequences),
         cmocka_unit_test(gate_should_let_an_override_through_only_where_allowed),
