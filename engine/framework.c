@@ -23,8 +23,9 @@
  *             tuners/lora/model.py (adapters upcast to fp32: autocast_adapter_dtype) and
  *             utils/other.py prepare_model_for_kbit_training for QLoRA (the Trainer recipes).
  *  transformers 4.57: from_pretrained loaded fp32 unless torch_dtype was given (the
- *             fp32 + autocast full fine-tune: 4 + 4 + 8 B/param and bf16 weight copies); same
- *             default_optim rule.
+ *             fp32 + autocast full fine-tune: 4 + 4 + 8 B/param and bf16 weight copies);
+ *             default_optim "adamw_torch" (foreach) below torch 2.8, as this row counts it
+ *             (--optimizer adamw-fused for 4.57 on torch >= 2.8).  The default row.
  *  trl 1.9    trainer/utils.py create_model_from_path (dtype defaults to "float32", also in
  *             model_config.py ModelConfig.dtype), trainer/sft_config.py SFTConfig
  *             (gradient_checkpointing=True, bf16=True), trainer/sft_trainer.py
@@ -103,10 +104,11 @@ static const struct fg_framework table[] = {
                "default_optim; peft utils/other.py prepare_model_for_kbit_training"},
     {.name = "transformers", .version = "4.57", .aliases = "hf,trainer,peft",
      .label = "HF Trainer + peft", TRAIN_HF, HF_BASE, .kbit_prepared = true,
-     .full_precision = FG_PREC_BF16_MIXED, .optimizer = FG_OPT_ADAMW_FUSED,
-     .keeps = "fp32 load + bf16 autocast (4+4+8 B/param and bf16 copies), adamw_torch_fused",
+     .full_precision = FG_PREC_BF16_MIXED, .optimizer = FG_OPT_ADAMW,
+     .keeps = "fp32 load + bf16 autocast (4+4+8 B/param and bf16 copies), adamw_torch on torch "
+              "< 2.8 (foreach temporary); the default when a job names no framework",
      .source = "transformers 4.57 modeling_utils.py from_pretrained (fp32 unless torch_dtype); "
-               "training_args.py default_optim"},
+               "training_args.py default_optim (adamw_torch below torch 2.8)"},
     {.name = "trl", .version = "1.9", .aliases = "", .label = "TRL SFTTrainer + peft", TRAIN_HF,
      .lora_fp32_base = true, .qlora_adapters_bf16 = true,
      .full_precision = FG_PREC_BF16_MIXED, .optimizer = FG_OPT_ADAMW_FUSED, .grad_ckpt = true,
@@ -273,9 +275,13 @@ int fg_framework_unknown(const char *name, const char *spelling, struct fg_err *
                       name ? name : "", list);
 }
 
+/* A job that names no framework is judged as transformers 4.57 on torch < 2.8 ran it (fp32
+ * load, autocast, foreach AdamW): it counts at least what a transformers 5 job holds, so a
+ * site that does not say is never under-estimated, and the figures of jobs from before the
+ * rows were split stay as they were.  --framework transformers (or hf) is the newest. */
 const struct fg_framework *fg_framework_default(void)
 {
-    return &table[0];
+    return &table[1];
 }
 
 const struct fg_framework *fg_framework_at(size_t i)

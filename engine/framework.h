@@ -92,7 +92,8 @@ int fg_framework_unknown(const char *name, const char *spelling, struct fg_err *
 /* Whether row i is the newest of its name (the rows a list of names shows). */
 bool fg_framework_is_newest(const struct fg_framework *f);
 
-/* The row of the default framework (transformers, newest; "hf" is its alias); never NULL. */
+/* The row a job that names no framework runs: transformers@4.57 (framework.c says why);
+ * never NULL. */
 const struct fg_framework *fg_framework_default(void);
 
 /* Row i of the table (NULL past the end), for listings. */

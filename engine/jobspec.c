@@ -254,6 +254,9 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
                          : fw->lora_fp32_base   ? FG_PREC_BF16_MIXED /* fp32 base, autocast */
                                                 : d.precision;
             j->autocast = lora && fw->lora_autocast;
+            if (lora && fw->lora_fp32_base)
+                note(s, "%s loads the model in fp32 unless told (model_init_kwargs dtype); "
+                        "--precision bf16 when it loads bf16", fw->name);
         }
         if (!fg_jobspec_given(s, FG_JOBOPT_OPTIMIZER))
             j->optimizer = j->mode == FG_MODE_FULL && fw->full_optimizer_set ? fw->full_optimizer
@@ -268,8 +271,12 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
             j->chunked_ce = fw->chunked_ce;
         j->ce_kept = fw->ce_kept;
         j->kv_expanded = fw->kv_expanded;
-        if (!fg_jobspec_given(s, FG_JOBOPT_GRAD_CKPT))
+        if (!fg_jobspec_given(s, FG_JOBOPT_GRAD_CKPT)) {
             j->grad_ckpt = fw->grad_ckpt;
+            if (fw->grad_ckpt)
+                note(s, "%s turns gradient checkpointing on by default; --no-grad-ckpt says "
+                        "it is off", fw->name);
+        }
         /* --grad-ckpt=selective|full says which; a bare flag keeps the framework's kind */
         j->ac_selective = j->grad_ckpt && (s->ac_selective || (!s->ac_selective_given &&
                                                                fw->ac_selective));

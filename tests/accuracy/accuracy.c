@@ -115,7 +115,9 @@ static const struct acc_stack {
      * on each bf16 chunk of logits, kept in a list through backward. */
     {"litgpt-8641822", false, true, FG_BNB_INPUT, 0.05f, true, true, 0, 0, false, true,
      FG_CE_COMPUTE, true},
-    {"litgpt", false, false, FG_BNB_INPUT, 0.05f, true, true, 0, 0, false, true, FG_CE_COMPUTE,
+    /* later lit-gpt (litgpt finetune/lora.py) warns unless bitsandbytes is 0.42.0, whose
+     * MatMul4Bit still keeps its input: the same as the framework row (no QLoRA row here) */
+    {"litgpt", false, true, FG_BNB_INPUT, 0.05f, true, true, 0, 0, false, true, FG_CE_COMPUTE,
      true},
     /* LLaMA-Factory (early 2024): transformers + peft, BitsAndBytesConfig with
      * bnb_4bit_compute_dtype = the training dtype (model/utils/quantization.py

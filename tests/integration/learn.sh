@@ -120,7 +120,7 @@ for jid, (fw, mode, ratio, oom) in script.items():
     tol = 0.5 * 2**20 / (j["estimate_bytes"] + 2**29) + 1e-12
     if abs(j["ratio"] - ratio) > tol or j["peak_source"] != "nvml":
         bad.append("job %d: ratio %.6f, scripted %.2f (%s)" % (jid, j["ratio"], ratio, j["peak_source"]))
-    if (j["framework"], j["mode"]) != ({"lightning": "lit-gpt"}.get(fw, fw), mode):
+    if (j["framework"], j["mode"]) != ({"lightning": "lit-gpt", "hf": "transformers"}.get(fw, fw), mode):
         bad.append("job %d: %s %s" % (jid, j["framework"], j["mode"]))
     if j["family"] != "qwen3":  # the architecture the decision recorded
         bad.append("job %d: family %s" % (jid, j["family"]))
@@ -143,7 +143,7 @@ CAL=$SROOT/calibration.conf
 build/fitgate learn "$AUDIT" --logs "$SROOT/jobs" --min-jobs 5 --write-calibration "$CAL" \
     > /dev/null 2> "$SROOT/learn.err" || bad "learn --write-calibration: $(cat "$SROOT/learn.err")"
 chmod 644 "$CAL" 2>/dev/null
-if grep -q '^Framework=hf Mode=lora Factor=1\.' "$CAL" && grep -q '^Framework=lit-gpt Mode=lora' "$CAL"
+if grep -q '^Framework=transformers Mode=lora Factor=1\.' "$CAL" && grep -q '^Framework=lit-gpt Mode=lora' "$CAL"
 then ok "calibration written: $(grep -c '^Framework=' "$CAL") rows"
 else bad "calibration: $(cat "$CAL" 2>/dev/null)"; fi
 policy "LogFile=$SROOT/audit/%u.log" "Calibration=$CAL"
