@@ -151,7 +151,7 @@ static const struct fg_framework table[] = {
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
      .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS,
      .optimizer = FG_OPT_ADAMW_FUSED, .fsdp_mixed = true, .grad_ckpt = true,
-     .ac_selective = true, .dp_zero = 3,
+     .ac_selective = true, .float8 = true, .dp_zero = 3,
      .no_dropout = true,
      .keeps = "FSDP2: fp32 sharded params/grads/AdamW, bf16 gathered blocks, no autocast "
               "cache; activation checkpointing on",
@@ -163,7 +163,7 @@ static const struct fg_framework table[] = {
      .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW, .chunked_ce = true,
      .ce_kept = FG_CE_COMPUTE, .kv_expanded = true, .unsharded_copy = true, .dp_zero = 3,
      .lora_base_dtype = true, .lora_fused_qkv = true, .lora_dropout = 0.05f, .no_dropout = true,
-     .bnb_keeps_input = true, .qlora_embed_swap = true,
+     .bnb_keeps_input = true, .qlora_embed_swap = true, .qlora_head_4bit = true,
      .keeps = "bf16-mixed: fp32 params; chunked CE; FSDP LoRA whole copy; QLoRA: bnb 0.42 kept "
               "inputs, a second trainable embedding",
      .source = "litgpt 0.5.13 finetune/lora.py main, utils.py chunked_cross_entropy; Lightning "

@@ -76,6 +76,8 @@ struct fg_framework {
     bool fsdp_mixed;           /* FSDP2 MixedPrecisionPolicy: fp32 shards, bf16 gathered blocks,
                                   no autocast weight cache (torchtitan) */
     bool ac_selective;         /* its checkpointing is per-op selective (torchtitan) */
+    bool float8;               /* runs --precision float8 (torchao Float8Linear) */
+    bool qlora_head_4bit;      /* QLoRA quantizes the head too (lit-gpt) */
     const char *keeps;         /* for people: what the row keeps, one line (fitgate frameworks) */
     const char *source;        /* where the row's facts come from: file:function, release */
 };

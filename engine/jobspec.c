@@ -137,7 +137,14 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
     case FG_JOBOPT_BATCH: j->batch = u; break;
     case FG_JOBOPT_LORA_RANK: j->lora_rank = (uint32_t)u; break;
     case FG_JOBOPT_LORA_TARGETS: rc = ext = fg_lora_targets_parse(v, j, err); break;
-    case FG_JOBOPT_PRECISION: rc = ext = fg_precision_parse(v, &j->precision, err); break;
+    case FG_JOBOPT_PRECISION:
+        /* float8: torchao's Float8Linear over the FSDP2 mixed precision it runs under */
+        j->float8 = v && !strcmp(v, "float8");
+        if (j->float8)
+            j->precision = FG_PREC_BF16_MIXED;
+        else
+            rc = ext = fg_precision_parse(v, &j->precision, err);
+        break;
     case FG_JOBOPT_OPTIMIZER: rc = ext = fg_optimizer_parse(v, &j->optimizer, err); break;
     case FG_JOBOPT_QUANT: rc = ext = fg_quant_parse(v, &j->quant, err); break;
     case FG_JOBOPT_ZERO: j->zero = (uint32_t)u; break;
@@ -266,6 +273,7 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         j->fsdp_mixed = fw->fsdp_mixed;
         j->bnb_keeps_input = j->mode == FG_MODE_QLORA && fw->bnb_keeps_input;
         j->embed_swap = j->mode == FG_MODE_QLORA && fw->qlora_embed_swap;
+        j->head_4bit = j->mode == FG_MODE_QLORA && fw->qlora_head_4bit;
         j->adapters_bf16 = j->mode == FG_MODE_QLORA && fw->qlora_adapters_bf16;
         if (!fg_jobspec_given(s, FG_JOBOPT_CHUNKED_CE))
             j->chunked_ce = fw->chunked_ce;
@@ -320,6 +328,13 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         j->master = FG_MASTER_OPTIMIZER;
         j->main_grad_bytes = fw->main_grad_bytes;
     }
+    if (j->float8 && (j->mode != FG_MODE_FULL || !fw->float8))
+        return fg_err_set(err, FG_E_INVAL, "%sprecision float8 is modelled as torchtitan runs "
+                          "it (torchao Float8Linear over FSDP2): a full fine-tune with "
+                          "--framework torchtitan", s->spelling);
+    if (j->float8)
+        note(s, "float8: torchao Float8Linear (rowwise) keeps each linear's bf16 input; "
+                "selective checkpointing keeps every _scaled_mm output");
     if (j->optimizer_in_bwd && j->mode != FG_MODE_FULL)
         j->optimizer_in_bwd = false; /* adapters' states are tiny: the switch is a full one */
     if (j->offload != FG_OFFLOAD_NONE && !(fw->layouts & FG_LAY_ZERO))

@@ -410,7 +410,10 @@ static void train_overheads(struct train *x)
          * linear computes in fp32 (bnb_compute fp32, or the fp32 hidden states of
          * prepare_model_for_kbit_training); forward and backward each make one. */
         unsigned ce = job->bnb_compute == FG_BNB_FP32 ? 4 : x->kept.c;
-        uint64_t deq = fg__mul_sat(largest_linear, 2 * (2 + (ce > 2 ? ce : 0)));
+        /* a 4-bit head (job.h head_4bit) is dequantized whole for every chunk of logits */
+        uint64_t head = x->t.has_head && job->head_4bit ? x->m->vocab * x->m->hidden / x->tp : 0;
+        uint64_t big = head > largest_linear ? head : largest_linear;
+        uint64_t deq = fg__mul_sat(big, 2 * (2 + (ce > 2 ? ce : 0)));
         overhead += deq;
         add_line(e, "overhead", deq, false, "bitsandbytes MatMul4Bit dequantize_4bit",
                  ce > 2 ? "dequantized bf16 + fp32 copies of the largest linear, fwd and bwd"
@@ -490,12 +493,13 @@ static void train_activations(struct train *x)
     if (job->grad_ckpt && job->ac_selective) {
         /* job.h ac_selective: each block's input, the outputs the op-SAC policy saves
          * (memory_node.c S_SAC), and one block's recompute working set in its backward */
-        act_tok = layers_here * x->kept.r * m->hidden + x->t.sum[S_SAC] + act_block_max +
-                  act_other;
+        act_tok = layers_here * x->kept.r * m->hidden +
+                  x->t.sum[job->float8 ? S_SAC8 : S_SAC] + act_block_max + act_other;
         add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
                  "torchtitan activation_checkpoint.py op SAC",
-                 "selective: %llu block inputs + every other linear's and SDPA's outputs, "
-                 "%llu tokens", (unsigned long long)layers_here, (unsigned long long)sq);
+                 "selective: %llu block inputs + %s linear's and SDPA's outputs, %llu tokens",
+                 (unsigned long long)layers_here, job->float8 ? "every float8" : "every other",
+                 (unsigned long long)sq);
     } else if (job->grad_ckpt) {
         /* Recompute per block [KOR full recompute]: keep each block's input
          * (r h) and one block's working set during its backward. */

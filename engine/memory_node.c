@@ -475,12 +475,17 @@ static uint64_t node_hidden_drop_per_token(const struct fg_node *n)
  * order: every other output, the first kept (a routed expert's for each of the top-k
  * slots); an attention node's SDPA output and its fp32 log-sum-exp.  The count restarts
  * per node: a Llama block's attention runs four linears, so its MLP starts on an odd count
- * as it would.  Computed whatever the job, so the planner's part sets need no key for it.
+ * as it would.  Under float8 linears (torchao Float8Linear, torchtitan's float8 converter)
+ * each linear is an aten._scaled_mm, which the save list takes from torch's partitioner
+ * (torch/_functorch/partitioners.py get_default_op_list: compute_intensive_ops) and which is
+ * not one of the policy's mm_ops (aten.mm, aten.linear): every output is kept (all).  A
+ * linear with a bias (aten.addmm) is kept the same way; torchtitan's own models have none.
+ * Computed whatever the job, so the planner's part sets need no key for it.
  */
-static uint64_t node_sac_per_token(const struct fg_node *n, unsigned c, uint32_t tp)
+static uint64_t node_sac_per_token(const struct fg_node *n, unsigned c, uint32_t tp, bool all)
 {
     uint64_t kept = 0;
-    for (unsigned k = 0; k < n->nlin; k += 2) {
+    for (unsigned k = 0; k < n->nlin; k += all ? 1 : 2) {
         const struct fg_linear *l = &n->lin[k];
         uint64_t slots = l->count > 1 ? (n->top_k ? n->top_k : 1) : 1;
         kept += (uint64_t)l->out * slots * c;
@@ -505,6 +510,9 @@ void fg__add_node(const struct fg_node *n, const struct fg_job *job, const struc
         p->sum[S_LINEAR] += lp;
     if (n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
         p->sum[S_QUANTIZABLE] += lp;
+    else if (n->kind == FG_NODE_HEAD && job->head_4bit) /* job.h: the head's weight (a tied
+                                                          head stores none of its own) */
+        p->sum[S_QUANTIZABLE] += node_params_here(n, job);
     for (unsigned k = 0; k < n->nlin; k++) {
         uint64_t one = (uint64_t)n->lin[k].in * n->lin[k].out;
         if (one / tp > p->largest)
@@ -529,7 +537,10 @@ void fg__add_node(const struct fg_node *n, const struct fg_job *job, const struc
         }
         p->sum[S_QIN] += node_qin_per_token(n, a->qin_bytes, tp);
         if (n->layer >= 0 && n->kind != FG_NODE_EMBED && n->kind != FG_NODE_HEAD)
-            p->sum[S_SAC] += node_sac_per_token(n, a->c, tp);
+        {
+            p->sum[S_SAC] += node_sac_per_token(n, a->c, tp, false);
+            p->sum[S_SAC8] += node_sac_per_token(n, a->c, tp, true);
+        }
         if (a->lora_own)
             p->sum[S_LDROP] += node_lora_own_per_token(n, job, a->lora_own, tp);
         if (a->hidden_drop)

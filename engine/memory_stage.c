@@ -343,6 +343,7 @@ static void part_key_of(const struct fg_model *m, const struct fg_job *job, stru
     memset(k, 0, sizeof *k);
     fg__act_of(m, job, &k->act);
     k->lora_fused_qkv = job->lora_fused_qkv;
+    k->head_4bit = job->head_4bit;
     k->kv_expanded = job->kv_expanded;
     k->lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
     k->attention = job->attention;

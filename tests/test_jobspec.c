@@ -725,6 +725,7 @@ static void finish_should_count_what_lit_gpt_qlora_keeps(void **state)
                                       "lora-targets=qv", "seq-len=512", "batch=2", NULL});
     assert_true(s.job.bnb_keeps_input);
     assert_true(s.job.embed_swap);
+    assert_true(s.job.head_4bit);
     struct fg_model *m = load(M "meta-llama--Llama-2-7b-hf");
     struct fg_estimate a, b;
     struct fg_err err = {0};
@@ -734,6 +735,13 @@ static void finish_should_count_what_lit_gpt_qlora_keeps(void **state)
     assert_int_equal(a.b.overhead - b.b.overhead - (a.b.activations - b.b.activations) / 20,
                      4ull * m->vocab * m->hidden);
     assert_true(a.b.activations > b.b.activations);
+    /* the head is one of the 4-bit linears: 0.5625 B per weight instead of 2 */
+    s.job.head_4bit = false;
+    struct fg_estimate c;
+    assert_int_equal(fg_memory_estimate(m, &s.job, &c, &err), 0);
+    uint64_t head = (uint64_t)m->vocab * m->hidden;
+    assert_true(c.b.weights - a.b.weights > head * 143 / 100 &&
+                c.b.weights - a.b.weights < head * 145 / 100);
     fg_model_free(m);
 }
 
@@ -766,6 +774,19 @@ static void finish_should_run_torchtitan_selective_over_fp32_shards(void **state
     print_message("torchtitan 8192: activations %.1f GB selective, %.1f full, %.1f none\n",
                   a.b.activations / 1e9, b.b.activations / 1e9, c.b.activations / 1e9);
     assert_true(b.b.activations < a.b.activations && a.b.activations < c.b.activations / 2);
+    /* float8 linears: every _scaled_mm output kept under the same policy; only torchtitan */
+    struct fg_jobspec f8;
+    spec_of(&f8, (const char *const[]){"framework=torchtitan", "precision=float8",
+                                       "seq-len=8192", NULL});
+    assert_true(f8.job.float8 && f8.job.precision == FG_PREC_BF16_MIXED);
+    struct fg_estimate d;
+    assert_int_equal(fg_memory_estimate(m, &f8.job, &d, &err), 0);
+    assert_true(d.b.activations > a.b.activations && d.b.activations < c.b.activations);
+    assert_int_equal(d.b.weights, a.b.weights);
+    fg_jobspec_init(&f8, NULL);
+    assert_int_equal(fg_jobspec_set(&f8, FG_JOBOPT_PRECISION, "float8", &err), 0);
+    assert_int_equal(fg_jobspec_finish(&f8, &err), FG_E_INVAL);
+    assert_non_null(strstr(err.detail, "--framework torchtitan"));
     fg_model_free(m);
 }
 
