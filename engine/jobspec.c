@@ -215,6 +215,49 @@ static void note(struct fg_jobspec *s, const char *fmt, ...)
     va_end(ap);
 }
 
+/* A training job's defaults from its framework's row, for every option not given (d: the
+ * seeds' job for the mode). */
+static void train_defaults(struct fg_jobspec *s, const struct fg_framework *fw,
+                           const struct fg_job *d)
+{
+    struct fg_job *j = &s->job;
+    bool lora = j->mode == FG_MODE_LORA || j->mode == FG_MODE_QLORA;
+    if (!fg_jobspec_given(s, FG_JOBOPT_PRECISION)) {
+        j->precision = j->mode == FG_MODE_FULL ? fw->full_precision
+                     : fw->lora_fp32_base   ? FG_PREC_BF16_MIXED /* fp32 base, autocast */
+                                            : d->precision;
+        j->autocast = lora && fw->lora_autocast;
+        if (lora && fw->lora_fp32_base)
+            note(s, "%s loads the model in fp32 unless told (model_init_kwargs dtype); "
+                    "--precision bf16 when it loads bf16", fw->name);
+    }
+    if (!fg_jobspec_given(s, FG_JOBOPT_OPTIMIZER))
+        j->optimizer = j->mode == FG_MODE_FULL && fw->full_optimizer_set ? fw->full_optimizer
+                                                                         : fw->optimizer;
+    if (!fg_jobspec_given(s, FG_JOBOPT_OPTIMIZER_IN_BWD))
+        j->optimizer_in_bwd = j->mode == FG_MODE_FULL && fw->optimizer_in_bwd;
+    j->fsdp_mixed = fw->fsdp_mixed;
+    j->bnb_keeps_input = j->mode == FG_MODE_QLORA && fw->bnb_keeps_input;
+    j->embed_swap = j->mode == FG_MODE_QLORA && fw->qlora_embed_swap;
+    j->head_4bit = j->mode == FG_MODE_QLORA && fw->qlora_head_4bit;
+    j->adapters_bf16 = j->mode == FG_MODE_QLORA && fw->qlora_adapters_bf16;
+    if (!fg_jobspec_given(s, FG_JOBOPT_CHUNKED_CE))
+        j->chunked_ce = fw->chunked_ce;
+    j->ce_kept = fw->ce_kept;
+    j->kv_expanded = fw->kv_expanded;
+    if (!fg_jobspec_given(s, FG_JOBOPT_GRAD_CKPT)) {
+        j->grad_ckpt = fw->grad_ckpt;
+        if (fw->grad_ckpt)
+            note(s, "%s turns gradient checkpointing on by default; --no-grad-ckpt says "
+                    "it is off", fw->name);
+    }
+    /* --grad-ckpt=selective|full says which; a bare flag keeps the framework's kind */
+    j->ac_selective = j->grad_ckpt && (s->ac_selective || (!s->ac_selective_given &&
+                                                           fw->ac_selective));
+    if (!fg_jobspec_given(s, FG_JOBOPT_UNSHARDED_COPY))
+        j->unsharded_copy = fw->unsharded_copy;
+}
+
 int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
 {
     struct fg_job *j = &s->job, d;
@@ -256,40 +299,7 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         j->quant = fw->qlora_quant != FG_QUANT_NONE ? fw->qlora_quant : FG_QUANT_NF4;
     bool lora = j->mode == FG_MODE_LORA || j->mode == FG_MODE_QLORA;
     if (!serve) {
-        if (!fg_jobspec_given(s, FG_JOBOPT_PRECISION)) {
-            j->precision = j->mode == FG_MODE_FULL ? fw->full_precision
-                         : fw->lora_fp32_base   ? FG_PREC_BF16_MIXED /* fp32 base, autocast */
-                                                : d.precision;
-            j->autocast = lora && fw->lora_autocast;
-            if (lora && fw->lora_fp32_base)
-                note(s, "%s loads the model in fp32 unless told (model_init_kwargs dtype); "
-                        "--precision bf16 when it loads bf16", fw->name);
-        }
-        if (!fg_jobspec_given(s, FG_JOBOPT_OPTIMIZER))
-            j->optimizer = j->mode == FG_MODE_FULL && fw->full_optimizer_set ? fw->full_optimizer
-                                                                             : fw->optimizer;
-        if (!fg_jobspec_given(s, FG_JOBOPT_OPTIMIZER_IN_BWD))
-            j->optimizer_in_bwd = j->mode == FG_MODE_FULL && fw->optimizer_in_bwd;
-        j->fsdp_mixed = fw->fsdp_mixed;
-        j->bnb_keeps_input = j->mode == FG_MODE_QLORA && fw->bnb_keeps_input;
-        j->embed_swap = j->mode == FG_MODE_QLORA && fw->qlora_embed_swap;
-        j->head_4bit = j->mode == FG_MODE_QLORA && fw->qlora_head_4bit;
-        j->adapters_bf16 = j->mode == FG_MODE_QLORA && fw->qlora_adapters_bf16;
-        if (!fg_jobspec_given(s, FG_JOBOPT_CHUNKED_CE))
-            j->chunked_ce = fw->chunked_ce;
-        j->ce_kept = fw->ce_kept;
-        j->kv_expanded = fw->kv_expanded;
-        if (!fg_jobspec_given(s, FG_JOBOPT_GRAD_CKPT)) {
-            j->grad_ckpt = fw->grad_ckpt;
-            if (fw->grad_ckpt)
-                note(s, "%s turns gradient checkpointing on by default; --no-grad-ckpt says "
-                        "it is off", fw->name);
-        }
-        /* --grad-ckpt=selective|full says which; a bare flag keeps the framework's kind */
-        j->ac_selective = j->grad_ckpt && (s->ac_selective || (!s->ac_selective_given &&
-                                                               fw->ac_selective));
-        if (!fg_jobspec_given(s, FG_JOBOPT_UNSHARDED_COPY))
-            j->unsharded_copy = fw->unsharded_copy;
+        train_defaults(s, fw, &d);
     } else {
         if (!fg_jobspec_given(s, FG_JOBOPT_PRECISION))
             j->precision = d.precision;
