@@ -58,7 +58,9 @@ local OPTIONS = {
    "model", "mode", "seq_len", "batch", "lora_rank", "lora_targets", "precision",
    "optimizer", "quant", "zero", "grad_ckpt", "gpu", "gpus", "attention", "framework",
    "tp", "pp", "ep", "cp", "dp", "offload", "unsharded_copy", "chunked_ce", "override",
-   "gpu_util", "optimizer_in_bwd", "no_grad_ckpt",
+   "gpu_util", "adapter", "num_generations", "max_prompt_length", "max_completion_length",
+   "beta", "vllm_mode", "vllm_gpu_util", "ref_model", "gen_gpus",
+   "optimizer_in_bwd", "no_grad_ckpt",
 }
 local FLAGS = { grad_ckpt = true, unsharded_copy = true, chunked_ce = true,
                 optimizer_in_bwd = true, no_grad_ckpt = true }

@@ -33,6 +33,7 @@
 
 #include "util/fmt.h"
 #include "memory_stage.h"
+#include "trainer.h"
 #include "util/sat.h"
 
 /* The tied matrix on a pipeline stage that holds the head but not the embedding: that stage
@@ -634,6 +635,39 @@ static int train_totals(struct train *x, struct fg_err *err)
     return 0;
 }
 
+/* A preference / RL trainer on top of the adaptation's estimate (memory_rl.h): the models
+ * it keeps beside the policy sized here, its lines appended. */
+static int trainer_part(const struct fg_model *m, const struct fg_job *job,
+                        struct fg_estimate *e, bool lines, struct fg_err *err)
+{
+    const struct fg_trainer_row *row = fg_trainer_row(job->trainer);
+    struct fg_estimate value, gen;
+    struct fg__rl_aux aux = {0};
+    struct fg__rl_lines add;
+    struct fg_job j;
+    int rc = 0;
+    if (row->value_model) {
+        fg__trainer_value_job(job, &j);
+        if (!(rc = fg_memory_estimate_totals(m, &j, &value, err)))
+            aux.value = &value;
+    }
+    if (!rc && row->generates && job->vllm_mode == FG_VLLM_NONE) {
+        fg__trainer_generation_job(job, e->seq_len, &j);
+        if (!(rc = fg_memory_estimate_totals(m, &j, &gen, err)))
+            aux.generation = &gen;
+    }
+    if (rc)
+        return rc;
+    fg__memory_trainer(m, job, &aux, lines, e, &add);
+    for (size_t i = 0; lines && i < add.n; i++)
+        put_line(e, add.lines[i].key, add.lines[i].bytes, add.lines[i].per_sample,
+                 add.lines[i].source, "%s", add.lines[i].what);
+    e->total_bytes = fg_estimate_at(e, job->batch);
+    if (e->total_bytes == UINT64_MAX)
+        return fg_err_set(err, FG_E_OVERFLOW, "memory estimate overflows 64 bits");
+    return 0;
+}
+
 /*
  * lines false: the planner's estimates, of which it reads only the byte totals.  The
  * lines then count as full from the start, so add_line returns before formatting (its
@@ -704,7 +738,10 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     train_overheads(&x);
     /* ---- per-sample part ---- */
     train_activations(&x);
-    return train_totals(&x, err);
+    rc = train_totals(&x, err);
+    if (!rc && job->trainer != FG_TRAINER_SFT)
+        rc = trainer_part(m, job, e, lines, err);
+    return rc;
 }
 
 int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struct fg_estimate *e,
@@ -745,46 +782,4 @@ int fg__memory_estimate_parts(const struct fg_model *m, const struct fg_job *job
     int rc = estimate(m, job, e, false, fg__parts_set(parts, m, job), err);
     e->n_lines = 0;
     return rc;
-}
-
-uint64_t fg_model_active_params(const struct fg_model *m)
-{
-    uint64_t s = 0;
-    for (size_t i = 0; i < m->n_nodes; i++) {
-        const struct fg_node *n = &m->nodes[i];
-        uint64_t p = n->params - n->buffers;
-        if (n->kind == FG_NODE_MOE && n->experts) {
-            uint64_t routed = 0;
-            for (unsigned k = 0; k < n->nlin; k++)
-                if (n->lin[k].count > 1)
-                    routed += (uint64_t)n->lin[k].in * n->lin[k].out * n->lin[k].count;
-            if (routed > p)
-                routed = p;
-            p = p - routed + routed / n->experts * n->top_k;
-        }
-        if (n->kind == FG_NODE_EMBED || n->stack == FG_STACK_TOWER)
-            continue; /* a lookup, not a matmul */
-        s += p;
-    }
-    return s;
-}
-
-double fg_memory_flops_per_token(const struct fg_model *m, const struct fg_job *job)
-{
-    /* 6 N per trained token (2 forward, 4 backward; Kaplan et al. 2020),
-     * 2 N when serving; LoRA still back-propagates through the frozen base
-     * (activation gradients, ~4 N), so it is counted as 6 N as well; plus the
-     * attention score FLOPs 6 * 2 * L * s * d per token for training. */
-    double n = (double)fg_model_active_params(m);
-    double f = job->mode == FG_MODE_SERVE ? 2 * n : 6 * n;
-    uint64_t seq = job->seq_len ? job->seq_len : 2048;
-    for (size_t i = 0; i < m->n_nodes; i++) {
-        const struct fg_node *nd = &m->nodes[i];
-        if (nd->kind == FG_NODE_ATTN || nd->kind == FG_NODE_MLA) {
-            double ctx = nd->window && nd->window < seq ? nd->window : (double)seq;
-            f += (job->mode == FG_MODE_SERVE ? 2.0 : 6.0) * 2.0 * ctx / 2.0 * nd->heads *
-                 nd->head_dim;
-        }
-    }
-    return f;
 }
