@@ -116,6 +116,7 @@ ENGINE_SRCS := \
 # --- policies --------------------------------------------------------------
 POLICY_SRCS := \
 	policies/policy.c \
+	policies/request.c \
 	policies/assess.c \
 	policies/decide.c \
 	policies/gate.c \
@@ -169,6 +170,7 @@ TEST_SRCS := \
 	tests/test_gpu.c \
 	tests/test_detect.c \
 	tests/test_policy.c \
+	tests/test_request.c \
 	tests/test_audit.c \
 	tests/test_sacct.c \
 	tests/test_calib.c \

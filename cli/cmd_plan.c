@@ -340,7 +340,7 @@ static int load_inputs(struct fg_cli_opts *o, bool check, struct inputs *in)
         goto fail;
     in->table = in->own ? in->own : fg_gpu_table_builtin();
     struct fg_request *q = &in->q;
-    memset(q, 0, sizeof *q);
+    fg_request_init(q);
     uint32_t nodes = o->nodes ? o->nodes : 1;
     q->nodes = nodes;
     const char *opt = o->gres ? "gres" : o->gpus_opt ? "gpus" : o->gpus_per_node ? "gpus-per-node"
@@ -351,32 +351,17 @@ static int load_inputs(struct fg_cli_opts *o, bool check, struct inputs *in)
                    "--gpus=[TYPE:]N, --gpus-per-node=[TYPE:]N)", opt, val);
         goto fail;
     }
-    if (!opt && o->spec.gpus) {
-        q->via = FG_VIA_PLUGIN;
-        q->count = o->spec.gpus;
-    }
-    if (q->type[0] && !q->gpu) {
-        fg_err_set(&err, FG_E_NOTFOUND, "the GPU type '%s' is not in fitgate's GPU table; "
-                   "'fitgate gpus --table' lists the known cards and aliases", q->type);
+    if (!opt)
+        fg_request_from_plugin(q, o->spec.gpus);
+    unsigned count = 0;
+    /* the card once, as the plugin resolves it (no controller here: no partition's cards) */
+    if (fg_request_card(q, in->table, o->gpu, in->rules.default_gpu, o->partition, NULL, &count,
+                        &err))
         goto fail;
-    }
-    if (!q->gpu && o->gpu) {
-        unsigned count = 0;
-        /* through fg_err_set, which shows the user's control characters as '?' */
-        if (!(q->gpu = fg_gpu_find(in->table, o->gpu, &count))) {
-            fg_err_set(&err, FG_E_NOTFOUND, "unknown GPU '%s'; 'fitgate gpus --table' lists the "
-                       "known cards and aliases", o->gpu);
-            goto fail;
-        }
-        if (q->via == FG_VIA_NONE && count && !check) {
-            /* plan takes a count from an alias ("gpu:h100:4"); check, as the plugin, only
-             * from the request (--gres, --gpus, --gpus-per-node, --ft-gpus) */
-            q->via = FG_VIA_PLUGIN;
-            q->count = count;
-        }
-    }
-    if (!q->gpu && !q->type[0] && q->via != FG_VIA_NONE && in->rules.default_gpu[0])
-        q->gpu = fg_gpu_find(in->table, in->rules.default_gpu, NULL); /* DefaultGPU= */
+    if (q->via == FG_VIA_NONE && count && !check)
+        /* plan takes a count from an alias ("gpu:h100:4"); check, as the plugin, only from
+         * the request (--gres, --gpus, --gpus-per-node, --ft-gpus) */
+        fg_request_from_plugin(q, count);
     if (o->partition)
         snprintf(q->partition, sizeof q->partition, "%s", o->partition);
     fg_gate_model_label(o->model, q->model, sizeof q->model);

@@ -19,61 +19,6 @@ const char *fg_decide_kind_name(enum fg_decide_kind k)
     }
 }
 
-uint32_t fg_request_total(const struct fg_request *q)
-{
-    if (q->via == FG_VIA_NONE)
-        return 0;
-    if (q->via == FG_VIA_GPUS)
-        return q->count;
-    uint64_t t = (uint64_t)q->count * (q->nodes ? q->nodes : 1);
-    return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
-}
-
-/* The gres type to suggest: the job's own spelling, else the card's first alias. */
-static void type_of(const struct fg_request *q, char *buf, size_t cap)
-{
-    if (q->type[0]) {
-        snprintf(buf, cap, "%s", q->type);
-    } else if (q->gpu && q->gpu->aliases[0]) {
-        size_t n = strcspn(q->gpu->aliases, ",");
-        snprintf(buf, cap, "%.*s", (int)n, q->gpu->aliases);
-    } else {
-        snprintf(buf, cap, "TYPE");
-    }
-}
-
-void fg_request_spell(const struct fg_request *q, uint32_t count, uint32_t nodes, char *buf,
-                      size_t cap)
-{
-    char type[40], nn[32] = "";
-    type_of(q, type, sizeof type);
-    if (nodes > 1)
-        snprintf(nn, sizeof nn, "--nodes=%u ", nodes);
-    switch (q->via) {
-    case FG_VIA_GRES:
-        if (q->type[0])
-            snprintf(buf, cap, "%s--gres=gpu:%s:%u", nn, q->type, count);
-        else
-            snprintf(buf, cap, "%s--gres=gpu:%u", nn, count);
-        break;
-    case FG_VIA_GPUS:
-        if (q->type[0])
-            snprintf(buf, cap, "%s--gpus=%s:%u", nn, q->type, count);
-        else
-            snprintf(buf, cap, "%s--gpus=%u", nn, count);
-        break;
-    case FG_VIA_GPUS_PER_NODE:
-        if (q->type[0])
-            snprintf(buf, cap, "%s--gpus-per-node=%s:%u", nn, q->type, count);
-        else
-            snprintf(buf, cap, "%s--gpus-per-node=%u", nn, count);
-        break;
-    default:
-        snprintf(buf, cap, "%s--gres=gpu:%s:%u", nn, type, count);
-        break;
-    }
-}
-
 /* ---- messages --------------------------------------------------------------- */
 
 static const char *gb(uint64_t bytes, char *buf, size_t cap)

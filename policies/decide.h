@@ -33,33 +33,7 @@
 #include "model.h"
 #include "plan.h"
 #include "policy.h"
-
-/* Which job option carries the GPU count (suggestions are spelled the same way). */
-enum fg_req_via {
-    FG_VIA_NONE,          /* the job asks for no GPU */
-    FG_VIA_GRES,          /* --gres=gpu[:type]:N, N per node */
-    FG_VIA_GPUS,          /* --gpus=[type:]N, N per job */
-    FG_VIA_GPUS_PER_NODE, /* --gpus-per-node=[type:]N */
-    FG_VIA_PLUGIN,        /* only fitgate's own --ft-gpus / --ft-gpu */
-};
-
-struct fg_request {
-    const struct fg_gpu *gpu; /* the card; NULL when unknown (borrowed from a GPU table) */
-    char type[32];            /* gres type as the job spells it ("t4"); "" when untyped */
-    enum fg_req_via via;
-    uint32_t count;           /* the number in that option (per node, or per job for GPUS) */
-    uint32_t nodes;           /* >= 1 */
-    char partition[64];       /* "" when the default partition */
-    char model[160];          /* for messages */
-    char note[160];           /* how the card was chosen when the job named none ("" none) */
-};
-
-/* GPUs of the whole job. */
-uint32_t fg_request_total(const struct fg_request *q);
-
-/* The request in the job's own syntax: "--gres=gpu:t4:4", "--nodes=2 --gpus-per-node=h100:8". */
-void fg_request_spell(const struct fg_request *q, uint32_t count, uint32_t nodes, char *buf,
-                      size_t cap);
+#include "request.h"
 
 enum fg_decide_kind { FG_DECIDE_ALLOW, FG_DECIDE_WARN, FG_DECIDE_REJECT, FG_DECIDE_RESIZE };
 

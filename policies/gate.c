@@ -1,5 +1,5 @@
 /*
- * gate.c - the one assess path (gate.h) and Slurm's GPU request spellings.
+ * gate.c - the one assess path (gate.h); the request it reads is request.h's.
  */
 #include "gate.h"
 
@@ -39,87 +39,6 @@ void fg_gate_run(const struct fg_model *m, const struct fg_jobspec *spec,
         return;
     }
     fg_decide_error(q->model, err.detail, NULL, on_error, &out->d);
-}
-
-bool fg_gpu_count_parse(const char *s, size_t n, uint32_t *out)
-{
-    uint64_t v = 0;
-    if (!n)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-        if (v > 65535)
-            return false;
-    }
-    *out = (uint32_t)v;
-    return v > 0;
-}
-
-/*
- * The GPU entry of a gres list ("gres:gpu:h100:2,gres:mps:100"; "gpu",
- * "gpu:4", "gpu:t4") or of a --gpus value ("h100:2", "2").  Returns true
- * when one was found; type "" when untyped, count 1 when the entry has none.
- */
-bool fg_gpu_spec_parse(const char *spec, bool gres, char *type, size_t cap, uint32_t *count)
-{
-    const char *s = spec;
-    while (*s) {
-        size_t n = strcspn(s, ",");
-        const char *e = s;
-        size_t len = n;
-        if (gres) {
-            if (len > 5 && (!strncmp(e, "gres:", 5) || !strncmp(e, "gres/", 5)))
-                e += 5, len -= 5;
-            if (len >= 3 && !strncmp(e, "gpu", 3) && (len == 3 || e[3] == ':')) {
-                e += 3;
-                len -= 3;
-                if (len)
-                    e++, len--;
-            } else {
-                s += n;
-                if (*s == ',')
-                    s++;
-                continue;
-            }
-        }
-        /* e[0..len): "", "4", "t4", "t4:4" (a "(S:0-1)" socket suffix is ignored) */
-        const char *paren = memchr(e, '(', len);
-        if (paren)
-            len = (size_t)(paren - e);
-        const char *colon = memchr(e, ':', len);
-        type[0] = '\0';
-        *count = 1;
-        if (colon) {
-            size_t tl = (size_t)(colon - e);
-            snprintf(type, cap, "%.*s", (int)(tl < cap ? tl : cap - 1), e);
-            if (!fg_gpu_count_parse(colon + 1, len - tl - 1, count))
-                *count = 1;
-        } else if (!fg_gpu_count_parse(e, len, count)) {
-            snprintf(type, cap, "%.*s", (int)(len < cap ? len : cap - 1), e);
-            *count = 1;
-        }
-        return true;
-    }
-    return false;
-}
-
-
-bool fg_request_from_option(struct fg_request *q, const char *opt, const char *value,
-                            uint32_t nodes, const struct fg_gpu_table *table)
-{
-    char type[32];
-    uint32_t count;
-    bool gres = !strcmp(opt, "gres");
-    if (!value || !fg_gpu_spec_parse(value, gres, type, sizeof type, &count))
-        return false;
-    q->via = gres ? FG_VIA_GRES : !strcmp(opt, "gpus") ? FG_VIA_GPUS : FG_VIA_GPUS_PER_NODE;
-    snprintf(q->type, sizeof q->type, "%s", type);
-    q->count = count;
-    q->nodes = nodes ? nodes : 1;
-    q->gpu = type[0] && table ? fg_gpu_find(table, type, NULL) : NULL;
-    return true;
 }
 
 /* ---- the checkpoint ------------------------------------------------------------ */

@@ -14,8 +14,7 @@
  *                  that match nothing) is rejected whatever OnError says; any
  *                  other failure follows OnError (fg_decide_error).
  *
- * Also here: the GPU request parsers both front ends read Slurm's spellings
- * with.  Ownership: struct fg_gate is plain data the caller owns (about
+ * The GPU request itself is request.h's.  Ownership: struct fg_gate is plain data the caller owns (about
  * 40 KB: allocate it, do not put it on a small stack).
  */
 #ifndef FG_GATE_H
@@ -44,25 +43,6 @@ struct fg_gate {
 void fg_gate_run(const struct fg_model *m, const struct fg_jobspec *spec,
                  const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,
                  struct fg_gate *out);
-
-/* Whole decimal count in s[0..n) within 1..65535. */
-bool fg_gpu_count_parse(const char *s, size_t n, uint32_t *out);
-
-/*
- * The GPU entry of a gres list ("gres:gpu:h100:2,gres:mps:100"; "gpu", "gpu:4",
- * "gpu:t4") when gres, else of a --gpus value ("h100:2", "2").  Returns true when one was
- * found; type "" when untyped, count 1 when the entry has none.
- */
-bool fg_gpu_spec_parse(const char *spec, bool gres, char *type, size_t cap, uint32_t *count);
-
-/*
- * A request from one of Slurm's GPU options as the job spelled it: opt is "gres",
- * "gpus" or "gpus-per-node", value its value; nodes >= 1.  The card is looked up in table
- * (NULL when the type is unknown or absent: see fg_request.gpu).  false when the value
- * names no GPU.
- */
-bool fg_request_from_option(struct fg_request *q, const char *opt, const char *value,
-                            uint32_t nodes, const struct fg_gpu_table *table);
 
 /*
  * The model a job names, as every front end reads it: a path (relative paths resolved
