@@ -119,6 +119,8 @@ POLICY_SRCS := \
 	policies/request.c \
 	policies/assess.c \
 	policies/decide.c \
+	policies/decide_remedy.c \
+	policies/remedy.c \
 	policies/gate.c \
 	policies/audit.c \
 	policies/sacct.c
@@ -171,6 +173,7 @@ TEST_SRCS := \
 	tests/test_detect.c \
 	tests/test_policy.c \
 	tests/test_request.c \
+	tests/test_remedy.c \
 	tests/test_audit.c \
 	tests/test_sacct.c \
 	tests/test_calib.c \

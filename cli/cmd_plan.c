@@ -608,9 +608,10 @@ static void print_verdict(const struct inputs *in, const struct fg_gate *g, bool
         }
         return;
     }
-    for (int i = 0; i < FG_DECIDE_LINES; i++)
-        if (g->d.lines[i][0])
-            printf("  %s\n", g->d.lines[i]);
+    const char *lines[FG_DECIDE_LINES + FG_REMEDY_MAX];
+    size_t n = fg_decide_lines(&g->d, lines, sizeof lines / sizeof lines[0]);
+    for (size_t i = 0; i < n; i++)
+        printf("  %s\n", lines[i]);
     bool unchecked = in->m->certainty == FG_CERT_UNSURE &&
                      in->rules.on_unknown != FG_ONUNK_ALLOW;
     printf("  => %s with %u x %s (decision: %s)\n",

@@ -3,6 +3,7 @@
  * people).  See decide.h; the assessment it reads is policies/assess.c.
  */
 #include "decide.h"
+#include "decide_int.h"
 
 #include <stdarg.h>
 #include <math.h>
@@ -21,13 +22,13 @@ const char *fg_decide_kind_name(enum fg_decide_kind k)
 
 /* ---- messages --------------------------------------------------------------- */
 
-static const char *gb(uint64_t bytes, char *buf, size_t cap)
+const char *fg__decide_gb(uint64_t bytes, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%.1f GB", (double)bytes / 1e9);
     return buf;
 }
 
-static const char *mode_words(enum fg_mode m)
+const char *fg__decide_mode_words(enum fg_mode m)
 {
     switch (m) {
     case FG_MODE_FULL: return "full fine-tune";
@@ -37,19 +38,23 @@ static const char *mode_words(enum fg_mode m)
     }
 }
 
-static void line(struct fg_decision *d, int i, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void line(struct fg_decision *d, int i, const char *fmt, ...)
+void fg__decide_say(char *buf, const char *fmt, ...)
 {
     va_list ap;
-    int w = snprintf(d->lines[i], FG_DECIDE_LINE, "fitgate: ");
+    int w = snprintf(buf, FG_DECIDE_LINE, "fitgate: ");
     va_start(ap, fmt);
-    vsnprintf(d->lines[i] + w, FG_DECIDE_LINE - (size_t)w, fmt, ap);
+    vsnprintf(buf + w, FG_DECIDE_LINE - (size_t)w, fmt, ap);
     va_end(ap);
 }
 
+#define line(d, i, ...) fg__decide_say((d)->lines[i], __VA_ARGS__)
+#define gb fg__decide_gb
+#define mode_words fg__decide_mode_words
+#define layout_desc fg__decide_layout_desc
+#define card_label fg__decide_card_label
+
 /* "PP=4 over layers 0-13|14-27|..., 14.2 GB per GPU" */
-static void layout_desc(const struct fg_layout *l, char *buf, size_t cap)
+void fg__decide_layout_desc(const struct fg_layout *l, char *buf, size_t cap)
 {
     size_t off = 0;
     char b[32];
@@ -86,7 +91,7 @@ static void layout_desc(const struct fg_layout *l, char *buf, size_t cap)
 #undef ADD
 }
 
-static void card_label(const struct fg_request *q, char *buf, size_t cap)
+void fg__decide_card_label(const struct fg_request *q, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s", q->gpu ? q->gpu->label : q->type[0] ? q->type : "GPU");
 }
@@ -134,24 +139,11 @@ static void pick_layout(const struct fg_plan *p, const struct fg_assessment *a, 
     }
 }
 
-/* Arrange T GPUs on nodes within the per-node limits, keeping the job's node count when it
- * divides; returns the GPUs of the arrangement (>= T when MinGPUsPerNode raises it). */
+/* T GPUs on nodes within the partition's per-node limits (request.h). */
 static uint32_t arrange(const struct fg_request *q, const struct fg_rules *r, uint32_t t,
                         uint32_t *count, uint32_t *nodes)
 {
-    uint32_t n = q->nodes ? q->nodes : 1, per;
-    uint32_t pn_max = r->max_gpus_node ? r->max_gpus_node : 8;
-    if (t % n == 0 && t / n <= pn_max && t / n >= 1) {
-        per = t / n;
-    } else {
-        n = (t + pn_max - 1) / pn_max;
-        per = (t + n - 1) / n;
-    }
-    if (per < r->min_gpus_node)
-        per = r->min_gpus_node;
-    *nodes = n;
-    *count = q->via == FG_VIA_GPUS ? per * n : per;
-    return per * n;
+    return fg_request_arrange(q, r->max_gpus_node, r->min_gpus_node, t, count, nodes);
 }
 
 static void numbers_one(struct fg_decision *d, const struct fg_assessment *a, const char *card)
@@ -250,11 +242,14 @@ static void decide_as_asked(const struct fg_request *q, const struct fg_assessme
         }
         return;
     }
-    /* over-request */
+    /* over-request: the fewest GPUs that passed the gate's re-check, when it made one */
     uint32_t floor_ = v->need < r->min_gpus ? r->min_gpus : v->need;
+    if (a->need_checked > floor_)
+        floor_ = a->need_checked;
     uint32_t t = arrange(q, r, floor_, &v->count, &v->nodes);
     if (total <= t)
         return;
+    d->enough = t;
     if (v->how == FIT_PLAN)
         v->shown = a->plan.options[0];
     if (!r->shrink) {

@@ -33,6 +33,7 @@
 #include "model.h"
 #include "plan.h"
 #include "policy.h"
+#include "remedy.h"
 #include "request.h"
 
 enum fg_decide_kind { FG_DECIDE_ALLOW, FG_DECIDE_WARN, FG_DECIDE_REJECT, FG_DECIDE_RESIZE };
@@ -51,9 +52,32 @@ struct fg_decision {
     bool overridden;           /* a rejection let through by --ft-override (AllowOverride=yes) */
     bool by_rule;              /* decided by a site rule (a mode not allowed, no GPU asked
                                   for, a card fitgate cannot size), not by memory */
+    uint32_t enough;           /* an over-request: the GPUs the advice names (0 none); the
+                                  gate re-checks it (fg_gate_run) */
     /* verdict, numbers, what to do, other layouts (suggestions); "" when silent */
     char lines[FG_DECIDE_LINES][FG_DECIDE_LINE];
+    /* the remedies, cheapest first, each re-checked (fg_decide_remedies); printed after
+     * lines[2] (fg_decide_lines gives the order) */
+    size_t n_remedies;
+    char remedies[FG_REMEDY_MAX][FG_DECIDE_LINE];
 };
+
+/*
+ * The words for the remedies the gate found and re-checked (remedy.h) of a job that does
+ * not fit as asked: one line each, labelled by kind ("same GPUs", "more GPUs", "another
+ * framework") with the options as sbatch takes them ("--ft-grad-ckpt": the CLI takes the
+ * same, and the Lua filters pass the lines on to sbatch users) and the figure its re-check
+ * reached; lines[2] becomes their heading, or says that nothing
+ * passed.  A GPU resize the decision made is replaced by the first re-checked one that only
+ * changes what Slurm controls (count, nodes, exported layout), or becomes a rejection when
+ * none passes.  Pure; never fails.
+ */
+void fg_decide_remedies(const struct fg_request *q, const struct fg_assessment *a,
+                        const struct fg_remedies *rem, struct fg_decision *d);
+
+/* The decision's lines in the order people read them (lines[0..2], the remedies, lines[3]),
+ * the empty ones left out, into out (borrowed from d); returns how many. */
+size_t fg_decide_lines(const struct fg_decision *d, const char **out, size_t cap);
 
 /* The decision; see the top of this file.  Never fails. */
 void fg_decide(const struct fg_request *q, const struct fg_assessment *a,

@@ -4,6 +4,7 @@
 #include "gate.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -16,17 +17,19 @@
 #include "safetensors.h"
 #include "source.h"
 
-void fg_gate_run(const struct fg_model *m, const struct fg_jobspec *spec,
-                 const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,
-                 struct fg_gate *out)
+void fg_gate_once(const struct fg_model *m, const struct fg_jobspec *spec,
+                  const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,
+                  struct fg_gate *out)
 {
     struct fg_err err = {0};
-    memset(out, 0, sizeof *out);
+    memset(out, 0, offsetof(struct fg_gate, rem));
+    out->rem.n = 0;
     out->rc = fg_assess(m, spec, q->gpu, fg_request_total(q), r, &out->a, &err);
     if (!out->rc) {
         out->assessed = true;
         /* a count the generic reader is unsure of decides nothing (OnUnknown) */
-        if (r->action == FG_ACTION_OFF || !fg_decide_unknown(q, m, r, &out->d))
+        out->unknown = r->action != FG_ACTION_OFF && fg_decide_unknown(q, m, r, &out->d);
+        if (!out->unknown)
             fg_decide(q, &out->a, r, &out->d);
         return;
     }
@@ -39,6 +42,52 @@ void fg_gate_run(const struct fg_model *m, const struct fg_jobspec *spec,
         return;
     }
     fg_decide_error(q->model, err.detail, NULL, on_error, &out->d);
+}
+
+/* The check a remedy passes (remedy.h fg_remedy_check_fn): the gate once, in c->g. */
+struct check_ctx {
+    const struct fg_model *m;
+    const struct fg_rules *r;
+    struct fg_gate *g;
+};
+
+static bool check(void *vctx, const struct fg_jobspec *spec, const struct fg_request *q,
+                  struct fg_layout *l, const struct fg_assessment **a)
+{
+    struct check_ctx *c = vctx;
+    fg_gate_once(c->m, spec, q, c->r, FG_ONERR_REJECT, c->g);
+    const struct fg_decision *d = &c->g->d;
+    if (a)
+        *a = c->g->assessed ? &c->g->a : NULL;
+    if (!c->g->assessed || c->g->unknown || !d->fits || d->kind == FG_DECIDE_REJECT ||
+        d->by_rule || !d->has_layout)
+        return false;
+    *l = d->layout;
+    return true;
+}
+
+void fg_gate_run(const struct fg_model *m, const struct fg_jobspec *spec,
+                 const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,
+                 struct fg_gate *out)
+{
+    fg_gate_once(m, spec, q, r, on_error, out);
+    struct fg_decision *d = &out->d;
+    if (!out->assessed || out->unknown || r->action == FG_ACTION_OFF || d->by_rule ||
+        !out->a.have_card || (!d->enough && d->fits))
+        return;
+    struct check_ctx c = {.m = m, .r = r, .g = malloc(sizeof *c.g)};
+    if (!c.g)
+        return; /* out of memory: the decision stands without its re-check */
+    struct fg_remedy_job j = {.m = m, .spec = spec, .q = q, .r = r, .check = check,
+                              .check_ctx = &c};
+    if (d->enough) {
+        /* an over-request: the advice names the fewest GPUs that pass this same check */
+        fg_remedy_smallest(&j, d->enough, &out->a.need_checked);
+        fg_decide(q, &out->a, r, d);
+    } else if (out->a.job.mode != FG_MODE_SERVE && !fg_remedy_find(&j, &out->a, &out->rem)) {
+        fg_decide_remedies(q, &out->a, &out->rem, d);
+    }
+    free(c.g);
 }
 
 /* ---- the checkpoint ------------------------------------------------------------ */

@@ -26,6 +26,7 @@
 
 #include "audit.h"
 #include "decide.h"
+#include "remedy.h"
 
 struct fg_model_id;
 struct fg_source_opts;
@@ -37,12 +38,26 @@ struct fg_gate {
     struct fg_decision d;    /* always filled */
     int rc;                  /* the engine error behind d, 0 when assessed */
     char detail[256];        /* its detail (cut to fit) */
+    bool unknown;            /* decided by OnUnknown (fg_decide_unknown) */
+    struct fg_remedies rem;  /* what the job can change, each re-checked (last: see
+                                fg_gate_once) */
 };
 
-/* Never fails: the decision says what happened.  gpus of the request, card q->gpu. */
+/*
+ * Never fails: the decision says what happened.  gpus of the request, card q->gpu.  A job
+ * that does not fit gets its remedies (remedy.h: each re-checked through fg_gate_once,
+ * worded by fg_decide_remedies); an over-request's advice names the fewest GPUs that pass
+ * the same check.
+ */
 void fg_gate_run(const struct fg_model *m, const struct fg_jobspec *spec,
                  const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,
                  struct fg_gate *out);
+
+/* fg_gate_run without remedies or the over-request's re-check: one assessment, one
+ * decision (what a remedy is re-checked with).  out->rem is left empty. */
+void fg_gate_once(const struct fg_model *m, const struct fg_jobspec *spec,
+                  const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,
+                  struct fg_gate *out);
 
 /*
  * The model a job names, as every front end reads it: a path (relative paths resolved

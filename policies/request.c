@@ -235,3 +235,23 @@ int fg_request_card(struct fg_request *q, const struct fg_gpu_table *table, cons
                  part_name && *part_name ? part_name : "(default)", q->gpu->label, part_types);
     return 0;
 }
+
+uint32_t fg_request_arrange(const struct fg_request *q, uint32_t per_node_max,
+                            uint32_t per_node_min, uint32_t t, uint32_t *count, uint32_t *nodes)
+{
+    uint32_t n = q->nodes ? q->nodes : 1, per;
+    uint32_t pn_max = per_node_max ? per_node_max : 8;
+    if (!t)
+        t = 1;
+    if (t % n == 0 && t / n <= pn_max && t / n >= 1) {
+        per = t / n;
+    } else {
+        n = (t + pn_max - 1) / pn_max;
+        per = (t + n - 1) / n;
+    }
+    if (per < per_node_min)
+        per = per_node_min;
+    *nodes = n;
+    *count = q->via == FG_VIA_GPUS ? per * n : per;
+    return per * n;
+}

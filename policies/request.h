@@ -74,6 +74,15 @@ void fg_request_spell(const struct fg_request *q, uint32_t count, uint32_t nodes
  * spelling alone. */
 void fg_request_describe(const struct fg_request *q, char *buf, size_t cap);
 
+/*
+ * t GPUs arranged on nodes within per_node_max (0: 8) and per_node_min GPUs a node, keeping
+ * the request's node count when it divides t: *nodes and *count in the request's own units
+ * (the job's total for --gpus, per node otherwise).  Returns the GPUs of the arrangement
+ * (>= t when per_node_min raises it).
+ */
+uint32_t fg_request_arrange(const struct fg_request *q, uint32_t per_node_max,
+                            uint32_t per_node_min, uint32_t t, uint32_t *count, uint32_t *nodes);
+
 /* Whole decimal count in s[0..n) within 1..65535. */
 bool fg_gpu_count_parse(const char *s, size_t n, uint32_t *out);
 
