@@ -421,6 +421,26 @@ static cJSON *decision_json(const struct inputs *in, const struct fg_gate *g)
     for (int i = 0; i < FG_DECIDE_LINES; i++)
         if (d->lines[i][0])
             cJSON_AddItemToArray(lines, cJSON_CreateString(d->lines[i]));
+    if (d->enough)
+        cJSON_AddNumberToObject(o, "enough_gpus", d->enough);
+    /* what would fit, cheapest first, each re-checked (only for a job that does not fit) */
+    cJSON *rem = cJSON_AddArrayToObject(o, "remedies");
+    static const char *const kinds[] = {"switch", "more_gpus", "other_framework"};
+    for (size_t i = 0; i < g->rem.n && i < d->n_remedies; i++) {
+        const struct fg_remedy *x = &g->rem.r[i];
+        cJSON *e = cJSON_CreateObject(), *opts = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "kind", kinds[x->kind]);
+        for (size_t k = 0; k < x->n_edits; k++)
+            cJSON_AddStringToObject(opts, fg_jobopt_at(x->edits[k].opt)->name,
+                                    x->edits[k].value);
+        cJSON_AddItemToObject(e, "options", opts);
+        fg_request_spell(&in->q, x->count, x->nodes, req, sizeof req);
+        cJSON_AddStringToObject(e, "request", req);
+        cJSON_AddNumberToObject(e, "gpus", x->gpus);
+        cJSON_AddItemToObject(e, "layout", layout_json(&x->layout));
+        cJSON_AddStringToObject(e, "line", d->remedies[i]);
+        cJSON_AddItemToArray(rem, e);
+    }
     if (g->assessed && g->a.gpu_util > 0) {
         cJSON_AddNumberToObject(o, "gpu_util", g->a.gpu_util);
         cJSON_AddNumberToObject(o, "budget_bytes", (double)g->a.usable);
@@ -537,7 +557,9 @@ static void print_json(const struct fg_cli_opts *o, const struct inputs *in,
         const struct fg_plan *plan = &a->plan;
         bool split = a->fit.verdict == FG_FIT_SPLIT;
         bool found = a->planned && plan->status == FG_PLAN_FOUND && plan->n;
-        cJSON *p = split && found ? layout_json(&plan->options[0]) : layout_json(&a->layout);
+        /* the job's own layout (declared, or its framework's default) and its peak; the
+         * planner's layouts are the options, the re-checked ones decision.remedies */
+        cJSON *p = layout_json(&a->layout);
         cJSON_AddStringToObject(p, "card", in->q.gpu->label);
         enum fg_verdict v = split && a->planned && !found ? FG_FIT_NO : a->fit.verdict;
         cJSON_AddStringToObject(p, "verdict", fg_verdict_name(v));
@@ -607,6 +629,12 @@ static void print_verdict(const struct inputs *in, const struct fg_gate *g, bool
             printf("        runs on: %s\n", who[0] ? who : "none fitgate knows");
         }
         return;
+    }
+    if (in->q.nodes > 1) {
+        /* --gpus is the job's, --gpus-per-node and --gres each node's: say the total */
+        char req[256];
+        fg_request_describe(&in->q, req, sizeof req);
+        printf("  request %s\n", req);
     }
     const char *lines[FG_DECIDE_LINES + FG_REMEDY_MAX];
     size_t n = fg_decide_lines(&g->d, lines, sizeof lines / sizeof lines[0]);

@@ -650,6 +650,19 @@ void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
     line(d, 3, "override reason: %.300s", a->override_reason);
 }
 
+void fg_decide_invalid(const struct fg_request *q, const char *detail, struct fg_decision *d)
+{
+    memset(d, 0, sizeof *d);
+    d->kind = FG_DECIDE_REJECT;
+    line(d, 0, "rejected: %.370s", detail ? detail : "the job's options contradict each other");
+    if (q && q->via == FG_VIA_GPUS && q->nodes > 1) {
+        /* sbatch: --gpus is the job's total; --gpus-per-node is what multiplies by --nodes */
+        char req[256];
+        fg_request_describe(q, req, sizeof req);
+        line(d, 1, "the request is %s", req);
+    }
+}
+
 void fg_decide_error(const char *what, const char *detail, const char *todo,
                      enum fg_on_error on_error, struct fg_decision *d)
 {

@@ -83,6 +83,10 @@ size_t fg_decide_lines(const struct fg_decision *d, const char **out, size_t cap
 void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
                const struct fg_rules *r, struct fg_decision *out);
 
+/* The rejection of a job whose own options contradict each other (detail: which and why;
+ * the engine's FG_E_INVAL), with the request's total when its spelling may be why. */
+void fg_decide_invalid(const struct fg_request *q, const char *detail, struct fg_decision *d);
+
 /*
  * The decision when the job cannot be checked (model source unreachable,
  * bad policy file, unknown card...): `what` could not be checked because of

@@ -36,9 +36,7 @@ void fg_gate_once(const struct fg_model *m, const struct fg_jobspec *spec,
     snprintf(out->detail, sizeof out->detail, "%.255s", err.detail);
     if (out->rc == FG_E_INVAL) {
         /* the job's own options contradict each other: the user's to fix */
-        memset(&out->d, 0, sizeof out->d);
-        out->d.kind = FG_DECIDE_REJECT;
-        snprintf(out->d.lines[0], FG_DECIDE_LINE, "fitgate: rejected: %.370s", err.detail);
+        fg_decide_invalid(q, err.detail, &out->d);
         return;
     }
     fg_decide_error(q->model, err.detail, NULL, on_error, &out->d);
