@@ -36,11 +36,12 @@
 #include <string.h>
 #include <time.h>
 
-#include "config.h"
+#include "arch/graph.h"
+#include "source/config.h"
 #include "fit.h"
 #include "gate.h"
+#include "hw/gpu.h"
 #include "jobspec.h"
-#include "gpu.h"
 #include "memory.h"
 #include "model.h"
 #include "plan.h"

@@ -3,7 +3,7 @@
  * people).  See decide.h; the assessment it reads is policies/assess.c.
  */
 #include "decide.h"
-#include "decide_int.h"
+#include "decide_words.h"
 
 #include <stdarg.h>
 #include <math.h>

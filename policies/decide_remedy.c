@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "decide.h"
-#include "decide_int.h"
+#include "decide_words.h"
 
 /* Layout dimensions a layout remedy sets: said through the layout, not as options, unless
  * the job declared them (then the user writes the new value). */

@@ -33,8 +33,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "gpu.h"
+#include "util/error.h"
+#include "hw/gpu.h"
 
 /* Which job option carries the GPU count (suggestions are spelled the same way). */
 enum fg_req_via {
