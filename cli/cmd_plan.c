@@ -424,7 +424,7 @@ static cJSON *decision_json(const struct inputs *in, const struct fg_gate *g)
     if (d->enough)
         cJSON_AddNumberToObject(o, "enough_gpus", d->enough);
     /* what would fit, cheapest first, each re-checked (only for a job that does not fit) */
-    cJSON *rem = cJSON_AddArrayToObject(o, "remedies");
+    cJSON *rem = d->n_remedies ? cJSON_AddArrayToObject(o, "remedies") : NULL;
     static const char *const kinds[] = {"switch", "more_gpus", "other_framework"};
     for (size_t i = 0; i < g->rem.n && i < d->n_remedies; i++) {
         const struct fg_remedy *x = &g->rem.r[i];

@@ -683,7 +683,10 @@ static void plan_of(struct search *s, struct fg_plan *out)
         char tpb[32] = "", ppb[40] = "";
         if (s->tp_max > 1)
             snprintf(tpb, sizeof tpb, "TP <= %u, ", s->gpn);
-        if (s->pp_max > 1)
+        if (s->pp_max > 1 && o->naive_pp)
+            snprintf(ppb, sizeof ppb, "PP <= %u stages on one node, ",
+                     s->layers < s->gpn ? s->layers : s->gpn);
+        else if (s->pp_max > 1)
             snprintf(ppb, sizeof ppb, "PP <= %u stages, ", s->layers);
         snprintf(out->why, sizeof out->why,
                  "no layout of up to %u GPUs (%s%s%sDP%s) holds this job under %.2fx headroom",
