@@ -153,6 +153,7 @@ CLI_SRCS := \
 	cli/cmd_learn.c \
 	cli/jobopts.c \
 	cli/format.c \
+	cli/plan_json.c \
 	cli/report_html.c \
 	cli/html.c \
 	cli/auditlog.c

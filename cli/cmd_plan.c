@@ -24,6 +24,7 @@
 #include "memory.h"
 #include "model.h"
 #include "plan.h"
+#include "plan_json.h"
 #include "policy.h"
 #include "report_html.h"
 
@@ -118,26 +119,6 @@ static void print_layout(const struct fg_layout *l)
             printf("%s%u-%u", s ? " | " : "", l->cut[s], l->cut[s + 1] - 1);
     }
     putchar('\n');
-}
-
-static cJSON *layout_json(const struct fg_layout *l)
-{
-    cJSON *p = cJSON_CreateObject();
-    char split[256];
-    fg_layout_split_str(l, split, sizeof split);
-    cJSON_AddNumberToObject(p, "gpus", l->gpus);
-    cJSON_AddNumberToObject(p, "tp", l->tp);
-    cJSON_AddNumberToObject(p, "pp", l->pp);
-    cJSON_AddNumberToObject(p, "ep", l->ep);
-    cJSON_AddNumberToObject(p, "dp", l->dp);
-    if (l->cp > 1)
-        cJSON_AddNumberToObject(p, "cp", l->cp);
-    cJSON_AddNumberToObject(p, "zero", l->zero);
-    cJSON_AddStringToObject(p, "pp_split", split);
-    cJSON_AddNumberToObject(p, "peak_bytes", (double)l->peak_bytes);
-    cJSON_AddNumberToObject(p, "micro_batch", (double)l->micro_batch);
-    cJSON_AddNumberToObject(p, "grad_accum", (double)l->grad_accum);
-    return p;
 }
 
 static cJSON *model_json(const struct fg_model *m)
@@ -416,31 +397,15 @@ static cJSON *decision_json(const struct inputs *in, const struct fg_gate *g)
     cJSON_AddBoolToObject(o, "resize_gpus", d->resize_gpus);
     cJSON_AddBoolToObject(o, "resize_batch", d->resize_batch);
     if (d->has_layout)
-        cJSON_AddItemToObject(o, "layout", layout_json(&d->layout));
+        cJSON_AddItemToObject(o, "layout", fg_cli_layout_json(&d->layout));
     cJSON *lines = cJSON_AddArrayToObject(o, "lines");
     for (int i = 0; i < FG_DECIDE_LINES; i++)
         if (d->lines[i][0])
             cJSON_AddItemToArray(lines, cJSON_CreateString(d->lines[i]));
     if (d->enough)
         cJSON_AddNumberToObject(o, "enough_gpus", d->enough);
-    /* what would fit, cheapest first, each re-checked (only for a job that does not fit) */
-    cJSON *rem = d->n_remedies ? cJSON_AddArrayToObject(o, "remedies") : NULL;
-    static const char *const kinds[] = {"switch", "more_gpus", "other_framework"};
-    for (size_t i = 0; i < g->rem.n && i < d->n_remedies; i++) {
-        const struct fg_remedy *x = &g->rem.r[i];
-        cJSON *e = cJSON_CreateObject(), *opts = cJSON_CreateObject();
-        cJSON_AddStringToObject(e, "kind", kinds[x->kind]);
-        for (size_t k = 0; k < x->n_edits; k++)
-            cJSON_AddStringToObject(opts, fg_jobopt_at(x->edits[k].opt)->name,
-                                    x->edits[k].value);
-        cJSON_AddItemToObject(e, "options", opts);
-        fg_request_spell(&in->q, x->count, x->nodes, req, sizeof req);
-        cJSON_AddStringToObject(e, "request", req);
-        cJSON_AddNumberToObject(e, "gpus", x->gpus);
-        cJSON_AddItemToObject(e, "layout", layout_json(&x->layout));
-        cJSON_AddStringToObject(e, "line", d->remedies[i]);
-        cJSON_AddItemToArray(rem, e);
-    }
+    if (d->n_remedies) /* what would fit, cheapest first, each re-checked */
+        cJSON_AddItemToObject(o, "remedies", fg_cli_remedies_json(&in->q, &g->rem, d));
     if (g->assessed && g->a.gpu_util > 0) {
         cJSON_AddNumberToObject(o, "gpu_util", g->a.gpu_util);
         cJSON_AddNumberToObject(o, "budget_bytes", (double)g->a.usable);
@@ -559,7 +524,7 @@ static void print_json(const struct fg_cli_opts *o, const struct inputs *in,
         bool found = a->planned && plan->status == FG_PLAN_FOUND && plan->n;
         /* the job's own layout (declared, or its framework's default) and its peak; the
          * planner's layouts are the options, the re-checked ones decision.remedies */
-        cJSON *p = layout_json(&a->layout);
+        cJSON *p = fg_cli_layout_json(&a->layout);
         cJSON_AddStringToObject(p, "card", in->q.gpu->label);
         enum fg_verdict v = split && a->planned && !found ? FG_FIT_NO : a->fit.verdict;
         cJSON_AddStringToObject(p, "verdict", fg_verdict_name(v));
@@ -568,12 +533,12 @@ static void print_json(const struct fg_cli_opts *o, const struct inputs *in,
             cJSON_AddStringToObject(p, "why", plan->why);
         cJSON *alts = cJSON_AddArrayToObject(p, "options");
         for (size_t i = 0; a->planned && i < plan->n; i++)
-            cJSON_AddItemToArray(alts, layout_json(&plan->options[i]));
+            cJSON_AddItemToArray(alts, fg_cli_layout_json(&plan->options[i]));
         cJSON *sug = cJSON_AddArrayToObject(p, "suggestions");
         for (size_t i = 0; a->alt_planned && i < a->alt.n; i++) {
             const struct fg_layout *l = &a->alt.options[i];
             char who[160];
-            cJSON *e = layout_json(l);
+            cJSON *e = fg_cli_layout_json(l);
             fg_framework_who_runs(fg_framework_needs(l->tp, l->pp, l->ep, 1, l->zero), who,
                                   sizeof who);
             cJSON_AddStringToObject(e, "frameworks", who);
