@@ -3,12 +3,24 @@
  * people).  See decide.h; the assessment it reads is policies/assess.c.
  */
 #include "decide.h"
-#include "decide_words.h"
+#include "decide_int.h"
+
+#define mode_words fg__decide_mode_words
+#define layout_desc fg__decide_layout_desc
 
 #include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+void fg__decide_say(char *buf, const char *fmt, ...)
+{
+    va_list ap;
+    int w = snprintf(buf, FG_DECIDE_LINE, "fitgate: ");
+    va_start(ap, fmt);
+    vsnprintf(buf + w, FG_DECIDE_LINE - (size_t)w, fmt, ap);
+    va_end(ap);
+}
 
 const char *fg_decide_kind_name(enum fg_decide_kind k)
 {
@@ -22,12 +34,6 @@ const char *fg_decide_kind_name(enum fg_decide_kind k)
 
 /* ---- messages --------------------------------------------------------------- */
 
-const char *fg__decide_gb(uint64_t bytes, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "%.1f GB", (double)bytes / 1e9);
-    return buf;
-}
-
 const char *fg__decide_mode_words(enum fg_mode m)
 {
     switch (m) {
@@ -37,21 +43,6 @@ const char *fg__decide_mode_words(enum fg_mode m)
     default: return "serving";
     }
 }
-
-void fg__decide_say(char *buf, const char *fmt, ...)
-{
-    va_list ap;
-    int w = snprintf(buf, FG_DECIDE_LINE, "fitgate: ");
-    va_start(ap, fmt);
-    vsnprintf(buf + w, FG_DECIDE_LINE - (size_t)w, fmt, ap);
-    va_end(ap);
-}
-
-#define line(d, i, ...) fg__decide_say((d)->lines[i], __VA_ARGS__)
-#define gb fg__decide_gb
-#define mode_words fg__decide_mode_words
-#define layout_desc fg__decide_layout_desc
-#define card_label fg__decide_card_label
 
 /* "PP=4 over layers 0-13|14-27|..., 14.2 GB per GPU" */
 void fg__decide_layout_desc(const struct fg_layout *l, char *buf, size_t cap)
@@ -89,11 +80,6 @@ void fg__decide_layout_desc(const struct fg_layout *l, char *buf, size_t cap)
         buf[off] = '\0';
     ADD(", %s per GPU", gb(l->peak_bytes, b, sizeof b));
 #undef ADD
-}
-
-void fg__decide_card_label(const struct fg_request *q, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "%s", q->gpu ? q->gpu->label : q->type[0] ? q->type : "GPU");
 }
 
 /* The job's own layout at micro-batch mb (the global batch kept by accumulation). */
@@ -615,6 +601,8 @@ void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
     if (a->gpu_util > 0 && a->have_card && r->action != FG_ACTION_OFF &&
         (r->modes & (1u << a->job.mode)) && (d->fits || d->kind == FG_DECIDE_REJECT))
         serve_numbers(a, q, d);
+    if (a->gen_budget && a->have_card)
+        fg__decide_generation(a, q, r, d);
     if (q->note[0] && d->lines[0][0]) {
         if (!d->lines[3][0])
             line(d, 3, "%s", q->note);

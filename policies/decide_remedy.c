@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "decide.h"
-#include "decide_words.h"
+#include "decide_int.h"
 
 /* Layout dimensions a layout remedy sets: said through the layout, not as options, unless
  * the job declared them (then the user writes the new value). */
@@ -62,9 +62,9 @@ static void remedy_line(const struct fg_request *q, const struct fg_assessment *
     char opts[200], req[128], card[48], peak[32], use[32], desc[320], acc[96] = "";
     options_spell(x, sp, opts, sizeof opts);
     fg_request_spell(q, x->count, x->nodes, req, sizeof req);
-    fg__decide_card_label(q, card, sizeof card);
-    fg__decide_gb(x->layout.peak_bytes, peak, sizeof peak);
-    fg__decide_gb(a->usable, use, sizeof use);
+    card_label(q, card, sizeof card);
+    gb(x->layout.peak_bytes, peak, sizeof peak);
+    gb(a->usable, use, sizeof use);
     uint64_t mb = x->layout.micro_batch ? x->layout.micro_batch : 1;
     uint64_t steps = (a->job.batch + mb - 1) / mb;
     if (has_edit(x, FG_JOBOPT_BATCH) && steps > 1)
