@@ -103,6 +103,7 @@ ENGINE_SRCS := \
 	engine/hw/visible.c \
 	engine/hw/nvml.c \
 	engine/model.c \
+	engine/wquant.c \
 	engine/job.c \
 	engine/memory_node.c \
 	engine/memory_stage.c \

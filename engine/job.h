@@ -133,6 +133,11 @@ struct fg_job {
      * (fg_model.attn_dropout / hidden_dropout), the default, since transformers applies the
      * config's dropout in train mode. */
     float attn_dropout, hidden_dropout;
+    /* Serving: the weights' scheme the engine runs (enum fg_wq_method, vLLM --quantization;
+     * 0: the checkpoint's quantization_config) and the KV cache's element bytes (vLLM / SGLang
+     * --kv-cache-dtype: 0 auto, the model dtype's 2 B; fp8 1 B). */
+    uint8_t serve_wq;
+    uint8_t kv_bytes;
 };
 
 /* Defaults of the seeds: full AdamW bf16 autocast (fp32 parameters), LoRA

@@ -75,8 +75,8 @@ struct fg__parts {
 struct part_set *fg__parts_set(struct fg__parts *parts, const struct fg_model *m,
                                const struct fg_job *job);
 
-/* The serving sums over job's stage at seq tokens. */
+/* The serving sums over job's stage at seq tokens, the weights in scheme wq. */
 void fg__sum_served(const struct fg_model *m, const struct fg_job *job, uint64_t seq,
-                    struct serve_part *t);
+                    const struct fg_wquant *wq, struct serve_part *t);
 
 #endif

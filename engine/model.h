@@ -19,6 +19,7 @@
 
 #include "source/config.h"
 #include "util/error.h"
+#include "wquant.h"
 
 enum fg_node_kind {
     FG_NODE_EMBED,       /* token embedding */
@@ -173,6 +174,7 @@ struct fg_model {
     struct fg_seg *segs;
     uint64_t widest_inter;   /* widest MLP / top-k expert width of any node */
     bool node_by_node;       /* built without fg__model_repeat_block (tests compare the two) */
+    struct fg_wquant wq;     /* the checkpoint's quantization_config (FG_WQ_NONE: none) */
 };
 
 /*

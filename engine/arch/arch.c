@@ -403,6 +403,18 @@ int fg_model_from_config(const struct fg_config *doc, const char *id, struct fg_
     return fg__model_from_config(doc, id, false, out, err);
 }
 
+/* The checkpoint's quantization (wquant.h), for the serving estimate; a scheme fitgate
+ * cannot size leaves the weights at the checkpoint dtype (more bytes, never fewer) and
+ * says so. */
+static void read_wquant(const struct fg_cfg *root, struct fg_model *m)
+{
+    struct fg_err e = {0};
+    if (fg_wquant_read(root, &m->wq, &e)) {
+        memset(&m->wq, 0, sizeof m->wq);
+        fg__model_note(m, "%.100s; served weights counted in the checkpoint dtype", e.detail);
+    }
+}
+
 int fg__model_from_config(const struct fg_config *doc, const char *id, bool node_by_node,
                           struct fg_model **out, struct fg_err *err)
 {
@@ -457,6 +469,8 @@ int fg__model_from_config(const struct fg_config *doc, const char *id, bool node
                             mt ? mt : "(none)", why);
         }
     }
+    if (rc == 0)
+        read_wquant(&root, m);
     if (rc == 0)
         rc = fg__model_finalize(m, err);
     if (rc) {
