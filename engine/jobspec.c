@@ -171,6 +171,25 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
             s->gpu_util = d;
         break;
     }
+    case FG_JOBOPT_KV_DTYPE:
+        /* vLLM CacheConfig.cache_dtype / SGLang --kv-cache-dtype: "auto" is the model dtype,
+         * fp8 (e4m3 or e5m2) one byte per element */
+        if (v && !strcasecmp(v, "auto"))
+            j->kv_bytes = 0;
+        else if (v && (!strcasecmp(v, "fp8") || !strcasecmp(v, "fp8_e4m3") ||
+                       !strcasecmp(v, "fp8_e5m2")))
+            j->kv_bytes = 1;
+        else
+            rc = fg_err_set(err, FG_E_INVAL, "%s%s=%.40s: expected auto or fp8 (fp8_e4m3, "
+                            "fp8_e5m2)", sp, name, v ? v : "");
+        break;
+    case FG_JOBOPT_QUANTIZATION: {
+        enum fg_wq_method q;
+        rc = ext = fg_wq_method_parse(v, &q, err);
+        if (!rc)
+            j->serve_wq = (uint8_t)q;
+        break;
+    }
     case FG_JOBOPT_COUNT: break;
     }
     if (rc && ext)
@@ -260,6 +279,12 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
     if (fg_jobspec_given(s, FG_JOBOPT_GPU_UTIL) && (!serve || !(fw->gpu_util > 0)))
         return fg_err_set(err, FG_E_INVAL, "%sgpu-util is a serving engine's share of the card: "
                           "use it with --mode serve and --framework vllm or sglang",
+                          s->spelling);
+    if ((fg_jobspec_given(s, FG_JOBOPT_KV_DTYPE) || fg_jobspec_given(s, FG_JOBOPT_QUANTIZATION)) &&
+        !serve)
+        return fg_err_set(err, FG_E_INVAL, "%skv-dtype and %squantization say how a serving "
+                          "engine stores the KV cache and the weights: use them with --mode "
+                          "serve (a training job's base quantization is --quant)", s->spelling,
                           s->spelling);
     if (j->mode == FG_MODE_QLORA && fw->kbit_prepared) {
         /* peft prepare_model_for_kbit_training: the unquantized parameters in fp32, and
