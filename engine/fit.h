@@ -29,7 +29,11 @@
  * card.
  */
 #define FG_DRIVER_RESERVED_BYTES (615ull << 20)
-#define FG_CUDA_CONTEXT_BYTES (FG_DRIVER_RESERVED_BYTES + (777ull << 20))
+/* What a process holds outside PyTorch's allocator (CUDA context, cuBLAS / cuDNN handles):
+ * the part of FG_CUDA_CONTEXT_BYTES a whole-process figure (nvidia-smi per process, Slurm's
+ * gres/gpumem) includes, where the driver's reserve is not. */
+#define FG_CUDA_PROCESS_BYTES (777ull << 20)
+#define FG_CUDA_CONTEXT_BYTES (FG_DRIVER_RESERVED_BYTES + FG_CUDA_PROCESS_BYTES)
 
 struct fg_fit_opts {
     double headroom;        /* default 1.15 */
