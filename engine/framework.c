@@ -53,7 +53,7 @@
  *             row); v1/worker/gpu_worker.py determine_available_memory: the budget is
  *             utilization x the card's total, the baseline taken after the CUDA context
  *             (utils/mem_utils.py memory_profiling), and the weights, the profile run's peak
- *             (a dummy batch of max_num_batched_tokens: engine/arg_utils.py
+ *             (a dummy batch of max_num_batched_tokens: vllm/engine/arg_utils.py
  *             EngineArgs.get_batch_defaults, 8192 for the API server on cards of 70 GiB and
  *             more other than A100, else 2048) and, from 0.21, the CUDA graphs' memory come
  *             off it; the rest is KV cache, which must hold one max_model_len sequence
@@ -119,7 +119,7 @@ static const struct fg_framework table[] = {
     {.name = "vllm", .aliases = "", .label = "vLLM", .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP,
      .serves = true, .gpu_util = 0.92, .serve_budget = FG_SERVE_VLLM,
      .source = "vllm config/cache.py gpu_memory_utilization 0.92, gpu_worker.py "
-               "determine_available_memory, arg_utils.py get_batch_defaults"},
+               "determine_available_memory, engine/arg_utils.py get_batch_defaults"},
     {.name = "sglang", .aliases = "", .label = "SGLang", .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP,
      .serves = true, .gpu_util = 0.88, .serve_budget = FG_SERVE_SGLANG,
      .source = "sglang srt/server_args.py _handle_gpu_memory_settings"},
