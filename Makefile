@@ -167,6 +167,7 @@ TEST_SRCS := \
 	tests/test_params.c \
 	tests/test_source.c \
 	tests/test_memory.c \
+	tests/test_wquant.c \
 	tests/test_plan.c \
 	tests/test_plan_search.c \
 	tests/test_gpu.c \

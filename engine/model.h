@@ -175,6 +175,8 @@ struct fg_model {
     uint64_t widest_inter;   /* widest MLP / top-k expert width of any node */
     bool node_by_node;       /* built without fg__model_repeat_block (tests compare the two) */
     struct fg_wquant wq;     /* the checkpoint's quantization_config (FG_WQ_NONE: none) */
+    uint64_t stored_bytes;   /* a quantized checkpoint's bytes as its safetensors headers give
+                                them (set by the caller that read them; 0: not read) */
 };
 
 /*
