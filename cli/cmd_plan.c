@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "source/wquant.h"
 #include "fit.h"
 #include "format.h"
 #include "framework.h"

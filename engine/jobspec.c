@@ -11,6 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "source/wquant.h"
+
 static const struct fg_jobopt rows[] = {
 #define FG_JOBOPT(id, name, arg, has_arg, help) {name, arg, help},
 #include "jobopts.def"

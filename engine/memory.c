@@ -22,6 +22,7 @@
  *   [T101]  EleutherAI "Transformer Math 101": 8-bit Adam 2 bytes, SGD with
  *           momentum one state per parameter.
  */
+#include "memory_int.h"
 #include "memory.h"
 
 #include <stdarg.h>
@@ -32,6 +33,7 @@
 
 #include "util/fmt.h"
 #include "memory_stage.h"
+#include "source/wquant.h"
 #include "util/sat.h"
 
 /* The tied matrix on a pipeline stage that holds the head but not the embedding: that stage

@@ -17,9 +17,39 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "source/config.h"
 #include "util/error.h"
-#include "wquant.h"
+
+/* A checkpoint's weight quantization as a serving engine loads it (source/wquant.h reads
+ * it from quantization_config and says where each figure comes from). */
+/* The schemes, as vLLM's --quantization spells them (quant_method in config.json). */
+enum fg_wq_method {
+    FG_WQ_NONE,      /* the checkpoint dtype */
+    FG_WQ_FP8,       /* fp8 e4m3: block scales (weight_block_size) or per tensor */
+    FG_WQ_MXFP4,     /* OCP MX fp4 (gpt-oss): routed experts only */
+    FG_WQ_GPTQ,
+    FG_WQ_AWQ,
+    FG_WQ_CT,        /* compressed-tensors (llm-compressor) */
+    FG_WQ_BNB,       /* bitsandbytes 4-bit / 8-bit */
+    FG_WQ_MODELOPT,  /* NVIDIA ModelOpt FP8 */
+    FG_WQ_NVFP4,     /* NVIDIA ModelOpt NVFP4 (vLLM modelopt_fp4) */
+    FG_WQ_COUNT
+};
+
+/* Role classes a scheme leaves unquantized (fg_wquant.keep). */
+#define FG_WQK_ATTN 0x1u    /* attention projections (q k v o qkv, MLA's) */
+#define FG_WQK_DENSE 0x2u   /* dense MLPs */
+#define FG_WQK_SHARED 0x4u  /* shared experts */
+#define FG_WQK_EXPERTS 0x8u /* routed experts */
+#define FG_WQK_OTHER 0x10u  /* SSM / conv projections and anything else */
+
+struct fg_wquant {
+    enum fg_wq_method method;
+    char label[64];      /* "fp8, 128x128 block scales" */
+    double bytes;        /* per quantized weight, its scales and zero points included */
+    unsigned keep;       /* FG_WQK_*: role classes kept in the checkpoint dtype */
+    uint32_t pad_hidden; /* routed experts' hidden width rounded up to this (mxfp4: 256) */
+    bool runtime;        /* quantized by the engine at load (--quantization on a bf16 base) */
+};
 
 enum fg_node_kind {
     FG_NODE_EMBED,       /* token embedding */
@@ -136,6 +166,8 @@ enum fg_certainty {
                            unsure_key): the count may be far off */
 };
 
+struct fg_arch;
+
 struct fg_model {
     char id[256];
     char model_type[64];
@@ -174,22 +206,14 @@ struct fg_model {
     struct fg_seg *segs;
     uint64_t widest_inter;   /* widest MLP / top-k expert width of any node */
     bool node_by_node;       /* built without fg__model_repeat_block (tests compare the two) */
+    /* The architecture registry, set by fg_model_from_config for the readers that dispatch
+     * on a nested model_type (a multimodal wrapper's text_config): handed in rather than
+     * called by name, so no reader links back to the registry that names it. */
+    const struct fg_arch *(*arch_find)(const char *model_type);
     struct fg_wquant wq;     /* the checkpoint's quantization_config (FG_WQ_NONE: none) */
     uint64_t stored_bytes;   /* a quantized checkpoint's bytes as its safetensors headers give
                                 them (set by the caller that read them; 0: not read) */
 };
-
-/*
- * Build the graph for a parsed config (engine/arch/arch.c: the family readers
- * fill a model; this module only holds it).  id (may be NULL) names the model in
- * output.  Fails with FG_E_UNSUPPORTED for an unknown model_type that lacks
- * the standard decoder keys, and with the config getters' errors.
- */
-int fg_model_from_config(const struct fg_config *doc, const char *id, struct fg_model **out,
-                         struct fg_err *err);
-
-/* Load path (directory or config.json) and build. */
-int fg_model_load(const char *path, struct fg_model **out, struct fg_err *err);
 
 void fg_model_free(struct fg_model *m);
 
@@ -204,62 +228,5 @@ uint64_t fg_model_params_of(const struct fg_model *m, enum fg_node_kind kind);
 
 /* Number of layers in the main stack (blocks with layer >= 0, stack MAIN). */
 uint32_t fg_model_main_layers(const struct fg_model *m);
-
-/* ---- internal, for architecture readers -------------------------------- */
-
-/* Append a node; returns NULL when out of memory (err set). */
-struct fg_node *fg__model_add(struct fg_model *m, enum fg_node_kind kind, int32_t layer,
-                              const char *name, struct fg_err *err);
-
-/* Append a node of block `layer` (from 0) named "<base>_<layer + 1>" ("Attention_12"); NULL
- * when out of memory (err set). */
-struct fg_node *fg__model_add_block(struct fg_model *m, enum fg_node_kind kind, int32_t layer,
-                                    const char *base, struct fg_err *err);
-
-/*
- * Append `copies` copies of the block just built, nodes [first, n_nodes) of one layer, as
- * blocks layer, layer + 1, ...: the same nodes, named "<base>_<layer + 1>" and on.  A reader
- * calls it for the blocks whose inputs equal that block's (a block is a fraction of a
- * microsecond to copy and several to build); it declines (false, nothing added) when the
- * nodes are not all of one layer, a name is not one fg__model_add_block writes in place,
- * the model is built node_by_node, or memory is short; the reader then builds the block.
- */
-bool fg__model_repeat_block(struct fg_model *m, size_t first, int32_t layer, uint32_t copies);
-
-/* An empty model with m's shape (hidden, heads, kv_heads, head_dim, inter, vocab), where a
- * reader builds blocks aside to count them as a rule (MTP layers); the caller frees it with
- * fg_model_free.  NULL when out of memory (err set). */
-struct fg_model *fg__model_scratch(const struct fg_model *m, struct fg_err *err);
-
-/* Add a linear to a node and its params (in*out*count + bias*out*count). */
-void fg__node_linear(struct fg_node *n, const char *role, uint64_t in, uint64_t out, uint64_t count,
-                     bool bias);
-
-/* Record a counting rule (adds scalars to the total at finalize). */
-void fg__model_rule(struct fg_model *m, const char *name, int64_t scalars);
-
-/* Record a note for the output ("read as a generic decoder"). */
-void fg__model_note(struct fg_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Record an assumption of the generic reader ("tie_word_embeddings absent: tied, the
- * PretrainedConfig default"); dropped past FG_MODEL_MAX_ASSUMED. */
-void fg__model_assume(struct fg_model *m, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* Mark the count unsure because of key (kept: the first one), with a note saying why. */
-void fg__model_unsure(struct fg_model *m, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* fg_model_from_config, every block built node by node when node_by_node is set. */
-int fg__model_from_config(const struct fg_config *doc, const char *id, bool node_by_node,
-                          struct fg_model **out, struct fg_err *err);
-
-/* Sum nodes and rules into params_total, derive the linear sums and the segments;
- * FG_E_OVERFLOW on overflow, FG_E_NOMEM. */
-int fg__model_finalize(struct fg_model *m, struct fg_err *err);
-
-/* The head and the final norm (a norm the readers name "Final ..."), which go with the last
- * pipeline stage (model.c's segment sides, memory_stage.c's on_stage). */
-bool fg__node_head_side(const struct fg_node *n);
 
 #endif

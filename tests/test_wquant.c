@@ -16,7 +16,7 @@
 #include "model.h"
 #include "source/config.h"
 #include "support.h"
-#include "wquant.h"
+#include "source/wquant.h"
 
 #define M "tests/fixtures/models/"
 

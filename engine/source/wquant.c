@@ -23,7 +23,7 @@
  *   modelopt    modelopt.py ModelOptFp8Config (1 B, per-tensor scales) and
  *               ModelOptNvFp4Config (fp4 with an fp8 scale per group_size 16).
  */
-#include "wquant.h"
+#include "source/wquant.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -14,47 +14,20 @@
  * exclude_modules).  The estimator (memory_node.c) applies it linear by
  * linear.
  *
- * Values only: nothing here allocates.  Error contract: see util/error.h.
+ * The types (enum fg_wq_method, struct fg_wquant) are model.h's: the model carries its
+ * checkpoint's scheme.  Values only: nothing here allocates.  Error contract: see
+ * util/error.h.
  */
-#ifndef FG_WQUANT_H
-#define FG_WQUANT_H
+#ifndef FG_SOURCE_WQUANT_H
+#define FG_SOURCE_WQUANT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model.h"
 #include "source/config.h"
 #include "util/error.h"
-
-/* The schemes, as vLLM's --quantization spells them (quant_method in config.json). */
-enum fg_wq_method {
-    FG_WQ_NONE,      /* the checkpoint dtype */
-    FG_WQ_FP8,       /* fp8 e4m3: block scales (weight_block_size) or per tensor */
-    FG_WQ_MXFP4,     /* OCP MX fp4 (gpt-oss): routed experts only */
-    FG_WQ_GPTQ,
-    FG_WQ_AWQ,
-    FG_WQ_CT,        /* compressed-tensors (llm-compressor) */
-    FG_WQ_BNB,       /* bitsandbytes 4-bit / 8-bit */
-    FG_WQ_MODELOPT,  /* NVIDIA ModelOpt FP8 */
-    FG_WQ_NVFP4,     /* NVIDIA ModelOpt NVFP4 (vLLM modelopt_fp4) */
-    FG_WQ_COUNT
-};
-
-/* Role classes a scheme leaves unquantized (fg_wquant.keep). */
-#define FG_WQK_ATTN 0x1u    /* attention projections (q k v o qkv, MLA's) */
-#define FG_WQK_DENSE 0x2u   /* dense MLPs */
-#define FG_WQK_SHARED 0x4u  /* shared experts */
-#define FG_WQK_EXPERTS 0x8u /* routed experts */
-#define FG_WQK_OTHER 0x10u  /* SSM / conv projections and anything else */
-
-struct fg_wquant {
-    enum fg_wq_method method;
-    char label[64];      /* "fp8, 128x128 block scales" */
-    double bytes;        /* per quantized weight, its scales and zero points included */
-    unsigned keep;       /* FG_WQK_*: role classes kept in the checkpoint dtype */
-    uint32_t pad_hidden; /* routed experts' hidden width rounded up to this (mxfp4: 256) */
-    bool runtime;        /* quantized by the engine at load (--quantization on a bf16 base) */
-};
 
 /*
  * Read root's quantization_config (or text_config's) into out; a config without one gives
