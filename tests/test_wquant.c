@@ -1,5 +1,5 @@
 /*
- * test_wquant.c - quantization_config as a serving engine loads it (engine/wquant.c), and the
+ * test_wquant.c - quantization_config as a serving engine loads it (engine/source/wquant.c), and the
  * served weights it gives (engine/memory.c estimate_serve) on the real checkpoints' configs.
  */
 #include <setjmp.h>

@@ -51,6 +51,13 @@ static void read_wquant(const struct fg_cfg *root, struct fg_model *m)
     if (fg_wquant_read(root, &m->wq, &e)) {
         memset(&m->wq, 0, sizeof m->wq);
         fg__model_note(m, "%.100s; served weights counted in the checkpoint dtype", e.detail);
+    } else if (m->wq.method == FG_WQ_FP8 || m->wq.method == FG_WQ_MXFP4) {
+        /* transformers utils/quantization_config.py: FineGrainedFP8Config and Mxfp4Config
+         * take dequantize=True, which loads the weights as bf16 for training */
+        fg__model_note(m, "%s checkpoint: served so; training loads it as bf16 "
+                          "(transformers %s(dequantize=True)), counted so",
+                       m->wq.label, m->wq.method == FG_WQ_FP8 ? "FineGrainedFP8Config"
+                                                              : "Mxfp4Config");
     }
 }
 
