@@ -121,28 +121,6 @@ uint64_t fg_estimate_at(const struct fg_estimate *e, uint64_t batch)
     return t > e->step_bytes ? t : e->step_bytes;
 }
 
-/*
- * A quantized checkpoint whose safetensors headers were read: the headers' dtypes are the
- * truth, so this GPU's share (here, in the scheme's split) is scaled by what the whole
- * checkpoint stores over what the scheme gives the whole graph.  What the checkpoint stores
- * beyond the graph (DeepSeek's MTP layers, which vLLM loads only for speculative decoding)
- * stays in: a little more, never less.
- */
-static uint64_t from_headers(const struct fg_model *m, const struct fg_job *job,
-                             const struct fg_wquant *wq, uint64_t here)
-{
-    struct fg_job whole = *job;
-    whole.tp = whole.ep = 1;
-    whole.pp = 1;
-    whole.layer_first = whole.layer_last = 0;
-    struct serve_part all;
-    fg__sum_served(m, &whole, 1, wq, &all);
-    if (!all.wbytes)
-        return here;
-    double t = (double)here * (double)m->stored_bytes / (double)all.wbytes;
-    return t >= 1.8e19 ? UINT64_MAX : (uint64_t)t;
-}
-
 static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
                           struct fg_estimate *e, struct fg_err *err)
 {
@@ -186,7 +164,7 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
         wsrc = "bitsandbytes";
         fg__copy(what, sizeof what, "quantized (--quant)");
     } else if (m->stored_bytes && !wq.runtime && job->precision != FG_PREC_FP32) {
-        wbytes = from_headers(m, job, &wq, t.wbytes);
+        wbytes = fg__served_from_headers(m, job, &wq, t.wbytes);
         wsrc = "safetensors headers";
         fg__fmt(what, sizeof what, "as stored (%.1f GB in all), %s", (double)m->stored_bytes / 1e9,
                 wq.method != FG_WQ_NONE ? wq.label : "quantized");

@@ -388,3 +388,25 @@ struct part_set *fg__parts_set(struct fg__parts *parts, const struct fg_model *m
     }
     return set;
 }
+
+/*
+ * A quantized checkpoint whose safetensors headers were read: the headers' dtypes are the
+ * truth, so this GPU's share (here, in the scheme's split) is scaled by what the whole
+ * checkpoint stores over what the scheme gives the whole graph.  What the checkpoint stores
+ * beyond the graph (DeepSeek's MTP layers, which vLLM loads only for speculative decoding)
+ * stays in: a little more, never less.
+ */
+uint64_t fg__served_from_headers(const struct fg_model *m, const struct fg_job *job,
+                                 const struct fg_wquant *wq, uint64_t here)
+{
+    struct fg_job whole = *job;
+    whole.tp = whole.ep = 1;
+    whole.pp = 1;
+    whole.layer_first = whole.layer_last = 0;
+    struct serve_part all;
+    fg__sum_served(m, &whole, 1, wq, &all);
+    if (!all.wbytes)
+        return here;
+    double t = (double)here * (double)m->stored_bytes / (double)all.wbytes;
+    return t >= 1.8e19 ? UINT64_MAX : (uint64_t)t;
+}

@@ -79,4 +79,9 @@ struct part_set *fg__parts_set(struct fg__parts *parts, const struct fg_model *m
 void fg__sum_served(const struct fg_model *m, const struct fg_job *job, uint64_t seq,
                     const struct fg_wquant *wq, struct serve_part *t);
 
+/* A quantized checkpoint whose safetensors headers were read (fg_model.stored_bytes): here,
+ * this GPU's weight bytes in scheme wq, scaled to what the whole checkpoint stores. */
+uint64_t fg__served_from_headers(const struct fg_model *m, const struct fg_job *job,
+                                 const struct fg_wquant *wq, uint64_t here);
+
 #endif
