@@ -82,6 +82,7 @@ ENGINE_SRCS := \
 	engine/source/source_opts.c \
 	engine/source/hub.c \
 	engine/source/safetensors.c \
+	engine/source/wquant.c \
 	engine/source/ckpt.c \
 	engine/arch/graph.c \
 	engine/arch/blocks.c \
@@ -175,6 +176,7 @@ TEST_SRCS := \
 	tests/test_params.c \
 	tests/test_source.c \
 	tests/test_memory.c \
+	tests/test_wquant.c \
 	tests/test_plan.c \
 	tests/test_plan_search.c \
 	tests/test_gpu.c \
