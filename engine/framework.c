@@ -80,12 +80,22 @@
  *  deepspeed  runtime/bf16_optimizer.py and zero/stage_1_and_2.py (bf16 parameters and
  *             gradients; fp32 master weights with the Adam states, partitioned from ZeRO-1:
  *             the ZeRO paper's 2 + 2 + 12 bytes), ops/adam/fused_adam.py, pipe/engine.py (1F1B).
- *  vllm       vllm config (CacheConfig.gpu_memory_utilization = 0.9: the engine's budget of
- *             the whole card), worker/gpu_worker.py determine_available_memory (weights, the
- *             profile run's activations and non-torch memory come off the budget, the rest is
- *             KV cache).
- *  sglang     srt/server_args.py (mem_fraction_static: the static share for weights and KV,
- *             0.88 on large cards).
+ *  vllm       vLLM main as stored (commit 002f10e, after v0.21): config/cache.py
+ *             CacheConfig.gpu_memory_utilization = 0.92 (0.9 up to 0.20, the vllm@0.20
+ *             row); v1/worker/gpu_worker.py determine_available_memory: the budget is
+ *             utilization x the card's total, the baseline taken after the CUDA context
+ *             (utils/mem_utils.py memory_profiling), and the weights, the profile run's peak
+ *             (a dummy batch of max_num_batched_tokens: vllm/engine/arg_utils.py
+ *             EngineArgs.get_batch_defaults, 8192 for the API server on cards of 70 GiB and
+ *             more other than A100, else 2048) and, from 0.21, the CUDA graphs' memory come
+ *             off it; the rest is KV cache, which must hold one max_model_len sequence
+ *             (v1/core/kv_cache_utils.py check_enough_kv_cache_memory).
+ *  sglang     srt/server_args.py ServerArgs._handle_gpu_memory_settings: chunked_prefill_size
+ *             and cuda_graph_max_bs by card memory and TP, reserved = 512 MB + 1.5 MB x
+ *             max(chunked_prefill_size, 2048) + 2 MB x cuda_graph_max_bs + 1 GB x tp x pp / 8
+ *             (at least 10 GB on cards over 60 GB), mem_fraction_static = (card - reserved) /
+ *             card for the weights and the KV pool; activations and CUDA graphs live in the
+ *             reserve (model_executor/model_runner.py profile_max_num_token).
  */
 /* HF Trainer + peft underneath (transformers, trl, accelerate, axolotl, llama-factory) */
 #define TRAIN_HF                                                                              \
@@ -189,13 +199,22 @@ static const struct fg_framework table[] = {
      .keeps = "bf16 params and grads, fp32 master + Adam partitioned from ZeRO-1 (2+2+12)",
      .source = "deepspeed runtime/bf16_optimizer.py, zero/stage_1_and_2.py, pipe/engine.py"},
     {.name = "vllm", .version = "0.21", .aliases = "", .label = "vLLM",
+     .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.92,
+     .serve_budget = FG_SERVE_VLLM,
+     .keeps = "gpu_memory_utilization 0.92 of the card: weights, profile run at "
+              "max_num_batched_tokens, CUDA graphs; the rest KV cache",
+     .source = "vllm config/cache.py gpu_memory_utilization 0.92, gpu_worker.py "
+               "determine_available_memory, engine/arg_utils.py get_batch_defaults"},
+    {.name = "vllm", .version = "0.20", .aliases = "", .label = "vLLM 0.20",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.9,
-     .keeps = "gpu_memory_utilization of the card: weights, profile run, the rest KV cache",
-     .source = "vllm CacheConfig.gpu_memory_utilization, gpu_worker.py determine_available_memory"},
+     .serve_budget = FG_SERVE_VLLM_020,
+     .keeps = "gpu_memory_utilization 0.9 of the card",
+     .source = "vllm 0.20 CacheConfig.gpu_memory_utilization 0.9, gpu_worker.py"},
     {.name = "sglang", .version = "0.5", .aliases = "", .label = "SGLang",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.88,
-     .keeps = "mem_fraction_static of the card for weights and KV",
-     .source = "sglang srt/server_args.py mem_fraction_static"},
+     .serve_budget = FG_SERVE_SGLANG,
+     .keeps = "mem_fraction_static computed from the card, TP and chunked prefill",
+     .source = "sglang srt/server_args.py _handle_gpu_memory_settings"},
 };
 #define N_ROWS (sizeof table / sizeof table[0])
 
