@@ -332,8 +332,7 @@ static void train_states_full(struct train *x)
     b->gradients = sharded_bytes(params, experts_here, x->gbytes, x->shard_g, job->ep);
     b->optimizer = sharded_bytes(params, experts_here, x->obytes, x->shard_o, job->ep);
     if (job->optimizer_in_bwd) {
-        /* job.h optimizer_in_bwd: each gradient is stepped and freed in its hook, so one
-         * parameter's gradient is alive at a time: the largest (a linear, or the embedding) */
+        /* job.h optimizer_in_bwd: one parameter's gradient at a time, the largest */
         uint64_t big = x->largest_linear, emb = x->m->vocab * x->m->hidden / x->tp;
         if (x->t.has_head || job->layer_last == 0 || job->stage_embed)
             big = emb > big ? emb : big;
@@ -353,10 +352,8 @@ static void train_states_full(struct train *x)
                  fg_optimizer_name(job->optimizer), x->obytes, (unsigned long long)params,
                  x->shard_o > 1 ? ", sharded over DP" : "");
     else
-        add_line(e, "optimizer", b->optimizer, false,
-                 job->optimizer >= FG_OPT_PAGED_ADAMW ? "bitsandbytes paged optimizer (unified "
-                                                        "memory, resident on the GPU)"
-                                                      : "torch AdamW; Transformer Math 101",
+        add_line(e, "optimizer", b->optimizer, false, job->optimizer >= FG_OPT_PAGED_ADAMW
+                 ? "bitsandbytes paged optimizer (on the GPU)" : "torch AdamW; Transformer Math 101",
                  "%s state: %u B x %llu params", fg_optimizer_name(job->optimizer), x->obytes,
                  (unsigned long long)params);
     /* ZeRO-Offload / FSDP CPUOffload: the optimizer step runs on the CPU, so its states
@@ -442,9 +439,7 @@ static void train_overheads(struct train *x)
     }
     if (job->mode == FG_MODE_QLORA && job->embed_swap &&
         (job->layer_last == 0 || job->stage_embed)) {
-        /* job.h embed_swap: lit-gpt finetune/lora.py main keeps the replaced embedding
-         * (old_embedding) and the StableEmbedding's never-freed gradient, each vocab x hidden
-         * in the parameter dtype */
+        /* job.h embed_swap: the replaced embedding and the new one's never-freed gradient */
         uint64_t swap = fg__mul_sat(fg__mul_sat(x->m->vocab, x->m->hidden), 2ull * x->pbytes);
         overhead = fg__add_sat(overhead, swap);
         add_line(e, "overhead", swap, false, "litgpt finetune/lora.py StableEmbedding swap",
