@@ -564,6 +564,35 @@ static void read_granitemoehybrid_should_add_experts_and_the_shared_mlp(void **s
     fg_model_free(m);
 }
 
+/* Granite 4.0 dense (granite-4.0-micro, -h-1b ...): num_local_experts 0 and num_experts_per_tok
+ * 0; GraniteMoeHybridDecoderLayer then has no block_sparse_moe, only shared_mlp. */
+static void read_granitemoehybrid_should_read_the_dense_release_without_experts(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"granitemoehybrid\", \"hidden_size\": 256, "
+                           "\"intermediate_size\": 128, \"num_hidden_layers\": 2, "
+                           "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+                           "\"vocab_size\": 1000, \"tie_word_embeddings\": true, "
+                           "\"layer_types\": [\"attention\", \"attention\"], "
+                           "\"num_local_experts\": 0, \"num_experts_per_tok\": 0, "
+                           "\"shared_intermediate_size\": 384, " MAMBA_KEYS "}",
+                           &m, &err),
+                     0);
+    assert_int_equal(count_kind(m, FG_NODE_MOE), 0);
+    assert_int_equal(count_kind(m, FG_NODE_MAMBA2), 0);
+    const uint64_t ffn = 3ull * 256 * 384 + 2 * 256;
+    assert_int_equal(m->params_total, 1000ull * 256 + 2 * (GQA_256 + ffn) + 256);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    fg_model_free(m);
+    /* experts with nobody routed to them is an error naming the key */
+    assert_int_equal(build("{\"model_type\": \"granitemoehybrid\", \"num_local_experts\": 4, "
+                           "\"num_experts_per_tok\": 0}", &m, &err),
+                     FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "num_experts_per_tok"));
+}
+
 static void read_falcon_h1_should_run_mamba_and_attention_in_every_layer(void **state)
 {
     (void)state;
@@ -684,6 +713,7 @@ int main(void)
         cmocka_unit_test(read_qwen3_next_should_give_the_dense_qwen3_5_text_model_one_mlp_a_layer),
         cmocka_unit_test(read_bamba_should_place_attention_by_attn_layer_indices),
         cmocka_unit_test(read_granitemoehybrid_should_add_experts_and_the_shared_mlp),
+        cmocka_unit_test(read_granitemoehybrid_should_read_the_dense_release_without_experts),
         cmocka_unit_test(read_falcon_h1_should_run_mamba_and_attention_in_every_layer),
         cmocka_unit_test(read_qwen3_next_should_reject_value_heads_not_a_multiple_of_key_heads),
         cmocka_unit_test(nemotron_h_should_follow_the_pattern_layer_by_layer),
