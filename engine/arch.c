@@ -6,6 +6,7 @@
  * blocks here are the shapes common to all of them.
  */
 #include "arch.h"
+#include "arch_keys.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,7 +289,7 @@ int fg__read_core(const struct fg_cfg *c, struct fg_model *m, const struct fg_co
 
 const cJSON *fg__cfg_item(const struct fg_cfg *c, const char *key)
 {
-    return c->obj ? cJSON_GetObjectItemCaseSensitive(c->obj, key) : NULL;
+    return fg__cfg_raw(c, key);
 }
 
 const char *fg__cfg_key_used(const struct fg_cfg *c, const char *keys, char *buf, size_t len)
@@ -378,6 +379,25 @@ int fg__cfg_has_arch(const struct fg_cfg *c, const char *cls, bool *out, struct 
     return rc;
 }
 
+int fg__cfg_headless(const struct fg_cfg *c, bool *out, struct fg_err *err)
+{
+    const char *a[16];
+    size_t n = 0;
+    int rc = fg_cfg_str_array(c, "architectures", a, 16, &n, err);
+    *out = false;
+    if (rc || n == 0)
+        return rc;
+    for (size_t i = 0; i < n && i < 16; i++) {
+        size_t len = strlen(a[i]);
+        bool base = len > 5 && !strcmp(a[i] + len - 5, "Model") && !strstr(a[i], "For") &&
+                    !strstr(a[i], "LMHead");
+        if (!base)
+            return 0;
+    }
+    *out = true;
+    return 0;
+}
+
 int fg__read_num_labels(const struct fg_cfg *c, uint64_t *out, struct fg_err *err)
 {
     struct fg_cfg labels;
@@ -441,6 +461,8 @@ int fg__model_from_config(const struct fg_config *doc, const char *id, bool node
          * wrapper's unknown text model), which then says so */
         m->certainty = FG_CERT_EXACT;
         rc = a->read(&root, m, a->spec, err);
+        if (rc == 0)
+            fg__family_check_unread(&root, m);
     } else {
         fg__model_note(m, "model_type '%s' is not known to fitgate: read as a generic decoder "
                           "from the common structural keys; check the count with 'fitgate "

@@ -184,6 +184,11 @@ unsigned fg__cfg_tf_version(const struct fg_cfg *c);
  * errors. */
 int fg__cfg_has_arch(const struct fg_cfg *c, const char *cls, bool *out, struct fg_err *err);
 
+/* *out: the architectures list names only base-model classes ("Qwen3Model", "LlamaModel":
+ * no "For..." task class, no "...LMHeadModel"), which hold no LM head; false when the list
+ * is absent or names a head class.  The list's read errors. */
+int fg__cfg_headless(const struct fg_cfg *c, bool *out, struct fg_err *err);
+
 /* num_labels of a classifier head: the key, else the size of id2label (PretrainedConfig),
  * else 2.  FG_E_RANGE when the key is out of bounds or id2label is empty, FG_E_TYPE when
  * id2label is not an object. */

@@ -132,8 +132,16 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
     }
     if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, s->norm, err)))
         return rc;
-    bool tied = s->normhead ? false : m->tied;
-    bool stored = s->stores_tied_head &&
+    bool tied = s->normhead ? false : m->tied, headless = false;
+    if ((rc = fg__cfg_headless(c, &headless, err)))
+        return rc;
+    if (headless) {
+        /* a base-model class (Qwen3Model, LlamaModel: embedding checkpoints) holds no
+         * lm_head; the node stays for the hidden states, with nothing stored */
+        fg__model_rule(m, "architectures names no LM-head class: no lm_head stored", 0);
+        return fg__add_head(m, m->vocab, m->hidden, true, false, false, err);
+    }
+    bool stored = tied && s->stores_tied_head &&
                   (!s->stores_tied_head_upto || m->hidden <= s->stores_tied_head_upto);
     return fg__add_head(m, m->vocab, m->hidden, tied, stored, head_bias, err);
 }
@@ -163,7 +171,11 @@ static const struct fg_decoder_spec qwen2 = {
  * 751,632,384 = 596,049,920 + 155,582,464; Qwen3-1.7B 2,031,739,904), and Qwen3-4B does
  * not: 4,022,468,096, its modules alone, in the Hub total quoted for Qwen3-4B, -Base and
  * the -2507 releases.  Their configs differ in nothing but the sizes, so the rule is
- * keyed on hidden_size: 1024 and 2048 store the head, 2560 does not. */
+ * keyed on hidden_size: 1024 and 2048 store the head, 2560 does not.  A config naming a
+ * base-model class (Qwen3Model) stores no head at all (fg__cfg_headless).  Still open:
+ * Qwen3-Embedding-0.6B names Qwen3ForCausalLM and stores no head (model.safetensors
+ * 1,191,586,416 B, the modules alone in BF16), so it is counted 155,582,464 over; no key
+ * of config.json tells it from Qwen3-0.6B, only the checkpoint does. */
 static const struct fg_decoder_spec qwen3 = {
     .d = {.vocab = 151936, .hidden = 4096, .inter = 22016, .layers = 32, .heads = 32,
           .max_pos = 32768, .tie = false},

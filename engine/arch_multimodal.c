@@ -595,6 +595,16 @@ static int read_text(const struct fg_cfg *c, const struct mm_spec *s, struct fg_
     cJSON_Delete(copy);
     if (rc)
         return rc;
+    /* both configs say it: the text model's is the one built; a root that disagrees leaves
+     * open which one the checkpoint followed */
+    bool root_tie;
+    if (have && fg_cfg_has(c, "tie_word_embeddings") &&
+        (rc = fg_cfg_bool(c, "tie_word_embeddings", false, &root_tie, err)))
+        return rc;
+    if (have && fg_cfg_has(c, "tie_word_embeddings") && root_tie != m->tied)
+        fg__model_unsure(m, "tie_word_embeddings", "unsure: key 'tie_word_embeddings' is %s in "
+                         "the root config and %s in text_config: whether the head is stored "
+                         "is open", root_tie ? "true" : "false", m->tied ? "true" : "false");
 
     /* compressed-tensors pack-quantized (Kimi-K2.5 routed experts): int
      * weights packed into I32 words; counts follow huggingface.js, which
