@@ -96,6 +96,7 @@ ENGINE_SRCS := \
 	engine/arch_llama4.c \
 	engine/arch_generic.c \
 	engine/arch_keys.c \
+	engine/arch_families.c \
 	engine/job.c \
 	engine/memory_node.c \
 	engine/memory_stage.c \
@@ -141,6 +142,7 @@ CLI_SRCS := \
 	cli/commands.c \
 	cli/model_arg.c \
 	cli/cmd_gpus.c \
+	cli/cmd_families.c \
 	cli/cmd_verify.c \
 	cli/cmd_report.c \
 	cli/cmd_learn.c \
@@ -160,6 +162,7 @@ TEST_SRCS := \
 	tests/test_arch_moe.c \
 	tests/test_arch_hybrid.c \
 	tests/test_arch_legacy.c \
+	tests/test_arch_families.c \
 	tests/test_arch_generic.c \
 	tests/test_params.c \
 	tests/test_source.c \

@@ -7,6 +7,7 @@
  */
 #include "arch.h"
 #include "arch_keys.h"
+#include "families.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,15 @@ const struct fg_arch *fg__arch_find(const char *model_type)
     for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
         for (const struct fg_arch *a = tables[t]; a->model_type; a++)
             if (strcmp(a->model_type, model_type) == 0)
+                return a;
+    return NULL;
+}
+
+const struct fg_arch *fg__arch_at(size_t i)
+{
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+        for (const struct fg_arch *a = tables[t]; a->model_type; a++)
+            if (i-- == 0)
                 return a;
     return NULL;
 }
@@ -455,7 +465,11 @@ int fg__model_from_config(const struct fg_config *doc, const char *id, bool node
     m->custom_code = fg_cfg_has(&root, "auto_map");
 
     const struct fg_arch *a = mt ? fg__arch_find(mt) : NULL;
-    if (a) {
+    const char *refused = mt && !a ? fg__family_refused(mt) : NULL;
+    if (refused) {
+        rc = fg_err_set(err, FG_E_UNSUPPORTED, "%s: model_type '%s' is not supported: %s",
+                        fg_config_origin(doc), mt, refused);
+    } else if (a) {
         fg__copy(m->reader, sizeof m->reader, a->family);
         /* exact unless the family reader hands a part to the generic one (a multimodal
          * wrapper's unknown text model), which then says so */

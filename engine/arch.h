@@ -27,6 +27,8 @@ struct fg_arch {
 
 /* Registry lookup; NULL when model_type is unknown. */
 const struct fg_arch *fg__arch_find(const char *model_type);
+/* The i-th registry row over all tables, NULL past the last (for 'fitgate families'). */
+const struct fg_arch *fg__arch_at(size_t i);
 
 /* Registry tables of the reader files (each ends with a {NULL} row). */
 extern const struct fg_arch fg__arch_decoder_table[];
