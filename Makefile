@@ -97,6 +97,7 @@ ENGINE_SRCS := \
 	engine/arch_generic.c \
 	engine/arch_keys.c \
 	engine/arch_families.c \
+	engine/arch_classic.c \
 	engine/job.c \
 	engine/memory_node.c \
 	engine/memory_stage.c \
@@ -163,6 +164,7 @@ TEST_SRCS := \
 	tests/test_arch_hybrid.c \
 	tests/test_arch_legacy.c \
 	tests/test_arch_families.c \
+	tests/test_arch_classic.c \
 	tests/test_arch_generic.c \
 	tests/test_params.c \
 	tests/test_source.c \

@@ -22,7 +22,7 @@ static const struct fg_arch *const tables[] = {
     fg__arch_decoder_table, fg__arch_moe_table,    fg__arch_legacy_table,
     fg__arch_encoder_table, fg__arch_encdec_table, fg__arch_nomic_table,
     fg__arch_hybrid_table,  fg__arch_mamba_table,  fg__arch_multimodal_table,
-    fg__arch_llama4_table,
+    fg__arch_llama4_table,  fg__arch_classic_table,
 };
 
 const struct fg_arch *fg__arch_find(const char *model_type)
@@ -79,10 +79,12 @@ int fg__add_norm(struct fg_model *m, int32_t layer, const char *name, uint64_t w
                                    : fg__model_add(m, FG_NODE_NORM, layer, name, err);
     if (!n)
         return FG_E_NOMEM;
-    n->params = width * (kind == FG_NORM_LN ? 2 : 1);
+    n->params = kind == FG_NORM_LN_NOPARAM ? 0 : width * (kind == FG_NORM_LN ? 2 : 1);
     n->width = (uint32_t)width;
     n->hidden = (uint32_t)width;
-    fg__copy(n->desc, sizeof n->desc, kind == FG_NORM_RMS ? "RMSNorm" : "LayerNorm");
+    fg__copy(n->desc, sizeof n->desc, kind == FG_NORM_RMS          ? "RMSNorm"
+                                      : kind == FG_NORM_LN_NOPARAM ? "LayerNorm (no weights)"
+                                                                   : "LayerNorm");
     return 0;
 }
 

@@ -41,6 +41,7 @@ extern const struct fg_arch fg__arch_hybrid_table[];
 extern const struct fg_arch fg__arch_mamba_table[];
 extern const struct fg_arch fg__arch_multimodal_table[];
 extern const struct fg_arch fg__arch_llama4_table[];
+extern const struct fg_arch fg__arch_classic_table[];
 
 /* The generic reader (arch_generic.c), used for unknown model_types with the standard keys:
  * sets m->certainty to GENERIC, or UNSURE with a note naming the key it cannot size. */
@@ -62,7 +63,9 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
 
 /* ---- building blocks ---------------------------------------------------- */
 
-enum fg_norm_kind { FG_NORM_RMS = 0, FG_NORM_LN = 1, FG_NORM_LN_NOBIAS = 2 };
+/* FG_NORM_LN_NOPARAM: a LayerNorm without weight or bias (OlmoLayerNorm, OPT's
+ * layer_norm_elementwise_affine false): a node for the activations, nothing stored. */
+enum fg_norm_kind { FG_NORM_RMS = 0, FG_NORM_LN = 1, FG_NORM_LN_NOBIAS = 2, FG_NORM_LN_NOPARAM = 3 };
 
 /* A table that is not a linear map (token / position / token-type embedding,
  * stored buffer, conv stem): rows x width scalars, output width.  NULL when

@@ -358,8 +358,20 @@ static const struct fg_decoder_spec arcee = {
     .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
     .gated = false, .norms_per_layer = 2};
 
+/* OlmoForCausalLM (models/olmo/modeling_olmo.py, OLMo 1): llama blocks whose OlmoLayerNorm
+ * has neither weight nor bias (F.layer_norm over the hidden size), q/k/v/o biased by
+ * attention_bias; clip_qkv clamps activations only.  OlmoConfig defaults. */
+static const struct fg_decoder_spec olmo = {
+    .d = {.vocab = 50304, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 2048, .tie = false},
+    .norm = FG_NORM_LN_NOPARAM, .bias_key = "attention_bias", .gated = true,
+    .norms_per_layer = 2};
+
 const struct fg_arch fg__arch_decoder_table[] = {
     {"llama", "llama-style decoder", fg__arch_read_decoder, &llama},
+    /* code_llama: transformers maps it to LlamaForCausalLM (models/auto/modeling_auto.py) */
+    {"code_llama", "llama-style decoder", fg__arch_read_decoder, &llama},
+    {"olmo", "olmo decoder (weightless LayerNorm)", fg__arch_read_decoder, &olmo},
     {"mistral", "llama-style decoder (sliding window)", fg__arch_read_decoder, &mistral},
     {"qwen2", "llama-style decoder (qkv bias)", fg__arch_read_decoder, &qwen2},
     {"qwen3", "llama-style decoder (q/k norm)", fg__arch_read_decoder, &qwen3},
