@@ -30,6 +30,7 @@ struct classic {
     uint64_t embed_dim;        /* token embedding and head width (OPT word_embed_proj_dim) */
     bool final_norm;
     bool head_bias;
+    uint64_t attn_buffers;     /* stored buffer scalars in each attention (old GPT-NeoX files) */
     struct fg_attn_shape a;
     struct fg_mlp_shape f;
 };
@@ -60,8 +61,11 @@ static int build(struct fg_model *m, const struct classic *k, struct fg_err *err
         first = m->n_nodes;
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, k->norm, err)))
             return rc;
-        if (!fg__add_attention(m, li, &k->a, err))
+        struct fg_node *n = fg__add_attention(m, li, &k->a, err);
+        if (!n)
             return err ? err->code : FG_E_NOMEM;
+        n->params += k->attn_buffers;
+        n->buffers += k->attn_buffers;
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, k->norm, err)))
             return rc;
         if (!fg__add_mlp(m, li, &k->f, err))
@@ -89,8 +93,17 @@ static struct classic plain(const struct fg_model *m, enum fg_norm_kind norm, bo
  * parallel residual of use_parallel_residual changes no shape), GPTNeoXAttention
  * query_key_value hidden -> 3 x hidden and dense, both biased by attention_bias (default
  * true); GPTNeoXMLP dense_h_to_4h / dense_4h_to_h with bias; final_layer_norm; embed_out
- * without bias, untied by default.  Rotary over rotary_pct of head_dim: nothing stored.
- * GPTNeoXConfig defaults (GPT-NeoX-20B).
+ * without bias, untied by default.  Rotary over rotary_pct of head_dim.  GPTNeoXConfig
+ * defaults (GPT-NeoX-20B).
+ *
+ * Files written by early transformers hold each attention's buffers too: the causal mask
+ * "bias" (max_position_embeddings^2 bools), "masked_bias" (one scalar) and the rotary
+ * inv_freq (rotary_ndims / 2).  EleutherAI/pythia-1b's model.safetensors (config 4.24.0) is
+ * 2,090,701,528 B: its 1,011,781,632 fp16 weights are 2,023,563,264 B, and the other
+ * 67.1 MB are the 16 masks of 2048 x 2048 bools plus the header.  transformers no longer
+ * registers them persistently; the release that changed it is not pinned here, so a config
+ * written before 4.25 is counted with them, one from 4.32 on (or unversioned) without, and
+ * one between is said unsure.
  */
 static int read_gpt_neox(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                          struct fg_err *err)
@@ -106,6 +119,24 @@ static int read_gpt_neox(const struct fg_cfg *c, struct fg_model *m, const void 
         return rc;
     struct classic k = plain(m, FG_NORM_LN, true);
     k.a.qkv_bias = k.a.o_bias = bias;
+    unsigned ver = fg__cfg_tf_version(c);
+    if (ver && ver < 4032) {
+        double pct;
+        if ((rc = fg_cfg_f64(c, "rotary_pct|partial_rotary_factor", 0.25, 0.0, 1.0, &pct, err)))
+            return rc;
+        if (m->max_pos > (1u << 20))
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'max_position_embeddings' = %llu: a "
+                              "file of this transformers version stores a square mask of that "
+                              "side per layer; at most %u is accepted", c->origin,
+                              (unsigned long long)m->max_pos, 1u << 20);
+        k.attn_buffers = m->max_pos * m->max_pos + 1 + (uint64_t)((double)m->head_dim * pct) / 2;
+        fg__model_rule(m, "attention bias / masked_bias / inv_freq buffers stored per layer "
+                          "(written by transformers < 4.32; in Attention)", 0);
+        if (ver >= 4025)
+            fg__model_unsure(m, "transformers_version", "unsure: key 'transformers_version' "
+                             "falls between 4.24, whose GPT-NeoX files store the attention "
+                             "masks, and 4.32: counted with them");
+    }
     return build(m, &k, err);
 }
 

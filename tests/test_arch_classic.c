@@ -39,6 +39,17 @@ static void read_gpt_neox_should_count_fused_biased_blocks_and_an_untied_head(vo
                        "\"tie_word_embeddings\": false, \"use_parallel_residual\": true}");
     assert_int_equal(n, 2 * 50304 * h + 16 * layer + 2 * h);
     assert_int_equal(n, 1011781632ull); /* the Pythia paper's total for Pythia-1B */
+    /* the published file (config 4.24.0) also holds each layer's mask, masked_bias and
+     * inv_freq (rotary_ndims 64 / 2): 1,078,891,024 elements in the 2,090,701,528 B file */
+    uint64_t nf = count("{\"model_type\": \"gpt_neox\", \"hidden_size\": 2048, "
+              "\"intermediate_size\": 8192, \"num_hidden_layers\": 16, "
+              "\"num_attention_heads\": 8, \"vocab_size\": 50304, \"rotary_pct\": 0.25, "
+              "\"max_position_embeddings\": 2048, \"transformers_version\": \"4.24.0\"}");
+    assert_int_equal(nf, 1011781632ull + 16 * (2048ull * 2048 + 1 + 32));
+    struct fg_model *m = built("{\"model_type\": \"gpt_neox\", \"transformers_version\": "
+                               "\"4.28.1\"}");
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    fg_model_free(m);
     /* attention_bias false drops the q/k/v and dense biases */
     uint64_t nb = count("{\"model_type\": \"gpt_neox\", \"hidden_size\": 2048, "
                         "\"intermediate_size\": 8192, \"num_hidden_layers\": 16, "
