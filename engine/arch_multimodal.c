@@ -147,8 +147,19 @@ static const struct vit_spec pixtral_vit = {
     .channels = {"num_channels", 3}, .patch = {"patch_size", 16}, .image = {"image_size", 1024},
     .pos = VIT_POS_NONE, .pre_norm = true, .rms = true, .gated_mlp = true, .no_bias = true};
 
+/* Idefics3VisionTransformer (models/idefics3/modeling_idefics3.py, also SmolVLM's): the SigLIP
+ * layout - Conv2d stem with bias, a learned table of (image_size / patch_size)^2 rows,
+ * LayerNorms with bias, q/k/v/out_proj and fc1 / fc2 with bias, post_layernorm - with no
+ * pooling head.  Idefics3VisionConfig defaults. */
+static const struct vit_spec idefics3_vit = {
+    .name = "Idefics3 SigLIP ViT",
+    .hidden = {"hidden_size", 1152}, .layers = {"num_hidden_layers", 12},
+    .heads = {"num_attention_heads", 16}, .inter = {"intermediate_size", 3072},
+    .channels = {"num_channels", 3}, .patch = {"patch_size", 32}, .image = {"image_size", 224},
+    .pos = VIT_POS_PATCHES, .patch_bias = true, .post_norm = true};
+
 enum proj_kind { PROJ_LLAVA, PROJ_GEMMA3, PROJ_QWEN2_VL, PROJ_LLAMA4, PROJ_KIMI, PROJ_QWEN3_VL,
-                 PROJ_MISTRAL3 };
+                 PROJ_MISTRAL3, PROJ_PALIGEMMA, PROJ_IDEFICS3 };
 
 struct mm_spec {
     const char *text_type;    /* text reader when text_config names no model_type */
@@ -523,13 +534,53 @@ static int proj_mistral3(struct fg_model *m, const struct fg_cfg *c, const struc
     return 0;
 }
 
+/* PaliGemmaMultiModalProjector (models/paligemma/modeling_paligemma.py): one linear, vision
+ * hidden -> vision_config.projection_dim, with bias; PaliGemmaConfig also keeps
+ * projection_dim in the root (default 2048). */
+static int proj_paligemma(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
+                          const struct vit_dims *d, struct fg_err *err)
+{
+    uint64_t root = 0, out = 0;
+    int rc;
+    if ((rc = fg_cfg_u64(c, "projection_dim", 2048, 1, FG_MAX_HIDDEN, &root, err)) ||
+        (rc = fg_cfg_u64(v, "projection_dim", root, 1, FG_MAX_HIDDEN, &out, err)))
+        return rc;
+    if (out != m->hidden)
+        fg__model_note(m, "projection_dim %llu differs from the text hidden size %llu",
+                       (unsigned long long)out, (unsigned long long)m->hidden);
+    struct fg_node *n = add_projector_node(m, out, "linear", err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "linear", d->hidden, out, 1, true);
+    return 0;
+}
+
+/* Idefics3Connector (models/idefics3/modeling_idefics3.py): pixel_shuffle folds scale_factor^2
+ * patches into one (no parameters), then modality_projection.proj, vision hidden x
+ * scale_factor^2 -> text hidden, without bias.  Idefics3Config scale_factor default 2. */
+static int proj_idefics3(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
+                         const struct vit_dims *d, struct fg_err *err)
+{
+    (void)v;
+    uint64_t scale = 0;
+    int rc = fg_cfg_u64(c, "scale_factor", 2, 1, 64, &scale, err);
+    if (rc)
+        return rc;
+    struct fg_node *n = add_projector_node(m, m->hidden, "pixel shuffle + linear", err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "proj", d->hidden * scale * scale, m->hidden, 1, false);
+    return 0;
+}
+
 typedef int (*proj_fn)(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
                        const struct vit_dims *d, struct fg_err *err);
 
 static const proj_fn projectors[] = {
     [PROJ_LLAVA] = proj_llava,   [PROJ_GEMMA3] = proj_gemma3, [PROJ_QWEN2_VL] = proj_qwen2_vl,
     [PROJ_LLAMA4] = proj_llama4, [PROJ_KIMI] = proj_kimi, [PROJ_QWEN3_VL] = proj_qwen3_vl,
-    [PROJ_MISTRAL3] = proj_mistral3,
+    [PROJ_MISTRAL3] = proj_mistral3, [PROJ_PALIGEMMA] = proj_paligemma,
+    [PROJ_IDEFICS3] = proj_idefics3,
 };
 
 /* ---- the wrapper ----------------------------------------------------------------- */
@@ -690,7 +741,19 @@ static const struct mm_spec qwen3_5 = {.text_type = "qwen3_5_text", .vit = &qwen
 static const struct mm_spec mistral3 = {.text_type = "mistral", .vit = &pixtral_vit,
                                         .proj = PROJ_MISTRAL3};
 
+/* PaliGemmaForConditionalGeneration: PaliGemmaConfig's text model is gemma (gemma2 in
+ * PaliGemma 2, named by text_config.model_type) and its tower SigLIP. */
+static const struct mm_spec paligemma = {.text_type = "gemma", .vit = &siglip_vit,
+                                         .proj = PROJ_PALIGEMMA};
+/* Idefics3ForConditionalGeneration and SmolVLMForConditionalGeneration (models/smolvlm, the
+ * same modules): a llama text model, the Idefics3 tower and connector. */
+static const struct mm_spec idefics3 = {.text_type = "llama", .vit = &idefics3_vit,
+                                        .proj = PROJ_IDEFICS3};
+
 const struct fg_arch fg__arch_multimodal_table[] = {
+    {"paligemma", "vision-language (SigLIP + gemma)", read_multimodal, &paligemma},
+    {"idefics3", "vision-language (SigLIP + llama, pixel shuffle)", read_multimodal, &idefics3},
+    {"smolvlm", "vision-language (SigLIP + llama, pixel shuffle)", read_multimodal, &idefics3},
     {"llava", "vision-language (CLIP + llama)", read_multimodal, &llava},
     {"gemma3", "vision-language (SigLIP + gemma-3)", read_multimodal, &gemma3},
     {"qwen2_vl", "vision-language (Qwen2-VL)", read_multimodal, &qwen2_vl},

@@ -705,11 +705,65 @@ static void read_kind_list_should_name_the_key_of_a_bad_list(void **state)
     }
 }
 
+/* PaliGemma-3b-pt-224's shapes: gemma-2b text (vocab 257216, tied), SigLIP So400m/14 at 224
+ * without its pooling head, one biased linear 1152 -> 2048.  2,923,466,480 is the count a
+ * published benchmark table gives for it. */
+static void read_multimodal_should_count_paligemma_tower_and_linear_projector(void **state)
+{
+    (void)state;
+    struct fg_model *m = built(
+        "{\"model_type\": \"paligemma\", \"projection_dim\": 2048, \"text_config\": "
+        "{\"hidden_size\": 2048, \"intermediate_size\": 16384, \"model_type\": \"gemma\", "
+        "\"num_attention_heads\": 8, \"num_hidden_layers\": 18, \"num_key_value_heads\": 1, "
+        "\"vocab_size\": 257216}, \"vision_config\": {\"hidden_size\": 1152, "
+        "\"intermediate_size\": 4304, \"model_type\": \"siglip_vision_model\", "
+        "\"num_attention_heads\": 16, \"num_hidden_layers\": 27, \"patch_size\": 14, "
+        "\"projection_dim\": 2048, \"vision_use_head\": false}}");
+    const uint64_t h = 1152, f = 4304, H = 2048;
+    const uint64_t vit = (3 * 14 * 14 * h + h) + 256 * h +
+                         27 * (2 * 2 * h + 4 * (h * h + h) + (h * f + f) + (f * h + h)) + 2 * h;
+    const uint64_t text = 257216 * H +
+                          18 * (H * H + 2 * H * 256 + H * H + 3 * H * 16384 + 2 * H) + H;
+    assert_int_equal(m->params_total, text + vit + (h * H + H));
+    assert_int_equal(m->params_total, 2923466480ull);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    fg_model_free(m);
+}
+
+/* Idefics3 / SmolVLM: the SigLIP-shaped tower without a head and the connector's one linear
+ * over scale_factor^2 folded patches. */
+static void read_multimodal_should_fold_patches_into_the_idefics3_connector(void **state)
+{
+    (void)state;
+    static const char *const types[] = {"idefics3", "smolvlm"};
+    for (size_t i = 0; i < 2; i++) {
+        char cfg[1024];
+        snprintf(cfg, sizeof cfg,
+                 "{\"model_type\": \"%s\", \"scale_factor\": 4, \"text_config\": "
+                 "{\"model_type\": \"llama\", \"hidden_size\": 576, "
+                 "\"intermediate_size\": 1536, \"num_hidden_layers\": 30, "
+                 "\"num_attention_heads\": 9, \"num_key_value_heads\": 3, "
+                 "\"vocab_size\": 49280, \"tie_word_embeddings\": true}, "
+                 "\"vision_config\": {\"hidden_size\": 768, \"intermediate_size\": 3072, "
+                 "\"num_hidden_layers\": 12, \"num_attention_heads\": 12, "
+                 "\"image_size\": 512, \"patch_size\": 16}}", types[i]);
+        struct fg_model *m = built(cfg);
+        const uint64_t h = 768, f = 3072, H = 576, I = 1536;
+        const uint64_t vit = (3 * 16 * 16 * h + h) + 1024 * h +
+                             12 * (2 * 2 * h + 4 * (h * h + h) + (h * f + f) + (f * h + h)) + 2 * h;
+        const uint64_t text = 49280 * H + 30 * (2 * H * H + 2 * H * 192 + 3 * H * I + 2 * H) + H;
+        assert_int_equal(m->params_total, text + vit + h * 16 * H);
+        fg_model_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(read_qwen3_next_should_count_delta_and_gated_attention_layers),
         cmocka_unit_test(read_multimodal_should_count_mistral3_pixtral_tower_and_projector),
+        cmocka_unit_test(read_multimodal_should_count_paligemma_tower_and_linear_projector),
+        cmocka_unit_test(read_multimodal_should_fold_patches_into_the_idefics3_connector),
         cmocka_unit_test(read_qwen3_next_should_give_the_dense_qwen3_5_text_model_one_mlp_a_layer),
         cmocka_unit_test(read_bamba_should_place_attention_by_attn_layer_indices),
         cmocka_unit_test(read_granitemoehybrid_should_add_experts_and_the_shared_mlp),
