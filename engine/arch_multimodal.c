@@ -167,6 +167,9 @@ struct mm_spec {
     bool text_in_root;        /* without text_config the text keys sit in the root */
     const struct vit_spec *vit;
     enum proj_kind proj;
+    bool vit_by_type;         /* vision_config.model_type picks CLIP or SigLIP (LLaVA family:
+                                 the tower is AutoModel.from_config(vision_config)) */
+    bool image_newline;       /* LLaVA-NeXT's image_newline, one text-hidden vector */
 };
 
 /* ---- helpers --------------------------------------------------------------- */
@@ -693,10 +696,24 @@ static int read_multimodal(const struct fg_cfg *c, struct fg_model *m, const voi
     }
     if (!fg_cfg_child(c, "vision_config", &v, err))
         return FG_E_TYPE;
+    const struct vit_spec *vit = s->vit;
+    const char *vt = NULL;
+    if (s->vit_by_type && (rc = fg_cfg_str(&v, "model_type", NULL, &vt, err)))
+        return rc;
+    if (vt && !strcmp(vt, "siglip_vision_model"))
+        vit = &siglip_vit;
+    else if (vt && !strcmp(vt, "clip_vision_model"))
+        vit = &clip_vit;
+    else if (vt)
+        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'vision_config.model_type' is '%s'; "
+                          "only clip_vision_model and siglip_vision_model towers are sized",
+                          c->origin, vt);
     size_t first = m->n_nodes;
     struct vit_dims d;
-    if ((rc = add_vit(m, &v, s->vit, &d, err)) || (rc = projectors[s->proj](m, c, &v, &d, err)))
+    if ((rc = add_vit(m, &v, vit, &d, err)) || (rc = projectors[s->proj](m, c, &v, &d, err)))
         return rc;
+    if (s->image_newline)
+        m->nodes[m->n_nodes - 1].params += m->hidden;
     return move_to_front(m, first, err);
 }
 
@@ -750,7 +767,22 @@ static const struct mm_spec paligemma = {.text_type = "gemma", .vit = &siglip_vi
 static const struct mm_spec idefics3 = {.text_type = "llama", .vit = &idefics3_vit,
                                         .proj = PROJ_IDEFICS3};
 
+/* LlavaNextForConditionalGeneration (models/llava_next/modeling_llava_next.py): LLaVA's
+ * tower and 2-layer projector plus image_newline; LlavaOnevision (Qwen2 text, SigLIP tower
+ * by default) the same.  The tower is the one vision_config.model_type names. */
+static const struct mm_spec llava_next = {.text_type = "llama", .vit = &clip_vit,
+                                          .proj = PROJ_LLAVA, .vit_by_type = true,
+                                          .image_newline = true};
+static const struct mm_spec llava_onevision = {.text_type = "qwen2", .vit = &siglip_vit,
+                                               .proj = PROJ_LLAVA, .vit_by_type = true,
+                                               .image_newline = true};
+
 const struct fg_arch fg__arch_multimodal_table[] = {
+    {"llava_next", "vision-language (LLaVA-NeXT)", read_multimodal, &llava_next},
+    {"llava_onevision", "vision-language (LLaVA-OneVision)", read_multimodal, &llava_onevision},
+    /* ShieldGemma2: transformers maps it to Gemma3ForConditionalGeneration
+     * (MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES) */
+    {"shieldgemma2", "vision-language (SigLIP + gemma-3)", read_multimodal, &gemma3},
     {"paligemma", "vision-language (SigLIP + gemma)", read_multimodal, &paligemma},
     {"idefics3", "vision-language (SigLIP + llama, pixel shuffle)", read_multimodal, &idefics3},
     {"smolvlm", "vision-language (SigLIP + llama, pixel shuffle)", read_multimodal, &idefics3},

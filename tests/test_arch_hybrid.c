@@ -757,6 +757,46 @@ static void read_multimodal_should_fold_patches_into_the_idefics3_connector(void
     }
 }
 
+/* LLaVA-NeXT is LLaVA plus image_newline (one text-hidden vector); the tower is the one
+ * vision_config.model_type names, so a SigLIP tower counts as SigLIP (LLaVA-OneVision). */
+static void read_multimodal_should_add_llava_next_image_newline_and_pick_the_tower(void **state)
+{
+    (void)state;
+    static const char text[] = "\"text_config\": {\"model_type\": \"llama\", "
+                               "\"hidden_size\": 512, \"intermediate_size\": 1024, "
+                               "\"num_hidden_layers\": 2, \"num_attention_heads\": 8, "
+                               "\"vocab_size\": 1000}";
+    static const char clip[] = "\"vision_config\": {\"model_type\": \"clip_vision_model\", "
+                               "\"hidden_size\": 256, \"intermediate_size\": 512, "
+                               "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                               "\"image_size\": 224, \"patch_size\": 14}";
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "{\"model_type\": \"llava\", %s, %s}", text, clip);
+    snprintf(b, sizeof b, "{\"model_type\": \"llava_next\", %s, %s}", text, clip);
+    struct fg_model *ma = built(a), *mb = built(b);
+    assert_int_equal(mb->params_total - ma->params_total, 512);
+    fg_model_free(ma);
+    fg_model_free(mb);
+    /* the same sizes as a SigLIP tower: no class token, no pre-norm, a biased stem, and the
+     * pooling head SiglipVisionConfig builds by default */
+    char c[1024];
+    snprintf(c, sizeof c, "{\"model_type\": \"llava_onevision\", %s, \"vision_config\": "
+             "{\"model_type\": \"siglip_vision_model\", %s}", text,
+             strstr(clip, "\"hidden_size\""));
+    struct fg_model *mc = built(c);
+    const uint64_t h = 256, f = 512;
+    const uint64_t clip_tower = 3 * 14 * 14 * h + h + 257 * h + 2 * 2 * h +
+                                2 * (2 * 2 * h + 4 * (h * h + h) + (h * f + f) + (f * h + h));
+    const uint64_t siglip_tower = 3 * 14 * 14 * h + h + 256 * h + 2 * h +
+                                  2 * (2 * 2 * h + 4 * (h * h + h) + (h * f + f) + (f * h + h)) +
+                                  h + (3 * h * h + 3 * h) + (h * h + h) + 2 * h + (h * f + f) +
+                                  (f * h + h);
+    struct fg_model *mn = built(b);
+    assert_int_equal(mc->params_total, mn->params_total - clip_tower + siglip_tower);
+    fg_model_free(mc);
+    fg_model_free(mn);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -764,6 +804,7 @@ int main(void)
         cmocka_unit_test(read_multimodal_should_count_mistral3_pixtral_tower_and_projector),
         cmocka_unit_test(read_multimodal_should_count_paligemma_tower_and_linear_projector),
         cmocka_unit_test(read_multimodal_should_fold_patches_into_the_idefics3_connector),
+        cmocka_unit_test(read_multimodal_should_add_llava_next_image_newline_and_pick_the_tower),
         cmocka_unit_test(read_qwen3_next_should_give_the_dense_qwen3_5_text_model_one_mlp_a_layer),
         cmocka_unit_test(read_bamba_should_place_attention_by_attn_layer_indices),
         cmocka_unit_test(read_granitemoehybrid_should_add_experts_and_the_shared_mlp),
