@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "families.h"
+#include "arch/families.h"
 
 enum fam_format { FAM_TEXT, FAM_JSON, FAM_MARKDOWN };
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "families.h"
+#include "arch/families.h"
 #include "model.h"
 
 #define MAPPINGS "tests/fixtures/transformers/modeling_auto_mappings.tsv"
