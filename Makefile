@@ -95,6 +95,7 @@ ENGINE_SRCS := \
 	engine/arch/arch_hybrid.c \
 	engine/arch/arch_mamba.c \
 	engine/arch/arch_multimodal.c \
+	engine/arch/arch_multimodal_proj.c \
 	engine/arch/arch_llama4.c \
 	engine/arch/arch_generic.c \
 	engine/arch/arch_keys.c \

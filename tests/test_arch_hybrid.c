@@ -797,12 +797,36 @@ static void read_multimodal_should_add_llava_next_image_newline_and_pick_the_tow
     fg_model_free(mn);
 }
 
+/* Qwen2.5-VL-7B-Instruct's shapes (text keys in the root, as its published config keeps
+ * them): 8,292,166,656, its index total_size 16,584,333,312 B / 2; the visual module alone
+ * 676,550,144 (the count LLaMA-Factory logs frozen). */
+static void read_multimodal_should_count_qwen2_5_vl_exactly(void **state)
+{
+    (void)state;
+    struct fg_model *m = built(
+        "{\"model_type\": \"qwen2_5_vl\", \"hidden_size\": 3584, \"intermediate_size\": 18944, "
+        "\"num_attention_heads\": 28, \"num_hidden_layers\": 28, \"num_key_value_heads\": 4, "
+        "\"vocab_size\": 152064, \"tie_word_embeddings\": false, \"vision_config\": "
+        "{\"depth\": 32, \"hidden_size\": 1280, \"intermediate_size\": 3420, \"num_heads\": 16, "
+        "\"in_chans\": 3, \"out_hidden_size\": 3584, \"patch_size\": 14, "
+        "\"spatial_merge_size\": 2, \"temporal_patch_size\": 2, \"window_size\": 112, "
+        "\"fullatt_block_indexes\": [7, 15, 23, 31]}}");
+    assert_int_equal(m->params_total, 8292166656ull);
+    uint64_t tower = 0;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].stack == FG_STACK_TOWER)
+            tower += m->nodes[i].params;
+    assert_int_equal(tower, 676550144ull);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(read_qwen3_next_should_count_delta_and_gated_attention_layers),
         cmocka_unit_test(read_multimodal_should_count_mistral3_pixtral_tower_and_projector),
         cmocka_unit_test(read_multimodal_should_count_paligemma_tower_and_linear_projector),
+        cmocka_unit_test(read_multimodal_should_count_qwen2_5_vl_exactly),
         cmocka_unit_test(read_multimodal_should_fold_patches_into_the_idefics3_connector),
         cmocka_unit_test(read_multimodal_should_add_llava_next_image_newline_and_pick_the_tower),
         cmocka_unit_test(read_qwen3_next_should_give_the_dense_qwen3_5_text_model_one_mlp_a_layer),

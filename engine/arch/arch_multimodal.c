@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch/arch.h"
+#include "arch/arch_multimodal.h"
 #include "util/fmt.h"
 
 /* A config key with its class default; def 0 means the key is required. */
@@ -147,6 +147,18 @@ static const struct vit_spec pixtral_vit = {
     .channels = {"num_channels", 3}, .patch = {"patch_size", 16}, .image = {"image_size", 1024},
     .pos = VIT_POS_NONE, .pre_norm = true, .rms = true, .gated_mlp = true, .no_bias = true};
 
+/* Qwen2_5_VisionTransformerPretrainedModel (models/qwen2_5_vl/modeling_qwen2_5_vl.py): the
+ * Qwen2-VL Conv3d stem without bias and rotary positions, blocks of RMSNorms (norm1, norm2),
+ * a fused qkv and proj with bias, and Qwen2_5_VLMLP gate / up / down with bias; windowed
+ * attention (window_size, fullatt_block_indexes) changes no shape.  Qwen2_5_VLVisionConfig
+ * defaults. */
+static const struct vit_spec qwen2_5_vl_vit = {
+    .name = "Qwen2.5-VL ViT",
+    .hidden = {"hidden_size", 1280}, .layers = {"depth", 32}, .heads = {"num_heads", 16},
+    .inter = {"intermediate_size", 3420}, .channels = {"in_channels|in_chans", 3},
+    .patch = {"patch_size|spatial_patch_size", 14}, .temporal = {"temporal_patch_size", 2},
+    .pos = VIT_POS_NONE, .fused_qkv = true, .rms = true, .gated_mlp = true};
+
 /* Idefics3VisionTransformer (models/idefics3/modeling_idefics3.py, also SmolVLM's): the SigLIP
  * layout - Conv2d stem with bias, a learned table of (image_size / patch_size)^2 rows,
  * LayerNorms with bias, q/k/v/out_proj and fc1 / fc2 with bias, post_layernorm - with no
@@ -158,8 +170,6 @@ static const struct vit_spec idefics3_vit = {
     .channels = {"num_channels", 3}, .patch = {"patch_size", 32}, .image = {"image_size", 224},
     .pos = VIT_POS_PATCHES, .patch_bias = true, .post_norm = true};
 
-enum proj_kind { PROJ_LLAVA, PROJ_GEMMA3, PROJ_QWEN2_VL, PROJ_LLAMA4, PROJ_KIMI, PROJ_QWEN3_VL,
-                 PROJ_MISTRAL3, PROJ_PALIGEMMA, PROJ_IDEFICS3 };
 
 struct mm_spec {
     const char *text_type;    /* text reader when text_config names no model_type */
@@ -204,9 +214,6 @@ static int move_to_front(struct fg_model *m, size_t first, struct fg_err *err)
 
 /* ---- vision tower ------------------------------------------------------------ */
 
-struct vit_dims {
-    uint64_t hidden, layers, heads, inter, channels, patch, image, temporal;
-};
 
 static int read_vit_dims(const struct fg_cfg *v, const struct vit_spec *s, struct vit_dims *d,
                          struct fg_err *err)
@@ -324,267 +331,6 @@ static int add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
                  (unsigned long long)L, (unsigned long long)h);
     return 0;
 }
-
-/* ---- projectors ---------------------------------------------------------------- */
-
-static struct fg_node *add_projector_node(struct fg_model *m, uint64_t out, const char *desc,
-                                          struct fg_err *err)
-{
-    struct fg_node *n = fg__model_add(m, FG_NODE_OTHER, -1, "Projector", err);
-    if (!n)
-        return NULL;
-    n->stack = FG_STACK_TOWER;
-    n->width = (uint32_t)out;
-    n->hidden = (uint32_t)out;
-    fg__copy(n->desc, sizeof n->desc, desc);
-    return n;
-}
-
-/* How many vision layers' features the projector concatenates (LlavaConfig,
- * Mistral3Config): vision_feature_layer is an int (one layer) or a list; the values may be
- * negative, so only the count is read.  1 when absent or null; FG_E_TYPE for any other
- * type, FG_E_RANGE for an empty or over-long list. */
-static int read_feature_layers(const struct fg_cfg *c, uint64_t *nfeat, struct fg_err *err)
-{
-    const cJSON *vfl = fg__cfg_item(c, "vision_feature_layer");
-    *nfeat = 1;
-    if (vfl && cJSON_IsArray(vfl))
-        *nfeat = (uint64_t)cJSON_GetArraySize(vfl);
-    else if (vfl && !cJSON_IsNumber(vfl) && !cJSON_IsNull(vfl))
-        return fg_err_set(err, FG_E_TYPE, "%s: key 'vision_feature_layer' must be a number or "
-                          "an array of numbers", c->origin);
-    if (*nfeat == 0 || *nfeat > FG_MAX_LAYERS)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'vision_feature_layer' lists %llu layers",
-                          c->origin, (unsigned long long)*nfeat);
-    return 0;
-}
-
-/* LlavaMultiModalProjector: linear_1 (vision hidden x number of feature
- * layers -> text hidden), GELU, linear_2 (text -> text), biases by
- * multimodal_projector_bias (default true). */
-static int proj_llava(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                      const struct vit_dims *d, struct fg_err *err)
-{
-    (void)v;
-    bool bias = true;
-    uint64_t nfeat;
-    int rc;
-    if ((rc = fg_cfg_bool(c, "multimodal_projector_bias", true, &bias, err)) ||
-        (rc = read_feature_layers(c, &nfeat, err)))
-        return rc;
-    struct fg_node *n = add_projector_node(m, m->hidden, "2-layer MLP (GELU)", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "linear_1", d->hidden * nfeat, m->hidden, 1, bias);
-    fg__node_linear(n, "linear_2", m->hidden, m->hidden, 1, bias);
-    return 0;
-}
-
-/* Gemma3MultiModalProjector: mm_input_projection_weight (vision hidden x
- * text hidden, no bias) and mm_soft_emb_norm (Gemma3RMSNorm over the vision
- * hidden); the average pooling to mm_tokens_per_image has no parameters. */
-static int proj_gemma3(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                       const struct vit_dims *d, struct fg_err *err)
-{
-    (void)c;
-    (void)v;
-    struct fg_node *n = add_projector_node(m, m->hidden, "RMSNorm + linear", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "mm_input", d->hidden, m->hidden, 1, false);
-    n->params += d->hidden;
-    return 0;
-}
-
-/* Qwen2-VL PatchMerger: ln_q LayerNorm(embed_dim), then mlp =
- * Linear(embed_dim x merge^2 -> same) + GELU + Linear(-> vision_config
- * hidden_size), both with bias (spatial_merge_size x spatial_merge_size
- * patches become one text token). */
-static int proj_qwen2_vl(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                         const struct vit_dims *d, struct fg_err *err)
-{
-    (void)c;
-    uint64_t merge = 0, out = 0;
-    int rc;
-    if ((rc = fg_cfg_u64(v, "spatial_merge_size", 2, 1, 64, &merge, err)) ||
-        (rc = fg_cfg_u64(v, "hidden_size", 3584, 1, FG_MAX_HIDDEN, &out, err)))
-        return rc;
-    if (out != m->hidden)
-        fg__model_note(m, "vision_config.hidden_size %llu differs from the text hidden size %llu",
-                       (unsigned long long)out, (unsigned long long)m->hidden);
-    uint64_t wide = d->hidden * merge * merge;
-    struct fg_node *n = add_projector_node(m, out, "PatchMerger (LayerNorm + 2-layer MLP)", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "merger_in", wide, wide, 1, true);
-    fg__node_linear(n, "merger_out", wide, out, 1, true);
-    n->params += 2 * d->hidden;
-    return 0;
-}
-
-/* Llama-4: the tower's vision_adapter (Llama4VisionMLP2: fc1
- * intermediate_size -> projector_input_dim, fc2 projector_output_dim ->
- * projector_output_dim, no bias; transformers sizes fc1's input by
- * intermediate_size, the pixel-shuffled width) and
- * Llama4MultiModalProjector.linear_1 (vision_output_dim -> text hidden,
- * no bias). */
-static int proj_llama4(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                       const struct vit_dims *d, struct fg_err *err)
-{
-    (void)c;
-    uint64_t pin = 0, pout = 0, vout = 0;
-    int rc;
-    if ((rc = fg_cfg_u64(v, "projector_input_dim", 4096, 1, FG_MAX_INTER, &pin, err)) ||
-        (rc = fg_cfg_u64(v, "projector_output_dim", 4096, 1, FG_MAX_INTER, &pout, err)) ||
-        (rc = fg_cfg_u64(v, "vision_output_dim", 7680, 1, FG_MAX_INTER, &vout, err)))
-        return rc;
-    struct fg_node *n = add_projector_node(m, m->hidden, "pixel-shuffle MLP + linear", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "adapter_fc1", d->inter, pin, 1, false);
-    fg__node_linear(n, "adapter_fc2", pout, pout, 1, false);
-    fg__node_linear(n, "linear_1", vout, m->hidden, 1, false);
-    return 0;
-}
-
-/* Kimi-K2.5 PatchMergerMLP (mm_projector_type "patchmerger"): pre_norm
- * LayerNorm(mm_hidden_size), proj = Linear(mm x kh x kw -> same) + GELU +
- * Linear(-> text_hidden_size), both with bias. */
-static int proj_kimi(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                     const struct vit_dims *d, struct fg_err *err)
-{
-    (void)c;
-    const char *type = NULL;
-    uint64_t mm = 0, out = 0, k[2] = {2, 2};
-    size_t nk = 0;
-    int rc;
-    if ((rc = fg_cfg_str(v, "mm_projector_type", "patchmerger", &type, err)))
-        return rc;
-    if (strcmp(type, "patchmerger") != 0)
-        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'vision_config.mm_projector_type' is "
-                          "'%s'; only 'patchmerger' is understood", c->origin, type);
-    if ((rc = fg_cfg_u64(v, "mm_hidden_size", d->hidden, 1, FG_MAX_HIDDEN, &mm, err)) ||
-        (rc = fg_cfg_u64(v, "text_hidden_size", m->hidden, 1, FG_MAX_HIDDEN, &out, err)) ||
-        (rc = fg_cfg_u64_array(v, "merge_kernel_size", 1, 64, k, 2, &nk, err)))
-        return rc;
-    if (nk != 0 && nk != 2)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'vision_config.merge_kernel_size' must hold "
-                          "two numbers", c->origin);
-    uint64_t wide = mm * k[0] * k[1];
-    struct fg_node *n = add_projector_node(m, out, "PatchMerger (LayerNorm + 2-layer MLP)", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "merger_in", wide, wide, 1, true);
-    fg__node_linear(n, "merger_out", wide, out, 1, true);
-    n->params += 2 * mm;
-    return 0;
-}
-
-/* Qwen3-VL: Qwen3VLVisionPatchMerger (norm LayerNorm over the vision hidden, linear_fc1
- * hidden x merge^2 -> same, linear_fc2 -> out_hidden_size, biases) and one more merger per
- * deepstack_visual_indexes entry whose norm runs after the shuffle (use_postshuffle_norm:
- * LayerNorm over hidden x merge^2).  Qwen3-VL-8B's shapes give 8,767,123,696, its Hub total
- * (tests/test_params.c, Qwen--Qwen3-VL-8B-Instruct). */
-static int proj_qwen3_vl(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                         const struct vit_dims *d, struct fg_err *err)
-{
-    (void)c;
-    uint64_t merge = 0, out = 0, idx[64];
-    size_t ndeep = 0;
-    int rc;
-    if ((rc = fg_cfg_u64(v, "spatial_merge_size", 2, 1, 64, &merge, err)) ||
-        (rc = fg_cfg_u64(v, "out_hidden_size", 3584, 1, FG_MAX_HIDDEN, &out, err)) ||
-        (rc = fg_cfg_u64_array(v, "deepstack_visual_indexes", 0, FG_MAX_LAYERS, idx, 64, &ndeep,
-                               err)))
-        return rc;
-    if (out != m->hidden)
-        fg__model_note(m, "vision_config.out_hidden_size %llu differs from the text hidden size "
-                       "%llu", (unsigned long long)out, (unsigned long long)m->hidden);
-    uint64_t wide = d->hidden * merge * merge;
-    struct fg_node *n = add_projector_node(m, out, "PatchMerger + deepstack mergers", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "merger_in", wide, wide, 1 + ndeep, true);
-    fg__node_linear(n, "merger_out", wide, out, 1 + ndeep, true);
-    n->params += 2 * d->hidden + ndeep * 2 * wide;
-    return 0;
-}
-
-/* Mistral3MultiModalProjector (models/mistral3): norm RMSNorm over the vision hidden,
- * patch_merger.merging_layer Linear(hidden x merge^2 -> hidden, no bias), linear_1 (vision
- * hidden x feature layers -> text hidden) and linear_2 (text -> text), biased by
- * multimodal_projector_bias (Mistral3Config default false).  Mistral-Small-3.2-24B's shapes
- * give 24,011,361,280, its published count (tests/test_arch_hybrid.c). */
-static int proj_mistral3(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                         const struct vit_dims *d, struct fg_err *err)
-{
-    (void)v;
-    uint64_t merge = 0, nfeat = 1;
-    bool bias = false;
-    int rc;
-    if ((rc = fg_cfg_u64(c, "spatial_merge_size", 2, 1, 64, &merge, err)) ||
-        (rc = fg_cfg_bool(c, "multimodal_projector_bias", false, &bias, err)) ||
-        (rc = read_feature_layers(c, &nfeat, err)))
-        return rc;
-    struct fg_node *n = add_projector_node(m, m->hidden, "RMSNorm + patch merger + 2-layer MLP",
-                                           err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "merger", d->hidden * merge * merge, d->hidden, 1, false);
-    fg__node_linear(n, "linear_1", d->hidden * nfeat, m->hidden, 1, bias);
-    fg__node_linear(n, "linear_2", m->hidden, m->hidden, 1, bias);
-    n->params += d->hidden;
-    return 0;
-}
-
-/* PaliGemmaMultiModalProjector (models/paligemma/modeling_paligemma.py): one linear, vision
- * hidden -> vision_config.projection_dim, with bias; PaliGemmaConfig also keeps
- * projection_dim in the root (default 2048). */
-static int proj_paligemma(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                          const struct vit_dims *d, struct fg_err *err)
-{
-    uint64_t root = 0, out = 0;
-    int rc;
-    if ((rc = fg_cfg_u64(c, "projection_dim", 2048, 1, FG_MAX_HIDDEN, &root, err)) ||
-        (rc = fg_cfg_u64(v, "projection_dim", root, 1, FG_MAX_HIDDEN, &out, err)))
-        return rc;
-    if (out != m->hidden)
-        fg__model_note(m, "projection_dim %llu differs from the text hidden size %llu",
-                       (unsigned long long)out, (unsigned long long)m->hidden);
-    struct fg_node *n = add_projector_node(m, out, "linear", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "linear", d->hidden, out, 1, true);
-    return 0;
-}
-
-/* Idefics3Connector (models/idefics3/modeling_idefics3.py): pixel_shuffle folds scale_factor^2
- * patches into one (no parameters), then modality_projection.proj, vision hidden x
- * scale_factor^2 -> text hidden, without bias.  Idefics3Config scale_factor default 2. */
-static int proj_idefics3(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                         const struct vit_dims *d, struct fg_err *err)
-{
-    (void)v;
-    uint64_t scale = 0;
-    int rc = fg_cfg_u64(c, "scale_factor", 2, 1, 64, &scale, err);
-    if (rc)
-        return rc;
-    struct fg_node *n = add_projector_node(m, m->hidden, "pixel shuffle + linear", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "proj", d->hidden * scale * scale, m->hidden, 1, false);
-    return 0;
-}
-
-typedef int (*proj_fn)(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                       const struct vit_dims *d, struct fg_err *err);
-
-static const proj_fn projectors[] = {
-    [PROJ_LLAVA] = proj_llava,   [PROJ_GEMMA3] = proj_gemma3, [PROJ_QWEN2_VL] = proj_qwen2_vl,
-    [PROJ_LLAMA4] = proj_llama4, [PROJ_KIMI] = proj_kimi, [PROJ_QWEN3_VL] = proj_qwen3_vl,
-    [PROJ_MISTRAL3] = proj_mistral3, [PROJ_PALIGEMMA] = proj_paligemma,
-    [PROJ_IDEFICS3] = proj_idefics3,
-};
 
 /* ---- the wrapper ----------------------------------------------------------------- */
 
@@ -710,7 +456,7 @@ static int read_multimodal(const struct fg_cfg *c, struct fg_model *m, const voi
                           c->origin, vt);
     size_t first = m->n_nodes;
     struct vit_dims d;
-    if ((rc = add_vit(m, &v, vit, &d, err)) || (rc = projectors[s->proj](m, c, &v, &d, err)))
+    if ((rc = add_vit(m, &v, vit, &d, err)) || (rc = fg__mm_projectors[s->proj](m, c, &v, &d, err)))
         return rc;
     if (s->image_newline)
         m->nodes[m->n_nodes - 1].params += m->hidden;
@@ -777,7 +523,14 @@ static const struct mm_spec llava_onevision = {.text_type = "qwen2", .vit = &sig
                                                .proj = PROJ_LLAVA, .vit_by_type = true,
                                                .image_newline = true};
 
+/* Qwen2_5_VLForConditionalGeneration: a Qwen2-shaped language model, its keys in the root
+ * (configs of transformers < 4.53) or in a qwen2_5_vl_text text_config. */
+static const struct mm_spec qwen2_5_vl = {.text_type = "qwen2", .text_alias = "qwen2_5_vl_text",
+                                          .text_in_root = true, .vit = &qwen2_5_vl_vit,
+                                          .proj = PROJ_QWEN2_5_VL};
+
 const struct fg_arch fg__arch_multimodal_table[] = {
+    {"qwen2_5_vl", "vision-language (Qwen2.5-VL)", read_multimodal, &qwen2_5_vl},
     {"llava_next", "vision-language (LLaVA-NeXT)", read_multimodal, &llava_next},
     {"llava_onevision", "vision-language (LLaVA-OneVision)", read_multimodal, &llava_onevision},
     /* ShieldGemma2: transformers maps it to Gemma3ForConditionalGeneration
