@@ -101,6 +101,7 @@ ENGINE_SRCS := \
 	engine/arch/arch_keys.c \
 	engine/arch/arch_families.c \
 	engine/arch/arch_classic.c \
+	engine/arch/arch_mllama.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \
 	engine/hw/detect.c \

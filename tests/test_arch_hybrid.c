@@ -820,6 +820,38 @@ static void read_multimodal_should_count_qwen2_5_vl_exactly(void **state)
     fg_model_free(m);
 }
 
+/* Llama-3.2-11B-Vision's shapes: 10,670,220,835, the count a third-party model registry
+ * quotes for meta-llama/Llama-3.2-11B-Vision-Instruct; the cross-attention layers add q/k
+ * norms and two gates each, and embed_tokens has 8 rows more than lm_head. */
+static void read_mllama_should_count_llama_3_2_vision_exactly(void **state)
+{
+    (void)state;
+    static const char cfg[] =
+        "{\"model_type\": \"mllama\", \"text_config\": {\"model_type\": \"mllama_text_model\", "
+        "\"hidden_size\": 4096, \"intermediate_size\": 14336, \"num_hidden_layers\": 40, "
+        "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"vocab_size\": 128256, "
+        "\"cross_attention_layers\": [3, 8, 13, 18, 23, 28, 33, 38]}, \"vision_config\": "
+        "{\"hidden_size\": 1280, \"intermediate_size\": 5120, \"num_hidden_layers\": 32, "
+        "\"num_global_layers\": 8, \"num_attention_heads\": 16, \"image_size\": 560, "
+        "\"patch_size\": 14, \"max_num_tiles\": 4, \"vision_output_dim\": 7680, "
+        "\"supported_aspect_ratios\": [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], "
+        "[4, 1]]}}";
+    struct fg_model *m = built(cfg);
+    const uint64_t H = 4096, layer = 2 * H * H + 2 * H * 1024 + 3 * H * 14336 + 2 * H;
+    const uint64_t text = (128256 + 8) * H + 128256 * H + 40 * layer + 8 * (2 * 128 + 2) + H;
+    const uint64_t h = 1280, vl = 4 * h * h + (h * 5120 + 5120) + (5120 * h + h) + 4 * h;
+    const uint64_t vision = 3 * 14 * 14 * h + h + 1601 * h + 1 + 9 * 4 * 1601 * h +
+                            2 * (9 * 4 * h + 1) + 4 * h + 40 * vl + 8 * 2;
+    assert_int_equal(m->params_total, text + vision + (7680 * H + H));
+    assert_int_equal(m->params_total, 10670220835ull);
+    assert_int_equal(count_kind(m, FG_NODE_ATTN), 40);
+    size_t cross = 0;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        cross += m->nodes[i].kind == FG_NODE_ATTN && m->nodes[i].cross;
+    assert_int_equal(cross, 8);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -827,6 +859,7 @@ int main(void)
         cmocka_unit_test(read_multimodal_should_count_mistral3_pixtral_tower_and_projector),
         cmocka_unit_test(read_multimodal_should_count_paligemma_tower_and_linear_projector),
         cmocka_unit_test(read_multimodal_should_count_qwen2_5_vl_exactly),
+        cmocka_unit_test(read_mllama_should_count_llama_3_2_vision_exactly),
         cmocka_unit_test(read_multimodal_should_fold_patches_into_the_idefics3_connector),
         cmocka_unit_test(read_multimodal_should_add_llava_next_image_newline_and_pick_the_tower),
         cmocka_unit_test(read_qwen3_next_should_give_the_dense_qwen3_5_text_model_one_mlp_a_layer),
