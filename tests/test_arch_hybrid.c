@@ -795,6 +795,12 @@ static void read_multimodal_should_add_llava_next_image_newline_and_pick_the_tow
     assert_int_equal(mc->params_total, mn->params_total - clip_tower + siglip_tower);
     fg_model_free(mc);
     fg_model_free(mn);
+    /* a tower type no vit row describes is refused by name, not counted as CLIP */
+    snprintf(c, sizeof c, "{\"model_type\": \"llava\", %s, \"vision_config\": "
+             "{\"model_type\": \"internvl_vision\", %s}", text, strstr(clip, "\"hidden_size\""));
+    struct fg_err err = {0};
+    assert_int_equal(build(c, &mc, &err), FG_E_UNSUPPORTED);
+    assert_non_null(strstr(err.detail, "'internvl_vision'"));
 }
 
 /* Qwen2.5-VL-7B-Instruct's shapes (text keys in the root, as its published config keeps

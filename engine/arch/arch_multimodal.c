@@ -450,10 +450,12 @@ static int read_multimodal(const struct fg_cfg *c, struct fg_model *m, const voi
         vit = &siglip_vit;
     else if (vt && !strcmp(vt, "clip_vision_model"))
         vit = &clip_vit;
+    else if (vt && !strcmp(vt, "pixtral"))  /* Pixtral-12B: LlavaForConditionalGeneration */
+        vit = &pixtral_vit;
     else if (vt)
         return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'vision_config.model_type' is '%s'; "
-                          "only clip_vision_model and siglip_vision_model towers are sized",
-                          c->origin, vt);
+                          "only clip_vision_model, siglip_vision_model and pixtral towers are "
+                          "sized", c->origin, vt);
     size_t first = m->n_nodes;
     struct vit_dims d;
     if ((rc = add_vit(m, &v, vit, &d, err)) || (rc = fg__mm_projectors[s->proj](m, c, &v, &d, err)))
@@ -466,7 +468,8 @@ static int read_multimodal(const struct fg_cfg *c, struct fg_model *m, const voi
 /* ---- the table ------------------------------------------------------------------ */
 
 /* LlavaForConditionalGeneration: LlavaConfig's default text model is llama. */
-static const struct mm_spec llava = {.text_type = "llama", .vit = &clip_vit, .proj = PROJ_LLAVA};
+static const struct mm_spec llava = {.text_type = "llama", .vit = &clip_vit, .proj = PROJ_LLAVA,
+                                     .vit_by_type = true};
 /* Gemma3ForConditionalGeneration: Gemma3TextConfig + SiglipVisionConfig. */
 static const struct mm_spec gemma3 = {.text_type = "gemma3_text", .vit = &siglip_vit,
                                       .proj = PROJ_GEMMA3};
