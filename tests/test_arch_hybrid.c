@@ -858,6 +858,32 @@ static void read_mllama_should_count_llama_3_2_vision_exactly(void **state)
     fg_model_free(m);
 }
 
+/* Aya Vision: the SigLIP tower its vision_config names and AyaVisionMultiModalProjector's
+ * LayerNorm over hidden x factor^2, linear_1 to alignment_intermediate_size, the SwiGLU halving
+ * it and linear_2 to the text hidden; the text model against cohere2 alone. */
+static void read_multimodal_should_count_the_aya_vision_swiglu_projector(void **state)
+{
+    (void)state;
+    static const char text[] = "{\"model_type\": \"cohere2\", \"hidden_size\": 512, "
+                               "\"intermediate_size\": 1024, \"num_hidden_layers\": 4, "
+                               "\"num_attention_heads\": 8, \"num_key_value_heads\": 2, "
+                               "\"vocab_size\": 1000}";
+    char cfg[1024];
+    snprintf(cfg, sizeof cfg, "{\"model_type\": \"aya_vision\", \"downsample_factor\": 2, "
+             "\"alignment_intermediate_size\": 2048, \"text_config\": %s, \"vision_config\": "
+             "{\"model_type\": \"siglip_vision_model\", \"hidden_size\": 256, "
+             "\"intermediate_size\": 512, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+             "\"image_size\": 224, \"patch_size\": 14, \"vision_use_head\": false}}", text);
+    struct fg_model *m = built(cfg), *t = built(text);
+    const uint64_t h = 256, f = 512, wide = 4 * h;
+    const uint64_t tower = 3 * 14 * 14 * h + h + 256 * h + 2 * h +
+                           2 * (2 * 2 * h + 4 * (h * h + h) + (h * f + f) + (f * h + h));
+    const uint64_t proj = 2 * wide + (wide * 2048 + 2048) + (1024 * 512 + 512);
+    assert_int_equal(m->params_total, t->params_total + tower + proj);
+    fg_model_free(m);
+    fg_model_free(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -866,6 +892,7 @@ int main(void)
         cmocka_unit_test(read_multimodal_should_count_paligemma_tower_and_linear_projector),
         cmocka_unit_test(read_multimodal_should_count_qwen2_5_vl_exactly),
         cmocka_unit_test(read_mllama_should_count_llama_3_2_vision_exactly),
+        cmocka_unit_test(read_multimodal_should_count_the_aya_vision_swiglu_projector),
         cmocka_unit_test(read_multimodal_should_fold_patches_into_the_idefics3_connector),
         cmocka_unit_test(read_multimodal_should_add_llava_next_image_newline_and_pick_the_tower),
         cmocka_unit_test(read_qwen3_next_should_give_the_dense_qwen3_5_text_model_one_mlp_a_layer),

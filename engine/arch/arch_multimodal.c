@@ -532,7 +532,13 @@ static const struct mm_spec qwen2_5_vl = {.text_type = "qwen2", .text_alias = "q
                                           .text_in_root = true, .vit = &qwen2_5_vl_vit,
                                           .proj = PROJ_QWEN2_5_VL};
 
+/* AyaVisionForConditionalGeneration: a Cohere-2 text model (AyaVisionConfig's default), the
+ * tower vision_config names (SigLIP) and the SwiGLU projector. */
+static const struct mm_spec aya_vision = {.text_type = "cohere2", .vit = &siglip_vit,
+                                          .proj = PROJ_AYA_VISION, .vit_by_type = true};
+
 const struct fg_arch fg__arch_multimodal_table[] = {
+    {"aya_vision", "vision-language (SigLIP + cohere)", read_multimodal, &aya_vision},
     {"qwen2_5_vl", "vision-language (Qwen2.5-VL)", read_multimodal, &qwen2_5_vl},
     {"llava_next", "vision-language (LLaVA-NeXT)", read_multimodal, &llava_next},
     {"llava_onevision", "vision-language (LLaVA-OneVision)", read_multimodal, &llava_onevision},

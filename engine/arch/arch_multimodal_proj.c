@@ -283,10 +283,38 @@ static int proj_qwen2_5_vl(struct fg_model *m, const struct fg_cfg *c, const str
                         err);
 }
 
+/* AyaVisionMultiModalProjector (models/aya_vision/modeling_aya_vision.py): pixel shuffle by
+ * downsample_factor, layernorm (LayerNorm with bias) over vision hidden x factor^2, linear_1 to
+ * alignment_intermediate_size, a SwiGLU that halves it, linear_2 to the text hidden; both
+ * linears biased.  AyaVisionConfig defaults (factor 2, alignment 28672). */
+static int proj_aya_vision(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
+                           const struct vit_dims *d, struct fg_err *err)
+{
+    (void)v;
+    uint64_t f = 0, align = 0;
+    int rc;
+    if ((rc = fg_cfg_u64(c, "downsample_factor", 2, 1, 64, &f, err)) ||
+        (rc = fg_cfg_u64(c, "alignment_intermediate_size", 28672, 2, FG_MAX_INTER, &align, err)))
+        return rc;
+    if (align % 2)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'alignment_intermediate_size' = %llu is odd: "
+                          "the SwiGLU splits it in two halves", c->origin,
+                          (unsigned long long)align);
+    uint64_t wide = d->hidden * f * f;
+    struct fg_node *n = add_projector_node(m, m->hidden, "LayerNorm + SwiGLU MLP", err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "linear_1", wide, align, 1, true);
+    fg__node_linear(n, "linear_2", align / 2, m->hidden, 1, true);
+    n->params += 2 * wide;
+    return 0;
+}
+
 const fg__mm_proj_fn fg__mm_projectors[PROJ_COUNT] = {
     [PROJ_LLAVA] = proj_llava,   [PROJ_GEMMA3] = proj_gemma3, [PROJ_QWEN2_VL] = proj_qwen2_vl,
     [PROJ_LLAMA4] = proj_llama4, [PROJ_KIMI] = proj_kimi, [PROJ_QWEN3_VL] = proj_qwen3_vl,
     [PROJ_MISTRAL3] = proj_mistral3, [PROJ_PALIGEMMA] = proj_paligemma,
     [PROJ_IDEFICS3] = proj_idefics3, [PROJ_QWEN2_5_VL] = proj_qwen2_5_vl,
+    [PROJ_AYA_VISION] = proj_aya_vision,
 };
 
