@@ -884,6 +884,37 @@ static void read_multimodal_should_count_the_aya_vision_swiglu_projector(void **
     fg_model_free(t);
 }
 
+/* InternVL 2.5-1B's shapes in the transformers layout (InternViT-300M at 448 with
+ * [height, width] sizes, Qwen2.5-0.5B untied): 938,193,024, the count a third-party registry
+ * quotes for OpenGVLab/InternVL2_5-1B; layer scales and biased q/k/v included. */
+static void read_multimodal_should_count_internvl_exactly(void **state)
+{
+    (void)state;
+    static const char cfg[] =
+        "{\"model_type\": \"internvl\", \"downsample_ratio\": 0.5, \"text_config\": "
+        "{\"model_type\": \"qwen2\", \"hidden_size\": 896, \"intermediate_size\": 4864, "
+        "\"num_hidden_layers\": 24, \"num_attention_heads\": 14, \"num_key_value_heads\": 2, "
+        "\"vocab_size\": 151674, \"tie_word_embeddings\": false}, \"vision_config\": "
+        "{\"model_type\": \"internvl_vision\", \"hidden_size\": 1024, "
+        "\"intermediate_size\": 4096, \"num_hidden_layers\": 24, \"num_attention_heads\": 16, "
+        "\"image_size\": [448, 448], \"patch_size\": [14, 14], \"attention_bias\": true, "
+        "\"use_qk_norm\": false, \"norm_type\": \"layer_norm\", \"use_mean_pooling\": true}}";
+    struct fg_model *m = built(cfg);
+    const uint64_t h = 1024;
+    const uint64_t vision = (3 * 14 * 14 * h + h) + h + 1025 * h +
+                            24 * (4 * (h * h + h) + (h * 4096 + 4096) + (4096 * h + h) + 4 * h +
+                                  2 * h);
+    const uint64_t proj = 2 * 4 * h + (4 * h * 896 + 896) + (896 * 896 + 896);
+    assert_int_equal(m->params_total - vision - proj, 493798016ull + 151674ull * 896);
+    assert_int_equal(m->params_total, 938193024ull);
+    fg_model_free(m);
+    /* a non-square size is refused by name */
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"internvl\", \"vision_config\": "
+                           "{\"image_size\": [448, 224]}}", &m, &err), FG_E_UNSUPPORTED);
+    assert_non_null(strstr(err.detail, "image_size"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -893,6 +924,7 @@ int main(void)
         cmocka_unit_test(read_multimodal_should_count_qwen2_5_vl_exactly),
         cmocka_unit_test(read_mllama_should_count_llama_3_2_vision_exactly),
         cmocka_unit_test(read_multimodal_should_count_the_aya_vision_swiglu_projector),
+        cmocka_unit_test(read_multimodal_should_count_internvl_exactly),
         cmocka_unit_test(read_multimodal_should_fold_patches_into_the_idefics3_connector),
         cmocka_unit_test(read_multimodal_should_add_llava_next_image_newline_and_pick_the_tower),
         cmocka_unit_test(read_qwen3_next_should_give_the_dense_qwen3_5_text_model_one_mlp_a_layer),

@@ -57,7 +57,50 @@ struct vit_spec {
     bool rms;                           /* RMSNorms (weight only) instead of LayerNorms */
     bool gated_mlp;                     /* gate / up / down MLP (Pixtral) */
     bool no_bias;                       /* no linear carries a bias (Pixtral) */
+    bool internvl;                      /* InternVLVisionConfig's switches (read_switches) */
 };
+
+/* What a tower's config switches beyond its spec: q/k/v biases, RMSNorms, the post norm, and
+ * parameters outside the blocks' linears and norms. */
+struct vit_switches {
+    bool qkv_bias, rms, post_norm;
+    uint64_t extra;
+};
+
+/*
+ * InternVLVisionModel (transformers models/internvl/modeling_internvl.py): q/k/v biased by
+ * attention_bias (projection_layer, fc1 and fc2 always), layernorm_before / _after of
+ * norm_type (layer_norm or rms_norm), q_norm / k_norm RMSNorms over the hidden size when
+ * use_qk_norm, the layer scales lambda_1 and lambda_2, mask_token when use_mask_token, the
+ * position table only with use_absolute_position_embeddings, and a final LayerNorm only
+ * without use_mean_pooling.  Other towers: the spec's own values.
+ */
+static int read_switches(const struct fg_cfg *v, const struct vit_spec *s, uint64_t h,
+                         uint64_t L, uint64_t *pos, struct vit_switches *sw, struct fg_err *err)
+{
+    *sw = (struct vit_switches){.qkv_bias = !s->no_bias, .rms = s->rms, .post_norm = s->post_norm};
+    if (!s->internvl)
+        return 0;
+    bool qk, mask, abs_pos, mean;
+    const char *nt = NULL;
+    int rc;
+    if ((rc = fg_cfg_bool(v, "attention_bias", false, &sw->qkv_bias, err)) ||
+        (rc = fg_cfg_bool(v, "use_qk_norm", false, &qk, err)) ||
+        (rc = fg_cfg_bool(v, "use_mask_token", false, &mask, err)) ||
+        (rc = fg_cfg_bool(v, "use_absolute_position_embeddings", true, &abs_pos, err)) ||
+        (rc = fg_cfg_bool(v, "use_mean_pooling", true, &mean, err)) ||
+        (rc = fg_cfg_str(v, "norm_type", "layer_norm", &nt, err)))
+        return rc;
+    if (strcmp(nt, "layer_norm") && strcmp(nt, "rms_norm"))
+        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'vision_config.norm_type' is '%s'; "
+                          "layer_norm and rms_norm are understood", v->origin, nt);
+    sw->rms = !strcmp(nt, "rms_norm");
+    sw->post_norm = !mean;
+    sw->extra = L * 2 * h + (qk ? L * 2 * h : 0) + (mask ? h : 0);
+    if (!abs_pos)
+        *pos = 0;
+    return 0;
+}
 
 /* CLIPVisionModel (transformers models/clip): Conv2d stem without bias,
  * class_embedding, position_embedding of num_patches + 1 rows (position_ids
@@ -159,6 +202,17 @@ static const struct vit_spec qwen2_5_vl_vit = {
     .patch = {"patch_size|spatial_patch_size", 14}, .temporal = {"temporal_patch_size", 2},
     .pos = VIT_POS_NONE, .fused_qkv = true, .rms = true, .gated_mlp = true};
 
+/* InternVLVisionModel (models/internvl/modeling_internvl.py, InternViT): Conv2d stem with bias,
+ * cls_token, a position table of num_patches + 1 rows, q/k/v (attention_bias) /
+ * projection_layer / fc1 / fc2, two norms and two layer scales a block; read_switches reads
+ * the rest.  InternVLVisionConfig defaults (InternViT-300M). */
+static const struct vit_spec internvl_vit = {
+    .name = "InternViT",
+    .hidden = {"hidden_size", 1024}, .layers = {"num_hidden_layers", 24},
+    .heads = {"num_attention_heads", 16}, .inter = {"intermediate_size", 4096},
+    .channels = {"num_channels", 3}, .patch = {"patch_size", 14}, .image = {"image_size", 448},
+    .pos = VIT_POS_PATCHES, .class_token = true, .patch_bias = true, .internvl = true};
+
 /* Idefics3VisionTransformer (models/idefics3/modeling_idefics3.py, also SmolVLM's): the SigLIP
  * layout - Conv2d stem with bias, a learned table of (image_size / patch_size)^2 rows,
  * LayerNorms with bias, q/k/v/out_proj and fc1 / fc2 with bias, post_layernorm - with no
@@ -189,6 +243,21 @@ static int get_key(const struct fg_cfg *c, const struct mm_key *k, uint64_t max,
 {
     if (!k->keys) {
         *out = k->def;
+        return 0;
+    }
+    /* InternVLVisionConfig writes image_size and patch_size as [height, width] */
+    char first[64];
+    fg__cfg_key_used(c, k->keys, first, sizeof first);
+    if (cJSON_IsArray(fg__cfg_item(c, first))) {
+        uint64_t hw[2];
+        size_t n = 0;
+        int rc = fg_cfg_u64_array(c, first, 1, max, hw, 2, &n, err);
+        if (rc)
+            return rc;
+        if (n != 2 || hw[0] != hw[1])
+            return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key '%s.%s' must be a square "
+                              "[height, width] pair", c->origin, c->scope, first);
+        *out = hw[0];
         return 0;
     }
     if (k->def == 0)
@@ -284,7 +353,9 @@ static int add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
         pos = ph * pw;
     }
     bool head = false;
-    if (s->head_key && (rc = fg_cfg_bool(v, s->head_key, s->head_def, &head, err)))
+    struct vit_switches sw;
+    if ((s->head_key && (rc = fg_cfg_bool(v, s->head_key, s->head_def, &head, err))) ||
+        (rc = read_switches(v, s, h, L, &pos, &sw, err)))
         return rc;
 
     struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, "Vision tower", err);
@@ -294,13 +365,13 @@ static int add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
     /* blocks: q/k/v/o (or qkv), fc1/fc2 (or gate/up/down), two norms; biases on every linear
      * and LayerNorms unless the spec says otherwise */
     bool b = !s->no_bias;
-    uint64_t norm = s->rms ? h : 2 * h;
+    uint64_t norm = sw.rms ? h : 2 * h;
     if (s->fused_qkv) {
-        fg__node_linear(n, "qkv", h, 3 * h, L, b);
+        fg__node_linear(n, "qkv", h, 3 * h, L, sw.qkv_bias);
     } else {
-        fg__node_linear(n, "q", h, h, L, b);
-        fg__node_linear(n, "k", h, h, L, b);
-        fg__node_linear(n, "v", h, h, L, b);
+        fg__node_linear(n, "q", h, h, L, sw.qkv_bias);
+        fg__node_linear(n, "k", h, h, L, sw.qkv_bias);
+        fg__node_linear(n, "v", h, h, L, sw.qkv_bias);
     }
     fg__node_linear(n, "o", h, h, L, b);
     if (s->gated_mlp)
@@ -311,7 +382,8 @@ static int add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
     /* stem: channels x temporal x patch^2 -> h */
     n->params += d->channels * d->temporal * d->patch * d->patch * h + (s->patch_bias ? h : 0);
     n->params += (s->class_token ? h : 0) + pos * h;
-    n->params += (s->pre_norm ? norm : 0) + (s->post_norm ? norm : 0);
+    n->params += (s->pre_norm ? norm : 0) + (sw.post_norm ? (s->internvl ? 2 * h : norm) : 0) +
+                 sw.extra;
     if (head)   /* SiglipMultiheadAttentionPoolingHead: probe, MHA, LayerNorm, MLP */
         n->params += h + (3 * h * h + 3 * h) + (h * h + h) + 2 * h +
                      (h * d->inter + d->inter) + (d->inter * h + h);
@@ -537,7 +609,13 @@ static const struct mm_spec qwen2_5_vl = {.text_type = "qwen2", .text_alias = "q
 static const struct mm_spec aya_vision = {.text_type = "cohere2", .vit = &siglip_vit,
                                           .proj = PROJ_AYA_VISION, .vit_by_type = true};
 
+/* InternVLForConditionalGeneration: the text model its text_config names (Qwen2 by default),
+ * InternViT and InternVLMultiModalProjector. */
+static const struct mm_spec internvl = {.text_type = "qwen2", .vit = &internvl_vit,
+                                        .proj = PROJ_INTERNVL};
+
 const struct fg_arch fg__arch_multimodal_table[] = {
+    {"internvl", "vision-language (InternViT + qwen2)", read_multimodal, &internvl},
     {"aya_vision", "vision-language (SigLIP + cohere)", read_multimodal, &aya_vision},
     {"qwen2_5_vl", "vision-language (Qwen2.5-VL)", read_multimodal, &qwen2_5_vl},
     {"llava_next", "vision-language (LLaVA-NeXT)", read_multimodal, &llava_next},

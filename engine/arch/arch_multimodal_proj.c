@@ -310,11 +310,34 @@ static int proj_aya_vision(struct fg_model *m, const struct fg_cfg *c, const str
     return 0;
 }
 
+/* InternVLMultiModalProjector (models/internvl/modeling_internvl.py): pixel shuffle by
+ * 1 / downsample_ratio, layer_norm (LayerNorm with bias) over hidden x scale^2, linear_1 to the
+ * text hidden, GELU, linear_2 text -> text; both linears biased.  InternVLConfig
+ * downsample_ratio 0.5. */
+static int proj_internvl(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
+                         const struct vit_dims *d, struct fg_err *err)
+{
+    (void)v;
+    double ratio = 0.5;
+    int rc = fg_cfg_f64(c, "downsample_ratio", 0.5, 0.01, 1.0, &ratio, err);
+    if (rc)
+        return rc;
+    uint64_t scale = (uint64_t)(1.0 / ratio); /* int(1 / downsample_ratio) */
+    uint64_t wide = d->hidden * scale * scale;
+    struct fg_node *n = add_projector_node(m, m->hidden, "LayerNorm + 2-layer MLP", err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "linear_1", wide, m->hidden, 1, true);
+    fg__node_linear(n, "linear_2", m->hidden, m->hidden, 1, true);
+    n->params += 2 * wide;
+    return 0;
+}
+
 const fg__mm_proj_fn fg__mm_projectors[PROJ_COUNT] = {
     [PROJ_LLAVA] = proj_llava,   [PROJ_GEMMA3] = proj_gemma3, [PROJ_QWEN2_VL] = proj_qwen2_vl,
     [PROJ_LLAMA4] = proj_llama4, [PROJ_KIMI] = proj_kimi, [PROJ_QWEN3_VL] = proj_qwen3_vl,
     [PROJ_MISTRAL3] = proj_mistral3, [PROJ_PALIGEMMA] = proj_paligemma,
     [PROJ_IDEFICS3] = proj_idefics3, [PROJ_QWEN2_5_VL] = proj_qwen2_5_vl,
-    [PROJ_AYA_VISION] = proj_aya_vision,
+    [PROJ_AYA_VISION] = proj_aya_vision, [PROJ_INTERNVL] = proj_internvl,
 };
 
