@@ -1,7 +1,7 @@
 /*
  * fitgate families: every model_type fitgate reads or transformers' auto-mapping lists name,
  * with its reader, certainty (exact / generic / refused), the transformers class it follows
- * and the lists that name it (engine/families.h); --json for tools, --markdown for the
+ * and the lists that name it (engine/arch/graph.h); --json for tools, --markdown for the
  * family table of docs/accuracy.md (generated from it).
  */
 #include <cjson/cJSON.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "arch/families.h"
+#include "arch/graph.h"
 
 enum fam_format { FAM_TEXT, FAM_JSON, FAM_MARKDOWN };
 

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch/families.h"
+#include "arch/graph.h"
 #include "model.h"
 
 #define MAPPINGS "tests/fixtures/transformers/modeling_auto_mappings.tsv"

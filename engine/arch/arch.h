@@ -29,6 +29,10 @@ struct fg_arch {
 
 /* Registry lookup; NULL when model_type is unknown. */
 const struct fg_arch *fg__arch_find(const char *model_type);
+/* The reason model_type is refused by name (graph.c's table), or NULL; the i-th refused
+ * model_type, NULL past the last. */
+const char *fg__family_refused(const char *model_type);
+const char *fg__family_refused_at(size_t i);
 /* The i-th registry row over all tables, NULL past the last (for 'fitgate families'). */
 const struct fg_arch *fg__arch_at(size_t i);
 

@@ -1,5 +1,5 @@
 /*
- * arch_families.c - the families table behind 'fitgate families' (families.h): one row per
+ * arch_families.c - the families table behind 'fitgate families' (arch/graph.h): one row per
  * model_type of transformers' three auto-mapping lists that fine-tuning jobs load
  * (MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
  * MODEL_FOR_MASKED_LM_MAPPING_NAMES, read from FAMILIES_SOURCE) with its class in each, and
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
-#include "arch/families.h"
+#include "arch/graph.h"
 
 #define FAMILIES_SOURCE                                                                   \
     "huggingface/transformers@001002320fa01a489bb9b93976a7e4cd1a46291c "                  \
@@ -257,34 +257,9 @@ static const struct family_row rows[] = {
     {"zamba2", "Zamba2ForCausalLM", NULL, NULL, NULL},
 };
 
-/* Types config.json cannot size, refused by name instead of read as a generic decoder. */
-static const struct {
-    const char *model_type, *why;
-} refused[] = {
-    {"encoder-decoder", "EncoderDecoderModel pairs an encoder and a decoder of any two types "
-                        "(encoder / decoder sub-configs): size each part by its own type"},
-    {"vision-encoder-decoder", "VisionEncoderDecoderModel pairs a vision encoder and a text "
-                               "decoder of any two types (encoder / decoder sub-configs): size "
-                               "each part by its own type"},
-    {"speech-encoder-decoder", "SpeechEncoderDecoderModel pairs a speech encoder and a text "
-                               "decoder of any two types (encoder / decoder sub-configs)"},
-    {"timm_wrapper", "TimmWrapperModel builds a timm architecture named by 'architecture': "
-                     "its shapes are in timm, not in config.json"},
-    {"timm_backbone", "TimmBackbone builds a timm architecture named by 'backbone': its "
-                      "shapes are in timm, not in config.json"},
-};
-
 const char *fg_families_source(void)
 {
     return FAMILIES_SOURCE;
-}
-
-const char *fg__family_refused(const char *model_type)
-{
-    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
-        if (!strcmp(refused[i].model_type, model_type))
-            return refused[i].why;
-    return NULL;
 }
 
 static const struct family_row *row_of(const char *model_type)
@@ -322,7 +297,9 @@ static int by_type(const void *a, const void *b)
 
 int fg_families(struct fg_family **out, size_t *n, struct fg_err *err)
 {
-    size_t cap = sizeof rows / sizeof rows[0] + sizeof refused / sizeof refused[0];
+    size_t cap = sizeof rows / sizeof rows[0];
+    for (size_t i = 0; fg__family_refused_at(i); i++)
+        cap++;
     for (size_t i = 0; fg__arch_at(i); i++)
         cap++;
     struct fg_family *v = calloc(cap, sizeof *v);
@@ -333,9 +310,9 @@ int fg_families(struct fg_family **out, size_t *n, struct fg_err *err)
     size_t k = 0;
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
         fill(&v[k++], rows[i].model_type, &rows[i]);
-    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
-        if (!row_of(refused[i].model_type))
-            fill(&v[k++], refused[i].model_type, NULL);
+    for (size_t i = 0; fg__family_refused_at(i); i++)
+        if (!row_of(fg__family_refused_at(i)))
+            fill(&v[k++], fg__family_refused_at(i), NULL);
     /* a reader's type the table lacks still shows, with no class (the test asks for one) */
     for (size_t i = 0; fg__arch_at(i); i++)
         if (!row_of(fg__arch_at(i)->model_type) && !fg__family_refused(fg__arch_at(i)->model_type))

@@ -8,7 +8,6 @@
 #include "arch/graph.h"
 #include "arch/arch.h"
 #include "arch/arch_keys.h"
-#include "arch/families.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +32,36 @@ const struct fg_arch *fg__arch_find(const char *model_type)
             if (strcmp(a->model_type, model_type) == 0)
                 return a;
     return NULL;
+}
+
+/* Types config.json cannot size, refused by name instead of read as a generic decoder. */
+static const struct {
+    const char *model_type, *why;
+} refused[] = {
+    {"encoder-decoder", "EncoderDecoderModel pairs an encoder and a decoder of any two types "
+                        "(encoder / decoder sub-configs): size each part by its own type"},
+    {"vision-encoder-decoder", "VisionEncoderDecoderModel pairs a vision encoder and a text "
+                               "decoder of any two types (encoder / decoder sub-configs): size "
+                               "each part by its own type"},
+    {"speech-encoder-decoder", "SpeechEncoderDecoderModel pairs a speech encoder and a text "
+                               "decoder of any two types (encoder / decoder sub-configs)"},
+    {"timm_wrapper", "TimmWrapperModel builds a timm architecture named by 'architecture': "
+                     "its shapes are in timm, not in config.json"},
+    {"timm_backbone", "TimmBackbone builds a timm architecture named by 'backbone': its "
+                      "shapes are in timm, not in config.json"},
+};
+
+const char *fg__family_refused(const char *model_type)
+{
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        if (!strcmp(refused[i].model_type, model_type))
+            return refused[i].why;
+    return NULL;
+}
+
+const char *fg__family_refused_at(size_t i)
+{
+    return i < sizeof refused / sizeof refused[0] ? refused[i].model_type : NULL;
 }
 
 const struct fg_arch *fg__arch_at(size_t i)
@@ -85,10 +114,10 @@ int fg__model_from_config(const struct fg_config *doc, const char *id, bool node
     m->custom_code = fg_cfg_has(&root, "auto_map");
 
     const struct fg_arch *a = mt ? fg__arch_find(mt) : NULL;
-    const char *refused = mt && !a ? fg__family_refused(mt) : NULL;
-    if (refused) {
+    const char *refusal = mt && !a ? fg__family_refused(mt) : NULL;
+    if (refusal) {
         rc = fg_err_set(err, FG_E_UNSUPPORTED, "%s: model_type '%s' is not supported: %s",
-                        fg_config_origin(doc), mt, refused);
+                        fg_config_origin(doc), mt, refusal);
     } else if (a) {
         fg__copy(m->reader, sizeof m->reader, a->family);
         /* exact unless the family reader hands a part to the generic one (a multimodal
