@@ -1,5 +1,5 @@
 /*
- * test_arch_classic.c - the GPT-2-era readers (engine/arch_classic.c: gpt_neox, opt,
+ * test_arch_classic.c - the GPT-2-era readers (engine/arch/arch_classic.c: gpt_neox, opt,
  * gpt_bigcode, mpt, gpt_neo) and the rows added beside them (codegen, gpt-sw3 in
  * arch_legacy.c; olmo, code_llama in arch_decoder.c): each count written out term by term
  * from the transformers class, at the published shapes of a release.
