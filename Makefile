@@ -82,6 +82,7 @@ ENGINE_SRCS := \
 	engine/source/source_opts.c \
 	engine/source/hub.c \
 	engine/source/safetensors.c \
+	engine/source/wquant.c \
 	engine/source/ckpt.c \
 	engine/arch/graph.c \
 	engine/arch/blocks.c \
@@ -126,9 +127,12 @@ ENGINE_SRCS := \
 # --- policies --------------------------------------------------------------
 POLICY_SRCS := \
 	policies/policy.c \
+	policies/request.c \
 	policies/assess.c \
 	policies/decide.c \
 	policies/decide_gen.c \
+	policies/decide_remedy.c \
+	policies/remedy.c \
 	policies/gate.c \
 	policies/audit.c \
 	policies/sacct.c
@@ -158,6 +162,7 @@ CLI_SRCS := \
 	cli/cmd_learn.c \
 	cli/jobopts.c \
 	cli/format.c \
+	cli/plan_json.c \
 	cli/report_html.c \
 	cli/html.c \
 	cli/auditlog.c
@@ -178,11 +183,14 @@ TEST_SRCS := \
 	tests/test_params.c \
 	tests/test_source.c \
 	tests/test_memory.c \
+	tests/test_wquant.c \
 	tests/test_plan.c \
 	tests/test_plan_search.c \
 	tests/test_gpu.c \
 	tests/test_detect.c \
 	tests/test_policy.c \
+	tests/test_request.c \
+	tests/test_remedy.c \
 	tests/test_audit.c \
 	tests/test_sacct.c \
 	tests/test_calib.c \

@@ -60,6 +60,7 @@ local OPTIONS = {
    "tp", "pp", "ep", "cp", "dp", "offload", "unsharded_copy", "chunked_ce", "override",
    "gpu_util", "adapter", "num_generations", "max_prompt_length", "max_completion_length",
    "beta", "vllm_mode", "vllm_gpu_util", "ref_model", "gen_gpus",
+   "kv_dtype", "quantization",
 }
 local FLAGS = { grad_ckpt = true, unsharded_copy = true, chunked_ce = true }
 local KNOWN = {}
