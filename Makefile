@@ -96,9 +96,13 @@ ENGINE_SRCS := \
 	engine/arch/arch_hybrid.c \
 	engine/arch/arch_mamba.c \
 	engine/arch/arch_multimodal.c \
+	engine/arch/arch_multimodal_proj.c \
 	engine/arch/arch_llama4.c \
 	engine/arch/arch_generic.c \
 	engine/arch/arch_keys.c \
+	engine/arch/arch_families.c \
+	engine/arch/arch_classic.c \
+	engine/arch/arch_mllama.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \
 	engine/hw/detect.c \
@@ -154,6 +158,7 @@ CLI_SRCS := \
 	cli/cmd_frameworks.c \
 	cli/model_arg.c \
 	cli/cmd_gpus.c \
+	cli/cmd_families.c \
 	cli/cmd_verify.c \
 	cli/cmd_report.c \
 	cli/cmd_learn.c \
@@ -174,6 +179,8 @@ TEST_SRCS := \
 	tests/test_arch_moe.c \
 	tests/test_arch_hybrid.c \
 	tests/test_arch_legacy.c \
+	tests/test_arch_families.c \
+	tests/test_arch_classic.c \
 	tests/test_arch_generic.c \
 	tests/test_params.c \
 	tests/test_source.c \
