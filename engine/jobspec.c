@@ -92,6 +92,31 @@ static const struct {
     {FG_JOBOPT_CP, 1, 1024},            {FG_JOBOPT_DP, 1, 65535},
 };
 
+size_t fg_jobopt_values(unsigned id, const char **out, size_t cap)
+{
+    static const char *const digits[] = {"0", "1", "2", "3", "4", "5", "6", "7", "8"};
+    size_t n = 0;
+    if (id >= FG_JOBOPT_COUNT)
+        return 0;
+    if (id == FG_JOBOPT_FRAMEWORK) {
+        for (const struct fg_framework *f; (f = fg_framework_at(n)); n++)
+            if (n < cap)
+                out[n] = f->name;
+        return n;
+    }
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++)
+        if (bounds[i].id == id && bounds[i].max - bounds[i].min < 8) {
+            for (uint64_t v = bounds[i].min; v <= bounds[i].max; v++, n++)
+                if (n < cap)
+                    out[n] = digits[v];
+            return n;
+        }
+    const char *const *w = fg_job_words(rows[id].name, &n);
+    for (size_t i = 0; i < n && i < cap; i++)
+        out[i] = w[i];
+    return n;
+}
+
 static int copy_text(char *dst, size_t cap, const char *v, const char *sp, const char *name,
                      struct fg_err *err)
 {

@@ -40,6 +40,14 @@ struct fg_jobopt {
 /* Row id of the option table; NULL past the end. */
 const struct fg_jobopt *fg_jobopt_at(unsigned id);
 
+/*
+ * The words option id takes, for the lists generated from the table (tools/gen_lists.c:
+ * completion, usage, man pages): its parser's keywords (job.h fg_job_words), the framework
+ * table's names, or the numbers of a range of at most 8.  Up to cap into out (borrowed,
+ * static); returns how many there are (0: any value of the row's ARG).
+ */
+size_t fg_jobopt_values(unsigned id, const char **out, size_t cap);
+
 /* The row id of a name ("seq-len", also "ft-seq-len" and "ft_seq_len"); -1 when none. */
 int fg_jobopt_find(const char *name);
 
