@@ -142,6 +142,29 @@ static void jobopts_should_be_in_the_man_pages_and_the_completion(void **state)
     free(comp);
 }
 
+/* The words the generated lists offer (completion, usage, man pages) are the parser's. */
+static void jobopt_values_should_be_what_the_parser_takes(void **state)
+{
+    (void)state;
+    unsigned with_words = 0;
+    for (unsigned id = 0; id < FG_JOBOPT_COUNT; id++) {
+        const char *w[64];
+        size_t n = fg_jobopt_values(id, w, 64);
+        with_words += n > 0;
+        for (size_t i = 0; i < n; i++) {
+            struct fg_jobspec s;
+            struct fg_err err = {0};
+            fg_jobspec_init(&s, NULL);
+            if (fg_jobspec_set(&s, id, w[i], &err))
+                print_message("--%s %s: %s\n", fg_jobopt_at(id)->name, w[i], err.detail);
+            assert_int_equal(fg_jobspec_set(&s, id, w[i], &err), 0);
+        }
+        assert_int_equal(fg_jobopt_values(id, w, 0), n); /* the count, whatever the room */
+    }
+    assert_true(with_words >= 8); /* mode precision optimizer quant zero attention ... */
+    assert_int_equal(fg_jobopt_values(FG_JOBOPT_COUNT, NULL, 0), 0);
+}
+
 static void jobopt_find_should_take_every_spelling(void **state)
 {
     (void)state;
@@ -263,8 +286,16 @@ static void framework_find_should_know_every_row_and_alias(void **state)
         assert_true(f->trains || f->serves);
         assert_non_null(f->source);
         assert_true(strlen(f->source) > 10);
+        assert_ptr_equal(fg_framework_find(f->name), f); /* no name hides another row */
     }
-    assert_int_equal(n, 11);
+    /* the help sbatch shows (framework_names.h, generated from the table) names every row */
+    size_t words = 1;
+    for (const char *p = FG_FRAMEWORK_CHOICES; *p; p++)
+        words += *p == '|';
+    assert_true(n > 1);
+    assert_int_equal(words, n);
+    const char *w[64];
+    assert_int_equal(fg_jobopt_values(FG_JOBOPT_FRAMEWORK, w, 64), n);
     char who[160];
     fg_framework_who_runs(FG_LAY_TP, who, sizeof who);
     assert_string_equal(who, "nemo, megatron");
@@ -604,6 +635,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(jobopts_should_be_in_the_man_pages_and_the_completion),
         cmocka_unit_test(jobopt_find_should_take_every_spelling),
+        cmocka_unit_test(jobopt_values_should_be_what_the_parser_takes),
         cmocka_unit_test(set_should_take_peft_target_modules),
         cmocka_unit_test(set_should_name_the_option_in_the_front_ends_spelling),
         cmocka_unit_test(framework_find_should_know_every_row_and_alias),
