@@ -72,12 +72,14 @@ struct fg_rules {
 
 #define FG_POLICY_MAX_PARTS 64
 #define FG_POLICY_PATH_MAX 1024
-#define FG_POLICY_KEYS 32
+/* Room for the key table (policy.c KEY_ROWS, 28 rows): its count is checked against this at
+ * compile time, and a part's `set` holds one bit a key. */
+#define FG_POLICY_KEYS 64
 
 struct fg_policy_part {
     char name[64];
     struct fg_rules rules;     /* only the keys in `set` are meaningful */
-    uint32_t set;              /* bit i: key i of the table was given on this line */
+    uint64_t set;              /* bit i: key i of the table was given on this line */
     unsigned line;
 };
 
