@@ -8,7 +8,7 @@
 
 #include "cli.h"
 #include "jobopts.h"
-#include "log.h"
+#include "util/log.h"
 
 static void log_stderr(enum fg_log_level level, const char *msg, void *ctx)
 {

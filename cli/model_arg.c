@@ -8,9 +8,9 @@
 
 #include "cli.h"
 #include "gate.h"
-#include "log.h"
+#include "util/log.h"
 #include "model.h"
-#include "source.h"
+#include "source/source.h"
 
 /* One line on stderr: where the config came from (stdout stays the answer). */
 static void say_source(const char *arg, const struct fg_source_result *r)

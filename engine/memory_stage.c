@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sat.h"
+#include "util/sat.h"
 
 /* Is node on the pipeline stage the job sizes? */
 static bool on_stage(const struct fg_node *n, const struct fg_job *job)

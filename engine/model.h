@@ -17,8 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "error.h"
+#include "source/config.h"
+#include "util/error.h"
 
 enum fg_node_kind {
     FG_NODE_EMBED,       /* token embedding */
@@ -176,7 +176,7 @@ struct fg_model {
 };
 
 /*
- * Build the graph for a parsed config (engine/arch.c: the family readers
+ * Build the graph for a parsed config (engine/arch/arch.c: the family readers
  * fill a model; this module only holds it).  id (may be NULL) names the model in
  * output.  Fails with FG_E_UNSUPPORTED for an unknown model_type that lacks
  * the standard decoder keys, and with the config getters' errors.

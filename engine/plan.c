@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sat.h"
+#include "util/sat.h"
 
 void fg_plan_opts_default(struct fg_plan_opts *o)
 {

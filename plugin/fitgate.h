@@ -26,7 +26,7 @@
 #include "decide.h"
 #include "gate.h"
 #include "jobspec.h"
-#include "error.h"
+#include "util/error.h"
 #include "memory.h"
 #include "model.h"
 #include "policy.h"

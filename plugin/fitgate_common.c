@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "fitgate.h"
-#include "gpu.h"
-#include "log.h"
+#include "hw/gpu.h"
+#include "util/log.h"
 #include "plan.h"
 
 static const char *const *option_values;

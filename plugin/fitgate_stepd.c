@@ -22,9 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "detect.h"
+#include "hw/detect.h"
 #include "fitgate.h"
-#include "gpu.h"
+#include "hw/gpu.h"
 
 static struct {
     bool failed;            /* task_init refuses to start tasks */

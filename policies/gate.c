@@ -9,12 +9,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "ckpt.h"
-#include "config.h"
-#include "fileio.h"
-#include "log.h"
-#include "safetensors.h"
-#include "source.h"
+#include "source/ckpt.h"
+#include "source/config.h"
+#include "util/fileio.h"
+#include "util/log.h"
+#include "source/safetensors.h"
+#include "source/source.h"
 
 void fg_gate_run(const struct fg_model *m, const struct fg_jobspec *spec,
                  const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,

@@ -42,7 +42,7 @@
 #include <strings.h>
 
 #include "calib.h"
-#include "error.h"
+#include "util/error.h"
 #include "memory.h"
 
 enum fg_action { FG_ACTION_OFF, FG_ACTION_WARN, FG_ACTION_REJECT, FG_ACTION_RESIZE };

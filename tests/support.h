@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
+#include "source/config.h"
 #include "model.h"
 
 /* Load a fixture directory (or config.json); fails the test with the detail. */

@@ -25,8 +25,8 @@
 
 #include "audit.h"
 #include "decide.h"
-#include "fileio.h"
-#include "gpu.h"
+#include "util/fileio.h"
+#include "hw/gpu.h"
 #include "model.h"
 #include "policy.h"
 

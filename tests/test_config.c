@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
+#include "source/config.h"
 #include "model.h"
 #include "support.h"
 

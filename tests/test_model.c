@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "source/config.h"
 #include "model.h"
 #include "support.h"
 

@@ -15,7 +15,7 @@
 
 #include "audit.h"
 #include "decide.h"
-#include "gpu.h"
+#include "hw/gpu.h"
 #include "model.h"
 #include "policy.h"
 

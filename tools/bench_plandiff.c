@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu.h"
+#include "hw/gpu.h"
 #include "memory.h"
 #include "model.h"
 #include "plan.h"

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fileio.h"
+#include "util/fileio.h"
 #include "framework.h"
 #include "jobopts.h"
 #include "jobspec.h"

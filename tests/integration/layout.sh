@@ -25,7 +25,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 # ---- 1. the module graph sorts ---------------------------------------------------
-for f in engine/*.[ch] engine/*.def policies/*.[ch] plugin/*.[ch] cli/*.[ch]; do
+for f in engine/*.[ch] engine/*/*.[ch] engine/*.def policies/*.[ch] plugin/*.[ch] cli/*.[ch]; do
     [ -f "$f" ] || continue
     dir=${f%/*}
     sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" |
@@ -50,7 +50,7 @@ echo "layout.sh: $(wc -l < "$TMP/modules") module edges among $(awk '{ print $1;
     "$TMP/modules" | sort -u | wc -l) modules"
 
 # ---- 2. file sizes ------------------------------------------------------------------
-for f in engine/*.[ch] policies/*.[ch] plugin/*.[ch]; do
+for f in engine/*.[ch] engine/*/*.[ch] policies/*.[ch] plugin/*.[ch]; do
     n=$(wc -l < "$f")
     [ "$n" -le "$MAX_FILE" ] || bad "$f: $n lines (at most $MAX_FILE)"
 done
@@ -76,7 +76,7 @@ awk -v max="$MAX_FUNC" '
         depth = 0; next
     }
     depth == 0 { start = 0 }
-' engine/*.c policies/*.c plugin/*.c > "$TMP/funcs"
+' engine/*.c engine/*/*.c policies/*.c plugin/*.c > "$TMP/funcs"
 while read -r line; do bad "$line"; done < "$TMP/funcs"
 
 [ "$fail" = 0 ] && echo "layout.sh: ok (no module cycle, files <= $MAX_FILE lines, functions <= $MAX_FUNC lines)"
