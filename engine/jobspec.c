@@ -11,6 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "util/yesno.h"
+
 static const struct fg_jobopt rows[] = {
 #define FG_JOBOPT(id, name, arg, has_arg, help) {name, arg, help},
 #include "jobopts.def"
@@ -69,14 +71,12 @@ static int parse_u64(const char *v, uint64_t min, uint64_t max, uint64_t *out)
 
 static int parse_flag(const char *v, bool *out)
 {
-    /* "set": Slurm's spank_option_get and cli_filter's options table for a given flag */
-    if (!v || !*v || !strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") ||
-        !strcasecmp(v, "set"))
-        *out = true;
-    else if (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false"))
-        *out = false;
-    else
+    /* a flag given bare: "" (the CLI, Slurm's environment copy), "set" (Slurm's
+     * spank_option_get and cli_filter's options table); else the yes/no words of util/yesno.h */
+    int b = !v || !*v || !strcasecmp(v, "set") ? 1 : fg_yes_no(v);
+    if (b < 0)
         return -1;
+    *out = b;
     return 0;
 }
 

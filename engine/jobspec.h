@@ -72,7 +72,8 @@ struct fg_jobspec {
  * the plugin; NULL: "--"). */
 void fg_jobspec_init(struct fg_jobspec *s, const char *spelling);
 
-/* Option id = value (a flag takes "", "1", "yes" or "true"; "0", "no", "false" clear it). */
+/* Option id = value (a flag takes "" or "set" bare, or a yes/no word of util/yesno.h: yes,
+ * true, on, 1 set it; no, false, off, 0 clear it). */
 int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *value, struct fg_err *err);
 
 /* See the top of this file. */

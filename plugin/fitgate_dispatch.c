@@ -111,7 +111,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 
 /* Whether the admin's plugstack line turns RequireTag on (requiretag=yes): only then does an
  * untagged job load the engine part, which reads the policy (a partition may say no).  The
- * words are the policy's (fg_policy_bool) and the last requiretag= wins, as in
+ * words are the policy's (fg_yes_no) and the last requiretag= wins, as in
  * fg_policy_args; a value the policy refuses loads the engine part too, which reports it
  * (OnError=) rather than let untagged GPU jobs through unsaid. */
 static bool require_tag_arg(int ac, char **av)
@@ -119,7 +119,7 @@ static bool require_tag_arg(int ac, char **av)
     bool on = false;
     for (int i = 0; i < ac; i++)
         if (av[i] && !strncasecmp(av[i], "requiretag=", 11))
-            on = fg_policy_bool(av[i] + 11) != 0;
+            on = fg_yes_no(av[i] + 11) != 0;
     return on;
 }
 

@@ -181,7 +181,7 @@ static int parse_decimal(const char *v, double *out)
 
 static int parse_bool(const char *v, bool *out, char *why, size_t cap)
 {
-    int b = fg_policy_bool(v);
+    int b = fg_yes_no(v);
     if (b < 0) {
         snprintf(why, cap, "expected yes|no");
         return FG_E_PARSE;

@@ -43,6 +43,7 @@
 
 #include "calib.h"
 #include "util/error.h"
+#include "util/yesno.h"
 #include "memory.h"
 
 enum fg_action { FG_ACTION_OFF, FG_ACTION_WARN, FG_ACTION_REJECT, FG_ACTION_RESIZE };
@@ -115,24 +116,6 @@ struct fg_policy {
 /* Built-in defaults (the table's default column). */
 void fg_policy_init(struct fg_policy *p);
 
-/*
- * A yes|no value as every boolean key reads it (RequireTag=, ShrinkOverRequest=, ...): 1 for
- * yes, true, on or 1; 0 for no, false, off or 0 (any case); -1 for anything else, "" included.
- * Inline so that the thin plugin (fitgate_dispatch.c, which links nothing of the engine) reads
- * its plugstack requiretag= with the same words.
- */
-static inline int fg_policy_bool(const char *v)
-{
-    static const char *const yes[] = {"yes", "true", "on", "1"};
-    static const char *const no[] = {"no", "false", "off", "0"};
-    for (int i = 0; i < 4; i++) {
-        if (!strcasecmp(v, yes[i]))
-            return 1;
-        if (!strcasecmp(v, no[i]))
-            return 0;
-    }
-    return -1;
-}
 
 /*
  * Apply plugstack arguments (argv-style, "key=value").  origin names them

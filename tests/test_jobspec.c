@@ -16,6 +16,7 @@
 #include "framework.h"
 #include "gate.h"
 #include "jobspec.h"
+#include "policy.h"
 #include "support.h"
 
 #define M "tests/fixtures/models/"
@@ -140,6 +141,39 @@ static void jobopts_should_be_in_the_man_pages_and_the_completion(void **state)
     free(man1);
     free(man8);
     free(comp);
+}
+
+/* One yes/no reader (util/yesno.h): a job flag takes the words a boolean policy key takes,
+ * --ft-grad-ckpt=on as CheckpointScan=on, and refuses what the key refuses. */
+static void flag_should_take_the_words_a_policy_key_takes(void **state)
+{
+    (void)state;
+    static const char *const words[] = {"yes", "TRUE", "On", "1", "no", "False", "OFF", "0",
+                                        "y", "2", "enable", "yes ", "-1"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        struct fg_jobspec s;
+        struct fg_policy p;
+        struct fg_err err = {0};
+        char arg[64];
+        snprintf(arg, sizeof arg, "checkpointscan=%s", words[i]);
+        char *argv[] = {arg};
+        fg_jobspec_init(&s, "--ft-");
+        fg_policy_init(&p);
+        p.checkpoint_scan = !(i < 4);
+        int key = fg_policy_args(&p, 1, argv, "plugstack.conf", &err);
+        int flag = fg_jobspec_set(&s, FG_JOBOPT_GRAD_CKPT, words[i], &err);
+        assert_int_equal(key == 0, flag == 0);
+        if (!flag) {
+            assert_int_equal(s.job.grad_ckpt, p.checkpoint_scan);
+            assert_int_equal(s.job.grad_ckpt, i < 4);
+        } else {
+            assert_non_null(strstr(err.detail, "--ft-grad-ckpt is a flag"));
+        }
+    }
+    struct fg_jobspec s;
+    fg_jobspec_init(&s, NULL);
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_GRAD_CKPT, "set", NULL), 0); /* Slurm's bare */
+    assert_true(s.job.grad_ckpt);
 }
 
 /* The words the generated lists offer (completion, usage, man pages) are the parser's. */
@@ -636,6 +670,7 @@ int main(void)
         cmocka_unit_test(jobopts_should_be_in_the_man_pages_and_the_completion),
         cmocka_unit_test(jobopt_find_should_take_every_spelling),
         cmocka_unit_test(jobopt_values_should_be_what_the_parser_takes),
+        cmocka_unit_test(flag_should_take_the_words_a_policy_key_takes),
         cmocka_unit_test(set_should_take_peft_target_modules),
         cmocka_unit_test(set_should_name_the_option_in_the_front_ends_spelling),
         cmocka_unit_test(framework_find_should_know_every_row_and_alias),
