@@ -86,7 +86,7 @@ static void read_request(const struct probe *p, bool probed, struct fg_request *
         if ((v = probe_get(p, "partition", buf, sizeof buf)))
             snprintf(q->partition, sizeof q->partition, "%.*s", (int)strcspn(v, ","), v);
     }
-    const char *ft_gpus = fitgate_option(FITGATE_OPT_GPUS);
+    const char *ft_gpus = fitgate_option(FG_JOBOPT_GPUS);
     if (q->via == FG_VIA_NONE && ft_gpus) {
         q->via = FG_VIA_PLUGIN;
         q->count = (uint32_t)strtoul(ft_gpus, NULL, 10);
@@ -97,7 +97,7 @@ static void read_request(const struct probe *p, bool probed, struct fg_request *
  * alias, not the name as typed); NULL when the table has neither. */
 static const struct fg_gpu *find_card(const struct fg_request *q, const struct fg_gpu_table *t)
 {
-    const char *ft_gpu = fitgate_option(FITGATE_OPT_GPU);
+    const char *ft_gpu = fitgate_option(FG_JOBOPT_GPU);
     if (q->type[0])
         return fg_gpu_find(t, q->type, NULL);
     return ft_gpu ? fg_gpu_find(t, ft_gpu, NULL) : NULL;
@@ -334,7 +334,7 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     double t0 = now_s();
     fitgate_use_options(values, n);
     fitgate_log_init();
-    const char *model_arg = fitgate_option(FITGATE_OPT_MODEL);
+    const char *model_arg = fitgate_option(FG_JOBOPT_MODEL);
     struct fg_decision d;
     struct fg_policy pol;
     struct fg_err err = {0};

@@ -136,7 +136,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
         return 0;
     /* 0 or -1 only, whatever the engine part returns: Slurm >= 25.05 treats any non-zero as
      * an error, and a positive value would read as an ESPANK_* code in its logs */
-    return engine.alloc(sp, ac, av, fitgate_option_values(), FITGATE_OPT_COUNT) ? -1 : 0;
+    return engine.alloc(sp, ac, av, fitgate_option_values(), FG_JOBOPT_COUNT) ? -1 : 0;
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
@@ -146,7 +146,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     fitgate_options_from_env(sp);
     if (!fitgate_tagged() || load_engine(ac, av))
         return 0;
-    engine.step_fails = engine.stepd(sp, ac, av, fitgate_option_values(), FITGATE_OPT_COUNT) == 1;
+    engine.step_fails = engine.stepd(sp, ac, av, fitgate_option_values(), FG_JOBOPT_COUNT) == 1;
     return 0;
 }
 
