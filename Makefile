@@ -156,6 +156,7 @@ CLI_SRCS := \
 	cli/jobopts.c \
 	cli/format.c \
 	cli/report_html.c \
+	cli/report_charts.c \
 	cli/html.c \
 	cli/auditlog.c
 
@@ -298,8 +299,9 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 $(BUILD)/tests/test_accuracy: $(BUILD)/tests/test_accuracy.o $(ACCURACY_OBJ) $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL) -lcmocka
 
-# The HTML report lives in the CLI; its test links the three CLI objects it needs.
+# The HTML report lives in the CLI; its test links the CLI objects it needs.
 $(BUILD)/tests/test_report_html: $(BUILD)/tests/test_report_html.o $(BUILD)/cli/report_html.o \
+		$(BUILD)/cli/report_charts.o \
 		$(BUILD)/cli/jobopts.o $(BUILD)/cli/format.o $(BUILD)/cli/html.o $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL) -lcmocka
 
