@@ -153,6 +153,7 @@ CLI_SRCS := \
 	cli/cmd_verify.c \
 	cli/cmd_report.c \
 	cli/cmd_learn.c \
+	cli/learn_data.c \
 	cli/jobopts.c \
 	cli/format.c \
 	cli/report_html.c \
