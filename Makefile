@@ -90,7 +90,8 @@ ENGINE_SRCS := \
 	engine/source/hub.c \
 	engine/source/safetensors.c \
 	engine/source/ckpt.c \
-	engine/arch/arch.c \
+	engine/arch/graph.c \
+	engine/arch/blocks.c \
 	engine/arch/arch_decoder.c \
 	engine/arch/arch_moe.c \
 	engine/arch/arch_moe_rows.c \
@@ -110,6 +111,7 @@ ENGINE_SRCS := \
 	engine/hw/visible.c \
 	engine/hw/nvml.c \
 	engine/model.c \
+	engine/model_load.c \
 	engine/job.c \
 	engine/memory_node.c \
 	engine/memory_stage.c \

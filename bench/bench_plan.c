@@ -32,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "arch/graph.h"
 #include "source/config.h"
 #include "fit.h"
 #include "hw/gpu.h"

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "arch/graph.h"
 #include "cli.h"
 #include "source/config.h"
 #include "format.h"

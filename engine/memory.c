@@ -22,6 +22,7 @@
  *   [T101]  EleutherAI "Transformer Math 101": 8-bit Adam 2 bytes, SGD with
  *           momentum one state per parameter.
  */
+#include "memory_int.h"
 #include "memory.h"
 
 #include <stdarg.h>

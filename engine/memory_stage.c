@@ -3,6 +3,7 @@
  * a run of equal blocks counted once, or from the planner's per-block prefix table; and
  * the planner's part sets under their keys (memory.h fg__parts).
  */
+#include "model_int.h"
 #include "memory_stage.h"
 
 #include <stdio.h>

@@ -1,3 +1,4 @@
+#include "model_int.h"
 #include "model.h"
 
 #include <stdarg.h>

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "arch/graph.h"
+#include "model_load.h"
 #include "source/config.h"
 #include "model.h"
 

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "arch/graph.h"
 #include "support.h"
 #include <cjson/cJSON.h>
 #include <stdio.h>

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "model_load.h"
 #include "audit.h"
 #include "decide.h"
 #include "util/fileio.h"

@@ -37,6 +37,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "arch/graph.h"
+#include "model_int.h"
 #include "source/config.h"
 #include "util/error.h"
 #include "hw/gpu.h"

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "arch/graph.h"
 #include "source/config.h"
 #include "model.h"
 #include "support.h"

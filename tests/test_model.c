@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/graph.h"
+#include "model_int.h"
 #include "source/config.h"
 #include "model.h"
 #include "support.h"

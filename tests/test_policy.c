@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model_load.h"
 #include "audit.h"
 #include "decide.h"
 #include "hw/gpu.h"

@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "model_load.h"
 #include "source/ckpt.h"
 #include "util/fileio.h"
 #include "source/hub.h"

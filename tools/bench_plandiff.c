@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_load.h"
+#include "memory_int.h"
 #include "hw/gpu.h"
 #include "memory.h"
 #include "model.h"

@@ -1,7 +1,7 @@
 /*
  * arch.h - internal: the architecture registry and the building blocks
  * readers use.  A family is a row in a table (arch_decoder.c) or a short
- * reader function (arch_*.c) registered in arch.c; the core has no
+ * reader function (arch_*.c) registered in graph.c; the core has no
  * per-family control flow.
  *
  * Every reader: int read(const struct fg_cfg *c, struct fg_model *m,
@@ -14,6 +14,8 @@
 #define FG_ARCH_H
 
 #include "model.h"
+#include "model_int.h"
+#include "source/config.h"
 
 typedef int (*fg_arch_read_fn)(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                                struct fg_err *err);

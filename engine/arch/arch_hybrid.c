@@ -178,40 +178,6 @@ int fg__hy_read_kv_heads(const struct fg_cfg *c, struct fg_model *m, uint64_t de
 
 /* ---- NemotronH ------------------------------------------------------------ */
 
-/*
- * NemotronHMamba2Mixer (= Zamba2MambaMixer shapes): with I = heads x head_dim
- * and conv_dim = I + 2 x groups x state,
- *   in_proj  hidden -> I + conv_dim + heads   (z, xBC, dt)
- *   conv1d   depthwise over conv_dim channels, kernel conv_kernel (+ bias)
- *   dt_bias, A_log, D   one each per head
- *   norm     gated RMSNorm over I (weight only)
- *   out_proj I -> hidden
- */
-int fg__add_mamba2(struct fg_model *m, int32_t layer, const struct fg_mamba2_shape *s,
-                   struct fg_err *err)
-{
-    struct fg_node *n = fg__model_add_block(m, FG_NODE_MAMBA2, layer, "Mamba", err);
-    if (!n)
-        return FG_E_NOMEM;
-    uint64_t inner = s->heads * s->head_dim, conv_dim = inner + 2 * s->groups * s->state;
-    fg__node_linear(n, "in_proj", s->hidden, inner + conv_dim + s->heads, 1, s->proj_bias);
-    fg__node_linear(n, "out_proj", inner, s->hidden, 1, s->proj_bias);
-    n->params += conv_dim * s->kernel + (s->conv_bias ? conv_dim : 0);
-    n->params += 3 * s->heads + (s->no_norm ? 0 : inner);
-    n->hidden = (uint32_t)s->hidden;
-    n->width = (uint32_t)s->hidden;
-    n->ssm_heads = (uint32_t)s->heads;
-    n->ssm_head_dim = (uint32_t)s->head_dim;
-    n->groups = (uint32_t)s->groups;
-    n->state = (uint32_t)s->state;
-    n->conv_kernel = (uint32_t)s->kernel;
-    n->chunk = (uint32_t)s->chunk;
-    fg__fmt(n->desc, sizeof n->desc, "%llu heads x%llu, %llu groups, state %llu",
-             (unsigned long long)s->heads, (unsigned long long)s->head_dim,
-             (unsigned long long)s->groups, (unsigned long long)s->state);
-    return 0;
-}
-
 struct nemotron_moe_shape {
     uint64_t hidden, experts, top_k, inter, shared_inter, latent;
     bool bias;

@@ -561,7 +561,7 @@ static int read_text(const struct fg_cfg *c, const struct mm_spec *s, struct fg_
     if (!have && !s->text_in_root)
         fg__model_note(m, "text_config absent: the text model uses the %s class defaults", tt);
 
-    const struct fg_arch *a = fg__arch_find(tt);
+    const struct fg_arch *a = m->arch_find ? m->arch_find(tt) : NULL;
     if (a && a->read == read_multimodal)
         return fg_err_set(err, FG_E_UNSUPPORTED, "%s: text_config.model_type '%s' is itself a "
                           "multimodal wrapper", c->origin, tt);

@@ -2,6 +2,8 @@
  * accuracy.c - see accuracy.h.  Compiled once and linked into tools/accuracy.c
  * and tests/test_accuracy.c so that both compute the same thing.
  */
+#include "arch/graph.h"
+#include "model_load.h"
 #include "accuracy.h"
 
 #include <errno.h>

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch/graph.h"
 #include "source/config.h"
 #include "fit.h"
 #include "fuzz.h"

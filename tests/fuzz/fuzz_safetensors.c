@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "arch/graph.h"
 #include "source/config.h"
 #include "fuzz.h"
 #include "model.h"
