@@ -47,7 +47,7 @@
 #include "model.h"
 #include "sacct.h"
 
-#include "learn_int.h"
+#include "learn_data.h"
 
 /* ---- output ---------------------------------------------------------------------- */
 

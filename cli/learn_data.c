@@ -1,10 +1,10 @@
 /*
- * learn_data.c - `fitgate learn`'s records (learn_int.h): the audit lines
+ * learn_data.c - `fitgate learn`'s records (learn_data.h): the audit lines
  * kept, the sacct table read, the two joined into one row per job (its
  * estimate, its measured peak per GPU, its OOM evidence in the job's output),
  * and the rows grouped with their statistics.  cmd_learn.c prints them.
  */
-#include "learn_int.h"
+#include "learn_data.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>

@@ -5,7 +5,7 @@
  * Drawing is plain arithmetic into SVG user units; text widths are estimated
  * (no fonts are loaded, the page uses the reader's sans-serif).
  */
-#include "report_int.h"
+#include "report_charts.h"
 
 #include <math.h>
 #include <stdbool.h>

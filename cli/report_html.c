@@ -39,7 +39,7 @@ static const char *const table_mode_title[3] = {"Full fine-tune", "LoRA", "Serve
 
 /* ---- the numbers ------------------------------------------------------- */
 
-#include "report_int.h"
+#include "report_charts.h"
 
 /* No card in the request: the job on --gpu or H200, under the gate's rules (or the default
  * policy's) with the page's headroom; total gets the GPUs it was judged on. */

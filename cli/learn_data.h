@@ -1,13 +1,13 @@
 /*
- * learn_int.h - what `fitgate learn`'s two files share (internal to cli/):
+ * learn_data.h - what `fitgate learn`'s two files share (internal to cli/):
  * learn_data.c reads and joins the records into struct learn and groups its
  * jobs; cmd_learn.c prints them (text, JSON, HTML, a calibration file).
  * struct learn owns recs, jobs and acct; a struct job borrows from them.
  * Functions return 0, or -1 after a message on stderr (out of memory, a file
  * that cannot be read).
  */
-#ifndef FG_CLI_LEARN_INT_H
-#define FG_CLI_LEARN_INT_H
+#ifndef FG_CLI_LEARN_DATA_H
+#define FG_CLI_LEARN_DATA_H
 
 #include <stdbool.h>
 #include <stddef.h>

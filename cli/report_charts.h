@@ -1,12 +1,12 @@
 /*
- * report_int.h - what the HTML report's two files share (internal to cli/):
+ * report_charts.h - what the HTML report's two files share (internal to cli/):
  * report_html.c computes the numbers (struct report) and writes the summary,
  * the card table, the layouts and the structure; report_charts.c draws the
  * breakdown bars and the memory-against-micro-batch chart from them.
  * The report owns everything in it; the charts only read it.
  */
-#ifndef FG_CLI_REPORT_INT_H
-#define FG_CLI_REPORT_INT_H
+#ifndef FG_CLI_REPORT_CHARTS_H
+#define FG_CLI_REPORT_CHARTS_H
 
 #include <stdint.h>
 #include <stdio.h>
