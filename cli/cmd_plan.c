@@ -661,9 +661,11 @@ static int job_error(const struct fg_cli_opts *o)
     fg_gate_model_label(o->model, q.model, sizeof q.model);
     if (o->log_as) {
         struct passwd *pw = getpwuid(getuid());
+        struct fg_gate_audit_of what = {.spec = &o->spec, .q = &q, .g = g,
+                                         .user = pw ? pw->pw_name : NULL};
         if (fg_gate_audit(&pol, !strcmp(o->log_as, "job_submit") ? FG_AUDIT_AT_JOB_SUBMIT
                                                                   : FG_AUDIT_AT_CLI,
-                          &o->spec, &q, g, pw ? pw->pw_name : NULL, 0, 0, &err))
+                          &what, &err))
             fprintf(stderr, "fitgate: warning: the decision could not be logged: %s\n",
                     err.detail);
     }
@@ -720,8 +722,9 @@ static int run(int argc, char **argv, bool check)
         struct passwd *pw = getpwuid(getuid());
         enum fg_audit_where where = !strcmp(o->log_as, "job_submit") ? FG_AUDIT_AT_JOB_SUBMIT
                                                                      : FG_AUDIT_AT_CLI;
-        if (fg_gate_audit(&in.pol, where, &o->spec, &in.q, g, pw ? pw->pw_name : NULL, 0, 0,
-                          &err))
+        struct fg_gate_audit_of what = {.spec = &o->spec, .q = &in.q, .g = g,
+                                         .user = pw ? pw->pw_name : NULL};
+        if (fg_gate_audit(&in.pol, where, &what, &err))
             fprintf(stderr, "fitgate: warning: the decision could not be logged: %s\n",
                     err.detail);
     }

@@ -324,8 +324,10 @@ static void audit(const struct fg_policy *pol, const struct fg_jobspec *spec,
                                 : !strcmp(prog, "srun") ? FG_AUDIT_AT_SRUN
                                                         : FG_AUDIT_AT_SBATCH;
     const char *t = probed ? probe_get(p, "time", buf, sizeof buf) : NULL;
-    if (fg_gate_audit_id(pol, where, spec, q, g, user, 0, fg_slurm_time_minutes(t), id, cap,
-                         &err))
+    struct fg_gate_audit_of what = {.spec = spec, .q = q, .g = g, .user = user,
+                                     .time_limit_min = fg_slurm_time_minutes(t), .id = id,
+                                     .id_cap = cap};
+    if (fg_gate_audit(pol, where, &what, &err))
         slurm_info("fitgate: warning: the decision could not be logged: %s", err.detail);
 }
 
