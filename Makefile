@@ -240,13 +240,13 @@ $(BUILD)/gen/gpus_table.c: conf/gpus.conf $(GEN_GPUS)
 	@mkdir -p $(dir $@)
 	$(GEN_GPUS) conf/gpus.conf > $@.tmp && mv $@.tmp $@
 
-# The lists users read, generated from engine/jobopts.def and engine/framework.c's table by
-# the engine itself (tools/gen_lists.c): sections between BEGIN / END GENERATED markers in the
-# files below.  They are committed (admins copy job_submit.lua, docs/ is read in the tree,
+# The lists users read, generated from engine/jobopts.def and the framework and policy key
+# tables by the engine itself (tools/gen_lists.c): sections between BEGIN / END GENERATED
+# markers in the files below.  They are committed (admins copy job_submit.lua, docs/ is read in the tree,
 # packaging installs the man pages and completion as they are) and `make unit` fails with
 # "run make lists" when one is stale, as curl's test 1139 holds its man page to its table.
 GEN_LISTS := $(BUILD)/tools/gen_lists
-LIST_FILES := man/fitgate.1 man/spank_fitgate.8 contrib/bash-completion/fitgate \
+LIST_FILES := man/fitgate.1 man/spank_fitgate.8 man/fitgate.conf.5 contrib/bash-completion/fitgate \
 	contrib/job_submit.lua docs/cli.md
 $(GEN_LISTS): $(BUILD)/tools/gen_lists.o $(BUILD)/cli/jobopts.o $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL)

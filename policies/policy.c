@@ -88,6 +88,19 @@ static const struct key keys[] = {
 _Static_assert(NKEYS <= FG_POLICY_KEYS, "raise FG_POLICY_KEYS");
 _Static_assert(FG_POLICY_KEYS <= 64, "struct fg_policy_part.set is a 64-bit mask");
 
+bool fg_policy_key_at(size_t i, struct fg_policy_key_info *out)
+{
+    if (i >= NKEYS)
+        return false;
+    const struct key *k = &keys[i];
+    *out = (struct fg_policy_key_info){
+        .name = k->name, .def = k->def, .min = k->min, .max = k->max,
+        .bounded = k->type == K_REAL || k->type == K_UINT || k->type == K_SECONDS,
+        .real = k->type == K_REAL, .in_file = k->where & W_FILE, .in_part = k->where & W_PART,
+        .in_arg = k->where & W_ARG};
+    return true;
+}
+
 static const char *const action_names[] = {"off", "warn", "reject", "resize"};
 static const char *const border_names[] = {"allow", "warn", "reject"};
 static const char *const onerr_names[] = {"allow", "reject"};

@@ -113,6 +113,19 @@ struct fg_policy {
     unsigned key_line[FG_POLICY_KEYS];     /* line that last set key i site-wide (0 = default) */
 };
 
+/* One row of the key table, for the lists generated from it (tools/gen_lists.c: the KEYS
+ * table of fitgate.conf(5)).  Borrowed, static. */
+struct fg_policy_key_info {
+    const char *name;          /* "Headroom" */
+    const char *def;           /* the default as written in a file; "" none */
+    bool bounded, real;        /* a number within min..max; written with a fraction */
+    double min, max;
+    bool in_file, in_part, in_arg; /* a site line, a PartitionName= line, a plugstack argument */
+};
+
+/* Row i of the key table; false past the end. */
+bool fg_policy_key_at(size_t i, struct fg_policy_key_info *out);
+
 /* Built-in defaults (the table's default column). */
 void fg_policy_init(struct fg_policy *p);
 

@@ -1,5 +1,5 @@
 /*
- * gen_lists.c - the lists users read, generated from the option table.
+ * gen_lists.c - the lists users read, generated from the option and key tables.
  *
  *   gen_lists FILE...           rewrite FILE's generated sections in place
  *   gen_lists --check FILE...   exit 1, naming the file and section, where one is stale
@@ -21,6 +21,7 @@
  *                 option that has them; bash-args: the options taking any value
  *   lua-options   contrib/job_submit.lua's OPTIONS and FLAGS
  *   md-jobopts    docs/cli.md's option table
+ *   man5-keys     fitgate.conf(5)'s KEYS table, from policies/policy.c's key table
  * A text block is "@NAME" on a line of its own (roff: .\" @NAME) followed by its lines;
  * @FRAMEWORKS@ in it becomes the framework table's names.  A block naming no option
  * fails: a renamed option cannot keep a stale text.  Exit 0, 1 (stale / bad input), 2 (usage).
@@ -34,6 +35,7 @@
 #include "framework.h"
 #include "jobopts.h"
 #include "jobspec.h"
+#include "policy.h"
 
 #define MAX_WORDS 32
 
@@ -321,13 +323,33 @@ static int md_jobopts(FILE *f)
     return 0;
 }
 
+/* fitgate.conf(5)'s KEYS table: key, default, range, where (F file, P partition, A argument). */
+static int man5_keys(FILE *f)
+{
+    struct fg_policy_key_info k;
+    fputs(".TS\nlb lb lb lb\nl l l l.\nKey\tDefault\tRange\tWhere\n", f);
+    for (size_t i = 0; fg_policy_key_at(i, &k); i++) {
+        fprintf(f, "%s\t%s\t", k.name, k.def[0] ? k.def : "\\(em");
+        if (k.bounded && k.real)
+            fprintf(f, "%.1f..%.1f", k.min, k.max);
+        else if (k.bounded)
+            fprintf(f, "%g..%g", k.min, k.max);
+        else
+            fputs("\\-", f);
+        fprintf(f, "\t%s%s%s\n", k.in_file ? "F" : "", k.in_part ? (k.in_file ? " P" : "P") : "",
+                k.in_arg ? (k.in_file || k.in_part ? " A" : "A") : "");
+    }
+    fputs(".TE\n", f);
+    return 0;
+}
+
 static const struct {
     const char *name;
     int (*write)(FILE *f);
 } sections[] = {
     {"man1-jobopts", man1},   {"man8-jobopts", man8}, {"bash-jobopts", bash_jobopts},
     {"bash-values", bash_values}, {"bash-args", bash_args}, {"lua-options", lua_options},
-    {"md-jobopts", md_jobopts},
+    {"md-jobopts", md_jobopts}, {"man5-keys", man5_keys},
 };
 
 /* ---- files ------------------------------------------------------------------------ */
