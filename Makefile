@@ -129,9 +129,12 @@ ENGINE_SRCS := \
 # --- policies --------------------------------------------------------------
 POLICY_SRCS := \
 	policies/policy.c \
+	policies/request.c \
 	policies/assess.c \
 	policies/decide.c \
 	policies/decide_gen.c \
+	policies/decide_remedy.c \
+	policies/remedy.c \
 	policies/gate.c \
 	policies/audit.c \
 	policies/sacct.c
@@ -161,6 +164,7 @@ CLI_SRCS := \
 	cli/learn_data.c \
 	cli/jobopts.c \
 	cli/format.c \
+	cli/plan_json.c \
 	cli/report_html.c \
 	cli/report_charts.c \
 	cli/html.c \
@@ -185,6 +189,8 @@ TEST_SRCS := \
 	tests/test_gpu.c \
 	tests/test_detect.c \
 	tests/test_policy.c \
+	tests/test_request.c \
+	tests/test_remedy.c \
 	tests/test_audit.c \
 	tests/test_sacct.c \
 	tests/test_calib.c \

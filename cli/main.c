@@ -50,9 +50,17 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    for (const struct fg_cli_cmd *c = fg_cli_commands; c->name; c++)
-        if (!strcmp(c->name, cmd))
-            return c->run(argc - 1, argv + 1);
+    for (const struct fg_cli_cmd *c = fg_cli_commands; c->name; c++) {
+        if (strcmp(c->name, cmd))
+            continue;
+        /* `fitgate check --help` as `fitgate --help`: every subcommand takes it */
+        for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+            if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+                usage(stdout);
+                return 0;
+            }
+        return c->run(argc - 1, argv + 1);
+    }
     fprintf(stderr, "fitgate: unknown command '%s'\n", cmd);
     usage(stderr);
     return 2;

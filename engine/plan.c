@@ -589,15 +589,18 @@ static int list_shapes(struct search *s, struct planner *P, uint32_t g, struct f
             uint32_t dp = g / tp / pp;
             if (o->fix_dp && dp != o->fix_dp)
                 continue;
-            /* a naive layer split runs in one process: no data parallel beside it */
-            if (o->naive_pp && pp > 1 && (dp > 1 || s->job->zero))
+            /* a naive layer split runs in one process: no data parallel beside it, and
+             * every stage on one node (transformers device_map places modules on the
+             * process's own devices: modeling_utils.py, accelerate big_modeling.py) */
+            if (o->naive_pp && pp > 1 && (dp > 1 || s->job->zero || tp * pp > s->gpn))
                 continue;
             /* The planner's own EP divides DP with TP = 1 (NeMo Customizer's rule); a layout
              * the job declares may also combine TP and EP (Megatron-Core) or spread the
              * experts over TP x DP (vLLM's expert parallel). */
             uint32_t ep_top = o->fix_ep ? o->fix_ep : dp < s->ep_max ? dp : s->ep_max;
             for (uint32_t ep = 1; ep <= ep_top; ep++) {
-                if ((o->fix_ep && ep != o->fix_ep) ||
+                /* a declared EP spreads the experts over DP (Megatron) or TP x DP (vLLM) */
+                if ((o->fix_ep && (ep != o->fix_ep || (dp % ep && ((uint64_t)tp * dp) % ep))) ||
                     (!o->fix_ep && (dp % ep || (ep > 1 && tp > 1))) ||
                     (ep > 1 && (!s->m->experts || s->m->experts % ep)))
                     continue;
@@ -680,7 +683,10 @@ static void plan_of(struct search *s, struct fg_plan *out)
         char tpb[32] = "", ppb[40] = "";
         if (s->tp_max > 1)
             snprintf(tpb, sizeof tpb, "TP <= %u, ", s->gpn);
-        if (s->pp_max > 1)
+        if (s->pp_max > 1 && o->naive_pp)
+            snprintf(ppb, sizeof ppb, "PP <= %u stages on one node, ",
+                     s->layers < s->gpn ? s->layers : s->gpn);
+        else if (s->pp_max > 1)
             snprintf(ppb, sizeof ppb, "PP <= %u stages, ", s->layers);
         snprintf(out->why, sizeof out->why,
                  "no layout of up to %u GPUs (%s%s%sDP%s) holds this job under %.2fx headroom",

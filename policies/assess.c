@@ -80,6 +80,12 @@ static int job_layout(const struct fg_model *m, const struct fg_jobspec *spec, u
                           who[0] ? "frameworks that can: " : "no framework fitgate knows can",
                           who);
     }
+    if (fw->naive_pp && pp > per_node)
+        return fg_err_set(err, FG_E_INVAL, "--framework %s splits layers with device_map in one "
+                          "process on one node: PP=%u is more than the %u GPUs of a node "
+                          "(MaxGPUsPerNode); use a framework with pipeline parallel across "
+                          "nodes (nemo, megatron, deepspeed), or ZeRO-3 / FSDP", fw->name, pp,
+                          per_node);
     if (fw->naive_pp && pp > 1 && dp * cp > 1)
         return fg_err_set(err, FG_E_INVAL, "--framework %s splits layers with device_map in one "
                           "process, which runs no data parallel beside it (accelerate refuses a "
@@ -291,7 +297,11 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
     fg_plan_opts_default(&po);
     po.fit.headroom = r->headroom;
     po.fit.conservative = r->conservative;
-    po.max_gpus = r->max_gpus;
+    /* the search reaches the GPUs the job asked for as well as the partition's MaxGPUs=
+     * (a 2,048-GPU job is planned on 2,048), within FG_ASSESS_MAX_GPUS */
+    po.max_gpus = r->max_gpus > gpus ? r->max_gpus : gpus;
+    if (po.max_gpus > FG_ASSESS_MAX_GPUS)
+        po.max_gpus = FG_ASSESS_MAX_GPUS;
     po.min_gpus = 1;
     po.gpus_per_node = r->max_gpus_node;
     out->have_card = true;
@@ -332,6 +342,11 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
     if ((rc = zero_need(m, spec, out, &po, err)))
         return rc;
     restrict_to(out->fw, &po);
+    /* what the job declared stays: more GPUs are added around it, never by changing it */
+    po.fix_tp = spec->tp;
+    po.fix_pp = spec->pp;
+    po.fix_ep = spec->ep;
+    po.fix_dp = spec->dp;
     if (out->fit.verdict == FG_FIT_SPLIT && out->fit.max_batch == 0) {
         struct fg_job j = out->job;
         j.dp = 1;

@@ -29,6 +29,10 @@
 #include "plan.h"
 #include "policy.h"
 
+/* The most GPUs the planner searches for one job (16,384: two of today's largest
+ * training clusters' pods; docs/planner.md). */
+#define FG_ASSESS_MAX_GPUS 16384u
+
 struct fg_assessment {
     struct fg_job job;         /* as it runs: its layout's tp, pp, ep, dp and ZeRO stage */
     const struct fg_framework *fw; /* borrowed (framework.h rows are static) */
@@ -43,6 +47,8 @@ struct fg_assessment {
     uint64_t engine_static;    /* serving engines: weights + the profile run's working set */
     uint64_t kv_seq_bytes;     /* serving engines: KV cache (and state) of one sequence */
     uint32_t need_min;         /* the fewest GPUs that run the job's layout as declared */
+    uint32_t need_checked;     /* the fewest GPUs a re-check through the gate found to fit
+                                  (gate.c, for an over-request); 0 when not checked */
     struct fg_fit fit;         /* the job's micro-batch on its layout */
     struct fg_plan plan;       /* layouts the framework can run, when the job does not fit */
     bool planned;
