@@ -134,8 +134,8 @@ has() { # WHAT PATTERN FILE: FILE holds PATTERN (fixed string)
 }
 build/fitgate --help >"$TMP/usage"
 has "the CLI's usage names the option" "--dummy-knob WORD" "$TMP/usage"
-model=tests/fixtures/models/Qwen--Qwen2.5-0.5B
-[ -d "$model" ] || model=$(ls -d tests/fixtures/models/*/ | head -1)
+model=tests/fixtures/models/meta-llama--Llama-3.2-1B-Instruct
+[ -d "$model" ] || die "$model missing"
 build/fitgate plan "$model" --dummy-knob turned --framework dummyfw >"$TMP/plan" 2>&1 ||
     bad "plan with the dummy option and framework failed: $(head -3 "$TMP/plan")"
 has "the CLI parses the option and the job uses it" "note: dummy knob turned" "$TMP/plan"
