@@ -89,6 +89,7 @@ ENGINE_SRCS := \
 	engine/source/source_opts.c \
 	engine/source/hub.c \
 	engine/source/safetensors.c \
+	engine/source/wquant.c \
 	engine/source/ckpt.c \
 	engine/arch/graph.c \
 	engine/arch/blocks.c \
@@ -102,9 +103,13 @@ ENGINE_SRCS := \
 	engine/arch/arch_hybrid.c \
 	engine/arch/arch_mamba.c \
 	engine/arch/arch_multimodal.c \
+	engine/arch/arch_multimodal_proj.c \
 	engine/arch/arch_llama4.c \
 	engine/arch/arch_generic.c \
 	engine/arch/arch_keys.c \
+	engine/arch/arch_families.c \
+	engine/arch/arch_classic.c \
+	engine/arch/arch_mllama.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \
 	engine/hw/detect.c \
@@ -158,6 +163,7 @@ CLI_SRCS := \
 	cli/commands.c \
 	cli/model_arg.c \
 	cli/cmd_gpus.c \
+	cli/cmd_families.c \
 	cli/cmd_verify.c \
 	cli/cmd_report.c \
 	cli/cmd_learn.c \
@@ -180,10 +186,13 @@ TEST_SRCS := \
 	tests/test_arch_moe.c \
 	tests/test_arch_hybrid.c \
 	tests/test_arch_legacy.c \
+	tests/test_arch_families.c \
+	tests/test_arch_classic.c \
 	tests/test_arch_generic.c \
 	tests/test_params.c \
 	tests/test_source.c \
 	tests/test_memory.c \
+	tests/test_wquant.c \
 	tests/test_plan.c \
 	tests/test_plan_search.c \
 	tests/test_gpu.c \

@@ -15,6 +15,7 @@
 
 #include "trainer.h"
 #include "cli.h"
+#include "source/wquant.h"
 #include "fit.h"
 #include "format.h"
 #include "framework.h"
@@ -477,8 +478,13 @@ static void print_trainer(const struct fg_job *job)
 
 static void print_job(const struct fg_cli_opts *o, const struct fg_job *job)
 {
-    printf("job: %s, %s, %s", fg_mode_name(job->mode), fg_precision_name(job->precision),
-           fg_optimizer_name(job->optimizer));
+    if (job->mode == FG_MODE_SERVE) /* no optimizer: the weights' and the cache's dtypes */
+        printf("job: serve, %s weights, %s KV cache",
+               job->serve_wq ? fg_wq_method_name((enum fg_wq_method)job->serve_wq)
+                             : "checkpoint's", job->kv_bytes == 1 ? "fp8" : "bf16");
+    else
+        printf("job: %s, %s, %s", fg_mode_name(job->mode), fg_precision_name(job->precision),
+               fg_optimizer_name(job->optimizer));
     if (job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA)
         printf(", LoRA r=%u", job->lora_rank);
     printf("%s%s%s", job->grad_ckpt ? ", gradient checkpointing" : "",

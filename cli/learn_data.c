@@ -163,7 +163,7 @@ static void measure(const struct learn *l, struct job *j)
 {
     const struct fg_audit_rec *s = j->sub;
     const struct fg_sacct_job *a = j->acct;
-    const double ctx = (double)FG_CUDA_CONTEXT_BYTES;
+    const double ctx = (double)FG_CUDA_PROCESS_BYTES;
     j->est = s->per_gpu_bytes ? s->per_gpu_bytes : s->estimate_bytes;
     j->card = s->usable_bytes ? s->usable_bytes + FG_CUDA_CONTEXT_BYTES : 0;
     j->actual = a->gpumem_per_gpu;

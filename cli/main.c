@@ -25,6 +25,7 @@ static void usage(FILE *f)
           "                [--partition P] [--policy FILE] [--gpus-conf FILE] [--offline]\n"
           "  fitgate gpus  [--topology FILE.xml] [--json]\n"
           "  fitgate verify MODEL\n"
+          "  fitgate families [--json | --markdown]\n"
           "  fitgate report LOG... [--json] [--html FILE] [--by day|week|month]\n"
           "                 [--since DATE] [--until DATE]\n"
           "  fitgate learn LOG... [--sacct FILE] [--logs DIR] [--json] [--html FILE]\n"

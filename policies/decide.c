@@ -560,19 +560,32 @@ static void suggest(const struct fg_assessment *a, struct fg_decision *d)
         line(d, 3, "suggestion, on another framework: %s", buf);
 }
 
-/* A serving engine's answer in its own terms: how many max-length sequences its KV cache
- * holds inside its share of the card. */
+/* A serving engine's answer in its own terms: its budget and what comes off it, how many
+ * sequences of the asked length its KV cache holds, and the longest max_model_len one
+ * sequence fits. */
 static void serve_numbers(const struct fg_assessment *a, const struct fg_request *q,
                           struct fg_decision *d)
 {
-    char b1[32], b2[32], b3[32], card[48];
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], card[48], graphs[64] = "";
     card_label(q, card, sizeof card);
     uint64_t n = a->fit.max_batch;
-    line(d, 1, "%s takes %.2f x %s = %s per GPU; weights and working set %s, KV cache %s "
-               "per sequence of %llu tokens: %llu such sequence%s at once",
+    if (a->serve_graphs)
+        snprintf(graphs, sizeof graphs, ", CUDA graphs %s", gb(a->serve_graphs, b6, sizeof b6));
+    char len[96];
+    if (a->serve_max_len)
+        snprintf(len, sizeof len, "; one sequence fits up to max_model_len %llu",
+                 (unsigned long long)a->serve_max_len);
+    else
+        snprintf(len, sizeof len, "; not one token's cache fits");
+    line(d, 1, "%s takes %.3g x %s = %s per GPU: weights %s, %s %u tokens %s%s; KV cache left "
+               "%s, %s per sequence of %llu tokens: %llu at once%s",
          a->fw->label, a->gpu_util, card, gb(a->usable, b1, sizeof b1),
-         gb(a->engine_static, b2, sizeof b2), gb(a->kv_seq_bytes, b3, sizeof b3),
-         (unsigned long long)a->est.seq_len, (unsigned long long)n, n == 1 ? "" : "s");
+         gb(a->est.static_bytes, b2, sizeof b2),
+         a->fw->serve_budget == FG_SERVE_SGLANG ? "chunked prefill (in its reserve)"
+                                                : "profile run of",
+         a->serve_tokens, gb(a->serve_profile, b3, sizeof b3), graphs,
+         gb(a->serve_kv_budget, b4, sizeof b4), gb(a->kv_seq_bytes, b5, sizeof b5),
+         (unsigned long long)a->est.seq_len, (unsigned long long)n, len);
 }
 
 /* Every answer that used the site calibration says so: on its verdict line (which the audit
