@@ -50,7 +50,14 @@ SAN_FLAGS :=
 ifneq ($(SANITIZE),)
 SAN_FLAGS := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 endif
-BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -fPIC $(WARN) $(SAN_FLAGS) -Iengine -Ipolicies -Icli \
+# Hardening, as debian/rules' hardening=+all gives a package, for every build: stack
+# protector, glibc's checked string functions (where the user's CFLAGS / CPPFLAGS do not
+# pick a level, and not under a sanitizer, which replaces those functions), and a read-only
+# GOT bound at load (-z relro -z now: the plugins' Slurm symbols resolve when dlopen'ed).
+HARDEN_CFLAGS := -fstack-protector-strong $(if $(SAN_FLAGS)$(findstring _FORTIFY_SOURCE,$(CFLAGS) \
+	$(CPPFLAGS)),,-D_FORTIFY_SOURCE=2)
+override LDFLAGS += -Wl,-z,relro -Wl,-z,now
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -fPIC $(WARN) $(SAN_FLAGS) $(HARDEN_CFLAGS) -Iengine -Ipolicies -Icli \
 	$(if $(SLURM_INCLUDE),-isystem $(SLURM_INCLUDE)) -MMD -MP
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # Linked: cJSON only.  libcurl and hwloc are dlopen'ed when first needed (engine/source/hub.c on the
@@ -60,7 +67,7 @@ PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS    = $(shell pkg-config --libs libcjson 2>/dev/null) -ldl -pthread
 # test_detect builds topologies with hwloc itself
 HWLOC_LIBS  = $(shell pkg-config --libs hwloc 2>/dev/null)
-ALL_CFLAGS  = $(BASE_CFLAGS) $(PKG_CFLAGS) $(CFLAGS)
+ALL_CFLAGS  = $(BASE_CFLAGS) -I$(BUILD)/gen $(PKG_CFLAGS) $(CFLAGS)
 LDLIBS_ALL  = $(PKG_LIBS) -lm $(SAN_FLAGS) $(LDFLAGS)
 
 # (only a command-line BUILD= wins, as before: an environment variable BUILD does not)
@@ -162,10 +169,12 @@ CLI_SRCS := \
 	cli/cmd_verify.c \
 	cli/cmd_report.c \
 	cli/cmd_learn.c \
+	cli/learn_data.c \
 	cli/jobopts.c \
 	cli/format.c \
 	cli/plan_json.c \
 	cli/report_html.c \
+	cli/report_charts.c \
 	cli/html.c \
 	cli/auditlog.c
 
@@ -223,9 +232,23 @@ CLI         := $(BUILD)/fitgate
 .PHONY: all check unit integration deps run install uninstall clean bench fuzz
 all: $(LIB) $(CLI) $(PLUGIN) $(PLUGIN_ENGINE)
 
-$(BUILD)/%.o: %.c
+# Every object waits for the generated headers (engine/jobopts.def includes
+# framework_names.h); their rules below compile only what they need themselves.
+GEN_HEADERS := $(BUILD)/gen/framework_names.h
+$(BUILD)/%.o: %.c | $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# The framework names jobopts.def's --framework help quotes, from engine/framework.c's table
+# (tools/gen_names.c): the thin plugin, which links no engine code, shows them in sbatch --help.
+GEN_NAMES := $(BUILD)/tools/gen_names
+$(GEN_NAMES): tools/gen_names.c engine/framework.c engine/framework.h engine/util/error.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/framework.c engine/util/error.c \
+	  $(SAN_FLAGS) $(LDFLAGS)
+$(BUILD)/gen/framework_names.h: $(GEN_NAMES)
+	@mkdir -p $(dir $@)
+	$(GEN_NAMES) > $@.tmp && { cmp -s $@.tmp $@ && rm $@.tmp || mv $@.tmp $@; }
 
 # The built-in GPU table: conf/gpus.conf read at build time by engine/hw/gpu.c's own reader
 # (tools/gen_gpus.c) and compiled in as the parsed table, so no process parses it (0.71 M
@@ -238,6 +261,22 @@ $(GEN_GPUS): tools/gen_gpus.c engine/hw/gpu_table.h $(BUILD)/engine/hw/gpu.o $(B
 $(BUILD)/gen/gpus_table.c: conf/gpus.conf $(GEN_GPUS)
 	@mkdir -p $(dir $@)
 	$(GEN_GPUS) conf/gpus.conf > $@.tmp && mv $@.tmp $@
+
+# The lists users read, generated from engine/jobopts.def and the framework and policy key
+# tables by the engine itself (tools/gen_lists.c): sections between BEGIN / END GENERATED
+# markers in the files below.  They are committed (admins copy job_submit.lua, docs/ is read in the tree,
+# packaging installs the man pages and completion as they are) and `make unit` fails with
+# "run make lists" when one is stale, as curl's test 1139 holds its man page to its table.
+GEN_LISTS := $(BUILD)/tools/gen_lists
+LIST_FILES := man/fitgate.1 man/spank_fitgate.8 man/fitgate.conf.5 contrib/bash-completion/fitgate \
+	contrib/job_submit.lua docs/cli.md
+$(GEN_LISTS): $(BUILD)/tools/gen_lists.o $(BUILD)/cli/jobopts.o $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL)
+.PHONY: lists lists-check
+lists: $(GEN_LISTS)
+	$(GEN_LISTS) $(LIST_FILES)
+lists-check: $(GEN_LISTS)
+	$(GEN_LISTS) --check $(LIST_FILES)
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
@@ -285,8 +324,9 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 $(BUILD)/tests/test_accuracy: $(BUILD)/tests/test_accuracy.o $(ACCURACY_OBJ) $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL) -lcmocka
 
-# The HTML report lives in the CLI; its test links the three CLI objects it needs.
+# The HTML report lives in the CLI; its test links the CLI objects it needs.
 $(BUILD)/tests/test_report_html: $(BUILD)/tests/test_report_html.o $(BUILD)/cli/report_html.o \
+		$(BUILD)/cli/report_charts.o \
 		$(BUILD)/cli/jobopts.o $(BUILD)/cli/format.o $(BUILD)/cli/html.o $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL) -lcmocka
 
@@ -304,10 +344,12 @@ deps:
 	fi
 
 # Unit tests: each binary runs with the repository root as cwd.
-unit: $(TEST_BINS) $(CLI)
+unit: $(TEST_BINS) $(CLI) $(GEN_LISTS)
 	@fail=0; for t in $(TEST_BINS); do \
 	  echo "== $$t"; $$t || fail=1; \
-	done; exit $$fail
+	done; \
+	echo "== $(GEN_LISTS) --check"; $(GEN_LISTS) --check $(LIST_FILES) || fail=1; \
+	exit $$fail
 
 # The estimator against measured peaks: per-row table, summary, build/accuracy.tsv
 # (tests/accuracy/README.md).  The gate on the same numbers is tests/test_accuracy.c.
@@ -421,7 +463,7 @@ endef
 PATHS_SED := -e 's|[^ ]*/spank_fitgate\.so|$(SLURM_PLUGINDIR)/spank_fitgate.so|g' \
 	-e 's|/etc/slurm/|$(SYSCONFDIR)/|g'
 
-install: all
+install: all lists-check
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SLURM_PLUGINDIR) \
 	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(MANDIR)/man8 \
 	  $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSCONFDIR)/plugstack.conf.d \
@@ -469,4 +511,4 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(ENGINE_OBJS:.o=.d) $(CLI_OBJS:.o=.d) $(PLUGIN_OBJS:.o=.d) $(PLUGIN_ENGINE_OBJS:.o=.d) $(POLICY_OBJS:.o=.d) $(TEST_BINS:=.d) \
-	$(ACCURACY_OBJ:.o=.d) $(BUILD)/tools/accuracy.d
+	$(ACCURACY_OBJ:.o=.d) $(BUILD)/tools/accuracy.d $(BUILD)/tools/gen_lists.d

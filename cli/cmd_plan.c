@@ -469,10 +469,9 @@ static void print_trainer(const struct fg_job *job)
                (unsigned long long)job->max_completion);
     if (job->num_generations)
         printf(", %u per prompt", job->num_generations);
-    if (job->vllm_mode == FG_VLLM_COLOCATE)
-        printf(", vLLM colocated at %.2f", job->vllm_util);
-    else if (job->vllm_mode == FG_VLLM_SERVER)
-        printf(", vLLM server");
+    if (job->vllm_mode != FG_VLLM_NONE)
+        printf(job->vllm_mode == FG_VLLM_COLOCATE ? ", vLLM %s at %.2f" : ", vLLM %s",
+               fg_vllm_mode_name(job->vllm_mode), job->vllm_util);
     printf("\n");
 }
 
@@ -651,6 +650,19 @@ static void print_verdict(const struct inputs *in, const struct fg_gate *g, bool
  * refuses) as the plugin does: a rejection whatever OnError says (exit 1), in the audit trail
  * when asked.
  */
+/* --log-as: the decision into the policy's audit trail, as the user running the CLI. */
+static void log_decision(const struct fg_policy *pol, const struct fg_cli_opts *o,
+                         const struct fg_request *q, const struct fg_gate *g)
+{
+    struct passwd *pw = getpwuid(getuid());
+    struct fg_gate_audit_of what = {.spec = &o->spec, .q = q, .g = g,
+                                     .user = pw ? pw->pw_name : NULL};
+    struct fg_err err = {0};
+    if (fg_gate_audit(pol, !strcmp(o->log_as, "job_submit") ? FG_AUDIT_AT_JOB_SUBMIT
+                                                             : FG_AUDIT_AT_CLI, &what, &err))
+        fprintf(stderr, "fitgate: warning: the decision could not be logged: %s\n", err.detail);
+}
+
 static int job_error(const struct fg_cli_opts *o)
 {
     struct fg_policy pol;
@@ -668,14 +680,8 @@ static int job_error(const struct fg_cli_opts *o)
     memset(&q, 0, sizeof q);
     q.nodes = 1;
     fg_gate_model_label(o->model, q.model, sizeof q.model);
-    if (o->log_as) {
-        struct passwd *pw = getpwuid(getuid());
-        if (fg_gate_audit(&pol, !strcmp(o->log_as, "job_submit") ? FG_AUDIT_AT_JOB_SUBMIT
-                                                                  : FG_AUDIT_AT_CLI,
-                          &o->spec, &q, g, pw ? pw->pw_name : NULL, 0, 0, &err))
-            fprintf(stderr, "fitgate: warning: the decision could not be logged: %s\n",
-                    err.detail);
-    }
+    if (o->log_as)
+        log_decision(&pol, o, &q, g);
     if (o->json) {
         cJSON *root = cJSON_CreateObject(), *d = cJSON_AddObjectToObject(root, "decision");
         cJSON_AddStringToObject(d, "kind", "reject");
@@ -725,15 +731,8 @@ static int run(int argc, char **argv, bool check)
         fprintf(stderr, "fitgate: error: %s\n", g->detail);
         goto out;
     }
-    if (o->log_as) {
-        struct passwd *pw = getpwuid(getuid());
-        enum fg_audit_where where = !strcmp(o->log_as, "job_submit") ? FG_AUDIT_AT_JOB_SUBMIT
-                                                                     : FG_AUDIT_AT_CLI;
-        if (fg_gate_audit(&in.pol, where, &o->spec, &in.q, g, pw ? pw->pw_name : NULL, 0, 0,
-                          &err))
-            fprintf(stderr, "fitgate: warning: the decision could not be logged: %s\n",
-                    err.detail);
-    }
+    if (o->log_as)
+        log_decision(&in.pol, o, &in.q, g);
     const struct fg_estimate *est = g->assessed ? &g->a.est : NULL;
     bool card = in.q.gpu != NULL;
     exit_code = check ? decision_exit(&g->d) : 0;

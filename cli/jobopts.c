@@ -84,6 +84,70 @@ static const struct {
     {"base-dir", true, C_BASE_DIR},
 };
 
+const char *fg_cli_opt_at(size_t i, bool *has_arg)
+{
+    if (i >= sizeof cli_opts / sizeof cli_opts[0])
+        return NULL;
+    *has_arg = cli_opts[i].has_arg;
+    return cli_opts[i].name;
+}
+
+static int cli_opt_find(const char *name)
+{
+    for (size_t k = 0; k < sizeof cli_opts / sizeof cli_opts[0]; k++)
+        if (!strcmp(cli_opts[k].name, name))
+            return (int)k;
+    return -1;
+}
+
+const char *fg_cli_jobopt_flag(unsigned id, char *buf, size_t cap)
+{
+    const struct fg_jobopt *r = fg_jobopt_at(id);
+    if (!r || id == FG_JOBOPT_MODEL)
+        return NULL;
+    snprintf(buf, cap, "%s%s", cli_opt_find(r->name) >= 0 ? "--ft-" : "--", r->name);
+    return buf;
+}
+
+const char *fg_cli_jobopt_arg(unsigned id, char *buf, size_t cap)
+{
+    const struct fg_jobopt *r = fg_jobopt_at(id);
+    const char *w[32];
+    size_t n = fg_jobopt_values(id, w, 32), off = 0;
+    if (!r || !r->arg)
+        return NULL;
+    if (!n || n > 32 || id == FG_JOBOPT_FRAMEWORK)
+        return r->arg; /* a number, or a name from a list too long for one line */
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && off < cap; i++) {
+        int k = snprintf(buf + off, cap - off, "%s%s", i ? "|" : "", w[i]);
+        off += k > 0 ? (size_t)k : 0;
+    }
+    if (id == FG_JOBOPT_LORA_TARGETS && off < cap)
+        snprintf(buf + off, cap - off, "|LIST");
+    return buf;
+}
+
+void fg_cli_jobopts_usage(FILE *f, size_t width)
+{
+    size_t col = 0;
+    for (unsigned id = 0; id < FG_JOBOPT_COUNT; id++) {
+        char flag[64], arg[160];
+        const char *fl = fg_cli_jobopt_flag(id, flag, sizeof flag);
+        const char *a = fg_cli_jobopt_arg(id, arg, sizeof arg);
+        if (!fl)
+            continue;
+        size_t len = strlen(fl) + (a ? strlen(a) + 1 : 0);
+        if (col && col + 1 + len > width) {
+            fputc('\n', f);
+            col = 0;
+        }
+        col += (size_t)fprintf(f, "%s%s%s%s", col ? " " : "  ", fl, a ? " " : "", a ? a : "");
+    }
+    if (col)
+        fputc('\n', f);
+}
+
 static int cli_value(struct fg_cli_opts *o, enum cli_opt id, const char *a, const char *v)
 {
     uint64_t u;
@@ -154,10 +218,7 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
         memcpy(name, a + 2, n);
         name[n] = '\0';
         bool ft = !strncmp(name, "ft-", 3);
-        int cli = -1, job = -1;
-        for (size_t k = 0; !ft && k < sizeof cli_opts / sizeof cli_opts[0]; k++)
-            if (!strcmp(cli_opts[k].name, name))
-                cli = (int)k;
+        int cli = ft ? -1 : cli_opt_find(name), job = -1;
         if (cli < 0)
             job = fg_jobopt_find(name);
         if (job == FG_JOBOPT_MODEL && !ft)

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "jobspec.h"
 #include "memory.h"
@@ -53,6 +54,22 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o);
  * forms; NaN is in no range).  0 with *out set, or 2 (the CLI's exit status for a bad
  * argument) after a message on stderr naming the option and the value.
  */
+/* The CLI's own option at row i of its table ("json") and whether it takes a value; NULL
+ * past the end.  For the lists generated from the tables (tools/gen_lists.c). */
+const char *fg_cli_opt_at(size_t i, bool *has_arg);
+
+/* How plan and check spell job option id: "--seq-len", or "--ft-gpus" where an option of the
+ * CLI's own (Slurm's --gpus) has the name; NULL for MODEL, the positional argument.  In buf. */
+const char *fg_cli_jobopt_flag(unsigned id, char *buf, size_t cap);
+
+/* What the usage text shows for its value: its words ("full|lora|qlora|serve") or the row's
+ * ARG; NULL for a flag.  Borrowed (the row's) or in buf. */
+const char *fg_cli_jobopt_arg(unsigned id, char *buf, size_t cap);
+
+/* Every job option as plan and check spell it, "  --mode full|lora|qlora|serve --seq-len N
+ * ...", in lines of at most width characters: the usage text's, from the table. */
+void fg_cli_jobopts_usage(FILE *f, size_t width);
+
 int fg_cli_parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out);
 int fg_cli_parse_f(const char *opt, const char *s, double min, double max, double *out);
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "jobopts.h"
 #include "util/log.h"
 
 static void log_stderr(enum fg_log_level level, const char *msg, void *ctx)
@@ -31,15 +32,9 @@ static void usage(FILE *f)
           "  fitgate learn LOG... [--sacct FILE] [--logs DIR] [--json] [--html FILE]\n"
           "                [--min-jobs N] [--far-below F] [--write-calibration FILE]\n"
           "MODEL: a directory holding config.json, a path to a config.json, or org/name[@rev].\n"
-          "Job options: --mode full|lora|qlora|serve --seq-len N --batch N\n"
-          "  --precision bf16-mixed|bf16|fp16-mixed|fp32 --optimizer adamw|adamw-fused|adamw-8bit|\n"
-          "  paged-adamw|paged-adamw-8bit|sgd --optimizer-in-bwd --no-grad-ckpt\n"
-          "  --lora-rank R --lora-targets all-linear|attn|qv|LIST --grad-ckpt --unsharded-copy\n"
-          "  --quant nf4|nf4-dq|int8 --zero 0..3 --gpu NAME --ft-gpus N --chunked-ce\n"
-          "  --attention sdpa|eager --framework NAME[@VERSION] --tp N --pp N --ep N --cp N --dp N\n"
-          "  --offload none|optimizer|params --override REASON --gpu-util F\n"
-          "  --kv-dtype auto|fp8 --quantization Q (serving)\n"
-          "  (every job option also as the plugin spells it: --ft-NAME=VALUE)\n"
+          "Job options:\n", f);
+    fg_cli_jobopts_usage(f, 92);
+    fputs("  (every job option also as the plugin spells it: --ft-NAME=VALUE)\n"
           "  --headroom X --conservative X --samples N --epochs E --global-batch N\n"
           "Exit status: 0 fits / goes on as asked, 1 does not fit / rejected, 3 resized (check\n"
           "  under a policy that resizes), 2 error.\n", f);

@@ -52,19 +52,18 @@ local function q(s)
 end
 
 -- The plugin's options (engine/jobopts.def, '-' as '_'), one row each: slurmctld cannot
--- list a job's environment, only look names up in it.  tests/integration/slurm_rest.sh
--- fails when this list and jobopts.def part.
+-- list a job's environment, only look names up in it.
+-- BEGIN GENERATED lua-options: from engine/jobopts.def by tools/gen_lists.c (make lists); do not edit
 local OPTIONS = {
    "model", "mode", "seq_len", "batch", "lora_rank", "lora_targets", "precision",
-   "optimizer", "quant", "zero", "grad_ckpt", "gpu", "gpus", "attention", "framework",
-   "tp", "pp", "ep", "cp", "dp", "offload", "unsharded_copy", "chunked_ce", "override",
+   "optimizer", "quant", "zero", "grad_ckpt", "gpu", "gpus", "attention", "framework", "tp",
+   "pp", "ep", "cp", "dp", "offload", "unsharded_copy", "chunked_ce", "override",
    "gpu_util", "adapter", "num_generations", "max_prompt_length", "max_completion_length",
-   "beta", "vllm_mode", "vllm_gpu_util", "ref_model", "gen_gpus",
-   "kv_dtype", "quantization",
-   "optimizer_in_bwd", "no_grad_ckpt",
+   "beta", "vllm_mode", "vllm_gpu_util", "ref_model", "gen_gpus", "kv_dtype",
+   "quantization", "optimizer_in_bwd", "no_grad_ckpt",
 }
-local FLAGS = { grad_ckpt = true, unsharded_copy = true, chunked_ce = true,
-                optimizer_in_bwd = true, no_grad_ckpt = true }
+local FLAGS = { grad_ckpt = true, unsharded_copy = true, chunked_ce = true, optimizer_in_bwd = true, no_grad_ckpt = true }
+-- END GENERATED lua-options
 local KNOWN = {}
 for _, o in ipairs(OPTIONS) do KNOWN["ft_" .. o] = true end
 

@@ -19,6 +19,32 @@ static const char *const attn_names[] = {"sdpa", "eager"};
 static const char *const offload_names[] = {"none", "optimizer", "params"};
 static const char *const ref_names[] = {"auto", "none", "copy", "adapter-disabled"};
 static const char *const vllm_names[] = {"none", "colocate", "server"};
+/* enum fg_lora_targets' keywords (FG_LORA_LIST is any other comma list) */
+static const char *const lora_names[] = {"all-linear", "attn", "qv"};
+
+/* The option each list of words belongs to, by its name in jobopts.def. */
+static const struct {
+    const char *option;
+    const char *const *words;
+    size_t n;
+} option_words[] = {
+    {"mode", mode_names, 4},         {"precision", prec_names, 4},
+    {"optimizer", opt_names, 4},     {"quant", quant_names, 4},
+    {"attention", attn_names, 2},    {"offload", offload_names, 3},
+    {"lora-targets", lora_names, 3},  {"adapter", mode_names, 3}, /* full|lora|qlora */
+    {"ref-model", ref_names + 1, 3},  {"vllm-mode", vllm_names, 3}, /* "auto": not given */
+};
+
+const char *const *fg_job_words(const char *option, size_t *n)
+{
+    for (size_t i = 0; option && i < sizeof option_words / sizeof option_words[0]; i++)
+        if (!strcmp(option_words[i].option, option)) {
+            *n = option_words[i].n;
+            return option_words[i].words;
+        }
+    *n = 0;
+    return NULL;
+}
 
 static int parse_enum(const char *s, const char *const *names, int n, const char *what, int *out,
                       struct fg_err *err)
@@ -162,12 +188,12 @@ int fg_lora_targets_parse(const char *s, struct fg_job *job, struct fg_err *err)
 {
     if (!s || !*s)
         return fg_err_set(err, FG_E_INVAL, "empty LoRA target list");
-    if (!strcmp(s, "all-linear"))
-        job->lora_targets = FG_LORA_ALL_LINEAR;
-    else if (!strcmp(s, "attn"))
-        job->lora_targets = FG_LORA_ATTN;
-    else if (!strcmp(s, "qv"))
-        job->lora_targets = FG_LORA_QV;
+    int kw = -1;
+    for (int i = 0; i < 3 && kw < 0; i++)
+        if (!strcmp(s, lora_names[i]))
+            kw = i;
+    if (kw >= 0)
+        job->lora_targets = (enum fg_lora_targets)kw;
     else {
         /* "q_proj,v_proj", "[\"q_proj\", \"v_proj\"]" or "q, v": names between separators */
         char roles[sizeof job->lora_list] = "";

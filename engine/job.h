@@ -221,6 +221,10 @@ int fg_attention_parse(const char *s, enum fg_attention *out, struct fg_err *err
 int fg_offload_parse(const char *s, enum fg_offload *out, struct fg_err *err);
 int fg_ref_model_parse(const char *s, enum fg_ref_model *out, struct fg_err *err);
 int fg_vllm_mode_parse(const char *s, enum fg_vllm_mode *out, struct fg_err *err);
+/* The words an option's parser above accepts, by the option's name in jobopts.def ("mode",
+ * "lora-targets"), in enum order; NULL and *n = 0 for an option that takes no word.  For the
+ * lists generated from the option table (engine/jobspec.h fg_jobopt_values). */
+const char *const *fg_job_words(const char *option, size_t *n);
 const char *fg_mode_name(enum fg_mode m);
 const char *fg_precision_name(enum fg_precision p);
 const char *fg_optimizer_name(enum fg_optimizer o);

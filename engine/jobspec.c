@@ -14,6 +14,7 @@
 #include <strings.h>
 
 #include "source/wquant.h"
+#include "util/yesno.h"
 
 static const struct fg_jobopt rows[] = {
 #define FG_JOBOPT(id, name, arg, has_arg, help) {name, arg, help},
@@ -73,14 +74,12 @@ static int parse_u64(const char *v, uint64_t min, uint64_t max, uint64_t *out)
 
 static int parse_flag(const char *v, bool *out)
 {
-    /* "set": Slurm's spank_option_get and cli_filter's options table for a given flag */
-    if (!v || !*v || !strcmp(v, "1") || !strcasecmp(v, "yes") || !strcasecmp(v, "true") ||
-        !strcasecmp(v, "set"))
-        *out = true;
-    else if (!strcmp(v, "0") || !strcasecmp(v, "no") || !strcasecmp(v, "false"))
-        *out = false;
-    else
+    /* a flag given bare: "" (the CLI, Slurm's environment copy), "set" (Slurm's
+     * spank_option_get and cli_filter's options table); else the yes/no words of util/yesno.h */
+    int b = !v || !*v || !strcasecmp(v, "set") ? 1 : fg_yes_no(v);
+    if (b < 0)
         return -1;
+    *out = b;
     return 0;
 }
 
@@ -97,6 +96,42 @@ static const struct {
     {FG_JOBOPT_NUM_GENERATIONS, 1, 4096}, {FG_JOBOPT_MAX_PROMPT_LENGTH, 1, FG_MAX_SEQ},
     {FG_JOBOPT_MAX_COMPLETION_LENGTH, 1, FG_MAX_SEQ}, {FG_JOBOPT_GEN_GPUS, 1, 65535},
 };
+
+size_t fg_jobopt_values(unsigned id, const char **out, size_t cap)
+{
+    static const char *const digits[] = {"0", "1", "2", "3", "4", "5", "6", "7", "8"};
+    size_t n = 0;
+    if (id >= FG_JOBOPT_COUNT)
+        return 0;
+    if (id == FG_JOBOPT_MODE) { /* an adaptation, or a trainer of trainer.c's table */
+        const char *const *w = fg_job_words("mode", &n);
+        for (size_t i = 0; i < n && i < cap; i++)
+            out[i] = w[i];
+        for (unsigned t = 1; fg_trainer_at(t); t++, n++)
+            if (n < cap)
+                out[n] = fg_trainer_at(t)->name;
+        return n;
+    }
+    if (id == FG_JOBOPT_FRAMEWORK) { /* each name once: its newest release (NAME@VERSION
+                                       * for the others) */
+        const struct fg_framework *f;
+        for (size_t i = 0; (f = fg_framework_at(i)); i++)
+            if (fg_framework_is_newest(f) && n++ < cap)
+                out[n - 1] = f->name;
+        return n;
+    }
+    for (size_t i = 0; i < sizeof bounds / sizeof bounds[0]; i++)
+        if (bounds[i].id == id && bounds[i].max - bounds[i].min < 8) {
+            for (uint64_t v = bounds[i].min; v <= bounds[i].max; v++, n++)
+                if (n < cap)
+                    out[n] = digits[v];
+            return n;
+        }
+    const char *const *w = fg_job_words(rows[id].name, &n);
+    for (size_t i = 0; i < n && i < cap; i++)
+        out[i] = w[i];
+    return n;
+}
 
 /* A share or weight in [lo, hi] (lo excluded), strictly parsed; -1 when it is not one. */
 static double parse_share(const char *v, double lo, double hi)

@@ -40,6 +40,14 @@ struct fg_jobopt {
 /* Row id of the option table; NULL past the end. */
 const struct fg_jobopt *fg_jobopt_at(unsigned id);
 
+/*
+ * The words option id takes, for the lists generated from the table (tools/gen_lists.c:
+ * completion, usage, man pages): its parser's keywords (job.h fg_job_words), the framework
+ * table's names, or the numbers of a range of at most 8.  Up to cap into out (borrowed,
+ * static); returns how many there are (0: any value of the row's ARG).
+ */
+size_t fg_jobopt_values(unsigned id, const char **out, size_t cap);
+
 /* The row id of a name ("seq-len", also "ft-seq-len" and "ft_seq_len"); -1 when none. */
 int fg_jobopt_find(const char *name);
 
@@ -67,7 +75,8 @@ struct fg_jobspec {
  * the plugin; NULL: "--"). */
 void fg_jobspec_init(struct fg_jobspec *s, const char *spelling);
 
-/* Option id = value (a flag takes "", "1", "yes" or "true"; "0", "no", "false" clear it). */
+/* Option id = value (a flag takes "" or "set" bare, or a yes/no word of util/yesno.h: yes,
+ * true, on, 1 set it; no, false, off, 0 clear it). */
 int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *value, struct fg_err *err);
 
 /* See the top of this file. */

@@ -31,14 +31,9 @@
 #include "model.h"
 #include "policy.h"
 
-/* Append only (engine/jobopts.def): the thin plugin hands the engine part its values
- * indexed by these numbers, so a number must mean the same option in every release. */
-enum fitgate_opt {
-#define FG_JOBOPT(id, name, arg, has_arg, help) FITGATE_OPT_##id,
-#include "jobopts.def"
-#undef FG_JOBOPT
-    FITGATE_OPT_COUNT
-};
+/* The option values cross from the thin plugin to the engine part indexed by engine/jobspec.h's
+ * enum fg_jobopt_id (jobopts.def's row numbers: append only, so a number means the same
+ * option in every release). */
 
 /* ---- the thin plugin (spank_fitgate.so): fitgate_dispatch.c, fitgate_options.c ----
  * Loaded into every sbatch / salloc / srun / slurmstepd: options only, no engine, no
@@ -58,7 +53,7 @@ bool fitgate_tagged(void);
  */
 void fitgate_options_from_env(spank_t sp);
 
-/* The values as given, indexed by enum fitgate_opt (NULL: not given); borrowed. */
+/* The values as given, indexed by enum fg_jobopt_id (NULL: not given); borrowed. */
 const char *const *fitgate_option_values(void);
 
 /* ---- the engine part's entry points (fitgate_engine.so, exported) -------------- */
@@ -83,7 +78,7 @@ typedef void (*fitgate_engine_stepd_exit_fn)(void);
 /* ---- inside the engine part ----------------------------------------------------- */
 
 /* The option values of this job (set by the entry points, n of them); borrowed. */
-const char *fitgate_option(enum fitgate_opt id);
+const char *fitgate_option(enum fg_jobopt_id id);
 void fitgate_use_options(const char *const *values, unsigned n);
 
 /* The --ft-* options through the engine's one parser (jobspec.h), finished with the job's

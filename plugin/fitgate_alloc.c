@@ -299,8 +299,10 @@ static void audit(const struct fg_policy *pol, const struct fg_jobspec *spec,
                                 : !strcmp(prog, "srun") ? FG_AUDIT_AT_SRUN
                                                         : FG_AUDIT_AT_SBATCH;
     const char *t = probed ? probe_get(p, "time", buf, sizeof buf) : NULL;
-    if (fg_gate_audit_id(pol, where, spec, q, g, user, 0, fg_slurm_time_minutes(t), id, cap,
-                         &err))
+    struct fg_gate_audit_of what = {.spec = spec, .q = q, .g = g, .user = user,
+                                     .time_limit_min = fg_slurm_time_minutes(t), .id = id,
+                                     .id_cap = cap};
+    if (fg_gate_audit(pol, where, &what, &err))
         slurm_info("fitgate: warning: the decision could not be logged: %s", err.detail);
 }
 
@@ -309,7 +311,7 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     double t0 = now_s();
     fitgate_use_options(values, n);
     fitgate_log_init();
-    const char *model_arg = fitgate_option(FITGATE_OPT_MODEL);
+    const char *model_arg = fitgate_option(FG_JOBOPT_MODEL);
     struct fg_decision d;
     struct fg_policy pol;
     struct fg_err err = {0};
@@ -372,7 +374,7 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     /* an untyped request without --ft-gpu: the partition's DefaultGPU=, else its smallest
      * card (suggestions keep the job's untyped form) */
     char part[64] = "", types[128] = "";
-    const char *ft_gpu = fitgate_option(FITGATE_OPT_GPU);
+    const char *ft_gpu = fitgate_option(FG_JOBOPT_GPU);
     if (!q.type[0] && !(ft_gpu && *ft_gpu) && q.via != FG_VIA_NONE && !rules.default_gpu[0] &&
         probed) {
         snprintf(part, sizeof part, "%s", q.partition);

@@ -23,9 +23,9 @@ void fitgate_use_options(const char *const *values, unsigned n)
     n_values = n;
 }
 
-const char *fitgate_option(enum fitgate_opt id)
+const char *fitgate_option(enum fg_jobopt_id id)
 {
-    return option_values && (unsigned)id < n_values && (unsigned)id < FITGATE_OPT_COUNT
+    return option_values && (unsigned)id < n_values && (unsigned)id < FG_JOBOPT_COUNT
                ? option_values[id]
                : NULL;
 }
@@ -33,8 +33,8 @@ const char *fitgate_option(enum fitgate_opt id)
 int fitgate_job(struct fg_jobspec *spec, struct fg_err *err)
 {
     fg_jobspec_init(spec, "--ft-");
-    for (unsigned id = 0; id < FITGATE_OPT_COUNT; id++) {
-        const char *v = fitgate_option((enum fitgate_opt)id);
+    for (unsigned id = 0; id < FG_JOBOPT_COUNT; id++) {
+        const char *v = fitgate_option((enum fg_jobopt_id)id);
         int rc;
         if (v && (rc = fg_jobspec_set(spec, id, v, err)))
             return rc;

@@ -111,7 +111,7 @@ int slurm_spank_init(spank_t sp, int ac, char **av)
 
 /* Whether the admin's plugstack line turns RequireTag on (requiretag=yes): only then does an
  * untagged job load the engine part, which reads the policy (a partition may say no).  The
- * words are the policy's (fg_policy_bool) and the last requiretag= wins, as in
+ * words are the policy's (fg_yes_no) and the last requiretag= wins, as in
  * fg_policy_args; a value the policy refuses loads the engine part too, which reports it
  * (OnError=) rather than let untagged GPU jobs through unsaid. */
 static bool require_tag_arg(int ac, char **av)
@@ -119,7 +119,7 @@ static bool require_tag_arg(int ac, char **av)
     bool on = false;
     for (int i = 0; i < ac; i++)
         if (av[i] && !strncasecmp(av[i], "requiretag=", 11))
-            on = fg_policy_bool(av[i] + 11) != 0;
+            on = fg_yes_no(av[i] + 11) != 0;
     return on;
 }
 
@@ -136,7 +136,7 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av)
         return 0;
     /* 0 or -1 only, whatever the engine part returns: Slurm >= 25.05 treats any non-zero as
      * an error, and a positive value would read as an ESPANK_* code in its logs */
-    return engine.alloc(sp, ac, av, fitgate_option_values(), FITGATE_OPT_COUNT) ? -1 : 0;
+    return engine.alloc(sp, ac, av, fitgate_option_values(), FG_JOBOPT_COUNT) ? -1 : 0;
 }
 
 int slurm_spank_user_init(spank_t sp, int ac, char **av)
@@ -146,7 +146,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av)
     fitgate_options_from_env(sp);
     if (!fitgate_tagged() || load_engine(ac, av))
         return 0;
-    engine.step_fails = engine.stepd(sp, ac, av, fitgate_option_values(), FITGATE_OPT_COUNT) == 1;
+    engine.step_fails = engine.stepd(sp, ac, av, fitgate_option_values(), FG_JOBOPT_COUNT) == 1;
     return 0;
 }
 

@@ -11,7 +11,7 @@
 
 #include "fitgate.h"
 
-static char *values[FITGATE_OPT_COUNT];
+static char *values[FG_JOBOPT_COUNT];
 
 static int option_cb(int val, const char *optarg, int remote);
 
@@ -19,14 +19,14 @@ static int option_cb(int val, const char *optarg, int remote);
  * engine/jobopts.def (a header of data: no engine code is linked here). */
 static struct spank_option table[] = {
 #define FG_JOBOPT(id, name, arg, has_arg, help)                                                \
-    {"ft-" name, arg, "[fitgate] " help, has_arg, FITGATE_OPT_##id, option_cb},
+    {"ft-" name, arg, "[fitgate] " help, has_arg, FG_JOBOPT_##id, option_cb},
 #include "jobopts.def"
 #undef FG_JOBOPT
 };
 #define NOPTS (sizeof table / sizeof table[0])
-_Static_assert(NOPTS == FITGATE_OPT_COUNT, "one table row per option");
+_Static_assert(NOPTS == FG_JOBOPT_COUNT, "one table row per option");
 
-static int keep(enum fitgate_opt id, const char *v)
+static int keep(enum fg_jobopt_id id, const char *v)
 {
     char *copy = strdup(v);
     if (!copy)
@@ -39,7 +39,7 @@ static int keep(enum fitgate_opt id, const char *v)
 static int option_cb(int val, const char *optarg, int remote)
 {
     (void)remote;
-    if (val < 0 || val >= (int)FITGATE_OPT_COUNT)
+    if (val < 0 || val >= (int)FG_JOBOPT_COUNT)
         return -1;
     /* a flag has no value */
     const char *v = table[val].has_arg ? optarg : "1";
@@ -47,7 +47,7 @@ static int option_cb(int val, const char *optarg, int remote)
         slurm_error("fitgate: --%s needs a value of at most 1000 characters", table[val].name);
         return -1;
     }
-    if (keep((enum fitgate_opt)val, v)) {
+    if (keep((enum fg_jobopt_id)val, v)) {
         slurm_error("fitgate: out of memory keeping --%s", table[val].name);
         return -1;
     }
@@ -68,7 +68,7 @@ int fitgate_options_register(spank_t sp)
 
 bool fitgate_tagged(void)
 {
-    return values[FITGATE_OPT_MODEL] != NULL;
+    return values[FG_JOBOPT_MODEL] != NULL;
 }
 
 void fitgate_options_from_env(spank_t sp)
@@ -86,7 +86,7 @@ void fitgate_options_from_env(spank_t sp)
         if (spank_getenv(sp, name, val, sizeof val) != ESPANK_SUCCESS)
             continue;
         /* a flag travels as an empty value */
-        (void)keep((enum fitgate_opt)i, table[i].has_arg ? val : "1");
+        (void)keep((enum fg_jobopt_id)i, table[i].has_arg ? val : "1");
     }
 }
 

@@ -97,7 +97,7 @@ void fitgate_stepd_record(spank_t sp, const struct fg_policy *pol, bool failed)
     snprintf(rec.user, sizeof rec.user, "%.63s", pw ? pw->pw_name : "");
     rec.uid = (uint32_t)geteuid();
     env(sp, "SLURM_JOB_PARTITION", rec.partition, sizeof rec.partition);
-    const char *model = fitgate_option(FITGATE_OPT_MODEL);
+    const char *model = fitgate_option(FG_JOBOPT_MODEL);
     snprintf(rec.model, sizeof rec.model, "%.255s", model ? model : "");
     if (fitgate_submitted(sp, "CARD", buf, sizeof buf))
         snprintf(rec.card, sizeof rec.card, "%.63s", buf);

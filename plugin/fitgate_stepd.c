@@ -202,7 +202,7 @@ static void act(spank_t sp, struct fg_decision *d, const struct fg_request *q,
  * (borrowed); pol_error: what was wrong with it, or NULL. */
 static void check(spank_t sp, const struct fg_policy *pol, const char *pol_error)
 {
-    const char *model_arg = fitgate_option(FITGATE_OPT_MODEL);
+    const char *model_arg = fitgate_option(FG_JOBOPT_MODEL);
     struct fg_err err = {0};
     struct fg_gpu_table *own = NULL;
     struct fg_model *m = NULL;

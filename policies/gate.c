@@ -154,28 +154,22 @@ void fg_gate_model_label(const char *arg, char *buf, size_t cap)
 
 
 int fg_gate_audit(const struct fg_policy *pol, enum fg_audit_where where,
-                  const struct fg_jobspec *spec, const struct fg_request *q,
-                  const struct fg_gate *g, const char *user, uint64_t job_id,
-                  uint32_t time_limit_min, struct fg_err *err)
+                  const struct fg_gate_audit_of *what, struct fg_err *err)
 {
-    return fg_gate_audit_id(pol, where, spec, q, g, user, job_id, time_limit_min, NULL, 0, err);
-}
-
-int fg_gate_audit_id(const struct fg_policy *pol, enum fg_audit_where where,
-                     const struct fg_jobspec *spec, const struct fg_request *q,
-                     const struct fg_gate *g, const char *user, uint64_t job_id,
-                     uint32_t time_limit_min, char *id, size_t cap, struct fg_err *err)
-{
+    const struct fg_jobspec *spec = what->spec;
+    const struct fg_gate *g = what->g;
+    char *id = what->id;
+    size_t cap = what->id_cap;
     if (id && cap)
         id[0] = '\0';
     if (!pol->log_file[0])
         return 0;
     struct fg_audit_rec rec;
     fg_audit_rec_init(&rec, where);
-    snprintf(rec.user, sizeof rec.user, "%.63s", user ? user : "");
-    rec.job_id = job_id;
-    rec.time_limit_min = time_limit_min;
-    fg_audit_from_decision(&rec, q, &g->d);
+    snprintf(rec.user, sizeof rec.user, "%.63s", what->user ? what->user : "");
+    rec.job_id = what->job_id;
+    rec.time_limit_min = what->time_limit_min;
+    fg_audit_from_decision(&rec, what->q, &g->d);
     snprintf(rec.model, sizeof rec.model, "%.255s", spec->model);
     if (g->assessed)
         fg_audit_from_assessment(&rec, &g->a);

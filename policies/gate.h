@@ -72,23 +72,29 @@ int fg_gate_load_model(const struct fg_policy *p, const char *arg, const char *b
                        const char *user, unsigned uid, bool offline, struct fg_model **out,
                        struct fg_err *err);
 
+/* One decision for the audit trail: the job (spec, request), what was decided (g), who asked
+ * (user; the uid is the process's), the Slurm job id when known (0) and the time limit in
+ * minutes (0 unknown).  Borrowed.  id, when not NULL, gets the line's submit_id (id_cap
+ * bytes; "" when nothing was written), for the submit side to carry to the job (the node's
+ * "stepd" line joins on it). */
+struct fg_gate_audit_of {
+    const struct fg_jobspec *spec;
+    const struct fg_request *q;
+    const struct fg_gate *g;
+    const char *user;
+    uint64_t job_id;
+    uint32_t time_limit_min;
+    char *id;
+    size_t id_cap;
+};
+
 /*
- * The decision as one line of the site's audit trail (LogFile=; nothing when unset): the
- * job (spec, request), what was decided (g), who asked (user; the uid is the process's),
- * where, the Slurm job id when known (0) and the time limit in minutes (0 unknown).
- * Returns fg_audit_write's result: the caller reports an error and goes on.
+ * The decision as one line of the site's audit trail (LogFile=; nothing when unset), written
+ * where (sbatch, the node, the CLI ...).  Returns fg_audit_write's result: the caller
+ * reports an error and goes on.
  */
 int fg_gate_audit(const struct fg_policy *pol, enum fg_audit_where where,
-                  const struct fg_jobspec *spec, const struct fg_request *q,
-                  const struct fg_gate *g, const char *user, uint64_t job_id,
-                  uint32_t time_limit_min, struct fg_err *err);
-
-/* The same; the line's submit_id is copied to id (cap bytes; "" when nothing was written),
- * for the submit side to carry to the job (the node's "stepd" line joins on it). */
-int fg_gate_audit_id(const struct fg_policy *pol, enum fg_audit_where where,
-                     const struct fg_jobspec *spec, const struct fg_request *q,
-                     const struct fg_gate *g, const char *user, uint64_t job_id,
-                     uint32_t time_limit_min, char *id, size_t cap, struct fg_err *err);
+                  const struct fg_gate_audit_of *what, struct fg_err *err);
 
 /* Slurm's --time ("90", "1:30:00", "2-00:00:00", "UNLIMITED") in minutes; 0 when unknown. */
 uint32_t fg_slurm_time_minutes(const char *s);

@@ -86,7 +86,20 @@ static const struct key keys[] = {
 };
 #define NKEYS (sizeof keys / sizeof keys[0])
 _Static_assert(NKEYS <= FG_POLICY_KEYS, "raise FG_POLICY_KEYS");
-_Static_assert(NKEYS <= 32, "struct fg_policy_part.set is a 32-bit mask");
+_Static_assert(FG_POLICY_KEYS <= 64, "struct fg_policy_part.set is a 64-bit mask");
+
+bool fg_policy_key_at(size_t i, struct fg_policy_key_info *out)
+{
+    if (i >= NKEYS)
+        return false;
+    const struct key *k = &keys[i];
+    *out = (struct fg_policy_key_info){
+        .name = k->name, .def = k->def, .min = k->min, .max = k->max,
+        .bounded = k->type == K_REAL || k->type == K_UINT || k->type == K_SECONDS,
+        .real = k->type == K_REAL, .in_file = k->where & W_FILE, .in_part = k->where & W_PART,
+        .in_arg = k->where & W_ARG};
+    return true;
+}
 
 static const char *const action_names[] = {"off", "warn", "reject", "resize"};
 static const char *const border_names[] = {"allow", "warn", "reject"};
@@ -181,7 +194,7 @@ static int parse_decimal(const char *v, double *out)
 
 static int parse_bool(const char *v, bool *out, char *why, size_t cap)
 {
-    int b = fg_policy_bool(v);
+    int b = fg_yes_no(v);
     if (b < 0) {
         snprintf(why, cap, "expected yes|no");
         return FG_E_PARSE;
@@ -459,7 +472,7 @@ static void resolve(const struct fg_policy *p, const struct fg_policy_part *part
 {
     *out = p->rules;
     for (size_t k = 0; k < NKEYS; k++) {
-        if (!(part->set & (1u << k)) || !keys[k].rule)
+        if (!(part->set & (1ull << k)) || !keys[k].rule)
             continue;
         memcpy((char *)out + keys[k].off, (const char *)&part->rules + keys[k].off,
                keys[k].size);
@@ -625,7 +638,7 @@ static int parse_line(struct fg_policy *p, char *line, unsigned lineno, const ch
                     first = record(err, first, rc, "%s:%u: %s=%.80s: %s", origin, lineno,
                                    keys[k].name, val, why);
                 else if (part)
-                    part->set |= 1u << k;
+                    part->set |= 1ull << k;
                 else
                     p->key_line[k] = lineno;
             }

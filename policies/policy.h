@@ -43,6 +43,7 @@
 
 #include "calib.h"
 #include "util/error.h"
+#include "util/yesno.h"
 #include "memory.h"
 
 enum fg_action { FG_ACTION_OFF, FG_ACTION_WARN, FG_ACTION_REJECT, FG_ACTION_RESIZE };
@@ -72,12 +73,14 @@ struct fg_rules {
 
 #define FG_POLICY_MAX_PARTS 64
 #define FG_POLICY_PATH_MAX 1024
-#define FG_POLICY_KEYS 32
+/* Room for the key table (policy.c KEY_ROWS, 28 rows): its count is checked against this at
+ * compile time, and a part's `set` holds one bit a key. */
+#define FG_POLICY_KEYS 64
 
 struct fg_policy_part {
     char name[64];
     struct fg_rules rules;     /* only the keys in `set` are meaningful */
-    uint32_t set;              /* bit i: key i of the table was given on this line */
+    uint64_t set;              /* bit i: key i of the table was given on this line */
     unsigned line;
 };
 
@@ -110,27 +113,22 @@ struct fg_policy {
     unsigned key_line[FG_POLICY_KEYS];     /* line that last set key i site-wide (0 = default) */
 };
 
+/* One row of the key table, for the lists generated from it (tools/gen_lists.c: the KEYS
+ * table of fitgate.conf(5)).  Borrowed, static. */
+struct fg_policy_key_info {
+    const char *name;          /* "Headroom" */
+    const char *def;           /* the default as written in a file; "" none */
+    bool bounded, real;        /* a number within min..max; written with a fraction */
+    double min, max;
+    bool in_file, in_part, in_arg; /* a site line, a PartitionName= line, a plugstack argument */
+};
+
+/* Row i of the key table; false past the end. */
+bool fg_policy_key_at(size_t i, struct fg_policy_key_info *out);
+
 /* Built-in defaults (the table's default column). */
 void fg_policy_init(struct fg_policy *p);
 
-/*
- * A yes|no value as every boolean key reads it (RequireTag=, ShrinkOverRequest=, ...): 1 for
- * yes, true, on or 1; 0 for no, false, off or 0 (any case); -1 for anything else, "" included.
- * Inline so that the thin plugin (fitgate_dispatch.c, which links nothing of the engine) reads
- * its plugstack requiretag= with the same words.
- */
-static inline int fg_policy_bool(const char *v)
-{
-    static const char *const yes[] = {"yes", "true", "on", "1"};
-    static const char *const no[] = {"no", "false", "off", "0"};
-    for (int i = 0; i < 4; i++) {
-        if (!strcasecmp(v, yes[i]))
-            return 1;
-        if (!strcasecmp(v, no[i]))
-            return 0;
-    }
-    return -1;
-}
 
 /*
  * Apply plugstack arguments (argv-style, "key=value").  origin names them

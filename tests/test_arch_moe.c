@@ -375,8 +375,8 @@ static void add_moe_should_count_each_part_the_shape_names(void **state)
     const struct fg_moe_shape ds = {.hidden = 7168, .experts = 256, .top_k = 8, .inter = 2048,
                                     .shared_inter = 2048, .shared_n = 1, .gated = true,
                                     .score_bias = true};
-    struct fg_node *n = fg__add_moe(m, 3, &ds, &err);
-    assert_non_null(n);
+    struct fg_node *n;
+    assert_int_equal(fg__add_moe(m, 3, &ds, &n, &err), 0);
     assert_int_equal(n->params, 7168ull * 256 + 256 * 3 * 7168ull * 2048 + 3 * 7168ull * 2048 +
                                     256);
     assert_int_equal(n->params, 11320164608ull);
@@ -387,16 +387,14 @@ static void add_moe_should_count_each_part_the_shape_names(void **state)
     const struct fg_moe_shape gr = {.hidden = 1536, .experts = 40, .top_k = 8, .inter = 512,
                                     .shared_inter = 1024, .shared_n = 0, .gated = true,
                                     .fused_gate_up = true};
-    n = fg__add_moe(m, 4, &gr, &err);
-    assert_non_null(n);
+    assert_int_equal(fg__add_moe(m, 4, &gr, &n, &err), 0);
     assert_int_equal(n->params, 1536ull * 40 + 40 * (1536ull * 1024 + 512 * 1536ull) +
                                     2 * 1536ull * 1024 + 1024 * 1536ull);
     assert_int_equal(n->shared, 0);
     assert_string_equal(n->desc, "40 experts top-8, 512 wide");
     const struct fg_moe_shape pl = {.hidden = 768, .experts = 8, .top_k = 2, .inter = 3072,
                                     .router_bias = true, .expert_bias = true};
-    n = fg__add_moe(m, 5, &pl, &err);
-    assert_non_null(n);
+    assert_int_equal(fg__add_moe(m, 5, &pl, &n, &err), 0);
     assert_int_equal(n->params, (768ull * 8 + 8) + 8 * (768ull * 3072 + 3072) +
                                     8 * (3072ull * 768 + 768));
     assert_int_equal(n->gated, 0);
@@ -413,8 +411,8 @@ static void add_mla_should_count_the_latent_projections_and_their_norms(void **s
     /* DeepSeek-V3's attention: q_a, q_a_layernorm, q_b, kv_a, kv_a_layernorm, kv_b, o */
     const struct fg_mla_shape v3 = {.hidden = 7168, .heads = 128, .q_lora = 1536,
                                     .kv_lora = 512, .nope = 128, .rope = 64, .v = 128};
-    struct fg_node *n = fg__add_mla(m, 0, &v3, &err);
-    assert_non_null(n);
+    struct fg_node *n;
+    assert_int_equal(fg__add_mla(m, 0, &v3, &n, &err), 0);
     assert_int_equal(n->params, 7168ull * 1536 + 1536 + 1536ull * 128 * 192 + 7168ull * 576 +
                                     512 + 512ull * 128 * 256 + 128ull * 128 * 7168);
     assert_int_equal(n->params, 187107328);
@@ -423,8 +421,7 @@ static void add_mla_should_count_the_latent_projections_and_their_norms(void **s
     /* DeepSeek-V2-Lite's: no q_lora_rank, one q_proj */
     const struct fg_mla_shape lite = {.hidden = 2048, .heads = 16, .kv_lora = 512, .nope = 128,
                                       .rope = 64, .v = 128};
-    n = fg__add_mla(m, 1, &lite, &err);
-    assert_non_null(n);
+    assert_int_equal(fg__add_mla(m, 1, &lite, &n, &err), 0);
     assert_int_equal(n->params, 13763072);
     assert_non_null(lin(n, "q"));
     assert_null(lin(n, "q_a"));

@@ -17,6 +17,7 @@
 #include "framework.h"
 #include "gate.h"
 #include "jobspec.h"
+#include "policy.h"
 #include "support.h"
 
 #define M "tests/fixtures/models/"
@@ -141,6 +142,62 @@ static void jobopts_should_be_in_the_man_pages_and_the_completion(void **state)
     free(man1);
     free(man8);
     free(comp);
+}
+
+/* One yes/no reader (util/yesno.h): a job flag takes the words a boolean policy key takes,
+ * --ft-grad-ckpt=on as CheckpointScan=on, and refuses what the key refuses. */
+static void flag_should_take_the_words_a_policy_key_takes(void **state)
+{
+    (void)state;
+    static const char *const words[] = {"yes", "TRUE", "On", "1", "no", "False", "OFF", "0",
+                                        "y", "2", "enable", "yes ", "-1"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        struct fg_jobspec s;
+        struct fg_policy p;
+        struct fg_err err = {0};
+        char arg[64];
+        snprintf(arg, sizeof arg, "checkpointscan=%s", words[i]);
+        char *argv[] = {arg};
+        fg_jobspec_init(&s, "--ft-");
+        fg_policy_init(&p);
+        p.checkpoint_scan = !(i < 4);
+        int key = fg_policy_args(&p, 1, argv, "plugstack.conf", &err);
+        int flag = fg_jobspec_set(&s, FG_JOBOPT_GRAD_CKPT, words[i], &err);
+        assert_int_equal(key == 0, flag == 0);
+        if (!flag) {
+            assert_int_equal(s.job.grad_ckpt, p.checkpoint_scan);
+            assert_int_equal(s.job.grad_ckpt, i < 4);
+        } else {
+            assert_non_null(strstr(err.detail, "--ft-grad-ckpt is a flag"));
+        }
+    }
+    struct fg_jobspec s;
+    fg_jobspec_init(&s, NULL);
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_GRAD_CKPT, "set", NULL), 0); /* Slurm's bare */
+    assert_true(s.job.grad_ckpt);
+}
+
+/* The words the generated lists offer (completion, usage, man pages) are the parser's. */
+static void jobopt_values_should_be_what_the_parser_takes(void **state)
+{
+    (void)state;
+    unsigned with_words = 0;
+    for (unsigned id = 0; id < FG_JOBOPT_COUNT; id++) {
+        const char *w[64];
+        size_t n = fg_jobopt_values(id, w, 64);
+        with_words += n > 0;
+        for (size_t i = 0; i < n; i++) {
+            struct fg_jobspec s;
+            struct fg_err err = {0};
+            fg_jobspec_init(&s, NULL);
+            if (fg_jobspec_set(&s, id, w[i], &err))
+                print_message("--%s %s: %s\n", fg_jobopt_at(id)->name, w[i], err.detail);
+            assert_int_equal(fg_jobspec_set(&s, id, w[i], &err), 0);
+        }
+        assert_int_equal(fg_jobopt_values(id, w, 0), n); /* the count, whatever the room */
+    }
+    assert_true(with_words >= 8); /* mode precision optimizer quant zero attention ... */
+    assert_int_equal(fg_jobopt_values(FG_JOBOPT_COUNT, NULL, 0), 0);
 }
 
 static void jobopt_find_should_take_every_spelling(void **state)
@@ -268,7 +325,7 @@ static void framework_find_should_know_every_row_and_alias(void **state)
     assert_string_equal(fg_framework_find("LitGPT")->name, "lit-gpt");
     assert_string_equal(fg_framework_find("megatron-core")->name, "megatron");
     assert_null(fg_framework_find("keras"));
-    size_t n = 0;
+    size_t n = 0, names = 0;
     /* every row names its release, what it keeps and a source (fitgate frameworks) */
     const char *help = fg_jobopt_at(FG_JOBOPT_FRAMEWORK)->help;
     for (const struct fg_framework *f; (f = fg_framework_at(n)); n++) {
@@ -281,8 +338,20 @@ static void framework_find_should_know_every_row_and_alias(void **state)
         assert_true(strlen(f->source) > 10);
         /* the option's help lists every framework by name */
         assert_non_null(strstr(help, f->name));
+        /* no name hides another framework: the name finds its newest release */
+        assert_string_equal(fg_framework_find(f->name)->name, f->name);
+        names += fg_framework_is_newest(f);
     }
     assert_int_equal(n, 16);
+    /* the help sbatch shows (framework_names.h, generated from the table) names every
+     * framework once */
+    size_t words = 1;
+    for (const char *p = FG_FRAMEWORK_CHOICES; *p; p++)
+        words += *p == '|';
+    assert_true(names > 1);
+    assert_int_equal(words, names);
+    const char *w[64];
+    assert_int_equal(fg_jobopt_values(FG_JOBOPT_FRAMEWORK, w, 64), names);
     assert_int_equal(fg_framework_find("vllm@0.20")->serve_budget, FG_SERVE_VLLM_020);
     char who[160];
     fg_framework_who_runs(FG_LAY_TP, who, sizeof who);
@@ -871,6 +940,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(jobopts_should_be_in_the_man_pages_and_the_completion),
         cmocka_unit_test(jobopt_find_should_take_every_spelling),
+        cmocka_unit_test(jobopt_values_should_be_what_the_parser_takes),
+        cmocka_unit_test(flag_should_take_the_words_a_policy_key_takes),
         cmocka_unit_test(set_should_take_peft_target_modules),
         cmocka_unit_test(set_should_name_the_option_in_the_front_ends_spelling),
         cmocka_unit_test(framework_find_should_know_every_row_and_alias),

@@ -242,7 +242,7 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...)
 
 /* ---- helpers ---------------------------------------------------------------------- */
 
-static const char *values[FITGATE_OPT_COUNT];
+static const char *values[FG_JOBOPT_COUNT];
 static char topo_arg[4200]; /* "topology=/abs/path" (plugstack paths are absolute) */
 
 static int setup(void **state)
@@ -272,7 +272,7 @@ static void slurm_says(const char *name, const char *value)
 
 static int submit(int ac, char **av)
 {
-    return fitgate_engine_alloc(NULL, ac, av, values, FITGATE_OPT_COUNT);
+    return fitgate_engine_alloc(NULL, ac, av, values, FG_JOBOPT_COUNT);
 }
 
 static bool said(const char *s)
@@ -296,8 +296,8 @@ static void policy_file(const char *text, char *path, char *conf, size_t cap)
 static void alloc_should_reject_nemotron_lora_on_one_t4(void **state)
 {
     (void)state;
-    values[FITGATE_OPT_MODEL] = NEMO;
-    values[FITGATE_OPT_MODE] = "lora";
+    values[FG_JOBOPT_MODEL] = NEMO;
+    values[FG_JOBOPT_MODE] = "lora";
     slurm_says("gres", "gres:gpu:t4:1");
     assert_int_equal(submit(0, NULL), -1);
     assert_true(said("E: fitgate: rejected: LoRA of nvidia--NVIDIA-Nemotron-Nano-9B-v2 does not "
@@ -312,8 +312,8 @@ static void alloc_should_reject_nemotron_lora_on_one_t4(void **state)
 static void alloc_should_resize_gres_and_export_the_plan(void **state)
 {
     (void)state;
-    values[FITGATE_OPT_MODEL] = NEMO;
-    values[FITGATE_OPT_MODE] = "lora";
+    values[FG_JOBOPT_MODEL] = NEMO;
+    values[FG_JOBOPT_MODE] = "lora";
     slurm_says("gres", "gres:gpu:t4:1");
     slurm_says("nodes", "1-0");
     char *av[] = {"action=resize"};
@@ -333,8 +333,8 @@ static void alloc_should_resize_gres_and_export_the_plan(void **state)
 static void alloc_should_resize_in_the_option_the_job_used(void **state)
 {
     (void)state;
-    values[FITGATE_OPT_MODEL] = NEMO;
-    values[FITGATE_OPT_MODE] = "lora";
+    values[FG_JOBOPT_MODEL] = NEMO;
+    values[FG_JOBOPT_MODE] = "lora";
     slurm_says("gpus-per-node", "t4:1");
     char *av[] = {"action=resize"};
     assert_int_equal(submit(1, av), 0);
@@ -346,8 +346,8 @@ static void alloc_should_resize_in_the_option_the_job_used(void **state)
 static void alloc_should_find_gpu_among_other_gres_and_stay_silent_when_it_fits(void **state)
 {
     (void)state;
-    values[FITGATE_OPT_MODEL] = QWEN;
-    values[FITGATE_OPT_MODE] = "lora";
+    values[FG_JOBOPT_MODEL] = QWEN;
+    values[FG_JOBOPT_MODE] = "lora";
     slurm_says("gres", "gres:mps:100,gres:gpu:h100:1(S:0-1)");
     assert_int_equal(submit(0, NULL), 0);
     assert_string_equal(fake.msgs, "");
@@ -359,10 +359,10 @@ static void alloc_should_find_gpu_among_other_gres_and_stay_silent_when_it_fits(
 static void alloc_should_fall_back_to_ft_gpus_when_slurm_shows_no_request(void **state)
 {
     (void)state;
-    values[FITGATE_OPT_MODEL] = NEMO;
-    values[FITGATE_OPT_MODE] = "lora";
-    values[FITGATE_OPT_GPU] = "Tesla T4";
-    values[FITGATE_OPT_GPUS] = "2";
+    values[FG_JOBOPT_MODEL] = NEMO;
+    values[FG_JOBOPT_MODE] = "lora";
+    values[FG_JOBOPT_GPU] = "Tesla T4";
+    values[FG_JOBOPT_GPUS] = "2";
     assert_int_equal(submit(0, NULL), -1);
     assert_true(said("does not fit --gres=gpu:t4:2"));
 }
@@ -370,8 +370,8 @@ static void alloc_should_fall_back_to_ft_gpus_when_slurm_shows_no_request(void *
 static void alloc_should_follow_on_error_for_an_unknown_card(void **state)
 {
     (void)state;
-    values[FITGATE_OPT_MODEL] = QWEN;
-    values[FITGATE_OPT_MODE] = "lora";
+    values[FG_JOBOPT_MODEL] = QWEN;
+    values[FG_JOBOPT_MODE] = "lora";
     slurm_says("gres", "gres:gpu:quantumcard:1");
     assert_int_equal(submit(0, NULL), 0);
     assert_true(said("I: fitgate: warning: cannot check Qwen--Qwen3-0.6B: the GPU type "
@@ -385,18 +385,18 @@ static void alloc_should_follow_on_error_for_an_unknown_card(void **state)
 static void alloc_should_reject_a_bad_option_value_naming_it(void **state)
 {
     (void)state;
-    values[FITGATE_OPT_MODEL] = QWEN;
-    values[FITGATE_OPT_BATCH] = "eight";
+    values[FG_JOBOPT_MODEL] = QWEN;
+    values[FG_JOBOPT_BATCH] = "eight";
     slurm_says("gres", "gres:gpu:t4:1");
     assert_int_equal(submit(0, NULL), -1);
     assert_true(said("E: fitgate: rejected: --ft-batch=eight: expected a whole number"));
-    values[FITGATE_OPT_BATCH] = NULL;
-    values[FITGATE_OPT_MODE] = "pretrain";
+    values[FG_JOBOPT_BATCH] = NULL;
+    values[FG_JOBOPT_MODE] = "pretrain";
     fake.msgs[0] = '\0';
     assert_int_equal(submit(0, NULL), -1);
     assert_true(said("--ft-mode"));
-    values[FITGATE_OPT_MODE] = NULL;
-    values[FITGATE_OPT_ATTENTION] = "flash";
+    values[FG_JOBOPT_MODE] = NULL;
+    values[FG_JOBOPT_ATTENTION] = "flash";
     fake.msgs[0] = '\0';
     assert_int_equal(submit(0, NULL), -1);
     assert_true(said("--ft-attention: attention 'flash' is not one of sdpa|eager"));
@@ -405,7 +405,7 @@ static void alloc_should_reject_a_bad_option_value_naming_it(void **state)
 static void alloc_should_apply_on_error_to_a_broken_policy(void **state)
 {
     (void)state;
-    values[FITGATE_OPT_MODEL] = QWEN;
+    values[FG_JOBOPT_MODEL] = QWEN;
     slurm_says("gres", "gres:gpu:t4:1");
     char *allow[] = {"conf=/nonexistent/fitgate.conf"};
     assert_int_equal(submit(1, allow), 0);
@@ -423,8 +423,8 @@ static void alloc_should_apply_on_error_to_a_broken_policy(void **state)
 static void alloc_should_do_nothing_under_action_off(void **state)
 {
     (void)state;
-    values[FITGATE_OPT_MODEL] = NEMO;
-    values[FITGATE_OPT_MODE] = "lora";
+    values[FG_JOBOPT_MODEL] = NEMO;
+    values[FG_JOBOPT_MODE] = "lora";
     slurm_says("gres", "gres:gpu:t4:1");
     char *av[] = {"action=off"};
     assert_int_equal(submit(1, av), 0);
@@ -436,8 +436,8 @@ static void alloc_should_do_nothing_under_action_off(void **state)
 static void alloc_should_take_the_partitions_card_for_an_untyped_request(void **state)
 {
     (void)state;
-    values[FITGATE_OPT_MODEL] = NEMO;
-    values[FITGATE_OPT_MODE] = "lora";
+    values[FG_JOBOPT_MODEL] = NEMO;
+    values[FG_JOBOPT_MODE] = "lora";
     slurm_says("gres", "gres:gpu:1");
     ctld.node_gres[0] = "gpu:t4:8(S:0-1)";
     ctld.node_gres[1] = "gpu:t4:4,mps:400";
@@ -512,8 +512,8 @@ static void alloc_should_judge_an_untagged_job_without_the_gpu_table(void **stat
     assert_int_equal(submit(2, av), 0);
     assert_string_equal(fake.msgs, "");
     setup(NULL);
-    values[FITGATE_OPT_MODEL] = QWEN;
-    values[FITGATE_OPT_MODE] = "lora";
+    values[FG_JOBOPT_MODEL] = QWEN;
+    values[FG_JOBOPT_MODE] = "lora";
     slurm_says("gres", "gres:gpu:h100:1");
     assert_int_equal(submit(2, av), -1);
     assert_true(said("E: fitgate: rejected: cannot check this job: "));
@@ -527,8 +527,8 @@ static void alloc_should_use_the_default_partitions_rules(void **state)
     char path[] = "/tmp/fitgate-test-plugin-XXXXXX", conf[64];
     policy_file("Action=reject\nPartitionName=gpu Action=warn\n", path, conf, sizeof conf);
     char *av[] = {conf};
-    values[FITGATE_OPT_MODEL] = NEMO;
-    values[FITGATE_OPT_MODE] = "lora";
+    values[FG_JOBOPT_MODEL] = NEMO;
+    values[FG_JOBOPT_MODE] = "lora";
     slurm_says("gres", "gres:gpu:t4:1");
     assert_int_equal(submit(1, av), 0); /* no --partition: the default one, gpu, warns */
     assert_true(said("I: fitgate: warning:"));
@@ -543,8 +543,8 @@ static void alloc_should_use_the_default_partitions_rules(void **state)
 static void alloc_should_not_ask_the_controller_when_the_job_says_it_all(void **state)
 {
     (void)state;
-    values[FITGATE_OPT_MODEL] = QWEN;
-    values[FITGATE_OPT_MODE] = "lora";
+    values[FG_JOBOPT_MODEL] = QWEN;
+    values[FG_JOBOPT_MODE] = "lora";
     slurm_says("gres", "gres:gpu:t4:1");
     assert_int_equal(submit(0, NULL), 0);
     assert_int_equal(ctld.asked, 0);
@@ -555,12 +555,12 @@ static void alloc_should_not_ask_the_controller_when_the_job_says_it_all(void **
 static void stepd_should_fail_the_step_when_the_real_gpus_are_smaller(void **state)
 {
     (void)state;
-    values[FITGATE_OPT_MODEL] = NEMO;
-    values[FITGATE_OPT_MODE] = "lora";
+    values[FG_JOBOPT_MODEL] = NEMO;
+    values[FG_JOBOPT_MODE] = "lora";
     put(fake.env, "SLURM_GPUS_ON_NODE", "1");
     put(fake.env, "SLURM_JOB_GPUS", "0");
     char *av[] = {topo_arg};
-    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values, FITGATE_OPT_COUNT), 1);
+    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values, FG_JOBOPT_COUNT), 1);
     assert_true(said("E: fitgate: rejected on "));
     assert_true(said("does not fit the 1 x T4 16 GB allocated here"));
     assert_null(get(fake.task_env, 32, "FITGATE_GPUS"));
@@ -569,13 +569,13 @@ static void stepd_should_fail_the_step_when_the_real_gpus_are_smaller(void **sta
 static void stepd_should_export_the_plan_when_the_gpus_hold_it(void **state)
 {
     (void)state;
-    values[FITGATE_OPT_MODEL] = NEMO;
-    values[FITGATE_OPT_MODE] = "lora";
+    values[FG_JOBOPT_MODEL] = NEMO;
+    values[FG_JOBOPT_MODE] = "lora";
     put(fake.env, "SLURM_GPUS_ON_NODE", "8");
     put(fake.env, "SLURM_STEP_GPUS", "0-7");
     put(fake.env, "SLURM_JOB_PARTITION", "gpu");
     char *av[] = {topo_arg};
-    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values, FITGATE_OPT_COUNT), 0);
+    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values, FG_JOBOPT_COUNT), 0);
     assert_string_equal(get(fake.task_env, 32, "FITGATE_GPUS"), "8");
     assert_string_equal(get(fake.task_env, 32, "FITGATE_CARD"), "t4");
     assert_non_null(get(fake.task_env, 32, "FITGATE_PP_SPLIT"));
@@ -584,26 +584,26 @@ static void stepd_should_export_the_plan_when_the_gpus_hold_it(void **state)
 static void stepd_should_judge_by_the_node_when_slurm_numbers_do_not_map(void **state)
 {
     (void)state;
-    values[FITGATE_OPT_MODEL] = QWEN;
-    values[FITGATE_OPT_MODE] = "lora";
+    values[FG_JOBOPT_MODEL] = QWEN;
+    values[FG_JOBOPT_MODE] = "lora";
     put(fake.env, "SLURM_GPUS_ON_NODE", "1");
     put(fake.env, "SLURM_JOB_GPUS", "12"); /* gres.conf order beyond the topology's 8 GPUs */
     char *av[] = {topo_arg};
-    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values, FITGATE_OPT_COUNT), 0);
+    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values, FG_JOBOPT_COUNT), 0);
     assert_string_equal(get(fake.task_env, 32, "FITGATE_CARD"), "t4");
 }
 
 static void stepd_should_pass_on_the_submitted_plan_when_the_model_is_unreadable(void **state)
 {
     (void)state;
-    values[FITGATE_OPT_MODEL] = "acme/not-in-any-cache";
-    values[FITGATE_OPT_MODE] = "lora";
+    values[FG_JOBOPT_MODEL] = "acme/not-in-any-cache";
+    values[FG_JOBOPT_MODE] = "lora";
     put(fake.env, "SLURM_GPUS_ON_NODE", "2");
     put(fake.env, "SLURM_JOB_GPUS", "0,1");
     put(fake.env, "SLURM_SPANK_FITGATE_TP", "2");
     put(fake.env, "SLURM_SPANK_FITGATE_MICRO_BATCH", "1");
     char *av[] = {topo_arg, "onerror=reject", "hubendpoint=http://127.0.0.1:9"};
-    assert_int_equal(fitgate_engine_stepd(NULL, 3, av, values, FITGATE_OPT_COUNT), 0); /* no hub from the node */
+    assert_int_equal(fitgate_engine_stepd(NULL, 3, av, values, FG_JOBOPT_COUNT), 0); /* no hub from the node */
     assert_string_equal(get(fake.task_env, 32, "FITGATE_TP"), "2");
     assert_string_equal(get(fake.task_env, 32, "FITGATE_MICRO_BATCH"), "1");
     assert_false(said("E: "));
@@ -612,8 +612,8 @@ static void stepd_should_pass_on_the_submitted_plan_when_the_model_is_unreadable
 static void stepd_should_unpack_the_plan_submitted_as_one_variable(void **state)
 {
     (void)state;
-    values[FITGATE_OPT_MODEL] = "acme/not-in-any-cache";
-    values[FITGATE_OPT_MODE] = "lora";
+    values[FG_JOBOPT_MODEL] = "acme/not-in-any-cache";
+    values[FG_JOBOPT_MODE] = "lora";
     put(fake.env, "SLURM_GPUS_ON_NODE", "2");
     put(fake.env, "SLURM_JOB_GPUS", "0,1");
     put(fake.env, "SLURM_SPANK_FITGATE_PLAN",
@@ -621,7 +621,7 @@ static void stepd_should_unpack_the_plan_submitted_as_one_variable(void **state)
         "pipeline_model_parallel_size=1;CARD=t4");
     put(fake.env, "SLURM_SPANK_FITGATE_GPUS", "2"); /* a value sent alone: read too */
     char *av[] = {topo_arg, "onerror=reject", "hubendpoint=http://127.0.0.1:9"};
-    assert_int_equal(fitgate_engine_stepd(NULL, 3, av, values, FITGATE_OPT_COUNT), 0);
+    assert_int_equal(fitgate_engine_stepd(NULL, 3, av, values, FG_JOBOPT_COUNT), 0);
     assert_string_equal(get(fake.task_env, 32, "FITGATE_TP"), "2");
     assert_string_equal(get(fake.task_env, 32, "FITGATE_PP_SPLIT"), "0-27");
     assert_string_equal(get(fake.task_env, 32, "FITGATE_NEMO_OVERRIDES"),
@@ -634,9 +634,9 @@ static void stepd_should_unpack_the_plan_submitted_as_one_variable(void **state)
 static void stepd_should_not_check_a_step_without_gpus(void **state)
 {
     (void)state;
-    values[FITGATE_OPT_MODEL] = NEMO;
+    values[FG_JOBOPT_MODEL] = NEMO;
     char *av[] = {topo_arg};
-    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values, FITGATE_OPT_COUNT), 0);
+    assert_int_equal(fitgate_engine_stepd(NULL, 1, av, values, FG_JOBOPT_COUNT), 0);
     assert_string_equal(fake.msgs, "");
 }
 
@@ -650,8 +650,8 @@ static void stepd_should_log_the_job_id_under_the_submissions_id(void **state)
     assert_true(fd >= 0);
     close(fd);
     snprintf(arg, sizeof arg, "logfile=%s", log);
-    values[FITGATE_OPT_MODEL] = NEMO;
-    values[FITGATE_OPT_MODE] = "lora";
+    values[FG_JOBOPT_MODEL] = NEMO;
+    values[FG_JOBOPT_MODE] = "lora";
     slurm_says("gres", "gres:gpu:t4:8");
     char *av[] = {topo_arg, arg};
     assert_int_equal(submit(2, av), 0);
@@ -667,9 +667,9 @@ static void stepd_should_log_the_job_id_under_the_submissions_id(void **state)
     put(fake.env, "SLURM_STEP_GPUS", "0-7");
     fake.job_id = 4242;
     fake.step_id = 0xfffffffbu;
-    assert_int_equal(fitgate_engine_stepd(NULL, 2, av, values, FITGATE_OPT_COUNT), 0);
+    assert_int_equal(fitgate_engine_stepd(NULL, 2, av, values, FG_JOBOPT_COUNT), 0);
     fake.step_id = 3; /* a later srun step: no second line */
-    assert_int_equal(fitgate_engine_stepd(NULL, 2, av, values, FITGATE_OPT_COUNT), 0);
+    assert_int_equal(fitgate_engine_stepd(NULL, 2, av, values, FG_JOBOPT_COUNT), 0);
 
     FILE *f = fopen(log, "r");
     assert_non_null(f);
@@ -715,15 +715,15 @@ static void stepd_should_log_the_sampled_gpu_peak_at_the_end(void **state)
     snprintf(nvml, sizeof nvml, "nvml=%s/%s", cwd, FG_FAKE_NVML);
     setenv("FAKE_NVML_GPUS", "9", 1);
     setenv("FAKE_NVML_MIB", "0:20480,1:30720,8:70000", 1); /* GPU 8 is another job's */
-    values[FITGATE_OPT_MODEL] = NEMO;
-    values[FITGATE_OPT_MODE] = "lora";
+    values[FG_JOBOPT_MODEL] = NEMO;
+    values[FG_JOBOPT_MODE] = "lora";
     put(fake.env, "SLURM_SPANK_FITGATE_PLAN", "CARD=t4;GPUS=8;SUBMIT_ID=login1:7:1.000000002:0");
     put(fake.env, "SLURM_GPUS_ON_NODE", "8");
     put(fake.env, "SLURM_STEP_GPUS", "0-7");
     fake.job_id = 4343;
     fake.step_id = 0xfffffffbu;
     char *av[] = {topo_arg, arg, "gpusampler=0.01", nvml};
-    assert_int_equal(fitgate_engine_stepd(NULL, 4, av, values, FITGATE_OPT_COUNT), 0);
+    assert_int_equal(fitgate_engine_stepd(NULL, 4, av, values, FG_JOBOPT_COUNT), 0);
     struct timespec t = {0, 50 * 1000000L};
     nanosleep(&t, NULL);
     fitgate_engine_stepd_exit();
@@ -888,12 +888,12 @@ static void agree_should_give_every_job_one_verdict_through_cli_and_plugin(void 
         const char *pp = lay && n ? counts[n] : NULL;
         /* the plugin */
         setup(NULL);
-        values[FITGATE_OPT_MODEL] = model;
-        values[FITGATE_OPT_MODE] = modes[mo];
-        values[FITGATE_OPT_BATCH] = batches[b];
-        values[FITGATE_OPT_FRAMEWORK] = fw;
-        values[FITGATE_OPT_PP] = pp;
-        values[FITGATE_OPT_OVERRIDE] = p == 1 && mi % 2 ? "a deadline" : NULL;
+        values[FG_JOBOPT_MODEL] = model;
+        values[FG_JOBOPT_MODE] = modes[mo];
+        values[FG_JOBOPT_BATCH] = batches[b];
+        values[FG_JOBOPT_FRAMEWORK] = fw;
+        values[FG_JOBOPT_PP] = pp;
+        values[FG_JOBOPT_OVERRIDE] = p == 1 && mi % 2 ? "a deadline" : NULL;
         slurm_says("gres", gres);
         char *av[] = {pol_arg[p]};
         int prc = submit(policies[p][0] ? 1 : 0, av);
@@ -919,7 +919,7 @@ static void agree_should_give_every_job_one_verdict_through_cli_and_plugin(void 
             argv[argc++] = "--pp";
             argv[argc++] = (char *)pp;
         }
-        if (values[FITGATE_OPT_OVERRIDE])
+        if (values[FG_JOBOPT_OVERRIDE])
             argv[argc++] = "--ft-override=a deadline";
         if (policies[p][0]) {
             snprintf(pol_opt, sizeof pol_opt, "--policy=%s", pol_path[p]);

@@ -272,7 +272,7 @@ static void args_should_override_file_and_reject_unknown_argument(void **state)
 }
 
 /* The thin plugin decides from its plugstack requiretag= whether an untagged job loads the
- * engine part at all (fitgate_dispatch.c, require_tag_arg), with fg_policy_bool: what it
+ * engine part at all (fitgate_dispatch.c, require_tag_arg), with fg_yes_no: what it
  * reads as yes, no or neither is what the policy makes of the same argument. */
 static void policy_bool_should_read_requiretag_as_the_policy_does(void **state)
 {
@@ -287,7 +287,7 @@ static void policy_bool_should_read_requiretag_as_the_policy_does(void **state)
         struct fg_err err = {0};
         fg_policy_init(&p);
         int rc = fg_policy_args(&p, 1, argv, "plugstack.conf", &err);
-        int b = fg_policy_bool(words[i]);
+        int b = fg_yes_no(words[i]);
         if (b < 0) {
             assert_int_equal(rc, FG_E_PARSE);
             assert_non_null(strstr(err.detail, "expected yes|no"));

@@ -68,17 +68,18 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
 #define FG_MAX_EXPERTS  4096u
 #define FG_MAX_POS      (1u << 27)
 
-/* ---- building blocks ---------------------------------------------------- */
+/* ---- building blocks ----------------------------------------------------
+ * Every block returns 0, or FG_E_NOMEM with err set when the graph cannot grow; a block
+ * that makes one node also gives it in *out (out may be NULL), for the reader to adjust. */
 
 /* FG_NORM_LN_NOPARAM: a LayerNorm without weight or bias (OlmoLayerNorm, OPT's
  * layer_norm_elementwise_affine false): a node for the activations, nothing stored. */
 enum fg_norm_kind { FG_NORM_RMS = 0, FG_NORM_LN = 1, FG_NORM_LN_NOBIAS = 2, FG_NORM_LN_NOPARAM = 3 };
 
 /* A table that is not a linear map (token / position / token-type embedding,
- * stored buffer, conv stem): rows x width scalars, output width.  NULL when
- * out of memory (err set). */
-struct fg_node *fg__add_table(struct fg_model *m, enum fg_node_kind kind, const char *name,
-                              uint64_t rows, uint64_t width, struct fg_err *err);
+ * stored buffer, conv stem): rows x width scalars, output width. */
+int fg__add_table(struct fg_model *m, enum fg_node_kind kind, const char *name,
+                  uint64_t rows, uint64_t width, struct fg_node **out, struct fg_err *err);
 
 /* The first-token pooler of the BERT family (BertPooler, NomicBertPooler, DeBERTa's
  * ContextPooler): dense hidden x hidden + bias, one node after the blocks; FG_E_NOMEM. */
@@ -100,8 +101,8 @@ struct fg_attn_shape {
     enum fg_norm_kind qk_norm_kind;
     bool bidirectional, cross;
 };
-struct fg_node *fg__add_attention(struct fg_model *m, int32_t layer, const struct fg_attn_shape *s,
-                                  struct fg_err *err);
+int fg__add_attention(struct fg_model *m, int32_t layer, const struct fg_attn_shape *s,
+                      struct fg_node **out, struct fg_err *err);
 
 struct fg_mlp_shape {
     uint64_t hidden, inter;
@@ -109,8 +110,8 @@ struct fg_mlp_shape {
     bool bias;
     bool fused_gate_up;      /* one gate_up projection (Phi-3) */
 };
-struct fg_node *fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_mlp_shape *s,
-                            struct fg_err *err);
+int fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_mlp_shape *s,
+                struct fg_node **out, struct fg_err *err);
 
 /*
  * Multi-head latent attention as DeepseekV3Attention builds it (transformers
@@ -119,15 +120,14 @@ struct fg_node *fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_m
  * kv_a_proj_with_mqa hidden -> kv_lora + rope, kv_a_layernorm, kv_b_proj kv_lora ->
  * heads x (nope + v); o_proj heads x v -> hidden.  bias (attention_bias) on q_a, kv_a and
  * o.  transformers expands the latent to full per-head keys and values, so kv_heads =
- * heads.  desc "MLA <heads>h q<q_lora>/kv<kv_lora> x<nope + rope>".  NULL when out of
- * memory (err set).
+ * heads.  desc "MLA <heads>h q<q_lora>/kv<kv_lora> x<nope + rope>".
  */
 struct fg_mla_shape {
     uint64_t hidden, heads, q_lora, kv_lora, nope, rope, v;
     bool bias;
 };
-struct fg_node *fg__add_mla(struct fg_model *m, int32_t layer, const struct fg_mla_shape *s,
-                            struct fg_err *err);
+int fg__add_mla(struct fg_model *m, int32_t layer, const struct fg_mla_shape *s,
+                struct fg_node **out, struct fg_err *err);
 
 /*
  * A mixture-of-experts block (MixtralSparseMoeBlock and its kin): router Linear(hidden,
@@ -135,7 +135,7 @@ struct fg_node *fg__add_mla(struct fg_model *m, int32_t layer, const struct fg_m
  * not gated); the shared experts as one MLP of shared_inter, gated as the experts are;
  * Qwen2MoeSparseMoeBlock's shared_expert_gate Linear(hidden, 1); the router's
  * e_score_correction_bias (experts scalars, a stored buffer).  desc "E experts top-K, W
- * wide[, N shared]"; a caller with other words writes its own.  NULL when out of memory.
+ * wide[, N shared]"; a caller with other words writes its own.
  */
 struct fg_moe_shape {
     uint64_t hidden, experts, top_k, inter;
@@ -147,8 +147,8 @@ struct fg_moe_shape {
     bool score_bias;         /* e_score_correction_bias */
     uint8_t lora_experts;    /* enum fg_lora_experts */
 };
-struct fg_node *fg__add_moe(struct fg_model *m, int32_t layer, const struct fg_moe_shape *s,
-                            struct fg_err *err);
+int fg__add_moe(struct fg_model *m, int32_t layer, const struct fg_moe_shape *s,
+                struct fg_node **out, struct fg_err *err);
 
 /*
  * LM head vocab x hidden.  tied: shares the embedding (stored 0 scalars)

@@ -40,15 +40,15 @@ static int build(struct fg_model *m, const struct classic *k, struct fg_err *err
     int rc;
     if ((rc = fg__add_embedding(m, m->vocab, k->embed_dim, err)))
         return rc;
-    if (k->pos_rows && !fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", k->pos_rows,
-                                      m->hidden, err))
-        return FG_E_NOMEM;
+    if (k->pos_rows && (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", k->pos_rows,
+                                      m->hidden, NULL, err)))
+        return rc;
     if (k->embed_dim != m->hidden) {
         /* OPTDecoder project_in (embed -> hidden) and project_out (hidden -> embed), no bias */
-        struct fg_node *n = fg__add_table(m, FG_NODE_OTHER, "Projections", 2 * k->embed_dim,
-                                          m->hidden, err);
-        if (!n)
-            return FG_E_NOMEM;
+        struct fg_node *n;
+        if ((rc = fg__add_table(m, FG_NODE_OTHER, "Projections", 2 * k->embed_dim,
+                                          m->hidden, &n, err)))
+            return rc;
         fg__fmt(n->desc, sizeof n->desc, "project_in %llu -> %llu, project_out back",
                 (unsigned long long)k->embed_dim, (unsigned long long)m->hidden);
     }
@@ -61,15 +61,15 @@ static int build(struct fg_model *m, const struct classic *k, struct fg_err *err
         first = m->n_nodes;
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, k->norm, err)))
             return rc;
-        struct fg_node *n = fg__add_attention(m, li, &k->a, err);
-        if (!n)
-            return err ? err->code : FG_E_NOMEM;
+        struct fg_node *n;
+        if ((rc = fg__add_attention(m, li, &k->a, &n, err)))
+            return rc;
         n->params += k->attn_buffers;
         n->buffers += k->attn_buffers;
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, k->norm, err)))
             return rc;
-        if (!fg__add_mlp(m, li, &k->f, err))
-            return err ? err->code : FG_E_NOMEM;
+        if ((rc = fg__add_mlp(m, li, &k->f, NULL, err)))
+            return rc;
     }
     if (k->final_norm && (rc = fg__add_norm(m, -1, "Final norm", m->hidden, k->norm, err)))
         return rc;

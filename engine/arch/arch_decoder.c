@@ -112,9 +112,9 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
          * pre/post pairs; 1 = one norm feeding parallel attention and MLP (Cohere). */
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, s->norm, err)))
             return rc;
-        struct fg_node *attn = fg__add_attention(m, li, &a, err);
-        if (!attn)
-            return err ? err->code : FG_E_NOMEM;
+        struct fg_node *attn;
+        if ((rc = fg__add_attention(m, li, &a, &attn, err)))
+            return rc;
         if (softcap > 0)
             attn->eager_bytes += 2;
         attn->params += inv_freq;
@@ -124,8 +124,8 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
             return rc;
         if (s->norms_per_layer >= 2 && (rc = fg__add_norm(m, li, "Norm", m->hidden, s->norm, err)))
             return rc;
-        if (!fg__add_mlp(m, li, &f, err))
-            return err ? err->code : FG_E_NOMEM;
+        if ((rc = fg__add_mlp(m, li, &f, NULL, err)))
+            return rc;
         if (s->norms_per_layer == 4 &&
             (rc = fg__add_norm(m, li, "PostMLPNorm", m->hidden, s->norm, err)))
             return rc;

@@ -55,8 +55,9 @@ static int bart_stack(struct fg_model *m, uint64_t layers, uint64_t heads, uint6
                       uint64_t max_pos, bool decoder, bool final_ln, struct fg_err *err)
 {
     int rc;
-    if (!fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", max_pos + 2, m->hidden, err))
-        return FG_E_NOMEM;
+    if ((rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", max_pos + 2, m->hidden,
+                            NULL, err)))
+        return rc;
     if ((rc = fg__add_norm(m, -1, "Embedding norm", m->hidden, FG_NORM_LN, err)))
         return rc;
     struct fg_attn_shape a = {.hidden = m->hidden, .heads = heads, .kv_heads = heads,
@@ -68,15 +69,15 @@ static int bart_stack(struct fg_model *m, uint64_t layers, uint64_t heads, uint6
     struct fg_mlp_shape f = {.hidden = m->hidden, .inter = ffn, .bias = true};
     for (uint64_t l = 0; l < layers; l++) {
         int32_t li = (int32_t)l;
-        if (!fg__add_attention(m, li, &a, err) ||
+        if ((rc = fg__add_attention(m, li, &a, NULL, err)) ||
             (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
-        if (decoder && (!fg__add_attention(m, li, &x, err) ||
+            return rc;
+        if (decoder && ((rc = fg__add_attention(m, li, &x, NULL, err)) ||
                         (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err))))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
-        if (!fg__add_mlp(m, li, &f, err) ||
+            return rc;
+        if ((rc = fg__add_mlp(m, li, &f, NULL, err)) ||
             (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+            return rc;
     }
     if (final_ln)
         return fg__add_norm(m, -1, decoder ? "Final norm" : "Norm", m->hidden, FG_NORM_LN, err);
@@ -132,9 +133,9 @@ static int read_bart(const struct fg_cfg *c, struct fg_model *m, const void *spe
         m->tied = true; /* the base model: no lm_head */
         return 0;
     }
-    struct fg_node *n = fg__add_table(m, FG_NODE_OTHER, "final_logits_bias", 1, m->vocab, err);
-    if (!n)
-        return FG_E_NOMEM;
+    struct fg_node *n;
+    if ((rc = fg__add_table(m, FG_NODE_OTHER, "final_logits_bias", 1, m->vocab, &n, err)))
+        return rc;
     n->buffers = n->params;
     fg__model_rule(m, "final_logits_bias buffer stored (in final_logits_bias)", 0);
     return fg__add_head(m, m->vocab, m->hidden, tie, false, false, err);
@@ -186,17 +187,17 @@ static int t5_stack(struct fg_model *m, uint64_t layers, bool decoder, uint64_t 
         struct fg_node *n;
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
             return rc;
-        if (!(n = fg__add_attention(m, li, &a, err)))
-            return err ? err->code : FG_E_NOMEM;
+        if ((rc = fg__add_attention(m, li, &a, &n, err)))
+            return rc;
         if (l == 0 || every)
             n->params += buckets * m->heads;
         if (decoder && ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
-                        !fg__add_attention(m, li, &x, err)))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+                        (rc = fg__add_attention(m, li, &x, NULL, err))))
+            return rc;
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
             return rc;
-        if (!fg__add_mlp(m, li, &f, err))
-            return err ? err->code : FG_E_NOMEM;
+        if ((rc = fg__add_mlp(m, li, &f, NULL, err)))
+            return rc;
     }
     return fg__add_norm(m, -1, final_name, m->hidden, FG_NORM_RMS, err);
 }
@@ -275,9 +276,10 @@ static struct fg_node *whisper_attention(struct fg_model *m, int32_t layer, uint
     struct fg_attn_shape a = {.hidden = m->hidden, .heads = heads, .kv_heads = heads,
                               .head_dim = m->hidden / heads, .o_bias = true,
                               .bidirectional = !decoder, .cross = cross};
-    struct fg_node *n = fg__add_attention(m, layer, &a, err);
-    if (n)
-        n->params += 2 * m->hidden; /* q_proj and v_proj biases */
+    struct fg_node *n;
+    if (fg__add_attention(m, layer, &a, &n, err))
+        return NULL;
+    n->params += 2 * m->hidden; /* q_proj and v_proj biases */
     return n;
 }
 
@@ -314,7 +316,8 @@ static int read_whisper(const struct fg_cfg *c, struct fg_model *m, const void *
         (rc = fg_cfg_u64(c, "max_source_positions", 1500, 1, FG_MAX_POS, &src_pos, err)) ||
         (rc = fg_cfg_u64(c, "max_target_positions", 448, 1, FG_MAX_POS, &m->max_pos, err)) ||
         (rc = fg_cfg_bool(c, "tie_word_embeddings", true, &tie, err)) ||
-        (rc = fg__check_heads(c, "d_model", m->hidden, "encoder_attention_heads", enc_heads, err)) ||
+        (rc = fg__check_heads(c, "d_model", m->hidden, "encoder_attention_heads", enc_heads,
+                              err)) ||
         (rc = fg__check_heads(c, "d_model", m->hidden, "decoder_attention_heads", m->heads, err)))
         return rc;
     m->kv_heads = m->heads;
@@ -332,8 +335,9 @@ static int read_whisper(const struct fg_cfg *c, struct fg_model *m, const void *
     n->width = (uint32_t)m->hidden;
     fg__fmt(n->desc, sizeof n->desc, "conv1d %llu->%llu k3, conv1d k3 s2",
              (unsigned long long)mels, (unsigned long long)m->hidden);
-    if (!(n = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", src_pos, m->hidden, err)))
-        return FG_E_NOMEM;
+    if ((rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", src_pos, m->hidden, &n,
+                            err)))
+        return rc;
     n->buffers = n->params; /* frozen sinusoids, stored */
     fg__fmt(n->desc, sizeof n->desc, "%llu x %llu sinusoidal, frozen",
              (unsigned long long)src_pos, (unsigned long long)m->hidden);
@@ -343,8 +347,8 @@ static int read_whisper(const struct fg_cfg *c, struct fg_model *m, const void *
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
             !whisper_attention(m, li, enc_heads, false, false, err) ||
             (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
-            !fg__add_mlp(m, li, &fe, err))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+            (rc = fg__add_mlp(m, li, &fe, NULL, err)))
+            return rc;
     }
     if ((rc = fg__add_norm(m, -1, "Norm", m->hidden, FG_NORM_LN, err)))
         return rc;
@@ -353,8 +357,9 @@ static int read_whisper(const struct fg_cfg *c, struct fg_model *m, const void *
     /* Decoder. */
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         return rc;
-    if (!fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, m->hidden, err))
-        return FG_E_NOMEM;
+    if ((rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, m->hidden,
+                            NULL, err)))
+        return rc;
     struct fg_mlp_shape fd = {.hidden = m->hidden, .inter = m->inter, .bias = true};
     for (uint64_t l = 0; l < m->layers; l++) {
         int32_t li = (int32_t)l;
@@ -363,8 +368,8 @@ static int read_whisper(const struct fg_cfg *c, struct fg_model *m, const void *
             (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
             !whisper_attention(m, li, m->heads, true, true, err) ||
             (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
-            !fg__add_mlp(m, li, &fd, err))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+            (rc = fg__add_mlp(m, li, &fd, NULL, err)))
+            return rc;
     }
     if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_LN, err)))
         return rc;

@@ -249,6 +249,7 @@ static int add_bert_head(struct fg_model *m, enum bert_head head, uint64_t label
                          const char *cls, struct fg_err *err)
 {
     struct fg_node *n;
+    int rc;
     uint64_t h = m->hidden;
     switch (head) {
     case BH_DISC:
@@ -280,8 +281,8 @@ static int add_bert_head(struct fg_model *m, enum bert_head head, uint64_t label
                  (unsigned long long)h, (unsigned long long)m->vocab);
         if (head == BH_MLM)
             break;
-        if (!(n = fg__add_table(m, FG_NODE_OTHER, "NSP head", h + 1, 2, err)))
-            return FG_E_NOMEM;
+        if ((rc = fg__add_table(m, FG_NODE_OTHER, "NSP head", h + 1, 2, &n, err)))
+            return rc;
         n->hidden = (uint32_t)h;
         fg__fmt(n->desc, sizeof n->desc, "seq_relationship %llu x 2 + bias",
                  (unsigned long long)h);
@@ -327,18 +328,19 @@ static int bert_embeddings(const struct fg_cfg *c, struct fg_model *m,
     *emb_out = emb;
     if ((rc = fg__add_embedding(m, m->vocab, emb, err)))
         return rc;
-    struct fg_node *n = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
-                                      emb, err);
-    if (!n)
-        return FG_E_NOMEM;
+    struct fg_node *n;
+    if ((rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
+                                      emb, &n, err)))
+        return rc;
     if (position_ids) {
         n->params += m->max_pos;
         n->buffers += m->max_pos;
         fg__model_rule(m, "embeddings.position_ids buffer stored (written by transformers "
                        "< 4.31; in Position embedding)", 0);
     }
-    if (types && !fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, emb, err))
-        return FG_E_NOMEM;
+    if (types && (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, emb,
+                                     NULL, err)))
+        return rc;
     if ((rc = fg__add_norm(m, -1, "Embedding norm", emb, FG_NORM_LN, err)))
         return rc;
     if (emb != m->hidden) {
@@ -370,17 +372,17 @@ static int bert_blocks(const struct fg_cfg *c, struct fg_model *m,
         return rc;
     for (uint64_t l = 0; l < m->layers; l++) {
         int32_t li = (int32_t)l;
-        struct fg_node *n = fg__add_attention(m, li, &a, err);
-        if (!n)
-            return err ? err->code : FG_E_NOMEM;
+        struct fg_node *n;
+        if ((rc = fg__add_attention(m, li, &a, &n, err)))
+            return rc;
         if (relative)
             n->params += (2 * m->max_pos - 1) * m->head_dim;
         if (l == 0)
             n->params += buckets * m->heads; /* the shared relative_attention_bias */
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
-            !fg__add_mlp(m, li, &f, err) ||
+            (rc = fg__add_mlp(m, li, &f, NULL, err)) ||
             (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+            return rc;
     }
     return 0;
 }
@@ -588,9 +590,10 @@ static int read_modernbert(const struct fg_cfg *c, struct fg_model *m, const voi
                                   /* ModernBertAttention: local_attention / 2 tokens each side */
                                   .window = l % every ? local : 0};
         if ((l > 0 && (rc = fg__add_norm(m, li, "Norm", h, nk, err))) ||
-            !fg__add_attention(m, li, &a, err) ||
-            (rc = fg__add_norm(m, li, "Norm", h, nk, err)) || !fg__add_mlp(m, li, &f, err))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+            (rc = fg__add_attention(m, li, &a, NULL, err)) ||
+            (rc = fg__add_norm(m, li, "Norm", h, nk, err)) || (rc = fg__add_mlp(m, li, &f, NULL,
+                                                                                err)))
+            return rc;
     }
     if ((rc = fg__add_norm(m, -1, "Final norm", h, nk, err)))
         return rc;
@@ -690,11 +693,13 @@ static int read_deberta_v2(const struct fg_cfg *c, struct fg_model *m, const voi
     uint64_t h = m->hidden;
     if ((rc = fg__add_embedding(m, m->vocab, emb, err)))
         return rc;
-    if (pos_input && !fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, emb,
-                                    err))
-        return FG_E_NOMEM;
-    if (types && !fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, emb, err))
-        return FG_E_NOMEM;
+    if (pos_input && (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
+                                         emb, NULL,
+                                    err)))
+        return rc;
+    if (types && (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, emb,
+                                     NULL, err)))
+        return rc;
     struct fg_node *n;
     if (emb != h) {
         if (!(n = fg__model_add(m, FG_NODE_OTHER, -1, "Embedding projection", err)))
@@ -710,22 +715,23 @@ static int read_deberta_v2(const struct fg_cfg *c, struct fg_model *m, const voi
     uint64_t q = m->heads * m->head_dim;
     for (uint64_t l = 0; l < m->layers; l++) {
         int32_t li = (int32_t)l;
-        if (!(n = fg__add_attention(m, li, &a, err)))
-            return err ? err->code : FG_E_NOMEM;
+        if ((rc = fg__add_attention(m, li, &a, &n, err)))
+            return rc;
         if (relative && !share) {
             if (c2p)
                 fg__node_linear(n, "pos_k", h, q, 1, true);
             if (p2c)
                 fg__node_linear(n, "pos_q", h, q, 1, true);
         }
-        if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_LN, err)) || !fg__add_mlp(m, li, &f, err) ||
+        if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_LN, err)) ||
+            (rc = fg__add_mlp(m, li, &f, NULL, err)) ||
             (rc = fg__add_norm(m, li, "Norm", h, FG_NORM_LN, err)))
-            return rc ? rc : (err ? err->code : FG_E_NOMEM);
+            return rc;
     }
     if (relative) {
         uint64_t rows = 2 * (buckets ? buckets : max_rel);
-        if (!(n = fg__add_table(m, FG_NODE_POS_EMBED, "Relative embedding", rows, h, err)))
-            return FG_E_NOMEM;
+        if ((rc = fg__add_table(m, FG_NODE_POS_EMBED, "Relative embedding", rows, h, &n, err)))
+            return rc;
         if (strstr(norm_rel, "layer_norm"))
             n->params += 2 * h;
     }

@@ -326,9 +326,10 @@ static int add_moe(struct fg_model *m, int32_t layer, const struct experts *x,
         .hidden = m->hidden, .experts = x->n, .top_k = x->top_k, .inter = x->width,
         .shared_inter = x->shared_width, .shared_n = 1, .gated = x->gated,
         .shared_gate = x->qwen_shared_gate, .score_bias = x->score_bias};
-    struct fg_node *n = fg__add_moe(m, layer, &ms, err);
-    if (!n)
-        return err ? err->code : FG_E_NOMEM;
+    struct fg_node *n;
+    int rc;
+    if ((rc = fg__add_moe(m, layer, &ms, &n, err)))
+        return rc;
     fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide%s",
              (unsigned long long)x->n, (unsigned long long)x->top_k,
              (unsigned long long)x->width, x->shared_width ? ", shared" : "");
@@ -350,7 +351,7 @@ static int add_mla(struct fg_model *m, int32_t layer, const struct attn *a, stru
     const struct fg_mla_shape s = {.hidden = m->hidden, .heads = m->heads, .q_lora = a->q_lora,
                                    .kv_lora = a->kv_lora, .nope = a->nope, .rope = a->rope,
                                    .v = a->v, .bias = a->gqa.qkv_bias};
-    return fg__add_mla(m, layer, &s, err) ? 0 : err ? err->code : FG_E_NOMEM;
+    return fg__add_mla(m, layer, &s, NULL, err);
 }
 
 static int read_attn(const struct fg_cfg *c, struct fg_model *m, struct attn *a,
@@ -481,7 +482,7 @@ static int add_ffn(struct fg_model *m, int32_t l, const struct generic *g, bool 
     if (moe)
         return add_moe(m, l, &g->x, err);
     struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = g->gated};
-    return fg__add_mlp(m, l, &f, err) ? 0 : (err ? err->code : FG_E_NOMEM);
+    return fg__add_mlp(m, l, &f, NULL, err);
 }
 
 static int add_mixer(struct fg_model *m, int32_t l, const struct generic *g, enum gl_kind k,
@@ -493,7 +494,7 @@ static int add_mixer(struct fg_model *m, int32_t l, const struct generic *g, enu
         return add_mla(m, l, &g->a, err);
     struct fg_attn_shape s = g->a.gqa;
     s.window = k == GL_SLIDING ? g->a.sliding : 0;
-    return fg__add_attention(m, l, &s, err) ? 0 : (err ? err->code : FG_E_NOMEM);
+    return fg__add_attention(m, l, &s, NULL, err);
 }
 
 static int build(const struct fg_cfg *c, struct fg_model *m, struct generic *g,
@@ -553,11 +554,13 @@ static int build(const struct fg_cfg *c, struct fg_model *m, struct generic *g,
         return rc;
     /* BertEmbeddings: learned absolute positions and token types */
     if (!strcmp(pos, "absolute") &&
-        !fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, m->hidden, err))
-        return err ? err->code : FG_E_NOMEM;
-    if (types && !fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, m->hidden,
-                                err))
-        return err ? err->code : FG_E_NOMEM;
+        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, m->hidden,
+                            NULL, err)))
+        return rc;
+    if (types && (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types,
+                                     m->hidden, NULL,
+                                err)))
+        return rc;
     for (uint64_t l = 0; l < m->layers; l++) {
         int32_t li = (int32_t)l;
         enum gl_kind k = g->layers.kind[l];
@@ -591,7 +594,7 @@ static int build(const struct fg_cfg *c, struct fg_model *m, struct generic *g,
             return rc;
         struct fg_node *n = fg__model_add(m, FG_NODE_HEAD, -1, "Score head", err);
         if (!n)
-            return err ? err->code : FG_E_NOMEM;
+            return FG_E_NOMEM;
         fg__node_linear(n, "score", m->hidden, nl, 1, false);
         n->hidden = (uint32_t)m->hidden;
         n->width = (uint32_t)nl;

@@ -307,10 +307,10 @@ static int read_nemotron_h(const struct fg_cfg *c, struct fg_model *m, const voi
             rc = fg__add_mamba2(m, li, &mb, err);
             break;
         case HY_ATTN:
-            rc = fg__add_attention(m, li, &a, err) ? 0 : (err ? err->code : FG_E_NOMEM);
+            rc = fg__add_attention(m, li, &a, NULL, err);
             break;
         case HY_MLP:
-            rc = fg__add_mlp(m, li, &f, err) ? 0 : (err ? err->code : FG_E_NOMEM);
+            rc = fg__add_mlp(m, li, &f, NULL, err);
             break;
         case HY_MOE:
             any_moe = true;
@@ -422,7 +422,8 @@ static int read_lfm2(const struct fg_cfg *c, struct fg_model *m, const void *spe
     int rc;
     uint64_t ff = 0, kernel = 0, conv_dim = 0;
     bool bias = false, tie = false;
-    if ((rc = fg__read_core(c, m, &s->d, err)) || (rc = fg__hy_read_kv_heads(c, m, s->kv_heads, err)) ||
+    if ((rc = fg__read_core(c, m, &s->d, err)) || (rc = fg__hy_read_kv_heads(c, m, s->kv_heads,
+                                                                             err)) ||
         /* Lfm2Config: tie_embedding is the original key for tie_word_embeddings */
         (rc = fg_cfg_bool(c, "tie_word_embeddings|tie_embedding", s->d.tie, &tie, err)) ||
         (rc = read_lfm2_ff(c, s->d.inter, &ff, err)) ||
@@ -457,15 +458,15 @@ static int read_lfm2(const struct fg_cfg *c, struct fg_model *m, const void *spe
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
             return rc;
         if (kinds[l] == HY_ATTN) {
-            if (!fg__add_attention(m, li, &a, err))
-                return err ? err->code : FG_E_NOMEM;
+            if ((rc = fg__add_attention(m, li, &a, NULL, err)))
+                return rc;
         } else if ((rc = add_shortconv(m, li, m->hidden, kernel, bias, err))) {
             return rc;
         }
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
             return rc;
-        if (!fg__add_mlp(m, li, &f, err))
-            return err ? err->code : FG_E_NOMEM;
+        if ((rc = fg__add_mlp(m, li, &f, NULL, err)))
+            return rc;
     }
     /* Lfm2Model.embedding_norm is applied after the last layer: the final norm. */
     if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)))
@@ -525,8 +526,8 @@ static struct fg_node *add_gated_attention(struct fg_model *m, int32_t layer, bo
     struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
                               .head_dim = m->head_dim, .qkv_bias = bias, .o_bias = bias,
                               .qk_norm = 1, .qk_norm_kind = FG_NORM_RMS};
-    struct fg_node *n = fg__add_attention(m, layer, &a, err);
-    if (!n)
+    struct fg_node *n;
+    if (fg__add_attention(m, layer, &a, &n, err))
         return NULL;
     uint64_t q = m->heads * m->head_dim;
     for (size_t i = 0; i < n->nlin; i++)
@@ -552,7 +553,7 @@ static int add_qwen_moe(struct fg_model *m, int32_t layer, const struct qwen_moe
         .hidden = s->hidden, .experts = s->experts, .top_k = s->top_k, .inter = s->inter,
         .shared_inter = s->shared_inter, .shared_n = 1, .gated = true, .shared_gate = true,
         .lora_experts = FG_LORA_EXPERTS_MERGED};
-    return fg__add_moe(m, layer, &ms, err) ? 0 : FG_E_NOMEM;
+    return fg__add_moe(m, layer, &ms, NULL, err);
 }
 
 /*
@@ -585,7 +586,7 @@ static int add_qwen3_next_block(struct fg_model *m, int32_t li, enum hy_kind kin
         return rc;
     if (kind == HY_ATTN) {
         if (!add_gated_attention(m, li, bias, err))
-            return err ? err->code : FG_E_NOMEM;
+            return FG_E_NOMEM;
     } else if ((rc = add_deltanet(m, li, dn, err))) {
         return rc;
     }
@@ -594,7 +595,7 @@ static int add_qwen3_next_block(struct fg_model *m, int32_t li, enum hy_kind kin
     if (moe)
         return add_qwen_moe(m, li, q, err);
     struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = true};
-    return fg__add_mlp(m, li, &f, err) ? 0 : (err ? err->code : FG_E_NOMEM);
+    return fg__add_mlp(m, li, &f, NULL, err);
 }
 
 /*
@@ -616,7 +617,8 @@ static int read_qwen3_next(const struct fg_cfg *c, struct fg_model *m, const voi
     uint64_t step = 1, mtp = 0;
     struct deltanet_shape dn = {0};
     struct qwen_moe_shape q = {0};
-    if ((rc = fg__read_core(c, m, &s->d, err)) || (rc = fg__hy_read_kv_heads(c, m, s->kv_heads, err)))
+    if ((rc = fg__read_core(c, m, &s->d, err)) || (rc = fg__hy_read_kv_heads(c, m, s->kv_heads,
+                                                                             err)))
         return rc;
     if (!fg_cfg_has(c, "head_dim"))
         m->head_dim = 256; /* Qwen3NextConfig.head_dim default */

@@ -84,16 +84,17 @@ static int build(struct fg_model *m, const struct block *b, struct fg_err *err)
     int rc;
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         return rc;
-    if (b->learned_pos && !fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
-                                     m->hidden, err))
-        return FG_E_NOMEM;
+    if (b->learned_pos && (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding",
+                                              m->max_pos,
+                                     m->hidden, NULL, err)))
+        return rc;
     if (b->emb_norm && (rc = fg__add_norm(m, -1, "Embedding norm", m->hidden, b->norm, err)))
         return rc;
     if (b->rotary_buffer) {
-        struct fg_node *n = fg__add_table(m, FG_NODE_OTHER, "Rotary inv_freq", b->rotary_buffer, 1,
-                                      err);
-        if (!n)
-            return FG_E_NOMEM;
+        struct fg_node *n;
+        if ((rc = fg__add_table(m, FG_NODE_OTHER, "Rotary inv_freq", b->rotary_buffer, 1, &n,
+                                      err)))
+            return rc;
         n->buffers = n->params;
         n->width = 0;
         fg__fmt(n->desc, sizeof n->desc, "stored buffer, %llu scalars",
@@ -115,17 +116,17 @@ static int build(struct fg_model *m, const struct block *b, struct fg_err *err)
         first = m->n_nodes;
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, b->norm, err)))
             return rc;
-        struct fg_node *n = fg__add_attention(m, li, &a, err);
-        if (!n)
-            return err ? err->code : FG_E_NOMEM;
+        struct fg_node *n;
+        if ((rc = fg__add_attention(m, li, &a, &n, err)))
+            return rc;
         n->params += b->mask_per_layer;
         n->buffers += b->mask_per_layer;
         n->score_bytes = b->score_bytes;
         n->eager_bytes = b->eager_bytes ? b->eager_bytes : n->eager_bytes;
         if (b->norms == 2 && (rc = fg__add_norm(m, li, "Norm", m->hidden, b->norm, err)))
             return rc;
-        if (!fg__add_mlp(m, li, &f, err))
-            return err ? err->code : FG_E_NOMEM;
+        if ((rc = fg__add_mlp(m, li, &f, NULL, err)))
+            return rc;
     }
     if (b->final_norm && (rc = fg__add_norm(m, -1, "Final norm", m->hidden, b->norm, err)))
         return rc;

@@ -29,9 +29,10 @@ static int add_llama4_moe(struct fg_model *m, int32_t layer, uint64_t experts, u
     const struct fg_moe_shape ms = {.hidden = m->hidden, .experts = experts, .top_k = top_k,
                                     .inter = m->inter, .shared_inter = m->inter, .shared_n = 1,
                                     .gated = true};
-    struct fg_node *n = fg__add_moe(m, layer, &ms, err);
-    if (!n)
-        return FG_E_NOMEM;
+    struct fg_node *n;
+    int rc;
+    if ((rc = fg__add_moe(m, layer, &ms, &n, err)))
+        return rc;
     fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu x%llu + shared %llu",
              (unsigned long long)experts, (unsigned long long)top_k,
              (unsigned long long)m->inter, (unsigned long long)m->inter);
@@ -140,16 +141,16 @@ static int read_llama4_text(const struct fg_cfg *c, struct fg_model *m, const vo
         struct fg_mlp_shape f = {.hidden = m->hidden, .inter = inter_mlp, .gated = true};
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
             return rc;
-        if (!fg__add_attention(m, li, &a, err))
-            return err ? err->code : FG_E_NOMEM;
+        if ((rc = fg__add_attention(m, li, &a, NULL, err)))
+            return rc;
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
             return rc;
         if (moe[l]) {
             any_moe = true;
             if ((rc = add_llama4_moe(m, li, experts, top_k, err)))
                 return rc;
-        } else if (!fg__add_mlp(m, li, &f, err)) {
-            return err ? err->code : FG_E_NOMEM;
+        } else if ((rc = fg__add_mlp(m, li, &f, NULL, err))) {
+            return rc;
         }
     }
     if (any_moe) {

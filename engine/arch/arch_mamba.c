@@ -113,7 +113,7 @@ static int add_granite_moe(struct fg_model *m, int32_t layer, uint64_t experts, 
                                     .inter = m->inter, .gated = true, .fused_gate_up = true,
                                     /* as the granitemoe row */
                                     .lora_experts = FG_LORA_EXPERTS_NONE};
-    return fg__add_moe(m, layer, &ms, err) ? 0 : FG_E_NOMEM;
+    return fg__add_moe(m, layer, &ms, NULL, err);
 }
 
 enum mamba_family { MF_BAMBA, MF_GRANITE, MF_FALCON };
@@ -139,13 +139,13 @@ static int add_mamba_family_layer(struct fg_model *m, int32_t li, enum mamba_fam
     if (fam == MF_FALCON || kind == HY_MAMBA)
         if ((rc = fg__add_mamba2(m, li, mb, err)))
             return rc;
-    if ((fam == MF_FALCON || kind == HY_ATTN) && !fg__add_attention(m, li, a, err))
-        return err ? err->code : FG_E_NOMEM;
+    if ((fam == MF_FALCON || kind == HY_ATTN) && (rc = fg__add_attention(m, li, a, NULL, err)))
+        return rc;
     if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
         return rc;
     if (fam == MF_GRANITE && experts && (rc = add_granite_moe(m, li, experts, top_k, err)))
         return rc;
-    return fg__add_mlp(m, li, f, err) ? 0 : (err ? err->code : FG_E_NOMEM);
+    return fg__add_mlp(m, li, f, NULL, err);
 }
 
 static int read_mamba_family(const struct fg_cfg *c, struct fg_model *m, const void *spec,
@@ -156,7 +156,8 @@ static int read_mamba_family(const struct fg_cfg *c, struct fg_model *m, const v
     bool attn_bias = false, mlp_bias = false;
     uint64_t experts = 0, top_k = 0, shared = 0;
     struct fg_mamba2_shape mb = {0};
-    if ((rc = fg__read_core(c, m, &s->d, err)) || (rc = fg__hy_read_kv_heads(c, m, s->kv_heads, err)) ||
+    if ((rc = fg__read_core(c, m, &s->d, err)) || (rc = fg__hy_read_kv_heads(c, m, s->kv_heads,
+                                                                             err)) ||
         (rc = read_bamba_mixer(c, m, fam == MF_FALCON, &mb, err)) ||
         (rc = fg_cfg_bool(c, "attention_bias", false, &attn_bias, err)) ||
         (rc = fg_cfg_bool(c, "mlp_bias", false, &mlp_bias, err)))

@@ -95,14 +95,14 @@ static int add_text_layer(struct fg_model *m, int32_t li, bool cross, struct fg_
     int rc;
     if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
         return rc;
-    struct fg_node *n = fg__add_attention(m, li, &a, err);
-    if (!n)
-        return err ? err->code : FG_E_NOMEM;
+    struct fg_node *n;
+    if ((rc = fg__add_attention(m, li, &a, &n, err)))
+        return rc;
     if (cross)
         n->params += 2; /* cross_attn_attn_gate, cross_attn_mlp_gate */
     if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
         return rc;
-    return fg__add_mlp(m, li, &f, err) ? 0 : (err ? err->code : FG_E_NOMEM);
+    return fg__add_mlp(m, li, &f, NULL, err);
 }
 
 static int read_mllama(const struct fg_cfg *c, struct fg_model *m, const void *spec,

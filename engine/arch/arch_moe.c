@@ -82,7 +82,7 @@ static int add_moe(struct fg_model *m, int32_t layer, const struct moe_cfg *k, s
         .fused_gate_up = s->fused_gate_up, .router_bias = s->router_bias,
         .expert_bias = s->expert_bias, .shared_gate = s->shared == SHARED_QWEN,
         .score_bias = k->score_bias, .lora_experts = (uint8_t)s->peft};
-    return fg__add_moe(m, layer, &ms, err) ? 0 : err ? err->code : FG_E_NOMEM;
+    return fg__add_moe(m, layer, &ms, NULL, err);
 }
 
 /*
@@ -104,9 +104,10 @@ static int add_mla(struct fg_model *m, int32_t layer, const struct moe_cfg *k, s
     const struct fg_mla_shape s = {.hidden = m->hidden, .heads = m->heads, .q_lora = k->q_lora,
                                    .kv_lora = k->kv_lora, .nope = k->nope, .rope = k->rope,
                                    .v = k->v, .bias = k->attn_bias};
-    struct fg_node *n = fg__add_mla(m, layer, &s, err);
-    if (!n)
-        return err ? err->code : FG_E_NOMEM;
+    struct fg_node *n;
+    int rc;
+    if ((rc = fg__add_mla(m, layer, &s, &n, err)))
+        return rc;
     uint64_t h = m->hidden;
     bool indexer = has_indexer(k, (uint64_t)layer);
     if (indexer) {
@@ -141,9 +142,9 @@ static int add_block(struct fg_model *m, uint64_t l, const struct moe_cfg *k, st
             .qkv_bias = k->attn_bias || k->qkv_bias, .o_bias = k->attn_bias,
             .qk_norm = k->qk_norm ? s->qk_norm : 0, .qk_norm_kind = FG_NORM_RMS,
         };
-        struct fg_node *n = fg__add_attention(m, li, &a, err);
-        if (!n)
-            return err ? err->code : FG_E_NOMEM;
+        struct fg_node *n;
+        if ((rc = fg__add_attention(m, li, &a, &n, err)))
+            return rc;
         if (s->sinks) {
             /* GptOssAttention.sinks: one learned logit per head */
             n->params += m->heads;
@@ -156,9 +157,9 @@ static int add_block(struct fg_model *m, uint64_t l, const struct moe_cfg *k, st
     if (is_moe_layer(k, l))
         return add_moe(m, li, k, err);
     struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = true};
-    struct fg_node *mlp = fg__add_mlp(m, li, &f, err);
-    if (!mlp)
-        return err ? err->code : FG_E_NOMEM;
+    struct fg_node *mlp;
+    if ((rc = fg__add_mlp(m, li, &f, &mlp, err)))
+        return rc;
     /* its gate_proj / up_proj / down_proj names are the ones peft moves onto the experts */
     mlp->lora_experts = (uint8_t)k->s->peft;
     return 0;
@@ -404,7 +405,8 @@ static int read_mla(const struct fg_cfg *c, struct fg_model *m, struct moe_cfg *
     else if ((rc = fg_cfg_u64(c, "q_lora_rank", d->q_lora, 0, FG_MAX_HIDDEN, &k->q_lora, err)))
         return rc;
     if (!ql && !d->q_lora)
-        fg__model_note(m, "q_lora_rank is absent: read as null (a plain q_proj, as DeepSeek-V2-Lite "
+        fg__model_note(m,
+                       "q_lora_rank is absent: read as null (a plain q_proj, as DeepSeek-V2-Lite "
                           "publishes it), not the class default 1536");
     if ((rc = fg_cfg_u64(c, "kv_lora_rank", d->kv_lora, 1, FG_MAX_HIDDEN, &k->kv_lora, err)) ||
         (rc = fg_cfg_u64(c, "qk_nope_head_dim", d->nope, 0, 1u << 14, &k->nope, err)) ||

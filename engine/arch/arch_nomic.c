@@ -89,11 +89,12 @@ static int read_nomic_bert(const struct fg_cfg *c, struct fg_model *m, const voi
 
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         return rc;
-    if (rotary <= 0.0 && !fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
-                                    m->hidden, err))
-        return FG_E_NOMEM;
-    if (types && !fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, m->hidden, err))
-        return FG_E_NOMEM;
+    if (rotary <= 0.0 && (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos,
+                                    m->hidden, NULL, err)))
+        return rc;
+    if (types && (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types,
+                                     m->hidden, NULL, err)))
+        return rc;
     if ((rc = fg__add_norm(m, -1, "Embedding norm", m->hidden, FG_NORM_LN, err)))
         return rc;
     struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
@@ -103,25 +104,25 @@ static int read_nomic_bert(const struct fg_cfg *c, struct fg_model *m, const voi
                              .bias = fc1_bias};
     for (uint64_t l = 0; l < m->layers; l++) {
         int32_t li = (int32_t)l;
-        if (!fg__add_attention(m, li, &a, err))
-            return err ? err->code : FG_E_NOMEM;
+        if ((rc = fg__add_attention(m, li, &a, NULL, err)))
+            return rc;
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
             return rc;
         if (every && l % every == 1) {
             const struct fg_moe_shape ms = {.hidden = m->hidden, .experts = experts,
                                             .top_k = top_k, .inter = m->inter};
-            struct fg_node *n = fg__add_moe(m, li, &ms, err);
-            if (!n)
-                return FG_E_NOMEM;
+            struct fg_node *n;
+            if ((rc = fg__add_moe(m, li, &ms, &n, err)))
+                return rc;
             n->params += m->hidden; /* the experts' one shared output bias */
             fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu x%llu",
                      (unsigned long long)experts, (unsigned long long)top_k,
                      (unsigned long long)m->inter);
         } else {
             /* fg__add_mlp biases both linears alike; fc2's bias follows its own key. */
-            struct fg_node *n = fg__add_mlp(m, li, &f, err);
-            if (!n)
-                return err ? err->code : FG_E_NOMEM;
+            struct fg_node *n;
+            if ((rc = fg__add_mlp(m, li, &f, &n, err)))
+                return rc;
             if (fc1_bias != fc2_bias)
                 n->params = fc2_bias ? n->params + m->hidden : n->params - m->hidden;
         }

@@ -15,25 +15,28 @@
 #include <cjson/cJSON.h>
 
 #include "util/fmt.h"
-struct fg_node *fg__add_table(struct fg_model *m, enum fg_node_kind kind, const char *name,
-                              uint64_t rows, uint64_t width, struct fg_err *err)
+int fg__add_table(struct fg_model *m, enum fg_node_kind kind, const char *name,
+                  uint64_t rows, uint64_t width, struct fg_node **out, struct fg_err *err)
 {
     struct fg_node *n = fg__model_add(m, kind, -1, name, err);
     if (!n)
-        return NULL;
+        return FG_E_NOMEM; /* err says so */
     n->params = rows * width;
     n->hidden = (uint32_t)width;
     n->width = (uint32_t)width;
     fg__fmt(n->desc, sizeof n->desc, "%llu x %llu", (unsigned long long)rows,
              (unsigned long long)width);
-    return n;
+    if (out)
+        *out = n;
+    return 0;
 }
 
 int fg__add_pooler(struct fg_model *m, uint64_t hidden, struct fg_err *err)
 {
-    struct fg_node *n = fg__add_table(m, FG_NODE_OTHER, "Pooler", hidden + 1, hidden, err);
-    if (!n)
-        return FG_E_NOMEM;
+    struct fg_node *n;
+    int rc = fg__add_table(m, FG_NODE_OTHER, "Pooler", hidden + 1, hidden, &n, err);
+    if (rc)
+        return rc;
     fg__fmt(n->desc, sizeof n->desc, "dense %llu x %llu + bias", (unsigned long long)hidden,
              (unsigned long long)hidden);
     return 0;
@@ -41,7 +44,7 @@ int fg__add_pooler(struct fg_model *m, uint64_t hidden, struct fg_err *err)
 
 int fg__add_embedding(struct fg_model *m, uint64_t vocab, uint64_t hidden, struct fg_err *err)
 {
-    return fg__add_table(m, FG_NODE_EMBED, "Embedding", vocab, hidden, err) ? 0 : FG_E_NOMEM;
+    return fg__add_table(m, FG_NODE_EMBED, "Embedding", vocab, hidden, NULL, err);
 }
 
 int fg__add_norm(struct fg_model *m, int32_t layer, const char *name, uint64_t width,
@@ -60,13 +63,13 @@ int fg__add_norm(struct fg_model *m, int32_t layer, const char *name, uint64_t w
     return 0;
 }
 
-struct fg_node *fg__add_attention(struct fg_model *m, int32_t layer, const struct fg_attn_shape *s,
-                                  struct fg_err *err)
+int fg__add_attention(struct fg_model *m, int32_t layer, const struct fg_attn_shape *s,
+                      struct fg_node **out, struct fg_err *err)
 {
     struct fg_node *n = fg__model_add_block(m, FG_NODE_ATTN, layer,
                                             s->cross ? "CrossAttention" : "Attention", err);
     if (!n)
-        return NULL;
+        return FG_E_NOMEM; /* err says so */
     uint64_t q = s->heads * s->head_dim, kv = s->kv_heads * s->head_dim;
     if (s->fused_qkv) {
         fg__node_linear(n, "qkv", s->hidden, q + 2 * kv, 1, s->qkv_bias);
@@ -103,15 +106,17 @@ struct fg_node *fg__add_attention(struct fg_model *m, int32_t layer, const struc
         fg__fmt(n->desc, sizeof n->desc, "%s %lluq/%llukv x%llu", kind,
                  (unsigned long long)s->heads, (unsigned long long)s->kv_heads,
                  (unsigned long long)s->head_dim);
-    return n;
+    if (out)
+        *out = n;
+    return 0;
 }
 
-struct fg_node *fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_mlp_shape *s,
-                            struct fg_err *err)
+int fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_mlp_shape *s,
+                struct fg_node **out, struct fg_err *err)
 {
     struct fg_node *n = fg__model_add_block(m, FG_NODE_MLP, layer, "MLP", err);
     if (!n)
-        return NULL;
+        return FG_E_NOMEM; /* err says so */
     if (s->gated && s->fused_gate_up) {
         fg__node_linear(n, "gate_up", s->hidden, 2 * s->inter, 1, s->bias);
     } else if (s->gated) {
@@ -127,15 +132,17 @@ struct fg_node *fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_m
     n->gated = s->gated;
     fg__fmt(n->desc, sizeof n->desc, "%s %llu", s->gated ? "gated" : "plain",
              (unsigned long long)s->inter);
-    return n;
+    if (out)
+        *out = n;
+    return 0;
 }
 
-struct fg_node *fg__add_mla(struct fg_model *m, int32_t layer, const struct fg_mla_shape *s,
-                            struct fg_err *err)
+int fg__add_mla(struct fg_model *m, int32_t layer, const struct fg_mla_shape *s,
+                struct fg_node **out, struct fg_err *err)
 {
     struct fg_node *n = fg__model_add_block(m, FG_NODE_MLA, layer, "Attention", err);
     if (!n)
-        return NULL;
+        return FG_E_NOMEM; /* err says so */
     n->eager_bytes = 6; /* eager_attention_forward, as fg__add_attention */
     uint64_t h = s->hidden, heads = s->heads, qhd = s->nope + s->rope;
     if (s->q_lora) {
@@ -161,15 +168,17 @@ struct fg_node *fg__add_mla(struct fg_model *m, int32_t layer, const struct fg_m
     fg__fmt(n->desc, sizeof n->desc, "MLA %lluh q%llu/kv%llu x%llu", (unsigned long long)heads,
              (unsigned long long)s->q_lora, (unsigned long long)s->kv_lora,
              (unsigned long long)qhd);
-    return n;
+    if (out)
+        *out = n;
+    return 0;
 }
 
-struct fg_node *fg__add_moe(struct fg_model *m, int32_t layer, const struct fg_moe_shape *s,
-                            struct fg_err *err)
+int fg__add_moe(struct fg_model *m, int32_t layer, const struct fg_moe_shape *s,
+                struct fg_node **out, struct fg_err *err)
 {
     struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
     if (!n)
-        return NULL;
+        return FG_E_NOMEM; /* err says so */
     uint64_t h = s->hidden, e = s->experts, w = s->inter, sh = s->shared_inter;
     fg__node_linear(n, "router", h, e, 1, s->router_bias);
     if (s->gated && s->fused_gate_up) {
@@ -208,7 +217,9 @@ struct fg_node *fg__add_moe(struct fg_model *m, int32_t layer, const struct fg_m
     else
         fg__fmt(n->desc, sizeof n->desc, "%llu experts top-%llu, %llu wide",
                  (unsigned long long)e, (unsigned long long)s->top_k, (unsigned long long)w);
-    return n;
+    if (out)
+        *out = n;
+    return 0;
 }
 
 int fg__add_head(struct fg_model *m, uint64_t vocab, uint64_t hidden, bool tied,
@@ -300,7 +311,8 @@ int fg__check_heads(const struct fg_cfg *c, const char *hidden_key, uint64_t hid
     if (hidden % heads == 0)
         return 0;
     return fg_err_set(err, FG_E_RANGE, "%s: key '%s' = %llu is not divisible by key '%s' = %llu "
-                      "(attention heads)", c->origin, fg__cfg_key_used(c, hidden_key, hk, sizeof hk),
+                      "(attention heads)", c->origin, fg__cfg_key_used(c, hidden_key, hk,
+                                                                       sizeof hk),
                       (unsigned long long)hidden, fg__cfg_key_used(c, heads_key, nk, sizeof nk),
                       (unsigned long long)heads);
 }

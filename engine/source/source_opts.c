@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "source/config.h"
+#include "util/yesno.h"
 #include "util/fileio.h"
 
 static const char *const step_names[FG_SOURCE_STEP_COUNT] = {
@@ -99,10 +100,10 @@ int fg_source_add_site_dirs(struct fg_source_opts *o, const char *list, struct f
     return 0;
 }
 
+/* huggingface_hub constants.py _is_true: ENV_VARS_TRUE_VALUES, the yes words of yesno.h */
 static bool env_truthy(const char *v)
 {
-    return v && (!strcmp(v, "1") || !strcasecmp(v, "on") || !strcasecmp(v, "yes") ||
-                 !strcasecmp(v, "true"));
+    return fg_yes_no(v) == 1;
 }
 
 static int env_u64(const char *name, uint64_t min, uint64_t max, uint64_t *out, struct fg_err *err)

@@ -9,7 +9,7 @@
  *            fg__hub_check_url and fg__hub_quote (HF_ENDPOINT, ids in URLs);
  *   plugin   fitgate_job (plugin/fitgate_common.c): the pieces in order
  *            are the values of --ft-model, --ft-mode, --ft-seq-len, ...
- *            (enum fitgate_opt), checked as the plugin does for a job;
+ *            (enum fg_jobopt_id), checked as the plugin does for a job;
  *   cli      fg_cli_parse_opts (cli/jobopts.c): "plan" + the pieces as argv.
  *
  * Seeds: tests/fuzz/corpus/options.  Checks: the sanitizers and fuzz.h's
@@ -125,10 +125,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         each(pieces[i]);
 
     /* the plugin: piece i is the value of option i (an empty piece: not given) */
-    const char *values[FITGATE_OPT_COUNT] = {0};
-    for (int i = 0; i < n && i < FITGATE_OPT_COUNT; i++)
+    const char *values[FG_JOBOPT_COUNT] = {0};
+    for (int i = 0; i < n && i < FG_JOBOPT_COUNT; i++)
         values[i] = pieces[i][0] ? pieces[i] : NULL;
-    fitgate_use_options(values, FITGATE_OPT_COUNT);
+    fitgate_use_options(values, FG_JOBOPT_COUNT);
     static struct fg_jobspec job;
     struct fg_err err = {0};
     fuzz_check_rc(fitgate_job(&job, &err), &err);

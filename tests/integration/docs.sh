@@ -15,10 +15,10 @@
 # Needs build/fitgate (make all).  Installs groff-base / bash-completion with
 # apt when missing (CI: root on Debian 12).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=tests/integration/lib/common.sh
+source "$(dirname "$0")/lib/common.sh"
 
 fail=0
-die() { echo "docs.sh: FAIL: $*" >&2; exit 1; }
 bad() { echo "docs.sh: FAIL: $*" >&2; fail=1; }
 
 [ -x build/fitgate ] || die "build/fitgate missing (run make all)"

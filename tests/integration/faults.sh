@@ -16,11 +16,11 @@
 # Run from anywhere: `bash tests/integration/faults.sh` (make integration).  FAULTS_NO_MOUNT=1
 # takes the paths used where mounting is not allowed (RLIMIT_FSIZE, skipped read-only case).
 set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT" || exit 2
+# shellcheck source=tests/integration/lib/common.sh
+FG_DIE_RC=2 FG_DIE_TAG=
+source "$(dirname "$0")/lib/common.sh"
 FITGATE=${FITGATE:-$ROOT/build/fitgate}
 LIB=${LIB:-$ROOT/build/libfitgate.a}
-die() { echo "faults.sh: $*" >&2; exit 2; }
 [ -x "$FITGATE" ] || die "$FITGATE missing: run make first"
 [ -f "$LIB" ] || die "$LIB missing: run make first"
 

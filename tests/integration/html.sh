@@ -14,10 +14,9 @@
 # throw-away profile, each run in its own process group, killed after 120 s at most.
 # Installs chromium with apt when it is missing (CI: root on Debian 12).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=tests/integration/lib/common.sh
+source "$(dirname "$0")/lib/common.sh"
 
-log() { echo "html.sh: $*"; }
-die() { echo "html.sh: FAIL: $*" >&2; exit 1; }
 
 [ -x build/fitgate ] || die "build/fitgate missing (run make all)"
 # CHROMIUM (installed when missing), T (removed on exit), chromium_run ...

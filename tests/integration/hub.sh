@@ -8,14 +8,14 @@
 # Needs lighttpd and a C compiler; installs lighttpd with apt-get when missing.
 # Every server it starts is stopped on exit, failure or interrupt.
 set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT" || exit 2
+# shellcheck source=tests/integration/lib/common.sh
+FG_DIE_RC=2 FG_DIE_TAG=
+source "$(dirname "$0")/lib/common.sh"
 FITGATE=${FITGATE:-$ROOT/build/fitgate}
 FIX=$ROOT/tests/fixtures/hub
 SHA=0123456789abcdef0123456789abcdef01234567   # the commit our hub claims for every main
 TOKEN=hf_fitgate_test_token
 
-die() { echo "hub.sh: $*" >&2; exit 2; }
 [ -x "$FITGATE" ] || die "$FITGATE missing: run make first"
 
 # lighttpd serves the hub; mod_openssl and openssl make the TLS-verification case.

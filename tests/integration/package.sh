@@ -22,11 +22,10 @@
 # itself: packages purged, temporary directories removed, an admin's own fitgate files
 # under /etc/slurm put back.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=tests/integration/lib/common.sh
+source "$(dirname "$0")/lib/common.sh"
 SRC=$PWD
 
-log() { echo "package.sh: $*"; }
-die() { echo "package.sh: FAIL: $*" >&2; exit 1; }
 
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null || ! command -v dpkg >/dev/null; then
     log "skipped: needs root on a Debian system (dpkg, apt-get)"

@@ -34,11 +34,11 @@
 #     no torch, where python3 is installed (skipped, and said, where it is not).
 # Needs build/fitgate (make all).  In a git checkout the file list is git's.
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=tests/integration/lib/common.sh
+source "$(dirname "$0")/lib/common.sh"
 
 fail=0
 bad() { echo "refs.sh: FAIL: $*" >&2; fail=1; }
-die() { echo "refs.sh: FAIL: $*" >&2; exit 1; }
 
 [ -x build/fitgate ] || die "build/fitgate missing (run make all)"
 

@@ -15,10 +15,9 @@
 #     the hostile model path escaped; screenshot build/report-audit.png, 1400 x 1800.
 # Installs chromium with apt when it is missing (CI: root on Debian 12).
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+# shellcheck source=tests/integration/lib/common.sh
+source "$(dirname "$0")/lib/common.sh"
 
-log() { echo "report.sh: $*"; }
-die() { echo "report.sh: FAIL: $*" >&2; exit 1; }
 
 FG=build/fitgate
 A=tests/fixtures/audit

@@ -12,11 +12,11 @@
 # Run from anywhere: `bash tests/integration/sanitize.sh` (make integration).  SAN_BUILD and
 # SAN_JOBS (default: the CPUs) may be set.
 set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT" || exit 2
+# shellcheck source=tests/integration/lib/common.sh
+FG_DIE_RC=2 FG_DIE_TAG=
+source "$(dirname "$0")/lib/common.sh"
 SAN_BUILD=${SAN_BUILD:-build/san}
 JOBS=${SAN_JOBS:-$(nproc 2>/dev/null || echo 2)}
-die() { echo "sanitize.sh: $*" >&2; exit 2; }
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1:detect_stack_use_after_return=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

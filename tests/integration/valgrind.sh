@@ -10,10 +10,10 @@
 # under tests/fixtures/models or paths).  Installs valgrind with apt-get when missing.
 # Prints the slowest invocations and the wall time, so CI cost stays visible.
 set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$ROOT" || exit 2
+# shellcheck source=tests/integration/lib/common.sh
+FG_DIE_RC=2 FG_DIE_TAG=
+source "$(dirname "$0")/lib/common.sh"
 FITGATE=${FITGATE:-$ROOT/build/fitgate}
-die() { echo "valgrind.sh: $*" >&2; exit 2; }
 [ -x "$FITGATE" ] || die "$FITGATE missing: run make first"
 
 if ! command -v valgrind >/dev/null 2>&1; then

@@ -13,13 +13,13 @@
 # against that prefix's headers in build/slurm-26.05 (make SLURM_PREFIX=...): a SPANK plugin
 # loads only into the release it was compiled for.  munged is Debian's either way.
 
-ME=$(basename "$0")
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
-cd "$REPO" || exit 2
+FG_DIE_RC=2 FG_DIE_TAG=
+# shellcheck source=tests/integration/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+REPO=$ROOT
 HERE=$REPO/tests/integration/slurm
 PASS=0
 FAIL=0
-die() { echo "$ME: $*" >&2; exit 2; }
 
 # shellcheck source=tests/integration/slurm/cluster.sh
 source "$HERE/cluster.sh"

@@ -1,0 +1,16 @@
+# tests/integration/lib/common.sh - what every integration script shares.  Source it first:
+#
+#   FG_DIE_RC=2 FG_DIE_TAG=          (optional: die's exit status and prefix; default 1, "FAIL: ")
+#   source "$(dirname "$0")/lib/common.sh"
+#
+# Sets ME (the script's name, in every message) and ROOT (the repository), makes ROOT the
+# working directory, and defines die MESSAGE (to stderr, then exit FG_DIE_RC: 1 a check
+# failed, 2 what the check needs is missing) and log MESSAGE (to stdout).
+# shellcheck shell=bash
+ME=${ME:-$(basename "$0")}
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
+cd "$ROOT" || exit 2
+FG_DIE_RC=${FG_DIE_RC:-1}
+FG_DIE_TAG=${FG_DIE_TAG-FAIL: }
+die() { echo "$ME: $FG_DIE_TAG$*" >&2; exit "$FG_DIE_RC"; }
+log() { echo "$ME: $*"; }
