@@ -41,13 +41,29 @@
  *  unsloth    HF Trainer + peft with use_gradient_checkpointing="unsloth" and a fused,
  *             chunked cross entropy (unsloth kernels/cross_entropy_loss.py); one GPU per process.
  *  nemo, megatron: Megatron-Core optimizer/distrib_optimizer.py (bf16 parameters; fp32 main
- *             parameters and Adam states sharded over DP: use_distributed_optimizer in NeMo 2
- *             recipes), distributed/param_and_grad_buffer.py (fp32 main_grad buffer,
- *             accumulate_allreduce_grads_in_fp32), TE / apex FusedAdam; TP, PP (1F1B),
- *             EP and CP in parallel_state.py.
+ *             parameters and Adam states sharded over DP), distributed/param_and_grad_buffer.py
+ *             (the main_grad buffer, allocated once: alive through forward and backward;
+ *             fp32 under Megatron-LM's bf16 default, arguments.py
+ *             accumulate_allreduce_grads_in_fp32, and Megatron-Bridge's ddp default
+ *             grad_reduce_in_fp32=True; --grad-reduce-dtype bf16 as the Bridge DeepSeek /
+ *             Gemma-2 recipes set it), TE / apex FusedAdam; TP, PP (1F1B), EP and CP in
+ *             parallel_state.py; activations per layer as theoretical_memory_usage.py counts
+ *             them (Megatron-LM d98e8a6, core_v0.15).  The rows differ by their defaults:
+ *             Megatron-LM's arguments.py leaves --use-distributed-optimizer and
+ *             --sequence-parallel off (megatron: ZeRO-0 unless --zero 1); NeMo 2 and
+ *             Megatron-Bridge recipes turn both on (Bridge recipes/llama/h100/llama3.py:
+ *             cfg.model.sequence_parallel = True with TP > 1, cfg.ddp.use_distributed_optimizer
+ *             = True; Bridge 067f987, v0.2).
+ *  DDP        transformers / accelerate / lit-gpt data parallel without ZeRO is torch DDP
+ *             with gradient_as_bucket_view=False (accelerate 1.15 utils/dataclasses.py
+ *             DistributedDataParallelKwargs; Lightning DDPStrategy): its buckets hold a
+ *             second copy of the gradients.
  *  deepspeed  runtime/bf16_optimizer.py and zero/stage_1_and_2.py (bf16 parameters and
  *             gradients; fp32 master weights with the Adam states, partitioned from ZeRO-1:
- *             the ZeRO paper's 2 + 2 + 12 bytes), ops/adam/fused_adam.py, pipe/engine.py (1F1B).
+ *             the ZeRO paper's 2 + 2 + 12 bytes), ops/adam/fused_adam.py, pipe/engine.py (1F1B);
+ *             stage_1_and_2.py step (the gradient partition converted to fp32) and
+ *             backward_prologue (reduce_bucket_size 5e8 elements, zero/config.py), stage3.py
+ *             sub_group_size 1e9 (DeepSpeed v0.19.5).
  *  vllm       vllm config (CacheConfig.gpu_memory_utilization = 0.9: the engine's budget of
  *             the whole card), worker/gpu_worker.py determine_available_memory (weights, the
  *             profile run's activations and non-torch memory come off the budget, the rest is
@@ -59,7 +75,8 @@
     .layouts = FG_LAY_PP | FG_LAY_ZERO, .naive_pp = true, .trains = true, .serves = true,     \
     .qlora = true,                                                                            \
     .lora_base_torch_dtype = true, .lora_autocast = true,                                     \
-    .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW
+    .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW, \
+    .ddp_buckets = true
 
 static const struct fg_framework table[] = {
     {.name = "hf", .aliases = "transformers,trainer,accelerate,trl,peft",
@@ -70,7 +87,7 @@ static const struct fg_framework table[] = {
      .full_precision = FG_PREC_BF16_MIXED,
      .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW, .chunked_ce = true,
      .ce_kept = FG_CE_COMPUTE, .kv_expanded = true, .unsharded_copy = true, .dp_zero = 3, .lora_base_dtype = true, .lora_fused_qkv = true,
-     .lora_dropout = 0.05f, .no_dropout = true,
+     .lora_dropout = 0.05f, .no_dropout = true, .ddp_buckets = true,
      .source = "litgpt finetune/lora.py, utils.py chunked_cross_entropy; Lightning amp.py"},
     {.name = "torchtune", .aliases = "", .label = "torchtune", .layouts = FG_LAY_ZERO,
      .trains = true, .qlora = true, .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16,
@@ -94,17 +111,19 @@ static const struct fg_framework table[] = {
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
      .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16,
      .master = FG_MASTER_OPTIMIZER, .main_grad_bytes = 4, .optimizer = FG_OPT_ADAMW_FUSED,
-     .dp_zero = 1, .source = "megatron/core/optimizer/distrib_optimizer.py; NeMo 2 recipes"},
+     .dp_zero = 1, .grads_persist = true, .te_act = true, .sp = true,
+     .source = "megatron/core/optimizer/distrib_optimizer.py; NeMo 2 / Megatron-Bridge recipes"},
     {.name = "megatron", .aliases = "megatron-lm,megatron-core,mcore",
      .label = "Megatron-LM/Megatron-Core",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
      .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16,
      .master = FG_MASTER_OPTIMIZER, .main_grad_bytes = 4, .optimizer = FG_OPT_ADAMW_FUSED,
-     .dp_zero = 1, .source = "megatron/core/optimizer/distrib_optimizer.py, param_and_grad_buffer.py"},
+     .grads_persist = true, .te_act = true,
+     .source = "megatron/core/optimizer/distrib_optimizer.py, param_and_grad_buffer.py"},
     {.name = "deepspeed", .aliases = "ds", .label = "DeepSpeed",
      .layouts = FG_LAY_PP | FG_LAY_ZERO, .trains = true, .lora_base_torch_dtype = true,
      .full_precision = FG_PREC_BF16, .master = FG_MASTER_OPTIMIZER, .main_grad_bytes = 2,
-     .optimizer = FG_OPT_ADAMW_FUSED,
+     .optimizer = FG_OPT_ADAMW_FUSED, .ds_buffers = true,
      .source = "deepspeed runtime/bf16_optimizer.py, zero/stage_1_and_2.py, pipe/engine.py"},
     {.name = "vllm", .aliases = "", .label = "vLLM", .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP,
      .serves = true, .gpu_util = 0.9,

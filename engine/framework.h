@@ -61,6 +61,12 @@ struct fg_framework {
     float lora_dropout;        /* its default LoRA dropout */
     bool no_dropout;           /* its own modules: no attention or hidden dropout */
     double gpu_util;           /* serving: share of the card the engine takes (0: none) */
+    /* Training buffers and kernels (job.h says what each keeps) */
+    bool grads_persist;        /* gradient buffer allocated once (Megatron param_and_grad_buffer) */
+    bool ddp_buckets;          /* DP without ZeRO through torch DDP, gradient_as_bucket_view off */
+    bool ds_buffers;           /* DeepSpeed ZeRO's fp32 gradient partition and reduce bucket */
+    bool te_act;               /* activations as Megatron-Core + Transformer Engine save them */
+    bool sp;                   /* sequence parallel on by default (its recipes) */
     const char *source;        /* where the row's facts come from */
 };
 

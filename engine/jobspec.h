@@ -54,6 +54,11 @@ struct fg_jobspec {
     uint32_t gpus;                     /* --ft-gpus (0 = not given) */
     char override_reason[200];         /* --ft-override */
     double gpu_util;                   /* serving share of the card; 0 = the framework's */
+    uint64_t global_batch;             /* samples per optimizer step (the CLI's --global-batch;
+                                          0: none): sets job.grad_accum where the job's data
+                                          parallel is known (policies/assess.c) */
+    unsigned grad_reduce_bytes;        /* --grad-reduce-dtype: 4 fp32, 2 bf16; 0 not given */
+    unsigned state_dtype_bytes;        /* --optimizer-state-dtype: the same */
     uint64_t given;                    /* bit id: option id was given */
     char spelling[8];                  /* "--" or "--ft-": option names in messages */
     size_t n_notes;

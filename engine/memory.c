@@ -118,6 +118,17 @@ uint64_t fg_estimate_at(const struct fg_estimate *e, uint64_t batch)
     return t > e->step_bytes ? t : e->step_bytes;
 }
 
+uint64_t fg_estimate_accum_at(const struct fg_estimate *e, uint64_t mb)
+{
+    uint64_t t = fg_estimate_at(e, mb);
+    if (mb < e->batch && e->accum_bytes) {
+        uint64_t a = fg__add_sat(fg__add_sat(e->static_bytes, e->accum_bytes),
+                                 fg__mul_sat(e->per_sample_bytes, mb));
+        t = a > t ? a : t;
+    }
+    return t;
+}
+
 static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
                           struct fg_estimate *e, struct fg_err *err)
 {
@@ -224,6 +235,10 @@ struct train {
     uint64_t overhead;
     /* train_activations */
     uint64_t sq, act;
+    uint64_t loss_tok;       /* train_fused_loss: bytes per token */
+    /* train_buffers: in both phases (DDP's buckets), the step's own (DeepSpeed's fp32
+     * gradient partition) */
+    uint64_t both_extra, step_extra;
 };
 
 /* The bytes per element of weights, gradients and optimizer states, and the ZeRO shards. */
@@ -245,7 +260,9 @@ static void train_bytes(struct train *x)
     x->state_bytes = x->obytes;
     if (x->master_opt) {
         x->gbytes = job->main_grad_bytes ? job->main_grad_bytes : 4;
-        x->state_bytes = x->adam ? 8 : job->optimizer == FG_OPT_ADAMW_8BIT ? 2 : 4;
+        /* Megatron's precision-aware optimizer with bf16 moments (job.h bf16_states) */
+        x->state_bytes = x->adam ? (job->bf16_states ? 4 : 8)
+                       : job->optimizer == FG_OPT_ADAMW_8BIT ? 2 : job->bf16_states ? 2 : 4;
         x->obytes = 4 + x->state_bytes;
     }
     /* Under ZeRO-3 / FSDP the data-parallel group also spans the context-parallel ranks
@@ -305,8 +322,15 @@ static void train_states_full(struct train *x)
     uint64_t params = x->params, experts_here = x->experts_here;
     b->gradients = sharded_bytes(params, experts_here, x->gbytes, x->shard_g, job->ep);
     b->optimizer = sharded_bytes(params, experts_here, x->obytes, x->shard_o, job->ep);
-    add_line(e, "gradients", b->gradients, false, "parameter dtype",
-             "gradients: %u B x %llu params", x->gbytes, (unsigned long long)params);
+    /* Alive through forward and backward (struct train grads_alive): Megatron's buffer
+     * always, torch's .grad from the second accumulated micro-batch on. */
+    add_line(e, "gradients", b->gradients, false,
+             job->grads_persist ? "Megatron param_and_grad_buffer.py grad_data"
+             : job->grad_accum > 1 ? "transformers Trainer gradient accumulation"
+                                   : "parameter dtype",
+             "gradients: %u B x %llu params%s", x->gbytes, (unsigned long long)params,
+             job->grads_persist ? ", one buffer alive throughout"
+             : job->grad_accum > 1 ? ", alive across the accumulated micro-batches" : "");
     if (x->master_opt)
         add_line(e, "optimizer", b->optimizer, false,
                  "Megatron distrib_optimizer.py; ZeRO paper",
@@ -349,16 +373,32 @@ static void train_states_adapters(struct train *x)
     unsigned ab = job->lora_base_dtype ? x->pbytes : 4;
     unsigned aob = !job->lora_base_dtype || job->optimizer == FG_OPT_ADAMW_8BIT ? x->obytes
                  : x->adam ? 2 * ab : ab;
-    e->b.adapters = fg__add_sat(
-        fg__add_sat(sharded_bytes(adapters, 0, ab, x->shard_w, job->ep),
-                    sharded_bytes(adapters, 0, ab, x->shard_g, job->ep)),
-        sharded_bytes(adapters, 0, aob, x->shard_o, job->ep));
-    add_line(e, "adapters", e->b.adapters, false,
-             job->lora_base_dtype ? "lit-gpt / torchtune LoRA" : "peft autocast_adapter_dtype",
-             "LoRA r=%u: %llu adapter params x %u B (%s weight, grad, %s)%s",
+    uint64_t wg = fg__add_sat(sharded_bytes(adapters, 0, ab, x->shard_w, job->ep),
+                              sharded_bytes(adapters, 0, ab, x->shard_g, job->ep));
+    uint64_t states = sharded_bytes(adapters, 0, aob, x->shard_o, job->ep);
+    /* ZeRO-Offload / FSDP CPUOffload move what trains, adapters as a full fine-tune's
+     * weights: the optimizer's states (DeepSpeed zero/stage_1_and_2.py cpu_offload: the fp32
+     * partition and its Adam states on the CPU), and with params also the adapters' weights
+     * and gradients (FSDP CPUOffload offload_params; DeepSpeed offload_param).  The frozen
+     * base stays counted on the GPU (it is gathered there for every forward). */
+    uint64_t all = fg__add_sat(wg, states);
+    if (job->offload != FG_OFFLOAD_NONE)
+        states = 0;
+    if (job->offload == FG_OFFLOAD_PARAMS)
+        wg = 0;
+    e->b.adapters = fg__add_sat(wg, states);
+    add_line(e, "adapters", e->b.adapters ? e->b.adapters : all, false,
+             job->offload != FG_OFFLOAD_NONE ? "DeepSpeed ZeRO-Offload; FSDP CPUOffload"
+             : job->lora_base_dtype          ? "lit-gpt / torchtune LoRA"
+                                             : "peft autocast_adapter_dtype",
+             "LoRA r=%u: %llu adapter params x %u B (%s weight, grad, %s)%s%s",
              job->lora_rank, (unsigned long long)adapters, 2 * ab + aob,
              ab == 4 ? "fp32" : "bf16", fg_optimizer_name(job->optimizer),
-             x->shard_o > 1 ? ", sharded over DP" : "");
+             x->shard_o > 1 ? ", sharded over DP" : "",
+             job->offload == FG_OFFLOAD_PARAMS      ? "; all on the CPU (offload)"
+             : job->offload == FG_OFFLOAD_OPTIMIZER ? "; states on the CPU (offload)" : "");
+    if (!e->b.adapters)
+        offloaded(e, x->lines, "adapters", "DeepSpeed offload_param; FSDP CPUOffload");
 }
 
 /* Runtime transients that do not grow with the batch: autocast's weight copies, QLoRA's
@@ -434,6 +474,53 @@ static void train_overheads(struct train *x)
     x->overhead = overhead;
 }
 
+/* DeepSpeed's defaults (runtime/zero/config.py, v0.19.5): reduce_bucket_size and ZeRO-3's
+ * sub_group_size, in elements. */
+#define DS_REDUCE_BUCKET 500000000ull
+#define DS_SUB_GROUP 1000000000ull
+
+/* The data-parallel machinery's own buffers (job.h ddp_buckets, ds_buffers), over what
+ * trains: every parameter of a full fine-tune, the adapters of a LoRA. */
+static void train_buffers(struct train *x)
+{
+    const struct fg_job *job = x->job;
+    struct fg_estimate *e = x->e;
+    uint64_t trained = x->full ? x->params : x->adapters;
+    uint64_t experts = x->full ? x->experts_here : 0;
+    unsigned gb = x->full ? x->gbytes : job->lora_base_dtype ? x->pbytes : 4;
+    uint64_t add = 0;
+    if (job->ddp_buckets && x->dp > 1 && job->zero == 0) {
+        /* torch DDP (gradient_as_bucket_view=False): buckets of every gradient, in its
+         * dtype, allocated with the reducer and kept; each .grad is copied in. */
+        uint64_t bucket = sharded_bytes(trained, experts, gb, 1, job->ep);
+        x->both_extra = bucket;
+        add = fg__add_sat(add, bucket);
+        add_line(e, "overhead", bucket, false, "torch DDP reducer, gradient_as_bucket_view=False",
+                 "DDP buckets: a second copy of %llu gradients x %u B",
+                 (unsigned long long)trained, gb);
+    }
+    if (job->ds_buffers && job->zero >= 1 && job->offload == FG_OFFLOAD_NONE) {
+        /* DeepSpeed ZeRO: gradients reduce through a bucket of reduce_bucket_size elements
+         * in the model dtype (stage_1_and_2.py backward_prologue; two under ZeRO-3, whose
+         * overlap_comm is on), and the step converts the rank's gradient partition to fp32
+         * (stage_1_and_2.py step: flat_grad_partition.to(fp32); ZeRO-3 one sub-group of
+         * sub_group_size elements at a time, stage3.py). */
+        uint64_t bucket = DS_REDUCE_BUCKET * gb * (job->zero >= 3 ? 2 : 1);
+        uint64_t part = trained / (x->shard_o ? x->shard_o : 1);
+        if (job->zero >= 3 && part > DS_SUB_GROUP)
+            part = DS_SUB_GROUP;
+        x->step_extra = gb < 4 ? fg__mul_sat(part, 4) : 0; /* .to(fp32) of fp32: no copy */
+        add = fg__add_sat(add, bucket);
+        add_line(e, "overhead", bucket, false, "DeepSpeed zero/config.py reduce_bucket_size",
+                 "ZeRO reduce bucket%s: 5e8 elements x %u B", job->zero >= 3 ? "s (two)" : "", gb);
+        add_line(e, "overhead", x->step_extra, false, "DeepSpeed stage_1_and_2.py / stage3.py step",
+                 "fp32 copy of the rank's gradient partition: 4 B x %llu, step phase only",
+                 (unsigned long long)part);
+    }
+    x->overhead = fg__add_sat(x->overhead, add);
+    e->b.overhead = fg__add_sat(e->b.overhead, add);
+}
+
 /* The per-sample activations: the blocks' kept tensors (or the recompute's), the attention
  * scores, and what the framework keeps beside them (dropout masks, 4-bit inputs). */
 static void train_activations(struct train *x)
@@ -450,10 +537,21 @@ static void train_activations(struct train *x)
      * (Megatron-Core context parallel, transformer/attention.py with ring attention). */
     uint64_t sq = job->cp > 1 ? (seq + job->cp - 1) / job->cp : seq;
     uint64_t act_tok;
-    if (job->grad_ckpt) {
+    /* Sequence parallel splits the block inputs a recompute keeps over TP too (struct act) */
+    uint64_t in_tok = (uint64_t)x->kept.r * m->hidden / (x->kept.sp ? x->tp : 1);
+    if (job->act_offload) {
+        /* job.h act_offload: the blocks' saved tensors (or, with recompute, their inputs)
+         * are on the CPU; the GPU keeps the block in backward and the forward stash, at most
+         * one block more, and the sides (the head under torchtune's NoOpManager). */
+        act_tok = 2 * act_block_max + act_other;
+        add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
+                 "torchtune _activation_offloading.py OffloadActivations",
+                 "offloaded to the CPU: two blocks' working set stay, %llu tokens",
+                 (unsigned long long)sq);
+    } else if (job->grad_ckpt) {
         /* Recompute per block [KOR full recompute]: keep each block's input
          * (r h) and one block's working set during its backward. */
-        act_tok = layers_here * x->kept.r * m->hidden + act_block_max + act_other;
+        act_tok = layers_here * in_tok + act_block_max + act_other;
         add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
                  "Korthikanti 2022, full recompute",
                  "checkpointed: %llu block inputs + one block's working set, %llu tokens",
@@ -469,7 +567,8 @@ static void train_activations(struct train *x)
     }
     /* Attention that keeps its scores (model.h score_bytes) keeps heads x s of them per
      * token in each block, one block's under recompute. */
-    uint64_t score = x->t.sum[S_SCORE] / (job->grad_ckpt && layers_here ? layers_here : 1);
+    bool one_block = job->grad_ckpt || job->act_offload; /* what the GPU keeps of the blocks */
+    uint64_t score = x->t.sum[S_SCORE] / (one_block && layers_here ? layers_here : 1);
     score = fg__mul_sat(fg__mul_sat(fg__mul_sat(score, sq), seq), inflight);
     add_line(e, "activations", score, true,
              job->attention != FG_ATTN_EAGER ? "torch SDPA math path (fewer K/V heads)"
@@ -479,7 +578,7 @@ static void train_activations(struct train *x)
              (unsigned long long)sq, (unsigned long long)seq);
     /* What the framework keeps beside the modelling code's tensors (struct act), per token
      * in each block, one block's under recompute, as the scores. */
-    uint64_t per_block = job->grad_ckpt && layers_here ? layers_here : 1, framework = 0;
+    uint64_t per_block = one_block && layers_here ? layers_here : 1, framework = 0;
     static const struct {
         int sum;
         const char *source, *what;
@@ -507,6 +606,48 @@ static void train_activations(struct train *x)
     x->sq = sq;
 }
 
+/*
+ * The fused losses (job.h fg_loss): what they keep per token, into x->loss_tok, and
+ * Liger's head gradient, into the static overhead.  Both start the backward with the head
+ * input's gradient (c h per token) beside every kept activation.
+ *   liger  LigerFusedLinearCrossEntropyFunction.forward (Liger-Kernel v0.8.2
+ *          ops/fused_linear_cross_entropy.py fused_linear_cross_entropy_forward): grad_input
+ *          (zeros_like the input), an fp32 loss per token, and one chunk's logits in the
+ *          compute dtype, chunk_size = next_power_of_2(ceil(BT / ceil(V / H))) tokens (under
+ *          2 BT / ceil(V / H)); grad_weight (zeros_like the head's weight) where the head
+ *          trains;
+ *   cce    apple/ml-cross-entropy cut_cross_entropy/cce.py LinearCrossEntropyFunction:
+ *          save_for_backward(e, c, bias, lse, ...): the fp32 log-sum-exp per token, the
+ *          logits recomputed blockwise in backward and never materialized.
+ */
+static void train_fused_loss(struct train *x, unsigned c)
+{
+    const struct fg_model *m = x->m;
+    const struct fg_job *job = x->job;
+    struct fg_estimate *e = x->e;
+    uint64_t h = m->hidden, v = m->vocab / x->tp;
+    if (job->loss == FG_LOSS_LIGER) {
+        uint64_t inc = h ? (v + h - 1) / h : 1;
+        x->loss_tok = c * h + 4 + 2 * c * v / (inc ? inc : 1);
+        add_line(e, "logits", x->loss_tok * x->sq, true, "Liger-Kernel fused_linear_cross_entropy.py",
+                 "fused linear CE: input grad, fp32 loss, one chunk's logits, %llu tokens",
+                 (unsigned long long)x->sq);
+        if (x->full) {
+            uint64_t gw = fg__mul_sat(v * h, x->wbytes);
+            x->overhead = fg__add_sat(x->overhead, gw);
+            e->b.overhead = fg__add_sat(e->b.overhead, gw);
+            add_line(e, "overhead", gw, false, "Liger-Kernel fused_linear_cross_entropy.py",
+                     "the head's weight gradient, made in the forward: %u B x %llu",
+                     x->wbytes, (unsigned long long)(v * h));
+        }
+    } else {
+        x->loss_tok = c * h + 4;
+        add_line(e, "logits", x->loss_tok * x->sq, true, "ml-cross-entropy cce.py (no logits)",
+                 "cut CE: fp32 log-sum-exp and the input's grad, %llu tokens",
+                 (unsigned long long)x->sq);
+    }
+}
+
 /* The logits and loss, the allocator's share, and the totals of the two phases. */
 static int train_totals(struct train *x, struct fg_err *err)
 {
@@ -532,15 +673,20 @@ static int train_totals(struct train *x, struct fg_err *err)
         uint64_t per_tok = job->chunked_ce ? (uint64_t)(c + lsm) * m->vocab / x->tp
                                            : 12ull * m->vocab / x->tp;
         logits = fg__mul_sat(per_tok, sq);
-        add_line(e, "logits", logits, true,
-                 !job->chunked_ce ? "transformers ForCausalLMLoss fp32 upcast"
-                 : job->ce_kept == FG_CE_FP32 ? "torchtune CEWithChunkedOutputLoss"
-                 : job->ce_kept == FG_CE_COMPUTE ? "lit-gpt chunked_cross_entropy"
-                                                 : "unsloth Fast_CrossEntropyLoss",
-                 "%s: %llu tokens x %llu vocab x %llu B", job->chunked_ce ? "chunked CE"
-                                                                         : "logits + fp32 loss",
-                 (unsigned long long)sq, (unsigned long long)m->vocab,
-                 (unsigned long long)per_tok / (m->vocab ? m->vocab : 1));
+        if (job->loss != FG_LOSS_DEFAULT) {
+            train_fused_loss(x, c);
+            logits = fg__mul_sat(x->loss_tok, sq);
+        } else {
+            add_line(e, "logits", logits, true,
+                     !job->chunked_ce ? "transformers ForCausalLMLoss fp32 upcast"
+                     : job->ce_kept == FG_CE_FP32 ? "torchtune CEWithChunkedOutputLoss"
+                     : job->ce_kept == FG_CE_COMPUTE ? "lit-gpt chunked_cross_entropy"
+                                                     : "unsloth Fast_CrossEntropyLoss",
+                     "%s: %llu tokens x %llu vocab x %llu B",
+                     job->chunked_ce ? "chunked CE" : "logits + fp32 loss",
+                     (unsigned long long)sq, (unsigned long long)m->vocab,
+                     (unsigned long long)per_tok / (m->vocab ? m->vocab : 1));
+        }
     }
     /* Caching-allocator fragmentation: reserved runs ~5% over allocated for
      * the batch-dependent tensors (xMem arXiv 2510.21048; LLMem arXiv 2404.10933, 2 MiB blocks;
@@ -563,14 +709,25 @@ static int train_totals(struct train *x, struct fg_err *err)
                                             x->shard_o, job->ep)
                             : 0;
         e->static_bytes = fg__add_sat(fg__add_sat(b->weights, b->optimizer), x->overhead);
+        /* Gradients alive in the forward / backward phase too: Megatron's buffer always
+         * (job.h grads_persist), torch's .grad once micro-batches accumulate into it
+         * (job.h grad_accum); otherwise a smaller micro-batch with accumulation would add
+         * them (accum_bytes, fg_estimate_accum_at). */
+        if (job->grads_persist || job->grad_accum > 1)
+            e->static_bytes = fg__add_sat(e->static_bytes, b->gradients);
+        else
+            e->accum_bytes = b->gradients;
         e->step_bytes = fg__add_sat(fg__add_sat(fg__add_sat(b->weights, b->gradients), b->optimizer), temp);
         e->step_bytes = fg__add_sat(e->step_bytes, x->copy_w);
+        e->step_bytes = fg__add_sat(e->step_bytes, fg__add_sat(x->both_extra, x->step_extra));
         add_line(e, "overhead", temp, false, "torch foreach AdamW step",
                  "optimizer step temporaries (sqrt of v), step phase only");
-        b->overhead = fg__add_sat(b->overhead, temp);
+        b->overhead = fg__add_sat(fg__add_sat(b->overhead, temp), x->step_extra);
     } else {
+        b->overhead = fg__add_sat(b->overhead, x->step_extra);
         e->static_bytes = fg__add_sat(fg__add_sat(fg__add_sat(b->weights, b->gradients),
                                           fg__add_sat(b->optimizer, b->adapters)), x->overhead);
+        e->static_bytes = fg__add_sat(e->static_bytes, x->step_extra); /* one phase */
     }
     e->per_sample_bytes = fg__add_sat(fg__add_sat(act, logits), frag);
     e->total_bytes = fg_estimate_at(e, job->batch);
@@ -647,6 +804,7 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     else
         train_states_adapters(&x);
     train_overheads(&x);
+    train_buffers(&x);
     /* ---- per-sample part ---- */
     train_activations(&x);
     return train_totals(&x, err);
