@@ -99,6 +99,7 @@ ENGINE_SRCS := \
 	engine/job.c \
 	engine/memory_node.c \
 	engine/memory_stage.c \
+	engine/memory_train.c \
 	engine/memory.c \
 	engine/framework.c \
 	engine/jobspec.c \

@@ -32,6 +32,7 @@
 
 #include "fmt.h"
 #include "memory_stage.h"
+#include "memory_train.h"
 #include "sat.h"
 
 /* The tied matrix on a pipeline stage that holds the head but not the embedding: that stage
@@ -55,28 +56,8 @@ static double quant_bytes(enum fg_quant q)
                                 : 0.5 + 4.0 / 64;
 }
 
-/*
- * Bytes of `all` parameters (of which `experts` are routed experts) at
- * `bytes` each, sharded over DP by a ZeRO stage: dense parameters over the
- * DP ranks, routed experts over the expert-data-parallel group (DP / EP):
- * EP has already split the experts, so the distributed optimizer shards
- * each expert over the ranks that hold it (Megatron expert_data_parallel).
- */
-static uint64_t sharded_bytes(uint64_t all, uint64_t experts, double bytes, uint64_t shard,
-                              uint32_t ep)
-{
-    uint64_t shard_e = shard > 1 && ep > 1 ? (shard / ep ? shard / ep : 1) : shard;
-    double dense = (double)(all - experts) * bytes / (double)shard;
-    double exp = (double)experts * bytes / (double)shard_e;
-    double t = dense + exp;
-    return t >= 1.8e19 ? UINT64_MAX : (uint64_t)t;
-}
 
-static void put_line(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
-                      const char *source, const char *fmt, ...)
-    __attribute__((format(printf, 6, 7)));
-
-static void put_line(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
+void fg__put_line(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
                       const char *source, const char *fmt, ...)
 {
     if (bytes == 0 || e->n_lines >= FG_ESTIMATE_MAX_LINES)
@@ -108,9 +89,6 @@ static void offloaded(struct fg_estimate *e, bool lines, const char *key, const 
     }
 }
 
-/* A totals-only estimate starts with its lines full (estimate()): not even the call. */
-#define add_line(e, ...) \
-    ((e)->n_lines < FG_ESTIMATE_MAX_LINES ? put_line((e), __VA_ARGS__) : (void)0)
 
 uint64_t fg_estimate_at(const struct fg_estimate *e, uint64_t batch)
 {
@@ -209,37 +187,6 @@ static int check_job(const struct fg_job *job, struct fg_err *err)
     return 0;
 }
 
-/*
- * One training estimate as its phases read it (estimate() fills the first group, each
- * phase the fields after): the stage's sums, the bytes per element and the ZeRO shards
- * (train_static), the static transients (train_overheads), the kept activations
- * (train_activations), the logits and the two phases' totals (train_totals).
- */
-struct train {
-    const struct fg_model *m;
-    const struct fg_job *job;
-    struct fg_estimate *e;
-    bool lines;              /* e gets its lines (estimate(): false for totals only) */
-    struct act kept;
-    struct stage_sums t;
-    uint64_t seq;
-    bool full;
-    unsigned pbytes;         /* parameter bytes */
-    uint32_t tp, dp;         /* dp: spans the context-parallel ranks (train_static) */
-    uint64_t params, linear, quantizable, adapters, largest_linear, experts_here, layers_here;
-    /* train_static */
-    unsigned wbytes, gbytes, obytes, state_bytes;
-    bool adam, master_opt, want_copy;
-    uint64_t shard_w, shard_g, shard_o, copy_w;
-    /* train_overheads */
-    uint64_t overhead;
-    /* train_activations */
-    uint64_t sq, act;
-    uint64_t loss_tok;       /* train_fused_loss: bytes per token */
-    /* train_buffers: in both phases (DDP's buckets), the step's own (DeepSpeed's fp32
-     * gradient partition) */
-    uint64_t both_extra, step_extra;
-};
 
 /* The bytes per element of weights, gradients and optimizer states, and the ZeRO shards. */
 static void train_bytes(struct train *x)
@@ -474,52 +421,6 @@ static void train_overheads(struct train *x)
     x->overhead = overhead;
 }
 
-/* DeepSpeed's defaults (runtime/zero/config.py, v0.19.5): reduce_bucket_size and ZeRO-3's
- * sub_group_size, in elements. */
-#define DS_REDUCE_BUCKET 500000000ull
-#define DS_SUB_GROUP 1000000000ull
-
-/* The data-parallel machinery's own buffers (job.h ddp_buckets, ds_buffers), over what
- * trains: every parameter of a full fine-tune, the adapters of a LoRA. */
-static void train_buffers(struct train *x)
-{
-    const struct fg_job *job = x->job;
-    struct fg_estimate *e = x->e;
-    uint64_t trained = x->full ? x->params : x->adapters;
-    uint64_t experts = x->full ? x->experts_here : 0;
-    unsigned gb = x->full ? x->gbytes : job->lora_base_dtype ? x->pbytes : 4;
-    uint64_t add = 0;
-    if (job->ddp_buckets && x->dp > 1 && job->zero == 0) {
-        /* torch DDP (gradient_as_bucket_view=False): buckets of every gradient, in its
-         * dtype, allocated with the reducer and kept; each .grad is copied in. */
-        uint64_t bucket = sharded_bytes(trained, experts, gb, 1, job->ep);
-        x->both_extra = bucket;
-        add = fg__add_sat(add, bucket);
-        add_line(e, "overhead", bucket, false, "torch DDP reducer, gradient_as_bucket_view=False",
-                 "DDP buckets: a second copy of %llu gradients x %u B",
-                 (unsigned long long)trained, gb);
-    }
-    if (job->ds_buffers && job->zero >= 1 && job->offload == FG_OFFLOAD_NONE) {
-        /* DeepSpeed ZeRO: gradients reduce through a bucket of reduce_bucket_size elements
-         * in the model dtype (stage_1_and_2.py backward_prologue; two under ZeRO-3, whose
-         * overlap_comm is on), and the step converts the rank's gradient partition to fp32
-         * (stage_1_and_2.py step: flat_grad_partition.to(fp32); ZeRO-3 one sub-group of
-         * sub_group_size elements at a time, stage3.py). */
-        uint64_t bucket = DS_REDUCE_BUCKET * gb * (job->zero >= 3 ? 2 : 1);
-        uint64_t part = trained / (x->shard_o ? x->shard_o : 1);
-        if (job->zero >= 3 && part > DS_SUB_GROUP)
-            part = DS_SUB_GROUP;
-        x->step_extra = gb < 4 ? fg__mul_sat(part, 4) : 0; /* .to(fp32) of fp32: no copy */
-        add = fg__add_sat(add, bucket);
-        add_line(e, "overhead", bucket, false, "DeepSpeed zero/config.py reduce_bucket_size",
-                 "ZeRO reduce bucket%s: 5e8 elements x %u B", job->zero >= 3 ? "s (two)" : "", gb);
-        add_line(e, "overhead", x->step_extra, false, "DeepSpeed stage_1_and_2.py / stage3.py step",
-                 "fp32 copy of the rank's gradient partition: 4 B x %llu, step phase only",
-                 (unsigned long long)part);
-    }
-    x->overhead = fg__add_sat(x->overhead, add);
-    e->b.overhead = fg__add_sat(e->b.overhead, add);
-}
 
 /* The per-sample activations: the blocks' kept tensors (or the recompute's), the attention
  * scores, and what the framework keeps beside them (dropout masks, 4-bit inputs). */
@@ -606,47 +507,6 @@ static void train_activations(struct train *x)
     x->sq = sq;
 }
 
-/*
- * The fused losses (job.h fg_loss): what they keep per token, into x->loss_tok, and
- * Liger's head gradient, into the static overhead.  Both start the backward with the head
- * input's gradient (c h per token) beside every kept activation.
- *   liger  LigerFusedLinearCrossEntropyFunction.forward (Liger-Kernel v0.8.2
- *          ops/fused_linear_cross_entropy.py fused_linear_cross_entropy_forward): grad_input
- *          (zeros_like the input), an fp32 loss per token, and one chunk's logits in the
- *          compute dtype, chunk_size = next_power_of_2(ceil(BT / ceil(V / H))) tokens (under
- *          2 BT / ceil(V / H)); grad_weight (zeros_like the head's weight) where the head
- *          trains;
- *   cce    apple/ml-cross-entropy cut_cross_entropy/cce.py LinearCrossEntropyFunction:
- *          save_for_backward(e, c, bias, lse, ...): the fp32 log-sum-exp per token, the
- *          logits recomputed blockwise in backward and never materialized.
- */
-static void train_fused_loss(struct train *x, unsigned c)
-{
-    const struct fg_model *m = x->m;
-    const struct fg_job *job = x->job;
-    struct fg_estimate *e = x->e;
-    uint64_t h = m->hidden, v = m->vocab / x->tp;
-    if (job->loss == FG_LOSS_LIGER) {
-        uint64_t inc = h ? (v + h - 1) / h : 1;
-        x->loss_tok = c * h + 4 + 2 * c * v / (inc ? inc : 1);
-        add_line(e, "logits", x->loss_tok * x->sq, true, "Liger-Kernel fused_linear_cross_entropy.py",
-                 "fused linear CE: input grad, fp32 loss, one chunk's logits, %llu tokens",
-                 (unsigned long long)x->sq);
-        if (x->full) {
-            uint64_t gw = fg__mul_sat(v * h, x->wbytes);
-            x->overhead = fg__add_sat(x->overhead, gw);
-            e->b.overhead = fg__add_sat(e->b.overhead, gw);
-            add_line(e, "overhead", gw, false, "Liger-Kernel fused_linear_cross_entropy.py",
-                     "the head's weight gradient, made in the forward: %u B x %llu",
-                     x->wbytes, (unsigned long long)(v * h));
-        }
-    } else {
-        x->loss_tok = c * h + 4;
-        add_line(e, "logits", x->loss_tok * x->sq, true, "ml-cross-entropy cce.py (no logits)",
-                 "cut CE: fp32 log-sum-exp and the input's grad, %llu tokens",
-                 (unsigned long long)x->sq);
-    }
-}
 
 /* The logits and loss, the allocator's share, and the totals of the two phases. */
 static int train_totals(struct train *x, struct fg_err *err)
@@ -674,7 +534,7 @@ static int train_totals(struct train *x, struct fg_err *err)
                                            : 12ull * m->vocab / x->tp;
         logits = fg__mul_sat(per_tok, sq);
         if (job->loss != FG_LOSS_DEFAULT) {
-            train_fused_loss(x, c);
+            fg__train_fused_loss(x, c);
             logits = fg__mul_sat(x->loss_tok, sq);
         } else {
             add_line(e, "logits", logits, true,
@@ -804,7 +664,7 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     else
         train_states_adapters(&x);
     train_overheads(&x);
-    train_buffers(&x);
+    fg__train_buffers(&x);
     /* ---- per-sample part ---- */
     train_activations(&x);
     return train_totals(&x, err);
