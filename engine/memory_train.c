@@ -5,7 +5,7 @@
  */
 #include "memory_train.h"
 
-#include "sat.h"
+#include "util/sat.h"
 
 /* DeepSpeed's defaults (runtime/zero/config.py, v0.19.5): reduce_bucket_size and ZeRO-3's
  * sub_group_size, in elements. */

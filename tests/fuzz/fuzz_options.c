@@ -24,11 +24,11 @@
 
 #include "fitgate.h"
 #include "fuzz.h"
-#include "gpu.h"
-#include "hub.h"
+#include "hw/gpu.h"
+#include "source/hub.h"
 #include "jobopts.h"
 #include "memory.h"
-#include "source.h"
+#include "source/source.h"
 
 /* fitgate_common.c logs through Slurm; nothing here calls these, but the object names them. */
 void slurm_error(const char *fmt, ...);
