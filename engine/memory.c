@@ -461,8 +461,10 @@ static void train_activations(struct train *x)
     } else {
         act_tok = act_sum + act_other;
         add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
-                 job->attention == FG_ATTN_EAGER ? "saved tensors per node"
-                                                 : "saved tensors per node (SDPA, no score matrix)",
+                 x->kept.sp ? "Megatron theoretical_memory_usage.py + SP (TE)"
+                 : x->kept.te ? "Megatron theoretical_memory_usage.py (TE)"
+                 : job->attention == FG_ATTN_EAGER ? "saved tensors per node"
+                                                   : "saved tensors per node (SDPA, no score matrix)",
                  "%llu blocks x %llu tokens, %llu B/token/block max",
                  (unsigned long long)layers_here, (unsigned long long)sq,
                  (unsigned long long)act_block_max);
