@@ -35,6 +35,8 @@ static void usage(FILE *f)
           "  --quant nf4|nf4-dq|int8 --zero 0..3 --gpu NAME --ft-gpus N --chunked-ce\n"
           "  --attention sdpa|eager --framework NAME --tp N --pp N --ep N --cp N --dp N\n"
           "  --offload none|optimizer|params --override REASON --gpu-util F\n"
+          "  --grad-accum N --loss plain|chunked|liger|cce --act-offload --sp\n"
+          "  --grad-reduce-dtype fp32|bf16 --optimizer-state-dtype fp32|bf16\n"
           "  (every job option also as the plugin spells it: --ft-NAME=VALUE)\n"
           "  --headroom X --conservative X --samples N --epochs E --global-batch N\n"
           "Exit status: 0 fits / goes on as asked, 1 does not fit / rejected, 3 resized (check\n"

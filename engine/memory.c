@@ -343,8 +343,7 @@ static void train_states_adapters(struct train *x)
              job->lora_rank, (unsigned long long)adapters, 2 * ab + aob,
              ab == 4 ? "fp32" : "bf16", fg_optimizer_name(job->optimizer),
              x->shard_o > 1 ? ", sharded over DP" : "",
-             job->offload == FG_OFFLOAD_PARAMS      ? "; all on the CPU (offload)"
-             : job->offload == FG_OFFLOAD_OPTIMIZER ? "; states on the CPU (offload)" : "");
+             job->offload == FG_OFFLOAD_OPTIMIZER ? "; states on the CPU (offload)" : "");
     if (!e->b.adapters)
         offloaded(e, x->lines, "adapters", "DeepSpeed offload_param; FSDP CPUOffload");
 }

@@ -409,7 +409,7 @@ void fg__act_of(const struct fg_model *m, const struct fg_job *job, struct act *
     double ph = job->hidden_dropout < 0 ? m->hidden_dropout : job->hidden_dropout;
     a->attn_drop = train && pa > 0;
     a->hidden_drop = train && ph > 0;
-    a->te = job->te_act && job->mode == FG_MODE_FULL;
+    a->te = job->te_act && job->mode == FG_MODE_FULL && a->c == 2; /* TE's bf16 tensors */
     a->sp = a->te && job->sp && job->tp > 1;
 }
 

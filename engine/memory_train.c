@@ -32,7 +32,7 @@ void fg__train_buffers(struct train *x)
                  "DDP buckets: a second copy of %llu gradients x %u B",
                  (unsigned long long)trained, gb);
     }
-    if (job->ds_buffers && job->zero >= 1 && job->offload == FG_OFFLOAD_NONE) {
+    if (job->ds_buffers && job->zero >= 1) {
         /* DeepSpeed ZeRO: gradients reduce through a bucket of reduce_bucket_size elements
          * in the model dtype (stage_1_and_2.py backward_prologue; two under ZeRO-3, whose
          * overlap_comm is on), and the step converts the rank's gradient partition to fp32
@@ -42,7 +42,8 @@ void fg__train_buffers(struct train *x)
         uint64_t part = trained / (x->shard_o ? x->shard_o : 1);
         if (job->zero >= 3 && part > DS_SUB_GROUP)
             part = DS_SUB_GROUP;
-        x->step_extra = gb < 4 ? fg__mul_sat(part, 4) : 0; /* .to(fp32) of fp32: no copy */
+        /* .to(fp32) of fp32 makes no copy; offloaded, the partition goes to the CPU */
+        x->step_extra = gb < 4 && job->offload == FG_OFFLOAD_NONE ? fg__mul_sat(part, 4) : 0;
         add = fg__add_sat(add, bucket);
         add_line(e, "overhead", bucket, false, "DeepSpeed zero/config.py reduce_bucket_size",
                  "ZeRO reduce bucket%s: 5e8 elements x %u B", job->zero >= 3 ? "s (two)" : "", gb);
@@ -77,7 +78,8 @@ void fg__train_fused_loss(struct train *x, unsigned c)
     if (job->loss == FG_LOSS_LIGER) {
         uint64_t inc = h ? (v + h - 1) / h : 1;
         x->loss_tok = c * h + 4 + 2 * c * v / (inc ? inc : 1);
-        add_line(e, "logits", x->loss_tok * x->sq, true, "Liger-Kernel fused_linear_cross_entropy.py",
+        add_line(e, "logits", fg__mul_sat(x->loss_tok, x->sq), true,
+                 "Liger-Kernel fused_linear_cross_entropy.py",
                  "fused linear CE: input grad, fp32 loss, one chunk's logits, %llu tokens",
                  (unsigned long long)x->sq);
         if (x->full) {
@@ -90,7 +92,8 @@ void fg__train_fused_loss(struct train *x, unsigned c)
         }
     } else {
         x->loss_tok = c * h + 4;
-        add_line(e, "logits", x->loss_tok * x->sq, true, "ml-cross-entropy cce.py (no logits)",
+        add_line(e, "logits", fg__mul_sat(x->loss_tok, x->sq), true,
+                 "ml-cross-entropy cce.py (no logits)",
                  "cut CE: fp32 log-sum-exp and the input's grad, %llu tokens",
                  (unsigned long long)x->sq);
     }
