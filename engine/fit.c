@@ -2,6 +2,8 @@
 
 #include <math.h>
 
+#include "util/sat.h"
+
 void fg_fit_opts_default(struct fg_fit_opts *o)
 {
     o->headroom = 1.15;
@@ -15,6 +17,17 @@ uint64_t fg_fit_usable(uint64_t marketed_gb, uint64_t driver_bytes, const struct
     if (driver_bytes && (card == 0 || driver_bytes < card))
         card = driver_bytes;
     return card > o->context_bytes ? card - o->context_bytes : 0;
+}
+
+uint64_t fg_estimate_accum_at(const struct fg_estimate *e, uint64_t mb)
+{
+    uint64_t t = fg_estimate_at(e, mb);
+    if (mb < e->batch && e->accum_bytes) {
+        uint64_t a = fg__add_sat(fg__add_sat(e->static_bytes, e->accum_bytes),
+                                 fg__mul_sat(e->per_sample_bytes, mb));
+        t = a > t ? a : t;
+    }
+    return t;
 }
 
 static uint64_t max_batch_over(const struct fg_estimate *e, uint64_t usable, double headroom,

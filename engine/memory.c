@@ -58,7 +58,11 @@ static double quant_bytes(enum fg_quant q)
 }
 
 
-void fg__put_line(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
+static void put_line(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
+                     const char *source, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static void put_line(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
                       const char *source, const char *fmt, ...)
 {
     if (bytes == 0 || e->n_lines >= FG_ESTIMATE_MAX_LINES)
@@ -73,6 +77,10 @@ void fg__put_line(struct fg_estimate *e, const char *key, uint64_t bytes, bool p
     l->bytes = bytes;
     l->per_sample = per_sample;
 }
+
+/* A totals-only estimate starts with its lines full (estimate()): not even the call. */
+#define add_line(e, ...) \
+    ((e)->n_lines < FG_ESTIMATE_MAX_LINES ? put_line((e), __VA_ARGS__) : (void)0)
 
 /* The lines of key move to the CPU: kept, with 0 bytes on the GPU and the source saying so.
  * A totals-only estimate wrote no lines (its n_lines only says "full"): nothing to move. */
@@ -95,17 +103,6 @@ uint64_t fg_estimate_at(const struct fg_estimate *e, uint64_t batch)
 {
     uint64_t t = fg__add_sat(e->static_bytes, fg__mul_sat(e->per_sample_bytes, batch));
     return t > e->step_bytes ? t : e->step_bytes;
-}
-
-uint64_t fg_estimate_accum_at(const struct fg_estimate *e, uint64_t mb)
-{
-    uint64_t t = fg_estimate_at(e, mb);
-    if (mb < e->batch && e->accum_bytes) {
-        uint64_t a = fg__add_sat(fg__add_sat(e->static_bytes, e->accum_bytes),
-                                 fg__mul_sat(e->per_sample_bytes, mb));
-        t = a > t ? a : t;
-    }
-    return t;
 }
 
 static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
@@ -422,6 +419,44 @@ static void train_overheads(struct train *x)
 }
 
 
+/* The data-parallel machinery's buffers (memory_train.c): static, and the step's own. */
+static void train_buffers(struct train *x)
+{
+    struct fg_estimate *e = x->e;
+    struct train_buffers b;
+    fg__train_buffers(x, &b);
+    add_line(e, "overhead", b.ddp, false, "torch DDP reducer, gradient_as_bucket_view=False",
+             "DDP buckets: a second copy of the gradients, %u B each", b.gb);
+    add_line(e, "overhead", b.ds_bucket, false, "DeepSpeed zero/config.py reduce_bucket_size",
+             "ZeRO reduce bucket%s: 5e8 elements x %u B", x->job->zero >= 3 ? "s (two)" : "",
+             b.gb);
+    add_line(e, "overhead", x->step_extra, false, "DeepSpeed stage_1_and_2.py / stage3.py step",
+             "fp32 copy of the rank's gradient partition: 4 B x %llu, step phase only",
+             (unsigned long long)b.ds_part);
+    uint64_t add = fg__add_sat(b.ddp, b.ds_bucket);
+    x->overhead = fg__add_sat(x->overhead, add);
+    e->b.overhead = fg__add_sat(e->b.overhead, add);
+}
+
+/* A fused loss's logits line (memory_train.c) and Liger's head gradient; its bytes per sample. */
+static uint64_t train_fused_loss(struct train *x, unsigned c)
+{
+    struct fg_estimate *e = x->e;
+    bool liger = x->job->loss == FG_LOSS_LIGER;
+    uint64_t gw, logits = fg__mul_sat(fg__fused_loss_tok(x, c, &gw), x->sq);
+    add_line(e, "logits", logits, true,
+             liger ? "Liger-Kernel fused_linear_cross_entropy.py"
+                   : "ml-cross-entropy cce.py (no logits)",
+             liger ? "fused linear CE: input grad, fp32 loss, one chunk's logits, %llu tokens"
+                   : "cut CE: fp32 log-sum-exp and the input's grad, %llu tokens",
+             (unsigned long long)x->sq);
+    add_line(e, "overhead", gw, false, "Liger-Kernel fused_linear_cross_entropy.py",
+             "the head's weight gradient, made in the forward: %u B each", x->wbytes);
+    x->overhead = fg__add_sat(x->overhead, gw);
+    e->b.overhead = fg__add_sat(e->b.overhead, gw);
+    return logits;
+}
+
 /* The per-sample activations: the blocks' kept tensors (or the recompute's), the attention
  * scores, and what the framework keeps beside them (dropout masks, 4-bit inputs). */
 static void train_activations(struct train *x)
@@ -536,8 +571,7 @@ static int train_totals(struct train *x, struct fg_err *err)
                                            : 12ull * m->vocab / x->tp;
         logits = fg__mul_sat(per_tok, sq);
         if (job->loss != FG_LOSS_DEFAULT) {
-            fg__train_fused_loss(x, c);
-            logits = fg__mul_sat(x->loss_tok, sq);
+            logits = train_fused_loss(x, c);
         } else {
             add_line(e, "logits", logits, true,
                      !job->chunked_ce ? "transformers ForCausalLMLoss fp32 upcast"
@@ -666,7 +700,7 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     else
         train_states_adapters(&x);
     train_overheads(&x);
-    fg__train_buffers(&x);
+    train_buffers(&x);
     /* ---- per-sample part ---- */
     train_activations(&x);
     return train_totals(&x, err);

@@ -59,7 +59,8 @@ struct fg_estimate {
     /* What a smaller micro-batch with gradient accumulation adds to static_bytes: the
      * gradients, alive through every micro-batch after the first (job.h grad_accum).  0
      * where they are counted there already (the job accumulates, or its buffer persists)
-     * or nothing accumulates into them (LoRA's adapters are static anyway). */
+     * or nothing accumulates into them (LoRA's adapters are static anyway); read by
+     * fg_estimate_accum_at (fit.h). */
     uint64_t accum_bytes;
     size_t n_lines;
     struct fg_line lines[FG_ESTIMATE_MAX_LINES];
@@ -84,10 +85,6 @@ int fg_memory_estimate_totals(const struct fg_model *m, const struct fg_job *job
 
 /* Bytes at another micro-batch: max(static + b * per_sample, step_bytes), saturating. */
 uint64_t fg_estimate_at(const struct fg_estimate *e, uint64_t batch);
-
-/* Bytes at micro-batch mb keeping the job's batch per step by accumulation: fg_estimate_at,
- * plus accum_bytes where mb is below the job's micro-batch (ceil(batch / mb) steps). */
-uint64_t fg_estimate_accum_at(const struct fg_estimate *e, uint64_t mb);
 
 /* FLOPs per training token (6 x active params + attention), for the cost roofline. */
 double fg_memory_flops_per_token(const struct fg_model *m, const struct fg_job *job);

@@ -7,8 +7,9 @@
 #ifndef FG_MEMORY_TRAIN_H
 #define FG_MEMORY_TRAIN_H
 
-#include "memory.h"
 #include "memory_stage.h"
+
+struct fg_estimate; /* memory.h: written by memory.c alone */
 
 /*
  * Bytes of `all` parameters (of which `experts` are routed experts) at
@@ -26,14 +27,6 @@ static inline uint64_t sharded_bytes(uint64_t all, uint64_t experts, double byte
     double t = dense + exp;
     return t >= 1.8e19 ? UINT64_MAX : (uint64_t)t;
 }
-
-/* One attributed line into e (memory.h fg_line): skipped at 0 bytes or with the lines full. */
-void fg__put_line(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
-                  const char *source, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-
-/* A totals-only estimate starts with its lines full (estimate()): not even the call. */
-#define add_line(e, ...) \
-    ((e)->n_lines < FG_ESTIMATE_MAX_LINES ? fg__put_line((e), __VA_ARGS__) : (void)0)
 
 /*
  * One training estimate as its phases read it (estimate() fills the first group, each
@@ -61,17 +54,24 @@ struct train {
     uint64_t overhead;
     /* train_activations */
     uint64_t sq, act;
-    uint64_t loss_tok;       /* train_fused_loss: bytes per token */
     /* train_buffers: in both phases (DDP's buckets), the step's own (DeepSpeed's fp32
      * gradient partition) */
     uint64_t both_extra, step_extra;
 };
 
-/* The data-parallel machinery's own buffers (DDP's buckets, DeepSpeed ZeRO's), into the
- * static overhead and x->both_extra / x->step_extra. */
-void fg__train_buffers(struct train *x);
+/* What the data-parallel machinery holds (fg__train_buffers): DDP's buckets, DeepSpeed's
+ * reduce bucket(s), the elements of its step's fp32 partition, in the trained params' gradient
+ * dtype gb. */
+struct train_buffers {
+    uint64_t ddp, ds_bucket, ds_part;
+    unsigned gb;
+};
 
-/* A fused loss's bytes per token (x->loss_tok) and lines; c: the compute dtype's bytes. */
-void fg__train_fused_loss(struct train *x, unsigned c);
+/* The buffers of x's job into b; x->both_extra and x->step_extra set from them. */
+void fg__train_buffers(struct train *x, struct train_buffers *b);
+
+/* A fused loss's bytes per token (job.h fg_loss), and in *head_grad the bytes of the head
+ * weight gradient it makes in the forward (0 where the head does not train). */
+uint64_t fg__fused_loss_tok(const struct train *x, unsigned c, uint64_t *head_grad);
 
 #endif
