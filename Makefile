@@ -110,6 +110,8 @@ ENGINE_SRCS := \
 	engine/memory_stage.c \
 	engine/memory_train.c \
 	engine/memory.c \
+	engine/memory_rl.c \
+	engine/trainer.c \
 	engine/framework.c \
 	engine/jobspec.c \
 	engine/fit.c \
@@ -123,6 +125,7 @@ POLICY_SRCS := \
 	policies/policy.c \
 	policies/assess.c \
 	policies/decide.c \
+	policies/decide_gen.c \
 	policies/gate.c \
 	policies/audit.c \
 	policies/sacct.c
@@ -184,6 +187,7 @@ TEST_SRCS := \
 	tests/test_man.c \
 	tests/test_plugin.c \
 	tests/test_jobspec.c \
+	tests/test_trainer.c \
 	tests/test_badinput.c \
 	tests/test_accuracy.c
 
