@@ -21,6 +21,7 @@ int fg_cli_plan(int argc, char **argv);
 int fg_cli_check(int argc, char **argv);
 int fg_cli_verify(int argc, char **argv);
 int fg_cli_gpus(int argc, char **argv);
+int fg_cli_families(int argc, char **argv);
 int fg_cli_report(int argc, char **argv);
 int fg_cli_learn(int argc, char **argv);
 

@@ -24,6 +24,7 @@ static void usage(FILE *f)
           "                [--partition P] [--policy FILE] [--gpus-conf FILE] [--offline]\n"
           "  fitgate gpus  [--topology FILE.xml] [--json]\n"
           "  fitgate verify MODEL\n"
+          "  fitgate families [--json | --markdown]\n"
           "  fitgate report LOG... [--json] [--html FILE] [--by day|week|month]\n"
           "                 [--since DATE] [--until DATE]\n"
           "  fitgate learn LOG... [--sacct FILE] [--logs DIR] [--json] [--html FILE]\n"
@@ -35,6 +36,7 @@ static void usage(FILE *f)
           "  --quant nf4|nf4-dq|int8 --zero 0..3 --gpu NAME --ft-gpus N --chunked-ce\n"
           "  --attention sdpa|eager --framework NAME --tp N --pp N --ep N --cp N --dp N\n"
           "  --offload none|optimizer|params --override REASON --gpu-util F\n"
+          "  --kv-dtype auto|fp8 --quantization Q (serving)\n"
           "  --grad-accum N --loss plain|chunked|liger|cce --act-offload --sp\n"
           "  --grad-reduce-dtype fp32|bf16 --optimizer-state-dtype fp32|bf16\n"
           "  (every job option also as the plugin spells it: --ft-NAME=VALUE)\n"
@@ -55,9 +57,17 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    for (const struct fg_cli_cmd *c = fg_cli_commands; c->name; c++)
-        if (!strcmp(c->name, cmd))
-            return c->run(argc - 1, argv + 1);
+    for (const struct fg_cli_cmd *c = fg_cli_commands; c->name; c++) {
+        if (strcmp(c->name, cmd))
+            continue;
+        /* `fitgate check --help` as `fitgate --help`: every subcommand takes it */
+        for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+            if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+                usage(stdout);
+                return 0;
+            }
+        return c->run(argc - 1, argv + 1);
+    }
     fprintf(stderr, "fitgate: unknown command '%s'\n", cmd);
     usage(stderr);
     return 2;

@@ -59,8 +59,9 @@ local OPTIONS = {
    "optimizer", "quant", "zero", "grad_ckpt", "gpu", "gpus", "attention", "framework",
    "tp", "pp", "ep", "cp", "dp", "offload", "unsharded_copy", "chunked_ce", "override",
    "gpu_util", "adapter", "num_generations", "max_prompt_length", "max_completion_length",
-   "beta", "vllm_mode", "vllm_gpu_util", "ref_model", "gen_gpus", "grad_accum", "loss",
-   "act_offload", "sp", "grad_reduce_dtype", "optimizer_state_dtype",
+   "beta", "vllm_mode", "vllm_gpu_util", "ref_model", "gen_gpus",
+   "kv_dtype", "quantization",
+   "grad_accum", "loss", "act_offload", "sp", "grad_reduce_dtype", "optimizer_state_dtype",
 }
 local FLAGS = { grad_ckpt = true, unsharded_copy = true, chunked_ce = true, act_offload = true,
    sp = true }

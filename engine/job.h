@@ -159,6 +159,11 @@ struct fg_job {
     uint32_t num_generations;       /* completions per prompt (GRPO, RLOO) */
     uint32_t gen_gpus;              /* server mode: GPUs of the job that run the vLLM server */
     uint64_t max_prompt, max_completion; /* tokens (generating trainers: seq_len = their sum) */
+    /* Serving: the weights' scheme the engine runs (enum fg_wq_method, vLLM --quantization;
+     * 0: the checkpoint's quantization_config) and the KV cache's element bytes (vLLM / SGLang
+     * --kv-cache-dtype: 0 auto, the model dtype's 2 B; fp8 1 B). */
+    uint8_t serve_wq;
+    uint8_t kv_bytes;
     /* ---- Training peaks (docs/estimate.md "Gradient accumulation and buffers").
      * Appended; zero keeps the estimates of before. ---- */
     /* Micro-batches per optimizer step (0, 1: none).  Above 1 the gradients of the first

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "source/wquant.h"
+
 static const struct fg_jobopt rows[] = {
 #define FG_JOBOPT(id, name, arg, has_arg, help) {name, arg, help},
 #include "jobopts.def"
@@ -135,6 +137,28 @@ static int copy_text(char *dst, size_t cap, const char *v, const char *sp, const
     return 0;
 }
 
+/* The serving options' values: --kv-dtype (vLLM CacheConfig.cache_dtype / SGLang
+ * --kv-cache-dtype: "auto" is the model dtype, fp8 (e4m3 or e5m2) one byte per element) and
+ * --quantization (source/wquant.h); the caller names the option in the error. */
+static int serve_dtypes(const char *kv, const char *quant, struct fg_job *j, struct fg_err *err)
+{
+    enum fg_wq_method q;
+    if (quant) {
+        int rc = fg_wq_method_parse(quant, &q, err);
+        if (!rc)
+            j->serve_wq = (uint8_t)q;
+        return rc;
+    }
+    if (!strcasecmp(kv, "auto") || !strcasecmp(kv, "fp8") || !strcasecmp(kv, "fp8_e4m3") ||
+        !strcasecmp(kv, "fp8_e5m2")) {
+        j->kv_bytes = strcasecmp(kv, "auto") ? 1 : 0;
+        return 0;
+    }
+    return fg_err_set(err, FG_E_INVAL, "'%.40s': expected auto or fp8 (fp8_e4m3, fp8_e5m2)",
+                      kv);
+}
+
+
 int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_err *err)
 {
     if (id >= FG_JOBOPT_COUNT)
@@ -232,6 +256,8 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
             s->gpu_util = d;
         break;
     }
+    case FG_JOBOPT_KV_DTYPE: rc = ext = serve_dtypes(v ? v : "", NULL, j, err); break;
+    case FG_JOBOPT_QUANTIZATION: rc = ext = serve_dtypes(NULL, v ? v : "", j, err); break;
     case FG_JOBOPT_GRAD_ACCUM: j->grad_accum = (uint32_t)u; break;
     case FG_JOBOPT_LOSS: rc = ext = fg_loss_parse(v, j, err); break;
     case FG_JOBOPT_ACT_OFFLOAD: j->act_offload = u; break;
@@ -432,6 +458,12 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
     if (fg_jobspec_given(s, FG_JOBOPT_GPU_UTIL) && (!serve || !(fw->gpu_util > 0)))
         return fg_err_set(err, FG_E_INVAL, "%sgpu-util is a serving engine's share of the card: "
                           "use it with --mode serve and --framework vllm or sglang",
+                          s->spelling);
+    if ((fg_jobspec_given(s, FG_JOBOPT_KV_DTYPE) || fg_jobspec_given(s, FG_JOBOPT_QUANTIZATION)) &&
+        !serve)
+        return fg_err_set(err, FG_E_INVAL, "%skv-dtype and %squantization say how a serving "
+                          "engine stores the KV cache and the weights: use them with --mode "
+                          "serve (a training job's base quantization is --quant)", s->spelling,
                           s->spelling);
     if (j->mode == FG_MODE_QLORA && fw->kbit_prepared) {
         /* peft prepare_model_for_kbit_training: the unquantized parameters in fp32, and
