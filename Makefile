@@ -114,6 +114,7 @@ ENGINE_SRCS := \
 	engine/memory_node.c \
 	engine/memory_stage.c \
 	engine/memory_train.c \
+	engine/memory_flops.c \
 	engine/memory.c \
 	engine/memory_rl.c \
 	engine/trainer.c \

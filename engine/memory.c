@@ -494,12 +494,10 @@ static void train_activations(struct train *x)
      * (Megatron-Core context parallel, transformer/attention.py with ring attention). */
     uint64_t sq = job->cp > 1 ? (seq + job->cp - 1) / job->cp : seq;
     uint64_t act_tok;
-    /* Sequence parallel splits the block inputs a recompute keeps over TP too (struct act) */
-    uint64_t in_tok = (uint64_t)x->kept.r * m->hidden / (x->kept.sp ? x->tp : 1);
+    uint64_t in_tok = (uint64_t)x->kept.r * m->hidden / (x->kept.sp ? x->tp : 1); /* SP: over TP */
     if (job->act_offload) {
-        /* job.h act_offload: the blocks' saved tensors (or, with recompute, their inputs)
-         * are on the CPU; the GPU keeps the block in backward and the forward stash, at most
-         * one block more, and the sides (the head under torchtune's NoOpManager). */
+        /* job.h act_offload: the blocks' tensors on the CPU; the block in backward, the
+         * forward stash (one block more at most) and the sides stay. */
         act_tok = 2 * act_block_max + act_other;
         add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
                  "torchtune _activation_offloading.py OffloadActivations",
@@ -626,10 +624,8 @@ static int train_totals(struct train *x, struct fg_err *err)
                                             x->shard_o, job->ep)
                             : 0;
         e->static_bytes = fg__add_sat(fg__add_sat(b->weights, b->optimizer), x->overhead);
-        /* Gradients alive in the forward / backward phase too: Megatron's buffer always
-         * (job.h grads_persist), torch's .grad once micro-batches accumulate into it
-         * (job.h grad_accum); otherwise a smaller micro-batch with accumulation would add
-         * them (accum_bytes, fg_estimate_accum_at). */
+        /* Gradients in the first phase too (job.h grads_persist, grad_accum); else what a
+         * smaller micro-batch accumulating would add (memory.h accum_bytes). */
         if (job->grads_persist || job->grad_accum > 1)
             e->static_bytes = fg__add_sat(e->static_bytes, b->gradients);
         else
@@ -801,46 +797,4 @@ int fg__memory_estimate_parts(const struct fg_model *m, const struct fg_job *job
     int rc = estimate(m, job, e, false, fg__parts_set(parts, m, job), err);
     e->n_lines = 0;
     return rc;
-}
-
-uint64_t fg_model_active_params(const struct fg_model *m)
-{
-    uint64_t s = 0;
-    for (size_t i = 0; i < m->n_nodes; i++) {
-        const struct fg_node *n = &m->nodes[i];
-        uint64_t p = n->params - n->buffers;
-        if (n->kind == FG_NODE_MOE && n->experts) {
-            uint64_t routed = 0;
-            for (unsigned k = 0; k < n->nlin; k++)
-                if (n->lin[k].count > 1)
-                    routed += (uint64_t)n->lin[k].in * n->lin[k].out * n->lin[k].count;
-            if (routed > p)
-                routed = p;
-            p = p - routed + routed / n->experts * n->top_k;
-        }
-        if (n->kind == FG_NODE_EMBED || n->stack == FG_STACK_TOWER)
-            continue; /* a lookup, not a matmul */
-        s += p;
-    }
-    return s;
-}
-
-double fg_memory_flops_per_token(const struct fg_model *m, const struct fg_job *job)
-{
-    /* 6 N per trained token (2 forward, 4 backward; Kaplan et al. 2020),
-     * 2 N when serving; LoRA still back-propagates through the frozen base
-     * (activation gradients, ~4 N), so it is counted as 6 N as well; plus the
-     * attention score FLOPs 6 * 2 * L * s * d per token for training. */
-    double n = (double)fg_model_active_params(m);
-    double f = job->mode == FG_MODE_SERVE ? 2 * n : 6 * n;
-    uint64_t seq = job->seq_len ? job->seq_len : 2048;
-    for (size_t i = 0; i < m->n_nodes; i++) {
-        const struct fg_node *nd = &m->nodes[i];
-        if (nd->kind == FG_NODE_ATTN || nd->kind == FG_NODE_MLA) {
-            double ctx = nd->window && nd->window < seq ? nd->window : (double)seq;
-            f += (job->mode == FG_MODE_SERVE ? 2.0 : 6.0) * 2.0 * ctx / 2.0 * nd->heads *
-                 nd->head_dim;
-        }
-    }
-    return f;
 }
