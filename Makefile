@@ -120,6 +120,7 @@ ENGINE_SRCS := \
 	engine/job.c \
 	engine/memory_node.c \
 	engine/memory_stage.c \
+	engine/memory_train.c \
 	engine/memory_flops.c \
 	engine/memory.c \
 	engine/memory_rl.c \
@@ -195,6 +196,7 @@ TEST_SRCS := \
 	tests/test_source.c \
 	tests/test_memory.c \
 	tests/test_wquant.c \
+	tests/test_memory_train.c \
 	tests/test_plan.c \
 	tests/test_plan_search.c \
 	tests/test_gpu.c \

@@ -272,6 +272,7 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
         snprintf(o->job_error, sizeof o->job_error, "%s", err.detail);
     if (o->job_error[0])
         return 4;
+    o->spec.global_batch = o->global_batch;
     o->job = o->spec.job;
     o->seq_set = fg_jobspec_given(&o->spec, FG_JOBOPT_SEQ_LEN);
     o->gpu = o->spec.gpu[0] ? o->spec.gpu : NULL;

@@ -207,6 +207,7 @@ void fg_calib_apply(const struct fg_calib_row *r, struct fg_estimate *e)
     if (e->static_bytes < floor_b)
         e->static_bytes = floor_b;
     e->per_sample_bytes = scale(e->per_sample_bytes, r->factor);
+    e->accum_bytes = scale(e->accum_bytes, r->factor);
     if (e->step_bytes) {
         e->step_bytes = scale(e->step_bytes, r->factor);
         if (e->step_bytes < floor_b)

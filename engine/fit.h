@@ -59,7 +59,13 @@ uint64_t fg_fit_usable(uint64_t marketed_gb, uint64_t driver_bytes, const struct
 void fg_fit_card(const struct fg_estimate *e, uint64_t usable, const struct fg_fit_opts *o,
                  struct fg_fit *out);
 
-/* Largest b with headroom x (static + b x per_sample) <= usable; 0 if none. */
+/* Bytes at micro-batch mb keeping the job's batch per step by accumulation: fg_estimate_at,
+ * plus accum_bytes where mb is below the job's micro-batch (ceil(batch / mb) steps). */
+uint64_t fg_estimate_accum_at(const struct fg_estimate *e, uint64_t mb);
+
+/* Largest b with headroom x (static + b x per_sample) <= usable; 0 if none.  A b below
+ * the job's micro-batch keeps its batch per step by gradient accumulation, so it is held to
+ * fg_estimate_accum_at (the gradients alive beside the activations, memory.h accum_bytes). */
 uint64_t fg_fit_max_batch(const struct fg_estimate *e, uint64_t usable, double headroom);
 
 const char *fg_verdict_name(enum fg_verdict v);

@@ -73,13 +73,29 @@
  *             each weight as it is created or loaded (quantize_, _quantize_on_load_hook):
  *             no whole-model 16-bit copy at load.
  *  nemo, megatron: Megatron-Core optimizer/distrib_optimizer.py (bf16 parameters; fp32 main
- *             parameters and Adam states sharded over DP: use_distributed_optimizer in NeMo 2
- *             recipes), distributed/param_and_grad_buffer.py (fp32 main_grad buffer,
- *             accumulate_allreduce_grads_in_fp32), TE / apex FusedAdam; TP, PP (1F1B),
- *             EP and CP in parallel_state.py.
+ *             parameters and Adam states sharded over DP), distributed/param_and_grad_buffer.py
+ *             (the main_grad buffer, allocated once: alive through forward and backward;
+ *             fp32 under Megatron-LM's bf16 default, arguments.py
+ *             accumulate_allreduce_grads_in_fp32, and Megatron-Bridge's ddp default
+ *             grad_reduce_in_fp32=True; --grad-reduce-dtype bf16 as the Bridge DeepSeek /
+ *             Gemma-2 recipes set it), TE / apex FusedAdam; TP, PP (1F1B), EP and CP in
+ *             parallel_state.py; activations per layer as theoretical_memory_usage.py counts
+ *             them (Megatron-LM d98e8a6, core_v0.15).  The rows differ by their defaults:
+ *             Megatron-LM's arguments.py leaves --use-distributed-optimizer and
+ *             --sequence-parallel off (megatron: ZeRO-0 unless --zero 1); NeMo 2 and
+ *             Megatron-Bridge recipes turn both on (Bridge recipes/llama/h100/llama3.py:
+ *             cfg.model.sequence_parallel = True with TP > 1, cfg.ddp.use_distributed_optimizer
+ *             = True; Bridge 067f987, v0.2).
+ *  DDP        transformers / accelerate / lit-gpt data parallel without ZeRO is torch DDP
+ *             with gradient_as_bucket_view=False (accelerate 1.15 utils/dataclasses.py
+ *             DistributedDataParallelKwargs; Lightning DDPStrategy): its buckets hold a
+ *             second copy of the gradients.
  *  deepspeed  runtime/bf16_optimizer.py and zero/stage_1_and_2.py (bf16 parameters and
  *             gradients; fp32 master weights with the Adam states, partitioned from ZeRO-1:
- *             the ZeRO paper's 2 + 2 + 12 bytes), ops/adam/fused_adam.py, pipe/engine.py (1F1B).
+ *             the ZeRO paper's 2 + 2 + 12 bytes), ops/adam/fused_adam.py, pipe/engine.py (1F1B);
+ *             stage_1_and_2.py step (the gradient partition converted to fp32) and
+ *             backward_prologue (reduce_bucket_size 5e8 elements, zero/config.py), stage3.py
+ *             sub_group_size 1e9 (DeepSpeed v0.19.5).
  *  vllm       vLLM main as stored (commit 002f10e, after v0.21): config/cache.py
  *             CacheConfig.gpu_memory_utilization = 0.92 (0.9 up to 0.20, the vllm@0.20
  *             row); v1/worker/gpu_worker.py determine_available_memory: the budget is
@@ -100,7 +116,7 @@
 /* HF Trainer + peft underneath (transformers, trl, accelerate, axolotl, llama-factory) */
 #define TRAIN_HF                                                                              \
     .layouts = FG_LAY_PP | FG_LAY_ZERO, .naive_pp = true, .trains = true, .serves = true,     \
-    .qlora = true, .master = FG_MASTER_PARAMS
+    .qlora = true, .master = FG_MASTER_PARAMS, .ddp_buckets = true
 /* the LoRA base stays in the dtype it was loaded in (bf16) under Trainer's bf16 autocast */
 #define HF_BASE .lora_base_torch_dtype = true, .lora_autocast = true
 
@@ -176,6 +192,7 @@ static const struct fg_framework table[] = {
      .bnb_keeps_input = true, .qlora_embed_swap = true, .qlora_head_4bit = true,
      .keeps = "bf16-mixed: fp32 params; chunked CE; FSDP LoRA whole copy; QLoRA: bnb 0.42 kept "
               "inputs, a second trainable embedding",
+     .ddp_buckets = true,
      .source = "litgpt 0.5.13 finetune/lora.py main, utils.py chunked_cross_entropy; Lightning "
                "2.6 bitsandbytes.py"},
     {.name = "nemo", .version = "2", .aliases = "nemo2,nemo-rl", .label = "NeMo (Megatron-Core)",
@@ -183,20 +200,26 @@ static const struct fg_framework table[] = {
      .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16,
      .master = FG_MASTER_OPTIMIZER, .main_grad_bytes = 4, .optimizer = FG_OPT_ADAMW_FUSED,
      .dp_zero = 1, .keeps = "bf16 params, fp32 main_grad, fp32 master + Adam in the distributed "
-                            "optimizer",
-     .source = "megatron/core/optimizer/distrib_optimizer.py; NeMo 2 recipes"},
+                            "optimizer; sequence parallel; TE activations (its recipes)",
+     .grads_persist = true, .te_act = true, .sp = true,
+     .source = "megatron/core/optimizer/distrib_optimizer.py; NeMo 2 / Megatron-Bridge recipes "
+               "(llama3.py: sequence_parallel, use_distributed_optimizer)"},
     {.name = "megatron", .version = "core", .aliases = "megatron-lm,megatron-core,mcore",
      .label = "Megatron-LM/Megatron-Core",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
      .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16,
      .master = FG_MASTER_OPTIMIZER, .main_grad_bytes = 4, .optimizer = FG_OPT_ADAMW_FUSED,
-     .dp_zero = 1, .keeps = "bf16 params, fp32 main_grad, fp32 master + Adam sharded over DP",
-     .source = "megatron/core/optimizer/distrib_optimizer.py, param_and_grad_buffer.py"},
+     .dp_zero = 0, .keeps = "bf16 params, fp32 main_grad alive throughout, fp32 master + Adam "
+              "(sharded over DP with --zero 1); TE activations",
+     .grads_persist = true, .te_act = true,
+     .source = "megatron/core/optimizer/distrib_optimizer.py, param_and_grad_buffer.py; "
+               "Megatron-LM arguments.py, theoretical_memory_usage.py"},
     {.name = "deepspeed", .version = "0.17", .aliases = "ds", .label = "DeepSpeed",
      .layouts = FG_LAY_PP | FG_LAY_ZERO, .trains = true, .lora_base_torch_dtype = true,
      .full_precision = FG_PREC_BF16, .master = FG_MASTER_OPTIMIZER, .main_grad_bytes = 2,
      .optimizer = FG_OPT_ADAMW_FUSED,
      .keeps = "bf16 params and grads, fp32 master + Adam partitioned from ZeRO-1 (2+2+12)",
+     .ds_buffers = true,
      .source = "deepspeed runtime/bf16_optimizer.py, zero/stage_1_and_2.py, pipe/engine.py"},
     {.name = "vllm", .version = "0.21", .aliases = "", .label = "vLLM",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.92,

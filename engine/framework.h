@@ -92,6 +92,12 @@ struct fg_framework {
     bool qlora_head_4bit;      /* QLoRA quantizes the head too (lit-gpt) */
     const char *keeps;         /* for people: what the row keeps, one line (fitgate frameworks) */
     const char *source;        /* where the row's facts come from: file:function, release */
+    /* Training buffers and kernels (job.h says what each keeps) */
+    bool grads_persist;        /* gradient buffer allocated once (Megatron param_and_grad_buffer) */
+    bool ddp_buckets;          /* DP without ZeRO through torch DDP, gradient_as_bucket_view off */
+    bool ds_buffers;           /* DeepSpeed ZeRO's fp32 gradient partition and reduce bucket */
+    bool te_act;               /* activations as Megatron-Core + Transformer Engine save them */
+    bool sp;                   /* sequence parallel on by default (its recipes) */
 };
 
 /* The row for a name or alias (case-insensitive), newest release; "NAME@VERSION" the row of

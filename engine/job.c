@@ -19,6 +19,9 @@ static const char *const attn_names[] = {"sdpa", "eager"};
 static const char *const offload_names[] = {"none", "optimizer", "params"};
 static const char *const ref_names[] = {"auto", "none", "copy", "adapter-disabled"};
 static const char *const vllm_names[] = {"none", "colocate", "server"};
+static const char *const loss_names[] = {"plain", "chunked", "liger", "cce"};
+static const char *const dtype_names[] = {"fp32", "bf16"};
+
 /* enum fg_lora_targets' keywords (FG_LORA_LIST is any other comma list) */
 static const char *const lora_names[] = {"all-linear", "attn", "qv"};
 
@@ -33,6 +36,8 @@ static const struct {
     {"attention", attn_names, 2},    {"offload", offload_names, 3},
     {"lora-targets", lora_names, 3},  {"adapter", mode_names, 3}, /* full|lora|qlora */
     {"ref-model", ref_names + 1, 3},  {"vllm-mode", vllm_names, 3}, /* "auto": not given */
+    {"loss", loss_names, 4},          {"grad-reduce-dtype", dtype_names, 2},
+    {"optimizer-state-dtype", dtype_names, 2},
 };
 
 const char *const *fg_job_words(const char *option, size_t *n)
@@ -129,6 +134,24 @@ int fg_offload_parse(const char *s, enum fg_offload *out, struct fg_err *err)
     return rc;
 }
 
+int fg_loss_parse(const char *s, struct fg_job *job, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, loss_names, 4, "loss", &v, err);
+    if (!rc) {
+        job->chunked_ce = v == 1;
+        job->loss = v == 2 ? FG_LOSS_LIGER : v == 3 ? FG_LOSS_CCE : FG_LOSS_DEFAULT;
+    }
+    return rc;
+}
+
+int fg_dtype_bytes_parse(const char *s, unsigned *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, dtype_names, 2, "dtype", &v, err);
+    if (!rc)
+        *out = v == 0 ? 4 : 2;
+    return rc;
+}
+
 /*
  * peft's target_modules names -> the graph's roles (model.h fg_node.role).  peft matches a
  * name against the last component of each module's path (tuners/tuners_utils.py
@@ -162,6 +185,8 @@ static int add_target(const char *name, size_t n, char *out, size_t cap, struct 
         char ch = name[i];
         if (ch >= 'A' && ch <= 'Z')
             ch = (char)(ch - 'A' + 'a');
+        if (ch == '-')
+            ch = '_';
         if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_'))
             return fg_err_set(err, FG_E_INVAL,
                               "LoRA target list: '%.*s' is no module name; use all-linear, attn, "
@@ -170,7 +195,9 @@ static int add_target(const char *name, size_t n, char *out, size_t cap, struct 
         low[i] = ch;
     }
     low[n] = '\0';
-    const char *roles = low;
+    /* "all-linear" inside a list: every linear (memory_node.c role "*"); "experts": the
+     * routed experts' fused tensors (peft target_parameters) */
+    const char *roles = !strcmp(low, "all_linear") ? "*" : low;
     for (size_t i = 0; i < sizeof peft_names / sizeof peft_names[0]; i++)
         if (!strcmp(low, peft_names[i].module))
             roles = peft_names[i].roles;
@@ -224,6 +251,11 @@ const char *fg_optimizer_name(enum fg_optimizer o)
 }
 const char *fg_attention_name(enum fg_attention a) { return (unsigned)a < 2 ? attn_names[a] : "?"; }
 const char *fg_offload_name(enum fg_offload o) { return (unsigned)o < 3 ? offload_names[o] : "?"; }
+const char *fg_loss_name(const struct fg_job *job)
+{
+    return job->loss == FG_LOSS_LIGER ? loss_names[2] : job->loss == FG_LOSS_CCE ? loss_names[3]
+                                                       : loss_names[job->chunked_ce ? 1 : 0];
+}
 
 void fg_job_defaults(struct fg_job *job, enum fg_mode mode)
 {

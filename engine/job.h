@@ -50,6 +50,12 @@ enum fg_bnb_compute { FG_BNB_INPUT, FG_BNB_FP32 };
  * logits' dtype (lit-gpt's chunked_cross_entropy), or only a log-sum-exp per token
  * (unsloth's fused kernel). */
 enum fg_ce_kept { FG_CE_FP32, FG_CE_COMPUTE, FG_CE_LSE };
+/* The loss kernel beside chunked_ce (struct fg_job.loss): the default reads chunked_ce (a
+ * plain or a chunked cross-entropy); Liger's fused linear cross-entropy
+ * (liger_kernel/ops/fused_linear_cross_entropy.py) computes the gradients of the head's
+ * input in the forward, chunk by chunk; Apple's Cut Cross-Entropy (cut_cross_entropy/cce.py)
+ * keeps only a log-sum-exp per token and recomputes the logits blockwise in backward. */
+enum fg_loss { FG_LOSS_DEFAULT, FG_LOSS_LIGER, FG_LOSS_CCE };
 
 /* What trains the model on top of the adaptation (mode): supervised fine-tuning, or one of
  * the preference / RL trainers whose bytes engine/trainer.c describes row by row. */
@@ -198,6 +204,46 @@ struct fg_job {
      * is replaced under BitsandbytesPrecision.module_init_context).  Default false
      * (transformers' bitsandbytes integration skips lm_head). */
     bool head_4bit;
+    /* ---- Training peaks (docs/estimate.md "Gradient accumulation and buffers").
+     * Appended; zero keeps the estimates of before. ---- */
+    /* Micro-batches per optimizer step (0, 1: none).  Above 1 the gradients of the first
+     * micro-batch stay alive through every later forward and backward (transformers
+     * trainer.py _inner_training_loop: optimizer.step() once per gradient_accumulation_steps,
+     * .grad accumulated in between), so the peak holds states, gradients and activations. */
+    uint32_t grad_accum;
+    /* The gradient buffer is allocated once and lives through forward and backward
+     * (Megatron-Core distributed/param_and_grad_buffer.py _ParamAndGradBuffer: grad_data =
+     * torch.zeros(numel) at construction).  Set by the megatron and nemo rows. */
+    bool grads_persist;
+    /* Data parallel without ZeRO runs torch DistributedDataParallel with
+     * gradient_as_bucket_view=False (its default; transformers and accelerate leave it), whose
+     * reducer allocates buckets as large as the gradients and copies each .grad into them
+     * (torch/nn/parallel/distributed.py, reducer.cpp initialize_buckets).  Counted where
+     * dp > 1 and zero == 0. */
+    bool ddp_buckets;
+    /* DeepSpeed ZeRO's own buffers: ZeRO-1/2 convert the gradient partition to fp32 at the
+     * step (runtime/zero/stage_1_and_2.py step: flat_grad_partition.to(fp32)) and reduce
+     * through a bucket of reduce_bucket_size (5e8) elements in the model dtype
+     * (backward_prologue; two with overlap_comm, the ZeRO-3 default); ZeRO-3 converts one
+     * sub-group of sub_group_size (1e9) elements at a time (zero/stage3.py). */
+    bool ds_buffers;
+    enum fg_loss loss;              /* default FG_LOSS_DEFAULT (chunked_ce decides) */
+    /* Saved activations go to the CPU (torchtune training/_activation_offloading.py
+     * OffloadActivations, axolotl activation_offloading): the GPU keeps one block's tensors
+     * in backward and the forward stash (max_fwd_stash_size 5 tensors: at most one block
+     * more), and the head's, which the NoOpManager keeps on the GPU. */
+    bool act_offload;
+    /* Megatron-Core sequence parallel (TransformerConfig.sequence_parallel): the tensors
+     * outside the TP regions (norms, dropout, the block inputs) split over TP too. */
+    bool sp;
+    /* Activations as Megatron-Core with Transformer Engine saves them, per
+     * megatron/training/theoretical_memory_usage.py (Korthikanti 2022 Table 2), not
+     * transformers' fp32 norm copies.  Set by the megatron and nemo rows. */
+    bool te_act;
+    /* Adam's moments in bf16 (Megatron OptimizerConfig use_precision_aware_optimizer with
+     * exp_avg_dtype = exp_avg_sq_dtype = bf16, as the Megatron-Bridge DeepSeek recipes set
+     * them).  Only with the master copy in the optimizer (FG_MASTER_OPTIMIZER). */
+    bool bf16_states;
 };
 
 /* Defaults of the seeds: full AdamW bf16 autocast (fp32 parameters), LoRA
@@ -225,6 +271,10 @@ int fg_vllm_mode_parse(const char *s, enum fg_vllm_mode *out, struct fg_err *err
  * "lora-targets"), in enum order; NULL and *n = 0 for an option that takes no word.  For the
  * lists generated from the option table (engine/jobspec.h fg_jobopt_values). */
 const char *const *fg_job_words(const char *option, size_t *n);
+/* --loss plain|chunked|liger|cce: sets job->loss and job->chunked_ce. */
+int fg_loss_parse(const char *s, struct fg_job *job, struct fg_err *err);
+/* fp32|bf16 -> 4|2 bytes (--grad-reduce-dtype, --optimizer-state-dtype). */
+int fg_dtype_bytes_parse(const char *s, unsigned *out, struct fg_err *err);
 const char *fg_mode_name(enum fg_mode m);
 const char *fg_precision_name(enum fg_precision p);
 const char *fg_optimizer_name(enum fg_optimizer o);
@@ -232,5 +282,7 @@ const char *fg_attention_name(enum fg_attention a);
 const char *fg_offload_name(enum fg_offload o);
 const char *fg_ref_model_name(enum fg_ref_model r);
 const char *fg_vllm_mode_name(enum fg_vllm_mode v);
+/* "plain", "chunked", "liger" or "cce": the loss the job runs. */
+const char *fg_loss_name(const struct fg_job *job);
 
 #endif

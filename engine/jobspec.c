@@ -95,6 +95,7 @@ static const struct {
     {FG_JOBOPT_CP, 1, 1024},            {FG_JOBOPT_DP, 1, 65535},
     {FG_JOBOPT_NUM_GENERATIONS, 1, 4096}, {FG_JOBOPT_MAX_PROMPT_LENGTH, 1, FG_MAX_SEQ},
     {FG_JOBOPT_MAX_COMPLETION_LENGTH, 1, FG_MAX_SEQ}, {FG_JOBOPT_GEN_GPUS, 1, 65535},
+    {FG_JOBOPT_GRAD_ACCUM, 1, 1u << 24},
 };
 
 size_t fg_jobopt_values(unsigned id, const char **out, size_t cap)
@@ -322,6 +323,16 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
     }
     case FG_JOBOPT_KV_DTYPE: rc = ext = serve_dtypes(v ? v : "", NULL, j, err); break;
     case FG_JOBOPT_QUANTIZATION: rc = ext = serve_dtypes(NULL, v ? v : "", j, err); break;
+    case FG_JOBOPT_GRAD_ACCUM: j->grad_accum = (uint32_t)u; break;
+    case FG_JOBOPT_LOSS: rc = ext = fg_loss_parse(v, j, err); break;
+    case FG_JOBOPT_ACT_OFFLOAD: j->act_offload = u; break;
+    case FG_JOBOPT_SP: j->sp = u; break;
+    case FG_JOBOPT_GRAD_REDUCE_DTYPE:
+        rc = ext = fg_dtype_bytes_parse(v, &s->grad_reduce_bytes, err);
+        break;
+    case FG_JOBOPT_OPTIMIZER_STATE_DTYPE:
+        rc = ext = fg_dtype_bytes_parse(v, &s->state_dtype_bytes, err);
+        break;
     case FG_JOBOPT_COUNT: break;
     }
     if (rc && ext)
@@ -374,8 +385,14 @@ static void train_defaults(struct fg_jobspec *s, const struct fg_framework *fw,
     j->embed_swap = j->mode == FG_MODE_QLORA && fw->qlora_embed_swap;
     j->head_4bit = j->mode == FG_MODE_QLORA && fw->qlora_head_4bit;
     j->adapters_bf16 = j->mode == FG_MODE_QLORA && fw->qlora_adapters_bf16;
-    if (!fg_jobspec_given(s, FG_JOBOPT_CHUNKED_CE))
+    if (!fg_jobspec_given(s, FG_JOBOPT_CHUNKED_CE) && !fg_jobspec_given(s, FG_JOBOPT_LOSS))
         j->chunked_ce = fw->chunked_ce;
+    j->grads_persist = fw->grads_persist;
+    j->ddp_buckets = fw->ddp_buckets;
+    j->ds_buffers = fw->ds_buffers;
+    j->te_act = fw->te_act;
+    if (!fg_jobspec_given(s, FG_JOBOPT_SP))
+        j->sp = fw->sp;
     j->ce_kept = fw->ce_kept;
     j->kv_expanded = fw->kv_expanded;
     if (!fg_jobspec_given(s, FG_JOBOPT_GRAD_CKPT)) {
@@ -389,6 +406,27 @@ static void train_defaults(struct fg_jobspec *s, const struct fg_framework *fw,
                                                            fw->ac_selective));
     if (!fg_jobspec_given(s, FG_JOBOPT_UNSHARDED_COPY))
         j->unsharded_copy = fw->unsharded_copy;
+}
+
+/* The options only Megatron-Core's code has: sequence parallel, the gradient buffer's and
+ * Adam moments' dtypes (megatron/core/distributed/distributed_data_parallel_config.py
+ * grad_reduce_in_fp32; optimizer/optimizer_config.py exp_avg_dtype), after the row's
+ * master-copy semantics are set. */
+static int megatron_options(struct fg_jobspec *s, struct fg_err *err)
+{
+    struct fg_job *j = &s->job;
+    const struct fg_framework *fw = s->fw;
+    static const unsigned ids[] = {FG_JOBOPT_SP, FG_JOBOPT_GRAD_REDUCE_DTYPE,
+                                   FG_JOBOPT_OPTIMIZER_STATE_DTYPE};
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        if (fg_jobspec_given(s, ids[i]) && !fw->te_act)
+            return fg_err_set(err, FG_E_INVAL, "%s%s is Megatron-Core's: use it with "
+                              "--framework megatron or nemo (%s runs no Megatron-Core)",
+                              s->spelling, fg_jobopt_at(ids[i])->name, fw->name);
+    if (j->master == FG_MASTER_OPTIMIZER && s->grad_reduce_bytes)
+        j->main_grad_bytes = s->grad_reduce_bytes;
+    j->bf16_states = j->master == FG_MASTER_OPTIMIZER && s->state_dtype_bytes == 2;
+    return 0;
 }
 
 /* The options a trainer reads (trainer.h), and those that need one that generates. */
@@ -464,9 +502,9 @@ static int finish_trainer(struct fg_jobspec *s, struct fg_err *err)
 
 int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
 {
-    int trc = finish_trainer(s, err);
-    if (trc)
-        return trc;
+    int rc = finish_trainer(s, err);
+    if (rc)
+        return rc;
     struct fg_job *j = &s->job, d;
     if (!s->fw)
         s->fw = fg_framework_default();
@@ -560,6 +598,8 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
                 "selective checkpointing keeps every _scaled_mm output");
     if (j->optimizer_in_bwd && j->mode != FG_MODE_FULL)
         j->optimizer_in_bwd = false; /* adapters' states are tiny: the switch is a full one */
+    if ((rc = megatron_options(s, err)))
+        return rc;
     if (j->offload != FG_OFFLOAD_NONE && !(fw->layouts & FG_LAY_ZERO))
         return fg_err_set(err, FG_E_INVAL, "--framework %s has no CPU offload (it runs no "
                           "ZeRO / FSDP)", fw->name);

@@ -64,6 +64,11 @@ struct fg_jobspec {
     double gpu_util;                   /* serving share of the card; 0 = the framework's */
     bool ac_selective;                 /* --grad-ckpt=selective */
     bool ac_selective_given;           /* --grad-ckpt=selective or =full said which */
+    uint64_t global_batch;             /* samples per optimizer step (the CLI's --global-batch;
+                                          0: none): sets job.grad_accum where the job's data
+                                          parallel is known (policies/assess.c) */
+    unsigned grad_reduce_bytes;        /* --grad-reduce-dtype: 4 fp32, 2 bf16; 0 not given */
+    unsigned state_dtype_bytes;        /* --optimizer-state-dtype: the same */
     uint64_t given;                    /* bit id: option id was given */
     char spelling[8];                  /* "--" or "--ft-": option names in messages */
     size_t n_notes;

@@ -35,6 +35,7 @@
 #include "memory_stage.h"
 #include "source/wquant.h"
 #include "trainer.h"
+#include "memory_train.h"
 #include "util/sat.h"
 
 /* The tied matrix on a pipeline stage that holds the head but not the embedding: that stage
@@ -58,25 +59,9 @@ static double quant_bytes(enum fg_quant q)
                                 : 0.5 + 4.0 / 64;
 }
 
-/*
- * Bytes of `all` parameters (of which `experts` are routed experts) at
- * `bytes` each, sharded over DP by a ZeRO stage: dense parameters over the
- * DP ranks, routed experts over the expert-data-parallel group (DP / EP):
- * EP has already split the experts, so the distributed optimizer shards
- * each expert over the ranks that hold it (Megatron expert_data_parallel).
- */
-static uint64_t sharded_bytes(uint64_t all, uint64_t experts, double bytes, uint64_t shard,
-                              uint32_t ep)
-{
-    uint64_t shard_e = shard > 1 && ep > 1 ? (shard / ep ? shard / ep : 1) : shard;
-    double dense = (double)(all - experts) * bytes / (double)shard;
-    double exp = (double)experts * bytes / (double)shard_e;
-    double t = dense + exp;
-    return t >= 1.8e19 ? UINT64_MAX : (uint64_t)t;
-}
 
 static void put_line(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
-                      const char *source, const char *fmt, ...)
+                     const char *source, const char *fmt, ...)
     __attribute__((format(printf, 6, 7)));
 
 static void put_line(struct fg_estimate *e, const char *key, uint64_t bytes, bool per_sample,
@@ -95,6 +80,10 @@ static void put_line(struct fg_estimate *e, const char *key, uint64_t bytes, boo
     l->per_sample = per_sample;
 }
 
+/* A totals-only estimate starts with its lines full (estimate()): not even the call. */
+#define add_line(e, ...) \
+    ((e)->n_lines < FG_ESTIMATE_MAX_LINES ? put_line((e), __VA_ARGS__) : (void)0)
+
 /* The lines of key move to the CPU: kept, with 0 bytes on the GPU and the source saying so.
  * A totals-only estimate wrote no lines (its n_lines only says "full"): nothing to move. */
 static void offloaded(struct fg_estimate *e, bool lines, const char *key, const char *source)
@@ -111,9 +100,6 @@ static void offloaded(struct fg_estimate *e, bool lines, const char *key, const 
     }
 }
 
-/* A totals-only estimate starts with its lines full (estimate()): not even the call. */
-#define add_line(e, ...) \
-    ((e)->n_lines < FG_ESTIMATE_MAX_LINES ? put_line((e), __VA_ARGS__) : (void)0)
 
 uint64_t fg_estimate_at(const struct fg_estimate *e, uint64_t batch)
 {
@@ -220,33 +206,6 @@ static int check_job(const struct fg_job *job, struct fg_err *err)
     return 0;
 }
 
-/*
- * One training estimate as its phases read it (estimate() fills the first group, each
- * phase the fields after): the stage's sums, the bytes per element and the ZeRO shards
- * (train_static), the static transients (train_overheads), the kept activations
- * (train_activations), the logits and the two phases' totals (train_totals).
- */
-struct train {
-    const struct fg_model *m;
-    const struct fg_job *job;
-    struct fg_estimate *e;
-    bool lines;              /* e gets its lines (estimate(): false for totals only) */
-    struct act kept;
-    struct stage_sums t;
-    uint64_t seq;
-    bool full;
-    unsigned pbytes;         /* parameter bytes */
-    uint32_t tp, dp;         /* dp: spans the context-parallel ranks (train_static) */
-    uint64_t params, linear, quantizable, adapters, largest_linear, experts_here, layers_here;
-    /* train_static */
-    unsigned wbytes, gbytes, obytes, state_bytes;
-    bool adam, master_opt, want_copy;
-    uint64_t shard_w, shard_g, shard_o, copy_w;
-    /* train_overheads */
-    uint64_t overhead;
-    /* train_activations */
-    uint64_t sq, act;
-};
 
 /* The bytes per element of weights, gradients and optimizer states, and the ZeRO shards. */
 static void train_bytes(struct train *x)
@@ -271,7 +230,9 @@ static void train_bytes(struct train *x)
     x->state_bytes = x->obytes;
     if (x->master_opt) {
         x->gbytes = job->main_grad_bytes ? job->main_grad_bytes : 4;
-        x->state_bytes = x->adam || job->optimizer == FG_OPT_PAGED_ADAMW ? 8 : adam8 ? 2 : 4;
+        /* Megatron's precision-aware optimizer with bf16 moments (job.h bf16_states) */
+        x->state_bytes = x->adam || job->optimizer == FG_OPT_PAGED_ADAMW ? (job->bf16_states ? 4 : 8)
+                       : adam8 ? 2 : job->bf16_states ? 2 : 4;
         x->obytes = 4 + x->state_bytes;
     }
     /* Under ZeRO-3 / FSDP the data-parallel group also spans the context-parallel ranks
@@ -342,8 +303,15 @@ static void train_states_full(struct train *x)
                  "one parameter's gradient at a time: %u B x %llu (stepped in backward)",
                  x->gbytes, (unsigned long long)big);
     } else {
-        add_line(e, "gradients", b->gradients, false, "parameter dtype",
-                 "gradients: %u B x %llu params", x->gbytes, (unsigned long long)params);
+        /* Alive through forward and backward (struct train grads_alive): Megatron's buffer
+         * always, torch's .grad from the second accumulated micro-batch on. */
+        add_line(e, "gradients", b->gradients, false,
+                 job->grads_persist ? "Megatron param_and_grad_buffer.py grad_data"
+                 : job->grad_accum > 1 ? "transformers Trainer gradient accumulation"
+                                       : "parameter dtype",
+                 "gradients: %u B x %llu params%s", x->gbytes, (unsigned long long)params,
+                 job->grads_persist ? ", one buffer alive throughout"
+                 : job->grad_accum > 1 ? ", alive across the accumulated micro-batches" : "");
     }
     if (x->master_opt)
         add_line(e, "optimizer", b->optimizer, false,
@@ -392,17 +360,32 @@ static void train_states_adapters(struct train *x)
                            job->optimizer >= FG_OPT_PAGED_ADAMW
                        ? x->obytes
                    : x->adam ? 2 * ab : ab;
-    e->b.adapters = fg__add_sat(
-        fg__add_sat(sharded_bytes(adapters, 0, ab, x->shard_w, job->ep),
-                    sharded_bytes(adapters, 0, ab, x->shard_g, job->ep)),
-        sharded_bytes(adapters, 0, aob, x->shard_o, job->ep));
-    add_line(e, "adapters", e->b.adapters, false,
-             job->adapters_bf16     ? "TRL sft_trainer.py: QLoRA adapters cast to bf16"
-             : job->lora_base_dtype ? "lit-gpt / torchtune LoRA" : "peft autocast_adapter_dtype",
-             "LoRA r=%u: %llu adapter params x %u B (%s weight, grad, %s)%s",
+    uint64_t wg = fg__add_sat(sharded_bytes(adapters, 0, ab, x->shard_w, job->ep),
+                              sharded_bytes(adapters, 0, ab, x->shard_g, job->ep));
+    uint64_t states = sharded_bytes(adapters, 0, aob, x->shard_o, job->ep);
+    /* ZeRO-Offload / FSDP CPUOffload move what trains, adapters as a full fine-tune's
+     * weights: the optimizer's states (DeepSpeed zero/stage_1_and_2.py cpu_offload: the fp32
+     * partition and its Adam states on the CPU), and with params also the adapters' weights
+     * and gradients (FSDP CPUOffload offload_params; DeepSpeed offload_param).  The frozen
+     * base stays counted on the GPU (it is gathered there for every forward). */
+    uint64_t all = fg__add_sat(wg, states);
+    if (job->offload != FG_OFFLOAD_NONE)
+        states = 0;
+    if (job->offload == FG_OFFLOAD_PARAMS)
+        wg = 0;
+    e->b.adapters = fg__add_sat(wg, states);
+    add_line(e, "adapters", e->b.adapters ? e->b.adapters : all, false,
+             job->offload != FG_OFFLOAD_NONE ? "DeepSpeed ZeRO-Offload; FSDP CPUOffload"
+             : job->adapters_bf16            ? "TRL sft_trainer.py: QLoRA adapters cast to bf16"
+             : job->lora_base_dtype          ? "lit-gpt / torchtune LoRA"
+                                             : "peft autocast_adapter_dtype",
+             "LoRA r=%u: %llu adapter params x %u B (%s weight, grad, %s)%s%s",
              job->lora_rank, (unsigned long long)adapters, 2 * ab + aob,
              ab == 4 ? "fp32" : "bf16", fg_optimizer_name(job->optimizer),
-             x->shard_o > 1 ? ", sharded over DP" : "");
+             x->shard_o > 1 ? ", sharded over DP" : "",
+             job->offload == FG_OFFLOAD_OPTIMIZER ? "; states on the CPU (offload)" : "");
+    if (!e->b.adapters)
+        offloaded(e, x->lines, "adapters", "DeepSpeed offload_param; FSDP CPUOffload");
 }
 
 /* Runtime transients that do not grow with the batch: autocast's weight copies, QLoRA's
@@ -490,6 +473,45 @@ static void train_overheads(struct train *x)
     x->overhead = overhead;
 }
 
+
+/* The data-parallel machinery's buffers (memory_train.c): static, and the step's own. */
+static void train_buffers(struct train *x)
+{
+    struct fg_estimate *e = x->e;
+    struct train_buffers b;
+    fg__train_buffers(x, &b);
+    add_line(e, "overhead", b.ddp, false, "torch DDP reducer, gradient_as_bucket_view=False",
+             "DDP buckets: a second copy of the gradients, %u B each", b.gb);
+    add_line(e, "overhead", b.ds_bucket, false, "DeepSpeed zero/config.py reduce_bucket_size",
+             "ZeRO reduce bucket%s: 5e8 elements x %u B", x->job->zero >= 3 ? "s (two)" : "",
+             b.gb);
+    add_line(e, "overhead", x->step_extra, false, "DeepSpeed stage_1_and_2.py / stage3.py step",
+             "fp32 copy of the rank's gradient partition: 4 B x %llu, step phase only",
+             (unsigned long long)b.ds_part);
+    uint64_t add = fg__add_sat(b.ddp, b.ds_bucket);
+    x->overhead = fg__add_sat(x->overhead, add);
+    e->b.overhead = fg__add_sat(e->b.overhead, add);
+}
+
+/* A fused loss's logits line (memory_train.c) and Liger's head gradient; its bytes per sample. */
+static uint64_t train_fused_loss(struct train *x, unsigned c)
+{
+    struct fg_estimate *e = x->e;
+    bool liger = x->job->loss == FG_LOSS_LIGER;
+    uint64_t gw, logits = fg__mul_sat(fg__fused_loss_tok(x, c, &gw), x->sq);
+    add_line(e, "logits", logits, true,
+             liger ? "Liger-Kernel fused_linear_cross_entropy.py"
+                   : "ml-cross-entropy cce.py (no logits)",
+             liger ? "fused linear CE: input grad, fp32 loss, one chunk's logits, %llu tokens"
+                   : "cut CE: fp32 log-sum-exp and the input's grad, %llu tokens",
+             (unsigned long long)x->sq);
+    add_line(e, "overhead", gw, false, "Liger-Kernel fused_linear_cross_entropy.py",
+             "the head's weight gradient, made in the forward: %u B each", x->wbytes);
+    x->overhead = fg__add_sat(x->overhead, gw);
+    e->b.overhead = fg__add_sat(e->b.overhead, gw);
+    return logits;
+}
+
 /* The per-sample activations: the blocks' kept tensors (or the recompute's), the attention
  * scores, and what the framework keeps beside them (dropout masks, 4-bit inputs). */
 static void train_activations(struct train *x)
@@ -506,10 +528,19 @@ static void train_activations(struct train *x)
      * (Megatron-Core context parallel, transformer/attention.py with ring attention). */
     uint64_t sq = job->cp > 1 ? (seq + job->cp - 1) / job->cp : seq;
     uint64_t act_tok;
-    if (job->grad_ckpt && job->ac_selective) {
+    uint64_t in_tok = (uint64_t)x->kept.r * m->hidden / (x->kept.sp ? x->tp : 1); /* SP: over TP */
+    if (job->act_offload) {
+        /* job.h act_offload: the blocks' tensors on the CPU; the block in backward, the
+         * forward stash (one block more at most) and the sides stay. */
+        act_tok = 2 * act_block_max + act_other;
+        add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
+                 "torchtune _activation_offloading.py OffloadActivations",
+                 "offloaded to the CPU: two blocks' working set stay, %llu tokens",
+                 (unsigned long long)sq);
+    } else if (job->grad_ckpt && job->ac_selective) {
         /* job.h ac_selective: each block's input, the outputs the op-SAC policy saves
          * (memory_node.c S_SAC), and one block's recompute working set in its backward */
-        act_tok = layers_here * x->kept.r * m->hidden +
+        act_tok = layers_here * in_tok +
                   x->t.sum[job->float8 ? S_SAC8 : S_SAC] + act_block_max + act_other;
         add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
                  "torchtitan activation_checkpoint.py op SAC",
@@ -519,7 +550,7 @@ static void train_activations(struct train *x)
     } else if (job->grad_ckpt) {
         /* Recompute per block [KOR full recompute]: keep each block's input
          * (r h) and one block's working set during its backward. */
-        act_tok = layers_here * x->kept.r * m->hidden + act_block_max + act_other;
+        act_tok = layers_here * in_tok + act_block_max + act_other;
         add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
                  "Korthikanti 2022, full recompute",
                  "checkpointed: %llu block inputs + one block's working set, %llu tokens",
@@ -527,15 +558,18 @@ static void train_activations(struct train *x)
     } else {
         act_tok = act_sum + act_other;
         add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
-                 job->attention == FG_ATTN_EAGER ? "saved tensors per node"
-                                                 : "saved tensors per node (SDPA, no score matrix)",
+                 x->kept.sp ? "Megatron theoretical_memory_usage.py + SP (TE)"
+                 : x->kept.te ? "Megatron theoretical_memory_usage.py (TE)"
+                 : job->attention == FG_ATTN_EAGER ? "saved tensors per node"
+                                                   : "saved tensors per node (SDPA, no score matrix)",
                  "%llu blocks x %llu tokens, %llu B/token/block max",
                  (unsigned long long)layers_here, (unsigned long long)sq,
                  (unsigned long long)act_block_max);
     }
     /* Attention that keeps its scores (model.h score_bytes) keeps heads x s of them per
      * token in each block, one block's under recompute. */
-    uint64_t score = x->t.sum[S_SCORE] / (job->grad_ckpt && layers_here ? layers_here : 1);
+    bool one_block = job->grad_ckpt || job->act_offload; /* what the GPU keeps of the blocks */
+    uint64_t score = x->t.sum[S_SCORE] / (one_block && layers_here ? layers_here : 1);
     score = fg__mul_sat(fg__mul_sat(fg__mul_sat(score, sq), seq), inflight);
     add_line(e, "activations", score, true,
              job->attention != FG_ATTN_EAGER ? "torch SDPA math path (fewer K/V heads)"
@@ -545,7 +579,7 @@ static void train_activations(struct train *x)
              (unsigned long long)sq, (unsigned long long)seq);
     /* What the framework keeps beside the modelling code's tensors (struct act), per token
      * in each block, one block's under recompute, as the scores. */
-    uint64_t per_block = job->grad_ckpt && layers_here ? layers_here : 1, framework = 0;
+    uint64_t per_block = one_block && layers_here ? layers_here : 1, framework = 0;
     static const struct {
         int sum;
         const char *source, *what;
@@ -573,6 +607,7 @@ static void train_activations(struct train *x)
     x->sq = sq;
 }
 
+
 /* The logits and loss, the allocator's share, and the totals of the two phases. */
 static int train_totals(struct train *x, struct fg_err *err)
 {
@@ -598,15 +633,19 @@ static int train_totals(struct train *x, struct fg_err *err)
         uint64_t per_tok = job->chunked_ce ? (uint64_t)(c + lsm) * m->vocab / x->tp
                                            : 12ull * m->vocab / x->tp;
         logits = fg__mul_sat(per_tok, sq);
-        add_line(e, "logits", logits, true,
-                 !job->chunked_ce ? "transformers ForCausalLMLoss fp32 upcast"
-                 : job->ce_kept == FG_CE_FP32 ? "torchtune CEWithChunkedOutputLoss"
-                 : job->ce_kept == FG_CE_COMPUTE ? "lit-gpt chunked_cross_entropy"
-                                                 : "unsloth Fast_CrossEntropyLoss",
-                 "%s: %llu tokens x %llu vocab x %llu B", job->chunked_ce ? "chunked CE"
-                                                                         : "logits + fp32 loss",
-                 (unsigned long long)sq, (unsigned long long)m->vocab,
-                 (unsigned long long)per_tok / (m->vocab ? m->vocab : 1));
+        if (job->loss != FG_LOSS_DEFAULT) {
+            logits = train_fused_loss(x, c);
+        } else {
+            add_line(e, "logits", logits, true,
+                     !job->chunked_ce ? "transformers ForCausalLMLoss fp32 upcast"
+                     : job->ce_kept == FG_CE_FP32 ? "torchtune CEWithChunkedOutputLoss"
+                     : job->ce_kept == FG_CE_COMPUTE ? "lit-gpt chunked_cross_entropy"
+                                                     : "unsloth Fast_CrossEntropyLoss",
+                     "%s: %llu tokens x %llu vocab x %llu B",
+                     job->chunked_ce ? "chunked CE" : "logits + fp32 loss",
+                     (unsigned long long)sq, (unsigned long long)m->vocab,
+                     (unsigned long long)per_tok / (m->vocab ? m->vocab : 1));
+        }
     }
     /* Caching-allocator fragmentation: reserved runs ~5% over allocated for
      * the batch-dependent tensors (xMem arXiv 2510.21048; LLMem arXiv 2404.10933, 2 MiB blocks;
@@ -629,8 +668,15 @@ static int train_totals(struct train *x, struct fg_err *err)
                                             x->shard_o, job->ep)
                             : 0;
         e->static_bytes = fg__add_sat(fg__add_sat(b->weights, b->optimizer), x->overhead);
+        /* Gradients in the first phase too (job.h grads_persist, grad_accum); else what a
+         * smaller micro-batch accumulating would add (memory.h accum_bytes). */
+        if (job->grads_persist || job->grad_accum > 1)
+            e->static_bytes = fg__add_sat(e->static_bytes, b->gradients);
+        else
+            e->accum_bytes = b->gradients;
         e->step_bytes = fg__add_sat(fg__add_sat(fg__add_sat(b->weights, b->gradients), b->optimizer), temp);
         e->step_bytes = fg__add_sat(e->step_bytes, x->copy_w);
+        e->step_bytes = fg__add_sat(e->step_bytes, fg__add_sat(x->both_extra, x->step_extra));
         if (job->optimizer_in_bwd) {
             /* the steps run inside backward, beside the activations: no phase of its own */
             e->static_bytes = fg__add_sat(fg__add_sat(e->static_bytes, b->gradients), temp);
@@ -638,10 +684,12 @@ static int train_totals(struct train *x, struct fg_err *err)
         }
         add_line(e, "overhead", temp, false, "torch foreach AdamW step",
                  "optimizer step temporaries (sqrt of v), step phase only");
-        b->overhead = fg__add_sat(b->overhead, temp);
+        b->overhead = fg__add_sat(fg__add_sat(b->overhead, temp), x->step_extra);
     } else {
+        b->overhead = fg__add_sat(b->overhead, x->step_extra);
         e->static_bytes = fg__add_sat(fg__add_sat(fg__add_sat(b->weights, b->gradients),
                                           fg__add_sat(b->optimizer, b->adapters)), x->overhead);
+        e->static_bytes = fg__add_sat(e->static_bytes, x->step_extra); /* one phase */
     }
     e->per_sample_bytes = fg__add_sat(fg__add_sat(act, logits), frag);
     e->total_bytes = fg_estimate_at(e, job->batch);
@@ -751,6 +799,7 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     else
         train_states_adapters(&x);
     train_overheads(&x);
+    train_buffers(&x);
     /* ---- per-sample part ---- */
     train_activations(&x);
     rc = train_totals(&x, err);

@@ -56,6 +56,12 @@ struct fg_estimate {
     uint64_t trainable_params;
     uint64_t adapter_params;
     uint64_t act_per_token_layer_max; /* largest per-token activation of one block (bytes) */
+    /* What a smaller micro-batch with gradient accumulation adds to static_bytes: the
+     * gradients, alive through every micro-batch after the first (job.h grad_accum).  0
+     * where they are counted there already (the job accumulates, or its buffer persists)
+     * or nothing accumulates into them (LoRA's adapters are static anyway); read by
+     * fg_estimate_accum_at (fit.h). */
+    uint64_t accum_bytes;
     size_t n_lines;
     struct fg_line lines[FG_ESTIMATE_MAX_LINES];
 };

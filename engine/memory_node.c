@@ -10,7 +10,8 @@
 #include "util/sat.h"
 
 /* Does LoRA target this linear?  PEFT "all-linear" is every nn.Linear but
- * the output layer (peft/tuners/tuners_utils.py _maybe_include_all_linear_layers). */
+ * the output layer (peft/tuners/tuners_utils.py _maybe_include_all_linear_layers); in a
+ * list it is the role "*" (job.c). */
 static bool lora_targets(const struct fg_job *job, const char *role)
 {
     static const char *const attn[] = {"q", "k", "v", "o", "qkv", "q_a", "q_b", "kv_a", "kv_b",
@@ -30,13 +31,26 @@ static bool lora_targets(const struct fg_job *job, const char *role)
         for (const char *p = job->lora_list; *p;) {
             const char *e = strchr(p, ',');
             size_t n = e ? (size_t)(e - p) : strlen(p);
-            if (n == rl && !strncmp(p, role, n))
+            if ((n == rl && !strncmp(p, role, n)) || (n == 1 && *p == '*'))
                 return true;
             p += n + (e ? 1 : 0);
         }
         return false;
     }
     }
+    return false;
+}
+
+/* The list names the routed experts' fused tensors themselves (role "experts": peft
+ * LoraConfig target_parameters, axolotl lora_target_parameters), which peft adapts through
+ * ParamWrapper (tuners/lora/layer.py) wherever the experts are parameters, not modules. */
+static bool experts_targeted(const struct fg_job *job)
+{
+    if (job->lora_targets != FG_LORA_LIST)
+        return false;
+    for (const char *p = job->lora_list; (p = strstr(p, "experts")); p += 7)
+        if ((p == job->lora_list || p[-1] == ',') && (p[7] == ',' || !p[7]))
+            return true;
     return false;
 }
 
@@ -47,6 +61,8 @@ static bool lora_targets(const struct fg_job *job, const char *role)
 static bool lora_on(const struct fg_node *n, const struct fg_job *job, const struct fg_linear *l)
 {
     bool mapped = n->lora_experts == FG_LORA_EXPERTS_MERGED;
+    if (n->kind == FG_NODE_MOE && l->count > 1 && experts_targeted(job))
+        return true;
     if (!lora_targets(job, l->role))
         return false;
     switch (n->kind) {
@@ -167,6 +183,66 @@ static uint64_t node_act_per_token(const struct fg_node *n, unsigned c, unsigned
     default:
         return 0;
     }
+}
+
+/*
+ * Bytes one token keeps for backward in one node as Megatron-Core with Transformer Engine
+ * keeps them (struct act te), after megatron/training/theoretical_memory_usage.py
+ * (Megatron-LM d98e8a6): per layer sbh(10 + 24/t) without sequence parallel, all of it over
+ * t with it (compute_activation_memory: sbh(18 + 4 ffn/h)/t), from Korthikanti 2022 Table
+ * 2 with the scores recomputed (flash attention).  Node by node, in bf16 (2 B):
+ *   norm       its input, 2 w (the 4 sbh of the two LayerNorms);
+ *   attention  the QKV input 2 h and the dropout mask h (replicated), and Q, K, V and the
+ *              projection's input, 2 (2 q + 2 kv) (over t): 3 + 8/t for MHA;
+ *   MLP        the fc1 input 2 h and the dropout mask h (replicated), fc1's output and fc2's
+ *              input over t: 2 I + 2 I, and a gated fc1's output is 2 I wide
+ *              (megatron/core/transformer/mlp.py: ffn_hidden_size * 2 under
+ *              gated_linear_unit), 6 I: 3 + 16/t for a 4h MLP, the formula's;
+ *   MoE        the MLP's replicated part, the router's logits and fp32 probabilities, each
+ *              top-k slot's dispatched token and expert MLP (over t only where EP is 1:
+ *              with EP the experts are not split by TP here), the shared experts over t;
+ *   MLA        as attention with its widths, the latents (q_lora, kv_lora) replicated;
+ *   others     as transformers keeps them (node_act_per_token).
+ * Sequence parallel divides the replicated parts by t too.
+ */
+static uint64_t node_act_te(const struct fg_node *n, const struct act *a, uint32_t tp,
+                            uint32_t ep)
+{
+    uint64_t q = (uint64_t)n->heads * n->head_dim, kv = (uint64_t)n->kv_heads * n->head_dim;
+    uint64_t rep = 0, split = 0, widths = n->gated ? 6 : 4, h = n->hidden;
+    switch (n->kind) {
+    case FG_NODE_NORM:
+        rep = 2ull * n->width;
+        break;
+    case FG_NODE_ATTN:
+        rep = 3 * h;
+        split = 4 * q + 4 * kv;
+        break;
+    case FG_NODE_MLA: {
+        uint64_t hv = (uint64_t)n->heads * n->v_head_dim;
+        rep = 3 * h + 2ull * (n->q_lora + n->kv_lora + n->rope_dim);
+        split = 4 * q + 4 * hv;
+        break;
+    }
+    case FG_NODE_MLP:
+        rep = 3 * h;
+        split = widths * n->inter;
+        break;
+    case FG_NODE_MOE: {
+        /* router logits (2 B) and fp32 probabilities per expert */
+        uint64_t slots = n->top_k * (2 * h + widths * n->inter);
+        rep = 3 * h + 6ull * n->experts;
+        split = widths * n->shared_inter;
+        if (ep > 1)
+            rep += slots;
+        else
+            split += slots;
+        break;
+    }
+    default:
+        return node_act_per_token(n, a->c, a->r, tp);
+    }
+    return (a->sp ? rep / tp : rep) + split / tp;
 }
 
 /* Bytes per token kept of an input of width w that the node's linears named by roles
@@ -341,6 +417,8 @@ void fg__act_of(const struct fg_model *m, const struct fg_job *job, struct act *
     double ph = job->hidden_dropout < 0 ? m->hidden_dropout : job->hidden_dropout;
     a->attn_drop = train && pa > 0;
     a->hidden_drop = train && ph > 0;
+    a->te = job->te_act && job->mode == FG_MODE_FULL && a->c == 2; /* TE's bf16 tensors */
+    a->sp = a->te && job->sp && job->tp > 1;
 }
 
 /*
@@ -362,6 +440,11 @@ static void add_lora(const struct fg_node *n, const struct fg_job *job, uint32_t
 {
     uint64_t r = job->lora_rank, gu_in = 0, gu_out = 0, gu_copies = 0;
     bool mapped = n->lora_experts == FG_LORA_EXPERTS_MERGED, gu_hit = false;
+    /* target_parameters on unmapped experts: one ParamWrapper per fused tensor at rank r,
+     * lora_A (r E, in) and lora_B (out, r E): r (in + out) per expert, gate and up as the
+     * one fused gate_up tensor (h -> 2 I) */
+    bool param = !mapped && n->kind == FG_NODE_MOE && experts_targeted(job);
+    uint64_t gu_rank = param ? r : 2 * r;
     if (n->kind == FG_NODE_HEAD || (n->kind == FG_NODE_MLP && mapped))
         return;
     for (unsigned k = 0; k < n->nlin; k++) {
@@ -369,21 +452,21 @@ static void add_lora(const struct fg_node *n, const struct fg_job *job, uint32_t
         bool routed = n->kind == FG_NODE_MOE && l->count > 1;
         uint64_t copies = routed && job->ep > 1 ? (l->count + job->ep - 1) / job->ep : l->count;
         bool hit = lora_targets(job, l->role);
-        if (routed && mapped && strcmp(l->role, "down") != 0) { /* gate, up or gate_up */
+        if (routed && (mapped || param) && strcmp(l->role, "down") != 0) { /* gate, up, gate_up */
             gu_in = l->in;
             gu_out += l->out;
             gu_copies = copies;
-            gu_hit |= hit;
+            gu_hit |= hit || param;
             continue;
         }
         if (!lora_on(n, job, l))
             continue; /* granite-3.1-1b-a400m on H200 trained q/k/v/o alone: 2,752,512 */
         p->sum[S_ADAPTERS] += r * (l->in + l->out) * copies;
-        if (routed && mapped)
+        if (routed && (mapped || param))
             p->sum[S_MERGED] += (uint64_t)l->in * l->out / tp * copies;
     }
     if (gu_hit) {
-        p->sum[S_ADAPTERS] += 2 * r * (gu_in + gu_out) * gu_copies;
+        p->sum[S_ADAPTERS] += gu_rank * (gu_in + gu_out) * gu_copies;
         p->sum[S_MERGED] += gu_in * gu_out / tp * gu_copies;
     }
 }
@@ -530,6 +613,7 @@ void fg__add_node(const struct fg_node *n, const struct fg_job *job, const struc
     /* Towers (vision / audio) stay frozen and unused in text fine-tunes. */
     if (n->stack != FG_STACK_TOWER) {
         p->sum[S_ACT] += a->frozen ? node_act_frozen(n, job, a, tp)
+                         : a->te   ? node_act_te(n, a, tp, job->ep)
                                    : node_act_per_token(n, a->c, a->r, tp);
         if (job->kv_expanded && n->kind == FG_NODE_ATTN)
             p->sum[S_ACT] += kv_expanded_per_token(n, a->c, tp);

@@ -29,6 +29,8 @@ struct act {
                                copy, a dropout mask and the dropped copy; 0 when it shares */
     bool attn_drop;         /* dropout on the attention probabilities (eager) */
     bool hidden_drop;       /* dropout on the hidden states */
+    bool te;                /* Megatron-Core + TE's saved tensors (job.h te_act), full training */
+    bool sp;                /* ... with sequence parallel over TP > 1 (job.h sp) */
 };
 
 /* What a part and a stage add up node by node: one array, so that folding, runs, the two

@@ -118,12 +118,26 @@ struct planner {
     bool serve;                /* a served job: KV heads may be replicated over TP */
 };
 
-/* The estimate reads tp, ep and zero, and dp only to shard under ZeRO (memory.c). */
+/* The estimate reads tp, ep and zero, dp to shard under ZeRO and, without ZeRO, whether
+ * it is above 1 (DDP's buckets), and whether micro-batches accumulate (memory.c). */
 static uint64_t shape_key(const struct fg_job *j)
 {
-    uint64_t dp = j->zero ? j->dp : 0;
+    uint64_t dp = j->zero ? j->dp : j->dp > 1;
     return (uint64_t)j->tp << 48 | (uint64_t)(j->ep & 0xffff) << 32 |
-           (uint64_t)(j->zero & 0xff) << 24 | (dp & 0xffffff);
+           (uint64_t)(j->zero & 0xff) << 24 | (uint64_t)(j->grad_accum > 1) << 23 |
+           (dp & 0x7fffff);
+}
+
+/* The accumulation steps of layout L under the plan's global batch (o->global_batch: 0
+ * keeps the job's own), as search_count reports them. */
+static uint32_t accum_of(const struct fg_job *job, const struct fg_plan_opts *o,
+                         const struct fg_layout *L)
+{
+    if (!o->global_batch)
+        return job->grad_accum;
+    uint64_t per_step = job->batch * (L->dp ? L->dp : 1);
+    uint64_t a = (o->global_batch + per_step - 1) / per_step;
+    return a > UINT32_MAX ? UINT32_MAX : (uint32_t)a;
 }
 
 /* Blocks made of one segment each share the costs of their segment's representative;
@@ -408,6 +422,7 @@ static int eval_layout(struct planner *P, const struct fg_job *job, uint64_t usa
     j.dp = L->dp;
     j.zero = L->zero;
     j.pp = L->pp;
+    j.grad_accum = accum_of(job, o, L);
     *fits = false;
     double limit = (double)usable / o->fit.headroom;
     struct fg_estimate e;
@@ -661,9 +676,8 @@ static int search_count(struct search *s, struct planner *P, uint32_t g, struct 
                 return rc;
             if (!fits)
                 continue;
-            uint64_t gb = o->global_batch ? o->global_batch : job->batch;
-            uint64_t per_step = job->batch * sh->dp;
-            L.grad_accum = (gb + per_step - 1) / per_step;
+            L.grad_accum = o->global_batch ? accum_of(job, o, &L)
+                                           : job->grad_accum ? job->grad_accum : 1;
             memset(L.cut + L.pp + 1, 0, (FG_PLAN_MAX_PP - L.pp) * sizeof L.cut[0]);
             memset(L.stage_bytes + L.pp, 0, (FG_PLAN_MAX_PP - L.pp) * sizeof L.stage_bytes[0]);
             struct fg_layout *nf = grow(s->found, s->nfound, &s->cap_found, sizeof *nf);

@@ -116,6 +116,11 @@ static int job_layout(const struct fg_model *m, const struct fg_jobspec *spec, u
     j->ep = ep;
     j->cp = cp;
     j->dp = dp;
+    /* --global-batch: the micro-batches each rank accumulates per optimizer step */
+    if (spec->global_batch && !fg_jobspec_given(spec, FG_JOBOPT_GRAD_ACCUM)) {
+        uint64_t per_step = j->batch * dp, a = (spec->global_batch + per_step - 1) / per_step;
+        j->grad_accum = a > UINT32_MAX ? UINT32_MAX : (uint32_t)a;
+    }
     /* the model-parallel group; a declared DP, or a serving engine's split, is the job's */
     out->need_min = spec->dp || serve_engine ? total : (uint32_t)split;
     if (!fg_jobspec_given(spec, FG_JOBOPT_ZERO) && dp * cp > 1 && (fw->layouts & FG_LAY_ZERO))
@@ -154,7 +159,7 @@ static int layout_estimate(const struct fg_model *m, const struct fg_rules *r,
         l->zero = j->zero;
         l->cut[1] = out->layers;
         l->micro_batch = j->batch;
-        l->grad_accum = 1;
+        l->grad_accum = j->grad_accum ? j->grad_accum : 1;
         l->peak_bytes = l->stage_bytes[0] = out->est.total_bytes;
         return 0;
     }
@@ -458,6 +463,7 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
         po.max_gpus = FG_ASSESS_MAX_GPUS;
     po.min_gpus = 1;
     po.gpus_per_node = r->max_gpus_node;
+    po.global_batch = spec->global_batch;
     out->have_card = true;
     out->usable = fg_fit_usable(gpu->memory_gb, gpu->memory_bytes, &po.fit);
     if (out->job.mode == FG_MODE_SERVE && spec->gpu_util > 0) {
@@ -513,7 +519,8 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
             return rc;
         if (out->plan.status != FG_PLAN_FOUND && j.batch > 1) {
             /* micro-batch 1 on more GPUs, the asked batch kept by accumulation */
-            po.global_batch = any.global_batch = j.batch;
+            if (!po.global_batch)
+                po.global_batch = any.global_batch = j.batch;
             j.batch = 1;
             if ((rc = fg_plan_layouts(m, &j, out->usable, &po, &out->plan, err)))
                 return rc;

@@ -98,7 +98,7 @@ static void one_card(const struct fg_assessment *a, uint32_t gpus, uint64_t mb,
     l->grad_accum = mb ? (a->job.batch + mb - 1) / mb : 1;
     if (!l->grad_accum)
         l->grad_accum = 1;
-    l->peak_bytes = fg_estimate_at(&a->est, mb);
+    l->peak_bytes = fg_estimate_accum_at(&a->est, mb); /* accumulating below the job's */
     if (l->pp <= 1)
         l->stage_bytes[0] = l->peak_bytes;
 }
@@ -299,6 +299,14 @@ static void decide_not_fit(const struct fg_request *q, const struct fg_assessmen
     v->c = t > r->max_gpus ? CASE_PLAN_MAX : CASE_PLAN_ASK;
 }
 
+/* Micro-batch mb with the accumulation that keeps the job's batch fits one card under the
+ * headroom: the gradients alive beside its activations (fg_estimate_accum_at), re-checked
+ * here as the gate checks the job, before advice names it. */
+static bool micro_fits(const struct fg_assessment *a, uint64_t mb)
+{
+    return (double)fg_estimate_accum_at(&a->est, mb) * a->headroom <= (double)a->usable;
+}
+
 /* The decision (struct fg_decision's kind, fit, layout and request after) and, in v, which
  * one it is for its words.  No words here. */
 static void decide_fit(const struct fg_request *q, const struct fg_assessment *a,
@@ -329,7 +337,7 @@ static void decide_fit(const struct fg_request *q, const struct fg_assessment *a
     if (f->verdict == FG_FIT_FITS || f->verdict == FG_FIT_BORDERLINE) {
         v->how = FIT_ONE;
         v->need = a->need_min ? a->need_min : 1;
-    } else if (f->max_batch >= 1) {
+    } else if (f->max_batch >= 1 && micro_fits(a, f->max_batch)) {
         v->how = FIT_MICRO;
         v->mb = f->max_batch;
     } else if (a->planned && a->plan.status == FG_PLAN_FOUND && a->plan.n) {

@@ -637,6 +637,64 @@ static void decide_should_lower_micro_batch_with_accumulation(void **state)
     assert_non_null(strstr(d.lines[0], "the job continues as asked (Action=warn)"));
 }
 
+/* A full fine-tune's smaller micro-batch accumulates, so its gradients are alive beside the
+ * activations (memory.h accum_bytes): the advice names only a micro-batch that fits so. */
+static void decide_should_offer_accumulation_only_where_the_gradients_fit(void **state)
+{
+    (void)state;
+    struct fg_rules r;
+    rules_default(&r);
+    struct fg_assessment a;
+    struct fg_fit_opts fo = {.headroom = r.headroom, .conservative = r.conservative};
+    assessment(&a, 5, 5, 8, 39.46, &r);
+    a.est.accum_bytes = 20000000000ull; /* (39.46 / 1.15 - 5 - 20) / 5 -> 1 */
+    fg_fit_card(&a.est, a.usable, &fo, &a.fit);
+    assert_int_equal(a.fit.max_batch, 1);
+    struct fg_request q = req(&card_a100, "a100", 1);
+    struct fg_decision d;
+    fg_decide(&q, &a, &r, &d);
+    assert_non_null(strstr(d.lines[2], "use --ft-batch=1 with 8 gradient-accumulation steps"));
+    assert_true((double)fg_estimate_accum_at(&a.est, 1) * r.headroom <= (double)a.usable);
+    /* with the gradients no micro-batch fits: no accumulation advice */
+    a.est.accum_bytes = 30000000000ull;
+    fg_fit_card(&a.est, a.usable, &fo, &a.fit);
+    assert_int_equal(a.fit.max_batch, 0);
+    fg_decide(&q, &a, &r, &d);
+    for (size_t i = 0; i < FG_DECIDE_LINES; i++)
+        assert_null(strstr(d.lines[i], "gradient-accumulation"));
+}
+
+/* --global-batch 8 x the micro-batch: the job accumulates 8 micro-batches, and a full
+ * fine-tune is judged higher by exactly its gradients (Llama-3.2-1B, activations dominate). */
+static void assess_should_judge_a_global_batch_with_its_gradients(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(fg_model_load("tests/fixtures/models/meta-llama--Llama-3.2-1B-Instruct", &m,
+                                   &err), 0);
+    const struct fg_gpu *h200 = fg_gpu_find(NULL, "h200", NULL);
+    struct fg_rules r;
+    rules_default(&r);
+    struct fg_jobspec job;
+    fg_jobspec_init(&job, NULL);
+    assert_int_equal(fg_jobspec_set(&job, FG_JOBOPT_BATCH, "4", &err), 0);
+    assert_int_equal(fg_jobspec_finish(&job, &err), 0);
+    struct fg_assessment one, acc;
+    assert_int_equal(fg_assess(m, &job, h200, 1, &r, &one, &err), 0);
+    job.global_batch = 32;
+    assert_int_equal(fg_assess(m, &job, h200, 1, &r, &acc, &err), 0);
+    assert_int_equal(acc.job.grad_accum, 8);
+    assert_int_equal(acc.layout.grad_accum, 8);
+    assert_true(one.est.b.gradients > 0);
+    assert_int_equal(acc.est.total_bytes, one.est.total_bytes + one.est.b.gradients);
+    /* two ranks take half the micro-batches each */
+    job.global_batch = 32;
+    assert_int_equal(fg_assess(m, &job, h200, 2, &r, &acc, &err), 0);
+    assert_int_equal(acc.job.grad_accum, 4);
+    fg_model_free(m);
+}
+
 static void decide_should_follow_borderline_setting(void **state)
 {
     (void)state;
@@ -911,6 +969,8 @@ int main(void)
         cmocka_unit_test(decide_should_spread_large_requests_over_whole_nodes),
         cmocka_unit_test(decide_should_warn_over_request_or_shrink_when_policy_says_so),
         cmocka_unit_test(decide_should_lower_micro_batch_with_accumulation),
+        cmocka_unit_test(decide_should_offer_accumulation_only_where_the_gradients_fit),
+        cmocka_unit_test(assess_should_judge_a_global_batch_with_its_gradients),
         cmocka_unit_test(decide_should_follow_borderline_setting),
         cmocka_unit_test(decide_should_reject_disallowed_mode_and_missing_gpu),
         cmocka_unit_test(decide_should_reject_when_no_layout_fits),
