@@ -221,6 +221,25 @@ static int serve_dtypes(const char *kv, const char *quant, struct fg_job *j, str
 }
 
 
+/* --beta (a KL weight, 0 to 100) and --vllm-gpu-util (the colocated engine's share of each
+ * GPU, above 0 and at most 0.95 so that the rest trains), strictly parsed. */
+static int set_trainer_share(struct fg_job *j, unsigned id, const char *v, const char *sp,
+                             const char *name, struct fg_err *err)
+{
+    bool beta = id == FG_JOBOPT_BETA;
+    double d = beta ? parse_share(v, -1e-300, 100.0) : parse_share(v, 0.0, 0.95);
+    if (d < 0)
+        return fg_err_set(err, FG_E_RANGE, beta ? "%s%s=%.40s: expected a weight from 0 to 100"
+                                                : "%s%s=%.40s: expected a share of each GPU "
+                                                  "above 0 and at most 0.95 (the rest trains)",
+                          sp, name, v ? v : "");
+    if (beta)
+        j->beta = (float)d;
+    else
+        j->vllm_util = (float)d;
+    return 0;
+}
+
 int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_err *err)
 {
     if (id >= FG_JOBOPT_COUNT)
@@ -259,24 +278,8 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
     case FG_JOBOPT_GEN_GPUS: j->gen_gpus = (uint32_t)u; break;
     case FG_JOBOPT_REF_MODEL: rc = ext = fg_ref_model_parse(v, &j->ref_model, err); break;
     case FG_JOBOPT_VLLM_MODE: rc = ext = fg_vllm_mode_parse(v, &j->vllm_mode, err); break;
-    case FG_JOBOPT_BETA: {
-        double d = parse_share(v, -1e-300, 100.0);
-        if (d < 0)
-            rc = fg_err_set(err, FG_E_RANGE, "%s%s=%.40s: expected a weight from 0 to 100", sp,
-                            name, v ? v : "");
-        else
-            j->beta = (float)d;
-        break;
-    }
-    case FG_JOBOPT_VLLM_GPU_UTIL: {
-        double d = parse_share(v, 0.0, 0.95);
-        if (d < 0)
-            rc = fg_err_set(err, FG_E_RANGE, "%s%s=%.40s: expected a share of each GPU above "
-                            "0 and at most 0.95 (the rest trains)", sp, name, v ? v : "");
-        else
-            j->vllm_util = (float)d;
-        break;
-    }
+    case FG_JOBOPT_BETA:
+    case FG_JOBOPT_VLLM_GPU_UTIL: rc = set_trainer_share(j, id, v, sp, name, err); break;
     case FG_JOBOPT_SEQ_LEN: j->seq_len = u; break;
     case FG_JOBOPT_BATCH: j->batch = u; break;
     case FG_JOBOPT_LORA_RANK: j->lora_rank = (uint32_t)u; break;
