@@ -171,6 +171,14 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
             s->gpu_util = d;
         break;
     }
+    case FG_JOBOPT_CONFIG:
+        if (s->n_configs >= FG_JOBSPEC_CONFIGS)
+            rc = fg_err_set(err, FG_E_RANGE, "%s%s: at most %d config files", sp, name,
+                            FG_JOBSPEC_CONFIGS);
+        else if (!(rc = copy_text(s->configs[s->n_configs], sizeof s->configs[0], v, sp, name,
+                                  err)))
+            s->n_configs++;
+        break;
     case FG_JOBOPT_COUNT: break;
     }
     if (rc && ext)
@@ -178,6 +186,7 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
     if (rc)
         return rc;
     s->given |= 1ull << id;
+    snprintf(s->said[id], sizeof s->said[id], "%s", v ? v : "");
     return 0;
 }
 

@@ -44,6 +44,15 @@ const struct fg_jobopt *fg_jobopt_at(unsigned id);
 int fg_jobopt_find(const char *name);
 
 #define FG_JOBSPEC_NOTES 4
+#define FG_JOBSPEC_CONFIGS 4   /* --config files given (a file may name more: jobfile.h) */
+#define FG_JOBSPEC_FROM 40     /* keys read from them */
+#define FG_JOBSPEC_UNKNOWN 16  /* memory keys not understood */
+
+/* One key of a config file the job was filled from (jobfile.h). */
+struct fg_jobspec_from {
+    char where[200];  /* "train.yaml:12 gradient_checkpointing=true" */
+    char set[120];    /* what it set: "--grad-ckpt=yes"; "" when nothing (the command line won) */
+};
 
 struct fg_jobspec {
     struct fg_job job;                 /* complete after fg_jobspec_finish */
@@ -58,13 +67,22 @@ struct fg_jobspec {
     char spelling[8];                  /* "--" or "--ft-": option names in messages */
     size_t n_notes;
     char notes[FG_JOBSPEC_NOTES][200]; /* what the framework decided for the job */
+    char said[FG_JOBOPT_COUNT][48];    /* each option's value as given (conflicts name it) */
+    uint64_t from_file;                /* bit id: the option came from a config file */
+    size_t n_configs;
+    char configs[FG_JOBSPEC_CONFIGS][512];  /* --config [FORMAT:]FILE, in order */
+    size_t n_from, n_unknown;
+    struct fg_jobspec_from from[FG_JOBSPEC_FROM];
+    char unknown[FG_JOBSPEC_UNKNOWN][200]; /* "train.yaml:30 sample_packing=true: why" */
+    uint64_t config_digest;            /* FNV-1a of the files read; 0: none */
 };
 
 /* spelling: how the front end writes an option in messages ("--" for the CLI, "--ft-" for
  * the plugin; NULL: "--"). */
 void fg_jobspec_init(struct fg_jobspec *s, const char *spelling);
 
-/* Option id = value (a flag takes "", "1", "yes" or "true"; "0", "no", "false" clear it). */
+/* Option id = value (a flag takes "", "1", "yes" or "true"; "0", "no", "false" clear it).
+ * CONFIG adds a file to read (fg_jobfile_apply, jobfile.h); every other option replaces. */
 int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *value, struct fg_err *err);
 
 /* See the top of this file. */
