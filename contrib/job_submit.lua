@@ -58,7 +58,7 @@ local OPTIONS = {
    "model", "mode", "seq_len", "batch", "lora_rank", "lora_targets", "precision",
    "optimizer", "quant", "zero", "grad_ckpt", "gpu", "gpus", "attention", "framework",
    "tp", "pp", "ep", "cp", "dp", "offload", "unsharded_copy", "chunked_ce", "override",
-   "gpu_util",
+   "gpu_util", "config",
 }
 local FLAGS = { grad_ckpt = true, unsharded_copy = true, chunked_ce = true }
 local KNOWN = {}
@@ -132,7 +132,8 @@ is what the node reads (fitgate_stepd.c, submitted()).  A REST client writes the
 and no spank_job_env: so the environment's copy is made to say what spank_job_env says, and
 emptied where spank_job_env says nothing (an empty value is no value to the node). ]]
 local PLAN_VARS = { "PLAN", "TP", "PP", "EP", "DP", "MICRO_BATCH", "GRAD_ACCUM",
-                    "ESTIMATE_BYTES", "PP_SPLIT", "NEMO_OVERRIDES", "CARD", "GPUS" }
+                    "ESTIMATE_BYTES", "PP_SPLIT", "NEMO_OVERRIDES", "CARD", "GPUS",
+                    "CONFIG_DIGEST" }
 local function plan_from_submission(job_desc)
    local jenv = job_desc.environment
    if jenv == nil then return end
@@ -281,9 +282,12 @@ local function judge(job, opts, ask, out_desc)
       table.insert(cmd, string.format("setpriv --reuid=%d --regid=%d --clear-groups",
                                       job.user_id, job.group_id))
    end
+   -- the model: --ft-model, else the job's --ft-config names it (fitgate check reads the file)
    table.insert(cmd, string.format("timeout -k 1 %d %s check %s --offline --json --log-as=job_submit",
-                                   TIMEOUT_S, q(FITGATE), q(opts.ft_model)))
-   -- a relative --ft-model is the user's, from the directory the job was submitted in
+                                   TIMEOUT_S, q(FITGATE),
+                                   opts.ft_model and q(opts.ft_model) or ""))
+   -- a relative --ft-model or --ft-config is the user's, from the directory the job was
+   -- submitted in
    if job.work_dir ~= nil and job.work_dir ~= "" then
       table.insert(cmd, "--base-dir=" .. q(job.work_dir))
    end
@@ -353,7 +357,8 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
       return refuse(job_desc, "fitgate: rejected: this job's fitgate options are not what " ..
                     "sbatch sends: " .. forged .. "; submit it with sbatch --ft-...")
    end
-   if opts.ft_model == nil or opts.ft_model == "" then
+   if (opts.ft_model == nil or opts.ft_model == "") and
+      (opts.ft_config == nil or opts.ft_config == "") then
       return slurm.SUCCESS
    end
    plan_from_submission(job_desc)
@@ -388,7 +393,8 @@ function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
       return refuse(job_rec, "fitgate: rejected: this job's fitgate options are not what " ..
                     "sbatch sends: " .. forged)
    end
-   if opts.ft_model == nil or opts.ft_model == "" then
+   if (opts.ft_model == nil or opts.ft_model == "") and
+      (opts.ft_config == nil or opts.ft_config == "") then
       return slurm.SUCCESS
    end
    local function pick(k)

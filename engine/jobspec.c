@@ -171,13 +171,22 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
             s->gpu_util = d;
         break;
     }
-    case FG_JOBOPT_CONFIG:
-        if (s->n_configs >= FG_JOBSPEC_CONFIGS)
-            rc = fg_err_set(err, FG_E_RANGE, "%s%s: at most %d config files", sp, name,
-                            FG_JOBSPEC_CONFIGS);
-        else if (!(rc = copy_text(s->configs[s->n_configs], sizeof s->configs[0], v, sp, name,
-                                  err)))
-            s->n_configs++;
+    case FG_JOBOPT_CONFIG: /* "a.yaml,ds.json": one value may name several (the plugin's
+                            * option keeps one value, as the job's environment does) */
+        if (!v || !*v)
+            rc = copy_text(s->configs[0], 1, v, sp, name, err);
+        for (const char *p = v; !rc && p && *p;) {
+            size_t n = strcspn(p, ",");
+            if (s->n_configs >= FG_JOBSPEC_CONFIGS)
+                rc = fg_err_set(err, FG_E_RANGE, "%s%s: at most %d config files", sp, name,
+                                FG_JOBSPEC_CONFIGS);
+            else if (n >= sizeof s->configs[0])
+                rc = fg_err_set(err, FG_E_RANGE, "%s%s: a file name of at most %zu characters",
+                                sp, name, sizeof s->configs[0] - 1);
+            else if (n)
+                snprintf(s->configs[s->n_configs++], sizeof s->configs[0], "%.*s", (int)n, p);
+            p += n + (p[n] == ',');
+        }
         break;
     case FG_JOBOPT_COUNT: break;
     }

@@ -68,7 +68,7 @@ int fitgate_options_register(spank_t sp)
 
 bool fitgate_tagged(void)
 {
-    return values[FITGATE_OPT_MODEL] != NULL;
+    return values[FITGATE_OPT_MODEL] != NULL || values[FITGATE_OPT_CONFIG] != NULL;
 }
 
 void fitgate_options_from_env(spank_t sp)
