@@ -182,6 +182,7 @@ TEST_SRCS := \
 	tests/test_man.c \
 	tests/test_plugin.c \
 	tests/test_jobspec.c \
+	tests/test_jobfile.c \
 	tests/test_badinput.c \
 	tests/test_accuracy.c
 

@@ -379,6 +379,11 @@ const struct fg__jf_row *fg__jf_row_for(enum fg_jobfile_format fmt, const char *
     return NULL;
 }
 
+const struct fg__jf_row *fg__jf_row_at(size_t i)
+{
+    return i < sizeof rows / sizeof rows[0] ? &rows[i] : NULL;
+}
+
 const struct fg__jf_default *fg__jf_defaults(size_t *n)
 {
     *n = sizeof defaults / sizeof defaults[0];

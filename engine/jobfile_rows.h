@@ -35,6 +35,9 @@ struct fg__jf_default {
 /* The row for a key of a format, or NULL (a key that does not change memory). */
 const struct fg__jf_row *fg__jf_row_for(enum fg_jobfile_format fmt, const char *path);
 
+/* Row i of the table, NULL past the end (for the check that docs/frameworks.md names them). */
+const struct fg__jf_row *fg__jf_row_at(size_t i);
+
 /* The defaults table (*n rows). */
 const struct fg__jf_default *fg__jf_defaults(size_t *n);
 
