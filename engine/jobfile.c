@@ -27,6 +27,7 @@
 #include <yaml.h>
 
 #include "fileio.h"
+#include "jobfile_rows.h"
 
 #define YAML_SONAME "libyaml-0.so.2"
 #define YAML_PACKAGE "libyaml-0-2"
@@ -463,7 +464,9 @@ int fg_jobfile_parse(const char *text, size_t len, const char *name, struct fg_j
         rc = fg_err_set(err, FG_E_PARSE, "%s: holds a NUL byte: not a YAML or JSON text", t.name);
         goto out;
     }
-    size_t lead = strspn(text, " \t\r\n");
+    size_t lead = 0; /* text need not end in a NUL: its length bounds every look */
+    while (lead < len && strchr(" \t\r\n", text[lead]))
+        lead++;
     rc = lead < len && text[lead] == '{' ? json_tree(text, len, &t, err)
                                           : yaml_tree(text, len, &t, err);
     if (rc)
@@ -528,22 +531,11 @@ void fg_jobfile_free(struct fg_jobfile *f)
     free(f);
 }
 
-/* Paths equal with '-' and '_' alike (vLLM and SGLang take both spellings). */
-static bool same_path(const char *a, const char *b)
-{
-    for (; *a && *b; a++, b++) {
-        char x = *a == '-' ? '_' : *a, y = *b == '-' ? '_' : *b;
-        if (x != y)
-            return false;
-    }
-    return *a == *b;
-}
-
 const struct fg_jobfile_key *fg_jobfile_get(const struct fg_jobfile *f, const char *path)
 {
     const struct fg_jobfile_key *own = NULL, *merged = NULL;
     for (size_t i = 0; f && i < f->n; i++)
-        if (same_path(f->keys[i].path, path)) {
+        if (fg__jf_key_is(f->keys[i].path, path)) {
             if (f->keys[i].merged)
                 merged = &f->keys[i];
             else

@@ -323,6 +323,11 @@ static int key_apply(struct apply *ap, int fi, const struct fg_jobfile_key *k)
     char val[1024], where[200];
     if (!r || (k->merged && fg_jobfile_get(f, k->path) != k))
         return 0;
+    for (const char *c = k->value; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return fg_err_set(ap->err, FG_E_INVAL, "%.120s:%u %.60s: a value with a control "
+                              "character (a tab, a newline in quotes): not one its framework "
+                              "takes", f->name, k->line, k->path);
     snprintf(where, sizeof where, "%.80s:%u %.60s=%.50s", f->name, k->line, k->path, k->value);
     snprintf(val, sizeof val, "%s", k->value);
     if (strstr(k->value, "${") &&

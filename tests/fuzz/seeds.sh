@@ -106,7 +106,7 @@ printf '"%s"\n' true false null 1e400 -1 18446744073709551616 '{' '}' '[' ']' ':
 grep -v '^#' conf/gpus.conf | grep -o '[A-Za-z0-9]*=' | sort -u | sed 's/.*/"&"/' >"$DICTS/gpu.dict"
 # jobfile: the keys of the framework configs, and YAML's own marks
 cat tests/fixtures/configs/*/* | grep -o "[A-Za-z_][A-Za-z0-9_.-]*:" | sort -u | sed 's/"/\\"/g; s/.*/"&"/' >"$DICTS/jobfile.dict"
-printf '"%s"\n' "&a" "*a" "<<: " "- " "---" '${' "}" "[" "]" "{" true false null auto "\\n  " >>"$DICTS/jobfile.dict"
+printf '"%s"\n' "&a" "*a" "<<: " "- " "---" '${' "}" "[" "]" "{" true false null auto >>"$DICTS/jobfile.dict"
 grep -o '^#*[A-Za-z]*=' conf/fitgate.conf | tr -d '#' | sort -u | sed 's/.*/"&"/' >"$DICTS/policy.dict"
 printf '"%s"\n' PartitionName= off warn reject resize allow none yes no all full lora qlora serve \
     conf= topology= engine= '%u' '%U' >>"$DICTS/policy.dict"
