@@ -26,7 +26,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#include "fileio.h"
+#include "util/fileio.h"
 #include "jobfile_rows.h"
 
 #define YAML_SONAME "libyaml-0.so.2"

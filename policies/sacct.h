@@ -33,7 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "util/error.h"
 
 struct fg_sacct_job {
     uint64_t job_id;        /* JobIDRaw when the output has it, else JobID */

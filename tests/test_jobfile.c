@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fileio.h"
+#include "util/fileio.h"
 #include "jobfile.h"
 #include "jobfile_rows.h"
 #include "jobspec.h"
