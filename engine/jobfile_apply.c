@@ -215,9 +215,9 @@ static int open_file(struct apply *ap, const char *spec, enum fg_jobfile_format 
 
 static int hook_fsdp(struct apply *ap, int fi, const char *where, const char *val)
 {
-    static const struct fg__jf_vmap tokens[] = {{"full_shard", "zero=3"}, {"shard_grad_op", "zero=2"},
-                                         {"no_shard", "zero=0"}, {"offload", "+offload=params"},
-                                         {"auto_wrap|true|false|", ""}, END};
+    static const struct fg__jf_vmap tokens[] = {
+        {"full_shard", "zero=3"},       {"shard_grad_op", "zero=2"},   {"no_shard", "zero=0"},
+        {"offload", "+offload=params"}, {"auto_wrap|true|false|", ""}, END};
     char buf[512];
     snprintf(buf, sizeof buf, "%.511s", val);
     for (char *save = NULL, *t = strtok_r(buf, " ,", &save); t; t = strtok_r(NULL, " ,", &save)) {
@@ -262,8 +262,8 @@ static int hook_tt_targets(struct apply *ap, int fi, const char *where, const ch
     return o ? assign_list(ap, fi, 1, where, assign, "", false) : 0;
 }
 
-static int hook(struct apply *ap, int fi, const struct fg__jf_row *r, const char *where, const char *val)
-{
+static int hook(struct apply *ap, int fi, const struct fg__jf_row *r, const char *where,
+                const char *val) {
     const struct fg_jobfile *f = ap->files[fi];
     char assign[160];
     switch (r->hook) {
@@ -314,7 +314,6 @@ static int hook(struct apply *ap, int fi, const struct fg__jf_row *r, const char
     }
     return 0;
 }
-
 
 static int key_apply(struct apply *ap, int fi, const struct fg_jobfile_key *k)
 {
@@ -430,7 +429,8 @@ static int apply_all(struct apply *ap)
     const struct fg_framework *fw = fg_framework_find(fg__jf_framework(m->format));
     if (fw && !fg_jobspec_given(s, FG_JOBOPT_FRAMEWORK)) {
         char where[200];
-        snprintf(where, sizeof where, "%.80s: read as %s", m->name, fg_jobfile_format_name(m->format));
+        snprintf(where, sizeof where, "%.80s: read as %s", m->name,
+                 fg_jobfile_format_name(m->format));
         rc = assign_one(ap, main_file, 1, where, "framework", fg__jf_framework(m->format), false);
     }
     return rc;

@@ -30,8 +30,8 @@
  * (disable_gradient_checkpointing=False, double_quantization=True) and data_args.py
  * (cutoff_len=2048), torchtune recipes/lora_finetune_single_device.py
  * (cfg.get("enable_activation_checkpointing", False)), DeepSpeed runtime/zero/config.py
- * (bucket defaults), accelerate commands/config/config_args.py, vLLM engine/arg_utils.py,
- * SGLang srt/server_args.py.
+ * (bucket defaults), accelerate commands/config/config_args.py,
+ * vllm-project/vllm:vllm/engine/arg_utils.py, sgl-project/sglang:python/sglang/srt/server_args.py.
  */
 #include "jobfile_rows.h"
 
@@ -64,19 +64,27 @@ static const struct {
 #define END {NULL, NULL}
 static const struct fg__jf_vmap m_ckpt[] = {{"true|yes|on|1", "grad-ckpt=yes"},
                                      {"false|no|off|0", "grad-ckpt=no"}, END};
-static const struct fg__jf_vmap m_ckpt_ax[] = {{"true|yes|1", "grad-ckpt=yes"}, {"false|no|0", "grad-ckpt=no"},
-                                        {"offload|offload_disk", "grad-ckpt=yes;act-offload=yes"},
-                                        END};
-static const struct fg__jf_vmap m_ckpt_on[] = {{"true|yes|1", "grad-ckpt=yes"}, {"false|no|0", ""}, END};
-static const struct fg__jf_vmap m_no_ckpt[] = {{"true|yes|1", "grad-ckpt=no"}, {"false|no|0", "grad-ckpt=yes"},
-                                        END};
-static const struct fg__jf_vmap m_bf16[] = {{"true|yes|1", "precision=bf16-mixed"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_ckpt_ax[] = {
+    {"true|yes|1", "grad-ckpt=yes"},
+    {"false|no|0", "grad-ckpt=no"},
+    {"offload|offload_disk", "grad-ckpt=yes;act-offload=yes"},
+    END};
+static const struct fg__jf_vmap m_ckpt_on[] = {
+    {"true|yes|1", "grad-ckpt=yes"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_no_ckpt[] = {
+    {"true|yes|1", "grad-ckpt=no"}, {"false|no|0", "grad-ckpt=yes"}, END};
+static const struct fg__jf_vmap m_bf16[] = {
+    {"true|yes|1", "precision=bf16-mixed"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_bf16_ax[] = {{"true|yes|1|auto", "precision=bf16-mixed"},
                                         {"false|no|0", ""}, END};
-static const struct fg__jf_vmap m_fp16[] = {{"true|yes|1", "precision=fp16-mixed"}, {"false|no|0", ""}, END};
-static const struct fg__jf_vmap m_pure_bf16[] = {{"true|yes|1", "+precision=bf16"}, {"false|no|0", ""}, END};
-static const struct fg__jf_vmap m_auto_bf16[] = {{"true", "precision=bf16-mixed"}, {"auto|false", ""}, END};
-static const struct fg__jf_vmap m_auto_fp16[] = {{"true", "precision=fp16-mixed"}, {"auto|false", ""}, END};
+static const struct fg__jf_vmap m_fp16[] = {
+    {"true|yes|1", "precision=fp16-mixed"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_pure_bf16[] = {
+    {"true|yes|1", "+precision=bf16"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_auto_bf16[] = {
+    {"true", "precision=bf16-mixed"}, {"auto|false", ""}, END};
+static const struct fg__jf_vmap m_auto_fp16[] = {
+    {"true", "precision=fp16-mixed"}, {"auto|false", ""}, END};
 static const struct fg__jf_vmap m_optim[] = {
     {"adamw_torch_fused", "optimizer=adamw-fused"},
     {"adamw_torch|adamw_hf|paged_adamw_32bit|adamw_torch_npu_fused|adamw_apex_fused",
@@ -85,23 +93,26 @@ static const struct fg__jf_vmap m_optim[] = {
     {"sgd", "optimizer=sgd"}, END};
 static const struct fg__jf_vmap m_peft[] = {{"true|yes|1", "mode=lora"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_4bit[] = {{"true|yes|1", "+mode=qlora"}, {"false|no|0", ""}, END};
-static const struct fg__jf_vmap m_8bit[] = {{"true|yes|1", "+mode=qlora;quant=int8"}, {"false|no|0", ""},
-                                     END};
-static const struct fg__jf_vmap m_nested[] = {{"true|yes|1", "+quant=nf4-dq"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_8bit[] = {
+    {"true|yes|1", "+mode=qlora;quant=int8"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_nested[] = {
+    {"true|yes|1", "+quant=nf4-dq"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_nf4[] = {{"nf4", ""}, END};
 static const struct fg__jf_vmap m_adapter[] = {{"lora", "mode=lora"}, {"qlora", "mode=qlora"}, END};
 static const struct fg__jf_vmap m_linear[] = {{"true|yes|1", "+lora-targets=all-linear"},
                                        {"false|no|0", ""}, END};
-static const struct fg__jf_vmap m_flash[] = {{"true|yes|1", "attention=sdpa"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_flash[] = {
+    {"true|yes|1", "attention=sdpa"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_attn[] = {{"eager", "attention=eager"},
                                      {"sdpa|flash_attention_2|flash_attention_3|flex_attention",
                                       "attention=sdpa"}, END};
-static const struct fg__jf_vmap m_lf_attn[] = {{"disabled", "attention=eager"}, {"sdpa|fa2|fa3", "attention=sdpa"},
-                                        {"auto", ""}, END};
-static const struct fg__jf_vmap m_chunked[] = {{"true|yes|1", "chunked-ce=yes"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_lf_attn[] = {
+    {"disabled", "attention=eager"}, {"sdpa|fa2|fa3", "attention=sdpa"}, {"auto", ""}, END};
+static const struct fg__jf_vmap m_chunked[] = {
+    {"true|yes|1", "chunked-ce=yes"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_finetune[] = {{"lora", "mode=lora"}, {"full", "mode=full"}, END};
-static const struct fg__jf_vmap m_lf_target[] = {{"all", "lora-targets=all-linear"}, {"*", "lora-targets=$"},
-                                          END};
+static const struct fg__jf_vmap m_lf_target[] = {
+    {"all", "lora-targets=all-linear"}, {"*", "lora-targets=$"}, END};
 static const struct fg__jf_vmap m_stage[] = {{"sft|pt", ""}, END};
 static const struct fg__jf_vmap m_ok[] = {{"*", ""}, END};
 static const struct fg__jf_vmap m_false_ok[] = {{"false|no|0", ""}, END};
@@ -110,14 +121,16 @@ static const struct fg__jf_vmap m_tt_opt[] = {
     {"bitsandbytes.optim.PagedAdamW8bit|bitsandbytes.optim.AdamW8bit|torchao.optim.AdamW8bit",
      "optimizer=adamw-8bit"},
     {"torch.optim.SGD", "optimizer=sgd"}, END};
-static const struct fg__jf_vmap m_tt_fused[] = {{"true|yes|1", "+optimizer=adamw-fused"}, {"false|no|0", ""},
-                                         END};
+static const struct fg__jf_vmap m_tt_fused[] = {
+    {"true|yes|1", "+optimizer=adamw-fused"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_tt_loss[] = {
     {"torchtune.modules.loss.CEWithChunkedOutputLoss|torchtune.modules.loss.LinearCrossEntropyLoss",
      "chunked-ce=yes"},
     {"torch.nn.CrossEntropyLoss", "chunked-ce=no"}, END};
-static const struct fg__jf_vmap m_tt_dtype[] = {{"bf16", "precision=bf16"}, {"fp32", "precision=fp32"}, END};
-static const struct fg__jf_vmap m_offload_on[] = {{"true|yes|1", "act-offload=yes"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_tt_dtype[] = {
+    {"bf16", "precision=bf16"}, {"fp32", "precision=fp32"}, END};
+static const struct fg__jf_vmap m_offload_on[] = {
+    {"true|yes|1", "act-offload=yes"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_ds_opt[] = {{"cpu|nvme", "offload=optimizer"}, {"none", ""}, END};
 static const struct fg__jf_vmap m_ds_param[] = {{"cpu|nvme", "+offload=params"}, {"none", ""}, END};
 static const struct fg__jf_vmap m_ds_batch[] = {{"auto", ""}, {"*", "batch=$"}, END};
@@ -127,23 +140,28 @@ static const struct fg__jf_vmap m_ds_zero[] = {{"auto", ""}, {"*", "zero=$"}, EN
 static const struct fg__jf_vmap m_ds_1e9[] = {{"auto|1000000000", ""}, END};
 static const struct fg__jf_vmap m_ds_5e8[] = {{"auto|500000000", ""}, END};
 static const struct fg__jf_vmap m_ds_5e7[] = {{"auto|50000000", ""}, END};
-static const struct fg__jf_vmap m_acc_dist[] = {{"MULTI_GPU|NO", "zero=0"}, {"DEEPSPEED|FSDP", ""}, END};
+static const struct fg__jf_vmap m_acc_dist[] = {
+    {"MULTI_GPU|NO", "zero=0"}, {"DEEPSPEED|FSDP", ""}, END};
 static const struct fg__jf_vmap m_acc_mixed[] = {{"bf16", "precision=bf16-mixed"},
-                                          {"fp16", "precision=fp16-mixed"}, {"no", "precision=fp32"},
-                                          END};
-static const struct fg__jf_vmap m_fsdp_strategy[] = {{"FULL_SHARD|1", "zero=3"}, {"SHARD_GRAD_OP|2", "zero=2"},
-                                              {"NO_SHARD|3", "zero=0"}, END};
-static const struct fg__jf_vmap m_reshard[] = {{"true|yes|1", "zero=3"}, {"false|no|0", "zero=2"}, END};
-static const struct fg__jf_vmap m_offload_params[] = {{"true|yes|1", "offload=params"}, {"false|no|0", ""},
-                                               END};
-static const struct fg__jf_vmap m_serve_dtype[] = {{"auto", ""}, {"bfloat16|bf16", "precision=bf16"},
-                                            {"float32|fp32", "precision=fp32"}, END};
+                                                 {"fp16", "precision=fp16-mixed"},
+                                                 {"no", "precision=fp32"},
+                                                 END};
+static const struct fg__jf_vmap m_fsdp_strategy[] = {
+    {"FULL_SHARD|1", "zero=3"}, {"SHARD_GRAD_OP|2", "zero=2"}, {"NO_SHARD|3", "zero=0"}, END};
+static const struct fg__jf_vmap m_reshard[] = {
+    {"true|yes|1", "zero=3"}, {"false|no|0", "zero=2"}, END};
+static const struct fg__jf_vmap m_offload_params[] = {
+    {"true|yes|1", "offload=params"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_serve_dtype[] = {
+    {"auto", ""}, {"bfloat16|bf16", "precision=bf16"}, {"float32|fp32", "precision=fp32"}, END};
 static const struct fg__jf_vmap m_kv[] = {{"auto", ""}, {"*", "kv-dtype=$"}, END};
 static const struct fg__jf_vmap m_dp1[] = {{"1", ""}, END};
 
 static const struct fg__jf_row rows[] = {
     /* the model */
-    {.fmts = F(TRL) | F(LLAMA_FACTORY) | F(TRANSFORMERS), .key = "model_name_or_path", .assign = "model=$"},
+    {.fmts = F(TRL) | F(LLAMA_FACTORY) | F(TRANSFORMERS),
+     .key = "model_name_or_path",
+     .assign = "model=$"},
     {.fmts = F(AXOLOTL), .key = "base_model", .assign = "model=$"},
     {.fmts = F(VLLM), .key = "model", .assign = "model=$"},
     {.fmts = F(SGLANG), .key = "model-path", .assign = "model=$"},
@@ -152,14 +170,29 @@ static const struct fg__jf_row rows[] = {
     {.fmts = F(AXOLOTL), .key = "micro_batch_size", .assign = "batch=$"},
     {.fmts = F(TORCHTUNE), .key = "batch_size", .assign = "batch=$"},
     {.fmts = F(DEEPSPEED), .key = "train_micro_batch_size_per_gpu", .map = m_ds_batch},
-    {.fmts = TA | F(AXOLOTL) | F(TORCHTUNE), .key = "gradient_accumulation_steps", .assign = "grad-accum=$", .soft = true},
+    {.fmts = TA | F(AXOLOTL) | F(TORCHTUNE),
+     .key = "gradient_accumulation_steps",
+     .assign = "grad-accum=$",
+     .soft = true},
     {.fmts = F(DEEPSPEED), .key = "gradient_accumulation_steps", .map = m_ds_accum, .soft = true},
-    {.fmts = F(ACCELERATE), .key = "deepspeed_config.gradient_accumulation_steps", .map = m_ds_accum, .soft = true},
-    {.fmts = F(TRL), .key = "max_length", .assign = "seq-len=$", .note = "no truncation: the longest sample decides the length"},
-    {.fmts = F(TRL), .key = "max_seq_length", .assign = "seq-len=$", .note = "no truncation: the longest sample decides the length"},
+    {.fmts = F(ACCELERATE),
+     .key = "deepspeed_config.gradient_accumulation_steps",
+     .map = m_ds_accum,
+     .soft = true},
+    {.fmts = F(TRL),
+     .key = "max_length",
+     .assign = "seq-len=$",
+     .note = "no truncation: the longest sample decides the length"},
+    {.fmts = F(TRL),
+     .key = "max_seq_length",
+     .assign = "seq-len=$",
+     .note = "no truncation: the longest sample decides the length"},
     {.fmts = F(AXOLOTL), .key = "sequence_len", .assign = "seq-len=$"},
     {.fmts = F(LLAMA_FACTORY), .key = "cutoff_len", .assign = "seq-len=$"},
-    {.fmts = F(TORCHTUNE), .key = "tokenizer.max_seq_len", .assign = "seq-len=$", .note = "no truncation: the longest sample decides the length"},
+    {.fmts = F(TORCHTUNE),
+     .key = "tokenizer.max_seq_len",
+     .assign = "seq-len=$",
+     .note = "no truncation: the longest sample decides the length"},
     {.fmts = F(VLLM), .key = "max-model-len", .assign = "seq-len=$"},
     {.fmts = F(SGLANG), .key = "context-length", .assign = "seq-len=$"},
     /* checkpointing, offload of activations */
@@ -170,7 +203,9 @@ static const struct fg__jf_row rows[] = {
     {.fmts = F(TORCHTUNE), .key = "enable_activation_offloading", .map = m_offload_on},
     {.fmts = F(AXOLOTL), .key = "activation_offloading", .map = m_offload_on},
     {.fmts = TA, .key = "fsdp_config.activation_checkpointing", .map = m_ckpt_on},
-    {.fmts = F(ACCELERATE) | F(AXOLOTL), .key = "fsdp_config.fsdp_activation_checkpointing", .map = m_ckpt_on},
+    {.fmts = F(ACCELERATE) | F(AXOLOTL),
+     .key = "fsdp_config.fsdp_activation_checkpointing",
+     .map = m_ckpt_on},
     {.fmts = F(AXOLOTL), .key = "fsdp_config.activation_checkpointing", .map = m_ckpt_on},
     /* precision */
     {.fmts = TA, .key = "bf16", .map = m_bf16},
@@ -187,7 +222,10 @@ static const struct fg__jf_row rows[] = {
     {.fmts = F(AXOLOTL), .key = "optimizer", .map = m_optim},
     {.fmts = F(TORCHTUNE), .key = "optimizer._component_", .map = m_tt_opt},
     {.fmts = F(TORCHTUNE), .key = "optimizer.fused", .map = m_tt_fused},
-    {.fmts = F(TORCHTUNE), .key = "optimizer_in_bwd", .map = m_false_ok, .note = "the optimizer steps in the backward pass: no whole set of gradients is kept"},
+    {.fmts = F(TORCHTUNE),
+     .key = "optimizer_in_bwd",
+     .map = m_false_ok,
+     .note = "the optimizer steps in the backward pass: no whole set of gradients is kept"},
     {.fmts = F(TORCHTUNE), .key = "loss._component_", .map = m_tt_loss},
     {.fmts = F(AXOLOTL), .key = "liger_fused_linear_cross_entropy", .map = m_chunked},
     {.fmts = F(AXOLOTL), .key = "cut_cross_entropy", .map = m_chunked},
@@ -220,31 +258,67 @@ static const struct fg__jf_row rows[] = {
     {.fmts = F(TRL) | F(AXOLOTL), .key = "bnb_4bit_quant_type", .map = m_nf4},
     {.fmts = F(LLAMA_FACTORY), .key = "quantization_bit", .hook = H_LF_QUANT},
     {.fmts = F(LLAMA_FACTORY), .key = "double_quantization", .map = m_ok},
-    {.fmts = F(TRL) | F(AXOLOTL) | F(LLAMA_FACTORY), .key = "use_dora", .map = m_false_ok, .note = "DoRA keeps a magnitude vector and a weight norm per adapted layer"},
+    {.fmts = F(TRL) | F(AXOLOTL) | F(LLAMA_FACTORY),
+     .key = "use_dora",
+     .map = m_false_ok,
+     .note = "DoRA keeps a magnitude vector and a weight norm per adapted layer"},
     /* the layout: ZeRO, FSDP, offload, parallel sizes */
     {.fmts = TA | F(AXOLOTL), .key = "deepspeed", .assign = "deepspeed", .hook = H_FILE},
-    {.fmts = F(ACCELERATE), .key = "deepspeed_config.deepspeed_config_file", .assign = "deepspeed", .hook = H_FILE},
+    {.fmts = F(ACCELERATE),
+     .key = "deepspeed_config.deepspeed_config_file",
+     .assign = "deepspeed",
+     .hook = H_FILE},
     {.fmts = TA | F(AXOLOTL), .key = "fsdp", .hook = H_FSDP},
     {.fmts = F(DEEPSPEED), .key = "zero_optimization.stage", .map = m_ds_zero},
     {.fmts = F(DEEPSPEED), .key = "zero_optimization.offload_optimizer.device", .map = m_ds_opt},
     {.fmts = F(DEEPSPEED), .key = "zero_optimization.offload_param.device", .map = m_ds_param},
-    {.fmts = F(DEEPSPEED), .key = "zero_optimization.sub_group_size", .map = m_ds_1e9, .note = "the optimizer steps in groups of this many parameters"},
-    {.fmts = F(DEEPSPEED), .key = "zero_optimization.stage3_max_live_parameters", .map = m_ds_1e9, .note = "ZeRO-3 keeps this many gathered parameters"},
-    {.fmts = F(DEEPSPEED), .key = "zero_optimization.stage3_max_reuse_distance", .map = m_ds_1e9, .note = "ZeRO-3 keeps gathered parameters this long"},
-    {.fmts = F(DEEPSPEED), .key = "zero_optimization.reduce_bucket_size", .map = m_ds_5e8, .note = "the gradient reduction buffer"},
-    {.fmts = F(DEEPSPEED), .key = "zero_optimization.allgather_bucket_size", .map = m_ds_5e8, .note = "the all-gather buffer"},
-    {.fmts = F(DEEPSPEED), .key = "zero_optimization.stage3_prefetch_bucket_size", .map = m_ds_5e7, .note = "ZeRO-3 prefetches this many parameters"},
-    {.fmts = F(DEEPSPEED), .key = "activation_checkpointing.partition_activations", .map = m_false_ok, .note = "checkpointed activations split over the model-parallel ranks"},
-    {.fmts = F(DEEPSPEED), .key = "activation_checkpointing.cpu_checkpointing", .map = m_false_ok, .note = "checkpointed activations kept in CPU memory"},
+    {.fmts = F(DEEPSPEED),
+     .key = "zero_optimization.sub_group_size",
+     .map = m_ds_1e9,
+     .note = "the optimizer steps in groups of this many parameters"},
+    {.fmts = F(DEEPSPEED),
+     .key = "zero_optimization.stage3_max_live_parameters",
+     .map = m_ds_1e9,
+     .note = "ZeRO-3 keeps this many gathered parameters"},
+    {.fmts = F(DEEPSPEED),
+     .key = "zero_optimization.stage3_max_reuse_distance",
+     .map = m_ds_1e9,
+     .note = "ZeRO-3 keeps gathered parameters this long"},
+    {.fmts = F(DEEPSPEED),
+     .key = "zero_optimization.reduce_bucket_size",
+     .map = m_ds_5e8,
+     .note = "the gradient reduction buffer"},
+    {.fmts = F(DEEPSPEED),
+     .key = "zero_optimization.allgather_bucket_size",
+     .map = m_ds_5e8,
+     .note = "the all-gather buffer"},
+    {.fmts = F(DEEPSPEED),
+     .key = "zero_optimization.stage3_prefetch_bucket_size",
+     .map = m_ds_5e7,
+     .note = "ZeRO-3 prefetches this many parameters"},
+    {.fmts = F(DEEPSPEED),
+     .key = "activation_checkpointing.partition_activations",
+     .map = m_false_ok,
+     .note = "checkpointed activations split over the model-parallel ranks"},
+    {.fmts = F(DEEPSPEED),
+     .key = "activation_checkpointing.cpu_checkpointing",
+     .map = m_false_ok,
+     .note = "checkpointed activations kept in CPU memory"},
     {.fmts = F(ACCELERATE), .key = "distributed_type", .map = m_acc_dist},
     {.fmts = F(ACCELERATE), .key = "num_processes", .assign = "dp=$"},
     {.fmts = F(ACCELERATE), .key = "deepspeed_config.zero_stage", .assign = "zero=$"},
     {.fmts = F(ACCELERATE), .key = "deepspeed_config.offload_optimizer_device", .map = m_ds_opt},
     {.fmts = F(ACCELERATE), .key = "deepspeed_config.offload_param_device", .map = m_ds_param},
-    {.fmts = F(ACCELERATE) | F(AXOLOTL), .key = "fsdp_config.fsdp_sharding_strategy", .map = m_fsdp_strategy},
-    {.fmts = F(ACCELERATE) | F(AXOLOTL), .key = "fsdp_config.fsdp_reshard_after_forward", .map = m_reshard},
+    {.fmts = F(ACCELERATE) | F(AXOLOTL),
+     .key = "fsdp_config.fsdp_sharding_strategy",
+     .map = m_fsdp_strategy},
+    {.fmts = F(ACCELERATE) | F(AXOLOTL),
+     .key = "fsdp_config.fsdp_reshard_after_forward",
+     .map = m_reshard},
     {.fmts = F(AXOLOTL), .key = "fsdp_config.reshard_after_forward", .map = m_reshard},
-    {.fmts = F(ACCELERATE) | F(AXOLOTL), .key = "fsdp_config.fsdp_offload_params", .map = m_offload_params},
+    {.fmts = F(ACCELERATE) | F(AXOLOTL),
+     .key = "fsdp_config.fsdp_offload_params",
+     .map = m_offload_params},
     {.fmts = F(AXOLOTL), .key = "fsdp_config.offload_params", .map = m_offload_params},
     {.fmts = F(AXOLOTL), .key = "tensor_parallel_size", .assign = "tp=$"},
     {.fmts = F(AXOLOTL), .key = "context_parallel_size", .assign = "cp=$"},
@@ -262,17 +336,29 @@ static const struct fg__jf_row rows[] = {
     {.fmts = F(SGLANG), .key = "mem-fraction-static", .assign = "gpu-util=$"},
     {.fmts = SERVE, .key = "kv-cache-dtype", .map = m_kv},
     {.fmts = SERVE, .key = "quantization", .assign = "quantization=$"},
-    {.fmts = F(VLLM), .key = "max-num-batched-tokens", .note = "the prefill chunk vLLM profiles its activations at"},
+    {.fmts = F(VLLM),
+     .key = "max-num-batched-tokens",
+     .note = "the prefill chunk vLLM profiles its activations at"},
     {.fmts = F(VLLM), .key = "max-num-seqs", .note = "the sequences vLLM runs at once"},
     {.fmts = F(VLLM), .key = "cpu-offload-gb", .note = "weights kept in CPU memory"},
-    {.fmts = F(VLLM), .key = "enforce-eager", .map = m_false_ok, .note = "no CUDA graphs are captured"},
+    {.fmts = F(VLLM),
+     .key = "enforce-eager",
+     .map = m_false_ok,
+     .note = "no CUDA graphs are captured"},
     {.fmts = F(SGLANG), .key = "chunked-prefill-size", .note = "the prefill chunk"},
     {.fmts = F(SGLANG), .key = "max-running-requests", .note = "the requests SGLang runs at once"},
     {.fmts = F(SGLANG), .key = "max-total-tokens", .note = "the KV pool's size in tokens"},
     /* training recipes fitgate models one sequence per sample for */
-    {.fmts = F(LLAMA_FACTORY), .key = "stage", .map = m_stage, .note = "preference and RL stages hold chosen and rejected sequences and a reference model"},
-    {.fmts = F(TRL), .key = "beta", .note = "a DPO config: chosen and rejected sequences per sample and a reference model"},
-    {.fmts = F(AXOLOTL), .key = "rl", .note = "preference training: chosen and rejected sequences per sample"},
+    {.fmts = F(LLAMA_FACTORY),
+     .key = "stage",
+     .map = m_stage,
+     .note = "preference and RL stages hold chosen and rejected sequences and a reference model"},
+    {.fmts = F(TRL),
+     .key = "beta",
+     .note = "a DPO config: chosen and rejected sequences per sample and a reference model"},
+    {.fmts = F(AXOLOTL),
+     .key = "rl",
+     .note = "preference training: chosen and rejected sequences per sample"},
 };
 
 /* What a format does when its file leaves a key out (the config class's own default); a
@@ -295,24 +381,43 @@ static const struct {
     enum fg_jobfile_format fmt;
     const char *key;
 } signs[] = {
-    {FG_JF_TORCHTUNE, "model._component_"}, {FG_JF_TORCHTUNE, "checkpointer._component_"},
-    {FG_JF_TORCHTUNE, "tokenizer._component_"}, {FG_JF_TORCHTUNE, "enable_activation_checkpointing"},
-    {FG_JF_DEEPSPEED, "zero_optimization.stage"}, {FG_JF_DEEPSPEED, "train_micro_batch_size_per_gpu"},
-    {FG_JF_DEEPSPEED, "train_batch_size"}, {FG_JF_DEEPSPEED, "zero_allow_untested_optimizer"},
-    {FG_JF_ACCELERATE, "distributed_type"}, {FG_JF_ACCELERATE, "compute_environment"},
-    {FG_JF_ACCELERATE, "num_processes"}, {FG_JF_ACCELERATE, "mixed_precision"},
-    {FG_JF_SGLANG, "model-path"}, {FG_JF_SGLANG, "tp-size"}, {FG_JF_SGLANG, "mem-fraction-static"},
-    {FG_JF_VLLM, "tensor-parallel-size"}, {FG_JF_VLLM, "max-model-len"},
-    {FG_JF_VLLM, "gpu-memory-utilization"}, {FG_JF_VLLM, "served-model-name"},
-    {FG_JF_AXOLOTL, "base_model"}, {FG_JF_AXOLOTL, "micro_batch_size"},
-    {FG_JF_AXOLOTL, "sequence_len"}, {FG_JF_AXOLOTL, "adapter"}, {FG_JF_AXOLOTL, "lora_target_linear"},
-    {FG_JF_LLAMA_FACTORY, "finetuning_type"}, {FG_JF_LLAMA_FACTORY, "cutoff_len"},
-    {FG_JF_LLAMA_FACTORY, "lora_target"}, {FG_JF_LLAMA_FACTORY, "template"},
+    {FG_JF_TORCHTUNE, "model._component_"},
+    {FG_JF_TORCHTUNE, "checkpointer._component_"},
+    {FG_JF_TORCHTUNE, "tokenizer._component_"},
+    {FG_JF_TORCHTUNE, "enable_activation_checkpointing"},
+    {FG_JF_DEEPSPEED, "zero_optimization.stage"},
+    {FG_JF_DEEPSPEED, "train_micro_batch_size_per_gpu"},
+    {FG_JF_DEEPSPEED, "train_batch_size"},
+    {FG_JF_DEEPSPEED, "zero_allow_untested_optimizer"},
+    {FG_JF_ACCELERATE, "distributed_type"},
+    {FG_JF_ACCELERATE, "compute_environment"},
+    {FG_JF_ACCELERATE, "num_processes"},
+    {FG_JF_ACCELERATE, "mixed_precision"},
+    {FG_JF_SGLANG, "model-path"},
+    {FG_JF_SGLANG, "tp-size"},
+    {FG_JF_SGLANG, "mem-fraction-static"},
+    {FG_JF_VLLM, "tensor-parallel-size"},
+    {FG_JF_VLLM, "max-model-len"},
+    {FG_JF_VLLM, "gpu-memory-utilization"},
+    {FG_JF_VLLM, "served-model-name"},
+    {FG_JF_AXOLOTL, "base_model"},
+    {FG_JF_AXOLOTL, "micro_batch_size"},
+    {FG_JF_AXOLOTL, "sequence_len"},
+    {FG_JF_AXOLOTL, "adapter"},
+    {FG_JF_AXOLOTL, "lora_target_linear"},
+    {FG_JF_LLAMA_FACTORY, "finetuning_type"},
+    {FG_JF_LLAMA_FACTORY, "cutoff_len"},
+    {FG_JF_LLAMA_FACTORY, "lora_target"},
+    {FG_JF_LLAMA_FACTORY, "template"},
     {FG_JF_LLAMA_FACTORY, "quantization_bit"},
-    {FG_JF_TRL, "use_peft"}, {FG_JF_TRL, "dataset_name"}, {FG_JF_TRL, "max_length"},
-    {FG_JF_TRL, "max_seq_length"}, {FG_JF_TRL, "lora_target_modules"},
+    {FG_JF_TRL, "use_peft"},
+    {FG_JF_TRL, "dataset_name"},
+    {FG_JF_TRL, "max_length"},
+    {FG_JF_TRL, "max_seq_length"},
+    {FG_JF_TRL, "lora_target_modules"},
     {FG_JF_TRL, "model_name_or_path"},
-    {FG_JF_TRANSFORMERS, "per_device_train_batch_size"}, {FG_JF_TRANSFORMERS, "output_dir"},
+    {FG_JF_TRANSFORMERS, "per_device_train_batch_size"},
+    {FG_JF_TRANSFORMERS, "output_dir"},
 };
 
 const char *fg_jobfile_format_name(enum fg_jobfile_format f)
