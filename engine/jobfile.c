@@ -27,7 +27,6 @@
 #include <yaml.h>
 
 #include "util/fileio.h"
-#include "jobfile_rows.h"
 
 #define YAML_SONAME "libyaml-0.so.2"
 #define YAML_PACKAGE "libyaml-0-2"
@@ -531,11 +530,19 @@ void fg_jobfile_free(struct fg_jobfile *f)
     free(f);
 }
 
+bool fg_jobfile_key_is(const char *a, const char *b)
+{
+    for (; *a && *b; a++, b++)
+        if ((*a == '-' ? '_' : *a) != (*b == '-' ? '_' : *b))
+            return false;
+    return *a == *b;
+}
+
 const struct fg_jobfile_key *fg_jobfile_get(const struct fg_jobfile *f, const char *path)
 {
     const struct fg_jobfile_key *own = NULL, *merged = NULL;
     for (size_t i = 0; f && i < f->n; i++)
-        if (fg__jf_key_is(f->keys[i].path, path)) {
+        if (fg_jobfile_key_is(f->keys[i].path, path)) {
             if (f->keys[i].merged)
                 merged = &f->keys[i];
             else

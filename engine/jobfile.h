@@ -81,6 +81,9 @@ int fg_jobfile_read(const char *path, const char *base_dir, struct fg_jobfile **
                     struct fg_err *err);
 void fg_jobfile_free(struct fg_jobfile *f);
 
+/* Dotted paths equal with '-' and '_' alike (vLLM and SGLang take both spellings). */
+bool fg_jobfile_key_is(const char *a, const char *b);
+
 /* The last key at path ('-' and '_' alike; a merged key only when no own one), or NULL. */
 const struct fg_jobfile_key *fg_jobfile_get(const struct fg_jobfile *f, const char *path);
 

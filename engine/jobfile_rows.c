@@ -468,18 +468,10 @@ bool fg__jf_match(const char *pattern, const char *v)
     return false;
 }
 
-bool fg__jf_key_is(const char *a, const char *b)
-{
-    for (; *a && *b; a++, b++)
-        if ((*a == '-' ? '_' : *a) != (*b == '-' ? '_' : *b))
-            return false;
-    return *a == *b;
-}
-
 const struct fg__jf_row *fg__jf_row_for(enum fg_jobfile_format fmt, const char *path)
 {
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-        if ((rows[i].fmts & (1u << fmt)) && fg__jf_key_is(rows[i].key, path))
+        if ((rows[i].fmts & (1u << fmt)) && fg_jobfile_key_is(rows[i].key, path))
             return &rows[i];
     return NULL;
 }

@@ -49,7 +49,4 @@ int fg__jf_rank(enum fg_jobfile_format fmt);
 /* v is one of pattern's '|'-separated values (case-insensitive); "*" matches any. */
 bool fg__jf_match(const char *pattern, const char *v);
 
-/* Dotted paths equal with '-' and '_' alike. */
-bool fg__jf_key_is(const char *a, const char *b);
-
 #endif

@@ -340,7 +340,6 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     double t0 = now_s();
     fitgate_use_options(values, n);
     fitgate_log_init();
-    const char *model_arg = NULL;
     struct fg_decision d;
     struct fg_policy pol;
     struct fg_err err = {0};
@@ -363,7 +362,7 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
         rc = -1; /* the user's own option: nothing to decide */
         goto out;
     }
-    model_arg = spec->model[0] ? spec->model : NULL; /* --ft-model, or the job's config */
+    const char *model_arg = spec->model[0] ? spec->model : NULL; /* --ft-model, or its config */
     struct probe probe;
     bool probed = probe_open(&probe);
     if (!probed)
