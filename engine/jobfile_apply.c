@@ -389,8 +389,10 @@ static int apply_defaults(struct apply *ap, int fi)
     size_t nd;
     const struct fg__jf_default *defaults = fg__jf_defaults(&nd);
     for (size_t i = 0; i < nd; i++) {
+        bool adapters = ap->s->job.mode == FG_MODE_LORA || ap->s->job.mode == FG_MODE_QLORA;
         if (!(defaults[i].fmts & (1u << f->format)) ||
-            (defaults[i].key && fg_jobfile_get(f, defaults[i].key)))
+            (defaults[i].key && fg_jobfile_get(f, defaults[i].key)) ||
+            (defaults[i].adapters && !adapters))
             continue;
         snprintf(where, sizeof where, "%.80s: %s (%s)", f->name,
                  defaults[i].key ? defaults[i].key : "format", defaults[i].source);

@@ -364,16 +364,19 @@ static const struct fg__jf_row rows[] = {
 /* What a format does when its file leaves a key out (the config class's own default); a
  * NULL key: always. */
 static const struct fg__jf_default defaults[] = {
-    {F(TRL), "gradient_checkpointing", "grad-ckpt=yes", "SFTConfig default"},
-    {F(TRL), "max_length", "seq-len=1024", "SFTConfig default"},
-    {TA, "per_device_train_batch_size", "batch=8", "TrainingArguments default"},
-    {F(TRANSFORMERS), "gradient_checkpointing", "grad-ckpt=no", "TrainingArguments default"},
-    {F(AXOLOTL), "gradient_checkpointing", "grad-ckpt=no", "axolotl default"},
-    {F(AXOLOTL), "sequence_len", "seq-len=512", "axolotl default"},
-    {F(LLAMA_FACTORY), "disable_gradient_checkpointing", "grad-ckpt=yes", "LLaMA-Factory default"},
-    {F(LLAMA_FACTORY), "cutoff_len", "seq-len=2048", "LLaMA-Factory default"},
-    {F(TORCHTUNE), "enable_activation_checkpointing", "grad-ckpt=no", "torchtune recipe default"},
-    {SERVE, NULL, "mode=serve", "a serving engine's config"},
+    {F(TRL), "gradient_checkpointing", "grad-ckpt=yes", "SFTConfig default", false},
+    {F(TRL), "max_length", "seq-len=1024", "SFTConfig default", false},
+    /* trl/trainer/utils.py get_peft_config: target_modules=lora_target_modules, None by
+     * default, so peft's per-model mapping: q_proj and v_proj for the llama-style decoders */
+    {F(TRL), "lora_target_modules", "lora-targets=qv", "peft's default for the model", true},
+    {TA, "per_device_train_batch_size", "batch=8", "TrainingArguments default", false},
+    {F(TRANSFORMERS), "gradient_checkpointing", "grad-ckpt=no", "TrainingArguments default", false},
+    {F(AXOLOTL), "gradient_checkpointing", "grad-ckpt=no", "axolotl default", false},
+    {F(AXOLOTL), "sequence_len", "seq-len=512", "axolotl default", false},
+    {F(LLAMA_FACTORY), "disable_gradient_checkpointing", "grad-ckpt=yes", "LLaMA-Factory default", false},
+    {F(LLAMA_FACTORY), "cutoff_len", "seq-len=2048", "LLaMA-Factory default", false},
+    {F(TORCHTUNE), "enable_activation_checkpointing", "grad-ckpt=no", "torchtune recipe default", false},
+    {SERVE, NULL, "mode=serve", "a serving engine's config", false},
 };
 
 /* Keys that tell a format when the file is not named (any one counts). */

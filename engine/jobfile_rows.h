@@ -30,6 +30,7 @@ struct fg__jf_row {
 struct fg__jf_default {
     unsigned fmts;
     const char *key, *assign, *source; /* key NULL: always */
+    bool adapters;                      /* only for a LoRA / QLoRA job */
 };
 
 /* The row for a key of a format, or NULL (a key that does not change memory). */
