@@ -110,6 +110,8 @@ ENGINE_SRCS := \
 	engine/memory_node.c \
 	engine/memory_stage.c \
 	engine/memory.c \
+	engine/memory_rl.c \
+	engine/trainer.c \
 	engine/framework.c \
 	engine/jobspec.c \
 	engine/jobfile.c \
@@ -126,6 +128,7 @@ POLICY_SRCS := \
 	policies/policy.c \
 	policies/assess.c \
 	policies/decide.c \
+	policies/decide_gen.c \
 	policies/gate.c \
 	policies/audit.c \
 	policies/sacct.c
@@ -186,6 +189,7 @@ TEST_SRCS := \
 	tests/test_man.c \
 	tests/test_plugin.c \
 	tests/test_jobspec.c \
+	tests/test_trainer.c \
 	tests/test_jobfile.c \
 	tests/test_badinput.c \
 	tests/test_accuracy.c

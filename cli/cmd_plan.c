@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "trainer.h"
 #include "cli.h"
 #include "fit.h"
 #include "format.h"
@@ -499,6 +500,27 @@ static cJSON *job_json(const struct fg_cli_opts *o, const struct fg_assessment *
     return j;
 }
 
+/* "trainer: grpo (TRL GRPOTrainer), reference none, 8 completions x (512 + 2048) tokens,
+ * vLLM colocate at 0.30" */
+static void print_trainer(const struct fg_job *job)
+{
+    const struct fg_trainer_row *t = fg_trainer_row(job->trainer);
+    printf("trainer: %s (%s), reference %s", t->name, t->label,
+           fg_ref_model_name(job->ref_model));
+    if (t->seqs > 1)
+        printf(", %u sequences per sample", t->seqs);
+    if (t->generates)
+        printf(", completions of %llu + %llu tokens", (unsigned long long)job->max_prompt,
+               (unsigned long long)job->max_completion);
+    if (job->num_generations)
+        printf(", %u per prompt", job->num_generations);
+    if (job->vllm_mode == FG_VLLM_COLOCATE)
+        printf(", vLLM colocated at %.2f", job->vllm_util);
+    else if (job->vllm_mode == FG_VLLM_SERVER)
+        printf(", vLLM server");
+    printf("\n");
+}
+
 static void print_job(const struct fg_cli_opts *o, const struct fg_job *job)
 {
     printf("job: %s, %s, %s", fg_mode_name(job->mode), fg_precision_name(job->precision),
@@ -513,6 +535,8 @@ static void print_job(const struct fg_cli_opts *o, const struct fg_job *job)
     if (job->offload != FG_OFFLOAD_NONE)
         printf(", %s offloaded to the CPU", fg_offload_name(job->offload));
     printf("\n");
+    if (job->trainer != FG_TRAINER_SFT)
+        print_trainer(job);
     if (fg_jobspec_given(&o->spec, FG_JOBOPT_FRAMEWORK) || fg_jobspec_declares_layout(&o->spec) ||
         job->tp > 1 || job->pp > 1 || job->ep > 1 || job->zero || job->dp > 1)
         printf("framework: %s (%s); layout TP=%u PP=%u EP=%u%s%.0u DP=%u%s%.0u%s\n",

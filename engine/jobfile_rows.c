@@ -157,6 +157,7 @@ static const struct fg__jf_vmap m_serve_dtype[] = {
 static const struct fg__jf_vmap m_kv[] = {{"auto", ""}, {"*", "kv-dtype=$"}, END};
 static const struct fg__jf_vmap m_dp1[] = {{"1", ""}, END};
 
+#define RL_NOTE "an RL / preference trainer's key: name it, --mode dpo|kto|grpo|ppo..."
 static const struct fg__jf_row rows[] = {
     /* the model */
     {.fmts = F(TRL) | F(LLAMA_FACTORY) | F(TRANSFORMERS),
@@ -353,9 +354,13 @@ static const struct fg__jf_row rows[] = {
      .key = "stage",
      .map = m_stage,
      .note = "preference and RL stages hold chosen and rejected sequences and a reference model"},
-    {.fmts = F(TRL),
-     .key = "beta",
-     .note = "a DPO config: chosen and rejected sequences per sample and a reference model"},
+    /* a preference / RL trainer's keys (DPOConfig, GRPOConfig ...): the file does not say
+     * which trainer reads it, so the mode is the command line's (--ft-mode=dpo|grpo|...) */
+    {.fmts = F(TRL), .key = "beta", .note = RL_NOTE},
+    {.fmts = F(TRL), .key = "max_prompt_length", .note = RL_NOTE},
+    {.fmts = F(TRL), .key = "max_completion_length", .note = RL_NOTE},
+    {.fmts = F(TRL), .key = "num_generations", .note = RL_NOTE},
+    {.fmts = F(TRL), .key = "use_vllm", .map = m_false_ok, .note = RL_NOTE},
     {.fmts = F(AXOLOTL),
      .key = "rl",
      .note = "preference training: chosen and rejected sequences per sample"},

@@ -3,6 +3,8 @@
  * end, and the framework's defaults (jobspec.h).
  */
 #include "jobspec.h"
+#include "trainer.h"
+#include "util/fmt.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -90,7 +92,36 @@ static const struct {
     {FG_JOBOPT_GPUS, 1, 65535},         {FG_JOBOPT_TP, 1, 1024},
     {FG_JOBOPT_PP, 1, 64},              {FG_JOBOPT_EP, 1, 1024},
     {FG_JOBOPT_CP, 1, 1024},            {FG_JOBOPT_DP, 1, 65535},
+    {FG_JOBOPT_NUM_GENERATIONS, 1, 4096}, {FG_JOBOPT_MAX_PROMPT_LENGTH, 1, FG_MAX_SEQ},
+    {FG_JOBOPT_MAX_COMPLETION_LENGTH, 1, FG_MAX_SEQ}, {FG_JOBOPT_GEN_GPUS, 1, 65535},
 };
+
+/* A share or weight in [lo, hi] (lo excluded), strictly parsed; -1 when it is not one. */
+static double parse_share(const char *v, double lo, double hi)
+{
+    char *end;
+    errno = 0;
+    double d = v ? strtod(v, &end) : 0;
+    return !v || !*v || errno || *end || !(d > lo && d <= hi) ? -1 : d;
+}
+
+/* --mode: an adaptation (job.h), or a preference / RL trainer whose adaptation is --adapter's
+ * (trainer.h). */
+static int parse_mode(const char *v, struct fg_jobspec *s, struct fg_err *err)
+{
+    const struct fg_trainer_row *t = fg_trainer_find(v);
+    if (t && t->id != FG_TRAINER_SFT) {
+        s->job.trainer = t->id;
+        return 0;
+    }
+    s->job.trainer = FG_TRAINER_SFT;
+    if (!fg_mode_parse(v, &s->job.mode, NULL))
+        return 0;
+    char list[160] = "full|lora|qlora|serve";
+    for (unsigned i = 1; fg_trainer_at(i); i++)
+        fg__fmt(list + strlen(list), sizeof list - strlen(list), "|%s", fg_trainer_at(i)->name);
+    return fg_err_set(err, FG_E_INVAL, "mode '%.60s' is not one of %s", v ? v : "(none)", list);
+}
 
 static int copy_text(char *dst, size_t cap, const char *v, const char *sp, const char *name,
                      struct fg_err *err)
@@ -101,6 +132,27 @@ static int copy_text(char *dst, size_t cap, const char *v, const char *sp, const
         return fg_err_set(err, FG_E_RANGE, "%s%s: at most %zu characters", sp, name, cap - 1);
     memcpy(dst, v, strlen(v) + 1);
     return 0;
+}
+
+/* "a.yaml,ds.json": one value may name several files (the plugin's option keeps one value,
+ * as the job's environment does); each is added to s->configs. */
+static int add_configs(struct fg_jobspec *s, const char *v, const char *sp, const char *name,
+                       struct fg_err *err)
+{
+    int rc = !v || !*v ? copy_text(s->configs[0], 1, v, sp, name, err) : 0;
+    for (const char *p = v; !rc && p && *p;) {
+        size_t n = strcspn(p, ",");
+        if (s->n_configs >= FG_JOBSPEC_CONFIGS)
+            rc = fg_err_set(err, FG_E_RANGE, "%s%s: at most %d config files", sp, name,
+                            FG_JOBSPEC_CONFIGS);
+        else if (n >= sizeof s->configs[0])
+            rc = fg_err_set(err, FG_E_RANGE, "%s%s: a file name of at most %zu characters", sp,
+                            name, sizeof s->configs[0] - 1);
+        else if (n)
+            snprintf(s->configs[s->n_configs++], sizeof s->configs[0], "%.*s", (int)n, p);
+        p += n + (p[n] == ',');
+    }
+    return rc;
 }
 
 int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_err *err)
@@ -128,7 +180,36 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
     }
     switch ((enum fg_jobopt_id)id) {
     case FG_JOBOPT_MODEL: rc = copy_text(s->model, sizeof s->model, v, sp, name, err); break;
-    case FG_JOBOPT_MODE: rc = ext = fg_mode_parse(v, &j->mode, err); break;
+    case FG_JOBOPT_MODE: rc = ext = parse_mode(v, s, err); break;
+    case FG_JOBOPT_ADAPTER:
+        rc = ext = fg_mode_parse(v, &s->adapter, err);
+        if (!rc && s->adapter == FG_MODE_SERVE)
+            rc = fg_err_set(err, FG_E_INVAL, "adapter 'serve' trains nothing: full|lora|qlora");
+        break;
+    case FG_JOBOPT_NUM_GENERATIONS: j->num_generations = (uint32_t)u; break;
+    case FG_JOBOPT_MAX_PROMPT_LENGTH: j->max_prompt = u; break;
+    case FG_JOBOPT_MAX_COMPLETION_LENGTH: j->max_completion = u; break;
+    case FG_JOBOPT_GEN_GPUS: j->gen_gpus = (uint32_t)u; break;
+    case FG_JOBOPT_REF_MODEL: rc = ext = fg_ref_model_parse(v, &j->ref_model, err); break;
+    case FG_JOBOPT_VLLM_MODE: rc = ext = fg_vllm_mode_parse(v, &j->vllm_mode, err); break;
+    case FG_JOBOPT_BETA: {
+        double d = parse_share(v, -1e-300, 100.0);
+        if (d < 0)
+            rc = fg_err_set(err, FG_E_RANGE, "%s%s=%.40s: expected a weight from 0 to 100", sp,
+                            name, v ? v : "");
+        else
+            j->beta = (float)d;
+        break;
+    }
+    case FG_JOBOPT_VLLM_GPU_UTIL: {
+        double d = parse_share(v, 0.0, 0.95);
+        if (d < 0)
+            rc = fg_err_set(err, FG_E_RANGE, "%s%s=%.40s: expected a share of each GPU above "
+                            "0 and at most 0.95 (the rest trains)", sp, name, v ? v : "");
+        else
+            j->vllm_util = (float)d;
+        break;
+    }
     case FG_JOBOPT_SEQ_LEN: j->seq_len = u; break;
     case FG_JOBOPT_BATCH: j->batch = u; break;
     case FG_JOBOPT_LORA_RANK: j->lora_rank = (uint32_t)u; break;
@@ -171,23 +252,7 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
             s->gpu_util = d;
         break;
     }
-    case FG_JOBOPT_CONFIG: /* "a.yaml,ds.json": one value may name several (the plugin's
-                            * option keeps one value, as the job's environment does) */
-        if (!v || !*v)
-            rc = copy_text(s->configs[0], 1, v, sp, name, err);
-        for (const char *p = v; !rc && p && *p;) {
-            size_t n = strcspn(p, ",");
-            if (s->n_configs >= FG_JOBSPEC_CONFIGS)
-                rc = fg_err_set(err, FG_E_RANGE, "%s%s: at most %d config files", sp, name,
-                                FG_JOBSPEC_CONFIGS);
-            else if (n >= sizeof s->configs[0])
-                rc = fg_err_set(err, FG_E_RANGE, "%s%s: a file name of at most %zu characters",
-                                sp, name, sizeof s->configs[0] - 1);
-            else if (n)
-                snprintf(s->configs[s->n_configs++], sizeof s->configs[0], "%.*s", (int)n, p);
-            p += n + (p[n] == ',');
-        }
-        break;
+    case FG_JOBOPT_CONFIG: rc = add_configs(s, v, sp, name, err); break;
     case FG_JOBOPT_COUNT: break;
     }
     if (rc && ext)
@@ -215,8 +280,82 @@ static void note(struct fg_jobspec *s, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The options a trainer reads (trainer.h), and those that need one that generates. */
+static const struct {
+    unsigned id;
+    bool generating; /* only for a trainer that generates (grpo, rloo, ppo) */
+    bool vllm;       /* only for a trainer that generates through vLLM (grpo, rloo) */
+} trainer_opts[] = {
+    {FG_JOBOPT_ADAPTER, false, false},          {FG_JOBOPT_REF_MODEL, false, false},
+    {FG_JOBOPT_NUM_GENERATIONS, true, true},    {FG_JOBOPT_BETA, true, true},
+    {FG_JOBOPT_MAX_PROMPT_LENGTH, true, false}, {FG_JOBOPT_MAX_COMPLETION_LENGTH, true, false},
+    {FG_JOBOPT_VLLM_MODE, true, true},          {FG_JOBOPT_VLLM_GPU_UTIL, true, true},
+    {FG_JOBOPT_GEN_GPUS, true, true},
+};
+
+/*
+ * A preference / RL mode: the adaptation from --adapter, the trainer's defaults (TRL's
+ * configs, trainer.c), and the options that do not go with it refused by name.
+ */
+static int finish_trainer(struct fg_jobspec *s, struct fg_err *err)
+{
+    struct fg_job *j = &s->job;
+    const struct fg_trainer_row *t = fg_trainer_row(j->trainer);
+    bool gen = t->generates, vllm = gen && !t->value_model;
+    for (size_t i = 0; i < sizeof trainer_opts / sizeof trainer_opts[0]; i++) {
+        unsigned id = trainer_opts[i].id;
+        bool ok = j->trainer != FG_TRAINER_SFT && (!trainer_opts[i].generating || gen) &&
+                  (!trainer_opts[i].vllm || vllm);
+        if (fg_jobspec_given(s, id) && !ok)
+            return fg_err_set(err, FG_E_INVAL, "%s%s does not go with --mode %s: it is for %s",
+                              s->spelling, fg_jobopt_at(id)->name,
+                              j->trainer == FG_TRAINER_SFT ? fg_mode_name(j->mode) : t->name,
+                              trainer_opts[i].vllm ? "grpo and rloo"
+                              : trainer_opts[i].generating ? "grpo, rloo and ppo"
+                                                           : "dpo, orpo, kto, grpo, rloo, ppo "
+                                                             "and reward");
+    }
+    if (j->trainer == FG_TRAINER_SFT)
+        return 0;
+    j->mode = fg_jobspec_given(s, FG_JOBOPT_ADAPTER) ? s->adapter : FG_MODE_FULL;
+    if (gen) {
+        if (fg_jobspec_given(s, FG_JOBOPT_SEQ_LEN))
+            return fg_err_set(err, FG_E_INVAL, "--mode %s sizes its sequences from %smax-prompt-"
+                              "length and %smax-completion-length, not %sseq-len", t->name,
+                              s->spelling, s->spelling, s->spelling);
+        if (!j->max_prompt)
+            j->max_prompt = 512;
+        if (!j->max_completion)
+            j->max_completion = 512;
+        j->seq_len = j->max_prompt + j->max_completion;
+        if (j->seq_len > FG_MAX_SEQ)
+            return fg_err_set(err, FG_E_RANGE, "prompt + completion is %llu tokens, over %u",
+                              (unsigned long long)j->seq_len, FG_MAX_SEQ);
+        s->given |= 1ull << FG_JOBOPT_SEQ_LEN;
+    }
+    if (!j->num_generations && vllm)
+        j->num_generations = 8;
+    if (j->vllm_mode == FG_VLLM_COLOCATE && !j->vllm_util)
+        j->vllm_util = 0.3f;
+    if (fg_jobspec_given(s, FG_JOBOPT_VLLM_GPU_UTIL) && j->vllm_mode != FG_VLLM_COLOCATE)
+        return fg_err_set(err, FG_E_INVAL, "%svllm-gpu-util is the colocated engine's share: "
+                          "use it with %svllm-mode colocate", s->spelling, s->spelling);
+    if (fg_jobspec_given(s, FG_JOBOPT_GEN_GPUS) && j->vllm_mode != FG_VLLM_SERVER)
+        return fg_err_set(err, FG_E_INVAL, "%sgen-gpus are the vLLM server's GPUs: use it with "
+                          "%svllm-mode server", s->spelling, s->spelling);
+    if (j->ref_model == FG_REF_ADAPTER && j->mode == FG_MODE_FULL)
+        return fg_err_set(err, FG_E_INVAL, "%sref-model adapter-disabled needs adapters: use "
+                          "%sadapter lora or qlora, or %sref-model copy", s->spelling, s->spelling,
+                          s->spelling);
+    j->ref_model = fg_trainer_ref(j);
+    return 0;
+}
+
 int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
 {
+    int trc = finish_trainer(s, err);
+    if (trc)
+        return trc;
     struct fg_job *j = &s->job, d;
     if (!s->fw)
         s->fw = fg_framework_default();

@@ -67,6 +67,7 @@ struct fg_jobspec {
     char spelling[8];                  /* "--" or "--ft-": option names in messages */
     size_t n_notes;
     char notes[FG_JOBSPEC_NOTES][200]; /* what the framework decided for the job */
+    enum fg_mode adapter;              /* --ft-adapter under a preference / RL --mode */
     char said[FG_JOBOPT_COUNT][48];    /* each option's value as given (conflicts name it) */
     uint64_t from_file;                /* bit id: the option came from a config file */
     size_t n_configs;

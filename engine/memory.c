@@ -33,6 +33,7 @@
 
 #include "util/fmt.h"
 #include "memory_stage.h"
+#include "trainer.h"
 #include "util/sat.h"
 
 /* The tied matrix on a pipeline stage that holds the head but not the embedding: that stage
@@ -580,6 +581,39 @@ static int train_totals(struct train *x, struct fg_err *err)
     return 0;
 }
 
+/* A preference / RL trainer on top of the adaptation's estimate (memory_rl.h): the models
+ * it keeps beside the policy sized here, its lines appended. */
+static int trainer_part(const struct fg_model *m, const struct fg_job *job,
+                        struct fg_estimate *e, bool lines, struct fg_err *err)
+{
+    const struct fg_trainer_row *row = fg_trainer_row(job->trainer);
+    struct fg_estimate value, gen;
+    struct fg__rl_aux aux = {0};
+    struct fg__rl_lines add;
+    struct fg_job j;
+    int rc = 0;
+    if (row->value_model) {
+        fg__trainer_value_job(job, &j);
+        if (!(rc = fg_memory_estimate_totals(m, &j, &value, err)))
+            aux.value = &value;
+    }
+    if (!rc && row->generates && job->vllm_mode == FG_VLLM_NONE) {
+        fg__trainer_generation_job(job, e->seq_len, &j);
+        if (!(rc = fg_memory_estimate_totals(m, &j, &gen, err)))
+            aux.generation = &gen;
+    }
+    if (rc)
+        return rc;
+    fg__memory_trainer(m, job, &aux, lines, e, &add);
+    for (size_t i = 0; lines && i < add.n; i++)
+        put_line(e, add.lines[i].key, add.lines[i].bytes, add.lines[i].per_sample,
+                 add.lines[i].source, "%s", add.lines[i].what);
+    e->total_bytes = fg_estimate_at(e, job->batch);
+    if (e->total_bytes == UINT64_MAX)
+        return fg_err_set(err, FG_E_OVERFLOW, "memory estimate overflows 64 bits");
+    return 0;
+}
+
 /*
  * lines false: the planner's estimates, of which it reads only the byte totals.  The
  * lines then count as full from the start, so add_line returns before formatting (its
@@ -650,7 +684,10 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     train_overheads(&x);
     /* ---- per-sample part ---- */
     train_activations(&x);
-    return train_totals(&x, err);
+    rc = train_totals(&x, err);
+    if (!rc && job->trainer != FG_TRAINER_SFT)
+        rc = trainer_part(m, job, e, lines, err);
+    return rc;
 }
 
 int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struct fg_estimate *e,

@@ -3,6 +3,7 @@
  * the fit on one card, and the plans when one card is not enough.
  */
 #include "assess.h"
+#include "trainer.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -254,10 +255,6 @@ static int zero_need(const struct fg_model *m, const struct fg_jobspec *spec,
     return 0;
 }
 
-static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
-                  const struct fg_gpu *gpu, uint32_t gpus, const struct fg_rules *r,
-                  struct fg_assessment *out, struct fg_err *err);
-
 static void scale_layout(struct fg_layout *l, double f)
 {
     l->peak_bytes = (uint64_t)llround((double)l->peak_bytes * f);
@@ -269,30 +266,6 @@ static void scale_plan(struct fg_plan *p, double f)
 {
     for (size_t i = 0; i < p->n && i < FG_PLAN_MAX_OPTIONS; i++)
         scale_layout(&p->options[i], f);
-}
-
-int fg_assess(const struct fg_model *m, const struct fg_jobspec *spec, const struct fg_gpu *gpu,
-              uint32_t gpus, const struct fg_rules *r, struct fg_assessment *out,
-              struct fg_err *err)
-{
-    int rc = assess(m, spec, gpu, gpus, r, out, err);
-    if (rc || !out->calib)
-        return rc;
-    /* Every byte figure the decision quotes carries the site calibration: the job's own
-     * layout (sized before it) and the planner's layouts (planned on the model's own
-     * estimates with the factor in the margins). */
-    double f = out->calib->factor;
-    if (out->layout.tp <= 1 && out->layout.pp <= 1)
-        out->layout.peak_bytes = out->layout.stage_bytes[0] = out->est.total_bytes;
-    else
-        scale_layout(&out->layout, f);
-    if (out->planned)
-        scale_plan(&out->plan, f);
-    if (out->safe_planned)
-        scale_plan(&out->safe, f);
-    if (out->alt_planned)
-        scale_plan(&out->alt, f);
-    return 0;
 }
 
 static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
@@ -336,6 +309,16 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
         out->gpu_util = spec->gpu_util;
         out->headroom = po.fit.headroom = 1.0;
         po.fit.conservative = r->conservative / r->headroom;
+    }
+    if (out->job.vllm_mode == FG_VLLM_COLOCATE) {
+        /* TRL's colocated vLLM takes vllm_gpu_memory_utilization of the whole card on every
+         * training GPU (grpo_trainer.py: LLM(gpu_memory_utilization=...)): the policy
+         * trains in what is left */
+        struct fg_fit_opts raw = po.fit;
+        raw.context_bytes = 0;
+        out->gen_share = (uint64_t)((double)fg_fit_usable(gpu->memory_gb, gpu->memory_bytes,
+                                                          &raw) * out->job.vllm_util);
+        out->usable = out->usable > out->gen_share ? out->usable - out->gen_share : 0;
     }
     fg_fit_card(&out->est, out->usable, &po.fit, &out->fit);
     if (out->gpu_util > 0)
@@ -386,5 +369,152 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
             return rc;
         out->safe_planned = true;
     }
+    return 0;
+}
+
+/* ---- a trainer's generation engine ---- */
+
+/*
+ * The generation engine of a trainer that generates through vLLM: what the engine holds,
+ * where, and how a server-mode job's GPUs split between generating and training.
+ *
+ * TRL (grpo_trainer.py, f2cd577) runs vLLM either colocated, one engine per training
+ * process at vllm_gpu_memory_utilization of its GPU with max_num_seqs =
+ * per_device_train_batch_size x vllm_tensor_parallel_size x steps_per_generation, or as a
+ * server (`trl vllm-serve`, its own GPUs, --gpu-memory-utilization 0.9 by default) that
+ * generates generation_batch_size = per_device_train_batch_size x training processes x
+ * steps_per_generation completions per round.  The engine holds its own bf16 copy of the
+ * policy's weights, its profile run's working set and the KV cache of those completions at
+ * prompt + completion length: the serving estimate of the model (memory.c) sizes it.
+ */
+
+/* vLLM's own default share of a server GPU (vllm EngineArgs gpu_memory_utilization). */
+#define GEN_SERVER_UTIL 0.9
+
+/* The engine's bytes per GPU at tensor parallel tp for seqs completions, and its budget. */
+static int engine_side(const struct fg_model *m, const struct fg_job *job, const struct fg_gpu *gpu,
+                       uint32_t tp, uint32_t seqs, double util, struct fg_assessment *out,
+                       struct fg_err *err)
+{
+    struct fg_job js;
+    struct fg_estimate e;
+    fg_job_defaults(&js, FG_MODE_SERVE);
+    js.seq_len = job->seq_len;
+    js.batch = seqs ? seqs : 1;
+    js.tp = tp ? tp : 1;
+    int rc = fg_memory_estimate_totals(m, &js, &e, err);
+    if (rc)
+        return rc;
+    struct fg_fit_opts raw;
+    fg_fit_opts_default(&raw);
+    raw.context_bytes = 0;
+    double card = (double)fg_fit_usable(gpu->memory_gb, gpu->memory_bytes, &raw);
+    double budget = card * util - (double)FG_CUDA_CONTEXT_BYTES;
+    out->gen_need = e.total_bytes;
+    out->gen_budget = budget > 0 ? (uint64_t)budget : 0;
+    out->gen_seqs = js.batch;
+    out->gen_fits = out->gen_need <= out->gen_budget;
+    return 0;
+}
+
+/* A server on n GPUs as vLLM runs it: TP over them (it must divide the heads). */
+static bool server_tp_ok(const struct fg_model *m, uint32_t n)
+{
+    return n && (!m->heads || m->heads % n == 0) &&
+           (!m->kv_heads || m->kv_heads % n == 0 || n % m->kv_heads == 0);
+}
+
+static bool training_fits(const struct fg_assessment *a)
+{
+    return a->fit.verdict == FG_FIT_FITS || a->fit.verdict == FG_FIT_BORDERLINE;
+}
+
+/* Server mode: the job's GPUs less the server's train; the server's count as asked, else
+ * the fewest that hold the engine while the rest hold the training. */
+static int server_split(const struct fg_model *m, const struct fg_jobspec *spec,
+                        const struct fg_gpu *gpu, uint32_t gpus, const struct fg_rules *r,
+                        struct fg_assessment *out, struct fg_err *err)
+{
+    const struct fg_job *j = &spec->job;
+    uint32_t asked = j->gen_gpus;
+    if (asked && asked >= gpus)
+        return fg_err_set(err, FG_E_INVAL, "%sgen-gpus=%u leaves no GPU of the %u asked to "
+                          "train on", spec->spelling, asked, gpus);
+    if (gpus < 2)
+        return fg_err_set(err, FG_E_INVAL, "%svllm-mode server needs GPUs of its own: ask for "
+                          "2 or more (or use %svllm-mode colocate)", spec->spelling,
+                          spec->spelling);
+    uint32_t first = asked ? asked : 1, last = asked ? asked : gpus - 1;
+    for (uint32_t n = first; n <= last; n++) {
+        if (!asked && !server_tp_ok(m, n))
+            continue;
+        int rc = assess(m, spec, gpu, gpus - n, r, out, err);
+        if (rc)
+            return rc;
+        uint32_t seqs = (uint32_t)(j->batch * (gpus - n));
+        if ((rc = engine_side(m, j, gpu, n, seqs, GEN_SERVER_UTIL, out, err)))
+            return rc;
+        out->gen_gpus = n;
+        out->gen_found = !asked;
+        out->layout.gen_gpus = n;
+        out->need_min = (out->need_min ? out->need_min : 1) + n;
+        if (asked || (out->gen_fits && training_fits(out)))
+            return 0;
+    }
+    /* nothing holds both: the answer for one server GPU, which says what does not fit */
+    if (!asked && last >= 1) {
+        int rc = assess(m, spec, gpu, gpus - 1, r, out, err);
+        if (!rc)
+            rc = engine_side(m, j, gpu, 1, (uint32_t)(j->batch * (gpus - 1)), GEN_SERVER_UTIL,
+                             out, err);
+        out->gen_gpus = out->layout.gen_gpus = 1;
+        out->gen_found = true;
+        return rc;
+    }
+    return 0;
+}
+
+static int assess_generation(const struct fg_model *m, const struct fg_jobspec *spec,
+                          const struct fg_gpu *gpu, uint32_t gpus, const struct fg_rules *r,
+                          struct fg_assessment *out, struct fg_err *err)
+{
+    const struct fg_job *j = &spec->job;
+    bool gen = fg_trainer_row(j->trainer)->generates && j->vllm_mode != FG_VLLM_NONE;
+    if (!gen || !gpu)
+        return assess(m, spec, gpu, gpus, r, out, err);
+    if (j->vllm_mode == FG_VLLM_SERVER)
+        return server_split(m, spec, gpu, gpus ? gpus : 1, r, out, err);
+    int rc = assess(m, spec, gpu, gpus, r, out, err);
+    if (!rc)
+        rc = engine_side(m, j, gpu, 1, (uint32_t)j->batch, j->vllm_util, out, err);
+    if (!rc) {
+        /* the share is what the engine may hold; its context is the training process's */
+        out->gen_budget = out->gen_share;
+        out->gen_fits = out->gen_need <= out->gen_budget;
+    }
+    return rc;
+}
+
+int fg_assess(const struct fg_model *m, const struct fg_jobspec *spec, const struct fg_gpu *gpu,
+              uint32_t gpus, const struct fg_rules *r, struct fg_assessment *out,
+              struct fg_err *err)
+{
+    int rc = assess_generation(m, spec, gpu, gpus, r, out, err);
+    if (rc || !out->calib)
+        return rc;
+    /* Every byte figure the decision quotes carries the site calibration: the job's own
+     * layout (sized before it) and the planner's layouts (planned on the model's own
+     * estimates with the factor in the margins). */
+    double f = out->calib->factor;
+    if (out->layout.tp <= 1 && out->layout.pp <= 1)
+        out->layout.peak_bytes = out->layout.stage_bytes[0] = out->est.total_bytes;
+    else
+        scale_layout(&out->layout, f);
+    if (out->planned)
+        scale_plan(&out->plan, f);
+    if (out->safe_planned)
+        scale_plan(&out->safe, f);
+    if (out->alt_planned)
+        scale_plan(&out->alt, f);
     return 0;
 }

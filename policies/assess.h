@@ -53,6 +53,15 @@ struct fg_assessment {
     char override_reason[200]; /* --ft-override (copied); "" none */
     const struct fg_calib_row *calib; /* the site calibration applied to est (rules.calib:
                                          borrowed from the policy); NULL none */
+    /* A trainer that generates through vLLM (job.vllm_mode): */
+    uint64_t gen_share;        /* colocate: the engine's share of each training GPU */
+    uint64_t gen_need;         /* what the engine holds per GPU: weights, working set, the KV
+                                  cache of the completions it generates at once */
+    uint64_t gen_budget;       /* what it may hold: its share, or a server GPU's budget */
+    uint32_t gen_gpus;         /* server: GPUs that run the vLLM server (as asked or found) */
+    uint32_t gen_seqs;         /* completions the engine generates at once */
+    bool gen_fits;             /* the engine's side holds gen_need */
+    bool gen_found;            /* server: gen_gpus was found by fitgate, not asked */
 };
 
 /*

@@ -3,6 +3,7 @@
  * people).  See decide.h; the assessment it reads is policies/assess.c.
  */
 #include "decide.h"
+#include "decide_int.h"
 
 #include <stdarg.h>
 #include <math.h>
@@ -76,12 +77,6 @@ void fg_request_spell(const struct fg_request *q, uint32_t count, uint32_t nodes
 
 /* ---- messages --------------------------------------------------------------- */
 
-static const char *gb(uint64_t bytes, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "%.1f GB", (double)bytes / 1e9);
-    return buf;
-}
-
 static const char *mode_words(enum fg_mode m)
 {
     switch (m) {
@@ -90,17 +85,6 @@ static const char *mode_words(enum fg_mode m)
     case FG_MODE_QLORA: return "QLoRA";
     default: return "serving";
     }
-}
-
-static void line(struct fg_decision *d, int i, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void line(struct fg_decision *d, int i, const char *fmt, ...)
-{
-    va_list ap;
-    int w = snprintf(d->lines[i], FG_DECIDE_LINE, "fitgate: ");
-    va_start(ap, fmt);
-    vsnprintf(d->lines[i] + w, FG_DECIDE_LINE - (size_t)w, fmt, ap);
-    va_end(ap);
 }
 
 /* "PP=4 over layers 0-13|14-27|..., 14.2 GB per GPU" */
@@ -139,11 +123,6 @@ static void layout_desc(const struct fg_layout *l, char *buf, size_t cap)
         buf[off] = '\0';
     ADD(", %s per GPU", gb(l->peak_bytes, b, sizeof b));
 #undef ADD
-}
-
-static void card_label(const struct fg_request *q, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "%s", q->gpu ? q->gpu->label : q->type[0] ? q->type : "GPU");
 }
 
 /* The job's own layout at micro-batch mb (the global batch kept by accumulation). */
@@ -675,6 +654,8 @@ void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
     if (a->gpu_util > 0 && a->have_card && r->action != FG_ACTION_OFF &&
         (r->modes & (1u << a->job.mode)) && (d->fits || d->kind == FG_DECIDE_REJECT))
         serve_numbers(a, q, d);
+    if (a->gen_budget && a->have_card)
+        fg__decide_generation(a, q, r, d);
     if (q->note[0] && d->lines[0][0]) {
         if (!d->lines[3][0])
             line(d, 3, "%s", q->note);
