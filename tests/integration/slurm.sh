@@ -338,6 +338,7 @@ fi
 # --- 13. the job's own config (--ft-config): read at sbatch (relative to the directory sbatch
 # runs in), its digest in the plan, read again on the node: a file edited in between is refused
 # there with a message, the step fails and the node stays
+: > "$SROOT/fitgate.conf"   # the default policy (an earlier case left a broken one)
 printf 'base_model: %s\nadapter: lora\nmicro_batch_size: 1\nsequence_len: 512\n' "$QWEN" \
     > "$SROOT/jobs/train.yml"
 chmod a+r "$SROOT/jobs/train.yml"
