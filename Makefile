@@ -83,6 +83,7 @@ ENGINE_SRCS := \
 	engine/source/source_opts.c \
 	engine/source/hub.c \
 	engine/source/safetensors.c \
+	engine/source/wquant.c \
 	engine/source/ckpt.c \
 	engine/arch/graph.c \
 	engine/arch/blocks.c \
@@ -96,9 +97,13 @@ ENGINE_SRCS := \
 	engine/arch/arch_hybrid.c \
 	engine/arch/arch_mamba.c \
 	engine/arch/arch_multimodal.c \
+	engine/arch/arch_multimodal_proj.c \
 	engine/arch/arch_llama4.c \
 	engine/arch/arch_generic.c \
 	engine/arch/arch_keys.c \
+	engine/arch/arch_families.c \
+	engine/arch/arch_classic.c \
+	engine/arch/arch_mllama.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \
 	engine/hw/detect.c \
@@ -109,6 +114,7 @@ ENGINE_SRCS := \
 	engine/job.c \
 	engine/memory_node.c \
 	engine/memory_stage.c \
+	engine/memory_flops.c \
 	engine/memory.c \
 	engine/memory_rl.c \
 	engine/trainer.c \
@@ -126,9 +132,12 @@ ENGINE_SRCS := \
 # --- policies --------------------------------------------------------------
 POLICY_SRCS := \
 	policies/policy.c \
+	policies/request.c \
 	policies/assess.c \
 	policies/decide.c \
 	policies/decide_gen.c \
+	policies/decide_remedy.c \
+	policies/remedy.c \
 	policies/gate.c \
 	policies/audit.c \
 	policies/sacct.c
@@ -150,13 +159,16 @@ CLI_SRCS := \
 	cli/main.c \
 	cli/cmd_plan.c \
 	cli/commands.c \
+	cli/cmd_frameworks.c \
 	cli/model_arg.c \
 	cli/cmd_gpus.c \
+	cli/cmd_families.c \
 	cli/cmd_verify.c \
 	cli/cmd_report.c \
 	cli/cmd_learn.c \
 	cli/jobopts.c \
 	cli/format.c \
+	cli/plan_json.c \
 	cli/report_html.c \
 	cli/html.c \
 	cli/auditlog.c
@@ -171,15 +183,20 @@ TEST_SRCS := \
 	tests/test_arch_moe.c \
 	tests/test_arch_hybrid.c \
 	tests/test_arch_legacy.c \
+	tests/test_arch_families.c \
+	tests/test_arch_classic.c \
 	tests/test_arch_generic.c \
 	tests/test_params.c \
 	tests/test_source.c \
 	tests/test_memory.c \
+	tests/test_wquant.c \
 	tests/test_plan.c \
 	tests/test_plan_search.c \
 	tests/test_gpu.c \
 	tests/test_detect.c \
 	tests/test_policy.c \
+	tests/test_request.c \
+	tests/test_remedy.c \
 	tests/test_audit.c \
 	tests/test_sacct.c \
 	tests/test_calib.c \

@@ -21,8 +21,10 @@ int fg_cli_plan(int argc, char **argv);
 int fg_cli_check(int argc, char **argv);
 int fg_cli_verify(int argc, char **argv);
 int fg_cli_gpus(int argc, char **argv);
+int fg_cli_families(int argc, char **argv);
 int fg_cli_report(int argc, char **argv);
 int fg_cli_learn(int argc, char **argv);
+int fg_cli_frameworks(int argc, char **argv);
 
 /* MODEL argument (path or hub id) -> model graph; caller frees with fg_model_free.  offline:
  * the caches only, never the hub. */

@@ -8,7 +8,9 @@ const struct fg_cli_cmd fg_cli_commands[] = {
     {"check", fg_cli_check},
     {"verify", fg_cli_verify},
     {"gpus", fg_cli_gpus},
+    {"families", fg_cli_families},
     {"report", fg_cli_report},
     {"learn", fg_cli_learn},
+    {"frameworks", fg_cli_frameworks},
     {NULL, NULL},
 };

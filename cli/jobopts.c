@@ -171,6 +171,9 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
         }
         bool has_arg = cli >= 0 ? cli_opts[cli].has_arg : fg_jobopt_at((unsigned)job)->arg != NULL;
         const char *v = eq ? eq + 1 : NULL;
+        if (!has_arg && !v && job == FG_JOBOPT_GRAD_CKPT && i + 1 < argc &&
+            (!strcmp(argv[i + 1], "selective") || !strcmp(argv[i + 1], "full")))
+            v = argv[++i]; /* --grad-ckpt selective: the one flag with a kind */
         if (has_arg && !v) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "fitgate: %s needs a value\n", shown(a, b, sizeof b));
@@ -245,11 +248,13 @@ struct fg_job fg_cli_job_for_mode(const struct fg_cli_opts *o, enum fg_mode mode
         return o->job;
     /* the job's framework completes the seeds' job for the mode, as it completed the user's */
     struct fg_jobspec s;
-    char seq[24];
+    char seq[24], fw[96];
     fg_jobspec_init(&s, NULL);
     snprintf(seq, sizeof seq, "%llu", (unsigned long long)o->job.seq_len);
+    if (o->spec.fw) /* the row itself: its release too */
+        snprintf(fw, sizeof fw, "%s@%s", o->spec.fw->name, o->spec.fw->version);
     if (fg_jobspec_set(&s, FG_JOBOPT_MODE, fg_mode_name(mode), NULL) ||
-        (o->spec.fw && fg_jobspec_set(&s, FG_JOBOPT_FRAMEWORK, o->spec.fw->name, NULL)) ||
+        (o->spec.fw && fg_jobspec_set(&s, FG_JOBOPT_FRAMEWORK, fw, NULL)) ||
         (o->seq_set && mode != FG_MODE_SERVE && fg_jobspec_set(&s, FG_JOBOPT_SEQ_LEN, seq, NULL)) ||
         fg_jobspec_finish(&s, NULL)) {
         /* a mode the framework does not run: the seeds' job as it stands */

@@ -59,9 +59,12 @@ local OPTIONS = {
    "optimizer", "quant", "zero", "grad_ckpt", "gpu", "gpus", "attention", "framework",
    "tp", "pp", "ep", "cp", "dp", "offload", "unsharded_copy", "chunked_ce", "override",
    "gpu_util", "adapter", "num_generations", "max_prompt_length", "max_completion_length",
-   "beta", "vllm_mode", "vllm_gpu_util", "ref_model", "gen_gpus", "config",
+   "beta", "vllm_mode", "vllm_gpu_util", "ref_model", "gen_gpus",
+   "kv_dtype", "quantization",
+   "optimizer_in_bwd", "no_grad_ckpt", "config",
 }
-local FLAGS = { grad_ckpt = true, unsharded_copy = true, chunked_ce = true }
+local FLAGS = { grad_ckpt = true, unsharded_copy = true, chunked_ce = true,
+                optimizer_in_bwd = true, no_grad_ckpt = true }
 local KNOWN = {}
 for _, o in ipairs(OPTIONS) do KNOWN["ft_" .. o] = true end
 

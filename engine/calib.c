@@ -179,11 +179,13 @@ int fg_calib_load(struct fg_calib *c, const char *path, struct fg_err *err)
 const struct fg_calib_row *fg_calib_find(const struct fg_calib *c, const char *framework,
                                          enum fg_mode mode)
 {
-    /* a row names its framework by name or alias (Framework=lightning is lit-gpt's) */
-    const struct fg_framework *want = fg_framework_find(framework);
+    /* a row names its framework by name or alias (Framework=lightning is lit-gpt's), and
+     * holds for every release of it (Framework=hf: transformers 5 and 4.57 alike) */
+    const struct fg_framework *want = fg_framework_find(framework), *have;
     for (size_t i = 0; c && framework && i < c->n; i++)
         if (c->rows[i].mode == mode &&
-            (want ? fg_framework_find(c->rows[i].framework) == want
+            (want ? (have = fg_framework_find(c->rows[i].framework)) &&
+                        !strcmp(have->name, want->name)
                   : !strcasecmp(c->rows[i].framework, framework)))
             return &c->rows[i];
     return NULL;

@@ -30,8 +30,19 @@
 #define FG_LAY_CP 0x8u   /* context (sequence) parallel */
 #define FG_LAY_ZERO 0x10u /* ZeRO / FSDP sharding over the data-parallel ranks */
 
+/* How a serving engine budgets one card (fg_framework.serve_budget; policies/assess.c
+ * engine_fit applies it, docs/frameworks.md "Serving" says where each rule comes from). */
+enum fg_serve_budget {
+    FG_SERVE_NONE,     /* no engine: the estimate against the card with the headroom */
+    FG_SERVE_VLLM,     /* vLLM >= 0.21: gpu_memory_utilization x total after the CUDA context,
+                          weights + profile run at max_num_batched_tokens + CUDA graphs off it */
+    FG_SERVE_VLLM_020, /* vLLM <= 0.20: the context inside the budget, CUDA graphs outside */
+    FG_SERVE_SGLANG,   /* SGLang: mem_fraction_static from the card, TP and chunked prefill */
+};
+
 struct fg_framework {
-    const char *name;          /* "hf" */
+    const char *name;          /* "transformers" */
+    const char *version;       /* the release its defaults are read from: "5.2" (never NULL) */
     const char *aliases;       /* comma list of other spellings */
     const char *label;         /* for people: "HF Trainer / accelerate / TRL + peft" */
     unsigned layouts;          /* FG_LAY_* */
@@ -60,20 +71,50 @@ struct fg_framework {
     bool lora_fused_qkv;       /* one LoRA dropout on a fused qkv input */
     float lora_dropout;        /* its default LoRA dropout */
     bool no_dropout;           /* its own modules: no attention or hidden dropout */
-    double gpu_util;           /* serving: share of the card the engine takes (0: none) */
-    const char *source;        /* where the row's facts come from */
+    double gpu_util;           /* serving: share of the card the engine takes (0: none; SGLang:
+                                  computed from the card, this is its fallback) */
+    enum fg_serve_budget serve_budget; /* serving: how the engine budgets a card */
+    /* ---- training-stack defaults of today's releases (framework.c says where each is
+     * read; job.h says what the estimator does with the job field each one sets) ---- */
+    bool lora_fp32_base;       /* LoRA / QLoRA: the model loads in fp32 unless --precision says
+                                  (TRL create_model_from_path dtype="float32"), so the base and
+                                  what bitsandbytes leaves unquantized are 4 B under autocast */
+    bool qlora_adapters_bf16;  /* QLoRA: the trainable adapters are cast to bf16 (TRL) */
+    bool full_optimizer_set;   /* a full fine-tune runs full_optimizer, not optimizer */
+    enum fg_optimizer full_optimizer;
+    bool optimizer_in_bwd;     /* full fine-tune: each parameter steps in its grad hook */
+    bool bnb_keeps_input;      /* the bitsandbytes it pins keeps MatMul4Bit's input (< 0.43.2) */
+    bool qlora_embed_swap;     /* QLoRA swaps in a second, trainable embedding (lit-gpt) */
+    bool fsdp_mixed;           /* FSDP2 MixedPrecisionPolicy: fp32 shards, bf16 gathered blocks,
+                                  no autocast weight cache (torchtitan) */
+    bool ac_selective;         /* its checkpointing is per-op selective (torchtitan) */
+    bool float8;               /* runs --precision float8 (torchao Float8Linear) */
+    bool qlora_head_4bit;      /* QLoRA quantizes the head too (lit-gpt) */
+    const char *keeps;         /* for people: what the row keeps, one line (fitgate frameworks) */
+    const char *source;        /* where the row's facts come from: file:function, release */
 };
 
-/* The row for a name or alias (case-insensitive); NULL when unknown. */
+/* The row for a name or alias (case-insensitive), newest release; "NAME@VERSION" the row of
+ * that release (a version matches a row whose version it starts: "4.57" finds 4.57, "4"
+ * the newest 4.x).  NULL when unknown. */
 const struct fg_framework *fg_framework_find(const char *name);
 
-/* The row of the default framework (hf); never NULL. */
+/* Why fg_framework_find(name) failed, for the user: FG_E_INVAL naming the frameworks, or
+ * for NAME@VERSION the versions the table knows of NAME.  spelling: "--" or "--ft-". */
+int fg_framework_unknown(const char *name, const char *spelling, struct fg_err *err);
+
+/* Whether row i is the newest of its name (the rows a list of names shows). */
+bool fg_framework_is_newest(const struct fg_framework *f);
+
+/* The row a job that names no framework runs: transformers@4.57 (framework.c says why);
+ * never NULL. */
 const struct fg_framework *fg_framework_default(void);
 
 /* Row i of the table (NULL past the end), for listings. */
 const struct fg_framework *fg_framework_at(size_t i);
 
-/* "hf, lit-gpt, ..." into buf: every row's name. */
+/* "transformers|trl|..." into buf: every framework's name, once (older releases are
+ * NAME@VERSION of the same name). */
 void fg_framework_names(char *buf, size_t cap);
 
 /* "Megatron/NeMo" etc.: the frameworks whose layouts include every bit of need, by label,

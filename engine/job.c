@@ -11,7 +11,9 @@
 
 static const char *const mode_names[] = {"full", "lora", "qlora", "serve"};
 static const char *const prec_names[] = {"bf16-mixed", "bf16", "fp16-mixed", "fp32"};
-static const char *const opt_names[] = {"adamw", "adamw-8bit", "sgd", "adamw-fused"};
+static const char *const opt_names[] = {"adamw",       "adamw-8bit", "sgd",
+                                        "adamw-fused", "paged-adamw", "paged-adamw-8bit"};
+#define N_OPT (int)(sizeof opt_names / sizeof opt_names[0])
 static const char *const quant_names[] = {"none", "nf4", "nf4-dq", "int8"};
 static const char *const attn_names[] = {"sdpa", "eager"};
 static const char *const offload_names[] = {"none", "optimizer", "params"};
@@ -54,7 +56,7 @@ int fg_precision_parse(const char *s, enum fg_precision *out, struct fg_err *err
 
 int fg_optimizer_parse(const char *s, enum fg_optimizer *out, struct fg_err *err)
 {
-    int v, rc = parse_enum(s, opt_names, 4, "optimizer", &v, err);
+    int v, rc = parse_enum(s, opt_names, N_OPT, "optimizer", &v, err);
     if (!rc)
         *out = (enum fg_optimizer)v;
     return rc;
@@ -190,7 +192,10 @@ int fg_lora_targets_parse(const char *s, struct fg_job *job, struct fg_err *err)
 
 const char *fg_mode_name(enum fg_mode m) { return (unsigned)m < 4 ? mode_names[m] : "?"; }
 const char *fg_precision_name(enum fg_precision p) { return (unsigned)p < 4 ? prec_names[p] : "?"; }
-const char *fg_optimizer_name(enum fg_optimizer o) { return (unsigned)o < 4 ? opt_names[o] : "?"; }
+const char *fg_optimizer_name(enum fg_optimizer o)
+{
+    return (unsigned)o < (unsigned)N_OPT ? opt_names[o] : "?";
+}
 const char *fg_attention_name(enum fg_attention a) { return (unsigned)a < 2 ? attn_names[a] : "?"; }
 const char *fg_offload_name(enum fg_offload o) { return (unsigned)o < 3 ? offload_names[o] : "?"; }
 

@@ -22,8 +22,14 @@ enum fg_mode { FG_MODE_FULL, FG_MODE_LORA, FG_MODE_QLORA, FG_MODE_SERVE };
 enum fg_precision { FG_PREC_BF16_MIXED, FG_PREC_BF16, FG_PREC_FP16_MIXED, FG_PREC_FP32 };
 /* adamw: torch.optim.AdamW as it runs by default on CUDA (foreach: the step materialises
  * sqrt(v) for every parameter); adamw-fused: AdamW(fused=True), one kernel per tensor, no
- * such temporary (torch/optim/adamw.py _fused_adamw); adamw-8bit: bitsandbytes. */
-enum fg_optimizer { FG_OPT_ADAMW, FG_OPT_ADAMW_8BIT, FG_OPT_SGD, FG_OPT_ADAMW_FUSED };
+ * such temporary (torch/optim/adamw.py _fused_adamw); adamw-8bit: bitsandbytes; paged-adamw
+ * and paged-adamw-8bit: bitsandbytes optim PagedAdamW / PagedAdamW8bit (Optimizer2State with
+ * is_paged: fp32 or 8-bit blockwise m and v in CUDA unified memory, resident on the GPU
+ * unless the driver pages them out under pressure, so counted on the GPU). */
+enum fg_optimizer {
+    FG_OPT_ADAMW, FG_OPT_ADAMW_8BIT, FG_OPT_SGD, FG_OPT_ADAMW_FUSED, FG_OPT_PAGED_ADAMW,
+    FG_OPT_PAGED_ADAMW_8BIT
+};
 enum fg_quant { FG_QUANT_NONE, FG_QUANT_NF4, FG_QUANT_NF4_DQ, FG_QUANT_INT8 };
 enum fg_lora_targets { FG_LORA_ALL_LINEAR, FG_LORA_ATTN, FG_LORA_QV, FG_LORA_LIST };
 /* The attention implementation transformers runs (attn_implementation): sdpa, its default,
@@ -153,6 +159,45 @@ struct fg_job {
     uint32_t num_generations;       /* completions per prompt (GRPO, RLOO) */
     uint32_t gen_gpus;              /* server mode: GPUs of the job that run the vLLM server */
     uint64_t max_prompt, max_completion; /* tokens (generating trainers: seq_len = their sum) */
+    /* Serving: the weights' scheme the engine runs (enum fg_wq_method, vLLM --quantization;
+     * 0: the checkpoint's quantization_config) and the KV cache's element bytes (vLLM / SGLang
+     * --kv-cache-dtype: 0 auto, the model dtype's 2 B; fp8 1 B). */
+    uint8_t serve_wq;
+    uint8_t kv_bytes;
+    /* ---- Training-stack defaults of today's releases (framework.h / framework.c). ---- */
+    /* A full fine-tune steps each parameter in its post-accumulate-grad hook (torchtune
+     * optimizer_in_bwd: recipes/full_finetune_single_device.py _setup_optimizer), so no
+     * full gradient set exists: the gradients line is the largest parameter's, and there is
+     * no separate step phase.  Default false. */
+    bool optimizer_in_bwd;
+    /* QLoRA: the trainable adapters are cast to bf16 after get_peft_model (TRL
+     * sft_trainer.py SFTTrainer.__init__, "param.data.to(torch.bfloat16)"): 2 B weights,
+     * gradients and (torch AdamW, following the parameter) states.  Default false. */
+    bool adapters_bf16;
+    /* QLoRA under lit-gpt (finetune/lora.py main): the embedding is swapped for a
+     * bitsandbytes StableEmbedding after the optimizer is made; the old one stays referenced
+     * for the run and the new one, trainable but in no optimizer, keeps its gradient: two more
+     * vocab x hidden tensors in the parameter dtype.  Default false. */
+    bool embed_swap;
+    /* FSDP2 MixedPrecisionPolicy (torchtitan): fp32 sharded parameters are the master copy,
+     * each block is all-gathered in bf16 and freed after it runs; nothing is autocast, so no
+     * bf16 weight cache is kept for backward.  Default false. */
+    bool fsdp_mixed;
+    /* Per-op selective activation checkpointing (torchtitan's default mode, --grad-ckpt=
+     * selective): with grad_ckpt, each block keeps its input, every other linear's output
+     * and the attention output instead of its input alone (memory_node.c S_SAC).  Default
+     * false (full recompute). */
+    bool ac_selective;
+    /* Float8 linears as torchtitan's float8 converter runs them (torchao 0.19
+     * float8/float8_linear.py, recipe rowwise): matmul_with_hp_or_float8_args saves its
+     * high-precision input and weight (save_for_backward(input_hp, weight_hp_t)), so what a
+     * block keeps is bf16's, except under selective checkpointing (S_SAC8).  Set by
+     * --precision float8 (precision then bf16-mixed over FSDP2).  Default false. */
+    bool float8;
+    /* QLoRA: the head is a 4-bit linear as well (lit-gpt: every nn.Linear, lm_head included,
+     * is replaced under BitsandbytesPrecision.module_init_context).  Default false
+     * (transformers' bitsandbytes integration skips lm_head). */
+    bool head_4bit;
 };
 
 /* Defaults of the seeds: full AdamW bf16 autocast (fp32 parameters), LoRA

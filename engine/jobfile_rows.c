@@ -114,6 +114,8 @@ static const struct fg__jf_vmap m_finetune[] = {{"lora", "mode=lora"}, {"full", 
 static const struct fg__jf_vmap m_lf_target[] = {
     {"all", "lora-targets=all-linear"}, {"*", "lora-targets=$"}, END};
 static const struct fg__jf_vmap m_stage[] = {{"sft|pt", ""}, END};
+static const struct fg__jf_vmap m_in_bwd[] = {{"true|yes|1", "optimizer-in-bwd=yes"},
+                                             {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_ok[] = {{"*", ""}, END};
 static const struct fg__jf_vmap m_false_ok[] = {{"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_tt_opt[] = {
@@ -223,10 +225,7 @@ static const struct fg__jf_row rows[] = {
     {.fmts = F(AXOLOTL), .key = "optimizer", .map = m_optim},
     {.fmts = F(TORCHTUNE), .key = "optimizer._component_", .map = m_tt_opt},
     {.fmts = F(TORCHTUNE), .key = "optimizer.fused", .map = m_tt_fused},
-    {.fmts = F(TORCHTUNE),
-     .key = "optimizer_in_bwd",
-     .map = m_false_ok,
-     .note = "the optimizer steps in the backward pass: no whole set of gradients is kept"},
+    {.fmts = F(TORCHTUNE), .key = "optimizer_in_bwd", .map = m_in_bwd},
     {.fmts = F(TORCHTUNE), .key = "loss._component_", .map = m_tt_loss},
     {.fmts = F(AXOLOTL), .key = "liger_fused_linear_cross_entropy", .map = m_chunked},
     {.fmts = F(AXOLOTL), .key = "cut_cross_entropy", .map = m_chunked},

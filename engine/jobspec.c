@@ -13,6 +13,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "source/wquant.h"
+
 static const struct fg_jobopt rows[] = {
 #define FG_JOBOPT(id, name, arg, has_arg, help) {name, arg, help},
 #include "jobopts.def"
@@ -155,6 +157,55 @@ static int add_configs(struct fg_jobspec *s, const char *v, const char *sp, cons
     return rc;
 }
 
+/* --precision: the engine's, or float8 (torchao's Float8Linear over the FSDP2 mixed
+ * precision it runs under: job.h float8). */
+static int set_precision(struct fg_job *j, const char *v, struct fg_err *err)
+{
+    j->float8 = v && !strcmp(v, "float8");
+    if (j->float8) {
+        j->precision = FG_PREC_BF16_MIXED;
+        return 0;
+    }
+    return fg_precision_parse(v, &j->precision, err);
+}
+
+/* --grad-ckpt takes no value, yes/no, or which recompute: full (every block's input) or
+ * selective (per op, as torchtitan runs it); true for the two kinds. */
+static bool grad_ckpt_kind(const char *v, bool *selective)
+{
+    *selective = v && !strcasecmp(v, "selective");
+    return *selective || (v && !strcasecmp(v, "full"));
+}
+
+static void set_grad_ckpt(struct fg_jobspec *s, bool on, bool kind, bool selective)
+{
+    s->job.grad_ckpt = on;
+    s->ac_selective_given = kind;
+    s->ac_selective = selective;
+}
+
+/* The serving options' values: --kv-dtype (vLLM CacheConfig.cache_dtype / SGLang
+ * --kv-cache-dtype: "auto" is the model dtype, fp8 (e4m3 or e5m2) one byte per element) and
+ * --quantization (source/wquant.h); the caller names the option in the error. */
+static int serve_dtypes(const char *kv, const char *quant, struct fg_job *j, struct fg_err *err)
+{
+    enum fg_wq_method q;
+    if (quant) {
+        int rc = fg_wq_method_parse(quant, &q, err);
+        if (!rc)
+            j->serve_wq = (uint8_t)q;
+        return rc;
+    }
+    if (!strcasecmp(kv, "auto") || !strcasecmp(kv, "fp8") || !strcasecmp(kv, "fp8_e4m3") ||
+        !strcasecmp(kv, "fp8_e5m2")) {
+        j->kv_bytes = strcasecmp(kv, "auto") ? 1 : 0;
+        return 0;
+    }
+    return fg_err_set(err, FG_E_INVAL, "'%.40s': expected auto or fp8 (fp8_e4m3, fp8_e5m2)",
+                      kv);
+}
+
+
 int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_err *err)
 {
     if (id >= FG_JOBOPT_COUNT)
@@ -171,7 +222,8 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
                               "%llu..%llu", sp, name, v ? v : "", (unsigned long long)bounds[i].min,
                               (unsigned long long)bounds[i].max);
     }
-    if (!rows[id].arg) {
+    bool selective = false, kind = id == FG_JOBOPT_GRAD_CKPT && grad_ckpt_kind(v, &selective);
+    if (!rows[id].arg && !kind) {
         bool on;
         if (parse_flag(v, &on))
             return fg_err_set(err, FG_E_INVAL, "%s%s is a flag: it takes no value, or yes/no",
@@ -214,21 +266,23 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
     case FG_JOBOPT_BATCH: j->batch = u; break;
     case FG_JOBOPT_LORA_RANK: j->lora_rank = (uint32_t)u; break;
     case FG_JOBOPT_LORA_TARGETS: rc = ext = fg_lora_targets_parse(v, j, err); break;
-    case FG_JOBOPT_PRECISION: rc = ext = fg_precision_parse(v, &j->precision, err); break;
+    case FG_JOBOPT_PRECISION: rc = ext = set_precision(j, v, err); break;
     case FG_JOBOPT_OPTIMIZER: rc = ext = fg_optimizer_parse(v, &j->optimizer, err); break;
     case FG_JOBOPT_QUANT: rc = ext = fg_quant_parse(v, &j->quant, err); break;
     case FG_JOBOPT_ZERO: j->zero = (uint32_t)u; break;
-    case FG_JOBOPT_GRAD_CKPT: j->grad_ckpt = u; break;
+    case FG_JOBOPT_GRAD_CKPT: set_grad_ckpt(s, u || kind, kind, selective); break;
     case FG_JOBOPT_GPU: rc = copy_text(s->gpu, sizeof s->gpu, v, sp, name, err); break;
     case FG_JOBOPT_GPUS: s->gpus = (uint32_t)u; break;
     case FG_JOBOPT_ATTENTION: rc = ext = fg_attention_parse(v, &j->attention, err); break;
     case FG_JOBOPT_FRAMEWORK:
-        if (!(s->fw = fg_framework_find(v))) {
-            char names[256];
-            fg_framework_names(names, sizeof names);
-            rc = fg_err_set(err, FG_E_INVAL, "%s%s: framework '%.40s' is not one of %s", sp,
-                            name, v ? v : "", names);
-        }
+        if (!(s->fw = fg_framework_find(v)))
+            rc = fg_framework_unknown(v, sp, err);
+        break;
+    case FG_JOBOPT_OPTIMIZER_IN_BWD: j->optimizer_in_bwd = u; break;
+    case FG_JOBOPT_NO_GRAD_CKPT:
+        /* the same switch as --grad-ckpt=no: it counts as GRAD_CKPT given */
+        j->grad_ckpt = !u;
+        s->given |= 1ull << FG_JOBOPT_GRAD_CKPT;
         break;
     case FG_JOBOPT_TP: s->tp = (uint32_t)u; break;
     case FG_JOBOPT_PP: s->pp = (uint32_t)u; break;
@@ -253,6 +307,8 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
         break;
     }
     case FG_JOBOPT_CONFIG: rc = add_configs(s, v, sp, name, err); break;
+    case FG_JOBOPT_KV_DTYPE: rc = ext = serve_dtypes(v ? v : "", NULL, j, err); break;
+    case FG_JOBOPT_QUANTIZATION: rc = ext = serve_dtypes(NULL, v ? v : "", j, err); break;
     case FG_JOBOPT_COUNT: break;
     }
     if (rc && ext)
@@ -278,6 +334,49 @@ static void note(struct fg_jobspec *s, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(s->notes[s->n_notes++], sizeof s->notes[0], fmt, ap);
     va_end(ap);
+}
+
+/* A training job's defaults from its framework's row, for every option not given (d: the
+ * seeds' job for the mode). */
+static void train_defaults(struct fg_jobspec *s, const struct fg_framework *fw,
+                           const struct fg_job *d)
+{
+    struct fg_job *j = &s->job;
+    bool lora = j->mode == FG_MODE_LORA || j->mode == FG_MODE_QLORA;
+    if (!fg_jobspec_given(s, FG_JOBOPT_PRECISION)) {
+        j->precision = j->mode == FG_MODE_FULL ? fw->full_precision
+                     : fw->lora_fp32_base   ? FG_PREC_BF16_MIXED /* fp32 base, autocast */
+                                            : d->precision;
+        j->autocast = lora && fw->lora_autocast;
+        if (lora && fw->lora_fp32_base)
+            note(s, "%s loads the model in fp32 unless told (model_init_kwargs dtype); "
+                    "--precision bf16 when it loads bf16", fw->name);
+    }
+    if (!fg_jobspec_given(s, FG_JOBOPT_OPTIMIZER))
+        j->optimizer = j->mode == FG_MODE_FULL && fw->full_optimizer_set ? fw->full_optimizer
+                                                                         : fw->optimizer;
+    if (!fg_jobspec_given(s, FG_JOBOPT_OPTIMIZER_IN_BWD))
+        j->optimizer_in_bwd = j->mode == FG_MODE_FULL && fw->optimizer_in_bwd;
+    j->fsdp_mixed = fw->fsdp_mixed;
+    j->bnb_keeps_input = j->mode == FG_MODE_QLORA && fw->bnb_keeps_input;
+    j->embed_swap = j->mode == FG_MODE_QLORA && fw->qlora_embed_swap;
+    j->head_4bit = j->mode == FG_MODE_QLORA && fw->qlora_head_4bit;
+    j->adapters_bf16 = j->mode == FG_MODE_QLORA && fw->qlora_adapters_bf16;
+    if (!fg_jobspec_given(s, FG_JOBOPT_CHUNKED_CE))
+        j->chunked_ce = fw->chunked_ce;
+    j->ce_kept = fw->ce_kept;
+    j->kv_expanded = fw->kv_expanded;
+    if (!fg_jobspec_given(s, FG_JOBOPT_GRAD_CKPT)) {
+        j->grad_ckpt = fw->grad_ckpt;
+        if (fw->grad_ckpt)
+            note(s, "%s turns gradient checkpointing on by default; --no-grad-ckpt says "
+                    "it is off", fw->name);
+    }
+    /* --grad-ckpt=selective|full says which; a bare flag keeps the framework's kind */
+    j->ac_selective = j->grad_ckpt && (s->ac_selective || (!s->ac_selective_given &&
+                                                           fw->ac_selective));
+    if (!fg_jobspec_given(s, FG_JOBOPT_UNSHARDED_COPY))
+        j->unsharded_copy = fw->unsharded_copy;
 }
 
 /* The options a trainer reads (trainer.h), and those that need one that generates. */
@@ -364,8 +463,8 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
     if (j->mode == FG_MODE_QLORA && !fw->qlora)
         return fg_err_set(err, FG_E_INVAL, "--framework %s has no 4-bit QLoRA path (it "
                           "quantizes no base with bitsandbytes or NF4): use --mode lora, or a "
-                          "framework on peft + bitsandbytes (hf, axolotl, llama-factory, unsloth, "
-                          "lit-gpt) or torchtune", fw->name);
+                          "framework on peft + bitsandbytes (transformers, trl, axolotl, "
+                          "llama-factory, unsloth, lit-gpt) or torchtune", fw->name);
     if (serve && !fw->serves)
         return fg_err_set(err, FG_E_INVAL, "--framework %s does not serve models; use "
                           "--framework vllm or sglang for --mode serve", fw->name);
@@ -395,20 +494,7 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         j->quant = fw->qlora_quant != FG_QUANT_NONE ? fw->qlora_quant : FG_QUANT_NF4;
     bool lora = j->mode == FG_MODE_LORA || j->mode == FG_MODE_QLORA;
     if (!serve) {
-        if (!fg_jobspec_given(s, FG_JOBOPT_PRECISION)) {
-            j->precision = j->mode == FG_MODE_FULL ? fw->full_precision : d.precision;
-            j->autocast = lora && fw->lora_autocast;
-        }
-        if (!fg_jobspec_given(s, FG_JOBOPT_OPTIMIZER))
-            j->optimizer = fw->optimizer;
-        if (!fg_jobspec_given(s, FG_JOBOPT_CHUNKED_CE))
-            j->chunked_ce = fw->chunked_ce;
-        j->ce_kept = fw->ce_kept;
-        j->kv_expanded = fw->kv_expanded;
-        if (!fg_jobspec_given(s, FG_JOBOPT_GRAD_CKPT))
-            j->grad_ckpt = fw->grad_ckpt;
-        if (!fg_jobspec_given(s, FG_JOBOPT_UNSHARDED_COPY))
-            j->unsharded_copy = fw->unsharded_copy;
+        train_defaults(s, fw, &d);
     } else {
         if (!fg_jobspec_given(s, FG_JOBOPT_PRECISION))
             j->precision = d.precision;
@@ -417,6 +503,12 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
     if (fg_jobspec_given(s, FG_JOBOPT_GPU_UTIL) && (!serve || !(fw->gpu_util > 0)))
         return fg_err_set(err, FG_E_INVAL, "%sgpu-util is a serving engine's share of the card: "
                           "use it with --mode serve and --framework vllm or sglang",
+                          s->spelling);
+    if ((fg_jobspec_given(s, FG_JOBOPT_KV_DTYPE) || fg_jobspec_given(s, FG_JOBOPT_QUANTIZATION)) &&
+        !serve)
+        return fg_err_set(err, FG_E_INVAL, "%skv-dtype and %squantization say how a serving "
+                          "engine stores the KV cache and the weights: use them with --mode "
+                          "serve (a training job's base quantization is --quant)", s->spelling,
                           s->spelling);
     if (j->mode == FG_MODE_QLORA && fw->kbit_prepared) {
         /* peft prepare_model_for_kbit_training: the unquantized parameters in fp32, and
@@ -447,6 +539,15 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         j->master = FG_MASTER_OPTIMIZER;
         j->main_grad_bytes = fw->main_grad_bytes;
     }
+    if (j->float8 && (j->mode != FG_MODE_FULL || !fw->float8))
+        return fg_err_set(err, FG_E_INVAL, "%sprecision float8 is modelled as torchtitan runs "
+                          "it (torchao Float8Linear over FSDP2): a full fine-tune with "
+                          "--framework torchtitan", s->spelling);
+    if (j->float8)
+        note(s, "float8: torchao Float8Linear (rowwise) keeps each linear's bf16 input; "
+                "selective checkpointing keeps every _scaled_mm output");
+    if (j->optimizer_in_bwd && j->mode != FG_MODE_FULL)
+        j->optimizer_in_bwd = false; /* adapters' states are tiny: the switch is a full one */
     if (j->offload != FG_OFFLOAD_NONE && !(fw->layouts & FG_LAY_ZERO))
         return fg_err_set(err, FG_E_INVAL, "--framework %s has no CPU offload (it runs no "
                           "ZeRO / FSDP)", fw->name);

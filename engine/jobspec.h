@@ -63,6 +63,8 @@ struct fg_jobspec {
     uint32_t gpus;                     /* --ft-gpus (0 = not given) */
     char override_reason[200];         /* --ft-override */
     double gpu_util;                   /* serving share of the card; 0 = the framework's */
+    bool ac_selective;                 /* --grad-ckpt=selective */
+    bool ac_selective_given;           /* --grad-ckpt=selective or =full said which */
     uint64_t given;                    /* bit id: option id was given */
     char spelling[8];                  /* "--" or "--ft-": option names in messages */
     size_t n_notes;

@@ -33,6 +33,7 @@
 
 #include "util/fmt.h"
 #include "memory_stage.h"
+#include "source/wquant.h"
 #include "trainer.h"
 #include "util/sat.h"
 
@@ -124,9 +125,15 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
                           struct fg_estimate *e, struct fg_err *err)
 {
     uint64_t seq = e->seq_len, work = 0;
+    struct fg_wquant wq;
+    int rc = fg_wquant_for_serving(&m->wq, (enum fg_wq_method)job->serve_wq, &wq, err);
+    if (rc)
+        return rc;
     struct serve_part t;
-    fg__sum_served(m, job, seq, &t);
-    t.weights += tied_copy_here(m, job, t.has_head);
+    fg__sum_served(m, job, seq, &wq, &t);
+    uint64_t tied = tied_copy_here(m, job, t.has_head);
+    t.weights += tied;
+    t.wbytes = fg__add_sat(t.wbytes, fg__mul_sat(tied, job->precision == FG_PREC_FP32 ? 4 : 2));
     uint64_t weights = t.weights, kv = t.kv, state = t.state;
     if (m->encoder_only) {
         /* An encoder keeps no cache: the peak is one block's forward working
@@ -143,16 +150,31 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
         /* A decoder's prefill: the cache fills beside one node's working set. */
         work = fg__mul_sat(t.work * (job->precision == FG_PREC_FP32 ? 2 : 1), seq);
     }
-    /* Serving dtype: bf16 unless fp32 is asked; a quantized base stores
-     * the block linears at the bitsandbytes rates of the QLoRA path. */
+    /* Serving dtype: bf16 unless fp32 is asked; a quantized checkpoint (or the engine's
+     * --quantization) in its own scheme (wquant.h); a QLoRA-style --quant base stores the
+     * block linears at the bitsandbytes rates. */
     uint64_t wbytes;
+    const char *wsrc = "serving dtype";
+    char what[64];
     if (job->quant != FG_QUANT_NONE) {
         uint64_t lin = t.lin;
         if (lin > weights)
             lin = weights;
         wbytes = (uint64_t)((double)lin * quant_bytes(job->quant)) + (weights - lin) * 2;
+        wsrc = "bitsandbytes";
+        fg__copy(what, sizeof what, "quantized (--quant)");
+    } else if (m->stored_bytes && !wq.runtime && job->precision != FG_PREC_FP32) {
+        wbytes = fg__served_from_headers(m, job, &wq, t.wbytes);
+        wsrc = "safetensors headers";
+        fg__fmt(what, sizeof what, "as stored (%.1f GB in all), %s", (double)m->stored_bytes / 1e9,
+                wq.method != FG_WQ_NONE ? wq.label : "quantized");
+    } else if (wq.method != FG_WQ_NONE) {
+        wbytes = t.wbytes;
+        wsrc = wq.runtime ? "vLLM --quantization at load" : "config.json quantization_config";
+        fg__copy(what, sizeof what, wq.label);
     } else {
-        wbytes = fg__mul_sat(weights, job->precision == FG_PREC_FP32 ? 4 : 2);
+        wbytes = t.wbytes;
+        fg__copy(what, sizeof what, job->precision == FG_PREC_FP32 ? "fp32" : "bf16");
     }
     e->b.weights = wbytes;
     e->b.kv_cache = fg__mul_sat(kv, job->batch);
@@ -161,18 +183,16 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
     e->static_bytes = wbytes;
     e->per_sample_bytes = fg__add_sat(fg__add_sat(kv, state), work);
     e->total_bytes = fg_estimate_at(e, job->batch);
-    add_line(e, "weights", wbytes, false, "serving dtype; bitsandbytes",
-             "%s weights: %llu params", job->quant != FG_QUANT_NONE ? "quantized"
-                                        : job->precision == FG_PREC_FP32 ? "fp32" : "bf16",
+    add_line(e, "weights", wbytes, false, wsrc, "%s weights: %llu params", what,
              (unsigned long long)weights);
-    add_line(e, "kv_cache", kv, true, "GQA/MLA/window-aware KV",
-             "KV cache for %llu tokens per sequence", (unsigned long long)seq);
+    add_line(e, "kv_cache", kv, true, "vLLM get_num_kv_heads; MLA latent",
+             "%s KV cache for %llu tokens per sequence", job->kv_bytes == 1 ? "fp8" : "bf16",
+             (unsigned long long)seq);
     add_line(e, "ssm_state", state, true, "transformers Mamba2/LFM2 cache",
              "fixed SSM / conv state per sequence");
     add_line(e, "activations", work, true,
              m->encoder_only ? "encoder forward, no cache" : "prefill, measured on H200",
              "one block's forward working set for %llu tokens", (unsigned long long)seq);
-    (void)err;
     return 0;
 }
 
@@ -238,8 +258,12 @@ static void train_bytes(struct train *x)
     /* Adam m and v in the parameter dtype (torch.optim.AdamW); 8-bit Adam
      * 2 bytes [T101]; SGD with momentum one state. */
     x->adam = job->optimizer == FG_OPT_ADAMW || job->optimizer == FG_OPT_ADAMW_FUSED;
+    bool adam8 = job->optimizer == FG_OPT_ADAMW_8BIT || job->optimizer == FG_OPT_PAGED_ADAMW_8BIT;
+    /* bitsandbytes PagedAdamW: Optimizer2State(optim_bits=32) keeps fp32 m and v whatever the
+     * parameter's dtype (optim/optimizer.py init_state: dtype=torch.float32) */
     x->obytes = x->adam ? 2 * (full ? x->wbytes : 4)
-              : job->optimizer == FG_OPT_ADAMW_8BIT ? 2 : (full ? x->wbytes : 4);
+              : job->optimizer == FG_OPT_PAGED_ADAMW ? 8
+              : adam8 ? 2 : (full ? x->wbytes : 4);
     /* job->master (job.h): bf16 parameters, and the fp32 master copy (4 B) held with the
      * Adam states, sharded as they are (Megatron DistributedOptimizer; DeepSpeed
      * bf16_optimizer: the ZeRO paper's 2 + 2 + 12 bytes per parameter). */
@@ -247,7 +271,7 @@ static void train_bytes(struct train *x)
     x->state_bytes = x->obytes;
     if (x->master_opt) {
         x->gbytes = job->main_grad_bytes ? job->main_grad_bytes : 4;
-        x->state_bytes = x->adam ? 8 : job->optimizer == FG_OPT_ADAMW_8BIT ? 2 : 4;
+        x->state_bytes = x->adam || job->optimizer == FG_OPT_PAGED_ADAMW ? 8 : adam8 ? 2 : 4;
         x->obytes = 4 + x->state_bytes;
     }
     /* Under ZeRO-3 / FSDP the data-parallel group also spans the context-parallel ranks
@@ -307,8 +331,20 @@ static void train_states_full(struct train *x)
     uint64_t params = x->params, experts_here = x->experts_here;
     b->gradients = sharded_bytes(params, experts_here, x->gbytes, x->shard_g, job->ep);
     b->optimizer = sharded_bytes(params, experts_here, x->obytes, x->shard_o, job->ep);
-    add_line(e, "gradients", b->gradients, false, "parameter dtype",
-             "gradients: %u B x %llu params", x->gbytes, (unsigned long long)params);
+    if (job->optimizer_in_bwd) {
+        /* job.h optimizer_in_bwd: one parameter's gradient at a time, the largest */
+        uint64_t big = x->largest_linear, emb = x->m->vocab * x->m->hidden / x->tp;
+        if (x->t.has_head || job->layer_last == 0 || job->stage_embed)
+            big = emb > big ? emb : big;
+        b->gradients = fg__mul_sat(big, x->gbytes);
+        add_line(e, "gradients", b->gradients, false,
+                 "torchtune optimizer_in_bwd (full_finetune_single_device.py)",
+                 "one parameter's gradient at a time: %u B x %llu (stepped in backward)",
+                 x->gbytes, (unsigned long long)big);
+    } else {
+        add_line(e, "gradients", b->gradients, false, "parameter dtype",
+                 "gradients: %u B x %llu params", x->gbytes, (unsigned long long)params);
+    }
     if (x->master_opt)
         add_line(e, "optimizer", b->optimizer, false,
                  "Megatron distrib_optimizer.py; ZeRO paper",
@@ -316,7 +352,8 @@ static void train_states_full(struct train *x)
                  fg_optimizer_name(job->optimizer), x->obytes, (unsigned long long)params,
                  x->shard_o > 1 ? ", sharded over DP" : "");
     else
-        add_line(e, "optimizer", b->optimizer, false, "torch AdamW; Transformer Math 101",
+        add_line(e, "optimizer", b->optimizer, false, job->optimizer >= FG_OPT_PAGED_ADAMW
+                 ? "bitsandbytes paged optimizer (on the GPU)" : "torch AdamW; Transformer Math 101",
                  "%s state: %u B x %llu params", fg_optimizer_name(job->optimizer), x->obytes,
                  (unsigned long long)params);
     /* ZeRO-Offload / FSDP CPUOffload: the optimizer step runs on the CPU, so its states
@@ -348,15 +385,20 @@ static void train_states_adapters(struct train *x)
     const struct fg_job *job = x->job;
     struct fg_estimate *e = x->e;
     uint64_t adapters = x->adapters;
-    unsigned ab = job->lora_base_dtype ? x->pbytes : 4;
-    unsigned aob = !job->lora_base_dtype || job->optimizer == FG_OPT_ADAMW_8BIT ? x->obytes
-                 : x->adam ? 2 * ab : ab;
+    /* job.adapters_bf16 (TRL QLoRA): the adapters are cast to bf16, the states follow */
+    bool own = job->lora_base_dtype || job->adapters_bf16;
+    unsigned ab = job->adapters_bf16 ? 2 : job->lora_base_dtype ? x->pbytes : 4;
+    unsigned aob = !own || job->optimizer == FG_OPT_ADAMW_8BIT ||
+                           job->optimizer >= FG_OPT_PAGED_ADAMW
+                       ? x->obytes
+                   : x->adam ? 2 * ab : ab;
     e->b.adapters = fg__add_sat(
         fg__add_sat(sharded_bytes(adapters, 0, ab, x->shard_w, job->ep),
                     sharded_bytes(adapters, 0, ab, x->shard_g, job->ep)),
         sharded_bytes(adapters, 0, aob, x->shard_o, job->ep));
     add_line(e, "adapters", e->b.adapters, false,
-             job->lora_base_dtype ? "lit-gpt / torchtune LoRA" : "peft autocast_adapter_dtype",
+             job->adapters_bf16     ? "TRL sft_trainer.py: QLoRA adapters cast to bf16"
+             : job->lora_base_dtype ? "lit-gpt / torchtune LoRA" : "peft autocast_adapter_dtype",
              "LoRA r=%u: %llu adapter params x %u B (%s weight, grad, %s)%s",
              job->lora_rank, (unsigned long long)adapters, 2 * ab + aob,
              ab == 4 ? "fp32" : "bf16", fg_optimizer_name(job->optimizer),
@@ -371,7 +413,7 @@ static void train_overheads(struct train *x)
     struct fg_estimate *e = x->e;
     uint64_t overhead = 0, linear = x->linear, experts_here = x->experts_here;
     uint64_t largest_linear = x->largest_linear, layers_here = x->layers_here;
-    if (x->full && !x->master_opt &&
+    if (x->full && !x->master_opt && !job->fsdp_mixed &&
         (job->precision == FG_PREC_BF16_MIXED || job->precision == FG_PREC_FP16_MIXED)) {
         uint64_t copies = sharded_bytes(linear, experts_here < linear ? experts_here : linear, 2,
                                         x->shard_w, job->ep);
@@ -386,11 +428,23 @@ static void train_overheads(struct train *x)
          * linear computes in fp32 (bnb_compute fp32, or the fp32 hidden states of
          * prepare_model_for_kbit_training); forward and backward each make one. */
         unsigned ce = job->bnb_compute == FG_BNB_FP32 ? 4 : x->kept.c;
-        uint64_t deq = fg__mul_sat(largest_linear, 2 * (2 + (ce > 2 ? ce : 0)));
+        /* a 4-bit head (job.h head_4bit) is dequantized whole for every chunk of logits */
+        uint64_t head = x->t.has_head && job->head_4bit ? x->m->vocab * x->m->hidden / x->tp : 0;
+        uint64_t big = head > largest_linear ? head : largest_linear;
+        uint64_t deq = fg__mul_sat(big, 2 * (2 + (ce > 2 ? ce : 0)));
         overhead += deq;
         add_line(e, "overhead", deq, false, "bitsandbytes MatMul4Bit dequantize_4bit",
                  ce > 2 ? "dequantized bf16 + fp32 copies of the largest linear, fwd and bwd"
                         : "dequantized bf16 copy of the largest linear, forward and backward");
+    }
+    if (job->mode == FG_MODE_QLORA && job->embed_swap &&
+        (job->layer_last == 0 || job->stage_embed)) {
+        /* job.h embed_swap: the replaced embedding and the new one's never-freed gradient */
+        uint64_t swap = fg__mul_sat(fg__mul_sat(x->m->vocab, x->m->hidden), 2ull * x->pbytes);
+        overhead = fg__add_sat(overhead, swap);
+        add_line(e, "overhead", swap, false, "litgpt finetune/lora.py StableEmbedding swap",
+                 "replaced embedding kept + the new one's gradient: 2 x %llu x %llu",
+                 (unsigned long long)x->m->vocab, (unsigned long long)x->m->hidden);
     }
     if (job->mode == FG_MODE_LORA && x->t.sum[S_MERGED]) {
         /* peft's ParamWrapper (tuners/lora/layer.py; what target_modules become on
@@ -452,7 +506,17 @@ static void train_activations(struct train *x)
      * (Megatron-Core context parallel, transformer/attention.py with ring attention). */
     uint64_t sq = job->cp > 1 ? (seq + job->cp - 1) / job->cp : seq;
     uint64_t act_tok;
-    if (job->grad_ckpt) {
+    if (job->grad_ckpt && job->ac_selective) {
+        /* job.h ac_selective: each block's input, the outputs the op-SAC policy saves
+         * (memory_node.c S_SAC), and one block's recompute working set in its backward */
+        act_tok = layers_here * x->kept.r * m->hidden +
+                  x->t.sum[job->float8 ? S_SAC8 : S_SAC] + act_block_max + act_other;
+        add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
+                 "torchtitan activation_checkpoint.py op SAC",
+                 "selective: %llu block inputs + %s linear's and SDPA's outputs, %llu tokens",
+                 (unsigned long long)layers_here, job->float8 ? "every float8" : "every other",
+                 (unsigned long long)sq);
+    } else if (job->grad_ckpt) {
         /* Recompute per block [KOR full recompute]: keep each block's input
          * (r h) and one block's working set during its backward. */
         act_tok = layers_here * x->kept.r * m->hidden + act_block_max + act_other;
@@ -567,6 +631,11 @@ static int train_totals(struct train *x, struct fg_err *err)
         e->static_bytes = fg__add_sat(fg__add_sat(b->weights, b->optimizer), x->overhead);
         e->step_bytes = fg__add_sat(fg__add_sat(fg__add_sat(b->weights, b->gradients), b->optimizer), temp);
         e->step_bytes = fg__add_sat(e->step_bytes, x->copy_w);
+        if (job->optimizer_in_bwd) {
+            /* the steps run inside backward, beside the activations: no phase of its own */
+            e->static_bytes = fg__add_sat(fg__add_sat(e->static_bytes, b->gradients), temp);
+            e->step_bytes = 0;
+        }
         add_line(e, "overhead", temp, false, "torch foreach AdamW step",
                  "optimizer step temporaries (sqrt of v), step phase only");
         b->overhead = fg__add_sat(b->overhead, temp);
@@ -728,46 +797,4 @@ int fg__memory_estimate_parts(const struct fg_model *m, const struct fg_job *job
     int rc = estimate(m, job, e, false, fg__parts_set(parts, m, job), err);
     e->n_lines = 0;
     return rc;
-}
-
-uint64_t fg_model_active_params(const struct fg_model *m)
-{
-    uint64_t s = 0;
-    for (size_t i = 0; i < m->n_nodes; i++) {
-        const struct fg_node *n = &m->nodes[i];
-        uint64_t p = n->params - n->buffers;
-        if (n->kind == FG_NODE_MOE && n->experts) {
-            uint64_t routed = 0;
-            for (unsigned k = 0; k < n->nlin; k++)
-                if (n->lin[k].count > 1)
-                    routed += (uint64_t)n->lin[k].in * n->lin[k].out * n->lin[k].count;
-            if (routed > p)
-                routed = p;
-            p = p - routed + routed / n->experts * n->top_k;
-        }
-        if (n->kind == FG_NODE_EMBED || n->stack == FG_STACK_TOWER)
-            continue; /* a lookup, not a matmul */
-        s += p;
-    }
-    return s;
-}
-
-double fg_memory_flops_per_token(const struct fg_model *m, const struct fg_job *job)
-{
-    /* 6 N per trained token (2 forward, 4 backward; Kaplan et al. 2020),
-     * 2 N when serving; LoRA still back-propagates through the frozen base
-     * (activation gradients, ~4 N), so it is counted as 6 N as well; plus the
-     * attention score FLOPs 6 * 2 * L * s * d per token for training. */
-    double n = (double)fg_model_active_params(m);
-    double f = job->mode == FG_MODE_SERVE ? 2 * n : 6 * n;
-    uint64_t seq = job->seq_len ? job->seq_len : 2048;
-    for (size_t i = 0; i < m->n_nodes; i++) {
-        const struct fg_node *nd = &m->nodes[i];
-        if (nd->kind == FG_NODE_ATTN || nd->kind == FG_NODE_MLA) {
-            double ctx = nd->window && nd->window < seq ? nd->window : (double)seq;
-            f += (job->mode == FG_MODE_SERVE ? 2.0 : 6.0) * 2.0 * ctx / 2.0 * nd->heads *
-                 nd->head_dim;
-        }
-    }
-    return f;
 }

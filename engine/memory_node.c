@@ -267,16 +267,23 @@ static uint64_t kv_expanded_per_token(const struct fg_node *n, unsigned c, uint3
     return (uint64_t)c * (n->kv_heads == n->heads ? q + kv : 2 * (q - kv)) / tp;
 }
 
-/* KV cache bytes per token per attention node when serving in bf16:
- * K and V for kv_heads x head_dim (GQA aware); MLA caches the compressed
- * latent plus the rope key (kv_lora + rope_dim), as vLLM / SGLang do. */
-static uint64_t kv_per_token(const struct fg_node *n)
+/*
+ * KV cache bytes per token per attention node on one tensor-parallel rank, at el bytes per
+ * element: K and V for the KV heads the rank holds, max(1, kv_heads / tp) (vLLM
+ * config/model.py ModelConfig.get_num_kv_heads: a rank with fewer heads than TP replicates
+ * one), and MLA one latent head on every rank, the compressed kv_lora plus the rope key
+ * (get_num_kv_heads returns 1 under use_mla; SGLang MLATokenToKVPool keeps
+ * kv_lora_rank + qk_rope_head_dim per token on each rank).  A cross-attention's cache is
+ * the encoder's, sized as the decoder's.
+ */
+static uint64_t kv_per_token(const struct fg_node *n, uint32_t tp, unsigned el)
 {
     if (n->kind == FG_NODE_MLA)
-        return 2ull * (n->kv_lora + n->rope_dim);
-    if (n->kind == FG_NODE_ATTN && !n->bidirectional)
-        return 2ull * 2 * n->kv_heads * n->head_dim;
-    return 0;
+        return (uint64_t)el * (n->kv_lora + n->rope_dim);
+    if (n->kind != FG_NODE_ATTN || n->bidirectional)
+        return 0;
+    uint64_t heads = n->kv_heads / (tp ? tp : 1);
+    return 2ull * el * (heads ? heads : 1) * n->head_dim;
 }
 
 /* Fixed recurrent state per sequence: Mamba-2 SSM state (fp32, heads x
@@ -301,8 +308,9 @@ void fg__act_of(const struct fg_model *m, const struct fg_job *job, struct act *
     memset(a, 0, sizeof *a);
     a->c = job->precision == FG_PREC_FP32 || kbit ? 4 : 2;
     /* "mixed" means fp32 parameters under autocast (PyTorch AMP; Lightning's bf16-mixed),
-     * so the residual stream is fp32; "bf16" loads the parameters in bf16 */
-    a->r = job->precision == FG_PREC_BF16 && !kbit ? 2 : 4;
+     * so the residual stream is fp32; "bf16" loads the parameters in bf16; FSDP2's mixed
+     * precision computes with the bf16 gathered parameters: a bf16 stream (job.h) */
+    a->r = (job->precision == FG_PREC_BF16 || job->fsdp_mixed) && !kbit ? 2 : 4;
     /* MatMul4Bit's kept input (bnb < 0.43.2) is a tensor of its own only where Linear4bit
      * cast it: bnb_compute fp32 over 2-byte activations */
     unsigned ce = job->bnb_compute == FG_BNB_FP32 ? 4 : a->c;
@@ -323,7 +331,7 @@ void fg__act_of(const struct fg_model *m, const struct fg_job *job, struct act *
     bool autocast = job->precision == FG_PREC_BF16_MIXED ||
                     job->precision == FG_PREC_FP16_MIXED || job->autocast;
     unsigned copy = autocast ? (job->autocast && job->lora_base_dtype ? 0 : 2)
-                             : job->lora_base_dtype || a->c == 4 ? 0 : 4;
+                             : job->lora_base_dtype || job->adapters_bf16 || a->c == 4 ? 0 : 4;
     bool drop = job->lora_dropout > 0;
     if (a->frozen) {
         a->lora_own = drop ? 1 + (copy ? copy : a->c) : copy;
@@ -466,6 +474,37 @@ static uint64_t node_hidden_drop_per_token(const struct fg_node *n)
     }
 }
 
+/*
+ * What torchtitan's per-op selective activation checkpointing keeps of a node per token
+ * (torchtitan distributed/activation_checkpoint.py, the op-SAC policy): the outputs of the
+ * save list, which holds aten.linear / mm and the SDPA kernels, "except every second
+ * mm/linear" (a count per checkpointed block, kept when odd).  The node's linears in call
+ * order: every other output, the first kept (a routed expert's for each of the top-k
+ * slots); an attention node's SDPA output and its fp32 log-sum-exp.  The count restarts
+ * per node: a Llama block's attention runs four linears, so its MLP starts on an odd count
+ * as it would.  Under float8 linears (torchao Float8Linear, torchtitan's float8 converter)
+ * each linear is an aten._scaled_mm, which the save list takes from torch's partitioner
+ * (torch/_functorch/partitioners.py get_default_op_list: compute_intensive_ops) and which is
+ * not one of the policy's mm_ops (aten.mm, aten.linear): every output is kept (all).  A
+ * linear with a bias (aten.addmm) is kept the same way; torchtitan's own models have none.
+ * Computed whatever the job, so the planner's part sets need no key for it.
+ */
+static uint64_t node_sac_per_token(const struct fg_node *n, unsigned c, uint32_t tp, bool all)
+{
+    uint64_t kept = 0;
+    for (unsigned k = 0; k < n->nlin; k += all ? 1 : 2) {
+        const struct fg_linear *l = &n->lin[k];
+        uint64_t slots = l->count > 1 ? (n->top_k ? n->top_k : 1) : 1;
+        kept += (uint64_t)l->out * slots * c;
+    }
+    if (n->kind == FG_NODE_ATTN || n->kind == FG_NODE_MLA) {
+        uint64_t out = n->kind == FG_NODE_MLA ? (uint64_t)n->heads * n->v_head_dim
+                                              : (uint64_t)n->heads * n->head_dim;
+        kept += out * c + 4ull * n->heads;
+    }
+    return kept / tp;
+}
+
 void fg__add_node(const struct fg_node *n, const struct fg_job *job, const struct act *a,
                      struct part *p)
 {
@@ -478,6 +517,9 @@ void fg__add_node(const struct fg_node *n, const struct fg_job *job, const struc
         p->sum[S_LINEAR] += lp;
     if (n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
         p->sum[S_QUANTIZABLE] += lp;
+    else if (n->kind == FG_NODE_HEAD && job->head_4bit) /* job.h: the head's weight (a tied
+                                                          head stores none of its own) */
+        p->sum[S_QUANTIZABLE] += node_params_here(n, job);
     for (unsigned k = 0; k < n->nlin; k++) {
         uint64_t one = (uint64_t)n->lin[k].in * n->lin[k].out;
         if (one / tp > p->largest)
@@ -501,6 +543,11 @@ void fg__add_node(const struct fg_node *n, const struct fg_job *job, const struc
             p->sum[S_ACT] -= (a->c * out) / tp + 4ull * n->heads / tp;
         }
         p->sum[S_QIN] += node_qin_per_token(n, a->qin_bytes, tp);
+        if (n->layer >= 0 && n->kind != FG_NODE_EMBED && n->kind != FG_NODE_HEAD)
+        {
+            p->sum[S_SAC] += node_sac_per_token(n, a->c, tp, false);
+            p->sum[S_SAC8] += node_sac_per_token(n, a->c, tp, true);
+        }
         if (a->lora_own)
             p->sum[S_LDROP] += node_lora_own_per_token(n, job, a->lora_own, tp);
         if (a->hidden_drop)
@@ -544,13 +591,71 @@ static uint64_t node_prefill_per_token(const struct fg_node *n, const struct fg_
     }
 }
 
+/* The role class of a linear for a quantization scheme's keep list (wquant.h); 0 for the
+ * linears every scheme leaves in the checkpoint dtype (routers, the indexer's weights_proj,
+ * heads and embeddings). */
+static unsigned wq_class(const struct fg_node *n, const struct fg_linear *l)
+{
+    static const char *const never[] = {"router", "shexp_gate", "idx_w", "score", "head",
+                                        "dense", NULL};
+    for (size_t i = 0; never[i]; i++)
+        if (!strcmp(l->role, never[i]))
+            return 0;
+    switch (n->kind) {
+    case FG_NODE_ATTN: case FG_NODE_MLA:
+        return FG_WQK_ATTN;
+    case FG_NODE_MLP:
+        return FG_WQK_DENSE;
+    case FG_NODE_MOE:
+        return l->count > 1 ? FG_WQK_EXPERTS : FG_WQK_SHARED;
+    case FG_NODE_MAMBA2: case FG_NODE_SHORTCONV:
+        return FG_WQK_OTHER;
+    default:
+        return 0;
+    }
+}
+
+/* Bytes of node n's weights on this GPU in scheme wq: the quantized linears at wq->bytes
+ * (the routed experts' hidden width padded as the scheme pads it), the rest at el bytes. */
+static uint64_t node_wbytes_here(const struct fg_node *n, const struct fg_job *job,
+                                 const struct fg_wquant *wq, unsigned el)
+{
+    uint64_t here = node_params_here(n, job);
+    if (!wq || wq->method == FG_WQ_NONE)
+        return fg__mul_sat(here, el);
+    uint32_t tp = job->tp ? job->tp : 1, ep = job->ep ? job->ep : 1;
+    double q = 0, qb = 0;
+    for (size_t i = 0; i < n->nlin; i++) {
+        const struct fg_linear *l = &n->lin[i];
+        unsigned c = wq_class(n, l);
+        if (!c || (wq->keep & c))
+            continue;
+        bool routed = c == FG_WQK_EXPERTS;
+        double elems = (double)l->in * l->out * l->count;
+        elems /= routed ? (double)ep * (ep > 1 ? 1 : tp) : tp;
+        double pad = 1;
+        if (routed && wq->pad_hidden && n->hidden % wq->pad_hidden)
+            pad = (double)((n->hidden + wq->pad_hidden - 1) / wq->pad_hidden * wq->pad_hidden) /
+                  n->hidden;
+        q += elems;
+        qb += elems * pad * wq->bytes;
+    }
+    if (q > (double)here)
+        q = (double)here;
+    double t = ((double)here - q) * el + qb;
+    return t >= 1.8e19 ? UINT64_MAX : (uint64_t)t;
+}
+
 void fg__add_served(const struct fg_node *n, const struct fg_job *job, uint64_t seq,
-                       struct serve_part *p)
+                    const struct fg_wquant *wq, struct serve_part *p)
 {
     bool quantized = job->quant != FG_QUANT_NONE;
+    unsigned el = job->precision == FG_PREC_FP32 ? 4 : 2;
     p->weights = fg__add_sat(p->weights, node_params_here(n, job));
+    p->wbytes = fg__add_sat(p->wbytes, node_wbytes_here(n, job, wq, el));
     uint64_t ctx = n->window && n->window < seq ? n->window : seq;
-    p->kv = fg__add_sat(p->kv, fg__mul_sat(kv_per_token(n) / (job->tp ? job->tp : 1), ctx));
+    p->kv = fg__add_sat(p->kv, fg__mul_sat(kv_per_token(n, job->tp, job->kv_bytes ? job->kv_bytes
+                                                                                   : 2), ctx));
     p->state = fg__add_sat(p->state, state_per_seq(n));
     if (quantized && n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
         p->lin += node_linear_here(n, job);

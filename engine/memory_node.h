@@ -40,6 +40,8 @@ enum {
     S_QIN,    /* bytes kept per token: 4-bit linears' input copies (bnb_keeps_input) */
     S_LDROP,  /* bytes kept per token: LoRA adapters' own input copies (casts, dropout) */
     S_HDROP,  /* bytes kept per token: hidden-state dropout masks */
+    S_SAC,    /* bytes per-op selective checkpointing keeps per token (torchtitan op SAC) */
+    S_SAC8,   /* the same under float8 linears: every _scaled_mm output is kept */
     S_ACT,    /* bytes kept per token; a stage's: its blocks' (the sides' go to act_other) */
     SUMS
 };
@@ -55,6 +57,7 @@ struct part {
  * working set per token (one node's temporaries: the nodes run one after another). */
 struct serve_part {
     uint64_t weights, kv, state, lin, work;
+    uint64_t wbytes;        /* bytes of the weights here in the served scheme (wquant.h) */
     bool has_head;
 };
 
@@ -69,6 +72,6 @@ void fg__add_node(const struct fg_node *n, const struct fg_job *job, const struc
 
 /* Node n's part of a serving estimate at seq tokens, added into p. */
 void fg__add_served(const struct fg_node *n, const struct fg_job *job, uint64_t seq,
-                    struct serve_part *p);
+                    const struct fg_wquant *wq, struct serve_part *p);
 
 #endif

@@ -99,13 +99,13 @@ int fitgate_gpu_table(const struct fg_policy *p, struct fg_gpu_table **out,
 
 void fitgate_say(const struct fg_decision *d)
 {
-    for (int i = 0; i < FG_DECIDE_LINES; i++) {
-        if (!d->lines[i][0])
-            continue;
+    const char *lines[FG_DECIDE_LINES + FG_REMEDY_MAX];
+    size_t n = fg_decide_lines(d, lines, sizeof lines / sizeof lines[0]);
+    for (size_t i = 0; i < n; i++) {
         if (d->kind == FG_DECIDE_REJECT)
-            slurm_error("%s", d->lines[i]);
+            slurm_error("%s", lines[i]);
         else
-            slurm_info("%s", d->lines[i]);
+            slurm_info("%s", lines[i]);
     }
 }
 

@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The framework's layout bits as the planner's (the same values). */
@@ -80,6 +81,12 @@ static int job_layout(const struct fg_model *m, const struct fg_jobspec *spec, u
                           who[0] ? "frameworks that can: " : "no framework fitgate knows can",
                           who);
     }
+    if (fw->naive_pp && pp > per_node)
+        return fg_err_set(err, FG_E_INVAL, "--framework %s splits layers with device_map in one "
+                          "process on one node: PP=%u is more than the %u GPUs of a node "
+                          "(MaxGPUsPerNode); use a framework with pipeline parallel across "
+                          "nodes (nemo, megatron, deepspeed), or ZeRO-3 / FSDP", fw->name, pp,
+                          per_node);
     if (fw->naive_pp && pp > 1 && dp * cp > 1)
         return fg_err_set(err, FG_E_INVAL, "--framework %s splits layers with device_map in one "
                           "process, which runs no data parallel beside it (accelerate refuses a "
@@ -194,33 +201,186 @@ static int layout_estimate(const struct fg_model *m, const struct fg_rules *r,
 }
 
 /*
- * A serving engine inside its budget: the weights and the profile run's working set (at
- * most max_num_batched_tokens at once: vLLM's scheduler default for chunked prefill,
- * vllm config SchedulerConfig) come first; what is left holds the KV cache, and the
- * concurrency is how many sequences of the job's length it holds
- * (gpu_worker.py determine_available_memory, kv_cache_utils.py check_enough_kv_cache_memory:
- * the engine refuses to start when one max_model_len sequence does not fit).
+ * Serving engines, as each budgets a card (framework.h enum fg_serve_budget; the sources
+ * are framework.c's, the rules docs/frameworks.md "Serving"):
+ *   vLLM >= 0.21  budget = gpu_memory_utilization x the card's total (cudaMemGetInfo's:
+ *                 the driver's figure less what it keeps, FG_DRIVER_RESERVED_BYTES), the
+ *                 baseline taken after the CUDA context, which must fit beside it; off it
+ *                 the weights, the profile run's peak (a dummy batch of
+ *                 max_num_batched_tokens) and the CUDA graphs' pool
+ *   vLLM 0.20     the same at 0.9 with the context inside the budget and the graphs outside
+ *   SGLang        mem_fraction_static x the card for the weights and the KV pool, less the
+ *                 context (profile_max_num_token: the memory left after the weights, less
+ *                 (1 - fraction) x the card); activations and graphs live in the reserve
+ * What is left is KV cache; the engine refuses to start when one max_model_len sequence
+ * does not fit (kv_cache_utils.py check_enough_kv_cache_memory), and its concurrency is
+ * how many sequences of that length the rest holds.
  */
-#define FG_ENGINE_BATCHED_TOKENS 8192u
+
+/* vLLM EngineArgs.get_batch_defaults, the API server's entry (vllm serve): 8192 tokens on
+ * cards of 70 GiB and more other than A100 (PR #17885 kept A100 at the small default),
+ * 2048 otherwise. */
+static uint32_t vllm_batched_tokens(const struct fg_gpu *g, uint64_t total)
+{
+    return total >= (70ull << 30) && !strstr(g->name, "A100") ? 8192 : 2048;
+}
+
+/* vLLM CompilationConfig.max_cudagraph_capture_size: min(2 x max_num_seqs, 512) with
+ * max_num_seqs 1024 (large cards) or 256: 512 either way.  The captured graphs share one
+ * pool, as large as the largest graph's working set; counted as that batch's forward
+ * working set (the profile's per-token rate), a floor of what vLLM measures. */
+#define FG_VLLM_GRAPH_TOKENS 512u
+
+/* SGLang ServerArgs._handle_gpu_memory_settings: the fraction for a card of mib MiB
+ * (nvidia-smi memory.total) at tp x pp, and the chunked prefill size it picks. */
+static double sglang_fraction(double mib, uint32_t tp, uint32_t pp, uint32_t *chunk)
+{
+    static const struct { double below; uint32_t chunk, bs_small, bs_large; } rows[] = {
+        {20 * 1024, 2048, 8, 8},     {35 * 1024, 2048, 24, 80},  {60 * 1024, 4096, 32, 160},
+        {90 * 1024, 8192, 256, 512}, {160 * 1024, 8192, 256, 512}, {1e300, 16384, 512, 512},
+    };
+    size_t i = 0;
+    while (mib >= rows[i].below)
+        i++;
+    *chunk = rows[i].chunk;
+    double bs = tp < 4 ? rows[i].bs_small : rows[i].bs_large;
+    double reserved = 512 + 1.5 * (rows[i].chunk > 2048 ? rows[i].chunk : 2048) + 2 * bs +
+                      (double)tp * pp / 8 * 1024;
+    if (mib > 60 * 1024 && reserved < 10 * 1024)
+        reserved = 10 * 1024;
+    return round((mib - reserved) / mib * 1000) / 1000;
+}
+
+/* The engine's share of the card: out->usable (the budget the weights and the KV pool
+ * come out of), gpu_util, serve_card and serve_tokens. */
+static void engine_budget(const struct fg_jobspec *spec, const struct fg_gpu *gpu,
+                          const struct fg_fit_opts *fo, struct fg_assessment *a)
+{
+    uint64_t driver = gpu->memory_bytes ? gpu->memory_bytes : gpu->memory_gb * 1000000000ull;
+    uint64_t total = driver > FG_DRIVER_RESERVED_BYTES ? driver - FG_DRIVER_RESERVED_BYTES : 0;
+    uint64_t ctx = fo->context_bytes > FG_DRIVER_RESERVED_BYTES
+                       ? fo->context_bytes - FG_DRIVER_RESERVED_BYTES : 0;
+    enum fg_serve_budget kind = a->fw->serve_budget;
+    double util = spec->gpu_util, budget;
+    a->serve_card = total;
+    if (kind == FG_SERVE_SGLANG) {
+        uint32_t chunk;
+        double f = sglang_fraction((double)driver / (1 << 20), a->job.tp ? a->job.tp : 1,
+                                   a->job.pp ? a->job.pp : 1, &chunk);
+        if (!fg_jobspec_given(spec, FG_JOBOPT_GPU_UTIL))
+            util = f;
+        a->serve_card = driver;
+        a->serve_tokens = chunk;
+        budget = (double)driver * util - (double)ctx;
+    } else {
+        a->serve_tokens = vllm_batched_tokens(gpu, total);
+        budget = (double)total * util;
+        if (kind == FG_SERVE_VLLM_020 || budget > (double)(total - ctx))
+            budget -= (double)ctx; /* 0.20; or a share that leaves no room for the context */
+    }
+    a->usable = budget > 0 ? (uint64_t)budget : 0;
+    a->gpu_util = util;
+}
+
 static void engine_fit(struct fg_assessment *a)
 {
     const struct fg_estimate *e = &a->est;
     uint64_t b = e->batch ? e->batch : 1;
     uint64_t kv = (e->b.kv_cache + e->b.ssm_state) / b;
     uint64_t act = e->per_sample_bytes > kv ? e->per_sample_bytes - kv : 0;
-    uint64_t seq = e->seq_len ? e->seq_len : 1;
-    if (seq > FG_ENGINE_BATCHED_TOKENS)
-        act = (uint64_t)((double)act * FG_ENGINE_BATCHED_TOKENS / (double)seq);
-    a->engine_static = e->static_bytes + act;
+    double per_token = (double)act / (double)(e->seq_len ? e->seq_len : 1);
+    enum fg_serve_budget kind = a->fw->serve_budget;
+    a->serve_profile = kind == FG_SERVE_SGLANG ? 0 : (uint64_t)(per_token * a->serve_tokens);
+    a->serve_graphs = kind == FG_SERVE_VLLM ? (uint64_t)(per_token * FG_VLLM_GRAPH_TOKENS) : 0;
+    a->engine_static = e->static_bytes + a->serve_profile + a->serve_graphs;
     a->kv_seq_bytes = kv;
     uint64_t left = a->usable > a->engine_static ? a->usable - a->engine_static : 0;
+    a->serve_kv_budget = left;
     uint64_t n = kv ? left / kv : (left ? UINT32_MAX : 0);
     a->fit.max_batch = n;
     a->fit.need_bytes = a->engine_static + kv * b;
-    if (n >= b)
-        a->fit.verdict = FG_FIT_FITS;
-    else
-        a->fit.verdict = FG_FIT_SPLIT;
+    a->fit.verdict = n >= b ? FG_FIT_FITS : FG_FIT_SPLIT;
+}
+
+/*
+ * The longest max_model_len whose one sequence the KV budget holds, up to the model's
+ * context (vLLM refuses a longer one: ModelConfig derives max_model_len from
+ * max_position_embeddings): a bisection on the estimate's KV line, which grows with the
+ * length (windowed layers stop growing at their window).  A pipeline stage's cache is
+ * scaled from the asked length's.
+ */
+static int serve_max_len(const struct fg_model *m, struct fg_assessment *a, struct fg_err *err)
+{
+    uint64_t cap = m->max_pos && m->max_pos < FG_MAX_SEQ ? m->max_pos : FG_MAX_SEQ;
+    uint64_t budget = a->serve_kv_budget, lo = 0, hi = cap;
+    if (a->layout.pp > 1) {
+        double per = (double)a->kv_seq_bytes / (double)(a->est.seq_len ? a->est.seq_len : 1);
+        uint64_t l = per > 0 ? (uint64_t)((double)budget / per) : cap;
+        a->serve_max_len = l < cap ? l : cap;
+        return 0;
+    }
+    while (lo < hi) { /* largest L in [0, cap] with kv(L) <= budget */
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        struct fg_job j = a->job;
+        struct fg_estimate e;
+        j.seq_len = mid;
+        j.batch = 1;
+        int rc = fg_memory_estimate_totals(m, &j, &e, err);
+        if (rc)
+            return rc;
+        if (e.b.kv_cache + e.b.ssm_state <= budget)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    a->serve_max_len = lo;
+    return 0;
+}
+
+static int layout_estimate(const struct fg_model *m, const struct fg_rules *r,
+                           struct fg_assessment *out, struct fg_err *err);
+
+/*
+ * The fewest GPUs the engine holds the job on, as it runs them: tensor parallel inside a
+ * node (a size that divides the heads), pipeline stages across nodes, the job's EP kept;
+ * each count judged by the same budget and fit.  Fills a->plan with that one layout; no
+ * plan when none up to the policy's MaxGPUs (or 64) holds it.
+ */
+static int serve_fewest(const struct fg_model *m, const struct fg_jobspec *spec,
+                        const struct fg_gpu *gpu, const struct fg_rules *r,
+                        const struct fg_fit_opts *fo, struct fg_assessment *a,
+                        struct fg_err *err)
+{
+    uint32_t per_node = r->max_gpus_node ? r->max_gpus_node : 8;
+    uint32_t most = r->max_gpus ? r->max_gpus : 64;
+    struct fg_assessment *t = malloc(sizeof *t);
+    if (!t)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory");
+    int rc = 0;
+    for (uint32_t n = 2; n <= most && !rc; n = n < per_node ? n * 2 : n + per_node) {
+        *t = *a;
+        struct fg_jobspec s = *spec;
+        s.tp = s.pp = s.dp = 0;
+        struct fg_err e = {0};
+        if (job_layout(m, &s, n, per_node, t, &e) || t->job.tp * t->job.pp != n)
+            continue;
+        if ((rc = layout_estimate(m, r, t, err)))
+            break;
+        engine_budget(spec, gpu, fo, t);
+        engine_fit(t);
+        if (t->fit.verdict != FG_FIT_FITS)
+            continue;
+        a->plan.status = FG_PLAN_FOUND;
+        a->plan.usable_bytes = t->usable;
+        a->plan.n = 1;
+        a->plan.options[0] = t->layout;
+        a->plan.options[0].gpus = n;
+        a->plan.options[0].peak_bytes = t->fit.need_bytes;
+        a->planned = true;
+        break;
+    }
+    free(t);
+    return rc;
 }
 
 /*
@@ -291,22 +451,19 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
     fg_plan_opts_default(&po);
     po.fit.headroom = r->headroom;
     po.fit.conservative = r->conservative;
-    po.max_gpus = r->max_gpus;
+    /* the search reaches the GPUs the job asked for as well as the partition's MaxGPUs=
+     * (a 2,048-GPU job is planned on 2,048), within FG_ASSESS_MAX_GPUS */
+    po.max_gpus = r->max_gpus > gpus ? r->max_gpus : gpus;
+    if (po.max_gpus > FG_ASSESS_MAX_GPUS)
+        po.max_gpus = FG_ASSESS_MAX_GPUS;
     po.min_gpus = 1;
     po.gpus_per_node = r->max_gpus_node;
     out->have_card = true;
     out->usable = fg_fit_usable(gpu->memory_gb, gpu->memory_bytes, &po.fit);
     if (out->job.mode == FG_MODE_SERVE && spec->gpu_util > 0) {
-        /* vLLM's budget is gpu_memory_utilization of the whole card, and the non-torch
-         * memory (CUDA context, NCCL) comes off it (gpu_worker.py
-         * determine_available_memory); inside it the engine sizes its KV pool to what is
-         * left, so the estimate is held to the budget itself (headroom 1). */
-        struct fg_fit_opts raw = po.fit;
-        raw.context_bytes = 0;
-        double card = (double)fg_fit_usable(gpu->memory_gb, gpu->memory_bytes, &raw);
-        double budget = card * spec->gpu_util - (double)po.fit.context_bytes;
-        out->usable = budget > 0 ? (uint64_t)budget : 0;
-        out->gpu_util = spec->gpu_util;
+        /* inside its budget the engine sizes its KV pool to what is left, so the estimate
+         * is held to the budget itself (headroom 1) */
+        engine_budget(spec, gpu, &po.fit, out);
         out->headroom = po.fit.headroom = 1.0;
         po.fit.conservative = r->conservative / r->headroom;
     }
@@ -321,8 +478,14 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
         out->usable = out->usable > out->gen_share ? out->usable - out->gen_share : 0;
     }
     fg_fit_card(&out->est, out->usable, &po.fit, &out->fit);
-    if (out->gpu_util > 0)
+    if (out->gpu_util > 0) {
         engine_fit(out);
+        if ((rc = serve_max_len(m, out, err)))
+            return rc;
+        if (out->fit.verdict != FG_FIT_FITS)
+            return serve_fewest(m, spec, gpu, r, &po.fit, out, err);
+        return 0;
+    }
     if (out->calib) {
         /* the planner's estimates are the model's own: the site's factor goes into the
          * fit's margins instead (need = headroom x factor x estimate) */
@@ -332,6 +495,11 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
     if ((rc = zero_need(m, spec, out, &po, err)))
         return rc;
     restrict_to(out->fw, &po);
+    /* what the job declared stays: more GPUs are added around it, never by changing it */
+    po.fix_tp = spec->tp;
+    po.fix_pp = spec->pp;
+    po.fix_ep = spec->ep;
+    po.fix_dp = spec->dp;
     if (out->fit.verdict == FG_FIT_SPLIT && out->fit.max_batch == 0) {
         struct fg_job j = out->job;
         j.dp = 1;

@@ -1,7 +1,7 @@
 /*
  * decide_int.h - the decision module's private helpers, shared by its files (decide.c, the
- * decisions and their words; decide_gen.c, a trainer's generation engine): how a line for
- * people is written.  Nothing outside policies/decide*.c includes it.
+ * decisions and their words; decide_gen.c, a trainer's generation engine; decide_remedy.c,
+ * the remedies' words): how a line for people is written.  Nothing outside policies/decide*.c includes it.
  */
 #ifndef FG_DECIDE_INT_H
 #define FG_DECIDE_INT_H
@@ -34,6 +34,16 @@ static inline void card_label(const struct fg_request *q, char *buf, size_t cap)
 {
     snprintf(buf, cap, "%s", q->gpu ? q->gpu->label : q->type[0] ? q->type : "GPU");
 }
+
+/* "fitgate: " + the formatted text into buf (FG_DECIDE_LINE bytes): a line outside
+ * d->lines (the remedies'). */
+void fg__decide_say(char *buf, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* "full fine-tune", "LoRA", "QLoRA", "serving" */
+const char *fg__decide_mode_words(enum fg_mode m);
+
+/* "PP=4 over layers 0-13|14-27|..., 14.2 GB per GPU" */
+void fg__decide_layout_desc(const struct fg_layout *l, char *buf, size_t cap);
 
 /* A trainer's vLLM engine beside its training, in words (decide_gen.c); it may turn a
  * decision that fits into one that does not, as the engine then cannot start. */

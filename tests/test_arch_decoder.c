@@ -190,6 +190,24 @@ static void read_decoder_should_store_the_tied_qwen3_head_up_to_hidden_2048_only
     fg_model_free(m);
 }
 
+/* An embedding checkpoint saved from the base model (architectures ["Qwen3Model"]) holds no
+ * lm_head, tied or not, whatever its size. */
+static void read_decoder_should_store_no_head_for_a_base_model_class(void **state)
+{
+    (void)state;
+    static const char cfg[] =
+        "{\"model_type\": \"qwen3\", \"architectures\": [\"Qwen3Model\"], "
+        "\"hidden_size\": 1024, \"intermediate_size\": 3072, \"num_hidden_layers\": 28, "
+        "\"num_attention_heads\": 16, \"num_key_value_heads\": 8, \"head_dim\": 128, "
+        "\"vocab_size\": 151669, \"tie_word_embeddings\": true}";
+    const uint64_t layer = 1024ull * 2048 + 2 * 1024ull * 1024 + 2048ull * 1024 + 256 +
+                           3ull * 1024 * 3072 + 2 * 1024;
+    struct fg_model *m = built(cfg);
+    assert_int_equal(m->params_total, 151669ull * 1024 + 28 * layer + 1024);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +216,7 @@ int main(void)
         cmocka_unit_test(read_decoder_should_count_each_new_row_from_its_modeling_file),
         cmocka_unit_test(read_decoder_should_slide_three_layers_in_four_for_olmo3_and_cohere2),
         cmocka_unit_test(read_decoder_should_store_the_tied_qwen3_head_up_to_hidden_2048_only),
+        cmocka_unit_test(read_decoder_should_store_no_head_for_a_base_model_class),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

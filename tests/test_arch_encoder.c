@@ -287,9 +287,30 @@ static void read_distilbert_and_deberta_v2_should_note_a_class_they_do_not_know(
     fg_model_free(m);
 }
 
+/* Data2VecTextForMaskedLM is RobertaForMaskedLM's modules under another prefix; the one
+ * difference is RoBERTa's rule for unversioned configs (the published checkpoints store the
+ * pooler), which data2vec-text does not share. */
+static void read_bert_should_read_data2vec_text_as_roberta(void **state)
+{
+    (void)state;
+    static const char *const fmt = "{\"model_type\": \"%s\", \"architectures\": "
+                                   "[\"%sForMaskedLM\"], \"vocab_size\": 50265, "
+                                   "\"max_position_embeddings\": 514, \"type_vocab_size\": 1, "
+                                   "\"transformers_version\": \"4.40.0\"}";
+    char a[512], b[512];
+    snprintf(a, sizeof a, fmt, "data2vec-text", "Data2VecText");
+    snprintf(b, sizeof b, fmt, "roberta", "Roberta");
+    struct fg_model *ma = built(a), *mb = built(b);
+    assert_int_equal(ma->params_total, mb->params_total);
+    assert_int_equal(ma->certainty, FG_CERT_EXACT);
+    fg_model_free(ma);
+    fg_model_free(mb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(read_bert_should_read_data2vec_text_as_roberta),
         cmocka_unit_test(read_bert_should_store_the_pooler_of_unversioned_roberta_conversions),
         cmocka_unit_test(read_bert_should_take_a_versioned_roberta_class_literally),
         cmocka_unit_test(read_distilbert_should_count_its_heads),

@@ -402,11 +402,81 @@ static void generic_should_size_the_score_head_from_num_labels(void **state)
     fg_model_free(m);
 }
 
+/* Keys that add or remove stored tensors when set (arch_keys.c family_shape_keys). */
+static const struct {
+    const char *key, *value;
+} shape_keys[] = {
+    {"vision_config", "{\"hidden_size\": 1152, \"num_hidden_layers\": 27}"},
+    {"num_nextn_predict_layers", "1"},
+    {"mtp_num_hidden_layers", "1"},
+    {"num_kv_shared_layers", "2"},
+    {"cross_attention_layers", "[1]"},
+    {"num_hidden_groups", "1"},
+    {"audio_config", "{\"hidden_size\": 1024}"},
+};
+
+/* Every fixture with one shape-changing key added that it lacks: the family reader either
+ * sizes it (the count changes), says unsure, or refuses; never the old count as exact. */
+static void family_readers_should_not_say_exact_past_a_shape_key_they_do_not_read(void **state)
+{
+    (void)state;
+    DIR *d = opendir(FIXTURES);
+    assert_non_null(d);
+    char name[256];
+    struct fg_config *doc;
+    unsigned tried = 0, sized = 0, unsure = 0, refused = 0, wrong = 0;
+    while ((doc = next_fixture_config(d, name, sizeof name))) {
+        struct fg_model *base = NULL;
+        struct fg_err err = {0};
+        assert_int_equal(fg_model_from_config(doc, name, &base, &err), 0);
+        fg_config_free(doc);
+        char path[512], *buf = NULL;
+        size_t len = 0;
+        snprintf(path, sizeof path, FIXTURES "%s/config.json", name);
+        assert_int_equal(fg__read_file(path, 1 << 20, &buf, &len), 0);
+        for (size_t k = 0; k < sizeof shape_keys / sizeof shape_keys[0]; k++) {
+            cJSON *j = cJSON_Parse(buf);
+            assert_non_null(j);
+            if (cJSON_GetObjectItemCaseSensitive(j, shape_keys[k].key)) {
+                cJSON_Delete(j);
+                continue;
+            }
+            cJSON_AddItemToObject(j, shape_keys[k].key, cJSON_Parse(shape_keys[k].value));
+            char *text = cJSON_PrintUnformatted(j);
+            cJSON_Delete(j);
+            struct fg_model *m = NULL;
+            int rc = build(text, &m, &err);
+            free(text);
+            tried++;
+            if (rc)
+                refused++;
+            else if (m->certainty != FG_CERT_EXACT)
+                unsure++;
+            else if (m->params_total != base->params_total)
+                sized++;
+            else {
+                print_message("WRONG %s + %s: still exact at %llu\n", name, shape_keys[k].key,
+                              (unsigned long long)m->params_total);
+                wrong++;
+            }
+            fg_model_free(m);
+        }
+        free(buf);
+        fg_model_free(base);
+    }
+    closedir(d);
+    print_message("fixtures + one shape key: %u tried, %u sized, %u unsure, %u refused, %u "
+                  "wrong\n", tried, sized, unsure, refused, wrong);
+    assert_true(tried > 500);
+    assert_int_equal(wrong, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(generic_should_be_within_2pct_or_unsure_on_every_stripped_fixture),
         cmocka_unit_test(family_readers_should_say_exact_on_every_fixture),
+        cmocka_unit_test(family_readers_should_not_say_exact_past_a_shape_key_they_do_not_read),
         cmocka_unit_test(generic_should_count_qwen3_moe_experts_and_sparse_steps),
         cmocka_unit_test(generic_should_count_deepseek_v2_latent_attention_and_dense_first),
         cmocka_unit_test(generic_should_count_mixtral_qwen2_moe_and_deepseek_v3),

@@ -564,6 +564,35 @@ static void read_granitemoehybrid_should_add_experts_and_the_shared_mlp(void **s
     fg_model_free(m);
 }
 
+/* Granite 4.0 dense (granite-4.0-micro, -h-1b ...): num_local_experts 0 and num_experts_per_tok
+ * 0; GraniteMoeHybridDecoderLayer then has no block_sparse_moe, only shared_mlp. */
+static void read_granitemoehybrid_should_read_the_dense_release_without_experts(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"granitemoehybrid\", \"hidden_size\": 256, "
+                           "\"intermediate_size\": 128, \"num_hidden_layers\": 2, "
+                           "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+                           "\"vocab_size\": 1000, \"tie_word_embeddings\": true, "
+                           "\"layer_types\": [\"attention\", \"attention\"], "
+                           "\"num_local_experts\": 0, \"num_experts_per_tok\": 0, "
+                           "\"shared_intermediate_size\": 384, " MAMBA_KEYS "}",
+                           &m, &err),
+                     0);
+    assert_int_equal(count_kind(m, FG_NODE_MOE), 0);
+    assert_int_equal(count_kind(m, FG_NODE_MAMBA2), 0);
+    const uint64_t ffn = 3ull * 256 * 384 + 2 * 256;
+    assert_int_equal(m->params_total, 1000ull * 256 + 2 * (GQA_256 + ffn) + 256);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    fg_model_free(m);
+    /* experts with nobody routed to them is an error naming the key */
+    assert_int_equal(build("{\"model_type\": \"granitemoehybrid\", \"num_local_experts\": 4, "
+                           "\"num_experts_per_tok\": 0}", &m, &err),
+                     FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "num_experts_per_tok"));
+}
+
 static void read_falcon_h1_should_run_mamba_and_attention_in_every_layer(void **state)
 {
     (void)state;
@@ -676,14 +705,232 @@ static void read_kind_list_should_name_the_key_of_a_bad_list(void **state)
     }
 }
 
+/* PaliGemma-3b-pt-224's shapes: gemma-2b text (vocab 257216, tied), SigLIP So400m/14 at 224
+ * without its pooling head, one biased linear 1152 -> 2048.  2,923,466,480 is the count a
+ * published benchmark table gives for it. */
+static void read_multimodal_should_count_paligemma_tower_and_linear_projector(void **state)
+{
+    (void)state;
+    struct fg_model *m = built(
+        "{\"model_type\": \"paligemma\", \"projection_dim\": 2048, \"text_config\": "
+        "{\"hidden_size\": 2048, \"intermediate_size\": 16384, \"model_type\": \"gemma\", "
+        "\"num_attention_heads\": 8, \"num_hidden_layers\": 18, \"num_key_value_heads\": 1, "
+        "\"vocab_size\": 257216}, \"vision_config\": {\"hidden_size\": 1152, "
+        "\"intermediate_size\": 4304, \"model_type\": \"siglip_vision_model\", "
+        "\"num_attention_heads\": 16, \"num_hidden_layers\": 27, \"patch_size\": 14, "
+        "\"projection_dim\": 2048, \"vision_use_head\": false}}");
+    const uint64_t h = 1152, f = 4304, H = 2048;
+    const uint64_t vit = (3 * 14 * 14 * h + h) + 256 * h +
+                         27 * (2 * 2 * h + 4 * (h * h + h) + (h * f + f) + (f * h + h)) + 2 * h;
+    const uint64_t text = 257216 * H +
+                          18 * (H * H + 2 * H * 256 + H * H + 3 * H * 16384 + 2 * H) + H;
+    assert_int_equal(m->params_total, text + vit + (h * H + H));
+    assert_int_equal(m->params_total, 2923466480ull);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    fg_model_free(m);
+}
+
+/* Idefics3 / SmolVLM: the SigLIP-shaped tower without a head and the connector's one linear
+ * over scale_factor^2 folded patches. */
+static void read_multimodal_should_fold_patches_into_the_idefics3_connector(void **state)
+{
+    (void)state;
+    static const char *const types[] = {"idefics3", "smolvlm"};
+    for (size_t i = 0; i < 2; i++) {
+        char cfg[1024];
+        snprintf(cfg, sizeof cfg,
+                 "{\"model_type\": \"%s\", \"scale_factor\": 4, \"text_config\": "
+                 "{\"model_type\": \"llama\", \"hidden_size\": 576, "
+                 "\"intermediate_size\": 1536, \"num_hidden_layers\": 30, "
+                 "\"num_attention_heads\": 9, \"num_key_value_heads\": 3, "
+                 "\"vocab_size\": 49280, \"tie_word_embeddings\": true}, "
+                 "\"vision_config\": {\"hidden_size\": 768, \"intermediate_size\": 3072, "
+                 "\"num_hidden_layers\": 12, \"num_attention_heads\": 12, "
+                 "\"image_size\": 512, \"patch_size\": 16}}", types[i]);
+        struct fg_model *m = built(cfg);
+        const uint64_t h = 768, f = 3072, H = 576, I = 1536;
+        const uint64_t vit = (3 * 16 * 16 * h + h) + 1024 * h +
+                             12 * (2 * 2 * h + 4 * (h * h + h) + (h * f + f) + (f * h + h)) + 2 * h;
+        const uint64_t text = 49280 * H + 30 * (2 * H * H + 2 * H * 192 + 3 * H * I + 2 * H) + H;
+        assert_int_equal(m->params_total, text + vit + h * 16 * H);
+        fg_model_free(m);
+    }
+}
+
+/* LLaVA-NeXT is LLaVA plus image_newline (one text-hidden vector); the tower is the one
+ * vision_config.model_type names, so a SigLIP tower counts as SigLIP (LLaVA-OneVision). */
+static void read_multimodal_should_add_llava_next_image_newline_and_pick_the_tower(void **state)
+{
+    (void)state;
+    static const char text[] = "\"text_config\": {\"model_type\": \"llama\", "
+                               "\"hidden_size\": 512, \"intermediate_size\": 1024, "
+                               "\"num_hidden_layers\": 2, \"num_attention_heads\": 8, "
+                               "\"vocab_size\": 1000}";
+    static const char clip[] = "\"vision_config\": {\"model_type\": \"clip_vision_model\", "
+                               "\"hidden_size\": 256, \"intermediate_size\": 512, "
+                               "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                               "\"image_size\": 224, \"patch_size\": 14}";
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, "{\"model_type\": \"llava\", %s, %s}", text, clip);
+    snprintf(b, sizeof b, "{\"model_type\": \"llava_next\", %s, %s}", text, clip);
+    struct fg_model *ma = built(a), *mb = built(b);
+    assert_int_equal(mb->params_total - ma->params_total, 512);
+    fg_model_free(ma);
+    fg_model_free(mb);
+    /* the same sizes as a SigLIP tower: no class token, no pre-norm, a biased stem, and the
+     * pooling head SiglipVisionConfig builds by default */
+    char c[1024];
+    snprintf(c, sizeof c, "{\"model_type\": \"llava_onevision\", %s, \"vision_config\": "
+             "{\"model_type\": \"siglip_vision_model\", %s}", text,
+             strstr(clip, "\"hidden_size\""));
+    struct fg_model *mc = built(c);
+    const uint64_t h = 256, f = 512;
+    const uint64_t clip_tower = 3 * 14 * 14 * h + h + 257 * h + 2 * 2 * h +
+                                2 * (2 * 2 * h + 4 * (h * h + h) + (h * f + f) + (f * h + h));
+    const uint64_t siglip_tower = 3 * 14 * 14 * h + h + 256 * h + 2 * h +
+                                  2 * (2 * 2 * h + 4 * (h * h + h) + (h * f + f) + (f * h + h)) +
+                                  h + (3 * h * h + 3 * h) + (h * h + h) + 2 * h + (h * f + f) +
+                                  (f * h + h);
+    struct fg_model *mn = built(b);
+    assert_int_equal(mc->params_total, mn->params_total - clip_tower + siglip_tower);
+    fg_model_free(mc);
+    fg_model_free(mn);
+    /* a tower type no vit row describes is refused by name, not counted as CLIP */
+    snprintf(c, sizeof c, "{\"model_type\": \"llava\", %s, \"vision_config\": "
+             "{\"model_type\": \"internvl_vision\", %s}", text, strstr(clip, "\"hidden_size\""));
+    struct fg_err err = {0};
+    assert_int_equal(build(c, &mc, &err), FG_E_UNSUPPORTED);
+    assert_non_null(strstr(err.detail, "'internvl_vision'"));
+}
+
+/* Qwen2.5-VL-7B-Instruct's shapes (text keys in the root, as its published config keeps
+ * them): 8,292,166,656, its index total_size 16,584,333,312 B / 2; the visual module alone
+ * 676,550,144 (the count LLaMA-Factory logs frozen). */
+static void read_multimodal_should_count_qwen2_5_vl_exactly(void **state)
+{
+    (void)state;
+    struct fg_model *m = built(
+        "{\"model_type\": \"qwen2_5_vl\", \"hidden_size\": 3584, \"intermediate_size\": 18944, "
+        "\"num_attention_heads\": 28, \"num_hidden_layers\": 28, \"num_key_value_heads\": 4, "
+        "\"vocab_size\": 152064, \"tie_word_embeddings\": false, \"vision_config\": "
+        "{\"depth\": 32, \"hidden_size\": 1280, \"intermediate_size\": 3420, \"num_heads\": 16, "
+        "\"in_chans\": 3, \"out_hidden_size\": 3584, \"patch_size\": 14, "
+        "\"spatial_merge_size\": 2, \"temporal_patch_size\": 2, \"window_size\": 112, "
+        "\"fullatt_block_indexes\": [7, 15, 23, 31]}}");
+    assert_int_equal(m->params_total, 8292166656ull);
+    uint64_t tower = 0;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].stack == FG_STACK_TOWER)
+            tower += m->nodes[i].params;
+    assert_int_equal(tower, 676550144ull);
+    fg_model_free(m);
+}
+
+/* Llama-3.2-11B-Vision's shapes: 10,670,220,835, the count a third-party model registry
+ * quotes for meta-llama/Llama-3.2-11B-Vision-Instruct; the cross-attention layers add q/k
+ * norms and two gates each, and embed_tokens has 8 rows more than lm_head. */
+static void read_mllama_should_count_llama_3_2_vision_exactly(void **state)
+{
+    (void)state;
+    static const char cfg[] =
+        "{\"model_type\": \"mllama\", \"text_config\": {\"model_type\": \"mllama_text_model\", "
+        "\"hidden_size\": 4096, \"intermediate_size\": 14336, \"num_hidden_layers\": 40, "
+        "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"vocab_size\": 128256, "
+        "\"cross_attention_layers\": [3, 8, 13, 18, 23, 28, 33, 38]}, \"vision_config\": "
+        "{\"hidden_size\": 1280, \"intermediate_size\": 5120, \"num_hidden_layers\": 32, "
+        "\"num_global_layers\": 8, \"num_attention_heads\": 16, \"image_size\": 560, "
+        "\"patch_size\": 14, \"max_num_tiles\": 4, \"vision_output_dim\": 7680, "
+        "\"supported_aspect_ratios\": [[1, 1], [1, 2], [1, 3], [1, 4], [2, 1], [2, 2], [3, 1], "
+        "[4, 1]]}}";
+    struct fg_model *m = built(cfg);
+    const uint64_t H = 4096, layer = 2 * H * H + 2 * H * 1024 + 3 * H * 14336 + 2 * H;
+    const uint64_t text = (128256 + 8) * H + 128256 * H + 40 * layer + 8 * (2 * 128 + 2) + H;
+    const uint64_t h = 1280, vl = 4 * h * h + (h * 5120 + 5120) + (5120 * h + h) + 4 * h;
+    const uint64_t vision = 3 * 14 * 14 * h + h + 1601 * h + 1 + 9 * 4 * 1601 * h +
+                            2 * (9 * 4 * h + 1) + 4 * h + 40 * vl + 8 * 2;
+    assert_int_equal(m->params_total, text + vision + (7680 * H + H));
+    assert_int_equal(m->params_total, 10670220835ull);
+    assert_int_equal(count_kind(m, FG_NODE_ATTN), 40);
+    size_t cross = 0;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        cross += m->nodes[i].kind == FG_NODE_ATTN && m->nodes[i].cross;
+    assert_int_equal(cross, 8);
+    fg_model_free(m);
+}
+
+/* Aya Vision: the SigLIP tower its vision_config names and AyaVisionMultiModalProjector's
+ * LayerNorm over hidden x factor^2, linear_1 to alignment_intermediate_size, the SwiGLU halving
+ * it and linear_2 to the text hidden; the text model against cohere2 alone. */
+static void read_multimodal_should_count_the_aya_vision_swiglu_projector(void **state)
+{
+    (void)state;
+    static const char text[] = "{\"model_type\": \"cohere2\", \"hidden_size\": 512, "
+                               "\"intermediate_size\": 1024, \"num_hidden_layers\": 4, "
+                               "\"num_attention_heads\": 8, \"num_key_value_heads\": 2, "
+                               "\"vocab_size\": 1000}";
+    char cfg[1024];
+    snprintf(cfg, sizeof cfg, "{\"model_type\": \"aya_vision\", \"downsample_factor\": 2, "
+             "\"alignment_intermediate_size\": 2048, \"text_config\": %s, \"vision_config\": "
+             "{\"model_type\": \"siglip_vision_model\", \"hidden_size\": 256, "
+             "\"intermediate_size\": 512, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+             "\"image_size\": 224, \"patch_size\": 14, \"vision_use_head\": false}}", text);
+    struct fg_model *m = built(cfg), *t = built(text);
+    const uint64_t h = 256, f = 512, wide = 4 * h;
+    const uint64_t tower = 3 * 14 * 14 * h + h + 256 * h + 2 * h +
+                           2 * (2 * 2 * h + 4 * (h * h + h) + (h * f + f) + (f * h + h));
+    const uint64_t proj = 2 * wide + (wide * 2048 + 2048) + (1024 * 512 + 512);
+    assert_int_equal(m->params_total, t->params_total + tower + proj);
+    fg_model_free(m);
+    fg_model_free(t);
+}
+
+/* InternVL 2.5-1B's shapes in the transformers layout (InternViT-300M at 448 with
+ * [height, width] sizes, Qwen2.5-0.5B untied): 938,193,024, the count a third-party registry
+ * quotes for OpenGVLab/InternVL2_5-1B; layer scales and biased q/k/v included. */
+static void read_multimodal_should_count_internvl_exactly(void **state)
+{
+    (void)state;
+    static const char cfg[] =
+        "{\"model_type\": \"internvl\", \"downsample_ratio\": 0.5, \"text_config\": "
+        "{\"model_type\": \"qwen2\", \"hidden_size\": 896, \"intermediate_size\": 4864, "
+        "\"num_hidden_layers\": 24, \"num_attention_heads\": 14, \"num_key_value_heads\": 2, "
+        "\"vocab_size\": 151674, \"tie_word_embeddings\": false}, \"vision_config\": "
+        "{\"model_type\": \"internvl_vision\", \"hidden_size\": 1024, "
+        "\"intermediate_size\": 4096, \"num_hidden_layers\": 24, \"num_attention_heads\": 16, "
+        "\"image_size\": [448, 448], \"patch_size\": [14, 14], \"attention_bias\": true, "
+        "\"use_qk_norm\": false, \"norm_type\": \"layer_norm\", \"use_mean_pooling\": true}}";
+    struct fg_model *m = built(cfg);
+    const uint64_t h = 1024;
+    const uint64_t vision = (3 * 14 * 14 * h + h) + h + 1025 * h +
+                            24 * (4 * (h * h + h) + (h * 4096 + 4096) + (4096 * h + h) + 4 * h +
+                                  2 * h);
+    const uint64_t proj = 2 * 4 * h + (4 * h * 896 + 896) + (896 * 896 + 896);
+    assert_int_equal(m->params_total - vision - proj, 493798016ull + 151674ull * 896);
+    assert_int_equal(m->params_total, 938193024ull);
+    fg_model_free(m);
+    /* a non-square size is refused by name */
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"internvl\", \"vision_config\": "
+                           "{\"image_size\": [448, 224]}}", &m, &err), FG_E_UNSUPPORTED);
+    assert_non_null(strstr(err.detail, "image_size"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(read_qwen3_next_should_count_delta_and_gated_attention_layers),
         cmocka_unit_test(read_multimodal_should_count_mistral3_pixtral_tower_and_projector),
+        cmocka_unit_test(read_multimodal_should_count_paligemma_tower_and_linear_projector),
+        cmocka_unit_test(read_multimodal_should_count_qwen2_5_vl_exactly),
+        cmocka_unit_test(read_mllama_should_count_llama_3_2_vision_exactly),
+        cmocka_unit_test(read_multimodal_should_count_the_aya_vision_swiglu_projector),
+        cmocka_unit_test(read_multimodal_should_count_internvl_exactly),
+        cmocka_unit_test(read_multimodal_should_fold_patches_into_the_idefics3_connector),
+        cmocka_unit_test(read_multimodal_should_add_llava_next_image_newline_and_pick_the_tower),
         cmocka_unit_test(read_qwen3_next_should_give_the_dense_qwen3_5_text_model_one_mlp_a_layer),
         cmocka_unit_test(read_bamba_should_place_attention_by_attn_layer_indices),
         cmocka_unit_test(read_granitemoehybrid_should_add_experts_and_the_shared_mlp),
+        cmocka_unit_test(read_granitemoehybrid_should_read_the_dense_release_without_experts),
         cmocka_unit_test(read_falcon_h1_should_run_mamba_and_attention_in_every_layer),
         cmocka_unit_test(read_qwen3_next_should_reject_value_heads_not_a_multiple_of_key_heads),
         cmocka_unit_test(nemotron_h_should_follow_the_pattern_layer_by_layer),

@@ -10,6 +10,7 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "util/fileio.h"
@@ -193,7 +194,7 @@ static void set_should_name_the_option_in_the_front_ends_spelling(void **state)
     assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_TP, "0", &err), FG_E_RANGE);
     assert_string_equal(err.detail, "--ft-tp=0: expected a whole number in 1..1024");
     assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_FRAMEWORK, "keras", &err), FG_E_INVAL);
-    assert_non_null(strstr(err.detail, "--ft-framework: framework 'keras' is not one of hf|"));
+    assert_non_null(strstr(err.detail, "--ft-framework: framework 'keras' is not one of transformers|"));
     assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_MODE, "pretrain", &err), FG_E_INVAL);
     assert_non_null(strstr(err.detail, "--ft-mode"));
     assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_GRAD_CKPT, "maybe", &err), FG_E_INVAL);
@@ -253,21 +254,39 @@ static void framework_should_set_the_loss_autocast_and_4bit_base_it_runs(void **
 static void framework_find_should_know_every_row_and_alias(void **state)
 {
     (void)state;
-    assert_string_equal(fg_framework_default()->name, "hf");
-    assert_string_equal(fg_framework_find("transformers")->name, "hf");
+    /* no framework named: transformers 4.57 (fp32 load, foreach AdamW); hf is the newest */
+    assert_ptr_equal(fg_framework_find("transformers@4.57"), fg_framework_default());
+    assert_ptr_equal(fg_framework_find("hf"), fg_framework_find("transformers"));
+    assert_string_equal(fg_framework_find("transformers")->version, "5");
+    assert_string_equal(fg_framework_find("transformers@4.57")->version, "4.57");
+    assert_string_equal(fg_framework_find("hf@4.57.1")->version, "4.57");
+    assert_string_equal(fg_framework_find("transformers@5.2")->version, "5");
+    assert_null(fg_framework_find("transformers@4.1"));
+    struct fg_err err = {0};
+    assert_int_equal(fg_framework_unknown("transformers@4.1", "--", &err), FG_E_INVAL);
+    assert_non_null(strstr(err.detail, "known: transformers@5, transformers@4.57"));
     assert_string_equal(fg_framework_find("LitGPT")->name, "lit-gpt");
     assert_string_equal(fg_framework_find("megatron-core")->name, "megatron");
     assert_null(fg_framework_find("keras"));
     size_t n = 0;
+    /* every row names its release, what it keeps and a source (fitgate frameworks) */
+    const char *help = fg_jobopt_at(FG_JOBOPT_FRAMEWORK)->help;
     for (const struct fg_framework *f; (f = fg_framework_at(n)); n++) {
+        print_message("%s@%s\n", f->name, f->version ? f->version : "(none)");
         assert_true(f->trains || f->serves);
+        assert_non_null(f->version);
+        assert_true(f->version[0] != '\0');
+        assert_non_null(f->keeps);
         assert_non_null(f->source);
         assert_true(strlen(f->source) > 10);
+        /* the option's help lists every framework by name */
+        assert_non_null(strstr(help, f->name));
     }
-    assert_int_equal(n, 11);
+    assert_int_equal(n, 16);
+    assert_int_equal(fg_framework_find("vllm@0.20")->serve_budget, FG_SERVE_VLLM_020);
     char who[160];
     fg_framework_who_runs(FG_LAY_TP, who, sizeof who);
-    assert_string_equal(who, "nemo, megatron");
+    assert_string_equal(who, "torchtitan, nemo, megatron");
     /* every row is documented, by name, with its sources */
     char *doc = NULL;
     size_t len;
@@ -346,10 +365,17 @@ static void gate_should_judge_a_lit_gpt_fsdp_job_on_its_own_layout(void **state)
     assert_int_equal(g->a.job.tp, 1);
     assert_true(g->a.est.total_bytes > 30.0e9 && g->a.est.total_bytes < 30.6e9);
     assert_true(line_has(g, 0, "does not fit --gres=gpu:a10g:4"));
-    /* the resize stays FSDP (lit-gpt runs no TP); TP is a suggestion, labelled */
+    /* the resize stays FSDP (lit-gpt runs no TP); TP is a remedy on another framework,
+     * labelled and re-checked */
     assert_null(strstr(g->d.lines[2], "TP="));
-    assert_true(line_has(g, 3, "TP=4"));
-    assert_true(line_has(g, 3, "(nemo, megatron)"));
+    bool other = false;
+    for (size_t i = 0; i < g->d.n_remedies; i++) {
+        if (strstr(g->d.remedies[i], "(another framework): --ft-framework="))
+            other = true;
+        else
+            assert_null(strstr(g->d.remedies[i], "TP=")); /* lit-gpt's own: FSDP */
+    }
+    assert_true(other);
     free(g);
 }
 
@@ -361,7 +387,7 @@ static void gate_should_refuse_a_layout_the_framework_cannot_run(void **state)
     assert_false(g->assessed);
     assert_int_equal(g->rc, FG_E_INVAL);
     assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
-    assert_true(line_has(g, 0, "--framework hf cannot run TP=2"));
+    assert_true(line_has(g, 0, "--framework transformers cannot run TP=2"));
     assert_true(line_has(g, 0, "nemo, megatron"));
     /* a layout that does not multiply to the GPUs asked for */
     gate(M "meta-llama--Llama-3.1-8B", (const char *const[]){"framework=nemo", "tp=2", "dp=2",
@@ -377,10 +403,12 @@ static void gate_should_judge_a_declared_pipeline_by_its_largest_stage(void **st
     (void)state;
     struct fg_gate *g = calloc(1, sizeof *g);
     const char *model = M "nvidia--NVIDIA-Nemotron-Nano-9B-v2";
-    gate(model, (const char *const[]){"tp=1", "pp=1", "dp=2", NULL}, "h100", 2, NULL, g);
+    /* transformers 4.57: an fp32 + autocast full fine-tune */
+    gate(model, (const char *const[]){"framework=hf@4.57", "tp=1", "pp=1", "dp=2", NULL},
+         "h100", 2, NULL, g);
     assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
     uint64_t whole = g->a.est.total_bytes;
-    gate(model, (const char *const[]){"pp=2", NULL}, "h100", 2, NULL, g);
+    gate(model, (const char *const[]){"framework=hf@4.57", "pp=2", NULL}, "h100", 2, NULL, g);
     assert_true(g->assessed);
     assert_int_equal(g->a.job.pp, 2);
     assert_int_equal(g->a.layout.pp, 2);
@@ -403,21 +431,88 @@ static void gate_should_serve_inside_the_engines_share_and_count_sequences(void 
          (const char *const[]){"framework=vllm", "mode=serve", "seq-len=32768", NULL}, "h100", 1,
          NULL, g);
     assert_int_equal(g->d.kind, FG_DECIDE_ALLOW);
-    assert_true(g->a.gpu_util == 0.9);
-    /* 0.9 x 80 GB less the context; 128 KiB of KV per token (32 layers x 8 KV heads x 128 x 2 x
+    assert_true(g->a.gpu_util == 0.92);
+    /* 0.92 x the card's total; 128 KiB of KV per token (32 layers x 8 KV heads x 128 x 2 x
      * 2 B): 4.29 GB per 32k sequence */
     assert_int_equal(g->a.kv_seq_bytes, 32768ull * 32 * 8 * 128 * 2 * 2);
     uint64_t n = (g->a.usable - g->a.engine_static) / g->a.kv_seq_bytes;
     assert_int_equal(g->a.fit.max_batch, n);
-    assert_true(n >= 8 && n <= 14);
-    assert_true(line_has(g, 1, "sequences at once"));
-    /* 70B: not one sequence fits under 0.9 x one card */
+    assert_true(n >= 12 && n <= 15);
+    assert_int_equal(g->a.serve_tokens, 8192); /* get_batch_defaults: an H100 is >= 70 GiB */
+    assert_true(line_has(g, 1, "at once"));
+    /* 70B: not one sequence fits under 0.92 x one card; the fewest GPUs that hold it are
+     * tensor parallel inside the node, re-judged by the same budget */
     gate(M "meta-llama--Llama-3.1-70B",
          (const char *const[]){"framework=vllm", "mode=serve", "seq-len=32768", NULL}, "h100", 1,
          NULL, g);
     assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
-    assert_true(line_has(g, 1, "0 such sequences"));
-    assert_true(line_has(g, 2, "TP="));
+    assert_true(line_has(g, 1, "0 at once"));
+    assert_true(line_has(g, 2, "TP=2"));
+    free(g);
+}
+
+/* Issue 29: gpt-oss-120b is MXFP4 (experts only, the rest bf16): one H100 holds it, with a
+ * KV cache for several sequences; the serve line names no optimizer. */
+static void gate_should_serve_gpt_oss_120b_on_one_h100_in_mxfp4(void **state)
+{
+    (void)state;
+    struct fg_gate *g = calloc(1, sizeof *g);
+    gate(M "openai--gpt-oss-120b", (const char *const[]){"framework=vllm", "mode=serve", NULL},
+         "h100", 1, NULL, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_ALLOW);
+    /* vLLM logs 64.38 GiB (69.1 GB) of weights for it on an H100 */
+    assert_true(g->a.est.b.weights > 66e9 && g->a.est.b.weights < 71e9);
+    assert_true(g->a.fit.max_batch >= 4);
+    assert_true(g->a.serve_max_len == 131072); /* its whole context fits one sequence */
+    /* 0.92 x (85,520,809,984 - 615 MiB) */
+    assert_true(fabs((double)g->a.usable - 0.92 * (85520809984.0 - (615 << 20))) < 2);
+    free(g);
+}
+
+/* Issue 29: DeepSeek-R1 (FP8, 128x128 block scales) at TP=8 on 8 x H200 fits at 32k, with
+ * the latent cache replicated on every rank: 61 layers x (512 + 64) x 2 B x 32768 tokens. */
+static void gate_should_serve_deepseek_r1_fp8_with_a_replicated_latent_cache(void **state)
+{
+    (void)state;
+    struct fg_gate *g = calloc(1, sizeof *g);
+    gate(M "deepseek-ai--DeepSeek-R1",
+         (const char *const[]){"framework=vllm", "mode=serve", "tp=8", "seq-len=32768", NULL},
+         "h200", 8, NULL, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_ALLOW);
+    uint64_t kv = 61ull * (512 + 64) * 2 * 32768;
+    assert_int_equal(g->a.kv_seq_bytes, kv);
+    assert_true(kv > 2.2e9 && kv < 2.4e9);
+    assert_true(g->a.fit.max_batch >= 8);
+    /* fp8 KV halves the line */
+    gate(M "deepseek-ai--DeepSeek-R1",
+         (const char *const[]){"framework=vllm", "mode=serve", "tp=8", "seq-len=32768",
+                               "kv-dtype=fp8", NULL}, "h200", 8, NULL, g);
+    assert_int_equal(g->a.kv_seq_bytes, kv / 2);
+    /* SGLang: mem_fraction_static from the card (143,771 MiB, TP=8): reserve max(512 + 1.5 x
+     * 8192 + 2 x 512 + 8 / 8 x 1024, 10240) = 14848 MB, fraction 0.897 */
+    gate(M "deepseek-ai--DeepSeek-R1",
+         (const char *const[]){"framework=sglang", "mode=serve", "tp=8", "seq-len=32768", NULL},
+         "h200", 8, NULL, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_ALLOW);
+    assert_true(g->a.gpu_util == 0.897);
+    free(g);
+}
+
+/* GQA at TP above the KV heads: each rank keeps one head (max(1, kv_heads / tp)), so the KV
+ * per rank stops shrinking; vLLM 0.20 keeps 0.9 with the context inside its budget. */
+static void gate_should_keep_one_kv_head_per_rank_and_vllm_020_semantics(void **state)
+{
+    (void)state;
+    struct fg_gate *g = calloc(1, sizeof *g);
+    gate(M "Qwen--Qwen3-235B-A22B",
+         (const char *const[]){"framework=vllm", "mode=serve", "tp=8", "seq-len=4096", NULL},
+         "h200", 8, NULL, g);
+    /* 4 KV heads over TP=8: 94 layers x 1 head x 128 x 2 x 2 B x 4096, not half a head */
+    assert_int_equal(g->a.kv_seq_bytes, 94ull * 128 * 2 * 2 * 4096);
+    gate(M "meta-llama--Llama-3.1-8B",
+         (const char *const[]){"framework=vllm@0.20", "mode=serve", NULL}, "h100", 1, NULL, g);
+    assert_true(g->a.gpu_util == 0.9);
+    assert_int_equal(g->a.serve_graphs, 0);
     free(g);
 }
 
@@ -599,6 +694,178 @@ static void slurm_time_should_read_every_form_sbatch_takes(void **state)
     assert_int_equal(fg_slurm_time_minutes(NULL), 0);
 }
 
+/* TRL SFTConfig turns gradient checkpointing on; --no-grad-ckpt (= --grad-ckpt=no) turns it
+ * off.  A LoRA of Llama-3.1-8B at 4096 tokens on one A100 40 GB: fits with the base in bf16
+ * (model_init_kwargs dtype=bfloat16, --precision bf16); TRL's own default loads fp32
+ * (create_model_from_path), which does not. */
+static void gate_should_run_a_trl_lora_checkpointed_unless_told(void **state)
+{
+    (void)state;
+    struct fg_gate *g = calloc(1, sizeof *g);
+    const char *model = M "meta-llama--Llama-3.1-8B";
+    gate(model, (const char *const[]){"framework=trl", "mode=lora", "precision=bf16",
+                                      "seq-len=4096", NULL}, "a100_40g", 1, NULL, g);
+    assert_true(g->assessed);
+    assert_true(g->a.job.grad_ckpt);
+    assert_true(g->d.fits);
+    uint64_t ckpt = g->a.est.total_bytes;
+    gate(model, (const char *const[]){"framework=trl", "mode=lora", "precision=bf16",
+                                      "seq-len=4096", "no-grad-ckpt", NULL}, "a100_40g", 1,
+         NULL, g);
+    assert_false(g->a.job.grad_ckpt);
+    assert_false(g->d.fits);
+    uint64_t plain = g->a.est.total_bytes;
+    gate(model, (const char *const[]){"framework=transformers", "mode=lora", "precision=bf16",
+                                      "seq-len=4096", NULL}, "a100_40g", 1, NULL, g);
+    assert_int_equal(g->a.est.total_bytes, plain); /* Trainer: no checkpointing */
+    gate(model, (const char *const[]){"framework=trl", "mode=lora", "precision=bf16",
+                                      "seq-len=4096", "ft-grad-ckpt=no", NULL}, "a100_40g", 1,
+         NULL, g);
+    assert_int_equal(g->a.est.total_bytes, plain);
+    print_message("trl lora 4096: %.1f GB checkpointed, %.1f GB not\n", ckpt / 1e9, plain / 1e9);
+    assert_true(ckpt < plain / 2);
+    /* TRL's default load dtype is float32: the frozen base at 4 B per parameter */
+    gate(model, (const char *const[]){"framework=trl", "mode=lora", "seq-len=4096", NULL},
+         "a100_40g", 1, NULL, g);
+    assert_int_equal(g->a.job.precision, FG_PREC_BF16_MIXED);
+    assert_true(g->a.est.b.weights >= 4 * 8000000000ull);
+    free(g);
+}
+
+/* QLoRA under TRL: no prepare_model_for_kbit_training, so the embeddings and head stay in
+ * the load dtype (bf16 with --precision bf16), and the adapters are cast to bf16. */
+static void finish_should_keep_a_trl_qlora_rest_in_bf16(void **state)
+{
+    (void)state;
+    struct fg_jobspec trl, hf;
+    spec_of(&trl, (const char *const[]){"framework=trl", "mode=qlora", "precision=bf16",
+                                        "seq-len=2048", NULL});
+    spec_of(&hf, (const char *const[]){"framework=transformers", "mode=qlora", "seq-len=2048",
+                                       NULL});
+    assert_false(trl.job.kbit_prepared);
+    assert_true(trl.job.adapters_bf16);
+    assert_true(hf.job.kbit_prepared);
+    struct fg_model *m = load(M "Qwen--Qwen3-8B");
+    struct fg_estimate a, b;
+    struct fg_err err = {0};
+    assert_int_equal(fg_memory_estimate(m, &trl.job, &a, &err), 0);
+    assert_int_equal(fg_memory_estimate(m, &hf.job, &b, &err), 0);
+    /* embeddings + head (2 x 151936 x 4096) at 2 B instead of 4: 2.49 GB */
+    uint64_t rest = 2ull * m->vocab * m->hidden;
+    print_message("qwen3-8b qlora weights: trl %.2f GB, transformers %.2f GB\n",
+                  a.b.weights / 1e9, b.b.weights / 1e9);
+    assert_true(b.b.weights - a.b.weights >= rest * 2 - rest / 50 &&
+                b.b.weights - a.b.weights <= rest * 2 + rest / 50);
+    assert_true(b.b.weights - a.b.weights > 2.4e9 && b.b.weights - a.b.weights < 2.6e9);
+    assert_true(a.b.adapters * 2 == b.b.adapters); /* bf16: 8 B per adapter parameter vs 16 */
+    fg_model_free(m);
+}
+
+/* torchtune's single-device full configs: optimizer_in_bwd with PagedAdamW8bit: no full
+ * gradient set and 2 B of states per parameter; --optimizer paged-adamw: fp32 states. */
+static void finish_should_step_a_torchtune_full_in_backward(void **state)
+{
+    (void)state;
+    struct fg_jobspec tt, off, paged;
+    spec_of(&tt, (const char *const[]){"framework=torchtune", NULL});
+    spec_of(&off, (const char *const[]){"framework=torchtune", "optimizer-in-bwd=no",
+                                        "optimizer=adamw-fused", NULL});
+    spec_of(&paged, (const char *const[]){"framework=torchtune", "optimizer=paged-adamw", NULL});
+    assert_true(tt.job.optimizer_in_bwd);
+    assert_int_equal(tt.job.optimizer, FG_OPT_PAGED_ADAMW_8BIT);
+    assert_false(tt.job.grad_ckpt); /* cfg.get("enable_activation_checkpointing", False) */
+    struct fg_model *m = load(M "meta-llama--Llama-3.1-8B");
+    struct fg_estimate a, b, c;
+    struct fg_err err = {0};
+    const uint64_t p = m->params_total;
+    assert_int_equal(fg_memory_estimate(m, &tt.job, &a, &err), 0);
+    assert_int_equal(fg_memory_estimate(m, &off.job, &b, &err), 0);
+    assert_int_equal(fg_memory_estimate(m, &paged.job, &c, &err), 0);
+    assert_int_equal(a.b.optimizer, 2 * p);
+    assert_int_equal(a.b.gradients, 2ull * m->vocab * m->hidden); /* the embedding's */
+    assert_int_equal(a.step_bytes, 0);
+    assert_int_equal(b.b.gradients, 2 * p);
+    assert_int_equal(b.b.optimizer, 4 * p);
+    assert_int_equal(c.b.optimizer, 8 * p); /* fp32 m and v */
+    assert_true(a.total_bytes + 2 * p - a.b.gradients <= b.total_bytes);
+    fg_model_free(m);
+}
+
+/* lit-gpt QLoRA: bitsandbytes 0.42's MatMul4Bit keeps its input, and the StableEmbedding
+ * swap keeps the old embedding and the new one's gradient. */
+static void finish_should_count_what_lit_gpt_qlora_keeps(void **state)
+{
+    (void)state;
+    struct fg_jobspec s;
+    spec_of(&s, (const char *const[]){"framework=lit-gpt", "mode=qlora", "precision=bf16",
+                                      "lora-targets=qv", "seq-len=512", "batch=2", NULL});
+    assert_true(s.job.bnb_keeps_input);
+    assert_true(s.job.embed_swap);
+    assert_true(s.job.head_4bit);
+    struct fg_model *m = load(M "meta-llama--Llama-2-7b-hf");
+    struct fg_estimate a, b;
+    struct fg_err err = {0};
+    assert_int_equal(fg_memory_estimate(m, &s.job, &a, &err), 0);
+    s.job.embed_swap = s.job.bnb_keeps_input = false;
+    assert_int_equal(fg_memory_estimate(m, &s.job, &b, &err), 0);
+    assert_int_equal(a.b.overhead - b.b.overhead - (a.b.activations - b.b.activations) / 20,
+                     4ull * m->vocab * m->hidden);
+    assert_true(a.b.activations > b.b.activations);
+    /* the head is one of the 4-bit linears: 0.5625 B per weight instead of 2 */
+    s.job.head_4bit = false;
+    struct fg_estimate c;
+    assert_int_equal(fg_memory_estimate(m, &s.job, &c, &err), 0);
+    uint64_t head = (uint64_t)m->vocab * m->hidden;
+    assert_true(c.b.weights - a.b.weights > head * 143 / 100 &&
+                c.b.weights - a.b.weights < head * 145 / 100);
+    fg_model_free(m);
+}
+
+/* torchtitan: FSDP2 mixed precision (fp32 shards, no autocast copies) and per-op selective
+ * checkpointing by default; --grad-ckpt=full and --no-grad-ckpt say otherwise. */
+static void finish_should_run_torchtitan_selective_over_fp32_shards(void **state)
+{
+    (void)state;
+    struct fg_jobspec sel, full, none, asked;
+    spec_of(&sel, (const char *const[]){"framework=torchtitan", "seq-len=8192", NULL});
+    spec_of(&full, (const char *const[]){"framework=torchtitan", "grad-ckpt=full",
+                                         "seq-len=8192", NULL});
+    spec_of(&none, (const char *const[]){"framework=torchtitan", "no-grad-ckpt",
+                                         "seq-len=8192", NULL});
+    spec_of(&asked, (const char *const[]){"framework=transformers", "grad-ckpt=selective",
+                                          "seq-len=8192", NULL});
+    assert_true(sel.job.grad_ckpt && sel.job.ac_selective);
+    assert_true(full.job.grad_ckpt && !full.job.ac_selective);
+    assert_false(none.job.grad_ckpt || none.job.ac_selective);
+    assert_true(asked.job.grad_ckpt && asked.job.ac_selective);
+    struct fg_model *m = load(M "meta-llama--Llama-3.1-8B");
+    struct fg_estimate a, b, c;
+    struct fg_err err = {0};
+    const uint64_t p = m->params_total;
+    assert_int_equal(fg_memory_estimate(m, &sel.job, &a, &err), 0);
+    assert_int_equal(fg_memory_estimate(m, &full.job, &b, &err), 0);
+    assert_int_equal(fg_memory_estimate(m, &none.job, &c, &err), 0);
+    assert_int_equal(a.b.weights, 4 * p); /* fp32 master shards (one rank here) */
+    assert_int_equal(a.b.overhead - (a.b.activations + a.b.logits) / 20, 0); /* no autocast */
+    print_message("torchtitan 8192: activations %.1f GB selective, %.1f full, %.1f none\n",
+                  a.b.activations / 1e9, b.b.activations / 1e9, c.b.activations / 1e9);
+    assert_true(b.b.activations < a.b.activations && a.b.activations < c.b.activations / 2);
+    /* float8 linears: every _scaled_mm output kept under the same policy; only torchtitan */
+    struct fg_jobspec f8;
+    spec_of(&f8, (const char *const[]){"framework=torchtitan", "precision=float8",
+                                       "seq-len=8192", NULL});
+    assert_true(f8.job.float8 && f8.job.precision == FG_PREC_BF16_MIXED);
+    struct fg_estimate d;
+    assert_int_equal(fg_memory_estimate(m, &f8.job, &d, &err), 0);
+    assert_true(d.b.activations > a.b.activations && d.b.activations < c.b.activations);
+    assert_int_equal(d.b.weights, a.b.weights);
+    fg_jobspec_init(&f8, NULL);
+    assert_int_equal(fg_jobspec_set(&f8, FG_JOBOPT_PRECISION, "float8", &err), 0);
+    assert_int_equal(fg_jobspec_finish(&f8, &err), FG_E_INVAL);
+    assert_non_null(strstr(err.detail, "--framework torchtitan"));
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -612,8 +879,16 @@ int main(void)
         cmocka_unit_test(finish_should_keep_the_megatron_master_copy_with_the_optimizer),
         cmocka_unit_test(gate_should_judge_a_lit_gpt_fsdp_job_on_its_own_layout),
         cmocka_unit_test(gate_should_refuse_a_layout_the_framework_cannot_run),
+        cmocka_unit_test(gate_should_run_a_trl_lora_checkpointed_unless_told),
+        cmocka_unit_test(finish_should_keep_a_trl_qlora_rest_in_bf16),
+        cmocka_unit_test(finish_should_step_a_torchtune_full_in_backward),
+        cmocka_unit_test(finish_should_count_what_lit_gpt_qlora_keeps),
+        cmocka_unit_test(finish_should_run_torchtitan_selective_over_fp32_shards),
         cmocka_unit_test(gate_should_judge_a_declared_pipeline_by_its_largest_stage),
         cmocka_unit_test(gate_should_serve_inside_the_engines_share_and_count_sequences),
+        cmocka_unit_test(gate_should_serve_gpt_oss_120b_on_one_h100_in_mxfp4),
+        cmocka_unit_test(gate_should_serve_deepseek_r1_fp8_with_a_replicated_latent_cache),
+        cmocka_unit_test(gate_should_keep_one_kv_head_per_rank_and_vllm_020_semantics),
         cmocka_unit_test(gate_should_let_an_override_through_only_where_allowed),
         cmocka_unit_test(gate_checkpoint_should_verify_or_doubt_the_count),
         cmocka_unit_test(lua_filter_should_know_every_option_and_flag),

@@ -109,7 +109,10 @@ static void report_should_hold_every_section_for_nemotron(void **state)
     (void)state;
     struct fg_model *m = load(NEMOTRON);
     struct fg_cli_opts o;
-    opts(&o, NEMOTRON, NULL);
+    /* the fp32 + autocast full fine-tune of transformers 4.57 with foreach AdamW (the seed):
+     * a 2-card PP split on H200 */
+    opts(&o, NEMOTRON, (const char *const[]){"--framework", "transformers@4.57", "--optimizer",
+                                            "adamw", NULL});
     char *html = render(m, &o, 0);
     assert_true(!strncmp(html, "<!DOCTYPE html>", 15));
     assert_non_null(strstr(html, "</html>\n"));

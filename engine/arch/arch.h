@@ -29,6 +29,12 @@ struct fg_arch {
 
 /* Registry lookup; NULL when model_type is unknown. */
 const struct fg_arch *fg__arch_find(const char *model_type);
+/* The reason model_type is refused by name (graph.c's table), or NULL; the i-th refused
+ * model_type, NULL past the last. */
+const char *fg__family_refused(const char *model_type);
+const char *fg__family_refused_at(size_t i);
+/* The i-th registry row over all tables, NULL past the last (for 'fitgate families'). */
+const struct fg_arch *fg__arch_at(size_t i);
 
 /* Registry tables of the reader files (each ends with a {NULL} row). */
 extern const struct fg_arch fg__arch_decoder_table[];
@@ -41,6 +47,8 @@ extern const struct fg_arch fg__arch_hybrid_table[];
 extern const struct fg_arch fg__arch_mamba_table[];
 extern const struct fg_arch fg__arch_multimodal_table[];
 extern const struct fg_arch fg__arch_llama4_table[];
+extern const struct fg_arch fg__arch_classic_table[];
+extern const struct fg_arch fg__arch_mllama_table[];
 
 /* The generic reader (arch_generic.c), used for unknown model_types with the standard keys:
  * sets m->certainty to GENERIC, or UNSURE with a note naming the key it cannot size. */
@@ -62,7 +70,9 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
 
 /* ---- building blocks ---------------------------------------------------- */
 
-enum fg_norm_kind { FG_NORM_RMS = 0, FG_NORM_LN = 1, FG_NORM_LN_NOBIAS = 2 };
+/* FG_NORM_LN_NOPARAM: a LayerNorm without weight or bias (OlmoLayerNorm, OPT's
+ * layer_norm_elementwise_affine false): a node for the activations, nothing stored. */
+enum fg_norm_kind { FG_NORM_RMS = 0, FG_NORM_LN = 1, FG_NORM_LN_NOBIAS = 2, FG_NORM_LN_NOPARAM = 3 };
 
 /* A table that is not a linear map (token / position / token-type embedding,
  * stored buffer, conv stem): rows x width scalars, output width.  NULL when
@@ -185,6 +195,11 @@ unsigned fg__cfg_tf_version(const struct fg_cfg *c);
 /* *out: whether the architectures list names cls (false when absent); the list's read
  * errors. */
 int fg__cfg_has_arch(const struct fg_cfg *c, const char *cls, bool *out, struct fg_err *err);
+
+/* *out: the architectures list names only base-model classes ("Qwen3Model", "LlamaModel":
+ * no "For..." task class, no "...LMHeadModel"), which hold no LM head; false when the list
+ * is absent or names a head class.  The list's read errors. */
+int fg__cfg_headless(const struct fg_cfg *c, bool *out, struct fg_err *err);
 
 /* num_labels of a classifier head: the key, else the size of id2label (PretrainedConfig),
  * else 2.  FG_E_RANGE when the key is out of bounds or id2label is empty, FG_E_TYPE when

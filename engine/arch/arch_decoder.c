@@ -132,8 +132,16 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
     }
     if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, s->norm, err)))
         return rc;
-    bool tied = s->normhead ? false : m->tied;
-    bool stored = s->stores_tied_head &&
+    bool tied = s->normhead ? false : m->tied, headless = false;
+    if ((rc = fg__cfg_headless(c, &headless, err)))
+        return rc;
+    if (headless) {
+        /* a base-model class (Qwen3Model, LlamaModel: embedding checkpoints) holds no
+         * lm_head; the node stays for the hidden states, with nothing stored */
+        fg__model_rule(m, "architectures names no LM-head class: no lm_head stored", 0);
+        return fg__add_head(m, m->vocab, m->hidden, true, false, false, err);
+    }
+    bool stored = tied && s->stores_tied_head &&
                   (!s->stores_tied_head_upto || m->hidden <= s->stores_tied_head_upto);
     return fg__add_head(m, m->vocab, m->hidden, tied, stored, head_bias, err);
 }
@@ -163,7 +171,11 @@ static const struct fg_decoder_spec qwen2 = {
  * 751,632,384 = 596,049,920 + 155,582,464; Qwen3-1.7B 2,031,739,904), and Qwen3-4B does
  * not: 4,022,468,096, its modules alone, in the Hub total quoted for Qwen3-4B, -Base and
  * the -2507 releases.  Their configs differ in nothing but the sizes, so the rule is
- * keyed on hidden_size: 1024 and 2048 store the head, 2560 does not. */
+ * keyed on hidden_size: 1024 and 2048 store the head, 2560 does not.  A config naming a
+ * base-model class (Qwen3Model) stores no head at all (fg__cfg_headless).  Still open:
+ * Qwen3-Embedding-0.6B names Qwen3ForCausalLM and stores no head (model.safetensors
+ * 1,191,586,416 B, the modules alone in BF16), so it is counted 155,582,464 over; no key
+ * of config.json tells it from Qwen3-0.6B, only the checkpoint does. */
 static const struct fg_decoder_spec qwen3 = {
     .d = {.vocab = 151936, .hidden = 4096, .inter = 22016, .layers = 32, .heads = 32,
           .max_pos = 32768, .tie = false},
@@ -346,8 +358,20 @@ static const struct fg_decoder_spec arcee = {
     .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
     .gated = false, .norms_per_layer = 2};
 
+/* OlmoForCausalLM (models/olmo/modeling_olmo.py, OLMo 1): llama blocks whose OlmoLayerNorm
+ * has neither weight nor bias (F.layer_norm over the hidden size), q/k/v/o biased by
+ * attention_bias; clip_qkv clamps activations only.  OlmoConfig defaults. */
+static const struct fg_decoder_spec olmo = {
+    .d = {.vocab = 50304, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 2048, .tie = false},
+    .norm = FG_NORM_LN_NOPARAM, .bias_key = "attention_bias", .gated = true,
+    .norms_per_layer = 2};
+
 const struct fg_arch fg__arch_decoder_table[] = {
     {"llama", "llama-style decoder", fg__arch_read_decoder, &llama},
+    /* code_llama: transformers maps it to LlamaForCausalLM (models/auto/modeling_auto.py) */
+    {"code_llama", "llama-style decoder", fg__arch_read_decoder, &llama},
+    {"olmo", "olmo decoder (weightless LayerNorm)", fg__arch_read_decoder, &olmo},
     {"mistral", "llama-style decoder (sliding window)", fg__arch_read_decoder, &mistral},
     {"qwen2", "llama-style decoder (qkv bias)", fg__arch_read_decoder, &qwen2},
     {"qwen3", "llama-style decoder (q/k norm)", fg__arch_read_decoder, &qwen3},

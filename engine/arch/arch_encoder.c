@@ -146,6 +146,15 @@ static const struct bert_family camembert = {
           .max_pos = 512, .tie = true},
     .types_def = 2};
 
+/* Data2VecTextConfig defaults (models/data2vec/configuration_data2vec_text.py):
+ * Data2VecTextModel's embeddings, layers and pooler, and its task heads
+ * (Data2VecTextLMHead, Data2VecTextClassificationHead), are RoBERTa's, copied. */
+static const struct bert_family data2vec_text = {
+    .tasks = roberta_tasks, .prefixes = "Data2VecText", .absent = &roberta_tasks[2],
+    .d = {.vocab = 30522, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12,
+          .max_pos = 512, .tie = true},
+    .types_def = 2};
+
 /* MPNetConfig defaults (models/mpnet/configuration_mpnet.py): MPNetModel is BERT without
  * token types plus encoder.relative_attention_bias, Embedding(relative_attention_num_buckets,
  * heads), shared by every layer; its task classes have RoBERTa's heads (MPNetLMHead,
@@ -738,6 +747,7 @@ const struct fg_arch fg__arch_encoder_table[] = {
     {"roberta", "roberta encoder", read_bert, &roberta},
     {"xlm-roberta", "xlm-roberta encoder", read_bert, &xlm_roberta},
     {"camembert", "camembert encoder (roberta)", read_bert, &camembert},
+    {"data2vec-text", "data2vec-text encoder (roberta)", read_bert, &data2vec_text},
     {"mpnet", "mpnet encoder (relative bias)", read_bert, &mpnet},
     {"electra", "electra encoder", read_bert, &electra},
     {"modernbert", "modernbert encoder (local/global)", read_modernbert, NULL},

@@ -269,7 +269,7 @@ static int read_nemotron_h(const struct fg_cfg *c, struct fg_model *m, const voi
                           (unsigned long long)mb.groups);
 
     struct nemotron_moe_shape moe = {.hidden = m->hidden, .bias = mlp_bias};
-    uint64_t mtp = 0;
+    uint64_t mtp = 0, shared_n = 1;
     if ((rc = fg_cfg_u64(c, "n_routed_experts|num_local_experts", 8, 1, FG_MAX_EXPERTS,
                          &moe.experts, err)) ||
         (rc = fg_cfg_u64(c, "num_experts_per_tok", 2, 1, FG_MAX_EXPERTS, &moe.top_k, err)) ||
@@ -277,8 +277,15 @@ static int read_nemotron_h(const struct fg_cfg *c, struct fg_model *m, const voi
         (rc = fg_cfg_u64(c, "moe_shared_expert_intermediate_size", 7688, 1, FG_MAX_INTER,
                          &moe.shared_inter, err)) ||
         (rc = fg_cfg_u64(c, "moe_latent_size", 0, 1, FG_MAX_HIDDEN, &moe.latent, err)) ||
-        (rc = fg_cfg_u64(c, "num_nextn_predict_layers", 0, 0, 64, &mtp, err)))
+        (rc = fg_cfg_u64(c, "num_nextn_predict_layers", 0, 0, 64, &mtp, err)) ||
+        (rc = fg_cfg_u64(c, "n_shared_experts", 1, 0, FG_MAX_EXPERTS, &shared_n, err)))
         return rc;
+    /* NemotronHMoE builds one shared_experts MLP of moe_shared_expert_intermediate_size;
+     * another count is a layout this reader has not been checked against */
+    if (shared_n != 1)
+        fg__model_unsure(m, "n_shared_experts", "unsure: key 'n_shared_experts' = %llu: the "
+                         "reader builds the one shared expert NemotronHMoE has",
+                         (unsigned long long)shared_n);
 
     struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
                               .head_dim = m->head_dim, .qkv_bias = attn_bias,
@@ -325,9 +332,10 @@ static int read_nemotron_h(const struct fg_cfg *c, struct fg_model *m, const voi
         m->top_k = moe.top_k;
     }
     if (mtp)
-        fg__model_note(m, "num_nextn_predict_layers=%llu: multi-token-prediction layers the "
-                       "checkpoint may store are not counted (transformers skips mtp.*)",
-                       (unsigned long long)mtp);
+        fg__model_unsure(m, "num_nextn_predict_layers", "unsure: key "
+                         "'num_nextn_predict_layers' = %llu: multi-token-prediction layers the "
+                         "checkpoint may store are not counted (transformers skips mtp.*)",
+                         (unsigned long long)mtp);
     if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)))
         return rc;
     return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);

@@ -60,6 +60,30 @@ static const struct unsure_key unsure_keys[] = {
     {NULL, NULL},
 };
 
+/* Keys a family reader must have read for its count to stay exact: each, when set, adds or
+ * removes stored tensors (another tower, MTP layers, experts, shared layers, a head).  A
+ * reader that sizes one reads it; one it never asked for means a shape it did not build.
+ * The generic reader's table above says why for most; the rest are MoE and head keys. */
+static const char *const family_shape_keys[] = {
+    "vision_config", "audio_config", "speech_config", "text_config", "encoder_config",
+    "decoder_config", "vision_tower", "mm_vision_tower", "num_nextn_predict_layers",
+    "mtp_num_hidden_layers", "num_mtp_modules", "cross_attention_layers", "num_hidden_groups",
+    "inner_group_num", "full_attention_interval", "attn_layer_period", "block_configs",
+    "hidden_size_per_layer_input", "altup_num_inputs", "laurel_rank", "num_kv_shared_layers",
+    "index_n_heads", "word_embed_proj_dim", "moe_latent_size", "linear_attn_config",
+    "num_experts", "num_local_experts", "n_routed_experts", "n_shared_experts",
+    "moe_intermediate_size", "shared_expert_intermediate_size", "lm_head_bias",
+    "tie_word_embeddings", NULL,
+};
+
+void fg__family_check_unread(const struct fg_cfg *c, struct fg_model *m)
+{
+    for (const char *const *k = family_shape_keys; *k; k++)
+        if (!fg__cfg_was_read(c, *k) && fg__cfg_set_on(fg__cfg_item(c, *k)))
+            fg__model_unsure(m, *k, "unsure: key '%s' can change the stored shapes and the %s "
+                             "reader does not read it; the count may be off", *k, m->reader);
+}
+
 /* Parts of key names that name structure (experts, other modalities): a key holding one
  * that the reader does not list in `understood` makes the count unsure. */
 static const char *const structural_words[] = {"expert", "moe", "vision", "audio", "image",

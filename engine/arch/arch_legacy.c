@@ -429,6 +429,17 @@ static const struct legacy_spec gptj = {
           .head_bias = true},
     .keys = keys_gptj};
 
+/* CodeGenForCausalLM (models/codegen/modeling_codegen.py): GPT-J's parallel block with one
+ * fused qkv_proj (no bias) and out_proj (no bias), fc_in / fc_out with bias, ln_f, an
+ * untied lm_head with bias.  CodeGenConfig defaults. */
+static const struct legacy_spec codegen = {
+    .d = {.vocab = 50400, .hidden = 4096, .inter = 0, .layers = 28, .heads = 16, .max_pos = 2048,
+          .tie = false},
+    .hidden_key = "hidden_size|n_embd", .heads_key = "num_attention_heads|n_head",
+    .b = {.norm = FG_NORM_LN, .norms = 1, .fused_qkv = true, .mlp_bias = true, .final_norm = true,
+          .head_bias = true},
+    .keys = keys_gptj};
+
 /* BloomConfig defaults: word_embeddings_layernorm, fused query_key_value and
  * every linear biased, tied lm_head. */
 static const struct legacy_spec bloom = {
@@ -506,7 +517,10 @@ static const struct legacy_spec qwen = {
 
 const struct fg_arch fg__arch_legacy_table[] = {
     {"gpt2", "gpt-2 decoder (learned positions)", read_legacy, &gpt2},
+    /* GPT-SW3: transformers maps gpt-sw3 to GPT2LMHeadModel (models/auto/modeling_auto.py) */
+    {"gpt-sw3", "gpt-2 decoder (learned positions)", read_legacy, &gpt2},
     {"gptj", "gpt-j decoder (parallel block)", read_legacy, &gptj},
+    {"codegen", "codegen decoder (parallel block)", read_legacy, &codegen},
     {"bloom", "bloom decoder (alibi)", read_legacy, &bloom},
     {"falcon", "falcon decoder (parallel block)", read_legacy, &falcon},
     {"RefinedWeb", "falcon decoder (remote code)", read_legacy, &refinedweb},

@@ -163,9 +163,15 @@ static int read_mamba_family(const struct fg_cfg *c, struct fg_model *m, const v
         return rc;
     if (fam == MF_GRANITE &&
         ((rc = fg_cfg_u64(c, "num_local_experts", 8, 0, FG_MAX_EXPERTS, &experts, err)) ||
-         (rc = fg_cfg_u64(c, "num_experts_per_tok", 2, 1, FG_MAX_EXPERTS, &top_k, err)) ||
+         (rc = fg_cfg_u64(c, "num_experts_per_tok", 2, 0, FG_MAX_EXPERTS, &top_k, err)) ||
          (rc = fg_cfg_u64(c, "shared_intermediate_size", 1024, 1, FG_MAX_INTER, &shared, err))))
         return rc;
+    /* GraniteMoeHybridDecoderLayer builds block_sparse_moe only when num_local_experts > 0
+     * (has_experts); the dense Granite 4.0 releases say 0 experts and 0 per token. */
+    if (experts && !top_k)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'num_experts_per_tok' is 0 with %llu "
+                          "experts: a router must pick at least one", c->origin,
+                          (unsigned long long)experts);
     if (experts && top_k > experts)
         return fg_err_set(err, FG_E_RANGE, "%s: num_experts_per_tok %llu exceeds "
                           "num_local_experts %llu", c->origin, (unsigned long long)top_k,

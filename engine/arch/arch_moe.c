@@ -500,6 +500,13 @@ int fg__arch_read_moe(const struct fg_cfg *c, struct fg_model *m, const void *sp
     uint64_t nextn = 0, bo = 0, bi = 0;
     if (s->mtp && (rc = fg_cfg_u64(c, "num_nextn_predict_layers", 0, 0, 16, &nextn, err)))
         goto out;
+    uint64_t unstored = 0;
+    if (s->mtp_unstored_key &&
+        (rc = fg_cfg_u64(c, s->mtp_unstored_key, 0, 0, 64, &unstored, err)))
+        goto out;
+    if (unstored)
+        fg__model_note(m, "%s=%llu: the published checkpoints store no MTP modules, none "
+                       "counted", s->mtp_unstored_key, (unsigned long long)unstored);
     if ((rc = read_quant(c, m, &bo, &bi, err)))
         goto out;
 

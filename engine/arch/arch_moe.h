@@ -82,6 +82,8 @@ struct moe_spec {
     bool max_window_layers;          /* Qwen: layers below max_window_layers attend fully */
     bool mtp;                        /* num_nextn_predict_layers stored in the checkpoint */
     bool mtp_no_copies;              /* the MTP layers hold no embed_tokens / shared_head.head */
+    const char *mtp_unstored_key;    /* a count of MTP modules the config declares and the
+                                        published checkpoints do not store (said in a note) */
     bool dsa_indexer;                /* DeepSeek sparse attention indexer inside attention */
     struct mla_defaults mla;
 };

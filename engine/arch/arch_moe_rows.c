@@ -90,7 +90,8 @@ static const struct moe_spec minimax_m2 = {
     .topk_key = "num_experts_per_tok", .topk_def = 8,
     .peft = FG_LORA_EXPERTS_MERGED,
     .place = PLACE_ALL, .score_bias = SCORE_BIAS_KEY, .attn = ATTN_GQA,
-    .qk_norm = 2, .qk_norm_key = "use_qk_norm", .qk_norm_def = true};
+    .qk_norm = 2, .qk_norm_key = "use_qk_norm", .qk_norm_def = true,
+    .mtp_unstored_key = "num_mtp_modules"};
 
 /* GptOssForCausalLM (models/gpt_oss/modular_gpt_oss.py): q/k/v/o biases
  * (attention_bias), per-head sinks, sliding window by layer_types; GptOssMLP

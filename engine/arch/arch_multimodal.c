@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch/arch.h"
+#include "arch/arch_multimodal.h"
 #include "util/fmt.h"
 
 /* A config key with its class default; def 0 means the key is required. */
@@ -57,7 +57,50 @@ struct vit_spec {
     bool rms;                           /* RMSNorms (weight only) instead of LayerNorms */
     bool gated_mlp;                     /* gate / up / down MLP (Pixtral) */
     bool no_bias;                       /* no linear carries a bias (Pixtral) */
+    bool internvl;                      /* InternVLVisionConfig's switches (read_switches) */
 };
+
+/* What a tower's config switches beyond its spec: q/k/v biases, RMSNorms, the post norm, and
+ * parameters outside the blocks' linears and norms. */
+struct vit_switches {
+    bool qkv_bias, rms, post_norm;
+    uint64_t extra;
+};
+
+/*
+ * InternVLVisionModel (transformers models/internvl/modeling_internvl.py): q/k/v biased by
+ * attention_bias (projection_layer, fc1 and fc2 always), layernorm_before / _after of
+ * norm_type (layer_norm or rms_norm), q_norm / k_norm RMSNorms over the hidden size when
+ * use_qk_norm, the layer scales lambda_1 and lambda_2, mask_token when use_mask_token, the
+ * position table only with use_absolute_position_embeddings, and a final LayerNorm only
+ * without use_mean_pooling.  Other towers: the spec's own values.
+ */
+static int read_switches(const struct fg_cfg *v, const struct vit_spec *s, uint64_t h,
+                         uint64_t L, uint64_t *pos, struct vit_switches *sw, struct fg_err *err)
+{
+    *sw = (struct vit_switches){.qkv_bias = !s->no_bias, .rms = s->rms, .post_norm = s->post_norm};
+    if (!s->internvl)
+        return 0;
+    bool qk, mask, abs_pos, mean;
+    const char *nt = NULL;
+    int rc;
+    if ((rc = fg_cfg_bool(v, "attention_bias", false, &sw->qkv_bias, err)) ||
+        (rc = fg_cfg_bool(v, "use_qk_norm", false, &qk, err)) ||
+        (rc = fg_cfg_bool(v, "use_mask_token", false, &mask, err)) ||
+        (rc = fg_cfg_bool(v, "use_absolute_position_embeddings", true, &abs_pos, err)) ||
+        (rc = fg_cfg_bool(v, "use_mean_pooling", true, &mean, err)) ||
+        (rc = fg_cfg_str(v, "norm_type", "layer_norm", &nt, err)))
+        return rc;
+    if (strcmp(nt, "layer_norm") && strcmp(nt, "rms_norm"))
+        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'vision_config.norm_type' is '%s'; "
+                          "layer_norm and rms_norm are understood", v->origin, nt);
+    sw->rms = !strcmp(nt, "rms_norm");
+    sw->post_norm = !mean;
+    sw->extra = L * 2 * h + (qk ? L * 2 * h : 0) + (mask ? h : 0);
+    if (!abs_pos)
+        *pos = 0;
+    return 0;
+}
 
 /* CLIPVisionModel (transformers models/clip): Conv2d stem without bias,
  * class_embedding, position_embedding of num_patches + 1 rows (position_ids
@@ -147,8 +190,40 @@ static const struct vit_spec pixtral_vit = {
     .channels = {"num_channels", 3}, .patch = {"patch_size", 16}, .image = {"image_size", 1024},
     .pos = VIT_POS_NONE, .pre_norm = true, .rms = true, .gated_mlp = true, .no_bias = true};
 
-enum proj_kind { PROJ_LLAVA, PROJ_GEMMA3, PROJ_QWEN2_VL, PROJ_LLAMA4, PROJ_KIMI, PROJ_QWEN3_VL,
-                 PROJ_MISTRAL3 };
+/* Qwen2_5_VisionTransformerPretrainedModel (models/qwen2_5_vl/modeling_qwen2_5_vl.py): the
+ * Qwen2-VL Conv3d stem without bias and rotary positions, blocks of RMSNorms (norm1, norm2),
+ * a fused qkv and proj with bias, and Qwen2_5_VLMLP gate / up / down with bias; windowed
+ * attention (window_size, fullatt_block_indexes) changes no shape.  Qwen2_5_VLVisionConfig
+ * defaults. */
+static const struct vit_spec qwen2_5_vl_vit = {
+    .name = "Qwen2.5-VL ViT",
+    .hidden = {"hidden_size", 1280}, .layers = {"depth", 32}, .heads = {"num_heads", 16},
+    .inter = {"intermediate_size", 3420}, .channels = {"in_channels|in_chans", 3},
+    .patch = {"patch_size|spatial_patch_size", 14}, .temporal = {"temporal_patch_size", 2},
+    .pos = VIT_POS_NONE, .fused_qkv = true, .rms = true, .gated_mlp = true};
+
+/* InternVLVisionModel (models/internvl/modeling_internvl.py, InternViT): Conv2d stem with bias,
+ * cls_token, a position table of num_patches + 1 rows, q/k/v (attention_bias) /
+ * projection_layer / fc1 / fc2, two norms and two layer scales a block; read_switches reads
+ * the rest.  InternVLVisionConfig defaults (InternViT-300M). */
+static const struct vit_spec internvl_vit = {
+    .name = "InternViT",
+    .hidden = {"hidden_size", 1024}, .layers = {"num_hidden_layers", 24},
+    .heads = {"num_attention_heads", 16}, .inter = {"intermediate_size", 4096},
+    .channels = {"num_channels", 3}, .patch = {"patch_size", 14}, .image = {"image_size", 448},
+    .pos = VIT_POS_PATCHES, .class_token = true, .patch_bias = true, .internvl = true};
+
+/* Idefics3VisionTransformer (models/idefics3/modeling_idefics3.py, also SmolVLM's): the SigLIP
+ * layout - Conv2d stem with bias, a learned table of (image_size / patch_size)^2 rows,
+ * LayerNorms with bias, q/k/v/out_proj and fc1 / fc2 with bias, post_layernorm - with no
+ * pooling head.  Idefics3VisionConfig defaults. */
+static const struct vit_spec idefics3_vit = {
+    .name = "Idefics3 SigLIP ViT",
+    .hidden = {"hidden_size", 1152}, .layers = {"num_hidden_layers", 12},
+    .heads = {"num_attention_heads", 16}, .inter = {"intermediate_size", 3072},
+    .channels = {"num_channels", 3}, .patch = {"patch_size", 32}, .image = {"image_size", 224},
+    .pos = VIT_POS_PATCHES, .patch_bias = true, .post_norm = true};
+
 
 struct mm_spec {
     const char *text_type;    /* text reader when text_config names no model_type */
@@ -156,6 +231,9 @@ struct mm_spec {
     bool text_in_root;        /* without text_config the text keys sit in the root */
     const struct vit_spec *vit;
     enum proj_kind proj;
+    bool vit_by_type;         /* vision_config.model_type picks CLIP or SigLIP (LLaVA family:
+                                 the tower is AutoModel.from_config(vision_config)) */
+    bool image_newline;       /* LLaVA-NeXT's image_newline, one text-hidden vector */
 };
 
 /* ---- helpers --------------------------------------------------------------- */
@@ -165,6 +243,21 @@ static int get_key(const struct fg_cfg *c, const struct mm_key *k, uint64_t max,
 {
     if (!k->keys) {
         *out = k->def;
+        return 0;
+    }
+    /* InternVLVisionConfig writes image_size and patch_size as [height, width] */
+    char first[64];
+    fg__cfg_key_used(c, k->keys, first, sizeof first);
+    if (cJSON_IsArray(fg__cfg_item(c, first))) {
+        uint64_t hw[2];
+        size_t n = 0;
+        int rc = fg_cfg_u64_array(c, first, 1, max, hw, 2, &n, err);
+        if (rc)
+            return rc;
+        if (n != 2 || hw[0] != hw[1])
+            return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key '%s.%s' must be a square "
+                              "[height, width] pair", c->origin, c->scope, first);
+        *out = hw[0];
         return 0;
     }
     if (k->def == 0)
@@ -190,9 +283,6 @@ static int move_to_front(struct fg_model *m, size_t first, struct fg_err *err)
 
 /* ---- vision tower ------------------------------------------------------------ */
 
-struct vit_dims {
-    uint64_t hidden, layers, heads, inter, channels, patch, image, temporal;
-};
 
 static int read_vit_dims(const struct fg_cfg *v, const struct vit_spec *s, struct vit_dims *d,
                          struct fg_err *err)
@@ -263,7 +353,9 @@ static int add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
         pos = ph * pw;
     }
     bool head = false;
-    if (s->head_key && (rc = fg_cfg_bool(v, s->head_key, s->head_def, &head, err)))
+    struct vit_switches sw;
+    if ((s->head_key && (rc = fg_cfg_bool(v, s->head_key, s->head_def, &head, err))) ||
+        (rc = read_switches(v, s, h, L, &pos, &sw, err)))
         return rc;
 
     struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, "Vision tower", err);
@@ -273,13 +365,13 @@ static int add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
     /* blocks: q/k/v/o (or qkv), fc1/fc2 (or gate/up/down), two norms; biases on every linear
      * and LayerNorms unless the spec says otherwise */
     bool b = !s->no_bias;
-    uint64_t norm = s->rms ? h : 2 * h;
+    uint64_t norm = sw.rms ? h : 2 * h;
     if (s->fused_qkv) {
-        fg__node_linear(n, "qkv", h, 3 * h, L, b);
+        fg__node_linear(n, "qkv", h, 3 * h, L, sw.qkv_bias);
     } else {
-        fg__node_linear(n, "q", h, h, L, b);
-        fg__node_linear(n, "k", h, h, L, b);
-        fg__node_linear(n, "v", h, h, L, b);
+        fg__node_linear(n, "q", h, h, L, sw.qkv_bias);
+        fg__node_linear(n, "k", h, h, L, sw.qkv_bias);
+        fg__node_linear(n, "v", h, h, L, sw.qkv_bias);
     }
     fg__node_linear(n, "o", h, h, L, b);
     if (s->gated_mlp)
@@ -290,7 +382,8 @@ static int add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
     /* stem: channels x temporal x patch^2 -> h */
     n->params += d->channels * d->temporal * d->patch * d->patch * h + (s->patch_bias ? h : 0);
     n->params += (s->class_token ? h : 0) + pos * h;
-    n->params += (s->pre_norm ? norm : 0) + (s->post_norm ? norm : 0);
+    n->params += (s->pre_norm ? norm : 0) + (sw.post_norm ? (s->internvl ? 2 * h : norm) : 0) +
+                 sw.extra;
     if (head)   /* SiglipMultiheadAttentionPoolingHead: probe, MHA, LayerNorm, MLP */
         n->params += h + (3 * h * h + 3 * h) + (h * h + h) + 2 * h +
                      (h * d->inter + d->inter) + (d->inter * h + h);
@@ -310,227 +403,6 @@ static int add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
                  (unsigned long long)L, (unsigned long long)h);
     return 0;
 }
-
-/* ---- projectors ---------------------------------------------------------------- */
-
-static struct fg_node *add_projector_node(struct fg_model *m, uint64_t out, const char *desc,
-                                          struct fg_err *err)
-{
-    struct fg_node *n = fg__model_add(m, FG_NODE_OTHER, -1, "Projector", err);
-    if (!n)
-        return NULL;
-    n->stack = FG_STACK_TOWER;
-    n->width = (uint32_t)out;
-    n->hidden = (uint32_t)out;
-    fg__copy(n->desc, sizeof n->desc, desc);
-    return n;
-}
-
-/* How many vision layers' features the projector concatenates (LlavaConfig,
- * Mistral3Config): vision_feature_layer is an int (one layer) or a list; the values may be
- * negative, so only the count is read.  1 when absent or null; FG_E_TYPE for any other
- * type, FG_E_RANGE for an empty or over-long list. */
-static int read_feature_layers(const struct fg_cfg *c, uint64_t *nfeat, struct fg_err *err)
-{
-    const cJSON *vfl = fg__cfg_item(c, "vision_feature_layer");
-    *nfeat = 1;
-    if (vfl && cJSON_IsArray(vfl))
-        *nfeat = (uint64_t)cJSON_GetArraySize(vfl);
-    else if (vfl && !cJSON_IsNumber(vfl) && !cJSON_IsNull(vfl))
-        return fg_err_set(err, FG_E_TYPE, "%s: key 'vision_feature_layer' must be a number or "
-                          "an array of numbers", c->origin);
-    if (*nfeat == 0 || *nfeat > FG_MAX_LAYERS)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'vision_feature_layer' lists %llu layers",
-                          c->origin, (unsigned long long)*nfeat);
-    return 0;
-}
-
-/* LlavaMultiModalProjector: linear_1 (vision hidden x number of feature
- * layers -> text hidden), GELU, linear_2 (text -> text), biases by
- * multimodal_projector_bias (default true). */
-static int proj_llava(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                      const struct vit_dims *d, struct fg_err *err)
-{
-    (void)v;
-    bool bias = true;
-    uint64_t nfeat;
-    int rc;
-    if ((rc = fg_cfg_bool(c, "multimodal_projector_bias", true, &bias, err)) ||
-        (rc = read_feature_layers(c, &nfeat, err)))
-        return rc;
-    struct fg_node *n = add_projector_node(m, m->hidden, "2-layer MLP (GELU)", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "linear_1", d->hidden * nfeat, m->hidden, 1, bias);
-    fg__node_linear(n, "linear_2", m->hidden, m->hidden, 1, bias);
-    return 0;
-}
-
-/* Gemma3MultiModalProjector: mm_input_projection_weight (vision hidden x
- * text hidden, no bias) and mm_soft_emb_norm (Gemma3RMSNorm over the vision
- * hidden); the average pooling to mm_tokens_per_image has no parameters. */
-static int proj_gemma3(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                       const struct vit_dims *d, struct fg_err *err)
-{
-    (void)c;
-    (void)v;
-    struct fg_node *n = add_projector_node(m, m->hidden, "RMSNorm + linear", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "mm_input", d->hidden, m->hidden, 1, false);
-    n->params += d->hidden;
-    return 0;
-}
-
-/* Qwen2-VL PatchMerger: ln_q LayerNorm(embed_dim), then mlp =
- * Linear(embed_dim x merge^2 -> same) + GELU + Linear(-> vision_config
- * hidden_size), both with bias (spatial_merge_size x spatial_merge_size
- * patches become one text token). */
-static int proj_qwen2_vl(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                         const struct vit_dims *d, struct fg_err *err)
-{
-    (void)c;
-    uint64_t merge = 0, out = 0;
-    int rc;
-    if ((rc = fg_cfg_u64(v, "spatial_merge_size", 2, 1, 64, &merge, err)) ||
-        (rc = fg_cfg_u64(v, "hidden_size", 3584, 1, FG_MAX_HIDDEN, &out, err)))
-        return rc;
-    if (out != m->hidden)
-        fg__model_note(m, "vision_config.hidden_size %llu differs from the text hidden size %llu",
-                       (unsigned long long)out, (unsigned long long)m->hidden);
-    uint64_t wide = d->hidden * merge * merge;
-    struct fg_node *n = add_projector_node(m, out, "PatchMerger (LayerNorm + 2-layer MLP)", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "merger_in", wide, wide, 1, true);
-    fg__node_linear(n, "merger_out", wide, out, 1, true);
-    n->params += 2 * d->hidden;
-    return 0;
-}
-
-/* Llama-4: the tower's vision_adapter (Llama4VisionMLP2: fc1
- * intermediate_size -> projector_input_dim, fc2 projector_output_dim ->
- * projector_output_dim, no bias; transformers sizes fc1's input by
- * intermediate_size, the pixel-shuffled width) and
- * Llama4MultiModalProjector.linear_1 (vision_output_dim -> text hidden,
- * no bias). */
-static int proj_llama4(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                       const struct vit_dims *d, struct fg_err *err)
-{
-    (void)c;
-    uint64_t pin = 0, pout = 0, vout = 0;
-    int rc;
-    if ((rc = fg_cfg_u64(v, "projector_input_dim", 4096, 1, FG_MAX_INTER, &pin, err)) ||
-        (rc = fg_cfg_u64(v, "projector_output_dim", 4096, 1, FG_MAX_INTER, &pout, err)) ||
-        (rc = fg_cfg_u64(v, "vision_output_dim", 7680, 1, FG_MAX_INTER, &vout, err)))
-        return rc;
-    struct fg_node *n = add_projector_node(m, m->hidden, "pixel-shuffle MLP + linear", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "adapter_fc1", d->inter, pin, 1, false);
-    fg__node_linear(n, "adapter_fc2", pout, pout, 1, false);
-    fg__node_linear(n, "linear_1", vout, m->hidden, 1, false);
-    return 0;
-}
-
-/* Kimi-K2.5 PatchMergerMLP (mm_projector_type "patchmerger"): pre_norm
- * LayerNorm(mm_hidden_size), proj = Linear(mm x kh x kw -> same) + GELU +
- * Linear(-> text_hidden_size), both with bias. */
-static int proj_kimi(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                     const struct vit_dims *d, struct fg_err *err)
-{
-    (void)c;
-    const char *type = NULL;
-    uint64_t mm = 0, out = 0, k[2] = {2, 2};
-    size_t nk = 0;
-    int rc;
-    if ((rc = fg_cfg_str(v, "mm_projector_type", "patchmerger", &type, err)))
-        return rc;
-    if (strcmp(type, "patchmerger") != 0)
-        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'vision_config.mm_projector_type' is "
-                          "'%s'; only 'patchmerger' is understood", c->origin, type);
-    if ((rc = fg_cfg_u64(v, "mm_hidden_size", d->hidden, 1, FG_MAX_HIDDEN, &mm, err)) ||
-        (rc = fg_cfg_u64(v, "text_hidden_size", m->hidden, 1, FG_MAX_HIDDEN, &out, err)) ||
-        (rc = fg_cfg_u64_array(v, "merge_kernel_size", 1, 64, k, 2, &nk, err)))
-        return rc;
-    if (nk != 0 && nk != 2)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'vision_config.merge_kernel_size' must hold "
-                          "two numbers", c->origin);
-    uint64_t wide = mm * k[0] * k[1];
-    struct fg_node *n = add_projector_node(m, out, "PatchMerger (LayerNorm + 2-layer MLP)", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "merger_in", wide, wide, 1, true);
-    fg__node_linear(n, "merger_out", wide, out, 1, true);
-    n->params += 2 * mm;
-    return 0;
-}
-
-/* Qwen3-VL: Qwen3VLVisionPatchMerger (norm LayerNorm over the vision hidden, linear_fc1
- * hidden x merge^2 -> same, linear_fc2 -> out_hidden_size, biases) and one more merger per
- * deepstack_visual_indexes entry whose norm runs after the shuffle (use_postshuffle_norm:
- * LayerNorm over hidden x merge^2).  Qwen3-VL-8B's shapes give 8,767,123,696, its Hub total
- * (tests/test_params.c, Qwen--Qwen3-VL-8B-Instruct). */
-static int proj_qwen3_vl(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                         const struct vit_dims *d, struct fg_err *err)
-{
-    (void)c;
-    uint64_t merge = 0, out = 0, idx[64];
-    size_t ndeep = 0;
-    int rc;
-    if ((rc = fg_cfg_u64(v, "spatial_merge_size", 2, 1, 64, &merge, err)) ||
-        (rc = fg_cfg_u64(v, "out_hidden_size", 3584, 1, FG_MAX_HIDDEN, &out, err)) ||
-        (rc = fg_cfg_u64_array(v, "deepstack_visual_indexes", 0, FG_MAX_LAYERS, idx, 64, &ndeep,
-                               err)))
-        return rc;
-    if (out != m->hidden)
-        fg__model_note(m, "vision_config.out_hidden_size %llu differs from the text hidden size "
-                       "%llu", (unsigned long long)out, (unsigned long long)m->hidden);
-    uint64_t wide = d->hidden * merge * merge;
-    struct fg_node *n = add_projector_node(m, out, "PatchMerger + deepstack mergers", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "merger_in", wide, wide, 1 + ndeep, true);
-    fg__node_linear(n, "merger_out", wide, out, 1 + ndeep, true);
-    n->params += 2 * d->hidden + ndeep * 2 * wide;
-    return 0;
-}
-
-/* Mistral3MultiModalProjector (models/mistral3): norm RMSNorm over the vision hidden,
- * patch_merger.merging_layer Linear(hidden x merge^2 -> hidden, no bias), linear_1 (vision
- * hidden x feature layers -> text hidden) and linear_2 (text -> text), biased by
- * multimodal_projector_bias (Mistral3Config default false).  Mistral-Small-3.2-24B's shapes
- * give 24,011,361,280, its published count (tests/test_arch_hybrid.c). */
-static int proj_mistral3(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                         const struct vit_dims *d, struct fg_err *err)
-{
-    (void)v;
-    uint64_t merge = 0, nfeat = 1;
-    bool bias = false;
-    int rc;
-    if ((rc = fg_cfg_u64(c, "spatial_merge_size", 2, 1, 64, &merge, err)) ||
-        (rc = fg_cfg_bool(c, "multimodal_projector_bias", false, &bias, err)) ||
-        (rc = read_feature_layers(c, &nfeat, err)))
-        return rc;
-    struct fg_node *n = add_projector_node(m, m->hidden, "RMSNorm + patch merger + 2-layer MLP",
-                                           err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "merger", d->hidden * merge * merge, d->hidden, 1, false);
-    fg__node_linear(n, "linear_1", d->hidden * nfeat, m->hidden, 1, bias);
-    fg__node_linear(n, "linear_2", m->hidden, m->hidden, 1, bias);
-    n->params += d->hidden;
-    return 0;
-}
-
-typedef int (*proj_fn)(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                       const struct vit_dims *d, struct fg_err *err);
-
-static const proj_fn projectors[] = {
-    [PROJ_LLAVA] = proj_llava,   [PROJ_GEMMA3] = proj_gemma3, [PROJ_QWEN2_VL] = proj_qwen2_vl,
-    [PROJ_LLAMA4] = proj_llama4, [PROJ_KIMI] = proj_kimi, [PROJ_QWEN3_VL] = proj_qwen3_vl,
-    [PROJ_MISTRAL3] = proj_mistral3,
-};
 
 /* ---- the wrapper ----------------------------------------------------------------- */
 
@@ -595,6 +467,16 @@ static int read_text(const struct fg_cfg *c, const struct mm_spec *s, struct fg_
     cJSON_Delete(copy);
     if (rc)
         return rc;
+    /* both configs say it: the text model's is the one built; a root that disagrees leaves
+     * open which one the checkpoint followed */
+    bool root_tie;
+    if (have && fg_cfg_has(c, "tie_word_embeddings") &&
+        (rc = fg_cfg_bool(c, "tie_word_embeddings", false, &root_tie, err)))
+        return rc;
+    if (have && fg_cfg_has(c, "tie_word_embeddings") && root_tie != m->tied)
+        fg__model_unsure(m, "tie_word_embeddings", "unsure: key 'tie_word_embeddings' is %s in "
+                         "the root config and %s in text_config: whether the head is stored "
+                         "is open", root_tie ? "true" : "false", m->tied ? "true" : "false");
 
     /* compressed-tensors pack-quantized (Kimi-K2.5 routed experts): int
      * weights packed into I32 words; counts follow huggingface.js, which
@@ -632,17 +514,34 @@ static int read_multimodal(const struct fg_cfg *c, struct fg_model *m, const voi
     }
     if (!fg_cfg_child(c, "vision_config", &v, err))
         return FG_E_TYPE;
+    const struct vit_spec *vit = s->vit;
+    const char *vt = NULL;
+    if (s->vit_by_type && (rc = fg_cfg_str(&v, "model_type", NULL, &vt, err)))
+        return rc;
+    if (vt && !strcmp(vt, "siglip_vision_model"))
+        vit = &siglip_vit;
+    else if (vt && !strcmp(vt, "clip_vision_model"))
+        vit = &clip_vit;
+    else if (vt && !strcmp(vt, "pixtral"))  /* Pixtral-12B: LlavaForConditionalGeneration */
+        vit = &pixtral_vit;
+    else if (vt)
+        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'vision_config.model_type' is '%s'; "
+                          "only clip_vision_model, siglip_vision_model and pixtral towers are "
+                          "sized", c->origin, vt);
     size_t first = m->n_nodes;
     struct vit_dims d;
-    if ((rc = add_vit(m, &v, s->vit, &d, err)) || (rc = projectors[s->proj](m, c, &v, &d, err)))
+    if ((rc = add_vit(m, &v, vit, &d, err)) || (rc = fg__mm_projectors[s->proj](m, c, &v, &d, err)))
         return rc;
+    if (s->image_newline)
+        m->nodes[m->n_nodes - 1].params += m->hidden;
     return move_to_front(m, first, err);
 }
 
 /* ---- the table ------------------------------------------------------------------ */
 
 /* LlavaForConditionalGeneration: LlavaConfig's default text model is llama. */
-static const struct mm_spec llava = {.text_type = "llama", .vit = &clip_vit, .proj = PROJ_LLAVA};
+static const struct mm_spec llava = {.text_type = "llama", .vit = &clip_vit, .proj = PROJ_LLAVA,
+                                     .vit_by_type = true};
 /* Gemma3ForConditionalGeneration: Gemma3TextConfig + SiglipVisionConfig. */
 static const struct mm_spec gemma3 = {.text_type = "gemma3_text", .vit = &siglip_vit,
                                       .proj = PROJ_GEMMA3};
@@ -680,7 +579,53 @@ static const struct mm_spec qwen3_5 = {.text_type = "qwen3_5_text", .vit = &qwen
 static const struct mm_spec mistral3 = {.text_type = "mistral", .vit = &pixtral_vit,
                                         .proj = PROJ_MISTRAL3};
 
+/* PaliGemmaForConditionalGeneration: PaliGemmaConfig's text model is gemma (gemma2 in
+ * PaliGemma 2, named by text_config.model_type) and its tower SigLIP. */
+static const struct mm_spec paligemma = {.text_type = "gemma", .vit = &siglip_vit,
+                                         .proj = PROJ_PALIGEMMA};
+/* Idefics3ForConditionalGeneration and SmolVLMForConditionalGeneration (models/smolvlm, the
+ * same modules): a llama text model, the Idefics3 tower and connector. */
+static const struct mm_spec idefics3 = {.text_type = "llama", .vit = &idefics3_vit,
+                                        .proj = PROJ_IDEFICS3};
+
+/* LlavaNextForConditionalGeneration (models/llava_next/modeling_llava_next.py): LLaVA's
+ * tower and 2-layer projector plus image_newline; LlavaOnevision (Qwen2 text, SigLIP tower
+ * by default) the same.  The tower is the one vision_config.model_type names. */
+static const struct mm_spec llava_next = {.text_type = "llama", .vit = &clip_vit,
+                                          .proj = PROJ_LLAVA, .vit_by_type = true,
+                                          .image_newline = true};
+static const struct mm_spec llava_onevision = {.text_type = "qwen2", .vit = &siglip_vit,
+                                               .proj = PROJ_LLAVA, .vit_by_type = true,
+                                               .image_newline = true};
+
+/* Qwen2_5_VLForConditionalGeneration: a Qwen2-shaped language model, its keys in the root
+ * (configs of transformers < 4.53) or in a qwen2_5_vl_text text_config. */
+static const struct mm_spec qwen2_5_vl = {.text_type = "qwen2", .text_alias = "qwen2_5_vl_text",
+                                          .text_in_root = true, .vit = &qwen2_5_vl_vit,
+                                          .proj = PROJ_QWEN2_5_VL};
+
+/* AyaVisionForConditionalGeneration: a Cohere-2 text model (AyaVisionConfig's default), the
+ * tower vision_config names (SigLIP) and the SwiGLU projector. */
+static const struct mm_spec aya_vision = {.text_type = "cohere2", .vit = &siglip_vit,
+                                          .proj = PROJ_AYA_VISION, .vit_by_type = true};
+
+/* InternVLForConditionalGeneration: the text model its text_config names (Qwen2 by default),
+ * InternViT and InternVLMultiModalProjector. */
+static const struct mm_spec internvl = {.text_type = "qwen2", .vit = &internvl_vit,
+                                        .proj = PROJ_INTERNVL};
+
 const struct fg_arch fg__arch_multimodal_table[] = {
+    {"internvl", "vision-language (InternViT + qwen2)", read_multimodal, &internvl},
+    {"aya_vision", "vision-language (SigLIP + cohere)", read_multimodal, &aya_vision},
+    {"qwen2_5_vl", "vision-language (Qwen2.5-VL)", read_multimodal, &qwen2_5_vl},
+    {"llava_next", "vision-language (LLaVA-NeXT)", read_multimodal, &llava_next},
+    {"llava_onevision", "vision-language (LLaVA-OneVision)", read_multimodal, &llava_onevision},
+    /* ShieldGemma2: transformers maps it to Gemma3ForConditionalGeneration
+     * (MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES) */
+    {"shieldgemma2", "vision-language (SigLIP + gemma-3)", read_multimodal, &gemma3},
+    {"paligemma", "vision-language (SigLIP + gemma)", read_multimodal, &paligemma},
+    {"idefics3", "vision-language (SigLIP + llama, pixel shuffle)", read_multimodal, &idefics3},
+    {"smolvlm", "vision-language (SigLIP + llama, pixel shuffle)", read_multimodal, &idefics3},
     {"llava", "vision-language (CLIP + llama)", read_multimodal, &llava},
     {"gemma3", "vision-language (SigLIP + gemma-3)", read_multimodal, &gemma3},
     {"qwen2_vl", "vision-language (Qwen2-VL)", read_multimodal, &qwen2_vl},

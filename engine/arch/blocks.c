@@ -51,10 +51,12 @@ int fg__add_norm(struct fg_model *m, int32_t layer, const char *name, uint64_t w
                                    : fg__model_add(m, FG_NODE_NORM, layer, name, err);
     if (!n)
         return FG_E_NOMEM;
-    n->params = width * (kind == FG_NORM_LN ? 2 : 1);
+    n->params = kind == FG_NORM_LN_NOPARAM ? 0 : width * (kind == FG_NORM_LN ? 2 : 1);
     n->width = (uint32_t)width;
     n->hidden = (uint32_t)width;
-    fg__copy(n->desc, sizeof n->desc, kind == FG_NORM_RMS ? "RMSNorm" : "LayerNorm");
+    fg__copy(n->desc, sizeof n->desc, kind == FG_NORM_RMS          ? "RMSNorm"
+                                      : kind == FG_NORM_LN_NOPARAM ? "LayerNorm (no weights)"
+                                                                   : "LayerNorm");
     return 0;
 }
 
@@ -271,7 +273,7 @@ int fg__read_core(const struct fg_cfg *c, struct fg_model *m, const struct fg_co
 
 const cJSON *fg__cfg_item(const struct fg_cfg *c, const char *key)
 {
-    return c->obj ? cJSON_GetObjectItemCaseSensitive(c->obj, key) : NULL;
+    return fg__cfg_raw(c, key);
 }
 
 const char *fg__cfg_key_used(const struct fg_cfg *c, const char *keys, char *buf, size_t len)
@@ -359,6 +361,25 @@ int fg__cfg_has_arch(const struct fg_cfg *c, const char *cls, bool *out, struct 
         if (strcmp(a[i], cls) == 0)
             *out = true;
     return rc;
+}
+
+int fg__cfg_headless(const struct fg_cfg *c, bool *out, struct fg_err *err)
+{
+    const char *a[16];
+    size_t n = 0;
+    int rc = fg_cfg_str_array(c, "architectures", a, 16, &n, err);
+    *out = false;
+    if (rc || n == 0)
+        return rc;
+    for (size_t i = 0; i < n && i < 16; i++) {
+        size_t len = strlen(a[i]);
+        bool base = len > 5 && !strcmp(a[i] + len - 5, "Model") && !strstr(a[i], "For") &&
+                    !strstr(a[i], "LMHead");
+        if (!base)
+            return 0;
+    }
+    *out = true;
+    return 0;
 }
 
 int fg__read_num_labels(const struct fg_cfg *c, uint64_t *out, struct fg_err *err)

@@ -7,6 +7,7 @@
  */
 #include "arch/graph.h"
 #include "arch/arch.h"
+#include "arch/arch_keys.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "source/wquant.h"
 #include "util/fmt.h"
 #include "util/log.h"
 
@@ -21,7 +23,7 @@ static const struct fg_arch *const tables[] = {
     fg__arch_decoder_table, fg__arch_moe_table,    fg__arch_legacy_table,
     fg__arch_encoder_table, fg__arch_encdec_table, fg__arch_nomic_table,
     fg__arch_hybrid_table,  fg__arch_mamba_table,  fg__arch_multimodal_table,
-    fg__arch_llama4_table,
+    fg__arch_llama4_table,  fg__arch_classic_table, fg__arch_mllama_table,
 };
 
 const struct fg_arch *fg__arch_find(const char *model_type)
@@ -33,12 +35,70 @@ const struct fg_arch *fg__arch_find(const char *model_type)
     return NULL;
 }
 
+/* Types config.json cannot size, refused by name instead of read as a generic decoder. */
+static const struct {
+    const char *model_type, *why;
+} refused[] = {
+    {"encoder-decoder", "EncoderDecoderModel pairs an encoder and a decoder of any two types "
+                        "(encoder / decoder sub-configs): size each part by its own type"},
+    {"vision-encoder-decoder", "VisionEncoderDecoderModel pairs a vision encoder and a text "
+                               "decoder of any two types (encoder / decoder sub-configs): size "
+                               "each part by its own type"},
+    {"speech-encoder-decoder", "SpeechEncoderDecoderModel pairs a speech encoder and a text "
+                               "decoder of any two types (encoder / decoder sub-configs)"},
+    {"timm_wrapper", "TimmWrapperModel builds a timm architecture named by 'architecture': "
+                     "its shapes are in timm, not in config.json"},
+    {"timm_backbone", "TimmBackbone builds a timm architecture named by 'backbone': its "
+                      "shapes are in timm, not in config.json"},
+};
+
+const char *fg__family_refused(const char *model_type)
+{
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        if (!strcmp(refused[i].model_type, model_type))
+            return refused[i].why;
+    return NULL;
+}
+
+const char *fg__family_refused_at(size_t i)
+{
+    return i < sizeof refused / sizeof refused[0] ? refused[i].model_type : NULL;
+}
+
+const struct fg_arch *fg__arch_at(size_t i)
+{
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+        for (const struct fg_arch *a = tables[t]; a->model_type; a++)
+            if (i-- == 0)
+                return a;
+    return NULL;
+}
+
 /* ---- the graph of a config ---------------------------------------------------- */
 
 int fg_model_from_config(const struct fg_config *doc, const char *id, struct fg_model **out,
                          struct fg_err *err)
 {
     return fg__model_from_config(doc, id, false, out, err);
+}
+
+/* The checkpoint's quantization (source/wquant.h), for the serving estimate; a scheme
+ * fitgate cannot size leaves the weights at the checkpoint dtype (more bytes, never fewer)
+ * and says so. */
+static void read_wquant(const struct fg_cfg *root, struct fg_model *m)
+{
+    struct fg_err e = {0};
+    if (fg_wquant_read(root, &m->wq, &e)) {
+        memset(&m->wq, 0, sizeof m->wq);
+        fg__model_note(m, "%.100s; served weights counted in the checkpoint dtype", e.detail);
+    } else if (m->wq.method == FG_WQ_FP8 || m->wq.method == FG_WQ_MXFP4) {
+        /* transformers utils/quantization_config.py: FineGrainedFP8Config and Mxfp4Config
+         * take dequantize=True, which loads the weights as bf16 for training */
+        fg__model_note(m, "%s checkpoint: served so; training loads it as bf16 "
+                          "(transformers %s(dequantize=True)), counted so",
+                       m->wq.label, m->wq.method == FG_WQ_FP8 ? "FineGrainedFP8Config"
+                                                              : "Mxfp4Config");
+    }
 }
 
 int fg__model_from_config(const struct fg_config *doc, const char *id, bool node_by_node,
@@ -74,12 +134,18 @@ int fg__model_from_config(const struct fg_config *doc, const char *id, bool node
     m->custom_code = fg_cfg_has(&root, "auto_map");
 
     const struct fg_arch *a = mt ? fg__arch_find(mt) : NULL;
-    if (a) {
+    const char *refusal = mt && !a ? fg__family_refused(mt) : NULL;
+    if (refusal) {
+        rc = fg_err_set(err, FG_E_UNSUPPORTED, "%s: model_type '%s' is not supported: %s",
+                        fg_config_origin(doc), mt, refusal);
+    } else if (a) {
         fg__copy(m->reader, sizeof m->reader, a->family);
         /* exact unless the family reader hands a part to the generic one (a multimodal
          * wrapper's unknown text model), which then says so */
         m->certainty = FG_CERT_EXACT;
         rc = a->read(&root, m, a->spec, err);
+        if (rc == 0)
+            fg__family_check_unread(&root, m);
     } else {
         fg__model_note(m, "model_type '%s' is not known to fitgate: read as a generic decoder "
                           "from the common structural keys; check the count with 'fitgate "
@@ -96,6 +162,8 @@ int fg__model_from_config(const struct fg_config *doc, const char *id, bool node
                             mt ? mt : "(none)", why);
         }
     }
+    if (rc == 0)
+        read_wquant(&root, m);
     if (rc == 0)
         rc = fg__model_finalize(m, err);
     if (rc) {

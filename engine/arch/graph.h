@@ -1,12 +1,14 @@
 /*
  * graph.h - the model's graph from a parsed config.json (graph.c): the
  * registry of family readers by model_type, and the generic reader for the
- * rest.  The caller frees a model with fg_model_free (model.h).
+ * rest, and the list of families they cover ('fitgate families', arch_families.c).  The
+ * caller frees a model with fg_model_free (model.h) and a family list with free().
  */
 #ifndef FG_ARCH_GRAPH_H
 #define FG_ARCH_GRAPH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "model.h"
 #include "source/config.h"
@@ -25,5 +27,30 @@ int fg_model_from_config(const struct fg_config *doc, const char *id, struct fg_
 /* fg_model_from_config, every block built node by node when node_by_node is set. */
 int fg__model_from_config(const struct fg_config *doc, const char *id, bool node_by_node,
                           struct fg_model **out, struct fg_err *err);
+
+/* ---- the families fitgate knows (arch_families.c) --------------------------------- */
+
+/* One model_type: the reader that sizes it, how sure that reader is, the transformers class
+ * it follows, and the transformers auto-mapping lists (models/auto/modeling_auto.py) that
+ * name it.  Strings are static. */
+struct fg_family {
+    const char *model_type;
+    const char *reader;      /* the family reader, "generic decoder", or "" when refused */
+    const char *certainty;   /* "exact" (a family reader), "generic" (the generic reader,
+                                unsure where it meets a key it cannot size), "refused" */
+    const char *follows;     /* the transformers class whose __init__ the reader follows */
+    const char *causal_lm;   /* its class in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES, or NULL */
+    const char *image_text_to_text; /* ... MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES */
+    const char *masked_lm;   /* ... MODEL_FOR_MASKED_LM_MAPPING_NAMES */
+    const char *why;         /* refused: the reason; NULL otherwise */
+};
+
+/* The transformers tree the mapping columns were read from ("huggingface/transformers@<commit>
+ * src/transformers/models/auto/modeling_auto.py"). */
+const char *fg_families_source(void);
+
+/* Every model_type of the mapping lists and of fitgate's readers, sorted by model_type, in
+ * *out (caller frees with free()) and its length in *n.  FG_E_NOMEM. */
+int fg_families(struct fg_family **out, size_t *n, struct fg_err *err);
 
 #endif

@@ -24,7 +24,11 @@ struct fg_config {
 struct fg_cfg_index {
     const cJSON *obj;
     size_t mask;
-    struct slot { uint64_t hash; const cJSON *item; } slot[];
+    struct slot {
+        uint64_t hash;
+        const cJSON *item;
+        bool read;   /* a reader looked the key up (fg__cfg_was_read) */
+    } slot[];
 };
 
 static uint64_t key_hash(const char *s, size_t n)
@@ -62,16 +66,45 @@ static struct fg_cfg_index *index_build(const cJSON *obj)
     return x;
 }
 
-/* The last member named exactly the n bytes at key, or NULL. */
-static const cJSON *index_find(const struct fg_cfg_index *x, const char *key, size_t n)
+/* The slot of the last member named exactly the n bytes at key, or NULL. */
+static struct slot *index_slot(const struct fg_cfg_index *x, const char *key, size_t n)
 {
     uint64_t h = key_hash(key, n);
     for (size_t i = h & x->mask; x->slot[i].item; i = (i + 1) & x->mask) {
         const char *s = x->slot[i].item->string;
         if (x->slot[i].hash == h && !strncmp(s, key, n) && s[n] == '\0')
-            return x->slot[i].item;
+            /* the index belongs to the document, which a view only borrows: marking a key
+             * read is the one write through a view, and changes no answer */
+            return (struct slot *)&x->slot[i];
     }
     return NULL;
+}
+
+/* The last member named exactly the n bytes at key, or NULL; marks it read. */
+static const cJSON *index_find(const struct fg_cfg_index *x, const char *key, size_t n)
+{
+    struct slot *sl = index_slot(x, key, n);
+    if (!sl)
+        return NULL;
+    sl->read = true;
+    return sl->item;
+}
+
+const cJSON *fg__cfg_raw(const struct fg_cfg *c, const char *key)
+{
+    if (!c->obj)
+        return NULL;
+    if (c->index && c->index->obj == c->obj)
+        return index_find(c->index, key, strlen(key));
+    return cJSON_GetObjectItemCaseSensitive(c->obj, key);
+}
+
+bool fg__cfg_was_read(const struct fg_cfg *c, const char *key)
+{
+    if (!c->obj || !c->index || c->index->obj != c->obj)
+        return true; /* not tracked: a nested object's reads are not recorded */
+    const struct slot *sl = index_slot(c->index, key, strlen(key));
+    return !sl || sl->read;
 }
 
 static int read_file(const char *path, char **text, size_t *len, struct fg_err *err)

@@ -38,6 +38,16 @@ struct fg_cfg {
  * before a text is taken or kept.) */
 bool fg__config_is_object(const char *text, size_t len);
 
+/* Internal: the raw member key of c's object (the last of duplicates), or NULL; a lookup
+ * like any other, so the key counts as read.  Borrowed from the document. */
+const struct cJSON *fg__cfg_raw(const struct fg_cfg *c, const char *key);
+
+/* Internal: did a lookup through the root view ask for key (any fg_cfg_* read, under any
+ * alias list naming it)?  True for an absent key and for views of nested objects, whose
+ * reads are not tracked.  What a family reader did not read and could change a shape makes
+ * its count unsure (arch.c). */
+bool fg__cfg_was_read(const struct fg_cfg *c, const char *key);
+
 /* Largest config.json accepted (bytes); real ones are under 100 KB. */
 #define FG_CONFIG_MAX_BYTES (4u << 20)
 

@@ -117,7 +117,9 @@ static const struct acc_stack {
      * on each bf16 chunk of logits, kept in a list through backward. */
     {"litgpt-8641822", false, true, FG_BNB_INPUT, 0.05f, true, true, 0, 0, false, true,
      FG_CE_COMPUTE, true},
-    {"litgpt", false, false, FG_BNB_INPUT, 0.05f, true, true, 0, 0, false, true, FG_CE_COMPUTE,
+    /* later lit-gpt (litgpt finetune/lora.py) warns unless bitsandbytes is 0.42.0, whose
+     * MatMul4Bit still keeps its input: the same as the framework row (no QLoRA row here) */
+    {"litgpt", false, true, FG_BNB_INPUT, 0.05f, true, true, 0, 0, false, true, FG_CE_COMPUTE,
      true},
     /* LLaMA-Factory (early 2024): transformers + peft, BitsAndBytesConfig with
      * bnb_4bit_compute_dtype = the training dtype (model/utils/quantization.py
@@ -695,7 +697,9 @@ static void acc_estimate_row(struct acc_row *r, const char *models_dir,
     fg_model_free(m);
     r->ok = true;
     r->compared = r->est.total_bytes;
-    if (r->metric == ACC_NVML || r->metric == ACC_FITS_LIMIT)
+    if (r->metric == ACC_NVML) /* a process's figure: its context, not the driver's reserve */
+        r->compared += FG_CUDA_PROCESS_BYTES;
+    else if (r->metric == ACC_FITS_LIMIT) /* the card's whole VRAM */
         r->compared += fo->context_bytes;
     if (!r->oom)
         r->err_pct = ((double)r->compared - (double)r->measured) / (double)r->measured * 100.0;

@@ -33,7 +33,7 @@ expect 0 'sharded over DP.*fits with 8 x' -- sh -c "$FG check $M/meta-llama--Lla
 expect 0 'read as a generic decoder' -- sh -c "printf '%s' '{\"model_type\":\"brandnew\",\"hidden_size\":64,\"num_hidden_layers\":2,\"num_attention_heads\":4,\"vocab_size\":100}' > $tmp/g.json && $FG plan $tmp/g.json"
 # how sure each count is, in the text header and in --json
 # the policy's Headroom= is the one every part of the output uses (verdict and card table)
-expect 0 '1.30x headroom.*1.30x headroom, 512 MiB' -- sh -c "printf 'Headroom=1.3\\n' > $tmp/h.conf && $FG plan $M/Qwen--Qwen3-0.6B --mode lora --gpu h100 --policy $tmp/h.conf | tr '\\n' ' '"
+expect 0 '1.30x headroom.*1.30x headroom, 1392 MiB' -- sh -c "printf 'Headroom=1.3\\n' > $tmp/h.conf && $FG plan $M/Qwen--Qwen3-0.6B --mode lora --gpu h100 --policy $tmp/h.conf | tr '\\n' ' '"
 expect 0 'read as llama-style decoder; count exact' -- $FG plan $M/meta-llama--Llama-3.2-1B-Instruct
 expect 0 '"certainty":[[:space:]]+"exact"' -- $FG plan $M/meta-llama--Llama-3.2-1B-Instruct --json
 expect 0 '"certainty":[[:space:]]+"unsure",[[:space:]]+"unsure_key":[[:space:]]+"hidden_act"' -- sh -c "$FG plan $tmp/g.json --json | tr '\n' ' '"

@@ -121,11 +121,12 @@ expect 0 'gradient checkpointing.*fits with 1 x A100 40 GB' -- \
 grep -v '^gradient_checkpointing:' "$C/axolotl/qlora.yml" > "$tmp/qlora-nockpt.yml"
 expect 1 'gradient_checkpointing \(axolotl default\) -> --grad-ckpt=no.*does not fit with 1 x A100 40 GB' -- \
     bash -o pipefail -c "$FG check --config $tmp/qlora-nockpt.yml $L8 $A40 | tr '\n' ' '"
-# TRL's SFTConfig checkpoints by default: the example fits; turned off it does not
-expect 0 'job: full, bf16-mixed, adamw, gradient checkpointing.*fits with 1 x A100 40 GB' -- \
+# TRL's SFTConfig checkpoints by default: the example fits; turned off it is borderline (the
+# conservative peak is above the card: measure one step first)
+expect 0 'job: full, bf16-mixed, adamw[a-z-]*, gradient checkpointing.*fits with 1 x A100 40 GB \(decision: allow\)' -- \
     bash -o pipefail -c "$FG check --config $C/trl/example_config.yaml $M/Qwen--Qwen2-0.5B-Instruct $A40 | tr '\n' ' '"
 { cat "$C/trl/example_config.yaml"; echo "gradient_checkpointing: false"; } > "$tmp/trl-off.yaml"
-expect 1 'gradient_checkpointing=false -> --grad-ckpt=no.*does not fit with 1 x A100 40 GB' -- \
+expect 0 'gradient_checkpointing=false -> --grad-ckpt=no.*is borderline.*\(decision: warn\)' -- \
     bash -o pipefail -c "$FG check --config $tmp/trl-off.yaml $M/Qwen--Qwen2-0.5B-Instruct $A40 | tr '\n' ' '"
 
 # --- one job, one truth ----------------------------------------------------------------

@@ -4,7 +4,7 @@
 # node's own sampler, GpuSampler=, is what measures), the fake libnvidia-ml.so.1
 # (tests/fake_nvml.c) loaded by the plugin through nvml=PATH, 20 tagged jobs of mixed
 # frameworks and modes, each "using" a scripted amount: ratio x (its FITGATE_ESTIMATE_BYTES
-# + 512 MiB context), written where the fake NVML reads device N (the file devN beside it)
+# + 777 MiB context, FG_CUDA_PROCESS_BYTES), written where the fake NVML reads device N (the file devN beside it)
 # while the job runs.  One job prints PyTorch's out-of-memory message and fails.
 #
 #   - every job gets a start line and an end line (gpu_peak_bytes) from the node, joined to
@@ -50,7 +50,7 @@ wait_all() {   # until the queue is empty (TMO_ALL seconds at most)
 cat > "$SROOT/use.sh" <<'EOS'
 #!/bin/bash
 mib=$(awk -v e="${FITGATE_ESTIMATE_BYTES:-0}" -v r="$RATIO" \
-    'BEGIN { printf "%d", r * (e + 536870912) / 1048576 + 0.5 }')
+    'BEGIN { printf "%d", r * (e + 814743552) / 1048576 + 0.5 }')
 echo "use: $mib MiB per GPU on ${SLURM_JOB_GPUS:-none} (estimate ${FITGATE_ESTIMATE_BYTES:-?})"
 for g in ${SLURM_JOB_GPUS//,/ }; do echo "$mib" > "$NVML/dev$g"; done
 sleep 1.5
@@ -120,7 +120,7 @@ for jid, (fw, mode, ratio, oom) in script.items():
     tol = 0.5 * 2**20 / (j["estimate_bytes"] + 2**29) + 1e-12
     if abs(j["ratio"] - ratio) > tol or j["peak_source"] != "nvml":
         bad.append("job %d: ratio %.6f, scripted %.2f (%s)" % (jid, j["ratio"], ratio, j["peak_source"]))
-    if (j["framework"], j["mode"]) != ({"lightning": "lit-gpt"}.get(fw, fw), mode):
+    if (j["framework"], j["mode"]) != ({"lightning": "lit-gpt", "hf": "transformers"}.get(fw, fw), mode):
         bad.append("job %d: %s %s" % (jid, j["framework"], j["mode"]))
     if j["family"] != "qwen3":  # the architecture the decision recorded
         bad.append("job %d: family %s" % (jid, j["family"]))
@@ -143,7 +143,7 @@ CAL=$SROOT/calibration.conf
 build/fitgate learn "$AUDIT" --logs "$SROOT/jobs" --min-jobs 5 --write-calibration "$CAL" \
     > /dev/null 2> "$SROOT/learn.err" || bad "learn --write-calibration: $(cat "$SROOT/learn.err")"
 chmod 644 "$CAL" 2>/dev/null
-if grep -q '^Framework=hf Mode=lora Factor=1\.' "$CAL" && grep -q '^Framework=lit-gpt Mode=lora' "$CAL"
+if grep -q '^Framework=transformers Mode=lora Factor=1\.' "$CAL" && grep -q '^Framework=lit-gpt Mode=lora' "$CAL"
 then ok "calibration written: $(grep -c '^Framework=' "$CAL") rows"
 else bad "calibration: $(cat "$CAL" 2>/dev/null)"; fi
 policy "LogFile=$SROOT/audit/%u.log" "Calibration=$CAL"

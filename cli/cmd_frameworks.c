@@ -1,0 +1,85 @@
+/*
+ * fitgate frameworks: the framework table (engine/framework.c), one row per stack and
+ * release: its version, what it keeps by default and where each fact was read.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "framework.h"
+
+static void usage(FILE *f)
+{
+    fputs("usage: fitgate frameworks [--json | --names]\n"
+          "  --json   the rows as a JSON array (name, version, aliases, modes, keeps, source)\n"
+          "  --names  the framework names, one a line (NAME@VERSION picks an older release)\n"
+          "Exit status: 0 success, 2 error.\n",
+          f);
+}
+
+static const char *modes_of(const struct fg_framework *f)
+{
+    return f->trains && f->serves ? "train, serve" : f->trains ? "train" : "serve";
+}
+
+static cJSON *row_json(const struct fg_framework *f)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", f->name);
+    cJSON_AddStringToObject(o, "version", f->version);
+    cJSON_AddBoolToObject(o, "newest", fg_framework_is_newest(f));
+    cJSON_AddStringToObject(o, "aliases", f->aliases ? f->aliases : "");
+    cJSON_AddStringToObject(o, "label", f->label);
+    cJSON_AddStringToObject(o, "modes", modes_of(f));
+    cJSON_AddStringToObject(o, "keeps", f->keeps ? f->keeps : "");
+    cJSON_AddStringToObject(o, "source", f->source ? f->source : "");
+    return o;
+}
+
+int fg_cli_frameworks(int argc, char **argv)
+{
+    bool json = false, names = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--json")) {
+            json = true;
+        } else if (!strcmp(argv[i], "--names")) {
+            names = true;
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        } else {
+            fprintf(stderr, "fitgate frameworks: unknown argument '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    int rc = 0;
+    const struct fg_framework *f;
+    if (json) {
+        cJSON *a = cJSON_CreateArray();
+        for (size_t i = 0; (f = fg_framework_at(i)); i++)
+            cJSON_AddItemToArray(a, row_json(f));
+        char *s = cJSON_Print(a);
+        if (s)
+            printf("%s\n", s);
+        else
+            rc = 2;
+        free(s);
+        cJSON_Delete(a);
+        return rc;
+    }
+    for (size_t i = 0; (f = fg_framework_at(i)); i++) {
+        if (names) {
+            if (fg_framework_is_newest(f))
+                printf("%s\n", f->name);
+            continue;
+        }
+        printf("%s@%s%s  (%s; %s)%s%s\n  keeps:  %s\n  source: %s\n", f->name, f->version,
+               fg_framework_is_newest(f) ? "" : " (older release)", f->label, modes_of(f),
+               f->aliases && *f->aliases ? "  aliases: " : "", f->aliases ? f->aliases : "",
+               f->keeps ? f->keeps : "-", f->source ? f->source : "-");
+    }
+    return rc;
+}

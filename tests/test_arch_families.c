@@ -1,0 +1,146 @@
+/*
+ * test_arch_families.c - the families table (engine/arch/arch_families.c, 'fitgate families')
+ * against transformers' own auto-mapping lists, vendored in
+ * tests/fixtures/transformers/modeling_auto_mappings.tsv: every (list, model_type, class)
+ * there is in the table with the same class, nothing is in a list that the file does not
+ * put there, every registered reader shows as exact, and a refused type is refused by name.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "support.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "arch/graph.h"
+#include "model.h"
+
+#define MAPPINGS "tests/fixtures/transformers/modeling_auto_mappings.tsv"
+
+static const struct fg_family *find(const struct fg_family *v, size_t n, const char *mt)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(v[i].model_type, mt))
+            return &v[i];
+    return NULL;
+}
+
+/* The class f has in the list named as the file names it, or NULL. */
+static const char *class_in(const struct fg_family *f, const char *list)
+{
+    if (!strcmp(list, "MODEL_FOR_CAUSAL_LM_MAPPING_NAMES"))
+        return f->causal_lm;
+    if (!strcmp(list, "MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES"))
+        return f->image_text_to_text;
+    if (!strcmp(list, "MODEL_FOR_MASKED_LM_MAPPING_NAMES"))
+        return f->masked_lm;
+    fail_msg("unknown list %s", list);
+    return NULL;
+}
+
+static void families_should_hold_every_row_of_the_vendored_mapping_lists(void **state)
+{
+    (void)state;
+    struct fg_family *v = NULL;
+    size_t n = 0;
+    struct fg_err err = {0};
+    assert_int_equal(fg_families(&v, &n, &err), 0);
+    FILE *f = fopen(MAPPINGS, "r");
+    assert_non_null(f);
+    char line[512];
+    unsigned rows[3] = {0}, exact[3] = {0}, bad = 0;
+    static const char *const names[3] = {"MODEL_FOR_CAUSAL_LM_MAPPING_NAMES",
+                                         "MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES",
+                                         "MODEL_FOR_MASKED_LM_MAPPING_NAMES"};
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#')
+            continue;
+        char *save = NULL, *list = strtok_r(line, "\t\n", &save);
+        char *mt = strtok_r(NULL, "\t\n", &save), *cls = strtok_r(NULL, "\t\n", &save);
+        assert_non_null(cls);
+        const struct fg_family *fam = find(v, n, mt);
+        const char *have = fam ? class_in(fam, list) : NULL;
+        if (!have || strcmp(have, cls)) {
+            print_message("MISSING %s %s %s (table: %s)\n", list, mt, cls, have ? have : "-");
+            bad++;
+            continue;
+        }
+        for (int k = 0; k < 3; k++)
+            if (!strcmp(list, names[k])) {
+                rows[k]++;
+                exact[k] += !strcmp(fam->certainty, "exact");
+            }
+    }
+    fclose(f);
+    /* nothing the file does not list */
+    unsigned listed = 0;
+    for (size_t i = 0; i < n; i++)
+        listed += !!v[i].causal_lm + !!v[i].image_text_to_text + !!v[i].masked_lm;
+    print_message("exact: causal-lm %u/%u, image-text-to-text %u/%u, masked-lm %u/%u\n",
+                  exact[0], rows[0], exact[1], rows[1], exact[2], rows[2]);
+    assert_int_equal(bad, 0);
+    assert_int_equal(listed, rows[0] + rows[1] + rows[2]);
+    assert_int_equal(rows[0], 139);
+    assert_int_equal(rows[1], 51);
+    assert_int_equal(rows[2], 43);
+    /* measured when written; a reader added raises them (change the floor with it) */
+    assert_true(exact[0] >= 70 && exact[1] >= 17 && exact[2] >= 12);
+    free(v);
+}
+
+static void families_should_say_exact_for_every_registered_reader(void **state)
+{
+    (void)state;
+    struct fg_family *v = NULL;
+    size_t n = 0;
+    struct fg_err err = {0};
+    assert_int_equal(fg_families(&v, &n, &err), 0);
+    for (size_t i = 0; i < n; i++) {
+        const struct fg_family *f = &v[i];
+        assert_non_null(f->follows);
+        if (!strcmp(f->certainty, "exact") && !*f->follows)
+            fail_msg("%s: read by '%s' but the table names no class it follows", f->model_type,
+                     f->reader);
+        if (i > 0)
+            assert_true(strcmp(v[i - 1].model_type, f->model_type) < 0); /* sorted, once */
+    }
+    assert_string_equal(find(v, n, "llama")->certainty, "exact");
+    assert_string_equal(find(v, n, "llama")->follows, "LlamaForCausalLM");
+    assert_string_equal(find(v, n, "xlstm")->certainty, "generic");
+    free(v);
+}
+
+static void families_should_refuse_a_wrapper_of_other_types_by_name(void **state)
+{
+    (void)state;
+    struct fg_family *v = NULL;
+    size_t n = 0;
+    struct fg_err err = {0};
+    assert_int_equal(fg_families(&v, &n, &err), 0);
+    const struct fg_family *f = find(v, n, "vision-encoder-decoder");
+    assert_non_null(f);
+    assert_string_equal(f->certainty, "refused");
+    assert_non_null(strstr(f->why, "encoder / decoder sub-configs"));
+    free(v);
+    struct fg_model *m = NULL;
+    assert_int_equal(build("{\"model_type\": \"vision-encoder-decoder\", \"hidden_size\": 64, "
+                           "\"num_hidden_layers\": 2, \"num_attention_heads\": 2, "
+                           "\"vocab_size\": 100}", &m, &err),
+                     FG_E_UNSUPPORTED);
+    assert_null(m);
+    assert_non_null(strstr(err.detail, "model_type 'vision-encoder-decoder' is not supported"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(families_should_hold_every_row_of_the_vendored_mapping_lists),
+        cmocka_unit_test(families_should_say_exact_for_every_registered_reader),
+        cmocka_unit_test(families_should_refuse_a_wrapper_of_other_types_by_name),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
