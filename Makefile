@@ -41,7 +41,7 @@ endif
 endif
 
 CC       ?= cc
-PKGS     := libcjson libcurl hwloc
+PKGS     := libcjson libcurl hwloc yaml-0.1
 WARN     := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 -Wno-format-nonliteral
 ifeq ($(WERROR),1)
 WARN     += -Werror
@@ -60,8 +60,9 @@ override LDFLAGS += -Wl,-z,relro -Wl,-z,now
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -fPIC $(WARN) $(SAN_FLAGS) $(HARDEN_CFLAGS) -Iengine -Ipolicies -Icli \
 	$(if $(SLURM_INCLUDE),-isystem $(SLURM_INCLUDE)) -MMD -MP
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# Linked: cJSON only.  libcurl and hwloc are dlopen'ed when first needed (engine/source/hub.c on the
-# first hub request, engine/hw/detect.c on the first GPU detection): their headers are used,
+# Linked: cJSON only.  libcurl, hwloc and libyaml are dlopen'ed when first needed
+# (engine/source/hub.c on the first hub request, engine/hw/detect.c on the first GPU detection,
+# engine/jobfile.c on the first YAML --ft-config): their headers are used,
 # their ~35 shared objects are not loaded by every CLI run and tagged sbatch.  -ldl for
 # glibc < 2.34 (from 2.34 dlopen is in libc and libdl.a is empty: nothing is added).
 PKG_LIBS    = $(shell pkg-config --libs libcjson 2>/dev/null) -ldl -pthread
@@ -127,6 +128,9 @@ ENGINE_SRCS := \
 	engine/trainer.c \
 	engine/framework.c \
 	engine/jobspec.c \
+	engine/jobfile.c \
+	engine/jobfile_rows.c \
+	engine/jobfile_apply.c \
 	engine/fit.c \
 	engine/plan.c \
 	engine/plan_env.c \
@@ -214,6 +218,7 @@ TEST_SRCS := \
 	tests/test_plugin.c \
 	tests/test_jobspec.c \
 	tests/test_trainer.c \
+	tests/test_jobfile.c \
 	tests/test_badinput.c \
 	tests/test_accuracy.c
 
@@ -333,7 +338,7 @@ $(BUILD)/tests/test_report_html: $(BUILD)/tests/test_report_html.o $(BUILD)/cli/
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL) -lcmocka
 
 # Debian packages the build and the tests need.
-DEB_DEPS := gcc make pkg-config libcjson-dev libcurl4-openssl-dev libhwloc-dev libcmocka-dev \
+DEB_DEPS := gcc make pkg-config libcjson-dev libcurl4-openssl-dev libhwloc-dev libyaml-dev libcmocka-dev \
 	libslurm-dev hwloc lighttpd lighttpd-mod-openssl openssl clang libclang-rt-14-dev valgrind
 deps:
 	@missing=""; for p in $(DEB_DEPS); do \

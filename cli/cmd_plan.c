@@ -450,6 +450,22 @@ static cJSON *job_json(const struct fg_cli_opts *o, const struct fg_assessment *
         for (size_t i = 0; i < o->spec.n_notes; i++)
             cJSON_AddItemToArray(n, cJSON_CreateString(o->spec.notes[i]));
     }
+    if (o->spec.n_configs) { /* only then: the outputs without a config stay as they were */
+        char digest[24];
+        cJSON *c = cJSON_AddObjectToObject(j, "config");
+        snprintf(digest, sizeof digest, "%016llx", (unsigned long long)o->spec.config_digest);
+        cJSON_AddStringToObject(c, "digest", digest);
+        cJSON *keys = cJSON_AddArrayToObject(c, "keys");
+        for (size_t i = 0; i < o->spec.n_from; i++) {
+            cJSON *k = cJSON_CreateObject();
+            cJSON_AddStringToObject(k, "from", o->spec.from[i].where);
+            cJSON_AddStringToObject(k, "set", o->spec.from[i].set);
+            cJSON_AddItemToArray(keys, k);
+        }
+        cJSON *u = cJSON_AddArrayToObject(c, "not_modelled");
+        for (size_t i = 0; i < o->spec.n_unknown; i++)
+            cJSON_AddItemToArray(u, cJSON_CreateString(o->spec.unknown[i]));
+    }
     cJSON_AddNumberToObject(j, "headroom", o->headroom);
     cJSON_AddNumberToObject(j, "conservative", o->conservative);
     return j;
@@ -505,6 +521,11 @@ static void print_job(const struct fg_cli_opts *o, const struct fg_job *job)
                fg_jobspec_declares_layout(&o->spec) ? " (declared)" : "");
     for (size_t i = 0; i < o->spec.n_notes; i++)
         printf("note: %s\n", o->spec.notes[i]);
+    for (size_t i = 0; i < o->spec.n_from; i++)
+        printf("  from %s%s%s\n", o->spec.from[i].where, o->spec.from[i].set[0] ? " -> " : "",
+               o->spec.from[i].set);
+    for (size_t i = 0; i < o->spec.n_unknown; i++)
+        printf("  not modelled: %s\n", o->spec.unknown[i]);
 }
 
 static void print_json(const struct fg_cli_opts *o, const struct inputs *in,

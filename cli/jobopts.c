@@ -1,5 +1,7 @@
 #include "jobopts.h"
 
+#include "jobfile.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -258,6 +260,24 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
         }
         if (job == FG_JOBOPT_MODEL)
             o->model = o->spec.model;
+    }
+    if (o->spec.n_configs && !o->job_error[0]) {
+        /* the job's own config files (jobfile.h): relative paths from --base-dir, as MODEL */
+        struct fg_err err = {0};
+        if (o->model && !fg_jobspec_given(&o->spec, FG_JOBOPT_MODEL) &&
+            fg_jobspec_set(&o->spec, FG_JOBOPT_MODEL, o->model, &err)) {
+            fprintf(stderr, "fitgate: %s\n", err.detail);
+            return 2;
+        }
+        if (fg_jobfile_apply(&o->spec, o->base_dir, &err)) {
+            fprintf(stderr, "fitgate: %s\n", err.detail);
+            return 2;
+        }
+        if (!o->model && o->spec.model[0])
+            o->model = o->spec.model;
+        for (size_t i = 0; i < o->spec.n_unknown; i++)
+            fprintf(stderr, "fitgate: warning: %s: changes memory, not modelled\n",
+                    o->spec.unknown[i]);
     }
     if (!o->model) {
         fprintf(stderr, "fitgate: MODEL missing (a directory, a config.json or org/name)\n");

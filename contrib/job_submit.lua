@@ -61,7 +61,7 @@ local OPTIONS = {
    "gpu_util", "adapter", "num_generations", "max_prompt_length", "max_completion_length",
    "beta", "vllm_mode", "vllm_gpu_util", "ref_model", "gen_gpus", "kv_dtype",
    "quantization", "optimizer_in_bwd", "no_grad_ckpt", "grad_accum", "loss", "act_offload",
-   "sp", "grad_reduce_dtype", "optimizer_state_dtype",
+   "sp", "grad_reduce_dtype", "optimizer_state_dtype", "config",
 }
 local FLAGS = { grad_ckpt = true, unsharded_copy = true, chunked_ce = true, optimizer_in_bwd = true, no_grad_ckpt = true, act_offload = true, sp = true }
 -- END GENERATED lua-options
@@ -136,7 +136,8 @@ is what the node reads (fitgate_stepd.c, submitted()).  A REST client writes the
 and no spank_job_env: so the environment's copy is made to say what spank_job_env says, and
 emptied where spank_job_env says nothing (an empty value is no value to the node). ]]
 local PLAN_VARS = { "PLAN", "TP", "PP", "EP", "DP", "MICRO_BATCH", "GRAD_ACCUM",
-                    "ESTIMATE_BYTES", "PP_SPLIT", "NEMO_OVERRIDES", "CARD", "GPUS" }
+                    "ESTIMATE_BYTES", "PP_SPLIT", "NEMO_OVERRIDES", "CARD", "GPUS",
+                    "CONFIG_DIGEST" }
 local function plan_from_submission(job_desc)
    local jenv = job_desc.environment
    if jenv == nil then return end
@@ -285,9 +286,12 @@ local function judge(job, opts, ask, out_desc)
       table.insert(cmd, string.format("setpriv --reuid=%d --regid=%d --clear-groups",
                                       job.user_id, job.group_id))
    end
+   -- the model: --ft-model, else the job's --ft-config names it (fitgate check reads the file)
    table.insert(cmd, string.format("timeout -k 1 %d %s check %s --offline --json --log-as=job_submit",
-                                   TIMEOUT_S, q(FITGATE), q(opts.ft_model)))
-   -- a relative --ft-model is the user's, from the directory the job was submitted in
+                                   TIMEOUT_S, q(FITGATE),
+                                   opts.ft_model and q(opts.ft_model) or ""))
+   -- a relative --ft-model or --ft-config is the user's, from the directory the job was
+   -- submitted in
    if job.work_dir ~= nil and job.work_dir ~= "" then
       table.insert(cmd, "--base-dir=" .. q(job.work_dir))
    end
@@ -357,7 +361,8 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
       return refuse(job_desc, "fitgate: rejected: this job's fitgate options are not what " ..
                     "sbatch sends: " .. forged .. "; submit it with sbatch --ft-...")
    end
-   if opts.ft_model == nil or opts.ft_model == "" then
+   if (opts.ft_model == nil or opts.ft_model == "") and
+      (opts.ft_config == nil or opts.ft_config == "") then
       return slurm.SUCCESS
    end
    plan_from_submission(job_desc)
@@ -392,7 +397,8 @@ function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
       return refuse(job_rec, "fitgate: rejected: this job's fitgate options are not what " ..
                     "sbatch sends: " .. forged)
    end
-   if opts.ft_model == nil or opts.ft_model == "" then
+   if (opts.ft_model == nil or opts.ft_model == "") and
+      (opts.ft_config == nil or opts.ft_config == "") then
       return slurm.SUCCESS
    end
    local function pick(k)

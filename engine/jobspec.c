@@ -172,6 +172,27 @@ static int copy_text(char *dst, size_t cap, const char *v, const char *sp, const
     return 0;
 }
 
+/* "a.yaml,ds.json": one value may name several files (the plugin's option keeps one value,
+ * as the job's environment does); each is added to s->configs. */
+static int add_configs(struct fg_jobspec *s, const char *v, const char *sp, const char *name,
+                       struct fg_err *err)
+{
+    int rc = !v || !*v ? copy_text(s->configs[0], 1, v, sp, name, err) : 0;
+    for (const char *p = v; !rc && p && *p;) {
+        size_t n = strcspn(p, ",");
+        if (s->n_configs >= FG_JOBSPEC_CONFIGS)
+            rc = fg_err_set(err, FG_E_RANGE, "%s%s: at most %d config files", sp, name,
+                            FG_JOBSPEC_CONFIGS);
+        else if (n >= sizeof s->configs[0])
+            rc = fg_err_set(err, FG_E_RANGE, "%s%s: a file name of at most %zu characters", sp,
+                            name, sizeof s->configs[0] - 1);
+        else if (n)
+            snprintf(s->configs[s->n_configs++], sizeof s->configs[0], "%.*s", (int)n, p);
+        p += n + (p[n] == ',');
+    }
+    return rc;
+}
+
 /* --precision: the engine's, or float8 (torchao's Float8Linear over the FSDP2 mixed
  * precision it runs under: job.h float8). */
 static int set_precision(struct fg_job *j, const char *v, struct fg_err *err)
@@ -324,6 +345,7 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
             s->gpu_util = d;
         break;
     }
+    case FG_JOBOPT_CONFIG: rc = add_configs(s, v, sp, name, err); break;
     case FG_JOBOPT_KV_DTYPE: rc = ext = serve_dtypes(v ? v : "", NULL, j, err); break;
     case FG_JOBOPT_QUANTIZATION: rc = ext = serve_dtypes(NULL, v ? v : "", j, err); break;
     case FG_JOBOPT_GRAD_ACCUM: j->grad_accum = (uint32_t)u; break;
@@ -343,6 +365,7 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
     if (rc)
         return rc;
     s->given |= 1ull << id;
+    snprintf(s->said[id], sizeof s->said[id], "%s", v ? v : "");
     return 0;
 }
 

@@ -52,6 +52,15 @@ size_t fg_jobopt_values(unsigned id, const char **out, size_t cap);
 int fg_jobopt_find(const char *name);
 
 #define FG_JOBSPEC_NOTES 4
+#define FG_JOBSPEC_CONFIGS 4   /* --config files given (a file may name more: jobfile.h) */
+#define FG_JOBSPEC_FROM 40     /* keys read from them */
+#define FG_JOBSPEC_UNKNOWN 16  /* memory keys not understood */
+
+/* One key of a config file the job was filled from (jobfile.h). */
+struct fg_jobspec_from {
+    char where[200];  /* "train.yaml:12 gradient_checkpointing=true" */
+    char set[120];    /* what it set: "--grad-ckpt=yes"; "" when nothing (the command line won) */
+};
 
 struct fg_jobspec {
     struct fg_job job;                 /* complete after fg_jobspec_finish */
@@ -74,6 +83,14 @@ struct fg_jobspec {
     size_t n_notes;
     char notes[FG_JOBSPEC_NOTES][200]; /* what the framework decided for the job */
     enum fg_mode adapter;              /* --ft-adapter under a preference / RL --mode */
+    char said[FG_JOBOPT_COUNT][48];    /* each option's value as given (conflicts name it) */
+    uint64_t from_file;                /* bit id: the option came from a config file */
+    size_t n_configs;
+    char configs[FG_JOBSPEC_CONFIGS][512];  /* --config [FORMAT:]FILE, in order */
+    size_t n_from, n_unknown;
+    struct fg_jobspec_from from[FG_JOBSPEC_FROM];
+    char unknown[FG_JOBSPEC_UNKNOWN][200]; /* "train.yaml:30 sample_packing=true: why" */
+    uint64_t config_digest;            /* FNV-1a of the files read; 0: none */
 };
 
 /* spelling: how the front end writes an option in messages ("--" for the CLI, "--ft-" for
@@ -81,7 +98,8 @@ struct fg_jobspec {
 void fg_jobspec_init(struct fg_jobspec *s, const char *spelling);
 
 /* Option id = value (a flag takes "" or "set" bare, or a yes/no word of util/yesno.h: yes,
- * true, on, 1 set it; no, false, off, 0 clear it). */
+ * true, on, 1 set it; no, false, off, 0 clear it).
+ * CONFIG adds a file to read (fg_jobfile_apply, jobfile.h); every other option replaces. */
 int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *value, struct fg_err *err);
 
 /* See the top of this file. */

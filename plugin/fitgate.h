@@ -43,7 +43,7 @@
 /* Register the --ft-* options (valid only inside slurm_spank_init). */
 int fitgate_options_register(spank_t sp);
 
-/* Whether the job is tagged at all (--ft-model given). */
+/* Whether the job is tagged at all (--ft-model or --ft-config given). */
 bool fitgate_tagged(void);
 
 /*
@@ -81,9 +81,13 @@ typedef void (*fitgate_engine_stepd_exit_fn)(void);
 const char *fitgate_option(enum fg_jobopt_id id);
 void fitgate_use_options(const char *const *values, unsigned n);
 
-/* The --ft-* options through the engine's one parser (jobspec.h), finished with the job's
- * framework; an error names the --ft- option. */
-int fitgate_job(struct fg_jobspec *spec, struct fg_err *err);
+/* The --ft-* options through the engine's one parser (jobspec.h), the job's own config files
+ * read (--ft-config, jobfile.h; relative paths against base_dir, NULL: the current directory),
+ * finished with the job's framework; an error names the --ft- option or the file. */
+int fitgate_job(struct fg_jobspec *spec, const char *base_dir, struct fg_err *err);
+
+/* The config digest as it travels in the packed plan (CONFIG_DIGEST=): 16 hex digits. */
+void fitgate_config_digest(const struct fg_jobspec *spec, char *buf, size_t cap);
 
 /* ---- fitgate_stepd.c, fitgate_record.c ------------------------------------ */
 

@@ -265,7 +265,7 @@ static int finish(const struct fg_decision *d)
 
 /* Export the decision's layout to the job (FITGATE_*, and packed for the node side). */
 static void export_layout(spank_t sp, const struct fg_request *q, const struct fg_decision *d,
-                          const char *submit_id)
+                          const char *submit_id, const struct fg_jobspec *spec)
 {
     struct export_ctx c = {.sp = sp};
     char card[40];
@@ -281,6 +281,12 @@ static void export_layout(spank_t sp, const struct fg_request *q, const struct f
      * decision (docs/learn.md) */
     if (submit_id[0])
         export_one("FITGATE_SUBMIT_ID", submit_id, &c);
+    if (spec->config_digest) {
+        /* the node reads the config again and refuses one changed since (fitgate_stepd.c) */
+        char digest[24];
+        fitgate_config_digest(spec, digest, sizeof digest);
+        export_one("FITGATE_CONFIG_DIGEST", digest, &c);
+    }
     if (c.len && spank_job_control_setenv(sp, "FITGATE_PLAN", c.packed, 1) != ESPANK_SUCCESS)
         c.failed = 1;
     if (c.failed)
@@ -311,7 +317,6 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     double t0 = now_s();
     fitgate_use_options(values, n);
     fitgate_log_init();
-    const char *model_arg = fitgate_option(FG_JOBOPT_MODEL);
     struct fg_decision d;
     struct fg_policy pol;
     struct fg_err err = {0};
@@ -329,11 +334,12 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
         fg_decide_error("this job", "out of memory", NULL, pol.on_error, &d);
         return finish(&d);
     }
-    if (fitgate_job(spec, &err)) {
+    if (fitgate_job(spec, NULL, &err)) {
         fitgate_error("rejected: %s", err.detail);
         rc = -1; /* the user's own option: nothing to decide */
         goto out;
     }
+    const char *model_arg = spec->model[0] ? spec->model : NULL; /* --ft-model, or its config */
     struct probe probe;
     bool probed = probe_open(&probe);
     if (!probed)
@@ -411,8 +417,8 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     rc = finish(&g->d);
     if (rc == 0 && g->d.resize_gpus && apply_resize(&probe, probed, &q, &g->d))
         rc = -1;
-    if (rc == 0 && (g->d.has_layout || submit_id[0]))
-        export_layout(sp, &q, &g->d, submit_id);
+    if (rc == 0 && (g->d.has_layout || submit_id[0] || spec->config_digest))
+        export_layout(sp, &q, &g->d, submit_id, spec);
 out:
     free(g);
     free(spec);

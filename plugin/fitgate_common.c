@@ -11,6 +11,7 @@
 
 #include "fitgate.h"
 #include "hw/gpu.h"
+#include "jobfile.h"
 #include "util/log.h"
 #include "plan.h"
 
@@ -30,7 +31,7 @@ const char *fitgate_option(enum fg_jobopt_id id)
                : NULL;
 }
 
-int fitgate_job(struct fg_jobspec *spec, struct fg_err *err)
+int fitgate_job(struct fg_jobspec *spec, const char *base_dir, struct fg_err *err)
 {
     fg_jobspec_init(spec, "--ft-");
     for (unsigned id = 0; id < FG_JOBOPT_COUNT; id++) {
@@ -39,7 +40,15 @@ int fitgate_job(struct fg_jobspec *spec, struct fg_err *err)
         if (v && (rc = fg_jobspec_set(spec, id, v, err)))
             return rc;
     }
-    return fg_jobspec_finish(spec, err);
+    int rc = fg_jobfile_apply(spec, base_dir, err);
+    for (size_t i = 0; !rc && i < spec->n_unknown; i++)
+        slurm_info("fitgate: warning: %s: changes memory, not modelled", spec->unknown[i]);
+    return rc ? rc : fg_jobspec_finish(spec, err);
+}
+
+void fitgate_config_digest(const struct fg_jobspec *spec, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%016llx", (unsigned long long)spec->config_digest);
 }
 
 void fitgate_error(const char *fmt, ...)

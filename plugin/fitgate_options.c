@@ -68,7 +68,7 @@ int fitgate_options_register(spank_t sp)
 
 bool fitgate_tagged(void)
 {
-    return values[FG_JOBOPT_MODEL] != NULL;
+    return values[FG_JOBOPT_MODEL] != NULL || values[FG_JOBOPT_CONFIG] != NULL;
 }
 
 void fitgate_options_from_env(spank_t sp)

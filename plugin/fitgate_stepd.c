@@ -198,6 +198,32 @@ static void act(spank_t sp, struct fg_decision *d, const struct fg_request *q,
     }
 }
 
+/*
+ * The job's config (--ft-config) read here again: a file that changed since submission is a
+ * job other than the one judged there, and is refused (the step fails, the node stays).  A
+ * submission without a digest (a REST job the plugin did not see at sbatch) is checked as the
+ * file reads now.  true when refused.
+ */
+static bool config_changed(spank_t sp, const struct fg_jobspec *spec)
+{
+    char then[40], now[24];
+    if (!spec->config_digest || !fitgate_submitted(sp, "CONFIG_DIGEST", then, sizeof then))
+        return false;
+    fitgate_config_digest(spec, now, sizeof now);
+    if (!strcmp(then, now))
+        return false;
+    struct fg_decision d;
+    memset(&d, 0, sizeof d);
+    d.kind = FG_DECIDE_REJECT;
+    snprintf(d.lines[0], sizeof d.lines[0], "fitgate: rejected: the job's config (%.250s) "
+             "changed since submission (digest %.20s then, %s now)", spec->configs[0], then, now);
+    snprintf(d.lines[1], sizeof d.lines[1], "fitgate: the job was judged on the file as it was; "
+             "submit it again to have it judged as it is");
+    say(&d);
+    stepd.failed = true;
+    return true;
+}
+
 /* pol: the policy fitgate_engine_stepd parsed once for the check and the audit line
  * (borrowed); pol_error: what was wrong with it, or NULL. */
 static void check(spank_t sp, const struct fg_policy *pol, const char *pol_error)
@@ -219,11 +245,16 @@ static void check(spank_t sp, const struct fg_policy *pol, const char *pol_error
         return;
     rules.shrink = false; /* the allocation exists: nothing to give back now */
 
-    struct fg_jobspec spec;
-    if (fitgate_job(&spec, &err)) {
-        cannot_check(model_arg, err.detail, NULL, pol->on_error);
+    static struct fg_jobspec spec; /* 20 KB; one check per process */
+    char user_dir[1024] = "";
+    fitgate_env(sp, "SLURM_SUBMIT_DIR", user_dir, sizeof user_dir);
+    if (fitgate_job(&spec, user_dir[0] ? user_dir : NULL, &err)) {
+        cannot_check(model_arg ? model_arg : "this job", err.detail, NULL, pol->on_error);
         return;
     }
+    model_arg = spec.model;
+    if (config_changed(sp, &spec))
+        return;
     struct fg_job *job = &spec.job;
     /* A micro-batch lowered at submission is what the job runs. */
     uint32_t sub_mb = submitted_u32(sp, "MICRO_BATCH");
@@ -259,8 +290,6 @@ static void check(spank_t sp, const struct fg_policy *pol, const char *pol_error
     snprintf(q.partition, sizeof q.partition, "%s", part);
     fg_gate_model_label(model_arg, q.model, sizeof q.model);
 
-    char user_dir[1024] = "";
-    fitgate_env(sp, "SLURM_SUBMIT_DIR", user_dir, sizeof user_dir);
     uid_t uid = geteuid();
     struct passwd *pw = getpwuid(uid);
     if (fg_gate_load_model(pol, model_arg, user_dir, pw ? pw->pw_name : NULL, (unsigned)uid,

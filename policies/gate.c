@@ -14,6 +14,28 @@
 #include "source/source.h"
 #include "util/fileio.h"
 
+/*
+ * OnUnknown=reject for the job's own config (jobfile.h): a key that changes memory which
+ * fitgate does not model refuses the job, as a model it cannot size does.  warn and allow let
+ * the verdict stand (the front ends list the keys).  true when it decided.
+ */
+static bool config_unknown(const struct fg_jobspec *spec, const struct fg_rules *r,
+                           const struct fg_request *q, struct fg_decision *d)
+{
+    if (!spec->n_unknown || r->on_unknown != FG_ONUNK_REJECT || r->action == FG_ACTION_OFF)
+        return false;
+    memset(d, 0, sizeof *d);
+    d->kind = FG_DECIDE_REJECT;
+    d->count = q->count;
+    d->nodes = q->nodes;
+    snprintf(d->lines[0], FG_DECIDE_LINE, "fitgate: rejected: %.300s: it changes memory and "
+             "fitgate does not model it (OnUnknown=reject)", spec->unknown[0]);
+    if (spec->n_unknown > 1)
+        snprintf(d->lines[1], FG_DECIDE_LINE, "fitgate: and %zu more such keys; the first "
+                 "after it: %.300s", spec->n_unknown - 1, spec->unknown[1]);
+    return true;
+}
+
 void fg_gate_once(const struct fg_model *m, const struct fg_jobspec *spec,
                   const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,
                   struct fg_gate *out)
@@ -26,7 +48,7 @@ void fg_gate_once(const struct fg_model *m, const struct fg_jobspec *spec,
         out->assessed = true;
         /* a count the generic reader is unsure of decides nothing (OnUnknown) */
         out->unknown = r->action != FG_ACTION_OFF && fg_decide_unknown(q, m, r, &out->d);
-        if (!out->unknown)
+        if (!out->unknown && !config_unknown(spec, r, q, &out->d))
             fg_decide(q, &out->a, r, &out->d);
         return;
     }

@@ -18,6 +18,9 @@
 #               it; 4 can, PP=4 or TP=4), admitted
 #   cold        like tagged, with the cache emptied before each run (untimed), so every
 #               submission fetches config.json from a loopback hub (lighttpd on 127.0.0.1)
+#   config      the tagged job read from its own config (--ft-config=bench.yml, a TRL YAML
+#               naming the same model, LoRA, micro-batch 1, 2048 tokens, no checkpointing):
+#               the reader's cost (libyaml loaded, the file read once, parsed and hashed)
 #   lean        like tagged, with plugstack engine= naming build/bench/fitgate_engine_lean.so
 #               (bench/lean_stubs.c: the engine part without libcurl and hwloc): an
 #               experiment showing what loading those only when needed would save
@@ -153,8 +156,12 @@ if [ "$PLUGIN_OK" = 1 ]; then
     # one submission first: the plugin must work, and it fills the cache for "tagged"
     if [ -n "$HUB" ] && as_user env SLURM_CONF="$PLUG" $SB --ft-model=$NEMO --ft-mode=lora \
         >"$SROOT/first.out" 2>&1; then
+        printf 'model_name_or_path: %s\nuse_peft: true\nper_device_train_batch_size: 1\nmax_length: 2048\ngradient_checkpointing: false\n' \
+            "$NEMO" >"$SROOT/jobs/bench.yml"
+        chmod a+r "$SROOT/jobs/bench.yml"
         variants+=("untagged=SLURM_CONF=$PLUG $SB"
             "tagged=SLURM_CONF=$PLUG $SB --ft-model=$NEMO --ft-mode=lora"
+            "config=SLURM_CONF=$PLUG $SB --ft-config=bench.yml"
             "split=SLURM_CONF=$PLUG ${SB/gpu:h100:1/gpu:h100:4} --ft-model=$NEMO --ft-mode=full"
             "cold=SLURM_CONF=$PLUG $SB --ft-model=$NEMO --ft-mode=lora")
         preps=(-p "cold=rm -rf $SROOT/cache/nobody")

@@ -2,6 +2,7 @@
 # tests/fuzz/run.sh - build and run fitgate's libFuzzer targets (make fuzz).
 #
 #   bash tests/fuzz/run.sh [TARGET...]        TARGET: config gpu safetensors hub policy options ckpt
+#                                             jobfile
 #
 # 1. builds the engine, policies, the plugin's option code and the CLI's option parser with
 #    clang -fsanitize=fuzzer-no-link,address,undefined in $FUZZ_BUILD (build/fuzz: apart from
@@ -29,7 +30,7 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_SEED=${FUZZ_SEED:-0}
 FUZZ_CC=${FUZZ_CC:-clang}
 FUZZ_JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
-ALL_TARGETS="config gpu safetensors hub policy options ckpt"
+ALL_TARGETS="config gpu safetensors hub policy options ckpt jobfile"
 TARGETS=${*:-$ALL_TARGETS}
 die() { echo "fuzz: $*" >&2; exit 2; }
 

@@ -6,7 +6,7 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 OUT=$1
-for t in config gpu safetensors hub policy options ckpt; do
+for t in config gpu safetensors hub policy options ckpt jobfile; do
     mkdir -p "$OUT/$t"
     if [ -d "tests/fuzz/corpus/$t" ]; then
         find "tests/fuzz/corpus/$t" -maxdepth 1 -type f -exec cp {} "$OUT/$t/" \;
@@ -17,6 +17,11 @@ done
 for f in tests/fixtures/models/*/config.json tests/fixtures/hub/repos/*/*/config.json; do
     d=${f%/config.json}
     cp "$f" "$OUT/config/$(basename "$(dirname "$d")")--$(basename "$d").json"
+done
+
+# jobfile: every framework's own example config (tests/fixtures/configs, PROVENANCE.md)
+for f in tests/fixtures/configs/*/*; do
+    cp "$f" "$OUT/jobfile/$(basename "$(dirname "$f")")--$(basename "$f")"
 done
 
 # gpu: the shipped table, and each row alone (small seeds mutate faster)
@@ -99,6 +104,9 @@ cat tests/fixtures/models/*/config.json | grep -o '"[A-Za-z_][A-Za-z0-9_]*"' | s
     sed 's/\\/\\\\/g; s/"/\\"/g; s/.*/"&"/' >"$DICTS/config.dict"
 printf '"%s"\n' true false null 1e400 -1 18446744073709551616 '{' '}' '[' ']' ':' ',' >>"$DICTS/config.dict"
 grep -v '^#' conf/gpus.conf | grep -o '[A-Za-z0-9]*=' | sort -u | sed 's/.*/"&"/' >"$DICTS/gpu.dict"
+# jobfile: the keys of the framework configs, and YAML's own marks
+cat tests/fixtures/configs/*/* | grep -o "[A-Za-z_][A-Za-z0-9_.-]*:" | sort -u | sed 's/"/\\"/g; s/.*/"&"/' >"$DICTS/jobfile.dict"
+printf '"%s"\n' "&a" "*a" "<<: " "- " "---" '${' "}" "[" "]" "{" true false null auto >>"$DICTS/jobfile.dict"
 grep -o '^#*[A-Za-z]*=' conf/fitgate.conf | tr -d '#' | sort -u | sed 's/.*/"&"/' >"$DICTS/policy.dict"
 printf '"%s"\n' PartitionName= off warn reject resize allow none yes no all full lora qlora serve \
     conf= topology= engine= '%u' '%U' >>"$DICTS/policy.dict"

@@ -335,6 +335,44 @@ else
     bad "requiretag= loaded the engine part for $loaded"
 fi
 
+# --- 13. the job's own config (--ft-config): read at sbatch (relative to the directory sbatch
+# runs in), its digest in the plan, read again on the node: a file edited in between is refused
+# there with a message, the step fails and the node stays
+: > "$SROOT/fitgate.conf"   # the default policy (an earlier case left a broken one)
+printf 'base_model: %s\nadapter: lora\nmicro_batch_size: 1\nsequence_len: 512\n' "$QWEN" \
+    > "$SROOT/jobs/train.yml"
+chmod a+r "$SROOT/jobs/train.yml"
+if as_user sbatch --parsable -J cfg $OUT --ft-config=train.yml --gres=gpu:t4:1 --wrap '/usr/bin/env' \
+    && [ ! -s "$SROOT/err" ]; then
+    J=$(cat "$SROOT/out")
+    wait_job "$J"
+    o=$(jobout "cfg-$J")
+    if [ "$(field "$J" JobState)" = JobState=COMPLETED ] &&
+        grep -Eq '^SLURM_SPANK_FITGATE_PLAN=(.*;)?CONFIG_DIGEST=[0-9a-f]{16}(;|$)' <<<"$o"; then
+        ok "a job given by its axolotl config alone runs, the digest in its plan ($J)"
+    else
+        bad "config job ($J) $(field "$J" JobState): $(grep -c CONFIG_DIGEST <<<"$o") digests"
+    fi
+else
+    bad "config job refused or noisy: $(head -c 300 "$SROOT/err")"
+fi
+if as_user sbatch --parsable --hold -J cfgedit $OUT --ft-config=train.yml --gres=gpu:t4:1 \
+    --wrap true && [ ! -s "$SROOT/err" ]; then
+    J=$(cat "$SROOT/out")
+    printf 'lora_r: 32\n' >> "$SROOT/jobs/train.yml"
+    timeout 10 scontrol release "$J"
+    wait_job "$J"
+    if [ "$(field "$J" JobState)" = JobState=FAILED ] &&
+        jobout "cfgedit-$J" | grep -q "config (train.yml) changed since submission" && node_ok
+    then
+        ok "a config edited between sbatch and the node is refused there, node not drained ($J)"
+    else
+        bad "edited config ($J) $(field "$J" JobState): $(jobout "cfgedit-$J" | head -c 300)"
+    fi
+else
+    bad "held config job refused or noisy"
+fi
+
 if node_ok; then ok "node $NODE never drained"; else bad "node $NODE drained"; fi
 timeout 10 scancel --partition=gpu 2>/dev/null
 echo "$ME: $PASS passed, $FAIL failed in $(ms_since "$T_START") ms"

@@ -123,6 +123,18 @@ else
     bad "a. REST nofit: $(head -c 600 "$SROOT/out")"
 fi
 
+# the same job by its own TRL config, named in the environment as the other options (relative
+# to the job's working directory): judged by the same check, refused the same
+printf 'model_name_or_path: %s\nuse_peft: true\nper_device_train_batch_size: 1\nmax_length: 2048\ngradient_checkpointing: false\n' \
+    "$NEMO" > "$SROOT/jobs/nemo-sft.yaml"
+chmod 644 "$SROOT/jobs/nemo-sft.yaml"
+rest /slurm/v0.0.38/job/submit "$(job nofitcfg "$(opt config nemo-sft.yaml)")"
+if refused nofitcfg "fitgate: rejected: LoRA of .* does not fit --gres=gpu:t4:1"; then
+    ok "a. REST job named by its --ft-config alone: refused by slurmctld the same way"
+else
+    bad "a. REST nofit by config: $(head -c 600 "$SROOT/out")"
+fi
+
 # --- b. fits: accepted; untagged: passes ---------------------------------------------------
 rest /slurm/v0.0.38/job/submit "$(job fit "$(opt model "$QWEN"), $(opt mode lora)")"
 J=$(jobid)
