@@ -144,6 +144,7 @@ CLI_SRCS := \
 	cli/cmd_verify.c \
 	cli/cmd_report.c \
 	cli/cmd_learn.c \
+	cli/learnrec.c \
 	cli/jobopts.c \
 	cli/format.c \
 	cli/report_html.c \
