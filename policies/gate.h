@@ -95,7 +95,8 @@ int fg_gate_audit_id(const struct fg_policy *pol, enum fg_audit_where where,
                      const struct fg_gate *g, const char *user, uint64_t job_id,
                      uint32_t time_limit_min, char *id, size_t cap, struct fg_err *err);
 
-/* Slurm's --time ("90", "1:30:00", "2-00:00:00", "UNLIMITED") in minutes; 0 when unknown. */
+/* Slurm's --time ("90", "1:30:00", "2-00:00:00", "UNLIMITED") in minutes; 0 when unknown
+ * (also Slurm's NO_VAL), FG_TIME_UNLIMITED for UNLIMITED / INFINITE (audit.h). */
 uint32_t fg_slurm_time_minutes(const char *s);
 
 /* A model at a path (a directory or a config.json), its count weighed against the
