@@ -145,6 +145,7 @@ CLI_SRCS := \
 	cli/cmd_report.c \
 	cli/cmd_learn.c \
 	cli/learnrec.c \
+	cli/cmd_ctld.c \
 	cli/jobopts.c \
 	cli/format.c \
 	cli/report_html.c \

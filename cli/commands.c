@@ -10,5 +10,6 @@ const struct fg_cli_cmd fg_cli_commands[] = {
     {"gpus", fg_cli_gpus},
     {"report", fg_cli_report},
     {"learn", fg_cli_learn},
+    {"ctld", fg_cli_ctld},
     {NULL, NULL},
 };

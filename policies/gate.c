@@ -399,7 +399,8 @@ int fg_gate_audit_id(const struct fg_policy *pol, enum fg_audit_where where,
     rec.job_id = job_id;
     fg_audit_set_time_limit(&rec, time_limit_min);
     fg_audit_from_decision(&rec, q, &g->d);
-    snprintf(rec.model, sizeof rec.model, "%.255s", spec->model);
+    /* the model as the job named it: the plugin's --ft-model, the CLI's MODEL argument */
+    snprintf(rec.model, sizeof rec.model, "%.255s", spec->model[0] ? spec->model : q->model);
     if (g->assessed)
         fg_audit_from_assessment(&rec, &g->a);
     if (spec->fw)
