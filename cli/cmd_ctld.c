@@ -68,6 +68,7 @@
 
 struct ctld {
     const char *policy, *key, *skip;
+    bool untagged;
     uid_t uid;
     gid_t gid;
     bool run_as;
@@ -156,7 +157,7 @@ static void complete(const struct ctld *c, struct fg_audit_rec *rec)
     if (c->job_id)
         rec->job_id = c->job_id;
     fg_audit_set_time_limit(rec, c->time_limit);
-    if (!rec->model[0] && c->n_args)
+    if (c->n_args) /* --ft-model as the job gave it, as the plugin records it */
         snprintf(rec->model, sizeof rec->model, "%.255s", c->args[0]);
 }
 
@@ -411,6 +412,45 @@ out:
 
 /* ---- the command ----------------------------------------------------------------- */
 
+/*
+ * --untagged: a job without --ft-model that asks for GPUs.  RequireTag= of its partition
+ * (the plugin's rule, fitgate_alloc.c) rejects it, with an audit line; else it goes on and
+ * nothing is written.  A policy that does not load admits it (the fail-closed rule is for
+ * tagged jobs) and says so for slurmctld.log.
+ */
+static void untagged(struct ctld *c, bool pol_ok, const char *why)
+{
+    if (!pol_ok) {
+        log_line("error", "fitgate: an untagged GPU job of %s goes on unchecked: %s", c->user,
+                 why);
+        answer("allow", NULL);
+        return;
+    }
+    struct fg_rules rules;
+    const char *part = arg_value(c, "--partition");
+    fg_policy_rules_for(&c->pol, part, &rules);
+    if (rules.action == FG_ACTION_OFF || !rules.require_tag) {
+        answer("allow", NULL);
+        return;
+    }
+    struct fg_audit_rec rec;
+    fg_audit_rec_init(&rec, FG_AUDIT_AT_JOB_SUBMIT);
+    rec.verdict = FG_AUDIT_REJECT;
+    snprintf(rec.message, sizeof rec.message, "fitgate: rejected: GPU jobs %s%.60s must say "
+             "what they run (RequireTag=yes)", part ? "in partition " : "on this cluster",
+             part ? part : "");
+    snprintf(rec.partition, sizeof rec.partition, "%.63s", part ? part : "");
+    for (size_t i = 1; i < c->n_args && !rec.request[0]; i++)
+        if (!strncmp(c->args[i], "--gres=", 7) || !strncmp(c->args[i], "--gpus=", 7))
+            snprintf(rec.request, sizeof rec.request, "%.150s", c->args[i]);
+    snprintf(rec.request_after, sizeof rec.request_after, "%s", rec.request);
+    write_line(c, &rec);
+    say(rec.message);
+    say("fitgate: add --ft-model=ORG/NAME (or a directory with config.json) and "
+        "--ft-mode=full|lora|qlora|serve; 'fitgate plan MODEL' shows what to ask for");
+    answer("reject", NULL);
+}
+
 static int read_input(struct ctld *c, char **text)
 {
     size_t n = 0, cap = 0;
@@ -459,6 +499,10 @@ static int parse_args(struct ctld *c, int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         uint64_t u;
+        if (!strcmp(a, "--untagged")) {
+            c->untagged = true;
+            continue;
+        }
         if (!v) {
             fprintf(stderr, "fitgate: error: %s needs a value\n", a);
             return 2;
@@ -530,7 +574,12 @@ int fg_cli_ctld(int argc, char **argv)
         goto out;
     rc = 0;
     fg_policy_init(&c.pol);
-    if (c.policy && fg_policy_load(&c.pol, c.policy, &err)) {
+    int prc = c.policy ? fg_policy_load(&c.pol, c.policy, &err) : 0;
+    if (c.untagged) {
+        untagged(&c, !prc, err.detail);
+        goto out;
+    }
+    if (prc) {
         /* fail closed: a tagged job is rejected until the policy is fixed (the built-in
          * OnError=reject); the line goes to the trail where the file still names one */
         char why[700];
