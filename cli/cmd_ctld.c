@@ -1,6 +1,7 @@
 /*
  * fitgate ctld --policy FILE [--run-as UID:GID] [--timeout-ms N] [--on-error allow|reject]
  *              [--key SUBMIT_ID] [--job-id N] [--time-limit MIN] [--skip WHY]
+ *              [--log-file TARGET]
  *   (standard input: the check's arguments, each ended by a NUL byte)
  *
  * The controller's check, for contrib/job_submit.lua: what slurmctld runs for
@@ -33,6 +34,9 @@
  *   fitgate-answer 1 VERDICT REQUEST   last: allow | reject | resize, and the
  *                              request after a resize in Slurm's spelling
  * Exit status 0 when the answer was written, 2 on a bad invocation.
+ *
+ * --log-file TARGET: the audit lines go there instead of the policy's LogFile= (a file only
+ * root can write, or syslog: the controller's trail beyond users' reach, docs/audit.md).
  *
  * --skip WHY: no check at all (job_submit.lua after a check timed out: the
  * file system is stalled); the job is decided by OnError= at once and the
@@ -67,7 +71,7 @@
 #define CTLD_MAX_OUTPUT (1u << 20)
 
 struct ctld {
-    const char *policy, *key, *skip;
+    const char *policy, *key, *skip, *log_file;
     bool untagged;
     uid_t uid;
     gid_t gid;
@@ -510,6 +514,8 @@ static int parse_args(struct ctld *c, int argc, char **argv)
         i++;
         if (!strcmp(a, "--policy")) {
             c->policy = v;
+        } else if (!strcmp(a, "--log-file")) {
+            c->log_file = v;
         } else if (!strcmp(a, "--key")) {
             c->key = v;
         } else if (!strcmp(a, "--skip")) {
@@ -592,6 +598,8 @@ int fg_cli_ctld(int argc, char **argv)
     }
     if (c.policy)
         c.on_error = c.pol.on_error;
+    if (c.log_file) /* the controller's own trail, root's: job_submit.lua's LOG_FILE */
+        snprintf(c.pol.log_file, sizeof c.pol.log_file, "%s", c.log_file);
     if (c.skip)
         cannot_check(&c, c.on_error, c.skip);
     else

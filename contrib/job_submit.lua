@@ -50,6 +50,9 @@ local STALL_S = 30            -- after a check timed out: no check for this long
 local ON_ERROR = "allow"      -- allow | reject: without a policy file, or none in it: fitgate
                               -- could not run, timed out, or found the model nowhere
 local PLUGIN = "fitgate"      -- the SPANK plugin's name (prefix of its options)
+local LOG_FILE = nil          -- the controller's own audit trail, beyond users' reach: a file
+                              -- in a root 0755 directory ("/var/log/fitgate/controller.log")
+                              -- or "syslog"; nil: the policy's LogFile=
 
 -- slurmctld as root (SlurmUser=root) can run fitgate as the user; otherwise it runs as
 -- SlurmUser, which must then be able to read the model paths users give.
@@ -350,6 +353,10 @@ local function ctld(job, args, extra)
    end
    if AS_ROOT and job.user_id ~= nil and job.user_id ~= 0 then
       table.insert(cmd, string.format("--run-as %d:%d", job.user_id, job.group_id))
+   end
+   if LOG_FILE ~= nil then
+      table.insert(cmd, "--log-file")
+      table.insert(cmd, LOG_FILE)
    end
    for _, e in ipairs(extra) do table.insert(cmd, e) end
    local h = io.popen(table.concat(cmd, " ") .. " < " .. path .. " 2>/dev/null")

@@ -26,6 +26,7 @@
 #include "decide.h"
 #include "gate.h"
 #include "jobspec.h"
+#include "log.h"
 #include "error.h"
 #include "memory.h"
 #include "model.h"
@@ -130,6 +131,9 @@ int fitgate_gpu_table(const struct fg_policy *p, struct fg_gpu_table **out,
 
 /* Print a decision's lines: slurm_error for rejections, slurm_info otherwise. */
 void fitgate_say(const struct fg_decision *d);
+/* One line to Slurm's log at level (error, warn = info, debug), prefix then s with its
+ * control characters written \xNN: user text (a model directory) cannot start a line. */
+void fitgate_line(enum fg_log_level level, const char *prefix, const char *s);
 
 /* Print one line with the prefix (slurm_error). */
 void fitgate_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

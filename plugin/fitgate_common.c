@@ -42,6 +42,24 @@ int fitgate_job(struct fg_jobspec *spec, struct fg_err *err)
     return fg_jobspec_finish(spec, err);
 }
 
+void fitgate_line(enum fg_log_level level, const char *prefix, const char *s)
+{
+    char clean[1200];
+    size_t o = 0;
+    /* a newline in a model directory or job option would start a line of its own in
+     * slurmd.log, slurmctld.log or the job's output: control characters as \xNN */
+    for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < sizeof clean; p++)
+        o += (size_t)(*p < 0x20 || *p == 0x7f ? snprintf(clean + o, 5, "\\x%02x", *p)
+                                              : (clean[o] = (char)*p, 1));
+    clean[o] = '\0';
+    if (level == FG_LOG_ERROR)
+        slurm_error("%s%s", prefix, clean);
+    else if (level <= FG_LOG_WARN)
+        slurm_info("%s%s", prefix, clean);
+    else
+        slurm_debug("%s%s", prefix, clean);
+}
+
 void fitgate_error(const char *fmt, ...)
 {
     char msg[1024];
@@ -49,17 +67,14 @@ void fitgate_error(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    slurm_error("fitgate: %s", msg);
+    fitgate_line(FG_LOG_ERROR, "fitgate: ", msg);
 }
 
 /* Engine messages: warnings reach the user, the rest Slurm's debug log. */
 static void sink(enum fg_log_level level, const char *msg, void *ctx)
 {
     (void)ctx;
-    if (level <= FG_LOG_WARN)
-        slurm_info("fitgate: %s", msg);
-    else
-        slurm_debug("fitgate: %s", msg);
+    fitgate_line(level <= FG_LOG_WARN ? FG_LOG_WARN : FG_LOG_DEBUG, "fitgate: ", msg);
 }
 
 void fitgate_log_init(void)
@@ -93,10 +108,8 @@ void fitgate_say(const struct fg_decision *d)
     for (int i = 0; i < FG_DECIDE_LINES; i++) {
         if (!d->lines[i][0])
             continue;
-        if (d->kind == FG_DECIDE_REJECT)
-            slurm_error("%s", d->lines[i]);
-        else
-            slurm_info("%s", d->lines[i]);
+        fitgate_line(d->kind == FG_DECIDE_REJECT ? FG_LOG_ERROR : FG_LOG_WARN, "",
+                     d->lines[i]);
     }
 }
 

@@ -35,7 +35,7 @@ static void say(const struct fg_decision *d)
 {
     for (int i = 0; i < FG_DECIDE_LINES; i++)
         if (d->lines[i][0])
-            slurm_error("%s", d->lines[i]);
+            fitgate_line(FG_LOG_ERROR, "", d->lines[i]);
 }
 
 static bool env(spank_t sp, const char *name, char *buf, size_t cap)
@@ -113,7 +113,8 @@ static void cannot_check(const char *what, const char *detail, const char *todo,
     }
     /* the job goes on: submission already said so; the node's log keeps the detail */
     for (int i = 0; i < FG_DECIDE_LINES; i++)
-        slurm_info("%s", d.lines[i]);
+        if (d.lines[i][0])
+            fitgate_line(FG_LOG_WARN, "", d.lines[i]);
 }
 
 /*

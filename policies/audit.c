@@ -566,9 +566,18 @@ static int write_file(const char *target, const char *line, size_t len,
         rc = fg_err_set(err, FG_E_IO, "audit log %s: not a file, FIFO or device", path);
         goto out;
     }
+    /* A file root created just now for the line's user (%u / %U: the controller's check,
+     * slurmctld as root, is the privileged side that creates per-user files): the user's,
+     * so that their own sbatch can append to it */
+    bool per_user = strstr(target, "%u") || strstr(target, "%U");
+    if (S_ISREG(st.st_mode) && geteuid() == 0 && per_user && st.st_uid == 0 &&
+        st.st_size == 0 && rec->uid && !fchown(fd, rec->uid, (gid_t)-1))
+        st.st_uid = rec->uid;
     /* Another user's file in a shared directory would read this user's lines (and could
-     * be made to hold forged ones): only the writer's own file, or one root set up. */
-    if (S_ISREG(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0) {
+     * be made to hold forged ones): only the writer's own file, one root set up, or (for
+     * root writing a per-user file) the line's own user's. */
+    if (S_ISREG(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0 &&
+        !(geteuid() == 0 && per_user && st.st_uid == rec->uid)) {
         rc = fg_err_set(err, FG_E_DENIED, "audit log %s: owned by uid %u, not by uid %u or root",
                         path, (unsigned)st.st_uid, (unsigned)geteuid());
         goto out;

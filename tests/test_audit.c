@@ -589,6 +589,37 @@ static void format_should_carry_the_key_and_the_time_limit_kinds(void **state)
     assert_string_equal(r.time_limit, "");
 }
 
+/* Root (the controller's check) creates a per-user file for the line's user, and may append
+ * to that user's file; never to another user's. */
+static void write_should_create_per_user_files_for_their_user_as_root(void **state)
+{
+    (void)state;
+    if (geteuid() != 0)
+        skip();
+    char target[400], path[400], other[400];
+    struct fg_audit_rec r;
+    struct fg_err err = {0};
+    struct stat st;
+    sample(&r);
+    snprintf(r.user, sizeof r.user, "nobody");
+    r.uid = 65534;
+    snprintf(target, sizeof target, "%s/peruser-%%u.log", tmpdir);
+    snprintf(path, sizeof path, "%s/peruser-nobody.log", tmpdir);
+    assert_int_equal(fg_audit_write(target, &r, &err), 0);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_uid, 65534);
+    assert_int_equal(fg_audit_write(target, &r, &err), 0); /* the user's own: appended */
+    /* a file of another user under this user's name (pre-created) is refused */
+    snprintf(other, sizeof other, "%s/peruser-eve.log", tmpdir);
+    int fd = open(other, O_WRONLY | O_CREAT, 0640);
+    assert_true(fd >= 0);
+    assert_int_equal(fchown(fd, 65534, (gid_t)-1), 0);
+    close(fd);
+    snprintf(r.user, sizeof r.user, "eve");
+    r.uid = 1005;
+    assert_int_equal(fg_audit_write(target, &r, &err), FG_E_DENIED);
+}
+
 static void on_alarm(int sig)
 {
     (void)sig;
@@ -802,6 +833,7 @@ int main(void)
         cmocka_unit_test(write_syslog_should_send_one_rfc3164_datagram),
         cmocka_unit_test(write_should_leave_no_fragment_after_a_short_write),
         cmocka_unit_test(format_should_carry_the_key_and_the_time_limit_kinds),
+        cmocka_unit_test(write_should_create_per_user_files_for_their_user_as_root),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }
