@@ -53,8 +53,8 @@ endif
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -fPIC $(WARN) $(SAN_FLAGS) -Iengine -Ipolicies -Icli \
 	$(if $(SLURM_INCLUDE),-isystem $(SLURM_INCLUDE)) -MMD -MP
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-# Linked: cJSON only.  libcurl and hwloc are dlopen'ed when first needed (engine/hub.c on the
-# first hub request, engine/detect.c on the first GPU detection): their headers are used,
+# Linked: cJSON only.  libcurl and hwloc are dlopen'ed when first needed (engine/source/hub.c on the
+# first hub request, engine/hw/detect.c on the first GPU detection): their headers are used,
 # their ~35 shared objects are not loaded by every CLI run and tagged sbatch.  -ldl for
 # glibc < 2.34 (from 2.34 dlopen is in libc and libdl.a is empty: nothing is added).
 PKG_LIBS    = $(shell pkg-config --libs libcjson 2>/dev/null) -ldl -pthread
@@ -69,33 +69,42 @@ BUILD := build$(if $(SLURM_INCLUDE),/slurm-$(or $(SLURM_RELEASE),unknown))
 endif
 
 # --- engine: libfitgate.a -------------------------------------------------
+# engine/ by what it knows (docs/design.md "Layout"): util/ <- source/ <- the model <- arch/;
+# hw/ beside them; the estimator and the planner at the top.
 ENGINE_SRCS := \
-	engine/error.c \
-	engine/fileio.c \
-	engine/log.c \
-	engine/config.c \
+	engine/util/error.c \
+	engine/util/fileio.c \
+	engine/util/log.c \
+	engine/util/fmt.c \
+	engine/source/config.c \
+	engine/source/cache.c \
+	engine/source/source.c \
+	engine/source/source_opts.c \
+	engine/source/hub.c \
+	engine/source/safetensors.c \
+	engine/source/ckpt.c \
+	engine/arch/graph.c \
+	engine/arch/blocks.c \
+	engine/arch/arch_decoder.c \
+	engine/arch/arch_moe.c \
+	engine/arch/arch_moe_rows.c \
+	engine/arch/arch_legacy.c \
+	engine/arch/arch_encoder.c \
+	engine/arch/arch_encdec.c \
+	engine/arch/arch_nomic.c \
+	engine/arch/arch_hybrid.c \
+	engine/arch/arch_mamba.c \
+	engine/arch/arch_multimodal.c \
+	engine/arch/arch_llama4.c \
+	engine/arch/arch_generic.c \
+	engine/arch/arch_keys.c \
+	engine/hw/gpu.c \
+	engine/hw/gpu_find.c \
+	engine/hw/detect.c \
+	engine/hw/visible.c \
+	engine/hw/nvml.c \
 	engine/model.c \
-	engine/fmt.c \
-	engine/arch.c \
-	engine/cache.c \
-	engine/source.c \
-	engine/source_opts.c \
-	engine/hub.c \
-	engine/safetensors.c \
-	engine/ckpt.c \
-	engine/arch_decoder.c \
-	engine/arch_moe.c \
-	engine/arch_moe_rows.c \
-	engine/arch_legacy.c \
-	engine/arch_encoder.c \
-	engine/arch_encdec.c \
-	engine/arch_nomic.c \
-	engine/arch_hybrid.c \
-	engine/arch_mamba.c \
-	engine/arch_multimodal.c \
-	engine/arch_llama4.c \
-	engine/arch_generic.c \
-	engine/arch_keys.c \
+	engine/model_load.c \
 	engine/job.c \
 	engine/memory_node.c \
 	engine/memory_stage.c \
@@ -106,12 +115,7 @@ ENGINE_SRCS := \
 	engine/plan.c \
 	engine/plan_env.c \
 	engine/plan_floor.c \
-	engine/gpu.c \
-	engine/gpu_find.c \
-	engine/detect.c \
-	engine/visible.c \
-	engine/calib.c \
-	engine/nvml.c
+	engine/calib.c
 
 # --- policies --------------------------------------------------------------
 POLICY_SRCS := \
@@ -204,12 +208,12 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# The built-in GPU table: conf/gpus.conf read at build time by engine/gpu.c's own reader
+# The built-in GPU table: conf/gpus.conf read at build time by engine/hw/gpu.c's own reader
 # (tools/gen_gpus.c) and compiled in as the parsed table, so no process parses it (0.71 M
 # instructions per tagged sbatch and CLI run before).  The generator runs on the build host.
 GEN_GPUS := $(BUILD)/tools/gen_gpus
-$(GEN_GPUS): tools/gen_gpus.c engine/gpu_table.h $(BUILD)/engine/gpu.o $(BUILD)/engine/fileio.o \
-		$(BUILD)/engine/error.o
+$(GEN_GPUS): tools/gen_gpus.c engine/hw/gpu_table.h $(BUILD)/engine/hw/gpu.o $(BUILD)/engine/util/fileio.o \
+		$(BUILD)/engine/util/error.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ tools/gen_gpus.c $(filter %.o,$^) $(SAN_FLAGS) $(LDFLAGS)
 $(BUILD)/gen/gpus_table.c: conf/gpus.conf $(GEN_GPUS)
@@ -326,7 +330,7 @@ $(BUILD)/bench/bench_dlopen: tools/bench_dlopen.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< -ldl
 # an experiment (bench/lean_stubs.c): the plugin's engine part without libcurl and hwloc
-LEAN_OBJS := $(filter-out $(BUILD)/engine/hub.o $(BUILD)/engine/detect.o,$(ENGINE_OBJS)) \
+LEAN_OBJS := $(filter-out $(BUILD)/engine/source/hub.o $(BUILD)/engine/hw/detect.o,$(ENGINE_OBJS)) \
 	$(POLICY_OBJS)
 $(BUILD)/bench/fitgate_engine_lean.so: $(BUILD)/bench/lean_stubs.o $(PLUGIN_ENGINE_OBJS) \
 		$(LEAN_OBJS) plugin/fitgate_engine.lds

@@ -32,9 +32,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "config.h"
+#include "arch/graph.h"
+#include "source/config.h"
 #include "fit.h"
-#include "gpu.h"
+#include "hw/gpu.h"
 #include "memory.h"
 #include "model.h"
 #include "plan.h"

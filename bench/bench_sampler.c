@@ -1,5 +1,5 @@
 /*
- * bench_sampler.c - what GpuSampler= costs (engine/nvml.c), without a GPU:
+ * bench_sampler.c - what GpuSampler= costs (engine/hw/nvml.c), without a GPU:
  *
  *   absent   fg_sampler_start where libnvidia-ml.so.1 is not there (the "no NVML" case
  *            every tagged job on such a node pays): wall time per attempt;
@@ -16,7 +16,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
-#include "nvml.h"
+#include "hw/nvml.h"
 
 static double now_s(void)
 {

@@ -11,9 +11,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "detect.h"
-#include "error.h"
-#include "hub.h"
+#include "hw/detect.h"
+#include "util/error.h"
+#include "source/hub.h"
 
 int fg__hub_get(const struct fg__hub_req *req, struct fg__hub_resp *resp, struct fg_err *err)
 {

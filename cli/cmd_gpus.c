@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "cli.h"
-#include "detect.h"
-#include "gpu.h"
+#include "hw/detect.h"
+#include "hw/gpu.h"
 
 static void usage(FILE *f)
 {

@@ -40,7 +40,7 @@
 #include "auditlog.h"
 #include "calib.h"
 #include "cli.h"
-#include "fileio.h"
+#include "util/fileio.h"
 #include "fit.h"
 #include "html.h"
 #include "jobopts.h"

@@ -18,7 +18,7 @@
 #include "format.h"
 #include "framework.h"
 #include "gate.h"
-#include "gpu.h"
+#include "hw/gpu.h"
 #include "jobopts.h"
 #include "jobspec.h"
 #include "memory.h"

@@ -13,12 +13,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "arch/graph.h"
 #include "cli.h"
-#include "config.h"
+#include "source/config.h"
 #include "format.h"
 #include "model.h"
-#include "safetensors.h"
-#include "source.h"
+#include "source/safetensors.h"
+#include "source/source.h"
 
 /* What verify looked at, for the output. */
 struct target {

@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "error.h"
+#include "util/error.h"
 
 /*
  * Write s (NULL: nothing) to f escaped for HTML text and attribute values alike

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "log.h"
+#include "util/log.h"
 
 static void log_stderr(enum fg_log_level level, const char *msg, void *ctx)
 {

@@ -6,11 +6,12 @@
  */
 #include <stdio.h>
 
+#include "model_load.h"
 #include "cli.h"
 #include "gate.h"
-#include "log.h"
+#include "util/log.h"
 #include "model.h"
-#include "source.h"
+#include "source/source.h"
 
 /* One line on stderr: where the config came from (stdout stays the answer). */
 static void say_source(const char *arg, const struct fg_source_result *r)
@@ -34,7 +35,7 @@ int fg_cli_load_model(const char *arg, bool offline, struct fg_model **out, stru
         return fg_err_set(err, FG_E_INVAL, "MODEL is empty; give a directory, a config.json or "
                           "org/name[@revision]");
     if (fg_source_arg_is_path(arg))
-        return fg_gate_model_at(arg, out, err); /* as the plugin reads it */
+        return fg_model_load_path(arg, out, err); /* as the plugin reads it */
 
     struct fg_model_id id;
     int rc = fg_source_parse_id(arg, &id, err);
@@ -49,7 +50,7 @@ int fg_cli_load_model(const char *arg, bool offline, struct fg_model **out, stru
     if (offline)
         o.offline = true;
     struct fg_source_result *r = NULL;
-    rc = fg_gate_model_of(&o, &id, arg, true, out, &r, err);
+    rc = fg_model_load_id(&o, &id, arg, true, out, &r, err);
     if (r)
         say_source(arg, r);
     fg_source_result_free(r);

@@ -22,7 +22,7 @@
 #include "decide.h"
 #include "format.h"
 #include "fit.h"
-#include "gpu.h"
+#include "hw/gpu.h"
 #include "html.h"
 #include "memory.h"
 #include "plan.h"

@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "error.h"
+#include "util/error.h"
 #include "jobopts.h"
 #include "model.h"
 

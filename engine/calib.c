@@ -10,7 +10,7 @@
 #include <strings.h>
 
 #include "calib.h"
-#include "fileio.h"
+#include "util/fileio.h"
 #include "framework.h"
 
 /* The keys, one row each: a new key is a new row here and a case in set(). */

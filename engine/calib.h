@@ -31,7 +31,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "util/error.h"
 #include "memory.h"
 
 #define FG_CALIB_MAX_ROWS 48

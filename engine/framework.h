@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "util/error.h"
 #include "memory.h"
 
 /* Layout dimensions a framework can run (bits of fg_framework.layouts). */

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "fmt.h"
+#include "util/fmt.h"
 
 /* ---- option spellings ---------------------------------------------------- */
 

@@ -16,7 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "util/error.h"
 
 enum fg_mode { FG_MODE_FULL, FG_MODE_LORA, FG_MODE_QLORA, FG_MODE_SERVE };
 enum fg_precision { FG_PREC_BF16_MIXED, FG_PREC_BF16, FG_PREC_FP16_MIXED, FG_PREC_FP32 };

@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "util/error.h"
 #include "framework.h"
 #include "memory.h"
 

@@ -22,6 +22,7 @@
  *   [T101]  EleutherAI "Transformer Math 101": 8-bit Adam 2 bytes, SGD with
  *           momentum one state per parameter.
  */
+#include "memory_int.h"
 #include "memory.h"
 
 #include <stdarg.h>
@@ -30,9 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt.h"
+#include "util/fmt.h"
 #include "memory_stage.h"
-#include "sat.h"
+#include "util/sat.h"
 
 /* The tied matrix on a pipeline stage that holds the head but not the embedding: that stage
  * keeps its own copy (Megatron's share_embeddings_and_output_weights: the last stage

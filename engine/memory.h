@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "util/error.h"
 #include "model.h"
 #include "job.h"
 
@@ -76,19 +76,6 @@ int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struc
  */
 int fg_memory_estimate_totals(const struct fg_model *m, const struct fg_job *job,
                               struct fg_estimate *out, struct fg_err *err);
-
-/*
- * Internal (the planner): block parts kept across the estimates of one model, so that an
- * estimate whose job reads the blocks as an earlier one did (same mode, TP, EP, LoRA
- * targets and rank, precision) recomputes none of them.  fg__parts_new returns NULL when
- * out of memory; the caller frees it with fg__parts_free (NULL-safe) and uses it for one
- * model only.  fg__memory_estimate_parts is fg_memory_estimate_totals with it.
- */
-struct fg__parts;
-struct fg__parts *fg__parts_new(void);
-void fg__parts_free(struct fg__parts *p);
-int fg__memory_estimate_parts(const struct fg_model *m, const struct fg_job *job,
-                              struct fg_estimate *e, struct fg__parts *parts, struct fg_err *err);
 
 /* Bytes at another micro-batch: max(static + b * per_sample, step_bytes), saturating. */
 uint64_t fg_estimate_at(const struct fg_estimate *e, uint64_t batch);

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "sat.h"
+#include "util/sat.h"
 
 /* Does LoRA target this linear?  PEFT "all-linear" is every nn.Linear but
  * the output layer (peft/tuners/tuners_utils.py _maybe_include_all_linear_layers). */

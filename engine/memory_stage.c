@@ -3,13 +3,14 @@
  * a run of equal blocks counted once, or from the planner's per-block prefix table; and
  * the planner's part sets under their keys (memory.h fg__parts).
  */
+#include "model_int.h"
 #include "memory_stage.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sat.h"
+#include "util/sat.h"
 
 /* Is node on the pipeline stage the job sizes? */
 static bool on_stage(const struct fg_node *n, const struct fg_job *job)

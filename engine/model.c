@@ -1,3 +1,4 @@
+#include "model_int.h"
 #include "model.h"
 
 #include <stdarg.h>
@@ -6,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt.h"
-#include "log.h"
+#include "util/fmt.h"
+#include "util/log.h"
 
 static const char *const kind_names[FG_NODE_KIND_COUNT] = {
     [FG_NODE_EMBED] = "Embedding",     [FG_NODE_POS_EMBED] = "Position embedding",

@@ -17,8 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "error.h"
+#include "util/error.h"
 
 enum fg_node_kind {
     FG_NODE_EMBED,       /* token embedding */
@@ -135,6 +134,8 @@ enum fg_certainty {
                            unsure_key): the count may be far off */
 };
 
+struct fg_arch;
+
 struct fg_model {
     char id[256];
     char model_type[64];
@@ -173,19 +174,11 @@ struct fg_model {
     struct fg_seg *segs;
     uint64_t widest_inter;   /* widest MLP / top-k expert width of any node */
     bool node_by_node;       /* built without fg__model_repeat_block (tests compare the two) */
+    /* The architecture registry, set by fg_model_from_config for the readers that dispatch
+     * on a nested model_type (a multimodal wrapper's text_config): handed in rather than
+     * called by name, so no reader links back to the registry that names it. */
+    const struct fg_arch *(*arch_find)(const char *model_type);
 };
-
-/*
- * Build the graph for a parsed config (engine/arch.c: the family readers
- * fill a model; this module only holds it).  id (may be NULL) names the model in
- * output.  Fails with FG_E_UNSUPPORTED for an unknown model_type that lacks
- * the standard decoder keys, and with the config getters' errors.
- */
-int fg_model_from_config(const struct fg_config *doc, const char *id, struct fg_model **out,
-                         struct fg_err *err);
-
-/* Load path (directory or config.json) and build. */
-int fg_model_load(const char *path, struct fg_model **out, struct fg_err *err);
 
 void fg_model_free(struct fg_model *m);
 
@@ -200,62 +193,5 @@ uint64_t fg_model_params_of(const struct fg_model *m, enum fg_node_kind kind);
 
 /* Number of layers in the main stack (blocks with layer >= 0, stack MAIN). */
 uint32_t fg_model_main_layers(const struct fg_model *m);
-
-/* ---- internal, for architecture readers -------------------------------- */
-
-/* Append a node; returns NULL when out of memory (err set). */
-struct fg_node *fg__model_add(struct fg_model *m, enum fg_node_kind kind, int32_t layer,
-                              const char *name, struct fg_err *err);
-
-/* Append a node of block `layer` (from 0) named "<base>_<layer + 1>" ("Attention_12"); NULL
- * when out of memory (err set). */
-struct fg_node *fg__model_add_block(struct fg_model *m, enum fg_node_kind kind, int32_t layer,
-                                    const char *base, struct fg_err *err);
-
-/*
- * Append `copies` copies of the block just built, nodes [first, n_nodes) of one layer, as
- * blocks layer, layer + 1, ...: the same nodes, named "<base>_<layer + 1>" and on.  A reader
- * calls it for the blocks whose inputs equal that block's (a block is a fraction of a
- * microsecond to copy and several to build); it declines (false, nothing added) when the
- * nodes are not all of one layer, a name is not one fg__model_add_block writes in place,
- * the model is built node_by_node, or memory is short; the reader then builds the block.
- */
-bool fg__model_repeat_block(struct fg_model *m, size_t first, int32_t layer, uint32_t copies);
-
-/* An empty model with m's shape (hidden, heads, kv_heads, head_dim, inter, vocab), where a
- * reader builds blocks aside to count them as a rule (MTP layers); the caller frees it with
- * fg_model_free.  NULL when out of memory (err set). */
-struct fg_model *fg__model_scratch(const struct fg_model *m, struct fg_err *err);
-
-/* Add a linear to a node and its params (in*out*count + bias*out*count). */
-void fg__node_linear(struct fg_node *n, const char *role, uint64_t in, uint64_t out, uint64_t count,
-                     bool bias);
-
-/* Record a counting rule (adds scalars to the total at finalize). */
-void fg__model_rule(struct fg_model *m, const char *name, int64_t scalars);
-
-/* Record a note for the output ("read as a generic decoder"). */
-void fg__model_note(struct fg_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Record an assumption of the generic reader ("tie_word_embeddings absent: tied, the
- * PretrainedConfig default"); dropped past FG_MODEL_MAX_ASSUMED. */
-void fg__model_assume(struct fg_model *m, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* Mark the count unsure because of key (kept: the first one), with a note saying why. */
-void fg__model_unsure(struct fg_model *m, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-/* fg_model_from_config, every block built node by node when node_by_node is set. */
-int fg__model_from_config(const struct fg_config *doc, const char *id, bool node_by_node,
-                          struct fg_model **out, struct fg_err *err);
-
-/* Sum nodes and rules into params_total, derive the linear sums and the segments;
- * FG_E_OVERFLOW on overflow, FG_E_NOMEM. */
-int fg__model_finalize(struct fg_model *m, struct fg_err *err);
-
-/* The head and the final norm (a norm the readers name "Final ..."), which go with the last
- * pipeline stage (model.c's segment sides, memory_stage.c's on_stage). */
-bool fg__node_head_side(const struct fg_node *n);
 
 #endif

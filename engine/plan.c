@@ -7,6 +7,7 @@
  * estimator (static bytes and per-sample bytes of each block alone), then every stage
  * of the chosen cut is re-estimated exactly.
  */
+#include "memory_int.h"
 #include "plan.h"
 
 #include <stddef.h>
@@ -14,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sat.h"
+#include "util/sat.h"
 
 void fg_plan_opts_default(struct fg_plan_opts *o)
 {

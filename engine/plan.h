@@ -104,7 +104,7 @@ uint64_t fg__plan_count_floor(const struct fg_model *m, const struct fg_job *job
 uint64_t fg__plan_shape_floor(const struct fg_model *m, const struct fg_job *job);
 
 /* The two floors (engine/plan_floor.c) with the planner's block parts kept across its
- * estimates (memory.h fg__parts; NULL: none). */
+ * estimates (memory_int.h fg__parts; NULL: none). */
 struct fg__parts;
 uint64_t fg__plan_count_floor_parts(const struct fg_model *m, struct fg__parts *parts,
                                    const struct fg_job *job, uint32_t g);

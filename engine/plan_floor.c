@@ -3,6 +3,7 @@
  * layout of a GPU count, and of every cut of a pipeline shape, from one estimate each, so
  * the search skips what cannot fit without costing a block.
  */
+#include "memory_int.h"
 #include "plan.h"
 
 /*

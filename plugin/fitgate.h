@@ -26,8 +26,8 @@
 #include "decide.h"
 #include "gate.h"
 #include "jobspec.h"
-#include "log.h"
-#include "error.h"
+#include "util/error.h"
+#include "util/log.h"
 #include "memory.h"
 #include "model.h"
 #include "policy.h"
@@ -94,11 +94,15 @@ int fitgate_job(struct fg_jobspec *spec, struct fg_err *err);
 /* ---- fitgate_stepd.c, fitgate_record.c ------------------------------------ */
 
 /*
- * fitgate_stepd.c: a value decided at submission into buf (cap bytes): key's field of
+ * A value decided at submission into buf (cap bytes): key's field of
  * the packed SLURM_SPANK_FITGATE_PLAN, else SLURM_SPANK_FITGATE_<key> alone; false when
  * neither holds one that fits.  The job's environment: callers bound what they take.
  */
 bool fitgate_submitted(spank_t sp, const char *key, char *buf, size_t cap);
+
+/* The job's environment variable name into buf (cap bytes); false when unset, empty or
+ * longer than buf. */
+bool fitgate_env(spank_t sp, const char *name, char *buf, size_t cap);
 
 /*
  * On the node, after the check: the audit line "stepd" (job id, the submit_id carried

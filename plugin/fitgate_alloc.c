@@ -25,7 +25,7 @@
 #include <slurm/slurm.h>
 
 #include "fitgate.h"
-#include "gpu.h"
+#include "hw/gpu.h"
 
 typedef char *(*opt_get_fn)(void *opt, const char *name);
 typedef int (*opt_set_fn)(void *opt, const char *name, const char *value, bool early);

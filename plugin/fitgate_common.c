@@ -1,7 +1,7 @@
 /*
  * fitgate_common.c - what both contexts need: the job's options through the
  * engine's parser, the policy, the GPU table, messages, and the plan as
- * environment variables.  The model is read by fg_gate_load_model
+ * environment variables, and what the submit side packed for the node side.  The model is read by fg_gate_load_model
  * (policies/gate.h), as fitgate check reads it.
  */
 #include <stdarg.h>
@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "fitgate.h"
-#include "gpu.h"
-#include "log.h"
+#include "hw/gpu.h"
+#include "util/log.h"
 #include "plan.h"
 
 static const char *const *option_values;
@@ -124,4 +124,41 @@ int fitgate_export(const struct fg_layout *l, const char *card, uint32_t gpus,
         return rc;
     snprintf(v, sizeof v, "%u", gpus);
     return set("FITGATE_GPUS", v, ctx);
+}
+
+bool fitgate_env(spank_t sp, const char *name, char *buf, size_t cap)
+{
+    return spank_getenv(sp, name, buf, (int)cap) == ESPANK_SUCCESS && buf[0];
+}
+
+/*
+ * A value decided at submission (export_one in fitgate_alloc.c): its field of the packed
+ * SLURM_SPANK_FITGATE_PLAN ("TP=1;PP=2;..."), else SLURM_SPANK_FITGATE_<key> alone (a
+ * value that could not be packed, or a job submitted by an older fitgate).
+ *
+ * These arrive in the job's environment, which a client that is not sbatch (a REST call)
+ * writes as it likes; job_submit.lua sets them to what spank_job_env says, but a site may
+ * run the plugin alone.  So none of them may lower the check on their own word: a
+ * submitted micro-batch is taken only below the job's own --ft-batch (and then it is what
+ * the tasks are told to run, FITGATE_MICRO_BATCH), gradient accumulation only upwards (it
+ * costs no memory), and CARD only where hwloc sizes no GPU (fake devices, no driver
+ * attributes), where the node has nothing else; on such nodes the controller's check of
+ * the job's own request is the enforcement (docs/plugin.md, "Enforcing at the controller").
+ */
+bool fitgate_submitted(spank_t sp, const char *key, char *buf, size_t cap)
+{
+    char plan[2048], name[64];
+    size_t kl = strlen(key);
+    if (fitgate_env(sp, "SLURM_SPANK_FITGATE_PLAN", plan, sizeof plan))
+        for (const char *p = plan; *p;) {
+            size_t n = strcspn(p, ";");
+            /* a field longer than buf is not cut short: the variable alone may hold it */
+            if (n > kl + 1 && !strncmp(p, key, kl) && p[kl] == '=' && n - kl - 1 < cap) {
+                snprintf(buf, cap, "%.*s", (int)(n - kl - 1), p + kl + 1);
+                return true;
+            }
+            p += n + (p[n] == ';');
+        }
+    snprintf(name, sizeof name, "SLURM_SPANK_FITGATE_%s", key);
+    return fitgate_env(sp, name, buf, cap);
 }

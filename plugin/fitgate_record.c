@@ -18,7 +18,7 @@
  * be the shape fg_audit_rec_init writes (printable, no quote, bounded).
  *
  * GpuSampler=SECONDS (off by default): the same node samples NVML for the
- * job (engine/nvml.h) from user_init to slurm_spank_exit, and writes a second
+ * job (engine/hw/nvml.h) from user_init to slurm_spank_exit, and writes a second
  * "stepd" line at the end with gpu_peak_bytes, for clusters whose Slurm does
  * not account gres/gpumem.  No NVML library: nothing more happens.
  *
@@ -33,7 +33,7 @@
 
 #include "audit.h"
 #include "fitgate.h"
-#include "nvml.h"
+#include "hw/nvml.h"
 
 #ifndef SLURM_BATCH_SCRIPT
 #define SLURM_BATCH_SCRIPT 0xfffffffbu /* slurm.h */

@@ -22,9 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "detect.h"
+#include "hw/detect.h"
 #include "fitgate.h"
-#include "gpu.h"
+#include "hw/gpu.h"
 
 static struct {
     bool failed;            /* task_init refuses to start tasks */
@@ -38,11 +38,6 @@ static void say(const struct fg_decision *d)
             fitgate_line(FG_LOG_ERROR, "", d->lines[i]);
 }
 
-static bool env(spank_t sp, const char *name, char *buf, size_t cap)
-{
-    return spank_getenv(sp, name, buf, (int)cap) == ESPANK_SUCCESS && buf[0];
-}
-
 static uint32_t u32_of(const char *buf)
 {
     char *end;
@@ -53,39 +48,7 @@ static uint32_t u32_of(const char *buf)
 static uint32_t env_u32(spank_t sp, const char *name)
 {
     char buf[32];
-    return env(sp, name, buf, sizeof buf) ? u32_of(buf) : 0;
-}
-
-/*
- * A value decided at submission (export_one in fitgate_alloc.c): its field of the packed
- * SLURM_SPANK_FITGATE_PLAN ("TP=1;PP=2;..."), else SLURM_SPANK_FITGATE_<key> alone (a
- * value that could not be packed, or a job submitted by an older fitgate).
- *
- * These arrive in the job's environment, which a client that is not sbatch (a REST call)
- * writes as it likes; job_submit.lua sets them to what spank_job_env says, but a site may
- * run the plugin alone.  So none of them may lower the check on their own word: a
- * submitted micro-batch is taken only below the job's own --ft-batch (and then it is what
- * the tasks are told to run, FITGATE_MICRO_BATCH), gradient accumulation only upwards (it
- * costs no memory), and CARD only where hwloc sizes no GPU (fake devices, no driver
- * attributes), where the node has nothing else; on such nodes the controller's check of
- * the job's own request is the enforcement (docs/plugin.md, "Enforcing at the controller").
- */
-bool fitgate_submitted(spank_t sp, const char *key, char *buf, size_t cap)
-{
-    char plan[2048], name[64];
-    size_t kl = strlen(key);
-    if (env(sp, "SLURM_SPANK_FITGATE_PLAN", plan, sizeof plan))
-        for (const char *p = plan; *p;) {
-            size_t n = strcspn(p, ";");
-            /* a field longer than buf is not cut short: the variable alone may hold it */
-            if (n > kl + 1 && !strncmp(p, key, kl) && p[kl] == '=' && n - kl - 1 < cap) {
-                snprintf(buf, cap, "%.*s", (int)(n - kl - 1), p + kl + 1);
-                return true;
-            }
-            p += n + (p[n] == ';');
-        }
-    snprintf(name, sizeof name, "SLURM_SPANK_FITGATE_%s", key);
-    return env(sp, name, buf, cap);
+    return fitgate_env(sp, name, buf, sizeof buf) ? u32_of(buf) : 0;
 }
 
 static uint32_t submitted_u32(spank_t sp, const char *key)
@@ -152,9 +115,9 @@ static int node_card(spank_t sp, const struct fg_policy *pol, const struct fg_gp
     char visible[512] = "", buf[1024];
     struct fg_err err = {0};
     const char *vname = "SLURM_STEP_GPUS";
-    if (!env(sp, vname, visible, sizeof visible)) {
+    if (!fitgate_env(sp, vname, visible, sizeof visible)) {
         vname = "SLURM_JOB_GPUS";
-        env(sp, vname, visible, sizeof visible);
+        fitgate_env(sp, vname, visible, sizeof visible);
     }
     struct fg_detect_opts o = {.xml_path = pol->topology[0] ? pol->topology : NULL,
                                .visible = visible[0] ? visible : NULL,
@@ -250,7 +213,7 @@ static void check(spank_t sp, const struct fg_policy *pol, const char *pol_error
         cannot_check("this job", pol_error, FITGATE_TODO_POLICY, pol->on_error);
         return;
     }
-    env(sp, "SLURM_JOB_PARTITION", part, sizeof part);
+    fitgate_env(sp, "SLURM_JOB_PARTITION", part, sizeof part);
     struct fg_rules rules;
     fg_policy_rules_for(pol, part, &rules);
     if (rules.action == FG_ACTION_OFF)
@@ -298,7 +261,7 @@ static void check(spank_t sp, const struct fg_policy *pol, const char *pol_error
     fg_gate_model_label(model_arg, q.model, sizeof q.model);
 
     char user_dir[1024] = "";
-    env(sp, "SLURM_SUBMIT_DIR", user_dir, sizeof user_dir);
+    fitgate_env(sp, "SLURM_SUBMIT_DIR", user_dir, sizeof user_dir);
     uid_t uid = geteuid();
     struct passwd *pw = getpwuid(uid);
     if (fg_gate_load_model(pol, model_arg, user_dir, pw ? pw->pw_name : NULL, (unsigned)uid,

@@ -19,10 +19,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "error.h"
+#include "util/error.h"
 #include "fit.h"
 #include "framework.h"
-#include "gpu.h"
+#include "hw/gpu.h"
 #include "jobspec.h"
 #include "memory.h"
 #include "model.h"

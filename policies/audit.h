@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #include "decide.h"
-#include "error.h"
+#include "util/error.h"
 
 /* The "v" of every line this code writes. */
 #define FG_AUDIT_VERSION 1
@@ -91,7 +91,7 @@ struct fg_audit_rec {
     char version[32];             /* fitgate's */
     enum fg_audit_where where;
     /* "stepd" lines at the job's end only (written when not 0): the largest bytes in use on
-     * one of the job's GPUs, sampled from NVML by the node (GpuSampler=; engine/nvml.h) */
+     * one of the job's GPUs, sampled from NVML by the node (GpuSampler=; engine/hw/nvml.h) */
     uint64_t gpu_peak_bytes;
     /* the site calibration factor x 1000 the estimates carry (Calibration=); 0 none (written
      * only when set): fitgate learn divides it out to learn from the model's own estimate */

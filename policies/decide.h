@@ -28,8 +28,8 @@
 #include <stdint.h>
 
 #include "assess.h"
-#include "error.h"
-#include "gpu.h"
+#include "util/error.h"
+#include "hw/gpu.h"
 #include "model.h"
 #include "plan.h"
 #include "policy.h"

@@ -69,7 +69,7 @@ bool fg_request_from_option(struct fg_request *q, const char *opt, const char *v
  * against base_dir, which may be NULL for the current directory: the same rule,
  * fg_source_arg_is_path, everywhere) or org/name[@rev] through the policy's model
  * directories, cache (CacheDir: user names its %u, uid its %U) and hub (within
- * HubTimeout, the checkpoint's headers included: fg_gate_model_of; CheckpointScan=no reads
+ * HubTimeout, the checkpoint's headers included: fg_model_load_id; CheckpointScan=no reads
  * none from the hub).  offline keeps the hub out (compute nodes, slurmctld): the caches and site
  * directories still answer.  The caller frees *out with fg_model_free.
  */
@@ -98,39 +98,6 @@ int fg_gate_audit_id(const struct fg_policy *pol, enum fg_audit_where where,
 /* Slurm's --time ("90", "1:30:00", "2-00:00:00", "UNLIMITED") in minutes; 0 when unknown
  * (also Slurm's NO_VAL), FG_TIME_UNLIMITED for UNLIMITED / INFINITE (audit.h). */
 uint32_t fg_slurm_time_minutes(const char *s);
-
-/* A model at a path (a directory or a config.json), its count weighed against the
- * checkpoint beside it (fg_gate_checkpoint).  The caller frees *out with fg_model_free. */
-int fg_gate_model_at(const char *path, struct fg_model **out, struct fg_err *err);
-
-/*
- * The model a hub id names, as every front end builds it (fg_gate_load_model, the CLI):
- * o's sources give the config (*res says where from; the caller frees it with
- * fg_source_result_free, set whenever the config was found, even if the graph then fails),
- * the graph is built (arg names it) and its count is weighed against the checkpoint: the
- * local directory the config came from (fg_gate_checkpoint), else the checkpoint's
- * inventory (ckpt.h): fitgate's cache, or, when scan and o is not offline, the hub's
- * safetensors headers by HTTP range requests (at most FG_GATE_CKPT_MAX_SHARDS shards, the
- * index's metadata standing past that), then cached.  The whole lookup, config and headers,
- * stays within o->timeout_ms.  A checkpoint that cannot be read never fails the load: the
- * graph's count stands, with a note saying why; a read one names its origin in a note.
- */
-#define FG_GATE_CKPT_MAX_SHARDS 64
-int fg_gate_model_of(const struct fg_source_opts *o, const struct fg_model_id *id,
-                     const char *arg, bool scan, struct fg_model **out,
-                     struct fg_source_result **res, struct fg_err *err);
-
-/*
- * The checkpoint is the truth when it is at hand: dir (a local directory: the model's own,
- * a site directory or an HF cache snapshot; never the network) is scanned for safetensors
- * headers (or an index with total_parameters).  When they give an exact count it goes to
- * m->params_checkpoint beside the graph's; within FG_GATE_CKPT_TOLERANCE of it the count is
- * FG_CERT_CHECKPOINT, further off FG_CERT_UNSURE with a note giving both numbers (OnUnknown
- * then decides).  No shards, a malformed one, or no exact count: nothing changes (0).
- * Returns 0; the scan's own errors are noted on the model, never fatal.
- */
-#define FG_GATE_CKPT_TOLERANCE 0.01
-int fg_gate_checkpoint(struct fg_model *m, const char *dir);
 
 /* The model for messages: an id as given, a path by its last directory name. */
 void fg_gate_model_label(const char *arg, char *buf, size_t cap);

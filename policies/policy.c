@@ -3,7 +3,7 @@
  * See policy.h for the syntax, the precedence and the error contract.
  */
 #include "policy.h"
-#include "fileio.h"
+#include "util/fileio.h"
 
 #include <errno.h>
 #include <stdarg.h>

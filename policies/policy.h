@@ -42,7 +42,7 @@
 #include <strings.h>
 
 #include "calib.h"
-#include "error.h"
+#include "util/error.h"
 #include "memory.h"
 
 enum fg_action { FG_ACTION_OFF, FG_ACTION_WARN, FG_ACTION_REJECT, FG_ACTION_RESIZE };
@@ -91,7 +91,7 @@ struct fg_policy {
     char hub_endpoint[512];                /* "" = offline (HubEndpoint=none) */
     uint32_t hub_timeout_ms;
     bool checkpoint_scan;                  /* read a hub model's safetensors headers by HTTP
-                                              range requests (gate.h fg_gate_model_of) */
+                                              range requests (gate.h fg_model_load_id) */
     char gpu_table[FG_POLICY_PATH_MAX];    /* site GPU rows (gpus.conf format); "" none */
     enum fg_on_error on_error;
     char log_file[FG_POLICY_PATH_MAX];     /* audit trail: "" off, "syslog", or a path with

@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "error.h"
+#include "util/error.h"
 
 struct fg_sacct_job {
     uint64_t job_id;        /* JobIDRaw when the output has it, else JobID */

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
+#include "arch/graph.h"
+#include "model_load.h"
+#include "source/config.h"
 #include "model.h"
 
 /* Load a fixture directory (or config.json); fails the test with the detail. */

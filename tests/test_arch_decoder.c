@@ -1,5 +1,5 @@
 /*
- * test_arch_decoder.c - the table-driven decoder rows (engine/arch_decoder.c):
+ * test_arch_decoder.c - the table-driven decoder rows (engine/arch/arch_decoder.c):
  * each family's count against the tensors its transformers class creates,
  * written out term by term, and the checkpoint-layout rules keyed on the
  * config (the rotary inv_freq buffers of Llama checkpoints written before
@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
+#include "source/config.h"
 #include "model.h"
 
 /* Llama-2-7b-hf shape fields; the version is spliced in. */

@@ -1,5 +1,5 @@
 /*
- * test_arch_generic.c - the generic reader (engine/arch_generic.c) and the certainty every
+ * test_arch_generic.c - the generic reader (engine/arch/arch_generic.c) and the certainty every
  * count carries.
  *
  * The real configs of tests/fixtures/models are read twice: by their family reader, and
@@ -15,14 +15,15 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "arch/graph.h"
 #include "support.h"
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "fileio.h"
+#include "source/config.h"
+#include "util/fileio.h"
 #include "model.h"
 
 #define FIXTURES "tests/fixtures/models/"

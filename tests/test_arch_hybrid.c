@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "source/config.h"
 #include "model.h"
 
 #define MODELS "tests/fixtures/models/"

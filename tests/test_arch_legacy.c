@@ -1,7 +1,7 @@
 /*
- * test_arch_legacy.c - the legacy decoder readers (engine/arch_legacy.c:
+ * test_arch_legacy.c - the legacy decoder readers (engine/arch/arch_legacy.c:
  * gpt2, gptj, bloom, falcon, phi, mixformer-sequential, chatglm, qwen) and
- * the encoder / encoder-decoder readers (engine/arch_encoder.c: bert,
+ * the encoder / encoder-decoder readers (engine/arch/arch_encoder.c: bert,
  * nomic_bert, t5, whisper): graph shape on the configs of
  * tests/fixtures/models, the stored-buffer and checkpoint rules, and the
  * errors bad values get.
@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
+#include "source/config.h"
 #include "model.h"
 
 #define FIXTURES "tests/fixtures/models/"

@@ -1,6 +1,6 @@
 /*
  * test_arch_moe.c - the mixture-of-experts and latent-attention readers
- * (engine/arch_moe.c): graph shape on real configs from tests/fixtures,
+ * (engine/arch/arch_moe.c): graph shape on real configs from tests/fixtures,
  * checkpoint rules, and the errors bad values get.
  */
 #include <setjmp.h>
@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch.h"
-#include "config.h"
+#include "arch/arch.h"
+#include "source/config.h"
 #include "model.h"
 
 #define FIXTURES "tests/fixtures/models/"

@@ -24,10 +24,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "model_load.h"
 #include "audit.h"
 #include "decide.h"
-#include "fileio.h"
-#include "gpu.h"
+#include "util/fileio.h"
+#include "hw/gpu.h"
 #include "model.h"
 #include "policy.h"
 

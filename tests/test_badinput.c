@@ -37,15 +37,17 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "error.h"
-#include "gpu.h"
-#include "log.h"
+#include "arch/graph.h"
+#include "model_int.h"
+#include "source/config.h"
+#include "util/error.h"
+#include "hw/gpu.h"
+#include "util/log.h"
 #include "memory.h"
 #include "model.h"
 #include "policy.h"
-#include "safetensors.h"
-#include "source.h"
+#include "source/safetensors.h"
+#include "source/source.h"
 
 /* ---- helpers ----------------------------------------------------------------------- */
 
@@ -1110,9 +1112,9 @@ static void loaders_should_not_block_on_a_fifo(void **state)
     assert_int_equal(mkfifo(fifo, 0600), 0);
     /* a user's --ft-model / MODEL path, the site GPU table, the policy file, HF_TOKEN_PATH:
      * open() on a FIFO waits for a writer; a loader must refuse it (O_NONBLOCK + S_ISREG) */
-    const char *names[] = {"fg_config_load (engine/config.c:18)", "fg_gpu_table_load (engine/gpu.c:696)",
+    const char *names[] = {"fg_config_load (engine/source/config.c:18)", "fg_gpu_table_load (engine/hw/gpu.c:696)",
                            "fg_policy_load (policies/policy.c:604)",
-                           "fg_source_opts_from_env HF_TOKEN_PATH (engine/source.c:149)"};
+                           "fg_source_opts_from_env HF_TOKEN_PATH (engine/source/source.c:149)"};
     int (*fns[])(const char *) = {fifo_config, fifo_gpu, fifo_policy, fifo_token};
     bool hung = false;
     for (size_t i = 0; i < 4; i++) {
@@ -1142,7 +1144,7 @@ static void config_should_read_duplicate_keys_as_transformers_does(void **state)
     fg_model_free(m);
     fg_config_free(doc);
     KNOWN_GAP(ok, "duplicate keys: cJSON keeps the first, transformers the last "
-              "(engine/config.c lookup: take the last match, or refuse duplicates)\n");
+              "(engine/source/config.c lookup: take the last match, or refuse duplicates)\n");
 }
 
 static void config_should_refuse_text_after_the_object(void **state)
@@ -1154,7 +1156,7 @@ static void config_should_refuse_text_after_the_object(void **state)
     n_cases++;
     int rc = fg_config_parse(cfg, strlen(cfg), "two.json", &doc, &err);
     fg_config_free(doc);
-    KNOWN_GAP(rc == FG_E_PARSE, "text after the JSON object is ignored (engine/config.c "
+    KNOWN_GAP(rc == FG_E_PARSE, "text after the JSON object is ignored (engine/source/config.c "
               "fg_config_parse: pass require_null_terminated=1 or check end == text + len "
               "after trailing blanks); json.loads says 'Extra data'\n");
 }
@@ -1168,7 +1170,7 @@ static void safetensors_header_len_should_refuse_a_file_shorter_than_its_prefix(
     n_cases++;
     int rc = fg_safetensors_header_len(pre, 4, 1000, "short.safetensors", &len, &err);
     KNOWN_GAP(rc == FG_E_RANGE, "file_size 4 < 8: 'n > file_size - 8' wraps and a 5-byte header "
-              "is accepted (engine/safetensors.c:180: test file_size < 8 || n > file_size - 8)\n");
+              "is accepted (engine/source/safetensors.c:180: test file_size < 8 || n > file_size - 8)\n");
 }
 
 /* An index naming 100000 distinct shard files (3 MB, far under the 64 MiB cap) in a local
@@ -1209,7 +1211,7 @@ static void safetensors_scan_should_read_a_huge_index_quickly(void **state)
     int st = within(60, big_index, dir);
     KNOWN_GAP(st == 0, "an index of 100000 distinct shard names took over 3 s (%d): parse_index "
               "checks each new name against all earlier ones, O(n^2); a 64 MiB index takes hours "
-              "(engine/safetensors.c parse_index: sort and dedupe, or cap the shard count)\n", st);
+              "(engine/source/safetensors.c parse_index: sort and dedupe, or cap the shard count)\n", st);
 }
 
 static int seen_controls;
@@ -1250,7 +1252,7 @@ static void messages_should_hold_no_control_characters_from_configs(void **state
     fg_config_free(doc);
     KNOWN_GAP(notes_ok && !seen_controls,
               "control characters from config.json reach %s (scrub in fg__model_note, "
-              "engine/model.c, and in fg__log, engine/log.c, as fg_err_set does)\n",
+              "engine/model.c, and in fg__log, engine/util/log.c, as fg_err_set does)\n",
               !notes_ok ? "a model note" : "a log line");
 }
 

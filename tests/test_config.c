@@ -11,7 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "config.h"
+#include "arch/graph.h"
+#include "source/config.h"
 #include "model.h"
 #include "support.h"
 

@@ -20,8 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "detect.h"
-#include "gpu.h"
+#include "hw/detect.h"
+#include "hw/gpu.h"
 
 #define DIR_XML "tests/fixtures/hwloc/"
 

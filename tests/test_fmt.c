@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fmt.h"
+#include "util/fmt.h"
 
 /* Both formatters on one call at every capacity; the buffers start with the same junk so
  * that a byte written past the NUL (or not written) shows. */

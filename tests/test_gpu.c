@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "gpu.h"
-#include "gpu_table.h"
+#include "hw/gpu.h"
+#include "hw/gpu_table.h"
 
 #define TSV "tests/fixtures/gpus.tsv"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fileio.h"
+#include "util/fileio.h"
 #include "framework.h"
 #include "gate.h"
 #include "jobspec.h"
@@ -446,20 +446,20 @@ static void gate_checkpoint_should_verify_or_doubt_the_count(void **state)
     /* headers that agree with the graph: the count is the checkpoint's */
     struct fg_model *m = load("tests/fixtures/hub/repos/HuggingFaceTB/SmolLM2-135M-Instruct");
     assert_int_equal(m->certainty, FG_CERT_EXACT);
-    fg_gate_checkpoint(m, "tests/fixtures/hub/repos/HuggingFaceTB/SmolLM2-135M-Instruct");
+    fg_model_weigh_checkpoint(m, "tests/fixtures/hub/repos/HuggingFaceTB/SmolLM2-135M-Instruct");
     assert_int_equal(m->certainty, FG_CERT_CHECKPOINT);
     assert_int_equal(m->params_checkpoint, 134515008);
     assert_int_equal(m->params_checkpoint, m->params_total);
     fg_model_free(m);
     /* a sharded checkpoint, through its index and both shard headers */
     m = load("tests/fixtures/hub/repos/google/gemma-2b-it/config.json");
-    fg_gate_checkpoint(m, "tests/fixtures/hub/repos/google/gemma-2b-it/config.json");
+    fg_model_weigh_checkpoint(m, "tests/fixtures/hub/repos/google/gemma-2b-it/config.json");
     assert_int_equal(m->certainty, FG_CERT_CHECKPOINT);
     assert_int_equal(m->params_checkpoint, 2506172416ull);
     fg_model_free(m);
     /* a checkpoint that stores 17% more than the graph: unsure, both numbers said */
     m = load("tests/fixtures/hub/repos/acme/llama-buffers");
-    fg_gate_checkpoint(m, "tests/fixtures/hub/repos/acme/llama-buffers");
+    fg_model_weigh_checkpoint(m, "tests/fixtures/hub/repos/acme/llama-buffers");
     assert_int_equal(m->certainty, FG_CERT_UNSURE);
     assert_string_equal(m->unsure_key, "checkpoint");
     assert_int_equal(m->params_checkpoint, 162827520);
@@ -471,7 +471,7 @@ static void gate_checkpoint_should_verify_or_doubt_the_count(void **state)
     fg_model_free(m);
     /* no checkpoint beside the config: nothing changes */
     m = load(M "Qwen--Qwen3-8B");
-    fg_gate_checkpoint(m, M "Qwen--Qwen3-8B");
+    fg_model_weigh_checkpoint(m, M "Qwen--Qwen3-8B");
     assert_int_equal(m->certainty, FG_CERT_EXACT);
     assert_int_equal(m->params_checkpoint, 0);
     fg_model_free(m);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "memory_int.h"
 #include "support.h"
 #include <dirent.h>
 #include <math.h>

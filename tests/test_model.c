@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "arch/graph.h"
+#include "model_int.h"
+#include "source/config.h"
 #include "model.h"
 #include "support.h"
 

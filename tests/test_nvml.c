@@ -1,5 +1,5 @@
 /*
- * test_nvml.c - engine/nvml.c, the node-side sampler, against the fake
+ * test_nvml.c - engine/hw/nvml.c, the node-side sampler, against the fake
  * libnvidia-ml.so.1 the Makefile builds from tests/fake_nvml.c (scripted figures).
  */
 #include <setjmp.h>
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "nvml.h"
+#include "hw/nvml.h"
 
 #ifndef FG_FAKE_NVML /* the Makefile's $(FAKE_NVML): build/, or build/san/ under sanitize.sh */
 #define FG_FAKE_NVML "build/tests/fake-nvml/libnvidia-ml.so.1"

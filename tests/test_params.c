@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model_load.h"
 #include "model.h"
 
 #define FIXTURES "tests/fixtures/models"

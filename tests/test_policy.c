@@ -13,9 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "model_load.h"
 #include "audit.h"
 #include "decide.h"
-#include "gpu.h"
+#include "hw/gpu.h"
 #include "model.h"
 #include "policy.h"
 

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "model_load.h"
 #include "jobopts.h"
 #include "memory.h"
 #include "report_html.h"

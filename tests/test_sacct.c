@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fileio.h"
+#include "util/fileio.h"
 #include "sacct.h"
 
 #define MIB (1024ull * 1024)

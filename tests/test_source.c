@@ -26,12 +26,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ckpt.h"
-#include "fileio.h"
-#include "hub.h"
+#include "model_load.h"
+#include "source/ckpt.h"
+#include "util/fileio.h"
+#include "source/hub.h"
 #include "model.h"
-#include "safetensors.h"
-#include "source.h"
+#include "source/safetensors.h"
+#include "source/source.h"
 
 #define MODELS "tests/fixtures/models"
 #define HUBFIX "tests/fixtures/hub"

@@ -80,11 +80,13 @@ planner)
     for f in $refs; do
         git -C "$ROOT" show "$rev:$f" >"$scratch/ref_${f#engine/}" || exit 2
     done
-    CF="-std=c11 -D_GNU_SOURCE -O2 -I$ROOT/engine -I$ROOT/policies $(pkg-config --cflags libcjson)"
+    # the folders too: a REV from before engine/ was grouped names its headers bare ("fmt.h")
+    CF="-std=c11 -D_GNU_SOURCE -O2 -I$ROOT/engine -I$ROOT/engine/util -I$ROOT/engine/source \
+        -I$ROOT/engine/hw -I$ROOT/policies $(pkg-config --cflags libcjson)"
     # REV's planner on REV's estimator against today's headers (fields added since REV are
     # derived ones, which REV does not read); fg__memory_on_stage, which no header declares
     # today, for the revisions whose plan.c calls it
-    printf '%s\n' '#include "memory.h"' \
+    printf '%s\n' '#include "memory_int.h"' '#include "model_int.h"' \
         'bool fg__memory_on_stage(const struct fg_node *n, const struct fg_job *job);' \
         >"$scratch/ref_decls.h"
     objs=

@@ -22,7 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu.h"
+#include "model_load.h"
+#include "memory_int.h"
+#include "hw/gpu.h"
 #include "memory.h"
 #include "model.h"
 #include "plan.h"

@@ -3,7 +3,7 @@
  *
  *   gen_gpus conf/gpus.conf > build/gen/gpus_table.c
  *
- * Reads the file with engine/gpu.c's own reader (fg__gpu_table_parse: the
+ * Reads the file with engine/hw/gpu.c's own reader (fg__gpu_table_parse: the
  * same rows, normalized keys and PCI index a site file gets) and writes that
  * table as static C data defining fg__gpu_builtin (gpu_table.h).  Parsing the
  * embedded text at run time cost 0.71 M instructions per tagged sbatch and per
@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fileio.h"
-#include "gpu.h"
-#include "gpu_table.h"
+#include "util/fileio.h"
+#include "hw/gpu.h"
+#include "hw/gpu_table.h"
 
 /* gpu.o refers to the built-in table; the generator makes it, so it has none. */
 const struct fg_gpu_table fg__gpu_builtin = {.builtin = true};
@@ -87,7 +87,7 @@ int main(int argc, char **argv)
 
     FILE *f = stdout;
     fprintf(f, "/* Generated from %s by tools/gen_gpus.c; do not edit. */\n", argv[1]);
-    fputs("#include \"gpu.h\"\n#include \"gpu_table.h\"\n\n", f);
+    fputs("#include \"hw/gpu.h\"\n#include \"hw/gpu_table.h\"\n\n", f);
     fprintf(f, "static struct fg_gpu rows[%zu] = {\n", t->n);
     for (size_t i = 0; i < t->n; i++)
         put_row(f, &t->rows[i]);

@@ -2,6 +2,8 @@
  * accuracy.c - see accuracy.h.  Compiled once and linked into tools/accuracy.c
  * and tests/test_accuracy.c so that both compute the same thing.
  */
+#include "arch/graph.h"
+#include "model_load.h"
 #include "accuracy.h"
 
 #include <errno.h>
@@ -10,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "gpu.h"
+#include "source/config.h"
+#include "hw/gpu.h"
 #include "model.h"
 
 #define ACC_MAX_COLS 64
@@ -397,7 +399,7 @@ static const struct cal_word {
 #define CAL_VLLM_WHY                                                                          \
     "vLLM fills gpu_util of the card with KV pool: the peak is that budget, not the job"
 
-/* peft target_modules names -> the engine's linear roles (engine/arch*.c). */
+/* peft target_modules names -> the engine's linear roles (engine/arch/arch*.c). */
 static const char *const cal_roles[][2] = {
     {"q_proj", "q"},       {"k_proj", "k"},       {"v_proj", "v"},   {"o_proj", "o"},
     {"gate_proj", "gate"}, {"up_proj", "up"},     {"down_proj", "down"},

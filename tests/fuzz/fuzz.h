@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "error.h"
-#include "log.h"
+#include "util/error.h"
+#include "util/log.h"
 
 static inline void fuzz_fail(const char *what, const char *text)
 {

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ckpt.h"
+#include "source/ckpt.h"
 #include "fuzz.h"
 
 FUZZ_INITIALIZE_LOG_ONLY

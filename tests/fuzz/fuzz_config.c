@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
+#include "arch/graph.h"
+#include "source/config.h"
 #include "fit.h"
 #include "fuzz.h"
 #include "memory.h"

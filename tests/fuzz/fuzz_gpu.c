@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "gpu.h"
+#include "hw/gpu.h"
 
 FUZZ_INITIALIZE_LOG_ONLY
 

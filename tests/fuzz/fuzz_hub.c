@@ -1,9 +1,9 @@
 /*
  * fuzz_hub.c - libFuzzer target: what a hub (or a mirror, a proxy, a captive
- * portal) sends back, through the real client: libcurl, engine/hub.c's header
+ * portal) sends back, through the real client: libcurl, engine/source/hub.c's header
  * and body handling (status, Content-Length / Content-Range, X-Repo-Commit,
  * X-Error-Code / X-Error-Message, redirects, the byte caps) and what
- * engine/source.c and engine/safetensors.c do with the body.
+ * engine/source/source.c and engine/source/safetensors.c do with the body.
  *
  * Input: one mode byte, then raw HTTP responses separated by "\n--NEXT--\n".
  * A server thread on 127.0.0.1 answers the k-th connection of a run with the
@@ -41,8 +41,8 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "safetensors.h"
-#include "source.h"
+#include "source/safetensors.h"
+#include "source/source.h"
 
 #define MAX_RESP 16
 static const char NEXT[] = "\n--NEXT--\n";

@@ -12,10 +12,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "config.h"
+#include "arch/graph.h"
+#include "source/config.h"
 #include "fuzz.h"
 #include "model.h"
-#include "safetensors.h"
+#include "source/safetensors.h"
 
 static struct fg_model *model;
 

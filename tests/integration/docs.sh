@@ -65,7 +65,7 @@ for opt in $(grep -ho '"--[a-z][a-z0-9-]*"' cli/*.c | tr -d '"' | sort -u); do
     grep -qF -- "$(roff "$opt")" "$page" || bad "$page: option $opt is not documented"
 done
 for var in $(grep -ho '"\(HF\|HUGGING\|HUGGINGFACE\|FITGATE\|XDG\|SLURM\|CUDA\|ROCR\)_[A-Z_]*"' \
-                 engine/source.c engine/source_opts.c cli/*.c | tr -d '"' | sort -u); do
+                 engine/source/source.c engine/source/source_opts.c cli/*.c | tr -d '"' | sort -u); do
     grep -q "$var" "$page" || bad "$page: environment variable $var is not documented"
 done
 

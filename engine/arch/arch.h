@@ -1,0 +1,202 @@
+/*
+ * arch.h - internal: the architecture registry and the building blocks
+ * readers use.  A family is a row in a table (arch_decoder.c) or a short
+ * reader function (arch_*.c) registered in graph.c; the core has no
+ * per-family control flow.
+ *
+ * Every reader: int read(const struct fg_cfg *c, struct fg_model *m,
+ *                        const void *spec, struct fg_err *err)
+ * fills m (hidden, vocab, layers ... and the nodes) and returns 0 or an
+ * FG_E_* code with err naming the key.  Shape sources are named in each
+ * reader: the transformers class whose __init__ creates the tensors.
+ */
+#ifndef FG_ARCH_H
+#define FG_ARCH_H
+
+#include "model.h"
+#include "model_int.h"
+#include "source/config.h"
+
+typedef int (*fg_arch_read_fn)(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                               struct fg_err *err);
+
+struct fg_arch {
+    const char *model_type;
+    const char *family;     /* shown in output: "llama-style decoder" */
+    fg_arch_read_fn read;
+    const void *spec;       /* row for table-driven readers, or NULL */
+};
+
+/* Registry lookup; NULL when model_type is unknown. */
+const struct fg_arch *fg__arch_find(const char *model_type);
+
+/* Registry tables of the reader files (each ends with a {NULL} row). */
+extern const struct fg_arch fg__arch_decoder_table[];
+extern const struct fg_arch fg__arch_moe_table[];
+extern const struct fg_arch fg__arch_legacy_table[];
+extern const struct fg_arch fg__arch_encoder_table[];
+extern const struct fg_arch fg__arch_encdec_table[];
+extern const struct fg_arch fg__arch_nomic_table[];
+extern const struct fg_arch fg__arch_hybrid_table[];
+extern const struct fg_arch fg__arch_mamba_table[];
+extern const struct fg_arch fg__arch_multimodal_table[];
+extern const struct fg_arch fg__arch_llama4_table[];
+
+/* The generic reader (arch_generic.c), used for unknown model_types with the standard keys:
+ * sets m->certainty to GENERIC, or UNSURE with a note naming the key it cannot size. */
+int fg__arch_read_generic(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                          struct fg_err *err);
+/* The table-driven llama-style reader; spec is a struct fg_decoder_spec. */
+int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                          struct fg_err *err);
+
+/* Bounds for config sizes: generous for real models, small enough that the
+ * products in the readers cannot overflow uint64_t. */
+#define FG_MAX_HIDDEN   (1u << 18)
+#define FG_MAX_INTER    (1u << 20)
+#define FG_MAX_VOCAB    (1u << 23)
+#define FG_MAX_LAYERS   1024u
+#define FG_MAX_HEADS    4096u
+#define FG_MAX_EXPERTS  4096u
+#define FG_MAX_POS      (1u << 27)
+
+/* ---- building blocks ---------------------------------------------------- */
+
+enum fg_norm_kind { FG_NORM_RMS = 0, FG_NORM_LN = 1, FG_NORM_LN_NOBIAS = 2 };
+
+/* A table that is not a linear map (token / position / token-type embedding,
+ * stored buffer, conv stem): rows x width scalars, output width.  NULL when
+ * out of memory (err set). */
+struct fg_node *fg__add_table(struct fg_model *m, enum fg_node_kind kind, const char *name,
+                              uint64_t rows, uint64_t width, struct fg_err *err);
+
+/* The first-token pooler of the BERT family (BertPooler, NomicBertPooler, DeBERTa's
+ * ContextPooler): dense hidden x hidden + bias, one node after the blocks; FG_E_NOMEM. */
+int fg__add_pooler(struct fg_model *m, uint64_t hidden, struct fg_err *err);
+
+/* Token embedding vocab x hidden. */
+int fg__add_embedding(struct fg_model *m, uint64_t vocab, uint64_t hidden, struct fg_err *err);
+
+/* Norm over width (weight, plus bias for FG_NORM_LN). */
+int fg__add_norm(struct fg_model *m, int32_t layer, const char *name, uint64_t width,
+                 enum fg_norm_kind kind, struct fg_err *err);
+
+struct fg_attn_shape {
+    uint64_t hidden, heads, kv_heads, head_dim;
+    uint64_t window;         /* sliding window tokens, 0 = full */
+    bool qkv_bias, o_bias;
+    bool fused_qkv;          /* one qkv projection (LoRA target "qkv") */
+    uint8_t qk_norm;         /* 0 none, 1 per head_dim (Qwen3, Gemma3), 2 over all heads (OLMo2) */
+    enum fg_norm_kind qk_norm_kind;
+    bool bidirectional, cross;
+};
+struct fg_node *fg__add_attention(struct fg_model *m, int32_t layer, const struct fg_attn_shape *s,
+                                  struct fg_err *err);
+
+struct fg_mlp_shape {
+    uint64_t hidden, inter;
+    bool gated;              /* gate and up projections (SwiGLU / GeGLU) */
+    bool bias;
+    bool fused_gate_up;      /* one gate_up projection (Phi-3) */
+};
+struct fg_node *fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_mlp_shape *s,
+                            struct fg_err *err);
+
+/*
+ * Multi-head latent attention as DeepseekV3Attention builds it (transformers
+ * models/deepseek_v3/modeling_deepseek_v3.py): q_a_proj hidden -> q_lora, q_a_layernorm,
+ * q_b_proj q_lora -> heads x (nope + rope), or one q_proj without q_lora;
+ * kv_a_proj_with_mqa hidden -> kv_lora + rope, kv_a_layernorm, kv_b_proj kv_lora ->
+ * heads x (nope + v); o_proj heads x v -> hidden.  bias (attention_bias) on q_a, kv_a and
+ * o.  transformers expands the latent to full per-head keys and values, so kv_heads =
+ * heads.  desc "MLA <heads>h q<q_lora>/kv<kv_lora> x<nope + rope>".  NULL when out of
+ * memory (err set).
+ */
+struct fg_mla_shape {
+    uint64_t hidden, heads, q_lora, kv_lora, nope, rope, v;
+    bool bias;
+};
+struct fg_node *fg__add_mla(struct fg_model *m, int32_t layer, const struct fg_mla_shape *s,
+                            struct fg_err *err);
+
+/*
+ * A mixture-of-experts block (MixtralSparseMoeBlock and its kin): router Linear(hidden,
+ * experts); experts of inter as gate / up / down (gate_up fused, or up / down alone when
+ * not gated); the shared experts as one MLP of shared_inter, gated as the experts are;
+ * Qwen2MoeSparseMoeBlock's shared_expert_gate Linear(hidden, 1); the router's
+ * e_score_correction_bias (experts scalars, a stored buffer).  desc "E experts top-K, W
+ * wide[, N shared]"; a caller with other words writes its own.  NULL when out of memory.
+ */
+struct fg_moe_shape {
+    uint64_t hidden, experts, top_k, inter;
+    uint64_t shared_inter;   /* 0 = no shared expert */
+    uint32_t shared_n;       /* the node's shared count when shared_inter */
+    bool gated, fused_gate_up;
+    bool router_bias, expert_bias;
+    bool shared_gate;        /* shexp_gate Linear(hidden, 1), with a shared expert */
+    bool score_bias;         /* e_score_correction_bias */
+    uint8_t lora_experts;    /* enum fg_lora_experts */
+};
+struct fg_node *fg__add_moe(struct fg_model *m, int32_t layer, const struct fg_moe_shape *s,
+                            struct fg_err *err);
+
+/*
+ * LM head vocab x hidden.  tied: shares the embedding (stored 0 scalars)
+ * unless stored_when_tied (the checkpoint still writes lm_head.weight).
+ */
+int fg__add_head(struct fg_model *m, uint64_t vocab, uint64_t hidden, bool tied,
+                 bool stored_when_tied, bool bias, struct fg_err *err);
+
+struct fg_mamba2_shape {
+    uint64_t hidden, heads, head_dim, groups, state, kernel, chunk;
+    bool conv_bias, proj_bias;
+    bool no_norm;           /* FalconH1Mixer without mamba_rms_norm: no gated norm */
+};
+/* A Mamba-2 mixer (arch_hybrid.c, NemotronHMamba2Mixer shapes); FG_E_NOMEM. */
+int fg__add_mamba2(struct fg_model *m, int32_t layer, const struct fg_mamba2_shape *s,
+                   struct fg_err *err);
+
+/* Common sizes every decoder config carries (aliases across families). */
+struct fg_core_defaults {
+    uint64_t vocab, hidden, inter, layers, heads, max_pos;
+    bool tie;
+};
+int fg__read_core(const struct fg_cfg *c, struct fg_model *m, const struct fg_core_defaults *d,
+                  struct fg_err *err);
+
+/* The raw value of key in c's object, or NULL (absent, or a view without an object): for
+ * what fg_cfg_* do not read, an explicit null or a value of several types.  Borrowed from
+ * the config document, valid while it is. */
+const struct cJSON *fg__cfg_item(const struct fg_cfg *c, const char *key);
+
+/* The alias of keys the config uses (the first one when none is present),
+ * so a message names the key the user will find in the file; written to buf. */
+const char *fg__cfg_key_used(const struct fg_cfg *c, const char *keys, char *buf, size_t len);
+
+/* FG_E_RANGE naming both keys (as the config spells them) when heads does
+ * not divide hidden. */
+int fg__check_heads(const struct fg_cfg *c, const char *hidden_key, uint64_t hidden,
+                    const char *heads_key, uint64_t heads, struct fg_err *err);
+
+/* transformers_version of the config as major * 1000 + minor ("4.31.0.dev0" -> 4031);
+ * 0 when absent or unreadable.  Checkpoint-layout rules key on it. */
+unsigned fg__cfg_tf_version(const struct fg_cfg *c);
+
+/* *out: whether the architectures list names cls (false when absent); the list's read
+ * errors. */
+int fg__cfg_has_arch(const struct fg_cfg *c, const char *cls, bool *out, struct fg_err *err);
+
+/* num_labels of a classifier head: the key, else the size of id2label (PretrainedConfig),
+ * else 2.  FG_E_RANGE when the key is out of bounds or id2label is empty, FG_E_TYPE when
+ * id2label is not an object. */
+int fg__read_num_labels(const struct fg_cfg *c, uint64_t *out, struct fg_err *err);
+
+/* Per-layer sliding-window: fills window[layer] (0 = full attention) from
+ * layer_types, or from sliding_window + a pattern.  pattern 0: every layer
+ * slides when sliding_window is set (Mistral); pattern k: layers with
+ * (i+1) % k != 0 slide (Gemma-3); pattern 2 with even_slides: even layers
+ * slide (Gemma-2). */
+int fg__read_windows(const struct fg_cfg *c, uint64_t layers, uint64_t *window, uint64_t pattern,
+                     bool honour_use_sliding_window, struct fg_err *err);
+
+#endif

@@ -1,0 +1,384 @@
+/*
+ * arch_decoder.c - llama-style decoders as table rows.
+ *
+ * One block = [pre-norm] attention [post-norm] + [pre-norm] MLP [post-norm],
+ * embedding in front, final norm and LM head behind.  What differs between
+ * families (norm kind, biases, q/k norms, extra norms, tying defaults, fused
+ * projections, sliding-window pattern) is a column of struct fg_decoder_spec,
+ * with the transformers class the row was read from.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "arch/arch.h"
+
+struct fg_decoder_spec {
+    struct fg_core_defaults d;     /* the config class defaults */
+    enum fg_norm_kind norm;
+    const char *bias_key;          /* config key switching q/k/v/o biases, or NULL */
+    const char *qkv_bias_key;      /* config key switching q/k/v biases only, or NULL */
+    bool bias_default;             /* q/k/v/o biases when the key is absent */
+    bool qkv_bias_default;         /* q/k/v biases when qkv_bias_key is absent (GLM: true) */
+    const char *o_bias_key;        /* config key switching the o_proj bias alone (Seed-OSS) */
+    bool qkv_bias_fixed;           /* q/k/v biases always present (Qwen2) */
+    const char *mlp_bias_key;      /* config key for MLP biases, or NULL (= bias_key for starcoder2) */
+    bool gated;                    /* SwiGLU / GeGLU MLP */
+    uint8_t qk_norm;               /* 0 none, 1 per head_dim, 2 over all heads */
+    const char *qk_norm_key;       /* config key switching qk norm, or NULL (always as qk_norm) */
+    uint8_t norms_per_layer;       /* 1 parallel block, 2 pre-norms, 4 pre+post (Gemma-2/3) */
+    bool stores_tied_head;         /* checkpoint writes lm_head even when tied (Qwen3) */
+    uint64_t stores_tied_head_upto;/* ... only up to this hidden_size; 0 = any */
+    bool fused_qkv, fused_gate_up; /* projections stored fused (LoRA roles differ, counts do not) */
+    uint64_t window_pattern;       /* see fg__read_windows */
+    bool honour_use_sliding_window;
+    bool head_bias_key;            /* lm_head_bias key honoured (Phi-3) */
+    bool normhead;                 /* Baichuan-2 NormHead: lm_head stored, never tied */
+    double softcap_def;            /* attn_logit_softcapping when absent (Gemma-2: 50.0) */
+    unsigned inv_freq_before;      /* configs written by transformers older than this
+                                      (major * 1000 + minor) sit next to checkpoints that store
+                                      each layer's rotary inv_freq buffer; 0 = never */
+};
+
+/* Shared by all rows: the block structure. */
+int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                          struct fg_err *err)
+{
+    const struct fg_decoder_spec *s = spec;
+    int rc;
+    if ((rc = fg__read_core(c, m, &s->d, err)))
+        return rc;
+    bool bias = s->bias_default, mlp_bias = false, qkn = s->qk_norm != 0, head_bias = false;
+    if (s->bias_key && (rc = fg_cfg_bool(c, s->bias_key, s->bias_default, &bias, err)))
+        return rc;
+    bool qkv_bias = false, o_bias = false;
+    if (s->qkv_bias_key &&
+        (rc = fg_cfg_bool(c, s->qkv_bias_key, s->qkv_bias_default, &qkv_bias, err)))
+        return rc;
+    if (s->o_bias_key && (rc = fg_cfg_bool(c, s->o_bias_key, false, &o_bias, err)))
+        return rc;
+    if (s->mlp_bias_key && (rc = fg_cfg_bool(c, s->mlp_bias_key, false, &mlp_bias, err)))
+        return rc;
+    if (s->qk_norm_key && (rc = fg_cfg_bool(c, s->qk_norm_key, false, &qkn, err)))
+        return rc;
+    if (s->head_bias_key && (rc = fg_cfg_bool(c, "lm_head_bias", false, &head_bias, err)))
+        return rc;
+    /* Soft-capped attention logits (Gemma-2): eager attention's tanh keeps its output,
+     * 2 B per score more (transformers gemma2 eager_attention_forward). */
+    double softcap;
+    if ((rc = fg_cfg_f64(c, "attn_logit_softcapping", s->softcap_def, 0, 1e9, &softcap, err)))
+        return rc;
+    /* LlamaRotaryEmbedding registered inv_freq as a persistent buffer until transformers
+     * 4.32 (commit 95f96b45, "remove persistent inv_freq"): checkpoints written before store
+     * model.layers.N.self_attn.rotary_emb.inv_freq, head_dim / 2 floats per layer.
+     * Llama-2-7b-hf (config 4.31.0.dev0): Hub total 6,738,417,664 = 6,738,415,616 modules
+     * + 32 x 64.  The change landed during 4.32's development, so 4.32.0.dev0 configs can sit
+     * next to either layout (Llama-2-13b-hf's stores them: a pinned gap in test_params.c);
+     * they are read as the newer one. */
+    unsigned ver = fg__cfg_tf_version(c);
+    uint64_t inv_freq = s->inv_freq_before && ver && ver < s->inv_freq_before ? m->head_dim / 2 : 0;
+    if (inv_freq)
+        fg__model_rule(m, "rotary inv_freq buffer stored per layer (written by transformers "
+                          "< 4.32; in Attention)", 0);
+    uint64_t window[FG_MAX_LAYERS];
+    if ((rc = fg__read_windows(c, m->layers, window, s->window_pattern,
+                               s->honour_use_sliding_window, err)))
+        return rc;
+
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    size_t block = 0; /* the first node of the block built last */
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        /* a block reads nothing of its layer but its window: the blocks after the last one
+         * built with its window are copies of it */
+        uint64_t k = 0;
+        while (l > 0 && l + k < m->layers && window[l + k] == window[l - 1])
+            k++;
+        if (k && fg__model_repeat_block(m, block, li, (uint32_t)k)) {
+            l += k - 1;
+            continue;
+        }
+        block = m->n_nodes;
+        struct fg_attn_shape a = {
+            .hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
+            .head_dim = m->head_dim, .window = window[l],
+            .qkv_bias = bias || qkv_bias || s->qkv_bias_fixed, .o_bias = bias || o_bias,
+            .fused_qkv = s->fused_qkv, .qk_norm = qkn ? (s->qk_norm ? s->qk_norm : 1) : 0,
+            .qk_norm_kind = s->norm == FG_NORM_LN ? FG_NORM_LN : FG_NORM_RMS,
+        };
+        struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = s->gated,
+                                 .bias = mlp_bias, .fused_gate_up = s->fused_gate_up};
+        /* Norm placement: 2 = input + post-attention (llama); 4 = Gemma-2/3's
+         * pre/post pairs; 1 = one norm feeding parallel attention and MLP (Cohere). */
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, s->norm, err)))
+            return rc;
+        struct fg_node *attn = fg__add_attention(m, li, &a, err);
+        if (!attn)
+            return err ? err->code : FG_E_NOMEM;
+        if (softcap > 0)
+            attn->eager_bytes += 2;
+        attn->params += inv_freq;
+        attn->buffers += inv_freq;
+        if (s->norms_per_layer == 4 &&
+            (rc = fg__add_norm(m, li, "PostAttnNorm", m->hidden, s->norm, err)))
+            return rc;
+        if (s->norms_per_layer >= 2 && (rc = fg__add_norm(m, li, "Norm", m->hidden, s->norm, err)))
+            return rc;
+        if (!fg__add_mlp(m, li, &f, err))
+            return err ? err->code : FG_E_NOMEM;
+        if (s->norms_per_layer == 4 &&
+            (rc = fg__add_norm(m, li, "PostMLPNorm", m->hidden, s->norm, err)))
+            return rc;
+    }
+    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, s->norm, err)))
+        return rc;
+    bool tied = s->normhead ? false : m->tied;
+    bool stored = s->stores_tied_head &&
+                  (!s->stores_tied_head_upto || m->hidden <= s->stores_tied_head_upto);
+    return fg__add_head(m, m->vocab, m->hidden, tied, stored, head_bias, err);
+}
+
+/* LlamaConfig defaults (transformers models/llama/configuration_llama.py). */
+#define LLAMA_D {.vocab = 32000, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32, \
+                 .max_pos = 2048, .tie = false}
+
+/* LlamaForCausalLM: RMSNorm, q/k/v/o biases by attention_bias, MLP bias by mlp_bias;
+ * checkpoints written before transformers 4.32 store the rotary inv_freq buffers. */
+static const struct fg_decoder_spec llama = {
+    .d = LLAMA_D, .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
+    .gated = true, .norms_per_layer = 2, .inv_freq_before = 4032};
+/* MistralForCausalLM: llama blocks, sliding window on every layer when set. */
+static const struct fg_decoder_spec mistral = {
+    .d = {.vocab = 32000, .hidden = 4096, .inter = 14336, .layers = 32, .heads = 32,
+          .max_pos = 4096 * 32, .tie = false},
+    .norm = FG_NORM_RMS, .gated = true, .norms_per_layer = 2};
+/* Qwen2ForCausalLM: q/k/v always biased, o not (modeling_qwen2.py Qwen2Attention). */
+static const struct fg_decoder_spec qwen2 = {
+    .d = {.vocab = 151936, .hidden = 4096, .inter = 22016, .layers = 32, .heads = 32,
+          .max_pos = 32768, .tie = false},
+    .norm = FG_NORM_RMS, .qkv_bias_fixed = true, .gated = true, .norms_per_layer = 2,
+    .honour_use_sliding_window = true};
+/* Qwen3ForCausalLM: q_norm/k_norm over head_dim.  Of the tied releases, the two smallest
+ * write lm_head.weight although tie_word_embeddings is true (Qwen3-0.6B's file holds
+ * 751,632,384 = 596,049,920 + 155,582,464; Qwen3-1.7B 2,031,739,904), and Qwen3-4B does
+ * not: 4,022,468,096, its modules alone, in the Hub total quoted for Qwen3-4B, -Base and
+ * the -2507 releases.  Their configs differ in nothing but the sizes, so the rule is
+ * keyed on hidden_size: 1024 and 2048 store the head, 2560 does not. */
+static const struct fg_decoder_spec qwen3 = {
+    .d = {.vocab = 151936, .hidden = 4096, .inter = 22016, .layers = 32, .heads = 32,
+          .max_pos = 32768, .tie = false},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .qk_norm = 1,
+    .norms_per_layer = 2, .stores_tied_head = true, .stores_tied_head_upto = 2048,
+    .honour_use_sliding_window = true};
+/* Qwen3VLTextModel (models/qwen3_vl, the text model of Qwen3-VL): Qwen3 blocks with
+ * interleaved M-RoPE (no new tensors); the tied releases do not write lm_head: a header scan
+ * of Qwen3-VL-2B's model.safetensors sums to 2,127,532,032, its modules alone (hidden 2048,
+ * where the Qwen3 text release stores the head).  Qwen3VLTextConfig defaults. */
+static const struct fg_decoder_spec qwen3_vl_text = {
+    .d = {.vocab = 151936, .hidden = 4096, .inter = 22016, .layers = 32, .heads = 32,
+          .max_pos = 128000, .tie = false},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .qk_norm = 1,
+    .norms_per_layer = 2};
+/* GemmaForCausalLM: tied by default, GeGLU. */
+static const struct fg_decoder_spec gemma = {
+    .d = {.vocab = 256000, .hidden = 3072, .inter = 24576, .layers = 28, .heads = 16,
+          .max_pos = 8192, .tie = true},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .norms_per_layer = 2};
+/* Gemma2ForCausalLM: four norms per block; even layers slide (layer_types in new configs). */
+static const struct fg_decoder_spec gemma2 = {
+    .d = {.vocab = 256000, .hidden = 2304, .inter = 9216, .layers = 26, .heads = 8,
+          .max_pos = 8192, .tie = true},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .norms_per_layer = 4,
+    .window_pattern = 2, .softcap_def = 50.0};
+/* Gemma3ForCausalLM (text): Gemma-2 blocks + q/k norms; 5 sliding layers, then 1 global. */
+static const struct fg_decoder_spec gemma3_text = {
+    .d = {.vocab = 262208, .hidden = 2304, .inter = 9216, .layers = 26, .heads = 8,
+          .max_pos = 131072, .tie = true},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .qk_norm = 1,
+    .norms_per_layer = 4, .window_pattern = 6};
+/* Olmo2ForCausalLM: norms after attention and MLP; q/k norms over all heads. */
+static const struct fg_decoder_spec olmo2 = {
+    .d = {.vocab = 50304, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 2048, .tie = false},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .qk_norm = 2,
+    .norms_per_layer = 2};
+/* SmolLM3ForCausalLM: llama blocks, tied by default. */
+static const struct fg_decoder_spec smollm3 = {
+    .d = {.vocab = 128256, .hidden = 2048, .inter = 11008, .layers = 36, .heads = 16,
+          .max_pos = 32768, .tie = true},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
+    .gated = true, .norms_per_layer = 2, .honour_use_sliding_window = true};
+/* CohereForCausalLM: one LayerNorm without bias feeding parallel attention and MLP. */
+static const struct fg_decoder_spec cohere = {
+    .d = {.vocab = 256000, .hidden = 8192, .inter = 22528, .layers = 40, .heads = 64,
+          .max_pos = 8192, .tie = true},
+    .norm = FG_NORM_LN_NOBIAS, .bias_key = "attention_bias", .gated = true,
+    .qk_norm_key = "use_qk_norm", .norms_per_layer = 1};
+/* StableLmForCausalLM: LayerNorm with bias, q/k/v bias by use_qkv_bias. */
+static const struct fg_decoder_spec stablelm = {
+    .d = {.vocab = 50304, .hidden = 2560, .inter = 6912, .layers = 32, .heads = 32,
+          .max_pos = 4096, .tie = false},
+    .norm = FG_NORM_LN, .qkv_bias_key = "use_qkv_bias", .gated = true, .norms_per_layer = 2};
+/* Starcoder2ForCausalLM: LayerNorm with bias, plain GELU MLP, use_bias on every linear. */
+static const struct fg_decoder_spec starcoder2 = {
+    .d = {.vocab = 49152, .hidden = 3072, .inter = 12288, .layers = 30, .heads = 24,
+          .max_pos = 4096, .tie = true},
+    .norm = FG_NORM_LN, .bias_key = "use_bias", .bias_default = true, .mlp_bias_key = "use_bias",
+    .gated = false, .norms_per_layer = 2};
+/* Phi3ForCausalLM: fused qkv_proj and gate_up_proj, lm_head_bias key. */
+static const struct fg_decoder_spec phi3 = {
+    .d = {.vocab = 32064, .hidden = 3072, .inter = 8192, .layers = 32, .heads = 32,
+          .max_pos = 4096, .tie = false},
+    .norm = FG_NORM_RMS, .gated = true, .norms_per_layer = 2, .fused_qkv = true,
+    .fused_gate_up = true, .head_bias_key = true};
+/* MiniCPMForCausalLM (remote code): llama blocks, tied by default. */
+static const struct fg_decoder_spec minicpm = {
+    .d = {.vocab = 32000, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 2048, .tie = true},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .norms_per_layer = 2};
+/* InternLM2ForCausalLM (remote code): fused wqkv, w1/w3/w2, bias key "bias". */
+static const struct fg_decoder_spec internlm2 = {
+    .d = {.vocab = 103168, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 2048, .tie = false},
+    .norm = FG_NORM_RMS, .bias_key = "bias", .gated = true, .norms_per_layer = 2,
+    .fused_qkv = true};
+/* BaichuanForCausalLM (remote code, Baichuan-2): fused W_pack, NormHead lm_head. */
+static const struct fg_decoder_spec baichuan = {
+    .d = {.vocab = 125696, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 4096, .tie = false},
+    .norm = FG_NORM_RMS, .gated = true, .norms_per_layer = 2, .fused_qkv = true,
+    .normhead = true};
+
+/* GraniteForCausalLM (models/granite/modeling_granite.py): llama blocks; the embedding,
+ * residual, attention and logits multipliers scale activations, not shapes.
+ * GraniteConfig defaults. */
+static const struct fg_decoder_spec granite = {
+    .d = LLAMA_D, .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
+    .gated = true, .norms_per_layer = 2};
+/* MinistralForCausalLM (models/ministral/modular_ministral.py): Qwen2 blocks whose
+ * MinistralAttention drops the q/k/v biases ("Match Mistral"); sliding windows by
+ * layer_types.  MinistralConfig defaults. */
+static const struct fg_decoder_spec ministral = {
+    .d = {.vocab = 32000, .hidden = 4096, .inter = 14336, .layers = 32, .heads = 32,
+          .max_pos = 4096 * 32, .tie = false},
+    .norm = FG_NORM_RMS, .gated = true, .norms_per_layer = 2};
+/* SeedOssForCausalLM (models/seed_oss/modeling_seed_oss.py): SeedOssAttention q/k/v biased
+ * by attention_bias, o_proj by attention_out_bias; MLP bias by mlp_bias.  SeedOssConfig
+ * defaults (attention_bias true). */
+static const struct fg_decoder_spec seed_oss = {
+    .d = {.vocab = 155136, .hidden = 4096, .inter = 27648, .layers = 64, .heads = 80,
+          .max_pos = 524288, .tie = false},
+    .norm = FG_NORM_RMS, .qkv_bias_key = "attention_bias", .qkv_bias_default = true,
+    .o_bias_key = "attention_out_bias", .mlp_bias_key = "mlp_bias", .gated = true,
+    .norms_per_layer = 2};
+/* GlmForCausalLM (models/glm/modeling_glm.py, GLM-4-9B-0414's predecessor glm-4-9b-chat-hf):
+ * GlmAttention q/k/v biased by attention_bias (default true), o_proj not; GlmMLP one
+ * gate_up_proj.  GlmConfig defaults. */
+#define GLM_D {.vocab = 151552, .hidden = 4096, .inter = 13696, .layers = 40, .heads = 32, \
+               .max_pos = 131072, .tie = false}
+static const struct fg_decoder_spec glm = {
+    .d = GLM_D, .norm = FG_NORM_RMS, .qkv_bias_key = "attention_bias", .qkv_bias_default = true,
+    .gated = true, .norms_per_layer = 2, .fused_gate_up = true};
+/* Glm4ForCausalLM (models/glm4/modeling_glm4.py): GLM blocks with four RMSNorms
+ * (input_layernorm, post_self_attn_layernorm, post_attention_layernorm,
+ * post_mlp_layernorm).  Glm4Config defaults. */
+static const struct fg_decoder_spec glm4 = {
+    .d = GLM_D, .norm = FG_NORM_RMS, .qkv_bias_key = "attention_bias", .qkv_bias_default = true,
+    .gated = true, .norms_per_layer = 4, .fused_gate_up = true};
+/* Olmo3ForCausalLM (models/olmo3/modular_olmo3.py): OLMo-2 blocks (post-norms, q_norm over
+ * heads x head_dim, k_norm over kv_heads x head_dim), 3 sliding layers then 1 full.
+ * Olmo3Config defaults. */
+static const struct fg_decoder_spec olmo3 = {
+    .d = {.vocab = 50304, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 2048, .tie = false},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .qk_norm = 2,
+    .norms_per_layer = 2, .window_pattern = 4};
+/* Exaone4ForCausalLM (models/exaone4/modular_exaone4.py): post-norm blocks
+ * (post_attention_layernorm, post_feedforward_layernorm), q_norm / k_norm over head_dim,
+ * sliding windows by layer_types.  Exaone4Config defaults. */
+static const struct fg_decoder_spec exaone4 = {
+    .d = {.vocab = 102400, .hidden = 4096, .inter = 16384, .layers = 32, .heads = 32,
+          .max_pos = 2048, .tie = false},
+    .norm = FG_NORM_RMS, .gated = true, .qk_norm = 1, .norms_per_layer = 2, .window_pattern = 4};
+/* Ernie4_5ForCausalLM (models/ernie4_5/modular_ernie4_5.py): llama blocks, every linear
+ * (q/k/v/o, gate/up/down) biased by use_bias; tied by default.  Ernie4_5Config defaults. */
+static const struct fg_decoder_spec ernie4_5 = {
+    .d = {.vocab = 103424, .hidden = 1024, .inter = 3072, .layers = 18, .heads = 16,
+          .max_pos = 131072, .tie = true},
+    .norm = FG_NORM_RMS, .bias_key = "use_bias", .mlp_bias_key = "use_bias", .gated = true,
+    .norms_per_layer = 2};
+/* HunYuanDenseV1ForCausalLM (models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py):
+ * LlamaAttention (attention_bias) plus query_layernorm / key_layernorm over head_dim,
+ * always built; MLP without bias.  HunYuanDenseV1Config defaults. */
+static const struct fg_decoder_spec hunyuan_v1_dense = {
+    .d = {.vocab = 290943, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 2048, .tie = false},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .qk_norm = 1,
+    .norms_per_layer = 2};
+/* HeliumForCausalLM (models/helium/modular_helium.py): HeliumAttention q/k/v biased by
+ * attention_bias, o_proj never; MLP bias by mlp_bias.  HeliumConfig defaults. */
+static const struct fg_decoder_spec helium = {
+    .d = {.vocab = 48000, .hidden = 2560, .inter = 7040, .layers = 24, .heads = 20,
+          .max_pos = 4096, .tie = false},
+    .norm = FG_NORM_RMS, .qkv_bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
+    .gated = true, .norms_per_layer = 2};
+/* NemotronForCausalLM (models/nemotron/modeling_nemotron.py, Nemotron-4 / Minitron):
+ * NemotronLayerNorm1P (weight and bias), plain relu^2 MLP up_proj / down_proj biased by
+ * mlp_bias, q/k/v/o by attention_bias.  NemotronConfig defaults. */
+static const struct fg_decoder_spec nemotron = {
+    .d = {.vocab = 256000, .hidden = 6144, .inter = 24576, .layers = 32, .heads = 48,
+          .max_pos = 4096, .tie = false},
+    .norm = FG_NORM_LN, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
+    .gated = false, .norms_per_layer = 2};
+/* Cohere2ForCausalLM (models/cohere2/modular_cohere2.py, Command R7B / A): the Cohere
+ * parallel block (one LayerNorm without bias), 3 sliding layers then 1 full
+ * (sliding_window_pattern 4).  Cohere2Config defaults. */
+static const struct fg_decoder_spec cohere2 = {
+    .d = {.vocab = 256000, .hidden = 8192, .inter = 22528, .layers = 40, .heads = 64,
+          .max_pos = 8192, .tie = true},
+    .norm = FG_NORM_LN_NOBIAS, .bias_key = "attention_bias", .gated = true,
+    .norms_per_layer = 1, .window_pattern = 4};
+/* ArceeForCausalLM (models/arcee/modular_arcee.py, AFM-4.5B): llama attention, ArceeMLP a
+ * plain relu^2 up_proj / down_proj biased by mlp_bias.  ArceeConfig defaults. */
+static const struct fg_decoder_spec arcee = {
+    .d = {.vocab = 32000, .hidden = 2560, .inter = 18432, .layers = 32, .heads = 32,
+          .max_pos = 4096, .tie = false},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
+    .gated = false, .norms_per_layer = 2};
+
+const struct fg_arch fg__arch_decoder_table[] = {
+    {"llama", "llama-style decoder", fg__arch_read_decoder, &llama},
+    {"mistral", "llama-style decoder (sliding window)", fg__arch_read_decoder, &mistral},
+    {"qwen2", "llama-style decoder (qkv bias)", fg__arch_read_decoder, &qwen2},
+    {"qwen3", "llama-style decoder (q/k norm)", fg__arch_read_decoder, &qwen3},
+    {"qwen3_vl_text", "llama-style decoder (q/k norm, M-RoPE)", fg__arch_read_decoder,
+     &qwen3_vl_text},
+    {"gemma", "gemma decoder", fg__arch_read_decoder, &gemma},
+    {"gemma2", "gemma-2 decoder (local/global)", fg__arch_read_decoder, &gemma2},
+    {"gemma3_text", "gemma-3 decoder (5 local : 1 global)", fg__arch_read_decoder, &gemma3_text},
+    {"olmo2", "olmo-2 decoder (post-norm)", fg__arch_read_decoder, &olmo2},
+    {"smollm3", "llama-style decoder", fg__arch_read_decoder, &smollm3},
+    {"cohere", "cohere decoder (parallel block)", fg__arch_read_decoder, &cohere},
+    {"stablelm", "stablelm decoder", fg__arch_read_decoder, &stablelm},
+    {"starcoder2", "starcoder2 decoder", fg__arch_read_decoder, &starcoder2},
+    {"phi3", "phi-3 decoder (fused projections)", fg__arch_read_decoder, &phi3},
+    {"minicpm", "llama-style decoder (remote code)", fg__arch_read_decoder, &minicpm},
+    {"internlm2", "internlm2 decoder (remote code)", fg__arch_read_decoder, &internlm2},
+    {"baichuan", "baichuan-2 decoder (remote code)", fg__arch_read_decoder, &baichuan},
+    {"granite", "llama-style decoder (multipliers)", fg__arch_read_decoder, &granite},
+    {"ministral", "llama-style decoder (sliding window)", fg__arch_read_decoder, &ministral},
+    {"seed_oss", "llama-style decoder (qkv bias)", fg__arch_read_decoder, &seed_oss},
+    {"glm", "glm decoder (qkv bias, fused MLP)", fg__arch_read_decoder, &glm},
+    {"glm4", "glm-4 decoder (four norms)", fg__arch_read_decoder, &glm4},
+    {"olmo3", "olmo-3 decoder (post-norm, 3 local : 1 global)", fg__arch_read_decoder, &olmo3},
+    {"exaone4", "exaone-4 decoder (post-norm, q/k norm)", fg__arch_read_decoder, &exaone4},
+    {"ernie4_5", "llama-style decoder (biases)", fg__arch_read_decoder, &ernie4_5},
+    {"hunyuan_v1_dense", "llama-style decoder (q/k norm)", fg__arch_read_decoder,
+     &hunyuan_v1_dense},
+    {"helium", "llama-style decoder", fg__arch_read_decoder, &helium},
+    {"nemotron", "nemotron decoder (LayerNorm1P, relu^2)", fg__arch_read_decoder, &nemotron},
+    {"cohere2", "cohere decoder (parallel block, 3 local : 1 global)", fg__arch_read_decoder,
+     &cohere2},
+    {"arcee", "llama-style decoder (relu^2 MLP)", fg__arch_read_decoder, &arcee},
+    {NULL, NULL, NULL, NULL},
+};

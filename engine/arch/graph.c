@@ -1,0 +1,111 @@
+/*
+ * graph.c - the architecture registry and the graph built from a config
+ * (fg_model_from_config, fg_model_load: model.h declares them, model.c
+ * holds the graph they fill).  The readers it dispatches to build with the
+ * shared blocks of blocks.c; parameter shapes follow the transformers
+ * modeling classes named in each reader.
+ */
+#include "arch/graph.h"
+#include "arch/arch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "util/fmt.h"
+#include "util/log.h"
+
+static const struct fg_arch *const tables[] = {
+    fg__arch_decoder_table, fg__arch_moe_table,    fg__arch_legacy_table,
+    fg__arch_encoder_table, fg__arch_encdec_table, fg__arch_nomic_table,
+    fg__arch_hybrid_table,  fg__arch_mamba_table,  fg__arch_multimodal_table,
+    fg__arch_llama4_table,
+};
+
+const struct fg_arch *fg__arch_find(const char *model_type)
+{
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++)
+        for (const struct fg_arch *a = tables[t]; a->model_type; a++)
+            if (strcmp(a->model_type, model_type) == 0)
+                return a;
+    return NULL;
+}
+
+/* ---- the graph of a config ---------------------------------------------------- */
+
+int fg_model_from_config(const struct fg_config *doc, const char *id, struct fg_model **out,
+                         struct fg_err *err)
+{
+    return fg__model_from_config(doc, id, false, out, err);
+}
+
+int fg__model_from_config(const struct fg_config *doc, const char *id, bool node_by_node,
+                          struct fg_model **out, struct fg_err *err)
+{
+    *out = NULL;
+    struct fg_cfg root = fg_config_root(doc);
+    const char *mt = NULL, *dtype = NULL;
+    int rc = fg_cfg_str(&root, "model_type", NULL, &mt, err);
+    if (rc)
+        return rc;
+    rc = fg_cfg_str(&root, "torch_dtype|dtype", "", &dtype, err);
+    if (rc)
+        return rc;
+    /* BertConfig / GPT2Config / FalconConfig spellings, in that order of precedence */
+    double attn_drop = 0, hidden_drop = 0;
+    if ((rc = fg_cfg_f64(&root, "attention_probs_dropout_prob|attn_pdrop|attention_dropout", 0.0,
+                         0.0, 1.0, &attn_drop, err)) ||
+        (rc = fg_cfg_f64(&root, "hidden_dropout_prob|resid_pdrop|hidden_dropout", 0.0, 0.0, 1.0,
+                         &hidden_drop, err)))
+        return rc;
+
+    struct fg_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory");
+    m->node_by_node = node_by_node;
+    m->arch_find = fg__arch_find;
+    fg__copy(m->id, sizeof m->id, id ? id : fg_config_origin(doc));
+    fg__copy(m->model_type, sizeof m->model_type, mt ? mt : "");
+    fg__copy(m->torch_dtype, sizeof m->torch_dtype, dtype);
+    m->attn_dropout = attn_drop;
+    m->hidden_dropout = hidden_drop;
+    m->custom_code = fg_cfg_has(&root, "auto_map");
+
+    const struct fg_arch *a = mt ? fg__arch_find(mt) : NULL;
+    if (a) {
+        fg__copy(m->reader, sizeof m->reader, a->family);
+        /* exact unless the family reader hands a part to the generic one (a multimodal
+         * wrapper's unknown text model), which then says so */
+        m->certainty = FG_CERT_EXACT;
+        rc = a->read(&root, m, a->spec, err);
+    } else {
+        fg__model_note(m, "model_type '%s' is not known to fitgate: read as a generic decoder "
+                          "from the common structural keys; check the count with 'fitgate "
+                          "verify'", mt ? mt : "(none)");
+        rc = fg__arch_read_generic(&root, m, NULL, err);
+        if (rc == 0) {
+            fg__copy(m->reader, sizeof m->reader, "generic decoder");
+        } else if (rc == FG_E_MISSING) {
+            char why[FG_ERR_DETAIL_MAX];
+            fg__copy(why, sizeof why, err ? err->detail : "");
+            rc = fg_err_set(err, FG_E_UNSUPPORTED,
+                            "%s: model_type '%s' is not supported and the config lacks the "
+                            "standard decoder keys (%s)", fg_config_origin(doc),
+                            mt ? mt : "(none)", why);
+        }
+    }
+    if (rc == 0)
+        rc = fg__model_finalize(m, err);
+    if (rc) {
+        fg_model_free(m);
+        return rc;
+    }
+    if (m->layers == 0)
+        m->layers = fg_model_main_layers(m);
+    fg__log(FG_LOG_DEBUG, "%s: %s, %zu nodes, %llu params", m->id, m->reader, m->n_nodes,
+            (unsigned long long)m->params_total);
+    *out = m;
+    return 0;
+}

@@ -1,0 +1,413 @@
+#include "source/config.h"
+#include "util/fileio.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct fg_config {
+    cJSON *root;
+    struct fg_cfg_index *index; /* the root's, or NULL (no memory: lookups walk) */
+    char origin[4096];
+};
+
+/*
+ * The members of one object by name, the last of duplicate names kept (as lookup's walk
+ * keeps it): a graph build looks up some thirty keys, each under up to four aliases, in a
+ * config of forty or more, and the walks were a twentieth of a full plan (callgrind).
+ * Open addressing, at most half full.
+ */
+struct fg_cfg_index {
+    const cJSON *obj;
+    size_t mask;
+    struct slot { uint64_t hash; const cJSON *item; } slot[];
+};
+
+static uint64_t key_hash(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static struct fg_cfg_index *index_build(const cJSON *obj)
+{
+    size_t n = 0, cap = 16;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, obj)
+        n++;
+    while (cap < 2 * n)
+        cap *= 2;
+    struct fg_cfg_index *x = calloc(1, sizeof *x + cap * sizeof x->slot[0]);
+    if (!x)
+        return NULL;
+    x->obj = obj;
+    x->mask = cap - 1;
+    cJSON_ArrayForEach(e, obj) {
+        if (!e->string)
+            continue;
+        uint64_t h = key_hash(e->string, strlen(e->string));
+        size_t i = h & x->mask;
+        while (x->slot[i].item && !(x->slot[i].hash == h && !strcmp(x->slot[i].item->string,
+                                                                     e->string)))
+            i = (i + 1) & x->mask;
+        x->slot[i].hash = h;
+        x->slot[i].item = e; /* a later duplicate replaces the earlier */
+    }
+    return x;
+}
+
+/* The last member named exactly the n bytes at key, or NULL. */
+static const cJSON *index_find(const struct fg_cfg_index *x, const char *key, size_t n)
+{
+    uint64_t h = key_hash(key, n);
+    for (size_t i = h & x->mask; x->slot[i].item; i = (i + 1) & x->mask) {
+        const char *s = x->slot[i].item->string;
+        if (x->slot[i].hash == h && !strncmp(s, key, n) && s[n] == '\0')
+            return x->slot[i].item;
+    }
+    return NULL;
+}
+
+static int read_file(const char *path, char **text, size_t *len, struct fg_err *err)
+{
+    if (fg__read_file(path, FG_CONFIG_MAX_BYTES, text, len) == 0)
+        return 0;
+    int e = errno;
+    if (e == ENOENT || e == ENOTDIR)
+        return fg_err_set(err, FG_E_NOTFOUND, "%s: no such file", path);
+    if (e == EINVAL)
+        return fg_err_set(err, FG_E_IO, "%s: not a regular file; give a config.json file or "
+                          "its directory", path);
+    if (e == EFBIG)
+        return fg_err_set(err, FG_E_RANGE, "%s: larger than %u bytes; not a config.json", path,
+                          FG_CONFIG_MAX_BYTES);
+    if (e == ENOMEM)
+        return fg_err_set(err, FG_E_NOMEM, "%s: out of memory", path);
+    if (e == EIO)
+        return fg_err_set(err, FG_E_IO, "%s: read error", path);
+    return fg_err_set(err, FG_E_IO, "%s: cannot open: %s", path, strerror(e));
+}
+
+int fg_config_load(const char *path, struct fg_config **out, struct fg_err *err)
+{
+    char file[4096];
+    struct stat st;
+    *out = NULL;
+    if (!path || !*path)
+        return fg_err_set(err, FG_E_INVAL, "empty model path");
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        int w = snprintf(file, sizeof file, "%s/config.json", path);
+        if (w < 0 || (size_t)w >= sizeof file)
+            return fg_err_set(err, FG_E_RANGE, "path too long: %.200s", path);
+        if (stat(file, &st) != 0)
+            return fg_err_set(err, FG_E_NOTFOUND,
+                              "%s: directory has no config.json; point at the model's "
+                              "directory or its config.json", path);
+    } else {
+        int w = snprintf(file, sizeof file, "%s", path);
+        if (w < 0 || (size_t)w >= sizeof file)
+            return fg_err_set(err, FG_E_RANGE, "path too long: %.200s", path);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    int rc = read_file(file, &text, &len, err);
+    if (rc)
+        return rc;
+    rc = fg_config_parse(text, len, file, out, err);
+    free(text);
+    return rc;
+}
+
+int fg_config_parse(const char *text, size_t len, const char *origin, struct fg_config **out,
+                    struct fg_err *err)
+{
+    *out = NULL;
+    if (len > FG_CONFIG_MAX_BYTES)
+        return fg_err_set(err, FG_E_RANGE, "%s: larger than %u bytes; not a config.json", origin,
+                          FG_CONFIG_MAX_BYTES);
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    if (!root) {
+        size_t off = end && end >= text ? (size_t)(end - text) : 0;
+        size_t line = 1;
+        for (size_t i = 0; i < off && i < len; i++)
+            line += text[i] == '\n';
+        return fg_err_set(err, FG_E_PARSE,
+                          "%s: malformed JSON near line %zu (byte %zu); fix the file or "
+                          "fetch it again", origin, line, off);
+    }
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return fg_err_set(err, FG_E_PARSE, "%s: top level is not a JSON object", origin);
+    }
+    /* Text after the object means a broken or concatenated file: refuse it
+     * rather than read half of it. */
+    for (const char *p = end; p && p < text + len; p++)
+        if (!(*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r' || *p == '\0')) {
+            cJSON_Delete(root);
+            return fg_err_set(err, FG_E_PARSE, "%s: text after the JSON object (byte %zu); fix "
+                              "the file or fetch it again", origin, (size_t)(p - text));
+        }
+    struct fg_config *doc = calloc(1, sizeof *doc);
+    if (!doc) {
+        cJSON_Delete(root);
+        return fg_err_set(err, FG_E_NOMEM, "out of memory");
+    }
+    doc->root = root;
+    doc->index = index_build(root);
+    snprintf(doc->origin, sizeof doc->origin, "%s", origin ? origin : "config.json");
+    *out = doc;
+    return 0;
+}
+
+void fg_config_free(struct fg_config *doc)
+{
+    if (!doc)
+        return;
+    cJSON_Delete(doc->root);
+    free(doc->index);
+    free(doc);
+}
+
+struct fg_cfg fg_config_root(const struct fg_config *doc)
+{
+    struct fg_cfg c = {.obj = doc->root, .origin = doc->origin, .scope = "", .index = doc->index};
+    return c;
+}
+
+const char *fg_config_origin(const struct fg_config *doc)
+{
+    return doc->origin;
+}
+
+/*
+ * Find the first alias present and not null; *name gets the alias used.  A key given twice
+ * counts by its last occurrence (cJSON keeps both; Python's json keeps the last).  The root
+ * answers from its index (struct fg_cfg_index), one probe per alias; another object by one
+ * walk for all the aliases.
+ */
+static const cJSON *lookup(const struct fg_cfg *c, const char *keys, char *name, size_t cap)
+{
+    enum { MAX_ALIASES = 8, KEY_MAX = 127 };
+    const char *alias[MAX_ALIASES];
+    size_t len[MAX_ALIASES], n_alias = 0;
+    for (const char *p = keys; *p && n_alias < MAX_ALIASES;) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t)(bar - p) : strlen(p);
+        alias[n_alias] = p;
+        len[n_alias++] = n > KEY_MAX ? KEY_MAX : n;
+        p += n + (bar ? 1 : 0);
+    }
+    const cJSON *last[MAX_ALIASES] = {0}, *e;
+    if (c->obj && c->index && c->index->obj == c->obj)
+        for (size_t i = 0; i < n_alias; i++)
+            last[i] = index_find(c->index, alias[i], len[i]);
+    else if (c->obj)
+        cJSON_ArrayForEach(e, c->obj)
+            for (size_t i = 0; e->string && i < n_alias; i++)
+                if ((!len[i] || e->string[0] == alias[i][0]) &&
+                    !strncmp(e->string, alias[i], len[i]) && e->string[len[i]] == '\0')
+                    last[i] = e;
+    size_t pick = 0; /* the first alias names a key that is absent */
+    const cJSON *found = NULL;
+    for (size_t i = 0; i < n_alias && !found; i++)
+        if (last[i] && !cJSON_IsNull(last[i])) {
+            found = last[i];
+            pick = i;
+        }
+    size_t n = n_alias ? len[pick] : 0;
+    if (n >= cap)
+        n = cap - 1;
+    memcpy(name, n_alias ? alias[pick] : "", n);
+    name[n] = '\0';
+    return found;
+}
+
+static int key_err(const struct fg_cfg *c, struct fg_err *err, int code, const char *key,
+                   const char *what)
+{
+    return fg_err_set(err, code, "%s: key '%s%s%s' %s", c->origin, c->scope, *c->scope ? "." : "",
+                      key, what);
+}
+
+bool fg_cfg_has(const struct fg_cfg *c, const char *keys)
+{
+    char name[128];
+    return lookup(c, keys, name, sizeof name) != NULL;
+}
+
+bool fg_cfg_child(const struct fg_cfg *c, const char *key, struct fg_cfg *child, struct fg_err *err)
+{
+    char name[128];
+    const cJSON *it = lookup(c, key, name, sizeof name);
+    if (!it)
+        return false;
+    if (!cJSON_IsObject(it)) {
+        key_err(c, err, FG_E_TYPE, name, "must be an object");
+        return false;
+    }
+    child->obj = it;
+    child->origin = c->origin;
+    child->index = NULL;
+    if (*c->scope)
+        snprintf(child->scope, sizeof child->scope, "%.30s.%.30s", c->scope, name);
+    else
+        snprintf(child->scope, sizeof child->scope, "%.62s", name);
+    return true;
+}
+
+static int number_u64(const struct fg_cfg *c, const cJSON *it, const char *name, uint64_t min,
+                      uint64_t max, uint64_t *out, struct fg_err *err)
+{
+    char what[160];
+    if (!cJSON_IsNumber(it)) {
+        return key_err(c, err, FG_E_TYPE, name,
+                       cJSON_IsString(it) ? "must be a number, got a string"
+                                          : "must be a number");
+    }
+    double v = it->valuedouble;
+    if (!isfinite(v) || v != floor(v)) {
+        return key_err(c, err, FG_E_TYPE, name, "must be a whole number");
+    }
+    if (v < (double)min || v > (double)max) {
+        snprintf(what, sizeof what, "is %.17g, outside [%llu, %llu]", v, (unsigned long long)min,
+                 (unsigned long long)max);
+        return key_err(c, err, FG_E_RANGE, name, what);
+    }
+    *out = (uint64_t)v;
+    return 0;
+}
+
+int fg_cfg_u64(const struct fg_cfg *c, const char *keys, uint64_t def, uint64_t min, uint64_t max,
+               uint64_t *out, struct fg_err *err)
+{
+    char name[128];
+    const cJSON *it = lookup(c, keys, name, sizeof name);
+    if (!it) {
+        *out = def;
+        return 0;
+    }
+    return number_u64(c, it, name, min, max, out, err);
+}
+
+int fg_cfg_u64_req(const struct fg_cfg *c, const char *keys, uint64_t min, uint64_t max,
+                   uint64_t *out, struct fg_err *err)
+{
+    char name[128];
+    const cJSON *it = lookup(c, keys, name, sizeof name);
+    if (!it)
+        return key_err(c, err, FG_E_MISSING, name, "is required and missing");
+    return number_u64(c, it, name, min, max, out, err);
+}
+
+int fg_cfg_f64(const struct fg_cfg *c, const char *keys, double def, double min, double max,
+               double *out, struct fg_err *err)
+{
+    char name[128], what[160];
+    const cJSON *it = lookup(c, keys, name, sizeof name);
+    if (!it) {
+        *out = def;
+        return 0;
+    }
+    if (!cJSON_IsNumber(it))
+        return key_err(c, err, FG_E_TYPE, name, "must be a number");
+    double v = it->valuedouble;
+    if (!isfinite(v) || v < min || v > max) {
+        snprintf(what, sizeof what, "is %.17g, outside [%g, %g]", v, min, max);
+        return key_err(c, err, FG_E_RANGE, name, what);
+    }
+    *out = v;
+    return 0;
+}
+
+int fg_cfg_bool(const struct fg_cfg *c, const char *keys, bool def, bool *out, struct fg_err *err)
+{
+    char name[128];
+    const cJSON *it = lookup(c, keys, name, sizeof name);
+    if (!it) {
+        *out = def;
+        return 0;
+    }
+    if (!cJSON_IsBool(it))
+        return key_err(c, err, FG_E_TYPE, name, "must be true or false");
+    *out = cJSON_IsTrue(it);
+    return 0;
+}
+
+int fg_cfg_str(const struct fg_cfg *c, const char *keys, const char *def, const char **out,
+               struct fg_err *err)
+{
+    char name[128];
+    const cJSON *it = lookup(c, keys, name, sizeof name);
+    if (!it) {
+        *out = def;
+        return 0;
+    }
+    if (!cJSON_IsString(it))
+        return key_err(c, err, FG_E_TYPE, name, "must be a string");
+    *out = it->valuestring;
+    return 0;
+}
+
+int fg_cfg_u64_array(const struct fg_cfg *c, const char *keys, uint64_t min, uint64_t max,
+                     uint64_t *out, size_t cap, size_t *n, struct fg_err *err)
+{
+    char name[128], item[160];
+    const cJSON *it = lookup(c, keys, name, sizeof name);
+    *n = 0;
+    if (!it)
+        return 0;
+    if (!cJSON_IsArray(it))
+        return key_err(c, err, FG_E_TYPE, name, "must be an array of numbers");
+    size_t i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, it) {
+        uint64_t v;
+        snprintf(item, sizeof item, "%s[%zu]", name, i);
+        int rc = number_u64(c, e, item, min, max, &v, err);
+        if (rc)
+            return rc;
+        if (i < cap)
+            out[i] = v;
+        i++;
+    }
+    *n = i;
+    return 0;
+}
+
+int fg_cfg_str_array(const struct fg_cfg *c, const char *keys, const char **out, size_t cap,
+                     size_t *n, struct fg_err *err)
+{
+    char name[128];
+    const cJSON *it = lookup(c, keys, name, sizeof name);
+    *n = 0;
+    if (!it)
+        return 0;
+    if (!cJSON_IsArray(it))
+        return key_err(c, err, FG_E_TYPE, name, "must be an array of strings");
+    size_t i = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, it) {
+        if (!cJSON_IsString(e))
+            return key_err(c, err, FG_E_TYPE, name, "must hold only strings");
+        if (i < cap)
+            out[i] = e->valuestring;
+        i++;
+    }
+    *n = i;
+    return 0;
+}
+
+bool fg__config_is_object(const char *text, size_t len)
+{
+    cJSON *j = cJSON_ParseWithLength(text, len);
+    bool ok = j && cJSON_IsObject(j);
+    cJSON_Delete(j);
+    return ok;
+}

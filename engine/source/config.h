@@ -1,0 +1,108 @@
+/*
+ * config.h - strict, typed reads of a Hugging Face config.json.
+ *
+ * A missing key (or a JSON null) means the class default the caller passes,
+ * never zero by accident.  A present key of the wrong type, a fractional
+ * number where an integer belongs, or a value outside [min, max] is an
+ * error naming the origin file, the scope and the key.
+ *
+ * Keys may be given as an alias list, "hidden_size|n_embd|d_model": the
+ * first present alias wins.
+ *
+ * Ownership: fg_config_load/parse return a document the caller frees with
+ * fg_config_free().  Views (struct fg_cfg) are borrowed from their document
+ * and valid until it is freed.
+ */
+#ifndef FG_CONFIG_H
+#define FG_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/error.h"
+
+struct cJSON;
+struct fg_config;
+struct fg_cfg_index;
+
+/* A view on one JSON object of a document (the root, or text_config ...). */
+struct fg_cfg {
+    const struct cJSON *obj;
+    const char *origin;   /* file name for messages; borrowed */
+    char scope[64];       /* "" for the root, "text_config" ... */
+    const struct fg_cfg_index *index; /* the root's keys by name, or NULL: lookups then walk
+                                         the object (used only while it indexes obj) */
+};
+
+/* Internal: does text parse as one JSON object?  (What the source and cache steps check
+ * before a text is taken or kept.) */
+bool fg__config_is_object(const char *text, size_t len);
+
+/* Largest config.json accepted (bytes); real ones are under 100 KB. */
+#define FG_CONFIG_MAX_BYTES (4u << 20)
+
+/*
+ * Read path (a config.json, or a directory holding one) and parse it.
+ * Fails with FG_E_NOTFOUND (no such file / no config.json in the directory),
+ * FG_E_IO, FG_E_RANGE (file too large), FG_E_PARSE (malformed JSON, or the
+ * top level is not an object).
+ */
+int fg_config_load(const char *path, struct fg_config **out, struct fg_err *err);
+
+/* Parse text of len bytes; origin names it in messages (copied). */
+int fg_config_parse(const char *text, size_t len, const char *origin,
+                    struct fg_config **out, struct fg_err *err);
+
+/* NULL-safe. */
+void fg_config_free(struct fg_config *doc);
+
+/* The root view of a document. */
+struct fg_cfg fg_config_root(const struct fg_config *doc);
+
+/* The origin (path) the document was read from; borrowed. */
+const char *fg_config_origin(const struct fg_config *doc);
+
+/*
+ * Child object view: returns true and fills *child when key holds an object.
+ * A missing key or null gives false; a present non-object key gives false
+ * and, when err is non-NULL, FG_E_TYPE in err.
+ */
+bool fg_cfg_child(const struct fg_cfg *c, const char *key, struct fg_cfg *child, struct fg_err *err);
+
+/* True when one of the aliases is present and not null. */
+bool fg_cfg_has(const struct fg_cfg *c, const char *keys);
+
+/* Integer in [min, max]; def when absent (def is not range-checked). */
+int fg_cfg_u64(const struct fg_cfg *c, const char *keys, uint64_t def, uint64_t min, uint64_t max,
+               uint64_t *out, struct fg_err *err);
+
+/* Same, but the key must be present. */
+int fg_cfg_u64_req(const struct fg_cfg *c, const char *keys, uint64_t min, uint64_t max,
+                   uint64_t *out, struct fg_err *err);
+
+/* Finite real number in [min, max]; def when absent. */
+int fg_cfg_f64(const struct fg_cfg *c, const char *keys, double def, double min, double max,
+               double *out, struct fg_err *err);
+
+/* Boolean; def when absent. */
+int fg_cfg_bool(const struct fg_cfg *c, const char *keys, bool def, bool *out, struct fg_err *err);
+
+/* String (borrowed from the document); def (may be NULL) when absent. */
+int fg_cfg_str(const struct fg_cfg *c, const char *keys, const char *def, const char **out,
+               struct fg_err *err);
+
+/*
+ * Array of integers: at most cap values are stored in out; *n gets the
+ * array length.  Absent: *n = 0.  Each value must be in [min, max].
+ */
+int fg_cfg_u64_array(const struct fg_cfg *c, const char *keys, uint64_t min, uint64_t max,
+                     uint64_t *out, size_t cap, size_t *n, struct fg_err *err);
+
+/*
+ * Array of strings: borrowed pointers, at most cap stored; *n gets the length.
+ * Absent: *n = 0.
+ */
+int fg_cfg_str_array(const struct fg_cfg *c, const char *keys, const char **out, size_t cap,
+                     size_t *n, struct fg_err *err);
+
+#endif
