@@ -120,6 +120,7 @@ ENGINE_SRCS := \
 # --- policies --------------------------------------------------------------
 POLICY_SRCS := \
 	policies/policy.c \
+	policies/policy_file.c \
 	policies/assess.c \
 	policies/decide.c \
 	policies/gate.c \
