@@ -180,6 +180,7 @@ TEST_SRCS := \
 	tests/test_sacct.c \
 	tests/test_calib.c \
 	tests/test_learn.c \
+	tests/test_learnrec.c \
 	tests/test_nvml.c \
 	tests/test_report_html.c \
 	tests/test_man.c \
@@ -249,6 +250,8 @@ $(BUILD)/tests/test_plugin: $(BUILD)/tests/test_plugin.o $(PLUGIN_ENGINE_OBJS) $
 	  $(LDLIBS_ALL) -lcmocka
 
 # fitgate learn end to end on its fixtures: the CLI's objects, as test_plugin links them.
+$(BUILD)/tests/test_learnrec: $(BUILD)/tests/test_learnrec.o $(BUILD)/cli/learnrec.o $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/cli/learnrec.o $(LIB) $(LDLIBS_ALL) -lcmocka
 $(BUILD)/tests/test_learn: $(BUILD)/tests/test_learn.o $(TEST_CLI_OBJS) $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(TEST_CLI_OBJS) $(LIB) $(LDLIBS_ALL) -lcmocka
 
