@@ -1,7 +1,7 @@
 /*
  * fitgate ctld --policy FILE [--run-as UID:GID] [--timeout-ms N] [--on-error allow|reject]
  *              [--key SUBMIT_ID] [--job-id N] [--time-limit MIN] [--skip WHY]
- *              [--log-file TARGET]
+ *              [--log-file TARGET] [--door job_submit|sbatch|salloc|srun]
  *   (standard input: the check's arguments, each ended by a NUL byte)
  *
  * The controller's check, for contrib/job_submit.lua: what slurmctld runs for
@@ -38,6 +38,9 @@
  * --log-file TARGET: the audit lines go there instead of the policy's LogFile= (a file only
  * root can write, or syslog: the controller's trail beyond users' reach, docs/audit.md).
  *
+ * --door: the door the audit lines name (contrib/cli_filter.lua runs this in sbatch, salloc
+ * and srun, as the user, without --run-as).
+ *
  * --skip WHY: no check at all (job_submit.lua after a check timed out: the
  * file system is stalled); the job is decided by OnError= at once and the
  * audit line says WHY.
@@ -73,6 +76,7 @@
 struct ctld {
     const char *policy, *key, *skip, *log_file;
     bool untagged;
+    enum fg_audit_where where; /* --door: job_submit (default), or sbatch / salloc / srun */
     uid_t uid;
     gid_t gid;
     bool run_as;
@@ -155,7 +159,7 @@ static void complete(const struct ctld *c, struct fg_audit_rec *rec)
 {
     snprintf(rec->user, sizeof rec->user, "%s", c->user);
     rec->uid = (uint32_t)c->uid;
-    rec->where = FG_AUDIT_AT_JOB_SUBMIT;
+    rec->where = c->where;
     if (c->key && *c->key)
         snprintf(rec->key, sizeof rec->key, "%.127s", c->key);
     if (c->job_id)
@@ -514,6 +518,15 @@ static int parse_args(struct ctld *c, int argc, char **argv)
         i++;
         if (!strcmp(a, "--policy")) {
             c->policy = v;
+        } else if (!strcmp(a, "--door")) {
+            int w = fg_audit_where_from_name(v);
+            if (w != FG_AUDIT_AT_JOB_SUBMIT && w != FG_AUDIT_AT_SBATCH &&
+                w != FG_AUDIT_AT_SALLOC && w != FG_AUDIT_AT_SRUN) {
+                fprintf(stderr, "fitgate: error: --door takes job_submit, sbatch, salloc or "
+                                "srun\n");
+                return 2;
+            }
+            c->where = (enum fg_audit_where)w;
         } else if (!strcmp(a, "--log-file")) {
             c->log_file = v;
         } else if (!strcmp(a, "--key")) {
@@ -559,7 +572,8 @@ static int parse_args(struct ctld *c, int argc, char **argv)
 
 int fg_cli_ctld(int argc, char **argv)
 {
-    struct ctld c = {.timeout_ms = 800, .on_error = FG_ONERR_ALLOW};
+    struct ctld c = {.timeout_ms = 800, .on_error = FG_ONERR_ALLOW,
+                     .where = FG_AUDIT_AT_JOB_SUBMIT};
     char *text = NULL;
     struct fg_err err = {0};
     int rc = parse_args(&c, argc, argv);
