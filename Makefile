@@ -151,6 +151,7 @@ CLI_SRCS := \
 	cli/cmd_learn.c \
 	cli/learnrec.c \
 	cli/cmd_ctld.c \
+	cli/lint.c \
 	cli/jobopts.c \
 	cli/format.c \
 	cli/report_html.c \

@@ -662,6 +662,17 @@ int fg_policy_parse(struct fg_policy *p, const char *text, size_t len, const cha
     return validate(p, origin, first, err);
 }
 
+int fg_policy_load(struct fg_policy *p, const char *path, struct fg_err *err)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc = fg__policy_read(path, &text, &len, err);
+    if (!rc)
+        rc = fg_policy_parse(p, text, len, path, err);
+    free(text);
+    return rc;
+}
+
 int fg_policy_args(struct fg_policy *p, int argc, char *const *argv, const char *origin,
                    struct fg_err *err)
 {

@@ -152,6 +152,8 @@ int fg_policy_parse(struct fg_policy *p, const char *text, size_t len, const cha
  * FG_E_IO name the file.
  */
 int fg_policy_load(struct fg_policy *p, const char *path, struct fg_err *err);
+/* The file's text as fg_policy_load reads it (policy_file.c); *text the caller frees. */
+int fg__policy_read(const char *path, char **text, size_t *text_len, struct fg_err *err);
 
 /*
  * The usual sequence for a front end: defaults, then the file named by

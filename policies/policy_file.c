@@ -1,7 +1,7 @@
 /*
- * policy_file.c - reading a policy file atomically (fg_policy_load, policy.h): the whole
- * file at once, and again while it changes under the read or was changed a moment ago
- * (rewritten in place, perhaps half-written); fg_policy_parse does the rest.
+ * policy_file.c - reading a policy file atomically (fg__policy_read, for fg_policy_load in
+ * policy.h): the whole file at once, and again while it changes under the read or was
+ * changed a moment ago (rewritten in place, perhaps half-written).
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -77,7 +77,7 @@ out:
  * has settled.  A policy installed by rename(2) is always whole; one that does not settle
  * within the tries fails FG_E_IO, and the caller fails closed (docs/plugin.md).
  */
-int fg_policy_load(struct fg_policy *p, const char *path, struct fg_err *err)
+int fg__policy_read(const char *path, char **text, size_t *text_len, struct fg_err *err)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -96,9 +96,9 @@ int fg_policy_load(struct fg_policy *p, const char *path, struct fg_err *err)
         if (cage < age)
             age = cage;
         if (same && age >= POLICY_SETTLE_NS) {
-            int prc = fg_policy_parse(p, buf, len, path, err);
-            free(buf);
-            return prc;
+            *text = buf;
+            *text_len = len;
+            return 0;
         }
         free(buf);
         buf = NULL;
