@@ -82,6 +82,7 @@ ENGINE_SRCS := \
 	engine/source/source_opts.c \
 	engine/source/hub.c \
 	engine/source/safetensors.c \
+	engine/source/wquant.c \
 	engine/source/ckpt.c \
 	engine/arch/graph.c \
 	engine/arch/blocks.c \
@@ -109,6 +110,8 @@ ENGINE_SRCS := \
 	engine/memory_node.c \
 	engine/memory_stage.c \
 	engine/memory.c \
+	engine/memory_rl.c \
+	engine/trainer.c \
 	engine/framework.c \
 	engine/jobspec.c \
 	engine/fit.c \
@@ -121,8 +124,12 @@ ENGINE_SRCS := \
 POLICY_SRCS := \
 	policies/policy.c \
 	policies/policy_file.c \
+	policies/request.c \
 	policies/assess.c \
 	policies/decide.c \
+	policies/decide_gen.c \
+	policies/decide_remedy.c \
+	policies/remedy.c \
 	policies/gate.c \
 	policies/audit.c \
 	policies/sacct.c
@@ -154,6 +161,7 @@ CLI_SRCS := \
 	cli/lint.c \
 	cli/jobopts.c \
 	cli/format.c \
+	cli/plan_json.c \
 	cli/report_html.c \
 	cli/html.c \
 	cli/auditlog.c
@@ -172,11 +180,14 @@ TEST_SRCS := \
 	tests/test_params.c \
 	tests/test_source.c \
 	tests/test_memory.c \
+	tests/test_wquant.c \
 	tests/test_plan.c \
 	tests/test_plan_search.c \
 	tests/test_gpu.c \
 	tests/test_detect.c \
 	tests/test_policy.c \
+	tests/test_request.c \
+	tests/test_remedy.c \
 	tests/test_audit.c \
 	tests/test_sacct.c \
 	tests/test_calib.c \
@@ -187,6 +198,7 @@ TEST_SRCS := \
 	tests/test_man.c \
 	tests/test_plugin.c \
 	tests/test_jobspec.c \
+	tests/test_trainer.c \
 	tests/test_badinput.c \
 	tests/test_accuracy.c
 

@@ -17,6 +17,9 @@
  *                    plan above plus the planner for every table cell that needs more than
  *                    one card (the table prints "split: N cards" from it), and the requested
  *                    card's planner only when one H200 is not enough.
+ *   gate 4096 GPUs   (--op large) the gate for a full fine-tune under Megatron asked as
+ *                    --gpus=h200:4096, no layout declared: the planner's search up to the
+ *                    GPUs asked, the decision and its re-checks (fg_gate_run).
  *
  * Rates are ops per second of this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), i.e.
  * per core; wall-clock rates are printed beside them.  A "round" runs every model
@@ -25,6 +28,7 @@
  * the median, min and max of the runs are printed.
  *
  * usage: bench_plan [--models DIR] [--runs N] [--min-ms MS] [--per-model] [--only NAME]
+ *                   [--op text|full|cli|large]
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -35,7 +39,9 @@
 #include "arch/graph.h"
 #include "source/config.h"
 #include "fit.h"
+#include "gate.h"
 #include "hw/gpu.h"
+#include "jobspec.h"
 #include "memory.h"
 #include "model.h"
 #include "plan.h"
@@ -205,14 +211,46 @@ done:
     return 0;
 }
 
-enum op_kind { OP_GRAPH_TEXT, OP_FULL, OP_CLI, OP_COUNT };
-static const char *const op_names[OP_COUNT] = {"graph-from-text", "full plan", "cli plan"};
+/* The gate on a large request: a full fine-tune under Megatron on `gpus` H200 asked as
+ * --gpus=h200:N, no layout declared (fg_gate_run: assess, the planner's search up to the
+ * GPUs asked, the decision, and its remedies or re-check). */
+static int op_large(const struct model_in *mi, uint32_t gpus)
+{
+    static struct fg_gate g; /* 40 KB: off the stack */
+    struct fg_err err = {0};
+    struct fg_model *m = NULL;
+    struct fg_jobspec spec;
+    struct fg_policy pol;
+    struct fg_request q;
+    char v[32];
+    int rc = fg_model_from_config(mi->doc, mi->name, &m, &err);
+    if (rc)
+        return rc;
+    fg_jobspec_init(&spec, NULL);
+    if ((rc = fg_jobspec_set(&spec, FG_JOBOPT_FRAMEWORK, "megatron", &err)) ||
+        (rc = fg_jobspec_finish(&spec, &err)))
+        goto done;
+    fg_policy_init(&pol);
+    fg_request_init(&q);
+    snprintf(v, sizeof v, "h200:%u", gpus);
+    fg_request_from_option(&q, "gpus", v, 1, fg_gpu_table_builtin());
+    fg_gate_run(m, &spec, &q, &pol.rules, FG_ONERR_REJECT, &g);
+    sink += g.d.layout.gpus;
+done:
+    fg_model_free(m);
+    return rc;
+}
+
+enum op_kind { OP_GRAPH_TEXT, OP_FULL, OP_CLI, OP_LARGE, OP_COUNT };
+static const char *const op_names[OP_COUNT] = {"graph-from-text", "full plan", "cli plan",
+                                               "gate 4096 GPUs"};
 
 static int run_op(enum op_kind k, const struct model_in *mi)
 {
     switch (k) {
     case OP_GRAPH_TEXT: return op_graph_from_text(mi);
     case OP_FULL: return op_plan(mi, false);
+    case OP_LARGE: return op_large(mi, 4096);
     default: return op_plan(mi, true);
     }
 }
@@ -275,19 +313,19 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--op") && i + 1 < argc) {
             const char *o = argv[++i];
             op_only = !strcmp(o, "text") ? OP_GRAPH_TEXT : !strcmp(o, "full") ? OP_FULL
-                      : !strcmp(o, "cli") ? OP_CLI : -2;
+                      : !strcmp(o, "cli") ? OP_CLI : !strcmp(o, "large") ? OP_LARGE : -2;
         } else if (!strcmp(argv[i], "--per-model"))
             per_model = true;
         else {
             fprintf(stderr, "usage: bench_plan [--models DIR] [--runs N] [--min-ms MS] "
-                            "[--per-model] [--only NAME] [--op text|full|cli]\n");
+                            "[--per-model] [--only NAME] [--op text|full|cli|large]\n");
             return 2;
         }
     }
     if (runs < 1)
         runs = 1;
     if (op_only == -2) {
-        fprintf(stderr, "bench_plan: --op is one of text, full, cli\n");
+        fprintf(stderr, "bench_plan: --op is one of text, full, cli, large\n");
         return 2;
     }
     struct model_in *models = NULL;
@@ -304,8 +342,9 @@ int main(int argc, char **argv)
            n, dir, runs, min_ms);
     char label[64];
     snprintf(label, sizeof label, "all %d models, one round each", n);
+    /* the 4096-GPU gate only when asked for (--op large), on the models given */
     for (int k = 0; k < OP_COUNT; k++)
-        if (op_only < 0 || op_only == k)
+        if ((op_only < 0 && k != OP_LARGE) || op_only == k)
             report((enum op_kind)k, models, n, runs, min_ms / 1e3, label);
     if (per_model) {
         /* Per model: fewer, shorter runs; the slowest models are what the corpus rate hides. */

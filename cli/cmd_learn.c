@@ -19,7 +19,7 @@
  * everything the allocator reserved) of a task, summed over its GPUs; the
  * estimate is what the framework allocates on one GPU, without the context.
  * So per job: actual = gres/gpumem / GPUs per task, compared with estimate
- * per GPU + FG_CUDA_CONTEXT_BYTES; ratio = actual / (estimate + context).
+ * per GPU + FG_CUDA_PROCESS_BYTES; ratio = actual / (estimate + context).
  * The calibration factor of a job is (actual - context) / estimate: what the
  * engine's estimate must be multiplied by to give what ran.
  *
@@ -220,7 +220,7 @@ static void measure(const struct learn *l, struct job *j)
 {
     const struct fg_cli_lrec *s = j->sub;
     const struct fg_sacct_job *a = j->acct;
-    const double ctx = (double)FG_CUDA_CONTEXT_BYTES;
+    const double ctx = (double)FG_CUDA_PROCESS_BYTES;
     j->est = s->per_gpu_bytes ? s->per_gpu_bytes : s->estimate_bytes;
     j->card = s->usable_bytes ? s->usable_bytes + FG_CUDA_CONTEXT_BYTES : 0;
     j->actual = a->gpumem_per_gpu;
@@ -586,7 +586,7 @@ static void print_text(const struct learn *l, const struct group *fmf, size_t n_
            (unsigned long long)l->unmatched, (unsigned long long)l->other_user,
            (unsigned long long)l->not_in_sacct, (unsigned long long)l->no_gpumem);
     printf("ratio = peak per GPU (sacct gres/gpumem / GPUs per task) / (estimate per GPU + "
-           "%.1f GiB CUDA context)\n\n", gib(FG_CUDA_CONTEXT_BYTES));
+           "%.1f GiB CUDA context)\n\n", gib(FG_CUDA_PROCESS_BYTES));
     printf("%-10s %-10s %-10s %-28s %-10s %-6s %4s %9s %9s %7s %-8s %-14s %s\n", "JOB",
            "USER", "PARTITION", "MODEL", "FRAMEWORK", "MODE", "GPUS", "EST GiB", "PEAK GiB",
            "RATIO", "VERDICT", "OUTCOME", "FLAGS");
@@ -714,7 +714,7 @@ static int print_json(const struct learn *l, const struct group *fmf, size_t n_f
                       const struct group *part, size_t n_part)
 {
     cJSON *root = cJSON_CreateObject();
-    cJSON_AddNumberToObject(root, "context_bytes", (double)FG_CUDA_CONTEXT_BYTES);
+    cJSON_AddNumberToObject(root, "context_bytes", (double)FG_CUDA_PROCESS_BYTES);
     cJSON *c = cJSON_AddObjectToObject(root, "counts");
     cJSON_AddNumberToObject(c, "joined", (double)l->n_jobs);
     cJSON_AddNumberToObject(c, "audit_lines", (double)l->lines);
@@ -778,7 +778,7 @@ static int html_page(FILE *f, const void *ctx, struct fg_err *err)
     (void)err;
     double max = 1;
     for (size_t i = 0; i < l->n_jobs; i++) {
-        double e = gib(l->jobs[i].est + FG_CUDA_CONTEXT_BYTES), a = gib(l->jobs[i].actual);
+        double e = gib(l->jobs[i].est + FG_CUDA_PROCESS_BYTES), a = gib(l->jobs[i].actual);
         max = fmax(max, fmax(e, a));
     }
     max = ceil(max / 20) * 20; /* four ticks of a multiple of 5 GiB */
@@ -791,7 +791,7 @@ static int html_page(FILE *f, const void *ctx, struct fg_err *err)
                "TRESUsageInMax gres/gpumem / GPUs per task, or the node's own NVML sample "
                "(GiB). On the dashed line the estimate was exact; above it, short. Red: "
                "admitted and died of GPU memory; amber: far below the card.</p>\n",
-            l->n_jobs, gib(FG_CUDA_CONTEXT_BYTES));
+            l->n_jobs, gib(FG_CUDA_PROCESS_BYTES));
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
                "role=\"img\" aria-label=\"estimate against peak\">\n", W, H);
     fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
@@ -809,7 +809,7 @@ static int html_page(FILE *f, const void *ctx, struct fg_err *err)
             X0 + S / 2, Y0 + S + 36, Y0 + S / 2);
     for (size_t i = 0; i < l->n_jobs; i++) {
         const struct job *j = &l->jobs[i];
-        double x = X0 + S * gib(j->est + FG_CUDA_CONTEXT_BYTES) / max;
+        double x = X0 + S * gib(j->est + FG_CUDA_PROCESS_BYTES) / max;
         double y = Y0 + S - S * gib(j->actual) / max;
         const char *cls = j->admitted && (j->gpu_oom || j->gpu_oom_likely) ? "oom"
                           : j->far_below                                    ? "far"

@@ -13,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "trainer.h"
 #include "cli.h"
+#include "source/wquant.h"
 #include "fit.h"
 #include "format.h"
 #include "framework.h"
@@ -24,6 +26,7 @@
 #include "memory.h"
 #include "model.h"
 #include "plan.h"
+#include "plan_json.h"
 #include "policy.h"
 #include "report_html.h"
 
@@ -118,26 +121,6 @@ static void print_layout(const struct fg_layout *l)
             printf("%s%u-%u", s ? " | " : "", l->cut[s], l->cut[s + 1] - 1);
     }
     putchar('\n');
-}
-
-static cJSON *layout_json(const struct fg_layout *l)
-{
-    cJSON *p = cJSON_CreateObject();
-    char split[256];
-    fg_layout_split_str(l, split, sizeof split);
-    cJSON_AddNumberToObject(p, "gpus", l->gpus);
-    cJSON_AddNumberToObject(p, "tp", l->tp);
-    cJSON_AddNumberToObject(p, "pp", l->pp);
-    cJSON_AddNumberToObject(p, "ep", l->ep);
-    cJSON_AddNumberToObject(p, "dp", l->dp);
-    if (l->cp > 1)
-        cJSON_AddNumberToObject(p, "cp", l->cp);
-    cJSON_AddNumberToObject(p, "zero", l->zero);
-    cJSON_AddStringToObject(p, "pp_split", split);
-    cJSON_AddNumberToObject(p, "peak_bytes", (double)l->peak_bytes);
-    cJSON_AddNumberToObject(p, "micro_batch", (double)l->micro_batch);
-    cJSON_AddNumberToObject(p, "grad_accum", (double)l->grad_accum);
-    return p;
 }
 
 static cJSON *model_json(const struct fg_model *m)
@@ -340,7 +323,7 @@ static int load_inputs(struct fg_cli_opts *o, bool check, struct inputs *in)
         goto fail;
     in->table = in->own ? in->own : fg_gpu_table_builtin();
     struct fg_request *q = &in->q;
-    memset(q, 0, sizeof *q);
+    fg_request_init(q);
     uint32_t nodes = o->nodes ? o->nodes : 1;
     q->nodes = nodes;
     const char *opt = o->gres ? "gres" : o->gpus_opt ? "gpus" : o->gpus_per_node ? "gpus-per-node"
@@ -351,32 +334,17 @@ static int load_inputs(struct fg_cli_opts *o, bool check, struct inputs *in)
                    "--gpus=[TYPE:]N, --gpus-per-node=[TYPE:]N)", opt, val);
         goto fail;
     }
-    if (!opt && o->spec.gpus) {
-        q->via = FG_VIA_PLUGIN;
-        q->count = o->spec.gpus;
-    }
-    if (q->type[0] && !q->gpu) {
-        fg_err_set(&err, FG_E_NOTFOUND, "the GPU type '%s' is not in fitgate's GPU table; "
-                   "'fitgate gpus --table' lists the known cards and aliases", q->type);
+    if (!opt)
+        fg_request_from_plugin(q, o->spec.gpus);
+    unsigned count = 0;
+    /* the card once, as the plugin resolves it (no controller here: no partition's cards) */
+    if (fg_request_card(q, in->table, o->gpu, in->rules.default_gpu, o->partition, NULL, &count,
+                        &err))
         goto fail;
-    }
-    if (!q->gpu && o->gpu) {
-        unsigned count = 0;
-        /* through fg_err_set, which shows the user's control characters as '?' */
-        if (!(q->gpu = fg_gpu_find(in->table, o->gpu, &count))) {
-            fg_err_set(&err, FG_E_NOTFOUND, "unknown GPU '%s'; 'fitgate gpus --table' lists the "
-                       "known cards and aliases", o->gpu);
-            goto fail;
-        }
-        if (q->via == FG_VIA_NONE && count && !check) {
-            /* plan takes a count from an alias ("gpu:h100:4"); check, as the plugin, only
-             * from the request (--gres, --gpus, --gpus-per-node, --ft-gpus) */
-            q->via = FG_VIA_PLUGIN;
-            q->count = count;
-        }
-    }
-    if (!q->gpu && !q->type[0] && q->via != FG_VIA_NONE && in->rules.default_gpu[0])
-        q->gpu = fg_gpu_find(in->table, in->rules.default_gpu, NULL); /* DefaultGPU= */
+    if (q->via == FG_VIA_NONE && count && !check)
+        /* plan takes a count from an alias ("gpu:h100:4"); check, as the plugin, only from
+         * the request (--gres, --gpus, --gpus-per-node, --ft-gpus) */
+        fg_request_from_plugin(q, count);
     if (o->partition)
         snprintf(q->partition, sizeof q->partition, "%s", o->partition);
     fg_gate_model_label(o->model, q->model, sizeof q->model);
@@ -431,11 +399,15 @@ static cJSON *decision_json(const struct inputs *in, const struct fg_gate *g)
     cJSON_AddBoolToObject(o, "resize_gpus", d->resize_gpus);
     cJSON_AddBoolToObject(o, "resize_batch", d->resize_batch);
     if (d->has_layout)
-        cJSON_AddItemToObject(o, "layout", layout_json(&d->layout));
+        cJSON_AddItemToObject(o, "layout", fg_cli_layout_json(&d->layout));
     cJSON *lines = cJSON_AddArrayToObject(o, "lines");
     for (int i = 0; i < FG_DECIDE_LINES; i++)
         if (d->lines[i][0])
             cJSON_AddItemToArray(lines, cJSON_CreateString(d->lines[i]));
+    if (d->enough)
+        cJSON_AddNumberToObject(o, "enough_gpus", d->enough);
+    if (d->n_remedies) /* what would fit, cheapest first, each re-checked */
+        cJSON_AddItemToObject(o, "remedies", fg_cli_remedies_json(&in->q, &g->rem, d));
     if (g->assessed && g->a.gpu_util > 0) {
         cJSON_AddNumberToObject(o, "gpu_util", g->a.gpu_util);
         cJSON_AddNumberToObject(o, "budget_bytes", (double)g->a.usable);
@@ -483,10 +455,36 @@ static cJSON *job_json(const struct fg_cli_opts *o, const struct fg_assessment *
     return j;
 }
 
+/* "trainer: grpo (TRL GRPOTrainer), reference none, 8 completions x (512 + 2048) tokens,
+ * vLLM colocate at 0.30" */
+static void print_trainer(const struct fg_job *job)
+{
+    const struct fg_trainer_row *t = fg_trainer_row(job->trainer);
+    printf("trainer: %s (%s), reference %s", t->name, t->label,
+           fg_ref_model_name(job->ref_model));
+    if (t->seqs > 1)
+        printf(", %u sequences per sample", t->seqs);
+    if (t->generates)
+        printf(", completions of %llu + %llu tokens", (unsigned long long)job->max_prompt,
+               (unsigned long long)job->max_completion);
+    if (job->num_generations)
+        printf(", %u per prompt", job->num_generations);
+    if (job->vllm_mode == FG_VLLM_COLOCATE)
+        printf(", vLLM colocated at %.2f", job->vllm_util);
+    else if (job->vllm_mode == FG_VLLM_SERVER)
+        printf(", vLLM server");
+    printf("\n");
+}
+
 static void print_job(const struct fg_cli_opts *o, const struct fg_job *job)
 {
-    printf("job: %s, %s, %s", fg_mode_name(job->mode), fg_precision_name(job->precision),
-           fg_optimizer_name(job->optimizer));
+    if (job->mode == FG_MODE_SERVE) /* no optimizer: the weights' and the cache's dtypes */
+        printf("job: serve, %s weights, %s KV cache",
+               job->serve_wq ? fg_wq_method_name((enum fg_wq_method)job->serve_wq)
+                             : "checkpoint's", job->kv_bytes == 1 ? "fp8" : "bf16");
+    else
+        printf("job: %s, %s, %s", fg_mode_name(job->mode), fg_precision_name(job->precision),
+               fg_optimizer_name(job->optimizer));
     if (job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA)
         printf(", LoRA r=%u", job->lora_rank);
     printf("%s%s%s", job->grad_ckpt ? ", gradient checkpointing" : "",
@@ -497,6 +495,8 @@ static void print_job(const struct fg_cli_opts *o, const struct fg_job *job)
     if (job->offload != FG_OFFLOAD_NONE)
         printf(", %s offloaded to the CPU", fg_offload_name(job->offload));
     printf("\n");
+    if (job->trainer != FG_TRAINER_SFT)
+        print_trainer(job);
     if (fg_jobspec_given(&o->spec, FG_JOBOPT_FRAMEWORK) || fg_jobspec_declares_layout(&o->spec) ||
         job->tp > 1 || job->pp > 1 || job->ep > 1 || job->zero || job->dp > 1)
         printf("framework: %s (%s); layout TP=%u PP=%u EP=%u%s%.0u DP=%u%s%.0u%s\n",
@@ -552,7 +552,9 @@ static void print_json(const struct fg_cli_opts *o, const struct inputs *in,
         const struct fg_plan *plan = &a->plan;
         bool split = a->fit.verdict == FG_FIT_SPLIT;
         bool found = a->planned && plan->status == FG_PLAN_FOUND && plan->n;
-        cJSON *p = split && found ? layout_json(&plan->options[0]) : layout_json(&a->layout);
+        /* the job's own layout (declared, or its framework's default) and its peak; the
+         * planner's layouts are the options, the re-checked ones decision.remedies */
+        cJSON *p = fg_cli_layout_json(&a->layout);
         cJSON_AddStringToObject(p, "card", in->q.gpu->label);
         enum fg_verdict v = split && a->planned && !found ? FG_FIT_NO : a->fit.verdict;
         cJSON_AddStringToObject(p, "verdict", fg_verdict_name(v));
@@ -561,12 +563,12 @@ static void print_json(const struct fg_cli_opts *o, const struct inputs *in,
             cJSON_AddStringToObject(p, "why", plan->why);
         cJSON *alts = cJSON_AddArrayToObject(p, "options");
         for (size_t i = 0; a->planned && i < plan->n; i++)
-            cJSON_AddItemToArray(alts, layout_json(&plan->options[i]));
+            cJSON_AddItemToArray(alts, fg_cli_layout_json(&plan->options[i]));
         cJSON *sug = cJSON_AddArrayToObject(p, "suggestions");
         for (size_t i = 0; a->alt_planned && i < a->alt.n; i++) {
             const struct fg_layout *l = &a->alt.options[i];
             char who[160];
-            cJSON *e = layout_json(l);
+            cJSON *e = fg_cli_layout_json(l);
             fg_framework_who_runs(fg_framework_needs(l->tp, l->pp, l->ep, 1, l->zero), who,
                                   sizeof who);
             cJSON_AddStringToObject(e, "frameworks", who);
@@ -623,9 +625,16 @@ static void print_verdict(const struct inputs *in, const struct fg_gate *g, bool
         }
         return;
     }
-    for (int i = 0; i < FG_DECIDE_LINES; i++)
-        if (g->d.lines[i][0])
-            printf("  %s\n", g->d.lines[i]);
+    if (in->q.nodes > 1) {
+        /* --gpus is the job's, --gpus-per-node and --gres each node's: say the total */
+        char req[256];
+        fg_request_describe(&in->q, req, sizeof req);
+        printf("  request %s\n", req);
+    }
+    const char *lines[FG_DECIDE_LINES + FG_REMEDY_MAX];
+    size_t n = fg_decide_lines(&g->d, lines, sizeof lines / sizeof lines[0]);
+    for (size_t i = 0; i < n; i++)
+        printf("  %s\n", lines[i]);
     bool unchecked = in->m->certainty == FG_CERT_UNSURE &&
                      in->rules.on_unknown != FG_ONUNK_ALLOW;
     printf("  => %s with %u x %s (decision: %s)\n",

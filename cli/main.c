@@ -35,6 +35,7 @@ static void usage(FILE *f)
           "  --quant nf4|nf4-dq|int8 --zero 0..3 --gpu NAME --ft-gpus N --chunked-ce\n"
           "  --attention sdpa|eager --framework NAME --tp N --pp N --ep N --cp N --dp N\n"
           "  --offload none|optimizer|params --override REASON --gpu-util F\n"
+          "  --kv-dtype auto|fp8 --quantization Q (serving)\n"
           "  (every job option also as the plugin spells it: --ft-NAME=VALUE)\n"
           "  --headroom X --conservative X --samples N --epochs E --global-batch N\n"
           "Exit status: 0 fits / goes on as asked, 1 does not fit / rejected, 3 resized (check\n"
@@ -53,9 +54,17 @@ int main(int argc, char **argv)
         usage(stdout);
         return 0;
     }
-    for (const struct fg_cli_cmd *c = fg_cli_commands; c->name; c++)
-        if (!strcmp(c->name, cmd))
-            return c->run(argc - 1, argv + 1);
+    for (const struct fg_cli_cmd *c = fg_cli_commands; c->name; c++) {
+        if (strcmp(c->name, cmd))
+            continue;
+        /* `fitgate check --help` as `fitgate --help`: every subcommand takes it */
+        for (int i = 2; i < argc && strcmp(argv[i], "--"); i++)
+            if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+                usage(stdout);
+                return 0;
+            }
+        return c->run(argc - 1, argv + 1);
+    }
     fprintf(stderr, "fitgate: unknown command '%s'\n", cmd);
     usage(stderr);
     return 2;

@@ -80,7 +80,9 @@ local OPTIONS = {
    "model", "mode", "seq_len", "batch", "lora_rank", "lora_targets", "precision",
    "optimizer", "quant", "zero", "grad_ckpt", "gpu", "gpus", "attention", "framework",
    "tp", "pp", "ep", "cp", "dp", "offload", "unsharded_copy", "chunked_ce", "override",
-   "gpu_util",
+   "gpu_util", "adapter", "num_generations", "max_prompt_length", "max_completion_length",
+   "beta", "vllm_mode", "vllm_gpu_util", "ref_model", "gen_gpus",
+   "kv_dtype", "quantization",
 }
 local FLAGS = { grad_ckpt = true, unsharded_copy = true, chunked_ce = true }
 local KNOWN = {}

@@ -11,9 +11,7 @@ void fg_fit_opts_default(struct fg_fit_opts *o)
 
 uint64_t fg_fit_usable(uint64_t marketed_gb, uint64_t driver_bytes, const struct fg_fit_opts *o)
 {
-    uint64_t card = marketed_gb * 1000000000ull;
-    if (driver_bytes && (card == 0 || driver_bytes < card))
-        card = driver_bytes;
+    uint64_t card = driver_bytes ? driver_bytes : marketed_gb * 1000000000ull;
     return card > o->context_bytes ? card - o->context_bytes : 0;
 }
 

@@ -7,9 +7,9 @@
  *   split       needs more than one card (the planner says how)
  *   no          does not fit any layout the planner may use
  *
- * Card memory: the smaller of the marketed size (decimal GB, as the seeds
- * size cards) and what the driver reports, minus the CUDA context, which
- * the process pays on every card whatever the job.
+ * Card memory: what the driver reports (nvidia-smi memory.total; the marketed
+ * GB x 10^9 where the table has no driver figure), minus what the driver keeps
+ * and the CUDA context, which the process pays on every card whatever the job.
  */
 #ifndef FG_FIT_H
 #define FG_FIT_H
@@ -18,10 +18,22 @@
 
 #include "memory.h"
 
-/* CUDA context + cuBLAS workspace outside the caching allocator.  Public
- * calculators see 0.3-1 GB (vram.asmirnov.xyz 300 MiB-2 GiB, gpu_poor +650 MB); 512 MiB
- * until a measurement on our calibration card says otherwise. */
-#define FG_CUDA_CONTEXT_BYTES (512ull << 20)
+/*
+ * What a job cannot allocate on a card, measured on the calibration card (H200, torch 2.11
+ * cu130, tests/calibration/measured-h200*.tsv): the driver keeps 615 MiB of what NVML
+ * reports as the total (memory.total 143,771 MiB; cudaMemGetInfo's total 150,109,880,320 B,
+ * device_total), and the CUDA context with the memory outside PyTorch's allocator takes
+ * 777 MiB (device_used_end - reserved_end, median of 85 rows, 695-783).  An H100 80 GB
+ * (NVML 81,559 MiB) leaves 84.1 GB; its own gap to cudaMemGetInfo is 478 MiB (hwloc
+ * CUDAGlobalMemorySize 85,019,590,656 B), so the H200 figure is the larger, kept for every
+ * card.
+ */
+#define FG_DRIVER_RESERVED_BYTES (615ull << 20)
+/* What a process holds outside PyTorch's allocator (CUDA context, cuBLAS / cuDNN handles):
+ * the part of FG_CUDA_CONTEXT_BYTES a whole-process figure (nvidia-smi per process, Slurm's
+ * gres/gpumem) includes, where the driver's reserve is not. */
+#define FG_CUDA_PROCESS_BYTES (777ull << 20)
+#define FG_CUDA_CONTEXT_BYTES (FG_DRIVER_RESERVED_BYTES + FG_CUDA_PROCESS_BYTES)
 
 struct fg_fit_opts {
     double headroom;        /* default 1.15 */

@@ -48,12 +48,22 @@
  *  deepspeed  runtime/bf16_optimizer.py and zero/stage_1_and_2.py (bf16 parameters and
  *             gradients; fp32 master weights with the Adam states, partitioned from ZeRO-1:
  *             the ZeRO paper's 2 + 2 + 12 bytes), ops/adam/fused_adam.py, pipe/engine.py (1F1B).
- *  vllm       vllm config (CacheConfig.gpu_memory_utilization = 0.9: the engine's budget of
- *             the whole card), worker/gpu_worker.py determine_available_memory (weights, the
- *             profile run's activations and non-torch memory come off the budget, the rest is
- *             KV cache).
- *  sglang     srt/server_args.py (mem_fraction_static: the static share for weights and KV,
- *             0.88 on large cards).
+ *  vllm       vLLM main as stored (commit 002f10e, after v0.21): config/cache.py
+ *             CacheConfig.gpu_memory_utilization = 0.92 (0.9 up to 0.20, the vllm@0.20
+ *             row); v1/worker/gpu_worker.py determine_available_memory: the budget is
+ *             utilization x the card's total, the baseline taken after the CUDA context
+ *             (utils/mem_utils.py memory_profiling), and the weights, the profile run's peak
+ *             (a dummy batch of max_num_batched_tokens: vllm/engine/arg_utils.py
+ *             EngineArgs.get_batch_defaults, 8192 for the API server on cards of 70 GiB and
+ *             more other than A100, else 2048) and, from 0.21, the CUDA graphs' memory come
+ *             off it; the rest is KV cache, which must hold one max_model_len sequence
+ *             (v1/core/kv_cache_utils.py check_enough_kv_cache_memory).
+ *  sglang     srt/server_args.py ServerArgs._handle_gpu_memory_settings: chunked_prefill_size
+ *             and cuda_graph_max_bs by card memory and TP, reserved = 512 MB + 1.5 MB x
+ *             max(chunked_prefill_size, 2048) + 2 MB x cuda_graph_max_bs + 1 GB x tp x pp / 8
+ *             (at least 10 GB on cards over 60 GB), mem_fraction_static = (card - reserved) /
+ *             card for the weights and the KV pool; activations and CUDA graphs live in the
+ *             reserve (model_executor/model_runner.py profile_max_num_token).
  */
 #define TRAIN_HF                                                                              \
     .layouts = FG_LAY_PP | FG_LAY_ZERO, .naive_pp = true, .trains = true, .serves = true,     \
@@ -107,10 +117,16 @@ static const struct fg_framework table[] = {
      .optimizer = FG_OPT_ADAMW_FUSED,
      .source = "deepspeed runtime/bf16_optimizer.py, zero/stage_1_and_2.py, pipe/engine.py"},
     {.name = "vllm", .aliases = "", .label = "vLLM", .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP,
-     .serves = true, .gpu_util = 0.9,
-     .source = "vllm CacheConfig.gpu_memory_utilization, gpu_worker.py determine_available_memory"},
+     .serves = true, .gpu_util = 0.92, .serve_budget = FG_SERVE_VLLM,
+     .source = "vllm config/cache.py gpu_memory_utilization 0.92, gpu_worker.py "
+               "determine_available_memory, engine/arg_utils.py get_batch_defaults"},
     {.name = "sglang", .aliases = "", .label = "SGLang", .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP,
-     .serves = true, .gpu_util = 0.88, .source = "sglang srt/server_args.py mem_fraction_static"},
+     .serves = true, .gpu_util = 0.88, .serve_budget = FG_SERVE_SGLANG,
+     .source = "sglang srt/server_args.py _handle_gpu_memory_settings"},
+    {.name = "vllm@0.20", .aliases = "", .label = "vLLM 0.20",
+     .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.9,
+     .serve_budget = FG_SERVE_VLLM_020,
+     .source = "vllm 0.20 CacheConfig.gpu_memory_utilization 0.9, gpu_worker.py"},
 };
 #define N_ROWS (sizeof table / sizeof table[0])
 

@@ -30,6 +30,16 @@
 #define FG_LAY_CP 0x8u   /* context (sequence) parallel */
 #define FG_LAY_ZERO 0x10u /* ZeRO / FSDP sharding over the data-parallel ranks */
 
+/* How a serving engine budgets one card (fg_framework.serve_budget; policies/assess.c
+ * engine_fit applies it, docs/frameworks.md "Serving" says where each rule comes from). */
+enum fg_serve_budget {
+    FG_SERVE_NONE,     /* no engine: the estimate against the card with the headroom */
+    FG_SERVE_VLLM,     /* vLLM >= 0.21: gpu_memory_utilization x total after the CUDA context,
+                          weights + profile run at max_num_batched_tokens + CUDA graphs off it */
+    FG_SERVE_VLLM_020, /* vLLM <= 0.20: the context inside the budget, CUDA graphs outside */
+    FG_SERVE_SGLANG,   /* SGLang: mem_fraction_static from the card, TP and chunked prefill */
+};
+
 struct fg_framework {
     const char *name;          /* "hf" */
     const char *aliases;       /* comma list of other spellings */
@@ -60,7 +70,9 @@ struct fg_framework {
     bool lora_fused_qkv;       /* one LoRA dropout on a fused qkv input */
     float lora_dropout;        /* its default LoRA dropout */
     bool no_dropout;           /* its own modules: no attention or hidden dropout */
-    double gpu_util;           /* serving: share of the card the engine takes (0: none) */
+    double gpu_util;           /* serving: share of the card the engine takes (0: none; SGLang:
+                                  computed from the card, this is its fallback) */
+    enum fg_serve_budget serve_budget; /* serving: how the engine budgets a card */
     const char *source;        /* where the row's facts come from */
 };
 

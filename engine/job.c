@@ -15,6 +15,8 @@ static const char *const opt_names[] = {"adamw", "adamw-8bit", "sgd", "adamw-fus
 static const char *const quant_names[] = {"none", "nf4", "nf4-dq", "int8"};
 static const char *const attn_names[] = {"sdpa", "eager"};
 static const char *const offload_names[] = {"none", "optimizer", "params"};
+static const char *const ref_names[] = {"auto", "none", "copy", "adapter-disabled"};
+static const char *const vllm_names[] = {"none", "colocate", "server"};
 
 static int parse_enum(const char *s, const char *const *names, int n, const char *what, int *out,
                       struct fg_err *err)
@@ -71,6 +73,23 @@ int fg_attention_parse(const char *s, enum fg_attention *out, struct fg_err *err
     int v, rc = parse_enum(s, attn_names, 2, "attention", &v, err);
     if (!rc)
         *out = (enum fg_attention)v;
+    return rc;
+}
+
+int fg_ref_model_parse(const char *s, enum fg_ref_model *out, struct fg_err *err)
+{
+    /* "auto" is the unset value, not a spelling */
+    int v, rc = parse_enum(s, ref_names + 1, 3, "reference model", &v, err);
+    if (!rc)
+        *out = (enum fg_ref_model)(v + 1);
+    return rc;
+}
+
+int fg_vllm_mode_parse(const char *s, enum fg_vllm_mode *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, vllm_names, 3, "vLLM mode", &v, err);
+    if (!rc)
+        *out = (enum fg_vllm_mode)v;
     return rc;
 }
 
@@ -196,4 +215,14 @@ void fg_job_on_gpus(struct fg_job *job, uint32_t gpus)
 {
     if (job->zero && gpus > 1)
         job->dp = gpus;
+}
+
+const char *fg_ref_model_name(enum fg_ref_model r)
+{
+    return (unsigned)r < 4 ? ref_names[r] : "?";
+}
+
+const char *fg_vllm_mode_name(enum fg_vllm_mode v)
+{
+    return (unsigned)v < 3 ? vllm_names[v] : "?";
 }

@@ -45,6 +45,17 @@ enum fg_bnb_compute { FG_BNB_INPUT, FG_BNB_FP32 };
  * (unsloth's fused kernel). */
 enum fg_ce_kept { FG_CE_FP32, FG_CE_COMPUTE, FG_CE_LSE };
 
+/* What trains the model on top of the adaptation (mode): supervised fine-tuning, or one of
+ * the preference / RL trainers whose bytes engine/trainer.c describes row by row. */
+enum fg_trainer { FG_TRAINER_SFT, FG_TRAINER_DPO, FG_TRAINER_ORPO, FG_TRAINER_KTO,
+                  FG_TRAINER_GRPO, FG_TRAINER_RLOO, FG_TRAINER_PPO, FG_TRAINER_REWARD };
+/* The reference model of a preference / RL trainer: the trainer's default, none (TRL
+ * precompute_ref_log_probs, or beta 0), a frozen copy, or the base with adapters disabled. */
+enum fg_ref_model { FG_REF_AUTO, FG_REF_NONE, FG_REF_COPY, FG_REF_ADAPTER };
+/* Where a generating trainer's completions come from: the policy's own generate(), a vLLM
+ * engine sharing each training GPU, or a vLLM server on GPUs of its own. */
+enum fg_vllm_mode { FG_VLLM_NONE, FG_VLLM_COLOCATE, FG_VLLM_SERVER };
+
 struct fg_job {
     enum fg_mode mode;
     enum fg_precision precision;
@@ -133,6 +144,20 @@ struct fg_job {
      * (fg_model.attn_dropout / hidden_dropout), the default, since transformers applies the
      * config's dropout in train mode. */
     float attn_dropout, hidden_dropout;
+    /* ---- Preference and RL trainers (engine/trainer.h): SFT unless set. ---- */
+    enum fg_trainer trainer;
+    enum fg_ref_model ref_model;    /* resolved by the jobspec: never AUTO in an estimate */
+    enum fg_vllm_mode vllm_mode;
+    float vllm_util;                /* colocate: vllm_gpu_memory_utilization of each GPU */
+    float beta;                     /* KL weight; a reference model only when > 0 (GRPO, RLOO) */
+    uint32_t num_generations;       /* completions per prompt (GRPO, RLOO) */
+    uint32_t gen_gpus;              /* server mode: GPUs of the job that run the vLLM server */
+    uint64_t max_prompt, max_completion; /* tokens (generating trainers: seq_len = their sum) */
+    /* Serving: the weights' scheme the engine runs (enum fg_wq_method, vLLM --quantization;
+     * 0: the checkpoint's quantization_config) and the KV cache's element bytes (vLLM / SGLang
+     * --kv-cache-dtype: 0 auto, the model dtype's 2 B; fp8 1 B). */
+    uint8_t serve_wq;
+    uint8_t kv_bytes;
 };
 
 /* Defaults of the seeds: full AdamW bf16 autocast (fp32 parameters), LoRA
@@ -154,10 +179,14 @@ int fg_quant_parse(const char *s, enum fg_quant *out, struct fg_err *err);
 int fg_lora_targets_parse(const char *s, struct fg_job *job, struct fg_err *err);
 int fg_attention_parse(const char *s, enum fg_attention *out, struct fg_err *err);
 int fg_offload_parse(const char *s, enum fg_offload *out, struct fg_err *err);
+int fg_ref_model_parse(const char *s, enum fg_ref_model *out, struct fg_err *err);
+int fg_vllm_mode_parse(const char *s, enum fg_vllm_mode *out, struct fg_err *err);
 const char *fg_mode_name(enum fg_mode m);
 const char *fg_precision_name(enum fg_precision p);
 const char *fg_optimizer_name(enum fg_optimizer o);
 const char *fg_attention_name(enum fg_attention a);
 const char *fg_offload_name(enum fg_offload o);
+const char *fg_ref_model_name(enum fg_ref_model r);
+const char *fg_vllm_mode_name(enum fg_vllm_mode v);
 
 #endif

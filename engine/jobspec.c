@@ -3,6 +3,8 @@
  * end, and the framework's defaults (jobspec.h).
  */
 #include "jobspec.h"
+#include "trainer.h"
+#include "util/fmt.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -10,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "source/wquant.h"
 
 static const struct fg_jobopt rows[] = {
 #define FG_JOBOPT(id, name, arg, has_arg, help) {name, arg, help},
@@ -90,7 +94,36 @@ static const struct {
     {FG_JOBOPT_GPUS, 1, 65535},         {FG_JOBOPT_TP, 1, 1024},
     {FG_JOBOPT_PP, 1, 64},              {FG_JOBOPT_EP, 1, 1024},
     {FG_JOBOPT_CP, 1, 1024},            {FG_JOBOPT_DP, 1, 65535},
+    {FG_JOBOPT_NUM_GENERATIONS, 1, 4096}, {FG_JOBOPT_MAX_PROMPT_LENGTH, 1, FG_MAX_SEQ},
+    {FG_JOBOPT_MAX_COMPLETION_LENGTH, 1, FG_MAX_SEQ}, {FG_JOBOPT_GEN_GPUS, 1, 65535},
 };
+
+/* A share or weight in [lo, hi] (lo excluded), strictly parsed; -1 when it is not one. */
+static double parse_share(const char *v, double lo, double hi)
+{
+    char *end;
+    errno = 0;
+    double d = v ? strtod(v, &end) : 0;
+    return !v || !*v || errno || *end || !(d > lo && d <= hi) ? -1 : d;
+}
+
+/* --mode: an adaptation (job.h), or a preference / RL trainer whose adaptation is --adapter's
+ * (trainer.h). */
+static int parse_mode(const char *v, struct fg_jobspec *s, struct fg_err *err)
+{
+    const struct fg_trainer_row *t = fg_trainer_find(v);
+    if (t && t->id != FG_TRAINER_SFT) {
+        s->job.trainer = t->id;
+        return 0;
+    }
+    s->job.trainer = FG_TRAINER_SFT;
+    if (!fg_mode_parse(v, &s->job.mode, NULL))
+        return 0;
+    char list[160] = "full|lora|qlora|serve";
+    for (unsigned i = 1; fg_trainer_at(i); i++)
+        fg__fmt(list + strlen(list), sizeof list - strlen(list), "|%s", fg_trainer_at(i)->name);
+    return fg_err_set(err, FG_E_INVAL, "mode '%.60s' is not one of %s", v ? v : "(none)", list);
+}
 
 static int copy_text(char *dst, size_t cap, const char *v, const char *sp, const char *name,
                      struct fg_err *err)
@@ -102,6 +135,28 @@ static int copy_text(char *dst, size_t cap, const char *v, const char *sp, const
     memcpy(dst, v, strlen(v) + 1);
     return 0;
 }
+
+/* The serving options' values: --kv-dtype (vLLM CacheConfig.cache_dtype / SGLang
+ * --kv-cache-dtype: "auto" is the model dtype, fp8 (e4m3 or e5m2) one byte per element) and
+ * --quantization (source/wquant.h); the caller names the option in the error. */
+static int serve_dtypes(const char *kv, const char *quant, struct fg_job *j, struct fg_err *err)
+{
+    enum fg_wq_method q;
+    if (quant) {
+        int rc = fg_wq_method_parse(quant, &q, err);
+        if (!rc)
+            j->serve_wq = (uint8_t)q;
+        return rc;
+    }
+    if (!strcasecmp(kv, "auto") || !strcasecmp(kv, "fp8") || !strcasecmp(kv, "fp8_e4m3") ||
+        !strcasecmp(kv, "fp8_e5m2")) {
+        j->kv_bytes = strcasecmp(kv, "auto") ? 1 : 0;
+        return 0;
+    }
+    return fg_err_set(err, FG_E_INVAL, "'%.40s': expected auto or fp8 (fp8_e4m3, fp8_e5m2)",
+                      kv);
+}
+
 
 int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_err *err)
 {
@@ -128,7 +183,36 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
     }
     switch ((enum fg_jobopt_id)id) {
     case FG_JOBOPT_MODEL: rc = copy_text(s->model, sizeof s->model, v, sp, name, err); break;
-    case FG_JOBOPT_MODE: rc = ext = fg_mode_parse(v, &j->mode, err); break;
+    case FG_JOBOPT_MODE: rc = ext = parse_mode(v, s, err); break;
+    case FG_JOBOPT_ADAPTER:
+        rc = ext = fg_mode_parse(v, &s->adapter, err);
+        if (!rc && s->adapter == FG_MODE_SERVE)
+            rc = fg_err_set(err, FG_E_INVAL, "adapter 'serve' trains nothing: full|lora|qlora");
+        break;
+    case FG_JOBOPT_NUM_GENERATIONS: j->num_generations = (uint32_t)u; break;
+    case FG_JOBOPT_MAX_PROMPT_LENGTH: j->max_prompt = u; break;
+    case FG_JOBOPT_MAX_COMPLETION_LENGTH: j->max_completion = u; break;
+    case FG_JOBOPT_GEN_GPUS: j->gen_gpus = (uint32_t)u; break;
+    case FG_JOBOPT_REF_MODEL: rc = ext = fg_ref_model_parse(v, &j->ref_model, err); break;
+    case FG_JOBOPT_VLLM_MODE: rc = ext = fg_vllm_mode_parse(v, &j->vllm_mode, err); break;
+    case FG_JOBOPT_BETA: {
+        double d = parse_share(v, -1e-300, 100.0);
+        if (d < 0)
+            rc = fg_err_set(err, FG_E_RANGE, "%s%s=%.40s: expected a weight from 0 to 100", sp,
+                            name, v ? v : "");
+        else
+            j->beta = (float)d;
+        break;
+    }
+    case FG_JOBOPT_VLLM_GPU_UTIL: {
+        double d = parse_share(v, 0.0, 0.95);
+        if (d < 0)
+            rc = fg_err_set(err, FG_E_RANGE, "%s%s=%.40s: expected a share of each GPU above "
+                            "0 and at most 0.95 (the rest trains)", sp, name, v ? v : "");
+        else
+            j->vllm_util = (float)d;
+        break;
+    }
     case FG_JOBOPT_SEQ_LEN: j->seq_len = u; break;
     case FG_JOBOPT_BATCH: j->batch = u; break;
     case FG_JOBOPT_LORA_RANK: j->lora_rank = (uint32_t)u; break;
@@ -171,6 +255,8 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
             s->gpu_util = d;
         break;
     }
+    case FG_JOBOPT_KV_DTYPE: rc = ext = serve_dtypes(v ? v : "", NULL, j, err); break;
+    case FG_JOBOPT_QUANTIZATION: rc = ext = serve_dtypes(NULL, v ? v : "", j, err); break;
     case FG_JOBOPT_COUNT: break;
     }
     if (rc && ext)
@@ -197,8 +283,82 @@ static void note(struct fg_jobspec *s, const char *fmt, ...)
     va_end(ap);
 }
 
+/* The options a trainer reads (trainer.h), and those that need one that generates. */
+static const struct {
+    unsigned id;
+    bool generating; /* only for a trainer that generates (grpo, rloo, ppo) */
+    bool vllm;       /* only for a trainer that generates through vLLM (grpo, rloo) */
+} trainer_opts[] = {
+    {FG_JOBOPT_ADAPTER, false, false},          {FG_JOBOPT_REF_MODEL, false, false},
+    {FG_JOBOPT_NUM_GENERATIONS, true, true},    {FG_JOBOPT_BETA, true, true},
+    {FG_JOBOPT_MAX_PROMPT_LENGTH, true, false}, {FG_JOBOPT_MAX_COMPLETION_LENGTH, true, false},
+    {FG_JOBOPT_VLLM_MODE, true, true},          {FG_JOBOPT_VLLM_GPU_UTIL, true, true},
+    {FG_JOBOPT_GEN_GPUS, true, true},
+};
+
+/*
+ * A preference / RL mode: the adaptation from --adapter, the trainer's defaults (TRL's
+ * configs, trainer.c), and the options that do not go with it refused by name.
+ */
+static int finish_trainer(struct fg_jobspec *s, struct fg_err *err)
+{
+    struct fg_job *j = &s->job;
+    const struct fg_trainer_row *t = fg_trainer_row(j->trainer);
+    bool gen = t->generates, vllm = gen && !t->value_model;
+    for (size_t i = 0; i < sizeof trainer_opts / sizeof trainer_opts[0]; i++) {
+        unsigned id = trainer_opts[i].id;
+        bool ok = j->trainer != FG_TRAINER_SFT && (!trainer_opts[i].generating || gen) &&
+                  (!trainer_opts[i].vllm || vllm);
+        if (fg_jobspec_given(s, id) && !ok)
+            return fg_err_set(err, FG_E_INVAL, "%s%s does not go with --mode %s: it is for %s",
+                              s->spelling, fg_jobopt_at(id)->name,
+                              j->trainer == FG_TRAINER_SFT ? fg_mode_name(j->mode) : t->name,
+                              trainer_opts[i].vllm ? "grpo and rloo"
+                              : trainer_opts[i].generating ? "grpo, rloo and ppo"
+                                                           : "dpo, orpo, kto, grpo, rloo, ppo "
+                                                             "and reward");
+    }
+    if (j->trainer == FG_TRAINER_SFT)
+        return 0;
+    j->mode = fg_jobspec_given(s, FG_JOBOPT_ADAPTER) ? s->adapter : FG_MODE_FULL;
+    if (gen) {
+        if (fg_jobspec_given(s, FG_JOBOPT_SEQ_LEN))
+            return fg_err_set(err, FG_E_INVAL, "--mode %s sizes its sequences from %smax-prompt-"
+                              "length and %smax-completion-length, not %sseq-len", t->name,
+                              s->spelling, s->spelling, s->spelling);
+        if (!j->max_prompt)
+            j->max_prompt = 512;
+        if (!j->max_completion)
+            j->max_completion = 512;
+        j->seq_len = j->max_prompt + j->max_completion;
+        if (j->seq_len > FG_MAX_SEQ)
+            return fg_err_set(err, FG_E_RANGE, "prompt + completion is %llu tokens, over %u",
+                              (unsigned long long)j->seq_len, FG_MAX_SEQ);
+        s->given |= 1ull << FG_JOBOPT_SEQ_LEN;
+    }
+    if (!j->num_generations && vllm)
+        j->num_generations = 8;
+    if (j->vllm_mode == FG_VLLM_COLOCATE && !j->vllm_util)
+        j->vllm_util = 0.3f;
+    if (fg_jobspec_given(s, FG_JOBOPT_VLLM_GPU_UTIL) && j->vllm_mode != FG_VLLM_COLOCATE)
+        return fg_err_set(err, FG_E_INVAL, "%svllm-gpu-util is the colocated engine's share: "
+                          "use it with %svllm-mode colocate", s->spelling, s->spelling);
+    if (fg_jobspec_given(s, FG_JOBOPT_GEN_GPUS) && j->vllm_mode != FG_VLLM_SERVER)
+        return fg_err_set(err, FG_E_INVAL, "%sgen-gpus are the vLLM server's GPUs: use it with "
+                          "%svllm-mode server", s->spelling, s->spelling);
+    if (j->ref_model == FG_REF_ADAPTER && j->mode == FG_MODE_FULL)
+        return fg_err_set(err, FG_E_INVAL, "%sref-model adapter-disabled needs adapters: use "
+                          "%sadapter lora or qlora, or %sref-model copy", s->spelling, s->spelling,
+                          s->spelling);
+    j->ref_model = fg_trainer_ref(j);
+    return 0;
+}
+
 int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
 {
+    int trc = finish_trainer(s, err);
+    if (trc)
+        return trc;
     struct fg_job *j = &s->job, d;
     if (!s->fw)
         s->fw = fg_framework_default();
@@ -260,6 +420,12 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
     if (fg_jobspec_given(s, FG_JOBOPT_GPU_UTIL) && (!serve || !(fw->gpu_util > 0)))
         return fg_err_set(err, FG_E_INVAL, "%sgpu-util is a serving engine's share of the card: "
                           "use it with --mode serve and --framework vllm or sglang",
+                          s->spelling);
+    if ((fg_jobspec_given(s, FG_JOBOPT_KV_DTYPE) || fg_jobspec_given(s, FG_JOBOPT_QUANTIZATION)) &&
+        !serve)
+        return fg_err_set(err, FG_E_INVAL, "%skv-dtype and %squantization say how a serving "
+                          "engine stores the KV cache and the weights: use them with --mode "
+                          "serve (a training job's base quantization is --quant)", s->spelling,
                           s->spelling);
     if (j->mode == FG_MODE_QLORA && fw->kbit_prepared) {
         /* peft prepare_model_for_kbit_training: the unquantized parameters in fp32, and

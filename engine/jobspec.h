@@ -58,6 +58,7 @@ struct fg_jobspec {
     char spelling[8];                  /* "--" or "--ft-": option names in messages */
     size_t n_notes;
     char notes[FG_JOBSPEC_NOTES][200]; /* what the framework decided for the job */
+    enum fg_mode adapter;              /* --ft-adapter under a preference / RL --mode */
 };
 
 /* spelling: how the front end writes an option in messages ("--" for the CLI, "--ft-" for

@@ -33,6 +33,8 @@
 
 #include "util/fmt.h"
 #include "memory_stage.h"
+#include "source/wquant.h"
+#include "trainer.h"
 #include "util/sat.h"
 
 /* The tied matrix on a pipeline stage that holds the head but not the embedding: that stage
@@ -123,9 +125,15 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
                           struct fg_estimate *e, struct fg_err *err)
 {
     uint64_t seq = e->seq_len, work = 0;
+    struct fg_wquant wq;
+    int rc = fg_wquant_for_serving(&m->wq, (enum fg_wq_method)job->serve_wq, &wq, err);
+    if (rc)
+        return rc;
     struct serve_part t;
-    fg__sum_served(m, job, seq, &t);
-    t.weights += tied_copy_here(m, job, t.has_head);
+    fg__sum_served(m, job, seq, &wq, &t);
+    uint64_t tied = tied_copy_here(m, job, t.has_head);
+    t.weights += tied;
+    t.wbytes = fg__add_sat(t.wbytes, fg__mul_sat(tied, job->precision == FG_PREC_FP32 ? 4 : 2));
     uint64_t weights = t.weights, kv = t.kv, state = t.state;
     if (m->encoder_only) {
         /* An encoder keeps no cache: the peak is one block's forward working
@@ -142,16 +150,31 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
         /* A decoder's prefill: the cache fills beside one node's working set. */
         work = fg__mul_sat(t.work * (job->precision == FG_PREC_FP32 ? 2 : 1), seq);
     }
-    /* Serving dtype: bf16 unless fp32 is asked; a quantized base stores
-     * the block linears at the bitsandbytes rates of the QLoRA path. */
+    /* Serving dtype: bf16 unless fp32 is asked; a quantized checkpoint (or the engine's
+     * --quantization) in its own scheme (wquant.h); a QLoRA-style --quant base stores the
+     * block linears at the bitsandbytes rates. */
     uint64_t wbytes;
+    const char *wsrc = "serving dtype";
+    char what[64];
     if (job->quant != FG_QUANT_NONE) {
         uint64_t lin = t.lin;
         if (lin > weights)
             lin = weights;
         wbytes = (uint64_t)((double)lin * quant_bytes(job->quant)) + (weights - lin) * 2;
+        wsrc = "bitsandbytes";
+        fg__copy(what, sizeof what, "quantized (--quant)");
+    } else if (m->stored_bytes && !wq.runtime && job->precision != FG_PREC_FP32) {
+        wbytes = fg__served_from_headers(m, job, &wq, t.wbytes);
+        wsrc = "safetensors headers";
+        fg__fmt(what, sizeof what, "as stored (%.1f GB in all), %s", (double)m->stored_bytes / 1e9,
+                wq.method != FG_WQ_NONE ? wq.label : "quantized");
+    } else if (wq.method != FG_WQ_NONE) {
+        wbytes = t.wbytes;
+        wsrc = wq.runtime ? "vLLM --quantization at load" : "config.json quantization_config";
+        fg__copy(what, sizeof what, wq.label);
     } else {
-        wbytes = fg__mul_sat(weights, job->precision == FG_PREC_FP32 ? 4 : 2);
+        wbytes = t.wbytes;
+        fg__copy(what, sizeof what, job->precision == FG_PREC_FP32 ? "fp32" : "bf16");
     }
     e->b.weights = wbytes;
     e->b.kv_cache = fg__mul_sat(kv, job->batch);
@@ -160,18 +183,16 @@ static int estimate_serve(const struct fg_model *m, const struct fg_job *job,
     e->static_bytes = wbytes;
     e->per_sample_bytes = fg__add_sat(fg__add_sat(kv, state), work);
     e->total_bytes = fg_estimate_at(e, job->batch);
-    add_line(e, "weights", wbytes, false, "serving dtype; bitsandbytes",
-             "%s weights: %llu params", job->quant != FG_QUANT_NONE ? "quantized"
-                                        : job->precision == FG_PREC_FP32 ? "fp32" : "bf16",
+    add_line(e, "weights", wbytes, false, wsrc, "%s weights: %llu params", what,
              (unsigned long long)weights);
-    add_line(e, "kv_cache", kv, true, "GQA/MLA/window-aware KV",
-             "KV cache for %llu tokens per sequence", (unsigned long long)seq);
+    add_line(e, "kv_cache", kv, true, "vLLM get_num_kv_heads; MLA latent",
+             "%s KV cache for %llu tokens per sequence", job->kv_bytes == 1 ? "fp8" : "bf16",
+             (unsigned long long)seq);
     add_line(e, "ssm_state", state, true, "transformers Mamba2/LFM2 cache",
              "fixed SSM / conv state per sequence");
     add_line(e, "activations", work, true,
              m->encoder_only ? "encoder forward, no cache" : "prefill, measured on H200",
              "one block's forward working set for %llu tokens", (unsigned long long)seq);
-    (void)err;
     return 0;
 }
 
@@ -580,6 +601,39 @@ static int train_totals(struct train *x, struct fg_err *err)
     return 0;
 }
 
+/* A preference / RL trainer on top of the adaptation's estimate (memory_rl.h): the models
+ * it keeps beside the policy sized here, its lines appended. */
+static int trainer_part(const struct fg_model *m, const struct fg_job *job,
+                        struct fg_estimate *e, bool lines, struct fg_err *err)
+{
+    const struct fg_trainer_row *row = fg_trainer_row(job->trainer);
+    struct fg_estimate value, gen;
+    struct fg__rl_aux aux = {0};
+    struct fg__rl_lines add;
+    struct fg_job j;
+    int rc = 0;
+    if (row->value_model) {
+        fg__trainer_value_job(job, &j);
+        if (!(rc = fg_memory_estimate_totals(m, &j, &value, err)))
+            aux.value = &value;
+    }
+    if (!rc && row->generates && job->vllm_mode == FG_VLLM_NONE) {
+        fg__trainer_generation_job(job, e->seq_len, &j);
+        if (!(rc = fg_memory_estimate_totals(m, &j, &gen, err)))
+            aux.generation = &gen;
+    }
+    if (rc)
+        return rc;
+    fg__memory_trainer(m, job, &aux, lines, e, &add);
+    for (size_t i = 0; lines && i < add.n; i++)
+        put_line(e, add.lines[i].key, add.lines[i].bytes, add.lines[i].per_sample,
+                 add.lines[i].source, "%s", add.lines[i].what);
+    e->total_bytes = fg_estimate_at(e, job->batch);
+    if (e->total_bytes == UINT64_MAX)
+        return fg_err_set(err, FG_E_OVERFLOW, "memory estimate overflows 64 bits");
+    return 0;
+}
+
 /*
  * lines false: the planner's estimates, of which it reads only the byte totals.  The
  * lines then count as full from the start, so add_line returns before formatting (its
@@ -650,7 +704,10 @@ static int estimate(const struct fg_model *m, const struct fg_job *job, struct f
     train_overheads(&x);
     /* ---- per-sample part ---- */
     train_activations(&x);
-    return train_totals(&x, err);
+    rc = train_totals(&x, err);
+    if (!rc && job->trainer != FG_TRAINER_SFT)
+        rc = trainer_part(m, job, e, lines, err);
+    return rc;
 }
 
 int fg_memory_estimate(const struct fg_model *m, const struct fg_job *job, struct fg_estimate *e,

@@ -267,16 +267,23 @@ static uint64_t kv_expanded_per_token(const struct fg_node *n, unsigned c, uint3
     return (uint64_t)c * (n->kv_heads == n->heads ? q + kv : 2 * (q - kv)) / tp;
 }
 
-/* KV cache bytes per token per attention node when serving in bf16:
- * K and V for kv_heads x head_dim (GQA aware); MLA caches the compressed
- * latent plus the rope key (kv_lora + rope_dim), as vLLM / SGLang do. */
-static uint64_t kv_per_token(const struct fg_node *n)
+/*
+ * KV cache bytes per token per attention node on one tensor-parallel rank, at el bytes per
+ * element: K and V for the KV heads the rank holds, max(1, kv_heads / tp) (vLLM
+ * config/model.py ModelConfig.get_num_kv_heads: a rank with fewer heads than TP replicates
+ * one), and MLA one latent head on every rank, the compressed kv_lora plus the rope key
+ * (get_num_kv_heads returns 1 under use_mla; SGLang MLATokenToKVPool keeps
+ * kv_lora_rank + qk_rope_head_dim per token on each rank).  A cross-attention's cache is
+ * the encoder's, sized as the decoder's.
+ */
+static uint64_t kv_per_token(const struct fg_node *n, uint32_t tp, unsigned el)
 {
     if (n->kind == FG_NODE_MLA)
-        return 2ull * (n->kv_lora + n->rope_dim);
-    if (n->kind == FG_NODE_ATTN && !n->bidirectional)
-        return 2ull * 2 * n->kv_heads * n->head_dim;
-    return 0;
+        return (uint64_t)el * (n->kv_lora + n->rope_dim);
+    if (n->kind != FG_NODE_ATTN || n->bidirectional)
+        return 0;
+    uint64_t heads = n->kv_heads / (tp ? tp : 1);
+    return 2ull * el * (heads ? heads : 1) * n->head_dim;
 }
 
 /* Fixed recurrent state per sequence: Mamba-2 SSM state (fp32, heads x
@@ -544,13 +551,71 @@ static uint64_t node_prefill_per_token(const struct fg_node *n, const struct fg_
     }
 }
 
+/* The role class of a linear for a quantization scheme's keep list (wquant.h); 0 for the
+ * linears every scheme leaves in the checkpoint dtype (routers, the indexer's weights_proj,
+ * heads and embeddings). */
+static unsigned wq_class(const struct fg_node *n, const struct fg_linear *l)
+{
+    static const char *const never[] = {"router", "shexp_gate", "idx_w", "score", "head",
+                                        "dense", NULL};
+    for (size_t i = 0; never[i]; i++)
+        if (!strcmp(l->role, never[i]))
+            return 0;
+    switch (n->kind) {
+    case FG_NODE_ATTN: case FG_NODE_MLA:
+        return FG_WQK_ATTN;
+    case FG_NODE_MLP:
+        return FG_WQK_DENSE;
+    case FG_NODE_MOE:
+        return l->count > 1 ? FG_WQK_EXPERTS : FG_WQK_SHARED;
+    case FG_NODE_MAMBA2: case FG_NODE_SHORTCONV:
+        return FG_WQK_OTHER;
+    default:
+        return 0;
+    }
+}
+
+/* Bytes of node n's weights on this GPU in scheme wq: the quantized linears at wq->bytes
+ * (the routed experts' hidden width padded as the scheme pads it), the rest at el bytes. */
+static uint64_t node_wbytes_here(const struct fg_node *n, const struct fg_job *job,
+                                 const struct fg_wquant *wq, unsigned el)
+{
+    uint64_t here = node_params_here(n, job);
+    if (!wq || wq->method == FG_WQ_NONE)
+        return fg__mul_sat(here, el);
+    uint32_t tp = job->tp ? job->tp : 1, ep = job->ep ? job->ep : 1;
+    double q = 0, qb = 0;
+    for (size_t i = 0; i < n->nlin; i++) {
+        const struct fg_linear *l = &n->lin[i];
+        unsigned c = wq_class(n, l);
+        if (!c || (wq->keep & c))
+            continue;
+        bool routed = c == FG_WQK_EXPERTS;
+        double elems = (double)l->in * l->out * l->count;
+        elems /= routed ? (double)ep * (ep > 1 ? 1 : tp) : tp;
+        double pad = 1;
+        if (routed && wq->pad_hidden && n->hidden % wq->pad_hidden)
+            pad = (double)((n->hidden + wq->pad_hidden - 1) / wq->pad_hidden * wq->pad_hidden) /
+                  n->hidden;
+        q += elems;
+        qb += elems * pad * wq->bytes;
+    }
+    if (q > (double)here)
+        q = (double)here;
+    double t = ((double)here - q) * el + qb;
+    return t >= 1.8e19 ? UINT64_MAX : (uint64_t)t;
+}
+
 void fg__add_served(const struct fg_node *n, const struct fg_job *job, uint64_t seq,
-                       struct serve_part *p)
+                    const struct fg_wquant *wq, struct serve_part *p)
 {
     bool quantized = job->quant != FG_QUANT_NONE;
+    unsigned el = job->precision == FG_PREC_FP32 ? 4 : 2;
     p->weights = fg__add_sat(p->weights, node_params_here(n, job));
+    p->wbytes = fg__add_sat(p->wbytes, node_wbytes_here(n, job, wq, el));
     uint64_t ctx = n->window && n->window < seq ? n->window : seq;
-    p->kv = fg__add_sat(p->kv, fg__mul_sat(kv_per_token(n) / (job->tp ? job->tp : 1), ctx));
+    p->kv = fg__add_sat(p->kv, fg__mul_sat(kv_per_token(n, job->tp, job->kv_bytes ? job->kv_bytes
+                                                                                   : 2), ctx));
     p->state = fg__add_sat(p->state, state_per_seq(n));
     if (quantized && n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
         p->lin += node_linear_here(n, job);

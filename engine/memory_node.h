@@ -55,6 +55,7 @@ struct part {
  * working set per token (one node's temporaries: the nodes run one after another). */
 struct serve_part {
     uint64_t weights, kv, state, lin, work;
+    uint64_t wbytes;        /* bytes of the weights here in the served scheme (wquant.h) */
     bool has_head;
 };
 
@@ -69,6 +70,6 @@ void fg__add_node(const struct fg_node *n, const struct fg_job *job, const struc
 
 /* Node n's part of a serving estimate at seq tokens, added into p. */
 void fg__add_served(const struct fg_node *n, const struct fg_job *job, uint64_t seq,
-                    struct serve_part *p);
+                    const struct fg_wquant *wq, struct serve_part *p);
 
 #endif

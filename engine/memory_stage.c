@@ -306,6 +306,7 @@ void fg__table_sums(const struct block_table *b, const struct fg_job *job,
 static void fold_served(struct serve_part *t, const struct serve_part *p, uint64_t k)
 {
     t->weights = fg__add_sat(t->weights, fg__mul_sat(p->weights, k));
+    t->wbytes = fg__add_sat(t->wbytes, fg__mul_sat(p->wbytes, k));
     t->kv = fg__add_sat(t->kv, fg__mul_sat(p->kv, k));
     t->state = fg__add_sat(t->state, fg__mul_sat(p->state, k));
     t->lin += p->lin * k;
@@ -315,7 +316,7 @@ static void fold_served(struct serve_part *t, const struct serve_part *p, uint64
 
 /* The serving sums over the stage, run by run as sum_stage. */
 void fg__sum_served(const struct fg_model *m, const struct fg_job *job, uint64_t seq,
-                       struct serve_part *t)
+                    const struct fg_wquant *wq, struct serve_part *t)
 {
     memset(t, 0, sizeof *t);
     size_t n_segs = m->segs ? m->n_segs : m->n_nodes;
@@ -327,12 +328,12 @@ void fg__sum_served(const struct fg_model *m, const struct fg_job *job, uint64_t
             if (!run_on_stage(m, job, &s, &g, &k))
                 continue;
             for (uint32_t i = 0; i < g->n; i++)
-                fg__add_served(&m->nodes[g->first + i], job, seq, &p);
+                fg__add_served(&m->nodes[g->first + i], job, seq, wq, &p);
         } else {
             const struct fg_node *n = &m->nodes[g ? g->first : s];
             if (g ? !seg_on_stage(m, g, job) : !on_stage(n, job))
                 continue;
-            fg__add_served(n, job, seq, &p);
+            fg__add_served(n, job, seq, wq, &p);
         }
         fold_served(t, &p, k);
     }
@@ -386,4 +387,26 @@ struct part_set *fg__parts_set(struct fg__parts *parts, const struct fg_model *m
         set->table_tried = true;
     }
     return set;
+}
+
+/*
+ * A quantized checkpoint whose safetensors headers were read: the headers' dtypes are the
+ * truth, so this GPU's share (here, in the scheme's split) is scaled by what the whole
+ * checkpoint stores over what the scheme gives the whole graph.  What the checkpoint stores
+ * beyond the graph (DeepSeek's MTP layers, which vLLM loads only for speculative decoding)
+ * stays in: a little more, never less.
+ */
+uint64_t fg__served_from_headers(const struct fg_model *m, const struct fg_job *job,
+                                 const struct fg_wquant *wq, uint64_t here)
+{
+    struct fg_job whole = *job;
+    whole.tp = whole.ep = 1;
+    whole.pp = 1;
+    whole.layer_first = whole.layer_last = 0;
+    struct serve_part all;
+    fg__sum_served(m, &whole, 1, wq, &all);
+    if (!all.wbytes)
+        return here;
+    double t = (double)here * (double)m->stored_bytes / (double)all.wbytes;
+    return t >= 1.8e19 ? UINT64_MAX : (uint64_t)t;
 }

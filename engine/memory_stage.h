@@ -75,8 +75,13 @@ struct fg__parts {
 struct part_set *fg__parts_set(struct fg__parts *parts, const struct fg_model *m,
                                const struct fg_job *job);
 
-/* The serving sums over job's stage at seq tokens. */
+/* The serving sums over job's stage at seq tokens, the weights in scheme wq. */
 void fg__sum_served(const struct fg_model *m, const struct fg_job *job, uint64_t seq,
-                    struct serve_part *t);
+                    const struct fg_wquant *wq, struct serve_part *t);
+
+/* A quantized checkpoint whose safetensors headers were read (fg_model.stored_bytes): here,
+ * this GPU's weight bytes in scheme wq, scaled to what the whole checkpoint stores. */
+uint64_t fg__served_from_headers(const struct fg_model *m, const struct fg_job *job,
+                                 const struct fg_wquant *wq, uint64_t here);
 
 #endif

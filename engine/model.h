@@ -19,6 +19,38 @@
 
 #include "util/error.h"
 
+/* A checkpoint's weight quantization as a serving engine loads it (source/wquant.h reads
+ * it from quantization_config and says where each figure comes from). */
+/* The schemes, as vLLM's --quantization spells them (quant_method in config.json). */
+enum fg_wq_method {
+    FG_WQ_NONE,      /* the checkpoint dtype */
+    FG_WQ_FP8,       /* fp8 e4m3: block scales (weight_block_size) or per tensor */
+    FG_WQ_MXFP4,     /* OCP MX fp4 (gpt-oss): routed experts only */
+    FG_WQ_GPTQ,
+    FG_WQ_AWQ,
+    FG_WQ_CT,        /* compressed-tensors (llm-compressor) */
+    FG_WQ_BNB,       /* bitsandbytes 4-bit / 8-bit */
+    FG_WQ_MODELOPT,  /* NVIDIA ModelOpt FP8 */
+    FG_WQ_NVFP4,     /* NVIDIA ModelOpt NVFP4 (vLLM modelopt_fp4) */
+    FG_WQ_COUNT
+};
+
+/* Role classes a scheme leaves unquantized (fg_wquant.keep). */
+#define FG_WQK_ATTN 0x1u    /* attention projections (q k v o qkv, MLA's) */
+#define FG_WQK_DENSE 0x2u   /* dense MLPs */
+#define FG_WQK_SHARED 0x4u  /* shared experts */
+#define FG_WQK_EXPERTS 0x8u /* routed experts */
+#define FG_WQK_OTHER 0x10u  /* SSM / conv projections and anything else */
+
+struct fg_wquant {
+    enum fg_wq_method method;
+    char label[64];      /* "fp8, 128x128 block scales" */
+    double bytes;        /* per quantized weight, its scales and zero points included */
+    unsigned keep;       /* FG_WQK_*: role classes kept in the checkpoint dtype */
+    uint32_t pad_hidden; /* routed experts' hidden width rounded up to this (mxfp4: 256) */
+    bool runtime;        /* quantized by the engine at load (--quantization on a bf16 base) */
+};
+
 enum fg_node_kind {
     FG_NODE_EMBED,       /* token embedding */
     FG_NODE_POS_EMBED,   /* learned position / token-type embedding */
@@ -178,6 +210,9 @@ struct fg_model {
      * on a nested model_type (a multimodal wrapper's text_config): handed in rather than
      * called by name, so no reader links back to the registry that names it. */
     const struct fg_arch *(*arch_find)(const char *model_type);
+    struct fg_wquant wq;     /* the checkpoint's quantization_config (FG_WQ_NONE: none) */
+    uint64_t stored_bytes;   /* a quantized checkpoint's bytes as its safetensors headers give
+                                them (set by the caller that read them; 0: not read) */
 };
 
 void fg_model_free(struct fg_model *m);

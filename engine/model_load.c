@@ -47,6 +47,10 @@ static bool weigh(struct fg_model *m, const struct fg_st_summary *s, const char 
     if (said)
         fg__model_note(m, "%s", said); /* where the count came from, before what it says */
     m->params_checkpoint = cmp->ckpt_total;
+    bool quantized;
+    uint64_t bytes = fg_safetensors_bytes(s, &quantized);
+    if (quantized || m->wq.method != FG_WQ_NONE)
+        m->stored_bytes = bytes; /* the headers' dtypes are what a serving engine loads */
     double off = ((double)m->params_total - (double)cmp->ckpt_total) / (double)cmp->ckpt_total;
     if (off < 0)
         off = -off;

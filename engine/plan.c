@@ -27,13 +27,16 @@ void fg_plan_opts_default(struct fg_plan_opts *o)
 }
 
 /* TP must split heads, KV heads, MLP / expert widths and SSM heads evenly
- * (Megatron ColumnParallelLinear / RowParallelLinear partitioning). */
-static bool node_tp_valid(const struct fg_node *n, uint32_t tp)
+ * (Megatron ColumnParallelLinear / RowParallelLinear partitioning); a serving engine also
+ * runs more ranks than KV heads, each holding a copy of one (vLLM QKVParallelLinear
+ * replicates them when tp is a multiple of the KV heads). */
+static bool node_tp_valid(const struct fg_node *n, uint32_t tp, bool serve)
 {
     if (n->stack != FG_STACK_MAIN)
         return true;
     if ((n->kind == FG_NODE_ATTN || n->kind == FG_NODE_MLA) &&
-        (n->heads % tp || (n->kv_heads && n->kv_heads % tp)))
+        (n->heads % tp ||
+         (n->kv_heads && n->kv_heads % tp && !(serve && tp % n->kv_heads == 0))))
         return false;
     if ((n->kind == FG_NODE_MLP || n->kind == FG_NODE_MOE) && n->inter % tp)
         return false;
@@ -44,13 +47,13 @@ static bool node_tp_valid(const struct fg_node *n, uint32_t tp)
 
 /* Every node's, or, by segments (model.h), every node but those of a block equal to an
  * earlier representative (equal in all node_tp_valid reads). */
-static bool tp_valid(const struct fg_model *m, uint32_t tp)
+static bool tp_valid(const struct fg_model *m, uint32_t tp, bool serve)
 {
     if (tp == 1)
         return true;
     if (!m->segs) {
         for (size_t i = 0; i < m->n_nodes; i++)
-            if (!node_tp_valid(&m->nodes[i], tp))
+            if (!node_tp_valid(&m->nodes[i], tp, serve))
                 return false;
         return true;
     }
@@ -59,7 +62,7 @@ static bool tp_valid(const struct fg_model *m, uint32_t tp)
         if (g->rep != s)
             continue;
         for (uint32_t i = g->first; i < g->first + g->n; i++)
-            if (!node_tp_valid(&m->nodes[i], tp))
+            if (!node_tp_valid(&m->nodes[i], tp, serve))
                 return false;
     }
     return true;
@@ -112,6 +115,7 @@ struct planner {
     struct stage_costs *memo;
     size_t n_memo, cap_memo;
     bool naive_pp;             /* a layer split run one micro-batch at a time */
+    bool serve;                /* a served job: KV heads may be replicated over TP */
 };
 
 /* The estimate reads tp, ep and zero, and dp only to shard under ZeRO (memory.c). */
@@ -174,9 +178,9 @@ static int estimate(struct planner *P, const struct fg_job *j, struct fg_estimat
 static bool planner_tp_valid(struct planner *P, uint32_t tp)
 {
     if (tp >= sizeof P->tp_ok)
-        return tp_valid(P->m, tp);
+        return tp_valid(P->m, tp, P->serve);
     if (P->tp_ok[tp] < 0)
-        P->tp_ok[tp] = tp_valid(P->m, tp);
+        P->tp_ok[tp] = tp_valid(P->m, tp, P->serve);
     return P->tp_ok[tp];
 }
 
@@ -589,15 +593,18 @@ static int list_shapes(struct search *s, struct planner *P, uint32_t g, struct f
             uint32_t dp = g / tp / pp;
             if (o->fix_dp && dp != o->fix_dp)
                 continue;
-            /* a naive layer split runs in one process: no data parallel beside it */
-            if (o->naive_pp && pp > 1 && (dp > 1 || s->job->zero))
+            /* a naive layer split runs in one process: no data parallel beside it, and
+             * every stage on one node (transformers device_map places modules on the
+             * process's own devices: modeling_utils.py, accelerate big_modeling.py) */
+            if (o->naive_pp && pp > 1 && (dp > 1 || s->job->zero || tp * pp > s->gpn))
                 continue;
             /* The planner's own EP divides DP with TP = 1 (NeMo Customizer's rule); a layout
              * the job declares may also combine TP and EP (Megatron-Core) or spread the
              * experts over TP x DP (vLLM's expert parallel). */
             uint32_t ep_top = o->fix_ep ? o->fix_ep : dp < s->ep_max ? dp : s->ep_max;
             for (uint32_t ep = 1; ep <= ep_top; ep++) {
-                if ((o->fix_ep && ep != o->fix_ep) ||
+                /* a declared EP spreads the experts over DP (Megatron) or TP x DP (vLLM) */
+                if ((o->fix_ep && (ep != o->fix_ep || (dp % ep && ((uint64_t)tp * dp) % ep))) ||
                     (!o->fix_ep && (dp % ep || (ep > 1 && tp > 1))) ||
                     (ep > 1 && (!s->m->experts || s->m->experts % ep)))
                     continue;
@@ -680,7 +687,10 @@ static void plan_of(struct search *s, struct fg_plan *out)
         char tpb[32] = "", ppb[40] = "";
         if (s->tp_max > 1)
             snprintf(tpb, sizeof tpb, "TP <= %u, ", s->gpn);
-        if (s->pp_max > 1)
+        if (s->pp_max > 1 && o->naive_pp)
+            snprintf(ppb, sizeof ppb, "PP <= %u stages on one node, ",
+                     s->layers < s->gpn ? s->layers : s->gpn);
+        else if (s->pp_max > 1)
             snprintf(ppb, sizeof ppb, "PP <= %u stages, ", s->layers);
         snprintf(out->why, sizeof out->why,
                  "no layout of up to %u GPUs (%s%s%sDP%s) holds this job under %.2fx headroom",
@@ -719,6 +729,7 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
     if (rc)
         goto out;
     P.naive_pp = o->naive_pp;
+    P.serve = job->mode == FG_MODE_SERVE;
     uint32_t counts_with_fit = 0;
     for (uint32_t g = o->min_gpus ? o->min_gpus : 1; g <= o->max_gpus; g++) {
         /* Counts a scheduler hands out for such jobs: powers of two inside a

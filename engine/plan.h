@@ -33,6 +33,8 @@ struct fg_layout {
     uint64_t stage_bytes[FG_PLAN_MAX_PP]; /* estimate per GPU of each stage */
     uint64_t peak_bytes;                  /* the largest of them */
     uint64_t micro_batch, grad_accum;
+    uint32_t gen_gpus;                    /* a trainer's vLLM server: GPUs of the job that
+                                             generate (0 none); gpus counts the others */
 };
 
 /* Layout dimensions (fg_plan_opts.layouts): the same bits as framework.h's FG_LAY_*. */

@@ -40,6 +40,11 @@ int fg_layout_env(const struct fg_layout *l, int (*set)(const char *name, const 
     SETU("FITGATE_MICRO_BATCH", l->micro_batch);
     SETU("FITGATE_GRAD_ACCUM", l->grad_accum ? l->grad_accum : 1);
     SETU("FITGATE_ESTIMATE_BYTES", l->peak_bytes);
+    if (l->gen_gpus) {
+        /* a trainer's vLLM server (trl vllm-serve) and the training processes beside it */
+        SETU("FITGATE_GEN_GPUS", l->gen_gpus);
+        SETU("FITGATE_TRAIN_GPUS", l->gpus);
+    }
 #undef SETU
     if ((rc = set("FITGATE_PP_SPLIT", split, ctx)))
         return rc;

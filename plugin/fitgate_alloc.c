@@ -62,15 +62,15 @@ static const char *probe_get(const struct probe *p, const char *name, char *buf,
     return buf[0] ? buf : NULL;
 }
 
-/* What the job asks for, from Slurm's options, else from --ft-gpus; the card apart
- * (find_card), for a tagged job only. */
-static void read_request(const struct probe *p, bool probed, struct fg_request *q,
-                         char *what_opt, size_t cap)
+/* What the job asks for, from Slurm's options, else from --ft-gpus (the job spec's count,
+ * parsed with the other job options); the card apart (fg_request_card), for a tagged job
+ * only. */
+static void read_request(const struct probe *p, bool probed, const struct fg_jobspec *spec,
+                         struct fg_request *q, char *what_opt, size_t cap)
 {
     static const char *const opts[] = {"gres", "gpus-per-node", "gpus"}; /* first wins */
     char buf[512];
-    memset(q, 0, sizeof *q);
-    q->nodes = 1;
+    fg_request_init(q);
     what_opt[0] = '\0';
     if (probed) {
         const char *v;
@@ -86,21 +86,7 @@ static void read_request(const struct probe *p, bool probed, struct fg_request *
         if ((v = probe_get(p, "partition", buf, sizeof buf)))
             snprintf(q->partition, sizeof q->partition, "%.*s", (int)strcspn(v, ","), v);
     }
-    const char *ft_gpus = fitgate_option(FITGATE_OPT_GPUS);
-    if (q->via == FG_VIA_NONE && ft_gpus) {
-        q->via = FG_VIA_PLUGIN;
-        q->count = (uint32_t)strtoul(ft_gpus, NULL, 10);
-    }
-}
-
-/* The card of the request: its gres type, else --ft-gpu (then suggestions use the card's gres
- * alias, not the name as typed); NULL when the table has neither. */
-static const struct fg_gpu *find_card(const struct fg_request *q, const struct fg_gpu_table *t)
-{
-    const char *ft_gpu = fitgate_option(FITGATE_OPT_GPU);
-    if (q->type[0])
-        return fg_gpu_find(t, q->type, NULL);
-    return ft_gpu ? fg_gpu_find(t, ft_gpu, NULL) : NULL;
+    fg_request_from_plugin(q, spec->gpus);
 }
 
 /*
@@ -147,21 +133,18 @@ static bool in_list(const char *list, const char *name)
 }
 
 /*
- * The card an untyped request is judged on: the smallest the partition's nodes have (a job
- * that fits it fits any of them), with a note naming it when the nodes have several types.
- * NULL when the controller says nothing usable.
+ * The GPU types the nodes of a partition have, comma-separated into types (as the gres
+ * entries name them; "" when the controller says nothing usable): fg_request_card judges an
+ * untyped request on the smallest of them.
  */
-static const struct fg_gpu *partition_card(const char *partition, const struct fg_gpu_table *t,
-                                           char *note, size_t cap)
+static void partition_types(const char *partition, char *types, size_t cap)
 {
     load_nodes_fn load = (load_nodes_fn)dlsym(RTLD_DEFAULT, "slurm_load_node");
     free_nodes_fn release = (free_nodes_fn)dlsym(RTLD_DEFAULT, "slurm_free_node_info_msg");
     node_info_msg_t *msg = NULL;
-    const struct fg_gpu *best = NULL;
-    char types[128] = "";
-    unsigned n_types = 0;
+    types[0] = '\0';
     if (!partition[0] || !load || !release || load((time_t)0, &msg, SHOW_ALL) || !msg)
-        return NULL;
+        return;
     for (uint32_t i = 0; i < msg->record_count; i++) {
         const node_info_t *n = &msg->node_array[i];
         if (!n->gres || !n->partitions || !in_list(n->partitions, partition))
@@ -171,14 +154,10 @@ static const struct fg_gpu *partition_card(const char *partition, const struct f
             char entry[128], type[32];
             uint32_t count;
             snprintf(entry, sizeof entry, "%.*s", (int)(len < 127 ? len : 127), e);
-            const struct fg_gpu *g;
             if (fg_gpu_spec_parse(entry, true, type, sizeof type, &count) && type[0] &&
-                !in_list(types, type) && (g = fg_gpu_find(t, type, NULL))) {
+                !in_list(types, type)) {
                 size_t tl = strlen(types);
-                snprintf(types + tl, sizeof types - tl, "%s%s", tl ? "," : "", type);
-                n_types++;
-                if (!best || g->memory_bytes < best->memory_bytes)
-                    best = g;
+                snprintf(types + tl, cap - tl, "%s%s", tl ? "," : "", type);
             }
             e += len;
             if (*e == ',')
@@ -186,10 +165,6 @@ static const struct fg_gpu *partition_card(const char *partition, const struct f
         }
     }
     release(msg);
-    if (best && n_types > 1)
-        snprintf(note, cap, "the request names no GPU type: judged on the smallest card of "
-                            "partition %s, %s (its nodes have %s)", partition, best->label, types);
-    return best;
 }
 
 /* Apply a resize to Slurm's options; 0 or -1 (message printed). */
@@ -364,7 +339,7 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
                     "using --ft-gpus/--ft-gpu", probe.opt, (void *)probe.get);
     struct fg_request q;
     char via[32];
-    read_request(&probe, probed, &q, via, sizeof via);
+    read_request(&probe, probed, spec, &q, via, sizeof via);
     fg_gate_model_label(model_arg ? model_arg : "", q.model, sizeof q.model);
     if (probed && !q.partition[0] && pol.n_parts)
         default_partition(q.partition, sizeof q.partition);
@@ -394,25 +369,19 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     }
     if (rules.action == FG_ACTION_OFF)
         goto out;
-    q.gpu = find_card(&q, table);
-    if (!q.gpu && !q.type[0] && q.via != FG_VIA_NONE) {
-        /* an untyped request: the partition's DefaultGPU=, else its smallest card */
-        if (rules.default_gpu[0]) {
-            q.gpu = fg_gpu_find(table, rules.default_gpu, NULL);
-        } else if (probed) {
-            char part[64] = "";
-            snprintf(part, sizeof part, "%s", q.partition);
-            if (!part[0])
-                default_partition(part, sizeof part);
-            q.gpu = partition_card(part, table, q.note, sizeof q.note);
-        }
-        /* suggestions keep the job's untyped form */
+    /* an untyped request without --ft-gpu: the partition's DefaultGPU=, else its smallest
+     * card (suggestions keep the job's untyped form) */
+    char part[64] = "", types[128] = "";
+    const char *ft_gpu = fitgate_option(FITGATE_OPT_GPU);
+    if (!q.type[0] && !(ft_gpu && *ft_gpu) && q.via != FG_VIA_NONE && !rules.default_gpu[0] &&
+        probed) {
+        snprintf(part, sizeof part, "%s", q.partition);
+        if (!part[0])
+            default_partition(part, sizeof part);
+        partition_types(part, types, sizeof types);
     }
-    if (!q.gpu && q.type[0]) {
-        char detail[200];
-        snprintf(detail, sizeof detail, "the GPU type '%s' is not in fitgate's GPU table",
-                 q.type);
-        fg_decide_error(q.model, detail,
+    if (fg_request_card(&q, table, ft_gpu, rules.default_gpu, part, types, NULL, &err)) {
+        fg_decide_error(q.model, err.detail,
                         "name a known card with --ft-gpu=NAME ('fitgate gpus --table'), or ask "
                         "the admin to add a row (GpuTable=)", pol.on_error, &d);
         rc = finish(&d);

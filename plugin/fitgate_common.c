@@ -105,11 +105,10 @@ int fitgate_gpu_table(const struct fg_policy *p, struct fg_gpu_table **out,
 
 void fitgate_say(const struct fg_decision *d)
 {
-    for (int i = 0; i < FG_DECIDE_LINES; i++) {
-        if (!d->lines[i][0])
-            continue;
-        fitgate_line(d->kind == FG_DECIDE_REJECT ? FG_LOG_ERROR : FG_LOG_WARN, "",
-                     d->lines[i]);
+    const char *lines[FG_DECIDE_LINES + FG_REMEDY_MAX];
+    size_t n = fg_decide_lines(d, lines, sizeof lines / sizeof lines[0]);
+    for (size_t i = 0; i < n; i++) {
+        fitgate_line(d->kind == FG_DECIDE_REJECT ? FG_LOG_ERROR : FG_LOG_WARN, "", lines[i]);
     }
 }
 

@@ -3,9 +3,11 @@
  * the fit on one card, and the plans when one card is not enough.
  */
 #include "assess.h"
+#include "trainer.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The framework's layout bits as the planner's (the same values). */
@@ -79,6 +81,12 @@ static int job_layout(const struct fg_model *m, const struct fg_jobspec *spec, u
                           who[0] ? "frameworks that can: " : "no framework fitgate knows can",
                           who);
     }
+    if (fw->naive_pp && pp > per_node)
+        return fg_err_set(err, FG_E_INVAL, "--framework %s splits layers with device_map in one "
+                          "process on one node: PP=%u is more than the %u GPUs of a node "
+                          "(MaxGPUsPerNode); use a framework with pipeline parallel across "
+                          "nodes (nemo, megatron, deepspeed), or ZeRO-3 / FSDP", fw->name, pp,
+                          per_node);
     if (fw->naive_pp && pp > 1 && dp * cp > 1)
         return fg_err_set(err, FG_E_INVAL, "--framework %s splits layers with device_map in one "
                           "process, which runs no data parallel beside it (accelerate refuses a "
@@ -193,33 +201,186 @@ static int layout_estimate(const struct fg_model *m, const struct fg_rules *r,
 }
 
 /*
- * A serving engine inside its budget: the weights and the profile run's working set (at
- * most max_num_batched_tokens at once: vLLM's scheduler default for chunked prefill,
- * vllm config SchedulerConfig) come first; what is left holds the KV cache, and the
- * concurrency is how many sequences of the job's length it holds
- * (gpu_worker.py determine_available_memory, kv_cache_utils.py check_enough_kv_cache_memory:
- * the engine refuses to start when one max_model_len sequence does not fit).
+ * Serving engines, as each budgets a card (framework.h enum fg_serve_budget; the sources
+ * are framework.c's, the rules docs/frameworks.md "Serving"):
+ *   vLLM >= 0.21  budget = gpu_memory_utilization x the card's total (cudaMemGetInfo's:
+ *                 the driver's figure less what it keeps, FG_DRIVER_RESERVED_BYTES), the
+ *                 baseline taken after the CUDA context, which must fit beside it; off it
+ *                 the weights, the profile run's peak (a dummy batch of
+ *                 max_num_batched_tokens) and the CUDA graphs' pool
+ *   vLLM 0.20     the same at 0.9 with the context inside the budget and the graphs outside
+ *   SGLang        mem_fraction_static x the card for the weights and the KV pool, less the
+ *                 context (profile_max_num_token: the memory left after the weights, less
+ *                 (1 - fraction) x the card); activations and graphs live in the reserve
+ * What is left is KV cache; the engine refuses to start when one max_model_len sequence
+ * does not fit (kv_cache_utils.py check_enough_kv_cache_memory), and its concurrency is
+ * how many sequences of that length the rest holds.
  */
-#define FG_ENGINE_BATCHED_TOKENS 8192u
+
+/* vLLM EngineArgs.get_batch_defaults, the API server's entry (vllm serve): 8192 tokens on
+ * cards of 70 GiB and more other than A100 (PR #17885 kept A100 at the small default),
+ * 2048 otherwise. */
+static uint32_t vllm_batched_tokens(const struct fg_gpu *g, uint64_t total)
+{
+    return total >= (70ull << 30) && !strstr(g->name, "A100") ? 8192 : 2048;
+}
+
+/* vLLM CompilationConfig.max_cudagraph_capture_size: min(2 x max_num_seqs, 512) with
+ * max_num_seqs 1024 (large cards) or 256: 512 either way.  The captured graphs share one
+ * pool, as large as the largest graph's working set; counted as that batch's forward
+ * working set (the profile's per-token rate), a floor of what vLLM measures. */
+#define FG_VLLM_GRAPH_TOKENS 512u
+
+/* SGLang ServerArgs._handle_gpu_memory_settings: the fraction for a card of mib MiB
+ * (nvidia-smi memory.total) at tp x pp, and the chunked prefill size it picks. */
+static double sglang_fraction(double mib, uint32_t tp, uint32_t pp, uint32_t *chunk)
+{
+    static const struct { double below; uint32_t chunk, bs_small, bs_large; } rows[] = {
+        {20 * 1024, 2048, 8, 8},     {35 * 1024, 2048, 24, 80},  {60 * 1024, 4096, 32, 160},
+        {90 * 1024, 8192, 256, 512}, {160 * 1024, 8192, 256, 512}, {1e300, 16384, 512, 512},
+    };
+    size_t i = 0;
+    while (mib >= rows[i].below)
+        i++;
+    *chunk = rows[i].chunk;
+    double bs = tp < 4 ? rows[i].bs_small : rows[i].bs_large;
+    double reserved = 512 + 1.5 * (rows[i].chunk > 2048 ? rows[i].chunk : 2048) + 2 * bs +
+                      (double)tp * pp / 8 * 1024;
+    if (mib > 60 * 1024 && reserved < 10 * 1024)
+        reserved = 10 * 1024;
+    return round((mib - reserved) / mib * 1000) / 1000;
+}
+
+/* The engine's share of the card: out->usable (the budget the weights and the KV pool
+ * come out of), gpu_util, serve_card and serve_tokens. */
+static void engine_budget(const struct fg_jobspec *spec, const struct fg_gpu *gpu,
+                          const struct fg_fit_opts *fo, struct fg_assessment *a)
+{
+    uint64_t driver = gpu->memory_bytes ? gpu->memory_bytes : gpu->memory_gb * 1000000000ull;
+    uint64_t total = driver > FG_DRIVER_RESERVED_BYTES ? driver - FG_DRIVER_RESERVED_BYTES : 0;
+    uint64_t ctx = fo->context_bytes > FG_DRIVER_RESERVED_BYTES
+                       ? fo->context_bytes - FG_DRIVER_RESERVED_BYTES : 0;
+    enum fg_serve_budget kind = a->fw->serve_budget;
+    double util = spec->gpu_util, budget;
+    a->serve_card = total;
+    if (kind == FG_SERVE_SGLANG) {
+        uint32_t chunk;
+        double f = sglang_fraction((double)driver / (1 << 20), a->job.tp ? a->job.tp : 1,
+                                   a->job.pp ? a->job.pp : 1, &chunk);
+        if (!fg_jobspec_given(spec, FG_JOBOPT_GPU_UTIL))
+            util = f;
+        a->serve_card = driver;
+        a->serve_tokens = chunk;
+        budget = (double)driver * util - (double)ctx;
+    } else {
+        a->serve_tokens = vllm_batched_tokens(gpu, total);
+        budget = (double)total * util;
+        if (kind == FG_SERVE_VLLM_020 || budget > (double)(total - ctx))
+            budget -= (double)ctx; /* 0.20; or a share that leaves no room for the context */
+    }
+    a->usable = budget > 0 ? (uint64_t)budget : 0;
+    a->gpu_util = util;
+}
+
 static void engine_fit(struct fg_assessment *a)
 {
     const struct fg_estimate *e = &a->est;
     uint64_t b = e->batch ? e->batch : 1;
     uint64_t kv = (e->b.kv_cache + e->b.ssm_state) / b;
     uint64_t act = e->per_sample_bytes > kv ? e->per_sample_bytes - kv : 0;
-    uint64_t seq = e->seq_len ? e->seq_len : 1;
-    if (seq > FG_ENGINE_BATCHED_TOKENS)
-        act = (uint64_t)((double)act * FG_ENGINE_BATCHED_TOKENS / (double)seq);
-    a->engine_static = e->static_bytes + act;
+    double per_token = (double)act / (double)(e->seq_len ? e->seq_len : 1);
+    enum fg_serve_budget kind = a->fw->serve_budget;
+    a->serve_profile = kind == FG_SERVE_SGLANG ? 0 : (uint64_t)(per_token * a->serve_tokens);
+    a->serve_graphs = kind == FG_SERVE_VLLM ? (uint64_t)(per_token * FG_VLLM_GRAPH_TOKENS) : 0;
+    a->engine_static = e->static_bytes + a->serve_profile + a->serve_graphs;
     a->kv_seq_bytes = kv;
     uint64_t left = a->usable > a->engine_static ? a->usable - a->engine_static : 0;
+    a->serve_kv_budget = left;
     uint64_t n = kv ? left / kv : (left ? UINT32_MAX : 0);
     a->fit.max_batch = n;
     a->fit.need_bytes = a->engine_static + kv * b;
-    if (n >= b)
-        a->fit.verdict = FG_FIT_FITS;
-    else
-        a->fit.verdict = FG_FIT_SPLIT;
+    a->fit.verdict = n >= b ? FG_FIT_FITS : FG_FIT_SPLIT;
+}
+
+/*
+ * The longest max_model_len whose one sequence the KV budget holds, up to the model's
+ * context (vLLM refuses a longer one: ModelConfig derives max_model_len from
+ * max_position_embeddings): a bisection on the estimate's KV line, which grows with the
+ * length (windowed layers stop growing at their window).  A pipeline stage's cache is
+ * scaled from the asked length's.
+ */
+static int serve_max_len(const struct fg_model *m, struct fg_assessment *a, struct fg_err *err)
+{
+    uint64_t cap = m->max_pos && m->max_pos < FG_MAX_SEQ ? m->max_pos : FG_MAX_SEQ;
+    uint64_t budget = a->serve_kv_budget, lo = 0, hi = cap;
+    if (a->layout.pp > 1) {
+        double per = (double)a->kv_seq_bytes / (double)(a->est.seq_len ? a->est.seq_len : 1);
+        uint64_t l = per > 0 ? (uint64_t)((double)budget / per) : cap;
+        a->serve_max_len = l < cap ? l : cap;
+        return 0;
+    }
+    while (lo < hi) { /* largest L in [0, cap] with kv(L) <= budget */
+        uint64_t mid = lo + (hi - lo + 1) / 2;
+        struct fg_job j = a->job;
+        struct fg_estimate e;
+        j.seq_len = mid;
+        j.batch = 1;
+        int rc = fg_memory_estimate_totals(m, &j, &e, err);
+        if (rc)
+            return rc;
+        if (e.b.kv_cache + e.b.ssm_state <= budget)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    a->serve_max_len = lo;
+    return 0;
+}
+
+static int layout_estimate(const struct fg_model *m, const struct fg_rules *r,
+                           struct fg_assessment *out, struct fg_err *err);
+
+/*
+ * The fewest GPUs the engine holds the job on, as it runs them: tensor parallel inside a
+ * node (a size that divides the heads), pipeline stages across nodes, the job's EP kept;
+ * each count judged by the same budget and fit.  Fills a->plan with that one layout; no
+ * plan when none up to the policy's MaxGPUs (or 64) holds it.
+ */
+static int serve_fewest(const struct fg_model *m, const struct fg_jobspec *spec,
+                        const struct fg_gpu *gpu, const struct fg_rules *r,
+                        const struct fg_fit_opts *fo, struct fg_assessment *a,
+                        struct fg_err *err)
+{
+    uint32_t per_node = r->max_gpus_node ? r->max_gpus_node : 8;
+    uint32_t most = r->max_gpus ? r->max_gpus : 64;
+    struct fg_assessment *t = malloc(sizeof *t);
+    if (!t)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory");
+    int rc = 0;
+    for (uint32_t n = 2; n <= most && !rc; n = n < per_node ? n * 2 : n + per_node) {
+        *t = *a;
+        struct fg_jobspec s = *spec;
+        s.tp = s.pp = s.dp = 0;
+        struct fg_err e = {0};
+        if (job_layout(m, &s, n, per_node, t, &e) || t->job.tp * t->job.pp != n)
+            continue;
+        if ((rc = layout_estimate(m, r, t, err)))
+            break;
+        engine_budget(spec, gpu, fo, t);
+        engine_fit(t);
+        if (t->fit.verdict != FG_FIT_FITS)
+            continue;
+        a->plan.status = FG_PLAN_FOUND;
+        a->plan.usable_bytes = t->usable;
+        a->plan.n = 1;
+        a->plan.options[0] = t->layout;
+        a->plan.options[0].gpus = n;
+        a->plan.options[0].peak_bytes = t->fit.need_bytes;
+        a->planned = true;
+        break;
+    }
+    free(t);
+    return rc;
 }
 
 /*
@@ -254,10 +415,6 @@ static int zero_need(const struct fg_model *m, const struct fg_jobspec *spec,
     return 0;
 }
 
-static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
-                  const struct fg_gpu *gpu, uint32_t gpus, const struct fg_rules *r,
-                  struct fg_assessment *out, struct fg_err *err);
-
 static void scale_layout(struct fg_layout *l, double f)
 {
     l->peak_bytes = (uint64_t)llround((double)l->peak_bytes * f);
@@ -269,30 +426,6 @@ static void scale_plan(struct fg_plan *p, double f)
 {
     for (size_t i = 0; i < p->n && i < FG_PLAN_MAX_OPTIONS; i++)
         scale_layout(&p->options[i], f);
-}
-
-int fg_assess(const struct fg_model *m, const struct fg_jobspec *spec, const struct fg_gpu *gpu,
-              uint32_t gpus, const struct fg_rules *r, struct fg_assessment *out,
-              struct fg_err *err)
-{
-    int rc = assess(m, spec, gpu, gpus, r, out, err);
-    if (rc || !out->calib)
-        return rc;
-    /* Every byte figure the decision quotes carries the site calibration: the job's own
-     * layout (sized before it) and the planner's layouts (planned on the model's own
-     * estimates with the factor in the margins). */
-    double f = out->calib->factor;
-    if (out->layout.tp <= 1 && out->layout.pp <= 1)
-        out->layout.peak_bytes = out->layout.stage_bytes[0] = out->est.total_bytes;
-    else
-        scale_layout(&out->layout, f);
-    if (out->planned)
-        scale_plan(&out->plan, f);
-    if (out->safe_planned)
-        scale_plan(&out->safe, f);
-    if (out->alt_planned)
-        scale_plan(&out->alt, f);
-    return 0;
 }
 
 static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
@@ -318,28 +451,41 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
     fg_plan_opts_default(&po);
     po.fit.headroom = r->headroom;
     po.fit.conservative = r->conservative;
-    po.max_gpus = r->max_gpus;
+    /* the search reaches the GPUs the job asked for as well as the partition's MaxGPUs=
+     * (a 2,048-GPU job is planned on 2,048), within FG_ASSESS_MAX_GPUS */
+    po.max_gpus = r->max_gpus > gpus ? r->max_gpus : gpus;
+    if (po.max_gpus > FG_ASSESS_MAX_GPUS)
+        po.max_gpus = FG_ASSESS_MAX_GPUS;
     po.min_gpus = 1;
     po.gpus_per_node = r->max_gpus_node;
     out->have_card = true;
     out->usable = fg_fit_usable(gpu->memory_gb, gpu->memory_bytes, &po.fit);
     if (out->job.mode == FG_MODE_SERVE && spec->gpu_util > 0) {
-        /* vLLM's budget is gpu_memory_utilization of the whole card, and the non-torch
-         * memory (CUDA context, NCCL) comes off it (gpu_worker.py
-         * determine_available_memory); inside it the engine sizes its KV pool to what is
-         * left, so the estimate is held to the budget itself (headroom 1). */
-        struct fg_fit_opts raw = po.fit;
-        raw.context_bytes = 0;
-        double card = (double)fg_fit_usable(gpu->memory_gb, gpu->memory_bytes, &raw);
-        double budget = card * spec->gpu_util - (double)po.fit.context_bytes;
-        out->usable = budget > 0 ? (uint64_t)budget : 0;
-        out->gpu_util = spec->gpu_util;
+        /* inside its budget the engine sizes its KV pool to what is left, so the estimate
+         * is held to the budget itself (headroom 1) */
+        engine_budget(spec, gpu, &po.fit, out);
         out->headroom = po.fit.headroom = 1.0;
         po.fit.conservative = r->conservative / r->headroom;
     }
+    if (out->job.vllm_mode == FG_VLLM_COLOCATE) {
+        /* TRL's colocated vLLM takes vllm_gpu_memory_utilization of the whole card on every
+         * training GPU (grpo_trainer.py: LLM(gpu_memory_utilization=...)): the policy
+         * trains in what is left */
+        struct fg_fit_opts raw = po.fit;
+        raw.context_bytes = 0;
+        out->gen_share = (uint64_t)((double)fg_fit_usable(gpu->memory_gb, gpu->memory_bytes,
+                                                          &raw) * out->job.vllm_util);
+        out->usable = out->usable > out->gen_share ? out->usable - out->gen_share : 0;
+    }
     fg_fit_card(&out->est, out->usable, &po.fit, &out->fit);
-    if (out->gpu_util > 0)
+    if (out->gpu_util > 0) {
         engine_fit(out);
+        if ((rc = serve_max_len(m, out, err)))
+            return rc;
+        if (out->fit.verdict != FG_FIT_FITS)
+            return serve_fewest(m, spec, gpu, r, &po.fit, out, err);
+        return 0;
+    }
     if (out->calib) {
         /* the planner's estimates are the model's own: the site's factor goes into the
          * fit's margins instead (need = headroom x factor x estimate) */
@@ -349,6 +495,11 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
     if ((rc = zero_need(m, spec, out, &po, err)))
         return rc;
     restrict_to(out->fw, &po);
+    /* what the job declared stays: more GPUs are added around it, never by changing it */
+    po.fix_tp = spec->tp;
+    po.fix_pp = spec->pp;
+    po.fix_ep = spec->ep;
+    po.fix_dp = spec->dp;
     if (out->fit.verdict == FG_FIT_SPLIT && out->fit.max_batch == 0) {
         struct fg_job j = out->job;
         j.dp = 1;
@@ -386,5 +537,152 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
             return rc;
         out->safe_planned = true;
     }
+    return 0;
+}
+
+/* ---- a trainer's generation engine ---- */
+
+/*
+ * The generation engine of a trainer that generates through vLLM: what the engine holds,
+ * where, and how a server-mode job's GPUs split between generating and training.
+ *
+ * TRL (grpo_trainer.py, f2cd577) runs vLLM either colocated, one engine per training
+ * process at vllm_gpu_memory_utilization of its GPU with max_num_seqs =
+ * per_device_train_batch_size x vllm_tensor_parallel_size x steps_per_generation, or as a
+ * server (`trl vllm-serve`, its own GPUs, --gpu-memory-utilization 0.9 by default) that
+ * generates generation_batch_size = per_device_train_batch_size x training processes x
+ * steps_per_generation completions per round.  The engine holds its own bf16 copy of the
+ * policy's weights, its profile run's working set and the KV cache of those completions at
+ * prompt + completion length: the serving estimate of the model (memory.c) sizes it.
+ */
+
+/* vLLM's own default share of a server GPU (vllm EngineArgs gpu_memory_utilization). */
+#define GEN_SERVER_UTIL 0.9
+
+/* The engine's bytes per GPU at tensor parallel tp for seqs completions, and its budget. */
+static int engine_side(const struct fg_model *m, const struct fg_job *job, const struct fg_gpu *gpu,
+                       uint32_t tp, uint32_t seqs, double util, struct fg_assessment *out,
+                       struct fg_err *err)
+{
+    struct fg_job js;
+    struct fg_estimate e;
+    fg_job_defaults(&js, FG_MODE_SERVE);
+    js.seq_len = job->seq_len;
+    js.batch = seqs ? seqs : 1;
+    js.tp = tp ? tp : 1;
+    int rc = fg_memory_estimate_totals(m, &js, &e, err);
+    if (rc)
+        return rc;
+    struct fg_fit_opts raw;
+    fg_fit_opts_default(&raw);
+    raw.context_bytes = 0;
+    double card = (double)fg_fit_usable(gpu->memory_gb, gpu->memory_bytes, &raw);
+    double budget = card * util - (double)FG_CUDA_CONTEXT_BYTES;
+    out->gen_need = e.total_bytes;
+    out->gen_budget = budget > 0 ? (uint64_t)budget : 0;
+    out->gen_seqs = js.batch;
+    out->gen_fits = out->gen_need <= out->gen_budget;
+    return 0;
+}
+
+/* A server on n GPUs as vLLM runs it: TP over them (it must divide the heads). */
+static bool server_tp_ok(const struct fg_model *m, uint32_t n)
+{
+    return n && (!m->heads || m->heads % n == 0) &&
+           (!m->kv_heads || m->kv_heads % n == 0 || n % m->kv_heads == 0);
+}
+
+static bool training_fits(const struct fg_assessment *a)
+{
+    return a->fit.verdict == FG_FIT_FITS || a->fit.verdict == FG_FIT_BORDERLINE;
+}
+
+/* Server mode: the job's GPUs less the server's train; the server's count as asked, else
+ * the fewest that hold the engine while the rest hold the training. */
+static int server_split(const struct fg_model *m, const struct fg_jobspec *spec,
+                        const struct fg_gpu *gpu, uint32_t gpus, const struct fg_rules *r,
+                        struct fg_assessment *out, struct fg_err *err)
+{
+    const struct fg_job *j = &spec->job;
+    uint32_t asked = j->gen_gpus;
+    if (asked && asked >= gpus)
+        return fg_err_set(err, FG_E_INVAL, "%sgen-gpus=%u leaves no GPU of the %u asked to "
+                          "train on", spec->spelling, asked, gpus);
+    if (gpus < 2)
+        return fg_err_set(err, FG_E_INVAL, "%svllm-mode server needs GPUs of its own: ask for "
+                          "2 or more (or use %svllm-mode colocate)", spec->spelling,
+                          spec->spelling);
+    uint32_t first = asked ? asked : 1, last = asked ? asked : gpus - 1;
+    for (uint32_t n = first; n <= last; n++) {
+        if (!asked && !server_tp_ok(m, n))
+            continue;
+        int rc = assess(m, spec, gpu, gpus - n, r, out, err);
+        if (rc)
+            return rc;
+        uint32_t seqs = (uint32_t)(j->batch * (gpus - n));
+        if ((rc = engine_side(m, j, gpu, n, seqs, GEN_SERVER_UTIL, out, err)))
+            return rc;
+        out->gen_gpus = n;
+        out->gen_found = !asked;
+        out->layout.gen_gpus = n;
+        out->need_min = (out->need_min ? out->need_min : 1) + n;
+        if (asked || (out->gen_fits && training_fits(out)))
+            return 0;
+    }
+    /* nothing holds both: the answer for one server GPU, which says what does not fit */
+    if (!asked && last >= 1) {
+        int rc = assess(m, spec, gpu, gpus - 1, r, out, err);
+        if (!rc)
+            rc = engine_side(m, j, gpu, 1, (uint32_t)(j->batch * (gpus - 1)), GEN_SERVER_UTIL,
+                             out, err);
+        out->gen_gpus = out->layout.gen_gpus = 1;
+        out->gen_found = true;
+        return rc;
+    }
+    return 0;
+}
+
+static int assess_generation(const struct fg_model *m, const struct fg_jobspec *spec,
+                          const struct fg_gpu *gpu, uint32_t gpus, const struct fg_rules *r,
+                          struct fg_assessment *out, struct fg_err *err)
+{
+    const struct fg_job *j = &spec->job;
+    bool gen = fg_trainer_row(j->trainer)->generates && j->vllm_mode != FG_VLLM_NONE;
+    if (!gen || !gpu)
+        return assess(m, spec, gpu, gpus, r, out, err);
+    if (j->vllm_mode == FG_VLLM_SERVER)
+        return server_split(m, spec, gpu, gpus ? gpus : 1, r, out, err);
+    int rc = assess(m, spec, gpu, gpus, r, out, err);
+    if (!rc)
+        rc = engine_side(m, j, gpu, 1, (uint32_t)j->batch, j->vllm_util, out, err);
+    if (!rc) {
+        /* the share is what the engine may hold; its context is the training process's */
+        out->gen_budget = out->gen_share;
+        out->gen_fits = out->gen_need <= out->gen_budget;
+    }
+    return rc;
+}
+
+int fg_assess(const struct fg_model *m, const struct fg_jobspec *spec, const struct fg_gpu *gpu,
+              uint32_t gpus, const struct fg_rules *r, struct fg_assessment *out,
+              struct fg_err *err)
+{
+    int rc = assess_generation(m, spec, gpu, gpus, r, out, err);
+    if (rc || !out->calib)
+        return rc;
+    /* Every byte figure the decision quotes carries the site calibration: the job's own
+     * layout (sized before it) and the planner's layouts (planned on the model's own
+     * estimates with the factor in the margins). */
+    double f = out->calib->factor;
+    if (out->layout.tp <= 1 && out->layout.pp <= 1)
+        out->layout.peak_bytes = out->layout.stage_bytes[0] = out->est.total_bytes;
+    else
+        scale_layout(&out->layout, f);
+    if (out->planned)
+        scale_plan(&out->plan, f);
+    if (out->safe_planned)
+        scale_plan(&out->safe, f);
+    if (out->alt_planned)
+        scale_plan(&out->alt, f);
     return 0;
 }

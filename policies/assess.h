@@ -29,6 +29,10 @@
 #include "plan.h"
 #include "policy.h"
 
+/* The most GPUs the planner searches for one job (16,384: two of today's largest
+ * training clusters' pods; docs/planner.md). */
+#define FG_ASSESS_MAX_GPUS 16384u
+
 struct fg_assessment {
     struct fg_job job;         /* as it runs: its layout's tp, pp, ep, dp and ZeRO stage */
     const struct fg_framework *fw; /* borrowed (framework.h rows are static) */
@@ -40,9 +44,18 @@ struct fg_assessment {
     uint64_t usable;           /* one card after the CUDA context (serving: the engine's share) */
     double headroom;           /* the headroom the fit used (1.0 inside a serving budget) */
     double gpu_util;           /* serving engines: the share of the card (0: none) */
-    uint64_t engine_static;    /* serving engines: weights + the profile run's working set */
+    uint64_t engine_static;    /* serving engines: weights + the profile run's working set
+                                  (+ CUDA graphs where they come off the budget) */
     uint64_t kv_seq_bytes;     /* serving engines: KV cache (and state) of one sequence */
+    uint64_t serve_card;       /* serving engines: the card's total the share is taken of */
+    uint64_t serve_profile;    /* the profile run's working set (vLLM; SGLang: 0, in its reserve) */
+    uint64_t serve_graphs;     /* CUDA graphs counted off the budget (vLLM >= 0.21) */
+    uint64_t serve_kv_budget;  /* what the budget leaves the KV cache */
+    uint32_t serve_tokens;     /* vLLM max_num_batched_tokens / SGLang chunked_prefill_size */
+    uint64_t serve_max_len;    /* the longest max_model_len one sequence's KV fits (0: none) */
     uint32_t need_min;         /* the fewest GPUs that run the job's layout as declared */
+    uint32_t need_checked;     /* the fewest GPUs a re-check through the gate found to fit
+                                  (gate.c, for an over-request); 0 when not checked */
     struct fg_fit fit;         /* the job's micro-batch on its layout */
     struct fg_plan plan;       /* layouts the framework can run, when the job does not fit */
     bool planned;
@@ -53,6 +66,15 @@ struct fg_assessment {
     char override_reason[200]; /* --ft-override (copied); "" none */
     const struct fg_calib_row *calib; /* the site calibration applied to est (rules.calib:
                                          borrowed from the policy); NULL none */
+    /* A trainer that generates through vLLM (job.vllm_mode): */
+    uint64_t gen_share;        /* colocate: the engine's share of each training GPU */
+    uint64_t gen_need;         /* what the engine holds per GPU: weights, working set, the KV
+                                  cache of the completions it generates at once */
+    uint64_t gen_budget;       /* what it may hold: its share, or a server GPU's budget */
+    uint32_t gen_gpus;         /* server: GPUs that run the vLLM server (as asked or found) */
+    uint32_t gen_seqs;         /* completions the engine generates at once */
+    bool gen_fits;             /* the engine's side holds gen_need */
+    bool gen_found;            /* server: gen_gpus was found by fitgate, not asked */
 };
 
 /*

@@ -6,6 +6,7 @@
  * in order, the reader looks each row up, so adding a field is a row.
  */
 #include "audit.h"
+#include "trainer.h"
 #include "util/fileio.h"
 
 #include <cjson/cJSON.h>
@@ -215,7 +216,12 @@ void fg_audit_from_decision(struct fg_audit_rec *rec, const struct fg_request *q
 
 void fg_audit_from_assessment(struct fg_audit_rec *rec, const struct fg_assessment *a)
 {
-    copy(rec->mode, sizeof rec->mode, fg_mode_name(a->job.mode));
+    /* a preference / RL trainer with its adaptation ("grpo+lora"): learn groups by it */
+    if (a->job.trainer != FG_TRAINER_SFT)
+        snprintf(rec->mode, sizeof rec->mode, "%s+%s", fg_trainer_name(a->job.trainer),
+                 fg_mode_name(a->job.mode));
+    else
+        copy(rec->mode, sizeof rec->mode, fg_mode_name(a->job.mode));
     copy(rec->model_type, sizeof rec->model_type, a->model_type);
     rec->estimate_bytes = a->est.total_bytes;
     rec->usable_bytes = a->have_card ? a->usable : 0;

@@ -81,7 +81,7 @@ struct fg_audit_rec {
     char card[64];                /* GPU table row name, or the gres type when unknown */
     char framework[32];           /* "" when not given */
     char layout[96];              /* "TP=1 PP=2 DP=1"; "" when none */
-    char mode[16];                /* full, lora, qlora, serve */
+    char mode[16];                /* full, lora, qlora, serve; "dpo+lora" for a trainer */
     uint64_t estimate_bytes;      /* the job's estimate at its micro-batch, one card */
     uint64_t per_gpu_bytes;       /* per GPU in the layout decided; 0 unknown */
     uint64_t usable_bytes;        /* one card after the CUDA context; 0 unknown */

@@ -3,11 +3,24 @@
  * people).  See decide.h; the assessment it reads is policies/assess.c.
  */
 #include "decide.h"
+#include "decide_int.h"
+
+#define mode_words fg__decide_mode_words
+#define layout_desc fg__decide_layout_desc
 
 #include <stdarg.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+void fg__decide_say(char *buf, const char *fmt, ...)
+{
+    va_list ap;
+    int w = snprintf(buf, FG_DECIDE_LINE, "fitgate: ");
+    va_start(ap, fmt);
+    vsnprintf(buf + w, FG_DECIDE_LINE - (size_t)w, fmt, ap);
+    va_end(ap);
+}
 
 const char *fg_decide_kind_name(enum fg_decide_kind k)
 {
@@ -19,70 +32,9 @@ const char *fg_decide_kind_name(enum fg_decide_kind k)
     }
 }
 
-uint32_t fg_request_total(const struct fg_request *q)
-{
-    if (q->via == FG_VIA_NONE)
-        return 0;
-    if (q->via == FG_VIA_GPUS)
-        return q->count;
-    uint64_t t = (uint64_t)q->count * (q->nodes ? q->nodes : 1);
-    return t > UINT32_MAX ? UINT32_MAX : (uint32_t)t;
-}
-
-/* The gres type to suggest: the job's own spelling, else the card's first alias. */
-static void type_of(const struct fg_request *q, char *buf, size_t cap)
-{
-    if (q->type[0]) {
-        snprintf(buf, cap, "%s", q->type);
-    } else if (q->gpu && q->gpu->aliases[0]) {
-        size_t n = strcspn(q->gpu->aliases, ",");
-        snprintf(buf, cap, "%.*s", (int)n, q->gpu->aliases);
-    } else {
-        snprintf(buf, cap, "TYPE");
-    }
-}
-
-void fg_request_spell(const struct fg_request *q, uint32_t count, uint32_t nodes, char *buf,
-                      size_t cap)
-{
-    char type[40], nn[32] = "";
-    type_of(q, type, sizeof type);
-    if (nodes > 1)
-        snprintf(nn, sizeof nn, "--nodes=%u ", nodes);
-    switch (q->via) {
-    case FG_VIA_GRES:
-        if (q->type[0])
-            snprintf(buf, cap, "%s--gres=gpu:%s:%u", nn, q->type, count);
-        else
-            snprintf(buf, cap, "%s--gres=gpu:%u", nn, count);
-        break;
-    case FG_VIA_GPUS:
-        if (q->type[0])
-            snprintf(buf, cap, "%s--gpus=%s:%u", nn, q->type, count);
-        else
-            snprintf(buf, cap, "%s--gpus=%u", nn, count);
-        break;
-    case FG_VIA_GPUS_PER_NODE:
-        if (q->type[0])
-            snprintf(buf, cap, "%s--gpus-per-node=%s:%u", nn, q->type, count);
-        else
-            snprintf(buf, cap, "%s--gpus-per-node=%u", nn, count);
-        break;
-    default:
-        snprintf(buf, cap, "%s--gres=gpu:%s:%u", nn, type, count);
-        break;
-    }
-}
-
 /* ---- messages --------------------------------------------------------------- */
 
-static const char *gb(uint64_t bytes, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "%.1f GB", (double)bytes / 1e9);
-    return buf;
-}
-
-static const char *mode_words(enum fg_mode m)
+const char *fg__decide_mode_words(enum fg_mode m)
 {
     switch (m) {
     case FG_MODE_FULL: return "full fine-tune";
@@ -92,19 +44,8 @@ static const char *mode_words(enum fg_mode m)
     }
 }
 
-static void line(struct fg_decision *d, int i, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void line(struct fg_decision *d, int i, const char *fmt, ...)
-{
-    va_list ap;
-    int w = snprintf(d->lines[i], FG_DECIDE_LINE, "fitgate: ");
-    va_start(ap, fmt);
-    vsnprintf(d->lines[i] + w, FG_DECIDE_LINE - (size_t)w, fmt, ap);
-    va_end(ap);
-}
-
 /* "PP=4 over layers 0-13|14-27|..., 14.2 GB per GPU" */
-static void layout_desc(const struct fg_layout *l, char *buf, size_t cap)
+void fg__decide_layout_desc(const struct fg_layout *l, char *buf, size_t cap)
 {
     size_t off = 0;
     char b[32];
@@ -139,11 +80,6 @@ static void layout_desc(const struct fg_layout *l, char *buf, size_t cap)
         buf[off] = '\0';
     ADD(", %s per GPU", gb(l->peak_bytes, b, sizeof b));
 #undef ADD
-}
-
-static void card_label(const struct fg_request *q, char *buf, size_t cap)
-{
-    snprintf(buf, cap, "%s", q->gpu ? q->gpu->label : q->type[0] ? q->type : "GPU");
 }
 
 /* The job's own layout at micro-batch mb (the global batch kept by accumulation). */
@@ -189,24 +125,11 @@ static void pick_layout(const struct fg_plan *p, const struct fg_assessment *a, 
     }
 }
 
-/* Arrange T GPUs on nodes within the per-node limits, keeping the job's node count when it
- * divides; returns the GPUs of the arrangement (>= T when MinGPUsPerNode raises it). */
+/* T GPUs on nodes within the partition's per-node limits (request.h). */
 static uint32_t arrange(const struct fg_request *q, const struct fg_rules *r, uint32_t t,
                         uint32_t *count, uint32_t *nodes)
 {
-    uint32_t n = q->nodes ? q->nodes : 1, per;
-    uint32_t pn_max = r->max_gpus_node ? r->max_gpus_node : 8;
-    if (t % n == 0 && t / n <= pn_max && t / n >= 1) {
-        per = t / n;
-    } else {
-        n = (t + pn_max - 1) / pn_max;
-        per = (t + n - 1) / n;
-    }
-    if (per < r->min_gpus_node)
-        per = r->min_gpus_node;
-    *nodes = n;
-    *count = q->via == FG_VIA_GPUS ? per * n : per;
-    return per * n;
+    return fg_request_arrange(q, r->max_gpus_node, r->min_gpus_node, t, count, nodes);
 }
 
 static void numbers_one(struct fg_decision *d, const struct fg_assessment *a, const char *card)
@@ -305,11 +228,14 @@ static void decide_as_asked(const struct fg_request *q, const struct fg_assessme
         }
         return;
     }
-    /* over-request */
+    /* over-request: the fewest GPUs that passed the gate's re-check, when it made one */
     uint32_t floor_ = v->need < r->min_gpus ? r->min_gpus : v->need;
+    if (a->need_checked > floor_)
+        floor_ = a->need_checked;
     uint32_t t = arrange(q, r, floor_, &v->count, &v->nodes);
     if (total <= t)
         return;
+    d->enough = t;
     if (v->how == FIT_PLAN)
         v->shown = a->plan.options[0];
     if (!r->shrink) {
@@ -634,19 +560,32 @@ static void suggest(const struct fg_assessment *a, struct fg_decision *d)
         line(d, 3, "suggestion, on another framework: %s", buf);
 }
 
-/* A serving engine's answer in its own terms: how many max-length sequences its KV cache
- * holds inside its share of the card. */
+/* A serving engine's answer in its own terms: its budget and what comes off it, how many
+ * sequences of the asked length its KV cache holds, and the longest max_model_len one
+ * sequence fits. */
 static void serve_numbers(const struct fg_assessment *a, const struct fg_request *q,
                           struct fg_decision *d)
 {
-    char b1[32], b2[32], b3[32], card[48];
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], card[48], graphs[64] = "";
     card_label(q, card, sizeof card);
     uint64_t n = a->fit.max_batch;
-    line(d, 1, "%s takes %.2f x %s = %s per GPU; weights and working set %s, KV cache %s "
-               "per sequence of %llu tokens: %llu such sequence%s at once",
+    if (a->serve_graphs)
+        snprintf(graphs, sizeof graphs, ", CUDA graphs %s", gb(a->serve_graphs, b6, sizeof b6));
+    char len[96];
+    if (a->serve_max_len)
+        snprintf(len, sizeof len, "; one sequence fits up to max_model_len %llu",
+                 (unsigned long long)a->serve_max_len);
+    else
+        snprintf(len, sizeof len, "; not one token's cache fits");
+    line(d, 1, "%s takes %.3g x %s = %s per GPU: weights %s, %s %u tokens %s%s; KV cache left "
+               "%s, %s per sequence of %llu tokens: %llu at once%s",
          a->fw->label, a->gpu_util, card, gb(a->usable, b1, sizeof b1),
-         gb(a->engine_static, b2, sizeof b2), gb(a->kv_seq_bytes, b3, sizeof b3),
-         (unsigned long long)a->est.seq_len, (unsigned long long)n, n == 1 ? "" : "s");
+         gb(a->est.static_bytes, b2, sizeof b2),
+         a->fw->serve_budget == FG_SERVE_SGLANG ? "chunked prefill (in its reserve)"
+                                                : "profile run of",
+         a->serve_tokens, gb(a->serve_profile, b3, sizeof b3), graphs,
+         gb(a->serve_kv_budget, b4, sizeof b4), gb(a->kv_seq_bytes, b5, sizeof b5),
+         (unsigned long long)a->est.seq_len, (unsigned long long)n, len);
 }
 
 /* Every answer that used the site calibration says so: on its verdict line (which the audit
@@ -675,6 +614,8 @@ void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
     if (a->gpu_util > 0 && a->have_card && r->action != FG_ACTION_OFF &&
         (r->modes & (1u << a->job.mode)) && (d->fits || d->kind == FG_DECIDE_REJECT))
         serve_numbers(a, q, d);
+    if (a->gen_budget && a->have_card)
+        fg__decide_generation(a, q, r, d);
     if (q->note[0] && d->lines[0][0]) {
         if (!d->lines[3][0])
             line(d, 3, "%s", q->note);
@@ -708,6 +649,19 @@ void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
     line(d, 0, "override: the job goes on as asked (--ft-override, AllowOverride=yes); it "
                "would have been %s", was);
     line(d, 3, "override reason: %.300s", a->override_reason);
+}
+
+void fg_decide_invalid(const struct fg_request *q, const char *detail, struct fg_decision *d)
+{
+    memset(d, 0, sizeof *d);
+    d->kind = FG_DECIDE_REJECT;
+    line(d, 0, "rejected: %.370s", detail ? detail : "the job's options contradict each other");
+    if (q && q->via == FG_VIA_GPUS && q->nodes > 1) {
+        /* sbatch: --gpus is the job's total; --gpus-per-node is what multiplies by --nodes */
+        char req[256];
+        fg_request_describe(q, req, sizeof req);
+        line(d, 1, "the request is %s", req);
+    }
 }
 
 void fg_decide_error(const char *what, const char *detail, const char *todo,

@@ -33,33 +33,8 @@
 #include "model.h"
 #include "plan.h"
 #include "policy.h"
-
-/* Which job option carries the GPU count (suggestions are spelled the same way). */
-enum fg_req_via {
-    FG_VIA_NONE,          /* the job asks for no GPU */
-    FG_VIA_GRES,          /* --gres=gpu[:type]:N, N per node */
-    FG_VIA_GPUS,          /* --gpus=[type:]N, N per job */
-    FG_VIA_GPUS_PER_NODE, /* --gpus-per-node=[type:]N */
-    FG_VIA_PLUGIN,        /* only fitgate's own --ft-gpus / --ft-gpu */
-};
-
-struct fg_request {
-    const struct fg_gpu *gpu; /* the card; NULL when unknown (borrowed from a GPU table) */
-    char type[32];            /* gres type as the job spells it ("t4"); "" when untyped */
-    enum fg_req_via via;
-    uint32_t count;           /* the number in that option (per node, or per job for GPUS) */
-    uint32_t nodes;           /* >= 1 */
-    char partition[64];       /* "" when the default partition */
-    char model[160];          /* for messages */
-    char note[160];           /* how the card was chosen when the job named none ("" none) */
-};
-
-/* GPUs of the whole job. */
-uint32_t fg_request_total(const struct fg_request *q);
-
-/* The request in the job's own syntax: "--gres=gpu:t4:4", "--nodes=2 --gpus-per-node=h100:8". */
-void fg_request_spell(const struct fg_request *q, uint32_t count, uint32_t nodes, char *buf,
-                      size_t cap);
+#include "remedy.h"
+#include "request.h"
 
 enum fg_decide_kind { FG_DECIDE_ALLOW, FG_DECIDE_WARN, FG_DECIDE_REJECT, FG_DECIDE_RESIZE };
 
@@ -77,13 +52,40 @@ struct fg_decision {
     bool overridden;           /* a rejection let through by --ft-override (AllowOverride=yes) */
     bool by_rule;              /* decided by a site rule (a mode not allowed, no GPU asked
                                   for, a card fitgate cannot size), not by memory */
+    uint32_t enough;           /* an over-request: the GPUs the advice names (0 none); the
+                                  gate re-checks it (fg_gate_run) */
     /* verdict, numbers, what to do, other layouts (suggestions); "" when silent */
     char lines[FG_DECIDE_LINES][FG_DECIDE_LINE];
+    /* the remedies, cheapest first, each re-checked (fg_decide_remedies); printed after
+     * lines[2] (fg_decide_lines gives the order) */
+    size_t n_remedies;
+    char remedies[FG_REMEDY_MAX][FG_DECIDE_LINE];
 };
+
+/*
+ * The words for the remedies the gate found and re-checked (remedy.h) of a job that does
+ * not fit as asked: one line each, labelled by kind ("same GPUs", "more GPUs", "another
+ * framework") with the options as sbatch takes them ("--ft-grad-ckpt": the CLI takes the
+ * same, and the Lua filters pass the lines on to sbatch users) and the figure its re-check
+ * reached; lines[2] becomes their heading, or says that nothing
+ * passed.  A GPU resize the decision made is replaced by the first re-checked one that only
+ * changes what Slurm controls (count, nodes, exported layout), or becomes a rejection when
+ * none passes.  Pure; never fails.
+ */
+void fg_decide_remedies(const struct fg_request *q, const struct fg_assessment *a,
+                        const struct fg_remedies *rem, struct fg_decision *d);
+
+/* The decision's lines in the order people read them (lines[0..2], the remedies, lines[3]),
+ * the empty ones left out, into out (borrowed from d); returns how many. */
+size_t fg_decide_lines(const struct fg_decision *d, const char **out, size_t cap);
 
 /* The decision; see the top of this file.  Never fails. */
 void fg_decide(const struct fg_request *q, const struct fg_assessment *a,
                const struct fg_rules *r, struct fg_decision *out);
+
+/* The rejection of a job whose own options contradict each other (detail: which and why;
+ * the engine's FG_E_INVAL), with the request's total when its spelling may be why. */
+void fg_decide_invalid(const struct fg_request *q, const char *detail, struct fg_decision *d);
 
 /*
  * The decision when the job cannot be checked (model source unreachable,

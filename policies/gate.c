@@ -1,9 +1,10 @@
 /*
- * gate.c - the one assess path (gate.h) and Slurm's GPU request spellings.
+ * gate.c - the one assess path (gate.h); the request it reads is request.h's.
  */
 #include "gate.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,110 +15,75 @@
 #include "source/source.h"
 #include "util/fileio.h"
 
-void fg_gate_run(const struct fg_model *m, const struct fg_jobspec *spec,
-                 const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,
-                 struct fg_gate *out)
+void fg_gate_once(const struct fg_model *m, const struct fg_jobspec *spec,
+                  const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,
+                  struct fg_gate *out)
 {
     struct fg_err err = {0};
-    memset(out, 0, sizeof *out);
+    memset(out, 0, offsetof(struct fg_gate, rem));
+    out->rem.n = 0;
     out->rc = fg_assess(m, spec, q->gpu, fg_request_total(q), r, &out->a, &err);
     if (!out->rc) {
         out->assessed = true;
         /* a count the generic reader is unsure of decides nothing (OnUnknown) */
-        if (r->action == FG_ACTION_OFF || !fg_decide_unknown(q, m, r, &out->d))
+        out->unknown = r->action != FG_ACTION_OFF && fg_decide_unknown(q, m, r, &out->d);
+        if (!out->unknown)
             fg_decide(q, &out->a, r, &out->d);
         return;
     }
     snprintf(out->detail, sizeof out->detail, "%.255s", err.detail);
     if (out->rc == FG_E_INVAL) {
         /* the job's own options contradict each other: the user's to fix */
-        memset(&out->d, 0, sizeof out->d);
-        out->d.kind = FG_DECIDE_REJECT;
-        snprintf(out->d.lines[0], FG_DECIDE_LINE, "fitgate: rejected: %.370s", err.detail);
+        fg_decide_invalid(q, err.detail, &out->d);
         return;
     }
     fg_decide_error(q->model, err.detail, NULL, on_error, &out->d);
 }
 
-bool fg_gpu_count_parse(const char *s, size_t n, uint32_t *out)
+/* The check a remedy passes (remedy.h fg_remedy_check_fn): the gate once, in c->g. */
+struct check_ctx {
+    const struct fg_model *m;
+    const struct fg_rules *r;
+    struct fg_gate *g;
+};
+
+static bool check(void *vctx, const struct fg_jobspec *spec, const struct fg_request *q,
+                  struct fg_layout *l, const struct fg_assessment **a)
 {
-    uint64_t v = 0;
-    if (!n)
+    struct check_ctx *c = vctx;
+    fg_gate_once(c->m, spec, q, c->r, FG_ONERR_REJECT, c->g);
+    const struct fg_decision *d = &c->g->d;
+    if (a)
+        *a = c->g->assessed ? &c->g->a : NULL;
+    if (!c->g->assessed || c->g->unknown || !d->fits || d->kind == FG_DECIDE_REJECT ||
+        d->by_rule || !d->has_layout)
         return false;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return false;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-        if (v > 65535)
-            return false;
-    }
-    *out = (uint32_t)v;
-    return v > 0;
-}
-
-/*
- * The GPU entry of a gres list ("gres:gpu:h100:2,gres:mps:100"; "gpu",
- * "gpu:4", "gpu:t4") or of a --gpus value ("h100:2", "2").  Returns true
- * when one was found; type "" when untyped, count 1 when the entry has none.
- */
-bool fg_gpu_spec_parse(const char *spec, bool gres, char *type, size_t cap, uint32_t *count)
-{
-    const char *s = spec;
-    while (*s) {
-        size_t n = strcspn(s, ",");
-        const char *e = s;
-        size_t len = n;
-        if (gres) {
-            if (len > 5 && (!strncmp(e, "gres:", 5) || !strncmp(e, "gres/", 5)))
-                e += 5, len -= 5;
-            if (len >= 3 && !strncmp(e, "gpu", 3) && (len == 3 || e[3] == ':')) {
-                e += 3;
-                len -= 3;
-                if (len)
-                    e++, len--;
-            } else {
-                s += n;
-                if (*s == ',')
-                    s++;
-                continue;
-            }
-        }
-        /* e[0..len): "", "4", "t4", "t4:4" (a "(S:0-1)" socket suffix is ignored) */
-        const char *paren = memchr(e, '(', len);
-        if (paren)
-            len = (size_t)(paren - e);
-        const char *colon = memchr(e, ':', len);
-        type[0] = '\0';
-        *count = 1;
-        if (colon) {
-            size_t tl = (size_t)(colon - e);
-            snprintf(type, cap, "%.*s", (int)(tl < cap ? tl : cap - 1), e);
-            if (!fg_gpu_count_parse(colon + 1, len - tl - 1, count))
-                *count = 1;
-        } else if (!fg_gpu_count_parse(e, len, count)) {
-            snprintf(type, cap, "%.*s", (int)(len < cap ? len : cap - 1), e);
-            *count = 1;
-        }
-        return true;
-    }
-    return false;
-}
-
-
-bool fg_request_from_option(struct fg_request *q, const char *opt, const char *value,
-                            uint32_t nodes, const struct fg_gpu_table *table)
-{
-    char type[32];
-    uint32_t count;
-    bool gres = !strcmp(opt, "gres");
-    if (!value || !fg_gpu_spec_parse(value, gres, type, sizeof type, &count))
-        return false;
-    q->via = gres ? FG_VIA_GRES : !strcmp(opt, "gpus") ? FG_VIA_GPUS : FG_VIA_GPUS_PER_NODE;
-    snprintf(q->type, sizeof q->type, "%s", type);
-    q->count = count;
-    q->nodes = nodes ? nodes : 1;
-    q->gpu = type[0] && table ? fg_gpu_find(table, type, NULL) : NULL;
+    *l = d->layout;
     return true;
+}
+
+void fg_gate_run(const struct fg_model *m, const struct fg_jobspec *spec,
+                 const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,
+                 struct fg_gate *out)
+{
+    fg_gate_once(m, spec, q, r, on_error, out);
+    struct fg_decision *d = &out->d;
+    if (!out->assessed || out->unknown || r->action == FG_ACTION_OFF || d->by_rule ||
+        !out->a.have_card || (!d->enough && d->fits))
+        return;
+    struct check_ctx c = {.m = m, .r = r, .g = malloc(sizeof *c.g)};
+    if (!c.g)
+        return; /* out of memory: the decision stands without its re-check */
+    struct fg_remedy_job j = {.m = m, .spec = spec, .q = q, .r = r, .check = check,
+                              .check_ctx = &c};
+    if (d->enough) {
+        /* an over-request: the advice names the fewest GPUs that pass this same check */
+        fg_remedy_smallest(&j, d->enough, &out->a.need_checked);
+        fg_decide(q, &out->a, r, d);
+    } else if (out->a.job.mode != FG_MODE_SERVE && !fg_remedy_find(&j, &out->a, &out->rem)) {
+        fg_decide_remedies(q, &out->a, &out->rem, d);
+    }
+    free(c.g);
 }
 
 int fg_gate_load_model(const struct fg_policy *p, const char *arg, const char *base_dir,

@@ -14,8 +14,7 @@
  *                  that match nothing) is rejected whatever OnError says; any
  *                  other failure follows OnError (fg_decide_error).
  *
- * Also here: the GPU request parsers both front ends read Slurm's spellings
- * with.  Ownership: struct fg_gate is plain data the caller owns (about
+ * The GPU request itself is request.h's.  Ownership: struct fg_gate is plain data the caller owns (about
  * 40 KB: allocate it, do not put it on a small stack).
  */
 #ifndef FG_GATE_H
@@ -27,6 +26,7 @@
 
 #include "audit.h"
 #include "decide.h"
+#include "remedy.h"
 
 struct fg_model_id;
 struct fg_source_opts;
@@ -38,31 +38,26 @@ struct fg_gate {
     struct fg_decision d;    /* always filled */
     int rc;                  /* the engine error behind d, 0 when assessed */
     char detail[256];        /* its detail (cut to fit) */
+    bool unknown;            /* decided by OnUnknown (fg_decide_unknown) */
+    struct fg_remedies rem;  /* what the job can change, each re-checked (last: see
+                                fg_gate_once) */
 };
 
-/* Never fails: the decision says what happened.  gpus of the request, card q->gpu. */
+/*
+ * Never fails: the decision says what happened.  gpus of the request, card q->gpu.  A job
+ * that does not fit gets its remedies (remedy.h: each re-checked through fg_gate_once,
+ * worded by fg_decide_remedies); an over-request's advice names the fewest GPUs that pass
+ * the same check.
+ */
 void fg_gate_run(const struct fg_model *m, const struct fg_jobspec *spec,
                  const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,
                  struct fg_gate *out);
 
-/* Whole decimal count in s[0..n) within 1..65535. */
-bool fg_gpu_count_parse(const char *s, size_t n, uint32_t *out);
-
-/*
- * The GPU entry of a gres list ("gres:gpu:h100:2,gres:mps:100"; "gpu", "gpu:4",
- * "gpu:t4") when gres, else of a --gpus value ("h100:2", "2").  Returns true when one was
- * found; type "" when untyped, count 1 when the entry has none.
- */
-bool fg_gpu_spec_parse(const char *spec, bool gres, char *type, size_t cap, uint32_t *count);
-
-/*
- * A request from one of Slurm's GPU options as the job spelled it: opt is "gres",
- * "gpus" or "gpus-per-node", value its value; nodes >= 1.  The card is looked up in table
- * (NULL when the type is unknown or absent: see fg_request.gpu).  false when the value
- * names no GPU.
- */
-bool fg_request_from_option(struct fg_request *q, const char *opt, const char *value,
-                            uint32_t nodes, const struct fg_gpu_table *table);
+/* fg_gate_run without remedies or the over-request's re-check: one assessment, one
+ * decision (what a remedy is re-checked with).  out->rem is left empty. */
+void fg_gate_once(const struct fg_model *m, const struct fg_jobspec *spec,
+                  const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,
+                  struct fg_gate *out);
 
 /*
  * The model a job names, as every front end reads it: a path (relative paths resolved

@@ -833,6 +833,15 @@ static void parse_header_should_sum_elements_by_dtype_and_group(void **state)
     assert_int_equal(s.by_group[FG_ST_MLP], 4);
     assert_int_equal(s.by_group[FG_ST_NORM], 3);
     assert_int_equal(s.by_group[FG_ST_OTHER], 1);
+    /* the bytes as stored, packed formats as packed: 56 x 2 + 2 x 4 + 4 x 4 + 3 / 2 + 8 (the
+     * headers' data_offsets end at 146 with the F4 nibbles in two bytes) */
+    bool quantized;
+    s.headers = true;
+    assert_int_equal(fg_safetensors_bytes(&s, &quantized), 112 + 8 + 16 + 1 + 8);
+    assert_true(quantized); /* I32 and F4 */
+    s.headers = false;
+    assert_int_equal(fg_safetensors_bytes(&s, &quantized), 0);
+    assert_false(quantized);
     /* the data part must hold every tensor */
     memset(&s, 0, sizeof s);
     assert_int_equal(fg_safetensors_parse_header(h, strlen(h), 100, "t", &s, &err), FG_E_PARSE);

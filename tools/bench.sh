@@ -61,6 +61,11 @@ echo "# per model (3 runs each), slowest first:"
                    us[int((NR + 1) / 2)], 1e6 / us[int((NR + 1) / 2)], NR
         }'
 
+echo
+echo "# the gate on 4,096 H200 for DeepSeek-V3 full under Megatron (budget: 50 ms):"
+"$B/bench/bench_plan" --runs 3 --min-ms 200 --op large --only deepseek-ai--DeepSeek-V3 |
+    grep -v '^#'
+
 section "2. fitgate plan, whole process (bench_exec, $RUNS interleaved runs)"
 NEMO=tests/fixtures/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2
 QWEN=tests/fixtures/models/Qwen--Qwen3-0.6B

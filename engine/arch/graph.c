@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "source/wquant.h"
 #include "util/fmt.h"
 #include "util/log.h"
 
@@ -39,6 +40,25 @@ int fg_model_from_config(const struct fg_config *doc, const char *id, struct fg_
                          struct fg_err *err)
 {
     return fg__model_from_config(doc, id, false, out, err);
+}
+
+/* The checkpoint's quantization (source/wquant.h), for the serving estimate; a scheme
+ * fitgate cannot size leaves the weights at the checkpoint dtype (more bytes, never fewer)
+ * and says so. */
+static void read_wquant(const struct fg_cfg *root, struct fg_model *m)
+{
+    struct fg_err e = {0};
+    if (fg_wquant_read(root, &m->wq, &e)) {
+        memset(&m->wq, 0, sizeof m->wq);
+        fg__model_note(m, "%.100s; served weights counted in the checkpoint dtype", e.detail);
+    } else if (m->wq.method == FG_WQ_FP8 || m->wq.method == FG_WQ_MXFP4) {
+        /* transformers utils/quantization_config.py: FineGrainedFP8Config and Mxfp4Config
+         * take dequantize=True, which loads the weights as bf16 for training */
+        fg__model_note(m, "%s checkpoint: served so; training loads it as bf16 "
+                          "(transformers %s(dequantize=True)), counted so",
+                       m->wq.label, m->wq.method == FG_WQ_FP8 ? "FineGrainedFP8Config"
+                                                              : "Mxfp4Config");
+    }
 }
 
 int fg__model_from_config(const struct fg_config *doc, const char *id, bool node_by_node,
@@ -96,6 +116,8 @@ int fg__model_from_config(const struct fg_config *doc, const char *id, bool node
                             mt ? mt : "(none)", why);
         }
     }
+    if (rc == 0)
+        read_wquant(&root, m);
     if (rc == 0)
         rc = fg__model_finalize(m, err);
     if (rc) {

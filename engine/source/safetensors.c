@@ -55,6 +55,25 @@ const char *fg_safetensors_dtype_name(enum fg_st_dtype d)
     return (unsigned)d < FG_ST_DTYPE_COUNT ? dtype_names[d] : NULL;
 }
 
+uint64_t fg_safetensors_bytes(const struct fg_st_summary *s, bool *quantized)
+{
+    static const unsigned bits[] = {
+#define FG__ST_DT_BITS(name, b) b,
+        FG_ST_DTYPE_MAP(FG__ST_DT_BITS)
+#undef FG__ST_DT_BITS
+    };
+    static const enum fg_st_dtype packed[] = {FG_ST_F8_E4M3, FG_ST_F8_E5M2, FG_ST_F8_E8M0,
+                                              FG_ST_F6_E2M3, FG_ST_F6_E3M2, FG_ST_F4,
+                                              FG_ST_U8,      FG_ST_I8,      FG_ST_I32};
+    double t = 0;
+    *quantized = false;
+    for (size_t d = 0; s->headers && d < FG_ST_DTYPE_COUNT; d++)
+        t += (double)s->by_dtype[d] * bits[d] / 8;
+    for (size_t i = 0; s->headers && i < sizeof packed / sizeof packed[0]; i++)
+        *quantized |= s->by_dtype[packed[i]] != 0;
+    return t >= 1.8e19 ? UINT64_MAX : (uint64_t)t;
+}
+
 /* ---- grouping ------------------------------------------------------------------- */
 
 static bool has(const char *s, const char *sub)

@@ -86,6 +86,11 @@ const char *fg_safetensors_group_name(enum fg_st_group g);
 /* "BF16" ...; NULL for an out-of-range value. */
 const char *fg_safetensors_dtype_name(enum fg_st_dtype d);
 
+/* The bytes s's tensors take as stored (elements x their dtype's bits / 8, packed formats
+ * as packed), and whether any is narrower than 16 bits or an integer packing (F8, F6, F4,
+ * U8, I8, I32: a quantized checkpoint).  0 / false when no header was read. */
+uint64_t fg_safetensors_bytes(const struct fg_st_summary *s, bool *quantized);
+
 /*
  * Validate the 8-byte length prefix: *len in [2, cap] and, when file_size
  * is known (non-zero), 8 + *len <= file_size.  origin names the file.

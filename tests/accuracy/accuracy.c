@@ -695,7 +695,9 @@ static void acc_estimate_row(struct acc_row *r, const char *models_dir,
     fg_model_free(m);
     r->ok = true;
     r->compared = r->est.total_bytes;
-    if (r->metric == ACC_NVML || r->metric == ACC_FITS_LIMIT)
+    if (r->metric == ACC_NVML) /* a process's figure: its context, not the driver's reserve */
+        r->compared += FG_CUDA_PROCESS_BYTES;
+    else if (r->metric == ACC_FITS_LIMIT) /* the card's whole VRAM */
         r->compared += fo->context_bytes;
     if (!r->oom)
         r->err_pct = ((double)r->compared - (double)r->measured) / (double)r->measured * 100.0;

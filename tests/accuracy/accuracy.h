@@ -14,7 +14,7 @@
  *                                under it)
  *   nvml                         a whole-process figure (nvidia-smi, DCGM)
  *                                against total_bytes + the CUDA context
- *                                (FG_CUDA_CONTEXT_BYTES, 512 MiB)
+ *                                (FG_CUDA_PROCESS_BYTES, 777 MiB)
  *   fits-limit                   the VRAM of the card at the largest sequence
  *                                that fits, against total_bytes + context;
  *                                shown but not counted in the statistics

@@ -33,7 +33,7 @@ expect 0 'sharded over DP.*fits with 8 x' -- sh -c "$FG check $M/meta-llama--Lla
 expect 0 'read as a generic decoder' -- sh -c "printf '%s' '{\"model_type\":\"brandnew\",\"hidden_size\":64,\"num_hidden_layers\":2,\"num_attention_heads\":4,\"vocab_size\":100}' > $tmp/g.json && $FG plan $tmp/g.json"
 # how sure each count is, in the text header and in --json
 # the policy's Headroom= is the one every part of the output uses (verdict and card table)
-expect 0 '1.30x headroom.*1.30x headroom, 512 MiB' -- sh -c "printf 'Headroom=1.3\\n' > $tmp/h.conf && $FG plan $M/Qwen--Qwen3-0.6B --mode lora --gpu h100 --policy $tmp/h.conf | tr '\\n' ' '"
+expect 0 '1.30x headroom.*1.30x headroom, 1392 MiB' -- sh -c "printf 'Headroom=1.3\\n' > $tmp/h.conf && $FG plan $M/Qwen--Qwen3-0.6B --mode lora --gpu h100 --policy $tmp/h.conf | tr '\\n' ' '"
 expect 0 'read as llama-style decoder; count exact' -- $FG plan $M/meta-llama--Llama-3.2-1B-Instruct
 expect 0 '"certainty":[[:space:]]+"exact"' -- $FG plan $M/meta-llama--Llama-3.2-1B-Instruct --json
 expect 0 '"certainty":[[:space:]]+"unsure",[[:space:]]+"unsure_key":[[:space:]]+"hidden_act"' -- sh -c "$FG plan $tmp/g.json --json | tr '\n' ' '"
@@ -75,5 +75,14 @@ CAL="$tmp/nofw.log --sacct $L/sacct.txt --write-calibration $tmp/cal.conf"
 expect 0 '^fitgate: - lora: the decisions name no framework \(--ft-framework\): no row$' -- $FG learn $CAL --min-jobs 1
 expect 0 '^fitgate: vllm -: the decisions record no mode \(jobs fitgate could not assess\): no row$' -- $FG learn $CAL --min-jobs 1
 expect 0 '^fitgate: torchtune qlora: 3 completed jobs, fewer than --min-jobs 5: no row$' -- $FG learn $CAL --min-jobs 5
+# preference and RL trainers: the job line says so, the engine's share and the training side by
+# side, a server split found, options that do not go with the mode refused by name
+Q=$M/Qwen--Qwen3-8B
+expect 0 'trainer: dpo \(TRL DPOTrainer\), reference adapter-disabled, 2 sequences' -- $FG plan $Q --mode dpo --ft-adapter lora
+expect 0 'reference model: a frozen copy' -- $FG plan $Q --mode dpo --gpu h200
+expect 0 'vLLM colocated takes 0.30 x H100.*together.*fits with 1 x' -- sh -c "$FG check $Q --mode grpo --ft-adapter lora --num-generations 8 --max-completion-length 2048 --vllm-mode colocate --vllm-gpu-util 0.3 --gres=gpu:h100:1 | tr '\n' ' '"
+expect 1 'vLLM engine of this grpo job does not fit' -- $FG check $Q --mode grpo --adapter lora --vllm-mode colocate --vllm-gpu-util 0.1 --gres=gpu:h100:1
+expect 0 'split: --ft-vllm-mode=server --ft-gen-gpus=1' -- $FG check $Q --mode grpo --adapter lora --vllm-mode server --gres=gpu:h100:8
+expect 1 'rejected: --num-generations does not go with --mode dpo' -- $FG check $Q --mode dpo --num-generations 4 --gres=gpu:h100:1
 echo "cli.sh: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

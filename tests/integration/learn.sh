@@ -4,7 +4,7 @@
 # node's own sampler, GpuSampler=, is what measures), the fake libnvidia-ml.so.1
 # (tests/fake_nvml.c) loaded by the plugin through nvml=PATH, 20 tagged jobs of mixed
 # frameworks and modes, each "using" a scripted amount: ratio x (its FITGATE_ESTIMATE_BYTES
-# + 512 MiB context), written where the fake NVML reads device N (the file devN beside it)
+# + 777 MiB context, FG_CUDA_PROCESS_BYTES), written where the fake NVML reads device N (the file devN beside it)
 # while the job runs.  One job prints PyTorch's out-of-memory message and fails.
 #
 #   - every job gets a start line and an end line (gpu_peak_bytes) from the node, joined to
@@ -50,7 +50,7 @@ wait_all() {   # until the queue is empty (TMO_ALL seconds at most)
 cat > "$SROOT/use.sh" <<'EOS'
 #!/bin/bash
 mib=$(awk -v e="${FITGATE_ESTIMATE_BYTES:-0}" -v r="$RATIO" \
-    'BEGIN { printf "%d", r * (e + 536870912) / 1048576 + 0.5 }')
+    'BEGIN { printf "%d", r * (e + 814743552) / 1048576 + 0.5 }')
 echo "use: $mib MiB per GPU on ${SLURM_JOB_GPUS:-none} (estimate ${FITGATE_ESTIMATE_BYTES:-?})"
 for g in ${SLURM_JOB_GPUS//,/ }; do echo "$mib" > "$NVML/dev$g"; done
 sleep 1.5

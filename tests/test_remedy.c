@@ -1,0 +1,392 @@
+/*
+ * test_remedy.c - policies/remedy.c and the remedy words of the decision module: every
+ * remedy fitgate prints, fed back as a request, passes the same check; on real fixture
+ * models, and as a property over a grid of jobs (models x modes x frameworks x cards x
+ * counts x declared layouts x policies).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gate.h"
+#include "jobspec.h"
+#include "support.h"
+
+#define M "tests/fixtures/models/"
+
+/* A spec from "name=value" pairs (NULL-terminated); false when the framework refuses it. */
+static bool spec_try(struct fg_jobspec *s, const char *const *kv)
+{
+    struct fg_err err = {0};
+    fg_jobspec_init(s, NULL);
+    for (; *kv; kv++) {
+        char name[64];
+        const char *eq = strchr(*kv, '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq ? eq - *kv : (long)strlen(*kv)), *kv);
+        int id = fg_jobopt_find(name);
+        assert_true(id >= 0);
+        if (fg_jobspec_set(s, (unsigned)id, eq ? eq + 1 : NULL, &err))
+            return false;
+    }
+    return fg_jobspec_finish(s, &err) == 0;
+}
+
+static struct fg_request request(const char *card, uint32_t per_node, uint32_t nodes)
+{
+    struct fg_request q;
+    char v[64];
+    fg_request_init(&q);
+    snprintf(v, sizeof v, "gpu:%s:%u", card, per_node);
+    assert_true(fg_request_from_option(&q, "gres", v, nodes, fg_gpu_table_builtin()));
+    assert_non_null(q.gpu);
+    snprintf(q.model, sizeof q.model, "m");
+    return q;
+}
+
+static struct fg_rules default_rules(void)
+{
+    struct fg_policy p;
+    fg_policy_init(&p);
+    return p.rules;
+}
+
+/* The request a remedy or a resize names passes the check the gate made. */
+static bool passes(const struct fg_model *m, const struct fg_jobspec *s,
+                   const struct fg_request *q, const struct fg_rules *r, struct fg_gate *g)
+{
+    fg_gate_once(m, s, q, r, FG_ONERR_REJECT, g);
+    return g->assessed && g->d.fits && g->d.kind != FG_DECIDE_REJECT;
+}
+
+static bool has_edit(const struct fg_remedy *x, unsigned opt, const char *value)
+{
+    for (size_t i = 0; i < x->n_edits; i++)
+        if (x->edits[i].opt == opt && (!value || !strcmp(x->edits[i].value, value)))
+            return true;
+    return false;
+}
+
+/* ---- the cases of the issue ---------------------------------------------------------- */
+
+static void find_should_put_grad_ckpt_first_for_a_lora_that_fits_one_card_with_it(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(M "meta-llama--Llama-3.1-8B");
+    struct fg_jobspec s;
+    assert_true(spec_try(&s, (const char *const[]){"mode=lora", "seq-len=4096", NULL}));
+    struct fg_request q = request("a100_40g", 1, 1);
+    struct fg_rules r = default_rules();
+    struct fg_gate *g = calloc(1, sizeof *g);
+    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
+    assert_true(g->rem.n >= 2);
+    const struct fg_remedy *x = &g->rem.r[0];
+    assert_int_equal(x->kind, FG_REMEDY_SWITCH);
+    assert_true(has_edit(x, FG_JOBOPT_GRAD_CKPT, NULL));
+    assert_int_equal(x->gpus, 1);
+    assert_true(x->layout.peak_bytes > 10000000000ull && x->layout.peak_bytes < 35000000000ull);
+    assert_non_null(strstr(g->d.remedies[0], "remedy 1 (same GPUs): --ft-grad-ckpt fits 1 x A100 "
+                                             "40 GB at "));
+    /* more GPUs come after the switches */
+    for (size_t i = 1; i < g->rem.n; i++)
+        if (g->rem.r[i].kind != FG_REMEDY_SWITCH)
+            for (size_t k = i; k < g->rem.n; k++)
+                assert_int_not_equal(g->rem.r[k].kind, FG_REMEDY_SWITCH);
+    free(g);
+    fg_model_free(m);
+}
+
+static void find_should_shard_and_checkpoint_a_70b_under_hf_never_pp_across_nodes(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(M "meta-llama--Llama-3.1-70B");
+    struct fg_jobspec s;
+    assert_true(spec_try(&s, (const char *const[]){"mode=full", "framework=hf", NULL}));
+    struct fg_request q = request("h100", 8, 1);
+    struct fg_rules r = default_rules();
+    struct fg_gate *g = calloc(1, sizeof *g);
+    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
+    bool sharded = false;
+    for (size_t i = 0; i < g->rem.n; i++) {
+        const struct fg_remedy *x = &g->rem.r[i];
+        if (x->kind == FG_REMEDY_FRAMEWORK)
+            continue;
+        /* a device_map split stays on one node: no PP over nodes under hf */
+        assert_false(x->layout.pp > 1 && x->nodes > 1);
+        if (x->layout.zero == 3 && has_edit(x, FG_JOBOPT_GRAD_CKPT, NULL))
+            sharded = true;
+    }
+    assert_true(sharded);
+    assert_int_equal(g->rem.r[0].kind, FG_REMEDY_SWITCH);
+    free(g);
+    fg_model_free(m);
+}
+
+static void find_should_keep_the_declared_expert_parallel_size(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(M "Qwen--Qwen3-30B-A3B");
+    struct fg_jobspec s;
+    assert_true(spec_try(&s, (const char *const[]){"mode=full", "framework=megatron", "ep=8",
+                                                   NULL}));
+    struct fg_request q = request("h100", 8, 1);
+    struct fg_rules r = default_rules();
+    struct fg_gate *g = calloc(1, sizeof *g);
+    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
+    assert_true(g->rem.n >= 1);
+    for (size_t i = 0; i < g->rem.n; i++)
+        assert_int_equal(g->rem.r[i].layout.ep, 8);
+    free(g);
+    fg_model_free(m);
+}
+
+static void find_should_offer_qlora_only_frameworks_with_a_4bit_path(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(M "meta-llama--Llama-3.1-70B");
+    struct fg_jobspec s;
+    assert_true(spec_try(&s, (const char *const[]){"mode=qlora", "seq-len=8192", "batch=4",
+                                                   NULL}));
+    struct fg_request q = request("t4", 1, 1);
+    struct fg_rules r = default_rules();
+    struct fg_gate *g = calloc(1, sizeof *g);
+    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
+    for (size_t i = 0; i < g->rem.n; i++) {
+        assert_false(has_edit(&g->rem.r[i], FG_JOBOPT_FRAMEWORK, "nemo"));
+        assert_false(has_edit(&g->rem.r[i], FG_JOBOPT_FRAMEWORK, "megatron"));
+    }
+    assert_null(strstr(g->d.lines[3], "nemo"));
+    free(g);
+    fg_model_free(m);
+}
+
+static void smallest_should_name_a_request_that_passes_the_check(void **state)
+{
+    (void)state;
+    /* DeepSeek-V3 with PP16 x EP64 declared: EP divides DP, so fewer than 1,024 GPUs
+     * cannot run it; the old advice ("16 GPUs are enough") was rejected by the same check */
+    struct fg_model *m = load(M "deepseek-ai--DeepSeek-V3");
+    struct fg_jobspec s;
+    assert_true(spec_try(&s, (const char *const[]){"mode=full", "framework=megatron", "pp=16",
+                                                   "ep=64", "grad-ckpt", NULL}));
+    struct fg_request q;
+    fg_request_init(&q);
+    assert_true(fg_request_from_option(&q, "gpus", "h200:1024", 1, fg_gpu_table_builtin()));
+    struct fg_rules r = default_rules();
+    struct fg_gate *g = calloc(1, sizeof *g), *h = calloc(1, sizeof *h);
+    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
+    assert_true(g->d.fits);
+    if (g->d.enough) {
+        struct fg_request q2 = q;
+        fg_request_arrange(&q, r.max_gpus_node, r.min_gpus_node, g->d.enough, &q2.count,
+                           &q2.nodes);
+        assert_true(passes(m, &s, &q2, &r, h));
+    }
+    /* a 64-rank data-parallel job over 128 GPUs: the advice is the count that passes */
+    struct fg_model *small = load(M "Qwen--Qwen3-8B");
+    assert_true(spec_try(&s, (const char *const[]){"mode=full", "framework=hf", "grad-ckpt",
+                                                   NULL}));
+    q = request("h100", 8, 16);
+    fg_gate_run(small, &s, &q, &r, FG_ONERR_REJECT, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_WARN);
+    assert_true(g->d.enough > 0 && g->d.enough < 128);
+    struct fg_request q3 = q;
+    fg_request_arrange(&q, r.max_gpus_node, r.min_gpus_node, g->d.enough, &q3.count, &q3.nodes);
+    assert_true(passes(small, &s, &q3, &r, h));
+    free(g);
+    free(h);
+    fg_model_free(small);
+    fg_model_free(m);
+}
+
+static void gate_should_find_a_layout_for_deepseek_v3_on_2048_h200(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(M "deepseek-ai--DeepSeek-V3");
+    struct fg_jobspec s;
+    assert_true(spec_try(&s, (const char *const[]){"mode=full", "framework=megatron", NULL}));
+    struct fg_request q;
+    fg_request_init(&q);
+    assert_true(fg_request_from_option(&q, "gpus", "h200:2048", 1, fg_gpu_table_builtin()));
+    struct fg_rules r = default_rules();
+    struct fg_gate *g = calloc(1, sizeof *g);
+    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
+    assert_true(g->d.fits);
+    assert_true(g->d.has_layout);
+    assert_true(g->d.layout.gpus <= 2048);
+    free(g);
+    fg_model_free(m);
+}
+
+/* ---- the property -------------------------------------------------------------------- */
+
+struct tally {
+    unsigned jobs, remedies, resizes, overs, failures;
+};
+
+static void note_fail(struct tally *t, const char *what, const char *model, const char *fw,
+                 const char *mode, const char *card, uint32_t n, size_t i)
+{
+    if (t->failures++ < 10)
+        print_message("FAIL %s: %s %s %s on %u x %s (remedy %zu)\n", what, model, fw, mode, n,
+                      card, i + 1);
+}
+
+/* Every remedy of g fed back fits, runs on its framework and keeps the declared layout; a
+ * resize and an over-request's advice pass the same check. */
+static void check_job(const struct fg_model *m, const struct fg_jobspec *s,
+                      const struct fg_request *q, const struct fg_rules *r,
+                      const struct fg_gate *g, struct fg_gate *h, struct tally *t,
+                      const char *const lbl[4], uint32_t n)
+{
+    struct fg_jobspec after;
+    struct fg_request qa;
+    struct fg_err err = {0};
+    for (size_t i = 0; i < g->rem.n; i++) {
+        const struct fg_remedy *x = &g->rem.r[i];
+        t->remedies++;
+        if (fg_remedy_apply(x, s, q, &after, &qa, &err) || !passes(m, &after, &qa, r, h)) {
+            note_fail(t, "remedy does not fit", lbl[0], lbl[1], lbl[2], lbl[3], n, i);
+            continue;
+        }
+        if (!fg_remedy_runnable(x, &after, m, r) ||
+            (after.fw->naive_pp && h->d.layout.pp > 1 && (qa.nodes > 1 || h->d.layout.dp > 1)))
+            note_fail(t, "layout its framework cannot run", lbl[0], lbl[1], lbl[2], lbl[3], n, i);
+        if ((s->tp && h->d.layout.tp != s->tp) || (s->pp && h->d.layout.pp != s->pp) ||
+            (s->ep && h->d.layout.ep != s->ep) || (s->dp && h->d.layout.dp != s->dp))
+            note_fail(t, "declared dimension changed", lbl[0], lbl[1], lbl[2], lbl[3], n, i);
+    }
+    if (g->d.kind == FG_DECIDE_RESIZE && g->d.resize_gpus && !g->d.fits) {
+        t->resizes++;
+        struct fg_remedy x = {.kind = FG_REMEDY_GPUS, .count = g->d.count, .nodes = g->d.nodes};
+        const uint32_t dims[5] = {g->d.layout.tp, g->d.layout.pp, g->d.layout.ep,
+                                  g->d.layout.dp, g->d.layout.zero};
+        const unsigned opts[5] = {FG_JOBOPT_TP, FG_JOBOPT_PP, FG_JOBOPT_EP, FG_JOBOPT_DP,
+                                  FG_JOBOPT_ZERO};
+        for (int k = 0; k < 5; k++) {
+            x.edits[x.n_edits].opt = opts[k];
+            snprintf(x.edits[x.n_edits++].value, sizeof x.edits[0].value, "%u",
+                     dims[k] || k == 4 ? dims[k] : 1);
+        }
+        /* the exported micro-batch (FITGATE_MICRO_BATCH) is part of the layout */
+        if (g->d.layout.micro_batch && g->d.layout.micro_batch < s->job.batch) {
+            x.edits[x.n_edits].opt = FG_JOBOPT_BATCH;
+            snprintf(x.edits[x.n_edits++].value, sizeof x.edits[0].value, "%llu",
+                     (unsigned long long)g->d.layout.micro_batch);
+        }
+        if (fg_remedy_apply(&x, s, q, &after, &qa, &err) || !passes(m, &after, &qa, r, h))
+            note_fail(t, "resize does not fit", lbl[0], lbl[1], lbl[2], lbl[3], n, 0);
+    }
+    if (g->d.enough) {
+        t->overs++;
+        qa = *q;
+        fg_request_arrange(q, r->max_gpus_node, r->min_gpus_node, g->d.enough, &qa.count,
+                           &qa.nodes);
+        if (!passes(m, s, &qa, r, h))
+            note_fail(t, "over-request advice is rejected", lbl[0], lbl[1], lbl[2], lbl[3], n, 0);
+    }
+}
+
+static const char *const prop_models[] = {
+    "Qwen--Qwen3-0.6B",           "meta-llama--Llama-3.2-1B-Instruct",
+    "microsoft--phi-2",           "google--gemma-2-2b-it",
+    "meta-llama--Llama-3.1-8B",   "Qwen--Qwen1.5-MoE-A2.7B-Chat",
+    "deepseek-ai--DeepSeek-V2-Lite-Chat", "ibm-granite--granite-3.1-1b-a400m-instruct",
+};
+static const char *const prop_fws[] = {"hf", "lit-gpt", "torchtune", "unsloth", "nemo",
+                                       "megatron", "deepspeed", "axolotl"};
+static const char *const prop_modes[] = {"full", "lora", "qlora"};
+static const char *const prop_cards[] = {"t4", "a100_40g", "h100"};
+static const uint32_t prop_counts[][2] = {{1, 1}, {2, 1}, {8, 1}, {8, 2}}; /* per node, nodes */
+static const char *const prop_layouts[][2] = {{NULL, NULL}, {"tp=2", NULL}, {"pp=2", NULL},
+                                              {"ep=2", NULL}, {"dp=2", NULL}};
+static const char *const prop_extra[] = {NULL, "batch=8", "seq-len=8192"};
+
+/* Four site policies: the defaults; resize with shrink; warn; a MaxGPUs=8 partition. */
+static void prop_rules(int k, struct fg_rules *r)
+{
+    *r = default_rules();
+    if (k == 1) {
+        r->action = FG_ACTION_RESIZE;
+        r->shrink = true;
+    } else if (k == 2) {
+        r->action = FG_ACTION_WARN;
+    } else if (k == 3) {
+        r->max_gpus = 8;
+    }
+}
+
+static void property_every_remedy_should_fit_when_fed_back(void **state)
+{
+    (void)state;
+    struct tally t = {0};
+    struct fg_gate *g = calloc(1, sizeof *g), *h = calloc(1, sizeof *h);
+    assert_non_null(g);
+    assert_non_null(h);
+    for (size_t mi = 0; mi < sizeof prop_models / sizeof prop_models[0]; mi++) {
+        char dir[256];
+        snprintf(dir, sizeof dir, M "%s", prop_models[mi]);
+        struct fg_model *m = load(dir);
+        for (size_t fi = 0; fi < 8; fi++)
+            for (size_t mo = 0; mo < 3; mo++)
+                for (size_t li = 0; li < 5; li++)
+                    for (size_t ei = 0; ei < 3; ei++) {
+                        char fw[40], mode[24];
+                        snprintf(fw, sizeof fw, "framework=%s", prop_fws[fi]);
+                        snprintf(mode, sizeof mode, "mode=%s", prop_modes[mo]);
+                        const char *kv[5] = {fw, mode, prop_layouts[li][0], NULL, NULL};
+                        if (!kv[2])
+                            kv[2] = prop_extra[ei], kv[3] = NULL;
+                        else
+                            kv[3] = prop_extra[ei];
+                        struct fg_jobspec s;
+                        if (!spec_try(&s, kv))
+                            continue;
+                        for (size_t ci = 0; ci < 3; ci++)
+                            for (size_t ni = 0; ni < 4; ni++)
+                                for (int pk = 0; pk < 4; pk++) {
+                                    struct fg_rules r;
+                                    prop_rules(pk, &r);
+                                    struct fg_request q = request(prop_cards[ci],
+                                                                  prop_counts[ni][0],
+                                                                  prop_counts[ni][1]);
+                                    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
+                                    if (!g->assessed)
+                                        continue; /* the job's own options contradict */
+                                    t.jobs++;
+                                    const char *lbl[4] = {prop_models[mi], prop_fws[fi],
+                                                          prop_modes[mo], prop_cards[ci]};
+                                    check_job(m, &s, &q, &r, g, h, &t, lbl,
+                                              fg_request_total(&q));
+                                }
+                    }
+        fg_model_free(m);
+    }
+    print_message("property: %u jobs, %u remedies, %u resizes, %u over-requests re-checked; "
+                  "%u failures\n", t.jobs, t.remedies, t.resizes, t.overs, t.failures);
+    assert_true(t.jobs >= 20000);
+    assert_true(t.remedies > 1000);
+    assert_int_equal(t.failures, 0);
+    free(g);
+    free(h);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(find_should_put_grad_ckpt_first_for_a_lora_that_fits_one_card_with_it),
+        cmocka_unit_test(find_should_shard_and_checkpoint_a_70b_under_hf_never_pp_across_nodes),
+        cmocka_unit_test(find_should_keep_the_declared_expert_parallel_size),
+        cmocka_unit_test(find_should_offer_qlora_only_frameworks_with_a_4bit_path),
+        cmocka_unit_test(smallest_should_name_a_request_that_passes_the_check),
+        cmocka_unit_test(gate_should_find_a_layout_for_deepseek_v3_on_2048_h200),
+        cmocka_unit_test(property_every_remedy_should_fit_when_fed_back),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
