@@ -135,7 +135,8 @@ static void find_should_keep_the_declared_expert_parallel_size(void **state)
     struct fg_jobspec s;
     assert_true(spec_try(&s, (const char *const[]){"mode=full", "framework=megatron", "ep=8",
                                                    NULL}));
-    struct fg_request q = request("h100", 8, 1);
+    /* 8 x A100 40 GB: it does not fit as asked (on 8 x H100 at 84 GB usable it does) */
+    struct fg_request q = request("a100_40g", 8, 1);
     struct fg_rules r = default_rules();
     struct fg_gate *g = calloc(1, sizeof *g);
     fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
