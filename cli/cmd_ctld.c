@@ -311,6 +311,13 @@ static bool decided(const struct buf *out, int status)
     if (ok) {
         const cJSON *l;
         cJSON_ArrayForEach(l, lines) if (cJSON_IsString(l)) say(l->valuestring);
+        /* what would fit, each re-checked (decision.remedies[].line), as the plugin says */
+        const cJSON *rem, *rems = cJSON_GetObjectItemCaseSensitive(d, "remedies");
+        cJSON_ArrayForEach(rem, rems) {
+            const cJSON *rl = cJSON_GetObjectItemCaseSensitive(rem, "line");
+            if (cJSON_IsString(rl))
+                say(rl->valuestring);
+        }
         answer(status == 1 ? "reject" : status == 3 ? "resize" : "allow",
                status == 3 ? req->valuestring : NULL);
     }
