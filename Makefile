@@ -140,6 +140,7 @@ ENGINE_SRCS := \
 # --- policies --------------------------------------------------------------
 POLICY_SRCS := \
 	policies/policy.c \
+	policies/policy_file.c \
 	policies/request.c \
 	policies/assess.c \
 	policies/decide.c \
@@ -175,6 +176,9 @@ CLI_SRCS := \
 	cli/cmd_report.c \
 	cli/cmd_learn.c \
 	cli/learn_data.c \
+	cli/learnrec.c \
+	cli/cmd_ctld.c \
+	cli/lint.c \
 	cli/jobopts.c \
 	cli/format.c \
 	cli/plan_json.c \
@@ -212,6 +216,7 @@ TEST_SRCS := \
 	tests/test_sacct.c \
 	tests/test_calib.c \
 	tests/test_learn.c \
+	tests/test_learnrec.c \
 	tests/test_nvml.c \
 	tests/test_report_html.c \
 	tests/test_man.c \
@@ -313,6 +318,8 @@ $(BUILD)/tests/test_plugin: $(BUILD)/tests/test_plugin.o $(PLUGIN_ENGINE_OBJS) $
 	  $(LDLIBS_ALL) -lcmocka
 
 # fitgate learn end to end on its fixtures: the CLI's objects, as test_plugin links them.
+$(BUILD)/tests/test_learnrec: $(BUILD)/tests/test_learnrec.o $(BUILD)/cli/learnrec.o $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/cli/learnrec.o $(LIB) $(LDLIBS_ALL) -lcmocka
 $(BUILD)/tests/test_learn: $(BUILD)/tests/test_learn.o $(TEST_CLI_OBJS) $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(TEST_CLI_OBJS) $(LIB) $(LDLIBS_ALL) -lcmocka
 

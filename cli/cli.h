@@ -25,6 +25,10 @@ int fg_cli_families(int argc, char **argv);
 int fg_cli_report(int argc, char **argv);
 int fg_cli_learn(int argc, char **argv);
 int fg_cli_frameworks(int argc, char **argv);
+/* fitgate ctld: the controller's check for job_submit.lua (cmd_ctld.c). */
+int fg_cli_ctld(int argc, char **argv);
+/* fitgate check --policy FILE --lint: the exit status, or -1 when argv has no --lint. */
+int fg_cli_lint(int argc, char **argv);
 
 /* MODEL argument (path or hub id) -> model graph; caller frees with fg_model_free.  offline:
  * the caches only, never the hub. */

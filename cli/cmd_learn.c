@@ -45,9 +45,9 @@
 #include "html.h"
 #include "jobopts.h"
 #include "model.h"
-#include "sacct.h"
-
 #include "learn_data.h"
+#include "learnrec.h"
+#include "sacct.h"
 
 /* ---- output ---------------------------------------------------------------------- */
 
@@ -209,10 +209,51 @@ static cJSON *groups_json(const struct group *g, size_t n)
     return a;
 }
 
+/* One job's object (the "jobs" array's element). */
+static cJSON *job_json(const struct job *j)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "job_id", (double)j->job_id);
+    cJSON_AddStringToObject(o, "submit_id", j->sub->submit_id);
+    cJSON_AddStringToObject(o, "user", j->sub->user);
+    cJSON_AddStringToObject(o, "partition", j->sub->partition);
+    cJSON_AddStringToObject(o, "model", j->sub->model);
+    cJSON_AddStringToObject(o, "family", j->family);
+    cJSON_AddStringToObject(o, "framework", j->sub->framework);
+    cJSON_AddStringToObject(o, "mode", j->sub->mode);
+    cJSON_AddStringToObject(o, "verdict", fg_audit_verdict_name(j->sub->verdict));
+    cJSON_AddStringToObject(o, "state", j->acct->state);
+    cJSON_AddNumberToObject(o, "exit_code", j->acct->exit_code);
+    cJSON_AddNumberToObject(o, "gpus", j->gpus);
+    cJSON_AddNumberToObject(o, "gpus_per_task", j->acct->gpus_per_task);
+    cJSON_AddNumberToObject(o, "estimate_bytes", (double)j->est);
+    cJSON_AddNumberToObject(o, "card_bytes", (double)j->card);
+    cJSON_AddNumberToObject(o, "peak_bytes", (double)j->actual);
+    cJSON_AddStringToObject(o, "peak_source", j->source);
+    cJSON_AddNumberToObject(o, "ratio", j->ratio);
+    cJSON_AddNumberToObject(o, "factor", j->factor);
+    cJSON_AddNumberToObject(o, "calibration_applied", j->sub->calibration_milli / 1000.0);
+    cJSON_AddBoolToObject(o, "admitted", j->admitted);
+    cJSON_AddBoolToObject(o, "gpu_oom", j->gpu_oom);
+    cJSON_AddBoolToObject(o, "gpu_oom_likely", j->gpu_oom_likely);
+    cJSON_AddBoolToObject(o, "host_oom", j->host_oom);
+    cJSON_AddBoolToObject(o, "far_below", j->far_below);
+    cJSON_AddNumberToObject(o, "gpus_freeable", j->freeable);
+    cJSON_AddStringToObject(o, "evidence", j->evidence ? j->evidence : "");
+    return o;
+}
+
+/*
+ * The whole answer as cJSON_Print would format it, without the jobs in memory at once: the
+ * document is printed with a placeholder for "jobs", and each job's object is printed on its
+ * own and indented to its place (two tabs deeper), ", " between them as cJSON writes arrays.
+ * At 500k jobs the tree of every job was gigabytes.
+ */
+#define JOBS_MARK "\"@@fitgate-learn-jobs@@\""
 static int print_json(const struct learn *l, const struct group *fmf, size_t n_fmf,
                       const struct group *part, size_t n_part)
 {
-    cJSON *root = cJSON_CreateObject(), *jobs = cJSON_CreateArray();
+    cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "context_bytes", (double)FG_CUDA_PROCESS_BYTES);
     cJSON *c = cJSON_AddObjectToObject(root, "counts");
     cJSON_AddNumberToObject(c, "joined", (double)l->n_jobs);
@@ -223,39 +264,7 @@ static int print_json(const struct learn *l, const struct group *fmf, size_t n_f
     cJSON_AddNumberToObject(c, "not_in_sacct", (double)l->not_in_sacct);
     cJSON_AddNumberToObject(c, "no_gpumem", (double)l->no_gpumem);
     cJSON_AddNumberToObject(c, "family_unknown", (double)l->family_unknown);
-    for (size_t i = 0; i < l->n_jobs; i++) {
-        const struct job *j = &l->jobs[i];
-        cJSON *o = cJSON_CreateObject();
-        cJSON_AddNumberToObject(o, "job_id", (double)j->job_id);
-        cJSON_AddStringToObject(o, "submit_id", j->sub->submit_id);
-        cJSON_AddStringToObject(o, "user", j->sub->user);
-        cJSON_AddStringToObject(o, "partition", j->sub->partition);
-        cJSON_AddStringToObject(o, "model", j->sub->model);
-        cJSON_AddStringToObject(o, "family", j->family);
-        cJSON_AddStringToObject(o, "framework", j->sub->framework);
-        cJSON_AddStringToObject(o, "mode", j->sub->mode);
-        cJSON_AddStringToObject(o, "verdict", fg_audit_verdict_name(j->sub->verdict));
-        cJSON_AddStringToObject(o, "state", j->acct->state);
-        cJSON_AddNumberToObject(o, "exit_code", j->acct->exit_code);
-        cJSON_AddNumberToObject(o, "gpus", j->gpus);
-        cJSON_AddNumberToObject(o, "gpus_per_task", j->acct->gpus_per_task);
-        cJSON_AddNumberToObject(o, "estimate_bytes", (double)j->est);
-        cJSON_AddNumberToObject(o, "card_bytes", (double)j->card);
-        cJSON_AddNumberToObject(o, "peak_bytes", (double)j->actual);
-        cJSON_AddStringToObject(o, "peak_source", j->source);
-        cJSON_AddNumberToObject(o, "ratio", j->ratio);
-        cJSON_AddNumberToObject(o, "factor", j->factor);
-        cJSON_AddNumberToObject(o, "calibration_applied", j->sub->calibration_milli / 1000.0);
-        cJSON_AddBoolToObject(o, "admitted", j->admitted);
-        cJSON_AddBoolToObject(o, "gpu_oom", j->gpu_oom);
-        cJSON_AddBoolToObject(o, "gpu_oom_likely", j->gpu_oom_likely);
-        cJSON_AddBoolToObject(o, "host_oom", j->host_oom);
-        cJSON_AddBoolToObject(o, "far_below", j->far_below);
-        cJSON_AddNumberToObject(o, "gpus_freeable", j->freeable);
-        cJSON_AddStringToObject(o, "evidence", j->evidence);
-        cJSON_AddItemToArray(jobs, o);
-    }
-    cJSON_AddItemToObject(root, "jobs", jobs);
+    cJSON_AddStringToObject(root, "jobs", "@@fitgate-learn-jobs@@");
     struct vo vo[MAX_VO];
     size_t n_vo = verdict_outcome(l, vo, MAX_VO);
     cJSON *vos = cJSON_AddArrayToObject(root, "verdict_outcome");
@@ -268,11 +277,36 @@ static int print_json(const struct learn *l, const struct group *fmf, size_t n_f
     }
     cJSON_AddItemToObject(root, "by_framework_mode_family", groups_json(fmf, n_fmf));
     cJSON_AddItemToObject(root, "by_partition", groups_json(part, n_part));
-    char *s = cJSON_Print(root);
+    char *s = cJSON_Print(root), *mark = s ? strstr(s, JOBS_MARK) : NULL;
     cJSON_Delete(root);
-    if (!s)
+    if (!mark) {
+        free(s);
         return -1;
-    puts(s);
+    }
+    fwrite(s, 1, (size_t)(mark - s), stdout);
+    putchar('[');
+    for (size_t i = 0; i < l->n_jobs; i++) {
+        cJSON *o = job_json(&l->jobs[i]);
+        char *t = o ? cJSON_Print(o) : NULL;
+        cJSON_Delete(o);
+        if (!t) {
+            free(s);
+            return -1;
+        }
+        if (i)
+            fputs(", ", stdout);
+        for (const char *p = t, *nl; *p; p = nl + 1) {
+            if (!(nl = strchr(p, '\n'))) {
+                fputs(p, stdout);
+                break;
+            }
+            fwrite(p, 1, (size_t)(nl - p + 1), stdout);
+            fputs("\t\t", stdout);
+        }
+        free(t);
+    }
+    putchar(']');
+    puts(mark + strlen(JOBS_MARK));
     free(s);
     return 0;
 }
@@ -497,8 +531,7 @@ int fg_cli_learn(int argc, char **argv)
     if (fg_cli_audit_read_all(logs, nlogs, &l.lines, &l.bad, fg__learn_keep, &l))
         goto out;
     if (fg__learn_join(&l) || fg__learn_groups(&l, BY_FW_MODE_FAMILY, &fmf, &n_fmf) ||
-        fg__learn_groups(&l, BY_PARTITION, &part, &n_part) ||
-        fg__learn_groups(&l, BY_FW_MODE, &fm, &n_fm)) {
+        fg__learn_groups(&l, BY_PARTITION, &part, &n_part) || fg__learn_groups(&l, BY_FW_MODE, &fm, &n_fm)) {
         fprintf(stderr, "fitgate: error: out of memory\n");
         goto out;
     }
@@ -524,8 +557,10 @@ out:
     free(fmf);
     free(part);
     free(fm);
+    for (size_t i = 0; i < l.n_jobs; i++)
+        free(l.jobs[i].evidence);
     free(l.jobs);
-    free(l.recs);
+    fg_cli_lrecs_free(&l.recs);
     fg_sacct_free(l.acct);
     free(logs);
     return status;

@@ -817,5 +817,6 @@ int fg_cli_plan(int argc, char **argv)
 
 int fg_cli_check(int argc, char **argv)
 {
-    return run(argc, argv, true);
+    int lint = fg_cli_lint(argc, argv);
+    return lint >= 0 ? lint : run(argc, argv, true);
 }

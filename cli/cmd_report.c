@@ -149,6 +149,7 @@ struct report {
     char since_arg[32], until_arg[32];
     size_t nfiles;
     uint64_t lines, bad, out_of_range;
+    uint64_t again;             /* lines of a job another door's line already counts */
     int64_t first, last;        /* times of the decisions counted */
     struct tally total;
     struct groups periods, partitions, users, models;
@@ -167,6 +168,12 @@ static int count(struct report *r, const struct fg_audit_rec *rec)
     char period[32];
     if (rec->where == FG_AUDIT_AT_STEPD)
         return 0; /* the node's line of a job already counted at submission (fitgate learn's) */
+    if (strcmp(rec->key, rec->submit_id)) {
+        /* job_submit's line of a job sbatch already decided and logged (its key is sbatch's
+         * submit id): a job counts once, at its first door */
+        r->again++;
+        return 0;
+    }
     struct tm tm;
     time_t t = (time_t)rec->time;
     if (!gmtime_r(&t, &tm) || !strftime(period, sizeof period, period_formats[r->by], &tm))
@@ -336,6 +343,9 @@ static void print_text(const struct report *r)
     if (r->bad)
         printf("%llu line%s skipped: not audit lines this fitgate reads (warnings on stderr)\n",
                (unsigned long long)r->bad, r->bad == 1 ? "" : "s");
+    if (r->again)
+        printf("%llu line%s of jobs counted at an earlier door (job_submit re-checking sbatch's "
+               "decision)\n", (unsigned long long)r->again, r->again == 1 ? "" : "s");
     if (r->out_of_range)
         printf("%llu decision%s outside --since/--until\n", (unsigned long long)r->out_of_range,
                r->out_of_range == 1 ? "" : "s");
@@ -400,6 +410,7 @@ static int print_json(const struct report *r)
     cJSON_AddNumberToObject(o, "lines", (double)r->lines);
     cJSON_AddNumberToObject(o, "bad_lines", (double)r->bad);
     cJSON_AddNumberToObject(o, "outside_dates", (double)r->out_of_range);
+    cJSON_AddNumberToObject(o, "counted_at_another_door", (double)r->again);
     if (r->total.checked) {
         iso_str(r->first, a, sizeof a);
         cJSON_AddStringToObject(o, "first", a);

@@ -12,5 +12,6 @@ const struct fg_cli_cmd fg_cli_commands[] = {
     {"report", fg_cli_report},
     {"learn", fg_cli_learn},
     {"frameworks", fg_cli_frameworks},
+    {"ctld", fg_cli_ctld},
     {NULL, NULL},
 };

@@ -1,8 +1,7 @@
 /*
- * learn_data.c - `fitgate learn`'s records (learn_data.h): the audit lines
- * kept, the sacct table read, the two joined into one row per job (its
- * estimate, its measured peak per GPU, its OOM evidence in the job's output),
- * and the rows grouped with their statistics.  cmd_learn.c prints them.
+ * learn_data.c - `fitgate learn`'s records (learn_data.h): the audit lines kept, the
+ * sacct table read, the two joined into one row per job and grouped with their
+ * statistics.  cmd_learn.c prints them.
  */
 #include "learn_data.h"
 
@@ -25,7 +24,6 @@
 #include "html.h"
 #include "jobopts.h"
 #include "model.h"
-#include "sacct.h"
 
 #define LOG_TAIL (16u << 20) /* bytes of a job's output searched for an OOM message */
 
@@ -50,34 +48,30 @@ static const struct {
 
 /* ---- reading ------------------------------------------------------------------ */
 
+/* fg_cli_audit_each: every audit line kept, for the join. */
 int fg__learn_keep(const struct fg_audit_rec *rec, void *ctx)
 {
     struct learn *l = ctx;
-    if (l->n_recs == l->cap_recs) {
-        size_t nc = l->cap_recs ? l->cap_recs * 2 : 256;
-        struct fg_audit_rec *r = realloc(l->recs, nc * sizeof *r);
-        if (!r) {
-            fprintf(stderr, "fitgate: error: out of memory\n");
-            return -1;
-        }
-        l->recs = r;
-        l->cap_recs = nc;
+    if (fg_cli_lrecs_add(&l->recs, rec)) {
+        fprintf(stderr, "fitgate: error: out of memory\n");
+        return -1;
     }
-    l->recs[l->n_recs++] = *rec;
     return 0;
 }
 
+/* --sacct FILE ("-": standard input), read as a stream (sacct.h fg_sacct_read). */
 int fg__learn_read_sacct(struct learn *l, const char *path)
 {
-    char *text = NULL;
-    size_t len = 0;
     struct fg_err err = {0};
-    if (fg__read_file(path, 1u << 30, &text, &len)) {
+    bool std_in = !strcmp(path, "-");
+    FILE *in = std_in ? stdin : fopen(path, "r");
+    if (!in) {
         fprintf(stderr, "fitgate: error: --sacct %s: %s\n", path, strerror(errno));
         return -1;
     }
-    int rc = fg_sacct_parse(text, len, &l->acct, &err);
-    free(text);
+    int rc = fg_sacct_read(in, &l->acct, &err);
+    if (!std_in)
+        fclose(in);
     if (rc)
         fprintf(stderr, "fitgate: error: --sacct %s: %s\n", path, err.detail);
     return rc ? -1 : 0;
@@ -109,8 +103,11 @@ static void find_oom(const char *dir, struct job *j)
         for (size_t k = 0; k < sizeof oom_patterns / sizeof oom_patterns[0]; k++)
             if (memmem(buf, n, oom_patterns[k].text, strlen(oom_patterns[k].text))) {
                 j->gpu_oom = true;
-                snprintf(j->evidence, sizeof j->evidence, "%s: \"%s\" (%s)", name,
-                         oom_patterns[k].text, oom_patterns[k].source);
+                char ev[256];
+                snprintf(ev, sizeof ev, "%s: \"%s\" (%s)", name, oom_patterns[k].text,
+                         oom_patterns[k].source);
+                free(j->evidence);
+                j->evidence = strdup(ev);
                 break;
             }
     }
@@ -121,14 +118,15 @@ static void find_oom(const char *dir, struct job *j)
 
 static int by_submit_id(const void *a, const void *b)
 {
-    const struct fg_audit_rec *const *x = a, *const *y = b;
+    const struct fg_cli_lrec *const *x = a, *const *y = b;
     return strcmp((*x)->submit_id, (*y)->submit_id);
 }
 
-/* Family per distinct model of the lines that do not record it, looked up once each. */
+/* Family per distinct model of the lines that do not record it, looked up once each (the
+ * model strings are interned: one pointer per model). */
 struct fam_cache {
-    char model[256];
-    char family[64];
+    const char *model;
+    const char *family;
 };
 
 
@@ -137,31 +135,36 @@ struct fam_cache {
  * written before fitgate recorded it, the config's model_type where this machine's caches
  * or directories hold the model (never the hub); else FAMILY_UNKNOWN, a group of its own.
  * Never the model's name: "Qwen/Qwen3-8B" and a config's "qwen3" are one architecture.
- * fam holds *n_fam models so far and has room for one more.
+ * *fam holds *n_fam models (grown here); NULL when memory runs out.
  */
-static const char *family_of(const struct fg_audit_rec *s, struct fam_cache *fam, size_t *n_fam)
+static const char *family_of(struct learn *l, const struct fg_cli_lrec *s,
+                             struct fam_cache **fam, size_t *n_fam)
 {
     if (s->model_type[0])
         return s->model_type;
     size_t f = 0;
-    while (f < *n_fam && strcmp(fam[f].model, s->model))
+    while (f < *n_fam && (*fam)[f].model != s->model)
         f++;
-    if (f == *n_fam) {
-        struct fg_model *m = NULL;
-        struct fg_err err = {0};
-        snprintf(fam[f].model, sizeof fam[f].model, "%s", s->model);
-        snprintf(fam[f].family, sizeof fam[f].family, "%s", FAMILY_UNKNOWN);
-        if (s->model[0] && !fg_cli_load_model(s->model, true, &m, &err) && m->model_type[0])
-            snprintf(fam[f].family, sizeof fam[f].family, "%s", m->model_type);
-        fg_model_free(m);
-        (*n_fam)++;
-    }
-    return fam[f].family;
+    if (f < *n_fam)
+        return (*fam)[f].family;
+    struct fam_cache *c = realloc(*fam, (f + 1) * sizeof *c);
+    if (!c)
+        return NULL;
+    *fam = c;
+    c[f].model = s->model;
+    c[f].family = FAMILY_UNKNOWN;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    if (s->model[0] && !fg_cli_load_model(s->model, true, &m, &err) && m->model_type[0])
+        c[f].family = fg_cli_lrecs_intern(&l->recs, m->model_type);
+    fg_model_free(m);
+    (*n_fam)++;
+    return c[f].family;
 }
 
 static void measure(const struct learn *l, struct job *j)
 {
-    const struct fg_audit_rec *s = j->sub;
+    const struct fg_cli_lrec *s = j->sub;
     const struct fg_sacct_job *a = j->acct;
     const double ctx = (double)FG_CUDA_PROCESS_BYTES;
     j->est = s->per_gpu_bytes ? s->per_gpu_bytes : s->estimate_bytes;
@@ -194,7 +197,7 @@ static void measure(const struct learn *l, struct job *j)
 }
 
 /* Lines that name a job, by job id and then position (qsort is not stable). */
-static const struct fg_audit_rec *g_recs;
+static const struct fg_cli_lrec *g_recs;
 static int by_job_id(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
@@ -205,44 +208,48 @@ static int by_job_id(const void *a, const void *b)
 int fg__learn_join(struct learn *l)
 {
     int rc = -1;
-    size_t n_subs = 0, n_fam = 0;
-    size_t n_ids = 0;
-    const struct fg_audit_rec **subs = calloc(l->n_recs + 1, sizeof *subs);
-    struct fam_cache *fam = calloc(l->n_recs + 1, sizeof *fam);
-    size_t *ids = calloc(l->n_recs + 1, sizeof *ids);
-    l->jobs = calloc(l->n_recs + 1, sizeof *l->jobs);
-    if (!subs || !fam || !ids || !l->jobs)
+    size_t n_subs = 0, n_fam = 0, n_ids = 0, n_distinct = 0;
+    const struct fg_cli_lrec *recs = l->recs.v;
+    const struct fg_cli_lrec **subs = calloc(l->recs.n + 1, sizeof *subs);
+    struct fam_cache *fam = NULL;
+    size_t *ids = calloc(l->recs.n + 1, sizeof *ids);
+    if (!subs || !ids)
         goto out;
-    for (size_t i = 0; i < l->n_recs; i++) {
-        if (l->recs[i].where != FG_AUDIT_AT_STEPD && l->recs[i].where != FG_AUDIT_AT_CLI)
-            subs[n_subs++] = &l->recs[i];
-        if (l->recs[i].job_id)
+    for (size_t i = 0; i < l->recs.n; i++) {
+        if (recs[i].where != FG_AUDIT_AT_STEPD && recs[i].where != FG_AUDIT_AT_CLI)
+            subs[n_subs++] = &recs[i];
+        if (recs[i].job_id)
             ids[n_ids++] = i;
-        l->stepd += l->recs[i].where == FG_AUDIT_AT_STEPD && l->recs[i].job_id;
+        l->stepd += recs[i].where == FG_AUDIT_AT_STEPD && recs[i].job_id;
     }
+    /* sort joins, O(n log n): submissions by submit id, lines by job id */
     qsort(subs, n_subs, sizeof *subs, by_submit_id);
-    g_recs = l->recs;
+    g_recs = recs;
     qsort(ids, n_ids, sizeof *ids, by_job_id);
+    for (size_t i = 0; i < n_ids; i++)
+        n_distinct += !i || recs[ids[i]].job_id != recs[ids[i - 1]].job_id;
+    if (!(l->jobs = calloc(n_distinct + 1, sizeof *l->jobs)))
+        goto out;
     for (size_t i = 0, next; i < n_ids; i = next) {
         /* the job's first line joins (a batch job's srun step 0 writes a second start line;
          * GpuSampler= an end line with the peak) */
-        const struct fg_audit_rec *r = &l->recs[ids[i]];
+        const struct fg_cli_lrec *r = &recs[ids[i]];
         uint64_t sampled = 0;
-        for (next = i; next < n_ids && l->recs[ids[next]].job_id == r->job_id; next++) {
-            const struct fg_audit_rec *o = &l->recs[ids[next]];
-            if (o->where == FG_AUDIT_AT_STEPD && !strcmp(o->user, r->user) &&
+        for (next = i; next < n_ids && recs[ids[next]].job_id == r->job_id; next++) {
+            const struct fg_cli_lrec *o = &recs[ids[next]];
+            if (o->where == FG_AUDIT_AT_STEPD && o->user == r->user &&
                 o->gpu_peak_bytes > sampled)
                 sampled = o->gpu_peak_bytes;
         }
         /* a job_submit decision knows its job id; one at sbatch joins through the node's */
         bool direct = r->where != FG_AUDIT_AT_STEPD;
-        const struct fg_audit_rec *key = r, **hit =
+        const struct fg_cli_lrec *key = r, **hit =
             direct ? &key : bsearch(&key, subs, n_subs, sizeof *subs, by_submit_id);
         if (!hit) {
             l->unmatched++;
             continue;
         }
-        if (strcmp((*hit)->user, r->user)) {
+        if ((*hit)->user != r->user) {
             l->other_user++; /* a submit id carried by another user's job: forged */
             continue;
         }
@@ -275,7 +282,8 @@ int fg__learn_join(struct learn *l)
             j->acct = &j->own;
             j->source = "nvml";
         }
-        snprintf(j->family, sizeof j->family, "%s", family_of(j->sub, fam, &n_fam));
+        if (!(j->family = family_of(l, j->sub, &fam, &n_fam)))
+            goto out;
         l->family_unknown += !strcmp(j->family, FAMILY_UNKNOWN);
         measure(l, j);
     }
@@ -332,7 +340,7 @@ static void stats_of(double *v, size_t n, struct stats *s)
 
 static void group_key(const struct job *j, enum group_by by, char *buf, size_t cap)
 {
-    const struct fg_audit_rec *s = j->sub;
+    const struct fg_cli_lrec *s = j->sub;
     const char *fw = s->framework[0] ? s->framework : "-", *mode = s->mode[0] ? s->mode : "-";
     if (by == BY_PARTITION)
         snprintf(buf, cap, "%s", s->partition[0] ? s->partition : "(default)");
@@ -343,48 +351,82 @@ static void group_key(const struct job *j, enum group_by by, char *buf, size_t c
 }
 
 
-int fg__learn_groups(const struct learn *l, enum group_by by, struct group **out, size_t *n_out)
+/*
+ * Groups of l's jobs by `by`, in the order their first job comes; caller frees *out.
+ * O(jobs x groups) pointer compares and O(jobs) otherwise: each job's key is interned
+ * once (one pointer per distinct key), then its ratios and factors are bucketed per group.
+ */
+int fg__learn_groups(struct learn *l, enum group_by by, struct group **out, size_t *n_out)
 {
     int rc = -1;
-    struct group *g = calloc(l->n_jobs + 1, sizeof *g);
-    double *r = malloc((l->n_jobs + 1) * sizeof *r), *f = malloc((l->n_jobs + 1) * sizeof *f);
-    size_t n = 0;
-    if (!g || !r || !f)
+    size_t n = 0, cap = 0, nj = l->n_jobs;
+    struct group *g = NULL;
+    const char **keys = NULL;
+    size_t *of = malloc((nj + 1) * sizeof *of), *at = NULL;
+    double *r = malloc((nj + 1) * sizeof *r), *f = malloc((nj + 1) * sizeof *f);
+    if (!of || !r || !f)
         goto out;
-    for (size_t i = 0; i < l->n_jobs; i++) {
+    for (size_t i = 0; i < nj; i++) {
         char key[160];
         group_key(&l->jobs[i], by, key, sizeof key);
-        size_t k = 0;
-        while (k < n && strcmp(g[k].key, key))
-            k++;
-        if (k < n)
-            continue;
-        snprintf(g[n].key, sizeof g[n].key, "%s", key);
-        snprintf(g[n].framework, sizeof g[n].framework, "%s", l->jobs[i].sub->framework);
-        snprintf(g[n].mode, sizeof g[n].mode, "%s", l->jobs[i].sub->mode);
-        size_t nr = 0, nf = 0;
-        uint32_t freeable = 0, oom = 0;
-        for (size_t m = i; m < l->n_jobs; m++) {
-            const struct job *j = &l->jobs[m];
-            char other[160];
-            group_key(j, by, other, sizeof other);
-            if (strcmp(other, key) || !j->est)
-                continue;
-            r[nr++] = j->ratio;
-            /* the calibration learns from jobs that ran to their end: COMPLETED, or, with
-             * no sacct record (the node's sample), not seen to fail */
-            bool ended = !strcmp(j->acct->state, "COMPLETED") ||
-                         (!strcmp(j->acct->state, "UNKNOWN") && !j->gpu_oom);
-            if (ended && !j->gpu_oom)
-                f[nf++] = j->factor;
-            freeable += j->freeable;
-            oom += j->admitted && (j->gpu_oom || j->gpu_oom_likely);
+        const char *k = fg_cli_lrecs_intern(&l->recs, key);
+        if (!k)
+            goto out;
+        size_t x = i ? of[i - 1] : 0; /* jobs of one group often follow each other */
+        if (x >= n || keys[x] != k)
+            for (x = 0; x < n && keys[x] != k; x++)
+                ;
+        if (x == n) {
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 16;
+                struct group *ng = realloc(g, nc * sizeof *ng);
+                if (ng)
+                    g = ng;
+                const char **nk = ng ? realloc(keys, nc * sizeof *nk) : NULL;
+                if (!nk)
+                    goto out;
+                keys = nk;
+                cap = nc;
+            }
+            memset(&g[n], 0, sizeof g[n]);
+            keys[n] = k;
+            snprintf(g[n].key, sizeof g[n].key, "%s", key);
+            snprintf(g[n].framework, sizeof g[n].framework, "%s", l->jobs[i].sub->framework);
+            snprintf(g[n].mode, sizeof g[n].mode, "%s", l->jobs[i].sub->mode);
+            n++;
         }
-        stats_of(r, nr, &g[n].ratio);
-        stats_of(f, nf, &g[n].factor);
-        g[n].ratio.freeable = freeable;
-        g[n].ratio.oom = oom;
-        n++;
+        of[i] = x;
+    }
+    /* group x's ratios are r[at[x] ..], its factors f[at[x] ..] (buckets of one pass) */
+    at = calloc(3 * (n + 1), sizeof *at);
+    if (!at)
+        goto out;
+    size_t *nr = at + n + 1, *nf = at + 2 * (n + 1);
+    for (size_t i = 0; i < nj; i++)
+        at[of[i] + 1] += l->jobs[i].est != 0;
+    for (size_t x = 0; x < n; x++)
+        at[x + 1] += at[x];
+    for (size_t i = 0; i < nj; i++) {
+        const struct job *j = &l->jobs[i];
+        size_t x = of[i];
+        if (!j->est)
+            continue;
+        r[at[x] + nr[x]++] = j->ratio;
+        /* the calibration learns from jobs that ran to their end: COMPLETED, or, with
+         * no sacct record (the node's sample), not seen to fail */
+        bool ended = !strcmp(j->acct->state, "COMPLETED") ||
+                     (!strcmp(j->acct->state, "UNKNOWN") && !j->gpu_oom);
+        if (ended && !j->gpu_oom)
+            f[at[x] + nf[x]++] = j->factor;
+        g[x].ratio.freeable += j->freeable;
+        g[x].ratio.oom += j->admitted && (j->gpu_oom || j->gpu_oom_likely);
+    }
+    for (size_t x = 0; x < n; x++) {
+        uint32_t freeable = g[x].ratio.freeable, oom = g[x].ratio.oom;
+        stats_of(r + at[x], nr[x], &g[x].ratio);
+        stats_of(f + at[x], nf[x], &g[x].factor);
+        g[x].ratio.freeable = freeable;
+        g[x].ratio.oom = oom;
     }
     *out = g;
     *n_out = n;
@@ -392,7 +434,11 @@ int fg__learn_groups(const struct learn *l, enum group_by by, struct group **out
     rc = 0;
 out:
     free(g);
+    free(keys);
+    free(of);
+    free(at);
     free(r);
     free(f);
     return rc;
 }
+

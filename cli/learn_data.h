@@ -1,10 +1,12 @@
 /*
- * learn_data.h - what `fitgate learn`'s two files share (internal to cli/):
- * learn_data.c reads and joins the records into struct learn and groups its
- * jobs; cmd_learn.c prints them (text, JSON, HTML, a calibration file).
- * struct learn owns recs, jobs and acct; a struct job borrows from them.
- * Functions return 0, or -1 after a message on stderr (out of memory, a file
- * that cannot be read).
+ * learn_data.h - `fitgate learn`'s records (learn_data.c): the audit lines kept in compact
+ * form (learnrec.h), the sacct table read, the two joined into one row per job (its
+ * estimate, its measured peak per GPU, its OOM evidence in the job's output) by sorting and
+ * hashing, and the rows grouped with their statistics.  cmd_learn.c prints them.
+ *
+ * Ownership: struct learn owns its records, jobs (and each job's evidence) and the sacct
+ * table; cmd_learn.c frees them.  *out of fg__learn_groups is the caller's (free()).
+ * Functions return 0, or -1 with the reason printed (a CLI module).
  */
 #ifndef FG_CLI_LEARN_DATA_H
 #define FG_CLI_LEARN_DATA_H
@@ -14,16 +16,16 @@
 #include <stdint.h>
 
 #include "audit.h"
+#include "learnrec.h"
 #include "sacct.h"
 
-/* The family of a job whose model no configuration says: a group of its own. */
 #define FAMILY_UNKNOWN "(unknown)"
 
 struct job {
     uint64_t job_id;
-    const struct fg_audit_rec *sub;      /* the decision (borrowed from struct learn) */
+    const struct fg_cli_lrec *sub;       /* the decision (borrowed from struct learn) */
     const struct fg_sacct_job *acct;     /* borrowed from the sacct table */
-    char family[64];
+    const char *family;  /* interned in learn's records, or FAMILY_UNKNOWN */
     uint64_t est;        /* per GPU: per_gpu_bytes of the layout decided, else estimate_bytes */
     uint64_t card;       /* bytes of one card: usable + context; 0 unknown */
     uint64_t actual;     /* peak per GPU (sacct.h gpumem_per_gpu) */
@@ -32,14 +34,13 @@ struct job {
     uint32_t gpus;
     uint32_t freeable;   /* GPUs the peak did not need (an upper bound: docs/learn.md) */
     bool admitted, far_below, host_oom, gpu_oom, gpu_oom_likely;
-    char evidence[256];  /* the log file and message of a GPU OOM */
+    char *evidence;      /* the log file and message of a GPU OOM (owned; NULL none) */
     const char *source;  /* of the peak: "sacct" (gres/gpumem) or "nvml" (GpuSampler=) */
     struct fg_sacct_job own; /* acct when the peak is the node's own sample */
 };
 
 struct learn {
-    struct fg_audit_rec *recs;
-    size_t n_recs, cap_recs;
+    struct fg_cli_lrecs recs;   /* every line, compact (learnrec.h) */
     struct job *jobs;
     size_t n_jobs;
     uint64_t lines, bad, stepd, unmatched, other_user, not_in_sacct, no_gpumem;
@@ -66,16 +67,13 @@ struct group {
     char framework[32], mode[16];
 };
 
-/* fg_cli_audit_read_all's callback: every audit line kept in ctx (a struct learn). */
+/* fg_cli_audit_each's callback: every audit line kept in l (ctx), for the join. */
 int fg__learn_keep(const struct fg_audit_rec *rec, void *ctx);
-
-/* --sacct FILE: the accounting table into l->acct. */
+/* The sacct -p table at path into l->acct. */
 int fg__learn_read_sacct(struct learn *l, const char *path);
-
-/* The decisions joined with their job ids and what the jobs used: l->jobs. */
+/* One row per job: decision, job id and what it used (docs/learn.md). */
 int fg__learn_join(struct learn *l);
-
-/* Groups of l's jobs by `by`, in key order; the caller frees *out. */
-int fg__learn_groups(const struct learn *l, enum group_by by, struct group **out, size_t *n_out);
+/* l's jobs grouped by `by`, in the order their first job comes. */
+int fg__learn_groups(struct learn *l, enum group_by by, struct group **out, size_t *n_out);
 
 #endif

@@ -11,19 +11,20 @@ must still be listed in plugstack.conf so that the --ft-* options are accepted
 (action=off if only this script should act).  Like the plugin's submit-time
 check this runs on the user's side: for enforcement use job_submit.lua.
 
+It runs `fitgate ctld --door sbatch` (cli/cmd_ctld.c) as job_submit.lua does,
+never a shell line with the job's text: the options go NUL-separated through a
+0600 temporary file that is its standard input, and the answer is fixed,
+percent-encoded records (docs/plugin.md, "The door cannot be skipped").
+
 Install: copy next to slurm.conf as cli_filter.lua, set
 CliFilterPlugins=cli_filter/lua.  Edit the settings below.
 ]]
 
 local FITGATE = "/usr/local/bin/fitgate"
 local POLICY = "/etc/slurm/fitgate.conf"   -- the plugin's policy: the same decision
-local TIMEOUT_S = 5           -- the whole check; the user's sbatch waits for it
-local ON_ERROR = "allow"      -- allow | reject: fitgate could not run or timed out
+local TIMEOUT_MS = 5000       -- the check; the user's sbatch waits for it
+local ON_ERROR = "allow"      -- allow | reject: without a policy file, or fitgate could not run
 local PLUGIN = "fitgate"      -- the SPANK plugin's name
-
-local function q(s)
-   return "'" .. string.gsub(tostring(s), "'", "'\\''") .. "'"
-end
 
 local function on_error(what)
    if ON_ERROR == "reject" then
@@ -32,6 +33,45 @@ local function on_error(what)
    end
    slurm.log_info("fitgate: warning: cannot check this job: %s; it goes on unchecked", what)
    return slurm.SUCCESS
+end
+
+-- fitgate ctld's answer: { say = { lines }, verdict =, request = } (percent-encoded fields)
+local function unesc(f)
+   if f == "%00" then return "" end
+   return (string.gsub(f, "%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
+end
+
+local function ctld(args, door)
+   local path = os.tmpname()
+   local f = io.open(path, "w")
+   if f == nil then return nil, "cannot write " .. path end
+   for _, a in ipairs(args) do f:write(tostring(a), "\0") end
+   f:close()
+   local cmd = { "exec timeout -k 1", tostring(math.ceil(TIMEOUT_MS / 1000) + 1), FITGATE,
+                 "ctld --timeout-ms", tostring(TIMEOUT_MS), "--on-error", ON_ERROR,
+                 "--door", door }
+   local pf = io.open(POLICY, "r")
+   if pf ~= nil then
+      pf:close()
+      table.insert(cmd, "--policy " .. POLICY)
+   end
+   local h = io.popen(table.concat(cmd, " ") .. " < " .. path .. " 2>/dev/null")
+   if h == nil then
+      os.remove(path)
+      return nil, "cannot run " .. FITGATE
+   end
+   local out = h:read("*a") or ""
+   h:close()
+   os.remove(path)
+   local a = { say = {} }
+   for line in string.gmatch(out, "[^\n]+") do
+      local m = string.match(line, "^fitgate%-say (%S+)$")
+      if m ~= nil then table.insert(a.say, unesc(m)) end
+      local v, r = string.match(line, "^fitgate%-answer 1 (%a+) (%S+)$")
+      if v ~= nil then a.verdict, a.request = v, unesc(r) end
+   end
+   if a.verdict == nil then return nil, "fitgate ctld gave no answer" end
+   return a
 end
 
 function slurm_cli_setup_defaults(options, early_pass)
@@ -48,18 +88,12 @@ function slurm_cli_pre_submit(options, offset)
    if options.type == "srun" and os.getenv("SLURM_JOB_ID") ~= nil then
       return slurm.SUCCESS
    end
-   local cmd = { string.format("timeout -k 1 %d %s check %s --json", TIMEOUT_S, q(FITGATE),
-                               q(model)) }
-   local f = io.open(POLICY, "r")
-   if f ~= nil then
-      f:close()
-      table.insert(cmd, "--policy=" .. q(POLICY))
-   end
+   local args = { model }
    -- every --ft-* option as the job gave it; a flag the job did not give reads "unset", one it
    -- gave reads "set", which fitgate check takes as given
    for k, v in pairs(sp) do
       if k ~= "ft-model" and v ~= "unset" and string.match(k, "^ft%-[%w-]+$") then
-         table.insert(cmd, "--" .. k .. "=" .. q(v))
+         table.insert(args, "--" .. k .. "=" .. v)
       end
    end
    -- the GPU request in Slurm's own spelling, and where a resize writes it back
@@ -69,37 +103,28 @@ function slurm_cli_pre_submit(options, offset)
       if name == nil and v ~= nil and v ~= "" and v ~= "unset" and
          (o ~= "gres" or string.match(v, "gpu")) then
          name = o
-         table.insert(cmd, "--" .. o .. "=" .. q(v))
+         table.insert(args, "--" .. o .. "=" .. v)
       end
    end
    local nodes = tonumber(string.match(options["nodes"] or "", "^(%d+)"))
    if nodes ~= nil and nodes > 0 and name ~= "gpus" then
-      table.insert(cmd, string.format("--nodes=%d", nodes))
+      table.insert(args, string.format("--nodes=%d", nodes))
    end
    local part = options["partition"]
    if part ~= nil and part ~= "" and part ~= "unset" then
-      table.insert(cmd, "--partition=" .. q(string.match(part, "^[^,]+")))
+      table.insert(args, "--partition=" .. string.match(part, "^[^,]+"))
    end
-   local h = io.popen(table.concat(cmd, " ") .. " 2>&1; echo \"__fitgate_rc=$?\"")
-   if h == nil then return on_error("cannot run " .. FITGATE) end
-   local out = h:read("*a") or ""
-   h:close()
-   local rc = tonumber(string.match(out, "__fitgate_rc=(%d+)")) or 2
-   if rc ~= 0 and rc ~= 1 and rc ~= 3 then
-      local why = string.match(out, "fitgate[^\n]*") or ("exit " .. rc)
-      if rc == 124 or rc == 137 then why = "fitgate took longer than " .. TIMEOUT_S .. " s" end
-      return on_error(why)
+   local door = options.type
+   if door ~= "salloc" and door ~= "srun" then door = "sbatch" end
+   local a, why = ctld(args, door)
+   if a == nil then return on_error(why) end
+   for _, l in ipairs(a.say) do
+      if a.verdict == "reject" then slurm.log_error("%s", l) else slurm.log_info("%s", l) end
    end
-   local d = string.match(out, '"decision"%s*:%s*(%b{})') or ""
-   local lines = string.match(d, '"lines"%s*:%s*(%b[])') or ""
-   for l in string.gmatch(lines, '"(fitgate:[^"]*)"') do
-      if rc == 1 then slurm.log_error("%s", l) else slurm.log_info("%s", l) end
-   end
-   if rc == 1 then return slurm.ERROR end
-   if rc == 3 then
+   if a.verdict == "reject" then return slurm.ERROR end
+   if a.verdict == "resize" then
       -- resized: "--gres=gpu:t4:4" / "--nodes=2 --gpus-per-node=t4:4", the job's own spelling
-      local req = string.match(d, '"request"%s*:%s*"([^"]*)"') or ""
-      for o, v in string.gmatch(req, "%-%-([%w-]+)=(%S+)") do
+      for o, v in string.gmatch(a.request, "%-%-([%w-]+)=(%S+)") do
          options[o] = v
       end
    end

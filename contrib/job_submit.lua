@@ -23,17 +23,36 @@ in plugstack.conf so that sbatch accepts the --ft-* options (with
 action=off if only this script should act).
 
 Install: copy next to slurm.conf as job_submit.lua, set JobSubmitPlugins=lua,
-`scontrol reconfigure`.  Edit the settings below.  fitgate runs as the
-submitting user (setpriv), so a model path is read with the user's rights,
-and under `timeout`: slurmctld waits for this call.
+`scontrol reconfigure`.  Edit the settings below.
+
+What runs is `fitgate ctld` (cli/cmd_ctld.c), never a shell line with the
+job's text in it: the job's options are written NUL-separated to a 0600 file
+of slurmctld's (os.tmpname) that becomes the check's standard input, so no
+option is quoted and none meets the 128 KiB argument limit; the command line
+holds only this file's settings, numbers and that file's name.  fitgate ctld
+runs the check as the submitting user with the user's supplementary groups
+(a root:projgroup 0750 model directory is read as the user reads it), kills
+it past TIMEOUT_MS, writes the one audit line of every outcome itself (as
+slurmctld's user, into LogFile=: users never hold the trail open), and
+answers in fixed lines whose fields are percent-encoded: nothing here
+matches a pattern over user text.  A check that could not run is decided by
+OnError= and said in slurmctld.log; an invalid policy rejects tagged jobs
+(fails closed) until `fitgate check --policy FILE --lint` passes.  After a
+check timed out (a stalled file system), tagged jobs are decided by OnError=
+without a check for STALL_S seconds, so slurmctld (and the untagged jobs
+queued behind it) waits at most TIMEOUT_MS once per STALL_S.
 ]]
 
 local FITGATE = "/usr/local/bin/fitgate"
 local POLICY = "/etc/slurm/fitgate.conf"   -- the plugin's policy: the same decision
-local TIMEOUT_S = 1           -- the whole check (it takes ~10 ms); slurmctld blocks meanwhile
+local TIMEOUT_MS = 800        -- the check (it takes ~10 ms); slurmctld blocks meanwhile
+local STALL_S = 30            -- after a check timed out: no check for this long (OnError=)
 local ON_ERROR = "allow"      -- allow | reject: without a policy file, or none in it: fitgate
                               -- could not run, timed out, or found the model nowhere
 local PLUGIN = "fitgate"      -- the SPANK plugin's name (prefix of its options)
+local LOG_FILE = nil          -- the controller's own audit trail, beyond users' reach: a file
+                              -- in a root 0755 directory ("/var/log/fitgate/controller.log")
+                              -- or "syslog"; nil: the policy's LogFile=
 
 -- slurmctld as root (SlurmUser=root) can run fitgate as the user; otherwise it runs as
 -- SlurmUser, which must then be able to read the model paths users give.
@@ -46,9 +65,12 @@ do
    end
 end
 
--- Shell-quote one argument.
-local function q(s)
-   return "'" .. string.gsub(tostring(s), "'", "'\\''") .. "'"
+-- A string for slurmctld.log: its control characters as \xNN (a newline in a job name
+-- cannot forge a line).
+local function esc(s)
+   return (string.gsub(tostring(s), "[%c\127]", function(c)
+      return string.format("\\x%02x", string.byte(c))
+   end))
 end
 
 -- The plugin's options (engine/jobopts.def, '-' as '_'), one row each: slurmctld cannot
@@ -170,7 +192,7 @@ local function card_for_node(job_desc, card)
 end
 
 --[[ The GPU request as the job spelled it: { opt = `fitgate check`'s Slurm option
-("--gres='gpu:t4:1'", "" when the job asks for no GPU), kind = where Slurm keeps it
+("--gres=gpu:t4:1", "" when the job asks for no GPU), kind = where Slurm keeps it
 ("per_node", "per_job", "per_task", nil), type = the GPU type it names ("t4", nil when
 untyped). ]]
 local function request(job_desc)
@@ -188,12 +210,12 @@ local function request(job_desc)
    end
    local g = gpu(per_node)
    if g ~= nil then
-      return { opt = "--gres=" .. q("gpu" .. (g ~= "" and ":" .. g or "")), kind = "per_node",
+      return { opt = "--gres=" .. "gpu" .. (g ~= "" and ":" .. g or ""), kind = "per_node",
                type = type_of(g) }
    end
    g = gpu(per_job)
    if g ~= nil then
-      return { opt = "--gpus=" .. q(g ~= "" and g or "1"), kind = "per_job", type = type_of(g) }
+      return { opt = "--gpus=" .. (g ~= "" and g or "1"), kind = "per_job", type = type_of(g) }
    end
    -- --gpus-per-task (a REST client's gpus_per_task too): the job's total, per job
    g = gpu(job_desc.tres_per_task)
@@ -202,7 +224,7 @@ local function request(job_desc)
       local tasks = job_desc.num_tasks
       if tasks == nil or tasks < 1 or tasks >= 4294967294 then tasks = 1 end
       local total = (tonumber(each) or 1) * tasks
-      return { opt = "--gpus=" .. q((gtype ~= "" and gtype .. ":" or "") .. total),
+      return { opt = "--gpus=" .. (gtype ~= "" and gtype .. ":" or "") .. total,
                kind = "per_task", type = gtype ~= "" and gtype or nil }
    end
    return { opt = "" }
@@ -215,9 +237,8 @@ slurmctld keeps ("gres:gpu:t4:4"): { per_node =, per_job =, gpus = the --gpus va
 nodes = }; nil when the answer names no GPU request.  Taken as fitgate spelled it, so an
 untyped request stays untyped; "TYPE" is its word for a card without a gres name (a
 GpuTable= row without Aliases=): no type. ]]
-local function resized(d)
-   local req = string.match(d, '"request"%s*:%s*"([^"]*)"')
-   if req == nil then return nil end
+local function resized(req)
+   if req == nil or req == "" then return nil end
    local r = {}
    for o, v in string.gmatch(req, "%-%-([%w-]+)=(%S+)") do
       if o == "gres" then
@@ -235,17 +256,34 @@ local function resized(d)
    return r
 end
 
--- OnError= of the policy file (the plugin's: fitgate_stepd.c cannot_check), else ON_ERROR.
-local function site_on_error()
+-- The policy file's text, read whole (nil when there is none).
+local function policy_text()
    local f = io.open(POLICY, "r")
-   if f == nil then return ON_ERROR end
+   if f == nil then return nil end
+   local t = f:read("*a")
+   f:close()
+   return t
+end
+
+-- OnError= of the policy file (the plugin's: fitgate_stepd.c cannot_check), else ON_ERROR;
+-- only for when fitgate ctld gave no answer at all (it decides every other case itself).
+local function site_on_error()
    local v = ON_ERROR
-   for line in f:lines() do
+   for line in string.gmatch(policy_text() or "", "[^\n]+") do
       local w = string.match(line, "^%s*OnError%s*=%s*(%a+)")
       if w ~= nil then v = string.lower(w) end
    end
-   f:close()
    return v
+end
+
+-- Whether the policy turns RequireTag on anywhere (site-wide or for a partition): only then
+-- is an untagged GPU job shown to fitgate ctld, which applies the partition's rules.
+local function require_tag_somewhere()
+   local t = string.lower(policy_text() or "")
+   return string.find(t, "requiretag%s*=%s*yes") ~= nil or
+          string.find(t, "requiretag%s*=%s*true") ~= nil or
+          string.find(t, "requiretag%s*=%s*1") ~= nil or
+          string.find(t, "requiretag%s*=%s*on") ~= nil
 end
 
 -- A refusal: the user's message (sbatch prints it; slurmrestd 22.05 returns only the error
@@ -253,11 +291,14 @@ end
 local function refuse(job_desc, line)
    slurm.log_user("%s", line)
    slurm.log_info("fitgate: refused a job of uid %s (%s): %s", tostring(job_desc.user_id),
-                  tostring(job_desc.name), line)
+                  esc(job_desc.name), esc(line))
    return slurm.ERROR
 end
 
-local function on_error(job_desc, what)
+-- fitgate ctld gave no answer (it could not run, or its own time ran out): OnError=.
+local function no_answer(job_desc, what)
+   slurm.log_error("fitgate: cannot check a job of uid %s (%s): %s; OnError=%s",
+                   tostring(job_desc.user_id), esc(job_desc.name), esc(what), site_on_error())
    if site_on_error() == "reject" then
       return refuse(job_desc, string.format(
          "fitgate: rejected: cannot check this job: %s (OnError=reject)", what))
@@ -266,14 +307,107 @@ local function on_error(job_desc, what)
    return slurm.SUCCESS
 end
 
--- The decision's lines, as the plugin prints them.
-local function say(out)
-   local d = string.match(out, '"decision"%s*:%s*(%b{})') or ""
-   local lines = string.match(d, '"lines"%s*:%s*(%b[])') or ""
-   for l in string.gmatch(lines, '"(fitgate:[^"]*)"') do
-      slurm.log_user("%s", l)
+-- fitgate ctld's answer (cli/cmd_ctld.c): fixed records, percent-encoded fields.
+local function unesc(f)
+   if f == "%00" then return "" end
+   return (string.gsub(f, "%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
+end
+local function read_answer(out)
+   local a = { say = {}, log = {} }
+   for line in string.gmatch(out, "[^\n]+") do
+      local m = string.match(line, "^fitgate%-say (%S+)$")
+      if m ~= nil then table.insert(a.say, unesc(m)) end
+      local lv, lm = string.match(line, "^fitgate%-log (%a+) (%S+)$")
+      if lv ~= nil then table.insert(a.log, { lv, unesc(lm) }) end
+      local v, r = string.match(line, "^fitgate%-answer 1 (%a+) (%S+)$")
+      if v ~= nil then a.verdict, a.request = v, unesc(r) end
    end
-   return d
+   return a
+end
+
+-- The join key sbatch's plugin gave the job (fitgate_alloc.c export_layout: FITGATE_SUBMIT_ID
+-- in spank_job_env), when it has the form fitgate writes: HOST:PID:SEC.NSEC:SEQ.
+local function submit_key(job_desc)
+   for _, kv in pairs(job_desc.spank_job_env or {}) do
+      local v = string.match(kv, "^FITGATE_SUBMIT_ID=(.*)$")
+      if v ~= nil and string.match(v, "^[%w.-]+:%d+:%d+%.%d+:%d+$") then return v end
+   end
+   return nil
+end
+
+local STALLED_UNTIL = 0
+
+--[[ One run of fitgate ctld: `args` the check's arguments (the model first), `extra` its
+own flags (numbers and fixed words only).  The arguments travel in a 0600 temporary file
+that is its standard input; returns read_answer's table, or nil and why. ]]
+local function ctld(job, args, extra)
+   local path = os.tmpname()
+   local f = io.open(path, "w")
+   if f == nil then return nil, "cannot write " .. path end
+   for _, a in ipairs(args) do f:write(tostring(a), "\0") end
+   f:close()
+   -- timeout: a backstop only, for a fitgate ctld that cannot even start (it bounds the check)
+   local backstop = math.ceil(TIMEOUT_MS / 1000) + 1
+   local cmd = { "exec timeout -k 1", tostring(backstop), FITGATE,
+                 "ctld", "--timeout-ms", tostring(TIMEOUT_MS), "--on-error", ON_ERROR }
+   local pf = io.open(POLICY, "r")
+   if pf ~= nil then
+      pf:close()
+      table.insert(cmd, "--policy")
+      table.insert(cmd, POLICY)
+   end
+   if AS_ROOT and job.user_id ~= nil and job.user_id ~= 0 then
+      table.insert(cmd, string.format("--run-as %d:%d", job.user_id, job.group_id))
+   end
+   if LOG_FILE ~= nil then
+      table.insert(cmd, "--log-file")
+      table.insert(cmd, LOG_FILE)
+   end
+   for _, e in ipairs(extra) do table.insert(cmd, e) end
+   local t0 = os.time()
+   local h = io.popen(table.concat(cmd, " ") .. " < " .. path .. " 2>/dev/null")
+   if h == nil then
+      os.remove(path)
+      return nil, "cannot run " .. FITGATE
+   end
+   local out = h:read("*a") or ""
+   local _, _, code = h:close()   -- Lua 5.1 (Slurm 22.05) gives no exit status: the time
+   if code == nil and os.time() - t0 >= backstop then code = 124 end
+   os.remove(path)
+   local a = read_answer(out)
+   if a.verdict == nil then
+      if code == 124 or code == 137 then
+         STALLED_UNTIL = os.time() + STALL_S
+         return nil, "fitgate took longer than " .. backstop .. " s"
+      end
+      return nil, "fitgate ctld gave no answer (exit " .. tostring(code) .. ")"
+   end
+   for _, l in ipairs(a.log) do
+      if l[1] == "error" then slurm.log_error("%s", l[2]) else slurm.log_info("%s", l[2]) end
+      if string.find(l[2], "took longer than", 1, true) then
+         STALLED_UNTIL = os.time() + STALL_S
+      end
+   end
+   for _, l in ipairs(a.say) do slurm.log_user("%s", l) end
+   return a
+end
+
+-- Slurm's numbers for the audit line: the job id when the job asked for one, the time
+-- limit (NO_VAL when --time was not given: fitgate records it as unknown).
+local function job_numbers(job)
+   local extra = {}
+   local key = submit_key(job)
+   if key ~= nil then
+      table.insert(extra, "--key")
+      table.insert(extra, key)
+   end
+   if type(job.job_id) == "number" and job.job_id > 0 and job.job_id < 4294967294 then
+      table.insert(extra, "--job-id " .. string.format("%d", job.job_id))
+   end
+   if type(job.time_limit) == "number" and job.time_limit >= 0 then
+      table.insert(extra, "--time-limit " .. string.format("%d", job.time_limit))
+   end
+   return extra
 end
 
 --[[ The check of one job: `job` is what is judged (the submission, or for an update the
@@ -281,62 +415,47 @@ record with the update's changes), `opts` its --ft-* options, `ask` its GPU requ
 (request(job)), `out_desc` where a resize is written (the submission or the update
 request). ]]
 local function judge(job, opts, ask, out_desc)
-   local cmd = {}
-   if AS_ROOT and job.user_id ~= nil and job.user_id ~= 0 then
-      table.insert(cmd, string.format("setpriv --reuid=%d --regid=%d --clear-groups",
-                                      job.user_id, job.group_id))
-   end
-   -- the model: --ft-model, else the job's --ft-config names it (fitgate check reads the file)
-   table.insert(cmd, string.format("timeout -k 1 %d %s check %s --offline --json --log-as=job_submit",
-                                   TIMEOUT_S, q(FITGATE),
-                                   opts.ft_model and q(opts.ft_model) or ""))
-   -- a relative --ft-model or --ft-config is the user's, from the directory the job was
-   -- submitted in
+   -- the model first: --ft-model, else the job's --ft-config names it (the check reads the
+   -- file); a relative --ft-model or --ft-config is the user's, from the directory the job
+   -- was submitted in
+   local args = {}
+   if opts.ft_model ~= nil and opts.ft_model ~= "" then table.insert(args, opts.ft_model) end
    if job.work_dir ~= nil and job.work_dir ~= "" then
-      table.insert(cmd, "--base-dir=" .. q(job.work_dir))
-   end
-   local f = io.open(POLICY, "r")
-   if f ~= nil then
-      f:close()
-      table.insert(cmd, "--policy=" .. q(POLICY))
+      table.insert(args, "--base-dir=" .. job.work_dir)
    end
    -- every --ft-* option as the job gave it (a flag has an empty value)
    for k, v in pairs(opts) do
       if FLAGS[string.sub(k, 4)] then
-         table.insert(cmd, "--" .. string.gsub(k, "_", "-"))
+         table.insert(args, "--" .. string.gsub(k, "_", "-"))
       elseif k ~= "ft_model" then
-         table.insert(cmd, "--" .. string.gsub(k, "_", "-") .. "=" .. q(v))
+         table.insert(args, "--" .. string.gsub(k, "_", "-") .. "=" .. v)
       end
    end
-   table.insert(cmd, ask.opt)
+   if ask.opt ~= "" then table.insert(args, ask.opt) end
    local nodes = job.min_nodes
    if nodes ~= nil and nodes > 0 and nodes < 100000 and ask.kind == "per_node" then
-      table.insert(cmd, string.format("--nodes=%d", nodes))
+      table.insert(args, string.format("--nodes=%d", nodes))
    end
    if job.partition ~= nil and job.partition ~= "" then
-      table.insert(cmd, "--partition=" .. q(string.match(job.partition, "^[^,]+")))
+      table.insert(args, "--partition=" .. string.match(job.partition, "^[^,]+"))
    end
-   local h = io.popen(table.concat(cmd, " ") .. " 2>&1; echo \"__fitgate_rc=$?\"")
-   if h == nil then return on_error(job, "cannot run " .. FITGATE) end
-   local out = h:read("*a") or ""
-   h:close()
-   local rc = tonumber(string.match(out, "__fitgate_rc=(%d+)")) or 2
-   if rc ~= 0 and rc ~= 1 and rc ~= 3 then
-      local why = string.match(out, "fitgate[^\n]*") or ("exit " .. rc)
-      if rc == 124 or rc == 137 then why = "fitgate took longer than " .. TIMEOUT_S .. " s" end
-      return on_error(job, why)
+   local extra = job_numbers(job)
+   if os.time() < STALLED_UNTIL then
+      -- a check timed out moments ago: decided by OnError now, logged by fitgate ctld
+      table.insert(extra, "--skip 'a check timed out less than " .. STALL_S ..
+                   " s ago (a stalled file system?)'")
    end
-   local d = say(out)
-   if rc == 1 then
-      local first = string.match(d, '"lines"%s*:%s*%[%s*"(fitgate:[^"]*)"') or "rejected"
+   local a, why = ctld(job, args, extra)
+   if a == nil then return no_answer(job, why) end
+   if a.verdict == "reject" then
       slurm.log_info("fitgate: refused a job of uid %s (%s): %s", tostring(job.user_id),
-                     tostring(job.name), first)
+                     esc(job.name), esc(a.say[1] or "rejected"))
       return slurm.ERROR
    end
-   if rc == 3 then
+   if a.verdict == "resize" then
       -- resized: the request after the decision, in the job's own units
-      local r = resized(d)
-      if r == nil then return on_error(job, "no request in fitgate's answer") end
+      local r = resized(a.request)
+      if r == nil then return no_answer(job, "no request in fitgate's answer") end
       if ask.kind == "per_task" then
          -- a count per task times the tasks is not the job's to change here: say it
          return refuse(job, string.format("fitgate: rejected: this job asks for GPUs " ..
@@ -355,6 +474,29 @@ local function judge(job, opts, ask, out_desc)
    return slurm.SUCCESS
 end
 
+--[[ RequireTag at the controller: an untagged job that asks for GPUs, on a site whose policy
+turns RequireTag on, is shown to fitgate ctld (--untagged), which applies the partition's
+rules as the plugin does (fitgate_alloc.c) and writes the audit line: a job submitted with a
+private slurm.conf (empty plugstack) or through slurmrestd is refused like an sbatch one. ]]
+local function untagged(job_desc)
+   local ask = request(job_desc)
+   if ask.opt == "" or not require_tag_somewhere() then return slurm.SUCCESS end
+   local args = { "", ask.opt }
+   if job_desc.partition ~= nil and job_desc.partition ~= "" then
+      table.insert(args, "--partition=" .. string.match(job_desc.partition, "^[^,]+"))
+   end
+   local extra = job_numbers(job_desc)
+   table.insert(extra, "--untagged")
+   local a, why = ctld(job_desc, args, extra)
+   if a == nil then return no_answer(job_desc, why) end
+   if a.verdict == "reject" then
+      slurm.log_info("fitgate: refused an untagged GPU job of uid %s (%s): RequireTag",
+                     tostring(job_desc.user_id), esc(job_desc.name))
+      return slurm.ERROR
+   end
+   return slurm.SUCCESS
+end
+
 function slurm_job_submit(job_desc, part_list, submit_uid)
    local opts, forged = spank_options(job_desc)
    if opts == nil then
@@ -363,7 +505,7 @@ function slurm_job_submit(job_desc, part_list, submit_uid)
    end
    if (opts.ft_model == nil or opts.ft_model == "") and
       (opts.ft_config == nil or opts.ft_config == "") then
-      return slurm.SUCCESS
+      return untagged(job_desc)
    end
    plan_from_submission(job_desc)
    -- the node's card: the type the job asked Slurm for (a resize keeps the job's own
@@ -410,7 +552,8 @@ function slurm_job_modify(job_desc, job_rec, part_list, modify_uid)
       tres_per_task = pick("tres_per_task"), min_nodes = pick("min_nodes"),
       partition = pick("partition"), num_tasks = 1,
       user_id = job_rec.user_id, group_id = job_rec.group_id, name = job_rec.name,
-      work_dir = job_rec.work_dir,
+      work_dir = job_rec.work_dir, job_id = job_rec.job_id, time_limit = job_rec.time_limit,
+      spank_job_env = job_rec.spank_job_env,
    }
    return judge(view, opts, request(view), job_desc)
 end

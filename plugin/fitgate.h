@@ -27,6 +27,7 @@
 #include "gate.h"
 #include "jobspec.h"
 #include "util/error.h"
+#include "util/log.h"
 #include "memory.h"
 #include "model.h"
 #include "policy.h"
@@ -133,6 +134,9 @@ int fitgate_gpu_table(const struct fg_policy *p, struct fg_gpu_table **out,
 
 /* Print a decision's lines: slurm_error for rejections, slurm_info otherwise. */
 void fitgate_say(const struct fg_decision *d);
+/* One line to Slurm's log at level (error, warn = info, debug), prefix then s with its
+ * control characters written \xNN: user text (a model directory) cannot start a line. */
+void fitgate_line(enum fg_log_level level, const char *prefix, const char *s);
 
 /* Print one line with the prefix (slurm_error). */
 void fitgate_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

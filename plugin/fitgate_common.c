@@ -51,6 +51,24 @@ void fitgate_config_digest(const struct fg_jobspec *spec, char *buf, size_t cap)
     snprintf(buf, cap, "%016llx", (unsigned long long)spec->config_digest);
 }
 
+void fitgate_line(enum fg_log_level level, const char *prefix, const char *s)
+{
+    char clean[1200];
+    size_t o = 0;
+    /* a newline in a model directory or job option would start a line of its own in
+     * slurmd.log, slurmctld.log or the job's output: control characters as \xNN */
+    for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < sizeof clean; p++)
+        o += (size_t)(*p < 0x20 || *p == 0x7f ? snprintf(clean + o, 5, "\\x%02x", *p)
+                                              : (clean[o] = (char)*p, 1));
+    clean[o] = '\0';
+    if (level == FG_LOG_ERROR)
+        slurm_error("%s%s", prefix, clean);
+    else if (level <= FG_LOG_WARN)
+        slurm_info("%s%s", prefix, clean);
+    else
+        slurm_debug("%s%s", prefix, clean);
+}
+
 void fitgate_error(const char *fmt, ...)
 {
     char msg[1024];
@@ -58,17 +76,14 @@ void fitgate_error(const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    slurm_error("fitgate: %s", msg);
+    fitgate_line(FG_LOG_ERROR, "fitgate: ", msg);
 }
 
 /* Engine messages: warnings reach the user, the rest Slurm's debug log. */
 static void sink(enum fg_log_level level, const char *msg, void *ctx)
 {
     (void)ctx;
-    if (level <= FG_LOG_WARN)
-        slurm_info("fitgate: %s", msg);
-    else
-        slurm_debug("fitgate: %s", msg);
+    fitgate_line(level <= FG_LOG_WARN ? FG_LOG_WARN : FG_LOG_DEBUG, "fitgate: ", msg);
 }
 
 void fitgate_log_init(void)
@@ -102,10 +117,7 @@ void fitgate_say(const struct fg_decision *d)
     const char *lines[FG_DECIDE_LINES + FG_REMEDY_MAX];
     size_t n = fg_decide_lines(d, lines, sizeof lines / sizeof lines[0]);
     for (size_t i = 0; i < n; i++) {
-        if (d->kind == FG_DECIDE_REJECT)
-            slurm_error("%s", lines[i]);
-        else
-            slurm_info("%s", lines[i]);
+        fitgate_line(d->kind == FG_DECIDE_REJECT ? FG_LOG_ERROR : FG_LOG_WARN, "", lines[i]);
     }
 }
 

@@ -92,6 +92,7 @@ void fitgate_stepd_record(spank_t sp, const struct fg_policy *pol, bool failed)
     struct fg_audit_rec rec;
     fg_audit_rec_init(&rec, FG_AUDIT_AT_STEPD);
     snprintf(rec.submit_id, sizeof rec.submit_id, "%s", id);
+    snprintf(rec.key, sizeof rec.key, "%s", id);
     rec.job_id = job;
     struct passwd *pw = getpwuid(geteuid());
     snprintf(rec.user, sizeof rec.user, "%.63s", pw ? pw->pw_name : "");

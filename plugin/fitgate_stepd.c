@@ -35,7 +35,7 @@ static void say(const struct fg_decision *d)
 {
     for (int i = 0; i < FG_DECIDE_LINES; i++)
         if (d->lines[i][0])
-            slurm_error("%s", d->lines[i]);
+            fitgate_line(FG_LOG_ERROR, "", d->lines[i]);
 }
 
 static uint32_t u32_of(const char *buf)
@@ -76,7 +76,8 @@ static void cannot_check(const char *what, const char *detail, const char *todo,
     }
     /* the job goes on: submission already said so; the node's log keeps the detail */
     for (int i = 0; i < FG_DECIDE_LINES; i++)
-        slurm_info("%s", d.lines[i]);
+        if (d.lines[i][0])
+            fitgate_line(FG_LOG_WARN, "", d.lines[i]);
 }
 
 /*

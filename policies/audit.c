@@ -81,6 +81,7 @@ static const struct field fields[] = {
     FLD("time", F_TIME, time, true),
     FLD("time_utc", F_TIME_UTC, time, false), /* derived from time; ignored when read */
     FLD("submit_id", F_STR, submit_id, false),
+    FLD_SET("key", F_STR, key),
     FLD("job_id", F_U64, job_id, false),
     FLD("where", F_WHERE, where, false),
     FLD("user", F_STR, user, false),
@@ -96,6 +97,7 @@ static const struct field fields[] = {
     FLD("nodes", F_U32, nodes, false),
     FLD("nodes_after", F_U32, nodes_after, false),
     FLD("time_limit_min", F_U32, time_limit_min, false),
+    FLD_SET("time_limit", F_STR, time_limit),
     FLD("card", F_STR, card, false),
     FLD("framework", F_STR, framework, false),
     FLD("mode", F_STR, mode, false),
@@ -123,6 +125,13 @@ static void copy(char *dst, size_t size, const char *src)
     snprintf(dst, size, "%s", src ? src : "");
 }
 
+void fg_audit_set_time_limit(struct fg_audit_rec *rec, uint32_t minutes)
+{
+    rec->time_limit_min = minutes >= FG_TIME_NO_VAL ? 0 : minutes;
+    copy(rec->time_limit, sizeof rec->time_limit, minutes == FG_TIME_UNLIMITED ? "unlimited"
+                                                                               : "");
+}
+
 void fg_audit_rec_init(struct fg_audit_rec *rec, enum fg_audit_where where)
 {
     static unsigned seq;
@@ -139,6 +148,7 @@ void fg_audit_rec_init(struct fg_audit_rec *rec, enum fg_audit_where where)
     snprintf(rec->submit_id, sizeof rec->submit_id, "%s:%ld:%lld.%09ld:%u", host,
              (long)getpid(), (long long)ts.tv_sec, ts.tv_nsec,
              __atomic_fetch_add(&seq, 1u, __ATOMIC_RELAXED));
+    copy(rec->key, sizeof rec->key, rec->submit_id);
     rec->uid = (uint32_t)getuid();
     rec->where = where;
     rec->verdict = FG_AUDIT_ALLOW;
@@ -349,6 +359,8 @@ size_t fg_audit_format(const struct fg_audit_rec *rec, char *buf, size_t cap)
                             (f->type == F_U32 && !*(const uint32_t *)(const void *)p) ||
                             (f->type == F_STR && !*p)))
             continue;
+        if (f->off == offsetof(struct fg_audit_rec, key) && !strcmp(rec->key, rec->submit_id))
+            continue; /* the line's own submission: the reader takes submit_id */
         put(&o, ",\"", 2);
         put(&o, f->name, strlen(f->name));
         put(&o, "\":", 2);
@@ -494,12 +506,39 @@ int fg_audit_parse(const char *line, size_t len, struct fg_audit_rec *rec, struc
         if ((rc = read_field(it, &fields[i], rec, err)))
             goto out;
     }
+    if (!rec->key[0]) /* a line from before "key": its own submission's */
+        copy(rec->key, sizeof rec->key, rec->submit_id);
 out:
     cJSON_Delete(doc);
     return rc;
 }
 
 /* ---- writing -------------------------------------------------------------------- */
+
+/*
+ * After a short write of n bytes on an O_APPEND file: no fragment left.  Where the file
+ * ends right after the fragment, it is cut back to where the line began; if another writer
+ * appended behind it meanwhile, the fragment is ended with a newline instead (one bad line
+ * that readers skip, never the next line glued to it).  What was done, for the message.
+ */
+static const char *repair(int fd, ssize_t n)
+{
+    struct stat st;
+    off_t end = lseek(fd, 0, SEEK_CUR); /* just after the fragment */
+    if (n <= 0)
+        return "";
+    if (end >= n && !fstat(fd, &st) && st.st_size == end && !ftruncate(fd, end - n))
+        return "; cut back";
+    return write(fd, "\n", 1) == 1 ? "; the fragment ended with a newline"
+                                    : "; a fragment is left";
+}
+
+static int redirect_fd = -1;
+
+void fg_audit_redirect(int fd)
+{
+    redirect_fd = fd;
+}
 
 static int write_file(const char *target, const char *line, size_t len,
                       const struct fg_audit_rec *rec, struct fg_err *err)
@@ -533,9 +572,18 @@ static int write_file(const char *target, const char *line, size_t len,
         rc = fg_err_set(err, FG_E_IO, "audit log %s: not a file, FIFO or device", path);
         goto out;
     }
+    /* A file root created just now for the line's user (%u / %U: the controller's check,
+     * slurmctld as root, is the privileged side that creates per-user files): the user's,
+     * so that their own sbatch can append to it */
+    bool per_user = strstr(target, "%u") || strstr(target, "%U");
+    if (S_ISREG(st.st_mode) && geteuid() == 0 && per_user && st.st_uid == 0 &&
+        st.st_size == 0 && rec->uid && !fchown(fd, rec->uid, (gid_t)-1))
+        st.st_uid = rec->uid;
     /* Another user's file in a shared directory would read this user's lines (and could
-     * be made to hold forged ones): only the writer's own file, or one root set up. */
-    if (S_ISREG(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0) {
+     * be made to hold forged ones): only the writer's own file, one root set up, or (for
+     * root writing a per-user file) the line's own user's. */
+    if (S_ISREG(st.st_mode) && st.st_uid != geteuid() && st.st_uid != 0 &&
+        !(geteuid() == 0 && per_user && st.st_uid == rec->uid)) {
         rc = fg_err_set(err, FG_E_DENIED, "audit log %s: owned by uid %u, not by uid %u or root",
                         path, (unsigned)st.st_uid, (unsigned)geteuid());
         goto out;
@@ -548,8 +596,8 @@ static int write_file(const char *target, const char *line, size_t len,
         rc = fg_err_set(err, FG_E_IO, "audit log %s: %s", path,
                         errno == EAGAIN ? "would block (FIFO full)" : strerror(errno));
     else if ((size_t)n != len)
-        rc = fg_err_set(err, FG_E_IO, "audit log %s: short write (%zd of %zu bytes)", path, n,
-                        len);
+        rc = fg_err_set(err, FG_E_IO, "audit log %s: short write (%zd of %zu bytes)%s", path,
+                        n, len, S_ISREG(st.st_mode) ? repair(fd, n) : "");
 out:
     close(fd);
     return rc;
@@ -604,10 +652,18 @@ int fg_audit_write(const char *target, const struct fg_audit_rec *rec, struct fg
     char line[FG_AUDIT_LINE_MAX];
     if (!target || !*target)
         return 0;
-    if (!strcmp(target, "syslog"))
+    if (!strcmp(target, "syslog") && redirect_fd < 0)
         return fg__audit_write_syslog("/dev/log", rec, err);
     size_t len = fg_audit_format(rec, line, sizeof line);
     if (!len)
         return fg_err_set(err, FG_E_RANGE, "audit line too long");
+    if (redirect_fd >= 0) {
+        ssize_t n;
+        do
+            n = write(redirect_fd, line, len);
+        while (n < 0 && errno == EINTR);
+        return n == (ssize_t)len ? 0 : fg_err_set(err, FG_E_IO, "audit line: %s",
+                                                  n < 0 ? strerror(errno) : "short write");
+    }
     return write_file(target, line, len, rec, err);
 }

@@ -51,9 +51,17 @@ enum fg_audit_where {
     FG_AUDIT_N_WHERE
 };
 
+/* Slurm's time limits that are not a number of minutes (slurm.h NO_VAL, INFINITE). */
+#define FG_TIME_NO_VAL 0xfffffffeu
+#define FG_TIME_UNLIMITED 0xffffffffu
+
 struct fg_audit_rec {
     int64_t time;                 /* epoch seconds, UTC (also written as RFC 3339) */
     char submit_id[128];          /* unique per decision: host:pid:sec.nsec:seq */
+    /* the job's key, the same on every door's line of one job: the submission's submit_id
+     * (sbatch's, carried to job_submit and the node); fg_audit_rec_init sets it to this
+     * line's own submit_id, the reader to submit_id on lines written before it */
+    char key[128];
     uint64_t job_id;              /* 0 = not known yet (sbatch, salloc); set by "stepd" */
     char user[64];
     uint32_t uid;
@@ -68,7 +76,8 @@ struct fg_audit_rec {
     char request_after[160];      /* after the decision (the same when unchanged) */
     uint32_t gpus_asked, gpus_after;   /* GPUs of the whole job */
     uint32_t nodes, nodes_after;
-    uint32_t time_limit_min;      /* 0 = unknown (then no GPU-hours) */
+    uint32_t time_limit_min;      /* 0 = unknown or unlimited (then no GPU-hours) */
+    char time_limit[12];          /* "unlimited" (Slurm's INFINITE), else "": written when set */
     char card[64];                /* GPU table row name, or the gres type when unknown */
     char framework[32];           /* "" when not given */
     char layout[96];              /* "TP=1 PP=2 DP=1"; "" when none */
@@ -95,6 +104,8 @@ struct fg_audit_rec {
  */
 #define FG_AUDIT_LINE_MAX                                                                   \
     (6 * (sizeof(((struct fg_audit_rec *)0)->submit_id) +                                   \
+          sizeof(((struct fg_audit_rec *)0)->key) +                                         \
+          sizeof(((struct fg_audit_rec *)0)->time_limit) +                                  \
           sizeof(((struct fg_audit_rec *)0)->user) +                                        \
           sizeof(((struct fg_audit_rec *)0)->partition) +                                   \
           sizeof(((struct fg_audit_rec *)0)->model) +                                       \
@@ -117,6 +128,10 @@ struct fg_audit_rec {
  * user name (the front end knows it; no name-service lookup here).
  */
 void fg_audit_rec_init(struct fg_audit_rec *rec, enum fg_audit_where where);
+
+/* A time limit in minutes as Slurm gives it: NO_VAL (no --time) is unknown (0), INFINITE
+ * (FG_TIME_UNLIMITED) is "unlimited" (time_limit_min 0, time_limit "unlimited"). */
+void fg_audit_set_time_limit(struct fg_audit_rec *rec, uint32_t minutes);
 
 /*
  * Fill from a decision: partition, model, both requests (fg_request_spell),
@@ -156,7 +171,10 @@ int fg_audit_parse(const char *line, size_t len, struct fg_audit_rec *rec, struc
  * existing one must be a regular file (or a FIFO / character device) owned
  * by this process's user or by root.  One write() per line on an O_APPEND
  * descriptor, so concurrent writers never interleave within a line on a
- * local file system.  Never blocks: a FIFO without a reader or full, or a
+ * local file system; a short write (a full disk) is repaired: the file is
+ * truncated back to where the line began when nothing was appended after
+ * it, else the fragment is ended with a newline, so the next line is never
+ * glued to it.  Never blocks: a FIFO without a reader or full, or a
  * syslog daemon that does not keep up, is an error.
  *
  * Fails FG_E_INVAL (relative path, bad expansion), FG_E_DENIED (owned by
@@ -165,6 +183,13 @@ int fg_audit_parse(const char *line, size_t len, struct fg_audit_rec *rec, struc
  * must not fail because of it: the caller reports the error and goes on.
  */
 int fg_audit_write(const char *target, const struct fg_audit_rec *rec, struct fg_err *err);
+
+/*
+ * From now on in this process, fg_audit_write sends every line to fd (one write of the
+ * whole line) instead of its target (-1: back to the targets).  The controller's check
+ * (cli/cmd_ctld.c) runs as the user and hands its line to the privileged parent this way.
+ */
+void fg_audit_redirect(int fd);
 
 /* The same with another syslog socket than /dev/log (tests). */
 int fg__audit_write_syslog(const char *socket_path, const struct fg_audit_rec *rec,

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include "model_load.h"
@@ -190,9 +191,10 @@ int fg_gate_audit(const struct fg_policy *pol, enum fg_audit_where where,
     fg_audit_rec_init(&rec, where);
     snprintf(rec.user, sizeof rec.user, "%.63s", what->user ? what->user : "");
     rec.job_id = what->job_id;
-    rec.time_limit_min = what->time_limit_min;
+    fg_audit_set_time_limit(&rec, what->time_limit_min);
     fg_audit_from_decision(&rec, what->q, &g->d);
-    snprintf(rec.model, sizeof rec.model, "%.255s", spec->model);
+    /* the model as the job named it: the plugin's --ft-model, the CLI's MODEL argument */
+    snprintf(rec.model, sizeof rec.model, "%.255s", spec->model[0] ? spec->model : what->q->model);
     if (g->assessed)
         fg_audit_from_assessment(&rec, &g->a);
     if (spec->fw)
@@ -216,7 +218,11 @@ uint32_t fg_slurm_time_minutes(const char *s)
      * days-hours[:minutes] */
     unsigned long d = 0, f[3] = {0, 0, 0};
     int n = 0;
-    if (!s || !*s || strchr(s, 'U') || strchr(s, 'u') || strchr(s, 'I'))
+    if (!s || !*s)
+        return 0;
+    if (!strcasecmp(s, "UNLIMITED") || !strcasecmp(s, "INFINITE"))
+        return FG_TIME_UNLIMITED;
+    if (strchr(s, 'U') || strchr(s, 'u') || strchr(s, 'I'))
         return 0;
     const char *p = s, *dash = strchr(s, '-');
     char *end;
@@ -239,5 +245,9 @@ uint32_t fg_slurm_time_minutes(const char *s)
         mins = f[0] * 60 + f[1] + (f[2] ? 1 : 0);
     else /* minutes[:seconds] */
         mins = f[0] + (n > 1 && f[1] ? 1 : 0);
-    return mins > UINT32_MAX ? UINT32_MAX : (uint32_t)mins;
+    /* Slurm's own "no value" (NO_VAL, 0xfffffffe: sbatch without --time) and INFINITE
+     * (0xffffffff) as numbers: unknown and unlimited, never 8,000 years of GPU-hours */
+    if (mins == FG_TIME_NO_VAL)
+        return 0;
+    return mins >= FG_TIME_UNLIMITED ? FG_TIME_UNLIMITED : (uint32_t)mins;
 }

@@ -96,7 +96,8 @@ struct fg_gate_audit_of {
 int fg_gate_audit(const struct fg_policy *pol, enum fg_audit_where where,
                   const struct fg_gate_audit_of *what, struct fg_err *err);
 
-/* Slurm's --time ("90", "1:30:00", "2-00:00:00", "UNLIMITED") in minutes; 0 when unknown. */
+/* Slurm's --time ("90", "1:30:00", "2-00:00:00", "UNLIMITED") in minutes; 0 when unknown
+ * (also Slurm's NO_VAL), FG_TIME_UNLIMITED for UNLIMITED / INFINITE (audit.h). */
 uint32_t fg_slurm_time_minutes(const char *s);
 
 /* The model for messages: an id as given, a path by its last directory name. */

@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define POLICY_MAX_FILE (1u << 20)
 #define POLICY_MAX_DIRS 8
 
 enum ktype { K_ACTION, K_BORDER, K_ONERR, K_ONUNK, K_REAL, K_UINT, K_BOOL, K_MODES, K_DIRS, K_PATH,
@@ -678,41 +677,12 @@ int fg_policy_parse(struct fg_policy *p, const char *text, size_t len, const cha
 
 int fg_policy_load(struct fg_policy *p, const char *path, struct fg_err *err)
 {
-    int fd = fg__open_regular(path);
-    if (fd < 0)
-        return fg_err_set(err, errno == ENOENT ? FG_E_NOTFOUND : FG_E_IO, "%s: %s", path,
-                          errno == EINVAL ? "not a regular file" : strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return fg_err_set(err, FG_E_IO, "%s: not a regular file", path);
-    }
-    if (st.st_size > (off_t)POLICY_MAX_FILE) {
-        close(fd);
-        return fg_err_set(err, FG_E_RANGE, "%s: larger than %u bytes", path, POLICY_MAX_FILE);
-    }
-    size_t size = (size_t)st.st_size, got = 0;
-    char *buf = malloc(size + 1);
-    if (!buf) {
-        close(fd);
-        return fg_err_set(err, FG_E_NOMEM, "%s: out of memory", path);
-    }
-    while (got < size) {
-        ssize_t n = read(fd, buf + got, size - got);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    close(fd);
-    if (got != size) {
-        free(buf);
-        return fg_err_set(err, FG_E_IO, "%s: short read", path);
-    }
-    buf[size] = '\0';
-    int rc = fg_policy_parse(p, buf, size, path, err);
-    free(buf);
+    char *text = NULL;
+    size_t len = 0;
+    int rc = fg__policy_read(path, &text, &len, err);
+    if (!rc)
+        rc = fg_policy_parse(p, text, len, path, err);
+    free(text);
     return rc;
 }
 

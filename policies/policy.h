@@ -143,8 +143,15 @@ int fg_policy_args(struct fg_policy *p, int argc, char *const *argv, const char 
 int fg_policy_parse(struct fg_policy *p, const char *text, size_t len, const char *origin,
                     struct fg_err *err);
 
-/* Read and parse a policy file (at most 1 MiB).  FG_E_NOTFOUND / FG_E_IO name the file. */
+/*
+ * Read and parse a policy file (at most 1 MiB), atomically: read whole, and read again
+ * while it changes under the read or was changed in the last 100 ms (a file rewritten in
+ * place, perhaps half-written); one that never settles fails FG_E_IO.  FG_E_NOTFOUND /
+ * FG_E_IO name the file.
+ */
 int fg_policy_load(struct fg_policy *p, const char *path, struct fg_err *err);
+/* The file's text as fg_policy_load reads it (policy_file.c); *text the caller frees. */
+int fg__policy_read(const char *path, char **text, size_t *text_len, struct fg_err *err);
 
 /*
  * The usual sequence for a front end: defaults, then the file named by

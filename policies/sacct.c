@@ -84,29 +84,82 @@ static bool u32_of(const char *s, uint32_t *out)
     return true;
 }
 
-static struct fg_sacct_job *job_get(struct fg_sacct *s, size_t *cap, uint64_t id)
+/*
+ * The parse in progress: the jobs so far and an open-addressing index of their ids (a
+ * power-of-two table of job index + 1, 0 empty, at most half full), so that a row finds its
+ * job in O(1) whatever the order of the rows: n rows cost O(n), not O(n^2).
+ */
+struct parse {
+    struct fg_sacct *s;
+    size_t cap;
+    uint32_t *slot;
+    size_t n_slots;
+    size_t ncols;
+    int at[C_N];
+    unsigned lineno;
+};
+
+static size_t slot_of(uint64_t id, size_t n_slots)
 {
-    for (size_t i = s->n; i-- > 0;) /* steps follow their job: search from the end */
-        if (s->jobs[i].job_id == id)
-            return &s->jobs[i];
-    if (s->n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 64;
+    id ^= id >> 33; /* splitmix64's finaliser: consecutive ids spread over the table */
+    id *= 0xff51afd7ed558ccdULL;
+    id ^= id >> 33;
+    return (size_t)id & (n_slots - 1);
+}
+
+static int grow_index(struct parse *p)
+{
+    size_t n = p->n_slots ? p->n_slots * 2 : 1024;
+    uint32_t *t = calloc(n, sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < p->s->n; i++) {
+        size_t k = slot_of(p->s->jobs[i].job_id, n);
+        while (t[k])
+            k = (k + 1) & (n - 1);
+        t[k] = (uint32_t)(i + 1);
+    }
+    free(p->slot);
+    p->slot = t;
+    p->n_slots = n;
+    return 0;
+}
+
+static struct fg_sacct_job *job_get(struct parse *p, uint64_t id)
+{
+    struct fg_sacct *s = p->s;
+    size_t k = p->n_slots ? slot_of(id, p->n_slots) : 0;
+    for (; p->n_slots && p->slot[k]; k = (k + 1) & (p->n_slots - 1))
+        if (s->jobs[p->slot[k] - 1].job_id == id)
+            return &s->jobs[p->slot[k] - 1];
+    if (s->n >= UINT32_MAX - 1)
+        return NULL;
+    if (2 * (s->n + 1) > p->n_slots) {
+        if (grow_index(p))
+            return NULL;
+        for (k = slot_of(id, p->n_slots); p->slot[k];)
+            k = (k + 1) & (p->n_slots - 1);
+    }
+    if (s->n == p->cap) {
+        size_t nc = p->cap ? p->cap * 2 : 64;
         struct fg_sacct_job *j = realloc(s->jobs, nc * sizeof *j);
         if (!j)
             return NULL;
         s->jobs = j;
-        *cap = nc;
+        p->cap = nc;
     }
     struct fg_sacct_job *j = &s->jobs[s->n++];
     memset(j, 0, sizeof *j);
     j->job_id = id;
+    p->slot[k] = (uint32_t)s->n;
     return j;
 }
 
 /* One data row (fields f[0..nf)) into s. */
-static int row(struct fg_sacct *s, size_t *cap, char **f, const int *at, unsigned lineno,
-               struct fg_err *err)
+static int row(struct parse *p, char **f, struct fg_err *err)
 {
+    const int *at = p->at;
+    unsigned lineno = p->lineno;
     const char *idtext = at[C_JOBIDRAW] >= 0 ? f[at[C_JOBIDRAW]] : f[at[C_JOBID]];
     uint64_t id;
     bool step;
@@ -115,7 +168,7 @@ static int row(struct fg_sacct *s, size_t *cap, char **f, const int *at, unsigne
         return fg_err_set(err, FG_E_PARSE, "line %u: job id '%.40s' is not a number%s", lineno,
                           idtext, at[C_JOBIDRAW] < 0 ? " (add JobIDRaw to --format for array "
                                                        "and heterogeneous jobs)" : "");
-    struct fg_sacct_job *j = job_get(s, cap, id);
+    struct fg_sacct_job *j = job_get(p, id);
     if (!j)
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
     const char *alloc = at[C_ALLOC] >= 0 ? f[at[C_ALLOC]] : "";
@@ -192,68 +245,90 @@ static int by_id(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-int fg_sacct_parse(const char *text, size_t len, struct fg_sacct **out, struct fg_err *err)
+/* One line (modified in place, without its newline) into p. */
+static int line_in(struct parse *p, char *line, struct fg_err *err)
+{
+    char *f[MAX_FIELDS];
+    size_t l = strlen(line);
+    p->lineno++;
+    if (l && line[l - 1] == '\r')
+        line[--l] = '\0';
+    if (!l)
+        return 0;
+    size_t nf = split(line, f);
+    if (!p->ncols) {
+        for (int c = 0; c < C_N; c++) {
+            p->at[c] = -1;
+            for (size_t i = 0; i < nf; i++)
+                if (!strcmp(f[i], col_names[c]))
+                    p->at[c] = (int)i;
+        }
+        if ((p->at[C_JOBID] < 0 && p->at[C_JOBIDRAW] < 0) || p->at[C_STATE] < 0)
+            return fg_err_set(err, FG_E_PARSE, "line %u: not a sacct -p header naming "
+                              "JobID (or JobIDRaw) and State (sacct -p without -n, "
+                              "--format=JobIDRaw,State,ExitCode,AllocTRES,TRESUsageInMax,"
+                              "NTasks)", p->lineno);
+        p->ncols = nf;
+        return 0;
+    }
+    if (nf != p->ncols)
+        return fg_err_set(err, FG_E_PARSE, "line %u: %zu fields where the header has %zu",
+                          p->lineno, nf, p->ncols);
+    return row(p, f, err);
+}
+
+int fg_sacct_read(FILE *in, struct fg_sacct **out, struct fg_err *err)
 {
     int rc = 0;
-    struct fg_sacct *s = calloc(1, sizeof *s);
-    char *copy = malloc(len + 1);
-    size_t cap = 0, ncols = 0;
-    int at[C_N];
-    char *f[MAX_FIELDS];
+    struct parse p = {.s = calloc(1, sizeof *p.s)};
+    char *line = NULL;
+    size_t cap = 0;
     *out = NULL;
-    if (!s || !copy) {
+    if (!p.s) {
         rc = fg_err_set(err, FG_E_NOMEM, "out of memory");
         goto out;
     }
-    memcpy(copy, text, len);
-    copy[len] = '\0';
-    unsigned lineno = 0;
-    for (char *line = copy, *next; line && *line; line = next) {
-        lineno++;
-        next = strchr(line, '\n');
-        if (next)
-            *next++ = '\0';
-        size_t l = strlen(line);
-        if (l && line[l - 1] == '\r')
-            line[--l] = '\0';
-        if (!l)
-            continue;
-        size_t nf = split(line, f);
-        if (!ncols) {
-            for (int c = 0; c < C_N; c++) {
-                at[c] = -1;
-                for (size_t i = 0; i < nf; i++)
-                    if (!strcmp(f[i], col_names[c]))
-                        at[c] = (int)i;
-            }
-            if ((at[C_JOBID] < 0 && at[C_JOBIDRAW] < 0) || at[C_STATE] < 0) {
-                rc = fg_err_set(err, FG_E_PARSE, "line %u: not a sacct -p header naming "
-                                "JobID (or JobIDRaw) and State (sacct -p without -n, "
-                                "--format=JobIDRaw,State,ExitCode,AllocTRES,TRESUsageInMax,"
-                                "NTasks)", lineno);
-                goto out;
-            }
-            ncols = nf;
-            continue;
-        }
-        if (nf != ncols) {
-            rc = fg_err_set(err, FG_E_PARSE, "line %u: %zu fields where the header has %zu",
-                            lineno, nf, ncols);
+    errno = 0;
+    for (ssize_t n; (n = getline(&line, &cap, in)) >= 0;) {
+        if (n && line[n - 1] == '\n')
+            line[n - 1] = '\0';
+        if (memchr(line, '\0', (size_t)n - (n && !line[n - 1]))) {
+            rc = fg_err_set(err, FG_E_PARSE, "line %u: a NUL byte", p.lineno + 1);
             goto out;
         }
-        if ((rc = row(s, &cap, f, at, lineno, err)))
+        if ((rc = line_in(&p, line, err)))
             goto out;
     }
-    if (!ncols) {
+    if (ferror(in)) {
+        rc = fg_err_set(err, errno == ENOMEM ? FG_E_NOMEM : FG_E_IO, "%s",
+                        strerror(errno ? errno : EIO));
+        goto out;
+    }
+    if (!p.ncols) {
         rc = fg_err_set(err, FG_E_PARSE, "no sacct -p header line");
         goto out;
     }
-    qsort(s->jobs, s->n, sizeof *s->jobs, by_id); /* for fg_sacct_find */
-    *out = s;
-    s = NULL;
+    /* by id for fg_sacct_find; the index is dropped */
+    qsort(p.s->jobs, p.s->n, sizeof *p.s->jobs, by_id);
+    *out = p.s;
+    p.s = NULL;
 out:
-    free(copy);
-    fg_sacct_free(s);
+    free(line);
+    free(p.slot);
+    fg_sacct_free(p.s);
+    return rc;
+}
+
+int fg_sacct_parse(const char *text, size_t len, struct fg_sacct **out, struct fg_err *err)
+{
+    *out = NULL;
+    if (!len)
+        return fg_err_set(err, FG_E_PARSE, "no sacct -p header line");
+    FILE *in = fmemopen((void *)text, len, "r");
+    if (!in)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory");
+    int rc = fg_sacct_read(in, out, err);
+    fclose(in);
     return rc;
 }
 

@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "util/error.h"
 
@@ -65,6 +66,12 @@ struct fg_sacct {
  * exit code) naming line and column, FG_E_NOMEM.
  */
 int fg_sacct_parse(const char *text, size_t len, struct fg_sacct **out, struct fg_err *err);
+/*
+ * The same read from a stream, line by line (never the whole text in memory): the jobs
+ * are joined through a hash index of their ids, O(rows) whatever their order.  A NUL
+ * byte fails FG_E_PARSE, a read error FG_E_IO.  fg_sacct_parse reads its text this way.
+ */
+int fg_sacct_read(FILE *in, struct fg_sacct **out, struct fg_err *err);
 void fg_sacct_free(struct fg_sacct *s);
 
 /* The job with that id, or NULL; borrowed from s. */

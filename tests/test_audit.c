@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -515,6 +516,111 @@ static void write_should_append_whole_lines_from_two_processes(void **state)
     free(text);
 }
 
+/* A full disk, for real: RLIMIT_FSIZE stops the file a few bytes into the third line, so
+ * write(2) returns short (the kernel's generic_write_check_limits). */
+static void write_should_leave_no_fragment_after_a_short_write(void **state)
+{
+    (void)state;
+    char path[400];
+    snprintf(path, sizeof path, "%s/full.log", tmpdir);
+    pid_t kid = fork();
+    assert_true(kid >= 0);
+    if (kid == 0) {
+        struct fg_audit_rec r;
+        struct fg_err err = {0};
+        sample(&r);
+        signal(SIGXFSZ, SIG_IGN);
+        if (fg_audit_write(path, &r, &err) || fg_audit_write(path, &r, &err))
+            _exit(1);
+        struct stat st;
+        if (stat(path, &st))
+            _exit(1);
+        struct rlimit rl = {(rlim_t)st.st_size + 40, (rlim_t)st.st_size + 40};
+        if (setrlimit(RLIMIT_FSIZE, &rl))
+            _exit(1);
+        if (!fg_audit_write(path, &r, &err) || !strstr(err.detail, "short write") ||
+            !strstr(err.detail, "cut back"))
+            _exit(2);
+        _exit(0);
+    }
+    int st;
+    assert_int_equal(waitpid(kid, &st, 0), kid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    size_t len;
+    char *text = slurp(path, &len);
+    assert_true(len > 0 && text[len - 1] == '\n'); /* no fragment at the end */
+    size_t lines = 0;
+    for (char *p = text, *nl; (nl = memchr(p, '\n', (size_t)(text + len - p))); p = nl + 1) {
+        struct fg_audit_rec r;
+        struct fg_err err = {0};
+        assert_int_equal(fg_audit_parse(p, (size_t)(nl - p + 1), &r, &err), 0);
+        lines++;
+    }
+    assert_int_equal(lines, 2);
+    free(text);
+}
+
+/* The join key is written only when it is not the line's own submit id, and read back;
+ * Slurm's NO_VAL is no time limit, INFINITE "unlimited". */
+static void format_should_carry_the_key_and_the_time_limit_kinds(void **state)
+{
+    (void)state;
+    struct fg_audit_rec r, back;
+    struct fg_err err = {0};
+    char line[FG_AUDIT_LINE_MAX];
+    sample(&r);
+    snprintf(r.key, sizeof r.key, "%s", r.submit_id);
+    fg_audit_set_time_limit(&r, FG_TIME_NO_VAL);
+    assert_int_equal(r.time_limit_min, 0);
+    size_t n = fg_audit_format(&r, line, sizeof line);
+    assert_null(strstr(line, "\"key\""));
+    assert_null(strstr(line, "\"time_limit\""));
+    assert_int_equal(fg_audit_parse(line, n, &back, &err), 0);
+    assert_string_equal(back.key, r.submit_id);
+    snprintf(r.key, sizeof r.key, "login1:4242:1764583200.000000001:0");
+    fg_audit_set_time_limit(&r, FG_TIME_UNLIMITED);
+    n = fg_audit_format(&r, line, sizeof line);
+    assert_non_null(strstr(line, "\"key\":\"login1:4242:1764583200.000000001:0\""));
+    assert_non_null(strstr(line, "\"time_limit_min\":0,\"time_limit\":\"unlimited\""));
+    assert_int_equal(fg_audit_parse(line, n, &back, &err), 0);
+    assert_string_equal(back.key, "login1:4242:1764583200.000000001:0");
+    assert_string_equal(back.time_limit, "unlimited");
+    fg_audit_set_time_limit(&r, 90);
+    assert_int_equal(r.time_limit_min, 90);
+    assert_string_equal(r.time_limit, "");
+}
+
+/* Root (the controller's check) creates a per-user file for the line's user, and may append
+ * to that user's file; never to another user's. */
+static void write_should_create_per_user_files_for_their_user_as_root(void **state)
+{
+    (void)state;
+    if (geteuid() != 0)
+        skip();
+    char target[400], path[400], other[400];
+    struct fg_audit_rec r;
+    struct fg_err err = {0};
+    struct stat st;
+    sample(&r);
+    snprintf(r.user, sizeof r.user, "nobody");
+    r.uid = 65534;
+    snprintf(target, sizeof target, "%s/peruser-%%u.log", tmpdir);
+    snprintf(path, sizeof path, "%s/peruser-nobody.log", tmpdir);
+    assert_int_equal(fg_audit_write(target, &r, &err), 0);
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_uid, 65534);
+    assert_int_equal(fg_audit_write(target, &r, &err), 0); /* the user's own: appended */
+    /* a file of another user under this user's name (pre-created) is refused */
+    snprintf(other, sizeof other, "%s/peruser-eve.log", tmpdir);
+    int fd = open(other, O_WRONLY | O_CREAT, 0640);
+    assert_true(fd >= 0);
+    assert_int_equal(fchown(fd, 65534, (gid_t)-1), 0);
+    close(fd);
+    snprintf(r.user, sizeof r.user, "eve");
+    r.uid = 1005;
+    assert_int_equal(fg_audit_write(target, &r, &err), FG_E_DENIED);
+}
+
 static void on_alarm(int sig)
 {
     (void)sig;
@@ -726,6 +832,9 @@ int main(void)
         cmocka_unit_test(write_should_expand_user_and_uid_in_the_path),
         cmocka_unit_test(path_expand_should_name_the_setting_and_refuse_names_that_climb),
         cmocka_unit_test(write_syslog_should_send_one_rfc3164_datagram),
+        cmocka_unit_test(write_should_leave_no_fragment_after_a_short_write),
+        cmocka_unit_test(format_should_carry_the_key_and_the_time_limit_kinds),
+        cmocka_unit_test(write_should_create_per_user_files_for_their_user_as_root),
     };
     return cmocka_run_group_tests(tests, make_tmpdir, remove_tmpdir);
 }

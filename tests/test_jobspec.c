@@ -758,7 +758,11 @@ static void slurm_time_should_read_every_form_sbatch_takes(void **state)
     assert_int_equal(fg_slurm_time_minutes("1:30:00"), 90);
     assert_int_equal(fg_slurm_time_minutes("2-00:00:00"), 2880);
     assert_int_equal(fg_slurm_time_minutes("1-12"), 2160);
-    assert_int_equal(fg_slurm_time_minutes("UNLIMITED"), 0);
+    assert_int_equal(fg_slurm_time_minutes("UNLIMITED"), FG_TIME_UNLIMITED);
+    assert_int_equal(fg_slurm_time_minutes("infinite"), FG_TIME_UNLIMITED);
+    /* Slurm's NO_VAL (sbatch without --time) and INFINITE as numbers */
+    assert_int_equal(fg_slurm_time_minutes("4294967294"), 0);
+    assert_int_equal(fg_slurm_time_minutes("4294967295"), FG_TIME_UNLIMITED);
     assert_int_equal(fg_slurm_time_minutes("abc"), 0);
     assert_int_equal(fg_slurm_time_minutes(NULL), 0);
 }

@@ -15,7 +15,9 @@
 #      tagged job (fork + exec included, median and p99 of 201 runs), and as root sbatch with
 #      vs without JobSubmitPlugins=lua;
 #   6. the node-side GPU sampler (GpuSampler=, build/bench/bench_sampler) against the fake
-#      libnvidia-ml.so.1: a tagged job's cost without NVML, and CPU per sample of 8 GPUs.
+#      libnvidia-ml.so.1: a tagged job's cost without NVML, and CPU per sample of 8 GPUs;
+#   7. `fitgate learn` at site scale (tools/gen_learn.sh: 500k jobs, 1M audit lines, 1.5M
+#      sacct rows): wall time and peak RSS against the targets, 30 s and 500 MB.
 # "lean" rows are an experiment (bench/lean_stubs.c): the same binaries without libcurl and
 # hwloc linked in, i.e. what loading them only when needed would give.
 # The machine is shared and noisy: every figure is a median with its spread, never one run.
@@ -140,5 +142,19 @@ if [ -x "$B/bench/bench_sampler" ] && [ -f "$B/tests/fake-nvml/libnvidia-ml.so.1
 else
     echo "skipped: build/bench/bench_sampler or the fake NVML missing"
 fi
+
+section "7. fitgate learn at site scale (tools/gen_learn.sh)"
+LJOBS=$([ -n "${BENCH_QUICK:-}" ] && echo 50000 || echo 500000)
+bash "$ROOT/tools/gen_learn.sh" "$LJOBS" "$WORK/learn"
+echo "$LJOBS jobs: $(wc -l < "$WORK/learn/audit.log") audit lines, $(($(wc -l < "$WORK/learn/sacct.txt") - 1)) sacct rows"
+for r in 1 2 3; do
+    /usr/bin/time -f "%e %M" -o "$WORK/learn/time.$r" "$B/fitgate" learn "$WORK/learn/audit.log" \
+        --sacct "$WORK/learn/sacct.txt" > "$WORK/learn/out.$r" || echo "learn failed (run $r)"
+done
+cat "$WORK/learn/time".* | sort -n | awk -v n="$LJOBS" 'NR == 2 {
+    printf "learn, text: median of 3 runs %.2f s, peak RSS %.0f MB (targets for 500k jobs: 30 s, 500 MB)\n", $1, $2 / 1024
+    if (n == 500000 && ($1 >= 30 || $2 / 1024 >= 500)) print "OVER TARGET"
+}'
+head -1 "$WORK/learn/out.1"
 echo
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -59,22 +59,22 @@ printf '%s\n' "Action=reject" "OnError=allow" "HubEndpoint=http://127.0.0.1:$(ca
 chmod -R a+rX "$SROOT/models" "$SROOT/fitgate.conf" "$SROOT/fitgate"
 
 AS=""
-[ "$(id -u)" = 0 ] && AS="setpriv --reuid=$(id -u nobody) --regid=$(id -g nobody) --clear-groups"
-# lua_cmd NAME MODEL MODE GRES: the line job_submit.lua hands io.popen (slurm_job_submit)
+[ "$(id -u)" = 0 ] && AS="--run-as $(id -u nobody):$(id -g nobody)"
+# lua_cmd NAME MODEL MODE GRES: what job_submit.lua hands io.popen (ctld()): the options
+# NUL-separated in a file that is fitgate ctld's standard input, the line without them
 lua_cmd() {
-    printf "%s timeout -k 1 1 '%s' check '%s' --offline --json --log-as=job_submit " \
-        "$AS" "$SROOT/fitgate" "$2"
-    printf "%s 2>&1; echo \"__fitgate_rc=\$?\"\n" \
-        "--policy='$SROOT/fitgate.conf' --ft-mode='$3' --gres='$4' --partition='gpu'"
+    printf '%s\0--ft-mode=%s\0--gres=%s\0--partition=gpu\0' "$2" "$3" "$4" > "$SROOT/$1.args"
+    printf "exec timeout -k 1 2 %s ctld --timeout-ms 800 --on-error allow --policy %s %s < %s\n" \
+        "$SROOT/fitgate" "$SROOT/fitgate.conf" "$AS" "$SROOT/$1.args"
 }
 lua_cmd fit "$SROOT/models/Qwen--Qwen3-0.6B" lora gpu:t4:1 > "$SROOT/fit.sh"
 lua_cmd nofit "$SROOT/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2" lora gpu:t4:1 > "$SROOT/nofit.sh"
 lua_cmd cold acme/never-cached-9b lora gpu:t4:1 > "$SROOT/cold.sh"
-echo 'echo "__fitgate_rc=0"' > "$SROOT/shell.sh"
+echo 'echo "fitgate-answer 1 allow %00"' > "$SROOT/shell.sh"
 chmod 644 "$SROOT"/*.sh
 for v in fit nofit cold; do
     /bin/sh "$SROOT/$v.sh" > "$SROOT/$v.first" 2>&1
-    say "$v: $(grep -o '__fitgate_rc=[0-9]*' "$SROOT/$v.first") $(grep -oE '"kind":[[:space:]]*"[a-z]*"' "$SROOT/$v.first" | head -1 | tr -d '[:space:]')"
+    say "$v: $(grep '^fitgate-answer' "$SROOT/$v.first")"
 done
 
 # quantiles LABEL...: median and p99 of wall_us in the samples, in ms
@@ -101,7 +101,7 @@ say "1. job_submit.lua's command per tagged job: $RUNS interleaved runs (fork + 
     > "$SROOT/table.txt" 2>&1
 cat "$SROOT/table.txt"
 quantiles lua-fit lua-nofit lua-cold-blackhole shell-alone fitgate-alone
-echo "(lua-*: sh -c, ${AS:+setpriv, }timeout, fitgate check --offline as job_submit.lua runs it;"
+echo "(lua-*: sh -c, timeout, fitgate ctld ${AS:+--run-as nobody }(a fork, the check as the user) as job_submit.lua runs it;"
 echo " the audit line is written each run; the hub is a black hole: never connected to)"
 
 # --- 2. sbatch round trips with and without JobSubmitPlugins=lua -----------------------------

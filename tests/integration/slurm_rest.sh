@@ -14,7 +14,9 @@
 #   d. a hub id that is in no site directory and no cache, the policy's hub a black hole
 #      (accepts, never answers): the check is --offline, returns within its bound without a
 #      connection, and OnError decides;
-#   e. a check that hangs is cut by the script's 1 s timeout, and OnError decides.
+#   e. a fitgate that hangs before it can bound its own check is cut by the script's 2 s
+#      backstop timeout, and OnError decides;
+#   f. RequireTag=yes refuses an untagged GPU job submitted over REST.
 #
 # Run as root: `bash tests/integration/slurm_rest.sh` (make integration).  Installs the
 # Slurm daemons, slurmrestd and curl with apt-get when missing.  Every daemon it starts is
@@ -279,14 +281,28 @@ sleep 1.1   # slurmctld reloads job_submit.lua when its mtime moves on by a seco
 sed -i "s|^local FITGATE = .*|local FITGATE = \"$SROOT/fitgate-hangs\"|" "$SROOT/etc/job_submit.lua"
 rest /slurm/v0.0.38/job/submit "$(job hangs "$(opt model "$QWEN"), $(opt mode lora)")"
 E_MS=$(cat "$SROOT/ms")
-if [ -n "$(jobid)" ] && said "fitgate: warning: cannot check this job: fitgate took longer than 1 s" &&
-    [ "$E_MS" -ge 900 ] && [ "$E_MS" -lt 3000 ]; then
-    ok "e. a fitgate that hangs is cut after $E_MS ms (timeout 1 s) and OnError=allow decides"
+if [ -n "$(jobid)" ] && said "fitgate: warning: cannot check this job: fitgate took longer than 2 s" &&
+    [ "$E_MS" -ge 1900 ] && [ "$E_MS" -lt 4000 ]; then
+    ok "e. a fitgate that hangs is cut after $E_MS ms (backstop 2 s) and OnError=allow decides"
 else
     bad "e. hanging check ($E_MS ms): $(head -c 600 "$SROOT/out")"
 fi
 sleep 1.1
 sed -i "s|^local FITGATE = .*|local FITGATE = \"$SROOT/fitgate\"|" "$SROOT/etc/job_submit.lua"
+
+# --- f. RequireTag=yes: an untagged GPU job over REST is refused by the controller --------
+echo "RequireTag=yes" >> "$SROOT/fitgate.conf"
+sleep 0.2   # the policy settles (fg_policy_load)
+rest /slurm/v0.0.38/job/submit "$(job untagged-gpu '"HOME": "/tmp"' '"gres": "gpu:t4:8",')"
+if [ -z "$(jobid)" ] && said '"error_code"' &&
+    grep -q "fitgate: refused an untagged GPU job of uid [0-9]* (untagged-gpu): RequireTag" \
+        "$SROOT/log/slurmctld.log"; then
+    ok "f. RequireTag=yes: an untagged 8-GPU REST job is refused in slurmctld"
+else
+    bad "f. RequireTag over REST: $(head -c 400 "$SROOT/out")"
+fi
+sed -i '/^RequireTag=yes$/d' "$SROOT/fitgate.conf"
+sleep 0.2
 
 # --- the controller's cost: REST round trips, tagged vs untagged (held, 9 each, interleaved)
 FIT=$(job rt-fit "$(opt model "$QWEN"), $(opt mode lora)")
