@@ -167,6 +167,7 @@ PLUGIN_ENGINE_SRCS := \
 CLI_SRCS := \
 	cli/main.c \
 	cli/cmd_plan.c \
+	cli/job_line.c \
 	cli/commands.c \
 	cli/cmd_frameworks.c \
 	cli/model_arg.c \
@@ -346,7 +347,8 @@ $(BUILD)/tests/test_report_html: $(BUILD)/tests/test_report_html.o $(BUILD)/cli/
 
 # Debian packages the build and the tests need.
 DEB_DEPS := gcc make pkg-config libcjson-dev libcurl4-openssl-dev libhwloc-dev libyaml-dev libcmocka-dev \
-	libslurm-dev hwloc lighttpd lighttpd-mod-openssl openssl clang libclang-rt-14-dev valgrind
+	libslurm-dev hwloc lighttpd lighttpd-mod-openssl openssl clang libclang-rt-14-dev valgrind \
+	fuse3 libfuse3-dev
 deps:
 	@missing=""; for p in $(DEB_DEPS); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \

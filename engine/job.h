@@ -18,6 +18,9 @@
 
 #include "util/error.h"
 
+/* Longest sequence the estimator accepts (tokens). */
+#define FG_MAX_SEQ (1u << 24)
+
 enum fg_mode { FG_MODE_FULL, FG_MODE_LORA, FG_MODE_QLORA, FG_MODE_SERVE };
 enum fg_precision { FG_PREC_BF16_MIXED, FG_PREC_BF16, FG_PREC_FP16_MIXED, FG_PREC_FP32 };
 /* adamw: torch.optim.AdamW as it runs by default on CUDA (foreach: the step materialises

@@ -25,8 +25,6 @@
 #include "model.h"
 #include "job.h"
 
-/* Longest sequence the estimator accepts (tokens). */
-#define FG_MAX_SEQ (1u << 24)
 
 struct fg_breakdown {
     uint64_t weights, gradients, optimizer, adapters, activations, logits, kv_cache, ssm_state,

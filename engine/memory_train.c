@@ -69,3 +69,69 @@ uint64_t fg__fused_loss_tok(const struct train *x, unsigned c, uint64_t *head_gr
     uint64_t inc = h ? (v + h - 1) / h : 1;
     return c * h + 4 + 2 * c * v / (inc ? inc : 1);
 }
+
+/* The job's numbers the estimator cannot read: FG_E_INVAL / FG_E_RANGE naming the field. */
+int fg__train_check_job(const struct fg_job *job, struct fg_err *err)
+{
+    if (job->batch == 0)
+        return fg_err_set(err, FG_E_INVAL, "micro-batch must be at least 1");
+    if (job->batch > (1u << 20))
+        return fg_err_set(err, FG_E_RANGE, "micro-batch %llu is absurd (limit 1048576)",
+                          (unsigned long long)job->batch);
+    if (job->seq_len > FG_MAX_SEQ)
+        return fg_err_set(err, FG_E_RANGE, "sequence length %llu is beyond %u tokens",
+                          (unsigned long long)job->seq_len, FG_MAX_SEQ);
+    if ((job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA) &&
+        (job->lora_rank == 0 || job->lora_rank > 65536))
+        return fg_err_set(err, FG_E_INVAL, "LoRA rank %u is out of range 1..65536",
+                          job->lora_rank);
+    if (job->zero > 3)
+        return fg_err_set(err, FG_E_INVAL, "ZeRO stage %u is not 0..3", job->zero);
+    if (!(job->lora_dropout >= 0 && job->lora_dropout < 1) || !(job->attn_dropout <= 1) ||
+        !(job->hidden_dropout <= 1))
+        return fg_err_set(err, FG_E_INVAL, "dropout probabilities must be below 1 (LoRA: 0 or "
+                                           "more; attention, hidden: negative for config.json's)");
+    return 0;
+}
+
+/* The bytes per element of weights, gradients and optimizer states, and the ZeRO shards. */
+void fg__train_bytes(struct train *x)
+{
+    const struct fg_job *job = x->job;
+    bool full = x->full;
+    x->wbytes = x->pbytes;
+    x->gbytes = full ? x->wbytes : 4;
+    /* Adam m and v in the parameter dtype (torch.optim.AdamW); 8-bit Adam
+     * 2 bytes [T101]; SGD with momentum one state. */
+    x->adam = job->optimizer == FG_OPT_ADAMW || job->optimizer == FG_OPT_ADAMW_FUSED;
+    bool adam8 = job->optimizer == FG_OPT_ADAMW_8BIT || job->optimizer == FG_OPT_PAGED_ADAMW_8BIT;
+    /* bitsandbytes PagedAdamW: Optimizer2State(optim_bits=32) keeps fp32 m and v whatever the
+     * parameter's dtype (optim/optimizer.py init_state: dtype=torch.float32) */
+    x->obytes = x->adam ? 2 * (full ? x->wbytes : 4)
+              : job->optimizer == FG_OPT_PAGED_ADAMW ? 8
+              : adam8 ? 2 : (full ? x->wbytes : 4);
+    /* job->master (job.h): bf16 parameters, and the fp32 master copy (4 B) held with the
+     * Adam states, sharded as they are (Megatron DistributedOptimizer; DeepSpeed
+     * bf16_optimizer: the ZeRO paper's 2 + 2 + 12 bytes per parameter). */
+    x->master_opt = full && job->master == FG_MASTER_OPTIMIZER && job->precision == FG_PREC_BF16;
+    x->state_bytes = x->obytes;
+    if (x->master_opt) {
+        x->gbytes = job->main_grad_bytes ? job->main_grad_bytes : 4;
+        /* Megatron's precision-aware optimizer with bf16 moments (job.h bf16_states) */
+        x->state_bytes = x->adam || job->optimizer == FG_OPT_PAGED_ADAMW ? (job->bf16_states ? 4 : 8)
+                       : adam8 ? 2 : job->bf16_states ? 2 : 4;
+        x->obytes = 4 + x->state_bytes;
+    }
+    /* Under ZeRO-3 / FSDP the data-parallel group also spans the context-parallel ranks
+     * (Megatron parallel_state: the distributed optimizer shards over dp x cp). */
+    uint32_t dp = x->dp;
+    if (job->cp > 1)
+        dp = (uint32_t)((uint64_t)dp * job->cp > UINT32_MAX ? UINT32_MAX : dp * job->cp);
+    x->dp = dp;
+    x->shard_w = job->zero >= 3 ? dp : 1;
+    x->shard_g = job->zero >= 2 ? dp : 1;
+    x->shard_o = job->zero >= 1 ? dp : 1;
+    /* job->unsharded_copy (job.h): the weights line again, unsharded, and only where
+     * that line is sharded (ZeRO-3 over dp > 1). */
+    x->want_copy = job->unsharded_copy && x->shard_w > 1;
+}

@@ -74,4 +74,12 @@ void fg__train_buffers(struct train *x, struct train_buffers *b);
  * weight gradient it makes in the forward (0 where the head does not train). */
 uint64_t fg__fused_loss_tok(const struct train *x, unsigned c, uint64_t *head_grad);
 
+/* The job's sizes checked before it is estimated: FG_E_INVAL for an inconsistent job,
+ * FG_E_RANGE for an absurd size (fg_memory_estimate's errors). */
+int fg__train_check_job(const struct fg_job *job, struct fg_err *err);
+
+/* The bytes per parameter of the job's weights, gradients and optimizer states, and the
+ * ZeRO shards, into x (its job and dp set). */
+void fg__train_bytes(struct train *x);
+
 #endif
