@@ -178,7 +178,7 @@ static const struct fg_framework table[] = {
      .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS,
      .optimizer = FG_OPT_ADAMW_FUSED, .fsdp_mixed = true, .grad_ckpt = true,
      .ac_selective = true, .float8 = true, .dp_zero = 3,
-     .no_dropout = true,
+     .no_dropout = true, .full_only = true, /* no peft / LoRA in torchtitan's trainer */
      .keeps = "FSDP2: fp32 sharded params/grads/AdamW, bf16 gathered blocks, no autocast "
               "cache; activation checkpointing on",
      .source = "torchtitan 0.2.2 config/configs.py mixed_precision_param; "

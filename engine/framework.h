@@ -49,6 +49,7 @@ struct fg_framework {
     bool naive_pp;             /* PP is a layer split run one micro-batch at a time */
     bool trains, serves;       /* the modes it runs */
     bool qlora;                /* has a 4-bit base path (bitsandbytes, torchao NF4) */
+    bool full_only;            /* trains full fine-tunes only: no adapter (LoRA) path */
     bool lora_base_torch_dtype;/* LoRA under mixed precision: the base stays in the dtype it
                                   was loaded in (bf16), autocast only computes in it */
     bool kv_expanded;          /* attention expands K/V to the query heads (job.h) */

@@ -536,6 +536,11 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         s->fw = fg_framework_default();
     const struct fg_framework *fw = s->fw;
     bool serve = j->mode == FG_MODE_SERVE;
+    if ((j->mode == FG_MODE_LORA || j->mode == FG_MODE_QLORA) && fw->full_only)
+        return fg_err_set(err, FG_E_INVAL, "--framework %s trains full fine-tunes only (it has "
+                          "no LoRA adapters): use --mode full, or a framework with peft or its "
+                          "own LoRA (transformers, trl, axolotl, llama-factory, unsloth, "
+                          "torchtune, lit-gpt, nemo)", fw->name);
     if (j->mode == FG_MODE_QLORA && !fw->qlora)
         return fg_err_set(err, FG_E_INVAL, "--framework %s has no 4-bit QLoRA path (it "
                           "quantizes no base with bitsandbytes or NF4): use --mode lora, or a "

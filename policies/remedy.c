@@ -342,6 +342,8 @@ static bool fw_runs(const struct fg_framework *fw, const struct fg_job *j,
         return false;
     if (j->mode == FG_MODE_QLORA && !fw->qlora)
         return false;
+    if ((j->mode == FG_MODE_LORA || j->mode == FG_MODE_QLORA) && fw->full_only)
+        return false;
     unsigned need = fg_framework_needs(l->tp, l->pp, l->ep, 1, l->dp > 1 ? l->zero : 0);
     return !(need & ~fw->layouts);
 }
