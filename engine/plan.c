@@ -636,7 +636,8 @@ static int list_shapes(struct search *s, struct planner *P, uint32_t g, struct f
             }
         }
     }
-    qsort(s->shapes, s->n_shapes, sizeof *s->shapes, cmp_shape);
+    if (s->n_shapes) /* no shape: s->shapes may be NULL, which qsort may not take */
+        qsort(s->shapes, s->n_shapes, sizeof *s->shapes, cmp_shape);
     return 0;
 }
 

@@ -97,15 +97,16 @@ python3 - <<'EOF' || die "cannot apply the framework recipe"
 p = 'engine/framework.c'; s = open(p).read()
 i = s.index('static const struct fg_framework table[] = {')
 j = s.index('\n};\n', i)
-s = s[:j] + ('\n    {.name = "dummyfw", .aliases = "", .label = "dummy (recipe test)",'
+s = s[:j] + ('\n    {.name = "dummyfw", .version = "1", .aliases = "",'
+             ' .label = "dummy (recipe test)",'
              ' .layouts = FG_LAY_ZERO, .trains = true, .full_precision = FG_PREC_BF16,'
-             ' .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW,'
+             ' .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW, .keeps = "nothing",'
              ' .source = "tests/integration/recipes.sh: no framework"},') + s[j:]
 open(p, 'w').write(s)
 p = 'docs/frameworks.md'; s = open(p).read()
-i = s.index('| `--framework` | runs |')
+i = s.index('| `--framework` | release | runs |')
 j = s.index('\n\n', i)
-s = s[:j] + '\n| `dummyfw` | train | DP, ZeRO | nothing | recipes.sh |' + s[j:]
+s = s[:j] + '\n| `dummyfw` | 1 | train | DP, ZeRO | nothing | recipes.sh |' + s[j:]
 open(p, 'w').write(s)
 EOF
 expect_edited "the framework recipe" engine/framework.c docs/frameworks.md
@@ -143,7 +144,7 @@ strings -a build/spank_fitgate.so >"$TMP/plugin"
 has "the plugin registers --ft-dummy-knob" "ft-dummy-knob" "$TMP/plugin"
 has "the plugin's help (sbatch --help) says it" "[fitgate] a dummy option the recipe test adds" \
     "$TMP/plugin"
-has "the plugin's --ft-framework help names the row" "|dummyfw (default hf)" "$TMP/plugin"
+has "the plugin's --ft-framework help names the row" "|dummyfw, NAME@VERSION" "$TMP/plugin"
 complete_words() { # PREV CUR: what bash completion offers for `fitgate plan M PREV CUR`
     env -i PATH="$PATH" HOME="$TMP" bash --norc --noprofile -c '
         source contrib/bash-completion/fitgate
@@ -162,7 +163,7 @@ has "fitgate(1) has the option" "--dummy-knob WORD" "$TMP/man1"
 has "fitgate(1) lists the framework" "dummyfw" "$TMP/man1"
 has "spank_fitgate(8) has the option" "--ft-dummy-knob=WORD" "$TMP/man8"
 has "docs/cli.md's table has the option" '| `--dummy-knob WORD` | off | a dummy option' docs/cli.md
-has "docs/cli.md's table lists the framework" '\|dummyfw |' docs/cli.md
+has "docs/cli.md's table lists the framework" '\|dummyfw, NAME@VERSION' docs/cli.md
 if build/tests/test_jobspec >"$TMP/test" 2>&1; then ok "test_jobspec passes with one row more"
 else bad "test_jobspec fails with the dummy framework row: $(grep -m3 -E 'FAIL|Error' "$TMP/test")"; fi
 
