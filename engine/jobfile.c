@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,7 +296,8 @@ static int json_node(struct tree *t, const cJSON *j, int parent, unsigned line, 
         s = j->valuestring;
     else if (cJSON_IsBool(j))
         s = cJSON_IsTrue(j) ? "true" : "false";
-    else if (cJSON_IsNumber(j) && j->valuedouble == (double)(long long)j->valuedouble)
+    else if (cJSON_IsNumber(j) && fabs(j->valuedouble) < 9.2e18 && /* fits a long long */
+             j->valuedouble == (double)(long long)j->valuedouble)
         snprintf(num, sizeof num, "%lld", (long long)j->valuedouble);
     else if (cJSON_IsNumber(j))
         snprintf(num, sizeof num, "%.17g", j->valuedouble);

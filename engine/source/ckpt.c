@@ -33,9 +33,14 @@ static const struct {
 
 /* ---- the entry's JSON ------------------------------------------------------------- */
 
+/* Counts are written as exact integers: cJSON prints a double with 15 significant digits
+ * when that reads back within its epsilon, which drops the last digit of a 16-digit count
+ * (cJSON.c print_number's compare_double); get_count takes at most 2^53. */
 static bool add_num(cJSON *o, const char *key, uint64_t v)
 {
-    return cJSON_AddNumberToObject(o, key, (double)v) != NULL;
+    char buf[24];
+    snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    return cJSON_AddRawToObject(o, key, buf) != NULL;
 }
 
 /* An object of the non-zero entries of v[0..n), keyed by name(i). */

@@ -131,7 +131,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     fitgate_use_options(values, FG_JOBOPT_COUNT);
     static struct fg_jobspec job;
     struct fg_err err = {0};
-    fuzz_check_rc(fitgate_job(&job, &err), &err);
+    fuzz_check_rc(fitgate_job(&job, NULL, &err), &err);
     fitgate_use_options(NULL, 0);
 
     /* the CLI: fitgate plan PIECES... */

@@ -47,7 +47,7 @@ t0=$(date +%s)
 # in other modules must not fail the fuzz build.  MAKEFLAGS from a calling make pass through.
 make -s BUILD="$FUZZ_BUILD" CC="$FUZZ_CC" SANITIZE=fuzzer-no-link,address,undefined WERROR= \
     "$FUZZ_BUILD/libfitgate.a" $EXTRA_OBJS || die "engine build failed"
-CFLAGS_F="-std=c11 -D_GNU_SOURCE -O1 -g $WARN $SAN -Iengine -Ipolicies -Icli -Iplugin $(pkg-config --cflags $PKGS)"
+CFLAGS_F="-std=c11 -D_GNU_SOURCE -O1 -g $WARN $SAN -Iengine -Ipolicies -Icli -Iplugin -I$FUZZ_BUILD/gen $(pkg-config --cflags $PKGS)"
 LIBS_F="$FUZZ_BUILD/libfitgate.a $(pkg-config --libs $PKGS) -lm -lpthread"
 for t in $TARGETS; do
     [ -f "tests/fuzz/fuzz_$t.c" ] || die "no target $t (tests/fuzz/fuzz_$t.c)"
