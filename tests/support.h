@@ -13,6 +13,7 @@
 #include "arch/graph.h"
 #include "model_load.h"
 #include "source/config.h"
+#include "jobspec.h"
 #include "model.h"
 
 /* Load a fixture directory (or config.json); fails the test with the detail. */
@@ -116,6 +117,27 @@ static inline struct fg_config *next_fixture_config(DIR *d, char *name, size_t c
         }
     }
     return NULL;
+}
+
+/* A spec from "name=value" pairs (NULL-terminated; a bare "name" is a flag), finished:
+ * 0, or the code of the first option or of fg_jobspec_finish that refused it, with err
+ * saying why (err->detail names the pair when an option refused it). */
+static inline int spec_from_pairs(struct fg_jobspec *s, const char *const *kv, struct fg_err *err)
+{
+    fg_jobspec_init(s, NULL);
+    for (; *kv; kv++) {
+        char name[64];
+        const char *eq = strchr(*kv, '=');
+        snprintf(name, sizeof name, "%.*s", (int)(eq ? eq - *kv : (long)strlen(*kv)), *kv);
+        int id = fg_jobopt_find(name);
+        assert_true(id >= 0);
+        int rc = fg_jobspec_set(s, (unsigned)id, eq ? eq + 1 : NULL, err);
+        if (rc) {
+            fg_err_prefix(err, "%s", *kv);
+            return rc;
+        }
+    }
+    return fg_jobspec_finish(s, err);
 }
 
 #endif

@@ -26,21 +26,9 @@
 static void spec_of(struct fg_jobspec *s, const char *const *kv)
 {
     struct fg_err err = {0};
-    fg_jobspec_init(s, NULL);
-    for (; *kv; kv++) {
-        char name[64];
-        const char *eq = strchr(*kv, '=');
-        snprintf(name, sizeof name, "%.*s", (int)(eq ? eq - *kv : (long)strlen(*kv)), *kv);
-        int id = fg_jobopt_find(name);
-        assert_true(id >= 0);
-        int rc = fg_jobspec_set(s, (unsigned)id, eq ? eq + 1 : NULL, &err);
-        if (rc)
-            print_message("%s: %s\n", *kv, err.detail);
-        assert_int_equal(rc, 0);
-    }
-    int rc = fg_jobspec_finish(s, &err);
+    int rc = spec_from_pairs(s, kv, &err);
     if (rc)
-        print_message("finish: %s\n", err.detail);
+        print_message("%s\n", err.detail);
     assert_int_equal(rc, 0);
 }
 

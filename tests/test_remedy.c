@@ -23,17 +23,7 @@
 static bool spec_try(struct fg_jobspec *s, const char *const *kv)
 {
     struct fg_err err = {0};
-    fg_jobspec_init(s, NULL);
-    for (; *kv; kv++) {
-        char name[64];
-        const char *eq = strchr(*kv, '=');
-        snprintf(name, sizeof name, "%.*s", (int)(eq ? eq - *kv : (long)strlen(*kv)), *kv);
-        int id = fg_jobopt_find(name);
-        assert_true(id >= 0);
-        if (fg_jobspec_set(s, (unsigned)id, eq ? eq + 1 : NULL, &err))
-            return false;
-    }
-    return fg_jobspec_finish(s, &err) == 0;
+    return spec_from_pairs(s, kv, &err) == 0;
 }
 
 static struct fg_request request(const char *card, uint32_t per_node, uint32_t nodes)
