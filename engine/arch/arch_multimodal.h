@@ -23,4 +23,82 @@ typedef int (*fg__mm_proj_fn)(struct fg_model *m, const struct fg_cfg *c, const 
                               const struct vit_dims *d, struct fg_err *err);
 extern const fg__mm_proj_fn fg__mm_projectors[PROJ_COUNT];
 
+/* A config key with its class default; def 0 means the key is required. */
+struct mm_key {
+    const char *keys;
+    uint64_t def;
+};
+
+enum vit_pos {
+    VIT_POS_NONE,     /* rotary only, nothing stored (Qwen2-VL) */
+    VIT_POS_PATCHES,  /* learned table, one row per patch (+ class token) */
+    VIT_POS_GRID,     /* learned pos_h x pos_w grid, interpolated (MoonViT) */
+    VIT_POS_TABLE,    /* learned table of pos_rows rows, interpolated (Qwen3-VL) */
+};
+
+/*
+ * A ViT-style tower.  Every tower here has blocks of: two LayerNorms with
+ * bias, q/k/v/o with bias (fused qkv in some), and a two-layer MLP with
+ * bias; they differ in the stem and what surrounds the blocks.
+ */
+struct vit_spec {
+    const char *name;                   /* shown in the node's description */
+    struct mm_key hidden, layers, heads, inter, channels, patch, image;
+    struct mm_key temporal;             /* Conv3d time taps (Qwen2-VL); keys NULL = 2D stem */
+    const char *mlp_ratio_key;          /* MLP width = hidden x ratio (Qwen2-VL), or NULL */
+    double mlp_ratio_def;
+    enum vit_pos pos;
+    struct mm_key pos_h, pos_w;         /* VIT_POS_GRID */
+    struct mm_key pos_rows;             /* VIT_POS_TABLE */
+    bool class_token;                   /* learned class embedding (+1 position) */
+    bool patch_bias;                    /* patch stem has a bias */
+    bool pre_norm, post_norm;           /* LayerNorm before / after the blocks */
+    bool fused_qkv;                     /* one qkv projection (LoRA role "qkv") */
+    const char *head_key;               /* SigLIP attention-pooling head switch, or NULL */
+    bool head_def;
+    const char *pos_type_key, *pos_type_val; /* the only position scheme the shapes cover */
+    bool rms;                           /* RMSNorms (weight only) instead of LayerNorms */
+    bool gated_mlp;                     /* gate / up / down MLP (Pixtral) */
+    bool no_bias;                       /* no linear carries a bias (Pixtral) */
+    bool internvl;                      /* InternVLVisionConfig's switches (read_switches) */
+};
+
+struct mm_spec {
+    const char *text_type;    /* text reader when text_config names no model_type */
+    const char *text_alias;   /* a text model_type meaning text_type, or NULL */
+    bool text_in_root;        /* without text_config the text keys sit in the root */
+    const struct vit_spec *vit;
+    enum proj_kind proj;
+    bool vit_by_type;         /* vision_config.model_type picks CLIP or SigLIP (LLaVA family:
+                                 the tower is AutoModel.from_config(vision_config)) */
+    bool image_newline;       /* LLaVA-NeXT's image_newline, one text-hidden vector */
+    fg__mm_proj_fn proj_fn;   /* a projector of another file (arch_vl*.c), used instead of
+                                 proj when set */
+};
+
+/* Towers other files name (arch_multimodal.c): CLIPVisionModel, SiglipVisionModel,
+ * Siglip2VisionModel. */
+extern const struct vit_spec fg__mm_clip_vit, fg__mm_siglip_vit, fg__mm_siglip2_vit;
+
+/* The wrapper reader (arch_multimodal.c): spec is a struct mm_spec; text model, tower and
+ * projector, the tower nodes moved ahead of the text model's.  0 or an FG_E_* code. */
+int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec, struct fg_err *err);
+/* The text part alone: text_config (or the root, s->text_in_root) read by the registered
+ * reader of its model_type; 0 or an FG_E_* code. */
+int fg__mm_read_text(const struct fg_cfg *c, const struct mm_spec *s, struct fg_model *m,
+                     struct fg_err *err);
+/* A ViT tower of spec s from vision_config v as one FG_NODE_VISION node; d gets its sizes. */
+int fg__mm_add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_spec *s,
+                   struct vit_dims *d, struct fg_err *err);
+/* Move the nodes from index first on to the front, keeping both runs in order; FG_E_NOMEM. */
+int fg__mm_move_to_front(struct fg_model *m, size_t first, struct fg_err *err);
+/* A projector node (FG_NODE_OTHER in FG_STACK_TOWER) of output width out; NULL when out of
+ * memory (err set). */
+struct fg_node *fg__mm_projector_node(struct fg_model *m, uint64_t out, const char *desc,
+                                      struct fg_err *err);
+/* How many vision layers' features are concatenated: key (vision_feature_layer) an int or a
+ * list; 1 when absent or null; FG_E_TYPE / FG_E_RANGE for other values. */
+int fg__mm_feature_layers(const struct fg_cfg *c, const char *key, uint64_t *nfeat,
+                          struct fg_err *err);
+
 #endif
