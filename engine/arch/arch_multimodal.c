@@ -503,8 +503,8 @@ int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec,
 /* ---- the table ------------------------------------------------------------------ */
 
 /* LlavaForConditionalGeneration: LlavaConfig's default text model is llama. */
-static const struct mm_spec llava = {.text_type = "llama", .vit = &fg__mm_clip_vit, .proj = PROJ_LLAVA,
-                                     .vit_by_type = true};
+static const struct mm_spec llava = {.text_type = "llama", .vit = &fg__mm_clip_vit,
+                                     .proj = PROJ_LLAVA, .vit_by_type = true};
 /* Gemma3ForConditionalGeneration: Gemma3TextConfig + SiglipVisionConfig. */
 static const struct mm_spec gemma3 = {.text_type = "gemma3_text", .vit = &fg__mm_siglip_vit,
                                       .proj = PROJ_GEMMA3};

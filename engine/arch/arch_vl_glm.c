@@ -19,9 +19,9 @@
  *   language_model  Glm4vTextModel: GLM-4 blocks (q/k/v always biased, o not, fused gate_up,
  *                   four RMSNorms), head_dim = hidden / heads whatever head_dim says,
  *                   num_key_value_heads default 2; or Glm4vMoeTextModel: GLM-4.5's MoE blocks
- *                   (Glm4MoeConfig keys, vocab default 151424) without q/k norms (the class
- *                   drops use_qk_norm) and with no MTP layer (it builds num_hidden_layers
- *                   layers; num_nextn_predict_layers is ignored).
+ *                   (Glm4MoeConfig keys; vocab default 151424, attention_bias default true)
+ *                   without q/k norms (the class drops use_qk_norm) and with no MTP layer (it
+ *                   builds num_hidden_layers layers; num_nextn_predict_layers is ignored).
  *   lm_head         Linear(text hidden, vocab, no bias), tied by tie_word_embeddings.
  *
  * The text model is read by the registered glm4 / glm4_moe reader over a copy of the text
@@ -49,6 +49,8 @@ static int fix_text_keys(cJSON *t, bool moe, bool root_tie_set, bool root_tie)
         cJSON_DeleteItemFromObjectCaseSensitive(t, "use_qk_norm");
         if (!cJSON_GetObjectItemCaseSensitive(t, "vocab_size"))
             ok = cJSON_AddNumberToObject(t, "vocab_size", 151424) != NULL;
+        if (ok && !cJSON_GetObjectItemCaseSensitive(t, "attention_bias"))
+            ok = cJSON_AddBoolToObject(t, "attention_bias", true) != NULL;
     } else {
         cJSON_DeleteItemFromObjectCaseSensitive(t, "head_dim");
         cJSON_DeleteItemFromObjectCaseSensitive(t, "attention_bias");

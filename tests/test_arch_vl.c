@@ -1,0 +1,352 @@
+/*
+ * test_arch_vl.c - the vision-language readers of engine/arch/arch_vl*.c (GLM-V, LLaVA-NeXT-
+ * Video, VipLLaVA, LFM2-VL, Cohere2-Vision, Idefics2): each tower and projector written out
+ * term by term from its transformers class at a release's shapes, the text model counted by
+ * its own reader (tested in its own file), and the published total where one is known.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "support.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+static uint64_t count(const char *json)
+{
+    struct fg_model *m = built(json);
+    uint64_t n = m->params_total;
+    if (m->certainty != FG_CERT_EXACT)
+        print_message("%s: %s\n", json, m->n_notes ? m->notes[0] : "(no note)");
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    fg_model_free(m);
+    return n;
+}
+
+/* ---- GLM-V ------------------------------------------------------------------------- */
+
+/* GLM-4.1V-9B-Thinking / GLM-4.6V-Flash: the text keys in the root (Glm4vConfig passes
+ * them to Glm4vTextConfig), the vision tower in vision_config. */
+#define GLM41V_TEXT                                                                            \
+    "\"hidden_size\": 4096, \"intermediate_size\": 13696, \"num_hidden_layers\": 40, "         \
+    "\"num_attention_heads\": 32, \"num_key_value_heads\": 2, \"vocab_size\": 151552, "        \
+    "\"attention_bias\": true, \"tie_word_embeddings\": false, \"partial_rotary_factor\": 0.5"
+#define GLM_VISION(inter)                                                                      \
+    "\"vision_config\": {\"hidden_size\": 1536, \"depth\": 24, \"num_heads\": 12, "            \
+    "\"attention_bias\": false, \"intermediate_size\": " inter ", \"image_size\": 336, "       \
+    "\"patch_size\": 14, \"out_hidden_size\": 4096, \"spatial_merge_size\": 2, "               \
+    "\"temporal_patch_size\": 2, \"in_channels\": 3, \"hidden_act\": \"silu\"}"
+
+/* Glm4vVisionModel + downsample + merger at GLM-4.1V's shapes (merger width inter). */
+static uint64_t glm_tower(uint64_t inter)
+{
+    const uint64_t h = 1536, o = 4096;
+    const uint64_t block = h * 3 * h + h * h + 2 * h * o + o * h + 2 * h;
+    const uint64_t tower = 24 * block + (3ull * 2 * 14 * 14 * h + h) + 576 * h + 2 * h;
+    const uint64_t proj = (h * 4 * o + o) + o * o + 2 * o * inter + inter * o + 2 * o;
+    return tower + proj;
+}
+
+static void read_glm4v_should_count_the_glm4v_tower_merger_and_glm4_text(void **state)
+{
+    (void)state;
+    struct fg_model *m = built("{\"model_type\": \"glm4v\", " GLM41V_TEXT ", " GLM_VISION("13696")
+                               "}");
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    /* Glm4vTextModel: q 4096 -> 4096 and k / v 4096 -> 2 x 128, biased; o; one gate_up; four
+     * RMSNorms a layer; untied lm_head */
+    const uint64_t H = 4096, F = 13696;
+    const uint64_t layer = (H * H + H) + 2 * (H * 256 + 256) + H * H + H * 2 * F + F * H + 4 * H;
+    const uint64_t text = 2 * 151552ull * H + 40 * layer + H;
+    assert_int_equal(m->params_total, text + glm_tower(F));
+    /* zai-org/GLM-4.6V-Flash (Glm4vForConditionalGeneration, these shapes): 10,292,777,472,
+     * its safetensors total, and the base count a LoRA run's log prints (10,327,562,752 all
+     * params = 10,292,777,472 + 34,785,280 trainable) */
+    assert_int_equal(m->params_total, 10292777472ull);
+    assert_int_equal(count_kind(m, FG_NODE_VISION), 1);
+    assert_int_equal(m->nodes[0].kind, FG_NODE_VISION);  /* the tower runs first */
+    fg_model_free(m);
+    /* the text class hard-codes the q/k/v biases and head_dim = hidden / heads: neither
+     * attention_bias false nor a head_dim changes the count; a missing num_key_value_heads is
+     * Glm4vTextConfig's 2, not the head count */
+    assert_int_equal(count("{\"model_type\": \"glm4v\", " GLM41V_TEXT ", \"head_dim\": 64, "
+                           "\"attention_bias\": false, " GLM_VISION("13696") "}"),
+                     10292777472ull);
+    uint64_t no_kv = count("{\"model_type\": \"glm4v\", \"hidden_size\": 4096, "
+                           "\"intermediate_size\": 13696, \"num_hidden_layers\": 40, "
+                           "\"num_attention_heads\": 32, \"vocab_size\": 151552, "
+                           GLM_VISION("13696") "}");
+    assert_int_equal(no_kv, 10292777472ull);
+    /* the same text keys under text_config */
+    assert_int_equal(count("{\"model_type\": \"glm4v\", \"text_config\": {" GLM41V_TEXT "}, "
+                           GLM_VISION("13696") "}"),
+                     10292777472ull);
+}
+
+/* GLM-4.5V / GLM-4.6V: GLM-4.5-Air's MoE text model in text_config. */
+#define GLM45V_TEXT(vocab, extra)                                                              \
+    "\"text_config\": {\"model_type\": \"glm4v_moe_text\", \"attention_bias\": true, "         \
+    "\"first_k_dense_replace\": 1, \"head_dim\": 128, \"hidden_size\": 4096, "                 \
+    "\"intermediate_size\": 10944, \"moe_intermediate_size\": 1408, \"n_routed_experts\": 128, " \
+    "\"n_shared_experts\": 1, \"num_attention_heads\": 96, \"num_experts_per_tok\": 8, "       \
+    "\"num_hidden_layers\": 46, \"num_key_value_heads\": 8, \"vocab_size\": " vocab ", "      \
+    "\"tie_word_embeddings\": false" extra "}"
+
+static void read_glm4v_moe_should_count_air_blocks_without_mtp(void **state)
+{
+    (void)state;
+    /* Glm4MoeAttention without q/k norms, the dense first layer, 45 MoE layers of 128 + 1
+     * shared experts of 1408 with the router and its correction bias (test_arch_moe.c's
+     * GLM-4.5-Air terms), no MTP layer */
+    const uint64_t attn = 4096ull * 12288 + 12288 + 2 * (4096ull * 1024 + 1024) + 12288ull * 4096;
+    const uint64_t dense = 3ull * 4096 * 10944;
+    const uint64_t moe = 128ull * 4096 + 128 + 129ull * 3 * 4096 * 1408;
+    const uint64_t emb = 151552ull * 4096;
+    const uint64_t text = emb + (attn + 2 * 4096 + dense) + 45 * (attn + 2 * 4096 + moe) + 4096 +
+                          emb;
+    uint64_t n = count("{\"model_type\": \"glm4v_moe\", " GLM45V_TEXT("151552", "") ", "
+                       GLM_VISION("10944") "}");
+    assert_int_equal(n, text + glm_tower(10944));
+    /* zai-org/GLM-4.6V: 107,710,933,120, its safetensors total (107.7B) */
+    assert_int_equal(n, 107710933120ull);
+    /* Glm4vMoeTextModel builds num_hidden_layers layers: a num_nextn_predict_layers the text
+     * config carries adds none, and use_qk_norm (dropped by the class) no norms */
+    assert_int_equal(count("{\"model_type\": \"glm4v_moe\", "
+                           GLM45V_TEXT("151552", ", \"num_nextn_predict_layers\": 1, "
+                                                 "\"use_qk_norm\": true") ", "
+                           GLM_VISION("10944") "}"),
+                     n);
+    /* Glm4vMoeTextConfig's vocab default is 151424, not Glm4MoeConfig's 151552 */
+    const char *no_vocab = "{\"model_type\": \"glm4v_moe\", \"text_config\": {"
+                           "\"model_type\": \"glm4v_moe_text\", \"first_k_dense_replace\": 1, "
+                           "\"head_dim\": 128, \"hidden_size\": 4096, \"intermediate_size\": "
+                           "10944, \"moe_intermediate_size\": 1408, \"n_routed_experts\": 128, "
+                           "\"n_shared_experts\": 1, \"num_attention_heads\": 96, "
+                           "\"num_experts_per_tok\": 8, \"num_hidden_layers\": 46, "
+                           "\"num_key_value_heads\": 8}, " GLM_VISION("10944") "}";
+    assert_int_equal(count(no_vocab), n - 2 * 128ull * 4096);
+}
+
+static void read_glm46v_should_pick_the_text_model_by_its_type(void **state)
+{
+    (void)state;
+    assert_int_equal(count("{\"model_type\": \"glm46v\", \"text_config\": {\"model_type\": "
+                           "\"glm4v_text\", " GLM41V_TEXT "}, " GLM_VISION("13696") "}"),
+                     10292777472ull);
+    assert_int_equal(count("{\"model_type\": \"glm46v\", " GLM45V_TEXT("151552", "") ", "
+                           GLM_VISION("10944") "}"),
+                     107710933120ull);
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"glm46v\", \"text_config\": {\"model_type\": "
+                           "\"llama\"}, " GLM_VISION("13696") "}", &m, &err),
+                     FG_E_UNSUPPORTED);
+    assert_non_null(strstr(err.detail, "text_config.model_type' is 'llama'"));
+    assert_null(m);
+}
+
+/* ---- LLaVA-NeXT-Video, VipLLaVA --------------------------------------------------------- */
+
+/* llava-hf/LLaVA-NeXT-Video-7B-hf and vip-llava-7b-hf: a 7B llama (vocab 32064) and CLIP
+ * ViT-L/14 at 336 px. */
+#define LLAMA7B                                                                                \
+    "\"text_config\": {\"model_type\": \"llama\", \"hidden_size\": 4096, "                     \
+    "\"intermediate_size\": 11008, \"num_hidden_layers\": 32, \"num_attention_heads\": 32, "   \
+    "\"num_key_value_heads\": 32, \"vocab_size\": 32064, \"tie_word_embeddings\": false}"
+#define CLIP_L336                                                                              \
+    "\"vision_config\": {\"model_type\": \"clip_vision_model\", \"hidden_size\": 1024, "       \
+    "\"intermediate_size\": 4096, \"num_hidden_layers\": 24, \"num_attention_heads\": 16, "    \
+    "\"image_size\": 336, \"patch_size\": 14, \"projection_dim\": 768}"
+
+/* CLIPVisionModel: q/k/v/o, fc1 / fc2 and two LayerNorms a layer, all biased; the bias-free
+ * stem, class embedding, 577 positions, pre / post LayerNorms. */
+static uint64_t clip_l336(void)
+{
+    const uint64_t h = 1024, f = 4096;
+    return 24 * (4 * (h * h + h) + (h * f + f) + (f * h + h) + 4 * h) + 3 * 14 * 14 * h + h +
+           577 * h + 4 * h;
+}
+
+static void read_llava_next_video_should_add_the_pooler_only_when_it_convolves(void **state)
+{
+    (void)state;
+    const uint64_t text = count("{\"model_type\": \"llama\", \"hidden_size\": 4096, "
+                                "\"intermediate_size\": 11008, \"num_hidden_layers\": 32, "
+                                "\"num_attention_heads\": 32, \"vocab_size\": 32064}");
+    /* LlavaNextMultiModalProjector 1024 -> 4096 -> 4096 with biases, image_newline 4096 */
+    const uint64_t proj = (1024ull * 4096 + 4096) + (4096ull * 4096 + 4096) + 4096;
+    uint64_t n = count("{\"model_type\": \"llava_next_video\", \"spatial_pool_mode\": "
+                       "\"average\", \"spatial_pool_stride\": 2, " LLAMA7B ", " CLIP_L336 "}");
+    assert_int_equal(n, text + clip_l336() + proj);
+    /* spatial_pool_mode conv: Conv2d 1024 -> 1024 over 2 x 2, with bias */
+    assert_int_equal(count("{\"model_type\": \"llava_next_video\", \"spatial_pool_mode\": "
+                           "\"conv\", " LLAMA7B ", " CLIP_L336 "}"),
+                     n + 1024ull * 4 * 1024 + 1024);
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"llava_next_video\", \"spatial_pool_mode\": "
+                           "\"median\", " LLAMA7B ", " CLIP_L336 "}", &m, &err),
+                     FG_E_UNSUPPORTED);
+    assert_non_null(strstr(err.detail, "spatial_pool_mode' is 'median'"));
+}
+
+static void read_vipllava_should_norm_and_project_every_feature_layer(void **state)
+{
+    (void)state;
+    const uint64_t text = count("{\"model_type\": \"llama\", \"hidden_size\": 4096, "
+                                "\"intermediate_size\": 11008, \"num_hidden_layers\": 32, "
+                                "\"num_attention_heads\": 32, \"vocab_size\": 32064}");
+    /* five feature layers: LayerNorm 5 x 1024, linear_1 5120 -> 4096, linear_2, biased */
+    const uint64_t w = 5 * 1024;
+    const uint64_t proj = 2 * w + (w * 4096 + 4096) + (4096ull * 4096 + 4096);
+    assert_int_equal(count("{\"model_type\": \"vipllava\", \"vision_feature_layers\": "
+                           "[-2, -5, -8, -11, 6], \"projector_layernorm_eps\": 1e-05, " LLAMA7B
+                           ", " CLIP_L336 "}"),
+                     text + clip_l336() + proj);
+    /* VipLlavaConfig's default list is the same five layers; one int is one layer */
+    assert_int_equal(count("{\"model_type\": \"vipllava\", " LLAMA7B ", " CLIP_L336 "}"),
+                     text + clip_l336() + proj);
+    assert_int_equal(count("{\"model_type\": \"vipllava\", \"vision_feature_layers\": -2, "
+                           LLAMA7B ", " CLIP_L336 "}"),
+                     text + clip_l336() + 2 * 1024 + (1024ull * 4096 + 4096) +
+                         (4096ull * 4096 + 4096));
+}
+
+/* ---- LFM2-VL --------------------------------------------------------------------------- */
+
+/* LiquidAI/LFM2-1.2B's text shapes (tests/fixtures/models/LiquidAI--LFM2-1.2B) and
+ * LFM2-350M's. */
+#define LFM2_1_2B                                                                              \
+    "{\"model_type\": \"lfm2\", \"block_auto_adjust_ff_dim\": true, \"block_dim\": 2048, "     \
+    "\"block_ff_dim\": 12288, \"block_ffn_dim_multiplier\": 1.0, \"block_multiple_of\": 256, " \
+    "\"conv_L_cache\": 3, \"conv_bias\": false, \"full_attn_idxs\": [2, 5, 8, 10, 12, 14], "   \
+    "\"hidden_size\": 2048, \"num_attention_heads\": 32, \"num_hidden_layers\": 16, "          \
+    "\"num_key_value_heads\": 8, \"vocab_size\": 65536}"
+#define LFM2_350M                                                                              \
+    "{\"model_type\": \"lfm2\", \"block_auto_adjust_ff_dim\": true, \"block_ff_dim\": 6656, "  \
+    "\"block_ffn_dim_multiplier\": 1.0, \"block_multiple_of\": 256, \"conv_L_cache\": 3, "     \
+    "\"conv_bias\": false, \"full_attn_idxs\": [2, 5, 8, 10, 12, 14], \"hidden_size\": 1024, " \
+    "\"num_attention_heads\": 16, \"num_hidden_layers\": 16, \"num_key_value_heads\": 8, "     \
+    "\"vocab_size\": 65536}"
+#define SIGLIP2(h, f, L, heads)                                                                \
+    "\"vision_config\": {\"model_type\": \"siglip2_vision_model\", \"hidden_size\": " h ", "   \
+    "\"intermediate_size\": " f ", \"num_hidden_layers\": " L ", \"num_attention_heads\": "    \
+    heads ", \"num_patches\": 256, \"patch_size\": 16, \"num_channels\": 3, "                  \
+    "\"vision_use_head\": false}"
+
+/* Siglip2VisionModel without its head: the SigLIP blocks, a Linear stem over 3 x 16^2 with
+ * bias, 256 position rows, post_layernorm. */
+static uint64_t siglip2(uint64_t h, uint64_t f, uint64_t L)
+{
+    return L * (4 * (h * h + h) + (h * f + f) + (f * h + h) + 4 * h) + (3 * 16 * 16 * h + h) +
+           256 * h + 2 * h;
+}
+
+/* Lfm2VlMultiModalProjector: LayerNorm over h x 4, linear_1 -> 2560, linear_2 -> text. */
+static uint64_t lfm2_proj(uint64_t h, uint64_t text_h)
+{
+    return 2 * 4 * h + (4 * h * 2560 + 2560) + (2560 * text_h + text_h);
+}
+
+static void read_lfm2_vl_should_match_the_published_totals(void **state)
+{
+    (void)state;
+    const uint64_t t12 = count(LFM2_1_2B), t350 = count(LFM2_350M);
+    assert_int_equal(t12, 1170340608ull);  /* LFM2-1.2B, tests/fixtures/models/truth.tsv */
+    assert_int_equal(t350, 354483968ull);  /* LFM2-350M's Hub total */
+    /* LFM2-VL-1.6B: SigLIP2 NaFlex shape-optimized 400M with 26 of its 27 layers */
+    char json[2048];
+    snprintf(json, sizeof json, "{\"model_type\": \"lfm2_vl\", \"downsample_factor\": 2, "
+             "\"projector_hidden_size\": 2560, \"projector_bias\": true, \"text_config\": %.*s, "
+             SIGLIP2("1152", "4304", "26", "16") "}", (int)strlen(LFM2_1_2B), LFM2_1_2B);
+    uint64_t n = count(json);
+    assert_int_equal(n, t12 + siglip2(1152, 4304, 26) + lfm2_proj(1152, 2048));
+    assert_int_equal(n, 1584804000ull);    /* LFM2-VL-1.6B's Hub total */
+    /* LFM2-VL-450M: SigLIP2 NaFlex base, 12 layers */
+    snprintf(json, sizeof json, "{\"model_type\": \"lfm2_vl\", \"text_config\": %s, "
+             SIGLIP2("768", "3072", "12", "12") "}", LFM2_350M);
+    n = count(json);
+    assert_int_equal(n, t350 + siglip2(768, 3072, 12) + lfm2_proj(768, 1024));
+    assert_int_equal(n, 450822656ull);     /* LFM2-VL-450M's Hub total */
+    /* projector_use_layernorm false drops the LayerNorm */
+    snprintf(json, sizeof json, "{\"model_type\": \"lfm2_vl\", \"projector_use_layernorm\": "
+             "false, \"text_config\": %s, " SIGLIP2("768", "3072", "12", "12") "}", LFM2_350M);
+    assert_int_equal(count(json), 450822656ull - 2 * 4 * 768);
+}
+
+/* ---- Cohere2-Vision, Idefics2 ------------------------------------------------------------ */
+
+static void read_cohere2_vision_should_count_the_swiglu_projector_without_a_norm(void **state)
+{
+    (void)state;
+    const char *text = "{\"model_type\": \"cohere2\", \"hidden_size\": 1024, "
+                       "\"intermediate_size\": 2048, \"num_hidden_layers\": 4, "
+                       "\"num_attention_heads\": 8, \"num_key_value_heads\": 2, "
+                       "\"vocab_size\": 4096, \"tie_word_embeddings\": true}";
+    char json[2048];
+    snprintf(json, sizeof json, "{\"model_type\": \"cohere2_vision\", \"downsample_factor\": 2, "
+             "\"alignment_intermediate_size\": 8192, \"text_config\": %s, \"vision_config\": "
+             "{\"model_type\": \"siglip_vision_model\", \"hidden_size\": 256, "
+             "\"intermediate_size\": 512, \"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+             "\"image_size\": 64, \"patch_size\": 16, \"vision_use_head\": false}}", text);
+    const uint64_t h = 256, f = 512;
+    const uint64_t tower = 2 * (4 * (h * h + h) + (h * f + f) + (f * h + h) + 4 * h) +
+                           (3 * 16 * 16 * h + h) + 16 * h + 2 * h;
+    /* linear_1 256 x 4 -> 8192, linear_2 4096 -> 1024, biased */
+    const uint64_t proj = (4 * h * 8192 + 8192) + (4096ull * 1024 + 1024);
+    assert_int_equal(count(json), count(text) + tower + proj);
+}
+
+static void read_idefics2_should_count_the_connector_and_the_perceiver(void **state)
+{
+    (void)state;
+    /* HuggingFaceM4/idefics2-8b: Mistral-7B (vocab 32003), SigLIP so400m at 980 px / 14 */
+    const char *text = "{\"model_type\": \"mistral\", \"hidden_size\": 4096, "
+                       "\"intermediate_size\": 14336, \"num_hidden_layers\": 32, "
+                       "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+                       "\"vocab_size\": 32003, \"tie_word_embeddings\": false}";
+    char json[2048];
+    snprintf(json, sizeof json, "{\"model_type\": \"idefics2\", \"text_config\": %s, "
+             "\"vision_config\": {\"model_type\": \"idefics2\", \"hidden_size\": 1152, "
+             "\"intermediate_size\": 4304, \"num_hidden_layers\": 27, \"num_attention_heads\": "
+             "16, \"image_size\": 980, \"patch_size\": 14}, \"perceiver_config\": {"
+             "\"model_type\": \"idefics2\", \"resampler_n_latents\": 64, \"resampler_depth\": 3, "
+             "\"resampler_n_heads\": 16, \"resampler_head_dim\": 96, \"num_key_value_heads\": 4}}",
+             text);
+    const uint64_t h = 1152, f = 4304, H = 4096;
+    const uint64_t tower = 27 * (4 * (h * h + h) + (h * f + f) + (f * h + h) + 4 * h) +
+                           (3 * 14 * 14 * h + h) + 4900 * h + 2 * h;
+    /* modality_projection 1152 -> 14336 (gate, up) -> 4096; three perceiver layers of three
+     * RMSNorms, q 4096 -> 16 x 96, k / v 4096 -> 4 x 96, o, MLP 4 x 4096; 64 latents; norm */
+    const uint64_t mlp = 2 * h * 14336 + 14336 * H;
+    const uint64_t layer = 3 * H + H * 1536 + 2 * H * 384 + 1536 * H + 3 * H * 4 * H;
+    const uint64_t proj = mlp + 3 * layer + 64 * H + H;
+    uint64_t n = count(json);
+    assert_int_equal(n, count(text) + tower + proj);
+    /* Idefics2PerceiverConfig's defaults are these shapes: the same count without the block */
+    snprintf(json, sizeof json, "{\"model_type\": \"idefics2\", \"text_config\": %s, "
+             "\"vision_config\": {\"hidden_size\": 1152, \"intermediate_size\": 4304, "
+             "\"num_hidden_layers\": 27, \"num_attention_heads\": 16, \"image_size\": 980, "
+             "\"patch_size\": 14}}", text);
+    assert_int_equal(count(json), n);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(read_glm4v_should_count_the_glm4v_tower_merger_and_glm4_text),
+        cmocka_unit_test(read_glm4v_moe_should_count_air_blocks_without_mtp),
+        cmocka_unit_test(read_glm46v_should_pick_the_text_model_by_its_type),
+        cmocka_unit_test(read_llava_next_video_should_add_the_pooler_only_when_it_convolves),
+        cmocka_unit_test(read_vipllava_should_norm_and_project_every_feature_layer),
+        cmocka_unit_test(read_lfm2_vl_should_match_the_published_totals),
+        cmocka_unit_test(read_cohere2_vision_should_count_the_swiglu_projector_without_a_norm),
+        cmocka_unit_test(read_idefics2_should_count_the_connector_and_the_perceiver),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
