@@ -96,6 +96,14 @@ int fg__mm_move_to_front(struct fg_model *m, size_t first, struct fg_err *err);
  * memory (err set). */
 struct fg_node *fg__mm_projector_node(struct fg_model *m, uint64_t out, const char *desc,
                                       struct fg_err *err);
+/* The pixel-shuffle SwiGLU projector of AyaVision (norm: its LayerNorm) and Cohere2Vision
+ * (none): downsample_factor (2), linear_1 to alignment_intermediate_size (align_def when
+ * absent; FG_E_RANGE when odd), linear_2 from half of it to the text hidden, both biased. */
+int fg__mm_proj_pixel_swiglu(struct fg_model *m, const struct fg_cfg *c, const struct vit_dims *d,
+                             uint64_t align_def, bool norm, struct fg_err *err);
+/* LayerNorm (with bias) over wide, linear_1 wide -> text hidden, linear_2 text -> text, both
+ * biased (InternVL after its pixel shuffle, VipLLaVA over its feature layers); FG_E_NOMEM. */
+int fg__mm_proj_norm_mlp(struct fg_model *m, uint64_t wide, struct fg_err *err);
 /* How many vision layers' features are concatenated: key (vision_feature_layer) an int or a
  * list; 1 when absent or null; FG_E_TYPE / FG_E_RANGE for other values. */
 int fg__mm_feature_layers(const struct fg_cfg *c, const char *key, uint64_t *nfeat,

@@ -284,6 +284,31 @@ static int proj_qwen2_5_vl(struct fg_model *m, const struct fg_cfg *c, const str
                         err);
 }
 
+int fg__mm_proj_pixel_swiglu(struct fg_model *m, const struct fg_cfg *c, const struct vit_dims *d,
+                             uint64_t align_def, bool norm, struct fg_err *err)
+{
+    uint64_t f = 0, align = 0;
+    int rc;
+    if ((rc = fg_cfg_u64(c, "downsample_factor", 2, 1, 64, &f, err)) ||
+        (rc = fg_cfg_u64(c, "alignment_intermediate_size", align_def, 2, FG_MAX_INTER, &align,
+                         err)))
+        return rc;
+    if (align % 2)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'alignment_intermediate_size' = %llu is odd: "
+                          "the SwiGLU splits it in two halves", c->origin,
+                          (unsigned long long)align);
+    uint64_t wide = d->hidden * f * f;
+    struct fg_node *n = fg__mm_projector_node(m, m->hidden, norm ? "LayerNorm + SwiGLU MLP"
+                                                                 : "pixel shuffle + SwiGLU MLP",
+                                              err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "linear_1", wide, align, 1, true);
+    fg__node_linear(n, "linear_2", align / 2, m->hidden, 1, true);
+    n->params += norm ? 2 * wide : 0;
+    return 0;
+}
+
 /* AyaVisionMultiModalProjector (models/aya_vision/modeling_aya_vision.py): pixel shuffle by
  * downsample_factor, layernorm (LayerNorm with bias) over vision hidden x factor^2, linear_1 to
  * alignment_intermediate_size, a SwiGLU that halves it, linear_2 to the text hidden; both
@@ -292,21 +317,16 @@ static int proj_aya_vision(struct fg_model *m, const struct fg_cfg *c, const str
                            const struct vit_dims *d, struct fg_err *err)
 {
     (void)v;
-    uint64_t f = 0, align = 0;
-    int rc;
-    if ((rc = fg_cfg_u64(c, "downsample_factor", 2, 1, 64, &f, err)) ||
-        (rc = fg_cfg_u64(c, "alignment_intermediate_size", 28672, 2, FG_MAX_INTER, &align, err)))
-        return rc;
-    if (align % 2)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'alignment_intermediate_size' = %llu is odd: "
-                          "the SwiGLU splits it in two halves", c->origin,
-                          (unsigned long long)align);
-    uint64_t wide = d->hidden * f * f;
-    struct fg_node *n = fg__mm_projector_node(m, m->hidden, "LayerNorm + SwiGLU MLP", err);
+    return fg__mm_proj_pixel_swiglu(m, c, d, 28672, true, err);
+}
+
+int fg__mm_proj_norm_mlp(struct fg_model *m, uint64_t wide, struct fg_err *err)
+{
+    struct fg_node *n = fg__mm_projector_node(m, m->hidden, "LayerNorm + 2-layer MLP", err);
     if (!n)
         return FG_E_NOMEM;
-    fg__node_linear(n, "linear_1", wide, align, 1, true);
-    fg__node_linear(n, "linear_2", align / 2, m->hidden, 1, true);
+    fg__node_linear(n, "linear_1", wide, m->hidden, 1, true);
+    fg__node_linear(n, "linear_2", m->hidden, m->hidden, 1, true);
     n->params += 2 * wide;
     return 0;
 }
@@ -324,14 +344,7 @@ static int proj_internvl(struct fg_model *m, const struct fg_cfg *c, const struc
     if (rc)
         return rc;
     uint64_t scale = (uint64_t)(1.0 / ratio); /* int(1 / downsample_ratio) */
-    uint64_t wide = d->hidden * scale * scale;
-    struct fg_node *n = fg__mm_projector_node(m, m->hidden, "LayerNorm + 2-layer MLP", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "linear_1", wide, m->hidden, 1, true);
-    fg__node_linear(n, "linear_2", m->hidden, m->hidden, 1, true);
-    n->params += 2 * wide;
-    return 0;
+    return fg__mm_proj_norm_mlp(m, d->hidden * scale * scale, err);
 }
 
 const fg__mm_proj_fn fg__mm_projectors[PROJ_COUNT] = {

@@ -49,14 +49,7 @@ int fg__vl_proj_vipllava(struct fg_model *m, const struct fg_cfg *c, const struc
     if (fg_cfg_has(c, "vision_feature_layers") &&
         (rc = fg__mm_feature_layers(c, "vision_feature_layers", &nfeat, err)))
         return rc;
-    uint64_t wide = d->hidden * nfeat;
-    struct fg_node *n = fg__mm_projector_node(m, m->hidden, "LayerNorm + 2-layer MLP", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "linear_1", wide, m->hidden, 1, true);
-    fg__node_linear(n, "linear_2", m->hidden, m->hidden, 1, true);
-    n->params += 2 * wide;
-    return 0;
+    return fg__mm_proj_norm_mlp(m, d->hidden * nfeat, err);
 }
 
 /* Lfm2VlMultiModalProjector (models/lfm2_vl/modeling_lfm2_vl.py, commit 01596202):
@@ -95,21 +88,7 @@ int fg__vl_proj_cohere2_vision(struct fg_model *m, const struct fg_cfg *c,
                                struct fg_err *err)
 {
     (void)v;
-    uint64_t f = 0, align = 0;
-    int rc;
-    if ((rc = fg_cfg_u64(c, "downsample_factor", 2, 1, 64, &f, err)) ||
-        (rc = fg_cfg_u64(c, "alignment_intermediate_size", 36864, 2, FG_MAX_INTER, &align, err)))
-        return rc;
-    if (align % 2)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'alignment_intermediate_size' = %llu is odd: "
-                          "the SwiGLU splits it in two halves", c->origin,
-                          (unsigned long long)align);
-    struct fg_node *n = fg__mm_projector_node(m, m->hidden, "pixel shuffle + SwiGLU MLP", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "linear_1", d->hidden * f * f, align, 1, true);
-    fg__node_linear(n, "linear_2", align / 2, m->hidden, 1, true);
-    return 0;
+    return fg__mm_proj_pixel_swiglu(m, c, d, 36864, false, err);
 }
 
 /* Idefics2Connector (models/idefics2/modeling_idefics2.py, commit 00dcc6dd): modality_projection
