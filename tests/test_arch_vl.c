@@ -336,6 +336,81 @@ static void read_idefics2_should_count_the_connector_and_the_perceiver(void **st
     assert_int_equal(count(json), n);
 }
 
+/* ---- BLIP-2, InstructBLIP ---------------------------------------------------------------- */
+
+/* Blip2VisionModel at Blip2VisionConfig's defaults (EVA ViT-g: 1408 wide, 39 layers, 6144,
+ * 224 px / 14): fused qkv without bias plus q_bias and v_bias, biased projection and MLP, two
+ * LayerNorms a layer; class embedding, biased stem, 257 positions, post_layernorm. */
+static uint64_t eva_vit_g(void)
+{
+    const uint64_t h = 1408, f = 6144;
+    return 39 * (h * 3 * h + 2 * h + (h * h + h) + (h * f + f) + (f * h + h) + 4 * h) + h +
+           (3 * 14 * 14 * h + h) + 257 * h + 2 * h;
+}
+
+/* The Q-Former at its defaults (768 wide, 12 layers, 3072, cross-attention on the 6 even
+ * layers reading the 1408-wide tower), 32 query tokens, language_projection to text_h;
+ * InstructBLIP adds the text feed-forwards and word / position embeddings (vocab x 768,
+ * 512 x 768). */
+static uint64_t qformer(bool instruct, uint64_t vocab, uint64_t text_h)
+{
+    const uint64_t q = 768, f = 3072;
+    const uint64_t self = 4 * (q * q + q) + 2 * q;
+    const uint64_t cross = 2 * (q * q + q) + 2 * (1408 * q + q) + 2 * q;
+    const uint64_t ffn = (q * f + f) + (f * q + q) + 2 * q;
+    uint64_t n = 12 * (self + ffn) + 6 * cross + 32 * q + 2 * q + (q * text_h + text_h);
+    if (instruct)
+        n += 12 * ffn + vocab * q + 512 * q;
+    return n;
+}
+
+static void read_blip2_should_count_the_tower_the_qformer_and_the_text_model(void **state)
+{
+    (void)state;
+    /* Salesforce/blip2-opt-2.7b: OPT-2.7B (its own reader: 2,651,596,800) */
+    const char *opt = "{\"model_type\": \"opt\", \"hidden_size\": 2560, \"ffn_dim\": 10240, "
+                      "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, \"vocab_size\": "
+                      "50272, \"word_embed_proj_dim\": 2560, \"max_position_embeddings\": 2048, "
+                      "\"do_layer_norm_before\": true}";
+    char json[2048];
+    snprintf(json, sizeof json, "{\"model_type\": \"blip-2\", \"num_query_tokens\": 32, "
+             "\"text_config\": %s, \"vision_config\": {\"hidden_size\": 1408, "
+             "\"num_hidden_layers\": 39}, \"qformer_config\": {\"hidden_size\": 768, "
+             "\"cross_attention_frequency\": 2}}", opt);
+    assert_int_equal(count(opt), 2651596800ull);
+    assert_int_equal(count(json), 2651596800ull + eva_vit_g() + qformer(false, 0, 2560));
+    /* Salesforce/blip2-flan-t5-xl: a Flan-T5-XL text model, read by the t5 reader */
+    const char *t5 = "{\"model_type\": \"t5\", \"d_model\": 2048, \"d_ff\": 5120, \"d_kv\": 64, "
+                     "\"num_layers\": 24, \"num_heads\": 32, \"vocab_size\": 32128, "
+                     "\"feed_forward_proj\": \"gated-gelu\", \"tie_word_embeddings\": false}";
+    snprintf(json, sizeof json, "{\"model_type\": \"blip-2\", \"text_config\": %s, "
+             "\"vision_config\": {}}", t5);
+    assert_int_equal(count(json), count(t5) + eva_vit_g() + qformer(false, 0, 2048));
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    snprintf(json, sizeof json, "{\"model_type\": \"blip-2\", \"text_config\": %s, "
+             "\"vision_config\": {}, \"qformer_config\": {\"position_embedding_type\": "
+             "\"relative_key\"}}", opt);
+    assert_int_equal(build(json, &m, &err), FG_E_UNSUPPORTED);
+    assert_non_null(strstr(err.detail, "position_embedding_type' is 'relative_key'"));
+}
+
+static void read_instructblip_should_add_the_qformer_text_embeddings_and_ffns(void **state)
+{
+    (void)state;
+    /* Salesforce/instructblip-vicuna-7b: Vicuna-7B (llama, vocab 32001), Q-Former vocab 30523 */
+    const char *vicuna = "{\"model_type\": \"llama\", \"hidden_size\": 4096, "
+                         "\"intermediate_size\": 11008, \"num_hidden_layers\": 32, "
+                         "\"num_attention_heads\": 32, \"vocab_size\": 32001, "
+                         "\"tie_word_embeddings\": false}";
+    char json[2048];
+    snprintf(json, sizeof json, "{\"model_type\": \"instructblip\", \"num_query_tokens\": 32, "
+             "\"text_config\": %s, \"vision_config\": {\"hidden_size\": 1408}, "
+             "\"qformer_config\": {\"vocab_size\": 30523, \"max_position_embeddings\": 512}}",
+             vicuna);
+    assert_int_equal(count(json), count(vicuna) + eva_vit_g() + qformer(true, 30523, 4096));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -347,6 +422,8 @@ int main(void)
         cmocka_unit_test(read_lfm2_vl_should_match_the_published_totals),
         cmocka_unit_test(read_cohere2_vision_should_count_the_swiglu_projector_without_a_norm),
         cmocka_unit_test(read_idefics2_should_count_the_connector_and_the_perceiver),
+        cmocka_unit_test(read_blip2_should_count_the_tower_the_qformer_and_the_text_model),
+        cmocka_unit_test(read_instructblip_should_add_the_qformer_text_embeddings_and_ffns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,7 +49,7 @@ static const struct mm_spec idefics2 = {
 
 const struct fg_arch fg__arch_vl_table[] = {
     {"llava_next_video", "vision-language (LLaVA-NeXT-Video)", fg__mm_read, &llava_next_video},
-    {"vipllava", "vision-language (CLIP + llama, multi-layer projector)", fg__mm_read,
+    {"vipllava", "vision-language (CLIP + llama, multi-layer)", fg__mm_read,
      &vipllava},
     {"lfm2_vl", "vision-language (SigLIP2 + lfm2)", fg__mm_read, &lfm2_vl},
     {"cohere2_vision", "vision-language (SigLIP + cohere2)", fg__mm_read, &cohere2_vision},
