@@ -416,6 +416,39 @@ static void read_instructblip_should_add_the_qformer_text_embeddings_and_ffns(vo
     assert_int_equal(n, 7913155712ull);
 }
 
+/* ---- Pixtral --------------------------------------------------------------------------- */
+
+/* mistral-community/pixtral-12b (and its fine-tunes): LlavaForConditionalGeneration with a
+ * Pixtral tower and a Mistral-NeMo text model; a root of type pixtral is refused. */
+static void pixtral_should_be_read_through_llava_and_refused_alone(void **state)
+{
+    (void)state;
+    const char *vision = "{\"model_type\": \"pixtral\", \"hidden_size\": 1024, "
+                         "\"intermediate_size\": 4096, \"num_hidden_layers\": 24, "
+                         "\"num_attention_heads\": 16, \"patch_size\": 16, \"image_size\": 1024, "
+                         "\"head_dim\": 64}";
+    char json[2048];
+    snprintf(json, sizeof json, "{\"model_type\": \"llava\", \"projector_hidden_act\": \"gelu\", "
+             "\"vision_feature_layer\": -1, \"text_config\": {\"model_type\": \"mistral\", "
+             "\"hidden_size\": 5120, \"head_dim\": 128, \"intermediate_size\": 14336, "
+             "\"num_hidden_layers\": 40, \"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+             "\"vocab_size\": 131072, \"tie_word_embeddings\": false}, \"vision_config\": %s}",
+             vision);
+    /* PixtralVisionModel: bias-free patch_conv, ln_pre, q/k/v/o, gated MLP, two RMSNorms */
+    const uint64_t tower = 3ull * 16 * 16 * 1024 + 1024 +
+                           24 * (4ull * 1024 * 1024 + 3ull * 1024 * 4096 + 2 * 1024);
+    const uint64_t proj = (1024ull * 5120 + 5120) + (5120ull * 5120 + 5120);
+    const uint64_t text = 2 * 131072ull * 5120 + 40 * (5120ull * 4096 + 2 * 5120ull * 1024 +
+                                                       4096ull * 5120 + 3ull * 5120 * 14336 +
+                                                       2 * 5120) + 5120;
+    assert_int_equal(count(json), text + tower + proj);
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build(vision, &m, &err), FG_E_UNSUPPORTED);
+    assert_non_null(strstr(err.detail, "PixtralVisionConfig"));
+    assert_null(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -429,6 +462,7 @@ int main(void)
         cmocka_unit_test(read_idefics2_should_count_the_connector_and_the_perceiver),
         cmocka_unit_test(read_blip2_should_count_the_tower_the_qformer_and_the_text_model),
         cmocka_unit_test(read_instructblip_should_add_the_qformer_text_embeddings_and_ffns),
+        cmocka_unit_test(pixtral_should_be_read_through_llava_and_refused_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

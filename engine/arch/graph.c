@@ -51,6 +51,12 @@ static const struct {
                      "its shapes are in timm, not in config.json"},
     {"timm_backbone", "TimmBackbone builds a timm architecture named by 'backbone': its "
                       "shapes are in timm, not in config.json"},
+    /* MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES maps pixtral to LlavaForConditionalGeneration,
+     * which needs a LlavaConfig: a root of type pixtral is a PixtralVisionConfig alone */
+    {"pixtral", "a config of model_type 'pixtral' is PixtralVisionConfig, the vision tower "
+                "alone, which LlavaForConditionalGeneration cannot be built from; Pixtral "
+                "checkpoints (Pixtral-12B) are model_type 'llava' with a pixtral vision_config, "
+                "read by the llava reader"},
 };
 
 const char *fg__family_refused(const char *model_type)
