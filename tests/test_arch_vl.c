@@ -449,6 +449,43 @@ static void pixtral_should_be_read_through_llava_and_refused_alone(void **state)
     assert_null(m);
 }
 
+/* ---- Aria ------------------------------------------------------------------------------ */
+
+static void read_aria_should_count_moe_text_idefics3_tower_and_query_projector(void **state)
+{
+    (void)state;
+    /* rhymes-ai/Aria: AriaTextModel 2560 wide, 28 layers of MHA (20 x 128) and 64 experts of
+     * 1664 top-6 with 2 shared; Idefics3 tower 1152 x 27 at 980 px / 14 */
+    const char *text = "{\"model_type\": \"aria_text\", \"hidden_size\": 2560, "
+                       "\"intermediate_size\": 1664, \"num_hidden_layers\": 28, "
+                       "\"num_attention_heads\": 20, \"num_key_value_heads\": 20, \"head_dim\": "
+                       "128, \"vocab_size\": 100352, \"moe_num_experts\": 64, \"moe_topk\": 6, "
+                       "\"moe_num_shared_experts\": 2, \"tie_word_embeddings\": false}";
+    const uint64_t H = 2560, F = 1664;
+    const uint64_t layer = 4 * H * H + 2 * H + H * 64 + 64 * 3 * H * F + 3 * H * (2 * F);
+    assert_int_equal(count(text), 2 * 100352ull * H + 28 * layer + H);
+    char json[2048];
+    snprintf(json, sizeof json, "{\"model_type\": \"aria\", \"projector_patch_to_query_dict\": "
+             "{\"1225\": 128, \"4900\": 256}, \"text_config\": %s, \"vision_config\": {"
+             "\"model_type\": \"idefics3_vision\", \"hidden_size\": 1152, \"intermediate_size\": "
+             "4304, \"num_hidden_layers\": 27, \"num_attention_heads\": 16, \"image_size\": 980, "
+             "\"patch_size\": 14}}", text);
+    const uint64_t h = 1152, f = 4304;
+    const uint64_t tower = 27 * (4 * (h * h + h) + (h * f + f) + (f * h + h) + 4 * h) +
+                           (3 * 14 * 14 * h + h) + 4900 * h + 2 * h;
+    /* 256 queries; q/k/v; MultiheadAttention in_proj + out_proj; linear; three LayerNorms;
+     * linear_in 1152 -> 2560 and linear_out, bias-free */
+    const uint64_t proj = 256 * h + 3 * h * h + (3 * h * h + 3 * h) + (h * h + h) +
+                          (h * h + h) + 3 * 2 * h + h * H + H * H;
+    assert_int_equal(count(json), count(text) + tower + proj);
+    /* mlp_bias would bias the shared experts: refused by key */
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"aria_text\", \"mlp_bias\": true}", &m, &err),
+                     FG_E_UNSUPPORTED);
+    assert_non_null(strstr(err.detail, "'mlp_bias' is true"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -463,6 +500,7 @@ int main(void)
         cmocka_unit_test(read_blip2_should_count_the_tower_the_qformer_and_the_text_model),
         cmocka_unit_test(read_instructblip_should_add_the_qformer_text_embeddings_and_ffns),
         cmocka_unit_test(pixtral_should_be_read_through_llava_and_refused_alone),
+        cmocka_unit_test(read_aria_should_count_moe_text_idefics3_tower_and_query_projector),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -177,7 +177,7 @@ static const struct vit_spec internvl_vit = {
  * layout - Conv2d stem with bias, a learned table of (image_size / patch_size)^2 rows,
  * LayerNorms with bias, q/k/v/out_proj and fc1 / fc2 with bias, post_layernorm - with no
  * pooling head.  Idefics3VisionConfig defaults. */
-static const struct vit_spec idefics3_vit = {
+const struct vit_spec fg__mm_idefics3_vit = {
     .name = "Idefics3 SigLIP ViT",
     .hidden = {"hidden_size", 1152}, .layers = {"num_hidden_layers", 12},
     .heads = {"num_attention_heads", 16}, .inter = {"intermediate_size", 3072},
@@ -548,7 +548,7 @@ static const struct mm_spec paligemma = {.text_type = "gemma", .vit = &fg__mm_si
                                          .proj = PROJ_PALIGEMMA};
 /* Idefics3ForConditionalGeneration and SmolVLMForConditionalGeneration (models/smolvlm, the
  * same modules): a llama text model, the Idefics3 tower and connector. */
-static const struct mm_spec idefics3 = {.text_type = "llama", .vit = &idefics3_vit,
+static const struct mm_spec idefics3 = {.text_type = "llama", .vit = &fg__mm_idefics3_vit,
                                         .proj = PROJ_IDEFICS3};
 
 /* LlavaNextForConditionalGeneration (models/llava_next/modeling_llava_next.py): LLaVA's

@@ -77,8 +77,9 @@ struct mm_spec {
 };
 
 /* Towers other files name (arch_multimodal.c): CLIPVisionModel, SiglipVisionModel,
- * Siglip2VisionModel. */
-extern const struct vit_spec fg__mm_clip_vit, fg__mm_siglip_vit, fg__mm_siglip2_vit;
+ * Siglip2VisionModel, Idefics3VisionTransformer. */
+extern const struct vit_spec fg__mm_clip_vit, fg__mm_siglip_vit, fg__mm_siglip2_vit,
+    fg__mm_idefics3_vit;
 
 /* The wrapper reader (arch_multimodal.c): spec is a struct mm_spec; text model, tower and
  * projector, the tower nodes moved ahead of the text model's.  0 or an FG_E_* code. */
