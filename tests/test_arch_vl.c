@@ -486,6 +486,49 @@ static void read_aria_should_count_moe_text_idefics3_tower_and_query_projector(v
     assert_non_null(strstr(err.detail, "'mlp_bias' is true"));
 }
 
+/* ---- DeepSeek-VL ----------------------------------------------------------------------- */
+
+/* deepseek-community/deepseek-vl-7b-chat's parts: a 30-layer llama (vocab 102400), SigLIP-L
+ * at 384 px / 16 without its pooling head, SAM-B at 1024 px for the hybrid. */
+#define DSVL_TEXT                                                                              \
+    "{\"model_type\": \"llama\", \"hidden_size\": 4096, \"intermediate_size\": 11008, "        \
+    "\"num_hidden_layers\": 30, \"num_attention_heads\": 32, \"vocab_size\": 102400, "         \
+    "\"tie_word_embeddings\": false}"
+#define DSVL_SIGLIP                                                                            \
+    "\"vision_config\": {\"model_type\": \"siglip_vision_model\", \"hidden_size\": 1024, "     \
+    "\"intermediate_size\": 4096, \"num_hidden_layers\": 24, \"num_attention_heads\": 16, "    \
+    "\"image_size\": 384, \"patch_size\": 16, \"vision_use_head\": false}"
+
+static void read_deepseek_vl_should_count_siglip_the_aligner_and_sam_for_the_hybrid(void **st)
+{
+    (void)st;
+    const uint64_t h = 1024, f = 4096, H = 4096;
+    const uint64_t siglip = 24 * (4 * (h * h + h) + (h * f + f) + (f * h + h) + 4 * h) +
+                            (3 * 16 * 16 * h + h) + 576 * h + 2 * h;
+    const uint64_t text = count(DSVL_TEXT);
+    uint64_t n = count("{\"model_type\": \"deepseek_vl\", \"text_config\": " DSVL_TEXT ", "
+                       DSVL_SIGLIP "}");
+    assert_int_equal(n, text + siglip + (h * H + H) + (H * H + H));
+    /* SAM-B: 12 layers of 768 (fused qkv and proj biased, LayerNorms, MLP 3072), 64 x 64
+     * positions, rel_pos tables of 27 rows (window 14) or 127 (the 4 global layers) of 64, and
+     * the neck 768 -> 256; then a second neck, the two 3 x 3 convolutions 256 -> 512 -> 1024,
+     * alpha and the aligner (1024 -> 2048, 1024 -> 2048, 4096 -> 4096) */
+    const uint64_t s = 768, m = 3072, o = 256;
+    const uint64_t neck = s * o + 2 * o + 9 * o * o + 2 * o;
+    const uint64_t sam = 12 * (s * 3 * s + 3 * s + s * s + s + s * m + m + m * s + s + 4 * s) +
+                         (3 * 16 * 16 * s + s) + 64 * 64 * s + 8 * 2 * 27 * 64 +
+                         4 * 2 * 127 * 64 + neck;
+    const uint64_t hybrid = neck + 9 * o * 2 * o + 9 * 2 * o * 4 * o + 1 + (h * 2048 + 2048) +
+                            (4 * o * 2048 + 2048) + (H * H + H);
+    assert_int_equal(count("{\"model_type\": \"deepseek_vl_hybrid\", \"text_config\": "
+                           DSVL_TEXT ", " DSVL_SIGLIP ", \"high_res_vision_config\": {"
+                           "\"model_type\": \"sam_vision_model\", \"hidden_size\": 768, "
+                           "\"num_hidden_layers\": 12, \"num_attention_heads\": 12, "
+                           "\"image_size\": 1024, \"patch_size\": 16, \"output_channels\": 256, "
+                           "\"window_size\": 14, \"global_attn_indexes\": [2, 5, 8, 11]}}"),
+                     text + siglip + sam + hybrid);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -501,6 +544,7 @@ int main(void)
         cmocka_unit_test(read_instructblip_should_add_the_qformer_text_embeddings_and_ffns),
         cmocka_unit_test(pixtral_should_be_read_through_llava_and_refused_alone),
         cmocka_unit_test(read_aria_should_count_moe_text_idefics3_tower_and_query_projector),
+        cmocka_unit_test(read_deepseek_vl_should_count_siglip_the_aligner_and_sam_for_the_hybrid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
