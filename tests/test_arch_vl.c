@@ -529,6 +529,34 @@ static void read_deepseek_vl_should_count_siglip_the_aligner_and_sam_for_the_hyb
                      text + siglip + sam + hybrid);
 }
 
+/* ---- Kosmos-2 -------------------------------------------------------------------------- */
+
+static void read_kosmos2_should_match_the_published_safetensors_count(void **state)
+{
+    (void)state;
+    /* microsoft/kosmos-2-patch14-224's shapes (the Kosmos2*Config defaults) */
+    const char *json = "{\"model_type\": \"kosmos-2\", \"latent_query_num\": 64, \"text_config\": "
+                       "{\"model_type\": \"kosmos_2_text_model\", \"vocab_size\": 65037, "
+                       "\"embed_dim\": 2048, \"layers\": 24, \"ffn_dim\": 8192, "
+                       "\"attention_heads\": 32}, \"vision_config\": {\"model_type\": "
+                       "\"kosmos_2_vision_model\", \"hidden_size\": 1024, \"intermediate_size\": "
+                       "4096, \"num_hidden_layers\": 24, \"num_attention_heads\": 16, "
+                       "\"image_size\": 224, \"patch_size\": 14}}";
+    const uint64_t E = 2048, F = 8192, h = 1024, f = 4096;
+    /* text: tied embedding; per layer self_attn_layer_norm, inner_attn_ln and
+     * final_layer_norm, biased q/k/v/out, fc1 / fc2 and ffn_layernorm; the final LayerNorm */
+    const uint64_t layer = 3 * 2 * E + 4 * (E * E + E) + (E * F + F) + (F * E + E) + 2 * F;
+    const uint64_t text = 65037 * E + 24 * layer + 2 * E;
+    const uint64_t tower = 24 * (4 * (h * h + h) + (h * f + f) + (f * h + h) + 4 * h) +
+                           3 * 14 * 14 * h + h + 257 * h + 4 * h;
+    const uint64_t proj = (h * E + E) + 4 * (E * E + E) + 64 * E;
+    uint64_t n = count(json);
+    assert_int_equal(n, text + tower + proj);
+    /* its model.safetensors: 1,664,485,376 FP32 parameters (6,658,052,808 B, revision
+     * e91cfbcb), as a Core ML export's provenance record pins them */
+    assert_int_equal(n, 1664485376ull);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -545,6 +573,7 @@ int main(void)
         cmocka_unit_test(pixtral_should_be_read_through_llava_and_refused_alone),
         cmocka_unit_test(read_aria_should_count_moe_text_idefics3_tower_and_query_projector),
         cmocka_unit_test(read_deepseek_vl_should_count_siglip_the_aligner_and_sam_for_the_hybrid),
+        cmocka_unit_test(read_kosmos2_should_match_the_published_safetensors_count),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
