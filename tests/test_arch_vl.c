@@ -557,6 +557,34 @@ static void read_kosmos2_should_match_the_published_safetensors_count(void **sta
     assert_int_equal(n, 1664485376ull);
 }
 
+static void read_blip_should_count_the_captioning_decoder_and_its_untied_head(void **state)
+{
+    (void)state;
+    /* Salesforce/blip-image-captioning-base: ViT-B/16 at 384 px, a 12-layer BERT decoder */
+    const char *json = "{\"model_type\": \"blip\", \"text_config\": {\"model_type\": "
+                       "\"blip_text_model\", \"vocab_size\": 30524, \"hidden_size\": 768, "
+                       "\"num_hidden_layers\": 12, \"num_attention_heads\": 12, "
+                       "\"intermediate_size\": 3072, \"max_position_embeddings\": 512}, "
+                       "\"vision_config\": {\"model_type\": \"blip_vision_model\", "
+                       "\"hidden_size\": 768, \"intermediate_size\": 3072, \"num_hidden_layers\": "
+                       "12, \"num_attention_heads\": 12, \"image_size\": 384, \"patch_size\": 16}}";
+    const uint64_t h = 768, f = 3072, V = 30524;
+    const uint64_t vit = 12 * ((h * 3 * h + 3 * h) + (h * h + h) + (h * f + f) + (f * h + h) +
+                               4 * h) + h + (3 * 16 * 16 * h + h) + 577 * h + 2 * h;
+    /* embeddings (word, 512 positions, LayerNorm); per layer self- and cross-attention of four
+     * biased 768 x 768 linears with a LayerNorm each, intermediate / output and a LayerNorm;
+     * the prediction transform; the decoder 768 -> vocab with its bias */
+    const uint64_t att = 4 * (h * h + h) + 2 * h;
+    const uint64_t text = V * h + 512 * h + 2 * h +
+                          12 * (2 * att + (h * f + f) + (f * h + h) + 2 * h) +
+                          (h * h + h + 2 * h) + (h * V + V);
+    uint64_t n = count(json);
+    assert_int_equal(n, vit + text);
+    /* a fine-tuning report on Flickr8k: "Salesforce/blip-image-captioning-base, with
+     * 247,414,076 parameters" */
+    assert_int_equal(n, 247414076ull);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -574,6 +602,7 @@ int main(void)
         cmocka_unit_test(read_aria_should_count_moe_text_idefics3_tower_and_query_projector),
         cmocka_unit_test(read_deepseek_vl_should_count_siglip_the_aligner_and_sam_for_the_hybrid),
         cmocka_unit_test(read_kosmos2_should_match_the_published_safetensors_count),
+        cmocka_unit_test(read_blip_should_count_the_captioning_decoder_and_its_untied_head),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,6 +24,15 @@
  *
  * position_embedding_type other than "absolute" adds relative tables the reader does not
  * build: refused by key.
+ *
+ * BlipForConditionalGeneration (BLIP-1 captioning, models/blip/modeling_blip.py and
+ * modeling_blip_text.py): BlipVisionModel (the same layout with one biased qkv, no q_bias /
+ * v_bias) and text_decoder BlipTextLMHeadModel: word and position embeddings and their
+ * LayerNorm; BERT layers (post-LayerNorm) of self-attention, cross-attention whose key and
+ * value read encoder_hidden_size (Blip's vision width) when is_decoder, intermediate / output;
+ * cls.predictions transform (dense + LayerNorm) and a decoder of vocab_size with its bias.
+ * Only the bias is tied (_tied_weights_keys): the decoder weight is stored apart from the word
+ * embeddings, as Salesforce/blip-image-captioning-base's 247,414,076 parameters say.
  */
 #include <stdio.h>
 #include <string.h>
@@ -151,10 +160,123 @@ static int read_blip2(const struct fg_cfg *c, struct fg_model *m, const void *sp
     return fg__mm_move_to_front(m, first, err);
 }
 
+/* BlipVisionModel: class_embedding, biased Conv2d stem, num_patches + 1 positions, fused qkv
+ * and projection with biases, two LayerNorms and fc1 / fc2 a layer, post_layernorm.
+ * BlipVisionConfig defaults (ViT-B/16 at 384 px). */
+static const struct vit_spec blip_vit = {
+    .name = "BLIP ViT",
+    .hidden = {"hidden_size", 768}, .layers = {"num_hidden_layers", 12},
+    .heads = {"num_attention_heads", 12}, .inter = {"intermediate_size", 3072},
+    .channels = {"num_channels", 3}, .patch = {"patch_size", 16}, .image = {"image_size", 384},
+    .pos = VIT_POS_PATCHES, .class_token = true, .patch_bias = true, .post_norm = true,
+    .fused_qkv = true};
+
+/* A cross-attention's key and value read width `from`, not the text hidden. */
+static void retarget_kv(struct fg_node *n, uint64_t from)
+{
+    for (uint32_t i = 0; i < n->nlin; i++) {
+        struct fg_linear *l = &n->lin[i];
+        if (strcmp(l->role, "k") && strcmp(l->role, "v"))
+            continue;
+        n->params = n->params - (uint64_t)l->in * l->out * l->count + from * l->out * l->count;
+        l->in = (uint32_t)from;
+    }
+}
+
+/* BlipTextLMHeadModel from text_config (BlipTextConfig defaults); vh the vision width. */
+static int add_blip_text(struct fg_model *m, const struct fg_cfg *t, uint64_t vh,
+                         struct fg_err *err)
+{
+    uint64_t h, f, heads, enc;
+    bool decoder;
+    int rc;
+    if ((rc = fg_cfg_u64(t, "vocab_size", 30524, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
+        (rc = fg_cfg_u64(t, "hidden_size", 768, 1, FG_MAX_HIDDEN, &h, err)) ||
+        (rc = fg_cfg_u64(t, "intermediate_size", 3072, 1, FG_MAX_INTER, &f, err)) ||
+        (rc = fg_cfg_u64(t, "num_hidden_layers", 12, 1, FG_MAX_LAYERS, &m->layers, err)) ||
+        (rc = fg_cfg_u64(t, "num_attention_heads", 8, 1, FG_MAX_HEADS, &heads, err)) ||
+        (rc = fg_cfg_u64(t, "max_position_embeddings", 512, 1, FG_MAX_POS, &m->max_pos, err)) ||
+        (rc = fg_cfg_bool(t, "is_decoder", true, &decoder, err)))
+        return rc;
+    /* BlipConfig sets text_config.encoder_hidden_size to the vision width */
+    if ((rc = fg_cfg_u64(t, "encoder_hidden_size", vh, 1, FG_MAX_HIDDEN, &enc, err)))
+        return rc;
+    if (h % heads)
+        return fg_err_set(err, FG_E_RANGE, "%s: text_config hidden_size %llu is not divisible "
+                          "by %llu heads", t->origin, (unsigned long long)h,
+                          (unsigned long long)heads);
+    m->hidden = h;
+    m->inter = f;
+    m->heads = m->kv_heads = heads;
+    m->head_dim = h / heads;
+    m->tied = false;
+    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
+        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, h, NULL,
+                            err)) ||
+        (rc = fg__add_norm(m, -1, "Embedding norm", h, FG_NORM_LN, err)))
+        return rc;
+    const struct fg_attn_shape a = {.hidden = h, .heads = heads, .kv_heads = heads,
+                                    .head_dim = h / heads, .qkv_bias = true, .o_bias = true};
+    const struct fg_mlp_shape mlp = {.hidden = h, .inter = f, .bias = true};
+    size_t block = 0;
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        if (l > 0 && fg__model_repeat_block(m, block, li, (uint32_t)(m->layers - l)))
+            break;
+        block = m->n_nodes;
+        struct fg_node *x;
+        if ((rc = fg__add_attention(m, li, &a, NULL, err)) ||
+            (rc = fg__add_norm(m, li, "Norm", h, FG_NORM_LN, err)))
+            return rc;
+        if (decoder) {
+            struct fg_attn_shape c = a;
+            c.cross = true;
+            if ((rc = fg__add_attention(m, li, &c, &x, err)))
+                return rc;
+            retarget_kv(x, enc);
+            if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_LN, err)))
+                return rc;
+        }
+        if ((rc = fg__add_mlp(m, li, &mlp, NULL, err)) ||
+            (rc = fg__add_norm(m, li, "Norm", h, FG_NORM_LN, err)))
+            return rc;
+    }
+    struct fg_node *n = fg__model_add(m, FG_NODE_OTHER, -1, "Prediction transform", err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "dense", h, h, 1, true);
+    n->params += 2 * h;
+    n->hidden = n->width = (uint32_t)h;
+    return fg__add_head(m, m->vocab, h, false, false, true, err);
+}
+
+static int read_blip(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                     struct fg_err *err)
+{
+    (void)spec;
+    struct fg_cfg t = {.obj = NULL, .origin = c->origin, .scope = "text_config"};
+    struct fg_cfg v = {.obj = NULL, .origin = c->origin, .scope = "vision_config"};
+    if ((fg_cfg_has(c, "text_config") && !fg_cfg_child(c, "text_config", &t, err)) ||
+        (fg_cfg_has(c, "vision_config") && !fg_cfg_child(c, "vision_config", &v, err)))
+        return FG_E_TYPE;
+    struct vit_dims d;
+    uint64_t vh = 0;
+    /* the vision width feeds the text model's cross-attention: read it first */
+    int rc = fg_cfg_u64(&v, blip_vit.hidden.keys, blip_vit.hidden.def, 1, FG_MAX_HIDDEN, &vh,
+                        err);
+    if (rc || (rc = add_blip_text(m, &t, vh, err)))
+        return rc;
+    size_t first = m->n_nodes;
+    if ((rc = fg__mm_add_vit(m, &v, &blip_vit, &d, err)))
+        return rc;
+    return fg__mm_move_to_front(m, first, err);
+}
+
 static const struct qformer_spec blip2 = {.instruct = false};
 static const struct qformer_spec instructblip = {.instruct = true};
 
 const struct fg_arch fg__arch_vl_blip_table[] = {
+    {"blip", "vision-language (ViT + BLIP text decoder)", read_blip, NULL},
     {"blip-2", "vision-language (EVA ViT + Q-Former)", read_blip2, &blip2},
     {"instructblip", "vision-language (EVA ViT + Q-Former, instruct)", read_blip2,
      &instructblip},
