@@ -585,6 +585,36 @@ static void read_blip_should_count_the_captioning_decoder_and_its_untied_head(vo
     assert_int_equal(n, 247414076ull);
 }
 
+/* ---- VideoLLaMA3, PerceptionLM ---------------------------------------------------------- */
+
+static void read_video_llama_3_should_count_the_rotary_tower_and_readout(void **state)
+{
+    (void)state;
+    /* lkhl/VideoLLaMA3-2B-Image-HF's parts: SigLIP so400m blocks at patch 14, a Qwen2.5-1.5B */
+    const char *text = "{\"model_type\": \"qwen2\", \"hidden_size\": 1536, \"intermediate_size\": "
+                       "8960, \"num_hidden_layers\": 28, \"num_attention_heads\": 12, "
+                       "\"num_key_value_heads\": 2, \"vocab_size\": 151936, "
+                       "\"tie_word_embeddings\": true}";
+    char json[2048];
+    snprintf(json, sizeof json, "{\"model_type\": \"video_llama_3\", \"text_config\": %s, "
+             "\"vision_config\": {\"model_type\": \"video_llama_3_vision\", \"hidden_size\": 1152, "
+             "\"intermediate_size\": 4304, \"num_hidden_layers\": 27, \"num_attention_heads\": 16, "
+             "\"patch_size\": 14}}", text);
+    const uint64_t h = 1152, f = 4304, H = 1536;
+    /* no position table: the stem, the blocks, post_layernorm; readout 1152 -> 1536 -> 1536 */
+    const uint64_t tower = 27 * (4 * (h * h + h) + (h * f + f) + (f * h + h) + 4 * h) +
+                           (3 * 14 * 14 * h + h) + 2 * h;
+    assert_int_equal(count(json), count(text) + tower + (h * H + H) + (H * H + H));
+    /* PerceptionLM's tower is a timm model: refused by name */
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"perception_lm\", \"vision_config\": "
+                           "{\"model_type\": \"timm_wrapper\", \"architecture\": "
+                           "\"vit_pe_core_large_patch14_336\"}}", &m, &err),
+                     FG_E_UNSUPPORTED);
+    assert_non_null(strstr(err.detail, "timm"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -603,6 +633,7 @@ int main(void)
         cmocka_unit_test(read_deepseek_vl_should_count_siglip_the_aligner_and_sam_for_the_hybrid),
         cmocka_unit_test(read_kosmos2_should_match_the_published_safetensors_count),
         cmocka_unit_test(read_blip_should_count_the_captioning_decoder_and_its_untied_head),
+        cmocka_unit_test(read_video_llama_3_should_count_the_rotary_tower_and_readout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,6 +47,21 @@ static const struct mm_spec cohere2_vision = {
 static const struct mm_spec idefics2 = {
     .text_type = "mistral", .vit = &idefics2_vit, .proj_fn = fg__vl_proj_idefics2};
 
+/* VideoLlama3VisionModel (models/video_llama_3/modular_video_llama_3.py, commit 0117d5f7): the
+ * SigLIP blocks over a biased Conv2d stem, 2D rotary positions (nothing stored), post_layernorm,
+ * no pooling head.  VideoLlama3VisionConfig is SiglipVisionConfig's defaults. */
+static const struct vit_spec video_llama_3_vit = {
+    .name = "VideoLLaMA3 SigLIP ViT",
+    .hidden = {"hidden_size", 768}, .layers = {"num_hidden_layers", 12},
+    .heads = {"num_attention_heads", 12}, .inter = {"intermediate_size", 3072},
+    .channels = {"num_channels", 3}, .patch = {"patch_size", 16},
+    .pos = VIT_POS_NONE, .patch_bias = true, .post_norm = true};
+
+/* VideoLlama3ForConditionalGeneration: the text model text_config names (qwen2 by default),
+ * the tower above and the readout MLP. */
+static const struct mm_spec video_llama_3 = {
+    .text_type = "qwen2", .vit = &video_llama_3_vit, .proj_fn = fg__vl_proj_mlp2};
+
 const struct fg_arch fg__arch_vl_table[] = {
     {"llava_next_video", "vision-language (LLaVA-NeXT-Video)", fg__mm_read, &llava_next_video},
     {"vipllava", "vision-language (CLIP + llama, multi-layer)", fg__mm_read,
@@ -54,5 +69,6 @@ const struct fg_arch fg__arch_vl_table[] = {
     {"lfm2_vl", "vision-language (SigLIP2 + lfm2)", fg__mm_read, &lfm2_vl},
     {"cohere2_vision", "vision-language (SigLIP + cohere2)", fg__mm_read, &cohere2_vision},
     {"idefics2", "vision-language (SigLIP + mistral, perceiver)", fg__mm_read, &idefics2},
+    {"video_llama_3", "vision-language (SigLIP NaViT + qwen2)", fg__mm_read, &video_llama_3},
     {NULL, NULL, NULL, NULL},
 };

@@ -19,5 +19,7 @@ int fg__vl_proj_cohere2_vision(struct fg_model *m, const struct fg_cfg *c,
                                struct fg_err *err);
 int fg__vl_proj_idefics2(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
                          const struct vit_dims *d, struct fg_err *err);
+int fg__vl_proj_mlp2(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
+                     const struct vit_dims *d, struct fg_err *err);
 
 #endif

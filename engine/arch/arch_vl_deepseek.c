@@ -27,21 +27,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "arch/arch_multimodal.h"
+#include "arch/arch_vl.h"
 #include "util/fmt.h"
-
-static int proj_deepseek_vl(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                            const struct vit_dims *d, struct fg_err *err)
-{
-    (void)c;
-    (void)v;
-    struct fg_node *n = fg__mm_projector_node(m, m->hidden, "2-layer MLP (GELU)", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "linear1", d->hidden, m->hidden, 1, true);
-    fg__node_linear(n, "linear2", m->hidden, m->hidden, 1, true);
-    return 0;
-}
 
 /* SamVisionNeck: conv1 1 x 1 and conv2 3 x 3 to out channels without bias, two LayerNorms. */
 static uint64_t sam_neck(uint64_t h, uint64_t out)
@@ -162,7 +149,7 @@ static int proj_deepseek_vl_hybrid(struct fg_model *m, const struct fg_cfg *c,
 
 /* DeepseekVLConfig: llama text, SigLIP tower, both by model_type. */
 static const struct mm_spec deepseek_vl = {.text_type = "llama", .vit = &fg__mm_siglip_vit,
-                                           .vit_by_type = true, .proj_fn = proj_deepseek_vl};
+                                           .vit_by_type = true, .proj_fn = fg__vl_proj_mlp2};
 static const struct mm_spec deepseek_vl_hybrid = {
     .text_type = "llama", .vit = &fg__mm_siglip_vit, .vit_by_type = true,
     .proj_fn = proj_deepseek_vl_hybrid};

@@ -134,3 +134,19 @@ int fg__vl_proj_idefics2(struct fg_model *m, const struct fg_cfg *c, const struc
     n->params += depth * 3 * h + lat * h + h;
     return 0;
 }
+
+/* A two-layer MLP with biases, vision hidden -> text hidden -> text hidden, GELU between:
+ * DeepseekVLAligner (linear1 / linear2, models/deepseek_vl/modular_deepseek_vl.py) and
+ * VideoLlama3Projector's readout (models/video_llama_3/modular_video_llama_3.py). */
+int fg__vl_proj_mlp2(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
+                     const struct vit_dims *d, struct fg_err *err)
+{
+    (void)c;
+    (void)v;
+    struct fg_node *n = fg__mm_projector_node(m, m->hidden, "2-layer MLP (GELU)", err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "linear_1", d->hidden, m->hidden, 1, true);
+    fg__node_linear(n, "linear_2", m->hidden, m->hidden, 1, true);
+    return 0;
+}

@@ -58,6 +58,11 @@ static const struct {
                 "alone, which LlavaForConditionalGeneration cannot be built from; Pixtral "
                 "checkpoints (Pixtral-12B) are model_type 'llava' with a pixtral vision_config, "
                 "read by the llava reader"},
+    /* PerceptionLMConfig (models/perception_lm/configuration_perception_lm.py): vision_config
+     * is a TimmWrapperConfig, the Perception Encoder built by timm */
+    {"perception_lm", "PerceptionLMForConditionalGeneration's vision tower is a timm model "
+                      "(vision_config is a TimmWrapperConfig naming a timm 'architecture'): its "
+                      "shapes are in timm, not in config.json"},
 };
 
 const char *fg__family_refused(const char *model_type)
