@@ -117,6 +117,7 @@ ENGINE_SRCS := \
 	engine/arch/arch_vl_aria.c \
 	engine/arch/arch_vl_deepseek.c \
 	engine/arch/arch_vl_kosmos.c \
+	engine/arch/arch_vl_idefics.c \
 	engine/arch/arch_vl_proj.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \

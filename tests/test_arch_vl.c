@@ -615,6 +615,38 @@ static void read_video_llama_3_should_count_the_rotary_tower_and_readout(void **
     assert_non_null(strstr(err.detail, "timm"));
 }
 
+/* ---- IDEFICS ---------------------------------------------------------------------------- */
+
+static void read_idefics_should_count_gated_cross_layers_and_the_perceiver(void **state)
+{
+    (void)state;
+    /* HuggingFaceM4/idefics-9b: llama-7B shapes, 2 extra tokens, a gated cross-attention block
+     * every 4 layers with q/k RMSNorms, a 6-deep perceiver, a 1280-wide CLIP ViT-H/14 */
+    const char *json = "{\"model_type\": \"idefics\", \"vocab_size\": 32000, "
+                       "\"additional_vocab_size\": 2, \"hidden_size\": 4096, \"intermediate_size\": "
+                       "11008, \"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+                       "\"cross_layer_interval\": 4, \"qk_layer_norms\": true, \"alpha_type\": "
+                       "\"float\", \"use_resampler\": true, \"tie_word_embeddings\": false, "
+                       "\"vision_config\": {\"embed_dim\": 1280, \"image_size\": 224, "
+                       "\"intermediate_size\": 5120, \"patch_size\": 14, \"num_hidden_layers\": 32, "
+                       "\"num_attention_heads\": 16}, \"perceiver_config\": {"
+                       "\"resampler_n_latents\": 64, \"resampler_depth\": 6, \"resampler_n_heads\": "
+                       "16, \"resampler_head_dim\": 96, \"qk_layer_norms_perceiver\": true}}";
+    const uint64_t H = 4096, F = 11008, e = 1280, f = 5120, V = 32002;
+    const uint64_t mlp = 3 * H * F;
+    const uint64_t layer = 4 * H * H + mlp + 2 * H;
+    /* cross: q and o over 4096, k / v from 1280, q / k norms of 128, two alphas */
+    const uint64_t cross = 2 * H * H + 2 * e * H + 2 * 128 + 2 + mlp + 2 * H;
+    const uint64_t text = V * H + 32 * layer + 8 * cross + H + V * H;
+    const uint64_t vit = 32 * (4 * (e * e + e) + (e * f + f) + (f * e + e) + 4 * e) +
+                         e + 3 * 14 * 14 * e + 257 * e + 4 * e;
+    /* perceiver: q/k/v 1280 -> 1536, output_proj, MLP 1280 -> 5120 -> 1280, three LayerNorms
+     * and two over head_dim a block; latents; the final LayerNorm */
+    const uint64_t perceiver = 6 * (3 * e * 1536 + 1536 * e + 2 * e * 4 * e + 3 * 2 * e +
+                                    2 * 2 * 96) + 64 * e + 2 * e;
+    assert_int_equal(count(json), text + vit + perceiver);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -634,6 +666,7 @@ int main(void)
         cmocka_unit_test(read_kosmos2_should_match_the_published_safetensors_count),
         cmocka_unit_test(read_blip_should_count_the_captioning_decoder_and_its_untied_head),
         cmocka_unit_test(read_video_llama_3_should_count_the_rotary_tower_and_readout),
+        cmocka_unit_test(read_idefics_should_count_gated_cross_layers_and_the_perceiver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
