@@ -647,6 +647,55 @@ static void read_idefics_should_count_gated_cross_layers_and_the_perceiver(void 
     assert_int_equal(count(json), text + vit + perceiver);
 }
 
+/* ---- Janus ------------------------------------------------------------------------------ */
+
+/* JanusVQVAEResnetBlock in -> out (GroupNorms, 3 x 3 convs, 1 x 1 shortcut) and AttnBlock. */
+static uint64_t vq_res(uint64_t i, uint64_t o)
+{
+    return 2 * i + (9 * i * o + o) + 2 * o + (9 * o * o + o) + (i != o ? i * o + o : 0);
+}
+
+static uint64_t vq_attn(uint64_t c)
+{
+    return 2 * c + 4 * (c * c + c);
+}
+
+static void read_janus_should_count_the_tower_the_vq_model_and_the_generation_head(void **state)
+{
+    (void)state;
+    /* deepseek-community/Janus-Pro-7B's shapes: a 30-layer llama, SigLIP-L at 384 px / 16, the
+     * JanusVQVAEConfig defaults (base 128, multipliers 1 1 2 2 4, 16384 codes of 8) and a
+     * 4096-wide generation path */
+    const char *text = "{\"model_type\": \"llama\", \"hidden_size\": 4096, \"intermediate_size\": "
+                       "11008, \"num_hidden_layers\": 30, \"num_attention_heads\": 32, "
+                       "\"vocab_size\": 102400, \"tie_word_embeddings\": false}";
+    char json[2048];
+    snprintf(json, sizeof json, "{\"model_type\": \"janus\", \"text_config\": %s, "
+             "\"vision_config\": {\"hidden_size\": 1024, \"num_hidden_layers\": 24, "
+             "\"num_attention_heads\": 16, \"patch_size\": 16, \"image_size\": 384, "
+             "\"projection_dim\": 4096, \"depth\": 2}, \"vq_config\": {\"projection_dim\": 4096, "
+             "\"image_token_embed_dim\": 4096, \"num_hidden_layers\": 2}}", text);
+    const uint64_t h = 1024, f = 4096, P = 4096;
+    const uint64_t vit = 24 * (4 * (h * h + h) + (h * f + f) + (f * h + h) + 4 * h) +
+                         (3 * 16 * 16 * h + h) + 576 * h + 2 * h;
+    const uint64_t aligner = (h * P + P) + (P * P + P);
+    const uint64_t enc = (9 * 3 * 128 + 128) + 4 * vq_res(128, 128) + vq_res(128, 256) +
+                         3 * vq_res(256, 256) + vq_res(256, 512) + vq_res(512, 512) +
+                         2 * vq_attn(512) + 2 * (9 * 128 * 128 + 128) +
+                         2 * (9 * 256 * 256 + 256) + 2 * vq_res(512, 512) + vq_attn(512) +
+                         2 * 512 + (9 * 512 * 256 + 256);
+    const uint64_t dec = (9 * 256 * 512 + 512) + 2 * vq_res(512, 512) + vq_attn(512) +
+                         3 * vq_res(512, 512) + 3 * vq_attn(512) + (9 * 512 * 512 + 512) +
+                         vq_res(512, 256) + 2 * vq_res(256, 256) + (9 * 256 * 256 + 256) +
+                         3 * vq_res(256, 256) + (9 * 256 * 256 + 256) + vq_res(256, 128) +
+                         2 * vq_res(128, 128) + (9 * 128 * 128 + 128) + 3 * vq_res(128, 128) +
+                         2 * 128 + (9 * 128 * 3 + 3);
+    const uint64_t vq = enc + 16384 * 8 + (256 * 8 + 8) + (8 * 256 + 256) + dec;
+    const uint64_t gen = 16384 * 8 + (8 * P + P) + (P * P + P) + (4096 * P + P) +
+                         (P * 16384 + 16384);
+    assert_int_equal(count(json), count(text) + vit + aligner + vq + gen);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -667,6 +716,7 @@ int main(void)
         cmocka_unit_test(read_blip_should_count_the_captioning_decoder_and_its_untied_head),
         cmocka_unit_test(read_video_llama_3_should_count_the_rotary_tower_and_readout),
         cmocka_unit_test(read_idefics_should_count_gated_cross_layers_and_the_perceiver),
+        cmocka_unit_test(read_janus_should_count_the_tower_the_vq_model_and_the_generation_head),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
