@@ -245,6 +245,21 @@ int fg__mm_move_to_front(struct fg_model *m, size_t first, struct fg_err *err)
 
 /* ---- vision tower ------------------------------------------------------------ */
 
+struct fg_node *fg__mm_tower_node(struct fg_model *m, const char *name, uint64_t h,
+                                  uint64_t heads, uint64_t inter, struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, name, err);
+    if (!n)
+        return NULL;
+    n->stack = FG_STACK_TOWER;
+    n->hidden = n->width = (uint32_t)h;
+    n->heads = n->kv_heads = (uint32_t)heads;
+    n->head_dim = n->v_head_dim = (uint32_t)(h / heads);
+    n->inter = (uint32_t)inter;
+    n->bidirectional = 1;
+    return n;
+}
+
 
 static int read_vit_dims(const struct fg_cfg *v, const struct vit_spec *s, struct vit_dims *d,
                          struct fg_err *err)

@@ -93,6 +93,11 @@ int fg__mm_add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
                    struct vit_dims *d, struct fg_err *err);
 /* Move the nodes from index first on to the front, keeping both runs in order; FG_E_NOMEM. */
 int fg__mm_move_to_front(struct fg_model *m, size_t first, struct fg_err *err);
+/* A tower node (FG_NODE_VISION in FG_STACK_TOWER) of width h, heads bidirectional heads of
+ * h / heads and an MLP of inter, for the reader to add its linears to; NULL when out of memory
+ * (err set). */
+struct fg_node *fg__mm_tower_node(struct fg_model *m, const char *name, uint64_t h,
+                                  uint64_t heads, uint64_t inter, struct fg_err *err);
 /* A projector node (FG_NODE_OTHER in FG_STACK_TOWER) of output width out; NULL when out of
  * memory (err set). */
 struct fg_node *fg__mm_projector_node(struct fg_model *m, uint64_t out, const char *desc,

@@ -67,21 +67,15 @@ static int add_blip_vision(struct fg_model *m, const struct fg_cfg *v, uint64_t 
                           (unsigned long long)h, (unsigned long long)heads,
                           (unsigned long long)image, (unsigned long long)patch);
     uint64_t tokens = (image / patch) * (image / patch) + 1;
-    struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, "Vision tower", err);
+    struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, f, err);
     if (!n)
         return FG_E_NOMEM;
-    n->stack = FG_STACK_TOWER;
     fg__node_linear(n, "qkv", h, 3 * h, L, false);
     fg__node_linear(n, "o", h, h, L, true);
     fg__node_linear(n, "up", h, f, L, true);
     fg__node_linear(n, "down", f, h, L, true);
     n->params += L * (2 * 2 * h + (qkv_bias ? 2 * h : 0));   /* LayerNorms, q_bias, v_bias */
     n->params += h + ch * patch * patch * h + h + tokens * h + 2 * h;
-    n->hidden = n->width = (uint32_t)h;
-    n->heads = n->kv_heads = (uint32_t)heads;
-    n->head_dim = n->v_head_dim = (uint32_t)(h / heads);
-    n->inter = (uint32_t)f;
-    n->bidirectional = 1;
     fg__fmt(n->desc, sizeof n->desc, "BLIP ViT %llu x %llu, %llu tokens/image",
             (unsigned long long)L, (unsigned long long)h, (unsigned long long)tokens);
     *hidden = h;

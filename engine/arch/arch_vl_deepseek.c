@@ -94,10 +94,9 @@ static int add_sam(struct fg_model *m, const struct fg_cfg *s, struct sam_dims *
     uint64_t nglobal = 0;
     for (size_t i = 0; i < ng; i++)
         nglobal += glob[i] < k->L;
-    struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, "High-res tower", err);
+    struct fg_node *n = fg__mm_tower_node(m, "High-res tower", h, k->heads, k->mlp, err);
     if (!n)
         return FG_E_NOMEM;
-    n->stack = FG_STACK_TOWER;
     fg__node_linear(n, "qkv", h, 3 * h, k->L, k->qkv_bias);
     fg__node_linear(n, "o", h, h, k->L, true);
     fg__node_linear(n, "up", h, k->mlp, k->L, true);
@@ -110,11 +109,6 @@ static int add_sam(struct fg_model *m, const struct fg_cfg *s, struct sam_dims *
         n->params += (k->L - nglobal) * 2 * (2 * win - 1) * hd + nglobal * 2 * (2 * grid - 1) * hd;
     }
     n->params += sam_neck(h, k->out);
-    n->hidden = n->width = (uint32_t)h;
-    n->heads = n->kv_heads = (uint32_t)k->heads;
-    n->head_dim = n->v_head_dim = (uint32_t)hd;
-    n->inter = (uint32_t)k->mlp;
-    n->bidirectional = 1;
     fg__fmt(n->desc, sizeof n->desc, "SAM ViT %llu x %llu, %llu px", (unsigned long long)k->L,
             (unsigned long long)h, (unsigned long long)k->image);
     return 0;

@@ -143,10 +143,9 @@ static int add_tower(struct fg_model *m, const struct fg_cfg *v, struct fg_err *
         fg__model_note(m, "vision_config.out_hidden_size %llu differs from the text hidden size "
                        "%llu", (unsigned long long)out, (unsigned long long)m->hidden);
     uint64_t grid = image / patch;
-    struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, "Vision tower", err);
+    struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, out, err);
     if (!n)
         return FG_E_NOMEM;
-    n->stack = FG_STACK_TOWER;
     fg__node_linear(n, "qkv", h, 3 * h, L, qkv_bias);
     fg__node_linear(n, "o", h, h, L, false);
     fg__node_linear(n, "gate", h, out, L, false);
@@ -156,11 +155,6 @@ static int add_tower(struct fg_model *m, const struct fg_cfg *v, struct fg_err *
     n->params += ch * tp * patch * patch * h + h;            /* patch_embed Conv3d */
     n->params += grid * grid * h;                            /* position_embedding */
     n->params += 2 * h;                                      /* post_conv_ / post_layernorm */
-    n->hidden = n->width = (uint32_t)h;
-    n->heads = n->kv_heads = (uint32_t)heads;
-    n->head_dim = n->v_head_dim = (uint32_t)(h / heads);
-    n->inter = (uint32_t)out;
-    n->bidirectional = 1;
     fg__fmt(n->desc, sizeof n->desc, "GLM-4V ViT %llu x %llu, native resolution",
             (unsigned long long)L, (unsigned long long)h);
 

@@ -54,10 +54,9 @@ static int add_vision(struct fg_model *m, const struct fg_cfg *v, struct fg_err 
                           "by %llu heads", v->origin, (unsigned long long)h,
                           (unsigned long long)heads);
     const uint64_t f = (uint64_t)((double)h * ratio), grid = image / patch;  /* int(h * ratio) */
-    struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, "Vision tower", err);
+    struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, f, err);
     if (!n)
         return FG_E_NOMEM;
-    n->stack = FG_STACK_TOWER;
     fg__node_linear(n, "q", h, h, L, bias);
     fg__node_linear(n, "k", h, h, L, bias);
     fg__node_linear(n, "v", h, h, L, bias);
@@ -66,11 +65,6 @@ static int add_vision(struct fg_model *m, const struct fg_cfg *v, struct fg_err 
     fg__node_linear(n, "down", f, h, L, true);
     n->params += L * (2 * 2 * h + (qkn ? 2 * 2 * h : 0));
     n->params += ch * patch * patch * h + h + grid * grid * h + 2 * h;
-    n->hidden = n->width = (uint32_t)h;
-    n->heads = n->kv_heads = (uint32_t)heads;
-    n->head_dim = n->v_head_dim = (uint32_t)(h / heads);
-    n->inter = (uint32_t)f;
-    n->bidirectional = 1;
     fg__fmt(n->desc, sizeof n->desc, "Janus SigLIP ViT %llu x %llu, %llu tokens/image",
             (unsigned long long)L, (unsigned long long)h, (unsigned long long)(grid * grid));
     struct fg_node *p = fg__mm_projector_node(m, m->hidden, "aligner MLP", err);
