@@ -623,15 +623,17 @@ static void read_idefics_should_count_gated_cross_layers_and_the_perceiver(void 
     /* HuggingFaceM4/idefics-9b: llama-7B shapes, 2 extra tokens, a gated cross-attention block
      * every 4 layers with q/k RMSNorms, a 6-deep perceiver, a 1280-wide CLIP ViT-H/14 */
     const char *json = "{\"model_type\": \"idefics\", \"vocab_size\": 32000, "
-                       "\"additional_vocab_size\": 2, \"hidden_size\": 4096, \"intermediate_size\": "
-                       "11008, \"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
-                       "\"cross_layer_interval\": 4, \"qk_layer_norms\": true, \"alpha_type\": "
-                       "\"float\", \"use_resampler\": true, \"tie_word_embeddings\": false, "
+                       "\"additional_vocab_size\": 2, \"hidden_size\": 4096, "
+                       "\"intermediate_size\": 11008, \"num_hidden_layers\": 32, "
+                       "\"num_attention_heads\": 32, \"cross_layer_interval\": 4, "
+                       "\"qk_layer_norms\": true, \"alpha_type\": \"float\", "
+                       "\"use_resampler\": true, \"tie_word_embeddings\": false, "
                        "\"vision_config\": {\"embed_dim\": 1280, \"image_size\": 224, "
-                       "\"intermediate_size\": 5120, \"patch_size\": 14, \"num_hidden_layers\": 32, "
-                       "\"num_attention_heads\": 16}, \"perceiver_config\": {"
-                       "\"resampler_n_latents\": 64, \"resampler_depth\": 6, \"resampler_n_heads\": "
-                       "16, \"resampler_head_dim\": 96, \"qk_layer_norms_perceiver\": true}}";
+                       "\"intermediate_size\": 5120, \"patch_size\": 14, "
+                       "\"num_hidden_layers\": 32, \"num_attention_heads\": 16}, "
+                       "\"perceiver_config\": {\"resampler_n_latents\": 64, "
+                       "\"resampler_depth\": 6, \"resampler_n_heads\": 16, "
+                       "\"resampler_head_dim\": 96, \"qk_layer_norms_perceiver\": true}}";
     const uint64_t H = 4096, F = 11008, e = 1280, f = 5120, V = 32002;
     const uint64_t mlp = 3 * H * F;
     const uint64_t layer = 4 * H * H + mlp + 2 * H;
@@ -696,6 +698,44 @@ static void read_janus_should_count_the_tower_the_vq_model_and_the_generation_he
     assert_int_equal(count(json), count(text) + vit + aligner + vq + gen);
 }
 
+/* ---- Phi-4-multimodal -------------------------------------------------------------------- */
+
+static void read_phi4_multimodal_should_count_phi3_siglip_and_the_conformer(void **state)
+{
+    (void)state;
+    /* microsoft/Phi-4-multimodal-instruct's text shapes (Phi-4-mini: 3072 wide, 24 heads of
+     * 128, 8 key / value heads, tied) with the vision and audio class defaults */
+    const char *text = "\"vocab_size\": 200064, \"hidden_size\": 3072, \"intermediate_size\": "
+                       "8192, \"num_hidden_layers\": 32, \"num_attention_heads\": 24, "
+                       "\"num_key_value_heads\": 8, \"tie_word_embeddings\": true, "
+                       "\"max_position_embeddings\": 131072";
+    char json[2048], phi3[1024];
+    snprintf(json, sizeof json, "{\"model_type\": \"phi4_multimodal\", %s, \"vision_config\": {}, "
+             "\"audio_config\": {}}", text);
+    snprintf(phi3, sizeof phi3, "{\"model_type\": \"phi3\", %s}", text);
+    const uint64_t H = 3072, h = 1152, f = 4304;
+    /* SigLIP blocks, biased stem, 32 x 32 positions, post_layernorm, the pooling head (probe,
+     * in_proj / out_proj, LayerNorm, MLP); projections up / down and the two extensors */
+    const uint64_t vit = 27 * (4 * (h * h + h) + (h * f + f) + (f * h + h) + 4 * h) +
+                         (3 * 14 * 14 * h + h) + 1024 * h + 2 * h +
+                         (h + (3 * h * h + 3 * h) + (h * h + h) + 2 * h + (h * f + f) +
+                          (f * h + h));
+    const uint64_t image = (h * H + H) + (H * H + H) + 2 * h;
+    /* conformer 1024 wide, 24 blocks: two MLPs (LayerNorm, 1024 -> 3072, 1536 -> 1024), q/k/v/o,
+     * the conv module (LayerNorm, GLU 1024 -> 2048 + b1 / b2, depthwise 3, point-wise 1024,
+     * ext_pw 1024 -> 1024), two LayerNorms; mean / invstd; the NeMo subsampling (80 -> 10
+     * frequency bins) and its out Linear; 2000 x 16 relative bias */
+    const uint64_t a = 1024, fa = 1536;
+    const uint64_t mlp = 2 * a + (a * 2 * fa + 2 * fa) + (fa * a + a);
+    const uint64_t conv = 2 * a + (a * 2048 + 2048) + 2048 + (a * 3 + a) + (a * a + a) +
+                          (a * a + a);
+    const uint64_t audio = 24 * (2 * mlp + 4 * (a * a + a) + conv + 4 * a) + 2 * 80 +
+                           (9 * a + a) + 2 * ((9 * a + a) + (a * a + a)) + (a * 10 * a + a) +
+                           2000 * 16;
+    const uint64_t speech = 2 * ((a * H + H) + (H * H + H));
+    assert_int_equal(count(json), count(phi3) + vit + image + audio + speech);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -717,6 +757,7 @@ int main(void)
         cmocka_unit_test(read_video_llama_3_should_count_the_rotary_tower_and_readout),
         cmocka_unit_test(read_idefics_should_count_gated_cross_layers_and_the_perceiver),
         cmocka_unit_test(read_janus_should_count_the_tower_the_vq_model_and_the_generation_head),
+        cmocka_unit_test(read_phi4_multimodal_should_count_phi3_siglip_and_the_conformer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
