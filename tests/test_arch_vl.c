@@ -736,6 +736,42 @@ static void read_phi4_multimodal_should_count_phi3_siglip_and_the_conformer(void
     assert_int_equal(count(json), count(phi3) + vit + image + audio + speech);
 }
 
+/* ---- Ovis2 ------------------------------------------------------------------------------ */
+
+static void read_ovis2_should_count_the_visual_tokenizer_and_embedding_table(void **state)
+{
+    (void)state;
+    /* Ovis2-2B's shapes: a tied Qwen2.5-1.5B, AIMv2 1024 x 24 at 448 px / 14, 65536 visual
+     * codes (5 indicators), hidden_stride 2 */
+    const char *text = "{\"model_type\": \"qwen2\", \"hidden_size\": 1536, \"intermediate_size\": "
+                       "8960, \"num_hidden_layers\": 28, \"num_attention_heads\": 12, "
+                       "\"num_key_value_heads\": 2, \"vocab_size\": 151936, "
+                       "\"tie_word_embeddings\": true}";
+    const char *vision = "\"vision_config\": {\"hidden_size\": 1024, \"intermediate_size\": 2816, "
+                         "\"num_hidden_layers\": 24, \"num_attention_heads\": 8, \"image_size\": "
+                         "448, \"patch_size\": 14, \"vocab_size\": 65536, \"hidden_stride\": 2, "
+                         "\"num_visual_indicator_tokens\": 5}";
+    char json[2048];
+    snprintf(json, sizeof json, "{\"model_type\": \"ovis2\", \"vocab_size\": 151643, "
+             "\"hidden_size\": 1536, \"text_config\": %s, %s}", text, vision);
+    const uint64_t h = 1024, f = 2816, H = 1536, codes = 65536 - 5;
+    /* bias-free q/k/v/o and gated MLP, two RMSNorms a layer; stem, 1024 positions, the
+     * embedding RMSNorm and the final one; head_linear 4096 -> codes, head_norm; the table */
+    const uint64_t tower = 24 * (4 * h * h + 3 * h * f + 2 * h) + (3 * 14 * 14 * h + h) +
+                           1024 * h + 2 * h;
+    const uint64_t tok = 4 * h * codes + 2 * codes + 65536 * H;
+    uint64_t n = count(json);
+    assert_int_equal(n, count(text) + tower + tok);
+    /* untied, the wrapper's lm_head has the root vocab_size (151643) rows, not the text's */
+    const char *untied = "{\"model_type\": \"qwen2\", \"hidden_size\": 1536, "
+                         "\"intermediate_size\": 8960, \"num_hidden_layers\": 28, "
+                         "\"num_attention_heads\": 12, \"num_key_value_heads\": 2, "
+                         "\"vocab_size\": 151936, \"tie_word_embeddings\": false}";
+    snprintf(json, sizeof json, "{\"model_type\": \"ovis2\", \"vocab_size\": 151643, "
+             "\"hidden_size\": 1536, \"text_config\": %s, %s}", untied, vision);
+    assert_int_equal(count(json), count(text) + 151643 * H + tower + tok);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -758,6 +794,7 @@ int main(void)
         cmocka_unit_test(read_idefics_should_count_gated_cross_layers_and_the_perceiver),
         cmocka_unit_test(read_janus_should_count_the_tower_the_vq_model_and_the_generation_head),
         cmocka_unit_test(read_phi4_multimodal_should_count_phi3_siglip_and_the_conformer),
+        cmocka_unit_test(read_ovis2_should_count_the_visual_tokenizer_and_embedding_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
