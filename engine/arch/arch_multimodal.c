@@ -245,6 +245,19 @@ int fg__mm_move_to_front(struct fg_model *m, size_t first, struct fg_err *err)
 
 /* ---- vision tower ------------------------------------------------------------ */
 
+void fg__mm_tower_blocks(struct fg_node *n, uint64_t h, uint64_t f, uint64_t L, bool qkv_bias,
+                         bool o_bias, bool gated, bool mlp_bias)
+{
+    fg__node_linear(n, "q", h, h, L, qkv_bias);
+    fg__node_linear(n, "k", h, h, L, qkv_bias);
+    fg__node_linear(n, "v", h, h, L, qkv_bias);
+    fg__node_linear(n, "o", h, h, L, o_bias);
+    if (gated)
+        fg__node_linear(n, "gate", h, f, L, mlp_bias);
+    fg__node_linear(n, "up", h, f, L, mlp_bias);
+    fg__node_linear(n, "down", f, h, L, mlp_bias);
+}
+
 struct fg_node *fg__mm_tower_node(struct fg_model *m, const char *name, uint64_t h,
                                   uint64_t heads, uint64_t inter, struct fg_err *err)
 {

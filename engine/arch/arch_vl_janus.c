@@ -57,12 +57,7 @@ static int add_vision(struct fg_model *m, const struct fg_cfg *v, struct fg_err 
     struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, f, err);
     if (!n)
         return FG_E_NOMEM;
-    fg__node_linear(n, "q", h, h, L, bias);
-    fg__node_linear(n, "k", h, h, L, bias);
-    fg__node_linear(n, "v", h, h, L, bias);
-    fg__node_linear(n, "o", h, h, L, true);
-    fg__node_linear(n, "up", h, f, L, true);
-    fg__node_linear(n, "down", f, h, L, true);
+    fg__mm_tower_blocks(n, h, f, L, bias, true, false, true);
     n->params += L * (2 * 2 * h + (qkn ? 2 * 2 * h : 0));
     n->params += ch * patch * patch * h + h + grid * grid * h + 2 * h;
     fg__fmt(n->desc, sizeof n->desc, "Janus SigLIP ViT %llu x %llu, %llu tokens/image",

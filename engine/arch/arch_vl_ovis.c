@@ -50,13 +50,7 @@ static int add_tower(struct fg_model *m, const struct fg_cfg *c, const struct fg
     struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, f, err);
     if (!n)
         return FG_E_NOMEM;
-    fg__node_linear(n, "q", h, h, L, qkv_bias);
-    fg__node_linear(n, "k", h, h, L, qkv_bias);
-    fg__node_linear(n, "v", h, h, L, qkv_bias);
-    fg__node_linear(n, "o", h, h, L, qkv_bias);
-    fg__node_linear(n, "gate", h, f, L, mlp_bias);
-    fg__node_linear(n, "up", h, f, L, mlp_bias);
-    fg__node_linear(n, "down", f, h, L, mlp_bias);
+    fg__mm_tower_blocks(n, h, f, L, qkv_bias, qkv_bias, true, mlp_bias);
     n->params += L * 2 * h + (ch * patch * patch * h + h) + grid * grid * h + 2 * h;
     fg__fmt(n->desc, sizeof n->desc, "AIMv2 ViT %llu x %llu, %llu tokens/image",
             (unsigned long long)L, (unsigned long long)h, (unsigned long long)(grid * grid));
