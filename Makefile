@@ -121,6 +121,7 @@ ENGINE_SRCS := \
 	engine/arch/arch_vl_janus.c \
 	engine/arch/arch_vl_phi4mm.c \
 	engine/arch/arch_vl_ovis.c \
+	engine/arch/arch_vl_evolla.c \
 	engine/arch/arch_vl_proj.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \

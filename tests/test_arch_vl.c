@@ -772,6 +772,34 @@ static void read_ovis2_should_count_the_visual_tokenizer_and_embedding_table(voi
     assert_int_equal(count(json), count(text) + 151643 * H + tower + tok);
 }
 
+/* ---- Evolla ----------------------------------------------------------------------------- */
+
+static void read_evolla_should_count_saprot_the_compressor_and_the_adapters(void **state)
+{
+    (void)state;
+    /* westlake-repl/Evolla-10B-hf's shapes: Llama-3-8B, SaProt-650M (the class defaults) */
+    const char *text = "\"vocab_size\": 128256, \"hidden_size\": 4096, \"intermediate_size\": "
+                       "14336, \"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+                       "\"num_key_value_heads\": 8";
+    char json[1024], llama[1024];
+    snprintf(json, sizeof json, "{\"model_type\": \"evolla\", %s, \"protein_encoder_config\": {}}",
+             text);
+    snprintf(llama, sizeof llama, "{\"model_type\": \"llama\", %s}", text);
+    const uint64_t h = 1280, f = 5120, H = 4096;
+    /* ESM: 33 layers of biased q/k/v/dense, intermediate / output and two LayerNorms, the
+     * rotary inv_freq (32) each; word embeddings 446 x 1280; emb_layer_norm_after */
+    const uint64_t saprot = 33 * (4 * (h * h + h) + (h * f + f) + (f * h + h) + 4 * h + 32) +
+                            446 * h + 2 * h;
+    /* 6 compressor blocks over 1280 (q 512, kv 1024, out, FF 4x, three LayerNorms), 64
+     * latents, the projector 1280 -> 4096 and its LayerNorm */
+    const uint64_t comp = 6 * (h * 512 + h * 1024 + 512 * h + 2 * h * 4 * h + 3 * 2 * h) +
+                          64 * h + (h * H + H) + 2 * H;
+    /* 8 adapters (every 4th layer): q/k/v/out biased, RMSNorm, FF 4x with its LayerNorm, two
+     * gates */
+    const uint64_t adapters = 8 * (4 * (H * H + H) + H + 2 * H * 4 * H + 2 * H + 2);
+    assert_int_equal(count(json), count(llama) + saprot + comp + adapters);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -795,6 +823,7 @@ int main(void)
         cmocka_unit_test(read_janus_should_count_the_tower_the_vq_model_and_the_generation_head),
         cmocka_unit_test(read_phi4_multimodal_should_count_phi3_siglip_and_the_conformer),
         cmocka_unit_test(read_ovis2_should_count_the_visual_tokenizer_and_embedding_table),
+        cmocka_unit_test(read_evolla_should_count_saprot_the_compressor_and_the_adapters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

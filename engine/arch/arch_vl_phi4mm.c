@@ -29,39 +29,17 @@
  * The LoRA adapters of the original remote-code release (model_type phi4mm) are not part of
  * this class: transformers' conversion writes them as separate adapters.
  */
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "arch/arch_multimodal.h"
 #include "util/fmt.h"
 
-/* The Phi3 text model over a copy of the root with Phi4MultimodalConfig's defaults. */
-static int read_text(const struct fg_cfg *c, struct fg_model *m, struct fg_err *err)
-{
-    const struct fg_arch *a = m->arch_find ? m->arch_find("phi3") : NULL;
-    if (!a)
-        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: the phi3 text reader is not registered",
-                          c->origin);
-    cJSON *copy = cJSON_Duplicate(c->obj, 1);
-    bool ok = copy != NULL;
-    if (ok && !cJSON_GetObjectItemCaseSensitive(copy, "vocab_size"))
-        ok = cJSON_AddNumberToObject(copy, "vocab_size", 200064) != NULL;
-    if (ok && !cJSON_GetObjectItemCaseSensitive(copy, "num_key_value_heads"))
-        ok = cJSON_AddNumberToObject(copy, "num_key_value_heads", 8) != NULL;
-    if (ok && !cJSON_GetObjectItemCaseSensitive(copy, "max_position_embeddings"))
-        ok = cJSON_AddNumberToObject(copy, "max_position_embeddings", 131072) != NULL;
-    if (!ok) {
-        cJSON_Delete(copy);
-        return fg_err_set(err, FG_E_NOMEM, "out of memory copying the text keys");
-    }
-    struct fg_cfg view = {.obj = copy, .origin = c->origin, .index = NULL};
-    int rc = a->read(&view, m, a->spec, err);
-    cJSON_Delete(copy);
-    (void)fg__cfg_item(c, "tie_word_embeddings");   /* read through the copy */
-    (void)fg__cfg_item(c, "lm_head_bias");
-    return rc;
-}
+/* Phi4MultimodalConfig's text defaults where Phi3Config's differ. */
+static const struct fg__mm_default phi4_defaults[] = {
+    {"vocab_size", 200064}, {"num_key_value_heads", 8}, {"max_position_embeddings", 131072},
+    {NULL, 0},
+};
 
 /* Phi4MultimodalVisionModel: SiglipVisionModel's layout at Phi4MultimodalVisionConfig's
  * defaults, the pooling head always built (no vision_use_head key in the class). */
@@ -173,7 +151,7 @@ static int read_phi4mm(const struct fg_cfg *c, struct fg_model *m, const void *s
     if ((fg_cfg_has(c, "vision_config") && !fg_cfg_child(c, "vision_config", &v, err)) ||
         (fg_cfg_has(c, "audio_config") && !fg_cfg_child(c, "audio_config", &a, err)))
         return FG_E_TYPE;
-    if ((rc = read_text(c, m, err)))
+    if ((rc = fg__mm_read_root_text(c, "phi3", phi4_defaults, m, err)))
         return rc;
     size_t first = m->n_nodes;
     if ((rc = add_image(m, &v, err)) || (rc = add_audio(m, &a, err)))
