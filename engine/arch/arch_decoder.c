@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
+#include "arch/arch_hybrid.h"
 
 struct fg_decoder_spec {
     struct fg_core_defaults d;     /* the config class defaults */
@@ -37,6 +38,11 @@ struct fg_decoder_spec {
     unsigned inv_freq_before;      /* configs written by transformers older than this
                                       (major * 1000 + minor) sit next to checkpoints that store
                                       each layer's rotary inv_freq buffer; 0 = never */
+    uint64_t kv_heads_def;         /* num_key_value_heads when absent; 0 = heads (BitNet: 5) */
+    bool sub_norms;                /* BitNet attn_sub_norm (hidden) and ffn_sub_norm (inter) */
+    bool xielu;                    /* hidden_act "xielu" (the class default): each MLP's
+                                      XIELUActivation stores alpha_p, alpha_n and the
+                                      persistent buffers beta, eps (Apertus) */
 };
 
 /* Shared by all rows: the block structure. */
@@ -47,6 +53,12 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
     int rc;
     if ((rc = fg__read_core(c, m, &s->d, err)))
         return rc;
+    if (s->kv_heads_def && (rc = fg__hy_read_kv_heads(c, m, s->kv_heads_def, err)))
+        return rc;
+    const char *act = "";
+    if (s->xielu && (rc = fg_cfg_str(c, "hidden_act", "xielu", &act, err)))
+        return rc;
+    bool xielu = s->xielu && act && strcmp(act, "xielu") == 0;
     bool bias = s->bias_default, mlp_bias = false, qkn = s->qk_norm != 0, head_bias = false;
     if (s->bias_key && (rc = fg_cfg_bool(c, s->bias_key, s->bias_default, &bias, err)))
         return rc;
@@ -117,15 +129,18 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
             return rc;
         if (softcap > 0)
             attn->eager_bytes += 2;
-        attn->params += inv_freq;
+        attn->params += inv_freq + (s->sub_norms ? m->hidden : 0);
         attn->buffers += inv_freq;
         if (s->norms_per_layer == 4 &&
             (rc = fg__add_norm(m, li, "PostAttnNorm", m->hidden, s->norm, err)))
             return rc;
         if (s->norms_per_layer >= 2 && (rc = fg__add_norm(m, li, "Norm", m->hidden, s->norm, err)))
             return rc;
-        if ((rc = fg__add_mlp(m, li, &f, NULL, err)))
+        struct fg_node *mlp;
+        if ((rc = fg__add_mlp(m, li, &f, &mlp, err)))
             return rc;
+        mlp->params += (s->sub_norms ? m->inter : 0) + (xielu ? 4 : 0);
+        mlp->buffers += xielu ? 2 : 0;
         if (s->norms_per_layer == 4 &&
             (rc = fg__add_norm(m, li, "PostMLPNorm", m->hidden, s->norm, err)))
             return rc;
@@ -367,6 +382,26 @@ static const struct fg_decoder_spec olmo = {
     .norm = FG_NORM_LN_NOPARAM, .bias_key = "attention_bias", .gated = true,
     .norms_per_layer = 2};
 
+/* ApertusForCausalLM (models/apertus/modular_apertus.py @008e5743, Apertus-8B / 70B):
+ * LlamaAttention (attention_bias) with q_norm / k_norm over head_dim; ApertusMLP a plain
+ * up_proj / down_proj without bias around XIELUActivation (transformers activations.py:
+ * alpha_p and alpha_n parameters of shape (1,), beta and eps registered as persistent
+ * buffers); attention_layernorm and feedforward_layernorm.  ApertusConfig defaults. */
+static const struct fg_decoder_spec apertus = {
+    .d = {.vocab = 131072, .hidden = 4096, .inter = 14336, .layers = 32, .heads = 32,
+          .max_pos = 65536, .tie = false},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = false, .qk_norm = 1,
+    .norms_per_layer = 2, .xielu = true};
+/* BitNetForCausalLM (models/bitnet/modular_bitnet.py @08c53278, bitnet-b1.58-2B-4T):
+ * LlamaAttention (attention_bias) whose output goes through attn_sub_norm (RMSNorm over
+ * hidden) before o_proj; BitNetMLP the gated GemmaMLP with ffn_sub_norm (RMSNorm over
+ * intermediate_size) before down_proj.  BitNetConfig defaults (5 key/value heads). */
+static const struct fg_decoder_spec bitnet = {
+    .d = {.vocab = 128256, .hidden = 2560, .inter = 6912, .layers = 30, .heads = 20,
+          .max_pos = 2048, .tie = false},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .norms_per_layer = 2,
+    .kv_heads_def = 5, .sub_norms = true};
+
 const struct fg_arch fg__arch_decoder_table[] = {
     {"llama", "llama-style decoder", fg__arch_read_decoder, &llama},
     /* code_llama: transformers maps it to LlamaForCausalLM (models/auto/modeling_auto.py) */
@@ -404,5 +439,7 @@ const struct fg_arch fg__arch_decoder_table[] = {
     {"cohere2", "cohere decoder (parallel block, 3 local : 1 global)", fg__arch_read_decoder,
      &cohere2},
     {"arcee", "llama-style decoder (relu^2 MLP)", fg__arch_read_decoder, &arcee},
+    {"apertus", "llama-style decoder (xIELU MLP, q/k norm)", fg__arch_read_decoder, &apertus},
+    {"bitnet", "llama-style decoder (sub-norms)", fg__arch_read_decoder, &bitnet},
     {NULL, NULL, NULL, NULL},
 };

@@ -1,0 +1,240 @@
+/*
+ * test_arch_dec.c - the causal-LM readers of engine/arch/arch_dec*.c and the rows added
+ * beside them (dots1 in arch_moe_rows.c; apertus, bitnet in arch_decoder.c): each count
+ * written out term by term from the transformers class, at the published shapes of a
+ * release, with the published total where one was found.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "support.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+static uint64_t count(const char *json)
+{
+    struct fg_model *m = built(json);
+    uint64_t n = m->params_total;
+    if (m->certainty != FG_CERT_EXACT)
+        print_message("%s: %s\n", json, m->unsure_key);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    fg_model_free(m);
+    return n;
+}
+
+static void assert_unsure(const char *json, const char *key)
+{
+    struct fg_model *m = built(json);
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, key);
+    fg_model_free(m);
+}
+
+static void assert_refused(const char *json, int code, const char *words)
+{
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build(json, &m, &err), code);
+    assert_null(m);
+    if (!strstr(err.detail, words))
+        print_message("%s\n", err.detail);
+    assert_non_null(strstr(err.detail, words));
+}
+
+/* dbrx-instruct's shapes (d_model 6144, 48 heads, 8 kv heads, 40 blocks, 16 experts of
+ * 10752, top-4, vocab 100352). */
+#define DBRX_CFG                                                                            \
+    "{\"model_type\": \"dbrx\", \"d_model\": 6144, \"n_heads\": 48, \"n_layers\": 40, "    \
+    "\"max_seq_len\": 32768, \"vocab_size\": 100352, \"tie_word_embeddings\": false, "      \
+    "\"attn_config\": {\"clip_qkv\": 8, \"kv_n_heads\": 8, \"rope_theta\": 500000}, "       \
+    "\"ffn_config\": {\"ffn_act_fn\": {\"name\": \"silu\"}, \"ffn_hidden_size\": 10752, "   \
+    "\"moe_num_experts\": 16, \"moe_top_k\": 4}}"
+
+static void read_dbrx_should_count_fused_wqkv_and_stacked_glu_experts(void **state)
+{
+    (void)state;
+    const uint64_t h = 6144, hd = 128, kv = 8, e = 16, f = 10752, v = 100352;
+    const uint64_t attn = h * (h + 2 * kv * hd) + h * h;   /* Wqkv, out_proj */
+    const uint64_t ffn = h * e + 3 * e * f * h;            /* router.layer, w1 v1 w2 */
+    const uint64_t layer = 2 * h + attn + ffn;             /* norm_1, norm_2: no bias */
+    uint64_t n = count(DBRX_CFG);
+    assert_int_equal(n, v * h + 40 * layer + h + v * h);
+    struct fg_model *m = built(DBRX_CFG);
+    assert_int_equal(m->kv_heads, 8);
+    assert_int_equal(m->experts, 16);
+    assert_int_equal(m->top_k, 4);
+    fg_model_free(m);
+    /* the sub-configs' defaults: kv_n_heads 1, 4 experts of 3584, top-1 */
+    const uint64_t H = 2048, F = 3584;
+    assert_int_equal(count("{\"model_type\": \"dbrx\"}"),
+                     2 * 32000 * H + 24 * (2 * H + H * (H + 2 * 128) + H * H + H * 4 +
+                                           3 * 4 * F * H) + H);
+    assert_refused("{\"model_type\": \"dbrx\", \"tie_word_embeddings\": true}", FG_E_RANGE,
+                   "tie_word_embeddings");
+    assert_refused("{\"model_type\": \"dbrx\", \"attn_config\": {\"kv_n_heads\": 5}}",
+                   FG_E_RANGE, "kv_n_heads");
+    assert_refused("{\"model_type\": \"dbrx\", \"ffn_config\": 3}", FG_E_TYPE, "ffn_config");
+}
+
+/* Hunyuan-A13B-Instruct's shapes: hidden 4096, 32 layers, 32 heads, 8 kv, head_dim 128,
+ * intermediate 3072, 64 experts top-8, vocab 128167, tied. */
+#define HUNYUAN_CFG                                                                         \
+    "{\"model_type\": \"hunyuan_v1_moe\", \"hidden_size\": 4096, \"num_hidden_layers\": 32, " \
+    "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"head_dim\": 128, "          \
+    "\"intermediate_size\": 3072, \"vocab_size\": 128167, \"tie_word_embeddings\": true, "  \
+    "\"num_experts\": 64, \"moe_topk\": %s, \"moe_intermediate_size\": %s, "                  \
+    "\"num_shared_expert\": %s, \"use_mixed_mlp_moe\": true}"
+
+static void read_hunyuan_moe_should_count_shared_mlp_and_per_layer_lists(void **state)
+{
+    (void)state;
+    char json[2048], l8[256], l3072[512], l1[256];
+    size_t a = 0, b = 0, c = 0;
+    for (int i = 0; i < 32; i++) {
+        a += (size_t)snprintf(l8 + a, sizeof l8 - a, "%s8", i ? "," : "[");
+        b += (size_t)snprintf(l3072 + b, sizeof l3072 - b, "%s3072", i ? "," : "[");
+        c += (size_t)snprintf(l1 + c, sizeof l1 - c, "%s1", i ? "," : "[");
+    }
+    snprintf(l8 + a, sizeof l8 - a, "]");
+    snprintf(l3072 + b, sizeof l3072 - b, "]");
+    snprintf(l1 + c, sizeof l1 - c, "]");
+    snprintf(json, sizeof json, HUNYUAN_CFG, l8, l3072, l1);
+    const uint64_t h = 4096, q = 32 * 128, kv = 8 * 128, f = 3072, e = 64;
+    const uint64_t attn = h * q + 2 * h * kv + q * h + 2 * 128; /* + query/key_layernorm */
+    const uint64_t moe = h * e + e * 3 * h * f + 3 * h * f;      /* wg, experts, shared_mlp */
+    uint64_t n = count(json);
+    assert_int_equal(n, 128167 * h + 32 * (2 * h + attn + moe) + h);
+    /* the integer spellings read the same */
+    snprintf(json, sizeof json, HUNYUAN_CFG, "8", "3072", "1");
+    assert_int_equal(count(json), n);
+    /* the remote code's wider experts or more shared MLPs are not what the class builds */
+    snprintf(json, sizeof json, HUNYUAN_CFG, "8", "1536", "1");
+    assert_unsure(json, "moe_intermediate_size");
+    snprintf(json, sizeof json, HUNYUAN_CFG, "8", "3072", "2");
+    assert_unsure(json, "num_shared_expert");
+    snprintf(json, sizeof json, HUNYUAN_CFG, "[8, 8]", "3072", "1");
+    assert_refused(json, FG_E_RANGE, "moe_topk");
+}
+
+/* JetMoE-8B's shapes: hidden 2048, 24 layers, 16 kv heads x 128 channels, 8 experts top-2
+ * in attention and MLP, intermediate 5632, vocab 32000, tied. */
+static void read_jetmoe_should_count_attention_and_mlp_experts(void **state)
+{
+    (void)state;
+    const uint64_t h = 2048, kvp = 16 * 128, e = 8, f = 5632;
+    const uint64_t moa = h * e + e * kvp * h + e * h * kvp + h + h * 2 * kvp;
+    const uint64_t moe = h * e + e * 2 * f * h + e * h * f + h;
+    const char *cfg = "{\"model_type\": \"jetmoe\", \"hidden_size\": 2048, "
+                      "\"num_hidden_layers\": 24, \"num_key_value_heads\": 16, "
+                      "\"kv_channels\": 128, \"intermediate_size\": 5632, "
+                      "\"num_local_experts\": 8, \"num_experts_per_tok\": 2, "
+                      "\"vocab_size\": 32000, \"max_position_embeddings\": 4096, "
+                      "\"tie_word_embeddings\": true}";
+    uint64_t n = count(cfg);
+    assert_int_equal(n, 32000 * h + 24 * (2 * h + moa + moe) + h);
+    struct fg_model *m = built(cfg);
+    assert_int_equal(m->heads, 32); /* num_key_value_heads x num_experts_per_tok */
+    assert_int_equal(m->head_dim, 128);
+    fg_model_free(m);
+    assert_refused("{\"model_type\": \"jetmoe\", \"num_experts_per_tok\": 9}", FG_E_RANGE,
+                   "num_experts_per_tok");
+}
+
+/* LFM2-8B-A1B's shapes: hidden 2048, 24 layers of which 6 attend, 32 heads, 8 kv, dense
+ * intermediate 7168 in the first 2 layers, 32 experts of 1792 top-4 with the expert bias,
+ * vocab 65536, tied. */
+static void read_lfm2_moe_should_place_dense_and_sparse_feed_forwards(void **state)
+{
+    (void)state;
+    static const char *const types =
+        "[\"conv\", \"conv\", \"full_attention\", \"conv\", \"conv\", \"conv\", "
+        "\"full_attention\", \"conv\", \"conv\", \"conv\", \"full_attention\", \"conv\", "
+        "\"conv\", \"conv\", \"full_attention\", \"conv\", \"conv\", \"conv\", "
+        "\"full_attention\", \"conv\", \"conv\", \"full_attention\", \"conv\", \"conv\"]";
+    char json[2048];
+    snprintf(json, sizeof json,
+             "{\"model_type\": \"lfm2_moe\", \"hidden_size\": 2048, \"num_hidden_layers\": 24, "
+             "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+             "\"intermediate_size\": 7168, \"moe_intermediate_size\": 1792, "
+             "\"num_dense_layers\": 2, \"num_experts\": 32, \"num_experts_per_tok\": 4, "
+             "\"use_expert_bias\": true, \"vocab_size\": 65536, \"conv_L_cache\": 3, "
+             "\"conv_bias\": false, \"tie_embedding\": true, \"layer_types\": %s}", types);
+    const uint64_t h = 2048, kv = 512;
+    const uint64_t attn = 2 * h * h + 2 * h * kv + 2 * 64;  /* + q/k_layernorm */
+    const uint64_t conv = h * 3 * h + h * h + h * 3;        /* in_proj, out_proj, conv */
+    const uint64_t dense = 3 * h * 7168;
+    const uint64_t moe = h * 32 + 32 * 3 * h * 1792 + 32;   /* gate, experts, expert_bias */
+    uint64_t n = count(json);
+    assert_int_equal(n, 65536 * h + 6 * attn + 18 * conv + 2 * dense + 22 * moe + 24 * 2 * h + h);
+    assert_refused("{\"model_type\": \"lfm2_moe\"}", FG_E_MISSING, "layer_types");
+}
+
+/* dots.llm1's shapes: hidden 4096, 62 layers (the first dense), 32 heads, MHA, 128
+ * experts of 1408 top-6 with 2 shared, dense intermediate 10944, vocab 152064. */
+static void dots1_row_should_count_qwen3_attention_over_deepseek_experts(void **state)
+{
+    (void)state;
+    const uint64_t h = 4096, e = 128, w = 1408;
+    const uint64_t attn = 4 * h * h + 2 * 128;
+    const uint64_t moe = h * e + e * 3 * h * w + 3 * h * 2 * w + e; /* + score bias */
+    const uint64_t dense = 3 * h * 10944;
+    uint64_t n = count("{\"model_type\": \"dots1\", \"hidden_size\": 4096, "
+                       "\"num_hidden_layers\": 62, \"num_attention_heads\": 32, "
+                       "\"num_key_value_heads\": 32, \"head_dim\": 128, "
+                       "\"intermediate_size\": 10944, \"moe_intermediate_size\": 1408, "
+                       "\"n_routed_experts\": 128, \"n_shared_experts\": 2, "
+                       "\"num_experts_per_tok\": 6, \"first_k_dense_replace\": 1, "
+                       "\"vocab_size\": 152064, \"tie_word_embeddings\": false}");
+    assert_int_equal(n, 2 * 152064 * h + 62 * (2 * h + attn) + dense + 61 * moe + h);
+}
+
+/* Apertus-8B's shapes: hidden 4096, 32 layers, 32 heads, 8 kv, plain xIELU MLP 21504,
+ * vocab 131072, untied. */
+static void apertus_and_bitnet_rows_should_count_xielu_and_sub_norms(void **state)
+{
+    (void)state;
+    const uint64_t h = 4096, kv = 1024, f = 21504;
+    const uint64_t layer = 2 * h * h + 2 * h * kv + 2 * 128 + 2 * h * f + 2 * h + 4;
+    const char *cfg = "{\"model_type\": \"apertus\", \"hidden_size\": 4096, "
+                      "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+                      "\"num_key_value_heads\": 8, \"intermediate_size\": 21504, "
+                      "\"vocab_size\": 131072, \"hidden_act\": \"xielu\", "
+                      "\"tie_word_embeddings\": false}";
+    uint64_t n = count(cfg);
+    assert_int_equal(n, 2 * 131072 * h + 32 * layer + h);
+    struct fg_model *m = built(cfg);
+    /* XIELUActivation's beta and eps are buffers: sum(p.numel()) of the loaded model,
+     * 8,053,338,176, is the count without them */
+    assert_int_equal(m->params_total - m->params_buffers, 8053338176ull);
+    fg_model_free(m);
+    /* another activation stores nothing */
+    assert_int_equal(count("{\"model_type\": \"apertus\"}") -
+                         count("{\"model_type\": \"apertus\", \"hidden_act\": \"relu2\"}"),
+                     32 * 4);
+    /* bitnet-b1.58-2B-4T: hidden 2560, 30 layers, 20 heads, 5 kv (the class default),
+     * 6912 wide, vocab 128256, tied; attn_sub_norm over hidden, ffn_sub_norm over 6912 */
+    const uint64_t H = 2560, KV = 640, F = 6912;
+    const uint64_t bl = 2 * H * H + 2 * H * KV + H + 3 * H * F + F + 2 * H;
+    uint64_t nb = count("{\"model_type\": \"bitnet\", \"tie_word_embeddings\": true}");
+    assert_int_equal(nb, 128256 * H + 30 * bl + H);
+    assert_int_equal(nb, 2412820480ull);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(read_dbrx_should_count_fused_wqkv_and_stacked_glu_experts),
+        cmocka_unit_test(read_hunyuan_moe_should_count_shared_mlp_and_per_layer_lists),
+        cmocka_unit_test(read_jetmoe_should_count_attention_and_mlp_experts),
+        cmocka_unit_test(read_lfm2_moe_should_place_dense_and_sparse_feed_forwards),
+        cmocka_unit_test(dots1_row_should_count_qwen3_attention_over_deepseek_experts),
+        cmocka_unit_test(apertus_and_bitnet_rows_should_count_xielu_and_sub_norms),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
