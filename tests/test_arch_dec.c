@@ -226,6 +226,67 @@ static void apertus_and_bitnet_rows_should_count_xielu_and_sub_norms(void **stat
     assert_int_equal(nb, 2412820480ull);
 }
 
+/* The llama-style rows: CWM (32B shapes), Ministral-3 8B's text model, VaultGemma-1B,
+ * Jais-2-8B, nanochat-d32, Persimmon-8B, each term by term. */
+static void llama_style_rows_should_follow_their_classes(void **state)
+{
+    (void)state;
+    /* CWM: hidden 6144, 64 layers, 48 heads, 8 kv (default), head_dim 128, 21504 wide,
+     * vocab 128256, no attention bias */
+    const uint64_t h = 6144, q = 6144, kv = 1024, f = 21504;
+    assert_int_equal(count("{\"model_type\": \"cwm\"}"),
+                     2 * 128256 * h + 64 * (2 * h * q + 2 * h * kv + 3 * h * f + 2 * h) + h);
+    /* Ministral-3 8B text: hidden 4096, 34 layers, 32 heads, 8 kv, 14336 wide, vocab 131072 */
+    const uint64_t H = 4096;
+    assert_int_equal(count("{\"model_type\": \"ministral3\"}"),
+                     2 * 131072 * H + 34 * (2 * H * H + 2 * H * 1024 + 3 * H * 14336 + 2 * H) + H);
+    /* VaultGemma-1B: hidden 1152, 26 layers, 4 heads x 256, 4 kv, 6912 wide, tied; two
+     * norms per block where Gemma-2 has four */
+    const uint64_t vh = 1152, vq = 1024;
+#define VG_SHAPES                                                                           \
+    "\"hidden_size\": 1152, \"num_hidden_layers\": 26, \"num_attention_heads\": 4, "         \
+    "\"num_key_value_heads\": 4, \"head_dim\": 256, \"intermediate_size\": 6912, "           \
+    "\"vocab_size\": 256000}"
+    uint64_t nv = count("{\"model_type\": \"vaultgemma\", " VG_SHAPES);
+    assert_int_equal(nv, 256000 * vh + 26 * (4 * vh * vq + 3 * vh * 6912 + 2 * vh) + vh);
+    assert_int_equal(count("{\"model_type\": \"gemma2\", " VG_SHAPES) - nv, 26 * 2 * vh);
+    /* Jais-2-8B: hidden 3328, 32 layers, 26 heads, MHA, relu^2 26624 wide, biases and
+     * LayerNorms with bias, vocab 150272 */
+    const uint64_t jh = 3328, jf = 26624;
+    assert_int_equal(count("{\"model_type\": \"jais2\"}"),
+                     2 * 150272 * jh + 32 * (4 * (jh * jh + jh) + (jh * jf + jf) + (jf * jh + jh) +
+                                             2 * 2 * jh) + 2 * jh);
+    /* nanochat-d32: hidden 2048, 32 layers, 16 heads, 8192 wide, vocab 65536: no norm
+     * weights at all */
+    const uint64_t nh = 2048;
+    assert_int_equal(count("{\"model_type\": \"nanochat\", \"hidden_size\": 2048, "
+                           "\"num_hidden_layers\": 32, \"num_attention_heads\": 16, "
+                           "\"num_key_value_heads\": 16, \"intermediate_size\": 8192, "
+                           "\"vocab_size\": 65536}"),
+                     2 * 65536 * nh + 32 * (4 * nh * nh + 2 * nh * 8192));
+    assert_int_equal(count("{\"model_type\": \"nanochat\", \"qkv_bias\": true}") -
+                         count("{\"model_type\": \"nanochat\"}"),
+                     12 * 4 * 768);
+    /* Persimmon-8B: hidden 4096, 36 layers, 64 heads x 64, 16384 wide, vocab 262144 */
+    const uint64_t ph = 4096, pf = 16384;
+    const uint64_t pl = (ph * 3 * ph + 3 * ph) + (ph * ph + ph) + 4 * 64 + (ph * pf + pf) +
+                        (pf * ph + ph) + 2 * 2 * ph;
+    assert_int_equal(count("{\"model_type\": \"persimmon\"}"), 2 * 262144 * ph + 36 * pl + 2 * ph);
+    assert_int_equal(count("{\"model_type\": \"persimmon\"}") -
+                         count("{\"model_type\": \"persimmon\", \"qk_layernorm\": false}"),
+                     36 * 4 * 64);
+}
+
+/* FlexOlmo-7x7B's shapes: hidden 4096, 32 layers, 32 heads, MHA, 7 experts of 11008 top-5,
+ * vocab 100352; q_norm / k_norm over all heads. */
+static void flex_olmo_row_should_count_olmo2_attention_over_olmoe_experts(void **state)
+{
+    (void)state;
+    const uint64_t h = 4096, e = 7, f = 11008;
+    const uint64_t layer = 4 * h * h + 2 * h + (h * e + e * 3 * h * f) + 2 * h;
+    assert_int_equal(count("{\"model_type\": \"flex_olmo\"}"), 2 * 100352 * h + 32 * layer + h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -235,6 +296,8 @@ int main(void)
         cmocka_unit_test(read_lfm2_moe_should_place_dense_and_sparse_feed_forwards),
         cmocka_unit_test(dots1_row_should_count_qwen3_attention_over_deepseek_experts),
         cmocka_unit_test(apertus_and_bitnet_rows_should_count_xielu_and_sub_norms),
+        cmocka_unit_test(llama_style_rows_should_follow_their_classes),
+        cmocka_unit_test(flex_olmo_row_should_count_olmo2_attention_over_olmoe_experts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -276,6 +276,20 @@ static const struct moe_spec dots1 = {
     .score_bias = SCORE_BIAS_ALWAYS, .attn = ATTN_GQA, .attn_bias_key = "attention_bias",
     .qk_norm = 1, .windows = true, .max_window_layers = true};
 
+/* FlexOlmoForCausalLM (models/flex_olmo/modular_flex_olmo.py @008e5743, FlexOlmo-7x7B):
+ * Olmo2Attention (q_norm over heads x head_dim, k_norm over kv_heads x head_dim,
+ * attention_bias) and OlmoE's MoE (router Linear(hidden, num_experts), experts of
+ * intermediate_size, every layer), with post_attention / post_feedforward norms in place of
+ * the input norm: two per block.  flex_olmo maps to qwen2_moe in transformers' conversion
+ * table.  FlexOlmoConfig defaults (7 experts, top-5). */
+static const struct moe_spec flex_olmo = {
+    .d = {.vocab = 100352, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 4096, .tie = false},
+    .experts_key = "num_experts|num_local_experts", .experts_def = 7,
+    .topk_key = "num_experts_per_tok", .topk_def = 5,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_ALL, .attn = ATTN_GQA, .attn_bias_key = "attention_bias", .qk_norm = 2};
+
 const struct fg_arch fg__arch_moe_table[] = {
     {"mixtral", "mixture-of-experts decoder", fg__arch_read_moe, &mixtral},
     {"qwen2_moe", "mixture-of-experts decoder (shared expert)", fg__arch_read_moe, &qwen2_moe},
@@ -300,5 +314,7 @@ const struct fg_arch fg__arch_moe_table[] = {
     {"glm4_moe", "mixture-of-experts decoder (shared expert, MTP)", fg__arch_read_moe, &glm4_moe},
     {"ernie4_5_moe", "mixture-of-experts decoder (shared experts)", fg__arch_read_moe, &ernie4_5_moe},
     {"dots1", "mixture-of-experts decoder (q/k norm, shared experts)", fg__arch_read_moe, &dots1},
+    {"flex_olmo", "mixture-of-experts decoder (post-norm, q/k norm)", fg__arch_read_moe,
+     &flex_olmo},
     {NULL, NULL, NULL, NULL},
 };
