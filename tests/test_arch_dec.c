@@ -287,6 +287,46 @@ static void flex_olmo_row_should_count_olmo2_attention_over_olmoe_experts(void *
     assert_int_equal(count("{\"model_type\": \"flex_olmo\"}"), 2 * 100352 * h + 32 * layer + h);
 }
 
+/* MiniMax-Text-01's shapes: hidden 6144, 80 layers of which every 8th attends with
+ * softmax (attn_type_list), 64 heads x 128, 8 kv, 32 experts of 9216 top-2, vocab 200064,
+ * block_size 256. */
+static void read_minimax_should_count_lightning_buffers_and_softmax_layers(void **state)
+{
+    (void)state;
+    char list[512], json[1536];
+    size_t n = 0;
+    for (int i = 0; i < 80; i++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%d", i ? "," : "[", i % 8 == 7);
+    snprintf(list + n, sizeof list - n, "]");
+    snprintf(json, sizeof json,
+             "{\"model_type\": \"minimax\", \"hidden_size\": 6144, \"num_hidden_layers\": 80, "
+             "\"num_attention_heads\": 64, \"num_key_value_heads\": 8, \"head_dim\": 128, "
+             "\"intermediate_size\": 9216, \"num_local_experts\": 32, "
+             "\"num_experts_per_tok\": 2, \"vocab_size\": 200064, \"postnorm\": true, "
+             "\"attn_type_list\": %s}", list);
+    const uint64_t h = 6144, in = 64 * 128, b = 256;
+    const uint64_t buffers = 64 + 2 * 64 * b + 64 * b * b; /* slope, q/k decay, diagonal */
+    const uint64_t lightning = h * 3 * in + h * in + in * h + in + buffers;
+    const uint64_t softmax = h * in + 2 * h * 1024 + in * h;
+    const uint64_t moe = h * 32 + 32 * 3 * h * 9216;
+    struct fg_model *m = built(json);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_int_equal(m->params_total, 2 * 200064 * h + 70 * lightning + 10 * softmax +
+                                          80 * (moe + 2 * h) + h);
+    assert_int_equal(m->params_buffers, 70 * buffers);
+    fg_model_free(m);
+    /* layer_types says the same in transformers' spelling; without either, even layers
+     * attend (MiniMaxConfig) */
+    struct fg_model *a = built("{\"model_type\": \"minimax\", \"num_hidden_layers\": 2, "
+                               "\"layer_types\": [\"full_attention\", \"linear_attention\"]}");
+    struct fg_model *d = built("{\"model_type\": \"minimax\", \"num_hidden_layers\": 2}");
+    assert_int_equal(a->params_total, d->params_total);
+    fg_model_free(a);
+    fg_model_free(d);
+    assert_refused("{\"model_type\": \"minimax\", \"attn_type_list\": [0, 1]}", FG_E_RANGE,
+                   "attn_type_list");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -298,6 +338,7 @@ int main(void)
         cmocka_unit_test(apertus_and_bitnet_rows_should_count_xielu_and_sub_norms),
         cmocka_unit_test(llama_style_rows_should_follow_their_classes),
         cmocka_unit_test(flex_olmo_row_should_count_olmo2_attention_over_olmoe_experts),
+        cmocka_unit_test(read_minimax_should_count_lightning_buffers_and_softmax_layers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,8 @@
  *                                            (Hunyuan-A13B)
  *   jetmoe          JetMoeForCausalLM        models/jetmoe/modeling_jetmoe.py (JetMoE-8B)
  *   lfm2_moe        Lfm2MoeForCausalLM       models/lfm2_moe/modular_lfm2_moe.py (LFM2-8B-A1B)
+ *   minimax         MiniMaxForCausalLM       models/minimax/modular_minimax.py
+ *                                            (MiniMax-Text-01-hf)
  *
  * Each resolves its config into the shapes of one block and builds the blocks with the
  * shared ones of blocks.c (and arch_hybrid.c's short convolution); a block whose inputs
@@ -422,11 +424,133 @@ static int read_lfm2_moe(const struct fg_cfg *c, struct fg_model *m, const void 
     return add_tail(m, FG_NORM_RMS, m->tied, err);
 }
 
+/* ---- MiniMax (Text-01) --------------------------------------------------------- */
+
+/* MiniMaxConfig.layer_types. */
+static const struct hy_kind_name minimax_kinds[] = {
+    {0, "full_attention", NULL, HY_ATTN},
+    {0, "linear_attention", NULL, HY_MAMBA},
+    {0, NULL, NULL, 0},
+};
+
+/*
+ * MiniMaxLightningAttention: qkv_proj hidden -> 3 x heads x head_dim, output_gate hidden ->
+ * heads x head_dim, out_proj back, no bias; norm RMSNorm over heads x head_dim; and the
+ * persistent buffers register_buffer makes (save_pretrained writes them): slope_rate
+ * (heads, 1, 1), query_decay and key_decay (heads, block_size, 1), diagonal_decay (1,
+ * heads, block_size, block_size).  Kept as a Mamba-2-kind node: its state, heads x head_dim
+ * x head_dim per sequence, has that form with groups = heads and state = head_dim.
+ */
+static int add_lightning(struct fg_model *m, int32_t layer, uint64_t block, struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_MAMBA2, layer, "Lightning", err);
+    if (!n)
+        return FG_E_NOMEM;
+    uint64_t inner = m->heads * m->head_dim;
+    uint64_t buffers = m->heads + 2 * m->heads * block + m->heads * block * block;
+    fg__node_linear(n, "in_proj", m->hidden, 3 * inner, 1, false);
+    fg__node_linear(n, "gate", m->hidden, inner, 1, false);
+    fg__node_linear(n, "out_proj", inner, m->hidden, 1, false);
+    n->params += inner + buffers;
+    n->buffers += buffers;
+    n->hidden = (uint32_t)m->hidden;
+    n->width = (uint32_t)m->hidden;
+    n->ssm_heads = (uint32_t)m->heads;
+    n->ssm_head_dim = (uint32_t)m->head_dim;
+    n->groups = (uint32_t)m->heads;
+    n->state = (uint32_t)m->head_dim;
+    n->chunk = (uint32_t)block;
+    fg__fmt(n->desc, sizeof n->desc, "lightning %llu heads x%llu, block %llu",
+            (unsigned long long)m->heads, (unsigned long long)m->head_dim,
+            (unsigned long long)block);
+    return 0;
+}
+
+/* Which MiniMax layers attend with softmax: layer_types, else the original configs'
+ * attn_type_list (1 softmax, 0 lightning), else MiniMaxConfig's alternation (even layers
+ * attend). */
+static int read_minimax_kinds(const struct fg_cfg *c, uint64_t layers, enum hy_kind *out,
+                              struct fg_err *err)
+{
+    size_t n = 0;
+    int rc = fg__hy_read_kind_list(c, "layer_types", "layer_types", minimax_kinds, layers, out,
+                                   &n, err);
+    if (rc || n)
+        return rc;
+    uint64_t list[FG_MAX_LAYERS];
+    if ((rc = fg_cfg_u64_array(c, "attn_type_list", 0, 1, list, FG_MAX_LAYERS, &n, err)))
+        return rc;
+    if (n && n != layers)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'attn_type_list' has %zu entries for %llu "
+                          "layers", c->origin, n, (unsigned long long)layers);
+    for (uint64_t l = 0; l < layers; l++)
+        out[l] = (n ? list[l] == 1 : (l + 1) % 2 != 0) ? HY_ATTN : HY_MAMBA;
+    return 0;
+}
+
+/*
+ * MiniMaxForCausalLM (huggingface/transformers@008e5743 models/minimax/modular_minimax.py,
+ * MiniMax-Text-01-hf).  MiniMaxDecoderLayer: input_layernorm, MiniMaxAttention
+ * (MixtralAttention: q/k/v/o without bias, head_dim) or MiniMaxLightningAttention by
+ * layer_types, post_attention_layernorm, MiniMaxSparseMoeBlock (Mixtral: router
+ * Linear(hidden, num_local_experts), experts gate_up / down of intermediate_size) in every
+ * layer.  MiniMaxConfig defaults (8 key/value heads); minimax maps to mixtral in
+ * transformers' conversion table.
+ */
+static int read_minimax(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                        struct fg_err *err)
+{
+    (void)spec;
+    static const struct fg_core_defaults d = {.vocab = 32000, .hidden = 4096, .inter = 14336,
+                                              .layers = 32, .heads = 32, .max_pos = 4096 * 32,
+                                              .tie = false};
+    uint64_t experts, top_k, block;
+    enum hy_kind kinds[FG_MAX_LAYERS];
+    int rc;
+    if ((rc = fg__read_core(c, m, &d, err)) || (rc = fg__hy_read_kv_heads(c, m, 8, err)) ||
+        (rc = fg_cfg_u64(c, "num_local_experts|num_experts", 8, 1, FG_MAX_EXPERTS, &experts,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "num_experts_per_tok", 2, 1, FG_MAX_EXPERTS, &top_k, err)) ||
+        (rc = fg_cfg_u64(c, "block_size", 256, 1, 1u << 14, &block, err)) ||
+        (rc = read_minimax_kinds(c, m->layers, kinds, err)))
+        return rc;
+    if (top_k > experts)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'num_experts_per_tok' %llu is more than the "
+                          "%llu experts (num_local_experts)", c->origin,
+                          (unsigned long long)top_k, (unsigned long long)experts);
+    m->experts = experts;
+    m->top_k = top_k;
+    uint64_t window[FG_MAX_LAYERS];
+    if ((rc = fg__read_windows(c, m->layers, window, 0, false, err)))
+        return rc;
+    const struct fg_moe_shape f = {.hidden = m->hidden, .experts = experts, .top_k = top_k,
+                                   .inter = m->inter, .gated = true, .fused_gate_up = true,
+                                   .lora_experts = FG_LORA_EXPERTS_MERGED};
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        const struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads,
+                                        .kv_heads = m->kv_heads, .head_dim = m->head_dim,
+                                        .window = window[l]};
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+            return rc;
+        rc = kinds[l] == HY_ATTN ? fg__add_attention(m, li, &a, NULL, err)
+                                 : add_lightning(m, li, block, err);
+        if (rc || (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
+            (rc = fg__add_moe(m, li, &f, NULL, err)))
+            return rc;
+    }
+    return add_tail(m, FG_NORM_RMS, m->tied, err);
+}
+
 const struct fg_arch fg__arch_dec_table[] = {
-    {"dbrx", "mixture-of-experts decoder (fused Wqkv, LayerNorm)", read_dbrx, NULL},
-    {"hunyuan_v1_moe", "mixture-of-experts decoder (q/k norm, shared MLP)", read_hunyuan_moe,
+    {"dbrx", "MoE decoder (fused Wqkv, LayerNorm)", read_dbrx, NULL},
+    {"hunyuan_v1_moe", "MoE decoder (q/k norm, shared MLP)", read_hunyuan_moe,
      NULL},
     {"jetmoe", "mixture-of-attention and MLP experts decoder", read_jetmoe, NULL},
     {"lfm2_moe", "hybrid short-conv / attention MoE (LFM2-MoE)", read_lfm2_moe, NULL},
+    {"minimax", "lightning / softmax attention MoE (MiniMax)", read_minimax,
+     NULL},
     {NULL, NULL, NULL, NULL},
 };

@@ -511,7 +511,7 @@ const struct fg_arch fg__arch_decoder_table[] = {
     {"cwm", "llama-style decoder (3 local : 1 global)", fg__arch_read_decoder, &cwm},
     {"ministral3", "llama-style decoder (sliding window)", fg__arch_read_decoder, &ministral3},
     {"vaultgemma", "gemma-2 decoder (two norms)", fg__arch_read_decoder, &vaultgemma},
-    {"jais2", "llama-style decoder (LayerNorm, relu^2, biases)", fg__arch_read_decoder, &jais2},
+    {"jais2", "llama-style decoder (LayerNorm, relu^2)", fg__arch_read_decoder, &jais2},
     {"nanochat", "llama-style decoder (weightless norms, relu^2)", fg__arch_read_decoder,
      &nanochat},
     {"persimmon", "persimmon decoder (fused qkv, q/k LayerNorm)", fg__arch_read_decoder,

@@ -313,8 +313,8 @@ const struct fg_arch fg__arch_moe_table[] = {
      &granitemoeshared},
     {"glm4_moe", "mixture-of-experts decoder (shared expert, MTP)", fg__arch_read_moe, &glm4_moe},
     {"ernie4_5_moe", "mixture-of-experts decoder (shared experts)", fg__arch_read_moe, &ernie4_5_moe},
-    {"dots1", "mixture-of-experts decoder (q/k norm, shared experts)", fg__arch_read_moe, &dots1},
-    {"flex_olmo", "mixture-of-experts decoder (post-norm, q/k norm)", fg__arch_read_moe,
+    {"dots1", "MoE decoder (q/k norm, shared experts)", fg__arch_read_moe, &dots1},
+    {"flex_olmo", "MoE decoder (post-norm, q/k norm)", fg__arch_read_moe,
      &flex_olmo},
     {NULL, NULL, NULL, NULL},
 };
