@@ -112,6 +112,7 @@ ENGINE_SRCS := \
 	engine/arch/arch_classic.c \
 	engine/arch/arch_mllama.c \
 	engine/arch/arch_dec.c \
+	engine/arch/arch_dec2.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \
 	engine/hw/detect.c \

@@ -327,6 +327,37 @@ static void read_minimax_should_count_lightning_buffers_and_softmax_layers(void 
                    "attn_type_list");
 }
 
+/* DiffLlama's, AFMoE's and Aria's text model's class defaults, term by term. */
+static void diffllama_afmoe_aria_should_count_their_extra_tensors(void **state)
+{
+    (void)state;
+    /* DiffLlamaConfig: hidden 2048, 16 layers, 32 heads x 64, MHA, 8192 wide, vocab 32000;
+     * lambda_q1, lambda_k1, lambda_q2, lambda_k2 of head_dim each */
+    const uint64_t h = 2048;
+    assert_int_equal(count("{\"model_type\": \"diffllama\"}"),
+                     2 * 32000 * h + 16 * (4 * h * h + 4 * 64 + 3 * h * 8192 + 2 * h) + h);
+    /* AfmoeConfig: hidden 2048, 32 layers, 16 heads x 128 (MHA), one dense layer of 6144,
+     * 64 experts of 1408 top-6 with 2 shared, vocab 200192; q/k norms, gate_proj, 4 norms */
+    const uint64_t q = 16 * 128;
+    const uint64_t attn = 4 * h * q + 2 * 128 + h * q;
+    const uint64_t moe = h * 64 + 64 * 3 * h * 1408 + 3 * h * 2 * 1408 + 64;
+    assert_int_equal(count("{\"model_type\": \"afmoe\"}"),
+                     2 * 200192 * h + 32 * (attn + 4 * h) + 3 * h * 6144 + 31 * moe + h);
+    struct fg_model *m = built("{\"model_type\": \"afmoe\", \"sliding_window\": 2048}");
+    assert_int_equal(first_of(m, FG_NODE_ATTN)->window, 2048);
+    fg_model_free(m);
+    /* AriaTextConfig: LlamaConfig's hidden 4096, 32 layers, 32 heads; 8 experts of 4096
+     * top-2 (fc1 gate and up in one), 2 shared experts, vocab 32000 */
+    const uint64_t H = 4096, F = 4096;
+    const uint64_t amoe = H * 8 + 8 * 3 * H * F + 3 * H * 2 * F;
+    uint64_t na = count("{\"model_type\": \"aria_text\"}");
+    assert_int_equal(na, 2 * 32000 * H + 32 * (4 * H * H + amoe + 2 * H) + H);
+    /* mlp_bias biases the shared experts' gate, up (2 x 8192) and down (4096) */
+    assert_int_equal(count("{\"model_type\": \"aria_text\", \"mlp_bias\": true}") - na,
+                     32 * (2 * 2 * F + H));
+    assert_refused("{\"model_type\": \"aria_text\", \"moe_topk\": 9}", FG_E_RANGE, "moe_topk");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +370,7 @@ int main(void)
         cmocka_unit_test(llama_style_rows_should_follow_their_classes),
         cmocka_unit_test(flex_olmo_row_should_count_olmo2_attention_over_olmoe_experts),
         cmocka_unit_test(read_minimax_should_count_lightning_buffers_and_softmax_layers),
+        cmocka_unit_test(diffllama_afmoe_aria_should_count_their_extra_tensors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

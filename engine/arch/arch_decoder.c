@@ -47,6 +47,8 @@ struct fg_decoder_spec {
     bool mlp_bias_default;         /* MLP biases when mlp_bias_key is absent, or always
                                       without a key (Jais2 true, Persimmon) */
     bool qk_norm_default;          /* qk norms when qk_norm_key is absent (Persimmon) */
+    uint8_t attn_head_vectors;     /* learned head_dim vectors in each attention (DiffLlama's
+                                      lambda_q1, lambda_k1, lambda_q2, lambda_k2: 4) */
 };
 
 /* Shared by all rows: the block structure. */
@@ -137,7 +139,8 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
             return rc;
         if (softcap > 0)
             attn->eager_bytes += 2;
-        attn->params += inv_freq + (s->sub_norms ? m->hidden : 0);
+        attn->params += inv_freq + (s->sub_norms ? m->hidden : 0) +
+                        s->attn_head_vectors * m->head_dim;
         attn->buffers += inv_freq;
         if (s->norms_per_layer == 4 &&
             (rc = fg__add_norm(m, li, "PostAttnNorm", m->hidden, s->norm, err)))
@@ -469,6 +472,16 @@ static const struct fg_decoder_spec persimmon = {
     .qk_norm = 1, .qk_norm_key = "qk_layernorm", .qk_norm_default = true,
     .norms_per_layer = 2, .fused_qkv = true};
 
+/* DiffLlamaForCausalLM (models/diffllama/modular_diffllama.py @01ae98ae): DiffLlamaAttention
+ * q/k/v/o biased by attention_bias plus lambda_q1, lambda_k1, lambda_q2, lambda_k2 (one
+ * head_dim vector each) and a groupnorm without weight; MistralMLP; llama blocks.
+ * DiffLlamaConfig defaults (configuration_diffllama.py). */
+static const struct fg_decoder_spec diffllama = {
+    .d = {.vocab = 32000, .hidden = 2048, .inter = 8192, .layers = 16, .heads = 32,
+          .max_pos = 2048, .tie = false},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .norms_per_layer = 2,
+    .attn_head_vectors = 4};
+
 const struct fg_arch fg__arch_decoder_table[] = {
     {"llama", "llama-style decoder", fg__arch_read_decoder, &llama},
     /* code_llama: transformers maps it to LlamaForCausalLM (models/auto/modeling_auto.py) */
@@ -516,5 +529,7 @@ const struct fg_arch fg__arch_decoder_table[] = {
      &nanochat},
     {"persimmon", "persimmon decoder (fused qkv, q/k LayerNorm)", fg__arch_read_decoder,
      &persimmon},
+    {"diffllama", "llama-style decoder (differential attention)", fg__arch_read_decoder,
+     &diffllama},
     {NULL, NULL, NULL, NULL},
 };

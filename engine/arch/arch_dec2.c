@@ -1,0 +1,184 @@
+/*
+ * arch_dec2.c - mixture-of-experts decoders with llama attention whose blocks the MoE rows
+ * (arch_moe_rows.c) cannot describe, each read from its transformers modeling file:
+ *
+ *   afmoe      AfmoeForCausalLM     models/afmoe/modular_afmoe.py (Arcee Trinity): gated
+ *                                   attention with q/k norms, four norms per block, dense
+ *                                   first layers, shared experts, a stored expert bias
+ *   aria_text  AriaTextForCausalLM  models/aria/modeling_aria.py (Aria's text model): llama
+ *                                   blocks over grouped-GEMM experts and shared experts
+ *                                   biased by mlp_bias
+ *
+ * One builder (struct sparse) turns the resolved shapes into nodes; a reader per family
+ * resolves its config into it.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "arch/arch.h"
+#include "util/fmt.h"
+
+struct sparse {
+    struct fg_attn_shape a;
+    bool attn_gate;          /* AfmoeAttention.gate_proj hidden -> heads x head_dim */
+    uint8_t norms;           /* per block: 2 (pre-norms) or 4 (pre + post) */
+    uint64_t dense_layers;   /* layers below this hold the dense MLP */
+    struct fg_mlp_shape dense;
+    struct fg_moe_shape moe;
+    bool shared_bias;        /* the shared experts' gate / up / down carry biases */
+    const uint64_t *window;  /* per-layer sliding window, or NULL (all full) */
+};
+
+/* One block: norms, attention (+ gate), norms, MLP or MoE. */
+static int add_block(struct fg_model *m, int32_t li, const struct sparse *k, struct fg_err *err)
+{
+    int rc;
+    struct fg_node *attn, *moe;
+    struct fg_attn_shape a = k->a;
+    a.window = k->window ? k->window[li] : 0;
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
+        (rc = fg__add_attention(m, li, &a, &attn, err)))
+        return rc;
+    if (k->attn_gate)
+        fg__node_linear(attn, "gate", m->hidden, m->heads * m->head_dim, 1, false);
+    /* post_attention_layernorm (and pre_mlp_layernorm with four) */
+    for (uint8_t i = 0; i < k->norms / 2; i++)
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+            return rc;
+    if ((uint64_t)li < k->dense_layers)
+        rc = fg__add_mlp(m, li, &k->dense, NULL, err);
+    else
+        rc = fg__add_moe(m, li, &k->moe, &moe, err);
+    if (rc)
+        return rc;
+    if ((uint64_t)li >= k->dense_layers && k->shared_bias)
+        moe->params += 2 * k->moe.shared_inter + m->hidden;
+    return k->norms == 4 ? fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err) : 0;
+}
+
+static int build(struct fg_model *m, const struct sparse *k, struct fg_err *err)
+{
+    int rc;
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    size_t first = m->n_nodes;
+    for (uint64_t l = 0; l < m->layers; l++) {
+        /* without windows, the blocks past the dense ones read nothing of their layer */
+        if (l > k->dense_layers && !k->window &&
+            fg__model_repeat_block(m, first, (int32_t)l, (uint32_t)(m->layers - l)))
+            break;
+        first = m->n_nodes;
+        if ((rc = add_block(m, (int32_t)l, k, err)))
+            return rc;
+    }
+    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)))
+        return rc;
+    return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
+}
+
+/* FG_E_RANGE when top_k exceeds the experts (both keys named as the class spells them). */
+static int check_top_k(const struct fg_cfg *c, uint64_t top_k, const char *tk, uint64_t experts,
+                       const char *ek, struct fg_err *err)
+{
+    if (top_k <= experts)
+        return 0;
+    return fg_err_set(err, FG_E_RANGE, "%s: key '%s' %llu is more than the %llu experts (%s)",
+                      c->origin, tk, (unsigned long long)top_k, (unsigned long long)experts, ek);
+}
+
+/*
+ * AfmoeForCausalLM (huggingface/transformers@06ee2866 models/afmoe/modular_afmoe.py; config
+ * defaults of configuration_afmoe.py, checkpoint arcee-ai/Trinity-Mini).  AfmoeDecoderLayer:
+ * input_layernorm, AfmoeAttention = LlamaAttention (attention_bias) + q_norm / k_norm over
+ * head_dim + gate_proj hidden -> heads x head_dim, post_attention_layernorm,
+ * pre_mlp_layernorm, then AfmoeMLP (intermediate_size) below num_dense_layers or AfmoeMoE:
+ * router gate Linear(hidden, num_experts), shared_experts one MLP of moe_intermediate_size x
+ * num_shared_experts, num_experts AfmoeMLP experts (nn.Linear each: peft adapts them one by
+ * one) of moe_intermediate_size, expert_bias (num_experts, fp32 nn.Parameter without grad);
+ * post_mlp_layernorm.  Sliding windows by layer_types, else every
+ * global_attn_every_n_layers-th layer attends fully.
+ */
+static int read_afmoe(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                      struct fg_err *err)
+{
+    (void)spec;
+    static const struct fg_core_defaults d = {.vocab = 200192, .hidden = 2048, .inter = 6144,
+                                              .layers = 32, .heads = 16, .max_pos = 16384,
+                                              .tie = false};
+    uint64_t dense, experts, top_k, moe_inter, shared, every;
+    bool bias;
+    int rc;
+    if ((rc = fg__read_core(c, m, &d, err)) ||
+        (rc = fg_cfg_u64(c, "head_dim", 128, 1, 1u << 14, &m->head_dim, err)) ||
+        (rc = fg_cfg_bool(c, "attention_bias", false, &bias, err)) ||
+        (rc = fg_cfg_u64(c, "num_dense_layers", 1, 0, m->layers, &dense, err)) ||
+        (rc = fg_cfg_u64(c, "num_experts|num_local_experts", 64, 1, FG_MAX_EXPERTS, &experts,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "num_experts_per_tok", 6, 1, FG_MAX_EXPERTS, &top_k, err)) ||
+        (rc = fg_cfg_u64(c, "moe_intermediate_size", 1408, 1, FG_MAX_INTER, &moe_inter, err)) ||
+        (rc = fg_cfg_u64(c, "num_shared_experts", 2, 0, 64, &shared, err)) ||
+        (rc = fg_cfg_u64(c, "global_attn_every_n_layers", 4, 1, FG_MAX_LAYERS, &every, err)) ||
+        (rc = check_top_k(c, top_k, "num_experts_per_tok", experts, "num_experts", err)))
+        return rc;
+    m->experts = experts;
+    m->top_k = top_k;
+    uint64_t window[FG_MAX_LAYERS];
+    if ((rc = fg__read_windows(c, m->layers, window, every, false, err)))
+        return rc;
+    const struct sparse k = {
+        .a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
+              .head_dim = m->head_dim, .qkv_bias = bias, .o_bias = bias, .qk_norm = 1,
+              .qk_norm_kind = FG_NORM_RMS},
+        .attn_gate = true, .norms = 4, .dense_layers = dense, .window = window,
+        .dense = {.hidden = m->hidden, .inter = m->inter, .gated = true},
+        .moe = {.hidden = m->hidden, .experts = experts, .top_k = top_k, .inter = moe_inter,
+                .shared_inter = moe_inter * shared, .shared_n = (uint32_t)shared,
+                .gated = true, .score_bias = true, .lora_experts = FG_LORA_EXPERTS_LINEAR}};
+    return build(m, &k, err);
+}
+
+/*
+ * AriaTextForCausalLM (huggingface/transformers@00779a6b models/aria/modeling_aria.py,
+ * AriaTextConfig = LlamaConfig with intermediate_size 4096, moe_num_experts 8, moe_topk 2,
+ * moe_num_shared_experts 2).  LlamaAttention (attention_bias); AriaTextMoELayer in every
+ * layer: router Linear(hidden, moe_num_experts, bias=False), AriaGroupedExpertsMLP fc1
+ * (experts, hidden, 2 x intermediate_size) and fc2 (experts, intermediate_size, hidden) -
+ * 3-D parameters peft maps no target name onto -, AriaSharedExpertsMLP gate / up / down of
+ * intermediate_size x moe_num_shared_experts, biased by mlp_bias.
+ */
+static int read_aria_text(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                          struct fg_err *err)
+{
+    (void)spec;
+    static const struct fg_core_defaults d = {.vocab = 32000, .hidden = 4096, .inter = 4096,
+                                              .layers = 32, .heads = 32, .max_pos = 2048,
+                                              .tie = false};
+    uint64_t experts, top_k, shared;
+    bool bias, mlp_bias;
+    int rc;
+    if ((rc = fg__read_core(c, m, &d, err)) ||
+        (rc = fg_cfg_bool(c, "attention_bias", false, &bias, err)) ||
+        (rc = fg_cfg_bool(c, "mlp_bias", false, &mlp_bias, err)) ||
+        (rc = fg_cfg_u64(c, "moe_num_experts", 8, 1, FG_MAX_EXPERTS, &experts, err)) ||
+        (rc = fg_cfg_u64(c, "moe_topk", 2, 1, FG_MAX_EXPERTS, &top_k, err)) ||
+        (rc = fg_cfg_u64(c, "moe_num_shared_experts", 2, 0, 64, &shared, err)) ||
+        (rc = check_top_k(c, top_k, "moe_topk", experts, "moe_num_experts", err)))
+        return rc;
+    m->experts = experts;
+    m->top_k = top_k;
+    const struct sparse k = {
+        .a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
+              .head_dim = m->head_dim, .qkv_bias = bias, .o_bias = bias},
+        .norms = 2,
+        .moe = {.hidden = m->hidden, .experts = experts, .top_k = top_k, .inter = m->inter,
+                .shared_inter = m->inter * shared, .shared_n = (uint32_t)shared,
+                .gated = true, .fused_gate_up = true, .lora_experts = FG_LORA_EXPERTS_NONE},
+        .shared_bias = mlp_bias && shared};
+    return build(m, &k, err);
+}
+
+const struct fg_arch fg__arch_dec2_table[] = {
+    {"afmoe", "MoE decoder (gated attention, four norms)", read_afmoe, NULL},
+    {"aria_text", "MoE decoder (grouped experts, shared MLP)", read_aria_text, NULL},
+    {NULL, NULL, NULL, NULL},
+};
