@@ -358,6 +358,26 @@ static void diffllama_afmoe_aria_should_count_their_extra_tensors(void **state)
     assert_refused("{\"model_type\": \"aria_text\", \"moe_topk\": 9}", FG_E_RANGE, "moe_topk");
 }
 
+/* ModernBertDecoderConfig's defaults (the ModernBERT-base shapes): hidden 768, 22 layers,
+ * 12 heads, GLU 1152, vocab 50368, LayerNorms without bias, tied decoder with its bias. */
+static void read_modernbert_decoder_should_count_the_prediction_head(void **state)
+{
+    (void)state;
+    const uint64_t h = 768, f = 1152, v = 50368;
+    const uint64_t layer = 4 * h * h + h * 2 * f + f * h + 2 * h;
+    uint64_t n = count("{\"model_type\": \"modernbert-decoder\"}");
+    /* embeddings + norm, layer 0 without attn_norm, final norm, dense + norm, decoder bias */
+    assert_int_equal(n, v * h + h + 22 * layer - h + h + (h * h + h) + v);
+    assert_int_equal(count("{\"model_type\": \"modernbert-decoder\", \"norm_bias\": true}") - n,
+                     (1 + 22 * 2 - 1 + 1 + 1) * h);
+    struct fg_model *m = built("{\"model_type\": \"modernbert-decoder\"}");
+    assert_int_equal(first_of(m, FG_NODE_ATTN)->window, 0);  /* layer 0 attends globally */
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].kind == FG_NODE_ATTN && m->nodes[i].layer == 1)
+            assert_int_equal(m->nodes[i].window, 64); /* local_attention / 2 */
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -371,6 +391,7 @@ int main(void)
         cmocka_unit_test(flex_olmo_row_should_count_olmo2_attention_over_olmoe_experts),
         cmocka_unit_test(read_minimax_should_count_lightning_buffers_and_softmax_layers),
         cmocka_unit_test(diffllama_afmoe_aria_should_count_their_extra_tensors),
+        cmocka_unit_test(read_modernbert_decoder_should_count_the_prediction_head),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

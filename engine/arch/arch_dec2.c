@@ -8,6 +8,8 @@
  *   aria_text  AriaTextForCausalLM  models/aria/modeling_aria.py (Aria's text model): llama
  *                                   blocks over grouped-GEMM experts and shared experts
  *                                   biased by mlp_bias
+ *   modernbert-decoder  ModernBertDecoderForCausalLM  models/modernbert_decoder (the
+ *                                   ModernBERT blocks, causal, with its prediction head)
  *
  * One builder (struct sparse) turns the resolved shapes into nodes; a reader per family
  * resolves its config into it.
@@ -177,8 +179,75 @@ static int read_aria_text(const struct fg_cfg *c, struct fg_model *m, const void
     return build(m, &k, err);
 }
 
+/*
+ * ModernBertDecoderForCausalLM (huggingface/transformers@011ee196
+ * models/modernbert_decoder/modular_modernbert_decoder.py).  ModernBertEmbeddings
+ * tok_embeddings and norm; ModernBertDecoderLayer: attn_norm (Identity in layer 0),
+ * q_proj / k_proj / v_proj / Wo of hidden (bias by attention_bias), mlp_norm, ModernBertMLP
+ * Wi hidden -> 2 x intermediate (GLU) and Wo (bias by mlp_bias); final_norm; lm_head the
+ * ModernBertPredictionHead (dense hidden x hidden, bias by classifier_bias, and a norm) and
+ * decoder Linear(hidden, vocab, bias=decoder_bias), tied by tie_word_embeddings (default
+ * true).  Every LayerNorm has a bias by norm_bias.  Layers slide over local_attention / 2
+ * tokens by layer_types, else all but every global_attn_every_n_layers-th from the first.
+ * ModernBertDecoderConfig defaults.
+ */
+static int read_modernbert_decoder(const struct fg_cfg *c, struct fg_model *m,
+                                   const void *spec, struct fg_err *err)
+{
+    (void)spec;
+    static const struct fg_core_defaults d = {.vocab = 50368, .hidden = 768, .inter = 1152,
+                                              .layers = 22, .heads = 12, .max_pos = 8192,
+                                              .tie = true};
+    bool norm_bias, attn_bias, mlp_bias, cls_bias, dec_bias;
+    uint64_t every, local;
+    const char *types[FG_MAX_LAYERS];
+    size_t nt = 0;
+    int rc;
+    if ((rc = fg__read_core(c, m, &d, err)) ||
+        (rc = fg_cfg_bool(c, "norm_bias", false, &norm_bias, err)) ||
+        (rc = fg_cfg_bool(c, "attention_bias", false, &attn_bias, err)) ||
+        (rc = fg_cfg_bool(c, "mlp_bias", false, &mlp_bias, err)) ||
+        (rc = fg_cfg_bool(c, "classifier_bias", false, &cls_bias, err)) ||
+        (rc = fg_cfg_bool(c, "decoder_bias", true, &dec_bias, err)) ||
+        (rc = fg_cfg_u64(c, "global_attn_every_n_layers", 3, 1, FG_MAX_LAYERS, &every, err)) ||
+        (rc = fg_cfg_u64(c, "local_attention", 128, 0, FG_MAX_POS, &local, err)) ||
+        (rc = fg_cfg_str_array(c, "layer_types", types, FG_MAX_LAYERS, &nt, err)))
+        return rc;
+    if (nt && nt != m->layers)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has %zu entries for %llu "
+                          "layers", c->origin, nt, (unsigned long long)m->layers);
+    enum fg_norm_kind nk = norm_bias ? FG_NORM_LN : FG_NORM_LN_NOBIAS;
+    uint64_t h = m->hidden;
+    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
+        (rc = fg__add_norm(m, -1, "Embedding norm", h, nk, err)))
+        return rc;
+    const struct fg_mlp_shape f = {.hidden = h, .inter = m->inter, .gated = true,
+                                   .bias = mlp_bias, .fused_gate_up = true};
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        bool slides = nt ? strcmp(types[l], "sliding_attention") == 0 : l % every != 0;
+        const struct fg_attn_shape a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads,
+                                        .head_dim = m->head_dim, .qkv_bias = attn_bias,
+                                        .o_bias = attn_bias, .window = slides ? local / 2 : 0};
+        if ((l > 0 && (rc = fg__add_norm(m, li, "Norm", h, nk, err))) ||
+            (rc = fg__add_attention(m, li, &a, NULL, err)) ||
+            (rc = fg__add_norm(m, li, "Norm", h, nk, err)) ||
+            (rc = fg__add_mlp(m, li, &f, NULL, err)))
+            return rc;
+    }
+    struct fg_node *n;
+    if ((rc = fg__add_norm(m, -1, "Final norm", h, nk, err)) ||
+        (rc = fg__add_table(m, FG_NODE_OTHER, "Prediction head", h, h, &n, err)))
+        return rc;
+    n->params += (cls_bias ? h : 0) + (nk == FG_NORM_LN ? 2 * h : h);
+    fg__fmt(n->desc, sizeof n->desc, "dense %llu + norm", (unsigned long long)h);
+    return fg__add_head(m, m->vocab, h, m->tied, false, dec_bias, err);
+}
+
 const struct fg_arch fg__arch_dec2_table[] = {
     {"afmoe", "MoE decoder (gated attention, four norms)", read_afmoe, NULL},
     {"aria_text", "MoE decoder (grouped experts, shared MLP)", read_aria_text, NULL},
+    {"modernbert-decoder", "modernbert decoder (local/global, causal)", read_modernbert_decoder,
+     NULL},
     {NULL, NULL, NULL, NULL},
 };
