@@ -378,6 +378,23 @@ static void read_modernbert_decoder_should_count_the_prediction_head(void **stat
     fg_model_free(m);
 }
 
+/* DogeConfig's defaults (Doge-320M's shapes): hidden 1024, 32 layers, 8 heads x 128 (MHA),
+ * 2048 wide, vocab 32768; with is_moe, 16384 embedding experts (128 product keys x2) top-64
+ * beside the shared MLP. */
+static void read_doge_should_count_dynamic_mask_and_embedding_experts(void **state)
+{
+    (void)state;
+    const uint64_t h = 1024, f = 2048, kv = 8;
+    const uint64_t attn = 4 * h * h + 2 * 128 + (kv * 128 * kv) + kv;
+    const uint64_t layer = 2 * h + attn + 2 * h; /* norms, residual scales */
+    uint64_t n = count("{\"model_type\": \"doge\"}");
+    assert_int_equal(n, 2 * 32768 * h + 32 * (layer + 3 * h * f) + h);
+    uint64_t nm = count("{\"model_type\": \"doge\", \"is_moe\": true}");
+    assert_int_equal(nm - n, 32 * (h * 2 * 128 + 2 * 16384 * h));
+    assert_refused("{\"model_type\": \"doge\", \"is_moe\": true, \"num_experts\": 16, "
+                   "\"num_experts_per_tok\": 64}", FG_E_RANGE, "num_experts_per_tok");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -392,6 +409,7 @@ int main(void)
         cmocka_unit_test(read_minimax_should_count_lightning_buffers_and_softmax_layers),
         cmocka_unit_test(diffllama_afmoe_aria_should_count_their_extra_tensors),
         cmocka_unit_test(read_modernbert_decoder_should_count_the_prediction_head),
+        cmocka_unit_test(read_doge_should_count_dynamic_mask_and_embedding_experts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,9 @@
  *                                   biased by mlp_bias
  *   modernbert-decoder  ModernBertDecoderForCausalLM  models/modernbert_decoder (the
  *                                   ModernBERT blocks, causal, with its prediction head)
+ *   doge       DogeForCausalLM      models/doge/modular_doge.py (SmallDoge): dynamic-mask
+ *                                   attention, learned residual scales, optional
+ *                                   cross-domain MoE of embedding experts
  *
  * One builder (struct sparse) turns the resolved shapes into nodes; a reader per family
  * resolves its config into it.
@@ -244,10 +247,109 @@ static int read_modernbert_decoder(const struct fg_cfg *c, struct fg_model *m,
     return fg__add_head(m, m->vocab, h, m->tied, false, dec_bias, err);
 }
 
+/*
+ * DogeCDMoE: the shared gated MLP (gate / up / down of intermediate_size, bias by
+ * mlp_bias), router_gate Linear(hidden, 2 x floor(sqrt(num_experts)), bias=False) over
+ * product keys, and the routed experts as two nn.Embedding(num_experts, hidden), down_embed
+ * and up_embed: one hidden-wide row each, an expert of width 1.
+ */
+static int add_cdmoe(struct fg_model *m, int32_t layer, uint64_t experts, uint64_t top_k,
+                     bool bias, struct fg_node **out, struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_MOE, layer, "MoE", err);
+    if (!n)
+        return FG_E_NOMEM;
+    uint64_t h = m->hidden, keys = 1;
+    while ((keys + 1) * (keys + 1) <= experts)
+        keys++;
+    fg__node_linear(n, "router", h, 2 * keys, 1, false);
+    fg__node_linear(n, "down", h, 1, experts, false); /* down_embed rows */
+    fg__node_linear(n, "up", 1, h, experts, false);   /* up_embed rows */
+    fg__node_linear(n, "shared_gate", h, m->inter, 1, bias);
+    fg__node_linear(n, "shared_up", h, m->inter, 1, bias);
+    fg__node_linear(n, "shared_down", m->inter, h, 1, bias);
+    n->hidden = (uint32_t)h;
+    n->width = (uint32_t)h;
+    n->inter = 1;
+    n->experts = (uint32_t)experts;
+    n->top_k = (uint32_t)top_k;
+    n->gated = true; /* the shared MLP's; the width-1 experts weigh nothing beside it */
+    n->shared = 1;
+    n->shared_inter = (uint32_t)m->inter;
+    n->lora_experts = FG_LORA_EXPERTS_NONE;
+    fg__fmt(n->desc, sizeof n->desc, "%llu embedding experts top-%llu, %llu keys x2, 1 shared",
+            (unsigned long long)experts, (unsigned long long)top_k, (unsigned long long)keys);
+    *out = n;
+    return 0;
+}
+
+/*
+ * DogeForCausalLM (huggingface/transformers@008e5743 models/doge/modular_doge.py).
+ * DogeDecoderLayer: input_layernorm, DogeAttention - q/k/v/o biased by attention_bias,
+ * q_norm / k_norm over head_dim, A (num_key_value_heads) and dt_proj kv_heads x head_dim ->
+ * kv_heads (bias by attention_bias) for the dynamic mask -, input_residual (hidden),
+ * post_attention_layernorm, DogeMLP (LlamaMLP, mlp_bias) or DogeCDMoE when is_moe,
+ * post_attention_residual (hidden).  MixtralModel's norm and lm_head.  DogeConfig defaults.
+ */
+static int read_doge(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                     struct fg_err *err)
+{
+    (void)spec;
+    static const struct fg_core_defaults d = {.vocab = 32768, .hidden = 1024, .inter = 2048,
+                                              .layers = 32, .heads = 8, .max_pos = 2048,
+                                              .tie = false};
+    bool bias, mlp_bias, moe;
+    uint64_t experts = 0, top_k = 0;
+    int rc;
+    if ((rc = fg__read_core(c, m, &d, err)) ||
+        (rc = fg_cfg_bool(c, "attention_bias", false, &bias, err)) ||
+        (rc = fg_cfg_bool(c, "mlp_bias", false, &mlp_bias, err)) ||
+        (rc = fg_cfg_bool(c, "is_moe", false, &moe, err)) ||
+        (moe && ((rc = fg_cfg_u64(c, "num_experts", 16384, 1, 1u << 24, &experts, err)) ||
+                 (rc = fg_cfg_u64(c, "num_experts_per_tok", 64, 1, 1u << 24, &top_k, err)) ||
+                 (rc = check_top_k(c, top_k, "num_experts_per_tok", experts, "num_experts",
+                                   err)))))
+        return rc;
+    m->experts = experts;
+    m->top_k = top_k;
+    const uint64_t h = m->hidden, kv = m->kv_heads;
+    const struct fg_attn_shape a = {.hidden = h, .heads = m->heads, .kv_heads = kv,
+                                    .head_dim = m->head_dim, .qkv_bias = bias, .o_bias = bias,
+                                    .qk_norm = 1, .qk_norm_kind = FG_NORM_RMS};
+    const struct fg_mlp_shape f = {.hidden = h, .inter = m->inter, .gated = true,
+                                   .bias = mlp_bias};
+    if ((rc = fg__add_embedding(m, m->vocab, h, err)))
+        return rc;
+    size_t first = m->n_nodes;
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
+            break;
+        first = m->n_nodes;
+        struct fg_node *n;
+        if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)) ||
+            (rc = fg__add_attention(m, li, &a, &n, err)))
+            return rc;
+        fg__node_linear(n, "dt", kv * m->head_dim, kv, 1, bias);
+        n->params += kv + h; /* A; the block's input_residual */
+        if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)))
+            return rc;
+        rc = moe ? add_cdmoe(m, li, experts, top_k, mlp_bias, &n, err)
+                 : fg__add_mlp(m, li, &f, &n, err);
+        if (rc)
+            return rc;
+        n->params += h; /* post_attention_residual */
+    }
+    if ((rc = fg__add_norm(m, -1, "Final norm", h, FG_NORM_RMS, err)))
+        return rc;
+    return fg__add_head(m, m->vocab, h, m->tied, false, false, err);
+}
+
 const struct fg_arch fg__arch_dec2_table[] = {
     {"afmoe", "MoE decoder (gated attention, four norms)", read_afmoe, NULL},
     {"aria_text", "MoE decoder (grouped experts, shared MLP)", read_aria_text, NULL},
     {"modernbert-decoder", "modernbert decoder (local/global, causal)", read_modernbert_decoder,
      NULL},
+    {"doge", "doge decoder (dynamic mask, embedding experts)", read_doge, NULL},
     {NULL, NULL, NULL, NULL},
 };
