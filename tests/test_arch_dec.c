@@ -293,17 +293,18 @@ static void flex_olmo_row_should_count_olmo2_attention_over_olmoe_experts(void *
 static void read_minimax_should_count_lightning_buffers_and_softmax_layers(void **state)
 {
     (void)state;
-    char list[512], json[1536];
+    char list[512], json[1536], remote[1536];
     size_t n = 0;
     for (int i = 0; i < 80; i++)
         n += (size_t)snprintf(list + n, sizeof list - n, "%s%d", i ? "," : "[", i % 8 == 7);
     snprintf(list + n, sizeof list - n, "]");
-    snprintf(json, sizeof json,
-             "{\"model_type\": \"minimax\", \"hidden_size\": 6144, \"num_hidden_layers\": 80, "
-             "\"num_attention_heads\": 64, \"num_key_value_heads\": 8, \"head_dim\": 128, "
-             "\"intermediate_size\": 9216, \"num_local_experts\": 32, "
-             "\"num_experts_per_tok\": 2, \"vocab_size\": 200064, \"postnorm\": true, "
-             "\"attn_type_list\": %s}", list);
+#define MINIMAX_CFG                                                                         \
+    "{\"model_type\": \"%s\", \"hidden_size\": 6144, \"num_hidden_layers\": 80, "            \
+    "\"num_attention_heads\": 64, \"num_key_value_heads\": 8, \"head_dim\": 128, "              \
+    "\"intermediate_size\": 9216, \"num_local_experts\": 32, \"num_experts_per_tok\": 2, "      \
+    "\"vocab_size\": 200064, \"postnorm\": true, \"attn_type_list\": %s}"
+    snprintf(json, sizeof json, MINIMAX_CFG, "minimax", list);
+    snprintf(remote, sizeof remote, MINIMAX_CFG, "minimax_m1", list);
     const uint64_t h = 6144, in = 64 * 128, b = 256;
     const uint64_t buffers = 64 + 2 * 64 * b + 64 * b * b; /* slope, q/k decay, diagonal */
     const uint64_t lightning = h * 3 * in + h * in + in * h + in + buffers;
@@ -325,6 +326,12 @@ static void read_minimax_should_count_lightning_buffers_and_softmax_layers(void 
     fg_model_free(d);
     assert_refused("{\"model_type\": \"minimax\", \"attn_type_list\": [0, 1]}", FG_E_RANGE,
                    "attn_type_list");
+    /* the remote-code releases store no decay buffers: MiniMax-M1-40k / -80k's published
+     * 456,089,655,296 (a third-party table of Hub totals) */
+    uint64_t nr = count(remote);
+    assert_int_equal(nr, 2 * 200064 * h + 70 * (lightning - buffers) + 10 * softmax +
+                             80 * (moe + 2 * h) + h);
+    assert_int_equal(nr, 456089655296ull);
 }
 
 /* DiffLlama's, AFMoE's and Aria's text model's class defaults, term by term. */

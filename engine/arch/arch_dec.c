@@ -8,7 +8,8 @@
  *   jetmoe          JetMoeForCausalLM        models/jetmoe/modeling_jetmoe.py (JetMoE-8B)
  *   lfm2_moe        Lfm2MoeForCausalLM       models/lfm2_moe/modular_lfm2_moe.py (LFM2-8B-A1B)
  *   minimax         MiniMaxForCausalLM       models/minimax/modular_minimax.py
- *                                            (MiniMax-Text-01-hf)
+ *                                            (MiniMax-Text-01-hf); the remote-code
+ *                                            minimax_text_01 / minimax_m1 read alike
  *
  * Each resolves its config into the shapes of one block and builds the blocks with the
  * shared ones of blocks.c (and arch_hybrid.c's short convolution); a block whose inputs
@@ -441,13 +442,15 @@ static const struct hy_kind_name minimax_kinds[] = {
  * heads, block_size, block_size).  Kept as a Mamba-2-kind node: its state, heads x head_dim
  * x head_dim per sequence, has that form with groups = heads and state = head_dim.
  */
-static int add_lightning(struct fg_model *m, int32_t layer, uint64_t block, struct fg_err *err)
+static int add_lightning(struct fg_model *m, int32_t layer, uint64_t block, bool stored,
+                         struct fg_err *err)
 {
     struct fg_node *n = fg__model_add_block(m, FG_NODE_MAMBA2, layer, "Lightning", err);
     if (!n)
         return FG_E_NOMEM;
     uint64_t inner = m->heads * m->head_dim;
-    uint64_t buffers = m->heads + 2 * m->heads * block + m->heads * block * block;
+    uint64_t buffers =
+        stored ? m->heads + 2 * m->heads * block + m->heads * block * block : 0;
     fg__node_linear(n, "in_proj", m->hidden, 3 * inner, 1, false);
     fg__node_linear(n, "gate", m->hidden, inner, 1, false);
     fg__node_linear(n, "out_proj", inner, m->hidden, 1, false);
@@ -497,10 +500,23 @@ static int read_minimax_kinds(const struct fg_cfg *c, uint64_t layers, enum hy_k
  * layer.  MiniMaxConfig defaults (8 key/value heads); minimax maps to mixtral in
  * transformers' conversion table.
  */
+struct minimax_spec {
+    bool decay_buffers;      /* the checkpoint stores the lightning decay buffers */
+    bool remote;             /* the remote-code config (shared_intermediate_size) */
+};
+
+/* MiniMaxConfig: transformers' class registers the decay buffers as persistent, so what
+ * save_pretrained writes (the -hf conversions) holds them. */
+static const struct minimax_spec minimax_hf = {.decay_buffers = true};
+/* The original remote-code releases (modeling_minimax_text_01.py, MiniMax-M1) store no
+ * decay buffers: MiniMax-M1-40k and -80k publish 456,089,655,296 parameters, the modules
+ * alone at Text-01's shapes (tests/test_arch_dec.c). */
+static const struct minimax_spec minimax_remote = {.remote = true};
+
 static int read_minimax(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                         struct fg_err *err)
 {
-    (void)spec;
+    const struct minimax_spec *s = spec;
     static const struct fg_core_defaults d = {.vocab = 32000, .hidden = 4096, .inter = 14336,
                                               .layers = 32, .heads = 32, .max_pos = 4096 * 32,
                                               .tie = false};
@@ -514,6 +530,11 @@ static int read_minimax(const struct fg_cfg *c, struct fg_model *m, const void *
         (rc = fg_cfg_u64(c, "block_size", 256, 1, 1u << 14, &block, err)) ||
         (rc = read_minimax_kinds(c, m->layers, kinds, err)))
         return rc;
+    const cJSON *shared = s->remote ? fg__cfg_item(c, "shared_intermediate_size") : NULL;
+    if (cJSON_IsNumber(shared) && shared->valuedouble != 0)
+        fg__model_unsure(m, "shared_intermediate_size", "unsure: key "
+                         "'shared_intermediate_size' = %g: a shared expert the MiniMax "
+                         "reader does not build", shared->valuedouble);
     if (top_k > experts)
         return fg_err_set(err, FG_E_RANGE, "%s: key 'num_experts_per_tok' %llu is more than the "
                           "%llu experts (num_local_experts)", c->origin,
@@ -536,7 +557,7 @@ static int read_minimax(const struct fg_cfg *c, struct fg_model *m, const void *
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
             return rc;
         rc = kinds[l] == HY_ATTN ? fg__add_attention(m, li, &a, NULL, err)
-                                 : add_lightning(m, li, block, err);
+                                 : add_lightning(m, li, block, s->decay_buffers, err);
         if (rc || (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
             (rc = fg__add_moe(m, li, &f, NULL, err)))
             return rc;
@@ -550,7 +571,10 @@ const struct fg_arch fg__arch_dec_table[] = {
      NULL},
     {"jetmoe", "mixture-of-attention and MLP experts decoder", read_jetmoe, NULL},
     {"lfm2_moe", "hybrid short-conv / attention MoE (LFM2-MoE)", read_lfm2_moe, NULL},
-    {"minimax", "lightning / softmax attention MoE (MiniMax)", read_minimax,
-     NULL},
+    {"minimax", "lightning / softmax attention MoE (MiniMax)", read_minimax, &minimax_hf},
+    {"minimax_text_01", "lightning / softmax attention MoE (remote code)", read_minimax,
+     &minimax_remote},
+    {"minimax_m1", "lightning / softmax attention MoE (remote code)", read_minimax,
+     &minimax_remote},
     {NULL, NULL, NULL, NULL},
 };
