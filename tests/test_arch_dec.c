@@ -402,6 +402,32 @@ static void read_doge_should_count_dynamic_mask_and_embedding_experts(void **sta
                    "\"num_experts_per_tok\": 64}", FG_E_RANGE, "num_experts_per_tok");
 }
 
+/* LongCat-Flash-Chat's shapes (LongcatFlashConfig's defaults): hidden 6144, 28 layers of
+ * two MLA attentions (64 heads, q_lora 1536, kv_lora 512, 128 + 64 / 128) and two dense
+ * MLPs of 12288, one MoE of 512 experts of 2048 plus 256 zero experts, top-12, vocab
+ * 131072, untied. */
+static void read_longcat_flash_should_count_zero_experts_in_the_router_only(void **state)
+{
+    (void)state;
+    const uint64_t h = 6144, H = 64, v = 131072;
+    const uint64_t mla = h * 1536 + 1536 + 1536 * H * 192 + h * (512 + 64) + 512 +
+                         512 * H * (128 + 128) + H * 128 * h;
+    const uint64_t mlp = 3 * h * 12288;
+    const uint64_t moe = h * (512 + 256) + (512 + 256) + 512 * 3 * h * 2048;
+    const uint64_t layer = 2 * mla + 2 * mlp + moe + 4 * h;
+    uint64_t n = count("{\"model_type\": \"longcat_flash\", \"num_hidden_layers\": 56}");
+    assert_int_equal(n, 2 * v * h + 28 * layer + h);
+    /* LongCat-Flash-Chat, -Thinking and -Thinking-2601 publish 561,862,880,256 (a
+     * third-party table of Hub totals): the graph plus the MTP module transformers skips -
+     * its own embed_tokens, eh_proj 2h -> h, one MLA, one dense MLP and five norms */
+    const uint64_t mtp = v * h + 2 * h * h + mla + mlp + 5 * h;
+    assert_int_equal(561862880256ull - n, mtp);
+    struct fg_model *m = built("{\"model_type\": \"longcat_flash\"}");
+    assert_int_equal(m->layers, 28);
+    assert_int_equal(m->experts, 512);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -417,6 +443,7 @@ int main(void)
         cmocka_unit_test(diffllama_afmoe_aria_should_count_their_extra_tensors),
         cmocka_unit_test(read_modernbert_decoder_should_count_the_prediction_head),
         cmocka_unit_test(read_doge_should_count_dynamic_mask_and_embedding_experts),
+        cmocka_unit_test(read_longcat_flash_should_count_zero_experts_in_the_router_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

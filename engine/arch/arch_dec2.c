@@ -13,12 +13,17 @@
  *   doge       DogeForCausalLM      models/doge/modular_doge.py (SmallDoge): dynamic-mask
  *                                   attention, learned residual scales, optional
  *                                   cross-domain MoE of embedding experts
+ *   longcat_flash  LongcatFlashForCausalLM  models/longcat_flash (LongCat-Flash): two MLA
+ *                                   attentions and two dense MLPs per layer around a
+ *                                   shortcut MoE with zero-computation experts
  *
  * One builder (struct sparse) turns the resolved shapes into nodes; a reader per family
  * resolves its config into it.
  */
 #include <stdio.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "arch/arch.h"
 #include "util/fmt.h"
@@ -345,11 +350,110 @@ static int read_doge(const struct fg_cfg *c, struct fg_model *m, const void *spe
     return fg__add_head(m, m->vocab, h, m->tied, false, false, err);
 }
 
+/*
+ * LongcatFlashForCausalLM (huggingface/transformers@0469a353
+ * models/longcat_flash/modular_longcat_flash.py; config @008e5743).  LongcatFlashDecoderLayer
+ * holds, per one of num_layers logical layers: input_layernorm[0], self_attn[0] (MLA as
+ * DeepSeek-V3's: q_a / q_a_layernorm / q_b, kv_a_proj_with_mqa / kv_a_layernorm / kv_b, o;
+ * bias by attention_bias), post_attention_layernorm[0], the shortcut LongcatFlashMoE and
+ * mlps[0], then input_layernorm[1], self_attn[1], post_attention_layernorm[1], mlps[1]; the
+ * dense MLPs are DeepseekV3MLP of ffn_hidden_size.  LongcatFlashMoE: router classifier
+ * Linear(hidden, n_routed_experts + zero_expert_num, bias=router_bias) with its
+ * e_score_correction_bias over the same, and n_routed_experts experts of
+ * expert_ffn_hidden_size; the zero experts are identities and store nothing (that commit's
+ * LongcatFlashExperts sizes gate_up_proj over the zero experts too, which no checkpoint
+ * holds: LongCat-Flash-Chat's 512-expert tensors are what its published total adds up
+ * to).  The releases also store one MTP module (model.mtp.*) that the class skips on load;
+ * it is said in a note, not counted (tests/test_arch_dec.c pins the difference).
+ * longcat_flash maps to qwen2_moe in transformers' conversion table.
+ */
+static int read_longcat_flash(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                              struct fg_err *err)
+{
+    (void)spec;
+    static const struct fg_core_defaults d = {.vocab = 131072, .hidden = 6144, .inter = 12288,
+                                              .layers = 56, .heads = 64, .max_pos = 131072,
+                                              .tie = false};
+    uint64_t layers, experts, zero, top_k, einter, q_lora = 1536;
+    struct fg_mla_shape a = {0};
+    bool router_bias;
+    int rc;
+    const cJSON *ql = NULL;
+    if ((rc = fg__read_core(c, m, &d, err)) ||
+        (rc = fg_cfg_u64(c, "num_layers", 28, 1, FG_MAX_LAYERS, &layers, err)) ||
+        (rc = fg_cfg_bool(c, "attention_bias", false, &a.bias, err)) ||
+        (rc = fg_cfg_bool(c, "router_bias", false, &router_bias, err)) ||
+        (rc = fg_cfg_u64(c, "kv_lora_rank", 512, 1, FG_MAX_HIDDEN, &a.kv_lora, err)) ||
+        (rc = fg_cfg_u64(c, "qk_nope_head_dim", 128, 0, 1u << 14, &a.nope, err)) ||
+        (rc = fg_cfg_u64(c, "qk_rope_head_dim", 64, 1, 1u << 14, &a.rope, err)) ||
+        (rc = fg_cfg_u64(c, "v_head_dim", 128, 1, 1u << 14, &a.v, err)) ||
+        (rc = fg_cfg_u64(c, "n_routed_experts|num_local_experts", 512, 1, FG_MAX_EXPERTS,
+                         &experts, err)) ||
+        (rc = fg_cfg_u64(c, "zero_expert_num", 256, 0, FG_MAX_EXPERTS, &zero, err)) ||
+        (rc = fg_cfg_u64(c, "moe_topk|num_experts_per_tok", 12, 1, FG_MAX_EXPERTS, &top_k,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "expert_ffn_hidden_size", 2048, 1, FG_MAX_INTER, &einter, err)) ||
+        (rc = check_top_k(c, top_k, "moe_topk", experts + zero,
+                          "n_routed_experts + zero_expert_num", err)))
+        return rc;
+    /* q_lora_rank null is a plain q_proj, as DeepSeek-V2-Lite's */
+    ql = fg__cfg_item(c, "q_lora_rank");
+    if (cJSON_IsNull(ql))
+        q_lora = 0;
+    else if ((rc = fg_cfg_u64(c, "q_lora_rank", 1536, 0, FG_MAX_HIDDEN, &q_lora, err)))
+        return rc;
+    m->layers = layers;
+    m->experts = experts;
+    m->top_k = top_k;
+    m->head_dim = a.nope + a.rope;
+    m->kv_heads = m->heads;
+    a.hidden = m->hidden;
+    a.heads = m->heads;
+    a.q_lora = q_lora;
+    const uint64_t h = m->hidden;
+    const struct fg_mlp_shape f = {.hidden = h, .inter = m->inter, .gated = true};
+    const struct fg_moe_shape e = {.hidden = h, .experts = experts, .top_k = top_k,
+                                   .inter = einter, .gated = true, .fused_gate_up = true,
+                                   .router_bias = router_bias,
+                                   .lora_experts = FG_LORA_EXPERTS_MERGED};
+    fg__model_note(m, "LongCat-Flash releases also store one MTP module (model.mtp.*) that "
+                      "LongcatFlashForCausalLM skips on load: not counted");
+    if ((rc = fg__add_embedding(m, m->vocab, h, err)))
+        return rc;
+    size_t first = m->n_nodes;
+    for (uint64_t l = 0; l < layers; l++) {
+        int32_t li = (int32_t)l;
+        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(layers - l)))
+            break;
+        first = m->n_nodes;
+        struct fg_node *moe;
+        for (int sub = 0; sub < 2; sub++) {
+            if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)) ||
+                (rc = fg__add_mla(m, li, &a, NULL, err)) ||
+                (rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)))
+                return rc;
+            if (sub == 0 && (rc = fg__add_moe(m, li, &e, &moe, err)))
+                return rc;
+            if ((rc = fg__add_mlp(m, li, &f, NULL, err)))
+                return rc;
+        }
+        /* the router scores the zero experts too: classifier rows and correction bias */
+        moe->lin[0].out += zero;
+        moe->params += h * zero + (router_bias ? zero : 0) + experts + zero;
+        moe->buffers += experts + zero;
+    }
+    if ((rc = fg__add_norm(m, -1, "Final norm", h, FG_NORM_RMS, err)))
+        return rc;
+    return fg__add_head(m, m->vocab, h, m->tied, false, false, err);
+}
+
 const struct fg_arch fg__arch_dec2_table[] = {
     {"afmoe", "MoE decoder (gated attention, four norms)", read_afmoe, NULL},
     {"aria_text", "MoE decoder (grouped experts, shared MLP)", read_aria_text, NULL},
     {"modernbert-decoder", "modernbert decoder (local/global, causal)", read_modernbert_decoder,
      NULL},
     {"doge", "doge decoder (dynamic mask, embedding experts)", read_doge, NULL},
+    {"longcat_flash", "MLA MoE decoder (zero experts, two sublayers)", read_longcat_flash,
+     NULL},
     {NULL, NULL, NULL, NULL},
 };
