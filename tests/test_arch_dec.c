@@ -144,6 +144,14 @@ static void read_jetmoe_should_count_attention_and_mlp_experts(void **state)
     fg_model_free(m);
     assert_refused("{\"model_type\": \"jetmoe\", \"num_experts_per_tok\": 9}", FG_E_RANGE,
                    "num_experts_per_tok");
+    /* the first release's spellings (n_embd, n_layer, moe_num_experts, moe_top_k,
+     * ffn_hidden_size) read the same */
+    assert_int_equal(count("{\"model_type\": \"jetmoe\", \"n_embd\": 2048, \"n_layer\": 24, "
+                           "\"n_head\": 16, \"num_key_value_heads\": 16, \"kv_channels\": 128, "
+                           "\"ffn_hidden_size\": 5632, \"moe_num_experts\": 8, "
+                           "\"moe_top_k\": 2, \"vocab_size\": 32000, "
+                           "\"tie_word_embeddings\": true}"),
+                     n);
 }
 
 /* LFM2-8B-A1B's shapes: hidden 2048, 24 layers of which 6 attend, 32 heads, 8 kv, dense

@@ -325,8 +325,11 @@ static int read_jetmoe(const struct fg_cfg *c, struct fg_model *m, const void *s
     if ((rc = fg__read_core(c, m, &d, err)) ||
         (rc = fg_cfg_u64(c, "num_key_value_heads", 16, 1, FG_MAX_HEADS, &kv, err)) ||
         (rc = fg_cfg_u64(c, "kv_channels", 128, 1, 1u << 14, &kvch, err)) ||
-        (rc = fg_cfg_u64(c, "num_local_experts", 8, 1, FG_MAX_EXPERTS, &experts, err)) ||
-        (rc = fg_cfg_u64(c, "num_experts_per_tok", 2, 1, FG_MAX_EXPERTS, &top_k, err)))
+        /* the JetMoE repository's first configs spell them moe_num_experts / moe_top_k */
+        (rc = fg_cfg_u64(c, "num_local_experts|moe_num_experts", 8, 1, FG_MAX_EXPERTS,
+                         &experts, err)) ||
+        (rc = fg_cfg_u64(c, "num_experts_per_tok|moe_top_k", 2, 1, FG_MAX_EXPERTS, &top_k,
+                         err)))
         return rc;
     if (top_k > experts)
         return fg_err_set(err, FG_E_RANGE, "%s: key 'num_experts_per_tok' %llu is more than the "
