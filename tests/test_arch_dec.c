@@ -436,6 +436,31 @@ static void read_longcat_flash_should_count_zero_experts_in_the_router_only(void
     fg_model_free(m);
 }
 
+/* Every reader of this slice leaves a shape key it never reads to the unread-key check: a
+ * vision tower or MTP layers declared beside its keys make the count unsure, never exact. */
+static void readers_should_doubt_shape_keys_they_do_not_read(void **state)
+{
+    (void)state;
+    static const char *const types[] = {
+        "dbrx", "hunyuan_v1_moe", "jetmoe", "minimax", "minimax_m1", "dots1", "apertus",
+        "bitnet", "cwm", "ministral3", "vaultgemma", "jais2", "nanochat", "persimmon",
+        "flex_olmo", "diffllama", "afmoe", "aria_text", "modernbert-decoder", "doge",
+        "longcat_flash",
+    };
+    char json[512];
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        snprintf(json, sizeof json, "{\"model_type\": \"%s\", \"num_nextn_predict_layers\": 1}",
+                 types[i]);
+        assert_unsure(json, "num_nextn_predict_layers");
+        snprintf(json, sizeof json, "{\"model_type\": \"%s\", \"vision_config\": "
+                 "{\"hidden_size\": 64}}", types[i]);
+        assert_unsure(json, "vision_config");
+    }
+    assert_unsure("{\"model_type\": \"lfm2_moe\", \"layer_types\": [\"conv\", \"full_attention\"], "
+                  "\"num_hidden_layers\": 2, \"num_dense_layers\": 1, \"vision_config\": "
+                  "{\"hidden_size\": 64}}", "vision_config");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -452,6 +477,7 @@ int main(void)
         cmocka_unit_test(read_modernbert_decoder_should_count_the_prediction_head),
         cmocka_unit_test(read_doge_should_count_dynamic_mask_and_embedding_experts),
         cmocka_unit_test(read_longcat_flash_should_count_zero_experts_in_the_router_only),
+        cmocka_unit_test(readers_should_doubt_shape_keys_they_do_not_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
