@@ -123,6 +123,8 @@ ENGINE_SRCS := \
 	engine/arch/arch_vl_ovis.c \
 	engine/arch/arch_vl_evolla.c \
 	engine/arch/arch_vl_proj.c \
+	engine/arch/arch_dec.c \
+	engine/arch/arch_dec2.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \
 	engine/hw/detect.c \
@@ -213,6 +215,7 @@ TEST_SRCS := \
 	tests/test_arch_families.c \
 	tests/test_arch_classic.c \
 	tests/test_arch_vl.c \
+	tests/test_arch_dec.c \
 	tests/test_arch_generic.c \
 	tests/test_params.c \
 	tests/test_source.c \

@@ -478,12 +478,6 @@ static void read_aria_should_count_moe_text_idefics3_tower_and_query_projector(v
     const uint64_t proj = 256 * h + 3 * h * h + (3 * h * h + 3 * h) + (h * h + h) +
                           (h * h + h) + 3 * 2 * h + h * H + H * H;
     assert_int_equal(count(json), count(text) + tower + proj);
-    /* mlp_bias would bias the shared experts: refused by key */
-    struct fg_model *m = NULL;
-    struct fg_err err = {0};
-    assert_int_equal(build("{\"model_type\": \"aria_text\", \"mlp_bias\": true}", &m, &err),
-                     FG_E_UNSUPPORTED);
-    assert_non_null(strstr(err.detail, "'mlp_bias' is true"));
 }
 
 /* ---- DeepSeek-VL ----------------------------------------------------------------------- */

@@ -60,6 +60,8 @@ extern const struct fg_arch fg__arch_vl_janus_table[];
 extern const struct fg_arch fg__arch_vl_phi4mm_table[];
 extern const struct fg_arch fg__arch_vl_ovis_table[];
 extern const struct fg_arch fg__arch_vl_evolla_table[];
+extern const struct fg_arch fg__arch_dec_table[];
+extern const struct fg_arch fg__arch_dec2_table[];
 
 /* The generic reader (arch_generic.c), used for unknown model_types with the standard keys:
  * sets m->certainty to GENERIC, or UNSURE with a note naming the key it cannot size. */
