@@ -456,6 +456,12 @@ static int read_attention(const struct fg_cfg *c, struct fg_model *m, struct moe
          (rc = fg_cfg_bool(c, s->qkv_bias_key, s->qkv_bias_def, &k->qkv_bias, err))) ||
         (s->qk_norm_key && (rc = fg_cfg_bool(c, s->qk_norm_key, s->qk_norm_def, &k->qk_norm, err))))
         return rc;
+    /* A class whose q/k norms are unconditional (Qwen3MoeAttention) ignores a use_qk_norm its
+     * config may carry (Qwen3-Coder-480B-A35B writes true): read, and no shape changes. */
+    bool ignored;
+    if (s->qk_norm && !s->qk_norm_key &&
+        (rc = fg_cfg_bool(c, "use_qk_norm", true, &ignored, err)))
+        return rc;
     if (s->attn == ATTN_MLA)
         return read_mla(c, m, k, err);
     /* fg__read_core defaults these to MHA and hidden / heads; the class may not */

@@ -447,25 +447,12 @@ static int read_text(const struct fg_cfg *c, const struct mm_spec *s, struct fg_
         return 0;
     }
     /* Qwen3-VL keeps tie_word_embeddings in the root config (Qwen3VLConfig): a text view
-     * without the key reads the root's, through a copy with the key added. */
-    const cJSON *view = text.obj; /* quantization_config is read from it below */
-    cJSON *copy = NULL;
-    bool tie;
-    if (have && !fg_cfg_has(&text, "tie_word_embeddings") &&
-        fg_cfg_has(c, "tie_word_embeddings")) {
-        if ((rc = fg_cfg_bool(c, "tie_word_embeddings", false, &tie, err)))
-            return rc;
-        if (!(copy = cJSON_Duplicate(text.obj, 1)) ||
-            !cJSON_AddBoolToObject(copy, "tie_word_embeddings", tie)) {
-            cJSON_Delete(copy);
-            return fg_err_set(err, FG_E_NOMEM, "out of memory copying text_config");
-        }
-        text.obj = copy;
+     * without the key reads the root's */
+    if (have) {
+        text.outer = c;
+        text.inherit = "tie_word_embeddings";
     }
-    rc = a->read(&text, m, a->spec, err);
-    text.obj = view;
-    cJSON_Delete(copy);
-    if (rc)
+    if ((rc = a->read(&text, m, a->spec, err)))
         return rc;
     /* both configs say it: the text model's is the one built; a root that disagrees leaves
      * open which one the checkpoint followed */
