@@ -191,21 +191,26 @@ static const struct fg_decoder_spec qwen3_vl_text = {
           .max_pos = 128000, .tie = false},
     .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .qk_norm = 1,
     .norms_per_layer = 2};
-/* GemmaForCausalLM: tied by default, GeGLU. */
+/* GemmaForCausalLM: tied by default, GeGLU.  GemmaConfig defaults (16 key/value heads of
+ * head_dim 256, not hidden / heads). */
 static const struct fg_decoder_spec gemma = {
     .d = {.vocab = 256000, .hidden = 3072, .inter = 24576, .layers = 28, .heads = 16,
-          .max_pos = 8192, .tie = true},
+          .max_pos = 8192, .tie = true, .kv_heads = 16, .head_dim = 256},
     .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .norms_per_layer = 2};
-/* Gemma2ForCausalLM: four norms per block; even layers slide (layer_types in new configs). */
+/* Gemma2ForCausalLM: four norms per block; even layers slide (layer_types in new configs).
+ * Gemma2Config defaults (configuration_gemma2.py @008e5743): 4 key/value heads, head_dim 256. */
 static const struct fg_decoder_spec gemma2 = {
     .d = {.vocab = 256000, .hidden = 2304, .inter = 9216, .layers = 26, .heads = 8,
-          .max_pos = 8192, .tie = true},
+          .max_pos = 8192, .tie = true, .kv_heads = 4, .head_dim = 256},
     .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .norms_per_layer = 4,
     .window_pattern = 2, .softcap_def = 50.0};
-/* Gemma3ForCausalLM (text): Gemma-2 blocks + q/k norms; 5 sliding layers, then 1 global. */
+/* Gemma3ForCausalLM (text): Gemma-2 blocks + q/k norms; 5 sliding layers, then 1 global.
+ * Gemma3TextConfig defaults (configuration_gemma3.py @008f5c8c): 4 key/value heads and
+ * head_dim 256, which gemma-3-4b-it's text_config leaves to them (hidden 2560 / 8 heads
+ * would give 320: +356,520,192, the 8% the issue found). */
 static const struct fg_decoder_spec gemma3_text = {
     .d = {.vocab = 262208, .hidden = 2304, .inter = 9216, .layers = 26, .heads = 8,
-          .max_pos = 131072, .tie = true},
+          .max_pos = 131072, .tie = true, .kv_heads = 4, .head_dim = 256},
     .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .qk_norm = 1,
     .norms_per_layer = 4, .window_pattern = 6};
 /* Olmo2ForCausalLM: norms after attention and MLP; q/k norms over all heads. */
