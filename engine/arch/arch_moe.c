@@ -235,10 +235,9 @@ static int add_mtp_rules(struct fg_model *m, const struct moe_cfg *k, uint64_t n
                                "eh_proj 2h->h, head norm", (int64_t)(block + extra));
     /* DeepseekV3PreTrainedModel / Glm4MoePreTrainedModel list model.layers.<num_hidden_layers>
      * in _keys_to_ignore_on_load_unexpected: the layers are in the file, not in the model */
-    fg__model_note(m, "num_nextn_predict_layers=%llu: the MTP layers (model.layers.%llu) are "
-                   "counted as the checkpoint stores them; transformers does not build them, so "
-                   "training memory leaves them out", (unsigned long long)nextn,
-                   (unsigned long long)m->layers);
+    fg__model_note(m, "num_nextn_predict_layers=%llu: MTP layers (model.layers.%llu) counted "
+                   "as stored; transformers does not build them: memory leaves them out",
+                   (unsigned long long)nextn, (unsigned long long)m->layers);
     if (k->s->mtp_no_copies)
         return 0;
     uint64_t copies = nextn * 2 * m->vocab * h;
