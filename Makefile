@@ -202,6 +202,7 @@ TEST_SRCS := \
 	tests/test_arch_classic.c \
 	tests/test_arch_generic.c \
 	tests/test_arch_keys.c \
+	tests/test_model_load.c \
 	tests/test_params.c \
 	tests/test_source.c \
 	tests/test_memory.c \

@@ -17,9 +17,7 @@
 
 #include "support.h"
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "source/config.h"
 #include "model.h"
@@ -199,78 +197,6 @@ static void read_decoder_should_be_unsure_whether_a_tied_qwen3_head_is_written(v
     fg_model_free(m);
 }
 
-/* A directory with config text and a model.safetensors whose header holds the named BF16
- * tensors (1-D, of the given sizes) and zeroed data. */
-static void write_checkpoint(const char *dir, const char *config, const char *const *names,
-                             const uint64_t *sizes, size_t n)
-{
-    char path[512], header[4096];
-    size_t len = 0;
-    uint64_t off = 0;
-    len += (size_t)snprintf(header + len, sizeof header - len, "{");
-    for (size_t i = 0; i < n; i++) {
-        len += (size_t)snprintf(header + len, sizeof header - len,
-                                "%s\"%s\": {\"dtype\": \"BF16\", \"shape\": [%llu], "
-                                "\"data_offsets\": [%llu, %llu]}", i ? ", " : "", names[i],
-                                (unsigned long long)sizes[i], (unsigned long long)off,
-                                (unsigned long long)(off + 2 * sizes[i]));
-        off += 2 * sizes[i];
-    }
-    len += (size_t)snprintf(header + len, sizeof header - len, "}");
-    assert_true(len < sizeof header);
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(config, f);
-    fclose(f);
-    snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    f = fopen(path, "w");
-    assert_non_null(f);
-    unsigned char prefix[8];
-    for (int i = 0; i < 8; i++)
-        prefix[i] = (unsigned char)((uint64_t)len >> (8 * i));
-    assert_int_equal(fwrite(prefix, 1, 8, f), 8);
-    assert_int_equal(fwrite(header, 1, len, f), len);
-    assert_int_equal(fseek(f, (long)off - 1, SEEK_CUR), 0);
-    assert_int_equal(fputc(0, f), 0);
-    fclose(f);
-}
-
-/* With the checkpoint at hand its tensor names decide the tied head: an embedding release
- * that writes none (Qwen3-Embedding-0.6B's case) and a release that writes one (Qwen3-0.6B's)
- * are each counted as stored and no longer unsure. */
-static void load_path_should_take_the_tied_head_from_the_checkpoint_names(void **state)
-{
-    (void)state;
-    char dir[] = "/tmp/fg-tied-XXXXXX";
-    assert_non_null(mkdtemp(dir));
-    const char *cfg = QWEN3_TIED("2560", "9728", "36", "32");
-    const uint64_t embed = 151936ull * 2560, rest = QWEN3_4B_MODULES - embed;
-    static const char *const without[] = {"model.embed_tokens.weight", "model.layers.0.mlp.w"};
-    const uint64_t sizes[] = {embed, rest, embed};
-    write_checkpoint(dir, cfg, without, sizes, 2);
-    struct fg_model *m = NULL;
-    struct fg_err err = {0};
-    assert_int_equal(fg_model_load_path(dir, &m, &err), 0);
-    assert_int_equal(m->params_total, QWEN3_4B_MODULES);
-    assert_int_equal(m->params_checkpoint, QWEN3_4B_MODULES);
-    assert_int_equal(m->certainty, FG_CERT_CHECKPOINT);
-    fg_model_free(m);
-    static const char *const with[] = {"model.embed_tokens.weight", "model.layers.0.mlp.w",
-                                       "lm_head.weight"};
-    write_checkpoint(dir, cfg, with, sizes, 3);
-    assert_int_equal(fg_model_load_path(dir, &m, &err), 0);
-    assert_int_equal(m->params_total, QWEN3_4B_MODULES + embed);
-    assert_int_equal(m->certainty, FG_CERT_CHECKPOINT);
-    fg_model_free(m);
-    char path[600];
-    snprintf(path, sizeof path, "%s/config.json", dir);
-    unlink(path);
-    snprintf(path, sizeof path, "%s/model.safetensors", dir);
-    unlink(path);
-    rmdir(dir);
-}
-
 /* An embedding checkpoint saved from the base model (architectures ["Qwen3Model"]) holds no
  * lm_head, tied or not, whatever its size. */
 static void read_decoder_should_store_no_head_for_a_base_model_class(void **state)
@@ -297,7 +223,6 @@ int main(void)
         cmocka_unit_test(read_decoder_should_count_each_new_row_from_its_modeling_file),
         cmocka_unit_test(read_decoder_should_slide_three_layers_in_four_for_olmo3_and_cohere2),
         cmocka_unit_test(read_decoder_should_be_unsure_whether_a_tied_qwen3_head_is_written),
-        cmocka_unit_test(load_path_should_take_the_tied_head_from_the_checkpoint_names),
         cmocka_unit_test(read_decoder_should_store_no_head_for_a_base_model_class),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,10 +4,10 @@
  *
  * Every real config.json under tests/fixtures (the model fixtures of truth.tsv and the hub
  * fixtures) is read, then read again with one key of the table added that it lacks, at the
- * root and in each sub-config (text_config, vision_config ...) its reader entered.  Whether the reader read the added key is
- * asked of the document afterwards (fg__cfg_was_read), so no list of keys per model is
- * written here: a key left unread must give `unsure` or an error, never `exact`.  A new
- * reader that forgets a key is caught the same way as the readers of today.
+ * root and in each sub-config (text_config, vision_config ...) its reader entered.  Whether
+ * the reader read the added key is asked of the document afterwards (fg__cfg_was_read), so
+ * no list of keys per model is written here: a key left unread must give `unsure` or an
+ * error, never `exact`.  A new reader that forgets a key is caught as today's are.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -179,8 +179,9 @@ static void family_check_unread_should_make_every_fixture_unsure_past_an_unread_
     for (size_t r = 0; r < sizeof roots / sizeof roots[0]; r++)
         walk(roots[r].dir, roots[r].depth, "", &t);
     print_message("%u exact configs, %u with one key added: %u unread -> unsure, %u unread -> "
-                  "refused, %u read by the reader (%u of them the same count), %u wrong\n", t.configs,
-                  t.tried, t.unread_unsure, t.unread_refused, t.read, t.read_same, t.wrong);
+                  "refused, %u read by the reader (%u of them the same count), %u wrong\n",
+                  t.configs, t.tried, t.unread_unsure, t.unread_refused, t.read, t.read_same,
+                  t.wrong);
     assert_true(t.configs >= 100);
     assert_true(t.unread_unsure > 50 * t.configs); /* most keys are unread by most readers */
     assert_int_equal(t.wrong, 0);
