@@ -95,6 +95,9 @@ static const struct fg__shape_key shape_keys[] = {
         "a per-layer mixer list whose other layers are not sized"),
     ROW("conv_L_cache", COUNT, "short-convolution layers",
         "short-convolution layers the generic reader does not size"),
+    /* RecurrentGemmaConfig: RG-LRU recurrent blocks between the local-attention layers */
+    ROW("lru_width", COUNT, "RG-LRU recurrent blocks",
+        "RG-LRU recurrent blocks the generic reader does not size"),
     ROW("moe_latent_size", COUNT, "experts over a latent projection",
         "experts over a latent projection the generic reader does not size"),
     ROW("index_n_heads", COUNT, "a sparse-attention indexer",
