@@ -27,8 +27,15 @@
  * (no stored tensor), head_dim / hidden_size / num_hidden_layers and their aliases (every
  * reader reads them: fg__read_core).
  */
+/* An encoder-decoder graph holds what is_encoder_decoder means: a reader for the class built
+ * both stacks (Marian, BART, T5 ...) whatever the flag says. */
+static bool built_enc_dec(const struct fg_model *m)
+{
+    return m->enc_dec;
+}
+
 static const struct fg__shape_key shape_keys[] = {
-#define ROW(k, kind, what, gen) {k, FG_SHAPE_##kind, what, gen}
+#define ROW(k, kind, what, gen) {k, FG_SHAPE_##kind, what, gen, NULL}
     ROW("vision_config", CONFIG, "a vision tower",
         "a vision tower the generic reader does not size"),
     ROW("audio_config", CONFIG, "an audio tower",
@@ -48,8 +55,8 @@ static const struct fg__shape_key shape_keys[] = {
     ROW("perceiver_config", CONFIG, "a perceiver resampler", NULL),
     ROW("qformer_config", CONFIG, "a Q-Former between the towers", NULL),
     ROW("vq_config", CONFIG, "an image tokenizer (VQ-VAE)", NULL),
-    ROW("is_encoder_decoder", FLAG, "an encoder-decoder",
-        "an encoder-decoder: the encoder stack is not sized"),
+    {"is_encoder_decoder", FG_SHAPE_FLAG, "an encoder-decoder",
+     "an encoder-decoder: the encoder stack is not sized", built_enc_dec},
     ROW("encoder_layers", COUNT, "an encoder stack",
         "an encoder-decoder: the encoder stack is not sized"),
     ROW("num_decoder_layers", COUNT, "a decoder stack of its own depth",
@@ -175,7 +182,7 @@ static void check_unread(const struct fg_cfg *c, struct fg_model *m, unsigned de
     for (size_t i = 0; i < N_SHAPE_KEYS && m->certainty != FG_CERT_UNSURE; i++) {
         const struct fg__shape_key *k = &shape_keys[i];
         const cJSON *v = fg__cfg_unread(c, k->key);
-        if (!v || !shape_key_on(k, v))
+        if (!v || !shape_key_on(k, v) || (k->built && k->built(m)))
             continue;
         char key[128];
         fg__fmt(key, sizeof key, "%s%s%s", c->scope, *c->scope ? "." : "", k->key);

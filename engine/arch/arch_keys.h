@@ -38,6 +38,8 @@ struct fg__shape_key {
     enum fg_shape_kind kind;
     const char *what;    /* what it means, for the family reader's note */
     const char *generic; /* the generic reader's note when it never sizes it, or NULL */
+    bool (*built)(const struct fg_model *m); /* the graph holds the structure the key means
+                                                whether or not the reader read it, or NULL */
 };
 
 /* Row i of the table, or NULL past its end. */
