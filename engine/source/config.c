@@ -134,13 +134,25 @@ const cJSON *fg__cfg_unread(const struct fg_cfg *c, const char *key)
     return sl && !sl->read ? sl->item : NULL;
 }
 
+/* Was any member of x looked up through a view of the document? */
+static bool any_read(const struct fg_cfg_index *x)
+{
+    for (size_t i = 0; i <= x->mask; i++)
+        if (x->slot[i].item && x->slot[i].read)
+            return true;
+    return false;
+}
+
 bool fg__cfg_next_read_child(const struct fg_cfg *c, size_t *pos, struct fg_cfg *child)
 {
     if (!indexed(c))
         return false;
     for (; *pos <= c->index->mask; (*pos)++) {
         const struct slot *sl = &c->index->slot[*pos];
-        if (!sl->item || !sl->read || !sl->sub)
+        /* an object none of whose keys was looked up here was read through a copy (a reader
+         * that renames keys first) or not at all: its reads are not known, so it is left out
+         * rather than every key of it taken as unread */
+        if (!sl->item || !sl->read || !sl->sub || !any_read(sl->sub))
             continue;
         (*pos)++;
         *child = (struct fg_cfg){.obj = sl->item, .origin = c->origin, .index = sl->sub};
