@@ -134,11 +134,12 @@ const cJSON *fg__cfg_unread(const struct fg_cfg *c, const char *key)
     return sl && !sl->read ? sl->item : NULL;
 }
 
-/* Was any member of x looked up through a view of the document? */
+/* Was any member of x but model_type (read to pick a reader, then often read no more from
+ * this view) looked up through a view of the document? */
 static bool any_read(const struct fg_cfg_index *x)
 {
     for (size_t i = 0; i <= x->mask; i++)
-        if (x->slot[i].item && x->slot[i].read)
+        if (x->slot[i].item && x->slot[i].read && strcmp(x->slot[i].item->string, "model_type"))
             return true;
     return false;
 }

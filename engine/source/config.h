@@ -58,8 +58,8 @@ bool fg__cfg_was_read(const struct fg_cfg *c, const char *key);
 const struct cJSON *fg__cfg_unread(const struct fg_cfg *c, const char *key);
 
 /* Internal: the next member of c holding an object that a lookup asked for and at least one
- * of whose own keys a lookup asked for (an object read only through a copy of it is not
- * known), as a view in *child (scope "text_config", "text_config.vision_config" ...), from
+ * of whose own keys but model_type a lookup asked for (an object read only through a copy of
+ * it is not known), as a view in *child (scope "text_config", "text_config.vision_config" ...), from
  * *pos on (start at 0); false when there is none more.  What a family reader did not read and could change a shape
  * makes its count unsure (arch_keys.c): these are the sub-configs it entered. */
 bool fg__cfg_next_read_child(const struct fg_cfg *c, size_t *pos, struct fg_cfg *child);
