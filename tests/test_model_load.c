@@ -116,6 +116,46 @@ static void load_path_should_take_the_tied_head_from_the_checkpoint_names(void *
     remove_checkpoint(dir);
 }
 
+/* Qwen3-Embedding-0.6B: Qwen3-0.6B's config with vocab_size 151669, naming Qwen3ForCausalLM,
+ * and a model.safetensors of 1,191,586,416 B that holds the modules alone: Qwen3-0.6B's
+ * 596,049,920 unique parameters less 267 vocabulary rows of 1024, in BF16 (2 x 595,776,512 =
+ * 1,191,553,024, the rest its header).  config.json alone counts the head Qwen3-0.6B writes
+ * and is unsure; its checkpoint's names make it exact (issue 25's +26%). */
+static void load_path_should_count_the_qwen3_embedding_release_without_its_head(void **state)
+{
+    (void)state;
+    char *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(fg__read_file("tests/fixtures/models/Qwen--Qwen3-0.6B/config.json", 1 << 20,
+                                   &buf, &len), 0);
+    cJSON *j = cJSON_Parse(buf);
+    free(buf);
+    assert_non_null(j);
+    cJSON_ReplaceItemInObject(j, "vocab_size", cJSON_CreateNumber(151669));
+    char *cfg = cJSON_Print(j);
+    cJSON_Delete(j);
+    const uint64_t modules = 596049920ull - 267ull * 1024, embed = 151669ull * 1024;
+    assert_int_equal(modules, 595776512ull);
+    char dir[] = "/tmp/fg-embed-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    static const char *const names[] = {"embed_tokens.weight", "layers.0.mlp.down_proj.weight"};
+    write_checkpoint(dir, cfg, names, (const uint64_t[]){embed, modules - embed}, 0);
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(fg_model_load(dir, &m, &err), 0);
+    assert_int_equal(m->params_total, modules + embed); /* the head as Qwen3-0.6B writes it */
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_true(m->unsure_count_only);
+    fg_model_free(m);
+    write_checkpoint(dir, cfg, names, (const uint64_t[]){embed, modules - embed}, 2);
+    assert_int_equal(fg_model_load_path(dir, &m, &err), 0);
+    assert_int_equal(m->params_total, modules);
+    assert_int_equal(m->certainty, FG_CERT_CHECKPOINT);
+    fg_model_free(m);
+    free(cfg);
+    remove_checkpoint(dir);
+}
+
 /* An expert-pruned Qwen3.5-MoE release saved from the text class: its config keeps the
  * vision_config and mtp_num_hidden_layers of the original, its checkpoint holds neither.
  * config.json alone: unsure, naming vision_config; with the checkpoint: its count, the
@@ -174,6 +214,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(load_path_should_take_the_tied_head_from_the_checkpoint_names),
+        cmocka_unit_test(load_path_should_count_the_qwen3_embedding_release_without_its_head),
         cmocka_unit_test(load_path_should_drop_the_vision_tower_and_mtp_a_pruned_checkpoint_lacks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
