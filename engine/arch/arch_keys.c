@@ -179,7 +179,8 @@ static bool shape_key_on(const struct fg__shape_key *k, const cJSON *v)
  * sub-configs it entered below it. */
 static void check_unread(const struct fg_cfg *c, struct fg_model *m, unsigned depth)
 {
-    for (size_t i = 0; i < N_SHAPE_KEYS && m->certainty != FG_CERT_UNSURE; i++) {
+    /* a count unsure of the stored head alone is still checked: a shape it lacks is worse */
+    for (size_t i = 0; i < N_SHAPE_KEYS && !fg_model_unsure_of_memory(m); i++) {
         const struct fg__shape_key *k = &shape_keys[i];
         const cJSON *v = fg__cfg_unread(c, k->key);
         if (!v || !shape_key_on(k, v) || (k->built && k->built(m)))
@@ -191,7 +192,7 @@ static void check_unread(const struct fg_cfg *c, struct fg_model *m, unsigned de
     }
     struct fg_cfg child;
     size_t pos = 0;
-    while (depth > 1 && m->certainty != FG_CERT_UNSURE &&
+    while (depth > 1 && !fg_model_unsure_of_memory(m) &&
            fg__cfg_next_read_child(c, &pos, &child))
         check_unread(&child, m, depth - 1);
 }
