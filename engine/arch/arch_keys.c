@@ -3,6 +3,7 @@
  * and the table of keys that mean structure it cannot size: each makes the count
  * FG_CERT_UNSURE with a note naming it, instead of being ignored.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
@@ -175,6 +176,17 @@ static bool shape_key_on(const struct fg__shape_key *k, const cJSON *v)
     return false;
 }
 
+/* The table's key codes (fg__cfg_key_code), computed once: hashing 70-odd names for every
+ * view of every config was a tenth of a graph build (bench_plan graph-from-text). */
+static uint64_t key_codes[N_SHAPE_KEYS];
+static pthread_once_t key_codes_once = PTHREAD_ONCE_INIT;
+
+static void compute_key_codes(void)
+{
+    for (size_t i = 0; i < N_SHAPE_KEYS; i++)
+        key_codes[i] = fg__cfg_key_code(shape_keys[i].key);
+}
+
 /* The check of one view (the root or a sub-config the reader entered), then of the
  * sub-configs it entered below it. */
 static void check_unread(const struct fg_cfg *c, struct fg_model *m, unsigned depth)
@@ -182,7 +194,7 @@ static void check_unread(const struct fg_cfg *c, struct fg_model *m, unsigned de
     /* a count unsure of the stored head alone is still checked: a shape it lacks is worse */
     for (size_t i = 0; i < N_SHAPE_KEYS && !fg_model_unsure_of_memory(m); i++) {
         const struct fg__shape_key *k = &shape_keys[i];
-        const cJSON *v = fg__cfg_unread(c, k->key);
+        const cJSON *v = fg__cfg_unread(c, k->key, key_codes[i]);
         if (!v || !shape_key_on(k, v) || (k->built && k->built(m)))
             continue;
         char key[128];
@@ -199,6 +211,7 @@ static void check_unread(const struct fg_cfg *c, struct fg_model *m, unsigned de
 
 void fg__family_check_unread(const struct fg_cfg *c, struct fg_model *m)
 {
+    pthread_once(&key_codes_once, compute_key_codes);
     check_unread(c, m, 3);
 }
 

@@ -85,10 +85,10 @@ static struct fg_cfg_index *index_build(const cJSON *obj, unsigned depth)
     return x;
 }
 
-/* The slot of the last member named exactly the n bytes at key, or NULL. */
-static struct slot *index_slot(const struct fg_cfg_index *x, const char *key, size_t n)
+/* The slot of the last member named exactly the n bytes at key (h its key_hash), or NULL. */
+static struct slot *index_slot_h(const struct fg_cfg_index *x, const char *key, size_t n,
+                                 uint64_t h)
 {
-    uint64_t h = key_hash(key, n);
     for (size_t i = h & x->mask; x->slot[i].item; i = (i + 1) & x->mask) {
         const char *s = x->slot[i].item->string;
         if (x->slot[i].hash == h && !strncmp(s, key, n) && s[n] == '\0')
@@ -97,6 +97,11 @@ static struct slot *index_slot(const struct fg_cfg_index *x, const char *key, si
             return (struct slot *)&x->slot[i];
     }
     return NULL;
+}
+
+static struct slot *index_slot(const struct fg_cfg_index *x, const char *key, size_t n)
+{
+    return index_slot_h(x, key, n, key_hash(key, n));
 }
 
 /* Does c answer from its index (c->obj is the object the index was built over)? */
@@ -126,11 +131,16 @@ bool fg__cfg_was_read(const struct fg_cfg *c, const char *key)
     return !sl || sl->read;
 }
 
-const cJSON *fg__cfg_unread(const struct fg_cfg *c, const char *key)
+uint64_t fg__cfg_key_code(const char *key)
+{
+    return key_hash(key, strlen(key));
+}
+
+const cJSON *fg__cfg_unread(const struct fg_cfg *c, const char *key, uint64_t code)
 {
     if (!indexed(c))
         return NULL;
-    const struct slot *sl = index_slot(c->index, key, strlen(key));
+    const struct slot *sl = index_slot_h(c->index, key, strlen(key), code);
     return sl && !sl->read ? sl->item : NULL;
 }
 

@@ -53,9 +53,14 @@ const struct cJSON *fg__cfg_raw(const struct fg_cfg *c, const char *key);
  * is tracked to four levels (the root, text_config, text_config.rope_scaling ...). */
 bool fg__cfg_was_read(const struct fg_cfg *c, const char *key);
 
+/* Internal: a code for key that fg__cfg_unread takes, computed once for a key asked of many
+ * documents (the same for equal keys; nothing else is promised). */
+uint64_t fg__cfg_key_code(const char *key);
+
 /* Internal: key's member of c when present and never looked up, else NULL (also for an
- * untracked view).  Does not count as a read.  Borrowed from the document. */
-const struct cJSON *fg__cfg_unread(const struct fg_cfg *c, const char *key);
+ * untracked view); code is fg__cfg_key_code(key).  Does not count as a read.  Borrowed from
+ * the document. */
+const struct cJSON *fg__cfg_unread(const struct fg_cfg *c, const char *key, uint64_t code);
 
 /* Internal: the next member of c holding an object that a lookup asked for and at least one
  * of whose own keys but model_type a lookup asked for (an object read only through a copy of
