@@ -407,7 +407,8 @@ static void generic_should_size_the_score_head_from_num_labels(void **state)
     fg_model_free(m);
 }
 
-/* Keys that add or remove stored tensors when set (arch_keys.c family_shape_keys). */
+/* Keys that add or remove stored tensors when set (some of arch_keys.c shape_keys; every
+ * key of that table is added to every fixture by tests/test_arch_keys.c). */
 static const struct {
     const char *key, *value;
 } shape_keys[] = {
