@@ -92,6 +92,7 @@ ENGINE_SRCS := \
 	engine/source/safetensors.c \
 	engine/source/wquant.c \
 	engine/source/ckpt.c \
+	engine/source/st_layout.c \
 	engine/arch/graph.c \
 	engine/arch/blocks.c \
 	engine/arch/arch_decoder.c \
@@ -111,6 +112,7 @@ ENGINE_SRCS := \
 	engine/arch/arch_families.c \
 	engine/arch/arch_classic.c \
 	engine/arch/arch_mllama.c \
+	engine/arch/arch_tensors.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \
 	engine/hw/detect.c \

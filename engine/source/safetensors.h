@@ -75,6 +75,8 @@ struct fg_st_summary {
     int no_headers_code;                      /* the same as an FG_E_* code: NOTFOUND (a
                                                  shard absent), RANGE (over max_shards),
                                                  TIMEDOUT or NET (fg_st_scan_opts) */
+    struct fg_st_layout *layout;              /* borrowed, may be NULL: when set, the headers
+                                                 add every tensor to it (st_layout.h) */
 };
 
 /* Group of one tensor name (pattern rules in safetensors.c). */
