@@ -544,3 +544,42 @@ int fg__arch_read_tensors(const struct fg_cfg *c, struct fg_model *m,
     free(p.blocks);
     return rc;
 }
+
+void fg__tensors_unused(const struct fg_st_layout *l, const struct fg_model *m, char *out,
+                        size_t cap, uint64_t *elements)
+{
+    struct plan p;
+    uint64_t beyond = 0, tower = 0;
+    long lo = -1, hi = -1;
+    bool has_tower = false;
+    memset(&p, 0, sizeof p);
+    *elements = 0;
+    if (cap)
+        out[0] = '\0';
+    uint32_t built = fg_model_main_layers(m);
+    for (size_t i = 0; i < m->n_nodes; i++)
+        has_tower |= m->nodes[i].kind == FG_NODE_VISION || m->nodes[i].stack == FG_STACK_TOWER;
+    find_stack(l, &p);
+    for (size_t i = 0; i < l->n; i++) {
+        const struct fg_st_row *r = &l->rows[i];
+        struct split sp;
+        split_name(r->name, &sp);
+        uint64_t el = fg_st_row_numel(r) * r->count;
+        if (!has_tower && fg_safetensors_group(r->name) == FG_ST_VISION) {
+            tower += el;
+        } else if (built && sp.index >= (long)built && !strcmp(sp.prefix, p.stack)) {
+            beyond += el;
+            lo = lo < 0 || sp.index < lo ? sp.index : lo;
+            hi = sp.index > hi ? sp.index : hi;
+        }
+    }
+    size_t o = 0;
+    if (beyond && cap)
+        o += (size_t)snprintf(out, cap, "blocks %ld-%ld under '%s', beyond the %u the model "
+                              "class builds (multi-token-prediction layers): %" PRIu64
+                              " parameters", lo, hi, p.stack, built, beyond);
+    if (tower && o < cap)
+        snprintf(out + o, cap - o, "%svision / audio tower tensors a text-only class does not "
+                 "load: %" PRIu64 " parameters", o ? "; " : "", tower);
+    *elements = beyond + tower;
+}

@@ -27,4 +27,14 @@
 int fg__arch_read_tensors(const struct fg_cfg *c, struct fg_model *m,
                           const struct fg_st_layout *l, struct fg_err *err);
 
+/*
+ * What l stores that m does not build, named in out (cap bytes, "" when nothing) and
+ * counted in *elements: blocks of the block stack past m's main layers (the MTP layers a
+ * DeepSeek-V3 or GLM-4.5 checkpoint stores and their transformers classes do not load),
+ * and vision / audio tower tensors when m has no tower (a text-only class of a
+ * multimodal checkpoint).
+ */
+void fg__tensors_unused(const struct fg_st_layout *l, const struct fg_model *m, char *out,
+                        size_t cap, uint64_t *elements);
+
 #endif

@@ -43,6 +43,9 @@ struct fg_ckpt_opts {
     size_t max_shards;    /* an index naming more shards: no header is read, its metadata
                              stands (0: no cap) */
     bool scan;            /* the hub may be asked (false: the cache only) */
+    struct fg_st_layout *layout; /* borrowed, may be NULL: filled with the checkpoint's tensor
+                                    rows (st_layout.h) from the entry or the headers */
+    bool need_layout;     /* an entry without the rows is not fresh: the hub is asked */
 };
 
 struct fg_ckpt {
@@ -67,11 +70,13 @@ struct fg_ckpt {
 int fg_ckpt_get(const struct fg_source_opts *o, const struct fg_model_id *id, const char *commit,
                 const struct fg_ckpt_opts *co, struct fg_ckpt *out, struct fg_err *err);
 
-/* c as its cache entry: a JSON object (safetensors, commit, the summary's counts). */
+/* c as its cache entry: a JSON object (safetensors, commit, the summary's counts, and the
+ * tensor rows when c->sum.layout holds them). */
 int fg_ckpt_to_json(const struct fg_ckpt *c, char **text, size_t *len, struct fg_err *err);
 
 /*
- * Parse a cache entry (origin names it) into c (safetensors, commit, sum; the rest zero).
+ * Parse a cache entry (origin names it) into c (safetensors, commit, sum; the rest zero;
+ * the tensor rows into c->sum.layout when the caller set it, which is kept).
  * FG_E_PARSE when it is not one fitgate wrote: another format, a count that is not a whole
  * number, an unknown dtype or group, sums that do not add up.
  */
