@@ -133,8 +133,12 @@ static bool is_norm(const char *mod)
 }
 
 /* What one block holds, summed from its rows. */
+#define NORMS 4
 struct block {
-    uint64_t attn, mlp, norm, other, buffers; /* elements */
+    uint64_t attn, mlp, other, buffers;      /* elements */
+    char norm_mod[NORMS][48];                 /* the block's norm modules, first one first */
+    uint64_t norm_el[NORMS];
+    unsigned norms;
     uint64_t out[R_COUNT], in[R_COUNT];       /* a role's linear, from its weight */
     bool seen[R_COUNT], bias[R_COUNT];
     uint64_t experts, shared_inter;           /* routed experts (rows' count or a stacked dim) */
@@ -177,10 +181,19 @@ static void block_add(struct block *b, const struct fg_st_row *r, uint64_t hidde
     bool expert = strstr(sp.rest, "experts.") && !strstr(sp.rest, "shared_expert");
     bool shared = strstr(sp.rest, "shared_expert") != NULL;
     if (role == R_NONE && is_norm(mod)) {
-        if (in_attn)
+        if (in_attn) {
             b->attn += el;
+            return;
+        }
+        unsigned k = 0;
+        while (k < b->norms && strcmp(b->norm_mod[k], mod) != 0)
+            k++;
+        if (k == b->norms && k < NORMS)
+            snprintf(b->norm_mod[b->norms++], sizeof b->norm_mod[0], "%.47s", mod);
+        if (k < NORMS)
+            b->norm_el[k] += el;
         else
-            b->norm += el;
+            b->norm_el[NORMS - 1] += el;
         return;
     }
     if (role == R_NONE) {
@@ -384,7 +397,18 @@ static bool attn_shape(const struct block *b, const struct heads *h, uint64_t hi
     return true;
 }
 
-/* One block's nodes: attention, MLP or experts, norms, the rest. */
+/* The norm that comes first in the block: the lowest name (input_layernorm before
+ * post_attention_layernorm, ln_1 before ln_2). */
+static unsigned first_norm(const struct block *b)
+{
+    unsigned f = 0;
+    for (unsigned k = 1; k < b->norms; k++)
+        if (strcmp(b->norm_mod[k], b->norm_mod[f]) < 0)
+            f = k;
+    return f;
+}
+
+/* One block's nodes: norm, attention, the other norms, MLP or experts, the rest. */
 static int add_block(struct fg_model *m, long L, const struct block *b, const struct heads *h,
                      struct plan *p, struct fg_err *err)
 {
@@ -393,8 +417,10 @@ static int add_block(struct fg_model *m, long L, const struct block *b, const st
     bool attn = b->seen[R_Q] || b->seen[R_QKV];
     bool mlp = b->seen[R_UP] || b->seen[R_GATE_UP] || b->seen[R_DOWN];
     uint64_t leftover = b->other;
-    if (b->norm && (rc = fg__add_norm(m, layer, "Norm", p->hidden, FG_NORM_RMS, err)) == 0)
-        set_last(m, b->norm, 0);
+    unsigned first = first_norm(b);
+    /* the norm named first (input_layernorm, ln_1) before attention, the others after it */
+    if (b->norms && (rc = fg__add_norm(m, layer, "Norm", p->hidden, FG_NORM_RMS, err)) == 0)
+        set_last(m, b->norm_el[first], 0);
     struct fg_attn_shape as;
     if (!rc && attn && attn_shape(b, h, p->hidden, &as, p)) {
         if ((rc = fg__add_attention(m, layer, &as, NULL, err)) == 0)
@@ -404,6 +430,9 @@ static int add_block(struct fg_model *m, long L, const struct block *b, const st
         if (!p->why[0])
             snprintf(p->why, sizeof p->why, "block %ld has no attention the names map", L);
     }
+    for (unsigned k = 0; !rc && k < b->norms; k++)
+        if (k != first && (rc = fg__add_norm(m, layer, "Norm", p->hidden, FG_NORM_RMS, err)) == 0)
+            set_last(m, b->norm_el[k], 0);
     uint64_t inter = b->seen[R_UP] ? b->out[R_UP] : b->seen[R_GATE_UP] ? b->out[R_GATE_UP] / 2
                                                                       : b->in[R_DOWN];
     bool gated = b->seen[R_GATE] || b->seen[R_GATE_UP];
