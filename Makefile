@@ -205,6 +205,9 @@ TEST_SRCS := \
 	tests/test_arch_generic.c \
 	tests/test_params.c \
 	tests/test_source.c \
+	tests/test_st_layout.c \
+	tests/test_arch_tensors.c \
+	tests/test_model_load.c \
 	tests/test_memory.c \
 	tests/test_wquant.c \
 	tests/test_memory_train.c \

@@ -142,6 +142,7 @@ struct block {
     uint64_t out[R_COUNT], in[R_COUNT];       /* a role's linear, from its weight */
     bool seen[R_COUNT], bias[R_COUNT];
     uint64_t experts, shared_inter;           /* routed experts (rows' count or a stacked dim) */
+    bool stacked;                             /* experts stored as 3-D parameters */
     bool packed;                              /* a role's weight in a packed integer dtype */
 };
 
@@ -181,7 +182,12 @@ static void block_add(struct block *b, const struct fg_st_row *r, uint64_t hidde
     bool expert = strstr(sp.rest, "experts.") && !strstr(sp.rest, "shared_expert");
     bool shared = strstr(sp.rest, "shared_expert") != NULL;
     if (role == R_NONE && is_norm(mod)) {
-        if (in_attn) {
+        /* q_norm / k_norm inside self_attn belong to attention; post_attention_layernorm,
+         * named after it, is the block's */
+        char path[FG_ST_ROW_NAME];
+        const char *at = strstr(sp.rest, mod);
+        snprintf(path, sizeof path, "%.*s", at ? (int)(at - sp.rest) : 0, sp.rest);
+        if (has_word(path, attn_words)) {
             b->attn += el;
             return;
         }
@@ -234,8 +240,10 @@ static void block_add(struct block *b, const struct fg_st_row *r, uint64_t hidde
         b->out[role] = x == hidden ? y : x;
         return;
     }
-    if (expert)
+    if (expert) {
         b->experts = n;
+        b->stacked = r->ndim == 3;
+    }
     b->seen[role] = true;
     orient(role, x, y, hidden, &b->in[role], &b->out[role]);
 }
@@ -440,7 +448,12 @@ static int add_block(struct fg_model *m, long L, const struct block *b, const st
         struct fg_moe_shape ms = {.hidden = p->hidden, .experts = b->experts, .top_k = h->top_k,
                                   .inter = inter, .shared_inter = b->shared_inter,
                                   .shared_n = 1, .gated = gated,
-                                  .fused_gate_up = b->seen[R_GATE_UP]};
+                                  .fused_gate_up = b->seen[R_GATE_UP],
+                                  /* per-expert tensors are per-expert nn.Linear modules LoRA
+                                   * adapts one by one; 3-D parameters of a class peft has no
+                                   * mapping for are not reached by a target name */
+                                  .lora_experts = b->stacked ? FG_LORA_EXPERTS_NONE
+                                                             : FG_LORA_EXPERTS_LINEAR};
         if (!h->top_k && !p->why[0])
             snprintf(p->why, sizeof p->why, "config.json gives no num_experts_per_tok for "
                      "the %" PRIu64 " experts", b->experts);
@@ -488,9 +501,9 @@ static void say(struct fg_model *m, const struct fg_st_layout *l, const struct h
         snprintf(from + o, sizeof from - o, " num_experts_per_tok %" PRIu64, h->top_k);
     fg__model_note(m, "read from the checkpoint's %" PRIu64 " tensors: no family reader for "
                       "model_type %s", l->tensors, m->model_type[0] ? m->model_type : "(none)");
-    fg__model_note(m, "structure from the tensors: %ld blocks under '%s', hidden %" PRIu64
-                      ", vocab %" PRIu64 "; from config.json:%s", p->layers, p->stack,
-                   p->hidden, p->vocab, from[0] ? from : " nothing");
+    fg__model_note(m, "structure from the tensors: %ld blocks under '%.60s', hidden %" PRIu64
+                      ", vocab %" PRIu64, p->layers, p->stack, p->hidden, p->vocab);
+    fg__model_note(m, "taken from config.json:%s", from[0] ? from : " nothing");
     if (p->vision)
         fg__model_note(m, "the checkpoint stores %" PRIu64 " parameters of vision / audio "
                           "towers, counted as one tower node", p->vision);
