@@ -123,6 +123,30 @@ static void print_layout(const struct fg_layout *l)
     putchar('\n');
 }
 
+/* What the checkpoint's headers said (model.h fg_ckpt_seen): where they were read, whether
+ * the structure itself came from them, tensors, bytes as stored, elements per dtype. */
+static cJSON *ckpt_json(const struct fg_ckpt_seen *k)
+{
+    cJSON *o = cJSON_CreateObject(), *d;
+    char buf[sizeof k->dtypes];
+    cJSON_AddStringToObject(o, "where", k->where);
+    cJSON_AddBoolToObject(o, "structure", k->structure);
+    cJSON_AddNumberToObject(o, "tensors", (double)k->tensors);
+    cJSON_AddNumberToObject(o, "elements", (double)k->elements);
+    cJSON_AddNumberToObject(o, "bytes", (double)k->bytes);
+    d = cJSON_AddObjectToObject(o, "dtypes");
+    snprintf(buf, sizeof buf, "%s", k->dtypes);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char name[16];
+        unsigned long long n;
+        if (sscanf(t, " %15s %llu", name, &n) == 2)
+            cJSON_AddNumberToObject(d, name, (double)n);
+    }
+    if (k->unused[0])
+        cJSON_AddStringToObject(o, "stored_not_loaded", k->unused);
+    return o;
+}
+
 static cJSON *model_json(const struct fg_model *m)
 {
     cJSON *o = cJSON_CreateObject();
@@ -155,6 +179,8 @@ static cJSON *model_json(const struct fg_model *m)
     cJSON *notes = cJSON_AddArrayToObject(o, "notes");
     for (size_t i = 0; i < m->n_notes; i++)
         cJSON_AddItemToArray(notes, cJSON_CreateString(m->notes[i]));
+    if (m->ckpt.where[0])
+        cJSON_AddItemToObject(o, "checkpoint", ckpt_json(&m->ckpt));
     return o;
 }
 
@@ -249,6 +275,13 @@ static void print_model(const struct fg_model *m)
         printf("note: %s\n", m->notes[i]);
     for (size_t i = 0; i < m->n_assumed; i++)
         printf("assumed: %s\n", m->assumed[i]);
+    if (m->ckpt.where[0])
+        printf("checkpoint: %s%llu tensors, %s as stored (%s), read at %s\n",
+               m->ckpt.structure ? "the structure read from its " : "",
+               (unsigned long long)m->ckpt.tensors, fg_cli_gb(m->ckpt.bytes, a, sizeof a),
+               m->ckpt.dtypes, m->ckpt.where);
+    if (m->ckpt.unused[0])
+        printf("checkpoint: stored, not loaded: %s\n", m->ckpt.unused);
 }
 
 /* plan's card table, the cost line and the structure. */

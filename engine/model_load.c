@@ -98,6 +98,8 @@ static void seen(struct fg_model *m, const struct fg_st_summary *s, const char *
     struct fg_ckpt_seen *k = &m->ckpt;
     bool quantized;
     size_t o = 0;
+    if (!s->headers)
+        return; /* the index alone names no dtype */
     snprintf(k->where, sizeof k->where, "%s", where);
     k->tensors = s->tensors;
     k->elements = s->total;
@@ -111,8 +113,9 @@ static void seen(struct fg_model *m, const struct fg_st_summary *s, const char *
 }
 
 /* The checkpoint in a local directory (the model's own, a site directory, an HF cache
- * snapshot; never the network): its headers into sum and their rows into sum->layout. 0
- * when every header was read; otherwise nothing is to be trusted. */
+ * snapshot; never the network): its headers into sum and their rows into sum->layout.  0
+ * when an index or a model.safetensors was read (sum->headers: every shard's header too);
+ * otherwise nothing is to be trusted. */
 static int scan_local(const char *dir, struct fg_st_summary *sum)
 {
     struct fg_source_opts o;
@@ -137,8 +140,6 @@ static int scan_local(const char *dir, struct fg_st_summary *sum)
     rc = fg_source_repo_open(&o, d, NULL, &repo, NULL);
     if (!rc)
         rc = fg_safetensors_scan(repo, 0, sum, NULL);
-    if (!rc && !sum->headers)
-        rc = FG_E_NOTFOUND; /* an index whose shards are not all here */
     fg_source_repo_free(repo);
     return rc;
 }
@@ -287,8 +288,7 @@ static int from_tensors(const struct fg_config *doc, const char *arg,
     struct fg_model *m = *out;
     seen(m, sum, where);
     m->ckpt.structure = true;
-    m->params_checkpoint = sum->total;
-    fg__model_note(m, "checkpoint: safetensors headers, %s", where);
+    m->params_checkpoint = sum->total; /* where: the CLI's "checkpoint:" line */
     return 0;
 }
 
@@ -306,7 +306,7 @@ int fg_model_load_path(const char *path, struct fg_model **out, struct fg_err *e
     if (unread_type(doc) && (sum = calloc(1, sizeof *sum))) {
         sum->layout = &rows;
         snprintf(where, sizeof where, "%.180s (local)", path);
-        if (!scan_local(path, sum) && rows.n) {
+        if (!scan_local(path, sum) && sum->headers && rows.n) {
             rc = from_tensors(doc, path, sum, where, out, err);
             goto out;
         }
@@ -350,34 +350,33 @@ static int load_doc(const struct fg_source_opts *o, const struct fg_model_id *id
     }
     int rc = 0;
     bool asked = false;
-    char note[300] = "";
-    if (mt && !local) {
-        c = hub_get(o, id, res->commit, scan, left, &rows, true, where, sizeof where, note,
+    char note[300] = "", from[200] = "";
+    if (mt && !(local && sum->headers && rows.n)) {
+        /* the hub's headers when the local files do not name every tensor */
+        c = hub_get(o, id, res->commit, scan, left, &rows, true, from, sizeof from, note,
                     sizeof note);
         asked = true;
         if (c && c->sum.headers && rows.n) {
-            *sum = c->sum;
-            sum->layout = &rows;
-            local = true; /* the inventory stands in for the files */
+            rc = from_tensors(doc, arg, &c->sum, from, out, err);
+            goto out;
         }
     }
-    if (mt && local && rows.n) {
+    if (mt && local && sum->headers && rows.n) {
         rc = from_tensors(doc, arg, sum, where, out, err);
         goto out;
     }
     rc = fg_model_from_config(doc, arg, out, err);
     if (rc)
         goto out;
-    if (local) {
+    if (!c && local) {
         seen(*out, sum, where);
         weigh_named(*out, sum, NULL);
-        goto out;
-    }
-    if (!asked)
-        c = hub_get(o, id, res->commit, scan, left, &rows, false, where, sizeof where, note,
+    } else if (!c && !asked) {
+        c = hub_get(o, id, res->commit, scan, left, &rows, false, from, sizeof from, note,
                     sizeof note);
+    }
     if (c)
-        hub_weigh(*out, c, where);
+        hub_weigh(*out, c, from);
     if (note[0])
         fg__model_note(*out, "%s", note);
 out:
