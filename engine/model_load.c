@@ -138,8 +138,9 @@ static int scan_local(const char *dir, struct fg_st_summary *sum)
     fg_source_opts_init(&o);
     o.offline = true;
     rc = fg_source_repo_open(&o, d, NULL, &repo, NULL);
+    struct fg_st_scan_opts so = {.layout = sum->layout};
     if (!rc)
-        rc = fg_safetensors_scan(repo, 0, sum, NULL);
+        rc = fg_safetensors_scan_with(repo, &so, sum, NULL);
     fg_source_repo_free(repo);
     return rc;
 }

@@ -36,13 +36,14 @@ static void scan_staged(const char *repo, char *dir, size_t cap, struct fg_st_la
 {
     struct fg_source_opts o;
     struct fg_source_repo *r = NULL;
-    struct fg_st_summary s = {.layout = l};
+    struct fg_st_scan_opts so = {.layout = l};
+    struct fg_st_summary s;
     struct fg_err err = {0};
     stage_repo(repo, stage_tmpdir(dir, cap));
     fg_source_opts_init(&o);
     o.offline = true;
     assert_int_equal(fg_source_repo_open(&o, dir, NULL, &r, &err), 0);
-    assert_int_equal(fg_safetensors_scan(r, 0, &s, &err), 0);
+    assert_int_equal(fg_safetensors_scan_with(r, &so, &s, &err), 0);
     assert_true(s.headers);
     fg_source_repo_free(r);
 }

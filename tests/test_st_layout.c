@@ -23,14 +23,13 @@ static void scan_repo(const char *repo, struct fg_st_summary *s, struct fg_st_la
     char dir[64];
     struct fg_source_opts o;
     struct fg_source_repo *r = NULL;
+    struct fg_st_scan_opts so = {.layout = l};
     struct fg_err err = {0};
     stage_repo(repo, stage_tmpdir(dir, sizeof dir));
     fg_source_opts_init(&o);
     o.offline = true;
-    memset(s, 0, sizeof *s);
-    s->layout = l;
     assert_int_equal(fg_source_repo_open(&o, dir, NULL, &r, &err), 0);
-    int rc = fg_safetensors_scan(r, 0, s, &err);
+    int rc = fg_safetensors_scan_with(r, &so, s, &err);
     if (rc)
         print_message("%s\n", err.detail);
     assert_int_equal(rc, 0);

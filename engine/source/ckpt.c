@@ -196,7 +196,12 @@ static bool get_summary(const cJSON *o, struct fg_st_summary *s)
 int fg_ckpt_from_json(const char *text, size_t len, const char *origin, struct fg_ckpt *c,
                       struct fg_err *err)
 {
-    struct fg_st_layout *layout = c->sum.layout; /* the caller's, kept */
+    return fg_ckpt_from_json_rows(text, len, origin, c, NULL, err);
+}
+
+int fg_ckpt_from_json_rows(const char *text, size_t len, const char *origin, struct fg_ckpt *c,
+                           struct fg_st_layout *layout, struct fg_err *err)
+{
     memset(c, 0, sizeof *c);
     cJSON *o = cJSON_ParseWithLength(text, len);
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(o, "format");
@@ -215,6 +220,8 @@ int fg_ckpt_from_json(const char *text, size_t len, const char *origin, struct f
     if (!rc && commit)
         snprintf(c->commit, sizeof c->commit, "%s", commit->valuestring);
     const cJSON *rows = o ? cJSON_GetObjectItemCaseSensitive(o, "layout") : NULL;
+    if (layout)
+        fg_st_layout_free(layout);
     if (!rc && layout && rows) {
         /* the rows must add up to the headers' sums, as the counts above do */
         rc = fg_st_layout_from_cjson(rows, origin, layout, err);
@@ -266,10 +273,9 @@ static bool cache_find(const struct fg_source_opts *o, const struct fg_model_id 
             struct fg_err err = {0};
             if (!root[0])
                 continue;
-            c->sum.layout = want ? &rows : NULL;
             int rc = fg__cache_read(&k, root, site, o->max_bytes, o->ttl_s, &e, &err);
             if (!rc)
-                rc = fg_ckpt_from_json(e.text, e.len, e.path, c, &err);
+                rc = fg_ckpt_from_json_rows(e.text, e.len, e.path, c, want ? &rows : NULL, &err);
             free(e.text);
             if (rc == FG_E_NOTFOUND)
                 continue;
@@ -359,7 +365,8 @@ static int scan_hub(const struct fg_source_opts *o, const struct fg_model_id *id
         goto out;
     fg_source_repo_set_budget(repo, co->budget_ms ? co->budget_ms : o->timeout_ms);
     struct fg_st_scan_opts so = {.header_cap = o->max_header_bytes,
-                                 .max_shards = co->max_shards, .keep_index = true};
+                                 .max_shards = co->max_shards, .keep_index = true,
+                                 .layout = rows};
     uint64_t t0 = fg__source_now_ms();
     rc = fg_safetensors_scan_with(repo, &so, &c->sum, err);
     c->elapsed_ms = (uint32_t)(fg__source_now_ms() - t0);

@@ -75,12 +75,17 @@ int fg_ckpt_get(const struct fg_source_opts *o, const struct fg_model_id *id, co
 int fg_ckpt_to_json(const struct fg_ckpt *c, char **text, size_t *len, struct fg_err *err);
 
 /*
- * Parse a cache entry (origin names it) into c (safetensors, commit, sum; the rest zero;
- * the tensor rows into c->sum.layout when the caller set it, which is kept).
+ * Parse a cache entry (origin names it) into c (safetensors, commit, sum; the rest zero).
  * FG_E_PARSE when it is not one fitgate wrote: another format, a count that is not a whole
  * number, an unknown dtype or group, sums that do not add up.
  */
 int fg_ckpt_from_json(const char *text, size_t len, const char *origin, struct fg_ckpt *c,
                       struct fg_err *err);
+
+/* fg_ckpt_from_json, the entry's tensor rows into layout too (may be NULL; emptied first,
+ * and when the entry has none), c->sum.layout set to it.  FG_E_PARSE also for rows that do
+ * not add up to the entry's tensors and total. */
+int fg_ckpt_from_json_rows(const char *text, size_t len, const char *origin, struct fg_ckpt *c,
+                           struct fg_st_layout *layout, struct fg_err *err);
 
 #endif

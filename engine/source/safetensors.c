@@ -504,7 +504,7 @@ static bool index_stands(struct fg_st_summary *s, const struct fg_st_scan_opts *
 int fg_safetensors_scan_with(struct fg_source_repo *repo, const struct fg_st_scan_opts *so,
                              struct fg_st_summary *s, struct fg_err *err)
 {
-    struct fg_st_layout *layout = s->layout; /* kept: the caller's */
+    struct fg_st_layout *layout = so->layout;
     memset(s, 0, sizeof *s);
     s->layout = layout;
     if (layout)

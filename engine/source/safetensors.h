@@ -76,7 +76,8 @@ struct fg_st_summary {
                                                  shard absent), RANGE (over max_shards),
                                                  TIMEDOUT or NET (fg_st_scan_opts) */
     struct fg_st_layout *layout;              /* borrowed, may be NULL: when set, the headers
-                                                 add every tensor to it (st_layout.h) */
+                                                 parsed add every tensor to it (st_layout.h;
+                                                 fg_st_scan_opts.layout sets it for a scan) */
 };
 
 /* Group of one tensor name (pattern rules in safetensors.c). */
@@ -124,6 +125,9 @@ struct fg_st_scan_opts {
     bool keep_index;       /* a shard the hub did not give in time (FG_E_TIMEDOUT, FG_E_NET)
                               leaves the index's view, s->no_headers saying why, instead of
                               failing the scan */
+    struct fg_st_layout *layout; /* borrowed, may be NULL: emptied, then filled with every
+                              tensor of the headers (emptied again when not all were read);
+                              s->layout points to it */
 };
 
 /* fg_safetensors_scan within so's limits: the index alone stands past them. */
