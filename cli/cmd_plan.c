@@ -123,30 +123,6 @@ static void print_layout(const struct fg_layout *l)
     putchar('\n');
 }
 
-/* What the checkpoint's headers said (model.h fg_ckpt_seen): where they were read, whether
- * the structure itself came from them, tensors, bytes as stored, elements per dtype. */
-static cJSON *ckpt_json(const struct fg_ckpt_seen *k)
-{
-    cJSON *o = cJSON_CreateObject(), *d;
-    char buf[sizeof k->dtypes];
-    cJSON_AddStringToObject(o, "where", k->where);
-    cJSON_AddBoolToObject(o, "structure", k->structure);
-    cJSON_AddNumberToObject(o, "tensors", (double)k->tensors);
-    cJSON_AddNumberToObject(o, "elements", (double)k->elements);
-    cJSON_AddNumberToObject(o, "bytes", (double)k->bytes);
-    d = cJSON_AddObjectToObject(o, "dtypes");
-    snprintf(buf, sizeof buf, "%s", k->dtypes);
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        char name[16];
-        unsigned long long n;
-        if (sscanf(t, " %15s %llu", name, &n) == 2)
-            cJSON_AddNumberToObject(d, name, (double)n);
-    }
-    if (k->unused[0])
-        cJSON_AddStringToObject(o, "stored_not_loaded", k->unused);
-    return o;
-}
-
 static cJSON *model_json(const struct fg_model *m)
 {
     cJSON *o = cJSON_CreateObject();
@@ -180,7 +156,7 @@ static cJSON *model_json(const struct fg_model *m)
     for (size_t i = 0; i < m->n_notes; i++)
         cJSON_AddItemToArray(notes, cJSON_CreateString(m->notes[i]));
     if (m->ckpt.where[0])
-        cJSON_AddItemToObject(o, "checkpoint", ckpt_json(&m->ckpt));
+        cJSON_AddItemToObject(o, "checkpoint", fg_cli_ckpt_json(&m->ckpt));
     return o;
 }
 
