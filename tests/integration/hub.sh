@@ -455,6 +455,18 @@ for mode in silent trickle; do
     else bad "$mode hub for the checkpoint: ${MS} ms"; fi
 done
 
+# The same for a type no reader knows: the tensors' route waits no longer than the deadline,
+# and the generic reader answers.
+mkdir -p "$WORK/ck-exs/fitgate/models--LGAI-EXAONE--EXAONE-3.0-7.8B-Instruct/main"
+cp "$FIX/repos/$EX/config.json" "$WORK/ck-exs/fitgate/models--LGAI-EXAONE--EXAONE-3.0-7.8B-Instruct/main/"
+chmod -R go-w "$WORK/ck-exs"
+start_bad silent
+fg XDG_CACHE_HOME="$WORK/ck-exs" HF_HOME="$WORK/no-hf" HF_ENDPOINT="$BAD" FITGATE_HUB_TIMEOUT_MS=1500 -- plan $EX --json
+if [ $RC = 0 ] && [ "$MS" -lt 2500 ] && jhas '"generic": true' &&
+    has "the hub did not answer within the lookup's deadline" out; then
+    ok "silent hub for $EX's headers: plan returned in ${MS} ms (deadline 1500 ms), the generic reader answers"
+else bad "silent hub for exaone's headers: ${MS} ms"; fi
+
 # --- site dirs and the huggingface_hub cache ------------------------------------
 fg HF_HUB_OFFLINE=1 FITGATE_MODEL_DIRS="$ROOT/tests/fixtures/models" -- plan nvidia/NVIDIA-Nemotron-Nano-9B-v2 --json
 if [ $RC = 0 ] && has "config from site dir" err && [ "$(json_num total)" = "$fg_path_total" ]; then
