@@ -290,6 +290,10 @@ static int from_tensors(const struct fg_config *doc, const char *arg,
     seen(m, sum, where);
     m->ckpt.structure = true;
     m->params_checkpoint = sum->total; /* where: the CLI's "checkpoint:" line */
+    bool quantized;
+    uint64_t bytes = fg_safetensors_bytes(sum, &quantized);
+    if (quantized || m->wq.method != FG_WQ_NONE)
+        m->stored_bytes = bytes; /* as weigh() keeps them: what a serving engine loads */
     return 0;
 }
 
