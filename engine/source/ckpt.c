@@ -286,12 +286,12 @@ static bool cache_find(const struct fg_source_opts *o, const struct fg_model_id 
             }
             if (found && !e.fresh)
                 continue; /* the first expired one is kept */
-            /* an entry without the tensor rows a caller wants is not the answer: the hub
-             * is asked again (entries written before the rows were kept) */
+            /* an entry without the tensor rows a caller needs does not end the search
+             * (fg_ckpt_get then asks the hub: entries written before the rows were kept) */
             fresh = e.fresh && (!need || !c->safetensors || !c->sum.headers || rows.n);
             found = true;
             *out = *c;
-            out->from = fresh ? FG_CKPT_CACHE : FG_CKPT_CACHE_STALE;
+            out->from = e.fresh ? FG_CKPT_CACHE : FG_CKPT_CACHE_STALE;
             out->age_s = e.age_s;
             snprintf(out->where, sizeof out->where, "%s", e.path);
             if (want)
@@ -395,8 +395,10 @@ int fg_ckpt_get(const struct fg_source_opts *o, const struct fg_model_id *id, co
     struct fg_st_layout rows;
     fg_st_layout_init(&rows);
     bool cached = cache_find(o, id, commit, co->layout, co->need_layout, out);
+    bool rowless = co->need_layout && out->safetensors && out->sum.headers &&
+                   (!co->layout || !co->layout->n);
     int rc = 0;
-    if (cached && out->from == FG_CKPT_CACHE)
+    if (cached && out->from == FG_CKPT_CACHE && !rowless)
         goto out;
     if (!co->scan || o->offline || !o->endpoint[0]) {
         if (!cached)

@@ -45,7 +45,8 @@ struct fg_ckpt_opts {
     bool scan;            /* the hub may be asked (false: the cache only) */
     struct fg_st_layout *layout; /* borrowed, may be NULL: filled with the checkpoint's tensor
                                     rows (st_layout.h) from the entry or the headers */
-    bool need_layout;     /* an entry without the rows is not fresh: the hub is asked */
+    bool need_layout;     /* an entry without the rows does not answer: the hub is asked,
+                             the entry standing in when it does not answer */
 };
 
 struct fg_ckpt {
