@@ -11,7 +11,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "source/safetensors.h"
+#include "source/st_dtype.h"
+
+/* dtype names from st_dtype.h's table (safetensors.c calls this module, so this one
+ * includes and links nothing of it) */
+static const char *const dtype_names[] = {
+#define DT_NAME(name, bits) #name,
+    FG_ST_DTYPE_MAP(DT_NAME)
+#undef DT_NAME
+};
+
+static const char *dtype_name(unsigned d)
+{
+    return d < sizeof dtype_names / sizeof dtype_names[0] ? dtype_names[d] : NULL;
+}
 
 void fg_st_layout_init(struct fg_st_layout *l)
 {
@@ -204,7 +217,7 @@ cJSON *fg_st_layout_to_cjson(const struct fg_st_layout *l)
             cJSON_Delete(sh);
             break;
         }
-        const char *dt = fg_safetensors_dtype_name((enum fg_st_dtype)r->dtype);
+        const char *dt = dtype_name(r->dtype);
         ok = cJSON_AddItemToArray(row, cJSON_CreateString(r->name)) &&
              cJSON_AddItemToArray(row, cJSON_CreateString(dt ? dt : "?")) &&
              cJSON_AddItemToArray(row, sh);
@@ -231,9 +244,9 @@ static bool whole(const cJSON *v, bool zero_ok, uint64_t *out)
 
 static int dtype_named(const char *s)
 {
-    for (int d = 0; d < FG_ST_DTYPE_COUNT; d++)
-        if (!strcmp(fg_safetensors_dtype_name((enum fg_st_dtype)d), s))
-            return d;
+    for (unsigned d = 0; d < FG_ST_DTYPE_COUNT; d++)
+        if (!strcmp(dtype_name(d), s))
+            return (int)d;
     return -1;
 }
 
