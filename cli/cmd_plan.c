@@ -252,7 +252,7 @@ static void print_model(const struct fg_model *m)
     for (size_t i = 0; i < m->n_assumed; i++)
         printf("assumed: %s\n", m->assumed[i]);
     if (m->ckpt.where[0])
-        printf("checkpoint: %s%llu tensors, %s as stored (%s), read at %s\n",
+        printf("checkpoint: %s%llu tensors, %s as stored (%s), %s\n",
                m->ckpt.structure ? "the structure read from its " : "",
                (unsigned long long)m->ckpt.tensors, fg_cli_gb(m->ckpt.bytes, a, sizeof a),
                m->ckpt.dtypes, m->ckpt.where);

@@ -166,7 +166,7 @@ int fg_model_weigh_checkpoint(struct fg_model *m, const char *dir)
     sum->layout = &rows;
     /* no checkpoint here, or one fitgate cannot read: the graph stands */
     if (!scan_local(dir, sum)) {
-        snprintf(where, sizeof where, "%.180s (local)", dir);
+        snprintf(where, sizeof where, "read at %.170s (local)", dir);
         seen(m, sum, where);
         weigh_named(m, sum, NULL);
     }
@@ -310,7 +310,7 @@ int fg_model_load_path(const char *path, struct fg_model **out, struct fg_err *e
         return rc;
     if (unread_type(doc) && (sum = calloc(1, sizeof *sum))) {
         sum->layout = &rows;
-        snprintf(where, sizeof where, "%.180s (local)", path);
+        snprintf(where, sizeof where, "read at %.170s (local)", path);
         if (!scan_local(path, sum) && sum->headers && rows.n) {
             rc = from_tensors(doc, path, sum, where, out, err);
             goto out;
@@ -351,7 +351,7 @@ static int load_doc(const struct fg_source_opts *o, const struct fg_model_id *id
      * it holds no safetensors (a snapshot with config.json alone) */
     if (res->dir[0] && !scan_local(res->dir, sum)) {
         local = true;
-        snprintf(where, sizeof where, "%.180s (local)", res->dir);
+        snprintf(where, sizeof where, "read at %.170s (local)", res->dir);
     }
     int rc = 0;
     bool asked = false;
