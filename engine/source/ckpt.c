@@ -222,6 +222,9 @@ int fg_ckpt_from_json_rows(const char *text, size_t len, const char *origin, str
     const cJSON *rows = o ? cJSON_GetObjectItemCaseSensitive(o, "layout") : NULL;
     if (layout)
         fg_st_layout_free(layout);
+    if (!rc && rows && !c->sum.headers)
+        rc = fg_err_set(err, FG_E_PARSE, "%.300s: checkpoint inventory with tensor rows but "
+                        "no headers read: not one fitgate wrote; delete it", origin);
     if (!rc && layout && rows) {
         /* the rows must add up to the headers' sums, as the counts above do */
         rc = fg_st_layout_from_cjson(rows, origin, layout, err);
