@@ -136,6 +136,33 @@ static void fg_model_load_id_should_read_the_headers_of_an_hf_cache_snapshot(voi
     stage_remove(root);
 }
 
+static void fg_model_load_id_should_read_the_headers_in_a_site_model_directory(void **state)
+{
+    (void)state;
+    char root[64], dir[128];
+    struct fg_source_opts o;
+    struct fg_model_id id;
+    struct fg_source_result *res = NULL;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    /* ModelDirs= / FITGATE_MODEL_DIRS in the org--name layout */
+    stage_tmpdir(root, sizeof root);
+    snprintf(dir, sizeof dir, "%s/LGAI-EXAONE--EXAONE-3.0-7.8B-Instruct", root);
+    stage_repo(EXAONE, dir);
+    fg_source_opts_init(&o);
+    o.offline = true;
+    assert_int_equal(fg_source_add_site_dirs(&o, root, &err), 0);
+    assert_int_equal(fg_source_set_order(&o, "site", &err), 0);
+    assert_int_equal(fg_source_parse_id(EXAONE, &id, &err), 0);
+    assert_int_equal(fg_model_load_id(&o, &id, EXAONE, true, &m, &res, &err), 0);
+    assert_int_equal(res->kind, FG_SRC_SITE_DIR);
+    assert_string_equal(m->reader, "checkpoint tensors");
+    assert_non_null(strstr(m->ckpt.where, dir));
+    fg_model_free(m);
+    fg_source_result_free(res);
+    stage_remove(root);
+}
+
 /* Add n tensors (a block past the class's) to dir/model.safetensors: its header rewritten,
  * the data part grown by their bytes (sparse). */
 static uint64_t add_block(const char *dir, int layer, uint64_t hidden, uint64_t inter)
@@ -218,6 +245,7 @@ int main(void)
         cmocka_unit_test(
             fg_model_load_path_should_read_an_unread_type_generically_without_headers),
         cmocka_unit_test(fg_model_load_id_should_read_the_headers_of_an_hf_cache_snapshot),
+        cmocka_unit_test(fg_model_load_id_should_read_the_headers_in_a_site_model_directory),
         cmocka_unit_test(fg_model_weigh_checkpoint_should_name_what_is_stored_and_not_loaded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
