@@ -92,6 +92,7 @@ ENGINE_SRCS := \
 	engine/source/safetensors.c \
 	engine/source/wquant.c \
 	engine/source/ckpt.c \
+	engine/source/st_layout.c \
 	engine/arch/graph.c \
 	engine/arch/blocks.c \
 	engine/arch/arch_decoder.c \
@@ -111,6 +112,7 @@ ENGINE_SRCS := \
 	engine/arch/arch_families.c \
 	engine/arch/arch_classic.c \
 	engine/arch/arch_mllama.c \
+	engine/arch/arch_tensors.c \
 	engine/arch/arch_dec.c \
 	engine/arch/arch_dec2.c \
 	engine/hw/gpu.c \
@@ -208,6 +210,8 @@ TEST_SRCS := \
 	tests/test_model_load.c \
 	tests/test_params.c \
 	tests/test_source.c \
+	tests/test_st_layout.c \
+	tests/test_arch_tensors.c \
 	tests/test_memory.c \
 	tests/test_wquant.c \
 	tests/test_memory_train.c \

@@ -222,6 +222,17 @@ struct fg_model {
     struct fg_wquant wq;     /* the checkpoint's quantization_config (FG_WQ_NONE: none) */
     uint64_t stored_bytes;   /* a quantized checkpoint's bytes as its safetensors headers give
                                 them (set by the caller that read them; 0: not read) */
+    /* What the checkpoint's safetensors headers said, when read (model_load.c fills it) */
+    struct fg_ckpt_seen {
+        char where[200];     /* "DIR (local)", "the hub now (N requests, M ms)", "fitgate's
+                                cache (N s old)"; "" when no header was read */
+        uint64_t tensors;    /* tensors the headers name */
+        uint64_t elements;   /* their elements, packed formats as stored */
+        uint64_t bytes;      /* their bytes as stored */
+        char dtypes[160];    /* elements per dtype: "BF16 7818448896, F32 64" */
+        bool structure;      /* the graph itself was built from the tensors (arch_tensors.h) */
+        char unused[200];    /* stored parts the graph does not load ("", none found) */
+    } ckpt;
 };
 
 void fg_model_free(struct fg_model *m);
