@@ -49,6 +49,7 @@ extern const struct fg_arch fg__arch_multimodal_table[];
 extern const struct fg_arch fg__arch_llama4_table[];
 extern const struct fg_arch fg__arch_classic_table[];
 extern const struct fg_arch fg__arch_mllama_table[];
+extern const struct fg_arch fg__arch_enc1_table[];
 
 /* The generic reader (arch_generic.c), used for unknown model_types with the standard keys:
  * sets m->certainty to GENERIC, or UNSURE with a note naming the key it cannot size. */
@@ -191,6 +192,10 @@ int fg__check_heads(const struct fg_cfg *c, const char *hidden_key, uint64_t hid
 /* transformers_version of the config as major * 1000 + minor ("4.31.0.dev0" -> 4031);
  * 0 when absent or unreadable.  Checkpoint-layout rules key on it. */
 unsigned fg__cfg_tf_version(const struct fg_cfg *c);
+
+/* True when the class name is one of the '|'-separated prefixes followed by suffix
+ * ("Roberta|XLMRoberta" + "ForMaskedLM"). */
+bool fg__class_is(const char *name, const char *prefixes, const char *suffix);
 
 /* *out: whether the architectures list names cls (false when absent); the list's read
  * errors. */
