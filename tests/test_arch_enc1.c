@@ -249,6 +249,13 @@ static void read_bertlike_should_place_the_pre_norm_families_norms(void **state)
               "[\"XLMRobertaXLForMaskedLM\"]}");
     assert_int_equal(n, (250880 + 514 + 1) * 2560ull + 36 * layer(2560, 10240) + 2 * 2560 +
                             mlm(2560, 2560, 250880));
+    /* a GitHub evaluation script's parameter list for XLM-R base / large / XL / XXL:
+     * 278,295,186, 560,142,482, 3,482,741,760, 10,712,994,816 (the masked-LM classes) */
+    assert_int_equal(n, 3482741760ull);
+    n = count("{\"model_type\": \"xlm-roberta-xl\", \"architectures\": "
+              "[\"XLMRobertaXLForMaskedLM\"], \"hidden_size\": 4096, \"num_hidden_layers\": 48, "
+              "\"num_attention_heads\": 32, \"intermediate_size\": 16384}");
+    assert_int_equal(n, 10712994816ull);
     /* MegatronBertForMaskedLM (345M shapes): likewise */
     n = count("{\"model_type\": \"megatron-bert\", \"architectures\": "
               "[\"MegatronBertForMaskedLM\"]}");
@@ -305,6 +312,57 @@ static void read_roformer_and_rembert_should_size_their_embedding_widths(void **
                             32 * layer(1152, 4608) + mlm(1152, 1664, 250300) + 1664 * 250300ull);
 }
 
+static void read_bertlike_should_add_roc_bert_inputs_and_xmod_adapters(void **state)
+{
+    (void)state;
+    const uint64_t h = 768;
+    /* RoCBertForMaskedLM at RoCBertConfig's defaults: pronunciation 910 x 768, shape
+     * 24858 x 512, map_inputs_layer (768 + 768 + 512) -> 768 */
+    uint64_t n = count("{\"model_type\": \"roc_bert\", \"architectures\": "
+                       "[\"RoCBertForMaskedLM\"]}");
+    const uint64_t roc = (30522 + 512 + 2) * h + 910 * 768 + 24858 * 512 +
+                         ((768 + 768 + 512) * h + h) + 2 * h + 12 * layer(h, 3072);
+    assert_int_equal(n, roc + mlm(h, h, 30522));
+    /* concat_input false: no map_inputs_layer, the tables stay */
+    assert_int_equal(count("{\"model_type\": \"roc_bert\", \"architectures\": "
+                           "[\"RoCBertForMaskedLM\"], \"concat_input\": false}"),
+                     n - ((768 + 768 + 512) * h + h));
+    /* facebook/xmod-base shapes with three languages: per layer and language dense1
+     * 768 -> 384 and dense2 back; XmodModel's pooler */
+    n = count("{\"model_type\": \"xmod\", \"architectures\": [\"XmodModel\"], "
+              "\"vocab_size\": 250002, \"max_position_embeddings\": 514, \"type_vocab_size\": 1, "
+              "\"languages\": [\"en_XX\", \"de_DE\", \"fr_XX\"]}");
+    const uint64_t adapter = h * 384 + 384 + 384 * h + h;
+    assert_int_equal(n, emb(250002, 514, 1, h) + 12 * (layer(h, 3072) + 3 * adapter) +
+                            (h * h + h));
+    /* adapter_layer_norm and pre_norm add a LayerNorm per layer and one after the encoder */
+    assert_int_equal(count("{\"model_type\": \"xmod\", \"architectures\": [\"XmodModel\"], "
+                           "\"vocab_size\": 250002, \"max_position_embeddings\": 514, "
+                           "\"type_vocab_size\": 1, \"languages\": [\"en_XX\", \"de_DE\", "
+                           "\"fr_XX\"], \"adapter_layer_norm\": true, \"pre_norm\": true}"),
+                     n + 12 * 2 * h + 2 * h);
+}
+
+static void read_convbert_should_count_the_convolution_half_of_each_head(void **state)
+{
+    (void)state;
+    /* YituTech/conv-bert-base shapes: 6 attention heads of 64 (head_ratio 2), A = 384,
+     * kernel 9: q/k/v h -> A, the separable convolution (depthwise 768 x 9, pointwise
+     * 768 -> 384, bias), conv_kernel_layer 384 -> 54, conv_out_layer 768 -> 384, the
+     * output dense 768 x 768 */
+    const uint64_t h = 768, a = 384, k = 9;
+    const uint64_t att = 3 * (h * a + a) + (h * k + h * a + a) + (a * 6 * k + 6 * k) +
+                         (h * a + a) + (h * h + h) + 2 * h;
+    const uint64_t per = att + (h * 3072 + 3072) + (3072 * h + h) + 2 * h;
+    uint64_t n = count("{\"model_type\": \"convbert\", \"architectures\": "
+                       "[\"ConvBertForMaskedLM\"]}");
+    assert_int_equal(n, (30522 + 512 + 2) * h + 2 * h + 12 * per + mlm(h, h, 30522));
+    /* num_groups 2 halves the MLP matrices (GroupedLinearLayer) */
+    uint64_t g = count("{\"model_type\": \"convbert\", \"architectures\": "
+                       "[\"ConvBertForMaskedLM\"], \"num_groups\": 2}");
+    assert_int_equal(n - g, 12 * (2 * h * 3072 / 2));
+}
+
 static void readers_should_doubt_an_unknown_task_class(void **state)
 {
     (void)state;
@@ -327,6 +385,8 @@ int main(void)
         cmocka_unit_test(read_bertlike_should_place_the_pre_norm_families_norms),
         cmocka_unit_test(read_bertlike_should_add_ernie_task_and_layoutlm_2d_tables),
         cmocka_unit_test(read_roformer_and_rembert_should_size_their_embedding_widths),
+        cmocka_unit_test(read_bertlike_should_add_roc_bert_inputs_and_xmod_adapters),
+        cmocka_unit_test(read_convbert_should_count_the_convolution_half_of_each_head),
         cmocka_unit_test(readers_should_doubt_an_unknown_task_class),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

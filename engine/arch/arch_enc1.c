@@ -11,10 +11,12 @@
  *                                                          attention holds no parameters)
  *   layoutlm              LayoutLMModel                    models/layoutlm
  *   longformer            LongformerModel                  models/longformer
+ *   roc_bert              RoCBertModel                     models/roc_bert
+ *   xmod                  XmodModel                        models/xmod (language adapters)
  *   albert                AlbertModel                      @00661e38a9e1
  *   deberta               DebertaModel (v1)                @0038a3caa5c7
  *
- * and the table of arch_enc1b.c's readers (esm, roformer, rembert).  BERT itself and its
+ * and the table of arch_enc1b.c's readers (esm, roformer, rembert, convbert).  BERT itself and its
  * direct kin (roberta, deberta-v2 ...) are arch_encoder.c.
  */
 #include <stdio.h>
@@ -182,6 +184,8 @@ struct enc1_family {
     bool layout_2d;                  /* LayoutLMEmbeddings x / y / h / w position tables */
     bool global_qkv;                 /* LongformerSelfAttention query/key/value_global */
     bool use_bias_key;               /* BigBirdSelfAttention: q/k/v bias by use_bias */
+    bool roc_inputs;                 /* RoCBertEmbeddings pronunciation / shape tables */
+    bool lang_adapters;              /* XmodOutput: one adapter per language, pre_norm */
 };
 
 /* BertFor* as the families whose classes are copied from BERT's build them. */
@@ -189,6 +193,19 @@ static const struct enc1_task bert_tasks[] = {
     {"ForMaskedLM", false, E1_MLM},
     {"ForCausalLM", false, E1_MLM},
     {"ForPreTraining", true, E1_PRETRAIN},
+    {"Model", true, E1_NONE},
+    {"ForSequenceClassification", true, E1_LABELS},
+    {"ForMultipleChoice", true, E1_ONE},
+    {"ForTokenClassification", false, E1_LABELS},
+    {"ForQuestionAnswering", false, E1_QA},
+    {NULL, false, E1_NONE},
+};
+
+/* RoCBertFor*: BERT's, without the pre-training class (its contrastive heads are not
+ * BERT's). */
+static const struct enc1_task roc_bert_tasks[] = {
+    {"ForMaskedLM", false, E1_MLM},
+    {"ForCausalLM", false, E1_MLM},
     {"Model", true, E1_NONE},
     {"ForSequenceClassification", true, E1_LABELS},
     {"ForMultipleChoice", true, E1_ONE},
@@ -272,6 +289,77 @@ static const struct enc1_family longformer = {
     .d = {.vocab = 30522, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12,
           .max_pos = 512, .tie = true}};
 
+/* RoCBertConfig defaults (weiweishi/roc-bert-base-zh shapes) */
+static const struct enc1_family roc_bert = {
+    .prefix = "RoCBert", .tasks = roc_bert_tasks, .types_def = 2, .norms = NORMS_POST,
+    .roc_inputs = true,
+    .d = {.vocab = 30522, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12,
+          .max_pos = 512, .tie = true}};
+/* XmodConfig defaults */
+static const struct enc1_family xmod = {
+    .prefix = "Xmod", .tasks = roberta_tasks, .types_def = 2, .norms = NORMS_POST,
+    .lang_adapters = true,
+    .d = {.vocab = 30522, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12,
+          .max_pos = 512, .tie = true}};
+
+/*
+ * RoCBertEmbeddings (models/roc_bert/modeling_roc_bert.py): beside BERT's tables
+ * pronunciation_embed (pronunciation_vocab_size x pronunciation_embed_dim) and shape_embed
+ * (shape_vocab_size x shape_embed_dim), always built; with concat_input map_inputs_layer
+ * Linear(h + the enabled widths, h).
+ */
+static int roc_inputs(const struct fg_cfg *c, struct fg_model *m, struct fg_err *err)
+{
+    uint64_t pv, pd, sv, sd;
+    bool pron, shape, concat;
+    struct fg_node *n;
+    int rc;
+    if ((rc = fg_cfg_u64(c, "pronunciation_vocab_size", 910, 0, FG_MAX_VOCAB, &pv, err)) ||
+        (rc = fg_cfg_u64(c, "pronunciation_embed_dim", 768, 0, FG_MAX_HIDDEN, &pd, err)) ||
+        (rc = fg_cfg_u64(c, "shape_vocab_size", 24858, 0, FG_MAX_VOCAB, &sv, err)) ||
+        (rc = fg_cfg_u64(c, "shape_embed_dim", 512, 0, FG_MAX_HIDDEN, &sd, err)) ||
+        (rc = fg_cfg_bool(c, "enable_pronunciation", true, &pron, err)) ||
+        (rc = fg_cfg_bool(c, "enable_shape", true, &shape, err)) ||
+        (rc = fg_cfg_bool(c, "concat_input", true, &concat, err)))
+        return rc;
+    if ((rc = fg__add_table(m, FG_NODE_EMBED, "Pronunciation embedding", pv, pd, &n, err)) ||
+        (rc = fg__add_table(m, FG_NODE_EMBED, "Shape embedding", sv, sd, &n, err)))
+        return rc;
+    if (!concat)
+        return 0;
+    return fg__enc1_proj(m, m->hidden + (pron ? pd : 0) + (shape ? sd : 0), m->hidden, true,
+                         err);
+}
+
+/*
+ * XmodOutput (models/xmod/modeling_xmod.py): after BERT's output dense and LayerNorm,
+ * adapter_layer_norm (with adapter_layer_norm) and adapter_modules, one XmodAdapter per
+ * entry of languages: dense1 h -> h / adapter_reduction_factor and dense2 back, biased.
+ * Scalars per layer into *per; *final: XmodEncoder's LayerNorm (pre_norm).
+ */
+static int lang_adapters(const struct fg_cfg *c, uint64_t h, uint64_t *per, bool *final,
+                         struct fg_err *err)
+{
+    const char *langs[1024];
+    size_t n = 0;
+    uint64_t r;
+    bool ln;
+    int rc;
+    if ((rc = fg_cfg_u64(c, "adapter_reduction_factor", 2, 1, FG_MAX_HIDDEN, &r, err)) ||
+        (rc = fg_cfg_bool(c, "adapter_layer_norm", false, &ln, err)) ||
+        (rc = fg_cfg_bool(c, "pre_norm", false, final, err)))
+        return rc;
+    if (fg_cfg_has(c, "languages")) {
+        if ((rc = fg_cfg_str_array(c, "languages", langs, 1024, &n, err)))
+            return rc;
+    } else {
+        n = 1; /* ("en_XX",) */
+    }
+    uint64_t b = h / r;
+    *per = n * (h * b + b + b * h + h) + (ln ? 2 * h : 0);
+    return 0;
+}
+
 /* Embedding tables of a BERT-like family: word, position (with the old position_ids
  * buffer), token type, ERNIE's task types, LayoutLM's four 2-D tables, the LayerNorm. */
 static int bertlike_embeddings(const struct fg_cfg *c, struct fg_model *m,
@@ -306,6 +394,8 @@ static int bertlike_embeddings(const struct fg_cfg *c, struct fg_model *m,
         fg__fmt(n->desc, sizeof n->desc, "x, y, h, w: 4 x %llu x %llu",
                 (unsigned long long)max2d, (unsigned long long)h);
     }
+    if (f->roc_inputs && (rc = roc_inputs(c, m, err)))
+        return rc;
     if (f->norms != NORMS_PRE_NOEMB)
         return fg__add_norm(m, -1, "Embedding norm", h, FG_NORM_LN, err);
     return 0;
@@ -323,9 +413,9 @@ static int read_bertlike(const struct fg_cfg *c, struct fg_model *m, const void 
                          struct fg_err *err)
 {
     const struct enc1_family *f = spec;
-    uint64_t labels = 2, windows[FG_MAX_LAYERS];
+    uint64_t labels = 2, windows[FG_MAX_LAYERS], adapters = 0;
     size_t nwin = 0;
-    bool relative, rotary, cross, decoder, qkv_bias = true;
+    bool relative, rotary, cross, decoder, qkv_bias = true, final_norm = f->norms != NORMS_POST;
     const struct enc1_task *task;
     int rc;
     if ((rc = fg__read_core(c, m, &f->d, err)) ||
@@ -333,6 +423,7 @@ static int read_bertlike(const struct fg_cfg *c, struct fg_model *m, const void 
         (rc = fg_cfg_bool(c, "add_cross_attention", false, &cross, err)) ||
         (rc = fg_cfg_bool(c, "is_decoder", false, &decoder, err)) ||
         (f->use_bias_key && (rc = fg_cfg_bool(c, "use_bias", true, &qkv_bias, err))) ||
+        (f->lang_adapters && (rc = lang_adapters(c, m->hidden, &adapters, &final_norm, err))) ||
         (rc = fg__enc1_task(c, m, f->prefix, f->tasks, &f->tasks[0], &task, &labels, err)))
         return rc;
     if (f->global_qkv) {
@@ -367,8 +458,16 @@ static int read_bertlike(const struct fg_cfg *c, struct fg_model *m, const void 
         b.a.window = f->global_qkv ? windows[l] : 0;
         if ((rc = fg__enc1_block(m, (int32_t)l, &b, NULL, err)))
             return rc;
+        if (adapters) {
+            struct fg_node *n = fg__model_add_block(m, FG_NODE_OTHER, (int32_t)l, "Adapters",
+                                                    err);
+            if (!n)
+                return FG_E_NOMEM;
+            n->params = adapters;
+            n->hidden = n->width = (uint32_t)h;
+        }
     }
-    if (f->norms != NORMS_POST && (rc = fg__add_norm(m, -1, "Final norm", h, FG_NORM_LN, err)))
+    if (final_norm && (rc = fg__add_norm(m, -1, "Final norm", h, FG_NORM_LN, err)))
         return rc;
     if (task->pooler && (rc = fg__add_pooler(m, h, err)))
         return rc;
@@ -622,6 +721,11 @@ const struct fg_arch fg__arch_enc1_table[] = {
     {"layoutlm", "layoutlm encoder (2-D positions)", read_bertlike, &layoutlm},
     {"longformer", "longformer encoder (local + global attention)", read_bertlike,
      &longformer},
+    {"roc_bert", "roc_bert encoder (pronunciation and shape inputs)", read_bertlike,
+     &roc_bert},
+    {"xmod", "xmod encoder (language adapters)", read_bertlike, &xmod},
+    {"convbert", "convbert encoder (span-based dynamic convolution)", fg__enc1_read_convbert,
+     NULL},
     {"albert", "albert encoder (shared layers, factorised embeddings)", read_albert, NULL},
     {"deberta", "deberta encoder (disentangled attention)", read_deberta, NULL},
     {"esm", "esm protein encoder", fg__enc1_read_esm, NULL},

@@ -77,5 +77,7 @@ int fg__enc1_read_roformer(const struct fg_cfg *c, struct fg_model *m, const voi
                            struct fg_err *err);
 int fg__enc1_read_rembert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                           struct fg_err *err);
+int fg__enc1_read_convbert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                           struct fg_err *err);
 
 #endif

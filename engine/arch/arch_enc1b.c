@@ -255,3 +255,96 @@ int fg__enc1_read_rembert(const struct fg_cfg *c, struct fg_model *m, const void
     /* tied only where the tables have one width (the decoder is output_embedding_size) */
     return fg__enc1_head(m, task->head, labels, out_emb, !m->tied || in_emb != out_emb, 0, err);
 }
+
+/* ---- ConvBERT ------------------------------------------------------------------------------- */
+
+static const struct enc1_task convbert_tasks[] = {
+    {"ForMaskedLM", false, E1_MLM}, /* ConvBertGeneratorPredictions + generator_lm_head */
+    {"Model", false, E1_NONE},
+    {"ForSequenceClassification", false, E1_CLS_DENSE},
+    {"ForTokenClassification", false, E1_LABELS},
+    {"ForQuestionAnswering", false, E1_QA},
+    {NULL, false, E1_NONE},
+};
+
+/*
+ * ConvBertModel (models/convbert/modeling_convbert.py @0172c3ecffb3):
+ *   ConvBertEmbeddings  word, position, token type tables of embedding_size, LayerNorm(E);
+ *                       embeddings_project Linear(E, h) when they differ; no pooler
+ *   ConvBertSelfAttention  heads' = heads / head_ratio (1 when that is 0), head_size =
+ *                       h / heads, A = heads' x head_size: query / key / value h -> A;
+ *                       key_conv_attn_layer SeparableConv1D: depthwise h x k, pointwise
+ *                       h -> A (no bias), bias A; conv_kernel_layer A -> heads' x k;
+ *                       conv_out_layer h -> A (biased); the attention and convolution
+ *                       halves concatenate back to h for ConvBertSelfOutput dense h x h
+ *                       and its LayerNorm
+ *   ConvBertIntermediate / Output  Linear, or GroupedLinearLayer (num_groups x in/g x
+ *                       out/g + bias out) when num_groups > 1; LayerNorm
+ * ForMaskedLM: LayerNorm(E), dense h -> E, generator_lm_head E -> vocab tied, bias vocab.
+ * The convolution branch's activations are not modelled beyond the attention's.
+ */
+int fg__enc1_read_convbert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                           struct fg_err *err)
+{
+    (void)spec;
+    /* ConvBertConfig defaults (YituTech/conv-bert-base shapes) */
+    static const struct fg_core_defaults d = {.vocab = 30522, .hidden = 768, .inter = 3072,
+                                              .layers = 12, .heads = 12, .max_pos = 512,
+                                              .tie = true};
+    uint64_t emb, types, ratio, k, groups, labels = 2;
+    bool cross;
+    const struct enc1_task *task;
+    struct fg_node *n;
+    int rc;
+    if ((rc = fg__read_core(c, m, &d, err)) ||
+        (rc = fg_cfg_u64(c, "embedding_size", 768, 1, FG_MAX_HIDDEN, &emb, err)) ||
+        (rc = fg_cfg_u64(c, "type_vocab_size", 2, 0, FG_MAX_VOCAB, &types, err)) ||
+        (rc = fg_cfg_u64(c, "head_ratio", 2, 1, FG_MAX_HEADS, &ratio, err)) ||
+        (rc = fg_cfg_u64(c, "conv_kernel_size", 9, 1, 1024, &k, err)) ||
+        (rc = fg_cfg_u64(c, "num_groups", 1, 1, FG_MAX_HIDDEN, &groups, err)) ||
+        (rc = fg_cfg_bool(c, "add_cross_attention", false, &cross, err)))
+        return rc;
+    if (cross)
+        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'add_cross_attention' is true: "
+                          "ConvBERT as a decoder is not sized (transformers has no "
+                          "ConvBertForCausalLM)", c->origin);
+    uint64_t h = m->hidden, heads2 = m->heads / ratio ? m->heads / ratio : 1;
+    if (h % heads2 || h % groups || m->inter % groups)
+        return fg_err_set(err, FG_E_RANGE, "%s: hidden_size %llu / intermediate_size %llu do "
+                          "not divide into %llu attention heads / num_groups %llu", c->origin,
+                          (unsigned long long)h, (unsigned long long)m->inter,
+                          (unsigned long long)heads2, (unsigned long long)groups);
+    if ((rc = fg__enc1_task(c, m, "ConvBert", convbert_tasks, &convbert_tasks[0], &task,
+                            &labels, err)))
+        return rc;
+    uint64_t a = heads2 * m->head_dim;
+    if ((rc = fg__add_embedding(m, m->vocab, emb, err)) ||
+        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, emb, &n,
+                            err)))
+        return rc;
+    fg__enc1_position_ids(c, m, n);
+    if ((types && (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, emb,
+                                      NULL, err))) ||
+        (rc = fg__add_norm(m, -1, "Embedding norm", emb, FG_NORM_LN, err)) ||
+        (emb != h && (rc = fg__enc1_proj(m, emb, h, true, err))))
+        return rc;
+    struct enc1_block b = {
+        .a = {.hidden = h, .heads = heads2, .kv_heads = heads2, .head_dim = m->head_dim,
+              .qkv_bias = true, .o_bias = true, .bidirectional = true},
+        .f = {.hidden = h, .inter = m->inter, .bias = true},
+        /* the output dense reads h, not A; the separable convolution, conv_kernel_layer,
+         * conv_out_layer */
+        .attn_extra = (h - a) * h + (h * k + h * a + a) + (a * heads2 * k + heads2 * k) +
+                      (h * a + a)};
+    for (uint64_t l = 0; l < m->layers; l++) {
+        size_t first = m->n_nodes;
+        if ((rc = fg__enc1_block(m, (int32_t)l, &b, NULL, err)))
+            return rc;
+        for (size_t j = first; groups > 1 && j < m->n_nodes; j++)
+            if (m->nodes[j].kind == FG_NODE_MLP) /* GroupedLinearLayer: 1 / num_groups */
+                m->nodes[j].params = 2 * (h / groups) * (m->inter / groups) * groups +
+                                     m->inter + h;
+    }
+    m->encoder_only = true;
+    return fg__enc1_head(m, task->head, labels, emb, !m->tied, 0, err);
+}
