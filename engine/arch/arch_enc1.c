@@ -564,9 +564,10 @@ static int read_albert(const struct fg_cfg *c, struct fg_model *m, const void *s
                 m->nodes[j].params = 0; /* the group's layer, stored on its first run */
         }
     }
-    if (groups * inner < runs * inner)
-        fg__model_note(m, "ALBERT layer sharing: %llu layers run, %llu stored (%llu groups of "
-                       "%llu)", (unsigned long long)(runs * inner),
+    if (groups < runs)
+        fg__model_note(m, "ALBERT layer sharing: %llu layers run, %llu stored "
+                       "(num_hidden_groups %llu x inner_group_num %llu)",
+                       (unsigned long long)(runs * inner),
                        (unsigned long long)(groups * inner), (unsigned long long)groups,
                        (unsigned long long)inner);
     m->layers = runs * inner;
@@ -719,14 +720,14 @@ const struct fg_arch fg__arch_enc1_table[] = {
     {"megatron-bert", "megatron-bert encoder (pre-norm)", read_bertlike, &megatron_bert},
     {"big_bird", "big_bird encoder (block-sparse attention)", read_bertlike, &big_bird},
     {"layoutlm", "layoutlm encoder (2-D positions)", read_bertlike, &layoutlm},
-    {"longformer", "longformer encoder (local + global attention)", read_bertlike,
+    {"longformer", "longformer encoder (local + global)", read_bertlike,
      &longformer},
-    {"roc_bert", "roc_bert encoder (pronunciation and shape inputs)", read_bertlike,
+    {"roc_bert", "roc_bert encoder (pronunciation, shape)", read_bertlike,
      &roc_bert},
     {"xmod", "xmod encoder (language adapters)", read_bertlike, &xmod},
-    {"convbert", "convbert encoder (span-based dynamic convolution)", fg__enc1_read_convbert,
+    {"convbert", "convbert encoder (span convolution)", fg__enc1_read_convbert,
      NULL},
-    {"albert", "albert encoder (shared layers, factorised embeddings)", read_albert, NULL},
+    {"albert", "albert encoder (shared layers)", read_albert, NULL},
     {"deberta", "deberta encoder (disentangled attention)", read_deberta, NULL},
     {"esm", "esm protein encoder", fg__enc1_read_esm, NULL},
     {"roformer", "roformer encoder (rotary)", fg__enc1_read_roformer, NULL},
