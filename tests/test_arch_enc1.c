@@ -126,12 +126,19 @@ static void read_esm_should_count_rotary_buffers_and_the_unused_table_of_old_sav
     m = built(ESM("12", "480", "20", "1920", ", \"transformers_version\": \"4.56.0\""));
     assert_int_equal(m->params_total - m->params_buffers, 33501394ull);
     fg_model_free(m);
-    /* ESM-1b: absolute positions, emb_layer_norm_before */
-    uint64_t n = count("{\"model_type\": \"esm\", \"vocab_size\": 33, \"hidden_size\": 1280, "
+    /* ESM-1b as EsmForMaskedLM: absolute positions, emb_layer_norm_before */
+    uint64_t n = count("{\"model_type\": \"esm\", \"architectures\": [\"EsmForMaskedLM\"], "
+                       "\"vocab_size\": 33, \"hidden_size\": 1280, "
                        "\"num_hidden_layers\": 33, \"num_attention_heads\": 20, "
                        "\"intermediate_size\": 5120, \"position_embedding_type\": \"absolute\", "
                        "\"emb_layer_norm_before\": true, \"transformers_version\": \"4.56.0\"}");
     assert_int_equal(n, esm_class(33, 1280, 20, 5120) + 1026 * 1280 + 2 * 1280);
+    /* without architectures: EsmModel (AutoModel's class), its pooler and no LM head */
+    uint64_t b = count("{\"model_type\": \"esm\", \"vocab_size\": 33, \"hidden_size\": 1280, "
+                       "\"num_hidden_layers\": 33, \"num_attention_heads\": 20, "
+                       "\"intermediate_size\": 5120, \"position_embedding_type\": \"absolute\", "
+                       "\"emb_layer_norm_before\": true, \"transformers_version\": \"4.56.0\"}");
+    assert_int_equal(b, n - mlm(1280, 1280, 33) + (1280 * 1280 + 1280));
 }
 
 static void read_esm_should_refuse_the_folding_model_and_a_missing_vocab(void **state)
@@ -225,6 +232,10 @@ static void read_bertlike_should_match_longformer_and_big_bird_base_models(void 
     assert_int_equal(count("{\"model_type\": \"big_bird\", \"architectures\": "
                            "[\"BigBirdForPreTraining\"]}"),
                      127468800ull + mlm(h, h, 50358) + (h * 2 + 2));
+    /* BigBirdForCausalLM keeps BigBirdModel(config)'s pooler too */
+    assert_int_equal(count("{\"model_type\": \"big_bird\", \"architectures\": "
+                           "[\"BigBirdForCausalLM\"], \"is_decoder\": true}"),
+                     127468800ull + mlm(h, h, 50358));
     /* use_bias false drops BigBird's q/k/v biases */
     assert_int_equal(count("{\"model_type\": \"big_bird\", \"architectures\": [\"BigBirdModel\"], "
                            "\"use_bias\": false}"), 127468800ull - 12 * 3 * h);

@@ -30,25 +30,26 @@
 /* ---- shared pieces (arch_enc1.h) ------------------------------------------------------- */
 
 int fg__enc1_task(const struct fg_cfg *c, struct fg_model *m, const char *prefixes,
-                  const struct enc1_task *tasks, const struct enc1_task *absent,
-                  const struct enc1_task **out, uint64_t *labels, struct fg_err *err)
+                  const struct enc1_task *tasks, const struct enc1_task **out, uint64_t *labels,
+                  struct fg_err *err)
 {
-    static const struct enc1_task base = {"Model", true, E1_NONE};
+    const struct enc1_task *base = tasks;
+    while (base->suffix && strcmp(base->suffix, "Model"))
+        base++;
     const char *a[16];
     size_t n = 0;
     int rc = fg_cfg_str_array(c, "architectures", a, 16, &n, err);
     if (rc)
         return rc;
-    *out = n ? NULL : absent;
+    *out = n ? NULL : base;
     for (size_t i = 0; i < n && i < 16 && !*out; i++)
         for (const struct enc1_task *t = tasks; t->suffix && !*out; t++)
             if (fg__class_is(a[i], prefixes, t->suffix))
                 *out = t;
     if (!*out) {
         fg__model_unsure(m, "architectures", "unsure: architectures names %.60s, a task class "
-                         "fitgate does not size: counted as the base model with its pooler",
-                         a[0]);
-        *out = &base;
+                         "fitgate does not size: counted as the base model", a[0]);
+        *out = base;
     }
     enum enc1_head h = (*out)->head;
     if (h == E1_LABELS || h == E1_CLS_DENSE || h == E1_QA)
@@ -176,7 +177,8 @@ enum enc1_norms {
 
 struct enc1_family {
     const char *prefix;              /* class-name prefix */
-    const struct enc1_task *tasks;
+    const struct enc1_task *tasks;   /* the base model ("Model") when architectures is absent,
+                                        as AutoModel builds it */
     struct fg_core_defaults d;
     uint64_t types_def;
     enum enc1_norms norms;
@@ -241,6 +243,7 @@ static const struct enc1_task layoutlm_tasks[] = {
  * class's own head is not sized); sequence classification is dense + out_proj. */
 static const struct enc1_task big_bird_tasks[] = {
     {"ForMaskedLM", true, E1_MLM},
+    {"ForCausalLM", true, E1_MLM},
     {"ForPreTraining", true, E1_PRETRAIN},
     {"Model", true, E1_NONE},
     {"ForSequenceClassification", true, E1_CLS_DENSE},
@@ -424,7 +427,7 @@ static int read_bertlike(const struct fg_cfg *c, struct fg_model *m, const void 
         (rc = fg_cfg_bool(c, "is_decoder", false, &decoder, err)) ||
         (f->use_bias_key && (rc = fg_cfg_bool(c, "use_bias", true, &qkv_bias, err))) ||
         (f->lang_adapters && (rc = lang_adapters(c, m->hidden, &adapters, &final_norm, err))) ||
-        (rc = fg__enc1_task(c, m, f->prefix, f->tasks, &f->tasks[0], &task, &labels, err)))
+        (rc = fg__enc1_task(c, m, f->prefix, f->tasks, &task, &labels, err)))
         return rc;
     if (f->global_qkv) {
         /* LongformerConfig.attention_window: one size for all layers, or one per layer */
@@ -525,8 +528,7 @@ static int read_albert(const struct fg_cfg *c, struct fg_model *m, const void *s
         (rc = fg_cfg_u64(c, "num_hidden_groups", 1, 1, FG_MAX_LAYERS, &groups, err)) ||
         (rc = fg_cfg_u64(c, "inner_group_num", 1, 1, FG_MAX_LAYERS, &inner, err)) ||
         (rc = fg__enc1_pos_type(c, "absolute", &relative, &rotary, false, err)) ||
-        (rc = fg__enc1_task(c, m, "Albert", albert_tasks, &albert_tasks[0], &task, &labels,
-                            err)))
+        (rc = fg__enc1_task(c, m, "Albert", albert_tasks, &task, &labels, err)))
         return rc;
     if (groups > m->layers || m->layers * inner > FG_MAX_LAYERS)
         return fg_err_set(err, FG_E_RANGE, "%s: key 'num_hidden_groups' = %llu with %llu "
@@ -659,8 +661,7 @@ static int read_deberta(const struct fg_cfg *c, struct fg_model *m, const void *
         (rc = fg_cfg_bool(c, "talking_head", false, &talking, err)) ||
         (rc = fg_cfg_f64(c, "max_relative_positions", -1, -1e9, (double)FG_MAX_POS, &mr, err)) ||
         (rc = deberta_att_types(c, &c2p, &p2c, err)) ||
-        (rc = fg__enc1_task(c, m, "Deberta", deberta_tasks, &deberta_tasks[1], &task, &labels,
-                            err)))
+        (rc = fg__enc1_task(c, m, "Deberta", deberta_tasks, &task, &labels, err)))
         return rc;
     uint64_t h = m->hidden, q = m->heads * m->head_dim;
     uint64_t max_rel = mr < 1 ? m->max_pos : (uint64_t)mr;

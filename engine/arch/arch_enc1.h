@@ -28,12 +28,13 @@ struct enc1_task {
 };
 
 /* The config's task: the first class of its architectures list that is prefix + a suffix
- * in tasks ('|'-separated prefixes); *absent when the list is absent or empty.  A list
- * naming no known class makes m unsure (key 'architectures') and gives the base model with
- * its pooler.  num_labels read into *labels for the heads that use it. */
+ * in tasks ('|'-separated prefixes); the tasks' "Model" row (the base model, AutoModel's
+ * class) when the list is absent or empty.  A list naming no known class makes m unsure
+ * (key 'architectures') and gives that base model.  num_labels read into *labels for the
+ * heads that use it. */
 int fg__enc1_task(const struct fg_cfg *c, struct fg_model *m, const char *prefixes,
-                  const struct enc1_task *tasks, const struct enc1_task *absent,
-                  const struct enc1_task **out, uint64_t *labels, struct fg_err *err);
+                  const struct enc1_task *tasks, const struct enc1_task **out, uint64_t *labels,
+                  struct fg_err *err);
 
 /* The head as one FG_NODE_HEAD (the NSP / SOP classifier of E1_PRETRAIN as an FG_NODE_OTHER
  * beside it).  t: the MLM transform width; decoder_stored: the decoder weight t x vocab is

@@ -72,7 +72,7 @@ int fg__enc1_read_esm(const struct fg_cfg *c, struct fg_model *m, const void *sp
         return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'is_folding_model' / "
                           "'esmfold_config': EsmForProteinFolding's folding trunk and structure "
                           "module are not sized", c->origin);
-    if ((rc = fg__enc1_task(c, m, "Esm", esm_tasks, &esm_tasks[0], &task, &labels, err)))
+    if ((rc = fg__enc1_task(c, m, "Esm", esm_tasks, &task, &labels, err)))
         return rc;
     unsigned ver = fg__cfg_tf_version(c);
     bool table = !rotary && !relative;
@@ -158,8 +158,7 @@ int fg__enc1_read_roformer(const struct fg_cfg *c, struct fg_model *m, const voi
         (rc = fg_cfg_u64(c, "type_vocab_size", 2, 0, FG_MAX_VOCAB, &types, err)) ||
         (rc = fg_cfg_bool(c, "add_cross_attention", false, &cross, err)) ||
         (rc = fg_cfg_bool(c, "is_decoder", false, &decoder, err)) ||
-        (rc = fg__enc1_task(c, m, "RoFormer", roformer_tasks, &roformer_tasks[0], &task,
-                            &labels, err)))
+        (rc = fg__enc1_task(c, m, "RoFormer", roformer_tasks, &task, &labels, err)))
         return rc;
     uint64_t h = m->hidden;
     if ((rc = fg__add_embedding(m, m->vocab, emb, err)) ||
@@ -226,8 +225,7 @@ int fg__enc1_read_rembert(const struct fg_cfg *c, struct fg_model *m, const void
         (rc = fg_cfg_u64(c, "type_vocab_size", 2, 0, FG_MAX_VOCAB, &types, err)) ||
         (rc = fg_cfg_bool(c, "add_cross_attention", false, &cross, err)) ||
         (rc = fg_cfg_bool(c, "is_decoder", false, &decoder, err)) ||
-        (rc = fg__enc1_task(c, m, "RemBert", rembert_tasks, &rembert_tasks[0], &task, &labels,
-                            err)))
+        (rc = fg__enc1_task(c, m, "RemBert", rembert_tasks, &task, &labels, err)))
         return rc;
     uint64_t h = m->hidden;
     if ((rc = fg__add_embedding(m, m->vocab, in_emb, err)) ||
@@ -314,8 +312,7 @@ int fg__enc1_read_convbert(const struct fg_cfg *c, struct fg_model *m, const voi
                           "not divide into %llu attention heads / num_groups %llu", c->origin,
                           (unsigned long long)h, (unsigned long long)m->inter,
                           (unsigned long long)heads2, (unsigned long long)groups);
-    if ((rc = fg__enc1_task(c, m, "ConvBert", convbert_tasks, &convbert_tasks[0], &task,
-                            &labels, err)))
+    if ((rc = fg__enc1_task(c, m, "ConvBert", convbert_tasks, &task, &labels, err)))
         return rc;
     uint64_t a = heads2 * m->head_dim;
     if ((rc = fg__add_embedding(m, m->vocab, emb, err)) ||
