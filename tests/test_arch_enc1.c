@@ -56,7 +56,7 @@ static void read_albert_should_store_each_group_once_and_the_conversion_extras(v
     assert_int_equal(n, cls);
     /* albert-base-v2's published config has no transformers_version: the original
      * conversion stores the pooler and predictions.decoder.bias (model.safetensors
-     * F32 11,842,272: huggingface/safetensors temp.md @01b9ce07) */
+     * F32 11,842,272: huggingface/safetensors:temp.md @01b9ce07) */
     struct fg_model *m = built("{" ALBERT_BASE "}");
     assert_int_equal(m->params_total, cls + (h * h + h) + 30000);
     assert_int_equal(m->params_total, 11842272ull);
@@ -104,7 +104,7 @@ static void read_esm_should_count_rotary_buffers_and_the_unused_table_of_old_sav
     (void)state;
     /* facebook/esm2_t6_8M_UR50D, config 4.25.0.dev0: the class, the unused 1026 x 320
      * position table, inv_freq (6 x 8) and position_ids I64 1026 (model.safetensors:
-     * F32 7,840,842 + I64 1026, huggingface/safetensors temp.md @01b9ce07) */
+     * F32 7,840,842 + I64 1026, huggingface/safetensors:temp.md @01b9ce07) */
     struct fg_model *m = built(ESM("6", "320", "20", "1280",
                                    ", \"transformers_version\": \"4.25.0.dev0\""));
     assert_int_equal(m->certainty, FG_CERT_EXACT);

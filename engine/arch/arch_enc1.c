@@ -2,22 +2,23 @@
  * arch_enc1.c - masked-LM encoders built on BERT's blocks, each read from its transformers
  * modeling file (the commit read_file returned for it; class names as written there):
  *
- *   ernie                 ErnieModel / ErnieFor*           models/ernie (BERT + task_type
- *                                                          embeddings; modular_ernie.py)
- *   roberta-prelayernorm  RobertaPreLayerNormModel         @00ce4e9a3963
- *   xlm-roberta-xl        XLMRobertaXLModel                @014873b4dfa2
- *   megatron-bert         MegatronBertModel                models/megatron_bert
- *   big_bird              BigBirdModel                     models/big_bird (block-sparse
- *                                                          attention holds no parameters)
- *   layoutlm              LayoutLMModel                    models/layoutlm
- *   longformer            LongformerModel                  models/longformer
- *   roc_bert              RoCBertModel                     models/roc_bert
- *   xmod                  XmodModel                        models/xmod (language adapters)
- *   albert                AlbertModel                      @00661e38a9e1
- *   deberta               DebertaModel (v1)                @0038a3caa5c7
+ *   ernie                 ErnieModel          models/ernie/modular_ernie.py @7965ef767165 (BERT
+ *                                             + task_type_embeddings)
+ *   roberta-prelayernorm  RobertaPreLayerNormModel  @00ce4e9a3963
+ *   xlm-roberta-xl        XLMRobertaXLModel   @014873b4dfa2
+ *   megatron-bert         MegatronBertModel   @313e4d039f41 (no LayerNorm after the
+ *                                             embeddings: "applied after the 1st dropout")
+ *   big_bird              BigBirdModel        @48c8c8db5b8d (block-sparse attention holds
+ *                                             no parameters)
+ *   layoutlm              LayoutLMModel       @dccd2df9e5e5
+ *   longformer            LongformerModel     @4770c6d87fb4
+ *   roc_bert              RoCBertModel        @09432c88f271
+ *   xmod                  XmodModel           @967ed0db0367 (language adapters)
+ *   albert                AlbertModel         @00661e38a9e1
+ *   deberta               DebertaModel (v1)   @0038a3caa5c7
  *
- * and the table of arch_enc1b.c's readers (esm, roformer, rembert, convbert).  BERT itself and its
- * direct kin (roberta, deberta-v2 ...) are arch_encoder.c.
+ * and the blocks they share with arch_enc1b.c (esm, roformer, rembert, convbert; its own
+ * table).  BERT itself and its direct kin (roberta, deberta-v2 ...) are arch_encoder.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -726,12 +727,7 @@ const struct fg_arch fg__arch_enc1_table[] = {
     {"roc_bert", "roc_bert encoder (pronunciation, shape)", read_bertlike,
      &roc_bert},
     {"xmod", "xmod encoder (language adapters)", read_bertlike, &xmod},
-    {"convbert", "convbert encoder (span convolution)", fg__enc1_read_convbert,
-     NULL},
     {"albert", "albert encoder (shared layers)", read_albert, NULL},
     {"deberta", "deberta encoder (disentangled attention)", read_deberta, NULL},
-    {"esm", "esm protein encoder", fg__enc1_read_esm, NULL},
-    {"roformer", "roformer encoder (rotary)", fg__enc1_read_roformer, NULL},
-    {"rembert", "rembert encoder (decoupled embeddings)", fg__enc1_read_rembert, NULL},
     {NULL, NULL, NULL, NULL},
 };

@@ -1,7 +1,8 @@
 /*
  * arch_enc1.h - internal to arch_enc1.c and arch_enc1b.c: the pieces the BERT-like
- * masked-LM families share (task class, task heads, one encoder block).  The readers are
- * registered through fg__arch_enc1_table (arch.h).  Pointers are borrowed from the config
+ * masked-LM families share (task class, task heads, one encoder block), defined in
+ * arch_enc1.c; the readers are registered through fg__arch_enc1_table and
+ * fg__arch_enc1b_table (arch.h).  Pointers are borrowed from the config
  * document, valid while it is.
  */
 #ifndef FG_ARCH_ENC1_H
@@ -70,15 +71,5 @@ void fg__enc1_position_ids(const struct fg_cfg *c, struct fg_model *m, struct fg
 
 /* An "Embedding projection" node: Linear(in, out), biased or not.  FG_E_NOMEM. */
 int fg__enc1_proj(struct fg_model *m, uint64_t in, uint64_t out, bool bias, struct fg_err *err);
-
-/* The readers of arch_enc1b.c. */
-int fg__enc1_read_esm(const struct fg_cfg *c, struct fg_model *m, const void *spec,
-                      struct fg_err *err);
-int fg__enc1_read_roformer(const struct fg_cfg *c, struct fg_model *m, const void *spec,
-                           struct fg_err *err);
-int fg__enc1_read_rembert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
-                          struct fg_err *err);
-int fg__enc1_read_convbert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
-                           struct fg_err *err);
 
 #endif

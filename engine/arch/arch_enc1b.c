@@ -1,10 +1,11 @@
 /*
- * arch_enc1b.c - the masked-LM encoders of arch_enc1.c's table whose embeddings or heads
- * are not BERT's (arch_enc1.h):
+ * arch_enc1b.c - the masked-LM encoders whose embeddings or heads are not BERT's, over the
+ * blocks of arch_enc1.c (arch_enc1.h); registered through fg__arch_enc1b_table:
  *
  *   esm       EsmModel / EsmForMaskedLM       models/esm/modeling_esm.py @0220b9db084f
- *   roformer  RoFormerModel                   models/roformer/modeling_roformer.py
- *   rembert   RemBertModel                    models/rembert/modeling_rembert.py
+ *   roformer  RoFormerModel                   models/roformer/modeling_roformer.py @189e82c53b3f
+ *   rembert   RemBertModel                    models/rembert/modeling_rembert.py @02fb0d2b4ec1
+ *   convbert  ConvBertModel                   models/convbert/modeling_convbert.py @0172c3ecffb3
  */
 #include <stdio.h>
 #include <string.h>
@@ -47,7 +48,7 @@ static const struct enc1_task esm_tasks[] = {
  * (esm2_t33_650M), 148,140,154 (t30_150M), 33,501,394 (t12_35M): the class without table
  * and buffers (tests/test_arch_enc1.c).
  */
-int fg__enc1_read_esm(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+static int read_esm(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                       struct fg_err *err)
 {
     (void)spec;
@@ -140,7 +141,7 @@ static const struct enc1_task roformer_tasks[] = {
  * Heads: RoFormerPredictionHeadTransform dense h -> E + LayerNorm(E), decoder E -> vocab
  * tied, bias vocab.
  */
-int fg__enc1_read_roformer(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+static int read_roformer(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                            struct fg_err *err)
 {
     (void)spec;
@@ -206,7 +207,7 @@ static const struct enc1_task rembert_tasks[] = {
  * RemBertConfig's tie_word_embeddings defaults to false), LayerNorm(output_embedding_size);
  * no separate bias.
  */
-int fg__enc1_read_rembert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+static int read_rembert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                           struct fg_err *err)
 {
     (void)spec;
@@ -281,7 +282,7 @@ static const struct enc1_task convbert_tasks[] = {
  * ForMaskedLM: LayerNorm(E), dense h -> E, generator_lm_head E -> vocab tied, bias vocab.
  * The convolution branch's activations are not modelled beyond the attention's.
  */
-int fg__enc1_read_convbert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+static int read_convbert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                            struct fg_err *err)
 {
     (void)spec;
@@ -345,3 +346,11 @@ int fg__enc1_read_convbert(const struct fg_cfg *c, struct fg_model *m, const voi
     m->encoder_only = true;
     return fg__enc1_head(m, task->head, labels, emb, !m->tied, 0, err);
 }
+
+const struct fg_arch fg__arch_enc1b_table[] = {
+    {"esm", "esm protein encoder", read_esm, NULL},
+    {"roformer", "roformer encoder (rotary)", read_roformer, NULL},
+    {"rembert", "rembert encoder (decoupled embeddings)", read_rembert, NULL},
+    {"convbert", "convbert encoder (span convolution)", read_convbert, NULL},
+    {NULL, NULL, NULL, NULL},
+};
