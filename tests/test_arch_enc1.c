@@ -102,7 +102,8 @@ static uint64_t esm_class(uint64_t layers, uint64_t h, uint64_t heads, uint64_t 
 static void read_esm_should_count_rotary_buffers_and_the_unused_table_of_old_saves(void **state)
 {
     (void)state;
-    /* facebook/esm2_t6_8M_UR50D, config 4.25.0.dev0: the class, the unused 1026 x 320
+    /* facebook/esm2_t6_8M_UR50D, config 4.25.0.dev0 (the published ESM-2 configs' version, e.g.
+     * esm2_t36_3B's as a Rust port quotes it): the class, the unused 1026 x 320
      * position table, inv_freq (6 x 8) and position_ids I64 1026 (model.safetensors:
      * F32 7,840,842 + I64 1026, huggingface/safetensors:temp.md @01b9ce07) */
     struct fg_model *m = built(ESM("6", "320", "20", "1280",
