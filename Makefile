@@ -207,6 +207,8 @@ TEST_SRCS := \
 	tests/test_arch_enc1.c \
 	tests/test_arch_dec.c \
 	tests/test_arch_generic.c \
+	tests/test_arch_keys.c \
+	tests/test_model_load.c \
 	tests/test_params.c \
 	tests/test_source.c \
 	tests/test_memory.c \

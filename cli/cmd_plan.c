@@ -599,8 +599,7 @@ static void print_verdict(const struct inputs *in, const struct fg_gate *g, bool
     size_t n = fg_decide_lines(&g->d, lines, sizeof lines / sizeof lines[0]);
     for (size_t i = 0; i < n; i++)
         printf("  %s\n", lines[i]);
-    bool unchecked = in->m->certainty == FG_CERT_UNSURE &&
-                     in->rules.on_unknown != FG_ONUNK_ALLOW;
+    bool unchecked = fg_model_unsure_of_memory(in->m) && in->rules.on_unknown != FG_ONUNK_ALLOW;
     printf("  => %s with %u x %s (decision: %s)\n",
            unchecked        ? "not judged (the count is unsure)"
            : g->d.by_rule   ? "refused by the site's rules"

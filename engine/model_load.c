@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "arch/graph.h"
+#include "model.h"
 #include "model_int.h"
 #include "source/ckpt.h"
 #include "source/config.h"
@@ -31,6 +32,62 @@ int fg_model_load(const char *path, struct fg_model **out, struct fg_err *err)
     return rc;
 }
 
+/* Add a stored-count rule after finalize: what the checkpoint shows the graph counted
+ * wrongly, named; memory follows the nodes (what transformers builds) and does not move. */
+static void stored_rule(struct fg_model *m, const char *name, int64_t scalars)
+{
+    size_t n = m->n_rules;
+    fg__model_rule(m, name, scalars);
+    if (m->n_rules > n)
+        m->params_total += (uint64_t)scalars; /* two's complement: a negative rule subtracts */
+}
+
+/*
+ * Parts a config declares that not every checkpoint of it stores, decided by the checkpoint
+ * at hand before its count is weighed (issue 25: config.json cannot tell them apart):
+ *   - a tied lm_head that some releases write anyway (Qwen3-0.6B does; Qwen3-Embedding-0.6B,
+ *     with the same config, does not), counted written by the reader (tied_head_open): no
+ *     tensor named as a head means none;
+ *   - a vision tower and projector a text-only or pruned release leaves out: no tensor
+ *     named as one, confirmed by the exact total;
+ *   - MTP layers (optional rules) a fine-tune or pruned release drops: the exact total.
+ * Each is a rule on the stored count, named.  Returns whether the count changed.
+ */
+static bool stored_parts(struct fg_model *m, const struct fg_st_summary *s,
+                         const struct fg_st_compare *cmp)
+{
+    uint64_t before = m->params_total, named = 0;
+    for (int g = 0; g < FG_ST_GROUP_COUNT; g++)
+        named += s->names[g];
+    struct fg_node *head = NULL;
+    for (size_t i = 0; i < m->n_nodes && !head; i++)
+        if (m->nodes[i].kind == FG_NODE_HEAD)
+            head = &m->nodes[i];
+    if (named && head && m->tied_head_open && head->alias && !s->names[FG_ST_HEAD])
+        stored_rule(m, "tied lm_head: the checkpoint's tensors hold none", -(int64_t)head->alias);
+    /* the rest only where the exact total confirms it: a tower named in a way the groups
+     * do not know must not be dropped on the names alone */
+    int64_t vision = named && !s->names[FG_ST_VISION] ? (int64_t)cmp->graph_group[FG_ST_VISION]
+                                                      : 0;
+    int64_t optional = 0;
+    for (size_t i = 0; i < m->n_rules; i++)
+        optional += m->rules[i].optional ? m->rules[i].scalars : 0;
+    if (!cmp->ckpt_known || !cmp->exact || m->params_total == cmp->ckpt_total)
+        return m->params_total != before;
+    for (int pick = 1; pick <= 3; pick++) {
+        int64_t v = pick & 1 ? vision : 0, o = pick & 2 ? optional : 0;
+        if ((pick & 1 && !v) || (pick & 2 && o <= 0) ||
+            m->params_total - (uint64_t)(v + o) != cmp->ckpt_total)
+            continue;
+        if (v)
+            stored_rule(m, "vision tower and projector: not in the checkpoint's tensors", -v);
+        if (o)
+            stored_rule(m, "MTP layers: not in the checkpoint (its total)", -o);
+        break;
+    }
+    return m->params_total != before;
+}
+
 /*
  * Weigh the graph's count against what s says the checkpoint stores: an exact count goes to
  * m->params_checkpoint (said, when not NULL, noted first); within FG_MODEL_CKPT_TOLERANCE the
@@ -40,8 +97,10 @@ int fg_model_load(const char *path, struct fg_model **out, struct fg_err *err)
 static bool weigh(struct fg_model *m, const struct fg_st_summary *s, const char *said)
 {
     struct fg_st_compare *cmp = calloc(1, sizeof *cmp);
-    bool exact = cmp && !fg_safetensors_compare(s, m, cmp, NULL) && cmp->ckpt_known &&
-                 cmp->exact && cmp->ckpt_total;
+    bool cmp_ok = cmp && !fg_safetensors_compare(s, m, cmp, NULL);
+    if (cmp_ok && stored_parts(m, s, cmp))
+        cmp_ok = !fg_safetensors_compare(s, m, cmp, NULL);
+    bool exact = cmp_ok && cmp->ckpt_known && cmp->exact && cmp->ckpt_total;
     if (!exact)
         goto out;
     if (said)

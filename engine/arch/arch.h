@@ -174,6 +174,7 @@ int fg__add_mamba2(struct fg_model *m, int32_t layer, const struct fg_mamba2_sha
 struct fg_core_defaults {
     uint64_t vocab, hidden, inter, layers, heads, max_pos;
     bool tie;
+    uint64_t kv_heads, head_dim; /* the class defaults; 0: heads, hidden / heads */
 };
 int fg__read_core(const struct fg_cfg *c, struct fg_model *m, const struct fg_core_defaults *d,
                   struct fg_err *err);
