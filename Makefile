@@ -113,6 +113,8 @@ ENGINE_SRCS := \
 	engine/arch/arch_classic.c \
 	engine/arch/arch_mllama.c \
 	engine/arch/arch_tensors.c \
+	engine/arch/arch_enc1.c \
+	engine/arch/arch_enc1b.c \
 	engine/arch/arch_dec.c \
 	engine/arch/arch_dec2.c \
 	engine/hw/gpu.c \
@@ -204,6 +206,7 @@ TEST_SRCS := \
 	tests/test_arch_legacy.c \
 	tests/test_arch_families.c \
 	tests/test_arch_classic.c \
+	tests/test_arch_enc1.c \
 	tests/test_arch_dec.c \
 	tests/test_arch_generic.c \
 	tests/test_arch_keys.c \

@@ -49,6 +49,8 @@ extern const struct fg_arch fg__arch_multimodal_table[];
 extern const struct fg_arch fg__arch_llama4_table[];
 extern const struct fg_arch fg__arch_classic_table[];
 extern const struct fg_arch fg__arch_mllama_table[];
+extern const struct fg_arch fg__arch_enc1_table[];
+extern const struct fg_arch fg__arch_enc1b_table[];
 extern const struct fg_arch fg__arch_dec_table[];
 extern const struct fg_arch fg__arch_dec2_table[];
 
@@ -194,6 +196,10 @@ int fg__check_heads(const struct fg_cfg *c, const char *hidden_key, uint64_t hid
 /* transformers_version of the config as major * 1000 + minor ("4.31.0.dev0" -> 4031);
  * 0 when absent or unreadable.  Checkpoint-layout rules key on it. */
 unsigned fg__cfg_tf_version(const struct fg_cfg *c);
+
+/* True when the class name is one of the '|'-separated prefixes followed by suffix
+ * ("Roberta|XLMRoberta" + "ForMaskedLM"). */
+bool fg__class_is(const char *name, const char *prefixes, const char *suffix);
 
 /* *out: whether the architectures list names cls (false when absent); the list's read
  * errors. */

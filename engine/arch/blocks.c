@@ -364,6 +364,18 @@ unsigned fg__cfg_tf_version(const struct fg_cfg *c)
     return (unsigned)(major * 1000 + minor);
 }
 
+bool fg__class_is(const char *name, const char *prefixes, const char *suffix)
+{
+    for (const char *p = prefixes;;) {
+        size_t n = strcspn(p, "|");
+        if (strncmp(name, p, n) == 0 && strcmp(name + n, suffix) == 0)
+            return true;
+        if (!p[n])
+            return false;
+        p += n + 1;
+    }
+}
+
 int fg__cfg_has_arch(const struct fg_cfg *c, const char *cls, bool *out, struct fg_err *err)
 {
     const char *a[16];
