@@ -1,0 +1,182 @@
+/*
+ * test_arch_enc2.c - the readers of engine/arch/arch_enc2.c and arch_enc2b.c (xlnet, xlm,
+ * flaubert, funnel, mobilebert, tapas, luke, fnet, squeezebert, wav2vec2): each count
+ * written out term by term from the transformers modeling class at the shapes of a
+ * published release, and the published total where one is known.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "support.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+static uint64_t count(const char *json)
+{
+    struct fg_model *m = built(json);
+    uint64_t n = m->params_total;
+    if (m->certainty != FG_CERT_EXACT)
+        print_message("%s: unsure key %s\n", json, m->unsure_key);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    fg_model_free(m);
+    return n;
+}
+
+static void refused(const char *json, int code, const char *needle)
+{
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build(json, &m, &err), code);
+    assert_null(m);
+    assert_non_null(strstr(err.detail, needle));
+}
+
+/* xlnet-base-cased (XLNetLMHeadModel): d_model 768, 12 layers, 12 heads, d_inner 3072,
+ * vocab 32000. */
+static void read_xlnet_should_count_relative_attention_and_the_tied_head_bias(void **state)
+{
+    (void)state;
+    const uint64_t h = 768, f = 3072, V = 32000;
+    /* q k v o r, r_r / r_s / r_w biases, seg_embed 2 x heads x d_head, LayerNorm, FFN, LN */
+    const uint64_t layer = 5 * h * h + 3 * h + 2 * h + 2 * h + (h * f + f) + (f * h + h) +
+                           2 * h;
+    const char *base = "{\"model_type\": \"xlnet\", \"architectures\": [\"XLNetLMHeadModel\"], "
+                       "\"d_model\": 768, \"n_layer\": 12, \"n_head\": 12, \"d_head\": 64, "
+                       "\"d_inner\": 3072, \"vocab_size\": 32000, \"untie_r\": true, "
+                       "\"ff_activation\": \"gelu\", \"mem_len\": null}";
+    uint64_t n = count(base);
+    assert_int_equal(n, V * h + h + 12 * layer + V);
+    /* ForSequenceClassification: summary Linear(h, h) and logits_proj Linear(h, labels) */
+    uint64_t cls = count("{\"model_type\": \"xlnet\", \"architectures\": "
+                         "[\"XLNetForSequenceClassification\"], \"d_model\": 768, "
+                         "\"n_layer\": 12, \"n_head\": 12, \"d_inner\": 3072, "
+                         "\"num_labels\": 3}");
+    assert_int_equal(cls, V * h + h + 12 * layer + (h * h + h) + (h * 3 + 3));
+    /* the SQuAD head of XLNetForQuestionAnswering */
+    uint64_t qa = count("{\"model_type\": \"xlnet\", \"architectures\": "
+                        "[\"XLNetForQuestionAnswering\"], \"d_model\": 768, \"n_layer\": 12, "
+                        "\"n_head\": 12, \"d_inner\": 3072}");
+    assert_int_equal(qa - (V * h + h + 12 * layer),
+                     (h + 1) + (2 * h * h + h) + 2 * h + (h + 1) + (2 * h * h + h) + h);
+    /* an untied head stores its weight */
+    uint64_t untied = count("{\"model_type\": \"xlnet\", \"d_model\": 768, \"n_layer\": 12, "
+                            "\"n_head\": 12, \"d_inner\": 3072, \"architectures\": "
+                            "[\"XLNetLMHeadModel\"], \"tie_word_embeddings\": false}");
+    assert_int_equal(untied - n, V * h);
+    refused("{\"model_type\": \"xlnet\", \"d_model\": 768, \"n_head\": 12, \"d_head\": 32}",
+            FG_E_RANGE, "d_head");
+    refused("{\"model_type\": \"xlnet\", \"architectures\": [\"XLNetForSequenceClassification\"], "
+            "\"summary_type\": \"attn\"}", FG_E_UNSUPPORTED, "summary_type");
+}
+
+/* xlm-mlm-en-2048 (XLMWithLMHeadModel) and xlm-mlm-enfr-1024's language embeddings. */
+static void read_xlm_should_count_positions_languages_and_the_prediction_bias(void **state)
+{
+    (void)state;
+    const uint64_t h = 2048, V = 30145;
+    const uint64_t layer = 4 * (h * h + h) + 2 * h + (h * 4 * h + 4 * h) + (4 * h * h + h) +
+                           2 * h;
+    uint64_t n = count("{\"model_type\": \"xlm\", \"architectures\": [\"XLMWithLMHeadModel\"], "
+                       "\"emb_dim\": 2048, \"n_layers\": 12, \"n_heads\": 16, "
+                       "\"vocab_size\": 30145, \"max_position_embeddings\": 512, "
+                       "\"n_langs\": 1, \"sinusoidal_embeddings\": false, \"asm\": false}");
+    assert_int_equal(n, 512 * h + V * h + 2 * h + 12 * layer + V);
+    const uint64_t H = 1024, W = 64139;
+    const uint64_t l2 = 4 * (H * H + H) + 2 * H + (H * 4 * H + 4 * H) + (4 * H * H + H) + 2 * H;
+    assert_int_equal(count("{\"model_type\": \"xlm\", \"architectures\": "
+                           "[\"XLMWithLMHeadModel\"], \"emb_dim\": 1024, \"n_layers\": 6, "
+                           "\"n_heads\": 8, \"vocab_size\": 64139, \"n_langs\": 2, "
+                           "\"use_lang_emb\": true}"),
+                     512 * H + 2 * H + W * H + 2 * H + 6 * l2 + W);
+    /* XLMForSequenceClassification: the summary projects to the labels, nothing after */
+    uint64_t seq = count("{\"model_type\": \"xlm\", \"architectures\": "
+                         "[\"XLMForSequenceClassification\"], \"num_labels\": 5}");
+    assert_int_equal(seq, 512 * h + V * h + 2 * h + 12 * layer + (h * 5 + 5));
+    /* the adaptive softmax: head 8000 + 2 clusters, tails 2048 / 4 and 2048 / 16 wide */
+    uint64_t asm_n = count("{\"model_type\": \"xlm\", \"architectures\": "
+                           "[\"XLMWithLMHeadModel\"], \"asm\": true}");
+    assert_int_equal(asm_n - (512 * h + V * h + 2 * h + 12 * layer),
+                     (h * 8002 + 8002) + (h * 512 + 512 * 12000) + (h * 128 + 128 * 10145));
+    refused("{\"model_type\": \"xlm\", \"is_encoder\": false}", FG_E_UNSUPPORTED, "is_encoder");
+    /* FlauBERT-base builds XLM's modules */
+    const uint64_t F = 768, FV = 68729;
+    const uint64_t fl = 4 * (F * F + F) + 2 * F + (F * 4 * F + 4 * F) + (4 * F * F + F) + 2 * F;
+    assert_int_equal(count("{\"model_type\": \"flaubert\", \"architectures\": "
+                           "[\"FlaubertWithLMHeadModel\"], \"emb_dim\": 768, \"n_layers\": 12, "
+                           "\"n_heads\": 12, \"vocab_size\": 68729, \"pre_norm\": false, "
+                           "\"layerdrop\": 0.0}"),
+                     512 * F + FV * F + 2 * F + 12 * fl + FV);
+}
+
+/* funnel-transformer/small: blocks 4-4-4, 2 decoder layers, d_model 768, d_head 64. */
+static void read_funnel_should_count_blocks_and_the_decoder_of_the_full_model(void **state)
+{
+    (void)state;
+    const uint64_t h = 768, q = 768, f = 3072, V = 30522;
+    /* q (no bias), k, v (biased), post_proj, r_kernel, r_w / r_r / r_s, seg_embed, LN, FFN */
+    const uint64_t layer = h * q + 2 * (h * q + q) + (q * h + h) + h * q + 3 * q + 2 * q +
+                           2 * h + (h * f + f) + (f * h + h) + 2 * h;
+    const char *cfg = "{\"model_type\": \"funnel\", \"architectures\": [\"FunnelForMaskedLM\"], "
+                      "\"block_sizes\": [4, 4, 4], \"block_repeats\": [1, 1, 1], "
+                      "\"num_decoder_layers\": 2, \"d_model\": 768, \"n_head\": 12, "
+                      "\"d_head\": 64, \"d_inner\": 3072, \"vocab_size\": 30522}";
+    assert_int_equal(count(cfg), V * h + 2 * h + 14 * layer + V);
+    /* ForSequenceClassification sits on FunnelBaseModel: no decoder */
+    assert_int_equal(count("{\"model_type\": \"funnel\", \"architectures\": "
+                           "[\"FunnelForSequenceClassification\"], \"num_labels\": 2}"),
+                     V * h + 2 * h + 12 * layer + (h * h + h) + (h * 2 + 2));
+    struct fg_model *m = built("{\"model_type\": \"funnel\", \"block_repeats\": [1, 2, 1]}");
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, "block_repeats");
+    fg_model_free(m);
+    refused("{\"model_type\": \"funnel\", \"block_sizes\": [4, 4], \"block_repeats\": [1]}",
+            FG_E_RANGE, "block_repeats");
+}
+
+/* google/mobilebert-uncased (MobileBertForPreTraining), MobileBertConfig defaults. */
+static void read_mobilebert_should_count_bottlenecks_and_stacked_feed_forwards(void **state)
+{
+    (void)state;
+    const uint64_t h = 512, e = 128, i = 128, f = 512, V = 30522;
+    const uint64_t emb = V * e + 512 * h + 2 * h + (3 * e * h + h) + 2 * h;
+    const uint64_t attn = 2 * (i * i + i) + (h * i + i) + (i * i + i) + 2 * i;
+    const uint64_t ffn = (i * f + f) + (f * i + i) + 2 * i;
+    const uint64_t bottleneck = 2 * ((h * i + i) + 2 * i) + ((i * h + h) + 2 * h);
+    const uint64_t layer = attn + 4 * ffn + bottleneck;
+    const uint64_t pooler = h * h + h;
+    const uint64_t mlm = (h * h + h) + 2 * h + V * (h - e) + V;
+    uint64_t n = count("{\"model_type\": \"mobilebert\", \"architectures\": "
+                       "[\"MobileBertForPreTraining\"], \"hidden_size\": 512, "
+                       "\"embedding_size\": 128, \"intra_bottleneck_size\": 128, "
+                       "\"intermediate_size\": 512, \"num_attention_heads\": 4, "
+                       "\"num_hidden_layers\": 24, \"num_feedforward_networks\": 4, "
+                       "\"normalization_type\": \"no_norm\", \"trigram_input\": true, "
+                       "\"use_bottleneck\": true, \"key_query_shared_bottleneck\": true, "
+                       "\"use_bottleneck_attention\": false, \"vocab_size\": 30522}");
+    assert_int_equal(n, emb + 24 * layer + pooler + mlm + (2 * h + 2));
+    /* ForMaskedLM builds no pooler and no NSP head */
+    assert_int_equal(count("{\"model_type\": \"mobilebert\", \"architectures\": "
+                           "[\"MobileBertForMaskedLM\"]}"), emb + 24 * layer + mlm);
+    /* without bottlenecks every width is hidden_size */
+    const uint64_t plain = 4 * (h * h + h) + 2 * h + 4 * ((h * f + f) + (f * h + h) + 2 * h);
+    assert_int_equal(count("{\"model_type\": \"mobilebert\", \"use_bottleneck\": false, "
+                           "\"architectures\": [\"MobileBertModel\"], "
+                           "\"classifier_activation\": false}"), emb + 24 * plain);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(read_xlnet_should_count_relative_attention_and_the_tied_head_bias),
+        cmocka_unit_test(read_xlm_should_count_positions_languages_and_the_prediction_bias),
+        cmocka_unit_test(read_funnel_should_count_blocks_and_the_decoder_of_the_full_model),
+        cmocka_unit_test(read_mobilebert_should_count_bottlenecks_and_stacked_feed_forwards),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
