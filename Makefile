@@ -111,6 +111,7 @@ ENGINE_SRCS := \
 	engine/arch/arch_families.c \
 	engine/arch/arch_classic.c \
 	engine/arch/arch_enc2.c \
+	engine/arch/arch_enc2b.c \
 	engine/arch/arch_mllama.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \

@@ -170,6 +170,130 @@ static void read_mobilebert_should_count_bottlenecks_and_stacked_feed_forwards(v
                            "\"classifier_activation\": false}"), emb + 24 * plain);
 }
 
+/* google/tapas-base shapes: seven token-type tables; TapasForQuestionAnswering's heads. */
+static void read_tapas_should_count_every_token_type_table_and_the_cell_heads(void **state)
+{
+    (void)state;
+    const uint64_t h = 768, f = 3072, V = 30522;
+    const uint64_t layer = 4 * (h * h + h) + 2 * h + (h * f + f) + (f * h + h) + 2 * h;
+    const uint64_t emb = V * h + 1024 * h + (3 + 256 + 256 + 2 + 256 + 256 + 10) * h + 2 * h;
+    const uint64_t pooler = h * h + h;
+    assert_int_equal(count("{\"model_type\": \"tapas\", \"architectures\": [\"TapasModel\"], "
+                           "\"type_vocab_sizes\": [3, 256, 256, 2, 256, 256, 10], "
+                           "\"max_position_embeddings\": 1024}"),
+                     emb + 12 * layer + pooler);
+    /* WTQ fine-tune: cell and column weights and biases, 4 aggregation labels */
+    assert_int_equal(count("{\"model_type\": \"tapas\", \"architectures\": "
+                           "[\"TapasForQuestionAnswering\"], \"num_aggregation_labels\": 4}"),
+                     emb + 12 * layer + pooler + 2 * h + 2 + (h * 4 + 4));
+    /* TapasForMaskedLM: no pooler, BERT's MLM head with the decoder tied */
+    assert_int_equal(count("{\"model_type\": \"tapas\", \"architectures\": "
+                           "[\"TapasForMaskedLM\"]}"),
+                     emb + 12 * layer + (h * h + h) + 2 * h + V);
+}
+
+/* studio-ousia/luke-base shapes: entity embeddings 500,000 x 256 projected to 768. */
+static void read_luke_should_count_entity_tables_and_entity_aware_queries(void **state)
+{
+    (void)state;
+    const uint64_t h = 768, f = 3072, V = 50267, E = 500000, ee = 256;
+    const uint64_t layer = 7 * (h * h + h) + 2 * h + (h * f + f) + (f * h + h) + 2 * h;
+    const uint64_t words = V * h + 514 * h + 1 * h + 2 * h;
+    const uint64_t ents = E * ee + ee * h + 514 * h + 1 * h + 2 * h;
+    const char *cfg = "{\"model_type\": \"luke\", \"architectures\": [\"LukeForMaskedLM\"], "
+                      "\"vocab_size\": 50267, \"entity_vocab_size\": 500000, "
+                      "\"entity_emb_size\": 256, \"max_position_embeddings\": 514, "
+                      "\"type_vocab_size\": 1, \"use_entity_aware_attention\": true}";
+    const uint64_t mlm = (h * h + h) + 2 * h + V;
+    const uint64_t ent_head = (h * ee + ee) + 2 * ee + E;
+    assert_int_equal(count(cfg), words + ents + 12 * layer + (h * h + h) + mlm + ent_head);
+    /* without entity-aware attention the three extra queries go */
+    uint64_t plain = count("{\"model_type\": \"luke\", \"architectures\": [\"LukeModel\"], "
+                           "\"use_entity_aware_attention\": false}");
+    uint64_t aware = count("{\"model_type\": \"luke\", \"architectures\": [\"LukeModel\"]}");
+    assert_int_equal(aware - plain, 12 * 3 * (h * h + h));
+    /* an entity-pair classifier reads both entities without bias */
+    uint64_t pair = count("{\"model_type\": \"luke\", \"architectures\": "
+                          "[\"LukeForEntityPairClassification\"], \"num_labels\": 42}");
+    assert_int_equal(pair - aware, 2 * h * 42);
+}
+
+/* google/fnet-base and squeezebert/squeezebert-uncased shapes. */
+static void read_fnet_and_squeezebert_should_count_mixing_without_attention_weights(void **state)
+{
+    (void)state;
+    const uint64_t h = 768, f = 3072;
+    /* FNet: no attention weights, a LayerNorm after the Fourier mixing */
+    const uint64_t fl = 2 * h + (h * f + f) + (f * h + h) + 2 * h;
+    const uint64_t V = 32000;
+    const uint64_t femb = V * h + 512 * h + 4 * h + 2 * h + (h * h + h);
+    assert_int_equal(count("{\"model_type\": \"fnet\", \"architectures\": "
+                           "[\"FNetForPreTraining\"], \"vocab_size\": 32000, "
+                           "\"type_vocab_size\": 4, \"use_tpu_fourier_optimizations\": true}"),
+                     femb + 12 * fl + (h * h + h) + ((h * h + h) + 2 * h + V) + (2 * h + 2));
+    /* SqueezeBERT: q / k / v in 4 groups, post_attention in 1, FFN in 4 */
+    const uint64_t W = 30528;
+    const uint64_t sl = (3 * h * h / 4 + 3 * h) + (h * h + h) + 2 * h + (h * f / 4 + f) +
+                        (f * h / 4 + h) + 2 * h;
+    assert_int_equal(count("{\"model_type\": \"squeezebert\", \"architectures\": "
+                           "[\"SqueezeBertForMaskedLM\"], \"vocab_size\": 30528, "
+                           "\"q_groups\": 4, \"k_groups\": 4, \"v_groups\": 4, "
+                           "\"post_attention_groups\": 1, \"intermediate_groups\": 4, "
+                           "\"output_groups\": 4}"),
+                     W * h + 512 * h + 2 * h + 2 * h + 12 * sl + (h * h + h) +
+                         ((h * h + h) + 2 * h + W));
+    refused("{\"model_type\": \"squeezebert\", \"q_groups\": 5}", FG_E_RANGE, "groups");
+}
+
+/* facebook/wav2vec2-base-960h and jonatasgrosman/wav2vec2-large-xlsr-53-english
+ * (Wav2Vec2ForCTC), against the safetensors counts of huggingface/safetensors temp.md
+ * (commit 01b9ce07): F32 94,395,552 and 315,472,545. */
+static void read_wav2vec2_should_match_the_published_ctc_checkpoints(void **state)
+{
+    (void)state;
+    /* large, layer-norm conv stem with biases, stable layer norm, vocab 33 */
+    const uint64_t H = 1024, F = 4096;
+    const uint64_t stem = (1 * 512 * 10 + 512 + 1024) + 4 * (512 * 512 * 3 + 512 + 1024) +
+                          2 * (512 * 512 * 2 + 512 + 1024);
+    const uint64_t proj = 1024 + (512 * H + H);
+    const uint64_t pos = H * (H / 16) * 128 + 128 + H;
+    const uint64_t layer = 4 * (H * H + H) + 2 * H + (H * F + F) + (F * H + H) + 2 * H;
+    uint64_t large = count("{\"model_type\": \"wav2vec2\", \"architectures\": "
+                           "[\"Wav2Vec2ForCTC\"], \"hidden_size\": 1024, "
+                           "\"num_hidden_layers\": 24, \"num_attention_heads\": 16, "
+                           "\"intermediate_size\": 4096, \"vocab_size\": 33, "
+                           "\"feat_extract_norm\": \"layer\", \"conv_bias\": true, "
+                           "\"do_stable_layer_norm\": true, \"mask_time_prob\": 0.05, "
+                           "\"conv_dim\": [512, 512, 512, 512, 512, 512, 512], "
+                           "\"conv_kernel\": [10, 3, 3, 3, 3, 2, 2], "
+                           "\"conv_stride\": [5, 2, 2, 2, 2, 2, 2]}");
+    assert_int_equal(large, stem + proj + H + pos + 2 * H + 24 * layer + (H * 33 + 33));
+    assert_int_equal(large, 315472545ull);
+    /* base: group norm on the first conv only, no conv bias; the published file (written
+     * by transformers 4.3, before SpecAugment added masked_spec_embed) lacks that one
+     * hidden-wide vector the class now builds */
+    const uint64_t h = 768, f = 3072;
+    const uint64_t bstem = (512 * 10 + 1024) + 4 * (512 * 512 * 3) + 2 * (512 * 512 * 2);
+    const uint64_t blayer = 4 * (h * h + h) + 2 * h + (h * f + f) + (f * h + h) + 2 * h;
+    uint64_t base = count("{\"model_type\": \"wav2vec2\", \"architectures\": "
+                          "[\"Wav2Vec2ForCTC\"], \"vocab_size\": 32}");
+    assert_int_equal(base, bstem + (1024 + 512 * h + h) + h + (h * 48 * 128 + 128 + h) +
+                               2 * h + 12 * blayer + (h * 32 + 32));
+    assert_int_equal(base - h, 94395552ull);
+    /* ForPreTraining: quantizer codevectors 2 x 320 x 128, weight_proj, project_hid / _q */
+    uint64_t pre = count("{\"model_type\": \"wav2vec2\", \"architectures\": "
+                         "[\"Wav2Vec2ForPreTraining\"]}");
+    assert_int_equal(pre - (base - (h * 32 + 32)),
+                     640 * 128 + (512 * 640 + 640) + (h * 256 + 256) + (256 * 256 + 256));
+    struct fg_model *m = built("{\"model_type\": \"wav2vec2\", \"architectures\": "
+                               "[\"Wav2Vec2ForXVector\"]}");
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, "architectures");
+    fg_model_free(m);
+    refused("{\"model_type\": \"wav2vec2\", \"conv_dim\": [512, 512], \"conv_kernel\": [10]}",
+            FG_E_RANGE, "conv_kernel");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -177,6 +301,10 @@ int main(void)
         cmocka_unit_test(read_xlm_should_count_positions_languages_and_the_prediction_bias),
         cmocka_unit_test(read_funnel_should_count_blocks_and_the_decoder_of_the_full_model),
         cmocka_unit_test(read_mobilebert_should_count_bottlenecks_and_stacked_feed_forwards),
+        cmocka_unit_test(read_tapas_should_count_every_token_type_table_and_the_cell_heads),
+        cmocka_unit_test(read_luke_should_count_entity_tables_and_entity_aware_queries),
+        cmocka_unit_test(read_fnet_and_squeezebert_should_count_mixing_without_attention_weights),
+        cmocka_unit_test(read_wav2vec2_should_match_the_published_ctc_checkpoints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -39,8 +39,9 @@ int fg__enc2_task(const struct fg_cfg *c, struct fg_model *m, const struct fg_en
                 *out = t;
     if (!*out) {
         if (n)
-            fg__model_note(m, "architectures names %.60s, no %s class fitgate knows: read as "
-                              "the base model, its task head not counted", a[0], f->prefix);
+            fg__model_unsure(m, "architectures", "unsure: architectures names %.60s, no %s "
+                             "class fitgate knows: read as the base model, its task head not "
+                             "counted", a[0], f->prefix);
         *out = &f->rows[f->absent];
     }
     if ((*out)->flags & FG_ENC2_LABELS)
@@ -64,8 +65,7 @@ int fg__enc2_head(struct fg_model *m, const char *name, uint64_t in, uint64_t ou
     return 0;
 }
 
-static int post_norm_block(struct fg_model *m, int32_t li, const void *ctx,
-                           struct fg_err *err)
+int fg__enc2_block(struct fg_model *m, int32_t li, const void *ctx, struct fg_err *err)
 {
     const struct fg_enc2_block *b = ctx;
     struct fg_node *n;
@@ -105,7 +105,7 @@ int fg__enc2_layers(struct fg_model *m, uint64_t n, fg_enc2_layer_fn fn, const v
 int fg__enc2_blocks(struct fg_model *m, uint64_t n, const struct fg_enc2_block *b,
                     struct fg_err *err)
 {
-    return fg__enc2_layers(m, n, post_norm_block, b, err);
+    return fg__enc2_layers(m, n, fg__enc2_block, b, err);
 }
 
 /*

@@ -36,7 +36,7 @@ struct fg_enc2_tasks {
 };
 
 /* *out: the row of the first class of `architectures` the table knows, else rows[absent]
- * (with a note when the list names another class); *labels: num_labels when the row's
+ * (m made unsure when the list names another class: its head is not counted); *labels: num_labels when the row's
  * head reads it, else 2.  The list's and num_labels' read errors. */
 int fg__enc2_task(const struct fg_cfg *c, struct fg_model *m, const struct fg_enc2_tasks *f,
                   const struct fg_enc2_task **out, uint64_t *labels, struct fg_err *err);
@@ -68,7 +68,9 @@ typedef int (*fg_enc2_layer_fn)(struct fg_model *m, int32_t layer, const void *c
 int fg__enc2_layers(struct fg_model *m, uint64_t n, fg_enc2_layer_fn fn, const void *ctx,
                     struct fg_err *err);
 
-/* Blocks [0, n) of *b (fg__enc2_layers); FG_E_NOMEM. */
+/* Block `layer` of the struct fg_enc2_block ctx points to (an fg_enc2_layer_fn), and blocks
+ * [0, n) of *b (fg__enc2_layers); FG_E_NOMEM. */
+int fg__enc2_block(struct fg_model *m, int32_t layer, const void *ctx, struct fg_err *err);
 int fg__enc2_blocks(struct fg_model *m, uint64_t n, const struct fg_enc2_block *b,
                     struct fg_err *err);
 
