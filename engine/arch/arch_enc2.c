@@ -570,11 +570,8 @@ static int mobilebert_layer(struct fg_model *m, int32_t li, const void *ctx,
     return 0;
 }
 
-/* MobileBertLMPredictionHead: transform dense H x H + LayerNorm, decoder embedding_size ->
- * vocab tied to the word embeddings (stored when untied), dense vocab -> H - embedding_size
- * without bias, bias vocab; MobileBertPreTrainingHeads adds seq_relationship H -> 2. */
-static int mobilebert_mlm(const struct fg_cfg *c, struct fg_model *m, uint64_t emb, bool nsp,
-                          struct fg_err *err)
+int fg__enc2_mlm(const struct fg_cfg *c, struct fg_model *m, uint64_t tied_w, uint64_t extra,
+                 bool nsp, struct fg_err *err)
 {
     bool tie;
     int rc = fg_cfg_bool(c, "tie_word_embeddings", true, &tie, err);
@@ -585,12 +582,12 @@ static int mobilebert_mlm(const struct fg_cfg *c, struct fg_model *m, uint64_t e
     if (!n)
         return FG_E_NOMEM;
     fg__node_linear(n, "dense", h, h, 1, true);
-    n->params += 2 * h + v + v * (h - emb) + (tie ? 0 : v * emb);
+    n->params += 2 * h + v + extra + (tie ? 0 : v * tied_w);
     n->hidden = (uint32_t)h;
     n->width = (uint32_t)v;
     m->tied = tie;
-    fg__fmt(n->desc, sizeof n->desc, "transform + LN, decoder %s, dense %llu", tie ? "tied"
-            : "stored", (unsigned long long)(h - emb));
+    fg__fmt(n->desc, sizeof n->desc, "transform %llu + LN, decoder %s, bias %llu",
+            (unsigned long long)h, tie ? "tied" : "stored", (unsigned long long)v);
     if (!nsp)
         return 0;
     return fg__add_table(m, FG_NODE_OTHER, "NSP head", h + 1, 2, NULL, err);
@@ -661,7 +658,10 @@ static int read_mobilebert(const struct fg_cfg *c, struct fg_model *m, const voi
     switch (t->head) {
     case FG_ENC2_H_LM:
     case MH_PRETRAIN:
-        return mobilebert_mlm(c, m, k.emb, t->head == MH_PRETRAIN, err);
+        /* MobileBertLMPredictionHead: the decoder tied at embedding_size, dense vocab ->
+         * hidden - embedding_size (no bias) beside it */
+        return fg__enc2_mlm(c, m, k.emb, m->vocab * (m->hidden - k.emb),
+                            t->head == MH_PRETRAIN, err);
     case MH_NSP:
         return fg__enc2_head(m, "Task head", h, 2, true, NULL, err);
     case FG_ENC2_H_LABELS:

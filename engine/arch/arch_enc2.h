@@ -45,6 +45,13 @@ int fg__enc2_task(const struct fg_cfg *c, struct fg_model *m, const struct fg_en
 int fg__enc2_head(struct fg_model *m, const char *name, uint64_t in, uint64_t out, bool bias,
                   struct fg_node **node, struct fg_err *err);
 
+/* BertLMPredictionHead and its copies (Tapas, FNet, SqueezeBERT, LukeLMHead,
+ * MobileBertLMPredictionHead): transform dense H x H + LayerNorm, the decoder tied to word
+ * embeddings tied_w wide (stored when tie_word_embeddings is false), bias vocab, extra more
+ * scalars; with nsp, seq_relationship H -> 2 beside it.  FG_E_NOMEM or the key's error. */
+int fg__enc2_mlm(const struct fg_cfg *c, struct fg_model *m, uint64_t tied_w, uint64_t extra,
+                 bool nsp, struct fg_err *err);
+
 /*
  * A post-norm block (attention, norm, MLP, norm: BERT's order, and XLM's, XLNet's, Funnel's,
  * whose norms sit inside their attention and FFN modules): the attention of `a` plus a

@@ -16,29 +16,25 @@
 #include "arch/arch_enc2.h"
 #include "util/fmt.h"
 
-/* BertLMPredictionHead and its copies (Tapas, FNet, SqueezeBERT, LukeLMHead): transform
- * dense H x H + LayerNorm, decoder tied to the word embeddings (stored when
- * tie_word_embeddings is false), bias vocab; with nsp, seq_relationship H -> 2. */
+/* BERT's embeddings (word, position, token_type_rows of token types, LayerNorm) over m's
+ * sizes; *types_node (may be NULL) gets the token type table. */
+static int bert_embeddings(struct fg_model *m, uint64_t type_rows, struct fg_node **types_node,
+                           struct fg_err *err)
+{
+    uint64_t h = m->hidden;
+    int rc;
+    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
+        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, h, NULL,
+                            err)) ||
+        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", type_rows, h,
+                            types_node, err)))
+        return rc;
+    return fg__add_norm(m, -1, "Embedding norm", h, FG_NORM_LN, err);
+}
+
 static int mlm_head(const struct fg_cfg *c, struct fg_model *m, bool nsp, struct fg_err *err)
 {
-    bool tie;
-    int rc = fg_cfg_bool(c, "tie_word_embeddings", true, &tie, err);
-    if (rc)
-        return rc;
-    uint64_t h = m->hidden, v = m->vocab;
-    struct fg_node *n = fg__model_add(m, FG_NODE_HEAD, -1, "MLM head", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "dense", h, h, 1, true);
-    n->params += 2 * h + v + (tie ? 0 : v * h);
-    n->hidden = (uint32_t)h;
-    n->width = (uint32_t)v;
-    m->tied = tie;
-    fg__fmt(n->desc, sizeof n->desc, "transform %llu + LN, decoder %s, bias %llu",
-            (unsigned long long)h, tie ? "tied" : "stored", (unsigned long long)v);
-    if (!nsp)
-        return 0;
-    return fg__add_table(m, FG_NODE_OTHER, "NSP head", h + 1, 2, NULL, err);
+    return fg__enc2_mlm(c, m, m->hidden, 0, nsp, err);
 }
 
 /* BERT's layer (BertSelfAttention q / k / v, BertSelfOutput, BertIntermediate, BertOutput:
@@ -113,11 +109,7 @@ static int read_tapas(const struct fg_cfg *c, struct fg_model *m, const void *sp
     for (size_t i = 0; i < nt; i++)
         rows += types[i];
     struct fg_node *n;
-    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
-        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, h, NULL,
-                            err)) ||
-        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Token type embeddings", rows, h, &n, err)) ||
-        (rc = fg__add_norm(m, -1, "Embedding norm", h, FG_NORM_LN, err)))
+    if ((rc = bert_embeddings(m, rows, &n, err)))
         return rc;
     fg__fmt(n->desc, sizeof n->desc, "%zu tables, %llu rows x %llu", nt,
             (unsigned long long)rows, (unsigned long long)h);
@@ -204,12 +196,7 @@ static int read_luke(const struct fg_cfg *c, struct fg_model *m, const void *spe
         return rc;
     uint64_t h = m->hidden;
     struct fg_node *n;
-    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
-        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, h, NULL,
-                            err)) ||
-        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, h, NULL,
-                            err)) ||
-        (rc = fg__add_norm(m, -1, "Embedding norm", h, FG_NORM_LN, err)) ||
+    if ((rc = bert_embeddings(m, types, NULL, err)) ||
         (rc = fg__add_table(m, FG_NODE_EMBED, "Entity embedding", ents, ee, &n, err)))
         return rc;
     n->width = (uint32_t)h;
@@ -315,12 +302,7 @@ static int read_fnet(const struct fg_cfg *c, struct fg_model *m, const void *spe
         return rc;
     uint64_t h = m->hidden;
     struct fg_node *n;
-    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
-        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, h, NULL,
-                            err)) ||
-        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, h, NULL,
-                            err)) ||
-        (rc = fg__add_norm(m, -1, "Embedding norm", h, FG_NORM_LN, err)))
+    if ((rc = bert_embeddings(m, types, NULL, err)))
         return rc;
     if (!(n = fg__model_add(m, FG_NODE_OTHER, -1, "Embedding projection", err)))
         return FG_E_NOMEM;
@@ -398,12 +380,7 @@ static int read_squeezebert(const struct fg_cfg *c, struct fg_model *m, const vo
         return fg_err_set(err, FG_E_RANGE, "%s: SqueezeBERT needs embedding_size = "
                           "hidden_size and every *_groups to divide hidden_size and "
                           "intermediate_size (Conv1d groups)", c->origin);
-    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
-        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, h, NULL,
-                            err)) ||
-        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, h, NULL,
-                            err)) ||
-        (rc = fg__add_norm(m, -1, "Embedding norm", h, FG_NORM_LN, err)) ||
+    if ((rc = bert_embeddings(m, types, NULL, err)) ||
         (rc = fg__enc2_layers(m, m->layers, squeeze_layer, &g, err)))
         return rc;
     return bertlike_heads(c, m, t, labels, err);
