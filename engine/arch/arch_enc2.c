@@ -108,6 +108,30 @@ int fg__enc2_blocks(struct fg_model *m, uint64_t n, const struct fg_enc2_block *
     return fg__enc2_layers(m, n, fg__enc2_block, b, err);
 }
 
+int fg__enc2_bert_embeddings(struct fg_model *m, uint64_t type_rows,
+                             struct fg_node **types_node, struct fg_err *err)
+{
+    uint64_t h = m->hidden;
+    int rc;
+    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
+        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, h, NULL,
+                            err)) ||
+        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", type_rows, h,
+                            types_node, err)))
+        return rc;
+    return fg__add_norm(m, -1, "Embedding norm", h, FG_NORM_LN, err);
+}
+
+struct fg_enc2_block fg__enc2_bert_block(const struct fg_model *m, uint32_t extra_q)
+{
+    struct fg_enc2_block b = {
+        .a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
+              .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true, .bidirectional = true},
+        .f = {.hidden = m->hidden, .inter = m->inter, .bias = true},
+        .extra_q = extra_q};
+    return b;
+}
+
 /*
  * The SQuAD head of XLNetForQuestionAnswering and XLMForQuestionAnswering (XLMSQuADHead):
  * start_logits dense hidden -> 1; end_logits dense_0 2 x hidden -> hidden, LayerNorm,

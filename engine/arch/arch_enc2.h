@@ -81,4 +81,13 @@ int fg__enc2_block(struct fg_model *m, int32_t layer, const void *ctx, struct fg
 int fg__enc2_blocks(struct fg_model *m, uint64_t n, const struct fg_enc2_block *b,
                     struct fg_err *err);
 
+/* BERT's embeddings over m's sizes: word, position (m->max_pos rows), type_rows of token
+ * types, LayerNorm; *types_node (may be NULL) gets the token type table.  FG_E_NOMEM. */
+int fg__enc2_bert_embeddings(struct fg_model *m, uint64_t type_rows,
+                             struct fg_node **types_node, struct fg_err *err);
+
+/* BERT's layer over m's sizes (BertSelfAttention q / k / v, BertSelfOutput,
+ * BertIntermediate, BertOutput: biased, post-norm), with extra_q more query projections. */
+struct fg_enc2_block fg__enc2_bert_block(const struct fg_model *m, uint32_t extra_q);
+
 #endif

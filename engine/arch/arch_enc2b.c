@@ -16,37 +16,9 @@
 #include "arch/arch_enc2.h"
 #include "util/fmt.h"
 
-/* BERT's embeddings (word, position, token_type_rows of token types, LayerNorm) over m's
- * sizes; *types_node (may be NULL) gets the token type table. */
-static int bert_embeddings(struct fg_model *m, uint64_t type_rows, struct fg_node **types_node,
-                           struct fg_err *err)
-{
-    uint64_t h = m->hidden;
-    int rc;
-    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
-        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, h, NULL,
-                            err)) ||
-        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", type_rows, h,
-                            types_node, err)))
-        return rc;
-    return fg__add_norm(m, -1, "Embedding norm", h, FG_NORM_LN, err);
-}
-
 static int mlm_head(const struct fg_cfg *c, struct fg_model *m, bool nsp, struct fg_err *err)
 {
     return fg__enc2_mlm(c, m, m->hidden, 0, nsp, err);
-}
-
-/* BERT's layer (BertSelfAttention q / k / v, BertSelfOutput, BertIntermediate, BertOutput:
- * biased, post-norm) over m's sizes, with extra_q more query projections. */
-static struct fg_enc2_block bert_block(const struct fg_model *m, uint32_t extra_q)
-{
-    struct fg_enc2_block b = {
-        .a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
-              .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true, .bidirectional = true},
-        .f = {.hidden = m->hidden, .inter = m->inter, .bias = true},
-        .extra_q = extra_q};
-    return b;
 }
 
 /* The heads most BERT copies share, after the family's own: one linear of labels or 1. */
@@ -109,11 +81,11 @@ static int read_tapas(const struct fg_cfg *c, struct fg_model *m, const void *sp
     for (size_t i = 0; i < nt; i++)
         rows += types[i];
     struct fg_node *n;
-    if ((rc = bert_embeddings(m, rows, &n, err)))
+    if ((rc = fg__enc2_bert_embeddings(m, rows, &n, err)))
         return rc;
     fg__fmt(n->desc, sizeof n->desc, "%zu tables, %llu rows x %llu", nt,
             (unsigned long long)rows, (unsigned long long)h);
-    struct fg_enc2_block b = bert_block(m, 0);
+    struct fg_enc2_block b = fg__enc2_bert_block(m, 0);
     if ((rc = fg__enc2_blocks(m, m->layers, &b, err)))
         return rc;
     m->encoder_only = true;
@@ -196,7 +168,7 @@ static int read_luke(const struct fg_cfg *c, struct fg_model *m, const void *spe
         return rc;
     uint64_t h = m->hidden;
     struct fg_node *n;
-    if ((rc = bert_embeddings(m, types, NULL, err)) ||
+    if ((rc = fg__enc2_bert_embeddings(m, types, NULL, err)) ||
         (rc = fg__add_table(m, FG_NODE_EMBED, "Entity embedding", ents, ee, &n, err)))
         return rc;
     n->width = (uint32_t)h;
@@ -204,7 +176,7 @@ static int read_luke(const struct fg_cfg *c, struct fg_model *m, const void *spe
         fg__node_linear(n, "proj", ee, h, 1, false);
     /* the entity position and token type tables and their LayerNorm */
     n->params += m->max_pos * h + types * h + 2 * h;
-    struct fg_enc2_block b = bert_block(m, aware ? 3 : 0);
+    struct fg_enc2_block b = fg__enc2_bert_block(m, aware ? 3 : 0);
     if ((rc = fg__enc2_blocks(m, m->layers, &b, err)))
         return rc;
     m->encoder_only = true;
@@ -302,7 +274,7 @@ static int read_fnet(const struct fg_cfg *c, struct fg_model *m, const void *spe
         return rc;
     uint64_t h = m->hidden;
     struct fg_node *n;
-    if ((rc = bert_embeddings(m, types, NULL, err)))
+    if ((rc = fg__enc2_bert_embeddings(m, types, NULL, err)))
         return rc;
     if (!(n = fg__model_add(m, FG_NODE_OTHER, -1, "Embedding projection", err)))
         return FG_E_NOMEM;
@@ -380,7 +352,7 @@ static int read_squeezebert(const struct fg_cfg *c, struct fg_model *m, const vo
         return fg_err_set(err, FG_E_RANGE, "%s: SqueezeBERT needs embedding_size = "
                           "hidden_size and every *_groups to divide hidden_size and "
                           "intermediate_size (Conv1d groups)", c->origin);
-    if ((rc = bert_embeddings(m, types, NULL, err)) ||
+    if ((rc = fg__enc2_bert_embeddings(m, types, NULL, err)) ||
         (rc = fg__enc2_layers(m, m->layers, squeeze_layer, &g, err)))
         return rc;
     return bertlike_heads(c, m, t, labels, err);
@@ -493,7 +465,7 @@ static int wav2vec2_adapter(const struct fg_cfg *c, struct fg_model *m, uint64_t
 static int wav2vec2_layer(struct fg_model *m, int32_t li, const void *ctx, struct fg_err *err)
 {
     const uint64_t *adapter = ctx;
-    struct fg_enc2_block b = bert_block(m, 0);
+    struct fg_enc2_block b = fg__enc2_bert_block(m, 0);
     int rc = fg__enc2_block(m, li, &b, err);
     if (rc || !*adapter)
         return rc;
