@@ -112,6 +112,7 @@ ENGINE_SRCS := \
 	engine/arch/arch_classic.c \
 	engine/arch/arch_enc2.c \
 	engine/arch/arch_enc2b.c \
+	engine/arch/arch_enc2c.c \
 	engine/arch/arch_mllama.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \

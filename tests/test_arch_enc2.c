@@ -294,6 +294,65 @@ static void read_wav2vec2_should_match_the_published_ctc_checkpoints(void **stat
             FG_E_RANGE, "conv_kernel");
 }
 
+/* uw-madison/nystromformer-512 shapes (max_position_embeddings 510, conv_kernel_size 65),
+ * YOSO's optional conv and MRA without one. */
+static void read_landmark_should_count_offset_positions_and_value_convolutions(void **state)
+{
+    (void)state;
+    const uint64_t h = 768, f = 3072;
+    const uint64_t layer = 4 * (h * h + h) + 2 * h + (h * f + f) + (f * h + h) + 2 * h;
+    const uint64_t V = 30000;
+    const uint64_t emb = V * h + 512 * h + 2 * h + 2 * h;
+    const uint64_t mlm = (h * h + h) + 2 * h + V;
+    uint64_t n = count("{\"model_type\": \"nystromformer\", \"architectures\": "
+                       "[\"NystromformerForMaskedLM\"], \"max_position_embeddings\": 510, "
+                       "\"conv_kernel_size\": 65, \"num_landmarks\": 64, "
+                       "\"segment_means_seq_len\": 64, \"transformers_version\": \"4.44.0\"}");
+    assert_int_equal(n, emb + 12 * (layer + 12 * 65) + mlm);
+    /* a config written before 4.31 also stores embeddings.position_ids */
+    uint64_t old = count("{\"model_type\": \"nystromformer\", \"architectures\": "
+                         "[\"NystromformerForMaskedLM\"], \"transformers_version\": "
+                         "\"4.16.0.dev0\"}");
+    assert_int_equal(old - n, 510);
+    /* YOSO without conv_window, and with one; MRA's classification head */
+    const uint64_t W = 50265;
+    const uint64_t yemb = W * h + 4098 * h + 1 * h + 2 * h;
+    uint64_t y = count("{\"model_type\": \"yoso\", \"architectures\": [\"YosoModel\"]}");
+    assert_int_equal(y, yemb + 12 * layer);
+    uint64_t yc = count("{\"model_type\": \"yoso\", \"architectures\": [\"YosoModel\"], "
+                        "\"conv_window\": 9}");
+    assert_int_equal(yc - y, 12 * 12 * 9);
+    assert_int_equal(count("{\"model_type\": \"mra\", \"architectures\": "
+                           "[\"MraForSequenceClassification\"], \"num_labels\": 3}"),
+                     W * h + 514 * h + h + 2 * h + 12 * layer + (h * h + h) + (h * 3 + 3));
+}
+
+/* google/reformer-crime-and-punishment shapes: hidden 256, 2 heads of 64, axial positions
+ * 512 x 1024 of 64 + 192, local / LSH layers, feed-forward 512, vocab 320. */
+static void read_reformer_should_count_axial_positions_and_shared_query_keys(void **state)
+{
+    (void)state;
+    const uint64_t h = 256, q = 128, f = 512, V = 320;
+    const uint64_t local = 2 * h + 3 * h * q + q * h + 2 * h + (h * f + f) + (f * h + h);
+    const uint64_t lsh = 2 * h + 2 * h * q + q * h + 2 * h + (h * f + f) + (f * h + h);
+    const char *cfg = "{\"model_type\": \"reformer\", \"architectures\": "
+                      "[\"ReformerModelWithLMHead\"], \"hidden_size\": 256, "
+                      "\"num_attention_heads\": 2, \"attention_head_size\": 64, "
+                      "\"attn_layers\": [\"local\", \"lsh\", \"local\", \"lsh\", \"local\", "
+                      "\"lsh\"], \"axial_pos_embds\": true, \"axial_pos_shape\": [512, 1024], "
+                      "\"axial_pos_embds_dim\": [64, 192], \"feed_forward_size\": 512, "
+                      "\"vocab_size\": 320, \"max_position_embeddings\": 524288, "
+                      "\"transformers_version\": \"4.40.0\"}";
+    assert_int_equal(count(cfg), V * h + (512 * 64 + 1024 * 192) + 3 * (local + lsh) +
+                                     2 * 2 * h + (2 * h * V + V));
+    refused("{\"model_type\": \"reformer\", \"attn_layers\": [\"local\", \"full\"]}",
+            FG_E_RANGE, "attn_layers[1]");
+    refused("{\"model_type\": \"reformer\", \"axial_pos_embds_dim\": [64, 64]}", FG_E_RANGE,
+            "axial_pos_embds_dim");
+    refused("{\"model_type\": \"reformer\", \"tie_word_embeddings\": true}", FG_E_UNSUPPORTED,
+            "tie_word_embeddings");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -305,6 +364,8 @@ int main(void)
         cmocka_unit_test(read_luke_should_count_entity_tables_and_entity_aware_queries),
         cmocka_unit_test(read_fnet_and_squeezebert_should_count_mixing_without_attention_weights),
         cmocka_unit_test(read_wav2vec2_should_match_the_published_ctc_checkpoints),
+        cmocka_unit_test(read_landmark_should_count_offset_positions_and_value_convolutions),
+        cmocka_unit_test(read_reformer_should_count_axial_positions_and_shared_query_keys),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
