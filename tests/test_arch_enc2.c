@@ -353,6 +353,36 @@ static void read_reformer_should_count_axial_positions_and_shared_query_keys(voi
             "tie_word_embeddings");
 }
 
+/* deepmind/language-perceiver shapes: 256 latents of 1280, 26 self-attention layers with qk
+ * 256 and v 1280, byte vocabulary 262 at d_model 768, 2048 positions. */
+static void read_perceiver_should_count_latents_cross_layers_and_the_decoder(void **state)
+{
+    (void)state;
+    const uint64_t L = 1280, D = 768;
+    const uint64_t enc = 2 * L + 2 * D + (L * 256 + 256) + (D * 256 + 256) + (D * L + L) +
+                         (L * L + L) + 2 * L + 2 * (L * L + L);
+    const uint64_t self = 2 * (L * 256 + 256) + 2 * (L * L + L) + 2 * L + 2 * L +
+                          2 * (L * L + L);
+    const uint64_t dec = 2 * D + 2 * L + (D * 256 + 256) + (L * 256 + 256) + (L * D + D) +
+                         (D * D + D) + 2 * D + 2 * (D * D + D);
+    uint64_t n = count("{\"model_type\": \"perceiver\", \"architectures\": "
+                       "[\"PerceiverForMaskedLM\"], \"d_latents\": 1280, \"d_model\": 768, "
+                       "\"num_latents\": 256, \"num_blocks\": 1, "
+                       "\"num_self_attends_per_block\": 26, \"num_self_attention_heads\": 8, "
+                       "\"num_cross_attention_heads\": 8, \"qk_channels\": 256, "
+                       "\"v_channels\": 1280, \"vocab_size\": 262, "
+                       "\"max_position_embeddings\": 2048, "
+                       "\"cross_attention_shape_for_attention\": \"kv\"}");
+    assert_int_equal(n, 262 * D + 2048 * D + 256 * L + enc + 26 * self + 2048 * D + dec + 262);
+    struct fg_model *m = built("{\"model_type\": \"perceiver\", \"architectures\": "
+                               "[\"PerceiverForImageClassificationLearned\"]}");
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    fg_model_free(m);
+    m = built("{\"model_type\": \"perceiver\", \"num_blocks\": 8}");
+    assert_string_equal(m->unsure_key, "num_blocks");
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -366,6 +396,7 @@ int main(void)
         cmocka_unit_test(read_wav2vec2_should_match_the_published_ctc_checkpoints),
         cmocka_unit_test(read_landmark_should_count_offset_positions_and_value_convolutions),
         cmocka_unit_test(read_reformer_should_count_axial_positions_and_shared_query_keys),
+        cmocka_unit_test(read_perceiver_should_count_latents_cross_layers_and_the_decoder),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
  *   mra           MraForMaskedLM           models/mra/modeling_mra.py
  *   reformer      ReformerModelWithLMHead  models/reformer/modeling_reformer.py (and
  *                 ReformerForMaskedLM)
+ *   perceiver     PerceiverForMaskedLM     models/perceiver/modeling_perceiver.py
  *
  * Their attention approximations (landmarks, hashing, blocks, LSH buckets) change no
  * stored shape; the graph counts full attention scores for them, an upper bound on what
@@ -304,11 +305,182 @@ static int read_reformer(const struct fg_cfg *c, struct fg_model *m, const void 
     return 0;
 }
 
+
+/* ---- Perceiver ------------------------------------------------------------------------------- */
+
+enum { PH_CLS = FG_ENC2_H_FAMILY };
+
+/* The text classes: PerceiverForMaskedLM and PerceiverForSequenceClassification.  The
+ * image, optical-flow and multimodal classes build preprocessors this reader does not
+ * size (unsure, by fg__enc2_task). */
+static const struct fg_enc2_task perceiver_rows[] = {
+    {"ForMaskedLM", FG_ENC2_H_LM, 0},
+    {"ForSequenceClassification", PH_CLS, FG_ENC2_LABELS},
+    {NULL, 0, 0},
+};
+static const struct fg_enc2_tasks perceiver_tasks = {"Perceiver", perceiver_rows, 0};
+
+struct perceiver_layer {
+    bool cross;
+    uint64_t q_dim, kv_dim, qk, v, heads, widening;
+};
+
+/*
+ * PerceiverLayer: PerceiverSelfAttention layernorm1 (q_dim), layernorm2 (kv_dim, cross
+ * only), query q_dim -> qk, key kv_dim -> qk, value kv_dim -> v (biased); PerceiverSelfOutput
+ * dense v -> q_dim (cross) or v (self); layernorm (q_dim); PerceiverMLP dense1 / dense2 of
+ * widening x q_dim (biased).
+ */
+static int perceiver_layer(struct fg_model *m, int32_t li, const struct perceiver_layer *p,
+                           struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_ATTN, li,
+                                            p->cross ? "CrossAttention" : "Attention", err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "q", p->q_dim, p->qk, 1, true);
+    fg__node_linear(n, "k", p->kv_dim, p->qk, 1, true);
+    fg__node_linear(n, "v", p->kv_dim, p->v, 1, true);
+    fg__node_linear(n, "o", p->v, p->cross ? p->q_dim : p->v, 1, true);
+    n->params += 2 * p->q_dim + (p->cross ? 2 * p->kv_dim : 0);
+    n->hidden = n->width = (uint32_t)p->q_dim;
+    n->heads = n->kv_heads = (uint32_t)p->heads;
+    n->head_dim = (uint32_t)(p->qk / p->heads);
+    n->v_head_dim = (uint32_t)(p->v / p->heads);
+    n->bidirectional = true;
+    n->cross = p->cross;
+    n->eager_bytes = 6; /* eager attention, as fg__add_attention */
+    fg__fmt(n->desc, sizeof n->desc, "%s %llu heads, qk %llu, v %llu",
+            p->cross ? "cross" : "self", (unsigned long long)p->heads,
+            (unsigned long long)p->qk, (unsigned long long)p->v);
+    struct fg_mlp_shape f = {.hidden = p->q_dim, .inter = p->widening * p->q_dim, .bias = true};
+    int rc;
+    if ((rc = fg__add_norm(m, li, "Norm", p->q_dim, FG_NORM_LN, err)) ||
+        (rc = fg__add_mlp(m, li, &f, NULL, err)))
+        return rc;
+    return 0;
+}
+
+/* PerceiverAttention's channels: qk_channels, else (cross) the q or kv width that
+ * cross_attention_shape_for_attention names, else q_dim; v_channels, else qk. */
+static int perceiver_channels(const struct fg_cfg *c, struct perceiver_layer *p, uint64_t qk,
+                              uint64_t v, struct fg_err *err)
+{
+    const char *shape = NULL;
+    int rc = fg_cfg_str(c, "cross_attention_shape_for_attention", "kv", &shape, err);
+    if (rc)
+        return rc;
+    if (p->cross && !qk && strcmp(shape, "q") && strcmp(shape, "kv"))
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'cross_attention_shape_for_attention' = "
+                          "'%s'; expected q or kv", c->origin, shape);
+    p->qk = qk ? qk : p->cross && !strcmp(shape, "kv") ? p->kv_dim : p->q_dim;
+    p->v = v ? v : p->qk;
+    if (p->qk % p->heads || p->v % p->heads)
+        return fg_err_set(err, FG_E_RANGE, "%s: Perceiver qk_channels %llu and v_channels %llu "
+                          "must be multiples of the %llu heads", c->origin,
+                          (unsigned long long)p->qk, (unsigned long long)p->v,
+                          (unsigned long long)p->heads);
+    return 0;
+}
+
+/*
+ * PerceiverForMaskedLM (huggingface/transformers@004edfe2dc0f models/perceiver/
+ * modeling_perceiver.py): PerceiverTextPreprocessor embeddings vocab x d_model and
+ * position_embeddings max_position_embeddings x d_model; PerceiverEmbeddings latents
+ * num_latents x d_latents; PerceiverEncoder one cross-attention PerceiverLayer (latents
+ * over the d_model inputs, num_cross_attention_heads, cross_attention_widening_factor) and
+ * num_self_attends_per_block self-attention layers (num_self_attention_heads,
+ * self_attention_widening_factor) that num_blocks runs again on the same weights;
+ * PerceiverBasicDecoder a trainable position encoding max_pos x d_model and a cross layer of
+ * q d_model over the latents (qk 8 x 32, v d_model, 8 heads, widening 1); the
+ * PerceiverEmbeddingDecoder bias (vocab; its weight is the input embedding).
+ * PerceiverForSequenceClassification's PerceiverClassificationDecoder: a 1 x d_latents
+ * position encoding, a one-head cross layer over the latents and final_layer d_latents ->
+ * num_labels.  The graph runs the latent layers at the input length, an upper bound.
+ * PerceiverConfig defaults.
+ */
+static int read_perceiver(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                          struct fg_err *err)
+{
+    (void)spec;
+    const struct fg_enc2_task *t;
+    uint64_t labels, d_model, latents, blocks, per_block, sheads, cheads, swide, cwide, qk = 0,
+        v = 0;
+    int rc;
+    if ((rc = fg_cfg_u64(c, "vocab_size", 262, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
+        (rc = fg_cfg_u64(c, "d_latents", 1280, 1, FG_MAX_HIDDEN, &m->hidden, err)) ||
+        (rc = fg_cfg_u64(c, "d_model", 768, 1, FG_MAX_HIDDEN, &d_model, err)) ||
+        (rc = fg_cfg_u64(c, "num_latents", 256, 1, FG_MAX_POS, &latents, err)) ||
+        (rc = fg_cfg_u64(c, "num_blocks", 1, 1, FG_MAX_LAYERS, &blocks, err)) ||
+        (rc = fg_cfg_u64(c, "num_self_attends_per_block", 26, 1, FG_MAX_LAYERS - 2, &per_block,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "num_self_attention_heads", 8, 1, FG_MAX_HEADS, &sheads, err)) ||
+        (rc = fg_cfg_u64(c, "num_cross_attention_heads", 8, 1, FG_MAX_HEADS, &cheads, err)) ||
+        (rc = fg_cfg_u64(c, "self_attention_widening_factor", 1, 1, 64, &swide, err)) ||
+        (rc = fg_cfg_u64(c, "cross_attention_widening_factor", 1, 1, 64, &cwide, err)) ||
+        (rc = fg_cfg_u64(c, "max_position_embeddings", 2048, 1, FG_MAX_POS, &m->max_pos,
+                         err)) ||
+        (fg_cfg_has(c, "qk_channels") &&
+         (rc = fg_cfg_u64(c, "qk_channels", 0, 1, FG_MAX_HIDDEN, &qk, err))) ||
+        (fg_cfg_has(c, "v_channels") &&
+         (rc = fg_cfg_u64(c, "v_channels", 0, 1, FG_MAX_HIDDEN, &v, err))) ||
+        (rc = fg__enc2_task(c, m, &perceiver_tasks, &t, &labels, err)))
+        return rc;
+    uint64_t h = m->hidden;
+    if (h % sheads || h % cheads)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'd_latents' = %llu must be divisible by "
+                          "the self- and cross-attention heads", c->origin,
+                          (unsigned long long)h);
+    if (blocks > 1)
+        fg__model_unsure(m, "num_blocks", "unsure: key 'num_blocks' = %llu runs the %llu "
+                         "self-attention layers again on the same weights: the count is "
+                         "exact, the activations of the repeats are not counted",
+                         (unsigned long long)blocks, (unsigned long long)per_block);
+    m->heads = m->kv_heads = sheads;
+    m->head_dim = h / sheads;
+    m->inter = swide * h;
+    m->layers = per_block + 2;
+    struct fg_node *n;
+    if ((rc = fg__add_table(m, FG_NODE_EMBED, "Embedding", m->vocab, d_model, NULL, err)) ||
+        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, d_model,
+                            NULL, err)) ||
+        (rc = fg__add_table(m, FG_NODE_OTHER, "Latents", latents, h, &n, err)))
+        return rc;
+    struct perceiver_layer enc = {.cross = true, .q_dim = h, .kv_dim = d_model, .heads = cheads,
+                                  .widening = cwide};
+    struct perceiver_layer self = {.q_dim = h, .kv_dim = h, .heads = sheads, .widening = swide};
+    if ((rc = perceiver_channels(c, &enc, qk, v, err)) ||
+        (rc = perceiver_channels(c, &self, qk, v, err)) ||
+        (rc = perceiver_layer(m, 0, &enc, err)))
+        return rc;
+    for (uint64_t l = 1; l <= per_block; l++)
+        if ((rc = perceiver_layer(m, (int32_t)l, &self, err)))
+            return rc;
+    bool mlm = t->head == FG_ENC2_H_LM;
+    struct perceiver_layer dec = {.cross = true, .q_dim = mlm ? d_model : h, .kv_dim = h,
+                                  .heads = mlm ? 8 : 1, .widening = 1};
+    if ((rc = perceiver_channels(c, &dec, mlm ? 8 * 32 : 0, mlm ? d_model : 0, err)) ||
+        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Decoder queries", mlm ? m->max_pos : 1,
+                            dec.q_dim, NULL, err)) ||
+        (rc = perceiver_layer(m, (int32_t)per_block + 1, &dec, err)))
+        return rc;
+    m->encoder_only = true;
+    m->tied = mlm;
+    if (!mlm)
+        return fg__enc2_head(m, "Task head", h, labels, true, NULL, err);
+    /* the embedding decoder's logits use the input embedding: only its bias is stored */
+    if ((rc = fg__enc2_head(m, "LM head", d_model, m->vocab, false, &n, err)))
+        return rc;
+    n->params = m->vocab;
+    return 0;
+}
+
 const struct fg_arch fg__arch_enc2c_table[] = {
     {"nystromformer", "nystromformer encoder (landmark attention)", read_landmark,
      &nystromformer},
     {"yoso", "yoso encoder (hashed attention)", read_landmark, &yoso},
     {"mra", "mra encoder (multi-resolution attention)", read_landmark, &mra},
     {"reformer", "reformer (LSH / local attention, reversible)", read_reformer, NULL},
+    {"perceiver", "perceiver (latent cross-attention)", read_perceiver, NULL},
     {NULL, NULL, NULL, NULL},
 };
