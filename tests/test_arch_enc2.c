@@ -69,6 +69,10 @@ static void read_xlnet_should_count_relative_attention_and_the_tied_head_bias(vo
                             "\"n_head\": 12, \"d_inner\": 3072, \"architectures\": "
                             "[\"XLNetLMHeadModel\"], \"tie_word_embeddings\": false}");
     assert_int_equal(untied - n, V * h);
+    /* XLNetRelativeAttention has no SDPA path: its scores are kept whatever the job asks */
+    struct fg_model *m = built(base);
+    assert_int_equal(first_of(m, FG_NODE_ATTN)->score_bytes, 6);
+    fg_model_free(m);
     refused("{\"model_type\": \"xlnet\", \"d_model\": 768, \"n_head\": 12, \"d_head\": 32}",
             FG_E_RANGE, "d_head");
     refused("{\"model_type\": \"xlnet\", \"architectures\": [\"XLNetForSequenceClassification\"], "

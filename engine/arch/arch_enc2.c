@@ -78,6 +78,8 @@ int fg__enc2_block(struct fg_model *m, int32_t li, const void *ctx, struct fg_er
         fg__node_linear(n, "q_extra", b->a.hidden, b->a.heads * b->a.head_dim, b->extra_q,
                         true);
     n->params += b->attn_extra;
+    if (b->eager_only)
+        n->score_bytes = n->eager_bytes;
     if (b->desc)
         fg__copy(n->desc, sizeof n->desc, b->desc);
     if ((rc = fg__add_norm(m, li, "Norm", b->a.hidden, FG_NORM_LN, err)) ||
@@ -254,7 +256,7 @@ static int read_xlnet(const struct fg_cfg *c, struct fg_model *m, const void *sp
               .bidirectional = true},
         .f = {.hidden = h, .inter = m->inter, .bias = true},
         .rel_in = h, .rel_out = h, .attn_extra = 3 * h + 2 * h,
-        .desc = "relative MHA, two-stream"};
+        .desc = "relative MHA, two-stream", .eager_only = true};
     if ((rc = fg__enc2_blocks(m, m->layers, &b, err)))
         return rc;
     m->encoder_only = t->head != FG_ENC2_H_LM;
@@ -385,7 +387,7 @@ static int read_xlm(const struct fg_cfg *c, struct fg_model *m, const void *spec
     struct fg_enc2_block b = {
         .a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads, .head_dim = h / m->heads,
               .qkv_bias = true, .o_bias = true, .bidirectional = !causal},
-        .f = {.hidden = h, .inter = 4 * h, .bias = true}};
+        .f = {.hidden = h, .inter = 4 * h, .bias = true}, .eager_only = true};
     if ((rc = fg__enc2_blocks(m, m->layers, &b, err)))
         return rc;
     /* the causal CLM checkpoints (xlm-clm-*) decode; the MLM ones are encoders as BERT */
@@ -491,7 +493,7 @@ static int read_funnel(const struct fg_cfg *c, struct fg_model *m, const void *s
               .o_bias = true, .bidirectional = true},
         .f = {.hidden = h, .inter = m->inter, .bias = true},
         .rel_in = h, .rel_out = q, .attn_extra = 2 * q + 3 * q + 2 * q,
-        .desc = "relative MHA (funnel)"};
+        .desc = "relative MHA (funnel)", .eager_only = true};
     if ((rc = fg__enc2_blocks(m, m->layers, &b, err)))
         return rc;
     m->encoder_only = true;

@@ -66,6 +66,8 @@ struct fg_enc2_block {
     uint32_t extra_q;
     uint64_t attn_extra;
     const char *desc;  /* the attention's description, or NULL for fg__add_attention's */
+    bool eager_only;   /* the class has no SDPA path: its scores are kept under any
+                          attn_implementation (score_bytes = eager_bytes) */
 };
 
 /* Blocks [0, n), each built by fn(m, layer, ctx, err) until fg__model_repeat_block can copy

@@ -177,6 +177,7 @@ static int read_luke(const struct fg_cfg *c, struct fg_model *m, const void *spe
     /* the entity position and token type tables and their LayerNorm */
     n->params += m->max_pos * h + types * h + 2 * h;
     struct fg_enc2_block b = fg__enc2_bert_block(m, aware ? 3 : 0);
+    b.eager_only = true; /* LukeSelfAttention computes its scores itself */
     if ((rc = fg__enc2_blocks(m, m->layers, &b, err)))
         return rc;
     m->encoder_only = true;
@@ -305,6 +306,7 @@ static int squeeze_layer(struct fg_model *m, int32_t li, const void *ctx, struct
     int rc = fg__add_attention(m, li, &a, &n, err);
     if (rc)
         return rc;
+    n->score_bytes = n->eager_bytes; /* SqueezeBertSelfAttention's matmul / softmax only */
     /* a grouped 1x1 convolution holds in x out / groups weights */
     n->params = (h * h / g->q + h * h / g->k + h * h / g->v + h * h / g->post) + 4 * h;
     fg__fmt(n->desc, sizeof n->desc, "MHA %llu heads, grouped convs %llu/%llu/%llu",
@@ -560,6 +562,9 @@ static int read_wav2vec2(const struct fg_cfg *c, struct fg_model *m, const void 
          (rc = fg_cfg_u64(c, "adapter_attn_dim", 0, 1, FG_MAX_HIDDEN, &attn_ad, err))) ||
         (rc = fg__enc2_task(c, m, &wav2vec2_tasks, &t, &labels, err)))
         return rc;
+    /* no position table: the frames are as many as the audio is long, so no cap on the
+     * job's sequence */
+    m->max_pos = 0;
     uint64_t h = m->hidden;
     if (h % pos_g)
         return fg_err_set(err, FG_E_RANGE, "%s: key 'num_conv_pos_embedding_groups' = %llu "

@@ -349,7 +349,9 @@ static int perceiver_layer(struct fg_model *m, int32_t li, const struct perceive
     n->v_head_dim = (uint32_t)(p->v / p->heads);
     n->bidirectional = true;
     n->cross = p->cross;
-    n->eager_bytes = 6; /* eager attention, as fg__add_attention */
+    /* PerceiverSelfAttention's matmul / softmax, under any attn_implementation (the
+     * eager figure of fg__add_attention) */
+    n->eager_bytes = n->score_bytes = 6;
     fg__fmt(n->desc, sizeof n->desc, "%s %llu heads, qk %llu, v %llu",
             p->cross ? "cross" : "self", (unsigned long long)p->heads,
             (unsigned long long)p->qk, (unsigned long long)p->v);
