@@ -175,8 +175,10 @@ static int reformer_layer(struct fg_model *m, int32_t li, const void *ctx, struc
     return 0;
 }
 
-/* attn_layers: "lsh" and "local" entries, one per layer (ReformerAttention raises on
- * another); fills r->lsh and m->layers. */
+/* attn_layers: "lsh" and "local" entries (ReformerAttention raises on another).  ReformerConfig
+ * sets num_hidden_layers to their count; ReformerEncoder builds num_hidden_layers layers, and
+ * ReformerAttention indexes attn_layers by layer only when it mixes both kinds.  Fills r->lsh
+ * and m->layers. */
 static int reformer_layers(const struct fg_cfg *c, struct fg_model *m, struct reformer *r,
                            struct fg_err *err)
 {
@@ -193,14 +195,23 @@ static int reformer_layers(const struct fg_cfg *c, struct fg_model *m, struct re
     if (nt == 0 || nt > FG_MAX_LAYERS)
         return fg_err_set(err, FG_E_RANGE, "%s: key 'attn_layers' holds %zu layers; expected "
                           "1 to %u", c->origin, nt, FG_MAX_LAYERS);
+    size_t nlsh = 0;
     for (size_t i = 0; i < nt; i++) {
         bool lsh = !strcmp(types[i], "lsh");
         if (!lsh && strcmp(types[i], "local"))
             return fg_err_set(err, FG_E_RANGE, "%s: key 'attn_layers[%zu]' = '%s'; expected "
                               "lsh or local", c->origin, i, types[i]);
-        r->lsh[i] = lsh;
+        nlsh += lsh;
     }
-    m->layers = nt;
+    if ((rc = fg_cfg_u64(c, "num_hidden_layers", nt, 1, FG_MAX_LAYERS, &m->layers, err)))
+        return rc;
+    bool mixed = nlsh && nlsh < nt;
+    if (mixed && m->layers > nt)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'num_hidden_layers' = %llu but "
+                          "'attn_layers' names %zu mixed layers: ReformerAttention has no "
+                          "kind for the others", c->origin, (unsigned long long)m->layers, nt);
+    for (uint64_t i = 0; i < m->layers; i++)
+        r->lsh[i] = mixed ? !strcmp(types[i], "lsh") : nlsh > 0;
     return 0;
 }
 
