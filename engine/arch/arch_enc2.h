@@ -36,8 +36,9 @@ struct fg_enc2_tasks {
 };
 
 /* *out: the row of the first class of `architectures` the table knows, else rows[absent]
- * (m made unsure when the list names another class: its head is not counted); *labels: num_labels when the row's
- * head reads it, else 2.  The list's and num_labels' read errors. */
+ * (m made unsure when the list names another class: its head is not counted); *labels:
+ * num_labels when the row's head reads it, else 2.  The list's and num_labels' read
+ * errors. */
 int fg__enc2_task(const struct fg_cfg *c, struct fg_model *m, const struct fg_enc2_tasks *f,
                   const struct fg_enc2_task **out, uint64_t *labels, struct fg_err *err);
 

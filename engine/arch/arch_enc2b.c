@@ -360,7 +360,7 @@ static int read_squeezebert(const struct fg_cfg *c, struct fg_model *m, const vo
     return bertlike_heads(c, m, t, labels, err);
 }
 
-/* ---- wav2vec 2.0 ------------------------------------------------------------------------------ */
+/* ---- wav2vec 2.0 --------------------------------------------------------------------------- */
 
 enum { WH_CTC = FG_ENC2_H_FAMILY, WH_PRETRAIN, WH_SEQ, WH_FRAME };
 
