@@ -28,9 +28,15 @@ int fg__enc2_task(const struct fg_cfg *c, struct fg_model *m, const struct fg_en
 {
     const char *a[16];
     size_t n = 0, plen = strlen(f->prefix);
-    int rc = fg_cfg_str_array(c, "architectures", a, 16, &n, err);
+    bool tie;
     *out = NULL;
     *labels = 2;
+    /* tie_word_embeddings changes a stored shape only under an LM head, whose builder reads
+     * it again; for the other classes (and Perceiver's weightless embedding decoder) it is
+     * read here, so that setting it does not make the count unsure */
+    int rc = fg_cfg_str_array(c, "architectures", a, 16, &n, err);
+    if (!rc)
+        rc = fg_cfg_bool(c, "tie_word_embeddings", true, &tie, err);
     if (rc)
         return rc;
     for (size_t i = 0; i < n && i < 16 && !*out; i++)
