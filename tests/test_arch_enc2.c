@@ -190,6 +190,8 @@ static void read_tapas_should_count_every_token_type_table_and_the_cell_heads(vo
     assert_int_equal(count("{\"model_type\": \"tapas\", \"architectures\": "
                            "[\"TapasForQuestionAnswering\"], \"num_aggregation_labels\": 4}"),
                      emb + 12 * layer + pooler + 2 * h + 2 + (h * 4 + 4));
+    refused("{\"model_type\": \"tapas\", \"add_cross_attention\": true}", FG_E_UNSUPPORTED,
+            "add_cross_attention");
     /* TapasForMaskedLM: no pooler, BERT's MLM head with the decoder tied */
     assert_int_equal(count("{\"model_type\": \"tapas\", \"architectures\": "
                            "[\"TapasForMaskedLM\"]}"),

@@ -576,6 +576,7 @@ static int mobilebert_layer(struct fg_model *m, int32_t li, const void *ctx,
                               .bidirectional = true};
     if ((rc = fg__add_attention(m, li, &a, &n, err)))
         return rc;
+    n->score_bytes = n->eager_bytes; /* MobileBertSelfAttention's own matmul / softmax */
     if (!k->bottleneck_attn && in != h)
         for (uint8_t i = 0; i < n->nlin; i++)
             if (!strcmp(n->lin[i].role, "v")) {

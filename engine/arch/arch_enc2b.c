@@ -51,7 +51,8 @@ static const struct fg_enc2_tasks tapas_tasks = {"Tapas", tapas_rows, 1};
  * BERT's layers; TapasPooler.  TapasForMaskedLM builds no pooler; TapasForQuestionAnswering
  * adds output_weights and column_output_weights (hidden each), output_bias and
  * column_output_bias (one scalar each) and, when num_aggregation_labels > 0, its
- * aggregation_classifier.  TapasConfig defaults (google/tapas-base shapes).
+ * aggregation_classifier.  add_cross_attention (a decoder's crossattention) is refused.
+ * TapasConfig defaults (google/tapas-base shapes).
  */
 static int read_tapas(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                       struct fg_err *err)
@@ -63,12 +64,17 @@ static int read_tapas(const struct fg_cfg *c, struct fg_model *m, const void *sp
     const struct fg_enc2_task *t;
     uint64_t labels, types[16], agg;
     size_t nt = 0;
+    bool cross;
     int rc;
     if ((rc = fg__read_core(c, m, &d, err)) ||
         (rc = fg_cfg_u64_array(c, "type_vocab_sizes", 1, FG_MAX_VOCAB, types, 16, &nt, err)) ||
         (rc = fg_cfg_u64(c, "num_aggregation_labels", 0, 0, 1u << 16, &agg, err)) ||
+        (rc = fg_cfg_bool(c, "add_cross_attention", false, &cross, err)) ||
         (rc = fg__enc2_task(c, m, &tapas_tasks, &t, &labels, err)))
         return rc;
+    if (cross) /* TapasLayer's crossattention, for a decoder */
+        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'add_cross_attention' is true: "
+                          "TAPAS as a decoder with cross-attention is not supported", c->origin);
     if (!fg_cfg_has(c, "type_vocab_sizes")) {
         static const uint64_t def[] = {3, 256, 256, 2, 256, 256, 10};
         memcpy(types, def, sizeof def);
@@ -86,6 +92,7 @@ static int read_tapas(const struct fg_cfg *c, struct fg_model *m, const void *sp
     fg__fmt(n->desc, sizeof n->desc, "%zu tables, %llu rows x %llu", nt,
             (unsigned long long)rows, (unsigned long long)h);
     struct fg_enc2_block b = fg__enc2_bert_block(m, 0);
+    b.eager_only = true; /* TapasSelfAttention computes its scores itself */
     if ((rc = fg__enc2_blocks(m, m->layers, &b, err)))
         return rc;
     m->encoder_only = true;
