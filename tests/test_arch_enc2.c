@@ -252,7 +252,7 @@ static void read_fnet_and_squeezebert_should_count_mixing_without_attention_weig
 }
 
 /* facebook/wav2vec2-base-960h and jonatasgrosman/wav2vec2-large-xlsr-53-english
- * (Wav2Vec2ForCTC), against the safetensors counts of huggingface/safetensors temp.md
+ * (Wav2Vec2ForCTC), against the safetensors counts of huggingface/safetensors:temp.md
  * (commit 01b9ce07): F32 94,395,552 and 315,472,545. */
 static void read_wav2vec2_should_match_the_published_ctc_checkpoints(void **state)
 {
