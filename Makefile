@@ -111,6 +111,9 @@ ENGINE_SRCS := \
 	engine/arch/arch_keys.c \
 	engine/arch/arch_families.c \
 	engine/arch/arch_classic.c \
+	engine/arch/arch_enc2.c \
+	engine/arch/arch_enc2b.c \
+	engine/arch/arch_enc2c.c \
 	engine/arch/arch_mllama.c \
 	engine/arch/arch_tensors.c \
 	engine/arch/arch_enc1.c \
@@ -207,6 +210,7 @@ TEST_SRCS := \
 	tests/test_arch_families.c \
 	tests/test_arch_classic.c \
 	tests/test_arch_enc1.c \
+	tests/test_arch_enc2.c \
 	tests/test_arch_dec.c \
 	tests/test_arch_generic.c \
 	tests/test_arch_keys.c \
