@@ -92,6 +92,7 @@ ENGINE_SRCS := \
 	engine/source/safetensors.c \
 	engine/source/wquant.c \
 	engine/source/ckpt.c \
+	engine/source/st_layout.c \
 	engine/arch/graph.c \
 	engine/arch/blocks.c \
 	engine/arch/arch_decoder.c \
@@ -110,6 +111,9 @@ ENGINE_SRCS := \
 	engine/arch/arch_keys.c \
 	engine/arch/arch_families.c \
 	engine/arch/arch_classic.c \
+	engine/arch/arch_enc2.c \
+	engine/arch/arch_enc2b.c \
+	engine/arch/arch_enc2c.c \
 	engine/arch/arch_mllama.c \
 	engine/arch/arch_vl.c \
 	engine/arch/arch_vl_glm.c \
@@ -123,6 +127,9 @@ ENGINE_SRCS := \
 	engine/arch/arch_vl_ovis.c \
 	engine/arch/arch_vl_evolla.c \
 	engine/arch/arch_vl_proj.c \
+	engine/arch/arch_tensors.c \
+	engine/arch/arch_enc1.c \
+	engine/arch/arch_enc1b.c \
 	engine/arch/arch_dec.c \
 	engine/arch/arch_dec2.c \
 	engine/hw/gpu.c \
@@ -215,10 +222,16 @@ TEST_SRCS := \
 	tests/test_arch_families.c \
 	tests/test_arch_classic.c \
 	tests/test_arch_vl.c \
+	tests/test_arch_enc1.c \
+	tests/test_arch_enc2.c \
 	tests/test_arch_dec.c \
 	tests/test_arch_generic.c \
+	tests/test_arch_keys.c \
+	tests/test_model_load.c \
 	tests/test_params.c \
 	tests/test_source.c \
+	tests/test_st_layout.c \
+	tests/test_arch_tensors.c \
 	tests/test_memory.c \
 	tests/test_wquant.c \
 	tests/test_memory_train.c \

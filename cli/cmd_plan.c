@@ -155,6 +155,8 @@ static cJSON *model_json(const struct fg_model *m)
     cJSON *notes = cJSON_AddArrayToObject(o, "notes");
     for (size_t i = 0; i < m->n_notes; i++)
         cJSON_AddItemToArray(notes, cJSON_CreateString(m->notes[i]));
+    if (m->ckpt.where[0])
+        cJSON_AddItemToObject(o, "checkpoint", fg_cli_ckpt_json(&m->ckpt));
     return o;
 }
 
@@ -249,6 +251,13 @@ static void print_model(const struct fg_model *m)
         printf("note: %s\n", m->notes[i]);
     for (size_t i = 0; i < m->n_assumed; i++)
         printf("assumed: %s\n", m->assumed[i]);
+    if (m->ckpt.where[0])
+        printf("checkpoint: %s%llu tensors, %s as stored (%s), %s\n",
+               m->ckpt.structure ? "the structure read from its " : "",
+               (unsigned long long)m->ckpt.tensors, fg_cli_gb(m->ckpt.bytes, a, sizeof a),
+               m->ckpt.dtypes, m->ckpt.where);
+    if (m->ckpt.unused[0])
+        printf("checkpoint: stored, not loaded: %s\n", m->ckpt.unused);
 }
 
 /* plan's card table, the cost line and the structure. */
@@ -599,8 +608,7 @@ static void print_verdict(const struct inputs *in, const struct fg_gate *g, bool
     size_t n = fg_decide_lines(&g->d, lines, sizeof lines / sizeof lines[0]);
     for (size_t i = 0; i < n; i++)
         printf("  %s\n", lines[i]);
-    bool unchecked = in->m->certainty == FG_CERT_UNSURE &&
-                     in->rules.on_unknown != FG_ONUNK_ALLOW;
+    bool unchecked = fg_model_unsure_of_memory(in->m) && in->rules.on_unknown != FG_ONUNK_ALLOW;
     printf("  => %s with %u x %s (decision: %s)\n",
            unchecked        ? "not judged (the count is unsure)"
            : g->d.by_rule   ? "refused by the site's rules"

@@ -1,7 +1,9 @@
-/* plan_json.c - the JSON of a layout and of the remedies, for `plan` and `check --json`. */
+/* plan_json.c - the JSON of a layout, of the remedies and of the checkpoint's headers, for
+ * `plan` and `check --json`. */
 #include "plan_json.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "jobspec.h"
 
@@ -47,4 +49,28 @@ cJSON *fg_cli_remedies_json(const struct fg_request *q, const struct fg_remedies
         cJSON_AddItemToArray(a, e);
     }
     return a;
+}
+
+/* What the checkpoint's headers said (model.h fg_ckpt_seen): where they were read, whether
+ * the structure itself came from them, tensors, bytes as stored, elements per dtype. */
+cJSON *fg_cli_ckpt_json(const struct fg_ckpt_seen *k)
+{
+    cJSON *o = cJSON_CreateObject(), *d;
+    char buf[sizeof k->dtypes];
+    cJSON_AddStringToObject(o, "where", k->where);
+    cJSON_AddBoolToObject(o, "structure", k->structure);
+    cJSON_AddNumberToObject(o, "tensors", (double)k->tensors);
+    cJSON_AddNumberToObject(o, "elements", (double)k->elements);
+    cJSON_AddNumberToObject(o, "bytes", (double)k->bytes);
+    d = cJSON_AddObjectToObject(o, "dtypes");
+    snprintf(buf, sizeof buf, "%s", k->dtypes);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char name[16];
+        unsigned long long n;
+        if (sscanf(t, " %15s %llu", name, &n) == 2)
+            cJSON_AddNumberToObject(d, name, (double)n);
+    }
+    if (k->unused[0])
+        cJSON_AddStringToObject(o, "stored_not_loaded", k->unused);
+    return o;
 }

@@ -1,5 +1,6 @@
 /*
- * plan_json.h - the JSON of a layout and of the remedies (docs/cli.md "JSON output").
+ * plan_json.h - the JSON of a layout, of the remedies and of what the checkpoint's headers
+ * said (docs/cli.md "JSON output").
  * Ownership: each function returns a new cJSON item the caller adds to a tree or frees with
  * cJSON_Delete.
  */
@@ -9,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "decide.h"
+#include "model.h"
 #include "plan.h"
 #include "remedy.h"
 #include "request.h"
@@ -20,5 +22,9 @@ cJSON *fg_cli_layout_json(const struct fg_layout *l);
  * gpus, layout (from the re-check) and the line d printed for it */
 cJSON *fg_cli_remedies_json(const struct fg_request *q, const struct fg_remedies *rem,
                             const struct fg_decision *d);
+
+/* model.checkpoint: where the headers were read, whether the structure came from them,
+ * tensors, elements, bytes as stored, dtypes {name: elements}, stored_not_loaded */
+cJSON *fg_cli_ckpt_json(const struct fg_ckpt_seen *k);
 
 #endif

@@ -181,6 +181,15 @@ void fg__model_rule(struct fg_model *m, const char *name, int64_t scalars)
     struct fg_rule *r = &m->rules[m->n_rules++];
     fg__copy(r->name, sizeof r->name, name);
     r->scalars = scalars;
+    r->optional = false;
+}
+
+void fg__model_rule_optional(struct fg_model *m, const char *name, int64_t scalars)
+{
+    size_t n = m->n_rules;
+    fg__model_rule(m, name, scalars);
+    if (m->n_rules > n)
+        m->rules[n].optional = true;
 }
 
 /* Notes, assumptions and keys quote config values: no control characters reach a terminal
@@ -221,18 +230,39 @@ void fg__model_assume(struct fg_model *m, const char *fmt, ...)
     scrub(a);
 }
 
-void fg__model_unsure(struct fg_model *m, const char *key, const char *fmt, ...)
+static void unsure_v(struct fg_model *m, const char *key, const char *fmt, va_list ap)
 {
     bool first = m->certainty != FG_CERT_UNSURE;
     m->certainty = FG_CERT_UNSURE;
+    m->unsure_count_only = false;
     if (!first)
         return; /* one note is enough: the first key says what to fix */
     fg__copy(m->unsure_key, sizeof m->unsure_key, key);
     scrub(m->unsure_key);
+    note_v(m, fmt, ap);
+}
+
+void fg__model_unsure(struct fg_model *m, const char *key, const char *fmt, ...)
+{
     va_list ap;
     va_start(ap, fmt);
-    note_v(m, fmt, ap);
+    unsure_v(m, key, fmt, ap);
     va_end(ap);
+}
+
+void fg__model_unsure_count(struct fg_model *m, const char *key, const char *fmt, ...)
+{
+    bool first = m->certainty != FG_CERT_UNSURE;
+    va_list ap;
+    va_start(ap, fmt);
+    unsure_v(m, key, fmt, ap);
+    va_end(ap);
+    m->unsure_count_only = first;
+}
+
+bool fg_model_unsure_of_memory(const struct fg_model *m)
+{
+    return m->certainty == FG_CERT_UNSURE && !m->unsure_count_only;
 }
 
 const char *fg_certainty_name(enum fg_certainty c)

@@ -144,6 +144,9 @@ enum fg_seg_side {
 struct fg_rule {
     char name[96];
     int64_t scalars;        /* signed: what the rule adds (or removes) */
+    bool optional;          /* stored by some checkpoints of the config and not others (MTP
+                               layers a fine-tune or a pruned release drops): the checkpoint,
+                               when at hand, decides (model_load.c) */
 };
 
 #define FG_MODEL_MAX_RULES 12
@@ -176,10 +179,16 @@ struct fg_model {
     enum fg_certainty certainty;
     char unsure_key[64];    /* UNSURE: the first key that made it so (as the config spells
                                it, "vision_config", "layer_types[3]=linear_attention") */
+    bool unsure_count_only; /* UNSURE only of the stored count, not of what is loaded: the
+                               one open question is a tied head a checkpoint may write anyway,
+                               which transformers ties to the embedding either way, so the
+                               memory estimate does not depend on it (fg_decide_unknown) */
     bool custom_code;       /* config names classes through auto_map */
     bool encoder_only;      /* bidirectional encoder, no LM head */
     bool enc_dec;           /* encoder-decoder (T5, Whisper) */
     bool tied;              /* LM head shares the embedding */
+    bool tied_head_open;    /* the reader counted a tied head as written not knowing whether
+                               the checkpoint writes it: its tensor names decide when read */
     uint64_t hidden, vocab, layers, heads, kv_heads, head_dim, inter, max_pos;
     uint64_t experts, top_k;
     uint64_t enc_positions;  /* encoder sequence length where fixed (Whisper 1500) */
@@ -213,12 +222,27 @@ struct fg_model {
     struct fg_wquant wq;     /* the checkpoint's quantization_config (FG_WQ_NONE: none) */
     uint64_t stored_bytes;   /* a quantized checkpoint's bytes as its safetensors headers give
                                 them (set by the caller that read them; 0: not read) */
+    /* What the checkpoint's safetensors headers said, when read (model_load.c fills it) */
+    struct fg_ckpt_seen {
+        char where[200];     /* "DIR (local)", "the hub now (N requests, M ms)", "fitgate's
+                                cache (N s old)"; "" when no header was read */
+        uint64_t tensors;    /* tensors the headers name */
+        uint64_t elements;   /* their elements, packed formats as stored */
+        uint64_t bytes;      /* their bytes as stored */
+        char dtypes[160];    /* elements per dtype: "BF16 7818448896, F32 64" */
+        bool structure;      /* the graph itself was built from the tensors (arch_tensors.h) */
+        char unused[200];    /* stored parts the graph does not load ("", none found) */
+    } ckpt;
 };
 
 void fg_model_free(struct fg_model *m);
 
 /* "exact", "checkpoint", "generic", "unsure". */
 const char *fg_certainty_name(enum fg_certainty c);
+
+/* Is m unsure in a way the memory estimate depends on (FG_CERT_UNSURE, and not only of the
+ * stored count: unsure_count_only)?  What OnUnknown acts on. */
+bool fg_model_unsure_of_memory(const struct fg_model *m);
 
 /* "Attention", "MLP", ... */
 const char *fg_node_kind_name(enum fg_node_kind kind);

@@ -45,6 +45,10 @@ void fg__node_linear(struct fg_node *n, const char *role, uint64_t in, uint64_t 
 /* Record a counting rule (adds scalars to the total at finalize). */
 void fg__model_rule(struct fg_model *m, const char *name, int64_t scalars);
 
+/* The same for a part the config declares that not every checkpoint stores (the rule's
+ * optional flag): counted, and dropped when a checkpoint at hand shows it absent. */
+void fg__model_rule_optional(struct fg_model *m, const char *name, int64_t scalars);
+
 /* Record a note for the output ("read as a generic decoder"). */
 void fg__model_note(struct fg_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -55,6 +59,11 @@ void fg__model_assume(struct fg_model *m, const char *fmt, ...)
 
 /* Mark the count unsure because of key (kept: the first one), with a note saying why. */
 void fg__model_unsure(struct fg_model *m, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The same for a question of the stored count alone, which leaves what is loaded (and the
+ * memory estimate) as it is: m->unsure_count_only while no other key makes it unsure. */
+void fg__model_unsure_count(struct fg_model *m, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 /* Sum nodes and rules into params_total, derive the linear sums and the segments;

@@ -299,7 +299,7 @@ static void check(spank_t sp, const struct fg_policy *pol, const char *pol_error
         export_submitted_plan(sp, err.detail);
         goto out;
     }
-    if (m->certainty == FG_CERT_UNSURE && rules.on_unknown != FG_ONUNK_ALLOW) {
+    if (fg_model_unsure_of_memory(m) && rules.on_unknown != FG_ONUNK_ALLOW) {
         /* submission said what OnUnknown says: no second verdict on an unsure count */
         export_submitted_plan(sp, "the model's count is unsure (OnUnknown)");
         goto out;

@@ -697,7 +697,8 @@ void fg_decide_error(const char *what, const char *detail, const char *todo,
 bool fg_decide_unknown(const struct fg_request *q, const struct fg_model *m,
                        const struct fg_rules *r, struct fg_decision *d)
 {
-    if (m->certainty != FG_CERT_UNSURE || r->on_unknown == FG_ONUNK_ALLOW)
+    /* a count unsure only of a tied head written or not sizes the same memory either way */
+    if (!fg_model_unsure_of_memory(m) || r->on_unknown == FG_ONUNK_ALLOW)
         return false;
     memset(d, 0, sizeof *d);
     d->kind = r->on_unknown == FG_ONUNK_REJECT ? FG_DECIDE_REJECT : FG_DECIDE_WARN;

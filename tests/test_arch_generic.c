@@ -68,7 +68,8 @@ static uint64_t family_count(const char *dir)
     char path[512];
     snprintf(path, sizeof path, FIXTURES "%s", dir);
     struct fg_model *m = load(path);
-    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    /* exact, or unsure only whether a tied head is written (the loaded count is the same) */
+    assert_true(m->certainty == FG_CERT_EXACT || m->unsure_count_only);
     uint64_t n = loaded(m);
     fg_model_free(m);
     return n;
@@ -166,7 +167,11 @@ static void family_readers_should_say_exact_on_every_fixture(void **state)
         struct fg_model *m = NULL;
         struct fg_err err = {0};
         assert_int_equal(fg_model_from_config(doc, name, &m, &err), 0);
-        if (m->certainty != FG_CERT_EXACT || m->generic || m->n_assumed)
+        /* the one question config.json cannot answer for a real release: whether a tied
+         * head is written anyway (arch_decoder.c, Qwen3); the checkpoint decides */
+        bool open_head = m->certainty == FG_CERT_UNSURE &&
+                         !strcmp(m->unsure_key, "tie_word_embeddings");
+        if ((m->certainty != FG_CERT_EXACT && !open_head) || m->generic || m->n_assumed)
             fail_msg("%s: %s by %s", name, fg_certainty_name(m->certainty), m->reader);
         fg_model_free(m);
         fg_config_free(doc);
@@ -402,7 +407,8 @@ static void generic_should_size_the_score_head_from_num_labels(void **state)
     fg_model_free(m);
 }
 
-/* Keys that add or remove stored tensors when set (arch_keys.c family_shape_keys). */
+/* Keys that add or remove stored tensors when set (some of arch_keys.c shape_keys; every
+ * key of that table is added to every fixture by tests/test_arch_keys.c). */
 static const struct {
     const char *key, *value;
 } shape_keys[] = {

@@ -33,6 +33,7 @@
 #include "model.h"
 #include "source/safetensors.h"
 #include "source/source.h"
+#include "source/st_layout.h"
 
 #define MODELS "tests/fixtures/models"
 #define HUBFIX "tests/fixtures/hub"
@@ -1173,6 +1174,51 @@ static void ckpt_json_should_round_trip_and_refuse_what_fitgate_did_not_write(vo
     rm_rf(dir);
 }
 
+static void ckpt_json_should_keep_the_tensor_rows_and_refuse_rows_that_do_not_add_up(
+    void **state)
+{
+    (void)state;
+    char dir[64], repo[128];
+    tmpdir(dir, sizeof dir);
+    snprintf(repo, sizeof repo, "%s/gemma", dir);
+    sparse_repo("google/gemma-2b-it", repo);
+    struct fg_st_layout rows, back_rows;
+    fg_st_layout_init(&rows);
+    fg_st_layout_init(&back_rows);
+    struct fg_ckpt c = {0}, back;
+    struct fg_source_opts o = opts_bare();
+    struct fg_source_repo *r = NULL;
+    struct fg_st_scan_opts so = {.layout = &rows};
+    struct fg_err err = {0};
+    assert_int_equal(fg_source_repo_open(&o, repo, NULL, &r, &err), 0);
+    assert_int_equal(fg_safetensors_scan_with(r, &so, &c.sum, &err), 0);
+    fg_source_repo_free(r);
+    assert_int_equal(rows.tensors, 164); /* gemma-2b-it's two shards */
+    c.safetensors = true;
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(fg_ckpt_to_json(&c, &text, &len, &err), 0);
+    assert_non_null(strstr(text, "\"layout\":[["));
+    assert_int_equal(fg_ckpt_from_json_rows(text, len, "t", &back, &back_rows, &err), 0);
+    assert_ptr_equal(back.sum.layout, &back_rows);
+    assert_int_equal(back_rows.n, rows.n);
+    assert_int_equal(fg_st_layout_elements(&back_rows), 2506172416ull);
+    /* the plain reader takes the same entry and leaves the rows alone */
+    assert_int_equal(fg_ckpt_from_json(text, len, "t", &back, &err), 0);
+    assert_null(back.sum.layout);
+    free(text);
+    /* rows that do not add up to the counts: the entry is refused */
+    rows.rows[0].count = 2;
+    assert_int_equal(fg_ckpt_to_json(&c, &text, &len, &err), 0);
+    assert_int_equal(fg_ckpt_from_json_rows(text, len, "entry", &back, &back_rows, &err),
+                     FG_E_PARSE);
+    assert_non_null(strstr(err.detail, "do not add up"));
+    assert_int_equal(back_rows.n, 0);
+    free(text);
+    fg_st_layout_free(&rows);
+    rm_rf(dir);
+}
+
 /* "HTTP/1.1 200 OK" with body and a Content-Length that matches, into buf. */
 static const char *http_ok(char *buf, size_t cap, const char *headers, const char *body)
 {
@@ -1370,6 +1416,8 @@ int main(void)
         cmocka_unit_test(compare_should_name_stored_heads_and_buffers),
         cmocka_unit_test(verify_should_agree_on_every_shipped_index_where_the_graph_is_right),
         cmocka_unit_test(ckpt_json_should_round_trip_and_refuse_what_fitgate_did_not_write),
+        cmocka_unit_test(
+            ckpt_json_should_keep_the_tensor_rows_and_refuse_rows_that_do_not_add_up),
         cmocka_unit_test(ckpt_should_be_cached_beside_the_config_and_answer_by_ttl_and_offline),
         cmocka_unit_test(ckpt_should_remember_a_repository_without_safetensors),
         cmocka_unit_test(ckpt_should_keep_one_deadline_for_the_whole_scan),

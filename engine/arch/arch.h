@@ -60,6 +60,11 @@ extern const struct fg_arch fg__arch_vl_janus_table[];
 extern const struct fg_arch fg__arch_vl_phi4mm_table[];
 extern const struct fg_arch fg__arch_vl_ovis_table[];
 extern const struct fg_arch fg__arch_vl_evolla_table[];
+extern const struct fg_arch fg__arch_enc1_table[];
+extern const struct fg_arch fg__arch_enc1b_table[];
+extern const struct fg_arch fg__arch_enc2_table[];
+extern const struct fg_arch fg__arch_enc2b_table[];
+extern const struct fg_arch fg__arch_enc2c_table[];
 extern const struct fg_arch fg__arch_dec_table[];
 extern const struct fg_arch fg__arch_dec2_table[];
 
@@ -183,6 +188,7 @@ int fg__add_mamba2(struct fg_model *m, int32_t layer, const struct fg_mamba2_sha
 struct fg_core_defaults {
     uint64_t vocab, hidden, inter, layers, heads, max_pos;
     bool tie;
+    uint64_t kv_heads, head_dim; /* the class defaults; 0: heads, hidden / heads */
 };
 int fg__read_core(const struct fg_cfg *c, struct fg_model *m, const struct fg_core_defaults *d,
                   struct fg_err *err);
@@ -204,6 +210,10 @@ int fg__check_heads(const struct fg_cfg *c, const char *hidden_key, uint64_t hid
 /* transformers_version of the config as major * 1000 + minor ("4.31.0.dev0" -> 4031);
  * 0 when absent or unreadable.  Checkpoint-layout rules key on it. */
 unsigned fg__cfg_tf_version(const struct fg_cfg *c);
+
+/* True when the class name is one of the '|'-separated prefixes followed by suffix
+ * ("Roberta|XLMRoberta" + "ForMaskedLM"). */
+bool fg__class_is(const char *name, const char *prefixes, const char *suffix);
 
 /* *out: whether the architectures list names cls (false when absent); the list's read
  * errors. */

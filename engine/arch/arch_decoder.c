@@ -27,8 +27,9 @@ struct fg_decoder_spec {
     uint8_t qk_norm;               /* 0 none, 1 per head_dim, 2 over all heads */
     const char *qk_norm_key;       /* config key switching qk norm, or NULL (always as qk_norm) */
     uint8_t norms_per_layer;       /* 1 parallel block, 2 pre-norms, 4 pre+post (Gemma-2/3) */
-    bool stores_tied_head;         /* checkpoint writes lm_head even when tied (Qwen3) */
-    uint64_t stores_tied_head_upto;/* ... only up to this hidden_size; 0 = any */
+    bool stores_tied_head;         /* checkpoint writes lm_head even when tied (counted so) */
+    bool tied_head_open;           /* ... in some releases only, which config.json does not
+                                      tell apart: unsure, the checkpoint's tensors decide */
     bool fused_qkv, fused_gate_up; /* projections stored fused (LoRA roles differ, counts do not) */
     uint64_t window_pattern;       /* see fg__read_windows */
     bool honour_use_sliding_window;
@@ -167,8 +168,12 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
         fg__model_rule(m, "architectures names no LM-head class: no lm_head stored", 0);
         return fg__add_head(m, m->vocab, m->hidden, true, false, false, err);
     }
-    bool stored = tied && s->stores_tied_head &&
-                  (!s->stores_tied_head_upto || m->hidden <= s->stores_tied_head_upto);
+    bool stored = tied && s->stores_tied_head;
+    m->tied_head_open = stored && s->tied_head_open;
+    if (m->tied_head_open)
+        fg__model_unsure_count(m, "tie_word_embeddings", "unsure: tied, and config.json cannot say if "
+                         "the checkpoint writes lm_head.weight anyway (Qwen3-0.6B does, "
+                         "Qwen3-Embedding-0.6B not): counted as written");
     return fg__add_head(m, m->vocab, m->hidden, tied, stored, head_bias, err);
 }
 
@@ -196,17 +201,18 @@ static const struct fg_decoder_spec qwen2 = {
  * write lm_head.weight although tie_word_embeddings is true (Qwen3-0.6B's file holds
  * 751,632,384 = 596,049,920 + 155,582,464; Qwen3-1.7B 2,031,739,904), and Qwen3-4B does
  * not: 4,022,468,096, its modules alone, in the Hub total quoted for Qwen3-4B, -Base and
- * the -2507 releases.  Their configs differ in nothing but the sizes, so the rule is
- * keyed on hidden_size: 1024 and 2048 store the head, 2560 does not.  A config naming a
- * base-model class (Qwen3Model) stores no head at all (fg__cfg_headless).  Still open:
- * Qwen3-Embedding-0.6B names Qwen3ForCausalLM and stores no head (model.safetensors
- * 1,191,586,416 B, the modules alone in BF16), so it is counted 155,582,464 over; no key
- * of config.json tells it from Qwen3-0.6B, only the checkpoint does. */
+ * the -2507 releases; nor does Qwen3-Embedding-0.6B, which names Qwen3ForCausalLM as
+ * Qwen3-0.6B does with the same shapes (model.safetensors 1,191,586,416 B, the modules
+ * alone in BF16).  No key of config.json tells them apart (hidden_size stood in for it
+ * and was wrong for the embedding release), so a tied Qwen3 LM is counted with the head
+ * written and said unsure; the checkpoint's tensor names decide when it is at hand
+ * (model_load.c stored_parts).  A config naming a base-model class (Qwen3Model) stores no
+ * head at all (fg__cfg_headless): exact. */
 static const struct fg_decoder_spec qwen3 = {
     .d = {.vocab = 151936, .hidden = 4096, .inter = 22016, .layers = 32, .heads = 32,
           .max_pos = 32768, .tie = false},
     .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .qk_norm = 1,
-    .norms_per_layer = 2, .stores_tied_head = true, .stores_tied_head_upto = 2048,
+    .norms_per_layer = 2, .stores_tied_head = true, .tied_head_open = true,
     .honour_use_sliding_window = true};
 /* Qwen3VLTextModel (models/qwen3_vl, the text model of Qwen3-VL): Qwen3 blocks with
  * interleaved M-RoPE (no new tensors); the tied releases do not write lm_head: a header scan
@@ -217,21 +223,26 @@ static const struct fg_decoder_spec qwen3_vl_text = {
           .max_pos = 128000, .tie = false},
     .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .qk_norm = 1,
     .norms_per_layer = 2};
-/* GemmaForCausalLM: tied by default, GeGLU. */
+/* GemmaForCausalLM: tied by default, GeGLU.  GemmaConfig defaults (16 key/value heads of
+ * head_dim 256, not hidden / heads). */
 static const struct fg_decoder_spec gemma = {
     .d = {.vocab = 256000, .hidden = 3072, .inter = 24576, .layers = 28, .heads = 16,
-          .max_pos = 8192, .tie = true},
+          .max_pos = 8192, .tie = true, .kv_heads = 16, .head_dim = 256},
     .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .norms_per_layer = 2};
-/* Gemma2ForCausalLM: four norms per block; even layers slide (layer_types in new configs). */
+/* Gemma2ForCausalLM: four norms per block; even layers slide (layer_types in new configs).
+ * Gemma2Config defaults (configuration_gemma2.py @008e5743): 4 key/value heads, head_dim 256. */
 static const struct fg_decoder_spec gemma2 = {
     .d = {.vocab = 256000, .hidden = 2304, .inter = 9216, .layers = 26, .heads = 8,
-          .max_pos = 8192, .tie = true},
+          .max_pos = 8192, .tie = true, .kv_heads = 4, .head_dim = 256},
     .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .norms_per_layer = 4,
     .window_pattern = 2, .softcap_def = 50.0};
-/* Gemma3ForCausalLM (text): Gemma-2 blocks + q/k norms; 5 sliding layers, then 1 global. */
+/* Gemma3ForCausalLM (text): Gemma-2 blocks + q/k norms; 5 sliding layers, then 1 global.
+ * Gemma3TextConfig defaults (configuration_gemma3.py @008f5c8c): 4 key/value heads and
+ * head_dim 256, which gemma-3-4b-it's text_config leaves to them (hidden 2560 / 8 heads
+ * would give 320: +356,520,192, the 8% the issue found). */
 static const struct fg_decoder_spec gemma3_text = {
     .d = {.vocab = 262208, .hidden = 2304, .inter = 9216, .layers = 26, .heads = 8,
-          .max_pos = 131072, .tie = true},
+          .max_pos = 131072, .tie = true, .kv_heads = 4, .head_dim = 256},
     .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .qk_norm = 1,
     .norms_per_layer = 4, .window_pattern = 6};
 /* Olmo2ForCausalLM: norms after attention and MLP; q/k norms over all heads. */

@@ -20,6 +20,15 @@
 
 /* ---- helpers -------------------------------------------------------------- */
 
+/* is_encoder_decoder (PretrainedConfig): the modeling class builds its stacks whatever the
+ * key says (T5ForConditionalGeneration both, T5EncoderModel the encoder alone, by
+ * architectures), so it is read, type-checked, and changes no shape. */
+static int read_enc_dec_flag(const struct fg_cfg *c, struct fg_err *err)
+{
+    bool v;
+    return fg_cfg_bool(c, "is_encoder_decoder", true, &v, err);
+}
+
 /* Move nodes [from, end) to the encoder stack, names prefixed "Enc.". */
 static void mark_encoder(struct fg_model *m, size_t from)
 {
@@ -98,7 +107,8 @@ static int read_bart(const struct fg_cfg *c, struct fg_model *m, const void *spe
     int rc;
     uint64_t enc_layers, enc_heads, enc_ffn;
     bool gen = false, final_ln, tie;
-    if ((rc = fg_cfg_u64(c, "vocab_size", s->vocab, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
+    if ((rc = read_enc_dec_flag(c, err)) ||
+        (rc = fg_cfg_u64(c, "vocab_size", s->vocab, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
         (rc = fg_cfg_u64(c, "d_model", s->d_model, 1, FG_MAX_HIDDEN, &m->hidden, err)) ||
         (rc = fg_cfg_u64(c, "encoder_layers", s->layers, 1, FG_MAX_LAYERS, &enc_layers, err)) ||
         (rc = fg_cfg_u64(c, "decoder_layers", s->layers, 1, FG_MAX_LAYERS, &m->layers, err)) ||
@@ -225,7 +235,8 @@ static int read_t5(const struct fg_cfg *c, struct fg_model *m, const void *spec,
         /* T5 has relative positions and no length limit; n_positions is the
          * length it was trained at when a config carries it. */
         (rc = fg_cfg_u64(c, "n_positions", 512, 1, FG_MAX_POS, &m->max_pos, err)) ||
-        (rc = fg__cfg_has_arch(c, "T5EncoderModel", &encoder_only, err)))
+        (rc = fg__cfg_has_arch(c, "T5EncoderModel", &encoder_only, err)) ||
+        (rc = read_enc_dec_flag(c, err)))
         return rc;
     /* T5Config: "gated-ACT" or "ACT"; anything else raises. */
     const char *dash = strchr(ff, '-');
@@ -304,7 +315,8 @@ static int read_whisper(const struct fg_cfg *c, struct fg_model *m, const void *
     int rc;
     uint64_t mels, enc_layers, enc_heads, enc_ffn, src_pos;
     bool tie;
-    if ((rc = fg_cfg_u64(c, "vocab_size", 51865, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
+    if ((rc = read_enc_dec_flag(c, err)) ||
+        (rc = fg_cfg_u64(c, "vocab_size", 51865, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
         (rc = fg_cfg_u64(c, "d_model", 384, 1, FG_MAX_HIDDEN, &m->hidden, err)) ||
         (rc = fg_cfg_u64(c, "num_mel_bins", 80, 1, 1u << 12, &mels, err)) ||
         (rc = fg_cfg_u64(c, "encoder_layers", 4, 1, FG_MAX_LAYERS, &enc_layers, err)) ||

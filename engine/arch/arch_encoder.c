@@ -189,19 +189,6 @@ static const struct bert_family electra = {
           .max_pos = 512, .tie = true},
     .types_def = 2};
 
-/* True when name is one of the '|'-separated prefixes followed by suffix. */
-static bool class_is(const char *name, const char *prefixes, const char *suffix)
-{
-    for (const char *p = prefixes;;) {
-        size_t n = strcspn(p, "|");
-        if (strncmp(name, p, n) == 0 && strcmp(name + n, suffix) == 0)
-            return true;
-        if (!p[n])
-            return false;
-        p += n + 1;
-    }
-}
-
 static const struct bert_task *bert_task_of(const struct fg_cfg *c, const struct bert_family *f,
                                             struct fg_err *err, int *rc)
 {
@@ -212,7 +199,7 @@ static const struct bert_task *bert_task_of(const struct fg_cfg *c, const struct
         return NULL;
     for (size_t i = 0; i < n && i < 16; i++)
         for (const struct bert_task *t = f->tasks; t->cls; t++)
-            if (class_is(a[i], f->prefixes, t->cls))
+            if (fg__class_is(a[i], f->prefixes, t->cls))
                 return t;
     return n ? NULL : f->absent;
 }

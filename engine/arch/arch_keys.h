@@ -8,6 +8,7 @@
 #define FG_ARCH_KEYS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "arch/arch.h"
 
@@ -21,9 +22,33 @@ bool fg__cfg_set_on(const struct cJSON *v);
  * expert / vision / audio ... structure it does not understand. */
 void fg__generic_check_unsure(const struct fg_cfg *c, struct fg_model *m);
 
-/* Mark m unsure for every key of c's root that can change the stored shapes (another tower,
- * MTP layers, experts, a head flag) and that the family reader which built m never read
- * (fg__cfg_was_read); called after a family reader, before the graph is finished. */
+/* The kinds of value a shape key holds (what a test adds to a config to switch one on). */
+enum fg_shape_kind {
+    FG_SHAPE_CONFIG,      /* a sub-config object */
+    FG_SHAPE_COUNT,       /* a number */
+    FG_SHAPE_FLAG,        /* true / false */
+    FG_SHAPE_NAME,        /* a string (a tower's name) */
+    FG_SHAPE_LIST,        /* a list of layer indices or per-layer objects */
+    FG_SHAPE_LAYER_KINDS, /* per-layer mixer names: on when one is not attention */
+};
+
+/* One key that changes the stored shapes when set (arch_keys.c's table says which). */
+struct fg__shape_key {
+    const char *key;
+    enum fg_shape_kind kind;
+    const char *what;    /* what it means, for the family reader's note */
+    const char *generic; /* the generic reader's note when it never sizes it, or NULL */
+    bool (*built)(const struct fg_model *m); /* the graph holds the structure the key means
+                                                whether or not the reader read it, or NULL */
+};
+
+/* Row i of the table, or NULL past its end. */
+const struct fg__shape_key *fg__shape_key_at(size_t i);
+
+/* Mark m unsure for the first key of the table that is set, at c's root or in a sub-config
+ * the reader entered (text_config, vision_config ... to two levels below the root), and that
+ * the family reader which built m never read (fg__cfg_unread); called after a family reader,
+ * before the graph is finished.  The note names the key, what it means and the reader. */
 void fg__family_check_unread(const struct fg_cfg *c, struct fg_model *m);
 
 #endif

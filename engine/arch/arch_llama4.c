@@ -123,6 +123,11 @@ static int read_llama4_text(const struct fg_cfg *c, struct fg_model *m, const vo
         for (uint64_t i = step - 1; i < m->layers; i += step)
             moe[i] = true;
     }
+    /* use_qk_norm (Llama4TextConfig) switches Llama4TextL2Norm on q and k: a norm without
+     * weights, so it is read and stores nothing */
+    bool qk_l2;
+    if ((rc = fg_cfg_bool(c, "use_qk_norm", true, &qk_l2, err)))
+        return rc;
     uint64_t window[FG_MAX_LAYERS];
     if ((rc = read_llama4_chunks(c, m->layers, window, err)))
         return rc;

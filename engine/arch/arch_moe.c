@@ -231,13 +231,18 @@ static int add_mtp_rules(struct fg_model *m, const struct moe_cfg *k, uint64_t n
     fg_model_free(x);
     uint64_t h = m->hidden;
     uint64_t extra = nextn * (2 * h + 2 * h * h + h);
-    fg__model_rule(m, "MTP layers (num_nextn_predict_layers): block + enorm, hnorm, eh_proj 2h->h, "
-                      "head norm", (int64_t)(block + extra));
+    fg__model_rule_optional(m, "MTP layers (num_nextn_predict_layers): block + enorm, hnorm, "
+                               "eh_proj 2h->h, head norm", (int64_t)(block + extra));
+    /* DeepseekV3PreTrainedModel / Glm4MoePreTrainedModel list model.layers.<num_hidden_layers>
+     * in _keys_to_ignore_on_load_unexpected: the layers are in the file, not in the model */
+    fg__model_note(m, "num_nextn_predict_layers=%llu: MTP layers (model.layers.%llu) counted "
+                   "as stored; transformers does not build them: memory leaves them out",
+                   (unsigned long long)nextn, (unsigned long long)m->layers);
     if (k->s->mtp_no_copies)
         return 0;
     uint64_t copies = nextn * 2 * m->vocab * h;
-    fg__model_rule(m, "MTP layers store their own embed_tokens and shared_head.head copies",
-                   (int64_t)copies);
+    fg__model_rule_optional(m, "MTP layers store their own embed_tokens and shared_head.head "
+                               "copies", (int64_t)copies);
     return 0;
 }
 
@@ -455,6 +460,12 @@ static int read_attention(const struct fg_cfg *c, struct fg_model *m, struct moe
         (s->qkv_bias_key &&
          (rc = fg_cfg_bool(c, s->qkv_bias_key, s->qkv_bias_def, &k->qkv_bias, err))) ||
         (s->qk_norm_key && (rc = fg_cfg_bool(c, s->qk_norm_key, s->qk_norm_def, &k->qk_norm, err))))
+        return rc;
+    /* A class whose q/k norms are unconditional (Qwen3MoeAttention) ignores a use_qk_norm its
+     * config may carry (Qwen3-Coder-480B-A35B writes true): read, and no shape changes. */
+    bool ignored;
+    if (s->qk_norm && !s->qk_norm_key &&
+        (rc = fg_cfg_bool(c, "use_qk_norm", true, &ignored, err)))
         return rc;
     if (s->attn == ATTN_MLA)
         return read_mla(c, m, k, err);

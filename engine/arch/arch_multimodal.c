@@ -435,25 +435,12 @@ int fg__mm_read_text(const struct fg_cfg *c, const struct mm_spec *s, struct fg_
         return 0;
     }
     /* Qwen3-VL keeps tie_word_embeddings in the root config (Qwen3VLConfig): a text view
-     * without the key reads the root's, through a copy with the key added. */
-    const cJSON *view = text.obj; /* quantization_config is read from it below */
-    cJSON *copy = NULL;
-    bool tie;
-    if (have && !fg_cfg_has(&text, "tie_word_embeddings") &&
-        fg_cfg_has(c, "tie_word_embeddings")) {
-        if ((rc = fg_cfg_bool(c, "tie_word_embeddings", false, &tie, err)))
-            return rc;
-        if (!(copy = cJSON_Duplicate(text.obj, 1)) ||
-            !cJSON_AddBoolToObject(copy, "tie_word_embeddings", tie)) {
-            cJSON_Delete(copy);
-            return fg_err_set(err, FG_E_NOMEM, "out of memory copying text_config");
-        }
-        text.obj = copy;
+     * without the key reads the root's */
+    if (have) {
+        text.outer = c;
+        text.inherit = "tie_word_embeddings";
     }
-    rc = a->read(&text, m, a->spec, err);
-    text.obj = view;
-    cJSON_Delete(copy);
-    if (rc)
+    if ((rc = a->read(&text, m, a->spec, err)))
         return rc;
     /* both configs say it: the text model's is the one built; a root that disagrees leaves
      * open which one the checkpoint followed */
@@ -511,12 +498,39 @@ int fg__mm_read_root_text(const struct fg_cfg *c, const char *type,
     return rc;
 }
 
+/*
+ * A wrapper config whose architectures names only text-only classes (Qwen3_5MoeForCausalLM,
+ * ...ForCausalLM: no ...ForConditionalGeneration) was saved from the text model alone, as
+ * expert-pruned releases are: its checkpoint need not hold the vision tower (nor the MTP
+ * layers) the vision_config and text_config it kept declare.  The class, not a key, says
+ * so; the count keeps them and is unsure, and the checkpoint decides when it is at hand.
+ */
+static int text_only_class(const struct fg_cfg *c, struct fg_model *m, struct fg_err *err)
+{
+    const char *a[16];
+    size_t n = 0;
+    int rc = fg_cfg_str_array(c, "architectures", a, 16, &n, err);
+    if (rc || n == 0 || !fg_cfg_has(c, "vision_config"))
+        return rc;
+    for (size_t i = 0; i < n && i < 16; i++) {
+        size_t len = strlen(a[i]);
+        if (len < 11 || strcmp(a[i] + len - 11, "ForCausalLM"))
+            return 0;
+    }
+    fg__model_unsure(m, "vision_config", "unsure: key 'vision_config' declares a vision tower "
+                     "and architectures names only %.48s, a text-only class: the checkpoint "
+                     "may store none", a[0]);
+    return 0;
+}
+
 int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                 struct fg_err *err)
 {
     const struct mm_spec *s = spec;
     int rc = fg__mm_read_text(c, s, m, err);
     if (rc)
+        return rc;
+    if ((rc = text_only_class(c, m, err)))
         return rc;
     struct fg_cfg v;
     if (!fg_cfg_has(c, "vision_config")) {

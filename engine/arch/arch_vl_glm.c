@@ -69,7 +69,7 @@ static int fix_text_keys(cJSON *t, bool moe, bool root_tie_set, bool root_tie)
 static void touch_root_keys(const struct fg_cfg *c)
 {
     static const char *const keys[] = {"tie_word_embeddings", "num_nextn_predict_layers",
-                                       "use_qk_norm", "head_dim", NULL};
+                                       "use_qk_norm", "head_dim", "attention_bias", NULL};
     for (const char *const *k = keys; *k; k++)
         (void)fg__cfg_item(c, *k);
 }

@@ -263,11 +263,11 @@ int fg__read_core(const struct fg_cfg *c, struct fg_model *m, const struct fg_co
                          d->inter ? d->inter : 4 * m->hidden, 1, FG_MAX_INTER, &m->inter, err)) ||
         (rc = fg_cfg_u64(c, "max_position_embeddings|n_positions|seq_length|max_seq_len",
                          d->max_pos, 1, FG_MAX_POS, &m->max_pos, err)) ||
-        (rc = fg_cfg_u64(c, "num_key_value_heads|n_head_kv|num_kv_heads", m->heads, 1,
-                         FG_MAX_HEADS, &kv, err)) ||
+        (rc = fg_cfg_u64(c, "num_key_value_heads|n_head_kv|num_kv_heads",
+                         d->kv_heads ? d->kv_heads : m->heads, 1, FG_MAX_HEADS, &kv, err)) ||
         (rc = fg_cfg_bool(c, "tie_word_embeddings", d->tie, &tie, err)))
         return rc;
-    if (!fg_cfg_has(c, "head_dim") &&
+    if (!fg_cfg_has(c, "head_dim") && !d->head_dim &&
         (rc = fg__check_heads(c, "hidden_size|n_embd|d_model|dim", m->hidden,
                               "num_attention_heads|n_head|num_heads|n_heads", m->heads, err)))
         return rc;
@@ -277,7 +277,8 @@ int fg__read_core(const struct fg_cfg *c, struct fg_model *m, const struct fg_co
                           c->origin, (unsigned long long)m->heads, (unsigned long long)kv);
     m->kv_heads = kv;
     m->tied = tie;
-    if ((rc = fg_cfg_u64(c, "head_dim", m->hidden / m->heads, 1, 1u << 14, &m->head_dim, err)))
+    if ((rc = fg_cfg_u64(c, "head_dim", d->head_dim ? d->head_dim : m->hidden / m->heads, 1,
+                         1u << 14, &m->head_dim, err)))
         return rc;
     return 0;
 }
@@ -361,6 +362,18 @@ unsigned fg__cfg_tf_version(const struct fg_cfg *c)
     if (end == p || major > 1000 || minor > 999)
         return 0;
     return (unsigned)(major * 1000 + minor);
+}
+
+bool fg__class_is(const char *name, const char *prefixes, const char *suffix)
+{
+    for (const char *p = prefixes;;) {
+        size_t n = strcspn(p, "|");
+        if (strncmp(name, p, n) == 0 && strcmp(name + n, suffix) == 0)
+            return true;
+        if (!p[n])
+            return false;
+        p += n + 1;
+    }
 }
 
 int fg__cfg_has_arch(const struct fg_cfg *c, const char *cls, bool *out, struct fg_err *err)

@@ -8,6 +8,7 @@
 #include "arch/graph.h"
 #include "arch/arch.h"
 #include "arch/arch_keys.h"
+#include "arch/arch_tensors.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,8 @@ static const struct fg_arch *const tables[] = {
     fg__arch_vl_aria_table, fg__arch_vl_deepseek_table, fg__arch_vl_kosmos_table,
     fg__arch_vl_idefics_table, fg__arch_vl_janus_table, fg__arch_vl_phi4mm_table,
     fg__arch_vl_ovis_table, fg__arch_vl_evolla_table,
+    fg__arch_enc1_table,    fg__arch_enc1b_table,
+    fg__arch_enc2_table,    fg__arch_enc2b_table,  fg__arch_enc2c_table,
     fg__arch_dec_table,     fg__arch_dec2_table,
 };
 
@@ -117,8 +120,14 @@ static void read_wquant(const struct fg_cfg *root, struct fg_model *m)
     }
 }
 
-int fg__model_from_config(const struct fg_config *doc, const char *id, bool node_by_node,
-                          struct fg_model **out, struct fg_err *err)
+bool fg_model_type_known(const char *model_type)
+{
+    return model_type && (fg__arch_find(model_type) || fg__family_refused(model_type));
+}
+
+/* The graph of doc; for a model_type no reader knows, from the tensors l when given. */
+static int build(const struct fg_config *doc, const char *id, bool node_by_node,
+                 const struct fg_st_layout *l, struct fg_model **out, struct fg_err *err)
 {
     *out = NULL;
     struct fg_cfg root = fg_config_root(doc);
@@ -162,6 +171,8 @@ int fg__model_from_config(const struct fg_config *doc, const char *id, bool node
         rc = a->read(&root, m, a->spec, err);
         if (rc == 0)
             fg__family_check_unread(&root, m);
+    } else if (l) {
+        rc = fg__arch_read_tensors(&root, m, l, err); /* arch_tensors.h: says so itself */
     } else {
         fg__model_note(m, "model_type '%s' is not known to fitgate: read as a generic decoder "
                           "from the common structural keys; check the count with 'fitgate "
@@ -192,4 +203,16 @@ int fg__model_from_config(const struct fg_config *doc, const char *id, bool node
             (unsigned long long)m->params_total);
     *out = m;
     return 0;
+}
+
+int fg__model_from_config(const struct fg_config *doc, const char *id, bool node_by_node,
+                          struct fg_model **out, struct fg_err *err)
+{
+    return build(doc, id, node_by_node, NULL, out, err);
+}
+
+int fg_model_from_tensors(const struct fg_config *doc, const char *id,
+                          const struct fg_st_layout *l, struct fg_model **out, struct fg_err *err)
+{
+    return build(doc, id, false, l, out, err);
 }

@@ -24,6 +24,20 @@ int fg_model_from_config(const struct fg_config *doc, const char *id, struct fg_
                          struct fg_err *err);
 
 
+/*
+ * fg_model_from_config for a model_type no family reader knows and none refuses: its
+ * structure read from the checkpoint's tensors l (arch/arch_tensors.h, certainty
+ * FG_CERT_CHECKPOINT) instead of the generic reader.  A known type reads as
+ * fg_model_from_config reads it.  l is borrowed.
+ */
+struct fg_st_layout;
+int fg_model_from_tensors(const struct fg_config *doc, const char *id,
+                          const struct fg_st_layout *l, struct fg_model **out, struct fg_err *err);
+
+/* True when model_type has a family reader or is refused by name (the tensors' route is
+ * for the rest). */
+bool fg_model_type_known(const char *model_type);
+
 /* fg_model_from_config, every block built node by node when node_by_node is set. */
 int fg__model_from_config(const struct fg_config *doc, const char *id, bool node_by_node,
                           struct fg_model **out, struct fg_err *err);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "source/cache.h"
+#include "source/st_layout.h"
 #include "util/log.h"
 
 /* What an entry says it is: another format is not read (written by another version). */
@@ -93,6 +94,12 @@ int fg_ckpt_to_json(const struct fg_ckpt *c, char **text, size_t *len, struct fg
         if (ok && !s->headers)
             ok = cJSON_AddStringToObject(o, "no_headers", s->no_headers) &&
                  cJSON_AddNumberToObject(o, "no_headers_code", s->no_headers_code);
+        if (ok && s->headers && s->layout && s->layout->n) {
+            cJSON *l = fg_st_layout_to_cjson(s->layout);
+            ok = l && cJSON_AddItemToObject(o, "layout", l);
+            if (!ok)
+                cJSON_Delete(l);
+        }
     }
     char *t = ok ? cJSON_PrintUnformatted(o) : NULL;
     cJSON_Delete(o);
@@ -189,6 +196,12 @@ static bool get_summary(const cJSON *o, struct fg_st_summary *s)
 int fg_ckpt_from_json(const char *text, size_t len, const char *origin, struct fg_ckpt *c,
                       struct fg_err *err)
 {
+    return fg_ckpt_from_json_rows(text, len, origin, c, NULL, err);
+}
+
+int fg_ckpt_from_json_rows(const char *text, size_t len, const char *origin, struct fg_ckpt *c,
+                           struct fg_st_layout *layout, struct fg_err *err)
+{
     memset(c, 0, sizeof *c);
     cJSON *o = cJSON_ParseWithLength(text, len);
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(o, "format");
@@ -206,9 +219,26 @@ int fg_ckpt_from_json(const char *text, size_t len, const char *origin, struct f
                         "delete it", origin);
     if (!rc && commit)
         snprintf(c->commit, sizeof c->commit, "%s", commit->valuestring);
+    const cJSON *rows = o ? cJSON_GetObjectItemCaseSensitive(o, "layout") : NULL;
+    if (layout)
+        fg_st_layout_free(layout);
+    if (!rc && rows && !c->sum.headers)
+        rc = fg_err_set(err, FG_E_PARSE, "%.300s: checkpoint inventory with tensor rows but "
+                        "no headers read: not one fitgate wrote; delete it", origin);
+    if (!rc && layout && rows) {
+        /* the rows must add up to the headers' sums, as the counts above do */
+        rc = fg_st_layout_from_cjson(rows, origin, layout, err);
+        if (!rc && (layout->tensors != c->sum.tensors ||
+                    fg_st_layout_elements(layout) != c->sum.total))
+            rc = fg_err_set(err, FG_E_PARSE, "%.300s: checkpoint inventory whose tensor rows "
+                            "do not add up to its counts; delete it", origin);
+    }
     cJSON_Delete(o);
-    if (rc)
+    if (rc) {
         memset(c, 0, sizeof *c);
+        fg_st_layout_free(layout);
+    }
+    c->sum.layout = layout;
     return rc;
 }
 
@@ -227,12 +257,15 @@ static struct fg__cache_key key_at(const struct fg_model_id *id, const char *rev
  * cannot read is skipped and said in out->note.
  */
 static bool cache_find(const struct fg_source_opts *o, const struct fg_model_id *id,
-                       const char *commit, struct fg_ckpt *out)
+                       const char *commit, struct fg_st_layout *want, bool need,
+                       struct fg_ckpt *out)
 {
     const char *revs[2] = {commit && fg_source_rev_is_commit(commit) ? commit : NULL, id->rev};
     struct fg_ckpt *c = calloc(1, sizeof *c);
+    struct fg_st_layout rows;
     char note[sizeof out->note] = "";
     bool found = false, fresh = false;
+    fg_st_layout_init(&rows);
     for (int r = 0; c && r < 2 && !fresh; r++) {
         if (!revs[r] || (r == 1 && revs[0] && !strcmp(revs[0], revs[1])))
             continue;
@@ -245,7 +278,7 @@ static bool cache_find(const struct fg_source_opts *o, const struct fg_model_id 
                 continue;
             int rc = fg__cache_read(&k, root, site, o->max_bytes, o->ttl_s, &e, &err);
             if (!rc)
-                rc = fg_ckpt_from_json(e.text, e.len, e.path, c, &err);
+                rc = fg_ckpt_from_json_rows(e.text, e.len, e.path, c, want ? &rows : NULL, &err);
             free(e.text);
             if (rc == FG_E_NOTFOUND)
                 continue;
@@ -256,15 +289,21 @@ static bool cache_find(const struct fg_source_opts *o, const struct fg_model_id 
             }
             if (found && !e.fresh)
                 continue; /* the first expired one is kept */
-            fresh = e.fresh;
+            /* an entry without the tensor rows a caller needs does not end the search
+             * (fg_ckpt_get then asks the hub: entries written before the rows were kept) */
+            fresh = e.fresh && (!need || !c->safetensors || !c->sum.headers || rows.n);
             found = true;
             *out = *c;
             out->from = e.fresh ? FG_CKPT_CACHE : FG_CKPT_CACHE_STALE;
             out->age_s = e.age_s;
             snprintf(out->where, sizeof out->where, "%s", e.path);
+            if (want)
+                fg_st_layout_move(want, &rows);
         }
     }
     free(c);
+    fg_st_layout_free(&rows);
+    out->sum.layout = want;
     if (note[0])
         snprintf(out->note, sizeof out->note, "%s", note);
     return found;
@@ -288,7 +327,16 @@ static void cache_store(const struct fg_source_opts *o, const struct fg_model_id
         snprintf(c->note, sizeof c->note, "not cached: the hub's answer was cut short");
         return;
     }
-    if (fg_ckpt_to_json(c, &text, &len, &err)) {
+    int rc = fg_ckpt_to_json(c, &text, &len, &err);
+    if (!rc && len > o->max_bytes && c->sum.layout) {
+        /* the tensor rows would make an entry no read accepts: kept without them */
+        struct fg_st_layout *rows = c->sum.layout;
+        free(text);
+        c->sum.layout = NULL;
+        rc = fg_ckpt_to_json(c, &text, &len, &err);
+        c->sum.layout = rows;
+    }
+    if (rc) {
         snprintf(c->note, sizeof c->note, "not cached: %.280s", err.detail);
         return;
     }
@@ -308,9 +356,11 @@ static int scan_hub(const struct fg_source_opts *o, const struct fg_model_id *id
 {
     struct fg_model_id at = *id;
     struct fg_source_repo *repo = NULL;
+    struct fg_st_layout *rows = c->sum.layout; /* the caller's, kept */
     if (commit && fg_source_rev_is_commit(commit))
         snprintf(at.rev, sizeof at.rev, "%s", commit);
     memset(c, 0, sizeof *c);
+    c->sum.layout = rows;
     c->from = FG_CKPT_HUB;
     snprintf(c->where, sizeof c->where, "%s/%s/%s", o->endpoint, id->org, id->name);
     int rc = fg_source_repo_open(o, NULL, &at, &repo, err);
@@ -318,7 +368,8 @@ static int scan_hub(const struct fg_source_opts *o, const struct fg_model_id *id
         goto out;
     fg_source_repo_set_budget(repo, co->budget_ms ? co->budget_ms : o->timeout_ms);
     struct fg_st_scan_opts so = {.header_cap = o->max_header_bytes,
-                                 .max_shards = co->max_shards, .keep_index = true};
+                                 .max_shards = co->max_shards, .keep_index = true,
+                                 .layout = rows};
     uint64_t t0 = fg__source_now_ms();
     rc = fg_safetensors_scan_with(repo, &so, &c->sum, err);
     c->elapsed_ms = (uint32_t)(fg__source_now_ms() - t0);
@@ -326,6 +377,7 @@ static int scan_hub(const struct fg_source_opts *o, const struct fg_model_id *id
     if (rc == FG_E_NOTFOUND) {
         /* neither an index nor model.safetensors: a fact about the repository, kept */
         memset(&c->sum, 0, sizeof c->sum);
+        c->sum.layout = rows;
         fg_err_clear(err);
         rc = 0;
     } else if (!rc) {
@@ -343,9 +395,13 @@ int fg_ckpt_get(const struct fg_source_opts *o, const struct fg_model_id *id, co
 {
     memset(out, 0, sizeof *out);
     struct fg_ckpt *now = NULL;
-    bool cached = cache_find(o, id, commit, out);
+    struct fg_st_layout rows;
+    fg_st_layout_init(&rows);
+    bool cached = cache_find(o, id, commit, co->layout, co->need_layout, out);
+    bool rowless = co->need_layout && out->safetensors && out->sum.headers &&
+                   (!co->layout || !co->layout->n);
     int rc = 0;
-    if (cached && out->from == FG_CKPT_CACHE)
+    if (cached && out->from == FG_CKPT_CACHE && !rowless)
         goto out;
     if (!co->scan || o->offline || !o->endpoint[0]) {
         if (!cached)
@@ -359,10 +415,14 @@ int fg_ckpt_get(const struct fg_source_opts *o, const struct fg_model_id *id, co
         goto out;
     }
     struct fg_err e = {0};
+    now->sum.layout = co->layout ? &rows : NULL;
     rc = scan_hub(o, id, commit, co, now, &e);
     if (!rc) {
         cache_store(o, id, now);
         *out = *now;
+        if (co->layout)
+            fg_st_layout_move(co->layout, &rows);
+        out->sum.layout = co->layout;
     } else if (cached && (rc == FG_E_TIMEDOUT || rc == FG_E_NET)) {
         /* the hub did not answer: the expired inventory stands in (from says so) */
         fg__log(FG_LOG_WARN, "%s/%s@%s: using an expired checkpoint inventory (%lld s old): %s",
@@ -373,5 +433,6 @@ int fg_ckpt_get(const struct fg_source_opts *o, const struct fg_model_id *id, co
     }
 out:
     free(now);
+    fg_st_layout_free(&rows);
     return rc;
 }

@@ -43,6 +43,10 @@ struct fg_ckpt_opts {
     size_t max_shards;    /* an index naming more shards: no header is read, its metadata
                              stands (0: no cap) */
     bool scan;            /* the hub may be asked (false: the cache only) */
+    struct fg_st_layout *layout; /* borrowed, may be NULL: filled with the checkpoint's tensor
+                                    rows (st_layout.h) from the entry or the headers */
+    bool need_layout;     /* an entry without the rows does not answer: the hub is asked,
+                             the entry standing in when it does not answer */
 };
 
 struct fg_ckpt {
@@ -67,7 +71,8 @@ struct fg_ckpt {
 int fg_ckpt_get(const struct fg_source_opts *o, const struct fg_model_id *id, const char *commit,
                 const struct fg_ckpt_opts *co, struct fg_ckpt *out, struct fg_err *err);
 
-/* c as its cache entry: a JSON object (safetensors, commit, the summary's counts). */
+/* c as its cache entry: a JSON object (safetensors, commit, the summary's counts, and the
+ * tensor rows when c->sum.layout holds them). */
 int fg_ckpt_to_json(const struct fg_ckpt *c, char **text, size_t *len, struct fg_err *err);
 
 /*
@@ -77,5 +82,11 @@ int fg_ckpt_to_json(const struct fg_ckpt *c, char **text, size_t *len, struct fg
  */
 int fg_ckpt_from_json(const char *text, size_t len, const char *origin, struct fg_ckpt *c,
                       struct fg_err *err);
+
+/* fg_ckpt_from_json, the entry's tensor rows into layout too (may be NULL; emptied first,
+ * and when the entry has none), c->sum.layout set to it.  FG_E_PARSE also for rows that do
+ * not add up to the entry's tensors and total. */
+int fg_ckpt_from_json_rows(const char *text, size_t len, const char *origin, struct fg_ckpt *c,
+                           struct fg_st_layout *layout, struct fg_err *err);
 
 #endif

@@ -19,14 +19,20 @@ struct fg_config {
  * The members of one object by name, the last of duplicate names kept (as lookup's walk
  * keeps it): a graph build looks up some thirty keys, each under up to four aliases, in a
  * config of forty or more, and the walks were a twentieth of a full plan (callgrind).
- * Open addressing, at most half full.
+ * Open addressing, at most half full.  Each member holding an object has its own index
+ * (sub), to INDEX_DEPTH levels, so the reads of a text_config or vision_config are recorded
+ * as the root's are: what a family reader did not read of a sub-config it entered makes
+ * its count unsure as a root key does (arch_keys.c).
  */
+enum { INDEX_DEPTH = 4 };
+
 struct fg_cfg_index {
     const cJSON *obj;
     size_t mask;
     struct slot {
         uint64_t hash;
         const cJSON *item;
+        struct fg_cfg_index *sub; /* item's own index when item is an object, or NULL */
         bool read;   /* a reader looked the key up (fg__cfg_was_read) */
     } slot[];
 };
@@ -39,7 +45,17 @@ static uint64_t key_hash(const char *s, size_t n)
     return h;
 }
 
-static struct fg_cfg_index *index_build(const cJSON *obj)
+static void index_free(struct fg_cfg_index *x)
+{
+    if (!x)
+        return;
+    for (size_t i = 0; i <= x->mask; i++)
+        index_free(x->slot[i].sub);
+    free(x);
+}
+
+/* NULL when out of memory: lookups then walk (and no reads are recorded below that). */
+static struct fg_cfg_index *index_build(const cJSON *obj, unsigned depth)
 {
     size_t n = 0, cap = 16;
     const cJSON *e;
@@ -63,13 +79,16 @@ static struct fg_cfg_index *index_build(const cJSON *obj)
         x->slot[i].hash = h;
         x->slot[i].item = e; /* a later duplicate replaces the earlier */
     }
+    for (size_t i = 0; depth > 1 && i < cap; i++)
+        if (x->slot[i].item && cJSON_IsObject(x->slot[i].item))
+            x->slot[i].sub = index_build(x->slot[i].item, depth - 1);
     return x;
 }
 
-/* The slot of the last member named exactly the n bytes at key, or NULL. */
-static struct slot *index_slot(const struct fg_cfg_index *x, const char *key, size_t n)
+/* The slot of the last member named exactly the n bytes at key (h its key_hash), or NULL. */
+static struct slot *index_slot_h(const struct fg_cfg_index *x, const char *key, size_t n,
+                                 uint64_t h)
 {
-    uint64_t h = key_hash(key, n);
     for (size_t i = h & x->mask; x->slot[i].item; i = (i + 1) & x->mask) {
         const char *s = x->slot[i].item->string;
         if (x->slot[i].hash == h && !strncmp(s, key, n) && s[n] == '\0')
@@ -80,31 +99,82 @@ static struct slot *index_slot(const struct fg_cfg_index *x, const char *key, si
     return NULL;
 }
 
-/* The last member named exactly the n bytes at key, or NULL; marks it read. */
-static const cJSON *index_find(const struct fg_cfg_index *x, const char *key, size_t n)
+static struct slot *index_slot(const struct fg_cfg_index *x, const char *key, size_t n)
 {
-    struct slot *sl = index_slot(x, key, n);
-    if (!sl)
-        return NULL;
-    sl->read = true;
-    return sl->item;
+    return index_slot_h(x, key, n, key_hash(key, n));
+}
+
+/* Does c answer from its index (c->obj is the object the index was built over)? */
+static bool indexed(const struct fg_cfg *c)
+{
+    return c->obj && c->index && c->index->obj == c->obj;
 }
 
 const cJSON *fg__cfg_raw(const struct fg_cfg *c, const char *key)
 {
     if (!c->obj)
         return NULL;
-    if (c->index && c->index->obj == c->obj)
-        return index_find(c->index, key, strlen(key));
+    if (indexed(c)) {
+        struct slot *sl = index_slot(c->index, key, strlen(key));
+        if (sl)
+            sl->read = true;
+        return sl ? sl->item : NULL;
+    }
     return cJSON_GetObjectItemCaseSensitive(c->obj, key);
 }
 
 bool fg__cfg_was_read(const struct fg_cfg *c, const char *key)
 {
-    if (!c->obj || !c->index || c->index->obj != c->obj)
-        return true; /* not tracked: a nested object's reads are not recorded */
+    if (!indexed(c))
+        return true; /* not tracked: an object built aside, or nested past INDEX_DEPTH */
     const struct slot *sl = index_slot(c->index, key, strlen(key));
     return !sl || sl->read;
+}
+
+uint64_t fg__cfg_key_code(const char *key)
+{
+    return key_hash(key, strlen(key));
+}
+
+const cJSON *fg__cfg_unread(const struct fg_cfg *c, const char *key, uint64_t code)
+{
+    if (!indexed(c))
+        return NULL;
+    const struct slot *sl = index_slot_h(c->index, key, strlen(key), code);
+    return sl && !sl->read ? sl->item : NULL;
+}
+
+/* Was any member of x but model_type (read to pick a reader, then often read no more from
+ * this view) looked up through a view of the document? */
+static bool any_read(const struct fg_cfg_index *x)
+{
+    for (size_t i = 0; i <= x->mask; i++)
+        if (x->slot[i].item && x->slot[i].read && strcmp(x->slot[i].item->string, "model_type"))
+            return true;
+    return false;
+}
+
+bool fg__cfg_next_read_child(const struct fg_cfg *c, size_t *pos, struct fg_cfg *child)
+{
+    if (!indexed(c))
+        return false;
+    for (; *pos <= c->index->mask; (*pos)++) {
+        const struct slot *sl = &c->index->slot[*pos];
+        /* an object none of whose keys was looked up here was read through a copy (a reader
+         * that renames keys first) or not at all: its reads are not known, so it is left out
+         * rather than every key of it taken as unread */
+        if (!sl->item || !sl->read || !sl->sub || !any_read(sl->sub))
+            continue;
+        (*pos)++;
+        *child = (struct fg_cfg){.obj = sl->item, .origin = c->origin, .index = sl->sub};
+        if (*c->scope)
+            snprintf(child->scope, sizeof child->scope, "%.30s.%.30s", c->scope,
+                     sl->item->string);
+        else
+            snprintf(child->scope, sizeof child->scope, "%.62s", sl->item->string);
+        return true;
+    }
+    return false;
 }
 
 static int read_file(const char *path, char **text, size_t *len, struct fg_err *err)
@@ -193,7 +263,7 @@ int fg_config_parse(const char *text, size_t len, const char *origin, struct fg_
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
     }
     doc->root = root;
-    doc->index = index_build(root);
+    doc->index = index_build(root, INDEX_DEPTH);
     snprintf(doc->origin, sizeof doc->origin, "%s", origin ? origin : "config.json");
     *out = doc;
     return 0;
@@ -204,7 +274,7 @@ void fg_config_free(struct fg_config *doc)
     if (!doc)
         return;
     cJSON_Delete(doc->root);
-    free(doc->index);
+    index_free(doc->index);
     free(doc);
 }
 
@@ -219,13 +289,29 @@ const char *fg_config_origin(const struct fg_config *doc)
     return doc->origin;
 }
 
+/* Is the n-byte alias one of the names in list ("a|b|c")? */
+static bool alias_listed(const char *list, const char *alias, size_t n)
+{
+    for (const char *p = list; p && *p;) {
+        const char *bar = strchr(p, '|');
+        size_t k = bar ? (size_t)(bar - p) : strlen(p);
+        if (k == n && !strncmp(p, alias, n))
+            return true;
+        p = bar ? bar + 1 : NULL;
+    }
+    return false;
+}
+
 /*
- * Find the first alias present and not null; *name gets the alias used.  A key given twice
- * counts by its last occurrence (cJSON keeps both; Python's json keeps the last).  The root
- * answers from its index (struct fg_cfg_index), one probe per alias; another object by one
- * walk for all the aliases.
+ * Find the first alias present and not null; *name gets the alias used and *sub (when not
+ * NULL) the found object's own index, or NULL.  A key given twice counts by its last
+ * occurrence (cJSON keeps both; Python's json keeps the last).  An indexed view answers from
+ * its index (struct fg_cfg_index), one probe per alias, and records the read; another object
+ * by one walk for all the aliases.  An alias absent here and named in c->inherit is looked
+ * up in c->outer.
  */
-static const cJSON *lookup(const struct fg_cfg *c, const char *keys, char *name, size_t cap)
+static const cJSON *lookup_sub(const struct fg_cfg *c, const char *keys, char *name, size_t cap,
+                               const struct fg_cfg_index **sub)
 {
     enum { MAX_ALIASES = 8, KEY_MAX = 127 };
     const char *alias[MAX_ALIASES];
@@ -238,9 +324,16 @@ static const cJSON *lookup(const struct fg_cfg *c, const char *keys, char *name,
         p += n + (bar ? 1 : 0);
     }
     const cJSON *last[MAX_ALIASES] = {0}, *e;
-    if (c->obj && c->index && c->index->obj == c->obj)
-        for (size_t i = 0; i < n_alias; i++)
-            last[i] = index_find(c->index, alias[i], len[i]);
+    const struct fg_cfg_index *subs[MAX_ALIASES] = {0};
+    if (indexed(c))
+        for (size_t i = 0; i < n_alias; i++) {
+            struct slot *sl = index_slot(c->index, alias[i], len[i]);
+            if (sl) {
+                sl->read = true;
+                last[i] = sl->item;
+                subs[i] = sl->sub;
+            }
+        }
     else if (c->obj)
         cJSON_ArrayForEach(e, c->obj)
             for (size_t i = 0; e->string && i < n_alias; i++)
@@ -254,12 +347,22 @@ static const cJSON *lookup(const struct fg_cfg *c, const char *keys, char *name,
             found = last[i];
             pick = i;
         }
+    if (sub)
+        *sub = found ? subs[pick] : NULL;
+    for (size_t i = 0; i < n_alias && !found && c->outer && c->inherit; i++)
+        if (alias_listed(c->inherit, alias[i], len[i]))
+            return lookup_sub(c->outer, keys, name, cap, sub);
     size_t n = n_alias ? len[pick] : 0;
     if (n >= cap)
         n = cap - 1;
     memcpy(name, n_alias ? alias[pick] : "", n);
     name[n] = '\0';
     return found;
+}
+
+static const cJSON *lookup(const struct fg_cfg *c, const char *keys, char *name, size_t cap)
+{
+    return lookup_sub(c, keys, name, cap, NULL);
 }
 
 static int key_err(const struct fg_cfg *c, struct fg_err *err, int code, const char *key,
@@ -278,7 +381,8 @@ bool fg_cfg_has(const struct fg_cfg *c, const char *keys)
 bool fg_cfg_child(const struct fg_cfg *c, const char *key, struct fg_cfg *child, struct fg_err *err)
 {
     char name[128];
-    const cJSON *it = lookup(c, key, name, sizeof name);
+    const struct fg_cfg_index *sub = NULL;
+    const cJSON *it = lookup_sub(c, key, name, sizeof name, &sub);
     if (!it)
         return false;
     if (!cJSON_IsObject(it)) {
@@ -287,7 +391,9 @@ bool fg_cfg_child(const struct fg_cfg *c, const char *key, struct fg_cfg *child,
     }
     child->obj = it;
     child->origin = c->origin;
-    child->index = NULL;
+    child->index = sub;
+    child->outer = NULL;
+    child->inherit = NULL;
     if (*c->scope)
         snprintf(child->scope, sizeof child->scope, "%.30s.%.30s", c->scope, name);
     else

@@ -30,8 +30,13 @@ struct fg_cfg {
     const struct cJSON *obj;
     const char *origin;   /* file name for messages; borrowed */
     char scope[64];       /* "" for the root, "text_config" ... */
-    const struct fg_cfg_index *index; /* the root's keys by name, or NULL: lookups then walk
-                                         the object (used only while it indexes obj) */
+    const struct fg_cfg_index *index; /* obj's keys by name, or NULL: lookups then walk the
+                                         object (used only while it indexes obj); it records
+                                         which keys were looked up */
+    /* Keys named in inherit ("a|b") that obj lacks are read from outer (borrowed, may be
+     * NULL): a text_config taking the root's tie_word_embeddings (Qwen3VLConfig) */
+    const struct fg_cfg *outer;
+    const char *inherit;
 };
 
 /* Internal: does text parse as one JSON object?  (What the source and cache steps check
@@ -42,11 +47,27 @@ bool fg__config_is_object(const char *text, size_t len);
  * like any other, so the key counts as read.  Borrowed from the document. */
 const struct cJSON *fg__cfg_raw(const struct fg_cfg *c, const char *key);
 
-/* Internal: did a lookup through the root view ask for key (any fg_cfg_* read, under any
- * alias list naming it)?  True for an absent key and for views of nested objects, whose
- * reads are not tracked.  What a family reader did not read and could change a shape makes
- * its count unsure (arch.c). */
+/* Internal: did a lookup through a view of the document ask for key (any fg_cfg_* read,
+ * under any alias list naming it, fg__cfg_raw)?  True for an absent key and for objects
+ * built aside from the document, whose reads are not tracked.  Every object of the document
+ * is tracked to four levels (the root, text_config, text_config.rope_scaling ...). */
 bool fg__cfg_was_read(const struct fg_cfg *c, const char *key);
+
+/* Internal: a code for key that fg__cfg_unread takes, computed once for a key asked of many
+ * documents (the same for equal keys; nothing else is promised). */
+uint64_t fg__cfg_key_code(const char *key);
+
+/* Internal: key's member of c when present and never looked up, else NULL (also for an
+ * untracked view); code is fg__cfg_key_code(key).  Does not count as a read.  Borrowed from
+ * the document. */
+const struct cJSON *fg__cfg_unread(const struct fg_cfg *c, const char *key, uint64_t code);
+
+/* Internal: the next member of c holding an object that a lookup asked for and at least one
+ * of whose own keys but model_type a lookup asked for (an object read only through a copy of
+ * it is not known), as a view in *child (scope "text_config", "text_config.vision_config" ...), from
+ * *pos on (start at 0); false when there is none more.  What a family reader did not read and could change a shape
+ * makes its count unsure (arch_keys.c): these are the sub-configs it entered. */
+bool fg__cfg_next_read_child(const struct fg_cfg *c, size_t *pos, struct fg_cfg *child);
 
 /* Largest config.json accepted (bytes); real ones are under 100 KB. */
 #define FG_CONFIG_MAX_BYTES (4u << 20)

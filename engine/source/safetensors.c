@@ -14,6 +14,7 @@
 
 #include "model.h"
 #include "source/source.h"
+#include "source/st_layout.h"
 
 /* Big MoE indexes (DeepSeek-V3: ~90k tensors) run to ~10 MB. */
 #define INDEX_MAX_BYTES (64u << 20)
@@ -262,7 +263,8 @@ int fg_safetensors_parse_header(const char *json, size_t len, uint64_t data_size
                             origin, t->string, cJSON_IsString(dt) ? dt->valuestring : "?");
             break;
         }
-        uint64_t numel = 1, b, e;
+        uint64_t numel = 1, b, e, dims[FG_ST_ROW_DIMS] = {0};
+        size_t nd = 0;
         const cJSON *dim;
         cJSON_ArrayForEach(dim, shape) {
             uint64_t v;
@@ -277,6 +279,10 @@ int fg_safetensors_parse_header(const char *json, size_t len, uint64_t data_size
                 break;
             }
             numel *= v;
+            if (nd < FG_ST_ROW_DIMS)
+                dims[nd++] = v;
+            else
+                dims[FG_ST_ROW_DIMS - 1] *= v; /* folded as st_layout.h says */
         }
         if (rc)
             break;
@@ -316,6 +322,8 @@ int fg_safetensors_parse_header(const char *json, size_t len, uint64_t data_size
         enum fg_st_group g = fg_safetensors_group(t->string);
         s->by_group[g] += numel;
         count_name(s->names, s->example, t->string);
+        if (s->layout && (rc = fg_st_layout_add(s->layout, t->string, d, dims, nd, err)))
+            break;
     }
     cJSON_Delete(root);
     if (rc)
@@ -496,7 +504,11 @@ static bool index_stands(struct fg_st_summary *s, const struct fg_st_scan_opts *
 int fg_safetensors_scan_with(struct fg_source_repo *repo, const struct fg_st_scan_opts *so,
                              struct fg_st_summary *s, struct fg_err *err)
 {
+    struct fg_st_layout *layout = so->layout;
     memset(s, 0, sizeof *s);
+    s->layout = layout;
+    if (layout)
+        fg_st_layout_free(layout);
     uint64_t header_cap = so->header_cap ? so->header_cap : FG_SOURCE_DEFAULT_MAX_HEADER;
     char *text = NULL;
     size_t len = 0;
@@ -568,6 +580,8 @@ int fg_safetensors_scan_with(struct fg_source_repo *repo, const struct fg_st_sca
         memset(s->by_group, 0, sizeof s->by_group);
         memcpy(s->names, idx_names, sizeof idx_names);
         memcpy(s->example, idx_example, sizeof idx_example);
+        if (layout)
+            fg_st_layout_free(layout);
     }
     return 0;
 }

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "source/st_dtype.h"
 #include "util/error.h"
 
 struct fg_model;
@@ -45,18 +46,6 @@ enum fg_st_group {
     FG_ST_GROUP_COUNT
 };
 
-#define FG_ST_DTYPE_MAP(X) \
-    X(F64, 64) X(F32, 32) X(F16, 16) X(BF16, 16) X(F8_E4M3, 8) X(F8_E5M2, 8) X(F8_E8M0, 8) \
-    X(F6_E2M3, 6) X(F6_E3M2, 6) X(F4, 4) X(I64, 64) X(I32, 32) X(I16, 16) X(I8, 8) X(U64, 64) \
-    X(U32, 32) X(U16, 16) X(U8, 8) X(BOOL, 8) X(C64, 64)
-
-enum fg_st_dtype {
-#define FG__ST_DT_ENUM(name, bits) FG_ST_##name,
-    FG_ST_DTYPE_MAP(FG__ST_DT_ENUM)
-#undef FG__ST_DT_ENUM
-    FG_ST_DTYPE_COUNT
-};
-
 /* What a checkpoint holds, summed over shards. */
 struct fg_st_summary {
     uint64_t tensors;                         /* from headers */
@@ -75,6 +64,9 @@ struct fg_st_summary {
     int no_headers_code;                      /* the same as an FG_E_* code: NOTFOUND (a
                                                  shard absent), RANGE (over max_shards),
                                                  TIMEDOUT or NET (fg_st_scan_opts) */
+    struct fg_st_layout *layout;              /* borrowed, may be NULL: when set, the headers
+                                                 parsed add every tensor to it (st_layout.h;
+                                                 fg_st_scan_opts.layout sets it for a scan) */
 };
 
 /* Group of one tensor name (pattern rules in safetensors.c). */
@@ -122,6 +114,9 @@ struct fg_st_scan_opts {
     bool keep_index;       /* a shard the hub did not give in time (FG_E_TIMEDOUT, FG_E_NET)
                               leaves the index's view, s->no_headers saying why, instead of
                               failing the scan */
+    struct fg_st_layout *layout; /* borrowed, may be NULL: emptied, then filled with every
+                              tensor of the headers (emptied again when not all were read);
+                              s->layout points to it */
 };
 
 /* fg_safetensors_scan within so's limits: the index alone stands past them. */

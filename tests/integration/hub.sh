@@ -386,6 +386,33 @@ if [ $RC = 0 ] && has "cannot size acme/llama-buffers: its checkpoint stores 162
     ok "check acme/llama-buffers offline: the cached inventory gives the plugin's OnUnknown verdict"
 else bad "check llama-buffers"; fi
 
+# A model_type no family reader knows (exaone: remote code): its structure is read from the
+# hub's headers within the same deadline, the tensor rows cached beside the config.
+EX=LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct
+fg XDG_CACHE_HOME="$CK" HF_HOME="$WORK/no-hf" -- plan $EX --json
+ex_entry=$CK/fitgate/models--LGAI-EXAONE--EXAONE-3.0-7.8B-Instruct/main/checkpoint.json
+if [ $RC = 0 ] && jhas '"reader": "checkpoint tensors"' && jhas '"certainty": "checkpoint"' &&
+    [ "$(json_num total)" = 7818448896 ] && jhas '"structure": true' &&
+    has "no family reader for model_type exaone" out && has "read from the hub now" out &&
+    grep -q '"layout":\[\["lm_head.weight"' "$ex_entry"; then
+    ok "plan $EX: no family reader, its structure from the hub's 291 tensor headers (${MS} ms), rows cached"
+else bad "plan exaone: structure from the hub's headers"; fi
+fg XDG_CACHE_HOME="$CK" HF_HOME="$WORK/no-hf" HF_ENDPOINT="http://127.0.0.1:$closed" -- check $EX --gres=gpu:h200:1
+# (a full fine-tune of 7.8B on one H200 does not fit: rc 1, the verdict beside the point)
+if [ $RC -le 1 ] && has "read as checkpoint tensors; count checkpoint" out &&
+    has "checkpoint: the structure read from its 291 tensors" out && has "from fitgate's cache" out; then
+    ok "check $EX with the hub stopped: the cached rows give the same structure (${MS} ms)"
+else bad "check exaone from the cached rows"; fi
+# The config cached, its inventory not: offline, no headers at hand, the generic reader reads
+# it as before and says the checkpoint was not read.
+mkdir -p "$WORK/ck-cfg/fitgate/models--LGAI-EXAONE--EXAONE-3.0-7.8B-Instruct/main"
+cp "${ex_entry%/*}/config.json" "$WORK/ck-cfg/fitgate/models--LGAI-EXAONE--EXAONE-3.0-7.8B-Instruct/main/"
+fg XDG_CACHE_HOME="$WORK/ck-cfg" HF_HOME="$WORK/no-hf" HF_HUB_OFFLINE=1 -- plan $EX --json
+if [ $RC = 0 ] && jhas '"generic": true' && jhas '"certainty": "generic"' &&
+    has "checkpoint not read" out; then
+    ok "$EX offline, its inventory not cached: the generic reader as before, said so"
+else bad "exaone offline, inventory not cached"; fi
+
 fg XDG_CACHE_HOME="$CK" HF_HOME="$WORK/no-hf" -- plan nvidia/NVIDIA-Nemotron-Nano-9B-v2 --json
 neg=$CK/fitgate/models--nvidia--NVIDIA-Nemotron-Nano-9B-v2/main/checkpoint.json
 if [ $RC = 0 ] && jhas '"certainty": "exact"' && has "stores no safetensors, read from the hub now" out &&
@@ -427,6 +454,18 @@ for mode in silent trickle; do
         ok "$mode hub for the checkpoint: plan returned in ${MS} ms (deadline 1500 ms), the graph stands with a note, nothing cached"
     else bad "$mode hub for the checkpoint: ${MS} ms"; fi
 done
+
+# The same for a type no reader knows: the tensors' route waits no longer than the deadline,
+# and the generic reader answers.
+mkdir -p "$WORK/ck-exs/fitgate/models--LGAI-EXAONE--EXAONE-3.0-7.8B-Instruct/main"
+cp "$FIX/repos/$EX/config.json" "$WORK/ck-exs/fitgate/models--LGAI-EXAONE--EXAONE-3.0-7.8B-Instruct/main/"
+chmod -R go-w "$WORK/ck-exs"
+start_bad silent
+fg XDG_CACHE_HOME="$WORK/ck-exs" HF_HOME="$WORK/no-hf" HF_ENDPOINT="$BAD" FITGATE_HUB_TIMEOUT_MS=1500 -- plan $EX --json
+if [ $RC = 0 ] && [ "$MS" -lt 2500 ] && jhas '"generic": true' &&
+    has "the hub did not answer within the lookup's deadline" out; then
+    ok "silent hub for $EX's headers: plan returned in ${MS} ms (deadline 1500 ms), the generic reader answers"
+else bad "silent hub for exaone's headers: ${MS} ms"; fi
 
 # --- site dirs and the huggingface_hub cache ------------------------------------
 fg HF_HUB_OFFLINE=1 FITGATE_MODEL_DIRS="$ROOT/tests/fixtures/models" -- plan nvidia/NVIDIA-Nemotron-Nano-9B-v2 --json

@@ -188,6 +188,38 @@ def tiny(manifest):
     return sum(numel(s) for _, _, s in tensors)
 
 
+CKPT = "tests/fixtures/ckpt"
+
+
+def exaone(manifest):
+    """EXAONE-3.0-7.8B-Instruct: model_type exaone has no family reader (remote code), so
+    fitgate reads its structure from these headers.  Names and shapes are the modules of
+    ExaoneForCausalLM as the release prints them (tests/fixtures/ckpt/.../PROVENANCE.txt):
+    nn.Linear weights [out, in], ExaoneRMSNorm weights [hidden]; one BF16 file."""
+    hf_id = "LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct"
+    cfg = load(os.path.join(CKPT, "LGAI-EXAONE--EXAONE-3.0-7.8B-Instruct", "config.json"))
+    h, inter, vocab = cfg["hidden_size"], cfg["intermediate_size"], cfg["vocab_size"]
+    kv = cfg["num_key_value_heads"] * h // cfg["num_attention_heads"]
+    t = [("transformer.wte.weight", [vocab, h]), ("transformer.ln_f.weight", [h]),
+         ("lm_head.weight", [vocab, h])]
+    for i in range(cfg["num_layers"]):
+        p = "transformer.h.%d." % i
+        t += [(p + "ln_1.weight", [h]), (p + "ln_2.weight", [h]),
+              (p + "attn.attention.q_proj.weight", [h, h]),
+              (p + "attn.attention.k_proj.weight", [kv, h]),
+              (p + "attn.attention.v_proj.weight", [kv, h]),
+              (p + "attn.attention.out_proj.weight", [h, h]),
+              (p + "mlp.c_fc_0.weight", [inter, h]), (p + "mlp.c_fc_1.weight", [inter, h]),
+              (p + "mlp.c_proj.weight", [h, inter])]
+    tensors = [(n, "BF16", s) for n, s in t]
+    blob, data = header_bytes(tensors)
+    total = sum(numel(s) for _, _, s in tensors)
+    if total != 7818448896:  # the sum of the printed module shapes (PROVENANCE.txt)
+        sys.exit("%s: generated %d parameters" % (hf_id, total))
+    write_repo(hf_id, {"model.safetensors": (blob, len(blob) + data)}, cfg, None, manifest)
+    return total
+
+
 def main():
     if os.path.isdir(REPOS):
         shutil.rmtree(REPOS)
@@ -210,6 +242,7 @@ def main():
     report.append(("acme/llama-buffers", single(smol_dir, "acme/llama-buffers", t, smol, manifest,
                                                 None)))
     report.append(("acme/tiny", tiny(manifest)))
+    report.append(("LGAI-EXAONE/EXAONE-3.0-7.8B-Instruct", exaone(manifest)))
 
     # Config-only repositories served by the loopback hub.
     for model_dir, hf_id in [("nvidia--NVIDIA-Nemotron-Nano-9B-v2",
