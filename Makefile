@@ -110,6 +110,8 @@ ENGINE_SRCS := \
 	engine/arch/arch_keys.c \
 	engine/arch/arch_families.c \
 	engine/arch/arch_classic.c \
+	engine/arch/arch_seq.c \
+	engine/arch/arch_seq_dec.c \
 	engine/arch/arch_mllama.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \
@@ -200,6 +202,7 @@ TEST_SRCS := \
 	tests/test_arch_legacy.c \
 	tests/test_arch_families.c \
 	tests/test_arch_classic.c \
+	tests/test_arch_seq.c \
 	tests/test_arch_generic.c \
 	tests/test_params.c \
 	tests/test_source.c \

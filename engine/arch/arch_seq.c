@@ -1,0 +1,331 @@
+/*
+ * arch_seq.c - the BART-lineage encoder-decoders whose common checkpoints are the whole
+ * translation / summarisation / dialogue model, each read from its transformers modeling
+ * file (huggingface/transformers; commits as read_file returned them):
+ *
+ *   marian            MarianMTModel / MarianForCausalLM   models/marian/modeling_marian.py
+ *                     (00b676f8), configuration_marian.py  (Helsinki-NLP opus-mt-*)
+ *   pegasus           PegasusForConditionalGeneration / PegasusForCausalLM  models/pegasus
+ *                     (configuration_pegasus.py 00e12e7c)
+ *   blenderbot        BlenderbotForConditionalGeneration / BlenderbotForCausalLM
+ *                     models/blenderbot (configuration_blenderbot.py 0171fcd7)
+ *   blenderbot-small  BlenderbotSmallForConditionalGeneration / ...ForCausalLM
+ *                     models/blenderbot_small (configuration_blenderbot_small.py 0077a6ee)
+ *   mvp               MvpForConditionalGeneration / MvpForCausalLM  models/mvp
+ *                     (configuration_mvp.py 01ae98ae), with its layer-wise prompts
+ *   plbart            PLBartForConditionalGeneration / PLBartForCausalLM  models/plbart
+ *                     (configuration_plbart.py 1001bb00)
+ *
+ * Every one is BartModel's skeleton (arch_encdec.c reads bart / mbart): a token embedding
+ * shared by both stacks, a position table per stack, layers of biased q/k/v/out_proj
+ * attention, [cross-attention,] fc1 / fc2 with bias and a LayerNorm after each; what
+ * differs is a row of struct seq_spec: the position table (learned with BART's offset of
+ * 2 rows, learned without it, or a frozen sinusoidal nn.Embedding), layernorm_embedding,
+ * the stacks' final layer_norm (pre-norm families), and Marian's separate vocabularies.
+ * Pre- or post-norm changes no shape.
+ *
+ * The structure read is the one `architectures` names, as the bart reader does:
+ *   ...ForConditionalGeneration / MarianMTModel  both stacks, final_logits_bias (a
+ *        persistent 1 x vocab buffer: stored) and lm_head (no bias) tied to the shared
+ *        embedding by tie_word_embeddings;
+ *   ...ForCausalLM  the decoder alone (XxxDecoderWrapper): its own embed_tokens, positions,
+ *        layers that still build encoder_attn (XxxDecoderLayer always does; it runs only
+ *        with encoder_hidden_states, so it is counted, not run), lm_head tied;
+ *   anything else (the base XxxModel)  both stacks, no head.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "arch/arch.h"
+#include "util/fmt.h"
+
+enum seq_pos {
+    SEQ_POS_LEARNED,   /* nn.Embedding of max_position_embeddings + offset rows, trained */
+    SEQ_POS_SINUS,     /* nn.Embedding filled with sinusoids, requires_grad False */
+};
+
+struct seq_spec {
+    const char *gen_class, *causal_class;
+    /* the config class's defaults */
+    uint64_t vocab, d_model, enc_layers, dec_layers, heads, ffn, max_pos;
+    enum seq_pos pos;
+    uint64_t pos_offset;    /* BartLearnedPositionalEmbedding's 2 extra rows, or 0 */
+    bool emb_norm;          /* layernorm_embedding in each stack */
+    bool final_norm;        /* encoder.layer_norm / decoder.layer_norm */
+    bool marian;            /* decoder_vocab_size, share_encoder_decoder_embeddings */
+    bool prompts;           /* MVP use_prompt */
+};
+
+/* MarianConfig defaults (vocab 58101, the opus-mt vocabulary; decoder_vocab_size None =
+ * vocab_size; share_encoder_decoder_embeddings True).  MarianSinusoidalPositionalEmbedding
+ * is an nn.Embedding whose weight is replaced by a frozen nn.Parameter; no
+ * layernorm_embedding, no stack layer_norm (post-norm). */
+static const struct seq_spec marian = {
+    .gen_class = "MarianMTModel", .causal_class = "MarianForCausalLM", .vocab = 58101,
+    .d_model = 1024, .enc_layers = 12, .dec_layers = 12, .heads = 16, .ffn = 4096,
+    .max_pos = 1024, .pos = SEQ_POS_SINUS, .marian = true};
+/* PegasusConfig defaults; PegasusSinusoidalPositionalEmbedding as Marian's, pre-norm layers
+ * with the stacks' layer_norm. */
+static const struct seq_spec pegasus = {
+    .gen_class = "PegasusForConditionalGeneration", .causal_class = "PegasusForCausalLM",
+    .vocab = 50265, .d_model = 1024, .enc_layers = 12, .dec_layers = 12, .heads = 16,
+    .ffn = 4096, .max_pos = 1024, .pos = SEQ_POS_SINUS, .final_norm = true};
+/* BlenderbotConfig defaults (blenderbot-3B): BlenderbotLearnedPositionalEmbedding without
+ * an offset, pre-norm layers, the stacks' layer_norm, no layernorm_embedding. */
+static const struct seq_spec blenderbot = {
+    .gen_class = "BlenderbotForConditionalGeneration", .causal_class = "BlenderbotForCausalLM",
+    .vocab = 8008, .d_model = 2560, .enc_layers = 2, .dec_layers = 24, .heads = 32,
+    .ffn = 10240, .max_pos = 128, .pos = SEQ_POS_LEARNED, .final_norm = true};
+/* BlenderbotSmallConfig defaults (blenderbot_small-90M): learned positions without an
+ * offset, layernorm_embedding, post-norm layers, no stack layer_norm. */
+static const struct seq_spec blenderbot_small = {
+    .gen_class = "BlenderbotSmallForConditionalGeneration",
+    .causal_class = "BlenderbotSmallForCausalLM", .vocab = 50265, .d_model = 512,
+    .enc_layers = 8, .dec_layers = 8, .heads = 16, .ffn = 2048, .max_pos = 512,
+    .pos = SEQ_POS_LEARNED, .emb_norm = true};
+/* MvpConfig defaults: BART's layout (MvpLearnedPositionalEmbedding offset 2,
+ * layernorm_embedding) plus MvpPrompt modules when use_prompt. */
+static const struct seq_spec mvp = {
+    .gen_class = "MvpForConditionalGeneration", .causal_class = "MvpForCausalLM",
+    .vocab = 50267, .d_model = 1024, .enc_layers = 12, .dec_layers = 12, .heads = 16,
+    .ffn = 4096, .max_pos = 1024, .pos = SEQ_POS_LEARNED, .pos_offset = 2, .emb_norm = true,
+    .prompts = true};
+/* PLBartConfig defaults (plbart-base): BART's layout. */
+static const struct seq_spec plbart = {
+    .gen_class = "PLBartForConditionalGeneration", .causal_class = "PLBartForCausalLM",
+    .vocab = 50005, .d_model = 768, .enc_layers = 6, .dec_layers = 6, .heads = 12,
+    .ffn = 3072, .max_pos = 1024, .pos = SEQ_POS_LEARNED, .pos_offset = 2, .emb_norm = true};
+
+struct seq_cfg {
+    uint64_t enc_layers, enc_heads, enc_ffn, dec_vocab;
+    bool share;                  /* one embedding for both stacks (Marian's switch) */
+    uint64_t prompt_len, prompt_mid;   /* MVP, 0 = no prompts */
+};
+
+/* Move nodes [from, end) to the encoder stack, names prefixed "Enc." (arch_encdec.c's
+ * convention). */
+static void mark_encoder(struct fg_model *m, size_t from)
+{
+    for (size_t i = from; i < m->n_nodes; i++) {
+        struct fg_node *n = &m->nodes[i];
+        char name[sizeof n->name] = {0};
+        n->stack = FG_STACK_ENCODER;
+        fg__fmt(name, sizeof name, "Enc.%.27s", n->name);
+        memcpy(n->name, name, sizeof n->name);
+    }
+}
+
+/* MvpPrompt(config, num_layers, num_heads): prompt_embedding prompt_length x d_model and
+ * prompt_trans Linear(d_model, prompt_mid_dim) -> GELU -> Linear(prompt_mid_dim,
+ * num_layers x 2 x d_model), both biased.  One per encoder (self_attn_prompt), two per
+ * decoder (self_attn_prompt, cross_attn_prompt). */
+static int add_prompt(struct fg_model *m, const char *name, uint64_t layers,
+                      const struct seq_cfg *q, struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add(m, FG_NODE_OTHER, -1, name, err);
+    if (!n)
+        return FG_E_NOMEM;
+    const uint64_t d = m->hidden, out = layers * 2 * d;
+    n->params = q->prompt_len * d;
+    fg__node_linear(n, "prompt_in", d, q->prompt_mid, 1, true);
+    fg__node_linear(n, "prompt_out", q->prompt_mid, out, 1, true);
+    n->hidden = (uint32_t)d;
+    n->width = (uint32_t)d;
+    fg__fmt(n->desc, sizeof n->desc, "%llu prompts, %llu -> %llu -> %llu",
+            (unsigned long long)q->prompt_len, (unsigned long long)d,
+            (unsigned long long)q->prompt_mid, (unsigned long long)out);
+    return 0;
+}
+
+/* The position table of one stack: learned (trained) or the frozen sinusoids, which
+ * memory holds as a buffer (no gradient, no optimizer state). */
+static int add_positions(struct fg_model *m, const struct seq_spec *s, struct fg_err *err)
+{
+    struct fg_node *n;
+    int rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos + s->pos_offset,
+                           m->hidden, &n, err);
+    if (rc)
+        return rc;
+    if (s->pos == SEQ_POS_SINUS) {
+        n->buffers = n->params;
+        fg__fmt(n->desc, sizeof n->desc, "%llu x %llu sinusoidal, frozen",
+                (unsigned long long)m->max_pos, (unsigned long long)m->hidden);
+    }
+    return 0;
+}
+
+/*
+ * One stack after its token embedding: positions, [layernorm_embedding,] layers of
+ * self_attn (q/k/v/out_proj, bias) + self_attn_layer_norm, [encoder_attn +
+ * encoder_attn_layer_norm,] fc1 / fc2 (bias) + final_layer_norm, [the stack's layer_norm].
+ * cross: 0 none (encoder), 1 run over the encoder output, 2 built but not run (ForCausalLM
+ * without an encoder: a stored node outside the attention math).
+ */
+static int seq_stack(struct fg_model *m, const struct seq_spec *s, uint64_t layers,
+                     uint64_t heads, uint64_t ffn, int cross, struct fg_err *err)
+{
+    int rc;
+    if ((rc = add_positions(m, s, err)))
+        return rc;
+    if (s->emb_norm && (rc = fg__add_norm(m, -1, "Embedding norm", m->hidden, FG_NORM_LN, err)))
+        return rc;
+    const uint64_t d = m->hidden;
+    struct fg_attn_shape a = {.hidden = d, .heads = heads, .kv_heads = heads,
+                              .head_dim = d / heads, .qkv_bias = true, .o_bias = true,
+                              .bidirectional = cross == 0};
+    struct fg_attn_shape x = a;
+    x.bidirectional = false;
+    x.cross = true;
+    struct fg_mlp_shape f = {.hidden = d, .inter = ffn, .bias = true};
+    size_t first = m->n_nodes;
+    for (uint64_t l = 0; l < layers; l++) {
+        int32_t li = (int32_t)l;
+        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(layers - l)))
+            break;
+        first = m->n_nodes;
+        if ((rc = fg__add_attention(m, li, &a, NULL, err)) ||
+            (rc = fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err)))
+            return rc;
+        if (cross == 1 && ((rc = fg__add_attention(m, li, &x, NULL, err)) ||
+                           (rc = fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err))))
+            return rc;
+        if (cross == 2) {
+            struct fg_node *n = fg__model_add_block(m, FG_NODE_OTHER, li, "Unused cross-attn",
+                                                    err);
+            if (!n)
+                return FG_E_NOMEM;
+            n->params = 4 * (d * d + d) + 2 * d;
+            n->width = (uint32_t)d;
+            n->hidden = (uint32_t)d;
+            fg__copy(n->desc, sizeof n->desc, "encoder_attn + norm, no encoder to attend");
+        }
+        if ((rc = fg__add_mlp(m, li, &f, NULL, err)) ||
+            (rc = fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err)))
+            return rc;
+    }
+    if (s->final_norm)
+        return fg__add_norm(m, -1, cross ? "Final norm" : "Norm", d, FG_NORM_LN, err);
+    return 0;
+}
+
+/* Marian's switches, MVP's prompts. */
+static int read_variant(const struct fg_cfg *c, const struct seq_spec *s, struct fg_model *m,
+                        struct seq_cfg *q, struct fg_err *err)
+{
+    int rc;
+    q->dec_vocab = m->vocab;
+    q->share = true;
+    if (s->marian &&
+        ((rc = fg_cfg_u64(c, "decoder_vocab_size", m->vocab, 1, FG_MAX_VOCAB, &q->dec_vocab,
+                          err)) ||
+         (rc = fg_cfg_bool(c, "share_encoder_decoder_embeddings", true, &q->share, err))))
+        return rc;
+    if (q->share && q->dec_vocab != m->vocab)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'decoder_vocab_size' = %llu differs from "
+                          "'vocab_size' = %llu while 'share_encoder_decoder_embeddings' is "
+                          "true: MarianModel builds one embedding of vocab_size rows",
+                          c->origin, (unsigned long long)q->dec_vocab,
+                          (unsigned long long)m->vocab);
+    bool use_prompt = false;
+    if (s->prompts && (rc = fg_cfg_bool(c, "use_prompt", false, &use_prompt, err)))
+        return rc;
+    if (use_prompt &&
+        ((rc = fg_cfg_u64(c, "prompt_length", 100, 1, 1u << 20, &q->prompt_len, err)) ||
+         (rc = fg_cfg_u64(c, "prompt_mid_dim", 800, 1, FG_MAX_INTER, &q->prompt_mid, err))))
+        return rc;
+    return 0;
+}
+
+static int read_seq(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                    struct fg_err *err)
+{
+    const struct seq_spec *s = spec;
+    struct seq_cfg q = {0};
+    bool gen = false, causal = false, tie;
+    int rc;
+    if ((rc = fg_cfg_u64(c, "vocab_size", s->vocab, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
+        (rc = fg_cfg_u64(c, "d_model", s->d_model, 1, FG_MAX_HIDDEN, &m->hidden, err)) ||
+        (rc = fg_cfg_u64(c, "encoder_layers", s->enc_layers, 1, FG_MAX_LAYERS, &q.enc_layers,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "decoder_layers", s->dec_layers, 1, FG_MAX_LAYERS, &m->layers, err)) ||
+        (rc = fg_cfg_u64(c, "encoder_attention_heads", s->heads, 1, FG_MAX_HEADS, &q.enc_heads,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "decoder_attention_heads", s->heads, 1, FG_MAX_HEADS, &m->heads,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "encoder_ffn_dim", s->ffn, 1, FG_MAX_INTER, &q.enc_ffn, err)) ||
+        (rc = fg_cfg_u64(c, "decoder_ffn_dim", s->ffn, 1, FG_MAX_INTER, &m->inter, err)) ||
+        (rc = fg_cfg_u64(c, "max_position_embeddings", s->max_pos, 1, FG_MAX_POS, &m->max_pos,
+                         err)) ||
+        (rc = fg_cfg_bool(c, "tie_word_embeddings", true, &tie, err)) ||
+        (rc = fg__check_heads(c, "d_model", m->hidden, "encoder_attention_heads", q.enc_heads,
+                              err)) ||
+        (rc = fg__check_heads(c, "d_model", m->hidden, "decoder_attention_heads", m->heads, err)) ||
+        (rc = read_variant(c, s, m, &q, err)) ||
+        (rc = fg__cfg_has_arch(c, s->gen_class, &gen, err)) ||
+        (rc = fg__cfg_has_arch(c, s->causal_class, &causal, err)))
+        return rc;
+    m->kv_heads = m->heads;
+    m->head_dim = m->hidden / m->heads;
+
+    if (causal && !gen) {
+        /* XxxForCausalLM: the decoder alone (Marian's of decoder_vocab_size rows) */
+        if ((rc = fg__add_embedding(m, q.dec_vocab, m->hidden, err)) ||
+            (q.prompt_len && (rc = add_prompt(m, "Self-attn prompt", m->layers, &q, err))) ||
+            (q.prompt_len && (rc = add_prompt(m, "Cross-attn prompt", m->layers, &q, err))) ||
+            (rc = seq_stack(m, s, m->layers, m->heads, m->inter, 2, err)))
+            return rc;
+        return fg__add_head(m, q.dec_vocab, m->hidden, tie, false, false, err);
+    }
+
+    m->enc_dec = true;
+    if ((rc = fg__add_embedding(m, q.share ? m->vocab : q.dec_vocab, m->hidden, err)))
+        return rc;
+    size_t enc_from = m->n_nodes;
+    /* MarianModel without shared embeddings: the encoder's own copy of vocab_size rows */
+    if (!q.share && (rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    if ((q.prompt_len && (rc = add_prompt(m, "Self-attn prompt", q.enc_layers, &q, err))) ||
+        (rc = seq_stack(m, s, q.enc_layers, q.enc_heads, q.enc_ffn, 0, err)))
+        return rc;
+    mark_encoder(m, enc_from);
+    if ((q.prompt_len && (rc = add_prompt(m, "Self-attn prompt", m->layers, &q, err))) ||
+        (q.prompt_len && (rc = add_prompt(m, "Cross-attn prompt", m->layers, &q, err))) ||
+        (rc = seq_stack(m, s, m->layers, m->heads, m->inter, 1, err)))
+        return rc;
+    if (!gen) {
+        m->tied = true; /* the base model: no lm_head */
+        return 0;
+    }
+    struct fg_node *n;
+    if ((rc = fg__add_table(m, FG_NODE_OTHER, "final_logits_bias", 1, q.dec_vocab, &n, err)))
+        return rc;
+    n->buffers = n->params;
+    fg__model_rule(m, "final_logits_bias buffer stored (in final_logits_bias)", 0);
+    if (s->marian) {
+        /* MarianMTModel._keys_to_ignore_on_save (keys_to_never_save in the 3.x releases)
+         * names both embed_positions tables: a file it writes lacks them, and loading
+         * rebuilds them (_keys_to_ignore_on_load_missing).  Files written before that
+         * rule (the first opus-mt conversions, transformers < 3.4) hold them; the release
+         * that added it is not pinned here, so a 3.4 .. 3.x config is said unsure. */
+        unsigned ver = fg__cfg_tf_version(c);
+        if (!ver || ver >= 3004)
+            fg__model_rule(m, "sinusoidal embed_positions not saved (MarianMTModel "
+                              "_keys_to_ignore_on_save)",
+                           -(int64_t)(2 * m->max_pos * m->hidden));
+        if (ver >= 3004 && ver < 4000)
+            fg__model_unsure(m, "transformers_version", "unsure: key 'transformers_version' "
+                             "falls in the 3.x releases, some of whose Marian files store the "
+                             "sinusoidal position tables: counted without them");
+    }
+    return fg__add_head(m, q.dec_vocab, m->hidden, tie, false, false, err);
+}
+
+const struct fg_arch fg__arch_seq_table[] = {
+    {"marian", "marian encoder-decoder (sinusoidal)", read_seq, &marian},
+    {"pegasus", "pegasus encoder-decoder (sinusoidal, pre-norm)", read_seq, &pegasus},
+    {"blenderbot", "blenderbot encoder-decoder (pre-norm)", read_seq, &blenderbot},
+    {"blenderbot-small", "blenderbot-small encoder-decoder", read_seq, &blenderbot_small},
+    {"mvp", "mvp encoder-decoder (prompts)", read_seq, &mvp},
+    {"plbart", "plbart encoder-decoder", read_seq, &plbart},
+    {NULL, NULL, NULL, NULL},
+};

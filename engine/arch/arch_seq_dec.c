@@ -1,0 +1,202 @@
+/*
+ * arch_seq_dec.c - fairseq-style decoders (learned or sinusoidal positions, biased MHA,
+ * fc1 / fc2, LayerNorms), each read from its transformers modeling file
+ * (huggingface/transformers):
+ *
+ *   xglm    XGLMForCausalLM    models/xglm/modeling_xglm.py (facebook/xglm-*)
+ *   biogpt  BioGptForCausalLM  models/biogpt/modeling_biogpt.py (microsoft/biogpt)
+ *   trocr   TrOCRForCausalLM   models/trocr/modeling_trocr.py (the text decoder of the
+ *                              microsoft/trocr-* VisionEncoderDecoder checkpoints)
+ *
+ * One builder over struct dec: token embedding, [learned position table,]
+ * [layernorm_embedding,] layers of self_attn + norm, [encoder_attn over a kdim-wide
+ * encoder + norm,] fc1 / fc2 + norm, [final layer_norm], head without bias.  Sinusoidal
+ * tables these classes keep as non-persistent buffers (XGLMSinusoidalPositionalEmbedding
+ * "weights", TrOCRSinusoidalPositionalEmbedding) are not in the checkpoint and are a few
+ * MB at most: not counted.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "arch/arch.h"
+#include "util/fmt.h"
+
+struct dec {
+    uint64_t pos_rows;     /* learned table rows, 0 = sinusoidal buffer (not stored) */
+    bool emb_norm;         /* layernorm_embedding */
+    bool final_norm;       /* the decoder's layer_norm */
+    bool cross;            /* encoder_attn + encoder_attn_layer_norm in every layer */
+    bool cross_runs;       /* the cross-attention has an encoder to attend (else stored only) */
+    uint64_t kdim;         /* encoder width the cross-attention's k_proj / v_proj read */
+};
+
+/* An encoder_attn whose k_proj / v_proj read kdim-wide encoder states (TrOCRAttention with
+ * kdim = vdim = cross_attention_hidden_size), all four biased. */
+static int cross_attention(struct fg_model *m, int32_t li, const struct dec *k,
+                           struct fg_err *err)
+{
+    const uint64_t d = m->hidden;
+    if (!k->cross_runs) {
+        struct fg_node *n = fg__model_add_block(m, FG_NODE_OTHER, li, "Unused cross-attn", err);
+        if (!n)
+            return FG_E_NOMEM;
+        n->params = 2 * (d * d + d) + 2 * (k->kdim * d + d) + 2 * d;
+        n->width = (uint32_t)d;
+        n->hidden = (uint32_t)d;
+        fg__copy(n->desc, sizeof n->desc, "encoder_attn + norm, no encoder to attend");
+        return 0;
+    }
+    struct fg_attn_shape x = {.hidden = d, .heads = m->heads, .kv_heads = m->heads,
+                              .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true,
+                              .cross = true};
+    struct fg_node *n;
+    int rc = fg__add_attention(m, li, &x, &n, err);
+    if (rc)
+        return rc;
+    if (k->kdim != d)
+        for (uint8_t i = 0; i < n->nlin; i++)
+            if (!strcmp(n->lin[i].role, "k") || !strcmp(n->lin[i].role, "v")) {
+                n->params -= (uint64_t)n->lin[i].in * n->lin[i].out;
+                n->params += k->kdim * n->lin[i].out;
+                n->lin[i].in = (uint32_t)k->kdim;
+            }
+    return fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err);
+}
+
+static int build(struct fg_model *m, const struct dec *k, struct fg_err *err)
+{
+    int rc;
+    const uint64_t d = m->hidden;
+    if ((rc = fg__add_embedding(m, m->vocab, d, err)))
+        return rc;
+    if (k->pos_rows && (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding",
+                                           k->pos_rows, d, NULL, err)))
+        return rc;
+    if (k->emb_norm && (rc = fg__add_norm(m, -1, "Embedding norm", d, FG_NORM_LN, err)))
+        return rc;
+    struct fg_attn_shape a = {.hidden = d, .heads = m->heads, .kv_heads = m->heads,
+                              .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true};
+    struct fg_mlp_shape f = {.hidden = d, .inter = m->inter, .bias = true};
+    size_t first = m->n_nodes;
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
+            break;
+        first = m->n_nodes;
+        if ((rc = fg__add_attention(m, li, &a, NULL, err)) ||
+            (rc = fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err)) ||
+            (k->cross && (rc = cross_attention(m, li, k, err))) ||
+            (rc = fg__add_mlp(m, li, &f, NULL, err)) ||
+            (rc = fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err)))
+            return rc;
+    }
+    if (k->final_norm && (rc = fg__add_norm(m, -1, "Final norm", d, FG_NORM_LN, err)))
+        return rc;
+    return fg__add_head(m, m->vocab, d, m->tied, false, false, err);
+}
+
+static int read_sizes(const struct fg_cfg *c, struct fg_model *m, const char *const keys[6],
+                      const uint64_t defaults[6], struct fg_err *err)
+{
+    bool tie;
+    int rc;
+    if ((rc = fg_cfg_u64(c, keys[0], defaults[0], 1, FG_MAX_VOCAB, &m->vocab, err)) ||
+        (rc = fg_cfg_u64(c, keys[1], defaults[1], 1, FG_MAX_HIDDEN, &m->hidden, err)) ||
+        (rc = fg_cfg_u64(c, keys[2], defaults[2], 1, FG_MAX_LAYERS, &m->layers, err)) ||
+        (rc = fg_cfg_u64(c, keys[3], defaults[3], 1, FG_MAX_HEADS, &m->heads, err)) ||
+        (rc = fg_cfg_u64(c, keys[4], defaults[4], 1, FG_MAX_INTER, &m->inter, err)) ||
+        (rc = fg_cfg_u64(c, keys[5], defaults[5], 1, FG_MAX_POS, &m->max_pos, err)) ||
+        (rc = fg_cfg_bool(c, "tie_word_embeddings", true, &tie, err)) ||
+        (rc = fg__check_heads(c, keys[1], m->hidden, keys[3], m->heads, err)))
+        return rc;
+    m->kv_heads = m->heads;
+    m->head_dim = m->hidden / m->heads;
+    m->tied = tie;
+    return 0;
+}
+
+/*
+ * XGLMModel: embed_tokens (XGLMScaledWordEmbedding, vocab x d_model), sinusoidal positions
+ * (a non-persistent buffer), XGLMDecoderLayer pre-norm: self_attn (q/k/v/out_proj, bias),
+ * self_attn_layer_norm, encoder_attn + its norm only when add_cross_attention, fc1 / fc2
+ * (bias), final_layer_norm; layer_norm; lm_head (no bias) tied.  XGLMConfig defaults
+ * (xglm-564M).
+ */
+static int read_xglm(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                     struct fg_err *err)
+{
+    (void)spec;
+    static const char *const keys[6] = {"vocab_size", "d_model", "num_layers",
+                                        "attention_heads", "ffn_dim",
+                                        "max_position_embeddings"};
+    static const uint64_t defaults[6] = {256008, 1024, 24, 16, 4096, 2048};
+    struct dec k = {.final_norm = true};
+    int rc;
+    if ((rc = read_sizes(c, m, keys, defaults, err)) ||
+        (rc = fg_cfg_bool(c, "add_cross_attention", false, &k.cross, err)))
+        return rc;
+    k.kdim = m->hidden;
+    return build(m, &k, err);
+}
+
+/*
+ * BioGptModel: embed_tokens (BioGptScaledWordEmbedding), embed_positions
+ * BioGptLearnedPositionalEmbedding of max_position_embeddings + 2 rows (the fairseq
+ * offset), BioGptDecoderLayer pre-norm: self_attn (bias), self_attn_layer_norm, fc1 / fc2
+ * to intermediate_size (bias), final_layer_norm; layer_norm; output_projection (no bias)
+ * tied.  BioGptConfig defaults (microsoft/biogpt).
+ */
+static int read_biogpt(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                       struct fg_err *err)
+{
+    (void)spec;
+    static const char *const keys[6] = {"vocab_size", "hidden_size", "num_hidden_layers",
+                                        "num_attention_heads", "intermediate_size",
+                                        "max_position_embeddings"};
+    static const uint64_t defaults[6] = {42384, 1024, 24, 16, 4096, 1024};
+    int rc = read_sizes(c, m, keys, defaults, err);
+    if (rc)
+        return rc;
+    struct dec k = {.pos_rows = m->max_pos + 2, .final_norm = true, .kdim = m->hidden};
+    return build(m, &k, err);
+}
+
+/*
+ * TrOCRDecoder: embed_tokens, TrOCRLearnedPositionalEmbedding of max_position_embeddings +
+ * 2 rows when use_learned_position_embeddings (else a sinusoidal buffer, not stored),
+ * layernorm_embedding when layernorm_embedding, TrOCRDecoderLayer post-norm: self_attn
+ * (bias), self_attn_layer_norm, encoder_attn with k_proj / v_proj from
+ * cross_attention_hidden_size (d_model when null) + encoder_attn_layer_norm (built when
+ * is_decoder, which TrOCRForCausalLM always sets), fc1 / fc2 (bias), final_layer_norm; no
+ * final norm; output_projection (no bias), tied by tie_word_embeddings.  Alone, the model
+ * has no encoder to attend: the cross-attention is stored, not run.  TrOCRConfig defaults
+ * (trocr-large).
+ */
+static int read_trocr(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                      struct fg_err *err)
+{
+    (void)spec;
+    static const char *const keys[6] = {"vocab_size", "d_model", "decoder_layers",
+                                        "decoder_attention_heads", "decoder_ffn_dim",
+                                        "max_position_embeddings"};
+    static const uint64_t defaults[6] = {50265, 1024, 12, 16, 4096, 512};
+    bool learned, emb_norm;
+    struct dec k = {.cross = true};
+    int rc;
+    if ((rc = read_sizes(c, m, keys, defaults, err)) ||
+        (rc = fg_cfg_bool(c, "use_learned_position_embeddings", true, &learned, err)) ||
+        (rc = fg_cfg_bool(c, "layernorm_embedding", true, &emb_norm, err)) ||
+        (rc = fg_cfg_u64(c, "cross_attention_hidden_size", m->hidden, 1, FG_MAX_HIDDEN,
+                         &k.kdim, err)))
+        return rc;
+    k.pos_rows = learned ? m->max_pos + 2 : 0;
+    k.emb_norm = emb_norm;
+    return build(m, &k, err);
+}
+
+const struct fg_arch fg__arch_seq_dec_table[] = {
+    {"xglm", "xglm decoder (sinusoidal)", read_xglm, NULL},
+    {"biogpt", "biogpt decoder (learned positions)", read_biogpt, NULL},
+    {"trocr", "trocr text decoder (cross-attention stored)", read_trocr, NULL},
+    {NULL, NULL, NULL, NULL},
+};

@@ -1,0 +1,256 @@
+/*
+ * test_arch_seq.c - the BART-lineage encoder-decoders (engine/arch/arch_seq.c: marian,
+ * pegasus, blenderbot, blenderbot-small, mvp, plbart) and the fairseq-style decoders
+ * (engine/arch/arch_seq_dec.c: xglm, biogpt, trocr): each count written out term by term
+ * from the transformers class, at the published shapes of a release.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "support.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+static uint64_t count(const char *json)
+{
+    struct fg_model *m = built(json);
+    uint64_t n = m->params_total;
+    if (m->certainty != FG_CERT_EXACT)
+        print_message("%s: not exact\n", json);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    fg_model_free(m);
+    return n;
+}
+
+/* The scalars of the nodes alone (what the modules hold once built), before the rules. */
+static uint64_t nodes(const char *json)
+{
+    struct fg_model *m = built(json);
+    uint64_t n = 0;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        n += m->nodes[i].params;
+    fg_model_free(m);
+    return n;
+}
+
+/* BART-style layers: q/k/v/out_proj (bias), fc1 / fc2 (bias), LayerNorms. */
+static uint64_t attn(uint64_t d) { return 4 * (d * d + d); }
+static uint64_t ffn(uint64_t d, uint64_t f) { return (d * f + f) + (f * d + d); }
+static uint64_t enc_layer(uint64_t d, uint64_t f) { return attn(d) + ffn(d, f) + 2 * 2 * d; }
+static uint64_t dec_layer(uint64_t d, uint64_t f) { return enc_layer(d, f) + attn(d) + 2 * d; }
+
+#define OPUS_EN_DE                                                                          \
+    "\"model_type\": \"marian\", \"vocab_size\": 58101, \"decoder_vocab_size\": 58101, "   \
+    "\"d_model\": 512, \"encoder_layers\": 6, \"decoder_layers\": 6, "                      \
+    "\"encoder_attention_heads\": 8, \"decoder_attention_heads\": 8, "                      \
+    "\"encoder_ffn_dim\": 2048, \"decoder_ffn_dim\": 2048, \"max_position_embeddings\": 512, " \
+    "\"share_encoder_decoder_embeddings\": true, \"scale_embedding\": true"
+
+/* Helsinki-NLP/opus-mt-en-de: one shared 58101 x 512 embedding, two frozen 512 x 512
+ * sinusoid tables, 6 + 6 post-norm layers, final_logits_bias; tied lm_head. */
+static void read_marian_should_count_opus_mt_and_leave_out_unsaved_positions(void **state)
+{
+    (void)state;
+    const uint64_t d = 512, f = 2048, V = 58101, P = 512;
+    const char *cfg = "{" OPUS_EN_DE ", \"architectures\": [\"MarianMTModel\"], "
+                      "\"transformers_version\": \"4.22.0.dev0\"}";
+    const uint64_t modules = V * d + 2 * P * d + 6 * enc_layer(d, f) + 6 * dec_layer(d, f);
+    /* sum(p.numel() for p in model.parameters()) of MarianMTModel.from_pretrained(
+     * "Helsinki-NLP/opus-mt-en-de"): 74,410,496, printed by two unrelated projects
+     * (tests/fixtures/PROVENANCE.md); final_logits_bias is a buffer, not a parameter */
+    assert_int_equal(modules, 74410496ull);
+    assert_int_equal(nodes(cfg), modules + V);
+    /* the file MarianMTModel writes: without the two tables (_keys_to_ignore_on_save) */
+    assert_int_equal(count(cfg), modules + V - 2 * P * d);
+    struct fg_model *m = built(cfg);
+    assert_true(m->enc_dec);
+    assert_true(m->tied);
+    assert_int_equal(m->layers, 6);
+    fg_model_free(m);
+    /* a 3.0 conversion stores the tables; a 3.x config between is unsure */
+    assert_int_equal(count("{" OPUS_EN_DE ", \"architectures\": [\"MarianMTModel\"], "
+                           "\"transformers_version\": \"3.0.2\"}"), modules + V);
+    m = built("{" OPUS_EN_DE ", \"architectures\": [\"MarianMTModel\"], "
+              "\"transformers_version\": \"3.5.1\"}");
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    fg_model_free(m);
+    /* separate vocabularies: the encoder's own embedding of vocab_size rows, the decoder's
+     * (and lm_head, final_logits_bias) of decoder_vocab_size */
+    const uint64_t Vd = 32000;
+    assert_int_equal(count("{\"model_type\": \"marian\", \"vocab_size\": 58101, "
+                           "\"decoder_vocab_size\": 32000, \"d_model\": 512, "
+                           "\"encoder_layers\": 6, \"decoder_layers\": 6, "
+                           "\"encoder_attention_heads\": 8, \"decoder_attention_heads\": 8, "
+                           "\"encoder_ffn_dim\": 2048, \"decoder_ffn_dim\": 2048, "
+                           "\"max_position_embeddings\": 512, "
+                           "\"share_encoder_decoder_embeddings\": false, "
+                           "\"architectures\": [\"MarianMTModel\"]}"),
+                     V * d + Vd * d + 6 * enc_layer(d, f) + 6 * dec_layer(d, f) + Vd);
+    /* sharing one embedding needs one vocabulary */
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"marian\", \"vocab_size\": 100, "
+                           "\"decoder_vocab_size\": 50}", &m, &err), FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "decoder_vocab_size"));
+    /* MarianForCausalLM: the decoder alone, its cross-attention stored, the table kept */
+    assert_int_equal(count("{" OPUS_EN_DE ", \"architectures\": [\"MarianForCausalLM\"]}"),
+                     V * d + P * d + 6 * dec_layer(d, f));
+}
+
+/* google/pegasus-xsum: 96103 x 1024 shared, frozen sinusoids stored, 16 + 16 pre-norm
+ * layers, the stacks' layer_norm, final_logits_bias. */
+static void read_pegasus_should_count_xsum_with_its_stored_sinusoids(void **state)
+{
+    (void)state;
+    const uint64_t d = 1024, f = 4096, V = 96103, P = 512;
+    const char *cfg = "{\"model_type\": \"pegasus\", \"vocab_size\": 96103, \"d_model\": 1024, "
+                      "\"encoder_layers\": 16, \"decoder_layers\": 16, "
+                      "\"encoder_attention_heads\": 16, \"decoder_attention_heads\": 16, "
+                      "\"encoder_ffn_dim\": 4096, \"decoder_ffn_dim\": 4096, "
+                      "\"max_position_embeddings\": 512, "
+                      "\"architectures\": [\"PegasusForConditionalGeneration\"]}";
+    assert_int_equal(count(cfg), V * d + 2 * P * d + 16 * enc_layer(d, f) +
+                                     16 * dec_layer(d, f) + 2 * 2 * d + V);
+    assert_int_equal(count(cfg), 569844583ull);
+    /* the base PegasusModel: no head, no final_logits_bias */
+    assert_int_equal(count("{\"model_type\": \"pegasus\", \"vocab_size\": 96103, "
+                           "\"d_model\": 1024, \"encoder_layers\": 16, \"decoder_layers\": 16, "
+                           "\"max_position_embeddings\": 512}"),
+                     V * d + 2 * P * d + 16 * enc_layer(d, f) + 16 * dec_layer(d, f) + 4 * d);
+}
+
+/* facebook/blenderbot-400M-distill: 2 encoder and 12 decoder layers of 1280 / 5120, 128
+ * learned positions without an offset; blenderbot_small-90M: layernorm_embedding, no
+ * stack norm. */
+static void read_blenderbot_should_count_400m_distill_and_small_90m(void **state)
+{
+    (void)state;
+    const uint64_t d = 1280, f = 5120, V = 8008, P = 128;
+    assert_int_equal(count("{\"model_type\": \"blenderbot\", \"vocab_size\": 8008, "
+                           "\"d_model\": 1280, \"encoder_layers\": 2, \"decoder_layers\": 12, "
+                           "\"encoder_attention_heads\": 32, \"decoder_attention_heads\": 32, "
+                           "\"encoder_ffn_dim\": 5120, \"decoder_ffn_dim\": 5120, "
+                           "\"max_position_embeddings\": 128, "
+                           "\"architectures\": [\"BlenderbotForConditionalGeneration\"]}"),
+                     V * d + 2 * P * d + 2 * enc_layer(d, f) + 12 * dec_layer(d, f) +
+                         2 * 2 * d + V);
+    const uint64_t s = 512, sf = 2048, sV = 54944;
+    assert_int_equal(count("{\"model_type\": \"blenderbot-small\", \"vocab_size\": 54944, "
+                           "\"d_model\": 512, \"encoder_layers\": 8, \"decoder_layers\": 8, "
+                           "\"encoder_attention_heads\": 16, \"decoder_attention_heads\": 16, "
+                           "\"encoder_ffn_dim\": 2048, \"decoder_ffn_dim\": 2048, "
+                           "\"max_position_embeddings\": 512, \"architectures\": "
+                           "[\"BlenderbotSmallForConditionalGeneration\"]}"),
+                     sV * s + 2 * 512 * s + 2 * 2 * s + 8 * enc_layer(s, sf) +
+                         8 * dec_layer(s, sf) + sV);
+    /* BlenderbotForCausalLM: the decoder with its layer_norm, lm_head tied */
+    assert_int_equal(count("{\"model_type\": \"blenderbot\", \"vocab_size\": 8008, "
+                           "\"d_model\": 1280, \"decoder_layers\": 12, "
+                           "\"decoder_attention_heads\": 32, \"decoder_ffn_dim\": 5120, "
+                           "\"max_position_embeddings\": 128, "
+                           "\"architectures\": [\"BlenderbotForCausalLM\"]}"),
+                     V * d + P * d + 12 * dec_layer(d, f) + 2 * d);
+}
+
+/* RUCAIBox/mvp (BART-large shapes, offset positions, layernorm_embedding), and its
+ * prompts: MvpPrompt = prompt_length x d embedding + d -> mid -> layers x 2 x d MLP. */
+static void read_mvp_should_count_bart_large_shapes_and_the_prompts(void **state)
+{
+    (void)state;
+    const uint64_t d = 1024, f = 4096, V = 50267, P = 1024 + 2;
+    const uint64_t base = V * d + 2 * (P * d + 2 * d) + 12 * enc_layer(d, f) +
+                          12 * dec_layer(d, f) + V;
+    assert_int_equal(count("{\"model_type\": \"mvp\", \"vocab_size\": 50267, "
+                           "\"architectures\": [\"MvpForConditionalGeneration\"], "
+                           "\"use_prompt\": false}"), base);
+    const uint64_t len = 100, mid = 800;
+    const uint64_t prompt = len * d + (d * mid + mid) + (mid * 12 * 2 * d + 12 * 2 * d);
+    assert_int_equal(count("{\"model_type\": \"mvp\", \"vocab_size\": 50267, "
+                           "\"architectures\": [\"MvpForConditionalGeneration\"], "
+                           "\"use_prompt\": true, \"prompt_length\": 100, "
+                           "\"prompt_mid_dim\": 800}"), base + 3 * prompt);
+}
+
+/* uclanlp/plbart-base: BART-base shapes, vocab 50005. */
+static void read_plbart_should_count_base_like_bart(void **state)
+{
+    (void)state;
+    const uint64_t d = 768, f = 3072, V = 50005, P = 1024 + 2;
+    assert_int_equal(count("{\"model_type\": \"plbart\", \"vocab_size\": 50005, "
+                           "\"architectures\": [\"PLBartForConditionalGeneration\"]}"),
+                     V * d + 2 * (P * d + 2 * d) + 6 * enc_layer(d, f) + 6 * dec_layer(d, f) +
+                         V);
+}
+
+/* facebook/xglm-564M: 256008 x 1024 tied, sinusoids not stored, 24 pre-norm layers. */
+static void read_xglm_should_count_564m(void **state)
+{
+    (void)state;
+    const uint64_t d = 1024, f = 4096;
+    uint64_t n = count("{\"model_type\": \"xglm\", \"vocab_size\": 256008, \"d_model\": 1024, "
+                       "\"num_layers\": 24, \"attention_heads\": 16, \"ffn_dim\": 4096, "
+                       "\"max_position_embeddings\": 2048}");
+    assert_int_equal(n, 256008 * d + 24 * enc_layer(d, f) + 2 * d);
+    assert_int_equal(n, 564463616ull);
+    /* add_cross_attention builds encoder_attn + its norm in every layer */
+    assert_int_equal(count("{\"model_type\": \"xglm\", \"add_cross_attention\": true}") -
+                         count("{\"model_type\": \"xglm\"}"),
+                     24 * (attn(d) + 2 * d));
+}
+
+/* microsoft/biogpt: 42384 x 1024 tied, 1026 learned positions, 24 layers. */
+static void read_biogpt_should_count_its_offset_positions(void **state)
+{
+    (void)state;
+    const uint64_t d = 1024, f = 4096;
+    uint64_t n = count("{\"model_type\": \"biogpt\", \"vocab_size\": 42384, "
+                       "\"hidden_size\": 1024, \"num_hidden_layers\": 24, "
+                       "\"num_attention_heads\": 16, \"intermediate_size\": 4096, "
+                       "\"max_position_embeddings\": 1024}");
+    assert_int_equal(n, 42384 * d + 1026 * d + 24 * enc_layer(d, f) + 2 * d);
+    assert_int_equal(n, 346763264ull); /* "347M" in the BioGPT paper */
+}
+
+/* The microsoft/trocr-base-handwritten decoder: d 1024, cross-attention from the 768-wide
+ * BEiT encoder, layernorm_embedding, untied output_projection. */
+static void read_trocr_should_size_the_cross_attention_by_the_encoder_width(void **state)
+{
+    (void)state;
+    const uint64_t d = 1024, f = 4096, e = 768, V = 50265;
+    const uint64_t cross = 2 * (d * d + d) + 2 * (e * d + d) + 2 * d;
+    assert_int_equal(count("{\"model_type\": \"trocr\", \"vocab_size\": 50265, "
+                           "\"d_model\": 1024, \"decoder_layers\": 12, "
+                           "\"decoder_attention_heads\": 16, \"decoder_ffn_dim\": 4096, "
+                           "\"max_position_embeddings\": 512, "
+                           "\"cross_attention_hidden_size\": 768, "
+                           "\"layernorm_embedding\": true, "
+                           "\"use_learned_position_embeddings\": true, "
+                           "\"tie_word_embeddings\": false}"),
+                     V * d + 514 * d + 2 * d + 12 * (enc_layer(d, f) + cross) + V * d);
+    /* sinusoidal positions (a buffer) and no layernorm_embedding: neither is stored */
+    assert_int_equal(count("{\"model_type\": \"trocr\", \"use_learned_position_embeddings\": "
+                           "true}") -
+                         count("{\"model_type\": \"trocr\", \"use_learned_position_embeddings\": "
+                               "false, \"layernorm_embedding\": false}"),
+                     514 * d + 2 * d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(read_marian_should_count_opus_mt_and_leave_out_unsaved_positions),
+        cmocka_unit_test(read_pegasus_should_count_xsum_with_its_stored_sinusoids),
+        cmocka_unit_test(read_blenderbot_should_count_400m_distill_and_small_90m),
+        cmocka_unit_test(read_mvp_should_count_bart_large_shapes_and_the_prompts),
+        cmocka_unit_test(read_plbart_should_count_base_like_bart),
+        cmocka_unit_test(read_xglm_should_count_564m),
+        cmocka_unit_test(read_biogpt_should_count_its_offset_positions),
+        cmocka_unit_test(read_trocr_should_size_the_cross_attention_by_the_encoder_width),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
