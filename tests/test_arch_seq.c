@@ -250,6 +250,26 @@ static void read_trocr_should_size_the_cross_attention_by_the_encoder_width(void
                      514 * d + 2 * d);
 }
 
+/* openai-community/openai-gpt: 40478 x 768 tied, 512 learned positions, 12 post-norm blocks
+ * of a fused c_attn; CTRL: 246534 x 1280 with a stored head bias, 48 blocks of dff 8192. */
+static void read_openai_gpt_and_ctrl_should_follow_their_classes(void **state)
+{
+    (void)state;
+    const uint64_t d = 768;
+    uint64_t n = count("{\"model_type\": \"openai-gpt\", \"vocab_size\": 40478, "
+                       "\"n_embd\": 768, \"n_layer\": 12, \"n_head\": 12, "
+                       "\"n_positions\": 512}");
+    assert_int_equal(n, 40478 * d + 512 * d + 12 * enc_layer(d, 4 * d));
+    /* AutoModelForCausalLM.from_pretrained("openai-community/openai-gpt"), summed: several
+     * GitHub projects check their GPT-1 against it (tests/fixtures/PROVENANCE.md) */
+    assert_int_equal(n, 116534784ull);
+    const uint64_t D = 1280, F = 8192, V = 246534;
+    assert_int_equal(count("{\"model_type\": \"ctrl\", \"vocab_size\": 246534, "
+                           "\"n_embd\": 1280, \"n_layer\": 48, \"n_head\": 16, "
+                           "\"dff\": 8192, \"n_positions\": 256}"),
+                     V * D + 48 * enc_layer(D, F) + 2 * D + V);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -261,6 +281,7 @@ int main(void)
         cmocka_unit_test(read_xglm_should_count_564m),
         cmocka_unit_test(read_biogpt_should_count_its_offset_positions),
         cmocka_unit_test(read_trocr_should_size_the_cross_attention_by_the_encoder_width),
+        cmocka_unit_test(read_openai_gpt_and_ctrl_should_follow_their_classes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,8 @@
  *   biogpt  BioGptForCausalLM  models/biogpt/modeling_biogpt.py (microsoft/biogpt)
  *   trocr   TrOCRForCausalLM   models/trocr/modeling_trocr.py (the text decoder of the
  *                              microsoft/trocr-* VisionEncoderDecoder checkpoints)
+ *   openai-gpt  OpenAIGPTLMHeadModel  models/openai/modeling_openai.py (004edfe2; GPT-1)
+ *   ctrl    CTRLLMHeadModel    models/ctrl/modeling_ctrl.py (Salesforce/ctrl)
  *
  * One builder over struct dec: token embedding, [learned position table,]
  * [layernorm_embedding,] layers of self_attn + norm, [encoder_attn over a kdim-wide
@@ -28,6 +30,8 @@ struct dec {
     bool cross;            /* encoder_attn + encoder_attn_layer_norm in every layer */
     bool cross_runs;       /* the cross-attention has an encoder to attend (else stored only) */
     uint64_t kdim;         /* encoder width the cross-attention's k_proj / v_proj read */
+    bool fused_qkv;        /* one c_attn projection (OpenAI GPT's Conv1D) */
+    bool head_bias;        /* the LM head's own bias (CTRL) */
 };
 
 /* An encoder_attn whose k_proj / v_proj read kdim-wide encoder states (TrOCRAttention with
@@ -75,7 +79,8 @@ static int build(struct fg_model *m, const struct dec *k, struct fg_err *err)
     if (k->emb_norm && (rc = fg__add_norm(m, -1, "Embedding norm", d, FG_NORM_LN, err)))
         return rc;
     struct fg_attn_shape a = {.hidden = d, .heads = m->heads, .kv_heads = m->heads,
-                              .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true};
+                              .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true,
+                              .fused_qkv = k->fused_qkv};
     struct fg_mlp_shape f = {.hidden = d, .inter = m->inter, .bias = true};
     size_t first = m->n_nodes;
     for (uint64_t l = 0; l < m->layers; l++) {
@@ -92,9 +97,11 @@ static int build(struct fg_model *m, const struct dec *k, struct fg_err *err)
     }
     if (k->final_norm && (rc = fg__add_norm(m, -1, "Final norm", d, FG_NORM_LN, err)))
         return rc;
-    return fg__add_head(m, m->vocab, d, m->tied, false, false, err);
+    return fg__add_head(m, m->vocab, d, m->tied, false, k->head_bias, err);
 }
 
+/* keys[i] NULL: the size has no key in the family's config (OpenAI GPT's MLP is fixed at
+ * 4 x n_embd); defaults[i] is then taken as a multiple of the hidden size. */
 static int read_sizes(const struct fg_cfg *c, struct fg_model *m, const char *const keys[6],
                       const uint64_t defaults[6], struct fg_err *err)
 {
@@ -104,11 +111,14 @@ static int read_sizes(const struct fg_cfg *c, struct fg_model *m, const char *co
         (rc = fg_cfg_u64(c, keys[1], defaults[1], 1, FG_MAX_HIDDEN, &m->hidden, err)) ||
         (rc = fg_cfg_u64(c, keys[2], defaults[2], 1, FG_MAX_LAYERS, &m->layers, err)) ||
         (rc = fg_cfg_u64(c, keys[3], defaults[3], 1, FG_MAX_HEADS, &m->heads, err)) ||
-        (rc = fg_cfg_u64(c, keys[4], defaults[4], 1, FG_MAX_INTER, &m->inter, err)) ||
+        (keys[4] && (rc = fg_cfg_u64(c, keys[4], defaults[4], 1, FG_MAX_INTER, &m->inter,
+                                     err))) ||
         (rc = fg_cfg_u64(c, keys[5], defaults[5], 1, FG_MAX_POS, &m->max_pos, err)) ||
         (rc = fg_cfg_bool(c, "tie_word_embeddings", true, &tie, err)) ||
         (rc = fg__check_heads(c, keys[1], m->hidden, keys[3], m->heads, err)))
         return rc;
+    if (!keys[4])
+        m->inter = defaults[4] * m->hidden;
     m->kv_heads = m->heads;
     m->head_dim = m->hidden / m->heads;
     m->tied = tie;
@@ -194,7 +204,51 @@ static int read_trocr(const struct fg_cfg *c, struct fg_model *m, const void *sp
     return build(m, &k, err);
 }
 
+/*
+ * OpenAIGPTModel: tokens_embed, positions_embed of n_positions rows, Block post-norm:
+ * Attention c_attn Conv1D(n_embd -> 3 x n_embd) and c_proj, both biased (its "bias" causal
+ * mask is registered non-persistent: not in the file transformers writes), ln_1, MLP c_fc /
+ * c_proj to 4 x n_embd (biased; no config key), ln_2; no final norm; lm_head (no bias) tied.
+ * OpenAIGPTConfig defaults (openai-community/openai-gpt).
+ */
+static int read_openai_gpt(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                           struct fg_err *err)
+{
+    (void)spec;
+    static const char *const keys[6] = {"vocab_size", "n_embd", "n_layer", "n_head", NULL,
+                                        "n_positions"};
+    static const uint64_t defaults[6] = {40478, 768, 12, 12, 4, 512};
+    int rc = read_sizes(c, m, keys, defaults, err);
+    if (rc)
+        return rc;
+    struct dec k = {.pos_rows = m->max_pos, .fused_qkv = true, .kdim = m->hidden};
+    return build(m, &k, err);
+}
+
+/*
+ * CTRLModel: w (vocab x n_embd), sinusoidal pos_encoding (a plain attribute, not stored),
+ * EncoderLayer pre-norm: layernorm1, MultiHeadAttention Wq / Wk / Wv / dense (nn.Linear,
+ * biased), layernorm2, ffn Linear(n_embd, dff) -> ReLU -> Linear(dff, n_embd) (biased);
+ * layernorm; CTRLLMHeadModel lm_head nn.Linear(n_embd, vocab, bias=True) whose weight is
+ * tied to w and whose bias is stored.  CTRLConfig defaults (Salesforce/ctrl).
+ */
+static int read_ctrl(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                     struct fg_err *err)
+{
+    (void)spec;
+    static const char *const keys[6] = {"vocab_size", "n_embd", "n_layer", "n_head", "dff",
+                                        "n_positions"};
+    static const uint64_t defaults[6] = {246534, 1280, 48, 16, 8192, 256};
+    int rc = read_sizes(c, m, keys, defaults, err);
+    if (rc)
+        return rc;
+    struct dec k = {.final_norm = true, .head_bias = true, .kdim = m->hidden};
+    return build(m, &k, err);
+}
+
 const struct fg_arch fg__arch_seq_dec_table[] = {
+    {"openai-gpt", "openai-gpt decoder (learned positions, post-norm)", read_openai_gpt, NULL},
+    {"ctrl", "ctrl decoder (sinusoidal)", read_ctrl, NULL},
     {"xglm", "xglm decoder (sinusoidal)", read_xglm, NULL},
     {"biogpt", "biogpt decoder (learned positions)", read_biogpt, NULL},
     {"trocr", "trocr text decoder (cross-attention stored)", read_trocr, NULL},
