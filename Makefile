@@ -112,6 +112,7 @@ ENGINE_SRCS := \
 	engine/arch/arch_classic.c \
 	engine/arch/arch_seq.c \
 	engine/arch/arch_seq_dec.c \
+	engine/arch/arch_seq_mm.c \
 	engine/arch/arch_mllama.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \

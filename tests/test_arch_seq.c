@@ -270,6 +270,32 @@ static void read_openai_gpt_and_ctrl_should_follow_their_classes(void **state)
                      V * D + 48 * enc_layer(D, F) + 2 * D + V);
 }
 
+/* adept/fuyu-8b: a biased 30 x 30 x 3 -> 4096 patch projection, Persimmon's 36 layers of
+ * fused biased qkv with per-head q/k LayerNorms, an untied head. */
+static void read_fuyu_should_count_the_patch_projection_and_persimmon(void **state)
+{
+    (void)state;
+    const uint64_t h = 4096, f = 16384, V = 262144, hd = 64;
+    const uint64_t layer = 2 * 2 * h + (h * 3 * h + 3 * h) + (h * h + h) + 2 * 2 * hd +
+                           (h * f + f) + (f * h + h);
+    const uint64_t want = (2700 * h + h) + V * h + 36 * layer + 2 * h + V * h;
+    /* the keys in the root (FuyuConfig builds text_config from them) */
+    assert_int_equal(count("{\"model_type\": \"fuyu\", \"vocab_size\": 262144, "
+                           "\"hidden_size\": 4096, \"intermediate_size\": 16384, "
+                           "\"num_hidden_layers\": 36, \"num_attention_heads\": 64, "
+                           "\"patch_size\": 30, \"num_channels\": 3, \"qk_layernorm\": true, "
+                           "\"tie_word_embeddings\": false}"), want);
+    /* or in text_config */
+    assert_int_equal(count("{\"model_type\": \"fuyu\", \"text_config\": "
+                           "{\"model_type\": \"persimmon\", \"qk_layernorm\": false}}"),
+                     want - 36 * 2 * 2 * hd);
+    struct fg_model *m;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"fuyu\", \"text_config\": "
+                           "{\"model_type\": \"llama\"}}", &m, &err), FG_E_UNSUPPORTED);
+    assert_non_null(strstr(err.detail, "text_config.model_type"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -282,6 +308,7 @@ int main(void)
         cmocka_unit_test(read_biogpt_should_count_its_offset_positions),
         cmocka_unit_test(read_trocr_should_size_the_cross_attention_by_the_encoder_width),
         cmocka_unit_test(read_openai_gpt_and_ctrl_should_follow_their_classes),
+        cmocka_unit_test(read_fuyu_should_count_the_patch_projection_and_persimmon),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
