@@ -296,6 +296,35 @@ static void read_fuyu_should_count_the_patch_projection_and_persimmon(void **sta
     assert_non_null(strstr(err.detail, "text_config.model_type"));
 }
 
+/* microsoft/git-base: CLIP ViT-B/16 at 224 (197 tokens), a 768 -> 768 projection +
+ * LayerNorm, 6 BERT layers over 30522 x 768 with 1024 positions, an untied biased head. */
+static void read_git_should_count_git_base(void **state)
+{
+    (void)state;
+    const uint64_t h = 768, f = 3072, V = 30522;
+    const uint64_t layer = attn(h) + ffn(h, f) + 2 * 2 * h;
+    const uint64_t vision = h + 3 * 16 * 16 * h + 197 * h + 2 * h + 12 * layer + 2 * h;
+    const uint64_t proj = h * h + h + 2 * h;
+    const uint64_t text = V * h + 1024 * h + 2 * h + 6 * layer + (V * h + V);
+    uint64_t n = count("{\"model_type\": \"git\", \"vocab_size\": 30522, "
+                       "\"hidden_size\": 768, \"num_hidden_layers\": 6, "
+                       "\"num_attention_heads\": 12, \"intermediate_size\": 3072, "
+                       "\"max_position_embeddings\": 1024, \"tie_word_embeddings\": false, "
+                       "\"vision_config\": {\"hidden_size\": 768, \"intermediate_size\": 3072, "
+                       "\"num_hidden_layers\": 12, \"num_attention_heads\": 12, "
+                       "\"image_size\": 224, \"patch_size\": 16}}");
+    assert_int_equal(n, vision + proj + text);
+    /* the parameter count a GitHub project prints for microsoft/git-base
+     * (tests/fixtures/PROVENANCE.md) */
+    assert_int_equal(n, 176619066ull);
+    /* video checkpoints: one temporal embedding per frame; relative positions per layer */
+    assert_int_equal(count("{\"model_type\": \"git\", \"num_image_with_embedding\": 6}") -
+                         count("{\"model_type\": \"git\"}"), 6 * h);
+    assert_int_equal(count("{\"model_type\": \"git\", "
+                           "\"position_embedding_type\": \"relative_key\"}") -
+                         count("{\"model_type\": \"git\"}"), 6 * (2 * 1024 - 1) * 64);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -309,6 +338,7 @@ int main(void)
         cmocka_unit_test(read_trocr_should_size_the_cross_attention_by_the_encoder_width),
         cmocka_unit_test(read_openai_gpt_and_ctrl_should_follow_their_classes),
         cmocka_unit_test(read_fuyu_should_count_the_patch_projection_and_persimmon),
+        cmocka_unit_test(read_git_should_count_git_base),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,8 @@
  *
  *   fuyu  FuyuForCausalLM  models/fuyu/modeling_fuyu.py, configuration_fuyu.py (053f59ef)
  *                          over PersimmonModel (models/persimmon/modeling_persimmon.py)
+ *   git   GitForCausalLM   models/git/modeling_git.py (00dcc6dd), configuration_git.py
+ *                          (007ecf4a): a CLIP vision tower and a BERT-style decoder
  *
  * The image side is a node of the tower stack (FG_STACK_TOWER), as the vision-language
  * wrapper of arch_multimodal.c places its towers.
@@ -102,7 +104,126 @@ static int read_fuyu(const struct fg_cfg *c, struct fg_model *m, const void *spe
     return fg__add_head(m, m->vocab, m->hidden, tie, false, false, err);
 }
 
+/*
+ * GitVisionModel (CLIP's vision transformer): class_embedding (hidden), patch_embedding
+ * Conv2d(num_channels, hidden, patch, stride patch, no bias), position_embedding of
+ * (image / patch)^2 + 1 rows, pre_layrnorm, layers of layer_norm1, q/k/v/out_proj (biased),
+ * layer_norm2, fc1 / fc2 (biased), post_layernorm.  GitVisionConfig defaults (CLIP
+ * ViT-B/16 at 224).  *width: its hidden size.
+ */
+static int git_vision(struct fg_model *m, const struct fg_cfg *v, uint64_t *width,
+                      struct fg_err *err)
+{
+    uint64_t h, inter, L, heads, ch, image, patch;
+    int rc;
+    if ((rc = fg_cfg_u64(v, "hidden_size", 768, 1, FG_MAX_HIDDEN, &h, err)) ||
+        (rc = fg_cfg_u64(v, "intermediate_size", 3072, 1, FG_MAX_INTER, &inter, err)) ||
+        (rc = fg_cfg_u64(v, "num_hidden_layers", 12, 1, FG_MAX_LAYERS, &L, err)) ||
+        (rc = fg_cfg_u64(v, "num_attention_heads", 12, 1, FG_MAX_HEADS, &heads, err)) ||
+        (rc = fg_cfg_u64(v, "num_channels", 3, 1, 64, &ch, err)) ||
+        (rc = fg_cfg_u64(v, "image_size", 224, 1, 1u << 16, &image, err)) ||
+        (rc = fg_cfg_u64(v, "patch_size", 16, 1, 1u << 12, &patch, err)) ||
+        (rc = fg__check_heads(v, "hidden_size", h, "num_attention_heads", heads, err)))
+        return rc;
+    if (image % patch)
+        return fg_err_set(err, FG_E_RANGE, "%s: vision_config image_size %llu is not a "
+                          "multiple of patch_size %llu", v->origin, (unsigned long long)image,
+                          (unsigned long long)patch);
+    const uint64_t tokens = (image / patch) * (image / patch) + 1;
+    struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, "Vision tower", err);
+    if (!n)
+        return FG_E_NOMEM;
+    n->stack = FG_STACK_TOWER;
+    fg__node_linear(n, "q", h, h, L, true);
+    fg__node_linear(n, "k", h, h, L, true);
+    fg__node_linear(n, "v", h, h, L, true);
+    fg__node_linear(n, "o", h, h, L, true);
+    fg__node_linear(n, "up", h, inter, L, true);
+    fg__node_linear(n, "down", inter, h, L, true);
+    n->params += L * 2 * 2 * h + h + ch * patch * patch * h + tokens * h + 2 * 2 * h;
+    n->hidden = (uint32_t)h;
+    n->width = (uint32_t)h;
+    n->heads = (uint32_t)heads;
+    n->kv_heads = (uint32_t)heads;
+    n->head_dim = (uint32_t)(h / heads);
+    n->v_head_dim = n->head_dim;
+    n->inter = (uint32_t)inter;
+    n->bidirectional = 1;
+    fg__fmt(n->desc, sizeof n->desc, "CLIP ViT %llu x %llu, %llu tokens/image",
+            (unsigned long long)L, (unsigned long long)h, (unsigned long long)tokens);
+    *width = h;
+    return 0;
+}
+
+/*
+ * GitForCausalLM = GitModel + output nn.Linear(hidden, vocab) with bias, its weight tied to
+ * word_embeddings by tie_word_embeddings (GitConfig default false).  GitModel:
+ * GitEmbeddings (word_embeddings, position_embeddings max_position_embeddings x hidden,
+ * LayerNorm), image_encoder (git_vision), visual_projection Linear(vision hidden, hidden) +
+ * LayerNorm, img_temperal_embedding (num_image_with_embedding x vision hidden) when set,
+ * GitEncoder: BERT layers (query / key / value / output dense biased + LayerNorm,
+ * intermediate / output dense biased + LayerNorm; a distance_embedding of
+ * 2 x max_position_embeddings - 1 rows x head size when position_embedding_type is
+ * relative_key(_query)).  GitConfig defaults (microsoft/git-base).
+ */
+static int read_git(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                    struct fg_err *err)
+{
+    (void)spec;
+    static const struct fg_core_defaults d = {.vocab = 30522, .hidden = 768, .inter = 3072,
+                                              .layers = 6, .heads = 12, .max_pos = 1024,
+                                              .tie = false};
+    struct fg_cfg v = {.obj = NULL, .origin = c->origin, .scope = "vision_config"};
+    uint64_t vw = 0, frames = 0;
+    const char *pos = NULL;
+    int rc;
+    if (fg_cfg_has(c, "vision_config") && !fg_cfg_child(c, "vision_config", &v, err))
+        return err ? err->code : FG_E_TYPE;
+    if ((rc = git_vision(m, &v, &vw, err)) ||
+        (rc = fg__read_core(c, m, &d, err)) ||
+        (rc = fg_cfg_str(c, "position_embedding_type", "absolute", &pos, err)) ||
+        (rc = fg_cfg_u64(c, "num_image_with_embedding", 0, 0, 1u << 16, &frames, err)))
+        return rc;
+    bool relative = !strcmp(pos, "relative_key") || !strcmp(pos, "relative_key_query");
+    if (!relative && strcmp(pos, "absolute"))
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'position_embedding_type' = '%s'; expected "
+                          "absolute, relative_key or relative_key_query", c->origin, pos);
+    struct fg_node *n;
+    if ((rc = fg__add_table(m, FG_NODE_VISION, "Visual projection", vw + 1 + 2, m->hidden, &n,
+                            err)))
+        return rc;
+    n->stack = FG_STACK_TOWER;
+    n->params += frames * vw; /* img_temperal_embedding */
+    fg__fmt(n->desc, sizeof n->desc, "linear %llu -> %llu + LayerNorm", (unsigned long long)vw,
+            (unsigned long long)m->hidden);
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)) ||
+        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, m->hidden,
+                            NULL, err)) ||
+        (rc = fg__add_norm(m, -1, "Embedding norm", m->hidden, FG_NORM_LN, err)))
+        return rc;
+    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
+                              .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true};
+    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .bias = true};
+    size_t first = m->n_nodes;
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
+            break;
+        first = m->n_nodes;
+        if ((rc = fg__add_attention(m, li, &a, &n, err)))
+            return rc;
+        if (relative)
+            n->params += (2 * m->max_pos - 1) * m->head_dim;
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
+            (rc = fg__add_mlp(m, li, &f, NULL, err)) ||
+            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
+            return rc;
+    }
+    return fg__add_head(m, m->vocab, m->hidden, m->tied, false, true, err);
+}
+
 const struct fg_arch fg__arch_seq_mm_table[] = {
+    {"git", "git (CLIP vision + BERT-style decoder)", read_git, NULL},
     {"fuyu", "fuyu (linear patch embedding + persimmon)", read_fuyu, NULL},
     {NULL, NULL, NULL, NULL},
 };
