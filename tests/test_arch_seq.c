@@ -325,6 +325,33 @@ static void read_git_should_count_git_base(void **state)
                          count("{\"model_type\": \"git\"}"), 6 * (2 * 1024 - 1) * 64);
 }
 
+/* google/pix2struct-base: 12 + 12 T5 blocks of 768 / 2048 (gated, bias-free, RMS norms), a
+ * 768 -> 768 patch projection with row / column tables of 4096, vocab 50244, untied. */
+static void read_pix2struct_should_count_base(void **state)
+{
+    (void)state;
+    const uint64_t h = 768, f = 2048, V = 50244;
+    const uint64_t attn4 = 4 * h * h, mlp = 3 * h * f;
+    const uint64_t vision = (h * h + h + 2 * 4096 * h) + 12 * (attn4 + mlp + 2 * h) + h;
+    const uint64_t text = V * h + 12 * (2 * attn4 + mlp + 3 * h) + 32 * 12 + h + V * h;
+    const char *cfg = "{\"model_type\": \"pix2struct\", \"tie_word_embeddings\": false, "
+                      "\"text_config\": {\"vocab_size\": 50244, \"hidden_size\": 768, "
+                      "\"num_layers\": 12, \"num_heads\": 12, \"d_kv\": 64, \"d_ff\": 2048, "
+                      "\"tie_word_embeddings\": false}, "
+                      "\"vision_config\": {\"hidden_size\": 768, \"num_hidden_layers\": 12, "
+                      "\"num_attention_heads\": 12, \"d_kv\": 64, \"d_ff\": 2048, "
+                      "\"seq_len\": 4096, \"patch_embed_hidden_size\": 768}}";
+    assert_int_equal(count(cfg), vision + text);
+    struct fg_model *m = built(cfg);
+    assert_true(m->enc_dec);
+    fg_model_free(m);
+    /* the root and text_config disagreeing on the head leaves it open */
+    m = built("{\"model_type\": \"pix2struct\", \"tie_word_embeddings\": true, "
+              "\"text_config\": {\"tie_word_embeddings\": false}}");
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -339,6 +366,7 @@ int main(void)
         cmocka_unit_test(read_openai_gpt_and_ctrl_should_follow_their_classes),
         cmocka_unit_test(read_fuyu_should_count_the_patch_projection_and_persimmon),
         cmocka_unit_test(read_git_should_count_git_base),
+        cmocka_unit_test(read_pix2struct_should_count_base),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
+#include "arch/arch_seq.h"
 #include "util/fmt.h"
 
 enum seq_pos {
@@ -102,9 +103,7 @@ struct seq_cfg {
     uint64_t prompt_len, prompt_mid;   /* MVP, 0 = no prompts */
 };
 
-/* Move nodes [from, end) to the encoder stack, names prefixed "Enc." (arch_encdec.c's
- * convention). */
-static void mark_encoder(struct fg_model *m, size_t from)
+void fg__seq_mark_encoder(struct fg_model *m, size_t from)
 {
     for (size_t i = from; i < m->n_nodes; i++) {
         struct fg_node *n = &m->nodes[i];
@@ -287,7 +286,7 @@ static int read_seq(const struct fg_cfg *c, struct fg_model *m, const void *spec
     if ((q.prompt_len && (rc = add_prompt(m, "Self-attn prompt", q.enc_layers, &q, err))) ||
         (rc = seq_stack(m, s, q.enc_layers, q.enc_heads, q.enc_ffn, 0, err)))
         return rc;
-    mark_encoder(m, enc_from);
+    fg__seq_mark_encoder(m, enc_from);
     if ((q.prompt_len && (rc = add_prompt(m, "Self-attn prompt", m->layers, &q, err))) ||
         (q.prompt_len && (rc = add_prompt(m, "Cross-attn prompt", m->layers, &q, err))) ||
         (rc = seq_stack(m, s, m->layers, m->heads, m->inter, 1, err)))

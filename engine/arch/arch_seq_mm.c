@@ -7,6 +7,9 @@
  *                          over PersimmonModel (models/persimmon/modeling_persimmon.py)
  *   git   GitForCausalLM   models/git/modeling_git.py (00dcc6dd), configuration_git.py
  *                          (007ecf4a): a CLIP vision tower and a BERT-style decoder
+ *   pix2struct  Pix2StructForConditionalGeneration  models/pix2struct/modeling_pix2struct.py
+ *                          (00b676f8), configuration_pix2struct.py (00c77270): a patch
+ *                          encoder of T5 blocks and a T5 decoder
  *
  * The image side is a node of the tower stack (FG_STACK_TOWER), as the vision-language
  * wrapper of arch_multimodal.c places its towers.
@@ -15,6 +18,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
+#include "arch/arch_seq.h"
 #include "util/fmt.h"
 
 /*
@@ -222,7 +226,128 @@ static int read_git(const struct fg_cfg *c, struct fg_model *m, const void *spec
     return fg__add_head(m, m->vocab, m->hidden, m->tied, false, true, err);
 }
 
+/* One Pix2Struct block: [RMS norm,] attention without biases, ... gated MLP wi_0 / wi_1 /
+ * wo without biases; the norms are Pix2StructLayerNorm (T5's RMS, weight only). */
+struct p2s_stack {
+    uint64_t hidden, heads, head_dim, d_ff, layers, buckets;
+    bool decoder;
+};
+
+static int p2s_stack(struct fg_model *m, const struct p2s_stack *k, struct fg_err *err)
+{
+    int rc;
+    const uint64_t h = k->hidden;
+    struct fg_attn_shape a = {.hidden = h, .heads = k->heads, .kv_heads = k->heads,
+                              .head_dim = k->head_dim, .bidirectional = !k->decoder};
+    struct fg_attn_shape x = a;
+    x.cross = true;
+    struct fg_mlp_shape f = {.hidden = h, .inter = k->d_ff, .gated = true};
+    for (uint64_t l = 0; l < k->layers; l++) {
+        int32_t li = (int32_t)l;
+        struct fg_node *n;
+        if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)) ||
+            (rc = fg__add_attention(m, li, &a, &n, err)))
+            return rc;
+        if (k->decoder && l == 0)
+            n->params += k->buckets * k->heads; /* relative_attention_bias, layer 0 alone */
+        if (k->decoder && ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)) ||
+                           (rc = fg__add_attention(m, li, &x, NULL, err))))
+            return rc;
+        if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)) ||
+            (rc = fg__add_mlp(m, li, &f, NULL, err)))
+            return rc;
+    }
+    return fg__add_norm(m, -1, k->decoder ? "Final norm" : "Norm", h, FG_NORM_RMS, err);
+}
+
+/*
+ * Pix2StructForConditionalGeneration: encoder Pix2StructVisionModel (embeddings
+ * patch_projection Linear(patch_embed_hidden_size, hidden) with bias, row_embedder and
+ * column_embedder of seq_len rows; layers of pre_attention_layer_norm, attention query /
+ * key / value hidden -> num_attention_heads x d_kv and output back, no biases,
+ * pre_mlp_layer_norm, gated MLP to d_ff; layernorm), decoder Pix2StructTextModel
+ * (embed_tokens; Pix2StructTextBlock: self-attention query / key / value / output hidden ->
+ * hidden without biases, relative_attention_bias (buckets x num_heads) in block 0 only,
+ * cross-attention of the same shape, gated MLP, each after its RMS norm; final_layer_norm;
+ * lm_head without bias).  The vision layers' qkv_bias / mlp_bias / layer_norm_bias keys are
+ * not read by these classes.  The head is tied by tie_word_embeddings (PretrainedConfig's
+ * default true; the published configs say false).  Pix2StructTextConfig /
+ * Pix2StructVisionConfig defaults (pix2struct-base); patch_embed_hidden_size, which that
+ * config class does not define, defaults to 16 x 16 x 3.
+ */
+static int read_pix2struct(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                           struct fg_err *err)
+{
+    (void)spec;
+    struct fg_cfg v = {.obj = NULL, .origin = c->origin, .scope = "vision_config"};
+    struct fg_cfg t = {.obj = NULL, .origin = c->origin, .scope = "text_config"};
+    struct p2s_stack e = {0}, d = {.decoder = true};
+    uint64_t patch_in, seq_len, d_kv;
+    bool tie, ttie;
+    int rc;
+    if ((fg_cfg_has(c, "vision_config") && !fg_cfg_child(c, "vision_config", &v, err)) ||
+        (fg_cfg_has(c, "text_config") && !fg_cfg_child(c, "text_config", &t, err)))
+        return err ? err->code : FG_E_TYPE;
+    if ((rc = fg_cfg_u64(&v, "hidden_size", 768, 1, FG_MAX_HIDDEN, &e.hidden, err)) ||
+        (rc = fg_cfg_u64(&v, "num_hidden_layers", 12, 1, FG_MAX_LAYERS, &e.layers, err)) ||
+        (rc = fg_cfg_u64(&v, "num_attention_heads", 12, 1, FG_MAX_HEADS, &e.heads, err)) ||
+        (rc = fg_cfg_u64(&v, "d_kv", 64, 1, 1u << 14, &e.head_dim, err)) ||
+        (rc = fg_cfg_u64(&v, "d_ff", 2048, 1, FG_MAX_INTER, &e.d_ff, err)) ||
+        (rc = fg_cfg_u64(&v, "seq_len", 4096, 1, 1u << 20, &seq_len, err)) ||
+        (rc = fg_cfg_u64(&v, "patch_embed_hidden_size", 768, 1, 1u << 20, &patch_in, err)) ||
+        (rc = fg_cfg_u64(&t, "vocab_size", 50244, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
+        (rc = fg_cfg_u64(&t, "hidden_size", 768, 1, FG_MAX_HIDDEN, &d.hidden, err)) ||
+        (rc = fg_cfg_u64(&t, "num_layers", 12, 1, FG_MAX_LAYERS, &d.layers, err)) ||
+        (rc = fg_cfg_u64(&t, "num_heads", 12, 1, FG_MAX_HEADS, &d.heads, err)) ||
+        (rc = fg_cfg_u64(&t, "d_kv", 64, 1, 1u << 14, &d_kv, err)) ||
+        (rc = fg_cfg_u64(&t, "d_ff", 2048, 1, FG_MAX_INTER, &d.d_ff, err)) ||
+        (rc = fg_cfg_u64(&t, "relative_attention_num_buckets", 32, 1, 1u << 16, &d.buckets,
+                         err)) ||
+        (rc = fg_cfg_bool(&t, "tie_word_embeddings", true, &ttie, err)) ||
+        (rc = fg_cfg_bool(c, "tie_word_embeddings", ttie, &tie, err)) ||
+        (rc = fg__check_heads(&t, "hidden_size", d.hidden, "num_heads", d.heads, err)))
+        return rc;
+    if (e.hidden != d.hidden)
+        return fg_err_set(err, FG_E_RANGE, "%s: vision_config.hidden_size %llu differs from "
+                          "text_config.hidden_size %llu: Pix2StructTextAttention's key / value "
+                          "read the encoder at the text width", c->origin,
+                          (unsigned long long)e.hidden, (unsigned long long)d.hidden);
+    if (tie != ttie)
+        fg__model_unsure(m, "tie_word_embeddings", "unsure: key 'tie_word_embeddings' is %s in "
+                         "the root config and %s in text_config: whether lm_head is stored is "
+                         "open", tie ? "true" : "false", ttie ? "true" : "false");
+    /* Pix2StructTextAttention views hidden as num_heads x d_kv; its linears are hidden wide */
+    d.head_dim = d.hidden / d.heads;
+    if (d_kv != d.head_dim)
+        return fg_err_set(err, FG_E_RANGE, "%s: text_config d_kv %llu x num_heads %llu is not "
+                          "hidden_size %llu", c->origin, (unsigned long long)d_kv,
+                          (unsigned long long)d.heads, (unsigned long long)d.hidden);
+    m->hidden = d.hidden;
+    m->heads = m->kv_heads = d.heads;
+    m->head_dim = d.head_dim;
+    m->inter = d.d_ff;
+    m->layers = d.layers;
+    m->max_pos = 512;
+    m->enc_dec = true;
+
+    size_t from = m->n_nodes;
+    struct fg_node *n;
+    if ((rc = fg__add_table(m, FG_NODE_OTHER, "Patch embedding", patch_in + 1 + 2 * seq_len,
+                            e.hidden, &n, err)))
+        return rc;
+    fg__fmt(n->desc, sizeof n->desc, "linear %llu -> %llu, row/column tables %llu",
+            (unsigned long long)patch_in, (unsigned long long)e.hidden,
+            (unsigned long long)seq_len);
+    if ((rc = p2s_stack(m, &e, err)))
+        return rc;
+    fg__seq_mark_encoder(m, from);
+    if ((rc = fg__add_embedding(m, m->vocab, d.hidden, err)) || (rc = p2s_stack(m, &d, err)))
+        return rc;
+    return fg__add_head(m, m->vocab, d.hidden, tie, false, false, err);
+}
+
 const struct fg_arch fg__arch_seq_mm_table[] = {
+    {"pix2struct", "pix2struct (patch encoder + T5 decoder)", read_pix2struct, NULL},
     {"git", "git (CLIP vision + BERT-style decoder)", read_git, NULL},
     {"fuyu", "fuyu (linear patch embedding + persimmon)", read_fuyu, NULL},
     {NULL, NULL, NULL, NULL},
