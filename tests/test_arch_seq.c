@@ -352,6 +352,44 @@ static void read_pix2struct_should_count_base(void **state)
     fg_model_free(m);
 }
 
+/* stepfun-ai/GOT-OCR-2.0-hf: SAM ViT-B at 1024 (64 x 64 patches, 14-token windows, global
+ * layers 2, 5, 8, 11), a 256-channel neck, two strided convs to 1024 and a linear, Qwen2
+ * (24 x 1024, vocab 151860, tied). */
+static void read_got_ocr2_should_count_the_sam_tower_projector_and_qwen2(void **state)
+{
+    (void)state;
+    const uint64_t h = 768, o = 256, t = 1024;
+    const uint64_t vlayer = 2 * 2 * h + (h * 3 * h + 3 * h) + (h * h + h) + ffn(h, 3072);
+    const uint64_t vision = (3 * 16 * 16 * h + h) + 64 * 64 * h + 12 * vlayer +
+                            8 * 2 * 27 * 64 + 4 * 2 * 127 * 64 + (h * o + 2 * o + o * o * 9 + 2 * o);
+    const uint64_t proj = o * 2 * o * 9 + 2 * o * t * 9 + t * t + t;
+    const uint64_t tlayer = 3 * (t * t + t) + t * t + 3 * t * 2816 + 2 * t;
+    const uint64_t text = 151860 * t + 24 * tlayer + t;
+    const char *cfg = "{\"model_type\": \"got_ocr2\", \"vision_config\": {\"hidden_size\": 768, "
+                      "\"num_hidden_layers\": 12, \"num_attention_heads\": 12, "
+                      "\"image_size\": 1024, \"patch_size\": 16, \"window_size\": 14, "
+                      "\"global_attn_indexes\": [2, 5, 8, 11], \"mlp_dim\": 3072, "
+                      "\"output_channels\": 256}, \"text_config\": {\"model_type\": \"qwen2\", "
+                      "\"vocab_size\": 151860, \"hidden_size\": 1024, "
+                      "\"intermediate_size\": 2816, \"num_hidden_layers\": 24, "
+                      "\"num_attention_heads\": 16, \"num_key_value_heads\": 16, "
+                      "\"tie_word_embeddings\": true}}";
+    uint64_t n = count(cfg);
+    assert_int_equal(n, vision + proj + text);
+    /* "all params: 560528640" of GOT-OCR2.0 in PaddleMIX's training script, whose stage-3
+     * line leaves the SAM tower and the two convs frozen: 560,528,640 - 464,959,488 =
+     * 95,569,152 = vision + the convs (tests/fixtures/PROVENANCE.md) */
+    assert_int_equal(n, 560528640ull);
+    assert_int_equal(vision + o * 2 * o * 9 + 2 * o * t * 9, 560528640ull - 464959488ull);
+    /* without text_config: GotOcr2Config's own Qwen2 */
+    assert_int_equal(count("{\"model_type\": \"got_ocr2\"}"), n);
+    struct fg_model *m;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"got_ocr2\", \"vision_config\": "
+                           "{\"global_attn_indexes\": [12]}}", &m, &err), FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "global_attn_indexes"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -367,6 +405,7 @@ int main(void)
         cmocka_unit_test(read_fuyu_should_count_the_patch_projection_and_persimmon),
         cmocka_unit_test(read_git_should_count_git_base),
         cmocka_unit_test(read_pix2struct_should_count_base),
+        cmocka_unit_test(read_got_ocr2_should_count_the_sam_tower_projector_and_qwen2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

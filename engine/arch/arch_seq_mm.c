@@ -10,12 +10,17 @@
  *   pix2struct  Pix2StructForConditionalGeneration  models/pix2struct/modeling_pix2struct.py
  *                          (00b676f8), configuration_pix2struct.py (00c77270): a patch
  *                          encoder of T5 blocks and a T5 decoder
+ *   got_ocr2  GotOcr2ForConditionalGeneration  models/got_ocr2/modeling_got_ocr2.py
+ *                          (00b676f8), configuration_got_ocr2.py (0178c681): a SAM ViT-B
+ *                          encoder, conv projector, and its text_config model (Qwen2)
  *
  * The image side is a node of the tower stack (FG_STACK_TOWER), as the vision-language
  * wrapper of arch_multimodal.c places its towers.
  */
 #include <stdio.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "arch/arch.h"
 #include "arch/arch_seq.h"
@@ -346,7 +351,141 @@ static int read_pix2struct(const struct fg_cfg *c, struct fg_model *m, const voi
     return fg__add_head(m, m->vocab, d.hidden, tie, false, false, err);
 }
 
+/*
+ * GotOcr2VisionEncoder (SAM's image encoder): patch_embed Conv2d(num_channels, hidden,
+ * patch, stride patch) with bias; pos_embed (image / patch)^2 x hidden when use_abs_pos;
+ * layers of layer_norm1, qkv hidden -> 3 x hidden (bias by qkv_bias) and proj (bias),
+ * rel_pos_h / rel_pos_w of 2 x side - 1 rows x head_dim when use_rel_pos (side =
+ * window_size, or image / patch in the global_attn_indexes layers), layer_norm2, lin1 / lin2
+ * to mlp_dim (biased); neck conv1 1x1 hidden -> output_channels and conv2 3x3, no biases,
+ * each followed by a LayerNorm2d (weight + bias).  GotOcr2MultiModalProjector:
+ * conv_upsampler1 3x3 output_channels -> 2x, conv_upsampler2 3x3 -> text hidden (no
+ * biases), multimodal_projector Linear(text hidden, text hidden).  GotOcr2VisionConfig
+ * defaults.
+ */
+static int got_vision(struct fg_model *m, const struct fg_cfg *v, uint64_t text_h,
+                      struct fg_err *err)
+{
+    uint64_t h, out, L, heads, ch, image, patch, win, mlp;
+    bool qkv_bias, abs_pos, rel_pos;
+    int rc;
+    if ((rc = fg_cfg_u64(v, "hidden_size", 768, 1, FG_MAX_HIDDEN, &h, err)) ||
+        (rc = fg_cfg_u64(v, "output_channels", 256, 1, FG_MAX_HIDDEN, &out, err)) ||
+        (rc = fg_cfg_u64(v, "num_hidden_layers", 12, 1, FG_MAX_LAYERS, &L, err)) ||
+        (rc = fg_cfg_u64(v, "num_attention_heads", 12, 1, FG_MAX_HEADS, &heads, err)) ||
+        (rc = fg_cfg_u64(v, "num_channels", 3, 1, 64, &ch, err)) ||
+        (rc = fg_cfg_u64(v, "image_size", 1024, 1, 1u << 16, &image, err)) ||
+        (rc = fg_cfg_u64(v, "patch_size", 16, 1, 1u << 12, &patch, err)) ||
+        (rc = fg_cfg_u64(v, "window_size", 14, 0, 1u << 12, &win, err)) ||
+        (rc = fg_cfg_u64(v, "mlp_dim", 3072, 1, FG_MAX_INTER, &mlp, err)) ||
+        (rc = fg_cfg_bool(v, "qkv_bias", true, &qkv_bias, err)) ||
+        (rc = fg_cfg_bool(v, "use_abs_pos", true, &abs_pos, err)) ||
+        (rc = fg_cfg_bool(v, "use_rel_pos", true, &rel_pos, err)) ||
+        (rc = fg__check_heads(v, "hidden_size", h, "num_attention_heads", heads, err)))
+        return rc;
+    /* global_attn_indexes: the layers attending over the whole grid (default 2, 5, 8, 11) */
+    bool global[FG_MAX_LAYERS] = {false};
+    const cJSON *g = fg__cfg_item(v, "global_attn_indexes"), *e;
+    if (!g) {
+        for (uint64_t i = 2; i < L && i <= 11; i += 3)
+            global[i] = true;
+    } else if (!cJSON_IsArray(g)) {
+        return fg_err_set(err, FG_E_TYPE, "%s: key 'vision_config.global_attn_indexes' is not a "
+                          "list of layer numbers", v->origin);
+    }
+    cJSON_ArrayForEach(e, g) {
+        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= (double)L)
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'vision_config.global_attn_indexes' "
+                              "holds %s: expected layer numbers below %llu", v->origin,
+                              cJSON_IsNumber(e) ? "a number out of range" : "a non-number",
+                              (unsigned long long)L);
+        global[(size_t)e->valuedouble] = true;
+    }
+    const uint64_t side = image / patch, hd = h / heads;
+    struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, "Vision tower", err);
+    if (!n)
+        return FG_E_NOMEM;
+    n->stack = FG_STACK_TOWER;
+    fg__node_linear(n, "qkv", h, 3 * h, L, qkv_bias);
+    fg__node_linear(n, "o", h, h, L, true);
+    fg__node_linear(n, "up", h, mlp, L, true);
+    fg__node_linear(n, "down", mlp, h, L, true);
+    n->params += L * 2 * 2 * h + ch * patch * patch * h + h + (abs_pos ? side * side * h : 0);
+    for (uint64_t l = 0; rel_pos && l < L; l++)
+        n->params += 2 * (2 * (global[l] || !win ? side : win) - 1) * hd;
+    n->params += h * out + 2 * out + out * out * 9 + 2 * out; /* neck */
+    n->hidden = (uint32_t)h;
+    n->width = (uint32_t)out;
+    n->heads = n->kv_heads = (uint32_t)heads;
+    n->head_dim = n->v_head_dim = (uint32_t)hd;
+    n->inter = (uint32_t)mlp;
+    n->bidirectional = 1;
+    fg__fmt(n->desc, sizeof n->desc, "SAM ViT %llu x %llu, %llu x %llu grid, window %llu",
+            (unsigned long long)L, (unsigned long long)h, (unsigned long long)side,
+            (unsigned long long)side, (unsigned long long)win);
+    if (!(n = fg__model_add(m, FG_NODE_VISION, -1, "Projector", err)))
+        return FG_E_NOMEM;
+    n->stack = FG_STACK_TOWER;
+    n->params = out * 2 * out * 9 + 2 * out * text_h * 9;
+    fg__node_linear(n, "proj", text_h, text_h, 1, true);
+    n->hidden = (uint32_t)out;
+    n->width = (uint32_t)text_h;
+    fg__fmt(n->desc, sizeof n->desc, "2 strided 3x3 convs %llu -> %llu, linear",
+            (unsigned long long)out, (unsigned long long)text_h);
+    return 0;
+}
+
+/* GotOcr2Config's text model when config.json has no text_config. */
+static const char got_text_default[] =
+    "{\"model_type\": \"qwen2\", \"vocab_size\": 151860, \"hidden_size\": 1024, "
+    "\"intermediate_size\": 2816, \"num_hidden_layers\": 24, \"num_attention_heads\": 16, "
+    "\"num_key_value_heads\": 16, \"max_position_embeddings\": 32768, "
+    "\"tie_word_embeddings\": true}";
+
+/*
+ * GotOcr2ForConditionalGeneration: the vision tower and projector above, language_model
+ * AutoModel(text_config) (model_type qwen2 when absent) read by that type's own reader,
+ * lm_head Linear(text hidden, text vocab, bias=False) tied as text_config says (the text
+ * reader's head).  Without text_config, GotOcr2Config's own Qwen2 values.
+ */
+static int read_got_ocr2(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                         struct fg_err *err)
+{
+    (void)spec;
+    struct fg_cfg v = {.obj = NULL, .origin = c->origin, .scope = "vision_config"};
+    struct fg_cfg t = {.obj = NULL, .origin = c->origin, .scope = "text_config"};
+    cJSON *own = NULL;
+    const char *tt = NULL;
+    uint64_t text_h = 0;
+    int rc;
+    if ((fg_cfg_has(c, "vision_config") && !fg_cfg_child(c, "vision_config", &v, err)) ||
+        (fg_cfg_has(c, "text_config") && !fg_cfg_child(c, "text_config", &t, err)))
+        return err ? err->code : FG_E_TYPE;
+    if (!t.obj) {
+        if (!(own = cJSON_Parse(got_text_default)))
+            return fg_err_set(err, FG_E_NOMEM, "out of memory building the default text_config");
+        t.obj = own;
+        fg__model_note(m, "text_config absent: the text model is GotOcr2Config's default Qwen2");
+    }
+    const struct fg_arch *a = NULL;
+    if ((rc = fg_cfg_str(&t, "model_type", "qwen2", &tt, err)) ||
+        (rc = fg_cfg_u64(&t, "hidden_size", 1024, 1, FG_MAX_HIDDEN, &text_h, err)))
+        goto out;
+    a = m->arch_find ? m->arch_find(tt) : NULL;
+    if (!a || a->read == read_got_ocr2) {
+        rc = fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'text_config.model_type' is '%s', which "
+                        "fitgate has no text reader for", c->origin, tt);
+        goto out;
+    }
+    if ((rc = got_vision(m, &v, text_h, err)) || (rc = a->read(&t, m, a->spec, err)))
+        goto out;
+out:
+    cJSON_Delete(own);
+    return rc;
+}
+
 const struct fg_arch fg__arch_seq_mm_table[] = {
+    {"got_ocr2", "got-ocr2 (SAM encoder + text model)", read_got_ocr2, NULL},
     {"pix2struct", "pix2struct (patch encoder + T5 decoder)", read_pix2struct, NULL},
     {"git", "git (CLIP vision + BERT-style decoder)", read_git, NULL},
     {"fuyu", "fuyu (linear patch embedding + persimmon)", read_fuyu, NULL},
