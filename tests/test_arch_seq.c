@@ -390,6 +390,31 @@ static void read_got_ocr2_should_count_the_sam_tower_projector_and_qwen2(void **
     assert_non_null(strstr(err.detail, "global_attn_indexes"));
 }
 
+/* google/bert_for_seq_generation_L-24_bbc: BERT-large layers over 50358 x 1024; the decoder
+ * keeps a head bias of its own, the encoder has no head. */
+static void read_bert_generation_should_tell_the_decoder_from_the_encoder(void **state)
+{
+    (void)state;
+    const uint64_t h = 1024, f = 4096, V = 50358;
+    const uint64_t enc = V * h + 512 * h + 2 * h + 24 * enc_layer(h, f);
+    struct fg_model *m = built("{\"model_type\": \"bert-generation\", "
+                               "\"architectures\": [\"BertGenerationEncoder\"]}");
+    assert_int_equal(m->params_total, enc);
+    assert_true(m->encoder_only);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    fg_model_free(m);
+    assert_int_equal(count("{\"model_type\": \"bert-generation\", "
+                           "\"architectures\": [\"BertGenerationDecoder\"]}"), enc + V);
+    /* add_cross_attention: a crossattention + LayerNorm per layer, stored */
+    assert_int_equal(count("{\"model_type\": \"bert-generation\", \"is_decoder\": true, "
+                           "\"add_cross_attention\": true}"),
+                     enc + V + 24 * (attn(h) + 2 * h));
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"bert-generation\", "
+                           "\"position_embedding_type\": \"relative_key\"}", &m, &err),
+                     FG_E_UNSUPPORTED);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -406,6 +431,7 @@ int main(void)
         cmocka_unit_test(read_git_should_count_git_base),
         cmocka_unit_test(read_pix2struct_should_count_base),
         cmocka_unit_test(read_got_ocr2_should_count_the_sam_tower_projector_and_qwen2),
+        cmocka_unit_test(read_bert_generation_should_tell_the_decoder_from_the_encoder),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

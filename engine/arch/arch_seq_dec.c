@@ -9,6 +9,8 @@
  *                              microsoft/trocr-* VisionEncoderDecoder checkpoints)
  *   openai-gpt  OpenAIGPTLMHeadModel  models/openai/modeling_openai.py (004edfe2; GPT-1)
  *   ctrl    CTRLLMHeadModel    models/ctrl/modeling_ctrl.py (Salesforce/ctrl)
+ *   bert-generation  BertGenerationDecoder / BertGenerationEncoder
+ *                              models/bert_generation/modeling_bert_generation.py
  *
  * One builder over struct dec: token embedding, [learned position table,]
  * [layernorm_embedding,] layers of self_attn + norm, [encoder_attn over a kdim-wide
@@ -32,6 +34,7 @@ struct dec {
     uint64_t kdim;         /* encoder width the cross-attention's k_proj / v_proj read */
     bool fused_qkv;        /* one c_attn projection (OpenAI GPT's Conv1D) */
     bool head_bias;        /* the LM head's own bias (CTRL) */
+    bool encoder;          /* bidirectional attention and no head (BertGenerationEncoder) */
 };
 
 /* An encoder_attn whose k_proj / v_proj read kdim-wide encoder states (TrOCRAttention with
@@ -80,7 +83,7 @@ static int build(struct fg_model *m, const struct dec *k, struct fg_err *err)
         return rc;
     struct fg_attn_shape a = {.hidden = d, .heads = m->heads, .kv_heads = m->heads,
                               .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true,
-                              .fused_qkv = k->fused_qkv};
+                              .fused_qkv = k->fused_qkv, .bidirectional = k->encoder};
     struct fg_mlp_shape f = {.hidden = d, .inter = m->inter, .bias = true};
     size_t first = m->n_nodes;
     for (uint64_t l = 0; l < m->layers; l++) {
@@ -97,6 +100,11 @@ static int build(struct fg_model *m, const struct dec *k, struct fg_err *err)
     }
     if (k->final_norm && (rc = fg__add_norm(m, -1, "Final norm", d, FG_NORM_LN, err)))
         return rc;
+    if (k->encoder) {
+        m->encoder_only = true;
+        m->tied = true; /* no head */
+        return 0;
+    }
     return fg__add_head(m, m->vocab, d, m->tied, false, k->head_bias, err);
 }
 
@@ -246,7 +254,48 @@ static int read_ctrl(const struct fg_cfg *c, struct fg_model *m, const void *spe
     return build(m, &k, err);
 }
 
+/*
+ * BertGenerationEncoder: BertGenerationEmbeddings (word_embeddings, position_embeddings of
+ * max_position_embeddings rows, LayerNorm; no token types), BERT layers post-norm (query /
+ * key / value / output dense biased + LayerNorm, crossattention of the same shape + its
+ * LayerNorm when add_cross_attention, intermediate / output dense biased + LayerNorm), no
+ * pooler.  BertGenerationDecoder adds BertGenerationOnlyLMHead: decoder Linear(hidden,
+ * vocab) whose weight is tied to word_embeddings (tie_word_embeddings) and whose bias is
+ * its own Parameter.  The decoder is the class 'architectures' names or is_decoder asks
+ * for; otherwise the bidirectional encoder without a head.  Standalone, the
+ * cross-attention has no encoder to attend: stored, not run.  Relative position tables
+ * (position_embedding_type relative_key*) are refused.  BertGenerationConfig defaults.
+ */
+static int read_bert_generation(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                                struct fg_err *err)
+{
+    (void)spec;
+    static const char *const keys[6] = {"vocab_size", "hidden_size", "num_hidden_layers",
+                                        "num_attention_heads", "intermediate_size",
+                                        "max_position_embeddings"};
+    static const uint64_t defaults[6] = {50358, 1024, 24, 16, 4096, 512};
+    struct dec k = {.emb_norm = true, .head_bias = true};
+    bool decoder = false, is_decoder;
+    const char *pos = NULL;
+    int rc;
+    if ((rc = read_sizes(c, m, keys, defaults, err)) ||
+        (rc = fg_cfg_bool(c, "add_cross_attention", false, &k.cross, err)) ||
+        (rc = fg_cfg_bool(c, "is_decoder", false, &is_decoder, err)) ||
+        (rc = fg_cfg_str(c, "position_embedding_type", "absolute", &pos, err)) ||
+        (rc = fg__cfg_has_arch(c, "BertGenerationDecoder", &decoder, err)))
+        return rc;
+    if (strcmp(pos, "absolute"))
+        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'position_embedding_type' = '%s': "
+                          "only absolute positions are read for bert-generation", c->origin,
+                          pos);
+    k.pos_rows = m->max_pos;
+    k.kdim = m->hidden;
+    k.encoder = !decoder && !is_decoder;
+    return build(m, &k, err);
+}
+
 const struct fg_arch fg__arch_seq_dec_table[] = {
+    {"bert-generation", "bert-generation (BERT layers, tied head)", read_bert_generation, NULL},
     {"openai-gpt", "openai-gpt decoder (learned positions, post-norm)", read_openai_gpt, NULL},
     {"ctrl", "ctrl decoder (sinusoidal)", read_ctrl, NULL},
     {"xglm", "xglm decoder (sinusoidal)", read_xglm, NULL},
