@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "arch/graph.h"
 
 static uint64_t count(const char *json)
 {
@@ -415,6 +416,33 @@ static void read_bert_generation_should_tell_the_decoder_from_the_encoder(void *
                      FG_E_UNSUPPORTED);
 }
 
+/* abeja/gpt-neox-japanese-2.7b: 32 bias-free layers of 2560 with a 4x MLP; the last
+ * layer's attention alone keeps dense_bias; tied embed_out (the class default). */
+static void read_gpt_neox_japanese_should_bias_only_the_last_attention(void **state)
+{
+    (void)state;
+    const uint64_t h = 2560;
+    const uint64_t layer = 2 * 2 * h + 3 * h * h + h * h + 2 * 4 * h * h;
+    uint64_t n = count("{\"model_type\": \"gpt_neox_japanese\", \"vocab_size\": 32000, "
+                       "\"hidden_size\": 2560, \"num_hidden_layers\": 32, "
+                       "\"num_attention_heads\": 32, \"intermediate_multiple_size\": 4}");
+    assert_int_equal(n, 32000 * h + 32 * layer + h + 2 * h);
+    /* the same, built node by node (no block copies) */
+    struct fg_config *doc = NULL;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    const char *j = "{\"model_type\": \"gpt_neox_japanese\", \"num_hidden_layers\": 3}";
+    assert_int_equal(fg_config_parse(j, strlen(j), "t.json", &doc, &err), 0);
+    assert_int_equal(fg__model_from_config(doc, "t", true, &m, &err), 0);
+    uint64_t by_node = m->params_total;
+    fg_model_free(m);
+    fg_config_free(doc);
+    assert_int_equal(count(j), by_node);
+    assert_int_equal(by_node, 32000 * h + 3 * layer + h + 2 * h);
+    assert_int_equal(count("{\"model_type\": \"gpt_neox_japanese\", \"num_hidden_layers\": 1}"),
+                     32000 * h + layer + h + 2 * h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -432,6 +460,7 @@ int main(void)
         cmocka_unit_test(read_pix2struct_should_count_base),
         cmocka_unit_test(read_got_ocr2_should_count_the_sam_tower_projector_and_qwen2),
         cmocka_unit_test(read_bert_generation_should_tell_the_decoder_from_the_encoder),
+        cmocka_unit_test(read_gpt_neox_japanese_should_bias_only_the_last_attention),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

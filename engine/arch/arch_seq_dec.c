@@ -11,6 +11,8 @@
  *   ctrl    CTRLLMHeadModel    models/ctrl/modeling_ctrl.py (Salesforce/ctrl)
  *   bert-generation  BertGenerationDecoder / BertGenerationEncoder
  *                              models/bert_generation/modeling_bert_generation.py
+ *   gpt_neox_japanese  GPTNeoXJapaneseForCausalLM  models/gpt_neox_japanese/
+ *                              modeling_gpt_neox_japanese.py (00d4b3d2)
  *
  * One builder over struct dec: token embedding, [learned position table,]
  * [layernorm_embedding,] layers of self_attn + norm, [encoder_attn over a kdim-wide
@@ -294,7 +296,68 @@ static int read_bert_generation(const struct fg_cfg *c, struct fg_model *m, cons
     return build(m, &k, err);
 }
 
+/*
+ * GPTNeoXJapaneseModel: embed_in, GPTNeoXJapaneseLayer: input_layernorm and
+ * post_attention_layernorm (LayerNorm), attention query_key_value hidden -> 3 x hidden and
+ * dense, both without bias, plus dense_bias (hidden) in the last layer alone (use_bias =
+ * layer_number == num_hidden_layers - 1), rotary over rotary_pct; mlp dense_h_to_4h /
+ * dense_4h_to_h to hidden x intermediate_multiple_size, no biases; final_layer_norm;
+ * embed_out (no bias), tied by tie_word_embeddings (PretrainedConfig's default true: the
+ * config class sets none).  GPTNeoXJapaneseConfig defaults (gpt-neox-japanese-2.7b).
+ */
+/* One GPTNeoXJapaneseLayer; the last also holds the attention's dense_bias. */
+static int neoxj_layer(struct fg_model *m, int32_t li, const struct fg_attn_shape *a,
+                       const struct fg_mlp_shape *f, bool last, struct fg_err *err)
+{
+    struct fg_node *n;
+    int rc;
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
+        (rc = fg__add_attention(m, li, a, &n, err)))
+        return rc;
+    if (last)
+        n->params += m->hidden; /* dense_bias */
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
+        (rc = fg__add_mlp(m, li, f, NULL, err)))
+        return rc;
+    return 0;
+}
+
+static int read_gpt_neox_japanese(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                                  struct fg_err *err)
+{
+    (void)spec;
+    static const char *const keys[6] = {"vocab_size", "hidden_size", "num_hidden_layers",
+                                        "num_attention_heads", NULL, "max_position_embeddings"};
+    static const uint64_t defaults[6] = {32000, 2560, 32, 32, 4, 2048};
+    uint64_t mult;
+    int rc;
+    if ((rc = read_sizes(c, m, keys, defaults, err)) ||
+        (rc = fg_cfg_u64(c, "intermediate_multiple_size", 4, 1, 1u << 10, &mult, err)))
+        return rc;
+    m->inter = m->hidden * mult;
+    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
+                              .head_dim = m->head_dim, .fused_qkv = true};
+    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter};
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    /* the layers before the last are copies of the first */
+    const uint64_t L = m->layers;
+    size_t first = m->n_nodes;
+    for (uint64_t l = 0; l < L; l++) {
+        int32_t li = (int32_t)l;
+        if (l == 1 && L > 2 && fg__model_repeat_block(m, first, 1, (uint32_t)(L - 2)))
+            l = L - 2; /* layers 1 .. L - 2 added; the loop goes on with the last */
+        else if ((rc = neoxj_layer(m, li, &a, &f, l + 1 == L, err)))
+            return rc;
+    }
+    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_LN, err)))
+        return rc;
+    return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
+}
+
 const struct fg_arch fg__arch_seq_dec_table[] = {
+    {"gpt_neox_japanese", "gpt-neox-japanese decoder (last-layer bias)", read_gpt_neox_japanese,
+     NULL},
     {"bert-generation", "bert-generation (BERT layers, tied head)", read_bert_generation, NULL},
     {"openai-gpt", "openai-gpt decoder (learned positions, post-norm)", read_openai_gpt, NULL},
     {"ctrl", "ctrl decoder (sinusoidal)", read_ctrl, NULL},
