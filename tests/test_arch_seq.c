@@ -190,6 +190,24 @@ static void read_plbart_should_count_base_like_bart(void **state)
                          V);
 }
 
+/* google/bigbird-pegasus-large-arxiv: Pegasus-large shapes, 4096 learned positions per
+ * stack, bias-free attention (use_bias false), one closing LayerNorm per stack. */
+static void read_bigbird_pegasus_should_drop_the_attention_biases(void **state)
+{
+    (void)state;
+    const uint64_t d = 1024, f = 4096, V = 96103, P = 4096;
+    const uint64_t e = 4 * d * d + ffn(d, f) + 2 * 2 * d, x = e + 4 * d * d + 2 * d;
+    const char *cfg = "{\"model_type\": \"bigbird_pegasus\", \"vocab_size\": 96103, "
+                      "\"d_model\": 1024, \"encoder_layers\": 16, \"decoder_layers\": 16, "
+                      "\"max_position_embeddings\": 4096, \"use_bias\": false, "
+                      "\"attention_type\": \"block_sparse\", "
+                      "\"architectures\": [\"BigBirdPegasusForConditionalGeneration\"]}";
+    assert_int_equal(count(cfg), V * d + 2 * P * d + 16 * e + 16 * x + 2 * 2 * d + V);
+    assert_int_equal(count("{\"model_type\": \"bigbird_pegasus\", \"use_bias\": true}") -
+                         count("{\"model_type\": \"bigbird_pegasus\"}"),
+                     (16 * 4 + 16 * 8) * d);
+}
+
 /* facebook/xglm-564M: 256008 x 1024 tied, sinusoids not stored, 24 pre-norm layers. */
 static void read_xglm_should_count_564m(void **state)
 {
@@ -451,6 +469,7 @@ int main(void)
         cmocka_unit_test(read_blenderbot_should_count_400m_distill_and_small_90m),
         cmocka_unit_test(read_mvp_should_count_bart_large_shapes_and_the_prompts),
         cmocka_unit_test(read_plbart_should_count_base_like_bart),
+        cmocka_unit_test(read_bigbird_pegasus_should_drop_the_attention_biases),
         cmocka_unit_test(read_xglm_should_count_564m),
         cmocka_unit_test(read_biogpt_should_count_its_offset_positions),
         cmocka_unit_test(read_trocr_should_size_the_cross_attention_by_the_encoder_width),

@@ -15,6 +15,11 @@
  *                     (configuration_mvp.py 01ae98ae), with its layer-wise prompts
  *   plbart            PLBartForConditionalGeneration / PLBartForCausalLM  models/plbart
  *                     (configuration_plbart.py 1001bb00)
+ *   bigbird_pegasus   BigBirdPegasusForConditionalGeneration / ...ForCausalLM
+ *                     models/bigbird_pegasus: Pegasus with learned positions, one
+ *                     LayerNorm per stack at its end (named layernorm_embedding) and the
+ *                     attention biases switched by use_bias; its block-sparse encoder
+ *                     attention holds the same q/k/v/output tensors as full attention
  *
  * Every one is BartModel's skeleton (arch_encdec.c reads bart / mbart): a token embedding
  * shared by both stacks, a position table per stack, layers of biased q/k/v/out_proj
@@ -55,6 +60,8 @@ struct seq_spec {
     bool final_norm;        /* encoder.layer_norm / decoder.layer_norm */
     bool marian;            /* decoder_vocab_size, share_encoder_decoder_embeddings */
     bool prompts;           /* MVP use_prompt */
+    const char *bias_key;   /* the config key switching the attention biases (BigBird-Pegasus
+                               use_bias, default false), NULL: always biased */
 };
 
 /* MarianConfig defaults (vocab 58101, the opus-mt vocabulary; decoder_vocab_size None =
@@ -91,6 +98,13 @@ static const struct seq_spec mvp = {
     .vocab = 50267, .d_model = 1024, .enc_layers = 12, .dec_layers = 12, .heads = 16,
     .ffn = 4096, .max_pos = 1024, .pos = SEQ_POS_LEARNED, .pos_offset = 2, .emb_norm = true,
     .prompts = true};
+/* BigBirdPegasusConfig defaults (bigbird-pegasus-large-*): learned positions without an
+ * offset, the stacks' closing LayerNorm, use_bias false. */
+static const struct seq_spec bigbird_pegasus = {
+    .gen_class = "BigBirdPegasusForConditionalGeneration",
+    .causal_class = "BigBirdPegasusForCausalLM", .vocab = 96103, .d_model = 1024,
+    .enc_layers = 16, .dec_layers = 16, .heads = 16, .ffn = 4096, .max_pos = 4096,
+    .pos = SEQ_POS_LEARNED, .final_norm = true, .bias_key = "use_bias"};
 /* PLBartConfig defaults (plbart-base): BART's layout. */
 static const struct seq_spec plbart = {
     .gen_class = "PLBartForConditionalGeneration", .causal_class = "PLBartForCausalLM",
@@ -101,6 +115,7 @@ struct seq_cfg {
     uint64_t enc_layers, enc_heads, enc_ffn, dec_vocab;
     bool share;                  /* one embedding for both stacks (Marian's switch) */
     uint64_t prompt_len, prompt_mid;   /* MVP, 0 = no prompts */
+    bool bias;                   /* q / k / v / out_proj biases */
 };
 
 void fg__seq_mark_encoder(struct fg_model *m, size_t from)
@@ -160,8 +175,8 @@ static int add_positions(struct fg_model *m, const struct seq_spec *s, struct fg
  * cross: 0 none (encoder), 1 run over the encoder output, 2 built but not run (ForCausalLM
  * without an encoder: a stored node outside the attention math).
  */
-static int seq_stack(struct fg_model *m, const struct seq_spec *s, uint64_t layers,
-                     uint64_t heads, uint64_t ffn, int cross, struct fg_err *err)
+static int seq_stack(struct fg_model *m, const struct seq_spec *s, const struct seq_cfg *q,
+                     uint64_t layers, uint64_t heads, uint64_t ffn, int cross, struct fg_err *err)
 {
     int rc;
     if ((rc = add_positions(m, s, err)))
@@ -170,7 +185,7 @@ static int seq_stack(struct fg_model *m, const struct seq_spec *s, uint64_t laye
         return rc;
     const uint64_t d = m->hidden;
     struct fg_attn_shape a = {.hidden = d, .heads = heads, .kv_heads = heads,
-                              .head_dim = d / heads, .qkv_bias = true, .o_bias = true,
+                              .head_dim = d / heads, .qkv_bias = q->bias, .o_bias = q->bias,
                               .bidirectional = cross == 0};
     struct fg_attn_shape x = a;
     x.bidirectional = false;
@@ -193,7 +208,7 @@ static int seq_stack(struct fg_model *m, const struct seq_spec *s, uint64_t laye
                                                     err);
             if (!n)
                 return FG_E_NOMEM;
-            n->params = 4 * (d * d + d) + 2 * d;
+            n->params = 4 * (d * d + (q->bias ? d : 0)) + 2 * d;
             n->width = (uint32_t)d;
             n->hidden = (uint32_t)d;
             fg__copy(n->desc, sizeof n->desc, "encoder_attn + norm, no encoder to attend");
@@ -225,6 +240,9 @@ static int read_variant(const struct fg_cfg *c, const struct seq_spec *s, struct
                           "true: MarianModel builds one embedding of vocab_size rows",
                           c->origin, (unsigned long long)q->dec_vocab,
                           (unsigned long long)m->vocab);
+    q->bias = true;
+    if (s->bias_key && (rc = fg_cfg_bool(c, s->bias_key, false, &q->bias, err)))
+        return rc;
     bool use_prompt = false;
     if (s->prompts && (rc = fg_cfg_bool(c, "use_prompt", false, &use_prompt, err)))
         return rc;
@@ -271,7 +289,7 @@ static int read_seq(const struct fg_cfg *c, struct fg_model *m, const void *spec
         if ((rc = fg__add_embedding(m, q.dec_vocab, m->hidden, err)) ||
             (q.prompt_len && (rc = add_prompt(m, "Self-attn prompt", m->layers, &q, err))) ||
             (q.prompt_len && (rc = add_prompt(m, "Cross-attn prompt", m->layers, &q, err))) ||
-            (rc = seq_stack(m, s, m->layers, m->heads, m->inter, 2, err)))
+            (rc = seq_stack(m, s, &q, m->layers, m->heads, m->inter, 2, err)))
             return rc;
         return fg__add_head(m, q.dec_vocab, m->hidden, tie, false, false, err);
     }
@@ -284,12 +302,12 @@ static int read_seq(const struct fg_cfg *c, struct fg_model *m, const void *spec
     if (!q.share && (rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         return rc;
     if ((q.prompt_len && (rc = add_prompt(m, "Self-attn prompt", q.enc_layers, &q, err))) ||
-        (rc = seq_stack(m, s, q.enc_layers, q.enc_heads, q.enc_ffn, 0, err)))
+        (rc = seq_stack(m, s, &q, q.enc_layers, q.enc_heads, q.enc_ffn, 0, err)))
         return rc;
     fg__seq_mark_encoder(m, enc_from);
     if ((q.prompt_len && (rc = add_prompt(m, "Self-attn prompt", m->layers, &q, err))) ||
         (q.prompt_len && (rc = add_prompt(m, "Cross-attn prompt", m->layers, &q, err))) ||
-        (rc = seq_stack(m, s, m->layers, m->heads, m->inter, 1, err)))
+        (rc = seq_stack(m, s, &q, m->layers, m->heads, m->inter, 1, err)))
         return rc;
     if (!gen) {
         m->tied = true; /* the base model: no lm_head */
@@ -330,5 +348,7 @@ const struct fg_arch fg__arch_seq_table[] = {
     {"blenderbot-small", "blenderbot-small encoder-decoder", read_seq, &blenderbot_small},
     {"mvp", "mvp encoder-decoder (prompts)", read_seq, &mvp},
     {"plbart", "plbart encoder-decoder", read_seq, &plbart},
+    {"bigbird_pegasus", "bigbird-pegasus encoder-decoder (block-sparse)", read_seq,
+     &bigbird_pegasus},
     {NULL, NULL, NULL, NULL},
 };
