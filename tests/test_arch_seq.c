@@ -190,6 +190,24 @@ static void read_plbart_should_count_base_like_bart(void **state)
                          V);
 }
 
+/* microsoft/prophetnet-large-uncased: 12 + 12 post-norm layers of 1024 / 4096, 512 learned
+ * positions per stack, 2 n-gram embeddings, the decoder's relative-position projection. */
+static void read_prophetnet_should_count_the_ngram_decoder(void **state)
+{
+    (void)state;
+    const uint64_t d = 1024, f = 4096, V = 30522;
+    const uint64_t e = enc_layer(d, f), x = dec_layer(d, f) + (d * 32 * 16 + 32 * 16);
+    const uint64_t enc = 512 * d + 2 * d + 12 * e, dec = 512 * d + 2 * d + 2 * d + 12 * x;
+    assert_int_equal(count("{\"model_type\": \"prophetnet\", \"vocab_size\": 30522, "
+                           "\"hidden_size\": 1024, \"num_encoder_layers\": 12, "
+                           "\"num_decoder_layers\": 12, \"ngram\": 2, \"num_buckets\": 32, "
+                           "\"architectures\": [\"ProphetNetForConditionalGeneration\"]}"),
+                     V * d + enc + dec);
+    /* the decoder alone keeps its cross_attn stored */
+    assert_int_equal(count("{\"model_type\": \"prophetnet\", "
+                           "\"architectures\": [\"ProphetNetForCausalLM\"]}"), V * d + dec);
+}
+
 /* google/bigbird-pegasus-large-arxiv: Pegasus-large shapes, 4096 learned positions per
  * stack, bias-free attention (use_bias false), one closing LayerNorm per stack. */
 static void read_bigbird_pegasus_should_drop_the_attention_biases(void **state)
@@ -469,6 +487,7 @@ int main(void)
         cmocka_unit_test(read_blenderbot_should_count_400m_distill_and_small_90m),
         cmocka_unit_test(read_mvp_should_count_bart_large_shapes_and_the_prompts),
         cmocka_unit_test(read_plbart_should_count_base_like_bart),
+        cmocka_unit_test(read_prophetnet_should_count_the_ngram_decoder),
         cmocka_unit_test(read_bigbird_pegasus_should_drop_the_attention_biases),
         cmocka_unit_test(read_xglm_should_count_564m),
         cmocka_unit_test(read_biogpt_should_count_its_offset_positions),

@@ -15,6 +15,8 @@
  *                     (configuration_mvp.py 01ae98ae), with its layer-wise prompts
  *   plbart            PLBartForConditionalGeneration / PLBartForCausalLM  models/plbart
  *                     (configuration_plbart.py 1001bb00)
+ *   prophetnet        ProphetNetForConditionalGeneration / ProphetNetForCausalLM
+ *                     models/prophetnet (its own layout: read_prophetnet below)
  *   bigbird_pegasus   BigBirdPegasusForConditionalGeneration / ...ForCausalLM
  *                     models/bigbird_pegasus: Pegasus with learned positions, one
  *                     LayerNorm per stack at its end (named layernorm_embedding) and the
@@ -129,6 +131,17 @@ void fg__seq_mark_encoder(struct fg_model *m, size_t from)
     }
 }
 
+int fg__seq_unused_cross(struct fg_model *m, int32_t li, uint64_t params, struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_OTHER, li, "Unused cross-attn", err);
+    if (!n)
+        return FG_E_NOMEM;
+    n->params = params;
+    n->width = n->hidden = (uint32_t)m->hidden;
+    fg__copy(n->desc, sizeof n->desc, "cross-attention + norm, no encoder to attend");
+    return 0;
+}
+
 /* MvpPrompt(config, num_layers, num_heads): prompt_embedding prompt_length x d_model and
  * prompt_trans Linear(d_model, prompt_mid_dim) -> GELU -> Linear(prompt_mid_dim,
  * num_layers x 2 x d_model), both biased.  One per encoder (self_attn_prompt), two per
@@ -203,16 +216,9 @@ static int seq_stack(struct fg_model *m, const struct seq_spec *s, const struct 
         if (cross == 1 && ((rc = fg__add_attention(m, li, &x, NULL, err)) ||
                            (rc = fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err))))
             return rc;
-        if (cross == 2) {
-            struct fg_node *n = fg__model_add_block(m, FG_NODE_OTHER, li, "Unused cross-attn",
-                                                    err);
-            if (!n)
-                return FG_E_NOMEM;
-            n->params = 4 * (d * d + (q->bias ? d : 0)) + 2 * d;
-            n->width = (uint32_t)d;
-            n->hidden = (uint32_t)d;
-            fg__copy(n->desc, sizeof n->desc, "encoder_attn + norm, no encoder to attend");
-        }
+        if (cross == 2 &&
+            (rc = fg__seq_unused_cross(m, li, 4 * (d * d + (q->bias ? d : 0)) + 2 * d, err)))
+            return rc;
         if ((rc = fg__add_mlp(m, li, &f, NULL, err)) ||
             (rc = fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err)))
             return rc;
@@ -341,7 +347,124 @@ static int read_seq(const struct fg_cfg *c, struct fg_model *m, const void *spec
     return fg__add_head(m, q.dec_vocab, m->hidden, tie, false, false, err);
 }
 
+/* One ProphetNet stack: positions (ProphetNetPositionalEmbeddings, max_position_embeddings
+ * rows), [ngram_embeddings ngram x hidden,] embeddings_layer_norm, post-norm layers of
+ * q/k/v/out_proj (bias) + LayerNorm, [cross_attn + LayerNorm,] feed_forward intermediate /
+ * output (bias) + LayerNorm.  The decoder's ProphetNetNgramSelfAttention adds
+ * relative_pos_embeddings Linear(hidden, num_buckets x heads) with bias. */
+struct pn_stack {
+    uint64_t layers, heads, ffn, ngram, buckets;
+    int cross;              /* as seq_stack: 0 none, 1 run, 2 stored only */
+};
+
+static int pn_stack(struct fg_model *m, const struct pn_stack *k, struct fg_err *err)
+{
+    const uint64_t d = m->hidden;
+    struct fg_node *n;
+    int rc;
+    if ((rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, d, NULL,
+                            err)) ||
+        (k->ngram && (rc = fg__add_table(m, FG_NODE_OTHER, "Ngram embedding", k->ngram, d, NULL,
+                                         err))) ||
+        (rc = fg__add_norm(m, -1, "Embedding norm", d, FG_NORM_LN, err)))
+        return rc;
+    struct fg_attn_shape a = {.hidden = d, .heads = k->heads, .kv_heads = k->heads,
+                              .head_dim = d / k->heads, .qkv_bias = true, .o_bias = true,
+                              .bidirectional = !k->ngram};
+    struct fg_attn_shape x = a;
+    x.bidirectional = false;
+    x.cross = true;
+    struct fg_mlp_shape f = {.hidden = d, .inter = k->ffn, .bias = true};
+    for (uint64_t l = 0; l < k->layers; l++) {
+        int32_t li = (int32_t)l;
+        if ((rc = fg__add_attention(m, li, &a, &n, err)))
+            return rc;
+        if (k->ngram)
+            fg__node_linear(n, "relpos", d, k->buckets * k->heads, 1, true);
+        if ((rc = fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err)))
+            return rc;
+        if (k->cross == 1 && ((rc = fg__add_attention(m, li, &x, NULL, err)) ||
+                              (rc = fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err))))
+            return rc;
+        if (k->cross == 2 && (rc = fg__seq_unused_cross(m, li, 4 * (d * d + d) + 2 * d, err)))
+            return rc;
+        if ((rc = fg__add_mlp(m, li, &f, NULL, err)) ||
+            (rc = fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err)))
+            return rc;
+    }
+    return 0;
+}
+
+/*
+ * ProphetNetForConditionalGeneration: word_embeddings shared by both stacks, the encoder
+ * and the n-gram decoder (pn_stack), lm_head (no bias) tied by tie_word_embeddings; no
+ * final_logits_bias.  ProphetNetForCausalLM: the decoder alone with its own
+ * word_embeddings, its cross_attn (built when add_cross_attention, the default) stored but
+ * not run.  The decoder runs ngram + 1 streams of the target (main and predicting), which
+ * the activation estimate does not multiply in: said in a note.  ProphetNetConfig
+ * defaults (prophetnet-large-uncased).
+ */
+static int read_prophetnet(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                           struct fg_err *err)
+{
+    (void)spec;
+    struct pn_stack e = {0}, dk = {0};
+    bool gen = false, causal = false, tie, cross;
+    int rc;
+    if ((rc = fg_cfg_u64(c, "vocab_size", 30522, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
+        (rc = fg_cfg_u64(c, "hidden_size", 1024, 1, FG_MAX_HIDDEN, &m->hidden, err)) ||
+        (rc = fg_cfg_u64(c, "num_encoder_layers", 12, 1, FG_MAX_LAYERS, &e.layers, err)) ||
+        (rc = fg_cfg_u64(c, "num_encoder_attention_heads", 16, 1, FG_MAX_HEADS, &e.heads,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "encoder_ffn_dim", 4096, 1, FG_MAX_INTER, &e.ffn, err)) ||
+        (rc = fg_cfg_u64(c, "num_decoder_layers", 12, 1, FG_MAX_LAYERS, &dk.layers, err)) ||
+        (rc = fg_cfg_u64(c, "num_decoder_attention_heads", 16, 1, FG_MAX_HEADS, &dk.heads,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "decoder_ffn_dim", 4096, 1, FG_MAX_INTER, &dk.ffn, err)) ||
+        (rc = fg_cfg_u64(c, "max_position_embeddings", 512, 1, FG_MAX_POS, &m->max_pos, err)) ||
+        (rc = fg_cfg_u64(c, "ngram", 2, 1, 64, &dk.ngram, err)) ||
+        (rc = fg_cfg_u64(c, "num_buckets", 32, 1, 1u << 16, &dk.buckets, err)) ||
+        (rc = fg_cfg_bool(c, "add_cross_attention", true, &cross, err)) ||
+        (rc = fg_cfg_bool(c, "tie_word_embeddings", true, &tie, err)) ||
+        (rc = fg__check_heads(c, "hidden_size", m->hidden, "num_encoder_attention_heads",
+                              e.heads, err)) ||
+        (rc = fg__check_heads(c, "hidden_size", m->hidden, "num_decoder_attention_heads",
+                              dk.heads, err)) ||
+        (rc = fg__cfg_has_arch(c, "ProphetNetForConditionalGeneration", &gen, err)) ||
+        (rc = fg__cfg_has_arch(c, "ProphetNetForCausalLM", &causal, err)))
+        return rc;
+    m->layers = dk.layers;
+    m->heads = m->kv_heads = dk.heads;
+    m->head_dim = m->hidden / dk.heads;
+    m->inter = dk.ffn;
+    fg__model_note(m, "ProphetNet's decoder runs %llu streams of the target (main + %llu "
+                      "predicting): its activations are about that many times one stream's",
+                   (unsigned long long)(dk.ngram + 1), (unsigned long long)dk.ngram);
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    if (causal && !gen) {
+        dk.cross = cross ? 2 : 0;
+        if ((rc = pn_stack(m, &dk, err)))
+            return rc;
+        return fg__add_head(m, m->vocab, m->hidden, tie, false, false, err);
+    }
+    m->enc_dec = true;
+    size_t from = m->n_nodes;
+    if ((rc = pn_stack(m, &e, err)))
+        return rc;
+    fg__seq_mark_encoder(m, from);
+    dk.cross = cross ? 1 : 0;
+    if ((rc = pn_stack(m, &dk, err)))
+        return rc;
+    if (!gen) {
+        m->tied = true; /* ProphetNetModel: no lm_head */
+        return 0;
+    }
+    return fg__add_head(m, m->vocab, m->hidden, tie, false, false, err);
+}
+
 const struct fg_arch fg__arch_seq_table[] = {
+    {"prophetnet", "prophetnet encoder-decoder (n-gram streams)", read_prophetnet, NULL},
     {"marian", "marian encoder-decoder (sinusoidal)", read_seq, &marian},
     {"pegasus", "pegasus encoder-decoder (sinusoidal, pre-norm)", read_seq, &pegasus},
     {"blenderbot", "blenderbot encoder-decoder (pre-norm)", read_seq, &blenderbot},

@@ -12,4 +12,8 @@
  * convention of arch_encdec.c). */
 void fg__seq_mark_encoder(struct fg_model *m, size_t from);
 
+/* A cross-attention a standalone decoder builds but cannot run (no encoder output):
+ * `params` stored scalars in a node of block li outside the attention math; FG_E_NOMEM. */
+int fg__seq_unused_cross(struct fg_model *m, int32_t li, uint64_t params, struct fg_err *err);
+
 #endif

@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
+#include "arch/arch_seq.h"
 #include "util/fmt.h"
 
 struct dec {
@@ -45,16 +46,8 @@ static int cross_attention(struct fg_model *m, int32_t li, const struct dec *k,
                            struct fg_err *err)
 {
     const uint64_t d = m->hidden;
-    if (!k->cross_runs) {
-        struct fg_node *n = fg__model_add_block(m, FG_NODE_OTHER, li, "Unused cross-attn", err);
-        if (!n)
-            return FG_E_NOMEM;
-        n->params = 2 * (d * d + d) + 2 * (k->kdim * d + d) + 2 * d;
-        n->width = (uint32_t)d;
-        n->hidden = (uint32_t)d;
-        fg__copy(n->desc, sizeof n->desc, "encoder_attn + norm, no encoder to attend");
-        return 0;
-    }
+    if (!k->cross_runs)
+        return fg__seq_unused_cross(m, li, 2 * (d * d + d) + 2 * (k->kdim * d + d) + 2 * d, err);
     struct fg_attn_shape x = {.hidden = d, .heads = m->heads, .kv_heads = m->heads,
                               .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true,
                               .cross = true};
