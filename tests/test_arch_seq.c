@@ -479,6 +479,22 @@ static void read_gpt_neox_japanese_should_bias_only_the_last_attention(void **st
                      32000 * h + layer + h + 2 * h);
 }
 
+/* openbmb/cpm-ant-10b: 48 bias-free pre-norm blocks of 4096 (32 x 128 heads, gated 10240),
+ * an input embedding extended by 32 x 32 prompt rows, one segment position bias, and a head
+ * of vocab_size rows stored on its own. */
+static void read_cpmant_should_count_the_prompt_rows_and_an_own_head(void **state)
+{
+    (void)state;
+    const uint64_t h = 4096, f = 10240, V = 30720;
+    const uint64_t layer = 2 * h + 4 * h * h + 3 * h * f;
+    assert_int_equal(count("{\"model_type\": \"cpmant\", \"vocab_size\": 30720, "
+                           "\"hidden_size\": 4096, \"num_hidden_layers\": 48, "
+                           "\"num_attention_heads\": 32, \"dim_head\": 128, \"dim_ff\": 10240, "
+                           "\"prompt_types\": 32, \"prompt_length\": 32, \"segment_types\": 32, "
+                           "\"position_bias_num_buckets\": 512}"),
+                     (V + 32 * 32) * h + 32 * h + (32 * 32 + 512) * 32 + 48 * layer + h + V * h);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -499,6 +515,7 @@ int main(void)
         cmocka_unit_test(read_got_ocr2_should_count_the_sam_tower_projector_and_qwen2),
         cmocka_unit_test(read_bert_generation_should_tell_the_decoder_from_the_encoder),
         cmocka_unit_test(read_gpt_neox_japanese_should_bias_only_the_last_attention),
+        cmocka_unit_test(read_cpmant_should_count_the_prompt_rows_and_an_own_head),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
  *                              models/bert_generation/modeling_bert_generation.py
  *   gpt_neox_japanese  GPTNeoXJapaneseForCausalLM  models/gpt_neox_japanese/
  *                              modeling_gpt_neox_japanese.py (00d4b3d2)
+ *   cpmant  CpmAntForCausalLM  models/cpmant/modeling_cpmant.py (00a91481; openbmb/cpm-ant-10b)
  *
  * One builder over struct dec: token embedding, [learned position table,]
  * [layernorm_embedding,] layers of self_attn + norm, [encoder_attn over a kdim-wide
@@ -348,7 +349,64 @@ static int read_gpt_neox_japanese(const struct fg_cfg *c, struct fg_model *m, co
     return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
 }
 
+/*
+ * CpmAntModel: input_embedding of vocab_size + prompt_types x prompt_length rows,
+ * segment_embedding (segment_types rows), position_bias CpmAntSegmentPositionEmbedding
+ * (relative_attention_bias segment_types^2 + position_bias_num_buckets rows x heads, one for
+ * the model), CpmAntTransformerBlock pre-norm: CpmAntLayerNorm (weight only),
+ * project_q / k / v hidden -> heads x dim_head and attention_out back, no biases,
+ * CpmAntLayerNorm, w_0 / w_1 gated to dim_ff and w_out, no biases; output_layernorm.
+ * CpmAntForCausalLM: lm_head Linear(hidden, vocab_size, bias=False), which the checkpoint
+ * ships on its own (_tied_weights_keys is empty: a vocab-sized slice of the prompt-extended
+ * embedding cannot be tied), so tie_word_embeddings changes nothing.  CpmAntConfig
+ * defaults (cpm-ant-10b).
+ */
+static int read_cpmant(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                       struct fg_err *err)
+{
+    (void)spec;
+    static const char *const keys[6] = {"vocab_size", "hidden_size", "num_hidden_layers",
+                                        "num_attention_heads", "dim_ff", "max_position_embeddings"};
+    static const uint64_t defaults[6] = {30720, 4096, 48, 32, 10240, 2048};
+    uint64_t dim_head, ptypes, plen, segs, buckets;
+    int rc;
+    if ((rc = read_sizes(c, m, keys, defaults, err)) ||
+        (rc = fg_cfg_u64(c, "dim_head", 128, 1, 1u << 14, &dim_head, err)) ||
+        (rc = fg_cfg_u64(c, "prompt_types", 32, 0, 1u << 12, &ptypes, err)) ||
+        (rc = fg_cfg_u64(c, "prompt_length", 32, 0, 1u << 16, &plen, err)) ||
+        (rc = fg_cfg_u64(c, "segment_types", 32, 1, 1u << 12, &segs, err)) ||
+        (rc = fg_cfg_u64(c, "position_bias_num_buckets", 512, 1, 1u << 20, &buckets, err)))
+        return rc;
+    m->head_dim = dim_head;
+    m->tied = false;
+    struct fg_node *n;
+    if ((rc = fg__add_embedding(m, m->vocab + ptypes * plen, m->hidden, err)) ||
+        (rc = fg__add_table(m, FG_NODE_OTHER, "Segment embedding", segs, m->hidden, NULL, err)) ||
+        (rc = fg__add_table(m, FG_NODE_OTHER, "Position bias", segs * segs + buckets, m->heads,
+                            &n, err)))
+        return rc;
+    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
+                              .head_dim = dim_head};
+    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = true};
+    size_t first = m->n_nodes;
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
+            break;
+        first = m->n_nodes;
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
+            (rc = fg__add_attention(m, li, &a, NULL, err)) ||
+            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
+            (rc = fg__add_mlp(m, li, &f, NULL, err)))
+            return rc;
+    }
+    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)))
+        return rc;
+    return fg__add_head(m, m->vocab, m->hidden, false, false, false, err);
+}
+
 const struct fg_arch fg__arch_seq_dec_table[] = {
+    {"cpmant", "cpm-ant decoder (segment position bias)", read_cpmant, NULL},
     {"gpt_neox_japanese", "gpt-neox-japanese decoder (last-layer bias)", read_gpt_neox_japanese,
      NULL},
     {"bert-generation", "bert-generation (BERT layers, tied head)", read_bert_generation, NULL},
