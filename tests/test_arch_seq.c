@@ -495,6 +495,55 @@ static void read_cpmant_should_count_the_prompt_rows_and_an_own_head(void **stat
                      (V + 32 * 32) * h + 32 * h + (32 * 32 + 512) * 32 + 48 * layer + h + V * h);
 }
 
+#define FLORENCE_TEXT(d, L, h, f)                                                            \
+    "\"text_config\": {\"model_type\": \"bart\", \"vocab_size\": 51289, \"d_model\": " #d ", "    \
+    "\"encoder_layers\": " #L ", \"decoder_layers\": " #L ", \"encoder_attention_heads\": " #h ", " \
+    "\"decoder_attention_heads\": " #h ", \"encoder_ffn_dim\": " #f ", \"decoder_ffn_dim\": " #f ", " \
+    "\"max_position_embeddings\": 1024}"
+
+/* Florence-2-base (DaViT 128..1024, BART-base text) and Florence-2-large-ft (DaViT 256..2048,
+ * BART-large text): every stage term by term, and the parameter counts projects publish. */
+static void read_florence2_should_count_davit_the_projector_and_bart(void **state)
+{
+    (void)state;
+    static const uint64_t dim[4] = {128, 256, 512, 1024}, depth[4] = {1, 1, 9, 1};
+    static const uint64_t patch[4] = {7, 3, 3, 3}, pre[4] = {0, 1, 1, 1};
+    uint64_t vision = 0;
+    for (int s = 0; s < 4; s++) {
+        const uint64_t C = dim[s], in = s ? dim[s - 1] : 3;
+        vision += in * C * patch[s] * patch[s] + C + 2 * (pre[s] ? in : C);
+        vision += 2 * depth[s] * ((C * 3 * C + 3 * C) + (C * C + C) + ffn(C, 4 * C) +
+                                  2 * (9 * C + C) + 2 * 2 * C);
+    }
+    const uint64_t proj = 1024 * 768 + 2 * 768 + 50 * 1024, temporal = 100 * 1024;
+    const uint64_t d = 768, V = 51289;
+    const uint64_t bart = V * d + 2 * (1026 * d + 2 * d) + 6 * enc_layer(d, 3072) +
+                          6 * dec_layer(d, 3072);
+    const char *base = "{\"model_type\": \"florence2\", " FLORENCE_TEXT(768, 6, 12, 3072) ", "
+                       "\"vision_config\": {\"projection_dim\": 768}}";
+    struct fg_model *m = built(base);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_int_equal(m->params_total, vision + proj + temporal + bart);
+    /* sum(p.numel() for p in model.parameters()) of Florence-2-base and -base-ft, printed by
+     * several projects (tests/fixtures/PROVENANCE.md): the modules without the stored
+     * pos_idx_to_embed buffer */
+    assert_int_equal(m->params_total - m->params_buffers, 231414016ull);
+    fg_model_free(m);
+    m = built("{\"model_type\": \"florence2\", " FLORENCE_TEXT(1024, 12, 16, 4096) ", "
+              "\"vision_config\": {\"embed_dim\": [256, 512, 1024, 2048], "
+              "\"num_heads\": [8, 16, 32, 64], \"num_groups\": [8, 16, 32, 64], "
+              "\"projection_dim\": 1024}}");
+    assert_int_equal(m->params_total - m->params_buffers, 770173952ull); /* Florence-2-large-ft */
+    fg_model_free(m);
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"florence2\", \"text_config\": "
+                           "{\"model_type\": \"florence2_language\"}}", &m, &err),
+                     FG_E_UNSUPPORTED);
+    assert_non_null(strstr(err.detail, "remote-code"));
+    assert_int_equal(build("{\"model_type\": \"florence2\", \"vision_config\": "
+                           "{\"depths\": [1, 1, 9]}}", &m, &err), FG_E_RANGE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -513,6 +562,7 @@ int main(void)
         cmocka_unit_test(read_git_should_count_git_base),
         cmocka_unit_test(read_pix2struct_should_count_base),
         cmocka_unit_test(read_got_ocr2_should_count_the_sam_tower_projector_and_qwen2),
+        cmocka_unit_test(read_florence2_should_count_davit_the_projector_and_bart),
         cmocka_unit_test(read_bert_generation_should_tell_the_decoder_from_the_encoder),
         cmocka_unit_test(read_gpt_neox_japanese_should_bias_only_the_last_attention),
         cmocka_unit_test(read_cpmant_should_count_the_prompt_rows_and_an_own_head),

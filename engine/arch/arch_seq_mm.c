@@ -10,6 +10,9 @@
  *   pix2struct  Pix2StructForConditionalGeneration  models/pix2struct/modeling_pix2struct.py
  *                          (00b676f8), configuration_pix2struct.py (00c77270): a patch
  *                          encoder of T5 blocks and a T5 decoder
+ *   florence2  Florence2ForConditionalGeneration  models/florence2/modeling_florence2.py
+ *                          (01596202), configuration_florence2.py (124ddc4e): a DaViT
+ *                          backbone, its projector, and the text_config model (BART)
  *   got_ocr2  GotOcr2ForConditionalGeneration  models/got_ocr2/modeling_got_ocr2.py
  *                          (00b676f8), configuration_got_ocr2.py (0178c681): a SAM ViT-B
  *                          encoder, conv projector, and its text_config model (Qwen2)
@@ -484,7 +487,163 @@ out:
     return rc;
 }
 
+/* A list of up to FG_DAVIT_STAGES whole numbers under `key` of v (its default when absent);
+ * *n its length.  FG_E_TYPE / FG_E_RANGE naming the key. */
+#define FG_DAVIT_STAGES 8
+static int read_list(const struct fg_cfg *v, const char *key, const uint64_t *def, size_t ndef,
+                     uint64_t max, uint64_t *out, size_t *n, struct fg_err *err)
+{
+    const cJSON *a = fg__cfg_item(v, key), *e;
+    *n = 0;
+    if (!a) {
+        for (; *n < ndef; (*n)++)
+            out[*n] = def[*n];
+        return 0;
+    }
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) < 1 || cJSON_GetArraySize(a) > FG_DAVIT_STAGES)
+        return fg_err_set(err, FG_E_TYPE, "%s: key '%s.%s' is not a list of 1 to %d numbers",
+                          v->origin, v->scope, key, FG_DAVIT_STAGES);
+    cJSON_ArrayForEach(e, a) {
+        double x = cJSON_IsBool(e) ? (cJSON_IsTrue(e) ? 1 : 0) : e->valuedouble;
+        if ((!cJSON_IsNumber(e) && !cJSON_IsBool(e)) || x < 0 || x > (double)max ||
+            x != (double)(uint64_t)x)
+            return fg_err_set(err, FG_E_RANGE, "%s: key '%s.%s' holds an entry that is not a "
+                              "whole number up to %llu", v->origin, v->scope, key,
+                              (unsigned long long)max);
+        out[(*n)++] = (uint64_t)x;
+    }
+    return 0;
+}
+
+/*
+ * Florence2VisionBackbone (DaViT): per stage s, Florence2VisionConvEmbed (conv in ->
+ * embed_dim[s], kernel patch_size[s], with bias; a LayerNorm over the input channels when
+ * patch_prenorm[s], else over embed_dim[s]) and depths[s] Florence2VisionBlocks, each a
+ * spatial block (depthwise 3x3 conv with bias, LayerNorm, window attention qkv C -> 3C (bias
+ * by qkv_bias) + proj (bias), depthwise conv, LayerNorm, fc1 / fc2 to C x mlp_ratio with
+ * bias) and a channel block of the same tensors (grouped channel attention).
+ * Florence2MultiModalProjector: image_projection C_last -> projection_dim without bias,
+ * image_proj_norm, row / column embeddings of max_position_embeddings rows (C_last / 2 and
+ * the rest wide), and visual_temporal_embed's pos_idx_to_embed, a persistent buffer of
+ * max_temporal_embeddings x C_last (stored).  Florence2VisionConfig defaults.
+ */
+static int florence_vision(struct fg_model *m, const struct fg_cfg *v, struct fg_err *err)
+{
+    static const uint64_t d_dim[] = {128, 256, 512, 1024}, d_depth[] = {1, 1, 9, 1},
+                          d_heads[] = {4, 8, 16, 32}, d_patch[] = {7, 3, 3, 3},
+                          d_pre[] = {0, 1, 1, 1};
+    uint64_t dim[FG_DAVIT_STAGES], depth[FG_DAVIT_STAGES], heads[FG_DAVIT_STAGES],
+        patch[FG_DAVIT_STAGES], pre[FG_DAVIT_STAGES], groups[FG_DAVIT_STAGES];
+    size_t n, nd, nh, np, npre, ng;
+    uint64_t in, proj, maxpos, temporal;
+    double ratio;
+    bool qkv_bias;
+    int rc;
+    if ((rc = read_list(v, "embed_dim", d_dim, 4, FG_MAX_HIDDEN, dim, &n, err)) ||
+        (rc = read_list(v, "depths", d_depth, 4, FG_MAX_LAYERS, depth, &nd, err)) ||
+        (rc = read_list(v, "num_heads", d_heads, 4, FG_MAX_HEADS, heads, &nh, err)) ||
+        (rc = read_list(v, "num_groups", d_heads, 4, FG_MAX_HEADS, groups, &ng, err)) ||
+        (rc = read_list(v, "patch_size", d_patch, 4, 64, patch, &np, err)) ||
+        (rc = read_list(v, "patch_prenorm", d_pre, 4, 1, pre, &npre, err)) ||
+        (rc = fg_cfg_u64(v, "in_channels", 3, 1, 64, &in, err)) ||
+        (rc = fg_cfg_u64(v, "projection_dim", 1024, 1, FG_MAX_HIDDEN, &proj, err)) ||
+        (rc = fg_cfg_u64(v, "max_position_embeddings", 50, 1, 1u << 16, &maxpos, err)) ||
+        (rc = fg_cfg_u64(v, "max_temporal_embeddings", 100, 1, 1u << 16, &temporal, err)) ||
+        (rc = fg_cfg_f64(v, "mlp_ratio", 4.0, 0.01, 64.0, &ratio, err)) ||
+        (rc = fg_cfg_bool(v, "qkv_bias", true, &qkv_bias, err)))
+        return rc;
+    if (nd != n || nh != n || ng != n || np != n || npre != n)
+        return fg_err_set(err, FG_E_RANGE, "%s: vision_config lists embed_dim, depths, "
+                          "num_heads, num_groups, patch_size and patch_prenorm of different "
+                          "lengths: Florence2VisionBackbone needs one entry per stage", v->origin);
+    for (size_t s = 0; s < n; s++) {
+        const uint64_t C = dim[s], r = (uint64_t)((double)C * ratio), cin = s ? dim[s - 1] : in;
+        struct fg_node *t = fg__model_add(m, FG_NODE_VISION, -1, "Vision stage", err);
+        if (!t)
+            return FG_E_NOMEM;
+        t->stack = FG_STACK_TOWER;
+        t->params = cin * C * patch[s] * patch[s] + C + 2 * (pre[s] ? cin : C);
+        /* per block: spatial + channel halves, each two depthwise convs, two norms */
+        fg__node_linear(t, "qkv", C, 3 * C, 2 * depth[s], qkv_bias);
+        fg__node_linear(t, "o", C, C, 2 * depth[s], true);
+        fg__node_linear(t, "up", C, r, 2 * depth[s], true);
+        fg__node_linear(t, "down", r, C, 2 * depth[s], true);
+        t->params += 2 * depth[s] * (2 * (9 * C + C) + 2 * 2 * C);
+        t->hidden = (uint32_t)cin;
+        t->width = (uint32_t)C;
+        t->heads = t->kv_heads = (uint32_t)heads[s];
+        t->inter = (uint32_t)r;
+        t->bidirectional = 1;
+        fg__fmt(t->desc, sizeof t->desc, "DaViT stage %zu: %llu x %llu wide", s + 1,
+                (unsigned long long)depth[s], (unsigned long long)C);
+    }
+    const uint64_t last = dim[n - 1];
+    struct fg_node *p;
+    if ((rc = fg__add_table(m, FG_NODE_VISION, "Projector", maxpos + 2, proj, &p, err)))
+        return rc;
+    p->stack = FG_STACK_TOWER;
+    p->params = maxpos * last + 2 * proj + temporal * last;
+    p->buffers = temporal * last;
+    fg__node_linear(p, "proj", last, proj, 1, false);
+    fg__fmt(p->desc, sizeof p->desc, "linear %llu -> %llu, 2D positions, temporal table",
+            (unsigned long long)last, (unsigned long long)proj);
+    return 0;
+}
+
+/*
+ * Florence2ForConditionalGeneration: the backbone and projector above, language_model
+ * AutoModel(text_config) (BartModel; model_type bart when absent) read by that type's own
+ * reader, lm_head Linear(text hidden, text vocab, bias=False) tied to the shared embedding
+ * by tie_word_embeddings (Florence2Config default true); no final_logits_bias.
+ */
+static int read_florence2(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                          struct fg_err *err)
+{
+    (void)spec;
+    struct fg_cfg v = {.obj = NULL, .origin = c->origin, .scope = "vision_config"};
+    struct fg_cfg t = {.obj = NULL, .origin = c->origin, .scope = "text_config"};
+    cJSON *own = NULL;
+    const char *tt = NULL;
+    bool tie;
+    int rc;
+    if ((fg_cfg_has(c, "vision_config") && !fg_cfg_child(c, "vision_config", &v, err)) ||
+        (fg_cfg_has(c, "text_config") && !fg_cfg_child(c, "text_config", &t, err)))
+        return err ? err->code : FG_E_TYPE;
+    if (!t.obj) {
+        if (!(own = cJSON_CreateObject()))
+            return fg_err_set(err, FG_E_NOMEM, "out of memory building the default text_config");
+        t.obj = own;
+        fg__model_note(m, "text_config absent: the text model uses the BartConfig defaults");
+    }
+    const struct fg_arch *a = NULL;
+    if ((rc = fg_cfg_str(&t, "model_type", "bart", &tt, err)) ||
+        (rc = fg_cfg_bool(c, "tie_word_embeddings", true, &tie, err)))
+        goto out;
+    a = m->arch_find ? m->arch_find(tt) : NULL;
+    if (!strcmp(tt, "florence2_language")) {
+        /* microsoft/Florence-2-*: the remote-code layout (davit vision_config spellings) */
+        rc = fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'text_config.model_type' is "
+                        "'florence2_language', Microsoft's remote-code Florence-2 layout: size "
+                        "its transformers conversion (florence-community/Florence-2-*) instead",
+                        c->origin);
+        goto out;
+    }
+    if (!a || a->read == read_florence2) {
+        rc = fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'text_config.model_type' is '%s', which "
+                        "fitgate has no text reader for", c->origin, tt);
+        goto out;
+    }
+    if ((rc = florence_vision(m, &v, err)) || (rc = a->read(&t, m, a->spec, err)))
+        goto out;
+    /* the text reader built the base model (its text_config names no head class) */
+    rc = fg__add_head(m, m->vocab, m->hidden, tie, false, false, err);
+out:
+    cJSON_Delete(own);
+    return rc;
+}
+
 const struct fg_arch fg__arch_seq_mm_table[] = {
+    {"florence2", "florence2 (DaViT + text encoder-decoder)", read_florence2, NULL},
     {"got_ocr2", "got-ocr2 (SAM encoder + text model)", read_got_ocr2, NULL},
     {"pix2struct", "pix2struct (patch encoder + T5 decoder)", read_pix2struct, NULL},
     {"git", "git (CLIP vision + BERT-style decoder)", read_git, NULL},
