@@ -73,6 +73,10 @@ static void read_marian_should_count_opus_mt_and_leave_out_unsaved_positions(voi
     assert_true(m->enc_dec);
     assert_true(m->tied);
     assert_int_equal(m->layers, 6);
+    /* the trainable part (without final_logits_bias; the positions are not in this file):
+     * 73,886,208, the count another project's table gives, whose 284.075 MB model size is
+     * 4 B x (modules + final_logits_bias) */
+    assert_int_equal(m->params_total - m->params_buffers, 73886208ull);
     fg_model_free(m);
     /* the 2020 conversions (no transformers_version) store the tables; a 3.x config is
      * unsure */
@@ -143,6 +147,11 @@ static void read_blenderbot_should_count_400m_distill_and_small_90m(void **state
                      V * d + 2 * P * d + 2 * enc_layer(d, f) + 12 * dec_layer(d, f) +
                          2 * 2 * d + V);
     const uint64_t s = 512, sf = 2048, sV = 54944;
+    /* without final_logits_bias: 87,508,992, ParlAI's "Total parameters" for the same
+     * weights and a GitHub table's count for facebook/blenderbot_small-90M
+     * (tests/fixtures/PROVENANCE.md) */
+    assert_int_equal(sV * s + 2 * 512 * s + 2 * 2 * s + 8 * enc_layer(s, sf) +
+                         8 * dec_layer(s, sf), 87508992ull);
     assert_int_equal(count("{\"model_type\": \"blenderbot-small\", \"vocab_size\": 54944, "
                            "\"d_model\": 512, \"encoder_layers\": 8, \"decoder_layers\": 8, "
                            "\"encoder_attention_heads\": 16, \"decoder_attention_heads\": 16, "
@@ -184,10 +193,13 @@ static void read_plbart_should_count_base_like_bart(void **state)
 {
     (void)state;
     const uint64_t d = 768, f = 3072, V = 50005, P = 1024 + 2;
+    const uint64_t modules = V * d + 2 * (P * d + 2 * d) + 6 * enc_layer(d, f) +
+                             6 * dec_layer(d, f);
     assert_int_equal(count("{\"model_type\": \"plbart\", \"vocab_size\": 50005, "
                            "\"architectures\": [\"PLBartForConditionalGeneration\"]}"),
-                     V * d + 2 * (P * d + 2 * d) + 6 * enc_layer(d, f) + 6 * dec_layer(d, f) +
-                         V);
+                     modules + V);
+    /* 139,220,736, PLBART's size in a code-model survey table (tests/fixtures/PROVENANCE.md) */
+    assert_int_equal(modules, 139220736ull);
 }
 
 /* microsoft/prophetnet-large-uncased: 12 + 12 post-norm layers of 1024 / 4096, 512 learned
