@@ -335,10 +335,16 @@ static int read_seq(const struct fg_cfg *c, struct fg_model *m, const void *spec
          * later comes with a file without them; the 3.x release that added the rule is
          * not pinned here, so a 3.x config is said unsure (counted with them). */
         unsigned ver = fg__cfg_tf_version(c);
-        if (ver >= 4000)
+        if (ver >= 4000) {
+            /* the rule takes them out of the stored count; they leave the buffers with it,
+             * so the trainable count (stored - buffers) stays the modules' */
             fg__model_rule(m, "sinusoidal embed_positions not saved (MarianMTModel "
                               "_keys_to_ignore_on_save)",
                            -(int64_t)(2 * m->max_pos * m->hidden));
+            for (size_t i = 0; i < m->n_nodes; i++)
+                if (m->nodes[i].kind == FG_NODE_POS_EMBED)
+                    m->nodes[i].buffers = 0;
+        }
         else if (ver >= 3000)
             fg__model_unsure(m, "transformers_version", "unsure: key 'transformers_version' "
                              "is a 3.x release, during which MarianMTModel stopped saving the "
