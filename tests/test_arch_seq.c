@@ -186,6 +186,10 @@ static void read_mvp_should_count_bart_large_shapes_and_the_prompts(void **state
                            "\"architectures\": [\"MvpForConditionalGeneration\"], "
                            "\"use_prompt\": true, \"prompt_length\": 100, "
                            "\"prompt_mid_dim\": 800}"), base + 3 * prompt);
+    /* MvpForCausalLM's decoder is built without prompts whatever use_prompt says */
+    assert_int_equal(count("{\"model_type\": \"mvp\", \"vocab_size\": 50267, "
+                           "\"use_prompt\": true, \"architectures\": [\"MvpForCausalLM\"]}"),
+                     V * d + P * d + 2 * d + 12 * dec_layer(d, f));
 }
 
 /* uclanlp/plbart-base: BART-base shapes, vocab 50005. */

@@ -291,10 +291,9 @@ static int read_seq(const struct fg_cfg *c, struct fg_model *m, const void *spec
     m->head_dim = m->hidden / m->heads;
 
     if (causal && !gen) {
-        /* XxxForCausalLM: the decoder alone (Marian's of decoder_vocab_size rows) */
+        /* XxxForCausalLM: the decoder alone (Marian's of decoder_vocab_size rows; MVP's
+         * MvpDecoderWrapper builds MvpDecoder(config) with use_prompt left false) */
         if ((rc = fg__add_embedding(m, q.dec_vocab, m->hidden, err)) ||
-            (q.prompt_len && (rc = add_prompt(m, "Self-attn prompt", m->layers, &q, err))) ||
-            (q.prompt_len && (rc = add_prompt(m, "Cross-attn prompt", m->layers, &q, err))) ||
             (rc = seq_stack(m, s, &q, m->layers, m->heads, m->inter, 2, err)))
             return rc;
         return fg__add_head(m, q.dec_vocab, m->hidden, tie, false, false, err);
