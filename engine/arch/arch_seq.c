@@ -17,6 +17,9 @@
  *                     (configuration_plbart.py 1001bb00)
  *   prophetnet        ProphetNetForConditionalGeneration / ProphetNetForCausalLM
  *                     models/prophetnet (its own layout: read_prophetnet below)
+ *   udop              UdopForConditionalGeneration  models/udop/modeling_udop.py,
+ *                     configuration_udop.py (0166003b): T5 stacks over text, layout and
+ *                     image patches (read_udop below)
  *   bigbird_pegasus   BigBirdPegasusForConditionalGeneration / ...ForCausalLM
  *                     models/bigbird_pegasus: Pegasus with learned positions, one
  *                     LayerNorm per stack at its end (named layernorm_embedding) and the
@@ -42,6 +45,8 @@
  */
 #include <stdio.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "arch/arch.h"
 #include "arch/arch_seq.h"
@@ -468,7 +473,132 @@ static int read_prophetnet(const struct fg_cfg *c, struct fg_model *m, const voi
     return fg__add_head(m, m->vocab, m->hidden, tie, false, false, err);
 }
 
+/* The stored rows of UdopStack's relative_bias (create_relative_bias over
+ * relative_bias_args): each RelativePositionBias* holds nn.Embedding(buckets + 2 when
+ * prefix_bucket and not expand, heads); the 1d one is tied to block 0's
+ * relative_attention_bias and stores nothing of its own.  Default: 1d, horizontal,
+ * vertical.  *rows: the untied rows summed. */
+static int udop_bias_rows(const struct fg_cfg *c, uint64_t *rows, struct fg_err *err)
+{
+    const cJSON *list = fg__cfg_item(c, "relative_bias_args"), *e;
+    *rows = 0;
+    if (!list) {
+        *rows = 2 * 32; /* horizontal + vertical at 32 buckets */
+        return 0;
+    }
+    if (!cJSON_IsArray(list))
+        return fg_err_set(err, FG_E_TYPE, "%s: key 'relative_bias_args' is not a list of "
+                          "objects", c->origin);
+    cJSON_ArrayForEach(e, list) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "type");
+        const cJSON *b = cJSON_GetObjectItemCaseSensitive(e, "relative_attention_num_buckets");
+        const cJSON *pre = cJSON_GetObjectItemCaseSensitive(e, "prefix_bucket");
+        const cJSON *ex = cJSON_GetObjectItemCaseSensitive(e, "expand");
+        if (!cJSON_IsObject(e) || !cJSON_IsString(t) ||
+            (strcmp(t->valuestring, "1d") && strcmp(t->valuestring, "horizontal") &&
+             strcmp(t->valuestring, "vertical")))
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'relative_bias_args' holds an entry "
+                              "whose type is not 1d, horizontal or vertical", c->origin);
+        if (b && (!cJSON_IsNumber(b) || b->valuedouble < 1 || b->valuedouble > 65536))
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'relative_bias_args' holds a "
+                              "relative_attention_num_buckets out of [1, 65536]", c->origin);
+        if (!strcmp(t->valuestring, "1d"))
+            continue;
+        *rows += (b ? (uint64_t)b->valuedouble : 32) +
+                 (cJSON_IsTrue(pre) && !cJSON_IsTrue(ex) ? 2 : 0);
+    }
+    return 0;
+}
+
+/* One UDOP (T5) stack: blocks of RMS norm + attention q / k / v / o without biases
+ * (heads x d_kv inner), [cross-attention,] RMS norm + DenseReluDense (wi / wo, or wi_0 /
+ * wi_1 / wo gated); block 0's relative_attention_bias; final_layer_norm. */
+static int udop_stack(struct fg_model *m, uint64_t layers, bool decoder, bool gated,
+                      uint64_t buckets, struct fg_err *err)
+{
+    struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
+                              .head_dim = m->head_dim, .bidirectional = !decoder};
+    struct fg_attn_shape x = a;
+    x.bidirectional = false;
+    x.cross = true;
+    struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = gated};
+    int rc;
+    for (uint64_t l = 0; l < layers; l++) {
+        int32_t li = (int32_t)l;
+        struct fg_node *n;
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
+            (rc = fg__add_attention(m, li, &a, &n, err)))
+            return rc;
+        if (l == 0)
+            n->params += buckets * m->heads;
+        if (decoder && ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
+                        (rc = fg__add_attention(m, li, &x, NULL, err))))
+            return rc;
+        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
+            (rc = fg__add_mlp(m, li, &f, NULL, err)))
+            return rc;
+    }
+    return fg__add_norm(m, -1, decoder ? "Final norm" : "Norm", m->hidden, FG_NORM_RMS, err);
+}
+
+/*
+ * UdopForConditionalGeneration: shared (vocab x d_model), patch_embed Conv2d(num_channels,
+ * d_model, patch_size, stride patch_size) with bias, the encoder UdopStack (its
+ * cell_2d_embedding: x / y position tables of max_2d_position_embeddings rows), the decoder
+ * UdopStack (no cell embedding), each with its relative_bias (udop_bias_rows), lm_head (no
+ * bias) tied: UdopConfig forces tie_word_embeddings true.  UdopConfig defaults
+ * (udop-large).
+ */
+static int read_udop(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                     struct fg_err *err)
+{
+    (void)spec;
+    uint64_t enc_layers, dec_layers, buckets, max2d, image, patch, ch, bias_rows;
+    const char *ff = NULL;
+    int rc;
+    if ((rc = fg_cfg_u64(c, "vocab_size", 33201, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
+        (rc = fg_cfg_u64(c, "d_model", 1024, 1, FG_MAX_HIDDEN, &m->hidden, err)) ||
+        (rc = fg_cfg_u64(c, "d_kv", 64, 1, 1u << 14, &m->head_dim, err)) ||
+        (rc = fg_cfg_u64(c, "d_ff", 4096, 1, FG_MAX_INTER, &m->inter, err)) ||
+        (rc = fg_cfg_u64(c, "num_layers", 24, 1, FG_MAX_LAYERS, &enc_layers, err)) ||
+        (rc = fg_cfg_u64(c, "num_decoder_layers", enc_layers, 1, FG_MAX_LAYERS, &dec_layers,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "num_heads", 16, 1, FG_MAX_HEADS, &m->heads, err)) ||
+        (rc = fg_cfg_u64(c, "relative_attention_num_buckets", 32, 1, 1u << 16, &buckets,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "max_2d_position_embeddings", 1024, 1, 1u << 20, &max2d, err)) ||
+        (rc = fg_cfg_u64(c, "image_size", 224, 1, 1u << 16, &image, err)) ||
+        (rc = fg_cfg_u64(c, "patch_size", 16, 1, 1u << 12, &patch, err)) ||
+        (rc = fg_cfg_u64(c, "num_channels", 3, 1, 64, &ch, err)) ||
+        (rc = fg_cfg_str(c, "feed_forward_proj", "relu", &ff, err)) ||
+        (rc = udop_bias_rows(c, &bias_rows, err)))
+        return rc;
+    bool gated = !strncmp(ff, "gated-", 6);
+    m->kv_heads = m->heads;
+    m->layers = dec_layers;
+    m->enc_dec = true;
+    struct fg_node *n;
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    size_t from = m->n_nodes;
+    if ((rc = fg__add_table(m, FG_NODE_OTHER, "Patch and layout", ch * patch * patch + 1 +
+                            2 * max2d, m->hidden, &n, err)))
+        return rc;
+    n->params += bias_rows * m->heads;
+    fg__fmt(n->desc, sizeof n->desc, "patch conv %llu px, 2D tables %llu, %llu patches",
+            (unsigned long long)patch, (unsigned long long)max2d,
+            (unsigned long long)((image / patch) * (image / patch)));
+    if ((rc = udop_stack(m, enc_layers, false, gated, buckets, err)))
+        return rc;
+    fg__seq_mark_encoder(m, from);
+    if ((rc = fg__add_table(m, FG_NODE_OTHER, "Layout bias", bias_rows, m->heads, NULL, err)) ||
+        (rc = udop_stack(m, dec_layers, true, gated, buckets, err)))
+        return rc;
+    return fg__add_head(m, m->vocab, m->hidden, true, false, false, err);
+}
+
 const struct fg_arch fg__arch_seq_table[] = {
+    {"udop", "udop encoder-decoder (text, layout, patches)", read_udop, NULL},
     {"prophetnet", "prophetnet encoder-decoder (n-gram streams)", read_prophetnet, NULL},
     {"marian", "marian encoder-decoder (sinusoidal)", read_seq, &marian},
     {"pegasus", "pegasus encoder-decoder (sinusoidal, pre-norm)", read_seq, &pegasus},
