@@ -114,6 +114,8 @@ ENGINE_SRCS := \
 	engine/arch/arch_seq_dec.c \
 	engine/arch/arch_seq_mm.c \
 	engine/arch/arch_mllama.c \
+	engine/arch/arch_dec.c \
+	engine/arch/arch_dec2.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \
 	engine/hw/detect.c \
@@ -204,6 +206,7 @@ TEST_SRCS := \
 	tests/test_arch_families.c \
 	tests/test_arch_classic.c \
 	tests/test_arch_seq.c \
+	tests/test_arch_dec.c \
 	tests/test_arch_generic.c \
 	tests/test_params.c \
 	tests/test_source.c \
