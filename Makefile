@@ -114,6 +114,9 @@ ENGINE_SRCS := \
 	engine/arch/arch_enc2.c \
 	engine/arch/arch_enc2b.c \
 	engine/arch/arch_enc2c.c \
+	engine/arch/arch_seq.c \
+	engine/arch/arch_seq_dec.c \
+	engine/arch/arch_seq_mm.c \
 	engine/arch/arch_mllama.c \
 	engine/arch/arch_tensors.c \
 	engine/arch/arch_enc1.c \
@@ -211,6 +214,7 @@ TEST_SRCS := \
 	tests/test_arch_classic.c \
 	tests/test_arch_enc1.c \
 	tests/test_arch_enc2.c \
+	tests/test_arch_seq.c \
 	tests/test_arch_dec.c \
 	tests/test_arch_generic.c \
 	tests/test_arch_keys.c \

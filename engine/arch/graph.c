@@ -27,6 +27,7 @@ static const struct fg_arch *const tables[] = {
     fg__arch_llama4_table,  fg__arch_classic_table, fg__arch_mllama_table,
     fg__arch_enc1_table,    fg__arch_enc1b_table,
     fg__arch_enc2_table,    fg__arch_enc2b_table,  fg__arch_enc2c_table,
+    fg__arch_seq_table,     fg__arch_seq_dec_table, fg__arch_seq_mm_table,
     fg__arch_dec_table,     fg__arch_dec2_table,
 };
 
