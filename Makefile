@@ -111,6 +111,8 @@ ENGINE_SRCS := \
 	engine/arch/arch_families.c \
 	engine/arch/arch_classic.c \
 	engine/arch/arch_mllama.c \
+	engine/arch/arch_ssm.c \
+	engine/arch/arch_ssm_zamba.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \
 	engine/hw/detect.c \
@@ -200,6 +202,7 @@ TEST_SRCS := \
 	tests/test_arch_legacy.c \
 	tests/test_arch_families.c \
 	tests/test_arch_classic.c \
+	tests/test_arch_ssm.c \
 	tests/test_arch_generic.c \
 	tests/test_params.c \
 	tests/test_source.c \

@@ -1,0 +1,42 @@
+/*
+ * arch_ssm.h - internal to the state-space readers (arch_ssm.c: mamba, falcon_mamba,
+ * mamba2, jamba; arch_ssm_zamba.c: zamba2): the Mamba-1 mixer they share and the readers
+ * the registry table in arch_ssm.c names.  Error contract: arch.h's (0 or FG_E_*, err
+ * naming the key).
+ */
+#ifndef FG_ARCH_SSM_H
+#define FG_ARCH_SSM_H
+
+#include "arch/arch.h"
+
+/*
+ * A Mamba-1 selective-scan mixer (MambaMixer, transformers models/mamba/modeling_mamba.py)
+ * with I = inner, R = dt_rank, N = state:
+ *   in_proj  hidden -> 2 I (+ bias)         conv1d  depthwise over I, kernel taps (+ bias)
+ *   x_proj   I -> R + 2 N (no bias)         dt_proj R -> I with bias
+ *   A_log    I x N                          D       I
+ *   out_proj I -> hidden (+ bias)
+ * and, in JambaMambaMixer, the dt / B / C RMSNorms (R + 2 N weights).  Zamba's multi-head
+ * variant splits the same tensors into n_mamba_heads slices: the same count.
+ */
+struct fg_mamba1_shape {
+    uint64_t hidden, inner, dt_rank, state, kernel;
+    bool proj_bias, conv_bias;
+    bool inner_norms;       /* JambaMambaMixer dt_layernorm, b_layernorm, c_layernorm */
+};
+
+/* The mixer as an FG_NODE_MAMBA2 node of inner heads of width 1 and no groups, which gives
+ * memory_node.c its recurrent state (I x N + (kernel - 1) x I per sequence) and a per-token
+ * activation of in_proj's output and the scan output; FG_E_NOMEM. */
+int fg__add_mamba1(struct fg_model *m, int32_t layer, const struct fg_mamba1_shape *s,
+                   struct fg_err *err);
+
+/* The Mamba-1 time-step rank: key (an integer, or "auto" = ceil(hidden / 16), the configs'
+ * default) into *out; FG_E_TYPE / FG_E_RANGE naming the key. */
+int fg__ssm_read_dt_rank(const struct fg_cfg *c, const char *key, uint64_t hidden,
+                         uint64_t *out, struct fg_err *err);
+
+int fg__ssm_read_zamba2(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                        struct fg_err *err);
+
+#endif

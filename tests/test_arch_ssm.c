@@ -1,0 +1,190 @@
+/*
+ * test_arch_ssm.c - the state-space readers (engine/arch/arch_ssm.c: mamba, falcon_mamba,
+ * mamba2, jamba; arch_ssm_zamba.c: zamba2): each count written out term by term from the
+ * transformers class, at the published shapes of a release.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "support.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+static uint64_t count(const char *json)
+{
+    struct fg_model *m = built(json);
+    uint64_t n = m->params_total;
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    fg_model_free(m);
+    return n;
+}
+
+/* MambaMixer, term by term: in_proj, conv1d, x_proj, dt_proj, A_log, D, out_proj. */
+static uint64_t mamba1_mixer(uint64_t h, uint64_t i, uint64_t r, uint64_t n, uint64_t k,
+                             bool bias)
+{
+    return (h * 2 * i + (bias ? 2 * i : 0)) + (i * k + i) + i * (r + 2 * n) + (r * i + i) +
+           i * n + i + (i * h + (bias ? h : 0));
+}
+
+/* state-spaces/mamba-130m-hf (config 4.39.0.dev0): hidden 768, 24 layers, intermediate 1536,
+ * state 16, time_step_rank 48, use_bias false, vocab 50280, tied head. */
+static void read_mamba_should_count_mamba_130m_term_by_term(void **state)
+{
+    (void)state;
+    const char *cfg = "{\"model_type\": \"mamba\", \"architectures\": [\"MambaForCausalLM\"], "
+                      "\"hidden_size\": 768, \"num_hidden_layers\": 24, \"intermediate_size\": "
+                      "1536, \"expand\": 2, \"state_size\": 16, \"conv_kernel\": 4, "
+                      "\"time_step_rank\": 48, \"use_bias\": false, \"use_conv_bias\": true, "
+                      "\"vocab_size\": 50280}";
+    uint64_t n = count(cfg);
+    const uint64_t layer = 768 + mamba1_mixer(768, 1536, 48, 16, 4, false);
+    assert_int_equal(n, 50280ull * 768 + 24 * layer + 768);
+    assert_int_equal(n, 129135360ull);
+    struct fg_model *m = built(cfg);
+    const struct fg_node *mx = first_of(m, FG_NODE_MAMBA2);
+    assert_non_null(mx);
+    assert_int_equal(mx->ssm_heads, 1536); /* the recurrent state: I x N per layer */
+    assert_int_equal(mx->state, 16);
+    assert_true(m->tied);
+    fg_model_free(m);
+    /* MambaConfig defaults: use_bias true, time_step_rank "auto" = ceil(768 / 16) = 48 */
+    uint64_t nb = count("{\"model_type\": \"mamba\", \"hidden_size\": 768, \"num_hidden_layers\":"
+                        " 24, \"time_step_rank\": \"auto\", \"vocab_size\": 50280}");
+    assert_int_equal(nb - n, 24 * (2 * 1536 + 768));
+}
+
+/* tiiuae/falcon-mamba-7b (config 4.43.0.dev0): expand 16 in the file but intermediate_size
+ * 8192, which FalconMambaConfig keeps; untied head; the b_c_rms / dt_rms buffers are
+ * non-persistent. */
+static void read_falcon_mamba_should_keep_intermediate_size_over_expand(void **state)
+{
+    (void)state;
+    uint64_t n = count("{\"model_type\": \"falcon_mamba\", \"architectures\": "
+                       "[\"FalconMambaForCausalLM\"], \"hidden_size\": 4096, \"expand\": 16, "
+                       "\"intermediate_size\": 8192, \"num_hidden_layers\": 64, "
+                       "\"state_size\": 16, \"conv_kernel\": 4, \"time_step_rank\": 256, "
+                       "\"use_bias\": false, \"use_conv_bias\": true, \"tie_word_embeddings\": "
+                       "false, \"vocab_size\": 65024}");
+    const uint64_t layer = 4096 + mamba1_mixer(4096, 8192, 256, 16, 4, false);
+    assert_int_equal(n, 2 * 65024ull * 4096 + 64 * layer + 4096);
+    /* FalconMambaConfig's use_bias default is false, MambaConfig's true */
+    uint64_t fd = count("{\"model_type\": \"falcon_mamba\", \"hidden_size\": 1024, "
+                        "\"num_hidden_layers\": 2, \"vocab_size\": 100}");
+    uint64_t md = count("{\"model_type\": \"mamba\", \"hidden_size\": 1024, "
+                        "\"num_hidden_layers\": 2, \"vocab_size\": 100}");
+    assert_int_equal(md - fd, 2 * (2 * 2048 + 1024));
+}
+
+/* mistralai/Mamba-Codestral-7B-v0.1: hidden 4096, 64 layers, 128 heads, 8 groups of state
+ * 128, expand 2, vocab 32768, untied. */
+static void read_mamba2_should_count_codestral_term_by_term(void **state)
+{
+    (void)state;
+    uint64_t n = count("{\"model_type\": \"mamba2\", \"architectures\": [\"Mamba2ForCausalLM\"], "
+                       "\"hidden_size\": 4096, \"num_hidden_layers\": 64, \"num_heads\": 128, "
+                       "\"head_dim\": 64, \"n_groups\": 8, \"state_size\": 128, \"expand\": 2, "
+                       "\"conv_kernel\": 4, \"use_bias\": false, \"use_conv_bias\": true, "
+                       "\"tie_word_embeddings\": false, \"vocab_size\": 32768}");
+    const uint64_t h = 4096, i = 8192, conv = i + 2 * 8 * 128, heads = 128;
+    const uint64_t mixer = h * (i + conv + heads) + (conv * 4 + conv) + 3 * heads + i + i * h;
+    assert_int_equal(n, 2 * 32768ull * h + 64 * (h + mixer) + h);
+    assert_int_equal(n, 7285403648ull);
+    /* a width that num_heads does not divide is refused, naming the key */
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"mamba2\", \"hidden_size\": 1000, \"num_heads\": "
+                           "7}", &m, &err), FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "num_heads"));
+}
+
+/* JambaMambaMixer: MambaMixer plus dt / B / C RMSNorms. */
+static uint64_t jamba_mixer(void)
+{
+    return mamba1_mixer(4096, 8192, 256, 16, 4, false) + 256 + 2 * 16;
+}
+
+/* ai21labs/AI21-Jamba-1.5-Mini: 32 layers, attention at i % 8 == 4, 16 experts at
+ * i % 2 == 1, hidden 4096, 32 / 8 heads, 14336 wide, vocab 65536, untied. */
+static void read_jamba_should_place_attention_and_experts_by_period(void **state)
+{
+    (void)state;
+    const char *cfg = "{\"model_type\": \"jamba\", \"architectures\": [\"JambaForCausalLM\"], "
+                      "\"attn_layer_offset\": 4, \"attn_layer_period\": 8, "
+                      "\"expert_layer_offset\": 1, \"expert_layer_period\": 2, "
+                      "\"hidden_size\": 4096, \"intermediate_size\": 14336, "
+                      "\"mamba_conv_bias\": true, \"mamba_d_conv\": 4, \"mamba_d_state\": 16, "
+                      "\"mamba_dt_rank\": 256, \"mamba_expand\": 2, \"mamba_proj_bias\": false, "
+                      "\"num_attention_heads\": 32, \"num_experts\": 16, "
+                      "\"num_experts_per_tok\": 2, \"num_hidden_layers\": 32, "
+                      "\"num_key_value_heads\": 8, \"sliding_window\": null, "
+                      "\"tie_word_embeddings\": false, \"vocab_size\": 65536}";
+    uint64_t n = count(cfg);
+    const uint64_t h = 4096, f = 14336;
+    const uint64_t attn = h * h + 2 * h * 1024 + h * h;
+    const uint64_t mlp = 3 * h * f, moe = h * 16 + 16 * 3 * h * f;
+    /* 4 attention layers (4, 12, 20, 28: all even, so dense), 28 Mamba layers of which 16
+     * are odd (MoE) and 12 even (dense) */
+    uint64_t want = 2 * 65536ull * h + h + 32 * 2 * h + 4 * (attn + mlp) +
+                    12 * (jamba_mixer() + mlp) + 16 * (jamba_mixer() + moe);
+    assert_int_equal(n, want);
+    struct fg_model *m = built(cfg);
+    assert_int_equal(m->experts, 16);
+    assert_int_equal(m->top_k, 2);
+    assert_int_equal(m->nodes[1 + 4 * 4 + 1].kind, FG_NODE_ATTN); /* layer 4's mixer */
+    fg_model_free(m);
+    /* an offset at or past its period is refused, as JambaConfig refuses it */
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"jamba\", \"attn_layer_period\": 4, "
+                           "\"attn_layer_offset\": 4}", &m, &err), FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "attn_layer_offset"));
+}
+
+/* Zamba2-2.7B's layout at small width: two shared blocks (ABAB) over four hybrid layers,
+ * each call with its own gate_up adapter, attention adapters on; the shared weights are
+ * stored once per block. */
+static void read_zamba2_should_store_shared_blocks_once_with_per_call_adapters(void **state)
+{
+    (void)state;
+#define ZAMBA2_CFG(adapter)                                                                   \
+    "{\"model_type\": \"zamba2\", \"hidden_size\": 256, \"num_hidden_layers\": 8, "               \
+    "\"layers_block_type\": [\"mamba\", \"hybrid\", \"mamba\", \"hybrid\", \"mamba\", \"hybrid\", "   \
+    "\"mamba\", \"hybrid\"], \"num_mem_blocks\": 2, \"num_attention_heads\": 8, "                  \
+    "\"intermediate_size\": 1024, \"adapter_rank\": 16, \"use_shared_attention_adapter\": "        \
+    adapter ", \"mamba_d_state\": 64, \"mamba_ngroups\": 1, \"n_mamba_heads\": 8, "                \
+    "\"mamba_expand\": 2, \"vocab_size\": 1000}"
+    const char *cfg = ZAMBA2_CFG("true");
+    uint64_t n = count(cfg);
+    const uint64_t h = 256, h2 = 512, f = 1024, r = 16, i = 512, conv = i + 2 * 64, heads = 8;
+    const uint64_t mixer = h * (i + conv + heads) + (conv * 4 + conv) + 3 * heads + i + i * h;
+    const uint64_t block = h2 + (3 * h2 * h2 + h2 * h) + h + (h * 2 * f + f * h);
+    const uint64_t adapters = 3 * (h2 * r + r * h2) + (h * r + r * 2 * f);
+    uint64_t want = 1000 * h + 8 * (h + mixer) + 2 * block + 4 * adapters + 4 * h * h + h;
+    assert_int_equal(n, want);
+    /* without the attention adapters each call stores only its gate_up adapter */
+    assert_int_equal(n - count(ZAMBA2_CFG("false")), 4 * 3 * (h2 * r + r * h2));
+    /* a block type list of the wrong length is refused */
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"zamba2\", \"num_hidden_layers\": 3, "
+                           "\"layers_block_type\": [\"mamba\"]}", &m, &err), FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "layers_block_type"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(read_mamba_should_count_mamba_130m_term_by_term),
+        cmocka_unit_test(read_falcon_mamba_should_keep_intermediate_size_over_expand),
+        cmocka_unit_test(read_mamba2_should_count_codestral_term_by_term),
+        cmocka_unit_test(read_jamba_should_place_attention_and_experts_by_period),
+        cmocka_unit_test(read_zamba2_should_store_shared_blocks_once_with_per_call_adapters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
