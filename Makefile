@@ -113,6 +113,7 @@ ENGINE_SRCS := \
 	engine/arch/arch_mllama.c \
 	engine/arch/arch_ssm.c \
 	engine/arch/arch_ssm_zamba.c \
+	engine/arch/arch_ssm_rnn.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \
 	engine/hw/detect.c \

@@ -1,6 +1,6 @@
 /*
  * test_arch_ssm.c - the state-space readers (engine/arch/arch_ssm.c: mamba, falcon_mamba,
- * mamba2, jamba; arch_ssm_zamba.c: zamba2): each count written out term by term from the
+ * mamba2, jamba; arch_ssm_zamba.c: zamba2; arch_ssm_rnn.c: recurrent_gemma, rwkv): each count written out term by term from the
  * transformers class, at the published shapes of a release.
  */
 #include <setjmp.h>
@@ -180,6 +180,67 @@ static void read_zamba2_should_store_shared_blocks_once_with_per_call_adapters(v
     assert_non_null(strstr(err.detail, "layers_block_type"));
 }
 
+/* google/recurrentgemma-2b: hidden 2560, 26 layers cycling recurrent, recurrent, attention,
+ * lru_width 2560 over 10 gate blocks, 10 / 1 heads of 256, intermediate_size 15360 (the MLP
+ * is half of it), vocab 256000, tied. */
+static void read_recurrent_gemma_should_count_rglru_and_local_attention(void **state)
+{
+    (void)state;
+    const char *cfg = "{\"model_type\": \"recurrent_gemma\", \"_block_types\": [\"recurrent\", "
+                      "\"recurrent\", \"attention\"], \"attention_bias\": false, "
+                      "\"attention_window_size\": 2048, \"conv1d_width\": 4, \"head_dim\": 256, "
+                      "\"hidden_size\": 2560, \"intermediate_size\": 15360, \"lru_width\": 2560, "
+                      "\"num_attention_heads\": 10, \"num_hidden_layers\": 26, "
+                      "\"num_key_value_heads\": 1, \"vocab_size\": 256000}";
+    uint64_t n = count(cfg);
+    const uint64_t h = 2560, w = 2560, bw = 256, f = 7680;
+    const uint64_t rec = 3 * (h * w + w) - w + h + (w * 4 + w) + w + 2 * (10 * bw * bw + w);
+    const uint64_t attn = h * h + 2 * h * 256 + (h * h + h);
+    const uint64_t mlp = 2 * (h * f + f) + (f * h + h);
+    assert_int_equal(n, 256000ull * h + 18 * (2 * h + rec + mlp) + 8 * (2 * h + attn + mlp) + h);
+    /* the published total: safetensors metadata of the release (tests/fixtures/models/
+     * google--recurrentgemma-2b/PROVENANCE.txt) */
+    assert_int_equal(n, 2682862080ull);
+    struct fg_model *m = built(cfg);
+    const struct fg_node *a = first_of(m, FG_NODE_ATTN);
+    assert_non_null(a);
+    assert_int_equal(a->window, 2048);
+    assert_int_equal(a->layer, 2);
+    fg_model_free(m);
+}
+
+/* RWKV-4 Pile releases: 169m (768 x 12), 430m (1024 x 24), 1b5 (2048 x 24), 3b (2560 x 32),
+ * vocab 50277, untied head; their published totals. */
+static uint64_t rwkv4(uint64_t h, uint64_t layers)
+{
+    const uint64_t v = 50277, f = 4 * h;
+    const uint64_t time_mix = 2 * h + 3 * h + 3 * h * h + h * h;
+    const uint64_t channel_mix = 2 * h + h * f + h * h + f * h;
+    return 2 * v * h + 2 * h /* pre_ln */ + layers * (4 * h + time_mix + channel_mix) + 2 * h;
+}
+
+static void read_rwkv_should_match_the_pile_releases(void **state)
+{
+    (void)state;
+    static const struct {
+        uint64_t h, layers, published;
+    } rel[] = {{768, 12, 169342464}, {1024, 24, 430397440}, {2048, 24, 1515106304},
+               {2560, 32, 2984627200}};
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        char cfg[256];
+        snprintf(cfg, sizeof cfg, "{\"model_type\": \"rwkv\", \"hidden_size\": %llu, "
+                 "\"num_hidden_layers\": %llu, \"attention_hidden_size\": %llu, "
+                 "\"intermediate_size\": %llu, \"vocab_size\": 50277, \"context_length\": 1024, "
+                 "\"tie_word_embeddings\": false}", (unsigned long long)rel[i].h,
+                 (unsigned long long)rel[i].layers, (unsigned long long)rel[i].h,
+                 (unsigned long long)(4 * rel[i].h));
+        uint64_t n = count(cfg);
+        assert_int_equal(n, rwkv4(rel[i].h, rel[i].layers));
+        /* a model-size table of the four releases (tests/fixtures/PROVENANCE.md) */
+        assert_int_equal(n, rel[i].published);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -188,6 +249,8 @@ int main(void)
         cmocka_unit_test(read_mamba2_should_count_codestral_term_by_term),
         cmocka_unit_test(read_jamba_should_place_attention_and_experts_by_period),
         cmocka_unit_test(read_zamba2_should_store_shared_blocks_once_with_per_call_adapters),
+        cmocka_unit_test(read_recurrent_gemma_should_count_rglru_and_local_attention),
+        cmocka_unit_test(read_rwkv_should_match_the_pile_releases),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
