@@ -97,6 +97,26 @@ static int read_ssm_core(const struct fg_cfg *c, struct fg_model *m, uint64_t vo
     return 0;
 }
 
+int fg__ssm_build_uniform(struct fg_model *m, enum fg_norm_kind norm, fg__ssm_layer_fn layer,
+                          const void *arg, uint32_t unique, struct fg_err *err)
+{
+    int rc = fg__add_embedding(m, m->vocab, m->hidden, err);
+    if (rc)
+        return rc;
+    size_t first = m->n_nodes;
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        if (l >= unique && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
+            break;
+        first = m->n_nodes;
+        if ((rc = layer(m, li, arg, err)))
+            return rc;
+    }
+    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, norm, err)))
+        return rc;
+    return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
+}
+
 /* ---- Mamba, FalconMamba --------------------------------------------------- */
 
 /* The MambaConfig / FalconMambaConfig defaults that differ. */
@@ -116,6 +136,13 @@ static const struct mamba_spec falcon_mamba = {.use_bias = false};
  * FalconMambaMixer (modular_falcon_mamba.py @0a4256a0) adds only the b_c_rms / dt_rms
  * buffers, registered persistent=False: the checkpoint holds none.
  */
+/* MambaBlock: its RMSNorm and the mixer. */
+static int add_mamba_block(struct fg_model *m, int32_t li, const void *arg, struct fg_err *err)
+{
+    int rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err);
+    return rc ? rc : fg__add_mamba1(m, li, arg, err);
+}
+
 static int read_mamba(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                       struct fg_err *err)
 {
@@ -132,21 +159,7 @@ static int read_mamba(const struct fg_cfg *c, struct fg_model *m, const void *sp
         return rc;
     mb.hidden = m->hidden;
     m->inter = mb.inner;
-    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
-        return rc;
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
-            break;
-        first = m->n_nodes;
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
-            (rc = fg__add_mamba1(m, li, &mb, err)))
-            return rc;
-    }
-    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)))
-        return rc;
-    return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
+    return fg__ssm_build_uniform(m, FG_NORM_RMS, add_mamba_block, &mb, 1, err);
 }
 
 /* ---- Mamba-2 ---------------------------------------------------------------- */
@@ -161,6 +174,13 @@ static int read_mamba(const struct fg_cfg *c, struct fg_model *m, const void *sp
  * use_conv_bias), dt_bias / A_log / D per head, the gated RMSNorm over I (always built).
  * head_dim only reshapes: the stored shapes follow I and num_heads.
  */
+/* Mamba2Block: its RMSNorm and the mixer. */
+static int add_mamba2_block(struct fg_model *m, int32_t li, const void *arg, struct fg_err *err)
+{
+    int rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err);
+    return rc ? rc : fg__add_mamba2(m, li, arg, err);
+}
+
 static int read_mamba2(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                        struct fg_err *err)
 {
@@ -185,21 +205,7 @@ static int read_mamba2(const struct fg_cfg *c, struct fg_model *m, const void *s
     mb.hidden = m->hidden;
     mb.head_dim = inner / mb.heads;
     m->inter = inner;
-    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
-        return rc;
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
-            break;
-        first = m->n_nodes;
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
-            (rc = fg__add_mamba2(m, li, &mb, err)))
-            return rc;
-    }
-    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)))
-        return rc;
-    return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
+    return fg__ssm_build_uniform(m, FG_NORM_RMS, add_mamba2_block, &mb, 1, err);
 }
 
 /* ---- Jamba ------------------------------------------------------------------ */

@@ -36,6 +36,16 @@ int fg__add_mamba1(struct fg_model *m, int32_t layer, const struct fg_mamba1_sha
 int fg__ssm_read_dt_rank(const struct fg_cfg *c, const char *key, uint64_t hidden,
                          uint64_t *out, struct fg_err *err);
 
+/* One block of a uniform stack (arch below); FG_E_NOMEM. */
+typedef int (*fg__ssm_layer_fn)(struct fg_model *m, int32_t layer, const void *arg,
+                                struct fg_err *err);
+
+/* The embedding, m->layers blocks by layer() - the first `unique` built one by one, the rest
+ * copies of the last of those - the final norm of kind norm and the LM head (tied by
+ * m->tied); FG_E_NOMEM. */
+int fg__ssm_build_uniform(struct fg_model *m, enum fg_norm_kind norm, fg__ssm_layer_fn layer,
+                          const void *arg, uint32_t unique, struct fg_err *err);
+
 /* The readers of the other files, named by arch_ssm.c's table. */
 int fg__ssm_read_recurrent_gemma(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                                  struct fg_err *err);

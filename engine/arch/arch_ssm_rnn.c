@@ -180,6 +180,21 @@ static int add_channel_mix(struct fg_model *m, int32_t li, struct fg_err *err)
     return 0;
 }
 
+/* RwkvBlock: pre_ln in block 0 only, ln1, the time-mix, ln2, the channel-mix; arg points
+ * at attention_hidden_size. */
+static int add_rwkv_block(struct fg_model *m, int32_t li, const void *arg, struct fg_err *err)
+{
+    uint64_t att = *(const uint64_t *)arg;
+    int rc;
+    if (li == 0 && (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
+        return rc;
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
+        (rc = add_time_mix(m, li, att, err)) ||
+        (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
+        return rc;
+    return add_channel_mix(m, li, err);
+}
+
 /*
  * RwkvModel (modeling_rwkv.py @058a04a3; RwkvConfig @053f59ef): embeddings; RwkvBlock i
  * has LayerNorms ln1, ln2 (weight and bias) and, in block 0 only, pre_ln; ln_out; the head
@@ -201,23 +216,5 @@ int fg__ssm_read_rwkv(const struct fg_cfg *c, struct fg_model *m, const void *sp
                          err)) ||
         (rc = fg_cfg_bool(c, "tie_word_embeddings", false, &m->tied, err)))
         return rc;
-    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
-        return rc;
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 1 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
-            break;
-        first = m->n_nodes;
-        if (l == 0 && (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
-            return rc; /* pre_ln */
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
-            (rc = add_time_mix(m, li, att, err)) ||
-            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
-            (rc = add_channel_mix(m, li, err)))
-            return rc;
-    }
-    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_LN, err)))
-        return rc;
-    return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
+    return fg__ssm_build_uniform(m, FG_NORM_LN, add_rwkv_block, &att, 2, err);
 }
