@@ -10,7 +10,7 @@
  *                                         (Mamba-Codestral-7B, mamba2-*-hf)
  *   jamba         JambaForCausalLM        models/jamba/modular_jamba.py (Jamba-v0.1,
  *                                         AI21-Jamba-Mini / Large 1.5, 1.6)
- *   zamba2        Zamba2ForCausalLM       arch_ssm_zamba.c
+ *   zamba, zamba2 ZambaForCausalLM, Zamba2ForCausalLM   arch_ssm_zamba.c
  *   recurrent_gemma, rwkv                 arch_ssm_rnn.c
  *
  * Mamba-1 layers are fg__add_mamba1 (below); Mamba-2 layers blocks.c's fg__add_mamba2.
@@ -329,6 +329,7 @@ const struct fg_arch fg__arch_ssm_table[] = {
     {"falcon_mamba", "state-space (FalconMamba)", read_mamba, &falcon_mamba},
     {"mamba2", "state-space (Mamba-2)", read_mamba2, NULL},
     {"jamba", "hybrid Mamba / attention MoE (Jamba)", read_jamba, NULL},
+    {"zamba", "hybrid Mamba / shared attention (Zamba)", fg__ssm_read_zamba, NULL},
     {"zamba2", "hybrid Mamba-2 / shared attention (Zamba2)", fg__ssm_read_zamba2, NULL},
     {"recurrent_gemma", "recurrent RG-LRU / local attention (Griffin)",
      fg__ssm_read_recurrent_gemma, NULL},

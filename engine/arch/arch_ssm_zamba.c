@@ -1,10 +1,16 @@
 /*
- * arch_ssm_zamba.c - Zamba2 (Zamba2ForCausalLM, transformers modular_zamba2.py @00511f5d,
- * configuration_zamba2.py @02f58079; attention from models/zamba/modeling_zamba.py
- * ZambaAttention @010496ec): a Mamba-2 backbone with num_mem_blocks shared transformer
- * blocks, stored once each, that "hybrid" layers call in turn (ABAB), each call with its
- * own LoRA-style adapters (nn.Sequential(Linear(in, adapter_rank), Linear(adapter_rank,
- * out)) in the block's *_adapter_list at that call's index).
+ * arch_ssm_zamba.c - the Zamba hybrids: a Mamba backbone whose "hybrid" layers first call a
+ * shared transformer block, stored once, on the stream concatenated with the embeddings.
+ *
+ *   zamba   ZambaForCausalLM (transformers models/zamba/modeling_zamba.py @010496ec,
+ *           configuration_zamba.py @0381c337): Mamba-1 layers (ZambaMambaMixer, its
+ *           x_proj / dt_proj split into n_mamba_heads slices: the Mamba-1 count), one shared
+ *           block.
+ *   zamba2  Zamba2ForCausalLM (modular_zamba2.py @00511f5d, configuration_zamba2.py
+ *           @02f58079): Mamba-2 layers and num_mem_blocks shared blocks called in turn
+ *           (ABAB), each call with its own LoRA-style adapters (nn.Sequential(Linear(in,
+ *           adapter_rank), Linear(adapter_rank, out)) in the block's *_adapter_list at that
+ *           call's index).
  *
  * The graph holds a node for every call, so activations and FLOPs are per call; the shared
  * weights are the nodes of each block's first call, later calls store only their adapters.
@@ -18,9 +24,11 @@
 enum { ZB_MAMBA, ZB_HYBRID };
 
 struct zamba2 {
-    uint64_t mem_blocks, rank, heads, kv_heads, head_dim, inter;
+    bool v1;                /* Zamba (Mamba-1 layers, one block, no adapters) */
+    uint64_t mem_blocks, rank, heads, kv_heads, head_dim, inter, attn_in;
     bool attn_adapter, bias;
     struct fg_mamba2_shape mb;
+    struct fg_mamba1_shape m1;
     uint8_t kind[FG_MAX_LAYERS];
 };
 
@@ -38,13 +46,37 @@ static void default_pattern(uint8_t *kind)
     memcpy(kind + n, tail, sizeof tail);
 }
 
-static int read_kinds(const struct fg_cfg *c, uint64_t layers, uint8_t *kind, struct fg_err *err)
+/* ZambaConfig._layers_block_type: mamba, mamba, hybrid, then hybrid where i % period ==
+ * offset over the other layers. */
+static int zamba_pattern(const struct fg_cfg *c, uint64_t layers, uint8_t *kind,
+                         struct fg_err *err)
+{
+    uint64_t period, offset;
+    int rc;
+    if ((rc = fg_cfg_u64(c, "attn_layer_period", 6, 1, FG_MAX_LAYERS, &period, err)) ||
+        (rc = fg_cfg_u64(c, "attn_layer_offset", 4, 0, FG_MAX_LAYERS, &offset, err)))
+        return rc;
+    if (layers < 3)
+        return fg_err_set(err, FG_E_RANGE, "%s: zamba needs at least 3 layers (its first "
+                          "three are mamba, mamba, hybrid)", c->origin);
+    kind[0] = kind[1] = ZB_MAMBA;
+    kind[2] = ZB_HYBRID;
+    for (uint64_t i = 0; i + 3 < layers; i++)
+        kind[i + 3] = i % period == offset ? ZB_HYBRID : ZB_MAMBA;
+    return 0;
+}
+
+/* layers_block_type as saved (it wins over the computed default), else the class default. */
+static int read_kinds(const struct fg_cfg *c, bool v1, uint64_t layers, uint8_t *kind,
+                      struct fg_err *err)
 {
     const char *names[FG_MAX_LAYERS];
     size_t n = 0;
     int rc = fg_cfg_str_array(c, "layers_block_type", names, FG_MAX_LAYERS, &n, err);
     if (rc)
         return rc;
+    if (n == 0 && v1)
+        return zamba_pattern(c, layers, kind, err);
     if (n == 0) {
         if (layers != 54)
             return fg_err_set(err, FG_E_MISSING, "%s: zamba2 with %llu layers needs "
@@ -115,14 +147,16 @@ static int read_zamba2_cfg(const struct fg_cfg *c, struct fg_model *m, struct za
     m->kv_heads = z->kv_heads;
     m->head_dim = z->head_dim;
     m->inter = z->inter;
-    return read_kinds(c, m->layers, z->kind, err);
+    z->attn_in = 2 * m->hidden;
+    return read_kinds(c, false, m->layers, z->kind, err);
 }
 
 /*
- * The shared transformer of one call (Zamba2AttentionDecoderLayer): input_layernorm over the
- * 2 x hidden concatenation of the stream and the embeddings, Zamba2Attention (q / k / v
- * 2 hidden -> heads / kv heads x head_dim, o back to hidden, no bias), pre_ff_layernorm,
- * Zamba2MLP (gate_up_proj hidden -> 2 I and down_proj, bias add_bias_linear).  shared:
+ * The shared transformer of one call (Zamba2AttentionDecoderLayer / ZambaAttentionDecoderLayer):
+ * input_layernorm over the 2 x hidden concatenation of the stream and the embeddings,
+ * attention (q / k / v 2 hidden -> heads / kv heads x head_dim, o back to hidden, no bias),
+ * pre_ff_layernorm, Zamba2MLP (gate_up_proj hidden -> 2 I and down_proj, bias
+ * add_bias_linear) or ZambaMLP (gate / up / down, no bias).  shared:
  * the block's weights are stored here (its first call); the call's adapters always are:
  * q / k / v (2h -> r -> 2h each) under use_shared_attention_adapter, gate_up (h -> r -> 2 I)
  * always (Zamba2MLP builds gate_up_proj_adapter_list unconditionally).
@@ -130,11 +164,11 @@ static int read_zamba2_cfg(const struct fg_cfg *c, struct fg_model *m, struct za
 static int add_shared_call(struct fg_model *m, int32_t li, const struct zamba2 *z, bool shared,
                            struct fg_err *err)
 {
-    uint64_t h = m->hidden, h2 = 2 * h, r = z->rank;
+    uint64_t h = m->hidden, h2 = z->attn_in, r = z->rank;
     const struct fg_attn_shape a = {.hidden = h2, .heads = z->heads, .kv_heads = z->kv_heads,
                                     .head_dim = z->head_dim};
     const struct fg_mlp_shape f = {.hidden = h, .inter = z->inter, .gated = true,
-                                   .bias = z->bias, .fused_gate_up = true};
+                                   .bias = z->bias, .fused_gate_up = !z->v1};
     size_t first = m->n_nodes;
     struct fg_node *an, *fn;
     int rc;
@@ -151,31 +185,28 @@ static int add_shared_call(struct fg_model *m, int32_t li, const struct zamba2 *
     if (!shared)
         for (size_t i = first; i < m->n_nodes; i++)
             m->nodes[i].params = 0;
+    if (z->v1)
+        return 0;
     if (z->attn_adapter)
         an->params += 3 * (h2 * r + r * h2);
     fn->params += h * r + r * 2 * z->inter;
     return 0;
 }
 
-int fg__ssm_read_zamba2(const struct fg_cfg *c, struct fg_model *m, const void *spec,
-                        struct fg_err *err)
+static int build_zamba(struct fg_model *m, const struct zamba2 *z, struct fg_err *err)
 {
-    (void)spec;
-    struct zamba2 z = {0};
-    int rc = read_zamba2_cfg(c, m, &z, err);
-    if (rc)
-        return rc;
+    int rc;
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         return rc;
     uint64_t calls = 0;
     for (uint64_t l = 0; l < m->layers; l++) {
         int32_t li = (int32_t)l;
-        if (z.kind[l] == ZB_HYBRID) {
+        if (z->kind[l] == ZB_HYBRID) {
             /* blocks are cycled: call k runs block k % num_mem_blocks */
-            if ((rc = add_shared_call(m, li, &z, calls < z.mem_blocks, err)))
+            if ((rc = add_shared_call(m, li, z, calls < z->mem_blocks, err)))
                 return rc;
             calls++;
-            /* Zamba2HybridLayer.linear: Linear(hidden, hidden, bias=False) */
+            /* the hybrid layer's linear: Linear(hidden, hidden, bias=False) */
             struct fg_node *n = fg__model_add_block(m, FG_NODE_OTHER, li, "Linear", err);
             if (!n)
                 return FG_E_NOMEM;
@@ -184,14 +215,82 @@ int fg__ssm_read_zamba2(const struct fg_cfg *c, struct fg_model *m, const void *
             fg__fmt(n->desc, sizeof n->desc, "%llu x %llu", (unsigned long long)m->hidden,
                     (unsigned long long)m->hidden);
         }
-        /* Zamba2MambaDecoderLayer: input_layernorm and the mixer */
+        /* the Mamba decoder layer: input_layernorm and the mixer */
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
-            (rc = fg__add_mamba2(m, li, &z.mb, err)))
+            (rc = z->v1 ? fg__add_mamba1(m, li, &z->m1, err) : fg__add_mamba2(m, li, &z->mb, err)))
             return rc;
     }
-    if (calls > z.mem_blocks)
-        fg__model_rule(m, "shared transformer blocks stored once (num_mem_blocks)", 0);
+    if (calls > z->mem_blocks)
+        fg__model_rule(m, "shared transformer blocks stored once", 0);
     if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)))
         return rc;
     return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
+}
+
+int fg__ssm_read_zamba2(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                        struct fg_err *err)
+{
+    (void)spec;
+    struct zamba2 z = {0};
+    int rc = read_zamba2_cfg(c, m, &z, err);
+    return rc ? rc : build_zamba(m, &z, err);
+}
+
+/*
+ * ZambaConfig (configuration_zamba.py @0381c337): attention_hidden_size 2 x hidden and
+ * attention_head_dim 2 x hidden / heads unless set, num_key_value_heads = heads when null,
+ * mamba_expand x hidden split over n_mamba_heads, mamba_dt_rank "auto" = ceil(hidden / 16),
+ * mamba_conv_bias / mamba_proj_bias; tie_word_embeddings default true.
+ */
+static int read_zamba_cfg(const struct fg_cfg *c, struct fg_model *m, struct zamba2 *z,
+                          struct fg_err *err)
+{
+    double expand;
+    uint64_t mheads;
+    int rc;
+    z->v1 = true;
+    z->mem_blocks = 1;
+    if ((rc = fg_cfg_u64(c, "vocab_size", 32000, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
+        (rc = fg_cfg_u64(c, "hidden_size", 3712, 1, FG_MAX_HIDDEN, &m->hidden, err)) ||
+        (rc = fg_cfg_u64(c, "num_hidden_layers", 76, 1, FG_MAX_LAYERS, &m->layers, err)) ||
+        (rc = fg_cfg_u64(c, "max_position_embeddings", 4096, 1, FG_MAX_POS, &m->max_pos, err)) ||
+        (rc = fg_cfg_bool(c, "tie_word_embeddings", true, &m->tied, err)) ||
+        (rc = fg_cfg_u64(c, "intermediate_size", 14848, 1, FG_MAX_INTER, &z->inter, err)) ||
+        (rc = fg_cfg_u64(c, "num_attention_heads", 16, 1, FG_MAX_HEADS, &z->heads, err)) ||
+        (rc = fg_cfg_u64(c, "num_key_value_heads", z->heads, 1, FG_MAX_HEADS, &z->kv_heads,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "attention_hidden_size", 2 * m->hidden, 1, FG_MAX_HIDDEN,
+                         &z->attn_in, err)) ||
+        (rc = fg_cfg_u64(c, "attention_head_dim", 2 * m->hidden / z->heads, 1, 1u << 14,
+                         &z->head_dim, err)) ||
+        (rc = fg_cfg_f64(c, "mamba_expand", 2.0, 0.01, 64.0, &expand, err)) ||
+        (rc = fg_cfg_u64(c, "n_mamba_heads", 2, 1, FG_MAX_INTER, &mheads, err)) ||
+        (rc = fg_cfg_u64(c, "mamba_d_state", 16, 1, 1u << 14, &z->m1.state, err)) ||
+        (rc = fg_cfg_u64(c, "mamba_d_conv", 4, 1, 1024, &z->m1.kernel, err)) ||
+        (rc = fg_cfg_bool(c, "mamba_conv_bias", true, &z->m1.conv_bias, err)) ||
+        (rc = fg_cfg_bool(c, "mamba_proj_bias", false, &z->m1.proj_bias, err)) ||
+        (rc = fg__ssm_read_dt_rank(c, "mamba_dt_rank", m->hidden, &z->m1.dt_rank, err)))
+        return rc;
+    z->m1.hidden = m->hidden;
+    z->m1.inner = (uint64_t)(expand * (double)m->hidden);
+    if (!z->m1.inner || z->m1.inner % mheads || z->heads % z->kv_heads)
+        return fg_err_set(err, FG_E_RANGE, "%s: the Mamba width %llu (mamba_expand x "
+                          "hidden_size) must divide into n_mamba_heads %llu, and "
+                          "num_attention_heads %llu into num_key_value_heads %llu", c->origin,
+                          (unsigned long long)z->m1.inner, (unsigned long long)mheads,
+                          (unsigned long long)z->heads, (unsigned long long)z->kv_heads);
+    m->heads = z->heads;
+    m->kv_heads = z->kv_heads;
+    m->head_dim = z->head_dim;
+    m->inter = z->inter;
+    return read_kinds(c, true, m->layers, z->kind, err);
+}
+
+int fg__ssm_read_zamba(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                       struct fg_err *err)
+{
+    (void)spec;
+    struct zamba2 z = {0};
+    int rc = read_zamba_cfg(c, m, &z, err);
+    return rc ? rc : build_zamba(m, &z, err);
 }
