@@ -1,6 +1,6 @@
 /*
  * test_arch_ssm.c - the state-space readers (engine/arch/arch_ssm.c: mamba, falcon_mamba,
- * mamba2, jamba; arch_ssm_zamba.c: zamba2; arch_ssm_rnn.c: recurrent_gemma, rwkv): each count written out term by term from the
+ * mamba2, jamba; arch_ssm_zamba.c: zamba, zamba2; arch_ssm_rnn.c: recurrent_gemma, rwkv): each count written out term by term from the
  * transformers class, at the published shapes of a release.
  */
 #include <setjmp.h>
@@ -180,6 +180,23 @@ static void read_zamba2_should_store_shared_blocks_once_with_per_call_adapters(v
     assert_non_null(strstr(err.detail, "layers_block_type"));
 }
 
+/* ZambaConfig's defaults (the Zamba-7B-v1 shapes its docstring names): hidden 3712, 76
+ * layers - mamba, mamba, hybrid, then hybrid at i % 6 == 4: 13 hybrid layers - one shared
+ * block over 2 x hidden, Mamba-1 mixers of 7424 over 2 heads, dt rank 232, tied. */
+static void read_zamba_should_count_one_shared_block_and_mamba1_layers(void **state)
+{
+    (void)state;
+    uint64_t n = count("{\"model_type\": \"zamba\"}");
+    const uint64_t h = 3712, h2 = 7424, f = 14848;
+    const uint64_t block = h2 + 3 * h2 * h2 + h2 * h + h + 3 * h * f;
+    const uint64_t layer = h + mamba1_mixer(h, 7424, 232, 16, 4, false);
+    assert_int_equal(n, 32000ull * h + 76 * layer + block + 13 * h * h + h);
+    /* a saved layers_block_type wins over the computed one */
+    uint64_t n2 = count("{\"model_type\": \"zamba\", \"num_hidden_layers\": 3, "
+                        "\"layers_block_type\": [\"mamba\", \"hybrid\", \"hybrid\"]}");
+    assert_int_equal(n2, 32000ull * h + 3 * layer + block + 2 * h * h + h);
+}
+
 /* google/recurrentgemma-2b: hidden 2560, 26 layers cycling recurrent, recurrent, attention,
  * lru_width 2560 over 10 gate blocks, 10 / 1 heads of 256, intermediate_size 15360 (the MLP
  * is half of it), vocab 256000, tied. */
@@ -249,6 +266,7 @@ int main(void)
         cmocka_unit_test(read_mamba2_should_count_codestral_term_by_term),
         cmocka_unit_test(read_jamba_should_place_attention_and_experts_by_period),
         cmocka_unit_test(read_zamba2_should_store_shared_blocks_once_with_per_call_adapters),
+        cmocka_unit_test(read_zamba_should_count_one_shared_block_and_mamba1_layers),
         cmocka_unit_test(read_recurrent_gemma_should_count_rglru_and_local_attention),
         cmocka_unit_test(read_rwkv_should_match_the_pile_releases),
     };
