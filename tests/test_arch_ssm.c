@@ -1,7 +1,8 @@
 /*
- * test_arch_ssm.c - the state-space readers (engine/arch/arch_ssm.c: mamba, falcon_mamba,
- * mamba2, jamba; arch_ssm_zamba.c: zamba, zamba2; arch_ssm_rnn.c: recurrent_gemma, rwkv): each count written out term by term from the
- * transformers class, at the published shapes of a release.
+ * test_arch_ssm.c - the state-space and recurrent readers (engine/arch/arch_ssm.c: mamba,
+ * falcon_mamba, mamba2, jamba; arch_ssm_zamba.c: zamba, zamba2; arch_ssm_rnn.c:
+ * recurrent_gemma, rwkv; arch_ssm_gemma3n.c: gemma3n_text): each count written out term by
+ * term from the transformers class, at the published shapes of a release.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -258,6 +259,47 @@ static void read_rwkv_should_match_the_pile_releases(void **state)
     }
 }
 
+/* Gemma3nTextModel, term by term: hidden h, L layers of MLP width f, 8 / 2 heads of 256,
+ * vocabularies 262400 and 262144 (per layer, 256 wide), AltUp 4, LAuReL 64, tied. */
+static uint64_t gemma3n_text(uint64_t layers, uint64_t f)
+{
+    const uint64_t h = 2048, hd = 256, p = 256, n = 4, r = 64;
+    const uint64_t attn = h * 8 * hd + 2 * h * 2 * hd + 8 * hd * h + 2 * hd;
+    const uint64_t extras = h * n + h * r + r * h + h * p + p * h + (h + n * n + n * n * n + h) +
+                            2 * h;
+    const uint64_t layer = 4 * h + attn + 3 * h * f + extras;
+    return 262400ull * h + 262144ull * layers * p + (h * layers * p + p) + 2 * (n - 1) * h * h +
+           layers * layer + h;
+}
+
+/* gemma-3n-E4B's text_config (the class defaults: 35 layers, 16384 wide, 15 KV-shared) and
+ * E2B's (30 layers, 8192 wide, 10 KV-shared).  Both releases carry the same vision and
+ * audio towers, so their published totals (7,849,978,192 and 5,439,438,272, Hub safetensors
+ * counts) differ by exactly the difference of the text models. */
+static void read_gemma3n_text_should_match_the_e4b_e2b_difference(void **state)
+{
+    (void)state;
+    uint64_t e4b = count("{\"model_type\": \"gemma3n_text\", \"hidden_size\": 2048, "
+                         "\"num_hidden_layers\": 35, \"intermediate_size\": 16384, "
+                         "\"num_attention_heads\": 8, \"num_key_value_heads\": 2, "
+                         "\"head_dim\": 256, \"num_kv_shared_layers\": 15}");
+    uint64_t e2b = count("{\"model_type\": \"gemma3n_text\", \"hidden_size\": 2048, "
+                         "\"num_hidden_layers\": 30, \"intermediate_size\": [8192, 8192, 8192, "
+                         "8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, "
+                         "8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, 8192, "
+                         "8192, 8192, 8192], \"num_attention_heads\": 8, "
+                         "\"num_key_value_heads\": 2, \"num_kv_shared_layers\": 10}");
+    assert_int_equal(e4b, gemma3n_text(35, 16384));
+    assert_int_equal(e2b, gemma3n_text(30, 8192));
+    assert_int_equal(e4b - e2b, 7849978192ull - 5439438272ull);
+    /* the multimodal class is refused by name: its vision tower is a timm model */
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"gemma3n\", \"text_config\": {}}", &m, &err),
+                     FG_E_UNSUPPORTED);
+    assert_non_null(strstr(err.detail, "timm"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -269,6 +311,7 @@ int main(void)
         cmocka_unit_test(read_zamba_should_count_one_shared_block_and_mamba1_layers),
         cmocka_unit_test(read_recurrent_gemma_should_count_rglru_and_local_attention),
         cmocka_unit_test(read_rwkv_should_match_the_pile_releases),
+        cmocka_unit_test(read_gemma3n_text_should_match_the_e4b_e2b_difference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
