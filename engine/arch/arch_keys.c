@@ -53,6 +53,8 @@ static const struct unsure_key unsure_keys[] = {
     {"use_double_wide_mlp", "MLPs of two widths the generic reader does not place"},
     {"full_attn_idxs", "a per-layer mixer list whose other layers are not sized"},
     {"conv_L_cache", "short-convolution layers the generic reader does not size"},
+    /* RecurrentGemmaConfig: RG-LRU recurrent blocks between the local-attention layers */
+    {"lru_width", "RG-LRU recurrent blocks the generic reader does not size"},
     {"moe_latent_size", "experts over a latent projection the generic reader does not size"},
     {"index_n_heads", "a sparse-attention indexer the generic reader does not size"},
     {"word_embed_proj_dim", "an embedding projection the generic reader does not size"},
