@@ -1,7 +1,7 @@
 /*
  * test_arch_ssm.c - the state-space and recurrent readers (engine/arch/arch_ssm.c: mamba,
  * falcon_mamba, mamba2, jamba; arch_ssm_zamba.c: zamba, zamba2; arch_ssm_rnn.c:
- * recurrent_gemma, rwkv; arch_ssm_gemma3n.c: gemma3n_text): each count written out term by
+ * recurrent_gemma, rwkv, xlstm; arch_ssm_gemma3n.c: gemma3n_text): each count written out term by
  * term from the transformers class, at the published shapes of a release.
  */
 #include <setjmp.h>
@@ -300,6 +300,24 @@ static void read_gemma3n_text_should_match_the_e4b_e2b_difference(void **state)
     assert_non_null(strstr(err.detail, "timm"));
 }
 
+/* NX-AI/xLSTM-7b: 32 mLSTM blocks of 4096 over 8 heads, qk 2048, v 4096, the FFN
+ * round_up(4096 x 2.667, 64) = 10944, vocab 50304, untied; the xLSTM 7B paper's Table 4
+ * gives 6,865,424,896 parameters. */
+static void read_xlstm_should_match_the_7b_paper_total(void **state)
+{
+    (void)state;
+    uint64_t n = count("{\"model_type\": \"xlstm\", \"embedding_dim\": 4096, \"num_blocks\": 32, "
+                       "\"num_heads\": 8, \"vocab_size\": 50304, \"qk_dim_factor\": 0.5, "
+                       "\"v_dim_factor\": 1.0, \"ffn_proj_factor\": 2.667, "
+                       "\"ffn_round_up_to_multiple_of\": 64, \"weight_mode\": \"single\", "
+                       "\"use_bias\": false, \"tie_word_embeddings\": false}");
+    const uint64_t h = 4096, qk = 2048, v = 4096, f = 10944, nh = 8;
+    const uint64_t mlstm = 2 * h * qk + 2 * h * v + 2 * (h * nh + nh) + v + v * h;
+    const uint64_t block = 2 * h + mlstm + 3 * h * f;
+    assert_int_equal(n, 2 * 50304ull * h + 32 * block + h);
+    assert_int_equal(n, 6865424896ull);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -312,6 +330,7 @@ int main(void)
         cmocka_unit_test(read_recurrent_gemma_should_count_rglru_and_local_attention),
         cmocka_unit_test(read_rwkv_should_match_the_pile_releases),
         cmocka_unit_test(read_gemma3n_text_should_match_the_e4b_e2b_difference),
+        cmocka_unit_test(read_xlstm_should_match_the_7b_paper_total),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,7 +11,7 @@
  *   jamba         JambaForCausalLM        models/jamba/modular_jamba.py (Jamba-v0.1,
  *                                         AI21-Jamba-Mini / Large 1.5, 1.6)
  *   zamba, zamba2 ZambaForCausalLM, Zamba2ForCausalLM   arch_ssm_zamba.c
- *   recurrent_gemma, rwkv                 arch_ssm_rnn.c
+ *   recurrent_gemma, rwkv, xlstm          arch_ssm_rnn.c
  *   gemma3n_text  Gemma3nForCausalLM      arch_ssm_gemma3n.c
  *
  * Mamba-1 layers are fg__add_mamba1 (below); Mamba-2 layers blocks.c's fg__add_mamba2.
@@ -335,6 +335,7 @@ const struct fg_arch fg__arch_ssm_table[] = {
     {"recurrent_gemma", "recurrent RG-LRU / local attention (Griffin)",
      fg__ssm_read_recurrent_gemma, NULL},
     {"rwkv", "recurrent (RWKV-4)", fg__ssm_read_rwkv, NULL},
+    {"xlstm", "recurrent (xLSTM, mLSTM blocks)", fg__ssm_read_xlstm, NULL},
     {"gemma3n_text", "AltUp / LAuReL decoder (Gemma 3n text)", fg__ssm_read_gemma3n_text, NULL},
     {NULL, NULL, NULL, NULL},
 };

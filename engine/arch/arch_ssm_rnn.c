@@ -5,6 +5,7 @@
  *   recurrent_gemma  RecurrentGemmaForCausalLM  models/recurrent_gemma (Griffin: RG-LRU
  *                                               recurrent blocks and local attention)
  *   rwkv             RwkvForCausalLM            models/rwkv (RWKV-4 time-mix / channel-mix)
+ *   xlstm            xLSTMForCausalLM           models/xlstm (mLSTM blocks, xLSTM 7B)
  *
  * Their recurrent mixers are FG_NODE_MAMBA2 nodes whose fields give memory_node.c the state
  * the model carries per sequence (see each builder); the parameters are the class's.
@@ -217,4 +218,102 @@ int fg__ssm_read_rwkv(const struct fg_cfg *c, struct fg_model *m, const void *sp
         (rc = fg_cfg_bool(c, "tie_word_embeddings", false, &m->tied, err)))
         return rc;
     return fg__ssm_build_uniform(m, FG_NORM_LN, add_rwkv_block, &att, 2, err);
+}
+
+/* ---- xLSTM ------------------------------------------------------------------- */
+
+struct xlstm {
+    uint64_t heads, qk, v, ffn;
+    bool bias;
+};
+
+/*
+ * xLSTMLayer (transformers modeling_xlstm.py @00bb1d12; xLSTMConfig @124ddc4e): q / k
+ * hidden -> int(hidden x qk_dim_factor), v and ogate_preact hidden -> int(hidden x
+ * v_dim_factor), all biased by use_bias; igate / fgate_preact hidden -> num_heads with bias
+ * (weight_mode "fused" stores the same as two fused matrices); multihead_norm over v (bias by
+ * use_bias); out_proj v -> hidden.  The state xLSTMCache keeps per layer is C (heads x
+ * qk / heads x v / heads), n and m: a node of num_heads heads of v / heads with a state of
+ * qk / heads and no conv taps.
+ */
+static int add_mlstm(struct fg_model *m, int32_t li, const struct xlstm *x, struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add_block(m, FG_NODE_MAMBA2, li, "mLSTM", err);
+    if (!n)
+        return FG_E_NOMEM;
+    uint64_t h = m->hidden;
+    fg__node_linear(n, "q", h, x->qk, 1, x->bias);
+    fg__node_linear(n, "k", h, x->qk, 1, x->bias);
+    fg__node_linear(n, "v", h, x->v, 1, x->bias);
+    fg__node_linear(n, "ogate", h, x->v, 1, x->bias);
+    fg__node_linear(n, "igate", h, x->heads, 1, true);
+    fg__node_linear(n, "fgate", h, x->heads, 1, true);
+    fg__node_linear(n, "out_proj", x->v, h, 1, x->bias);
+    n->params += x->v * (x->bias ? 2 : 1); /* multihead_norm */
+    n->hidden = n->width = (uint32_t)h;
+    n->ssm_heads = (uint32_t)x->heads;
+    n->ssm_head_dim = (uint32_t)(x->v / x->heads);
+    n->state = (uint32_t)(x->qk / x->heads);
+    n->conv_kernel = 1;
+    fg__fmt(n->desc, sizeof n->desc, "mLSTM %llu heads, qk %llu, v %llu",
+            (unsigned long long)x->heads, (unsigned long long)x->qk, (unsigned long long)x->v);
+    return 0;
+}
+
+/* xLSTMBlock: norm_mlstm, the mLSTM layer, norm_ffn (xLSTMRMSNorm, bias by use_bias) and
+ * xLSTMFeedForward (proj_up_gate and proj_up hidden -> F, proj_down back, bias by use_bias). */
+static int add_xlstm_block(struct fg_model *m, int32_t li, const void *arg, struct fg_err *err)
+{
+    const struct xlstm *x = arg;
+    enum fg_norm_kind nk = x->bias ? FG_NORM_LN : FG_NORM_RMS; /* weight, and bias when set */
+    const struct fg_mlp_shape f = {.hidden = m->hidden, .inter = x->ffn, .gated = true,
+                                   .bias = x->bias};
+    int rc;
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, nk, err)) ||
+        (rc = add_mlstm(m, li, x, err)) ||
+        (rc = fg__add_norm(m, li, "Norm", m->hidden, nk, err)))
+        return rc;
+    return fg__add_mlp(m, li, &f, NULL, err);
+}
+
+/*
+ * xLSTMModel: embeddings vocab x embedding_dim (= hidden_size), num_blocks blocks, out_norm
+ * (built whatever add_out_norm says; weight only); xLSTMForCausalLM's lm_head without bias,
+ * tied by tie_word_embeddings (default false).  hidden_size / embedding_dim and
+ * num_hidden_layers / num_blocks are aliases.  The FFN width is round_up_to_next_multiple_of(
+ * hidden x ffn_proj_factor, ffn_round_up_to_multiple_of): floor((x + m - 1) / m) x m.
+ */
+int fg__ssm_read_xlstm(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                       struct fg_err *err)
+{
+    (void)spec;
+    struct xlstm x = {0};
+    double qkf, vf, ff;
+    uint64_t mult;
+    int rc;
+    if ((rc = fg_cfg_u64(c, "vocab_size", 50304, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
+        (rc = fg_cfg_u64(c, "hidden_size|embedding_dim", 4096, 1, FG_MAX_HIDDEN, &m->hidden,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "num_hidden_layers|num_blocks", 32, 1, FG_MAX_LAYERS, &m->layers,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "num_heads", 8, 1, FG_MAX_HEADS, &x.heads, err)) ||
+        (rc = fg_cfg_bool(c, "use_bias", false, &x.bias, err)) ||
+        (rc = fg_cfg_bool(c, "tie_word_embeddings", false, &m->tied, err)) ||
+        (rc = fg_cfg_f64(c, "qk_dim_factor", 0.5, 0.001, 64.0, &qkf, err)) ||
+        (rc = fg_cfg_f64(c, "v_dim_factor", 1.0, 0.001, 64.0, &vf, err)) ||
+        (rc = fg_cfg_f64(c, "ffn_proj_factor", 2.667, 0.001, 64.0, &ff, err)) ||
+        (rc = fg_cfg_u64(c, "ffn_round_up_to_multiple_of", 64, 1, 1u << 16, &mult, err)))
+        return rc;
+    x.qk = (uint64_t)((double)m->hidden * qkf);
+    x.v = (uint64_t)((double)m->hidden * vf);
+    double up = (double)m->hidden * ff;
+    x.ffn = (uint64_t)((up + (double)(mult - 1)) / (double)mult) * mult;
+    if (!x.qk || !x.v || x.qk % x.heads || x.v % x.heads || !x.ffn || x.ffn > FG_MAX_INTER)
+        return fg_err_set(err, FG_E_RANGE, "%s: the mLSTM widths (qk %llu, v %llu, ffn %llu) "
+                          "must be positive multiples of num_heads %llu", c->origin,
+                          (unsigned long long)x.qk, (unsigned long long)x.v,
+                          (unsigned long long)x.ffn, (unsigned long long)x.heads);
+    m->heads = x.heads;
+    m->inter = x.ffn;
+    return fg__ssm_build_uniform(m, FG_NORM_RMS, add_xlstm_block, &x, 1, err);
 }
