@@ -1,7 +1,8 @@
 /*
  * test_arch_ssm.c - the state-space and recurrent readers (engine/arch/arch_ssm.c: mamba,
  * falcon_mamba, mamba2, jamba; arch_ssm_zamba.c: zamba, zamba2; arch_ssm_rnn.c:
- * recurrent_gemma, rwkv, xlstm; arch_ssm_gemma3n.c: gemma3n_text): each count written out term by
+ * recurrent_gemma, rwkv, xlstm; arch_ssm_gemma3n.c: gemma3n_text;
+ * arch_ssm_blt.c: blt): each count written out term by
  * term from the transformers class, at the published shapes of a release.
  */
 #include <setjmp.h>
@@ -318,6 +319,33 @@ static void read_xlstm_should_match_the_7b_paper_total(void **state)
     assert_int_equal(n, 6865424896ull);
 }
 
+/* One BLT transformer layer, term by term: norms, q / k / v / o, gated MLP. */
+static uint64_t blt_layer(uint64_t h, uint64_t f)
+{
+    return 2 * h + 4 * h * h + 3 * h * f;
+}
+
+/* BltConfig's defaults, the facebook/blt-1b shapes: a 1-layer local encoder (1024, one
+ * cross-attention after it), a 25-layer global transformer (2048), a 9-layer local decoder
+ * (1024, cross-attention before every layer), 6 hash embeddings of 500002 rows, the 14-layer
+ * 768-wide patcher, an untied 260-byte head.  A from_pretrained load of blt-1b in
+ * transformers counts 4,633,391,872 (tests/fixtures/PROVENANCE.md). */
+static void read_blt_should_count_the_four_parts_and_the_hash_embeddings(void **state)
+{
+    (void)state;
+    uint64_t n = count("{\"model_type\": \"blt\"}");
+    const uint64_t he = 1024, hg = 2048, hp = 768, v = 260;
+    const uint64_t cross = 4 * he * he + 2 * he;
+    const uint64_t enc = v * he + blt_layer(he, 2816) + he * 2 * he + cross;
+    const uint64_t glo = 25 * blt_layer(hg, 5632);
+    const uint64_t dec = hg * 2 * he + 9 * (cross + blt_layer(he, 2816)) + he;
+    const uint64_t patcher = 2 * v * hp + hp + 14 * blt_layer(hp, 2048);
+    assert_int_equal(n, enc + 6 * 500002ull * he + glo + dec + patcher + v * he);
+    assert_int_equal(n, 4633391872ull);
+    /* without patch_in_forward the class builds no patcher */
+    assert_int_equal(n - count("{\"model_type\": \"blt\", \"patch_in_forward\": false}"), patcher);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +359,7 @@ int main(void)
         cmocka_unit_test(read_rwkv_should_match_the_pile_releases),
         cmocka_unit_test(read_gemma3n_text_should_match_the_e4b_e2b_difference),
         cmocka_unit_test(read_xlstm_should_match_the_7b_paper_total),
+        cmocka_unit_test(read_blt_should_count_the_four_parts_and_the_hash_embeddings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
  *   zamba, zamba2 ZambaForCausalLM, Zamba2ForCausalLM   arch_ssm_zamba.c
  *   recurrent_gemma, rwkv, xlstm          arch_ssm_rnn.c
  *   gemma3n_text  Gemma3nForCausalLM      arch_ssm_gemma3n.c
+ *   blt           BltForCausalLM          arch_ssm_blt.c
  *
  * Mamba-1 layers are fg__add_mamba1 (below); Mamba-2 layers blocks.c's fg__add_mamba2.
  */
@@ -336,6 +337,7 @@ const struct fg_arch fg__arch_ssm_table[] = {
      fg__ssm_read_recurrent_gemma, NULL},
     {"rwkv", "recurrent (RWKV-4)", fg__ssm_read_rwkv, NULL},
     {"xlstm", "recurrent (xLSTM, mLSTM blocks)", fg__ssm_read_xlstm, NULL},
+    {"blt", "byte latent transformer (BLT)", fg__ssm_read_blt, NULL},
     {"gemma3n_text", "AltUp / LAuReL decoder (Gemma 3n text)", fg__ssm_read_gemma3n_text, NULL},
     {NULL, NULL, NULL, NULL},
 };
