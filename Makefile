@@ -116,6 +116,7 @@ ENGINE_SRCS := \
 	engine/arch/arch_ssm_rnn.c \
 	engine/arch/arch_ssm_gemma3n.c \
 	engine/arch/arch_ssm_blt.c \
+	engine/arch/arch_ssm_vq.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \
 	engine/hw/detect.c \

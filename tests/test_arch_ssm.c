@@ -2,7 +2,7 @@
  * test_arch_ssm.c - the state-space and recurrent readers (engine/arch/arch_ssm.c: mamba,
  * falcon_mamba, mamba2, jamba; arch_ssm_zamba.c: zamba, zamba2; arch_ssm_rnn.c:
  * recurrent_gemma, rwkv, xlstm; arch_ssm_gemma3n.c: gemma3n_text;
- * arch_ssm_blt.c: blt): each count written out term by
+ * arch_ssm_blt.c: blt; arch_ssm_vq.c: chameleon): each count written out term by
  * term from the transformers class, at the published shapes of a release.
  */
 #include <setjmp.h>
@@ -346,6 +346,39 @@ static void read_blt_should_count_the_four_parts_and_the_hash_embeddings(void **
     assert_int_equal(n - count("{\"model_type\": \"blt\", \"patch_in_forward\": false}"), patcher);
 }
 
+/* ChameleonVQVAEEncoderResnetBlock, term by term. */
+static uint64_t vq_resnet(uint64_t in, uint64_t out)
+{
+    return 2 * in + in * out * 9 + out + 2 * out + out * out * 9 + out +
+           (in != out ? in * out + out : 0);
+}
+
+/* ChameleonConfig's defaults, the chameleon-7b shapes (its vq_config is the VQ defaults:
+ * 128 base channels over multipliers 1, 1, 2, 2, 4, two resnet blocks a level, no
+ * attention levels, the vanilla mid attention, 8192 codes of 256). */
+static void read_chameleon_should_count_the_vq_encoder_and_qk_layernorms(void **state)
+{
+    (void)state;
+    uint64_t n = count("{\"model_type\": \"chameleon\"}");
+    const uint64_t h = 4096, f = 11008, b = 128;
+    const uint64_t attn = 4 * h * h + 2 * 2 * h; /* q_norm and k_norm: weight and bias */
+    const uint64_t layer = 2 * h + attn + 3 * h * f;
+    uint64_t vq = 3 * b * 9 + b;
+    const uint64_t mult[] = {1, 1, 2, 2, 4};
+    for (int i = 0; i < 5; i++) {
+        uint64_t in = b * (i ? mult[i - 1] : 1), out = b * mult[i];
+        vq += vq_resnet(in, out) + vq_resnet(out, out) + (i < 4 ? out * out * 9 + out : 0);
+    }
+    const uint64_t c = 512;
+    vq += 2 * vq_resnet(c, c) + (2 * c + 4 * (c * c + c)) + 2 * c + (c * 256 * 9 + 256);
+    vq += 8192 * 256 + 2 * (256 * 256 + 256);
+    assert_int_equal(n, 2 * 65536ull * h + 32 * layer + h + vq);
+    /* an attention block at each level whose resolution attn_resolutions names */
+    uint64_t na = count("{\"model_type\": \"chameleon\", \"vq_config\": {\"attn_resolutions\": "
+                        "[32]}}");
+    assert_int_equal(na - n, 2 * (2 * c + 4 * (c * c + c)));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,6 +393,7 @@ int main(void)
         cmocka_unit_test(read_gemma3n_text_should_match_the_e4b_e2b_difference),
         cmocka_unit_test(read_xlstm_should_match_the_7b_paper_total),
         cmocka_unit_test(read_blt_should_count_the_four_parts_and_the_hash_embeddings),
+        cmocka_unit_test(read_chameleon_should_count_the_vq_encoder_and_qk_layernorms),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
