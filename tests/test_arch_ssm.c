@@ -2,7 +2,7 @@
  * test_arch_ssm.c - the state-space and recurrent readers (engine/arch/arch_ssm.c: mamba,
  * falcon_mamba, mamba2, jamba; arch_ssm_zamba.c: zamba, zamba2; arch_ssm_rnn.c:
  * recurrent_gemma, rwkv, xlstm; arch_ssm_gemma3n.c: gemma3n_text;
- * arch_ssm_blt.c: blt; arch_ssm_vq.c: chameleon): each count written out term by
+ * arch_ssm_blt.c: blt; arch_ssm_vq.c: chameleon, emu3): each count written out term by
  * term from the transformers class, at the published shapes of a release.
  */
 #include <setjmp.h>
@@ -379,6 +379,52 @@ static void read_chameleon_should_count_the_vq_encoder_and_qk_layernorms(void **
     assert_int_equal(na - n, 2 * (2 * c + 4 * (c * c + c)));
 }
 
+/* Emu3's defaults (Emu3-Chat-hf's text model: 4096 x 32, 32 / 8 heads, 14336 wide, vocab
+ * 184622, untied) and the video VQ-VAE's (256 base channels over 1, 2, 2, 4, attention at
+ * level 3 over 1024, 4-channel latents, a 4x temporal factor, 32768 codes), term by term. */
+static void read_emu3_should_count_the_video_vq_vae_and_its_batchnorm_buffers(void **state)
+{
+    (void)state;
+    struct fg_model *m = built("{\"model_type\": \"emu3\"}");
+    const uint64_t h = 4096, f = 14336, v = 184622;
+    const uint64_t layer = 2 * h + (h * h + 2 * h * 1024 + h * h) + 3 * h * f;
+    const uint64_t att = 4 * (1024ull * 1024 + 1024), b = 256, e = 4, L = 4;
+    uint64_t enc = 3 * b * 9 + b;
+    const uint64_t mult[] = {1, 2, 2, 4};
+    for (int i = 0; i < 4; i++) {
+        uint64_t in = b * (i ? mult[i - 1] : 1), out = b * mult[i];
+        enc += vq_resnet(in, out) + vq_resnet(out, out) + (i == 3 ? 2 * (att + 2 * out) : 0) +
+               (i < 3 ? out * out * 9 + out : 0);
+    }
+    const uint64_t top = 1024, tres = 2 * (4 * L + 1) + 2 * (L * L * 27 + L);
+    enc += 2 * vq_resnet(top, top) + att + 2 * top + 2 * top + (top * L * 9 + L) +
+           2 * (L * L * 36 + L) + 2 * tres;
+    /* SpatialNorm(4, c): GroupNorm and two 1x1 convs from the 4 quant channels */
+#define SN(c) (2 * (c) + 2 * (e * (c) + (c)))
+#define QRES(i, o) (SN(i) + (i) * (o) * 9 + (o) + SN(o) + (o) * (o) * 9 + (o) + \
+                    ((i) != (o) ? (i) * (o) + (o) : 0))
+    uint64_t dec = 2 * tres + 2 * (L * L * 27 + L) + (L * top * 9 + top);
+    dec += 2 * QRES(top, top) + att + SN(top);
+    uint64_t in = top;
+    for (int i = 3; i >= 0; i--) {
+        uint64_t out = b * mult[i];
+        for (int k = 0; k < 3; k++, in = out)
+            dec += QRES(in, out) + (i == 3 ? att + SN(out) : 0);
+        if (i)
+            dec += in * in * 9 + in;
+    }
+    dec += SN(b) + (b * 3 * 9 + 3);
+#undef SN
+#undef QRES
+    const uint64_t vq = enc + dec + 32768 * e + (L * e * 3 + e) + (e * L * 3 + L);
+    assert_int_equal(m->params_total, 2 * v * h + 32 * layer + h + vq);
+    /* BatchNorm3d's running_mean / running_var / num_batches_tracked are stored buffers */
+    const struct fg_node *t = first_of(m, FG_NODE_VISION);
+    assert_non_null(t);
+    assert_int_equal(t->buffers, 4 * 2 * (2 * L + 1));
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -394,6 +440,7 @@ int main(void)
         cmocka_unit_test(read_xlstm_should_match_the_7b_paper_total),
         cmocka_unit_test(read_blt_should_count_the_four_parts_and_the_hash_embeddings),
         cmocka_unit_test(read_chameleon_should_count_the_vq_encoder_and_qk_layernorms),
+        cmocka_unit_test(read_emu3_should_count_the_video_vq_vae_and_its_batchnorm_buffers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

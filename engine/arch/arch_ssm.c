@@ -14,7 +14,7 @@
  *   recurrent_gemma, rwkv, xlstm          arch_ssm_rnn.c
  *   gemma3n_text  Gemma3nForCausalLM      arch_ssm_gemma3n.c
  *   blt           BltForCausalLM          arch_ssm_blt.c
- *   chameleon     ChameleonForConditionalGeneration   arch_ssm_vq.c
+ *   chameleon, emu3  ...ForConditionalGeneration     arch_ssm_vq.c
  *
  * Mamba-1 layers are fg__add_mamba1 (below); Mamba-2 layers blocks.c's fg__add_mamba2.
  */
@@ -340,6 +340,7 @@ const struct fg_arch fg__arch_ssm_table[] = {
     {"xlstm", "recurrent (xLSTM, mLSTM blocks)", fg__ssm_read_xlstm, NULL},
     {"blt", "byte latent transformer (BLT)", fg__ssm_read_blt, NULL},
     {"chameleon", "early-fusion decoder + VQ-GAN (Chameleon)", fg__ssm_read_chameleon, NULL},
+    {"emu3", "early-fusion decoder + video VQ-VAE (Emu3)", fg__ssm_read_emu3, NULL},
     {"gemma3n_text", "AltUp / LAuReL decoder (Gemma 3n text)", fg__ssm_read_gemma3n_text, NULL},
     {NULL, NULL, NULL, NULL},
 };

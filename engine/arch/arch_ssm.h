@@ -1,7 +1,7 @@
 /*
  * arch_ssm.h - internal to the state-space readers (arch_ssm.c: mamba, falcon_mamba,
  * mamba2, jamba; arch_ssm_zamba.c: zamba, zamba2; arch_ssm_rnn.c: recurrent_gemma, rwkv, xlstm;
- * arch_ssm_gemma3n.c: gemma3n_text; arch_ssm_blt.c: blt; arch_ssm_vq.c: chameleon): the Mamba-1 mixer they share and the readers
+ * arch_ssm_gemma3n.c: gemma3n_text; arch_ssm_blt.c: blt; arch_ssm_vq.c: chameleon, emu3): the Mamba-1 mixer they share and the readers
  * the registry table in arch_ssm.c names.  Error contract: arch.h's (0 or FG_E_*, err
  * naming the key).
  */
@@ -60,6 +60,8 @@ int fg__ssm_read_blt(const struct fg_cfg *c, struct fg_model *m, const void *spe
                      struct fg_err *err);
 int fg__ssm_read_chameleon(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                            struct fg_err *err);
+int fg__ssm_read_emu3(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                      struct fg_err *err);
 int fg__ssm_read_zamba(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                        struct fg_err *err);
 int fg__ssm_read_zamba2(const struct fg_cfg *c, struct fg_model *m, const void *spec,
