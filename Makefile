@@ -112,6 +112,7 @@ ENGINE_SRCS := \
 	engine/arch/arch_classic.c \
 	engine/arch/arch_mllama.c \
 	engine/arch/arch_ssm.c \
+	engine/arch/arch_ssm_blocks.c \
 	engine/arch/arch_ssm_zamba.c \
 	engine/arch/arch_ssm_rnn.c \
 	engine/arch/arch_ssm_gemma3n.c \

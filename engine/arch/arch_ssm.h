@@ -1,9 +1,10 @@
 /*
- * arch_ssm.h - internal to the state-space readers (arch_ssm.c: mamba, falcon_mamba,
- * mamba2, jamba; arch_ssm_zamba.c: zamba, zamba2; arch_ssm_rnn.c: recurrent_gemma, rwkv, xlstm;
- * arch_ssm_gemma3n.c: gemma3n_text; arch_ssm_blt.c: blt; arch_ssm_vq.c: chameleon, emu3): the Mamba-1 mixer they share and the readers
- * the registry table in arch_ssm.c names.  Error contract: arch.h's (0 or FG_E_*, err
- * naming the key).
+ * arch_ssm.h - internal to the state-space and recurrent readers: the blocks they share
+ * (arch_ssm_blocks.c, which calls no reader) and the readers of arch_ssm_zamba.c (zamba,
+ * zamba2), arch_ssm_rnn.c (recurrent_gemma, rwkv, xlstm), arch_ssm_gemma3n.c
+ * (gemma3n_text), arch_ssm_blt.c (blt) and arch_ssm_vq.c (chameleon, emu3) that the registry
+ * table in arch_ssm.c (mamba, falcon_mamba, mamba2, jamba) names.  Error contract: arch.h's
+ * (0 or FG_E_*, err naming the key).
  */
 #ifndef FG_ARCH_SSM_H
 #define FG_ARCH_SSM_H
