@@ -118,6 +118,8 @@ ENGINE_SRCS := \
 	engine/arch/arch_ssm_gemma3n.c \
 	engine/arch/arch_ssm_blt.c \
 	engine/arch/arch_ssm_vq.c \
+	engine/arch/arch_dec.c \
+	engine/arch/arch_dec2.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \
 	engine/hw/detect.c \
@@ -208,6 +210,7 @@ TEST_SRCS := \
 	tests/test_arch_families.c \
 	tests/test_arch_classic.c \
 	tests/test_arch_ssm.c \
+	tests/test_arch_dec.c \
 	tests/test_arch_generic.c \
 	tests/test_params.c \
 	tests/test_source.c \

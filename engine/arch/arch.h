@@ -50,6 +50,8 @@ extern const struct fg_arch fg__arch_llama4_table[];
 extern const struct fg_arch fg__arch_classic_table[];
 extern const struct fg_arch fg__arch_mllama_table[];
 extern const struct fg_arch fg__arch_ssm_table[];
+extern const struct fg_arch fg__arch_dec_table[];
+extern const struct fg_arch fg__arch_dec2_table[];
 
 /* The generic reader (arch_generic.c), used for unknown model_types with the standard keys:
  * sets m->certainty to GENERIC, or UNSURE with a note naming the key it cannot size. */

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
+#include "arch/arch_hybrid.h"
 
 struct fg_decoder_spec {
     struct fg_core_defaults d;     /* the config class defaults */
@@ -37,6 +38,17 @@ struct fg_decoder_spec {
     unsigned inv_freq_before;      /* configs written by transformers older than this
                                       (major * 1000 + minor) sit next to checkpoints that store
                                       each layer's rotary inv_freq buffer; 0 = never */
+    uint64_t kv_heads_def;         /* num_key_value_heads when absent; 0 = heads (BitNet: 5) */
+    bool sub_norms;                /* BitNet attn_sub_norm (hidden) and ffn_sub_norm (inter) */
+    bool xielu;                    /* hidden_act "xielu" (the class default): each MLP's
+                                      XIELUActivation stores alpha_p, alpha_n and the
+                                      persistent buffers beta, eps (Apertus) */
+    uint64_t head_dim_def;         /* head_dim when absent; 0 = hidden / heads */
+    bool mlp_bias_default;         /* MLP biases when mlp_bias_key is absent, or always
+                                      without a key (Jais2 true, Persimmon) */
+    bool qk_norm_default;          /* qk norms when qk_norm_key is absent (Persimmon) */
+    uint8_t attn_head_vectors;     /* learned head_dim vectors in each attention (DiffLlama's
+                                      lambda_q1, lambda_k1, lambda_q2, lambda_k2: 4) */
 };
 
 /* Shared by all rows: the block structure. */
@@ -47,7 +59,16 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
     int rc;
     if ((rc = fg__read_core(c, m, &s->d, err)))
         return rc;
-    bool bias = s->bias_default, mlp_bias = false, qkn = s->qk_norm != 0, head_bias = false;
+    if (s->kv_heads_def && (rc = fg__hy_read_kv_heads(c, m, s->kv_heads_def, err)))
+        return rc;
+    if (s->head_dim_def && !fg_cfg_has(c, "head_dim"))
+        m->head_dim = s->head_dim_def;
+    const char *act = "";
+    if (s->xielu && (rc = fg_cfg_str(c, "hidden_act", "xielu", &act, err)))
+        return rc;
+    bool xielu = s->xielu && act && strcmp(act, "xielu") == 0;
+    bool bias = s->bias_default, mlp_bias = s->mlp_bias_default, qkn = s->qk_norm != 0,
+         head_bias = false;
     if (s->bias_key && (rc = fg_cfg_bool(c, s->bias_key, s->bias_default, &bias, err)))
         return rc;
     bool qkv_bias = false, o_bias = false;
@@ -56,9 +77,10 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
         return rc;
     if (s->o_bias_key && (rc = fg_cfg_bool(c, s->o_bias_key, false, &o_bias, err)))
         return rc;
-    if (s->mlp_bias_key && (rc = fg_cfg_bool(c, s->mlp_bias_key, false, &mlp_bias, err)))
+    if (s->mlp_bias_key &&
+        (rc = fg_cfg_bool(c, s->mlp_bias_key, s->mlp_bias_default, &mlp_bias, err)))
         return rc;
-    if (s->qk_norm_key && (rc = fg_cfg_bool(c, s->qk_norm_key, false, &qkn, err)))
+    if (s->qk_norm_key && (rc = fg_cfg_bool(c, s->qk_norm_key, s->qk_norm_default, &qkn, err)))
         return rc;
     if (s->head_bias_key && (rc = fg_cfg_bool(c, "lm_head_bias", false, &head_bias, err)))
         return rc;
@@ -117,15 +139,19 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
             return rc;
         if (softcap > 0)
             attn->eager_bytes += 2;
-        attn->params += inv_freq;
+        attn->params += inv_freq + (s->sub_norms ? m->hidden : 0) +
+                        s->attn_head_vectors * m->head_dim;
         attn->buffers += inv_freq;
         if (s->norms_per_layer == 4 &&
             (rc = fg__add_norm(m, li, "PostAttnNorm", m->hidden, s->norm, err)))
             return rc;
         if (s->norms_per_layer >= 2 && (rc = fg__add_norm(m, li, "Norm", m->hidden, s->norm, err)))
             return rc;
-        if ((rc = fg__add_mlp(m, li, &f, NULL, err)))
+        struct fg_node *mlp;
+        if ((rc = fg__add_mlp(m, li, &f, &mlp, err)))
             return rc;
+        mlp->params += (s->sub_norms ? m->inter : 0) + (xielu ? 4 : 0);
+        mlp->buffers += xielu ? 2 : 0;
         if (s->norms_per_layer == 4 &&
             (rc = fg__add_norm(m, li, "PostMLPNorm", m->hidden, s->norm, err)))
             return rc;
@@ -367,6 +393,95 @@ static const struct fg_decoder_spec olmo = {
     .norm = FG_NORM_LN_NOPARAM, .bias_key = "attention_bias", .gated = true,
     .norms_per_layer = 2};
 
+/* ApertusForCausalLM (models/apertus/modular_apertus.py @008e5743, Apertus-8B / 70B):
+ * LlamaAttention (attention_bias) with q_norm / k_norm over head_dim; ApertusMLP a plain
+ * up_proj / down_proj without bias around XIELUActivation (transformers activations.py:
+ * alpha_p and alpha_n parameters of shape (1,), beta and eps registered as persistent
+ * buffers); attention_layernorm and feedforward_layernorm.  ApertusConfig defaults. */
+static const struct fg_decoder_spec apertus = {
+    .d = {.vocab = 131072, .hidden = 4096, .inter = 14336, .layers = 32, .heads = 32,
+          .max_pos = 65536, .tie = false},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = false, .qk_norm = 1,
+    .norms_per_layer = 2, .xielu = true};
+/* BitNetForCausalLM (models/bitnet/modular_bitnet.py @08c53278, bitnet-b1.58-2B-4T):
+ * LlamaAttention (attention_bias) whose output goes through attn_sub_norm (RMSNorm over
+ * hidden) before o_proj; BitNetMLP the gated GemmaMLP with ffn_sub_norm (RMSNorm over
+ * intermediate_size) before down_proj.  BitNetConfig defaults (5 key/value heads). */
+static const struct fg_decoder_spec bitnet = {
+    .d = {.vocab = 128256, .hidden = 2560, .inter = 6912, .layers = 30, .heads = 20,
+          .max_pos = 2048, .tie = false},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .norms_per_layer = 2,
+    .kv_heads_def = 5, .sub_norms = true};
+
+/* CwmForCausalLM (models/cwm/modular_cwm.py @000c33fd, Code World Model): LlamaModel
+ * blocks whose CwmAttention (Qwen2Attention) has no bias on q/k/v/o; MLP bias by mlp_bias;
+ * sliding windows by layer_types (the class default: every 4th layer, from the first,
+ * attends fully).  CwmConfig defaults (8 key/value heads, head_dim 128). */
+static const struct fg_decoder_spec cwm = {
+    .d = {.vocab = 128256, .hidden = 6144, .inter = 21504, .layers = 64, .heads = 48,
+          .max_pos = 131072, .tie = false},
+    .norm = FG_NORM_RMS, .mlp_bias_key = "mlp_bias", .gated = true, .norms_per_layer = 2,
+    .window_pattern = 4, .kv_heads_def = 8, .head_dim_def = 128};
+/* Ministral3ForCausalLM (models/ministral3/modular_ministral3.py @00b364c7, the text model
+ * of the Ministral-3 releases): MistralAttention (no bias) whose queries are scaled per
+ * position (llama_4_scaling_beta: no tensor), Mistral blocks.  Ministral3Config defaults
+ * (configuration_ministral3.py @008e5743: 8 key/value heads, head_dim 128). */
+static const struct fg_decoder_spec ministral3 = {
+    .d = {.vocab = 131072, .hidden = 4096, .inter = 14336, .layers = 34, .heads = 32,
+          .max_pos = 262144, .tie = false},
+    .norm = FG_NORM_RMS, .gated = true, .norms_per_layer = 2, .kv_heads_def = 8,
+    .head_dim_def = 128};
+/* VaultGemmaForCausalLM (models/vaultgemma/modular_vaultgemma.py @0eec8c78): Gemma2
+ * attention (attention_bias, soft-capped logits) and GeGLU MLP, but VaultGemmaDecoderLayer
+ * drops post_attention_layernorm and post_feedforward_layernorm: two norms per block;
+ * sliding windows as Gemma-2's.  Gemma2Config defaults (4 key/value heads, head_dim 256). */
+static const struct fg_decoder_spec vaultgemma = {
+    .d = {.vocab = 256000, .hidden = 2304, .inter = 9216, .layers = 26, .heads = 8,
+          .max_pos = 8192, .tie = true},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .norms_per_layer = 2,
+    .window_pattern = 2, .softcap_def = 50.0, .kv_heads_def = 4, .head_dim_def = 256};
+/* Jais2ForCausalLM (models/jais2/modular_jais2.py @1060b88e, Jais-2): LlamaAttention with
+ * q/k/v/o biased by attention_bias (default true), Jais2MLP = NemotronMLP (plain relu^2
+ * up_proj / down_proj biased by mlp_bias, default true), nn.LayerNorm with bias for the
+ * block and final norms.  Jais2Config defaults. */
+static const struct fg_decoder_spec jais2 = {
+    .d = {.vocab = 150272, .hidden = 3328, .inter = 26624, .layers = 32, .heads = 26,
+          .max_pos = 8192, .tie = false},
+    .norm = FG_NORM_LN, .bias_key = "attention_bias", .bias_default = true,
+    .mlp_bias_key = "mlp_bias", .mlp_bias_default = true, .gated = false,
+    .norms_per_layer = 2};
+/* NanoChatForCausalLM (models/nanochat/modular_nanochat.py @06a60bac, nanochat-d32):
+ * NanoChatRMSNorm is Llama4TextL2Norm, without weight, for the block, final and q/k norms;
+ * q/k/v/o biased by attention_bias (qkv_bias in the first release); NanoChatMLP a plain
+ * relu^2 fc / proj without bias; untied lm_head.  NanoChatConfig defaults
+ * (configuration_nanochat.py @008e5743). */
+static const struct fg_decoder_spec nanochat = {
+    .d = {.vocab = 50304, .hidden = 768, .inter = 8192, .layers = 12, .heads = 6,
+          .max_pos = 2048, .tie = false},
+    .norm = FG_NORM_LN_NOPARAM, .bias_key = "attention_bias|qkv_bias", .gated = false,
+    .norms_per_layer = 2};
+/* PersimmonForCausalLM (models/persimmon/modeling_persimmon.py @00dcc6dd, Persimmon-8B,
+ * Fuyu's text model): nn.LayerNorm with bias, query_key_value fused and dense, both biased,
+ * q_layernorm / k_layernorm (LayerNorm over head_dim, with bias) when qk_layernorm (default
+ * true), PersimmonMLP dense_h_to_4h / dense_4h_to_h with bias around relu^2; untied
+ * lm_head without bias.  PersimmonConfig defaults. */
+static const struct fg_decoder_spec persimmon = {
+    .d = {.vocab = 262144, .hidden = 4096, .inter = 16384, .layers = 36, .heads = 64,
+          .max_pos = 16384, .tie = false},
+    .norm = FG_NORM_LN, .bias_default = true, .mlp_bias_default = true, .gated = false,
+    .qk_norm = 1, .qk_norm_key = "qk_layernorm", .qk_norm_default = true,
+    .norms_per_layer = 2, .fused_qkv = true};
+
+/* DiffLlamaForCausalLM (models/diffllama/modular_diffllama.py @01ae98ae): DiffLlamaAttention
+ * q/k/v/o biased by attention_bias plus lambda_q1, lambda_k1, lambda_q2, lambda_k2 (one
+ * head_dim vector each) and a groupnorm without weight; MistralMLP; llama blocks.
+ * DiffLlamaConfig defaults (configuration_diffllama.py). */
+static const struct fg_decoder_spec diffllama = {
+    .d = {.vocab = 32000, .hidden = 2048, .inter = 8192, .layers = 16, .heads = 32,
+          .max_pos = 2048, .tie = false},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .gated = true, .norms_per_layer = 2,
+    .attn_head_vectors = 4};
+
 const struct fg_arch fg__arch_decoder_table[] = {
     {"llama", "llama-style decoder", fg__arch_read_decoder, &llama},
     /* code_llama: transformers maps it to LlamaForCausalLM (models/auto/modeling_auto.py) */
@@ -404,5 +519,17 @@ const struct fg_arch fg__arch_decoder_table[] = {
     {"cohere2", "cohere decoder (parallel block, 3 local : 1 global)", fg__arch_read_decoder,
      &cohere2},
     {"arcee", "llama-style decoder (relu^2 MLP)", fg__arch_read_decoder, &arcee},
+    {"apertus", "llama-style decoder (xIELU MLP, q/k norm)", fg__arch_read_decoder, &apertus},
+    {"bitnet", "llama-style decoder (sub-norms)", fg__arch_read_decoder, &bitnet},
+    {"cwm", "llama-style decoder (3 local : 1 global)", fg__arch_read_decoder, &cwm},
+    {"ministral3", "llama-style decoder (sliding window)", fg__arch_read_decoder, &ministral3},
+    {"vaultgemma", "gemma-2 decoder (two norms)", fg__arch_read_decoder, &vaultgemma},
+    {"jais2", "llama-style decoder (LayerNorm, relu^2)", fg__arch_read_decoder, &jais2},
+    {"nanochat", "llama-style decoder (weightless norms, relu^2)", fg__arch_read_decoder,
+     &nanochat},
+    {"persimmon", "persimmon decoder (fused qkv, q/k LayerNorm)", fg__arch_read_decoder,
+     &persimmon},
+    {"diffllama", "llama-style decoder (differential attention)", fg__arch_read_decoder,
+     &diffllama},
     {NULL, NULL, NULL, NULL},
 };

@@ -348,7 +348,7 @@ static int read_nemotron_h(const struct fg_cfg *c, struct fg_model *m, const voi
  * over hidden channels with conv_L_cache taps, out_proj hidden -> hidden;
  * conv_bias switches the bias of all three.
  */
-static int add_shortconv(struct fg_model *m, int32_t layer, uint64_t hidden, uint64_t kernel,
+int fg__hy_add_shortconv(struct fg_model *m, int32_t layer, uint64_t hidden, uint64_t kernel,
                          bool bias, struct fg_err *err)
 {
     struct fg_node *n = fg__model_add_block(m, FG_NODE_SHORTCONV, layer, "ShortConv", err);
@@ -460,7 +460,7 @@ static int read_lfm2(const struct fg_cfg *c, struct fg_model *m, const void *spe
         if (kinds[l] == HY_ATTN) {
             if ((rc = fg__add_attention(m, li, &a, NULL, err)))
                 return rc;
-        } else if ((rc = add_shortconv(m, li, m->hidden, kernel, bias, err))) {
+        } else if ((rc = fg__hy_add_shortconv(m, li, m->hidden, kernel, bias, err))) {
             return rc;
         }
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))

@@ -43,4 +43,9 @@ int fg__hy_read_kind_list(const struct fg_cfg *c, const char *keys, const char *
 int fg__hy_read_kv_heads(const struct fg_cfg *c, struct fg_model *m, uint64_t def,
                          struct fg_err *err);
 
+/* Lfm2ShortConv (arch_hybrid.c): in_proj hidden -> 3 x hidden, a depthwise conv1d of kernel
+ * taps over hidden channels, out_proj hidden -> hidden, bias on all three; FG_E_NOMEM. */
+int fg__hy_add_shortconv(struct fg_model *m, int32_t layer, uint64_t hidden, uint64_t kernel,
+                         bool bias, struct fg_err *err);
+
 #endif

@@ -258,6 +258,38 @@ static const struct moe_spec ernie4_5_moe = {
     .shared_key = "moe_num_shared_experts", .score_bias = SCORE_BIAS_ALWAYS,
     .attn = ATTN_GQA, .attn_bias_key = "use_bias"};
 
+/* Dots1ForCausalLM (models/dots1/modular_dots1.py @008e5743, dots.llm1): Qwen3Attention
+ * (q_norm / k_norm over head_dim, attention_bias) over DeepseekV3's MoE: first_k_dense_replace
+ * dense layers, DeepseekV3TopkRouter with its e_score_correction_bias buffer always, shared
+ * experts of n_shared_experts x moe_intermediate_size; sliding windows from
+ * max_window_layers on.  dots1 maps to qwen2_moe in transformers' conversion table.
+ * Dots1Config defaults (32 key/value heads; n_routed_experts None: dense). */
+static const struct moe_spec dots1 = {
+    .d = {.vocab = 152064, .hidden = 4608, .inter = 10944, .layers = 62, .heads = 32,
+          .max_pos = 2048, .tie = false},
+    .kv_heads_def = 32,
+    .experts_key = "n_routed_experts", .experts_def = 0,
+    .topk_key = "num_experts_per_tok", .topk_def = 0,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1408,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 0,
+    .score_bias = SCORE_BIAS_ALWAYS, .attn = ATTN_GQA, .attn_bias_key = "attention_bias",
+    .qk_norm = 1, .windows = true, .max_window_layers = true};
+
+/* FlexOlmoForCausalLM (models/flex_olmo/modular_flex_olmo.py @008e5743, FlexOlmo-7x7B):
+ * Olmo2Attention (q_norm over heads x head_dim, k_norm over kv_heads x head_dim,
+ * attention_bias) and OlmoE's MoE (router Linear(hidden, num_experts), experts of
+ * intermediate_size, every layer), with post_attention / post_feedforward norms in place of
+ * the input norm: two per block.  flex_olmo maps to qwen2_moe in transformers' conversion
+ * table.  FlexOlmoConfig defaults (7 experts, top-5). */
+static const struct moe_spec flex_olmo = {
+    .d = {.vocab = 100352, .hidden = 4096, .inter = 11008, .layers = 32, .heads = 32,
+          .max_pos = 4096, .tie = false},
+    .experts_key = "num_experts|num_local_experts", .experts_def = 7,
+    .topk_key = "num_experts_per_tok", .topk_def = 5,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_ALL, .attn = ATTN_GQA, .attn_bias_key = "attention_bias", .qk_norm = 2};
+
 const struct fg_arch fg__arch_moe_table[] = {
     {"mixtral", "mixture-of-experts decoder", fg__arch_read_moe, &mixtral},
     {"qwen2_moe", "mixture-of-experts decoder (shared expert)", fg__arch_read_moe, &qwen2_moe},
@@ -281,5 +313,8 @@ const struct fg_arch fg__arch_moe_table[] = {
      &granitemoeshared},
     {"glm4_moe", "mixture-of-experts decoder (shared expert, MTP)", fg__arch_read_moe, &glm4_moe},
     {"ernie4_5_moe", "mixture-of-experts decoder (shared experts)", fg__arch_read_moe, &ernie4_5_moe},
+    {"dots1", "MoE decoder (q/k norm, shared experts)", fg__arch_read_moe, &dots1},
+    {"flex_olmo", "MoE decoder (post-norm, q/k norm)", fg__arch_read_moe,
+     &flex_olmo},
     {NULL, NULL, NULL, NULL},
 };

@@ -25,6 +25,7 @@ static const struct fg_arch *const tables[] = {
     fg__arch_hybrid_table,  fg__arch_mamba_table,  fg__arch_multimodal_table,
     fg__arch_llama4_table,  fg__arch_classic_table, fg__arch_mllama_table,
     fg__arch_ssm_table,
+    fg__arch_dec_table,     fg__arch_dec2_table,
 };
 
 const struct fg_arch *fg__arch_find(const char *model_type)

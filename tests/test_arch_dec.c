@@ -1,0 +1,483 @@
+/*
+ * test_arch_dec.c - the causal-LM readers of engine/arch/arch_dec*.c and the rows added
+ * beside them (dots1 in arch_moe_rows.c; apertus, bitnet in arch_decoder.c): each count
+ * written out term by term from the transformers class, at the published shapes of a
+ * release, with the published total where one was found.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "support.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+static uint64_t count(const char *json)
+{
+    struct fg_model *m = built(json);
+    uint64_t n = m->params_total;
+    if (m->certainty != FG_CERT_EXACT)
+        print_message("%s: %s\n", json, m->unsure_key);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    fg_model_free(m);
+    return n;
+}
+
+static void assert_unsure(const char *json, const char *key)
+{
+    struct fg_model *m = built(json);
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, key);
+    fg_model_free(m);
+}
+
+static void assert_refused(const char *json, int code, const char *words)
+{
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build(json, &m, &err), code);
+    assert_null(m);
+    if (!strstr(err.detail, words))
+        print_message("%s\n", err.detail);
+    assert_non_null(strstr(err.detail, words));
+}
+
+/* dbrx-instruct's shapes (d_model 6144, 48 heads, 8 kv heads, 40 blocks, 16 experts of
+ * 10752, top-4, vocab 100352). */
+#define DBRX_CFG                                                                            \
+    "{\"model_type\": \"dbrx\", \"d_model\": 6144, \"n_heads\": 48, \"n_layers\": 40, "    \
+    "\"max_seq_len\": 32768, \"vocab_size\": 100352, \"tie_word_embeddings\": false, "      \
+    "\"attn_config\": {\"clip_qkv\": 8, \"kv_n_heads\": 8, \"rope_theta\": 500000}, "       \
+    "\"ffn_config\": {\"ffn_act_fn\": {\"name\": \"silu\"}, \"ffn_hidden_size\": 10752, "   \
+    "\"moe_num_experts\": 16, \"moe_top_k\": 4}}"
+
+static void read_dbrx_should_count_fused_wqkv_and_stacked_glu_experts(void **state)
+{
+    (void)state;
+    const uint64_t h = 6144, hd = 128, kv = 8, e = 16, f = 10752, v = 100352;
+    const uint64_t attn = h * (h + 2 * kv * hd) + h * h;   /* Wqkv, out_proj */
+    const uint64_t ffn = h * e + 3 * e * f * h;            /* router.layer, w1 v1 w2 */
+    const uint64_t layer = 2 * h + attn + ffn;             /* norm_1, norm_2: no bias */
+    uint64_t n = count(DBRX_CFG);
+    assert_int_equal(n, v * h + 40 * layer + h + v * h);
+    struct fg_model *m = built(DBRX_CFG);
+    assert_int_equal(m->kv_heads, 8);
+    assert_int_equal(m->experts, 16);
+    assert_int_equal(m->top_k, 4);
+    fg_model_free(m);
+    /* the sub-configs' defaults: kv_n_heads 1, 4 experts of 3584, top-1 */
+    const uint64_t H = 2048, F = 3584;
+    assert_int_equal(count("{\"model_type\": \"dbrx\"}"),
+                     2 * 32000 * H + 24 * (2 * H + H * (H + 2 * 128) + H * H + H * 4 +
+                                           3 * 4 * F * H) + H);
+    assert_refused("{\"model_type\": \"dbrx\", \"tie_word_embeddings\": true}", FG_E_RANGE,
+                   "tie_word_embeddings");
+    assert_refused("{\"model_type\": \"dbrx\", \"attn_config\": {\"kv_n_heads\": 5}}",
+                   FG_E_RANGE, "kv_n_heads");
+    assert_refused("{\"model_type\": \"dbrx\", \"ffn_config\": 3}", FG_E_TYPE, "ffn_config");
+}
+
+/* Hunyuan-A13B-Instruct's shapes: hidden 4096, 32 layers, 32 heads, 8 kv, head_dim 128,
+ * intermediate 3072, 64 experts top-8, vocab 128167, tied. */
+#define HUNYUAN_CFG                                                                         \
+    "{\"model_type\": \"hunyuan_v1_moe\", \"hidden_size\": 4096, \"num_hidden_layers\": 32, " \
+    "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"head_dim\": 128, "          \
+    "\"intermediate_size\": 3072, \"vocab_size\": 128167, \"tie_word_embeddings\": true, "  \
+    "\"num_experts\": 64, \"moe_topk\": %s, \"moe_intermediate_size\": %s, "                  \
+    "\"num_shared_expert\": %s, \"use_mixed_mlp_moe\": true}"
+
+static void read_hunyuan_moe_should_count_shared_mlp_and_per_layer_lists(void **state)
+{
+    (void)state;
+    char json[2048], l8[256], l3072[512], l1[256];
+    size_t a = 0, b = 0, c = 0;
+    for (int i = 0; i < 32; i++) {
+        a += (size_t)snprintf(l8 + a, sizeof l8 - a, "%s8", i ? "," : "[");
+        b += (size_t)snprintf(l3072 + b, sizeof l3072 - b, "%s3072", i ? "," : "[");
+        c += (size_t)snprintf(l1 + c, sizeof l1 - c, "%s1", i ? "," : "[");
+    }
+    snprintf(l8 + a, sizeof l8 - a, "]");
+    snprintf(l3072 + b, sizeof l3072 - b, "]");
+    snprintf(l1 + c, sizeof l1 - c, "]");
+    snprintf(json, sizeof json, HUNYUAN_CFG, l8, l3072, l1);
+    const uint64_t h = 4096, q = 32 * 128, kv = 8 * 128, f = 3072, e = 64;
+    const uint64_t attn = h * q + 2 * h * kv + q * h + 2 * 128; /* + query/key_layernorm */
+    const uint64_t moe = h * e + e * 3 * h * f + 3 * h * f;      /* wg, experts, shared_mlp */
+    uint64_t n = count(json);
+    assert_int_equal(n, 128167 * h + 32 * (2 * h + attn + moe) + h);
+    /* the integer spellings read the same */
+    snprintf(json, sizeof json, HUNYUAN_CFG, "8", "3072", "1");
+    assert_int_equal(count(json), n);
+    /* the remote code's wider experts or more shared MLPs are not what the class builds */
+    snprintf(json, sizeof json, HUNYUAN_CFG, "8", "1536", "1");
+    assert_unsure(json, "moe_intermediate_size");
+    snprintf(json, sizeof json, HUNYUAN_CFG, "8", "3072", "2");
+    assert_unsure(json, "num_shared_expert");
+    snprintf(json, sizeof json, HUNYUAN_CFG, "[8, 8]", "3072", "1");
+    assert_refused(json, FG_E_RANGE, "moe_topk");
+}
+
+/* JetMoE-8B's shapes: hidden 2048, 24 layers, 16 kv heads x 128 channels, 8 experts top-2
+ * in attention and MLP, intermediate 5632, vocab 32000, tied. */
+static void read_jetmoe_should_count_attention_and_mlp_experts(void **state)
+{
+    (void)state;
+    const uint64_t h = 2048, kvp = 16 * 128, e = 8, f = 5632;
+    const uint64_t moa = h * e + e * kvp * h + e * h * kvp + h + h * 2 * kvp;
+    const uint64_t moe = h * e + e * 2 * f * h + e * h * f + h;
+    const char *cfg = "{\"model_type\": \"jetmoe\", \"hidden_size\": 2048, "
+                      "\"num_hidden_layers\": 24, \"num_key_value_heads\": 16, "
+                      "\"kv_channels\": 128, \"intermediate_size\": 5632, "
+                      "\"num_local_experts\": 8, \"num_experts_per_tok\": 2, "
+                      "\"vocab_size\": 32000, \"max_position_embeddings\": 4096, "
+                      "\"tie_word_embeddings\": true}";
+    uint64_t n = count(cfg);
+    assert_int_equal(n, 32000 * h + 24 * (2 * h + moa + moe) + h);
+    struct fg_model *m = built(cfg);
+    assert_int_equal(m->heads, 32); /* num_key_value_heads x num_experts_per_tok */
+    assert_int_equal(m->head_dim, 128);
+    fg_model_free(m);
+    assert_refused("{\"model_type\": \"jetmoe\", \"num_experts_per_tok\": 9}", FG_E_RANGE,
+                   "num_experts_per_tok");
+    /* the first release's spellings (n_embd, n_layer, moe_num_experts, moe_top_k,
+     * ffn_hidden_size) read the same */
+    assert_int_equal(count("{\"model_type\": \"jetmoe\", \"n_embd\": 2048, \"n_layer\": 24, "
+                           "\"n_head\": 16, \"num_key_value_heads\": 16, \"kv_channels\": 128, "
+                           "\"ffn_hidden_size\": 5632, \"moe_num_experts\": 8, "
+                           "\"moe_top_k\": 2, \"vocab_size\": 32000, "
+                           "\"tie_word_embeddings\": true}"),
+                     n);
+}
+
+/* LFM2-8B-A1B's shapes: hidden 2048, 24 layers of which 6 attend, 32 heads, 8 kv, dense
+ * intermediate 7168 in the first 2 layers, 32 experts of 1792 top-4 with the expert bias,
+ * vocab 65536, tied. */
+static void read_lfm2_moe_should_place_dense_and_sparse_feed_forwards(void **state)
+{
+    (void)state;
+    static const char *const types =
+        "[\"conv\", \"conv\", \"full_attention\", \"conv\", \"conv\", \"conv\", "
+        "\"full_attention\", \"conv\", \"conv\", \"conv\", \"full_attention\", \"conv\", "
+        "\"conv\", \"conv\", \"full_attention\", \"conv\", \"conv\", \"conv\", "
+        "\"full_attention\", \"conv\", \"conv\", \"full_attention\", \"conv\", \"conv\"]";
+    char json[2048];
+    snprintf(json, sizeof json,
+             "{\"model_type\": \"lfm2_moe\", \"hidden_size\": 2048, \"num_hidden_layers\": 24, "
+             "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, "
+             "\"intermediate_size\": 7168, \"moe_intermediate_size\": 1792, "
+             "\"num_dense_layers\": 2, \"num_experts\": 32, \"num_experts_per_tok\": 4, "
+             "\"use_expert_bias\": true, \"vocab_size\": 65536, \"conv_L_cache\": 3, "
+             "\"conv_bias\": false, \"tie_embedding\": true, \"layer_types\": %s}", types);
+    const uint64_t h = 2048, kv = 512;
+    const uint64_t attn = 2 * h * h + 2 * h * kv + 2 * 64;  /* + q/k_layernorm */
+    const uint64_t conv = h * 3 * h + h * h + h * 3;        /* in_proj, out_proj, conv */
+    const uint64_t dense = 3 * h * 7168;
+    const uint64_t moe = h * 32 + 32 * 3 * h * 1792 + 32;   /* gate, experts, expert_bias */
+    uint64_t n = count(json);
+    assert_int_equal(n, 65536 * h + 6 * attn + 18 * conv + 2 * dense + 22 * moe + 24 * 2 * h + h);
+    assert_refused("{\"model_type\": \"lfm2_moe\"}", FG_E_MISSING, "layer_types");
+}
+
+/* dots.llm1's shapes: hidden 4096, 62 layers (the first dense), 32 heads, MHA, 128
+ * experts of 1408 top-6 with 2 shared, dense intermediate 10944, vocab 152064. */
+static void dots1_row_should_count_qwen3_attention_over_deepseek_experts(void **state)
+{
+    (void)state;
+    const uint64_t h = 4096, e = 128, w = 1408;
+    const uint64_t attn = 4 * h * h + 2 * 128;
+    const uint64_t moe = h * e + e * 3 * h * w + 3 * h * 2 * w + e; /* + score bias */
+    const uint64_t dense = 3 * h * 10944;
+    uint64_t n = count("{\"model_type\": \"dots1\", \"hidden_size\": 4096, "
+                       "\"num_hidden_layers\": 62, \"num_attention_heads\": 32, "
+                       "\"num_key_value_heads\": 32, \"head_dim\": 128, "
+                       "\"intermediate_size\": 10944, \"moe_intermediate_size\": 1408, "
+                       "\"n_routed_experts\": 128, \"n_shared_experts\": 2, "
+                       "\"num_experts_per_tok\": 6, \"first_k_dense_replace\": 1, "
+                       "\"vocab_size\": 152064, \"tie_word_embeddings\": false}");
+    assert_int_equal(n, 2 * 152064 * h + 62 * (2 * h + attn) + dense + 61 * moe + h);
+}
+
+/* Apertus-8B's shapes: hidden 4096, 32 layers, 32 heads, 8 kv, plain xIELU MLP 21504,
+ * vocab 131072, untied. */
+static void apertus_and_bitnet_rows_should_count_xielu_and_sub_norms(void **state)
+{
+    (void)state;
+    const uint64_t h = 4096, kv = 1024, f = 21504;
+    const uint64_t layer = 2 * h * h + 2 * h * kv + 2 * 128 + 2 * h * f + 2 * h + 4;
+    const char *cfg = "{\"model_type\": \"apertus\", \"hidden_size\": 4096, "
+                      "\"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+                      "\"num_key_value_heads\": 8, \"intermediate_size\": 21504, "
+                      "\"vocab_size\": 131072, \"hidden_act\": \"xielu\", "
+                      "\"tie_word_embeddings\": false}";
+    uint64_t n = count(cfg);
+    assert_int_equal(n, 2 * 131072 * h + 32 * layer + h);
+    struct fg_model *m = built(cfg);
+    /* XIELUActivation's beta and eps are buffers: sum(p.numel()) of the loaded model,
+     * 8,053,338,176, is the count without them */
+    assert_int_equal(m->params_total - m->params_buffers, 8053338176ull);
+    fg_model_free(m);
+    /* another activation stores nothing */
+    assert_int_equal(count("{\"model_type\": \"apertus\"}") -
+                         count("{\"model_type\": \"apertus\", \"hidden_act\": \"relu2\"}"),
+                     32 * 4);
+    /* bitnet-b1.58-2B-4T: hidden 2560, 30 layers, 20 heads, 5 kv (the class default),
+     * 6912 wide, vocab 128256, tied; attn_sub_norm over hidden, ffn_sub_norm over 6912 */
+    const uint64_t H = 2560, KV = 640, F = 6912;
+    const uint64_t bl = 2 * H * H + 2 * H * KV + H + 3 * H * F + F + 2 * H;
+    uint64_t nb = count("{\"model_type\": \"bitnet\", \"tie_word_embeddings\": true}");
+    assert_int_equal(nb, 128256 * H + 30 * bl + H);
+    assert_int_equal(nb, 2412820480ull);
+}
+
+/* The llama-style rows: CWM (32B shapes), Ministral-3 8B's text model, VaultGemma-1B,
+ * Jais-2-8B, nanochat-d32, Persimmon-8B, each term by term. */
+static void llama_style_rows_should_follow_their_classes(void **state)
+{
+    (void)state;
+    /* CWM: hidden 6144, 64 layers, 48 heads, 8 kv (default), head_dim 128, 21504 wide,
+     * vocab 128256, no attention bias */
+    const uint64_t h = 6144, q = 6144, kv = 1024, f = 21504;
+    assert_int_equal(count("{\"model_type\": \"cwm\"}"),
+                     2 * 128256 * h + 64 * (2 * h * q + 2 * h * kv + 3 * h * f + 2 * h) + h);
+    /* Ministral-3 8B text: hidden 4096, 34 layers, 32 heads, 8 kv, 14336 wide, vocab 131072 */
+    const uint64_t H = 4096;
+    assert_int_equal(count("{\"model_type\": \"ministral3\"}"),
+                     2 * 131072 * H + 34 * (2 * H * H + 2 * H * 1024 + 3 * H * 14336 + 2 * H) + H);
+    /* VaultGemma-1B: hidden 1152, 26 layers, 4 heads x 256, 4 kv, 6912 wide, tied; two
+     * norms per block where Gemma-2 has four */
+    const uint64_t vh = 1152, vq = 1024;
+#define VG_SHAPES                                                                           \
+    "\"hidden_size\": 1152, \"num_hidden_layers\": 26, \"num_attention_heads\": 4, "         \
+    "\"num_key_value_heads\": 4, \"head_dim\": 256, \"intermediate_size\": 6912, "           \
+    "\"vocab_size\": 256000}"
+    uint64_t nv = count("{\"model_type\": \"vaultgemma\", " VG_SHAPES);
+    assert_int_equal(nv, 256000 * vh + 26 * (4 * vh * vq + 3 * vh * 6912 + 2 * vh) + vh);
+    assert_int_equal(count("{\"model_type\": \"gemma2\", " VG_SHAPES) - nv, 26 * 2 * vh);
+    /* Jais-2-8B: hidden 3328, 32 layers, 26 heads, MHA, relu^2 26624 wide, biases and
+     * LayerNorms with bias, vocab 150272 */
+    const uint64_t jh = 3328, jf = 26624;
+    assert_int_equal(count("{\"model_type\": \"jais2\"}"),
+                     2 * 150272 * jh + 32 * (4 * (jh * jh + jh) + (jh * jf + jf) + (jf * jh + jh) +
+                                             2 * 2 * jh) + 2 * jh);
+    /* nanochat-d32: hidden 2048, 32 layers, 16 heads, 8192 wide, vocab 65536: no norm
+     * weights at all */
+    const uint64_t nh = 2048;
+    assert_int_equal(count("{\"model_type\": \"nanochat\", \"hidden_size\": 2048, "
+                           "\"num_hidden_layers\": 32, \"num_attention_heads\": 16, "
+                           "\"num_key_value_heads\": 16, \"intermediate_size\": 8192, "
+                           "\"vocab_size\": 65536}"),
+                     2 * 65536 * nh + 32 * (4 * nh * nh + 2 * nh * 8192));
+    assert_int_equal(count("{\"model_type\": \"nanochat\", \"qkv_bias\": true}") -
+                         count("{\"model_type\": \"nanochat\"}"),
+                     12 * 4 * 768);
+    /* Persimmon-8B: hidden 4096, 36 layers, 64 heads x 64, 16384 wide, vocab 262144 */
+    const uint64_t ph = 4096, pf = 16384;
+    const uint64_t pl = (ph * 3 * ph + 3 * ph) + (ph * ph + ph) + 4 * 64 + (ph * pf + pf) +
+                        (pf * ph + ph) + 2 * 2 * ph;
+    assert_int_equal(count("{\"model_type\": \"persimmon\"}"), 2 * 262144 * ph + 36 * pl + 2 * ph);
+    assert_int_equal(count("{\"model_type\": \"persimmon\"}") -
+                         count("{\"model_type\": \"persimmon\", \"qk_layernorm\": false}"),
+                     36 * 4 * 64);
+}
+
+/* FlexOlmo-7x7B's shapes: hidden 4096, 32 layers, 32 heads, MHA, 7 experts of 11008 top-5,
+ * vocab 100352; q_norm / k_norm over all heads. */
+static void flex_olmo_row_should_count_olmo2_attention_over_olmoe_experts(void **state)
+{
+    (void)state;
+    const uint64_t h = 4096, e = 7, f = 11008;
+    const uint64_t layer = 4 * h * h + 2 * h + (h * e + e * 3 * h * f) + 2 * h;
+    assert_int_equal(count("{\"model_type\": \"flex_olmo\"}"), 2 * 100352 * h + 32 * layer + h);
+}
+
+/* MiniMax-Text-01's shapes: hidden 6144, 80 layers of which every 8th attends with
+ * softmax (attn_type_list), 64 heads x 128, 8 kv, 32 experts of 9216 top-2, vocab 200064,
+ * block_size 256. */
+static void read_minimax_should_count_lightning_buffers_and_softmax_layers(void **state)
+{
+    (void)state;
+    char list[512], json[1536], remote[1536];
+    size_t n = 0;
+    for (int i = 0; i < 80; i++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%d", i ? "," : "[", i % 8 == 7);
+    snprintf(list + n, sizeof list - n, "]");
+#define MINIMAX_CFG                                                                         \
+    "{\"model_type\": \"%s\", \"hidden_size\": 6144, \"num_hidden_layers\": 80, "            \
+    "\"num_attention_heads\": 64, \"num_key_value_heads\": 8, \"head_dim\": 128, "              \
+    "\"intermediate_size\": 9216, \"num_local_experts\": 32, \"num_experts_per_tok\": 2, "      \
+    "\"vocab_size\": 200064, \"postnorm\": true, \"attn_type_list\": %s}"
+    snprintf(json, sizeof json, MINIMAX_CFG, "minimax", list);
+    snprintf(remote, sizeof remote, MINIMAX_CFG, "minimax_m1", list);
+    const uint64_t h = 6144, in = 64 * 128, b = 256;
+    const uint64_t buffers = 64 + 2 * 64 * b + 64 * b * b; /* slope, q/k decay, diagonal */
+    const uint64_t lightning = h * 3 * in + h * in + in * h + in + buffers;
+    const uint64_t softmax = h * in + 2 * h * 1024 + in * h;
+    const uint64_t moe = h * 32 + 32 * 3 * h * 9216;
+    struct fg_model *m = built(json);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_int_equal(m->params_total, 2 * 200064 * h + 70 * lightning + 10 * softmax +
+                                          80 * (moe + 2 * h) + h);
+    assert_int_equal(m->params_buffers, 70 * buffers);
+    fg_model_free(m);
+    /* layer_types says the same in transformers' spelling; without either, even layers
+     * attend (MiniMaxConfig) */
+    struct fg_model *a = built("{\"model_type\": \"minimax\", \"num_hidden_layers\": 2, "
+                               "\"layer_types\": [\"full_attention\", \"linear_attention\"]}");
+    struct fg_model *d = built("{\"model_type\": \"minimax\", \"num_hidden_layers\": 2}");
+    assert_int_equal(a->params_total, d->params_total);
+    fg_model_free(a);
+    fg_model_free(d);
+    assert_refused("{\"model_type\": \"minimax\", \"attn_type_list\": [0, 1]}", FG_E_RANGE,
+                   "attn_type_list");
+    /* the remote-code releases store no decay buffers: MiniMax-M1-40k / -80k's published
+     * 456,089,655,296 (a third-party table of Hub totals) */
+    uint64_t nr = count(remote);
+    assert_int_equal(nr, 2 * 200064 * h + 70 * (lightning - buffers) + 10 * softmax +
+                             80 * (moe + 2 * h) + h);
+    assert_int_equal(nr, 456089655296ull);
+}
+
+/* DiffLlama's, AFMoE's and Aria's text model's class defaults, term by term. */
+static void diffllama_afmoe_aria_should_count_their_extra_tensors(void **state)
+{
+    (void)state;
+    /* DiffLlamaConfig: hidden 2048, 16 layers, 32 heads x 64, MHA, 8192 wide, vocab 32000;
+     * lambda_q1, lambda_k1, lambda_q2, lambda_k2 of head_dim each */
+    const uint64_t h = 2048;
+    assert_int_equal(count("{\"model_type\": \"diffllama\"}"),
+                     2 * 32000 * h + 16 * (4 * h * h + 4 * 64 + 3 * h * 8192 + 2 * h) + h);
+    /* AfmoeConfig: hidden 2048, 32 layers, 16 heads x 128 (MHA), one dense layer of 6144,
+     * 64 experts of 1408 top-6 with 2 shared, vocab 200192; q/k norms, gate_proj, 4 norms */
+    const uint64_t q = 16 * 128;
+    const uint64_t attn = 4 * h * q + 2 * 128 + h * q;
+    const uint64_t moe = h * 64 + 64 * 3 * h * 1408 + 3 * h * 2 * 1408 + 64;
+    assert_int_equal(count("{\"model_type\": \"afmoe\"}"),
+                     2 * 200192 * h + 32 * (attn + 4 * h) + 3 * h * 6144 + 31 * moe + h);
+    struct fg_model *m = built("{\"model_type\": \"afmoe\", \"sliding_window\": 2048}");
+    assert_int_equal(first_of(m, FG_NODE_ATTN)->window, 2048);
+    fg_model_free(m);
+    /* AriaTextConfig: LlamaConfig's hidden 4096, 32 layers, 32 heads; 8 experts of 4096
+     * top-2 (fc1 gate and up in one), 2 shared experts, vocab 32000 */
+    const uint64_t H = 4096, F = 4096;
+    const uint64_t amoe = H * 8 + 8 * 3 * H * F + 3 * H * 2 * F;
+    uint64_t na = count("{\"model_type\": \"aria_text\"}");
+    assert_int_equal(na, 2 * 32000 * H + 32 * (4 * H * H + amoe + 2 * H) + H);
+    /* mlp_bias biases the shared experts' gate, up (2 x 8192) and down (4096) */
+    assert_int_equal(count("{\"model_type\": \"aria_text\", \"mlp_bias\": true}") - na,
+                     32 * (2 * 2 * F + H));
+    assert_refused("{\"model_type\": \"aria_text\", \"moe_topk\": 9}", FG_E_RANGE, "moe_topk");
+}
+
+/* ModernBertDecoderConfig's defaults (the ModernBERT-base shapes): hidden 768, 22 layers,
+ * 12 heads, GLU 1152, vocab 50368, LayerNorms without bias, tied decoder with its bias. */
+static void read_modernbert_decoder_should_count_the_prediction_head(void **state)
+{
+    (void)state;
+    const uint64_t h = 768, f = 1152, v = 50368;
+    const uint64_t layer = 4 * h * h + h * 2 * f + f * h + 2 * h;
+    uint64_t n = count("{\"model_type\": \"modernbert-decoder\"}");
+    /* embeddings + norm, layer 0 without attn_norm, final norm, dense + norm, decoder bias */
+    assert_int_equal(n, v * h + h + 22 * layer - h + h + (h * h + h) + v);
+    assert_int_equal(count("{\"model_type\": \"modernbert-decoder\", \"norm_bias\": true}") - n,
+                     (1 + 22 * 2 - 1 + 1 + 1) * h);
+    struct fg_model *m = built("{\"model_type\": \"modernbert-decoder\"}");
+    assert_int_equal(first_of(m, FG_NODE_ATTN)->window, 0);  /* layer 0 attends globally */
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].kind == FG_NODE_ATTN && m->nodes[i].layer == 1)
+            assert_int_equal(m->nodes[i].window, 64); /* local_attention / 2 */
+    fg_model_free(m);
+}
+
+/* DogeConfig's defaults (Doge-320M's shapes): hidden 1024, 32 layers, 8 heads x 128 (MHA),
+ * 2048 wide, vocab 32768; with is_moe, 16384 embedding experts (128 product keys x2) top-64
+ * beside the shared MLP. */
+static void read_doge_should_count_dynamic_mask_and_embedding_experts(void **state)
+{
+    (void)state;
+    const uint64_t h = 1024, f = 2048, kv = 8;
+    const uint64_t attn = 4 * h * h + 2 * 128 + (kv * 128 * kv) + kv;
+    const uint64_t layer = 2 * h + attn + 2 * h; /* norms, residual scales */
+    uint64_t n = count("{\"model_type\": \"doge\"}");
+    assert_int_equal(n, 2 * 32768 * h + 32 * (layer + 3 * h * f) + h);
+    uint64_t nm = count("{\"model_type\": \"doge\", \"is_moe\": true}");
+    assert_int_equal(nm - n, 32 * (h * 2 * 128 + 2 * 16384 * h));
+    assert_refused("{\"model_type\": \"doge\", \"is_moe\": true, \"num_experts\": 16, "
+                   "\"num_experts_per_tok\": 64}", FG_E_RANGE, "num_experts_per_tok");
+}
+
+/* LongCat-Flash-Chat's shapes (LongcatFlashConfig's defaults): hidden 6144, 28 layers of
+ * two MLA attentions (64 heads, q_lora 1536, kv_lora 512, 128 + 64 / 128) and two dense
+ * MLPs of 12288, one MoE of 512 experts of 2048 plus 256 zero experts, top-12, vocab
+ * 131072, untied. */
+static void read_longcat_flash_should_count_zero_experts_in_the_router_only(void **state)
+{
+    (void)state;
+    const uint64_t h = 6144, H = 64, v = 131072;
+    const uint64_t mla = h * 1536 + 1536 + 1536 * H * 192 + h * (512 + 64) + 512 +
+                         512 * H * (128 + 128) + H * 128 * h;
+    const uint64_t mlp = 3 * h * 12288;
+    const uint64_t moe = h * (512 + 256) + (512 + 256) + 512 * 3 * h * 2048;
+    const uint64_t layer = 2 * mla + 2 * mlp + moe + 4 * h;
+    uint64_t n = count("{\"model_type\": \"longcat_flash\", \"num_hidden_layers\": 56}");
+    assert_int_equal(n, 2 * v * h + 28 * layer + h);
+    /* LongCat-Flash-Chat, -Thinking and -Thinking-2601 publish 561,862,880,256 (a
+     * third-party table of Hub totals): the graph plus the MTP module transformers skips -
+     * its own embed_tokens, eh_proj 2h -> h, one MLA, one dense MLP and five norms */
+    const uint64_t mtp = v * h + 2 * h * h + mla + mlp + 5 * h;
+    assert_int_equal(561862880256ull - n, mtp);
+    struct fg_model *m = built("{\"model_type\": \"longcat_flash\"}");
+    assert_int_equal(m->layers, 28);
+    assert_int_equal(m->experts, 512);
+    fg_model_free(m);
+}
+
+/* Every reader of this slice leaves a shape key it never reads to the unread-key check: a
+ * vision tower or MTP layers declared beside its keys make the count unsure, never exact. */
+static void readers_should_doubt_shape_keys_they_do_not_read(void **state)
+{
+    (void)state;
+    static const char *const types[] = {
+        "dbrx", "hunyuan_v1_moe", "jetmoe", "minimax", "minimax_m1", "dots1", "apertus",
+        "bitnet", "cwm", "ministral3", "vaultgemma", "jais2", "nanochat", "persimmon",
+        "flex_olmo", "diffllama", "afmoe", "aria_text", "modernbert-decoder", "doge",
+        "longcat_flash",
+    };
+    char json[512];
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        snprintf(json, sizeof json, "{\"model_type\": \"%s\", \"num_nextn_predict_layers\": 1}",
+                 types[i]);
+        assert_unsure(json, "num_nextn_predict_layers");
+        snprintf(json, sizeof json, "{\"model_type\": \"%s\", \"vision_config\": "
+                 "{\"hidden_size\": 64}}", types[i]);
+        assert_unsure(json, "vision_config");
+    }
+    assert_unsure("{\"model_type\": \"lfm2_moe\", \"layer_types\": [\"conv\", \"full_attention\"], "
+                  "\"num_hidden_layers\": 2, \"num_dense_layers\": 1, \"vision_config\": "
+                  "{\"hidden_size\": 64}}", "vision_config");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(read_dbrx_should_count_fused_wqkv_and_stacked_glu_experts),
+        cmocka_unit_test(read_hunyuan_moe_should_count_shared_mlp_and_per_layer_lists),
+        cmocka_unit_test(read_jetmoe_should_count_attention_and_mlp_experts),
+        cmocka_unit_test(read_lfm2_moe_should_place_dense_and_sparse_feed_forwards),
+        cmocka_unit_test(dots1_row_should_count_qwen3_attention_over_deepseek_experts),
+        cmocka_unit_test(apertus_and_bitnet_rows_should_count_xielu_and_sub_norms),
+        cmocka_unit_test(llama_style_rows_should_follow_their_classes),
+        cmocka_unit_test(flex_olmo_row_should_count_olmo2_attention_over_olmoe_experts),
+        cmocka_unit_test(read_minimax_should_count_lightning_buffers_and_softmax_layers),
+        cmocka_unit_test(diffllama_afmoe_aria_should_count_their_extra_tensors),
+        cmocka_unit_test(read_modernbert_decoder_should_count_the_prediction_head),
+        cmocka_unit_test(read_doge_should_count_dynamic_mask_and_embedding_experts),
+        cmocka_unit_test(read_longcat_flash_should_count_zero_experts_in_the_router_only),
+        cmocka_unit_test(readers_should_doubt_shape_keys_they_do_not_read),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
