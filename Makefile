@@ -121,6 +121,13 @@ ENGINE_SRCS := \
 	engine/arch/arch_tensors.c \
 	engine/arch/arch_enc1.c \
 	engine/arch/arch_enc1b.c \
+	engine/arch/arch_ssm.c \
+	engine/arch/arch_ssm_blocks.c \
+	engine/arch/arch_ssm_zamba.c \
+	engine/arch/arch_ssm_rnn.c \
+	engine/arch/arch_ssm_gemma3n.c \
+	engine/arch/arch_ssm_blt.c \
+	engine/arch/arch_ssm_vq.c \
 	engine/arch/arch_dec.c \
 	engine/arch/arch_dec2.c \
 	engine/hw/gpu.c \
@@ -215,6 +222,7 @@ TEST_SRCS := \
 	tests/test_arch_enc1.c \
 	tests/test_arch_enc2.c \
 	tests/test_arch_seq.c \
+	tests/test_arch_ssm.c \
 	tests/test_arch_dec.c \
 	tests/test_arch_generic.c \
 	tests/test_arch_keys.c \

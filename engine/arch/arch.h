@@ -57,6 +57,7 @@ extern const struct fg_arch fg__arch_enc2c_table[];
 extern const struct fg_arch fg__arch_seq_table[];
 extern const struct fg_arch fg__arch_seq_dec_table[];
 extern const struct fg_arch fg__arch_seq_mm_table[];
+extern const struct fg_arch fg__arch_ssm_table[];
 extern const struct fg_arch fg__arch_dec_table[];
 extern const struct fg_arch fg__arch_dec2_table[];
 

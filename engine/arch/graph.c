@@ -28,6 +28,7 @@ static const struct fg_arch *const tables[] = {
     fg__arch_enc1_table,    fg__arch_enc1b_table,
     fg__arch_enc2_table,    fg__arch_enc2b_table,  fg__arch_enc2c_table,
     fg__arch_seq_table,     fg__arch_seq_dec_table, fg__arch_seq_mm_table,
+    fg__arch_ssm_table,
     fg__arch_dec_table,     fg__arch_dec2_table,
 };
 
@@ -55,6 +56,11 @@ static const struct {
                      "its shapes are in timm, not in config.json"},
     {"timm_backbone", "TimmBackbone builds a timm architecture named by 'backbone': its "
                       "shapes are in timm, not in config.json"},
+    /* transformers models/gemma3n/modeling_gemma3n.py Gemma3nModel: vision_tower =
+     * AutoModel.from_config(vision_config), a TimmWrapperModel */
+    {"gemma3n", "Gemma3nForConditionalGeneration's vision tower is the timm model "
+                "vision_config.architecture names (mobilenetv5_300m_enc): its shapes are in "
+                "timm, not in config.json; the text model alone is model_type gemma3n_text"},
 };
 
 const char *fg__family_refused(const char *model_type)
