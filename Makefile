@@ -128,6 +128,18 @@ ENGINE_SRCS := \
 	engine/arch/arch_ssm_gemma3n.c \
 	engine/arch/arch_ssm_blt.c \
 	engine/arch/arch_ssm_vq.c \
+	engine/arch/arch_vl.c \
+	engine/arch/arch_vl_glm.c \
+	engine/arch/arch_vl_blip.c \
+	engine/arch/arch_vl_aria.c \
+	engine/arch/arch_vl_deepseek.c \
+	engine/arch/arch_vl_kosmos.c \
+	engine/arch/arch_vl_idefics.c \
+	engine/arch/arch_vl_janus.c \
+	engine/arch/arch_vl_phi4mm.c \
+	engine/arch/arch_vl_ovis.c \
+	engine/arch/arch_vl_evolla.c \
+	engine/arch/arch_vl_proj.c \
 	engine/arch/arch_dec.c \
 	engine/arch/arch_dec2.c \
 	engine/hw/gpu.c \
@@ -223,6 +235,7 @@ TEST_SRCS := \
 	tests/test_arch_enc2.c \
 	tests/test_arch_seq.c \
 	tests/test_arch_ssm.c \
+	tests/test_arch_vl.c \
 	tests/test_arch_dec.c \
 	tests/test_arch_generic.c \
 	tests/test_arch_keys.c \

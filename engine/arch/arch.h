@@ -58,6 +58,17 @@ extern const struct fg_arch fg__arch_seq_table[];
 extern const struct fg_arch fg__arch_seq_dec_table[];
 extern const struct fg_arch fg__arch_seq_mm_table[];
 extern const struct fg_arch fg__arch_ssm_table[];
+extern const struct fg_arch fg__arch_vl_table[];
+extern const struct fg_arch fg__arch_vl_glm_table[];
+extern const struct fg_arch fg__arch_vl_blip_table[];
+extern const struct fg_arch fg__arch_vl_aria_table[];
+extern const struct fg_arch fg__arch_vl_deepseek_table[];
+extern const struct fg_arch fg__arch_vl_kosmos_table[];
+extern const struct fg_arch fg__arch_vl_idefics_table[];
+extern const struct fg_arch fg__arch_vl_janus_table[];
+extern const struct fg_arch fg__arch_vl_phi4mm_table[];
+extern const struct fg_arch fg__arch_vl_ovis_table[];
+extern const struct fg_arch fg__arch_vl_evolla_table[];
 extern const struct fg_arch fg__arch_dec_table[];
 extern const struct fg_arch fg__arch_dec2_table[];
 

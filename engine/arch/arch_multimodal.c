@@ -20,46 +20,6 @@
 #include "arch/arch_multimodal.h"
 #include "util/fmt.h"
 
-/* A config key with its class default; def 0 means the key is required. */
-struct mm_key {
-    const char *keys;
-    uint64_t def;
-};
-
-enum vit_pos {
-    VIT_POS_NONE,     /* rotary only, nothing stored (Qwen2-VL) */
-    VIT_POS_PATCHES,  /* learned table, one row per patch (+ class token) */
-    VIT_POS_GRID,     /* learned pos_h x pos_w grid, interpolated (MoonViT) */
-    VIT_POS_TABLE,    /* learned table of pos_rows rows, interpolated (Qwen3-VL) */
-};
-
-/*
- * A ViT-style tower.  Every tower here has blocks of: two LayerNorms with
- * bias, q/k/v/o with bias (fused qkv in some), and a two-layer MLP with
- * bias; they differ in the stem and what surrounds the blocks.
- */
-struct vit_spec {
-    const char *name;                   /* shown in the node's description */
-    struct mm_key hidden, layers, heads, inter, channels, patch, image;
-    struct mm_key temporal;             /* Conv3d time taps (Qwen2-VL); keys NULL = 2D stem */
-    const char *mlp_ratio_key;          /* MLP width = hidden x ratio (Qwen2-VL), or NULL */
-    double mlp_ratio_def;
-    enum vit_pos pos;
-    struct mm_key pos_h, pos_w;         /* VIT_POS_GRID */
-    struct mm_key pos_rows;             /* VIT_POS_TABLE */
-    bool class_token;                   /* learned class embedding (+1 position) */
-    bool patch_bias;                    /* patch stem has a bias */
-    bool pre_norm, post_norm;           /* LayerNorm before / after the blocks */
-    bool fused_qkv;                     /* one qkv projection (LoRA role "qkv") */
-    const char *head_key;               /* SigLIP attention-pooling head switch, or NULL */
-    bool head_def;
-    const char *pos_type_key, *pos_type_val; /* the only position scheme the shapes cover */
-    bool rms;                           /* RMSNorms (weight only) instead of LayerNorms */
-    bool gated_mlp;                     /* gate / up / down MLP (Pixtral) */
-    bool no_bias;                       /* no linear carries a bias (Pixtral) */
-    bool internvl;                      /* InternVLVisionConfig's switches (read_switches) */
-};
-
 /* What a tower's config switches beyond its spec: q/k/v biases, RMSNorms, the post norm, and
  * parameters outside the blocks' linears and norms. */
 struct vit_switches {
@@ -106,7 +66,7 @@ static int read_switches(const struct fg_cfg *v, const struct vit_spec *s, uint6
  * class_embedding, position_embedding of num_patches + 1 rows (position_ids
  * is a non-persistent buffer), pre_layrnorm and post_layernorm.
  * CLIPVisionConfig defaults. */
-static const struct vit_spec clip_vit = {
+const struct vit_spec fg__mm_clip_vit = {
     .name = "CLIP ViT",
     .hidden = {"hidden_size", 768}, .layers = {"num_hidden_layers", 12},
     .heads = {"num_attention_heads", 12}, .inter = {"intermediate_size", 3072},
@@ -118,7 +78,7 @@ static const struct vit_spec clip_vit = {
  * position_embedding of num_patches rows, post_layernorm, and the
  * attention-pooling head unless vision_use_head is false.
  * SiglipVisionConfig defaults. */
-static const struct vit_spec siglip_vit = {
+const struct vit_spec fg__mm_siglip_vit = {
     .name = "SigLIP ViT",
     .hidden = {"hidden_size", 768}, .layers = {"num_hidden_layers", 12},
     .heads = {"num_attention_heads", 12}, .inter = {"intermediate_size", 3072},
@@ -217,24 +177,26 @@ static const struct vit_spec internvl_vit = {
  * layout - Conv2d stem with bias, a learned table of (image_size / patch_size)^2 rows,
  * LayerNorms with bias, q/k/v/out_proj and fc1 / fc2 with bias, post_layernorm - with no
  * pooling head.  Idefics3VisionConfig defaults. */
-static const struct vit_spec idefics3_vit = {
+const struct vit_spec fg__mm_idefics3_vit = {
     .name = "Idefics3 SigLIP ViT",
     .hidden = {"hidden_size", 1152}, .layers = {"num_hidden_layers", 12},
     .heads = {"num_attention_heads", 16}, .inter = {"intermediate_size", 3072},
     .channels = {"num_channels", 3}, .patch = {"patch_size", 32}, .image = {"image_size", 224},
     .pos = VIT_POS_PATCHES, .patch_bias = true, .post_norm = true};
 
+/* Siglip2VisionModel (models/siglip2/modeling_siglip2.py, NaFlex): patch_embedding a Linear
+ * over num_channels x patch^2 with bias (the Conv2d's count), position_embedding of
+ * num_patches rows resized to each image's grid, the SigLIP blocks, post_layernorm and the
+ * pooling head unless vision_use_head is false.  Siglip2VisionConfig defaults. */
+const struct vit_spec fg__mm_siglip2_vit = {
+    .name = "SigLIP2 ViT",
+    .hidden = {"hidden_size", 768}, .layers = {"num_hidden_layers", 12},
+    .heads = {"num_attention_heads", 12}, .inter = {"intermediate_size", 3072},
+    .channels = {"num_channels", 3}, .patch = {"patch_size", 16},
+    .pos = VIT_POS_TABLE, .pos_rows = {"num_patches", 256}, .patch_bias = true,
+    .post_norm = true, .head_key = "vision_use_head", .head_def = true};
 
-struct mm_spec {
-    const char *text_type;    /* text reader when text_config names no model_type */
-    const char *text_alias;   /* a text model_type meaning text_type, or NULL */
-    bool text_in_root;        /* without text_config the text keys sit in the root */
-    const struct vit_spec *vit;
-    enum proj_kind proj;
-    bool vit_by_type;         /* vision_config.model_type picks CLIP or SigLIP (LLaVA family:
-                                 the tower is AutoModel.from_config(vision_config)) */
-    bool image_newline;       /* LLaVA-NeXT's image_newline, one text-hidden vector */
-};
+
 
 /* ---- helpers --------------------------------------------------------------- */
 
@@ -266,7 +228,7 @@ static int get_key(const struct fg_cfg *c, const struct mm_key *k, uint64_t max,
 }
 
 /* Move the nodes from index first on to the front, keeping both runs in order. */
-static int move_to_front(struct fg_model *m, size_t first, struct fg_err *err)
+int fg__mm_move_to_front(struct fg_model *m, size_t first, struct fg_err *err)
 {
     size_t k = m->n_nodes - first;
     if (k == 0 || first == 0)
@@ -282,6 +244,34 @@ static int move_to_front(struct fg_model *m, size_t first, struct fg_err *err)
 }
 
 /* ---- vision tower ------------------------------------------------------------ */
+
+void fg__mm_tower_blocks(struct fg_node *n, uint64_t h, uint64_t f, uint64_t L, bool qkv_bias,
+                         bool o_bias, bool gated, bool mlp_bias)
+{
+    fg__node_linear(n, "q", h, h, L, qkv_bias);
+    fg__node_linear(n, "k", h, h, L, qkv_bias);
+    fg__node_linear(n, "v", h, h, L, qkv_bias);
+    fg__node_linear(n, "o", h, h, L, o_bias);
+    if (gated)
+        fg__node_linear(n, "gate", h, f, L, mlp_bias);
+    fg__node_linear(n, "up", h, f, L, mlp_bias);
+    fg__node_linear(n, "down", f, h, L, mlp_bias);
+}
+
+struct fg_node *fg__mm_tower_node(struct fg_model *m, const char *name, uint64_t h,
+                                  uint64_t heads, uint64_t inter, struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, name, err);
+    if (!n)
+        return NULL;
+    n->stack = FG_STACK_TOWER;
+    n->hidden = n->width = (uint32_t)h;
+    n->heads = n->kv_heads = (uint32_t)heads;
+    n->head_dim = n->v_head_dim = (uint32_t)(h / heads);
+    n->inter = (uint32_t)inter;
+    n->bidirectional = 1;
+    return n;
+}
 
 
 static int read_vit_dims(const struct fg_cfg *v, const struct vit_spec *s, struct vit_dims *d,
@@ -328,7 +318,7 @@ static int read_vit_dims(const struct fg_cfg *v, const struct vit_spec *s, struc
     return 0;
 }
 
-static int add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_spec *s,
+int fg__mm_add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_spec *s,
                    struct vit_dims *d, struct fg_err *err)
 {
     int rc;
@@ -406,15 +396,13 @@ static int add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
 
 /* ---- the wrapper ----------------------------------------------------------------- */
 
-static int read_multimodal(const struct fg_cfg *c, struct fg_model *m, const void *spec,
-                           struct fg_err *err);
 
 /*
  * The text part: text_config read by its own registered reader.  Without a
  * text_config the keys are in the root (Qwen2-VL) or the text class
  * defaults apply (an empty view), said in a note.
  */
-static int read_text(const struct fg_cfg *c, const struct mm_spec *s, struct fg_model *m,
+int fg__mm_read_text(const struct fg_cfg *c, const struct mm_spec *s, struct fg_model *m,
                      struct fg_err *err)
 {
     struct fg_cfg text = {.obj = NULL, .origin = c->origin, .scope = "text_config"};
@@ -434,7 +422,7 @@ static int read_text(const struct fg_cfg *c, const struct mm_spec *s, struct fg_
         fg__model_note(m, "text_config absent: the text model uses the %s class defaults", tt);
 
     const struct fg_arch *a = m->arch_find ? m->arch_find(tt) : NULL;
-    if (a && a->read == read_multimodal)
+    if (a && a->read == fg__mm_read)
         return fg_err_set(err, FG_E_UNSUPPORTED, "%s: text_config.model_type '%s' is itself a "
                           "multimodal wrapper", c->origin, tt);
     if (!a) {
@@ -509,11 +497,37 @@ static int text_only_class(const struct fg_cfg *c, struct fg_model *m, struct fg
     return 0;
 }
 
-static int read_multimodal(const struct fg_cfg *c, struct fg_model *m, const void *spec,
-                           struct fg_err *err)
+int fg__mm_read_root_text(const struct fg_cfg *c, const char *type,
+                          const struct fg__mm_default *defs, struct fg_model *m,
+                          struct fg_err *err)
+{
+    const struct fg_arch *a = m->arch_find ? m->arch_find(type) : NULL;
+    if (!a)
+        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: the %s text reader is not registered",
+                          c->origin, type);
+    cJSON *copy = cJSON_Duplicate(c->obj, 1);
+    bool ok = copy != NULL;
+    for (const struct fg__mm_default *d = defs; ok && d->key; d++)
+        if (!cJSON_GetObjectItemCaseSensitive(copy, d->key))
+            ok = cJSON_AddNumberToObject(copy, d->key, (double)d->value) != NULL;
+    if (!ok) {
+        cJSON_Delete(copy);
+        return fg_err_set(err, FG_E_NOMEM, "out of memory copying the text keys");
+    }
+    struct fg_cfg view = {.obj = copy, .origin = c->origin, .index = NULL};
+    int rc = a->read(&view, m, a->spec, err);
+    cJSON_Delete(copy);
+    /* keys the copy read that the root's unread-key check looks for */
+    (void)fg__cfg_item(c, "tie_word_embeddings");
+    (void)fg__cfg_item(c, "lm_head_bias");
+    return rc;
+}
+
+int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                struct fg_err *err)
 {
     const struct mm_spec *s = spec;
-    int rc = read_text(c, s, m, err);
+    int rc = fg__mm_read_text(c, s, m, err);
     if (rc)
         return rc;
     if ((rc = text_only_class(c, m, err)))
@@ -533,31 +547,34 @@ static int read_multimodal(const struct fg_cfg *c, struct fg_model *m, const voi
     if (s->vit_by_type && (rc = fg_cfg_str(&v, "model_type", NULL, &vt, err)))
         return rc;
     if (vt && !strcmp(vt, "siglip_vision_model"))
-        vit = &siglip_vit;
+        vit = &fg__mm_siglip_vit;
     else if (vt && !strcmp(vt, "clip_vision_model"))
-        vit = &clip_vit;
+        vit = &fg__mm_clip_vit;
     else if (vt && !strcmp(vt, "pixtral"))  /* Pixtral-12B: LlavaForConditionalGeneration */
         vit = &pixtral_vit;
+    else if (vt && !strcmp(vt, "siglip2_vision_model"))   /* LFM2-VL */
+        vit = &fg__mm_siglip2_vit;
     else if (vt)
         return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'vision_config.model_type' is '%s'; "
-                          "only clip_vision_model, siglip_vision_model and pixtral towers are "
-                          "sized", c->origin, vt);
+                          "only clip_vision_model, siglip_vision_model, siglip2_vision_model "
+                          "and pixtral towers are sized", c->origin, vt);
     size_t first = m->n_nodes;
     struct vit_dims d;
-    if ((rc = add_vit(m, &v, vit, &d, err)) || (rc = fg__mm_projectors[s->proj](m, c, &v, &d, err)))
+    fg__mm_proj_fn proj = s->proj_fn ? s->proj_fn : fg__mm_projectors[s->proj];
+    if ((rc = fg__mm_add_vit(m, &v, vit, &d, err)) || (rc = proj(m, c, &v, &d, err)))
         return rc;
     if (s->image_newline)
         m->nodes[m->n_nodes - 1].params += m->hidden;
-    return move_to_front(m, first, err);
+    return fg__mm_move_to_front(m, first, err);
 }
 
 /* ---- the table ------------------------------------------------------------------ */
 
 /* LlavaForConditionalGeneration: LlavaConfig's default text model is llama. */
-static const struct mm_spec llava = {.text_type = "llama", .vit = &clip_vit, .proj = PROJ_LLAVA,
-                                     .vit_by_type = true};
+static const struct mm_spec llava = {.text_type = "llama", .vit = &fg__mm_clip_vit,
+                                     .proj = PROJ_LLAVA, .vit_by_type = true};
 /* Gemma3ForConditionalGeneration: Gemma3TextConfig + SiglipVisionConfig. */
-static const struct mm_spec gemma3 = {.text_type = "gemma3_text", .vit = &siglip_vit,
+static const struct mm_spec gemma3 = {.text_type = "gemma3_text", .vit = &fg__mm_siglip_vit,
                                       .proj = PROJ_GEMMA3};
 /* Qwen2VLForConditionalGeneration: the language model is Qwen2-shaped
  * (q/k/v bias); early configs keep its keys in the root, later ones in a
@@ -595,20 +612,20 @@ static const struct mm_spec mistral3 = {.text_type = "mistral", .vit = &pixtral_
 
 /* PaliGemmaForConditionalGeneration: PaliGemmaConfig's text model is gemma (gemma2 in
  * PaliGemma 2, named by text_config.model_type) and its tower SigLIP. */
-static const struct mm_spec paligemma = {.text_type = "gemma", .vit = &siglip_vit,
+static const struct mm_spec paligemma = {.text_type = "gemma", .vit = &fg__mm_siglip_vit,
                                          .proj = PROJ_PALIGEMMA};
 /* Idefics3ForConditionalGeneration and SmolVLMForConditionalGeneration (models/smolvlm, the
  * same modules): a llama text model, the Idefics3 tower and connector. */
-static const struct mm_spec idefics3 = {.text_type = "llama", .vit = &idefics3_vit,
+static const struct mm_spec idefics3 = {.text_type = "llama", .vit = &fg__mm_idefics3_vit,
                                         .proj = PROJ_IDEFICS3};
 
 /* LlavaNextForConditionalGeneration (models/llava_next/modeling_llava_next.py): LLaVA's
  * tower and 2-layer projector plus image_newline; LlavaOnevision (Qwen2 text, SigLIP tower
  * by default) the same.  The tower is the one vision_config.model_type names. */
-static const struct mm_spec llava_next = {.text_type = "llama", .vit = &clip_vit,
+static const struct mm_spec llava_next = {.text_type = "llama", .vit = &fg__mm_clip_vit,
                                           .proj = PROJ_LLAVA, .vit_by_type = true,
                                           .image_newline = true};
-static const struct mm_spec llava_onevision = {.text_type = "qwen2", .vit = &siglip_vit,
+static const struct mm_spec llava_onevision = {.text_type = "qwen2", .vit = &fg__mm_siglip_vit,
                                                .proj = PROJ_LLAVA, .vit_by_type = true,
                                                .image_newline = true};
 
@@ -620,7 +637,7 @@ static const struct mm_spec qwen2_5_vl = {.text_type = "qwen2", .text_alias = "q
 
 /* AyaVisionForConditionalGeneration: a Cohere-2 text model (AyaVisionConfig's default), the
  * tower vision_config names (SigLIP) and the SwiGLU projector. */
-static const struct mm_spec aya_vision = {.text_type = "cohere2", .vit = &siglip_vit,
+static const struct mm_spec aya_vision = {.text_type = "cohere2", .vit = &fg__mm_siglip_vit,
                                           .proj = PROJ_AYA_VISION, .vit_by_type = true};
 
 /* InternVLForConditionalGeneration: the text model its text_config names (Qwen2 by default),
@@ -629,26 +646,26 @@ static const struct mm_spec internvl = {.text_type = "qwen2", .vit = &internvl_v
                                         .proj = PROJ_INTERNVL};
 
 const struct fg_arch fg__arch_multimodal_table[] = {
-    {"internvl", "vision-language (InternViT + qwen2)", read_multimodal, &internvl},
-    {"aya_vision", "vision-language (SigLIP + cohere)", read_multimodal, &aya_vision},
-    {"qwen2_5_vl", "vision-language (Qwen2.5-VL)", read_multimodal, &qwen2_5_vl},
-    {"llava_next", "vision-language (LLaVA-NeXT)", read_multimodal, &llava_next},
-    {"llava_onevision", "vision-language (LLaVA-OneVision)", read_multimodal, &llava_onevision},
+    {"internvl", "vision-language (InternViT + qwen2)", fg__mm_read, &internvl},
+    {"aya_vision", "vision-language (SigLIP + cohere)", fg__mm_read, &aya_vision},
+    {"qwen2_5_vl", "vision-language (Qwen2.5-VL)", fg__mm_read, &qwen2_5_vl},
+    {"llava_next", "vision-language (LLaVA-NeXT)", fg__mm_read, &llava_next},
+    {"llava_onevision", "vision-language (LLaVA-OneVision)", fg__mm_read, &llava_onevision},
     /* ShieldGemma2: transformers maps it to Gemma3ForConditionalGeneration
      * (MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES) */
-    {"shieldgemma2", "vision-language (SigLIP + gemma-3)", read_multimodal, &gemma3},
-    {"paligemma", "vision-language (SigLIP + gemma)", read_multimodal, &paligemma},
-    {"idefics3", "vision-language (SigLIP + llama, pixel shuffle)", read_multimodal, &idefics3},
-    {"smolvlm", "vision-language (SigLIP + llama, pixel shuffle)", read_multimodal, &idefics3},
-    {"llava", "vision-language (CLIP + llama)", read_multimodal, &llava},
-    {"gemma3", "vision-language (SigLIP + gemma-3)", read_multimodal, &gemma3},
-    {"qwen2_vl", "vision-language (Qwen2-VL)", read_multimodal, &qwen2_vl},
-    {"llama4", "vision-language (Llama-4 MoE)", read_multimodal, &llama4},
-    {"qwen3_vl", "vision-language (Qwen3-VL)", read_multimodal, &qwen3_vl},
-    {"mistral3", "vision-language (Pixtral + mistral)", read_multimodal, &mistral3},
-    {"qwen3_vl_moe", "vision-language (Qwen3-VL MoE)", read_multimodal, &qwen3_vl_moe},
-    {"qwen3_5_moe", "vision-language (Qwen3.5 MoE, gated delta)", read_multimodal, &qwen3_5_moe},
-    {"qwen3_5", "vision-language (Qwen3.5, gated delta)", read_multimodal, &qwen3_5},
-    {"kimi_k25", "vision-language (MoonViT + kimi-k2)", read_multimodal, &kimi_k25},
+    {"shieldgemma2", "vision-language (SigLIP + gemma-3)", fg__mm_read, &gemma3},
+    {"paligemma", "vision-language (SigLIP + gemma)", fg__mm_read, &paligemma},
+    {"idefics3", "vision-language (SigLIP + llama, pixel shuffle)", fg__mm_read, &idefics3},
+    {"smolvlm", "vision-language (SigLIP + llama, pixel shuffle)", fg__mm_read, &idefics3},
+    {"llava", "vision-language (CLIP + llama)", fg__mm_read, &llava},
+    {"gemma3", "vision-language (SigLIP + gemma-3)", fg__mm_read, &gemma3},
+    {"qwen2_vl", "vision-language (Qwen2-VL)", fg__mm_read, &qwen2_vl},
+    {"llama4", "vision-language (Llama-4 MoE)", fg__mm_read, &llama4},
+    {"qwen3_vl", "vision-language (Qwen3-VL)", fg__mm_read, &qwen3_vl},
+    {"mistral3", "vision-language (Pixtral + mistral)", fg__mm_read, &mistral3},
+    {"qwen3_vl_moe", "vision-language (Qwen3-VL MoE)", fg__mm_read, &qwen3_vl_moe},
+    {"qwen3_5_moe", "vision-language (Qwen3.5 MoE, gated delta)", fg__mm_read, &qwen3_5_moe},
+    {"qwen3_5", "vision-language (Qwen3.5, gated delta)", fg__mm_read, &qwen3_5},
+    {"kimi_k25", "vision-language (MoonViT + kimi-k2)", fg__mm_read, &kimi_k25},
     {NULL, NULL, NULL, NULL},
 };

@@ -12,8 +12,8 @@
 
 /* ---- projectors ---------------------------------------------------------------- */
 
-static struct fg_node *add_projector_node(struct fg_model *m, uint64_t out, const char *desc,
-                                          struct fg_err *err)
+struct fg_node *fg__mm_projector_node(struct fg_model *m, uint64_t out, const char *desc,
+                                      struct fg_err *err)
 {
     struct fg_node *n = fg__model_add(m, FG_NODE_OTHER, -1, "Projector", err);
     if (!n)
@@ -29,18 +29,19 @@ static struct fg_node *add_projector_node(struct fg_model *m, uint64_t out, cons
  * Mistral3Config): vision_feature_layer is an int (one layer) or a list; the values may be
  * negative, so only the count is read.  1 when absent or null; FG_E_TYPE for any other
  * type, FG_E_RANGE for an empty or over-long list. */
-static int read_feature_layers(const struct fg_cfg *c, uint64_t *nfeat, struct fg_err *err)
+int fg__mm_feature_layers(const struct fg_cfg *c, const char *key, uint64_t *nfeat,
+                          struct fg_err *err)
 {
-    const cJSON *vfl = fg__cfg_item(c, "vision_feature_layer");
+    const cJSON *vfl = fg__cfg_item(c, key);
     *nfeat = 1;
     if (vfl && cJSON_IsArray(vfl))
         *nfeat = (uint64_t)cJSON_GetArraySize(vfl);
     else if (vfl && !cJSON_IsNumber(vfl) && !cJSON_IsNull(vfl))
-        return fg_err_set(err, FG_E_TYPE, "%s: key 'vision_feature_layer' must be a number or "
-                          "an array of numbers", c->origin);
+        return fg_err_set(err, FG_E_TYPE, "%s: key '%s' must be a number or an array of "
+                          "numbers", c->origin, key);
     if (*nfeat == 0 || *nfeat > FG_MAX_LAYERS)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'vision_feature_layer' lists %llu layers",
-                          c->origin, (unsigned long long)*nfeat);
+        return fg_err_set(err, FG_E_RANGE, "%s: key '%s' lists %llu layers", c->origin, key,
+                          (unsigned long long)*nfeat);
     return 0;
 }
 
@@ -55,9 +56,9 @@ static int proj_llava(struct fg_model *m, const struct fg_cfg *c, const struct f
     uint64_t nfeat;
     int rc;
     if ((rc = fg_cfg_bool(c, "multimodal_projector_bias", true, &bias, err)) ||
-        (rc = read_feature_layers(c, &nfeat, err)))
+        (rc = fg__mm_feature_layers(c, "vision_feature_layer", &nfeat, err)))
         return rc;
-    struct fg_node *n = add_projector_node(m, m->hidden, "2-layer MLP (GELU)", err);
+    struct fg_node *n = fg__mm_projector_node(m, m->hidden, "2-layer MLP (GELU)", err);
     if (!n)
         return FG_E_NOMEM;
     fg__node_linear(n, "linear_1", d->hidden * nfeat, m->hidden, 1, bias);
@@ -73,7 +74,7 @@ static int proj_gemma3(struct fg_model *m, const struct fg_cfg *c, const struct 
 {
     (void)c;
     (void)v;
-    struct fg_node *n = add_projector_node(m, m->hidden, "RMSNorm + linear", err);
+    struct fg_node *n = fg__mm_projector_node(m, m->hidden, "RMSNorm + linear", err);
     if (!n)
         return FG_E_NOMEM;
     fg__node_linear(n, "mm_input", d->hidden, m->hidden, 1, false);
@@ -99,7 +100,7 @@ static int patch_merger(struct fg_model *m, const struct fg_cfg *v, const struct
         fg__model_note(m, "vision_config.%s %llu differs from the text hidden size %llu", out_key,
                        (unsigned long long)out, (unsigned long long)m->hidden);
     uint64_t wide = d->hidden * merge * merge;
-    struct fg_node *n = add_projector_node(m, out, desc, err);
+    struct fg_node *n = fg__mm_projector_node(m, out, desc, err);
     if (!n)
         return FG_E_NOMEM;
     fg__node_linear(n, "merger_in", wide, wide, 1, true);
@@ -132,7 +133,7 @@ static int proj_llama4(struct fg_model *m, const struct fg_cfg *c, const struct 
         (rc = fg_cfg_u64(v, "projector_output_dim", 4096, 1, FG_MAX_INTER, &pout, err)) ||
         (rc = fg_cfg_u64(v, "vision_output_dim", 7680, 1, FG_MAX_INTER, &vout, err)))
         return rc;
-    struct fg_node *n = add_projector_node(m, m->hidden, "pixel-shuffle MLP + linear", err);
+    struct fg_node *n = fg__mm_projector_node(m, m->hidden, "pixel-shuffle MLP + linear", err);
     if (!n)
         return FG_E_NOMEM;
     fg__node_linear(n, "adapter_fc1", d->inter, pin, 1, false);
@@ -165,7 +166,7 @@ static int proj_kimi(struct fg_model *m, const struct fg_cfg *c, const struct fg
         return fg_err_set(err, FG_E_RANGE, "%s: key 'vision_config.merge_kernel_size' must hold "
                           "two numbers", c->origin);
     uint64_t wide = mm * k[0] * k[1];
-    struct fg_node *n = add_projector_node(m, out, "PatchMerger (LayerNorm + 2-layer MLP)", err);
+    struct fg_node *n = fg__mm_projector_node(m, out, "PatchMerger (LayerNorm + 2-layer MLP)", err);
     if (!n)
         return FG_E_NOMEM;
     fg__node_linear(n, "merger_in", wide, wide, 1, true);
@@ -195,7 +196,7 @@ static int proj_qwen3_vl(struct fg_model *m, const struct fg_cfg *c, const struc
         fg__model_note(m, "vision_config.out_hidden_size %llu differs from the text hidden size "
                        "%llu", (unsigned long long)out, (unsigned long long)m->hidden);
     uint64_t wide = d->hidden * merge * merge;
-    struct fg_node *n = add_projector_node(m, out, "PatchMerger + deepstack mergers", err);
+    struct fg_node *n = fg__mm_projector_node(m, out, "PatchMerger + deepstack mergers", err);
     if (!n)
         return FG_E_NOMEM;
     fg__node_linear(n, "merger_in", wide, wide, 1 + ndeep, true);
@@ -218,9 +219,9 @@ static int proj_mistral3(struct fg_model *m, const struct fg_cfg *c, const struc
     int rc;
     if ((rc = fg_cfg_u64(c, "spatial_merge_size", 2, 1, 64, &merge, err)) ||
         (rc = fg_cfg_bool(c, "multimodal_projector_bias", false, &bias, err)) ||
-        (rc = read_feature_layers(c, &nfeat, err)))
+        (rc = fg__mm_feature_layers(c, "vision_feature_layer", &nfeat, err)))
         return rc;
-    struct fg_node *n = add_projector_node(m, m->hidden, "RMSNorm + patch merger + 2-layer MLP",
+    struct fg_node *n = fg__mm_projector_node(m, m->hidden, "RMSNorm + patch merger + 2-layer MLP",
                                            err);
     if (!n)
         return FG_E_NOMEM;
@@ -245,7 +246,7 @@ static int proj_paligemma(struct fg_model *m, const struct fg_cfg *c, const stru
     if (out != m->hidden)
         fg__model_note(m, "projection_dim %llu differs from the text hidden size %llu",
                        (unsigned long long)out, (unsigned long long)m->hidden);
-    struct fg_node *n = add_projector_node(m, out, "linear", err);
+    struct fg_node *n = fg__mm_projector_node(m, out, "linear", err);
     if (!n)
         return FG_E_NOMEM;
     fg__node_linear(n, "linear", d->hidden, out, 1, true);
@@ -263,7 +264,7 @@ static int proj_idefics3(struct fg_model *m, const struct fg_cfg *c, const struc
     int rc = fg_cfg_u64(c, "scale_factor", 2, 1, 64, &scale, err);
     if (rc)
         return rc;
-    struct fg_node *n = add_projector_node(m, m->hidden, "pixel shuffle + linear", err);
+    struct fg_node *n = fg__mm_projector_node(m, m->hidden, "pixel shuffle + linear", err);
     if (!n)
         return FG_E_NOMEM;
     fg__node_linear(n, "proj", d->hidden * scale * scale, m->hidden, 1, false);
@@ -283,6 +284,31 @@ static int proj_qwen2_5_vl(struct fg_model *m, const struct fg_cfg *c, const str
                         err);
 }
 
+int fg__mm_proj_pixel_swiglu(struct fg_model *m, const struct fg_cfg *c, const struct vit_dims *d,
+                             uint64_t align_def, bool norm, struct fg_err *err)
+{
+    uint64_t f = 0, align = 0;
+    int rc;
+    if ((rc = fg_cfg_u64(c, "downsample_factor", 2, 1, 64, &f, err)) ||
+        (rc = fg_cfg_u64(c, "alignment_intermediate_size", align_def, 2, FG_MAX_INTER, &align,
+                         err)))
+        return rc;
+    if (align % 2)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'alignment_intermediate_size' = %llu is odd: "
+                          "the SwiGLU splits it in two halves", c->origin,
+                          (unsigned long long)align);
+    uint64_t wide = d->hidden * f * f;
+    struct fg_node *n = fg__mm_projector_node(m, m->hidden, norm ? "LayerNorm + SwiGLU MLP"
+                                                                 : "pixel shuffle + SwiGLU MLP",
+                                              err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "linear_1", wide, align, 1, true);
+    fg__node_linear(n, "linear_2", align / 2, m->hidden, 1, true);
+    n->params += norm ? 2 * wide : 0;
+    return 0;
+}
+
 /* AyaVisionMultiModalProjector (models/aya_vision/modeling_aya_vision.py): pixel shuffle by
  * downsample_factor, layernorm (LayerNorm with bias) over vision hidden x factor^2, linear_1 to
  * alignment_intermediate_size, a SwiGLU that halves it, linear_2 to the text hidden; both
@@ -291,21 +317,16 @@ static int proj_aya_vision(struct fg_model *m, const struct fg_cfg *c, const str
                            const struct vit_dims *d, struct fg_err *err)
 {
     (void)v;
-    uint64_t f = 0, align = 0;
-    int rc;
-    if ((rc = fg_cfg_u64(c, "downsample_factor", 2, 1, 64, &f, err)) ||
-        (rc = fg_cfg_u64(c, "alignment_intermediate_size", 28672, 2, FG_MAX_INTER, &align, err)))
-        return rc;
-    if (align % 2)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'alignment_intermediate_size' = %llu is odd: "
-                          "the SwiGLU splits it in two halves", c->origin,
-                          (unsigned long long)align);
-    uint64_t wide = d->hidden * f * f;
-    struct fg_node *n = add_projector_node(m, m->hidden, "LayerNorm + SwiGLU MLP", err);
+    return fg__mm_proj_pixel_swiglu(m, c, d, 28672, true, err);
+}
+
+int fg__mm_proj_norm_mlp(struct fg_model *m, uint64_t wide, struct fg_err *err)
+{
+    struct fg_node *n = fg__mm_projector_node(m, m->hidden, "LayerNorm + 2-layer MLP", err);
     if (!n)
         return FG_E_NOMEM;
-    fg__node_linear(n, "linear_1", wide, align, 1, true);
-    fg__node_linear(n, "linear_2", align / 2, m->hidden, 1, true);
+    fg__node_linear(n, "linear_1", wide, m->hidden, 1, true);
+    fg__node_linear(n, "linear_2", m->hidden, m->hidden, 1, true);
     n->params += 2 * wide;
     return 0;
 }
@@ -323,14 +344,7 @@ static int proj_internvl(struct fg_model *m, const struct fg_cfg *c, const struc
     if (rc)
         return rc;
     uint64_t scale = (uint64_t)(1.0 / ratio); /* int(1 / downsample_ratio) */
-    uint64_t wide = d->hidden * scale * scale;
-    struct fg_node *n = add_projector_node(m, m->hidden, "LayerNorm + 2-layer MLP", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "linear_1", wide, m->hidden, 1, true);
-    fg__node_linear(n, "linear_2", m->hidden, m->hidden, 1, true);
-    n->params += 2 * wide;
-    return 0;
+    return fg__mm_proj_norm_mlp(m, d->hidden * scale * scale, err);
 }
 
 const fg__mm_proj_fn fg__mm_projectors[PROJ_COUNT] = {

@@ -29,6 +29,10 @@ static const struct fg_arch *const tables[] = {
     fg__arch_enc2_table,    fg__arch_enc2b_table,  fg__arch_enc2c_table,
     fg__arch_seq_table,     fg__arch_seq_dec_table, fg__arch_seq_mm_table,
     fg__arch_ssm_table,
+    fg__arch_vl_table,      fg__arch_vl_glm_table, fg__arch_vl_blip_table,
+    fg__arch_vl_aria_table, fg__arch_vl_deepseek_table, fg__arch_vl_kosmos_table,
+    fg__arch_vl_idefics_table, fg__arch_vl_janus_table, fg__arch_vl_phi4mm_table,
+    fg__arch_vl_ovis_table, fg__arch_vl_evolla_table,
     fg__arch_dec_table,     fg__arch_dec2_table,
 };
 
@@ -61,6 +65,17 @@ static const struct {
     {"gemma3n", "Gemma3nForConditionalGeneration's vision tower is the timm model "
                 "vision_config.architecture names (mobilenetv5_300m_enc): its shapes are in "
                 "timm, not in config.json; the text model alone is model_type gemma3n_text"},
+    /* MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES maps pixtral to LlavaForConditionalGeneration,
+     * which needs a LlavaConfig: a root of type pixtral is a PixtralVisionConfig alone */
+    {"pixtral", "a config of model_type 'pixtral' is PixtralVisionConfig, the vision tower "
+                "alone, which LlavaForConditionalGeneration cannot be built from; Pixtral "
+                "checkpoints (Pixtral-12B) are model_type 'llava' with a pixtral vision_config, "
+                "read by the llava reader"},
+    /* PerceptionLMConfig (models/perception_lm/configuration_perception_lm.py): vision_config
+     * is a TimmWrapperConfig, the Perception Encoder built by timm */
+    {"perception_lm", "PerceptionLMForConditionalGeneration's vision tower is a timm model "
+                      "(vision_config is a TimmWrapperConfig naming a timm 'architecture'): its "
+                      "shapes are in timm, not in config.json"},
 };
 
 const char *fg__family_refused(const char *model_type)
