@@ -76,6 +76,42 @@ static const struct {
     {"perception_lm", "PerceptionLMForConditionalGeneration's vision tower is a timm model "
                       "(vision_config is a TimmWrapperConfig naming a timm 'architecture'): its "
                       "shapes are in timm, not in config.json"},
+    /* The listed types below have no family reader; each holds parts the generic decoder
+     * reader would leave out or misread, so they are refused by name rather than counted. */
+    /* MusicgenConfig (models/musicgen/configuration_musicgen.py): text_encoder (T5),
+     * audio_encoder (EnCodec) and decoder sub-configs; MusicgenMelodyConfig the same with
+     * a chroma conditioning projection */
+    {"musicgen", "MusicGen composes a T5 text encoder (text_encoder), the EnCodec audio codec "
+                 "(audio_encoder) and a decoder of num_codebooks heads: fitgate has no reader for "
+                 "the EnCodec convolution stack or the codebook heads, and a generic count would "
+                 "leave them out"},
+    {"musicgen_melody", "MusicGen-Melody composes a T5 text encoder, the EnCodec audio codec "
+                        "and a decoder with chroma conditioning: fitgate has no reader for "
+                        "the codec or the codebook heads, and a generic count would leave "
+                        "them out"},
+    /* MoshiConfig (models/moshi/configuration_moshi.py): audio_encoder_config (Mimi) and
+     * depth_decoder_config beside the temporal transformer */
+    {"moshi", "Moshi holds the Mimi audio codec (audio_encoder_config) and a depth decoder "
+              "(depth_decoder_config) with per-codebook weights beside its temporal "
+              "transformer: fitgate has no reader for either, and a generic count would leave "
+              "them out"},
+    /* Kosmos2_5Config (models/kosmos2_5): a Pix2Struct-style vision encoder and latent-query
+     * projector feeding a Kosmos-2.5 text decoder */
+    {"kosmos-2.5", "Kosmos-2.5 joins a Pix2Struct-style vision encoder (vision_config), a "
+                   "latent-query projector and its own text decoder (text_config): fitgate has "
+                   "no reader for this layout, and a generic count would size the text model "
+                   "alone"},
+    /* T5Gemma2Config (models/t5gemma2): a Gemma-3 encoder with a SigLIP tower and a decoder
+     * whose self- and cross-attention are merged */
+    {"t5gemma2", "T5Gemma 2 is a Gemma-3 encoder-decoder with a SigLIP vision tower in the "
+                 "encoder and merged self / cross-attention in the decoder: fitgate has no "
+                 "reader for it yet, and a generic count would size one stack alone"},
+    /* IBertModel (models/ibert/quant_modules.py): QuantLinear / QuantEmbedding / QuantAct
+     * register integer weights, scaling factors and activation ranges as buffers */
+    {"ibert", "I-BERT stores, beside RoBERTa's weights, the buffers of its quant modules "
+              "(QuantLinear weight_integer and scaling factors, QuantAct x_min / x_max ...), "
+              "whose set depends on quant_mode and the transformers release that wrote the "
+              "file: config.json cannot say what a checkpoint holds"},
 };
 
 const char *fg__family_refused(const char *model_type)
