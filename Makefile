@@ -114,7 +114,20 @@ ENGINE_SRCS := \
 	engine/arch/arch_enc2.c \
 	engine/arch/arch_enc2b.c \
 	engine/arch/arch_enc2c.c \
+	engine/arch/arch_seq.c \
+	engine/arch/arch_seq_dec.c \
+	engine/arch/arch_seq_mm.c \
 	engine/arch/arch_mllama.c \
+	engine/arch/arch_tensors.c \
+	engine/arch/arch_enc1.c \
+	engine/arch/arch_enc1b.c \
+	engine/arch/arch_ssm.c \
+	engine/arch/arch_ssm_blocks.c \
+	engine/arch/arch_ssm_zamba.c \
+	engine/arch/arch_ssm_rnn.c \
+	engine/arch/arch_ssm_gemma3n.c \
+	engine/arch/arch_ssm_blt.c \
+	engine/arch/arch_ssm_vq.c \
 	engine/arch/arch_vl.c \
 	engine/arch/arch_vl_glm.c \
 	engine/arch/arch_vl_blip.c \
@@ -127,9 +140,6 @@ ENGINE_SRCS := \
 	engine/arch/arch_vl_ovis.c \
 	engine/arch/arch_vl_evolla.c \
 	engine/arch/arch_vl_proj.c \
-	engine/arch/arch_tensors.c \
-	engine/arch/arch_enc1.c \
-	engine/arch/arch_enc1b.c \
 	engine/arch/arch_dec.c \
 	engine/arch/arch_dec2.c \
 	engine/hw/gpu.c \
@@ -221,9 +231,11 @@ TEST_SRCS := \
 	tests/test_arch_legacy.c \
 	tests/test_arch_families.c \
 	tests/test_arch_classic.c \
-	tests/test_arch_vl.c \
 	tests/test_arch_enc1.c \
 	tests/test_arch_enc2.c \
+	tests/test_arch_seq.c \
+	tests/test_arch_ssm.c \
+	tests/test_arch_vl.c \
 	tests/test_arch_dec.c \
 	tests/test_arch_generic.c \
 	tests/test_arch_keys.c \

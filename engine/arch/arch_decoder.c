@@ -52,6 +52,30 @@ struct fg_decoder_spec {
                                       lambda_q1, lambda_k1, lambda_q2, lambda_k2: 4) */
 };
 
+/* The LM head of a row: none stored for a base-model class, the tied head counted as written
+ * where the row's checkpoints may write it (unsure of the count alone). */
+static int add_head(const struct fg_cfg *c, const struct fg_decoder_spec *s, struct fg_model *m,
+                    bool head_bias, struct fg_err *err)
+{
+    int rc;
+    bool tied = s->normhead ? false : m->tied, headless = false;
+    if ((rc = fg__cfg_headless(c, &headless, err)))
+        return rc;
+    if (headless) {
+        /* a base-model class (Qwen3Model, LlamaModel: embedding checkpoints) holds no
+         * lm_head; the node stays for the hidden states, with nothing stored */
+        fg__model_rule(m, "architectures names no LM-head class: no lm_head stored", 0);
+        return fg__add_head(m, m->vocab, m->hidden, true, false, false, err);
+    }
+    bool stored = tied && s->stores_tied_head;
+    m->tied_head_open = stored && s->tied_head_open;
+    if (m->tied_head_open)
+        fg__model_unsure_count(m, "tie_word_embeddings", "unsure: tied, and config.json cannot say if "
+                         "the checkpoint writes lm_head.weight anyway (Qwen3-0.6B does, "
+                         "Qwen3-Embedding-0.6B not): counted as written");
+    return fg__add_head(m, m->vocab, m->hidden, tied, stored, head_bias, err);
+}
+
 /* Shared by all rows: the block structure. */
 int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                           struct fg_err *err)
@@ -159,22 +183,7 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
     }
     if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, s->norm, err)))
         return rc;
-    bool tied = s->normhead ? false : m->tied, headless = false;
-    if ((rc = fg__cfg_headless(c, &headless, err)))
-        return rc;
-    if (headless) {
-        /* a base-model class (Qwen3Model, LlamaModel: embedding checkpoints) holds no
-         * lm_head; the node stays for the hidden states, with nothing stored */
-        fg__model_rule(m, "architectures names no LM-head class: no lm_head stored", 0);
-        return fg__add_head(m, m->vocab, m->hidden, true, false, false, err);
-    }
-    bool stored = tied && s->stores_tied_head;
-    m->tied_head_open = stored && s->tied_head_open;
-    if (m->tied_head_open)
-        fg__model_unsure_count(m, "tie_word_embeddings", "unsure: tied, and config.json cannot say if "
-                         "the checkpoint writes lm_head.weight anyway (Qwen3-0.6B does, "
-                         "Qwen3-Embedding-0.6B not): counted as written");
-    return fg__add_head(m, m->vocab, m->hidden, tied, stored, head_bias, err);
+    return add_head(c, s, m, head_bias, err);
 }
 
 /* LlamaConfig defaults (transformers models/llama/configuration_llama.py). */

@@ -472,6 +472,31 @@ int fg__mm_read_text(const struct fg_cfg *c, const struct mm_spec *s, struct fg_
     return 0;
 }
 
+/*
+ * A wrapper config whose architectures names only text-only classes (Qwen3_5MoeForCausalLM,
+ * ...ForCausalLM: no ...ForConditionalGeneration) was saved from the text model alone, as
+ * expert-pruned releases are: its checkpoint need not hold the vision tower (nor the MTP
+ * layers) the vision_config and text_config it kept declare.  The class, not a key, says
+ * so; the count keeps them and is unsure, and the checkpoint decides when it is at hand.
+ */
+static int text_only_class(const struct fg_cfg *c, struct fg_model *m, struct fg_err *err)
+{
+    const char *a[16];
+    size_t n = 0;
+    int rc = fg_cfg_str_array(c, "architectures", a, 16, &n, err);
+    if (rc || n == 0 || !fg_cfg_has(c, "vision_config"))
+        return rc;
+    for (size_t i = 0; i < n && i < 16; i++) {
+        size_t len = strlen(a[i]);
+        if (len < 11 || strcmp(a[i] + len - 11, "ForCausalLM"))
+            return 0;
+    }
+    fg__model_unsure(m, "vision_config", "unsure: key 'vision_config' declares a vision tower "
+                     "and architectures names only %.48s, a text-only class: the checkpoint "
+                     "may store none", a[0]);
+    return 0;
+}
+
 int fg__mm_read_root_text(const struct fg_cfg *c, const char *type,
                           const struct fg__mm_default *defs, struct fg_model *m,
                           struct fg_err *err)
@@ -496,31 +521,6 @@ int fg__mm_read_root_text(const struct fg_cfg *c, const char *type,
     (void)fg__cfg_item(c, "tie_word_embeddings");
     (void)fg__cfg_item(c, "lm_head_bias");
     return rc;
-}
-
-/*
- * A wrapper config whose architectures names only text-only classes (Qwen3_5MoeForCausalLM,
- * ...ForCausalLM: no ...ForConditionalGeneration) was saved from the text model alone, as
- * expert-pruned releases are: its checkpoint need not hold the vision tower (nor the MTP
- * layers) the vision_config and text_config it kept declare.  The class, not a key, says
- * so; the count keeps them and is unsure, and the checkpoint decides when it is at hand.
- */
-static int text_only_class(const struct fg_cfg *c, struct fg_model *m, struct fg_err *err)
-{
-    const char *a[16];
-    size_t n = 0;
-    int rc = fg_cfg_str_array(c, "architectures", a, 16, &n, err);
-    if (rc || n == 0 || !fg_cfg_has(c, "vision_config"))
-        return rc;
-    for (size_t i = 0; i < n && i < 16; i++) {
-        size_t len = strlen(a[i]);
-        if (len < 11 || strcmp(a[i] + len - 11, "ForCausalLM"))
-            return 0;
-    }
-    fg__model_unsure(m, "vision_config", "unsure: key 'vision_config' declares a vision tower "
-                     "and architectures names only %.48s, a text-only class: the checkpoint "
-                     "may store none", a[0]);
-    return 0;
 }
 
 int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec,

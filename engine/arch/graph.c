@@ -25,12 +25,14 @@ static const struct fg_arch *const tables[] = {
     fg__arch_encoder_table, fg__arch_encdec_table, fg__arch_nomic_table,
     fg__arch_hybrid_table,  fg__arch_mamba_table,  fg__arch_multimodal_table,
     fg__arch_llama4_table,  fg__arch_classic_table, fg__arch_mllama_table,
+    fg__arch_enc1_table,    fg__arch_enc1b_table,
+    fg__arch_enc2_table,    fg__arch_enc2b_table,  fg__arch_enc2c_table,
+    fg__arch_seq_table,     fg__arch_seq_dec_table, fg__arch_seq_mm_table,
+    fg__arch_ssm_table,
     fg__arch_vl_table,      fg__arch_vl_glm_table, fg__arch_vl_blip_table,
     fg__arch_vl_aria_table, fg__arch_vl_deepseek_table, fg__arch_vl_kosmos_table,
     fg__arch_vl_idefics_table, fg__arch_vl_janus_table, fg__arch_vl_phi4mm_table,
     fg__arch_vl_ovis_table, fg__arch_vl_evolla_table,
-    fg__arch_enc1_table,    fg__arch_enc1b_table,
-    fg__arch_enc2_table,    fg__arch_enc2b_table,  fg__arch_enc2c_table,
     fg__arch_dec_table,     fg__arch_dec2_table,
 };
 
@@ -58,6 +60,11 @@ static const struct {
                      "its shapes are in timm, not in config.json"},
     {"timm_backbone", "TimmBackbone builds a timm architecture named by 'backbone': its "
                       "shapes are in timm, not in config.json"},
+    /* transformers models/gemma3n/modeling_gemma3n.py Gemma3nModel: vision_tower =
+     * AutoModel.from_config(vision_config), a TimmWrapperModel */
+    {"gemma3n", "Gemma3nForConditionalGeneration's vision tower is the timm model "
+                "vision_config.architecture names (mobilenetv5_300m_enc): its shapes are in "
+                "timm, not in config.json; the text model alone is model_type gemma3n_text"},
     /* MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES maps pixtral to LlavaForConditionalGeneration,
      * which needs a LlavaConfig: a root of type pixtral is a PixtralVisionConfig alone */
     {"pixtral", "a config of model_type 'pixtral' is PixtralVisionConfig, the vision tower "
@@ -69,6 +76,42 @@ static const struct {
     {"perception_lm", "PerceptionLMForConditionalGeneration's vision tower is a timm model "
                       "(vision_config is a TimmWrapperConfig naming a timm 'architecture'): its "
                       "shapes are in timm, not in config.json"},
+    /* The listed types below have no family reader; each holds parts the generic decoder
+     * reader would leave out or misread, so they are refused by name rather than counted. */
+    /* MusicgenConfig (models/musicgen/configuration_musicgen.py): text_encoder (T5),
+     * audio_encoder (EnCodec) and decoder sub-configs; MusicgenMelodyConfig the same with
+     * a chroma conditioning projection */
+    {"musicgen", "MusicGen composes a T5 text encoder (text_encoder), the EnCodec audio codec "
+                 "(audio_encoder) and a decoder of num_codebooks heads: fitgate has no reader for "
+                 "the EnCodec convolution stack or the codebook heads, and a generic count would "
+                 "leave them out"},
+    {"musicgen_melody", "MusicGen-Melody composes a T5 text encoder, the EnCodec audio codec "
+                        "and a decoder with chroma conditioning: fitgate has no reader for "
+                        "the codec or the codebook heads, and a generic count would leave "
+                        "them out"},
+    /* MoshiConfig (models/moshi/configuration_moshi.py): audio_encoder_config (Mimi) and
+     * depth_decoder_config beside the temporal transformer */
+    {"moshi", "Moshi holds the Mimi audio codec (audio_encoder_config) and a depth decoder "
+              "(depth_decoder_config) with per-codebook weights beside its temporal "
+              "transformer: fitgate has no reader for either, and a generic count would leave "
+              "them out"},
+    /* Kosmos2_5Config (models/kosmos2_5): a Pix2Struct-style vision encoder and latent-query
+     * projector feeding a Kosmos-2.5 text decoder */
+    {"kosmos-2.5", "Kosmos-2.5 joins a Pix2Struct-style vision encoder (vision_config), a "
+                   "latent-query projector and its own text decoder (text_config): fitgate has "
+                   "no reader for this layout, and a generic count would size the text model "
+                   "alone"},
+    /* T5Gemma2Config (models/t5gemma2): a Gemma-3 encoder with a SigLIP tower and a decoder
+     * whose self- and cross-attention are merged */
+    {"t5gemma2", "T5Gemma 2 is a Gemma-3 encoder-decoder with a SigLIP vision tower in the "
+                 "encoder and merged self / cross-attention in the decoder: fitgate has no "
+                 "reader for it yet, and a generic count would size one stack alone"},
+    /* IBertModel (models/ibert/quant_modules.py): QuantLinear / QuantEmbedding / QuantAct
+     * register integer weights, scaling factors and activation ranges as buffers */
+    {"ibert", "I-BERT stores, beside RoBERTa's weights, the buffers of its quant modules "
+              "(QuantLinear weight_integer and scaling factors, QuantAct x_min / x_max ...), "
+              "whose set depends on quant_mode and the transformers release that wrote the "
+              "file: config.json cannot say what a checkpoint holds"},
 };
 
 const char *fg__family_refused(const char *model_type)
