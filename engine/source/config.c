@@ -1,4 +1,5 @@
 #include "source/config.h"
+#include "source/config_classes.h"
 #include "util/fileio.h"
 
 #include <cjson/cJSON.h>
@@ -177,6 +178,116 @@ bool fg__cfg_next_read_child(const struct fg_cfg *c, size_t *pos, struct fg_cfg 
     return false;
 }
 
+/* ---- the config classes (source/config_classes.h) ------------------------------ */
+
+/* The rules of model_type (a run of the sorted table) in *rules / *n; none for NULL. */
+static void class_rules(const char *model_type, const struct fg__cfg_rule **rules, size_t *n)
+{
+    size_t lo = 0, hi = fg__cfg_nrules;
+    *rules = NULL;
+    *n = 0;
+    if (!model_type)
+        return;
+    while (lo < hi) { /* the first row not below model_type */
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(fg__cfg_rules[mid].model_type, model_type) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t end = lo;
+    while (end < fg__cfg_nrules && !strcmp(fg__cfg_rules[end].model_type, model_type))
+        end++;
+    if (end > lo) {
+        *rules = &fg__cfg_rules[lo];
+        *n = end - lo;
+    }
+}
+
+static const struct fg__cfg_rule *rule_find(const struct fg__cfg_rule *rules, size_t n,
+                                            enum fg__cfg_rule_kind kind, const char *key,
+                                            size_t len)
+{
+    for (size_t i = 0; i < n; i++)
+        if (rules[i].kind == kind && !strncmp(rules[i].key, key, len) && !rules[i].key[len])
+            return &rules[i];
+    return NULL;
+}
+
+/* obj's own model_type, when it names one. */
+static const char *own_type(const cJSON *obj)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, "model_type");
+    return cJSON_IsString(t) ? t->valuestring : NULL;
+}
+
+/* The string s split as the class splits it (rule's separator, lowered and stripped as its
+ * flags say) into a new array, or NULL when out of memory. */
+static cJSON *split_value(const char *s, const struct fg__cfg_rule *rule)
+{
+    cJSON *arr = cJSON_CreateArray();
+    size_t sep = strlen(rule->value);
+    char piece[256];
+    for (const char *p = s; arr && p;) {
+        const char *q = sep ? strstr(p, rule->value) : NULL;
+        size_t n = q ? (size_t)(q - p) : strlen(p);
+        const char *b = p, *e = p + n;
+        if (rule->flags & FG__CFG_STRIP) {
+            while (b < e && (*b == ' ' || *b == '\t' || *b == '\n' || *b == '\r'))
+                b++;
+            while (e > b && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
+                e--;
+        }
+        size_t k = (size_t)(e - b) < sizeof piece - 1 ? (size_t)(e - b) : sizeof piece - 1;
+        for (size_t i = 0; i < k; i++)
+            piece[i] = (rule->flags & FG__CFG_LOWER) && b[i] >= 'A' && b[i] <= 'Z'
+                           ? (char)(b[i] - 'A' + 'a') : b[i];
+        piece[k] = '\0';
+        cJSON *item = cJSON_CreateString(piece);
+        if (!item || !cJSON_AddItemToArray(arr, item)) {
+            cJSON_Delete(item);
+            cJSON_Delete(arr);
+            return NULL;
+        }
+        p = q ? q + sep : NULL;
+    }
+    return arr;
+}
+
+/*
+ * Put obj's values in the forms its class holds them (a SPLIT string becomes its list),
+ * then do the same for each sub-config, by its own model_type or the class's sub_configs,
+ * to depth levels.  Fails only when out of memory.
+ */
+static int normalise(cJSON *obj, const char *model_type, unsigned depth)
+{
+    const struct fg__cfg_rule *rules;
+    size_t n;
+    class_rules(own_type(obj) ? own_type(obj) : model_type, &rules, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (rules[i].kind != FG__CFG_SPLIT)
+            continue;
+        cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, rules[i].key);
+        if (!cJSON_IsString(v))
+            continue;
+        cJSON *list = split_value(v->valuestring, &rules[i]);
+        if (!list || !cJSON_ReplaceItemInObjectCaseSensitive(obj, rules[i].key, list)) {
+            cJSON_Delete(list);
+            return -1;
+        }
+    }
+    cJSON *e;
+    cJSON_ArrayForEach(e, obj) {
+        if (depth <= 1 || !cJSON_IsObject(e) || !e->string)
+            continue;
+        const struct fg__cfg_rule *sub = rule_find(rules, n, FG__CFG_SUB, e->string,
+                                                   strlen(e->string));
+        if (normalise(e, sub ? sub->value : NULL, depth - 1))
+            return -1;
+    }
+    return 0;
+}
+
 static int read_file(const char *path, char **text, size_t *len, struct fg_err *err)
 {
     if (fg__read_file(path, FG_CONFIG_MAX_BYTES, text, len) == 0)
@@ -258,7 +369,8 @@ int fg_config_parse(const char *text, size_t len, const char *origin, struct fg_
                               "the file or fetch it again", origin, (size_t)(p - text));
         }
     struct fg_config *doc = calloc(1, sizeof *doc);
-    if (!doc) {
+    if (!doc || normalise(root, NULL, INDEX_DEPTH)) {
+        free(doc);
         cJSON_Delete(root);
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
     }
@@ -281,6 +393,7 @@ void fg_config_free(struct fg_config *doc)
 struct fg_cfg fg_config_root(const struct fg_config *doc)
 {
     struct fg_cfg c = {.obj = doc->root, .origin = doc->origin, .scope = "", .index = doc->index};
+    class_rules(own_type(doc->root), &c.rules, &c.nrules);
     return c;
 }
 
@@ -310,6 +423,37 @@ static bool alias_listed(const char *list, const char *alias, size_t n)
  * by one walk for all the aliases.  An alias absent here and named in c->inherit is looked
  * up in c->outer.
  */
+static const cJSON *lookup_sub(const struct fg_cfg *c, const char *keys, char *name, size_t cap,
+                               const struct fg_cfg_index **sub);
+
+/*
+ * The attribute_map of c's class: for each alias of keys (n_alias of them), the key the
+ * class maps it to, and each key the class maps to it, looked up in turn (one level: the
+ * map's names are not mapped again).  NULL when none is present.
+ */
+static const cJSON *lookup_mapped(const struct fg_cfg *c, const char **alias,
+                                  const size_t *len, size_t n_alias, char *name, size_t cap,
+                                  const struct fg_cfg_index **sub)
+{
+    struct fg_cfg plain = *c;
+    plain.nrules = 0;
+    for (size_t i = 0; i < n_alias; i++)
+        for (size_t r = 0; r < c->nrules; r++) {
+            const struct fg__cfg_rule *ru = &c->rules[r];
+            if (ru->kind != FG__CFG_ALIAS)
+                continue;
+            const char *other = NULL;
+            if (!strncmp(ru->key, alias[i], len[i]) && !ru->key[len[i]])
+                other = ru->value;
+            else if (!strncmp(ru->value, alias[i], len[i]) && !ru->value[len[i]])
+                other = ru->key;
+            const cJSON *it = other ? lookup_sub(&plain, other, name, cap, sub) : NULL;
+            if (it)
+                return it;
+        }
+    return NULL;
+}
+
 static const cJSON *lookup_sub(const struct fg_cfg *c, const char *keys, char *name, size_t cap,
                                const struct fg_cfg_index **sub)
 {
@@ -349,6 +493,11 @@ static const cJSON *lookup_sub(const struct fg_cfg *c, const char *keys, char *n
         }
     if (sub)
         *sub = found ? subs[pick] : NULL;
+    if (!found && c->nrules) {
+        const cJSON *it = lookup_mapped(c, alias, len, n_alias, name, cap, sub);
+        if (it)
+            return it;
+    }
     for (size_t i = 0; i < n_alias && !found && c->outer && c->inherit; i++)
         if (alias_listed(c->inherit, alias[i], len[i]))
             return lookup_sub(c->outer, keys, name, cap, sub);
@@ -363,6 +512,58 @@ static const cJSON *lookup_sub(const struct fg_cfg *c, const char *keys, char *n
 static const cJSON *lookup(const struct fg_cfg *c, const char *keys, char *name, size_t cap)
 {
     return lookup_sub(c, keys, name, cap, NULL);
+}
+
+/*
+ * The class default for keys, none found: the DEFAULT row of the first alias that has one,
+ * under its own name or the attribute its class's attribute_map names.  NULL when c has no
+ * class, no alias has a default, or an alias is present as null (the class then holds None,
+ * which the caller's default stands for).
+ */
+static const struct fg__cfg_rule *class_default(const struct fg_cfg *c, const char *keys)
+{
+    if (!c->nrules || !c->obj)
+        return NULL;
+    for (const char *p = keys; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t)(bar - p) : strlen(p);
+        char key[128];
+        snprintf(key, sizeof key, "%.*s", (int)(n < sizeof key ? n : sizeof key - 1), p);
+        if (cJSON_GetObjectItemCaseSensitive(c->obj, key))
+            return NULL; /* present, so null: None */
+        p += n + (bar ? 1 : 0);
+    }
+    for (const char *p = keys; *p;) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t)(bar - p) : strlen(p);
+        const struct fg__cfg_rule *d = rule_find(c->rules, c->nrules, FG__CFG_DEFAULT, p, n);
+        const struct fg__cfg_rule *a = d ? NULL : rule_find(c->rules, c->nrules, FG__CFG_ALIAS,
+                                                            p, n);
+        if (a)
+            d = rule_find(c->rules, c->nrules, FG__CFG_DEFAULT, a->value, strlen(a->value));
+        if (d)
+            return d;
+        p += n + (bar ? 1 : 0);
+    }
+    return NULL;
+}
+
+/* The class default of keys as a number in [min, max] (whole when whole), or false. */
+static bool class_number(const struct fg_cfg *c, const char *keys, double min, double max,
+                         bool whole, double *out)
+{
+    const struct fg__cfg_rule *d = class_default(c, keys);
+    if (!d || (d->flags & FG__CFG_TEXT) || !strcmp(d->value, "true") ||
+        !strcmp(d->value, "false"))
+        return false;
+    char *end;
+    double v = strtod(d->value, &end);
+    /* a sentinel outside the caller's range (-1 for "same as another key") is the caller's
+     * to spell: its own default stands */
+    if (*end || !isfinite(v) || v < min || v > max || (whole && v != floor(v)))
+        return false;
+    *out = v;
+    return true;
 }
 
 static int key_err(const struct fg_cfg *c, struct fg_err *err, int code, const char *key,
@@ -394,6 +595,10 @@ bool fg_cfg_child(const struct fg_cfg *c, const char *key, struct fg_cfg *child,
     child->index = sub;
     child->outer = NULL;
     child->inherit = NULL;
+    const struct fg__cfg_rule *sub_class = rule_find(c->rules, c->nrules, FG__CFG_SUB, name,
+                                                     strlen(name));
+    class_rules(own_type(it) ? own_type(it) : sub_class ? sub_class->value : NULL,
+                &child->rules, &child->nrules);
     if (*c->scope)
         snprintf(child->scope, sizeof child->scope, "%.30s.%.30s", c->scope, name);
     else
@@ -429,7 +634,8 @@ int fg_cfg_u64(const struct fg_cfg *c, const char *keys, uint64_t def, uint64_t 
     char name[128];
     const cJSON *it = lookup(c, keys, name, sizeof name);
     if (!it) {
-        *out = def;
+        double v;
+        *out = class_number(c, keys, (double)min, (double)max, true, &v) ? (uint64_t)v : def;
         return 0;
     }
     return number_u64(c, it, name, min, max, out, err);
@@ -451,7 +657,8 @@ int fg_cfg_f64(const struct fg_cfg *c, const char *keys, double def, double min,
     char name[128], what[160];
     const cJSON *it = lookup(c, keys, name, sizeof name);
     if (!it) {
-        *out = def;
+        double v;
+        *out = class_number(c, keys, min, max, false, &v) ? v : def;
         return 0;
     }
     if (!cJSON_IsNumber(it))
@@ -470,7 +677,9 @@ int fg_cfg_bool(const struct fg_cfg *c, const char *keys, bool def, bool *out, s
     char name[128];
     const cJSON *it = lookup(c, keys, name, sizeof name);
     if (!it) {
-        *out = def;
+        const struct fg__cfg_rule *d = class_default(c, keys);
+        *out = d && !strcmp(d->value, "true") ? true : d && !strcmp(d->value, "false") ? false
+                                                                                    : def;
         return 0;
     }
     if (!cJSON_IsBool(it))
@@ -485,7 +694,8 @@ int fg_cfg_str(const struct fg_cfg *c, const char *keys, const char *def, const 
     char name[128];
     const cJSON *it = lookup(c, keys, name, sizeof name);
     if (!it) {
-        *out = def;
+        const struct fg__cfg_rule *d = class_default(c, keys);
+        *out = d && (d->flags & FG__CFG_TEXT) ? d->value : def;
         return 0;
     }
     if (!cJSON_IsString(it))

@@ -600,21 +600,14 @@ static const struct enc1_task deberta_tasks[] = {
     {NULL, false, E1_NONE},
 };
 
-/* DebertaConfig.pos_att_type: a list, or a '|'-separated string ("c2p|p2c"). */
+/* DebertaConfig.pos_att_type: a list (the '|'-separated string the class splits is one by
+ * the time it is read: source/config_classes.h). */
 static int deberta_att_types(const struct fg_cfg *c, bool *c2p, bool *p2c, struct fg_err *err)
 {
-    const cJSON *v = fg__cfg_item(c, "pos_att_type");
-    *c2p = *p2c = false;
-    if (cJSON_IsString(v)) {
-        const char *s = NULL;
-        int rc = fg_cfg_str(c, "pos_att_type", NULL, &s, err);
-        *c2p = s && strstr(s, "c2p");
-        *p2c = s && strstr(s, "p2c");
-        return rc;
-    }
     const char *a[4];
     size_t n = 0;
     int rc = fg_cfg_str_array(c, "pos_att_type", a, 4, &n, err);
+    *c2p = *p2c = false;
     for (size_t i = 0; i < n && i < 4; i++) {
         *c2p = *c2p || !strcmp(a[i], "c2p");
         *p2c = *p2c || !strcmp(a[i], "p2c");
