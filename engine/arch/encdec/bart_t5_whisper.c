@@ -389,11 +389,11 @@ static int read_whisper(const struct fg_cfg *c, struct fg_model *m, const void *
 }
 
 const struct fg_arch fg__arch_encdec_table[] = {
-    {"bart", "bart encoder-decoder", read_bart, &bart},
-    {"mbart", "mbart encoder-decoder", read_bart, &mbart},
-    {"t5", "t5 encoder-decoder", read_t5, &t5},
-    {"mt5", "t5 encoder-decoder", read_t5, &mt5},
-    {"umt5", "t5 encoder-decoder (per-layer relative bias)", read_t5, &umt5},
-    {"whisper", "whisper encoder-decoder (audio)", read_whisper, NULL},
-    {NULL, NULL, NULL, NULL},
+    FG_ARCH("bart", "bart encoder-decoder", read_bart, &bart),
+    FG_ARCH("mbart", "mbart encoder-decoder", read_bart, &mbart),
+    FG_ARCH("t5", "t5 encoder-decoder", read_t5, &t5),
+    FG_ARCH("mt5", "t5 encoder-decoder", read_t5, &mt5),
+    FG_ARCH("umt5", "t5 encoder-decoder (per-layer relative bias)", read_t5, &umt5),
+    FG_ARCH("whisper", "whisper encoder-decoder (audio)", read_whisper, NULL),
+    {0},
 };

@@ -270,9 +270,9 @@ static const struct qformer_spec blip2 = {.instruct = false};
 static const struct qformer_spec instructblip = {.instruct = true};
 
 const struct fg_arch fg__arch_vl_blip_table[] = {
-    {"blip", "vision-language (ViT + BLIP text decoder)", read_blip, NULL},
-    {"blip-2", "vision-language (EVA ViT + Q-Former)", read_blip2, &blip2},
-    {"instructblip", "vision-language (EVA ViT + Q-Former, instruct)", read_blip2,
-     &instructblip},
-    {NULL, NULL, NULL, NULL},
+    FG_ARCH("blip", "vision-language (ViT + BLIP text decoder)", read_blip, NULL),
+    FG_ARCH("blip-2", "vision-language (EVA ViT + Q-Former)", read_blip2, &blip2),
+    FG_ARCH("instructblip", "vision-language (EVA ViT + Q-Former, instruct)", read_blip2,
+     &instructblip),
+    {0},
 };

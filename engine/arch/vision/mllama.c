@@ -161,6 +161,6 @@ static int read_mllama(const struct fg_cfg *c, struct fg_model *m, const void *s
 }
 
 const struct fg_arch fg__arch_mllama_table[] = {
-    {"mllama", "vision-language (Llama-3.2-Vision)", read_mllama, NULL},
-    {NULL, NULL, NULL, NULL},
+    FG_ARCH("mllama", "vision-language (Llama-3.2-Vision)", read_mllama, NULL),
+    {0},
 };
