@@ -65,7 +65,8 @@ struct bert_family {
     const struct bert_task *absent;  /* task when the config has no architectures */
     const char *name;                /* in bert_task_labels' note; read_bert words its own */
     bool google_layout;
-    bool unversioned_pooler;         /* configs without transformers_version: pooler stored */
+    bool unversioned_pooler;         /* configs without transformers_version: a pooler may
+                                        be stored beside a head class that builds none */
     uint64_t rel_buckets_def;        /* MPNet: one relative_attention_bias (buckets x heads)
                                         shared by all layers; 0 = none */
     uint64_t embedding_size_def;     /* ELECTRA: embeddings of embedding_size, projected to
@@ -99,16 +100,17 @@ static const struct bert_task bert_tasks[] = {
  *                same tensor)
  *   ForSequenceClassification  RobertaClassificationHead, no pooler
  *   ForMultipleChoice          pooler + classifier hidden x 1
- * The classes are taken literally when the config says which transformers
- * wrote it.  The original fairseq conversions, whose configs carry no
- * transformers_version, stored RobertaModel's pooler whatever the class:
- * xlm-roberta-base 278,885,778, xlm-roberta-large 561,192,082 and
- * camembert-base 111,246,085 (ForMaskedLM) and roberta-large-mnli
- * 356,412,419 (ForSequenceClassification) are each exactly the class plus
- * pooler (the safetensors metadata table in the huggingface/safetensors repository).  The
- * exception: roberta-base and roberta-large's safetensors files were re-saved
- * through the class (no pooler, position_ids kept: 124,697,433 / 355,412,057
- * F32 + 514 I64), which their unversioned configs cannot show.
+ * The count is what the class builds.  The original fairseq conversions,
+ * whose configs carry no transformers_version, stored RobertaModel's pooler
+ * whatever the class: xlm-roberta-base 278,885,778, xlm-roberta-large
+ * 561,192,082 and camembert-base 111,246,085 (ForMaskedLM) and
+ * roberta-large-mnli 356,412,419 (ForSequenceClassification) are each exactly
+ * the class plus pooler (the safetensors metadata table in the
+ * huggingface/safetensors repository), while roberta-base and roberta-large's
+ * safetensors files were re-saved through the class (no pooler, position_ids
+ * kept: 124,697,433 / 355,412,057 F32 + 514 I64).  Their configs cannot tell
+ * the two apart, so an unversioned head class is unsure of the stored count
+ * (not of what is loaded) until the safetensors headers are read.
  */
 static const struct bert_task roberta_tasks[] = {
     {"ForMaskedLM", false, BH_MLM},
@@ -442,11 +444,14 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
         (rc = bert_blocks(c, m, fam, relative, err)))
         return rc;
     bool pooler = task->pooler;
-    if (!pooler && fam->unversioned_pooler && !ver) {
-        pooler = true;
-        fg__model_rule(m, "pooler stored by the original conversions (config without "
-                          "transformers_version; in Pooler)", 0);
-    }
+    if (!pooler && fam->unversioned_pooler && !ver)
+        fg__model_unsure_count(m, "transformers_version", "unsure: %.30s%.40s builds no pooler; "
+                               "the original conversions of this family, whose configs carry "
+                               "no transformers_version, stored the base model's pooler "
+                               "(%llu parameters) beside it and re-saved files do not: the "
+                               "safetensors headers settle what the checkpoint holds",
+                               fam->prefixes, task->cls,
+                               (unsigned long long)(m->hidden * m->hidden + m->hidden));
     if (pooler && (rc = fg__add_pooler(m, m->hidden, err)))
         return rc;
     m->encoder_only = true;

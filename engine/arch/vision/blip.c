@@ -140,8 +140,9 @@ static int read_blip2(const struct fg_cfg *c, struct fg_model *m, const void *sp
     if (rc)
         return rc;
     if (!fg_cfg_has(c, "vision_config")) {
-        fg__model_note(m, "vision_config absent (trimmed config?): only the text model is "
-                          "counted; the checkpoint also stores the vision tower and Q-Former");
+        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
+                            "only the text model is counted; the checkpoint also stores "
+                            "the vision tower and Q-Former");
         return 0;
     }
     struct fg_cfg v;

@@ -177,8 +177,9 @@ static int read_glm4v(const struct fg_cfg *c, struct fg_model *m, const void *sp
     if (rc)
         return rc;
     if (!fg_cfg_has(c, "vision_config")) {
-        fg__model_note(m, "vision_config absent (trimmed config?): only the text model is "
-                          "counted; the checkpoint also stores the vision tower and merger");
+        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
+                            "only the text model is counted; the checkpoint also stores "
+                            "the vision tower and merger");
         return 0;
     }
     struct fg_cfg v;

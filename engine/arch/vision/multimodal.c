@@ -536,8 +536,9 @@ int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec,
     if (!fg_cfg_has(c, "vision_config")) {
         /* transformers would build a default tower, but a config without
          * vision_config is a trimmed copy: the defaults would be a guess. */
-        fg__model_note(m, "vision_config absent (trimmed config?): only the text model is "
-                          "counted; the checkpoint also stores the vision tower and projector");
+        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
+                            "only the text model is counted; the checkpoint also stores "
+                            "the vision tower and projector");
         return 0;
     }
     if (!fg_cfg_child(c, "vision_config", &v, err))
