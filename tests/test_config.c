@@ -282,6 +282,10 @@ static void u64_should_read_a_key_by_its_attribute_map_name(void **state)
     assert_int_equal(v, 1024);
     assert_int_equal(fg_cfg_u64(&c, "num_hidden_layers", 1, 1, 1 << 20, &v, NULL), 0);
     assert_int_equal(v, 24);
+    char key[32];
+    assert_true(fg_cfg_key(&c, "n_embd", key, sizeof key));
+    assert_string_equal(key, "hidden_size"); /* as the file spells it, for messages */
+    assert_false(fg_cfg_key(&c, "n_inner", key, sizeof key));
     /* absent under both names: the attribute's default, GPT2Config(n_head=12) */
     assert_int_equal(fg_cfg_u64(&c, "num_attention_heads", 1, 1, 1 << 20, &v, NULL), 0);
     assert_int_equal(v, 12);

@@ -343,16 +343,8 @@ const cJSON *fg__cfg_item(const struct fg_cfg *c, const char *key)
 const char *fg__cfg_key_used(const struct fg_cfg *c, const char *keys, char *buf, size_t len)
 {
     const char *first_end = strchr(keys, '|');
-    for (const char *p = keys;;) {
-        const char *e = strchr(p, '|');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        fg__fmt(buf, len, "%.*s", (int)n, p);
-        if (fg_cfg_has(c, buf))
-            return buf;
-        if (!e)
-            break;
-        p = e + 1;
-    }
+    if (fg_cfg_key(c, keys, buf, len))
+        return buf;
     fg__fmt(buf, len, "%.*s", (int)(first_end ? (size_t)(first_end - keys) : strlen(keys)), keys);
     return buf;
 }

@@ -579,6 +579,15 @@ bool fg_cfg_has(const struct fg_cfg *c, const char *keys)
     return lookup(c, keys, name, sizeof name) != NULL;
 }
 
+bool fg_cfg_key(const struct fg_cfg *c, const char *keys, char *name, size_t cap)
+{
+    char found[128];
+    if (!cap || !lookup(c, keys, found, sizeof found))
+        return false;
+    snprintf(name, cap, "%s", found);
+    return true;
+}
+
 bool fg_cfg_child(const struct fg_cfg *c, const char *key, struct fg_cfg *child, struct fg_err *err)
 {
     char name[128];

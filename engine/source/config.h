@@ -119,6 +119,10 @@ bool fg_cfg_child(const struct fg_cfg *c, const char *key, struct fg_cfg *child,
 /* True when one of the aliases is present and not null. */
 bool fg_cfg_has(const struct fg_cfg *c, const char *keys);
 
+/* The key as config.json spells it that answers keys (an alias present, or the name the
+ * class's attribute_map reads it under) into name (cap bytes); false when none is present. */
+bool fg_cfg_key(const struct fg_cfg *c, const char *keys, char *name, size_t cap);
+
 /* Integer in [min, max]; def when absent (def is not range-checked). */
 int fg_cfg_u64(const struct fg_cfg *c, const char *keys, uint64_t def, uint64_t min, uint64_t max,
                uint64_t *out, struct fg_err *err);

@@ -4,6 +4,7 @@
  *   huggingface/transformers@053f59efe493c4f815f39f836494a1f2f73fbe0b src/transformers/models/deberta/configuration_deberta.py
  *   huggingface/transformers@029c0bb0fb5f9c177fdee4b82bb94abde8e1dfcf src/transformers/models/deberta_v2/configuration_deberta_v2.py
  *   huggingface/transformers@01ae98ae2414210efd0d9ac1ffe78ff21588f1f7 src/transformers/models/gpt2/configuration_gpt2.py
+ *   huggingface/transformers@038869d4d54db478c18dbe58a02aefc67f62beb0 src/transformers/models/t5/configuration_t5.py
  */
 #include "source/config_classes.h"
 
@@ -73,6 +74,26 @@ const struct fg__cfg_rule fg__cfg_rules[] = {
     {"gpt2", "GPT2Config", FG__CFG_DEFAULT, "summary_use_proj", "true", 0},
     {"gpt2", "GPT2Config", FG__CFG_DEFAULT, "use_cache", "true", 0},
     {"gpt2", "GPT2Config", FG__CFG_DEFAULT, "vocab_size", "50257", 0},
+    {"t5", "T5Config", FG__CFG_DEFAULT, "classifier_dropout", "0.0", 0},
+    {"t5", "T5Config", FG__CFG_DEFAULT, "d_ff", "2048", 0},
+    {"t5", "T5Config", FG__CFG_DEFAULT, "d_kv", "64", 0},
+    {"t5", "T5Config", FG__CFG_DEFAULT, "d_model", "512", 0},
+    {"t5", "T5Config", FG__CFG_DEFAULT, "dropout_rate", "0.1", 0},
+    {"t5", "T5Config", FG__CFG_DEFAULT, "eos_token_id", "1", 0},
+    {"t5", "T5Config", FG__CFG_DEFAULT, "feed_forward_proj", "relu", FG__CFG_TEXT},
+    {"t5", "T5Config", FG__CFG_ALIAS, "hidden_size", "d_model", 0},
+    {"t5", "T5Config", FG__CFG_DEFAULT, "initializer_factor", "1.0", 0},
+    {"t5", "T5Config", FG__CFG_DEFAULT, "is_encoder_decoder", "true", 0},
+    {"t5", "T5Config", FG__CFG_DEFAULT, "layer_norm_epsilon", "1e-06", 0},
+    {"t5", "T5Config", FG__CFG_ALIAS, "num_attention_heads", "num_heads", 0},
+    {"t5", "T5Config", FG__CFG_DEFAULT, "num_heads", "8", 0},
+    {"t5", "T5Config", FG__CFG_ALIAS, "num_hidden_layers", "num_layers", 0},
+    {"t5", "T5Config", FG__CFG_DEFAULT, "num_layers", "6", 0},
+    {"t5", "T5Config", FG__CFG_DEFAULT, "pad_token_id", "0", 0},
+    {"t5", "T5Config", FG__CFG_DEFAULT, "relative_attention_max_distance", "128", 0},
+    {"t5", "T5Config", FG__CFG_DEFAULT, "relative_attention_num_buckets", "32", 0},
+    {"t5", "T5Config", FG__CFG_DEFAULT, "use_cache", "true", 0},
+    {"t5", "T5Config", FG__CFG_DEFAULT, "vocab_size", "32128", 0},
 };
 
 const size_t fg__cfg_nrules = sizeof fg__cfg_rules / sizeof fg__cfg_rules[0];

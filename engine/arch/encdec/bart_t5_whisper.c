@@ -238,12 +238,14 @@ static int read_t5(const struct fg_cfg *c, struct fg_model *m, const void *spec,
         (rc = fg__cfg_has_arch(c, "T5EncoderModel", &encoder_only, err)) ||
         (rc = read_enc_dec_flag(c, err)))
         return rc;
-    /* T5Config: "gated-ACT" or "ACT"; anything else raises. */
+    /* T5Config: "gated-ACT" or "ACT"; anything else raises, with the class's own message */
     const char *dash = strchr(ff, '-');
     bool gated = dash && (size_t)(dash - ff) == 5 && strncmp(ff, "gated", 5) == 0;
     if ((dash && !gated) || (gated && strchr(dash + 1, '-')) || !*ff || (gated && !dash[1]))
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'feed_forward_proj' = '%s'; expected ACT or "
-                          "gated-ACT", c->origin, ff);
+        return fg_err_set(err, FG_E_RANGE, "%s: T5Config: `feed_forward_proj`: %.60s is not a "
+                          "valid activation function of the dense layer. Please make sure "
+                          "`feed_forward_proj` is of the format `gated-{ACT_FN}` or `{ACT_FN}`, "
+                          "e.g. 'gated-gelu' or 'relu'", c->origin, ff);
     m->kv_heads = m->heads;
     m->inter = d_ff;
     m->layers = encoder_only ? enc_layers : dec_layers;
