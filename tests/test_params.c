@@ -131,8 +131,10 @@ static void fixtures_should_doubt_what_config_json_cannot_say_is_stored(void **s
         {"Qwen--Qwen3-Next-80B-A3B-Instruct", "mtp_num_hidden_layers", true},
         /* trimmed of vision_config: the text model alone, the tower is loaded too */
         {"meta-llama--Llama-4-Scout-17B-16E-Instruct", "vision_config", false},
-        /* declares its MTP layers: counted as the release stores them */
-        {"Qwen--Qwen3.5-35B-A3B", NULL, false},
+        /* declares its MTP layers: counted as the original release stores them, which a
+         * release saved through transformers (a fine-tune, REAP pruning) does not */
+        {"Qwen--Qwen3.5-35B-A3B", "mtp_num_hidden_layers", true},
+        {"deepseek-ai--DeepSeek-V3", "num_nextn_predict_layers", true},
         {"microsoft--deberta-v3-base", NULL, false},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {

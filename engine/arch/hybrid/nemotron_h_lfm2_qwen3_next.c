@@ -694,8 +694,9 @@ static int read_qwen3_next(const struct fg_cfg *c, struct fg_model *m, const voi
     if (rc)
         return rc;
     uint64_t h = m->hidden;
-    fg__model_rule_optional(m, "MTP layers (mtp_num_hidden_layers): blocks + fc 2h->h, two "
-                               "pre-fc norms, norm", (int64_t)(block + 2 * h * h + 3 * h));
+    fg__model_rule_optional(m, "mtp_num_hidden_layers", "MTP layers (mtp_num_hidden_layers): "
+                            "blocks + fc 2h->h, two pre-fc norms, norm",
+                            (int64_t)(block + 2 * h * h + 3 * h));
     return 0;
 }
 
