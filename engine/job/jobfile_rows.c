@@ -353,6 +353,14 @@ static const struct fg__jf_row rows[] = {
     {.fmts = F(AXOLOTL), .key = "fsdp_config.offload_params", .map = m_offload_params},
     {.fmts = F(AXOLOTL), .key = "tensor_parallel_size", .assign = "tp=$"},
     {.fmts = F(AXOLOTL), .key = "context_parallel_size", .assign = "cp=$"},
+    /* axolotl's ParallelismConfig sizes (schemas/config.py): FSDP shards over dp_shard_size;
+     * dp_replicate_size > 1 is HSDP, a shard group smaller than the data-parallel ranks */
+    {.fmts = F(AXOLOTL), .key = "dp_shard_size", .map = m_ok},
+    {.fmts = F(AXOLOTL),
+     .key = "dp_replicate_size",
+     .map = m_dp1,
+     .note = "HSDP: FSDP shards within dp_shard_size ranks, replicated across the rest"},
+    {.fmts = F(AXOLOTL), .key = "fsdp_version", .map = m_ok},
     {.fmts = F(VLLM), .key = "tensor-parallel-size", .assign = "tp=$"},
     {.fmts = F(VLLM), .key = "pipeline-parallel-size", .assign = "pp=$"},
     {.fmts = F(VLLM), .key = "data-parallel-size", .assign = "dp=$"},
