@@ -199,10 +199,16 @@ static int assign_list(struct apply *ap, int fi, int strength, const char *where
         p += l + (p[l] == ';');
         int st = strength;
         char *opt = seg, *eq = strchr(seg, '=');
-        if (*opt == '+' || *opt == '~') {
-            st = !strength ? S_DEFAULT : *opt == '+' ? S_REFINE : S_KEY | S_IMPLIED;
+        if (*opt == '~' && strength) {
+            st = S_KEY | S_IMPLIED;
             opt++;
         }
+        if (*opt == '+') {
+            st = strength ? S_REFINE | (st & S_IMPLIED) : S_DEFAULT;
+            opt++;
+        }
+        if (*opt == '~')
+            opt++;
         if (!eq)
             continue;
         *eq = '\0';

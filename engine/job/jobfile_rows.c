@@ -86,8 +86,10 @@ static const struct fg__jf_vmap m_fp16_ax[] = {
     {"true|yes|1", "+precision=fp16-mixed"}, {"false|no|0", ""}, END};
 /* TRL ModelConfig.dtype (model_config.py:89) and model_init_kwargs' dtype reach
  * from_pretrained (trl/trainer/utils.py:1144, float32 when unset): bfloat16 weights are
- * trained in bf16, the more specific statement beside bf16: true (autocast) */
-static const struct fg__jf_vmap m_dtype_trl[] = {{"bfloat16|bf16", "+precision=bf16"},
+ * trained in bf16, the more specific statement beside bf16: true (autocast); an inference
+ * that accelerate's mixed_precision or DeepSpeed's bf16 (an fp32 master in the optimizer)
+ * replaces */
+static const struct fg__jf_vmap m_dtype_trl[] = {{"bfloat16|bf16", "~+precision=bf16"},
                                                  {"float32|fp32", ""}, END};
 static const struct fg__jf_vmap m_fp16[] = {
     {"true|yes|1", "precision=fp16-mixed"}, {"false|no|0", ""}, END};
@@ -116,7 +118,9 @@ static const struct fg__jf_vmap m_linear[] = {{"true|yes|1", "+lora-targets=all-
 static const struct fg__jf_vmap m_flash[] = {
     {"true|yes|1", "attention=sdpa"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_attn[] = {{"eager", "attention=eager"},
-                                     {"sdpa|flash_attention_2|flash_attention_3|flex_attention",
+                                     {"sdpa|flash_attention_2|flash_attention_3|flex_attention|"
+                                      "kernels-community/flash-attn|kernels-community/flash-attn3|"
+                                      "kernels-community/vllm-flash-attn3",
                                       "attention=sdpa"}, END};
 static const struct fg__jf_vmap m_lf_attn[] = {
     {"disabled", "attention=eager"}, {"sdpa|fa2|fa3", "attention=sdpa"}, {"auto", ""}, END};
@@ -140,17 +144,22 @@ static const struct fg__jf_vmap m_tt_opt[] = {
     {"torch.optim.AdamW", "optimizer=adamw"},
     {"bitsandbytes.optim.PagedAdamW8bit|bitsandbytes.optim.AdamW8bit|torchao.optim.AdamW8bit",
      "optimizer=adamw-8bit"},
+    {"bitsandbytes.optim.PagedAdamW|bitsandbytes.optim.PagedAdamW32bit", "optimizer=paged-adamw"},
     {"torch.optim.SGD", "optimizer=sgd"}, END};
 static const struct fg__jf_vmap m_tt_fused[] = {
     {"true|yes|1", "+optimizer=adamw-fused"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_tt_loss[] = {
     {"torchtune.modules.loss.CEWithChunkedOutputLoss|torchtune.modules.loss.LinearCrossEntropyLoss",
      "chunked-ce=yes"},
-    {"torch.nn.CrossEntropyLoss", "chunked-ce=no"}, END};
+    {"torch.nn.CrossEntropyLoss", "chunked-ce=no"},
+    /* the preference losses work on the policy's log-probs: the trainer (dpo) sizes them */
+    {"torchtune.rlhf.loss.DPOLoss|torchtune.rlhf.loss.RSOLoss|torchtune.rlhf.loss.IPOLoss|"
+     "torchtune.rlhf.loss.SimPOLoss|torchtune.rlhf.loss.PPOLoss", ""}, END};
 static const struct fg__jf_vmap m_tt_dtype[] = {
     {"bf16", "precision=bf16"}, {"fp32", "precision=fp32"}, END};
+/* axolotl activation_offloading: true, legacy (the older CPU offload) or disk */
 static const struct fg__jf_vmap m_offload_on[] = {
-    {"true|yes|1", "act-offload=yes"}, {"false|no|0", ""}, END};
+    {"true|yes|1|legacy|disk", "act-offload=yes"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_ds_opt[] = {{"cpu|nvme", "offload=optimizer"}, {"none", ""}, END};
 static const struct fg__jf_vmap m_ds_param[] = {{"cpu|nvme", "+offload=params"}, {"none", ""}, END};
 static const struct fg__jf_vmap m_ds_batch[] = {{"auto", ""}, {"*", "batch=$"}, END};
