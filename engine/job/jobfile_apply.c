@@ -117,14 +117,15 @@ static int assign_one(struct apply *ap, int fi, int strength, const char *where,
             return 0;
         bool refine = o->file == fi && strength != o->strength;
         bool differ = !same_effect(ap, (unsigned)id, s->said[id], val);
-        /* an inference yields to what a file states, in any file */
-        if (differ && implied && !o->implied && !refine) {
+        /* an inference yields to what another file states (in its own file, a refining
+         * inference still refines) */
+        if (differ && implied && !o->implied && o->file != fi) {
             snprintf(msg, sizeof msg, "%s%s=%.30s inferred; not used: %.60s states it",
                      s->spelling, name, val, o->where);
             add_from(ap, where, msg);
             return 0;
         }
-        if (differ && o->implied && !implied)
+        if (differ && o->implied && !implied && o->file != fi)
             refine = true, strength = S_REFINE;
         if (refine && strength < o->strength) {
             snprintf(msg, sizeof msg, "%s (refined by %.100s)",

@@ -140,6 +140,7 @@ static const struct fg__jf_vmap m_in_bwd[] = {{"true|yes|1", "optimizer-in-bwd=y
                                              {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_ok[] = {{"*", ""}, END};
 static const struct fg__jf_vmap m_false_ok[] = {{"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_true_ok[] = {{"true|yes|1", ""}, END};
 static const struct fg__jf_vmap m_tt_opt[] = {
     {"torch.optim.AdamW", "optimizer=adamw"},
     {"bitsandbytes.optim.PagedAdamW8bit|bitsandbytes.optim.AdamW8bit|torchao.optim.AdamW8bit",
@@ -427,28 +428,43 @@ static const struct fg__jf_row rows[] = {
      .note = "whole modules trained beside the adapters (ModelConfig, model_config.py:127)"},
     {.fmts = F(AXOLOTL),
      .key = "lora_modules_to_save",
-     .note = "whole modules trained beside the adapters (schemas/peft.py)"},
+     .note = "whole modules trained beside the adapters (schemas/peft.py:62)"},
     {.fmts = F(LLAMA_FACTORY),
      .key = "additional_target",
-     .note = "whole modules trained beside the adapters (hparams/finetuning_args.py)"},
+     .note = "whole modules trained beside the adapters (finetuning_args.py:59)"},
     {.fmts = F(AXOLOTL),
      .key = "unfrozen_parameters",
      .note = "only the named parameters train (schemas/config.py:654)"},
     {.fmts = F(LLAMA_FACTORY),
      .key = "use_galore",
      .map = m_false_ok,
-     .note = "GaLore projects gradients and optimizer states (finetuning_args.py)"},
+     .note = "GaLore projects gradients and optimizer states (finetuning_args.py:266)"},
     {.fmts = F(LLAMA_FACTORY),
      .key = "use_apollo",
      .map = m_false_ok,
-     .note = "APOLLO projects optimizer states (finetuning_args.py)"},
+     .note = "APOLLO projects optimizer states (finetuning_args.py:305)"},
     {.fmts = F(LLAMA_FACTORY),
      .key = "use_badam",
      .map = m_false_ok,
-     .note = "BAdam trains one block at a time (finetuning_args.py)"},
+     .note = "BAdam trains one block at a time (finetuning_args.py:356)"},
     {.fmts = F(TRL) | F(AXOLOTL),
      .key = "lora_target_parameters",
-     .note = "LoRA on parameters (fused MoE experts), peft target_parameters"},
+     .note = "LoRA on parameters (fused MoE experts): peft target_parameters"},
+    {.fmts = F(LLAMA_FACTORY), .key = "pref_loss", .map = m_ok},
+    {.fmts = F(TRL),
+     .key = "precompute_ref_log_probs",
+     .map = m_false_ok,
+     .note = "the reference's log-probs computed before training (dpo_config.py:216)"},
+    {.fmts = F(TRL),
+     .key = "generation_batch_size",
+     .note = "completions generated per step (grpo_config.py:511)"},
+    {.fmts = F(TRL),
+     .key = "ds3_gather_for_generation",
+     .map = m_true_ok,
+     .note = "ZeRO-3 weights not gathered for generation (grpo_config.py:492)"},
+    /* torchtune's distributed recipes (full_finetune_distributed.py:145, :382) */
+    {.fmts = F(TORCHTUNE), .key = "fsdp_cpu_offload", .map = m_offload_params},
+    {.fmts = F(TORCHTUNE), .key = "fsdp_reshard_after_forward", .map = m_reshard},
 };
 
 /* What a format does when its file leaves a key out (the config class's own default); a

@@ -189,13 +189,13 @@ trl/open-r1	recipes/dataset_filtering/config_demo.yaml	Qwen--Qwen2.5-3B-Instruct
 # its folder dpo/ and beta make it DPO; full DPO under ZeRO-3 over 8 H100 fits (the handbook's run)
 trl/alignment-handbook	recipes/zephyr-7b-beta/dpo/config_full.yaml,recipes/accelerate_configs/zero3.yaml	mistralai--Mistral-7B-v0.1	h100:8	0	--mode=dpo --precision=bf16-mixed --grad-accum=2 --grad-ckpt=yes --seq-len=1024 --optimizer=adamw --batch=8 --zero=3 --dp=8 --framework=trl
 # QLoRA DPO of Mistral-7B fits an A100 40 GB
-trl/alignment-handbook	recipes/zephyr-7b-beta/dpo/config_qlora.yaml	mistralai--Mistral-7B-v0.1	a100_40g:1	0	--mode=dpo --attention=sdpa --adapter=qlora --lora-rank=128 --lora-targets=q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --precision=bf16-mixed --grad-accum=4 --grad-ckpt=yes --seq-len=1024 --optimizer=adamw --batch=4 --framework=trl
+trl/alignment-handbook	recipes/zephyr-7b-beta/dpo/config_qlora.yaml	mistralai--Mistral-7B-v0.1	a100_40g:1	0	--mode=dpo --attention=sdpa --adapter=qlora --lora-rank=128 --lora-targets=q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --precision=bf16 --grad-accum=4 --grad-ckpt=yes --seq-len=1024 --optimizer=adamw --batch=4 --framework=trl
 # full SFT under ZeRO-3 over 8 H100 fits (the handbook's run)
 trl/alignment-handbook	recipes/zephyr-7b-beta/sft/config_full.yaml,recipes/accelerate_configs/zero3.yaml	mistralai--Mistral-7B-v0.1	h100:8	0	--attention=sdpa --precision=bf16-mixed --grad-accum=1 --grad-ckpt=yes --seq-len=2048 --batch=16 --zero=3 --dp=8 --framework=trl
 # QLoRA SFT of Mistral-7B fits an A100 40 GB
-trl/alignment-handbook	recipes/zephyr-7b-beta/sft/config_qlora.yaml	mistralai--Mistral-7B-v0.1	a100_40g:1	0	--attention=sdpa --mode=qlora --lora-rank=16 --lora-targets=q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --precision=bf16-mixed --grad-accum=2 --grad-ckpt=yes --seq-len=2048 --batch=4 --framework=trl
+trl/alignment-handbook	recipes/zephyr-7b-beta/sft/config_qlora.yaml	mistralai--Mistral-7B-v0.1	a100_40g:1	0	--attention=sdpa --mode=qlora --lora-rank=16 --lora-targets=q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --precision=bf16 --grad-accum=2 --grad-ckpt=yes --seq-len=2048 --batch=4 --framework=trl
 # ORPO of a 141B MoE: the handbook needs 4 nodes of 8 H100; one node is rejected
-trl/alignment-handbook	recipes/zephyr-141b-A35b/orpo/config_full.yaml	mistralai--Mixtral-8x22B-v0.1	h100:8	1	--mode=orpo --attention=sdpa --precision=bf16-mixed --grad-accum=1 --grad-ckpt=yes --seq-len=2048 --optimizer=adamw-8bit --batch=1 --framework=trl
+trl/alignment-handbook	recipes/zephyr-141b-A35b/orpo/config_full.yaml	mistralai--Mixtral-8x22B-v0.1	h100:8	1	--mode=orpo --attention=sdpa --precision=bf16 --grad-accum=1 --grad-ckpt=yes --seq-len=2048 --optimizer=adamw-8bit --batch=1 --framework=trl
 # 65k-token SFT; its verdict turns on use_liger_kernel (the loss keys' branch)
 trl/alignment-handbook	recipes/smollm3/sft/sft.yaml,recipes/accelerate_configs/zero3.yaml	HuggingFaceTB--SmolLM3-3B	h100:8	-	--attention=sdpa --precision=bf16-mixed --grad-accum=2 --grad-ckpt=yes --seq-len=65536 --batch=1 --zero=3 --dp=8 --framework=trl
 # 24k-token DPO; its verdict turns on use_liger_kernel (the loss keys' branch)
