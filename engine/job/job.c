@@ -319,10 +319,11 @@ static bool is_regex(const char *s)
 /*
  * A regular expression's roles: peft full-matches it (re.fullmatch, check_target_module_exists)
  * against each module's whole name, so it is tried on the names transformers gives a
- * decoder layer's linears: under each causal-LM and vision-language prefix, at layers 0
- * and 3 (expressions that pick layers), below the attention and MLP parents.  A role any
- * name reaches counts on every layer: an expression that adapts some layers only is sized
- * as if it adapted all (an upper bound; adapters are a few MB).
+ * decoder layer's linears: under each causal-LM and vision-language prefix, below the
+ * attention and MLP parents, at layer 0, or the first of layers 1 to 7 where any name
+ * matches (expressions that pick layers).  A role any name reaches counts on every layer:
+ * an expression that adapts some layers only is sized as if it adapted all (an upper bound;
+ * adapters are a few MB).
  */
 static int add_regex(const char *re, char *out, size_t cap, struct fg_err *err)
 {
@@ -331,7 +332,7 @@ static int add_regex(const char *re, char *out, size_t cap, struct fg_err *err)
         "model.text_model.layers.", "model.language_model.model.layers.", "transformer.h.",
         "gpt_neox.layers.",       "model.decoder.layers.",
     };
-    static const char *const layers[] = {"0.", "3."};
+    static const char *const layers[] = {"0.", "1.", "2.", "3.", "4.", "5.", "6.", "7."};
     static const struct {
         const char *parent;
         bool shared;
@@ -348,8 +349,8 @@ static int add_regex(const char *re, char *out, size_t cap, struct fg_err *err)
                           "as a list", re);
     int rc = 0;
     size_t np = sizeof parents / sizeof parents[0], nm = sizeof peft_names / sizeof peft_names[0];
-    for (size_t a = 0; a < sizeof prefixes / sizeof prefixes[0] && !rc; a++)
-        for (size_t l = 0; l < 2 && !rc; l++)
+    for (size_t l = 0; l < sizeof layers / sizeof layers[0] && !rc && !out[0]; l++)
+        for (size_t a = 0; a < sizeof prefixes / sizeof prefixes[0] && !rc; a++)
             for (size_t p = 0; p < np && !rc; p++)
                 for (size_t m = 0; m < nm && !rc; m++) {
                     snprintf(name, sizeof name, "%s%s%s%s", prefixes[a], layers[l],
