@@ -170,6 +170,7 @@ static const char *for_trainer(struct apply *ap, char **opt, const char *val)
         {"beta", true, true},                {"num-generations", true, true},
         {"vllm-mode", true, true},           {"vllm-gpu-util", true, true},
         {"max-prompt-length", true, false},  {"max-completion-length", true, false},
+        {"ref-model", false, false},
     };
     const struct fg_trainer_row *t = ap->trainer;
     if (t && !strcmp(*opt, "mode") && fg__jf_match("full|lora|qlora", val))

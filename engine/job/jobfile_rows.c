@@ -141,6 +141,8 @@ static const struct fg__jf_vmap m_in_bwd[] = {{"true|yes|1", "optimizer-in-bwd=y
 static const struct fg__jf_vmap m_ok[] = {{"*", ""}, END};
 static const struct fg__jf_vmap m_false_ok[] = {{"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_true_ok[] = {{"true|yes|1", ""}, END};
+static const struct fg__jf_vmap m_precompute[] = {{"true|yes|1", "ref-model=none"},
+                                                  {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_tt_opt[] = {
     {"torch.optim.AdamW", "optimizer=adamw"},
     {"bitsandbytes.optim.PagedAdamW8bit|bitsandbytes.optim.AdamW8bit|torchao.optim.AdamW8bit",
@@ -451,10 +453,9 @@ static const struct fg__jf_row rows[] = {
      .key = "lora_target_parameters",
      .note = "LoRA on parameters (fused MoE experts): peft target_parameters"},
     {.fmts = F(LLAMA_FACTORY), .key = "pref_loss", .map = m_ok},
-    {.fmts = F(TRL),
-     .key = "precompute_ref_log_probs",
-     .map = m_false_ok,
-     .note = "the reference's log-probs computed before training (dpo_config.py:216)"},
+    /* dpo_config.py:216, kto_config.py:174: the reference's log-probs are computed once
+     * before training, no reference model is kept for the steps */
+    {.fmts = F(TRL), .key = "precompute_ref_log_probs", .map = m_precompute},
     {.fmts = F(TRL),
      .key = "generation_batch_size",
      .note = "completions generated per step (grpo_config.py:511)"},
