@@ -525,6 +525,8 @@ static int decide_trainer(struct apply *ap)
         ap->trainer = fg_trainer_row(s->job.trainer);
     for (size_t fi = 0; fi < ap->n; fi++) {
         const struct fg_jobfile *f = ap->files[fi];
+        if (fg__jf_rank(f->format) < 2 || f->format == FG_JF_VLLM || f->format == FG_JF_SGLANG)
+            continue; /* a launcher's or a server's file names no trainer */
         const struct fg__jf_trainer *t = fg__jf_trainer_of(f, false);
         const char *name = t ? t->trainer : folder_trainer(f->name);
         char where[200];
