@@ -391,6 +391,9 @@ static void jobfile_apply_should_name_what_is_no_training_job_and_list_what_it_d
     assert_non_null(strstr(err.detail, "not a training job"));
     assert_int_equal(job_of(&s, C "axolotl/examples/cloud/baseten.yaml", m, &err), FG_E_INVAL);
     assert_non_null(strstr(err.detail, "axolotl cloud launcher config"));
+    assert_int_equal(job_of(&s, C "torchtune/recipes/configs/llama3_1/evaluation.yaml", m, &err),
+                     FG_E_INVAL);
+    assert_non_null(strstr(err.detail, "a torchtune evaluation config"));
     /* keys that change memory fitgate does not model: listed with file:line */
     assert_int_equal(job_of(&s, C "axolotl/examples/llama-3/lora-8b.yml", m, &err), 0);
     assert_true(listed(&s, "lora-8b.yml:29 lora_modules_to_save"));

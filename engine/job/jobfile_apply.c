@@ -281,7 +281,7 @@ static int open_file(struct apply *ap, const char *spec, enum fg_jobfile_format 
     int rc = fg_jobfile_read(spec, ap->base, &f, ap->err);
     if (rc)
         return rc;
-    const char *what = fg__jf_not_a_job(f);
+    const char *what = fg__jf_not_a_job(f, fmt != FG_JF_AUTO ? fmt : fg_jobfile_detect(f));
     if (what) {
         fg_jobfile_free(f);
         return fg_err_set(ap->err, FG_E_INVAL, "config %.200s: %s, not a training job: give the "

@@ -541,23 +541,33 @@ const struct fg__jf_trainer *fg__jf_trainer_of(const struct fg_jobfile *f, bool 
 }
 
 /* Keys of files that sit beside the jobs in the frameworks' example folders but describe no
- * training job: what each is, for the message. */
+ * training job (of the format named, or of any: 0): what each is, for the message. */
 static const struct {
+    unsigned fmts;
     const char *key, *what;
 } not_jobs[] = {
-    {"infer_backend", "a LLaMA-Factory inference config (llamafactory-cli chat / api)"},
-    {"export_dir", "a LLaMA-Factory export config (llamafactory-cli export merges adapters)"},
-    {"peft_config.export_dir", "a LLaMA-Factory export config (merges adapters)"},
-    {"dockerfile_commands", "an axolotl cloud launcher config (axolotl train --cloud)"},
-    {"provider", "an axolotl cloud launcher config (axolotl train --cloud)"},
-    {"pass_rate_min", "an open-r1 pass-rate filtering config (it generates, it does not train)"},
+    {0, "infer_backend", "a LLaMA-Factory inference config (llamafactory-cli chat / api)"},
+    {0, "export_dir", "a LLaMA-Factory export config (llamafactory-cli export merges adapters)"},
+    {0, "peft_config.export_dir", "a LLaMA-Factory export config (merges adapters)"},
+    {F(LLAMA_FACTORY), "predict_with_generate",
+     "a LLaMA-Factory prediction config (do_predict generates, it does not train)"},
+    {0, "dockerfile_commands", "an axolotl cloud launcher config (axolotl train --cloud)"},
+    {0, "provider", "an axolotl cloud launcher config (axolotl train --cloud)"},
+    {0, "pass_rate_min", "an open-r1 pass-rate filtering config (it generates, it does not train)"},
+    {F(TORCHTUNE), "tasks", "a torchtune evaluation config (tune run eleuther_eval)"},
+    {F(TORCHTUNE), "max_new_tokens", "a torchtune generation config (tune run generate)"},
 };
 
-const char *fg__jf_not_a_job(const struct fg_jobfile *f)
+const char *fg__jf_not_a_job(const struct fg_jobfile *f, enum fg_jobfile_format fmt)
 {
     for (size_t i = 0; i < sizeof not_jobs / sizeof not_jobs[0]; i++)
-        if (fg_jobfile_get(f, not_jobs[i].key))
+        if ((!not_jobs[i].fmts || (not_jobs[i].fmts & (1u << fmt))) &&
+            fg_jobfile_get(f, not_jobs[i].key))
             return not_jobs[i].what;
+    /* torchtune's quantization recipe config: a model and a quantizer, nothing to train */
+    if (fmt == FG_JF_TORCHTUNE && fg_jobfile_get(f, "quantizer._component_") &&
+        !fg_jobfile_get(f, "optimizer._component_"))
+        return "a torchtune quantization config (tune run quantize)";
     return NULL;
 }
 

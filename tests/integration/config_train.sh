@@ -202,6 +202,10 @@ trl/alignment-handbook	recipes/smollm3/sft/sft.yaml,recipes/accelerate_configs/z
 trl/alignment-handbook	recipes/smollm3/dpo/apo.yaml,recipes/accelerate_configs/zero3.yaml	HuggingFaceTB--SmolLM3-3B	h100:8	-	--mode=dpo --attention=sdpa --precision=bf16-mixed --grad-accum=2 --grad-ckpt=yes --seq-len=24576 --batch=1 --zero=3 --dp=8 --framework=trl
 # full DPO under ZeRO-3 over 8 H100 fits (a 2B gemma stands in for gemma-7b)
 trl/alignment-handbook	recipes/zephyr-7b-gemma/dpo/config_full.yaml,recipes/accelerate_configs/zero3.yaml	google--gemma-2b-it	h100:8	0	--mode=dpo --precision=bf16-mixed --grad-accum=8 --grad-ckpt=yes --seq-len=1024 --optimizer=adamw --batch=2 --zero=3 --dp=8 --framework=trl
+# a torchtune evaluation config (tune run eleuther_eval): says it is not a training job
+torchtune	recipes/configs/llama3_1/evaluation.yaml	meta-llama--Llama-3.1-8B	h100:1	2	
+# a LLaMA-Factory prediction config (do_predict with generation): says it is not a training job
+llama-factory	examples/extras/nlg_eval/llama3_lora_predict.yaml	meta-llama--Llama-3.1-8B	a100_40g:1	2	
 ROWS
 
 echo "config_train.sh: $pass passed, $fail failed"
