@@ -157,8 +157,8 @@ static int assign_one(struct apply *ap, int fi, int strength, const char *where,
 /*
  * A key's option under the job's trainer: under a preference / RL trainer the file's LoRA
  * or QLoRA is what that trainer trains (--adapter), and a generating trainer's sequence
- * length is its prompt's (axolotl sequence_len, LLaMA-Factory cutoff_len: the completion is
- * max_completion_length / max_new_tokens).  A trainer's key another trainer does not read
+ * length is its prompt's unless a key states that (axolotl sequence_len beside max_prompt_len,
+ * LLaMA-Factory cutoff_len: the completion is max_completion_length / max_new_tokens).  A trainer's key another trainer does not read
  * sets nothing: the reason, or NULL with *opt the option to set.
  */
 static const char *for_trainer(struct apply *ap, char **opt, const char *val)
@@ -215,7 +215,10 @@ static int assign_list(struct apply *ap, int fi, int strength, const char *where
             continue;
         *eq = '\0';
         snprintf(val, sizeof val, "%s", strcmp(eq + 1, "$") ? eq + 1 : value);
+        bool seq = !strcmp(opt, "seq-len");
         const char *skip = for_trainer(ap, &opt, val);
+        if (seq && strcmp(opt, "seq-len"))
+            st = S_DEFAULT; /* the prompt's length as a fallback: max_prompt_len states it */
         if (skip) {
             if (strength)
                 add_from(ap, where, skip);
