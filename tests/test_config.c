@@ -259,6 +259,30 @@ static void u64_should_take_the_class_default_for_an_absent_key(void **state)
     fg_config_free(doc);
 }
 
+static void u64_should_leave_a_derived_field_to_the_caller(void **state)
+{
+    (void)state;
+    /* MistralConfig(sliding_window=4096) holds it as given; Qwen2Config.__post_init__ sets
+     * it to None unless use_sliding_window, so its literal 4096 is not what the class holds */
+    struct fg_config *doc = parse("{\"model_type\": \"mistral\"}");
+    struct fg_cfg c = fg_config_root(doc);
+    uint64_t v = 0;
+    assert_int_equal(fg_cfg_u64(&c, "sliding_window", 0, 0, 1 << 30, &v, NULL), 0);
+    assert_int_equal(v, 4096);
+    fg_config_free(doc);
+    doc = parse("{\"model_type\": \"qwen2\"}");
+    c = fg_config_root(doc);
+    assert_int_equal(fg_cfg_u64(&c, "sliding_window", 0, 0, 1 << 30, &v, NULL), 0);
+    assert_int_equal(v, 0);
+    /* MistralConfig's 4096 * 32, evaluated by the generator */
+    fg_config_free(doc);
+    doc = parse("{\"model_type\": \"mistral\"}");
+    c = fg_config_root(doc);
+    assert_int_equal(fg_cfg_u64(&c, "max_position_embeddings", 1, 1, 1 << 30, &v, NULL), 0);
+    assert_int_equal(v, 131072);
+    fg_config_free(doc);
+}
+
 static void u64_should_keep_the_callers_default_without_a_class(void **state)
 {
     (void)state;
@@ -289,6 +313,21 @@ static void u64_should_read_a_key_by_its_attribute_map_name(void **state)
     /* absent under both names: the attribute's default, GPT2Config(n_head=12) */
     assert_int_equal(fg_cfg_u64(&c, "num_attention_heads", 1, 1, 1 << 20, &v, NULL), 0);
     assert_int_equal(v, 12);
+    fg_config_free(doc);
+}
+
+static void u64_should_read_a_legacy_name_the_class_accepts(void **state)
+{
+    (void)state;
+    /* FalconConfig.__init__: n_embed = kwargs.pop("n_embed", None) stands for hidden_size;
+     * attribute_map holds num_hidden_layers (default 32) as n_layer */
+    struct fg_config *doc = parse("{\"model_type\": \"falcon\", \"n_embed\": 1024}");
+    struct fg_cfg c = fg_config_root(doc);
+    uint64_t v = 0;
+    assert_int_equal(fg_cfg_u64(&c, "hidden_size", 1, 1, 1 << 20, &v, NULL), 0);
+    assert_int_equal(v, 1024);
+    assert_int_equal(fg_cfg_u64(&c, "n_layer", 1, 1, 1 << 20, &v, NULL), 0);
+    assert_int_equal(v, 32);
     fg_config_free(doc);
 }
 
@@ -336,7 +375,9 @@ int main(void)
         cmocka_unit_test(str_array_should_refuse_a_string_the_class_keeps),
         cmocka_unit_test(u64_should_take_the_class_default_for_an_absent_key),
         cmocka_unit_test(u64_should_keep_the_callers_default_without_a_class),
+        cmocka_unit_test(u64_should_leave_a_derived_field_to_the_caller),
         cmocka_unit_test(u64_should_read_a_key_by_its_attribute_map_name),
+        cmocka_unit_test(u64_should_read_a_legacy_name_the_class_accepts),
         cmocka_unit_test(child_should_read_by_its_own_model_type),
         cmocka_unit_test(class_table_should_be_sorted_by_model_type),
     };

@@ -6,9 +6,11 @@ Reads each file with Python's ast (nothing is imported or run) and writes, per c
 names a model_type, one row per rule the class applies when it reads config.json:
 
   ALIAS    attribute_map: config.json may name the attribute by the mapped key
-           (GPT2Config: hidden_size -> n_embd)
+           (GPT2Config: hidden_size -> n_embd); also a legacy name __init__ pops from
+           kwargs to stand for a field (FalconConfig: n_embed -> hidden_size)
   DEFAULT  a literal default of __init__ (or of a dataclass field): what an absent key
-           means (a number or boolean as JSON text, a string as itself, FG__CFG_TEXT).  A default of None is left out: the reader's own fallback applies (most
+           means (a number or boolean as JSON text, a string as itself, FG__CFG_TEXT); not
+           for a field __init__ / __post_init__ derives from other values.  A default of None is left out: the reader's own fallback applies (most
            classes compute it, head_dim = hidden_size // num_attention_heads).
   SPLIT    a string accepted where a list belongs, split on a separator
            (DebertaV2Config: "p2c|c2p" -> ["p2c", "c2p"], lowered and stripped)
@@ -31,6 +33,17 @@ import sys
 
 
 def literal(node):
+    """(True, value) of a literal, or of arithmetic on numbers (4096 * 32); (False, None)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.Pow)):
+        ok_l, left = literal(node.left)
+        ok_r, right = literal(node.right)
+        num = (int, float)
+        if ok_l and ok_r and isinstance(left, num) and isinstance(right, num) and \
+                not isinstance(left, bool) and not isinstance(right, bool):
+            op = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+                  ast.Mult: lambda a, b: a * b, ast.Pow: lambda a, b: a ** b}[type(node.op)]
+            return True, op(left, right)
+        return False, None
     try:
         return True, ast.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -86,9 +99,60 @@ def split_rules(func):
     return out
 
 
+def derived_fields(cls):
+    """Fields __init__ or __post_init__ sets from anything but the argument of the same name
+    (Qwen2Config: sliding_window is None unless use_sliding_window): their literal default is
+    not what the class holds, so the table leaves them to the reader."""
+    out = set()
+    for stmt in cls.body:
+        if not (isinstance(stmt, ast.FunctionDef) and stmt.name in ("__init__", "__post_init__")):
+            continue
+        for node in ast.walk(stmt):
+            if not isinstance(node, (ast.Assign, ast.AnnAssign)):
+                continue
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and
+                        t.value.id == "self" and
+                        not (isinstance(node.value, ast.Name) and node.value.id == t.attr)):
+                    out.add(t.attr)
+    return out
+
+
+def legacy_names(func):
+    """(legacy, field) for each `v = kwargs.pop("legacy", None)` whose value then stands for
+    a field, `self.field = field if v is None else v` (FalconConfig's n_embed)."""
+    popped, out = {}, []
+    for node in ast.walk(func):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and
+                isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call) and
+                isinstance(node.value.func, ast.Attribute) and node.value.func.attr == "pop" and
+                isinstance(node.value.func.value, ast.Name) and
+                node.value.func.value.id == "kwargs" and node.value.args and
+                isinstance(node.value.args[0], ast.Constant)):
+            popped[node.targets[0].id] = node.value.args[0].value
+    for node in ast.walk(func):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and
+                isinstance(node.targets[0], ast.Attribute) and
+                isinstance(node.value, ast.IfExp)):
+            continue
+        field, e = node.targets[0].attr, node.value
+        t = e.test
+        if (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and
+                t.left.id in popped and isinstance(t.ops[0], ast.Is) and
+                isinstance(e.body, ast.Name) and e.body.id == field and
+                isinstance(e.orelse, ast.Name) and e.orelse.id == t.left.id):
+            out.append((popped[t.left.id], field))
+    return out
+
+
 def class_rules(cls):
     model_type = None
     rules = []
+    derived = derived_fields(cls)
+    for stmt in cls.body:  # a field a legacy name may stand for keeps its default
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == "__init__":
+            derived -= {field for _, field in legacy_names(stmt)}
     for stmt in cls.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
                 isinstance(stmt.targets[0], ast.Name):
@@ -111,7 +175,7 @@ def class_rules(cls):
                     rules.append(("SUB", k.value, t.id, ""))
         elif isinstance(stmt, ast.AnnAssign) and not name.startswith("_"):
             ok, v = literal(value)  # a dataclass field
-            j = scalar(v) if ok else None
+            j = scalar(v) if ok and name not in derived else None
             if j is not None:
                 rules.append(("DEFAULT", name) + j)
     for stmt in cls.body:
@@ -120,9 +184,11 @@ def class_rules(cls):
             pos = a.args[len(a.args) - len(a.defaults):]
             for arg, d in list(zip(pos, a.defaults)) + list(zip(a.kwonlyargs, a.kw_defaults)):
                 ok, v = literal(d) if d is not None else (False, None)
-                j = scalar(v) if ok else None
+                j = scalar(v) if ok and arg.arg not in derived else None
                 if j is not None:
                     rules.append(("DEFAULT", arg.arg) + j)
+            for legacy, field in legacy_names(stmt):
+                rules.append(("ALIAS", legacy, field, ""))
             for name, sep, low, strip in split_rules(stmt):
                 flags = " | ".join(f for f, on in (("FG__CFG_LOWER", low),
                                                    ("FG__CFG_STRIP", strip)) if on) or "0"

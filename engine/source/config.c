@@ -541,6 +541,13 @@ static const struct fg__cfg_rule *class_default(const struct fg_cfg *c, const ch
                                                             p, n);
         if (a)
             d = rule_find(c->rules, c->nrules, FG__CFG_DEFAULT, a->value, strlen(a->value));
+        /* the attribute's name, whose default the class declares under the mapped key
+         * (FalconConfig: num_hidden_layers=32 is held as n_layer) */
+        for (size_t r = 0; !d && r < c->nrules; r++)
+            if (c->rules[r].kind == FG__CFG_ALIAS && !strncmp(c->rules[r].value, p, n) &&
+                !c->rules[r].value[n])
+                d = rule_find(c->rules, c->nrules, FG__CFG_DEFAULT, c->rules[r].key,
+                              strlen(c->rules[r].key));
         if (d)
             return d;
         p += n + (bar ? 1 : 0);
