@@ -296,9 +296,10 @@ $(BUILD)/%.o: %.c | $(GEN_HEADERS)
 # The framework names jobopts.def's --framework help quotes, from engine/framework.c's table
 # (tools/gen_names.c): the thin plugin, which links no engine code, shows them in sbatch --help.
 GEN_NAMES := $(BUILD)/tools/gen_names
-$(GEN_NAMES): tools/gen_names.c engine/framework.c engine/framework.h engine/util/error.c
+$(GEN_NAMES): tools/gen_names.c engine/framework.c engine/framework.h engine/util/error.c \
+		engine/util/fmt.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/framework.c engine/util/error.c \
+	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/framework.c engine/util/error.c engine/util/fmt.c \
 	  $(SAN_FLAGS) $(LDFLAGS)
 $(BUILD)/gen/framework_names.h: $(GEN_NAMES)
 	@mkdir -p $(dir $@)
@@ -309,7 +310,7 @@ $(BUILD)/gen/framework_names.h: $(GEN_NAMES)
 # instructions per tagged sbatch and CLI run before).  The generator runs on the build host.
 GEN_GPUS := $(BUILD)/tools/gen_gpus
 $(GEN_GPUS): tools/gen_gpus.c engine/hw/gpu_table.h $(BUILD)/engine/hw/gpu.o $(BUILD)/engine/util/fileio.o \
-		$(BUILD)/engine/util/error.o
+		$(BUILD)/engine/util/error.o $(BUILD)/engine/util/fmt.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ tools/gen_gpus.c $(filter %.o,$^) $(SAN_FLAGS) $(LDFLAGS)
 $(BUILD)/gen/gpus_table.c: conf/gpus.conf $(GEN_GPUS)

@@ -66,10 +66,16 @@ struct fg_sacct {
  * exit code) naming line and column, FG_E_NOMEM.
  */
 int fg_sacct_parse(const char *text, size_t len, struct fg_sacct **out, struct fg_err *err);
+/* The longest line read (a row of sacct -p is a few hundred bytes): memory stays bounded on
+ * any input, /dev/zero included. */
+#define FG_SACCT_LINE_MAX (1u << 20)
+
 /*
  * The same read from a stream, line by line (never the whole text in memory): the jobs
  * are joined through a hash index of their ids, O(rows) whatever their order.  A NUL
- * byte fails FG_E_PARSE, a read error FG_E_IO.  fg_sacct_parse reads its text this way.
+ * byte fails FG_E_PARSE, a line longer than FG_SACCT_LINE_MAX FG_E_RANGE (naming the
+ * line; nothing more is read), a read error FG_E_IO.  fg_sacct_parse reads its text this
+ * way.
  */
 int fg_sacct_read(FILE *in, struct fg_sacct **out, struct fg_err *err);
 void fg_sacct_free(struct fg_sacct *s);
