@@ -42,8 +42,11 @@ int fitgate_job(struct fg_jobspec *spec, const char *base_dir, struct fg_err *er
             return rc;
     }
     int rc = fg_jobfile_apply(spec, base_dir, err);
-    for (size_t i = 0; !rc && i < spec->n_unknown; i++)
-        slurm_info("fitgate: warning: %s: changes memory, not modelled", spec->unknown[i]);
+    for (size_t i = 0; !rc && i < spec->n_unknown; i++) {
+        char said[sizeof spec->unknown[0] + 40];
+        snprintf(said, sizeof said, "%s: changes memory, not modelled", spec->unknown[i]);
+        fitgate_line(FG_LOG_WARN, "fitgate: warning: ", said); /* a key of the job's file */
+    }
     return rc ? rc : fg_jobspec_finish(spec, err);
 }
 
