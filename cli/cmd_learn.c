@@ -493,7 +493,7 @@ static void usage(FILE *f)
           "                     [--min-jobs N] [--far-below F] [--write-calibration FILE]\n"
           "                     [--trust-owner USER]\n"
           "AUDIT_LOG: audit trails (LogFile=) holding the submission and the node lines.\n"
-          "FILE: sacct -p --format=JobIDRaw,State,ExitCode,AllocTRES,NTasks,TRESUsageInMax\n"
+          "FILE: sacct -p --format=JobIDRaw,State,ExitCode,AllocTRES,NTasks,TRESUsageInMax,UID\n"
           "  (without it, or for jobs it has no gres/gpumem for: the nodes' GpuSampler= peaks)\n"
           "DIR: the jobs' output files (slurm-JOBID.out ...), searched for GPU OOM messages.\n"
           "--min-jobs N: completed jobs a calibration row needs (default 20).\n"

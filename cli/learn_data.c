@@ -317,9 +317,15 @@ int fg__learn_join(struct learn *l)
             continue;
         }
         const struct fg_sacct_job *a = l->acct ? fg_sacct_find(l->acct, r->job_id) : NULL;
+        if (a && a->has_uid && a->uid != r->uid) {
+            l->other_user++; /* Slurm says the job is another user's: the lines are forged */
+            continue;
+        }
         if (a && a->has_gpumem)
             sampled = 0; /* Slurm's own figure first */
-        if (!a && !sampled) {
+        /* with --sacct, a job Slurm does not know is none (a node's sample alone could be
+         * any job id a user writes into their own trail) */
+        if (!a && (!sampled || l->acct)) {
             l->not_in_sacct++;
             continue;
         }

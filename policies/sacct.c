@@ -11,9 +11,9 @@
 #include "util/fmt.h"
 
 /* The columns read, by the names sacct prints in its header (src/sacct/sacct.c fields[]). */
-enum col { C_JOBID, C_JOBIDRAW, C_STATE, C_EXIT, C_ALLOC, C_UIMAX, C_NTASKS, C_N };
+enum col { C_JOBID, C_JOBIDRAW, C_STATE, C_EXIT, C_ALLOC, C_UIMAX, C_NTASKS, C_UID, C_N };
 static const char *const col_names[C_N] = {"JobID", "JobIDRaw", "State", "ExitCode",
-                                           "AllocTRES", "TRESUsageInMax", "NTasks"};
+                                           "AllocTRES", "TRESUsageInMax", "NTasks", "UID"};
 
 #define MAX_FIELDS 64
 
@@ -182,6 +182,12 @@ static int row(struct parse *p, char **f, struct fg_err *err)
         snprintf(j->state, sizeof j->state, "%.*s", (int)strcspn(st, " "), st);
         fg__esc_inplace(j->state, sizeof j->state, 0); /* learn prints it */
         j->gpus = gpus;
+        if (at[C_UID] >= 0 && f[at[C_UID]][0]) {
+            if (!u32_of(f[at[C_UID]], &j->uid))
+                return fg_err_set(err, FG_E_PARSE, "line %u: UID '%.20s' is not a number",
+                                  lineno, f[at[C_UID]]);
+            j->has_uid = true;
+        }
         if (at[C_EXIT] >= 0 && f[at[C_EXIT]][0]) {
             char *end;
             long c = strtol(f[at[C_EXIT]], &end, 10), sig = 0;
@@ -269,7 +275,7 @@ static int line_in(struct parse *p, char *line, struct fg_err *err)
             return fg_err_set(err, FG_E_PARSE, "line %u: not a sacct -p header naming "
                               "JobID (or JobIDRaw) and State (sacct -p without -n, "
                               "--format=JobIDRaw,State,ExitCode,AllocTRES,TRESUsageInMax,"
-                              "NTasks)", p->lineno);
+                              "NTasks,UID)", p->lineno);
         p->ncols = nf;
         return 0;
     }

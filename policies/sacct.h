@@ -48,6 +48,8 @@ struct fg_sacct_job {
     uint64_t gpumem_per_gpu;
     uint32_t gpus_per_task; /* of the step that gave gpumem_per_gpu */
     uint32_t gpuutil_max;   /* TRESUsageInMax gres/gpuutil, percent (summed over GPUs) */
+    bool has_uid;           /* the output has a UID column: whose job it was */
+    uint32_t uid;
 };
 
 struct fg_sacct {
@@ -58,7 +60,7 @@ struct fg_sacct {
 /*
  * Parse `sacct -p` output (text, len bytes): a header line naming the columns
  * (JobID or JobIDRaw, State required; ExitCode, AllocTRES, TRESUsageInMax,
- * NTasks used when present), then one row per job and per step ("123",
+ * NTasks, UID used when present), then one row per job and per step ("123",
  * "123.batch", "123.0", "123.extern").  Steps fold into their job; a step
  * before its job makes the job.  Array and heterogeneous ids ("123_4",
  * "123+1") are read through JobIDRaw; without it they fail.  Fails FG_E_PARSE

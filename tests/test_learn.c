@@ -414,6 +414,38 @@ static void learn_should_believe_a_trail_only_for_its_owners_jobs(void **state)
     unlink(open_);
 }
 
+/* Slurm's accounting has the last word on whose job it is: with a UID column, a job whose
+ * lines name another uid is not joined (counted as another user's); and with --sacct, a job
+ * it does not list is not joined on a node's sample alone. */
+static void learn_should_join_only_jobs_slurm_gives_the_same_user(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len;
+    assert_int_equal(fg__read_file(F "sacct.txt", 1 << 20, &text, &len), 0);
+    char path[] = "/tmp/fitgate-test-learn-uid-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    /* every row Slurm's: uid 1001 (ana's), a UID column after the others */
+    for (char *line = strtok(text, "\n"), *first = line; line; line = strtok(NULL, "\n"))
+        fprintf(f, "%s%s\n", line, line == first ? "UID|" : "1001|");
+    fclose(f);
+    free(text);
+    char *argv[] = {"learn", F "audit.log", "--sacct", path, "--json"}, *out;
+    assert_int_equal(learn(argv, 5, &out), 0);
+    cJSON *root = cJSON_Parse(out);
+    assert_non_null(root);
+    const cJSON *j, *c = cJSON_GetObjectItem(root, "counts");
+    assert_true(num(c, "joined") > 0 && num(c, "joined") < 20);
+    assert_true(num(c, "other_user") > 1);
+    cJSON_ArrayForEach(j, cJSON_GetObjectItem(root, "jobs"))
+        assert_string_equal(cJSON_GetObjectItem(j, "user")->valuestring, "ana");
+    cJSON_Delete(root);
+    free(out);
+    unlink(path);
+}
+
 /* --logs: a FIFO named like a job's output does not block, a symbolic link is not followed,
  * and a file another user planted under a job's name is not that job's evidence. */
 static void learn_should_read_only_the_jobs_own_regular_outputs(void **state)
@@ -510,6 +542,7 @@ int main(void)
         cmocka_unit_test(learn_should_group_on_the_recorded_architecture_never_on_the_name),
         cmocka_unit_test(learn_should_believe_a_trail_only_for_its_owners_jobs),
         cmocka_unit_test(learn_should_read_only_the_jobs_own_regular_outputs),
+        cmocka_unit_test(learn_should_join_only_jobs_slurm_gives_the_same_user),
         cmocka_unit_test(learn_should_refuse_endless_and_blocking_trails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
