@@ -231,6 +231,7 @@ CLI_SRCS := \
 TEST_SRCS := \
 	tests/test_config.c \
 	tests/test_fmt.c \
+	tests/test_format.c \
 	tests/test_model.c \
 	tests/test_arch_decoder.c \
 	tests/test_arch_encoder.c \
@@ -387,6 +388,10 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_ALL) $(TEST_LIBS) -lcmocka
 
 $(BUILD)/tests/test_accuracy: $(BUILD)/tests/test_accuracy.o $(ACCURACY_OBJ) $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL) -lcmocka
+
+# The CLI's output sink (cli/format.c) and the objects it needs.
+$(BUILD)/tests/test_format: $(BUILD)/tests/test_format.o $(BUILD)/cli/format.o $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL) -lcmocka
 
 # The HTML report lives in the CLI; its test links the CLI objects it needs.

@@ -58,39 +58,45 @@ static int write_all(int fd, const char *p, size_t n)
     return 0;
 }
 
-/* Escaped in pieces of a stack buffer; a sequence cut at the end of this write waits for the
- * next (a stream's buffer may end inside a character); NUL bytes are escaped too. */
+/* s[0..n) escaped to the descriptor: runs of safe bytes straight from s, each unsafe unit as
+ * \xNN; a sequence cut at the end of this write waits for the next (a stream's buffer may
+ * end inside a character) unless last; NUL bytes are escaped too. */
 static int esc_flush_units(struct esc_stream *e, const unsigned char *s, size_t n, bool last)
 {
     static const char hex[] = "0123456789abcdef";
-    char out[4096 + 16];
-    size_t o = 0;
-    for (size_t i = 0; i < n;) {
+    size_t i = 0, run = 0; /* s[run..i) is safe and not yet written */
+    while (i < n) {
+        unsigned char c = s[i];
+        if ((c >= 0x20 && c < 0x7f) || c == '\n' || c == '\t') {
+            i++; /* the common case, without the call */
+            continue;
+        }
         int unsafe, partial;
         size_t len = fg__esc_unit(s + i, n - i, FG_ESC_KEEP_NL, &unsafe, &partial);
+        if (!unsafe) {
+            i += len;
+            continue;
+        }
+        if (i > run && write_all(e->fd, (const char *)s + run, i - run))
+            return -1;
         if (partial && !last) {
             memcpy(e->pending, s + i, n - i);
             e->n_pending = n - i;
-            break;
+            return 0;
         }
+        char out[16];
         for (size_t k = 0; k < len; k++) {
-            if (unsafe) {
-                out[o++] = '\\';
-                out[o++] = 'x';
-                out[o++] = hex[s[i + k] >> 4];
-                out[o++] = hex[s[i + k] & 15];
-            } else {
-                out[o++] = (char)s[i + k];
-            }
+            out[4 * k] = '\\';
+            out[4 * k + 1] = 'x';
+            out[4 * k + 2] = hex[s[i + k] >> 4];
+            out[4 * k + 3] = hex[s[i + k] & 15];
         }
+        if (write_all(e->fd, out, 4 * len))
+            return -1;
         i += len;
-        if (o >= 4096) {
-            if (write_all(e->fd, out, o))
-                return -1;
-            o = 0;
-        }
+        run = i;
     }
-    return o ? write_all(e->fd, out, o) : 0;
+    return i > run ? write_all(e->fd, (const char *)s + run, i - run) : 0;
 }
 
 static ssize_t esc_write(void *cookie, const char *buf, size_t size)
