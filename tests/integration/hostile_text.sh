@@ -10,7 +10,7 @@
 # forged line, and --json must stay valid JSON.  Needs python3 (the byte checks).
 set -u
 source "$(dirname "$0")/lib/common.sh"
-FG=$ROOT/build/fitgate
+FG=${FG:-$ROOT/build/fitgate}
 [ -x "$FG" ] || die "build/fitgate missing: make all"
 command -v python3 >/dev/null 2>&1 || { echo "$ME: SKIP: python3 missing"; exit 0; }
 T=$(mktemp -d /tmp/fitgate-hostile.XXXXXX)
