@@ -20,15 +20,18 @@ for f in tests/fixtures/models/*/config.json tests/fixtures/hub/repos/*/*/config
 done
 
 # jobfile: every framework's own example config (tests/fixtures/configs, PROVENANCE.md)
-for f in tests/fixtures/configs/*/*; do
-    cp "$f" "$OUT/jobfile/$(basename "$(dirname "$f")")--$(basename "$f")"
+# (every file, however deep: configs/axolotl/deepspeed_configs/zero3.json ...)
+find tests/fixtures/configs -type f ! -name PROVENANCE\* ! -name '*.md' | while IFS= read -r f; do
+    r=${f#tests/fixtures/configs/}
+    cp "$f" "$OUT/jobfile/${r//\//--}"
 done
 
 # jobjson: the JSON fixtures; tests/fuzz/corpus/jobjson holds the YAML fixtures written as JSON
 # objects (python3: json.dump(yaml.safe_load(F), indent=2)), so every framework's real keys
 # start there
-for f in tests/fixtures/configs/*/*.json; do
-    cp "$f" "$OUT/jobjson/$(basename "$(dirname "$f")")--$(basename "$f")"
+find tests/fixtures/configs -type f -name '*.json' | while IFS= read -r f; do
+    r=${f#tests/fixtures/configs/}
+    cp "$f" "$OUT/jobjson/${r//\//--}"
 done
 
 # ctld: tests/fuzz/corpus/ctld only (NUL-separated vectors as contrib/job_submit.lua writes
@@ -115,10 +118,11 @@ cat tests/fixtures/models/*/config.json | grep -o '"[A-Za-z_][A-Za-z0-9_]*"' | s
 printf '"%s"\n' true false null 1e400 -1 18446744073709551616 '{' '}' '[' ']' ':' ',' >>"$DICTS/config.dict"
 grep -v '^#' conf/gpus.conf | grep -o '[A-Za-z0-9]*=' | sort -u | sed 's/.*/"&"/' >"$DICTS/gpu.dict"
 # jobfile: the keys of the framework configs, and YAML's own marks
-cat tests/fixtures/configs/*/* | grep -o "[A-Za-z_][A-Za-z0-9_.-]*:" | sort -u | sed 's/"/\\"/g; s/.*/"&"/' >"$DICTS/jobfile.dict"
+find tests/fixtures/configs -type f -exec cat {} + | grep -o "[A-Za-z_][A-Za-z0-9_.-]*:" | sort -u |
+    sed 's/"/\\"/g; s/.*/"&"/' >"$DICTS/jobfile.dict"
 printf '"%s"\n' "&a" "*a" "<<: " "- " "---" '${' "}" "[" "]" "{" true false null auto >>"$DICTS/jobfile.dict"
 # jobjson: the same keys quoted, and JSON's marks
-cat tests/fixtures/configs/*/* | grep -o "[A-Za-z_][A-Za-z0-9_.-]*:" | tr -d : | sort -u |
+find tests/fixtures/configs -type f -exec cat {} + | grep -o "[A-Za-z_][A-Za-z0-9_.-]*:" | tr -d : | sort -u |
     sed 's/.*/"\\"&\\":"/' >"$DICTS/jobjson.dict"
 printf '"%s"\n' '{' '}' '[' ']' ',' ':' true false null '\"auto\"' 1e400 -1 >>"$DICTS/jobjson.dict"
 # ctld: the options a job sets (the --ft-* table) and Slurm's, a field's end, site inputs
