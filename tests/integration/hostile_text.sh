@@ -7,7 +7,8 @@
 # bidirectional overrides, malformed UTF-8) go through report and learn, as text, --json and
 # --html.  Every output must hold no control character but newline and tab, no C1 or
 # bidirectional control, no malformed UTF-8 (each shown as \xNN: util/fmt.h fg__esc), no
-# forged line, and --json must stay valid JSON.  Needs python3 (the byte checks).
+# forged line, and --json must stay valid JSON.  Then learn's readers on what never ends or
+# blocks: FIFOs, /dev/zero, a 1 GB sacct line.  Needs python3 (the byte checks).
 set -u
 source "$(dirname "$0")/lib/common.sh"
 FG=${FG:-$ROOT/build/fitgate}
@@ -133,6 +134,43 @@ if timeout 60 "$FG" report - < "$T/trail.log" > "$T/out" 2>&1 && why=$(clean "$T
     ok "fitgate report -: escaped from standard input too"
 else
     bad "fitgate report -: $why"
+fi
+
+# --- learn's readers on endless and blocking input: bounded memory, a clear error, no hang ----
+F=tests/fixtures/learn
+mkfifo "$T/trail.fifo"
+mkdir -p "$T/logs" && mkfifo "$T/logs/slurm-7022.out"
+if timeout 20 "$FG" learn "$F/audit.log" --sacct "$F/sacct.txt" --logs "$T/logs" --json \
+    > "$T/out" 2>&1 && grep -q '"logs_refused":[[:space:]]*1' "$T/out"; then
+    ok "learn --logs: a FIFO named like a job's output is refused, not waited on"
+else
+    bad "learn --logs with a FIFO (exit $?): $(head -c 200 "$T/out")"
+fi
+if timeout 20 "$FG" learn "$T/trail.fifo" > "$T/out" 2>&1; then
+    ok "learn: a trail that is a FIFO nobody writes reads as empty"
+else
+    bad "learn on a FIFO trail: $(head -c 200 "$T/out")"
+fi
+# a 1 GB sacct line from a pipe: refused at the cap, naming the line, memory bounded
+rss_of() { # rss_of CMD...: runs CMD (stdin inherited), prints its peak RSS in KB to $T/rss
+    if [ -x /usr/bin/time ]; then /usr/bin/time -o "$T/rss" -f %M "$@"; else echo 0 > "$T/rss"; "$@"; fi
+}
+{ head -n 1 "$F/sacct.txt"; head -c 1000000000 /dev/zero | tr '\0' 7; } |
+    rss_of timeout 60 "$FG" learn "$F/audit.log" --sacct - > "$T/out" 2>&1
+rc=$?
+kb=$(tail -n 1 "$T/rss")
+if [ "$rc" = 2 ] && grep -q -- "--sacct -: line 2: longer than 1024 KiB" "$T/out" && [ "$kb" -lt 200000 ]; then
+    ok "learn --sacct: a 1 GB line refused at 1 MiB (exit 2, line named, peak RSS ${kb} KB)"
+else
+    bad "learn --sacct with a 1 GB line: exit $rc, ${kb} KB: $(head -c 200 "$T/out")"
+fi
+if timeout 20 "$FG" learn /dev/zero > "$T/out" 2>&1; [ $? = 2 ] &&
+    grep -q '/dev/zero: not a regular file or a pipe' "$T/out" &&
+    timeout 20 "$FG" learn - < /dev/zero > "$T/out" 2>&1; [ $? = 2 ] &&
+    grep -q '(stdin):1: a line longer than 16 MiB' "$T/out"; then
+    ok "learn: /dev/zero named or on standard input ends with an error naming it"
+else
+    bad "learn on /dev/zero: $(head -c 200 "$T/out")"
 fi
 
 echo "$ME: $PASS passed, $FAIL failed"
