@@ -331,7 +331,8 @@ $(BUILD)/gen/gpus_table.c: conf/gpus.conf $(GEN_GPUS)
 # themselves (tools/gen_real_configs.c): a folder added or removed changes the list.
 GEN_REAL := $(BUILD)/tools/gen_real_configs
 REAL_CONFIGS := $(sort $(wildcard tests/fixtures/models/*/config.json))
-$(GEN_REAL): tools/gen_real_configs.c $(BUILD)/engine/util/fileio.o $(BUILD)/engine/util/error.o
+$(GEN_REAL): tools/gen_real_configs.c $(BUILD)/engine/util/fileio.o $(BUILD)/engine/util/error.o \
+		$(BUILD)/engine/util/fmt.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ tools/gen_real_configs.c $(filter %.o,$^) $(SAN_FLAGS) \
 	  $(LDFLAGS) -lcjson
