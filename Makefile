@@ -91,6 +91,7 @@ ENGINE_SRCS := \
 	engine/util/fmt.c \
 	engine/source/config.c \
 	engine/source/config_classes.c \
+	engine/source/config_class.c \
 	engine/source/cache.c \
 	engine/source/source.c \
 	engine/source/source_opts.c \

@@ -146,6 +146,14 @@ static void model_should_reject_heads_not_dividing(void **state)
     struct fg_model *m = NULL;
     struct fg_err err = {0};
     assert_int_equal(fg_model_from_config(doc, "x", &m, &err), FG_E_RANGE);
+    /* LlamaConfig.validate_architecture's own ValueError, then the keys as spelled */
+    assert_non_null(strstr(err.detail, "LlamaConfig: The hidden size (100) is not a multiple "
+                                       "of the number of attention heads (3)."));
+    assert_non_null(strstr(err.detail, "'hidden_size' = 100"));
+    fg_config_free(doc);
+    /* a class that states no such check: fitgate's own words */
+    doc = parse("{\"model_type\": \"qwen2\", \"hidden_size\": 100, \"num_attention_heads\": 3}");
+    assert_int_equal(fg_model_from_config(doc, "x", &m, &err), FG_E_RANGE);
     assert_non_null(strstr(err.detail, "divisible"));
     fg_config_free(doc);
 }

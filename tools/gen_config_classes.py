@@ -16,6 +16,8 @@ names a model_type, one row per rule the class applies when it reads config.json
            (DebertaV2Config: "p2c|c2p" -> ["p2c", "c2p"], lowered and stripped)
   SUB      sub_configs: the class of a sub-config key, for its defaults when the
            sub-config does not name its model_type
+  DIVIDES  `if a % b != 0: raise ValueError(...)`: the class refuses an a that b does not
+           divide, with that message ({x} stands for the value of x)
 
 Usage:
   tools/gen_config_classes.py --source 'huggingface/transformers@<commit>' \
@@ -146,6 +148,61 @@ def legacy_names(func):
     return out
 
 
+def message_template(node):
+    """The text of a ValueError's message, each {self.x} / {x} kept as {x}; None when the
+    message is built some other way."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if not isinstance(node, ast.JoinedStr):
+        return None
+    out = []
+    for part in node.values:
+        if isinstance(part, ast.Constant):
+            out.append(str(part.value))
+        elif isinstance(part, ast.FormattedValue):
+            v = part.value
+            if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and \
+                    v.value.id == "self":
+                out.append("{" + v.attr + "}")
+            elif isinstance(v, ast.Name):
+                out.append("{" + v.id + "}")
+            else:
+                return None
+    return "".join(out)
+
+
+def field_name(node):
+    """x of self.x or of a bare name x, else None."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+            node.value.id == "self":
+        return node.attr
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def divides_rules(func):
+    """(a, b, message) for each `if a % b != 0: raise ValueError(message)`: the class
+    refuses an a that b does not divide (LlamaConfig.validate_architecture)."""
+    out = []
+    for node in ast.walk(func):
+        if not (isinstance(node, ast.If) and isinstance(node.test, ast.Compare)):
+            continue
+        t = node.test
+        if not (isinstance(t.left, ast.BinOp) and isinstance(t.left.op, ast.Mod) and
+                len(t.ops) == 1 and isinstance(t.ops[0], ast.NotEq) and
+                isinstance(t.comparators[0], ast.Constant) and t.comparators[0].value == 0):
+            continue
+        a, b = field_name(t.left.left), field_name(t.left.right)
+        raise_ = node.body[0] if node.body else None
+        if not (a and b and isinstance(raise_, ast.Raise) and
+                isinstance(raise_.exc, ast.Call) and isinstance(raise_.exc.func, ast.Name) and
+                raise_.exc.func.id == "ValueError" and raise_.exc.args):
+            continue
+        msg = message_template(raise_.exc.args[0])
+        if msg:
+            out.append((a, b, msg))
+    return out
+
+
 def class_rules(cls):
     model_type = None
     rules = []
@@ -178,6 +235,10 @@ def class_rules(cls):
             j = scalar(v) if ok and name not in derived else None
             if j is not None:
                 rules.append(("DEFAULT", name) + j)
+    for stmt in cls.body:
+        if isinstance(stmt, ast.FunctionDef):
+            for a, b, msg in divides_rules(stmt):
+                rules.append(("DIVIDES", a, b, "", msg))
     for stmt in cls.body:
         if isinstance(stmt, ast.FunctionDef) and stmt.name == "__init__":
             a = stmt.args
@@ -237,7 +298,9 @@ def main():
     out.write(" */\n#include \"source/config_classes.h\"\n\n"
               "const struct fg__cfg_rule fg__cfg_rules[] = {\n")
     seen = set()
-    for mt, cls, kind, key, value, flags in sorted(rows, key=lambda r: (r[0], r[3], r[2])):
+    rows = [r if len(r) == 7 else r + (None,) for r in rows]
+    for mt, cls, kind, key, value, flags, message in sorted(rows,
+                                                            key=lambda r: (r[0], r[3], r[2])):
         if kind == "SUB":
             value = classes.get(value)
             if not value:
@@ -246,7 +309,8 @@ def main():
             continue  # a field declared twice keeps its first
         seen.add((mt, kind, key))
         out.write(f"    {{{c_str(mt)}, {c_str(cls)}, FG__CFG_{kind}, {c_str(key)}, "
-                  f"{c_str(value)}, {flags or '0'}}},\n")
+                  f"{c_str(value)}, {flags or '0'}, "
+                  f"{c_str(message) if message else 'NULL'}}},\n")
     out.write("};\n\nconst size_t fg__cfg_nrules = sizeof fg__cfg_rules / "
               "sizeof fg__cfg_rules[0];\n")
 

@@ -352,9 +352,14 @@ const char *fg__cfg_key_used(const struct fg_cfg *c, const char *keys, char *buf
 int fg__check_heads(const struct fg_cfg *c, const char *hidden_key, uint64_t hidden,
                     const char *heads_key, uint64_t heads, struct fg_err *err)
 {
-    char hk[64], nk[64];
+    char hk[64], nk[64], why[256];
     if (hidden % heads == 0)
         return 0;
+    if (fg_cfg_class_refusal(c, hidden_key, heads_key, why, sizeof why))
+        return fg_err_set(err, FG_E_RANGE, "%s: %s (key '%s' = %llu, key '%s' = %llu)", c->origin,
+                          why, fg__cfg_key_used(c, hidden_key, hk, sizeof hk),
+                          (unsigned long long)hidden, fg__cfg_key_used(c, heads_key, nk, sizeof nk),
+                          (unsigned long long)heads);
     return fg_err_set(err, FG_E_RANGE, "%s: key '%s' = %llu is not divisible by key '%s' = %llu "
                       "(attention heads)", c->origin, fg__cfg_key_used(c, hidden_key, hk,
                                                                        sizeof hk),

@@ -179,116 +179,6 @@ bool fg__cfg_next_read_child(const struct fg_cfg *c, size_t *pos, struct fg_cfg 
     return false;
 }
 
-/* ---- the config classes (source/config_classes.h) ------------------------------ */
-
-/* The rules of model_type (a run of the sorted table) in *rules / *n; none for NULL. */
-static void class_rules(const char *model_type, const struct fg__cfg_rule **rules, size_t *n)
-{
-    size_t lo = 0, hi = fg__cfg_nrules;
-    *rules = NULL;
-    *n = 0;
-    if (!model_type)
-        return;
-    while (lo < hi) { /* the first row not below model_type */
-        size_t mid = lo + (hi - lo) / 2;
-        if (strcmp(fg__cfg_rules[mid].model_type, model_type) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t end = lo;
-    while (end < fg__cfg_nrules && !strcmp(fg__cfg_rules[end].model_type, model_type))
-        end++;
-    if (end > lo) {
-        *rules = &fg__cfg_rules[lo];
-        *n = end - lo;
-    }
-}
-
-static const struct fg__cfg_rule *rule_find(const struct fg__cfg_rule *rules, size_t n,
-                                            enum fg__cfg_rule_kind kind, const char *key,
-                                            size_t len)
-{
-    for (size_t i = 0; i < n; i++)
-        if (rules[i].kind == kind && !strncmp(rules[i].key, key, len) && !rules[i].key[len])
-            return &rules[i];
-    return NULL;
-}
-
-/* obj's own model_type, when it names one. */
-static const char *own_type(const cJSON *obj)
-{
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, "model_type");
-    return cJSON_IsString(t) ? t->valuestring : NULL;
-}
-
-/* The string s split as the class splits it (rule's separator, lowered and stripped as its
- * flags say) into a new array, or NULL when out of memory. */
-static cJSON *split_value(const char *s, const struct fg__cfg_rule *rule)
-{
-    cJSON *arr = cJSON_CreateArray();
-    size_t sep = strlen(rule->value);
-    char piece[256];
-    for (const char *p = s; arr && p;) {
-        const char *q = sep ? strstr(p, rule->value) : NULL;
-        size_t n = q ? (size_t)(q - p) : strlen(p);
-        const char *b = p, *e = p + n;
-        if (rule->flags & FG__CFG_STRIP) {
-            while (b < e && (*b == ' ' || *b == '\t' || *b == '\n' || *b == '\r'))
-                b++;
-            while (e > b && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\n' || e[-1] == '\r'))
-                e--;
-        }
-        size_t k = (size_t)(e - b) < sizeof piece - 1 ? (size_t)(e - b) : sizeof piece - 1;
-        for (size_t i = 0; i < k; i++)
-            piece[i] = (rule->flags & FG__CFG_LOWER) && b[i] >= 'A' && b[i] <= 'Z'
-                           ? (char)(b[i] - 'A' + 'a') : b[i];
-        piece[k] = '\0';
-        cJSON *item = cJSON_CreateString(piece);
-        if (!item || !cJSON_AddItemToArray(arr, item)) {
-            cJSON_Delete(item);
-            cJSON_Delete(arr);
-            return NULL;
-        }
-        p = q ? q + sep : NULL;
-    }
-    return arr;
-}
-
-/*
- * Put obj's values in the forms its class holds them (a SPLIT string becomes its list),
- * then do the same for each sub-config, by its own model_type or the class's sub_configs,
- * to depth levels.  Fails only when out of memory.
- */
-static int normalise(cJSON *obj, const char *model_type, unsigned depth)
-{
-    const struct fg__cfg_rule *rules;
-    size_t n;
-    class_rules(own_type(obj) ? own_type(obj) : model_type, &rules, &n);
-    for (size_t i = 0; i < n; i++) {
-        if (rules[i].kind != FG__CFG_SPLIT)
-            continue;
-        cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, rules[i].key);
-        if (!cJSON_IsString(v))
-            continue;
-        cJSON *list = split_value(v->valuestring, &rules[i]);
-        if (!list || !cJSON_ReplaceItemInObjectCaseSensitive(obj, rules[i].key, list)) {
-            cJSON_Delete(list);
-            return -1;
-        }
-    }
-    cJSON *e;
-    cJSON_ArrayForEach(e, obj) {
-        if (depth <= 1 || !cJSON_IsObject(e) || !e->string)
-            continue;
-        const struct fg__cfg_rule *sub = rule_find(rules, n, FG__CFG_SUB, e->string,
-                                                   strlen(e->string));
-        if (normalise(e, sub ? sub->value : NULL, depth - 1))
-            return -1;
-    }
-    return 0;
-}
-
 static int read_file(const char *path, char **text, size_t *len, struct fg_err *err)
 {
     if (fg__read_file(path, FG_CONFIG_MAX_BYTES, text, len) == 0)
@@ -370,7 +260,7 @@ int fg_config_parse(const char *text, size_t len, const char *origin, struct fg_
                               "the file or fetch it again", origin, (size_t)(p - text));
         }
     struct fg_config *doc = fg__json_escape_tree(root) ? NULL : calloc(1, sizeof *doc);
-    if (!doc || normalise(root, NULL, INDEX_DEPTH)) {
+    if (!doc || fg__cfg_normalise(root, NULL, INDEX_DEPTH)) {
         free(doc);
         cJSON_Delete(root);
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
@@ -394,7 +284,7 @@ void fg_config_free(struct fg_config *doc)
 struct fg_cfg fg_config_root(const struct fg_config *doc)
 {
     struct fg_cfg c = {.obj = doc->root, .origin = doc->origin, .scope = "", .index = doc->index};
-    class_rules(own_type(doc->root), &c.rules, &c.nrules);
+    fg__cfg_class_rules(fg__cfg_own_type(doc->root), &c.rules, &c.nrules);
     return c;
 }
 
@@ -515,64 +405,40 @@ static const cJSON *lookup(const struct fg_cfg *c, const char *keys, char *name,
     return lookup_sub(c, keys, name, cap, NULL);
 }
 
-/*
- * The class default for keys, none found: the DEFAULT row of the first alias that has one,
- * under its own name or the attribute its class's attribute_map names.  NULL when c has no
- * class, no alias has a default, or an alias is present as null (the class then holds None,
- * which the caller's default stands for).
- */
-static const struct fg__cfg_rule *class_default(const struct fg_cfg *c, const char *keys)
+bool fg_cfg_class_refusal(const struct fg_cfg *c, const char *keys, const char *by, char *buf,
+                          size_t len)
 {
-    if (!c->nrules || !c->obj)
-        return NULL;
-    for (const char *p = keys; *p;) {
-        const char *bar = strchr(p, '|');
-        size_t n = bar ? (size_t)(bar - p) : strlen(p);
-        char key[128];
-        snprintf(key, sizeof key, "%.*s", (int)(n < sizeof key ? n : sizeof key - 1), p);
-        if (cJSON_GetObjectItemCaseSensitive(c->obj, key))
-            return NULL; /* present, so null: None */
-        p += n + (bar ? 1 : 0);
-    }
-    for (const char *p = keys; *p;) {
-        const char *bar = strchr(p, '|');
-        size_t n = bar ? (size_t)(bar - p) : strlen(p);
-        const struct fg__cfg_rule *d = rule_find(c->rules, c->nrules, FG__CFG_DEFAULT, p, n);
-        const struct fg__cfg_rule *a = d ? NULL : rule_find(c->rules, c->nrules, FG__CFG_ALIAS,
-                                                            p, n);
-        if (a)
-            d = rule_find(c->rules, c->nrules, FG__CFG_DEFAULT, a->value, strlen(a->value));
-        /* the attribute's name, whose default the class declares under the mapped key
-         * (FalconConfig: num_hidden_layers=32 is held as n_layer) */
-        for (size_t r = 0; !d && r < c->nrules; r++)
-            if (c->rules[r].kind == FG__CFG_ALIAS && !strncmp(c->rules[r].value, p, n) &&
-                !c->rules[r].value[n])
-                d = rule_find(c->rules, c->nrules, FG__CFG_DEFAULT, c->rules[r].key,
-                              strlen(c->rules[r].key));
-        if (d)
-            return d;
-        p += n + (bar ? 1 : 0);
-    }
-    return NULL;
-}
-
-/* The class default of keys as a number in [min, max] (whole when whole), or false. */
-static bool class_number(const struct fg_cfg *c, const char *keys, double min, double max,
-                         bool whole, double *out)
-{
-    const struct fg__cfg_rule *d = class_default(c, keys);
-    if (!d || (d->flags & FG__CFG_TEXT) || !strcmp(d->value, "true") ||
-        !strcmp(d->value, "false"))
+    const struct fg__cfg_rule *ru = NULL;
+    for (size_t r = 0; r < c->nrules && !ru; r++)
+        if (c->rules[r].kind == FG__CFG_DIVIDES && c->rules[r].message &&
+            fg__cfg_names_attribute(c, keys, c->rules[r].key) &&
+            fg__cfg_names_attribute(c, by, c->rules[r].value))
+            ru = &c->rules[r];
+    if (!ru || !len)
         return false;
-    char *end;
-    double v = strtod(d->value, &end);
-    /* a sentinel outside the caller's range (-1 for "same as another key") is the caller's
-     * to spell: its own default stands */
-    if (*end || !isfinite(v) || v < min || v > max || (whole && v != floor(v)))
-        return false;
-    *out = v;
+    size_t o = (size_t)snprintf(buf, len, "%s: ", ru->cls);
+    for (const char *m = ru->message; *m && o + 1 < len; m++) {
+        const char *close = *m == '{' ? strchr(m, '}') : NULL;
+        char name[64], name2[128];
+        if (!close || (size_t)(close - m - 1) >= sizeof name) {
+            buf[o++] = *m;
+            continue;
+        }
+        snprintf(name, sizeof name, "%.*s", (int)(close - m - 1), m + 1);
+        const cJSON *it = lookup(c, name, name2, sizeof name2);
+        double v;
+        if (cJSON_IsNumber(it))
+            o += (size_t)snprintf(buf + o, len - o, "%.15g", it->valuedouble);
+        else if (!it && fg__cfg_class_number(c, name, -1e300, 1e300, false, &v))
+            o += (size_t)snprintf(buf + o, len - o, "%.15g", v);
+        else
+            o += (size_t)snprintf(buf + o, len - o, "%s", it ? "?" : "None");
+        m = close;
+    }
+    buf[o < len ? o : len - 1] = '\0';
     return true;
 }
+
 
 static int key_err(const struct fg_cfg *c, struct fg_err *err, int code, const char *key,
                    const char *what)
@@ -612,10 +478,12 @@ bool fg_cfg_child(const struct fg_cfg *c, const char *key, struct fg_cfg *child,
     child->index = sub;
     child->outer = NULL;
     child->inherit = NULL;
-    const struct fg__cfg_rule *sub_class = rule_find(c->rules, c->nrules, FG__CFG_SUB, name,
-                                                     strlen(name));
-    class_rules(own_type(it) ? own_type(it) : sub_class ? sub_class->value : NULL,
-                &child->rules, &child->nrules);
+    const struct fg__cfg_rule *sub_class = fg__cfg_rule_find(c->rules, c->nrules, FG__CFG_SUB,
+                                                             name, strlen(name));
+    const char *type = fg__cfg_own_type(it) ? fg__cfg_own_type(it)
+                       : sub_class          ? sub_class->value
+                                            : NULL;
+    fg__cfg_class_rules(type, &child->rules, &child->nrules);
     if (*c->scope)
         snprintf(child->scope, sizeof child->scope, "%.30s.%.30s", c->scope, name);
     else
@@ -652,7 +520,8 @@ int fg_cfg_u64(const struct fg_cfg *c, const char *keys, uint64_t def, uint64_t 
     const cJSON *it = lookup(c, keys, name, sizeof name);
     if (!it) {
         double v;
-        *out = class_number(c, keys, (double)min, (double)max, true, &v) ? (uint64_t)v : def;
+        *out = fg__cfg_class_number(c, keys, (double)min, (double)max, true, &v) ? (uint64_t)v
+                                                                                 : def;
         return 0;
     }
     return number_u64(c, it, name, min, max, out, err);
@@ -675,7 +544,7 @@ int fg_cfg_f64(const struct fg_cfg *c, const char *keys, double def, double min,
     const cJSON *it = lookup(c, keys, name, sizeof name);
     if (!it) {
         double v;
-        *out = class_number(c, keys, min, max, false, &v) ? v : def;
+        *out = fg__cfg_class_number(c, keys, min, max, false, &v) ? v : def;
         return 0;
     }
     if (!cJSON_IsNumber(it))
@@ -694,7 +563,7 @@ int fg_cfg_bool(const struct fg_cfg *c, const char *keys, bool def, bool *out, s
     char name[128];
     const cJSON *it = lookup(c, keys, name, sizeof name);
     if (!it) {
-        const struct fg__cfg_rule *d = class_default(c, keys);
+        const struct fg__cfg_rule *d = fg__cfg_class_default(c, keys);
         *out = d && !strcmp(d->value, "true") ? true : d && !strcmp(d->value, "false") ? false
                                                                                     : def;
         return 0;
@@ -711,7 +580,7 @@ int fg_cfg_str(const struct fg_cfg *c, const char *keys, const char *def, const 
     char name[128];
     const cJSON *it = lookup(c, keys, name, sizeof name);
     if (!it) {
-        const struct fg__cfg_rule *d = class_default(c, keys);
+        const struct fg__cfg_rule *d = fg__cfg_class_default(c, keys);
         *out = d && (d->flags & FG__CFG_TEXT) ? d->value : def;
         return 0;
     }

@@ -127,6 +127,17 @@ bool fg_cfg_child(const struct fg_cfg *c, const char *key, struct fg_cfg *child,
 /* True when one of the aliases is present and not null. */
 bool fg_cfg_has(const struct fg_cfg *c, const char *keys);
 
+/*
+ * The message the config class of c refuses a value of keys with when a value of by does not
+ * divide it (a validate_architecture or __init__ ValueError: LlamaConfig's hidden_size by
+ * num_attention_heads), the class named first and each {name} replaced by the value c holds
+ * ("LlamaConfig: The hidden size (770) is not a multiple of ..."), into buf (len bytes); false
+ * when the class states no such check, for the caller to word its own.  keys and by are
+ * alias lists, matched through the class's attribute_map too.
+ */
+bool fg_cfg_class_refusal(const struct fg_cfg *c, const char *keys, const char *by, char *buf,
+                          size_t len);
+
 /* The key as config.json spells it that answers keys (an alias present, or the name the
  * class's attribute_map reads it under) into name (cap bytes); false when none is present. */
 bool fg_cfg_key(const struct fg_cfg *c, const char *keys, char *name, size_t cap);
