@@ -12,12 +12,11 @@
  * message on stderr (a config.json that does not parse or names no model_type).
  */
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "util/fileio.h"
 
 struct row {
     char *model_type, *folder;
@@ -33,6 +32,24 @@ static void put_c(const char *s)
             printf("\\%03o", (unsigned char)*s);
         else
             putchar(*s);
+}
+
+/* The whole of path (at most 4 MiB, as config.c reads) in a NUL-ended buffer the caller
+ * frees, or NULL. */
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *text = f ? malloc((4u << 20) + 1) : NULL;
+    *len = text ? fread(text, 1, 4u << 20, f) : 0;
+    bool whole = f && !ferror(f) && feof(f);
+    if (f)
+        fclose(f);
+    if (!text || !whole) {
+        free(text);
+        return NULL;
+    }
+    text[*len] = '\0';
+    return text;
 }
 
 static int by_type(const void *a, const void *b)
@@ -62,7 +79,7 @@ int main(int argc, char **argv)
         }
         if (access(prov, R_OK) != 0)
             continue; /* not a documented release's config */
-        if (fg__read_file(argv[i], 4u << 20, &text, &len) != 0) {
+        if (!(text = slurp(argv[i], &len))) {
             fprintf(stderr, "gen_real_configs: %s: cannot read\n", argv[i]);
             goto out;
         }
