@@ -153,6 +153,7 @@ ENGINE_SRCS := \
 	engine/memory/memory_node.c \
 	engine/memory/memory_stage.c \
 	engine/memory/memory_train.c \
+	engine/memory/loss.c \
 	engine/memory/memory_flops.c \
 	engine/memory/memory.c \
 	engine/memory/memory_rl.c \

@@ -36,6 +36,7 @@
 #include "source/wquant.h"
 #include "stack/trainer.h"
 #include "memory/memory_train.h"
+#include "memory/loss.h"
 #include "util/sat.h"
 
 /* The tied matrix on a pipeline stage that holds the head but not the embedding: that stage
@@ -429,22 +430,37 @@ static void train_buffers(struct train *x)
     e->b.overhead = fg__add_sat(e->b.overhead, add);
 }
 
-/* A fused loss's logits line (memory_train.c) and Liger's head gradient; its bytes per sample. */
-static uint64_t train_fused_loss(struct train *x, unsigned c)
+/* The logits line: what the job's loss keeps per token (memory/loss.c), and once per step
+ * its chunk's working set and the head gradient a fused kernel makes in the forward; its
+ * bytes per sample. */
+static uint64_t train_loss(struct train *x)
 {
+    const struct fg_job *job = x->job;
     struct fg_estimate *e = x->e;
-    bool liger = x->job->loss == FG_LOSS_LIGER;
-    uint64_t gw, logits = fg__mul_sat(fg__fused_loss_tok(x, c, &gw), x->sq);
-    add_line(e, "logits", logits, true,
-             liger ? "Liger-Kernel fused_linear_cross_entropy.py"
-                   : "ml-cross-entropy cce.py (no logits)",
-             liger ? "fused linear CE: input grad, fp32 loss, one chunk's logits, %llu tokens"
-                   : "cut CE: fp32 log-sum-exp and the input's grad, %llu tokens",
-             (unsigned long long)x->sq);
-    add_line(e, "overhead", gw, false, "Liger-Kernel fused_linear_cross_entropy.py",
-             "the head's weight gradient, made in the forward: %u B each", x->wbytes);
-    x->overhead = fg__add_sat(x->overhead, gw);
-    e->b.overhead = fg__add_sat(e->b.overhead, gw);
+    struct fg_loss_bytes l;
+    struct fg_loss_in in = {
+        .kind = job->loss, .chunked = job->chunked_ce, .kept = job->ce_kept,
+        .autocast = job->autocast || job->precision == FG_PREC_BF16_MIXED ||
+                    job->precision == FG_PREC_FP16_MIXED,
+        .head_trains = x->full, .c = x->kept.c, .head_bytes = x->wbytes,
+        .vocab = x->m->vocab, .hidden = x->m->hidden, .tp = x->tp,
+        .tokens = fg__mul_sat(x->sq, job->batch)};
+    fg_loss_bytes(&in, &l);
+    uint64_t logits = fg__mul_sat(l.per_tok, x->sq), once = fg__add_sat(l.work, l.head_grad);
+    if (job->loss == FG_LOSS_DEFAULT) /* per vocabulary entry */
+        add_line(e, "logits", logits, true, l.source, "%s: %llu tokens x %llu vocab x %llu B",
+                 l.name, (unsigned long long)x->sq, (unsigned long long)x->m->vocab,
+                 (unsigned long long)l.per_tok / (x->m->vocab ? x->m->vocab : 1));
+    else
+        add_line(e, "logits", logits, true, l.source, "%s: %llu tokens x %llu B", l.name,
+                 (unsigned long long)x->sq, (unsigned long long)l.per_tok);
+    add_line(e, "overhead", l.work, false, l.source,
+             "%s: one chunk's working set and the head's copies, once", l.name);
+    add_line(e, "overhead", l.head_grad, false, l.source,
+             "%s: the head's weight gradient, made in the forward: %u B each", l.name,
+             x->wbytes);
+    x->overhead = fg__add_sat(x->overhead, once);
+    e->b.overhead = fg__add_sat(e->b.overhead, once);
     return logits;
 }
 
@@ -551,38 +567,9 @@ static int train_totals(struct train *x, struct fg_err *err)
     const struct fg_job *job = x->job;
     struct fg_estimate *e = x->e;
     struct fg_breakdown *b = &e->b;
-    uint64_t sq = x->sq, act = x->act, logits = 0;
-    if (x->t.has_head && !m->encoder_only) {
-        /* [HF] ForCausalLMLoss: logits.float(); cross_entropy saves the fp32
-         * log-softmax (4V) and backward holds its gradient and the upcast's
-         * gradient (4V + 4V).  A chunked loss keeps every chunk's logits in the compute
-         * dtype and, per chunk, what its cross-entropy saves for backward: the fp32
-         * log-softmax of torchtune's upcast chunks (ce_chunked_output_loss.py
-         * compute_cross_entropy), one in the logits' dtype for lit-gpt's
-         * (utils.py chunked_cross_entropy; fp32 under autocast), a log-sum-exp per
-         * token for unsloth's kernel (Fast_CrossEntropyLoss: save_for_backward(logits,
-         * logsumexp, labels)). */
-        bool autocast = job->autocast || job->precision == FG_PREC_BF16_MIXED ||
-                        job->precision == FG_PREC_FP16_MIXED;
-        unsigned c = x->kept.c, lsm = job->ce_kept == FG_CE_LSE ? 0
-                                    : job->ce_kept == FG_CE_FP32 || autocast ? 4 : c;
-        uint64_t per_tok = job->chunked_ce ? (uint64_t)(c + lsm) * m->vocab / x->tp
-                                           : 12ull * m->vocab / x->tp;
-        logits = fg__mul_sat(per_tok, sq);
-        if (job->loss != FG_LOSS_DEFAULT) {
-            logits = train_fused_loss(x, c);
-        } else {
-            add_line(e, "logits", logits, true,
-                     !job->chunked_ce ? "transformers ForCausalLMLoss fp32 upcast"
-                     : job->ce_kept == FG_CE_FP32 ? "torchtune CEWithChunkedOutputLoss"
-                     : job->ce_kept == FG_CE_COMPUTE ? "lit-gpt chunked_cross_entropy"
-                                                     : "unsloth Fast_CrossEntropyLoss",
-                     "%s: %llu tokens x %llu vocab x %llu B",
-                     job->chunked_ce ? "chunked CE" : "logits + fp32 loss",
-                     (unsigned long long)sq, (unsigned long long)m->vocab,
-                     (unsigned long long)per_tok / (m->vocab ? m->vocab : 1));
-        }
-    }
+    uint64_t act = x->act, logits = 0;
+    if (x->t.has_head && !m->encoder_only)
+        logits = train_loss(x);
     /* Caching-allocator fragmentation: reserved runs ~5% over allocated for
      * the batch-dependent tensors (xMem arXiv 2510.21048; LLMem arXiv 2404.10933, 2 MiB blocks;
      * ROCm Megatron PR #162 models 7%). */

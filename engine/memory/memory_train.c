@@ -45,31 +45,6 @@ void fg__train_buffers(struct train *x, struct train_buffers *b)
     x->both_extra = b->ddp;
 }
 
-/*
- * The fused losses (job.h fg_loss).  Both start the backward with the head input's gradient
- * (c h per token) beside every kept activation.
- *   liger  LigerFusedLinearCrossEntropyFunction.forward (Liger-Kernel v0.8.2
- *          ops/fused_linear_cross_entropy.py fused_linear_cross_entropy_forward): grad_input
- *          (zeros_like the input), an fp32 loss per token, and one chunk's logits in the
- *          compute dtype, chunk_size = next_power_of_2(ceil(BT / ceil(V / H))) tokens (under
- *          2 BT / ceil(V / H)); grad_weight (zeros_like the head's weight) where the head
- *          trains;
- *   cce    apple/ml-cross-entropy cut_cross_entropy/cce.py LinearCrossEntropyFunction:
- *          save_for_backward(e, c, bias, lse, ...): the fp32 log-sum-exp per token, the
- *          logits recomputed blockwise in backward and never materialized.
- */
-uint64_t fg__fused_loss_tok(const struct train *x, unsigned c, uint64_t *head_grad)
-{
-    uint64_t h = x->m->hidden, v = x->m->vocab / x->tp;
-    *head_grad = 0;
-    if (x->job->loss != FG_LOSS_LIGER)
-        return c * h + 4;
-    if (x->full)
-        *head_grad = fg__mul_sat(v * h, x->wbytes);
-    uint64_t inc = h ? (v + h - 1) / h : 1;
-    return c * h + 4 + 2 * c * v / (inc ? inc : 1);
-}
-
 /* The job's numbers the estimator cannot read: FG_E_INVAL / FG_E_RANGE naming the field. */
 int fg__train_check_job(const struct fg_job *job, struct fg_err *err)
 {

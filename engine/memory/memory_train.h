@@ -70,10 +70,6 @@ struct train_buffers {
 /* The buffers of x's job into b; x->both_extra and x->step_extra set from them. */
 void fg__train_buffers(struct train *x, struct train_buffers *b);
 
-/* A fused loss's bytes per token (job.h fg_loss), and in *head_grad the bytes of the head
- * weight gradient it makes in the forward (0 where the head does not train). */
-uint64_t fg__fused_loss_tok(const struct train *x, unsigned c, uint64_t *head_grad);
-
 /* The job's sizes checked before it is estimated: FG_E_INVAL for an inconsistent job,
  * FG_E_RANGE for an absurd size (fg_memory_estimate's errors). */
 int fg__train_check_job(const struct fg_job *job, struct fg_err *err);
