@@ -411,8 +411,10 @@ static void train_defaults(struct fg_jobspec *s, const struct fg_framework *fw,
     j->embed_swap = j->mode == FG_MODE_QLORA && fw->qlora_embed_swap;
     j->head_4bit = j->mode == FG_MODE_QLORA && fw->qlora_head_4bit;
     j->adapters_bf16 = j->mode == FG_MODE_QLORA && fw->qlora_adapters_bf16;
-    if (!fg_jobspec_given(s, FG_JOBOPT_CHUNKED_CE) && !fg_jobspec_given(s, FG_JOBOPT_LOSS))
+    if (!fg_jobspec_given(s, FG_JOBOPT_CHUNKED_CE) && !fg_jobspec_given(s, FG_JOBOPT_LOSS)) {
         j->chunked_ce = fw->chunked_ce;
+        j->loss = fw->loss;
+    }
     j->grads_persist = fw->grads_persist;
     j->ddp_buckets = fw->ddp_buckets;
     j->ds_buffers = fw->ds_buffers;

@@ -30,8 +30,10 @@
  *           log_p.exp() saved for backward, and in backward the gradient of log_p with one
  *           product term beside them: 4 x 256 x V x 4 B.  w.float() is a fp32 copy of the
  *           head (4Vh) unless it is fp32 already, saved by the matmul through the chunk's
- *           backward; under autocast the matmul casts it again to bf16 (2Vh); where the head
- *           trains, each chunk's fp32 gradient of that copy (4Vh) before it is added.
+ *           backward.  Under autocast the matmul casts it to bf16 (2Vh), which it saves
+ *           instead: the fp32 copy is freed when the matmul returns, so the chunk's peak is
+ *           2Vh + the larger of 4Vh and the chunk's tensors.  Where the head trains, each
+ *           chunk's fp32 gradient of that copy (4Vh) before it is added to the head's.
  *  vocab-parallel  Megatron-Core 0.19 tensor_parallel/cross_entropy.py
  *           VocabParallelCrossEntropy: calculate_logits_max upcasts the logits (.float()),
  *           calculate_predicted_logits exponentiates in place (torch.exp(..., out=)), and
@@ -80,15 +82,19 @@ void fg_loss_bytes(const struct fg_loss_in *in, struct fg_loss_bytes *out)
         out->name = "Cut Cross-Entropy";
         out->source = "ml-cross-entropy cce.py (no logits)";
         break;
-    case FG_LOSS_CHUNKED_NLL:
+    case FG_LOSS_CHUNKED_NLL: {
         out->per_tok = 2 * c * h + 16;
-        out->work = fg__mul_sat(4ull * TRL_CHUNK * 4, v);
-        out->work = fg__add_sat(out->work, in->head_bytes == 4 ? 0 : fg__mul_sat(head, 4));
-        out->work = fg__add_sat(out->work, in->autocast ? fg__mul_sat(head, 2) : 0);
+        uint64_t chunk = fg__mul_sat(4ull * TRL_CHUNK * 4, v);
+        uint64_t copy = in->head_bytes == 4 ? 0 : fg__mul_sat(head, 4);
+        if (in->autocast) /* the bf16 cast is saved; the fp32 copy lives only until it is made */
+            out->work = fg__add_sat(fg__mul_sat(head, 2), chunk > copy ? chunk : copy);
+        else
+            out->work = fg__add_sat(copy, chunk);
         out->work = fg__add_sat(out->work, in->head_trains ? fg__mul_sat(head, 4) : 0);
         out->name = "TRL chunked_nll";
         out->source = "trl 1.9 sft_trainer.py _chunked_cross_entropy_loss";
         break;
+    }
     case FG_LOSS_VOCAB_PARALLEL:
         out->per_tok = (4 + c) * v + 9;
         out->name = "Megatron vocab-parallel CE";
