@@ -248,6 +248,7 @@ TEST_SRCS := \
 	tests/test_memory.c \
 	tests/test_wquant.c \
 	tests/test_memory_train.c \
+	tests/test_loss.c \
 	tests/test_plan.c \
 	tests/test_plan_search.c \
 	tests/test_gpu.c \

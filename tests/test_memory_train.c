@@ -235,6 +235,31 @@ static void fused_losses_should_keep_no_full_logits(void **state)
     fg_model_free(m);
 }
 
+/* TRL SFT of Llama-3.1-8B, LoRA at 4096 tokens, dtype bfloat16: the logits line is TRL's
+ * chunked NLL (memory/loss.c), not transformers' 6.3 GB of fp32 logits; TRL 1.6 still
+ * computes the plain loss. */
+static void trl_should_count_its_chunked_nll(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(LLAMA8B);
+    static const char *const trl[] = {"framework", "trl", "mode", "lora", "seq-len", "4096",
+                                      "precision", "bf16", NULL};
+    struct fg_job j = spec_job(trl);
+    assert_int_equal(j.loss, FG_LOSS_CHUNKED_NLL);
+    struct fg_estimate e = run(m, &j);
+    uint64_t h = m->hidden, v = m->vocab;
+    assert_int_equal(e.b.logits, (2 * 2 * h + 16) * 4096);
+    const char *src = "trl 1.9 sft_trainer.py _chunked_cross_entropy_loss";
+    /* one 256-token chunk's four fp32 tensors and the bf16 head's fp32 copy, once */
+    assert_int_equal(line_by_source(&e, src), e.b.logits + 4 * 256 * v * 4 + 4 * v * h);
+    static const char *const old[] = {"framework", "trl@1.6", "mode", "lora", "seq-len", "4096",
+                                      "precision", "bf16", NULL};
+    struct fg_estimate o = run(m, (j = spec_job(old), &j));
+    assert_int_equal(o.b.logits, 12 * v * 4096);
+    assert_true(e.total_bytes + 3000000000ull < o.total_bytes);
+    fg_model_free(m);
+}
+
 static void act_offload_should_keep_two_blocks_on_the_gpu(void **state)
 {
     (void)state;
@@ -316,6 +341,7 @@ int main(void)
         cmocka_unit_test(deepspeed_should_hold_its_reduce_bucket_and_an_fp32_partition),
         cmocka_unit_test(offload_should_lower_a_lora_estimate_by_the_adapter_states),
         cmocka_unit_test(fused_losses_should_keep_no_full_logits),
+        cmocka_unit_test(trl_should_count_its_chunked_nll),
         cmocka_unit_test(act_offload_should_keep_two_blocks_on_the_gpu),
         cmocka_unit_test(te_activations_should_follow_megatrons_formula),
         cmocka_unit_test(lora_on_expert_tensors_should_adapt_each_fused_tensor_at_rank_r),

@@ -74,7 +74,7 @@ void fg_loss_bytes(const struct fg_loss_in *in, struct fg_loss_bytes *out)
         out->per_tok = c * h + 4 + 2 * c * v / (inc ? inc : 1);
         out->head_grad = in->head_trains ? fg__mul_sat(v * h, in->head_bytes) : 0;
         out->name = "Liger fused linear CE";
-        out->source = "Liger-Kernel v0.8.2 fused_linear_cross_entropy.py";
+        out->source = "Liger-Kernel fused_linear_cross_entropy.py";
         break;
     }
     case FG_LOSS_CCE:

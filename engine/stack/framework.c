@@ -287,13 +287,16 @@ static const struct fg_framework table[] = {
      .keeps = "gpu_memory_utilization 0.92 of the card: weights, profile run at "
               "max_num_batched_tokens, CUDA graphs; the rest KV cache",
      .source = "vllm config/cache.py gpu_memory_utilization 0.92, gpu_worker.py "
-               "determine_available_memory, engine/arg_utils.py get_batch_defaults",
+               "determine_available_memory, engine/arg_utils.py get_batch_defaults (stored "
+               "files, no snapshot)",
      VLLM_READ},
     {.name = "vllm", .version = "0.20", .aliases = "", .label = "vLLM 0.20",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.9,
      .serve_budget = FG_SERVE_VLLM_020,
      .keeps = "gpu_memory_utilization 0.9 of the card",
-     .source = "vllm 0.20 CacheConfig.gpu_memory_utilization 0.9, gpu_worker.py", VLLM_READ},
+     .source = "vllm 0.20 CacheConfig.gpu_memory_utilization 0.9, gpu_worker.py (stored files, "
+               "no snapshot)",
+     VLLM_READ},
     {.name = "sglang", .version = "0.5", .aliases = "", .label = "SGLang",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.88,
      .serve_budget = FG_SERVE_SGLANG,
