@@ -260,6 +260,9 @@ static void jobfile_apply_should_map_each_stacks_loss(void **state)
     assert_true(used(&s, "liger_fused_linear_cross_entropy=true", "--ft-loss=liger"));
     assert_int_equal(job_of(&s, C "trl/example_config.yaml", model, &err), 0);
     assert_int_equal(s.job.loss, FG_LOSS_CHUNKED_NLL);
+    /* DeepSpeed's "auto" reduce bucket: hidden x hidden once the model is known */
+    assert_int_equal(job_of(&s, C "deepspeed/ds_z3_config.json", model, &err), 0);
+    assert_true(s.job.ds_bucket == FG_DS_BUCKET_AUTO);
 }
 
 /* torchtune's llama3_1/8B_full.yaml on 4 GPUs runs full_finetune_distributed.py: its

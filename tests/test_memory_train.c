@@ -183,6 +183,12 @@ static void deepspeed_should_hold_its_reduce_bucket_and_an_fp32_partition(void *
                      2000000000ull);
     assert_int_equal(line_by_source(&e, "DeepSpeed stage_1_and_2.py / stage3.py step"),
                      4000000000ull);
+    /* "auto" under transformers / accelerate: hidden x hidden elements, not 5e8 */
+    j.ds_bucket = FG_DS_BUCKET_AUTO;
+    e = run(m, &j);
+    assert_int_equal(line_by_source(&e, "transformers integrations/deepspeed.py "
+                                        "reduce_bucket_size auto"),
+                     2 * 2 * m->hidden * m->hidden);
     fg_model_free(m);
 }
 

@@ -59,6 +59,7 @@ enum fg_ce_kept { FG_CE_FP32, FG_CE_COMPUTE, FG_CE_LSE };
  * loss_type "chunked_nll"; Megatron-Core's vocab-parallel cross-entropy; torchtitan's
  * ChunkedLossWrapper; unsloth's fused cross-entropy (unsloth_fused_ce_loss).  The order is
  * --loss's names after "plain" and "chunked" (job.c). */
+#define FG_DS_BUCKET_AUTO UINT64_MAX /* struct fg_job.ds_bucket: "auto" */
 enum fg_loss { FG_LOSS_DEFAULT, FG_LOSS_LIGER, FG_LOSS_CCE, FG_LOSS_CHUNKED_NLL,
                FG_LOSS_VOCAB_PARALLEL, FG_LOSS_CHUNKED_WRAPPER, FG_LOSS_UNSLOTH };
 
@@ -232,6 +233,10 @@ struct fg_job {
      * (backward_prologue; two with overlap_comm, the ZeRO-3 default); ZeRO-3 converts one
      * sub-group of sub_group_size (1e9) elements at a time (zero/stage3.py). */
     bool ds_buffers;
+    /* DeepSpeed's reduce_bucket_size in elements (0: its default, 5e8; FG_DS_BUCKET_AUTO:
+     * "auto", which transformers integrations/deepspeed.py trainer_config_finalize and
+     * accelerate fill with hidden_size x hidden_size). */
+    uint64_t ds_bucket;
     enum fg_loss loss;              /* default FG_LOSS_DEFAULT (chunked_ce decides) */
     /* Saved activations go to the CPU (torchtune training/_activation_offloading.py
      * OffloadActivations, axolotl activation_offloading): the GPU keeps one block's tensors

@@ -350,6 +350,13 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
     case FG_JOBOPT_QUANTIZATION: rc = ext = serve_dtypes(NULL, v ? v : "", j, err); break;
     case FG_JOBOPT_GRAD_ACCUM: j->grad_accum = (uint32_t)u; break;
     case FG_JOBOPT_LOSS: rc = ext = fg_loss_parse(v, j, err); break;
+    case FG_JOBOPT_DS_BUCKET:
+        if (v && !strcasecmp(v, "auto"))
+            j->ds_bucket = FG_DS_BUCKET_AUTO;
+        else if (parse_u64(v, 1, 1000000000000ull, &j->ds_bucket))
+            rc = fg_err_set(err, FG_E_RANGE, "%s%s=%.40s: expected elements 1..1e12 or auto",
+                            sp, name, v ? v : "");
+        break;
     case FG_JOBOPT_ACT_OFFLOAD: j->act_offload = u; break;
     case FG_JOBOPT_SP: j->sp = u; break;
     case FG_JOBOPT_GRAD_REDUCE_DTYPE:

@@ -419,9 +419,12 @@ static void train_buffers(struct train *x)
     fg__train_buffers(x, &b);
     add_line(e, "overhead", b.ddp, false, "torch DDP reducer, gradient_as_bucket_view=False",
              "DDP buckets: a second copy of the gradients, %u B each", b.gb);
-    add_line(e, "overhead", b.ds_bucket, false, "DeepSpeed zero/config.py reduce_bucket_size",
-             "ZeRO reduce bucket%s: 5e8 elements x %u B", x->job->zero >= 3 ? "s (two)" : "",
-             b.gb);
+    add_line(e, "overhead", b.ds_bucket, false,
+             x->job->ds_bucket == FG_DS_BUCKET_AUTO
+                 ? "transformers integrations/deepspeed.py reduce_bucket_size auto"
+                 : "DeepSpeed zero/config.py reduce_bucket_size",
+             "ZeRO reduce bucket%s: %llu elements x %u B", x->job->zero >= 3 ? "s (two)" : "",
+             (unsigned long long)(b.ds_bucket / (b.gb * (x->job->zero >= 3 ? 2 : 1))), b.gb);
     add_line(e, "overhead", x->step_extra, false, "DeepSpeed stage_1_and_2.py / stage3.py step",
              "fp32 copy of the rank's gradient partition: 4 B x %llu, step phase only",
              (unsigned long long)b.ds_part);

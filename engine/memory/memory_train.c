@@ -18,7 +18,8 @@
  *     buckets of every gradient in its dtype, allocated with the reducer and kept; each
  *     .grad is copied in (torch nn/parallel/distributed.py, reducer.cpp);
  *   - DeepSpeed ZeRO (job.h ds_buffers): gradients reduce through a bucket of
- *     reduce_bucket_size elements in the gradient dtype (stage_1_and_2.py
+ *     reduce_bucket_size elements (job.h ds_bucket: "auto" is hidden^2 under transformers
+ *     and accelerate) in the gradient dtype (stage_1_and_2.py
  *     backward_prologue; two under ZeRO-3, whose overlap_comm is on), and the step converts
  *     the rank's gradient partition to fp32 (stage_1_and_2.py step:
  *     flat_grad_partition.to(fp32); ZeRO-3 one sub-group of sub_group_size elements at a
@@ -35,7 +36,10 @@ void fg__train_buffers(struct train *x, struct train_buffers *b)
     if (job->ddp_buckets && x->dp > 1 && job->zero == 0)
         b->ddp = sharded_bytes(trained, experts, b->gb, 1, job->ep);
     if (job->ds_buffers && job->zero >= 1) {
-        b->ds_bucket = DS_REDUCE_BUCKET * b->gb * (job->zero >= 3 ? 2 : 1);
+        uint64_t h = x->m->hidden;
+        uint64_t bucket = job->ds_bucket == FG_DS_BUCKET_AUTO ? h * h
+                        : job->ds_bucket ? job->ds_bucket : DS_REDUCE_BUCKET;
+        b->ds_bucket = fg__mul_sat(bucket, b->gb * (job->zero >= 3 ? 2 : 1));
         b->ds_part = trained / (x->shard_o ? x->shard_o : 1);
         if (job->zero >= 3 && b->ds_part > DS_SUB_GROUP)
             b->ds_part = DS_SUB_GROUP;
