@@ -330,6 +330,7 @@ static void framework_rows_should_name_where_and_when_they_were_read(void **stat
     assert_int_equal(fg_framework_find("megatron")->loss, FG_LOSS_VOCAB_PARALLEL);
     assert_int_equal(fg_framework_find("nemo")->loss, FG_LOSS_VOCAB_PARALLEL);
     assert_int_equal(fg_framework_find("unsloth")->loss, FG_LOSS_UNSLOTH);
+    assert_int_equal(fg_framework_find("torchtune")->loss, FG_LOSS_LINEAR_CE);
     assert_string_equal(fg_framework_find("megatron")->version, "0.19");
     assert_string_equal(fg_framework_find("deepspeed")->version, "0.19");
 }

@@ -78,6 +78,21 @@ static void loss_bytes_should_cap_unsloths_chunks_at_four_gib(void **state)
     assert_int_equal(big.work, 4ull * V * 4096);
 }
 
+/* torchtune's LinearCrossEntropyLoss keeps each chunk's fp32 log-softmax only, and one of its
+ * 8 chunks' gradient in backward: 4.75 V per token, not CEWithChunkedOutputLoss's 6 V. */
+static void loss_bytes_should_keep_torchtunes_log_softmax_only(void **state)
+{
+    (void)state;
+    struct fg_loss_bytes b = of(FG_LOSS_LINEAR_CE, 2, false, 1, 2048);
+    assert_int_equal(b.per_tok, 2 * H + 16 + 4ull * V + 6ull * V / 8);
+    struct fg_loss_in in = {.chunked = true, .kept = FG_CE_FP32, .c = 2, .vocab = V,
+                            .hidden = H, .tp = 1};
+    struct fg_loss_bytes old;
+    fg_loss_bytes(&in, &old);
+    assert_int_equal(old.per_tok, 6ull * V);
+    assert_true(b.per_tok < old.per_tok);
+}
+
 /* The fused kernels of before keep their figures (test_memory_train.c checks the lines). */
 static void loss_bytes_should_keep_liger_and_cce_as_they_were(void **state)
 {
@@ -94,6 +109,7 @@ int main(void)
         cmocka_unit_test(loss_bytes_should_keep_one_fp32_exp_logits_for_megatron),
         cmocka_unit_test(loss_bytes_should_spread_titans_ce_over_its_eight_chunks),
         cmocka_unit_test(loss_bytes_should_cap_unsloths_chunks_at_four_gib),
+        cmocka_unit_test(loss_bytes_should_keep_torchtunes_log_softmax_only),
         cmocka_unit_test(loss_bytes_should_keep_liger_and_cce_as_they_were),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -22,7 +22,8 @@ static const char *const vllm_names[] = {"none", "colocate", "server"};
 /* --loss: "plain" and "chunked" are FG_LOSS_DEFAULT (chunked_ce no / yes), then enum fg_loss
  * from FG_LOSS_LIGER in its order */
 static const char *const loss_names[] = {"plain", "chunked", "liger", "cce", "chunked-nll",
-                                         "vocab-parallel", "chunked-wrapper", "unsloth"};
+                                         "vocab-parallel", "chunked-wrapper", "unsloth",
+                                         "linear-ce"};
 #define N_LOSS (sizeof loss_names / sizeof loss_names[0])
 static const char *const dtype_names[] = {"fp32", "bf16"};
 

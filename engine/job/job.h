@@ -57,11 +57,13 @@ enum fg_ce_kept { FG_CE_FP32, FG_CE_COMPUTE, FG_CE_LSE };
  * (memory/loss.c says what each keeps): the default reads chunked_ce (a plain or a chunked
  * cross-entropy); Liger's fused linear cross-entropy; Apple's Cut Cross-Entropy; TRL's
  * loss_type "chunked_nll"; Megatron-Core's vocab-parallel cross-entropy; torchtitan's
- * ChunkedLossWrapper; unsloth's fused cross-entropy (unsloth_fused_ce_loss).  The order is
+ * ChunkedLossWrapper; unsloth's fused cross-entropy (unsloth_fused_ce_loss); torchtune's
+ * LinearCrossEntropyLoss.  The order is
  * --loss's names after "plain" and "chunked" (job.c). */
 #define FG_DS_BUCKET_AUTO UINT64_MAX /* struct fg_job.ds_bucket: "auto" */
 enum fg_loss { FG_LOSS_DEFAULT, FG_LOSS_LIGER, FG_LOSS_CCE, FG_LOSS_CHUNKED_NLL,
-               FG_LOSS_VOCAB_PARALLEL, FG_LOSS_CHUNKED_WRAPPER, FG_LOSS_UNSLOTH };
+               FG_LOSS_VOCAB_PARALLEL, FG_LOSS_CHUNKED_WRAPPER, FG_LOSS_UNSLOTH,
+               FG_LOSS_LINEAR_CE };
 
 /* What trains the model on top of the adaptation (mode): supervised fine-tuning, or one of
  * the preference / RL trainers whose bytes engine/stack/trainer.c describes row by row. */
@@ -281,7 +283,8 @@ int fg_vllm_mode_parse(const char *s, enum fg_vllm_mode *out, struct fg_err *err
  * "lora-targets"), in enum order; NULL and *n = 0 for an option that takes no word.  For the
  * lists generated from the option table (engine/job/jobspec.h fg_jobopt_values). */
 const char *const *fg_job_words(const char *option, size_t *n);
-/* --loss plain|chunked|liger|cce|chunked-nll|vocab-parallel|chunked-wrapper|unsloth: sets
+/* --loss plain|chunked|liger|cce|chunked-nll|vocab-parallel|chunked-wrapper|unsloth|linear-ce:
+ * sets
  * job->loss and job->chunked_ce. */
 int fg_loss_parse(const char *s, struct fg_job *job, struct fg_err *err);
 /* fp32|bf16 -> 4|2 bytes (--grad-reduce-dtype, --optimizer-state-dtype). */

@@ -142,8 +142,8 @@ static const struct fg__jf_vmap m_tt_opt[] = {
 static const struct fg__jf_vmap m_tt_fused[] = {
     {"true|yes|1", "+optimizer=adamw-fused"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_tt_loss[] = {
-    {"torchtune.modules.loss.CEWithChunkedOutputLoss|torchtune.modules.loss.LinearCrossEntropyLoss",
-     "chunked-ce=yes"},
+    {"torchtune.modules.loss.CEWithChunkedOutputLoss", "chunked-ce=yes"},
+    {"torchtune.modules.loss.LinearCrossEntropyLoss", "loss=linear-ce"},
     {"torch.nn.CrossEntropyLoss", "chunked-ce=no"}, END};
 static const struct fg__jf_vmap m_tt_dtype[] = {
     {"bf16", "precision=bf16"}, {"fp32", "precision=fp32"}, END};

@@ -48,6 +48,13 @@
  *           CrossEntropyLoss (pred.float(): c logits, the fp32 log-softmax, its gradient
  *           and the cast back: (8 + 2c) V) over T / 8 tokens.  With loss_parallel V is the
  *           rank's V / TP.
+ *  linear-ce  torchtune 0.7 modules/loss/cross_entropy_loss.py LinearCrossEntropyLoss (its
+ *           configs' loss): mask_inputs index_selects the non-ignored tokens' hidden states (a
+ *           ch copy; targets and indices 8 + 8 B) and splits them into num_output_chunks = 8;
+ *           compute_cross_entropy projects each chunk and runs cross_entropy(logits.float()),
+ *           which saves only its fp32 log-softmax (4 per entry): the bf16 logits and their
+ *           upcast are freed chunk by chunk.  In backward one chunk's gradient, fp32 and cast
+ *           to bf16, beside the others' saved log-softmax: 4V + (4 + c) V / 8 per token.
  *  unsloth  unsloth-zoo 2026.8 fused_losses/cross_entropy_loss.py UnslothFusedLoss
  *           (unsloth's models/llama.py calls unsloth_fused_ce_loss, torch_compile=True):
  *           grad_inputs (empty_like the hidden states: ch) and grad_lm_head (zeros_like the
@@ -60,7 +67,9 @@
 
 #include "util/sat.h"
 
-enum { TRL_CHUNK = 256, TITAN_CHUNKS = 8 };
+/* TRL's _CHUNKED_LM_HEAD_CHUNK_SIZE; torchtitan's ChunkedLossWrapper num_chunks and torchtune's
+ * LinearCrossEntropyLoss num_output_chunks (both 8) */
+enum { TRL_CHUNK = 256, LOSS_CHUNKS = 8 };
 #define UNSLOTH_TARGET (4ull << 30) /* _get_chunk_multiplier: target_gb at most 4.0 (GiB) */
 
 void fg_loss_bytes(const struct fg_loss_in *in, struct fg_loss_bytes *out)
@@ -101,7 +110,7 @@ void fg_loss_bytes(const struct fg_loss_in *in, struct fg_loss_bytes *out)
         out->source = "megatron/core tensor_parallel/cross_entropy.py";
         break;
     case FG_LOSS_CHUNKED_WRAPPER:
-        out->per_tok = (c + 4) * h + (8 + 2 * c) * v / TITAN_CHUNKS;
+        out->per_tok = (c + 4) * h + (8 + 2 * c) * v / LOSS_CHUNKS;
         out->name = "torchtitan ChunkedLossWrapper";
         out->source = "torchtitan components/loss.py ChunkedLossWrapper";
         break;
@@ -120,6 +129,11 @@ void fg_loss_bytes(const struct fg_loss_in *in, struct fg_loss_bytes *out)
         out->source = "unsloth-zoo fused_losses/cross_entropy_loss.py";
         break;
     }
+    case FG_LOSS_LINEAR_CE:
+        out->per_tok = c * h + 16 + 4 * v + (4 + c) * v / LOSS_CHUNKS;
+        out->name = "torchtune LinearCrossEntropyLoss";
+        out->source = "torchtune modules/loss/cross_entropy_loss.py LinearCrossEntropyLoss";
+        break;
     case FG_LOSS_DEFAULT:
     default:
         if (!in->chunked) {

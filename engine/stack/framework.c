@@ -210,7 +210,8 @@ static const struct fg_framework table[] = {
      .layouts = FG_LAY_ZERO, .trains = true, .qlora = true, .lora_base_torch_dtype = true,
      .full_precision = FG_PREC_BF16, .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW_FUSED,
      .full_optimizer_set = true, .full_optimizer = FG_OPT_PAGED_ADAMW_8BIT,
-     .optimizer_in_bwd = true, .dist_recipe = true, .chunked_ce = true, .dp_zero = 3,
+     .optimizer_in_bwd = true, .dist_recipe = true, .chunked_ce = true,
+     .loss = FG_LOSS_LINEAR_CE, .dp_zero = 3,
      .lora_base_dtype = true,
      .no_dropout = true, .qlora_quant = FG_QUANT_NF4_DQ,
      .keeps = "bf16 model, no autocast; full on one GPU: optimizer_in_bwd + PagedAdamW8bit (no "
