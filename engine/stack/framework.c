@@ -254,7 +254,7 @@ static const struct fg_framework table[] = {
      .dp_zero = 1, .keeps = "bf16 params, fp32 main_grad, fp32 master + Adam in the distributed "
                             "optimizer; sequence parallel; TE activations (its recipes)",
      .grads_persist = true, .te_act = true, .sp = true, .loss = FG_LOSS_VOCAB_PARALLEL,
-     .source = "Megatron-Bridge 0.6.0 recipes/llama/llama3.py (sequence_parallel, "
+     .source = "Megatron-Bridge 0.6.0 recipes/llama/h100/llama3.py (sequence_parallel with TP, "
                "use_distributed_optimizer), models/gpt_provider.py cross_entropy_loss_fusion "
                "(fused vocab-parallel CE); megatron/core 0.19 optimizer/distrib_optimizer.py",
      .repo = "NVIDIA-NeMo/Megatron-Bridge", .file = "src/megatron/bridge/models/gpt_provider.py",
