@@ -59,7 +59,8 @@
  *           (unsloth's models/llama.py calls unsloth_fused_ce_loss, torch_compile=True):
  *           grad_inputs (empty_like the hidden states: ch) and grad_lm_head (zeros_like the
  *           head, where it trains) made in the forward; each chunk's grad_and_value under
- *           torch.compile holds the chunk's logits and their gradient (2c per entry).
+ *           torch.compile holds the chunk's logits and their gradient (2c per entry; c if
+ *           inductor writes the gradient over the logits' buffer: the larger is counted).
  *           get_chunk_size: one chunk while the fp32 logits of T tokens fit target_gb =
  *           min(half the free memory, 4 GiB), else n chunks, n the next multiple of 4.
  */
