@@ -263,6 +263,9 @@ static void trl_should_count_its_chunked_nll(void **state)
     struct fg_estimate o = run(m, (j = spec_job(old), &j));
     assert_int_equal(o.b.logits, 12 * v * 4096);
     assert_true(e.total_bytes + 3000000000ull < o.total_bytes);
+    /* chunked_nll is SFTTrainer's: a DPO job's log-probs are its trainer row's */
+    static const char *const dpo[] = {"framework", "trl", "mode", "dpo", NULL};
+    assert_int_equal(spec_job(dpo).loss, FG_LOSS_DEFAULT);
     fg_model_free(m);
 }
 

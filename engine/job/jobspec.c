@@ -420,7 +420,9 @@ static void train_defaults(struct fg_jobspec *s, const struct fg_framework *fw,
     j->adapters_bf16 = j->mode == FG_MODE_QLORA && fw->qlora_adapters_bf16;
     if (!fg_jobspec_given(s, FG_JOBOPT_CHUNKED_CE) && !fg_jobspec_given(s, FG_JOBOPT_LOSS)) {
         j->chunked_ce = fw->chunked_ce;
-        j->loss = fw->loss;
+        /* a row's loss is its SFT trainer's (TRL SFTConfig.loss_type); a preference or RL
+         * trainer's log-probs are its trainer row's (memory_rl.c) */
+        j->loss = j->trainer == FG_TRAINER_SFT ? fw->loss : FG_LOSS_DEFAULT;
     }
     j->grads_persist = fw->grads_persist;
     j->ddp_buckets = fw->ddp_buckets;
