@@ -77,15 +77,15 @@ same llama-factory "--base-dir $tmp/lf --config qwen3_lora_sft_ds3.yaml $M/Qwen-
     "$M/Qwen--Qwen3-8B $A40 --mode lora --lora-rank 8 --lora-targets all-linear --seq-len 2048 \
      --batch 1 --precision bf16-mixed --zero 3 --grad-ckpt --framework llama-factory"
 same torchtune "--config $C/torchtune/8B_lora_single_device.yaml $L8 $A40" \
-    "$L8 $A40 --mode lora --lora-rank 8 --batch 2 --optimizer adamw-fused --chunked-ce \
+    "$L8 $A40 --mode lora --lora-rank 8 --batch 2 --optimizer adamw-fused --loss linear-ce \
      --lora-targets q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --precision bf16 \
      --grad-ckpt --framework torchtune"
 same torchtune-qlora "--config $C/torchtune/8B_qlora_single_device.yaml $L8 $A40" \
-    "$L8 $A40 --mode qlora --lora-rank 8 --batch 2 --optimizer adamw-fused --chunked-ce \
+    "$L8 $A40 --mode qlora --lora-rank 8 --batch 2 --optimizer adamw-fused --loss linear-ce \
      --lora-targets q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --precision bf16 \
      --grad-ckpt --framework torchtune"
 same deepspeed "--config $C/deepspeed/ds_z3_offload_config.json $M/Qwen--Qwen3-8B $H8" \
-    "$M/Qwen--Qwen3-8B $H8 --zero 3 --offload params --framework deepspeed"
+    "$M/Qwen--Qwen3-8B $H8 --zero 3 --offload params --ds-bucket auto --framework deepspeed"
 same accelerate-fsdp2 "--config $C/accelerate/fsdp2.yaml $M/Qwen--Qwen3-8B $H8" \
     "$M/Qwen--Qwen3-8B $H8 --zero 3 --precision bf16-mixed --dp 8 --framework accelerate"
 same accelerate-zero3 "--config $C/accelerate/deepspeed_zero3.yaml $M/Qwen--Qwen3-8B $H8" \
@@ -121,13 +121,18 @@ expect 0 'gradient checkpointing.*fits with 1 x A100 40 GB' -- \
 grep -v '^gradient_checkpointing:' "$C/axolotl/qlora.yml" > "$tmp/qlora-nockpt.yml"
 expect 1 'gradient_checkpointing \(axolotl default\) -> --grad-ckpt=no.*does not fit with 1 x A100 40 GB' -- \
     bash -o pipefail -c "$FG check --config $tmp/qlora-nockpt.yml $L8 $A40 | tr '\n' ' '"
-# TRL's SFTConfig checkpoints by default: the example fits; turned off it is borderline (the
-# conservative peak is above the card: measure one step first)
+# TRL's SFTConfig checkpoints by default: the example fits; turned off it still fits, TRL 1.9's
+# chunked NLL keeping no logits (21 GB); with the plain loss as well (loss_type: nll, TRL
+# before 1.7) the full fp32 logits make it borderline (the conservative peak is above the
+# card: measure one step first)
 expect 0 'job: full, bf16-mixed, adamw[a-z-]*, gradient checkpointing.*fits with 1 x A100 40 GB \(decision: allow\)' -- \
     bash -o pipefail -c "$FG check --config $C/trl/example_config.yaml $M/Qwen--Qwen2-0.5B-Instruct $A40 | tr '\n' ' '"
 { cat "$C/trl/example_config.yaml"; echo "gradient_checkpointing: false"; } > "$tmp/trl-off.yaml"
-expect 0 'gradient_checkpointing=false -> --grad-ckpt=no.*is borderline.*\(decision: warn\)' -- \
+expect 0 'gradient_checkpointing=false -> --grad-ckpt=no.*TRL chunked_nll.*fits with 1 x A100 40 GB \(decision: allow\)' -- \
     bash -o pipefail -c "$FG check --config $tmp/trl-off.yaml $M/Qwen--Qwen2-0.5B-Instruct $A40 | tr '\n' ' '"
+{ cat "$tmp/trl-off.yaml"; echo "loss_type: nll"; } > "$tmp/trl-off-nll.yaml"
+expect 0 'loss_type=nll -> --loss=plain.*is borderline.*\(decision: warn\)' -- \
+    bash -o pipefail -c "$FG check --config $tmp/trl-off-nll.yaml $M/Qwen--Qwen2-0.5B-Instruct $A40 | tr '\n' ' '"
 
 # --- one job, one truth ----------------------------------------------------------------
 expect 2 '--grad-ckpt=no on the command line and .*qlora.yml:46 gradient_checkpointing=true say different things' -- \
