@@ -156,6 +156,7 @@ ENGINE_SRCS := \
 	engine/memory/memory_flops.c \
 	engine/memory/memory.c \
 	engine/memory/memory_rl.c \
+	engine/memory/serve_engine.c \
 	engine/stack/trainer.c \
 	engine/stack/framework.c \
 	engine/job/jobspec.c \
@@ -247,6 +248,7 @@ TEST_SRCS := \
 	tests/test_memory.c \
 	tests/test_wquant.c \
 	tests/test_memory_train.c \
+	tests/test_serve_engine.c \
 	tests/test_plan.c \
 	tests/test_plan_search.c \
 	tests/test_gpu.c \

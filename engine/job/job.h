@@ -173,6 +173,11 @@ struct fg_job {
      * --kv-cache-dtype: 0 auto, the model dtype's 2 B; fp8 1 B). */
     uint8_t serve_wq;
     uint8_t kv_bytes;
+    /* Serving: a sparse-MLA (DSA) layer keeps vLLM's fp8_ds_mla cache whatever kv_bytes
+     * says (model_executor/models/config.py DeepseekV32ForCausalLM.verify_and_update_config:
+     * the sparse FlashMLA kernels read that layout), with its indexer's fp8 key cache
+     * (memory_node.c ds_mla_per_token).  Set by the vLLM rows. */
+    bool kv_ds_mla;
     /* ---- Training-stack defaults of today's releases (framework.h / framework.c). ---- */
     /* A full fine-tune steps each parameter in its post-accumulate-grad hook (torchtune
      * optimizer_in_bwd: recipes/full_finetune_single_device.py _setup_optimizer), so no

@@ -636,6 +636,7 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
                           "ZeRO / FSDP)", fw->name);
     if (!s->gpu_util)
         s->gpu_util = fw->gpu_util;
+    j->kv_ds_mla = serve && fw->kv_ds_mla;
     j->cp = s->cp;
     return 0;
 }

@@ -352,8 +352,38 @@ static uint64_t kv_expanded_per_token(const struct fg_node *n, unsigned c, uint3
  * kv_lora_rank + qk_rope_head_dim per token on each rank).  A cross-attention's cache is
  * the encoder's, sized as the decoder's.
  */
-static uint64_t kv_per_token(const struct fg_node *n, uint32_t tp, unsigned el)
+/* The width of an MLA node's sparse-attention indexer key (DeepSeek-V3.2's lightning
+ * indexer, its idx_k linear), 0 without one. */
+static uint32_t indexer_width(const struct fg_node *n)
 {
+    for (unsigned k = 0; k < n->nlin; k++)
+        if (!strcmp(n->lin[k].role, "idx_k"))
+            return n->lin[k].out;
+    return 0;
+}
+
+/*
+ * vLLM's cache of a sparse-MLA (DSA) layer per token, fp8_ds_mla (csrc cache kernels
+ * concat_and_cache_ds_mla; tests/kernels entry_size = kv_lora_rank + 4 x 4 + 2 x
+ * qk_rope_head_dim: the latent in fp8 with one fp32 scale per 128, the rope part in bf16:
+ * 656 B for DeepSeek-V3.2), and the indexer's key cache beside it
+ * (model_executor/models/deepseek_v2.py Indexer: DeepseekV32IndexerCache of head_dim +
+ * head_dim / 128 x 4 bytes, fp8 with its scales: 132 B).  0 for a node without an indexer.
+ */
+static uint64_t ds_mla_per_token(const struct fg_node *n)
+{
+    uint64_t idx = indexer_width(n);
+    if (n->kind != FG_NODE_MLA || !idx)
+        return 0;
+    return n->kv_lora + n->kv_lora / 128 * 4 + 2ull * n->rope_dim + idx + idx / 128 * 4;
+}
+
+static uint64_t kv_per_token(const struct fg_node *n, const struct fg_job *job, unsigned el)
+{
+    uint32_t tp = job->tp;
+    uint64_t ds = job->kv_ds_mla ? ds_mla_per_token(n) : 0;
+    if (ds)
+        return ds;
     if (n->kind == FG_NODE_MLA)
         return (uint64_t)el * (n->kv_lora + n->rope_dim);
     if (n->kind != FG_NODE_ATTN || n->bidirectional)
@@ -738,8 +768,9 @@ void fg__add_served(const struct fg_node *n, const struct fg_job *job, uint64_t 
     p->weights = fg__add_sat(p->weights, node_params_here(n, job));
     p->wbytes = fg__add_sat(p->wbytes, node_wbytes_here(n, job, wq, el));
     uint64_t ctx = n->window && n->window < seq ? n->window : seq;
-    p->kv = fg__add_sat(p->kv, fg__mul_sat(kv_per_token(n, job->tp, job->kv_bytes ? job->kv_bytes
-                                                                                   : 2), ctx));
+    p->kv = fg__add_sat(p->kv, fg__mul_sat(kv_per_token(n, job, job->kv_bytes ? job->kv_bytes
+                                                                               : 2), ctx));
+    p->ds_mla |= job->kv_ds_mla && ds_mla_per_token(n);
     p->state = fg__add_sat(p->state, state_per_seq(n));
     if (quantized && n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
         p->lin += node_linear_here(n, job);

@@ -61,6 +61,7 @@ struct serve_part {
     uint64_t weights, kv, state, lin, work;
     uint64_t wbytes;        /* bytes of the weights here in the served scheme (wquant.h) */
     bool has_head;
+    bool ds_mla;            /* a sparse-MLA layer keeps vLLM's fp8_ds_mla cache (job.h) */
 };
 
 /* What the job's activations are made of (struct act), from the job and the model's

@@ -96,16 +96,21 @@
  *             stage_1_and_2.py step (the gradient partition converted to fp32) and
  *             backward_prologue (reduce_bucket_size 5e8 elements, zero/config.py), stage3.py
  *             sub_group_size 1e9 (DeepSpeed v0.19.5).
- *  vllm       vLLM main as stored (commit 002f10e, after v0.21): config/cache.py
+ *  vllm       vLLM main as stored (the 0.27 series; the same from 0.21): config/cache.py
  *             CacheConfig.gpu_memory_utilization = 0.92 (0.9 up to 0.20, the vllm@0.20
  *             row); v1/worker/gpu_worker.py determine_available_memory: the budget is
  *             utilization x the card's total, the baseline taken after the CUDA context
- *             (utils/mem_utils.py memory_profiling), and the weights, the profile run's peak
- *             (a dummy batch of max_num_batched_tokens: vllm/engine/arg_utils.py
- *             EngineArgs.get_batch_defaults, 8192 for the API server on cards of 70 GiB and
- *             more other than A100, else 2048) and, from 0.21, the CUDA graphs' memory come
- *             off it; the rest is KV cache, which must hold one max_model_len sequence
- *             (v1/core/kv_cache_utils.py check_enough_kv_cache_memory).
+ *             (utils/mem_utils.py memory_profiling), and the weights, the profile run's torch
+ *             peak (gpu_model_runner.py profile_run: a dummy forward of
+ *             max_num_batched_tokens, then _dummy_sampler_run over max_num_seqs rows of
+ *             logits; vllm/engine/arg_utils.py EngineArgs.get_batch_defaults, 8192 tokens
+ *             and 1024 sequences for the API server on cards of 70 GiB and more other than
+ *             A100, else 2048 and 256) and, from 0.21, profile_cudagraph_memory's estimate
+ *             come off it; the rest is KV cache, refused when not positive or short of one
+ *             max_model_len sequence (v1/core/kv_cache_utils.py
+ *             _check_enough_kv_cache_memory).  memory/serve_engine.c counts each term.
+ *             Sparse-MLA models (DeepSeek-V3.2) keep the fp8_ds_mla cache
+ *             (models/config.py DeepseekV32ForCausalLM.verify_and_update_config).
  *  sglang     srt/server_args.py ServerArgs._handle_gpu_memory_settings: chunked_prefill_size
  *             and cuda_graph_max_bs by card memory and TP, reserved = 512 MB + 1.5 MB x
  *             max(chunked_prefill_size, 2048) + 2 MB x cuda_graph_max_bs + 1 GB x tp x pp / 8
@@ -221,16 +226,18 @@ static const struct fg_framework table[] = {
      .keeps = "bf16 params and grads, fp32 master + Adam partitioned from ZeRO-1 (2+2+12)",
      .ds_buffers = true,
      .source = "deepspeed runtime/bf16_optimizer.py, zero/stage_1_and_2.py, pipe/engine.py"},
-    {.name = "vllm", .version = "0.21", .aliases = "", .label = "vLLM",
+    {.name = "vllm", .version = "0.27", .aliases = "", .label = "vLLM",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.92,
-     .serve_budget = FG_SERVE_VLLM,
-     .keeps = "gpu_memory_utilization 0.92 of the card: weights, profile run at "
-              "max_num_batched_tokens, CUDA graphs; the rest KV cache",
-     .source = "vllm config/cache.py gpu_memory_utilization 0.92, gpu_worker.py "
-               "determine_available_memory, engine/arg_utils.py get_batch_defaults"},
+     .serve_budget = FG_SERVE_VLLM, .kv_ds_mla = true,
+     .keeps = "gpu_memory_utilization 0.92 of the card: weights, profile run (forward at "
+              "max_num_batched_tokens, sampler over max_num_seqs), CUDA graphs; the rest KV "
+              "cache, refused below one max_model_len sequence",
+     .source = "vllm 0.27 config/cache.py gpu_memory_utilization 0.92, gpu_worker.py "
+               "determine_available_memory, gpu_model_runner.py profile_run, "
+               "kv_cache_utils.py _check_enough_kv_cache_memory"},
     {.name = "vllm", .version = "0.20", .aliases = "", .label = "vLLM 0.20",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.9,
-     .serve_budget = FG_SERVE_VLLM_020,
+     .serve_budget = FG_SERVE_VLLM_020, .kv_ds_mla = true,
      .keeps = "gpu_memory_utilization 0.9 of the card",
      .source = "vllm 0.20 CacheConfig.gpu_memory_utilization 0.9, gpu_worker.py"},
     {.name = "sglang", .version = "0.5", .aliases = "", .label = "SGLang",
