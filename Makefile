@@ -157,6 +157,7 @@ ENGINE_SRCS := \
 	engine/memory/memory.c \
 	engine/memory/memory_rl.c \
 	engine/memory/serve_engine.c \
+	engine/memory/titan.c \
 	engine/stack/trainer.c \
 	engine/stack/framework.c \
 	engine/job/jobspec.c \

@@ -205,7 +205,8 @@ struct fg_job {
     /* Float8 linears as torchtitan's float8 converter runs them (torchao 0.19
      * float8/float8_linear.py, recipe rowwise): matmul_with_hp_or_float8_args saves its
      * high-precision input and weight (save_for_backward(input_hp, weight_hp_t)), so what a
-     * block keeps is bf16's, except under selective checkpointing (S_SAC8).  Set by
+     * block keeps is bf16's, under selective checkpointing too (memory_node.c
+     * node_sac_per_token).  Set by
      * --precision float8 (precision then bf16-mixed over FSDP2).  Default false. */
     bool float8;
     /* QLoRA: the head is a 4-bit linear as well (lit-gpt: every nn.Linear, lm_head included,

@@ -445,7 +445,7 @@ static int megatron_options(struct fg_jobspec *s, struct fg_err *err)
     static const unsigned ids[] = {FG_JOBOPT_SP, FG_JOBOPT_GRAD_REDUCE_DTYPE,
                                    FG_JOBOPT_OPTIMIZER_STATE_DTYPE};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
-        if (fg_jobspec_given(s, ids[i]) && !fw->te_act)
+        if (fg_jobspec_given(s, ids[i]) && !fw->te_act && !(ids[i] == FG_JOBOPT_SP && fw->sp))
             return fg_err_set(err, FG_E_INVAL, "%s%s is Megatron-Core's: use it with "
                               "--framework megatron or nemo (%s runs no Megatron-Core)",
                               s->spelling, fg_jobopt_at(ids[i])->name, fw->name);
@@ -626,7 +626,7 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
                           "--framework torchtitan", s->spelling);
     if (j->float8)
         note(s, "float8: torchao Float8Linear (rowwise) keeps each linear's bf16 input; "
-                "selective checkpointing keeps every _scaled_mm output");
+                "selective checkpointing saves what bf16's does (no _scaled_mm on its list)");
     if (j->optimizer_in_bwd && j->mode != FG_MODE_FULL)
         j->optimizer_in_bwd = false; /* adapters' states are tiny: the switch is a full one */
     if ((rc = megatron_options(s, err)))

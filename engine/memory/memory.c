@@ -478,20 +478,21 @@ static void train_activations(struct train *x)
         /* job.h ac_selective: each block's input, the outputs the op-SAC policy saves
          * (memory_node.c S_SAC), and one block's recompute working set in its backward */
         act_tok = layers_here * in_tok +
-                  x->t.sum[job->float8 ? S_SAC8 : S_SAC] + act_block_max + act_other;
+                  x->t.sum[S_SAC] + act_block_max + act_other;
         add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
                  "torchtitan activation_checkpoint.py op SAC",
-                 "selective: %llu block inputs + %s linear's and SDPA's outputs, %llu tokens",
-                 (unsigned long long)layers_here, job->float8 ? "every float8" : "every other",
-                 (unsigned long long)sq);
+                 "selective: %llu block inputs%s + alternate linears' and SDPA outputs, "
+                 "%llu tokens", (unsigned long long)layers_here,
+                 x->kept.sp ? " (sequence over TP)" : "", (unsigned long long)sq);
     } else if (job->grad_ckpt) {
         /* Recompute per block [KOR full recompute]: keep each block's input
          * (r h) and one block's working set during its backward. */
         act_tok = layers_here * in_tok + act_block_max + act_other;
         add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
                  "Korthikanti 2022, full recompute",
-                 "checkpointed: %llu block inputs + one block's working set, %llu tokens",
-                 (unsigned long long)layers_here, (unsigned long long)sq);
+                 "checkpointed: %llu block inputs%s + one block's working set, %llu tokens",
+                 (unsigned long long)layers_here, x->kept.sp ? " (sequence over TP)" : "",
+                 (unsigned long long)sq);
     } else {
         act_tok = act_sum + act_other;
         add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,

@@ -43,7 +43,6 @@ enum {
     S_LDROP,  /* bytes kept per token: LoRA adapters' own input copies (casts, dropout) */
     S_HDROP,  /* bytes kept per token: hidden-state dropout masks */
     S_SAC,    /* bytes per-op selective checkpointing keeps per token (torchtitan op SAC) */
-    S_SAC8,   /* the same under float8 linears: every _scaled_mm output is kept */
     S_ACT,    /* bytes kept per token; a stage's: its blocks' (the sides' go to act_other) */
     SUMS
 };

@@ -57,7 +57,12 @@
  *             mixed_precision_reduce="float32" (FSDP2 MixedPrecisionPolicy over fp32 sharded
  *             parameters: fp32 master shards, gradients and AdamW states, bf16 all-gathered
  *             blocks; no autocast), distributed/activation_checkpoint.py (per-op selective
- *             checkpointing by default: counted as full recompute here, see docs).
+ *             checkpointing by default).  On main (b5bcd76): config/configs.py
+ *             ParallelismConfig.enable_sequence_parallel = True, models/llama3/sharding.py
+ *             (SequenceParallel norms, wo / w2 reduce-scatter to the sequence shard:
+ *             memory/titan.c), components/loss.py _LossParallelCrossEntropy (vocab-parallel
+ *             loss), components/quantization/float8.py (rowwise recipes; _scaled_mm is not
+ *             on the op-SAC save list).
  *  lit-gpt 0.5.13: litgpt finetune/lora.py: FSDPStrategy when devices > 1,
  *             chunked_cross_entropy (utils.py) for the loss; Lightning's bf16-mixed keeps
  *             fp32 parameters (fabric/plugins/precision/amp.py MixedPrecision); its FSDP LoRA
@@ -182,7 +187,7 @@ static const struct fg_framework table[] = {
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
      .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS,
      .optimizer = FG_OPT_ADAMW_FUSED, .fsdp_mixed = true, .grad_ckpt = true,
-     .ac_selective = true, .float8 = true, .dp_zero = 3,
+     .ac_selective = true, .float8 = true, .dp_zero = 3, .sp = true,
      .no_dropout = true, .full_only = true, /* no peft / LoRA in torchtitan's trainer */
      .keeps = "FSDP2: fp32 sharded params/grads/AdamW, bf16 gathered blocks, no autocast "
               "cache; activation checkpointing on",
