@@ -481,7 +481,7 @@ static void train_activations(struct train *x)
                   x->t.sum[S_SAC] + act_block_max + act_other;
         add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
                  "torchtitan activation_checkpoint.py op SAC",
-                 "selective: %llu block inputs%s + alternate linears' and SDPA outputs, "
+                 "selective: %llu block inputs%s + half the linear and SDPA outputs, "
                  "%llu tokens", (unsigned long long)layers_here,
                  x->kept.sp ? " (sequence over TP)" : "", (unsigned long long)sq);
     } else if (job->grad_ckpt) {
