@@ -176,6 +176,7 @@ ENGINE_SRCS := \
 	engine/plan/plan.c \
 	engine/plan/plan_env.c \
 	engine/plan/plan_floor.c \
+	engine/plan/plan_even.c \
 	engine/memory/calib.c
 
 # --- policies --------------------------------------------------------------

@@ -139,6 +139,37 @@ static int job_layout(const struct fg_model *m, const struct fg_jobspec *spec, u
     return 0;
 }
 
+/* The stages of a framework that splits its layers by count (framework.h pp_even), each
+ * estimated with the micro-batches 1F1B keeps in flight there (pp - stage); the planner's
+ * cut kept when the count split does not apply. */
+static int even_stages(const struct fg_model *m, const struct fg_job *j, struct fg_layout *l,
+                       struct fg_err *err)
+{
+    uint32_t cut[FG_PLAN_MAX_PP + 1];
+    if (!fg_plan_even_cut(fg_model_main_layers(m), l->pp, 1, 1, cut))
+        return 0;
+    struct fg_layout even = *l;
+    memcpy(even.cut, cut, sizeof cut);
+    even.peak_bytes = 0;
+    for (uint32_t s = 0; s < l->pp; s++) {
+        struct fg_job st = *j;
+        struct fg_estimate e;
+        st.layer_first = cut[s];
+        st.layer_last = cut[s + 1];
+        st.stage_embed = s == 0;
+        st.stage_head = s == l->pp - 1;
+        st.inflight = l->pp - s;
+        int rc = fg_memory_estimate_totals(m, &st, &e, err);
+        if (rc)
+            return rc;
+        even.stage_bytes[s] = e.total_bytes;
+        if (e.total_bytes > even.peak_bytes)
+            even.peak_bytes = e.total_bytes;
+    }
+    *l = even;
+    return 0;
+}
+
 /* Per-GPU estimate of the job's layout: the whole model on each rank (TP = PP = 1), else
  * the planner's best cut of exactly that shape and the estimate of its largest stage. */
 static int layout_estimate(const struct fg_model *m, const struct fg_rules *r,
@@ -189,6 +220,8 @@ static int layout_estimate(const struct fg_model *m, const struct fg_rules *r,
         l->cp = j->cp;
         l->gpus *= j->cp;
     }
+    if (out->fw->pp_even && l->pp > 1 && (rc = even_stages(m, j, l, err)))
+        return rc;
     /* the breakdown of the largest stage */
     uint32_t worst = 0;
     for (uint32_t s = 1; s < l->pp; s++)

@@ -14,6 +14,15 @@
  */
 #include "memory/titan.h"
 
+#include "util/sat.h"
+
+uint64_t fg__titan_pp_unsharded(const struct fg_job *job, uint32_t dp, uint64_t params)
+{
+    if (!job->fsdp_mixed || job->pp <= 1 || job->zero < 3 || dp <= 1)
+        return 0;
+    return fg__mul_sat(params, 2 + 4); /* bf16 parameters + fp32 accumulated gradients */
+}
+
 uint64_t fg__titan_norm_sp(const struct fg_node *n, const struct act *a, uint32_t tp)
 {
     uint64_t w = n->width, t = tp ? tp : 1;

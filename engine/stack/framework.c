@@ -187,7 +187,7 @@ static const struct fg_framework table[] = {
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
      .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS,
      .optimizer = FG_OPT_ADAMW_FUSED, .fsdp_mixed = true, .grad_ckpt = true,
-     .ac_selective = true, .float8 = true, .dp_zero = 3, .sp = true,
+     .ac_selective = true, .float8 = true, .dp_zero = 3, .sp = true, .pp_even = true,
      .no_dropout = true, .full_only = true, /* no peft / LoRA in torchtitan's trainer */
      .keeps = "FSDP2: fp32 sharded params/grads/AdamW, bf16 gathered blocks, no autocast "
               "cache; activation checkpointing on",
