@@ -1081,6 +1081,28 @@ static void gate_should_estimate_torchtitans_published_runs(void **state)
     free(g);
 }
 
+/* torchtitan main's LoRA (components/lora.py LoRAConverter: rank 8, no dropout, the base
+ * frozen in the model's fp32 FSDP2 shards, the adapters plain fp32 Linears computing on the
+ * gathered bf16 weights): 4 B per base parameter over DP, 16 B per adapter parameter, no
+ * adapter cast copies. */
+static void gate_should_run_torchtitans_lora_over_fp32_shards(void **state)
+{
+    (void)state;
+    struct fg_gate *g = calloc(1, sizeof *g);
+    gate(M "meta-llama--Llama-3.1-8B",
+         (const char *const[]){"framework=torchtitan", "mode=lora", "lora-rank=8",
+                               "seq-len=8192", NULL},
+         "h100", 8, NULL, g);
+    assert_true(g->d.fits); /* one card would do: a warning that 8 are more than needed */
+    const struct fg_estimate *e = &g->a.est;
+    uint64_t p = 8030261248ull;
+    assert_true(e->b.weights >= 4 * p / 8 && e->b.weights <= 4 * p / 8 + 8);
+    assert_true(e->adapter_params > 0 && e->b.adapters <= 16 * e->adapter_params / 8 + 16);
+    for (size_t i = 0; i < e->n_lines; i++)
+        assert_null(strstr(e->lines[i].what, "adapters' own inputs"));
+    free(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1103,6 +1125,7 @@ int main(void)
         cmocka_unit_test(finish_should_run_torchtitan_selective_over_fp32_shards),
         cmocka_unit_test(finish_should_shard_torchtitans_block_inputs_over_tp),
         cmocka_unit_test(gate_should_estimate_torchtitans_published_runs),
+        cmocka_unit_test(gate_should_run_torchtitans_lora_over_fp32_shards),
         cmocka_unit_test(gate_should_judge_a_declared_pipeline_by_its_largest_stage),
         cmocka_unit_test(gate_should_serve_inside_the_engines_share_and_count_sequences),
         cmocka_unit_test(gate_should_serve_gpt_oss_120b_on_one_h100_in_mxfp4),

@@ -397,6 +397,13 @@ static void train_defaults(struct fg_jobspec *s, const struct fg_framework *fw,
                      : fw->lora_fp32_base   ? FG_PREC_BF16_MIXED /* fp32 base, autocast */
                                             : d->precision;
         j->autocast = lora && fw->lora_autocast;
+        if (lora && fw->fsdp_mixed) {
+            /* torchtitan components/lora.py: the frozen base stays in the model's fp32
+             * shards (FSDP2 gathers it in bf16, as for a full fine-tune) and the adapters
+             * are fp32 Linears computing on the gathered bf16 weights: no cast copy */
+            j->precision = FG_PREC_BF16_MIXED;
+            j->autocast = true;
+        }
         if (lora && fw->lora_fp32_base)
             note(s, "%s loads the model in fp32 unless told (model_init_kwargs dtype); "
                     "--precision bf16 when it loads bf16", fw->name);

@@ -646,7 +646,8 @@ void fg__add_node(const struct fg_node *n, const struct fg_job *job, const struc
     if (n->stack != FG_STACK_TOWER) {
         p->sum[S_ACT] += a->frozen ? node_act_frozen(n, job, a, tp)
                          : a->te   ? node_act_te(n, a, tp, job->ep)
-                         : a->sp && n->kind == FG_NODE_NORM ? fg__titan_norm_sp(n, a, tp)
+                         : a->sp && n->kind == FG_NODE_NORM
+                             ? fg__titan_norm_sp(n->width, n->params == n->width, a->r, a->c, tp)
                                    : node_act_per_token(n, a->c, a->r, tp);
         if (job->kv_expanded && n->kind == FG_NODE_ATTN)
             p->sum[S_ACT] += kv_expanded_per_token(n, a->c, tp);

@@ -23,12 +23,12 @@ uint64_t fg__titan_pp_unsharded(const struct fg_job *job, uint32_t dp, uint64_t 
     return fg__mul_sat(params, 2 + 4); /* bf16 parameters + fp32 accumulated gradients */
 }
 
-uint64_t fg__titan_norm_sp(const struct fg_node *n, const struct act *a, uint32_t tp)
+uint64_t fg__titan_norm_sp(uint64_t w, bool rms, unsigned r, unsigned c, uint32_t tp)
 {
-    uint64_t w = n->width, t = tp ? tp : 1;
+    uint64_t t = tp ? tp : 1;
     /* RMSNorm keeps an fp32 copy and the normalised output (transformers' rule, as
-     * node_act_per_token counts it), LayerNorm its input and output: on this rank's tokens;
-     * the cast the linears read (c w) is the gathered sequence */
-    uint64_t own = n->params == n->width ? (uint64_t)(4 + a->r) * w : (uint64_t)a->r * w;
-    return own / t + (uint64_t)a->c * w;
+     * memory_node.c node_act_per_token counts it), LayerNorm its input and output: on this
+     * rank's tokens; the cast the linears read (c w) is the gathered sequence */
+    uint64_t own = rms ? (uint64_t)(4 + r) * w : (uint64_t)r * w;
+    return own / t + (uint64_t)c * w;
 }

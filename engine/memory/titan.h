@@ -6,17 +6,20 @@
 #ifndef FG_TITAN_H
 #define FG_TITAN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
-#include "memory/memory_node.h"
+#include "job/job.h"
 
 /*
- * The bytes one token keeps in a norm node under sequence parallel (struct act sp without
- * Transformer Engine: torchtitan's TP, ParallelismConfig.enable_sequence_parallel = True):
- * the norm runs on this rank's share of the sequence, so its own kept tensors are over tp,
- * and the input the next column-parallel linears keep is the all-gathered whole one.
+ * The bytes one token keeps in a norm of width w under sequence parallel (struct act sp
+ * without Transformer Engine: torchtitan's TP, ParallelismConfig.enable_sequence_parallel =
+ * True): the norm runs on this rank's share of the sequence, so its own kept tensors are
+ * over tp, and the input the next column-parallel linears keep (c bytes an element) is the
+ * all-gathered whole one.  rms: an RMSNorm (an fp32 copy and the normalised output in the
+ * stream's r bytes), else a LayerNorm (its input).
  */
-uint64_t fg__titan_norm_sp(const struct fg_node *n, const struct act *a, uint32_t tp);
+uint64_t fg__titan_norm_sp(uint64_t w, bool rms, unsigned r, unsigned c, uint32_t tp);
 
 /*
  * What a pipeline stage under FSDP2 holds unsharded through a step, for params parameters

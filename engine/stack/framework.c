@@ -62,7 +62,11 @@
  *             (SequenceParallel norms, wo / w2 reduce-scatter to the sequence shard:
  *             memory/titan.c), components/loss.py _LossParallelCrossEntropy (vocab-parallel
  *             loss), components/quantization/float8.py (rowwise recipes; _scaled_mm is not
- *             on the op-SAC save list).
+ *             on the op-SAC save list), components/lora.py LoRAConverter (rank 8, alpha 16,
+ *             no dropout; LoRALinear freezes the base, which stays in the fp32 shards, and
+ *             adds lora_a / lora_b Linears that run on the input as it comes: no cast copy),
+ *             distributed/pipeline_parallel.py (layers split by count), distributed/fsdp.py
+ *             (no reshard after forward under PP).
  *  lit-gpt 0.5.13: litgpt finetune/lora.py: FSDPStrategy when devices > 1,
  *             chunked_cross_entropy (utils.py) for the loss; Lightning's bf16-mixed keeps
  *             fp32 parameters (fabric/plugins/precision/amp.py MixedPrecision); its FSDP LoRA
@@ -188,11 +192,13 @@ static const struct fg_framework table[] = {
      .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS,
      .optimizer = FG_OPT_ADAMW_FUSED, .fsdp_mixed = true, .grad_ckpt = true,
      .ac_selective = true, .float8 = true, .dp_zero = 3, .sp = true, .pp_even = true,
-     .no_dropout = true, .full_only = true, /* no peft / LoRA in torchtitan's trainer */
+     .no_dropout = true, .lora_base_dtype = true,
      .keeps = "FSDP2: fp32 sharded params/grads/AdamW, bf16 gathered blocks, no autocast "
-              "cache; activation checkpointing on",
+              "cache; op SAC; TP with sequence parallel; PP split by count, the stage kept "
+              "gathered; LoRA (main) on the fp32 shards",
      .source = "torchtitan 0.2.2 config/configs.py mixed_precision_param; "
-               "distributed/activation_checkpoint.py"},
+               "distributed/activation_checkpoint.py; main b5bcd76 models/llama3/sharding.py, "
+               "pipeline_parallel.py, fsdp.py, components/lora.py"},
     {.name = "lit-gpt", .version = "0.5.13", .aliases = "litgpt,lightning",
      .label = "lit-gpt (Lightning Fabric)", .layouts = FG_LAY_ZERO, .trains = true,
      .serves = true, .qlora = true, .full_precision = FG_PREC_BF16_MIXED,
