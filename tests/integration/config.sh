@@ -66,7 +66,7 @@ H8="--gres=gpu:h100:8"
 # --- each format's own example, against the same job as options --------------------------
 same axolotl "--config $C/axolotl/qlora.yml $L8 $A40" \
     "$L8 $A40 --mode qlora --seq-len 4096 --lora-rank 32 --lora-targets all-linear --batch 2 \
-     --optimizer adamw --precision bf16-mixed --grad-ckpt --attention sdpa --framework axolotl"
+     --optimizer adamw --precision bf16 --grad-ckpt --attention sdpa --framework axolotl"
 same trl "--config $C/trl/example_config.yaml $M/Qwen--Qwen2-0.5B-Instruct $A40" \
     "$M/Qwen--Qwen2-0.5B-Instruct $A40 --mode full --grad-ckpt --seq-len 1024 --batch 8 \
      --framework trl"
