@@ -165,6 +165,8 @@ ENGINE_SRCS := \
 	engine/memory/memory_flops.c \
 	engine/memory/estimate.c \
 	engine/memory/memory_rl.c \
+	engine/memory/serve_engine.c \
+	engine/memory/titan.c \
 	engine/stack/trainer.c \
 	engine/stack/framework.c \
 	engine/job/jobspec.c \
@@ -175,6 +177,7 @@ ENGINE_SRCS := \
 	engine/plan/plan.c \
 	engine/plan/plan_env.c \
 	engine/plan/plan_floor.c \
+	engine/plan/plan_even.c \
 	engine/memory/calib.c
 
 # --- policies --------------------------------------------------------------
@@ -258,6 +261,7 @@ TEST_SRCS := \
 	tests/test_wquant.c \
 	tests/test_memory_train.c \
 	tests/test_loss.c \
+	tests/test_serve_engine.c \
 	tests/test_plan.c \
 	tests/test_plan_search.c \
 	tests/test_gpu.c \

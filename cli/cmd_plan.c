@@ -421,6 +421,11 @@ static cJSON *decision_json(const struct inputs *in, const struct fg_gate *g)
         cJSON_AddNumberToObject(o, "gpu_util", g->a.gpu_util);
         cJSON_AddNumberToObject(o, "budget_bytes", (double)g->a.usable);
         cJSON_AddNumberToObject(o, "kv_sequences", (double)g->a.fit.max_batch);
+        cJSON_AddNumberToObject(o, "profile_bytes", (double)g->a.serve_profile);
+        cJSON_AddNumberToObject(o, "sampler_bytes", (double)g->a.serve_sampler);
+        cJSON_AddNumberToObject(o, "cuda_graph_bytes", (double)g->a.serve_graphs);
+        cJSON_AddNumberToObject(o, "kv_available_bytes", (double)g->a.serve_kv_avail);
+        cJSON_AddBoolToObject(o, "engine_refuses", g->a.serve_refusal != FG_VLLM_STARTS);
     }
     return o;
 }

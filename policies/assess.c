@@ -148,6 +148,37 @@ static int job_layout(const struct fg_model *m, const struct fg_jobspec *spec, u
     return 0;
 }
 
+/* The stages of a framework that splits its layers by count (framework.h pp_even), each
+ * estimated with the micro-batches 1F1B keeps in flight there (pp - stage); the planner's
+ * cut kept when the count split does not apply. */
+static int even_stages(const struct fg_model *m, const struct fg_job *j, struct fg_layout *l,
+                       struct fg_err *err)
+{
+    uint32_t cut[FG_PLAN_MAX_PP + 1];
+    if (!fg_plan_even_cut(fg_model_main_layers(m), l->pp, 1, 1, cut))
+        return 0;
+    struct fg_layout even = *l;
+    memcpy(even.cut, cut, sizeof cut);
+    even.peak_bytes = 0;
+    for (uint32_t s = 0; s < l->pp; s++) {
+        struct fg_job st = *j;
+        struct fg_estimate e;
+        st.layer_first = cut[s];
+        st.layer_last = cut[s + 1];
+        st.stage_embed = s == 0;
+        st.stage_head = s == l->pp - 1;
+        st.inflight = l->pp - s;
+        int rc = fg_memory_estimate_totals(m, &st, &e, err);
+        if (rc)
+            return rc;
+        even.stage_bytes[s] = e.total_bytes;
+        if (e.total_bytes > even.peak_bytes)
+            even.peak_bytes = e.total_bytes;
+    }
+    *l = even;
+    return 0;
+}
+
 /* Per-GPU estimate of the job's layout: the whole model on each rank (TP = PP = 1), else
  * the planner's best cut of exactly that shape and the estimate of its largest stage. */
 static int layout_estimate(const struct fg_model *m, const struct fg_rules *r,
@@ -198,6 +229,8 @@ static int layout_estimate(const struct fg_model *m, const struct fg_rules *r,
         l->cp = j->cp;
         l->gpus *= j->cp;
     }
+    if (out->fw->pp_even && l->pp > 1 && (rc = even_stages(m, j, l, err)))
+        return rc;
     /* the breakdown of the largest stage */
     uint32_t worst = 0;
     for (uint32_t s = 1; s < l->pp; s++)
@@ -221,29 +254,17 @@ static int layout_estimate(const struct fg_model *m, const struct fg_rules *r,
  *                 the driver's figure less what it keeps, FG_DRIVER_RESERVED_BYTES), the
  *                 baseline taken after the CUDA context, which must fit beside it; off it
  *                 the weights, the profile run's peak (a dummy batch of
- *                 max_num_batched_tokens) and the CUDA graphs' pool
+ *                 max_num_batched_tokens, then its sampler over max_num_seqs rows of
+ *                 logits) and the CUDA graphs' estimate (memory/serve_engine.h)
  *   vLLM 0.20     the same at 0.9 with the context inside the budget and the graphs outside
  *   SGLang        mem_fraction_static x the card for the weights and the KV pool, less the
  *                 context (profile_max_num_token: the memory left after the weights, less
- *                 (1 - fraction) x the card); activations and graphs live in the reserve
- * What is left is KV cache; the engine refuses to start when one max_model_len sequence
- * does not fit (kv_cache_utils.py check_enough_kv_cache_memory), and its concurrency is
- * how many sequences of that length the rest holds.
+ *                 (1 - fraction) x the card); activations and graphs, the piecewise
+ *                 prefill graphs included, live in the reserve
+ * What is left is KV cache; vLLM refuses to start when it is not positive or one
+ * max_model_len sequence does not fit (kv_cache_utils.py _check_enough_kv_cache_memory),
+ * and its concurrency is how many sequences of that length the rest holds.
  */
-
-/* vLLM EngineArgs.get_batch_defaults, the API server's entry (vllm serve): 8192 tokens on
- * cards of 70 GiB and more other than A100 (PR #17885 kept A100 at the small default),
- * 2048 otherwise. */
-static uint32_t vllm_batched_tokens(const struct fg_gpu *g, uint64_t total)
-{
-    return total >= (70ull << 30) && !strstr(g->name, "A100") ? 8192 : 2048;
-}
-
-/* vLLM CompilationConfig.max_cudagraph_capture_size: min(2 x max_num_seqs, 512) with
- * max_num_seqs 1024 (large cards) or 256: 512 either way.  The captured graphs share one
- * pool, as large as the largest graph's working set; counted as that batch's forward
- * working set (the profile's per-token rate), a floor of what vLLM measures. */
-#define FG_VLLM_GRAPH_TOKENS 512u
 
 /* SGLang ServerArgs._handle_gpu_memory_settings: the fraction for a card of mib MiB
  * (nvidia-smi memory.total) at tp x pp, and the chunked prefill size it picks. */
@@ -287,7 +308,10 @@ static void engine_budget(const struct fg_jobspec *spec, const struct fg_gpu *gp
         a->serve_tokens = chunk;
         budget = (double)driver * util - (double)ctx;
     } else {
-        a->serve_tokens = vllm_batched_tokens(gpu, total);
+        struct fg_vllm_sched sched;
+        fg_vllm_sched_defaults(total, strstr(gpu->name, "A100") != NULL, &sched);
+        a->serve_tokens = sched.batched_tokens;
+        a->serve_seqs = sched.max_num_seqs;
         budget = (double)total * util;
         if (kind == FG_SERVE_VLLM_020 || budget > (double)(total - ctx))
             budget -= (double)ctx; /* 0.20; or a share that leaves no room for the context */
@@ -296,7 +320,10 @@ static void engine_budget(const struct fg_jobspec *spec, const struct fg_gpu *gp
     a->gpu_util = util;
 }
 
-static void engine_fit(struct fg_assessment *a)
+/* What the engine holds besides the weights (serve_engine.h for vLLM), what that leaves
+ * the KV cache, how many sequences of the asked length it holds, and whether vLLM would
+ * refuse to start (kv_cache_utils.py _check_enough_kv_cache_memory). */
+static void engine_fit(const struct fg_model *m, struct fg_assessment *a)
 {
     const struct fg_estimate *e = &a->est;
     uint64_t b = e->batch ? e->batch : 1;
@@ -304,16 +331,29 @@ static void engine_fit(struct fg_assessment *a)
     uint64_t act = e->per_sample_bytes > kv ? e->per_sample_bytes - kv : 0;
     double per_token = (double)act / (double)(e->seq_len ? e->seq_len : 1);
     enum fg_serve_budget kind = a->fw->serve_budget;
-    a->serve_profile = kind == FG_SERVE_SGLANG ? 0 : (uint64_t)(per_token * a->serve_tokens);
-    a->serve_graphs = kind == FG_SERVE_VLLM ? (uint64_t)(per_token * FG_VLLM_GRAPH_TOKENS) : 0;
+    a->serve_profile = a->serve_graphs = a->serve_sampler = 0;
+    if (kind != FG_SERVE_SGLANG) {
+        struct fg_vllm_in in = {.sched = {a->serve_seqs, a->serve_tokens},
+                                .act_per_token = per_token, .hidden = m->hidden,
+                                .vocab = m->vocab};
+        struct fg_vllm_profile p;
+        fg_vllm_profile(&in, &p);
+        a->serve_profile = p.peak;
+        a->serve_sampler = p.sampler;
+        /* vLLM 0.20 captured its graphs after the KV cache, outside the budget */
+        a->serve_graphs = kind == FG_SERVE_VLLM ? p.graphs : 0;
+    }
     a->engine_static = e->static_bytes + a->serve_profile + a->serve_graphs;
     a->kv_seq_bytes = kv;
     uint64_t left = a->usable > a->engine_static ? a->usable - a->engine_static : 0;
     a->serve_kv_budget = left;
+    a->serve_kv_avail = (int64_t)a->usable - (int64_t)a->engine_static;
+    a->serve_refusal = kind == FG_SERVE_SGLANG ? FG_VLLM_STARTS
+                                               : fg_vllm_kv_check(a->serve_kv_avail, kv);
     uint64_t n = kv ? left / kv : (left ? UINT32_MAX : 0);
     a->fit.max_batch = n;
     a->fit.need_bytes = a->engine_static + kv * b;
-    a->fit.verdict = n >= b ? FG_FIT_FITS : FG_FIT_SPLIT;
+    a->fit.verdict = n >= b && a->serve_refusal == FG_VLLM_STARTS ? FG_FIT_FITS : FG_FIT_SPLIT;
 }
 
 /*
@@ -381,7 +421,7 @@ static int serve_fewest(const struct fg_model *m, const struct fg_jobspec *spec,
         if ((rc = layout_estimate(m, r, t, err)))
             break;
         engine_budget(spec, gpu, fo, t);
-        engine_fit(t);
+        engine_fit(m, t);
         if (t->fit.verdict != FG_FIT_FITS)
             continue;
         a->plan.status = FG_PLAN_FOUND;
@@ -494,7 +534,7 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
     }
     fg_fit_card(&out->est, out->usable, &po.fit, &out->fit);
     if (out->gpu_util > 0) {
-        engine_fit(out);
+        engine_fit(m, out);
         if ((rc = serve_max_len(m, out, err)))
             return rc;
         if (out->fit.verdict != FG_FIT_FITS)

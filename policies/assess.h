@@ -28,6 +28,7 @@
 #include "model/model.h"
 #include "plan/plan.h"
 #include "policy.h"
+#include "memory/serve_engine.h"
 
 /* The most GPUs the planner searches for one job (16,384: two of today's largest
  * training clusters' pods; docs/planner.md). */
@@ -53,6 +54,10 @@ struct fg_assessment {
     uint64_t serve_kv_budget;  /* what the budget leaves the KV cache */
     uint32_t serve_tokens;     /* vLLM max_num_batched_tokens / SGLang chunked_prefill_size */
     uint64_t serve_max_len;    /* the longest max_model_len one sequence's KV fits (0: none) */
+    uint64_t serve_sampler;    /* vLLM: the profile's dummy sampler run (in serve_profile) */
+    uint32_t serve_seqs;       /* vLLM max_num_seqs: the sampler's rows */
+    int64_t serve_kv_avail;    /* vLLM: the KV budget, negative when the rest overdraws it */
+    enum fg_vllm_refusal serve_refusal; /* vLLM: whether it would refuse to start */
     uint32_t need_min;         /* the fewest GPUs that run the job's layout as declared */
     uint32_t need_checked;     /* the fewest GPUs a re-check through the gate found to fit
                                   (gate.c, for an over-request); 0 when not checked */

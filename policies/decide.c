@@ -570,30 +570,43 @@ static void suggest(const struct fg_assessment *a, struct fg_decision *d)
 
 /* A serving engine's answer in its own terms: its budget and what comes off it, how many
  * sequences of the asked length its KV cache holds, and the longest max_model_len one
- * sequence fits. */
+ * sequence fits; where vLLM would refuse to start, its own message and numbers
+ * (memory/serve_engine.h) on the last line. */
 static void serve_numbers(const struct fg_assessment *a, const struct fg_request *q,
                           struct fg_decision *d)
 {
-    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], card[48], graphs[64] = "";
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], card[48], graphs[64] = "";
+    char sampler[80] = "";
     card_label(q, card, sizeof card);
     uint64_t n = a->fit.max_batch;
     if (a->serve_graphs)
         snprintf(graphs, sizeof graphs, ", CUDA graphs %s", gb(a->serve_graphs, b6, sizeof b6));
+    if (a->serve_sampler)
+        snprintf(sampler, sizeof sampler, " (its sampler over %u sequences %s)", a->serve_seqs,
+                 gb(a->serve_sampler, b7, sizeof b7));
     char len[96];
     if (a->serve_max_len)
         snprintf(len, sizeof len, "; one sequence fits up to max_model_len %llu",
                  (unsigned long long)a->serve_max_len);
     else
         snprintf(len, sizeof len, "; not one token's cache fits");
-    line(d, 1, "%s takes %.3g x %s = %s per GPU: weights %s, %s %u tokens %s%s; KV cache left "
+    line(d, 1, "%s takes %.3g x %s = %s per GPU: weights %s, %s %u tokens %s%s%s; KV cache left "
                "%s, %s per sequence of %llu tokens: %llu at once%s",
          a->fw->label, a->gpu_util, card, gb(a->usable, b1, sizeof b1),
          gb(a->est.static_bytes, b2, sizeof b2),
          a->fw->serve_budget == FG_SERVE_SGLANG ? "chunked prefill (in its reserve)"
                                                 : "profile run of",
-         a->serve_tokens, gb(a->serve_profile, b3, sizeof b3), graphs,
+         a->serve_tokens, gb(a->serve_profile, b3, sizeof b3), sampler, graphs,
          gb(a->serve_kv_budget, b4, sizeof b4), gb(a->kv_seq_bytes, b5, sizeof b5),
          (unsigned long long)a->est.seq_len, (unsigned long long)n, len);
+    if (a->serve_refusal != FG_VLLM_STARTS) {
+        char said[FG_DECIDE_LINE - 32];
+        fg_vllm_refusal_text(a->serve_refusal, a->serve_kv_avail, a->kv_seq_bytes,
+                             a->est.seq_len, a->serve_max_len, said, sizeof said);
+        double short_gib = ((double)a->kv_seq_bytes - (double)a->serve_kv_avail) / (1 << 30);
+        line(d, 3, "%s would not start (KV %.2f GiB short): %s",
+             a->fw->label, short_gib, said);
+    }
 }
 
 /* Every answer that used the site calibration says so: on its verdict line (which the audit

@@ -352,9 +352,31 @@ static void layout_env_should_export_the_plan(void **state)
     assert_non_null(strstr(buf, "num_layers_in_first_pipeline_stage=27"));
 }
 
+/* torchtitan's split (pipeline_parallel.py _generate_llm_fqn_per_model_part, input and
+ * output weight 1): Llama-3.1-405B's 126 layers over 8 stages are 15, 16 x 6, 15; 32 over
+ * 4 deal the remainder of 34 to the first two stages: 8, 9, 8, 7; a stage left with no
+ * block is refused, as torchtitan refuses it. */
+static void even_cut_should_deal_the_layers_as_torchtitan_does(void **state)
+{
+    (void)state;
+    uint32_t cut[FG_PLAN_MAX_PP + 1] = {0};
+    assert_true(fg_plan_even_cut(126, 8, 1, 1, cut));
+    const uint32_t want[] = {0, 15, 31, 47, 63, 79, 95, 111, 126};
+    for (int i = 0; i <= 8; i++)
+        assert_int_equal(cut[i], want[i]);
+    assert_true(fg_plan_even_cut(32, 4, 1, 1, cut));
+    const uint32_t four[] = {0, 8, 17, 25, 32};
+    for (int i = 0; i <= 4; i++)
+        assert_int_equal(cut[i], four[i]);
+    assert_false(fg_plan_even_cut(2, 4, 1, 1, cut));
+    assert_int_equal(cut[4], 32); /* untouched */
+    assert_false(fg_plan_even_cut(32, 0, 1, 1, cut));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(even_cut_should_deal_the_layers_as_torchtitan_does),
         cmocka_unit_test(nemotron_full_on_h200_should_split_by_layer_on_two_cards),
         cmocka_unit_test(moe_layouts_should_use_expert_parallel_with_tp_1),
         cmocka_unit_test(impossible_request_should_say_why),

@@ -404,6 +404,13 @@ static void train_defaults(struct fg_jobspec *s, const struct fg_framework *fw,
                      : fw->lora_fp32_base   ? FG_PREC_BF16_MIXED /* fp32 base, autocast */
                                             : d->precision;
         j->autocast = lora && fw->lora_autocast;
+        if (lora && fw->fsdp_mixed) {
+            /* torchtitan components/lora.py: the frozen base stays in the model's fp32
+             * shards (FSDP2 gathers it in bf16, as for a full fine-tune) and the adapters
+             * are fp32 Linears computing on the gathered bf16 weights: no cast copy */
+            j->precision = FG_PREC_BF16_MIXED;
+            j->autocast = true;
+        }
         if (lora && fw->lora_fp32_base)
             note(s, "%s loads the model in fp32 unless told (model_init_kwargs dtype); "
                     "--precision bf16 when it loads bf16", fw->name);
@@ -456,7 +463,7 @@ static int megatron_options(struct fg_jobspec *s, struct fg_err *err)
     static const unsigned ids[] = {FG_JOBOPT_SP, FG_JOBOPT_GRAD_REDUCE_DTYPE,
                                    FG_JOBOPT_OPTIMIZER_STATE_DTYPE};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
-        if (fg_jobspec_given(s, ids[i]) && !fw->te_act)
+        if (fg_jobspec_given(s, ids[i]) && !fw->te_act && !(ids[i] == FG_JOBOPT_SP && fw->sp))
             return fg_err_set(err, FG_E_INVAL, "%s%s is Megatron-Core's: use it with "
                               "--framework megatron or nemo (%s runs no Megatron-Core)",
                               s->spelling, fg_jobopt_at(ids[i])->name, fw->name);
@@ -637,7 +644,7 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
                           "--framework torchtitan", s->spelling);
     if (j->float8)
         note(s, "float8: torchao Float8Linear (rowwise) keeps each linear's bf16 input; "
-                "selective checkpointing keeps every _scaled_mm output");
+                "selective checkpointing saves what bf16's does (no _scaled_mm on its list)");
     if (j->optimizer_in_bwd && j->mode != FG_MODE_FULL)
         j->optimizer_in_bwd = false; /* adapters' states are tiny: the switch is a full one */
     if ((rc = megatron_options(s, err)))
@@ -647,6 +654,7 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
                           "ZeRO / FSDP)", fw->name);
     if (!s->gpu_util)
         s->gpu_util = fw->gpu_util;
+    j->kv_ds_mla = serve && fw->kv_ds_mla;
     j->cp = s->cp;
     return 0;
 }

@@ -82,6 +82,17 @@ void fg_plan_opts_default(struct fg_plan_opts *o);
 int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t usable,
                     const struct fg_plan_opts *o, struct fg_plan *out, struct fg_err *err);
 
+/*
+ * torchtitan's stage split (distributed/pipeline_parallel.py
+ * _generate_llm_fqn_per_model_part): the embedding counts as in_w blocks and the norm +
+ * head as out_w, the layers + in_w + out_w are dealt evenly over pp stages (the first ones
+ * one more each for the remainder), and the first and last stages drop their weights' worth
+ * of blocks.  Fills cut[0..pp] (stage i holds blocks [cut[i], cut[i+1])); false when a
+ * stage would be empty (torchtitan refuses those), cut then untouched.
+ */
+bool fg_plan_even_cut(uint32_t layers, uint32_t pp, uint32_t in_w, uint32_t out_w,
+                      uint32_t *cut);
+
 /* "0-27,28-55" (inclusive block ranges per stage) into buf. */
 void fg_layout_split_str(const struct fg_layout *l, char *buf, size_t cap);
 

@@ -67,7 +67,16 @@
  *             mixed_precision_reduce="float32" (FSDP2 MixedPrecisionPolicy over fp32 sharded
  *             parameters: fp32 master shards, gradients and AdamW states, bf16 all-gathered
  *             blocks; no autocast), distributed/activation_checkpoint.py (per-op selective
- *             checkpointing by default: counted as full recompute here, see docs).
+ *             checkpointing by default).  On main (b5bcd76): config/configs.py
+ *             ParallelismConfig.enable_sequence_parallel = True, models/llama3/sharding.py
+ *             (SequenceParallel norms, wo / w2 reduce-scatter to the sequence shard:
+ *             memory/titan.c), components/loss.py _LossParallelCrossEntropy (vocab-parallel
+ *             loss), components/quantization/float8.py (rowwise recipes; _scaled_mm is not
+ *             on the op-SAC save list), components/lora.py LoRAConverter (rank 8, alpha 16,
+ *             no dropout; LoRALinear freezes the base, which stays in the fp32 shards, and
+ *             adds lora_a / lora_b Linears that run on the input as it comes: no cast copy),
+ *             distributed/pipeline_parallel.py (layers split by count), distributed/fsdp.py
+ *             (no reshard after forward under PP).
  *  lit-gpt 0.5.13: litgpt finetune/lora.py: FSDPStrategy when devices > 1,
  *             chunked_cross_entropy (utils.py) for the loss; Lightning's bf16-mixed keeps
  *             fp32 parameters (fabric/plugins/precision/amp.py MixedPrecision); its FSDP LoRA
@@ -109,16 +118,21 @@
  *             stage_1_and_2.py step (the gradient partition converted to fp32) and
  *             backward_prologue (reduce_bucket_size 5e8 elements, zero/config.py), stage3.py
  *             sub_group_size 1e9 (DeepSpeed v0.19.5).
- *  vllm       vLLM main as stored (commit 002f10e, after v0.21): config/cache.py
+ *  vllm       vLLM main as stored (the 0.27 series; the same from 0.21): config/cache.py
  *             CacheConfig.gpu_memory_utilization = 0.92 (0.9 up to 0.20, the vllm@0.20
  *             row); v1/worker/gpu_worker.py determine_available_memory: the budget is
  *             utilization x the card's total, the baseline taken after the CUDA context
- *             (utils/mem_utils.py memory_profiling), and the weights, the profile run's peak
- *             (a dummy batch of max_num_batched_tokens: vllm/engine/arg_utils.py
- *             EngineArgs.get_batch_defaults, 8192 for the API server on cards of 70 GiB and
- *             more other than A100, else 2048) and, from 0.21, the CUDA graphs' memory come
- *             off it; the rest is KV cache, which must hold one max_model_len sequence
- *             (v1/core/kv_cache_utils.py check_enough_kv_cache_memory).
+ *             (utils/mem_utils.py memory_profiling), and the weights, the profile run's torch
+ *             peak (gpu_model_runner.py profile_run: a dummy forward of
+ *             max_num_batched_tokens, then _dummy_sampler_run over max_num_seqs rows of
+ *             logits; vllm/engine/arg_utils.py EngineArgs.get_batch_defaults, 8192 tokens
+ *             and 1024 sequences for the API server on cards of 70 GiB and more other than
+ *             A100, else 2048 and 256) and, from 0.21, profile_cudagraph_memory's estimate
+ *             come off it; the rest is KV cache, refused when not positive or short of one
+ *             max_model_len sequence (v1/core/kv_cache_utils.py
+ *             _check_enough_kv_cache_memory).  memory/serve_engine.c counts each term.
+ *             Sparse-MLA models (DeepSeek-V3.2) keep the fp8_ds_mla cache
+ *             (models/config.py DeepseekV32ForCausalLM.verify_and_update_config).
  *  sglang     srt/server_args.py ServerArgs._handle_gpu_memory_settings: chunked_prefill_size
  *             and cuda_graph_max_bs by card memory and TP, reserved = 512 MB + 1.5 MB x
  *             max(chunked_prefill_size, 2048) + 2 MB x cuda_graph_max_bs + 1 GB x tp x pp / 8
@@ -230,12 +244,14 @@ static const struct fg_framework table[] = {
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
      .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS,
      .optimizer = FG_OPT_ADAMW_FUSED, .fsdp_mixed = true, .grad_ckpt = true,
-     .ac_selective = true, .float8 = true, .dp_zero = 3,
-     .no_dropout = true, .full_only = true, /* no peft / LoRA in torchtitan's trainer */
+     .ac_selective = true, .float8 = true, .dp_zero = 3, .sp = true, .pp_even = true,
+     .no_dropout = true, .lora_base_dtype = true,
      .keeps = "FSDP2: fp32 sharded params/grads/AdamW, bf16 gathered blocks, no autocast "
-              "cache; activation checkpointing on",
+              "cache; op SAC; TP with sequence parallel; PP split by count, the stage kept "
+              "gathered; LoRA (main) on the fp32 shards",
      .source = "torchtitan 0.2.2 config/configs.py mixed_precision_param; "
-               "distributed/activation_checkpoint.py",
+               "distributed/activation_checkpoint.py; main b5bcd76 models/llama3/sharding.py, "
+               "pipeline_parallel.py, fsdp.py, components/lora.py",
      .repo = "pytorch/torchtitan", .file = "torchtitan/config/configs.py",
      .commit = "73a0e6979", .date = "2026-02-20"},
     {.name = "lit-gpt", .version = "0.5.13", .aliases = "litgpt,lightning",
@@ -287,18 +303,19 @@ static const struct fg_framework table[] = {
                "zero/config.py (reduce_bucket_size 5e8), pipe/engine.py",
      .repo = "deepspeedai/DeepSpeed", .file = "deepspeed/runtime/zero/config.py",
      .commit = "cf4430045", .date = "2026-08-09"},
-    {.name = "vllm", .version = "0.21", .aliases = "", .label = "vLLM",
+    {.name = "vllm", .version = "0.27", .aliases = "", .label = "vLLM",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.92,
-     .serve_budget = FG_SERVE_VLLM,
-     .keeps = "gpu_memory_utilization 0.92 of the card: weights, profile run at "
-              "max_num_batched_tokens, CUDA graphs; the rest KV cache",
-     .source = "vllm config/cache.py gpu_memory_utilization 0.92, gpu_worker.py "
-               "determine_available_memory, engine/arg_utils.py get_batch_defaults (stored "
-               "files, no snapshot)",
+     .serve_budget = FG_SERVE_VLLM, .kv_ds_mla = true,
+     .keeps = "gpu_memory_utilization 0.92 of the card: weights, profile run (forward at "
+              "max_num_batched_tokens, sampler over max_num_seqs), CUDA graphs; the rest KV "
+              "cache, refused below one max_model_len sequence",
+     .source = "vllm 0.27 config/cache.py gpu_memory_utilization 0.92, gpu_worker.py "
+               "determine_available_memory, gpu_model_runner.py profile_run, "
+               "kv_cache_utils.py _check_enough_kv_cache_memory (stored files, no snapshot)",
      VLLM_READ},
     {.name = "vllm", .version = "0.20", .aliases = "", .label = "vLLM 0.20",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.9,
-     .serve_budget = FG_SERVE_VLLM_020,
+     .serve_budget = FG_SERVE_VLLM_020, .kv_ds_mla = true,
      .keeps = "gpu_memory_utilization 0.9 of the card",
      .source = "vllm 0.20 CacheConfig.gpu_memory_utilization 0.9, gpu_worker.py (stored files, "
                "no snapshot)",

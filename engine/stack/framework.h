@@ -75,6 +75,8 @@ struct fg_framework {
     double gpu_util;           /* serving: share of the card the engine takes (0: none; SGLang:
                                   computed from the card, this is its fallback) */
     enum fg_serve_budget serve_budget; /* serving: how the engine budgets a card */
+    bool kv_ds_mla;            /* serving: sparse-MLA layers keep fp8_ds_mla (job.h) */
+    bool pp_even;              /* PP stages split by count, not memory (fg_plan_even_cut) */
     /* ---- training-stack defaults of today's releases (framework.c says where each is
      * read; job.h says what the estimator does with the job field each one sets) ---- */
     bool lora_fp32_base;       /* LoRA / QLoRA: the model loads in fp32 unless --precision says
