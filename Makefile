@@ -296,9 +296,11 @@ $(BUILD)/%.o: %.c | $(GEN_HEADERS)
 # The framework names jobopts.def's --framework help quotes, from engine/framework.c's table
 # (tools/gen_names.c): the thin plugin, which links no engine code, shows them in sbatch --help.
 GEN_NAMES := $(BUILD)/tools/gen_names
-$(GEN_NAMES): tools/gen_names.c engine/framework.c engine/framework.h engine/util/error.c
+$(GEN_NAMES): tools/gen_names.c engine/framework.c engine/framework.h engine/trainer.c \
+		engine/util/error.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/framework.c engine/util/error.c \
+	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/framework.c engine/trainer.c \
+	  engine/util/error.c \
 	  $(SAN_FLAGS) $(LDFLAGS)
 $(BUILD)/gen/framework_names.h: $(GEN_NAMES)
 	@mkdir -p $(dir $@)

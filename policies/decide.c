@@ -107,6 +107,10 @@ static void one_card(const struct fg_assessment *a, uint32_t gpus, uint64_t mb,
 static void pick_layout(const struct fg_plan *p, const struct fg_assessment *a, uint32_t gpus,
                         struct fg_layout *l)
 {
+    if (p == &a->plan && a->at_total_found && a->at_total.gpus == gpus) {
+        *l = a->at_total; /* the GPUs asked for, on their nodes, as the framework runs them */
+        return;
+    }
     for (size_t i = 0; i < p->n; i++) {
         if (p->options[i].gpus == gpus) {
             *l = p->options[i];
@@ -347,7 +351,9 @@ static void decide_fit(const struct fg_request *q, const struct fg_assessment *a
         v->how = FIT_NONE;
     }
     /* 4. the job fits as asked; 5. it does not */
-    if (v->how == FIT_ONE || (v->how == FIT_PLAN && v->need <= total))
+    /* a plan within the GPUs asked for holds it when the framework runs a layout of all
+     * of them (assess.c layout_at_total) */
+    if (v->how == FIT_ONE || (v->how == FIT_PLAN && v->need <= total && a->at_total_found))
         decide_as_asked(q, a, r, v, d);
     else
         decide_not_fit(q, a, r, fail, v, d);

@@ -80,7 +80,9 @@ static void find_should_put_grad_ckpt_first_for_a_lora_that_fits_one_card_with_i
     assert_true(has_edit(x, FG_JOBOPT_GRAD_CKPT, NULL));
     assert_int_equal(x->gpus, 1);
     assert_true(x->layout.peak_bytes > 10000000000ull && x->layout.peak_bytes < 35000000000ull);
-    assert_non_null(strstr(g->d.remedies[0], "remedy 1 (same GPUs): --ft-grad-ckpt fits 1 x A100 "
+    /* the complete request: the switch, then the layout the re-check ran as options */
+    assert_non_null(strstr(g->d.remedies[0], "remedy 1 (same GPUs): --ft-grad-ckpt --ft-tp=1 "
+                                             "--ft-pp=1 --ft-dp=1 --ft-zero=0 (fits 1 x A100 "
                                              "40 GB at "));
     /* more GPUs come after the switches */
     for (size_t i = 1; i < g->rem.n; i++)
@@ -247,7 +249,7 @@ static void check_job(const struct fg_model *m, const struct fg_jobspec *s,
             note_fail(t, "remedy does not fit", lbl[0], lbl[1], lbl[2], lbl[3], n, i);
             continue;
         }
-        if (!fg_remedy_runnable(x, &after, m, r) ||
+        if (!fg_remedy_runnable(x, &after, m, q, r) ||
             (after.fw->naive_pp && h->d.layout.pp > 1 && (qa.nodes > 1 || h->d.layout.dp > 1)))
             note_fail(t, "layout its framework cannot run", lbl[0], lbl[1], lbl[2], lbl[3], n, i);
         if ((s->tp && h->d.layout.tp != s->tp) || (s->pp && h->d.layout.pp != s->pp) ||
