@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "assess.h"
-#include "framework.h"
-#include "trainer.h"
+#include "stack/framework.h"
+#include "stack/trainer.h"
 
 /* ---- edits ------------------------------------------------------------------------- */
 

@@ -1,6 +1,6 @@
 /*
  * arch.h - internal: the architecture registry and the building blocks
- * readers use.  A family is a row in a table (arch_decoder.c) or a short
+ * readers use.  A family is a row in a table (llama_rows.c) or a short
  * reader function (arch_*.c) registered in graph.c; the core has no
  * per-family control flow.
  *
@@ -13,8 +13,8 @@
 #ifndef FG_ARCH_H
 #define FG_ARCH_H
 
-#include "model.h"
-#include "model_int.h"
+#include "model/model.h"
+#include "model/model_int.h"
 #include "source/config.h"
 
 typedef int (*fg_arch_read_fn)(const struct fg_cfg *c, struct fg_model *m, const void *spec,
@@ -72,7 +72,7 @@ extern const struct fg_arch fg__arch_vl_evolla_table[];
 extern const struct fg_arch fg__arch_dec_table[];
 extern const struct fg_arch fg__arch_dec2_table[];
 
-/* The generic reader (arch_generic.c), used for unknown model_types with the standard keys:
+/* The generic reader (generic.c), used for unknown model_types with the standard keys:
  * sets m->certainty to GENERIC, or UNSURE with a note naming the key it cannot size. */
 int fg__arch_read_generic(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                           struct fg_err *err);
@@ -136,6 +136,30 @@ int fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_mlp_shape *s,
                 struct fg_node **out, struct fg_err *err);
 
 /*
+ * A uniform block as the steps it runs, each one node per layer (fg__add_blocks): a norm of
+ * m->hidden (or width), an attention or an MLP of the shape given (plus the parameters extra
+ * that the modelling class adds to that node, an inner norm), or a reader's own call.  kdim:
+ * an attention whose k / v projections read kdim-wide states (a cross-attention to another
+ * width).  Steps are borrowed for the call.
+ */
+enum fg_step_kind { FG_STEP_NORM = 1, FG_STEP_ATTN, FG_STEP_MLP, FG_STEP_CALL };
+struct fg_block_step {
+    enum fg_step_kind kind;
+    enum fg_norm_kind norm;                  /* FG_STEP_NORM */
+    uint64_t width;                          /* FG_STEP_NORM: 0 for m->hidden */
+    const struct fg_attn_shape *attn;        /* FG_STEP_ATTN */
+    const struct fg_mlp_shape *mlp;          /* FG_STEP_MLP */
+    uint64_t kdim, extra;                    /* FG_STEP_ATTN (kdim), ATTN and MLP (extra) */
+    int (*call)(struct fg_model *m, int32_t layer, const void *ctx, struct fg_err *err);
+    const void *ctx;                         /* FG_STEP_CALL */
+};
+
+/* m->layers blocks of the n steps, the repeated ones folded (fg__model_repeat_block); the
+ * first failing step's code. */
+int fg__add_blocks(struct fg_model *m, const struct fg_block_step *steps, size_t n,
+                   struct fg_err *err);
+
+/*
  * Multi-head latent attention as DeepseekV3Attention builds it (transformers
  * models/deepseek_v3/modeling_deepseek_v3.py): q_a_proj hidden -> q_lora, q_a_layernorm,
  * q_b_proj q_lora -> heads x (nope + rope), or one q_proj without q_lora;
@@ -184,7 +208,7 @@ struct fg_mamba2_shape {
     bool conv_bias, proj_bias;
     bool no_norm;           /* FalconH1Mixer without mamba_rms_norm: no gated norm */
 };
-/* A Mamba-2 mixer (arch_hybrid.c, NemotronHMamba2Mixer shapes); FG_E_NOMEM. */
+/* A Mamba-2 mixer (nemotron_h_lfm2_qwen3_next.c, NemotronHMamba2Mixer shapes); FG_E_NOMEM. */
 int fg__add_mamba2(struct fg_model *m, int32_t layer, const struct fg_mamba2_shape *s,
                    struct fg_err *err);
 
