@@ -262,6 +262,7 @@ TEST_SRCS := \
 	tests/test_policy.c \
 	tests/test_request.c \
 	tests/test_remedy.c \
+	tests/test_remedy_sweep.c \
 	tests/test_audit.c \
 	tests/test_sacct.c \
 	tests/test_calib.c \

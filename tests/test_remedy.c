@@ -218,6 +218,226 @@ static void gate_should_find_a_layout_for_deepseek_v3_on_2048_h200(void **state)
     fg_model_free(m);
 }
 
+
+/* ---- the repros of issue 36 ----------------------------------------------------------- */
+
+static struct fg_request request_nodes(const char *card, uint32_t per_node, uint32_t nodes)
+{
+    return request(card, per_node, nodes);
+}
+
+/* The flags of remedy x pasted after spec's options (fg_remedy_apply is that) pass the check. */
+static void assert_pasted_passes(const struct fg_model *m, const struct fg_jobspec *s,
+                                 const struct fg_request *q, const struct fg_rules *r,
+                                 const struct fg_remedy *x, struct fg_gate *h)
+{
+    struct fg_jobspec after;
+    struct fg_request qa;
+    struct fg_err err = {0};
+    assert_int_equal(fg_remedy_apply(x, s, q, &after, &qa, &err), 0);
+    assert_true(passes(m, &after, &qa, r, h));
+}
+
+static void find_should_recheck_a_smaller_micro_batch_with_its_accumulation(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(M "nvidia--NVIDIA-Nemotron-Nano-9B-v2");
+    struct fg_jobspec s;
+    assert_true(spec_try(&s, (const char *const[]){"mode=full", "framework=hf",
+                                                   "seq-len=16384", "batch=2", NULL}));
+    struct fg_rules r = default_rules();
+    struct fg_gate *g = calloc(1, sizeof *g), *h = calloc(1, sizeof *h);
+    bool accum = false;
+    for (uint32_t n = 2; n <= 4; n += 2) {
+        struct fg_request q = request("h100", n, 1);
+        fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
+        assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
+        for (size_t i = 0; i < g->rem.n; i++) {
+            const struct fg_remedy *x = &g->rem.r[i];
+            /* a smaller micro-batch always comes with its accumulation, as an option */
+            assert_int_equal(has_edit(x, FG_JOBOPT_BATCH, NULL),
+                             has_edit(x, FG_JOBOPT_GRAD_ACCUM, NULL));
+            if (has_edit(x, FG_JOBOPT_GRAD_ACCUM, "2")) {
+                accum = true;
+                assert_non_null(strstr(g->d.remedies[i], "--ft-batch=1 --ft-grad-accum=2"));
+            }
+            assert_pasted_passes(m, &s, &q, &r, x, h);
+        }
+    }
+    assert_true(accum);
+    free(g);
+    free(h);
+    fg_model_free(m);
+}
+
+static void find_should_print_every_layout_dimension_as_an_option(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(M "nvidia--NVIDIA-Nemotron-Nano-9B-v2");
+    struct fg_jobspec s;
+    assert_true(spec_try(&s, (const char *const[]){"mode=full", "framework=torchtitan",
+                                                   "seq-len=16384", NULL}));
+    struct fg_request q = request("h100", 2, 1);
+    struct fg_rules r = default_rules();
+    struct fg_gate *g = calloc(1, sizeof *g), *h = calloc(1, sizeof *h);
+    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
+    assert_true(g->rem.n >= 1);
+    for (size_t i = 0; i < g->rem.n; i++) {
+        const struct fg_remedy *x = &g->rem.r[i];
+        char tp[32], flags[320];
+        snprintf(tp, sizeof tp, "--ft-tp=%u ", x->layout.tp);
+        fg_remedy_flags(x, &q, "--ft-", flags, sizeof flags);
+        /* the layout in options, the bracket only explains it */
+        assert_non_null(strstr(flags, tp));
+        assert_non_null(strstr(flags, "--ft-pp="));
+        assert_non_null(strstr(flags, "--ft-dp="));
+        assert_non_null(strstr(g->d.remedies[i], flags));
+        assert_pasted_passes(m, &s, &q, &r, x, h);
+    }
+    free(g);
+    free(h);
+    fg_model_free(m);
+}
+
+static void find_should_try_zero3_and_offload_before_more_gpus(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(M "mistralai--Mistral-7B-v0.1");
+    struct fg_jobspec s;
+    assert_true(spec_try(&s, (const char *const[]){"mode=full", "framework=hf", "grad-ckpt",
+                                                   NULL}));
+    struct fg_request q = request("rtx4090", 2, 1);
+    struct fg_rules r = default_rules();
+    struct fg_gate *g = calloc(1, sizeof *g);
+    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
+    assert_true(g->rem.n >= 1);
+    const struct fg_remedy *x = &g->rem.r[0];
+    assert_int_equal(x->kind, FG_REMEDY_SWITCH);
+    assert_true(has_edit(x, FG_JOBOPT_ZERO, "3"));
+    assert_true(has_edit(x, FG_JOBOPT_OFFLOAD, "optimizer"));
+    assert_int_equal(x->gpus, 2);
+    for (size_t i = 0; i < g->rem.n; i++) /* a switch fits: no "4 GPUs" */
+        assert_int_equal(g->rem.r[i].kind, FG_REMEDY_SWITCH);
+    free(g);
+    fg_model_free(m);
+}
+
+static void find_should_give_a_grpo_job_its_switches(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(M "Qwen--Qwen3-30B-A3B");
+    struct fg_jobspec s;
+    assert_true(spec_try(&s, (const char *const[]){"mode=grpo", "adapter=lora",
+                                                   "framework=torchtune", NULL}));
+    struct fg_request q = request("a100_80g", 8, 1);
+    struct fg_rules r = default_rules();
+    struct fg_gate *g = calloc(1, sizeof *g), *h = calloc(1, sizeof *h);
+    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
+    assert_true(g->rem.n >= 1);
+    assert_true(has_edit(&g->rem.r[0], FG_JOBOPT_GRAD_CKPT, NULL));
+    for (size_t i = 0; i < g->rem.n; i++) {
+        assert_false(has_edit(&g->rem.r[i], FG_JOBOPT_MODE, NULL)); /* still GRPO */
+        assert_pasted_passes(m, &s, &q, &r, &g->rem.r[i], h);
+    }
+    free(g);
+    free(h);
+    fg_model_free(m);
+}
+
+static void gate_should_not_admit_a_device_map_split_across_nodes(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(M "mistralai--Mixtral-8x7B-v0.1");
+    struct fg_jobspec s, d;
+    assert_true(spec_try(&s, (const char *const[]){"mode=full", "framework=hf", NULL}));
+    struct fg_request q = request_nodes("h100", 4, 2);
+    struct fg_rules r = default_rules();
+    struct fg_gate *g = calloc(1, sizeof *g);
+    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
+    if (g->d.fits && g->d.has_layout) /* admitted: on a layout hf runs over two nodes */
+        assert_false(g->d.layout.pp > 1);
+    /* declaring the split the check once admitted is refused, with the reason */
+    struct fg_err err = {0};
+    assert_int_equal(spec_from_pairs(&d, (const char *const[]){"mode=full", "framework=hf",
+                                                               "pp=8", "dp=1", NULL}, &err), 0);
+    fg_gate_run(m, &d, &q, &r, FG_ONERR_REJECT, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
+    assert_non_null(strstr(g->d.lines[0], "device_map"));
+    free(g);
+    fg_model_free(m);
+}
+
+static void gate_should_judge_vllm_expert_parallel_on_128_gpus(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(M "deepseek-ai--DeepSeek-V3");
+    struct fg_jobspec s;
+    assert_true(spec_try(&s, (const char *const[]){"mode=serve", "framework=vllm", "ep=2",
+                                                   NULL}));
+    struct fg_request q = request_nodes("h100", 8, 16);
+    struct fg_rules r = default_rules();
+    struct fg_gate *g = calloc(1, sizeof *g);
+    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
+    /* TP inside each node, PP over the nodes, the experts over TP x DP: it fits */
+    assert_true(g->d.fits);
+    assert_int_equal(g->a.job.tp, 8);
+    assert_int_equal(g->a.job.pp, 16);
+    assert_int_equal(g->a.job.ep, 2);
+    assert_null(strstr(g->d.lines[2], "MaxGPUs"));
+    free(g);
+    fg_model_free(m);
+}
+
+static void find_should_say_the_count_beyond_max_gpus(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(M "meta-llama--Llama-3.1-405B");
+    struct fg_jobspec s;
+    assert_true(spec_try(&s, (const char *const[]){"mode=full", "framework=megatron", NULL}));
+    struct fg_request q = request("a100_40g", 8, 1);
+    struct fg_rules r = default_rules();
+    struct fg_gate *g = calloc(1, sizeof *g), *h = calloc(1, sizeof *h);
+    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
+    assert_true(g->rem.n >= 1);
+    const struct fg_remedy *x = &g->rem.r[g->rem.n - 1];
+    assert_int_equal(x->kind, FG_REMEDY_BEYOND);
+    assert_true(x->gpus > r.max_gpus);
+    assert_non_null(strstr(g->d.remedies[g->rem.n - 1], "(more GPUs than MaxGPUs=64): "));
+    assert_pasted_passes(m, &s, &q, &r, x, h);
+    free(g);
+    free(h);
+    fg_model_free(m);
+}
+
+static void find_should_give_serving_jobs_serving_remedies(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(M "meta-llama--Llama-3.1-8B");
+    struct fg_jobspec s;
+    assert_true(spec_try(&s, (const char *const[]){"mode=serve", "framework=vllm",
+                                                   "seq-len=131072", "batch=8", NULL}));
+    struct fg_request q = request("l4", 1, 1);
+    struct fg_rules r = default_rules();
+    struct fg_gate *g = calloc(1, sizeof *g), *h = calloc(1, sizeof *h);
+    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
+    assert_true(g->rem.n >= 1);
+    for (size_t i = 0; i < g->rem.n; i++) {
+        const struct fg_remedy *x = &g->rem.r[i];
+        assert_false(has_edit(x, FG_JOBOPT_GRAD_CKPT, NULL));
+        assert_false(has_edit(x, FG_JOBOPT_MODE, NULL));
+        assert_false(has_edit(x, FG_JOBOPT_GRAD_ACCUM, NULL));
+        assert_null(strstr(g->d.remedies[i], "QLoRA"));
+        assert_pasted_passes(m, &s, &q, &r, x, h);
+    }
+    free(g);
+    free(h);
+    fg_model_free(m);
+}
+
 /* ---- the property -------------------------------------------------------------------- */
 
 struct tally {
@@ -380,6 +600,14 @@ int main(void)
         cmocka_unit_test(find_should_offer_qlora_only_frameworks_with_a_4bit_path),
         cmocka_unit_test(smallest_should_name_a_request_that_passes_the_check),
         cmocka_unit_test(gate_should_find_a_layout_for_deepseek_v3_on_2048_h200),
+        cmocka_unit_test(find_should_recheck_a_smaller_micro_batch_with_its_accumulation),
+        cmocka_unit_test(find_should_print_every_layout_dimension_as_an_option),
+        cmocka_unit_test(find_should_try_zero3_and_offload_before_more_gpus),
+        cmocka_unit_test(find_should_give_a_grpo_job_its_switches),
+        cmocka_unit_test(gate_should_not_admit_a_device_map_split_across_nodes),
+        cmocka_unit_test(gate_should_judge_vllm_expert_parallel_on_128_gpus),
+        cmocka_unit_test(find_should_say_the_count_beyond_max_gpus),
+        cmocka_unit_test(find_should_give_serving_jobs_serving_remedies),
         cmocka_unit_test(property_every_remedy_should_fit_when_fed_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
