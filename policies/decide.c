@@ -481,7 +481,10 @@ static void word_not_fit(const struct fg_assessment *a, const struct fg_rules *r
     case CASE_NONE:
         line(d, 0, "%s: %s does not fit %s%s", w->failed, w->what, w->asked, w->goes_on);
         numbers_one(d, a, w->card);
-        if (a->planned && a->plan.why[0])
+        if (a->job.mode == FG_MODE_SERVE) /* serving advice for a served job */
+            line(d, 2, "no split of the GPUs asked or of up to MaxGPUs=%u holds it; use a "
+                       "larger card, or a shorter --ft-seq-len", r->max_gpus);
+        else if (a->planned && a->plan.why[0])
             line(d, 2, "%s; use a larger card, QLoRA, or --ft-grad-ckpt", a->plan.why);
         else
             line(d, 2, "no layout within MaxGPUs=%u holds it; use a larger card, QLoRA, or "

@@ -564,9 +564,8 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
                 int w = snprintf(who + off, sizeof who - off, "%s%s", off ? ", " : "", f->name);
                 off += w > 0 ? (size_t)w : 0;
             }
-        return fg_err_set(err, FG_E_INVAL, "--framework %s has no %s trainer (--mode %s): "
-                          "use one that has it (%s)", fw->name,
-                          fg_trainer_row(j->trainer)->label, fg_trainer_name(j->trainer),
+        return fg_err_set(err, FG_E_INVAL, "--framework %s has no trainer for --mode %s: use "
+                          "one that has (%s)", fw->name, fg_trainer_name(j->trainer),
                           who[0] ? who : "none");
     }
     if ((j->mode == FG_MODE_LORA || j->mode == FG_MODE_QLORA) && fw->full_only)

@@ -1103,7 +1103,7 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
      * by families (struct family), from one count where something can fit to the next. */
     s.jump_from = s.gpn > FG_PLAN_JUMP_FROM ? s.gpn : FG_PLAN_JUMP_FROM;
     if (getenv("FG_PLAN_NO_JUMP"))
-        s.jump_from = UINT32_MAX; /* tools/bench_plandiff.c: the count-by-count search */
+        s.jump_from = UINT32_MAX; /* the count-by-count search (tests/test_plan.c) */
     uint32_t counts_with_fit = 0;
     const double limit = (double)usable / o->fit.headroom;
     for (uint32_t g = o->min_gpus ? o->min_gpus : 1; g <= o->max_gpus; g++) {
