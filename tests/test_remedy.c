@@ -221,221 +221,202 @@ static void gate_should_find_a_layout_for_deepseek_v3_on_2048_h200(void **state)
 
 /* ---- the repros of issue 36 ----------------------------------------------------------- */
 
-static struct fg_request request_nodes(const char *card, uint32_t per_node, uint32_t nodes)
+/* One job through the gate: the model, the spec of kv, per x card GPUs on nodes, the
+ * default rules; g the gate's answer, h room for re-checks. */
+struct repro {
+    struct fg_model *m;
+    struct fg_jobspec s;
+    struct fg_request q;
+    struct fg_rules r;
+    struct fg_gate *g, *h;
+};
+
+static void repro_run(struct repro *x, const char *model, const char *const *kv,
+                      const char *card, uint32_t per, uint32_t nodes)
 {
-    return request(card, per_node, nodes);
+    char dir[256];
+    snprintf(dir, sizeof dir, M "%s", model);
+    x->m = load(dir);
+    assert_true(spec_try(&x->s, kv));
+    x->q = request(card, per, nodes);
+    x->r = default_rules();
+    x->g = calloc(1, sizeof *x->g);
+    x->h = calloc(1, sizeof *x->h);
+    assert_non_null(x->g);
+    assert_non_null(x->h);
+    fg_gate_run(x->m, &x->s, &x->q, &x->r, FG_ONERR_REJECT, x->g);
 }
 
-/* The flags of remedy x pasted after spec's options (fg_remedy_apply is that) pass the check. */
-static void assert_pasted_passes(const struct fg_model *m, const struct fg_jobspec *s,
-                                 const struct fg_request *q, const struct fg_rules *r,
-                                 const struct fg_remedy *x, struct fg_gate *h)
+static void repro_free(struct repro *x)
+{
+    free(x->g);
+    free(x->h);
+    fg_model_free(x->m);
+}
+
+/* Remedy i pasted after the job's options (fg_remedy_apply is that) passes the check. */
+static void assert_pasted_passes(struct repro *x, size_t i)
 {
     struct fg_jobspec after;
     struct fg_request qa;
     struct fg_err err = {0};
-    assert_int_equal(fg_remedy_apply(x, s, q, &after, &qa, &err), 0);
-    assert_true(passes(m, &after, &qa, r, h));
+    assert_int_equal(fg_remedy_apply(&x->g->rem.r[i], &x->s, &x->q, &after, &qa, &err), 0);
+    assert_true(passes(x->m, &after, &qa, &x->r, x->h));
 }
 
 static void find_should_recheck_a_smaller_micro_batch_with_its_accumulation(void **state)
 {
     (void)state;
-    struct fg_model *m = load(M "nvidia--NVIDIA-Nemotron-Nano-9B-v2");
-    struct fg_jobspec s;
-    assert_true(spec_try(&s, (const char *const[]){"mode=full", "framework=hf",
-                                                   "seq-len=16384", "batch=2", NULL}));
-    struct fg_rules r = default_rules();
-    struct fg_gate *g = calloc(1, sizeof *g), *h = calloc(1, sizeof *h);
     bool accum = false;
     for (uint32_t n = 2; n <= 4; n += 2) {
-        struct fg_request q = request("h100", n, 1);
-        fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
-        assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
-        for (size_t i = 0; i < g->rem.n; i++) {
-            const struct fg_remedy *x = &g->rem.r[i];
+        struct repro x;
+        repro_run(&x, "nvidia--NVIDIA-Nemotron-Nano-9B-v2",
+                  (const char *const[]){"mode=full", "framework=hf", "seq-len=16384", "batch=2",
+                                        NULL}, "h100", n, 1);
+        assert_int_equal(x.g->d.kind, FG_DECIDE_REJECT);
+        for (size_t i = 0; i < x.g->rem.n; i++) {
+            const struct fg_remedy *y = &x.g->rem.r[i];
             /* a smaller micro-batch always comes with its accumulation, as an option */
-            assert_int_equal(has_edit(x, FG_JOBOPT_BATCH, NULL),
-                             has_edit(x, FG_JOBOPT_GRAD_ACCUM, NULL));
-            if (has_edit(x, FG_JOBOPT_GRAD_ACCUM, "2")) {
+            assert_int_equal(has_edit(y, FG_JOBOPT_BATCH, NULL),
+                             has_edit(y, FG_JOBOPT_GRAD_ACCUM, NULL));
+            if (has_edit(y, FG_JOBOPT_GRAD_ACCUM, "2")) {
                 accum = true;
-                assert_non_null(strstr(g->d.remedies[i], "--ft-batch=1 --ft-grad-accum=2"));
+                assert_non_null(strstr(x.g->d.remedies[i], "--ft-batch=1 --ft-grad-accum=2"));
             }
-            assert_pasted_passes(m, &s, &q, &r, x, h);
+            assert_pasted_passes(&x, i);
         }
+        repro_free(&x);
     }
     assert_true(accum);
-    free(g);
-    free(h);
-    fg_model_free(m);
 }
 
 static void find_should_print_every_layout_dimension_as_an_option(void **state)
 {
     (void)state;
-    struct fg_model *m = load(M "nvidia--NVIDIA-Nemotron-Nano-9B-v2");
-    struct fg_jobspec s;
-    assert_true(spec_try(&s, (const char *const[]){"mode=full", "framework=torchtitan",
-                                                   "seq-len=16384", NULL}));
-    struct fg_request q = request("h100", 2, 1);
-    struct fg_rules r = default_rules();
-    struct fg_gate *g = calloc(1, sizeof *g), *h = calloc(1, sizeof *h);
-    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
-    assert_true(g->rem.n >= 1);
-    for (size_t i = 0; i < g->rem.n; i++) {
-        const struct fg_remedy *x = &g->rem.r[i];
+    struct repro x;
+    repro_run(&x, "nvidia--NVIDIA-Nemotron-Nano-9B-v2",
+              (const char *const[]){"mode=full", "framework=torchtitan", "seq-len=16384", NULL},
+              "h100", 2, 1);
+    assert_true(x.g->rem.n >= 1);
+    for (size_t i = 0; i < x.g->rem.n; i++) {
+        const struct fg_remedy *y = &x.g->rem.r[i];
         char tp[32], flags[320];
-        snprintf(tp, sizeof tp, "--ft-tp=%u ", x->layout.tp);
-        fg_remedy_flags(x, &q, "--ft-", flags, sizeof flags);
+        snprintf(tp, sizeof tp, "--ft-tp=%u ", y->layout.tp);
+        fg_remedy_flags(y, &x.q, "--ft-", flags, sizeof flags);
         /* the layout in options, the bracket only explains it */
         assert_non_null(strstr(flags, tp));
         assert_non_null(strstr(flags, "--ft-pp="));
         assert_non_null(strstr(flags, "--ft-dp="));
-        assert_non_null(strstr(g->d.remedies[i], flags));
-        assert_pasted_passes(m, &s, &q, &r, x, h);
+        assert_non_null(strstr(x.g->d.remedies[i], flags));
+        assert_pasted_passes(&x, i);
     }
-    free(g);
-    free(h);
-    fg_model_free(m);
+    repro_free(&x);
 }
 
 static void find_should_try_zero3_and_offload_before_more_gpus(void **state)
 {
     (void)state;
-    struct fg_model *m = load(M "mistralai--Mistral-7B-v0.1");
-    struct fg_jobspec s;
-    assert_true(spec_try(&s, (const char *const[]){"mode=full", "framework=hf", "grad-ckpt",
-                                                   NULL}));
-    struct fg_request q = request("rtx4090", 2, 1);
-    struct fg_rules r = default_rules();
-    struct fg_gate *g = calloc(1, sizeof *g);
-    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
-    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
-    assert_true(g->rem.n >= 1);
-    const struct fg_remedy *x = &g->rem.r[0];
-    assert_int_equal(x->kind, FG_REMEDY_SWITCH);
-    assert_true(has_edit(x, FG_JOBOPT_ZERO, "3"));
-    assert_true(has_edit(x, FG_JOBOPT_OFFLOAD, "optimizer"));
-    assert_int_equal(x->gpus, 2);
-    for (size_t i = 0; i < g->rem.n; i++) /* a switch fits: no "4 GPUs" */
-        assert_int_equal(g->rem.r[i].kind, FG_REMEDY_SWITCH);
-    free(g);
-    fg_model_free(m);
+    struct repro x;
+    repro_run(&x, "mistralai--Mistral-7B-v0.1",
+              (const char *const[]){"mode=full", "framework=hf", "grad-ckpt", NULL}, "rtx4090",
+              2, 1);
+    assert_int_equal(x.g->d.kind, FG_DECIDE_REJECT);
+    assert_true(x.g->rem.n >= 1);
+    const struct fg_remedy *y = &x.g->rem.r[0];
+    assert_int_equal(y->kind, FG_REMEDY_SWITCH);
+    assert_true(has_edit(y, FG_JOBOPT_ZERO, "3"));
+    assert_true(has_edit(y, FG_JOBOPT_OFFLOAD, "optimizer"));
+    assert_int_equal(y->gpus, 2);
+    for (size_t i = 0; i < x.g->rem.n; i++) /* a switch fits: no "4 GPUs" */
+        assert_int_equal(x.g->rem.r[i].kind, FG_REMEDY_SWITCH);
+    repro_free(&x);
 }
 
 static void find_should_give_a_grpo_job_its_switches(void **state)
 {
     (void)state;
-    struct fg_model *m = load(M "Qwen--Qwen3-30B-A3B");
-    struct fg_jobspec s;
-    assert_true(spec_try(&s, (const char *const[]){"mode=grpo", "adapter=lora",
-                                                   "framework=torchtune", NULL}));
-    struct fg_request q = request("a100_80g", 8, 1);
-    struct fg_rules r = default_rules();
-    struct fg_gate *g = calloc(1, sizeof *g), *h = calloc(1, sizeof *h);
-    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
-    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
-    assert_true(g->rem.n >= 1);
-    assert_true(has_edit(&g->rem.r[0], FG_JOBOPT_GRAD_CKPT, NULL));
-    for (size_t i = 0; i < g->rem.n; i++) {
-        assert_false(has_edit(&g->rem.r[i], FG_JOBOPT_MODE, NULL)); /* still GRPO */
-        assert_pasted_passes(m, &s, &q, &r, &g->rem.r[i], h);
+    struct repro x;
+    repro_run(&x, "Qwen--Qwen3-30B-A3B",
+              (const char *const[]){"mode=grpo", "adapter=lora", "framework=torchtune", NULL},
+              "a100_80g", 8, 1);
+    assert_int_equal(x.g->d.kind, FG_DECIDE_REJECT);
+    assert_true(x.g->rem.n >= 1);
+    assert_true(has_edit(&x.g->rem.r[0], FG_JOBOPT_GRAD_CKPT, NULL));
+    for (size_t i = 0; i < x.g->rem.n; i++) {
+        assert_false(has_edit(&x.g->rem.r[i], FG_JOBOPT_MODE, NULL)); /* still GRPO */
+        assert_pasted_passes(&x, i);
     }
-    free(g);
-    free(h);
-    fg_model_free(m);
+    repro_free(&x);
 }
 
 static void gate_should_not_admit_a_device_map_split_across_nodes(void **state)
 {
     (void)state;
-    struct fg_model *m = load(M "mistralai--Mixtral-8x7B-v0.1");
-    struct fg_jobspec s, d;
-    assert_true(spec_try(&s, (const char *const[]){"mode=full", "framework=hf", NULL}));
-    struct fg_request q = request_nodes("h100", 4, 2);
-    struct fg_rules r = default_rules();
-    struct fg_gate *g = calloc(1, sizeof *g);
-    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
-    if (g->d.fits && g->d.has_layout) /* admitted: on a layout hf runs over two nodes */
-        assert_false(g->d.layout.pp > 1);
+    struct repro x;
+    repro_run(&x, "mistralai--Mixtral-8x7B-v0.1",
+              (const char *const[]){"mode=full", "framework=hf", NULL}, "h100", 4, 2);
+    if (x.g->d.fits && x.g->d.has_layout) /* admitted: on a layout hf runs over two nodes */
+        assert_false(x.g->d.layout.pp > 1);
     /* declaring the split the check once admitted is refused, with the reason */
-    struct fg_err err = {0};
-    assert_int_equal(spec_from_pairs(&d, (const char *const[]){"mode=full", "framework=hf",
-                                                               "pp=8", "dp=1", NULL}, &err), 0);
-    fg_gate_run(m, &d, &q, &r, FG_ONERR_REJECT, g);
-    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
-    assert_non_null(strstr(g->d.lines[0], "device_map"));
-    free(g);
-    fg_model_free(m);
+    struct fg_jobspec d;
+    assert_true(spec_try(&d, (const char *const[]){"mode=full", "framework=hf", "pp=8", "dp=1",
+                                                   NULL}));
+    fg_gate_run(x.m, &d, &x.q, &x.r, FG_ONERR_REJECT, x.g);
+    assert_int_equal(x.g->d.kind, FG_DECIDE_REJECT);
+    assert_non_null(strstr(x.g->d.lines[0], "device_map"));
+    repro_free(&x);
 }
 
 static void gate_should_judge_vllm_expert_parallel_on_128_gpus(void **state)
 {
     (void)state;
-    struct fg_model *m = load(M "deepseek-ai--DeepSeek-V3");
-    struct fg_jobspec s;
-    assert_true(spec_try(&s, (const char *const[]){"mode=serve", "framework=vllm", "ep=2",
-                                                   NULL}));
-    struct fg_request q = request_nodes("h100", 8, 16);
-    struct fg_rules r = default_rules();
-    struct fg_gate *g = calloc(1, sizeof *g);
-    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
+    struct repro x;
+    repro_run(&x, "deepseek-ai--DeepSeek-V3",
+              (const char *const[]){"mode=serve", "framework=vllm", "ep=2", NULL}, "h100", 8,
+              16);
     /* TP inside each node, PP over the nodes, the experts over TP x DP: it fits */
-    assert_true(g->d.fits);
-    assert_int_equal(g->a.job.tp, 8);
-    assert_int_equal(g->a.job.pp, 16);
-    assert_int_equal(g->a.job.ep, 2);
-    assert_null(strstr(g->d.lines[2], "MaxGPUs"));
-    free(g);
-    fg_model_free(m);
+    assert_true(x.g->d.fits);
+    assert_int_equal(x.g->a.job.tp, 8);
+    assert_int_equal(x.g->a.job.pp, 16);
+    assert_int_equal(x.g->a.job.ep, 2);
+    assert_null(strstr(x.g->d.lines[2], "MaxGPUs"));
+    repro_free(&x);
 }
 
 static void find_should_say_the_count_beyond_max_gpus(void **state)
 {
     (void)state;
-    struct fg_model *m = load(M "meta-llama--Llama-3.1-405B");
-    struct fg_jobspec s;
-    assert_true(spec_try(&s, (const char *const[]){"mode=full", "framework=megatron", NULL}));
-    struct fg_request q = request("a100_40g", 8, 1);
-    struct fg_rules r = default_rules();
-    struct fg_gate *g = calloc(1, sizeof *g), *h = calloc(1, sizeof *h);
-    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
-    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
-    assert_true(g->rem.n >= 1);
-    const struct fg_remedy *x = &g->rem.r[g->rem.n - 1];
-    assert_int_equal(x->kind, FG_REMEDY_BEYOND);
-    assert_true(x->gpus > r.max_gpus);
-    assert_non_null(strstr(g->d.remedies[g->rem.n - 1], "(more GPUs than MaxGPUs=64): "));
-    assert_pasted_passes(m, &s, &q, &r, x, h);
-    free(g);
-    free(h);
-    fg_model_free(m);
+    struct repro x;
+    repro_run(&x, "meta-llama--Llama-3.1-405B",
+              (const char *const[]){"mode=full", "framework=megatron", NULL}, "a100_40g", 8, 1);
+    assert_int_equal(x.g->d.kind, FG_DECIDE_REJECT);
+    assert_true(x.g->rem.n >= 1);
+    size_t last = x.g->rem.n - 1;
+    assert_int_equal(x.g->rem.r[last].kind, FG_REMEDY_BEYOND);
+    assert_true(x.g->rem.r[last].gpus > x.r.max_gpus);
+    assert_non_null(strstr(x.g->d.remedies[last], "(more GPUs than MaxGPUs=64): "));
+    assert_pasted_passes(&x, last);
+    repro_free(&x);
 }
 
 static void find_should_give_serving_jobs_serving_remedies(void **state)
 {
     (void)state;
-    struct fg_model *m = load(M "meta-llama--Llama-3.1-8B");
-    struct fg_jobspec s;
-    assert_true(spec_try(&s, (const char *const[]){"mode=serve", "framework=vllm",
-                                                   "seq-len=131072", "batch=8", NULL}));
-    struct fg_request q = request("l4", 1, 1);
-    struct fg_rules r = default_rules();
-    struct fg_gate *g = calloc(1, sizeof *g), *h = calloc(1, sizeof *h);
-    fg_gate_run(m, &s, &q, &r, FG_ONERR_REJECT, g);
-    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
-    assert_true(g->rem.n >= 1);
-    for (size_t i = 0; i < g->rem.n; i++) {
-        const struct fg_remedy *x = &g->rem.r[i];
-        assert_false(has_edit(x, FG_JOBOPT_GRAD_CKPT, NULL));
-        assert_false(has_edit(x, FG_JOBOPT_MODE, NULL));
-        assert_false(has_edit(x, FG_JOBOPT_GRAD_ACCUM, NULL));
-        assert_null(strstr(g->d.remedies[i], "QLoRA"));
-        assert_pasted_passes(m, &s, &q, &r, x, h);
+    struct repro x;
+    repro_run(&x, "meta-llama--Llama-3.1-8B",
+              (const char *const[]){"mode=serve", "framework=vllm", "seq-len=131072", "batch=8",
+                                    NULL}, "l4", 1, 1);
+    assert_int_equal(x.g->d.kind, FG_DECIDE_REJECT);
+    assert_true(x.g->rem.n >= 1);
+    for (size_t i = 0; i < x.g->rem.n; i++) {
+        const struct fg_remedy *y = &x.g->rem.r[i];
+        assert_false(has_edit(y, FG_JOBOPT_GRAD_CKPT, NULL));
+        assert_false(has_edit(y, FG_JOBOPT_MODE, NULL));
+        assert_false(has_edit(y, FG_JOBOPT_GRAD_ACCUM, NULL));
+        assert_null(strstr(x.g->d.remedies[i], "QLoRA"));
+        assert_pasted_passes(&x, i);
     }
-    free(g);
-    free(h);
-    fg_model_free(m);
+    repro_free(&x);
 }
 
 /* ---- the property -------------------------------------------------------------------- */
