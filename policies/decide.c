@@ -87,6 +87,8 @@ static void one_card(const struct fg_assessment *a, uint32_t gpus, uint64_t mb,
                      struct fg_layout *l)
 {
     *l = a->layout;
+    if (l->gen_gpus && gpus > l->gen_gpus)
+        gpus -= l->gen_gpus; /* a trainer's vLLM server has GPUs of the job's own */
     if (l->tp == 1 && l->pp == 1) {
         /* data parallel: every GPU asked for is a rank */
         l->gpus = gpus ? gpus : 1;
@@ -107,21 +109,30 @@ static void one_card(const struct fg_assessment *a, uint32_t gpus, uint64_t mb,
 static void pick_layout(const struct fg_plan *p, const struct fg_assessment *a, uint32_t gpus,
                         struct fg_layout *l)
 {
-    if (p == &a->plan && a->at_total_found && a->at_total.gpus == gpus) {
+    uint32_t train = gpus; /* a trainer's vLLM server takes GPUs of the job's own */
+    if (a->layout.gen_gpus && gpus > a->layout.gen_gpus)
+        train -= a->layout.gen_gpus;
+    if (p == &a->plan && a->at_total_found && a->at_total.gpus == train) {
         *l = a->at_total; /* the GPUs asked for, on their nodes, as the framework runs them */
+        l->gen_gpus = a->layout.gen_gpus;
         return;
     }
     for (size_t i = 0; i < p->n; i++) {
-        if (p->options[i].gpus == gpus) {
+        if (p->options[i].gpus == train) {
             *l = p->options[i];
+            l->gen_gpus = a->layout.gen_gpus;
             return;
         }
     }
     *l = p->options[0];
-    if (gpus > l->gpus && gpus % l->gpus == 0) {
-        uint32_t k = gpus / l->gpus;
+    l->gen_gpus = a->layout.gen_gpus;
+    /* more ranks of it by data parallel, where the framework runs DP beside it (a device_map
+     * split does not: it stays one process, the other GPUs idle) */
+    bool dp_beside = !(a->fw->naive_pp && l->pp > 1);
+    if (dp_beside && train > l->gpus && train % l->gpus == 0) {
+        uint32_t k = train / l->gpus;
         l->dp *= k;
-        l->gpus = gpus;
+        l->gpus = train;
         uint64_t per_step = l->micro_batch * l->dp;
         l->grad_accum = per_step ? (a->job.batch + per_step - 1) / per_step : 1;
         if (!l->grad_accum)

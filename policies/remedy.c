@@ -186,10 +186,9 @@ static void add_layout(const struct search *s, const struct fg_framework *fw,
     if (l->gen_gpus && s->after.job.vllm_mode == FG_VLLM_SERVER)
         add_edit_u(x, FG_JOBOPT_GEN_GPUS, l->gen_gpus);
     if (!serve && l->micro_batch && l->micro_batch < j->batch && !has_edit(x, FG_JOBOPT_BATCH)) {
-        uint64_t accum0 = j->grad_accum ? j->grad_accum : 1;
+        /* the planner's: the job's batch kept over the layout's ranks by accumulation */
         add_edit_u(x, FG_JOBOPT_BATCH, l->micro_batch);
-        add_edit_u(x, FG_JOBOPT_GRAD_ACCUM,
-                   (j->batch * accum0 + l->micro_batch - 1) / l->micro_batch);
+        add_edit_u(x, FG_JOBOPT_GRAD_ACCUM, l->grad_accum ? l->grad_accum : 1);
     }
 }
 

@@ -37,6 +37,7 @@ struct job {
     char card[24];
     const char *via; /* "gres" or "gpus" */
     uint32_t per, nodes;
+    uint32_t max_gpus; /* the partition's MaxGPUs= (0: the default) */
 };
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
@@ -121,6 +122,8 @@ static bool runs(const struct fg_jobspec *s, const struct fg_model *m,
                  const struct fg_request *q, const struct fg_layout *l)
 {
     uint32_t per = fg_request_per_node(q), nodes = q->nodes ? q->nodes : 1;
+    if (per && l->gpus < fg_request_total(q)) /* a layout on fewer GPUs: as few nodes */
+        nodes = (l->gpus + per - 1) / per;
     struct fg_run_shape rs = {.tp = l->tp, .pp = l->pp, .ep = l->ep, .cp = l->cp, .dp = l->dp,
                               .zero = l->zero, .per_node = per, .nodes = nodes,
                               .experts = m->experts, .seq_len = s->job.seq_len,
@@ -169,6 +172,8 @@ static void check_job(const struct fg_model *m, const struct job *j, struct fg_g
     struct fg_policy pol;
     fg_policy_init(&pol);
     r = pol.rules;
+    if (j->max_gpus)
+        r.max_gpus = j->max_gpus;
     if (!spec_of(j, NULL, 0, &s))
         return;
     request_of(j, NULL, 0, &q);
@@ -274,6 +279,7 @@ static const char *const models[] = {
     "nvidia--NVIDIA-Nemotron-Nano-9B-v2",
     "Qwen--Qwen3-30B-A3B",
     "mistralai--Mixtral-8x7B-v0.1",
+    "meta-llama--Llama-3.1-70B",
 };
 #define N_MODELS (sizeof models / sizeof models[0])
 
@@ -285,7 +291,7 @@ static void sweep_every_printed_remedy_should_pass_when_pasted(void **state)
 {
     (void)state;
     static const char *const cards[] = {"t4", "l4", "a100_40g", "h100", "rtx4090"};
-    static const uint32_t per[] = {1, 2, 4, 8}, nodes[] = {1, 1, 2, 4};
+    static const uint32_t per[] = {1, 2, 4, 8}, nodes[] = {1, 1, 2, 4, 16};
     static const char *const seqs[] = {NULL, NULL, "4096", "16384"};
     static const char *const batches[] = {NULL, NULL, "2", "4"};
     struct fg_model *mod[N_MODELS];
@@ -303,7 +309,7 @@ static void sweep_every_printed_remedy_should_pass_when_pasted(void **state)
     while (fg_framework_at(rows))
         rows++;
     /* every row x mode, round after round, the rest of the job drawn */
-    for (int round = 0; round < 16; round++)
+    for (int round = 0; round < 40; round++)
         for (size_t ri = 0; ri < rows; ri++)
             for (size_t mi = 0; mi < N_MODES; mi++) {
                 const struct fg_framework *fw = fg_framework_at(ri);
@@ -327,8 +333,9 @@ static void sweep_every_printed_remedy_should_pass_when_pasted(void **state)
                     put(&j, "grad-ckpt%s", "");
                 snprintf(j.card, sizeof j.card, "%s", cards[pick(5)]);
                 j.per = per[pick(4)];
-                j.nodes = j.per == 8 || j.per == 4 ? nodes[pick(4)] : 1;
+                j.nodes = j.per == 8 || j.per == 4 ? nodes[pick(5)] : 1;
                 j.via = pick(5) ? "gres" : "gpus";
+                j.max_gpus = pick(4) ? 0 : 16; /* a small partition: remedies beyond it */
                 size_t mo = pick(N_MODELS);
                 unsigned before = t->jobs;
                 check_job(mod[mo], &j, g, h, t);
