@@ -231,6 +231,7 @@ CLI_SRCS := \
 TEST_SRCS := \
 	tests/test_config.c \
 	tests/test_fmt.c \
+	tests/test_format.c \
 	tests/test_model.c \
 	tests/test_arch_decoder.c \
 	tests/test_arch_encoder.c \
@@ -306,10 +307,10 @@ $(BUILD)/%.o: %.c | $(GEN_HEADERS)
 # (tools/gen_names.c): the thin plugin, which links no engine code, shows them in sbatch --help.
 GEN_NAMES := $(BUILD)/tools/gen_names
 $(GEN_NAMES): tools/gen_names.c engine/stack/framework.c engine/stack/framework.h \
-		engine/stack/trainer.c engine/util/error.c
+		engine/stack/trainer.c engine/util/error.c engine/util/fmt.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/stack/framework.c \
-	  engine/stack/trainer.c engine/util/error.c \
+	  engine/stack/trainer.c engine/util/error.c engine/util/fmt.c \
 	  $(SAN_FLAGS) $(LDFLAGS)
 $(BUILD)/gen/framework_names.h: $(GEN_NAMES)
 	@mkdir -p $(dir $@)
@@ -320,7 +321,7 @@ $(BUILD)/gen/framework_names.h: $(GEN_NAMES)
 # instructions per tagged sbatch and CLI run before).  The generator runs on the build host.
 GEN_GPUS := $(BUILD)/tools/gen_gpus
 $(GEN_GPUS): tools/gen_gpus.c engine/hw/gpu_table.h $(BUILD)/engine/hw/gpu.o $(BUILD)/engine/util/fileio.o \
-		$(BUILD)/engine/util/error.o
+		$(BUILD)/engine/util/error.o $(BUILD)/engine/util/fmt.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ tools/gen_gpus.c $(filter %.o,$^) $(SAN_FLAGS) $(LDFLAGS)
 $(BUILD)/gen/gpus_table.c: conf/gpus.conf $(GEN_GPUS)
@@ -348,7 +349,7 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 
 $(LIB): $(ENGINE_OBJS) $(POLICY_OBJS)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(CLI): $(CLI_OBJS) $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS_ALL)
@@ -389,6 +390,10 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_ALL) $(TEST_LIBS) -lcmocka
 
 $(BUILD)/tests/test_accuracy: $(BUILD)/tests/test_accuracy.o $(ACCURACY_OBJ) $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL) -lcmocka
+
+# The CLI's output sink (cli/format.c) and the objects it needs.
+$(BUILD)/tests/test_format: $(BUILD)/tests/test_format.o $(BUILD)/cli/format.o $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL) -lcmocka
 
 # The HTML report lives in the CLI; its test links the CLI objects it needs.
