@@ -297,6 +297,13 @@ static bool switch_edits(enum fg_switch sw, const struct fg_jobspec *spec,
         return true;
     }
     case FG_SWITCH_VLLM_SERVER:
+        if (j->vllm_mode == FG_VLLM_SERVER && fg_jobspec_given(spec, FG_JOBOPT_GEN_GPUS)) {
+            /* the server's GPUs as asked: another split of the job's GPUs (try_switch) */
+            if (total < 3)
+                return false;
+            add_edit_u(x, FG_JOBOPT_GEN_GPUS, j->gen_gpus > 1 ? 1 : 2);
+            return true;
+        }
         if (j->vllm_mode != FG_VLLM_COLOCATE || total < 2 ||
             fg_jobspec_given(spec, FG_JOBOPT_VLLM_GPU_UTIL))
             return false;
@@ -405,6 +412,18 @@ static bool try_switch(struct search *s, enum fg_switch sw, struct fg_remedy *x)
     const struct fg_job *j = &s->spec->job;
     if (sw == FG_SWITCH_ACCUM)
         return micro_batch(s, x);
+    if (sw == FG_SWITCH_VLLM_SERVER && j->vllm_mode == FG_VLLM_SERVER) {
+        /* the fewest server GPUs, other than the job's, that hold both sides */
+        uint32_t total = fg_request_total(s->q);
+        for (uint32_t n = 1; n < total && n <= 64; n++) {
+            if (n == j->gen_gpus)
+                continue;
+            add_edit_u(x, FG_JOBOPT_GEN_GPUS, n);
+            if (passes_complete(s, x))
+                return true;
+        }
+        return false;
+    }
     if (sw == FG_SWITCH_SEQS)
         return serve_most(s, x, FG_JOBOPT_BATCH, j->batch);
     if (sw == FG_SWITCH_MAX_LEN)

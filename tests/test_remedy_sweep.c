@@ -321,8 +321,12 @@ static void sweep_every_printed_remedy_should_pass_when_pasted(void **state)
                 put(&j, "mode=%s", modes[mi]);
                 if (trainer && pick(2))
                     put(&j, "adapter=%s", pick(2) ? "lora" : "qlora");
-                if (mi == 5 && pick(2)) /* grpo: vLLM beside the training */
-                    put(&j, "vllm-mode=%s", pick(3) ? "colocate" : "server");
+                if (mi == 5 && pick(2)) { /* grpo: vLLM beside the training */
+                    bool server = !pick(3);
+                    put(&j, "vllm-mode=%s", server ? "server" : "colocate");
+                    if (server && pick(2))
+                        put(&j, "gen-gpus=%s", "1");
+                }
                 const char *seq = seqs[pick(4)];
                 if (seq && mi != 5)
                     put(&j, "seq-len=%s", seq);
