@@ -269,6 +269,7 @@ TEST_SRCS := \
 	tests/test_policy.c \
 	tests/test_request.c \
 	tests/test_remedy.c \
+	tests/test_remedy_sweep.c \
 	tests/test_audit.c \
 	tests/test_sacct.c \
 	tests/test_calib.c \
@@ -311,10 +312,11 @@ $(BUILD)/%.o: %.c | $(GEN_HEADERS)
 # The framework names jobopts.def's --framework help quotes, from engine/stack/framework.c's table
 # (tools/gen_names.c): the thin plugin, which links no engine code, shows them in sbatch --help.
 GEN_NAMES := $(BUILD)/tools/gen_names
-$(GEN_NAMES): tools/gen_names.c engine/stack/framework.c engine/stack/framework.h engine/util/error.c \
-		engine/util/fmt.c
+$(GEN_NAMES): tools/gen_names.c engine/stack/framework.c engine/stack/framework.h \
+		engine/stack/trainer.c engine/util/error.c engine/util/fmt.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/stack/framework.c engine/util/error.c engine/util/fmt.c \
+	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/stack/framework.c \
+	  engine/stack/trainer.c engine/util/error.c engine/util/fmt.c \
 	  $(SAN_FLAGS) $(LDFLAGS)
 $(BUILD)/gen/framework_names.h: $(GEN_NAMES)
 	@mkdir -p $(dir $@)

@@ -80,6 +80,25 @@ struct fg_assessment {
     uint32_t gen_seqs;         /* completions the engine generates at once */
     bool gen_fits;             /* the engine's side holds gen_need */
     bool gen_found;            /* server: gen_gpus was found by fitgate, not asked */
+    /* Where the GPUs asked for are: node_gpus on each of nodes (the request's; one node
+     * holds a request within a node).  The job's layout, the planner's and every remedy's
+     * are held to the framework's table (framework.h fg_framework_runs) on them. */
+    uint32_t node_gpus, nodes;
+    uint32_t plan_node_gpus;   /* the planner's GPUs per node (more GPUs than asked) */
+    /* The job does not fit one card but the plan holds it within the GPUs asked for: the
+     * best layout of exactly those GPUs that the framework runs (at_total_found), the one
+     * the check admits.  False when no such layout fits: the job does not fit as asked. */
+    struct fg_layout at_total;
+    bool at_total_found;
+};
+
+/* Where the job's GPUs are, and what the assessment may leave out (fg_assess_on). */
+struct fg_assess_opts {
+    uint32_t per_node;         /* GPUs on each node (0: the job's GPUs on as few nodes of
+                                  MaxGPUsPerNode as hold them) */
+    uint32_t nodes;            /* nodes (0: as few as hold them) */
+    bool no_alt;               /* no plan of other frameworks (a remedy's re-check: the
+                                  decision does not read it) */
 };
 
 /*
@@ -96,5 +115,10 @@ struct fg_assessment {
 int fg_assess(const struct fg_model *m, const struct fg_jobspec *spec, const struct fg_gpu *gpu,
               uint32_t gpus, const struct fg_rules *r, struct fg_assessment *out,
               struct fg_err *err);
+
+/* fg_assess for GPUs on nodes as o says (NULL: as fg_assess). */
+int fg_assess_on(const struct fg_model *m, const struct fg_jobspec *spec,
+                 const struct fg_gpu *gpu, uint32_t gpus, const struct fg_assess_opts *o,
+                 const struct fg_rules *r, struct fg_assessment *out, struct fg_err *err);
 
 #endif

@@ -87,6 +87,8 @@ static void one_card(const struct fg_assessment *a, uint32_t gpus, uint64_t mb,
                      struct fg_layout *l)
 {
     *l = a->layout;
+    if (l->gen_gpus && gpus > l->gen_gpus)
+        gpus -= l->gen_gpus; /* a trainer's vLLM server has GPUs of the job's own */
     if (l->tp == 1 && l->pp == 1) {
         /* data parallel: every GPU asked for is a rank */
         l->gpus = gpus ? gpus : 1;
@@ -107,17 +109,30 @@ static void one_card(const struct fg_assessment *a, uint32_t gpus, uint64_t mb,
 static void pick_layout(const struct fg_plan *p, const struct fg_assessment *a, uint32_t gpus,
                         struct fg_layout *l)
 {
+    uint32_t train = gpus; /* a trainer's vLLM server takes GPUs of the job's own */
+    if (a->layout.gen_gpus && gpus > a->layout.gen_gpus)
+        train -= a->layout.gen_gpus;
+    if (p == &a->plan && a->at_total_found && a->at_total.gpus == train) {
+        *l = a->at_total; /* the GPUs asked for, on their nodes, as the framework runs them */
+        l->gen_gpus = a->layout.gen_gpus;
+        return;
+    }
     for (size_t i = 0; i < p->n; i++) {
-        if (p->options[i].gpus == gpus) {
+        if (p->options[i].gpus == train) {
             *l = p->options[i];
+            l->gen_gpus = a->layout.gen_gpus;
             return;
         }
     }
     *l = p->options[0];
-    if (gpus > l->gpus && gpus % l->gpus == 0) {
-        uint32_t k = gpus / l->gpus;
+    l->gen_gpus = a->layout.gen_gpus;
+    /* more ranks of it by data parallel, where the framework runs DP beside it (a device_map
+     * split does not: it stays one process, the other GPUs idle) */
+    bool dp_beside = !(a->fw->naive_pp && l->pp > 1);
+    if (dp_beside && train > l->gpus && train % l->gpus == 0) {
+        uint32_t k = train / l->gpus;
         l->dp *= k;
-        l->gpus = gpus;
+        l->gpus = train;
         uint64_t per_step = l->micro_batch * l->dp;
         l->grad_accum = per_step ? (a->job.batch + per_step - 1) / per_step : 1;
         if (!l->grad_accum)
@@ -347,7 +362,9 @@ static void decide_fit(const struct fg_request *q, const struct fg_assessment *a
         v->how = FIT_NONE;
     }
     /* 4. the job fits as asked; 5. it does not */
-    if (v->how == FIT_ONE || (v->how == FIT_PLAN && v->need <= total))
+    /* a plan within the GPUs asked for holds it when the framework runs a layout of all
+     * of them (assess.c layout_at_total) */
+    if (v->how == FIT_ONE || (v->how == FIT_PLAN && v->need <= total && a->at_total_found))
         decide_as_asked(q, a, r, v, d);
     else
         decide_not_fit(q, a, r, fail, v, d);
@@ -475,7 +492,10 @@ static void word_not_fit(const struct fg_assessment *a, const struct fg_rules *r
     case CASE_NONE:
         line(d, 0, "%s: %s does not fit %s%s", w->failed, w->what, w->asked, w->goes_on);
         numbers_one(d, a, w->card);
-        if (a->planned && a->plan.why[0])
+        if (a->job.mode == FG_MODE_SERVE) /* serving advice for a served job */
+            line(d, 2, "no split of the GPUs asked or of up to MaxGPUs=%u holds it; use a "
+                       "larger card, or a shorter --ft-seq-len", r->max_gpus);
+        else if (a->planned && a->plan.why[0])
             line(d, 2, "%s; use a larger card, QLoRA, or --ft-grad-ckpt", a->plan.why);
         else
             line(d, 2, "no layout within MaxGPUs=%u holds it; use a larger card, QLoRA, or "

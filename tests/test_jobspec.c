@@ -490,17 +490,16 @@ static void gate_should_judge_a_lit_gpt_fsdp_job_on_its_own_layout(void **state)
     assert_int_equal(g->a.job.tp, 1);
     assert_true(g->a.est.total_bytes > 30.0e9 && g->a.est.total_bytes < 30.6e9);
     assert_true(line_has(g, 0, "does not fit --gres=gpu:a10g:4"));
-    /* the resize stays FSDP (lit-gpt runs no TP); TP is a remedy on another framework,
-     * labelled and re-checked */
+    /* the remedies stay FSDP (lit-gpt runs no TP): a switch of lit-gpt's own fits the four
+     * GPUs (parameter offload), so no more GPUs and no other framework are offered */
     assert_null(strstr(g->d.lines[2], "TP="));
-    bool other = false;
+    assert_true(g->d.n_remedies >= 1);
     for (size_t i = 0; i < g->d.n_remedies; i++) {
-        if (strstr(g->d.remedies[i], "(another framework): --ft-framework="))
-            other = true;
-        else
-            assert_null(strstr(g->d.remedies[i], "TP=")); /* lit-gpt's own: FSDP */
+        assert_non_null(strstr(g->d.remedies[i], "(same GPUs): "));
+        assert_null(strstr(g->d.remedies[i], "TP=")); /* lit-gpt's own: FSDP */
+        assert_non_null(strstr(g->d.remedies[i], "--ft-tp=1 --ft-pp=1 --ft-dp=4 --ft-zero=3"));
     }
-    assert_true(other);
+    assert_null(strstr(g->d.remedies[0], "--ft-framework="));
     free(g);
 }
 
@@ -573,8 +572,13 @@ static void gate_should_serve_inside_the_engines_share_and_count_sequences(void 
     assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
     assert_true(line_has(g, 1, "0 at once"));
     /* at TP=2 each rank holds 70.6 GB of weights and the sampler's 1024 x 128,256 logits
-     * (3.5 GB, serve_engine.c): 3.8 GB of KV left where one 32k sequence needs 5.4 GB */
-    assert_true(line_has(g, 2, "TP=4"));
+     * (3.5 GB, serve_engine.c): 3.8 GB of KV left where one 32k sequence needs 5.4 GB; the
+     * serving remedy is tensor parallel over four GPUs, as options and the request */
+    assert_true(g->d.n_remedies >= 1);
+    assert_non_null(strstr(g->d.remedies[0], "(more GPUs): --ft-tp=4 --ft-pp=1 --ft-dp=1 "
+                                             "--gres=gpu:h100:4 (4 x H100 80 GB; TP=4"));
+    for (size_t i = 0; i < g->d.n_remedies; i++) /* never a training switch */
+        assert_null(strstr(g->d.remedies[i], "grad-ckpt"));
     free(g);
 }
 

@@ -547,6 +547,15 @@ static void decide_should_resize_to_smallest_layout_when_action_is_resize(void *
     fg_decide(&q, &a, &r, &d);
     assert_int_equal(d.kind, FG_DECIDE_RESIZE);
     assert_int_equal(d.count, 8);
+    /* a device_map split (the default framework's) runs no data parallel beside it: the
+     * 4-stage layout once, the other GPUs idle */
+    assert_true(a.fw->naive_pp);
+    assert_int_equal(d.layout.gpus, 4);
+    assert_int_equal(d.layout.dp, 1);
+    /* a framework with pipeline parallel runs it twice */
+    a.fw = fg_framework_find("megatron");
+    fg_decide(&q, &a, &r, &d);
+    assert_int_equal(d.count, 8);
     assert_int_equal(d.layout.gpus, 8);
     assert_int_equal(d.layout.dp, 2); /* the 4-stage layout twice */
 }

@@ -544,8 +544,26 @@ static int finish_trainer(struct fg_jobspec *s, struct fg_err *err)
     return 0;
 }
 
+void fg_jobspec_unfinish(struct fg_jobspec *s)
+{
+    if (!s->raw.saved)
+        return;
+    s->job = s->raw.job;
+    s->fw = s->raw.fw;
+    s->gpu_util = s->raw.gpu_util;
+    s->given = s->raw.given;
+    s->n_notes = s->raw.n_notes;
+    s->raw.saved = false;
+}
+
 int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
 {
+    s->raw.saved = true;
+    s->raw.job = s->job;
+    s->raw.fw = s->fw;
+    s->raw.gpu_util = s->gpu_util;
+    s->raw.given = s->given;
+    s->raw.n_notes = s->n_notes;
     int rc = finish_trainer(s, err);
     if (rc)
         return rc;
@@ -554,6 +572,20 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         s->fw = fg_framework_default();
     const struct fg_framework *fw = s->fw;
     bool serve = j->mode == FG_MODE_SERVE;
+    if (!serve && fw->trains && !fg_framework_has_trainer(fw, j->trainer)) {
+        /* the frameworks.md table: DPO, GRPO ... only where the framework has the trainer */
+        char who[200] = "";
+        size_t off = 0;
+        const struct fg_framework *f;
+        for (size_t i = 0; (f = fg_framework_at(i)) && off < sizeof who; i++)
+            if (fg_framework_is_newest(f) && fg_framework_has_trainer(f, j->trainer)) {
+                int w = snprintf(who + off, sizeof who - off, "%s%s", off ? ", " : "", f->name);
+                off += w > 0 ? (size_t)w : 0;
+            }
+        return fg_err_set(err, FG_E_INVAL, "--framework %s has no trainer for --mode %s: use "
+                          "one that has (%s)", fw->name, fg_trainer_name(j->trainer),
+                          who[0] ? who : "none");
+    }
     if ((j->mode == FG_MODE_LORA || j->mode == FG_MODE_QLORA) && fw->full_only)
         return fg_err_set(err, FG_E_INVAL, "--framework %s trains full fine-tunes only (it has "
                           "no LoRA adapters): use --mode full, or a framework with peft or its "

@@ -22,7 +22,12 @@
 #include "memory/memory.h"
 #include "model/model.h"
 
+struct fg_framework;
+
 #define FG_PLAN_MAX_PP 64
+/* Above this many GPUs the planner searches by families of layouts (plan.c): the counts
+ * where one can fit, not every count. */
+#define FG_PLAN_JUMP_FROM 64u
 #define FG_PLAN_MAX_OPTIONS 8
 
 struct fg_layout {
@@ -61,6 +66,11 @@ struct fg_plan_opts {
     uint32_t gpus_per_node;    /* default 8 */
     uint64_t global_batch;     /* samples per optimizer step; 0 = the job's micro-batch */
     struct fg_fit_opts fit;
+    /* The framework whose table (framework.h fg_framework_runs) every layout is held to:
+     * its dimensions, TP inside a node, a device_map split on one node, the ZeRO stages
+     * its pipeline takes; the GPUs of a count are on nodes of gpus_per_node.  NULL: the
+     * rules of any framework (TP inside a node, EP on a MoE model). */
+    const struct fg_framework *fw;
 };
 
 enum fg_plan_status { FG_PLAN_FOUND, FG_PLAN_IMPOSSIBLE };
