@@ -7,10 +7,21 @@
  * The controller's check, for contrib/job_submit.lua: what slurmctld runs for
  * a tagged job.  It exists so that the controller door cannot be skipped:
  *
- *   - no shell and no argument limit: the job's options (MODEL, --ft-*, the
- *     GPU request, --nodes, --partition, --base-dir) arrive on standard input,
- *     NUL-separated, up to CTLD_MAX_INPUT bytes (a 128 KiB single argument,
- *     or 2 MiB of them, do not make the exec fail);
+ *   - no shell and no argument limit: the job's options arrive on standard
+ *     input, NUL-separated, up to CTLD_MAX_INPUT bytes (a 128 KiB single
+ *     argument, or 2 MiB of them, do not make the exec fail);
+ *   - a fixed argument vector: the first field is the model, a value and never
+ *     an option ("" when the job names it in --ft-config); every other field is
+ *     one of the options a job may set, written --NAME=VALUE (a flag --NAME):
+ *     the --ft-* table (engine/jobopts.def, --ft-model apart), the GPU request
+ *     (--gres, --gpus, --gpus-per-node, one of them), --nodes, --partition and
+ *     --base-dir (the job's directory), each at most once.  The site's inputs
+ *     (--policy and the GPU table, calibration and topology it names) come from
+ *     the policy alone: a --gpus-conf, --policy, --headroom or any other field
+ *     is refused as the job's own error (rejected whatever OnError= says, with
+ *     an audit line), as is input past CTLD_MAX_INPUT or not NUL-ended.  The
+ *     check is handed the fields re-spelt from the table, the model last after
+ *     "--" (cli/jobopts.c), so no field is ever read as an option;
  *   - the check runs in a child with the user's identity and supplementary
  *     groups (initgroups(3), as `setpriv --init-groups`): a root:projgroup
  *     0750 model directory is read as the user reads it;
@@ -21,8 +32,10 @@
  *     line over a pipe (fg_audit_redirect) and cannot open the trail itself;
  *     a check that failed (model unreadable, timeout, crash, no answer) writes
  *     an "error" line with the reason;
- *   - a policy that does not load fails closed: the job is rejected (the
- *     built-in OnError=reject for tagged jobs), and slurmctld.log says why;
+ *   - a policy that does not load, or whose GpuTable= does not (missing, not a
+ *     regular file, malformed, writable by others), fails closed: the job is
+ *     rejected (the built-in OnError=reject for tagged jobs), and
+ *     slurmctld.log says why;
  *   - the answer is fixed, machine-readable lines (below), every field
  *     percent-encoded, so no user text can be read as part of it.
  *
@@ -66,12 +79,20 @@
 
 #include "audit.h"
 #include "cli.h"
+#include "hw/gpu.h"
 #include "jobopts.h"
 #include "policy.h"
+#include "util/fileio.h"
 
 #define CTLD_MAX_INPUT (16u << 20)
 #define CTLD_MAX_ARGS 4096
 #define CTLD_MAX_OUTPUT (1u << 20)
+
+/* The options of Slurm's own a job may give (its GPU request, nodes, partition) and its
+ * directory; every other field but the --ft-* table is refused. */
+static const char *const slurm_opts[] = {"gres", "gpus", "gpus-per-node", "nodes", "partition",
+                                         "base-dir"};
+#define N_SLURM_OPTS (sizeof slurm_opts / sizeof slurm_opts[0])
 
 struct ctld {
     const char *policy, *key, *skip, *log_file;
@@ -89,6 +110,10 @@ struct ctld {
     bool pol_ok;
     char **args; /* NUL-separated input split, args[0] the model; borrowed from input */
     size_t n_args;
+    const char *model;  /* args[0], "" when none */
+    char **opts;        /* args[1..] re-spelt from the tables for the check; owned */
+    size_t n_opts;
+    char refused[400];  /* why the input is not a job's (refused as the job's error) */
 };
 
 /* ---- the answer ------------------------------------------------------------------ */
@@ -144,12 +169,13 @@ static void answer(const char *verdict, const char *request)
 
 /* ---- the audit line -------------------------------------------------------------- */
 
+/* The value of --name=... among the checked fields (c->opts), or NULL. */
 static const char *arg_value(const struct ctld *c, const char *name)
 {
     size_t n = strlen(name);
-    for (size_t i = 1; i < c->n_args; i++)
-        if (!strncmp(c->args[i], name, n) && c->args[i][n] == '=')
-            return c->args[i] + n + 1;
+    for (size_t i = 0; i < c->n_opts; i++)
+        if (!strncmp(c->opts[i], name, n) && c->opts[i][n] == '=')
+            return c->opts[i] + n + 1;
     return NULL;
 }
 
@@ -165,8 +191,8 @@ static void complete(const struct ctld *c, struct fg_audit_rec *rec)
     if (c->job_id)
         rec->job_id = c->job_id;
     fg_audit_set_time_limit(rec, c->time_limit);
-    if (c->n_args) /* --ft-model as the job gave it, as the plugin records it */
-        snprintf(rec->model, sizeof rec->model, "%.255s", c->args[0]);
+    if (c->model && *c->model) /* --ft-model as the job gave it, as the plugin records it */
+        snprintf(rec->model, sizeof rec->model, "%.255s", c->model);
 }
 
 static void write_line(const struct ctld *c, struct fg_audit_rec *rec)
@@ -176,6 +202,20 @@ static void write_line(const struct ctld *c, struct fg_audit_rec *rec)
     if (c->pol.log_file[0] && fg_audit_write(c->pol.log_file, rec, &err))
         log_line("error", "fitgate: the decision on a job of %s could not be logged: %s",
                  c->user, err.detail);
+}
+
+/* The request and partition of an audit line written here. */
+static void request_of(const struct ctld *c, struct fg_audit_rec *rec)
+{
+    const char *req[] = {"--gres", "--gpus", "--gpus-per-node"};
+    for (size_t i = 0; i < 3 && !rec->request[0]; i++) {
+        const char *v = arg_value(c, req[i]);
+        if (v)
+            snprintf(rec->request, sizeof rec->request, "%s=%.100s", req[i], v);
+    }
+    snprintf(rec->request_after, sizeof rec->request_after, "%s", rec->request);
+    const char *part = arg_value(c, "--partition");
+    snprintf(rec->partition, sizeof rec->partition, "%.63s", part ? part : "");
 }
 
 /* A job that could not be checked: OnError decides; one audit line and one log line. */
@@ -189,21 +229,31 @@ static void cannot_check(const struct ctld *c, enum fg_on_error on_error, const 
     snprintf(msg, sizeof msg, "fitgate: %s: cannot check this job: %.300s (OnError=%s)",
              reject ? "rejected" : "warning", why, fg_on_error_name(on_error));
     snprintf(rec.message, sizeof rec.message, "%s", msg);
-    const char *req[] = {"--gres", "--gpus", "--gpus-per-node"};
-    for (size_t i = 0; i < 3 && !rec.request[0]; i++) {
-        const char *v = arg_value(c, req[i]);
-        if (v)
-            snprintf(rec.request, sizeof rec.request, "%s=%.100s", req[i], v);
-    }
-    snprintf(rec.request_after, sizeof rec.request_after, "%s", rec.request);
-    const char *part = arg_value(c, "--partition");
-    snprintf(rec.partition, sizeof rec.partition, "%.63s", part ? part : "");
+    request_of(c, &rec);
     write_line(c, &rec);
     log_line("error", "fitgate: cannot check a job of %s (model %s): %s; OnError=%s: %s",
-             c->user, c->n_args ? c->args[0] : "?", why, fg_on_error_name(on_error),
+             c->user, c->model && *c->model ? c->model : "?", why, fg_on_error_name(on_error),
              reject ? "rejected" : "admitted unchecked");
     say(msg);
     answer(reject ? "reject" : "allow", NULL);
+}
+
+/* The job's own input is not a job's (c->refused): rejected whatever OnError says, as a bad
+ * option value is; one audit line and one log line. */
+static void refuse_input(const struct ctld *c)
+{
+    struct fg_audit_rec rec;
+    char msg[FG_DECIDE_LINE];
+    fg_audit_rec_init(&rec, FG_AUDIT_AT_JOB_SUBMIT);
+    rec.verdict = FG_AUDIT_REJECT;
+    snprintf(msg, sizeof msg, "fitgate: rejected: %.360s", c->refused);
+    snprintf(rec.message, sizeof rec.message, "%s", msg);
+    request_of(c, &rec);
+    write_line(c, &rec);
+    log_line("info", "fitgate: refused a job of %s (model %s): %s", c->user,
+             c->model && *c->model ? c->model : "?", c->refused);
+    say(msg);
+    answer("reject", NULL);
 }
 
 /* ---- the child ------------------------------------------------------------------- */
@@ -230,21 +280,37 @@ static void child(struct ctld *c, int out, int err, int audit)
                 (unsigned)c->uid, (unsigned)c->gid, strerror(errno));
         _exit(125);
     }
+    /* nothing of slurmctld's environment reaches the check (no file fitgate reads expands
+     * it, jobfile_apply.c; this makes sure no message can carry it either) */
+    clearenv();
+    struct passwd *pw = getpwuid(getuid());
+    setenv("PATH", "/usr/bin:/bin", 1);
+    if (pw) {
+        setenv("USER", pw->pw_name, 1);
+        setenv("LOGNAME", pw->pw_name, 1);
+        setenv("HOME", pw->pw_dir, 1);
+    }
     fg_audit_redirect(audit);
-    char **argv = calloc(c->n_args + 8, sizeof *argv);
+    char **argv = calloc(c->n_opts + 10, sizeof *argv);
     char pol[4200];
     if (!argv)
         _exit(125);
     int n = 0;
     argv[n++] = "check";
-    for (size_t i = 0; i < c->n_args; i++)
-        argv[n++] = c->args[i];
     argv[n++] = "--offline";
     argv[n++] = "--json";
     argv[n++] = "--log-as=job_submit";
     if (c->policy) {
         snprintf(pol, sizeof pol, "--policy=%s", c->policy);
         argv[n++] = pol;
+    }
+    /* the job's fields as checked and re-spelt (check_fields); the model last, after "--":
+     * a value, whatever it says */
+    for (size_t i = 0; i < c->n_opts; i++)
+        argv[n++] = c->opts[i];
+    if (c->model && *c->model) {
+        argv[n++] = "--";
+        argv[n++] = (char *)c->model;
     }
     int rc = fg_cli_check(n, argv);
     fflush(NULL);
@@ -455,9 +521,9 @@ static void untagged(struct ctld *c, bool pol_ok, const char *why)
              "what they run (RequireTag=yes)", part ? "in partition " : "on this cluster",
              part ? part : "");
     snprintf(rec.partition, sizeof rec.partition, "%.63s", part ? part : "");
-    for (size_t i = 1; i < c->n_args && !rec.request[0]; i++)
-        if (!strncmp(c->args[i], "--gres=", 7) || !strncmp(c->args[i], "--gpus=", 7))
-            snprintf(rec.request, sizeof rec.request, "%.150s", c->args[i]);
+    for (size_t i = 0; i < c->n_opts && !rec.request[0]; i++)
+        if (!strncmp(c->opts[i], "--gres=", 7) || !strncmp(c->opts[i], "--gpus=", 7))
+            snprintf(rec.request, sizeof rec.request, "%.150s", c->opts[i]);
     snprintf(rec.request_after, sizeof rec.request_after, "%s", rec.request);
     write_line(c, &rec);
     say(rec.message);
@@ -466,18 +532,36 @@ static void untagged(struct ctld *c, bool pol_ok, const char *why)
     answer("reject", NULL);
 }
 
+/* A field's name for a message: at most 40 bytes, control characters as '?'. */
+static const char *shown(const char *s, size_t n, char *buf, size_t cap)
+{
+    size_t i = 0;
+    for (; i < n && i < 40 && i + 1 < cap && s[i]; i++)
+        buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+    buf[i] = '\0';
+    return buf;
+}
+
+/*
+ * Standard input, split at its NUL bytes into c->args.  0 when it was read (c->refused says
+ * why it is not a job's, if so: more than CTLD_MAX_INPUT bytes or CTLD_MAX_ARGS fields, a
+ * last field without its NUL); -1 when it could not be read at all.  Nothing past the cap is
+ * read: the answer does not wait for a writer that goes on.
+ */
 static int read_input(struct ctld *c, char **text)
 {
     size_t n = 0, cap = 0;
+    bool over = false;
     *text = NULL;
     for (;;) {
         if (n + 65536 + 1 > cap) {
-            if (cap >= CTLD_MAX_INPUT) {
-                fprintf(stderr, "fitgate: error: more than %u bytes of options\n",
-                        CTLD_MAX_INPUT);
-                return -1;
+            if (cap > CTLD_MAX_INPUT) {
+                over = true;
+                break;
             }
             cap = cap ? cap * 2 : 65536 * 2;
+            if (cap > CTLD_MAX_INPUT + 2)
+                cap = CTLD_MAX_INPUT + 2; /* one byte past the cap tells it is over */
             char *p = realloc(*text, cap);
             if (!p)
                 return -1;
@@ -491,20 +575,108 @@ static int read_input(struct ctld *c, char **text)
         if (r == 0)
             break;
         n += (size_t)r;
-    }
-    if (!n || (*text)[n - 1] != '\0') {
-        fprintf(stderr, "fitgate: error: the options on standard input must each end with "
-                        "a NUL byte, the model first\n");
-        return -1;
+        if (n > CTLD_MAX_INPUT) {
+            over = true;
+            break;
+        }
     }
     if (!(c->args = calloc(CTLD_MAX_ARGS, sizeof *c->args)))
         return -1;
-    for (size_t i = 0; i < n; i += strlen(*text + i) + 1) {
+    if (over) {
+        snprintf(c->refused, sizeof c->refused, "the job's options are more than %u bytes "
+                 "(%u MiB): not what sbatch sends", CTLD_MAX_INPUT, CTLD_MAX_INPUT >> 20);
+        n = CTLD_MAX_INPUT;
+    } else if (!n || (*text)[n - 1] != '\0') {
+        snprintf(c->refused, sizeof c->refused, "the options on standard input must each end "
+                 "with a NUL byte, the model first");
+    }
+    /* the whole fields, for the audit line of a refusal too (its model, request) */
+    for (size_t i = 0; i < n && memchr(*text + i, '\0', n - i); i += strlen(*text + i) + 1) {
         if (c->n_args == CTLD_MAX_ARGS) {
-            fprintf(stderr, "fitgate: error: more than %d options\n", CTLD_MAX_ARGS);
-            return -1;
+            if (!c->refused[0])
+                snprintf(c->refused, sizeof c->refused, "more than %d options", CTLD_MAX_ARGS);
+            break;
         }
         c->args[c->n_args++] = *text + i;
+    }
+    return 0;
+}
+
+/*
+ * The fixed argument vector (the header): args[0] the model, a value; the rest each one of
+ * the options a job may set, re-spelt into c->opts.  The first field that is not sets
+ * c->refused, naming it; the fields before it stay in c->opts for the audit line.
+ */
+static int check_fields(struct ctld *c)
+{
+    bool seen[N_SLURM_OPTS] = {false};
+    const char *request = NULL;
+    c->model = c->n_args ? c->args[0] : "";
+    if (!(c->opts = calloc(c->n_args + 1, sizeof *c->opts)))
+        return -1;
+    for (size_t i = 1; i < c->n_args && !c->refused[0]; i++) {
+        const char *a = c->args[i], *eq = strchr(a, '=');
+        size_t n = eq ? (size_t)(eq - a) : strlen(a);
+        char b[48], name[64];
+        if (strncmp(a, "--", 2) || n < 3 || n - 2 >= sizeof name) {
+            snprintf(c->refused, sizeof c->refused, "field %zu '%s' is not an option (the "
+                     "model is the first field)", i + 1, shown(a, n, b, sizeof b));
+            break;
+        }
+        memcpy(name, a + 2, n - 2);
+        name[n - 2] = '\0';
+        const char *value = eq ? eq + 1 : NULL;
+        char *spelt = NULL;
+        if (!strncmp(name, "ft-", 3) || !strncmp(name, "ft_", 3)) {
+            int id = fg_jobopt_find(name);
+            const struct fg_jobopt *row = id >= 0 ? fg_jobopt_at((unsigned)id) : NULL;
+            if (!row) {
+                snprintf(c->refused, sizeof c->refused, "--%s is not an option of fitgate",
+                         shown(name, strlen(name), b, sizeof b));
+                break;
+            }
+            if (id == FG_JOBOPT_MODEL) {
+                snprintf(c->refused, sizeof c->refused, "--ft-model is the first field, not an "
+                         "option");
+                break;
+            }
+            if (row->arg && !value) {
+                snprintf(c->refused, sizeof c->refused, "--ft-%s needs a value (--ft-%s=%s)",
+                         row->name, row->name, row->arg);
+                break;
+            }
+            if (asprintf(&spelt, "--ft-%s%s%s", row->name, value ? "=" : "",
+                         value ? value : "") < 0)
+                return -1;
+        } else {
+            size_t k = 0;
+            while (k < N_SLURM_OPTS && strcmp(slurm_opts[k], name))
+                k++;
+            if (k == N_SLURM_OPTS) {
+                snprintf(c->refused, sizeof c->refused, "--%s is not an option a job sets: the "
+                         "site's files come from its policy, the job's from --ft-*, --gres, "
+                         "--gpus, --gpus-per-node, --nodes and --partition",
+                         shown(name, strlen(name), b, sizeof b));
+                break;
+            }
+            if (!value || seen[k]) {
+                snprintf(c->refused, sizeof c->refused, "--%s %s", name,
+                         value ? "given twice" : "needs a value");
+                break;
+            }
+            seen[k] = true;
+            bool is_request = k < 3; /* gres, gpus, gpus-per-node: slurm_opts' first three */
+            if (is_request && request) {
+                snprintf(c->refused, sizeof c->refused, "the GPU request is given twice "
+                         "(--%s and --%s)", request, name);
+                break;
+            }
+            if (is_request)
+                request = slurm_opts[k];
+            if (asprintf(&spelt, "--%s=%s", slurm_opts[k], value) < 0)
+                return -1;
+        }
+        c->opts[c->n_opts++] = spelt;
     }
     return 0;
 }
@@ -597,13 +769,32 @@ int fg_cli_ctld(int argc, char **argv)
         fprintf(stderr, "fitgate: error: --run-as: no user with uid %u\n", (unsigned)c.uid);
         goto out;
     }
-    if (read_input(&c, &text))
+    if (read_input(&c, &text)) {
+        fprintf(stderr, "fitgate: error: cannot read the options on standard input: %s\n",
+                strerror(errno));
         goto out;
+    }
+    if (check_fields(&c)) {
+        fprintf(stderr, "fitgate: error: out of memory\n");
+        goto out;
+    }
     rc = 0;
+    /* the site's files are the site's: root's or this process's (slurmctld's user), also for
+     * the check's child once it runs as the job's user (fileio.h) */
+    fg__site_owner_pin((unsigned)geteuid());
     fg_policy_init(&c.pol);
+    struct fg_gpu_table *table = NULL;
     int prc = c.policy ? fg_policy_load(&c.pol, c.policy, &err) : 0;
+    if (!prc && c.policy && !c.untagged)
+        prc = fg_policy_gpu_table(&c.pol, &table, &err); /* the check's child reads it again */
+    fg_gpu_table_free(table);
+    if (c.log_file && (!prc || c.untagged)) /* the controller's own trail: LOG_FILE */
+        snprintf(c.pol.log_file, sizeof c.pol.log_file, "%s", c.log_file);
     if (c.untagged) {
-        untagged(&c, !prc, err.detail);
+        if (c.refused[0] && !prc)
+            refuse_input(&c);
+        else
+            untagged(&c, !prc, err.detail);
         goto out;
     }
     if (prc) {
@@ -612,21 +803,26 @@ int fg_cli_ctld(int argc, char **argv)
         char why[700];
         snprintf(why, sizeof why, "the site policy is invalid: %.600s (fitgate check "
                  "--policy %.40s --lint)", err.detail, c.policy);
-        if (c.pol.log_file[0] != '/')
+        if (c.log_file)
+            snprintf(c.pol.log_file, sizeof c.pol.log_file, "%s", c.log_file);
+        else if (c.pol.log_file[0] != '/')
             c.pol.log_file[0] = '\0';
         cannot_check(&c, FG_ONERR_REJECT, why);
         goto out;
     }
     if (c.policy)
         c.on_error = c.pol.on_error;
-    if (c.log_file) /* the controller's own trail, root's: job_submit.lua's LOG_FILE */
-        snprintf(c.pol.log_file, sizeof c.pol.log_file, "%s", c.log_file);
-    if (c.skip)
+    if (c.refused[0])
+        refuse_input(&c); /* the job's own: whatever OnError says */
+    else if (c.skip)
         cannot_check(&c, c.on_error, c.skip);
     else
         run_check(&c);
 out:
     fflush(stdout);
+    for (size_t i = 0; i < c.n_opts; i++)
+        free(c.opts[i]);
+    free(c.opts);
     free(c.args);
     free(text);
     return rc;
