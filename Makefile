@@ -62,7 +62,7 @@ BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -O2 -g -fPIC $(WARN) $(SAN_FLAGS) $(HARDEN
 PKG_CFLAGS  = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # Linked: cJSON only.  libcurl, hwloc and libyaml are dlopen'ed when first needed
 # (engine/source/hub.c on the first hub request, engine/hw/detect.c on the first GPU detection,
-# engine/jobfile.c on the first YAML --ft-config): their headers are used,
+# engine/job/jobfile.c on the first YAML --ft-config): their headers are used,
 # their ~35 shared objects are not loaded by every CLI run and tagged sbatch.  -ldl for
 # glibc < 2.34 (from 2.34 dlopen is in libc and libdl.a is empty: nothing is added).
 PKG_LIBS    = $(shell pkg-config --libs libcjson 2>/dev/null) -ldl -pthread
@@ -95,78 +95,78 @@ ENGINE_SRCS := \
 	engine/source/st_layout.c \
 	engine/arch/graph.c \
 	engine/arch/blocks.c \
-	engine/arch/arch_decoder.c \
-	engine/arch/arch_moe.c \
-	engine/arch/arch_moe_rows.c \
-	engine/arch/arch_legacy.c \
-	engine/arch/arch_encoder.c \
-	engine/arch/arch_encdec.c \
-	engine/arch/arch_nomic.c \
-	engine/arch/arch_hybrid.c \
-	engine/arch/arch_mamba.c \
-	engine/arch/arch_multimodal.c \
-	engine/arch/arch_multimodal_proj.c \
-	engine/arch/arch_llama4.c \
-	engine/arch/arch_generic.c \
-	engine/arch/arch_keys.c \
-	engine/arch/arch_families.c \
-	engine/arch/arch_classic.c \
-	engine/arch/arch_enc2.c \
-	engine/arch/arch_enc2b.c \
-	engine/arch/arch_enc2c.c \
-	engine/arch/arch_seq.c \
-	engine/arch/arch_seq_dec.c \
-	engine/arch/arch_seq_mm.c \
-	engine/arch/arch_mllama.c \
-	engine/arch/arch_tensors.c \
-	engine/arch/arch_enc1.c \
-	engine/arch/arch_enc1b.c \
-	engine/arch/arch_ssm.c \
-	engine/arch/arch_ssm_blocks.c \
-	engine/arch/arch_ssm_zamba.c \
-	engine/arch/arch_ssm_rnn.c \
-	engine/arch/arch_ssm_gemma3n.c \
-	engine/arch/arch_ssm_blt.c \
-	engine/arch/arch_ssm_vq.c \
-	engine/arch/arch_vl.c \
-	engine/arch/arch_vl_glm.c \
-	engine/arch/arch_vl_blip.c \
-	engine/arch/arch_vl_aria.c \
-	engine/arch/arch_vl_deepseek.c \
-	engine/arch/arch_vl_kosmos.c \
-	engine/arch/arch_vl_idefics.c \
-	engine/arch/arch_vl_janus.c \
-	engine/arch/arch_vl_phi4mm.c \
-	engine/arch/arch_vl_ovis.c \
-	engine/arch/arch_vl_evolla.c \
-	engine/arch/arch_vl_proj.c \
-	engine/arch/arch_dec.c \
-	engine/arch/arch_dec2.c \
+	engine/arch/decoder/llama_rows.c \
+	engine/arch/moe/moe_mla.c \
+	engine/arch/moe/moe_rows.c \
+	engine/arch/decoder/gpt2_bloom_falcon.c \
+	engine/arch/encoder/bert_family.c \
+	engine/arch/encdec/bart_t5_whisper.c \
+	engine/arch/encoder/nomic_bert.c \
+	engine/arch/hybrid/nemotron_h_lfm2_qwen3_next.c \
+	engine/arch/hybrid/bamba_falcon_h1.c \
+	engine/arch/vision/multimodal.c \
+	engine/arch/vision/multimodal_proj.c \
+	engine/arch/moe/llama4.c \
+	engine/arch/generic.c \
+	engine/arch/keys.c \
+	engine/arch/families.c \
+	engine/arch/decoder/gpt_neox_opt_mpt.c \
+	engine/arch/encoder/xlnet_xlm_funnel.c \
+	engine/arch/encoder/tapas_luke_fnet.c \
+	engine/arch/encoder/efficient_attention.c \
+	engine/arch/encdec/marian_pegasus.c \
+	engine/arch/decoder/fairseq_decoders.c \
+	engine/arch/vision/florence_git_fuyu.c \
+	engine/arch/vision/mllama.c \
+	engine/arch/tensors.c \
+	engine/arch/encoder/bert_variants.c \
+	engine/arch/encoder/esm_roformer_convbert.c \
+	engine/arch/hybrid/mamba_jamba.c \
+	engine/arch/hybrid/ssm.c \
+	engine/arch/hybrid/zamba.c \
+	engine/arch/hybrid/rwkv_xlstm_recurrent_gemma.c \
+	engine/arch/hybrid/gemma3n.c \
+	engine/arch/hybrid/blt.c \
+	engine/arch/vision/chameleon_emu3.c \
+	engine/arch/vision/llava.c \
+	engine/arch/vision/glm4v.c \
+	engine/arch/vision/blip.c \
+	engine/arch/vision/aria.c \
+	engine/arch/vision/deepseek_vl.c \
+	engine/arch/vision/kosmos2.c \
+	engine/arch/vision/idefics.c \
+	engine/arch/vision/janus.c \
+	engine/arch/vision/phi4mm.c \
+	engine/arch/vision/ovis2.c \
+	engine/arch/vision/evolla.c \
+	engine/arch/vision/llava_proj.c \
+	engine/arch/moe/dbrx_jetmoe_minimax.c \
+	engine/arch/moe/afmoe_longcat_doge.c \
 	engine/hw/gpu.c \
 	engine/hw/gpu_find.c \
 	engine/hw/detect.c \
 	engine/hw/visible.c \
 	engine/hw/nvml.c \
-	engine/model.c \
-	engine/model_load.c \
-	engine/job.c \
-	engine/memory_node.c \
-	engine/memory_stage.c \
-	engine/memory_train.c \
-	engine/memory_flops.c \
-	engine/memory.c \
-	engine/memory_rl.c \
-	engine/trainer.c \
-	engine/framework.c \
-	engine/jobspec.c \
-	engine/jobfile.c \
-	engine/jobfile_rows.c \
-	engine/jobfile_apply.c \
-	engine/fit.c \
-	engine/plan.c \
-	engine/plan_env.c \
-	engine/plan_floor.c \
-	engine/calib.c
+	engine/model/model.c \
+	engine/model/model_load.c \
+	engine/job/job.c \
+	engine/memory/memory_node.c \
+	engine/memory/memory_stage.c \
+	engine/memory/memory_train.c \
+	engine/memory/memory_flops.c \
+	engine/memory/memory.c \
+	engine/memory/memory_rl.c \
+	engine/stack/trainer.c \
+	engine/stack/framework.c \
+	engine/job/jobspec.c \
+	engine/job/jobfile.c \
+	engine/job/jobfile_rows.c \
+	engine/job/jobfile_apply.c \
+	engine/plan/fit.c \
+	engine/plan/plan.c \
+	engine/plan/plan_env.c \
+	engine/plan/plan_floor.c \
+	engine/memory/calib.c
 
 # --- policies --------------------------------------------------------------
 POLICY_SRCS := \
@@ -286,19 +286,19 @@ CLI         := $(BUILD)/fitgate
 .PHONY: all check unit integration deps run install uninstall clean bench fuzz
 all: $(LIB) $(CLI) $(PLUGIN) $(PLUGIN_ENGINE)
 
-# Every object waits for the generated headers (engine/jobopts.def includes
+# Every object waits for the generated headers (engine/job/jobopts.def includes
 # framework_names.h); their rules below compile only what they need themselves.
 GEN_HEADERS := $(BUILD)/gen/framework_names.h
 $(BUILD)/%.o: %.c | $(GEN_HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-# The framework names jobopts.def's --framework help quotes, from engine/framework.c's table
+# The framework names jobopts.def's --framework help quotes, from engine/stack/framework.c's table
 # (tools/gen_names.c): the thin plugin, which links no engine code, shows them in sbatch --help.
 GEN_NAMES := $(BUILD)/tools/gen_names
-$(GEN_NAMES): tools/gen_names.c engine/framework.c engine/framework.h engine/util/error.c
+$(GEN_NAMES): tools/gen_names.c engine/stack/framework.c engine/stack/framework.h engine/util/error.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/framework.c engine/util/error.c \
+	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/stack/framework.c engine/util/error.c \
 	  $(SAN_FLAGS) $(LDFLAGS)
 $(BUILD)/gen/framework_names.h: $(GEN_NAMES)
 	@mkdir -p $(dir $@)
@@ -316,7 +316,7 @@ $(BUILD)/gen/gpus_table.c: conf/gpus.conf $(GEN_GPUS)
 	@mkdir -p $(dir $@)
 	$(GEN_GPUS) conf/gpus.conf > $@.tmp && mv $@.tmp $@
 
-# The lists users read, generated from engine/jobopts.def and the framework and policy key
+# The lists users read, generated from engine/job/jobopts.def and the framework and policy key
 # tables by the engine itself (tools/gen_lists.c): sections between BEGIN / END GENERATED
 # markers in the files below.  They are committed (admins copy job_submit.lua, docs/ is read in the tree,
 # packaging installs the man pages and completion as they are) and `make unit` fails with

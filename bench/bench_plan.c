@@ -38,13 +38,13 @@
 
 #include "arch/graph.h"
 #include "source/config.h"
-#include "fit.h"
+#include "plan/fit.h"
 #include "gate.h"
 #include "hw/gpu.h"
-#include "jobspec.h"
-#include "memory.h"
-#include "model.h"
-#include "plan.h"
+#include "job/jobspec.h"
+#include "memory/memory.h"
+#include "model/model.h"
+#include "plan/plan.h"
 
 struct model_in {
     char name[256];

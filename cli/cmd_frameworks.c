@@ -1,5 +1,5 @@
 /*
- * fitgate frameworks: the framework table (engine/framework.c), one row per stack and
+ * fitgate frameworks: the framework table (engine/stack/framework.c), one row per stack and
  * release: its version, what it keeps by default and where each fact was read.
  */
 #include <cjson/cJSON.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "framework.h"
+#include "stack/framework.h"
 
 static void usage(FILE *f)
 {

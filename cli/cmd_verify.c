@@ -17,7 +17,7 @@
 #include "cli.h"
 #include "source/config.h"
 #include "format.h"
-#include "model.h"
+#include "model/model.h"
 #include "source/safetensors.h"
 #include "source/source.h"
 

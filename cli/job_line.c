@@ -7,9 +7,9 @@
 
 #include <stdio.h>
 
-#include "jobspec.h"
+#include "job/jobspec.h"
 #include "source/wquant.h"
-#include "trainer.h"
+#include "stack/trainer.h"
 
 /* "trainer: grpo (TRL GRPOTrainer), reference none, 8 completions x (512 + 2048) tokens,
  * vLLM colocate at 0.30" */

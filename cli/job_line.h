@@ -2,7 +2,7 @@
 #ifndef FG_CLI_JOB_LINE_H
 #define FG_CLI_JOB_LINE_H
 
-#include "job.h"
+#include "job/job.h"
 #include "jobopts.h"
 
 /* The job as it runs (job: the assessed one), the options' notes and their origins, on

@@ -1,6 +1,6 @@
 #include "jobopts.h"
 
-#include "jobfile.h"
+#include "job/jobfile.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -55,7 +55,7 @@ int fg_cli_parse_f(const char *opt, const char *s, double min, double max, doubl
     return 0;
 }
 
-/* The CLI's own options and Slurm's request spellings (the job's are engine/jobopts.def). */
+/* The CLI's own options and Slurm's request spellings (the job's are engine/job/jobopts.def). */
 enum cli_opt {
     C_JSON, C_STRUCTURE, C_HTML, C_HEADROOM, C_CONSERVATIVE, C_SAMPLES, C_EPOCHS,
     C_GLOBAL_BATCH, C_GRES, C_GPUS, C_GPUS_PER_NODE, C_NODES, C_PARTITION, C_POLICY,

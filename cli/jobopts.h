@@ -1,5 +1,5 @@
 /*
- * jobopts.h - the options of plan and check: the job (engine/jobopts.def, parsed by the
+ * jobopts.h - the options of plan and check: the job (engine/job/jobopts.def, parsed by the
  * engine's one parser, so `--seq-len 512`, `--seq-len=512` and the plugin's spelling
  * `--ft-seq-len=512` all work), the GPUs it asks for in Slurm's own spellings (--gres,
  * --gpus, --gpus-per-node, --nodes, --partition), the site's policy (--policy,
@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "jobspec.h"
-#include "memory.h"
+#include "job/jobspec.h"
+#include "memory/memory.h"
 
 struct fg_cli_opts {
     const char *model;

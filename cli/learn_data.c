@@ -17,13 +17,13 @@
 
 #include "audit.h"
 #include "auditlog.h"
-#include "calib.h"
+#include "memory/calib.h"
 #include "cli.h"
 #include "util/fileio.h"
-#include "fit.h"
+#include "plan/fit.h"
 #include "html.h"
 #include "jobopts.h"
-#include "model.h"
+#include "model/model.h"
 
 #define LOG_TAIL (16u << 20) /* bytes of a job's output searched for an OOM message */
 

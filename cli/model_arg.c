@@ -6,11 +6,11 @@
  */
 #include <stdio.h>
 
-#include "model_load.h"
+#include "model/model_load.h"
 #include "cli.h"
 #include "gate.h"
 #include "util/log.h"
-#include "model.h"
+#include "model/model.h"
 #include "source/source.h"
 
 /* One line on stderr: where the config came from (stdout stays the answer). */

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "jobspec.h"
+#include "job/jobspec.h"
 
 cJSON *fg_cli_layout_json(const struct fg_layout *l)
 {

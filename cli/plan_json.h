@@ -10,8 +10,8 @@
 #include <cjson/cJSON.h>
 
 #include "decide.h"
-#include "model.h"
-#include "plan.h"
+#include "model/model.h"
+#include "plan/plan.h"
 #include "remedy.h"
 #include "request.h"
 

@@ -11,10 +11,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "fit.h"
+#include "plan/fit.h"
 #include "hw/gpu.h"
-#include "memory.h"
-#include "plan.h"
+#include "memory/memory.h"
+#include "plan/plan.h"
 
 struct fg_cli_opts;
 struct fg_report_gate;

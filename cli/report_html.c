@@ -21,11 +21,11 @@
 #include "cli.h"
 #include "decide.h"
 #include "format.h"
-#include "fit.h"
+#include "plan/fit.h"
 #include "hw/gpu.h"
 #include "html.h"
-#include "memory.h"
-#include "plan.h"
+#include "memory/memory.h"
+#include "plan/plan.h"
 /* The seeds' card table, shared with `fitgate plan`: one row per card size
  * users ask about (the SXM H100: "h100" alone names the PCIe card first in
  * gpus.conf).  The default layout card follows. */

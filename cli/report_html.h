@@ -36,7 +36,7 @@
 
 #include "util/error.h"
 #include "jobopts.h"
-#include "model.h"
+#include "model/model.h"
 
 struct fg_assessment;
 struct fg_gpu;

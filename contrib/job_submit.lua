@@ -73,9 +73,9 @@ local function esc(s)
    end))
 end
 
--- The plugin's options (engine/jobopts.def, '-' as '_'), one row each: slurmctld cannot
+-- The plugin's options (engine/job/jobopts.def, '-' as '_'), one row each: slurmctld cannot
 -- list a job's environment, only look names up in it.
--- BEGIN GENERATED lua-options: from engine/jobopts.def by tools/gen_lists.c (make lists); do not edit
+-- BEGIN GENERATED lua-options: from engine/job/jobopts.def by tools/gen_lists.c (make lists); do not edit
 local OPTIONS = {
    "model", "mode", "seq_len", "batch", "lora_rank", "lora_targets", "precision",
    "optimizer", "quant", "zero", "grad_ckpt", "gpu", "gpus", "attention", "framework", "tp",

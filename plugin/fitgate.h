@@ -25,14 +25,14 @@
 
 #include "decide.h"
 #include "gate.h"
-#include "jobspec.h"
+#include "job/jobspec.h"
 #include "util/error.h"
 #include "util/log.h"
-#include "memory.h"
-#include "model.h"
+#include "memory/memory.h"
+#include "model/model.h"
 #include "policy.h"
 
-/* The option values cross from the thin plugin to the engine part indexed by engine/jobspec.h's
+/* The option values cross from the thin plugin to the engine part indexed by engine/job/jobspec.h's
  * enum fg_jobopt_id (jobopts.def's row numbers: append only, so a number means the same
  * option in every release). */
 

@@ -11,9 +11,9 @@
 
 #include "fitgate.h"
 #include "hw/gpu.h"
-#include "jobfile.h"
+#include "job/jobfile.h"
 #include "util/log.h"
-#include "plan.h"
+#include "plan/plan.h"
 
 static const char *const *option_values;
 static unsigned n_values;

@@ -16,11 +16,11 @@ static char *values[FG_JOBOPT_COUNT];
 static int option_cb(int val, const char *optarg, int remote);
 
 /* name, arg, usage, has_arg, val, cb: the SPANK option table, one row per line of
- * engine/jobopts.def (a header of data: no engine code is linked here). */
+ * engine/job/jobopts.def (a header of data: no engine code is linked here). */
 static struct spank_option table[] = {
 #define FG_JOBOPT(id, name, arg, has_arg, help)                                                \
     {"ft-" name, arg, "[fitgate] " help, has_arg, FG_JOBOPT_##id, option_cb},
-#include "jobopts.def"
+#include "job/jobopts.def"
 #undef FG_JOBOPT
 };
 #define NOPTS (sizeof table / sizeof table[0])

@@ -3,7 +3,7 @@
  * the fit on one card, and the plans when one card is not enough.
  */
 #include "assess.h"
-#include "trainer.h"
+#include "stack/trainer.h"
 
 #include <math.h>
 #include <stdio.h>

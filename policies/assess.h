@@ -20,13 +20,13 @@
 #include <stdint.h>
 
 #include "util/error.h"
-#include "fit.h"
-#include "framework.h"
+#include "plan/fit.h"
+#include "stack/framework.h"
 #include "hw/gpu.h"
-#include "jobspec.h"
-#include "memory.h"
-#include "model.h"
-#include "plan.h"
+#include "job/jobspec.h"
+#include "memory/memory.h"
+#include "model/model.h"
+#include "plan/plan.h"
 #include "policy.h"
 
 /* The most GPUs the planner searches for one job (16,384: two of today's largest

@@ -6,7 +6,7 @@
  * in order, the reader looks each row up, so adding a field is a row.
  */
 #include "audit.h"
-#include "trainer.h"
+#include "stack/trainer.h"
 #include "util/fileio.h"
 
 #include <cjson/cJSON.h>

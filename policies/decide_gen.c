@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-#include "trainer.h"
+#include "stack/trainer.h"
 
 /*
  * A trainer's vLLM engine beside its training (policies/assess.c), side by side: the engine's

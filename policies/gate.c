@@ -11,7 +11,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "model_load.h"
+#include "model/model_load.h"
 #include "source/source.h"
 #include "util/fileio.h"
 

@@ -41,10 +41,10 @@
 #include <stdint.h>
 #include <strings.h>
 
-#include "calib.h"
+#include "memory/calib.h"
 #include "util/error.h"
 #include "util/yesno.h"
-#include "memory.h"
+#include "memory/memory.h"
 
 enum fg_action { FG_ACTION_OFF, FG_ACTION_WARN, FG_ACTION_REJECT, FG_ACTION_RESIZE };
 enum fg_borderline { FG_BORDER_ALLOW, FG_BORDER_WARN, FG_BORDER_REJECT };

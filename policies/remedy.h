@@ -32,8 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "jobspec.h"
-#include "plan.h"
+#include "job/jobspec.h"
+#include "plan/plan.h"
 #include "policy.h"
 #include "request.h"
 

@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "arch/graph.h"
-#include "model_load.h"
+#include "model/model_load.h"
 #include "source/config.h"
-#include "jobspec.h"
-#include "model.h"
+#include "job/jobspec.h"
+#include "model/model.h"
 
 /* Load a fixture directory (or config.json); fails the test with the detail. */
 static inline struct fg_model *load(const char *dir)

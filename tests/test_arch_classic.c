@@ -1,7 +1,7 @@
 /*
- * test_arch_classic.c - the GPT-2-era readers (engine/arch/arch_classic.c: gpt_neox, opt,
+ * test_arch_classic.c - the GPT-2-era readers (engine/arch/decoder/gpt_neox_opt_mpt.c: gpt_neox, opt,
  * gpt_bigcode, mpt, gpt_neo) and the rows added beside them (codegen, gpt-sw3 in
- * arch_legacy.c; olmo, code_llama in arch_decoder.c): each count written out term by term
+ * gpt2_bloom_falcon.c; olmo, code_llama in llama_rows.c): each count written out term by term
  * from the transformers class, at the published shapes of a release.
  */
 #include <setjmp.h>
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model/model.h"
 
 static uint64_t count(const char *json)
 {

@@ -1,6 +1,6 @@
 /*
- * test_arch_dec.c - the causal-LM readers of engine/arch/arch_dec*.c and the rows added
- * beside them (dots1 in arch_moe_rows.c; apertus, bitnet in arch_decoder.c): each count
+ * test_arch_dec.c - the causal-LM readers of engine/arch/moe/dbrx_jetmoe_minimax.c and afmoe_longcat_doge.c and the rows added
+ * beside them (dots1 in moe_rows.c; apertus, bitnet in llama_rows.c): each count
  * written out term by term from the transformers class, at the published shapes of a
  * release, with the published total where one was found.
  */
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model/model.h"
 
 static uint64_t count(const char *json)
 {

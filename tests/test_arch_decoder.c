@@ -1,5 +1,5 @@
 /*
- * test_arch_decoder.c - the table-driven decoder rows (engine/arch/arch_decoder.c):
+ * test_arch_decoder.c - the table-driven decoder rows (engine/arch/decoder/llama_rows.c):
  * each family's count against the tensors its transformers class creates,
  * written out term by term, and the checkpoint-layout rules keyed on the
  * config (the rotary inv_freq buffers of Llama checkpoints written before
@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "source/config.h"
-#include "model.h"
+#include "model/model.h"
 
 /* Llama-2-7b-hf shape fields; the version is spliced in. */
 #define LLAMA2_7B(ver)                                                                         \

@@ -1,6 +1,6 @@
 /*
- * test_arch_enc1.c - the masked-LM encoder readers of engine/arch/arch_enc1.c and
- * arch_enc1b.c: each count written out term by term from the transformers class at a
+ * test_arch_enc1.c - the masked-LM encoder readers of engine/arch/encoder/bert_variants.c and
+ * esm_roformer_convbert.c: each count written out term by term from the transformers class at a
  * published release's shapes, and the published total where one is known (the source
  * beside each figure; tests/fixtures/PROVENANCE.md).
  */
@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "model.h"
+#include "model/model.h"
 
 static uint64_t count(const char *json)
 {

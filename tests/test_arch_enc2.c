@@ -1,5 +1,5 @@
 /*
- * test_arch_enc2.c - the readers of engine/arch/arch_enc2.c and arch_enc2b.c (xlnet, xlm,
+ * test_arch_enc2.c - the readers of engine/arch/encoder/xlnet_xlm_funnel.c and tapas_luke_fnet.c (xlnet, xlm,
  * flaubert, funnel, mobilebert, tapas, luke, fnet, squeezebert, wav2vec2): each count
  * written out term by term from the transformers modeling class at the shapes of a
  * published release, and the published total where one is known.
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model/model.h"
 
 static uint64_t count(const char *json)
 {

@@ -1,6 +1,6 @@
 /*
  * test_arch_encoder.c - the encoder and encoder-decoder readers
- * (engine/arch/arch_encoder.c) added for the RoBERTa family, DistilBERT and
+ * (engine/arch/encoder/bert_family.c) added for the RoBERTa family, DistilBERT and
  * BART / mBART: counts derived here from the modeling files, term by term,
  * on the shape fields of released checkpoints whose stored totals the
  * safetensors metadata table (the huggingface/safetensors repository's metadata table, commit
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "source/config.h"
-#include "model.h"
+#include "model/model.h"
 
 /* BERT-style layer of width h and FFN i: q/k/v/o biased, two LayerNorms, fc1 / fc2 biased. */
 static uint64_t bert_layer(uint64_t h, uint64_t i)

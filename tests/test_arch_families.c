@@ -1,5 +1,5 @@
 /*
- * test_arch_families.c - the families table (engine/arch/arch_families.c, 'fitgate families')
+ * test_arch_families.c - the families table (engine/arch/families.c, 'fitgate families')
  * against transformers' own auto-mapping lists, vendored in
  * tests/fixtures/transformers/modeling_auto_mappings.tsv: every (list, model_type, class)
  * there is in the table with the same class, nothing is in a list that the file does not
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "arch/graph.h"
-#include "model.h"
+#include "model/model.h"
 
 #define MAPPINGS "tests/fixtures/transformers/modeling_auto_mappings.tsv"
 

@@ -1,5 +1,5 @@
 /*
- * test_arch_generic.c - the generic reader (engine/arch/arch_generic.c) and the certainty every
+ * test_arch_generic.c - the generic reader (engine/arch/generic.c) and the certainty every
  * count carries.
  *
  * The real configs of tests/fixtures/models are read twice: by their family reader, and
@@ -24,7 +24,7 @@
 
 #include "source/config.h"
 #include "util/fileio.h"
-#include "model.h"
+#include "model/model.h"
 
 #define FIXTURES "tests/fixtures/models/"
 
@@ -168,7 +168,7 @@ static void family_readers_should_say_exact_on_every_fixture(void **state)
         struct fg_err err = {0};
         assert_int_equal(fg_model_from_config(doc, name, &m, &err), 0);
         /* the one question config.json cannot answer for a real release: whether a tied
-         * head is written anyway (arch_decoder.c, Qwen3); the checkpoint decides */
+         * head is written anyway (llama_rows.c, Qwen3); the checkpoint decides */
         bool open_head = m->certainty == FG_CERT_UNSURE &&
                          !strcmp(m->unsure_key, "tie_word_embeddings");
         if ((m->certainty != FG_CERT_EXACT && !open_head) || m->generic || m->n_assumed)
@@ -407,7 +407,7 @@ static void generic_should_size_the_score_head_from_num_labels(void **state)
     fg_model_free(m);
 }
 
-/* Keys that add or remove stored tensors when set (some of arch_keys.c shape_keys; every
+/* Keys that add or remove stored tensors when set (some of keys.c shape_keys; every
  * key of that table is added to every fixture by tests/test_arch_keys.c). */
 static const struct {
     const char *key, *value;

@@ -1,6 +1,6 @@
 /*
- * test_arch_hybrid.c - the hybrid readers (arch_hybrid.c: nemotron_h, lfm2)
- * and the multimodal wrappers built on the same graph (arch_multimodal.c:
+ * test_arch_hybrid.c - the hybrid readers (nemotron_h_lfm2_qwen3_next.c: nemotron_h, lfm2)
+ * and the multimodal wrappers built on the same graph (multimodal.c:
  * llava, gemma3, qwen2_vl, llama4, kimi_k25): graph shape in layer order,
  * exact stored counts for the fixtures with a published total, and the
  * errors a bad layer pattern gets.
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "source/config.h"
-#include "model.h"
+#include "model/model.h"
 
 #define MODELS "tests/fixtures/models/"
 

@@ -1,5 +1,5 @@
 /*
- * test_arch_keys.c - the table of keys that change stored shapes (engine/arch/arch_keys.c)
+ * test_arch_keys.c - the table of keys that change stored shapes (engine/arch/keys.c)
  * and the check that makes a family reader's count unsure when it leaves one unread.
  *
  * Every real config.json under tests/fixtures (the model fixtures of truth.tsv and the hub
@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch/arch_keys.h"
+#include "arch/keys.h"
 #include "source/config.h"
 #include "util/fileio.h"
 

@@ -1,7 +1,7 @@
 /*
- * test_arch_legacy.c - the legacy decoder readers (engine/arch/arch_legacy.c:
+ * test_arch_legacy.c - the legacy decoder readers (engine/arch/decoder/gpt2_bloom_falcon.c:
  * gpt2, gptj, bloom, falcon, phi, mixformer-sequential, chatglm, qwen) and
- * the encoder / encoder-decoder readers (engine/arch/arch_encoder.c: bert,
+ * the encoder / encoder-decoder readers (engine/arch/encoder/bert_family.c: bert,
  * nomic_bert, t5, whisper): graph shape on the configs of
  * tests/fixtures/models, the stored-buffer and checkpoint rules, and the
  * errors bad values get.
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "source/config.h"
-#include "model.h"
+#include "model/model.h"
 
 #define FIXTURES "tests/fixtures/models/"
 

@@ -1,6 +1,6 @@
 /*
  * test_arch_moe.c - the mixture-of-experts and latent-attention readers
- * (engine/arch/arch_moe.c): graph shape on real configs from tests/fixtures,
+ * (engine/arch/moe/moe_mla.c): graph shape on real configs from tests/fixtures,
  * checkpoint rules, and the errors bad values get.
  */
 #include <setjmp.h>
@@ -16,7 +16,7 @@
 
 #include "arch/arch.h"
 #include "source/config.h"
-#include "model.h"
+#include "model/model.h"
 
 #define FIXTURES "tests/fixtures/models/"
 

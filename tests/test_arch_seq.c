@@ -1,7 +1,7 @@
 /*
- * test_arch_seq.c - the BART-lineage encoder-decoders (engine/arch/arch_seq.c: marian,
+ * test_arch_seq.c - the BART-lineage encoder-decoders (engine/arch/encdec/marian_pegasus.c: marian,
  * pegasus, blenderbot, blenderbot-small, mvp, plbart) and the fairseq-style decoders
- * (engine/arch/arch_seq_dec.c: xglm, biogpt, trocr): each count written out term by term
+ * (engine/arch/decoder/fairseq_decoders.c: xglm, biogpt, trocr): each count written out term by term
  * from the transformers class, at the published shapes of a release.
  */
 #include <setjmp.h>
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "arch/graph.h"
 
 static uint64_t count(const char *json)

@@ -1,8 +1,8 @@
 /*
- * test_arch_ssm.c - the state-space and recurrent readers (engine/arch/arch_ssm.c: mamba,
- * falcon_mamba, mamba2, jamba; arch_ssm_zamba.c: zamba, zamba2; arch_ssm_rnn.c:
- * recurrent_gemma, rwkv, xlstm; arch_ssm_gemma3n.c: gemma3n_text;
- * arch_ssm_blt.c: blt; arch_ssm_vq.c: chameleon, emu3): each count written out term by
+ * test_arch_ssm.c - the state-space and recurrent readers (engine/arch/hybrid/mamba_jamba.c: mamba,
+ * falcon_mamba, mamba2, jamba; zamba.c: zamba, zamba2; rwkv_xlstm_recurrent_gemma.c:
+ * recurrent_gemma, rwkv, xlstm; gemma3n.c: gemma3n_text;
+ * blt.c: blt; chameleon_emu3.c: chameleon, emu3): each count written out term by
  * term from the transformers class, at the published shapes of a release.
  */
 #include <setjmp.h>
@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model/model.h"
 
 static uint64_t count(const char *json)
 {

@@ -1,6 +1,6 @@
 /*
  * test_arch_tensors.c - a model's structure from its checkpoint's tensors
- * (engine/arch/arch_tensors.c), on real safetensors headers: the loopback hub's checkpoints
+ * (engine/arch/tensors.c), on real safetensors headers: the loopback hub's checkpoints
  * (tests/fixtures/hub: granite-7b-lab's three shards, EXAONE-3.0-7.8B) and WizardLM-2-8x22B's
  * published weight_map (tests/fixtures/models) with its config's shapes.  Where a family
  * reader exists, the tensors' structure must equal it, estimate included: the reader is
@@ -16,11 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "arch/arch_tensors.h"
+#include "arch/tensors.h"
 #include "ckpt_fixture.h"
-#include "job.h"
-#include "memory.h"
-#include "model_int.h"
+#include "job/job.h"
+#include "memory/memory.h"
+#include "model/model_int.h"
 #include "source/safetensors.h"
 #include "source/source.h"
 #include "support.h"

@@ -1,5 +1,5 @@
 /*
- * test_arch_vl.c - the vision-language readers of engine/arch/arch_vl*.c (GLM-V, LLaVA-NeXT-
+ * test_arch_vl.c - the vision-language readers of engine/arch/vision/*.c (GLM-V, LLaVA-NeXT-
  * Video, VipLLaVA, LFM2-VL, Cohere2-Vision, Idefics2): each tower and projector written out
  * term by term from its transformers class at a release's shapes, the text model counted by
  * its own reader (tested in its own file), and the published total where one is known.
@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model/model.h"
 
 static uint64_t count(const char *json)
 {

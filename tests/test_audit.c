@@ -24,12 +24,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "model_load.h"
+#include "model/model_load.h"
 #include "audit.h"
 #include "decide.h"
 #include "util/fileio.h"
 #include "hw/gpu.h"
-#include "model.h"
+#include "model/model.h"
 #include "policy.h"
 
 static char tmpdir[256];

@@ -38,13 +38,13 @@
 #include <unistd.h>
 
 #include "arch/graph.h"
-#include "model_int.h"
+#include "model/model_int.h"
 #include "source/config.h"
 #include "util/error.h"
 #include "hw/gpu.h"
 #include "util/log.h"
-#include "memory.h"
-#include "model.h"
+#include "memory/memory.h"
+#include "model/model.h"
 #include "policy.h"
 #include "source/safetensors.h"
 #include "source/source.h"
@@ -1252,7 +1252,7 @@ static void messages_should_hold_no_control_characters_from_configs(void **state
     fg_config_free(doc);
     KNOWN_GAP(notes_ok && !seen_controls,
               "control characters from config.json reach %s (scrub in fg__model_note, "
-              "engine/model.c, and in fg__log, engine/util/log.c, as fg_err_set does)\n",
+              "engine/model/model.c, and in fg__log, engine/util/log.c, as fg_err_set does)\n",
               !notes_ok ? "a model note" : "a log line");
 }
 

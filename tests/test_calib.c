@@ -1,5 +1,5 @@
 /*
- * test_calib.c - engine/calib.c: the calibration table and its effect on an estimate.
+ * test_calib.c - engine/memory/calib.c: the calibration table and its effect on an estimate.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -9,8 +9,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "calib.h"
-#include "memory.h"
+#include "memory/calib.h"
+#include "memory/memory.h"
 #include "support.h"
 
 #define QWEN "tests/fixtures/models/Qwen--Qwen3-0.6B"

@@ -13,7 +13,7 @@
 
 #include "arch/graph.h"
 #include "source/config.h"
-#include "model.h"
+#include "model/model.h"
 #include "support.h"
 
 static struct fg_config *parse(const char *text)

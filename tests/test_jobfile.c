@@ -1,5 +1,5 @@
 /*
- * test_jobfile.c - engine/jobfile.c, jobfile_rows.c, jobfile_apply.c: framework configs
+ * test_jobfile.c - engine/job/jobfile.c, jobfile_rows.c, jobfile_apply.c: framework configs
  * read into flat keys, the format told by its keys, and the job filled from them, on the
  * frameworks' own example files (tests/fixtures/configs, PROVENANCE.md).
  */
@@ -13,9 +13,9 @@
 #include <string.h>
 
 #include "util/fileio.h"
-#include "jobfile.h"
-#include "jobfile_rows.h"
-#include "jobspec.h"
+#include "job/jobfile.h"
+#include "job/jobfile_rows.h"
+#include "job/jobspec.h"
 
 #define C "tests/fixtures/configs/"
 

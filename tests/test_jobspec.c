@@ -1,5 +1,5 @@
 /*
- * test_jobspec.c - engine/jobspec.c and engine/framework.c: the one option table, the
+ * test_jobspec.c - engine/job/jobspec.c and engine/stack/framework.c: the one option table, the
  * framework rows, and the gate judging the job as it will run (its framework, its layout)
  * on real fixture models.
  */
@@ -14,9 +14,9 @@
 #include <string.h>
 
 #include "util/fileio.h"
-#include "framework.h"
+#include "stack/framework.h"
 #include "gate.h"
-#include "jobspec.h"
+#include "job/jobspec.h"
 #include "policy.h"
 #include "support.h"
 

@@ -19,7 +19,7 @@
 
 #include "../cli/cli.h"
 #include "audit.h"
-#include "calib.h"
+#include "memory/calib.h"
 #include "util/fileio.h"
 
 #define F "tests/fixtures/learn/"

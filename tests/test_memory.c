@@ -8,17 +8,17 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "memory_int.h"
+#include "memory/memory_int.h"
 #include "support.h"
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "fit.h"
-#include "memory.h"
-#include "model.h"
-#include "plan.h"
+#include "plan/fit.h"
+#include "memory/memory.h"
+#include "model/model.h"
+#include "plan/plan.h"
 
 #define NEMOTRON "tests/fixtures/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2"
 #define NOMIC "tests/fixtures/models/nomic-ai--nomic-embed-text-v2-moe"

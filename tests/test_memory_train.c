@@ -1,5 +1,5 @@
 /*
- * test_memory_train.c - the training peaks beside the two phases (engine/memory_train.c and
+ * test_memory_train.c - the training peaks beside the two phases (engine/memory/memory_train.c and
  * the terms memory.c / memory_node.c read from the job for them): gradient accumulation,
  * Megatron's persistent gradient buffer and its dtypes, DDP's buckets, DeepSpeed ZeRO's
  * bucket and fp32 partition, offload under LoRA, the fused losses, activation offloading,
@@ -15,10 +15,10 @@
 #include "support.h"
 #include <string.h>
 
-#include "fit.h"
-#include "jobspec.h"
-#include "memory.h"
-#include "model.h"
+#include "plan/fit.h"
+#include "job/jobspec.h"
+#include "memory/memory.h"
+#include "model/model.h"
 
 #define LLAMA32_1B "tests/fixtures/models/meta-llama--Llama-3.2-1B-Instruct"
 #define LLAMA8B "tests/fixtures/models/meta-llama--Llama-3.1-8B"

@@ -1,5 +1,5 @@
 /*
- * test_model.c - the graph builder's own helpers (engine/model.c); the graphs of real
+ * test_model.c - the graph builder's own helpers (engine/model/model.c); the graphs of real
  * configs are checked by test_params.c (counts) and test_arch_*.c (structure).
  */
 #include <setjmp.h>
@@ -14,9 +14,9 @@
 #include <string.h>
 
 #include "arch/graph.h"
-#include "model_int.h"
+#include "model/model_int.h"
 #include "source/config.h"
-#include "model.h"
+#include "model/model.h"
 #include "support.h"
 
 /* fg__model_add_block writes the name by hand; it must be what "%s_%d" gives, truncation

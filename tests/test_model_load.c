@@ -1,5 +1,5 @@
 /*
- * test_model_load.c - a model as the front ends load it (engine/model_load.c): the graph
+ * test_model_load.c - a model as the front ends load it (engine/model/model_load.c): the graph
  * from config.json, then weighed against the checkpoint beside it, whose tensor names and
  * exact total decide the parts a config declares and not every checkpoint stores
  * (stored_parts): a tied head written or not, a vision tower and MTP layers a pruned or
@@ -27,8 +27,8 @@
 #include <unistd.h>
 
 #include "ckpt_fixture.h"
-#include "model.h"
-#include "model_load.h"
+#include "model/model.h"
+#include "model/model_load.h"
 #include "source/source.h"
 #include "support.h"
 #include "util/fileio.h"

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_load.h"
-#include "model.h"
+#include "model/model_load.h"
+#include "model/model.h"
 
 #define FIXTURES "tests/fixtures/models"
 

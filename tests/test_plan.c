@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "plan.h"
+#include "plan/plan.h"
 
 #define MODELS "tests/fixtures/models"
 

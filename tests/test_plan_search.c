@@ -1,5 +1,5 @@
 /*
- * test_plan_search.c - the planner's cut search, white-box: engine/plan.c is compiled in
+ * test_plan_search.c - the planner's cut search, white-box: engine/plan/plan.c is compiled in
  * here, so that its static search (cut_fits and the bisection of eval_layout) can be
  * checked against brute force on small random instances, which the public API cannot
  * reach: per-block costs, sides and micro-batches drawn at random, every cut of the
@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "../engine/plan.c"
+#include "../engine/plan/plan.c"
 
 static uint64_t rng = 88172645463325252ull;
 static uint64_t rnd(void)

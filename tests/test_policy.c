@@ -13,11 +13,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model_load.h"
+#include "model/model_load.h"
 #include "audit.h"
 #include "decide.h"
 #include "hw/gpu.h"
-#include "model.h"
+#include "model/model.h"
 #include "policy.h"
 
 static int parse(struct fg_policy *p, const char *text, struct fg_err *err)

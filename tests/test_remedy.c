@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "gate.h"
-#include "jobspec.h"
+#include "job/jobspec.h"
 #include "support.h"
 
 #define M "tests/fixtures/models/"

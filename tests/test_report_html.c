@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "model_load.h"
+#include "model/model_load.h"
 #include "jobopts.h"
-#include "memory.h"
+#include "memory/memory.h"
 #include "report_html.h"
 
 #define MODELS "tests/fixtures/models"

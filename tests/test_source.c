@@ -26,11 +26,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "model_load.h"
+#include "model/model_load.h"
 #include "source/ckpt.h"
 #include "util/fileio.h"
 #include "source/hub.h"
-#include "model.h"
+#include "model/model.h"
 #include "source/safetensors.h"
 #include "source/source.h"
 #include "source/st_layout.h"

@@ -1,5 +1,5 @@
 /*
- * test_trainer.c - the preference and RL trainers (engine/trainer.c, memory_rl.c,
+ * test_trainer.c - the preference and RL trainers (engine/stack/trainer.c, memory_rl.c,
  * policies/assess.c, decide_gen.c): what each one adds to its adaptation's estimate, the options
  * that go with it, and the vLLM engine's side of a generating job.
  */
@@ -15,9 +15,9 @@
 #include "decide.h"
 #include "hw/gpu.h"
 #include "policy.h"
-#include "jobspec.h"
-#include "memory.h"
-#include "trainer.h"
+#include "job/jobspec.h"
+#include "memory/memory.h"
+#include "stack/trainer.h"
 
 #define QWEN "tests/fixtures/models/Qwen--Qwen3-8B"
 

@@ -1,6 +1,6 @@
 /*
  * test_wquant.c - quantization_config as a serving engine loads it (engine/source/wquant.c), and the
- * served weights it gives (engine/memory.c estimate_serve) on the real checkpoints' configs.
+ * served weights it gives (engine/memory/memory.c estimate_serve) on the real checkpoints' configs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "memory.h"
-#include "model.h"
+#include "memory/memory.h"
+#include "model/model.h"
 #include "source/config.h"
 #include "support.h"
 #include "source/wquant.h"

@@ -8,12 +8,12 @@
 #                                       as they are in git revision REV (in a scratch copy; the
 #                                       tree is not touched), and compare the two binaries'
 #                                       outputs.  This isolates one change while others edit the
-#                                       CLI: e.g. `against HEAD engine/plan.c engine/memory.c
-#                                       engine/memory.h` after `make`.
+#                                       CLI: e.g. `against HEAD engine/plan/plan.c engine/memory/memory.c
+#                                       engine/memory/memory.h` after `make`.
 #   tools/bench_golden.sh planner REV [JOBS]
 #                                       tools/bench_plandiff.c: the working tree's planner and
-#                                       estimator against REV's engine/plan*.c and
-#                                       engine/memory*.c (compiled in under ref_* names) on JOBS
+#                                       estimator against REV's engine/plan/plan*.c and
+#                                       engine/memory/memory*.c (compiled in under ref_* names) on JOBS
 #                                       (40) sampled plans and as many sampled estimates (any
 #                                       TP / EP / ZeRO / stage) per fixture model, in-process,
 #                                       absurd sizes included.
@@ -73,27 +73,30 @@ planner)
     scratch=$(mktemp -d /tmp/fitgate-golden.XXXXXX)
     trap 'rm -rf "$scratch"' EXIT
     [ -f "$ROOT/build/libfitgate.a" ] || { echo "bench_golden: run make first" >&2; exit 2; }
-    # REV's planner and estimator: engine/plan*.c and engine/memory*.c as REV has them (one
+    # REV's planner and estimator: engine/plan/ and engine/memory/'s plan*.c and memory*.c
+    # (at the top of engine/ in a REV from before engine/ had its rooms; one
     # file each before the estimator was split into memory.c, memory_stage.c, memory_node.c)
-    refs=$(git -C "$ROOT" ls-tree --name-only "$rev" engine/ |
-        grep -E '^engine/(plan|memory)[a-z_]*\.c$') || exit 2
+    refs=$(git -C "$ROOT" ls-tree -r --name-only "$rev" engine/ |
+        grep -E '^engine/((plan|memory)/)?(plan|memory)[a-z_]*\.c$') || exit 2
     for f in $refs; do
-        git -C "$ROOT" show "$rev:$f" >"$scratch/ref_${f#engine/}" || exit 2
+        git -C "$ROOT" show "$rev:$f" >"$scratch/ref_${f##*/}" || exit 2
     done
-    # the folders too: a REV from before engine/ was grouped names its headers bare ("fmt.h")
+    # the folders and rooms too: a REV from before engine/ was grouped, or had its rooms,
+    # names its headers bare ("fmt.h", "memory.h")
     CF="-std=c11 -D_GNU_SOURCE -O2 -I$ROOT/engine -I$ROOT/engine/util -I$ROOT/engine/source \
-        -I$ROOT/engine/hw -I$ROOT/policies $(pkg-config --cflags libcjson)"
+        -I$ROOT/engine/hw -I$ROOT/engine/model -I$ROOT/engine/job -I$ROOT/engine/stack \
+        -I$ROOT/engine/memory -I$ROOT/engine/plan -I$ROOT/policies $(pkg-config --cflags libcjson)"
     # REV's planner on REV's estimator against today's headers (fields added since REV are
     # derived ones, which REV does not read); fg__memory_on_stage, which no header declares
     # today, for the revisions whose plan.c calls it
-    printf '%s\n' '#include "memory_int.h"' '#include "model_int.h"' \
+    printf '%s\n' '#include "memory/memory_int.h"' '#include "model/model_int.h"' \
         'bool fg__memory_on_stage(const struct fg_node *n, const struct fg_job *job);' \
         >"$scratch/ref_decls.h"
     objs=
     for f in $refs; do
-        o=$scratch/ref_${f#engine/}
+        o=$scratch/ref_${f##*/}
         o=${o%.c}.o
-        cc $CF -include "$scratch/ref_decls.h" -c "$scratch/ref_${f#engine/}" -o "$o" || exit 2
+        cc $CF -include "$scratch/ref_decls.h" -c "$scratch/ref_${f##*/}" -o "$o" || exit 2
         objs="$objs $o"
     done
     # libfitgate defines the same functions: every fg_* the files define takes a ref_

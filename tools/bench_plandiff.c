@@ -3,7 +3,7 @@
  * every fixture model x a deterministic pseudo-random sample of (card, mode, sequence,
  * micro-batch, ZeRO, gradient checkpointing, chunked CE, global batch), including absurd
  * sizes that overflow the planner's sums.  tools/bench_golden.sh `planner REV` builds it
- * with REV's engine/plan.c compiled in under ref_* names (ref_plan_layouts) next to the
+ * with REV's engine/plan/plan.c compiled in under ref_* names (ref_plan_layouts) next to the
  * working tree's library; the two must agree on everything a plan reports: status, why,
  * and every option's shape, cut, stage bytes, peak, micro-batch and accumulation.
  *
@@ -22,12 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_load.h"
-#include "memory_int.h"
+#include "model/model_load.h"
+#include "memory/memory_int.h"
 #include "hw/gpu.h"
-#include "memory.h"
-#include "model.h"
-#include "plan.h"
+#include "memory/memory.h"
+#include "model/model.h"
+#include "plan/plan.h"
 
 int ref_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t usable,
                      const struct fg_plan_opts *o, struct fg_plan *out, struct fg_err *err);

@@ -6,8 +6,8 @@
  *
  * A section lies between a line holding "BEGIN GENERATED NAME" and one holding
  * "END GENERATED NAME" (in the file's comment syntax); the marker lines are
- * kept and what is between them is written from engine/jobopts.def (through
- * the engine itself: fg_jobopt_at, fg_jobopt_values), engine/framework.c's
+ * kept and what is between them is written from engine/job/jobopts.def (through
+ * the engine itself: fg_jobopt_at, fg_jobopt_values), engine/stack/framework.c's
  * table and the CLI's spellings (cli/jobopts.c), so each list has one source.
  * `make lists` runs the first form on every such file; `make unit` the second
  * (as curl's test 1139 holds its man page to its option table): a row added to
@@ -32,9 +32,9 @@
 #include <string.h>
 
 #include "util/fileio.h"
-#include "framework.h"
+#include "stack/framework.h"
 #include "jobopts.h"
-#include "jobspec.h"
+#include "job/jobspec.h"
 #include "policy.h"
 
 #define MAX_WORDS 32
@@ -80,7 +80,7 @@ static int read_blocks(const char *path, const char *lead, struct blocks *b)
             if (b->n == FG_JOBOPT_COUNT || fg_jobopt_find(line + ll + 1) < 0 ||
                 block_of(b, line + ll + 1)) {
                 fprintf(stderr, "gen_lists: %s: block @%s names no option of "
-                        "engine/jobopts.def (or one twice)\n", path, line + ll + 1);
+                        "engine/job/jobopts.def (or one twice)\n", path, line + ll + 1);
                 return 1;
             }
             b->name[b->n] = line + ll + 1;
@@ -428,7 +428,7 @@ static int one_file(const char *path, bool check)
     if (flen == len && !memcmp(fresh, text, len)) {
         rc = 0;
     } else if (check) {
-        fprintf(stderr, "gen_lists: %s is stale (engine/jobopts.def or engine/framework.c "
+        fprintf(stderr, "gen_lists: %s is stale (engine/job/jobopts.def or engine/stack/framework.c "
                 "changed): run `make lists` and commit it\n", path);
     } else {
         char tmp[4096];

@@ -1,6 +1,6 @@
 /*
  * arch.h - internal: the architecture registry and the building blocks
- * readers use.  A family is a row in a table (arch_decoder.c) or a short
+ * readers use.  A family is a row in a table (llama_rows.c) or a short
  * reader function (arch_*.c) registered in graph.c; the core has no
  * per-family control flow.
  *
@@ -13,8 +13,8 @@
 #ifndef FG_ARCH_H
 #define FG_ARCH_H
 
-#include "model.h"
-#include "model_int.h"
+#include "model/model.h"
+#include "model/model_int.h"
 #include "source/config.h"
 
 typedef int (*fg_arch_read_fn)(const struct fg_cfg *c, struct fg_model *m, const void *spec,
@@ -72,7 +72,7 @@ extern const struct fg_arch fg__arch_vl_evolla_table[];
 extern const struct fg_arch fg__arch_dec_table[];
 extern const struct fg_arch fg__arch_dec2_table[];
 
-/* The generic reader (arch_generic.c), used for unknown model_types with the standard keys:
+/* The generic reader (generic.c), used for unknown model_types with the standard keys:
  * sets m->certainty to GENERIC, or UNSURE with a note naming the key it cannot size. */
 int fg__arch_read_generic(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                           struct fg_err *err);
@@ -184,7 +184,7 @@ struct fg_mamba2_shape {
     bool conv_bias, proj_bias;
     bool no_norm;           /* FalconH1Mixer without mamba_rms_norm: no gated norm */
 };
-/* A Mamba-2 mixer (arch_hybrid.c, NemotronHMamba2Mixer shapes); FG_E_NOMEM. */
+/* A Mamba-2 mixer (nemotron_h_lfm2_qwen3_next.c, NemotronHMamba2Mixer shapes); FG_E_NOMEM. */
 int fg__add_mamba2(struct fg_model *m, int32_t layer, const struct fg_mamba2_shape *s,
                    struct fg_err *err);
 

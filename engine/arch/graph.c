@@ -7,8 +7,8 @@
  */
 #include "arch/graph.h"
 #include "arch/arch.h"
-#include "arch/arch_keys.h"
-#include "arch/arch_tensors.h"
+#include "arch/keys.h"
+#include "arch/tensors.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -215,7 +215,7 @@ static int build(const struct fg_config *doc, const char *id, bool node_by_node,
         if (rc == 0)
             fg__family_check_unread(&root, m);
     } else if (l) {
-        rc = fg__arch_read_tensors(&root, m, l, err); /* arch_tensors.h: says so itself */
+        rc = fg__arch_read_tensors(&root, m, l, err); /* tensors.h: says so itself */
     } else {
         fg__model_note(m, "model_type '%s' is not known to fitgate: read as a generic decoder "
                           "from the common structural keys; check the count with 'fitgate "

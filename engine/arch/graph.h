@@ -1,7 +1,7 @@
 /*
  * graph.h - the model's graph from a parsed config.json (graph.c): the
  * registry of family readers by model_type, and the generic reader for the
- * rest, and the list of families they cover ('fitgate families', arch_families.c).  The
+ * rest, and the list of families they cover ('fitgate families', families.c).  The
  * caller frees a model with fg_model_free (model.h) and a family list with free().
  */
 #ifndef FG_ARCH_GRAPH_H
@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "model.h"
+#include "model/model.h"
 #include "source/config.h"
 #include "util/error.h"
 
@@ -42,7 +42,7 @@ bool fg_model_type_known(const char *model_type);
 int fg__model_from_config(const struct fg_config *doc, const char *id, bool node_by_node,
                           struct fg_model **out, struct fg_err *err);
 
-/* ---- the families fitgate knows (arch_families.c) --------------------------------- */
+/* ---- the families fitgate knows (families.c) --------------------------------- */
 
 /* One model_type: the reader that sizes it, how sure that reader is, the transformers class
  * it follows, and the transformers auto-mapping lists (models/auto/modeling_auto.py) that

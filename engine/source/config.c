@@ -22,7 +22,7 @@ struct fg_config {
  * Open addressing, at most half full.  Each member holding an object has its own index
  * (sub), to INDEX_DEPTH levels, so the reads of a text_config or vision_config are recorded
  * as the root's are: what a family reader did not read of a sub-config it entered makes
- * its count unsure as a root key does (arch_keys.c).
+ * its count unsure as a root key does (keys.c).
  */
 enum { INDEX_DEPTH = 4 };
 

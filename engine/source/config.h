@@ -66,7 +66,7 @@ const struct cJSON *fg__cfg_unread(const struct fg_cfg *c, const char *key, uint
  * of whose own keys but model_type a lookup asked for (an object read only through a copy of
  * it is not known), as a view in *child (scope "text_config", "text_config.vision_config" ...), from
  * *pos on (start at 0); false when there is none more.  What a family reader did not read and could change a shape
- * makes its count unsure (arch_keys.c): these are the sub-configs it entered. */
+ * makes its count unsure (keys.c): these are the sub-configs it entered. */
 bool fg__cfg_next_read_child(const struct fg_cfg *c, size_t *pos, struct fg_cfg *child);
 
 /* Largest config.json accepted (bytes); real ones are under 100 KB, one with a label for each

@@ -3,7 +3,7 @@
  * and tests/test_accuracy.c so that both compute the same thing.
  */
 #include "arch/graph.h"
-#include "model_load.h"
+#include "model/model_load.h"
 #include "accuracy.h"
 
 #include <errno.h>
@@ -14,7 +14,7 @@
 
 #include "source/config.h"
 #include "hw/gpu.h"
-#include "model.h"
+#include "model/model.h"
 
 #define ACC_MAX_COLS 64
 #define ACC_LINE_MAX 16384
@@ -401,7 +401,7 @@ static const struct cal_word {
 #define CAL_VLLM_WHY                                                                          \
     "vLLM fills gpu_util of the card with KV pool: the peak is that budget, not the job"
 
-/* peft target_modules names -> the engine's linear roles (engine/arch/arch*.c). */
+/* peft target_modules names -> the engine's linear roles (the readers of engine/arch/). */
 static const char *const cal_roles[][2] = {
     {"q_proj", "q"},       {"k_proj", "k"},       {"v_proj", "v"},   {"o_proj", "o"},
     {"gate_proj", "gate"}, {"up_proj", "up"},     {"down_proj", "down"},

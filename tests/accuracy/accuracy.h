@@ -34,8 +34,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "fit.h"
-#include "memory.h"
+#include "plan/fit.h"
+#include "memory/memory.h"
 
 enum acc_metric { ACC_ALLOCATED, ACC_ACTIVE, ACC_RESERVED, ACC_NVML, ACC_FITS_LIMIT };
 

@@ -13,10 +13,10 @@
 
 #include "arch/graph.h"
 #include "source/config.h"
-#include "fit.h"
+#include "plan/fit.h"
 #include "fuzz.h"
-#include "memory.h"
-#include "model.h"
+#include "memory/memory.h"
+#include "model/model.h"
 
 FUZZ_INITIALIZE_LOG_ONLY
 

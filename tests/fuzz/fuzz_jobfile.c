@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "jobfile.h"
-#include "jobspec.h"
+#include "job/jobfile.h"
+#include "job/jobspec.h"
 
 static char path[64];
 

@@ -27,7 +27,7 @@
 #include "hw/gpu.h"
 #include "source/hub.h"
 #include "jobopts.h"
-#include "memory.h"
+#include "memory/memory.h"
 #include "source/source.h"
 
 /* fitgate_common.c logs through Slurm; nothing here calls these, but the object names them. */

@@ -15,7 +15,7 @@
 #include "arch/graph.h"
 #include "source/config.h"
 #include "fuzz.h"
-#include "model.h"
+#include "model/model.h"
 #include "source/safetensors.h"
 
 static struct fg_model *model;

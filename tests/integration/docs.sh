@@ -6,7 +6,7 @@
 #   - fitgate(1) names every subcommand (cli/commands.c), every option the CLI
 #     parses (cli/*.c) and every environment variable it reads;
 #   - spank_fitgate(8) names every --ft-* option (plugin/fitgate_options.c) and
-#     every FITGATE_* variable exported to jobs (engine/plan_env.c fg_layout_env,
+#     every FITGATE_* variable exported to jobs (engine/plan/plan_env.c fg_layout_env,
 #     plugin/fitgate_common.c fitgate_export);
 #   - fitgate.conf(5) against the policy parser is tests/test_man.c;
 #   - contrib/bash-completion/fitgate completes subcommands, options, values,
@@ -76,11 +76,11 @@ opts=$(grep -o '{"ft-[a-z0-9-]*"' plugin/fitgate_options.c | sed 's/{"//; s/"//'
 for opt in $opts; do
     grep -qF -- "$(roff "--$opt")" "$page" || bad "$page: option --$opt is not documented"
 done
-vars=$(grep -ho '\(SETU\|set\)("FITGATE_[A-Z_]*"' engine/plan_env.c plugin/*.c |
+vars=$(grep -ho '\(SETU\|set\)("FITGATE_[A-Z_]*"' engine/plan/plan_env.c plugin/*.c |
        sed 's/.*("//; s/"//' | sort -u)
 for var in FITGATE_TP FITGATE_PP FITGATE_EP FITGATE_DP FITGATE_PP_SPLIT FITGATE_MICRO_BATCH \
            FITGATE_GRAD_ACCUM FITGATE_ESTIMATE_BYTES FITGATE_NEMO_OVERRIDES; do
-    grep -qx "$var" <<< "$vars" || bad "$var is no longer exported (engine/plan_env.c)"
+    grep -qx "$var" <<< "$vars" || bad "$var is no longer exported (engine/plan/plan_env.c)"
 done
 for var in $vars; do
     grep -q "^\.B $var\$" "$page" || bad "$page: exported $var is not documented (.B $var)"

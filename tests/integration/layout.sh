@@ -46,7 +46,7 @@ if [ "${1:-}" = --self-test ]; then
     plant "a planted cycle (util calls the planner)" engine/util/fmt.c \
         'const void *fg_framework_default(void); const void *fg__layout_plant(void); const void *fg__layout_plant(void) { return fg_framework_default(); }' || rc=1
     plant "a planted wrong-way include (util includes model.h)" engine/util/fmt.c \
-        '#include "model.h"' || rc=1
+        '#include "model/model.h"' || rc=1
     exit $rc
 fi
 
@@ -59,7 +59,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 # ---- 1. the module graph sorts ---------------------------------------------------
-for f in engine/*.[ch] engine/*/*.[ch] engine/*.def policies/*.[ch] plugin/*.[ch] cli/*.[ch]; do
+for f in engine/*/*.[ch] engine/*/*/*.[ch] engine/*/*.def policies/*.[ch] plugin/*.[ch] cli/*.[ch]; do
     [ -f "$f" ] || continue
     dir=${f%/*}
     sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f" |
@@ -85,7 +85,7 @@ echo "layout.sh: $(wc -l < "$TMP/modules") module edges among $(awk '{ print $1;
     "$TMP/modules" | sort -u | wc -l) modules"
 
 # ---- 2. file sizes ------------------------------------------------------------------
-for f in engine/*.[ch] engine/*/*.[ch] policies/*.[ch] plugin/*.[ch] cli/*.[ch]; do
+for f in engine/*/*.[ch] engine/*/*/*.[ch] policies/*.[ch] plugin/*.[ch] cli/*.[ch]; do
     n=$(wc -l < "$f")
     [ "$n" -le "$MAX_FILE" ] || bad "$f: $n lines (at most $MAX_FILE)"
 done
@@ -111,11 +111,11 @@ awk -v max="$MAX_FUNC" '
         depth = 0; next
     }
     depth == 0 { start = 0 }
-' engine/*.c engine/*/*.c policies/*.c plugin/*.c cli/*.c > "$TMP/funcs"
+' engine/*/*.c engine/*/*/*.c policies/*.c plugin/*.c cli/*.c > "$TMP/funcs"
 while read -r line; do bad "$line"; done < "$TMP/funcs"
 
 # ---- 4. link level: the objects' symbol graph, and folders one way --------------------
-# A layer per folder (engine/model.* is the graph every layer passes around); a layer may
+# A layer per folder (engine/model/model.* is the graph every layer passes around); a layer may
 # use the ones its row names, and nothing else.
 BUILD=${BUILD:-build}
 declare -A ALLOW=(
@@ -124,19 +124,27 @@ declare -A ALLOW=(
     [source]="util model"
     [arch]="util model source"
     [hw]="util"
-    [engine]="util model source arch hw"
-    [policies]="util model source arch hw engine"
-    [plugin]="util model source arch hw engine policies"
-    [cli]="util model source arch hw engine policies"
+    [load]="util model source arch"
+    [estimate]="util model source arch hw load"
+    [plan]="util model source arch hw load estimate"
+    [policies]="util model source arch hw load estimate plan"
+    [plugin]="util model source arch hw load estimate plan policies"
+    [cli]="util model source arch hw load estimate plan policies"
 )
+# engine/'s rooms (docs/design.md "Layout"): the graph (model/model.*), its loader
+# (model/model_load.*: a source read through the readers), the estimate of one job
+# (job/ stack/ memory/: the job's options, the frameworks' rows, the bytes), and the
+# planner above them all (plan/).
 layer_of() {   # a source, header or object path relative to the root or to BUILD
     case $1 in
     engine/util/*) echo util ;;
-    engine/model.* | engine/model_int.*) echo model ;;
+    engine/model/model_load.*) echo load ;;
+    engine/model/*) echo model ;;
     engine/source/*) echo source ;;
     engine/arch/*) echo arch ;;
     engine/hw/* | gen/*) echo hw ;;
-    engine/*) echo engine ;;
+    engine/job/* | engine/stack/* | engine/memory/*) echo estimate ;;
+    engine/plan/*) echo plan ;;
     policies/* | plugin/* | cli/*) echo "${1%%/*}" ;;
     *) echo other ;;
     esac
@@ -177,7 +185,7 @@ while read -r from to; do
         engine/*) case $from in engine/*) ;; *) bad "private header: $from includes $to" ;; esac ;;
         *) [ "${from%/*}" = "${to%/*}" ] || bad "private header: $from includes $to" ;;
         esac ;;
-    engine/arch/*.h | engine/memory_node.h | engine/memory_stage.h)
+    engine/arch/*.h | engine/memory/memory_node.h | engine/memory/memory_stage.h)
         case $from in engine/*) ;; *) bad "private header: $from includes $to" ;; esac ;;
     esac
 done < "$TMP/files"

@@ -71,12 +71,12 @@ expect_edited() { # WHAT FILE...: the files edited since the last commit are exa
 }
 
 # the job option: the row, the parser case, the field, its use (a note on the job)
-cat >> engine/jobopts.def <<'EOF'
+cat >> engine/job/jobopts.def <<'EOF'
 FG_JOBOPT(DUMMY_KNOB, "dummy-knob", "WORD", 1, "a dummy option the recipe test adds (default off)")
 EOF
 python3 - <<'EOF' || die "cannot apply the job option recipe"
 import re
-p = 'engine/jobspec.c'; s = open(p).read()
+p = 'engine/job/jobspec.c'; s = open(p).read()
 s = s.replace('    case FG_JOBOPT_COUNT: break;',
               '    case FG_JOBOPT_DUMMY_KNOB:\n'
               '        rc = copy_text(s->dummy_knob, sizeof s->dummy_knob, v, sp, name, err);\n'
@@ -85,16 +85,16 @@ s = s.replace('    j->cp = s->cp;\n    return 0;\n}',
               '    if (s->dummy_knob[0])\n        note(s, "dummy knob %s", s->dummy_knob);\n'
               '    j->cp = s->cp;\n    return 0;\n}', 1)
 open(p, 'w').write(s)
-p = 'engine/jobspec.h'; s = open(p).read()
+p = 'engine/job/jobspec.h'; s = open(p).read()
 s = s.replace('    double gpu_util;', '    char dummy_knob[32];                /* --ft-dummy-knob */\n'
               '    double gpu_util;', 1)
 open(p, 'w').write(s)
 EOF
-expect_edited "the job option recipe" engine/jobopts.def engine/jobspec.c engine/jobspec.h
+expect_edited "the job option recipe" engine/job/jobopts.def engine/job/jobspec.c engine/job/jobspec.h
 
 # the framework row: the table's row, its line in docs/frameworks.md
 python3 - <<'EOF' || die "cannot apply the framework recipe"
-p = 'engine/framework.c'; s = open(p).read()
+p = 'engine/stack/framework.c'; s = open(p).read()
 i = s.index('static const struct fg_framework table[] = {')
 j = s.index('\n};\n', i)
 s = s[:j] + ('\n    {.name = "dummyfw", .version = "1", .aliases = "",'
@@ -109,7 +109,7 @@ j = s.index('\n\n', i)
 s = s[:j] + '\n| `dummyfw` | 1 | train | DP, ZeRO | nothing | recipes.sh |' + s[j:]
 open(p, 'w').write(s)
 EOF
-expect_edited "the framework recipe" engine/framework.c docs/frameworks.md
+expect_edited "the framework recipe" engine/stack/framework.c docs/frameworks.md
 
 # ---- 3. the generated lists follow ---------------------------------------------------------
 make -s -j2 build/tools/gen_lists >"$TMP/build.log" 2>&1 || { tail -20 "$TMP/build.log"; die "build failed"; }

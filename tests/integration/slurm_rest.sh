@@ -48,13 +48,13 @@ sed -e "s|^local FITGATE = .*|local FITGATE = \"$SROOT/fitgate\"|" \
     -e "s|^local POLICY = .*|local POLICY = \"$SROOT/fitgate.conf\"|" contrib/job_submit.lua \
     > "$SROOT/etc/job_submit.lua" && chmod 644 "$SROOT/etc/job_submit.lua"
 
-# job_submit.lua's option rows are engine/jobopts.def's names: a new option needs a row.
+# job_submit.lua's option rows are engine/job/jobopts.def's names: a new option needs a row.
 LUA_OPTS=$(sed -n '/^local OPTIONS = {/,/^}/p' contrib/job_submit.lua | grep -o '"[a-z_]*"' |
     tr -d '"' | sort | tr '\n' ' ')
-DEF_OPTS=$(grep -o '^FG_JOBOPT([A-Z_]*, "[a-z-]*"' engine/jobopts.def | grep -o '"[a-z-]*"' |
+DEF_OPTS=$(grep -o '^FG_JOBOPT([A-Z_]*, "[a-z-]*"' engine/job/jobopts.def | grep -o '"[a-z-]*"' |
     tr -d '"' | tr - _ | sort | tr '\n' ' ')
 if [ -n "$LUA_OPTS" ] && [ "$LUA_OPTS" = "$DEF_OPTS" ]; then
-    ok "job_submit.lua knows every option of engine/jobopts.def"
+    ok "job_submit.lua knows every option of engine/job/jobopts.def"
 else
     bad "job_submit.lua OPTIONS ($LUA_OPTS) differ from jobopts.def ($DEF_OPTS)"
 fi

@@ -1,0 +1,75 @@
+/*
+ * bert_variants.h - internal to bert_variants.c and esm_roformer_convbert.c: the pieces the BERT-like
+ * masked-LM families share (task class, task heads, one encoder block), defined in
+ * bert_variants.c; the readers are registered through fg__arch_enc1_table and
+ * fg__arch_enc1b_table (arch.h).  Pointers are borrowed from the config
+ * document, valid while it is.
+ */
+#ifndef FG_ARCH_ENC1_H
+#define FG_ARCH_ENC1_H
+
+#include "arch/arch.h"
+
+/* What a task class adds on top of the encoder. */
+enum enc1_head {
+    E1_NONE,
+    E1_MLM,        /* transform dense h -> t + LayerNorm(t), decoder t -> vocab (tied unless
+                      tie_word_embeddings is false), bias vocab */
+    E1_PRETRAIN,   /* E1_MLM and the next-sentence / sentence-order classifier h x 2 */
+    E1_LABELS,     /* classifier h x num_labels */
+    E1_CLS_DENSE,  /* RobertaClassificationHead: dense h x h, out_proj h x num_labels */
+    E1_ONE,        /* multiple choice: classifier h x 1 */
+    E1_QA,         /* qa_outputs h x num_labels */
+};
+
+struct enc1_task {
+    const char *suffix;      /* the class name after the family prefix: "ForMaskedLM" */
+    bool pooler;             /* the class builds the base model with its pooler */
+    enum enc1_head head;
+};
+
+/* The config's task: the first class of its architectures list that is prefix + a suffix
+ * in tasks ('|'-separated prefixes); the tasks' "Model" row (the base model, AutoModel's
+ * class) when the list is absent or empty.  A list naming no known class makes m unsure
+ * (key 'architectures') and gives that base model.  num_labels read into *labels for the
+ * heads that use it. */
+int fg__enc1_task(const struct fg_cfg *c, struct fg_model *m, const char *prefixes,
+                  const struct enc1_task *tasks, const struct enc1_task **out, uint64_t *labels,
+                  struct fg_err *err);
+
+/* The head as one FG_NODE_HEAD (the NSP / SOP classifier of E1_PRETRAIN as an FG_NODE_OTHER
+ * beside it).  t: the MLM transform width; decoder_stored: the decoder weight t x vocab is
+ * a tensor of its own (untied); extra: scalars the MLM head stores beyond that (a second
+ * copy of the bias).  FG_E_NOMEM. */
+int fg__enc1_head(struct fg_model *m, enum enc1_head head, uint64_t labels, uint64_t t,
+                  bool decoder_stored, uint64_t extra, struct fg_err *err);
+
+/* One encoder layer as transformers' BERT-like classes build it: attention (q/k/v/o,
+ * attn_extra more scalars: relative tables, global projections), its LayerNorm, the
+ * cross-attention and its LayerNorm when cross, the MLP and its LayerNorm.  Pre-norm
+ * classes put the norms before the sublayers; the count is the same.  *attn (may be NULL)
+ * gets the attention node.  FG_E_NOMEM. */
+struct enc1_block {
+    struct fg_attn_shape a;
+    struct fg_mlp_shape f;
+    uint64_t attn_extra;
+    bool cross;
+};
+int fg__enc1_block(struct fg_model *m, int32_t layer, const struct enc1_block *b,
+                   struct fg_node **attn, struct fg_err *err);
+
+/* position_embedding_type as BertSelfAttention reads it: *relative set for relative_key /
+ * relative_key_query; FG_E_RANGE naming the value otherwise (absolute is not relative). */
+int fg__enc1_pos_type(const struct fg_cfg *c, const char *def, bool *relative, bool *rotary,
+                      bool rotary_ok, struct fg_err *err);
+
+/* BertEmbeddings.position_ids was a persistent buffer (max_position_embeddings int64)
+ * until transformers 4.31 (bert_family.c's read_bert: BAAI/bge-large-zh-v1.5, config
+ * 4.30.0); configs written by 3.1 - 4.30 are taken to sit beside weights that hold it:
+ * the buffer is added to n, the position table, with the rule that says so. */
+void fg__enc1_position_ids(const struct fg_cfg *c, struct fg_model *m, struct fg_node *n);
+
+/* An "Embedding projection" node: Linear(in, out), biased or not.  FG_E_NOMEM. */
+int fg__enc1_proj(struct fg_model *m, uint64_t in, uint64_t out, bool bias, struct fg_err *err);
+
+#endif

@@ -1,0 +1,202 @@
+/*
+ * glm4v.c - the GLM-V vision-language family: Glm4vForConditionalGeneration (GLM-4.1V),
+ * Glm4vMoeForConditionalGeneration (GLM-4.5V) and Glm46VForConditionalGeneration (GLM-4.6V,
+ * either text model), read from huggingface/transformers models/glm4v/modeling_glm4v.py
+ * (commit 005612ef), models/glm4v_moe/modular_glm4v_moe.py (commit 0067189d) and
+ * models/glm46v/modular_glm46v.py (commit 020a37d2):
+ *
+ *   visual          Glm4vVisionModel: patch_embed Conv3d (in_channels x temporal_patch_size x
+ *                   patch^2 -> hidden, with bias); embeddings.position_embedding of
+ *                   (image_size // patch_size)^2 rows, bicubically resampled to each grid;
+ *                   post_conv_layernorm; depth blocks of norm1 / norm2 (RMSNorm), qkv (hidden ->
+ *                   3 x hidden, bias attention_bias), proj (no bias) and Glm4VisionMlp gate /
+ *                   up / down whose width is out_hidden_size, not intermediate_size, all
+ *                   without bias; post_layernorm; downsample Conv2d hidden -> out_hidden_size
+ *                   over spatial_merge_size^2 with bias; merger Glm4vVisionPatchMerger (proj
+ *                   out -> out, post_projection_norm LayerNorm, gate / up out ->
+ *                   intermediate_size, down back; no biases).  The rotary table is a
+ *                   non-persistent buffer.
+ *   language_model  Glm4vTextModel: GLM-4 blocks (q/k/v always biased, o not, fused gate_up,
+ *                   four RMSNorms), head_dim = hidden / heads whatever head_dim says,
+ *                   num_key_value_heads default 2; or Glm4vMoeTextModel: GLM-4.5's MoE blocks
+ *                   (Glm4MoeConfig keys; vocab default 151424, attention_bias default true)
+ *                   without q/k norms (the class drops use_qk_norm) and with no MTP layer (it
+ *                   builds num_hidden_layers layers; num_nextn_predict_layers is ignored).
+ *   lm_head         Linear(text hidden, vocab, no bias), tied by tie_word_embeddings.
+ *
+ * The text model is read by the registered glm4 / glm4_moe reader over a copy of the text
+ * keys with those class differences applied, so the blocks are described once.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "arch/vision/multimodal.h"
+#include "util/fmt.h"
+
+enum glm_text { GLM_TEXT_DENSE, GLM_TEXT_MOE, GLM_TEXT_BY_TYPE };
+
+struct glm_spec {
+    enum glm_text text;
+};
+
+/* The copy's changes for the class the text model follows (see the header comment). */
+static int fix_text_keys(cJSON *t, bool moe, bool root_tie_set, bool root_tie)
+{
+    bool ok = true;
+    if (moe) {
+        cJSON_DeleteItemFromObjectCaseSensitive(t, "num_nextn_predict_layers");
+        cJSON_DeleteItemFromObjectCaseSensitive(t, "use_qk_norm");
+        if (!cJSON_GetObjectItemCaseSensitive(t, "vocab_size"))
+            ok = cJSON_AddNumberToObject(t, "vocab_size", 151424) != NULL;
+        if (ok && !cJSON_GetObjectItemCaseSensitive(t, "attention_bias"))
+            ok = cJSON_AddBoolToObject(t, "attention_bias", true) != NULL;
+    } else {
+        cJSON_DeleteItemFromObjectCaseSensitive(t, "head_dim");
+        cJSON_DeleteItemFromObjectCaseSensitive(t, "attention_bias");
+        ok = cJSON_AddBoolToObject(t, "attention_bias", true) != NULL;
+        if (ok && !cJSON_GetObjectItemCaseSensitive(t, "num_key_value_heads"))
+            ok = cJSON_AddNumberToObject(t, "num_key_value_heads", 2) != NULL;
+    }
+    /* Glm46VConfig / Glm4vConfig keep tie_word_embeddings in the root */
+    if (ok && root_tie_set && !cJSON_GetObjectItemCaseSensitive(t, "tie_word_embeddings"))
+        ok = cJSON_AddBoolToObject(t, "tie_word_embeddings", root_tie) != NULL;
+    return ok ? 0 : FG_E_NOMEM;
+}
+
+/* Keys of a root that holds the text model (GLM-4.1V writes no text_config) that the copy
+ * read or that the class ignores: looked up on the root so the unread-key check sees them. */
+static void touch_root_keys(const struct fg_cfg *c)
+{
+    static const char *const keys[] = {"tie_word_embeddings", "num_nextn_predict_layers",
+                                       "use_qk_norm", "head_dim", "attention_bias", NULL};
+    for (const char *const *k = keys; *k; k++)
+        (void)fg__cfg_item(c, *k);
+}
+
+static int read_glm_text(const struct fg_cfg *c, const struct glm_spec *s, struct fg_model *m,
+                         struct fg_err *err)
+{
+    struct fg_cfg text = *c;
+    bool have = fg_cfg_has(c, "text_config");
+    if (have && !fg_cfg_child(c, "text_config", &text, err))
+        return FG_E_TYPE;
+    bool moe = s->text == GLM_TEXT_MOE;
+    const char *tt = NULL;
+    int rc;
+    if (s->text == GLM_TEXT_BY_TYPE) {
+        /* Glm46VConfig: AutoConfig of text_config.model_type, glm4v_text by default */
+        if ((rc = fg_cfg_str(&text, "model_type", "glm4v_text", &tt, err)))
+            return rc;
+        if (!have)
+            tt = "glm4v_text";
+        if (strcmp(tt, "glm4v_text") && strcmp(tt, "glm4v_moe_text"))
+            return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'text_config.model_type' is '%s'; "
+                              "glm4v_text and glm4v_moe_text are understood", c->origin, tt);
+        moe = !strcmp(tt, "glm4v_moe_text");
+    }
+    bool root_tie = false, root_tie_set = have && fg_cfg_has(c, "tie_word_embeddings");
+    if (root_tie_set && (rc = fg_cfg_bool(c, "tie_word_embeddings", false, &root_tie, err)))
+        return rc;
+    const struct fg_arch *a = m->arch_find ? m->arch_find(moe ? "glm4_moe" : "glm4") : NULL;
+    if (!a)
+        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: the %s text reader is not registered",
+                          c->origin, moe ? "glm4_moe" : "glm4");
+    cJSON *copy = text.obj ? cJSON_Duplicate(text.obj, 1) : cJSON_CreateObject();
+    if (!copy || fix_text_keys(copy, moe, root_tie_set, root_tie)) {
+        cJSON_Delete(copy);
+        return fg_err_set(err, FG_E_NOMEM, "out of memory copying the text keys");
+    }
+    struct fg_cfg view = {.obj = copy, .origin = c->origin, .index = NULL};
+    fg__copy(view.scope, sizeof view.scope, have ? "text_config" : "");
+    rc = a->read(&view, m, a->spec, err);
+    cJSON_Delete(copy);
+    if (!have)
+        touch_root_keys(c);
+    return rc;
+}
+
+/* Glm4vVisionModel as one FG_NODE_VISION node, and its downsample + merger as the projector;
+ * *out the merger's width. */
+static int add_tower(struct fg_model *m, const struct fg_cfg *v, struct fg_err *err)
+{
+    uint64_t h, L, heads, ch, image, patch, merge, tp, out, inter;
+    bool qkv_bias;
+    int rc;
+    if ((rc = fg_cfg_u64(v, "hidden_size", 1536, 1, FG_MAX_HIDDEN, &h, err)) ||
+        (rc = fg_cfg_u64(v, "depth", 24, 1, FG_MAX_LAYERS, &L, err)) ||
+        (rc = fg_cfg_u64(v, "num_heads", 12, 1, FG_MAX_HEADS, &heads, err)) ||
+        (rc = fg_cfg_u64(v, "in_channels", 3, 1, 64, &ch, err)) ||
+        (rc = fg_cfg_u64(v, "image_size", 336, 1, 1u << 16, &image, err)) ||
+        (rc = fg_cfg_u64(v, "patch_size", 14, 1, 4096, &patch, err)) ||
+        (rc = fg_cfg_u64(v, "spatial_merge_size", 2, 1, 64, &merge, err)) ||
+        (rc = fg_cfg_u64(v, "temporal_patch_size", 2, 1, 64, &tp, err)) ||
+        (rc = fg_cfg_u64(v, "out_hidden_size", 4096, 1, FG_MAX_HIDDEN, &out, err)) ||
+        (rc = fg_cfg_u64(v, "intermediate_size", 13696, 1, FG_MAX_INTER, &inter, err)) ||
+        (rc = fg_cfg_bool(v, "attention_bias", false, &qkv_bias, err)))
+        return rc;
+    if (h % heads)
+        return fg_err_set(err, FG_E_RANGE, "%s: vision_config hidden_size %llu is not divisible "
+                          "by num_heads %llu", v->origin, (unsigned long long)h,
+                          (unsigned long long)heads);
+    if (out != m->hidden)
+        fg__model_note(m, "vision_config.out_hidden_size %llu differs from the text hidden size "
+                       "%llu", (unsigned long long)out, (unsigned long long)m->hidden);
+    uint64_t grid = image / patch;
+    struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, out, err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "qkv", h, 3 * h, L, qkv_bias);
+    fg__node_linear(n, "o", h, h, L, false);
+    fg__node_linear(n, "gate", h, out, L, false);
+    fg__node_linear(n, "up", h, out, L, false);
+    fg__node_linear(n, "down", out, h, L, false);
+    n->params += L * 2 * h;                                  /* norm1, norm2 */
+    n->params += ch * tp * patch * patch * h + h;            /* patch_embed Conv3d */
+    n->params += grid * grid * h;                            /* position_embedding */
+    n->params += 2 * h;                                      /* post_conv_ / post_layernorm */
+    fg__fmt(n->desc, sizeof n->desc, "GLM-4V ViT %llu x %llu, native resolution",
+            (unsigned long long)L, (unsigned long long)h);
+
+    struct fg_node *p = fg__mm_projector_node(m, out, "downsample conv + SwiGLU merger", err);
+    if (!p)
+        return FG_E_NOMEM;
+    fg__node_linear(p, "downsample", h * merge * merge, out, 1, true);
+    fg__node_linear(p, "merger_proj", out, out, 1, false);
+    fg__node_linear(p, "merger_gate", out, inter, 1, false);
+    fg__node_linear(p, "merger_up", out, inter, 1, false);
+    fg__node_linear(p, "merger_down", inter, out, 1, false);
+    p->params += 2 * out;                                    /* post_projection_norm */
+    return 0;
+}
+
+static int read_glm4v(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                      struct fg_err *err)
+{
+    int rc = read_glm_text(c, spec, m, err);
+    if (rc)
+        return rc;
+    if (!fg_cfg_has(c, "vision_config")) {
+        fg__model_note(m, "vision_config absent (trimmed config?): only the text model is "
+                          "counted; the checkpoint also stores the vision tower and merger");
+        return 0;
+    }
+    struct fg_cfg v;
+    if (!fg_cfg_child(c, "vision_config", &v, err))
+        return FG_E_TYPE;
+    size_t first = m->n_nodes;
+    if ((rc = add_tower(m, &v, err)))
+        return rc;
+    return fg__mm_move_to_front(m, first, err);
+}
+
+static const struct glm_spec glm4v = {.text = GLM_TEXT_DENSE};
+static const struct glm_spec glm4v_moe = {.text = GLM_TEXT_MOE};
+static const struct glm_spec glm46v = {.text = GLM_TEXT_BY_TYPE};
+
+const struct fg_arch fg__arch_vl_glm_table[] = {
+    {"glm4v", "vision-language (GLM-4V ViT + glm-4)", read_glm4v, &glm4v},
+    {"glm4v_moe", "vision-language (GLM-4V ViT + glm-4.5 MoE)", read_glm4v, &glm4v_moe},
+    {"glm46v", "vision-language (GLM-4V ViT + glm-4 or MoE)", read_glm4v, &glm46v},
+    {NULL, NULL, NULL, NULL},
+};

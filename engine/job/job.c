@@ -1,0 +1,291 @@
+/*
+ * job.c - the job's spellings, parsers and defaults (job.h).
+ */
+#include "job/job.h"
+
+#include <string.h>
+
+#include "util/fmt.h"
+
+/* ---- option spellings ---------------------------------------------------- */
+
+static const char *const mode_names[] = {"full", "lora", "qlora", "serve"};
+static const char *const prec_names[] = {"bf16-mixed", "bf16", "fp16-mixed", "fp32"};
+static const char *const opt_names[] = {"adamw",       "adamw-8bit", "sgd",
+                                        "adamw-fused", "paged-adamw", "paged-adamw-8bit"};
+#define N_OPT (int)(sizeof opt_names / sizeof opt_names[0])
+static const char *const quant_names[] = {"none", "nf4", "nf4-dq", "int8"};
+static const char *const attn_names[] = {"sdpa", "eager"};
+static const char *const offload_names[] = {"none", "optimizer", "params"};
+static const char *const ref_names[] = {"auto", "none", "copy", "adapter-disabled"};
+static const char *const vllm_names[] = {"none", "colocate", "server"};
+static const char *const loss_names[] = {"plain", "chunked", "liger", "cce"};
+static const char *const dtype_names[] = {"fp32", "bf16"};
+
+/* enum fg_lora_targets' keywords (FG_LORA_LIST is any other comma list) */
+static const char *const lora_names[] = {"all-linear", "attn", "qv"};
+
+/* The option each list of words belongs to, by its name in jobopts.def. */
+static const struct {
+    const char *option;
+    const char *const *words;
+    size_t n;
+} option_words[] = {
+    {"mode", mode_names, 4},         {"precision", prec_names, 4},
+    {"optimizer", opt_names, 4},     {"quant", quant_names, 4},
+    {"attention", attn_names, 2},    {"offload", offload_names, 3},
+    {"lora-targets", lora_names, 3},  {"adapter", mode_names, 3}, /* full|lora|qlora */
+    {"ref-model", ref_names + 1, 3},  {"vllm-mode", vllm_names, 3}, /* "auto": not given */
+    {"loss", loss_names, 4},          {"grad-reduce-dtype", dtype_names, 2},
+    {"optimizer-state-dtype", dtype_names, 2},
+};
+
+const char *const *fg_job_words(const char *option, size_t *n)
+{
+    for (size_t i = 0; option && i < sizeof option_words / sizeof option_words[0]; i++)
+        if (!strcmp(option_words[i].option, option)) {
+            *n = option_words[i].n;
+            return option_words[i].words;
+        }
+    *n = 0;
+    return NULL;
+}
+
+static int parse_enum(const char *s, const char *const *names, int n, const char *what, int *out,
+                      struct fg_err *err)
+{
+    for (int i = 0; s && i < n; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    char list[128] = "";
+    for (int i = 0; i < n; i++) {
+        strncat(list, names[i], sizeof list - strlen(list) - 1);
+        if (i + 1 < n)
+            strncat(list, "|", sizeof list - strlen(list) - 1);
+    }
+    return fg_err_set(err, FG_E_INVAL, "%s '%.60s' is not one of %s", what, s ? s : "(none)",
+                      list);
+}
+
+int fg_mode_parse(const char *s, enum fg_mode *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, mode_names, 4, "mode", &v, err);
+    if (!rc)
+        *out = (enum fg_mode)v;
+    return rc;
+}
+
+int fg_precision_parse(const char *s, enum fg_precision *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, prec_names, 4, "precision", &v, err);
+    if (!rc)
+        *out = (enum fg_precision)v;
+    return rc;
+}
+
+int fg_optimizer_parse(const char *s, enum fg_optimizer *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, opt_names, N_OPT, "optimizer", &v, err);
+    if (!rc)
+        *out = (enum fg_optimizer)v;
+    return rc;
+}
+
+int fg_quant_parse(const char *s, enum fg_quant *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, quant_names, 4, "quantization", &v, err);
+    if (!rc)
+        *out = (enum fg_quant)v;
+    return rc;
+}
+
+int fg_attention_parse(const char *s, enum fg_attention *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, attn_names, 2, "attention", &v, err);
+    if (!rc)
+        *out = (enum fg_attention)v;
+    return rc;
+}
+
+int fg_ref_model_parse(const char *s, enum fg_ref_model *out, struct fg_err *err)
+{
+    /* "auto" is the unset value, not a spelling */
+    int v, rc = parse_enum(s, ref_names + 1, 3, "reference model", &v, err);
+    if (!rc)
+        *out = (enum fg_ref_model)(v + 1);
+    return rc;
+}
+
+int fg_vllm_mode_parse(const char *s, enum fg_vllm_mode *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, vllm_names, 3, "vLLM mode", &v, err);
+    if (!rc)
+        *out = (enum fg_vllm_mode)v;
+    return rc;
+}
+
+int fg_offload_parse(const char *s, enum fg_offload *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, offload_names, 3, "offload", &v, err);
+    if (!rc)
+        *out = (enum fg_offload)v;
+    return rc;
+}
+
+int fg_loss_parse(const char *s, struct fg_job *job, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, loss_names, 4, "loss", &v, err);
+    if (!rc) {
+        job->chunked_ce = v == 1;
+        job->loss = v == 2 ? FG_LOSS_LIGER : v == 3 ? FG_LOSS_CCE : FG_LOSS_DEFAULT;
+    }
+    return rc;
+}
+
+int fg_dtype_bytes_parse(const char *s, unsigned *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, dtype_names, 2, "dtype", &v, err);
+    if (!rc)
+        *out = v == 0 ? 4 : 2;
+    return rc;
+}
+
+/*
+ * peft's target_modules names -> the graph's roles (model.h fg_node.role).  peft matches a
+ * name against the last component of each module's path (tuners/tuners_utils.py
+ * check_target_module_exists), so one name can reach several roles: GPT-2's c_proj is the
+ * attention output and the MLP's down projection.  The module names are transformers'
+ * (modeling_llama.py, modeling_gpt2.py, modeling_bert.py, modeling_falcon.py,
+ * modeling_mixtral.py, modeling_deepseek_v3.py, modeling_phi3.py, modeling_mamba2.py).
+ */
+static const struct {
+    const char *module, *roles;
+} peft_names[] = {
+    {"q_proj", "q"}, {"k_proj", "k"}, {"v_proj", "v"}, {"o_proj", "o"},
+    {"out_proj", "o,out_proj"}, {"dense", "o"}, {"query", "q"}, {"key", "k"},
+    {"value", "v"}, {"query_key_value", "qkv"}, {"c_attn", "qkv"}, {"wqkv", "qkv"},
+    {"qkv_proj", "qkv"}, {"c_proj", "o,down"}, {"gate_proj", "gate"}, {"up_proj", "up"},
+    {"down_proj", "down"}, {"gate_up_proj", "gate_up"}, {"w1", "gate"}, {"w3", "up"},
+    {"w2", "down"}, {"fc1", "up"}, {"fc2", "down"}, {"c_fc", "up"},
+    {"dense_h_to_4h", "up,gate_up"}, {"dense_4h_to_h", "down"}, {"q_a_proj", "q_a"},
+    {"q_b_proj", "q_b"}, {"kv_a_proj_with_mqa", "kv_a"}, {"kv_b_proj", "kv_b"},
+};
+
+/* One name of a target list (a role, or a peft module name) appended as roles to out. */
+static int add_target(const char *name, size_t n, char *out, size_t cap, struct fg_err *err)
+{
+    char low[48];
+    if (n == 0)
+        return 0;
+    if (n >= sizeof low)
+        return fg_err_set(err, FG_E_INVAL, "LoRA target '%.*s' is too long", (int)n, name);
+    for (size_t i = 0; i < n; i++) {
+        char ch = name[i];
+        if (ch >= 'A' && ch <= 'Z')
+            ch = (char)(ch - 'A' + 'a');
+        if (ch == '-')
+            ch = '_';
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_'))
+            return fg_err_set(err, FG_E_INVAL,
+                              "LoRA target list: '%.*s' is no module name; use all-linear, attn, "
+                              "qv, roles like q,k,v,o,gate,up,down, or peft names like "
+                              "q_proj,v_proj", (int)n, name);
+        low[i] = ch;
+    }
+    low[n] = '\0';
+    /* "all-linear" inside a list: every linear (memory_node.c role "*"); "experts": the
+     * routed experts' fused tensors (peft target_parameters) */
+    const char *roles = !strcmp(low, "all_linear") ? "*" : low;
+    for (size_t i = 0; i < sizeof peft_names / sizeof peft_names[0]; i++)
+        if (!strcmp(low, peft_names[i].module))
+            roles = peft_names[i].roles;
+    size_t have = strlen(out), add = strlen(roles);
+    if (have + add + 2 > cap)
+        return fg_err_set(err, FG_E_RANGE, "LoRA target list longer than %zu characters",
+                          cap - 1);
+    if (have)
+        out[have++] = ',';
+    memcpy(out + have, roles, add + 1);
+    return 0;
+}
+
+int fg_lora_targets_parse(const char *s, struct fg_job *job, struct fg_err *err)
+{
+    if (!s || !*s)
+        return fg_err_set(err, FG_E_INVAL, "empty LoRA target list");
+    int kw = -1;
+    for (int i = 0; i < 3 && kw < 0; i++)
+        if (!strcmp(s, lora_names[i]))
+            kw = i;
+    if (kw >= 0)
+        job->lora_targets = (enum fg_lora_targets)kw;
+    else {
+        /* "q_proj,v_proj", "[\"q_proj\", \"v_proj\"]" or "q, v": names between separators */
+        char roles[sizeof job->lora_list] = "";
+        const char *sep = " ,[]\"'";
+        if (strlen(s) > 1000)
+            return fg_err_set(err, FG_E_RANGE, "LoRA target list longer than 1000 characters");
+        for (const char *p = s; *p;) {
+            p += strspn(p, sep);
+            size_t n = strcspn(p, sep);
+            int rc = add_target(p, n, roles, sizeof roles, err);
+            if (rc)
+                return rc;
+            p += n;
+        }
+        if (!roles[0])
+            return fg_err_set(err, FG_E_INVAL, "empty LoRA target list");
+        job->lora_targets = FG_LORA_LIST;
+        fg__copy(job->lora_list, sizeof job->lora_list, roles);
+    }
+    return 0;
+}
+
+const char *fg_mode_name(enum fg_mode m) { return (unsigned)m < 4 ? mode_names[m] : "?"; }
+const char *fg_precision_name(enum fg_precision p) { return (unsigned)p < 4 ? prec_names[p] : "?"; }
+const char *fg_optimizer_name(enum fg_optimizer o)
+{
+    return (unsigned)o < (unsigned)N_OPT ? opt_names[o] : "?";
+}
+const char *fg_attention_name(enum fg_attention a) { return (unsigned)a < 2 ? attn_names[a] : "?"; }
+const char *fg_offload_name(enum fg_offload o) { return (unsigned)o < 3 ? offload_names[o] : "?"; }
+const char *fg_loss_name(const struct fg_job *job)
+{
+    return job->loss == FG_LOSS_LIGER ? loss_names[2] : job->loss == FG_LOSS_CCE ? loss_names[3]
+                                                       : loss_names[job->chunked_ce ? 1 : 0];
+}
+
+void fg_job_defaults(struct fg_job *job, enum fg_mode mode)
+{
+    memset(job, 0, sizeof *job);
+    job->mode = mode;
+    /* Full: bf16 autocast over fp32 parameters; LoRA / QLoRA: a bf16 base
+     * (the seeds' defaults). */
+    job->precision = mode == FG_MODE_FULL ? FG_PREC_BF16_MIXED : FG_PREC_BF16;
+    job->optimizer = FG_OPT_ADAMW;
+    job->quant = mode == FG_MODE_QLORA ? FG_QUANT_NF4 : FG_QUANT_NONE;
+    job->lora_targets = FG_LORA_ALL_LINEAR;
+    job->lora_rank = 16;
+    job->batch = 1;
+    job->dp = job->tp = job->pp = job->ep = 1;
+    job->inflight = 1;
+    job->attn_dropout = job->hidden_dropout = -1; /* config.json's */
+}
+
+void fg_job_on_gpus(struct fg_job *job, uint32_t gpus)
+{
+    if (job->zero && gpus > 1)
+        job->dp = gpus;
+}
+
+const char *fg_ref_model_name(enum fg_ref_model r)
+{
+    return (unsigned)r < 4 ? ref_names[r] : "?";
+}
+
+const char *fg_vllm_mode_name(enum fg_vllm_mode v)
+{
+    return (unsigned)v < 3 ? vllm_names[v] : "?";
+}

@@ -1,0 +1,434 @@
+/*
+ * jobfile_apply.c - a job's config files onto its spec (fg_jobfile_apply, jobfile.h),
+ * through the rows of jobfile_rows.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "job/jobfile_rows.h"
+#include "job/jobspec.h"
+
+#define END {NULL, NULL}
+
+/* ---- applying a job's files to its spec ---------------------------------------------- */
+
+struct owner {
+    int file, strength; /* strength: 0 a default, 1 a key, 2 a refining key ("+") */
+    char where[200];
+};
+
+struct apply {
+    struct fg_jobspec *s;
+    const char *base;
+    uint64_t cli; /* options the command line gave */
+    struct fg_jobfile *files[FG_JOBFILE_FILES];
+    size_t n;
+    struct owner own[FG_JOBOPT_COUNT];
+    struct fg_jobspec *a, *b; /* scratch: does a value mean what another does */
+    char tt_builder[200], tt_where[200];
+    int tt_file;
+    struct fg_err *err;
+};
+
+
+
+static void add_unknown(struct apply *ap, const char *where, const char *why)
+{
+    struct fg_jobspec *s = ap->s;
+    if (s->n_unknown < FG_JOBSPEC_UNKNOWN)
+        snprintf(s->unknown[s->n_unknown++], sizeof s->unknown[0], "%.120s: %.77s", where, why);
+}
+
+static void add_from(struct apply *ap, const char *where, const char *set)
+{
+    struct fg_jobspec *s = ap->s;
+    if (s->n_from >= FG_JOBSPEC_FROM)
+        return;
+    snprintf(s->from[s->n_from].where, sizeof s->from[0].where, "%s", where);
+    snprintf(s->from[s->n_from++].set, sizeof s->from[0].set, "%.119s", set);
+}
+
+/* Whether two values of option id set the job alike ("yes" and "" for a flag). */
+static bool same_effect(struct apply *ap, unsigned id, const char *va, const char *vb)
+{
+    fg_jobspec_init(ap->a, ap->s->spelling);
+    fg_jobspec_init(ap->b, ap->s->spelling);
+    if (fg_jobspec_set(ap->a, id, va, NULL) || fg_jobspec_set(ap->b, id, vb, NULL))
+        return false;
+    memset(ap->a->said, 0, sizeof ap->a->said);
+    memset(ap->b->said, 0, sizeof ap->b->said);
+    return !memcmp(ap->a, ap->b, sizeof *ap->a);
+}
+
+static int assign_one(struct apply *ap, int fi, int strength, const char *where, const char *opt,
+                      const char *val, bool soft)
+{
+    struct fg_jobspec *s = ap->s;
+    char msg[160];
+    int id = fg_jobopt_find(opt);
+    if (id < 0) {
+        snprintf(msg, sizeof msg, "fitgate has no %s%s to say it with", s->spelling, opt);
+        if (!soft)
+            add_unknown(ap, where, msg);
+        return 0;
+    }
+    const char *name = fg_jobopt_at((unsigned)id)->name;
+    if ((ap->cli >> id) & 1) {
+        if (strength == 0)
+            return 0; /* a framework's default yields to the command line */
+        if (id == FG_JOBOPT_MODEL) {
+            add_from(ap, where, "not used: the command line names the model");
+            return 0;
+        }
+        if (!same_effect(ap, (unsigned)id, s->said[id], val))
+            return fg_err_set(ap->err, FG_E_INVAL, "%s%s=%.40s on the command line and %.150s "
+                              "say different things: give one of them", s->spelling, name,
+                              s->said[id], where);
+        add_from(ap, where, "agrees with the command line");
+        return 0;
+    }
+    struct owner *o = &ap->own[id];
+    if ((s->from_file >> id) & 1) {
+        if (strength == 0)
+            return 0;
+        bool refine = o->file == fi && strength != o->strength;
+        if (refine && strength < o->strength) {
+            snprintf(msg, sizeof msg, "%s (refined by %.100s)",
+                     same_effect(ap, (unsigned)id, s->said[id], val) ? "agrees" : "not used",
+                     o->where);
+            add_from(ap, where, msg);
+            return 0;
+        }
+        if (!refine && !same_effect(ap, (unsigned)id, s->said[id], val))
+            return fg_err_set(ap->err, FG_E_INVAL, "%.150s and %.150s say different things "
+                              "(%s%s): give one of them", o->where, where, s->spelling, name);
+        if (!refine) {
+            add_from(ap, where, "agrees");
+            return 0;
+        }
+    }
+    if (fg_jobspec_set(s, (unsigned)id, val, ap->err)) {
+        fg_err_prefix(ap->err, "%.150s", where);
+        return ap->err->code;
+    }
+    s->from_file |= 1ull << id;
+    *o = (struct owner){.file = fi, .strength = strength};
+    snprintf(o->where, sizeof o->where, "%s", where);
+    snprintf(msg, sizeof msg, "%s%s%s%.60s", s->spelling, name, *val ? "=" : "", val);
+    add_from(ap, where, msg);
+    return 0;
+}
+
+/* "opt=value;+opt=value" with $ the key's value. */
+static int assign_list(struct apply *ap, int fi, int strength, const char *where,
+                       const char *list, const char *value, bool soft)
+{
+    for (const char *p = list; p && *p;) {
+        size_t l = strcspn(p, ";");
+        char seg[160], val[1024];
+        snprintf(seg, sizeof seg, "%.*s", (int)l, p);
+        p += l + (p[l] == ';');
+        int st = strength;
+        char *opt = seg, *eq = strchr(seg, '=');
+        if (*opt == '+') {
+            opt++;
+            st = strength ? 2 : 0;
+        }
+        if (!eq)
+            continue;
+        *eq = '\0';
+        snprintf(val, sizeof val, "%s", strcmp(eq + 1, "$") ? eq + 1 : value);
+        int rc = assign_one(ap, fi, st, where, opt, val, soft);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int open_file(struct apply *ap, const char *spec, enum fg_jobfile_format fmt)
+{
+    struct fg_jobfile *f = NULL;
+    const char *colon = strchr(spec, ':');
+    if (ap->n >= FG_JOBFILE_FILES)
+        return fg_err_set(ap->err, FG_E_RANGE, "config %.200s: a job reads at most %d files",
+                          spec, FG_JOBFILE_FILES);
+    if (colon && fmt == FG_JF_AUTO &&
+        (fmt = fg_jobfile_format_find(spec, (size_t)(colon - spec))) != FG_JF_AUTO)
+        spec = colon + 1;
+    int rc = fg_jobfile_read(spec, ap->base, &f, ap->err);
+    if (rc)
+        return rc;
+    if (fmt == FG_JF_AUTO && (fmt = fg_jobfile_detect(f)) == FG_JF_AUTO) {
+        fg_jobfile_free(f);
+        return fg_err_set(ap->err, FG_E_INVAL, "config %.200s: none of its keys is one of a "
+                          "framework fitgate reads (trl, transformers, axolotl, llama-factory, "
+                          "torchtune, deepspeed, accelerate, vllm, sglang); name the format: "
+                          "axolotl:%.200s", spec, spec);
+    }
+    f->format = fmt;
+    ap->files[ap->n++] = f;
+    return 0;
+}
+
+static int hook_fsdp(struct apply *ap, int fi, const char *where, const char *val)
+{
+    static const struct fg__jf_vmap tokens[] = {
+        {"full_shard", "zero=3"},       {"shard_grad_op", "zero=2"},   {"no_shard", "zero=0"},
+        {"offload", "+offload=params"}, {"auto_wrap|true|false|", ""}, END};
+    char buf[512];
+    snprintf(buf, sizeof buf, "%.511s", val);
+    for (char *save = NULL, *t = strtok_r(buf, " ,", &save); t; t = strtok_r(NULL, " ,", &save)) {
+        const struct fg__jf_vmap *m = tokens;
+        while (m->match && !fg__jf_match(m->match, t))
+            m++;
+        if (!m->match) {
+            add_unknown(ap, where, "an FSDP strategy fitgate does not model (hybrid shards "
+                        "within a node)");
+            continue;
+        }
+        int rc = assign_list(ap, fi, 1, where, m->assign, t, false);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* torchtune's attention modules in peft's names; the MLP and output from their own keys. */
+static int hook_tt_targets(struct apply *ap, int fi, const char *where, const char *val)
+{
+    const struct fg_jobfile *f = ap->files[fi];
+    const struct fg_jobfile_key *mlp = fg_jobfile_get(f, "model.apply_lora_to_mlp");
+    const struct fg_jobfile_key *outp = fg_jobfile_get(f, "model.apply_lora_to_output");
+    char list[512] = "", buf[512];
+    size_t o = 0;
+    snprintf(buf, sizeof buf, "%.511s", val);
+    for (char *save = NULL, *t = strtok_r(buf, " ,[]'\"", &save); t;
+         t = strtok_r(NULL, " ,[]'\"", &save)) {
+        const char *peft = !strcmp(t, "output_proj") ? "o_proj" : t;
+        o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", o ? "," : "", peft);
+        if (o >= sizeof list)
+            return fg_err_set(ap->err, FG_E_RANGE, "%.150s: too many modules", where);
+    }
+    if (mlp && fg__jf_match("true|yes|1", mlp->value))
+        o += (size_t)snprintf(list + o, sizeof list - o, "%sgate_proj,up_proj,down_proj",
+                              o ? "," : "");
+    if (outp && fg__jf_match("true|yes|1", outp->value))
+        add_unknown(ap, where, "LoRA on the output projection (apply_lora_to_output)");
+    char assign[600];
+    snprintf(assign, sizeof assign, "lora-targets=%s", list);
+    return o ? assign_list(ap, fi, 1, where, assign, "", false) : 0;
+}
+
+static int hook(struct apply *ap, int fi, const struct fg__jf_row *r, const char *where,
+                const char *val) {
+    const struct fg_jobfile *f = ap->files[fi];
+    char assign[160];
+    switch (r->hook) {
+    case H_FILE:
+        if (fg__jf_match("|auto|none|false", val))
+            return 0;
+        if (*val == '{') {
+            add_unknown(ap, where, "a DeepSpeed config written inline: give it as a file");
+            return 0;
+        }
+        add_from(ap, where, "read as a DeepSpeed config");
+        return open_file(ap, val, FG_JF_DEEPSPEED);
+    case H_FSDP:
+        return hook_fsdp(ap, fi, where, val);
+    case H_TT_MODEL: {
+        const char *b = strrchr(val, '.') ? strrchr(val, '.') + 1 : val;
+        snprintf(ap->tt_builder, sizeof ap->tt_builder, "%.199s", val);
+        snprintf(ap->tt_where, sizeof ap->tt_where, "%s", where);
+        ap->tt_file = fi;
+        return assign_list(ap, fi, 1, where, !strncmp(b, "qlora_", 6)  ? "mode=qlora"
+                                             : !strncmp(b, "lora_", 5) ? "mode=lora"
+                                                                       : "mode=full",
+                           val, false);
+    }
+    case H_TT_TARGETS:
+        return hook_tt_targets(ap, fi, where, val);
+    case H_EP: {
+        if (!fg__jf_match("true|yes|1", val))
+            return 0;
+        const struct fg_jobfile_key *tp = fg_jobfile_get(f, "tensor-parallel-size");
+        const struct fg_jobfile_key *dp = fg_jobfile_get(f, "data-parallel-size");
+        long ep = (tp ? atol(tp->value) : 1) * (dp ? atol(dp->value) : 1);
+        snprintf(assign, sizeof assign, "ep=%ld", ep > 0 ? ep : 1);
+        return assign_list(ap, fi, 1, where, assign, val, false);
+    }
+    case H_LF_QUANT: {
+        const struct fg_jobfile_key *dq = fg_jobfile_get(f, "double_quantization");
+        bool dbl = !dq || fg__jf_match("true|yes|1", dq->value);
+        if (!strcmp(val, "4"))
+            return assign_list(ap, fi, 1, where, dbl ? "+mode=qlora;quant=nf4-dq"
+                                                      : "+mode=qlora;quant=nf4", val, false);
+        if (!strcmp(val, "8"))
+            return assign_list(ap, fi, 1, where, "+mode=qlora;quant=int8", val, false);
+        add_unknown(ap, where, "fitgate models 4- and 8-bit bitsandbytes bases only");
+        return 0;
+    }
+    case H_NONE: break;
+    }
+    return 0;
+}
+
+/*
+ * A ${...} in a value fitgate reads: an error naming the key, never expanded.  torchtune's
+ * OmegaConf would expand ${oc.env:VAR} from the environment, and the check runs in the
+ * controller's: an expansion there could put slurmctld's secrets into the job's numbers and
+ * messages.  A job whose memory hangs on its environment cannot be judged before it runs, so
+ * it is refused as its own error (the value is not repeated either).
+ */
+static int interpolation(struct apply *ap, const struct fg_jobfile *f,
+                         const struct fg_jobfile_key *k)
+{
+    return fg_err_set(ap->err, FG_E_INVAL, "%.120s:%u %.60s: an interpolation (${...}): fitgate "
+                      "reads the job's files as written and expands nothing, from the "
+                      "environment or other keys; write the value itself", f->name, k->line,
+                      k->path);
+}
+
+static int key_apply(struct apply *ap, int fi, const struct fg_jobfile_key *k)
+{
+    const struct fg_jobfile *f = ap->files[fi];
+    const struct fg__jf_row *r = fg__jf_row_for(f->format, k->path);
+    char val[1024], where[200];
+    if (!r || (k->merged && fg_jobfile_get(f, k->path) != k))
+        return 0;
+    for (const char *c = k->value; *c; c++)
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return fg_err_set(ap->err, FG_E_INVAL, "%.120s:%u %.60s: a value with a control "
+                              "character (a tab, a newline in quotes): not one its framework "
+                              "takes", f->name, k->line, k->path);
+    if (strstr(k->value, "${"))
+        return interpolation(ap, f, k);
+    snprintf(where, sizeof where, "%.80s:%u %.60s=%.50s", f->name, k->line, k->path, k->value);
+    snprintf(val, sizeof val, "%s", k->value);
+    if (k->null) {
+        if (r->assign && r->note)
+            add_unknown(ap, where, r->note);
+        return 0;
+    }
+    if (r->hook)
+        return hook(ap, fi, r, where, val);
+    const char *assign = r->assign;
+    if (r->map) {
+        const struct fg__jf_vmap *m = r->map;
+        while (m->match && !fg__jf_match(m->match, val))
+            m++;
+        assign = m->assign;
+    }
+    if (!assign) {
+        add_unknown(ap, where, r->note ? r->note : "a value fitgate does not model");
+        return 0;
+    }
+    return assign_list(ap, fi, 1, where, assign, val, r->soft);
+}
+
+/* torchtune builds its model in code: the shape is the checkpoint's config.json. */
+static int torchtune_model(struct apply *ap)
+{
+    const struct fg_jobfile *f = ap->files[ap->tt_file];
+    const struct fg_jobfile_key *d = fg_jobfile_get(f, "checkpointer.checkpoint_dir");
+    char dir[1024] = "", cfg[1100], where[200];
+    struct stat st;
+    if (fg_jobspec_given(ap->s, FG_JOBOPT_MODEL))
+        return 0;
+    if (d && !d->null && strstr(d->value, "${"))
+        return interpolation(ap, f, d);
+    if (d && !d->null && (size_t)snprintf(dir, sizeof dir, "%s", d->value) < sizeof dir) {
+        snprintf(cfg, sizeof cfg, "%s%s%s/config.json", dir[0] != '/' && ap->base ? ap->base : "",
+                 dir[0] != '/' && ap->base ? "/" : "", dir);
+        if (!stat(cfg, &st) && S_ISREG(st.st_mode)) {
+            snprintf(where, sizeof where, "%.80s:%u checkpointer.checkpoint_dir=%.80s", f->name,
+                     d->line, d->value);
+            return assign_one(ap, ap->tt_file, 1, where, "model", dir, false);
+        }
+    }
+    return fg_err_set(ap->err, FG_E_INVAL, "%.150s: torchtune builds this model in code; "
+                      "fitgate reads its shape from the checkpoint's config.json, and "
+                      "checkpointer.checkpoint_dir (%.200s) has none here: download the "
+                      "checkpoint there, or give %smodel=ORG/NAME or a directory", ap->tt_where,
+                      d && !d->null ? d->value : "not set", ap->s->spelling);
+}
+
+static int apply_defaults(struct apply *ap, int fi)
+{
+    const struct fg_jobfile *f = ap->files[fi];
+    char where[200];
+    size_t nd;
+    const struct fg__jf_default *defaults = fg__jf_defaults(&nd);
+    for (size_t i = 0; i < nd; i++) {
+        bool adapters = ap->s->job.mode == FG_MODE_LORA || ap->s->job.mode == FG_MODE_QLORA;
+        if (!(defaults[i].fmts & (1u << f->format)) ||
+            (defaults[i].key && fg_jobfile_get(f, defaults[i].key)) ||
+            (defaults[i].adapters && !adapters))
+            continue;
+        snprintf(where, sizeof where, "%.80s: %s (%s)", f->name,
+                 defaults[i].key ? defaults[i].key : "format", defaults[i].source);
+        int rc = assign_list(ap, fi, 0, where, defaults[i].assign, "", false);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int apply_all(struct apply *ap)
+{
+    struct fg_jobspec *s = ap->s;
+    int rc = 0, main_file = -1;
+    for (size_t i = 0; i < s->n_configs && !rc; i++)
+        rc = open_file(ap, s->configs[i], FG_JF_AUTO);
+    /* a file read may name another (deepspeed: ds.json): ap->n grows as they are read */
+    for (size_t fi = 0; fi < ap->n && !rc; fi++)
+        for (size_t k = 0; k < ap->files[fi]->n && !rc; k++)
+            rc = key_apply(ap, (int)fi, &ap->files[fi]->keys[k]);
+    for (size_t fi = 0; fi < ap->n && !rc; fi++)
+        rc = apply_defaults(ap, (int)fi);
+    if (!rc && ap->tt_builder[0])
+        rc = torchtune_model(ap);
+    if (rc)
+        return rc;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t fi = 0; fi < ap->n; fi++) {
+        const struct fg_jobfile *f = ap->files[fi];
+        h = (h ^ f->digest) * 0x100000001b3ull;
+        if (main_file < 0 || fg__jf_rank(f->format) > fg__jf_rank(ap->files[main_file]->format))
+            main_file = (int)fi;
+    }
+    s->config_digest = h ? h : 1;
+    const struct fg_jobfile *m = ap->files[main_file];
+    const struct fg_framework *fw = fg_framework_find(fg__jf_framework(m->format));
+    if (fw && !fg_jobspec_given(s, FG_JOBOPT_FRAMEWORK)) {
+        char where[200];
+        snprintf(where, sizeof where, "%.80s: read as %s", m->name,
+                 fg_jobfile_format_name(m->format));
+        rc = assign_one(ap, main_file, 1, where, "framework", fg__jf_framework(m->format), false);
+    }
+    return rc;
+}
+
+int fg_jobfile_apply(struct fg_jobspec *s, const char *base_dir, struct fg_err *err)
+{
+    if (!s->n_configs)
+        return 0;
+    struct apply *ap = calloc(1, sizeof *ap);
+    struct fg_jobspec *scratch = calloc(2, sizeof *scratch);
+    int rc;
+    if (!ap || !scratch) {
+        rc = fg_err_set(err, FG_E_NOMEM, "out of memory reading the job's config");
+        goto out;
+    }
+    *ap = (struct apply){.s = s, .base = base_dir, .cli = s->given, .a = &scratch[0],
+                         .b = &scratch[1], .err = err};
+    rc = apply_all(ap);
+    for (size_t i = 0; i < ap->n; i++)
+        fg_jobfile_free(ap->files[i]);
+out:
+    free(ap);
+    free(scratch);
+    return rc;
+}

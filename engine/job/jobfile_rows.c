@@ -1,0 +1,505 @@
+/*
+ * jobfile_rows.c - what each framework's config keys mean to fitgate, as data
+ * rows, and fg_jobfile_apply (jobfile.h), which maps a file's keys through
+ * them onto the job's options.
+ *
+ * A row names a key (a dotted path; '-' and '_' alike) of one or more formats
+ * and what its value sets, as option assignments "seq-len=$" ($: the value),
+ * or through a map of values ("true" -> "grad-ckpt=yes"; "" sets nothing, the
+ * value is understood), or a hook for the few keys that need code (a file that
+ * names another, torchtune's builders).  A value no map entry matches, and a
+ * row with nothing to set, is a key that changes memory which fitgate does not
+ * model: listed (spec->unknown), never guessed.  Keys no row names do not change
+ * the peak (logging, data, learning rate) and are ignored.
+ *
+ * "+opt=value" refines what the same file said plainly (TRL's load_in_4bit makes
+ * use_peft's LoRA a QLoRA; torchtune's fused: True makes AdamW fused); any other
+ * two keys that set one option to different values are a conflict.
+ *
+ * Rows name options by name (fg_jobopt_find), so a row may name one this build
+ * does not have: a "soft" row is then ignored (accumulation: no memory), any other
+ * is listed as not understood.
+ *
+ * Read from (the release in the mirror, 2026): transformers training_args.py
+ * (TrainingArguments: per_device_train_batch_size=8, optim, fsdp), TRL
+ * trl/trainer/sft_config.py (gradient_checkpointing=True, max_length=1024) and
+ * model_config.py (use_peft, lora_*, load_in_4bit), axolotl
+ * src/axolotl/utils/schemas/config.py (gradient_checkpointing=False, sequence_len=512)
+ * and loaders/model.py (prepare_model_for_kbit_training(use_gradient_checkpointing=
+ * cfg.gradient_checkpointing)), LLaMA-Factory hparams/model_args.py
+ * (disable_gradient_checkpointing=False, double_quantization=True) and data_args.py
+ * (cutoff_len=2048), torchtune recipes/lora_finetune_single_device.py
+ * (cfg.get("enable_activation_checkpointing", False)), DeepSpeed runtime/zero/config.py
+ * (bucket defaults), accelerate commands/config/config_args.py,
+ * vllm-project/vllm:vllm/engine/arg_utils.py, sgl-project/sglang:python/sglang/srt/server_args.py.
+ */
+#include "job/jobfile_rows.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+
+#define F(x) (1u << FG_JF_##x)
+#define TA (F(TRL) | F(TRANSFORMERS) | F(LLAMA_FACTORY)) /* TrainingArguments' own keys */
+#define SERVE (F(VLLM) | F(SGLANG))
+
+static const struct {
+    const char *name, *aliases, *framework;
+    int rank; /* which file names the framework: a trainer's over accelerate's over DeepSpeed's */
+} formats[FG_JF_COUNT] = {
+    [FG_JF_AUTO] = {"auto", "", "", 0},
+    [FG_JF_TRL] = {"trl", "", "trl", 2},
+    [FG_JF_TRANSFORMERS] = {"transformers", "hf,trainer,hf-trainer", "transformers", 2},
+    [FG_JF_AXOLOTL] = {"axolotl", "", "axolotl", 2},
+    [FG_JF_LLAMA_FACTORY] = {"llama-factory", "llamafactory,llama_factory,lf", "llama-factory", 2},
+    [FG_JF_TORCHTUNE] = {"torchtune", "tune", "torchtune", 2},
+    [FG_JF_DEEPSPEED] = {"deepspeed", "ds", "deepspeed", 0},
+    [FG_JF_ACCELERATE] = {"accelerate", "", "accelerate", 1},
+    [FG_JF_VLLM] = {"vllm", "", "vllm", 2},
+    [FG_JF_SGLANG] = {"sglang", "", "sglang", 2},
+};
+
+#define END {NULL, NULL}
+static const struct fg__jf_vmap m_ckpt[] = {{"true|yes|on|1", "grad-ckpt=yes"},
+                                     {"false|no|off|0", "grad-ckpt=no"}, END};
+static const struct fg__jf_vmap m_ckpt_ax[] = {
+    {"true|yes|1", "grad-ckpt=yes"},
+    {"false|no|0", "grad-ckpt=no"},
+    {"offload|offload_disk", "grad-ckpt=yes;act-offload=yes"},
+    END};
+static const struct fg__jf_vmap m_ckpt_on[] = {
+    {"true|yes|1", "grad-ckpt=yes"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_no_ckpt[] = {
+    {"true|yes|1", "grad-ckpt=no"}, {"false|no|0", "grad-ckpt=yes"}, END};
+static const struct fg__jf_vmap m_bf16[] = {
+    {"true|yes|1", "precision=bf16-mixed"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_bf16_ax[] = {{"true|yes|1|auto", "precision=bf16-mixed"},
+                                        {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_fp16[] = {
+    {"true|yes|1", "precision=fp16-mixed"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_pure_bf16[] = {
+    {"true|yes|1", "+precision=bf16"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_auto_bf16[] = {
+    {"true", "precision=bf16-mixed"}, {"auto|false", ""}, END};
+static const struct fg__jf_vmap m_auto_fp16[] = {
+    {"true", "precision=fp16-mixed"}, {"auto|false", ""}, END};
+static const struct fg__jf_vmap m_optim[] = {
+    {"adamw_torch_fused", "optimizer=adamw-fused"},
+    {"adamw_torch|adamw_hf|paged_adamw_32bit|adamw_torch_npu_fused|adamw_apex_fused",
+     "optimizer=adamw"},
+    {"adamw_bnb_8bit|adamw_8bit|paged_adamw_8bit|adamw_torch_8bit", "optimizer=adamw-8bit"},
+    {"sgd", "optimizer=sgd"}, END};
+static const struct fg__jf_vmap m_peft[] = {{"true|yes|1", "mode=lora"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_4bit[] = {{"true|yes|1", "+mode=qlora"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_8bit[] = {
+    {"true|yes|1", "+mode=qlora;quant=int8"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_nested[] = {
+    {"true|yes|1", "+quant=nf4-dq"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_nf4[] = {{"nf4", ""}, END};
+static const struct fg__jf_vmap m_adapter[] = {{"lora", "mode=lora"}, {"qlora", "mode=qlora"}, END};
+static const struct fg__jf_vmap m_linear[] = {{"true|yes|1", "+lora-targets=all-linear"},
+                                       {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_flash[] = {
+    {"true|yes|1", "attention=sdpa"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_attn[] = {{"eager", "attention=eager"},
+                                     {"sdpa|flash_attention_2|flash_attention_3|flex_attention",
+                                      "attention=sdpa"}, END};
+static const struct fg__jf_vmap m_lf_attn[] = {
+    {"disabled", "attention=eager"}, {"sdpa|fa2|fa3", "attention=sdpa"}, {"auto", ""}, END};
+static const struct fg__jf_vmap m_chunked[] = {
+    {"true|yes|1", "chunked-ce=yes"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_finetune[] = {{"lora", "mode=lora"}, {"full", "mode=full"}, END};
+static const struct fg__jf_vmap m_lf_target[] = {
+    {"all", "lora-targets=all-linear"}, {"*", "lora-targets=$"}, END};
+static const struct fg__jf_vmap m_stage[] = {{"sft|pt", ""}, END};
+static const struct fg__jf_vmap m_in_bwd[] = {{"true|yes|1", "optimizer-in-bwd=yes"},
+                                             {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_ok[] = {{"*", ""}, END};
+static const struct fg__jf_vmap m_false_ok[] = {{"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_tt_opt[] = {
+    {"torch.optim.AdamW", "optimizer=adamw"},
+    {"bitsandbytes.optim.PagedAdamW8bit|bitsandbytes.optim.AdamW8bit|torchao.optim.AdamW8bit",
+     "optimizer=adamw-8bit"},
+    {"torch.optim.SGD", "optimizer=sgd"}, END};
+static const struct fg__jf_vmap m_tt_fused[] = {
+    {"true|yes|1", "+optimizer=adamw-fused"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_tt_loss[] = {
+    {"torchtune.modules.loss.CEWithChunkedOutputLoss|torchtune.modules.loss.LinearCrossEntropyLoss",
+     "chunked-ce=yes"},
+    {"torch.nn.CrossEntropyLoss", "chunked-ce=no"}, END};
+static const struct fg__jf_vmap m_tt_dtype[] = {
+    {"bf16", "precision=bf16"}, {"fp32", "precision=fp32"}, END};
+static const struct fg__jf_vmap m_offload_on[] = {
+    {"true|yes|1", "act-offload=yes"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_ds_opt[] = {{"cpu|nvme", "offload=optimizer"}, {"none", ""}, END};
+static const struct fg__jf_vmap m_ds_param[] = {{"cpu|nvme", "+offload=params"}, {"none", ""}, END};
+static const struct fg__jf_vmap m_ds_batch[] = {{"auto", ""}, {"*", "batch=$"}, END};
+static const struct fg__jf_vmap m_ds_accum[] = {{"auto", ""}, {"*", "grad-accum=$"}, END};
+static const struct fg__jf_vmap m_ds_zero[] = {{"auto", ""}, {"*", "zero=$"}, END};
+/* DeepSpeed's defaults (runtime/zero/config.py): fitgate's ZeRO model assumes them */
+static const struct fg__jf_vmap m_ds_1e9[] = {{"auto|1000000000", ""}, END};
+static const struct fg__jf_vmap m_ds_5e8[] = {{"auto|500000000", ""}, END};
+static const struct fg__jf_vmap m_ds_5e7[] = {{"auto|50000000", ""}, END};
+static const struct fg__jf_vmap m_acc_dist[] = {
+    {"MULTI_GPU|NO", "zero=0"}, {"DEEPSPEED|FSDP", ""}, END};
+static const struct fg__jf_vmap m_acc_mixed[] = {{"bf16", "precision=bf16-mixed"},
+                                                 {"fp16", "precision=fp16-mixed"},
+                                                 {"no", "precision=fp32"},
+                                                 END};
+static const struct fg__jf_vmap m_fsdp_strategy[] = {
+    {"FULL_SHARD|1", "zero=3"}, {"SHARD_GRAD_OP|2", "zero=2"}, {"NO_SHARD|3", "zero=0"}, END};
+static const struct fg__jf_vmap m_reshard[] = {
+    {"true|yes|1", "zero=3"}, {"false|no|0", "zero=2"}, END};
+static const struct fg__jf_vmap m_offload_params[] = {
+    {"true|yes|1", "offload=params"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_serve_dtype[] = {
+    {"auto", ""}, {"bfloat16|bf16", "precision=bf16"}, {"float32|fp32", "precision=fp32"}, END};
+static const struct fg__jf_vmap m_kv[] = {{"auto", ""}, {"*", "kv-dtype=$"}, END};
+static const struct fg__jf_vmap m_dp1[] = {{"1", ""}, END};
+
+#define RL_NOTE "an RL / preference trainer's key: name it, --mode dpo|kto|grpo|ppo..."
+static const struct fg__jf_row rows[] = {
+    /* the model */
+    {.fmts = F(TRL) | F(LLAMA_FACTORY) | F(TRANSFORMERS),
+     .key = "model_name_or_path",
+     .assign = "model=$"},
+    {.fmts = F(AXOLOTL), .key = "base_model", .assign = "model=$"},
+    {.fmts = F(VLLM), .key = "model", .assign = "model=$"},
+    {.fmts = F(SGLANG), .key = "model-path", .assign = "model=$"},
+    /* batch, length, accumulation */
+    {.fmts = TA, .key = "per_device_train_batch_size", .assign = "batch=$"},
+    {.fmts = F(AXOLOTL), .key = "micro_batch_size", .assign = "batch=$"},
+    {.fmts = F(TORCHTUNE), .key = "batch_size", .assign = "batch=$"},
+    {.fmts = F(DEEPSPEED), .key = "train_micro_batch_size_per_gpu", .map = m_ds_batch},
+    {.fmts = TA | F(AXOLOTL) | F(TORCHTUNE),
+     .key = "gradient_accumulation_steps",
+     .assign = "grad-accum=$",
+     .soft = true},
+    {.fmts = F(DEEPSPEED), .key = "gradient_accumulation_steps", .map = m_ds_accum, .soft = true},
+    {.fmts = F(ACCELERATE),
+     .key = "deepspeed_config.gradient_accumulation_steps",
+     .map = m_ds_accum,
+     .soft = true},
+    {.fmts = F(TRL),
+     .key = "max_length",
+     .assign = "seq-len=$",
+     .note = "no truncation: the longest sample decides the length"},
+    {.fmts = F(TRL),
+     .key = "max_seq_length",
+     .assign = "seq-len=$",
+     .note = "no truncation: the longest sample decides the length"},
+    {.fmts = F(AXOLOTL), .key = "sequence_len", .assign = "seq-len=$"},
+    {.fmts = F(LLAMA_FACTORY), .key = "cutoff_len", .assign = "seq-len=$"},
+    {.fmts = F(TORCHTUNE),
+     .key = "tokenizer.max_seq_len",
+     .assign = "seq-len=$",
+     .note = "no truncation: the longest sample decides the length"},
+    {.fmts = F(VLLM), .key = "max-model-len", .assign = "seq-len=$"},
+    {.fmts = F(SGLANG), .key = "context-length", .assign = "seq-len=$"},
+    /* checkpointing, offload of activations */
+    {.fmts = TA, .key = "gradient_checkpointing", .map = m_ckpt},
+    {.fmts = F(AXOLOTL), .key = "gradient_checkpointing", .map = m_ckpt_ax},
+    {.fmts = F(LLAMA_FACTORY), .key = "disable_gradient_checkpointing", .map = m_no_ckpt},
+    {.fmts = F(TORCHTUNE), .key = "enable_activation_checkpointing", .map = m_ckpt},
+    {.fmts = F(TORCHTUNE), .key = "enable_activation_offloading", .map = m_offload_on},
+    {.fmts = F(AXOLOTL), .key = "activation_offloading", .map = m_offload_on},
+    {.fmts = TA, .key = "fsdp_config.activation_checkpointing", .map = m_ckpt_on},
+    {.fmts = F(ACCELERATE) | F(AXOLOTL),
+     .key = "fsdp_config.fsdp_activation_checkpointing",
+     .map = m_ckpt_on},
+    {.fmts = F(AXOLOTL), .key = "fsdp_config.activation_checkpointing", .map = m_ckpt_on},
+    /* precision */
+    {.fmts = TA, .key = "bf16", .map = m_bf16},
+    {.fmts = F(AXOLOTL), .key = "bf16", .map = m_bf16_ax},
+    {.fmts = TA | F(AXOLOTL), .key = "fp16", .map = m_fp16},
+    {.fmts = F(LLAMA_FACTORY), .key = "pure_bf16", .map = m_pure_bf16},
+    {.fmts = F(DEEPSPEED), .key = "bf16.enabled", .map = m_auto_bf16},
+    {.fmts = F(DEEPSPEED), .key = "fp16.enabled", .map = m_auto_fp16},
+    {.fmts = F(ACCELERATE), .key = "mixed_precision", .map = m_acc_mixed},
+    {.fmts = F(TORCHTUNE), .key = "dtype", .map = m_tt_dtype},
+    {.fmts = SERVE, .key = "dtype", .map = m_serve_dtype},
+    /* optimizer and loss */
+    {.fmts = TA, .key = "optim", .map = m_optim},
+    {.fmts = F(AXOLOTL), .key = "optimizer", .map = m_optim},
+    {.fmts = F(TORCHTUNE), .key = "optimizer._component_", .map = m_tt_opt},
+    {.fmts = F(TORCHTUNE), .key = "optimizer.fused", .map = m_tt_fused},
+    {.fmts = F(TORCHTUNE), .key = "optimizer_in_bwd", .map = m_in_bwd},
+    {.fmts = F(TORCHTUNE), .key = "loss._component_", .map = m_tt_loss},
+    {.fmts = F(AXOLOTL), .key = "liger_fused_linear_cross_entropy", .map = m_chunked},
+    {.fmts = F(AXOLOTL), .key = "cut_cross_entropy", .map = m_chunked},
+    {.fmts = F(LLAMA_FACTORY), .key = "enable_liger_kernel", .map = m_chunked},
+    /* attention */
+    {.fmts = F(TRL) | F(TRANSFORMERS) | F(AXOLOTL), .key = "attn_implementation", .map = m_attn},
+    {.fmts = F(AXOLOTL), .key = "flash_attention", .map = m_flash},
+    {.fmts = F(AXOLOTL), .key = "sdp_attention", .map = m_flash},
+    {.fmts = F(AXOLOTL), .key = "xformers_attention", .map = m_flash},
+    {.fmts = F(LLAMA_FACTORY), .key = "flash_attn", .map = m_lf_attn},
+    /* LoRA and quantization */
+    {.fmts = F(TRL), .key = "use_peft", .map = m_peft},
+    {.fmts = F(TRL), .key = "lora_r", .assign = "lora-rank=$"},
+    {.fmts = F(AXOLOTL), .key = "lora_r", .assign = "lora-rank=$"},
+    {.fmts = F(LLAMA_FACTORY), .key = "lora_rank", .assign = "lora-rank=$"},
+    {.fmts = F(TORCHTUNE), .key = "model.lora_rank", .assign = "lora-rank=$"},
+    {.fmts = F(TRL) | F(AXOLOTL), .key = "lora_target_modules", .assign = "lora-targets=$"},
+    {.fmts = F(AXOLOTL), .key = "lora_target_linear", .map = m_linear},
+    {.fmts = F(LLAMA_FACTORY), .key = "lora_target", .map = m_lf_target},
+    {.fmts = F(TORCHTUNE), .key = "model.lora_attn_modules", .hook = H_TT_TARGETS},
+    {.fmts = F(TORCHTUNE), .key = "model.apply_lora_to_mlp", .map = m_ok},
+    {.fmts = F(TORCHTUNE), .key = "model.apply_lora_to_output", .map = m_ok},
+    {.fmts = F(TORCHTUNE), .key = "model._component_", .hook = H_TT_MODEL},
+    {.fmts = F(AXOLOTL), .key = "adapter", .map = m_adapter},
+    {.fmts = F(LLAMA_FACTORY), .key = "finetuning_type", .map = m_finetune},
+    {.fmts = F(TRL) | F(AXOLOTL), .key = "load_in_4bit", .map = m_4bit},
+    {.fmts = F(TRL) | F(AXOLOTL), .key = "load_in_8bit", .map = m_8bit},
+    {.fmts = F(TRL), .key = "use_bnb_nested_quant", .map = m_nested},
+    {.fmts = F(AXOLOTL), .key = "bnb_4bit_use_double_quant", .map = m_nested},
+    {.fmts = F(TRL) | F(AXOLOTL), .key = "bnb_4bit_quant_type", .map = m_nf4},
+    {.fmts = F(LLAMA_FACTORY), .key = "quantization_bit", .hook = H_LF_QUANT},
+    {.fmts = F(LLAMA_FACTORY), .key = "double_quantization", .map = m_ok},
+    {.fmts = F(TRL) | F(AXOLOTL) | F(LLAMA_FACTORY),
+     .key = "use_dora",
+     .map = m_false_ok,
+     .note = "DoRA keeps a magnitude vector and a weight norm per adapted layer"},
+    /* the layout: ZeRO, FSDP, offload, parallel sizes */
+    {.fmts = TA | F(AXOLOTL), .key = "deepspeed", .assign = "deepspeed", .hook = H_FILE},
+    {.fmts = F(ACCELERATE),
+     .key = "deepspeed_config.deepspeed_config_file",
+     .assign = "deepspeed",
+     .hook = H_FILE},
+    {.fmts = TA | F(AXOLOTL), .key = "fsdp", .hook = H_FSDP},
+    {.fmts = F(DEEPSPEED), .key = "zero_optimization.stage", .map = m_ds_zero},
+    {.fmts = F(DEEPSPEED), .key = "zero_optimization.offload_optimizer.device", .map = m_ds_opt},
+    {.fmts = F(DEEPSPEED), .key = "zero_optimization.offload_param.device", .map = m_ds_param},
+    {.fmts = F(DEEPSPEED),
+     .key = "zero_optimization.sub_group_size",
+     .map = m_ds_1e9,
+     .note = "the optimizer steps in groups of this many parameters"},
+    {.fmts = F(DEEPSPEED),
+     .key = "zero_optimization.stage3_max_live_parameters",
+     .map = m_ds_1e9,
+     .note = "ZeRO-3 keeps this many gathered parameters"},
+    {.fmts = F(DEEPSPEED),
+     .key = "zero_optimization.stage3_max_reuse_distance",
+     .map = m_ds_1e9,
+     .note = "ZeRO-3 keeps gathered parameters this long"},
+    {.fmts = F(DEEPSPEED),
+     .key = "zero_optimization.reduce_bucket_size",
+     .map = m_ds_5e8,
+     .note = "the gradient reduction buffer"},
+    {.fmts = F(DEEPSPEED),
+     .key = "zero_optimization.allgather_bucket_size",
+     .map = m_ds_5e8,
+     .note = "the all-gather buffer"},
+    {.fmts = F(DEEPSPEED),
+     .key = "zero_optimization.stage3_prefetch_bucket_size",
+     .map = m_ds_5e7,
+     .note = "ZeRO-3 prefetches this many parameters"},
+    {.fmts = F(DEEPSPEED),
+     .key = "activation_checkpointing.partition_activations",
+     .map = m_false_ok,
+     .note = "checkpointed activations split over the model-parallel ranks"},
+    {.fmts = F(DEEPSPEED),
+     .key = "activation_checkpointing.cpu_checkpointing",
+     .map = m_false_ok,
+     .note = "checkpointed activations kept in CPU memory"},
+    {.fmts = F(ACCELERATE), .key = "distributed_type", .map = m_acc_dist},
+    {.fmts = F(ACCELERATE), .key = "num_processes", .assign = "dp=$"},
+    {.fmts = F(ACCELERATE), .key = "deepspeed_config.zero_stage", .assign = "zero=$"},
+    {.fmts = F(ACCELERATE), .key = "deepspeed_config.offload_optimizer_device", .map = m_ds_opt},
+    {.fmts = F(ACCELERATE), .key = "deepspeed_config.offload_param_device", .map = m_ds_param},
+    {.fmts = F(ACCELERATE) | F(AXOLOTL),
+     .key = "fsdp_config.fsdp_sharding_strategy",
+     .map = m_fsdp_strategy},
+    {.fmts = F(ACCELERATE) | F(AXOLOTL),
+     .key = "fsdp_config.fsdp_reshard_after_forward",
+     .map = m_reshard},
+    {.fmts = F(AXOLOTL), .key = "fsdp_config.reshard_after_forward", .map = m_reshard},
+    {.fmts = F(ACCELERATE) | F(AXOLOTL),
+     .key = "fsdp_config.fsdp_offload_params",
+     .map = m_offload_params},
+    {.fmts = F(AXOLOTL), .key = "fsdp_config.offload_params", .map = m_offload_params},
+    {.fmts = F(AXOLOTL), .key = "tensor_parallel_size", .assign = "tp=$"},
+    {.fmts = F(AXOLOTL), .key = "context_parallel_size", .assign = "cp=$"},
+    {.fmts = F(VLLM), .key = "tensor-parallel-size", .assign = "tp=$"},
+    {.fmts = F(VLLM), .key = "pipeline-parallel-size", .assign = "pp=$"},
+    {.fmts = F(VLLM), .key = "data-parallel-size", .assign = "dp=$"},
+    {.fmts = F(VLLM), .key = "enable-expert-parallel", .hook = H_EP},
+    {.fmts = F(SGLANG), .key = "tp-size", .assign = "tp=$"},
+    {.fmts = F(SGLANG), .key = "tensor-parallel-size", .assign = "tp=$"},
+    {.fmts = F(SGLANG), .key = "pp-size", .assign = "pp=$"},
+    {.fmts = F(SGLANG), .key = "dp-size", .map = m_dp1, .note = "SGLang's data-parallel replicas"},
+    {.fmts = F(SGLANG), .key = "ep-size", .assign = "ep=$"},
+    /* serving memory */
+    {.fmts = F(VLLM), .key = "gpu-memory-utilization", .assign = "gpu-util=$"},
+    {.fmts = F(SGLANG), .key = "mem-fraction-static", .assign = "gpu-util=$"},
+    {.fmts = SERVE, .key = "kv-cache-dtype", .map = m_kv},
+    {.fmts = SERVE, .key = "quantization", .assign = "quantization=$"},
+    {.fmts = F(VLLM),
+     .key = "max-num-batched-tokens",
+     .note = "the prefill chunk vLLM profiles its activations at"},
+    {.fmts = F(VLLM), .key = "max-num-seqs", .note = "the sequences vLLM runs at once"},
+    {.fmts = F(VLLM), .key = "cpu-offload-gb", .note = "weights kept in CPU memory"},
+    {.fmts = F(VLLM),
+     .key = "enforce-eager",
+     .map = m_false_ok,
+     .note = "no CUDA graphs are captured"},
+    {.fmts = F(SGLANG), .key = "chunked-prefill-size", .note = "the prefill chunk"},
+    {.fmts = F(SGLANG), .key = "max-running-requests", .note = "the requests SGLang runs at once"},
+    {.fmts = F(SGLANG), .key = "max-total-tokens", .note = "the KV pool's size in tokens"},
+    /* training recipes fitgate models one sequence per sample for */
+    {.fmts = F(LLAMA_FACTORY),
+     .key = "stage",
+     .map = m_stage,
+     .note = "preference and RL stages hold chosen and rejected sequences and a reference model"},
+    /* a preference / RL trainer's keys (DPOConfig, GRPOConfig ...): the file does not say
+     * which trainer reads it, so the mode is the command line's (--ft-mode=dpo|grpo|...) */
+    {.fmts = F(TRL), .key = "beta", .note = RL_NOTE},
+    {.fmts = F(TRL), .key = "max_prompt_length", .note = RL_NOTE},
+    {.fmts = F(TRL), .key = "max_completion_length", .note = RL_NOTE},
+    {.fmts = F(TRL), .key = "num_generations", .note = RL_NOTE},
+    {.fmts = F(TRL), .key = "use_vllm", .map = m_false_ok, .note = RL_NOTE},
+    {.fmts = F(AXOLOTL),
+     .key = "rl",
+     .note = "preference training: chosen and rejected sequences per sample"},
+};
+
+/* What a format does when its file leaves a key out (the config class's own default); a
+ * NULL key: always. */
+static const struct fg__jf_default defaults[] = {
+    {F(TRL), "gradient_checkpointing", "grad-ckpt=yes", "SFTConfig default", false},
+    {F(TRL), "max_length", "seq-len=1024", "SFTConfig default", false},
+    /* trl/trainer/utils.py get_peft_config: target_modules=lora_target_modules, None by
+     * default, so peft's per-model mapping: q_proj and v_proj for the llama-style decoders */
+    {F(TRL), "lora_target_modules", "lora-targets=qv", "peft's default for the model", true},
+    {TA, "per_device_train_batch_size", "batch=8", "TrainingArguments default", false},
+    {F(TRANSFORMERS), "gradient_checkpointing", "grad-ckpt=no", "TrainingArguments default", false},
+    {F(AXOLOTL), "gradient_checkpointing", "grad-ckpt=no", "axolotl default", false},
+    {F(AXOLOTL), "sequence_len", "seq-len=512", "axolotl default", false},
+    {F(LLAMA_FACTORY), "disable_gradient_checkpointing", "grad-ckpt=yes", "LLaMA-Factory default", false},
+    {F(LLAMA_FACTORY), "cutoff_len", "seq-len=2048", "LLaMA-Factory default", false},
+    {F(TORCHTUNE), "enable_activation_checkpointing", "grad-ckpt=no", "torchtune recipe default", false},
+    {SERVE, NULL, "mode=serve", "a serving engine's config", false},
+};
+
+/* Keys that tell a format when the file is not named (any one counts). */
+static const struct {
+    enum fg_jobfile_format fmt;
+    const char *key;
+} signs[] = {
+    {FG_JF_TORCHTUNE, "model._component_"},
+    {FG_JF_TORCHTUNE, "checkpointer._component_"},
+    {FG_JF_TORCHTUNE, "tokenizer._component_"},
+    {FG_JF_TORCHTUNE, "enable_activation_checkpointing"},
+    {FG_JF_DEEPSPEED, "zero_optimization.stage"},
+    {FG_JF_DEEPSPEED, "train_micro_batch_size_per_gpu"},
+    {FG_JF_DEEPSPEED, "train_batch_size"},
+    {FG_JF_DEEPSPEED, "zero_allow_untested_optimizer"},
+    {FG_JF_ACCELERATE, "distributed_type"},
+    {FG_JF_ACCELERATE, "compute_environment"},
+    {FG_JF_ACCELERATE, "num_processes"},
+    {FG_JF_ACCELERATE, "mixed_precision"},
+    {FG_JF_SGLANG, "model-path"},
+    {FG_JF_SGLANG, "tp-size"},
+    {FG_JF_SGLANG, "mem-fraction-static"},
+    {FG_JF_VLLM, "tensor-parallel-size"},
+    {FG_JF_VLLM, "max-model-len"},
+    {FG_JF_VLLM, "gpu-memory-utilization"},
+    {FG_JF_VLLM, "served-model-name"},
+    {FG_JF_AXOLOTL, "base_model"},
+    {FG_JF_AXOLOTL, "micro_batch_size"},
+    {FG_JF_AXOLOTL, "sequence_len"},
+    {FG_JF_AXOLOTL, "adapter"},
+    {FG_JF_AXOLOTL, "lora_target_linear"},
+    {FG_JF_LLAMA_FACTORY, "finetuning_type"},
+    {FG_JF_LLAMA_FACTORY, "cutoff_len"},
+    {FG_JF_LLAMA_FACTORY, "lora_target"},
+    {FG_JF_LLAMA_FACTORY, "template"},
+    {FG_JF_LLAMA_FACTORY, "quantization_bit"},
+    {FG_JF_TRL, "use_peft"},
+    {FG_JF_TRL, "dataset_name"},
+    {FG_JF_TRL, "max_length"},
+    {FG_JF_TRL, "max_seq_length"},
+    {FG_JF_TRL, "lora_target_modules"},
+    {FG_JF_TRL, "model_name_or_path"},
+    {FG_JF_TRANSFORMERS, "per_device_train_batch_size"},
+    {FG_JF_TRANSFORMERS, "output_dir"},
+};
+
+const char *fg_jobfile_format_name(enum fg_jobfile_format f)
+{
+    return (unsigned)f < FG_JF_COUNT ? formats[f].name : NULL;
+}
+
+enum fg_jobfile_format fg_jobfile_format_find(const char *name, size_t n)
+{
+    for (unsigned f = 1; f < FG_JF_COUNT; f++) {
+        if (strlen(formats[f].name) == n && !strncasecmp(formats[f].name, name, n))
+            return (enum fg_jobfile_format)f;
+        for (const char *a = formats[f].aliases; *a;) {
+            size_t l = strcspn(a, ",");
+            if (l == n && !strncasecmp(a, name, n))
+                return (enum fg_jobfile_format)f;
+            a += l + (a[l] == ',');
+        }
+    }
+    return FG_JF_AUTO;
+}
+
+enum fg_jobfile_format fg_jobfile_detect(const struct fg_jobfile *f)
+{
+    unsigned score[FG_JF_COUNT] = {0}, best = FG_JF_AUTO;
+    for (size_t i = 0; i < sizeof signs / sizeof signs[0]; i++)
+        if (fg_jobfile_get(f, signs[i].key))
+            score[signs[i].fmt] += signs[i].fmt == FG_JF_TORCHTUNE ? 4 : 1;
+    for (unsigned k = 1; k < FG_JF_COUNT; k++)
+        if (score[k] > score[best])
+            best = k;
+    return (enum fg_jobfile_format)best;
+}
+
+
+
+bool fg__jf_match(const char *pattern, const char *v)
+{
+    if (!strcmp(pattern, "*"))
+        return true;
+    size_t n = strlen(v);
+    for (const char *p = pattern; *p;) {
+        size_t l = strcspn(p, "|");
+        if (l == n && !strncasecmp(p, v, n))
+            return true;
+        p += l + (p[l] == '|');
+    }
+    return false;
+}
+
+const struct fg__jf_row *fg__jf_row_for(enum fg_jobfile_format fmt, const char *path)
+{
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
+        if ((rows[i].fmts & (1u << fmt)) && fg_jobfile_key_is(rows[i].key, path))
+            return &rows[i];
+    return NULL;
+}
+
+const struct fg__jf_row *fg__jf_row_at(size_t i)
+{
+    return i < sizeof rows / sizeof rows[0] ? &rows[i] : NULL;
+}
+
+const struct fg__jf_default *fg__jf_defaults(size_t *n)
+{
+    *n = sizeof defaults / sizeof defaults[0];
+    return defaults;
+}
+
+const char *fg__jf_framework(enum fg_jobfile_format fmt)
+{
+    return (unsigned)fmt < FG_JF_COUNT ? formats[fmt].framework : "";
+}
+
+int fg__jf_rank(enum fg_jobfile_format fmt)
+{
+    return (unsigned)fmt < FG_JF_COUNT ? formats[fmt].rank : 0;
+}

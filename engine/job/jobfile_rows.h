@@ -1,0 +1,53 @@
+/*
+ * jobfile_rows.h - internal to jobfile_rows.c (the tables) and jobfile_apply.c (the
+ * mapping): a format's rows, defaults and framework.  All static data.
+ */
+#ifndef FG_JOBFILE_ROWS_H
+#define FG_JOBFILE_ROWS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "job/jobfile.h"
+
+enum fg__jf_hook { H_NONE, H_FILE, H_FSDP, H_TT_MODEL, H_TT_TARGETS, H_EP, H_LF_QUANT };
+
+struct fg__jf_vmap {
+    const char *match;  /* '|'-separated values, case-insensitive; "*" any */
+    const char *assign; /* "opt=value;..."; "" nothing */
+};
+
+struct fg__jf_row {
+    unsigned fmts;
+    const char *key;
+    const char *assign;      /* "opt=$" */
+    const struct fg__jf_vmap *map;  /* NULL-terminated */
+    enum fg__jf_hook hook;
+    bool soft;               /* an option this build lacks: ignore, do not list */
+    const char *note;        /* why it matters, when fitgate cannot model it */
+};
+
+struct fg__jf_default {
+    unsigned fmts;
+    const char *key, *assign, *source; /* key NULL: always */
+    bool adapters;                      /* only for a LoRA / QLoRA job */
+};
+
+/* The row for a key of a format, or NULL (a key that does not change memory). */
+const struct fg__jf_row *fg__jf_row_for(enum fg_jobfile_format fmt, const char *path);
+
+/* Row i of the table, NULL past the end (for the check that docs/frameworks.md names them). */
+const struct fg__jf_row *fg__jf_row_at(size_t i);
+
+/* The defaults table (*n rows). */
+const struct fg__jf_default *fg__jf_defaults(size_t *n);
+
+/* The framework row a format names ("trl") and its rank (a trainer's file 2, accelerate's 1,
+ * DeepSpeed's 0: the highest names the job's framework). */
+const char *fg__jf_framework(enum fg_jobfile_format fmt);
+int fg__jf_rank(enum fg_jobfile_format fmt);
+
+/* v is one of pattern's '|'-separated values (case-insensitive); "*" matches any. */
+bool fg__jf_match(const char *pattern, const char *v);
+
+#endif

@@ -1,0 +1,116 @@
+/*
+ * plan.h - when one card cannot hold the job: the smallest GPU count and a
+ * layout that fits, with alternatives.
+ *
+ * Layouts follow Megatron / NeMo rules:
+ *   - TP divides attention heads, KV heads and the MLP width, and stays
+ *     within one node (<= gpus_per_node);
+ *   - PP cuts the main stack into contiguous stages balanced by memory; the
+ *     first stage holds the embedding and, under 1F1B, pp micro-batches of
+ *     activations; the last holds the head and the logits;
+ *   - EP (MoE) divides the expert count and the data-parallel size; when
+ *     EP > 1, TP = 1 (NeMo Customizer's rule, docs/planner.md);
+ *   - DP with ZeRO-1/2/3 (FSDP) shards optimizer state, gradients, weights.
+ * Every layout returned fits the estimate under the headroom.
+ */
+#ifndef FG_PLAN_H
+#define FG_PLAN_H
+
+#include <stdint.h>
+
+#include "plan/fit.h"
+#include "memory/memory.h"
+#include "model/model.h"
+
+#define FG_PLAN_MAX_PP 64
+#define FG_PLAN_MAX_OPTIONS 8
+
+struct fg_layout {
+    uint32_t gpus, tp, pp, ep, dp, zero;
+    uint32_t cp;                          /* context-parallel ranks of a declared layout (0, 1:
+                                             none); gpus counts them */
+    uint32_t cut[FG_PLAN_MAX_PP + 1];     /* stage i holds blocks [cut[i], cut[i+1]) */
+    uint64_t stage_bytes[FG_PLAN_MAX_PP]; /* estimate per GPU of each stage */
+    uint64_t peak_bytes;                  /* the largest of them */
+    uint64_t micro_batch, grad_accum;
+    uint32_t gen_gpus;                    /* a trainer's vLLM server: GPUs of the job that
+                                             generate (0 none); gpus counts the others */
+};
+
+/* Layout dimensions (fg_plan_opts.layouts): the same bits as framework.h's FG_LAY_*. */
+#define FG_PLAN_TP 0x1u
+#define FG_PLAN_PP 0x2u
+#define FG_PLAN_EP 0x4u
+#define FG_PLAN_ZERO 0x10u
+
+struct fg_plan_opts {
+    /* What the job's framework can run: with restrict_layouts, only the FG_PLAN_* bits in
+     * layouts (no bit: data parallel at the job's ZeRO stage only).  Default: everything. */
+    bool restrict_layouts;
+    unsigned layouts;
+    /* PP as a layer split in one process (transformers device_map): one micro-batch in
+     * flight per stage, and no data parallel or ZeRO beside it (accelerate's
+     * Accelerator.prepare refuses a device_map model in any distributed mode) */
+    bool naive_pp;
+    /* Dimensions the job has fixed (0 = free), and whether ZeRO stays the job's stage. */
+    uint32_t fix_tp, fix_pp, fix_ep, fix_dp;
+    bool fix_zero;
+    bool any_count;            /* every count from min_gpus (not only powers of two, nodes) */
+    uint32_t max_gpus;         /* default 64 */
+    uint32_t min_gpus;         /* default 1 */
+    uint32_t gpus_per_node;    /* default 8 */
+    uint64_t global_batch;     /* samples per optimizer step; 0 = the job's micro-batch */
+    struct fg_fit_opts fit;
+};
+
+enum fg_plan_status { FG_PLAN_FOUND, FG_PLAN_IMPOSSIBLE };
+
+struct fg_plan {
+    enum fg_plan_status status;
+    uint64_t usable_bytes;
+    size_t n;                                 /* options, best first */
+    struct fg_layout options[FG_PLAN_MAX_OPTIONS];
+    char why[256];                            /* for FG_PLAN_IMPOSSIBLE */
+};
+
+void fg_plan_opts_default(struct fg_plan_opts *o);
+
+/*
+ * Plan job on cards with usable bytes each.  FG_PLAN_IMPOSSIBLE (with why)
+ * is a result, not an error; errors are the estimator's.
+ */
+int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t usable,
+                    const struct fg_plan_opts *o, struct fg_plan *out, struct fg_err *err);
+
+/* "0-27,28-55" (inclusive block ranges per stage) into buf. */
+void fg_layout_split_str(const struct fg_layout *l, char *buf, size_t cap);
+
+/*
+ * The plan as a job environment: FITGATE_TP, FITGATE_PP, FITGATE_EP,
+ * FITGATE_DP (and FITGATE_CP for a declared context-parallel layout), FITGATE_PP_SPLIT,
+ * FITGATE_MICRO_BATCH, FITGATE_GRAD_ACCUM,
+ * FITGATE_ESTIMATE_BYTES and FITGATE_NEMO_OVERRIDES (Megatron / NeMo
+ * keys).  Calls set(name, value, ctx) for each; stops at the first non-zero
+ * return and returns it.
+ */
+int fg_layout_env(const struct fg_layout *l, int (*set)(const char *name, const char *value,
+                                                        void *ctx), void *ctx);
+
+/* Internal (the planner, tests): a floor under the per-GPU peak of every layout of g GPUs
+ * for job (plan_floor.c says why it holds); 0 when there is none. */
+uint64_t fg__plan_count_floor(const struct fg_model *m, const struct fg_job *job, uint32_t g);
+
+/* Internal (the planner, tests): a floor under the per-GPU peak of every cut of the
+ * pipeline layout job->tp, pp, ep, dp, zero into pp stages (plan_floor.c says why); 0 when
+ * none. */
+uint64_t fg__plan_shape_floor(const struct fg_model *m, const struct fg_job *job);
+
+/* The two floors (engine/plan/plan_floor.c) with the planner's block parts kept across its
+ * estimates (memory_int.h fg__parts; NULL: none). */
+struct fg__parts;
+uint64_t fg__plan_count_floor_parts(const struct fg_model *m, struct fg__parts *parts,
+                                   const struct fg_job *job, uint32_t g);
+uint64_t fg__plan_shape_floor_parts(const struct fg_model *m, struct fg__parts *parts,
+                                   const struct fg_job *job);
+
+#endif

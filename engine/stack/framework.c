@@ -1,0 +1,369 @@
+/*
+ * framework.c - the framework table (framework.h).  Each row's facts come
+ * from the framework's own code; the source column says where.
+ */
+#include "stack/framework.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+
+/*
+ * Sources, by row (repository, release read: file function or key).  Each row is one
+ * release; a name's newest release comes first and older ones follow it (NAME@VERSION).
+ *  transformers 5 (5.x, the newest): modeling_utils.py PreTrainedModel.from_pretrained loads
+ *             dtype="auto" (the checkpoint's torch_dtype: bf16 for today's checkpoints), so a
+ *             Trainer full fine-tune under bf16=True holds bf16 parameters, gradients and
+ *             AdamW states (2 + 2 + 4 B/param; autocast changes no dtype); training_args.py
+ *             TrainingArguments.optim: default_optim = "adamw_torch_fused" when torch >= 2.8
+ *             (no foreach sqrt(v) temporary); gradient_checkpointing False; trainer.py
+ *             _wrap_model (DDP, FSDP, DeepSpeed through accelerate); modeling_utils.py
+ *             device_map (a layer split run one micro-batch at a time); peft
+ *             tuners/lora/model.py (adapters upcast to fp32: autocast_adapter_dtype) and
+ *             utils/other.py prepare_model_for_kbit_training for QLoRA (the Trainer recipes).
+ *  transformers 4.57: from_pretrained loaded fp32 unless torch_dtype was given (the
+ *             fp32 + autocast full fine-tune: 4 + 4 + 8 B/param and bf16 weight copies);
+ *             default_optim "adamw_torch" (foreach) below torch 2.8, as this row counts it
+ *             (--optimizer adamw-fused for 4.57 on torch >= 2.8).  The default row.
+ *  trl 1.9    trainer/utils.py create_model_from_path (dtype defaults to "float32", also in
+ *             model_config.py ModelConfig.dtype), trainer/sft_config.py SFTConfig
+ *             (gradient_checkpointing=True, bf16=True), trainer/sft_trainer.py
+ *             SFTTrainer.__init__: no prepare_model_for_kbit_training; for a quantized model
+ *             every trainable parameter is cast to bfloat16 (the adapters); embeddings, norms
+ *             and head stay in the load dtype (fp32 by default, bf16 with --precision bf16).
+ *  accelerate 1.x: a bare loop: the model as from_pretrained loads it (transformers 5: bf16),
+ *             Accelerator(mixed_precision="bf16") autocast, torch.optim.AdamW (foreach).
+ *  axolotl 0.18: utils/schemas/config.py bf16 -> torch_dtype bf16 (loaders/model.py): a full
+ *             fine-tune holds bf16 parameters; gradient_checkpointing off unless the YAML sets
+ *             it; QLoRA without peft's fp32 casts (convert_embedding_modules_dtype casts back).
+ *  llama-factory 0.9.6: model/adapter.py init_adapter: cast_trainable_params_to_fp32 (not
+ *             pure_bf16, not ZeRO-3): the base loads in the compute dtype (bf16) and every
+ *             trainable parameter is upcast to fp32 (full: fp32 parameters under autocast);
+ *             hparams/model_args.py disable_gradient_checkpointing=False: checkpointing on
+ *             (model/model_utils/checkpointing.py prepare_model_for_training).
+ *  unsloth 2026.8: HF Trainer + peft with use_gradient_checkpointing="unsloth" and a fused,
+ *             chunked cross entropy (kernels/cross_entropy_loss.py); one GPU per process.
+ *  torchtune 0.7: recipes/full_finetune_single_device.py (optimizer_in_bwd: the step runs in
+ *             each parameter's post-accumulate-grad hook, no full gradient set;
+ *             cfg.get("enable_activation_checkpointing", False): off unless the config says,
+ *             the shipped configs say True), configs llama3_1/8B_full_single_device.yaml
+ *             (bitsandbytes.optim.PagedAdamW8bit, optimizer_in_bwd: True) and
+ *             qwen3/8B_full_single_device.yaml (PagedAdamW); the model in cfg.dtype (bf16, no
+ *             autocast); loss modules/loss LinearCrossEntropyLoss (chunked, fp32 log-softmax
+ *             per trained token); FSDP2 fully_shard over the ranks; QLoRA through torchao's
+ *             to_nf4 (block 64, its scalers quantized in blocks of 256: nf4-dq's bytes).
+ *  torchtitan 0.2.2: config/configs.py mixed_precision_param="bfloat16",
+ *             mixed_precision_reduce="float32" (FSDP2 MixedPrecisionPolicy over fp32 sharded
+ *             parameters: fp32 master shards, gradients and AdamW states, bf16 all-gathered
+ *             blocks; no autocast), distributed/activation_checkpoint.py (per-op selective
+ *             checkpointing by default: counted as full recompute here, see docs).
+ *  lit-gpt 0.5.13: litgpt finetune/lora.py: FSDPStrategy when devices > 1,
+ *             chunked_cross_entropy (utils.py) for the loss; Lightning's bf16-mixed keeps
+ *             fp32 parameters (fabric/plugins/precision/amp.py MixedPrecision); its FSDP LoRA
+ *             keeps a whole weight copy per rank (measured-dev rows 44-47).  QLoRA
+ *             (finetune/lora.py main with --quantize bnb.*): it warns unless bitsandbytes is
+ *             0.42.0, whose MatMul4Bit.forward keeps its input (ctx.tensors = (A, B));
+ *             after fabric.setup_module it swaps model.transformer.wte for a
+ *             bitsandbytes StableEmbedding: the old embedding stays referenced by
+ *             main()'s old_embedding for the whole run, and the new one is trainable
+ *             (created after mark_only_lora_as_trainable) but outside the optimizer (made
+ *             after instantiate_bnb_optimizer), so its bf16 gradient is never freed.
+ *             Lightning 2.6 fabric/plugins/precision/bitsandbytes.py _Linear4bit quantizes
+ *             each weight as it is created or loaded (quantize_, _quantize_on_load_hook):
+ *             no whole-model 16-bit copy at load.
+ *  nemo, megatron: Megatron-Core optimizer/distrib_optimizer.py (bf16 parameters; fp32 main
+ *             parameters and Adam states sharded over DP), distributed/param_and_grad_buffer.py
+ *             (the main_grad buffer, allocated once: alive through forward and backward;
+ *             fp32 under Megatron-LM's bf16 default, arguments.py
+ *             accumulate_allreduce_grads_in_fp32, and Megatron-Bridge's ddp default
+ *             grad_reduce_in_fp32=True; --grad-reduce-dtype bf16 as the Bridge DeepSeek /
+ *             Gemma-2 recipes set it), TE / apex FusedAdam; TP, PP (1F1B), EP and CP in
+ *             parallel_state.py; activations per layer as theoretical_memory_usage.py counts
+ *             them (Megatron-LM d98e8a6, core_v0.15).  The rows differ by their defaults:
+ *             Megatron-LM's arguments.py leaves --use-distributed-optimizer and
+ *             --sequence-parallel off (megatron: ZeRO-0 unless --zero 1); NeMo 2 and
+ *             Megatron-Bridge recipes turn both on (Bridge recipes/llama/h100/llama3.py:
+ *             cfg.model.sequence_parallel = True with TP > 1, cfg.ddp.use_distributed_optimizer
+ *             = True; Bridge 067f987, v0.2).
+ *  DDP        transformers / accelerate / lit-gpt data parallel without ZeRO is torch DDP
+ *             with gradient_as_bucket_view=False (accelerate 1.15 utils/dataclasses.py
+ *             DistributedDataParallelKwargs; Lightning DDPStrategy): its buckets hold a
+ *             second copy of the gradients.
+ *  deepspeed  runtime/bf16_optimizer.py and zero/stage_1_and_2.py (bf16 parameters and
+ *             gradients; fp32 master weights with the Adam states, partitioned from ZeRO-1:
+ *             the ZeRO paper's 2 + 2 + 12 bytes), ops/adam/fused_adam.py, pipe/engine.py (1F1B);
+ *             stage_1_and_2.py step (the gradient partition converted to fp32) and
+ *             backward_prologue (reduce_bucket_size 5e8 elements, zero/config.py), stage3.py
+ *             sub_group_size 1e9 (DeepSpeed v0.19.5).
+ *  vllm       vLLM main as stored (commit 002f10e, after v0.21): config/cache.py
+ *             CacheConfig.gpu_memory_utilization = 0.92 (0.9 up to 0.20, the vllm@0.20
+ *             row); v1/worker/gpu_worker.py determine_available_memory: the budget is
+ *             utilization x the card's total, the baseline taken after the CUDA context
+ *             (utils/mem_utils.py memory_profiling), and the weights, the profile run's peak
+ *             (a dummy batch of max_num_batched_tokens: vllm/engine/arg_utils.py
+ *             EngineArgs.get_batch_defaults, 8192 for the API server on cards of 70 GiB and
+ *             more other than A100, else 2048) and, from 0.21, the CUDA graphs' memory come
+ *             off it; the rest is KV cache, which must hold one max_model_len sequence
+ *             (v1/core/kv_cache_utils.py check_enough_kv_cache_memory).
+ *  sglang     srt/server_args.py ServerArgs._handle_gpu_memory_settings: chunked_prefill_size
+ *             and cuda_graph_max_bs by card memory and TP, reserved = 512 MB + 1.5 MB x
+ *             max(chunked_prefill_size, 2048) + 2 MB x cuda_graph_max_bs + 1 GB x tp x pp / 8
+ *             (at least 10 GB on cards over 60 GB), mem_fraction_static = (card - reserved) /
+ *             card for the weights and the KV pool; activations and CUDA graphs live in the
+ *             reserve (model_executor/model_runner.py profile_max_num_token).
+ */
+/* HF Trainer + peft underneath (transformers, trl, accelerate, axolotl, llama-factory) */
+#define TRAIN_HF                                                                              \
+    .layouts = FG_LAY_PP | FG_LAY_ZERO, .naive_pp = true, .trains = true, .serves = true,     \
+    .qlora = true, .master = FG_MASTER_PARAMS, .ddp_buckets = true
+/* the LoRA base stays in the dtype it was loaded in (bf16) under Trainer's bf16 autocast */
+#define HF_BASE .lora_base_torch_dtype = true, .lora_autocast = true
+
+static const struct fg_framework table[] = {
+    {.name = "transformers", .version = "5", .aliases = "hf,trainer,peft",
+     .label = "HF Trainer + peft", TRAIN_HF, HF_BASE, .kbit_prepared = true,
+     .full_precision = FG_PREC_BF16, .optimizer = FG_OPT_ADAMW_FUSED,
+     .keeps = "dtype=auto (bf16 checkpoint: 2+2+4 B/param full), adamw_torch_fused, no "
+              "checkpointing; QLoRA via prepare_model_for_kbit_training (fp32 rest)",
+     .source = "transformers 5 modeling_utils.py from_pretrained dtype=auto; training_args.py "
+               "default_optim; peft utils/other.py prepare_model_for_kbit_training"},
+    {.name = "transformers", .version = "4.57", .aliases = "hf,trainer,peft",
+     .label = "HF Trainer + peft", TRAIN_HF, HF_BASE, .kbit_prepared = true,
+     .full_precision = FG_PREC_BF16_MIXED, .optimizer = FG_OPT_ADAMW,
+     .keeps = "fp32 load + bf16 autocast (4+4+8 B/param and bf16 copies), adamw_torch on torch "
+              "< 2.8 (foreach temporary); the default when a job names no framework",
+     .source = "transformers 4.57 modeling_utils.py from_pretrained (fp32 unless torch_dtype); "
+               "training_args.py default_optim (adamw_torch below torch 2.8)"},
+    {.name = "trl", .version = "1.9", .aliases = "", .label = "TRL SFTTrainer + peft", TRAIN_HF,
+     .lora_fp32_base = true, .qlora_adapters_bf16 = true,
+     .full_precision = FG_PREC_BF16_MIXED, .optimizer = FG_OPT_ADAMW_FUSED, .grad_ckpt = true,
+     .keeps = "fp32 load unless --precision bf16, bf16 autocast, checkpointing on; QLoRA: no "
+              "kbit prep, adapters bf16, rest in the load dtype",
+     .source = "trl 1.9 trainer/utils.py create_model_from_path; sft_config.py SFTConfig; "
+               "sft_trainer.py SFTTrainer.__init__"},
+    {.name = "accelerate", .version = "1", .aliases = "", .label = "accelerate (own loop)",
+     TRAIN_HF, HF_BASE, .full_precision = FG_PREC_BF16, .optimizer = FG_OPT_ADAMW,
+     .keeps = "the model as loaded (bf16), bf16 autocast, torch AdamW foreach, no checkpointing",
+     .source = "accelerate 1.x accelerator.py Accelerator(mixed_precision); torch optim/adamw.py"},
+    {.name = "axolotl", .version = "0.18", .aliases = "", .label = "axolotl (HF Trainer + peft)",
+     TRAIN_HF, HF_BASE, .full_precision = FG_PREC_BF16, .optimizer = FG_OPT_ADAMW_FUSED,
+     .keeps = "bf16: true loads bf16 (2+2+4 B/param full), checkpointing as the YAML says; "
+              "QLoRA without peft's fp32 casts",
+     .source = "axolotl 0.18 utils/schemas/config.py bf16, loaders/model.py torch_dtype"},
+    {.name = "llama-factory", .version = "0.9.6", .aliases = "llamafactory,llama_factory",
+     .label = "LLaMA-Factory (HF Trainer + peft)", TRAIN_HF, HF_BASE,
+     .full_precision = FG_PREC_BF16_MIXED, .optimizer = FG_OPT_ADAMW_FUSED, .grad_ckpt = true,
+     .keeps = "bf16 load, trainable params upcast to fp32, checkpointing on",
+     .source = "llamafactory 0.9.6 model/adapter.py init_adapter cast_trainable_params_to_fp32; "
+               "hparams/model_args.py disable_gradient_checkpointing"},
+    {.name = "unsloth", .version = "2026.8", .aliases = "", .label = "unsloth", .layouts = 0,
+     .trains = true, .qlora = true, .lora_base_torch_dtype = true,
+     .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW,
+     .chunked_ce = true, .ce_kept = FG_CE_LSE, .grad_ckpt = true,
+     .keeps = "HF Trainer + peft, unsloth checkpointing, fused chunked CE (log-sum-exp only)",
+     .source = "unsloth 2026.8 models/_utils.py, kernels/cross_entropy_loss.py"},
+    {.name = "torchtune", .version = "0.7", .aliases = "", .label = "torchtune",
+     .layouts = FG_LAY_ZERO, .trains = true, .qlora = true, .lora_base_torch_dtype = true,
+     .full_precision = FG_PREC_BF16, .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW_FUSED,
+     .full_optimizer_set = true, .full_optimizer = FG_OPT_PAGED_ADAMW_8BIT,
+     .optimizer_in_bwd = true, .chunked_ce = true, .dp_zero = 3, .lora_base_dtype = true,
+     .no_dropout = true, .qlora_quant = FG_QUANT_NF4_DQ,
+     .keeps = "bf16 model, no autocast; full: optimizer_in_bwd + PagedAdamW8bit (no gradient "
+              "set); LinearCrossEntropyLoss; checkpointing only when the config says",
+     .source = "torchtune 0.7 recipes/full_finetune_single_device.py, configs "
+               "llama3_1/8B_full_single_device.yaml; modules/loss LinearCrossEntropyLoss"},
+    {.name = "torchtitan", .version = "0.2.2", .aliases = "titan", .label = "torchtitan",
+     .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
+     .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS,
+     .optimizer = FG_OPT_ADAMW_FUSED, .fsdp_mixed = true, .grad_ckpt = true,
+     .ac_selective = true, .float8 = true, .dp_zero = 3,
+     .no_dropout = true, .full_only = true, /* no peft / LoRA in torchtitan's trainer */
+     .keeps = "FSDP2: fp32 sharded params/grads/AdamW, bf16 gathered blocks, no autocast "
+              "cache; activation checkpointing on",
+     .source = "torchtitan 0.2.2 config/configs.py mixed_precision_param; "
+               "distributed/activation_checkpoint.py"},
+    {.name = "lit-gpt", .version = "0.5.13", .aliases = "litgpt,lightning",
+     .label = "lit-gpt (Lightning Fabric)", .layouts = FG_LAY_ZERO, .trains = true,
+     .serves = true, .qlora = true, .full_precision = FG_PREC_BF16_MIXED,
+     .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW, .chunked_ce = true,
+     .ce_kept = FG_CE_COMPUTE, .kv_expanded = true, .unsharded_copy = true, .dp_zero = 3,
+     .lora_base_dtype = true, .lora_fused_qkv = true, .lora_dropout = 0.05f, .no_dropout = true,
+     .bnb_keeps_input = true, .qlora_embed_swap = true, .qlora_head_4bit = true,
+     .keeps = "bf16-mixed: fp32 params; chunked CE; FSDP LoRA whole copy; QLoRA: bnb 0.42 kept "
+              "inputs, a second trainable embedding",
+     .ddp_buckets = true,
+     .source = "litgpt 0.5.13 finetune/lora.py main, utils.py chunked_cross_entropy; Lightning "
+               "2.6 bitsandbytes.py"},
+    {.name = "nemo", .version = "2", .aliases = "nemo2,nemo-rl", .label = "NeMo (Megatron-Core)",
+     .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
+     .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16,
+     .master = FG_MASTER_OPTIMIZER, .main_grad_bytes = 4, .optimizer = FG_OPT_ADAMW_FUSED,
+     .dp_zero = 1, .keeps = "bf16 params, fp32 main_grad, fp32 master + Adam in the distributed "
+                            "optimizer; sequence parallel; TE activations (its recipes)",
+     .grads_persist = true, .te_act = true, .sp = true,
+     .source = "megatron/core/optimizer/distrib_optimizer.py; NeMo 2 / Megatron-Bridge recipes "
+               "(llama3.py: sequence_parallel, use_distributed_optimizer)"},
+    {.name = "megatron", .version = "core", .aliases = "megatron-lm,megatron-core,mcore",
+     .label = "Megatron-LM/Megatron-Core",
+     .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
+     .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16,
+     .master = FG_MASTER_OPTIMIZER, .main_grad_bytes = 4, .optimizer = FG_OPT_ADAMW_FUSED,
+     .dp_zero = 0, .keeps = "bf16 params, fp32 main_grad alive throughout, fp32 master + Adam "
+              "(sharded over DP with --zero 1); TE activations",
+     .grads_persist = true, .te_act = true,
+     .source = "megatron/core/optimizer/distrib_optimizer.py, param_and_grad_buffer.py; "
+               "Megatron-LM arguments.py, theoretical_memory_usage.py"},
+    {.name = "deepspeed", .version = "0.17", .aliases = "ds", .label = "DeepSpeed",
+     .layouts = FG_LAY_PP | FG_LAY_ZERO, .trains = true, .lora_base_torch_dtype = true,
+     .full_precision = FG_PREC_BF16, .master = FG_MASTER_OPTIMIZER, .main_grad_bytes = 2,
+     .optimizer = FG_OPT_ADAMW_FUSED,
+     .keeps = "bf16 params and grads, fp32 master + Adam partitioned from ZeRO-1 (2+2+12)",
+     .ds_buffers = true,
+     .source = "deepspeed runtime/bf16_optimizer.py, zero/stage_1_and_2.py, pipe/engine.py"},
+    {.name = "vllm", .version = "0.21", .aliases = "", .label = "vLLM",
+     .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.92,
+     .serve_budget = FG_SERVE_VLLM,
+     .keeps = "gpu_memory_utilization 0.92 of the card: weights, profile run at "
+              "max_num_batched_tokens, CUDA graphs; the rest KV cache",
+     .source = "vllm config/cache.py gpu_memory_utilization 0.92, gpu_worker.py "
+               "determine_available_memory, engine/arg_utils.py get_batch_defaults"},
+    {.name = "vllm", .version = "0.20", .aliases = "", .label = "vLLM 0.20",
+     .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.9,
+     .serve_budget = FG_SERVE_VLLM_020,
+     .keeps = "gpu_memory_utilization 0.9 of the card",
+     .source = "vllm 0.20 CacheConfig.gpu_memory_utilization 0.9, gpu_worker.py"},
+    {.name = "sglang", .version = "0.5", .aliases = "", .label = "SGLang",
+     .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.88,
+     .serve_budget = FG_SERVE_SGLANG,
+     .keeps = "mem_fraction_static computed from the card, TP and chunked prefill",
+     .source = "sglang srt/server_args.py _handle_gpu_memory_settings"},
+};
+#define N_ROWS (sizeof table / sizeof table[0])
+
+static bool in_aliases(const char *aliases, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *s = aliases; s && *s;) {
+        size_t len = strcspn(s, ",");
+        if (len == n && !strncasecmp(s, name, n))
+            return true;
+        s += len;
+        if (*s == ',')
+            s++;
+    }
+    return false;
+}
+
+static bool row_named(const struct fg_framework *f, const char *name, size_t n)
+{
+    if (strlen(f->name) == n && !strncasecmp(f->name, name, n))
+        return true;
+    char one[64];
+    if (n >= sizeof one)
+        return false;
+    memcpy(one, name, n);
+    one[n] = '\0';
+    return in_aliases(f->aliases, one);
+}
+
+/* A release names a row when one is a whole dotted prefix of the other: "4" and "4.57.1"
+ * both name row 4.57, "5.2" names row 5. */
+static bool version_matches(const char *have, const char *want)
+{
+    size_t n = strlen(want), h = strlen(have);
+    if (!n)
+        return false;
+    if (n <= h)
+        return !strncasecmp(have, want, n) && (have[n] == '\0' || have[n] == '.');
+    return !strncasecmp(have, want, h) && want[h] == '.';
+}
+
+const struct fg_framework *fg_framework_find(const char *name)
+{
+    if (!name || !*name)
+        return NULL;
+    const char *at = strchr(name, '@');
+    size_t n = at ? (size_t)(at - name) : strlen(name);
+    for (size_t i = 0; i < N_ROWS; i++)
+        if (row_named(&table[i], name, n) && (!at || version_matches(table[i].version, at + 1)))
+            return &table[i];
+    return NULL;
+}
+
+bool fg_framework_is_newest(const struct fg_framework *f)
+{
+    return f == &table[0] || (f > &table[0] && f < &table[N_ROWS] && strcmp(f[-1].name, f->name));
+}
+
+int fg_framework_unknown(const char *name, const char *spelling, struct fg_err *err)
+{
+    char list[256] = "";
+    const char *at = name ? strchr(name, '@') : NULL;
+    size_t n = at ? (size_t)(at - name) : (name ? strlen(name) : 0), off = 0;
+    const char *sp = spelling ? spelling : "--";
+    for (size_t i = 0; at && i < N_ROWS && off < sizeof list; i++) {
+        if (!row_named(&table[i], name, n))
+            continue;
+        int w = snprintf(list + off, sizeof list - off, "%s%s@%s", off ? ", " : "",
+                         table[i].name, table[i].version);
+        off += w > 0 ? (size_t)w : 0;
+    }
+    if (at && list[0])
+        return fg_err_set(err, FG_E_INVAL, "%sframework %.60s: no such release in the table; "
+                          "known: %s (no @VERSION: the newest)", sp, name, list);
+    fg_framework_names(list, sizeof list);
+    return fg_err_set(err, FG_E_INVAL, "%sframework: framework '%.40s' is not one of %s", sp,
+                      name ? name : "", list);
+}
+
+/* A job that names no framework is judged as transformers 4.57 on torch < 2.8 ran it (fp32
+ * load, autocast, foreach AdamW): it counts at least what a transformers 5 job holds, so a
+ * site that does not say is never under-estimated, and the figures of jobs from before the
+ * rows were split stay as they were.  --framework transformers (or hf) is the newest. */
+const struct fg_framework *fg_framework_default(void)
+{
+    return &table[1];
+}
+
+const struct fg_framework *fg_framework_at(size_t i)
+{
+    return i < N_ROWS ? &table[i] : NULL;
+}
+
+void fg_framework_names(char *buf, size_t cap)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < N_ROWS && off < cap; i++) {
+        if (!fg_framework_is_newest(&table[i]))
+            continue;
+        int w = snprintf(buf + off, cap - off, "%s%s", off ? "|" : "", table[i].name);
+        if (w < 0)
+            break;
+        off += (size_t)w;
+    }
+}
+
+void fg_framework_who_runs(unsigned need, char *buf, size_t cap)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    /* every training framework whose layouts include all of need, by name: a user looks
+     * for their own (axolotl and llama-factory are listed though they run as hf does) */
+    for (size_t i = 0; i < N_ROWS && off < cap; i++) {
+        if ((table[i].layouts & need) != need || !table[i].trains ||
+            !fg_framework_is_newest(&table[i]))
+            continue;
+        int w = snprintf(buf + off, cap - off, "%s%s", off ? ", " : "", table[i].name);
+        if (w < 0)
+            break;
+        off += (size_t)w;
+    }
+}
+
+unsigned fg_framework_needs(uint32_t tp, uint32_t pp, uint32_t ep, uint32_t cp, uint32_t zero)
+{
+    return (tp > 1 ? FG_LAY_TP : 0) | (pp > 1 ? FG_LAY_PP : 0) | (ep > 1 ? FG_LAY_EP : 0) |
+           (cp > 1 ? FG_LAY_CP : 0) | (zero > 0 ? FG_LAY_ZERO : 0);
+}
