@@ -1,6 +1,7 @@
 /*
  * fitgate ctld --policy FILE [--run-as UID:GID] [--timeout-ms N] [--on-error allow|reject]
  *              [--key SUBMIT_ID] [--job-id N] [--time-limit MIN] [--skip WHY]
+ *              [--stalled MOUNT]...
  *              [--log-file TARGET] [--door job_submit|sbatch|salloc|srun]
  *   (standard input: the check's arguments, each ended by a NUL byte)
  *
@@ -44,6 +45,8 @@
  *   fitgate-say MSG            a line for the user (slurm.log_user), 0..4
  *   fitgate-log LEVEL MSG      a line for slurmctld.log, LEVEL info | error;
  *                              MSG has its control characters written \xNN
+ *   fitgate-stalled MOUNT      a file system the check was waiting on when its
+ *                              time ran out (--stalled below), 0..16
  *   fitgate-answer 1 VERDICT REQUEST   last: allow | reject | resize, and the
  *                              request after a resize in Slurm's spelling
  * Exit status 0 when the answer was written, 2 on a bad invocation.
@@ -54,9 +57,17 @@
  * --door: the door the audit lines name (contrib/cli_filter.lua runs this in sbatch, salloc
  * and srun, as the user, without --run-as).
  *
- * --skip WHY: no check at all (job_submit.lua after a check timed out: the
- * file system is stalled); the job is decided by OnError= at once and the
- * audit line says WHY.
+ * --skip WHY: no check at all (job_submit.lua when fitgate ctld itself gave no answer in
+ * time); the job is decided by OnError= at once and the audit line says WHY.
+ *
+ * --stalled MOUNT (repeatable, percent-encoded as written): a check that ran out of time
+ * while blocked on a file (/proc/PID/syscall: a read, open or stat that a stalled file system
+ * never answers; or state D) adds a record `fitgate-stalled MOUNT` for each file system the job reads (its
+ * model and config files, or for an org/name model the site's ModelDirs= and CacheDir=, as
+ * /proc/self/mountinfo names their mount points).  job_submit.lua hands those back for
+ * STALL_S seconds: a job on one of them is decided by OnError= at once, logged; a job on
+ * other file systems is checked.  A check that ran out of time computing names none: the
+ * job alone is decided by OnError=, the door stays shut for the rest.
  *
  * `fitgate check --policy FILE --lint` (cli/lint.c) is the admin's view of
  * the same policy load: it names the first bad line.
@@ -73,6 +84,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -94,8 +106,13 @@ static const char *const slurm_opts[] = {"gres", "gpus", "gpus-per-node", "nodes
                                          "base-dir"};
 #define N_SLURM_OPTS (sizeof slurm_opts / sizeof slurm_opts[0])
 
+#define CTLD_MAX_STALLED 16
+#define CTLD_MAX_PATHS 16
+
 struct ctld {
     const char *policy, *key, *skip, *log_file;
+    char *stalled[CTLD_MAX_STALLED]; /* --stalled: mount points whose check timed out lately */
+    size_t n_stalled;
     bool untagged;
     enum fg_audit_where where; /* --door: job_submit (default), or sbatch / salloc / srun */
     uid_t uid;
@@ -254,6 +271,179 @@ static void refuse_input(const struct ctld *c)
              c->model && *c->model ? c->model : "?", c->refused);
     say(msg);
     answer("reject", NULL);
+}
+
+/* ---- stalled file systems ------------------------------------------------------------ */
+
+/*
+ * The file systems a check of this job reads, as mount points: where its model and config
+ * files are (relative ones from --base-dir), and for a model named by id the site's
+ * ModelDirs= and CacheDir=.  Found from the strings and /proc/self/mountinfo alone: nothing
+ * on them is touched (a stalled one would hang this process too).  job_submit.lua skips the
+ * check of a job on a file system whose check timed out moments ago (--stalled), and only
+ * of such a job: a stalled scratch mount does not open the door for jobs elsewhere.
+ */
+static void add_path(const struct ctld *c, const char *p, size_t n, char **out, size_t *k)
+{
+    const char *base = arg_value(c, "--base-dir");
+    if (!n || *k == CTLD_MAX_PATHS)
+        return;
+    if (p[0] != '/' && (!base || base[0] != '/'))
+        return; /* relative to nothing known: no file system to name */
+    if (asprintf(&out[*k], "%s%s%.*s", p[0] == '/' ? "" : base, p[0] == '/' ? "" : "/",
+                 (int)n, p) > 0)
+        (*k)++;
+    else
+        out[*k] = NULL;
+}
+
+static size_t job_paths(const struct ctld *c, char **out)
+{
+    size_t k = 0;
+    const char *m = c->model ? c->model : "";
+    add_path(c, m, strlen(m), out, &k);
+    const char *slash = strchr(m, '/');
+    if (m[0] && m[0] != '/' && m[0] != '.' && slash && !strchr(slash + 1, '/')) {
+        /* org/name: read from the site's directories and cache */
+        for (const char *d = c->pol.model_dirs; *d;) {
+            size_t n = strcspn(d, ":");
+            add_path(c, d, n, out, &k);
+            d += n + (d[n] == ':');
+        }
+        add_path(c, c->pol.cache_dir, strcspn(c->pol.cache_dir, "%"), out, &k);
+    }
+    for (size_t i = 0; i < c->n_opts; i++) {
+        if (strncmp(c->opts[i], "--ft-config=", 12))
+            continue;
+        for (const char *f = c->opts[i] + 12; *f;) { /* [FORMAT:]FILE,... */
+            size_t n = strcspn(f, ","), colon = strcspn(f, ":/");
+            const char *file = colon < n && f[colon] == ':' ? f + colon + 1 : f;
+            add_path(c, file, n - (size_t)(file - f), out, &k);
+            f += n + (f[n] == ',');
+        }
+    }
+    return k;
+}
+
+/* mountinfo's octal escapes (\040 a blank) undone in place. */
+static void unoctal(char *s)
+{
+    char *o = s;
+    for (char *p = s; *p; p++) {
+        if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+            p[3] >= '0' && p[3] <= '7') {
+            *o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+            p += 3;
+        } else {
+            *o++ = *p;
+        }
+    }
+    *o = '\0';
+}
+
+/* The mount point path is on (the longest that holds it), into buf; false when none. */
+static bool mount_of(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "re");
+    char line[4096], best[4096] = "";
+    size_t best_n = 0;
+    if (!f)
+        return false;
+    while (fgets(line, sizeof line, f)) {
+        char mp[4096];
+        /* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... */
+        if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
+            continue;
+        unoctal(mp);
+        size_t n = strlen(mp);
+        bool holds = !strcmp(mp, "/") ||
+                     (!strncmp(path, mp, n) && (path[n] == '/' || path[n] == '\0'));
+        if (holds && n >= best_n) {
+            snprintf(best, sizeof best, "%s", mp);
+            best_n = n;
+        }
+    }
+    fclose(f);
+    snprintf(buf, cap, "%s", best);
+    return best[0] != '\0';
+}
+
+/* The mount points of the job's paths, without repeats: n of them into mounts (each
+ * cap bytes, CTLD_MAX_PATHS rows). */
+static size_t job_mounts(const struct ctld *c, char (*mounts)[1024])
+{
+    char *paths[CTLD_MAX_PATHS] = {0};
+    size_t n = job_paths(c, paths), k = 0;
+    for (size_t i = 0; i < n; i++) {
+        char mp[1024];
+        bool seen = false;
+        if (!mount_of(paths[i], mp, sizeof mp))
+            continue;
+        for (size_t j = 0; j < k; j++)
+            seen |= !strcmp(mounts[j], mp);
+        if (!seen)
+            snprintf(mounts[k++], sizeof mounts[0], "%s", mp);
+    }
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    return k;
+}
+
+/* The first of the job's file systems that --stalled names, or NULL. */
+static const char *on_stalled(const struct ctld *c, char (*mounts)[1024], size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < c->n_stalled; j++)
+            if (!strcmp(mounts[i], c->stalled[j]))
+                return mounts[i];
+    return NULL;
+}
+
+/* The system calls a check makes on the files it reads: one it is blocked in when its time
+ * runs out is a file system that does not answer (an NFS server gone, a FUSE server that never
+ * replies), not a check computing. */
+static const long fs_calls[] = {
+    SYS_read, SYS_pread64, SYS_readv, SYS_openat, SYS_fstat, SYS_newfstatat, SYS_getdents64,
+    SYS_faccessat, SYS_readlinkat, SYS_close, SYS_statfs, SYS_fstatfs,
+#ifdef SYS_open
+    SYS_open, SYS_stat, SYS_lstat, SYS_access, SYS_readlink,
+#endif
+#ifdef SYS_statx
+    SYS_statx,
+#endif
+#ifdef SYS_openat2
+    SYS_openat2,
+#endif
+#ifdef SYS_faccessat2
+    SYS_faccessat2,
+#endif
+};
+
+/* Whether process pid waits on a file system: blocked in one of fs_calls
+ * (/proc/PID/syscall, which this process may read of its own child), or in the kernel's
+ * uninterruptible wait (/proc/PID/stat state D). */
+static bool waits_on_files(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (f) {
+        char *end;
+        bool got = fgets(buf, sizeof buf, f) != NULL;
+        fclose(f);
+        long nr = got ? strtol(buf, &end, 10) : -1;
+        for (size_t i = 0; got && end != buf && i < sizeof fs_calls / sizeof fs_calls[0]; i++)
+            if (nr == fs_calls[i])
+                return true;
+    }
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    if (!(f = fopen(path, "re")))
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *close_paren = strrchr(buf, ')'); /* after the command name, which may hold ')' */
+    return close_paren && close_paren[1] == ' ' && close_paren[2] == 'D';
 }
 
 /* ---- the child ------------------------------------------------------------------- */
@@ -440,13 +630,24 @@ static int run_check(struct ctld *c)
     }
     int ws = 0;
     if (timed_out) {
+        /* a check waiting on a file system names it, for job_submit.lua's skip window */
+        bool stalled = waits_on_files(pid);
         kill(pid, SIGKILL);
         /* a process stuck in the kernel (an NFS server gone) may not die at once: not waited
          * for past 200 ms (init reaps it) */
         for (int i = 0; i < 20 && waitpid(pid, &ws, WNOHANG) == 0; i++)
             usleep(10000);
-        snprintf(why, sizeof why, "the check took longer than %ld ms (a stalled file system?)",
-                 c->timeout_ms);
+        char mounts[CTLD_MAX_PATHS][1024];
+        size_t nm = stalled ? job_mounts(c, mounts) : 0;
+        snprintf(why, sizeof why, "the check took longer than %ld ms (%s%.200s)", c->timeout_ms,
+                 !stalled ? "not waiting on a file system" : nm ? "waiting on the file system at "
+                                                                : "a stalled file system?",
+                 nm ? mounts[0] : "");
+        for (size_t i = 0; i < nm; i++) {
+            fputs("fitgate-stalled", stdout);
+            put_field(mounts[i]);
+            putchar('\n');
+        }
         cannot_check(c, c->on_error, why);
         goto out;
     }
@@ -712,6 +913,23 @@ static int parse_args(struct ctld *c, int argc, char **argv)
             c->key = v;
         } else if (!strcmp(a, "--skip")) {
             c->skip = v;
+        } else if (!strcmp(a, "--stalled")) {
+            /* percent-encoded, as this process wrote it in its fitgate-stalled record */
+            char *d = c->n_stalled < CTLD_MAX_STALLED ? strdup(v) : NULL;
+            if (!d)
+                continue;
+            size_t o = 0;
+            for (size_t k = 0; d[k]; k++) {
+                unsigned x;
+                if (d[k] == '%' && sscanf(d + k + 1, "%2x", &x) == 1 && d[k + 1] && d[k + 2]) {
+                    d[o++] = (char)x;
+                    k += 2;
+                } else {
+                    d[o++] = d[k];
+                }
+            }
+            d[o] = '\0';
+            c->stalled[c->n_stalled++] = d;
         } else if (!strcmp(a, "--on-error")) {
             if (strcmp(v, "allow") && strcmp(v, "reject")) {
                 fprintf(stderr, "fitgate: error: --on-error takes allow or reject\n");
@@ -812,14 +1030,23 @@ int fg_cli_ctld(int argc, char **argv)
     }
     if (c.policy)
         c.on_error = c.pol.on_error;
+    char mounts[CTLD_MAX_PATHS][1024], why[1200];
+    const char *stalled = c.n_stalled ? on_stalled(&c, mounts, job_mounts(&c, mounts)) : NULL;
+    if (stalled)
+        snprintf(why, sizeof why, "a check on the file system at %.1000s timed out moments ago "
+                 "(a stalled file system?): not checked again yet", stalled);
     if (c.refused[0])
         refuse_input(&c); /* the job's own: whatever OnError says */
     else if (c.skip)
         cannot_check(&c, c.on_error, c.skip);
+    else if (stalled)
+        cannot_check(&c, c.on_error, why);
     else
         run_check(&c);
 out:
     fflush(stdout);
+    for (size_t i = 0; i < c.n_stalled; i++)
+        free(c.stalled[i]);
     for (size_t i = 0; i < c.n_opts; i++)
         free(c.opts[i]);
     free(c.opts);

@@ -655,7 +655,6 @@ static int load(const char *path, bool site, struct fg_gpu_table **out, struct f
 {
     if (!out)
         return fg_err_set(err, FG_E_INVAL, "fg_gpu_table_load: out is NULL");
-    *out = NULL;
     if (!path)
         return fg_gpu_table_load_text(NULL, NULL, out, err);
     char *buf;

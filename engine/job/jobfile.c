@@ -514,8 +514,12 @@ int fg_jobfile_read(const char *path, const char *base_dir, struct fg_jobfile **
         return fg_err_set(err, FG_E_RANGE, "config file name longer than %zu bytes",
                           sizeof full - 1);
     int fd = fg__openat_regular(AT_FDCWD, full, 0, &st);
+    /* not a regular file (a FIFO, a directory, a device) is the job's own error as a missing
+     * one is: only a read that fails is not (FG_E_IO, the site's to decide) */
     if (fd < 0)
-        return fg_err_set(err, errno == ENOENT || errno == ENOTDIR ? FG_E_NOTFOUND : FG_E_IO,
+        return fg_err_set(err, errno == ENOENT || errno == ENOTDIR ? FG_E_NOTFOUND
+                               : errno == EINVAL                   ? FG_E_INVAL
+                                                                   : FG_E_IO,
                           "config %s: %s", full, errno == EINVAL ? "not a regular file"
                                                                   : strerror(errno));
     int rc = 0;
