@@ -401,8 +401,10 @@ deps:
 	fi
 
 # Unit tests: each binary runs with the repository root as cwd.
+# umask 022: the policies and GPU tables the tests write are refused when others may write
+# them (fileio.h fg__site_file_check), whatever umask the shell running make has.
 unit: $(TEST_BINS) $(CLI) $(GEN_LISTS)
-	@fail=0; for t in $(TEST_BINS); do \
+	@umask 022; fail=0; for t in $(TEST_BINS); do \
 	  echo "== $$t"; $$t || fail=1; \
 	done; \
 	echo "== $(GEN_LISTS) --check"; $(GEN_LISTS) --check $(LIST_FILES) || fail=1; \
@@ -470,7 +472,7 @@ fuzz:
 # Integration tests (real servers, real Slurm) are shell scripts under tests/integration.
 INTEGRATION := $(sort $(wildcard tests/integration/*.sh))
 integration: all
-	@fail=0; for s in $(INTEGRATION); do \
+	@umask 022; fail=0; for s in $(INTEGRATION); do \
 	  echo "== $$s"; bash $$s || fail=1; \
 	done; exit $$fail
 

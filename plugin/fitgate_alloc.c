@@ -404,7 +404,12 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     }
     if ((g->rc = fg_gate_load_model(&pol, model_arg, NULL, user, (unsigned)getuid(), false, &m,
                                     &err))) {
-        fg_decide_error(q.model, err.detail, NULL, pol.on_error, &g->d);
+        /* a model directory past the bounds (error.h FG_E_LIMIT) is the job's own, as a bad
+         * option value is; any other failure to read it is OnError='s */
+        if (g->rc == FG_E_LIMIT)
+            fg_decide_invalid(&q, err.detail, &g->d);
+        else
+            fg_decide_error(q.model, err.detail, NULL, pol.on_error, &g->d);
         audit(&pol, spec, &q, g, user, &probe, probed, submit_id, sizeof submit_id);
         rc = finish(&g->d);
         goto out;

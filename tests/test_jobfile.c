@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/fileio.h"
 #include "job/jobfile.h"
@@ -232,6 +233,54 @@ static void jobfile_apply_should_list_memory_keys_it_does_not_model(void **state
     assert_non_null(strstr(err.detail, "checkpointer.checkpoint_dir"));
 }
 
+/* One YAML document: PyYAML's safe_load refuses a second, fitgate does not pick one. */
+static void jobfile_parse_should_refuse_a_second_document(void **state)
+{
+    (void)state;
+    assert_int_equal(parse_fails("micro_batch_size: 1\n---\nmicro_batch_size: 64\n",
+                                 "t.yaml:2: a second YAML document"), FG_E_PARSE);
+    struct fg_jobfile *f = parse("---\nmicro_batch_size: 1\n...\n");
+    assert_string_equal(fg_jobfile_get(f, "micro_batch_size")->value, "1");
+    fg_jobfile_free(f);
+}
+
+/* ${...} in a key fitgate reads is never expanded (the environment of the controller's check
+ * is slurmctld's): an error naming the key, not its value. */
+static void jobfile_apply_should_refuse_an_interpolation_naming_the_key(void **state)
+{
+    (void)state;
+    static struct fg_jobspec s;
+    struct fg_err err = {0};
+    char path[] = "/tmp/fitgate-test-interp-XXXXXX.yml";
+    int fd = mkstemps(path, 4);
+    assert_true(fd >= 0);
+    const char *text = "base_model: m\nadapter: lora\nmicro_batch_size: ${oc.env:FG_T_SECRET}\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    setenv("FG_T_SECRET", "hf_abc123", 1);
+    char spec[80];
+    snprintf(spec, sizeof spec, "axolotl:%s", path);
+    assert_int_equal(job_of(&s, spec, NULL, &err), FG_E_INVAL);
+    assert_non_null(strstr(err.detail, ":3 micro_batch_size: an interpolation"));
+    assert_null(strstr(err.detail, "hf_abc123"));
+    /* torchtune's checkpoint_dir, which names the model, alike */
+    static const char *const none[] = {NULL};
+    char tt[] = "/tmp/fitgate-test-tt-XXXXXX.yaml";
+    fd = mkstemps(tt, 5);
+    assert_true(fd >= 0);
+    text = "model:\n  _component_: torchtune.models.llama3_1.lora_llama3_1_8b\n"
+           "checkpointer:\n  checkpoint_dir: ${oc.env:FG_T_SECRET}\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    snprintf(spec, sizeof spec, "torchtune:%s", tt);
+    assert_int_equal(job_of(&s, spec, none, &err), FG_E_INVAL);
+    assert_non_null(strstr(err.detail, "checkpointer.checkpoint_dir: an interpolation"));
+    assert_null(strstr(err.detail, "hf_abc123"));
+    unsetenv("FG_T_SECRET");
+    unlink(path);
+    unlink(tt);
+}
+
 /* Every key a row names is in docs/frameworks.md (the table there maps them). */
 static void jobfile_rows_should_be_in_the_docs(void **state)
 {
@@ -269,6 +318,8 @@ int main(void)
         cmocka_unit_test(jobfile_apply_should_refuse_a_conflict_naming_both),
         cmocka_unit_test(jobfile_apply_should_list_memory_keys_it_does_not_model),
         cmocka_unit_test(jobfile_rows_should_be_in_the_docs),
+        cmocka_unit_test(jobfile_parse_should_refuse_a_second_document),
+        cmocka_unit_test(jobfile_apply_should_refuse_an_interpolation_naming_the_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
