@@ -84,6 +84,7 @@ ENGINE_SRCS := \
 	engine/util/fileio.c \
 	engine/util/log.c \
 	engine/util/fmt.c \
+	engine/util/jsonscan.c \
 	engine/source/config.c \
 	engine/source/cache.c \
 	engine/source/source.c \
@@ -210,6 +211,8 @@ CLI_SRCS := \
 	cli/learn_data.c \
 	cli/learnrec.c \
 	cli/cmd_ctld.c \
+	cli/ctld_args.c \
+	cli/ctld_mounts.c \
 	cli/lint.c \
 	cli/jobopts.c \
 	cli/format.c \

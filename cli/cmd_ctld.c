@@ -91,47 +91,11 @@
 
 #include "audit.h"
 #include "cli.h"
+#include "ctld.h"
 #include "hw/gpu.h"
 #include "jobopts.h"
 #include "policy.h"
 #include "util/fileio.h"
-
-#define CTLD_MAX_INPUT (16u << 20)
-#define CTLD_MAX_ARGS 4096
-#define CTLD_MAX_OUTPUT (1u << 20)
-
-/* The options of Slurm's own a job may give (its GPU request, nodes, partition) and its
- * directory; every other field but the --ft-* table is refused. */
-static const char *const slurm_opts[] = {"gres", "gpus", "gpus-per-node", "nodes", "partition",
-                                         "base-dir"};
-#define N_SLURM_OPTS (sizeof slurm_opts / sizeof slurm_opts[0])
-
-#define CTLD_MAX_STALLED 16
-#define CTLD_MAX_PATHS 16
-
-struct ctld {
-    const char *policy, *key, *skip, *log_file;
-    char *stalled[CTLD_MAX_STALLED]; /* --stalled: mount points whose check timed out lately */
-    size_t n_stalled;
-    bool untagged;
-    enum fg_audit_where where; /* --door: job_submit (default), or sbatch / salloc / srun */
-    uid_t uid;
-    gid_t gid;
-    bool run_as;
-    long timeout_ms;
-    uint64_t job_id;
-    uint32_t time_limit;
-    enum fg_on_error on_error;
-    char user[64];
-    struct fg_policy pol;
-    bool pol_ok;
-    char **args; /* NUL-separated input split, args[0] the model; borrowed from input */
-    size_t n_args;
-    const char *model;  /* args[0], "" when none */
-    char **opts;        /* args[1..] re-spelt from the tables for the check; owned */
-    size_t n_opts;
-    char refused[400];  /* why the input is not a job's (refused as the job's error) */
-};
 
 /* ---- the answer ------------------------------------------------------------------ */
 
@@ -186,16 +150,6 @@ static void answer(const char *verdict, const char *request)
 
 /* ---- the audit line -------------------------------------------------------------- */
 
-/* The value of --name=... among the checked fields (c->opts), or NULL. */
-static const char *arg_value(const struct ctld *c, const char *name)
-{
-    size_t n = strlen(name);
-    for (size_t i = 0; i < c->n_opts; i++)
-        if (!strncmp(c->opts[i], name, n) && c->opts[i][n] == '=')
-            return c->opts[i] + n + 1;
-    return NULL;
-}
-
 /* What this process knows of the job, over what the child said: the user, the key, the job
  * id and time limit Slurm gave, the model as named. */
 static void complete(const struct ctld *c, struct fg_audit_rec *rec)
@@ -226,12 +180,17 @@ static void request_of(const struct ctld *c, struct fg_audit_rec *rec)
 {
     const char *req[] = {"--gres", "--gpus", "--gpus-per-node"};
     for (size_t i = 0; i < 3 && !rec->request[0]; i++) {
-        const char *v = arg_value(c, req[i]);
+        const char *v = fg__ctld_arg_value(c, req[i]);
         if (v)
             snprintf(rec->request, sizeof rec->request, "%s=%.100s", req[i], v);
     }
+    /* a refused input: its request as given, for the trail (checked or not) */
+    for (size_t i = 1; i < c->n_args && !rec->request[0]; i++)
+        for (size_t k = 0; k < 3; k++)
+            if (!strncmp(c->args[i], req[k], strlen(req[k])) && c->args[i][strlen(req[k])] == '=')
+                snprintf(rec->request, sizeof rec->request, "%.150s", c->args[i]);
     snprintf(rec->request_after, sizeof rec->request_after, "%s", rec->request);
-    const char *part = arg_value(c, "--partition");
+    const char *part = fg__ctld_arg_value(c, "--partition");
     snprintf(rec->partition, sizeof rec->partition, "%.63s", part ? part : "");
 }
 
@@ -271,179 +230,6 @@ static void refuse_input(const struct ctld *c)
              c->model && *c->model ? c->model : "?", c->refused);
     say(msg);
     answer("reject", NULL);
-}
-
-/* ---- stalled file systems ------------------------------------------------------------ */
-
-/*
- * The file systems a check of this job reads, as mount points: where its model and config
- * files are (relative ones from --base-dir), and for a model named by id the site's
- * ModelDirs= and CacheDir=.  Found from the strings and /proc/self/mountinfo alone: nothing
- * on them is touched (a stalled one would hang this process too).  job_submit.lua skips the
- * check of a job on a file system whose check timed out moments ago (--stalled), and only
- * of such a job: a stalled scratch mount does not open the door for jobs elsewhere.
- */
-static void add_path(const struct ctld *c, const char *p, size_t n, char **out, size_t *k)
-{
-    const char *base = arg_value(c, "--base-dir");
-    if (!n || *k == CTLD_MAX_PATHS)
-        return;
-    if (p[0] != '/' && (!base || base[0] != '/'))
-        return; /* relative to nothing known: no file system to name */
-    if (asprintf(&out[*k], "%s%s%.*s", p[0] == '/' ? "" : base, p[0] == '/' ? "" : "/",
-                 (int)n, p) > 0)
-        (*k)++;
-    else
-        out[*k] = NULL;
-}
-
-static size_t job_paths(const struct ctld *c, char **out)
-{
-    size_t k = 0;
-    const char *m = c->model ? c->model : "";
-    add_path(c, m, strlen(m), out, &k);
-    const char *slash = strchr(m, '/');
-    if (m[0] && m[0] != '/' && m[0] != '.' && slash && !strchr(slash + 1, '/')) {
-        /* org/name: read from the site's directories and cache */
-        for (const char *d = c->pol.model_dirs; *d;) {
-            size_t n = strcspn(d, ":");
-            add_path(c, d, n, out, &k);
-            d += n + (d[n] == ':');
-        }
-        add_path(c, c->pol.cache_dir, strcspn(c->pol.cache_dir, "%"), out, &k);
-    }
-    for (size_t i = 0; i < c->n_opts; i++) {
-        if (strncmp(c->opts[i], "--ft-config=", 12))
-            continue;
-        for (const char *f = c->opts[i] + 12; *f;) { /* [FORMAT:]FILE,... */
-            size_t n = strcspn(f, ","), colon = strcspn(f, ":/");
-            const char *file = colon < n && f[colon] == ':' ? f + colon + 1 : f;
-            add_path(c, file, n - (size_t)(file - f), out, &k);
-            f += n + (f[n] == ',');
-        }
-    }
-    return k;
-}
-
-/* mountinfo's octal escapes (\040 a blank) undone in place. */
-static void unoctal(char *s)
-{
-    char *o = s;
-    for (char *p = s; *p; p++) {
-        if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
-            p[3] >= '0' && p[3] <= '7') {
-            *o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
-            p += 3;
-        } else {
-            *o++ = *p;
-        }
-    }
-    *o = '\0';
-}
-
-/* The mount point path is on (the longest that holds it), into buf; false when none. */
-static bool mount_of(const char *path, char *buf, size_t cap)
-{
-    FILE *f = fopen("/proc/self/mountinfo", "re");
-    char line[4096], best[4096] = "";
-    size_t best_n = 0;
-    if (!f)
-        return false;
-    while (fgets(line, sizeof line, f)) {
-        char mp[4096];
-        /* ID PARENT MAJ:MIN ROOT MOUNTPOINT ... */
-        if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
-            continue;
-        unoctal(mp);
-        size_t n = strlen(mp);
-        bool holds = !strcmp(mp, "/") ||
-                     (!strncmp(path, mp, n) && (path[n] == '/' || path[n] == '\0'));
-        if (holds && n >= best_n) {
-            snprintf(best, sizeof best, "%s", mp);
-            best_n = n;
-        }
-    }
-    fclose(f);
-    snprintf(buf, cap, "%s", best);
-    return best[0] != '\0';
-}
-
-/* The mount points of the job's paths, without repeats: n of them into mounts (each
- * cap bytes, CTLD_MAX_PATHS rows). */
-static size_t job_mounts(const struct ctld *c, char (*mounts)[1024])
-{
-    char *paths[CTLD_MAX_PATHS] = {0};
-    size_t n = job_paths(c, paths), k = 0;
-    for (size_t i = 0; i < n; i++) {
-        char mp[1024];
-        bool seen = false;
-        if (!mount_of(paths[i], mp, sizeof mp))
-            continue;
-        for (size_t j = 0; j < k; j++)
-            seen |= !strcmp(mounts[j], mp);
-        if (!seen)
-            snprintf(mounts[k++], sizeof mounts[0], "%s", mp);
-    }
-    for (size_t i = 0; i < n; i++)
-        free(paths[i]);
-    return k;
-}
-
-/* The first of the job's file systems that --stalled names, or NULL. */
-static const char *on_stalled(const struct ctld *c, char (*mounts)[1024], size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < c->n_stalled; j++)
-            if (!strcmp(mounts[i], c->stalled[j]))
-                return mounts[i];
-    return NULL;
-}
-
-/* The system calls a check makes on the files it reads: one it is blocked in when its time
- * runs out is a file system that does not answer (an NFS server gone, a FUSE server that never
- * replies), not a check computing. */
-static const long fs_calls[] = {
-    SYS_read, SYS_pread64, SYS_readv, SYS_openat, SYS_fstat, SYS_newfstatat, SYS_getdents64,
-    SYS_faccessat, SYS_readlinkat, SYS_close, SYS_statfs, SYS_fstatfs,
-#ifdef SYS_open
-    SYS_open, SYS_stat, SYS_lstat, SYS_access, SYS_readlink,
-#endif
-#ifdef SYS_statx
-    SYS_statx,
-#endif
-#ifdef SYS_openat2
-    SYS_openat2,
-#endif
-#ifdef SYS_faccessat2
-    SYS_faccessat2,
-#endif
-};
-
-/* Whether process pid waits on a file system: blocked in one of fs_calls
- * (/proc/PID/syscall, which this process may read of its own child), or in the kernel's
- * uninterruptible wait (/proc/PID/stat state D). */
-static bool waits_on_files(pid_t pid)
-{
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (f) {
-        char *end;
-        bool got = fgets(buf, sizeof buf, f) != NULL;
-        fclose(f);
-        long nr = got ? strtol(buf, &end, 10) : -1;
-        for (size_t i = 0; got && end != buf && i < sizeof fs_calls / sizeof fs_calls[0]; i++)
-            if (nr == fs_calls[i])
-                return true;
-    }
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    if (!(f = fopen(path, "re")))
-        return false;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    const char *close_paren = strrchr(buf, ')'); /* after the command name, which may hold ')' */
-    return close_paren && close_paren[1] == ' ' && close_paren[2] == 'D';
 }
 
 /* ---- the child ------------------------------------------------------------------- */
@@ -631,14 +417,14 @@ static int run_check(struct ctld *c)
     int ws = 0;
     if (timed_out) {
         /* a check waiting on a file system names it, for job_submit.lua's skip window */
-        bool stalled = waits_on_files(pid);
+        bool stalled = fg__ctld_waits_on_files(pid);
         kill(pid, SIGKILL);
         /* a process stuck in the kernel (an NFS server gone) may not die at once: not waited
          * for past 200 ms (init reaps it) */
         for (int i = 0; i < 20 && waitpid(pid, &ws, WNOHANG) == 0; i++)
             usleep(10000);
         char mounts[CTLD_MAX_PATHS][1024];
-        size_t nm = stalled ? job_mounts(c, mounts) : 0;
+        size_t nm = stalled ? fg__ctld_job_mounts(c, mounts) : 0;
         snprintf(why, sizeof why, "the check took longer than %ld ms (%s%.200s)", c->timeout_ms,
                  !stalled ? "not waiting on a file system" : nm ? "waiting on the file system at "
                                                                 : "a stalled file system?",
@@ -709,7 +495,7 @@ static void untagged(struct ctld *c, bool pol_ok, const char *why)
         return;
     }
     struct fg_rules rules;
-    const char *part = arg_value(c, "--partition");
+    const char *part = fg__ctld_arg_value(c, "--partition");
     fg_policy_rules_for(&c->pol, part, &rules);
     if (rules.action == FG_ACTION_OFF || !rules.require_tag) {
         answer("allow", NULL);
@@ -731,155 +517,6 @@ static void untagged(struct ctld *c, bool pol_ok, const char *why)
     say("fitgate: add --ft-model=ORG/NAME (or a directory with config.json) and "
         "--ft-mode=full|lora|qlora|serve; 'fitgate plan MODEL' shows what to ask for");
     answer("reject", NULL);
-}
-
-/* A field's name for a message: at most 40 bytes, control characters as '?'. */
-static const char *shown(const char *s, size_t n, char *buf, size_t cap)
-{
-    size_t i = 0;
-    for (; i < n && i < 40 && i + 1 < cap && s[i]; i++)
-        buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-    buf[i] = '\0';
-    return buf;
-}
-
-/*
- * Standard input, split at its NUL bytes into c->args.  0 when it was read (c->refused says
- * why it is not a job's, if so: more than CTLD_MAX_INPUT bytes or CTLD_MAX_ARGS fields, a
- * last field without its NUL); -1 when it could not be read at all.  Nothing past the cap is
- * read: the answer does not wait for a writer that goes on.
- */
-static int read_input(struct ctld *c, char **text)
-{
-    size_t n = 0, cap = 0;
-    bool over = false;
-    *text = NULL;
-    for (;;) {
-        if (n + 65536 + 1 > cap) {
-            if (cap > CTLD_MAX_INPUT) {
-                over = true;
-                break;
-            }
-            cap = cap ? cap * 2 : 65536 * 2;
-            if (cap > CTLD_MAX_INPUT + 2)
-                cap = CTLD_MAX_INPUT + 2; /* one byte past the cap tells it is over */
-            char *p = realloc(*text, cap);
-            if (!p)
-                return -1;
-            *text = p;
-        }
-        ssize_t r = read(0, *text + n, cap - n - 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        if (r == 0)
-            break;
-        n += (size_t)r;
-        if (n > CTLD_MAX_INPUT) {
-            over = true;
-            break;
-        }
-    }
-    if (!(c->args = calloc(CTLD_MAX_ARGS, sizeof *c->args)))
-        return -1;
-    if (over) {
-        snprintf(c->refused, sizeof c->refused, "the job's options are more than %u bytes "
-                 "(%u MiB): not what sbatch sends", CTLD_MAX_INPUT, CTLD_MAX_INPUT >> 20);
-        n = CTLD_MAX_INPUT;
-    } else if (!n || (*text)[n - 1] != '\0') {
-        snprintf(c->refused, sizeof c->refused, "the options on standard input must each end "
-                 "with a NUL byte, the model first");
-    }
-    /* the whole fields, for the audit line of a refusal too (its model, request) */
-    for (size_t i = 0; i < n && memchr(*text + i, '\0', n - i); i += strlen(*text + i) + 1) {
-        if (c->n_args == CTLD_MAX_ARGS) {
-            if (!c->refused[0])
-                snprintf(c->refused, sizeof c->refused, "more than %d options", CTLD_MAX_ARGS);
-            break;
-        }
-        c->args[c->n_args++] = *text + i;
-    }
-    return 0;
-}
-
-/*
- * The fixed argument vector (the header): args[0] the model, a value; the rest each one of
- * the options a job may set, re-spelt into c->opts.  The first field that is not sets
- * c->refused, naming it; the fields before it stay in c->opts for the audit line.
- */
-static int check_fields(struct ctld *c)
-{
-    bool seen[N_SLURM_OPTS] = {false};
-    const char *request = NULL;
-    c->model = c->n_args ? c->args[0] : "";
-    if (!(c->opts = calloc(c->n_args + 1, sizeof *c->opts)))
-        return -1;
-    for (size_t i = 1; i < c->n_args && !c->refused[0]; i++) {
-        const char *a = c->args[i], *eq = strchr(a, '=');
-        size_t n = eq ? (size_t)(eq - a) : strlen(a);
-        char b[48], name[64];
-        if (strncmp(a, "--", 2) || n < 3 || n - 2 >= sizeof name) {
-            snprintf(c->refused, sizeof c->refused, "field %zu '%s' is not an option (the "
-                     "model is the first field)", i + 1, shown(a, n, b, sizeof b));
-            break;
-        }
-        memcpy(name, a + 2, n - 2);
-        name[n - 2] = '\0';
-        const char *value = eq ? eq + 1 : NULL;
-        char *spelt = NULL;
-        if (!strncmp(name, "ft-", 3) || !strncmp(name, "ft_", 3)) {
-            int id = fg_jobopt_find(name);
-            const struct fg_jobopt *row = id >= 0 ? fg_jobopt_at((unsigned)id) : NULL;
-            if (!row) {
-                snprintf(c->refused, sizeof c->refused, "--%s is not an option of fitgate",
-                         shown(name, strlen(name), b, sizeof b));
-                break;
-            }
-            if (id == FG_JOBOPT_MODEL) {
-                snprintf(c->refused, sizeof c->refused, "--ft-model is the first field, not an "
-                         "option");
-                break;
-            }
-            if (row->arg && !value) {
-                snprintf(c->refused, sizeof c->refused, "--ft-%s needs a value (--ft-%s=%s)",
-                         row->name, row->name, row->arg);
-                break;
-            }
-            if (asprintf(&spelt, "--ft-%s%s%s", row->name, value ? "=" : "",
-                         value ? value : "") < 0)
-                return -1;
-        } else {
-            size_t k = 0;
-            while (k < N_SLURM_OPTS && strcmp(slurm_opts[k], name))
-                k++;
-            if (k == N_SLURM_OPTS) {
-                snprintf(c->refused, sizeof c->refused, "--%s is not an option a job sets: the "
-                         "site's files come from its policy, the job's from --ft-*, --gres, "
-                         "--gpus, --gpus-per-node, --nodes and --partition",
-                         shown(name, strlen(name), b, sizeof b));
-                break;
-            }
-            if (!value || seen[k]) {
-                snprintf(c->refused, sizeof c->refused, "--%s %s", name,
-                         value ? "given twice" : "needs a value");
-                break;
-            }
-            seen[k] = true;
-            bool is_request = k < 3; /* gres, gpus, gpus-per-node: slurm_opts' first three */
-            if (is_request && request) {
-                snprintf(c->refused, sizeof c->refused, "the GPU request is given twice "
-                         "(--%s and --%s)", request, name);
-                break;
-            }
-            if (is_request)
-                request = slurm_opts[k];
-            if (asprintf(&spelt, "--%s=%s", slurm_opts[k], value) < 0)
-                return -1;
-        }
-        c->opts[c->n_opts++] = spelt;
-    }
-    return 0;
 }
 
 static int parse_args(struct ctld *c, int argc, char **argv)
@@ -987,12 +624,12 @@ int fg_cli_ctld(int argc, char **argv)
         fprintf(stderr, "fitgate: error: --run-as: no user with uid %u\n", (unsigned)c.uid);
         goto out;
     }
-    if (read_input(&c, &text)) {
+    if (fg__ctld_read_input(&c, &text)) {
         fprintf(stderr, "fitgate: error: cannot read the options on standard input: %s\n",
                 strerror(errno));
         goto out;
     }
-    if (check_fields(&c)) {
+    if (fg__ctld_check_fields(&c)) {
         fprintf(stderr, "fitgate: error: out of memory\n");
         goto out;
     }
@@ -1031,7 +668,7 @@ int fg_cli_ctld(int argc, char **argv)
     if (c.policy)
         c.on_error = c.pol.on_error;
     char mounts[CTLD_MAX_PATHS][1024], why[1200];
-    const char *stalled = c.n_stalled ? on_stalled(&c, mounts, job_mounts(&c, mounts)) : NULL;
+    const char *stalled = c.n_stalled ? fg__ctld_on_stalled(&c, mounts, fg__ctld_job_mounts(&c, mounts)) : NULL;
     if (stalled)
         snprintf(why, sizeof why, "a check on the file system at %.1000s timed out moments ago "
                  "(a stalled file system?): not checked again yet", stalled);

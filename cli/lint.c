@@ -25,6 +25,13 @@ int fg_cli_lint(int argc, char **argv)
     }
     if (!lint)
         return -1;
+    for (int i = 1; i < argc; i++) /* the policy alone: anything else is a mistake */
+        if (strcmp(argv[i], "--lint") && strncmp(argv[i], "--policy", 8) &&
+            !(i > 1 && !strcmp(argv[i - 1], "--policy"))) {
+            fprintf(stderr, "fitgate: error: --lint reads the policy alone: drop '%.60s'\n",
+                    argv[i]);
+            return 2;
+        }
     if (!path) {
         fprintf(stderr, "fitgate: error: --lint checks the file given with --policy FILE\n");
         return 2;

@@ -14,10 +14,11 @@
 
 #include "model/model.h"
 #include "source/source.h"
+#include "util/jsonscan.h"
 #include "source/st_layout.h"
 
-/* Big MoE indexes (DeepSeek-V3: ~90k tensors) run to ~10 MB. */
-#define INDEX_MAX_BYTES (32u << 20) /* the largest published index is about 14 MB */
+/* Big MoE indexes (DeepSeek-V3: ~90k tensors) run to ~10 MB, Kimi K2's to about 14 MB. */
+#define INDEX_MAX_BYTES (32u << 20)
 /* One read usually gets the whole header: real ones are 10-200 KB for big shards. */
 #define FIRST_READ 65536u
 
@@ -233,40 +234,13 @@ static void count_name(uint64_t *names, char (*example)[96], const char *name)
         snprintf(example[g], sizeof example[g], "%s", name);
 }
 
-/*
- * JSON objects ('{' outside strings) and name-value separators (':' outside strings) in
- * text: one pass, no allocation.  Every tensor of a header is an object, every entry of an
- * index's weight_map a separator, so these bound what cJSON would build before it builds it.
- */
-static void json_shape(const char *text, size_t len, uint64_t *objects, uint64_t *pairs)
-{
-    uint64_t o = 0, p = 0;
-    const char *c = text, *end = text + len;
-    while (c < end) {
-        const char *q = memchr(c, '"', (size_t)(end - c));
-        const char *stop = q ? q : end;
-        for (; c < stop; c++) {
-            o += *c == '{';
-            p += *c == ':';
-        }
-        if (!q)
-            break;
-        for (c = q + 1; c < end && *c != '"'; c++) /* the string, its escapes skipped */
-            if (*c == '\\' && c + 1 < end)
-                c++;
-        c++;
-    }
-    *objects = o;
-    *pairs = p;
-}
-
 int fg_safetensors_parse_header(const char *json, size_t len, uint64_t data_size,
                                 const char *origin, struct fg_st_summary *s, struct fg_err *err)
 {
     const char *end = NULL;
     uint64_t objects, pairs, room = FG_ST_MAX_TENSORS - (s->tensors < FG_ST_MAX_TENSORS
                                                              ? s->tensors : FG_ST_MAX_TENSORS);
-    json_shape(json, len, &objects, &pairs);
+    fg__json_count(json, len, &objects, &pairs);
     if (objects > room + 2) /* the header itself and its __metadata__ are objects too */
         return fg_err_set(err, FG_E_LIMIT, "%.300s: a header of %llu objects (tensors), more "
                           "than a model's checkpoint holds (%u in all its headers): not read",
@@ -448,7 +422,7 @@ static int parse_index(const char *text, size_t len, struct fg_st_summary *s, ui
 {
     const char *origin = "model.safetensors.index.json";
     uint64_t objects, pairs;
-    json_shape(text, len, &objects, &pairs);
+    fg__json_count(text, len, &objects, &pairs);
     if (pairs > FG_ST_MAX_TENSORS + 64) /* weight_map's entries, and metadata's few */
         return fg_err_set(err, FG_E_LIMIT, "%s: %llu entries, more than a model's checkpoint "
                           "names (%u tensors): not read", origin, (unsigned long long)pairs,
