@@ -62,12 +62,13 @@
  *
  * --stalled MOUNT (repeatable, percent-encoded as written): a check that ran out of time
  * while blocked on a file (/proc/PID/syscall: a read, open or stat that a stalled file system
- * never answers; or state D) adds a record `fitgate-stalled MOUNT` for each file system the job reads (its
- * model and config files, or for an org/name model the site's ModelDirs= and CacheDir=, as
- * /proc/self/mountinfo names their mount points).  job_submit.lua hands those back for
- * STALL_S seconds: a job on one of them is decided by OnError= at once, logged; a job on
- * other file systems is checked.  A check that ran out of time computing names none: the
- * job alone is decided by OnError=, the door stays shut for the rest.
+ * never answers; or state D) adds a record `fitgate-stalled MOUNT` for each file system the
+ * job reads (its model and config files, or for an org/name model the site's ModelDirs= and
+ * CacheDir=, as /proc/self/mountinfo names their mount points; ctld_mounts.c).
+ * job_submit.lua hands those back for STALL_S seconds: a job on one of them is decided by
+ * OnError= at once, logged; a job on other file systems is checked.  A check that ran out of
+ * time computing names none: the job alone is decided by OnError=, the door stays shut for
+ * the rest.
  *
  * `fitgate check --policy FILE --lint` (cli/lint.c) is the admin's view of
  * the same policy load: it names the first bad line.
@@ -643,8 +644,10 @@ int fg_cli_ctld(int argc, char **argv)
     if (!prc && c.policy && !c.untagged)
         prc = fg_policy_gpu_table(&c.pol, &table, &err); /* the check's child reads it again */
     fg_gpu_table_free(table);
-    if (c.log_file && (!prc || c.untagged)) /* the controller's own trail: LOG_FILE */
+    if (c.log_file) /* the controller's own trail: job_submit.lua's LOG_FILE */
         snprintf(c.pol.log_file, sizeof c.pol.log_file, "%s", c.log_file);
+    else if (prc && c.pol.log_file[0] != '/') /* a broken file's trail, where it names one */
+        c.pol.log_file[0] = '\0';
     if (c.untagged) {
         if (c.refused[0] && !prc)
             refuse_input(&c);
@@ -658,17 +661,15 @@ int fg_cli_ctld(int argc, char **argv)
         char why[700];
         snprintf(why, sizeof why, "the site policy is invalid: %.600s (fitgate check "
                  "--policy %.40s --lint)", err.detail, c.policy);
-        if (c.log_file)
-            snprintf(c.pol.log_file, sizeof c.pol.log_file, "%s", c.log_file);
-        else if (c.pol.log_file[0] != '/')
-            c.pol.log_file[0] = '\0';
         cannot_check(&c, FG_ONERR_REJECT, why);
         goto out;
     }
     if (c.policy)
         c.on_error = c.pol.on_error;
     char mounts[CTLD_MAX_PATHS][1024], why[1200];
-    const char *stalled = c.n_stalled ? fg__ctld_on_stalled(&c, mounts, fg__ctld_job_mounts(&c, mounts)) : NULL;
+    const char *stalled = NULL; /* the job reads a file system whose check timed out lately */
+    if (c.n_stalled)
+        stalled = fg__ctld_on_stalled(&c, mounts, fg__ctld_job_mounts(&c, mounts));
     if (stalled)
         snprintf(why, sizeof why, "a check on the file system at %.1000s timed out moments ago "
                  "(a stalled file system?): not checked again yet", stalled);

@@ -315,6 +315,13 @@ local function no_answer(job_desc, what)
    return slurm.SUCCESS
 end
 
+-- The file systems whose check timed out lately (fitgate ctld's fitgate-stalled records,
+-- kept percent-encoded as it wrote them: they go back on its command line as they are, only
+-- [A-Za-z0-9._:/=,+@%-]), each with the time until which a job on it is not checked; and
+-- the time until which no job is checked because fitgate ctld itself gave no answer in time.
+local STALLED = {}
+local STALLED_UNTIL = 0
+
 -- fitgate ctld's answer (cli/cmd_ctld.c): fixed records, percent-encoded fields.
 local function unesc(f)
    if f == "%00" then return "" end
@@ -345,12 +352,6 @@ local function submit_key(job_desc)
    return nil
 end
 
--- The file systems whose check timed out lately (fitgate ctld's fitgate-stalled records,
--- kept percent-encoded as it wrote them: they go back on its command line as they are, only
--- [A-Za-z0-9._:/=,+@%-]), each with the time until which a job on it is not checked; and
--- the time until which no job is checked because fitgate ctld itself gave no answer in time.
-local STALLED = {}
-local STALLED_UNTIL = 0
 
 --[[ One run of fitgate ctld: `args` the check's arguments (the model first), `extra` its
 own flags (numbers and fixed words only).  The arguments travel in a 0600 temporary file
