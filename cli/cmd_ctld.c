@@ -14,7 +14,7 @@
  *   - a fixed argument vector: the first field is the model, a value and never
  *     an option ("" when the job names it in --ft-config); every other field is
  *     one of the options a job may set, written --NAME=VALUE (a flag --NAME):
- *     the --ft-* table (engine/jobopts.def, --ft-model apart), the GPU request
+ *     the --ft-* table (engine/job/jobopts.def, --ft-model apart), the GPU request
  *     (--gres, --gpus, --gpus-per-node, one of them), --nodes, --partition and
  *     --base-dir (the job's directory), each at most once.  The site's inputs
  *     (--policy and the GPU table, calibration and topology it names) come from
