@@ -76,6 +76,11 @@ ifneq ($(origin BUILD),command line)
 BUILD := build$(if $(SLURM_INCLUDE),/slurm-$(or $(SLURM_RELEASE),unknown))
 endif
 
+# The training estimate's stages, one file each, in the order engine/memory/stages.def runs
+# them (its FG_TRAIN_STAGE(name, ...) rows name engine/memory/train_<name>.c).
+MEMORY_STAGE_SRCS := $(patsubst %,engine/memory/train_%.c,$(shell sed -n \
+	's/^FG_TRAIN_STAGE.\([a-z_0-9]*\),.*/\1/p' engine/memory/stages.def))
+
 # --- engine: libfitgate.a -------------------------------------------------
 # engine/ by what it knows (docs/design.md "Layout"): util/ <- source/ <- the model <- arch/;
 # hw/ beside them; the estimator and the planner at the top.
@@ -153,9 +158,12 @@ ENGINE_SRCS := \
 	engine/job/job.c \
 	engine/memory/memory_node.c \
 	engine/memory/memory_stage.c \
-	engine/memory/memory_train.c \
+	engine/memory/lines.c \
+	engine/memory/pipeline.c \
+	$(MEMORY_STAGE_SRCS) \
+	engine/memory/serve.c \
 	engine/memory/memory_flops.c \
-	engine/memory/memory.c \
+	engine/memory/estimate.c \
 	engine/memory/memory_rl.c \
 	engine/stack/trainer.c \
 	engine/stack/framework.c \
@@ -226,6 +234,7 @@ CLI_SRCS := \
 TEST_SRCS := \
 	tests/test_config.c \
 	tests/test_fmt.c \
+	tests/test_format.c \
 	tests/test_model.c \
 	tests/test_arch_decoder.c \
 	tests/test_arch_encoder.c \
@@ -299,9 +308,10 @@ $(BUILD)/%.o: %.c | $(GEN_HEADERS)
 # The framework names jobopts.def's --framework help quotes, from engine/stack/framework.c's table
 # (tools/gen_names.c): the thin plugin, which links no engine code, shows them in sbatch --help.
 GEN_NAMES := $(BUILD)/tools/gen_names
-$(GEN_NAMES): tools/gen_names.c engine/stack/framework.c engine/stack/framework.h engine/util/error.c
+$(GEN_NAMES): tools/gen_names.c engine/stack/framework.c engine/stack/framework.h engine/util/error.c \
+		engine/util/fmt.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/stack/framework.c engine/util/error.c \
+	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/stack/framework.c engine/util/error.c engine/util/fmt.c \
 	  $(SAN_FLAGS) $(LDFLAGS)
 $(BUILD)/gen/framework_names.h: $(GEN_NAMES)
 	@mkdir -p $(dir $@)
@@ -312,7 +322,7 @@ $(BUILD)/gen/framework_names.h: $(GEN_NAMES)
 # instructions per tagged sbatch and CLI run before).  The generator runs on the build host.
 GEN_GPUS := $(BUILD)/tools/gen_gpus
 $(GEN_GPUS): tools/gen_gpus.c engine/hw/gpu_table.h $(BUILD)/engine/hw/gpu.o $(BUILD)/engine/util/fileio.o \
-		$(BUILD)/engine/util/error.o
+		$(BUILD)/engine/util/error.o $(BUILD)/engine/util/fmt.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ tools/gen_gpus.c $(filter %.o,$^) $(SAN_FLAGS) $(LDFLAGS)
 $(BUILD)/gen/gpus_table.c: conf/gpus.conf $(GEN_GPUS)
@@ -340,7 +350,7 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 
 $(LIB): $(ENGINE_OBJS) $(POLICY_OBJS)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(CLI): $(CLI_OBJS) $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS_ALL)
@@ -381,6 +391,10 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_ALL) $(TEST_LIBS) -lcmocka
 
 $(BUILD)/tests/test_accuracy: $(BUILD)/tests/test_accuracy.o $(ACCURACY_OBJ) $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL) -lcmocka
+
+# The CLI's output sink (cli/format.c) and the objects it needs.
+$(BUILD)/tests/test_format: $(BUILD)/tests/test_format.o $(BUILD)/cli/format.o $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL) -lcmocka
 
 # The HTML report lives in the CLI; its test links the CLI objects it needs.

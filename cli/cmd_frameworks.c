@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "format.h"
 #include "stack/framework.h"
 
 static void usage(FILE *f)
@@ -61,7 +62,7 @@ int fg_cli_frameworks(int argc, char **argv)
         cJSON *a = cJSON_CreateArray();
         for (size_t i = 0; (f = fg_framework_at(i)); i++)
             cJSON_AddItemToArray(a, row_json(f));
-        char *s = cJSON_Print(a);
+        char *s = fg_cli_json_print(a);
         if (s)
             printf("%s\n", s);
         else

@@ -83,6 +83,16 @@ CACHED="HF_HUB_CACHE=$WORK/hf/hub HF_HUB_OFFLINE=1 XDG_CACHE_HOME=$WORK/xdg"
     "qwen0.6b-h200=$B/fitgate plan $QWEN --gpu h200" \
     "nemo-check-lora=$B/fitgate check $NEMO --mode lora --gpu h100 --gpus 1"
 echo "(startup: the usage message, exit 2: the dynamic loader and libc start-up alone)"
+echo
+echo "# reading the job's own config (--config): a check from the framework's file against the"
+echo "# same check from the flags it reads to (target: at most 0.2 ms more), interleaved"
+FX=$ROOT/tests/fixtures
+PHI="$FX/models/microsoft--phi-2 --gres=gpu:a100_40g:1"
+"$EXEC" -n "$RUNS" -w 3 \
+    "phi2-flags=$B/fitgate check $PHI --seq-len=2048 --grad-accum=1 --batch=2 --optimizer=adamw-fused --precision=bf16 --grad-ckpt=yes --attention=sdpa --framework=axolotl" \
+    "phi2-config=$B/fitgate check --config $FX/configs/axolotl/examples/phi/phi2-ft.yml $PHI" \
+    "gemma3-regex-config=$B/fitgate check --config $FX/configs/axolotl/examples/gemma3/gemma-3-4b-vision-qlora.yml $FX/models/google--gemma-3-4b-it --gres=gpu:a100_40g:1" \
+    "grpo-config=$B/fitgate check --config $FX/configs/trl/open-r1/recipes/DeepSeek-R1-Distill-Qwen-1.5B/grpo/config_demo.yaml $FX/models/Qwen--Qwen2.5-3B-Instruct --gres=gpu:h100:8"
 if [ -x "$B/bench/fitgate_lean" ]; then
     echo
     echo "# the same CLI without libcurl and hwloc linked in (bench/lean_stubs.c), interleaved"

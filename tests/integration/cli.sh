@@ -60,8 +60,8 @@ expect 2 "--seq-len=12x: expected a whole number" -- $FG plan $M/Qwen--Qwen3-0.6
 expect 2 "unknown GPU 'h900'" -- $FG plan $M/Qwen--Qwen3-0.6B --gpu h900
 expect 1 'asks for no GPU' -- $FG check $M/Qwen--Qwen3-0.6B --gpu h100
 expect 2 "unknown option '--frobnicate'" -- $FG plan $M/Qwen--Qwen3-0.6B --frobnicate
-expect 2 "--batch=1\\?\\[31m: expected a whole number" -- $FG plan $M/Qwen--Qwen3-0.6B --batch $'1\x1b[31m'
-expect 2 "unknown GPU 'x\\?\\[31my'" -- $FG plan $M/Qwen--Qwen3-0.6B --gpu $'x\x1b[31my'
+expect 2 "--batch=1\\\\x1b\\[31m: expected a whole number" -- $FG plan $M/Qwen--Qwen3-0.6B --batch $'1\x1b[31m'
+expect 2 "unknown GPU 'x\\\\x1b\\[31my'" -- $FG plan $M/Qwen--Qwen3-0.6B --gpu $'x\x1b[31my'
 expect 2 'match no linear layer' -- $FG plan $M/Qwen--Qwen3-0.6B --mode lora --lora-targets nothing_here
 # learn's numbers go through the same parsers as plan's: NaN is in no range
 L=tests/fixtures/learn

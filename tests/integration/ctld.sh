@@ -204,12 +204,14 @@ if [ -c /dev/fuse ] && pkg-config --exists fuse3 2>/dev/null &&
     "$FG" ctld --policy "$T/reject.conf" --run-as "$NOBODY" --skip "a check timed out" \
         < "$T/args" > "$T/skip.out"
     skip_ms=$((($(date +%s%N) - t0) / 1000000))
+    # deadlines with a loaded host's margin (lib/common.sh deadline_ok: 2 x bound + 3 s); the
+    # skip is told apart from a check by its audit line, not by its speed
     stall_rec=$(grep '^fitgate-stalled ' "$T/out.stall" 2>/dev/null)
-    if [ "$ms" -lt 1500 ] && [ "$(answer | cut -d' ' -f3)" = allow ] &&
+    if [ "$ms" -le $((2 * 800 + 3000)) ] && [ "$(answer | cut -d' ' -f3)" = allow ] &&
         grep -q '^fitgate-log error .*took%20longer%20than%20800%20ms' "$T/out" &&
         [ "$stall_rec" = "fitgate-stalled $T/stall" ] &&
         grep -q '"verdict":"error".*took longer than 800 ms (waiting on the file system at '"$T/stall" <<< "$line" &&
-        [ "$skip_ms" -lt 500 ] && tail -n 1 "$AUDIT" | grep -q '"verdict":"error".*a check timed out'; then
+        [ "$skip_ms" -le 3000 ] && tail -n 1 "$AUDIT" | grep -q '"verdict":"error".*a check timed out'; then
         ok "a stalled file system: answered in $ms ms (bound 800 ms + kill) naming its mount, --skip in $skip_ms ms, both logged"
     else
         bad "stall: $ms ms, skip $skip_ms ms, record '$stall_rec': $(head -c 300 "$T/out")"
