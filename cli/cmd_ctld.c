@@ -246,6 +246,31 @@ static int drop_to_user(const struct ctld *c)
     return setuid(0) == 0 && c->uid != 0 ? -1 : 0;
 }
 
+/*
+ * The check's argument vector for the job c (argv: c->n_opts + 10 rows; pol: room for
+ * --policy=FILE): the check's own options first, then the job's fields as checked and
+ * re-spelt (ctld_args.c), the model last after "--": a value, whatever it says.  Its length.
+ */
+static int check_argv(const struct ctld *c, char **argv, char *pol, size_t pol_cap)
+{
+    int n = 0;
+    argv[n++] = "check";
+    argv[n++] = "--offline";
+    argv[n++] = "--json";
+    argv[n++] = "--log-as=job_submit";
+    if (c->policy) {
+        snprintf(pol, pol_cap, "--policy=%s", c->policy);
+        argv[n++] = pol;
+    }
+    for (size_t i = 0; i < c->n_opts; i++)
+        argv[n++] = c->opts[i];
+    if (c->model && *c->model) {
+        argv[n++] = "--";
+        argv[n++] = (char *)c->model;
+    }
+    return n;
+}
+
 static void child(struct ctld *c, int out, int err, int audit)
 {
     if (dup2(out, 1) < 0 || dup2(err, 2) < 0)
@@ -272,23 +297,7 @@ static void child(struct ctld *c, int out, int err, int audit)
     char pol[4200];
     if (!argv)
         _exit(125);
-    int n = 0;
-    argv[n++] = "check";
-    argv[n++] = "--offline";
-    argv[n++] = "--json";
-    argv[n++] = "--log-as=job_submit";
-    if (c->policy) {
-        snprintf(pol, sizeof pol, "--policy=%s", c->policy);
-        argv[n++] = pol;
-    }
-    /* the job's fields as checked and re-spelt (check_fields); the model last, after "--":
-     * a value, whatever it says */
-    for (size_t i = 0; i < c->n_opts; i++)
-        argv[n++] = c->opts[i];
-    if (c->model && *c->model) {
-        argv[n++] = "--";
-        argv[n++] = (char *)c->model;
-    }
+    int n = check_argv(c, argv, pol, sizeof pol);
     int rc = fg_cli_check(n, argv);
     fflush(NULL);
     _exit(rc);

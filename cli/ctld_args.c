@@ -10,6 +10,7 @@
 
 #include "ctld.h"
 #include "job/jobspec.h"
+#include "util/fmt.h"
 
 /* The options of Slurm's own a job may give (its GPU request, nodes, partition) and its
  * directory; every other field but the --ft-* table is refused.  The GPU request first. */
@@ -26,13 +27,11 @@ const char *fg__ctld_arg_value(const struct ctld *c, const char *name)
     return NULL;
 }
 
-/* A field's name for a message: at most 40 bytes, control characters as '?'. */
+/* A field's name for a message: at most 40 bytes of it, control characters as \xNN (util/fmt.h
+ * fg__esc). */
 static const char *shown(const char *s, size_t n, char *buf, size_t cap)
 {
-    size_t i = 0;
-    for (; i < n && i < 40 && i + 1 < cap && s[i]; i++)
-        buf[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-    buf[i] = '\0';
+    fg__esc(buf, cap, s, strnlen(s, n < 40 ? n : 40), 0);
     return buf;
 }
 
@@ -100,7 +99,7 @@ int fg__ctld_check_fields(struct ctld *c)
     for (size_t i = 1; i < c->n_args && !c->refused[0]; i++) {
         const char *a = c->args[i], *eq = strchr(a, '=');
         size_t n = eq ? (size_t)(eq - a) : strlen(a);
-        char b[48], name[64];
+        char b[200], name[64];
         if (strncmp(a, "--", 2) || n < 3 || n - 2 >= sizeof name) {
             snprintf(c->refused, sizeof c->refused, "field %zu '%s' is not an option (the "
                      "model is the first field)", i + 1, shown(a, n, b, sizeof b));

@@ -334,7 +334,15 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
         fg_decide_error("this job", "out of memory", NULL, pol.on_error, &d);
         return finish(&d);
     }
-    if (fitgate_job(spec, NULL, &err)) {
+    int jrc = fitgate_job(spec, NULL, &err);
+    if (jrc == FG_E_IO || jrc == FG_E_NOMEM || jrc == FG_E_UNSUPPORTED) {
+        /* the job's config could not be read, or is no training job fitgate judges: it cannot
+         * be checked (OnError), as fitgate check says (cli/jobopts.c read_configs) */
+        fg_decide_error("this job", err.detail, NULL, pol.on_error, &d);
+        rc = finish(&d);
+        goto out;
+    }
+    if (jrc) {
         fitgate_error("rejected: %s", err.detail);
         rc = -1; /* the user's own option: nothing to decide */
         goto out;

@@ -387,13 +387,14 @@ static void jobfile_apply_should_name_what_is_no_training_job_and_list_what_it_d
     struct fg_err err = {0};
     static const char *const m[] = {"model=/m", NULL};
     assert_int_equal(job_of(&s, C "llama-factory/examples/inference/qwen3.yaml", m, &err),
-                     FG_E_INVAL);
+                     FG_E_UNSUPPORTED);
     assert_non_null(strstr(err.detail, "a LLaMA-Factory inference config"));
     assert_non_null(strstr(err.detail, "not a training job"));
-    assert_int_equal(job_of(&s, C "axolotl/examples/cloud/baseten.yaml", m, &err), FG_E_INVAL);
+    assert_int_equal(job_of(&s, C "axolotl/examples/cloud/baseten.yaml", m, &err),
+                     FG_E_UNSUPPORTED);
     assert_non_null(strstr(err.detail, "axolotl cloud launcher config"));
     assert_int_equal(job_of(&s, C "torchtune/recipes/configs/llama3_1/evaluation.yaml", m, &err),
-                     FG_E_INVAL);
+                     FG_E_UNSUPPORTED);
     assert_non_null(strstr(err.detail, "a torchtune evaluation config"));
     /* keys that change memory fitgate does not model: listed with file:line */
     assert_int_equal(job_of(&s, C "axolotl/examples/llama-3/lora-8b.yml", m, &err), 0);

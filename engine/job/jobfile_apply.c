@@ -247,13 +247,15 @@ static int open_file(struct apply *ap, const char *spec, enum fg_jobfile_format 
     const char *what = fg__jf_not_a_job(f, fmt != FG_JF_AUTO ? fmt : fg_jobfile_detect(f));
     if (what) {
         fg_jobfile_free(f);
-        return fg_err_set(ap->err, FG_E_INVAL, "config %.200s: %s, not a training job: give the "
-                          "config the job trains with", spec, what);
+        /* a file its framework runs, for something fitgate does not judge: the job cannot be
+         * checked (OnError), not a value the framework would refuse (the job's error) */
+        return fg_err_set(ap->err, FG_E_UNSUPPORTED, "config %.200s: %s, not a training job: "
+                          "give the config the job trains with", spec, what);
     }
     if (fmt == FG_JF_AUTO && (fmt = fg_jobfile_detect(f)) == FG_JF_AUTO) {
         fg_jobfile_free(f);
-        return fg_err_set(ap->err, FG_E_INVAL, "config %.200s: not a training job config fitgate "
-                          "knows: none of its keys is one of a "
+        return fg_err_set(ap->err, FG_E_UNSUPPORTED, "config %.200s: not a training job config "
+                          "fitgate knows: none of its keys is one of a "
                           "framework fitgate reads (trl, transformers, axolotl, llama-factory, "
                           "torchtune, deepspeed, accelerate, vllm, sglang); name the format: "
                           "axolotl:%.200s", spec, spec);

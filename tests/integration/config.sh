@@ -215,7 +215,7 @@ fast "broken YAML" 1 'broken.yaml:2: not YAML' "$tmp/broken.yaml"
 printf -- '- just\n- a list\n' > "$tmp/list.yaml"
 fast "a YAML list" 1 'not a mapping of keys' "$tmp/list.yaml"
 printf 'learning_rate: 1e-4\nseed: 3\n' > "$tmp/other.yaml"
-fast "no framework's keys" 1 'none of its keys is one of a framework fitgate reads.*name the format' \
+fast "no framework's keys" 2 'none of its keys is one of a framework fitgate reads.*name the format' \
     "$tmp/other.yaml"
 printf 'alias: *nowhere\n' > "$tmp/alias.yaml"
 fast "an alias to nothing" 1 'alias.yaml:1: alias \*nowhere names no anchor' "$tmp/alias.yaml"
