@@ -161,6 +161,7 @@ ENGINE_SRCS := \
 	engine/memory/lines.c \
 	engine/memory/pipeline.c \
 	$(MEMORY_STAGE_SRCS) \
+	engine/memory/loss.c \
 	engine/memory/serve.c \
 	engine/memory/memory_flops.c \
 	engine/memory/estimate.c \
@@ -259,6 +260,7 @@ TEST_SRCS := \
 	tests/test_memory.c \
 	tests/test_wquant.c \
 	tests/test_memory_train.c \
+	tests/test_loss.c \
 	tests/test_plan.c \
 	tests/test_plan_search.c \
 	tests/test_gpu.c \
