@@ -309,7 +309,8 @@ static void inputs_free(struct inputs *in)
 /*
  * The policy (--policy FILE, else the built-in defaults), the GPU table (--gpus-conf, else
  * the policy's GpuTable=, else built in), the request in Slurm's spelling and the model.
- * 0, or 2 after a message on stderr.
+ * 0; 4 when the job's own model is past a bound (FG_E_LIMIT, o->job_error says which); or 2
+ * after a message on stderr.
  */
 static int load_inputs(struct fg_cli_opts *o, bool check, struct inputs *in)
 {
@@ -326,9 +327,10 @@ static int load_inputs(struct fg_cli_opts *o, bool check, struct inputs *in)
     /* one headroom in the whole output: the card table and the report read o's */
     o->headroom = in->rules.headroom;
     o->conservative = in->rules.conservative;
-    const char *site = o->gpus_conf ? o->gpus_conf : in->pol.gpu_table[0] ? in->pol.gpu_table
-                                                                          : NULL;
-    if (site && fg_gpu_table_load(site, &in->own, &err))
+    /* --gpus-conf: the user's own rows, for plan and check outside Slurm (fitgate ctld never
+     * passes it); else the policy's GpuTable=, read as a site file */
+    if (o->gpus_conf ? fg_gpu_table_load(o->gpus_conf, &in->own, &err)
+                     : fg_policy_gpu_table(&in->pol, &in->own, &err))
         goto fail;
     in->table = in->own ? in->own : fg_gpu_table_builtin();
     struct fg_request *q = &in->q;
@@ -358,7 +360,10 @@ static int load_inputs(struct fg_cli_opts *o, bool check, struct inputs *in)
         snprintf(q->partition, sizeof q->partition, "%s", o->partition);
     fg_gate_model_label(o->model, q->model, sizeof q->model);
     if (o->policy) {
-        rc = fg_gate_load_model(&in->pol, o->model, o->base_dir, getenv("USER"),
+        /* the user's name for CacheDir=%u from the password database, not $USER (in fitgate
+         * ctld's child that would be slurmctld's) */
+        struct passwd *pw = getpwuid(getuid());
+        rc = fg_gate_load_model(&in->pol, o->model, o->base_dir, pw ? pw->pw_name : NULL,
                                 (unsigned)getuid(), o->offline, &in->m, &err);
     } else {
         /* a relative path from the submission's directory (--base-dir), as the plugin reads */
@@ -371,6 +376,11 @@ static int load_inputs(struct fg_cli_opts *o, bool check, struct inputs *in)
             stat(joined, &st) == 0)
             arg = joined;
         rc = fg_cli_load_model(arg, o->offline, &in->m, &err);
+    }
+    if (rc == FG_E_LIMIT) {
+        /* the job's own directory past a bound (error.h): refused as its own error */
+        snprintf(o->job_error, sizeof o->job_error, "%s", err.detail);
+        return 4;
     }
     if (rc)
         goto fail;
@@ -657,7 +667,7 @@ static int job_error(const struct fg_cli_opts *o)
     struct fg_request q;
     memset(&q, 0, sizeof q);
     q.nodes = 1;
-    fg_gate_model_label(o->model, q.model, sizeof q.model);
+    fg_gate_model_label(o->model ? o->model : "", q.model, sizeof q.model);
     if (o->log_as)
         log_decision(&pol, o, &q, g);
     if (o->json) {
@@ -691,13 +701,22 @@ static int run(int argc, char **argv, bool check)
         goto out;
     }
     int prc = fg_cli_parse_opts(argc, argv, o);
-    if (prc == 4 && check && o->model) {
+    if (prc == 4 && check) { /* the model too may be the one its bad config did not name */
         exit_code = job_error(o);
         goto out;
     }
     if (prc == 4)
         fprintf(stderr, "fitgate: %s\n", o->job_error);
-    if (prc || load_inputs(o, check, &in))
+    if (prc)
+        goto out;
+    int lrc = load_inputs(o, check, &in);
+    if (lrc == 4 && check) {
+        exit_code = job_error(o);
+        goto out;
+    }
+    if (lrc == 4)
+        fprintf(stderr, "fitgate: error: %s\n", o->job_error);
+    if (lrc)
         goto out;
     /* the one assess path: the plugin's decision on this request under this policy */
     fg_gate_run(in.m, &o->spec, &in.q, &in.rules, in.pol.on_error, g);

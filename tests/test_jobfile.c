@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/fileio.h"
 #include "job/jobfile.h"
@@ -397,13 +398,14 @@ static void jobfile_apply_should_name_what_is_no_training_job_and_list_what_it_d
     struct fg_err err = {0};
     static const char *const m[] = {"model=/m", NULL};
     assert_int_equal(job_of(&s, C "llama-factory/examples/inference/qwen3.yaml", m, &err),
-                     FG_E_INVAL);
+                     FG_E_UNSUPPORTED);
     assert_non_null(strstr(err.detail, "a LLaMA-Factory inference config"));
     assert_non_null(strstr(err.detail, "not a training job"));
-    assert_int_equal(job_of(&s, C "axolotl/examples/cloud/baseten.yaml", m, &err), FG_E_INVAL);
+    assert_int_equal(job_of(&s, C "axolotl/examples/cloud/baseten.yaml", m, &err),
+                     FG_E_UNSUPPORTED);
     assert_non_null(strstr(err.detail, "axolotl cloud launcher config"));
     assert_int_equal(job_of(&s, C "torchtune/recipes/configs/llama3_1/evaluation.yaml", m, &err),
-                     FG_E_INVAL);
+                     FG_E_UNSUPPORTED);
     assert_non_null(strstr(err.detail, "a torchtune evaluation config"));
     /* keys that change memory fitgate does not model: listed with file:line */
     assert_int_equal(job_of(&s, C "axolotl/examples/llama-3/lora-8b.yml", m, &err), 0);
@@ -501,6 +503,54 @@ static void jobfile_rows_should_be_in_the_docs(void **state)
     assert_int_equal(missing, 0);
 }
 
+/* One YAML document: PyYAML's safe_load refuses a second, fitgate does not pick one. */
+static void jobfile_parse_should_refuse_a_second_document(void **state)
+{
+    (void)state;
+    assert_int_equal(parse_fails("micro_batch_size: 1\n---\nmicro_batch_size: 64\n",
+                                 "t.yaml:2: a second YAML document"), FG_E_PARSE);
+    struct fg_jobfile *f = parse("---\nmicro_batch_size: 1\n...\n");
+    assert_string_equal(fg_jobfile_get(f, "micro_batch_size")->value, "1");
+    fg_jobfile_free(f);
+}
+
+/* ${...} in a key fitgate reads is never expanded (the environment of the controller's check
+ * is slurmctld's): an error naming the key, not its value. */
+static void jobfile_apply_should_refuse_an_interpolation_naming_the_key(void **state)
+{
+    (void)state;
+    static struct fg_jobspec s;
+    struct fg_err err = {0};
+    char path[] = "/tmp/fitgate-test-interp-XXXXXX.yml";
+    int fd = mkstemps(path, 4);
+    assert_true(fd >= 0);
+    const char *text = "base_model: m\nadapter: lora\nmicro_batch_size: ${oc.env:FG_T_SECRET}\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    setenv("FG_T_SECRET", "hf_abc123", 1);
+    char spec[80];
+    snprintf(spec, sizeof spec, "axolotl:%s", path);
+    assert_int_equal(job_of(&s, spec, NULL, &err), FG_E_INVAL);
+    assert_non_null(strstr(err.detail, ":3 micro_batch_size: an interpolation"));
+    assert_null(strstr(err.detail, "hf_abc123"));
+    /* torchtune's checkpoint_dir, which names the model, alike */
+    static const char *const none[] = {NULL};
+    char tt[] = "/tmp/fitgate-test-tt-XXXXXX.yaml";
+    fd = mkstemps(tt, 5);
+    assert_true(fd >= 0);
+    text = "model:\n  _component_: torchtune.models.llama3_1.lora_llama3_1_8b\n"
+           "checkpointer:\n  checkpoint_dir: ${oc.env:FG_T_SECRET}\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    snprintf(spec, sizeof spec, "torchtune:%s", tt);
+    assert_int_equal(job_of(&s, spec, none, &err), FG_E_INVAL);
+    assert_non_null(strstr(err.detail, "checkpointer.checkpoint_dir: an interpolation"));
+    assert_null(strstr(err.detail, "hf_abc123"));
+    unsetenv("FG_T_SECRET");
+    unlink(path);
+    unlink(tt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -515,6 +565,8 @@ int main(void)
         cmocka_unit_test(jobfile_apply_should_map_each_stacks_loss),
         cmocka_unit_test(jobfile_apply_should_run_torchtunes_distributed_recipe_on_several_gpus),
         cmocka_unit_test(jobfile_rows_should_be_in_the_docs),
+        cmocka_unit_test(jobfile_parse_should_refuse_a_second_document),
+        cmocka_unit_test(jobfile_apply_should_refuse_an_interpolation_naming_the_key),
         cmocka_unit_test(jobfile_parse_should_read_yaml11_integers),
         cmocka_unit_test(jobfile_rows_should_cover_every_memory_key_of_each_release),
         cmocka_unit_test(jobfile_apply_should_select_the_trainer_from_its_keys),
