@@ -89,6 +89,7 @@ ENGINE_SRCS := \
 	engine/util/fileio.c \
 	engine/util/log.c \
 	engine/util/fmt.c \
+	engine/util/jsonscan.c \
 	engine/source/config.c \
 	engine/source/config_classes.c \
 	engine/source/config_class.c \
@@ -162,10 +163,13 @@ ENGINE_SRCS := \
 	engine/memory/lines.c \
 	engine/memory/pipeline.c \
 	$(MEMORY_STAGE_SRCS) \
+	engine/memory/loss.c \
 	engine/memory/serve.c \
 	engine/memory/memory_flops.c \
 	engine/memory/estimate.c \
 	engine/memory/memory_rl.c \
+	engine/memory/serve_engine.c \
+	engine/memory/titan.c \
 	engine/stack/trainer.c \
 	engine/stack/framework.c \
 	engine/job/jobspec.c \
@@ -176,6 +180,7 @@ ENGINE_SRCS := \
 	engine/plan/plan.c \
 	engine/plan/plan_env.c \
 	engine/plan/plan_floor.c \
+	engine/plan/plan_even.c \
 	engine/memory/calib.c
 
 # --- policies --------------------------------------------------------------
@@ -220,6 +225,8 @@ CLI_SRCS := \
 	cli/learn_data.c \
 	cli/learnrec.c \
 	cli/cmd_ctld.c \
+	cli/ctld_args.c \
+	cli/ctld_mounts.c \
 	cli/lint.c \
 	cli/jobopts.c \
 	cli/format.c \
@@ -258,6 +265,8 @@ TEST_SRCS := \
 	tests/test_memory.c \
 	tests/test_wquant.c \
 	tests/test_memory_train.c \
+	tests/test_loss.c \
+	tests/test_serve_engine.c \
 	tests/test_plan.c \
 	tests/test_plan_search.c \
 	tests/test_gpu.c \
@@ -265,6 +274,7 @@ TEST_SRCS := \
 	tests/test_policy.c \
 	tests/test_request.c \
 	tests/test_remedy.c \
+	tests/test_remedy_sweep.c \
 	tests/test_audit.c \
 	tests/test_sacct.c \
 	tests/test_calib.c \
@@ -307,10 +317,11 @@ $(BUILD)/%.o: %.c | $(GEN_HEADERS)
 # The framework names jobopts.def's --framework help quotes, from engine/stack/framework.c's table
 # (tools/gen_names.c): the thin plugin, which links no engine code, shows them in sbatch --help.
 GEN_NAMES := $(BUILD)/tools/gen_names
-$(GEN_NAMES): tools/gen_names.c engine/stack/framework.c engine/stack/framework.h engine/util/error.c \
-		engine/util/fmt.c
+$(GEN_NAMES): tools/gen_names.c engine/stack/framework.c engine/stack/framework.h \
+		engine/stack/trainer.c engine/util/error.c engine/util/fmt.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/stack/framework.c engine/util/error.c engine/util/fmt.c \
+	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/stack/framework.c \
+	  engine/stack/trainer.c engine/util/error.c engine/util/fmt.c \
 	  $(SAN_FLAGS) $(LDFLAGS)
 $(BUILD)/gen/framework_names.h: $(GEN_NAMES)
 	@mkdir -p $(dir $@)
@@ -428,8 +439,10 @@ deps:
 	fi
 
 # Unit tests: each binary runs with the repository root as cwd.
+# umask 022: the policies and GPU tables the tests write are refused when others may write
+# them (fileio.h fg__site_file_check), whatever umask the shell running make has.
 unit: $(TEST_BINS) $(CLI) $(GEN_LISTS)
-	@fail=0; for t in $(TEST_BINS); do \
+	@umask 022; fail=0; for t in $(TEST_BINS); do \
 	  echo "== $$t"; $$t || fail=1; \
 	done; \
 	echo "== $(GEN_LISTS) --check"; $(GEN_LISTS) --check $(LIST_FILES) || fail=1; \
@@ -497,7 +510,7 @@ fuzz:
 # Integration tests (real servers, real Slurm) are shell scripts under tests/integration.
 INTEGRATION := $(sort $(wildcard tests/integration/*.sh))
 integration: all
-	@fail=0; for s in $(INTEGRATION); do \
+	@umask 022; fail=0; for s in $(INTEGRATION); do \
 	  echo "== $$s"; bash $$s || fail=1; \
 	done; exit $$fail
 

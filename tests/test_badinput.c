@@ -349,7 +349,7 @@ static void config_should_refuse_huge_and_deep_documents(void **state)
     char *big = repeat(' ', n);
     big[0] = '{';
     big[n - 1] = '}';
-    ok &= check_err("config", "5 MB", config_to_model(big, n, &err), &err, FG_E_RANGE,
+    ok &= check_err("config", "5 MB", config_to_model(big, n, &err), &err, FG_E_LIMIT,
                     "larger than 4194304 bytes");
     free(big);
     /* 100000 nested arrays: cJSON's nesting limit, no stack overflow */

@@ -11,11 +11,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/fileio.h"
 #include "job/jobfile.h"
 #include "job/jobfile_rows.h"
 #include "job/jobspec.h"
+#include "assess.h"
+#include "hw/gpu.h"
+#include "model/model.h"
+#include "policy.h"
+#include "support.h"
 
 #define C "tests/fixtures/configs/"
 
@@ -152,8 +158,8 @@ static void jobfile_detect_should_tell_every_fixture_format(void **state)
 }
 
 /* The spec from config files and options ("name=value"), finished; rc of the apply. */
-static int job_of(struct fg_jobspec *s, const char *configs, const char *const *kv,
-                  struct fg_err *err)
+/* A fresh spec with kv's "name=value" options set. */
+static void spec_with(struct fg_jobspec *s, const char *const *kv, struct fg_err *err)
 {
     fg_jobspec_init(s, "--ft-");
     for (; kv && *kv; kv++) {
@@ -162,6 +168,12 @@ static int job_of(struct fg_jobspec *s, const char *configs, const char *const *
         snprintf(name, sizeof name, "%.*s", (int)(eq - *kv), *kv);
         assert_int_equal(fg_jobspec_set(s, (unsigned)fg_jobopt_find(name), eq + 1, err), 0);
     }
+}
+
+static int job_of(struct fg_jobspec *s, const char *configs, const char *const *kv,
+                  struct fg_err *err)
+{
+    spec_with(s, kv, err);
     assert_int_equal(fg_jobspec_set(s, FG_JOBOPT_CONFIG, configs, err), 0);
     int rc = fg_jobfile_apply(s, NULL, err);
     if (!rc)
@@ -386,13 +398,14 @@ static void jobfile_apply_should_name_what_is_no_training_job_and_list_what_it_d
     struct fg_err err = {0};
     static const char *const m[] = {"model=/m", NULL};
     assert_int_equal(job_of(&s, C "llama-factory/examples/inference/qwen3.yaml", m, &err),
-                     FG_E_INVAL);
+                     FG_E_UNSUPPORTED);
     assert_non_null(strstr(err.detail, "a LLaMA-Factory inference config"));
     assert_non_null(strstr(err.detail, "not a training job"));
-    assert_int_equal(job_of(&s, C "axolotl/examples/cloud/baseten.yaml", m, &err), FG_E_INVAL);
+    assert_int_equal(job_of(&s, C "axolotl/examples/cloud/baseten.yaml", m, &err),
+                     FG_E_UNSUPPORTED);
     assert_non_null(strstr(err.detail, "axolotl cloud launcher config"));
     assert_int_equal(job_of(&s, C "torchtune/recipes/configs/llama3_1/evaluation.yaml", m, &err),
-                     FG_E_INVAL);
+                     FG_E_UNSUPPORTED);
     assert_non_null(strstr(err.detail, "a torchtune evaluation config"));
     /* keys that change memory fitgate does not model: listed with file:line */
     assert_int_equal(job_of(&s, C "axolotl/examples/llama-3/lora-8b.yml", m, &err), 0);
@@ -404,6 +417,65 @@ static void jobfile_apply_should_name_what_is_no_training_job_and_list_what_it_d
     assert_int_equal(job_of(&s, C "llama-factory/examples/extras/galore/llama3_full_sft.yaml", m,
                             &err), 0);
     assert_true(listed(&s, "llama3_full_sft.yaml:9 use_galore=true"));
+}
+
+/* The loss each file's stack computes (memory/loss.c): axolotl's CutCrossEntropyPlugin
+ * (cut_cross_entropy defaults True once listed) and liger_fused_linear_cross_entropy, and
+ * TRL's own row (SFTConfig loss_type chunked_nll) where its file names none. */
+static void jobfile_apply_should_map_each_stacks_loss(void **state)
+{
+    (void)state;
+    static struct fg_jobspec s;
+    struct fg_err err = {0};
+    static const char *const model[] = {"model=/m", NULL};
+    assert_int_equal(job_of(&s, C "axolotl/lfm2-350m-fft.yaml", model, &err), 0);
+    assert_int_equal(s.job.loss, FG_LOSS_CCE);
+    assert_true(used(&s, "lfm2-350m-fft.yaml:3 plugins=", "--ft-loss=cce"));
+    assert_int_equal(job_of(&s, C "axolotl/orpheus-finetune.yml", model, &err), 0);
+    assert_int_equal(s.job.loss, FG_LOSS_LIGER);
+    assert_true(used(&s, "liger_fused_linear_cross_entropy=true", "--ft-loss=liger"));
+    assert_int_equal(job_of(&s, C "trl/example_config.yaml", model, &err), 0);
+    assert_int_equal(s.job.loss, FG_LOSS_CHUNKED_NLL);
+    /* DeepSpeed's "auto" reduce bucket: hidden x hidden once the model is known */
+    assert_int_equal(job_of(&s, C "deepspeed/ds_z3_config.json", model, &err), 0);
+    assert_true(s.job.ds_bucket == FG_DS_BUCKET_AUTO);
+}
+
+/* torchtune's llama3_1/8B_full.yaml on 4 GPUs runs full_finetune_distributed.py: its
+ * optimizer_in_bwd: False stands, fused AdamW, and the full (sharded) gradient set, where
+ * the single-device recipe's defaults (in backward, 8-bit paged Adam) under-count by about
+ * 7 GB per GPU. */
+static void jobfile_apply_should_run_torchtunes_distributed_recipe_on_several_gpus(void **state)
+{
+    (void)state;
+    static struct fg_jobspec s;
+    struct fg_err err = {0};
+    const char *dir = "tests/fixtures/models/meta-llama--Llama-3.1-8B";
+    static char arg[128];
+    snprintf(arg, sizeof arg, "model=%s", dir);
+    const char *const kv[] = {arg, NULL};
+    assert_int_equal(job_of(&s, C "torchtune/8B_full.yaml", kv, &err), 0);
+    assert_true(used(&s, "optimizer_in_bwd=False", "--ft-optimizer-in-bwd=no"));
+    struct fg_model *m = load(dir);
+    struct fg_policy pol;
+    fg_policy_init(&pol);
+    static struct fg_assessment a;
+    const struct fg_gpu *h100 = fg_gpu_find(NULL, "h100", NULL);
+    assert_int_equal(fg_assess(m, &s, h100, 4, &pol.rules, &a, &err), 0);
+    assert_int_equal(a.job.dp, 4);
+    assert_int_equal(a.job.zero, 3);
+    assert_false(a.job.optimizer_in_bwd);
+    assert_int_equal(a.job.optimizer, FG_OPT_ADAMW_FUSED);
+    assert_int_equal(a.est.b.gradients, 2 * a.est.trainable_params / 4);
+    /* the framework's own row on 4 GPUs, no file: the same recipe */
+    static const char *const tt[] = {"framework=torchtune", "mode=full", NULL};
+    spec_with(&s, tt, &err);
+    assert_int_equal(fg_jobspec_finish(&s, &err), 0);
+    assert_true(s.job.optimizer_in_bwd); /* one GPU: the single-device recipe */
+    assert_int_equal(fg_assess(m, &s, h100, 4, &pol.rules, &a, &err), 0);
+    assert_false(a.job.optimizer_in_bwd);
+    assert_int_equal(a.job.optimizer, FG_OPT_ADAMW_FUSED);
+    fg_model_free(m);
 }
 
 /* Every key a row names is in docs/frameworks.md (the table there maps them). */
@@ -431,6 +503,54 @@ static void jobfile_rows_should_be_in_the_docs(void **state)
     assert_int_equal(missing, 0);
 }
 
+/* One YAML document: PyYAML's safe_load refuses a second, fitgate does not pick one. */
+static void jobfile_parse_should_refuse_a_second_document(void **state)
+{
+    (void)state;
+    assert_int_equal(parse_fails("micro_batch_size: 1\n---\nmicro_batch_size: 64\n",
+                                 "t.yaml:2: a second YAML document"), FG_E_PARSE);
+    struct fg_jobfile *f = parse("---\nmicro_batch_size: 1\n...\n");
+    assert_string_equal(fg_jobfile_get(f, "micro_batch_size")->value, "1");
+    fg_jobfile_free(f);
+}
+
+/* ${...} in a key fitgate reads is never expanded (the environment of the controller's check
+ * is slurmctld's): an error naming the key, not its value. */
+static void jobfile_apply_should_refuse_an_interpolation_naming_the_key(void **state)
+{
+    (void)state;
+    static struct fg_jobspec s;
+    struct fg_err err = {0};
+    char path[] = "/tmp/fitgate-test-interp-XXXXXX.yml";
+    int fd = mkstemps(path, 4);
+    assert_true(fd >= 0);
+    const char *text = "base_model: m\nadapter: lora\nmicro_batch_size: ${oc.env:FG_T_SECRET}\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    setenv("FG_T_SECRET", "hf_abc123", 1);
+    char spec[80];
+    snprintf(spec, sizeof spec, "axolotl:%s", path);
+    assert_int_equal(job_of(&s, spec, NULL, &err), FG_E_INVAL);
+    assert_non_null(strstr(err.detail, ":3 micro_batch_size: an interpolation"));
+    assert_null(strstr(err.detail, "hf_abc123"));
+    /* torchtune's checkpoint_dir, which names the model, alike */
+    static const char *const none[] = {NULL};
+    char tt[] = "/tmp/fitgate-test-tt-XXXXXX.yaml";
+    fd = mkstemps(tt, 5);
+    assert_true(fd >= 0);
+    text = "model:\n  _component_: torchtune.models.llama3_1.lora_llama3_1_8b\n"
+           "checkpointer:\n  checkpoint_dir: ${oc.env:FG_T_SECRET}\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    snprintf(spec, sizeof spec, "torchtune:%s", tt);
+    assert_int_equal(job_of(&s, spec, none, &err), FG_E_INVAL);
+    assert_non_null(strstr(err.detail, "checkpointer.checkpoint_dir: an interpolation"));
+    assert_null(strstr(err.detail, "hf_abc123"));
+    unsetenv("FG_T_SECRET");
+    unlink(path);
+    unlink(tt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -442,7 +562,11 @@ int main(void)
         cmocka_unit_test(jobfile_apply_should_fill_the_job_and_name_every_key),
         cmocka_unit_test(jobfile_apply_should_refuse_a_conflict_naming_both),
         cmocka_unit_test(jobfile_apply_should_list_memory_keys_it_does_not_model),
+        cmocka_unit_test(jobfile_apply_should_map_each_stacks_loss),
+        cmocka_unit_test(jobfile_apply_should_run_torchtunes_distributed_recipe_on_several_gpus),
         cmocka_unit_test(jobfile_rows_should_be_in_the_docs),
+        cmocka_unit_test(jobfile_parse_should_refuse_a_second_document),
+        cmocka_unit_test(jobfile_apply_should_refuse_an_interpolation_naming_the_key),
         cmocka_unit_test(jobfile_parse_should_read_yaml11_integers),
         cmocka_unit_test(jobfile_rows_should_cover_every_memory_key_of_each_release),
         cmocka_unit_test(jobfile_apply_should_select_the_trainer_from_its_keys),

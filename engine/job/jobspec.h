@@ -91,6 +91,18 @@ struct fg_jobspec {
     struct fg_jobspec_from from[FG_JOBSPEC_FROM];
     char unknown[FG_JOBSPEC_UNKNOWN][200]; /* "train.yaml:30 sample_packing=true: why" */
     uint64_t config_digest;            /* FNV-1a of the files read; 0: none */
+    /* The spec as the options left it before fg_jobspec_finish completed it (the job, the
+     * framework, the serving share, what was given, the notes): fg_jobspec_unfinish puts
+     * it back, so that a finished job can take more options and be finished again as if
+     * they had been given with the others (the remedies, policies/remedy.c). */
+    struct {
+        bool saved;
+        struct fg_job job;
+        const struct fg_framework *fw;
+        double gpu_util;
+        uint64_t given;
+        size_t n_notes;
+    } raw;
 };
 
 /* spelling: how the front end writes an option in messages ("--" for the CLI, "--ft-" for
@@ -104,6 +116,11 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *value, struct 
 
 /* See the top of this file. */
 int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err);
+
+/* A finished spec back to what its options said before fg_jobspec_finish (nothing when it
+ * was not finished): more options may then be set, and fg_jobspec_finish run again, with
+ * the same result as giving them all at once (an option set again replaces its value). */
+void fg_jobspec_unfinish(struct fg_jobspec *s);
 
 /* Whether the job declares any layout dimension (--tp, --pp, --ep, --cp, --dp). */
 bool fg_jobspec_declares_layout(const struct fg_jobspec *s);

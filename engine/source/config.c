@@ -190,7 +190,7 @@ static int read_file(const char *path, char **text, size_t *len, struct fg_err *
         return fg_err_set(err, FG_E_IO, "%s: not a regular file; give a config.json file or "
                           "its directory", path);
     if (e == EFBIG)
-        return fg_err_set(err, FG_E_RANGE, "%s: larger than %u bytes; not a config.json", path,
+        return fg_err_set(err, FG_E_LIMIT, "%s: larger than %u bytes; not a config.json", path,
                           FG_CONFIG_MAX_BYTES);
     if (e == ENOMEM)
         return fg_err_set(err, FG_E_NOMEM, "%s: out of memory", path);
@@ -234,7 +234,7 @@ int fg_config_parse(const char *text, size_t len, const char *origin, struct fg_
 {
     *out = NULL;
     if (len > FG_CONFIG_MAX_BYTES)
-        return fg_err_set(err, FG_E_RANGE, "%s: larger than %u bytes; not a config.json", origin,
+        return fg_err_set(err, FG_E_LIMIT, "%s: larger than %u bytes; not a config.json", origin,
                           FG_CONFIG_MAX_BYTES);
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
