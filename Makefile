@@ -91,6 +91,8 @@ ENGINE_SRCS := \
 	engine/util/fmt.c \
 	engine/util/jsonscan.c \
 	engine/source/config.c \
+	engine/source/config_classes.c \
+	engine/source/config_class.c \
 	engine/source/cache.c \
 	engine/source/source.c \
 	engine/source/source_opts.c \
@@ -288,7 +290,7 @@ TEST_SRCS := \
 	tests/test_badinput.c \
 	tests/test_accuracy.c
 
-ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/gpus_table.o
+ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/gpus_table.o $(BUILD)/gen/real_configs.o
 POLICY_OBJS := $(POLICY_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS    := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 PLUGIN_OBJS := $(PLUGIN_SRCS:%.c=$(BUILD)/%.o)
@@ -336,6 +338,17 @@ $(GEN_GPUS): tools/gen_gpus.c engine/hw/gpu_table.h $(BUILD)/engine/hw/gpu.o $(B
 $(BUILD)/gen/gpus_table.c: conf/gpus.conf $(GEN_GPUS)
 	@mkdir -p $(dir $@)
 	$(GEN_GPUS) conf/gpus.conf > $@.tmp && mv $@.tmp $@
+
+# The model types tested on a real config.json ('fitgate families'), from the fixture folders
+# themselves (tools/gen_real_configs.c): a folder added or removed changes the list.
+GEN_REAL := $(BUILD)/tools/gen_real_configs
+REAL_CONFIGS := $(sort $(wildcard tests/fixtures/models/*/config.json))
+$(GEN_REAL): tools/gen_real_configs.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ tools/gen_real_configs.c $(SAN_FLAGS) $(LDFLAGS) -lcjson
+$(BUILD)/gen/real_configs.c: $(GEN_REAL) $(REAL_CONFIGS) $(wildcard tests/fixtures/models/*/PROVENANCE.txt)
+	@mkdir -p $(dir $@)
+	$(GEN_REAL) $(REAL_CONFIGS) > $@.tmp && mv $@.tmp $@
 
 # The lists users read, generated from engine/job/jobopts.def and the framework and policy key
 # tables by the engine itself (tools/gen_lists.c): sections between BEGIN / END GENERATED

@@ -237,7 +237,15 @@ static void print_model(const struct fg_model *m)
     char a[32], b[32];
     printf("%s  (%s; read as %s; count %s)\n", m->id, m->model_type, m->reader,
            fg_certainty_name(m->certainty));
-    printf("parameters: %s stored in the checkpoint", fg_cli_count(m->params_total, a, sizeof a));
+    /* "stored" only where it is known: the headers were read, or a family reader whose
+     * releases store what the class builds; an unsure count says what it is instead */
+    const char *what = m->certainty == FG_CERT_EXACT || m->certainty == FG_CERT_CHECKPOINT
+                           ? "stored in the checkpoint"
+                       : m->certainty == FG_CERT_GENERIC ? "counted by the generic reader"
+                       : m->unsure_count_only
+                           ? "as the class builds them (the checkpoint's count is unsure)"
+                           : "counted from config.json (unsure)";
+    printf("parameters: %s %s", fg_cli_count(m->params_total, a, sizeof a), what);
     if (m->params_checkpoint)
         printf(" (its safetensors headers: %s)", fg_cli_count(m->params_checkpoint, b, sizeof b));
     if (m->experts)

@@ -126,6 +126,39 @@ static void load_path_should_take_the_tied_head_from_the_checkpoint_names(void *
     remove_checkpoint(dir);
 }
 
+/* xlm-roberta-base's config (no transformers_version, XLMRobertaForMaskedLM) is unsure of
+ * whether its file holds the base model's pooler; the headers, which hold it (the fairseq
+ * conversion's 278,885,778), settle the count as the checkpoint's. */
+static void load_path_should_settle_the_pooler_of_an_unversioned_head_class(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/fg-pooler-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const char *cfg = "{\"architectures\": [\"XLMRobertaForMaskedLM\"], \"hidden_size\": 768, "
+                      "\"intermediate_size\": 3072, \"max_position_embeddings\": 514, "
+                      "\"model_type\": \"xlm-roberta\", \"num_attention_heads\": 12, "
+                      "\"num_hidden_layers\": 12, \"type_vocab_size\": 1, "
+                      "\"vocab_size\": 250002}";
+    const uint64_t pooler = 768ull * 768 + 768, stored = 278885778ull;
+    static const char *const names[] = {"roberta.embeddings.word_embeddings.weight",
+                                        "roberta.pooler.dense.weight"};
+    const uint64_t sizes[] = {stored - pooler, pooler};
+    write_checkpoint(dir, cfg, names, sizes, 0); /* config.json alone */
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(fg_model_load_path(dir, &m, &err), 0);
+    assert_int_equal(m->params_total, stored - pooler);
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_true(m->unsure_count_only);
+    fg_model_free(m);
+    write_checkpoint(dir, cfg, names, sizes, 2);
+    assert_int_equal(fg_model_load_path(dir, &m, &err), 0);
+    assert_int_equal(m->params_checkpoint, stored);
+    assert_int_equal(m->certainty, FG_CERT_CHECKPOINT);
+    fg_model_free(m);
+    remove_checkpoint(dir);
+}
+
 /* Qwen3-Embedding-0.6B: Qwen3-0.6B's config with vocab_size 151669, naming Qwen3ForCausalLM,
  * and a model.safetensors of 1,191,586,416 B that holds the modules alone: Qwen3-0.6B's
  * 596,049,920 unique parameters less 267 vocabulary rows of 1024, in BF16 (2 x 595,776,512 =
@@ -508,6 +541,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(load_path_should_take_the_tied_head_from_the_checkpoint_names),
+        cmocka_unit_test(load_path_should_settle_the_pooler_of_an_unversioned_head_class),
         cmocka_unit_test(load_path_should_count_the_qwen3_embedding_release_without_its_head),
         cmocka_unit_test(load_path_should_drop_the_vision_tower_and_mtp_a_pruned_checkpoint_lacks),
         cmocka_unit_test(
