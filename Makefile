@@ -251,12 +251,12 @@ TEST_SRCS := \
 	tests/test_arch_legacy.c \
 	tests/test_arch_families.c \
 	tests/test_arch_classic.c \
-	tests/test_arch_enc1.c \
-	tests/test_arch_enc2.c \
+	tests/test_arch_bert_variants.c \
+	tests/test_arch_encoder_families.c \
 	tests/test_arch_seq.c \
 	tests/test_arch_ssm.c \
 	tests/test_arch_vl.c \
-	tests/test_arch_dec.c \
+	tests/test_arch_moe_families.c \
 	tests/test_arch_generic.c \
 	tests/test_arch_keys.c \
 	tests/test_model_load.c \

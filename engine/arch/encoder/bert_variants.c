@@ -508,7 +508,7 @@ static const struct enc1_task albert_tasks[] = {
  * The original conversions (configs without transformers_version, e.g. albert-base-v2)
  * store the pooler and predictions.decoder.bias beside predictions.bias whatever the
  * class: albert-base-v2's model.safetensors holds 11,842,272 F32 = AlbertForMaskedLM
- * 11,221,680 + pooler 590,592 + 30,000 (tests/test_arch_enc1.c).
+ * 11,221,680 + pooler 590,592 + 30,000 (tests/test_arch_bert_variants.c).
  */
 static int read_albert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                        struct fg_err *err)
@@ -630,7 +630,7 @@ static int deberta_att_types(const struct fg_cfg *c, bool *c2p, bool *p2c, struc
  * Heads: the MLM transform (dense h -> E, LayerNorm(E)), decoder tied, bias vocab;
  * ContextPooler dense pooler_hidden_size under the sequence classifier.  AutoModel
  * counts: deberta-base 138,601,728, -large 405,163,008, -xlarge 757,804,032
- * (tests/test_arch_enc1.c).
+ * (tests/test_arch_bert_variants.c).
  */
 static int read_deberta(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                         struct fg_err *err)

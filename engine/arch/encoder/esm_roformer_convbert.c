@@ -46,7 +46,7 @@ static const struct enc1_task esm_tasks[] = {
  * the class 7,512,474 + the table 1026 x 320 + inv_freq 6 x 8, and I64 1026
  * (position_ids, persistent before 4.31).  The fair-esm models count 651,043,254
  * (esm2_t33_650M), 148,140,154 (t30_150M), 33,501,394 (t12_35M): the class without table
- * and buffers (tests/test_arch_enc1.c).
+ * and buffers (tests/test_arch_bert_variants.c).
  */
 static int read_esm(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                       struct fg_err *err)

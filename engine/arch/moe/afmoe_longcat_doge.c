@@ -364,7 +364,7 @@ static int read_doge(const struct fg_cfg *c, struct fg_model *m, const void *spe
  * LongcatFlashExperts sizes gate_up_proj over the zero experts too, which no checkpoint
  * holds: LongCat-Flash-Chat's 512-expert tensors are what its published total adds up
  * to).  The releases also store one MTP module (model.mtp.*) that the class skips on load;
- * it is said in a note, not counted (tests/test_arch_dec.c pins the difference).
+ * it is said in a note, not counted (tests/test_arch_moe_families.c pins the difference).
  * longcat_flash maps to qwen2_moe in transformers' conversion table.
  */
 static int read_longcat_flash(const struct fg_cfg *c, struct fg_model *m, const void *spec,

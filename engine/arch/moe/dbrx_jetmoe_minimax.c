@@ -513,7 +513,7 @@ struct minimax_spec {
 static const struct minimax_spec minimax_hf = {.decay_buffers = true};
 /* The original remote-code releases (modeling_minimax_text_01.py, MiniMax-M1) store no
  * decay buffers: MiniMax-M1-40k and -80k publish 456,089,655,296 parameters, the modules
- * alone at Text-01's shapes (tests/test_arch_dec.c). */
+ * alone at Text-01's shapes (tests/test_arch_moe_families.c). */
 static const struct minimax_spec minimax_remote = {.remote = true};
 
 static int read_minimax(const struct fg_cfg *c, struct fg_model *m, const void *spec,
