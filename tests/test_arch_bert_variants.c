@@ -2,7 +2,8 @@
  * test_arch_bert_variants.c - the masked-LM encoder readers of
  * engine/arch/encoder/bert_variants.c and esm_roformer_convbert.c: each count written out term
  * by term from the transformers class at a published release's shapes, and the published total
- * where one is known (the source beside each figure; tests/fixtures/PROVENANCE.md).*/
+ * where one is known (the source beside each figure; tests/fixtures/PROVENANCE.md).
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

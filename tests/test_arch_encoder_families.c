@@ -2,7 +2,8 @@
  * test_arch_encoder_families.c - the readers of engine/arch/encoder/xlnet_xlm_funnel.c and
  * tapas_luke_fnet.c (xlnet, xlm, flaubert, funnel, mobilebert, tapas, luke, fnet, squeezebert,
  * wav2vec2): each count written out term by term from the transformers modeling class at the
- * shapes of a published release, and the published total where one is known.*/
+ * shapes of a published release, and the published total where one is known.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -2,7 +2,8 @@
  * test_arch_moe_families.c - the causal-LM readers of engine/arch/moe/dbrx_jetmoe_minimax.c
  * and afmoe_longcat_doge.c and the rows added beside them (dots1 in moe_rows.c; apertus,
  * bitnet in llama_rows.c): each count written out term by term from the transformers class, at
- * the published shapes of a release, with the published total where one was found.*/
+ * the published shapes of a release, with the published total where one was found.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
