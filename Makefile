@@ -161,6 +161,8 @@ ENGINE_SRCS := \
 	engine/job/jobspec.c \
 	engine/job/jobfile.c \
 	engine/job/jobfile_rows.c \
+	engine/job/jobfile_rows_launch.c \
+	engine/job/jobfile_detect.c \
 	engine/job/jobfile_apply.c \
 	engine/plan/fit.c \
 	engine/plan/plan.c \

@@ -201,12 +201,9 @@ static int open_file(struct apply *ap, const char *spec, enum fg_jobfile_format 
     int rc = fg_jobfile_read(spec, ap->base, &f, ap->err);
     if (rc)
         return rc;
-    if (fmt == FG_JF_AUTO && (fmt = fg_jobfile_detect(f)) == FG_JF_AUTO) {
+    if (fmt == FG_JF_AUTO && (rc = fg_jobfile_detect_format(f, &fmt, ap->err))) {
         fg_jobfile_free(f);
-        return fg_err_set(ap->err, FG_E_INVAL, "config %.200s: none of its keys is one of a "
-                          "framework fitgate reads (trl, transformers, axolotl, llama-factory, "
-                          "torchtune, deepspeed, accelerate, vllm, sglang); name the format: "
-                          "axolotl:%.200s", spec, spec);
+        return rc;
     }
     f->format = fmt;
     ap->files[ap->n++] = f;
@@ -309,6 +306,19 @@ static int hook(struct apply *ap, int fi, const struct fg__jf_row *r, const char
             return assign_list(ap, fi, 1, where, "+mode=qlora;quant=int8", val, false);
         add_unknown(ap, where, "fitgate models 4- and 8-bit bitsandbytes bases only");
         return 0;
+    }
+    case H_ACC_PROCS: {
+        /* accelerate's processes are every rank: ParallelismConfig (parallelism_config.py)
+         * takes TP and CP out of them, and data parallel is what is left */
+        const struct fg_jobfile_key *tp =
+            fg_jobfile_get(f, "parallelism_config.parallelism_config_tp_size");
+        const struct fg_jobfile_key *cp =
+            fg_jobfile_get(f, "parallelism_config.parallelism_config_cp_size");
+        long split = (tp ? atol(tp->value) : 1) * (cp ? atol(cp->value) : 1);
+        long procs = atol(val);
+        snprintf(assign, sizeof assign, "dp=%ld",
+                 split > 0 && procs >= split ? procs / split : procs > 0 ? procs : 1);
+        return assign_list(ap, fi, 1, where, assign, val, false);
     }
     case H_NONE: break;
     }

@@ -78,6 +78,7 @@ struct fg_jobspec {
                                           parallel is known (policies/assess.c) */
     unsigned grad_reduce_bytes;        /* --grad-reduce-dtype: 4 fp32, 2 bf16; 0 not given */
     unsigned state_dtype_bytes;        /* --optimizer-state-dtype: the same */
+    unsigned master_dtype_bytes;       /* --master-dtype: the same */
     uint64_t given;                    /* bit id: option id was given */
     char spelling[8];                  /* "--" or "--ft-": option names in messages */
     size_t n_notes;

@@ -39,8 +39,11 @@ void fg__train_buffers(struct train *x, struct train_buffers *b)
         b->ds_part = trained / (x->shard_o ? x->shard_o : 1);
         if (job->zero >= 3 && b->ds_part > DS_SUB_GROUP)
             b->ds_part = DS_SUB_GROUP;
-        if (b->gb < 4 && job->offload == FG_OFFLOAD_NONE)
-            x->step_extra = fg__mul_sat(b->ds_part, 4);
+        /* the partition goes to the master gradients' dtype: bf16 with
+         * bf16_master_weights_and_grads (stage3.py master_weights_and_grads_dtype), no copy */
+        unsigned master = job->master_bytes ? job->master_bytes : 4;
+        if (b->gb < master && job->offload == FG_OFFLOAD_NONE)
+            x->step_extra = fg__mul_sat(b->ds_part, master);
     }
     x->both_extra = b->ddp;
 }
@@ -120,7 +123,7 @@ void fg__train_bytes(struct train *x)
         /* Megatron's precision-aware optimizer with bf16 moments (job.h bf16_states) */
         x->state_bytes = x->adam || job->optimizer == FG_OPT_PAGED_ADAMW ? (job->bf16_states ? 4 : 8)
                        : adam8 ? 2 : job->bf16_states ? 2 : 4;
-        x->obytes = 4 + x->state_bytes;
+        x->obytes = (job->master_bytes ? job->master_bytes : 4) + x->state_bytes;
     }
     /* Under ZeRO-3 / FSDP the data-parallel group also spans the context-parallel ranks
      * (Megatron parallel_state: the distributed optimizer shards over dp x cp). */

@@ -142,8 +142,12 @@ static const struct fg_framework table[] = {
               "kbit prep, adapters bf16, rest in the load dtype",
      .source = "trl 1.9 trainer/utils.py create_model_from_path; sft_config.py SFTConfig; "
                "sft_trainer.py SFTTrainer.__init__"},
+    /* accelerate >= 1.10 ParallelismConfig (parallelism_config.py): TP and CP over FSDP2
+     * beside data parallel, set in the config's parallelism_config */
     {.name = "accelerate", .version = "1", .aliases = "", .label = "accelerate (own loop)",
-     TRAIN_HF, HF_BASE, .full_precision = FG_PREC_BF16, .optimizer = FG_OPT_ADAMW,
+     .layouts = FG_LAY_TP | FG_LAY_CP | FG_LAY_PP | FG_LAY_ZERO, .naive_pp = true,
+     .trains = true, .serves = true, .qlora = true, .master = FG_MASTER_PARAMS,
+     .ddp_buckets = true, HF_BASE, .full_precision = FG_PREC_BF16, .optimizer = FG_OPT_ADAMW,
      .keeps = "the model as loaded (bf16), bf16 autocast, torch AdamW foreach, no checkpointing",
      .source = "accelerate 1.x accelerator.py Accelerator(mixed_precision); torch optim/adamw.py"},
     {.name = "axolotl", .version = "0.18", .aliases = "", .label = "axolotl (HF Trainer + peft)",
