@@ -163,6 +163,7 @@ ENGINE_SRCS := \
 	engine/job/jobfile_rows.c \
 	engine/job/jobfile_rows_launch.c \
 	engine/job/jobfile_detect.c \
+	engine/job/jobfile_edit.c \
 	engine/job/jobfile_apply.c \
 	engine/plan/fit.c \
 	engine/plan/plan.c \
@@ -216,6 +217,7 @@ CLI_SRCS := \
 	cli/jobopts.c \
 	cli/format.c \
 	cli/plan_json.c \
+	cli/remedy_edits.c \
 	cli/report_html.c \
 	cli/report_charts.c \
 	cli/html.c \

@@ -506,6 +506,14 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
     po.fix_pp = spec->pp;
     po.fix_ep = spec->ep;
     po.fix_dp = spec->dp;
+    if (spec->layout_fixed) {
+        /* the layout the job's files declare (jobfile_apply.c declared_layout): more GPUs
+         * around it, never another sharding or split, which would need other files */
+        po.fix_zero = true;
+        po.layouts &= ~(FG_PLAN_TP | FG_PLAN_PP | FG_PLAN_EP);
+        po.fix_tp = out->job.tp;
+        po.fix_pp = out->job.pp;
+    }
     if (out->fit.verdict == FG_FIT_SPLIT && out->fit.max_batch == 0) {
         struct fg_job j = out->job;
         j.dp = 1;

@@ -413,6 +413,28 @@ static int apply_defaults(struct apply *ap, int fi)
     return 0;
 }
 
+/*
+ * A training job's files declare its layout: the sharding they name (a DeepSpeed config,
+ * fsdp, accelerate's distributed_type and parallelism_config), or none, and then the job
+ * runs DDP, which the framework does without a change to them; that is the layout judged
+ * (spec->layout_fixed), said on the job's lines as --zero=0.  A serving engine's file is
+ * not: vLLM and SGLang split a model over the GPUs their options give.
+ */
+static int declared_layout(struct apply *ap, int main_file)
+{
+    struct fg_jobspec *s = ap->s;
+    const struct fg_jobfile *m = ap->files[main_file];
+    char where[200];
+    if (m->format == FG_JF_VLLM || m->format == FG_JF_SGLANG)
+        return 0;
+    s->layout_fixed = true;
+    if (((s->from_file | s->given) >> FG_JOBOPT_ZERO) & 1)
+        return 0;
+    snprintf(where, sizeof where, "%.80s: names no DeepSpeed, FSDP or other sharding (DDP)",
+             m->name);
+    return assign_one(ap, main_file, 1, where, "zero", "0", false);
+}
+
 static int apply_all(struct apply *ap)
 {
     struct fg_jobspec *s = ap->s;
@@ -438,6 +460,8 @@ static int apply_all(struct apply *ap)
     }
     s->config_digest = h ? h : 1;
     const struct fg_jobfile *m = ap->files[main_file];
+    if ((rc = declared_layout(ap, main_file)))
+        return rc;
     const struct fg_framework *fw = fg_framework_find(fg__jf_framework(m->format));
     if (fw && !fg_jobspec_given(s, FG_JOBOPT_FRAMEWORK)) {
         char where[200];

@@ -56,7 +56,7 @@ void fg_jobspec_init(struct fg_jobspec *s, const char *spelling)
 
 bool fg_jobspec_declares_layout(const struct fg_jobspec *s)
 {
-    return s->tp || s->pp || s->ep || s->cp || s->dp;
+    return s->tp || s->pp || s->ep || s->cp || s->dp || s->layout_fixed;
 }
 
 static int parse_u64(const char *v, uint64_t min, uint64_t max, uint64_t *out)

@@ -92,6 +92,9 @@ struct fg_jobspec {
     struct fg_jobspec_from from[FG_JOBSPEC_FROM];
     char unknown[FG_JOBSPEC_UNKNOWN][200]; /* "train.yaml:30 sample_packing=true: why" */
     uint64_t config_digest;            /* FNV-1a of the files read; 0: none */
+    bool layout_fixed;                 /* the job's files declare its layout (a trainer's
+                                          file that names no sharding is DDP): the check
+                                          judges that one and plans no other */
 };
 
 /* spelling: how the front end writes an option in messages ("--" for the CLI, "--ft-" for
@@ -106,7 +109,8 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *value, struct 
 /* See the top of this file. */
 int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err);
 
-/* Whether the job declares any layout dimension (--tp, --pp, --ep, --cp, --dp). */
+/* Whether the job declares any layout dimension (--tp, --pp, --ep, --cp, --dp), or its
+ * files declare the whole layout (layout_fixed). */
 bool fg_jobspec_declares_layout(const struct fg_jobspec *s);
 
 static inline bool fg_jobspec_given(const struct fg_jobspec *s, unsigned id)
