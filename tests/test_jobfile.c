@@ -126,16 +126,48 @@ static void jobfile_detect_should_tell_every_fixture_format(void **state)
         enum fg_jobfile_format fmt;
     } cases[] = {
         {C "axolotl/qlora.yml", FG_JF_AXOLOTL},
+        {C "axolotl/fft-8b.yaml", FG_JF_AXOLOTL},
         {C "trl/example_config.yaml", FG_JF_TRL},
         {C "llama-factory/qwen3_lora_sft_ds3.yaml", FG_JF_LLAMA_FACTORY},
         {C "torchtune/8B_lora_single_device.yaml", FG_JF_TORCHTUNE},
         {C "torchtune/8B_qlora_single_device.yaml", FG_JF_TORCHTUNE},
         {C "deepspeed/ds_z3_config.json", FG_JF_DEEPSPEED},
         {C "deepspeed/ds_z3_offload_config.json", FG_JF_DEEPSPEED},
+        {C "deepspeed/bf16_full.json", FG_JF_DEEPSPEED},
+        {C "deepspeed/bf16_baseline.json", FG_JF_DEEPSPEED},
+        {C "deepspeed/pipeline_ds_config.json", FG_JF_DEEPSPEED},
+        {C "deepspeed/autotuning_ds_config_z2.json", FG_JF_DEEPSPEED},
+        {C "deepspeed/autotuning_ds_config_fp16_z3.json", FG_JF_DEEPSPEED},
+        {C "deepspeed/tensor_parallel_ds_config.json", FG_JF_DEEPSPEED},
+        {C "deepspeed/zf_config.json", FG_JF_DEEPSPEED},
+        {C "deepspeed/sp-alst.ds-config.json", FG_JF_DEEPSPEED},
+        {C "deepspeed/accelerate_zero_stage1_config.json", FG_JF_DEEPSPEED},
+        {C "deepspeed/accelerate_zero_stage2_config.json", FG_JF_DEEPSPEED},
+        {C "deepspeed/accelerate_zero_stage2_offload_config.json", FG_JF_DEEPSPEED},
+        {C "deepspeed/accelerate_zero_stage3_config.json", FG_JF_DEEPSPEED},
+        {C "deepspeed/accelerate_zero_stage3_offload_config.json", FG_JF_DEEPSPEED},
+        {C "deepspeed/accelerate_tests_ds_config_zero2.json", FG_JF_DEEPSPEED},
+        {C "deepspeed/accelerate_tests_ds_config_zero3.json", FG_JF_DEEPSPEED},
         {C "accelerate/fsdp2.yaml", FG_JF_ACCELERATE},
         {C "accelerate/deepspeed_zero3.yaml", FG_JF_ACCELERATE},
-        {C "vllm/test_config_with_model.yaml", FG_JF_VLLM},
+        {C "accelerate/template_deepspeed.yaml", FG_JF_ACCELERATE},
+        {C "accelerate/template_fsdp.yaml", FG_JF_ACCELERATE},
+        {C "accelerate/template_fp8.yaml", FG_JF_ACCELERATE},
+        {C "accelerate/template_multi_gpu.yaml", FG_JF_ACCELERATE},
+        {C "accelerate/template_multi_node.yaml", FG_JF_ACCELERATE},
+        {C "accelerate/template_single_accelerator.yaml", FG_JF_ACCELERATE},
+        {C "accelerate/parallelism_cp.yaml", FG_JF_ACCELERATE},
+        {C "accelerate/parallelism_tp_hsdp.yaml", FG_JF_ACCELERATE},
+        {C "accelerate/slurm_fsdp_config.yaml", FG_JF_ACCELERATE},
+        {C "accelerate/sp-alst.accelerate-config.yml", FG_JF_ACCELERATE},
+        {C "accelerate/tests_latest_fsdp.yaml", FG_JF_ACCELERATE},
+        {C "accelerate/tests_fsdp2_tp_preparation_config.yaml", FG_JF_ACCELERATE},
+        /* vLLM's documented `vllm serve --config` example: uvicorn-log-level is vLLM's */
+        {C "vllm/serve_args_config.yaml", FG_JF_VLLM},
         {C "sglang/config.yaml", FG_JF_SGLANG},
+        /* SGLang's documented --config example: model-path, enable-metrics and log-requests
+         * are SGLang's; tensor-parallel-size is both engines' */
+        {C "sglang/server_arguments_config.yaml", FG_JF_SGLANG},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct fg_jobfile *f = NULL;
@@ -149,6 +181,45 @@ static void jobfile_detect_should_tell_every_fixture_format(void **state)
     }
     assert_int_equal(fg_jobfile_format_find("llamafactory", 12), FG_JF_LLAMA_FACTORY);
     assert_int_equal(fg_jobfile_format_find("nope", 4), FG_JF_AUTO);
+}
+
+/* A file whose keys more than one format reads names the prefixes; one no format reads is
+ * not a job config. */
+static void jobfile_detect_should_name_the_prefix_or_refuse_by_name(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file, *want[3];
+    } cases[] = {
+        /* vLLM's own test configs hold only options SGLang takes too */
+        {C "vllm/test_config.yaml", {"name the one it is for", "vllm:", "sglang:"}},
+        {C "vllm/test_config_with_model.yaml", {"vllm:", " or sglang:", NULL}},
+        /* an lm-eval task file from SGLang's tests: batch_size alone names no framework */
+        {C "sglang/lm_eval_Llama-3.3-70B-Instruct.yaml", {"is not a job config", NULL, NULL}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct fg_jobfile *f = NULL;
+        struct fg_err err = {0};
+        enum fg_jobfile_format fmt = FG_JF_TRL;
+        assert_int_equal(fg_jobfile_read(cases[i].file, NULL, &f, &err), 0);
+        assert_int_equal(fg_jobfile_detect_format(f, &fmt, &err), FG_E_INVAL);
+        assert_int_equal(fmt, FG_JF_AUTO);
+        for (size_t k = 0; k < 3 && cases[i].want[k]; k++) {
+            if (!strstr(err.detail, cases[i].want[k]))
+                print_message("%s: %s\n", cases[i].file, err.detail);
+            assert_non_null(strstr(err.detail, cases[i].want[k]));
+        }
+        fg_jobfile_free(f);
+    }
+    /* the prefix reads it as named */
+    static struct fg_jobspec s;
+    struct fg_err err = {0};
+    fg_jobspec_init(&s, "--ft-");
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_CONFIG, "vllm:" C "vllm/test_config.yaml",
+                                    &err), 0);
+    assert_int_equal(fg_jobfile_apply(&s, NULL, &err), 0);
+    assert_int_equal(s.tp, 2);
+    assert_int_equal(s.job.mode, FG_MODE_SERVE);
 }
 
 /* The spec from config files and options ("name=value"), finished; rc of the apply. */
@@ -232,6 +303,196 @@ static void jobfile_apply_should_list_memory_keys_it_does_not_model(void **state
     assert_non_null(strstr(err.detail, "checkpointer.checkpoint_dir"));
 }
 
+/* What the files set, as the job line says it: "--ft-batch=4 --ft-zero=3 ...", and the
+ * keys listed as not modelled, "file:line key" each. */
+static void sets_of(const struct fg_jobspec *s, char *buf, size_t cap, char *unk, size_t ucap)
+{
+    size_t off = 0;
+    buf[0] = unk[0] = '\0';
+    for (size_t i = 0; i < s->n_from && off < cap; i++)
+        if (!strncmp(s->from[i].set, "--ft-", 5) && strncmp(s->from[i].set, "--ft-model", 10))
+            off += (size_t)snprintf(buf + off, cap - off, "%s%s", off ? " " : "",
+                                    s->from[i].set + 5);
+    off = 0;
+    for (size_t i = 0; i < s->n_unknown && off < ucap; i++) {
+        const char *c = strchr(s->unknown[i], '='), *sl = NULL;
+        for (const char *p = s->unknown[i]; c && p < c; p++)
+            if (*p == '/')
+                sl = p;
+        int n = c ? (int)(c - (sl ? sl + 1 : s->unknown[i])) : 0;
+        off += (size_t)snprintf(unk + off, ucap - off, "%s%.*s", off ? "; " : "", n,
+                                sl ? sl + 1 : s->unknown[i]);
+    }
+}
+
+/*
+ * Every DeepSpeed, accelerate, vLLM and SGLang fixture: the options it reads to, and the
+ * keys it lists as not modelled.  Each row says why that is what a user of the framework
+ * expects.  (accelerate's template_deepspeed.yaml and sp-alst.accelerate-config.yml name
+ * their DeepSpeed file by a path relative to where accelerate is launched: config.sh.)
+ */
+static void jobfile_apply_should_pin_each_launcher_fixture(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *file, *sets, *unknown;
+    } cases[] = {
+        /* HF "auto" everywhere: the trainer's own arguments fill them; ZeRO-2 with the
+         * optimizer on the CPU; the 2e8 all-gather bucket is not DeepSpeed's default */
+        {"deepspeed/accelerate_tests_ds_config_zero2.json",
+         "zero=2 offload=optimizer grad-accum=1 framework=deepspeed",
+         "accelerate_tests_ds_config_zero2.json:37 "
+         "zero_optimization.allgather_bucket_size"},
+        /* ZeRO-3 with both offloads to the CPU */
+        {"deepspeed/accelerate_tests_ds_config_zero3.json",
+         "zero=3 offload=optimizer offload=params grad-accum=1 "
+         "framework=deepspeed",
+         ""},
+        {"deepspeed/accelerate_zero_stage1_config.json",
+         "precision=fp16-mixed zero=1 grad-accum=1 framework=deepspeed",
+         "accelerate_zero_stage1_config.json:31 "
+         "zero_optimization.allgather_bucket_size"},
+        {"deepspeed/accelerate_zero_stage2_config.json",
+         "precision=fp16-mixed zero=2 grad-accum=1 framework=deepspeed",
+         "accelerate_zero_stage2_config.json:31 "
+         "zero_optimization.allgather_bucket_size"},
+        {"deepspeed/accelerate_zero_stage2_offload_config.json",
+         "precision=fp16-mixed zero=2 offload=optimizer grad-accum=1 "
+         "framework=deepspeed",
+         "accelerate_zero_stage2_offload_config.json:35 "
+         "zero_optimization.allgather_bucket_size"},
+        {"deepspeed/accelerate_zero_stage3_config.json",
+         "precision=fp16-mixed zero=3 grad-accum=1 framework=deepspeed",
+         ""},
+        {"deepspeed/accelerate_zero_stage3_offload_config.json",
+         "precision=fp16-mixed zero=3 offload=optimizer "
+         "offload=params grad-accum=1 framework=deepspeed",
+         ""},
+        /* the autotuner's templates: the micro-batch is the tuner's ("auto") */
+        {"deepspeed/autotuning_ds_config_z2.json",
+         "zero=2 framework=deepspeed",
+         ""},
+        {"deepspeed/autotuning_ds_config_fp16_z3.json",
+         "zero=3 precision=fp16-mixed framework=deepspeed",
+         ""},
+        /* DeepSpeedExamples bf16_master_weight: the baseline keeps fp32 master weights and
+         * Adam states, the full-bf16 run keeps both in bf16 (its README: 31.4 vs 18.9 GB);
+         * a 5e7 reduce bucket is smaller than DeepSpeed's default */
+        {"deepspeed/bf16_baseline.json",
+         "batch=4 grad-accum=1 precision=bf16-mixed zero=3 "
+         "framework=deepspeed",
+         "bf16_baseline.json:24 zero_optimization.reduce_bucket_size; "
+         "bf16_baseline.json:25 "
+         "zero_optimization.stage3_param_persistence_threshold"},
+        {"deepspeed/bf16_full.json",
+         "batch=4 grad-accum=1 precision=bf16-mixed master-dtype=bf16 "
+         "optimizer-state-dtype=bf16 zero=3 framework=deepspeed",
+         "bf16_full.json:26 zero_optimization.reduce_bucket_size; "
+         "bf16_full.json:27 "
+         "zero_optimization.stage3_param_persistence_threshold"},
+        /* a pipeline example with no zero_optimization: stage 0, data parallel (zero=0);
+         * the micro-batch is given, and train_batch_size is listed: DeepSpeed derives
+         * accumulation from it */
+        {"deepspeed/pipeline_ds_config.json",
+         "batch=8 zero=0 framework=deepspeed",
+         "pipeline_ds_config.json:2 train_batch_size"},
+        {"deepspeed/ds_z3_config.json",
+         "zero=3 framework=deepspeed",
+         ""},
+        {"deepspeed/ds_z3_offload_config.json",
+         "zero=3 offload=optimizer offload=params framework=deepspeed",
+         ""},
+        /* ZeRO-2 beside AutoTP over 4 ranks: the TP split is listed, not guessed */
+        {"deepspeed/tensor_parallel_ds_config.json",
+         "zero=2 framework=deepspeed",
+         "tensor_parallel_ds_config.json:28 "
+         "tensor_parallel.autotp_size"},
+        /* ZenFlow: ZeRO-2 with the optimizer on the CPU, and its GPU-kept gradients listed */
+        {"deepspeed/zf_config.json",
+         "precision=bf16-mixed zero=2 offload=optimizer grad-accum=1 "
+         "framework=deepspeed",
+         "zf_config.json:2 train_batch_size; zf_config.json:11 "
+         "zero_optimization.zenflow.topk_ratio"},
+        {"deepspeed/sp-alst.ds-config.json",
+         "precision=bf16-mixed zero=3 grad-accum=1 framework=deepspeed",
+         ""},
+        /* accelerate: FSDP full shard with bf16 autocast on 2 processes (distributed_type
+         * FSDP is FullyShardedDataParallelPlugin's FULL_SHARD, which the strategy key
+         * refines) */
+        {"accelerate/template_fsdp.yaml",
+         "zero=3 precision=bf16-mixed dp=2 zero=3 framework=accelerate",
+         ""},
+        /* fp8 through Transformer Engine: listed (fitgate models no TE FP8 here) */
+        {"accelerate/template_fp8.yaml",
+         "zero=0 framework=accelerate",
+         "template_fp8.yaml:4 mixed_precision"},
+        {"accelerate/template_multi_gpu.yaml",
+         "zero=0 precision=bf16-mixed dp=2 framework=accelerate",
+         ""},
+        {"accelerate/template_multi_node.yaml",
+         "zero=0 dp=8 framework=accelerate",
+         ""},
+        {"accelerate/template_single_accelerator.yaml",
+         "zero=0 precision=bf16-mixed framework=accelerate",
+         ""},
+        /* CP=8 over FSDP2: every process is a context-parallel rank */
+        {"accelerate/parallelism_cp.yaml",
+         "zero=3 grad-ckpt=yes zero=3 precision=bf16-mixed dp=1 cp=8 "
+         "tp=1 framework=accelerate",
+         ""},
+        /* TP=2 with HSDP 2 x 2: DP = 8 / 2; the replicated shard groups are listed */
+        {"accelerate/parallelism_tp_hsdp.yaml",
+         "zero=3 zero=3 precision=bf16-mixed dp=4 cp=1 tp=2 "
+         "framework=accelerate",
+         "parallelism_tp_hsdp.yaml:21 "
+         "parallelism_config.parallelism_config_dp_replicate_size"},
+        {"accelerate/slurm_fsdp_config.yaml",
+         "zero=3 zero=3 framework=accelerate",
+         ""},
+        {"accelerate/tests_latest_fsdp.yaml",
+         "zero=3 zero=3 precision=fp32 dp=1 framework=accelerate",
+         ""},
+        /* FSDP with no fsdp_config: the plugin's default FULL_SHARD over 4 processes */
+        {"accelerate/tests_fsdp2_tp_preparation_config.yaml",
+         "zero=3 precision=fp32 dp=4 framework=accelerate",
+         ""},
+        {"accelerate/fsdp2.yaml",
+         "zero=3 zero=3 precision=bf16-mixed dp=8 framework=accelerate",
+         ""},
+        {"accelerate/deepspeed_zero3.yaml",
+         "zero=3 precision=bf16-mixed dp=8 framework=accelerate",
+         ""},
+        /* the serving engines: the file is the engine's options */
+        {"vllm/serve_args_config.yaml",
+         "mode=serve framework=vllm",
+         ""},
+        {"sglang/config.yaml",
+         "gpu-util=0.8 tp=4 mode=serve framework=sglang",
+         "config.yaml:4 disable-cuda-graph"},
+        {"sglang/server_arguments_config.yaml",
+         "tp=2 mode=serve framework=sglang",
+         ""},
+    };
+    size_t wrong = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        static struct fg_jobspec s;
+        struct fg_err err = {0};
+        char path[256], sets[1024], unk[1024];
+        static const char *const model[] = {"model=/m", NULL};
+        snprintf(path, sizeof path, C "%s", cases[i].file);
+        int rc = job_of(&s, path, model, &err);
+        if (rc)
+            print_message("%s: %s\n", cases[i].file, err.detail);
+        assert_int_equal(rc, 0);
+        sets_of(&s, sets, sizeof sets, unk, sizeof unk);
+        bool differs = strcmp(sets, cases[i].sets) || strcmp(unk, cases[i].unknown);
+        if (differs)
+            print_message("%s:\n  sets \"%s\"\n  unknown \"%s\"\n", cases[i].file, sets, unk);
+        wrong += differs;
+    }
+    assert_int_equal(wrong, 0);
+}
+
 /* Every key a row names is in docs/frameworks.md (the table there maps them). */
 static void jobfile_rows_should_be_in_the_docs(void **state)
 {
@@ -265,9 +526,11 @@ int main(void)
         cmocka_unit_test(jobfile_parse_should_follow_aliases_and_merge_keys),
         cmocka_unit_test(jobfile_parse_should_refuse_hostile_input_with_the_bound),
         cmocka_unit_test(jobfile_detect_should_tell_every_fixture_format),
+        cmocka_unit_test(jobfile_detect_should_name_the_prefix_or_refuse_by_name),
         cmocka_unit_test(jobfile_apply_should_fill_the_job_and_name_every_key),
         cmocka_unit_test(jobfile_apply_should_refuse_a_conflict_naming_both),
         cmocka_unit_test(jobfile_apply_should_list_memory_keys_it_does_not_model),
+        cmocka_unit_test(jobfile_apply_should_pin_each_launcher_fixture),
         cmocka_unit_test(jobfile_rows_should_be_in_the_docs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -430,6 +430,15 @@ static int declared_layout(struct apply *ap, int main_file)
     s->layout_fixed = true;
     if (((s->from_file | s->given) >> FG_JOBOPT_ZERO) & 1)
         return 0;
+    for (size_t i = 0; i < ap->n; i++) {
+        const struct fg_jobfile_key *d = fg_jobfile_get(ap->files[i], "distributed_type");
+        if (ap->files[i]->format == FG_JF_ACCELERATE && d && !strcmp(d->value, "DEEPSPEED")) {
+            /* accelerate's DeepSpeedPlugin: zero_stage defaults to 2 */
+            snprintf(where, sizeof where, "%.80s: distributed_type=DEEPSPEED names no stage "
+                     "(DeepSpeedPlugin default)", ap->files[i]->name);
+            return assign_one(ap, (int)i, 1, where, "zero", "2", false);
+        }
+    }
     snprintf(where, sizeof where, "%.80s: names no DeepSpeed, FSDP or other sharding (DDP)",
              m->name);
     return assign_one(ap, main_file, 1, where, "zero", "0", false);

@@ -63,16 +63,19 @@ static const struct fg__jf_vmap m_ds_mics[] = {{"-1", ""}, END};
 static const struct fg__jf_vmap m_ds_optim[] = {
     {"Adam|AdamW|FusedAdam|CPUAdam|DeepSpeedCPUAdam|torch_adam", ""}, {"SGD", "optimizer=sgd"},
     END};
+/* FSDP alone is FullyShardedDataParallelPlugin's default FULL_SHARD, which fsdp_config's
+ * own keys refine ("+"); DeepSpeed's stage is its file's or deepspeed_config's (the plugin's
+ * default ZeRO-2 where neither says: jobfile_apply.c declared_layout) */
 static const struct fg__jf_vmap m_acc_dist[] = {
-    {"MULTI_GPU|NO", "zero=0"}, {"DEEPSPEED|FSDP", ""}, END};
+    {"MULTI_GPU|NO", "zero=0"}, {"FSDP", "zero=3"}, {"DEEPSPEED", ""}, END};
 static const struct fg__jf_vmap m_acc_mixed[] = {{"bf16", "precision=bf16-mixed"},
                                                  {"fp16", "precision=fp16-mixed"},
                                                  {"no", "precision=fp32"},
                                                  END};
 static const struct fg__jf_vmap m_fsdp_strategy[] = {
-    {"FULL_SHARD|1", "zero=3"}, {"SHARD_GRAD_OP|2", "zero=2"}, {"NO_SHARD|3", "zero=0"}, END};
+    {"FULL_SHARD|1", "+zero=3"}, {"SHARD_GRAD_OP|2", "+zero=2"}, {"NO_SHARD|3", "+zero=0"}, END};
 static const struct fg__jf_vmap m_reshard[] = {
-    {"true|yes|1", "zero=3"}, {"false|no|0", "zero=2"}, END};
+    {"true|yes|1", "+zero=3"}, {"false|no|0", "+zero=2"}, END};
 static const struct fg__jf_vmap m_offload_params[] = {
     {"true|yes|1", "offload=params"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_fsdp_wrap[] = {
