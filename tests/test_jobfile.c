@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/fileio.h"
 #include "job/jobfile.h"
+#include "job/jobfile_edit.h"
 #include "job/jobfile_rows.h"
 #include "job/jobspec.h"
 
@@ -493,6 +495,193 @@ static void jobfile_apply_should_pin_each_launcher_fixture(void **state)
     assert_int_equal(wrong, 0);
 }
 
+/* A file that names no sharding declares DDP, and the job says so; one that names it keeps
+ * it. */
+static void jobfile_apply_should_declare_the_files_layout(void **state)
+{
+    (void)state;
+    static struct fg_jobspec s;
+    struct fg_err err = {0};
+    static const char *const model[] = {"model=/m", NULL};
+    /* axolotl examples/llama-3/fft-8b.yaml: no deepspeed, no fsdp: DDP on every GPU */
+    assert_int_equal(job_of(&s, C "axolotl/fft-8b.yaml", model, &err), 0);
+    assert_true(s.layout_fixed);
+    assert_true(fg_jobspec_declares_layout(&s));
+    assert_int_equal(s.job.zero, 0);
+    assert_true(used(&s, "names no DeepSpeed, FSDP or other sharding (DDP)", "--ft-zero=0"));
+    /* accelerate's FSDP2 config: ZeRO-3 as it names it, no DDP said */
+    assert_int_equal(job_of(&s, C "accelerate/fsdp2.yaml", model, &err), 0);
+    assert_true(s.layout_fixed);
+    assert_int_equal(s.job.zero, 3);
+    assert_false(used(&s, "(DDP)", "--ft-zero"));
+    /* a serving engine's file is no layout: vLLM splits over the GPUs its options give */
+    assert_int_equal(job_of(&s, C "vllm/serve_args_config.yaml", model, &err), 0);
+    assert_false(s.layout_fixed);
+}
+
+/* Option changes back to the keys the files used: the line edited in the file's spelling,
+ * or the format's key added; the written copy changes only those lines. */
+static void jobfile_edits_should_map_options_back_to_the_files_keys(void **state)
+{
+    (void)state;
+    static struct fg_jobspec s;
+    struct fg_err err = {0};
+    struct fg_jobfile_edits ed;
+    static const char *const model[] = {"model=/m", NULL};
+    assert_int_equal(job_of(&s, C "axolotl/qlora.yml", model, &err), 0);
+    const unsigned ids[] = {FG_JOBOPT_BATCH, FG_JOBOPT_LORA_RANK, FG_JOBOPT_CHUNKED_CE};
+    const char *const values[] = {"1", "16", ""};
+    assert_int_equal(fg_jobfile_edits_for(&s, NULL, 3, ids, values, &ed, &err), 0);
+    assert_int_equal(ed.n, 3);
+    assert_int_equal(ed.e[0].line, 37);
+    assert_string_equal(ed.e[0].key, "micro_batch_size");
+    assert_string_equal(ed.e[0].from, "2");
+    assert_string_equal(ed.e[0].to, "1");
+    assert_int_equal(ed.e[1].line, 25);
+    assert_string_equal(ed.e[1].to, "16");
+    /* no key of the file says it: axolotl's own, added after its last line */
+    assert_true(ed.e[2].insert);
+    assert_string_equal(ed.e[2].key, "liger_fused_linear_cross_entropy");
+    assert_string_equal(ed.e[2].to, "true");
+    assert_int_equal(ed.e[2].line, 59);
+    char dir[] = "/tmp/fg-jobfile-XXXXXX", out[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/qlora.yml", dir);
+    assert_int_equal(fg_jobfile_write_edited(&ed, NULL, out, &err), 0);
+    struct fg_jobfile *f = NULL;
+    assert_int_equal(fg_jobfile_read(out, NULL, &f, &err), 0);
+    assert_string_equal(fg_jobfile_get(f, "micro_batch_size")->value, "1");
+    assert_int_equal(fg_jobfile_get(f, "micro_batch_size")->line, 37);
+    assert_string_equal(fg_jobfile_get(f, "lora_r")->value, "16");
+    assert_string_equal(fg_jobfile_get(f, "liger_fused_linear_cross_entropy")->value, "true");
+    assert_int_equal(fg_jobfile_get(f, "liger_fused_linear_cross_entropy")->line, 59);
+    fg_jobfile_free(f);
+    char *a = NULL, *b = NULL;
+    size_t na, nb;
+    assert_int_equal(fg__read_file(C "axolotl/qlora.yml", 1 << 20, &a, &na), 0);
+    assert_int_equal(fg__read_file(out, 1 << 20, &b, &nb), 0);
+    /* the comments stay, and the text differs by the two values (as long) and the line */
+    assert_non_null(strstr(b, "# save_first_step: true  # uncomment this"));
+    assert_int_equal(nb, na + strlen("liger_fused_linear_cross_entropy: true\n"));
+    free(a);
+    free(b);
+    unlink(out);
+    /* a DeepSpeed JSON: the nested key edited in place, the file still JSON */
+    assert_int_equal(job_of(&s, C "deepspeed/ds_z3_config.json", model, &err), 0);
+    const unsigned zid[] = {FG_JOBOPT_ZERO};
+    const char *const two[] = {"2"};
+    assert_int_equal(fg_jobfile_edits_for(&s, NULL, 1, zid, two, &ed, &err), 0);
+    assert_int_equal(ed.e[0].line, 19);
+    assert_string_equal(ed.e[0].key, "zero_optimization.stage");
+    snprintf(out, sizeof out, "%s/ds.json", dir);
+    assert_int_equal(fg_jobfile_write_edited(&ed, NULL, out, &err), 0);
+    assert_int_equal(fg_jobfile_read(out, NULL, &f, &err), 0);
+    assert_string_equal(fg_jobfile_get(f, "zero_optimization.stage")->value, "2");
+    assert_string_equal(fg_jobfile_get(f, "zero_optimization.stage3_max_live_parameters")->value,
+                        "1000000000");
+    fg_jobfile_free(f);
+    unlink(out);
+    rmdir(dir);
+    /* activation offloading is axolotl's gradient_checkpointing: offload */
+    const unsigned aid[] = {FG_JOBOPT_ACT_OFFLOAD};
+    const char *const on[] = {""};
+    assert_int_equal(job_of(&s, C "axolotl/qlora.yml", model, &err), 0);
+    assert_int_equal(fg_jobfile_edits_for(&s, NULL, 1, aid, on, &ed, &err), 0);
+    assert_int_equal(ed.e[0].line, 46);
+    assert_string_equal(ed.e[0].to, "offload");
+    /* an option no key of the file's format says */
+    assert_int_equal(job_of(&s, C "axolotl/fft-8b.yaml", model, &err), 0);
+    const unsigned oid[] = {FG_JOBOPT_OFFLOAD};
+    const char *const opt[] = {"optimizer"};
+    assert_int_equal(fg_jobfile_edits_for(&s, NULL, 1, oid, opt, &ed, &err), FG_E_UNSUPPORTED);
+    assert_non_null(strstr(err.detail, "--offload=optimizer is not a key of"));
+    /* ZeRO-3 for axolotl: its deepspeed key, naming the config axolotl ships */
+    const char *const three[] = {"3"};
+    assert_int_equal(fg_jobfile_edits_for(&s, NULL, 1, zid, three, &ed, &err), 0);
+    assert_true(ed.e[0].insert && ed.e[0].names_file);
+    assert_string_equal(ed.e[0].to, "deepspeed_configs/zero3_bf16.json");
+}
+
+/*
+ * Every key of each launcher's class that changes GPU memory has a row for that format:
+ * modelled, or listed as not modelled with its file:line; none is dropped.  The lists are
+ * the classes' own fields at the releases jobfile_rows_launch.c names; a key added to a
+ * class and to this list without a row fails here.
+ */
+static void jobfile_rows_should_cover_every_memory_key_of_each_class(void **state)
+{
+    (void)state;
+    static const struct {
+        enum fg_jobfile_format fmt;
+        const char *keys;
+    } classes[] = {
+        /* DeepSpeed 0.19.6 runtime/config.py, precision_config.py, zero/config.py */
+        {FG_JF_DEEPSPEED,
+         "train_micro_batch_size_per_gpu train_batch_size gradient_accumulation_steps "
+         "bf16.enabled fp16.enabled bf16.bf16_master_weights_and_grads "
+         "bf16.bf16_optimizer_states fp16.fp16_master_weights_and_grads amp.enabled "
+         "torch_autocast.enabled data_types.grad_accum_dtype communication_data_type "
+         "optimizer.type zero_optimization.stage zero_optimization.offload_optimizer.device "
+         "zero_optimization.offload_param.device zero_optimization.offload_optimizer.ratio "
+         "zero_optimization.sub_group_size zero_optimization.stage3_max_live_parameters "
+         "zero_optimization.stage3_max_reuse_distance zero_optimization.reduce_bucket_size "
+         "zero_optimization.allgather_bucket_size zero_optimization.stage3_prefetch_bucket_size "
+         "zero_optimization.stage3_param_persistence_threshold "
+         "zero_optimization.zero_hpz_partition_size zero_optimization.zero_quantized_weights "
+         "zero_optimization.zero_quantized_gradients zero_optimization.mics_shard_size "
+         "zero_optimization.zenflow.topk_ratio activation_checkpointing.partition_activations "
+         "activation_checkpointing.cpu_checkpointing tensor_parallel.autotp_size "
+         "sequence_parallel_size"},
+        /* accelerate commands/config/config_args.py ClusterConfig, parallelism_config.py */
+        {FG_JF_ACCELERATE,
+         "distributed_type mixed_precision num_processes use_cpu "
+         "deepspeed_config.gradient_accumulation_steps deepspeed_config.deepspeed_config_file "
+         "deepspeed_config.zero_stage deepspeed_config.offload_optimizer_device "
+         "deepspeed_config.offload_param_device fsdp_config.fsdp_activation_checkpointing "
+         "fsdp_config.fsdp_sharding_strategy fsdp_config.fsdp_reshard_after_forward "
+         "fsdp_config.fsdp_offload_params fsdp_config.fsdp_auto_wrap_policy "
+         "fsdp_config.fsdp_version parallelism_config.parallelism_config_tp_size "
+         "parallelism_config.parallelism_config_cp_size "
+         "parallelism_config.parallelism_config_dp_shard_size "
+         "parallelism_config.parallelism_config_dp_replicate_size "
+         "megatron_lm_config.megatron_lm_tp_degree megatron_lm_config.megatron_lm_pp_degree "
+         "megatron_lm_config.megatron_lm_recompute_activations "
+         "megatron_lm_config.megatron_lm_use_distributed_optimizer"},
+        /* vLLM vllm/engine/arg_utils.py EngineArgs */
+        {FG_JF_VLLM,
+         "model dtype kv-cache-dtype quantization load-format max-model-len "
+         "tensor-parallel-size pipeline-parallel-size data-parallel-size "
+         "enable-expert-parallel decode-context-parallel-size gpu-memory-utilization "
+         "kv-cache-memory-bytes num-gpu-blocks-override max-num-batched-tokens max-num-seqs "
+         "cpu-offload-gb enforce-eager cuda-graph-sizes compilation-config "
+         "disable-sliding-window speculative-config limit-mm-per-prompt enable-lora "
+         "max-loras max-lora-rank hf-overrides"},
+        /* SGLang python/sglang/srt/server_args.py ServerArgs */
+        {FG_JF_SGLANG,
+         "model-path dtype kv-cache-dtype quantization load-format context-length tp-size "
+         "pp-size dp-size ep-size enable-dp-attention mem-fraction-static cpu-offload-gb "
+         "enable-lora max-lora-rank max-loras-per-batch json-model-override-args "
+         "chunked-prefill-size max-prefill-tokens max-running-requests max-total-tokens "
+         "cuda-graph-max-bs disable-cuda-graph speculative-algorithm swa-full-tokens-ratio"},
+    };
+    size_t missing = 0;
+    for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
+        char buf[2048];
+        snprintf(buf, sizeof buf, "%s", classes[i].keys);
+        for (char *save = NULL, *k = strtok_r(buf, " ", &save); k; k = strtok_r(NULL, " ", &save)) {
+            const struct fg__jf_row *r = fg__jf_row_for(classes[i].fmt, k);
+            /* a row that sets nothing for a value it does not know lists it: a map, an
+             * assignment or a hook, or a note */
+            bool covered = r && (r->assign || r->map || r->hook || r->note);
+            if (!covered)
+                print_message("%s: no row for %s\n",
+                              fg_jobfile_format_name(classes[i].fmt), k);
+            missing += !covered;
+        }
+    }
+    assert_int_equal(missing, 0);
+}
+
 /* Every key a row names is in docs/frameworks.md (the table there maps them). */
 static void jobfile_rows_should_be_in_the_docs(void **state)
 {
@@ -531,6 +720,9 @@ int main(void)
         cmocka_unit_test(jobfile_apply_should_refuse_a_conflict_naming_both),
         cmocka_unit_test(jobfile_apply_should_list_memory_keys_it_does_not_model),
         cmocka_unit_test(jobfile_apply_should_pin_each_launcher_fixture),
+        cmocka_unit_test(jobfile_apply_should_declare_the_files_layout),
+        cmocka_unit_test(jobfile_edits_should_map_options_back_to_the_files_keys),
+        cmocka_unit_test(jobfile_rows_should_cover_every_memory_key_of_each_class),
         cmocka_unit_test(jobfile_rows_should_be_in_the_docs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
