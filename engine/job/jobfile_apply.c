@@ -39,7 +39,7 @@ static void add_unknown(struct apply *ap, const char *where, const char *why)
 {
     struct fg_jobspec *s = ap->s;
     if (s->n_unknown < FG_JOBSPEC_UNKNOWN)
-        snprintf(s->unknown[s->n_unknown++], sizeof s->unknown[0], "%.120s: %.77s", where, why);
+        snprintf(s->unknown[s->n_unknown++], sizeof s->unknown[0], "%.160s: %.93s", where, why);
 }
 
 static void add_from(struct apply *ap, const char *where, const char *set)

@@ -36,13 +36,6 @@ static const struct {
     {F(TRL), "assistant_only_loss"},
     {F(TRL), "model_init_kwargs."},
     {F(TRL), "lora_task_type"},
-    /* transformers TrainingArguments: read by TRL and LLaMA-Factory too */
-    {TA | F(AXOLOTL), "output_dir"},
-    {TA, "learning_rate"},
-    {TA, "num_train_epochs"},
-    {TA, "logging_steps"},
-    {TA, "save_strategy"},
-    {TA, "report_to"},
     /* axolotl (src/axolotl/utils/schemas/config.py) */
     {F(AXOLOTL), "base_model"},
     {F(AXOLOTL), "micro_batch_size"},

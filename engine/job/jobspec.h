@@ -90,7 +90,7 @@ struct fg_jobspec {
     char configs[FG_JOBSPEC_CONFIGS][512];  /* --config [FORMAT:]FILE, in order */
     size_t n_from, n_unknown;
     struct fg_jobspec_from from[FG_JOBSPEC_FROM];
-    char unknown[FG_JOBSPEC_UNKNOWN][200]; /* "train.yaml:30 sample_packing=true: why" */
+    char unknown[FG_JOBSPEC_UNKNOWN][256]; /* "train.yaml:30 sample_packing=true: why" */
     uint64_t config_digest;            /* FNV-1a of the files read; 0: none */
     bool layout_fixed;                 /* the job's files declare its layout (a trainer's
                                           file that names no sharding is DDP): the check
