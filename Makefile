@@ -76,6 +76,11 @@ ifneq ($(origin BUILD),command line)
 BUILD := build$(if $(SLURM_INCLUDE),/slurm-$(or $(SLURM_RELEASE),unknown))
 endif
 
+# The training estimate's stages, one file each, in the order engine/memory/stages.def runs
+# them (its FG_TRAIN_STAGE(name, ...) rows name engine/memory/train_<name>.c).
+MEMORY_STAGE_SRCS := $(patsubst %,engine/memory/train_%.c,$(shell sed -n \
+	's/^FG_TRAIN_STAGE.\([a-z_0-9]*\),.*/\1/p' engine/memory/stages.def))
+
 # --- engine: libfitgate.a -------------------------------------------------
 # engine/ by what it knows (docs/design.md "Layout"): util/ <- source/ <- the model <- arch/;
 # hw/ beside them; the estimator and the planner at the top.
@@ -152,9 +157,12 @@ ENGINE_SRCS := \
 	engine/job/job.c \
 	engine/memory/memory_node.c \
 	engine/memory/memory_stage.c \
-	engine/memory/memory_train.c \
+	engine/memory/lines.c \
+	engine/memory/pipeline.c \
+	$(MEMORY_STAGE_SRCS) \
+	engine/memory/serve.c \
 	engine/memory/memory_flops.c \
-	engine/memory/memory.c \
+	engine/memory/estimate.c \
 	engine/memory/memory_rl.c \
 	engine/stack/trainer.c \
 	engine/stack/framework.c \

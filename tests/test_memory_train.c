@@ -1,6 +1,6 @@
 /*
- * test_memory_train.c - the training peaks beside the two phases (engine/memory/memory_train.c and
- * the terms memory.c / memory_node.c read from the job for them): gradient accumulation,
+ * test_memory_train.c - the training peaks beside the two phases (engine/memory/train_buffers.c,
+ * train_phases.c and the terms the other stages / memory_node.c read from the job for them): gradient accumulation,
  * Megatron's persistent gradient buffer and its dtypes, DDP's buckets, DeepSpeed ZeRO's
  * bucket and fp32 partition, offload under LoRA, the fused losses, activation offloading,
  * Transformer Engine's activations with and without sequence parallel, LoRA on expert

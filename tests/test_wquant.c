@@ -1,6 +1,6 @@
 /*
  * test_wquant.c - quantization_config as a serving engine loads it (engine/source/wquant.c), and the
- * served weights it gives (engine/memory/memory.c estimate_serve) on the real checkpoints' configs.
+ * served weights it gives (engine/memory/serve.c fg__serve_estimate) on the real checkpoints' configs.
  */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -8,7 +8,7 @@
 #                                       as they are in git revision REV (in a scratch copy; the
 #                                       tree is not touched), and compare the two binaries'
 #                                       outputs.  This isolates one change while others edit the
-#                                       CLI: e.g. `against HEAD engine/plan/plan.c engine/memory/memory.c
+#                                       CLI: e.g. `against HEAD engine/plan/plan.c engine/memory/estimate.c
 #                                       engine/memory/memory.h` after `make`.
 #   tools/bench_golden.sh planner REV [JOBS]
 #                                       tools/bench_plandiff.c: the working tree's planner and
@@ -81,11 +81,20 @@ planner)
     for f in $refs; do
         git -C "$ROOT" show "$rev:$f" >"$scratch/ref_${f##*/}" || exit 2
     done
+    # REV's own estimator headers where today has none of that name (memory_train.h, which
+    # the stages of engine/memory/pipeline.h replaced), found through -I$scratch/hdr
+    mkdir -p "$scratch/hdr"
+    for f in $(git -C "$ROOT" ls-tree -r --name-only "$rev" engine/ |
+               grep -E '^engine/((plan|memory)/)?(plan|memory)[a-z_]*\.h$'); do
+        [ -e "$ROOT/engine/memory/${f##*/}" ] || [ -e "$ROOT/engine/plan/${f##*/}" ] ||
+            git -C "$ROOT" show "$rev:$f" >"$scratch/hdr/${f##*/}" || exit 2
+    done
     # the folders and rooms too: a REV from before engine/ was grouped, or had its rooms,
     # names its headers bare ("fmt.h", "memory.h")
     CF="-std=c11 -D_GNU_SOURCE -O2 -I$ROOT/engine -I$ROOT/engine/util -I$ROOT/engine/source \
         -I$ROOT/engine/hw -I$ROOT/engine/model -I$ROOT/engine/job -I$ROOT/engine/stack \
-        -I$ROOT/engine/memory -I$ROOT/engine/plan -I$ROOT/policies $(pkg-config --cflags libcjson)"
+        -I$ROOT/engine/memory -I$ROOT/engine/plan -I$ROOT/policies -I$scratch/hdr \
+        $(pkg-config --cflags libcjson)"
     # REV's planner on REV's estimator against today's headers (fields added since REV are
     # derived ones, which REV does not read); fg__memory_on_stage, which no header declares
     # today, for the revisions whose plan.c calls it

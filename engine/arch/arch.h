@@ -136,6 +136,30 @@ int fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_mlp_shape *s,
                 struct fg_node **out, struct fg_err *err);
 
 /*
+ * A uniform block as the steps it runs, each one node per layer (fg__add_blocks): a norm of
+ * m->hidden (or width), an attention or an MLP of the shape given (plus the parameters extra
+ * that the modelling class adds to that node, an inner norm), or a reader's own call.  kdim:
+ * an attention whose k / v projections read kdim-wide states (a cross-attention to another
+ * width).  Steps are borrowed for the call.
+ */
+enum fg_step_kind { FG_STEP_NORM = 1, FG_STEP_ATTN, FG_STEP_MLP, FG_STEP_CALL };
+struct fg_block_step {
+    enum fg_step_kind kind;
+    enum fg_norm_kind norm;                  /* FG_STEP_NORM */
+    uint64_t width;                          /* FG_STEP_NORM: 0 for m->hidden */
+    const struct fg_attn_shape *attn;        /* FG_STEP_ATTN */
+    const struct fg_mlp_shape *mlp;          /* FG_STEP_MLP */
+    uint64_t kdim, extra;                    /* FG_STEP_ATTN (kdim), ATTN and MLP (extra) */
+    int (*call)(struct fg_model *m, int32_t layer, const void *ctx, struct fg_err *err);
+    const void *ctx;                         /* FG_STEP_CALL */
+};
+
+/* m->layers blocks of the n steps, the repeated ones folded (fg__model_repeat_block); the
+ * first failing step's code. */
+int fg__add_blocks(struct fg_model *m, const struct fg_block_step *steps, size_t n,
+                   struct fg_err *err);
+
+/*
  * Multi-head latent attention as DeepseekV3Attention builds it (transformers
  * models/deepseek_v3/modeling_deepseek_v3.py): q_a_proj hidden -> q_lora, q_a_layernorm,
  * q_b_proj q_lora -> heads x (nope + rope), or one q_proj without q_lora;

@@ -137,6 +137,58 @@ int fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_mlp_shape *s,
     return 0;
 }
 
+/* k_proj / v_proj reading from-wide states: their inputs, and the node's count, follow. */
+static void retarget_kv(struct fg_node *n, uint64_t from)
+{
+    for (uint32_t i = 0; i < n->nlin; i++) {
+        struct fg_linear *l = &n->lin[i];
+        if (strcmp(l->role, "k") && strcmp(l->role, "v"))
+            continue;
+        n->params = n->params - (uint64_t)l->in * l->out * l->count + from * l->out * l->count;
+        l->in = (uint32_t)from;
+    }
+}
+
+static int add_step(struct fg_model *m, int32_t layer, const struct fg_block_step *s,
+                    struct fg_err *err)
+{
+    struct fg_node *n = NULL;
+    int rc = FG_E_INVAL;
+    switch (s->kind) {
+    case FG_STEP_NORM:
+        return fg__add_norm(m, layer, "Norm", s->width ? s->width : m->hidden, s->norm, err);
+    case FG_STEP_ATTN:
+        rc = fg__add_attention(m, layer, s->attn, &n, err);
+        if (!rc && s->kdim)
+            retarget_kv(n, s->kdim);
+        break;
+    case FG_STEP_MLP:
+        rc = fg__add_mlp(m, layer, s->mlp, &n, err);
+        break;
+    case FG_STEP_CALL:
+        return s->call(m, layer, s->ctx, err);
+    }
+    if (!rc)
+        n->params += s->extra;
+    return rc;
+}
+
+int fg__add_blocks(struct fg_model *m, const struct fg_block_step *steps, size_t n,
+                   struct fg_err *err)
+{
+    int rc = 0;
+    size_t first = m->n_nodes;
+    for (uint64_t l = 0; !rc && l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
+            break;
+        first = m->n_nodes;
+        for (size_t i = 0; !rc && i < n; i++)
+            rc = add_step(m, li, &steps[i], err);
+    }
+    return rc;
+}
+
 int fg__add_mla(struct fg_model *m, int32_t layer, const struct fg_mla_shape *s,
                 struct fg_node **out, struct fg_err *err)
 {

@@ -6,8 +6,9 @@
 #      exists, a glob matching at least one file, a placeholder (ORG--NAME) its folder;
 #   2. in a copy of the tree (git ls-files, so the working tree is never touched), a dummy
 #      job option is added by the job option recipe (the row, the parser case, the field, its
-#      use) and a dummy framework row by the framework recipe; after each, the files edited
-#      are exactly the recipe's;
+#      use), a dummy framework row by the framework recipe and a dummy memory term (a stage
+#      file and its row in engine/memory/stages.def) by the memory term recipe; after each,
+#      the files edited are exactly the recipe's, and the plan prints the term's line;
 #   3. there `make lists-check` fails, naming `make lists`, until `make lists` has run; that
 #      rewrites only the generated lists (the Makefile's LIST_FILES), and the option and the
 #      framework then show up in: the CLI's usage and its parser (a plan prints the option's
@@ -111,6 +112,26 @@ open(p, 'w').write(s)
 EOF
 expect_edited "the framework recipe" engine/stack/framework.c docs/frameworks.md
 
+# the memory term: a stage file and its row in the table of stages
+cat > engine/memory/train_dummy.c <<'EOF'
+#include "memory/pipeline.h"
+
+int fg__train_dummy(struct train *x, struct fg_err *err)
+{
+    (void)err;
+    add_line(x->e, "overhead", 1000000, false, "recipes.sh dummy term",
+             "a dummy memory term the recipe test adds");
+    return 0;
+}
+EOF
+python3 - <<'EOF' || die "cannot apply the memory term recipe"
+p = 'engine/memory/stages.def'; s = open(p).read()
+i = s.index('FG_TRAIN_STAGE(phases,')
+s = s[:i] + 'FG_TRAIN_STAGE(dummy, "a dummy term the recipe test adds")\n' + s[i:]
+open(p, 'w').write(s)
+EOF
+expect_edited "the memory term recipe" engine/memory/stages.def engine/memory/train_dummy.c
+
 # ---- 3. the generated lists follow ---------------------------------------------------------
 make -s -j2 build/tools/gen_lists >"$TMP/build.log" 2>&1 || { tail -20 "$TMP/build.log"; die "build failed"; }
 if make -s lists-check >"$TMP/check.log" 2>&1; then bad "lists-check passed with the lists stale"
@@ -143,6 +164,8 @@ model=tests/fixtures/models/meta-llama--Llama-3.2-1B-Instruct
 build/fitgate plan "$model" --dummy-knob turned --framework dummyfw >"$TMP/plan" 2>&1 ||
     bad "plan with the dummy option and framework failed: $(head -3 "$TMP/plan")"
 has "the CLI parses the option and the job uses it" "note: dummy knob turned" "$TMP/plan"
+has "the estimate runs the dummy stage, in its place" "a dummy memory term the recipe test adds" \
+    "$TMP/plan"
 strings -a build/spank_fitgate.so >"$TMP/plugin"
 has "the plugin registers --ft-dummy-knob" "ft-dummy-knob" "$TMP/plugin"
 has "the plugin's help (sbatch --help) says it" "[fitgate] a dummy option the recipe test adds" \
@@ -170,5 +193,5 @@ has "docs/cli.md's table lists the framework" '\|dummyfw, NAME@VERSION' docs/cli
 if build/tests/test_jobspec >"$TMP/test" 2>&1; then ok "test_jobspec passes with one row more"
 else bad "test_jobspec fails with the dummy framework row: $(grep -m3 -E 'FAIL|Error' "$TMP/test")"; fi
 
-[ "$fail" = 0 ] && echo "$ME: ok (recipes walked, a job option and a framework row added by them)"
+[ "$fail" = 0 ] && echo "$ME: ok (recipes walked, a job option, a framework row and a memory term added by them)"
 exit "$fail"

@@ -41,29 +41,13 @@ struct dec {
     bool encoder;          /* bidirectional attention and no head (BertGenerationEncoder) */
 };
 
-/* An encoder_attn whose k_proj / v_proj read kdim-wide encoder states (TrOCRAttention with
- * kdim = vdim = cross_attention_hidden_size), all four biased. */
-static int cross_attention(struct fg_model *m, int32_t li, const struct dec *k,
-                           struct fg_err *err)
+/* An encoder_attn the model stores but does not run (TrOCR alone has no encoder): its
+ * four biased projections, k_proj / v_proj from kdim, and its norm, as one node. */
+static int unused_cross(struct fg_model *m, int32_t li, const void *ctx, struct fg_err *err)
 {
+    const struct dec *k = ctx;
     const uint64_t d = m->hidden;
-    if (!k->cross_runs)
-        return fg__seq_unused_cross(m, li, 2 * (d * d + d) + 2 * (k->kdim * d + d) + 2 * d, err);
-    struct fg_attn_shape x = {.hidden = d, .heads = m->heads, .kv_heads = m->heads,
-                              .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true,
-                              .cross = true};
-    struct fg_node *n;
-    int rc = fg__add_attention(m, li, &x, &n, err);
-    if (rc)
-        return rc;
-    if (k->kdim != d)
-        for (uint8_t i = 0; i < n->nlin; i++)
-            if (!strcmp(n->lin[i].role, "k") || !strcmp(n->lin[i].role, "v")) {
-                n->params -= (uint64_t)n->lin[i].in * n->lin[i].out;
-                n->params += k->kdim * n->lin[i].out;
-                n->lin[i].in = (uint32_t)k->kdim;
-            }
-    return fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err);
+    return fg__seq_unused_cross(m, li, 2 * (d * d + d) + 2 * (k->kdim * d + d) + 2 * d, err);
 }
 
 static int build(struct fg_model *m, const struct dec *k, struct fg_err *err)
@@ -81,19 +65,31 @@ static int build(struct fg_model *m, const struct dec *k, struct fg_err *err)
                               .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true,
                               .fused_qkv = k->fused_qkv, .bidirectional = k->encoder};
     struct fg_mlp_shape f = {.hidden = d, .inter = m->inter, .bias = true};
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
-            break;
-        first = m->n_nodes;
-        if ((rc = fg__add_attention(m, li, &a, NULL, err)) ||
-            (rc = fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err)) ||
-            (k->cross && (rc = cross_attention(m, li, k, err))) ||
-            (rc = fg__add_mlp(m, li, &f, NULL, err)) ||
-            (rc = fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err)))
-            return rc;
+    /* An encoder_attn whose k_proj / v_proj read kdim-wide encoder states (TrOCRAttention
+     * with kdim = vdim = cross_attention_hidden_size), all four biased. */
+    struct fg_attn_shape x = a;
+    x.cross = true;
+    x.fused_qkv = x.bidirectional = false;
+    /* post-norm: self_attn, its norm, [encoder_attn and its norm,] fc1 / fc2, their norm */
+    const struct fg_block_step self = {.kind = FG_STEP_ATTN, .attn = &a},
+        norm = {.kind = FG_STEP_NORM, .norm = FG_NORM_LN},
+        cross = {.kind = FG_STEP_ATTN, .attn = &x, .kdim = k->kdim != d ? k->kdim : 0},
+        unused = {.kind = FG_STEP_CALL, .call = unused_cross, .ctx = k},
+        mlp = {.kind = FG_STEP_MLP, .mlp = &f};
+    struct fg_block_step block[6];
+    size_t n = 0;
+    block[n++] = self;
+    block[n++] = norm;
+    if (k->cross && !k->cross_runs)
+        block[n++] = unused;
+    if (k->cross && k->cross_runs) {
+        block[n++] = cross;
+        block[n++] = norm;
     }
+    block[n++] = mlp;
+    block[n++] = norm;
+    if ((rc = fg__add_blocks(m, block, n, err)))
+        return rc;
     if (k->final_norm && (rc = fg__add_norm(m, -1, "Final norm", d, FG_NORM_LN, err)))
         return rc;
     if (k->encoder) {
@@ -388,19 +384,12 @@ static int read_cpmant(const struct fg_cfg *c, struct fg_model *m, const void *s
     struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
                               .head_dim = dim_head};
     struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = true};
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
-            break;
-        first = m->n_nodes;
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
-            (rc = fg__add_attention(m, li, &a, NULL, err)) ||
-            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
-            (rc = fg__add_mlp(m, li, &f, NULL, err)))
-            return rc;
-    }
-    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)))
+    const struct fg_block_step block[] = {
+        {.kind = FG_STEP_NORM, .norm = FG_NORM_RMS}, {.kind = FG_STEP_ATTN, .attn = &a},
+        {.kind = FG_STEP_NORM, .norm = FG_NORM_RMS}, {.kind = FG_STEP_MLP, .mlp = &f},
+    };
+    if ((rc = fg__add_blocks(m, block, sizeof block / sizeof block[0], err)) ||
+        (rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)))
         return rc;
     return fg__add_head(m, m->vocab, m->hidden, false, false, false, err);
 }

@@ -165,18 +165,6 @@ static const struct vit_spec blip_vit = {
     .pos = VIT_POS_PATCHES, .class_token = true, .patch_bias = true, .post_norm = true,
     .fused_qkv = true};
 
-/* A cross-attention's key and value read width `from`, not the text hidden. */
-static void retarget_kv(struct fg_node *n, uint64_t from)
-{
-    for (uint32_t i = 0; i < n->nlin; i++) {
-        struct fg_linear *l = &n->lin[i];
-        if (strcmp(l->role, "k") && strcmp(l->role, "v"))
-            continue;
-        n->params = n->params - (uint64_t)l->in * l->out * l->count + from * l->out * l->count;
-        l->in = (uint32_t)from;
-    }
-}
-
 /* BlipTextLMHeadModel from text_config (BlipTextConfig defaults); vh the vision width. */
 static int add_blip_text(struct fg_model *m, const struct fg_cfg *t, uint64_t vh,
                          struct fg_err *err)
@@ -212,29 +200,26 @@ static int add_blip_text(struct fg_model *m, const struct fg_cfg *t, uint64_t vh
     const struct fg_attn_shape a = {.hidden = h, .heads = heads, .kv_heads = heads,
                                     .head_dim = h / heads, .qkv_bias = true, .o_bias = true};
     const struct fg_mlp_shape mlp = {.hidden = h, .inter = f, .bias = true};
-    size_t block = 0;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, block, li, (uint32_t)(m->layers - l)))
-            break;
-        block = m->n_nodes;
-        struct fg_node *x;
-        if ((rc = fg__add_attention(m, li, &a, NULL, err)) ||
-            (rc = fg__add_norm(m, li, "Norm", h, FG_NORM_LN, err)))
-            return rc;
-        if (decoder) {
-            struct fg_attn_shape c = a;
-            c.cross = true;
-            if ((rc = fg__add_attention(m, li, &c, &x, err)))
-                return rc;
-            retarget_kv(x, enc);
-            if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_LN, err)))
-                return rc;
-        }
-        if ((rc = fg__add_mlp(m, li, &mlp, NULL, err)) ||
-            (rc = fg__add_norm(m, li, "Norm", h, FG_NORM_LN, err)))
-            return rc;
+    struct fg_attn_shape x = a;
+    x.cross = true;
+    /* post-norm: attention, its norm, [crossattention from the vision width, its norm,]
+     * intermediate / output, their norm */
+    const struct fg_block_step self = {.kind = FG_STEP_ATTN, .attn = &a},
+        norm = {.kind = FG_STEP_NORM, .norm = FG_NORM_LN},
+        cross = {.kind = FG_STEP_ATTN, .attn = &x, .kdim = enc},
+        ffn = {.kind = FG_STEP_MLP, .mlp = &mlp};
+    struct fg_block_step block[6];
+    size_t ns = 0;
+    block[ns++] = self;
+    block[ns++] = norm;
+    if (decoder) {
+        block[ns++] = cross;
+        block[ns++] = norm;
     }
+    block[ns++] = ffn;
+    block[ns++] = norm;
+    if ((rc = fg__add_blocks(m, block, ns, err)))
+        return rc;
     struct fg_node *n = fg__model_add(m, FG_NODE_OTHER, -1, "Prediction transform", err);
     if (!n)
         return FG_E_NOMEM;

@@ -115,6 +115,53 @@ static uint64_t chameleon_vq_params(const struct vq *q)
     return p;
 }
 
+/* ---- what both share ------------------------------------------------------------- */
+
+/* The VQ tokenizer as one tower node of params (and buffers) whose codes embed at width. */
+static struct fg_node *vq_node(struct fg_model *m, uint64_t params, uint64_t buffers,
+                               uint64_t width, struct fg_err *err)
+{
+    struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, "VQ-VAE", err);
+    if (!n)
+        return NULL;
+    n->stack = FG_STACK_TOWER;
+    n->params = params;
+    n->buffers = buffers;
+    n->hidden = n->width = (uint32_t)width;
+    return n;
+}
+
+/*
+ * The decoder both run over text and image tokens alike (ChameleonModel, Emu3TextModel):
+ * embed_tokens, per layer RMSNorm + attention and RMSNorm + gated MLP, the final RMSNorm and
+ * an untied lm_head; qk_norm: Chameleon's per-head q_norm / k_norm (weight and bias over
+ * heads x head_dim).
+ */
+static int vq_decoder(struct fg_model *m, bool attn_bias, bool mlp_bias, bool qk_norm,
+                      struct fg_err *err)
+{
+    const struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads,
+                                    .kv_heads = m->kv_heads, .head_dim = m->head_dim,
+                                    .qkv_bias = attn_bias, .o_bias = attn_bias};
+    const struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = true,
+                                   .bias = mlp_bias};
+    const struct fg_block_step block[] = {
+        {.kind = FG_STEP_NORM, .norm = FG_NORM_RMS},
+        {.kind = FG_STEP_ATTN, .attn = &a,
+         .extra = qk_norm ? 2 * (m->heads + m->kv_heads) * m->head_dim : 0},
+        {.kind = FG_STEP_NORM, .norm = FG_NORM_RMS},
+        {.kind = FG_STEP_MLP, .mlp = &f},
+    };
+    int rc = fg__add_embedding(m, m->vocab, m->hidden, err);
+    if (!rc)
+        rc = fg__add_blocks(m, block, sizeof block / sizeof block[0], err);
+    if (!rc)
+        rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err);
+    return rc ? rc : fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
+}
+
+/* ---- Chameleon --------------------------------------------------------------------- */
+
 /*
  * ChameleonModel: embed_tokens; ChameleonDecoderLayer (or ChameleonSwinDecoderLayer under
  * swin_norm: the same tensors in another order): input_layernorm, ChameleonAttention
@@ -138,39 +185,12 @@ int fg__ssm_read_chameleon(const struct fg_cfg *c, struct fg_model *m, const voi
         (rc = fg_cfg_bool(c, "mlp_bias", false, &mlp_bias, err)) ||
         (rc = fg_cfg_bool(c, "swin_norm", false, &swin, err)) || (rc = read_vq(c, &q, err)))
         return rc;
-    struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, "VQ-VAE", err);
+    struct fg_node *n = vq_node(m, chameleon_vq_params(&q), 0, q.embed_dim, err);
     if (!n)
         return FG_E_NOMEM;
-    n->stack = FG_STACK_TOWER;
-    n->params = chameleon_vq_params(&q);
-    n->hidden = n->width = (uint32_t)q.embed_dim;
     fg__fmt(n->desc, sizeof n->desc, "VQ-GAN encoder %llu x %zu levels, %llu codes",
             (unsigned long long)q.base, q.nmult, (unsigned long long)q.codes);
-    const struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads,
-                                    .kv_heads = m->kv_heads, .head_dim = m->head_dim,
-                                    .qkv_bias = attn_bias, .o_bias = attn_bias};
-    const struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = true,
-                                   .bias = mlp_bias};
-    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
-        return rc;
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
-            break;
-        first = m->n_nodes;
-        struct fg_node *an;
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
-            (rc = fg__add_attention(m, li, &a, &an, err)))
-            return rc;
-        an->params += 2 * (m->heads + m->kv_heads) * m->head_dim; /* q_norm, k_norm */
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
-            (rc = fg__add_mlp(m, li, &f, NULL, err)))
-            return rc;
-    }
-    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)))
-        return rc;
-    return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
+    return vq_decoder(m, attn_bias, mlp_bias, true, err);
 }
 
 /* ---- Emu3 ------------------------------------------------------------------------- */
@@ -338,34 +358,11 @@ int fg__ssm_read_emu3(const struct fg_cfg *c, struct fg_model *m, const void *sp
         (rc = fg_cfg_bool(&t, "attention_bias", false, &attn_bias, err)) ||
         (rc = fg_cfg_bool(&t, "mlp_bias", false, &mlp_bias, err)) || (rc = read_evq(c, &q, err)))
         return rc;
-    struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, "VQ-VAE", err);
+    uint64_t buffers = 0, params = emu3_vq_params(&q, &buffers);
+    struct fg_node *n = vq_node(m, params, buffers, q.embed, err);
     if (!n)
         return FG_E_NOMEM;
-    n->stack = FG_STACK_TOWER;
-    n->params = emu3_vq_params(&q, &n->buffers);
-    n->hidden = n->width = (uint32_t)q.embed;
     fg__fmt(n->desc, sizeof n->desc, "video VQ-VAE %llu x %zu levels, %llu codes",
             (unsigned long long)q.base, q.nmult, (unsigned long long)q.codes);
-    const struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads,
-                                    .kv_heads = m->kv_heads, .head_dim = m->head_dim,
-                                    .qkv_bias = attn_bias, .o_bias = attn_bias};
-    const struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = true,
-                                   .bias = mlp_bias};
-    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
-        return rc;
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
-            break;
-        first = m->n_nodes;
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
-            (rc = fg__add_attention(m, li, &a, NULL, err)) ||
-            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
-            (rc = fg__add_mlp(m, li, &f, NULL, err)))
-            return rc;
-    }
-    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)))
-        return rc;
-    return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
+    return vq_decoder(m, attn_bias, mlp_bias, false, err);
 }

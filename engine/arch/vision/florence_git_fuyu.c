@@ -53,18 +53,12 @@ static int persimmon_text(const struct fg_cfg *t, struct fg_model *m, struct fg_
                               .fused_qkv = true, .qk_norm = qk_ln ? 1 : 0,
                               .qk_norm_kind = FG_NORM_LN};
     struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .bias = true};
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
-            break;
-        first = m->n_nodes;
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
-            (rc = fg__add_attention(m, li, &a, NULL, err)) ||
-            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
-            (rc = fg__add_mlp(m, li, &f, NULL, err)))
-            return rc;
-    }
+    const struct fg_block_step block[] = {
+        {.kind = FG_STEP_NORM, .norm = FG_NORM_LN}, {.kind = FG_STEP_ATTN, .attn = &a},
+        {.kind = FG_STEP_NORM, .norm = FG_NORM_LN}, {.kind = FG_STEP_MLP, .mlp = &f},
+    };
+    if ((rc = fg__add_blocks(m, block, sizeof block / sizeof block[0], err)))
+        return rc;
     return fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_LN, err);
 }
 
@@ -216,21 +210,17 @@ static int read_git(const struct fg_cfg *c, struct fg_model *m, const void *spec
     struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
                               .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true};
     struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .bias = true};
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
-            break;
-        first = m->n_nodes;
-        if ((rc = fg__add_attention(m, li, &a, &n, err)))
-            return rc;
-        if (relative)
-            n->params += (2 * m->max_pos - 1) * m->head_dim;
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)) ||
-            (rc = fg__add_mlp(m, li, &f, NULL, err)) ||
-            (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_LN, err)))
-            return rc;
-    }
+    /* post-norm: self-attention (with its distance embedding when relative), its norm, the
+     * MLP, its norm */
+    const struct fg_block_step block[] = {
+        {.kind = FG_STEP_ATTN, .attn = &a,
+         .extra = relative ? (2 * m->max_pos - 1) * m->head_dim : 0},
+        {.kind = FG_STEP_NORM, .norm = FG_NORM_LN},
+        {.kind = FG_STEP_MLP, .mlp = &f},
+        {.kind = FG_STEP_NORM, .norm = FG_NORM_LN},
+    };
+    if ((rc = fg__add_blocks(m, block, sizeof block / sizeof block[0], err)))
+        return rc;
     return fg__add_head(m, m->vocab, m->hidden, m->tied, false, true, err);
 }
 

@@ -61,30 +61,26 @@ static int add_text(struct fg_model *m, const struct fg_cfg *t, struct fg_err *e
     const struct fg_attn_shape a = {.hidden = E, .heads = heads, .kv_heads = heads,
                                     .head_dim = E / heads, .qkv_bias = true, .o_bias = true};
     const struct fg_mlp_shape f = {.hidden = E, .inter = F, .bias = true};
-    size_t block = 0;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, block, li, (uint32_t)(m->layers - l)))
-            break;
-        block = m->n_nodes;
-        struct fg_node *n;
-        if ((rc = fg__add_norm(m, li, "Norm", E, FG_NORM_LN, err)) ||
-            (rc = fg__add_attention(m, li, &a, &n, err)))
-            return rc;
-        n->params += 2 * E;                           /* inner_attn_ln */
-        if (cross) {
-            struct fg_attn_shape x = a;
-            x.cross = true;
-            if ((rc = fg__add_norm(m, li, "Norm", E, FG_NORM_LN, err)) ||
-                (rc = fg__add_attention(m, li, &x, NULL, err)))
-                return rc;
-        }
-        if ((rc = fg__add_norm(m, li, "Norm", E, FG_NORM_LN, err)) ||
-            (rc = fg__add_mlp(m, li, &f, &n, err)))
-            return rc;
-        n->params += 2 * F;                           /* ffn_layernorm */
+    struct fg_attn_shape x = a;
+    x.cross = true;
+    /* pre-norm: self_attn (with its inner_attn_ln), [encoder_attn,] the MLP (with its
+     * ffn_layernorm), each after a LayerNorm */
+    const struct fg_block_step norm = {.kind = FG_STEP_NORM, .norm = FG_NORM_LN},
+        self = {.kind = FG_STEP_ATTN, .attn = &a, .extra = 2 * E},
+        enc = {.kind = FG_STEP_ATTN, .attn = &x},
+        ffn = {.kind = FG_STEP_MLP, .mlp = &f, .extra = 2 * F};
+    struct fg_block_step block[6];
+    size_t ns = 0;
+    block[ns++] = norm;
+    block[ns++] = self;
+    if (cross) {
+        block[ns++] = norm;
+        block[ns++] = enc;
     }
-    if ((rc = fg__add_norm(m, -1, "Final norm", E, FG_NORM_LN, err)))
+    block[ns++] = norm;
+    block[ns++] = ffn;
+    if ((rc = fg__add_blocks(m, block, ns, err)) ||
+        (rc = fg__add_norm(m, -1, "Final norm", E, FG_NORM_LN, err)))
         return rc;
     return fg__add_head(m, m->vocab, E, tie, false, false, err);
 }

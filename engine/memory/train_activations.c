@@ -1,0 +1,105 @@
+/*
+ * train_activations.c - the activations stage (stages.def): what the forward keeps for
+ * backward per sample: the blocks' tensors (or the recompute's), the attention scores, and
+ * what the framework keeps beside them.
+ */
+#include "memory/pipeline.h"
+
+#include "util/sat.h"
+
+/* The per-sample activations: the blocks' kept tensors (or the recompute's), the attention
+ * scores, and what the framework keeps beside them (dropout masks, 4-bit inputs). */
+int fg__train_activations(struct train *x, struct fg_err *err)
+{
+    (void)err;
+    const struct fg_model *m = x->m;
+    const struct fg_job *job = x->job;
+    struct fg_estimate *e = x->e;
+    uint64_t seq = x->seq, layers_here = x->layers_here;
+    uint64_t act_block_max = x->t.act_block_max, act_sum = x->t.sum[S_ACT];
+    uint64_t act_other = x->t.act_other;
+    uint64_t inflight = job->inflight ? job->inflight : 1;
+    /* Context parallel splits each sequence over cp ranks: a rank keeps its share of the
+     * tokens' activations and logits, and scores of its queries against every key
+     * (Megatron-Core context parallel, transformer/attention.py with ring attention). */
+    uint64_t sq = job->cp > 1 ? (seq + job->cp - 1) / job->cp : seq;
+    uint64_t act_tok;
+    uint64_t in_tok = (uint64_t)x->kept.r * m->hidden / (x->kept.sp ? x->tp : 1); /* SP: over TP */
+    if (job->act_offload) {
+        /* job.h act_offload: the blocks' tensors on the CPU; the block in backward, the
+         * forward stash (one block more at most) and the sides stay. */
+        act_tok = 2 * act_block_max + act_other;
+        add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
+                 "torchtune _activation_offloading.py OffloadActivations",
+                 "offloaded to the CPU: two blocks' working set stay, %llu tokens",
+                 (unsigned long long)sq);
+    } else if (job->grad_ckpt && job->ac_selective) {
+        /* job.h ac_selective: each block's input, the outputs the op-SAC policy saves
+         * (memory_node.c S_SAC), and one block's recompute working set in its backward */
+        act_tok = layers_here * in_tok +
+                  x->t.sum[job->float8 ? S_SAC8 : S_SAC] + act_block_max + act_other;
+        add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
+                 "torchtitan activation_checkpoint.py op SAC",
+                 "selective: %llu block inputs + %s linear's and SDPA's outputs, %llu tokens",
+                 (unsigned long long)layers_here, job->float8 ? "every float8" : "every other",
+                 (unsigned long long)sq);
+    } else if (job->grad_ckpt) {
+        /* Recompute per block [KOR full recompute]: keep each block's input
+         * (r h) and one block's working set during its backward. */
+        act_tok = layers_here * in_tok + act_block_max + act_other;
+        add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
+                 "Korthikanti 2022, full recompute",
+                 "checkpointed: %llu block inputs + one block's working set, %llu tokens",
+                 (unsigned long long)layers_here, (unsigned long long)sq);
+    } else {
+        act_tok = act_sum + act_other;
+        add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
+                 x->kept.sp ? "Megatron theoretical_memory_usage.py + SP (TE)"
+                 : x->kept.te ? "Megatron theoretical_memory_usage.py (TE)"
+                 : job->attention == FG_ATTN_EAGER ? "saved tensors per node"
+                                                   : "saved tensors per node (SDPA, no score matrix)",
+                 "%llu blocks x %llu tokens, %llu B/token/block max",
+                 (unsigned long long)layers_here, (unsigned long long)sq,
+                 (unsigned long long)act_block_max);
+    }
+    /* Attention that keeps its scores (model.h score_bytes) keeps heads x s of them per
+     * token in each block, one block's under recompute. */
+    bool one_block = job->grad_ckpt || job->act_offload; /* what the GPU keeps of the blocks */
+    uint64_t score = x->t.sum[S_SCORE] / (one_block && layers_here ? layers_here : 1);
+    score = fg__mul_sat(fg__mul_sat(fg__mul_sat(score, sq), seq), inflight);
+    add_line(e, "activations", score, true,
+             job->attention != FG_ATTN_EAGER ? "torch SDPA math path (fewer K/V heads)"
+             : x->kept.attn_drop ? "transformers eager attention + dropout mask"
+                                 : "transformers eager attention",
+             "attention scores kept for backward: heads x %llu x %llu per block",
+             (unsigned long long)sq, (unsigned long long)seq);
+    /* What the framework keeps beside the modelling code's tensors (struct act), per token
+     * in each block, one block's under recompute, as the scores. */
+    uint64_t per_block = one_block && layers_here ? layers_here : 1, framework = 0;
+    static const struct {
+        int sum;
+        const char *source, *what;
+    } kept_rows[] = {
+        {S_QIN, "bitsandbytes<0.43.2 MatMul4Bit.forward",
+         "4-bit linears' inputs, kept as cast to the compute dtype"},
+        {S_LDROP, "peft tuners/lora/layer.py Linear.forward",
+         "LoRA adapters' own inputs: casts to their dtype, dropout masks and copies"},
+        {S_HDROP, "torch native_dropout (config hidden dropout)",
+         "hidden-state dropout masks, 1 B per element"},
+    };
+    for (size_t i = 0; i < sizeof kept_rows / sizeof kept_rows[0]; i++) {
+        uint64_t tok = x->t.sum[kept_rows[i].sum] / per_block;
+        if (kept_rows[i].sum == S_HDROP && x->kept.hidden_drop &&
+            (job->layer_last == 0 || job->stage_embed))
+            tok += m->hidden; /* the embeddings' dropout, on the first stage */
+        uint64_t k = fg__mul_sat(fg__mul_sat(tok, sq), inflight);
+        framework = fg__add_sat(framework, k);
+        add_line(e, "activations", k, true, kept_rows[i].source, "%s, %llu tokens",
+                 kept_rows[i].what, (unsigned long long)sq);
+    }
+    e->act_per_token_layer_max = act_block_max;
+    uint64_t act = fg__add_sat(fg__mul_sat(fg__mul_sat(act_tok, sq), inflight), score);
+    x->act = fg__add_sat(act, framework);
+    x->sq = sq;
+    return 0;
+}
