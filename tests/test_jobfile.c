@@ -514,6 +514,12 @@ static void jobfile_apply_should_declare_the_files_layout(void **state)
     assert_true(s.layout_fixed);
     assert_int_equal(s.job.zero, 3);
     assert_false(used(&s, "(DDP)", "--ft-zero"));
+    /* torchtune's distributed full fine-tune names no sharding: its recipe shards with FSDP2
+     * by itself (full_finetune_distributed.py), the framework's own default, not DDP */
+    assert_int_equal(job_of(&s, C "torchtune/8B_full.yaml", model, &err), 0);
+    assert_true(s.layout_fixed);
+    assert_false(used(&s, "(DDP)", "--ft-zero"));
+    assert_false(fg_jobspec_given(&s, FG_JOBOPT_ZERO));
     /* a serving engine's file is no layout: vLLM splits over the GPUs its options give */
     assert_int_equal(job_of(&s, C "vllm/serve_args_config.yaml", model, &err), 0);
     assert_false(s.layout_fixed);

@@ -416,8 +416,9 @@ static int apply_defaults(struct apply *ap, int fi)
 /*
  * A training job's files declare its layout: the sharding they name (a DeepSpeed config,
  * fsdp, accelerate's distributed_type and parallelism_config), or none, and then the job
- * runs DDP, which the framework does without a change to them; that is the layout judged
- * (spec->layout_fixed), said on the job's lines as --zero=0.  A serving engine's file is
+ * runs DDP, which the framework does without a change to them (or its own sharding, where
+ * it shards by default: torchtune); that is the layout judged (spec->layout_fixed), said on
+ * the job's lines as --zero=0.  A serving engine's file is
  * not: vLLM and SGLang split a model over the GPUs their options give.
  */
 static int declared_layout(struct apply *ap, int main_file)
@@ -439,6 +440,11 @@ static int declared_layout(struct apply *ap, int main_file)
             return assign_one(ap, (int)i, 1, where, "zero", "2", false);
         }
     }
+    /* a framework that shards by itself (torchtune's distributed recipes: FSDP2) runs its own
+     * default there, which the check applies as for its options (fw->dp_zero) */
+    const struct fg_framework *fw = fg_framework_find(fg__jf_framework(m->format));
+    if (fw && fw->dp_zero)
+        return 0;
     snprintf(where, sizeof where, "%.80s: names no DeepSpeed, FSDP or other sharding (DDP)",
              m->name);
     return assign_one(ap, main_file, 1, where, "zero", "0", false);
