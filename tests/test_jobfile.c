@@ -131,6 +131,9 @@ static void jobfile_detect_should_tell_every_fixture_format(void **state)
         {C "axolotl/fft-8b.yaml", FG_JF_AXOLOTL},
         {C "trl/example_config.yaml", FG_JF_TRL},
         {C "llama-factory/qwen3_lora_sft_ds3.yaml", FG_JF_LLAMA_FACTORY},
+        /* LLaMA-Factory v1: micro_batch_size (axolotl's name too) beside cutoff_len and its
+         * *_config blocks */
+        {C "llama-factory/v1_train_lora_sft.yaml", FG_JF_LLAMA_FACTORY},
         {C "torchtune/8B_lora_single_device.yaml", FG_JF_TORCHTUNE},
         {C "torchtune/8B_qlora_single_device.yaml", FG_JF_TORCHTUNE},
         {C "deepspeed/ds_z3_config.json", FG_JF_DEEPSPEED},
@@ -142,6 +145,8 @@ static void jobfile_detect_should_tell_every_fixture_format(void **state)
         {C "deepspeed/autotuning_ds_config_fp16_z3.json", FG_JF_DEEPSPEED},
         {C "deepspeed/tensor_parallel_ds_config.json", FG_JF_DEEPSPEED},
         {C "deepspeed/zf_config.json", FG_JF_DEEPSPEED},
+        /* the autotuner's own config: its autotuning block is DeepSpeed's */
+        {C "deepspeed/autotuning_ds_config_tune.json", FG_JF_DEEPSPEED},
         {C "deepspeed/sp-alst.ds-config.json", FG_JF_DEEPSPEED},
         {C "deepspeed/accelerate_zero_stage1_config.json", FG_JF_DEEPSPEED},
         {C "deepspeed/accelerate_zero_stage2_config.json", FG_JF_DEEPSPEED},

@@ -61,6 +61,13 @@ static const struct {
     {F(LLAMA_FACTORY), "max_samples"},
     {F(LLAMA_FACTORY), "overwrite_cache"},
     {F(LLAMA_FACTORY), "plot_loss"},
+    /* LLaMA-Factory v1 (src/llamafactory/v1/config): model_class, the *_config blocks */
+    {F(LLAMA_FACTORY), "model_class"},
+    {F(LLAMA_FACTORY), "peft_config."},
+    {F(LLAMA_FACTORY), "dist_config."},
+    {F(LLAMA_FACTORY), "kernel_config."},
+    {F(LLAMA_FACTORY), "train_dataset"},
+    {F(LLAMA_FACTORY), "sample_backend"},
     /* torchtune recipe configs: the builders, and the recipes' own keys */
     {F(TORCHTUNE), "checkpointer."},
     {F(TORCHTUNE), "metric_logger."},
@@ -83,6 +90,7 @@ static const struct {
     {F(DEEPSPEED), "scheduler.params."},
     {F(DEEPSPEED), "flops_profiler."},
     {F(DEEPSPEED), "tensorboard."},
+    {F(DEEPSPEED), "autotuning."},
     /* accelerate ClusterConfig (commands/config/config_args.py) */
     {F(ACCELERATE), "compute_environment"},
     {F(ACCELERATE), "machine_rank"},

@@ -35,8 +35,10 @@ static const struct fg__jf_vmap m_ok[] = {{"*", ""}, END};
 static const struct fg__jf_vmap m_false_ok[] = {{"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_one_ok[] = {{"1", ""}, END};
 static const struct fg__jf_vmap m_zero_ok[] = {{"0|0.0", ""}, END};
+/* FSDP's own activation checkpointing: on whatever the trainer's gradient_checkpointing says
+ * (a refinement, not a conflict: accelerate wraps the layers itself) */
 static const struct fg__jf_vmap m_ckpt_on[] = {
-    {"true|yes|1", "grad-ckpt=yes"}, {"false|no|0", ""}, END};
+    {"true|yes|1", "+grad-ckpt=yes"}, {"false|no|0", ""}, END};
 /* HF's "auto" is the trainer's own value (HfTrainerDeepSpeedConfig.fill_match): the
  * trainer's file says it */
 static const struct fg__jf_vmap m_auto_bf16[] = {
@@ -74,8 +76,11 @@ static const struct fg__jf_vmap m_acc_mixed[] = {{"bf16", "precision=bf16-mixed"
                                                  END};
 static const struct fg__jf_vmap m_fsdp_strategy[] = {
     {"FULL_SHARD|1", "+zero=3"}, {"SHARD_GRAD_OP|2", "+zero=2"}, {"NO_SHARD|3", "+zero=0"}, END};
+/* FSDP2 takes a bool; FSDP1 a strategy name (utils/dataclasses.py FullyShardedDataParallelPlugin
+ * __post_init__: FSDP_SHARDING_STRATEGY) */
 static const struct fg__jf_vmap m_reshard[] = {
-    {"true|yes|1", "+zero=3"}, {"false|no|0", "+zero=2"}, END};
+    {"true|yes|1|FULL_SHARD|HYBRID_SHARD", "+zero=3"},
+    {"false|no|0|SHARD_GRAD_OP|_HYBRID_SHARD_ZERO2", "+zero=2"}, {"NO_SHARD", "+zero=0"}, END};
 static const struct fg__jf_vmap m_offload_params[] = {
     {"true|yes|1", "offload=params"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_fsdp_wrap[] = {
