@@ -189,6 +189,7 @@ POLICY_SRCS := \
 	policies/decide_gen.c \
 	policies/decide_remedy.c \
 	policies/remedy.c \
+	policies/remedy_file.c \
 	policies/gate.c \
 	policies/audit.c \
 	policies/sacct.c

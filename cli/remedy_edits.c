@@ -6,35 +6,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "job/jobfile_edit.h"
+#include "remedy_file.h"
 
 /* Remedy x's options as edits of o's files; 0, or the error that says why not. */
 static int edits_of(const struct fg_cli_opts *o, const struct fg_remedy *x,
                     struct fg_jobfile_edits *ed, struct fg_err *err)
 {
-    unsigned ids[FG_REMEDY_EDITS];
-    const char *values[FG_REMEDY_EDITS];
-    size_t n = 0;
-    for (size_t i = 0; i < x->n_edits && n < FG_REMEDY_EDITS; i++) {
-        /* the layout dimensions and the framework of a remedy that adds GPUs or changes
-         * framework are the request's and the launch's, not keys of the file */
-        unsigned id = x->edits[i].opt;
-        if (x->kind != FG_REMEDY_SWITCH || id == FG_JOBOPT_FRAMEWORK)
-            return fg_err_set(err, FG_E_UNSUPPORTED, "changes the GPU request or the "
-                              "framework, not the file");
-        ids[n] = id;
-        values[n++] = x->edits[i].value;
-    }
-    return fg_jobfile_edits_for(&o->spec, o->base_dir, n, ids, values, ed, err);
-}
-
-static void edit_words(const struct fg_jobfile_edit *e, char *buf, size_t cap)
-{
-    if (e->insert)
-        snprintf(buf, cap, "%s:%u add %s: %s%s", e->file, e->line, e->key, e->to,
-                 e->names_file ? " (a config the framework ships)" : "");
-    else
-        snprintf(buf, cap, "%s:%u %s: %s -> %s", e->file, e->line, e->key, e->from, e->to);
+    return fg_remedy_file_edits(x, &o->spec, o->base_dir, ed, err);
 }
 
 void fg_cli_remedy_edits_print(const struct fg_cli_opts *o, const struct fg_remedies *rem,
@@ -52,7 +30,7 @@ void fg_cli_remedy_edits_print(const struct fg_cli_opts *o, const struct fg_reme
             continue;
         }
         for (size_t k = 0; k < ed.n; k++) {
-            edit_words(&ed.e[k], w, sizeof w);
+            fg_remedy_file_words(&ed.e[k], w, sizeof w);
             printf("    remedy %zu in the file: %s\n", i + 1, w);
         }
     }
