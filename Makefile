@@ -350,7 +350,7 @@ $(BUILD)/gen/%.o: $(BUILD)/gen/%.c
 
 $(LIB): $(ENGINE_OBJS) $(POLICY_OBJS)
 	@mkdir -p $(dir $@)
-	$(AR) rcs $@ $^
+	rm -f $@ && $(AR) rcs $@ $^
 
 $(CLI): $(CLI_OBJS) $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(CLI_OBJS) $(LIB) $(LDLIBS_ALL)

@@ -1,5 +1,5 @@
 /*
- * test_arch_vl.c - the vision-language readers of engine/arch/vision/*.c (GLM-V, LLaVA-NeXT-
+ * test_arch_vl.c - the vision-language readers of engine/arch/vision/ (GLM-V, LLaVA-NeXT-
  * Video, VipLLaVA, LFM2-VL, Cohere2-Vision, Idefics2): each tower and projector written out
  * term by term from its transformers class at a release's shapes, the text model counted by
  * its own reader (tested in its own file), and the published total where one is known.

@@ -514,10 +514,11 @@ static void option_parsers_should_refuse_bad_values_and_keep_outputs(void **stat
             ok = false;
         }
     }
-    /* LoRA target lists: the job is left as it was */
-    char *longlist = repeat('q', 300);
-    for (size_t i = 1; i < 300; i += 2)
-        longlist[i] = ',';
+    /* LoRA target lists: the job is left as it was (distinct names: a name said twice is
+     * one role) */
+    char *longlist = repeat('q', 400);
+    for (size_t i = 0, o = 0; o + 6 < 400; i++)
+        o += (size_t)snprintf(longlist + o, 400 - o, "r%zu,", i);
     const struct bad lists[] = {
         {"", FG_E_INVAL, "empty LoRA target list"},
         {NULL, FG_E_RANGE, "longer than 127 characters"},

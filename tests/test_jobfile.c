@@ -310,6 +310,180 @@ static void jobfile_apply_should_list_memory_keys_it_does_not_model(void **state
     assert_non_null(strstr(err.detail, "checkpointer.checkpoint_dir"));
 }
 
+static void jobfile_parse_should_read_yaml11_integers(void **state)
+{
+    (void)state;
+    /* axolotl examples/alst/llama3-8b-fsdp2-alst.yaml: PyYAML reads 500_000 as 500000 */
+    struct fg_jobfile *f = parse("sequence_len: 500_000\nq: '1_000'\nv: 1_0x\nn: -2_048\n");
+    assert_string_equal(fg_jobfile_get(f, "sequence_len")->value, "500000");
+    assert_string_equal(fg_jobfile_get(f, "q")->value, "1_000"); /* quoted: a string */
+    assert_string_equal(fg_jobfile_get(f, "v")->value, "1_0x");
+    assert_string_equal(fg_jobfile_get(f, "n")->value, "-2048");
+    fg_jobfile_free(f);
+}
+
+/*
+ * Every key of each release's argument classes that changes the peak is modelled or
+ * listed (a row), never dropped.  Read from TRL 1.9 (trl/trainer/sft_config.py,
+ * dpo_config.py, grpo_config.py, kto_config.py, reward_config.py, model_config.py and
+ * transformers TrainingArguments), axolotl 0.18 (src/axolotl/utils/schemas/config.py,
+ * peft.py, trl.py, fsdp.py), LLaMA-Factory 0.9.5 (src/llamafactory/hparams/model_args.py,
+ * data_args.py, finetuning_args.py, generating_args.py) and torchtune 0.6
+ * (recipes/full_finetune_distributed.py and the lora recipes' cfg.get, recipes/configs/).  The
+ * loss keys (use_liger_kernel, loss_type, axolotl's plugins) and torchtune's optimizer_in_bwd
+ * are the stacks' rows, left out here.
+ */
+static void jobfile_rows_should_cover_every_memory_key_of_each_release(void **state)
+{
+    (void)state;
+    static const struct {
+        enum fg_jobfile_format fmt;
+        const char *keys;
+    } releases[] = {
+        {FG_JF_TRL,
+         "model_name_or_path per_device_train_batch_size gradient_accumulation_steps "
+         "gradient_checkpointing bf16 fp16 optim max_length max_seq_length deepspeed fsdp "
+         "fsdp_config.activation_checkpointing dtype torch_dtype model_init_kwargs.dtype "
+         "model_init_kwargs.torch_dtype attn_implementation use_peft lora_r lora_target_modules "
+         "lora_target_parameters lora_modules_to_save use_dora load_in_4bit load_in_8bit "
+         "use_bnb_nested_quant bnb_4bit_quant_type beta max_prompt_length max_completion_length "
+         "num_generations use_vllm vllm_mode vllm_gpu_memory_utilization "
+         "precompute_ref_log_probs generation_batch_size ds3_gather_for_generation"},
+        {FG_JF_AXOLOTL,
+         "base_model micro_batch_size sequence_len gradient_accumulation_steps "
+         "gradient_checkpointing activation_offloading bf16 bfloat16 fp16 fp8 optimizer adapter "
+         "lora_r lora_target_modules lora_target_linear lora_modules_to_save "
+         "lora_target_parameters unfrozen_parameters load_in_4bit load_in_8bit "
+         "bnb_4bit_use_double_quant bnb_4bit_quant_type use_dora deepspeed fsdp fsdp_version "
+         "fsdp_config.reshard_after_forward fsdp_config.offload_params "
+         "fsdp_config.activation_checkpointing tensor_parallel_size context_parallel_size "
+         "dp_shard_size dp_replicate_size rl rl_beta trl.beta trl.num_generations trl.use_vllm "
+         "trl.vllm_mode trl.max_completion_length max_prompt_len flash_attention sdp_attention "
+         "xformers_attention attn_implementation"},
+        {FG_JF_LLAMA_FACTORY,
+         "model_name_or_path per_device_train_batch_size gradient_accumulation_steps cutoff_len "
+         "disable_gradient_checkpointing bf16 fp16 pure_bf16 optim finetuning_type lora_rank "
+         "lora_target additional_target quantization_bit double_quantization use_dora "
+         "use_galore use_apollo use_badam stage pref_loss pref_beta max_new_tokens deepspeed "
+         "fsdp flash_attn"},
+        {FG_JF_TORCHTUNE,
+         "model._component_ batch_size tokenizer.max_seq_len gradient_accumulation_steps "
+         "enable_activation_checkpointing enable_activation_offloading dtype "
+         "optimizer._component_ optimizer.fused loss._component_ model.lora_rank "
+         "model.lora_attn_modules model.apply_lora_to_mlp model.apply_lora_to_output "
+         "fsdp_cpu_offload fsdp_reshard_after_forward"},
+    };
+    size_t missing = 0;
+    for (size_t i = 0; i < sizeof releases / sizeof releases[0]; i++) {
+        char buf[2048];
+        snprintf(buf, sizeof buf, "%s", releases[i].keys);
+        for (char *save = NULL, *k = strtok_r(buf, " ", &save); k; k = strtok_r(NULL, " ", &save))
+            if (!fg__jf_row_for(releases[i].fmt, k)) {
+                print_message("%s: %s is neither modelled nor listed\n",
+                              fg_jobfile_format_name(releases[i].fmt), k);
+                missing++;
+            }
+    }
+    assert_int_equal(missing, 0);
+}
+
+static bool listed(const struct fg_jobspec *s, const char *what)
+{
+    for (size_t i = 0; i < s->n_unknown; i++)
+        if (strstr(s->unknown[i], what))
+            return true;
+    return false;
+}
+
+static void jobfile_apply_should_select_the_trainer_from_its_keys(void **state)
+{
+    (void)state;
+    static struct fg_jobspec s;
+    struct fg_err err = {0};
+    static const char *const qwen[] = {"model=/m", NULL};
+    /* open-r1's GRPO demo: num_generations says GRPO; no SFT max_length is injected */
+    assert_int_equal(job_of(&s, C "trl/open-r1/recipes/DeepSeek-R1-Distill-Qwen-1.5B/grpo/"
+                            "config_demo.yaml", qwen, &err), 0);
+    assert_int_equal(s.job.trainer, FG_TRAINER_GRPO);
+    assert_int_equal(s.job.num_generations, 16);
+    assert_int_equal(s.job.max_prompt, 512);
+    assert_int_equal(s.job.max_completion, 2048);
+    assert_int_equal(s.job.vllm_mode, FG_VLLM_COLOCATE); /* use_vllm: TRL's default mode */
+    assert_int_equal(s.job.precision, FG_PREC_BF16);     /* torch_dtype: bfloat16 */
+    assert_false(used(&s, "max_length", "--ft-seq-len"));
+    /* the command line's trainer stands over the one the keys imply */
+    static const char *const rloo[] = {"model=/m", "mode=rloo", NULL};
+    assert_int_equal(job_of(&s, C "trl/open-r1/recipes/DeepSeek-R1-Distill-Qwen-1.5B/grpo/"
+                            "config_demo.yaml", rloo, &err), 0);
+    assert_int_equal(s.job.trainer, FG_TRAINER_RLOO);
+    /* LLaMA-Factory stage: dpo, its LoRA the adapter */
+    assert_int_equal(job_of(&s, C "llama-factory/examples/train_lora/qwen3_lora_dpo.yaml", qwen,
+                            &err), 0);
+    assert_int_equal(s.job.trainer, FG_TRAINER_DPO);
+    assert_int_equal(s.job.mode, FG_MODE_LORA);
+    /* alignment-handbook: the folder names the trainer */
+    assert_int_equal(job_of(&s, C "trl/alignment-handbook/recipes/zephyr-141b-A35b/orpo/"
+                            "config_full.yaml", qwen, &err), 0);
+    assert_int_equal(s.job.trainer, FG_TRAINER_ORPO);
+    /* axolotl rl: kto; torchtune's DPOLoss */
+    assert_int_equal(job_of(&s, C "axolotl/examples/llama-3/qlora-1b-kto.yaml", qwen, &err), 0);
+    assert_int_equal(s.job.trainer, FG_TRAINER_KTO);
+    assert_int_equal(s.job.mode, FG_MODE_QLORA);
+    assert_int_equal(job_of(&s, C "torchtune/recipes/configs/llama3_1/8B_lora_dpo_single_device."
+                            "yaml", qwen, &err), 0);
+    assert_int_equal(s.job.trainer, FG_TRAINER_DPO);
+    assert_int_equal(s.n_unknown, 0);
+}
+
+static void jobfile_apply_should_let_the_command_line_replace_an_inference(void **state)
+{
+    (void)state;
+    static struct fg_jobspec s;
+    struct fg_err err = {0};
+    static const char *const phi[] = {"model=/m", NULL};
+    /* axolotl bf16: auto loads the model in bf16 (resolve_dtype): pure bf16 */
+    assert_int_equal(job_of(&s, C "axolotl/examples/phi/phi2-ft.yml", phi, &err), 0);
+    assert_int_equal(s.job.precision, FG_PREC_BF16);
+    /* an inference the command line corrects: no conflict, the job line says so */
+    static const char *const mixed[] = {"model=/m", "precision=bf16-mixed", NULL};
+    assert_int_equal(job_of(&s, C "axolotl/examples/phi/phi2-ft.yml", mixed, &err), 0);
+    assert_int_equal(s.job.precision, FG_PREC_BF16_MIXED);
+    assert_true(used(&s, "phi2-ft.yml:43 bf16=auto", "the command line's --ft-precision="));
+    /* a stated key still conflicts */
+    static const char *const nockpt[] = {"model=/m", "grad-ckpt=no", NULL};
+    assert_int_equal(job_of(&s, C "axolotl/examples/phi/phi2-ft.yml", nockpt, &err), FG_E_INVAL);
+    /* FSDP's own activation checkpointing refines gradient_checkpointing: false */
+    assert_int_equal(job_of(&s, C "axolotl/examples/archived/dbrx/16bit-lora.yaml", phi, &err), 0);
+    assert_true(s.job.grad_ckpt);
+}
+
+static void jobfile_apply_should_name_what_is_no_training_job_and_list_what_it_drops(void **state)
+{
+    (void)state;
+    static struct fg_jobspec s;
+    struct fg_err err = {0};
+    static const char *const m[] = {"model=/m", NULL};
+    assert_int_equal(job_of(&s, C "llama-factory/examples/inference/qwen3.yaml", m, &err),
+                     FG_E_INVAL);
+    assert_non_null(strstr(err.detail, "a LLaMA-Factory inference config"));
+    assert_non_null(strstr(err.detail, "not a training job"));
+    assert_int_equal(job_of(&s, C "axolotl/examples/cloud/baseten.yaml", m, &err), FG_E_INVAL);
+    assert_non_null(strstr(err.detail, "axolotl cloud launcher config"));
+    assert_int_equal(job_of(&s, C "torchtune/recipes/configs/llama3_1/evaluation.yaml", m, &err),
+                     FG_E_INVAL);
+    assert_non_null(strstr(err.detail, "a torchtune evaluation config"));
+    /* keys that change memory fitgate does not model: listed with file:line */
+    assert_int_equal(job_of(&s, C "axolotl/examples/llama-3/lora-8b.yml", m, &err), 0);
+    assert_true(listed(&s, "lora-8b.yml:29 lora_modules_to_save"));
+    assert_int_equal(job_of(&s, C "axolotl/examples/gemma3/gemma-3-1b-qlora.yml", m, &err), 0);
+    assert_true(listed(&s, "gemma-3-1b-qlora.yml:28 unfrozen_parameters"));
+    assert_int_equal(job_of(&s, C "axolotl/examples/llama-3/3b-fp8-fsdp2.yaml", m, &err), 0);
+    assert_true(listed(&s, "3b-fp8-fsdp2.yaml:50 fp8=true"));
+    assert_int_equal(job_of(&s, C "llama-factory/examples/extras/galore/llama3_full_sft.yaml", m,
+                            &err), 0);
+    assert_true(listed(&s, "llama3_full_sft.yaml:9 use_galore=true"));
+}
+
 /* What the files set, as the job line says it: "--ft-batch=4 --ft-zero=3 ...", and the
  * keys listed as not modelled, "file:line key" each. */
 static void sets_of(const struct fg_jobspec *s, char *buf, size_t cap, char *unk, size_t ucap)
@@ -727,14 +901,19 @@ int main(void)
         cmocka_unit_test(jobfile_parse_should_refuse_hostile_input_with_the_bound),
         cmocka_unit_test(jobfile_detect_should_tell_every_fixture_format),
         cmocka_unit_test(jobfile_detect_should_name_the_prefix_or_refuse_by_name),
-        cmocka_unit_test(jobfile_apply_should_fill_the_job_and_name_every_key),
-        cmocka_unit_test(jobfile_apply_should_refuse_a_conflict_naming_both),
-        cmocka_unit_test(jobfile_apply_should_list_memory_keys_it_does_not_model),
         cmocka_unit_test(jobfile_apply_should_pin_each_launcher_fixture),
         cmocka_unit_test(jobfile_apply_should_declare_the_files_layout),
         cmocka_unit_test(jobfile_edits_should_map_options_back_to_the_files_keys),
         cmocka_unit_test(jobfile_rows_should_cover_every_memory_key_of_each_class),
+        cmocka_unit_test(jobfile_apply_should_fill_the_job_and_name_every_key),
+        cmocka_unit_test(jobfile_apply_should_refuse_a_conflict_naming_both),
+        cmocka_unit_test(jobfile_apply_should_list_memory_keys_it_does_not_model),
         cmocka_unit_test(jobfile_rows_should_be_in_the_docs),
+        cmocka_unit_test(jobfile_parse_should_read_yaml11_integers),
+        cmocka_unit_test(jobfile_rows_should_cover_every_memory_key_of_each_release),
+        cmocka_unit_test(jobfile_apply_should_select_the_trainer_from_its_keys),
+        cmocka_unit_test(jobfile_apply_should_let_the_command_line_replace_an_inference),
+        cmocka_unit_test(jobfile_apply_should_name_what_is_no_training_job_and_list_what_it_drops),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -199,6 +199,35 @@ static void jobopt_find_should_take_every_spelling(void **state)
     assert_int_equal(fg_jobopt_find(NULL), -1);
 }
 
+/* peft's matching (tuners_utils.py check_target_module_exists): a str is one regex
+ * full-matched against each module's path, a list entry matches by the end of the path. */
+static void set_should_match_lora_targets_as_peft_does(void **state)
+{
+    (void)state;
+    struct fg_jobspec s;
+    /* axolotl examples/gemma3/gemma-3-4b-vision-qlora.yml */
+    spec_of(&s, (const char *const[]){"mode=lora", "lora-targets=model.language_model.layers."
+                                      "[\\d]+.(mlp|cross_attn|self_attn).(up|down|gate|q|k|v|o)"
+                                      "_proj", NULL});
+    assert_int_equal(s.job.lora_targets, FG_LORA_LIST);
+    assert_string_equal(s.job.lora_list, "q,k,v,o,gate,up,down");
+    /* layers picked by the expression (axolotl examples/ebft): counted on every layer */
+    spec_of(&s, (const char *const[]){"mode=lora", "lora-targets=.*\\.layers\\.(3|7|11)\\."
+                                      "self_attn\\.(q|v)_proj", NULL});
+    assert_string_equal(s.job.lora_list, "q,v");
+    /* dotted list entries by their last component; a shared expert's by its own role */
+    spec_of(&s, (const char *const[]){"mode=lora", "lora-targets=self_attn.q_proj,"
+                                      "shared_expert.up_proj,linear_attn.in_proj_qkvz", NULL});
+    assert_string_equal(s.job.lora_list, "q,shared_up,in_proj");
+    struct fg_err err = {0};
+    fg_jobspec_init(&s, "--ft-");
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_LORA_TARGETS, "vision_tower\\..*", &err),
+                     FG_E_INVAL);
+    assert_non_null(strstr(err.detail, "matches no attention or MLP linear"));
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_LORA_TARGETS, "(?=q)q_proj", &err), FG_E_INVAL);
+    assert_non_null(strstr(err.detail, "a regular expression fitgate cannot read"));
+}
+
 static void set_should_take_peft_target_modules(void **state)
 {
     (void)state;
@@ -343,7 +372,7 @@ static void framework_find_should_know_every_row_and_alias(void **state)
     assert_int_equal(fg_framework_find("vllm@0.20")->serve_budget, FG_SERVE_VLLM_020);
     char who[160];
     fg_framework_who_runs(FG_LAY_TP, who, sizeof who);
-    assert_string_equal(who, "accelerate, torchtitan, nemo, megatron");
+    assert_string_equal(who, "accelerate, axolotl, torchtitan, nemo, megatron");
     /* every row is documented, by name, with its sources */
     char *doc = NULL;
     size_t len;
@@ -935,6 +964,7 @@ int main(void)
         cmocka_unit_test(jobopt_values_should_be_what_the_parser_takes),
         cmocka_unit_test(flag_should_take_the_words_a_policy_key_takes),
         cmocka_unit_test(set_should_take_peft_target_modules),
+        cmocka_unit_test(set_should_match_lora_targets_as_peft_does),
         cmocka_unit_test(set_should_name_the_option_in_the_front_ends_spelling),
         cmocka_unit_test(framework_find_should_know_every_row_and_alias),
         cmocka_unit_test(framework_should_set_the_loss_autocast_and_4bit_base_it_runs),

@@ -84,8 +84,18 @@ CACHED="HF_HUB_CACHE=$WORK/hf/hub HF_HUB_OFFLINE=1 XDG_CACHE_HOME=$WORK/xdg"
     "nemo-check-lora=$B/fitgate check $NEMO --mode lora --gpu h100 --gpus 1"
 echo "(startup: the usage message, exit 2: the dynamic loader and libc start-up alone)"
 echo
-echo "# the job read from its own file (--config) against the same job as options, interleaved"
-echo "# (target: a config adds at most 0.2 ms to check; YAML maps libyaml on first use)"
+echo "# reading the job's own config (--config): a check from the framework's file against the"
+echo "# same check from the flags it reads to (target: at most 0.2 ms more), interleaved"
+FX=$ROOT/tests/fixtures
+PHI="$FX/models/microsoft--phi-2 --gres=gpu:a100_40g:1"
+"$EXEC" -n "$RUNS" -w 3 \
+    "phi2-flags=$B/fitgate check $PHI --seq-len=2048 --grad-accum=1 --batch=2 --optimizer=adamw-fused --precision=bf16 --grad-ckpt=yes --attention=sdpa --framework=axolotl" \
+    "phi2-config=$B/fitgate check --config $FX/configs/axolotl/examples/phi/phi2-ft.yml $PHI" \
+    "gemma3-regex-config=$B/fitgate check --config $FX/configs/axolotl/examples/gemma3/gemma-3-4b-vision-qlora.yml $FX/models/google--gemma-3-4b-it --gres=gpu:a100_40g:1" \
+    "grpo-config=$B/fitgate check --config $FX/configs/trl/open-r1/recipes/DeepSeek-R1-Distill-Qwen-1.5B/grpo/config_demo.yaml $FX/models/Qwen--Qwen2.5-3B-Instruct --gres=gpu:h100:8"
+echo
+echo "# the same for a DeepSpeed JSON, and both summed up as medians of the per-run times"
+echo "# (YAML maps libyaml on its first use)"
 L8=tests/fixtures/models/meta-llama--Llama-3.1-8B CF=tests/fixtures/configs
 "$EXEC" -n "$RUNS" -w 3 -o "$WORK/config.tsv" \
     "qlora-flags=$B/fitgate check $L8 --gres=gpu:a100_40g:1 --mode qlora --seq-len 4096 \

@@ -3,6 +3,8 @@
  */
 #include "job/job.h"
 
+#include <regex.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "util/fmt.h"
@@ -171,44 +173,200 @@ static const struct {
     {"w2", "down"}, {"fc1", "up"}, {"fc2", "down"}, {"c_fc", "up"},
     {"dense_h_to_4h", "up,gate_up"}, {"dense_4h_to_h", "down"}, {"q_a_proj", "q_a"},
     {"q_b_proj", "q_b"}, {"kv_a_proj_with_mqa", "kv_a"}, {"kv_b_proj", "kv_b"},
+    {"in_proj_qkvz", "in_proj"}, {"in_proj_ba", "in_proj_ba"}, {"in_proj", "in_proj"},
 };
 
-/* One name of a target list (a role, or a peft module name) appended as roles to out. */
-static int add_target(const char *name, size_t n, char *out, size_t cap, struct fg_err *err)
+/* roles appended to out ("q,v"), each once. */
+static int add_roles(const char *roles, char *out, size_t cap, struct fg_err *err)
+{
+    for (const char *p = roles; *p;) {
+        size_t n = strcspn(p, ","), have = strlen(out);
+        bool dup = false;
+        for (const char *q = out; *q && !dup;) {
+            size_t m = strcspn(q, ",");
+            dup = m == n && !strncmp(q, p, n);
+            q += m + (q[m] == ',');
+        }
+        if (!dup) {
+            if (have + n + 2 > cap)
+                return fg_err_set(err, FG_E_RANGE, "LoRA target list longer than %zu characters",
+                                  cap - 1);
+            if (have)
+                out[have++] = ',';
+            memcpy(out + have, p, n);
+            out[have + n] = '\0';
+        }
+        p += n + (p[n] == ',');
+    }
+    return 0;
+}
+
+/* The roles of a module's own name (its last path component) under a parent: peft's names
+ * (peft_names), "shared_" before them under a shared expert (Qwen's mlp.shared_expert). */
+static void module_roles(const char *name, size_t n, bool shared, char *out, size_t cap)
 {
     char low[48];
-    if (n == 0)
-        return 0;
-    if (n >= sizeof low)
-        return fg_err_set(err, FG_E_INVAL, "LoRA target '%.*s' is too long", (int)n, name);
-    for (size_t i = 0; i < n; i++) {
-        char ch = name[i];
-        if (ch >= 'A' && ch <= 'Z')
-            ch = (char)(ch - 'A' + 'a');
-        if (ch == '-')
-            ch = '_';
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_'))
-            return fg_err_set(err, FG_E_INVAL,
-                              "LoRA target list: '%.*s' is no module name; use all-linear, attn, "
-                              "qv, roles like q,k,v,o,gate,up,down, or peft names like "
-                              "q_proj,v_proj", (int)n, name);
-        low[i] = ch;
-    }
-    low[n] = '\0';
-    /* "all-linear" inside a list: every linear (memory_node.c role "*"); "experts": the
-     * routed experts' fused tensors (peft target_parameters) */
+    snprintf(low, sizeof low, "%.*s", (int)(n < sizeof low ? n : sizeof low - 1), name);
+    for (char *c = low; *c; c++)
+        *c = *c >= 'A' && *c <= 'Z' ? (char)(*c - 'A' + 'a') : *c == '-' ? '_' : *c;
     const char *roles = !strcmp(low, "all_linear") ? "*" : low;
     for (size_t i = 0; i < sizeof peft_names / sizeof peft_names[0]; i++)
         if (!strcmp(low, peft_names[i].module))
             roles = peft_names[i].roles;
-    size_t have = strlen(out), add = strlen(roles);
-    if (have + add + 2 > cap)
-        return fg_err_set(err, FG_E_RANGE, "LoRA target list longer than %zu characters",
-                          cap - 1);
-    if (have)
-        out[have++] = ',';
-    memcpy(out + have, roles, add + 1);
+    size_t o = 0;
+    out[0] = '\0';
+    for (const char *p = roles; *p && o < cap;) {
+        size_t l = strcspn(p, ",");
+        o += (size_t)snprintf(out + o, cap - o, "%s%s%.*s", o ? "," : "", shared ? "shared_" : "",
+                              (int)l, p);
+        p += l + (p[l] == ',');
+    }
+}
+
+/* One name of a target list (a role, or a peft module name) appended as roles to out.  A
+ * dotted name ("self_attn.q_proj") is matched as peft matches a list entry, by the end of
+ * the module's path: its last component gives the role. */
+static int add_target(const char *name, size_t n, char *out, size_t cap, struct fg_err *err)
+{
+    if (n == 0)
+        return 0;
+    if (n >= 48 * 4)
+        return fg_err_set(err, FG_E_INVAL, "LoRA target '%.*s' is too long", (int)n, name);
+    const char *leaf = name;
+    bool shared = false;
+    for (size_t i = 0; i < n; i++)
+        if (name[i] == '.') {
+            shared = (size_t)(name + i - leaf) >= 13 && !strncmp(leaf, "shared_expert", 13);
+            leaf = name + i + 1;
+        }
+    size_t ln = n - (size_t)(leaf - name);
+    for (size_t i = 0; i < ln; i++) {
+        char ch = leaf[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '_' || ch == '-') || ln >= 48)
+            return fg_err_set(err, FG_E_INVAL,
+                              "LoRA target list: '%.*s' is no module name; use all-linear, attn, "
+                              "qv, roles like q,k,v,o,gate,up,down, peft names like "
+                              "q_proj,v_proj, or one regular expression", (int)n, name);
+    }
+    if (ln == 0)
+        return 0;
+    char roles[96];
+    module_roles(leaf, ln, shared, roles, sizeof roles);
+    return add_roles(roles, out, cap, err);
+}
+
+/* Python's re syntax as the POSIX extended expression regcomp takes: \d, \w and \s in and
+ * out of brackets, (?: groups; 0, or -1 for what ERE cannot say (look-arounds). */
+static int py_to_ere(const char *re, char *out, size_t cap)
+{
+    size_t o = 0;
+    bool bracket = false;
+#define PUT(str)                                                                               \
+    do {                                                                                       \
+        size_t l_ = strlen(str);                                                               \
+        if (o + l_ + 1 >= cap)                                                                 \
+            return -1;                                                                         \
+        memcpy(out + o, str, l_);                                                              \
+        o += l_;                                                                               \
+    } while (0)
+    PUT("^(");
+    for (const char *p = re; *p; p++) {
+        char one[2] = {*p, 0};
+        if (*p == '\\' && p[1]) {
+            char c = *++p;
+            const char *cls = c == 'd' ? "0-9" : c == 'w' ? "A-Za-z0-9_" : c == 's' ? " \t" : NULL;
+            if (cls) {
+                if (!bracket)
+                    PUT("[");
+                PUT(cls);
+                if (!bracket)
+                    PUT("]");
+            } else if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+                return -1;
+            } else {
+                char esc[3] = {'\\', c, 0};
+                PUT(bracket ? esc + 1 : esc);
+            }
+            continue;
+        }
+        if (!bracket && *p == '(' && p[1] == '?') {
+            if (p[2] != ':')
+                return -1;
+            PUT("(");
+            p += 2;
+            continue;
+        }
+        if (*p == '[' && !bracket)
+            bracket = true;
+        else if (*p == ']' && bracket)
+            bracket = false;
+        PUT(one);
+    }
+    PUT(")$");
+    out[o] = '\0';
+#undef PUT
     return 0;
+}
+
+/* Whether a target string is one regular expression (peft full-matches a str target_modules
+ * against every module's whole name) rather than a list of names. */
+static bool is_regex(const char *s)
+{
+    return strpbrk(s, "\\()*+?|^$") != NULL;
+}
+
+/*
+ * A regular expression's roles: peft full-matches it (re.fullmatch, check_target_module_exists)
+ * against each module's whole name, so it is tried on the names transformers gives a
+ * decoder layer's linears: under each causal-LM and vision-language prefix, below the
+ * attention and MLP parents, at layer 0, or the first of layers 1 to 7 where any name
+ * matches (expressions that pick layers).  A role any name reaches counts on every layer:
+ * an expression that adapts some layers only is sized as if it adapted all (an upper bound;
+ * adapters are a few MB).
+ */
+static int add_regex(const char *re, char *out, size_t cap, struct fg_err *err)
+{
+    static const char *const prefixes[] = {
+        "model.layers.",          "model.language_model.layers.", "language_model.model.layers.",
+        "model.text_model.layers.", "model.language_model.model.layers.", "transformer.h.",
+        "gpt_neox.layers.",       "model.decoder.layers.",
+    };
+    static const char *const layers[] = {"0.", "1.", "2.", "3.", "4.", "5.", "6.", "7."};
+    static const struct {
+        const char *parent;
+        bool shared;
+    } parents[] = {
+        {"self_attn.", false}, {"mlp.", false}, {"attention.", false}, {"attn.", false},
+        {"linear_attn.", false}, {"feed_forward.", false}, {"mixer.", false},
+        {"mlp.experts.0.", false}, {"mlp.shared_expert.", true}, {"block_sparse_moe.experts.0.", false},
+    };
+    char ere[2200], name[200], roles[96];
+    regex_t rx;
+    if (py_to_ere(re, ere, sizeof ere) || regcomp(&rx, ere, REG_EXTENDED | REG_NOSUB))
+        return fg_err_set(err, FG_E_INVAL, "LoRA target '%.80s': a regular expression fitgate "
+                          "cannot read (look-arounds, back-references); give the module names "
+                          "as a list", re);
+    int rc = 0;
+    size_t np = sizeof parents / sizeof parents[0], nm = sizeof peft_names / sizeof peft_names[0];
+    for (size_t l = 0; l < sizeof layers / sizeof layers[0] && !rc && !out[0]; l++)
+        for (size_t a = 0; a < sizeof prefixes / sizeof prefixes[0] && !rc; a++)
+            for (size_t p = 0; p < np && !rc; p++)
+                for (size_t m = 0; m < nm && !rc; m++) {
+                    snprintf(name, sizeof name, "%s%s%s%s", prefixes[a], layers[l],
+                             parents[p].parent, peft_names[m].module);
+                    if (regexec(&rx, name, 0, NULL, 0))
+                        continue;
+                    module_roles(peft_names[m].module, strlen(peft_names[m].module),
+                                 parents[p].shared, roles, sizeof roles);
+                    rc = add_roles(roles, out, cap, err);
+                }
+    regfree(&rx);
+    if (!rc && !out[0])
+        rc = fg_err_set(err, FG_E_INVAL, "LoRA target '%.80s' matches no attention or MLP "
+                        "linear of a decoder layer (model.layers.N.self_attn.q_proj ...); give "
+                        "the module names as a list", re);
+    return rc;
 }
 
 int fg_lora_targets_parse(const char *s, struct fg_job *job, struct fg_err *err)
@@ -222,12 +380,18 @@ int fg_lora_targets_parse(const char *s, struct fg_job *job, struct fg_err *err)
     if (kw >= 0)
         job->lora_targets = (enum fg_lora_targets)kw;
     else {
-        /* "q_proj,v_proj", "[\"q_proj\", \"v_proj\"]" or "q, v": names between separators */
+        /* "q_proj,v_proj", "[\"q_proj\", \"v_proj\"]" or "q, v": names between separators;
+         * or one regular expression */
         char roles[sizeof job->lora_list] = "";
         const char *sep = " ,[]\"'";
         if (strlen(s) > 1000)
             return fg_err_set(err, FG_E_RANGE, "LoRA target list longer than 1000 characters");
-        for (const char *p = s; *p;) {
+        if (is_regex(s)) {
+            int rc = add_regex(s, roles, sizeof roles, err);
+            if (rc)
+                return rc;
+        }
+        for (const char *p = s; *p && !is_regex(s);) {
             p += strspn(p, sep);
             size_t n = strcspn(p, sep);
             int rc = add_target(p, n, roles, sizeof roles, err);

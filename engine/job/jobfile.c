@@ -135,6 +135,21 @@ static bool plain_null(const char *s)
            !strcmp(s, "NULL");
 }
 
+/* A YAML 1.1 integer written with '_' between digits (500_000), as PyYAML's safe_load reads
+ * it for axolotl, LLaMA-Factory and TRL (resolver.py int: [-+]?(0|[1-9][0-9_]*)): the
+ * digits alone.  Anything else is left as written. */
+static void yaml11_int(char *s)
+{
+    const char *d = s + (*s == '-' || *s == '+');
+    if (*d < '1' || *d > '9' || !strchr(d, '_') || d[strspn(d, "0123456789_")])
+        return;
+    char *o = s;
+    for (const char *p = s; *p; p++)
+        if (*p != '_')
+            *o++ = *p;
+    *o = '\0';
+}
+
 static int set_scalar(struct tree *t, int i, const char *s, size_t n, bool plain,
                       struct fg_err *err)
 {
@@ -144,6 +159,8 @@ static int set_scalar(struct tree *t, int i, const char *s, size_t n, bool plain
     if (!(t->n[i].text = strndup(s, n)))
         return fg_err_set(err, FG_E_NOMEM, "%s: out of memory", t->name);
     t->n[i].null = plain && plain_null(t->n[i].text);
+    if (plain)
+        yaml11_int(t->n[i].text);
     return 0;
 }
 

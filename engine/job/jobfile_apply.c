@@ -10,13 +10,25 @@
 
 #include "job/jobfile_rows.h"
 #include "job/jobspec.h"
+#include "stack/trainer.h"
 
 #define END {NULL, NULL}
 
 /* ---- applying a job's files to its spec ---------------------------------------------- */
 
+/*
+ * How strongly a file says a value.  A default (what the config class does when the key is
+ * left out) yields to everything.  A key states its value; "+" refines what another key of
+ * the same file stated (the more specific statement wins there).  "~" is a value fitgate
+ * infers from what the file states (axolotl's bf16: true as bf16 weights, the trainer from
+ * its keys): among the files it counts as a key, but an option on the command line, the
+ * more specific statement of the two, replaces it without a conflict.
+ */
+enum { S_DEFAULT = 0, S_KEY = 1, S_REFINE = 2, S_IMPLIED = 4 };
+
 struct owner {
-    int file, strength; /* strength: 0 a default, 1 a key, 2 a refining key ("+") */
+    int file, strength; /* S_DEFAULT, S_KEY or S_REFINE */
+    bool implied;       /* the value is an inference (S_IMPLIED) */
     char where[200];
 };
 
@@ -30,6 +42,7 @@ struct apply {
     struct fg_jobspec *a, *b; /* scratch: does a value mean what another does */
     char tt_builder[200], tt_where[200];
     int tt_file;
+    const struct fg_trainer_row *trainer; /* the job's preference / RL trainer; NULL: SFT */
     struct fg_err *err;
 };
 
@@ -68,6 +81,8 @@ static int assign_one(struct apply *ap, int fi, int strength, const char *where,
 {
     struct fg_jobspec *s = ap->s;
     char msg[160];
+    bool implied = strength & S_IMPLIED;
+    strength &= ~S_IMPLIED;
     int id = fg_jobopt_find(opt);
     if (id < 0) {
         snprintf(msg, sizeof msg, "fitgate has no %s%s to say it with", s->spelling, opt);
@@ -83,6 +98,12 @@ static int assign_one(struct apply *ap, int fi, int strength, const char *where,
             add_from(ap, where, "not used: the command line names the model");
             return 0;
         }
+        if (implied && !same_effect(ap, (unsigned)id, s->said[id], val)) {
+            snprintf(msg, sizeof msg, "%s%s=%.60s inferred; the command line's %s%s=%.40s stands",
+                     s->spelling, name, val, s->spelling, name, s->said[id]);
+            add_from(ap, where, msg);
+            return 0;
+        }
         if (!same_effect(ap, (unsigned)id, s->said[id], val))
             return fg_err_set(ap->err, FG_E_INVAL, "%s%s=%.40s on the command line and %.150s "
                               "say different things: give one of them", s->spelling, name,
@@ -95,6 +116,17 @@ static int assign_one(struct apply *ap, int fi, int strength, const char *where,
         if (strength == 0)
             return 0;
         bool refine = o->file == fi && strength != o->strength;
+        bool differ = !same_effect(ap, (unsigned)id, s->said[id], val);
+        /* an inference yields to what another file states (in its own file, a refining
+         * inference still refines) */
+        if (differ && implied && !o->implied && o->file != fi) {
+            snprintf(msg, sizeof msg, "%s%s=%.30s inferred; not used: %.60s states it",
+                     s->spelling, name, val, o->where);
+            add_from(ap, where, msg);
+            return 0;
+        }
+        if (differ && o->implied && !implied && o->file != fi)
+            refine = true, strength = S_REFINE;
         if (refine && strength < o->strength) {
             snprintf(msg, sizeof msg, "%s (refined by %.100s)",
                      same_effect(ap, (unsigned)id, s->said[id], val) ? "agrees" : "not used",
@@ -102,7 +134,7 @@ static int assign_one(struct apply *ap, int fi, int strength, const char *where,
             add_from(ap, where, msg);
             return 0;
         }
-        if (!refine && !same_effect(ap, (unsigned)id, s->said[id], val))
+        if (!refine && differ)
             return fg_err_set(ap->err, FG_E_INVAL, "%.150s and %.150s say different things "
                               "(%s%s): give one of them", o->where, where, s->spelling, name);
         if (!refine) {
@@ -115,14 +147,50 @@ static int assign_one(struct apply *ap, int fi, int strength, const char *where,
         return ap->err->code;
     }
     s->from_file |= 1ull << id;
-    *o = (struct owner){.file = fi, .strength = strength};
+    *o = (struct owner){.file = fi, .strength = strength, .implied = implied};
     snprintf(o->where, sizeof o->where, "%s", where);
     snprintf(msg, sizeof msg, "%s%s%s%.60s", s->spelling, name, *val ? "=" : "", val);
     add_from(ap, where, msg);
     return 0;
 }
 
-/* "opt=value;+opt=value" with $ the key's value. */
+/*
+ * A key's option under the job's trainer: under a preference / RL trainer the file's LoRA
+ * or QLoRA is what that trainer trains (--adapter), and a generating trainer's sequence
+ * length is its prompt's unless a key states that (axolotl sequence_len beside max_prompt_len,
+ * LLaMA-Factory cutoff_len: the completion is max_completion_length / max_new_tokens).  A trainer's key another trainer does not read
+ * sets nothing: the reason, or NULL with *opt the option to set.
+ */
+static const char *for_trainer(struct apply *ap, char **opt, const char *val)
+{
+    static const struct {
+        const char *opt;
+        bool generating, vllm; /* read by a generating trainer only, one through vLLM only */
+    } only[] = {
+        {"beta", true, true},                {"num-generations", true, true},
+        {"vllm-mode", true, true},           {"vllm-gpu-util", true, true},
+        {"max-prompt-length", true, false},  {"max-completion-length", true, false},
+        {"ref-model", false, false},
+    };
+    const struct fg_trainer_row *t = ap->trainer;
+    if (t && !strcmp(*opt, "mode") && fg__jf_match("full|lora|qlora", val))
+        *opt = "adapter";
+    if (t && t->generates && !strcmp(*opt, "seq-len"))
+        *opt = "max-prompt-length";
+    for (size_t i = 0; i < sizeof only / sizeof only[0]; i++) {
+        if (strcmp(*opt, only[i].opt))
+            continue;
+        if (!t)
+            return "not used: the job is not a preference / RL trainer's (no key says which, "
+                   "nor --mode)";
+        if ((only[i].generating && !t->generates) || (only[i].vllm && t->value_model))
+            return "understood: no memory of its own under this trainer";
+    }
+    return NULL;
+}
+
+/* "opt=value;+opt=value;~opt=value" with $ the key's value (the prefixes: S_REFINE and
+ * S_IMPLIED above). */
 static int assign_list(struct apply *ap, int fi, int strength, const char *where,
                        const char *list, const char *value, bool soft)
 {
@@ -133,14 +201,29 @@ static int assign_list(struct apply *ap, int fi, int strength, const char *where
         p += l + (p[l] == ';');
         int st = strength;
         char *opt = seg, *eq = strchr(seg, '=');
-        if (*opt == '+') {
+        if (*opt == '~' && strength) {
+            st = S_KEY | S_IMPLIED;
             opt++;
-            st = strength ? 2 : 0;
         }
+        if (*opt == '+') {
+            st = strength ? S_REFINE | (st & S_IMPLIED) : S_DEFAULT;
+            opt++;
+        }
+        if (*opt == '~')
+            opt++;
         if (!eq)
             continue;
         *eq = '\0';
         snprintf(val, sizeof val, "%s", strcmp(eq + 1, "$") ? eq + 1 : value);
+        bool seq = !strcmp(opt, "seq-len");
+        const char *skip = for_trainer(ap, &opt, val);
+        if (seq && strcmp(opt, "seq-len"))
+            st = S_DEFAULT; /* the prompt's length as a fallback: max_prompt_len states it */
+        if (skip) {
+            if (strength)
+                add_from(ap, where, skip);
+            continue;
+        }
         int rc = assign_one(ap, fi, st, where, opt, val, soft);
         if (rc)
             return rc;
@@ -202,8 +285,19 @@ static int open_file(struct apply *ap, const char *spec, enum fg_jobfile_format 
     if (rc)
         return rc;
     if (fmt == FG_JF_AUTO && (rc = fg_jobfile_detect_format(f, &fmt, ap->err))) {
+        /* a file the frameworks keep beside their jobs says what it is instead */
+        const char *what = fg__jf_not_a_job(f, FG_JF_AUTO);
+        if (what)
+            rc = fg_err_set(ap->err, FG_E_INVAL, "config %.200s: %s, not a training job: give "
+                            "the config the job trains with", spec, what);
         fg_jobfile_free(f);
         return rc;
+    }
+    const char *what = fg__jf_not_a_job(f, fmt);
+    if (what) {
+        fg_jobfile_free(f);
+        return fg_err_set(ap->err, FG_E_INVAL, "config %.200s: %s, not a training job: give the "
+                          "config the job trains with", spec, what);
     }
     f->format = fmt;
     ap->files[ap->n++] = f;
@@ -400,9 +494,12 @@ static int apply_defaults(struct apply *ap, int fi)
     const struct fg__jf_default *defaults = fg__jf_defaults(&nd);
     for (size_t i = 0; i < nd; i++) {
         bool adapters = ap->s->job.mode == FG_MODE_LORA || ap->s->job.mode == FG_MODE_QLORA;
+        bool adapters_rl = ap->trainer && fg_jobspec_given(ap->s, FG_JOBOPT_ADAPTER) &&
+                           ap->s->adapter != FG_MODE_FULL;
         if (!(defaults[i].fmts & (1u << f->format)) ||
             (defaults[i].key && fg_jobfile_get(f, defaults[i].key)) ||
-            (defaults[i].adapters && !adapters))
+            (defaults[i].adapters && !adapters && !adapters_rl) ||
+            (ap->trainer && ap->trainer->generates && !strncmp(defaults[i].assign, "seq-len=", 8)))
             continue;
         snprintf(where, sizeof where, "%.80s: %s (%s)", f->name,
                  defaults[i].key ? defaults[i].key : "format", defaults[i].source);
@@ -450,12 +547,71 @@ static int declared_layout(struct apply *ap, int main_file)
     return assign_one(ap, main_file, 1, where, "zero", "0", false);
 }
 
+/* The folder a file sits in, when it names a trainer (recipes/MODEL/dpo/config_full.yaml, as
+ * open-r1 and alignment-handbook keep them): its --mode spelling, "sft", or NULL. */
+static const char *folder_trainer(const char *path)
+{
+    static const char *const names[][2] = {{"dpo", "dpo"}, {"orpo", "orpo"}, {"kto", "kto"},
+                                           {"grpo", "grpo"}, {"rloo", "rloo"}, {"ppo", "ppo"},
+                                           {"reward", "reward"}, {"rm", "reward"},
+                                           {"sft", "sft"}, {"cpo", "orpo"}};
+    const char *end = strrchr(path, '/'), *start = end;
+    while (start && start > path && start[-1] != '/')
+        start--;
+    for (size_t i = 0; end && i < sizeof names / sizeof names[0]; i++)
+        if ((size_t)(end - start) == strlen(names[i][0]) &&
+            !strncasecmp(start, names[i][0], (size_t)(end - start)))
+            return names[i][1];
+    return NULL;
+}
+
+/*
+ * The trainer the job's files are written for: a key only that trainer's config has, the
+ * value of one that names it (axolotl rl, LLaMA-Factory stage), then the folder's name, then
+ * a key several trainers share (beta: DPO).  It sets --mode as an inference: --mode on the
+ * command line stands over it.
+ */
+static int decide_trainer(struct apply *ap)
+{
+    struct fg_jobspec *s = ap->s;
+    bool cli = (ap->cli >> FG_JOBOPT_MODE) & 1;
+    if (cli && s->job.trainer != FG_TRAINER_SFT)
+        ap->trainer = fg_trainer_row(s->job.trainer);
+    for (size_t fi = 0; fi < ap->n; fi++) {
+        const struct fg_jobfile *f = ap->files[fi];
+        if (fg__jf_rank(f->format) < 2 || f->format == FG_JF_VLLM || f->format == FG_JF_SGLANG)
+            continue; /* a launcher's or a server's file names no trainer */
+        const struct fg__jf_trainer *t = fg__jf_trainer_of(f, false);
+        const char *name = t ? t->trainer : folder_trainer(f->name);
+        char where[200];
+        if (!t && !name && (t = fg__jf_trainer_of(f, true)))
+            name = t->trainer;
+        if (!name)
+            continue;
+        if (t) {
+            const struct fg_jobfile_key *k = fg_jobfile_get(f, t->key);
+            snprintf(where, sizeof where, "%.80s:%u %.60s=%.50s", f->name, k->line, k->path,
+                     k->value);
+        } else {
+            snprintf(where, sizeof where, "%.120s: its folder names the trainer", f->name);
+        }
+        if (!strcmp(name, "sft"))
+            return 0;
+        if (!cli)
+            ap->trainer = fg_trainer_find(name);
+        return assign_one(ap, (int)fi, S_KEY | S_IMPLIED, where, "mode", name, false);
+    }
+    return 0;
+}
+
 static int apply_all(struct apply *ap)
 {
     struct fg_jobspec *s = ap->s;
     int rc = 0, main_file = -1;
     for (size_t i = 0; i < s->n_configs && !rc; i++)
         rc = open_file(ap, s->configs[i], FG_JF_AUTO);
+    if (!rc)
+        rc = decide_trainer(ap);
     /* a file read may name another (deepspeed: ds.json): ap->n grows as they are read */
     for (size_t fi = 0; fi < ap->n && !rc; fi++)
         for (size_t k = 0; k < ap->files[fi]->n && !rc; k++)

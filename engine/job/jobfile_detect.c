@@ -36,6 +36,10 @@ static const struct {
     {F(TRL), "assistant_only_loss"},
     {F(TRL), "model_init_kwargs."},
     {F(TRL), "lora_task_type"},
+    {F(TRL), "model_revision"},
+    {F(TRL), "dataset_num_proc"},
+    {F(TRL), "dataset_mixture."},
+    {F(TRL), "dataset_config"},
     /* axolotl (src/axolotl/utils/schemas/config.py) */
     {F(AXOLOTL), "base_model"},
     {F(AXOLOTL), "micro_batch_size"},

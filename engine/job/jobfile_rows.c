@@ -69,14 +69,28 @@ static const struct fg__jf_vmap m_ckpt_ax[] = {
     {"false|no|0", "grad-ckpt=no"},
     {"offload|offload_disk", "grad-ckpt=yes;act-offload=yes"},
     END};
+/* FSDP's own activation checkpointing: it checkpoints whatever gradient_checkpointing says
+ * (transformers wraps the layers with checkpoint_wrapper), so it refines that key */
 static const struct fg__jf_vmap m_ckpt_on[] = {
-    {"true|yes|1", "grad-ckpt=yes"}, {"false|no|0", ""}, END};
+    {"true|yes|1", "+grad-ckpt=yes"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_no_ckpt[] = {
     {"true|yes|1", "grad-ckpt=no"}, {"false|no|0", "grad-ckpt=yes"}, END};
 static const struct fg__jf_vmap m_bf16[] = {
     {"true|yes|1", "precision=bf16-mixed"}, {"false|no|0", ""}, END};
-static const struct fg__jf_vmap m_bf16_ax[] = {{"true|yes|1|auto", "precision=bf16-mixed"},
-                                        {"false|no|0", ""}, END};
+/* axolotl resolve_dtype (src/axolotl/utils/config/__init__.py:156-196): bf16 (true, or
+ * "auto" on a card that has it) sets cfg.torch_dtype = bfloat16, so the model is loaded and
+ * trained in bf16, with no fp32 master; false with no fp16 loads it in float32. */
+static const struct fg__jf_vmap m_bf16_ax[] = {{"true|yes|1|auto", "~precision=bf16"},
+                                               {"false|no|0", "~precision=fp32"}, END};
+static const struct fg__jf_vmap m_fp16_ax[] = {
+    {"true|yes|1", "+precision=fp16-mixed"}, {"false|no|0", ""}, END};
+/* TRL ModelConfig.dtype (model_config.py:89) and model_init_kwargs' dtype reach
+ * from_pretrained (trl/trainer/utils.py:1144, float32 when unset): bfloat16 weights are
+ * trained in bf16, the more specific statement beside bf16: true (autocast); an inference
+ * that accelerate's mixed_precision or DeepSpeed's bf16 (an fp32 master in the optimizer)
+ * replaces */
+static const struct fg__jf_vmap m_dtype_trl[] = {{"bfloat16|bf16", "~+precision=bf16"},
+                                                 {"float32|fp32", ""}, END};
 static const struct fg__jf_vmap m_fp16[] = {
     {"true|yes|1", "precision=fp16-mixed"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_pure_bf16[] = {
@@ -100,7 +114,9 @@ static const struct fg__jf_vmap m_linear[] = {{"true|yes|1", "+lora-targets=all-
 static const struct fg__jf_vmap m_flash[] = {
     {"true|yes|1", "attention=sdpa"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_attn[] = {{"eager", "attention=eager"},
-                                     {"sdpa|flash_attention_2|flash_attention_3|flex_attention",
+                                     {"sdpa|flash_attention_2|flash_attention_3|flex_attention|"
+                                      "kernels-community/flash-attn|kernels-community/flash-attn3|"
+                                      "kernels-community/vllm-flash-attn3",
                                       "attention=sdpa"}, END};
 static const struct fg__jf_vmap m_lf_attn[] = {
     {"disabled", "attention=eager"}, {"sdpa|fa2|fa3", "attention=sdpa"}, {"auto", ""}, END};
@@ -109,32 +125,46 @@ static const struct fg__jf_vmap m_chunked[] = {
 static const struct fg__jf_vmap m_finetune[] = {{"lora", "mode=lora"}, {"full", "mode=full"}, END};
 static const struct fg__jf_vmap m_lf_target[] = {
     {"all", "lora-targets=all-linear"}, {"*", "lora-targets=$"}, END};
-static const struct fg__jf_vmap m_stage[] = {{"sft|pt", ""}, END};
+static const struct fg__jf_vmap m_stage[] = {{"sft|pt|dpo|kto|rm|ppo", ""}, END};
+/* a preference / RL trainer's keys: what they set where the trainer takes them */
+static const struct fg__jf_vmap m_rl_ax[] = {{"dpo|ipo|kto|orpo|simpo|grpo", ""}, END};
+static const struct fg__jf_vmap m_beta[] = {{"*", "beta=$"}, END};
+static const struct fg__jf_vmap m_vllm[] = {{"true|yes|1", "~vllm-mode=colocate"},
+                                            {"false|no|0", "vllm-mode=none"}, END};
+static const struct fg__jf_vmap m_vllm_mode[] = {{"server|colocate", "+vllm-mode=$"}, END};
 static const struct fg__jf_vmap m_in_bwd[] = {{"true|yes|1", "optimizer-in-bwd=yes"},
                                              {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_ok[] = {{"*", ""}, END};
 static const struct fg__jf_vmap m_false_ok[] = {{"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_true_ok[] = {{"true|yes|1", ""}, END};
+static const struct fg__jf_vmap m_precompute[] = {{"true|yes|1", "ref-model=none"},
+                                                  {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_tt_opt[] = {
     {"torch.optim.AdamW", "optimizer=adamw"},
     {"bitsandbytes.optim.PagedAdamW8bit|bitsandbytes.optim.AdamW8bit|torchao.optim.AdamW8bit",
      "optimizer=adamw-8bit"},
+    {"bitsandbytes.optim.PagedAdamW|bitsandbytes.optim.PagedAdamW32bit", "optimizer=paged-adamw"},
     {"torch.optim.SGD", "optimizer=sgd"}, END};
 static const struct fg__jf_vmap m_tt_fused[] = {
     {"true|yes|1", "+optimizer=adamw-fused"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_tt_loss[] = {
     {"torchtune.modules.loss.CEWithChunkedOutputLoss|torchtune.modules.loss.LinearCrossEntropyLoss",
      "chunked-ce=yes"},
-    {"torch.nn.CrossEntropyLoss", "chunked-ce=no"}, END};
+    {"torch.nn.CrossEntropyLoss", "chunked-ce=no"},
+    /* the preference losses work on the policy's log-probs: the trainer (dpo) sizes them */
+    {"torchtune.rlhf.loss.DPOLoss|torchtune.rlhf.loss.RSOLoss|torchtune.rlhf.loss.IPOLoss|"
+     "torchtune.rlhf.loss.SimPOLoss|torchtune.rlhf.loss.PPOLoss", ""}, END};
 static const struct fg__jf_vmap m_tt_dtype[] = {
     {"bf16", "precision=bf16"}, {"fp32", "precision=fp32"}, END};
+/* axolotl activation_offloading: true, legacy (the older CPU offload) or disk */
 static const struct fg__jf_vmap m_offload_on[] = {
-    {"true|yes|1", "act-offload=yes"}, {"false|no|0", ""}, END};
+    {"true|yes|1|legacy|disk", "act-offload=yes"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_dp1[] = {{"1", ""}, END};
 static const struct fg__jf_vmap m_reshard[] = {
     {"true|yes|1", "zero=3"}, {"false|no|0", "zero=2"}, END};
 static const struct fg__jf_vmap m_offload_params[] = {
     {"true|yes|1", "offload=params"}, {"false|no|0", ""}, END};
 
-#define RL_NOTE "an RL / preference trainer's key: name it, --mode dpo|kto|grpo|ppo..."
 static const struct fg__jf_row rows[] = {
     /* the model */
     {.fmts = F(TRL) | F(LLAMA_FACTORY) | F(TRANSFORMERS),
@@ -175,7 +205,21 @@ static const struct fg__jf_row rows[] = {
     /* precision */
     {.fmts = TA, .key = "bf16", .map = m_bf16},
     {.fmts = F(AXOLOTL), .key = "bf16", .map = m_bf16_ax},
-    {.fmts = TA | F(AXOLOTL), .key = "fp16", .map = m_fp16},
+    {.fmts = TA, .key = "fp16", .map = m_fp16},
+    {.fmts = F(AXOLOTL), .key = "fp16", .map = m_fp16_ax},
+    {.fmts = F(AXOLOTL), .key = "bfloat16", .map = m_pure_bf16},
+    {.fmts = F(TRL) | F(TRANSFORMERS), .key = "dtype", .map = m_dtype_trl,
+     .note = "the checkpoint's own dtype (auto) or fp16 weights: give --precision"},
+    {.fmts = F(TRL) | F(TRANSFORMERS), .key = "torch_dtype", .map = m_dtype_trl,
+     .note = "the checkpoint's own dtype (auto) or fp16 weights: give --precision"},
+    {.fmts = F(TRL) | F(TRANSFORMERS), .key = "model_init_kwargs.dtype", .map = m_dtype_trl,
+     .note = "the checkpoint's own dtype (auto) or fp16 weights: give --precision"},
+    {.fmts = F(TRL) | F(TRANSFORMERS), .key = "model_init_kwargs.torch_dtype", .map = m_dtype_trl,
+     .note = "the checkpoint's own dtype (auto) or fp16 weights: give --precision"},
+    {.fmts = F(AXOLOTL),
+     .key = "fp8",
+     .map = m_false_ok,
+     .note = "torchao float8 linears (schemas/config.py:568): not modelled"},
     {.fmts = F(LLAMA_FACTORY), .key = "pure_bf16", .map = m_pure_bf16},
     {.fmts = F(TORCHTUNE), .key = "dtype", .map = m_tt_dtype},
     /* optimizer and loss */
@@ -227,21 +271,81 @@ static const struct fg__jf_row rows[] = {
     {.fmts = F(AXOLOTL), .key = "fsdp_config.offload_params", .map = m_offload_params},
     {.fmts = F(AXOLOTL), .key = "tensor_parallel_size", .assign = "tp=$"},
     {.fmts = F(AXOLOTL), .key = "context_parallel_size", .assign = "cp=$"},
+    /* axolotl's ParallelismConfig sizes (schemas/config.py): FSDP shards over dp_shard_size;
+     * dp_replicate_size > 1 is HSDP, a shard group smaller than the data-parallel ranks */
+    {.fmts = F(AXOLOTL), .key = "dp_shard_size", .map = m_ok},
+    {.fmts = F(AXOLOTL),
+     .key = "dp_replicate_size",
+     .map = m_dp1,
+     .note = "HSDP: FSDP shards within dp_shard_size ranks, replicated across the rest"},
+    {.fmts = F(AXOLOTL), .key = "fsdp_version", .map = m_ok},
     /* training recipes fitgate models one sequence per sample for */
     {.fmts = F(LLAMA_FACTORY),
      .key = "stage",
      .map = m_stage,
      .note = "preference and RL stages hold chosen and rejected sequences and a reference model"},
-    /* a preference / RL trainer's keys (DPOConfig, GRPOConfig ...): the file does not say
-     * which trainer reads it, so the mode is the command line's (--ft-mode=dpo|grpo|...) */
-    {.fmts = F(TRL), .key = "beta", .note = RL_NOTE},
-    {.fmts = F(TRL), .key = "max_prompt_length", .note = RL_NOTE},
-    {.fmts = F(TRL), .key = "max_completion_length", .note = RL_NOTE},
-    {.fmts = F(TRL), .key = "num_generations", .note = RL_NOTE},
-    {.fmts = F(TRL), .key = "use_vllm", .map = m_false_ok, .note = RL_NOTE},
+    /* a preference / RL trainer's keys: the trainer is told by the file (jobfile_rows.c
+     * trainers[]) or --mode; each sets its option where that trainer takes it */
+    {.fmts = F(TRL), .key = "beta", .map = m_beta},
+    {.fmts = F(AXOLOTL), .key = "trl.beta", .map = m_beta},
+    {.fmts = F(AXOLOTL), .key = "rl_beta", .map = m_beta},
+    {.fmts = F(LLAMA_FACTORY), .key = "pref_beta", .map = m_beta},
+    {.fmts = F(TRL), .key = "max_prompt_length", .assign = "max-prompt-length=$"},
+    {.fmts = F(AXOLOTL), .key = "max_prompt_len", .assign = "max-prompt-length=$"},
+    {.fmts = F(TRL), .key = "max_completion_length", .assign = "max-completion-length=$"},
+    {.fmts = F(AXOLOTL), .key = "trl.max_completion_length", .assign = "max-completion-length=$"},
+    {.fmts = F(LLAMA_FACTORY), .key = "max_new_tokens", .assign = "max-completion-length=$"},
+    {.fmts = F(TRL), .key = "num_generations", .assign = "num-generations=$"},
+    {.fmts = F(AXOLOTL), .key = "trl.num_generations", .assign = "num-generations=$"},
+    {.fmts = F(TRL), .key = "use_vllm", .map = m_vllm},
+    {.fmts = F(AXOLOTL), .key = "trl.use_vllm", .map = m_vllm},
+    {.fmts = F(TRL), .key = "vllm_mode", .map = m_vllm_mode},
+    {.fmts = F(AXOLOTL), .key = "trl.vllm_mode", .map = m_vllm_mode},
+    {.fmts = F(TRL), .key = "vllm_gpu_memory_utilization", .assign = "vllm-gpu-util=$"},
+    {.fmts = F(AXOLOTL), .key = "rl", .map = m_rl_ax,
+     .note = "a trainer fitgate does not model (schemas/enums.py RLType)"},
+    /* weights trained beside the adapters, and other ways of choosing what trains */
+    {.fmts = F(TRL),
+     .key = "lora_modules_to_save",
+     .note = "whole modules trained beside the adapters (ModelConfig, model_config.py:127)"},
     {.fmts = F(AXOLOTL),
-     .key = "rl",
-     .note = "preference training: chosen and rejected sequences per sample"},
+     .key = "lora_modules_to_save",
+     .note = "whole modules trained beside the adapters (schemas/peft.py:62)"},
+    {.fmts = F(LLAMA_FACTORY),
+     .key = "additional_target",
+     .note = "whole modules trained beside the adapters (finetuning_args.py:59)"},
+    {.fmts = F(AXOLOTL),
+     .key = "unfrozen_parameters",
+     .note = "only the named parameters train (schemas/config.py:654)"},
+    {.fmts = F(LLAMA_FACTORY),
+     .key = "use_galore",
+     .map = m_false_ok,
+     .note = "GaLore projects gradients and optimizer states (finetuning_args.py:266)"},
+    {.fmts = F(LLAMA_FACTORY),
+     .key = "use_apollo",
+     .map = m_false_ok,
+     .note = "APOLLO projects optimizer states (finetuning_args.py:305)"},
+    {.fmts = F(LLAMA_FACTORY),
+     .key = "use_badam",
+     .map = m_false_ok,
+     .note = "BAdam trains one block at a time (finetuning_args.py:356)"},
+    {.fmts = F(TRL) | F(AXOLOTL),
+     .key = "lora_target_parameters",
+     .note = "LoRA on parameters (fused MoE experts): peft target_parameters"},
+    {.fmts = F(LLAMA_FACTORY), .key = "pref_loss", .map = m_ok},
+    /* dpo_config.py:216, kto_config.py:174: the reference's log-probs are computed once
+     * before training, no reference model is kept for the steps */
+    {.fmts = F(TRL), .key = "precompute_ref_log_probs", .map = m_precompute},
+    {.fmts = F(TRL),
+     .key = "generation_batch_size",
+     .note = "completions generated per step (grpo_config.py:511)"},
+    {.fmts = F(TRL),
+     .key = "ds3_gather_for_generation",
+     .map = m_true_ok,
+     .note = "ZeRO-3 weights not gathered for generation (grpo_config.py:492)"},
+    /* torchtune's distributed recipes (full_finetune_distributed.py:145, :382) */
+    {.fmts = F(TORCHTUNE), .key = "fsdp_cpu_offload", .map = m_offload_params},
+    {.fmts = F(TORCHTUNE), .key = "fsdp_reshard_after_forward", .map = m_reshard},
 };
 
 /* What a format does when its file leaves a key out (the config class's own default); a
@@ -256,11 +360,96 @@ static const struct fg__jf_default defaults[] = {
     {F(TRANSFORMERS), "gradient_checkpointing", "grad-ckpt=no", "TrainingArguments default", false},
     {F(AXOLOTL), "gradient_checkpointing", "grad-ckpt=no", "axolotl default", false},
     {F(AXOLOTL), "sequence_len", "seq-len=512", "axolotl default", false},
+    {F(AXOLOTL), "bf16", "~precision=bf16", "axolotl default bf16: auto, resolve_dtype", false},
     {F(LLAMA_FACTORY), "disable_gradient_checkpointing", "grad-ckpt=yes", "LLaMA-Factory default", false},
     {F(LLAMA_FACTORY), "cutoff_len", "seq-len=2048", "LLaMA-Factory default", false},
     {F(TORCHTUNE), "enable_activation_checkpointing", "grad-ckpt=no", "torchtune recipe default", false},
     {SERVE, NULL, "mode=serve", "a serving engine's config", false},
 };
+
+/*
+ * The trainer a file is written for (fg__jf_trainer_of): a key only that trainer's config
+ * class has, or the value of the key that names it.  TRL 1.9 (trl/trainer/grpo_config.py
+ * num_generations, use_vllm, vllm_mode; kto_config.py desirable_weight; reward_config.py
+ * center_rewards_coefficient; dpo_config.py precompute_ref_log_probs, rpo_alpha), open-r1's
+ * GRPOScriptArguments (reward_funcs), axolotl `rl` (schemas/enums.py RLType), LLaMA-Factory
+ * `stage` and `pref_loss` (hparams/finetuning_args.py), torchtune's DPO loss and PPO
+ * recipe's reward model (recipes/configs/llama3_1/8B_lora_dpo.yaml,
+ * mistral/7B_full_ppo_low_memory.yaml).  A "weak" key (beta,
+ * max_prompt_length: DPO, ORPO and CPO share them) counts only when the folder the file sits
+ * in names no trainer (open-r1 and alignment-handbook keep recipes/MODEL/dpo/config.yaml).
+ */
+static const struct fg__jf_trainer trainers[] = {
+    {F(TRL), "num_generations", "*", "grpo", false},
+    {F(TRL), "use_vllm", "true|yes|1", "grpo", false},
+    {F(TRL), "vllm_mode", "*", "grpo", false},
+    {F(TRL), "reward_funcs", "*", "grpo", false},
+    {F(TRL), "desirable_weight", "*", "kto", false},
+    {F(TRL), "undesirable_weight", "*", "kto", false},
+    {F(TRL), "center_rewards_coefficient", "*", "reward", false},
+    {F(TRL), "precompute_ref_log_probs", "*", "dpo", false},
+    {F(TRL), "rpo_alpha", "*", "dpo", false},
+    {F(TRL), "beta", "*", "dpo", true},
+    {F(TRL), "max_prompt_length", "*", "dpo", true},
+    {F(AXOLOTL), "rl", "dpo|ipo", "dpo", false},
+    {F(AXOLOTL), "rl", "kto", "kto", false},
+    {F(AXOLOTL), "rl", "orpo|simpo", "orpo", false},
+    {F(AXOLOTL), "rl", "grpo", "grpo", false},
+    {F(LLAMA_FACTORY), "pref_loss", "orpo|simpo", "orpo", false},
+    {F(LLAMA_FACTORY), "stage", "dpo", "dpo", false},
+    {F(LLAMA_FACTORY), "stage", "kto", "kto", false},
+    {F(LLAMA_FACTORY), "stage", "rm", "reward", false},
+    {F(LLAMA_FACTORY), "stage", "ppo", "ppo", false},
+    {F(TORCHTUNE), "loss._component_",
+     "torchtune.rlhf.loss.DPOLoss|torchtune.rlhf.loss.RSOLoss|torchtune.rlhf.loss.IPOLoss|"
+     "torchtune.rlhf.loss.SimPOLoss|torchtune.modules.rlhf.loss.DPOLoss",
+     "dpo", false},
+    {F(TORCHTUNE), "reward_and_value_model._component_", "*", "ppo", false},
+};
+
+const struct fg__jf_trainer *fg__jf_trainer_of(const struct fg_jobfile *f, bool weak)
+{
+    for (size_t i = 0; i < sizeof trainers / sizeof trainers[0]; i++) {
+        const struct fg_jobfile_key *k;
+        if (!(trainers[i].fmts & (1u << f->format)) || trainers[i].weak != weak ||
+            !(k = fg_jobfile_get(f, trainers[i].key)) || k->null ||
+            !fg__jf_match(trainers[i].match, k->value))
+            continue;
+        return &trainers[i];
+    }
+    return NULL;
+}
+
+/* Keys of files that sit beside the jobs in the frameworks' example folders but describe no
+ * training job (of the format named, or of any: 0): what each is, for the message. */
+static const struct {
+    unsigned fmts;
+    const char *key, *what;
+} not_jobs[] = {
+    {0, "infer_backend", "a LLaMA-Factory inference config (llamafactory-cli chat / api)"},
+    {0, "export_dir", "a LLaMA-Factory export config (llamafactory-cli export merges adapters)"},
+    {0, "peft_config.export_dir", "a LLaMA-Factory export config (merges adapters)"},
+    {F(LLAMA_FACTORY), "predict_with_generate",
+     "a LLaMA-Factory prediction config (do_predict generates, it does not train)"},
+    {0, "dockerfile_commands", "an axolotl cloud launcher config (axolotl train --cloud)"},
+    {0, "provider", "an axolotl cloud launcher config (axolotl train --cloud)"},
+    {0, "pass_rate_min", "an open-r1 pass-rate filtering config (it generates, it does not train)"},
+    {F(TORCHTUNE), "tasks", "a torchtune evaluation config (tune run eleuther_eval)"},
+    {F(TORCHTUNE), "max_new_tokens", "a torchtune generation config (tune run generate)"},
+};
+
+const char *fg__jf_not_a_job(const struct fg_jobfile *f, enum fg_jobfile_format fmt)
+{
+    for (size_t i = 0; i < sizeof not_jobs / sizeof not_jobs[0]; i++)
+        if ((!not_jobs[i].fmts || (not_jobs[i].fmts & (1u << fmt))) &&
+            fg_jobfile_get(f, not_jobs[i].key))
+            return not_jobs[i].what;
+    /* torchtune's quantization recipe config: a model and a quantizer, nothing to train */
+    if (fmt == FG_JF_TORCHTUNE && fg_jobfile_get(f, "quantizer._component_") &&
+        !fg_jobfile_get(f, "optimizer._component_"))
+        return "a torchtune quantization config (tune run quantize)";
+    return NULL;
+}
 
 const char *fg_jobfile_format_name(enum fg_jobfile_format f)
 {

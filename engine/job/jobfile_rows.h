@@ -40,6 +40,20 @@ struct fg__jf_default {
 extern const struct fg__jf_row fg__jf_launch_rows[];
 extern const size_t fg__jf_launch_n;
 
+/* A key (with a value) that tells the trainer a file is written for. */
+struct fg__jf_trainer {
+    unsigned fmts;
+    const char *key, *match, *trainer; /* trainer: the --mode spelling */
+    bool weak;                         /* below the name of the file's folder */
+};
+
+/* The first trainer row f's keys meet (weak rows only when weak), or NULL. */
+const struct fg__jf_trainer *fg__jf_trainer_of(const struct fg_jobfile *f, bool weak);
+
+/* What f, read as fmt (FG_JF_AUTO: not told), is when its keys say it describes no training
+ * job (an inference, export, evaluation or cloud launcher config), or NULL. */
+const char *fg__jf_not_a_job(const struct fg_jobfile *f, enum fg_jobfile_format fmt);
+
 /* The row for a key of a format, or NULL (a key that does not change memory). */
 const struct fg__jf_row *fg__jf_row_for(enum fg_jobfile_format fmt, const char *path);
 

@@ -150,8 +150,13 @@ static const struct fg_framework table[] = {
      .ddp_buckets = true, HF_BASE, .full_precision = FG_PREC_BF16, .optimizer = FG_OPT_ADAMW,
      .keeps = "the model as loaded (bf16), bf16 autocast, torch AdamW foreach, no checkpointing",
      .source = "accelerate 1.x accelerator.py Accelerator(mixed_precision); torch optim/adamw.py"},
+    /* axolotl also runs TP and CP (tensor_parallel_size, context_parallel_size) under FSDP2
+     * through accelerate's ParallelismConfig (loaders/model.py parallelism_config,
+     * monkeypatch/accelerate/parallelism_config.py; examples/distributed-parallel/) */
     {.name = "axolotl", .version = "0.18", .aliases = "", .label = "axolotl (HF Trainer + peft)",
-     TRAIN_HF, HF_BASE, .full_precision = FG_PREC_BF16, .optimizer = FG_OPT_ADAMW_FUSED,
+     .layouts = FG_LAY_PP | FG_LAY_ZERO | FG_LAY_TP | FG_LAY_CP, .naive_pp = true,
+     .trains = true, .serves = true, .qlora = true, .master = FG_MASTER_PARAMS,
+     .ddp_buckets = true, HF_BASE, .full_precision = FG_PREC_BF16, .optimizer = FG_OPT_ADAMW_FUSED,
      .keeps = "bf16: true loads bf16 (2+2+4 B/param full), checkpointing as the YAML says; "
               "QLoRA without peft's fp32 casts",
      .source = "axolotl 0.18 utils/schemas/config.py bf16, loaders/model.py torch_dtype"},
