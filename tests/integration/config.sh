@@ -41,25 +41,7 @@ same() {
     if [ "$ra" -ne "$rb" ]; then
         bad "$name: exit $ra from the config, $rb from the options"; return
     fi
-    if python3 - "$tmp/a.json" "$tmp/b.json" <<'EOF'
-import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-for d in (a, b):
-    d.get("job", {}).pop("config", None)
-    # a file declares its layout (jobfile_apply.c declared_layout); options saying the
-    # same layout need not
-    d.get("job", {}).get("layout", {}).pop("declared", None)
-    # the verdict and its numbers are compared; the remedies are not: a file declares its
-    # layout, so its remedies keep it (and say their edits), where the flags' may not
-    dec = d.get("decision", {})
-    dec.pop("remedies", None)
-    dec["lines"] = dec.get("lines", [])[:1]
-keys = ("decision", "memory", "job")
-diff = [k for k in keys if a.get(k) != b.get(k)]
-if not a.get("memory") or diff:
-    print("differs in", diff or ["(no estimate)"])
-    sys.exit(1)
-EOF
+    if python3 tests/integration/lib/same_job.py "$tmp/a.json" "$tmp/b.json"
     then
         ok "$name: the config and the options give one verdict and estimate (exit $ra)"
     else

@@ -49,23 +49,7 @@ one() {
     if [ "$ra" -ne "$rb" ]; then
         bad "$paths: exit $ra from the file, $rb from its flags"; head -3 "$tmp/b.err"; return
     fi
-    if python3 - "$tmp/a.json" "$tmp/b.json" <<'PY'
-import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-for d in (a, b):
-    d.get("job", {}).pop("config", None)
-    # a file declares its layout (jobfile_apply.c declared_layout); flags saying the same need not
-    d.get("job", {}).get("layout", {}).pop("declared", None)
-    # the verdict and its numbers are compared; the remedies are not: a file declares its
-    # layout, so its remedies keep it (and say their edits), where the flags' may not
-    dec = d.get("decision", {})
-    dec.pop("remedies", None)
-    dec["lines"] = dec.get("lines", [])[:1]
-diff = [k for k in ("decision", "memory", "job") if a.get(k) != b.get(k)]
-if not a.get("memory") or diff:
-    print("differs in", diff or ["(no estimate)"])
-    sys.exit(1)
-PY
+    if python3 tests/integration/lib/same_job.py "$tmp/a.json" "$tmp/b.json"
     then
         ok "$paths on $gres: exit $ra, as its flags ($why)"
     else
