@@ -35,6 +35,7 @@
  */
 #include "job/jobfile_rows.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -492,12 +493,52 @@ const struct fg__jf_row *fg__jf_row_at(size_t i)
     return i < n ? &rows[i] : i - n < fg__jf_launch_n ? &fg__jf_launch_rows[i - n] : NULL;
 }
 
-const struct fg__jf_row *fg__jf_row_for(enum fg_jobfile_format fmt, const char *path)
+int fg__jf_key_cmp(const char *a, const char *b)
+{
+    for (;; a++, b++) {
+        int ca = *a == '-' ? '_' : (unsigned char)*a, cb = *b == '-' ? '_' : (unsigned char)*b;
+        if (ca != cb || !ca)
+            return ca - cb;
+    }
+}
+
+/* The rows in key order (table order among equal keys), built once: a file's keys are
+ * looked up, not compared with every row. */
+static const struct fg__jf_row *by_key[1024];
+static size_t n_by_key;
+static pthread_once_t by_key_once = PTHREAD_ONCE_INIT;
+
+static int by_key_cmp(const void *a, const void *b)
+{
+    const struct fg__jf_row *ra = *(const struct fg__jf_row *const *)a;
+    const struct fg__jf_row *rb = *(const struct fg__jf_row *const *)b;
+    int c = fg__jf_key_cmp(ra->key, rb->key);
+    return c ? c : (ra > rb) - (ra < rb); /* rows, then launch rows: in table order */
+}
+
+static void by_key_build(void)
 {
     const struct fg__jf_row *r;
-    for (size_t i = 0; (r = fg__jf_row_at(i)); i++)
-        if ((r->fmts & (1u << fmt)) && fg_jobfile_key_is(r->key, path))
-            return r;
+    for (size_t i = 0; (r = fg__jf_row_at(i)) && n_by_key < sizeof by_key / sizeof by_key[0];
+         i++)
+        by_key[n_by_key++] = r;
+    qsort(by_key, n_by_key, sizeof by_key[0], by_key_cmp);
+}
+
+const struct fg__jf_row *fg__jf_row_for(enum fg_jobfile_format fmt, const char *path)
+{
+    pthread_once(&by_key_once, by_key_build);
+    size_t lo = 0, hi = n_by_key; /* the first row whose key is not below path */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (fg__jf_key_cmp(by_key[mid]->key, path) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < n_by_key && !fg__jf_key_cmp(by_key[lo]->key, path); lo++)
+        if (by_key[lo]->fmts & (1u << fmt))
+            return by_key[lo];
     return NULL;
 }
 

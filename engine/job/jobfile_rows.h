@@ -72,6 +72,9 @@ int fg__jf_rank(enum fg_jobfile_format fmt);
  * whether an identity key (one that changes no memory, jobfile_detect.c) names it. */
 unsigned fg__jf_readers(const char *path, bool *ident);
 
+/* Keys ordered with '-' and '_' alike (the order of fg_jobfile_key_is's equality). */
+int fg__jf_key_cmp(const char *a, const char *b);
+
 /* v is one of pattern's '|'-separated values (case-insensitive); "*" matches any. */
 bool fg__jf_match(const char *pattern, const char *v);
 
