@@ -865,6 +865,16 @@ static void jobfile_rows_should_cover_every_memory_key_of_each_class(void **stat
         }
     }
     assert_int_equal(missing, 0);
+    /* the row index finds every row: the first of its format for its key, in table order */
+    const struct fg__jf_row *r;
+    for (size_t i = 0; (r = fg__jf_row_at(i)); i++) {
+        unsigned f = (unsigned)__builtin_ctz(r->fmts);
+        const struct fg__jf_row *first = NULL, *q;
+        for (size_t k = 0; (q = fg__jf_row_at(k)) && !first; k++)
+            if ((q->fmts & (1u << f)) && fg_jobfile_key_is(q->key, r->key))
+                first = q;
+        assert_ptr_equal(fg__jf_row_for((enum fg_jobfile_format)f, r->key), first);
+    }
 }
 
 /* Every key a row names is in docs/frameworks.md (the table there maps them). */
