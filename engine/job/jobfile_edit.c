@@ -216,6 +216,9 @@ static int edit_one(const struct files *fs, unsigned id, const char *value,
                 hr = r;
             }
         }
+    if (hk && hk->list)
+        return fg_err_set(err, FG_E_UNSUPPORTED, "%s:%u %s is a list: edit it by hand (--%s=%s)",
+                          hf->name, hk->line, hk->path, o->name, value);
     if (hk && row_says(hr, o->name, v, to, sizeof to))
         return add_edit(out, hf, hk->line, hk->path, hk->value, to, false, false, err);
     /* the main file: the first named (a trainer's before the files it names) */
