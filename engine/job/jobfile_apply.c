@@ -353,6 +353,26 @@ static int hook_tt_targets(struct apply *ap, int fi, const char *where, const ch
     return o ? assign_list(ap, fi, 1, where, assign, "", false) : 0;
 }
 
+/*
+ * The DeepSpeed file a config names: from the directory the job is launched in (the base),
+ * as the framework opens it, else beside the file that names it (accelerate's examples,
+ * launched from their own folder, name "../deepspeed_config_templates/zero_stage1_config.json"
+ * and "sp-alst.ds-config.json" from there).
+ */
+static int open_named(struct apply *ap, const struct fg_jobfile *by, const char *val)
+{
+    char beside[1100];
+    const char *slash = strrchr(by->name, '/');
+    int rc = open_file(ap, val, FG_JF_DEEPSPEED);
+    if (rc != FG_E_NOTFOUND || val[0] == '/' || !slash)
+        return rc;
+    snprintf(beside, sizeof beside, "%.*s/%s", (int)(slash - by->name), by->name, val);
+    struct fg_err first = *ap->err;
+    if ((rc = open_file(ap, beside, FG_JF_DEEPSPEED)) == FG_E_NOTFOUND)
+        *ap->err = first; /* not there either: say where the framework looks */
+    return rc;
+}
+
 static int hook(struct apply *ap, int fi, const struct fg__jf_row *r, const char *where,
                 const char *val) {
     const struct fg_jobfile *f = ap->files[fi];
@@ -366,7 +386,7 @@ static int hook(struct apply *ap, int fi, const struct fg__jf_row *r, const char
             return 0;
         }
         add_from(ap, where, "read as a DeepSpeed config");
-        return open_file(ap, val, FG_JF_DEEPSPEED);
+        return open_named(ap, f, val);
     case H_FSDP:
         return hook_fsdp(ap, fi, where, val);
     case H_TT_MODEL: {

@@ -301,7 +301,8 @@ int fg_jobfile_detect_format(const struct fg_jobfile *f, enum fg_jobfile_format 
                           "than one format; name the one it is for: %s", f->name,
                           best ? "" : " (", best ? "" : shared_key, best ? "" : "...)", list);
     }
-    return fg_err_set(err, FG_E_INVAL, "config %.200s is not a job config: none of its keys "
+    return fg_err_set(err, FG_E_INVAL, "config %.200s is not a job config (not a training job, "
+                      "nor a serving one): none of its keys "
                       "is one that trl, transformers, axolotl, llama-factory, torchtune, "
                       "deepspeed, accelerate, vllm or sglang reads; if it is one, name the "
                       "format (vllm:%.200s)", f->name, f->name);

@@ -108,6 +108,8 @@ struct files {
 };
 
 static int read_text(const char *path, char **text, size_t *len, struct fg_err *err);
+static int files_open_named(struct files *fs, const struct fg_jobfile *by, const char *val,
+                            const char *base, struct fg_err *err);
 
 static void files_free(struct files *fs)
 {
@@ -155,10 +157,23 @@ static int files_open(struct files *fs, const char *spec, enum fg_jobfile_format
             !strchr("{", f->keys[k].value[0]) && f->keys[k].value[0] &&
             strcasecmp(f->keys[k].value, "auto") && strcasecmp(f->keys[k].value, "none") &&
             strcasecmp(f->keys[k].value, "false") &&
-            (rc = files_open(fs, f->keys[k].value, FG_JF_DEEPSPEED, base, err)))
+            (rc = files_open_named(fs, f, f->keys[k].value, base, err)))
             return rc;
     }
     return 0;
+}
+
+/* The file by names: from base, else beside by (as fg_jobfile_apply reads it). */
+static int files_open_named(struct files *fs, const struct fg_jobfile *by, const char *val,
+                            const char *base, struct fg_err *err)
+{
+    char beside[1100];
+    const char *slash = strrchr(by->name, '/');
+    int rc = files_open(fs, val, FG_JF_DEEPSPEED, base, err);
+    if (rc != FG_E_NOTFOUND || val[0] == '/' || !slash)
+        return rc;
+    snprintf(beside, sizeof beside, "%.*s/%s", (int)(slash - by->name), by->name, val);
+    return files_open(fs, beside, FG_JF_DEEPSPEED, base, err);
 }
 
 static int add_edit(struct fg_jobfile_edits *out, const struct fg_jobfile *f, unsigned line,

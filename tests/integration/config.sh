@@ -190,7 +190,7 @@ fast "broken YAML" 2 'broken.yaml:2: not YAML' "$tmp/broken.yaml"
 printf -- '- just\n- a list\n' > "$tmp/list.yaml"
 fast "a YAML list" 2 'not a mapping of keys' "$tmp/list.yaml"
 printf 'learning_rate: 1e-4\nseed: 3\n' > "$tmp/other.yaml"
-fast "no framework's keys" 2 'is not a job config: none of its keys.*name the format' \
+fast "no framework's keys" 2 'is not a job config \(not a training job.*name the format' \
     "$tmp/other.yaml"
 printf 'alias: *nowhere\n' > "$tmp/alias.yaml"
 fast "an alias to nothing" 2 'alias.yaml:1: alias \*nowhere names no anchor' "$tmp/alias.yaml"
@@ -246,6 +246,10 @@ cp "$C/deepspeed/accelerate_zero_stage1_config.json" \
 expect 0 'zero_stage1_config.json:[0-9]+ zero_optimization.stage=1 -> --zero=1.*fits with 2 x H100' -- \
     bash -o pipefail -c "$FG check --base-dir $tmp/acc/config_yaml_templates --config \
         deepspeed.yaml $M/Qwen--Qwen3-1.7B $H2 | tr '\n' ' '"
+# launched from elsewhere, the file it names is found beside it, as the example is written
+expect 0 'zero_optimization.stage=1 -> --zero=1.*fits with 2 x H100' -- \
+    bash -o pipefail -c "$FG check --base-dir $tmp/acc --config \
+        config_yaml_templates/deepspeed.yaml $M/Qwen--Qwen3-1.7B $H2 | tr '\n' ' '"
 # the serving engines' documented --config examples: each read as its own engine
 expect 0 'read as vllm.*fits with 1 x H100' -- \
     bash -o pipefail -c "$FG check --config $C/vllm/serve_args_config.yaml $L8 $H1 | tr '\n' ' '"
