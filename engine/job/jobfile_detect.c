@@ -12,9 +12,7 @@
  * of TrainingArguments alone are transformers', the class TRL's and LLaMA-Factory's extend.
  * A file with none of these keys is not a job config.
  */
-#include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "job/jobfile_rows.h"
@@ -153,73 +151,18 @@ static bool prefix_is(const char *prefix, size_t n, const char *path)
     return true;
 }
 
-/* Every whole key a row or an identity names, sorted, with the formats that read it: built
- * once (a file's keys are then looked up, not scanned against every row). */
-#define MAX_NAMED 1024
-static struct named {
-    const char *key;
-    unsigned fmts;
-    bool ident;
-} named[MAX_NAMED];
-static size_t n_named;
-static struct {
-    const char *key; /* "zero_optimization.": every key under it */
-    size_t len;
-    unsigned fmts;
-} prefixes_of[64];
-static size_t n_prefixes;
-static pthread_once_t named_once = PTHREAD_ONCE_INIT;
-
-static int named_cmp(const void *a, const void *b)
-{
-    return fg__jf_key_cmp(((const struct named *)a)->key, ((const struct named *)b)->key);
-}
-
-static void named_add(const char *key, unsigned fmts, bool ident)
-{
-    if (n_named < MAX_NAMED)
-        named[n_named++] = (struct named){key, fmts, ident};
-}
-
-static void named_build(void)
-{
-    const struct fg__jf_row *r;
-    for (size_t i = 0; (r = fg__jf_row_at(i)); i++)
-        named_add(r->key, r->fmts, false);
-    for (size_t i = 0; i < sizeof idents / sizeof idents[0]; i++) {
-        size_t len = strlen(idents[i].key);
-        if (idents[i].key[len - 1] != '.')
-            named_add(idents[i].key, idents[i].fmts, true);
-        else if (n_prefixes < sizeof prefixes_of / sizeof prefixes_of[0])
-            prefixes_of[n_prefixes++] = (__typeof__(prefixes_of[0])){idents[i].key, len,
-                                                                      idents[i].fmts};
-    }
-    qsort(named, n_named, sizeof named[0], named_cmp);
-    size_t w = 0; /* one entry a key: the formats of every row and identity that name it */
-    for (size_t i = 0; i < n_named; i++) {
-        if (w && !fg__jf_key_cmp(named[w - 1].key, named[i].key)) {
-            named[w - 1].fmts |= named[i].fmts;
-            named[w - 1].ident |= named[i].ident;
-        } else {
-            named[w++] = named[i];
-        }
-    }
-    n_named = w;
-}
-
 unsigned fg__jf_readers(const char *path, bool *ident)
 {
-    unsigned fmts = 0, by_ident = 0;
-    pthread_once(&named_once, named_build);
-    const struct named want = {.key = path}, *hit =
-        bsearch(&want, named, n_named, sizeof named[0], named_cmp);
-    if (hit) {
-        fmts = hit->fmts;
-        by_ident = hit->ident ? hit->fmts : 0;
+    unsigned fmts = fg__jf_rows_fmts(path), by_ident = 0;
+    int c0 = path[0] == '-' ? '_' : path[0];
+    for (size_t i = 0; i < sizeof idents / sizeof idents[0]; i++) {
+        const char *k = idents[i].key;
+        if ((k[0] == '-' ? '_' : k[0]) != c0)
+            continue;
+        size_t n = strlen(k);
+        if (k[n - 1] == '.' ? prefix_is(k, n, path) : fg_jobfile_key_is(k, path))
+            by_ident |= idents[i].fmts;
     }
-    for (size_t i = 0; i < n_prefixes; i++)
-        if (prefix_is(prefixes_of[i].key, prefixes_of[i].len, path))
-            by_ident |= prefixes_of[i].fmts;
     size_t len = strlen(path); /* torchtune's builders: model._component_, loss._component_ */
     if (len > 12 && !strcmp(path + len - 12, "._component_"))
         by_ident |= F(TORCHTUNE);

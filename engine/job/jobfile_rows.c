@@ -493,53 +493,63 @@ const struct fg__jf_row *fg__jf_row_at(size_t i)
     return i < n ? &rows[i] : i - n < fg__jf_launch_n ? &fg__jf_launch_rows[i - n] : NULL;
 }
 
-int fg__jf_key_cmp(const char *a, const char *b)
+/*
+ * The rows chained by their key's first character ('-' as '_'), in table order: built once
+ * per process in one pass (no sort), so a file's keys are compared with the few rows that
+ * start as they do.  chain_head[c] and chain_next[i] hold row index + 1; 0 ends a chain.
+ */
+#define N_ROWS (sizeof rows / sizeof rows[0])
+static unsigned short chain_head[128], chain_next[N_ROWS + 256];
+static pthread_once_t chain_once = PTHREAD_ONCE_INIT;
+
+static int first_char(const char *k)
 {
-    for (;; a++, b++) {
-        int ca = *a == '-' ? '_' : (unsigned char)*a, cb = *b == '-' ? '_' : (unsigned char)*b;
-        if (ca != cb || !ca)
-            return ca - cb;
+    return (k[0] == '-' ? '_' : (unsigned char)k[0]) & 127;
+}
+
+static void chain_build(void)
+{
+    const struct fg__jf_row *r;
+    size_t n = 0;
+    while (fg__jf_row_at(n) && n < sizeof chain_next / sizeof chain_next[0])
+        n++;
+    for (size_t i = n; i-- > 0;) {
+        int c = first_char((r = fg__jf_row_at(i))->key);
+        chain_next[i] = chain_head[c];
+        chain_head[c] = (unsigned short)(i + 1);
     }
 }
 
-/* The rows in key order (table order among equal keys), built once: a file's keys are
- * looked up, not compared with every row. */
-static const struct fg__jf_row *by_key[1024];
-static size_t n_by_key;
-static pthread_once_t by_key_once = PTHREAD_ONCE_INIT;
-
-static int by_key_cmp(const void *a, const void *b)
+/* The formats of every row for path (fmt_only: the first row of fmt alone, into *first). */
+static unsigned chain_scan(const char *path, int fmt, const struct fg__jf_row **first)
 {
-    const struct fg__jf_row *ra = *(const struct fg__jf_row *const *)a;
-    const struct fg__jf_row *rb = *(const struct fg__jf_row *const *)b;
-    int c = fg__jf_key_cmp(ra->key, rb->key);
-    return c ? c : (ra > rb) - (ra < rb); /* rows, then launch rows: in table order */
-}
-
-static void by_key_build(void)
-{
-    const struct fg__jf_row *r;
-    for (size_t i = 0; (r = fg__jf_row_at(i)) && n_by_key < sizeof by_key / sizeof by_key[0];
-         i++)
-        by_key[n_by_key++] = r;
-    qsort(by_key, n_by_key, sizeof by_key[0], by_key_cmp);
+    unsigned fmts = 0;
+    pthread_once(&chain_once, chain_build);
+    for (unsigned i = chain_head[first_char(path)]; i; i = chain_next[i - 1]) {
+        const struct fg__jf_row *r = fg__jf_row_at(i - 1);
+        if (fmt >= 0 && !(r->fmts & (1u << fmt)))
+            continue;
+        if (!fg_jobfile_key_is(r->key, path))
+            continue;
+        if (fmt >= 0) {
+            *first = r;
+            return r->fmts;
+        }
+        fmts |= r->fmts;
+    }
+    return fmts;
 }
 
 const struct fg__jf_row *fg__jf_row_for(enum fg_jobfile_format fmt, const char *path)
 {
-    pthread_once(&by_key_once, by_key_build);
-    size_t lo = 0, hi = n_by_key; /* the first row whose key is not below path */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (fg__jf_key_cmp(by_key[mid]->key, path) < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (; lo < n_by_key && !fg__jf_key_cmp(by_key[lo]->key, path); lo++)
-        if (by_key[lo]->fmts & (1u << fmt))
-            return by_key[lo];
-    return NULL;
+    const struct fg__jf_row *r = NULL;
+    chain_scan(path, (int)fmt, &r);
+    return r;
+}
+
+unsigned fg__jf_rows_fmts(const char *path)
+{
+    return chain_scan(path, -1, NULL);
 }
 
 const struct fg__jf_default *fg__jf_defaults(size_t *n)

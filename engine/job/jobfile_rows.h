@@ -57,6 +57,9 @@ const char *fg__jf_not_a_job(const struct fg_jobfile *f, enum fg_jobfile_format 
 /* The row for a key of a format, or NULL (a key that does not change memory). */
 const struct fg__jf_row *fg__jf_row_for(enum fg_jobfile_format fmt, const char *path);
 
+/* The formats of every row that names path (a format may name a key in several rows). */
+unsigned fg__jf_rows_fmts(const char *path);
+
 /* Row i of the table, NULL past the end (for the check that docs/frameworks.md names them). */
 const struct fg__jf_row *fg__jf_row_at(size_t i);
 
@@ -71,9 +74,6 @@ int fg__jf_rank(enum fg_jobfile_format fmt);
 /* The formats that read a key (a row's or an identity key's), as 1 << format bits; *ident
  * whether an identity key (one that changes no memory, jobfile_detect.c) names it. */
 unsigned fg__jf_readers(const char *path, bool *ident);
-
-/* Keys ordered with '-' and '_' alike (the order of fg_jobfile_key_is's equality). */
-int fg__jf_key_cmp(const char *a, const char *b);
 
 /* v is one of pattern's '|'-separated values (case-insensitive); "*" matches any. */
 bool fg__jf_match(const char *pattern, const char *v);
