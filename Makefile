@@ -160,6 +160,7 @@ ENGINE_SRCS := \
 	engine/memory/lines.c \
 	engine/memory/pipeline.c \
 	$(MEMORY_STAGE_SRCS) \
+	engine/memory/loss.c \
 	engine/memory/serve.c \
 	engine/memory/memory_flops.c \
 	engine/memory/estimate.c \
@@ -236,6 +237,7 @@ CLI_SRCS := \
 TEST_SRCS := \
 	tests/test_config.c \
 	tests/test_fmt.c \
+	tests/test_format.c \
 	tests/test_model.c \
 	tests/test_arch_decoder.c \
 	tests/test_arch_encoder.c \
@@ -260,6 +262,7 @@ TEST_SRCS := \
 	tests/test_memory.c \
 	tests/test_wquant.c \
 	tests/test_memory_train.c \
+	tests/test_loss.c \
 	tests/test_plan.c \
 	tests/test_plan_search.c \
 	tests/test_gpu.c \
@@ -309,9 +312,10 @@ $(BUILD)/%.o: %.c | $(GEN_HEADERS)
 # The framework names jobopts.def's --framework help quotes, from engine/stack/framework.c's table
 # (tools/gen_names.c): the thin plugin, which links no engine code, shows them in sbatch --help.
 GEN_NAMES := $(BUILD)/tools/gen_names
-$(GEN_NAMES): tools/gen_names.c engine/stack/framework.c engine/stack/framework.h engine/util/error.c
+$(GEN_NAMES): tools/gen_names.c engine/stack/framework.c engine/stack/framework.h engine/util/error.c \
+		engine/util/fmt.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/stack/framework.c engine/util/error.c \
+	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/stack/framework.c engine/util/error.c engine/util/fmt.c \
 	  $(SAN_FLAGS) $(LDFLAGS)
 $(BUILD)/gen/framework_names.h: $(GEN_NAMES)
 	@mkdir -p $(dir $@)
@@ -322,7 +326,7 @@ $(BUILD)/gen/framework_names.h: $(GEN_NAMES)
 # instructions per tagged sbatch and CLI run before).  The generator runs on the build host.
 GEN_GPUS := $(BUILD)/tools/gen_gpus
 $(GEN_GPUS): tools/gen_gpus.c engine/hw/gpu_table.h $(BUILD)/engine/hw/gpu.o $(BUILD)/engine/util/fileio.o \
-		$(BUILD)/engine/util/error.o
+		$(BUILD)/engine/util/error.o $(BUILD)/engine/util/fmt.o
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ tools/gen_gpus.c $(filter %.o,$^) $(SAN_FLAGS) $(LDFLAGS)
 $(BUILD)/gen/gpus_table.c: conf/gpus.conf $(GEN_GPUS)
@@ -391,6 +395,10 @@ $(BUILD)/tests/%: $(BUILD)/tests/%.o $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(LDLIBS_ALL) $(TEST_LIBS) -lcmocka
 
 $(BUILD)/tests/test_accuracy: $(BUILD)/tests/test_accuracy.o $(ACCURACY_OBJ) $(LIB)
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL) -lcmocka
+
+# The CLI's output sink (cli/format.c) and the objects it needs.
+$(BUILD)/tests/test_format: $(BUILD)/tests/test_format.o $(BUILD)/cli/format.o $(LIB)
 	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(LIB) $(LDLIBS_ALL) -lcmocka
 
 # The HTML report lives in the CLI; its test links the CLI objects it needs.

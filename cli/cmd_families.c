@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "format.h"
 #include "arch/graph.h"
 
 enum fam_format { FAM_TEXT, FAM_JSON, FAM_MARKDOWN };
@@ -85,7 +86,7 @@ static int print_json(const struct fg_family *v, size_t n)
             cJSON_AddStringToObject(o, "why", f->why);
         cJSON_AddItemToArray(arr, o);
     }
-    char *text = cJSON_Print(root);
+    char *text = fg_cli_json_print(root);
     cJSON_Delete(root);
     if (!text) {
         fprintf(stderr, "fitgate: error: out of memory writing JSON\n");

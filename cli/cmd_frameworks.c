@@ -1,6 +1,7 @@
 /*
  * fitgate frameworks: the framework table (engine/stack/framework.c), one row per stack and
- * release: its version, what it keeps by default and where each fact was read.
+ * release: its version, what it keeps by default and where each fact was read (repository,
+ * file, commit and the commit's date).
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -8,12 +9,15 @@
 #include <string.h>
 
 #include "cli.h"
+#include "format.h"
 #include "stack/framework.h"
 
 static void usage(FILE *f)
 {
     fputs("usage: fitgate frameworks [--json | --names]\n"
-          "  --json   the rows as a JSON array (name, version, aliases, modes, keeps, source)\n"
+          "  --json   the rows as a JSON array (name, version, aliases, modes, keeps, source,\n"
+          "           repo, file, commit, date: null where no snapshot of the repository\n"
+          "           could be read, only stored files)\n"
           "  --names  the framework names, one a line (NAME@VERSION picks an older release)\n"
           "Exit status: 0 success, 2 error.\n",
           f);
@@ -34,7 +38,16 @@ static cJSON *row_json(const struct fg_framework *f)
     cJSON_AddStringToObject(o, "label", f->label);
     cJSON_AddStringToObject(o, "modes", modes_of(f));
     cJSON_AddStringToObject(o, "keeps", f->keeps ? f->keeps : "");
+    struct fg_job loss = {.loss = f->loss, .chunked_ce = f->chunked_ce};
+    cJSON_AddStringToObject(o, "loss", fg_loss_name(&loss));
     cJSON_AddStringToObject(o, "source", f->source ? f->source : "");
+    cJSON_AddStringToObject(o, "repo", f->repo ? f->repo : "");
+    cJSON_AddStringToObject(o, "file", f->file ? f->file : "");
+    cJSON_AddStringToObject(o, "commit", f->commit ? f->commit : "");
+    if (f->date)
+        cJSON_AddStringToObject(o, "date", f->date);
+    else
+        cJSON_AddNullToObject(o, "date");
     return o;
 }
 
@@ -61,7 +74,7 @@ int fg_cli_frameworks(int argc, char **argv)
         cJSON *a = cJSON_CreateArray();
         for (size_t i = 0; (f = fg_framework_at(i)); i++)
             cJSON_AddItemToArray(a, row_json(f));
-        char *s = cJSON_Print(a);
+        char *s = fg_cli_json_print(a);
         if (s)
             printf("%s\n", s);
         else
@@ -76,10 +89,14 @@ int fg_cli_frameworks(int argc, char **argv)
                 printf("%s\n", f->name);
             continue;
         }
-        printf("%s@%s%s  (%s; %s)%s%s\n  keeps:  %s\n  source: %s\n", f->name, f->version,
-               fg_framework_is_newest(f) ? "" : " (older release)", f->label, modes_of(f),
-               f->aliases && *f->aliases ? "  aliases: " : "", f->aliases ? f->aliases : "",
-               f->keeps ? f->keeps : "-", f->source ? f->source : "-");
+        printf("%s@%s%s  (%s; %s)%s%s\n  keeps:  %s\n  source: %s\n  read:   %s %s at %s, "
+               "%s\n",
+               f->name, f->version, fg_framework_is_newest(f) ? "" : " (older release)",
+               f->label, modes_of(f), f->aliases && *f->aliases ? "  aliases: " : "",
+               f->aliases ? f->aliases : "", f->keeps ? f->keeps : "-",
+               f->source ? f->source : "-", f->repo ? f->repo : "-", f->file ? f->file : "-",
+               f->commit ? f->commit : "-",
+               f->date ? f->date : "no snapshot (stored files only)");
     }
     return rc;
 }

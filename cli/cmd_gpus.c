@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "format.h"
 #include "hw/detect.h"
 #include "hw/gpu.h"
 
@@ -74,7 +75,7 @@ static cJSON *row_json(const struct fg_gpu *g)
 
 static void print_json(cJSON *root)
 {
-    char *s = cJSON_Print(root);
+    char *s = fg_cli_json_print(root);
     if (s)
         puts(s);
     free(s);

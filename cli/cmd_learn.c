@@ -29,17 +29,20 @@
 #include <cjson/cJSON.h>
 #include <errno.h>
 #include <math.h>
+#include <pwd.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "audit.h"
 #include "auditlog.h"
 #include "memory/calib.h"
 #include "cli.h"
+#include "format.h"
 #include "util/fileio.h"
 #include "plan/fit.h"
 #include "html.h"
@@ -121,10 +124,15 @@ static void print_text(const struct learn *l, const struct group *fmf, size_t n_
 {
     char fl[96];
     printf("fitgate learn: %zu jobs joined (%llu audit lines, %llu node lines; unmatched %llu, "
-           "other user %llu, not in sacct %llu, no gres/gpumem %llu)\n",
+           "other user %llu, not in sacct %llu, no gres/gpumem %llu",
            l->n_jobs, (unsigned long long)l->lines, (unsigned long long)l->stepd,
            (unsigned long long)l->unmatched, (unsigned long long)l->other_user,
            (unsigned long long)l->not_in_sacct, (unsigned long long)l->no_gpumem);
+    if (l->untrusted)
+        printf(", not believed %llu", (unsigned long long)l->untrusted);
+    if (l->logs_refused)
+        printf(", job outputs refused %llu", (unsigned long long)l->logs_refused);
+    printf(")\n");
     printf("ratio = peak per GPU (sacct gres/gpumem / GPUs per task) / (estimate per GPU + "
            "%.1f GiB CUDA context)\n\n", gib(FG_CUDA_PROCESS_BYTES));
     printf("%-10s %-10s %-10s %-28s %-10s %-6s %4s %9s %9s %7s %-8s %-14s %s\n", "JOB",
@@ -263,6 +271,8 @@ static int print_json(const struct learn *l, const struct group *fmf, size_t n_f
     cJSON_AddNumberToObject(c, "other_user", (double)l->other_user);
     cJSON_AddNumberToObject(c, "not_in_sacct", (double)l->not_in_sacct);
     cJSON_AddNumberToObject(c, "no_gpumem", (double)l->no_gpumem);
+    cJSON_AddNumberToObject(c, "untrusted", (double)l->untrusted);
+    cJSON_AddNumberToObject(c, "logs_refused", (double)l->logs_refused);
     cJSON_AddNumberToObject(c, "family_unknown", (double)l->family_unknown);
     cJSON_AddStringToObject(root, "jobs", "@@fitgate-learn-jobs@@");
     struct vo vo[MAX_VO];
@@ -277,7 +287,7 @@ static int print_json(const struct learn *l, const struct group *fmf, size_t n_f
     }
     cJSON_AddItemToObject(root, "by_framework_mode_family", groups_json(fmf, n_fmf));
     cJSON_AddItemToObject(root, "by_partition", groups_json(part, n_part));
-    char *s = cJSON_Print(root), *mark = s ? strstr(s, JOBS_MARK) : NULL;
+    char *s = fg_cli_json_print(root), *mark = s ? strstr(s, JOBS_MARK) : NULL;
     cJSON_Delete(root);
     if (!mark) {
         free(s);
@@ -287,7 +297,7 @@ static int print_json(const struct learn *l, const struct group *fmf, size_t n_f
     putchar('[');
     for (size_t i = 0; i < l->n_jobs; i++) {
         cJSON *o = job_json(&l->jobs[i]);
-        char *t = o ? cJSON_Print(o) : NULL;
+        char *t = o ? fg_cli_json_print(o) : NULL;
         cJSON_Delete(o);
         if (!t) {
             free(s);
@@ -357,8 +367,11 @@ static int html_page(FILE *f, const void *ctx, struct fg_err *err)
         fprintf(f, "<circle class=\"%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"5\"><title>job %llu ",
                 cls, x, y, (unsigned long long)j->job_id);
         fg_cli_html_esc(f, j->sub->model);
-        fprintf(f, " %s %s: ratio %.3f</title></circle>\n", j->sub->framework, j->sub->mode,
-                j->ratio);
+        fputc(' ', f);
+        fg_cli_html_esc(f, j->sub->framework);
+        fputc(' ', f);
+        fg_cli_html_esc(f, j->sub->mode);
+        fprintf(f, ": ratio %.3f</title></circle>\n", j->ratio);
     }
     fputs("</svg>\n</body>\n</html>\n", f);
     return 0;
@@ -452,16 +465,41 @@ static int write_calibration(const char *path, const struct learn *l, const stru
 
 /* ---- the command ------------------------------------------------------------------- */
 
+/* --trust-owner USER (a name or a uid): an owner whose trails are believed whole, as
+ * root's are (the controller's trail when SlurmUser is not root). */
+static int trust_owner(struct learn *l, const char *v)
+{
+    const struct passwd *pw = getpwnam(v);
+    uint64_t uid;
+    if (pw) {
+        uid = pw->pw_uid;
+    } else if (!*v || v[strspn(v, "0123456789")]) {
+        fprintf(stderr, "fitgate: error: --trust-owner: no user '%s'\n", v);
+        return -1;
+    } else if (fg_cli_parse_u64("--trust-owner", v, 0, UINT32_MAX - 1, &uid)) {
+        return -1;
+    }
+    if (l->n_trust >= sizeof l->trust / sizeof l->trust[0]) {
+        fprintf(stderr, "fitgate: error: --trust-owner: at most %d owners\n", LEARN_TRUST_MAX);
+        return -1;
+    }
+    l->trust[l->n_trust++] = (unsigned)uid;
+    return 0;
+}
+
 static void usage(FILE *f)
 {
     fputs("usage: fitgate learn AUDIT_LOG... [--sacct FILE] [--logs DIR] [--json] [--html FILE]\n"
           "                     [--min-jobs N] [--far-below F] [--write-calibration FILE]\n"
+          "                     [--trust-owner USER]\n"
           "AUDIT_LOG: audit trails (LogFile=) holding the submission and the node lines.\n"
-          "FILE: sacct -p --format=JobIDRaw,State,ExitCode,AllocTRES,NTasks,TRESUsageInMax\n"
+          "FILE: sacct -p --format=JobIDRaw,State,ExitCode,AllocTRES,NTasks,TRESUsageInMax,UID\n"
           "  (without it, or for jobs it has no gres/gpumem for: the nodes' GpuSampler= peaks)\n"
           "DIR: the jobs' output files (slurm-JOBID.out ...), searched for GPU OOM messages.\n"
           "--min-jobs N: completed jobs a calibration row needs (default 20).\n"
-          "--far-below F: flag a job whose peak per GPU is under F of the card (default 0.5).\n",
+          "--far-below F: flag a job whose peak per GPU is under F of the card (default 0.5).\n"
+          "--trust-owner USER: believe every line of a trail USER owns (root's and your own\n"
+          "  are; a user's trail vouches for that user's jobs only).\n",
           f);
 }
 
@@ -478,6 +516,9 @@ int fg_cli_learn(int argc, char **argv)
     memset(&l, 0, sizeof l);
     l.far_below = 0.5;
     l.min_jobs = 20;
+    /* trails believed whole: root's (the controller's, syslog's) and the reader's own */
+    l.trust[l.n_trust++] = 0;
+    l.trust[l.n_trust++] = (unsigned)geteuid();
     if (!logs) {
         fprintf(stderr, "fitgate: error: out of memory\n");
         return 2;
@@ -486,7 +527,7 @@ int fg_cli_learn(int argc, char **argv)
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         bool takes = !strcmp(a, "--sacct") || !strcmp(a, "--logs") || !strcmp(a, "--html") ||
                      !strcmp(a, "--min-jobs") || !strcmp(a, "--far-below") ||
-                     !strcmp(a, "--write-calibration");
+                     !strcmp(a, "--write-calibration") || !strcmp(a, "--trust-owner");
         if (takes && !v) {
             fprintf(stderr, "fitgate: error: %s needs a value\n", a);
             goto out;
@@ -507,6 +548,10 @@ int fg_cli_learn(int argc, char **argv)
                 html = v;
             else if (!strcmp(a, "--write-calibration"))
                 calib = v;
+            else if (!strcmp(a, "--trust-owner")) {
+                if (trust_owner(&l, v))
+                    goto out;
+            }
             else if (!strcmp(a, "--min-jobs")) {
                 if (fg_cli_parse_u64(a, v, 1, 1000000, &u))
                     goto out;
@@ -530,7 +575,9 @@ int fg_cli_learn(int argc, char **argv)
         goto out;
     if (fg_cli_audit_read_all(logs, nlogs, &l.lines, &l.bad, fg__learn_keep, &l))
         goto out;
-    if (fg__learn_join(&l) || fg__learn_groups(&l, BY_FW_MODE_FAMILY, &fmf, &n_fmf) ||
+    if (fg__learn_join(&l))
+        goto out;
+    if (fg__learn_groups(&l, BY_FW_MODE_FAMILY, &fmf, &n_fmf) ||
         fg__learn_groups(&l, BY_PARTITION, &part, &n_part) || fg__learn_groups(&l, BY_FW_MODE, &fm, &n_fm)) {
         fprintf(stderr, "fitgate: error: out of memory\n");
         goto out;

@@ -556,7 +556,7 @@ static void print_json(const struct fg_cli_opts *o, const struct inputs *in,
     }
     if (check || in->q.gpu)
         cJSON_AddItemToObject(root, "decision", decision_json(in, g));
-    char *s = cJSON_Print(root);
+    char *s = fg_cli_json_print(root);
     puts(s);
     free(s);
     cJSON_Delete(root);
@@ -667,7 +667,7 @@ static int job_error(const struct fg_cli_opts *o)
         cJSON_AddBoolToObject(d, "fits", false);
         cJSON *lines = cJSON_AddArrayToObject(d, "lines");
         cJSON_AddItemToArray(lines, cJSON_CreateString(g->d.lines[0]));
-        char *text = cJSON_Print(root);
+        char *text = fg_cli_json_print(root);
         if (text)
             puts(text);
         free(text);

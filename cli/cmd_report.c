@@ -33,6 +33,7 @@
 #include "audit.h"
 #include "auditlog.h"
 #include "cli.h"
+#include "format.h"
 #include "html.h"
 
 #define TOP_MODELS 10
@@ -202,9 +203,11 @@ static int count(struct report *r, const struct fg_audit_rec *rec)
 }
 
 /* fg_cli_audit_each: one decision counted, unless outside --since / --until. */
-static int count_in_range(const struct fg_audit_rec *rec, void *ctx)
+static int count_in_range(const struct fg_audit_rec *rec, const struct fg_cli_trail *at,
+                          void *ctx)
 {
     struct report *r = ctx;
+    (void)at;
     if ((r->have_since && rec->time < r->since) || (r->have_until && rec->time >= r->until)) {
         r->out_of_range++;
         return 0;
@@ -428,7 +431,7 @@ static int print_json(const struct report *r)
         cJSON_AddNumberToObject(x, "rejected", (double)r->models.v[i].t.checked);
         cJSON_AddItemToArray(m, x);
     }
-    char *s = cJSON_Print(o);
+    char *s = fg_cli_json_print(o);
     cJSON_Delete(o);
     if (!s)
         return -1;

@@ -208,7 +208,7 @@ static void print_json(const struct target *t, const struct fg_st_summary *s,
     cJSON *f = cJSON_AddArrayToObject(root, "findings");
     for (size_t i = 0; i < c->n_findings; i++)
         cJSON_AddItemToArray(f, cJSON_CreateString(c->findings[i]));
-    char *text = cJSON_Print(root);
+    char *text = fg_cli_json_print(root);
     if (text)
         puts(text);
     free(text);

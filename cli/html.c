@@ -1,5 +1,6 @@
 /* html.c - the pieces of every fitgate HTML page; see html.h. */
 #include "html.h"
+#include "util/fmt.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -9,18 +10,26 @@
 
 void fg_cli_html_esc(FILE *f, const char *s)
 {
-    for (; s && *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&#39;", f); break;
-        default:
-            if (((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t') || *s == 0x7f)
-                fputc('?', f);
+    size_t n = s ? strlen(s) : 0;
+    for (size_t i = 0; i < n;) {
+        switch (s[i]) {
+        case '&': fputs("&amp;", f); i++; continue;
+        case '<': fputs("&lt;", f); i++; continue;
+        case '>': fputs("&gt;", f); i++; continue;
+        case '"': fputs("&quot;", f); i++; continue;
+        case '\'': fputs("&#39;", f); i++; continue;
+        default: break;
+        }
+        /* control characters, malformed UTF-8, C1 and bidirectional controls as the text
+         * \xNN, as on a terminal (util/fmt.h fg__esc) */
+        int unsafe, partial;
+        size_t len = fg__esc_unit((const unsigned char *)s + i, n - i, FG_ESC_KEEP_NL, &unsafe,
+                                  &partial);
+        for (size_t k = 0; k < len; k++, i++) {
+            if (unsafe)
+                fprintf(f, "\\x%02x", (unsigned char)s[i]);
             else
-                fputc(*s, f);
+                fputc(s[i], f);
         }
     }
 }

@@ -12,8 +12,9 @@
 
 /*
  * Write s (NULL: nothing) to f escaped for HTML text and attribute values alike
- * (& < > " ' as entities); control characters other than newline and tab, and
- * DEL, would make the document invalid and become '?'.
+ * (& < > " ' as entities); control characters other than newline and tab, DEL,
+ * malformed UTF-8, C1 and bidirectional controls become the text \xNN (util/fmt.h
+ * fg__esc): the document stays valid and shows what was there.
  */
 void fg_cli_html_esc(FILE *f, const char *s);
 

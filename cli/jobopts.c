@@ -1,20 +1,18 @@
 #include "jobopts.h"
 
 #include "job/jobfile.h"
+#include "util/fmt.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* User text for a message: at most 60 characters, control characters as '?'
- * (the text reaches terminals and, through the plugin's callers, logs). */
+/* User text for a message: at most 60 bytes of it, control characters as \xNN (util/fmt.h
+ * fg__esc: the text reaches terminals and, through the plugin's callers, logs). */
 static const char *shown(const char *s, char *buf, size_t cap)
 {
-    size_t i = 0;
-    for (; s && s[i] && i + 1 < cap && i < 60; i++)
-        buf[i] = ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) ? '?' : s[i];
-    buf[i] = '\0';
+    fg__esc(buf, cap, s ? s : "", s ? strnlen(s, 60) : 0, 0);
     return buf;
 }
 

@@ -7,13 +7,16 @@
 
 #include <cjson/cJSON.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "audit.h"
 #include "auditlog.h"
@@ -48,10 +51,34 @@ static const struct {
 
 /* ---- reading ------------------------------------------------------------------ */
 
-/* fg_cli_audit_each: every audit line kept, for the join. */
-int fg__learn_keep(const struct fg_audit_rec *rec, void *ctx)
+static bool trusted_owner(const struct learn *l, unsigned owner)
+{
+    for (size_t i = 0; i < l->n_trust; i++)
+        if (l->trust[i] == owner)
+            return true;
+    return false;
+}
+
+/* fg_cli_audit_each: every audit line believed kept, for the join (learn_data.h). */
+int fg__learn_keep(const struct fg_audit_rec *rec, const struct fg_cli_trail *at, void *ctx)
 {
     struct learn *l = ctx;
+    if (at->others_write) {
+        l->untrusted++;
+        if (l->warned_trail != at->name)
+            fprintf(stderr, "fitgate: warning: %s: its group or others may write it: none of "
+                            "its lines is believed (chmod go-w)\n", at->name);
+        l->warned_trail = at->name;
+        return 0;
+    }
+    if (rec->uid != at->owner && !trusted_owner(l, at->owner)) {
+        if (++l->untrusted <= FG_CLI_AUDIT_WARNINGS)
+            fprintf(stderr, "fitgate: warning: %s:%llu: skipped: a line of uid %u in a trail "
+                            "owned by uid %u (a user's trail vouches for that user's jobs "
+                            "only; --trust-owner for the controller's)\n",
+                    at->name, (unsigned long long)at->line, (unsigned)rec->uid, at->owner);
+        return 0;
+    }
     if (fg_cli_lrecs_add(&l->recs, rec)) {
         fprintf(stderr, "fitgate: error: out of memory\n");
         return -1;
@@ -64,9 +91,11 @@ int fg__learn_read_sacct(struct learn *l, const char *path)
 {
     struct fg_err err = {0};
     bool std_in = !strcmp(path, "-");
-    FILE *in = std_in ? stdin : fopen(path, "r");
+    struct stat st;
+    FILE *in = std_in ? stdin : fg_cli_open_stream(path, &st);
     if (!in) {
-        fprintf(stderr, "fitgate: error: --sacct %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "fitgate: error: --sacct %s: %s\n", path,
+                errno == EINVAL ? "not a regular file or a pipe" : strerror(errno));
         return -1;
     }
     int rc = fg_sacct_read(in, &l->acct, &err);
@@ -77,28 +106,55 @@ int fg__learn_read_sacct(struct learn *l, const char *path)
     return rc ? -1 : 0;
 }
 
+/* The job output file name (relative to dirfd) opened for its tail: a regular file only,
+ * never through a symbolic link, never blocking on a FIFO (fileio.h fg__openat_regular),
+ * written by the job's user (or root, or a trusted owner): a file another user planted
+ * under the job's name cannot mark the job as died of GPU memory, which takes it out of
+ * the calibration.  -1 when absent or refused (counted). */
+static int open_log(struct learn *l, int dirfd, const char *name, const struct job *j,
+                    struct stat *st)
+{
+    int fd = fg__openat_regular(dirfd, name, O_NOFOLLOW, st);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            l->logs_refused++;
+        return -1;
+    }
+    if (st->st_uid != j->sub->uid && !trusted_owner(l, (unsigned)st->st_uid)) {
+        close(fd);
+        l->logs_refused++;
+        return -1;
+    }
+    return fd;
+}
+
 /* A GPU OOM message in the job's output under --logs: slurm-ID.out (sbatch's default),
  * slurm-ID.err, ID.out, ID.err; the last LOG_TAIL bytes of each. */
-static void find_oom(const char *dir, struct job *j)
+static void find_oom(struct learn *l, int dirfd, struct job *j)
 {
     static const char *const names[] = {"slurm-%llu.out", "slurm-%llu.err", "%llu.out",
                                         "%llu.err"};
-    char name[64], path[4096];
+    char name[64];
     char *buf = malloc(LOG_TAIL + 1);
     if (!buf)
         return;
     for (size_t i = 0; i < sizeof names / sizeof names[0] && !j->gpu_oom; i++) {
+        struct stat st;
         snprintf(name, sizeof name, names[i], (unsigned long long)j->job_id);
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-        FILE *f = fopen(path, "r");
-        if (!f)
+        int fd = open_log(l, dirfd, name, j, &st);
+        if (fd < 0)
             continue;
-        if (fseeko(f, 0, SEEK_END) == 0) {
-            off_t size = ftello(f);
-            fseeko(f, size > (off_t)LOG_TAIL ? size - (off_t)LOG_TAIL : 0, SEEK_SET);
+        off_t from = st.st_size > (off_t)LOG_TAIL ? st.st_size - (off_t)LOG_TAIL : 0;
+        size_t n = 0;
+        while (n < LOG_TAIL) {
+            ssize_t k = pread(fd, buf + n, LOG_TAIL - n, from + (off_t)n);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0)
+                break;
+            n += (size_t)k;
         }
-        size_t n = fread(buf, 1, LOG_TAIL, f);
-        fclose(f);
+        close(fd);
         buf[n] = '\0';
         for (size_t k = 0; k < sizeof oom_patterns / sizeof oom_patterns[0]; k++)
             if (memmem(buf, n, oom_patterns[k].text, strlen(oom_patterns[k].text))) {
@@ -162,7 +218,7 @@ static const char *family_of(struct learn *l, const struct fg_cli_lrec *s,
     return c[f].family;
 }
 
-static void measure(const struct learn *l, struct job *j)
+static void measure(struct learn *l, int logs_fd, struct job *j)
 {
     const struct fg_cli_lrec *s = j->sub;
     const struct fg_sacct_job *a = j->acct;
@@ -180,8 +236,8 @@ static void measure(const struct learn *l, struct job *j)
     j->admitted = s->verdict == FG_AUDIT_ALLOW || s->verdict == FG_AUDIT_WARN ||
                   s->verdict == FG_AUDIT_RESIZE || s->verdict == FG_AUDIT_OVERRIDE;
     j->host_oom = !strcmp(a->state, "OUT_OF_MEMORY");
-    if (l->logs)
-        find_oom(l->logs, j);
+    if (logs_fd >= 0)
+        find_oom(l, logs_fd, j);
     /* no log, but failed at the card's limit: what gres/gpumem can say */
     j->gpu_oom_likely = !j->gpu_oom && !strcmp(a->state, "FAILED") && j->card &&
                         (double)j->actual >= 0.95 * (double)j->card;
@@ -213,8 +269,15 @@ int fg__learn_join(struct learn *l)
     const struct fg_cli_lrec **subs = calloc(l->recs.n + 1, sizeof *subs);
     struct fam_cache *fam = NULL;
     size_t *ids = calloc(l->recs.n + 1, sizeof *ids);
+    int logs_fd = -1;
     if (!subs || !ids)
         goto out;
+    if (l->logs && (logs_fd = open(l->logs, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+        fprintf(stderr, "fitgate: error: --logs %s: %s\n", l->logs, strerror(errno));
+        free(subs);
+        free(ids);
+        return -1;
+    }
     for (size_t i = 0; i < l->recs.n; i++) {
         if (recs[i].where != FG_AUDIT_AT_STEPD && recs[i].where != FG_AUDIT_AT_CLI)
             subs[n_subs++] = &recs[i];
@@ -237,7 +300,7 @@ int fg__learn_join(struct learn *l)
         uint64_t sampled = 0;
         for (next = i; next < n_ids && recs[ids[next]].job_id == r->job_id; next++) {
             const struct fg_cli_lrec *o = &recs[ids[next]];
-            if (o->where == FG_AUDIT_AT_STEPD && o->user == r->user &&
+            if (o->where == FG_AUDIT_AT_STEPD && o->user == r->user && o->uid == r->uid &&
                 o->gpu_peak_bytes > sampled)
                 sampled = o->gpu_peak_bytes;
         }
@@ -249,14 +312,20 @@ int fg__learn_join(struct learn *l)
             l->unmatched++;
             continue;
         }
-        if ((*hit)->user != r->user) {
+        if ((*hit)->user != r->user || (*hit)->uid != r->uid) {
             l->other_user++; /* a submit id carried by another user's job: forged */
             continue;
         }
         const struct fg_sacct_job *a = l->acct ? fg_sacct_find(l->acct, r->job_id) : NULL;
+        if (a && a->has_uid && a->uid != r->uid) {
+            l->other_user++; /* Slurm says the job is another user's: the lines are forged */
+            continue;
+        }
         if (a && a->has_gpumem)
             sampled = 0; /* Slurm's own figure first */
-        if (!a && !sampled) {
+        /* with --sacct, a job Slurm does not know is none (a node's sample alone could be
+         * any job id a user writes into their own trail) */
+        if (!a && (!sampled || l->acct)) {
             l->not_in_sacct++;
             continue;
         }
@@ -285,12 +354,14 @@ int fg__learn_join(struct learn *l)
         if (!(j->family = family_of(l, j->sub, &fam, &n_fam)))
             goto out;
         l->family_unknown += !strcmp(j->family, FAMILY_UNKNOWN);
-        measure(l, j);
+        measure(l, logs_fd, j);
     }
     rc = 0;
 out:
     if (rc)
         fprintf(stderr, "fitgate: error: out of memory\n");
+    if (logs_fd >= 0)
+        close(logs_fd);
     free(subs);
     free(fam);
     free(ids);

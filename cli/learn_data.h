@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "audit.h"
+#include "auditlog.h"
 #include "learnrec.h"
 #include "sacct.h"
 
@@ -39,11 +40,21 @@ struct job {
     struct fg_sacct_job own; /* acct when the peak is the node's own sample */
 };
 
+#define LEARN_TRUST_MAX 8
+
 struct learn {
     struct fg_cli_lrecs recs;   /* every line, compact (learnrec.h) */
     struct job *jobs;
     size_t n_jobs;
     uint64_t lines, bad, stepd, unmatched, other_user, not_in_sacct, no_gpumem;
+    /* lines not believed: another uid's line in a user's trail, or any line of a trail its
+     * group or others may write (fg__learn_keep); job outputs under --logs not read: not a
+     * regular file, a symbolic link, or owned by someone other than the job's user */
+    uint64_t untrusted, logs_refused;
+    /* owners whose trails are believed whole: root, the user running learn, --trust-owner */
+    unsigned trust[LEARN_TRUST_MAX + 2];
+    size_t n_trust;
+    const char *warned_trail;   /* the last trail warned about as a whole */
     uint64_t family_unknown; /* joined jobs of no known architecture (family_of) */
     struct fg_sacct *acct;
     double far_below;
@@ -67,8 +78,14 @@ struct group {
     char framework[32], mode[16];
 };
 
-/* fg_cli_audit_each's callback: every audit line kept in l (ctx), for the join. */
-int fg__learn_keep(const struct fg_audit_rec *rec, void *ctx);
+/*
+ * fg_cli_audit_each's callback: every audit line l (ctx) believes kept, for the join.  A
+ * line is believed when its trail is written by no one but its owner (neither its group nor
+ * others may write it) and the owner is the line's uid, or one of l->trust (root, the user
+ * running learn, --trust-owner: the controller's trail).  So one user's trail can rewrite
+ * no other user's jobs, nor weigh in the calibration with them.
+ */
+int fg__learn_keep(const struct fg_audit_rec *rec, const struct fg_cli_trail *at, void *ctx);
 /* The sacct -p table at path into l->acct. */
 int fg__learn_read_sacct(struct learn *l, const char *path);
 /* One row per job: decision, job id and what it used (docs/learn.md). */

@@ -105,7 +105,7 @@ int fg_cli_lrecs_add(struct fg_cli_lrecs *set, const struct fg_audit_rec *rec)
         .job_id = rec->job_id, .estimate_bytes = rec->estimate_bytes,
         .per_gpu_bytes = rec->per_gpu_bytes, .usable_bytes = rec->usable_bytes,
         .gpu_peak_bytes = rec->gpu_peak_bytes, .gpus_after = rec->gpus_after,
-        .calibration_milli = rec->calibration_milli, .verdict = rec->verdict,
+        .calibration_milli = rec->calibration_milli, .uid = rec->uid, .verdict = rec->verdict,
         .where = rec->where,
     };
     r->submit_id = arena_copy(set->pool, rec->submit_id, strlen(rec->submit_id));

@@ -23,6 +23,7 @@ struct fg_cli_lrec {
     const char *submit_id, *user, *partition, *model, *model_type, *framework, *mode;
     uint64_t estimate_bytes, per_gpu_bytes, usable_bytes, gpu_peak_bytes;
     uint32_t gpus_after, calibration_milli;
+    uint32_t uid;           /* the line's uid: the owner its trail was checked against */
     enum fg_audit_verdict verdict;
     enum fg_audit_where where;
 };

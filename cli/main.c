@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "format.h"
 #include "jobopts.h"
 #include "util/log.h"
 
@@ -42,6 +43,12 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* everything printed passes the escape (format.h): text from files, servers and the
+     * audit trail never reaches a terminal raw, whichever line prints it */
+    if (fg_cli_escape_stdio()) {
+        fputs("fitgate: error: cannot set up the output streams\n", stderr);
+        return 2;
+    }
     fg_log_set_sink(log_stderr, NULL, getenv("FITGATE_DEBUG") ? FG_LOG_DEBUG : FG_LOG_WARN);
     if (argc < 2) {
         usage(stderr);

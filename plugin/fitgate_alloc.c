@@ -411,9 +411,11 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     }
     fg_gate_run(m, spec, &q, &rules, pol.on_error, g);
     audit(&pol, spec, &q, g, user, &probe, probed, submit_id, sizeof submit_id);
-    slurm_debug("fitgate: %s: %s in %.0f ms (request via %s: %u x %s, %u node(s))",
-                model_arg, fg_decide_kind_name(g->d.kind), (now_s() - t0) * 1e3,
-                via[0] ? via : "--ft-gpus", q.count, q.type[0] ? q.type : "?", q.nodes);
+    char said[600];
+    snprintf(said, sizeof said, "%.300s: %s in %.0f ms (request via %s: %u x %.64s, %u node(s))",
+             model_arg, fg_decide_kind_name(g->d.kind), (now_s() - t0) * 1e3,
+             via[0] ? via : "--ft-gpus", q.count, q.type[0] ? q.type : "?", q.nodes);
+    fitgate_line(FG_LOG_DEBUG, "fitgate: ", said); /* the job's text, escaped */
     rc = finish(&g->d);
     fitgate_say_edits(&g->d, &g->rem, spec);
     if (rc == 0 && g->d.resize_gpus && apply_resize(&probe, probed, &q, &g->d))

@@ -12,6 +12,7 @@
 #include "fitgate.h"
 #include "hw/gpu.h"
 #include "job/jobfile.h"
+#include "util/fmt.h"
 #include "util/log.h"
 #include "plan/plan.h"
 #include "remedy_file.h"
@@ -42,8 +43,11 @@ int fitgate_job(struct fg_jobspec *spec, const char *base_dir, struct fg_err *er
             return rc;
     }
     int rc = fg_jobfile_apply(spec, base_dir, err);
-    for (size_t i = 0; !rc && i < spec->n_unknown; i++)
-        slurm_info("fitgate: warning: %s: changes memory, not modelled", spec->unknown[i]);
+    for (size_t i = 0; !rc && i < spec->n_unknown; i++) {
+        char said[sizeof spec->unknown[0] + 40];
+        snprintf(said, sizeof said, "%s: changes memory, not modelled", spec->unknown[i]);
+        fitgate_line(FG_LOG_WARN, "fitgate: warning: ", said); /* a key of the job's file */
+    }
     return rc ? rc : fg_jobspec_finish(spec, err);
 }
 
@@ -55,13 +59,10 @@ void fitgate_config_digest(const struct fg_jobspec *spec, char *buf, size_t cap)
 void fitgate_line(enum fg_log_level level, const char *prefix, const char *s)
 {
     char clean[1200];
-    size_t o = 0;
     /* a newline in a model directory or job option would start a line of its own in
-     * slurmd.log, slurmctld.log or the job's output: control characters as \xNN */
-    for (const unsigned char *p = (const unsigned char *)s; *p && o + 5 < sizeof clean; p++)
-        o += (size_t)(*p < 0x20 || *p == 0x7f ? snprintf(clean + o, 5, "\\x%02x", *p)
-                                              : (clean[o] = (char)*p, 1));
-    clean[o] = '\0';
+     * slurmd.log, slurmctld.log or the job's output: control characters as \xNN
+     * (util/fmt.h fg__esc, as every message fitgate prints) */
+    fg__esc(clean, sizeof clean, s, strlen(s), 0);
     if (level == FG_LOG_ERROR)
         slurm_error("%s%s", prefix, clean);
     else if (level <= FG_LOG_WARN)

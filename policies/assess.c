@@ -135,6 +135,15 @@ static int job_layout(const struct fg_model *m, const struct fg_jobspec *spec, u
     out->need_min = spec->dp || serve_engine ? total : (uint32_t)split;
     if (!fg_jobspec_given(spec, FG_JOBOPT_ZERO) && dp * cp > 1 && (fw->layouts & FG_LAY_ZERO))
         j->zero = fw->dp_zero;
+    /* framework.h dist_recipe: on several ranks torchtune's full fine-tune is
+     * full_finetune_distributed.py, whose optimizer_in_bwd defaults False and whose configs
+     * (llama3_1/8B_full.yaml) run fused AdamW: the single-device defaults do not apply */
+    if (fw->dist_recipe && dp * cp > 1 && j->mode == FG_MODE_FULL) {
+        if (!fg_jobspec_given(spec, FG_JOBOPT_OPTIMIZER_IN_BWD))
+            j->optimizer_in_bwd = false;
+        if (!fg_jobspec_given(spec, FG_JOBOPT_OPTIMIZER))
+            j->optimizer = fw->optimizer;
+    }
     if (j->zero && !(fw->layouts & FG_LAY_ZERO))
         return fg_err_set(err, FG_E_INVAL, "--framework %s runs no ZeRO / FSDP sharding; drop "
                           "--zero", fw->name);

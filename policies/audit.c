@@ -8,6 +8,7 @@
 #include "audit.h"
 #include "stack/trainer.h"
 #include "util/fileio.h"
+#include "util/fmt.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -323,10 +324,19 @@ static void put_str(struct out *o, const char *s, size_t size)
             ubuf[0] = '\\', ubuf[1] = 'u', ubuf[2] = '0', ubuf[3] = '0';
             ubuf[4] = hex[c >> 4], ubuf[5] = hex[c & 15], ubuf[6] = '\0';
             esc = ubuf;
-        } else if (len == 3 && c == 0xe2 && u[i + 1] == 0x80 &&
-                   (u[i + 2] == 0xa8 || u[i + 2] == 0xa9)) {
-            /* U+2028 / U+2029 are line ends to JavaScript and some log viewers */
-            esc = u[i + 2] == 0xa8 ? "\\u2028" : "\\u2029";
+        } else if (len > 1) {
+            /* C1 controls (U+009B is CSI to some terminals), U+2028 / U+2029 (line ends to
+             * JavaScript and some log viewers) and the bidirectional controls: a trail read
+             * with tail or less shows them as escapes (util/fmt.h fg__esc_unit) */
+            int unsafe, partial;
+            fg__esc_unit(u + i, len, 0, &unsafe, &partial);
+            if (unsafe) {
+                unsigned cp = len == 2 ? ((c & 0x1fu) << 6) | (u[i + 1] & 0x3fu)
+                                       : ((c & 0x0fu) << 12) | ((u[i + 1] & 0x3fu) << 6) |
+                                             (u[i + 2] & 0x3fu);
+                snprintf(ubuf, sizeof ubuf, "\\u%04x", cp & 0xffffu);
+                esc = ubuf;
+            }
         }
         if (esc)
             put(o, esc, strlen(esc));
@@ -463,6 +473,13 @@ static int read_field(const cJSON *it, const struct field *f, struct fg_audit_re
         return 0;
     }
     return fg_err_set(err, FG_E_INVAL, "internal: field type");
+}
+
+void fg_audit_escape(struct fg_audit_rec *rec)
+{
+    for (size_t i = 0; i < NFIELDS; i++)
+        if (fields[i].type == F_STR)
+            fg__esc_inplace((char *)rec + fields[i].off, fields[i].size, 0);
 }
 
 int fg_audit_parse(const char *line, size_t len, struct fg_audit_rec *rec, struct fg_err *err)

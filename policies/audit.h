@@ -164,6 +164,14 @@ size_t fg_audit_format(const struct fg_audit_rec *rec, char *buf, size_t cap);
 int fg_audit_parse(const char *line, size_t len, struct fg_audit_rec *rec, struct fg_err *err);
 
 /*
+ * Every string field of rec as fitgate prints it (util/fmt.h fg__esc: control characters,
+ * newlines, malformed UTF-8, C1 and bidirectional controls as \xNN, cut to the field's
+ * size): what fitgate report and learn apply to each line they read, so a user, model or
+ * partition from a trail never reaches a terminal, a log or a page raw.
+ */
+void fg_audit_escape(struct fg_audit_rec *rec);
+
+/*
  * Append rec to target: NULL or "" does nothing; "syslog" sends it to the
  * local syslog socket (/dev/log; facility user, priority info, tag
  * "fitgate"); anything else is an absolute file path, %u expanded to

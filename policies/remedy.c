@@ -173,7 +173,7 @@ static size_t switch_candidates(const struct fg_jobspec *spec, uint32_t total,
         CAND(FG_JOBOPT_GRAD_CKPT, "yes");
     if (j->batch > 1)
         CAND(FG_JOBOPT_BATCH, "1");
-    if (sw && sw->chunked_ce && !j->chunked_ce)
+    if (sw && sw->chunked_ce && !j->chunked_ce && j->loss == FG_LOSS_DEFAULT)
         CAND(FG_JOBOPT_CHUNKED_CE, "yes");
     if ((fw->layouts & FG_LAY_ZERO) && dp_gt1 && j->zero < 3)
         CAND(FG_JOBOPT_ZERO, "3");

@@ -214,7 +214,7 @@ int fg_request_card(struct fg_request *q, const struct fg_gpu_table *table, cons
         return 0;
     }
     if (ft_gpu && *ft_gpu) {
-        /* through fg_err_set, which shows the user's control characters as '?' */
+        /* through fg_err_set, which shows the user's control characters as \xNN */
         if (!(q->gpu = fg_gpu_find(table, ft_gpu, count)))
             return fg_err_set(err, FG_E_NOTFOUND, "unknown GPU '%s'; 'fitgate gpus --table' "
                               "lists the known cards and aliases", ft_gpu);

@@ -8,11 +8,12 @@
 #include <string.h>
 
 #include "sacct.h"
+#include "util/fmt.h"
 
 /* The columns read, by the names sacct prints in its header (src/sacct/sacct.c fields[]). */
-enum col { C_JOBID, C_JOBIDRAW, C_STATE, C_EXIT, C_ALLOC, C_UIMAX, C_NTASKS, C_N };
+enum col { C_JOBID, C_JOBIDRAW, C_STATE, C_EXIT, C_ALLOC, C_UIMAX, C_NTASKS, C_UID, C_N };
 static const char *const col_names[C_N] = {"JobID", "JobIDRaw", "State", "ExitCode",
-                                           "AllocTRES", "TRESUsageInMax", "NTasks"};
+                                           "AllocTRES", "TRESUsageInMax", "NTasks", "UID"};
 
 #define MAX_FIELDS 64
 
@@ -179,7 +180,14 @@ static int row(struct parse *p, char **f, struct fg_err *err)
     if (!step) {
         const char *st = f[at[C_STATE]];
         snprintf(j->state, sizeof j->state, "%.*s", (int)strcspn(st, " "), st);
+        fg__esc_inplace(j->state, sizeof j->state, 0); /* learn prints it */
         j->gpus = gpus;
+        if (at[C_UID] >= 0 && f[at[C_UID]][0]) {
+            if (!u32_of(f[at[C_UID]], &j->uid))
+                return fg_err_set(err, FG_E_PARSE, "line %u: UID '%.20s' is not a number",
+                                  lineno, f[at[C_UID]]);
+            j->has_uid = true;
+        }
         if (at[C_EXIT] >= 0 && f[at[C_EXIT]][0]) {
             char *end;
             long c = strtol(f[at[C_EXIT]], &end, 10), sig = 0;
@@ -267,7 +275,7 @@ static int line_in(struct parse *p, char *line, struct fg_err *err)
             return fg_err_set(err, FG_E_PARSE, "line %u: not a sacct -p header naming "
                               "JobID (or JobIDRaw) and State (sacct -p without -n, "
                               "--format=JobIDRaw,State,ExitCode,AllocTRES,TRESUsageInMax,"
-                              "NTasks)", p->lineno);
+                              "NTasks,UID)", p->lineno);
         p->ncols = nf;
         return 0;
     }
@@ -275,6 +283,38 @@ static int line_in(struct parse *p, char *line, struct fg_err *err)
         return fg_err_set(err, FG_E_PARSE, "line %u: %zu fields where the header has %zu",
                           p->lineno, nf, p->ncols);
     return row(p, f, err);
+}
+
+/* getline(3) with a cap: the next line, its newline kept, into *buf (grown to at most
+ * FG_SACCT_LINE_MAX + 2 bytes); its length, FG_SACCT_LINE_MAX + 1 when it is longer (the
+ * rest not read), -1 at the end (or on a read error: ferror).  errno ENOMEM: no memory. */
+static ssize_t read_line(FILE *in, char **buf, size_t *cap)
+{
+    size_t n = 0;
+    int c;
+    while ((c = getc_unlocked(in)) != EOF) {
+        if (n + 2 > *cap) {
+            size_t nc = *cap ? *cap * 2 : 256;
+            if (nc > FG_SACCT_LINE_MAX + 2)
+                nc = FG_SACCT_LINE_MAX + 2;
+            char *nb = realloc(*buf, nc);
+            if (!nb) {
+                errno = ENOMEM;
+                return -1;
+            }
+            *buf = nb;
+            *cap = nc;
+        }
+        (*buf)[n++] = (char)c;
+        if (c == '\n')
+            break;
+        if (n > FG_SACCT_LINE_MAX)
+            break;
+    }
+    if (!n)
+        return -1;
+    (*buf)[n] = '\0';
+    return (ssize_t)n;
 }
 
 int fg_sacct_read(FILE *in, struct fg_sacct **out, struct fg_err *err)
@@ -289,7 +329,12 @@ int fg_sacct_read(FILE *in, struct fg_sacct **out, struct fg_err *err)
         goto out;
     }
     errno = 0;
-    for (ssize_t n; (n = getline(&line, &cap, in)) >= 0;) {
+    for (ssize_t n; (n = read_line(in, &line, &cap)) >= 0;) {
+        if (n > FG_SACCT_LINE_MAX) {
+            rc = fg_err_set(err, FG_E_RANGE, "line %u: longer than %u KiB: not sacct -p output",
+                            p.lineno + 1, FG_SACCT_LINE_MAX >> 10);
+            goto out;
+        }
         if (n && line[n - 1] == '\n')
             line[n - 1] = '\0';
         if (memchr(line, '\0', (size_t)n - (n && !line[n - 1]))) {

@@ -48,6 +48,8 @@ struct fg_sacct_job {
     uint64_t gpumem_per_gpu;
     uint32_t gpus_per_task; /* of the step that gave gpumem_per_gpu */
     uint32_t gpuutil_max;   /* TRESUsageInMax gres/gpuutil, percent (summed over GPUs) */
+    bool has_uid;           /* the output has a UID column: whose job it was */
+    uint32_t uid;
 };
 
 struct fg_sacct {
@@ -58,7 +60,7 @@ struct fg_sacct {
 /*
  * Parse `sacct -p` output (text, len bytes): a header line naming the columns
  * (JobID or JobIDRaw, State required; ExitCode, AllocTRES, TRESUsageInMax,
- * NTasks used when present), then one row per job and per step ("123",
+ * NTasks, UID used when present), then one row per job and per step ("123",
  * "123.batch", "123.0", "123.extern").  Steps fold into their job; a step
  * before its job makes the job.  Array and heterogeneous ids ("123_4",
  * "123+1") are read through JobIDRaw; without it they fail.  Fails FG_E_PARSE
@@ -66,10 +68,16 @@ struct fg_sacct {
  * exit code) naming line and column, FG_E_NOMEM.
  */
 int fg_sacct_parse(const char *text, size_t len, struct fg_sacct **out, struct fg_err *err);
+/* The longest line read (a row of sacct -p is a few hundred bytes): memory stays bounded on
+ * any input, /dev/zero included. */
+#define FG_SACCT_LINE_MAX (1u << 20)
+
 /*
  * The same read from a stream, line by line (never the whole text in memory): the jobs
  * are joined through a hash index of their ids, O(rows) whatever their order.  A NUL
- * byte fails FG_E_PARSE, a read error FG_E_IO.  fg_sacct_parse reads its text this way.
+ * byte fails FG_E_PARSE, a line longer than FG_SACCT_LINE_MAX FG_E_RANGE (naming the
+ * line; nothing more is read), a read error FG_E_IO.  fg_sacct_parse reads its text this
+ * way.
  */
 int fg_sacct_read(FILE *in, struct fg_sacct **out, struct fg_err *err);
 void fg_sacct_free(struct fg_sacct *s);

@@ -220,6 +220,16 @@ static void format_should_escape_hostile_strings(void **state)
                                               "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd|"
                                               "\xef\xbf\xbd");
     assert_int_equal(back.verdict, FG_AUDIT_RESIZE);
+    /* what report and learn print of it: every field escaped (fg_audit_escape) */
+    fg_audit_escape(&back);
+    assert_string_equal(back.user, "a\\b\\x0d\\x09\\x01\\x1b[31m\\x7f");
+    assert_string_equal(back.model, "x\"}\\x0a{\"v\":1,\"verdict\":\"allow\",\"user\":\"root\"");
+    assert_string_equal(back.partition, "\xc3\xa9\xe6\x97\xa5\\xe2\\x80\\xa8");
+    /* C1 controls and bidirectional overrides are escaped in the line itself (a trail read
+     * with tail on a terminal) */
+    snprintf(r.card, sizeof r.card, "x\xc2\x9b" "1m\xe2\x80\xae" "y");
+    n = fg_audit_format(&r, line, sizeof line);
+    assert_non_null(strstr(line, "\"card\":\"x\\u009b1m\\u202ey\""));
 }
 
 static void format_should_fit_the_worst_record_in_line_max_and_refuse_small_buffers(void **state)

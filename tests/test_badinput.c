@@ -202,8 +202,8 @@ static void source_parse_id_should_refuse_traversal_and_garbage(void **state)
         {"org//name", FG_E_INVAL, "exactly one '/'"},
         {"org/na--me", FG_E_INVAL, NULL},
         {"org/name%2e%2e", FG_E_INVAL, "found '%'"},
-        {"org/name\n", FG_E_INVAL, "'org/name?'"},
-        {"org/na\x1b[31mme", FG_E_INVAL, "found '?'"},
+        {"org/name\n", FG_E_INVAL, "'org/name\\x0a'"},
+        {"org/na\x1b[31mme", FG_E_INVAL, "found '\\x1b'"},
         {"org/n\xd0\xb0me", FG_E_INVAL, "may hold only"}, /* Cyrillic a */
         {"org/name;rm -rf ~", FG_E_INVAL, "may hold only"},
         {"org/name@", FG_E_INVAL, "1 to 128 characters"},
@@ -250,7 +250,7 @@ static void source_check_file_should_refuse_paths(void **state)
         {"/etc/passwd", FG_E_INVAL, "may hold only"},
         {"a/../../b", FG_E_INVAL, "may hold only"},
         {"shard\\..\\x", FG_E_INVAL, "may hold only"},
-        {"x.safetensors\n", FG_E_INVAL, "'x.safetensors?'"},
+        {"x.safetensors\n", FG_E_INVAL, "'x.safetensors\\x0a'"},
         {"-rf", FG_E_INVAL, "may not start"},
         {"x..y", FG_E_INVAL, "no '..'"},
         {NULL, FG_E_INVAL, "1 to 255 characters"},
@@ -327,7 +327,7 @@ static void config_should_name_key_and_problem_for_bad_values(void **state)
         {"{\"model_type\": \"mixtral\", \"num_local_experts\": -1}", FG_E_RANGE, "'num_local_experts' is -1"},
         {"{\"model_type\": \"mixtral\", \"num_local_experts\": 8, \"num_experts_per_tok\": 9}", FG_E_RANGE, "more than the 8 routed experts"},
         {"{}", FG_E_UNSUPPORTED, "model_type '(none)' is not supported"},
-        {"{\"model_type\": \"mystery\\u001b[31m\\r\\n\"}", FG_E_UNSUPPORTED, "model_type 'mystery?[31m?" "?' is not supported"},
+        {"{\"model_type\": \"mystery\\u001b[31m\\r\\n\"}", FG_E_UNSUPPORTED, "model_type 'mystery\\x1b[31m\\x0d\\x0a' is not supported"},
         {"{\"model_type\": \"../../etc/passwd\"}", FG_E_UNSUPPORTED, "not supported"},
     };
     bool ok = true;
@@ -670,7 +670,7 @@ static void policy_should_name_file_line_key_and_value(void **state)
     memcpy(hugepart, "PartitionName=", 14);
     const struct bad cases[] = {
         {"Action=explode", FG_E_PARSE, "fitgate.conf:1: Action=explode: expected one of off|warn|reject|resize"},
-        {"Action=re\x1bject", FG_E_PARSE, "Action=re?ject"},
+        {"Action=re\x1bject", FG_E_PARSE, "Action=re\\x1bject"},
         {"Action", FG_E_PARSE, "expected Key=Value, got 'Action'"},
         {"=reject", FG_E_PARSE, "unknown key ''"},
         {"Foo=1", FG_E_PARSE, "unknown key 'Foo'"},
@@ -803,7 +803,7 @@ static void gpu_table_should_refuse_bad_rows_naming_line(void **state)
     const struct bad cases[] = {
         {"Name=X", FG_E_MISSING, "fuzz.conf:1: X: Label is missing"},
         {"Name=\"unterminated", FG_E_PARSE, "the quoted value has no closing"},
-        {"Name=X\x1b Label=x", FG_E_PARSE, "Name=X? is not valid"},
+        {"Name=X\x1b Label=x", FG_E_PARSE, "Name=X\\x1b is not valid"},
         {ROWV("zz", "2330", "80", ""), FG_E_PARSE, "Vendor=zz is not valid"},
         {ROWV("10000", "2330", "80", ""), FG_E_PARSE, "Vendor=10000"},
         {ROWV("10de", "1", "80", ""), FG_E_PARSE, "Devices=1 is not valid"},
@@ -901,7 +901,7 @@ static void safetensors_should_refuse_bad_headers(void **state)
         {"{\"a\": {\"dtype\": \"F32\", \"shape\": [1], \"data_offsets\": [0, 4, 8]}}", FG_E_PARSE, "lacks dtype, shape or data_offsets"},
         {"{\"a\": {\"dtype\": \"F32\", \"shape\": [4294967296, 4294967296, 4294967296], \"data_offsets\": [0, 4]}}", FG_E_OVERFLOW, "shape product overflows"},
         {"{\"a\": {\"dtype\": \"F32\", \"shape\": [2], \"data_offsets\": [0, 4]}}", FG_E_PARSE, "shape needs 8 bytes of F32 but data_offsets span 4"},
-        {"{\"a\\u001b[2J\": {\"dtype\": \"X\", \"shape\": [1], \"data_offsets\": [0, 4]}}", FG_E_PARSE, "tensor 'a?[2J'"},
+        {"{\"a\\u001b[2J\": {\"dtype\": \"X\", \"shape\": [1], \"data_offsets\": [0, 4]}}", FG_E_PARSE, "tensor 'a\\x1b[2J'"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         memset(&s, 0, sizeof s);

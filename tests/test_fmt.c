@@ -74,12 +74,70 @@ static void copy_should_write_what_snprintf_percent_s_writes(void **state)
     assert_string_equal(got, "");
 }
 
+/* fg__esc: what may reach a terminal or a log, byte for byte. */
+static void esc_should_show_every_unsafe_unit_as_hex(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in;
+        size_t n;
+        int flags;
+        const char *want;
+    } cases[] = {
+        {"plain ascii, (a) [b] \\ ~", 0, 0, "plain ascii, (a) [b] \\ ~"},
+        /* the forged verdict: ESC, CR, a newline, BEL */
+        {"llama\x1b[2K\r=> fits\n\x07", 0, 0, "llama\\x1b[2K\\x0d=> fits\\x0a\\x07"},
+        {"a\nb\tc\x7f", 0, FG_ESC_KEEP_NL, "a\nb\tc\\x7f"},
+        {"a\nb\tc", 0, 0, "a\\x0ab\\x09c"},
+        /* UTF-8 kept; C1 (U+009B CSI), bidi (U+202E, U+2066), U+2028 escaped */
+        {"\xc3\xa9\xe6\x97\xa5 \xf0\x9f\x98\x80", 0, 0, "\xc3\xa9\xe6\x97\xa5 \xf0\x9f\x98\x80"},
+        {"x\xc2\x9b" "31m", 0, 0, "x\\xc2\\x9b" "31m"},
+        {"\xc2\xa0", 0, 0, "\xc2\xa0"}, /* U+00A0 is printable */
+        {"\xe2\x80\xae" "evil\xe2\x81\xa6", 0, 0, "\\xe2\\x80\\xae" "evil\\xe2\\x81\\xa6"},
+        {"\xe2\x80\xa8", 0, 0, "\\xe2\\x80\\xa8"},
+        {"\xe2\x80\x94", 0, 0, "\xe2\x80\x94"}, /* an em dash is text */
+        /* malformed: a lone CSI byte, overlong, surrogate, cut sequences */
+        {"\x9b" "1m", 0, 0, "\\x9b" "1m"},
+        {"\xc0\x80", 0, 0, "\\xc0\\x80"},
+        {"\xed\xa0\x80", 0, 0, "\\xed\\xa0\\x80"},
+        {"\xe6\x97", 0, 0, "\\xe6\\x97"},
+        {"\xf4\x90\x80\x80", 0, 0, "\\xf4\\x90\\x80\\x80"},
+        /* NUL bytes inside the length are escaped too */
+        {"a\0b", 3, 0, "a\\x00b"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char out[256];
+        size_t n = cases[i].n ? cases[i].n : strlen(cases[i].in);
+        size_t len = fg__esc(out, sizeof out, cases[i].in, n, cases[i].flags);
+        assert_string_equal(out, cases[i].want);
+        assert_int_equal(len, strlen(cases[i].want));
+        assert_int_equal(fg__esc_needed(cases[i].in, cases[i].flags),
+                         strcmp(cases[i].in, cases[i].want) != 0 && !cases[i].n);
+    }
+    /* cut at a whole escape, never inside one, always NUL-terminated */
+    for (size_t cap = 1; cap < 12; cap++) {
+        char out[16];
+        memset(out, 'z', sizeof out);
+        size_t len = fg__esc(out, cap, "ab\x1b\x1b", 4, 0);
+        assert_true(len < cap);
+        assert_int_equal(out[len], '\0');
+        assert_true(len == 0 || len == 1 || len == 2 || len == 6 || len == 10);
+    }
+    char in_place[16] = "x\x1b[2J";
+    fg__esc_inplace(in_place, sizeof in_place, 0);
+    assert_string_equal(in_place, "x\\x1b[2J");
+    char tight[8] = "ab\x1b" "cd";
+    fg__esc_inplace(tight, sizeof tight, 0);
+    assert_string_equal(tight, "ab\\x1b" "c");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fmt_should_write_what_snprintf_writes_for_the_engines_conversions),
         cmocka_unit_test(fmt_should_hand_other_conversions_to_the_c_library),
         cmocka_unit_test(copy_should_write_what_snprintf_percent_s_writes),
+        cmocka_unit_test(esc_should_show_every_unsafe_unit_as_hex),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

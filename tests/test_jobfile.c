@@ -18,6 +18,11 @@
 #include "job/jobfile_edit.h"
 #include "job/jobfile_rows.h"
 #include "job/jobspec.h"
+#include "assess.h"
+#include "hw/gpu.h"
+#include "model/model.h"
+#include "policy.h"
+#include "support.h"
 
 #define C "tests/fixtures/configs/"
 
@@ -230,8 +235,8 @@ static void jobfile_detect_should_name_the_prefix_or_refuse_by_name(void **state
 }
 
 /* The spec from config files and options ("name=value"), finished; rc of the apply. */
-static int job_of(struct fg_jobspec *s, const char *configs, const char *const *kv,
-                  struct fg_err *err)
+/* A fresh spec with kv's "name=value" options set. */
+static void spec_with(struct fg_jobspec *s, const char *const *kv, struct fg_err *err)
 {
     fg_jobspec_init(s, "--ft-");
     for (; kv && *kv; kv++) {
@@ -240,6 +245,12 @@ static int job_of(struct fg_jobspec *s, const char *configs, const char *const *
         snprintf(name, sizeof name, "%.*s", (int)(eq - *kv), *kv);
         assert_int_equal(fg_jobspec_set(s, (unsigned)fg_jobopt_find(name), eq + 1, err), 0);
     }
+}
+
+static int job_of(struct fg_jobspec *s, const char *configs, const char *const *kv,
+                  struct fg_err *err)
+{
+    spec_with(s, kv, err);
     assert_int_equal(fg_jobspec_set(s, FG_JOBOPT_CONFIG, configs, err), 0);
     int rc = fg_jobfile_apply(s, NULL, err);
     if (!rc)
@@ -484,6 +495,65 @@ static void jobfile_apply_should_name_what_is_no_training_job_and_list_what_it_d
     assert_true(listed(&s, "llama3_full_sft.yaml:9 use_galore=true"));
 }
 
+/* The loss each file's stack computes (memory/loss.c): axolotl's CutCrossEntropyPlugin
+ * (cut_cross_entropy defaults True once listed) and liger_fused_linear_cross_entropy, and
+ * TRL's own row (SFTConfig loss_type chunked_nll) where its file names none. */
+static void jobfile_apply_should_map_each_stacks_loss(void **state)
+{
+    (void)state;
+    static struct fg_jobspec s;
+    struct fg_err err = {0};
+    static const char *const model[] = {"model=/m", NULL};
+    assert_int_equal(job_of(&s, C "axolotl/lfm2-350m-fft.yaml", model, &err), 0);
+    assert_int_equal(s.job.loss, FG_LOSS_CCE);
+    assert_true(used(&s, "lfm2-350m-fft.yaml:3 plugins=", "--ft-loss=cce"));
+    assert_int_equal(job_of(&s, C "axolotl/orpheus-finetune.yml", model, &err), 0);
+    assert_int_equal(s.job.loss, FG_LOSS_LIGER);
+    assert_true(used(&s, "liger_fused_linear_cross_entropy=true", "--ft-loss=liger"));
+    assert_int_equal(job_of(&s, C "trl/example_config.yaml", model, &err), 0);
+    assert_int_equal(s.job.loss, FG_LOSS_CHUNKED_NLL);
+    /* DeepSpeed's "auto" reduce bucket: hidden x hidden once the model is known */
+    assert_int_equal(job_of(&s, C "deepspeed/ds_z3_config.json", model, &err), 0);
+    assert_true(s.job.ds_bucket == FG_DS_BUCKET_AUTO);
+}
+
+/* torchtune's llama3_1/8B_full.yaml on 4 GPUs runs full_finetune_distributed.py: its
+ * optimizer_in_bwd: False stands, fused AdamW, and the full (sharded) gradient set, where
+ * the single-device recipe's defaults (in backward, 8-bit paged Adam) under-count by about
+ * 7 GB per GPU. */
+static void jobfile_apply_should_run_torchtunes_distributed_recipe_on_several_gpus(void **state)
+{
+    (void)state;
+    static struct fg_jobspec s;
+    struct fg_err err = {0};
+    const char *dir = "tests/fixtures/models/meta-llama--Llama-3.1-8B";
+    static char arg[128];
+    snprintf(arg, sizeof arg, "model=%s", dir);
+    const char *const kv[] = {arg, NULL};
+    assert_int_equal(job_of(&s, C "torchtune/8B_full.yaml", kv, &err), 0);
+    assert_true(used(&s, "optimizer_in_bwd=False", "--ft-optimizer-in-bwd=no"));
+    struct fg_model *m = load(dir);
+    struct fg_policy pol;
+    fg_policy_init(&pol);
+    static struct fg_assessment a;
+    const struct fg_gpu *h100 = fg_gpu_find(NULL, "h100", NULL);
+    assert_int_equal(fg_assess(m, &s, h100, 4, &pol.rules, &a, &err), 0);
+    assert_int_equal(a.job.dp, 4);
+    assert_int_equal(a.job.zero, 3);
+    assert_false(a.job.optimizer_in_bwd);
+    assert_int_equal(a.job.optimizer, FG_OPT_ADAMW_FUSED);
+    assert_int_equal(a.est.b.gradients, 2 * a.est.trainable_params / 4);
+    /* the framework's own row on 4 GPUs, no file: the same recipe */
+    static const char *const tt[] = {"framework=torchtune", "mode=full", NULL};
+    spec_with(&s, tt, &err);
+    assert_int_equal(fg_jobspec_finish(&s, &err), 0);
+    assert_true(s.job.optimizer_in_bwd); /* one GPU: the single-device recipe */
+    assert_int_equal(fg_assess(m, &s, h100, 4, &pol.rules, &a, &err), 0);
+    assert_false(a.job.optimizer_in_bwd);
+    assert_int_equal(a.job.optimizer, FG_OPT_ADAMW_FUSED);
+    fg_model_free(m);
+}
+
 /* What the files set, as the job line says it: "--ft-batch=4 --ft-zero=3 ...", and the
  * keys listed as not modelled, "file:line key" each. */
 static void sets_of(const struct fg_jobspec *s, char *buf, size_t cap, char *unk, size_t ucap)
@@ -518,36 +588,42 @@ static void jobfile_apply_should_pin_each_launcher_fixture(void **state)
     static const struct {
         const char *file, *sets, *unknown;
     } cases[] = {
-        /* HF "auto" everywhere: the trainer's own arguments fill them; ZeRO-2 with the
-         * optimizer on the CPU; the 2e8 all-gather bucket is not DeepSpeed's default */
+        /* HF "auto" everywhere: the trainer's own arguments fill them, the reduce bucket
+         * hidden x hidden (--ds-bucket=auto); ZeRO-2 with the optimizer on the CPU; the 2e8
+         * all-gather bucket is not DeepSpeed's default */
         {"deepspeed/accelerate_tests_ds_config_zero2.json",
-         "zero=2 offload=optimizer grad-accum=1 framework=deepspeed",
+         "zero=2 offload=optimizer ds-bucket=auto grad-accum=1 "
+         "framework=deepspeed",
          "accelerate_tests_ds_config_zero2.json:37 "
          "zero_optimization.allgather_bucket_size"},
         /* ZeRO-3 with both offloads to the CPU */
         {"deepspeed/accelerate_tests_ds_config_zero3.json",
-         "zero=3 offload=optimizer offload=params grad-accum=1 "
-         "framework=deepspeed",
+         "zero=3 offload=optimizer offload=params ds-bucket=auto "
+         "grad-accum=1 framework=deepspeed",
          ""},
         {"deepspeed/accelerate_zero_stage1_config.json",
-         "precision=fp16-mixed zero=1 grad-accum=1 framework=deepspeed",
+         "precision=fp16-mixed zero=1 ds-bucket=auto grad-accum=1 "
+         "framework=deepspeed",
          "accelerate_zero_stage1_config.json:31 "
          "zero_optimization.allgather_bucket_size"},
         {"deepspeed/accelerate_zero_stage2_config.json",
-         "precision=fp16-mixed zero=2 grad-accum=1 framework=deepspeed",
+         "precision=fp16-mixed zero=2 ds-bucket=auto grad-accum=1 "
+         "framework=deepspeed",
          "accelerate_zero_stage2_config.json:31 "
          "zero_optimization.allgather_bucket_size"},
         {"deepspeed/accelerate_zero_stage2_offload_config.json",
-         "precision=fp16-mixed zero=2 offload=optimizer grad-accum=1 "
-         "framework=deepspeed",
+         "precision=fp16-mixed zero=2 offload=optimizer "
+         "ds-bucket=auto grad-accum=1 framework=deepspeed",
          "accelerate_zero_stage2_offload_config.json:35 "
          "zero_optimization.allgather_bucket_size"},
         {"deepspeed/accelerate_zero_stage3_config.json",
-         "precision=fp16-mixed zero=3 grad-accum=1 framework=deepspeed",
+         "precision=fp16-mixed zero=3 ds-bucket=auto grad-accum=1 "
+         "framework=deepspeed",
          ""},
         {"deepspeed/accelerate_zero_stage3_offload_config.json",
          "precision=fp16-mixed zero=3 offload=optimizer "
-         "offload=params grad-accum=1 framework=deepspeed",
+         "offload=params ds-bucket=auto grad-accum=1 "
+         "framework=deepspeed",
          ""},
         /* the autotuner's templates: the micro-batch is the tuner's ("auto") */
         {"deepspeed/autotuning_ds_config_z2.json",
@@ -558,17 +634,16 @@ static void jobfile_apply_should_pin_each_launcher_fixture(void **state)
          ""},
         /* DeepSpeedExamples bf16_master_weight: the baseline keeps fp32 master weights and
          * Adam states, the full-bf16 run keeps both in bf16 (its README: 31.4 vs 18.9 GB);
-         * a 5e7 reduce bucket is smaller than DeepSpeed's default */
+         * its 5e7 reduce bucket is the job's (--ds-bucket) */
         {"deepspeed/bf16_baseline.json",
          "batch=4 grad-accum=1 precision=bf16-mixed zero=3 "
-         "framework=deepspeed",
-         "bf16_baseline.json:24 zero_optimization.reduce_bucket_size; "
+         "ds-bucket=50000000 framework=deepspeed",
          "bf16_baseline.json:25 "
          "zero_optimization.stage3_param_persistence_threshold"},
         {"deepspeed/bf16_full.json",
          "batch=4 grad-accum=1 precision=bf16-mixed master-dtype=bf16 "
-         "optimizer-state-dtype=bf16 zero=3 framework=deepspeed",
-         "bf16_full.json:26 zero_optimization.reduce_bucket_size; "
+         "optimizer-state-dtype=bf16 zero=3 ds-bucket=50000000 "
+         "framework=deepspeed",
          "bf16_full.json:27 "
          "zero_optimization.stage3_param_persistence_threshold"},
         /* a pipeline example with no zero_optimization: stage 0, data parallel (zero=0);
@@ -578,10 +653,11 @@ static void jobfile_apply_should_pin_each_launcher_fixture(void **state)
          "batch=8 zero=0 framework=deepspeed",
          "pipeline_ds_config.json:2 train_batch_size"},
         {"deepspeed/ds_z3_config.json",
-         "zero=3 framework=deepspeed",
+         "zero=3 ds-bucket=auto framework=deepspeed",
          ""},
         {"deepspeed/ds_z3_offload_config.json",
-         "zero=3 offload=optimizer offload=params framework=deepspeed",
+         "zero=3 offload=optimizer offload=params ds-bucket=auto "
+         "framework=deepspeed",
          ""},
         /* ZeRO-2 beside AutoTP over 4 ranks: the TP split is listed, not guessed */
         {"deepspeed/tensor_parallel_ds_config.json",
@@ -714,8 +790,8 @@ static void jobfile_edits_should_map_options_back_to_the_files_keys(void **state
     struct fg_jobfile_edits ed;
     static const char *const model[] = {"model=/m", NULL};
     assert_int_equal(job_of(&s, C "axolotl/qlora.yml", model, &err), 0);
-    const unsigned ids[] = {FG_JOBOPT_BATCH, FG_JOBOPT_LORA_RANK, FG_JOBOPT_CHUNKED_CE};
-    const char *const values[] = {"1", "16", ""};
+    const unsigned ids[] = {FG_JOBOPT_BATCH, FG_JOBOPT_LORA_RANK, FG_JOBOPT_LOSS};
+    const char *const values[] = {"1", "16", "liger"};
     assert_int_equal(fg_jobfile_edits_for(&s, NULL, 3, ids, values, &ed, &err), 0);
     assert_int_equal(ed.n, 3);
     assert_int_equal(ed.e[0].line, 37);
@@ -918,6 +994,8 @@ int main(void)
         cmocka_unit_test(jobfile_apply_should_fill_the_job_and_name_every_key),
         cmocka_unit_test(jobfile_apply_should_refuse_a_conflict_naming_both),
         cmocka_unit_test(jobfile_apply_should_list_memory_keys_it_does_not_model),
+        cmocka_unit_test(jobfile_apply_should_map_each_stacks_loss),
+        cmocka_unit_test(jobfile_apply_should_run_torchtunes_distributed_recipe_on_several_gpus),
         cmocka_unit_test(jobfile_rows_should_be_in_the_docs),
         cmocka_unit_test(jobfile_parse_should_read_yaml11_integers),
         cmocka_unit_test(jobfile_rows_should_cover_every_memory_key_of_each_release),

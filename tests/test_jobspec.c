@@ -325,6 +325,45 @@ static void framework_should_set_the_loss_autocast_and_4bit_base_it_runs(void **
     }
 }
 
+/* fitgate frameworks: every row names the repository, file and commit it was read from, and
+ * the commit's date (YYYY-MM-DD) where a snapshot was fetched; a row without one says it
+ * was read from stored files.  Each row's default loss is one --loss names. */
+static void framework_rows_should_name_where_and_when_they_were_read(void **state)
+{
+    (void)state;
+    const struct fg_framework *f;
+    for (size_t i = 0; (f = fg_framework_at(i)); i++) {
+        print_message("%s@%s %s %s %s\n", f->name, f->version, f->repo ? f->repo : "-",
+                      f->commit ? f->commit : "-", f->date ? f->date : "-");
+        assert_non_null(f->repo);
+        assert_non_null(strchr(f->repo, '/'));
+        assert_non_null(f->file);
+        assert_true(strlen(f->file) > 3);
+        assert_non_null(f->commit);
+        assert_true(strlen(f->commit) >= 7);
+        if (f->date) {
+            int y, mo, d;
+            assert_int_equal(sscanf(f->date, "%4d-%2d-%2d", &y, &mo, &d), 3);
+            assert_true(y >= 2025 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31);
+        } else {
+            assert_non_null(strstr(f->source, "stored file"));
+        }
+        struct fg_job j = {.loss = f->loss, .chunked_ce = f->chunked_ce};
+        struct fg_job back = {0};
+        assert_int_equal(fg_loss_parse(fg_loss_name(&j), &back, NULL), 0);
+        assert_int_equal(back.loss, f->loss);
+    }
+    /* the releases people run today, and the older one where the defaults differ */
+    assert_int_equal(fg_framework_find("trl")->loss, FG_LOSS_CHUNKED_NLL);
+    assert_int_equal(fg_framework_find("trl@1.6")->loss, FG_LOSS_DEFAULT);
+    assert_int_equal(fg_framework_find("megatron")->loss, FG_LOSS_VOCAB_PARALLEL);
+    assert_int_equal(fg_framework_find("nemo")->loss, FG_LOSS_VOCAB_PARALLEL);
+    assert_int_equal(fg_framework_find("unsloth")->loss, FG_LOSS_UNSLOTH);
+    assert_int_equal(fg_framework_find("torchtune")->loss, FG_LOSS_LINEAR_CE);
+    assert_string_equal(fg_framework_find("megatron")->version, "0.19");
+    assert_string_equal(fg_framework_find("deepspeed")->version, "0.19");
+}
+
 static void framework_find_should_know_every_row_and_alias(void **state)
 {
     (void)state;
@@ -806,7 +845,8 @@ static void gate_should_run_a_trl_lora_checkpointed_unless_told(void **state)
     assert_false(g->d.fits);
     uint64_t plain = g->a.est.total_bytes;
     gate(model, (const char *const[]){"framework=transformers", "mode=lora", "precision=bf16",
-                                      "seq-len=4096", NULL}, "a100_40g", 1, NULL, g);
+                                      "seq-len=4096", "loss=chunked-nll", NULL}, "a100_40g", 1,
+         NULL, g);
     assert_int_equal(g->a.est.total_bytes, plain); /* Trainer: no checkpointing */
     gate(model, (const char *const[]){"framework=trl", "mode=lora", "precision=bf16",
                                       "seq-len=4096", "ft-grad-ckpt=no", NULL}, "a100_40g", 1,
@@ -967,6 +1007,7 @@ int main(void)
         cmocka_unit_test(set_should_match_lora_targets_as_peft_does),
         cmocka_unit_test(set_should_name_the_option_in_the_front_ends_spelling),
         cmocka_unit_test(framework_find_should_know_every_row_and_alias),
+        cmocka_unit_test(framework_rows_should_name_where_and_when_they_were_read),
         cmocka_unit_test(framework_should_set_the_loss_autocast_and_4bit_base_it_runs),
         cmocka_unit_test(finish_should_give_an_hf_lora_a_bf16_base_under_mixed_precision),
         cmocka_unit_test(finish_should_keep_the_megatron_master_copy_with_the_optimizer),

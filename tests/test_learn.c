@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../cli/cli.h"
@@ -351,6 +352,181 @@ static void learn_should_group_on_the_recorded_architecture_never_on_the_name(vo
     unlink(path);
 }
 
+/* A copy of the scripted site's trail owned by uid and mode (root only: chown). */
+static void trail_copy(char *path, uid_t uid, mode_t mode)
+{
+    char *text = NULL;
+    size_t len;
+    assert_int_equal(fg__read_file(F "audit.log", 1 << 20, &text, &len), 0);
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, len), (ssize_t)len);
+    assert_int_equal(fchown(fd, uid, (gid_t)-1), 0);
+    assert_int_equal(fchmod(fd, mode), 0);
+    close(fd);
+    free(text);
+}
+
+/* One user's trail vouches for that user's jobs only: a line of another uid in it (a forged
+ * decision or node line, a forged peak) is not believed, nor is any line of a trail others
+ * may write; root's trail (the controller's), the reader's own and --trust-owner's are. */
+static void learn_should_believe_a_trail_only_for_its_owners_jobs(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) {
+        print_message("skipped: needs root (chown)\n");
+        return;
+    }
+    char ana[] = "/tmp/fitgate-test-learn-ana-XXXXXX", open_[] = "/tmp/fitgate-test-learn-0666-XXXXXX";
+    trail_copy(ana, 1001, 0640); /* gen.py's ana is uid 1001 */
+    char *argv[] = {"learn", ana, "--sacct", F "sacct.txt", "--json"}, *out;
+    assert_int_equal(learn(argv, 5, &out), 0);
+    cJSON *root = cJSON_Parse(out);
+    assert_non_null(root);
+    const cJSON *c = cJSON_GetObjectItem(root, "counts"), *j;
+    assert_int_equal(num(c, "untrusted"), 44 - 14); /* ana has 6 decisions and 8 node lines */
+    assert_true(num(c, "joined") > 0);
+    cJSON_ArrayForEach(j, cJSON_GetObjectItem(root, "jobs"))
+        assert_string_equal(cJSON_GetObjectItem(j, "user")->valuestring, "ana");
+    cJSON_Delete(root);
+    free(out);
+    /* the controller's trail when SlurmUser is not root: --trust-owner */
+    char *trusted[] = {"learn", ana, "--sacct", F "sacct.txt", "--trust-owner", "1001", "--json"};
+    assert_int_equal(learn(trusted, 7, &out), 0);
+    root = cJSON_Parse(out);
+    assert_int_equal(num(cJSON_GetObjectItem(root, "counts"), "joined"), 20);
+    assert_int_equal(num(cJSON_GetObjectItem(root, "counts"), "untrusted"), 0);
+    cJSON_Delete(root);
+    free(out);
+    char *nobody[] = {"learn", ana, "--trust-owner", "no-such-user-xyz"};
+    assert_int_equal(learn(nobody, 4, &out), 2);
+    free(out);
+    unlink(ana);
+    /* a trail its group or others may write: nothing in it is believed, root's or not */
+    trail_copy(open_, 0, 0666);
+    char *shared[] = {"learn", open_, "--sacct", F "sacct.txt", "--json"};
+    assert_int_equal(learn(shared, 5, &out), 0);
+    root = cJSON_Parse(out);
+    assert_int_equal(num(cJSON_GetObjectItem(root, "counts"), "joined"), 0);
+    assert_int_equal(num(cJSON_GetObjectItem(root, "counts"), "untrusted"), 44);
+    cJSON_Delete(root);
+    free(out);
+    unlink(open_);
+}
+
+/* Slurm's accounting has the last word on whose job it is: with a UID column, a job whose
+ * lines name another uid is not joined (counted as another user's); and with --sacct, a job
+ * it does not list is not joined on a node's sample alone. */
+static void learn_should_join_only_jobs_slurm_gives_the_same_user(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len;
+    assert_int_equal(fg__read_file(F "sacct.txt", 1 << 20, &text, &len), 0);
+    char path[] = "/tmp/fitgate-test-learn-uid-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    /* every row Slurm's: uid 1001 (ana's), a UID column after the others */
+    for (char *line = strtok(text, "\n"), *first = line; line; line = strtok(NULL, "\n"))
+        fprintf(f, "%s%s\n", line, line == first ? "UID|" : "1001|");
+    fclose(f);
+    free(text);
+    char *argv[] = {"learn", F "audit.log", "--sacct", path, "--json"}, *out;
+    assert_int_equal(learn(argv, 5, &out), 0);
+    cJSON *root = cJSON_Parse(out);
+    assert_non_null(root);
+    const cJSON *j, *c = cJSON_GetObjectItem(root, "counts");
+    assert_true(num(c, "joined") > 0 && num(c, "joined") < 20);
+    assert_true(num(c, "other_user") > 1);
+    cJSON_ArrayForEach(j, cJSON_GetObjectItem(root, "jobs"))
+        assert_string_equal(cJSON_GetObjectItem(j, "user")->valuestring, "ana");
+    cJSON_Delete(root);
+    free(out);
+    unlink(path);
+}
+
+/* --logs: a FIFO named like a job's output does not block, a symbolic link is not followed,
+ * and a file another user planted under a job's name is not that job's evidence. */
+static void learn_should_read_only_the_jobs_own_regular_outputs(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/fitgate-test-learn-logs-XXXXXX", p[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(p, sizeof p, "%s/slurm-7022.out", dir);
+    assert_int_equal(mkfifo(p, 0644), 0);
+    snprintf(p, sizeof p, "%s/slurm-7022.err", dir);
+    assert_int_equal(symlink("/etc/passwd", p), 0);
+    snprintf(p, sizeof p, "%s/7022.out", dir);
+    assert_int_equal(symlink(F "logs/slurm-7022.out", p), 0);
+    alarm(20); /* a blocking open would hang the test: fail it instead */
+    char *argv[] = {"learn", F "audit.log", "--sacct", F "sacct.txt", "--logs", dir, "--json"};
+    char *out;
+    assert_int_equal(learn(argv, 7, &out), 0);
+    alarm(0);
+    cJSON *root = cJSON_Parse(out);
+    assert_non_null(root);
+    assert_false(flag(job(root, 7022), "gpu_oom"));
+    assert_int_equal(num(cJSON_GetObjectItem(root, "counts"), "logs_refused"), 3);
+    cJSON_Delete(root);
+    free(out);
+    if (geteuid() == 0) {
+        /* the real OOM message, in a file owned by another uid than the job's (bob, 1002) */
+        char *text = NULL;
+        size_t len;
+        assert_int_equal(fg__read_file(F "logs/slurm-7022.out", 1 << 20, &text, &len), 0);
+        snprintf(p, sizeof p, "%s/slurm-7003.out", dir);
+        int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, text, len), (ssize_t)len);
+        assert_int_equal(fchown(fd, 1666, (gid_t)-1), 0);
+        close(fd);
+        free(text);
+        assert_int_equal(learn(argv, 7, &out), 0);
+        root = cJSON_Parse(out);
+        assert_false(flag(job(root, 7003), "gpu_oom"));
+        cJSON_Delete(root);
+        free(out);
+        unlink(p);
+    }
+    char *missing[] = {"learn", F "audit.log", "--logs", "/nonexistent-fitgate-dir"};
+    assert_int_equal(learn(missing, 4, &out), 2);
+    free(out);
+    const char *names[] = {"slurm-7022.out", "slurm-7022.err", "7022.out"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
+/* Trails that are not files: a FIFO nobody writes reads as empty, /dev/zero is refused,
+ * and standard input of NULs stops at the line cap with the line named. */
+static void learn_should_refuse_endless_and_blocking_trails(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/fitgate-test-learn-fifo-XXXXXX", fifo[128];
+    assert_non_null(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/trail", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    alarm(20);
+    char *argv[] = {"learn", fifo, "--json"}, *out;
+    assert_int_equal(learn(argv, 3, &out), 0);
+    free(out);
+    char *zero[] = {"learn", "/dev/zero"};
+    assert_int_equal(learn(zero, 2, &out), 2);
+    free(out);
+    char *sacct_zero[] = {"learn", F "audit.log", "--sacct", "/dev/zero"};
+    assert_int_equal(learn(sacct_zero, 4, &out), 2);
+    free(out);
+    char *sacct_fifo[] = {"learn", F "audit.log", "--sacct", fifo};
+    assert_int_equal(learn(sacct_fifo, 4, &out), 2); /* empty: no header line */
+    free(out);
+    alarm(0);
+    unlink(fifo);
+    rmdir(dir);
+}
+
 int main(void)
 {
     /* no cache may hold these models: a decision that records no model_type is of family
@@ -364,6 +540,10 @@ int main(void)
         cmocka_unit_test(learn_should_refuse_what_it_cannot_read),
         cmocka_unit_test(learn_should_take_the_nodes_own_sample_where_slurm_has_none),
         cmocka_unit_test(learn_should_group_on_the_recorded_architecture_never_on_the_name),
+        cmocka_unit_test(learn_should_believe_a_trail_only_for_its_owners_jobs),
+        cmocka_unit_test(learn_should_read_only_the_jobs_own_regular_outputs),
+        cmocka_unit_test(learn_should_join_only_jobs_slurm_gives_the_same_user),
+        cmocka_unit_test(learn_should_refuse_endless_and_blocking_trails),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

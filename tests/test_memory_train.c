@@ -183,6 +183,12 @@ static void deepspeed_should_hold_its_reduce_bucket_and_an_fp32_partition(void *
                      2000000000ull);
     assert_int_equal(line_by_source(&e, "DeepSpeed stage_1_and_2.py / stage3.py step"),
                      4000000000ull);
+    /* "auto" under transformers / accelerate: hidden x hidden elements, not 5e8 */
+    j.ds_bucket = FG_DS_BUCKET_AUTO;
+    e = run(m, &j);
+    assert_int_equal(line_by_source(&e, "transformers integrations/deepspeed.py "
+                                        "reduce_bucket_size auto"),
+                     2 * 2 * m->hidden * m->hidden);
     fg_model_free(m);
 }
 
@@ -232,6 +238,34 @@ static void fused_losses_should_keep_no_full_logits(void **state)
     assert_int_equal(fg_loss_parse("chunked", &j, NULL), 0);
     assert_true(j.chunked_ce && j.loss == FG_LOSS_DEFAULT);
     assert_string_equal(fg_loss_name(&j), "chunked");
+    fg_model_free(m);
+}
+
+/* TRL SFT of Llama-3.1-8B, LoRA at 4096 tokens, dtype bfloat16: the logits line is TRL's
+ * chunked NLL (memory/loss.c), not transformers' 6.3 GB of fp32 logits; TRL 1.6 still
+ * computes the plain loss. */
+static void trl_should_count_its_chunked_nll(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(LLAMA8B);
+    static const char *const trl[] = {"framework", "trl", "mode", "lora", "seq-len", "4096",
+                                      "precision", "bf16", NULL};
+    struct fg_job j = spec_job(trl);
+    assert_int_equal(j.loss, FG_LOSS_CHUNKED_NLL);
+    struct fg_estimate e = run(m, &j);
+    uint64_t h = m->hidden, v = m->vocab;
+    assert_int_equal(e.b.logits, (2 * 2 * h + 16) * 4096);
+    const char *src = "trl 1.9 sft_trainer.py _chunked_cross_entropy_loss";
+    /* one 256-token chunk's four fp32 tensors and the bf16 head's fp32 copy, once */
+    assert_int_equal(line_by_source(&e, src), e.b.logits + 4 * 256 * v * 4 + 4 * v * h);
+    static const char *const old[] = {"framework", "trl@1.6", "mode", "lora", "seq-len", "4096",
+                                      "precision", "bf16", NULL};
+    struct fg_estimate o = run(m, (j = spec_job(old), &j));
+    assert_int_equal(o.b.logits, 12 * v * 4096);
+    assert_true(e.total_bytes + 3000000000ull < o.total_bytes);
+    /* chunked_nll is SFTTrainer's: a DPO job's log-probs are its trainer row's */
+    static const char *const dpo[] = {"framework", "trl", "mode", "dpo", NULL};
+    assert_int_equal(spec_job(dpo).loss, FG_LOSS_DEFAULT);
     fg_model_free(m);
 }
 
@@ -316,6 +350,7 @@ int main(void)
         cmocka_unit_test(deepspeed_should_hold_its_reduce_bucket_and_an_fp32_partition),
         cmocka_unit_test(offload_should_lower_a_lora_estimate_by_the_adapter_states),
         cmocka_unit_test(fused_losses_should_keep_no_full_logits),
+        cmocka_unit_test(trl_should_count_its_chunked_nll),
         cmocka_unit_test(act_offload_should_keep_two_blocks_on_the_gpu),
         cmocka_unit_test(te_activations_should_follow_megatrons_formula),
         cmocka_unit_test(lora_on_expert_tensors_should_adapt_each_fused_tensor_at_rank_r),

@@ -119,22 +119,23 @@ static void sampler_stop_should_not_wait_for_a_hung_gpu(void **state)
 {
     (void)state;
     setenv("FAKE_NVML_MIB", "0:1000", 1);
-    setenv("FAKE_NVML_HANG_MS", "600", 1);
+    /* a hang far longer than the bounds below, which keep a loaded host's margin (3 s) */
+    setenv("FAKE_NVML_HANG_MS", "4000", 1);
     struct fg_sampler_opts o = {.library = FAKE, .interval_ms = 5};
     struct fg_err err = {0};
     struct fg_sampler *s;
     assert_int_equal(fg_sampler_devices(&o, "0", &err), 0);
     double t0 = now_ms();
     assert_int_equal(fg_sampler_start(&o, &s, &err), 0);
-    assert_true(now_ms() - t0 < 100); /* starting never waits on NVML */
+    assert_true(now_ms() - t0 < 3000); /* starting never waits on NVML */
     nap(20);
     t0 = now_ms();
     uint64_t n = 99;
     fg_sampler_stop(s, 50, NULL, &n);
     double took = now_ms() - t0;
-    assert_true(took < 300);
+    assert_true(took < 3000);
     assert_int_equal(n, 0);
-    nap(800); /* let the abandoned thread return and free itself */
+    nap(4200); /* let the abandoned thread return and free itself */
 }
 
 int main(void)

@@ -119,6 +119,35 @@ static void sacct_parse_should_name_the_line_of_a_bad_row(void **state)
     assert_non_null(strstr(err.detail, "2 fields where the header has 3"));
 }
 
+/* Every line has a cap: a row of sacct -p is a few hundred bytes, a 2 MiB one (or /dev/zero,
+ * one endless line of NULs) is refused naming the line, with memory bounded by the cap. */
+static void sacct_read_should_cap_its_lines(void **state)
+{
+    (void)state;
+    struct fg_sacct *s = NULL;
+    struct fg_err err = {0};
+    size_t big = 2u << 20;
+    char *text = malloc(big + 64);
+    assert_non_null(text);
+    int h = snprintf(text, 64, "JobID|State|\n");
+    memset(text + h, 'x', big);
+    memcpy(text + h + big, "|\n", 3);
+    assert_int_equal(fg_sacct_parse(text, (size_t)h + big + 2, &s, &err), FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "line 2: longer than 1024 KiB"));
+    assert_null(s);
+    free(text);
+    FILE *zero = fopen("/dev/zero", "r");
+    assert_non_null(zero);
+    assert_int_equal(fg_sacct_read(zero, &s, &err), FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "line 1: longer than"));
+    fclose(zero);
+    /* a state with control characters is shown escaped (learn prints it) */
+    const char *esc = "JobID|State|\n9|COMPL\x1b[2JETED|\n";
+    assert_int_equal(fg_sacct_parse(esc, strlen(esc), &s, &err), 0);
+    assert_string_equal(fg_sacct_find(s, 9)->state, "COMPL\\x1b[2JETED");
+    fg_sacct_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -126,6 +155,7 @@ int main(void)
         cmocka_unit_test(sacct_tres_should_not_take_a_typed_gres_for_the_count),
         cmocka_unit_test(sacct_parse_should_fold_steps_into_their_job),
         cmocka_unit_test(sacct_parse_should_name_the_line_of_a_bad_row),
+        cmocka_unit_test(sacct_read_should_cap_its_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -562,7 +562,7 @@ static void hub_should_return_by_the_deadline_from_a_silent_server(void **state)
     assert_int_equal(fg_source_resolve(&o, &id, &r, &err), FG_E_TIMEDOUT);
     uint64_t ms = now_ms() - t0;
     print_message("silent server: %llu ms for an 800 ms deadline\n", (unsigned long long)ms);
-    assert_true(ms < 800 + 700);
+    assert_true(ms < 2 * 800 + 3000); /* the deadline, with a loaded host's margin */
     assert_non_null(strstr(err.detail, "deadline"));
     assert_non_null(strstr(err.detail, "HF_HUB_OFFLINE=1"));
     server_stop(&s);
@@ -1371,7 +1371,8 @@ static void ckpt_should_keep_one_deadline_for_the_whole_scan(void **state)
     assert_int_equal(fg_ckpt_get(&o, &id, NULL, &co, &c, &err), 0);
     uint64_t ms = now_ms() - t0;
     print_message("silent shards: %llu ms for a 700 ms scan budget\n", (unsigned long long)ms);
-    assert_true(ms < 700 + 500);
+    /* the scan's budget, with a loaded host's margin, and still under one request's 5 s */
+    assert_true(ms < 2 * 700 + 3000);
     assert_true(c.safetensors && !c.sum.headers);
     assert_int_equal(c.sum.no_headers_code, FG_E_TIMEDOUT);
     assert_non_null(strstr(c.note, "not cached"));
@@ -1382,7 +1383,7 @@ static void ckpt_should_keep_one_deadline_for_the_whole_scan(void **state)
     assert_int_equal(fg_source_parse_id("org/silent", &id, NULL), 0);
     t0 = now_ms();
     assert_int_equal(fg_ckpt_get(&o, &id, NULL, &co, &c, &err), FG_E_TIMEDOUT);
-    assert_true(now_ms() - t0 < 700 + 500);
+    assert_true(now_ms() - t0 < 2 * 700 + 3000);
     snprintf(p, sizeof p, "%s/c/models--org--silent", dir);
     assert_int_equal(stat(p, &st), -1);
     server_stop(&s);

@@ -183,8 +183,52 @@ echo "(cpu ms: user + sys of sbatch itself; paired: median over rounds of wall /
 [ -s "$SROOT/exec.err" ] && sed 's/^/     | /' "$SROOT/exec.err" | head -5
 mkdir -p "$OUTDIR"
 cp "$SROOT/jobs/samples.tsv" "$OUTDIR/slurm-samples.tsv" 2>/dev/null
+# What an untagged job pays for the plugin (the figure make check used to assert, now here): per
+# round, its wall time less the baseline's in the same round, median over the rounds (a load
+# that drifts moves both), beside the paired ratio.  Target: at most 1 ms.
+untagged_cost() {
+    local pairs n md mq
+    # (mawk has no asort: the paired differences and ratios are sorted by sort -n)
+    pairs=$(awk -F'\t' -v v="$1" 'NR > 1 && $6 == 0 && ($1 == "none" || $1 == v) {w[$1, $2] = $3; r[$2] = 1}
+        END {for (k in r) if (((v, k) in w) && (("none", k) in w))
+                 printf "%.0f %.4f\n", w[v, k] - w["none", k], w[v, k] / w["none", k]}' \
+        "$SROOT/jobs/samples.tsv")
+    n=$(printf '%s\n' "$pairs" | grep -c .)
+    [ "$n" -gt 0 ] || { echo "no paired rounds"; return; }
+    med() { sort -g | awk '{a[NR] = $1} END {print NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+    md=$(printf '%s\n' "$pairs" | cut -d' ' -f1 | med)
+    mq=$(printf '%s\n' "$pairs" | cut -d' ' -f2 | med)
+    awk -v md="$md" -v mq="$mq" -v n="$n" 'BEGIN {printf "%+.2f ms median over %d rounds (paired ratio %.3f): %s\n",
+        md / 1000, n, mq, md <= 1000 ? "met (target <= 1 ms)" : "NOT met (target <= 1 ms)"}'
+}
+if [ -s "$SROOT/jobs/samples.tsv" ]; then
+    say "untagged job with the plugin vs no plugin: $(untagged_cost untagged)"
+    [ -n "$NOOP" ] && say "any SPANK plugin (noop) vs no plugin: $(untagged_cost noop)"
+fi
 # what the plugin did with the tagged jobs (it must have admitted them, not failed open)
 n=$(timeout 10 squeue -h -n bench -o %i 2>/dev/null | wc -l)
 say "held jobs in the queue after the run: $n (expected $(( (RUNS + 3) * ${#variants[@]} + 1 )))"
+timeout 10 scancel -n bench 2>/dev/null
+# Instructions, which a loaded machine does not move (valgrind --tool=callgrind, one run each):
+# a whole untagged sbatch without a plugin, with a do-nothing one and with fitgate's, and what
+# of it ran in spank_fitgate.so.  Where a wall-time difference is lost in the noise, this says
+# whether there is one.  The profiles stay in $BENCH_OUT/slurm-callgrind.LABEL
+# (callgrind_annotate --inclusive=yes FILE).
+if command -v valgrind >/dev/null 2>&1 && command -v callgrind_annotate >/dev/null 2>&1; then
+    cg() { # cg LABEL CONF: the run's total Ir, and spank_fitgate.so's own
+        local out=$SROOT/jobs/cg.$1 total own
+        as_user env SLURM_CONF="$2" valgrind --tool=callgrind --callgrind-out-file="$out" \
+            $SB >/dev/null 2>&1 || { echo "$1: callgrind failed"; return; }
+        total=$(sed -n 's/^summary: *//p;s/^totals: *//p' "$out" | head -1)
+        own=$(callgrind_annotate --threshold=100 "$out" 2>/dev/null |
+            awk '/spank_fitgate\.so|fitgate_(dispatch|options)\.c/ {gsub(",", "", $1); s += $1} END {print s + 0}')
+        printf '%-9s %12s Ir in sbatch, %s Ir in spank_fitgate.so\n' "$1" "$total" "$own"
+        cp "$out" "$OUTDIR/slurm-callgrind.$1" 2>/dev/null
+    }
+    say "instructions of one untagged sbatch (callgrind):"
+    cg none "$NOPLUG"
+    [ -n "$NOOP" ] && cg noop "$SROOT/etc/slurm.noop.conf"
+    [ "$PLUGIN_OK" = 1 ] && cg untagged "$PLUG"
+fi
 timeout 10 scancel -n bench 2>/dev/null
 exit $rc

@@ -21,7 +21,12 @@ static const char *const attn_names[] = {"sdpa", "eager"};
 static const char *const offload_names[] = {"none", "optimizer", "params"};
 static const char *const ref_names[] = {"auto", "none", "copy", "adapter-disabled"};
 static const char *const vllm_names[] = {"none", "colocate", "server"};
-static const char *const loss_names[] = {"plain", "chunked", "liger", "cce"};
+/* --loss: "plain" and "chunked" are FG_LOSS_DEFAULT (chunked_ce no / yes), then enum fg_loss
+ * from FG_LOSS_LIGER in its order */
+static const char *const loss_names[] = {"plain", "chunked", "liger", "cce", "chunked-nll",
+                                         "vocab-parallel", "chunked-wrapper", "unsloth",
+                                         "linear-ce"};
+#define N_LOSS (sizeof loss_names / sizeof loss_names[0])
 static const char *const dtype_names[] = {"fp32", "bf16"};
 
 /* enum fg_lora_targets' keywords (FG_LORA_LIST is any other comma list) */
@@ -38,7 +43,7 @@ static const struct {
     {"attention", attn_names, 2},    {"offload", offload_names, 3},
     {"lora-targets", lora_names, 3},  {"adapter", mode_names, 3}, /* full|lora|qlora */
     {"ref-model", ref_names + 1, 3},  {"vllm-mode", vllm_names, 3}, /* "auto": not given */
-    {"loss", loss_names, 4},          {"grad-reduce-dtype", dtype_names, 2},
+    {"loss", loss_names, N_LOSS},    {"grad-reduce-dtype", dtype_names, 2},
     {"optimizer-state-dtype", dtype_names, 2},
 };
 
@@ -138,10 +143,10 @@ int fg_offload_parse(const char *s, enum fg_offload *out, struct fg_err *err)
 
 int fg_loss_parse(const char *s, struct fg_job *job, struct fg_err *err)
 {
-    int v, rc = parse_enum(s, loss_names, 4, "loss", &v, err);
+    int v, rc = parse_enum(s, loss_names, (int)N_LOSS, "loss", &v, err);
     if (!rc) {
         job->chunked_ce = v == 1;
-        job->loss = v == 2 ? FG_LOSS_LIGER : v == 3 ? FG_LOSS_CCE : FG_LOSS_DEFAULT;
+        job->loss = v < 2 ? FG_LOSS_DEFAULT : (enum fg_loss)(v - 2 + FG_LOSS_LIGER);
     }
     return rc;
 }
@@ -417,8 +422,9 @@ const char *fg_attention_name(enum fg_attention a) { return (unsigned)a < 2 ? at
 const char *fg_offload_name(enum fg_offload o) { return (unsigned)o < 3 ? offload_names[o] : "?"; }
 const char *fg_loss_name(const struct fg_job *job)
 {
-    return job->loss == FG_LOSS_LIGER ? loss_names[2] : job->loss == FG_LOSS_CCE ? loss_names[3]
-                                                       : loss_names[job->chunked_ce ? 1 : 0];
+    if (job->loss != FG_LOSS_DEFAULT && (size_t)job->loss - FG_LOSS_LIGER + 2 < N_LOSS)
+        return loss_names[job->loss - FG_LOSS_LIGER + 2];
+    return loss_names[job->chunked_ce ? 1 : 0];
 }
 
 void fg_job_defaults(struct fg_job *job, enum fg_mode mode)

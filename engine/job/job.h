@@ -53,12 +53,17 @@ enum fg_bnb_compute { FG_BNB_INPUT, FG_BNB_FP32 };
  * logits' dtype (lit-gpt's chunked_cross_entropy), or only a log-sum-exp per token
  * (unsloth's fused kernel). */
 enum fg_ce_kept { FG_CE_FP32, FG_CE_COMPUTE, FG_CE_LSE };
-/* The loss kernel beside chunked_ce (struct fg_job.loss): the default reads chunked_ce (a
- * plain or a chunked cross-entropy); Liger's fused linear cross-entropy
- * (liger_kernel/ops/fused_linear_cross_entropy.py) computes the gradients of the head's
- * input in the forward, chunk by chunk; Apple's Cut Cross-Entropy (cut_cross_entropy/cce.py)
- * keeps only a log-sum-exp per token and recomputes the logits blockwise in backward. */
-enum fg_loss { FG_LOSS_DEFAULT, FG_LOSS_LIGER, FG_LOSS_CCE };
+/* The loss kernel beside chunked_ce (struct fg_job.loss), each as its stack computes it
+ * (memory/loss.c says what each keeps): the default reads chunked_ce (a plain or a chunked
+ * cross-entropy); Liger's fused linear cross-entropy; Apple's Cut Cross-Entropy; TRL's
+ * loss_type "chunked_nll"; Megatron-Core's vocab-parallel cross-entropy; torchtitan's
+ * ChunkedLossWrapper; unsloth's fused cross-entropy (unsloth_fused_ce_loss); torchtune's
+ * LinearCrossEntropyLoss.  The order is
+ * --loss's names after "plain" and "chunked" (job.c). */
+#define FG_DS_BUCKET_AUTO UINT64_MAX /* struct fg_job.ds_bucket: "auto" */
+enum fg_loss { FG_LOSS_DEFAULT, FG_LOSS_LIGER, FG_LOSS_CCE, FG_LOSS_CHUNKED_NLL,
+               FG_LOSS_VOCAB_PARALLEL, FG_LOSS_CHUNKED_WRAPPER, FG_LOSS_UNSLOTH,
+               FG_LOSS_LINEAR_CE };
 
 /* What trains the model on top of the adaptation (mode): supervised fine-tuning, or one of
  * the preference / RL trainers whose bytes engine/stack/trainer.c describes row by row. */
@@ -230,6 +235,10 @@ struct fg_job {
      * (backward_prologue; two with overlap_comm, the ZeRO-3 default); ZeRO-3 converts one
      * sub-group of sub_group_size (1e9) elements at a time (zero/stage3.py). */
     bool ds_buffers;
+    /* DeepSpeed's reduce_bucket_size in elements (0: its default, 5e8; FG_DS_BUCKET_AUTO:
+     * "auto", which transformers integrations/deepspeed.py trainer_config_finalize and
+     * accelerate fill with hidden_size x hidden_size). */
+    uint64_t ds_bucket;
     enum fg_loss loss;              /* default FG_LOSS_DEFAULT (chunked_ce decides) */
     /* Saved activations go to the CPU (torchtune training/_activation_offloading.py
      * OffloadActivations, axolotl activation_offloading): the GPU keeps one block's tensors
@@ -277,7 +286,9 @@ int fg_vllm_mode_parse(const char *s, enum fg_vllm_mode *out, struct fg_err *err
  * "lora-targets"), in enum order; NULL and *n = 0 for an option that takes no word.  For the
  * lists generated from the option table (engine/job/jobspec.h fg_jobopt_values). */
 const char *const *fg_job_words(const char *option, size_t *n);
-/* --loss plain|chunked|liger|cce: sets job->loss and job->chunked_ce. */
+/* --loss plain|chunked|liger|cce|chunked-nll|vocab-parallel|chunked-wrapper|unsloth|linear-ce:
+ * sets
+ * job->loss and job->chunked_ce. */
 int fg_loss_parse(const char *s, struct fg_job *job, struct fg_err *err);
 /* fp32|bf16 -> 4|2 bytes (--grad-reduce-dtype, --optimizer-state-dtype). */
 int fg_dtype_bytes_parse(const char *s, unsigned *out, struct fg_err *err);
@@ -288,7 +299,7 @@ const char *fg_attention_name(enum fg_attention a);
 const char *fg_offload_name(enum fg_offload o);
 const char *fg_ref_model_name(enum fg_ref_model r);
 const char *fg_vllm_mode_name(enum fg_vllm_mode v);
-/* "plain", "chunked", "liger" or "cce": the loss the job runs. */
+/* "plain", "chunked", "liger", ...: the loss the job runs (--loss's name). */
 const char *fg_loss_name(const struct fg_job *job);
 
 #endif

@@ -121,8 +121,6 @@ static const struct fg__jf_vmap m_attn[] = {{"eager", "attention=eager"},
                                       "attention=sdpa"}, END};
 static const struct fg__jf_vmap m_lf_attn[] = {
     {"disabled", "attention=eager"}, {"sdpa|fa2|fa3", "attention=sdpa"}, {"auto", ""}, END};
-static const struct fg__jf_vmap m_chunked[] = {
-    {"true|yes|1", "chunked-ce=yes"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_finetune[] = {{"lora", "mode=lora"}, {"full", "mode=full"}, END};
 static const struct fg__jf_vmap m_lf_target[] = {
     {"all", "lora-targets=all-linear"}, {"*", "lora-targets=$"}, END};
@@ -134,7 +132,26 @@ static const struct fg__jf_vmap m_vllm[] = {{"true|yes|1", "~vllm-mode=colocate"
                                             {"false|no|0", "vllm-mode=none"}, END};
 static const struct fg__jf_vmap m_vllm_mode[] = {{"server|colocate", "+vllm-mode=$"}, END};
 static const struct fg__jf_vmap m_in_bwd[] = {{"true|yes|1", "optimizer-in-bwd=yes"},
-                                             {"false|no|0", ""}, END};
+                                             {"false|no|0", "optimizer-in-bwd=no"}, END};
+/* The losses (memory/loss.c): TRL SFTConfig.loss_type (dft: nll's memory), use_liger_kernel
+ * (TrainingArguments), axolotl's plugin flags, LLaMA-Factory's unsloth.  axolotl's
+ * CutCrossEntropyPlugin turns cut_cross_entropy on by default (integrations/
+ * cut_cross_entropy/args.py: cut_cross_entropy = True); its LigerPlugin only with
+ * liger_fused_linear_cross_entropy. */
+static const struct fg__jf_vmap m_loss_type[] = {
+    {"chunked_nll", "loss=chunked-nll"}, {"nll|dft", "loss=plain"},
+    {"*", ""}, /* DPO, KTO, GRPO's loss_type: their trainer rows size the log-probs */ END};
+static const struct fg__jf_vmap m_liger[] = {{"true|yes|1", "loss=liger"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_cce[] = {{"true|yes|1", "loss=cce"}, {"false|no|0", ""}, END};
+static const struct fg__jf_vmap m_unsloth[] = {
+    {"true|yes|1", "loss=unsloth"}, {"false|no|0", ""}, END};
+#define AX_CCE "axolotl.integrations.cut_cross_entropy.CutCrossEntropyPlugin"
+#define AX_LIGER "axolotl.integrations.liger.LigerPlugin"
+#define AX_KERNELS "axolotl.integrations.kernels.KernelsPlugin"
+static const struct fg__jf_vmap m_ax_plugins[] = {
+    {AX_CCE "|" AX_CCE "," AX_LIGER "|" AX_LIGER "," AX_CCE "|" AX_CCE "," AX_KERNELS "|"
+     AX_KERNELS "," AX_CCE, "loss=cce"},
+    {AX_LIGER "|" AX_KERNELS "|" AX_LIGER "," AX_KERNELS "|" AX_KERNELS "," AX_LIGER, ""}, END};
 static const struct fg__jf_vmap m_ok[] = {{"*", ""}, END};
 static const struct fg__jf_vmap m_false_ok[] = {{"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_true_ok[] = {{"true|yes|1", ""}, END};
@@ -149,8 +166,8 @@ static const struct fg__jf_vmap m_tt_opt[] = {
 static const struct fg__jf_vmap m_tt_fused[] = {
     {"true|yes|1", "+optimizer=adamw-fused"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_tt_loss[] = {
-    {"torchtune.modules.loss.CEWithChunkedOutputLoss|torchtune.modules.loss.LinearCrossEntropyLoss",
-     "chunked-ce=yes"},
+    {"torchtune.modules.loss.CEWithChunkedOutputLoss", "chunked-ce=yes"},
+    {"torchtune.modules.loss.LinearCrossEntropyLoss", "loss=linear-ce"},
     {"torch.nn.CrossEntropyLoss", "chunked-ce=no"},
     /* the preference losses work on the policy's log-probs: the trainer (dpo) sizes them */
     {"torchtune.rlhf.loss.DPOLoss|torchtune.rlhf.loss.RSOLoss|torchtune.rlhf.loss.IPOLoss|"
@@ -230,9 +247,13 @@ static const struct fg__jf_row rows[] = {
     {.fmts = F(TORCHTUNE), .key = "optimizer.fused", .map = m_tt_fused},
     {.fmts = F(TORCHTUNE), .key = "optimizer_in_bwd", .map = m_in_bwd},
     {.fmts = F(TORCHTUNE), .key = "loss._component_", .map = m_tt_loss},
-    {.fmts = F(AXOLOTL), .key = "liger_fused_linear_cross_entropy", .map = m_chunked},
-    {.fmts = F(AXOLOTL), .key = "cut_cross_entropy", .map = m_chunked},
-    {.fmts = F(LLAMA_FACTORY), .key = "enable_liger_kernel", .map = m_chunked},
+    {.fmts = F(TRL), .key = "loss_type", .map = m_loss_type},
+    {.fmts = F(TRL) | F(TRANSFORMERS), .key = "use_liger_kernel", .map = m_liger},
+    {.fmts = F(AXOLOTL), .key = "liger_fused_linear_cross_entropy", .map = m_liger},
+    {.fmts = F(AXOLOTL), .key = "cut_cross_entropy", .map = m_cce},
+    {.fmts = F(AXOLOTL), .key = "plugins", .map = m_ax_plugins},
+    {.fmts = F(LLAMA_FACTORY), .key = "enable_liger_kernel", .map = m_liger},
+    {.fmts = F(LLAMA_FACTORY), .key = "use_unsloth", .map = m_unsloth},
     /* attention */
     {.fmts = F(TRL) | F(TRANSFORMERS) | F(AXOLOTL), .key = "attn_implementation", .map = m_attn},
     {.fmts = F(AXOLOTL), .key = "flash_attention", .map = m_flash},

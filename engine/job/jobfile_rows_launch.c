@@ -58,6 +58,9 @@ static const struct fg__jf_vmap m_ds_zero[] = {{"auto", ""}, {"*", "zero=$"}, EN
 /* DeepSpeed's defaults (runtime/zero/config.py): fitgate's ZeRO model assumes them */
 static const struct fg__jf_vmap m_ds_1e9[] = {{"auto|1000000000", ""}, END};
 static const struct fg__jf_vmap m_ds_5e8[] = {{"auto|500000000", ""}, END};
+/* "auto": hidden x hidden (transformers integrations/deepspeed.py trainer_config_finalize) */
+static const struct fg__jf_vmap m_ds_bucket[] = {{"auto", "ds-bucket=auto"},
+                                                 {"*", "ds-bucket=$"}, END};
 static const struct fg__jf_vmap m_ds_5e7[] = {{"auto|50000000", ""}, END};
 static const struct fg__jf_vmap m_ds_1e5[] = {{"auto|100000", ""}, END};
 static const struct fg__jf_vmap m_ds_mics[] = {{"-1", ""}, END};
@@ -147,10 +150,7 @@ const struct fg__jf_row fg__jf_launch_rows[] = {
      .key = "zero_optimization.stage3_max_reuse_distance",
      .map = m_ds_1e9,
      .note = "ZeRO-3 keeps gathered parameters this long"},
-    {.fmts = F(DEEPSPEED),
-     .key = "zero_optimization.reduce_bucket_size",
-     .map = m_ds_5e8,
-     .note = "the gradient reduction buffer"},
+    {.fmts = F(DEEPSPEED), .key = "zero_optimization.reduce_bucket_size", .map = m_ds_bucket},
     {.fmts = F(DEEPSPEED),
      .key = "zero_optimization.allgather_bucket_size",
      .map = m_ds_5e8,

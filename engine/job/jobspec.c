@@ -350,6 +350,13 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
     case FG_JOBOPT_QUANTIZATION: rc = ext = serve_dtypes(NULL, v ? v : "", j, err); break;
     case FG_JOBOPT_GRAD_ACCUM: j->grad_accum = (uint32_t)u; break;
     case FG_JOBOPT_LOSS: rc = ext = fg_loss_parse(v, j, err); break;
+    case FG_JOBOPT_DS_BUCKET:
+        if (v && !strcasecmp(v, "auto"))
+            j->ds_bucket = FG_DS_BUCKET_AUTO;
+        else if (parse_u64(v, 1, 1000000000000ull, &j->ds_bucket))
+            rc = fg_err_set(err, FG_E_RANGE, "%s%s=%.40s: expected elements 1..1e12 or auto",
+                            sp, name, v ? v : "");
+        break;
     case FG_JOBOPT_ACT_OFFLOAD: j->act_offload = u; break;
     case FG_JOBOPT_SP: j->sp = u; break;
     case FG_JOBOPT_GRAD_REDUCE_DTYPE:
@@ -414,8 +421,12 @@ static void train_defaults(struct fg_jobspec *s, const struct fg_framework *fw,
     j->embed_swap = j->mode == FG_MODE_QLORA && fw->qlora_embed_swap;
     j->head_4bit = j->mode == FG_MODE_QLORA && fw->qlora_head_4bit;
     j->adapters_bf16 = j->mode == FG_MODE_QLORA && fw->qlora_adapters_bf16;
-    if (!fg_jobspec_given(s, FG_JOBOPT_CHUNKED_CE) && !fg_jobspec_given(s, FG_JOBOPT_LOSS))
+    if (!fg_jobspec_given(s, FG_JOBOPT_CHUNKED_CE) && !fg_jobspec_given(s, FG_JOBOPT_LOSS)) {
         j->chunked_ce = fw->chunked_ce;
+        /* a row's loss is its SFT trainer's (TRL SFTConfig.loss_type); a preference or RL
+         * trainer's log-probs are its trainer row's (memory_rl.c) */
+        j->loss = j->trainer == FG_TRAINER_SFT ? fw->loss : FG_LOSS_DEFAULT;
+    }
     j->grads_persist = fw->grads_persist;
     j->ddp_buckets = fw->ddp_buckets;
     j->ds_buffers = fw->ds_buffers;
@@ -636,7 +647,8 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
     if (j->mode == FG_MODE_FULL && fw->master == FG_MASTER_OPTIMIZER &&
         j->precision != FG_PREC_FP32) {
         if (mixed)
-            note(s, "%s: bf16 parameters with the fp32 master copy in the optimizer", fw->name);
+            note(s, "%s: bf16 parameters with the %s master copy in the optimizer", fw->name,
+             s->master_dtype_bytes == 2 ? "bf16" : "fp32");
         j->precision = FG_PREC_BF16;
         j->master = FG_MASTER_OPTIMIZER;
         j->main_grad_bytes = fw->main_grad_bytes;

@@ -25,7 +25,8 @@ struct train_buffers {
  *     buckets of every gradient in its dtype, allocated with the reducer and kept; each
  *     .grad is copied in (torch nn/parallel/distributed.py, reducer.cpp);
  *   - DeepSpeed ZeRO (job.h ds_buffers): gradients reduce through a bucket of
- *     reduce_bucket_size elements in the gradient dtype (stage_1_and_2.py
+ *     reduce_bucket_size elements (job.h ds_bucket: "auto" is hidden^2 under transformers
+ *     and accelerate) in the gradient dtype (stage_1_and_2.py
  *     backward_prologue; two under ZeRO-3, whose overlap_comm is on), and the step converts
  *     the rank's gradient partition to fp32 (stage_1_and_2.py step:
  *     flat_grad_partition.to(fp32); ZeRO-3 one sub-group of sub_group_size elements at a
@@ -42,7 +43,10 @@ static void buffers_of(struct train *x, struct train_buffers *b)
     if (job->ddp_buckets && x->dp > 1 && job->zero == 0)
         b->ddp = sharded_bytes(trained, experts, b->gb, 1, job->ep);
     if (job->ds_buffers && job->zero >= 1) {
-        b->ds_bucket = DS_REDUCE_BUCKET * b->gb * (job->zero >= 3 ? 2 : 1);
+        uint64_t h = x->m->hidden;
+        uint64_t bucket = job->ds_bucket == FG_DS_BUCKET_AUTO ? h * h
+                        : job->ds_bucket ? job->ds_bucket : DS_REDUCE_BUCKET;
+        b->ds_bucket = fg__mul_sat(bucket, b->gb * (job->zero >= 3 ? 2 : 1));
         b->ds_part = trained / (x->shard_o ? x->shard_o : 1);
         if (job->zero >= 3 && b->ds_part > DS_SUB_GROUP)
             b->ds_part = DS_SUB_GROUP;
@@ -64,9 +68,12 @@ int fg__train_buffers(struct train *x, struct fg_err *err)
     buffers_of(x, &b);
     add_line(e, "overhead", b.ddp, false, "torch DDP reducer, gradient_as_bucket_view=False",
              "DDP buckets: a second copy of the gradients, %u B each", b.gb);
-    add_line(e, "overhead", b.ds_bucket, false, "DeepSpeed zero/config.py reduce_bucket_size",
-             "ZeRO reduce bucket%s: 5e8 elements x %u B", x->job->zero >= 3 ? "s (two)" : "",
-             b.gb);
+    add_line(e, "overhead", b.ds_bucket, false,
+             x->job->ds_bucket == FG_DS_BUCKET_AUTO
+                 ? "transformers integrations/deepspeed.py reduce_bucket_size auto"
+                 : "DeepSpeed zero/config.py reduce_bucket_size",
+             "ZeRO reduce bucket%s: %llu elements x %u B", x->job->zero >= 3 ? "s (two)" : "",
+             (unsigned long long)(b.ds_bucket / b.gb / (x->job->zero >= 3 ? 2 : 1)), b.gb);
     add_line(e, "overhead", x->step_extra, false, "DeepSpeed stage_1_and_2.py / stage3.py step",
              "fp32 copy of the rank's gradient partition: 4 B x %llu, step phase only",
              (unsigned long long)b.ds_part);

@@ -194,11 +194,9 @@ void fg__model_rule_optional(struct fg_model *m, const char *name, int64_t scala
 
 /* Notes, assumptions and keys quote config values: no control characters reach a terminal
  * or a log. */
-static void scrub(char *s)
+static void scrub(char *s, size_t cap)
 {
-    for (char *p = s; *p; p++)
-        if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
-            *p = '?';
+    fg__esc_inplace(s, cap, 0);
 }
 
 static void note_v(struct fg_model *m, const char *fmt, va_list ap)
@@ -207,7 +205,7 @@ static void note_v(struct fg_model *m, const char *fmt, va_list ap)
         return;
     char *note = m->notes[m->n_notes++];
     fg__vfmt(note, sizeof m->notes[0], fmt, ap);
-    scrub(note);
+    scrub(note, sizeof m->notes[0]);
 }
 
 void fg__model_note(struct fg_model *m, const char *fmt, ...)
@@ -227,7 +225,7 @@ void fg__model_assume(struct fg_model *m, const char *fmt, ...)
     char *a = m->assumed[m->n_assumed++];
     fg__vfmt(a, sizeof m->assumed[0], fmt, ap);
     va_end(ap);
-    scrub(a);
+    scrub(a, sizeof m->assumed[0]);
 }
 
 static void unsure_v(struct fg_model *m, const char *key, const char *fmt, va_list ap)
@@ -238,7 +236,7 @@ static void unsure_v(struct fg_model *m, const char *key, const char *fmt, va_li
     if (!first)
         return; /* one note is enough: the first key says what to fix */
     fg__copy(m->unsure_key, sizeof m->unsure_key, key);
-    scrub(m->unsure_key);
+    scrub(m->unsure_key, sizeof m->unsure_key);
     note_v(m, fmt, ap);
 }
 

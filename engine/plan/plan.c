@@ -651,7 +651,10 @@ static int search_count(struct search *s, struct planner *P, uint32_t g, struct 
     size_t before = s->nfound;
     for (size_t k = 0; k < s->n_shapes; k++) {
         const struct shape *sh = &s->shapes[k];
-        if (kept_out(s->found + before, s->nfound - before, sh->rank, !s->first_g))
+        /* the layouts of this count found so far (none yet: s->found may still be NULL,
+         * and NULL + 0 is undefined in C) */
+        const struct fg_layout *mine = s->nfound > before ? s->found + before : NULL;
+        if (kept_out(mine, s->nfound - before, sh->rank, !s->first_g))
             break;
         /* ZeRO only matters with dp > 1: try the job's stage, then up. */
         uint32_t z_top = sh->dp > 1 && !o->fix_zero && (s->allow & FG_PLAN_ZERO) ? 3u
@@ -669,7 +672,8 @@ static int search_count(struct search *s, struct planner *P, uint32_t g, struct 
             L.zero = z;
             L.cp = job->cp; /* the planner keeps the job's context parallel as it is */
             L.micro_batch = job->batch;
-            if (kept_out(s->found + before, s->nfound - before, layout_rank(&L), !s->first_g))
+            if (kept_out(s->nfound > before ? s->found + before : NULL, s->nfound - before,
+                         layout_rank(&L), !s->first_g))
                 break;
             bool fits;
             int rc = eval_layout(P, job, s->usable, o, &L, &fits, err);

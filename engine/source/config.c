@@ -1,5 +1,6 @@
 #include "source/config.h"
 #include "util/fileio.h"
+#include "util/fmt.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -257,7 +258,7 @@ int fg_config_parse(const char *text, size_t len, const char *origin, struct fg_
             return fg_err_set(err, FG_E_PARSE, "%s: text after the JSON object (byte %zu); fix "
                               "the file or fetch it again", origin, (size_t)(p - text));
         }
-    struct fg_config *doc = calloc(1, sizeof *doc);
+    struct fg_config *doc = fg__json_escape_tree(root) ? NULL : calloc(1, sizeof *doc);
     if (!doc) {
         cJSON_Delete(root);
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
@@ -540,6 +541,33 @@ int fg_cfg_str_array(const struct fg_cfg *c, const char *keys, const char **out,
         i++;
     }
     *n = i;
+    return 0;
+}
+
+static int escape_string(char **s)
+{
+    if (!*s || !fg__esc_needed(*s, 0))
+        return 0;
+    size_t n = strlen(*s), cap = 4 * n + 1;
+    char *e = cJSON_malloc(cap);
+    if (!e)
+        return -1;
+    fg__esc(e, cap, *s, n, 0);
+    cJSON_free(*s);
+    *s = e;
+    return 0;
+}
+
+int fg__json_escape_tree(struct cJSON *j)
+{
+    for (; j; j = j->next) {
+        if (!(j->type & cJSON_StringIsConst) && escape_string(&j->string))
+            return -1;
+        if (cJSON_IsString(j) && escape_string(&j->valuestring))
+            return -1;
+        if (j->child && fg__json_escape_tree(j->child))
+            return -1;
+    }
     return 0;
 }
 

@@ -39,6 +39,14 @@ struct fg_cfg {
     const char *inherit;
 };
 
+/* Internal: every member name and string value of the JSON tree j (and its siblings after
+ * it) that holds an unsafe unit (util/fmt.h fg__esc: control characters, malformed UTF-8,
+ * C1 and bidirectional controls) replaced by its escaped text (\xNN), so no text of a
+ * config.json or an audit line reaches a terminal or a log raw, whichever path prints it.
+ * No legitimate key or value holds one.  0, or -1 when memory runs out. */
+struct cJSON;
+int fg__json_escape_tree(struct cJSON *j);
+
 /* Internal: does text parse as one JSON object?  (What the source and cache steps check
  * before a text is taken or kept.) */
 bool fg__config_is_object(const char *text, size_t len);

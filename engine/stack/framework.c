@@ -26,25 +26,35 @@
  *             fp32 + autocast full fine-tune: 4 + 4 + 8 B/param and bf16 weight copies);
  *             default_optim "adamw_torch" (foreach) below torch 2.8, as this row counts it
  *             (--optimizer adamw-fused for 4.57 on torch >= 2.8).  The default row.
- *  trl 1.9    trainer/utils.py create_model_from_path (dtype defaults to "float32", also in
- *             model_config.py ModelConfig.dtype), trainer/sft_config.py SFTConfig
- *             (gradient_checkpointing=True, bf16=True), trainer/sft_trainer.py
- *             SFTTrainer.__init__: no prepare_model_for_kbit_training; for a quantized model
- *             every trainable parameter is cast to bfloat16 (the adapters); embeddings, norms
- *             and head stay in the load dtype (fp32 by default, bf16 with --precision bf16).
- *  accelerate 1.x: a bare loop: the model as from_pretrained loads it (transformers 5: bf16),
+ *  trl 1.9    (v1.9.0) trainer/utils.py create_model_from_path (dtype defaults to "float32",
+ *             also in model_config.py ModelConfig.dtype), trainer/sft_config.py SFTConfig
+ *             (gradient_checkpointing=True, bf16=True; loss_type None becomes "chunked_nll"
+ *             unless use_liger_kernel, __post_init__), trainer/sft_trainer.py
+ *             SFTTrainer.__init__: _patch_chunked_ce_lm_head with
+ *             _CHUNKED_LM_HEAD_CHUNK_SIZE = 256 (memory/loss.c); no
+ *             prepare_model_for_kbit_training; for a quantized model every trainable
+ *             parameter is cast to bfloat16 (the adapters); embeddings, norms and head stay in
+ *             the load dtype (fp32 by default, bf16 with --precision bf16).
+ *  trl 1.6    (v1.6.0) the same, but loss_type None is "nll" (it warns the default becomes
+ *             "chunked_nll" in 1.7): transformers' loss over the whole logits.
+ *  accelerate 1.14: a bare loop: the model as from_pretrained loads it (transformers 5: bf16),
  *             Accelerator(mixed_precision="bf16") autocast, torch.optim.AdamW (foreach).
- *  axolotl 0.18: utils/schemas/config.py bf16 -> torch_dtype bf16 (loaders/model.py): a full
+ *  axolotl 0.18.0: utils/schemas/config.py bf16 -> torch_dtype bf16 (loaders/model.py): a full
  *             fine-tune holds bf16 parameters; gradient_checkpointing off unless the YAML sets
  *             it; QLoRA without peft's fp32 casts (convert_embedding_modules_dtype casts back).
- *  llama-factory 0.9.6: model/adapter.py init_adapter: cast_trainable_params_to_fp32 (not
+ *  llama-factory 0.9.5: model/adapter.py init_adapter: cast_trainable_params_to_fp32 (not
  *             pure_bf16, not ZeRO-3): the base loads in the compute dtype (bf16) and every
  *             trainable parameter is upcast to fp32 (full: fp32 parameters under autocast);
  *             hparams/model_args.py disable_gradient_checkpointing=False: checkpointing on
  *             (model/model_utils/checkpointing.py prepare_model_for_training).
- *  unsloth 2026.8: HF Trainer + peft with use_gradient_checkpointing="unsloth" and a fused,
- *             chunked cross entropy (kernels/cross_entropy_loss.py); one GPU per process.
- *  torchtune 0.7: recipes/full_finetune_single_device.py (optimizer_in_bwd: the step runs in
+ *  unsloth 2026.8.19: HF Trainer + peft with use_gradient_checkpointing="unsloth";
+ *             models/llama.py CausalLM_fast_forward calls unsloth_fused_ce_loss (unsloth-zoo
+ *             fused_losses/cross_entropy_loss.py, memory/loss.c); one GPU per process.
+ *  torchtune 0.7 (main, version.txt 0.7.0; no 0.7 tag): on several GPUs
+ *             recipes/full_finetune_distributed.py reads cfg.get("optimizer_in_bwd", False)
+ *             and llama3_1/8B_full.yaml sets torch.optim.AdamW with fused: True (dist_recipe:
+ *             full gradients and fused AdamW); on one,
+ *             recipes/full_finetune_single_device.py (optimizer_in_bwd: the step runs in
  *             each parameter's post-accumulate-grad hook, no full gradient set;
  *             cfg.get("enable_activation_checkpointing", False): off unless the config says,
  *             the shipped configs say True), configs llama3_1/8B_full_single_device.yaml
@@ -80,12 +90,15 @@
  *             grad_reduce_in_fp32=True; --grad-reduce-dtype bf16 as the Bridge DeepSeek /
  *             Gemma-2 recipes set it), TE / apex FusedAdam; TP, PP (1F1B), EP and CP in
  *             parallel_state.py; activations per layer as theoretical_memory_usage.py counts
- *             them (Megatron-LM d98e8a6, core_v0.15).  The rows differ by their defaults:
+ *             them (Megatron-LM core_v0.19.0, 5be9626);
+ *             the loss tensor_parallel/cross_entropy.py VocabParallelCrossEntropy, or with
+ *             cross_entropy_loss_fusion (Megatron-Bridge models/gpt_provider.py: True)
+ *             fusions/fused_cross_entropy.py, which saves the same fp32 exp_logits.  The rows differ by their defaults:
  *             Megatron-LM's arguments.py leaves --use-distributed-optimizer and
  *             --sequence-parallel off (megatron: ZeRO-0 unless --zero 1); NeMo 2 and
  *             Megatron-Bridge recipes turn both on (Bridge recipes/llama/h100/llama3.py:
  *             cfg.model.sequence_parallel = True with TP > 1, cfg.ddp.use_distributed_optimizer
- *             = True; Bridge 067f987, v0.2).
+ *             = True; Megatron-Bridge v0.6.0, 51885cf).
  *  DDP        transformers / accelerate / lit-gpt data parallel without ZeRO is torch DDP
  *             with gradient_as_bucket_view=False (accelerate 1.15 utils/dataclasses.py
  *             DistributedDataParallelKwargs; Lightning DDPStrategy): its buckets hold a
@@ -119,6 +132,11 @@
     .qlora = true, .master = FG_MASTER_PARAMS, .ddp_buckets = true
 /* the LoRA base stays in the dtype it was loaded in (bf16) under Trainer's bf16 autocast */
 #define HF_BASE .lora_base_torch_dtype = true, .lora_autocast = true
+/* Read from stored single files: these snapshots are over the fetch limit (no date). */
+#define TF_READ                                                                               \
+    .repo = "huggingface/transformers", .file = "src/transformers/training_args.py",         \
+    .commit = "fd798335c"
+#define VLLM_READ .repo = "vllm-project/vllm", .file = "vllm/config/cache.py", .commit = "c1d864211"
 
 static const struct fg_framework table[] = {
     {.name = "transformers", .version = "5", .aliases = "hf,trainer,peft",
@@ -127,29 +145,45 @@ static const struct fg_framework table[] = {
      .keeps = "dtype=auto (bf16 checkpoint: 2+2+4 B/param full), adamw_torch_fused, no "
               "checkpointing; QLoRA via prepare_model_for_kbit_training (fp32 rest)",
      .source = "transformers 5 modeling_utils.py from_pretrained dtype=auto; training_args.py "
-               "default_optim; peft utils/other.py prepare_model_for_kbit_training"},
+               "default_optim (stored file, no snapshot); peft 0.20.0 utils/other.py "
+               "prepare_model_for_kbit_training",
+     TF_READ},
     {.name = "transformers", .version = "4.57", .aliases = "hf,trainer,peft",
      .label = "HF Trainer + peft", TRAIN_HF, HF_BASE, .kbit_prepared = true,
      .full_precision = FG_PREC_BF16_MIXED, .optimizer = FG_OPT_ADAMW,
      .keeps = "fp32 load + bf16 autocast (4+4+8 B/param and bf16 copies), adamw_torch on torch "
               "< 2.8 (foreach temporary); the default when a job names no framework",
      .source = "transformers 4.57 modeling_utils.py from_pretrained (fp32 unless torch_dtype); "
-               "training_args.py default_optim (adamw_torch below torch 2.8)"},
+               "training_args.py default_optim (adamw_torch below torch 2.8; stored file)",
+     TF_READ},
     {.name = "trl", .version = "1.9", .aliases = "", .label = "TRL SFTTrainer + peft", TRAIN_HF,
      .lora_fp32_base = true, .qlora_adapters_bf16 = true,
      .full_precision = FG_PREC_BF16_MIXED, .optimizer = FG_OPT_ADAMW_FUSED, .grad_ckpt = true,
-     .keeps = "fp32 load unless --precision bf16, bf16 autocast, checkpointing on; QLoRA: no "
-              "kbit prep, adapters bf16, rest in the load dtype",
-     .source = "trl 1.9 trainer/utils.py create_model_from_path; sft_config.py SFTConfig; "
-               "sft_trainer.py SFTTrainer.__init__"},
+     .loss = FG_LOSS_CHUNKED_NLL,
+     .keeps = "fp32 load unless --precision bf16, bf16 autocast, checkpointing on, loss_type "
+              "chunked_nll (256-token checkpointed chunks); QLoRA: no kbit prep, adapters bf16",
+     .source = "trl 1.9.0 trainer/utils.py create_model_from_path; sft_config.py SFTConfig "
+               "(loss_type chunked_nll from 1.7); sft_trainer.py _chunked_cross_entropy_loss",
+     .repo = "huggingface/trl", .file = "trl/trainer/sft_trainer.py", .commit = "35def3ee0",
+     .date = "2026-07-21"},
+    {.name = "trl", .version = "1.6", .aliases = "", .label = "TRL 1.6 SFTTrainer + peft",
+     TRAIN_HF, .lora_fp32_base = true, .qlora_adapters_bf16 = true,
+     .full_precision = FG_PREC_BF16_MIXED, .optimizer = FG_OPT_ADAMW_FUSED, .grad_ckpt = true,
+     .keeps = "as 1.9, but loss_type nll: transformers' loss over the whole fp32 logits",
+     .source = "trl 1.6.0 sft_config.py SFTConfig loss_type (None: nll, chunked_nll from 1.7)",
+     .repo = "huggingface/trl", .file = "trl/trainer/sft_config.py", .commit = "0dac44054",
+     .date = "2026-06-11"},
     /* accelerate >= 1.10 ParallelismConfig (parallelism_config.py): TP and CP over FSDP2
      * beside data parallel, set in the config's parallelism_config */
-    {.name = "accelerate", .version = "1", .aliases = "", .label = "accelerate (own loop)",
+    {.name = "accelerate", .version = "1.14", .aliases = "", .label = "accelerate (own loop)",
      .layouts = FG_LAY_TP | FG_LAY_CP | FG_LAY_PP | FG_LAY_ZERO, .naive_pp = true,
      .trains = true, .serves = true, .qlora = true, .master = FG_MASTER_PARAMS,
      .ddp_buckets = true, HF_BASE, .full_precision = FG_PREC_BF16, .optimizer = FG_OPT_ADAMW,
      .keeps = "the model as loaded (bf16), bf16 autocast, torch AdamW foreach, no checkpointing",
-     .source = "accelerate 1.x accelerator.py Accelerator(mixed_precision); torch optim/adamw.py"},
+     .source = "accelerate 1.14.0 accelerator.py Accelerator(mixed_precision); torch "
+               "optim/adamw.py",
+     .repo = "huggingface/accelerate", .file = "src/accelerate/accelerator.py",
+     .commit = "beb0672a", .date = "2026-06-11"},
     /* axolotl also runs TP and CP (tensor_parallel_size, context_parallel_size) under FSDP2
      * through accelerate's ParallelismConfig (loaders/model.py parallelism_config,
      * monkeypatch/accelerate/parallelism_config.py; examples/distributed-parallel/) */
@@ -159,29 +193,43 @@ static const struct fg_framework table[] = {
      .ddp_buckets = true, HF_BASE, .full_precision = FG_PREC_BF16, .optimizer = FG_OPT_ADAMW_FUSED,
      .keeps = "bf16: true loads bf16 (2+2+4 B/param full), checkpointing as the YAML says; "
               "QLoRA without peft's fp32 casts",
-     .source = "axolotl 0.18 utils/schemas/config.py bf16, loaders/model.py torch_dtype"},
-    {.name = "llama-factory", .version = "0.9.6", .aliases = "llamafactory,llama_factory",
+     .source = "axolotl 0.18.0 utils/schemas/config.py bf16, loaders/model.py torch_dtype; "
+               "plugins CutCrossEntropyPlugin / LigerPlugin when the YAML lists them",
+     .repo = "axolotl-ai-cloud/axolotl", .file = "src/axolotl/loaders/model.py",
+     .commit = "2f5cb9da6", .date = "2026-07-17"},
+    {.name = "llama-factory", .version = "0.9.5", .aliases = "llamafactory,llama_factory",
      .label = "LLaMA-Factory (HF Trainer + peft)", TRAIN_HF, HF_BASE,
      .full_precision = FG_PREC_BF16_MIXED, .optimizer = FG_OPT_ADAMW_FUSED, .grad_ckpt = true,
      .keeps = "bf16 load, trainable params upcast to fp32, checkpointing on",
-     .source = "llamafactory 0.9.6 model/adapter.py init_adapter cast_trainable_params_to_fp32; "
-               "hparams/model_args.py disable_gradient_checkpointing"},
+     .source = "llamafactory 0.9.5 model/adapter.py init_adapter cast_trainable_params_to_fp32; "
+               "hparams/model_args.py disable_gradient_checkpointing",
+     .repo = "hiyouga/LLaMA-Factory", .file = "src/llamafactory/model/adapter.py",
+     .commit = "7af909522", .date = "2026-05-30"},
     {.name = "unsloth", .version = "2026.8", .aliases = "", .label = "unsloth", .layouts = 0,
      .trains = true, .qlora = true, .lora_base_torch_dtype = true,
      .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW,
-     .chunked_ce = true, .ce_kept = FG_CE_LSE, .grad_ckpt = true,
-     .keeps = "HF Trainer + peft, unsloth checkpointing, fused chunked CE (log-sum-exp only)",
-     .source = "unsloth 2026.8 models/_utils.py, kernels/cross_entropy_loss.py"},
+     .chunked_ce = true, .ce_kept = FG_CE_LSE, .grad_ckpt = true, .loss = FG_LOSS_UNSLOTH,
+     .keeps = "HF Trainer + peft, unsloth checkpointing, unsloth_fused_ce_loss (the head "
+              "input's gradient in the forward, chunks of at most 4 GiB of fp32 logits)",
+     .source = "unsloth 2026.8.19 models/llama.py unsloth_fused_ce_loss; unsloth-zoo 2026.8.13 "
+               "fused_losses/cross_entropy_loss.py UnslothFusedLoss",
+     .repo = "unslothai/unsloth", .file = "unsloth/models/llama.py", .commit = "015bdef0d9",
+     .date = "2026-08-22"},
     {.name = "torchtune", .version = "0.7", .aliases = "", .label = "torchtune",
      .layouts = FG_LAY_ZERO, .trains = true, .qlora = true, .lora_base_torch_dtype = true,
      .full_precision = FG_PREC_BF16, .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW_FUSED,
      .full_optimizer_set = true, .full_optimizer = FG_OPT_PAGED_ADAMW_8BIT,
-     .optimizer_in_bwd = true, .chunked_ce = true, .dp_zero = 3, .lora_base_dtype = true,
+     .optimizer_in_bwd = true, .dist_recipe = true, .chunked_ce = true,
+     .loss = FG_LOSS_LINEAR_CE, .dp_zero = 3,
+     .lora_base_dtype = true,
      .no_dropout = true, .qlora_quant = FG_QUANT_NF4_DQ,
-     .keeps = "bf16 model, no autocast; full: optimizer_in_bwd + PagedAdamW8bit (no gradient "
-              "set); LinearCrossEntropyLoss; checkpointing only when the config says",
-     .source = "torchtune 0.7 recipes/full_finetune_single_device.py, configs "
-               "llama3_1/8B_full_single_device.yaml; modules/loss LinearCrossEntropyLoss"},
+     .keeps = "bf16 model, no autocast; full on one GPU: optimizer_in_bwd + PagedAdamW8bit (no "
+              "gradient set), on several: full gradients + fused AdamW; LinearCrossEntropyLoss",
+     .source = "torchtune 0.7.0 recipes/full_finetune_single_device.py, "
+               "full_finetune_distributed.py (optimizer_in_bwd default False), configs "
+               "llama3_1/8B_full_single_device.yaml, 8B_full.yaml; LinearCrossEntropyLoss",
+     .repo = "pytorch/torchtune", .file = "recipes/full_finetune_distributed.py",
+     .commit = "bd2a0fc7c", .date = "2026-04-23"},
     {.name = "torchtitan", .version = "0.2.2", .aliases = "titan", .label = "torchtitan",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
      .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS,
@@ -191,7 +239,9 @@ static const struct fg_framework table[] = {
      .keeps = "FSDP2: fp32 sharded params/grads/AdamW, bf16 gathered blocks, no autocast "
               "cache; activation checkpointing on",
      .source = "torchtitan 0.2.2 config/configs.py mixed_precision_param; "
-               "distributed/activation_checkpoint.py"},
+               "distributed/activation_checkpoint.py",
+     .repo = "pytorch/torchtitan", .file = "torchtitan/config/configs.py",
+     .commit = "73a0e6979", .date = "2026-02-20"},
     {.name = "lit-gpt", .version = "0.5.13", .aliases = "litgpt,lightning",
      .label = "lit-gpt (Lightning Fabric)", .layouts = FG_LAY_ZERO, .trains = true,
      .serves = true, .qlora = true, .full_precision = FG_PREC_BF16_MIXED,
@@ -203,50 +253,68 @@ static const struct fg_framework table[] = {
               "inputs, a second trainable embedding",
      .ddp_buckets = true,
      .source = "litgpt 0.5.13 finetune/lora.py main, utils.py chunked_cross_entropy; Lightning "
-               "2.6 bitsandbytes.py"},
+               "2.6 bitsandbytes.py",
+     .repo = "Lightning-AI/litgpt", .file = "litgpt/finetune/lora.py", .commit = "26857050",
+     .date = "2026-06-29"},
     {.name = "nemo", .version = "2", .aliases = "nemo2,nemo-rl", .label = "NeMo (Megatron-Core)",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
      .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16,
      .master = FG_MASTER_OPTIMIZER, .main_grad_bytes = 4, .optimizer = FG_OPT_ADAMW_FUSED,
      .dp_zero = 1, .keeps = "bf16 params, fp32 main_grad, fp32 master + Adam in the distributed "
                             "optimizer; sequence parallel; TE activations (its recipes)",
-     .grads_persist = true, .te_act = true, .sp = true,
-     .source = "megatron/core/optimizer/distrib_optimizer.py; NeMo 2 / Megatron-Bridge recipes "
-               "(llama3.py: sequence_parallel, use_distributed_optimizer)"},
-    {.name = "megatron", .version = "core", .aliases = "megatron-lm,megatron-core,mcore",
+     .grads_persist = true, .te_act = true, .sp = true, .loss = FG_LOSS_VOCAB_PARALLEL,
+     .source = "Megatron-Bridge 0.6.0 recipes/llama/h100/llama3.py (sequence_parallel with TP, "
+               "use_distributed_optimizer), models/gpt_provider.py cross_entropy_loss_fusion "
+               "(fused vocab-parallel CE); megatron/core 0.19 optimizer/distrib_optimizer.py",
+     .repo = "NVIDIA-NeMo/Megatron-Bridge", .file = "src/megatron/bridge/models/gpt_provider.py",
+     .commit = "51885cf13", .date = "2026-08-19"},
+    {.name = "megatron", .version = "0.19", .aliases = "megatron-lm,megatron-core,mcore",
      .label = "Megatron-LM/Megatron-Core",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
      .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16,
      .master = FG_MASTER_OPTIMIZER, .main_grad_bytes = 4, .optimizer = FG_OPT_ADAMW_FUSED,
      .dp_zero = 0, .keeps = "bf16 params, fp32 main_grad alive throughout, fp32 master + Adam "
               "(sharded over DP with --zero 1); TE activations",
-     .grads_persist = true, .te_act = true,
-     .source = "megatron/core/optimizer/distrib_optimizer.py, param_and_grad_buffer.py; "
-               "Megatron-LM arguments.py, theoretical_memory_usage.py"},
-    {.name = "deepspeed", .version = "0.17", .aliases = "ds", .label = "DeepSpeed",
+     .grads_persist = true, .te_act = true, .loss = FG_LOSS_VOCAB_PARALLEL,
+     .source = "megatron/core 0.19 optimizer/distrib_optimizer.py, param_and_grad_buffer.py, "
+               "tensor_parallel/cross_entropy.py; Megatron-LM arguments.py, "
+               "theoretical_memory_usage.py",
+     .repo = "NVIDIA/Megatron-LM", .file = "megatron/core/tensor_parallel/cross_entropy.py",
+     .commit = "5be9626709", .date = "2026-08-19"},
+    {.name = "deepspeed", .version = "0.19", .aliases = "ds", .label = "DeepSpeed",
      .layouts = FG_LAY_PP | FG_LAY_ZERO, .trains = true, .lora_base_torch_dtype = true,
      .full_precision = FG_PREC_BF16, .master = FG_MASTER_OPTIMIZER, .main_grad_bytes = 2,
      .optimizer = FG_OPT_ADAMW_FUSED,
      .keeps = "bf16 params and grads, fp32 master + Adam partitioned from ZeRO-1 (2+2+12)",
      .ds_buffers = true,
-     .source = "deepspeed runtime/bf16_optimizer.py, zero/stage_1_and_2.py, pipe/engine.py"},
+     .source = "deepspeed 0.19.5 runtime/bf16_optimizer.py, zero/stage_1_and_2.py, "
+               "zero/config.py (reduce_bucket_size 5e8), pipe/engine.py",
+     .repo = "deepspeedai/DeepSpeed", .file = "deepspeed/runtime/zero/config.py",
+     .commit = "cf4430045", .date = "2026-08-09"},
     {.name = "vllm", .version = "0.21", .aliases = "", .label = "vLLM",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.92,
      .serve_budget = FG_SERVE_VLLM,
      .keeps = "gpu_memory_utilization 0.92 of the card: weights, profile run at "
               "max_num_batched_tokens, CUDA graphs; the rest KV cache",
      .source = "vllm config/cache.py gpu_memory_utilization 0.92, gpu_worker.py "
-               "determine_available_memory, engine/arg_utils.py get_batch_defaults"},
+               "determine_available_memory, engine/arg_utils.py get_batch_defaults (stored "
+               "files, no snapshot)",
+     VLLM_READ},
     {.name = "vllm", .version = "0.20", .aliases = "", .label = "vLLM 0.20",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.9,
      .serve_budget = FG_SERVE_VLLM_020,
      .keeps = "gpu_memory_utilization 0.9 of the card",
-     .source = "vllm 0.20 CacheConfig.gpu_memory_utilization 0.9, gpu_worker.py"},
+     .source = "vllm 0.20 CacheConfig.gpu_memory_utilization 0.9, gpu_worker.py (stored files, "
+               "no snapshot)",
+     VLLM_READ},
     {.name = "sglang", .version = "0.5", .aliases = "", .label = "SGLang",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.88,
      .serve_budget = FG_SERVE_SGLANG,
      .keeps = "mem_fraction_static computed from the card, TP and chunked prefill",
-     .source = "sglang srt/server_args.py _handle_gpu_memory_settings"},
+     .source = "sglang srt/server_args.py _handle_gpu_memory_settings (stored file, no "
+               "snapshot)",
+     .repo = "sgl-project/sglang", .file = "python/sglang/srt/server_args.py",
+     .commit = "469c63e54"},
 };
 #define N_ROWS (sizeof table / sizeof table[0])
 

@@ -93,6 +93,16 @@ struct fg_framework {
     bool qlora_head_4bit;      /* QLoRA quantizes the head too (lit-gpt) */
     const char *keeps;         /* for people: what the row keeps, one line (fitgate frameworks) */
     const char *source;        /* where the row's facts come from: file:function, release */
+    /* Where the row was read (fitgate frameworks): the repository, its main file, the commit
+     * (the release's tag, abbreviated) and that commit's date, "YYYY-MM-DD", from a fetched
+     * snapshot of the repository.  date is NULL where no snapshot could be fetched: commit
+     * then names the stored single files that were read, and source says so. */
+    const char *repo, *file, *commit, *date;
+    enum fg_loss loss;         /* its loss kernel unless --loss says (memory/loss.c; DEFAULT:
+                                  chunked_ce and ce_kept say) */
+    bool dist_recipe;          /* a full fine-tune on several ranks runs its distributed recipe:
+                                  `optimizer`, not full_optimizer, and no optimizer_in_bwd
+                                  (torchtune full_finetune_distributed.py) */
     /* Training buffers and kernels (job.h says what each keeps) */
     bool grads_persist;        /* gradient buffer allocated once (Megatron param_and_grad_buffer) */
     bool ddp_buckets;          /* DP without ZeRO through torch DDP, gradient_as_bucket_view off */

@@ -1,4 +1,5 @@
 #include "util/error.h"
+#include "util/fmt.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,11 +18,10 @@ const char *fg_strerror(int code)
     }
 }
 
+/* control characters, malformed UTF-8 and the like as \xNN (fmt.h fg__esc) */
 static void scrub(char *s)
 {
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x20 || (unsigned char)*s == 0x7f)
-            *s = '?';
+    fg__esc_inplace(s, FG_ERR_DETAIL_MAX, 0);
 }
 
 int fg_err_set(struct fg_err *err, int code, const char *fmt, ...)

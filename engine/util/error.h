@@ -52,8 +52,9 @@ const char *fg_strerror(int code);
 /*
  * Record code and a printf-style detail in err (which may be NULL) and
  * return code, so callers can write `return fg_err_set(err, FG_E_RANGE, ...)`.
- * Control characters in the formatted detail are replaced by '?', so text
- * that came from users or the network cannot forge log lines.
+ * Control characters (and the rest util/fmt.h fg__esc escapes) in the
+ * formatted detail are written as \xNN, so text that came from users or the
+ * network cannot forge log lines.
  */
 int fg_err_set(struct fg_err *err, int code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

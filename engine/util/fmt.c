@@ -1,5 +1,6 @@
 #include "util/fmt.h"
 
+#include <stdlib.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -122,4 +123,123 @@ void fg__list_append(char *dst, size_t cap, const char *item)
     if (l)
         dst[l++] = ',';
     memcpy(dst + l, item, il + 1);
+}
+
+/* ---- escaping (fmt.h fg__esc) ------------------------------------------------------- */
+
+size_t fg__esc_unit(const unsigned char *s, size_t n, int flags, int *unsafe, int *partial)
+{
+    unsigned char c = s[0];
+    *partial = 0;
+    if (c < 0x80) {
+        *unsafe = (c < 0x20 && !((flags & FG_ESC_KEEP_NL) && (c == '\n' || c == '\t'))) ||
+                  c == 0x7f;
+        return 1;
+    }
+    /* the well-formed sequences of Unicode 15 table 3-7: no overlong forms, no
+     * surrogates, nothing above U+10FFFF */
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) {
+        len = 2;
+    } else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        if (c == 0xe0)
+            lo = 0xa0;
+        else if (c == 0xed)
+            hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        if (c == 0xf0)
+            lo = 0x90;
+        else if (c == 0xf4)
+            hi = 0x8f;
+    } else {
+        *unsafe = 1;
+        return 1;
+    }
+    for (size_t i = 1; i < len; i++) {
+        if (i == n) {
+            *partial = 1;
+            *unsafe = 1;
+            return 1;
+        }
+        unsigned char l = i == 1 ? lo : 0x80, h = i == 1 ? hi : 0xbf;
+        if (s[i] < l || s[i] > h) {
+            *unsafe = 1;
+            return 1;
+        }
+    }
+    *unsafe = (c == 0xc2 && s[1] <= 0x9f) ||                         /* C1 */
+              (c == 0xe2 && s[1] == 0x80 &&
+               (s[2] == 0x8e || s[2] == 0x8f || (s[2] >= 0xa8 && s[2] <= 0xae))) ||
+              (c == 0xe2 && s[1] == 0x81 && s[2] >= 0xa6 && s[2] <= 0xa9);
+    return len;
+}
+
+size_t fg__esc(char *dst, size_t cap, const char *src, size_t n, int flags)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *s = (const unsigned char *)src;
+    size_t o = 0;
+    if (!cap)
+        return 0;
+    for (size_t i = 0; i < n;) {
+        int unsafe, partial;
+        size_t len = fg__esc_unit(s + i, n - i, flags, &unsafe, &partial);
+        size_t need = unsafe ? 4 * len : len;
+        if (o + need >= cap)
+            break;
+        for (size_t k = 0; k < len; k++) {
+            if (unsafe) {
+                dst[o++] = '\\';
+                dst[o++] = 'x';
+                dst[o++] = hex[s[i + k] >> 4];
+                dst[o++] = hex[s[i + k] & 15];
+            } else {
+                dst[o++] = (char)s[i + k];
+            }
+        }
+        i += len;
+    }
+    dst[o] = '\0';
+    return o;
+}
+
+int fg__esc_needed(const char *s, int flags)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        /* printable ASCII, the common case, without the call */
+        if (u[i] >= 0x20 && u[i] < 0x7f) {
+            i++;
+            continue;
+        }
+        int unsafe, partial;
+        i += fg__esc_unit(u + i, n - i, flags, &unsafe, &partial);
+        if (unsafe)
+            return 1;
+    }
+    return 0;
+}
+
+void fg__esc_inplace(char *s, size_t cap, int flags)
+{
+    if (!cap || !fg__esc_needed(s, flags))
+        return;
+    size_t n = strnlen(s, cap - 1);
+    char tmp[4096];
+    char *copy = n < sizeof tmp ? tmp : malloc(n + 1);
+    if (!copy) {
+        /* no memory for the copy: the unsafe units become '?' (never left raw) */
+        for (size_t i = 0; i < n; i++)
+            if ((unsigned char)s[i] < 0x20 || (unsigned char)s[i] >= 0x7f)
+                s[i] = '?';
+        return;
+    }
+    memcpy(copy, s, n);
+    fg__esc(s, cap, copy, n, flags);
+    if (copy != tmp)
+        free(copy);
 }

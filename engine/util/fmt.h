@@ -29,4 +29,35 @@ void fg__list_append(char *dst, size_t cap, const char *item);
 int fg__vfmt(char *dst, size_t cap, const char *fmt, va_list ap)
     __attribute__((format(printf, 3, 0)));
 
+/*
+ * Text from users, files and the network on its way to a terminal or a log: what fitgate
+ * prints passes through fg__esc (error details, log lines, the CLI's stdout and stderr, the
+ * plugin's Slurm messages, HTML).  A unit is one byte of ASCII, one well-formed UTF-8
+ * sequence, or one byte of malformed UTF-8.  A unit is unsafe, and each of its bytes is
+ * written as \xNN (lower-case hex), when it is:
+ *   a C0 control (0x00-0x1f; newline and tab are kept under FG_ESC_KEEP_NL), DEL (0x7f);
+ *   a C1 control in UTF-8 (U+0080-U+009F: U+009B is CSI to some terminals);
+ *   malformed UTF-8 (a lone 0x9b is CSI to an 8-bit terminal);
+ *   a line or paragraph separator (U+2028, U+2029) or a bidirectional control (U+200E,
+ *   U+200F, U+202A-U+202E, U+2066-U+2069), which reorder or break what is shown.
+ * Everything else, printable ASCII and the rest of UTF-8, is copied as it is; a backslash
+ * too (the escape is for the eye and for log parsers, not a round trip).
+ */
+enum { FG_ESC_KEEP_NL = 1 };
+
+/* The unit at s (n > 0 bytes left): its length; *unsafe as above.  *partial: the bytes
+ * left are the start of a well-formed sequence that n cuts short (the unit is then
+ * reported as one unsafe byte; a stream may wait for the rest instead). */
+size_t fg__esc_unit(const unsigned char *s, size_t n, int flags, int *unsafe, int *partial);
+
+/* src (n bytes; NUL bytes are escaped too) into dst (cap > 0), NUL-terminated, cut at a
+ * whole unit or escape when it does not fit; returns the length written. */
+size_t fg__esc(char *dst, size_t cap, const char *src, size_t n, int flags);
+
+/* Whether the NUL-terminated s holds an unsafe unit (s then needs fg__esc). */
+int fg__esc_needed(const char *s, int flags);
+
+/* s (NUL-terminated, cap bytes of room) escaped in place, cut to cap - 1 bytes. */
+void fg__esc_inplace(char *s, size_t cap, int flags);
+
 #endif

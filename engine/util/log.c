@@ -1,4 +1,5 @@
 #include "util/log.h"
+#include "util/fmt.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -18,15 +19,13 @@ void fg__log(enum fg_log_level level, const char *fmt, ...)
 {
     if (!sink || level > sink_max)
         return;
-    char buf[1024];
+    char raw[1024], buf[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
+    int n = vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
     /* messages quote ids, URLs and headers from users and servers: no raw
-     * control characters may reach a terminal or syslog (as fg_err_set) */
-    for (char *p = buf; *p; p++)
-        if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
-            *p = '?';
+     * control character may reach a terminal or syslog (as fg_err_set): \xNN */
+    fg__esc(buf, sizeof buf, raw, n < 0 ? 0 : (size_t)n < sizeof raw ? (size_t)n : sizeof raw - 1, 0);
     sink(level, buf, sink_ctx);
 }

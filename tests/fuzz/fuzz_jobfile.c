@@ -17,6 +17,14 @@
 #include "job/jobfile.h"
 #include "job/jobspec.h"
 
+/* fuzz_jobjson.c includes this file with FUZZ_JOBFILE_JSON: the same checks on JSON texts
+ * only (DeepSpeed's, accelerate's, any framework's config written as JSON), named .json. */
+#ifdef FUZZ_JOBFILE_JSON
+#define FUZZ_JOBFILE_EXT "json"
+#else
+#define FUZZ_JOBFILE_EXT "yaml"
+#endif
+
 static char path[64];
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -24,7 +32,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     (void)argc;
     (void)argv;
     fuzz_log_init();
-    snprintf(path, sizeof path, "/tmp/fuzz_jobfile.%d.yaml", (int)getpid());
+    snprintf(path, sizeof path, "/tmp/fuzz_jobfile.%d." FUZZ_JOBFILE_EXT, (int)getpid());
     return 0;
 }
 
@@ -64,7 +72,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct fg_jobfile *f = (struct fg_jobfile *)1;
     struct fg_err err = {0};
-    int rc = fg_jobfile_parse((const char *)data, size, "fuzz.yaml", &f, &err);
+#ifdef FUZZ_JOBFILE_JSON
+    size_t lead = 0;
+    while (lead < size && (data[lead] == ' ' || data[lead] == '\t' || data[lead] == '\n' ||
+                           data[lead] == '\r'))
+        lead++;
+    if (lead == size || data[lead] != '{')
+        return 0; /* a JSON object is what the reader takes for JSON (jobfile.c) */
+#endif
+    int rc = fg_jobfile_parse((const char *)data, size, "fuzz." FUZZ_JOBFILE_EXT, &f, &err);
     fuzz_check_rc(rc, &err);
     if (rc) {
         if (f)

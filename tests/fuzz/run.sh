@@ -2,7 +2,7 @@
 # tests/fuzz/run.sh - build and run fitgate's libFuzzer targets (make fuzz).
 #
 #   bash tests/fuzz/run.sh [TARGET...]        TARGET: config gpu safetensors hub policy options ckpt
-#                                             jobfile
+#                                             jobfile jobjson ctld
 #
 # 1. builds the engine, policies, the plugin's option code and the CLI's option parser with
 #    clang -fsanitize=fuzzer-no-link,address,undefined in $FUZZ_BUILD (build/fuzz: apart from
@@ -30,7 +30,7 @@ FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_SEED=${FUZZ_SEED:-0}
 FUZZ_CC=${FUZZ_CC:-clang}
 FUZZ_JOBS=${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 2)}
-ALL_TARGETS="config gpu safetensors hub policy options ckpt jobfile"
+ALL_TARGETS="config gpu safetensors hub policy options ckpt jobfile jobjson ctld"
 TARGETS=${*:-$ALL_TARGETS}
 die() { echo "fuzz: $*" >&2; exit 2; }
 
@@ -42,17 +42,20 @@ SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-poin
 WARN="-Wall -Wextra -Wshadow -Wstrict-prototypes -Wformat=2 -Wno-format-nonliteral"
 [ "${WERROR:-}" = 1 ] && WARN="$WARN -Werror"
 EXTRA_OBJS="$FUZZ_BUILD/plugin/fitgate_common.o $FUZZ_BUILD/cli/jobopts.o"
+# ctld includes cli/cmd_ctld.c and runs the check in-process: the CLI's other objects
+CLI_OBJS=$(ls cli/*.c | grep -v -e '^cli/main\.c$' -e '^cli/cmd_ctld\.c$' | sed "s|^|$FUZZ_BUILD/|; s|\.c\$|.o|" | tr '\n' ' ')
 t0=$(date +%s)
 # WERROR= : the Makefile's -Werror is for gcc, which CI builds with; clang's extra warnings
 # in other modules must not fail the fuzz build.  MAKEFLAGS from a calling make pass through.
 make -s BUILD="$FUZZ_BUILD" CC="$FUZZ_CC" SANITIZE=fuzzer-no-link,address,undefined WERROR= \
-    "$FUZZ_BUILD/libfitgate.a" $EXTRA_OBJS || die "engine build failed"
+    "$FUZZ_BUILD/libfitgate.a" $EXTRA_OBJS $CLI_OBJS || die "engine build failed"
 CFLAGS_F="-std=c11 -D_GNU_SOURCE -O1 -g $WARN $SAN -Iengine -Ipolicies -Icli -Iplugin -I$FUZZ_BUILD/gen $(pkg-config --cflags $PKGS)"
 LIBS_F="$FUZZ_BUILD/libfitgate.a $(pkg-config --libs $PKGS) -lm -lpthread"
 for t in $TARGETS; do
     [ -f "tests/fuzz/fuzz_$t.c" ] || die "no target $t (tests/fuzz/fuzz_$t.c)"
     extra=""
     [ "$t" = options ] && extra=$EXTRA_OBJS
+    [ "$t" = ctld ] && extra=$CLI_OBJS
     # shellcheck disable=SC2086
     "$FUZZ_CC" $CFLAGS_F -fsanitize=fuzzer -o "$FUZZ_BUILD/fuzz_$t" "tests/fuzz/fuzz_$t.c" $extra \
         $LIBS_F || die "cannot build fuzz_$t"

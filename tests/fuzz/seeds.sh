@@ -6,7 +6,7 @@ set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT"
 OUT=$1
-for t in config gpu safetensors hub policy options ckpt jobfile; do
+for t in config gpu safetensors hub policy options ckpt jobfile ctld jobjson; do
     mkdir -p "$OUT/$t"
     if [ -d "tests/fuzz/corpus/$t" ]; then
         find "tests/fuzz/corpus/$t" -maxdepth 1 -type f -exec cp {} "$OUT/$t/" \;
@@ -20,9 +20,22 @@ for f in tests/fixtures/models/*/config.json tests/fixtures/hub/repos/*/*/config
 done
 
 # jobfile: every framework's own example config (tests/fixtures/configs, PROVENANCE.md)
-for f in tests/fixtures/configs/*/*; do
-    cp "$f" "$OUT/jobfile/$(basename "$(dirname "$f")")--$(basename "$f")"
+# (every file, however deep: configs/axolotl/deepspeed_configs/zero3.json ...)
+find tests/fixtures/configs -type f ! -name PROVENANCE\* ! -name '*.md' | while IFS= read -r f; do
+    r=${f#tests/fixtures/configs/}
+    cp "$f" "$OUT/jobfile/${r//\//--}"
 done
+
+# jobjson: the JSON fixtures; tests/fuzz/corpus/jobjson holds the YAML fixtures written as JSON
+# objects (python3: json.dump(yaml.safe_load(F), indent=2)), so every framework's real keys
+# start there
+find tests/fixtures/configs -type f -name '*.json' | while IFS= read -r f; do
+    r=${f#tests/fixtures/configs/}
+    cp "$f" "$OUT/jobjson/${r//\//--}"
+done
+
+# ctld: tests/fuzz/corpus/ctld only (NUL-separated vectors as contrib/job_submit.lua writes
+# them, naming fixture models and configs by their paths from the repository's root)
 
 # gpu: the shipped table, and each row alone (small seeds mutate faster)
 cp conf/gpus.conf "$OUT/gpu/gpus.conf"
@@ -105,8 +118,19 @@ cat tests/fixtures/models/*/config.json | grep -o '"[A-Za-z_][A-Za-z0-9_]*"' | s
 printf '"%s"\n' true false null 1e400 -1 18446744073709551616 '{' '}' '[' ']' ':' ',' >>"$DICTS/config.dict"
 grep -v '^#' conf/gpus.conf | grep -o '[A-Za-z0-9]*=' | sort -u | sed 's/.*/"&"/' >"$DICTS/gpu.dict"
 # jobfile: the keys of the framework configs, and YAML's own marks
-cat tests/fixtures/configs/*/* | grep -o "[A-Za-z_][A-Za-z0-9_.-]*:" | sort -u | sed 's/"/\\"/g; s/.*/"&"/' >"$DICTS/jobfile.dict"
+find tests/fixtures/configs -type f -exec cat {} + | grep -o "[A-Za-z_][A-Za-z0-9_.-]*:" | sort -u |
+    sed 's/"/\\"/g; s/.*/"&"/' >"$DICTS/jobfile.dict"
 printf '"%s"\n' "&a" "*a" "<<: " "- " "---" '${' "}" "[" "]" "{" true false null auto >>"$DICTS/jobfile.dict"
+# jobjson: the same keys quoted, and JSON's marks
+find tests/fixtures/configs -type f -exec cat {} + | grep -o "[A-Za-z_][A-Za-z0-9_.-]*:" | tr -d : | sort -u |
+    sed 's/.*/"\\"&\\":"/' >"$DICTS/jobjson.dict"
+printf '"%s"\n' '{' '}' '[' ']' ',' ':' true false null '\"auto\"' 1e400 -1 >>"$DICTS/jobjson.dict"
+# ctld: the options a job sets (the --ft-* table) and Slurm's, a field's end, site inputs
+sed -n 's/^FG_JOBOPT([A-Z_0-9]*, *"\([a-z0-9-]*\)".*/"--ft-\1="/p' engine/job/jobopts.def \
+    >"$DICTS/ctld.dict"
+printf '"%s"\n' --gres=gpu: --gpus= --gpus-per-node= --nodes= --partition= --base-dir= \
+    --gpus-conf= --policy= --topology= --calibration= -- '\x00' lora full qlora serve h100 t4 \
+    a100_40g tests/fixtures/models/ tests/fixtures/configs/ >>"$DICTS/ctld.dict"
 grep -o '^#*[A-Za-z]*=' conf/fitgate.conf | tr -d '#' | sort -u | sed 's/.*/"&"/' >"$DICTS/policy.dict"
 printf '"%s"\n' PartitionName= off warn reject resize allow none yes no all full lora qlora serve \
     conf= topology= engine= '%u' '%U' >>"$DICTS/policy.dict"

@@ -22,6 +22,11 @@ expect() {
 }
 
 # the happy paths
+# every framework row says where and when it was read; the stacks' own losses and recipes
+expect 0 'every row: release, file, date' -- python3 -c "import json,subprocess; a=json.loads(subprocess.check_output(['$FG','frameworks','--json'])); assert a and all(r['version'] and r['repo'] and r['file'] and r['commit'] and 'date' in r and (r['date'] or 'stored file' in r['source']) for r in a); print('every row: release, file, date')"
+expect 0 'trl@1.9 .*read: +huggingface/trl trl/trainer/sft_trainer.py at 35def3ee0, 2026-07-21' -- sh -c "$FG frameworks | tr '\n' ' '"
+expect 0 'logits .*TRL chunked_nll: 4096 tokens' -- $FG plan $M/meta-llama--Llama-3.1-8B --framework trl --mode lora --seq-len 4096 --precision bf16
+expect 0 'job: full, bf16, adamw-fused.*gradients +4.02 GB.*adamw-fused state' -- sh -c "$FG check $M/meta-llama--Llama-3.1-8B --config tests/fixtures/configs/torchtune/8B_full.yaml --gpus=h100:4 --offline 2>&1 | tr '\n' ' '"
 expect 0 '8,888,227,328' -- $FG plan $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2
 expect 0 '"total":[[:space:]]+8888227328' -- $FG plan $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2/config.json --json
 expect 0 'TP=1 PP=2 EP=1 DP=1 .*layers 0-2[78] \| 2[89]-55' -- $FG plan $M/nvidia--NVIDIA-Nemotron-Nano-9B-v2 --gpu h200
@@ -60,8 +65,8 @@ expect 2 "--seq-len=12x: expected a whole number" -- $FG plan $M/Qwen--Qwen3-0.6
 expect 2 "unknown GPU 'h900'" -- $FG plan $M/Qwen--Qwen3-0.6B --gpu h900
 expect 1 'asks for no GPU' -- $FG check $M/Qwen--Qwen3-0.6B --gpu h100
 expect 2 "unknown option '--frobnicate'" -- $FG plan $M/Qwen--Qwen3-0.6B --frobnicate
-expect 2 "--batch=1\\?\\[31m: expected a whole number" -- $FG plan $M/Qwen--Qwen3-0.6B --batch $'1\x1b[31m'
-expect 2 "unknown GPU 'x\\?\\[31my'" -- $FG plan $M/Qwen--Qwen3-0.6B --gpu $'x\x1b[31my'
+expect 2 "--batch=1\\\\x1b\\[31m: expected a whole number" -- $FG plan $M/Qwen--Qwen3-0.6B --batch $'1\x1b[31m'
+expect 2 "unknown GPU 'x\\\\x1b\\[31my'" -- $FG plan $M/Qwen--Qwen3-0.6B --gpu $'x\x1b[31my'
 expect 2 'match no linear layer' -- $FG plan $M/Qwen--Qwen3-0.6B --mode lora --lora-targets nothing_here
 # learn's numbers go through the same parsers as plan's: NaN is in no range
 L=tests/fixtures/learn

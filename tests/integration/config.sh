@@ -67,15 +67,15 @@ same llama-factory "--base-dir $tmp/lf --config qwen3_lora_sft_ds3.yaml $M/Qwen-
     "$M/Qwen--Qwen3-8B $A40 --mode lora --lora-rank 8 --lora-targets all-linear --seq-len 2048 \
      --batch 1 --precision bf16-mixed --zero 3 --grad-ckpt --framework llama-factory"
 same torchtune "--config $C/torchtune/8B_lora_single_device.yaml $L8 $A40" \
-    "$L8 $A40 --mode lora --lora-rank 8 --batch 2 --optimizer adamw-fused --chunked-ce \
+    "$L8 $A40 --mode lora --lora-rank 8 --batch 2 --optimizer adamw-fused --loss linear-ce \
      --lora-targets q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --precision bf16 \
      --grad-ckpt --framework torchtune"
 same torchtune-qlora "--config $C/torchtune/8B_qlora_single_device.yaml $L8 $A40" \
-    "$L8 $A40 --mode qlora --lora-rank 8 --batch 2 --optimizer adamw-fused --chunked-ce \
+    "$L8 $A40 --mode qlora --lora-rank 8 --batch 2 --optimizer adamw-fused --loss linear-ce \
      --lora-targets q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --precision bf16 \
      --grad-ckpt --framework torchtune"
 same deepspeed "--config $C/deepspeed/ds_z3_offload_config.json $M/Qwen--Qwen3-8B $H8" \
-    "$M/Qwen--Qwen3-8B $H8 --zero 3 --offload params --framework deepspeed"
+    "$M/Qwen--Qwen3-8B $H8 --zero 3 --offload params --ds-bucket auto --framework deepspeed"
 same accelerate-fsdp2 "--config $C/accelerate/fsdp2.yaml $M/Qwen--Qwen3-8B $H8" \
     "$M/Qwen--Qwen3-8B $H8 --zero 3 --precision bf16-mixed --dp 8 --framework accelerate"
 same accelerate-zero3 "--config $C/accelerate/deepspeed_zero3.yaml $M/Qwen--Qwen3-8B $H8" \
@@ -111,13 +111,18 @@ expect 0 'gradient checkpointing.*fits with 1 x A100 40 GB' -- \
 grep -v '^gradient_checkpointing:' "$C/axolotl/qlora.yml" > "$tmp/qlora-nockpt.yml"
 expect 1 'gradient_checkpointing \(axolotl default\) -> --grad-ckpt=no.*does not fit with 1 x A100 40 GB' -- \
     bash -o pipefail -c "$FG check --config $tmp/qlora-nockpt.yml $L8 $A40 | tr '\n' ' '"
-# TRL's SFTConfig checkpoints by default: the example fits; turned off it is borderline (the
-# conservative peak is above the card: measure one step first)
+# TRL's SFTConfig checkpoints by default: the example fits; turned off it still fits, TRL 1.9's
+# chunked NLL keeping no logits (21 GB); with the plain loss as well (loss_type: nll, TRL
+# before 1.7) the full fp32 logits make it borderline (the conservative peak is above the
+# card: measure one step first)
 expect 0 'job: full, bf16-mixed, adamw[a-z-]*, gradient checkpointing.*fits with 1 x A100 40 GB \(decision: allow\)' -- \
     bash -o pipefail -c "$FG check --config $C/trl/example_config.yaml $M/Qwen--Qwen2-0.5B-Instruct $A40 | tr '\n' ' '"
 { cat "$C/trl/example_config.yaml"; echo "gradient_checkpointing: false"; } > "$tmp/trl-off.yaml"
-expect 0 'gradient_checkpointing=false -> --grad-ckpt=no.*is borderline.*\(decision: warn\)' -- \
+expect 0 'gradient_checkpointing=false -> --grad-ckpt=no.*TRL chunked_nll.*fits with 1 x A100 40 GB \(decision: allow\)' -- \
     bash -o pipefail -c "$FG check --config $tmp/trl-off.yaml $M/Qwen--Qwen2-0.5B-Instruct $A40 | tr '\n' ' '"
+{ cat "$tmp/trl-off.yaml"; echo "loss_type: nll"; } > "$tmp/trl-off-nll.yaml"
+expect 0 'loss_type=nll -> --loss=plain.*is borderline.*\(decision: warn\)' -- \
+    bash -o pipefail -c "$FG check --config $tmp/trl-off-nll.yaml $M/Qwen--Qwen2-0.5B-Instruct $A40 | tr '\n' ' '"
 
 # --- one job, one truth ----------------------------------------------------------------
 expect 2 '--grad-ckpt=no on the command line and .*qlora.yml:46 gradient_checkpointing=true say different things' -- \
@@ -151,17 +156,18 @@ expect 1 'rejected: .*tokenizer.max_seq_len=null.*OnUnknown=reject' -- \
     $FG check --config $C/torchtune/8B_lora_single_device.yaml $L8 $A40 --policy "$tmp/reject.conf"
 
 # --- bad and hostile files: one clear error, exit 2, fast ---------------------------------
-# fast NAME RC PATTERN FILE: exit RC naming PATTERN within a second
+# fast NAME RC PATTERN FILE: exit RC naming PATTERN within a second, with the margin a loaded
+# host needs (2 x 1 s + 3 s, as lib/common.sh deadline_ok; the command's timeout is 10 s)
 fast() {
     local name=$1 rc=$2 pat=$3 file=$4 t0 t1 out got
     t0=$(date +%s%N)
     out=$(timeout 10 $FG check --config "$file" $L8 $A40 2>&1); got=$?
     t1=$(date +%s%N)
     local ms=$(((t1 - t0) / 1000000))
-    if [ "$got" -eq "$rc" ] && grep -qE -- "$pat" <<<"$out" && [ "$ms" -lt 1000 ]; then
+    if [ "$got" -eq "$rc" ] && grep -qE -- "$pat" <<<"$out" && [ "$ms" -le 5000 ]; then
         ok "$name: exit $got in $ms ms"
     else
-        bad "$name: exit $got in $ms ms (want $rc under 1000 ms, '$pat')"; echo "$out" | head -3
+        bad "$name: exit $got in $ms ms (want $rc within 1 s + margin, '$pat')"; echo "$out" | head -3
     fi
 }
 head -c 100000000 /dev/zero | tr '\0' 'a' > "$tmp/big.yaml"
@@ -202,12 +208,13 @@ fast "a bad value" 2 'zero.yml:2 micro_batch_size=0: --batch=0: expected a whole
 H1="--gres=gpu:h100:1" H2="--gres=gpu:h100:2" H4="--gres=gpu:h100:4"
 L2=$M/meta-llama--Llama-2-7b-hf
 # DeepSpeedExamples training/bf16_master_weight on 4 x H100, a 6.9B model at 512 tokens with
-# checkpointing: its README measured 31.4 GB peak with fp32 master weights and 18.9 GB with
-# bf16 master weights, gradients and Adam states; both fit, at those sizes
+# checkpointing: its README measured 31.4 GB peak with fp32 master weights and 18.9 GB peak
+# (16.2 GB allocated) with bf16 master weights, gradients and Adam states; both fit, at those
+# sizes (the estimate's 5e7 reduce bucket is the file's)
 expect 0 'Memory at micro-batch 4 x 512 tokens: 31\.[0-9] GB.*fits with 4 x H100' -- \
     bash -o pipefail -c "$FG check --config $C/deepspeed/bf16_baseline.json $L2 $H4 \
         --seq-len 512 --grad-ckpt | tr '\n' ' '"
-expect 0 'Memory at micro-batch 4 x 512 tokens: 1[89]\.[0-9] GB.*bf16 master weights.*fits' -- \
+expect 0 'bf16 master copy.*Memory at micro-batch 4 x 512 tokens: 1[6-9]\.[0-9] GB.*bf16 master weights.*fits' -- \
     bash -o pipefail -c "$FG check --config $C/deepspeed/bf16_full.json $L2 $H4 \
         --seq-len 512 --grad-ckpt | tr '\n' ' '"
 # axolotl examples/llama-3/fft-8b.yaml names no DeepSpeed and no FSDP: axolotl runs it DDP on

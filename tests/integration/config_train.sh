@@ -82,7 +82,7 @@ axolotl	examples/phi/phi2-ft.yml	microsoft--phi-2	a100_40g:1	0	--seq-len=2048 --
 # 8-bit LoRA of Phi-3.5-mini fits an A100 40 GB
 axolotl	examples/phi/lora-3.5.yaml	microsoft--Phi-3.5-mini-instruct	a100_40g:1	0	--mode=qlora --quant=int8 --seq-len=4096 --lora-rank=32 --lora-targets=all-linear --grad-accum=4 --batch=4 --optimizer=adamw-8bit --precision=bf16 --grad-ckpt=yes --framework=axolotl
 # QLoRA of Qwen3-32B with activation offloading fits one H100 (adamw_torch_4bit listed)
-axolotl	examples/qwen3/32b-qlora.yaml	Qwen--Qwen3-32B	h100:1	0	--seq-len=2048 --mode=qlora --lora-rank=16 --lora-targets=q_proj,k_proj,v_proj,o_proj,down_proj,up_proj --grad-accum=2 --batch=1 --precision=bf16 --grad-ckpt=yes --act-offload=yes --attention=sdpa --framework=axolotl
+axolotl	examples/qwen3/32b-qlora.yaml	Qwen--Qwen3-32B	h100:1	0	--seq-len=2048 --mode=qlora --lora-rank=16 --lora-targets=q_proj,k_proj,v_proj,o_proj,down_proj,up_proj --grad-accum=2 --batch=1 --precision=bf16 --grad-ckpt=yes --act-offload=yes --attention=sdpa --framework=axolotl --loss=cce
 # FSDP QLoRA with offloaded params over 2 GPUs: fits 2 x A100 40 GB
 axolotl	examples/qwen2/qlora-fsdp.yaml	Qwen--Qwen2-7B-Instruct	a100_40g:2	0	--mode=qlora --seq-len=2048 --lora-rank=32 --lora-targets=all-linear --grad-accum=4 --batch=1 --optimizer=adamw-fused --precision=bf16 --grad-ckpt=yes --attention=sdpa --zero=3 --offload=params --framework=axolotl
 # QLoRA of gemma-2-9b fits an A100 40 GB
@@ -92,27 +92,25 @@ axolotl	examples/gemma3/gemma-3-1b-qlora.yml	google--gemma-3-1b-it	t4:1	0	--mode
 # a regex lora_target_modules (peft full-match) read as the decoder's projections: fits an A100 40 GB
 axolotl	examples/gemma3/gemma-3-4b-vision-qlora.yml	google--gemma-3-4b-it	a100_40g:1	0	--mode=qlora --seq-len=2048 --lora-rank=32 --lora-targets=model.language_model.layers.[\d]+.(mlp|cross_attn|self_attn).(up|down|gate|q|k|v|o)_proj --grad-accum=4 --batch=2 --optimizer=adamw-8bit --precision=bf16 --grad-ckpt=yes --attention=sdpa --framework=axolotl
 # LoRA of gpt-oss-20b on one H100, as its name says
-axolotl	examples/gpt-oss/gpt-oss-20b-sft-lora-singlegpu.yaml	openai--gpt-oss-20b	h100:1	0	--seq-len=4096 --mode=lora --lora-rank=8 --lora-targets=all-linear --grad-accum=8 --batch=1 --optimizer=adamw-8bit --precision=bf16 --attention=sdpa --grad-ckpt=yes --act-offload=yes --framework=axolotl
+axolotl	examples/gpt-oss/gpt-oss-20b-sft-lora-singlegpu.yaml	openai--gpt-oss-20b	h100:1	0	--seq-len=4096 --mode=lora --lora-rank=8 --lora-targets=all-linear --grad-accum=8 --batch=1 --optimizer=adamw-8bit --precision=bf16 --attention=sdpa --grad-ckpt=yes --act-offload=yes --framework=axolotl --loss=cce
 # full fine-tune of gpt-oss-20b under FSDP2 over 8 H100
-axolotl	examples/gpt-oss/gpt-oss-20b-fft-fsdp2.yaml	openai--gpt-oss-20b	h100:8	0	--seq-len=4096 --grad-accum=2 --batch=1 --optimizer=adamw-8bit --precision=bf16 --attention=sdpa --grad-ckpt=yes --act-offload=yes --zero=3 --framework=axolotl
+axolotl	examples/gpt-oss/gpt-oss-20b-fft-fsdp2.yaml	openai--gpt-oss-20b	h100:8	0	--seq-len=4096 --grad-accum=2 --batch=1 --optimizer=adamw-8bit --precision=bf16 --attention=sdpa --grad-ckpt=yes --act-offload=yes --zero=3 --framework=axolotl --loss=cce
 # axolotl's own TP=2 x CP=2 x FSDP example runs (ParallelismConfig), not refused
-axolotl	examples/distributed-parallel/qwen3-8b-fsdp-tp-cp.yaml	Qwen--Qwen3-8B	h100:8	0	--cp=2 --tp=2 --zero=3 --seq-len=8192 --attention=sdpa --grad-accum=1 --batch=1 --optimizer=adamw-fused --precision=bf16 --grad-ckpt=no --framework=axolotl
+axolotl	examples/distributed-parallel/qwen3-8b-fsdp-tp-cp.yaml	Qwen--Qwen3-8B	h100:8	0	--cp=2 --tp=2 --zero=3 --seq-len=8192 --attention=sdpa --grad-accum=1 --batch=1 --optimizer=adamw-fused --precision=bf16 --grad-ckpt=no --framework=axolotl --loss=cce
 # TP=2 with HSDP: runs; dp_replicate_size listed as not modelled
-axolotl	examples/distributed-parallel/llama-3_1-8b-hsdp-tp.yaml	meta-llama--Llama-3.1-8B	h100:8	0	--tp=2 --zero=3 --seq-len=2048 --attention=sdpa --grad-accum=1 --batch=1 --optimizer=adamw-fused --precision=bf16 --grad-ckpt=no --framework=axolotl
-# sequence_len: 500_000 (YAML 1.1) read; 500k tokens over its declared CP=8 x FSDP2 (TP=1,
-# axolotl's default: --tp=1 says the same); its verdict turns on CutCrossEntropyPlugin (the
-# loss keys' branch): the full logits alone are 96 GB per GPU without it
-axolotl	examples/alst/llama3-8b-fsdp2-alst.yaml	meta-llama--Llama-3.1-8B	h100:8	-	--seq-len=500000 --cp=8 --tp=1 --grad-accum=1 --batch=1 --optimizer=adamw-8bit --precision=bf16 --grad-ckpt=yes --act-offload=yes --attention=sdpa --zero=3 --framework=axolotl
+axolotl	examples/distributed-parallel/llama-3_1-8b-hsdp-tp.yaml	meta-llama--Llama-3.1-8B	h100:8	0	--tp=2 --zero=3 --seq-len=2048 --attention=sdpa --grad-accum=1 --batch=1 --optimizer=adamw-fused --precision=bf16 --grad-ckpt=no --framework=axolotl --loss=cce
+# sequence_len: 500_000 (YAML 1.1) read; 500k tokens over CP=8 with FSDP2 and offloading
+axolotl	examples/alst/llama3-8b-fsdp2-alst.yaml	meta-llama--Llama-3.1-8B	h100:8	0	--seq-len=500000 --cp=8 --grad-accum=1 --batch=1 --optimizer=adamw-8bit --precision=bf16 --grad-ckpt=yes --act-offload=yes --attention=sdpa --zero=3 --framework=axolotl --loss=cce
 # gradient_checkpointing: false beside fsdp_activation_checkpointing: true: FSDP checkpoints, no conflict
 axolotl	examples/archived/dbrx/16bit-lora.yaml	mistralai--Mixtral-8x7B-v0.1	h100:8	0	--seq-len=512 --mode=lora --lora-rank=8 --lora-targets=q_proj,k_proj,v_proj,out_proj,layer --grad-accum=1 --batch=1 --optimizer=adamw-8bit --precision=bf16 --attention=sdpa --zero=3 --grad-ckpt=yes --framework=axolotl
 # a regex lora_target_modules read; 8-bit LoRA fits an A100 40 GB
-axolotl	examples/LiquidAI/lfm2-8b-a1b-lora.yaml	LiquidAI--LFM2-1.2B	a100_40g:1	0	--mode=qlora --quant=int8 --seq-len=4096 --lora-rank=32 --lora-targets=model.layers.[\d]+.(mlp|cross_attn|self_attn).(up|down|gate|q|k|v|o)_proj --grad-accum=2 --batch=4 --optimizer=adamw-fused --precision=bf16 --grad-ckpt=yes --attention=sdpa --framework=axolotl
+axolotl	examples/LiquidAI/lfm2-8b-a1b-lora.yaml	LiquidAI--LFM2-1.2B	a100_40g:1	0	--mode=qlora --quant=int8 --seq-len=4096 --lora-rank=32 --lora-targets=model.layers.[\d]+.(mlp|cross_attn|self_attn).(up|down|gate|q|k|v|o)_proj --grad-accum=2 --batch=4 --optimizer=adamw-fused --precision=bf16 --grad-ckpt=yes --attention=sdpa --framework=axolotl --loss=cce
 # dotted targets (linear_attn.in_proj_qkvz, shared_expert.up_proj) matched by suffix: QLoRA of the 80B fits one H100
-axolotl	examples/qwen3-next/qwen3-next-80b-a3b-qlora.yaml	Qwen--Qwen3-Next-80B-A3B-Instruct	h100:1	0	--mode=qlora --seq-len=2048 --lora-rank=16 --lora-targets=linear_attn.in_proj_ba,linear_attn.in_proj_qkvz,linear_attn.out_proj,shared_expert.up_proj,shared_expert.down_proj,shared_expert.gate_proj,shared_expert_gate,q_proj,v_proj,k_proj,o_proj --grad-accum=2 --batch=2 --optimizer=adamw-8bit --precision=bf16 --grad-ckpt=yes --attention=sdpa --framework=axolotl
-# dotted targets read; QLoRA of Scout (109B) at 78 GB is over one H100's usable memory with headroom (adamw_torch_4bit listed)
-axolotl	examples/llama-4/scout-qlora-single-h100-flex.yaml	meta-llama--Llama-4-Scout-17B-16E-Instruct	h100:1	1	--mode=qlora --lora-rank=32 --lora-targets=self_attn.q_proj,self_attn.k_proj,self_attn.v_proj,self_attn.o_proj,shared_expert.gate_proj,shared_expert.up_proj,shared_expert.down_proj --seq-len=4096 --grad-accum=1 --batch=1 --precision=bf16 --attention=sdpa --grad-ckpt=yes --act-offload=yes --framework=axolotl
+axolotl	examples/qwen3-next/qwen3-next-80b-a3b-qlora.yaml	Qwen--Qwen3-Next-80B-A3B-Instruct	h100:1	0	--mode=qlora --seq-len=2048 --lora-rank=16 --lora-targets=linear_attn.in_proj_ba,linear_attn.in_proj_qkvz,linear_attn.out_proj,shared_expert.up_proj,shared_expert.down_proj,shared_expert.gate_proj,shared_expert_gate,q_proj,v_proj,k_proj,o_proj --grad-accum=2 --batch=2 --optimizer=adamw-8bit --precision=bf16 --grad-ckpt=yes --attention=sdpa --framework=axolotl --loss=cce
+# dotted targets read; QLoRA of Scout (109B) with its CutCrossEntropyPlugin (no logits) at 68 GB: fits the one H100 the file names, borderline: warned (adamw_torch_4bit listed)
+axolotl	examples/llama-4/scout-qlora-single-h100-flex.yaml	meta-llama--Llama-4-Scout-17B-16E-Instruct	h100:1	0	--mode=qlora --lora-rank=32 --lora-targets=self_attn.q_proj,self_attn.k_proj,self_attn.v_proj,self_attn.o_proj,shared_expert.gate_proj,shared_expert.up_proj,shared_expert.down_proj --seq-len=4096 --grad-accum=1 --batch=1 --precision=bf16 --attention=sdpa --grad-ckpt=yes --act-offload=yes --framework=axolotl --loss=cce
 # fp8: true listed as not modelled (torchao float8); bf16 FSDP2 over 2 H100 fits
-axolotl	examples/llama-3/3b-fp8-fsdp2.yaml	meta-llama--Llama-3.2-3B	h100:2	0	--chunked-ce=yes --seq-len=512 --attention=sdpa --grad-accum=1 --batch=16 --optimizer=adamw-fused --zero=3 --grad-ckpt=no --precision=bf16 --framework=axolotl
+axolotl	examples/llama-3/3b-fp8-fsdp2.yaml	meta-llama--Llama-3.2-3B	h100:2	0	--seq-len=512 --attention=sdpa --grad-accum=1 --batch=16 --optimizer=adamw-fused --zero=3 --grad-ckpt=no --precision=bf16 --framework=axolotl --loss=liger
 # reward model full fine-tune with DeepSpeed ZeRO-1 on one H100: borderline, warned
 axolotl	examples/qwen3/reward-model.yaml	Qwen--Qwen3-8B	h100:1	0	--seq-len=8192 --grad-accum=4 --batch=1 --optimizer=adamw-8bit --precision=bf16 --grad-ckpt=yes --zero=1 --framework=axolotl
 # QLoRA of Mixtral-8x7B under ZeRO-2 with the optimizer offloaded: fits 2 H100
@@ -122,29 +120,29 @@ axolotl	examples/llama-3/lora-1b-deduplicate-dpo.yml	meta-llama--Llama-3.2-1B-In
 # an axolotl cloud launcher config: says it is not a training job
 axolotl	examples/cloud/baseten.yaml	meta-llama--Llama-3.1-8B	h100:8	2	
 # optimizer_in_bwd with PagedAdamW8bit: 39 GB, fits one H100
-torchtune	recipes/configs/llama3_1/8B_full_single_device.yaml	meta-llama--Llama-3.1-8B	h100:1	0	--mode=full --batch=2 --optimizer=adamw-8bit --chunked-ce=yes --grad-accum=1 --optimizer-in-bwd=yes --grad-ckpt=yes --precision=bf16 --framework=torchtune
+torchtune	recipes/configs/llama3_1/8B_full_single_device.yaml	meta-llama--Llama-3.1-8B	h100:1	0	--mode=full --batch=2 --optimizer=adamw-8bit --grad-accum=1 --grad-ckpt=yes --precision=bf16 --framework=torchtune --loss=linear-ce --optimizer-in-bwd=yes
 # FSDP full fine-tune of 8B over 8 H100 fits
-torchtune	recipes/configs/llama3_1/8B_full.yaml	meta-llama--Llama-3.1-8B	h100:8	0	--mode=full --batch=2 --optimizer=adamw-fused --chunked-ce=yes --grad-accum=1 --grad-ckpt=yes --precision=bf16 --framework=torchtune
+torchtune	recipes/configs/llama3_1/8B_full.yaml	meta-llama--Llama-3.1-8B	h100:8	0	--mode=full --batch=2 --optimizer=adamw-fused --grad-accum=1 --grad-ckpt=yes --precision=bf16 --framework=torchtune --loss=linear-ce --optimizer-in-bwd=no
 # distributed LoRA of 8B over 2 GPUs fits 2 H100
-torchtune	recipes/configs/llama3_1/8B_lora.yaml	meta-llama--Llama-3.1-8B	h100:2	0	--mode=lora --lora-targets=q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --lora-rank=8 --optimizer=adamw-fused --chunked-ce=yes --batch=2 --grad-accum=8 --precision=bf16 --grad-ckpt=no --framework=torchtune
+torchtune	recipes/configs/llama3_1/8B_lora.yaml	meta-llama--Llama-3.1-8B	h100:2	0	--mode=lora --lora-targets=q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --lora-rank=8 --optimizer=adamw-fused --batch=2 --grad-accum=8 --precision=bf16 --grad-ckpt=no --framework=torchtune --loss=linear-ce
 # torchtune's DPOLoss makes it a DPO job: LoRA DPO of 8B fits an A100 40 GB
 torchtune	recipes/configs/llama3_1/8B_lora_dpo_single_device.yaml	meta-llama--Llama-3.1-8B	a100_40g:1	0	--mode=dpo --adapter=lora --lora-targets=q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --lora-rank=8 --seq-len=1024 --batch=4 --optimizer=adamw-fused --grad-accum=8 --precision=bf16 --grad-ckpt=yes --framework=torchtune
 # full DPO (reference copy) of 8B over 8 H100 under FSDP fits
 torchtune	recipes/configs/llama3_1/8B_full_dpo.yaml	meta-llama--Llama-3.1-8B	h100:8	0	--mode=dpo --adapter=full --seq-len=1024 --batch=4 --optimizer=adamw-fused --grad-accum=8 --precision=bf16 --grad-ckpt=yes --framework=torchtune
 # LoRA of 70B over 8 H100 under FSDP fits
-torchtune	recipes/configs/llama3_1/70B_lora.yaml	meta-llama--Llama-3.1-70B	h100:8	0	--mode=lora --lora-targets=q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --lora-rank=16 --optimizer=adamw-fused --chunked-ce=yes --batch=2 --grad-accum=1 --precision=bf16 --grad-ckpt=yes --framework=torchtune
+torchtune	recipes/configs/llama3_1/70B_lora.yaml	meta-llama--Llama-3.1-70B	h100:8	0	--mode=lora --lora-targets=q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --lora-rank=16 --optimizer=adamw-fused --batch=2 --grad-accum=1 --precision=bf16 --grad-ckpt=yes --framework=torchtune --loss=linear-ce
 # full fine-tune of 1B without checkpointing at 4 x 2048: 28 GB, over a 16 GB T4
-torchtune	recipes/configs/llama3_2/1B_full_single_device.yaml	meta-llama--Llama-3.2-1B-Instruct	t4:1	1	--mode=full --batch=4 --optimizer=adamw-8bit --chunked-ce=yes --grad-accum=1 --optimizer-in-bwd=yes --grad-ckpt=no --precision=bf16 --framework=torchtune
+torchtune	recipes/configs/llama3_2/1B_full_single_device.yaml	meta-llama--Llama-3.2-1B-Instruct	t4:1	1	--mode=full --batch=4 --optimizer=adamw-8bit --grad-accum=1 --grad-ckpt=no --precision=bf16 --framework=torchtune --loss=linear-ce --optimizer-in-bwd=yes
 # LoRA of 3B at 4 x 2048: 16 GB, over a T4 with headroom
-torchtune	recipes/configs/llama3_2/3B_lora_single_device.yaml	meta-llama--Llama-3.2-3B	t4:1	1	--mode=lora --lora-targets=q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --lora-rank=64 --batch=4 --optimizer=adamw-fused --chunked-ce=yes --grad-accum=8 --precision=bf16 --grad-ckpt=yes --framework=torchtune
+torchtune	recipes/configs/llama3_2/3B_lora_single_device.yaml	meta-llama--Llama-3.2-3B	t4:1	1	--mode=lora --lora-targets=q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --lora-rank=64 --batch=4 --optimizer=adamw-fused --grad-accum=8 --precision=bf16 --grad-ckpt=yes --framework=torchtune --loss=linear-ce
 # PagedAdamW keeps fp32 states (64 GB) beside bf16 weights: over one H100
-torchtune	recipes/configs/qwen3/8B_full_single_device.yaml	Qwen--Qwen3-8B	h100:1	1	--mode=full --batch=2 --optimizer=paged-adamw --optimizer-in-bwd=yes --chunked-ce=yes --grad-accum=1 --grad-ckpt=yes --precision=bf16 --framework=torchtune
+torchtune	recipes/configs/qwen3/8B_full_single_device.yaml	Qwen--Qwen3-8B	h100:1	1	--mode=full --batch=2 --optimizer=paged-adamw --grad-accum=1 --grad-ckpt=yes --precision=bf16 --framework=torchtune --optimizer-in-bwd=yes --loss=linear-ce
 # LoRA of Qwen3-8B fits an A100 40 GB
-torchtune	recipes/configs/qwen3/8B_lora_single_device.yaml	Qwen--Qwen3-8B	a100_40g:1	0	--mode=lora --lora-targets=q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --lora-rank=8 --batch=2 --optimizer=adamw-fused --chunked-ce=yes --grad-accum=8 --precision=bf16 --grad-ckpt=yes --framework=torchtune
+torchtune	recipes/configs/qwen3/8B_lora_single_device.yaml	Qwen--Qwen3-8B	a100_40g:1	0	--mode=lora --lora-targets=q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --lora-rank=8 --batch=2 --optimizer=adamw-fused --grad-accum=8 --precision=bf16 --grad-ckpt=yes --framework=torchtune --optimizer-in-bwd=no --loss=linear-ce
 # QLoRA of gemma-2-9b fits an A100 40 GB
-torchtune	recipes/configs/gemma2/9B_qlora_single_device.yaml	google--gemma-2-9b	a100_40g:1	0	--mode=qlora --lora-targets=q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --lora-rank=64 --optimizer=adamw-fused --chunked-ce=yes --batch=4 --grad-accum=8 --grad-ckpt=yes --precision=bf16 --framework=torchtune
+torchtune	recipes/configs/gemma2/9B_qlora_single_device.yaml	google--gemma-2-9b	a100_40g:1	0	--mode=qlora --lora-targets=q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --lora-rank=64 --optimizer=adamw-fused --batch=4 --grad-accum=8 --grad-ckpt=yes --precision=bf16 --framework=torchtune --loss=linear-ce
 # LoRA of Phi-3-mini fits an A100 40 GB
-torchtune	recipes/configs/phi3/mini_lora_single_device.yaml	microsoft--Phi-3.5-mini-instruct	a100_40g:1	0	--mode=lora --lora-targets=q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --lora-rank=8 --batch=2 --grad-accum=8 --optimizer=adamw-fused --chunked-ce=yes --grad-ckpt=yes --precision=bf16 --framework=torchtune
+torchtune	recipes/configs/phi3/mini_lora_single_device.yaml	microsoft--Phi-3.5-mini-instruct	a100_40g:1	0	--mode=lora --lora-targets=q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --lora-rank=8 --batch=2 --grad-accum=8 --optimizer=adamw-fused --grad-ckpt=yes --precision=bf16 --framework=torchtune --loss=linear-ce
 # LoRA SFT of Qwen3-8B (the example names 4B) fits an A100 40 GB
 llama-factory	examples/train_lora/qwen3_lora_sft.yaml	Qwen--Qwen3-8B	a100_40g:1	0	--mode=lora --lora-rank=8 --lora-targets=all-linear --seq-len=2048 --batch=1 --grad-accum=8 --precision=bf16-mixed --grad-ckpt=yes --framework=llama-factory
 # stage: dpo: chosen + rejected with the adapters-off reference, fits an A100 40 GB
@@ -170,13 +168,13 @@ llama-factory	examples/inference/qwen3.yaml	Qwen--Qwen3-8B	a100_40g:1	2
 # a LLaMA-Factory export config: says it is not a training job
 llama-factory	examples/merge_lora/qwen3_lora_sft.yaml	Qwen--Qwen3-8B	a100_40g:1	2	
 # the open-r1 GRPO demo runs as grpo (no SFT max_length injected); its verdict turns on use_liger_kernel (the loss keys' branch)
-trl/open-r1	recipes/DeepSeek-R1-Distill-Qwen-1.5B/grpo/config_demo.yaml,recipes/accelerate_configs/zero2.yaml	Qwen--Qwen2.5-3B-Instruct	h100:8	-	--mode=grpo --attention=sdpa --precision=bf16-mixed --vllm-mode=colocate --grad-accum=4 --grad-ckpt=yes --max-prompt-length=512 --max-completion-length=2048 --num-generations=16 --batch=16 --zero=2 --dp=8 --framework=trl
+trl/open-r1	recipes/DeepSeek-R1-Distill-Qwen-1.5B/grpo/config_demo.yaml,recipes/accelerate_configs/zero2.yaml	Qwen--Qwen2.5-3B-Instruct	h100:8	-	--mode=grpo --attention=sdpa --precision=bf16-mixed --vllm-mode=colocate --grad-accum=4 --grad-ckpt=yes --max-prompt-length=512 --max-completion-length=2048 --num-generations=16 --batch=16 --zero=2 --dp=8 --framework=trl --loss=liger
 # GRPO with vLLM colocated under ZeRO-2 over 8 H100: warned borderline with a 3B stand-in
 trl/open-r1	recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo.yaml,recipes/accelerate_configs/zero2.yaml	Qwen--Qwen2.5-3B-Instruct	h100:8	0	--mode=grpo --attention=sdpa --precision=bf16-mixed --vllm-mode=colocate --grad-accum=4 --grad-ckpt=yes --max-prompt-length=512 --max-completion-length=1024 --num-generations=16 --batch=16 --zero=2 --dp=8 --framework=trl
 # 32k-token SFT under ZeRO-3; its verdict turns on use_liger_kernel (the loss keys' branch)
-trl/open-r1	recipes/OpenR1-Distill-7B/sft/config_distill.yaml,recipes/accelerate_configs/zero3.yaml	Qwen--Qwen2-7B-Instruct	h100:8	-	--attention=sdpa --precision=bf16-mixed --grad-accum=8 --grad-ckpt=yes --seq-len=32768 --batch=2 --zero=3 --dp=8 --framework=trl
+trl/open-r1	recipes/OpenR1-Distill-7B/sft/config_distill.yaml,recipes/accelerate_configs/zero3.yaml	Qwen--Qwen2-7B-Instruct	h100:8	-	--attention=sdpa --precision=bf16-mixed --grad-accum=8 --grad-ckpt=yes --seq-len=32768 --batch=2 --zero=3 --dp=8 --framework=trl --loss=liger
 # 32k-token SFT under ZeRO-3; its verdict turns on use_liger_kernel (the loss keys' branch)
-trl/open-r1	recipes/OlympicCoder-7B/sft/config_v00.00.yaml,recipes/accelerate_configs/zero3.yaml	Qwen--Qwen2-7B-Instruct	h100:8	-	--attention=sdpa --precision=bf16-mixed --grad-accum=8 --grad-ckpt=yes --seq-len=32768 --batch=2 --zero=3 --dp=8 --framework=trl
+trl/open-r1	recipes/OlympicCoder-7B/sft/config_v00.00.yaml,recipes/accelerate_configs/zero3.yaml	Qwen--Qwen2-7B-Instruct	h100:8	-	--attention=sdpa --precision=bf16-mixed --grad-accum=8 --grad-ckpt=yes --seq-len=32768 --batch=2 --zero=3 --dp=8 --framework=trl --loss=liger
 # an open-r1 pass-rate filtering config: says it is not a training job
 trl/open-r1	recipes/dataset_filtering/config_demo.yaml	Qwen--Qwen2.5-3B-Instruct	h100:8	2	
 # its folder dpo/ and beta make it DPO; full DPO under ZeRO-3 over 8 H100 fits (the handbook's run)
@@ -190,9 +188,9 @@ trl/alignment-handbook	recipes/zephyr-7b-beta/sft/config_qlora.yaml	mistralai--M
 # ORPO of a 141B MoE: the handbook needs 4 nodes of 8 H100; one node is rejected
 trl/alignment-handbook	recipes/zephyr-141b-A35b/orpo/config_full.yaml	mistralai--Mixtral-8x22B-v0.1	h100:8	1	--mode=orpo --attention=sdpa --precision=bf16 --grad-accum=1 --grad-ckpt=yes --seq-len=2048 --optimizer=adamw-8bit --batch=1 --framework=trl
 # 65k-token SFT; its verdict turns on use_liger_kernel (the loss keys' branch)
-trl/alignment-handbook	recipes/smollm3/sft/sft.yaml,recipes/accelerate_configs/zero3.yaml	HuggingFaceTB--SmolLM3-3B	h100:8	-	--attention=sdpa --precision=bf16-mixed --grad-accum=2 --grad-ckpt=yes --seq-len=65536 --batch=1 --zero=3 --dp=8 --framework=trl
+trl/alignment-handbook	recipes/smollm3/sft/sft.yaml,recipes/accelerate_configs/zero3.yaml	HuggingFaceTB--SmolLM3-3B	h100:8	-	--attention=sdpa --precision=bf16-mixed --grad-accum=2 --grad-ckpt=yes --seq-len=65536 --batch=1 --zero=3 --dp=8 --framework=trl --loss=liger
 # 24k-token DPO; its verdict turns on use_liger_kernel (the loss keys' branch)
-trl/alignment-handbook	recipes/smollm3/dpo/apo.yaml,recipes/accelerate_configs/zero3.yaml	HuggingFaceTB--SmolLM3-3B	h100:8	-	--mode=dpo --attention=sdpa --precision=bf16-mixed --grad-accum=2 --grad-ckpt=yes --seq-len=24576 --batch=1 --zero=3 --dp=8 --framework=trl
+trl/alignment-handbook	recipes/smollm3/dpo/apo.yaml,recipes/accelerate_configs/zero3.yaml	HuggingFaceTB--SmolLM3-3B	h100:8	-	--mode=dpo --attention=sdpa --precision=bf16-mixed --grad-accum=2 --grad-ckpt=yes --seq-len=24576 --batch=1 --zero=3 --dp=8 --framework=trl --loss=liger
 # full DPO under ZeRO-3 over 8 H100 fits (a 2B gemma stands in for gemma-7b)
 trl/alignment-handbook	recipes/zephyr-7b-gemma/dpo/config_full.yaml,recipes/accelerate_configs/zero3.yaml	google--gemma-2b-it	h100:8	0	--mode=dpo --precision=bf16-mixed --grad-accum=8 --grad-ckpt=yes --seq-len=1024 --optimizer=adamw --batch=2 --zero=3 --dp=8 --framework=trl
 # a torchtune evaluation config (tune run eleuther_eval): says it is not a training job

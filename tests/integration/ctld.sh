@@ -202,9 +202,11 @@ if [ -c /dev/fuse ] && pkg-config --exists fuse3 2>/dev/null &&
     "$FG" ctld --policy "$T/reject.conf" --run-as "$NOBODY" --skip "a check timed out" \
         < "$T/args" > "$T/skip.out"
     skip_ms=$((($(date +%s%N) - t0) / 1000000))
-    if [ "$ms" -lt 1500 ] && [ "$(answer | cut -d' ' -f3)" = allow ] &&
+    # deadlines with a loaded host's margin (lib/common.sh deadline_ok: 2 x bound + 3 s); the
+    # skip is told apart from a check by its audit line, not by its speed
+    if [ "$ms" -le $((2 * 800 + 3000)) ] && [ "$(answer | cut -d' ' -f3)" = allow ] &&
         grep -q '^fitgate-log error .*took%20longer%20than%20800%20ms' "$T/out" &&
-        grep -q '"verdict":"error".*took longer than 800 ms' <<< "$line" && [ "$skip_ms" -lt 500 ] &&
+        grep -q '"verdict":"error".*took longer than 800 ms' <<< "$line" && [ "$skip_ms" -le 3000 ] &&
         tail -n 1 "$AUDIT" | grep -q '"verdict":"error".*a check timed out'; then
         ok "a stalled file system: answered in $ms ms (bound 800 ms + kill), --skip in $skip_ms ms, both logged"
     else

@@ -43,7 +43,7 @@ if [ "${1:-}" = --self-test ]; then
         rm -rf "$d"
     }
     rc=0
-    plant "a planted cycle (util calls the planner)" engine/util/fmt.c \
+    plant "a planted cycle (util calls the planner)" engine/util/log.c \
         'const void *fg_framework_default(void); const void *fg__layout_plant(void); const void *fg__layout_plant(void) { return fg_framework_default(); }' || rc=1
     plant "a planted wrong-way include (util includes model.h)" engine/util/fmt.c \
         '#include "model/model.h"' || rc=1

@@ -102,7 +102,8 @@ s = s[:j] + ('\n    {.name = "dummyfw", .version = "1", .aliases = "",'
              ' .label = "dummy (recipe test)",'
              ' .layouts = FG_LAY_ZERO, .trains = true, .full_precision = FG_PREC_BF16,'
              ' .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW, .keeps = "nothing",'
-             ' .source = "tests/integration/recipes.sh: no framework"},') + s[j:]
+             ' .source = "tests/integration/recipes.sh: no framework", .repo = "example/dummy",'
+             ' .file = "dummy.py", .commit = "0000000", .date = "2026-01-01"},') + s[j:]
 open(p, 'w').write(s)
 p = 'docs/frameworks.md'; s = open(p).read()
 i = s.index('| `--framework` | release | runs |')

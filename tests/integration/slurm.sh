@@ -55,41 +55,8 @@ else
     bad "untagged job refused or noisy"
 fi
 
-# --- 2. the cost of the plugin for untagged jobs: sbatch wall time, held jobs ----------
-# One loop as the job user, alternating a slurm.conf whose plugstack is empty with the real
-# one (same controller), so both sets see the same machine state; medians of 15 each.
-sed "s|^PlugStackConfig=.*|PlugStackConfig=$SROOT/etc/plugstack.none|" "$SLURM_CONF" \
-    > "$SROOT/etc/slurm.noplug.conf"
-: > "$SROOT/etc/plugstack.none"
-chmod 644 "$SROOT/etc/slurm.noplug.conf" "$SROOT/etc/plugstack.none"
-cat > "$SROOT/timing.sh" <<'EOS'
-one() { # one LABEL CONF ARGS...: one held submission, its wall time in us
-    local label=$1 conf=$2 t0; shift 2
-    t0=$(date +%s%N)
-    SLURM_CONF=$conf sbatch --parsable --hold -J timing --gres=gpu:t4:1 "$@" --wrap true \
-        >/dev/null 2>&1
-    echo "$label $(( ($(date +%s%N) - t0) / 1000 ))"
-}
-for i in $(seq 15); do
-    one without "$NOPLUG"
-    one with "$PLUG"
-    one tagged "$PLUG" --ft-model="$QWEN" --ft-mode=lora
-done
-EOS
-chmod 644 "$SROOT/timing.sh"
-TMO=120 as_user env PLUG="$SLURM_CONF" NOPLUG="$SROOT/etc/slurm.noplug.conf" QWEN="$QWEN" \
-    bash "$SROOT/timing.sh"
-timeout 10 scancel -n timing
-median() { awk -v k="$1" '$1 == k {print $2}' "$SROOT/out" | sort -n |
-    awk '{a[NR]=$1} END {print a[int((NR+1)/2)] + 0}'; }
-W=$(median with); WO=$(median without); TG=$(median tagged)
-echo "     sbatch wall time, median of 15: no plugin $WO us, plugin + untagged job $W us," \
-     "plugin + tagged job (Qwen3-0.6B LoRA, fits) $TG us"
-if [ "$WO" -gt 0 ] && [ $((W - WO)) -lt 3000 ]; then
-    ok "untagged jobs pay no measurable cost ($((W - WO)) us)"
-else
-    bad "untagged jobs cost $((W - WO)) us more with the plugin"
-fi
+# --- 2. what an untagged job costs sbatch is measured by make bench (tools/bench_slurm.sh:
+# paired against no plugin in the same rounds, median of 101): make check asserts no speed.
 
 # --- 3. reject at submit: LoRA of Nemotron-Nano-9B-v2 on one T4 16 GB --------------------
 before=$(timeout 5 squeue -h | wc -l)
@@ -233,7 +200,7 @@ else
     bad "shrink over-request"
 fi
 
-# --- 10. an unreachable hub: OnError decides, sbatch returns within HubTimeout + 1 s ----------
+# --- 10. an unreachable hub: OnError decides, sbatch returns within HubTimeout (deadline_ok) -
 "$SROOT/blackhole" serve "$SROOT/bh.port" 120 &
 BH_PID=$!
 for i in $(seq 50); do [ -s "$SROOT/bh.port" ] && break; sleep 0.1; done
@@ -243,7 +210,7 @@ policy "HubEndpoint=http://127.0.0.1:$BH" "HubTimeout=2" "OnError=allow"
 t0=$(date +%s%N)
 if as_user sbatch --parsable --hold -J hub --ft-model=acme/not-here --ft-mode=lora \
     --gres=gpu:t4:1 --wrap true && err_has "fitgate: warning: cannot check acme/not-here" &&
-    err_has "OnError=allow" && [ "$(ms_since "$t0")" -lt 3000 ]; then
+    err_has "OnError=allow" && deadline_ok "$(ms_since "$t0")" 2000; then
     ok "hub black hole, OnError=allow: submitted with a warning in $(ms_since "$t0") ms"
 else
     bad "hub black hole, OnError=allow ($(ms_since "$t0") ms)"
@@ -252,7 +219,7 @@ policy "HubEndpoint=http://127.0.0.1:$BH" "HubTimeout=2" "OnError=reject"
 t0=$(date +%s%N)
 if ! as_user sbatch --parsable --hold -J hub --ft-model=acme/not-here --ft-mode=lora \
     --gres=gpu:t4:1 --wrap true && err_has "fitgate: rejected: cannot check acme/not-here" &&
-    [ "$(ms_since "$t0")" -lt 3000 ]; then
+    deadline_ok "$(ms_since "$t0")" 2000; then
     ok "hub black hole, OnError=reject: refused in $(ms_since "$t0") ms"
 else
     bad "hub black hole, OnError=reject ($(ms_since "$t0") ms)"

@@ -257,7 +257,7 @@ hub_conns() {
 CONNS=$(hub_conns)
 # the control: one connection of our own is seen (so 0 above means none was made)
 SEEN=$( (exec 3<>"/dev/tcp/127.0.0.1/$HUBPORT" && hub_conns) 2>/dev/null)
-if [ -n "$(jobid)" ] && said "fitgate: warning: cannot check this job" && [ "$D_MS" -lt 1000 ] &&
+if [ -n "$(jobid)" ] && said "fitgate: warning: cannot check this job" && deadline_ok "$D_MS" 0 &&
     [ "$CONNS" = 0 ] && [ "${SEEN:-0}" -ge 1 ]; then
     ok "d. cold cache + black-hole hub: OnError=allow lets it through in $D_MS ms, no connection to the hub"
 else
@@ -268,7 +268,7 @@ D_T0=$(date +%s%N)
 rest /slurm/v0.0.38/job/submit "$(job coldhub2 "$(opt model acme/never-cached-9b), $(opt mode lora)")"
 D_MS=$(ms_since "$D_T0")
 if refused coldhub2 "fitgate: rejected: cannot check this job: .*OnError=reject" &&
-    [ "$D_MS" -lt 1000 ]; then
+    deadline_ok "$D_MS" 0; then
     ok "d. the same under OnError=reject: refused in $D_MS ms"
 else
     bad "d. cold hub, OnError=reject ($D_MS ms): $(head -c 600 "$SROOT/out")"
@@ -282,7 +282,7 @@ sed -i "s|^local FITGATE = .*|local FITGATE = \"$SROOT/fitgate-hangs\"|" "$SROOT
 rest /slurm/v0.0.38/job/submit "$(job hangs "$(opt model "$QWEN"), $(opt mode lora)")"
 E_MS=$(cat "$SROOT/ms")
 if [ -n "$(jobid)" ] && said "fitgate: warning: cannot check this job: fitgate took longer than 2 s" &&
-    [ "$E_MS" -ge 1900 ] && [ "$E_MS" -lt 4000 ]; then
+    [ "$E_MS" -ge 1900 ] && deadline_ok "$E_MS" 2000; then
     ok "e. a fitgate that hangs is cut after $E_MS ms (backstop 2 s) and OnError=allow decides"
 else
     bad "e. hanging check ($E_MS ms): $(head -c 600 "$SROOT/out")"
@@ -316,10 +316,11 @@ med() { awk -v k="$1" '$1 == k {print $2}' "$SROOT/rt.txt" | sort -n |
     awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)] + 0}'; }
 echo "     REST submission round trip, median of 9: untagged $(med plain) ms," \
      "tagged (fitgate check in slurmctld) $(med tagged) ms"
-if [ "$(med tagged)" -gt 0 ] && [ "$(med tagged)" -lt 1000 ]; then
-    ok "REST round trip of a tagged job under 1 s ($(med tagged) ms)"
+# a figure, not a check (make check asserts no speed; make bench section 5 measures it)
+if [ "$(med tagged)" -gt 0 ]; then
+    ok "REST round trips of tagged jobs answered ($(med tagged) ms median)"
 else
-    bad "REST round trip $(med tagged) ms"
+    bad "REST round trips of tagged jobs: none answered"
 fi
 if [ -s "$SROOT/audit/nobody.log" ] && grep -q '"job_submit"' "$SROOT/audit/nobody.log"; then
     ok "the controller's decisions are in the audit trail ($(wc -l < "$SROOT/audit/nobody.log") lines)"

@@ -14,3 +14,9 @@ FG_DIE_RC=${FG_DIE_RC:-1}
 FG_DIE_TAG=${FG_DIE_TAG-FAIL: }
 die() { echo "$ME: $FG_DIE_TAG$*" >&2; exit "$FG_DIE_RC"; }
 log() { echo "$ME: $*"; }
+# deadline_ok MS BOUND_MS: a run that must end within BOUND_MS (a deadline the code keeps: a
+# hub timeout, a stalled file system's bound; 0 for "at once") ended in MS, with a margin
+# that holds on a loaded host (make check beside another make check on two cores): twice
+# the bound plus 3 s for process start-up, the kill and the reap.  A hang still fails: it
+# runs into the script's own timeout.  Speed itself is measured by make bench, not here.
+deadline_ok() { [ "$1" -le $((2 * $2 + 3000)) ]; }
