@@ -89,7 +89,10 @@ ENGINE_SRCS := \
 	engine/util/fileio.c \
 	engine/util/log.c \
 	engine/util/fmt.c \
+	engine/util/jsonscan.c \
 	engine/source/config.c \
+	engine/source/config_classes.c \
+	engine/source/config_class.c \
 	engine/source/cache.c \
 	engine/source/source.c \
 	engine/source/source_opts.c \
@@ -165,6 +168,8 @@ ENGINE_SRCS := \
 	engine/memory/memory_flops.c \
 	engine/memory/estimate.c \
 	engine/memory/memory_rl.c \
+	engine/memory/serve_engine.c \
+	engine/memory/titan.c \
 	engine/stack/trainer.c \
 	engine/stack/framework.c \
 	engine/job/jobspec.c \
@@ -178,6 +183,7 @@ ENGINE_SRCS := \
 	engine/plan/plan.c \
 	engine/plan/plan_env.c \
 	engine/plan/plan_floor.c \
+	engine/plan/plan_even.c \
 	engine/memory/calib.c
 
 # --- policies --------------------------------------------------------------
@@ -223,6 +229,8 @@ CLI_SRCS := \
 	cli/learn_data.c \
 	cli/learnrec.c \
 	cli/cmd_ctld.c \
+	cli/ctld_args.c \
+	cli/ctld_mounts.c \
 	cli/lint.c \
 	cli/jobopts.c \
 	cli/format.c \
@@ -263,6 +271,7 @@ TEST_SRCS := \
 	tests/test_wquant.c \
 	tests/test_memory_train.c \
 	tests/test_loss.c \
+	tests/test_serve_engine.c \
 	tests/test_plan.c \
 	tests/test_plan_search.c \
 	tests/test_gpu.c \
@@ -270,6 +279,7 @@ TEST_SRCS := \
 	tests/test_policy.c \
 	tests/test_request.c \
 	tests/test_remedy.c \
+	tests/test_remedy_sweep.c \
 	tests/test_audit.c \
 	tests/test_sacct.c \
 	tests/test_calib.c \
@@ -285,7 +295,7 @@ TEST_SRCS := \
 	tests/test_badinput.c \
 	tests/test_accuracy.c
 
-ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/gpus_table.o
+ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/gpus_table.o $(BUILD)/gen/real_configs.o
 POLICY_OBJS := $(POLICY_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS    := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 PLUGIN_OBJS := $(PLUGIN_SRCS:%.c=$(BUILD)/%.o)
@@ -312,10 +322,11 @@ $(BUILD)/%.o: %.c | $(GEN_HEADERS)
 # The framework names jobopts.def's --framework help quotes, from engine/stack/framework.c's table
 # (tools/gen_names.c): the thin plugin, which links no engine code, shows them in sbatch --help.
 GEN_NAMES := $(BUILD)/tools/gen_names
-$(GEN_NAMES): tools/gen_names.c engine/stack/framework.c engine/stack/framework.h engine/util/error.c \
-		engine/util/fmt.c
+$(GEN_NAMES): tools/gen_names.c engine/stack/framework.c engine/stack/framework.h \
+		engine/stack/trainer.c engine/util/error.c engine/util/fmt.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/stack/framework.c engine/util/error.c engine/util/fmt.c \
+	$(CC) $(ALL_CFLAGS) -MF $@.d -o $@ tools/gen_names.c engine/stack/framework.c \
+	  engine/stack/trainer.c engine/util/error.c engine/util/fmt.c \
 	  $(SAN_FLAGS) $(LDFLAGS)
 $(BUILD)/gen/framework_names.h: $(GEN_NAMES)
 	@mkdir -p $(dir $@)
@@ -332,6 +343,17 @@ $(GEN_GPUS): tools/gen_gpus.c engine/hw/gpu_table.h $(BUILD)/engine/hw/gpu.o $(B
 $(BUILD)/gen/gpus_table.c: conf/gpus.conf $(GEN_GPUS)
 	@mkdir -p $(dir $@)
 	$(GEN_GPUS) conf/gpus.conf > $@.tmp && mv $@.tmp $@
+
+# The model types tested on a real config.json ('fitgate families'), from the fixture folders
+# themselves (tools/gen_real_configs.c): a folder added or removed changes the list.
+GEN_REAL := $(BUILD)/tools/gen_real_configs
+REAL_CONFIGS := $(sort $(wildcard tests/fixtures/models/*/config.json))
+$(GEN_REAL): tools/gen_real_configs.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ tools/gen_real_configs.c $(SAN_FLAGS) $(LDFLAGS) -lcjson
+$(BUILD)/gen/real_configs.c: $(GEN_REAL) $(REAL_CONFIGS) $(wildcard tests/fixtures/models/*/PROVENANCE.txt)
+	@mkdir -p $(dir $@)
+	$(GEN_REAL) $(REAL_CONFIGS) > $@.tmp && mv $@.tmp $@
 
 # The lists users read, generated from engine/job/jobopts.def and the framework and policy key
 # tables by the engine itself (tools/gen_lists.c): sections between BEGIN / END GENERATED
@@ -422,8 +444,10 @@ deps:
 	fi
 
 # Unit tests: each binary runs with the repository root as cwd.
+# umask 022: the policies and GPU tables the tests write are refused when others may write
+# them (fileio.h fg__site_file_check), whatever umask the shell running make has.
 unit: $(TEST_BINS) $(CLI) $(GEN_LISTS)
-	@fail=0; for t in $(TEST_BINS); do \
+	@umask 022; fail=0; for t in $(TEST_BINS); do \
 	  echo "== $$t"; $$t || fail=1; \
 	done; \
 	echo "== $(GEN_LISTS) --check"; $(GEN_LISTS) --check $(LIST_FILES) || fail=1; \
@@ -491,7 +515,7 @@ fuzz:
 # Integration tests (real servers, real Slurm) are shell scripts under tests/integration.
 INTEGRATION := $(sort $(wildcard tests/integration/*.sh))
 integration: all
-	@fail=0; for s in $(INTEGRATION); do \
+	@umask 022; fail=0; for s in $(INTEGRATION); do \
 	  echo "== $$s"; bash $$s || fail=1; \
 	done; exit $$fail
 

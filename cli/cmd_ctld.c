@@ -1,16 +1,28 @@
 /*
  * fitgate ctld --policy FILE [--run-as UID:GID] [--timeout-ms N] [--on-error allow|reject]
  *              [--key SUBMIT_ID] [--job-id N] [--time-limit MIN] [--skip WHY]
+ *              [--stalled MOUNT]...
  *              [--log-file TARGET] [--door job_submit|sbatch|salloc|srun]
  *   (standard input: the check's arguments, each ended by a NUL byte)
  *
  * The controller's check, for contrib/job_submit.lua: what slurmctld runs for
  * a tagged job.  It exists so that the controller door cannot be skipped:
  *
- *   - no shell and no argument limit: the job's options (MODEL, --ft-*, the
- *     GPU request, --nodes, --partition, --base-dir) arrive on standard input,
- *     NUL-separated, up to CTLD_MAX_INPUT bytes (a 128 KiB single argument,
- *     or 2 MiB of them, do not make the exec fail);
+ *   - no shell and no argument limit: the job's options arrive on standard
+ *     input, NUL-separated, up to CTLD_MAX_INPUT bytes (a 128 KiB single
+ *     argument, or 2 MiB of them, do not make the exec fail);
+ *   - a fixed argument vector: the first field is the model, a value and never
+ *     an option ("" when the job names it in --ft-config); every other field is
+ *     one of the options a job may set, written --NAME=VALUE (a flag --NAME):
+ *     the --ft-* table (engine/job/jobopts.def, --ft-model apart), the GPU request
+ *     (--gres, --gpus, --gpus-per-node, one of them), --nodes, --partition and
+ *     --base-dir (the job's directory), each at most once.  The site's inputs
+ *     (--policy and the GPU table, calibration and topology it names) come from
+ *     the policy alone: a --gpus-conf, --policy, --headroom or any other field
+ *     is refused as the job's own error (rejected whatever OnError= says, with
+ *     an audit line), as is input past CTLD_MAX_INPUT or not NUL-ended.  The
+ *     check is handed the fields re-spelt from the table, the model last after
+ *     "--" (cli/jobopts.c), so no field is ever read as an option;
  *   - the check runs in a child with the user's identity and supplementary
  *     groups (initgroups(3), as `setpriv --init-groups`): a root:projgroup
  *     0750 model directory is read as the user reads it;
@@ -21,8 +33,10 @@
  *     line over a pipe (fg_audit_redirect) and cannot open the trail itself;
  *     a check that failed (model unreadable, timeout, crash, no answer) writes
  *     an "error" line with the reason;
- *   - a policy that does not load fails closed: the job is rejected (the
- *     built-in OnError=reject for tagged jobs), and slurmctld.log says why;
+ *   - a policy that does not load, or whose GpuTable= does not (missing, not a
+ *     regular file, malformed, writable by others), fails closed: the job is
+ *     rejected (the built-in OnError=reject for tagged jobs), and
+ *     slurmctld.log says why;
  *   - the answer is fixed, machine-readable lines (below), every field
  *     percent-encoded, so no user text can be read as part of it.
  *
@@ -31,6 +45,8 @@
  *   fitgate-say MSG            a line for the user (slurm.log_user), 0..4
  *   fitgate-log LEVEL MSG      a line for slurmctld.log, LEVEL info | error;
  *                              MSG has its control characters written \xNN
+ *   fitgate-stalled MOUNT      a file system the check was waiting on when its
+ *                              time ran out (--stalled below), 0..16
  *   fitgate-answer 1 VERDICT REQUEST   last: allow | reject | resize, and the
  *                              request after a resize in Slurm's spelling
  * Exit status 0 when the answer was written, 2 on a bad invocation.
@@ -41,9 +57,18 @@
  * --door: the door the audit lines name (contrib/cli_filter.lua runs this in sbatch, salloc
  * and srun, as the user, without --run-as).
  *
- * --skip WHY: no check at all (job_submit.lua after a check timed out: the
- * file system is stalled); the job is decided by OnError= at once and the
- * audit line says WHY.
+ * --skip WHY: no check at all (job_submit.lua when fitgate ctld itself gave no answer in
+ * time); the job is decided by OnError= at once and the audit line says WHY.
+ *
+ * --stalled MOUNT (repeatable, percent-encoded as written): a check that ran out of time
+ * while blocked on a file (/proc/PID/syscall: a read, open or stat that a stalled file system
+ * never answers; or state D) adds a record `fitgate-stalled MOUNT` for each file system the
+ * job reads (its model and config files, or for an org/name model the site's ModelDirs= and
+ * CacheDir=, as /proc/self/mountinfo names their mount points; ctld_mounts.c).
+ * job_submit.lua hands those back for STALL_S seconds: a job on one of them is decided by
+ * OnError= at once, logged; a job on other file systems is checked.  A check that ran out of
+ * time computing names none: the job alone is decided by OnError=, the door stays shut for
+ * the rest.
  *
  * `fitgate check --policy FILE --lint` (cli/lint.c) is the admin's view of
  * the same policy load: it names the first bad line.
@@ -60,36 +85,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "audit.h"
 #include "cli.h"
+#include "ctld.h"
+#include "hw/gpu.h"
 #include "jobopts.h"
 #include "policy.h"
-
-#define CTLD_MAX_INPUT (16u << 20)
-#define CTLD_MAX_ARGS 4096
-#define CTLD_MAX_OUTPUT (1u << 20)
-
-struct ctld {
-    const char *policy, *key, *skip, *log_file;
-    bool untagged;
-    enum fg_audit_where where; /* --door: job_submit (default), or sbatch / salloc / srun */
-    uid_t uid;
-    gid_t gid;
-    bool run_as;
-    long timeout_ms;
-    uint64_t job_id;
-    uint32_t time_limit;
-    enum fg_on_error on_error;
-    char user[64];
-    struct fg_policy pol;
-    bool pol_ok;
-    char **args; /* NUL-separated input split, args[0] the model; borrowed from input */
-    size_t n_args;
-};
+#include "util/fileio.h"
 
 /* ---- the answer ------------------------------------------------------------------ */
 
@@ -144,15 +151,6 @@ static void answer(const char *verdict, const char *request)
 
 /* ---- the audit line -------------------------------------------------------------- */
 
-static const char *arg_value(const struct ctld *c, const char *name)
-{
-    size_t n = strlen(name);
-    for (size_t i = 1; i < c->n_args; i++)
-        if (!strncmp(c->args[i], name, n) && c->args[i][n] == '=')
-            return c->args[i] + n + 1;
-    return NULL;
-}
-
 /* What this process knows of the job, over what the child said: the user, the key, the job
  * id and time limit Slurm gave, the model as named. */
 static void complete(const struct ctld *c, struct fg_audit_rec *rec)
@@ -165,8 +163,8 @@ static void complete(const struct ctld *c, struct fg_audit_rec *rec)
     if (c->job_id)
         rec->job_id = c->job_id;
     fg_audit_set_time_limit(rec, c->time_limit);
-    if (c->n_args) /* --ft-model as the job gave it, as the plugin records it */
-        snprintf(rec->model, sizeof rec->model, "%.255s", c->args[0]);
+    if (c->model && *c->model) /* --ft-model as the job gave it, as the plugin records it */
+        snprintf(rec->model, sizeof rec->model, "%.255s", c->model);
 }
 
 static void write_line(const struct ctld *c, struct fg_audit_rec *rec)
@@ -176,6 +174,25 @@ static void write_line(const struct ctld *c, struct fg_audit_rec *rec)
     if (c->pol.log_file[0] && fg_audit_write(c->pol.log_file, rec, &err))
         log_line("error", "fitgate: the decision on a job of %s could not be logged: %s",
                  c->user, err.detail);
+}
+
+/* The request and partition of an audit line written here. */
+static void request_of(const struct ctld *c, struct fg_audit_rec *rec)
+{
+    const char *req[] = {"--gres", "--gpus", "--gpus-per-node"};
+    for (size_t i = 0; i < 3 && !rec->request[0]; i++) {
+        const char *v = fg__ctld_arg_value(c, req[i]);
+        if (v)
+            snprintf(rec->request, sizeof rec->request, "%s=%.100s", req[i], v);
+    }
+    /* a refused input: its request as given, for the trail (checked or not) */
+    for (size_t i = 1; i < c->n_args && !rec->request[0]; i++)
+        for (size_t k = 0; k < 3; k++)
+            if (!strncmp(c->args[i], req[k], strlen(req[k])) && c->args[i][strlen(req[k])] == '=')
+                snprintf(rec->request, sizeof rec->request, "%.150s", c->args[i]);
+    snprintf(rec->request_after, sizeof rec->request_after, "%s", rec->request);
+    const char *part = fg__ctld_arg_value(c, "--partition");
+    snprintf(rec->partition, sizeof rec->partition, "%.63s", part ? part : "");
 }
 
 /* A job that could not be checked: OnError decides; one audit line and one log line. */
@@ -189,21 +206,31 @@ static void cannot_check(const struct ctld *c, enum fg_on_error on_error, const 
     snprintf(msg, sizeof msg, "fitgate: %s: cannot check this job: %.300s (OnError=%s)",
              reject ? "rejected" : "warning", why, fg_on_error_name(on_error));
     snprintf(rec.message, sizeof rec.message, "%s", msg);
-    const char *req[] = {"--gres", "--gpus", "--gpus-per-node"};
-    for (size_t i = 0; i < 3 && !rec.request[0]; i++) {
-        const char *v = arg_value(c, req[i]);
-        if (v)
-            snprintf(rec.request, sizeof rec.request, "%s=%.100s", req[i], v);
-    }
-    snprintf(rec.request_after, sizeof rec.request_after, "%s", rec.request);
-    const char *part = arg_value(c, "--partition");
-    snprintf(rec.partition, sizeof rec.partition, "%.63s", part ? part : "");
+    request_of(c, &rec);
     write_line(c, &rec);
     log_line("error", "fitgate: cannot check a job of %s (model %s): %s; OnError=%s: %s",
-             c->user, c->n_args ? c->args[0] : "?", why, fg_on_error_name(on_error),
+             c->user, c->model && *c->model ? c->model : "?", why, fg_on_error_name(on_error),
              reject ? "rejected" : "admitted unchecked");
     say(msg);
     answer(reject ? "reject" : "allow", NULL);
+}
+
+/* The job's own input is not a job's (c->refused): rejected whatever OnError says, as a bad
+ * option value is; one audit line and one log line. */
+static void refuse_input(const struct ctld *c)
+{
+    struct fg_audit_rec rec;
+    char msg[FG_DECIDE_LINE];
+    fg_audit_rec_init(&rec, FG_AUDIT_AT_JOB_SUBMIT);
+    rec.verdict = FG_AUDIT_REJECT;
+    snprintf(msg, sizeof msg, "fitgate: rejected: %.360s", c->refused);
+    snprintf(rec.message, sizeof rec.message, "%s", msg);
+    request_of(c, &rec);
+    write_line(c, &rec);
+    log_line("info", "fitgate: refused a job of %s (model %s): %s", c->user,
+             c->model && *c->model ? c->model : "?", c->refused);
+    say(msg);
+    answer("reject", NULL);
 }
 
 /* ---- the child ------------------------------------------------------------------- */
@@ -219,6 +246,31 @@ static int drop_to_user(const struct ctld *c)
     return setuid(0) == 0 && c->uid != 0 ? -1 : 0;
 }
 
+/*
+ * The check's argument vector for the job c (argv: c->n_opts + 10 rows; pol: room for
+ * --policy=FILE): the check's own options first, then the job's fields as checked and
+ * re-spelt (ctld_args.c), the model last after "--": a value, whatever it says.  Its length.
+ */
+static int check_argv(const struct ctld *c, char **argv, char *pol, size_t pol_cap)
+{
+    int n = 0;
+    argv[n++] = "check";
+    argv[n++] = "--offline";
+    argv[n++] = "--json";
+    argv[n++] = "--log-as=job_submit";
+    if (c->policy) {
+        snprintf(pol, pol_cap, "--policy=%s", c->policy);
+        argv[n++] = pol;
+    }
+    for (size_t i = 0; i < c->n_opts; i++)
+        argv[n++] = c->opts[i];
+    if (c->model && *c->model) {
+        argv[n++] = "--";
+        argv[n++] = (char *)c->model;
+    }
+    return n;
+}
+
 static void child(struct ctld *c, int out, int err, int audit)
 {
     if (dup2(out, 1) < 0 || dup2(err, 2) < 0)
@@ -230,22 +282,22 @@ static void child(struct ctld *c, int out, int err, int audit)
                 (unsigned)c->uid, (unsigned)c->gid, strerror(errno));
         _exit(125);
     }
+    /* nothing of slurmctld's environment reaches the check (no file fitgate reads expands
+     * it, jobfile_apply.c; this makes sure no message can carry it either) */
+    clearenv();
+    struct passwd *pw = getpwuid(getuid());
+    setenv("PATH", "/usr/bin:/bin", 1);
+    if (pw) {
+        setenv("USER", pw->pw_name, 1);
+        setenv("LOGNAME", pw->pw_name, 1);
+        setenv("HOME", pw->pw_dir, 1);
+    }
     fg_audit_redirect(audit);
-    char **argv = calloc(c->n_args + 8, sizeof *argv);
+    char **argv = calloc(c->n_opts + 10, sizeof *argv);
     char pol[4200];
     if (!argv)
         _exit(125);
-    int n = 0;
-    argv[n++] = "check";
-    for (size_t i = 0; i < c->n_args; i++)
-        argv[n++] = c->args[i];
-    argv[n++] = "--offline";
-    argv[n++] = "--json";
-    argv[n++] = "--log-as=job_submit";
-    if (c->policy) {
-        snprintf(pol, sizeof pol, "--policy=%s", c->policy);
-        argv[n++] = pol;
-    }
+    int n = check_argv(c, argv, pol, sizeof pol);
     int rc = fg_cli_check(n, argv);
     fflush(NULL);
     _exit(rc);
@@ -374,13 +426,24 @@ static int run_check(struct ctld *c)
     }
     int ws = 0;
     if (timed_out) {
+        /* a check waiting on a file system names it, for job_submit.lua's skip window */
+        bool stalled = fg__ctld_waits_on_files(pid);
         kill(pid, SIGKILL);
         /* a process stuck in the kernel (an NFS server gone) may not die at once: not waited
          * for past 200 ms (init reaps it) */
         for (int i = 0; i < 20 && waitpid(pid, &ws, WNOHANG) == 0; i++)
             usleep(10000);
-        snprintf(why, sizeof why, "the check took longer than %ld ms (a stalled file system?)",
-                 c->timeout_ms);
+        char mounts[CTLD_MAX_PATHS][1024];
+        size_t nm = stalled ? fg__ctld_job_mounts(c, mounts) : 0;
+        snprintf(why, sizeof why, "the check took longer than %ld ms (%s%.200s)", c->timeout_ms,
+                 !stalled ? "not waiting on a file system" : nm ? "waiting on the file system at "
+                                                                : "a stalled file system?",
+                 nm ? mounts[0] : "");
+        for (size_t i = 0; i < nm; i++) {
+            fputs("fitgate-stalled", stdout);
+            put_field(mounts[i]);
+            putchar('\n');
+        }
         cannot_check(c, c->on_error, why);
         goto out;
     }
@@ -442,7 +505,7 @@ static void untagged(struct ctld *c, bool pol_ok, const char *why)
         return;
     }
     struct fg_rules rules;
-    const char *part = arg_value(c, "--partition");
+    const char *part = fg__ctld_arg_value(c, "--partition");
     fg_policy_rules_for(&c->pol, part, &rules);
     if (rules.action == FG_ACTION_OFF || !rules.require_tag) {
         answer("allow", NULL);
@@ -455,58 +518,15 @@ static void untagged(struct ctld *c, bool pol_ok, const char *why)
              "what they run (RequireTag=yes)", part ? "in partition " : "on this cluster",
              part ? part : "");
     snprintf(rec.partition, sizeof rec.partition, "%.63s", part ? part : "");
-    for (size_t i = 1; i < c->n_args && !rec.request[0]; i++)
-        if (!strncmp(c->args[i], "--gres=", 7) || !strncmp(c->args[i], "--gpus=", 7))
-            snprintf(rec.request, sizeof rec.request, "%.150s", c->args[i]);
+    for (size_t i = 0; i < c->n_opts && !rec.request[0]; i++)
+        if (!strncmp(c->opts[i], "--gres=", 7) || !strncmp(c->opts[i], "--gpus=", 7))
+            snprintf(rec.request, sizeof rec.request, "%.150s", c->opts[i]);
     snprintf(rec.request_after, sizeof rec.request_after, "%s", rec.request);
     write_line(c, &rec);
     say(rec.message);
     say("fitgate: add --ft-model=ORG/NAME (or a directory with config.json) and "
         "--ft-mode=full|lora|qlora|serve; 'fitgate plan MODEL' shows what to ask for");
     answer("reject", NULL);
-}
-
-static int read_input(struct ctld *c, char **text)
-{
-    size_t n = 0, cap = 0;
-    *text = NULL;
-    for (;;) {
-        if (n + 65536 + 1 > cap) {
-            if (cap >= CTLD_MAX_INPUT) {
-                fprintf(stderr, "fitgate: error: more than %u bytes of options\n",
-                        CTLD_MAX_INPUT);
-                return -1;
-            }
-            cap = cap ? cap * 2 : 65536 * 2;
-            char *p = realloc(*text, cap);
-            if (!p)
-                return -1;
-            *text = p;
-        }
-        ssize_t r = read(0, *text + n, cap - n - 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -1;
-        if (r == 0)
-            break;
-        n += (size_t)r;
-    }
-    if (!n || (*text)[n - 1] != '\0') {
-        fprintf(stderr, "fitgate: error: the options on standard input must each end with "
-                        "a NUL byte, the model first\n");
-        return -1;
-    }
-    if (!(c->args = calloc(CTLD_MAX_ARGS, sizeof *c->args)))
-        return -1;
-    for (size_t i = 0; i < n; i += strlen(*text + i) + 1) {
-        if (c->n_args == CTLD_MAX_ARGS) {
-            fprintf(stderr, "fitgate: error: more than %d options\n", CTLD_MAX_ARGS);
-            return -1;
-        }
-        c->args[c->n_args++] = *text + i;
-    }
-    return 0;
 }
 
 static int parse_args(struct ctld *c, int argc, char **argv)
@@ -540,6 +560,23 @@ static int parse_args(struct ctld *c, int argc, char **argv)
             c->key = v;
         } else if (!strcmp(a, "--skip")) {
             c->skip = v;
+        } else if (!strcmp(a, "--stalled")) {
+            /* percent-encoded, as this process wrote it in its fitgate-stalled record */
+            char *d = c->n_stalled < CTLD_MAX_STALLED ? strdup(v) : NULL;
+            if (!d)
+                continue;
+            size_t o = 0;
+            for (size_t k = 0; d[k]; k++) {
+                unsigned x;
+                if (d[k] == '%' && sscanf(d + k + 1, "%2x", &x) == 1 && d[k + 1] && d[k + 2]) {
+                    d[o++] = (char)x;
+                    k += 2;
+                } else {
+                    d[o++] = d[k];
+                }
+            }
+            d[o] = '\0';
+            c->stalled[c->n_stalled++] = d;
         } else if (!strcmp(a, "--on-error")) {
             if (strcmp(v, "allow") && strcmp(v, "reject")) {
                 fprintf(stderr, "fitgate: error: --on-error takes allow or reject\n");
@@ -597,13 +634,34 @@ int fg_cli_ctld(int argc, char **argv)
         fprintf(stderr, "fitgate: error: --run-as: no user with uid %u\n", (unsigned)c.uid);
         goto out;
     }
-    if (read_input(&c, &text))
+    if (fg__ctld_read_input(&c, &text)) {
+        fprintf(stderr, "fitgate: error: cannot read the options on standard input: %s\n",
+                strerror(errno));
         goto out;
+    }
+    if (fg__ctld_check_fields(&c)) {
+        fprintf(stderr, "fitgate: error: out of memory\n");
+        goto out;
+    }
     rc = 0;
+    /* the site's files are the site's: root's or this process's (slurmctld's user), also for
+     * the check's child once it runs as the job's user (fileio.h) */
+    fg__site_owner_pin((unsigned)geteuid());
     fg_policy_init(&c.pol);
+    struct fg_gpu_table *table = NULL;
     int prc = c.policy ? fg_policy_load(&c.pol, c.policy, &err) : 0;
+    if (!prc && c.policy && !c.untagged)
+        prc = fg_policy_gpu_table(&c.pol, &table, &err); /* the check's child reads it again */
+    fg_gpu_table_free(table);
+    if (c.log_file) /* the controller's own trail: job_submit.lua's LOG_FILE */
+        snprintf(c.pol.log_file, sizeof c.pol.log_file, "%s", c.log_file);
+    else if (prc && c.pol.log_file[0] != '/') /* a broken file's trail, where it names one */
+        c.pol.log_file[0] = '\0';
     if (c.untagged) {
-        untagged(&c, !prc, err.detail);
+        if (c.refused[0] && !prc)
+            refuse_input(&c);
+        else
+            untagged(&c, !prc, err.detail);
         goto out;
     }
     if (prc) {
@@ -612,21 +670,33 @@ int fg_cli_ctld(int argc, char **argv)
         char why[700];
         snprintf(why, sizeof why, "the site policy is invalid: %.600s (fitgate check "
                  "--policy %.40s --lint)", err.detail, c.policy);
-        if (c.pol.log_file[0] != '/')
-            c.pol.log_file[0] = '\0';
         cannot_check(&c, FG_ONERR_REJECT, why);
         goto out;
     }
     if (c.policy)
         c.on_error = c.pol.on_error;
-    if (c.log_file) /* the controller's own trail, root's: job_submit.lua's LOG_FILE */
-        snprintf(c.pol.log_file, sizeof c.pol.log_file, "%s", c.log_file);
-    if (c.skip)
+    char mounts[CTLD_MAX_PATHS][1024], why[1200];
+    const char *stalled = NULL; /* the job reads a file system whose check timed out lately */
+    if (c.n_stalled)
+        stalled = fg__ctld_on_stalled(&c, mounts, fg__ctld_job_mounts(&c, mounts));
+    if (stalled)
+        snprintf(why, sizeof why, "a check on the file system at %.1000s timed out moments ago "
+                 "(a stalled file system?): not checked again yet", stalled);
+    if (c.refused[0])
+        refuse_input(&c); /* the job's own: whatever OnError says */
+    else if (c.skip)
         cannot_check(&c, c.on_error, c.skip);
+    else if (stalled)
+        cannot_check(&c, c.on_error, why);
     else
         run_check(&c);
 out:
     fflush(stdout);
+    for (size_t i = 0; i < c.n_stalled; i++)
+        free(c.stalled[i]);
+    for (size_t i = 0; i < c.n_opts; i++)
+        free(c.opts[i]);
+    free(c.opts);
     free(c.args);
     free(text);
     return rc;

@@ -24,7 +24,9 @@ static void usage(FILE *f)
           "  refused: config.json cannot size it, with the reason), the transformers class it\n"
           "  follows and the auto-mapping lists that name it (causal-lm, image-text-to-text,\n"
           "  masked-lm)\n"
-          "  --json      one object: source, counts per list, families[]\n"
+          "  --json      one object: source, counts per list and of the readers tested on a\n"
+          "              released checkpoint's config.json, families[] (with reader_file and\n"
+          "              real_config_tested per reader)\n"
           "  --markdown  the family table of docs/accuracy.md\n"
           "Exit status: 0 success, 2 error.\n",
           f);
@@ -67,6 +69,14 @@ static int print_json(const struct fg_family *v, size_t n)
     add_count(counts, "causal-lm", v, n, offsetof(struct fg_family, causal_lm));
     add_count(counts, "image-text-to-text", v, n, offsetof(struct fg_family, image_text_to_text));
     add_count(counts, "masked-lm", v, n, offsetof(struct fg_family, masked_lm));
+    unsigned readers = 0, real = 0;
+    for (size_t i = 0; i < n; i++) {
+        readers += v[i].reader_file != NULL;
+        real += v[i].reader_file && v[i].real_config;
+    }
+    cJSON *rc = cJSON_AddObjectToObject(counts, "readers");
+    cJSON_AddNumberToObject(rc, "types", readers);
+    cJSON_AddNumberToObject(rc, "real_config_tested", real);
     cJSON *arr = cJSON_AddArrayToObject(root, "families");
     for (size_t i = 0; i < n; i++) {
         const struct fg_family *f = &v[i];
@@ -84,6 +94,12 @@ static int print_json(const struct fg_family *v, size_t n)
             cJSON_AddStringToObject(l, "masked-lm", f->masked_lm);
         if (f->why)
             cJSON_AddStringToObject(o, "why", f->why);
+        if (f->reader_file)
+            cJSON_AddStringToObject(o, "reader_file", f->reader_file);
+        if (f->reader_file)
+            cJSON_AddBoolToObject(o, "real_config_tested", f->real_config != NULL);
+        if (f->real_config)
+            cJSON_AddStringToObject(o, "real_config", f->real_config);
         cJSON_AddItemToArray(arr, o);
     }
     char *text = fg_cli_json_print(root);

@@ -239,7 +239,15 @@ static void print_model(const struct fg_model *m)
     char a[32], b[32];
     printf("%s  (%s; read as %s; count %s)\n", m->id, m->model_type, m->reader,
            fg_certainty_name(m->certainty));
-    printf("parameters: %s stored in the checkpoint", fg_cli_count(m->params_total, a, sizeof a));
+    /* "stored" only where it is known: the headers were read, or a family reader whose
+     * releases store what the class builds; an unsure count says what it is instead */
+    const char *what = m->certainty == FG_CERT_EXACT || m->certainty == FG_CERT_CHECKPOINT
+                           ? "stored in the checkpoint"
+                       : m->certainty == FG_CERT_GENERIC ? "counted by the generic reader"
+                       : m->unsure_count_only
+                           ? "as the class builds them (the checkpoint's count is unsure)"
+                           : "counted from config.json (unsure)";
+    printf("parameters: %s %s", fg_cli_count(m->params_total, a, sizeof a), what);
     if (m->params_checkpoint)
         printf(" (its safetensors headers: %s)", fg_cli_count(m->params_checkpoint, b, sizeof b));
     if (m->experts)
@@ -311,7 +319,8 @@ static void inputs_free(struct inputs *in)
 /*
  * The policy (--policy FILE, else the built-in defaults), the GPU table (--gpus-conf, else
  * the policy's GpuTable=, else built in), the request in Slurm's spelling and the model.
- * 0, or 2 after a message on stderr.
+ * 0; 4 when the job's own model is past a bound (FG_E_LIMIT, o->job_error says which); or 2
+ * after a message on stderr.
  */
 static int load_inputs(struct fg_cli_opts *o, bool check, struct inputs *in)
 {
@@ -328,9 +337,10 @@ static int load_inputs(struct fg_cli_opts *o, bool check, struct inputs *in)
     /* one headroom in the whole output: the card table and the report read o's */
     o->headroom = in->rules.headroom;
     o->conservative = in->rules.conservative;
-    const char *site = o->gpus_conf ? o->gpus_conf : in->pol.gpu_table[0] ? in->pol.gpu_table
-                                                                          : NULL;
-    if (site && fg_gpu_table_load(site, &in->own, &err))
+    /* --gpus-conf: the user's own rows, for plan and check outside Slurm (fitgate ctld never
+     * passes it); else the policy's GpuTable=, read as a site file */
+    if (o->gpus_conf ? fg_gpu_table_load(o->gpus_conf, &in->own, &err)
+                     : fg_policy_gpu_table(&in->pol, &in->own, &err))
         goto fail;
     in->table = in->own ? in->own : fg_gpu_table_builtin();
     struct fg_request *q = &in->q;
@@ -360,7 +370,10 @@ static int load_inputs(struct fg_cli_opts *o, bool check, struct inputs *in)
         snprintf(q->partition, sizeof q->partition, "%s", o->partition);
     fg_gate_model_label(o->model, q->model, sizeof q->model);
     if (o->policy) {
-        rc = fg_gate_load_model(&in->pol, o->model, o->base_dir, getenv("USER"),
+        /* the user's name for CacheDir=%u from the password database, not $USER (in fitgate
+         * ctld's child that would be slurmctld's) */
+        struct passwd *pw = getpwuid(getuid());
+        rc = fg_gate_load_model(&in->pol, o->model, o->base_dir, pw ? pw->pw_name : NULL,
                                 (unsigned)getuid(), o->offline, &in->m, &err);
     } else {
         /* a relative path from the submission's directory (--base-dir), as the plugin reads */
@@ -373,6 +386,11 @@ static int load_inputs(struct fg_cli_opts *o, bool check, struct inputs *in)
             stat(joined, &st) == 0)
             arg = joined;
         rc = fg_cli_load_model(arg, o->offline, &in->m, &err);
+    }
+    if (rc == FG_E_LIMIT) {
+        /* the job's own directory past a bound (error.h): refused as its own error */
+        snprintf(o->job_error, sizeof o->job_error, "%s", err.detail);
+        return 4;
     }
     if (rc)
         goto fail;
@@ -426,6 +444,11 @@ static cJSON *decision_json(const struct inputs *in, const struct fg_gate *g)
         cJSON_AddNumberToObject(o, "gpu_util", g->a.gpu_util);
         cJSON_AddNumberToObject(o, "budget_bytes", (double)g->a.usable);
         cJSON_AddNumberToObject(o, "kv_sequences", (double)g->a.fit.max_batch);
+        cJSON_AddNumberToObject(o, "profile_bytes", (double)g->a.serve_profile);
+        cJSON_AddNumberToObject(o, "sampler_bytes", (double)g->a.serve_sampler);
+        cJSON_AddNumberToObject(o, "cuda_graph_bytes", (double)g->a.serve_graphs);
+        cJSON_AddNumberToObject(o, "kv_available_bytes", (double)g->a.serve_kv_avail);
+        cJSON_AddBoolToObject(o, "engine_refuses", g->a.serve_refusal != FG_VLLM_STARTS);
     }
     return o;
 }
@@ -658,7 +681,7 @@ static int job_error(const struct fg_cli_opts *o)
     struct fg_request q;
     memset(&q, 0, sizeof q);
     q.nodes = 1;
-    fg_gate_model_label(o->model, q.model, sizeof q.model);
+    fg_gate_model_label(o->model ? o->model : "", q.model, sizeof q.model);
     if (o->log_as)
         log_decision(&pol, o, &q, g);
     if (o->json) {
@@ -692,14 +715,23 @@ static int run(int argc, char **argv, bool check)
         goto out;
     }
     int prc = fg_cli_parse_opts(argc, argv, o);
-    if (prc == 4 && check && o->model) {
+    if (prc == 4 && check) { /* the model too may be the one its bad config did not name */
         exit_code = job_error(o);
         goto out;
     }
     if (prc == 4)
         fprintf(stderr, "fitgate: %s\n", o->job_error);
     in.o = o;
-    if (prc || load_inputs(o, check, &in))
+    if (prc)
+        goto out;
+    int lrc = load_inputs(o, check, &in);
+    if (lrc == 4 && check) {
+        exit_code = job_error(o);
+        goto out;
+    }
+    if (lrc == 4)
+        fprintf(stderr, "fitgate: error: %s\n", o->job_error);
+    if (lrc)
         goto out;
     /* the one assess path: the plugin's decision on this request under this policy */
     fg_gate_run(in.m, &o->spec, &in.q, &in.rules, in.pol.on_error, g);

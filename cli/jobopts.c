@@ -190,6 +190,36 @@ static int cli_value(struct fg_cli_opts *o, enum cli_opt id, const char *a, cons
     return 0;
 }
 
+/*
+ * The job's own config files (jobfile.h), relative paths from --base-dir as MODEL: what they
+ * say joins the spec.  What they get wrong is the job's error (o->job_error, as a bad option
+ * value); 2 after a message when they could not be read for another reason (a read that
+ * failed, no memory, no libyaml), else 0.
+ */
+static int read_configs(struct fg_cli_opts *o)
+{
+    struct fg_err err = {0};
+    int rc = 0;
+    if (o->model && !fg_jobspec_given(&o->spec, FG_JOBOPT_MODEL))
+        rc = fg_jobspec_set(&o->spec, FG_JOBOPT_MODEL, o->model, &err);
+    if (!rc)
+        rc = fg_jobfile_apply(&o->spec, o->base_dir, &err);
+    if (rc == FG_E_IO || rc == FG_E_NOMEM || rc == FG_E_UNSUPPORTED) {
+        /* not the job's doing: a read that failed, no memory, no libyaml */
+        fprintf(stderr, "fitgate: %s\n", err.detail);
+        return 2;
+    }
+    if (rc) /* the job's own file says something its framework would refuse: as a bad
+             * option value, the job's error (the plugin's fitgate_job) */
+        snprintf(o->job_error, sizeof o->job_error, "%s", err.detail);
+    if (!o->model && o->spec.model[0])
+        o->model = o->spec.model;
+    for (size_t i = 0; !rc && i < o->spec.n_unknown; i++)
+        fprintf(stderr, "fitgate: warning: %s: changes memory, not modelled\n",
+                o->spec.unknown[i]);
+    return 0;
+}
+
 int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
 {
     memset(o, 0, sizeof *o);
@@ -200,6 +230,17 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         char b[64], name[64];
+        if (!strcmp(a, "--")) {
+            /* the end of the options: what follows is MODEL as it is, never an option (fitgate
+             * ctld puts the job's model there, so "--gpus-conf=..." in it stays a name) */
+            if (i + 2 < argc || (i + 1 < argc && o->model)) {
+                fprintf(stderr, "fitgate: only MODEL may follow --\n");
+                return 2;
+            }
+            if (i + 1 < argc)
+                o->model = argv[i + 1];
+            break;
+        }
         if (a[0] != '-' && !o->model) {
             o->model = a;
             continue;
@@ -261,25 +302,9 @@ int fg_cli_parse_opts(int argc, char **argv, struct fg_cli_opts *o)
         if (job == FG_JOBOPT_MODEL)
             o->model = o->spec.model;
     }
-    if (o->spec.n_configs && !o->job_error[0]) {
-        /* the job's own config files (jobfile.h): relative paths from --base-dir, as MODEL */
-        struct fg_err err = {0};
-        if (o->model && !fg_jobspec_given(&o->spec, FG_JOBOPT_MODEL) &&
-            fg_jobspec_set(&o->spec, FG_JOBOPT_MODEL, o->model, &err)) {
-            fprintf(stderr, "fitgate: %s\n", err.detail);
-            return 2;
-        }
-        if (fg_jobfile_apply(&o->spec, o->base_dir, &err)) {
-            fprintf(stderr, "fitgate: %s\n", err.detail);
-            return 2;
-        }
-        if (!o->model && o->spec.model[0])
-            o->model = o->spec.model;
-        for (size_t i = 0; i < o->spec.n_unknown; i++)
-            fprintf(stderr, "fitgate: warning: %s: changes memory, not modelled\n",
-                    o->spec.unknown[i]);
-    }
-    if (!o->model) {
+    if (o->spec.n_configs && !o->job_error[0] && read_configs(o))
+        return 2;
+    if (!o->model && !o->job_error[0]) {
         fprintf(stderr, "fitgate: MODEL missing (a directory, a config.json or org/name)\n");
         return 2;
     }

@@ -30,7 +30,8 @@ cJSON *fg_cli_layout_json(const struct fg_layout *l)
 cJSON *fg_cli_remedies_json(const struct fg_request *q, const struct fg_remedies *rem,
                             const struct fg_decision *d)
 {
-    static const char *const kinds[] = {"switch", "more_gpus", "other_framework"};
+    static const char *const kinds[] = {"switch", "more_gpus", "other_framework",
+                                        "beyond_max_gpus"};
     cJSON *a = cJSON_CreateArray();
     char req[160];
     for (size_t i = 0; i < rem->n && i < d->n_remedies; i++) {
@@ -43,6 +44,12 @@ cJSON *fg_cli_remedies_json(const struct fg_request *q, const struct fg_remedies
         cJSON_AddItemToObject(e, "options", opts);
         fg_request_spell(q, x->count, x->nodes, req, sizeof req);
         cJSON_AddStringToObject(e, "request", req);
+        /* what the line says to paste, the same string (remedy.h fg_remedy_flags) */
+        char flags[320];
+        fg_remedy_flags(x, q, "--ft-", flags, sizeof flags);
+        cJSON_AddStringToObject(e, "flags", flags);
+        if (x->kind == FG_REMEDY_BEYOND)
+            cJSON_AddNumberToObject(e, "max_gpus", rem->max_gpus);
         cJSON_AddNumberToObject(e, "gpus", x->gpus);
         cJSON_AddItemToObject(e, "layout", fg_cli_layout_json(&x->layout));
         cJSON_AddStringToObject(e, "line", d->remedies[i]);

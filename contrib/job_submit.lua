@@ -29,7 +29,11 @@ What runs is `fitgate ctld` (cli/cmd_ctld.c), never a shell line with the
 job's text in it: the job's options are written NUL-separated to a 0600 file
 of slurmctld's (os.tmpname) that becomes the check's standard input, so no
 option is quoted and none meets the 128 KiB argument limit; the command line
-holds only this file's settings, numbers and that file's name.  fitgate ctld
+holds only this file's settings, numbers and that file's name.  The fields
+are a fixed vector: the model first (a value, never an option), then only
+what a job may set (its --ft-* options, GPU request, --nodes, --partition,
+its directory); fitgate ctld refuses any other field as the job's error, and
+the site's files (the GPU table, calibration) come from POLICY alone.  fitgate ctld
 runs the check as the submitting user with the user's supplementary groups
 (a root:projgroup 0750 model directory is read as the user reads it), kills
 it past TIMEOUT_MS, writes the one audit line of every outcome itself (as
@@ -38,15 +42,19 @@ answers in fixed lines whose fields are percent-encoded: nothing here
 matches a pattern over user text.  A check that could not run is decided by
 OnError= and said in slurmctld.log; an invalid policy rejects tagged jobs
 (fails closed) until `fitgate check --policy FILE --lint` passes.  After a
-check timed out (a stalled file system), tagged jobs are decided by OnError=
-without a check for STALL_S seconds, so slurmctld (and the untagged jobs
-queued behind it) waits at most TIMEOUT_MS once per STALL_S.
+check timed out waiting on a file system (a stalled mount: fitgate ctld names
+it), tagged jobs that read that file system are decided by OnError= without a
+check for STALL_S seconds, so slurmctld (and the jobs queued behind it) waits
+at most TIMEOUT_MS once per STALL_S and stalled mount; jobs on other file
+systems are checked as always.  A check that ran out of time computing opens
+no such window: that job alone follows OnError=.
 ]]
 
 local FITGATE = "/usr/local/bin/fitgate"
 local POLICY = "/etc/slurm/fitgate.conf"   -- the plugin's policy: the same decision
 local TIMEOUT_MS = 800        -- the check (it takes ~10 ms); slurmctld blocks meanwhile
-local STALL_S = 30            -- after a check timed out: no check for this long (OnError=)
+local STALL_S = 30            -- after a check timed out on a stalled file system: no check of
+                              -- jobs on that file system for this long (OnError=)
 local ON_ERROR = "allow"      -- allow | reject: without a policy file, or none in it: fitgate
                               -- could not run, timed out, or found the model nowhere
 local PLUGIN = "fitgate"      -- the SPANK plugin's name (prefix of its options)
@@ -308,6 +316,13 @@ local function no_answer(job_desc, what)
    return slurm.SUCCESS
 end
 
+-- The file systems whose check timed out lately (fitgate ctld's fitgate-stalled records,
+-- kept percent-encoded as it wrote them: they go back on its command line as they are, only
+-- [A-Za-z0-9._:/=,+@%-]), each with the time until which a job on it is not checked; and
+-- the time until which no job is checked because fitgate ctld itself gave no answer in time.
+local STALLED = {}
+local STALLED_UNTIL = 0
+
 -- fitgate ctld's answer (cli/cmd_ctld.c): fixed records, percent-encoded fields.
 local function unesc(f)
    if f == "%00" then return "" end
@@ -322,6 +337,8 @@ local function read_answer(out)
       if lv ~= nil then table.insert(a.log, { lv, unesc(lm) }) end
       local v, r = string.match(line, "^fitgate%-answer 1 (%a+) (%S+)$")
       if v ~= nil then a.verdict, a.request = v, unesc(r) end
+      local mp = string.match(line, "^fitgate%-stalled ([%w._:/=,+@%%-]+)$")
+      if mp ~= nil then STALLED[mp] = os.time() + STALL_S end
    end
    return a
 end
@@ -336,7 +353,6 @@ local function submit_key(job_desc)
    return nil
 end
 
-local STALLED_UNTIL = 0
 
 --[[ One run of fitgate ctld: `args` the check's arguments (the model first), `extra` its
 own flags (numbers and fixed words only).  The arguments travel in a 0600 temporary file
@@ -385,9 +401,6 @@ local function ctld(job, args, extra)
    end
    for _, l in ipairs(a.log) do
       if l[1] == "error" then slurm.log_error("%s", l[2]) else slurm.log_info("%s", l[2]) end
-      if string.find(l[2], "took longer than", 1, true) then
-         STALLED_UNTIL = os.time() + STALL_S
-      end
    end
    for _, l in ipairs(a.say) do slurm.log_user("%s", l) end
    return a
@@ -419,8 +432,9 @@ local function judge(job, opts, ask, out_desc)
    -- the model first: --ft-model, else the job's --ft-config names it (the check reads the
    -- file); a relative --ft-model or --ft-config is the user's, from the directory the job
    -- was submitted in
-   local args = {}
-   if opts.ft_model ~= nil and opts.ft_model ~= "" then table.insert(args, opts.ft_model) end
+   -- the first field is the model, always (empty when the config names it): a value that
+   -- fitgate ctld never reads as an option
+   local args = { opts.ft_model or "" }
    if job.work_dir ~= nil and job.work_dir ~= "" then
       table.insert(args, "--base-dir=" .. job.work_dir)
    end
@@ -441,10 +455,16 @@ local function judge(job, opts, ask, out_desc)
       table.insert(args, "--partition=" .. string.match(job.partition, "^[^,]+"))
    end
    local extra = job_numbers(job)
-   if os.time() < STALLED_UNTIL then
-      -- a check timed out moments ago: decided by OnError now, logged by fitgate ctld
-      table.insert(extra, "--skip 'a check timed out less than " .. STALL_S ..
-                   " s ago (a stalled file system?)'")
+   local now = os.time()
+   if now < STALLED_UNTIL then
+      -- fitgate ctld gave no answer in time moments ago: decided by OnError now, logged
+      table.insert(extra, "--skip 'fitgate ctld gave no answer in time less than " .. STALL_S ..
+                   " s ago'")
+   end
+   -- the file systems whose check timed out lately: a job on one of them is decided by
+   -- OnError by fitgate ctld at once (and logged); other jobs are checked
+   for mp, untl in pairs(STALLED) do
+      if now < untl then table.insert(extra, "--stalled " .. mp) else STALLED[mp] = nil end
    end
    local a, why = ctld(job, args, extra)
    if a == nil then return no_answer(job, why) end

@@ -312,6 +312,24 @@ static void audit(const struct fg_policy *pol, const struct fg_jobspec *spec,
         slurm_info("fitgate: warning: the decision could not be logged: %s", err.detail);
 }
 
+/*
+ * The job's options and config files into spec: 0; -1 when they are the job's own mistake
+ * (said: rejected, nothing to decide); 1 when its config could not be read or is no training
+ * job fitgate judges, *d deciding by OnError as fitgate check does (cli/jobopts.c).
+ */
+static int read_job(struct fg_jobspec *spec, const struct fg_policy *pol, struct fg_decision *d)
+{
+    struct fg_err err = {0};
+    int rc = fitgate_job(spec, NULL, &err);
+    if (rc == FG_E_IO || rc == FG_E_NOMEM || rc == FG_E_UNSUPPORTED) {
+        fg_decide_error("this job", err.detail, NULL, pol->on_error, d);
+        return 1;
+    }
+    if (rc)
+        fitgate_error("rejected: %s", err.detail);
+    return rc ? -1 : 0;
+}
+
 int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *values, unsigned n)
 {
     double t0 = now_s();
@@ -334,9 +352,9 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
         fg_decide_error("this job", "out of memory", NULL, pol.on_error, &d);
         return finish(&d);
     }
-    if (fitgate_job(spec, NULL, &err)) {
-        fitgate_error("rejected: %s", err.detail);
-        rc = -1; /* the user's own option: nothing to decide */
+    int jrc = read_job(spec, &pol, &d);
+    if (jrc) {
+        rc = jrc < 0 ? -1 : finish(&d);
         goto out;
     }
     const char *model_arg = spec->model[0] ? spec->model : NULL; /* --ft-model, or its config */
@@ -404,7 +422,10 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
     }
     if ((g->rc = fg_gate_load_model(&pol, model_arg, NULL, user, (unsigned)getuid(), false, &m,
                                     &err))) {
-        fg_decide_error(q.model, err.detail, NULL, pol.on_error, &g->d);
+        /* a model directory past the bounds (error.h FG_E_LIMIT) is the job's own, as a bad
+         * option value is; any other failure to read it is OnError='s */
+        g->rc == FG_E_LIMIT ? fg_decide_invalid(&q, err.detail, &g->d)
+                            : fg_decide_error(q.model, err.detail, NULL, pol.on_error, &g->d);
         audit(&pol, spec, &q, g, user, &probe, probed, submit_id, sizeof submit_id);
         rc = finish(&g->d);
         goto out;

@@ -101,17 +101,11 @@ int fitgate_policy(int ac, char **av, struct fg_policy *p, struct fg_err *err)
 int fitgate_gpu_table(const struct fg_policy *p, struct fg_gpu_table **out,
                       const struct fg_gpu_table **use, struct fg_err *err)
 {
-    *out = NULL;
     *use = NULL;
-    if (p->gpu_table[0]) {
-        int rc = fg_gpu_table_load(p->gpu_table, out, err);
-        if (rc)
-            return rc;
-        *use = *out;
-        return 0;
-    }
-    *use = fg_gpu_table_builtin();
-    return 0;
+    int rc = fg_policy_gpu_table(p, out, err);
+    if (!rc)
+        *use = *out ? *out : fg_gpu_table_builtin();
+    return rc;
 }
 
 void fitgate_say(const struct fg_decision *d)

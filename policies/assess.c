@@ -16,6 +16,55 @@ static void restrict_to(const struct fg_framework *fw, struct fg_plan_opts *po)
     po->restrict_layouts = true;
     po->layouts = fw->layouts & (FG_PLAN_TP | FG_PLAN_PP | FG_PLAN_EP | FG_PLAN_ZERO);
     po->naive_pp = fw->naive_pp;
+    po->fw = fw;
+}
+
+/*
+ * The layout the check admits a job that one card does not hold on: of exactly the GPUs
+ * asked for, on their nodes, one the framework runs (the plan's option of that count, else
+ * a plan of that count alone).  a->at_total_found false when none fits: the plan's
+ * smaller counts do not make the asked GPUs run (a layer split has no data parallel beside
+ * it, TP does not cross nodes).
+ */
+static int layout_at_total(const struct fg_model *m, const struct fg_job *j, uint32_t gpus,
+                           const struct fg_plan_opts *po, struct fg_assessment *a,
+                           struct fg_err *err)
+{
+    const struct fg_plan *p = &a->plan;
+    a->at_total_found = false;
+    if (p->status != FG_PLAN_FOUND || !p->n || p->options[0].gpus > gpus)
+        return 0;
+    /* one that holds the conservative peak too when there is one (the plan's own at that
+     * count, else a plan of that count under the conservative factor), so that a job
+     * given more GPUs than it needs is not judged borderline on the least sharded layout */
+    for (size_t i = 0; i < p->n; i++)
+        if (p->options[i].gpus == gpus &&
+            (double)p->options[i].peak_bytes * po->fit.conservative <= (double)a->usable) {
+            a->at_total = p->options[i];
+            a->at_total_found = true;
+            return 0;
+        }
+    struct fg_plan_opts one = *po;
+    one.min_gpus = one.max_gpus = gpus;
+    one.any_count = true;
+    one.gpus_per_node = a->nodes > 1 ? a->node_gpus : a->plan_node_gpus;
+    struct fg_plan *at = malloc(sizeof *at);
+    if (!at)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory");
+    int rc = 0;
+    for (int k = 0; k < 2 && !rc && !a->at_total_found; k++) {
+        if (k == 0)
+            one.fit.headroom = po->fit.conservative;
+        else
+            one.fit.headroom = po->fit.headroom;
+        rc = fg_plan_layouts(m, j, a->usable, &one, at, err);
+        if (!rc && at->status == FG_PLAN_FOUND && at->n) {
+            a->at_total = at->options[0];
+            a->at_total_found = true;
+        }
+    }
+    free(at);
+    return rc;
 }
 
 /* The layout the job's files declare (jobfile_apply.c declared_layout): more GPUs around it,
@@ -44,7 +93,8 @@ static void shape_str(uint32_t tp, uint32_t pp, uint32_t ep, uint32_t cp, uint32
  * the framework, the count and the model.  Fills out->job's tp, pp, ep, dp, zero.
  */
 static int job_layout(const struct fg_model *m, const struct fg_jobspec *spec, uint32_t total,
-                      uint32_t per_node, struct fg_assessment *out, struct fg_err *err)
+                      uint32_t per_node, uint32_t nodes, struct fg_assessment *out,
+                      struct fg_err *err)
 {
     const struct fg_framework *fw = spec->fw;
     struct fg_job *j = &out->job;
@@ -55,7 +105,8 @@ static int job_layout(const struct fg_model *m, const struct fg_jobspec *spec, u
      * tensor parallel inside a node (the largest size that divides the heads and the GPUs),
      * pipeline stages across nodes (vLLM's multi-node recipe: --tensor-parallel-size per
      * node, --pipeline-parallel-size the nodes) */
-    if (serve_engine && !fg_jobspec_declares_layout(spec) && total > 1) {
+    if (serve_engine && !spec->tp && !spec->pp && !spec->dp && !spec->cp && total > 1) {
+        /* a declared EP spreads the experts over the GPUs of this split (EP = TP x DP) */
         uint32_t lim = total < per_node ? total : per_node;
         for (uint32_t t = lim; t >= 1; t--)
             if (total % t == 0 && (!m->heads || m->heads % t == 0) &&
@@ -91,21 +142,21 @@ static int job_layout(const struct fg_model *m, const struct fg_jobspec *spec, u
                           who[0] ? "frameworks that can: " : "no framework fitgate knows can",
                           who);
     }
-    if (fw->naive_pp && pp > per_node)
+    if (fw->naive_pp && pp > 1 && (pp * tp > per_node || nodes > 1))
         return fg_err_set(err, FG_E_INVAL, "--framework %s splits layers with device_map in one "
-                          "process on one node: PP=%u is more than the %u GPUs of a node "
-                          "(MaxGPUsPerNode); use a framework with pipeline parallel across "
-                          "nodes (nemo, megatron, deepspeed), or ZeRO-3 / FSDP", fw->name, pp,
-                          per_node);
+                          "process on one node: PP=%u is more than the %u GPUs of a node%s; use "
+                          "a framework with pipeline parallel across nodes (nemo, megatron, "
+                          "deepspeed), or ZeRO-3 / FSDP", fw->name, pp, per_node,
+                          nodes > 1 ? " (the job spans several)" : "");
     if (fw->naive_pp && pp > 1 && dp * cp > 1)
         return fg_err_set(err, FG_E_INVAL, "--framework %s splits layers with device_map in one "
                           "process, which runs no data parallel beside it (accelerate refuses a "
                           "device_map model in any distributed mode): use --dp 1, or a "
                           "framework with pipeline parallel (nemo, megatron, deepspeed)",
                           fw->name);
-    if (tp > per_node)
-        return fg_err_set(err, FG_E_INVAL, "TP=%u spans more than the %u GPUs of a node "
-                          "(MaxGPUsPerNode): tensor parallel stays inside a node", tp, per_node);
+    if (tp > per_node || (nodes > 1 && per_node % tp))
+        return fg_err_set(err, FG_E_INVAL, "TP=%u spans more than the %u GPUs of a node: "
+                          "tensor parallel stays inside a node", tp, per_node);
     if (pp > out->layers)
         return fg_err_set(err, FG_E_INVAL, "PP=%u is more stages than the model's %u blocks", pp,
                           out->layers);
@@ -155,6 +206,46 @@ static int job_layout(const struct fg_model *m, const struct fg_jobspec *spec, u
     if (j->offload == FG_OFFLOAD_OPTIMIZER && j->zero < 1)
         return fg_err_set(err, FG_E_INVAL, "--offload optimizer needs a ZeRO stage (--zero 1..3): "
                           "the optimizer step runs on the CPU over the rank's shard");
+    /* and everything else the framework's table says of the layout (DeepSpeed's pipeline
+     * beside ZeRO-2/3, ...) */
+    struct fg_run_shape rs = {.tp = tp, .pp = pp, .ep = ep, .cp = cp, .dp = dp,
+                              .zero = j->zero,
+                              .per_node = per_node, .nodes = nodes, .experts = m->experts,
+                              .seq_len = j->seq_len, .serve = serve_engine};
+    char why[240];
+    if (!fg_framework_runs(fw, &rs, why, sizeof why))
+        return fg_err_set(err, FG_E_INVAL, "the layout %s: %s", shape, why);
+    return 0;
+}
+
+/* The stages of a framework that splits its layers by count (framework.h pp_even), each
+ * estimated with the micro-batches 1F1B keeps in flight there (pp - stage); the planner's
+ * cut kept when the count split does not apply. */
+static int even_stages(const struct fg_model *m, const struct fg_job *j, struct fg_layout *l,
+                       struct fg_err *err)
+{
+    uint32_t cut[FG_PLAN_MAX_PP + 1];
+    if (!fg_plan_even_cut(fg_model_main_layers(m), l->pp, 1, 1, cut))
+        return 0;
+    struct fg_layout even = *l;
+    memcpy(even.cut, cut, sizeof cut);
+    even.peak_bytes = 0;
+    for (uint32_t s = 0; s < l->pp; s++) {
+        struct fg_job st = *j;
+        struct fg_estimate e;
+        st.layer_first = cut[s];
+        st.layer_last = cut[s + 1];
+        st.stage_embed = s == 0;
+        st.stage_head = s == l->pp - 1;
+        st.inflight = l->pp - s;
+        int rc = fg_memory_estimate_totals(m, &st, &e, err);
+        if (rc)
+            return rc;
+        even.stage_bytes[s] = e.total_bytes;
+        if (e.total_bytes > even.peak_bytes)
+            even.peak_bytes = e.total_bytes;
+    }
+    *l = even;
     return 0;
 }
 
@@ -208,6 +299,8 @@ static int layout_estimate(const struct fg_model *m, const struct fg_rules *r,
         l->cp = j->cp;
         l->gpus *= j->cp;
     }
+    if (out->fw->pp_even && l->pp > 1 && (rc = even_stages(m, j, l, err)))
+        return rc;
     /* the breakdown of the largest stage */
     uint32_t worst = 0;
     for (uint32_t s = 1; s < l->pp; s++)
@@ -231,29 +324,17 @@ static int layout_estimate(const struct fg_model *m, const struct fg_rules *r,
  *                 the driver's figure less what it keeps, FG_DRIVER_RESERVED_BYTES), the
  *                 baseline taken after the CUDA context, which must fit beside it; off it
  *                 the weights, the profile run's peak (a dummy batch of
- *                 max_num_batched_tokens) and the CUDA graphs' pool
+ *                 max_num_batched_tokens, then its sampler over max_num_seqs rows of
+ *                 logits) and the CUDA graphs' estimate (memory/serve_engine.h)
  *   vLLM 0.20     the same at 0.9 with the context inside the budget and the graphs outside
  *   SGLang        mem_fraction_static x the card for the weights and the KV pool, less the
  *                 context (profile_max_num_token: the memory left after the weights, less
- *                 (1 - fraction) x the card); activations and graphs live in the reserve
- * What is left is KV cache; the engine refuses to start when one max_model_len sequence
- * does not fit (kv_cache_utils.py check_enough_kv_cache_memory), and its concurrency is
- * how many sequences of that length the rest holds.
+ *                 (1 - fraction) x the card); activations and graphs, the piecewise
+ *                 prefill graphs included, live in the reserve
+ * What is left is KV cache; vLLM refuses to start when it is not positive or one
+ * max_model_len sequence does not fit (kv_cache_utils.py _check_enough_kv_cache_memory),
+ * and its concurrency is how many sequences of that length the rest holds.
  */
-
-/* vLLM EngineArgs.get_batch_defaults, the API server's entry (vllm serve): 8192 tokens on
- * cards of 70 GiB and more other than A100 (PR #17885 kept A100 at the small default),
- * 2048 otherwise. */
-static uint32_t vllm_batched_tokens(const struct fg_gpu *g, uint64_t total)
-{
-    return total >= (70ull << 30) && !strstr(g->name, "A100") ? 8192 : 2048;
-}
-
-/* vLLM CompilationConfig.max_cudagraph_capture_size: min(2 x max_num_seqs, 512) with
- * max_num_seqs 1024 (large cards) or 256: 512 either way.  The captured graphs share one
- * pool, as large as the largest graph's working set; counted as that batch's forward
- * working set (the profile's per-token rate), a floor of what vLLM measures. */
-#define FG_VLLM_GRAPH_TOKENS 512u
 
 /* SGLang ServerArgs._handle_gpu_memory_settings: the fraction for a card of mib MiB
  * (nvidia-smi memory.total) at tp x pp, and the chunked prefill size it picks. */
@@ -297,7 +378,10 @@ static void engine_budget(const struct fg_jobspec *spec, const struct fg_gpu *gp
         a->serve_tokens = chunk;
         budget = (double)driver * util - (double)ctx;
     } else {
-        a->serve_tokens = vllm_batched_tokens(gpu, total);
+        struct fg_vllm_sched sched;
+        fg_vllm_sched_defaults(total, strstr(gpu->name, "A100") != NULL, &sched);
+        a->serve_tokens = sched.batched_tokens;
+        a->serve_seqs = sched.max_num_seqs;
         budget = (double)total * util;
         if (kind == FG_SERVE_VLLM_020 || budget > (double)(total - ctx))
             budget -= (double)ctx; /* 0.20; or a share that leaves no room for the context */
@@ -306,7 +390,10 @@ static void engine_budget(const struct fg_jobspec *spec, const struct fg_gpu *gp
     a->gpu_util = util;
 }
 
-static void engine_fit(struct fg_assessment *a)
+/* What the engine holds besides the weights (serve_engine.h for vLLM), what that leaves
+ * the KV cache, how many sequences of the asked length it holds, and whether vLLM would
+ * refuse to start (kv_cache_utils.py _check_enough_kv_cache_memory). */
+static void engine_fit(const struct fg_model *m, struct fg_assessment *a)
 {
     const struct fg_estimate *e = &a->est;
     uint64_t b = e->batch ? e->batch : 1;
@@ -314,16 +401,29 @@ static void engine_fit(struct fg_assessment *a)
     uint64_t act = e->per_sample_bytes > kv ? e->per_sample_bytes - kv : 0;
     double per_token = (double)act / (double)(e->seq_len ? e->seq_len : 1);
     enum fg_serve_budget kind = a->fw->serve_budget;
-    a->serve_profile = kind == FG_SERVE_SGLANG ? 0 : (uint64_t)(per_token * a->serve_tokens);
-    a->serve_graphs = kind == FG_SERVE_VLLM ? (uint64_t)(per_token * FG_VLLM_GRAPH_TOKENS) : 0;
+    a->serve_profile = a->serve_graphs = a->serve_sampler = 0;
+    if (kind != FG_SERVE_SGLANG) {
+        struct fg_vllm_in in = {.sched = {a->serve_seqs, a->serve_tokens},
+                                .act_per_token = per_token, .hidden = m->hidden,
+                                .vocab = m->vocab};
+        struct fg_vllm_profile p;
+        fg_vllm_profile(&in, &p);
+        a->serve_profile = p.peak;
+        a->serve_sampler = p.sampler;
+        /* vLLM 0.20 captured its graphs after the KV cache, outside the budget */
+        a->serve_graphs = kind == FG_SERVE_VLLM ? p.graphs : 0;
+    }
     a->engine_static = e->static_bytes + a->serve_profile + a->serve_graphs;
     a->kv_seq_bytes = kv;
     uint64_t left = a->usable > a->engine_static ? a->usable - a->engine_static : 0;
     a->serve_kv_budget = left;
+    a->serve_kv_avail = (int64_t)a->usable - (int64_t)a->engine_static;
+    a->serve_refusal = kind == FG_SERVE_SGLANG ? FG_VLLM_STARTS
+                                               : fg_vllm_kv_check(a->serve_kv_avail, kv);
     uint64_t n = kv ? left / kv : (left ? UINT32_MAX : 0);
     a->fit.max_batch = n;
     a->fit.need_bytes = a->engine_static + kv * b;
-    a->fit.verdict = n >= b ? FG_FIT_FITS : FG_FIT_SPLIT;
+    a->fit.verdict = n >= b && a->serve_refusal == FG_VLLM_STARTS ? FG_FIT_FITS : FG_FIT_SPLIT;
 }
 
 /*
@@ -370,30 +470,83 @@ static int layout_estimate(const struct fg_model *m, const struct fg_rules *r,
  * each count judged by the same budget and fit.  Fills a->plan with that one layout; no
  * plan when none up to the policy's MaxGPUs (or 64) holds it.
  */
+/* Whether the engine holds the job on n GPUs split as serve_fewest says (into *t, a copy
+ * of a); false when n cannot be split so. */
+static int serve_on(const struct fg_model *m, const struct fg_jobspec *spec,
+                    const struct fg_gpu *gpu, const struct fg_rules *r,
+                    const struct fg_fit_opts *fo, const struct fg_assessment *a, uint32_t n,
+                    struct fg_assessment *t, bool *fits, struct fg_err *err)
+{
+    uint32_t per_node = a->plan_node_gpus;
+    *fits = false;
+    *t = *a;
+    struct fg_jobspec s = *spec;
+    s.tp = s.pp = s.dp = s.cp = 0;
+    struct fg_err e = {0};
+    if (job_layout(m, &s, n, n < per_node ? n : per_node, (n + per_node - 1) / per_node, t,
+                   &e) ||
+        t->job.tp * t->job.pp != n)
+        return 0;
+    int rc = layout_estimate(m, r, t, err);
+    if (rc)
+        return rc;
+    engine_budget(spec, gpu, fo, t);
+    engine_fit(m, t);
+    *fits = t->fit.verdict == FG_FIT_FITS;
+    return 0;
+}
+
+/*
+ * The fewest GPUs the engine holds the job on, as it runs them: tensor parallel inside a
+ * node (a size that divides the heads), pipeline stages across nodes, the job's EP kept;
+ * each count judged by the same budget and fit, up to the GPUs asked for or MaxGPUs,
+ * whichever is more (FG_ASSESS_MAX_GPUS at most).  Within a node every power of two; then
+ * whole nodes, where each more node is one more pipeline stage (no stage holds more), so
+ * the first that fits is found by bisection.  Fills a->plan with that one layout; no plan
+ * when none holds it.
+ */
 static int serve_fewest(const struct fg_model *m, const struct fg_jobspec *spec,
-                        const struct fg_gpu *gpu, const struct fg_rules *r,
+                        const struct fg_gpu *gpu, uint32_t gpus, const struct fg_rules *r,
                         const struct fg_fit_opts *fo, struct fg_assessment *a,
                         struct fg_err *err)
 {
-    uint32_t per_node = r->max_gpus_node ? r->max_gpus_node : 8;
-    uint32_t most = r->max_gpus ? r->max_gpus : 64;
-    struct fg_assessment *t = malloc(sizeof *t);
+    uint32_t per_node = a->plan_node_gpus;
+    uint32_t most = r->max_gpus > gpus ? r->max_gpus : gpus;
+    if (most > FG_ASSESS_MAX_GPUS)
+        most = FG_ASSESS_MAX_GPUS;
+    struct fg_assessment *t = malloc(2 * sizeof *t);
     if (!t)
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
     int rc = 0;
-    for (uint32_t n = 2; n <= most && !rc; n = n < per_node ? n * 2 : n + per_node) {
-        *t = *a;
-        struct fg_jobspec s = *spec;
-        s.tp = s.pp = s.dp = 0;
-        struct fg_err e = {0};
-        if (job_layout(m, &s, n, per_node, t, &e) || t->job.tp * t->job.pp != n)
-            continue;
-        if ((rc = layout_estimate(m, r, t, err)))
-            break;
-        engine_budget(spec, gpu, fo, t);
-        engine_fit(t);
-        if (t->fit.verdict != FG_FIT_FITS)
-            continue;
+    bool fits = false;
+    uint32_t n = 0;
+    for (uint32_t k = 2; k <= per_node && k <= most && !fits && !rc; k *= 2)
+        if (!(rc = serve_on(m, spec, gpu, r, fo, a, k, t, &fits, err)) && fits)
+            n = k;
+    if (!fits && !rc) {
+        /* whole nodes: PP grows with them up to the blocks */
+        uint32_t lo = 1, hi = most / per_node, layers = a->layers ? a->layers : 1;
+        if (hi > layers)
+            hi = layers;
+        if (hi >= 2 && !(rc = serve_on(m, spec, gpu, r, fo, a, hi * per_node, t, &fits, err)) &&
+            fits) {
+            n = hi * per_node;
+            while (hi - lo > 1 && !rc) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                bool f2;
+                if ((rc = serve_on(m, spec, gpu, r, fo, a, mid * per_node, t + 1, &f2, err)))
+                    break;
+                if (f2) {
+                    hi = mid;
+                    n = mid * per_node;
+                    t[0] = t[1];
+                } else {
+                    lo = mid;
+                }
+            }
+        }
+    }
+    if (!rc && n) {
         a->plan.status = FG_PLAN_FOUND;
         a->plan.usable_bytes = t->usable;
         a->plan.n = 1;
@@ -401,7 +554,6 @@ static int serve_fewest(const struct fg_model *m, const struct fg_jobspec *spec,
         a->plan.options[0].gpus = n;
         a->plan.options[0].peak_bytes = t->fit.need_bytes;
         a->planned = true;
-        break;
     }
     free(t);
     return rc;
@@ -452,9 +604,27 @@ static void scale_plan(struct fg_plan *p, double f)
         scale_layout(&p->options[i], f);
 }
 
+/* Where the GPUs of a request are (assess.h struct fg_assess_opts), into a's node_gpus,
+ * nodes and plan_node_gpus: a request on one node plans more GPUs on nodes of
+ * MaxGPUsPerNode; one over several keeps its own GPUs per node. */
+static void place(const struct fg_assess_opts *ao, uint32_t gpus, const struct fg_rules *r,
+                  struct fg_assessment *a)
+{
+    uint32_t node_max = r->max_gpus_node ? r->max_gpus_node : 8;
+    uint32_t total = gpus ? gpus : 1;
+    if (ao && ao->per_node && ao->nodes) {
+        a->node_gpus = ao->per_node;
+        a->nodes = ao->nodes;
+    } else {
+        a->nodes = (total + node_max - 1) / node_max;
+        a->node_gpus = a->nodes > 1 ? node_max : total;
+    }
+    a->plan_node_gpus = a->nodes > 1 ? a->node_gpus : node_max;
+}
+
 static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
-                  const struct fg_gpu *gpu, uint32_t gpus, const struct fg_rules *r,
-                  struct fg_assessment *out, struct fg_err *err)
+                  const struct fg_gpu *gpu, uint32_t gpus, const struct fg_assess_opts *ao,
+                  const struct fg_rules *r, struct fg_assessment *out, struct fg_err *err)
 {
     memset(out, 0, sizeof *out);
     out->job = spec->job;
@@ -463,8 +633,8 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
     snprintf(out->model_type, sizeof out->model_type, "%s", m->model_type);
     out->layers = fg_model_main_layers(m);
     out->headroom = r->headroom;
-    uint32_t per_node = r->max_gpus_node ? r->max_gpus_node : 8;
-    int rc = job_layout(m, spec, gpus ? gpus : 1, per_node, out, err);
+    place(ao, gpus, r, out);
+    int rc = job_layout(m, spec, gpus ? gpus : 1, out->node_gpus, out->nodes, out, err);
     if (!rc)
         rc = layout_estimate(m, r, out, err);
     if (!rc && r->calib && (out->calib = fg_calib_find(r->calib, out->fw->name, out->job.mode)))
@@ -481,7 +651,7 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
     if (po.max_gpus > FG_ASSESS_MAX_GPUS)
         po.max_gpus = FG_ASSESS_MAX_GPUS;
     po.min_gpus = 1;
-    po.gpus_per_node = r->max_gpus_node;
+    po.gpus_per_node = out->plan_node_gpus;
     po.global_batch = spec->global_batch;
     out->have_card = true;
     out->usable = fg_fit_usable(gpu->memory_gb, gpu->memory_bytes, &po.fit);
@@ -504,11 +674,11 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
     }
     fg_fit_card(&out->est, out->usable, &po.fit, &out->fit);
     if (out->gpu_util > 0) {
-        engine_fit(out);
+        engine_fit(m, out);
         if ((rc = serve_max_len(m, out, err)))
             return rc;
         if (out->fit.verdict != FG_FIT_FITS)
-            return serve_fewest(m, spec, gpu, r, &po.fit, out, err);
+            return serve_fewest(m, spec, gpu, gpus, r, &po.fit, out, err);
         return 0;
     }
     if (out->calib) {
@@ -547,8 +717,10 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
                 return rc;
         }
         out->planned = true;
-        if (po.layouts != (FG_PLAN_TP | FG_PLAN_PP | FG_PLAN_EP | FG_PLAN_ZERO) ||
-            po.naive_pp) {
+        if ((rc = layout_at_total(m, &j, gpus, &po, out, err)))
+            return rc;
+        if ((po.layouts != (FG_PLAN_TP | FG_PLAN_PP | FG_PLAN_EP | FG_PLAN_ZERO) ||
+             po.naive_pp) && !(ao && ao->no_alt)) {
             if ((rc = fg_plan_layouts(m, &j, out->usable, &any, &out->alt, err)))
                 return rc;
             out->alt_planned = true;
@@ -628,7 +800,8 @@ static bool training_fits(const struct fg_assessment *a)
 /* Server mode: the job's GPUs less the server's train; the server's count as asked, else
  * the fewest that hold the engine while the rest hold the training. */
 static int server_split(const struct fg_model *m, const struct fg_jobspec *spec,
-                        const struct fg_gpu *gpu, uint32_t gpus, const struct fg_rules *r,
+                        const struct fg_gpu *gpu, uint32_t gpus,
+                        const struct fg_assess_opts *ao, const struct fg_rules *r,
                         struct fg_assessment *out, struct fg_err *err)
 {
     const struct fg_job *j = &spec->job;
@@ -644,7 +817,7 @@ static int server_split(const struct fg_model *m, const struct fg_jobspec *spec,
     for (uint32_t n = first; n <= last; n++) {
         if (!asked && !server_tp_ok(m, n))
             continue;
-        int rc = assess(m, spec, gpu, gpus - n, r, out, err);
+        int rc = assess(m, spec, gpu, gpus - n, ao, r, out, err);
         if (rc)
             return rc;
         uint32_t seqs = (uint32_t)(j->batch * (gpus - n));
@@ -659,7 +832,7 @@ static int server_split(const struct fg_model *m, const struct fg_jobspec *spec,
     }
     /* nothing holds both: the answer for one server GPU, which says what does not fit */
     if (!asked && last >= 1) {
-        int rc = assess(m, spec, gpu, gpus - 1, r, out, err);
+        int rc = assess(m, spec, gpu, gpus - 1, ao, r, out, err);
         if (!rc)
             rc = engine_side(m, j, gpu, 1, (uint32_t)(j->batch * (gpus - 1)), GEN_SERVER_UTIL,
                              out, err);
@@ -671,16 +844,17 @@ static int server_split(const struct fg_model *m, const struct fg_jobspec *spec,
 }
 
 static int assess_generation(const struct fg_model *m, const struct fg_jobspec *spec,
-                          const struct fg_gpu *gpu, uint32_t gpus, const struct fg_rules *r,
+                          const struct fg_gpu *gpu, uint32_t gpus,
+                          const struct fg_assess_opts *ao, const struct fg_rules *r,
                           struct fg_assessment *out, struct fg_err *err)
 {
     const struct fg_job *j = &spec->job;
     bool gen = fg_trainer_row(j->trainer)->generates && j->vllm_mode != FG_VLLM_NONE;
     if (!gen || !gpu)
-        return assess(m, spec, gpu, gpus, r, out, err);
+        return assess(m, spec, gpu, gpus, ao, r, out, err);
     if (j->vllm_mode == FG_VLLM_SERVER)
-        return server_split(m, spec, gpu, gpus ? gpus : 1, r, out, err);
-    int rc = assess(m, spec, gpu, gpus, r, out, err);
+        return server_split(m, spec, gpu, gpus ? gpus : 1, ao, r, out, err);
+    int rc = assess(m, spec, gpu, gpus, ao, r, out, err);
     if (!rc)
         rc = engine_side(m, j, gpu, 1, (uint32_t)j->batch, j->vllm_util, out, err);
     if (!rc) {
@@ -695,7 +869,14 @@ int fg_assess(const struct fg_model *m, const struct fg_jobspec *spec, const str
               uint32_t gpus, const struct fg_rules *r, struct fg_assessment *out,
               struct fg_err *err)
 {
-    int rc = assess_generation(m, spec, gpu, gpus, r, out, err);
+    return fg_assess_on(m, spec, gpu, gpus, NULL, r, out, err);
+}
+
+int fg_assess_on(const struct fg_model *m, const struct fg_jobspec *spec,
+                 const struct fg_gpu *gpu, uint32_t gpus, const struct fg_assess_opts *ao,
+                 const struct fg_rules *r, struct fg_assessment *out, struct fg_err *err)
+{
+    int rc = assess_generation(m, spec, gpu, gpus, ao, r, out, err);
     if (rc || !out->calib)
         return rc;
     /* Every byte figure the decision quotes carries the site calibration: the job's own
@@ -712,5 +893,7 @@ int fg_assess(const struct fg_model *m, const struct fg_jobspec *spec, const str
         scale_plan(&out->safe, f);
     if (out->alt_planned)
         scale_plan(&out->alt, f);
+    if (out->at_total_found)
+        scale_layout(&out->at_total, f);
     return 0;
 }

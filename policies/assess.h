@@ -28,6 +28,7 @@
 #include "model/model.h"
 #include "plan/plan.h"
 #include "policy.h"
+#include "memory/serve_engine.h"
 
 /* The most GPUs the planner searches for one job (16,384: two of today's largest
  * training clusters' pods; docs/planner.md). */
@@ -53,6 +54,10 @@ struct fg_assessment {
     uint64_t serve_kv_budget;  /* what the budget leaves the KV cache */
     uint32_t serve_tokens;     /* vLLM max_num_batched_tokens / SGLang chunked_prefill_size */
     uint64_t serve_max_len;    /* the longest max_model_len one sequence's KV fits (0: none) */
+    uint64_t serve_sampler;    /* vLLM: the profile's dummy sampler run (in serve_profile) */
+    uint32_t serve_seqs;       /* vLLM max_num_seqs: the sampler's rows */
+    int64_t serve_kv_avail;    /* vLLM: the KV budget, negative when the rest overdraws it */
+    enum fg_vllm_refusal serve_refusal; /* vLLM: whether it would refuse to start */
     uint32_t need_min;         /* the fewest GPUs that run the job's layout as declared */
     uint32_t need_checked;     /* the fewest GPUs a re-check through the gate found to fit
                                   (gate.c, for an over-request); 0 when not checked */
@@ -75,6 +80,25 @@ struct fg_assessment {
     uint32_t gen_seqs;         /* completions the engine generates at once */
     bool gen_fits;             /* the engine's side holds gen_need */
     bool gen_found;            /* server: gen_gpus was found by fitgate, not asked */
+    /* Where the GPUs asked for are: node_gpus on each of nodes (the request's; one node
+     * holds a request within a node).  The job's layout, the planner's and every remedy's
+     * are held to the framework's table (framework.h fg_framework_runs) on them. */
+    uint32_t node_gpus, nodes;
+    uint32_t plan_node_gpus;   /* the planner's GPUs per node (more GPUs than asked) */
+    /* The job does not fit one card but the plan holds it within the GPUs asked for: the
+     * best layout of exactly those GPUs that the framework runs (at_total_found), the one
+     * the check admits.  False when no such layout fits: the job does not fit as asked. */
+    struct fg_layout at_total;
+    bool at_total_found;
+};
+
+/* Where the job's GPUs are, and what the assessment may leave out (fg_assess_on). */
+struct fg_assess_opts {
+    uint32_t per_node;         /* GPUs on each node (0: the job's GPUs on as few nodes of
+                                  MaxGPUsPerNode as hold them) */
+    uint32_t nodes;            /* nodes (0: as few as hold them) */
+    bool no_alt;               /* no plan of other frameworks (a remedy's re-check: the
+                                  decision does not read it) */
 };
 
 /*
@@ -91,5 +115,10 @@ struct fg_assessment {
 int fg_assess(const struct fg_model *m, const struct fg_jobspec *spec, const struct fg_gpu *gpu,
               uint32_t gpus, const struct fg_rules *r, struct fg_assessment *out,
               struct fg_err *err);
+
+/* fg_assess for GPUs on nodes as o says (NULL: as fg_assess). */
+int fg_assess_on(const struct fg_model *m, const struct fg_jobspec *spec,
+                 const struct fg_gpu *gpu, uint32_t gpus, const struct fg_assess_opts *o,
+                 const struct fg_rules *r, struct fg_assessment *out, struct fg_err *err);
 
 #endif

@@ -87,6 +87,8 @@ static void one_card(const struct fg_assessment *a, uint32_t gpus, uint64_t mb,
                      struct fg_layout *l)
 {
     *l = a->layout;
+    if (l->gen_gpus && gpus > l->gen_gpus)
+        gpus -= l->gen_gpus; /* a trainer's vLLM server has GPUs of the job's own */
     if (l->tp == 1 && l->pp == 1) {
         /* data parallel: every GPU asked for is a rank */
         l->gpus = gpus ? gpus : 1;
@@ -107,17 +109,30 @@ static void one_card(const struct fg_assessment *a, uint32_t gpus, uint64_t mb,
 static void pick_layout(const struct fg_plan *p, const struct fg_assessment *a, uint32_t gpus,
                         struct fg_layout *l)
 {
+    uint32_t train = gpus; /* a trainer's vLLM server takes GPUs of the job's own */
+    if (a->layout.gen_gpus && gpus > a->layout.gen_gpus)
+        train -= a->layout.gen_gpus;
+    if (p == &a->plan && a->at_total_found && a->at_total.gpus == train) {
+        *l = a->at_total; /* the GPUs asked for, on their nodes, as the framework runs them */
+        l->gen_gpus = a->layout.gen_gpus;
+        return;
+    }
     for (size_t i = 0; i < p->n; i++) {
-        if (p->options[i].gpus == gpus) {
+        if (p->options[i].gpus == train) {
             *l = p->options[i];
+            l->gen_gpus = a->layout.gen_gpus;
             return;
         }
     }
     *l = p->options[0];
-    if (gpus > l->gpus && gpus % l->gpus == 0) {
-        uint32_t k = gpus / l->gpus;
+    l->gen_gpus = a->layout.gen_gpus;
+    /* more ranks of it by data parallel, where the framework runs DP beside it (a device_map
+     * split does not: it stays one process, the other GPUs idle) */
+    bool dp_beside = !(a->fw->naive_pp && l->pp > 1);
+    if (dp_beside && train > l->gpus && train % l->gpus == 0) {
+        uint32_t k = train / l->gpus;
         l->dp *= k;
-        l->gpus = gpus;
+        l->gpus = train;
         uint64_t per_step = l->micro_batch * l->dp;
         l->grad_accum = per_step ? (a->job.batch + per_step - 1) / per_step : 1;
         if (!l->grad_accum)
@@ -347,7 +362,9 @@ static void decide_fit(const struct fg_request *q, const struct fg_assessment *a
         v->how = FIT_NONE;
     }
     /* 4. the job fits as asked; 5. it does not */
-    if (v->how == FIT_ONE || (v->how == FIT_PLAN && v->need <= total))
+    /* a plan within the GPUs asked for holds it when the framework runs a layout of all
+     * of them (assess.c layout_at_total) */
+    if (v->how == FIT_ONE || (v->how == FIT_PLAN && v->need <= total && a->at_total_found))
         decide_as_asked(q, a, r, v, d);
     else
         decide_not_fit(q, a, r, fail, v, d);
@@ -475,7 +492,10 @@ static void word_not_fit(const struct fg_assessment *a, const struct fg_rules *r
     case CASE_NONE:
         line(d, 0, "%s: %s does not fit %s%s", w->failed, w->what, w->asked, w->goes_on);
         numbers_one(d, a, w->card);
-        if (a->planned && a->plan.why[0])
+        if (a->job.mode == FG_MODE_SERVE) /* serving advice for a served job */
+            line(d, 2, "no split of the GPUs asked or of up to MaxGPUs=%u holds it; use a "
+                       "larger card, or a shorter --ft-seq-len", r->max_gpus);
+        else if (a->planned && a->plan.why[0])
             line(d, 2, "%s; use a larger card, QLoRA, or --ft-grad-ckpt", a->plan.why);
         else
             line(d, 2, "no layout within MaxGPUs=%u holds it; use a larger card, QLoRA, or "
@@ -570,30 +590,43 @@ static void suggest(const struct fg_assessment *a, struct fg_decision *d)
 
 /* A serving engine's answer in its own terms: its budget and what comes off it, how many
  * sequences of the asked length its KV cache holds, and the longest max_model_len one
- * sequence fits. */
+ * sequence fits; where vLLM would refuse to start, its own message and numbers
+ * (memory/serve_engine.h) on the last line. */
 static void serve_numbers(const struct fg_assessment *a, const struct fg_request *q,
                           struct fg_decision *d)
 {
-    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], card[48], graphs[64] = "";
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], card[48], graphs[64] = "";
+    char sampler[80] = "";
     card_label(q, card, sizeof card);
     uint64_t n = a->fit.max_batch;
     if (a->serve_graphs)
         snprintf(graphs, sizeof graphs, ", CUDA graphs %s", gb(a->serve_graphs, b6, sizeof b6));
+    if (a->serve_sampler)
+        snprintf(sampler, sizeof sampler, " (its sampler over %u sequences %s)", a->serve_seqs,
+                 gb(a->serve_sampler, b7, sizeof b7));
     char len[96];
     if (a->serve_max_len)
         snprintf(len, sizeof len, "; one sequence fits up to max_model_len %llu",
                  (unsigned long long)a->serve_max_len);
     else
         snprintf(len, sizeof len, "; not one token's cache fits");
-    line(d, 1, "%s takes %.3g x %s = %s per GPU: weights %s, %s %u tokens %s%s; KV cache left "
+    line(d, 1, "%s takes %.3g x %s = %s per GPU: weights %s, %s %u tokens %s%s%s; KV cache left "
                "%s, %s per sequence of %llu tokens: %llu at once%s",
          a->fw->label, a->gpu_util, card, gb(a->usable, b1, sizeof b1),
          gb(a->est.static_bytes, b2, sizeof b2),
          a->fw->serve_budget == FG_SERVE_SGLANG ? "chunked prefill (in its reserve)"
                                                 : "profile run of",
-         a->serve_tokens, gb(a->serve_profile, b3, sizeof b3), graphs,
+         a->serve_tokens, gb(a->serve_profile, b3, sizeof b3), sampler, graphs,
          gb(a->serve_kv_budget, b4, sizeof b4), gb(a->kv_seq_bytes, b5, sizeof b5),
          (unsigned long long)a->est.seq_len, (unsigned long long)n, len);
+    if (a->serve_refusal != FG_VLLM_STARTS) {
+        char said[FG_DECIDE_LINE - 32];
+        fg_vllm_refusal_text(a->serve_refusal, a->serve_kv_avail, a->kv_seq_bytes,
+                             a->est.seq_len, a->serve_max_len, said, sizeof said);
+        double short_gib = ((double)a->kv_seq_bytes - (double)a->serve_kv_avail) / (1 << 30);
+        line(d, 3, "%s would not start (KV %.2f GiB short): %s",
+             a->fw->label, short_gib, said);
+    }
 }
 
 /* Every answer that used the site calibration says so: on its verdict line (which the audit

@@ -4,86 +4,70 @@
  * re-check reached.  The remedies themselves are found and re-checked in remedy.c.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "decide.h"
 #include "decide_int.h"
 
-/* Layout dimensions a layout remedy sets: said through the layout, not as options, unless
- * the job declared them (then the user writes the new value). */
+/* Options a resize may set itself: the layout it exports (FITGATE_*: TP, PP, EP, CP, DP,
+ * ZeRO, micro-batch, accumulation, a vLLM server's GPUs). */
 static bool is_layout_opt(unsigned opt)
 {
     return opt == FG_JOBOPT_TP || opt == FG_JOBOPT_PP || opt == FG_JOBOPT_EP ||
-           opt == FG_JOBOPT_DP || opt == FG_JOBOPT_ZERO;
-}
-
-/* x's options as the user types them: "--ft-grad-ckpt --ft-zero=3"; layout dimensions only
- * for a switch (a layout remedy describes its layout instead). */
-static void options_spell(const struct fg_remedy *x, const char *sp, char *buf, size_t cap)
-{
-    size_t off = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < x->n_edits && off < cap; i++) {
-        const struct fg_remedy_edit *e = &x->edits[i];
-        const struct fg_jobopt *o = fg_jobopt_at(e->opt);
-        if (!o || (x->kind != FG_REMEDY_SWITCH && is_layout_opt(e->opt)))
-            continue;
-        int w = o->arg ? snprintf(buf + off, cap - off, "%s%s%s=%s", off ? " " : "", sp,
-                                  o->name, e->value)
-                       : snprintf(buf + off, cap - off, "%s%s%s", off ? " " : "", sp, o->name);
-        if (w < 0)
-            break;
-        off += (size_t)w;
-    }
-}
-
-static bool has_edit(const struct fg_remedy *x, unsigned opt)
-{
-    for (size_t i = 0; i < x->n_edits; i++)
-        if (x->edits[i].opt == opt)
-            return true;
-    return false;
+           opt == FG_JOBOPT_CP || opt == FG_JOBOPT_DP || opt == FG_JOBOPT_ZERO ||
+           opt == FG_JOBOPT_BATCH || opt == FG_JOBOPT_GRAD_ACCUM || opt == FG_JOBOPT_GEN_GPUS;
 }
 
 /* A remedy the plugin may apply itself: only the count, the nodes and the layout it
- * exports (FITGATE_*: TP, PP, EP, DP, ZeRO, micro-batch) change. */
+ * exports change. */
 static bool slurm_only(const struct fg_remedy *x)
 {
     for (size_t i = 0; i < x->n_edits; i++)
-        if (!is_layout_opt(x->edits[i].opt) && x->edits[i].opt != FG_JOBOPT_BATCH)
+        if (!is_layout_opt(x->edits[i].opt))
             return false;
     return x->kind == FG_REMEDY_GPUS;
 }
 
-/* One remedy's line: "same GPUs: --ft-grad-ckpt fits 1 x A100 40 GB at 30.1 GB per GPU". */
+/*
+ * One remedy's line: the options and request to paste, then in brackets what they come to
+ * (explanation only): "remedy 1 (same GPUs): --ft-grad-ckpt --ft-tp=1 --ft-pp=1 --ft-dp=1
+ * --ft-zero=0 (fits 1 x A100 40 GB at 30.1 GB per GPU of 41.5 GB usable; one GPU)".
+ */
 static void remedy_line(const struct fg_request *q, const struct fg_assessment *a,
-                        const char *sp, const struct fg_remedy *x, size_t i, char *out)
+                        const struct fg_remedies *rem, const char *sp,
+                        const struct fg_remedy *x, size_t i, char *out)
 {
-    char opts[200], req[128], card[48], peak[32], use[32], desc[320], acc[96] = "";
-    options_spell(x, sp, opts, sizeof opts);
-    fg_request_spell(q, x->count, x->nodes, req, sizeof req);
+    char flags[320], card[48], peak[32], use[32], desc[320], acc[96] = "";
+    fg_remedy_flags(x, q, sp, flags, sizeof flags);
     card_label(q, card, sizeof card);
     gb(x->layout.peak_bytes, peak, sizeof peak);
     gb(a->usable, use, sizeof use);
-    uint64_t mb = x->layout.micro_batch ? x->layout.micro_batch : 1;
-    uint64_t steps = (a->job.batch + mb - 1) / mb;
-    if (has_edit(x, FG_JOBOPT_BATCH) && steps > 1)
-        snprintf(acc, sizeof acc, " with %llu gradient-accumulation steps (the global batch "
-                                  "kept)", (unsigned long long)steps);
+    fg__decide_layout_desc(&x->layout, desc, sizeof desc);
+    uint64_t steps = x->layout.grad_accum;
+    for (size_t k = 0; k < x->n_edits; k++)
+        if (x->edits[k].opt == FG_JOBOPT_GRAD_ACCUM)
+            steps = strtoull(x->edits[k].value, NULL, 10);
+    if (steps > 1)
+        snprintf(acc, sizeof acc, ", %llu gradient-accumulation steps",
+                 (unsigned long long)steps);
     switch (x->kind) {
     case FG_REMEDY_SWITCH:
-        fg__decide_say(out, "remedy %zu (same GPUs): %s%s fits %u x %s at %s per GPU (%s "
-                            "usable)", i + 1, opts, acc, x->gpus, card, peak, use);
+        fg__decide_say(out, "remedy %zu (same GPUs): %s (fits %u x %s at %s per GPU of %s "
+                            "usable; %s%s)", i + 1, flags, x->gpus, card, peak, use, desc, acc);
         break;
     case FG_REMEDY_GPUS:
-        fg__decide_layout_desc(&x->layout, desc, sizeof desc);
-        fg__decide_say(out, "remedy %zu (more GPUs): %s%s%s%s (%s)", i + 1, req, opts[0] ? " " : "",
-                       opts, acc, desc);
+        fg__decide_say(out, "remedy %zu (more GPUs): %s (%u x %s; %s%s)", i + 1, flags,
+                       x->gpus, card, desc, acc);
+        break;
+    case FG_REMEDY_BEYOND:
+        fg__decide_say(out, "remedy %zu (more GPUs than MaxGPUs=%u): %s (%u x %s, above this "
+                            "partition's limit of %u; %s%s)", i + 1, rem->max_gpus, flags,
+                       x->gpus, card, rem->max_gpus, desc, acc);
         break;
     default:
-        fg__decide_layout_desc(&x->layout, desc, sizeof desc);
-        fg__decide_say(out, "remedy %zu (another framework): %s %s%s (%s)", i + 1, opts, req, acc,
-                       desc);
+        fg__decide_say(out, "remedy %zu (another framework): %s (%u x %s; %s%s)", i + 1, flags,
+                       x->gpus, card, desc, acc);
         break;
     }
 }
@@ -136,17 +120,24 @@ void fg_decide_remedies(const struct fg_request *q, const struct fg_assessment *
         recheck_resize(q, a, rem, d);
     if (d->kind == FG_DECIDE_RESIZE)
         return; /* the resize is the answer; lines[2] says what was exported */
+    bool serve = a->job.mode == FG_MODE_SERVE;
     if (!rem->n) {
-        fg__decide_say(d->lines[2], "no change fitgate tried passes the check (switches %s "
-                                    "runs, more GPUs up to the partition's limit, other "
-                                    "frameworks): use a larger card",
-                       a->fw->name);
+        fg__decide_say(d->lines[2], "no change fitgate tried passes the check (the switches %s "
+                                    "runs for %s, more GPUs up to %u, other frameworks): use a "
+                                    "larger card%s",
+                       a->fw->name, fg__decide_mode_words(a->job.mode), FG_ASSESS_MAX_GPUS,
+                       serve ? " or a shorter --ft-seq-len" : "");
         return;
     }
-    fg__decide_say(d->lines[2], "what would fit, cheapest first (each re-checked by the same "
-                                "check):");
+    if (rem->r[0].kind == FG_REMEDY_BEYOND)
+        fg__decide_say(d->lines[2], "nothing within this partition's MaxGPUs=%u fits; the fewest "
+                                    "GPUs that do (re-checked; paste the options onto the job's "
+                                    "command):", rem->max_gpus);
+    else
+        fg__decide_say(d->lines[2], "what would fit, cheapest first (each re-checked by the "
+                                    "same check; paste the options onto the job's command):");
     for (size_t i = 0; i < rem->n && i < FG_REMEDY_MAX; i++)
-        remedy_line(q, a, sp, &rem->r[i], i, d->remedies[d->n_remedies++]);
+        remedy_line(q, a, rem, sp, &rem->r[i], i, d->remedies[d->n_remedies++]);
 }
 
 size_t fg_decide_lines(const struct fg_decision *d, const char **out, size_t cap)

@@ -37,14 +37,30 @@ static bool config_unknown(const struct fg_jobspec *spec, const struct fg_rules 
     return true;
 }
 
-void fg_gate_once(const struct fg_model *m, const struct fg_jobspec *spec,
-                  const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,
-                  struct fg_gate *out)
+/* Where the request's GPUs are: its GPUs per node on its nodes; a one-node request larger
+ * than a node is left to the assessment (as few nodes as hold it). */
+void fg_gate_placement(const struct fg_request *q, const struct fg_rules *r,
+                       struct fg_assess_opts *o)
+{
+    uint32_t node_max = r->max_gpus_node ? r->max_gpus_node : 8;
+    uint32_t per = fg_request_per_node(q), nodes = q->nodes ? q->nodes : 1;
+    o->per_node = o->nodes = 0;
+    if (!per || (nodes == 1 && per > node_max))
+        return;
+    o->per_node = per;
+    o->nodes = nodes;
+}
+
+static void gate_once(const struct fg_model *m, const struct fg_jobspec *spec,
+                      const struct fg_request *q, const struct fg_rules *r,
+                      enum fg_on_error on_error, bool no_alt, struct fg_gate *out)
 {
     struct fg_err err = {0};
     memset(out, 0, offsetof(struct fg_gate, rem));
     out->rem.n = 0;
-    out->rc = fg_assess(m, spec, q->gpu, fg_request_total(q), r, &out->a, &err);
+    struct fg_assess_opts ao = {.no_alt = no_alt};
+    fg_gate_placement(q, r, &ao);
+    out->rc = fg_assess_on(m, spec, q->gpu, fg_request_total(q), &ao, r, &out->a, &err);
     if (!out->rc) {
         out->assessed = true;
         /* a count the generic reader is unsure of decides nothing (OnUnknown) */
@@ -62,6 +78,13 @@ void fg_gate_once(const struct fg_model *m, const struct fg_jobspec *spec,
     fg_decide_error(q->model, err.detail, NULL, on_error, &out->d);
 }
 
+void fg_gate_once(const struct fg_model *m, const struct fg_jobspec *spec,
+                  const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,
+                  struct fg_gate *out)
+{
+    gate_once(m, spec, q, r, on_error, false, out);
+}
+
 /* The check a remedy passes (remedy.h fg_remedy_check_fn): the gate once, in c->g. */
 struct check_ctx {
     const struct fg_model *m;
@@ -73,7 +96,8 @@ static bool check(void *vctx, const struct fg_jobspec *spec, const struct fg_req
                   struct fg_layout *l, const struct fg_assessment **a)
 {
     struct check_ctx *c = vctx;
-    fg_gate_once(c->m, spec, q, c->r, FG_ONERR_REJECT, c->g);
+    /* the decision reads no plan of other frameworks: the re-check leaves it out */
+    gate_once(c->m, spec, q, c->r, FG_ONERR_REJECT, true, c->g);
     const struct fg_decision *d = &c->g->d;
     if (a)
         *a = c->g->assessed ? &c->g->a : NULL;
@@ -97,12 +121,12 @@ void fg_gate_run(const struct fg_model *m, const struct fg_jobspec *spec,
     if (!c.g)
         return; /* out of memory: the decision stands without its re-check */
     struct fg_remedy_job j = {.m = m, .spec = spec, .q = q, .r = r, .check = check,
-                              .check_ctx = &c};
+                              .check_ctx = &c, .want_gpus = d->resize_gpus};
     if (d->enough) {
         /* an over-request: the advice names the fewest GPUs that pass this same check */
         fg_remedy_smallest(&j, d->enough, &out->a.need_checked);
         fg_decide(q, &out->a, r, d);
-    } else if (out->a.job.mode != FG_MODE_SERVE && !fg_remedy_find(&j, &out->a, &out->rem)) {
+    } else if (!fg_remedy_find(&j, &out->a, &out->rem)) {
         fg_decide_remedies(q, &out->a, &out->rem, d);
     }
     free(c.g);

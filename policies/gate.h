@@ -59,6 +59,11 @@ void fg_gate_once(const struct fg_model *m, const struct fg_jobspec *spec,
                   const struct fg_request *q, const struct fg_rules *r, enum fg_on_error on_error,
                   struct fg_gate *out);
 
+/* Where the GPUs of request q are, as the check judges them (assess.h struct
+ * fg_assess_opts: its GPUs per node on its nodes). */
+void fg_gate_placement(const struct fg_request *q, const struct fg_rules *r,
+                       struct fg_assess_opts *o);
+
 /*
  * The model a job names, as every front end reads it: a path (relative paths resolved
  * against base_dir, which may be NULL for the current directory: the same rule,

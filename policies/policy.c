@@ -4,6 +4,7 @@
  */
 #include "policy.h"
 #include "util/fileio.h"
+#include "hw/gpu.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -385,7 +386,7 @@ static int set_value(const struct key *k, void *base, const char *v, char *why, 
             memset(c, 0, sizeof *c);
             return 0;
         }
-        if ((rc = fg_calib_load(c, path, &e))) {
+        if ((rc = fg_calib_load_site(c, path, &e))) {
             snprintf(why, cap, "%.*s", (int)(cap > 1 ? cap - 1 : 0), e.detail);
             memset(c, 0, sizeof *c);
         }
@@ -629,6 +630,16 @@ static int parse_line(struct fg_policy *p, char *line, unsigned lineno, const ch
                                part ? "applies to the whole site: give it on a line without "
                                       "PartitionName="
                                     : "is a plugstack.conf argument, not a fitgate.conf key");
+            } else if (part ? (part->set >> k) & 1 : p->key_line[k] != 0) {
+                /* a key given twice: which one the site meant is not for fitgate to guess */
+                if (part)
+                    first = record(err, first, FG_E_PARSE, "%s:%u: %s given twice on the line "
+                                   "of PartitionName=%s", origin, lineno, keys[k].name,
+                                   part->name);
+                else
+                    first = record(err, first, FG_E_PARSE, "%s:%u: %s already given at line "
+                                   "%u: give each key once", origin, lineno, keys[k].name,
+                                   p->key_line[k]);
             } else {
                 void *base = part ? (void *)&part->rules
                                   : keys[k].rule ? (void *)&p->rules : (void *)p;
@@ -683,6 +694,22 @@ int fg_policy_load(struct fg_policy *p, const char *path, struct fg_err *err)
     if (!rc)
         rc = fg_policy_parse(p, text, len, path, err);
     free(text);
+    return rc;
+}
+
+int fg_policy_gpu_table(const struct fg_policy *p, struct fg_gpu_table **out, struct fg_err *err)
+{
+    *out = NULL;
+    if (!p->gpu_table[0])
+        return 0;
+    int rc = fg_gpu_table_load_site(p->gpu_table, out, err);
+    if (rc) {
+        unsigned line = p->key_line[KEY_GPU_TABLE];
+        char at[24] = "";
+        if (line)
+            snprintf(at, sizeof at, " (line %u)", line);
+        fg_err_prefix(err, "GpuTable=%.300s%s", p->gpu_table, at);
+    }
     return rc;
 }
 

@@ -147,9 +147,20 @@ int fg_policy_parse(struct fg_policy *p, const char *text, size_t len, const cha
  * Read and parse a policy file (at most 1 MiB), atomically: read whole, and read again
  * while it changes under the read or was changed in the last 100 ms (a file rewritten in
  * place, perhaps half-written); one that never settles fails FG_E_IO.  FG_E_NOTFOUND /
- * FG_E_IO name the file.
+ * FG_E_IO name the file.  A file another user owns, or its group or all may write, is
+ * refused FG_E_DENIED (fileio.h fg__site_file_check), as a key given twice is FG_E_PARSE.
  */
 int fg_policy_load(struct fg_policy *p, const char *path, struct fg_err *err);
+
+struct fg_gpu_table;
+
+/*
+ * The site GPU table the policy names (GpuTable=), read as a site file (gpu.h
+ * fg_gpu_table_load_site): *out the caller frees with fg_gpu_table_free; NULL and 0 when the
+ * policy names none.  Any failure (missing, not a regular file, malformed, insecure) names the
+ * key and its line: the callers fail closed on it, as on a policy that does not load.
+ */
+int fg_policy_gpu_table(const struct fg_policy *p, struct fg_gpu_table **out, struct fg_err *err);
 /* The file's text as fg_policy_load reads it (policy_file.c); *text the caller frees. */
 int fg__policy_read(const char *path, char **text, size_t *text_len, struct fg_err *err);
 

@@ -40,6 +40,8 @@ static int read_once(const char *path, char **buf, size_t *len, struct stat *bef
         rc = fg_err_set(err, FG_E_IO, "%s: not a regular file", path);
         goto out;
     }
+    if ((rc = fg__site_file_check(before, path, err)))
+        goto out;
     if (before->st_size > (off_t)POLICY_MAX_FILE) {
         rc = fg_err_set(err, FG_E_RANGE, "%s: larger than %u bytes", path, POLICY_MAX_FILE);
         goto out;

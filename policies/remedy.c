@@ -1,6 +1,11 @@
 /*
  * remedy.c - remedies proposed, applied and re-checked through the gate (remedy.h).  The
  * words for them are the decision module's (decide.c fg_decide_remedies).
+ *
+ * What a framework can switch on is its row's (framework.h fg_framework_switch_list, the
+ * table and its sources in framework.c); which layouts it runs, its row and
+ * fg_framework_runs.  This file turns a row's switches into options of the job, tries them,
+ * and completes each one that passes into the request a user pastes.
  */
 #include "remedy.h"
 
@@ -9,53 +14,12 @@
 #include <string.h>
 
 #include "assess.h"
+#include "stack/framework.h"
+#include "stack/trainer.h"
 
-/*
- * The switches a framework's own code offers beyond the layout bits of its row
- * (framework.h): chunked or fused loss, an 8-bit optimizer from bitsandbytes, optimizer
- * offload to the CPU.  Gradient checkpointing every training framework runs; ZeRO / FSDP is
- * the row's FG_LAY_ZERO bit and QLoRA its qlora field.  Read in (releases of late 2025):
- *
- *   hf, axolotl, llama-factory  transformers training_args.py OptimizerNames
- *                               (adamw_bnb_8bit, paged_adamw_8bit), use_liger_kernel
- *                               (liger_kernel fused linear cross entropy); accelerate
- *                               FullyShardedDataParallelPlugin cpu_offload and DeepSpeed
- *                               offload_optimizer; axolotl liger plugin; LLaMA-Factory
- *                               enable_liger_kernel
- *   unsloth                     TrainingArguments optim="adamw_8bit"; its own chunked loss
- *                               (kernels/cross_entropy_loss.py); no optimizer offload
- *   lit-gpt                     finetune --optimizer bitsandbytes.optim.PagedAdamW;
- *                               chunked_cross_entropy; FSDPStrategy(cpu_offload=True)
- *   torchtune                   configs' optimizer bitsandbytes.optim.PagedAdamW8bit;
- *                               CEWithChunkedOutputLoss; fsdp_cpu_offload
- *   nemo, megatron              no bitsandbytes optimizer, no chunked loss; Megatron-Core
- *                               optimizer_cpu_offload (HybridDeviceOptimizer)
- *   deepspeed                   offload_optimizer (zero/stage_1_and_2.py cpu_offload)
- */
-struct fw_switches {
-    const char *name;
-    bool chunked_ce, adam8, offload, offload_params;
-};
+/* ---- edits ------------------------------------------------------------------------- */
 
-/* offload_params: parameters too (torch FSDP CPUOffload(offload_params=True), which
- * accelerate, Lightning and torchtune pass; DeepSpeed offload_param under ZeRO-3);
- * Megatron-Core offloads the optimizer only */
-static const struct fw_switches switch_rows[] = {
-    {"hf", true, true, true, true},           {"axolotl", true, true, true, true},
-    {"llama-factory", true, true, true, true}, {"unsloth", true, true, false, false},
-    {"lit-gpt", true, true, true, true},      {"torchtune", true, true, true, true},
-    {"nemo", false, false, true, false},      {"megatron", false, false, true, false},
-    {"deepspeed", false, false, true, true},
-};
-
-static const struct fw_switches *switches_of(const struct fg_framework *fw)
-{
-    for (size_t i = 0; i < sizeof switch_rows / sizeof switch_rows[0]; i++)
-        if (!strcmp(switch_rows[i].name, fw->name))
-            return &switch_rows[i];
-    return NULL;
-}
-
+/* opt = value, replacing an earlier edit of opt (it keeps its place). */
 static void add_edit(struct fg_remedy *x, unsigned opt, const char *value)
 {
     for (size_t i = 0; i < x->n_edits; i++)
@@ -77,12 +41,22 @@ static void add_edit_u(struct fg_remedy *x, unsigned opt, uint64_t v)
     add_edit(x, opt, b);
 }
 
+static bool has_edit(const struct fg_remedy *x, unsigned opt)
+{
+    for (size_t i = 0; i < x->n_edits; i++)
+        if (x->edits[i].opt == opt)
+            return true;
+    return false;
+}
+
 int fg_remedy_apply(const struct fg_remedy *x, const struct fg_jobspec *spec,
                     const struct fg_request *q, struct fg_jobspec *out,
                     struct fg_request *qout, struct fg_err *err)
 {
     *out = *spec;
     *qout = *q;
+    /* the options as the job gave them, then the remedy's after them (jobspec.h) */
+    fg_jobspec_unfinish(out);
     /* judged on its own: an override the job carries is not part of a remedy */
     out->override_reason[0] = '\0';
     out->given &= ~(1ull << FG_JOBOPT_OVERRIDE);
@@ -99,20 +73,81 @@ int fg_remedy_apply(const struct fg_remedy *x, const struct fg_jobspec *spec,
     return 0;
 }
 
-/* The search: the job and its check. */
+void fg_remedy_flags(const struct fg_remedy *x, const struct fg_request *q, const char *sp,
+                     char *buf, size_t cap)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+#define PUT(...)                                                                              \
+    do {                                                                                      \
+        if (off < cap) {                                                                      \
+            int w_ = snprintf(buf + off, cap - off, __VA_ARGS__);                             \
+            off += w_ > 0 ? (size_t)w_ : 0;                                                   \
+        }                                                                                     \
+    } while (0)
+    for (size_t i = 0; i < x->n_edits; i++) {
+        const struct fg_jobopt *o = fg_jobopt_at(x->edits[i].opt);
+        if (!o)
+            continue;
+        if (!o->arg) /* a flag: SPANK takes it bare (the remedies only turn flags on) */
+            PUT("%s%s%s", off ? " " : "", sp, o->name);
+        else
+            PUT("%s%s%s=%s", off ? " " : "", sp, o->name, x->edits[i].value);
+    }
+    uint32_t qn = q->nodes ? q->nodes : 1, xn = x->nodes ? x->nodes : 1;
+    if (x->count != q->count || xn != qn) {
+        char req[128];
+        fg_request_spell(q, x->count, 1, req, sizeof req);
+        if (xn > 1 || xn != qn)
+            PUT("%s--nodes=%u", off ? " " : "", xn);
+        PUT("%s%s", off ? " " : "", req);
+    }
+#undef PUT
+}
+
+/* ---- the search: the job and its check ---------------------------------------------- */
+
 struct search {
     const struct fg_model *m;
     const struct fg_jobspec *spec;
     const struct fg_request *q;
     const struct fg_rules *r;
     const struct fg_remedy_job *j;
+    const struct fg_assessment *a0; /* the job's own assessment */
     struct fg_jobspec after;
     struct fg_request qa;
     const struct fg_assessment *last; /* the last check's (borrowed from the check) */
+    bool beyond;                       /* counts above MaxGPUs may pass (FG_REMEDY_BEYOND) */
 };
 
-/* x applied and run through the check: fits as asked, and not refused.  On a pass, x gets
- * the layout and the GPUs of the re-check; s->last is the check's assessment. */
+/* GPUs on each node of x's request. */
+static uint32_t per_node_of(const struct fg_request *q, uint32_t count, uint32_t nodes)
+{
+    uint32_t n = nodes ? nodes : 1;
+    return q->via == FG_VIA_GPUS ? (count + n - 1) / n : count;
+}
+
+bool fg_remedy_runnable(const struct fg_remedy *x, const struct fg_jobspec *after,
+                        const struct fg_model *m, const struct fg_request *q,
+                        const struct fg_rules *r)
+{
+    (void)r;
+    const struct fg_layout *l = &x->layout;
+    struct fg_run_shape rs = {.tp = l->tp, .pp = l->pp, .ep = l->ep, .cp = l->cp,
+                              .dp = l->dp, .zero = l->zero,
+                              .per_node = per_node_of(q, x->count, x->nodes),
+                              .nodes = x->nodes ? x->nodes : 1, .experts = m->experts,
+                              .seq_len = after->job.seq_len,
+                              .serve = after->job.mode == FG_MODE_SERVE &&
+                                       after->fw->gpu_util > 0};
+    if (l->gen_gpus) /* a trainer's vLLM server: the training ranks are not all the GPUs */
+        rs.per_node = rs.nodes = 0;
+    return fg_framework_runs(after->fw, &rs, NULL, 0);
+}
+
+/* x applied and run through the check: fits as asked, not refused, on a layout its
+ * framework runs.  On a pass, x gets the layout and the GPUs of the re-check; s->last is
+ * the check's assessment. */
 static bool passes(struct search *s, struct fg_remedy *x)
 {
     struct fg_err err = {0};
@@ -121,129 +156,279 @@ static bool passes(struct search *s, struct fg_remedy *x)
     if (fg_remedy_apply(x, s->spec, s->q, &s->after, &s->qa, &err))
         return false;
     uint32_t gpus = fg_request_total(&s->qa);
-    if (gpus > s->r->max_gpus && gpus > fg_request_total(s->q))
+    if (!s->beyond && gpus > s->r->max_gpus && gpus > fg_request_total(s->q))
         return false; /* more than the partition allows */
     if (!s->j->check(s->j->check_ctx, &s->after, &s->qa, &l, &s->last))
         return false;
     x->layout = l;
     x->gpus = gpus;
-    return fg_remedy_runnable(x, &s->after, s->m, s->r);
+    return fg_remedy_runnable(x, &s->after, s->m, s->q, s->r);
 }
 
-bool fg_remedy_runnable(const struct fg_remedy *x, const struct fg_jobspec *after,
-                        const struct fg_model *m, const struct fg_rules *r)
+/* The layout of x's re-check as options: TP, PP, DP, ZeRO (training, where the framework
+ * shards), EP and CP where the model or the job has them, a vLLM server's GPUs, and a
+ * smaller micro-batch with the accumulation that keeps the job's samples per step. */
+static void add_layout(const struct search *s, const struct fg_framework *fw,
+                       struct fg_remedy *x)
 {
     const struct fg_layout *l = &x->layout;
-    const struct fg_framework *fw = after->fw;
-    uint32_t per_node = r->max_gpus_node ? r->max_gpus_node : 8;
-    if (fg_framework_needs(l->tp, l->pp, l->ep, l->cp > 1 ? l->cp : 1, l->dp > 1 ? l->zero : 0) &
-        ~fw->layouts)
+    const struct fg_job *j = &s->spec->job;
+    bool serve = j->mode == FG_MODE_SERVE;
+    add_edit_u(x, FG_JOBOPT_TP, l->tp ? l->tp : 1);
+    add_edit_u(x, FG_JOBOPT_PP, l->pp ? l->pp : 1);
+    if (l->ep > 1 || s->spec->ep)
+        add_edit_u(x, FG_JOBOPT_EP, l->ep ? l->ep : 1);
+    if (l->cp > 1 || s->spec->cp)
+        add_edit_u(x, FG_JOBOPT_CP, l->cp > 1 ? l->cp : 1);
+    add_edit_u(x, FG_JOBOPT_DP, l->dp ? l->dp : 1);
+    if (!serve && ((fw->layouts & FG_LAY_ZERO) || l->zero))
+        add_edit_u(x, FG_JOBOPT_ZERO, l->zero);
+    if (l->gen_gpus && s->after.job.vllm_mode == FG_VLLM_SERVER)
+        add_edit_u(x, FG_JOBOPT_GEN_GPUS, l->gen_gpus);
+    if (!serve && l->micro_batch && l->micro_batch < j->batch && !has_edit(x, FG_JOBOPT_BATCH)) {
+        /* the planner's: the job's batch kept over the layout's ranks by accumulation */
+        add_edit_u(x, FG_JOBOPT_BATCH, l->micro_batch);
+        add_edit_u(x, FG_JOBOPT_GRAD_ACCUM, l->grad_accum ? l->grad_accum : 1);
+    }
+}
+
+/* x passes, then passes again with its layout as options (the request a user pastes):
+ * true when both did; x then holds the complete remedy and its re-check. */
+static bool passes_complete(struct search *s, struct fg_remedy *x)
+{
+    if (!passes(s, x))
         return false;
-    if (fw->naive_pp && l->pp > 1 && (x->nodes > 1 || l->dp > 1))
+    struct fg_remedy y = *x;
+    add_layout(s, s->after.fw, &y);
+    if (!passes(s, &y))
         return false;
-    if (l->tp > per_node)
-        return false;
-    if (l->ep > 1 && (!m->experts || m->experts % l->ep))
-        return false;
+    *x = y;
     return true;
 }
 
 /* ---- (a) switches at the same GPU count ---------------------------------------------- */
 
-/* The switches the job can take, cheapest first, into cand (one edit set each). */
-static size_t switch_candidates(const struct fg_jobspec *spec, uint32_t total,
-                                struct fg_remedy *cand, size_t cap)
+/* One switch as the options that turn it on (spec: the job; a: its assessment), into x
+ * (cleared first); false when it does not apply to the job. */
+static bool switch_edits(enum fg_switch sw, const struct fg_jobspec *spec,
+                         const struct fg_request *q, const struct fg_assessment *a,
+                         struct fg_remedy *x)
 {
     const struct fg_job *j = &spec->job;
     const struct fg_framework *fw = spec->fw;
-    const struct fw_switches *sw = switches_of(fw);
+    uint32_t total = fg_request_total(q);
     uint32_t split = (spec->tp ? spec->tp : 1) * (spec->pp ? spec->pp : 1) *
                      (spec->cp ? spec->cp : 1);
     bool dp_gt1 = spec->dp ? spec->dp > 1 : total / (split ? split : 1) > 1;
-    size_t n = 0;
-#define CAND(opt, val)                                                                        \
-    do {                                                                                      \
-        if (n < cap) {                                                                        \
-            memset(&cand[n], 0, sizeof cand[n]);                                              \
-            add_edit(&cand[n], (opt), (val));                                                 \
-            n++;                                                                              \
-        }                                                                                     \
-    } while (0)
-    if (!j->grad_ckpt)
-        CAND(FG_JOBOPT_GRAD_CKPT, "yes");
-    if (j->batch > 1)
-        CAND(FG_JOBOPT_BATCH, "1");
-    if (sw && sw->chunked_ce && !j->chunked_ce && j->loss == FG_LOSS_DEFAULT)
-        CAND(FG_JOBOPT_CHUNKED_CE, "yes");
-    if ((fw->layouts & FG_LAY_ZERO) && dp_gt1 && j->zero < 3)
-        CAND(FG_JOBOPT_ZERO, "3");
-    if (sw && sw->adam8 && j->optimizer != FG_OPT_ADAMW_8BIT && j->optimizer != FG_OPT_SGD)
-        CAND(FG_JOBOPT_OPTIMIZER, "adamw-8bit");
-    if (sw && sw->offload && (fw->layouts & FG_LAY_ZERO) && j->offload == FG_OFFLOAD_NONE) {
-        CAND(FG_JOBOPT_OFFLOAD, "optimizer");
-        if (n && j->zero < 1)
-            add_edit(&cand[n - 1], FG_JOBOPT_ZERO, dp_gt1 ? "3" : "1");
+    uint64_t accum0 = j->grad_accum ? j->grad_accum : 1;
+    char b[24];
+    memset(x, 0, sizeof *x);
+    x->kind = FG_REMEDY_SWITCH;
+    x->count = q->count;
+    x->nodes = q->nodes ? q->nodes : 1;
+    switch (sw) {
+    case FG_SWITCH_GRAD_CKPT:
+        /* a job that said --no-grad-ckpt would keep it off: the plugin applies the options
+         * in the table's order, whatever was pasted last */
+        if (j->grad_ckpt || fg_jobspec_given(spec, FG_JOBOPT_NO_GRAD_CKPT))
+            return false;
+        add_edit(x, FG_JOBOPT_GRAD_CKPT, "");
+        return true;
+    case FG_SWITCH_ACCUM:
+        if (j->batch <= 1)
+            return false;
+        add_edit_u(x, FG_JOBOPT_BATCH, 1);
+        add_edit_u(x, FG_JOBOPT_GRAD_ACCUM, j->batch * accum0);
+        return true;
+    case FG_SWITCH_LIGER:
+        if (j->loss == FG_LOSS_LIGER || j->loss == FG_LOSS_CCE)
+            return false;
+        add_edit(x, FG_JOBOPT_LOSS, "liger");
+        return true;
+    case FG_SWITCH_ZERO3:
+        if (j->zero >= 3 || !dp_gt1)
+            return false;
+        add_edit(x, FG_JOBOPT_ZERO, "3");
+        return true;
+    case FG_SWITCH_ADAM8:
+    case FG_SWITCH_PAGED:
+        if (j->optimizer == FG_OPT_ADAMW_8BIT || j->optimizer == FG_OPT_PAGED_ADAMW_8BIT ||
+            j->optimizer == FG_OPT_SGD)
+            return false;
+        add_edit(x, FG_JOBOPT_OPTIMIZER, sw == FG_SWITCH_ADAM8 ? "adamw-8bit"
+                                                               : "paged-adamw-8bit");
+        return true;
+    case FG_SWITCH_OFFLOAD_OPT:
+        if (j->offload != FG_OFFLOAD_NONE)
+            return false;
+        if (j->zero < 1)
+            add_edit(x, FG_JOBOPT_ZERO, dp_gt1 ? "3" : "1");
+        add_edit(x, FG_JOBOPT_OFFLOAD, "optimizer");
+        return true;
+    case FG_SWITCH_OFFLOAD_PARAMS:
+        if (j->offload == FG_OFFLOAD_PARAMS)
+            return false;
+        if (j->zero < 3)
+            add_edit(x, FG_JOBOPT_ZERO, "3");
+        add_edit(x, FG_JOBOPT_OFFLOAD, "params");
+        return true;
+    case FG_SWITCH_ACT_OFFLOAD:
+        if (j->act_offload)
+            return false;
+        add_edit(x, FG_JOBOPT_ACT_OFFLOAD, "");
+        return true;
+    case FG_SWITCH_REF_PRECOMPUTE:
+        if (j->ref_model == FG_REF_NONE)
+            return false;
+        add_edit(x, FG_JOBOPT_REF_MODEL, "none");
+        return true;
+    case FG_SWITCH_VLLM_UTIL: {
+        /* the colocated engine's share: the least that holds it (what it needs over the
+         * card it takes its share of), the rest trains */
+        if (j->vllm_mode != FG_VLLM_COLOCATE || !a || !a->gen_share || j->vllm_util <= 0)
+            return false;
+        double card = (double)a->gen_share / j->vllm_util;
+        double u = card > 0 ? (double)a->gen_need / card : 1.0;
+        int c = (int)(u * 100.0) + 1;
+        if (c > 95 || c == (int)(j->vllm_util * 100.0 + 0.5))
+            return false;
+        snprintf(b, sizeof b, "%d.%02d", c / 100, c % 100);
+        add_edit(x, FG_JOBOPT_VLLM_GPU_UTIL, b);
+        return true;
     }
-    if (sw && sw->offload_params && (fw->layouts & FG_LAY_ZERO) &&
-        j->offload != FG_OFFLOAD_PARAMS) {
-        CAND(FG_JOBOPT_OFFLOAD, "params");
-        if (n && j->zero < 3)
-            add_edit(&cand[n - 1], FG_JOBOPT_ZERO, "3");
+    case FG_SWITCH_VLLM_SERVER:
+        if (j->vllm_mode == FG_VLLM_SERVER && fg_jobspec_given(spec, FG_JOBOPT_GEN_GPUS)) {
+            /* the server's GPUs as asked: another split of the job's GPUs (try_switch) */
+            if (total < 3)
+                return false;
+            add_edit_u(x, FG_JOBOPT_GEN_GPUS, j->gen_gpus > 1 ? 1 : 2);
+            return true;
+        }
+        if (j->vllm_mode != FG_VLLM_COLOCATE || total < 2 ||
+            fg_jobspec_given(spec, FG_JOBOPT_VLLM_GPU_UTIL))
+            return false;
+        add_edit(x, FG_JOBOPT_VLLM_MODE, "server");
+        return true;
+    case FG_SWITCH_QLORA:
+        if (j->mode != FG_MODE_LORA || !fw->qlora)
+            return false;
+        add_edit(x, j->trainer != FG_TRAINER_SFT ? FG_JOBOPT_ADAPTER : FG_JOBOPT_MODE, "qlora");
+        return true;
+    case FG_SWITCH_GPU_UTIL:
+        if (!(spec->gpu_util > 0) || spec->gpu_util >= 0.95)
+            return false;
+        add_edit(x, FG_JOBOPT_GPU_UTIL, "0.95");
+        return true;
+    case FG_SWITCH_KV_FP8:
+        if (j->kv_bytes == 1)
+            return false;
+        add_edit(x, FG_JOBOPT_KV_DTYPE, "fp8");
+        return true;
+    case FG_SWITCH_SEQS:
+        if (j->batch <= 1)
+            return false;
+        add_edit_u(x, FG_JOBOPT_BATCH,
+                   a && a->fit.max_batch >= 1 && a->fit.max_batch < j->batch ? a->fit.max_batch
+                                                                             : 1);
+        return true;
+    case FG_SWITCH_MAX_LEN: {
+        uint64_t len = a && a->serve_max_len ? a->serve_max_len / (j->batch ? j->batch : 1)
+                                             : j->seq_len / 2;
+        if (!len || len >= j->seq_len)
+            return false;
+        add_edit_u(x, FG_JOBOPT_SEQ_LEN, len);
+        return true;
     }
-    if (j->mode == FG_MODE_LORA && fw->qlora)
-        CAND(FG_JOBOPT_MODE, "qlora");
-#undef CAND
-    return n;
+    default:
+        return false;
+    }
 }
 
-/* The largest micro-batch below the job's that passes, into x (its BATCH edit). */
+/* The switches that apply to the job, into out and which[] (up to cap); how many. */
+static size_t switch_cands(const struct fg_jobspec *spec, const struct fg_request *q,
+                           const struct fg_assessment *a, struct fg_remedy *out,
+                           enum fg_switch *which, size_t cap)
+{
+    enum fg_switch sw[FG_SWITCH_COUNT];
+    size_t n = fg_framework_switch_list(spec->fw, spec->job.mode, spec->job.trainer, sw,
+                                        FG_SWITCH_COUNT), k = 0;
+    for (size_t i = 0; i < n && k < cap; i++)
+        if (switch_edits(sw[i], spec, q, a, &out[k]))
+            which[k++] = sw[i];
+    return k;
+}
+
+size_t fg_remedy_switches(const struct fg_jobspec *spec, const struct fg_request *q,
+                          const struct fg_assessment *a, struct fg_remedy *out, size_t cap)
+{
+    enum fg_switch which[FG_SWITCH_COUNT];
+    return switch_cands(spec, q, a, out, which, cap < FG_SWITCH_COUNT ? cap : FG_SWITCH_COUNT);
+}
+
+/* The largest micro-batch below the job's, a divisor of it (the samples per step kept
+ * exactly), that passes with x's other edits, into x. */
 static bool micro_batch(struct search *s, struct fg_remedy *x)
 {
-    for (uint64_t mb = s->spec->job.batch / 2; mb >= 1; mb /= 2) {
+    const struct fg_job *j = &s->spec->job;
+    uint64_t accum0 = j->grad_accum ? j->grad_accum : 1;
+    for (uint64_t mb = j->batch - 1; mb >= 1; mb--) {
+        if (j->batch % mb)
+            continue;
         add_edit_u(x, FG_JOBOPT_BATCH, mb);
-        if (passes(s, x))
+        add_edit_u(x, FG_JOBOPT_GRAD_ACCUM, j->batch / mb * accum0);
+        if (passes_complete(s, x))
             return true;
-        if (mb == 1)
-            break;
     }
     return false;
 }
 
-/* Every switch in cand, cumulatively, until the job fits; then each dropped that the fit
- * does not need.  One remedy into x, or false. */
-static bool fewest_switches(struct search *s, const struct fg_remedy *cand, size_t n,
-                            struct fg_remedy *x)
+/* Serving: the most sequences at once, or the longest max_model_len, that pass with x's
+ * other edits (bisection below the job's own), into x. */
+static bool serve_most(struct search *s, struct fg_remedy *x, unsigned opt, uint64_t have)
 {
-    struct fg_remedy all = *x;
-    bool ok = false;
-    for (size_t i = 0; i < n && !ok; i++) {
-        for (size_t e = 0; e < cand[i].n_edits; e++)
-            add_edit(&all, cand[i].edits[e].opt, cand[i].edits[e].value);
-        if (cand[i].edits[0].opt == FG_JOBOPT_MODE && i + 1 < n)
-            continue; /* QLoRA last: it changes the job the most */
-        ok = passes(s, &all);
+    uint64_t lo = 0, hi = have; /* lo passes (0: none yet), hi does not */
+    struct fg_remedy best = *x;
+    while (hi - lo > 1 && hi - lo > hi / 64) {
+        uint64_t mid = lo + (hi - lo) / 2;
+        struct fg_remedy y = *x;
+        add_edit_u(&y, opt, mid);
+        if (passes_complete(s, &y)) {
+            lo = mid;
+            best = y;
+        } else {
+            hi = mid;
+        }
     }
-    if (!ok)
+    if (!lo)
         return false;
-    /* drop what the fit does not need, the most costly first */
-    for (size_t k = all.n_edits; k-- > 0;) {
-        struct fg_remedy less = all;
-        less.n_edits = 0;
-        for (size_t e = 0; e < all.n_edits; e++)
-            if (e != k)
-                add_edit(&less, all.edits[e].opt, all.edits[e].value);
-        if (less.n_edits && passes(s, &less))
-            all = less;
-    }
-    bool batch = false;
-    for (size_t e = 0; e < all.n_edits; e++)
-        batch |= all.edits[e].opt == FG_JOBOPT_BATCH;
-    /* the largest micro-batch that fits with the other switches; all's layout and figure
-     * from its own check */
-    if (batch ? !micro_batch(s, &all) : !passes(s, &all))
-        return false;
-    *x = all;
+    *x = best;
     return true;
+}
+
+/* A switch's value made the best that passes (the largest micro-batch, the most sequences,
+ * the longest max_model_len), x then complete; or x as it is when it passes. */
+static bool try_switch(struct search *s, enum fg_switch sw, struct fg_remedy *x)
+{
+    const struct fg_job *j = &s->spec->job;
+    if (sw == FG_SWITCH_ACCUM)
+        return micro_batch(s, x);
+    if (sw == FG_SWITCH_VLLM_SERVER && j->vllm_mode == FG_VLLM_SERVER) {
+        /* the fewest server GPUs, other than the job's, that hold both sides */
+        uint32_t total = fg_request_total(s->q);
+        for (uint32_t n = 1; n < total && n <= 64; n++) {
+            if (n == j->gen_gpus)
+                continue;
+            add_edit_u(x, FG_JOBOPT_GEN_GPUS, n);
+            if (passes_complete(s, x))
+                return true;
+        }
+        return false;
+    }
+    if (sw == FG_SWITCH_SEQS)
+        return serve_most(s, x, FG_JOBOPT_BATCH, j->batch);
+    if (sw == FG_SWITCH_MAX_LEN)
+        return serve_most(s, x, FG_JOBOPT_SEQ_LEN, j->seq_len);
+    return passes_complete(s, x);
 }
 
 static void keep(struct fg_remedies *out, const struct fg_remedy *x)
@@ -252,71 +437,163 @@ static void keep(struct fg_remedies *out, const struct fg_remedy *x)
         out->r[out->n++] = *x;
 }
 
+/* The edits of cand[i] for the i in set (a bit each), in cand's order, into x. */
+static void union_of(const struct fg_remedy *cand, size_t n, uint32_t set, struct fg_remedy *x,
+                     const struct fg_request *q)
+{
+    memset(x, 0, sizeof *x);
+    x->kind = FG_REMEDY_SWITCH;
+    x->count = q->count;
+    x->nodes = q->nodes ? q->nodes : 1;
+    for (size_t i = 0; i < n; i++)
+        if (set >> i & 1u)
+            for (size_t e = 0; e < cand[i].n_edits; e++)
+                add_edit(x, cand[i].edits[e].opt, cand[i].edits[e].value);
+}
+
+/* Every switch, cumulatively, until the job fits (QLoRA last: it changes the job the most;
+ * one vLLM switch, the server's, with the rest); then each one dropped that the fit does
+ * not need, the most costly first; the value of what is left made the best that passes. */
+static bool fewest_switches(struct search *s, const struct fg_remedy *cand,
+                            const enum fg_switch *sw, size_t n, struct fg_remedy *x)
+{
+    uint32_t set = 0;
+    bool ok = false, server = false;
+    for (size_t i = 0; i < n; i++)
+        server |= sw[i] == FG_SWITCH_VLLM_SERVER;
+    for (size_t i = 0; i < n && !ok; i++) {
+        if (sw[i] == FG_SWITCH_VLLM_UTIL && server)
+            continue;
+        set |= 1u << i;
+        union_of(cand, n, set, x, s->q);
+        ok = passes(s, x);
+    }
+    if (!ok)
+        return false;
+    for (size_t k = n; k-- > 0;) {
+        if (!(set >> k & 1u) || (set & ~(1u << k)) == 0)
+            continue;
+        union_of(cand, n, set & ~(1u << k), x, s->q);
+        if (passes(s, x))
+            set &= ~(1u << k);
+    }
+    union_of(cand, n, set, x, s->q);
+    for (size_t k = 0; k < n; k++)
+        if ((set >> k & 1u) && (sw[k] == FG_SWITCH_ACCUM || sw[k] == FG_SWITCH_SEQS ||
+                                sw[k] == FG_SWITCH_MAX_LEN))
+            return try_switch(s, sw[k], x);
+    return passes_complete(s, x);
+}
+
 static void find_switches(struct search *s, struct fg_remedies *out, struct fg_plan *ckpt_plan,
                           bool *have_ckpt_plan)
 {
-    struct fg_remedy cand[8];
-    size_t n = switch_candidates(s->spec, fg_request_total(s->q), cand, 8), kept = 0;
+    struct fg_remedy cand[FG_SWITCH_COUNT];
+    enum fg_switch sw[FG_SWITCH_COUNT];
+    size_t n = switch_cands(s->spec, s->q, s->a0, cand, sw, FG_SWITCH_COUNT), kept = 0;
     *have_ckpt_plan = false;
     for (size_t i = 0; i < n && kept < 3; i++) {
         struct fg_remedy x = cand[i];
-        x.kind = FG_REMEDY_SWITCH;
-        x.count = s->q->count;
-        x.nodes = s->q->nodes ? s->q->nodes : 1;
-        bool ok = x.edits[0].opt == FG_JOBOPT_BATCH ? micro_batch(s, &x) : passes(s, &x);
-        if (ok) {
+        if (try_switch(s, sw[i], &x)) {
             keep(out, &x);
             kept++;
-        } else if (x.edits[0].opt == FG_JOBOPT_GRAD_CKPT && s->last && s->last->planned &&
-                   s->last->plan.status == FG_PLAN_FOUND && s->last->plan.n) {
-            *ckpt_plan = s->last->plan; /* more GPUs with checkpointing, for (b) */
-            *have_ckpt_plan = true;
+        } else if (sw[i] == FG_SWITCH_GRAD_CKPT) {
+            /* the job with checkpointing alone, for more GPUs (b) */
+            struct fg_remedy y = cand[i];
+            (void)passes(s, &y);
+            if (s->last && s->last->planned && s->last->plan.status == FG_PLAN_FOUND &&
+                s->last->plan.n) {
+                *ckpt_plan = s->last->plan;
+                *have_ckpt_plan = true;
+            }
         }
     }
     if (kept || !n)
         return;
-    struct fg_remedy x = {.kind = FG_REMEDY_SWITCH, .count = s->q->count,
-                          .nodes = s->q->nodes ? s->q->nodes : 1};
-    if (fewest_switches(s, cand, n, &x))
+    struct fg_remedy x;
+    if (fewest_switches(s, cand, sw, n, &x))
         keep(out, &x);
 }
 
-/* ---- (b) more GPUs, (c) other frameworks --------------------------------------------- */
+/* ---- (b) more GPUs, (c) other frameworks, (d) beyond MaxGPUs ------------------------- */
 
-/* A layout as the job's declared dimensions, on the GPUs it needs. */
-static void layout_remedy(const struct search *s, const struct fg_layout *l,
-                          enum fg_remedy_kind kind, struct fg_remedy *x)
+/*
+ * Layout l on its GPUs as a request the framework fw runs it on: the request's own nodes
+ * when they divide the count (fg_request_arrange), else as few nodes as hold it.  false
+ * when neither runs it.
+ */
+static bool arrange(const struct search *s, const struct fg_framework *fw,
+                    const struct fg_layout *l, uint32_t *count, uint32_t *nodes)
 {
-    uint32_t count, nodes;
-    fg_request_arrange(s->q, s->r->max_gpus_node, s->r->min_gpus_node, l->gpus, &count, &nodes);
-    x->kind = kind;
-    x->count = count;
-    x->nodes = nodes;
-    add_edit_u(x, FG_JOBOPT_TP, l->tp);
-    add_edit_u(x, FG_JOBOPT_PP, l->pp);
-    if (l->ep > 1)
-        add_edit_u(x, FG_JOBOPT_EP, l->ep);
-    add_edit_u(x, FG_JOBOPT_DP, l->dp);
-    if (l->dp > 1 || s->spec->job.zero)
-        add_edit_u(x, FG_JOBOPT_ZERO, l->zero);
-    if (l->micro_batch && l->micro_batch < s->spec->job.batch)
-        add_edit_u(x, FG_JOBOPT_BATCH, l->micro_batch);
-}
-
-/* The first layout of plan that passes, with base's edits, into out. */
-static bool from_plan(struct search *s, const struct fg_plan *plan, const struct fg_remedy *base,
-                      enum fg_remedy_kind kind, struct fg_remedy *x)
-{
-    for (size_t i = 0; i < plan->n; i++) {
-        *x = *base;
-        layout_remedy(s, &plan->options[i], kind, x);
-        if (passes(s, x))
+    uint32_t node_max = s->r->max_gpus_node ? s->r->max_gpus_node : 8;
+    uint32_t gpus = l->gpus + l->gen_gpus;
+    for (int k = 0; k < 2; k++) {
+        uint32_t c, n;
+        if (k == 0) {
+            if (fg_request_arrange(s->q, s->r->max_gpus_node, s->r->min_gpus_node, gpus, &c,
+                                   &n) != gpus)
+                continue;
+        } else {
+            /* packed: the planner's nodes (a multi-node request's own size, else the
+             * partition's) */
+            uint32_t pn = s->a0 && s->a0->plan_node_gpus ? s->a0->plan_node_gpus : node_max;
+            n = (gpus + pn - 1) / pn;
+            if (gpus % n)
+                continue;
+            c = s->q->via == FG_VIA_GPUS ? gpus : gpus / n;
+        }
+        struct fg_run_shape rs = {.tp = l->tp, .pp = l->pp, .ep = l->ep, .cp = l->cp,
+                                  .dp = l->dp, .zero = l->zero,
+                                  .per_node = per_node_of(s->q, c, n), .nodes = n,
+                                  .experts = s->m->experts, .seq_len = s->spec->job.seq_len,
+                                  .serve = s->spec->job.mode == FG_MODE_SERVE &&
+                                           fw->gpu_util > 0};
+        if (l->gen_gpus)
+            rs.per_node = rs.nodes = 0;
+        if (fg_framework_runs(fw, &rs, NULL, 0)) {
+            *count = c;
+            *nodes = n;
             return true;
+        }
     }
     return false;
 }
 
-static void find_more_gpus(struct search *s, const struct fg_assessment *a,
+/* A layout as the request and options of a remedy of kind, base's edits first. */
+static bool layout_remedy(const struct search *s, const struct fg_framework *fw,
+                          const struct fg_layout *l, const struct fg_remedy *base,
+                          enum fg_remedy_kind kind, struct fg_remedy *x)
+{
+    *x = *base;
+    x->kind = kind;
+    if (!arrange(s, fw, l, &x->count, &x->nodes))
+        return false;
+    x->layout = *l;
+    return true;
+}
+
+/* The first layout of plan that passes complete, with base's edits, into x. */
+static bool from_plan(struct search *s, const struct fg_plan *plan, const struct fg_remedy *base,
+                      enum fg_remedy_kind kind, struct fg_remedy *x)
+{
+    for (size_t i = 0; i < plan->n; i++) {
+        struct fg_layout l = plan->options[i];
+        if (s->spec->job.vllm_mode == FG_VLLM_SERVER && s->a0)
+            l.gen_gpus = s->a0->gen_gpus; /* the server's GPUs beside the training's */
+        if (!layout_remedy(s, s->spec->fw, &l, base, kind, x))
+            continue;
+        /* the layout itself as options: what the re-check must run */
+        struct fg_remedy y = *x;
+        add_layout(s, s->spec->fw, &y);
+        if (passes(s, &y)) {
+            *x = y;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool find_more_gpus(struct search *s, const struct fg_assessment *a,
                            const struct fg_plan *ckpt_plan, bool have_ckpt_plan,
                            struct fg_remedies *out)
 {
@@ -324,7 +601,7 @@ static void find_more_gpus(struct search *s, const struct fg_assessment *a,
     bool got = a->planned && a->plan.status == FG_PLAN_FOUND &&
                from_plan(s, &a->plan, &base, FG_REMEDY_GPUS, &x);
     if (have_ckpt_plan) {
-        add_edit(&base, FG_JOBOPT_GRAD_CKPT, "yes");
+        add_edit(&base, FG_JOBOPT_GRAD_CKPT, "");
         if (from_plan(s, ckpt_plan, &base, FG_REMEDY_GPUS, &y) && (!got || y.gpus < x.gpus)) {
             x = y;
             got = true;
@@ -332,42 +609,64 @@ static void find_more_gpus(struct search *s, const struct fg_assessment *a,
     }
     if (got)
         keep(out, &x);
+    return got;
 }
 
-/* Whether framework fw runs the job's mode (and its quantization) and layout l. */
-static bool fw_runs(const struct fg_framework *fw, const struct fg_job *j,
-                    const struct fg_layout *l)
+/* Whether framework fw has the job's mode, trainer and quantization. */
+static bool fw_has_job(const struct fg_framework *fw, const struct fg_job *j)
 {
-    if (j->mode == FG_MODE_SERVE ? !fw->serves : !fw->trains)
+    if (!fg_framework_is_newest(fw))
+        return false; /* an older release is the same framework */
+    if (j->mode == FG_MODE_SERVE)
+        return fw->serves;
+    if (!fg_framework_has_trainer(fw, j->trainer))
         return false;
     if (j->mode == FG_MODE_QLORA && !fw->qlora)
         return false;
-    if ((j->mode == FG_MODE_LORA || j->mode == FG_MODE_QLORA) && fw->full_only)
-        return false;
-    unsigned need = fg_framework_needs(l->tp, l->pp, l->ep, 1, l->dp > 1 ? l->zero : 0);
-    return !(need & ~fw->layouts);
+    return !((j->mode == FG_MODE_LORA || j->mode == FG_MODE_QLORA) && fw->full_only);
 }
 
 static void find_other_frameworks(struct search *s, const struct fg_assessment *a,
                                   struct fg_remedies *out)
 {
+    int shown = 0;
+    const struct fg_framework *fw;
+    if (s->spec->job.mode == FG_MODE_SERVE) {
+        /* another engine on the same GPUs: its budget and split */
+        for (size_t k = 0; (fw = fg_framework_at(k)) && shown < 2; k++) {
+            if (fw == s->spec->fw || !fw_has_job(fw, &s->spec->job) ||
+                !strcmp(fw->name, s->spec->fw->name))
+                continue;
+            struct fg_remedy x = {.kind = FG_REMEDY_FRAMEWORK, .count = s->q->count,
+                                  .nodes = s->q->nodes ? s->q->nodes : 1};
+            add_edit(&x, FG_JOBOPT_FRAMEWORK, fw->name);
+            if (passes_complete(s, &x)) {
+                keep(out, &x);
+                shown++;
+            }
+        }
+        return;
+    }
     if (!a->alt_planned || a->alt.status != FG_PLAN_FOUND)
         return;
-    int shown = 0;
     for (size_t i = 0; i < a->alt.n && shown < 2 && out->n < FG_REMEDY_MAX; i++) {
         const struct fg_layout *l = &a->alt.options[i];
-        unsigned need = fg_framework_needs(l->tp, l->pp, l->ep, 1, l->dp > 1 ? l->zero : 0);
-        if (!(need & ~s->spec->fw->layouts))
+        uint32_t c, n;
+        if (arrange(s, s->spec->fw, l, &c, &n))
             continue; /* the job's own framework runs it: that is (b) */
-        const struct fg_framework *fw;
         for (size_t k = 0; (fw = fg_framework_at(k)); k++) {
-            if (fw == s->spec->fw || !fw_runs(fw, &s->spec->job, l))
+            if (!strcmp(fw->name, s->spec->fw->name) || !fw_has_job(fw, &s->spec->job))
                 continue;
-            struct fg_remedy x = {0};
-            add_edit(&x, FG_JOBOPT_FRAMEWORK, fw->name);
-            layout_remedy(s, l, FG_REMEDY_FRAMEWORK, &x);
-            if (passes(s, &x)) {
-                keep(out, &x);
+            struct fg_remedy base = {0}, x;
+            add_edit(&base, FG_JOBOPT_FRAMEWORK, fw->name);
+            if (!layout_remedy(s, fw, l, &base, FG_REMEDY_FRAMEWORK, &x))
+                continue;
+            /* the layout as options; else the framework's own choice on those GPUs */
+            struct fg_remedy y = x;
+            add_layout(s, fw, &y);
+            bool pinned = passes(s, &y);
+            if (pinned || passes_complete(s, &x)) {
+                keep(out, pinned ? &y : &x);
                 shown++;
                 break;
             }
@@ -375,12 +674,68 @@ static void find_other_frameworks(struct search *s, const struct fg_assessment *
     }
 }
 
+/*
+ * The fewest GPUs that hold the job under its own framework when none within MaxGPUs
+ * does: the planner up to FG_ASSESS_MAX_GPUS (by families of layouts, plan.c: the counts
+ * where one can fit), on the nodes the check plans, the first layout that passes.
+ */
+static void find_beyond(struct search *s, const struct fg_assessment *a, struct fg_remedies *out)
+{
+    const struct fg_job *j = &s->spec->job;
+    uint32_t total = fg_request_total(s->q);
+    if (j->mode == FG_MODE_SERVE || !a->have_card || s->r->max_gpus >= FG_ASSESS_MAX_GPUS ||
+        total >= FG_ASSESS_MAX_GPUS || j->vllm_mode == FG_VLLM_SERVER)
+        return;
+    struct fg_plan_opts po;
+    fg_plan_opts_default(&po);
+    po.fit.headroom = a->headroom;
+    po.fit.conservative = s->r->conservative;
+    if (a->calib) {
+        po.fit.headroom *= a->calib->factor;
+        po.fit.conservative *= a->calib->factor;
+    }
+    po.restrict_layouts = true;
+    po.layouts = s->spec->fw->layouts & (FG_PLAN_TP | FG_PLAN_PP | FG_PLAN_EP | FG_PLAN_ZERO);
+    po.naive_pp = s->spec->fw->naive_pp;
+    po.fw = s->spec->fw;
+    po.fix_tp = s->spec->tp;
+    po.fix_pp = s->spec->pp;
+    po.fix_ep = s->spec->ep;
+    po.fix_dp = s->spec->dp;
+    po.gpus_per_node = a->plan_node_gpus;
+    po.min_gpus = s->r->max_gpus > total ? s->r->max_gpus + 1 : total + 1;
+    po.max_gpus = FG_ASSESS_MAX_GPUS;
+    po.global_batch = s->spec->global_batch;
+    struct fg_job pj = a->job;
+    pj.dp = 1;
+    pj.tp = pj.pp = pj.ep = 1;
+    if (!fg_jobspec_given(s->spec, FG_JOBOPT_ZERO))
+        pj.zero = 0;
+    if (j->batch > 1) { /* micro-batch 1, the samples per step kept by accumulation */
+        if (!po.global_batch)
+            po.global_batch = pj.batch;
+        pj.batch = 1;
+    }
+    struct fg_plan *p = malloc(sizeof *p);
+    struct fg_err err = {0};
+    if (!p)
+        return;
+    if (!fg_plan_layouts(s->m, &pj, a->usable, &po, p, &err) && p->status == FG_PLAN_FOUND) {
+        struct fg_remedy base = {0}, x;
+        s->beyond = true;
+        if (from_plan(s, p, &base, FG_REMEDY_BEYOND, &x)) {
+            keep(out, &x);
+            out->max_gpus = s->r->max_gpus;
+        }
+        s->beyond = false;
+    }
+    free(p);
+}
+
 int fg_remedy_find(const struct fg_remedy_job *j, const struct fg_assessment *a,
                    struct fg_remedies *out)
 {
     memset(out, 0, sizeof *out);
-    if (j->spec->job.mode == FG_MODE_SERVE)
-        return 0; /* serving remedies are the engine's budget (decide.c serve_numbers) */
     struct search *s = calloc(1, sizeof *s);
     struct fg_plan *ckpt_plan = calloc(1, sizeof *ckpt_plan);
     int rc = 0;
@@ -393,10 +748,17 @@ int fg_remedy_find(const struct fg_remedy_job *j, const struct fg_assessment *a,
     s->q = j->q;
     s->r = j->r;
     s->j = j;
+    s->a0 = a;
     bool have_ckpt_plan = false;
     find_switches(s, out, ckpt_plan, &have_ckpt_plan);
-    find_more_gpus(s, a, ckpt_plan, have_ckpt_plan, out);
+    if (out->n && !j->want_gpus)
+        goto out; /* a switch fits: more GPUs and other frameworks cost more */
+    bool more = find_more_gpus(s, a, ckpt_plan, have_ckpt_plan, out);
+    if (out->n && out->r[0].kind == FG_REMEDY_SWITCH)
+        goto out; /* the resize's GPUs found, the switches first */
     find_other_frameworks(s, a, out);
+    if (!more)
+        find_beyond(s, a, out);
 out:
     free(ckpt_plan);
     free(s);

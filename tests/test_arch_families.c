@@ -16,8 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arch/arch.h"
 #include "arch/graph.h"
 #include "model/model.h"
+#include "model/model_load.h"
+
+#include <unistd.h>
 
 #define MAPPINGS "tests/fixtures/transformers/modeling_auto_mappings.tsv"
 
@@ -156,12 +160,82 @@ static void families_should_refuse_a_wrapper_of_other_types_by_name(void **state
     assert_non_null(strstr(err.detail, "model_type 'vision-encoder-decoder' is not supported"));
 }
 
+/* Every reader names its source file, taken from its registry row (FG_ARCH's __FILE__). */
+static void families_should_name_the_source_file_of_each_reader(void **state)
+{
+    (void)state;
+    struct fg_family *v = NULL;
+    size_t n = 0;
+    assert_int_equal(fg_families(&v, &n, NULL), 0);
+    size_t readers = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(v[i].certainty, "exact"))
+            continue;
+        readers++;
+        assert_non_null(v[i].reader_file);
+        if (strncmp(v[i].reader_file, "engine/arch/", 12) || access(v[i].reader_file, R_OK))
+            fail_msg("%s: reader file '%s' is not a file under engine/arch/", v[i].model_type,
+                     v[i].reader_file);
+    }
+    assert_true(readers > 200);
+    free(v);
+}
+
+/* Each real config.json the families list claims (built from the fixture folders) reads
+ * through its family reader without error. */
+static void families_should_read_each_real_config_through_its_reader(void **state)
+{
+    (void)state;
+    size_t checked = 0;
+    for (const struct fg__real_config *c = fg__real_configs; c->model_type; c++) {
+        char dir[512];
+        snprintf(dir, sizeof dir, "tests/fixtures/models/%s", c->folder);
+        struct fg_err err = {0};
+        struct fg_model *m = NULL;
+        if (fg_model_load(dir, &m, &err) != 0)
+            fail_msg("%s (%s): %s", c->folder, c->model_type, err.detail);
+        if (fg__arch_find(c->model_type) && m->generic)
+            fail_msg("%s (%s): read as a generic decoder", c->folder, c->model_type);
+        fg_model_free(m);
+        checked++;
+    }
+    assert_true(checked > 60);
+}
+
+/*
+ * The share of family readers tested on a released checkpoint's config.json.  The target
+ * is 90% (issue 37); this holds the share reached so far, so a fixture removed shows here:
+ * raise it as fixtures are added (docs/accuracy.md "Real configs").
+ */
+enum { REAL_CONFIG_SHARE_FLOOR = 31 };
+
+static void families_should_test_the_readers_on_real_configs(void **state)
+{
+    (void)state;
+    struct fg_family *v = NULL;
+    size_t n = 0, readers = 0, real = 0;
+    assert_int_equal(fg_families(&v, &n, NULL), 0);
+    for (size_t i = 0; i < n; i++) {
+        if (!v[i].reader_file)
+            continue;
+        readers++;
+        real += v[i].real_config != NULL;
+    }
+    print_message("readers tested on a real config: %zu of %zu (%.1f%%)\n", real, readers,
+                  100.0 * (double)real / (double)readers);
+    assert_true(real * 100 >= REAL_CONFIG_SHARE_FLOOR * readers);
+    free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(families_should_hold_every_row_of_the_vendored_mapping_lists),
         cmocka_unit_test(families_should_say_exact_for_every_registered_reader),
         cmocka_unit_test(families_should_refuse_a_wrapper_of_other_types_by_name),
+        cmocka_unit_test(families_should_name_the_source_file_of_each_reader),
+        cmocka_unit_test(families_should_read_each_real_config_through_its_reader),
+        cmocka_unit_test(families_should_test_the_readers_on_real_configs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -413,7 +413,8 @@ static void multimodal_should_reject_a_vision_feature_layer_of_another_type(void
     const char *fmt = "{\"model_type\": \"%s\", \"vision_feature_layer\": \"last\", "
                       "\"text_config\": {\"model_type\": \"mistral\", \"hidden_size\": 64, "
                       "\"num_hidden_layers\": 1, \"num_attention_heads\": 4, "
-                      "\"intermediate_size\": 128, \"vocab_size\": 100}, "
+                      "\"num_key_value_heads\": 4, \"intermediate_size\": 128, "
+                      "\"vocab_size\": 100}, "
                       "\"vision_config\": {\"hidden_size\": 32, \"intermediate_size\": 64, "
                       "\"num_hidden_layers\": 1, \"num_attention_heads\": 2, "
                       "\"image_size\": 28, \"patch_size\": 14, \"head_dim\": 16}}";

@@ -322,6 +322,9 @@ static void t5_reader_should_share_the_embedding_and_keep_v1_bias_rule(void **st
     assert_int_equal(build("{\"model_type\":\"t5\",\"feed_forward_proj\":\"fancy-gelu\"}", &m,
                            &err), FG_E_RANGE);
     assert_non_null(strstr(err.detail, "feed_forward_proj"));
+    /* T5Config.__init__'s own ValueError text */
+    assert_non_null(strstr(err.detail, "`feed_forward_proj`: fancy-gelu is not a valid "
+                                       "activation function of the dense layer"));
 }
 
 static void whisper_reader_should_build_enc_dec_with_1500_encoder_positions(void **state)

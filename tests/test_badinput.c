@@ -315,7 +315,7 @@ static void config_should_name_key_and_problem_for_bad_values(void **state)
         {LLAMA(", \"num_hidden_layers\": true"), FG_E_TYPE, "must be a number"},
         {"{\"model_type\": \"llama\", \"hidden_size\": 0, \"num_attention_heads\": 4}", FG_E_RANGE, "'hidden_size' is 0, outside"},
         {"{\"model_type\": \"llama\", \"hidden_size\": 9007199254740993}", FG_E_RANGE, "'hidden_size' is 9007199254740992, outside"},
-        {"{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_attention_heads\": 3}", FG_E_RANGE, "not divisible by key 'num_attention_heads' = 3"},
+        {"{\"model_type\": \"llama\", \"hidden_size\": 64, \"num_attention_heads\": 3}", FG_E_RANGE, "is not a multiple of the number of attention heads (3)"},
         {"{\"model_type\": \"llama\", \"num_attention_heads\": 0}", FG_E_RANGE, "'num_attention_heads' is 0"},
         {"{\"model_type\": \"llama\", \"num_attention_heads\": 4, \"num_key_value_heads\": 8, \"hidden_size\": 64}", FG_E_RANGE, "not a multiple of 8 key/value heads"},
         {"{\"model_type\": \"llama\", \"vocab_size\": 1e15}", FG_E_RANGE, "'vocab_size' is 1000000000000000, outside"},
@@ -349,7 +349,7 @@ static void config_should_refuse_huge_and_deep_documents(void **state)
     char *big = repeat(' ', n);
     big[0] = '{';
     big[n - 1] = '}';
-    ok &= check_err("config", "5 MB", config_to_model(big, n, &err), &err, FG_E_RANGE,
+    ok &= check_err("config", "5 MB", config_to_model(big, n, &err), &err, FG_E_LIMIT,
                     "larger than 4194304 bytes");
     free(big);
     /* 100000 nested arrays: cJSON's nesting limit, no stack overflow */

@@ -13,6 +13,7 @@
 
 #include "arch/graph.h"
 #include "source/config.h"
+#include "source/config_classes.h"
 #include "model/model.h"
 #include "support.h"
 
@@ -145,6 +146,14 @@ static void model_should_reject_heads_not_dividing(void **state)
     struct fg_model *m = NULL;
     struct fg_err err = {0};
     assert_int_equal(fg_model_from_config(doc, "x", &m, &err), FG_E_RANGE);
+    /* LlamaConfig.validate_architecture's own ValueError, then the keys as spelled */
+    assert_non_null(strstr(err.detail, "LlamaConfig: The hidden size (100) is not a multiple "
+                                       "of the number of attention heads (3)."));
+    assert_non_null(strstr(err.detail, "'hidden_size' = 100"));
+    fg_config_free(doc);
+    /* a class that states no such check: fitgate's own words */
+    doc = parse("{\"model_type\": \"qwen2\", \"hidden_size\": 100, \"num_attention_heads\": 3}");
+    assert_int_equal(fg_model_from_config(doc, "x", &m, &err), FG_E_RANGE);
     assert_non_null(strstr(err.detail, "divisible"));
     fg_config_free(doc);
 }
@@ -206,6 +215,156 @@ static void lookup_should_answer_the_same_through_the_index_as_by_walking(void *
     assert_true(configs >= 80);
 }
 
+/* ---- the config classes (source/config_classes.c) ------------------------------ */
+
+static void str_array_should_split_the_string_the_class_splits(void **state)
+{
+    (void)state;
+    /* DebertaV2Config.__init__: [x.strip() for x in pos_att_type.lower().split("|")] */
+    struct fg_config *doc = parse("{\"model_type\": \"deberta-v2\", \"pos_att_type\": \"P2C| c2p\"}");
+    struct fg_cfg c = fg_config_root(doc);
+    const char *a[4];
+    size_t n = 0;
+    assert_int_equal(fg_cfg_str_array(&c, "pos_att_type", a, 4, &n, NULL), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(a[0], "p2c");
+    assert_string_equal(a[1], "c2p");
+    fg_config_free(doc);
+}
+
+static void str_array_should_refuse_a_string_the_class_keeps(void **state)
+{
+    (void)state;
+    struct fg_config *doc = parse("{\"model_type\": \"llama\", \"pos_att_type\": \"p2c|c2p\"}");
+    struct fg_cfg c = fg_config_root(doc);
+    const char *a[4];
+    size_t n = 0;
+    struct fg_err err = {0};
+    assert_int_equal(fg_cfg_str_array(&c, "pos_att_type", a, 4, &n, &err), FG_E_TYPE);
+    assert_non_null(strstr(err.detail, "'pos_att_type'"));
+    fg_config_free(doc);
+}
+
+static void u64_should_take_the_class_default_for_an_absent_key(void **state)
+{
+    (void)state;
+    struct fg_config *doc = parse("{\"model_type\": \"deberta-v2\", \"vocab_size\": null}");
+    struct fg_cfg c = fg_config_root(doc);
+    uint64_t v = 0;
+    bool b = true;
+    /* DebertaV2Config(hidden_size=1536, relative_attention=False) */
+    assert_int_equal(fg_cfg_u64(&c, "hidden_size", 7, 1, 1 << 20, &v, NULL), 0);
+    assert_int_equal(v, 1536);
+    assert_int_equal(fg_cfg_bool(&c, "relative_attention", true, &b, NULL), 0);
+    assert_false(b);
+    /* null is None to the class: the caller's default stands */
+    assert_int_equal(fg_cfg_u64(&c, "vocab_size", 7, 1, 1 << 20, &v, NULL), 0);
+    assert_int_equal(v, 7);
+    /* a class default outside the caller's range is a sentinel the caller spells */
+    double f = 0;
+    assert_int_equal(fg_cfg_f64(&c, "max_relative_positions", 5, 0, 1e6, &f, NULL), 0);
+    assert_true(f == 5);
+    fg_config_free(doc);
+}
+
+static void u64_should_leave_a_derived_field_to_the_caller(void **state)
+{
+    (void)state;
+    /* MistralConfig(sliding_window=4096) holds it as given; Qwen2Config.__post_init__ sets
+     * it to None unless use_sliding_window, so its literal 4096 is not what the class holds */
+    struct fg_config *doc = parse("{\"model_type\": \"mistral\"}");
+    struct fg_cfg c = fg_config_root(doc);
+    uint64_t v = 0;
+    assert_int_equal(fg_cfg_u64(&c, "sliding_window", 0, 0, 1 << 30, &v, NULL), 0);
+    assert_int_equal(v, 4096);
+    fg_config_free(doc);
+    doc = parse("{\"model_type\": \"qwen2\"}");
+    c = fg_config_root(doc);
+    assert_int_equal(fg_cfg_u64(&c, "sliding_window", 0, 0, 1 << 30, &v, NULL), 0);
+    assert_int_equal(v, 0);
+    /* MistralConfig's 4096 * 32, evaluated by the generator */
+    fg_config_free(doc);
+    doc = parse("{\"model_type\": \"mistral\"}");
+    c = fg_config_root(doc);
+    assert_int_equal(fg_cfg_u64(&c, "max_position_embeddings", 1, 1, 1 << 30, &v, NULL), 0);
+    assert_int_equal(v, 131072);
+    fg_config_free(doc);
+}
+
+static void u64_should_keep_the_callers_default_without_a_class(void **state)
+{
+    (void)state;
+    struct fg_config *doc = parse("{\"model_type\": \"no-such-type\"}");
+    struct fg_cfg c = fg_config_root(doc);
+    uint64_t v = 0;
+    assert_int_equal(fg_cfg_u64(&c, "hidden_size", 7, 1, 1 << 20, &v, NULL), 0);
+    assert_int_equal(v, 7);
+    fg_config_free(doc);
+}
+
+static void u64_should_read_a_key_by_its_attribute_map_name(void **state)
+{
+    (void)state;
+    /* GPT2Config.attribute_map: hidden_size -> n_embd, num_hidden_layers -> n_layer */
+    struct fg_config *doc = parse("{\"model_type\": \"gpt2\", \"hidden_size\": 1024, "
+                                  "\"n_layer\": 24}");
+    struct fg_cfg c = fg_config_root(doc);
+    uint64_t v = 0;
+    assert_int_equal(fg_cfg_u64(&c, "n_embd", 1, 1, 1 << 20, &v, NULL), 0);
+    assert_int_equal(v, 1024);
+    assert_int_equal(fg_cfg_u64(&c, "num_hidden_layers", 1, 1, 1 << 20, &v, NULL), 0);
+    assert_int_equal(v, 24);
+    char key[32];
+    assert_true(fg_cfg_key(&c, "n_embd", key, sizeof key));
+    assert_string_equal(key, "hidden_size"); /* as the file spells it, for messages */
+    assert_false(fg_cfg_key(&c, "n_inner", key, sizeof key));
+    /* absent under both names: the attribute's default, GPT2Config(n_head=12) */
+    assert_int_equal(fg_cfg_u64(&c, "num_attention_heads", 1, 1, 1 << 20, &v, NULL), 0);
+    assert_int_equal(v, 12);
+    fg_config_free(doc);
+}
+
+static void u64_should_read_a_legacy_name_the_class_accepts(void **state)
+{
+    (void)state;
+    /* FalconConfig.__init__: n_embed = kwargs.pop("n_embed", None) stands for hidden_size;
+     * attribute_map holds num_hidden_layers (default 32) as n_layer */
+    struct fg_config *doc = parse("{\"model_type\": \"falcon\", \"n_embed\": 1024}");
+    struct fg_cfg c = fg_config_root(doc);
+    uint64_t v = 0;
+    assert_int_equal(fg_cfg_u64(&c, "hidden_size", 1, 1, 1 << 20, &v, NULL), 0);
+    assert_int_equal(v, 1024);
+    assert_int_equal(fg_cfg_u64(&c, "n_layer", 1, 1, 1 << 20, &v, NULL), 0);
+    assert_int_equal(v, 32);
+    fg_config_free(doc);
+}
+
+static void child_should_read_by_its_own_model_type(void **state)
+{
+    (void)state;
+    struct fg_config *doc = parse("{\"model_type\": \"llava\", \"text_config\": "
+                                  "{\"model_type\": \"deberta-v2\", \"pos_att_type\": \"c2p\"}}");
+    struct fg_cfg c = fg_config_root(doc), t;
+    assert_true(fg_cfg_child(&c, "text_config", &t, NULL));
+    const char *a[4];
+    size_t n = 0;
+    uint64_t v = 0;
+    assert_int_equal(fg_cfg_str_array(&t, "pos_att_type", a, 4, &n, NULL), 0);
+    assert_int_equal(n, 1);
+    assert_string_equal(a[0], "c2p");
+    assert_int_equal(fg_cfg_u64(&t, "num_hidden_layers", 1, 1, 1 << 20, &v, NULL), 0);
+    assert_int_equal(v, 24);
+    fg_config_free(doc);
+}
+
+static void class_table_should_be_sorted_by_model_type(void **state)
+{
+    (void)state;
+    for (size_t i = 1; i < fg__cfg_nrules; i++)
+        assert_true(strcmp(fg__cfg_rules[i - 1].model_type, fg__cfg_rules[i].model_type) <= 0);
+    assert_true(fg__cfg_nrules > 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -220,6 +379,15 @@ int main(void)
         cmocka_unit_test(model_should_reject_unknown_type_without_standard_keys),
         cmocka_unit_test(model_should_reject_heads_not_dividing),
         cmocka_unit_test(lookup_should_answer_the_same_through_the_index_as_by_walking),
+        cmocka_unit_test(str_array_should_split_the_string_the_class_splits),
+        cmocka_unit_test(str_array_should_refuse_a_string_the_class_keeps),
+        cmocka_unit_test(u64_should_take_the_class_default_for_an_absent_key),
+        cmocka_unit_test(u64_should_keep_the_callers_default_without_a_class),
+        cmocka_unit_test(u64_should_leave_a_derived_field_to_the_caller),
+        cmocka_unit_test(u64_should_read_a_key_by_its_attribute_map_name),
+        cmocka_unit_test(u64_should_read_a_legacy_name_the_class_accepts),
+        cmocka_unit_test(child_should_read_by_its_own_model_type),
+        cmocka_unit_test(class_table_should_be_sorted_by_model_type),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -202,19 +202,21 @@ static void jobfile_detect_should_name_the_prefix_or_refuse_by_name(void **state
     (void)state;
     static const struct {
         const char *file, *want[3];
+        int code; /* ambiguous: the job's to name (INVAL); no job config: not checkable */
     } cases[] = {
         /* vLLM's own test configs hold only options SGLang takes too */
-        {C "vllm/test_config.yaml", {"name the one it is for", "vllm:", "sglang:"}},
-        {C "vllm/test_config_with_model.yaml", {"vllm:", " or sglang:", NULL}},
+        {C "vllm/test_config.yaml", {"name the one it is for", "vllm:", "sglang:"}, FG_E_INVAL},
+        {C "vllm/test_config_with_model.yaml", {"vllm:", " or sglang:", NULL}, FG_E_INVAL},
         /* an lm-eval task file from SGLang's tests: batch_size alone names no framework */
-        {C "sglang/lm_eval_Llama-3.3-70B-Instruct.yaml", {"is not a job config", NULL, NULL}},
+        {C "sglang/lm_eval_Llama-3.3-70B-Instruct.yaml", {"is not a job config", NULL, NULL},
+         FG_E_UNSUPPORTED},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct fg_jobfile *f = NULL;
         struct fg_err err = {0};
         enum fg_jobfile_format fmt = FG_JF_TRL;
         assert_int_equal(fg_jobfile_read(cases[i].file, NULL, &f, &err), 0);
-        assert_int_equal(fg_jobfile_detect_format(f, &fmt, &err), FG_E_INVAL);
+        assert_int_equal(fg_jobfile_detect_format(f, &fmt, &err), cases[i].code);
         assert_int_equal(fmt, FG_JF_AUTO);
         for (size_t k = 0; k < 3 && cases[i].want[k]; k++) {
             if (!strstr(err.detail, cases[i].want[k]))
@@ -475,13 +477,14 @@ static void jobfile_apply_should_name_what_is_no_training_job_and_list_what_it_d
     struct fg_err err = {0};
     static const char *const m[] = {"model=/m", NULL};
     assert_int_equal(job_of(&s, C "llama-factory/examples/inference/qwen3.yaml", m, &err),
-                     FG_E_INVAL);
+                     FG_E_UNSUPPORTED);
     assert_non_null(strstr(err.detail, "a LLaMA-Factory inference config"));
     assert_non_null(strstr(err.detail, "not a training job"));
-    assert_int_equal(job_of(&s, C "axolotl/examples/cloud/baseten.yaml", m, &err), FG_E_INVAL);
+    assert_int_equal(job_of(&s, C "axolotl/examples/cloud/baseten.yaml", m, &err),
+                     FG_E_UNSUPPORTED);
     assert_non_null(strstr(err.detail, "axolotl cloud launcher config"));
     assert_int_equal(job_of(&s, C "torchtune/recipes/configs/llama3_1/evaluation.yaml", m, &err),
-                     FG_E_INVAL);
+                     FG_E_UNSUPPORTED);
     assert_non_null(strstr(err.detail, "a torchtune evaluation config"));
     /* keys that change memory fitgate does not model: listed with file:line */
     assert_int_equal(job_of(&s, C "axolotl/examples/llama-3/lora-8b.yml", m, &err), 0);
@@ -843,13 +846,15 @@ static void jobfile_edits_should_map_options_back_to_the_files_keys(void **state
     fg_jobfile_free(f);
     unlink(out);
     rmdir(dir);
-    /* activation offloading is axolotl's gradient_checkpointing: offload */
+    /* activation offloading alone: axolotl's activation_offloading, not gradient_checkpointing:
+     * offload (the key the file has), which would turn checkpointing on too */
     const unsigned aid[] = {FG_JOBOPT_ACT_OFFLOAD};
     const char *const on[] = {""};
     assert_int_equal(job_of(&s, C "axolotl/qlora.yml", model, &err), 0);
     assert_int_equal(fg_jobfile_edits_for(&s, NULL, 1, aid, on, &ed, &err), 0);
-    assert_int_equal(ed.e[0].line, 46);
-    assert_string_equal(ed.e[0].to, "offload");
+    assert_true(ed.e[0].insert);
+    assert_string_equal(ed.e[0].key, "activation_offloading");
+    assert_string_equal(ed.e[0].to, "true");
     /* an option no key of the file's format says */
     assert_int_equal(job_of(&s, C "axolotl/fft-8b.yaml", model, &err), 0);
     const unsigned oid[] = {FG_JOBOPT_OFFLOAD};
@@ -978,6 +983,54 @@ static void jobfile_rows_should_be_in_the_docs(void **state)
     assert_int_equal(missing, 0);
 }
 
+/* One YAML document: PyYAML's safe_load refuses a second, fitgate does not pick one. */
+static void jobfile_parse_should_refuse_a_second_document(void **state)
+{
+    (void)state;
+    assert_int_equal(parse_fails("micro_batch_size: 1\n---\nmicro_batch_size: 64\n",
+                                 "t.yaml:2: a second YAML document"), FG_E_PARSE);
+    struct fg_jobfile *f = parse("---\nmicro_batch_size: 1\n...\n");
+    assert_string_equal(fg_jobfile_get(f, "micro_batch_size")->value, "1");
+    fg_jobfile_free(f);
+}
+
+/* ${...} in a key fitgate reads is never expanded (the environment of the controller's check
+ * is slurmctld's): an error naming the key, not its value. */
+static void jobfile_apply_should_refuse_an_interpolation_naming_the_key(void **state)
+{
+    (void)state;
+    static struct fg_jobspec s;
+    struct fg_err err = {0};
+    char path[] = "/tmp/fitgate-test-interp-XXXXXX.yml";
+    int fd = mkstemps(path, 4);
+    assert_true(fd >= 0);
+    const char *text = "base_model: m\nadapter: lora\nmicro_batch_size: ${oc.env:FG_T_SECRET}\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    setenv("FG_T_SECRET", "hf_abc123", 1);
+    char spec[80];
+    snprintf(spec, sizeof spec, "axolotl:%s", path);
+    assert_int_equal(job_of(&s, spec, NULL, &err), FG_E_INVAL);
+    assert_non_null(strstr(err.detail, ":3 micro_batch_size: an interpolation"));
+    assert_null(strstr(err.detail, "hf_abc123"));
+    /* torchtune's checkpoint_dir, which names the model, alike */
+    static const char *const none[] = {NULL};
+    char tt[] = "/tmp/fitgate-test-tt-XXXXXX.yaml";
+    fd = mkstemps(tt, 5);
+    assert_true(fd >= 0);
+    text = "model:\n  _component_: torchtune.models.llama3_1.lora_llama3_1_8b\n"
+           "checkpointer:\n  checkpoint_dir: ${oc.env:FG_T_SECRET}\n";
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    snprintf(spec, sizeof spec, "torchtune:%s", tt);
+    assert_int_equal(job_of(&s, spec, none, &err), FG_E_INVAL);
+    assert_non_null(strstr(err.detail, "checkpointer.checkpoint_dir: an interpolation"));
+    assert_null(strstr(err.detail, "hf_abc123"));
+    unsetenv("FG_T_SECRET");
+    unlink(path);
+    unlink(tt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -997,6 +1050,8 @@ int main(void)
         cmocka_unit_test(jobfile_apply_should_map_each_stacks_loss),
         cmocka_unit_test(jobfile_apply_should_run_torchtunes_distributed_recipe_on_several_gpus),
         cmocka_unit_test(jobfile_rows_should_be_in_the_docs),
+        cmocka_unit_test(jobfile_parse_should_refuse_a_second_document),
+        cmocka_unit_test(jobfile_apply_should_refuse_an_interpolation_naming_the_key),
         cmocka_unit_test(jobfile_parse_should_read_yaml11_integers),
         cmocka_unit_test(jobfile_rows_should_cover_every_memory_key_of_each_release),
         cmocka_unit_test(jobfile_apply_should_select_the_trainer_from_its_keys),

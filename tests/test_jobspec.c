@@ -490,17 +490,16 @@ static void gate_should_judge_a_lit_gpt_fsdp_job_on_its_own_layout(void **state)
     assert_int_equal(g->a.job.tp, 1);
     assert_true(g->a.est.total_bytes > 30.0e9 && g->a.est.total_bytes < 30.6e9);
     assert_true(line_has(g, 0, "does not fit --gres=gpu:a10g:4"));
-    /* the resize stays FSDP (lit-gpt runs no TP); TP is a remedy on another framework,
-     * labelled and re-checked */
+    /* the remedies stay FSDP (lit-gpt runs no TP): a switch of lit-gpt's own fits the four
+     * GPUs (parameter offload), so no more GPUs and no other framework are offered */
     assert_null(strstr(g->d.lines[2], "TP="));
-    bool other = false;
+    assert_true(g->d.n_remedies >= 1);
     for (size_t i = 0; i < g->d.n_remedies; i++) {
-        if (strstr(g->d.remedies[i], "(another framework): --ft-framework="))
-            other = true;
-        else
-            assert_null(strstr(g->d.remedies[i], "TP=")); /* lit-gpt's own: FSDP */
+        assert_non_null(strstr(g->d.remedies[i], "(same GPUs): "));
+        assert_null(strstr(g->d.remedies[i], "TP=")); /* lit-gpt's own: FSDP */
+        assert_non_null(strstr(g->d.remedies[i], "--ft-tp=1 --ft-pp=1 --ft-dp=4 --ft-zero=3"));
     }
-    assert_true(other);
+    assert_null(strstr(g->d.remedies[0], "--ft-framework="));
     free(g);
 }
 
@@ -572,7 +571,14 @@ static void gate_should_serve_inside_the_engines_share_and_count_sequences(void 
          NULL, g);
     assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
     assert_true(line_has(g, 1, "0 at once"));
-    assert_true(line_has(g, 2, "TP=2"));
+    /* at TP=2 each rank holds 70.6 GB of weights and the sampler's 1024 x 128,256 logits
+     * (3.5 GB, serve_engine.c): 3.8 GB of KV left where one 32k sequence needs 5.4 GB; the
+     * serving remedy is tensor parallel over four GPUs, as options and the request */
+    assert_true(g->d.n_remedies >= 1);
+    assert_non_null(strstr(g->d.remedies[0], "(more GPUs): --ft-tp=4 --ft-pp=1 --ft-dp=1 "
+                                             "--gres=gpu:h100:4 (4 x H100 80 GB; TP=4"));
+    for (size_t i = 0; i < g->d.n_remedies; i++) /* never a training switch */
+        assert_null(strstr(g->d.remedies[i], "grad-ckpt"));
     free(g);
 }
 
@@ -588,9 +594,34 @@ static void gate_should_serve_gpt_oss_120b_on_one_h100_in_mxfp4(void **state)
     /* vLLM logs 64.38 GiB (69.1 GB) of weights for it on an H100 */
     assert_true(g->a.est.b.weights > 66e9 && g->a.est.b.weights < 71e9);
     assert_true(g->a.fit.max_batch >= 4);
-    assert_true(g->a.serve_max_len == 131072); /* its whole context fits one sequence */
+    assert_int_equal(g->a.serve_refusal, FG_VLLM_STARTS);
     /* 0.92 x (85,520,809,984 - 615 MiB) */
     assert_true(fabs((double)g->a.usable - 0.92 * (85520809984.0 - (615 << 20))) < 2);
+    /* not its whole context: see the next test */
+    assert_true(g->a.serve_max_len > 60000 && g->a.serve_max_len < 131072);
+    free(g);
+}
+
+/* Issue 34: `vllm serve openai/gpt-oss-120b --max-model-len 131072` on one H100 does not
+ * start (vLLM issue 23278 logged -2.14 GiB of KV memory at 0.10.1's 0.9).  The profile
+ * run's sampler over 1024 sequences of 201,088 logits (5.6 GB) and the CUDA graphs leave
+ * less KV than one 131072-token sequence needs (18 full-attention layers x 2 KiB per
+ * token: 4.5 GiB): rejected with vLLM's own message and numbers. */
+static void gate_should_reject_gpt_oss_120b_at_its_whole_context_as_vllm_does(void **state)
+{
+    (void)state;
+    struct fg_gate *g = calloc(1, sizeof *g);
+    gate(M "openai--gpt-oss-120b",
+         (const char *const[]){"framework=vllm", "mode=serve", "seq-len=131072", NULL}, "h100",
+         1, NULL, g);
+    assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
+    assert_int_equal(g->a.serve_refusal, FG_VLLM_MAX_LEN);
+    assert_int_equal(g->a.serve_seqs, 1024);
+    assert_true(g->a.serve_sampler == 1024ull * (201088ull * 27 + 2 * 2880));
+    assert_true(g->a.serve_kv_avail > 0 && (uint64_t)g->a.serve_kv_avail < g->a.kv_seq_bytes);
+    assert_true(line_has(g, 3, "To serve at least one request with the model's max seq len "
+                               "(131072)"));
+    assert_true(line_has(g, 3, "estimated maximum model length is"));
     free(g);
 }
 
@@ -980,20 +1011,169 @@ static void finish_should_run_torchtitan_selective_over_fp32_shards(void **state
     print_message("torchtitan 8192: activations %.1f GB selective, %.1f full, %.1f none\n",
                   a.b.activations / 1e9, b.b.activations / 1e9, c.b.activations / 1e9);
     assert_true(b.b.activations < a.b.activations && a.b.activations < c.b.activations / 2);
-    /* float8 linears: every _scaled_mm output kept under the same policy; only torchtitan */
+    /* float8 linears: aten._scaled_mm is not on the op-SAC save list, so float8 keeps what
+     * bf16 keeps (torchtitan's Table 1 and 3: 76.8 vs 77.0 GiB, 61.8 vs 62.0); only
+     * torchtitan */
     struct fg_jobspec f8;
     spec_of(&f8, (const char *const[]){"framework=torchtitan", "precision=float8",
                                        "seq-len=8192", NULL});
     assert_true(f8.job.float8 && f8.job.precision == FG_PREC_BF16_MIXED);
     struct fg_estimate d;
     assert_int_equal(fg_memory_estimate(m, &f8.job, &d, &err), 0);
-    assert_true(d.b.activations > a.b.activations && d.b.activations < c.b.activations);
+    assert_int_equal(d.b.activations, a.b.activations);
     assert_int_equal(d.b.weights, a.b.weights);
     fg_jobspec_init(&f8, NULL);
     assert_int_equal(fg_jobspec_set(&f8, FG_JOBOPT_PRECISION, "float8", &err), 0);
     assert_int_equal(fg_jobspec_finish(&f8, &err), FG_E_INVAL);
     assert_non_null(strstr(err.detail, "--framework torchtitan"));
     fg_model_free(m);
+}
+
+/* torchtitan's TP runs SequenceParallel (configs.py enable_sequence_parallel = True): the
+ * checkpointed block inputs and the norms are over TP, the linears' gathered inputs are
+ * not.  Llama-3.1-70B at TP=8, 16 x 8192 tokens, full recompute (torchtitan's benchmarks
+ * Table 4, 71.9 GiB measured): 80 block inputs of 8192 x 8192 x 2 B / 8 per sample. */
+static void finish_should_shard_torchtitans_block_inputs_over_tp(void **state)
+{
+    (void)state;
+    struct fg_jobspec sp, nosp;
+    spec_of(&sp, (const char *const[]){"framework=torchtitan", "grad-ckpt=full", "tp=8",
+                                       "seq-len=8192", NULL});
+    spec_of(&nosp, (const char *const[]){"framework=torchtitan", "grad-ckpt=full", "tp=8",
+                                         "sp=no", "seq-len=8192", NULL});
+    assert_true(sp.job.sp && !nosp.job.sp);
+    sp.job.tp = nosp.job.tp = 8; /* the layout's (assess.c job_layout sets it) */
+    struct fg_model *m = load(M "meta-llama--Llama-3.1-70B");
+    struct fg_estimate a, b;
+    struct fg_err err = {0};
+    assert_int_equal(fg_memory_estimate(m, &sp.job, &a, &err), 0);
+    assert_int_equal(fg_memory_estimate(m, &nosp.job, &b, &err), 0);
+    uint64_t inputs = 80ull * 8192 * 8192 * 2;
+    assert_true(b.b.activations - a.b.activations >= inputs - inputs / 8);
+    assert_true(a.b.activations > inputs / 8 && a.b.activations < inputs / 8 * 2);
+    bool said = false;
+    for (size_t i = 0; i < a.n_lines; i++)
+        said |= strstr(a.lines[i].what, "sequence over TP") != NULL;
+    assert_true(said);
+    fg_model_free(m);
+}
+
+/*
+ * torchtitan's published runs (pytorch/torchtitan benchmarks/llama3_h100_202412_torchtitan.md
+ * at b5bcd76: Llama 3.1 on H100 96 GB, torchtitan 9dec370, memory as its max_reserved in GiB),
+ * those without pipeline stages.  The estimate is meant to be comparable to the reserved
+ * figure (memory.h); compile rows are kept (compile only lowers activations, so they check
+ * the estimate from below).  Gate: median |error| <= 10% on the TP and float8 rows (they
+ * were +21% to +215% before sequence parallel and float8's SAC were read from the code),
+ * and every row within 15%.
+ */
+static void gate_should_estimate_torchtitans_published_runs(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *model, *ac;
+        uint32_t gpus, tp, dp, cp, batch, seq;
+        bool float8, tp_or_f8;
+        double gib;
+    } rows[] = {
+        {"8B", "selective", 8, 1, 8, 1, 2, 8192, false, false, 82.4},      /* Table 1 */
+        {"8B", "selective", 8, 1, 8, 1, 2, 8192, false, false, 77.0},      /* + compile */
+        {"8B", "selective", 8, 1, 8, 1, 2, 8192, true, true, 76.8},        /* + float8 */
+        {"8B", "full", 8, 1, 8, 1, 1, 32768, true, true, 83.9},            /* Table 2 */
+        {"8B", "full", 8, 1, 4, 2, 1, 65536, true, true, 84.2},
+        {"8B", "full", 8, 1, 2, 4, 1, 131072, true, true, 84.0},
+        {"8B", "full", 8, 1, 1, 8, 1, 262144, true, true, 84.5},
+        {"8B", "selective", 128, 1, 128, 1, 2, 8192, false, false, 67.0},  /* Table 3 */
+        {"8B", "selective", 128, 1, 128, 1, 2, 8192, false, false, 62.0},
+        {"8B", "selective", 128, 1, 128, 1, 2, 8192, true, true, 61.8},
+        {"70B", "full", 256, 8, 32, 1, 16, 8192, true, true, 71.9},        /* Table 4 */
+        {"70B", "full", 256, 8, 32, 1, 16, 8192, true, true, 67.6},        /* + async TP */
+    };
+    /* Tables 5 and 6: 405B over TP 8 x PP 8, 1F1B, its micro-batches (local batch over the
+     * PP degree, torchtitan's default count then); shown and held within 30%, not in the
+     * median: fitgate counts 15 .. 24% under them (tests/accuracy/README.md says what is
+     * not modelled) */
+    static const struct {
+        uint32_t dp, cp, batch, seq;
+        double gib;
+    } pp_rows[] = {
+        {8, 1, 4, 8192, 82.5},  {8, 1, 1, 32768, 75.3},  {4, 2, 1, 65536, 75.9},
+        {2, 4, 1, 131072, 77.1}, {1, 8, 1, 262144, 84.9},
+    };
+    enum { N = sizeof rows / sizeof rows[0] };
+    double err[N], gated[N];
+    size_t ng = 0;
+    struct fg_gate *g = calloc(1, sizeof *g);
+    for (size_t i = 0; i < N; i++) {
+        char model[128], ac[32], tp[16], dp[16], cp[16], batch[16], seq[24];
+        snprintf(model, sizeof model, M "meta-llama--Llama-3.1-%s", rows[i].model);
+        snprintf(ac, sizeof ac, "grad-ckpt=%s", rows[i].ac);
+        snprintf(tp, sizeof tp, "tp=%u", rows[i].tp);
+        snprintf(dp, sizeof dp, "dp=%u", rows[i].dp);
+        snprintf(cp, sizeof cp, "cp=%u", rows[i].cp);
+        snprintf(batch, sizeof batch, "batch=%u", rows[i].batch);
+        snprintf(seq, sizeof seq, "seq-len=%u", rows[i].seq);
+        gate(model, (const char *const[]){"framework=torchtitan", ac, tp, dp, cp, batch, seq,
+                                          rows[i].float8 ? "precision=float8" : "precision=bf16-mixed",
+                                          NULL},
+             "h100", rows[i].gpus, NULL, g);
+        double meas = rows[i].gib * 1073741824.0;
+        err[i] = fabs((double)g->a.est.total_bytes - meas) / meas;
+        print_message("torchtitan row %zu: %.1f GB against %.1f GB: %+.1f%%\n", i,
+                      g->a.est.total_bytes / 1e9, meas / 1e9,
+                      ((double)g->a.est.total_bytes - meas) / meas * 100);
+        assert_true(err[i] < 0.15);
+        if (rows[i].tp_or_f8)
+            gated[ng++] = err[i];
+    }
+    for (size_t i = 0; i < ng; i++) /* insertion sort for the median */
+        for (size_t j = i; j > 0 && gated[j] < gated[j - 1]; j--) {
+            double t = gated[j];
+            gated[j] = gated[j - 1];
+            gated[j - 1] = t;
+        }
+    double median = ng % 2 ? gated[ng / 2] : (gated[ng / 2 - 1] + gated[ng / 2]) / 2;
+    print_message("torchtitan TP / float8 rows: median |error| %.1f%%\n", median * 100);
+    assert_true(median <= 0.10);
+    for (size_t i = 0; i < sizeof pp_rows / sizeof pp_rows[0]; i++) {
+        char dp[16], cp[16], batch[16], seq[24];
+        snprintf(dp, sizeof dp, "dp=%u", pp_rows[i].dp);
+        snprintf(cp, sizeof cp, "cp=%u", pp_rows[i].cp);
+        snprintf(batch, sizeof batch, "batch=%u", pp_rows[i].batch);
+        snprintf(seq, sizeof seq, "seq-len=%u", pp_rows[i].seq);
+        gate(M "meta-llama--Llama-3.1-405B",
+             (const char *const[]){"framework=torchtitan", "grad-ckpt=full", "tp=8", "pp=8", dp,
+                                   cp, batch, seq, "precision=float8", NULL},
+             "h100", 512, NULL, g);
+        double meas = pp_rows[i].gib * 1073741824.0, est = (double)g->a.est.total_bytes;
+        print_message("torchtitan PP row %zu: %.1f GB against %.1f GB: %+.1f%%\n", i, est / 1e9,
+                      meas / 1e9, (est - meas) / meas * 100);
+        assert_true(fabs(est - meas) / meas < 0.30);
+        assert_int_equal(g->a.layout.cut[1], 15); /* torchtitan's split, not the planner's */
+    }
+    free(g);
+}
+
+/* torchtitan main's LoRA (components/lora.py LoRAConverter: rank 8, no dropout, the base
+ * frozen in the model's fp32 FSDP2 shards, the adapters plain fp32 Linears computing on the
+ * gathered bf16 weights): 4 B per base parameter over DP, 16 B per adapter parameter, no
+ * adapter cast copies. */
+static void gate_should_run_torchtitans_lora_over_fp32_shards(void **state)
+{
+    (void)state;
+    struct fg_gate *g = calloc(1, sizeof *g);
+    gate(M "meta-llama--Llama-3.1-8B",
+         (const char *const[]){"framework=torchtitan", "mode=lora", "lora-rank=8",
+                               "seq-len=8192", NULL},
+         "h100", 8, NULL, g);
+    assert_true(g->d.fits); /* one card would do: a warning that 8 are more than needed */
+    const struct fg_estimate *e = &g->a.est;
+    uint64_t p = 8030261248ull;
+    assert_true(e->b.weights >= 4 * p / 8 && e->b.weights <= 4 * p / 8 + 8);
+    assert_true(e->adapter_params > 0 && e->b.adapters <= 16 * e->adapter_params / 8 + 16);
+    for (size_t i = 0; i < e->n_lines; i++)
+        assert_null(strstr(e->lines[i].what, "adapters' own inputs"));
+    free(g);
 }
 
 int main(void)
@@ -1018,9 +1198,13 @@ int main(void)
         cmocka_unit_test(finish_should_step_a_torchtune_full_in_backward),
         cmocka_unit_test(finish_should_count_what_lit_gpt_qlora_keeps),
         cmocka_unit_test(finish_should_run_torchtitan_selective_over_fp32_shards),
+        cmocka_unit_test(finish_should_shard_torchtitans_block_inputs_over_tp),
+        cmocka_unit_test(gate_should_estimate_torchtitans_published_runs),
+        cmocka_unit_test(gate_should_run_torchtitans_lora_over_fp32_shards),
         cmocka_unit_test(gate_should_judge_a_declared_pipeline_by_its_largest_stage),
         cmocka_unit_test(gate_should_serve_inside_the_engines_share_and_count_sequences),
         cmocka_unit_test(gate_should_serve_gpt_oss_120b_on_one_h100_in_mxfp4),
+        cmocka_unit_test(gate_should_reject_gpt_oss_120b_at_its_whole_context_as_vllm_does),
         cmocka_unit_test(gate_should_serve_deepseek_r1_fp8_with_a_replicated_latent_cache),
         cmocka_unit_test(gate_should_keep_one_kv_head_per_rank_and_vllm_020_semantics),
         cmocka_unit_test(gate_should_let_an_override_through_only_where_allowed),

@@ -25,10 +25,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <unistd.h>
 
 #include "ckpt_fixture.h"
 #include "model/model.h"
 #include "model/model_load.h"
+#include "source/safetensors.h"
 #include "source/source.h"
 #include "support.h"
 #include "util/fileio.h"
@@ -119,6 +121,39 @@ static void load_path_should_take_the_tied_head_from_the_checkpoint_names(void *
     write_checkpoint(dir, cfg, with, sizes, 3);
     assert_int_equal(fg_model_load_path(dir, &m, &err), 0);
     assert_int_equal(m->params_total, QWEN3_4B_MODULES + embed);
+    assert_int_equal(m->certainty, FG_CERT_CHECKPOINT);
+    fg_model_free(m);
+    remove_checkpoint(dir);
+}
+
+/* xlm-roberta-base's config (no transformers_version, XLMRobertaForMaskedLM) is unsure of
+ * whether its file holds the base model's pooler; the headers, which hold it (the fairseq
+ * conversion's 278,885,778), settle the count as the checkpoint's. */
+static void load_path_should_settle_the_pooler_of_an_unversioned_head_class(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/fg-pooler-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    const char *cfg = "{\"architectures\": [\"XLMRobertaForMaskedLM\"], \"hidden_size\": 768, "
+                      "\"intermediate_size\": 3072, \"max_position_embeddings\": 514, "
+                      "\"model_type\": \"xlm-roberta\", \"num_attention_heads\": 12, "
+                      "\"num_hidden_layers\": 12, \"type_vocab_size\": 1, "
+                      "\"vocab_size\": 250002}";
+    const uint64_t pooler = 768ull * 768 + 768, stored = 278885778ull;
+    static const char *const names[] = {"roberta.embeddings.word_embeddings.weight",
+                                        "roberta.pooler.dense.weight"};
+    const uint64_t sizes[] = {stored - pooler, pooler};
+    write_checkpoint(dir, cfg, names, sizes, 0); /* config.json alone */
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(fg_model_load_path(dir, &m, &err), 0);
+    assert_int_equal(m->params_total, stored - pooler);
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_true(m->unsure_count_only);
+    fg_model_free(m);
+    write_checkpoint(dir, cfg, names, sizes, 2);
+    assert_int_equal(fg_model_load_path(dir, &m, &err), 0);
+    assert_int_equal(m->params_checkpoint, stored);
     assert_int_equal(m->certainty, FG_CERT_CHECKPOINT);
     fg_model_free(m);
     remove_checkpoint(dir);
@@ -432,10 +467,81 @@ static void fg_model_weigh_checkpoint_should_name_what_is_stored_and_not_loaded(
     stage_remove(dir);
 }
 
+/* A model directory whose safetensors file is no safetensors file: the graph's count stands,
+ * and a note says the checkpoint was not read (not passed over in silence). */
+static void load_path_should_note_a_malformed_header_it_could_not_read(void **state)
+{
+    (void)state;
+    char dir[64], p[128];
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    stage_repo(SMOL, stage_tmpdir(dir, sizeof dir));
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    static const unsigned char bad[] = {16, 0, 0, 0, 0, 0, 0, 0, '{', '"', 'x', '"', ':', 'n',
+                                        'o', 't', ' ', 'j', 's', 'o', 'n', ' ', ' ', ' '};
+    assert_int_equal(fwrite(bad, 1, sizeof bad, f), sizeof bad);
+    fclose(f);
+    assert_int_equal(fg_model_load_path(dir, &m, &err), 0);
+    assert_int_equal(m->params_checkpoint, 0);
+    assert_true(has_note(m, "checkpoint not read, the graph's count stands: model.safetensors: "
+                            "header is not a JSON object"));
+    fg_model_free(m);
+    stage_remove(dir);
+}
+
+/* A header past safetensors.h's bounds is the job's to fix (FG_E_LIMIT), refused before it is
+ * parsed: by its length, or by the objects it holds. */
+static void load_path_should_refuse_a_header_past_the_bounds(void **state)
+{
+    (void)state;
+    char dir[64], p[128];
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    stage_repo(SMOL, stage_tmpdir(dir, sizeof dir));
+    snprintf(p, sizeof p, "%s/model.safetensors", dir);
+    /* 100 MiB announced: not read at all */
+    uint64_t n = 100u << 20;
+    unsigned char len[8];
+    for (int i = 0; i < 8; i++)
+        len[i] = (unsigned char)(n >> (8 * i));
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(len, 1, 8, f), 8);
+    fclose(f);
+    assert_int_equal(truncate(p, (off_t)(8 + n)), 0);
+    assert_int_equal(fg_model_load_path(dir, &m, &err), FG_E_LIMIT);
+    assert_null(m);
+    assert_non_null(strstr(err.detail, "a header of 104857600 bytes, more than a model's "
+                                       "checkpoint holds (64 MiB"));
+    /* 200,002 tensors in 8 MB (with the header object, two past the bound): counted, not parsed */
+    size_t cap = (size_t)FG_ST_MAX_TENSORS * 40 + 64, o = 1;
+    char *h = malloc(cap);
+    assert_non_null(h);
+    h[0] = '{';
+    for (unsigned i = 0; i <= FG_ST_MAX_TENSORS + 1; i++)
+        o += (size_t)snprintf(h + o, cap - o, "%s\"%u\":{\"dtype\":\"U8\"}", i ? "," : "", i);
+    h[o++] = '}';
+    n = o;
+    for (int i = 0; i < 8; i++)
+        len[i] = (unsigned char)(n >> (8 * i));
+    f = fopen(p, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(len, 1, 8, f), 8);
+    assert_int_equal(fwrite(h, 1, o, f), o);
+    fclose(f);
+    free(h);
+    assert_int_equal(fg_model_load_path(dir, &m, &err), FG_E_LIMIT);
+    assert_non_null(strstr(err.detail, "a header of 200003 objects (tensors)"));
+    stage_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(load_path_should_take_the_tied_head_from_the_checkpoint_names),
+        cmocka_unit_test(load_path_should_settle_the_pooler_of_an_unversioned_head_class),
         cmocka_unit_test(load_path_should_count_the_qwen3_embedding_release_without_its_head),
         cmocka_unit_test(load_path_should_drop_the_vision_tower_and_mtp_a_pruned_checkpoint_lacks),
         cmocka_unit_test(
@@ -445,6 +551,8 @@ int main(void)
         cmocka_unit_test(fg_model_load_id_should_read_the_headers_of_an_hf_cache_snapshot),
         cmocka_unit_test(fg_model_load_id_should_read_the_headers_in_a_site_model_directory),
         cmocka_unit_test(fg_model_weigh_checkpoint_should_name_what_is_stored_and_not_loaded),
+        cmocka_unit_test(load_path_should_note_a_malformed_header_it_could_not_read),
+        cmocka_unit_test(load_path_should_refuse_a_header_past_the_bounds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -116,10 +116,54 @@ static void truth_tsv_should_match_every_row_exactly(void **state)
     assert_int_equal(bad, 0);
 }
 
+/*
+ * What config.json alone cannot say about the checkpoint is said (docs/accuracy.md "What
+ * the checkpoint stores"): each row's certainty and the key that made it unsure.
+ */
+static void fixtures_should_doubt_what_config_json_cannot_say_is_stored(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *folder, *unsure_key; /* unsure_key NULL: exact */
+        bool count_only;                 /* unsure of the stored count alone */
+    } rows[] = {
+        /* the release stores an MTP layer the trimmed config does not declare */
+        {"Qwen--Qwen3-Next-80B-A3B-Instruct", "mtp_num_hidden_layers", true},
+        /* trimmed of vision_config: the text model alone, the tower is loaded too */
+        {"meta-llama--Llama-4-Scout-17B-16E-Instruct", "vision_config", false},
+        /* declares its MTP layers: counted as the original release stores them, which a
+         * release saved through transformers (a fine-tune, REAP pruning) does not */
+        {"Qwen--Qwen3.5-35B-A3B", "mtp_num_hidden_layers", true},
+        {"deepseek-ai--DeepSeek-V3", "num_nextn_predict_layers", true},
+        {"microsoft--deberta-v3-base", NULL, false},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char dir[512];
+        snprintf(dir, sizeof dir, FIXTURES "/%s", rows[i].folder);
+        struct fg_err err = {0};
+        struct fg_model *m = NULL;
+        if (fg_model_load(dir, &m, &err))
+            fail_msg("%s: %s", rows[i].folder, err.detail);
+        if (!rows[i].unsure_key) {
+            if (m->certainty != FG_CERT_EXACT)
+                fail_msg("%s: %s, want exact (%s)", rows[i].folder,
+                         fg_certainty_name(m->certainty), m->unsure_key);
+        } else {
+            if (m->certainty != FG_CERT_UNSURE || strcmp(m->unsure_key, rows[i].unsure_key) ||
+                m->unsure_count_only != rows[i].count_only)
+                fail_msg("%s: %s (key '%s', count only %d), want unsure of '%s' (%d)",
+                         rows[i].folder, fg_certainty_name(m->certainty), m->unsure_key,
+                         m->unsure_count_only, rows[i].unsure_key, rows[i].count_only);
+        }
+        fg_model_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(truth_tsv_should_match_every_row_exactly),
+        cmocka_unit_test(fixtures_should_doubt_what_config_json_cannot_say_is_stored),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

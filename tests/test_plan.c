@@ -337,6 +337,84 @@ static int collect(const char *name, const char *value, void *ctx)
     return 0;
 }
 
+/* Two plans the same: status, options in order, every dimension, cut and peak. */
+static bool same_plan(const struct fg_plan *a, const struct fg_plan *b)
+{
+    if (a->status != b->status || a->n != b->n)
+        return false;
+    for (size_t i = 0; i < a->n; i++) {
+        const struct fg_layout *x = &a->options[i], *y = &b->options[i];
+        if (x->gpus != y->gpus || x->tp != y->tp || x->pp != y->pp || x->ep != y->ep ||
+            x->dp != y->dp || x->zero != y->zero || x->peak_bytes != y->peak_bytes ||
+            memcmp(x->cut, y->cut, sizeof x->cut))
+            return false;
+    }
+    return true;
+}
+
+/*
+ * Above FG_PLAN_JUMP_FROM GPUs the planner goes by families of layouts (plan.c struct
+ * family): the counts where one can fit, not every count.  The plans are the ones the
+ * count-by-count search gives (FG_PLAN_NO_JUMP), for dense, MoE and hybrid models, every
+ * layout restriction of the rows, checkpointing or not, short and long sequences, and the
+ * dimensions a job declares.
+ */
+static void family_search_should_plan_as_the_count_by_count_search(void **state)
+{
+    (void)state;
+    static const char *const models[] = {"meta-llama--Llama-3.1-405B",
+                                         "meta-llama--Llama-3.1-70B", "Qwen--Qwen3-30B-A3B",
+                                         "nvidia--NVIDIA-Nemotron-Nano-9B-v2",
+                                         "deepseek-ai--DeepSeek-V2-Lite-Chat",
+                                         "mistralai--Mixtral-8x7B-v0.1"};
+    static const unsigned lays[] = {FG_PLAN_TP | FG_PLAN_PP | FG_PLAN_EP | FG_PLAN_ZERO,
+                                    FG_PLAN_PP | FG_PLAN_ZERO, FG_PLAN_ZERO,
+                                    FG_PLAN_TP | FG_PLAN_PP | FG_PLAN_ZERO};
+    unsigned plans = 0, found = 0, over = 0;
+    for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+        char dir[256];
+        snprintf(dir, sizeof dir, "tests/fixtures/models/%s", models[mi]);
+        struct fg_model *m = load(dir);
+        for (int mode = 0; mode < 2; mode++)
+            for (int k = 0; k < 8; k++) {
+                struct fg_job job;
+                fg_job_defaults(&job, mode ? FG_MODE_LORA : FG_MODE_FULL);
+                job.seq_len = k & 1 ? 32768 : 2048;
+                job.grad_ckpt = k & 2;
+                struct fg_plan_opts o;
+                fg_plan_opts_default(&o);
+                o.max_gpus = k & 4 ? 2048 : 512;
+                o.restrict_layouts = true;
+                o.layouts = lays[(mi + (size_t)k) % 4];
+                o.naive_pp = o.layouts == (FG_PLAN_PP | FG_PLAN_ZERO);
+                if (k == 5 && (o.layouts & FG_PLAN_PP))
+                    o.fix_pp = 4; /* a declared dimension */
+                for (unsigned gb = 16; gb <= 80; gb += 32) {
+                    struct fg_plan a, b;
+                    struct fg_err err = {0};
+                    uint64_t usable = (uint64_t)gb * 1000000000ull;
+                    assert_int_equal(fg_plan_layouts(m, &job, usable, &o, &a, &err), 0);
+                    setenv("FG_PLAN_NO_JUMP", "1", 1);
+                    assert_int_equal(fg_plan_layouts(m, &job, usable, &o, &b, &err), 0);
+                    unsetenv("FG_PLAN_NO_JUMP");
+                    if (!same_plan(&a, &b))
+                        print_message("%s mode %d k %d %u GB: %zu options from %u vs %zu "
+                                      "from %u\n", models[mi], mode, k, gb, a.n,
+                                      a.n ? a.options[0].gpus : 0, b.n,
+                                      b.n ? b.options[0].gpus : 0);
+                    assert_true(same_plan(&a, &b));
+                    plans++;
+                    found += a.status == FG_PLAN_FOUND;
+                    over += a.n && a.options[a.n - 1].gpus > FG_PLAN_JUMP_FROM;
+                }
+            }
+        fg_model_free(m);
+    }
+    print_message("%u plans the same, %u found, %u reaching above %u GPUs\n", plans, found,
+                  over, FG_PLAN_JUMP_FROM);
+    assert_true(over >= 10 && found < plans); /* the families were used, some plans fail */
+}
+
 static void layout_env_should_export_the_plan(void **state)
 {
     (void)state;
@@ -352,14 +430,37 @@ static void layout_env_should_export_the_plan(void **state)
     assert_non_null(strstr(buf, "num_layers_in_first_pipeline_stage=27"));
 }
 
+/* torchtitan's split (pipeline_parallel.py _generate_llm_fqn_per_model_part, input and
+ * output weight 1): Llama-3.1-405B's 126 layers over 8 stages are 15, 16 x 6, 15; 32 over
+ * 4 deal the remainder of 34 to the first two stages: 8, 9, 8, 7; a stage left with no
+ * block is refused, as torchtitan refuses it. */
+static void even_cut_should_deal_the_layers_as_torchtitan_does(void **state)
+{
+    (void)state;
+    uint32_t cut[FG_PLAN_MAX_PP + 1] = {0};
+    assert_true(fg_plan_even_cut(126, 8, 1, 1, cut));
+    const uint32_t want[] = {0, 15, 31, 47, 63, 79, 95, 111, 126};
+    for (int i = 0; i <= 8; i++)
+        assert_int_equal(cut[i], want[i]);
+    assert_true(fg_plan_even_cut(32, 4, 1, 1, cut));
+    const uint32_t four[] = {0, 8, 17, 25, 32};
+    for (int i = 0; i <= 4; i++)
+        assert_int_equal(cut[i], four[i]);
+    assert_false(fg_plan_even_cut(2, 4, 1, 1, cut));
+    assert_int_equal(cut[4], 32); /* untouched */
+    assert_false(fg_plan_even_cut(32, 0, 1, 1, cut));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(even_cut_should_deal_the_layers_as_torchtitan_does),
         cmocka_unit_test(nemotron_full_on_h200_should_split_by_layer_on_two_cards),
         cmocka_unit_test(moe_layouts_should_use_expert_parallel_with_tp_1),
         cmocka_unit_test(impossible_request_should_say_why),
         cmocka_unit_test(plan_should_show_the_best_layout_of_each_larger_count),
         cmocka_unit_test(layout_env_should_export_the_plan),
+        cmocka_unit_test(family_search_should_plan_as_the_count_by_count_search),
         cmocka_unit_test(layouts_should_be_valid_and_fit_for_every_model),
         cmocka_unit_test(count_floor_should_be_under_every_layout_of_the_count),
         cmocka_unit_test(shape_floor_should_be_under_every_cut_of_the_shape),

@@ -303,7 +303,8 @@ static void alloc_should_reject_nemotron_lora_on_one_t4(void **state)
     assert_true(said("E: fitgate: rejected: LoRA of nvidia--NVIDIA-Nemotron-Nano-9B-v2 does not "
                      "fit --gres=gpu:t4:1"));
     assert_true(said("one T4 16 GB has"));
-    assert_true(said("(more GPUs): --gres=gpu:t4:")); /* a remedy, re-checked */
+    assert_true(said("(more GPUs): --ft-tp=")); /* a remedy, re-checked: its layout as */
+    assert_true(said(" --gres=gpu:t4:4 ("));      /* options, then the request */
     assert_int_equal(fake.n_sets, 0);
     assert_null(get(fake.jc_env, 32, "FITGATE_PLAN"));
     assert_null(get(fake.jc_env, 32, "FITGATE_GPUS"));
@@ -444,7 +445,8 @@ static void alloc_should_take_the_partitions_card_for_an_untyped_request(void **
     assert_int_equal(submit(0, NULL), -1);
     assert_true(said("does not fit --gres=gpu:1"));
     assert_true(said("one T4 16 GB has"));
-    assert_true(said("(more GPUs): --gres=gpu:")); /* untyped, as the job wrote it */
+    assert_true(said("(more GPUs): --ft-"));
+    assert_true(said(" --gres=gpu:4 (")); /* untyped, as the job wrote it */
 
     /* two types in the partition: judged on the smallest, which the message names */
     memset(&fake.msgs, 0, sizeof fake.msgs);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "model/model_load.h"
@@ -19,6 +20,7 @@
 #include "hw/gpu.h"
 #include "model/model.h"
 #include "policy.h"
+#include "util/fileio.h"
 
 static int parse(struct fg_policy *p, const char *text, struct fg_err *err)
 {
@@ -315,15 +317,101 @@ static void setup_should_name_a_missing_policy_file(void **state)
     assert_int_equal(p.rules.action, FG_ACTION_REJECT);
 }
 
+/* A copy of text in a new file of mode `mode`, named in path (a mkstemp template). */
+static void policy_file(char *path, const char *text, mode_t mode)
+{
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    assert_int_equal(fchmod(fd, mode), 0);
+    close(fd);
+}
+
 static void load_should_accept_the_shipped_example(void **state)
 {
     (void)state;
     struct fg_policy p;
     struct fg_err err = {0};
+    char *text = NULL;
+    size_t len = 0;
+    /* a copy, 0644: the checkout's own mode is the umask's of whoever cloned it */
+    assert_int_equal(fg__read_file("conf/fitgate.conf", 1u << 20, &text, &len), 0);
+    char path[] = "/tmp/fitgate-test-conf-XXXXXX";
+    policy_file(path, text, 0644);
+    free(text);
+    usleep(120000); /* settled (policy_file.c) */
     fg_policy_init(&p);
-    assert_int_equal(fg_policy_load(&p, "conf/fitgate.conf", &err), 0);
+    assert_int_equal(fg_policy_load(&p, path, &err), 0);
     assert_int_equal(p.rules.action, FG_ACTION_REJECT);
     assert_int_equal(p.on_error, FG_ONERR_ALLOW);
+    unlink(path);
+}
+
+/* Which of two values a site meant is not fitgate's to guess. */
+static void parse_should_refuse_a_key_given_twice(void **state)
+{
+    (void)state;
+    struct fg_policy p;
+    struct fg_err err = {0};
+    assert_int_equal(parse(&p, "Headroom=1.2\nAction=warn\nheadroom=1.0\n", &err), FG_E_PARSE);
+    assert_non_null(strstr(err.detail, "fitgate.conf:3: Headroom already given at line 1"));
+    assert_int_equal(parse(&p, "PartitionName=gpu Action=warn Action=off\n", &err), FG_E_PARSE);
+    assert_non_null(strstr(err.detail, ":1: Action given twice on the line of PartitionName=gpu"));
+    /* a key of the site and of a partition are two keys */
+    assert_int_equal(parse(&p, "Action=warn\nPartitionName=gpu Action=off\n", &err), 0);
+}
+
+/* A policy anyone but its owner may write is not the site's (as Slurm's plugstack). */
+static void load_should_refuse_a_policy_others_may_write(void **state)
+{
+    (void)state;
+    struct fg_policy p;
+    struct fg_err err = {0};
+    static const mode_t modes[] = {0666, 0660, 0644};
+    static const char *const want[] = {"writable by every user", "writable by its group", NULL};
+    for (int i = 0; i < 3; i++) {
+        char path[] = "/tmp/fitgate-test-mode-XXXXXX";
+        policy_file(path, "Action=warn\n", modes[i]);
+        usleep(120000);
+        fg_policy_init(&p);
+        int rc = fg_policy_load(&p, path, &err);
+        if (want[i]) {
+            assert_int_equal(rc, FG_E_DENIED);
+            assert_non_null(strstr(err.detail, want[i]));
+            assert_non_null(strstr(err.detail, "chmod go-w"));
+        } else {
+            assert_int_equal(rc, 0);
+        }
+        unlink(path);
+    }
+}
+
+/* GpuTable= that does not load is the policy's error, named with its line. */
+static void gpu_table_should_fail_naming_the_key_and_its_line(void **state)
+{
+    (void)state;
+    struct fg_policy p;
+    struct fg_err err = {0};
+    struct fg_gpu_table *t = NULL;
+    assert_int_equal(parse(&p, "Action=warn\n", &err), 0);
+    assert_int_equal(fg_policy_gpu_table(&p, &t, &err), 0);
+    assert_null(t);
+    assert_int_equal(parse(&p, "Action=warn\nGpuTable=/nonexistent/gpus.conf\n", &err), 0);
+    assert_int_equal(fg_policy_gpu_table(&p, &t, &err), FG_E_NOTFOUND);
+    assert_non_null(strstr(err.detail, "GpuTable=/nonexistent/gpus.conf (line 2): "));
+    assert_int_equal(parse(&p, "GpuTable=/dev/zero\n", &err), 0);
+    assert_int_not_equal(fg_policy_gpu_table(&p, &t, &err), 0);
+    assert_non_null(strstr(err.detail, "not a regular file"));
+    char path[] = "/tmp/fitgate-test-gpus-XXXXXX", conf[80];
+    policy_file(path, "not a row\n", 0644);
+    snprintf(conf, sizeof conf, "GpuTable=%s\n", path);
+    assert_int_equal(parse(&p, conf, &err), 0);
+    assert_int_not_equal(fg_policy_gpu_table(&p, &t, &err), 0);
+    assert_null(t);
+    assert_int_equal(chmod(path, 0666), 0);
+    assert_int_equal(fg_policy_gpu_table(&p, &t, &err), FG_E_DENIED);
+    assert_non_null(strstr(err.detail, "writable by every user"));
+    unlink(path);
 }
 
 /* ---- decision (synthetic numbers) ------------------------------------------ */
@@ -546,6 +634,15 @@ static void decide_should_resize_to_smallest_layout_when_action_is_resize(void *
     r.min_gpus_node = 8;
     fg_decide(&q, &a, &r, &d);
     assert_int_equal(d.kind, FG_DECIDE_RESIZE);
+    assert_int_equal(d.count, 8);
+    /* a device_map split (the default framework's) runs no data parallel beside it: the
+     * 4-stage layout once, the other GPUs idle */
+    assert_true(a.fw->naive_pp);
+    assert_int_equal(d.layout.gpus, 4);
+    assert_int_equal(d.layout.dp, 1);
+    /* a framework with pipeline parallel runs it twice */
+    a.fw = fg_framework_find("megatron");
+    fg_decide(&q, &a, &r, &d);
     assert_int_equal(d.count, 8);
     assert_int_equal(d.layout.gpus, 8);
     assert_int_equal(d.layout.dp, 2); /* the 4-stage layout twice */
@@ -981,6 +1078,9 @@ int main(void)
         cmocka_unit_test(parse_should_read_on_unknown_per_partition),
         cmocka_unit_test(decide_unknown_should_reject_warn_or_pass_as_on_unknown_says),
         cmocka_unit_test(calibration_should_load_with_the_policy_and_reach_the_answer),
+        cmocka_unit_test(parse_should_refuse_a_key_given_twice),
+        cmocka_unit_test(load_should_refuse_a_policy_others_may_write),
+        cmocka_unit_test(gpu_table_should_fail_naming_the_key_and_its_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

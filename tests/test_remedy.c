@@ -80,7 +80,9 @@ static void find_should_put_grad_ckpt_first_for_a_lora_that_fits_one_card_with_i
     assert_true(has_edit(x, FG_JOBOPT_GRAD_CKPT, NULL));
     assert_int_equal(x->gpus, 1);
     assert_true(x->layout.peak_bytes > 10000000000ull && x->layout.peak_bytes < 35000000000ull);
-    assert_non_null(strstr(g->d.remedies[0], "remedy 1 (same GPUs): --ft-grad-ckpt fits 1 x A100 "
+    /* the complete request: the switch, then the layout the re-check ran as options */
+    assert_non_null(strstr(g->d.remedies[0], "remedy 1 (same GPUs): --ft-grad-ckpt --ft-tp=1 "
+                                             "--ft-pp=1 --ft-dp=1 --ft-zero=0 (fits 1 x A100 "
                                              "40 GB at "));
     /* more GPUs come after the switches */
     for (size_t i = 1; i < g->rem.n; i++)
@@ -216,6 +218,207 @@ static void gate_should_find_a_layout_for_deepseek_v3_on_2048_h200(void **state)
     fg_model_free(m);
 }
 
+
+/* ---- the repros of issue 36 ----------------------------------------------------------- */
+
+/* One job through the gate: the model, the spec of kv, per x card GPUs on nodes, the
+ * default rules; g the gate's answer, h room for re-checks. */
+struct repro {
+    struct fg_model *m;
+    struct fg_jobspec s;
+    struct fg_request q;
+    struct fg_rules r;
+    struct fg_gate *g, *h;
+};
+
+static void repro_run(struct repro *x, const char *model, const char *const *kv,
+                      const char *card, uint32_t per, uint32_t nodes)
+{
+    char dir[256];
+    snprintf(dir, sizeof dir, M "%s", model);
+    x->m = load(dir);
+    assert_true(spec_try(&x->s, kv));
+    x->q = request(card, per, nodes);
+    x->r = default_rules();
+    x->g = calloc(1, sizeof *x->g);
+    x->h = calloc(1, sizeof *x->h);
+    assert_non_null(x->g);
+    assert_non_null(x->h);
+    fg_gate_run(x->m, &x->s, &x->q, &x->r, FG_ONERR_REJECT, x->g);
+}
+
+static void repro_free(struct repro *x)
+{
+    free(x->g);
+    free(x->h);
+    fg_model_free(x->m);
+}
+
+/* Remedy i pasted after the job's options (fg_remedy_apply is that) passes the check. */
+static void assert_pasted_passes(struct repro *x, size_t i)
+{
+    struct fg_jobspec after;
+    struct fg_request qa;
+    struct fg_err err = {0};
+    assert_int_equal(fg_remedy_apply(&x->g->rem.r[i], &x->s, &x->q, &after, &qa, &err), 0);
+    assert_true(passes(x->m, &after, &qa, &x->r, x->h));
+}
+
+static void find_should_recheck_a_smaller_micro_batch_with_its_accumulation(void **state)
+{
+    (void)state;
+    bool accum = false;
+    for (uint32_t n = 2; n <= 4; n += 2) {
+        struct repro x;
+        repro_run(&x, "nvidia--NVIDIA-Nemotron-Nano-9B-v2",
+                  (const char *const[]){"mode=full", "framework=hf", "seq-len=16384", "batch=2",
+                                        NULL}, "h100", n, 1);
+        assert_int_equal(x.g->d.kind, FG_DECIDE_REJECT);
+        for (size_t i = 0; i < x.g->rem.n; i++) {
+            const struct fg_remedy *y = &x.g->rem.r[i];
+            /* a smaller micro-batch always comes with its accumulation, as an option */
+            assert_int_equal(has_edit(y, FG_JOBOPT_BATCH, NULL),
+                             has_edit(y, FG_JOBOPT_GRAD_ACCUM, NULL));
+            if (has_edit(y, FG_JOBOPT_GRAD_ACCUM, "2")) {
+                accum = true;
+                assert_non_null(strstr(x.g->d.remedies[i], "--ft-batch=1 --ft-grad-accum=2"));
+            }
+            assert_pasted_passes(&x, i);
+        }
+        repro_free(&x);
+    }
+    assert_true(accum);
+}
+
+static void find_should_print_every_layout_dimension_as_an_option(void **state)
+{
+    (void)state;
+    struct repro x;
+    repro_run(&x, "nvidia--NVIDIA-Nemotron-Nano-9B-v2",
+              (const char *const[]){"mode=full", "framework=torchtitan", "seq-len=16384", NULL},
+              "h100", 2, 1);
+    assert_true(x.g->rem.n >= 1);
+    for (size_t i = 0; i < x.g->rem.n; i++) {
+        const struct fg_remedy *y = &x.g->rem.r[i];
+        char tp[32], flags[320];
+        snprintf(tp, sizeof tp, "--ft-tp=%u ", y->layout.tp);
+        fg_remedy_flags(y, &x.q, "--ft-", flags, sizeof flags);
+        /* the layout in options, the bracket only explains it */
+        assert_non_null(strstr(flags, tp));
+        assert_non_null(strstr(flags, "--ft-pp="));
+        assert_non_null(strstr(flags, "--ft-dp="));
+        assert_non_null(strstr(x.g->d.remedies[i], flags));
+        assert_pasted_passes(&x, i);
+    }
+    repro_free(&x);
+}
+
+static void find_should_try_zero3_and_offload_before_more_gpus(void **state)
+{
+    (void)state;
+    struct repro x;
+    repro_run(&x, "mistralai--Mistral-7B-v0.1",
+              (const char *const[]){"mode=full", "framework=hf", "grad-ckpt", NULL}, "rtx4090",
+              2, 1);
+    assert_int_equal(x.g->d.kind, FG_DECIDE_REJECT);
+    assert_true(x.g->rem.n >= 1);
+    const struct fg_remedy *y = &x.g->rem.r[0];
+    assert_int_equal(y->kind, FG_REMEDY_SWITCH);
+    assert_true(has_edit(y, FG_JOBOPT_ZERO, "3"));
+    assert_true(has_edit(y, FG_JOBOPT_OFFLOAD, "optimizer"));
+    assert_int_equal(y->gpus, 2);
+    for (size_t i = 0; i < x.g->rem.n; i++) /* a switch fits: no "4 GPUs" */
+        assert_int_equal(x.g->rem.r[i].kind, FG_REMEDY_SWITCH);
+    repro_free(&x);
+}
+
+static void find_should_give_a_grpo_job_its_switches(void **state)
+{
+    (void)state;
+    struct repro x;
+    repro_run(&x, "Qwen--Qwen3-30B-A3B",
+              (const char *const[]){"mode=grpo", "adapter=lora", "framework=torchtune", NULL},
+              "a100_80g", 8, 1);
+    assert_int_equal(x.g->d.kind, FG_DECIDE_REJECT);
+    assert_true(x.g->rem.n >= 1);
+    assert_true(has_edit(&x.g->rem.r[0], FG_JOBOPT_GRAD_CKPT, NULL));
+    for (size_t i = 0; i < x.g->rem.n; i++) {
+        assert_false(has_edit(&x.g->rem.r[i], FG_JOBOPT_MODE, NULL)); /* still GRPO */
+        assert_pasted_passes(&x, i);
+    }
+    repro_free(&x);
+}
+
+static void gate_should_not_admit_a_device_map_split_across_nodes(void **state)
+{
+    (void)state;
+    struct repro x;
+    repro_run(&x, "mistralai--Mixtral-8x7B-v0.1",
+              (const char *const[]){"mode=full", "framework=hf", NULL}, "h100", 4, 2);
+    if (x.g->d.fits && x.g->d.has_layout) /* admitted: on a layout hf runs over two nodes */
+        assert_false(x.g->d.layout.pp > 1);
+    /* declaring the split the check once admitted is refused, with the reason */
+    struct fg_jobspec d;
+    assert_true(spec_try(&d, (const char *const[]){"mode=full", "framework=hf", "pp=8", "dp=1",
+                                                   NULL}));
+    fg_gate_run(x.m, &d, &x.q, &x.r, FG_ONERR_REJECT, x.g);
+    assert_int_equal(x.g->d.kind, FG_DECIDE_REJECT);
+    assert_non_null(strstr(x.g->d.lines[0], "device_map"));
+    repro_free(&x);
+}
+
+static void gate_should_judge_vllm_expert_parallel_on_128_gpus(void **state)
+{
+    (void)state;
+    struct repro x;
+    repro_run(&x, "deepseek-ai--DeepSeek-V3",
+              (const char *const[]){"mode=serve", "framework=vllm", "ep=2", NULL}, "h100", 8,
+              16);
+    /* TP inside each node, PP over the nodes, the experts over TP x DP: it fits */
+    assert_true(x.g->d.fits);
+    assert_int_equal(x.g->a.job.tp, 8);
+    assert_int_equal(x.g->a.job.pp, 16);
+    assert_int_equal(x.g->a.job.ep, 2);
+    assert_null(strstr(x.g->d.lines[2], "MaxGPUs"));
+    repro_free(&x);
+}
+
+static void find_should_say_the_count_beyond_max_gpus(void **state)
+{
+    (void)state;
+    struct repro x;
+    repro_run(&x, "meta-llama--Llama-3.1-405B",
+              (const char *const[]){"mode=full", "framework=megatron", NULL}, "a100_40g", 8, 1);
+    assert_int_equal(x.g->d.kind, FG_DECIDE_REJECT);
+    assert_true(x.g->rem.n >= 1);
+    size_t last = x.g->rem.n - 1;
+    assert_int_equal(x.g->rem.r[last].kind, FG_REMEDY_BEYOND);
+    assert_true(x.g->rem.r[last].gpus > x.r.max_gpus);
+    assert_non_null(strstr(x.g->d.remedies[last], "(more GPUs than MaxGPUs=64): "));
+    assert_pasted_passes(&x, last);
+    repro_free(&x);
+}
+
+static void find_should_give_serving_jobs_serving_remedies(void **state)
+{
+    (void)state;
+    struct repro x;
+    repro_run(&x, "meta-llama--Llama-3.1-8B",
+              (const char *const[]){"mode=serve", "framework=vllm", "seq-len=131072", "batch=8",
+                                    NULL}, "l4", 1, 1);
+    assert_int_equal(x.g->d.kind, FG_DECIDE_REJECT);
+    assert_true(x.g->rem.n >= 1);
+    for (size_t i = 0; i < x.g->rem.n; i++) {
+        const struct fg_remedy *y = &x.g->rem.r[i];
+        assert_false(has_edit(y, FG_JOBOPT_GRAD_CKPT, NULL));
+        assert_false(has_edit(y, FG_JOBOPT_MODE, NULL));
+        assert_false(has_edit(y, FG_JOBOPT_GRAD_ACCUM, NULL));
+        assert_null(strstr(x.g->d.remedies[i], "QLoRA"));
+        assert_pasted_passes(&x, i);
+    }
+    repro_free(&x);
+}
+
 /* ---- the property -------------------------------------------------------------------- */
 
 struct tally {
@@ -247,7 +450,7 @@ static void check_job(const struct fg_model *m, const struct fg_jobspec *s,
             note_fail(t, "remedy does not fit", lbl[0], lbl[1], lbl[2], lbl[3], n, i);
             continue;
         }
-        if (!fg_remedy_runnable(x, &after, m, r) ||
+        if (!fg_remedy_runnable(x, &after, m, q, r) ||
             (after.fw->naive_pp && h->d.layout.pp > 1 && (qa.nodes > 1 || h->d.layout.dp > 1)))
             note_fail(t, "layout its framework cannot run", lbl[0], lbl[1], lbl[2], lbl[3], n, i);
         if ((s->tp && h->d.layout.tp != s->tp) || (s->pp && h->d.layout.pp != s->pp) ||
@@ -378,6 +581,14 @@ int main(void)
         cmocka_unit_test(find_should_offer_qlora_only_frameworks_with_a_4bit_path),
         cmocka_unit_test(smallest_should_name_a_request_that_passes_the_check),
         cmocka_unit_test(gate_should_find_a_layout_for_deepseek_v3_on_2048_h200),
+        cmocka_unit_test(find_should_recheck_a_smaller_micro_batch_with_its_accumulation),
+        cmocka_unit_test(find_should_print_every_layout_dimension_as_an_option),
+        cmocka_unit_test(find_should_try_zero3_and_offload_before_more_gpus),
+        cmocka_unit_test(find_should_give_a_grpo_job_its_switches),
+        cmocka_unit_test(gate_should_not_admit_a_device_map_split_across_nodes),
+        cmocka_unit_test(gate_should_judge_vllm_expert_parallel_on_128_gpus),
+        cmocka_unit_test(find_should_say_the_count_beyond_max_gpus),
+        cmocka_unit_test(find_should_give_serving_jobs_serving_remedies),
         cmocka_unit_test(property_every_remedy_should_fit_when_fed_back),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

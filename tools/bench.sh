@@ -65,6 +65,12 @@ echo
 echo "# the gate on 4,096 H200 for DeepSeek-V3 full under Megatron (budget: 50 ms):"
 "$B/bench/bench_plan" --runs 3 --min-ms 200 --op large --only deepseek-ai--DeepSeek-V3 |
     grep -v '^#'
+echo
+echo "# a rejected check on 16,384 A100 40 GB, its remedies searched (budget: 50 ms):"
+echo "# DPO LoRA at 16,384 tokens under transformers (granite-4.0-h-small, Llama-3.1-70B)"
+for m in ibm-granite--granite-4.0-h-small meta-llama--Llama-3.1-70B; do
+    "$B/bench/bench_plan" --runs 3 --min-ms 200 --op reject --only "$m" | grep -v '^#'
+done
 
 section "2. fitgate plan, whole process (bench_exec, $RUNS interleaved runs)"
 NEMO=tests/fixtures/models/nvidia--NVIDIA-Nemotron-Nano-9B-v2

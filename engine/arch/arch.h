@@ -25,7 +25,19 @@ struct fg_arch {
     const char *family;     /* shown in output: "llama-style decoder" */
     fg_arch_read_fn read;
     const void *spec;       /* row for table-driven readers, or NULL */
+    const char *file;       /* the reader's source file, "engine/arch/<kind>/<file>.c" */
 };
+
+/* A registry row; the reader's file is where the row is written ('fitgate families'). */
+#define FG_ARCH(model_type, family, read, spec) {(model_type), (family), (read), (spec), __FILE__}
+
+/* A model type whose reader is tested on a released checkpoint's config.json: the fixture
+ * folder under tests/fixtures/models.  fg__real_configs (generated at build time from the
+ * folders, tools/gen_real_configs.c) is sorted by model_type and ends with a {0} row. */
+struct fg__real_config {
+    const char *model_type, *folder;
+};
+extern const struct fg__real_config fg__real_configs[];
 
 /* Registry lookup; NULL when model_type is unknown. */
 const struct fg_arch *fg__arch_find(const char *model_type);

@@ -343,16 +343,8 @@ const cJSON *fg__cfg_item(const struct fg_cfg *c, const char *key)
 const char *fg__cfg_key_used(const struct fg_cfg *c, const char *keys, char *buf, size_t len)
 {
     const char *first_end = strchr(keys, '|');
-    for (const char *p = keys;;) {
-        const char *e = strchr(p, '|');
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        fg__fmt(buf, len, "%.*s", (int)n, p);
-        if (fg_cfg_has(c, buf))
-            return buf;
-        if (!e)
-            break;
-        p = e + 1;
-    }
+    if (fg_cfg_key(c, keys, buf, len))
+        return buf;
     fg__fmt(buf, len, "%.*s", (int)(first_end ? (size_t)(first_end - keys) : strlen(keys)), keys);
     return buf;
 }
@@ -360,9 +352,14 @@ const char *fg__cfg_key_used(const struct fg_cfg *c, const char *keys, char *buf
 int fg__check_heads(const struct fg_cfg *c, const char *hidden_key, uint64_t hidden,
                     const char *heads_key, uint64_t heads, struct fg_err *err)
 {
-    char hk[64], nk[64];
+    char hk[64], nk[64], why[256];
     if (hidden % heads == 0)
         return 0;
+    if (fg_cfg_class_refusal(c, hidden_key, heads_key, why, sizeof why))
+        return fg_err_set(err, FG_E_RANGE, "%s: %s (key '%s' = %llu, key '%s' = %llu)", c->origin,
+                          why, fg__cfg_key_used(c, hidden_key, hk, sizeof hk),
+                          (unsigned long long)hidden, fg__cfg_key_used(c, heads_key, nk, sizeof nk),
+                          (unsigned long long)heads);
     return fg_err_set(err, FG_E_RANGE, "%s: key '%s' = %llu is not divisible by key '%s' = %llu "
                       "(attention heads)", c->origin, fg__cfg_key_used(c, hidden_key, hk,
                                                                        sizeof hk),

@@ -272,6 +272,15 @@ static const struct family_row *row_of(const char *model_type)
     return NULL;
 }
 
+/* The fixture folder of a real config of model_type (arch.h), or NULL. */
+static const char *real_config(const char *model_type)
+{
+    for (const struct fg__real_config *c = fg__real_configs; c->model_type; c++)
+        if (!strcmp(c->model_type, model_type))
+            return c->folder;
+    return NULL;
+}
+
 static void fill(struct fg_family *f, const char *model_type, const struct family_row *r)
 {
     const struct fg_arch *a = fg__arch_find(model_type);
@@ -281,6 +290,8 @@ static void fill(struct fg_family *f, const char *model_type, const struct famil
     f->reader = a ? a->family : why ? "" : "generic decoder";
     f->certainty = a ? "exact" : why ? "refused" : "generic";
     f->why = a ? NULL : why;
+    f->reader_file = a ? a->file : NULL;
+    f->real_config = real_config(model_type);
     if (r) {
         f->causal_lm = r->clm;
         f->image_text_to_text = r->itt;

@@ -57,6 +57,10 @@ struct fg_family {
     const char *image_text_to_text; /* ... MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES */
     const char *masked_lm;   /* ... MODEL_FOR_MASKED_LM_MAPPING_NAMES */
     const char *why;         /* refused: the reason; NULL otherwise */
+    const char *reader_file; /* the family reader's source file, NULL without one */
+    const char *real_config; /* the fixture folder (tests/fixtures/models/<folder>) of a
+                                released checkpoint's config.json the reader is tested on,
+                                NULL when none is */
 };
 
 /* The transformers tree the mapping columns were read from ("huggingface/transformers@<commit>

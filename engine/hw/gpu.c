@@ -651,7 +651,7 @@ int fg_gpu_table_load_text(const char *text, const char *origin, struct fg_gpu_t
     return rc;
 }
 
-int fg_gpu_table_load(const char *path, struct fg_gpu_table **out, struct fg_err *err)
+static int load(const char *path, bool site, struct fg_gpu_table **out, struct fg_err *err)
 {
     if (!out)
         return fg_err_set(err, FG_E_INVAL, "fg_gpu_table_load: out is NULL");
@@ -659,7 +659,8 @@ int fg_gpu_table_load(const char *path, struct fg_gpu_table **out, struct fg_err
         return fg_gpu_table_load_text(NULL, NULL, out, err);
     char *buf;
     size_t n;
-    if (fg__read_file(path, MAX_SITE_BYTES, &buf, &n) != 0) {
+    struct stat st;
+    if (fg__read_file_st(path, MAX_SITE_BYTES, &buf, &n, &st) != 0) {
         int e = errno;
         if (e == EINVAL)
             return fg_err_set(err, FG_E_IO, "%s: not a regular file; give a gpus.conf file", path);
@@ -673,13 +674,25 @@ int fg_gpu_table_load(const char *path, struct fg_gpu_table **out, struct fg_err
         return fg_err_set(err, e == ENOENT ? FG_E_NOTFOUND : FG_E_IO,
                           "%s: cannot open the site GPU table: %s", path, strerror(e));
     }
-    int rc;
-    if (memchr(buf, '\0', n))
+    int rc = site ? fg__site_file_check(&st, path, err) : 0;
+    if (rc)
+        ;
+    else if (memchr(buf, '\0', n))
         rc = fg_err_set(err, FG_E_PARSE, "%s: contains NUL bytes; not a text file", path);
     else
         rc = fg_gpu_table_load_text(buf, path, out, err);
     free(buf);
     return rc;
+}
+
+int fg_gpu_table_load(const char *path, struct fg_gpu_table **out, struct fg_err *err)
+{
+    return load(path, false, out, err);
+}
+
+int fg_gpu_table_load_site(const char *path, struct fg_gpu_table **out, struct fg_err *err)
+{
+    return load(path, true, out, err);
 }
 
 size_t fg_gpu_table_count(const struct fg_gpu_table *t)

@@ -66,6 +66,10 @@ const struct fg_gpu_table *fg_gpu_table_builtin(void);
  */
 int fg_gpu_table_load(const char *path, struct fg_gpu_table **out, struct fg_err *err);
 
+/* fg_gpu_table_load of the site's file (the policy's GpuTable=): also refused, FG_E_DENIED,
+ * when another user owns it or its group or all may write it (fileio.h fg__site_file_check). */
+int fg_gpu_table_load_site(const char *path, struct fg_gpu_table **out, struct fg_err *err);
+
 /* Same, with the site rows given as text; origin names it in messages (copied). */
 int fg_gpu_table_load_text(const char *text, const char *origin, struct fg_gpu_table **out,
                            struct fg_err *err);

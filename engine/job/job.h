@@ -178,6 +178,11 @@ struct fg_job {
      * --kv-cache-dtype: 0 auto, the model dtype's 2 B; fp8 1 B). */
     uint8_t serve_wq;
     uint8_t kv_bytes;
+    /* Serving: a sparse-MLA (DSA) layer keeps vLLM's fp8_ds_mla cache whatever kv_bytes
+     * says (model_executor/models/config.py DeepseekV32ForCausalLM.verify_and_update_config:
+     * the sparse FlashMLA kernels read that layout), with its indexer's fp8 key cache
+     * (memory_node.c ds_mla_per_token).  Set by the vLLM rows. */
+    bool kv_ds_mla;
     /* ---- Training-stack defaults of today's releases (framework.h / framework.c). ---- */
     /* A full fine-tune steps each parameter in its post-accumulate-grad hook (torchtune
      * optimizer_in_bwd: recipes/full_finetune_single_device.py _setup_optimizer), so no
@@ -205,7 +210,8 @@ struct fg_job {
     /* Float8 linears as torchtitan's float8 converter runs them (torchao 0.19
      * float8/float8_linear.py, recipe rowwise): matmul_with_hp_or_float8_args saves its
      * high-precision input and weight (save_for_backward(input_hp, weight_hp_t)), so what a
-     * block keeps is bf16's, except under selective checkpointing (S_SAC8).  Set by
+     * block keeps is bf16's, under selective checkpointing too (memory_node.c
+     * node_sac_per_token).  Set by
      * --precision float8 (precision then bf16-mixed over FSDP2).  Default false. */
     bool float8;
     /* QLoRA: the head is a 4-bit linear as well (lit-gpt: every nn.Linear, lm_head included,

@@ -185,7 +185,8 @@ static int anchor_find(const struct tree *t, const yaml_char_t *name)
     return -1;
 }
 
-/* One YAML event into the tree; *depth and stack track the open collections. */
+/* One YAML event into the tree; *depth and stack track the open collections, *done whether a
+ * document has ended (a second is an error). */
 static int yaml_event(struct tree *t, const yaml_event_t *ev, int *stack, int *depth,
                       bool *done, struct fg_err *err)
 {
@@ -193,8 +194,16 @@ static int yaml_event(struct tree *t, const yaml_event_t *ev, int *stack, int *d
     unsigned line = (unsigned)ev->start_mark.line + 1;
     int i;
     switch (ev->type) {
+    case YAML_DOCUMENT_START_EVENT:
+        /* one document: PyYAML's safe_load, which the frameworks call, refuses a second
+         * ("expected a single document in the stream"), and which one a job means is not
+         * fitgate's to pick */
+        if (*done)
+            return fg_err_set(err, FG_E_PARSE, "%s:%u: a second YAML document (after a --- "
+                              "line): a framework config is one document", t->name, line);
+        return 0;
     case YAML_DOCUMENT_END_EVENT:
-        *done = true; /* the first document is the config */
+        *done = true;
         return 0;
     case YAML_SCALAR_EVENT:
         if ((i = add_node(t, parent, N_SCALAR, line, err)) < 0)
@@ -247,16 +256,16 @@ static int yaml_tree(const char *text, size_t len, struct tree *t, struct fg_err
         return fg_err_set(err, FG_E_NOMEM, "%s: out of memory", t->name);
     ly.parser_set_input_string(&p, (const unsigned char *)text, len);
     int stack[FG_JOBFILE_MAX_DEPTH], depth = 0, rc = 0;
-    bool done = false;
-    while (!done && !rc) {
+    bool one = false, end = false; /* one: a document ended; end: the stream did */
+    while (!end && !rc) {
         yaml_event_t ev;
         if (!ly.parser_parse(&p, &ev)) {
             rc = fg_err_set(err, FG_E_PARSE, "%s:%zu: not YAML: %.120s", t->name,
                             p.problem_mark.line + 1, p.problem ? p.problem : "syntax error");
             break;
         }
-        done = ev.type == YAML_STREAM_END_EVENT;
-        rc = yaml_event(t, &ev, stack, &depth, &done, err);
+        end = ev.type == YAML_STREAM_END_EVENT;
+        rc = yaml_event(t, &ev, stack, &depth, &one, err);
         ly.event_delete(&ev);
     }
     ly.parser_delete(&p);
@@ -522,8 +531,12 @@ int fg_jobfile_read(const char *path, const char *base_dir, struct fg_jobfile **
         return fg_err_set(err, FG_E_RANGE, "config file name longer than %zu bytes",
                           sizeof full - 1);
     int fd = fg__openat_regular(AT_FDCWD, full, 0, &st);
+    /* not a regular file (a FIFO, a directory, a device) is the job's own error as a missing
+     * one is: only a read that fails is not (FG_E_IO, the site's to decide) */
     if (fd < 0)
-        return fg_err_set(err, errno == ENOENT || errno == ENOTDIR ? FG_E_NOTFOUND : FG_E_IO,
+        return fg_err_set(err, errno == ENOENT || errno == ENOTDIR ? FG_E_NOTFOUND
+                               : errno == EINVAL                   ? FG_E_INVAL
+                                                                   : FG_E_IO,
                           "config %s: %s", full, errno == EINVAL ? "not a regular file"
                                                                   : strerror(errno));
     int rc = 0;

@@ -231,46 +231,6 @@ static int assign_list(struct apply *ap, int fi, int strength, const char *where
     return 0;
 }
 
-/* torchtune's configs are OmegaConf: ${a.b} is the key a.b of the same file, ${oc.env:X}
- * or ${oc.env:X,default} the environment.  0, or 1 when something stays unresolved. */
-static int interpolate(const struct fg_jobfile *f, const char *in, char *out, size_t cap)
-{
-    size_t o = 0;
-    for (const char *p = in; *p;) {
-        const char *st = strstr(p, "${"), *end = st ? strchr(st, '}') : NULL;
-        size_t lit = st ? (size_t)(st - p) : strlen(p);
-        if (o + lit >= cap)
-            return 1;
-        memcpy(out + o, p, lit);
-        o += lit;
-        if (!st)
-            break;
-        if (!end)
-            return 1;
-        char ref[200];
-        snprintf(ref, sizeof ref, "%.*s", (int)(end - st - 2), st + 2);
-        const char *v = NULL;
-        if (!strncmp(ref, "oc.env:", 7)) {
-            char *comma = strchr(ref + 7, ',');
-            if (comma)
-                *comma = '\0';
-            v = getenv(ref + 7);
-            if (!v && comma)
-                v = comma + 1 + strspn(comma + 1, " ");
-        } else {
-            const struct fg_jobfile_key *k = fg_jobfile_get(f, ref);
-            v = k && !k->null && !strstr(k->value, "${") ? k->value : NULL;
-        }
-        if (!v || o + strlen(v) >= cap)
-            return 1;
-        memcpy(out + o, v, strlen(v));
-        o += strlen(v);
-        p = end + 1;
-    }
-    out[o] = '\0';
-    return 0;
-}
-
 static int open_file(struct apply *ap, const char *spec, enum fg_jobfile_format fmt)
 {
     struct fg_jobfile *f = NULL;
@@ -288,16 +248,18 @@ static int open_file(struct apply *ap, const char *spec, enum fg_jobfile_format 
         /* a file the frameworks keep beside their jobs says what it is instead */
         const char *what = fg__jf_not_a_job(f, FG_JF_AUTO);
         if (what)
-            rc = fg_err_set(ap->err, FG_E_INVAL, "config %.200s: %s, not a training job: give "
-                            "the config the job trains with", spec, what);
+            rc = fg_err_set(ap->err, FG_E_UNSUPPORTED, "config %.200s: %s, not a training job: "
+                            "give the config the job trains with", spec, what);
         fg_jobfile_free(f);
         return rc;
     }
     const char *what = fg__jf_not_a_job(f, fmt);
     if (what) {
         fg_jobfile_free(f);
-        return fg_err_set(ap->err, FG_E_INVAL, "config %.200s: %s, not a training job: give the "
-                          "config the job trains with", spec, what);
+        /* a file its framework runs, for something fitgate does not judge: the job cannot be
+         * checked (OnError), not a value the framework would refuse (the job's error) */
+        return fg_err_set(ap->err, FG_E_UNSUPPORTED, "config %.200s: %s, not a training job: "
+                          "give the config the job trains with", spec, what);
     }
     f->format = fmt;
     ap->files[ap->n++] = f;
@@ -439,6 +401,22 @@ static int hook(struct apply *ap, int fi, const struct fg__jf_row *r, const char
     return 0;
 }
 
+/*
+ * A ${...} in a value fitgate reads: an error naming the key, never expanded.  torchtune's
+ * OmegaConf would expand ${oc.env:VAR} from the environment, and the check runs in the
+ * controller's: an expansion there could put slurmctld's secrets into the job's numbers and
+ * messages.  A job whose memory hangs on its environment cannot be judged before it runs, so
+ * it is refused as its own error (the value is not repeated either).
+ */
+static int interpolation(struct apply *ap, const struct fg_jobfile *f,
+                         const struct fg_jobfile_key *k)
+{
+    return fg_err_set(ap->err, FG_E_INVAL, "%.120s:%u %.60s: an interpolation (${...}): fitgate "
+                      "reads the job's files as written and expands nothing, from the "
+                      "environment or other keys; write the value itself", f->name, k->line,
+                      k->path);
+}
+
 static int key_apply(struct apply *ap, int fi, const struct fg_jobfile_key *k)
 {
     const struct fg_jobfile *f = ap->files[fi];
@@ -451,15 +429,10 @@ static int key_apply(struct apply *ap, int fi, const struct fg_jobfile_key *k)
             return fg_err_set(ap->err, FG_E_INVAL, "%.120s:%u %.60s: a value with a control "
                               "character (a tab, a newline in quotes): not one its framework "
                               "takes", f->name, k->line, k->path);
+    if (strstr(k->value, "${"))
+        return interpolation(ap, f, k);
     snprintf(where, sizeof where, "%.80s:%u %.60s=%.50s", f->name, k->line, k->path, k->value);
     snprintf(val, sizeof val, "%s", k->value);
-    if (strstr(k->value, "${") &&
-        (f->format != FG_JF_TORCHTUNE || interpolate(f, k->value, val, sizeof val))) {
-        add_unknown(ap, where, f->format == FG_JF_TORCHTUNE
-                                   ? "an interpolation fitgate cannot resolve"
-                                   : "a ${...} the framework does not expand");
-        return 0;
-    }
     if (k->null) {
         if (r->assign && r->note)
             add_unknown(ap, where, r->note);
@@ -490,7 +463,9 @@ static int torchtune_model(struct apply *ap)
     struct stat st;
     if (fg_jobspec_given(ap->s, FG_JOBOPT_MODEL))
         return 0;
-    if (d && !d->null && !interpolate(f, d->value, dir, sizeof dir)) {
+    if (d && !d->null && strstr(d->value, "${"))
+        return interpolation(ap, f, d);
+    if (d && !d->null && (size_t)snprintf(dir, sizeof dir, "%s", d->value) < sizeof dir) {
         snprintf(cfg, sizeof cfg, "%s%s%s/config.json", dir[0] != '/' && ap->base ? ap->base : "",
                  dir[0] != '/' && ap->base ? "/" : "", dir);
         if (!stat(cfg, &st) && S_ISREG(st.st_mode)) {

@@ -244,7 +244,9 @@ int fg_jobfile_detect_format(const struct fg_jobfile *f, enum fg_jobfile_format 
                           "than one format; name the one it is for: %s", f->name,
                           best ? "" : " (", best ? "" : shared_key, best ? "" : "...)", list);
     }
-    return fg_err_set(err, FG_E_INVAL, "config %.200s is not a job config (not a training job, "
+    /* no key of any framework: the job cannot be checked (OnError), as a file fitgate does
+     * not judge (jobfile_apply.c); an ambiguous one is the job's to name (FG_E_INVAL) */
+    return fg_err_set(err, FG_E_UNSUPPORTED, "config %.200s is not a job config (not a training job, "
                       "nor a serving one): none of its keys "
                       "is one that trl, transformers, axolotl, llama-factory, torchtune, "
                       "deepspeed, accelerate, vllm or sglang reads; if it is one, name the "

@@ -64,11 +64,13 @@ static bool sets(const char *list, const char *name, const char *value, bool *do
     return false;
 }
 
-/* Whether row r can say name=value, and the value of its key that says it (to). */
-static bool row_says(const struct fg__jf_row *r, const char *name, const char *value, char *to,
-                     size_t cap)
+/* Whether row r can say name=value, and the value of its key that says it (to); *more
+ * whether that value sets other options too (axolotl gradient_checkpointing: offload). */
+static bool row_says(const struct fg__jf_row *r, const char *name, const char *value,
+                          char *to, size_t cap, bool *more)
 {
     bool dollar = false;
+    *more = false;
     if (r->hook)
         return false;
     if (r->assign && sets(r->assign, name, value, &dollar)) {
@@ -78,6 +80,7 @@ static bool row_says(const struct fg__jf_row *r, const char *name, const char *v
     for (const struct fg__jf_vmap *m = r->map; m && m->match; m++) {
         if (!sets(m->assign, name, value, &dollar))
             continue;
+        *more = strchr(m->assign, ';') != NULL;
         if (dollar || !strcmp(m->match, "*")) {
             snprintf(to, cap, "%s", value);
             return true;
@@ -234,16 +237,24 @@ static int edit_one(const struct files *fs, unsigned id, const char *value,
     if (hk && hk->list)
         return fg_err_set(err, FG_E_UNSUPPORTED, "%s:%u %s is a list: edit it by hand (--%s=%s)",
                           hf->name, hk->line, hk->path, o->name, value);
-    if (hk && row_says(hr, o->name, v, to, sizeof to))
-        return add_edit(out, hf, hk->line, hk->path, hk->value, to, false, false, err);
+    /* the key the file has, unless its value for this would set more than the option (then
+     * the format's own key for it alone, where it has one) */
+    bool more = false;
+    char had[96];
+    bool says = hk && row_says(hr, o->name, v, had, sizeof had, &more);
+    if (says && !more)
+        return add_edit(out, hf, hk->line, hk->path, hk->value, had, false, false, err);
     /* the main file: the first named (a trainer's before the files it names) */
     const struct fg_jobfile *m = fs->f[0];
     unsigned at = insert_line(m, is_json(m), fs->lines[0]);
     const struct fg__jf_row *r;
     for (size_t i = 0; (r = fg__jf_row_at(i)); i++)
         if ((r->fmts & (1u << m->format)) && !strchr(r->key, '.') &&
-            row_says(r, o->name, v, to, sizeof to))
+            !fg_jobfile_get(m, r->key) && row_says(r, o->name, v, to, sizeof to, &more) &&
+            !more)
             return add_edit(out, m, at, r->key, "", to, true, false, err);
+    if (says)
+        return add_edit(out, hf, hk->line, hk->path, hk->value, had, false, false, err);
     char want[160];
     snprintf(want, sizeof want, "%s=%s", o->name, v);
     for (size_t i = 0; i < sizeof file_keys / sizeof file_keys[0]; i++)

@@ -407,6 +407,13 @@ static void train_defaults(struct fg_jobspec *s, const struct fg_framework *fw,
                      : fw->lora_fp32_base   ? FG_PREC_BF16_MIXED /* fp32 base, autocast */
                                             : d->precision;
         j->autocast = lora && fw->lora_autocast;
+        if (lora && fw->fsdp_mixed) {
+            /* torchtitan components/lora.py: the frozen base stays in the model's fp32
+             * shards (FSDP2 gathers it in bf16, as for a full fine-tune) and the adapters
+             * are fp32 Linears computing on the gathered bf16 weights: no cast copy */
+            j->precision = FG_PREC_BF16_MIXED;
+            j->autocast = true;
+        }
         if (lora && fw->lora_fp32_base)
             note(s, "%s loads the model in fp32 unless told (model_init_kwargs dtype); "
                     "--precision bf16 when it loads bf16", fw->name);
@@ -470,7 +477,7 @@ static int megatron_options(struct fg_jobspec *s, struct fg_err *err)
     for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
         if (!fg_jobspec_given(s, opts[i].id))
             continue;
-        if (opts[i].megatron && !fw->te_act)
+        if (opts[i].megatron && !fw->te_act && !(opts[i].id == FG_JOBOPT_SP && fw->sp))
             return fg_err_set(err, FG_E_INVAL, "%s%s is Megatron-Core's: use it with "
                               "--framework megatron or nemo (%s runs no Megatron-Core)",
                               s->spelling, fg_jobopt_at(opts[i].id)->name, fw->name);
@@ -558,8 +565,26 @@ static int finish_trainer(struct fg_jobspec *s, struct fg_err *err)
     return 0;
 }
 
+void fg_jobspec_unfinish(struct fg_jobspec *s)
+{
+    if (!s->raw.saved)
+        return;
+    s->job = s->raw.job;
+    s->fw = s->raw.fw;
+    s->gpu_util = s->raw.gpu_util;
+    s->given = s->raw.given;
+    s->n_notes = s->raw.n_notes;
+    s->raw.saved = false;
+}
+
 int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
 {
+    s->raw.saved = true;
+    s->raw.job = s->job;
+    s->raw.fw = s->fw;
+    s->raw.gpu_util = s->gpu_util;
+    s->raw.given = s->given;
+    s->raw.n_notes = s->n_notes;
     int rc = finish_trainer(s, err);
     if (rc)
         return rc;
@@ -568,6 +593,20 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         s->fw = fg_framework_default();
     const struct fg_framework *fw = s->fw;
     bool serve = j->mode == FG_MODE_SERVE;
+    if (!serve && fw->trains && !fg_framework_has_trainer(fw, j->trainer)) {
+        /* the frameworks.md table: DPO, GRPO ... only where the framework has the trainer */
+        char who[200] = "";
+        size_t off = 0;
+        const struct fg_framework *f;
+        for (size_t i = 0; (f = fg_framework_at(i)) && off < sizeof who; i++)
+            if (fg_framework_is_newest(f) && fg_framework_has_trainer(f, j->trainer)) {
+                int w = snprintf(who + off, sizeof who - off, "%s%s", off ? ", " : "", f->name);
+                off += w > 0 ? (size_t)w : 0;
+            }
+        return fg_err_set(err, FG_E_INVAL, "--framework %s has no trainer for --mode %s: use "
+                          "one that has (%s)", fw->name, fg_trainer_name(j->trainer),
+                          who[0] ? who : "none");
+    }
     if ((j->mode == FG_MODE_LORA || j->mode == FG_MODE_QLORA) && fw->full_only)
         return fg_err_set(err, FG_E_INVAL, "--framework %s trains full fine-tunes only (it has "
                           "no LoRA adapters): use --mode full, or a framework with peft or its "
@@ -659,7 +698,7 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
                           "--framework torchtitan", s->spelling);
     if (j->float8)
         note(s, "float8: torchao Float8Linear (rowwise) keeps each linear's bf16 input; "
-                "selective checkpointing keeps every _scaled_mm output");
+                "selective checkpointing saves what bf16's does (no _scaled_mm on its list)");
     if (j->optimizer_in_bwd && j->mode != FG_MODE_FULL)
         j->optimizer_in_bwd = false; /* adapters' states are tiny: the switch is a full one */
     if ((rc = megatron_options(s, err)))
@@ -669,6 +708,7 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
                           "ZeRO / FSDP)", fw->name);
     if (!s->gpu_util)
         s->gpu_util = fw->gpu_util;
+    j->kv_ds_mla = serve && fw->kv_ds_mla;
     j->cp = s->cp;
     return 0;
 }

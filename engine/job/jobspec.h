@@ -95,6 +95,18 @@ struct fg_jobspec {
     bool layout_fixed;                 /* the job's files declare its layout (a trainer's
                                           file that names no sharding is DDP): the check
                                           judges that one and plans no other */
+    /* The spec as the options left it before fg_jobspec_finish completed it (the job, the
+     * framework, the serving share, what was given, the notes): fg_jobspec_unfinish puts
+     * it back, so that a finished job can take more options and be finished again as if
+     * they had been given with the others (the remedies, policies/remedy.c). */
+    struct {
+        bool saved;
+        struct fg_job job;
+        const struct fg_framework *fw;
+        double gpu_util;
+        uint64_t given;
+        size_t n_notes;
+    } raw;
 };
 
 /* spelling: how the front end writes an option in messages ("--" for the CLI, "--ft-" for
@@ -108,6 +120,11 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *value, struct 
 
 /* See the top of this file. */
 int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err);
+
+/* A finished spec back to what its options said before fg_jobspec_finish (nothing when it
+ * was not finished): more options may then be set, and fg_jobspec_finish run again, with
+ * the same result as giving them all at once (an option set again replaces its value). */
+void fg_jobspec_unfinish(struct fg_jobspec *s);
 
 /* Whether the job declares any layout dimension (--tp, --pp, --ep, --cp, --dp), or its
  * files declare the whole layout (layout_fixed). */

@@ -160,20 +160,34 @@ int fg_calib_parse(struct fg_calib *c, const char *text, size_t len, const char 
     return 0;
 }
 
-int fg_calib_load(struct fg_calib *c, const char *path, struct fg_err *err)
+static int load(struct fg_calib *c, const char *path, bool site, struct fg_err *err)
 {
     char *text = NULL;
     size_t len = 0;
+    struct stat st;
     memset(c, 0, sizeof *c);
-    if (fg__read_file(path, 1u << 20, &text, &len)) {
+    if (fg__read_file_st(path, 1u << 20, &text, &len, &st)) {
         int e = errno;
         return fg_err_set(err, e == ENOENT || e == ENOTDIR ? FG_E_NOTFOUND : FG_E_IO,
                           "calibration file %s: %s", path,
-                          e == EFBIG ? "larger than 1 MiB" : strerror(e));
+                          e == EFBIG ? "larger than 1 MiB" : e == EINVAL ? "not a regular file"
+                                                                         : strerror(e));
     }
-    int rc = fg_calib_parse(c, text, len, path, err);
+    int rc = site ? fg__site_file_check(&st, path, err) : 0;
+    if (!rc)
+        rc = fg_calib_parse(c, text, len, path, err);
     free(text);
     return rc;
+}
+
+int fg_calib_load(struct fg_calib *c, const char *path, struct fg_err *err)
+{
+    return load(c, path, false, err);
+}
+
+int fg_calib_load_site(struct fg_calib *c, const char *path, struct fg_err *err)
+{
+    return load(c, path, true, err);
 }
 
 const struct fg_calib_row *fg_calib_find(const struct fg_calib *c, const char *framework,

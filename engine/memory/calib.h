@@ -60,6 +60,10 @@ int fg_calib_parse(struct fg_calib *c, const char *text, size_t len, const char 
 /* Read (at most 1 MiB) and parse a file.  FG_E_NOTFOUND / FG_E_IO name it. */
 int fg_calib_load(struct fg_calib *c, const char *path, struct fg_err *err);
 
+/* fg_calib_load of the site's file (the policy's Calibration=): also refused, FG_E_DENIED,
+ * when another user owns it or its group or all may write it (fileio.h fg__site_file_check). */
+int fg_calib_load_site(struct fg_calib *c, const char *path, struct fg_err *err);
+
 /* The row for framework x mode (framework case-insensitive), or NULL; borrowed from c. */
 const struct fg_calib_row *fg_calib_find(const struct fg_calib *c, const char *framework,
                                          enum fg_mode mode);

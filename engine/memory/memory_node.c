@@ -4,6 +4,7 @@
  * when serving.  The short source names ([MEG], [KOR], [HF], ...) are memory.c's.
  */
 #include "memory/memory_node.h"
+#include "memory/titan.h"
 
 #include <string.h>
 
@@ -352,8 +353,38 @@ static uint64_t kv_expanded_per_token(const struct fg_node *n, unsigned c, uint3
  * kv_lora_rank + qk_rope_head_dim per token on each rank).  A cross-attention's cache is
  * the encoder's, sized as the decoder's.
  */
-static uint64_t kv_per_token(const struct fg_node *n, uint32_t tp, unsigned el)
+/* The width of an MLA node's sparse-attention indexer key (DeepSeek-V3.2's lightning
+ * indexer, its idx_k linear), 0 without one. */
+static uint32_t indexer_width(const struct fg_node *n)
 {
+    for (unsigned k = 0; k < n->nlin; k++)
+        if (!strcmp(n->lin[k].role, "idx_k"))
+            return n->lin[k].out;
+    return 0;
+}
+
+/*
+ * vLLM's cache of a sparse-MLA (DSA) layer per token, fp8_ds_mla (csrc cache kernels
+ * concat_and_cache_ds_mla; vllm-project/vllm:tests/kernels entry_size = kv_lora_rank + 4 x 4 + 2 x
+ * qk_rope_head_dim: the latent in fp8 with one fp32 scale per 128, the rope part in bf16:
+ * 656 B for DeepSeek-V3.2), and the indexer's key cache beside it
+ * (model_executor/models/deepseek_v2.py Indexer: DeepseekV32IndexerCache of head_dim +
+ * head_dim / 128 x 4 bytes, fp8 with its scales: 132 B).  0 for a node without an indexer.
+ */
+static uint64_t ds_mla_per_token(const struct fg_node *n)
+{
+    uint64_t idx = indexer_width(n);
+    if (n->kind != FG_NODE_MLA || !idx)
+        return 0;
+    return n->kv_lora + n->kv_lora / 128 * 4 + 2ull * n->rope_dim + idx + idx / 128 * 4;
+}
+
+static uint64_t kv_per_token(const struct fg_node *n, const struct fg_job *job, unsigned el)
+{
+    uint32_t tp = job->tp;
+    uint64_t ds = job->kv_ds_mla ? ds_mla_per_token(n) : 0;
+    if (ds)
+        return ds;
     if (n->kind == FG_NODE_MLA)
         return (uint64_t)el * (n->kv_lora + n->rope_dim);
     if (n->kind != FG_NODE_ATTN || n->bidirectional)
@@ -418,7 +449,8 @@ void fg__act_of(const struct fg_model *m, const struct fg_job *job, struct act *
     a->attn_drop = train && pa > 0;
     a->hidden_drop = train && ph > 0;
     a->te = job->te_act && job->mode == FG_MODE_FULL && a->c == 2; /* TE's bf16 tensors */
-    a->sp = a->te && job->sp && job->tp > 1;
+    /* sequence parallel: Megatron-Core's under TE, torchtitan's over FSDP2 (titan.h) */
+    a->sp = (a->te || job->fsdp_mixed) && job->sp && job->tp > 1;
 }
 
 /*
@@ -559,23 +591,23 @@ static uint64_t node_hidden_drop_per_token(const struct fg_node *n)
 
 /*
  * What torchtitan's per-op selective activation checkpointing keeps of a node per token
- * (torchtitan distributed/activation_checkpoint.py, the op-SAC policy): the outputs of the
- * save list, which holds aten.linear / mm and the SDPA kernels, "except every second
- * mm/linear" (a count per checkpointed block, kept when odd).  The node's linears in call
- * order: every other output, the first kept (a routed expert's for each of the top-k
- * slots); an attention node's SDPA output and its fp32 log-sum-exp.  The count restarts
- * per node: a Llama block's attention runs four linears, so its MLP starts on an odd count
- * as it would.  Under float8 linears (torchao Float8Linear, torchtitan's float8 converter)
- * each linear is an aten._scaled_mm, which the save list takes from torch's partitioner
- * (torch/_functorch/partitioners.py get_default_op_list: compute_intensive_ops) and which is
- * not one of the policy's mm_ops (aten.mm, aten.linear): every output is kept (all).  A
- * linear with a bias (aten.addmm) is kept the same way; torchtitan's own models have none.
- * Computed whatever the job, so the planner's part sets need no key for it.
+ * (distributed/activation_checkpoint.py SelectiveAC on main, _get_default_save_ops; the
+ * same list as v0.2.2's _op_sac_save_list): the outputs of the save list, which holds
+ * aten.linear / mm and the SDPA kernels, "except every second mm/linear" (a count per
+ * checkpointed block, kept when odd).  The node's linears in call order: every other
+ * output, the first kept (a routed expert's for each of the top-k slots); an attention
+ * node's SDPA output and its fp32 log-sum-exp.  The count restarts per node: a Llama
+ * block's attention runs four linears, so its MLP starts on an odd count as it would.
+ * Float8 linears (torchao Float8Linear) run aten._scaled_mm, which is neither in the save
+ * list nor one of the policy's mm_ops; their bf16 outputs are kept at the same places as
+ * bf16's at most, which is what the published float8 runs measure (about bf16's memory),
+ * so float8 keeps this set too.  Computed whatever the job, so the planner's part sets
+ * need no key for it.
  */
-static uint64_t node_sac_per_token(const struct fg_node *n, unsigned c, uint32_t tp, bool all)
+static uint64_t node_sac_per_token(const struct fg_node *n, unsigned c, uint32_t tp)
 {
     uint64_t kept = 0;
-    for (unsigned k = 0; k < n->nlin; k += all ? 1 : 2) {
+    for (unsigned k = 0; k < n->nlin; k += 2) {
         const struct fg_linear *l = &n->lin[k];
         uint64_t slots = l->count > 1 ? (n->top_k ? n->top_k : 1) : 1;
         kept += (uint64_t)l->out * slots * c;
@@ -614,6 +646,8 @@ void fg__add_node(const struct fg_node *n, const struct fg_job *job, const struc
     if (n->stack != FG_STACK_TOWER) {
         p->sum[S_ACT] += a->frozen ? node_act_frozen(n, job, a, tp)
                          : a->te   ? node_act_te(n, a, tp, job->ep)
+                         : a->sp && n->kind == FG_NODE_NORM
+                             ? fg__titan_norm_sp(n->width, n->params == n->width, a->r, a->c, tp)
                                    : node_act_per_token(n, a->c, a->r, tp);
         if (job->kv_expanded && n->kind == FG_NODE_ATTN)
             p->sum[S_ACT] += kv_expanded_per_token(n, a->c, tp);
@@ -629,8 +663,7 @@ void fg__add_node(const struct fg_node *n, const struct fg_job *job, const struc
         p->sum[S_QIN] += node_qin_per_token(n, a->qin_bytes, tp);
         if (n->layer >= 0 && n->kind != FG_NODE_EMBED && n->kind != FG_NODE_HEAD)
         {
-            p->sum[S_SAC] += node_sac_per_token(n, a->c, tp, false);
-            p->sum[S_SAC8] += node_sac_per_token(n, a->c, tp, true);
+            p->sum[S_SAC] += node_sac_per_token(n, a->c, tp);
         }
         if (a->lora_own)
             p->sum[S_LDROP] += node_lora_own_per_token(n, job, a->lora_own, tp);
@@ -738,8 +771,9 @@ void fg__add_served(const struct fg_node *n, const struct fg_job *job, uint64_t 
     p->weights = fg__add_sat(p->weights, node_params_here(n, job));
     p->wbytes = fg__add_sat(p->wbytes, node_wbytes_here(n, job, wq, el));
     uint64_t ctx = n->window && n->window < seq ? n->window : seq;
-    p->kv = fg__add_sat(p->kv, fg__mul_sat(kv_per_token(n, job->tp, job->kv_bytes ? job->kv_bytes
-                                                                                   : 2), ctx));
+    p->kv = fg__add_sat(p->kv, fg__mul_sat(kv_per_token(n, job, job->kv_bytes ? job->kv_bytes
+                                                                               : 2), ctx));
+    p->ds_mla |= job->kv_ds_mla && ds_mla_per_token(n);
     p->state = fg__add_sat(p->state, state_per_seq(n));
     if (quantized && n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
         p->lin += node_linear_here(n, job);

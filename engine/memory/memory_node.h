@@ -43,7 +43,6 @@ enum {
     S_LDROP,  /* bytes kept per token: LoRA adapters' own input copies (casts, dropout) */
     S_HDROP,  /* bytes kept per token: hidden-state dropout masks */
     S_SAC,    /* bytes per-op selective checkpointing keeps per token (torchtitan op SAC) */
-    S_SAC8,   /* the same under float8 linears: every _scaled_mm output is kept */
     S_ACT,    /* bytes kept per token; a stage's: its blocks' (the sides' go to act_other) */
     SUMS
 };
@@ -61,6 +60,7 @@ struct serve_part {
     uint64_t weights, kv, state, lin, work;
     uint64_t wbytes;        /* bytes of the weights here in the served scheme (wquant.h) */
     bool has_head;
+    bool ds_mla;            /* a sparse-MLA layer keeps vLLM's fp8_ds_mla cache (job.h) */
 };
 
 /* What the job's activations are made of (struct act), from the job and the model's

@@ -311,6 +311,7 @@ static void fold_served(struct serve_part *t, const struct serve_part *p, uint64
     t->state = fg__add_sat(t->state, fg__mul_sat(p->state, k));
     t->lin += p->lin * k;
     t->has_head |= p->has_head;
+    t->ds_mla |= p->ds_mla;
     t->work = p->work > t->work ? p->work : t->work;
 }
 

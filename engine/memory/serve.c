@@ -73,7 +73,8 @@ int fg__serve_estimate(const struct fg_model *m, const struct fg_job *job, struc
     add_line(e, "weights", wbytes, false, wsrc, "%s weights: %llu params", what,
              (unsigned long long)weights);
     add_line(e, "kv_cache", kv, true, "vLLM get_num_kv_heads; MLA latent",
-             "%s KV cache for %llu tokens per sequence", job->kv_bytes == 1 ? "fp8" : "bf16",
+             "%s KV cache for %llu tokens per sequence",
+             t.ds_mla ? "fp8_ds_mla (+ indexer)" : job->kv_bytes == 1 ? "fp8" : "bf16",
              (unsigned long long)seq);
     add_line(e, "ssm_state", state, true, "transformers Mamba2/LFM2 cache",
              "fixed SSM / conv state per sequence");

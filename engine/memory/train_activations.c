@@ -7,6 +7,16 @@
 
 #include "util/sat.h"
 
+/* Under recomputation a pipeline stage keeps the checkpointed tensors (kept bytes per
+ * token) of every micro-batch in flight, and recomputes one block of one micro-batch at a
+ * time in backward (its working set, work bytes per token, once): Megatron-LM
+ * theoretical_memory_usage.py counts the in-flight micro-batches on the checkpointed
+ * inputs only; torch.utils.checkpoint frees each block's recompute before the next. */
+static uint64_t recompute_in_flight(uint64_t kept, uint64_t work, uint64_t sq, uint64_t inflight)
+{
+    return fg__add_sat(fg__mul_sat(fg__mul_sat(kept, sq), inflight), fg__mul_sat(work, sq));
+}
+
 /* The per-sample activations: the blocks' kept tensors (or the recompute's), the attention
  * scores, and what the framework keeps beside them (dropout masks, 4-bit inputs). */
 int fg__train_activations(struct train *x, struct fg_err *err)
@@ -23,37 +33,40 @@ int fg__train_activations(struct train *x, struct fg_err *err)
      * tokens' activations and logits, and scores of its queries against every key
      * (Megatron-Core context parallel, transformer/attention.py with ring attention). */
     uint64_t sq = job->cp > 1 ? (seq + job->cp - 1) / job->cp : seq;
-    uint64_t act_tok;
+    uint64_t act_tok, blocks; /* per token kept; the blocks' bytes per sample */
     uint64_t in_tok = (uint64_t)x->kept.r * m->hidden / (x->kept.sp ? x->tp : 1); /* SP: over TP */
     if (job->act_offload) {
         /* job.h act_offload: the blocks' tensors on the CPU; the block in backward, the
          * forward stash (one block more at most) and the sides stay. */
         act_tok = 2 * act_block_max + act_other;
-        add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
+        blocks = fg__mul_sat(fg__mul_sat(act_tok, sq), inflight);
+        add_line(e, "activations", blocks, true,
                  "torchtune _activation_offloading.py OffloadActivations",
                  "offloaded to the CPU: two blocks' working set stay, %llu tokens",
                  (unsigned long long)sq);
     } else if (job->grad_ckpt && job->ac_selective) {
         /* job.h ac_selective: each block's input, the outputs the op-SAC policy saves
          * (memory_node.c S_SAC), and one block's recompute working set in its backward */
-        act_tok = layers_here * in_tok +
-                  x->t.sum[job->float8 ? S_SAC8 : S_SAC] + act_block_max + act_other;
-        add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
+        act_tok = layers_here * in_tok + x->t.sum[S_SAC] + act_other;
+        blocks = recompute_in_flight(act_tok, act_block_max, sq, inflight);
+        add_line(e, "activations", blocks, true,
                  "torchtitan activation_checkpoint.py op SAC",
-                 "selective: %llu block inputs + %s linear's and SDPA's outputs, %llu tokens",
-                 (unsigned long long)layers_here, job->float8 ? "every float8" : "every other",
-                 (unsigned long long)sq);
+                 "selective: %llu block inputs%s + half the linear and SDPA outputs, "
+                 "%llu tokens", (unsigned long long)layers_here,
+                 x->kept.sp ? " (sequence over TP)" : "", (unsigned long long)sq);
     } else if (job->grad_ckpt) {
         /* Recompute per block [KOR full recompute]: keep each block's input
          * (r h) and one block's working set during its backward. */
-        act_tok = layers_here * in_tok + act_block_max + act_other;
-        add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
-                 "Korthikanti 2022, full recompute",
-                 "checkpointed: %llu block inputs + one block's working set, %llu tokens",
-                 (unsigned long long)layers_here, (unsigned long long)sq);
+        act_tok = layers_here * in_tok + act_other;
+        blocks = recompute_in_flight(act_tok, act_block_max, sq, inflight);
+        add_line(e, "activations", blocks, true, "Korthikanti 2022, full recompute",
+                 "checkpointed: %llu block inputs%s + one block's working set, %llu tokens",
+                 (unsigned long long)layers_here, x->kept.sp ? " (sequence over TP)" : "",
+                 (unsigned long long)sq);
     } else {
         act_tok = act_sum + act_other;
-        add_line(e, "activations", fg__mul_sat(act_tok, sq) * inflight, true,
+        blocks = fg__mul_sat(fg__mul_sat(act_tok, sq), inflight);
+        add_line(e, "activations", blocks, true,
                  x->kept.sp ? "Megatron theoretical_memory_usage.py + SP (TE)"
                  : x->kept.te ? "Megatron theoretical_memory_usage.py (TE)"
                  : job->attention == FG_ATTN_EAGER ? "saved tensors per node"
@@ -98,7 +111,7 @@ int fg__train_activations(struct train *x, struct fg_err *err)
                  kept_rows[i].what, (unsigned long long)sq);
     }
     e->act_per_token_layer_max = act_block_max;
-    uint64_t act = fg__add_sat(fg__mul_sat(fg__mul_sat(act_tok, sq), inflight), score);
+    uint64_t act = fg__add_sat(blocks, score);
     x->act = fg__add_sat(act, framework);
     x->sq = sq;
     return 0;

@@ -184,12 +184,18 @@ void fg__model_rule(struct fg_model *m, const char *name, int64_t scalars)
     r->optional = false;
 }
 
-void fg__model_rule_optional(struct fg_model *m, const char *name, int64_t scalars)
+void fg__model_rule_optional(struct fg_model *m, const char *key, const char *name,
+                             int64_t scalars)
 {
     size_t n = m->n_rules;
     fg__model_rule(m, name, scalars);
     if (m->n_rules > n)
         m->rules[n].optional = true;
+    if (scalars)
+        fg__model_unsure_count(m, key, "unsure: %s: %s, counted as the original release "
+                               "stores them; the class does not build them, so a fine-tune or "
+                               "a pruned release saved through transformers holds none: the "
+                               "safetensors headers settle it", key, name);
 }
 
 /* Notes, assumptions and keys quote config values: no control characters reach a terminal
@@ -228,12 +234,16 @@ void fg__model_assume(struct fg_model *m, const char *fmt, ...)
     scrub(a, sizeof m->assumed[0]);
 }
 
-static void unsure_v(struct fg_model *m, const char *key, const char *fmt, va_list ap)
+/* Unsure because of key; count_only: a question of the stored count alone.  The key kept
+ * is the first of the weightiest question (one of what is loaded outranks one of what is
+ * stored), with its note; a later question of no more weight adds nothing. */
+static void unsure_v(struct fg_model *m, const char *key, bool count_only, const char *fmt,
+                     va_list ap)
 {
-    bool first = m->certainty != FG_CERT_UNSURE;
+    bool was = m->certainty == FG_CERT_UNSURE, was_count_only = was && m->unsure_count_only;
     m->certainty = FG_CERT_UNSURE;
-    m->unsure_count_only = false;
-    if (!first)
+    m->unsure_count_only = count_only && (!was || was_count_only);
+    if (was && !(was_count_only && !count_only))
         return; /* one note is enough: the first key says what to fix */
     fg__copy(m->unsure_key, sizeof m->unsure_key, key);
     scrub(m->unsure_key, sizeof m->unsure_key);
@@ -244,18 +254,16 @@ void fg__model_unsure(struct fg_model *m, const char *key, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    unsure_v(m, key, fmt, ap);
+    unsure_v(m, key, false, fmt, ap);
     va_end(ap);
 }
 
 void fg__model_unsure_count(struct fg_model *m, const char *key, const char *fmt, ...)
 {
-    bool first = m->certainty != FG_CERT_UNSURE;
     va_list ap;
     va_start(ap, fmt);
-    unsure_v(m, key, fmt, ap);
+    unsure_v(m, key, true, fmt, ap);
     va_end(ap);
-    m->unsure_count_only = first;
 }
 
 bool fg_model_unsure_of_memory(const struct fg_model *m)

@@ -179,10 +179,11 @@ struct fg_model {
     enum fg_certainty certainty;
     char unsure_key[64];    /* UNSURE: the first key that made it so (as the config spells
                                it, "vision_config", "layer_types[3]=linear_attention") */
-    bool unsure_count_only; /* UNSURE only of the stored count, not of what is loaded: the
-                               one open question is a tied head a checkpoint may write anyway,
-                               which transformers ties to the embedding either way, so the
-                               memory estimate does not depend on it (fg_decide_unknown) */
+    bool unsure_count_only; /* UNSURE only of the stored count, not of what is loaded: a
+                               tied head a checkpoint may write anyway, blocks its releases
+                               store that the class does not build (MTP layers, a pooler
+                               under a head class); the memory estimate follows what the class
+                               loads and does not depend on it (fg_decide_unknown) */
     bool custom_code;       /* config names classes through auto_map */
     bool encoder_only;      /* bidirectional encoder, no LM head */
     bool enc_dec;           /* encoder-decoder (T5, Whisper) */

@@ -45,9 +45,12 @@ void fg__node_linear(struct fg_node *n, const char *role, uint64_t in, uint64_t 
 /* Record a counting rule (adds scalars to the total at finalize). */
 void fg__model_rule(struct fg_model *m, const char *name, int64_t scalars);
 
-/* The same for a part the config declares that not every checkpoint stores (the rule's
- * optional flag): counted, and dropped when a checkpoint at hand shows it absent. */
-void fg__model_rule_optional(struct fg_model *m, const char *name, int64_t scalars);
+/* The same for a part the config declares (under key) that the original release stores and
+ * the class does not build (the rule's optional flag: MTP layers): counted, dropped when a
+ * checkpoint at hand shows it absent, and until then the stored count is unsure, naming key
+ * (a fine-tune or a pruned release saved through transformers holds none). */
+void fg__model_rule_optional(struct fg_model *m, const char *key, const char *name,
+                             int64_t scalars);
 
 /* Record a note for the output ("read as a generic decoder"). */
 void fg__model_note(struct fg_model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -57,7 +60,8 @@ void fg__model_note(struct fg_model *m, const char *fmt, ...) __attribute__((for
 void fg__model_assume(struct fg_model *m, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* Mark the count unsure because of key (kept: the first one), with a note saying why. */
+/* Mark the count unsure because of key, with a note saying why (kept: the first key of a
+ * question of what is loaded, else the first of the stored count). */
 void fg__model_unsure(struct fg_model *m, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 

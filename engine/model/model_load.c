@@ -171,11 +171,17 @@ static void seen(struct fg_model *m, const struct fg_st_summary *s, const char *
                                   (unsigned long long)s->by_dtype[d]);
 }
 
+/* Shards of a local checkpoint whose headers are read: past it the index alone stands (the
+ * largest published checkpoints have under 200). */
+#define LOCAL_MAX_SHARDS 4096
+
 /* The checkpoint in a local directory (the model's own, a site directory, an HF cache
  * snapshot; never the network): its headers into sum and their rows into sum->layout.  0
  * when an index or a model.safetensors was read (sum->headers: every shard's header too);
- * otherwise nothing is to be trusted. */
-static int scan_local(const char *dir, struct fg_st_summary *sum)
+ * otherwise nothing is to be trusted: FG_E_NOTFOUND there is none, FG_E_LIMIT it is past
+ * safetensors.h's bounds (the job's to fix), another code a file fitgate cannot read, err
+ * saying which. */
+static int scan_local(const char *dir, struct fg_st_summary *sum, struct fg_err *err)
 {
     struct fg_source_opts o;
     struct fg_source_repo *repo = NULL;
@@ -197,11 +203,19 @@ static int scan_local(const char *dir, struct fg_st_summary *sum)
     fg_source_opts_init(&o);
     o.offline = true;
     rc = fg_source_repo_open(&o, d, NULL, &repo, NULL);
-    struct fg_st_scan_opts so = {.layout = sum->layout};
+    struct fg_st_scan_opts so = {.layout = sum->layout, .max_shards = LOCAL_MAX_SHARDS};
     if (!rc)
-        rc = fg_safetensors_scan_with(repo, &so, sum, NULL);
+        rc = fg_safetensors_scan_with(repo, &so, sum, err);
     fg_source_repo_free(repo);
     return rc;
+}
+
+/* A local checkpoint that was there and could not be read: said in the model's notes (the
+ * graph's count stands), so a header that is not one is not passed over in silence. */
+static void unread_note(struct fg_model *m, int rc, const struct fg_err *e)
+{
+    if (m && rc && rc != FG_E_NOTFOUND && rc != FG_E_LIMIT)
+        fg__model_note(m, "checkpoint not read, the graph's count stands: %.300s", e->detail);
 }
 
 /* Name what the checkpoint stores and m does not build (st rows beyond its blocks, towers a
@@ -214,25 +228,38 @@ static bool weigh_named(struct fg_model *m, const struct fg_st_summary *s, const
     return weigh(m, s, said, unused);
 }
 
-int fg_model_weigh_checkpoint(struct fg_model *m, const char *dir)
+static int weigh_local(struct fg_model *m, const char *dir, struct fg_err *err)
 {
     struct fg_st_summary *sum = calloc(1, sizeof *sum);
     struct fg_st_layout rows;
+    struct fg_err e = {0};
     char where[200];
+    int rc = 0;
     fg_st_layout_init(&rows);
     if (!m || !sum)
         goto out;
     sum->layout = &rows;
-    /* no checkpoint here, or one fitgate cannot read: the graph stands */
-    if (!scan_local(dir, sum)) {
+    /* no checkpoint here, or one fitgate cannot read (said in a note): the graph stands; one
+     * past the bounds is the job's to fix */
+    rc = scan_local(dir, sum, &e);
+    if (!rc) {
         snprintf(where, sizeof where, "read at %.170s (local)", dir);
         seen(m, sum, where);
         weigh_named(m, sum, NULL);
     }
+    unread_note(m, rc, &e);
+    if (rc == FG_E_LIMIT && err)
+        *err = e;
+    rc = rc == FG_E_LIMIT ? rc : 0;
 out:
     fg_st_layout_free(&rows);
     free(sum);
-    return 0;
+    return rc;
+}
+
+int fg_model_weigh_checkpoint(struct fg_model *m, const char *dir)
+{
+    return weigh_local(m, dir, NULL);
 }
 
 /* Where an inventory came from, for the model's notes. */
@@ -370,14 +397,19 @@ int fg_model_load_path(const char *path, struct fg_model **out, struct fg_err *e
     if (unread_type(doc) && (sum = calloc(1, sizeof *sum))) {
         sum->layout = &rows;
         snprintf(where, sizeof where, "read at %.170s (local)", path);
-        if (!scan_local(path, sum) && sum->headers && rows.n) {
+        rc = scan_local(path, sum, err);
+        if (rc == FG_E_LIMIT)
+            goto out;
+        if (!rc && sum->headers && rows.n) {
             rc = from_tensors(doc, path, sum, where, out, err);
             goto out;
         }
     }
     rc = fg_model_from_config(doc, path, out, err);
-    if (!rc)
-        fg_model_weigh_checkpoint(*out, path);
+    if (!rc && (rc = weigh_local(*out, path, err))) {
+        fg_model_free(*out);
+        *out = NULL;
+    }
 out:
     fg_config_free(doc);
     fg_st_layout_free(&rows);
@@ -408,7 +440,16 @@ static int load_doc(const struct fg_source_opts *o, const struct fg_model_id *id
     const char *mt = unread_type(doc);
     /* a local directory first (site directory, HF cache snapshot); the hub's inventory when
      * it holds no safetensors (a snapshot with config.json alone) */
-    if (res->dir[0] && !scan_local(res->dir, sum)) {
+    struct fg_err le = {0};
+    int lrc = res->dir[0] ? scan_local(res->dir, sum, &le) : FG_E_NOTFOUND;
+    if (lrc == FG_E_LIMIT) {
+        if (err)
+            *err = le;
+        free(sum);
+        fg_st_layout_free(&rows);
+        return lrc;
+    }
+    if (!lrc) {
         local = true;
         snprintf(where, sizeof where, "read at %.170s (local)", res->dir);
     }
@@ -432,6 +473,7 @@ static int load_doc(const struct fg_source_opts *o, const struct fg_model_id *id
     rc = fg_model_from_config(doc, arg, out, err);
     if (rc)
         goto out;
+    unread_note(*out, lrc, &le);
     if (!c && local) {
         seen(*out, sum, where);
         weigh_named(*out, sum, NULL);

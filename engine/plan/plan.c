@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stack/framework.h"
 #include "util/sat.h"
 
 void fg_plan_opts_default(struct fg_plan_opts *o)
@@ -114,6 +115,8 @@ struct planner {
     int8_t tp_ok[65];          /* tp_valid by tp: -1 unknown */
     struct stage_costs *memo;
     size_t n_memo, cap_memo;
+    uint32_t *index;           /* open addressing over memo by key: i + 1, 0 empty */
+    size_t cap_index;          /* a power of two, at least twice n_memo */
     bool naive_pp;             /* a layer split run one micro-batch at a time */
     bool serve;                /* a served job: KV heads may be replicated over TP */
 };
@@ -178,6 +181,7 @@ static void planner_free(struct planner *P)
     for (size_t i = 0; i < P->n_memo; i++)
         free(P->memo[i].s);
     free(P->memo);
+    free(P->index);
     free(P->rep);
     fg__parts_free(P->parts);
 }
@@ -250,14 +254,41 @@ static int block_costs(struct planner *P, const struct fg_job *job, struct stage
     return 0;
 }
 
-/* The block costs kept for the layout job j, or NULL. */
+/* The slot of key in P->index (a multiplicative hash, then linear probing). */
+static size_t index_slot(const struct planner *P, uint64_t key)
+{
+    size_t mask = P->cap_index - 1, i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+    while (P->index[i] && P->memo[P->index[i] - 1].key != key)
+        i = (i + 1) & mask;
+    return i;
+}
+
+/* The block costs kept for the layout job j, or NULL.  A plan over thousands of GPU counts
+ * keeps thousands of them (the key holds DP under ZeRO): looked up by hash, not walked. */
 static const struct stage_costs *costs_kept(const struct planner *P, const struct fg_job *j)
 {
-    uint64_t key = shape_key(j);
-    for (size_t i = P->n_memo; i-- > 0;)
-        if (P->memo[i].key == key)
-            return &P->memo[i];
-    return NULL;
+    if (!P->cap_index)
+        return NULL;
+    size_t i = index_slot(P, shape_key(j));
+    return P->index[i] ? &P->memo[P->index[i] - 1] : NULL;
+}
+
+/* memo[n] indexed by its key (the index grown to stay at most half full); FG_E_NOMEM. */
+static int index_add(struct planner *P, size_t n, struct fg_err *err)
+{
+    if (2 * (n + 1) > P->cap_index) {
+        size_t cap = P->cap_index ? 2 * P->cap_index : 64;
+        uint32_t *ni = calloc(cap, sizeof *ni);
+        if (!ni)
+            return fg_err_set(err, FG_E_NOMEM, "out of memory planning pipeline stages");
+        free(P->index);
+        P->index = ni;
+        P->cap_index = cap;
+        for (size_t k = 0; k < n; k++)
+            P->index[index_slot(P, P->memo[k].key)] = (uint32_t)k + 1;
+    }
+    P->index[index_slot(P, P->memo[n].key)] = (uint32_t)n + 1;
+    return 0;
 }
 
 /* Block costs for the layout job j, computed and kept (costs_kept has none). */
@@ -289,6 +320,10 @@ static int costs_for(struct planner *P, const struct fg_job *j, const struct sta
         return rc;
     }
     c->key = key;
+    if ((rc = index_add(P, P->n_memo, err))) {
+        free(c->s);
+        return rc;
+    }
     P->n_memo++;
     *out = c;
     return 0;
@@ -575,6 +610,43 @@ static void *grow(void *v, size_t n, size_t *cap, size_t size)
 }
 
 /*
+ * A family: one (TP, PP, EP) shape at one ZeRO stage, over every DP >= 2 (the layouts of
+ * counts above the search's jump_from GPUs).  Its estimate per GPU does not grow with DP:
+ * ZeRO shards the parameters' states over more ranks, routed experts over DP / EP, the
+ * accumulation a global batch asks for falls, and what is not sharded (activations,
+ * logits, buffers, DDP's buckets from DP = 2 on) stays; so a family that misses at some DP
+ * misses at every smaller one, and one that fits fits at every larger one.  The search
+ * keeps, per family, the DPs it knows to miss and to fit, and goes from a count to the next
+ * one where some family can fit (next_jump) instead of through every count: a plan up to
+ * 16,384 GPUs evaluates the counts that matter, and one that nothing holds ends once every
+ * family misses at its largest DP.
+ */
+struct family {
+    uint64_t key;               /* fam_key: TP, PP, EP, ZeRO */
+    uint32_t tp, pp, ep, zero;
+    uint32_t step;              /* its DPs are the multiples of step (EP, whole nodes) */
+    uint32_t dp_top;            /* the largest DP within the search's GPUs */
+    uint32_t fail_upto;         /* every DP in [2, fail_upto] misses */
+    uint32_t fit_from;          /* every DP from fit_from on fits; UINT32_MAX none known */
+};
+
+static uint64_t fam_key(uint32_t tp, uint32_t pp, uint32_t ep, uint32_t zero)
+{
+    return (uint64_t)(tp & 0xffff) << 40 | (uint64_t)(pp & 0xff) << 32 |
+           (uint64_t)(ep & 0xffffff) << 8 | (zero & 0xff);
+}
+
+static uint64_t gcd64(uint64_t a, uint64_t b)
+{
+    while (b) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/*
  * A plan's search: what the job's framework can run and the dimensions the job has fixed,
  * the shapes of the GPU count being searched, and every layout found so far that fits and
  * can still reach the options (kept_out), none dropped.
@@ -591,6 +663,20 @@ struct search {
     struct fg_layout *found;
     size_t nfound, cap_found;
     uint32_t first_g;           /* the smallest count with a fit; 0 before one */
+    uint32_t epv[64];           /* the EP sizes: divisors of the experts (1 for a dense model) */
+    size_t n_epv;
+    /* Above jump_from GPUs the search goes by families (see there): those of the counts
+     * beyond it, by key in an open-addressed table (fam_cap a power of two; 0 unused). */
+    uint32_t jump_from;
+    struct family *fam;         /* the families, n_fam of them */
+    size_t n_fam;
+    uint32_t *fam_index;        /* open addressing by key: i + 1 into fam, 0 empty */
+    size_t fam_cap;             /* a power of two, at least twice n_fam's bound */
+    uint32_t *live;             /* families not yet known to miss everywhere (next_jump) */
+    size_t n_live;
+    uint32_t *ones;             /* the counts above jump_from of a shape with DP = 1 (TP x
+                                   PP), ascending: no family has them */
+    size_t n_ones;
 };
 
 /* The (TP, PP, EP) shapes of g GPUs the job may take, in s->shapes by rank; FG_E_NOMEM. */
@@ -617,7 +703,9 @@ static int list_shapes(struct search *s, struct planner *P, uint32_t g, struct f
              * the job declares may also combine TP and EP (Megatron-Core) or spread the
              * experts over TP x DP (vLLM's expert parallel). */
             uint32_t ep_top = o->fix_ep ? o->fix_ep : dp < s->ep_max ? dp : s->ep_max;
-            for (uint32_t ep = 1; ep <= ep_top; ep++) {
+            /* EP divides the experts (s->epv: their divisors; 1 alone for a dense model) */
+            for (size_t ei = 0; ei < s->n_epv && s->epv[ei] <= ep_top; ei++) {
+                uint32_t ep = s->epv[ei];
                 /* a declared EP spreads the experts over DP (Megatron) or TP x DP (vLLM) */
                 if ((o->fix_ep && (ep != o->fix_ep || (dp % ep && ((uint64_t)tp * dp) % ep))) ||
                     (!o->fix_ep && (dp % ep || (ep > 1 && tp > 1))) ||
@@ -639,6 +727,251 @@ static int list_shapes(struct search *s, struct planner *P, uint32_t g, struct f
     if (s->n_shapes) /* no shape: s->shapes may be NULL, which qsort may not take */
         qsort(s->shapes, s->n_shapes, sizeof *s->shapes, cmp_shape);
     return 0;
+}
+
+/* Whether the framework's table (o->fw) runs layout L on g GPUs, nodes of s->gpn. */
+static bool runs_at(const struct search *s, const struct fg_layout *L, uint32_t g)
+{
+    if (!s->o->fw)
+        return true;
+    struct fg_run_shape rs = {.tp = L->tp, .pp = L->pp, .ep = L->ep, .cp = s->job->cp,
+                              .dp = L->dp, .zero = L->zero,
+                              .per_node = g < s->gpn ? g : s->gpn,
+                              .nodes = (g + s->gpn - 1) / s->gpn, .experts = s->m->experts,
+                              .seq_len = s->job->seq_len,
+                              .serve = s->job->mode == FG_MODE_SERVE};
+    return fg_framework_runs(s->o->fw, &rs, NULL, 0);
+}
+
+/* The slot of key in s->fam_index: its own, or the empty one where it goes. */
+static size_t fam_slot(const struct search *s, uint64_t key)
+{
+    size_t mask = s->fam_cap - 1, i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+    while (s->fam_index[i] && s->fam[s->fam_index[i] - 1].key != key)
+        i = (i + 1) & mask;
+    return i;
+}
+
+static struct family *fam_find(const struct search *s, uint64_t key)
+{
+    if (!s->fam_cap)
+        return NULL;
+    size_t i = fam_slot(s, key);
+    return s->fam_index[i] ? &s->fam[s->fam_index[i] - 1] : NULL;
+}
+
+/* Whether layout L (its shape, DP and ZeRO set) fits: eval_layout on a copy. */
+static int probe(struct search *s, struct planner *P, const struct family *f, uint32_t dp,
+                 bool *fits, struct fg_err *err)
+{
+    struct fg_layout L;
+    L.tp = f->tp;
+    L.pp = f->pp;
+    L.ep = f->ep;
+    L.dp = dp;
+    L.zero = f->zero;
+    L.cp = s->job->cp;
+    L.gpus = f->tp * f->pp * dp;
+    L.micro_batch = s->job->batch;
+    return eval_layout(P, s->job, s->usable, s->o, &L, fits, err);
+}
+
+/* After a miss at f->fail_upto: the DP where f starts to fit.  Its largest DP first (a
+ * family that misses there is out), then galloping up from the miss (the next counts are
+ * the likely ones) and bisection between the last miss and the first fit. */
+static int refine(struct search *s, struct planner *P, struct family *f, struct fg_err *err)
+{
+    bool fits;
+    int rc;
+    if (f->fit_from == UINT32_MAX) {
+        if (f->fail_upto >= f->dp_top)
+            return 0;
+        if ((rc = probe(s, P, f, f->dp_top, &fits, err)))
+            return rc;
+        if (!fits) {
+            f->fail_upto = f->dp_top;
+            return 0;
+        }
+        f->fit_from = f->dp_top;
+    }
+    for (uint64_t d = f->step; (uint64_t)f->fail_upto + d < f->fit_from; d *= 2) {
+        uint32_t at = f->fail_upto + (uint32_t)d;
+        if ((rc = probe(s, P, f, at, &fits, err)))
+            return rc;
+        if (fits) {
+            f->fit_from = at;
+            break;
+        }
+        f->fail_upto = at;
+    }
+    while (f->fit_from - f->fail_upto > f->step) {
+        uint32_t mid = f->fail_upto + (f->fit_from - f->fail_upto) / f->step / 2 * f->step;
+        if (mid <= f->fail_upto)
+            mid = f->fail_upto + f->step;
+        if ((rc = probe(s, P, f, mid, &fits, err)))
+            return rc;
+        if (fits)
+            f->fit_from = mid;
+        else
+            f->fail_upto = mid;
+    }
+    return 0;
+}
+
+/* Room for n families (the index kept at most half full); FG_E_NOMEM. */
+static int fam_reserve(struct search *s, size_t n, struct fg_err *err)
+{
+    size_t cap = 64;
+    while (cap < 2 * n)
+        cap *= 2;
+    s->fam = malloc((n ? n : 1) * sizeof *s->fam);
+    s->fam_index = calloc(cap, sizeof *s->fam_index);
+    s->live = malloc((n ? n : 1) * sizeof *s->live);
+    if (!s->fam || !s->fam_index || !s->live)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory planning layouts");
+    s->fam_cap = cap;
+    return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/*
+ * Every family of the counts above s->jump_from (whole nodes, within the framework's
+ * table and the dimensions the job fixed), those that cannot fit at their largest DP
+ * marked so: one estimate per (TP, EP, ZeRO) whose pipeline floor over the most stages
+ * misses at the largest DP any of its shapes has (fg__plan_shape_floor: a stage holds at
+ * least 1/PP of the whole model's estimate at the same TP, EP, DP and ZeRO, and that
+ * shrinks with DP).  The rest are found out when a count's search first misses with them
+ * (refine).
+ */
+static int families(struct search *s, struct planner *P, struct fg_err *err)
+{
+    const struct fg_plan_opts *o = s->o;
+    const struct fg_job *job = s->job;
+    const double limit = (double)s->usable / o->fit.headroom;
+    uint32_t z_top = !o->fix_zero && (s->allow & FG_PLAN_ZERO) ? 3u : job->zero;
+    uint32_t pp_lim = s->layers < FG_PLAN_MAX_PP ? s->layers : FG_PLAN_MAX_PP;
+    if (pp_lim > s->pp_max)
+        pp_lim = s->pp_max;
+    if (o->naive_pp)
+        pp_lim = 1; /* a layer split has no DP beside it */
+    size_t most = 0;
+    for (uint32_t tp = 1; tp <= s->gpn && tp <= s->tp_max; tp++)
+        most += (size_t)pp_lim * s->n_epv * (z_top - job->zero + 1);
+    int rc = fam_reserve(s, most, err);
+    if (rc)
+        return rc;
+    /* the counts of TP x PP alone (DP = 1) above jump_from: searched as they are */
+    s->ones = malloc(((size_t)s->gpn * FG_PLAN_MAX_PP + 1) * sizeof *s->ones);
+    if (!s->ones)
+        return fg_err_set(err, FG_E_NOMEM, "out of memory planning layouts");
+    if (!o->fix_dp || o->fix_dp == 1)
+        for (uint32_t tp = 1; tp <= s->gpn && tp <= s->tp_max; tp++)
+            for (uint32_t pp = 1; pp <= s->layers && pp <= FG_PLAN_MAX_PP && pp <= s->pp_max;
+                 pp++) {
+                uint32_t g = tp * pp;
+                if (g > s->jump_from && g <= o->max_gpus && (!o->fix_tp || tp == o->fix_tp) &&
+                    (!o->fix_pp || pp == o->fix_pp) && (o->any_count || g % s->gpn == 0))
+                    s->ones[s->n_ones++] = g;
+            }
+    if (s->n_ones)
+        qsort(s->ones, s->n_ones, sizeof *s->ones, cmp_u32);
+    for (uint32_t tp = 1; tp <= s->gpn && tp <= s->tp_max; tp++) {
+        if ((o->fix_tp && tp != o->fix_tp) || !planner_tp_valid(P, tp))
+            continue;
+        for (size_t ei = 0; ei < s->n_epv; ei++) {
+            uint32_t ep = s->epv[ei];
+            if (ep > s->ep_max && ep > 1)
+                break;
+            if ((o->fix_ep && ep != o->fix_ep) || (!o->fix_ep && ep > 1 && tp > 1))
+                continue;
+            /* DP steps: EP divides DP (a declared EP: DP or TP x DP) */
+            uint32_t ep_step = o->fix_ep ? ep / (uint32_t)gcd64(ep, tp) : ep;
+            for (uint32_t z = job->zero; z <= z_top; z++) {
+                /* the group's floor: PP = 1 at the largest DP of any of its shapes */
+                uint32_t dp_big = o->max_gpus / tp;
+                dp_big -= dp_big % ep_step;
+                double w = 0;
+                if (dp_big >= 2 && !o->fix_dp) {
+                    struct fg_job j = *job;
+                    j.tp = tp;
+                    j.ep = ep;
+                    j.dp = dp_big;
+                    j.zero = z;
+                    j.pp = 1;
+                    struct fg_layout G = {.dp = dp_big};
+                    j.grad_accum = accum_of(job, o, &G);
+                    w = (double)fg__plan_shape_floor_parts(P->m, P->parts, &j);
+                }
+                for (uint32_t pp = 1; pp <= pp_lim; pp++) {
+                    if (o->fix_pp && pp != o->fix_pp)
+                        continue;
+                    uint32_t tpp = tp * pp;
+                    uint32_t node = o->any_count ? 1 : s->gpn / (uint32_t)gcd64(s->gpn, tpp);
+                    uint64_t step = (uint64_t)ep_step / gcd64(ep_step, node) * node;
+                    if (step > UINT32_MAX / 2)
+                        continue;
+                    uint32_t top = o->max_gpus / tpp;
+                    top -= top % (uint32_t)step;
+                    if (o->fix_dp)
+                        top = o->fix_dp % step || o->fix_dp > o->max_gpus / tpp ? 0 : o->fix_dp;
+                    if (top < 2 || (uint64_t)tpp * top <= s->jump_from)
+                        continue;
+                    struct fg_layout L = {.tp = tp, .pp = pp, .ep = ep, .dp = top, .zero = z};
+                    if (!runs_at(s, &L, tpp * top))
+                        continue;
+                    struct family f = {.key = fam_key(tp, pp, ep, z), .tp = tp, .pp = pp,
+                                       .ep = ep, .zero = z, .step = (uint32_t)step,
+                                       .dp_top = top, .fail_upto = 1,
+                                       .fit_from = UINT32_MAX};
+                    if (o->fix_dp)
+                        f.fail_upto = top - 1; /* one DP: top, probed below */
+                    if (w / pp > limit)
+                        f.fail_upto = top; /* the group's floor misses */
+                    s->fam_index[fam_slot(s, f.key)] = (uint32_t)s->n_fam + 1;
+                    if (f.fail_upto < f.dp_top)
+                        s->live[s->n_live++] = (uint32_t)s->n_fam;
+                    s->fam[s->n_fam++] = f;
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* The next count above g where some layout can fit: each family's first count past its
+ * known misses (and past g), on its DP steps, and the next count of a shape without DP;
+ * 0 when none is left. */
+static uint32_t next_jump(struct search *s, uint32_t g)
+{
+    uint64_t best = 0;
+    for (size_t i = 0; i < s->n_live; i++) {
+        const struct family *f = &s->fam[s->live[i]];
+        if (f->fail_upto >= f->dp_top) { /* out: off the list */
+            s->live[i--] = s->live[--s->n_live];
+            continue;
+        }
+        uint64_t tpp = (uint64_t)f->tp * f->pp;
+        uint64_t dp = g / tpp + 1; /* the first DP whose count is above g */
+        if (dp <= f->fail_upto)
+            dp = f->fail_upto + 1;
+        dp = (dp + f->step - 1) / f->step * f->step;
+        if (dp > f->dp_top)
+            continue;
+        if (!best || tpp * dp < best)
+            best = tpp * dp;
+    }
+    for (size_t i = 0; i < s->n_ones; i++)
+        if (s->ones[i] > g) {
+            if (!best || s->ones[i] < best)
+                best = s->ones[i];
+            break;
+        }
+    return (uint32_t)best;
 }
 
 /* The layouts of g GPUs that fit, into s->found: the shapes in rank order, each at the
@@ -672,13 +1005,29 @@ static int search_count(struct search *s, struct planner *P, uint32_t g, struct 
             L.zero = z;
             L.cp = job->cp; /* the planner keeps the job's context parallel as it is */
             L.micro_batch = job->batch;
+            L.gen_gpus = 0;
             if (kept_out(s->nfound > before ? s->found + before : NULL, s->nfound - before,
                          layout_rank(&L), !s->first_g))
                 break;
+            if (!runs_at(s, &L, g))
+                continue;
+            /* above jump_from: what the family is known to do at this DP */
+            struct family *f = g > s->jump_from && L.dp >= 2
+                                   ? fam_find(s, fam_key(L.tp, L.pp, L.ep, z))
+                                   : NULL;
+            if (f && L.dp <= f->fail_upto)
+                continue;
             bool fits;
             int rc = eval_layout(P, job, s->usable, o, &L, &fits, err);
             if (rc)
                 return rc;
+            if (f && !fits && f->fit_from > L.dp) {
+                f->fail_upto = L.dp;
+                if ((rc = refine(s, P, f, err)))
+                    return rc;
+            } else if (f && fits && L.dp < f->fit_from) {
+                f->fit_from = L.dp;
+            }
             if (!fits)
                 continue;
             L.grad_accum = o->global_batch ? accum_of(job, o, &L)
@@ -749,14 +1098,34 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
         goto out;
     P.naive_pp = o->naive_pp;
     P.serve = job->mode == FG_MODE_SERVE;
+    /* the EP sizes: the divisors of the experts */
+    s.epv[s.n_epv++] = 1;
+    for (uint64_t e = 2; m->experts && e <= m->experts && s.n_epv < 64; e++)
+        if (m->experts % e == 0)
+            s.epv[s.n_epv++] = (uint32_t)e;
+    /* Up to FG_PLAN_JUMP_FROM GPUs (and within a node) every count is searched; above it,
+     * by families (struct family), from one count where something can fit to the next. */
+    s.jump_from = s.gpn > FG_PLAN_JUMP_FROM ? s.gpn : FG_PLAN_JUMP_FROM;
+    if (getenv("FG_PLAN_NO_JUMP"))
+        s.jump_from = UINT32_MAX; /* the count-by-count search (tests/test_plan.c) */
     uint32_t counts_with_fit = 0;
+    const double limit = (double)usable / o->fit.headroom;
     for (uint32_t g = o->min_gpus ? o->min_gpus : 1; g <= o->max_gpus; g++) {
+        if (g > s.jump_from) {
+            /* the families of the counts beyond, once; then the next count one can fit */
+            if (!s.fam_cap && (rc = families(&s, &P, err)))
+                goto out;
+            uint32_t next = next_jump(&s, g - 1);
+            if (!next || next > o->max_gpus)
+                break;
+            g = next;
+        }
         /* Counts a scheduler hands out for such jobs: powers of two inside a
          * node (TP and EP sizes are powers of two in practice), whole nodes beyond. */
         if (!o->any_count && (g > s.gpn ? g % s.gpn != 0 : (g & (g - 1)) != 0))
             continue;
         size_t before = s.nfound;
-        if ((double)fg__plan_count_floor_parts(m, P.parts, job, g) > (double)usable / o->fit.headroom)
+        if ((double)fg__plan_count_floor_parts(m, P.parts, job, g) > limit)
             continue;
         if ((rc = list_shapes(&s, &P, g, err)) || (rc = search_count(&s, &P, g, err)))
             goto out;
@@ -771,6 +1140,10 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
 out:
     free(s.found);
     free(s.shapes);
+    free(s.fam);
+    free(s.fam_index);
+    free(s.live);
+    free(s.ones);
     planner_free(&P);
     return rc;
 }

@@ -22,7 +22,12 @@
 #include "memory/memory.h"
 #include "model/model.h"
 
+struct fg_framework;
+
 #define FG_PLAN_MAX_PP 64
+/* Above this many GPUs the planner searches by families of layouts (plan.c): the counts
+ * where one can fit, not every count. */
+#define FG_PLAN_JUMP_FROM 64u
 #define FG_PLAN_MAX_OPTIONS 8
 
 struct fg_layout {
@@ -61,6 +66,11 @@ struct fg_plan_opts {
     uint32_t gpus_per_node;    /* default 8 */
     uint64_t global_batch;     /* samples per optimizer step; 0 = the job's micro-batch */
     struct fg_fit_opts fit;
+    /* The framework whose table (framework.h fg_framework_runs) every layout is held to:
+     * its dimensions, TP inside a node, a device_map split on one node, the ZeRO stages
+     * its pipeline takes; the GPUs of a count are on nodes of gpus_per_node.  NULL: the
+     * rules of any framework (TP inside a node, EP on a MoE model). */
+    const struct fg_framework *fw;
 };
 
 enum fg_plan_status { FG_PLAN_FOUND, FG_PLAN_IMPOSSIBLE };
@@ -81,6 +91,17 @@ void fg_plan_opts_default(struct fg_plan_opts *o);
  */
 int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t usable,
                     const struct fg_plan_opts *o, struct fg_plan *out, struct fg_err *err);
+
+/*
+ * torchtitan's stage split (distributed/pipeline_parallel.py
+ * _generate_llm_fqn_per_model_part): the embedding counts as in_w blocks and the norm +
+ * head as out_w, the layers + in_w + out_w are dealt evenly over pp stages (the first ones
+ * one more each for the remainder), and the first and last stages drop their weights' worth
+ * of blocks.  Fills cut[0..pp] (stage i holds blocks [cut[i], cut[i+1])); false when a
+ * stage would be empty (torchtitan refuses those), cut then untouched.
+ */
+bool fg_plan_even_cut(uint32_t layers, uint32_t pp, uint32_t in_w, uint32_t out_w,
+                      uint32_t *cut);
 
 /* "0-27,28-55" (inclusive block ranges per stage) into buf. */
 void fg_layout_split_str(const struct fg_layout *l, char *buf, size_t cap);

@@ -1,4 +1,5 @@
 #include "source/config.h"
+#include "source/config_classes.h"
 #include "util/fileio.h"
 #include "util/fmt.h"
 
@@ -189,7 +190,7 @@ static int read_file(const char *path, char **text, size_t *len, struct fg_err *
         return fg_err_set(err, FG_E_IO, "%s: not a regular file; give a config.json file or "
                           "its directory", path);
     if (e == EFBIG)
-        return fg_err_set(err, FG_E_RANGE, "%s: larger than %u bytes; not a config.json", path,
+        return fg_err_set(err, FG_E_LIMIT, "%s: larger than %u bytes; not a config.json", path,
                           FG_CONFIG_MAX_BYTES);
     if (e == ENOMEM)
         return fg_err_set(err, FG_E_NOMEM, "%s: out of memory", path);
@@ -233,7 +234,7 @@ int fg_config_parse(const char *text, size_t len, const char *origin, struct fg_
 {
     *out = NULL;
     if (len > FG_CONFIG_MAX_BYTES)
-        return fg_err_set(err, FG_E_RANGE, "%s: larger than %u bytes; not a config.json", origin,
+        return fg_err_set(err, FG_E_LIMIT, "%s: larger than %u bytes; not a config.json", origin,
                           FG_CONFIG_MAX_BYTES);
     const char *end = NULL;
     cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
@@ -259,7 +260,8 @@ int fg_config_parse(const char *text, size_t len, const char *origin, struct fg_
                               "the file or fetch it again", origin, (size_t)(p - text));
         }
     struct fg_config *doc = fg__json_escape_tree(root) ? NULL : calloc(1, sizeof *doc);
-    if (!doc) {
+    if (!doc || fg__cfg_normalise(root, NULL, INDEX_DEPTH)) {
+        free(doc);
         cJSON_Delete(root);
         return fg_err_set(err, FG_E_NOMEM, "out of memory");
     }
@@ -282,6 +284,7 @@ void fg_config_free(struct fg_config *doc)
 struct fg_cfg fg_config_root(const struct fg_config *doc)
 {
     struct fg_cfg c = {.obj = doc->root, .origin = doc->origin, .scope = "", .index = doc->index};
+    fg__cfg_class_rules(fg__cfg_own_type(doc->root), &c.rules, &c.nrules);
     return c;
 }
 
@@ -311,6 +314,37 @@ static bool alias_listed(const char *list, const char *alias, size_t n)
  * by one walk for all the aliases.  An alias absent here and named in c->inherit is looked
  * up in c->outer.
  */
+static const cJSON *lookup_sub(const struct fg_cfg *c, const char *keys, char *name, size_t cap,
+                               const struct fg_cfg_index **sub);
+
+/*
+ * The attribute_map of c's class: for each alias of keys (n_alias of them), the key the
+ * class maps it to, and each key the class maps to it, looked up in turn (one level: the
+ * map's names are not mapped again).  NULL when none is present.
+ */
+static const cJSON *lookup_mapped(const struct fg_cfg *c, const char **alias,
+                                  const size_t *len, size_t n_alias, char *name, size_t cap,
+                                  const struct fg_cfg_index **sub)
+{
+    struct fg_cfg plain = *c;
+    plain.nrules = 0;
+    for (size_t i = 0; i < n_alias; i++)
+        for (size_t r = 0; r < c->nrules; r++) {
+            const struct fg__cfg_rule *ru = &c->rules[r];
+            if (ru->kind != FG__CFG_ALIAS)
+                continue;
+            const char *other = NULL;
+            if (!strncmp(ru->key, alias[i], len[i]) && !ru->key[len[i]])
+                other = ru->value;
+            else if (!strncmp(ru->value, alias[i], len[i]) && !ru->value[len[i]])
+                other = ru->key;
+            const cJSON *it = other ? lookup_sub(&plain, other, name, cap, sub) : NULL;
+            if (it)
+                return it;
+        }
+    return NULL;
+}
+
 static const cJSON *lookup_sub(const struct fg_cfg *c, const char *keys, char *name, size_t cap,
                                const struct fg_cfg_index **sub)
 {
@@ -350,6 +384,11 @@ static const cJSON *lookup_sub(const struct fg_cfg *c, const char *keys, char *n
         }
     if (sub)
         *sub = found ? subs[pick] : NULL;
+    if (!found && c->nrules) {
+        const cJSON *it = lookup_mapped(c, alias, len, n_alias, name, cap, sub);
+        if (it)
+            return it;
+    }
     for (size_t i = 0; i < n_alias && !found && c->outer && c->inherit; i++)
         if (alias_listed(c->inherit, alias[i], len[i]))
             return lookup_sub(c->outer, keys, name, cap, sub);
@@ -366,6 +405,41 @@ static const cJSON *lookup(const struct fg_cfg *c, const char *keys, char *name,
     return lookup_sub(c, keys, name, cap, NULL);
 }
 
+bool fg_cfg_class_refusal(const struct fg_cfg *c, const char *keys, const char *by, char *buf,
+                          size_t len)
+{
+    const struct fg__cfg_rule *ru = NULL;
+    for (size_t r = 0; r < c->nrules && !ru; r++)
+        if (c->rules[r].kind == FG__CFG_DIVIDES && c->rules[r].message &&
+            fg__cfg_names_attribute(c, keys, c->rules[r].key) &&
+            fg__cfg_names_attribute(c, by, c->rules[r].value))
+            ru = &c->rules[r];
+    if (!ru || !len)
+        return false;
+    size_t o = (size_t)snprintf(buf, len, "%s: ", ru->cls);
+    for (const char *m = ru->message; *m && o + 1 < len; m++) {
+        const char *close = *m == '{' ? strchr(m, '}') : NULL;
+        char name[64], name2[128];
+        if (!close || (size_t)(close - m - 1) >= sizeof name) {
+            buf[o++] = *m;
+            continue;
+        }
+        snprintf(name, sizeof name, "%.*s", (int)(close - m - 1), m + 1);
+        const cJSON *it = lookup(c, name, name2, sizeof name2);
+        double v;
+        if (cJSON_IsNumber(it))
+            o += (size_t)snprintf(buf + o, len - o, "%.15g", it->valuedouble);
+        else if (!it && fg__cfg_class_number(c, name, -1e300, 1e300, false, &v))
+            o += (size_t)snprintf(buf + o, len - o, "%.15g", v);
+        else
+            o += (size_t)snprintf(buf + o, len - o, "%s", it ? "?" : "None");
+        m = close;
+    }
+    buf[o < len ? o : len - 1] = '\0';
+    return true;
+}
+
+
 static int key_err(const struct fg_cfg *c, struct fg_err *err, int code, const char *key,
                    const char *what)
 {
@@ -377,6 +451,15 @@ bool fg_cfg_has(const struct fg_cfg *c, const char *keys)
 {
     char name[128];
     return lookup(c, keys, name, sizeof name) != NULL;
+}
+
+bool fg_cfg_key(const struct fg_cfg *c, const char *keys, char *name, size_t cap)
+{
+    char found[128];
+    if (!cap || !lookup(c, keys, found, sizeof found))
+        return false;
+    snprintf(name, cap, "%s", found);
+    return true;
 }
 
 bool fg_cfg_child(const struct fg_cfg *c, const char *key, struct fg_cfg *child, struct fg_err *err)
@@ -395,6 +478,12 @@ bool fg_cfg_child(const struct fg_cfg *c, const char *key, struct fg_cfg *child,
     child->index = sub;
     child->outer = NULL;
     child->inherit = NULL;
+    const struct fg__cfg_rule *sub_class = fg__cfg_rule_find(c->rules, c->nrules, FG__CFG_SUB,
+                                                             name, strlen(name));
+    const char *type = fg__cfg_own_type(it) ? fg__cfg_own_type(it)
+                       : sub_class          ? sub_class->value
+                                            : NULL;
+    fg__cfg_class_rules(type, &child->rules, &child->nrules);
     if (*c->scope)
         snprintf(child->scope, sizeof child->scope, "%.30s.%.30s", c->scope, name);
     else
@@ -430,7 +519,9 @@ int fg_cfg_u64(const struct fg_cfg *c, const char *keys, uint64_t def, uint64_t 
     char name[128];
     const cJSON *it = lookup(c, keys, name, sizeof name);
     if (!it) {
-        *out = def;
+        double v;
+        *out = fg__cfg_class_number(c, keys, (double)min, (double)max, true, &v) ? (uint64_t)v
+                                                                                 : def;
         return 0;
     }
     return number_u64(c, it, name, min, max, out, err);
@@ -452,7 +543,8 @@ int fg_cfg_f64(const struct fg_cfg *c, const char *keys, double def, double min,
     char name[128], what[160];
     const cJSON *it = lookup(c, keys, name, sizeof name);
     if (!it) {
-        *out = def;
+        double v;
+        *out = fg__cfg_class_number(c, keys, min, max, false, &v) ? v : def;
         return 0;
     }
     if (!cJSON_IsNumber(it))
@@ -471,7 +563,9 @@ int fg_cfg_bool(const struct fg_cfg *c, const char *keys, bool def, bool *out, s
     char name[128];
     const cJSON *it = lookup(c, keys, name, sizeof name);
     if (!it) {
-        *out = def;
+        const struct fg__cfg_rule *d = fg__cfg_class_default(c, keys);
+        *out = d && !strcmp(d->value, "true") ? true : d && !strcmp(d->value, "false") ? false
+                                                                                    : def;
         return 0;
     }
     if (!cJSON_IsBool(it))
@@ -486,7 +580,8 @@ int fg_cfg_str(const struct fg_cfg *c, const char *keys, const char *def, const 
     char name[128];
     const cJSON *it = lookup(c, keys, name, sizeof name);
     if (!it) {
-        *out = def;
+        const struct fg__cfg_rule *d = fg__cfg_class_default(c, keys);
+        *out = d && (d->flags & FG__CFG_TEXT) ? d->value : def;
         return 0;
     }
     if (!cJSON_IsString(it))

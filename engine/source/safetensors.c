@@ -14,10 +14,11 @@
 
 #include "model/model.h"
 #include "source/source.h"
+#include "util/jsonscan.h"
 #include "source/st_layout.h"
 
-/* Big MoE indexes (DeepSeek-V3: ~90k tensors) run to ~10 MB. */
-#define INDEX_MAX_BYTES (64u << 20)
+/* Big MoE indexes (DeepSeek-V3: ~90k tensors) run to ~10 MB, Kimi K2's to about 14 MB. */
+#define INDEX_MAX_BYTES (32u << 20)
 /* One read usually gets the whole header: real ones are 10-200 KB for big shards. */
 #define FIRST_READ 65536u
 
@@ -237,6 +238,13 @@ int fg_safetensors_parse_header(const char *json, size_t len, uint64_t data_size
                                 const char *origin, struct fg_st_summary *s, struct fg_err *err)
 {
     const char *end = NULL;
+    uint64_t objects, pairs, room = FG_ST_MAX_TENSORS - (s->tensors < FG_ST_MAX_TENSORS
+                                                             ? s->tensors : FG_ST_MAX_TENSORS);
+    fg__json_count(json, len, &objects, &pairs);
+    if (objects > room + 2) /* the header itself and its __metadata__ are objects too */
+        return fg_err_set(err, FG_E_LIMIT, "%.300s: a header of %llu objects (tensors), more "
+                          "than a model's checkpoint holds (%u in all its headers): not read",
+                          origin, (unsigned long long)objects, FG_ST_MAX_TENSORS);
     cJSON *root = cJSON_ParseWithLengthOpts(json, len, &end, 0);
     if (!root || !cJSON_IsObject(root)) {
         cJSON_Delete(root);
@@ -318,7 +326,12 @@ int fg_safetensors_parse_header(const char *json, size_t len, uint64_t data_size
         }
         sum += numel;
         by_dtype[d] += numel;
-        tensors++;
+        if (++tensors > room) {
+            rc = fg_err_set(err, FG_E_LIMIT, "%.300s: more than %u tensors in a model's "
+                            "headers: not a checkpoint fitgate reads", origin,
+                            FG_ST_MAX_TENSORS);
+            break;
+        }
         enum fg_st_group g = fg_safetensors_group(t->string);
         s->by_group[g] += numel;
         count_name(s->names, s->example, t->string);
@@ -348,9 +361,20 @@ static int read_header(struct fg_source_repo *repo, const char *file, uint64_t c
     uint64_t fsize = 0;
     bool remote = false;
     int rc = fg_source_repo_read(repo, file, 0, FIRST_READ, first, &got, &fsize, &remote, err);
-    uint64_t len = 0;
     if (!rc && got < 8)
         rc = fg_err_set(err, FG_E_PARSE, "%s: %zu bytes; not a safetensors file", file, got);
+    uint64_t len = 0, room = FG_ST_MAX_HEADER_BYTES - (s->header_bytes < FG_ST_MAX_HEADER_BYTES
+                                                           ? s->header_bytes
+                                                           : FG_ST_MAX_HEADER_BYTES);
+    for (int i = 7; !rc && i >= 0; i--)
+        len = (len << 8) | first[i];
+    /* before the format's own checks: a length past the bound is refused as the job's, not
+     * read (a 100 MiB header took 4.8 s to parse) */
+    if (!rc && len > room)
+        rc = fg_err_set(err, FG_E_LIMIT, "%s: a header of %llu bytes%s, more than a model's "
+                        "checkpoint holds (%u MiB in all its headers): not read", file,
+                        (unsigned long long)len, s->header_bytes ? " after the others" : "",
+                        FG_ST_MAX_HEADER_BYTES >> 20);
     if (!rc)
         rc = fg_safetensors_header_len(first, fsize, cap, file, &len, err);
     char *json = NULL;
@@ -380,6 +404,7 @@ static int read_header(struct fg_source_repo *repo, const char *file, uint64_t c
     if (!rc) {
         s->headers_read++;
         s->headers_remote += remote;
+        s->header_bytes += len;
     }
     free(json);
     free(first);
@@ -396,6 +421,12 @@ static int parse_index(const char *text, size_t len, struct fg_st_summary *s, ui
                        char (*example)[96], char ***files, size_t *nfiles, struct fg_err *err)
 {
     const char *origin = "model.safetensors.index.json";
+    uint64_t objects, pairs;
+    fg__json_count(text, len, &objects, &pairs);
+    if (pairs > FG_ST_MAX_TENSORS + 64) /* weight_map's entries, and metadata's few */
+        return fg_err_set(err, FG_E_LIMIT, "%s: %llu entries, more than a model's checkpoint "
+                          "names (%u tensors): not read", origin, (unsigned long long)pairs,
+                          FG_ST_MAX_TENSORS);
     cJSON *root = cJSON_ParseWithLength(text, len);
     const cJSON *wm = root ? cJSON_GetObjectItemCaseSensitive(root, "weight_map") : NULL;
     if (!cJSON_IsObject(wm)) {
@@ -526,6 +557,8 @@ int fg_safetensors_scan_with(struct fg_source_repo *repo, const struct fg_st_sca
         files = one;
         n = 1;
     } else if (rc) {
+        if (rc == FG_E_RANGE) /* larger than INDEX_MAX_BYTES (fileio.h, hub.c) */
+            rc = e.code = FG_E_LIMIT;
         if (err)
             *err = e;
         return rc;

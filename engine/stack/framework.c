@@ -3,6 +3,8 @@
  * from the framework's own code; the source column says where.
  */
 #include "stack/framework.h"
+#include "job/job.h"
+#include "stack/trainer.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -67,7 +69,16 @@
  *             mixed_precision_reduce="float32" (FSDP2 MixedPrecisionPolicy over fp32 sharded
  *             parameters: fp32 master shards, gradients and AdamW states, bf16 all-gathered
  *             blocks; no autocast), distributed/activation_checkpoint.py (per-op selective
- *             checkpointing by default: counted as full recompute here, see docs).
+ *             checkpointing by default).  On main (b5bcd76): config/configs.py
+ *             ParallelismConfig.enable_sequence_parallel = True, models/llama3/sharding.py
+ *             (SequenceParallel norms, wo / w2 reduce-scatter to the sequence shard:
+ *             memory/titan.c), components/loss.py _LossParallelCrossEntropy (vocab-parallel
+ *             loss), components/quantization/float8.py (rowwise recipes; _scaled_mm is not
+ *             on the op-SAC save list), components/lora.py LoRAConverter (rank 8, alpha 16,
+ *             no dropout; LoRALinear freezes the base, which stays in the fp32 shards, and
+ *             adds lora_a / lora_b Linears that run on the input as it comes: no cast copy),
+ *             distributed/pipeline_parallel.py (layers split by count), distributed/fsdp.py
+ *             (no reshard after forward under PP).
  *  lit-gpt 0.5.13: litgpt finetune/lora.py: FSDPStrategy when devices > 1,
  *             chunked_cross_entropy (utils.py) for the loss; Lightning's bf16-mixed keeps
  *             fp32 parameters (fabric/plugins/precision/amp.py MixedPrecision); its FSDP LoRA
@@ -109,16 +120,21 @@
  *             stage_1_and_2.py step (the gradient partition converted to fp32) and
  *             backward_prologue (reduce_bucket_size 5e8 elements, zero/config.py), stage3.py
  *             sub_group_size 1e9 (DeepSpeed v0.19.5).
- *  vllm       vLLM main as stored (commit 002f10e, after v0.21): config/cache.py
+ *  vllm       vLLM main as stored (the 0.27 series; the same from 0.21): config/cache.py
  *             CacheConfig.gpu_memory_utilization = 0.92 (0.9 up to 0.20, the vllm@0.20
  *             row); v1/worker/gpu_worker.py determine_available_memory: the budget is
  *             utilization x the card's total, the baseline taken after the CUDA context
- *             (utils/mem_utils.py memory_profiling), and the weights, the profile run's peak
- *             (a dummy batch of max_num_batched_tokens: vllm/engine/arg_utils.py
- *             EngineArgs.get_batch_defaults, 8192 for the API server on cards of 70 GiB and
- *             more other than A100, else 2048) and, from 0.21, the CUDA graphs' memory come
- *             off it; the rest is KV cache, which must hold one max_model_len sequence
- *             (v1/core/kv_cache_utils.py check_enough_kv_cache_memory).
+ *             (utils/mem_utils.py memory_profiling), and the weights, the profile run's torch
+ *             peak (gpu_model_runner.py profile_run: a dummy forward of
+ *             max_num_batched_tokens, then _dummy_sampler_run over max_num_seqs rows of
+ *             logits; vllm/engine/arg_utils.py EngineArgs.get_batch_defaults, 8192 tokens
+ *             and 1024 sequences for the API server on cards of 70 GiB and more other than
+ *             A100, else 2048 and 256) and, from 0.21, profile_cudagraph_memory's estimate
+ *             come off it; the rest is KV cache, refused when not positive or short of one
+ *             max_model_len sequence (v1/core/kv_cache_utils.py
+ *             _check_enough_kv_cache_memory).  memory/serve_engine.c counts each term.
+ *             Sparse-MLA models (DeepSeek-V3.2) keep the fp8_ds_mla cache
+ *             (models/config.py DeepseekV32ForCausalLM.verify_and_update_config).
  *  sglang     srt/server_args.py ServerArgs._handle_gpu_memory_settings: chunked_prefill_size
  *             and cuda_graph_max_bs by card memory and TP, reserved = 512 MB + 1.5 MB x
  *             max(chunked_prefill_size, 2048) + 2 MB x cuda_graph_max_bs + 1 GB x tp x pp / 8
@@ -138,8 +154,59 @@
     .commit = "fd798335c"
 #define VLLM_READ .repo = "vllm-project/vllm", .file = "vllm/config/cache.py", .commit = "c1d864211"
 
+/*
+ * The switches and trainers of each row (fg_framework.switches, .trainers), read in the
+ * releases the rows name:
+ *  HF Trainer   training_args.py gradient_checkpointing, gradient_accumulation_steps,
+ *               use_liger_kernel (Liger fused linear cross-entropy), optim adamw_bnb_8bit /
+ *               paged_adamw_8bit; accelerate FullyShardedDataParallelPlugin cpu_offload
+ *               (parameters, with FSDP full shard) and DeepSpeed offload_optimizer /
+ *               offload_param; serving through generate: fewer sequences, shorter ones
+ *  TRL          every trainer of trainer.c (dpo, orpo, kto, grpo, rloo, ppo, reward);
+ *               DPOConfig / KTOConfig precompute_ref_log_probs; GRPOConfig use_vllm,
+ *               vllm_mode colocate (vllm_gpu_memory_utilization) or server (trl vllm-serve);
+ *               SFTConfig activation_offloading
+ *  accelerate   an own loop: the switches above, no trainer of TRL's (--framework trl)
+ *  axolotl      rl: dpo | orpo | kto | grpo (TRL's, vLLM server or colocate), reward_model;
+ *               activation_offloading, liger plugin, optimizer adamw_bnb_8bit
+ *  LLaMA-Factory stage rm | ppo | dpo | kto (pref_loss orpo), enable_liger_kernel,
+ *               optim adamw_bnb_8bit, deepspeed offload configs
+ *  unsloth      single GPU: its checkpointing, optim adamw_8bit, TRL's DPO / ORPO / KTO /
+ *               GRPO (fast_inference: vLLM colocated)
+ *  torchtune    enable_activation_checkpointing, gradient_accumulation_steps, optimizer
+ *               bitsandbytes PagedAdamW8bit / AdamW8bit, fsdp_cpu_offload (parameters,
+ *               gradients and optimizer), enable_activation_offloading; recipes
+ *               lora_dpo / full_dpo_distributed, ppo_full_finetune_single_device,
+ *               dev/grpo_full_finetune_distributed
+ *  torchtitan   activation_checkpoint.mode, training.gradient_accumulation_steps (local batch
+ *               size), training.enable_cpu_offload (FSDP2 CPUOffloadPolicy); pretraining and
+ *               SFT only
+ *  lit-gpt      FSDPStrategy(activation_checkpointing_policy, cpu_offload=True),
+ *               --train.micro_batch_size, --optimizer bitsandbytes.optim.PagedAdamW /
+ *               AdamW8bit; `litgpt serve`
+ *  NeMo 2       recompute_granularity, micro / global batch, optimizer_cpu_offload (Megatron-Core
+ *               HybridDeviceOptimizer); NeMo-RL dpo, grpo and reward-model training
+ *  Megatron     --recompute-granularity, --micro-batch-size, --optimizer-cpu-offload
+ *  DeepSpeed    activation_checkpointing, gradient_accumulation_steps, zero_optimization
+ *               offload_optimizer / offload_param; PipelineEngine with ZeRO stage 0 or 1 only
+ *               (runtime/pipe/engine.py asserts zero_optimization_stage() < 2); DeepSpeed-Chat
+ *               reward model and PPO (step 2 and 3)
+ *  vLLM, SGLang --gpu-memory-utilization / --mem-fraction-static, --kv-cache-dtype fp8,
+ *               --max-num-seqs, --max-model-len
+ */
+#define SW_HF                                                                                 \
+    (FG_SW_GRAD_CKPT | FG_SW_ACCUM | FG_SW_LIGER | FG_SW_ADAM8 | FG_SW_PAGED |                \
+     FG_SW_OFFLOAD_OPT | FG_SW_OFFLOAD_PARAMS | FG_SW_SEQS | FG_SW_MAX_LEN)
+#define SW_TRL (SW_HF | FG_SW_VLLM | FG_SW_REF_PRECOMPUTE)
+#define SW_ENGINE (FG_SW_SEQS | FG_SW_MAX_LEN | FG_SW_KV_FP8 | FG_SW_GPU_UTIL)
+#define TRAINS_TRL                                                                            \
+    (FG_TRAINS(FG_TRAINER_DPO) | FG_TRAINS(FG_TRAINER_ORPO) | FG_TRAINS(FG_TRAINER_KTO) |     \
+     FG_TRAINS(FG_TRAINER_GRPO) | FG_TRAINS(FG_TRAINER_RLOO) | FG_TRAINS(FG_TRAINER_PPO) |    \
+     FG_TRAINS(FG_TRAINER_REWARD))
+
 static const struct fg_framework table[] = {
     {.name = "transformers", .version = "5", .aliases = "hf,trainer,peft",
+     .switches = SW_TRL, .trainers = TRAINS_TRL,
      .label = "HF Trainer + peft", TRAIN_HF, HF_BASE, .kbit_prepared = true,
      .full_precision = FG_PREC_BF16, .optimizer = FG_OPT_ADAMW_FUSED,
      .keeps = "dtype=auto (bf16 checkpoint: 2+2+4 B/param full), adamw_torch_fused, no "
@@ -149,6 +216,7 @@ static const struct fg_framework table[] = {
                "prepare_model_for_kbit_training",
      TF_READ},
     {.name = "transformers", .version = "4.57", .aliases = "hf,trainer,peft",
+     .switches = SW_TRL, .trainers = TRAINS_TRL,
      .label = "HF Trainer + peft", TRAIN_HF, HF_BASE, .kbit_prepared = true,
      .full_precision = FG_PREC_BF16_MIXED, .optimizer = FG_OPT_ADAMW,
      .keeps = "fp32 load + bf16 autocast (4+4+8 B/param and bf16 copies), adamw_torch on torch "
@@ -157,6 +225,7 @@ static const struct fg_framework table[] = {
                "training_args.py default_optim (adamw_torch below torch 2.8; stored file)",
      TF_READ},
     {.name = "trl", .version = "1.9", .aliases = "", .label = "TRL SFTTrainer + peft", TRAIN_HF,
+     .switches = SW_TRL | FG_SW_ACT_OFFLOAD, .trainers = TRAINS_TRL,
      .lora_fp32_base = true, .qlora_adapters_bf16 = true,
      .full_precision = FG_PREC_BF16_MIXED, .optimizer = FG_OPT_ADAMW_FUSED, .grad_ckpt = true,
      .loss = FG_LOSS_CHUNKED_NLL,
@@ -167,6 +236,7 @@ static const struct fg_framework table[] = {
      .repo = "huggingface/trl", .file = "trl/trainer/sft_trainer.py", .commit = "35def3ee0",
      .date = "2026-07-21"},
     {.name = "trl", .version = "1.6", .aliases = "", .label = "TRL 1.6 SFTTrainer + peft",
+     .switches = SW_TRL | FG_SW_ACT_OFFLOAD, .trainers = TRAINS_TRL,
      TRAIN_HF, .lora_fp32_base = true, .qlora_adapters_bf16 = true,
      .full_precision = FG_PREC_BF16_MIXED, .optimizer = FG_OPT_ADAMW_FUSED, .grad_ckpt = true,
      .keeps = "as 1.9, but loss_type nll: transformers' loss over the whole fp32 logits",
@@ -176,6 +246,7 @@ static const struct fg_framework table[] = {
     /* accelerate >= 1.10 ParallelismConfig (parallelism_config.py): TP and CP over FSDP2
      * beside data parallel, set in the config's parallelism_config */
     {.name = "accelerate", .version = "1.14", .aliases = "", .label = "accelerate (own loop)",
+     .switches = SW_HF, .trainers = 0,
      .layouts = FG_LAY_TP | FG_LAY_CP | FG_LAY_PP | FG_LAY_ZERO, .naive_pp = true,
      .trains = true, .serves = true, .qlora = true, .master = FG_MASTER_PARAMS,
      .ddp_buckets = true, HF_BASE, .full_precision = FG_PREC_BF16, .optimizer = FG_OPT_ADAMW,
@@ -188,6 +259,10 @@ static const struct fg_framework table[] = {
      * through accelerate's ParallelismConfig (loaders/model.py parallelism_config,
      * monkeypatch/accelerate/parallelism_config.py; examples/distributed-parallel/) */
     {.name = "axolotl", .version = "0.18", .aliases = "", .label = "axolotl (HF Trainer + peft)",
+     .switches = SW_TRL | FG_SW_ACT_OFFLOAD,
+     .trainers = FG_TRAINS(FG_TRAINER_DPO) | FG_TRAINS(FG_TRAINER_ORPO) |
+                 FG_TRAINS(FG_TRAINER_KTO) | FG_TRAINS(FG_TRAINER_GRPO) |
+                 FG_TRAINS(FG_TRAINER_REWARD),
      .layouts = FG_LAY_PP | FG_LAY_ZERO | FG_LAY_TP | FG_LAY_CP, .naive_pp = true,
      .trains = true, .serves = true, .qlora = true, .master = FG_MASTER_PARAMS,
      .ddp_buckets = true, HF_BASE, .full_precision = FG_PREC_BF16, .optimizer = FG_OPT_ADAMW_FUSED,
@@ -198,6 +273,10 @@ static const struct fg_framework table[] = {
      .repo = "axolotl-ai-cloud/axolotl", .file = "src/axolotl/loaders/model.py",
      .commit = "2f5cb9da6", .date = "2026-07-17"},
     {.name = "llama-factory", .version = "0.9.5", .aliases = "llamafactory,llama_factory",
+     .switches = SW_HF,
+     .trainers = FG_TRAINS(FG_TRAINER_DPO) | FG_TRAINS(FG_TRAINER_ORPO) |
+                 FG_TRAINS(FG_TRAINER_KTO) | FG_TRAINS(FG_TRAINER_PPO) |
+                 FG_TRAINS(FG_TRAINER_REWARD),
      .label = "LLaMA-Factory (HF Trainer + peft)", TRAIN_HF, HF_BASE,
      .full_precision = FG_PREC_BF16_MIXED, .optimizer = FG_OPT_ADAMW_FUSED, .grad_ckpt = true,
      .keeps = "bf16 load, trainable params upcast to fp32, checkpointing on",
@@ -206,6 +285,10 @@ static const struct fg_framework table[] = {
      .repo = "hiyouga/LLaMA-Factory", .file = "src/llamafactory/model/adapter.py",
      .commit = "7af909522", .date = "2026-05-30"},
     {.name = "unsloth", .version = "2026.8", .aliases = "", .label = "unsloth", .layouts = 0,
+     .switches = FG_SW_GRAD_CKPT | FG_SW_ACCUM | FG_SW_ADAM8 | FG_SW_PAGED | FG_SW_VLLM |
+                 FG_SW_REF_PRECOMPUTE,
+     .trainers = FG_TRAINS(FG_TRAINER_DPO) | FG_TRAINS(FG_TRAINER_ORPO) |
+                 FG_TRAINS(FG_TRAINER_KTO) | FG_TRAINS(FG_TRAINER_GRPO),
      .trains = true, .qlora = true, .lora_base_torch_dtype = true,
      .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW,
      .chunked_ce = true, .ce_kept = FG_CE_LSE, .grad_ckpt = true, .loss = FG_LOSS_UNSLOTH,
@@ -216,6 +299,10 @@ static const struct fg_framework table[] = {
      .repo = "unslothai/unsloth", .file = "unsloth/models/llama.py", .commit = "015bdef0d9",
      .date = "2026-08-22"},
     {.name = "torchtune", .version = "0.7", .aliases = "", .label = "torchtune",
+     .switches = FG_SW_GRAD_CKPT | FG_SW_ACCUM | FG_SW_ADAM8 | FG_SW_PAGED |
+                 FG_SW_OFFLOAD_PARAMS | FG_SW_ACT_OFFLOAD,
+     .trainers = FG_TRAINS(FG_TRAINER_DPO) | FG_TRAINS(FG_TRAINER_PPO) |
+                 FG_TRAINS(FG_TRAINER_GRPO),
      .layouts = FG_LAY_ZERO, .trains = true, .qlora = true, .lora_base_torch_dtype = true,
      .full_precision = FG_PREC_BF16, .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW_FUSED,
      .full_optimizer_set = true, .full_optimizer = FG_OPT_PAGED_ADAMW_8BIT,
@@ -231,18 +318,24 @@ static const struct fg_framework table[] = {
      .repo = "pytorch/torchtune", .file = "recipes/full_finetune_distributed.py",
      .commit = "bd2a0fc7c", .date = "2026-04-23"},
     {.name = "torchtitan", .version = "0.2.2", .aliases = "titan", .label = "torchtitan",
+     .switches = FG_SW_GRAD_CKPT | FG_SW_ACCUM | FG_SW_OFFLOAD_PARAMS, .trainers = 0,
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
      .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS,
      .optimizer = FG_OPT_ADAMW_FUSED, .fsdp_mixed = true, .grad_ckpt = true,
-     .ac_selective = true, .float8 = true, .dp_zero = 3,
-     .no_dropout = true, .full_only = true, /* no peft / LoRA in torchtitan's trainer */
+     .ac_selective = true, .float8 = true, .dp_zero = 3, .sp = true, .pp_even = true,
+     .no_dropout = true, .lora_base_dtype = true,
      .keeps = "FSDP2: fp32 sharded params/grads/AdamW, bf16 gathered blocks, no autocast "
-              "cache; activation checkpointing on",
+              "cache; op SAC; TP with sequence parallel; PP split by count, the stage kept "
+              "gathered; LoRA (main) on the fp32 shards",
      .source = "torchtitan 0.2.2 config/configs.py mixed_precision_param; "
-               "distributed/activation_checkpoint.py",
+               "distributed/activation_checkpoint.py; main b5bcd76 models/llama3/sharding.py, "
+               "pipeline_parallel.py, fsdp.py, components/lora.py",
      .repo = "pytorch/torchtitan", .file = "torchtitan/config/configs.py",
      .commit = "73a0e6979", .date = "2026-02-20"},
     {.name = "lit-gpt", .version = "0.5.13", .aliases = "litgpt,lightning",
+     .switches = FG_SW_GRAD_CKPT | FG_SW_ACCUM | FG_SW_ADAM8 | FG_SW_PAGED |
+                 FG_SW_OFFLOAD_PARAMS | FG_SW_SEQS | FG_SW_MAX_LEN,
+     .trainers = 0,
      .label = "lit-gpt (Lightning Fabric)", .layouts = FG_LAY_ZERO, .trains = true,
      .serves = true, .qlora = true, .full_precision = FG_PREC_BF16_MIXED,
      .master = FG_MASTER_PARAMS, .optimizer = FG_OPT_ADAMW, .chunked_ce = true,
@@ -257,6 +350,9 @@ static const struct fg_framework table[] = {
      .repo = "Lightning-AI/litgpt", .file = "litgpt/finetune/lora.py", .commit = "26857050",
      .date = "2026-06-29"},
     {.name = "nemo", .version = "2", .aliases = "nemo2,nemo-rl", .label = "NeMo (Megatron-Core)",
+     .switches = FG_SW_GRAD_CKPT | FG_SW_ACCUM | FG_SW_OFFLOAD_OPT,
+     .trainers = FG_TRAINS(FG_TRAINER_DPO) | FG_TRAINS(FG_TRAINER_GRPO) |
+                 FG_TRAINS(FG_TRAINER_REWARD),
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
      .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16,
      .master = FG_MASTER_OPTIMIZER, .main_grad_bytes = 4, .optimizer = FG_OPT_ADAMW_FUSED,
@@ -269,6 +365,7 @@ static const struct fg_framework table[] = {
      .repo = "NVIDIA-NeMo/Megatron-Bridge", .file = "src/megatron/bridge/models/gpt_provider.py",
      .commit = "51885cf13", .date = "2026-08-19"},
     {.name = "megatron", .version = "0.19", .aliases = "megatron-lm,megatron-core,mcore",
+     .switches = FG_SW_GRAD_CKPT | FG_SW_ACCUM | FG_SW_OFFLOAD_OPT, .trainers = 0,
      .label = "Megatron-LM/Megatron-Core",
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
      .lora_base_torch_dtype = true, .full_precision = FG_PREC_BF16,
@@ -282,6 +379,8 @@ static const struct fg_framework table[] = {
      .repo = "NVIDIA/Megatron-LM", .file = "megatron/core/tensor_parallel/cross_entropy.py",
      .commit = "5be9626709", .date = "2026-08-19"},
     {.name = "deepspeed", .version = "0.19", .aliases = "ds", .label = "DeepSpeed",
+     .switches = FG_SW_GRAD_CKPT | FG_SW_ACCUM | FG_SW_OFFLOAD_OPT | FG_SW_OFFLOAD_PARAMS,
+     .trainers = FG_TRAINS(FG_TRAINER_PPO) | FG_TRAINS(FG_TRAINER_REWARD), .pp_zero_max = 1,
      .layouts = FG_LAY_PP | FG_LAY_ZERO, .trains = true, .lora_base_torch_dtype = true,
      .full_precision = FG_PREC_BF16, .master = FG_MASTER_OPTIMIZER, .main_grad_bytes = 2,
      .optimizer = FG_OPT_ADAMW_FUSED,
@@ -291,23 +390,27 @@ static const struct fg_framework table[] = {
                "zero/config.py (reduce_bucket_size 5e8), pipe/engine.py",
      .repo = "deepspeedai/DeepSpeed", .file = "deepspeed/runtime/zero/config.py",
      .commit = "cf4430045", .date = "2026-08-09"},
-    {.name = "vllm", .version = "0.21", .aliases = "", .label = "vLLM",
+    {.name = "vllm", .version = "0.27", .aliases = "", .label = "vLLM",
+     .switches = SW_ENGINE,
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.92,
-     .serve_budget = FG_SERVE_VLLM,
-     .keeps = "gpu_memory_utilization 0.92 of the card: weights, profile run at "
-              "max_num_batched_tokens, CUDA graphs; the rest KV cache",
-     .source = "vllm config/cache.py gpu_memory_utilization 0.92, gpu_worker.py "
-               "determine_available_memory, engine/arg_utils.py get_batch_defaults (stored "
-               "files, no snapshot)",
+     .serve_budget = FG_SERVE_VLLM, .kv_ds_mla = true,
+     .keeps = "gpu_memory_utilization 0.92 of the card: weights, profile run (forward at "
+              "max_num_batched_tokens, sampler over max_num_seqs), CUDA graphs; the rest KV "
+              "cache, refused below one max_model_len sequence",
+     .source = "vllm 0.27 config/cache.py gpu_memory_utilization 0.92, gpu_worker.py "
+               "determine_available_memory, gpu_model_runner.py profile_run, "
+               "kv_cache_utils.py _check_enough_kv_cache_memory (stored files, no snapshot)",
      VLLM_READ},
     {.name = "vllm", .version = "0.20", .aliases = "", .label = "vLLM 0.20",
+     .switches = SW_ENGINE,
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.9,
-     .serve_budget = FG_SERVE_VLLM_020,
+     .serve_budget = FG_SERVE_VLLM_020, .kv_ds_mla = true,
      .keeps = "gpu_memory_utilization 0.9 of the card",
      .source = "vllm 0.20 CacheConfig.gpu_memory_utilization 0.9, gpu_worker.py (stored files, "
                "no snapshot)",
      VLLM_READ},
     {.name = "sglang", .version = "0.5", .aliases = "", .label = "SGLang",
+     .switches = SW_ENGINE,
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.88,
      .serve_budget = FG_SERVE_SGLANG,
      .keeps = "mem_fraction_static computed from the card, TP and chunked prefill",
@@ -443,4 +546,139 @@ unsigned fg_framework_needs(uint32_t tp, uint32_t pp, uint32_t ep, uint32_t cp, 
 {
     return (tp > 1 ? FG_LAY_TP : 0) | (pp > 1 ? FG_LAY_PP : 0) | (ep > 1 ? FG_LAY_EP : 0) |
            (cp > 1 ? FG_LAY_CP : 0) | (zero > 0 ? FG_LAY_ZERO : 0);
+}
+
+/* ---- the remedies' table: switches, trainers, runnable layouts -------------------------- */
+
+const char *fg_switch_name(enum fg_switch s)
+{
+    static const char *const names[FG_SWITCH_COUNT] = {
+        "gradient checkpointing", "micro-batch with accumulation", "fused loss (Liger)",
+        "ZeRO-3 / FSDP", "8-bit optimizer", "paged optimizer", "optimizer offload",
+        "parameter offload", "activation offload", "precomputed reference",
+        "vLLM share", "vLLM server", "QLoRA", "engine share of the card", "fp8 KV cache",
+        "fewer sequences", "shorter max_model_len",
+    };
+    return (unsigned)s < FG_SWITCH_COUNT ? names[s] : "?";
+}
+
+bool fg_framework_has_trainer(const struct fg_framework *f, unsigned trainer)
+{
+    if (!f || !f->trains)
+        return false;
+    return trainer == FG_TRAINER_SFT || (f->trainers & FG_TRAINS(trainer));
+}
+
+size_t fg_framework_switch_list(const struct fg_framework *f, unsigned mode, unsigned trainer,
+                                enum fg_switch *out, size_t cap)
+{
+    size_t n = 0;
+#define PUT(sw)                                                                               \
+    do {                                                                                      \
+        if (n < cap)                                                                          \
+            out[n] = (sw);                                                                    \
+        n++;                                                                                  \
+    } while (0)
+    if (!f)
+        return 0;
+    unsigned sw = f->switches;
+    if (mode == FG_MODE_SERVE) {
+        if (!f->serves)
+            return 0;
+        if ((sw & FG_SW_GPU_UTIL) && f->gpu_util > 0)
+            PUT(FG_SWITCH_GPU_UTIL);
+        if (sw & FG_SW_KV_FP8)
+            PUT(FG_SWITCH_KV_FP8);
+        if (sw & FG_SW_SEQS)
+            PUT(FG_SWITCH_SEQS);
+        if (sw & FG_SW_MAX_LEN)
+            PUT(FG_SWITCH_MAX_LEN);
+        return n;
+    }
+    if (!fg_framework_has_trainer(f, trainer) || (mode == FG_MODE_QLORA && !f->qlora) ||
+        ((mode == FG_MODE_LORA || mode == FG_MODE_QLORA) && f->full_only))
+        return 0;
+    const struct fg_trainer_row *t = fg_trainer_row((enum fg_trainer)trainer);
+    if (sw & FG_SW_GRAD_CKPT)
+        PUT(FG_SWITCH_GRAD_CKPT);
+    if (sw & FG_SW_ACCUM)
+        PUT(FG_SWITCH_ACCUM);
+    if ((sw & FG_SW_LIGER) && !t->score_head)
+        PUT(FG_SWITCH_LIGER);
+    if (f->layouts & FG_LAY_ZERO)
+        PUT(FG_SWITCH_ZERO3);
+    if (sw & FG_SW_ADAM8)
+        PUT(FG_SWITCH_ADAM8);
+    else if (sw & FG_SW_PAGED) /* the same bytes on the GPU (job.h): one of the two */
+        PUT(FG_SWITCH_PAGED);
+    if ((sw & FG_SW_OFFLOAD_OPT) && (f->layouts & FG_LAY_ZERO))
+        PUT(FG_SWITCH_OFFLOAD_OPT);
+    if ((sw & FG_SW_OFFLOAD_PARAMS) && (f->layouts & FG_LAY_ZERO))
+        PUT(FG_SWITCH_OFFLOAD_PARAMS);
+    if ((sw & FG_SW_ACT_OFFLOAD) && trainer == FG_TRAINER_SFT)
+        PUT(FG_SWITCH_ACT_OFFLOAD);
+    if ((sw & FG_SW_REF_PRECOMPUTE) &&
+        (trainer == FG_TRAINER_DPO || trainer == FG_TRAINER_KTO))
+        PUT(FG_SWITCH_REF_PRECOMPUTE);
+    if ((sw & FG_SW_VLLM) && t->generates && !t->value_model) {
+        PUT(FG_SWITCH_VLLM_UTIL);
+        PUT(FG_SWITCH_VLLM_SERVER);
+    }
+    if (mode == FG_MODE_LORA && f->qlora)
+        PUT(FG_SWITCH_QLORA);
+#undef PUT
+    return n;
+}
+
+bool fg_framework_runs(const struct fg_framework *f, const struct fg_run_shape *s, char *why,
+                       size_t cap)
+{
+    uint32_t tp = s->tp ? s->tp : 1, pp = s->pp ? s->pp : 1, ep = s->ep ? s->ep : 1;
+    uint32_t cp = s->cp ? s->cp : 1, dp = s->dp ? s->dp : 1, nodes = s->nodes ? s->nodes : 1;
+    uint32_t gpus = tp * pp * cp * dp;
+    uint32_t per_node = s->per_node ? s->per_node : gpus;
+    char tmp[8];
+    if (!why) {
+        why = tmp;
+        cap = sizeof tmp;
+    }
+#define NO(...)                                                                               \
+    do {                                                                                      \
+        snprintf(why, cap, __VA_ARGS__);                                                      \
+        return false;                                                                         \
+    } while (0)
+    if (f) {
+        unsigned need = fg_framework_needs(tp, pp, ep, cp, s->zero);
+        if (need & ~f->layouts) {
+            char who[160];
+            fg_framework_who_runs(need & ~f->layouts, who, sizeof who);
+            NO("%s runs no %s%s%s%s%s (frameworks that do: %s)", f->name,
+               (need & ~f->layouts & FG_LAY_TP) ? "TP " : "",
+               (need & ~f->layouts & FG_LAY_PP) ? "PP " : "",
+               (need & ~f->layouts & FG_LAY_EP) ? "EP " : "",
+               (need & ~f->layouts & FG_LAY_CP) ? "CP " : "",
+               (need & ~f->layouts & FG_LAY_ZERO) ? "ZeRO / FSDP" : "", who[0] ? who : "none");
+        }
+        if (f->naive_pp && pp > 1 && (nodes > 1 || tp * pp > per_node))
+            NO("%s splits layers with device_map in one process on one node: PP=%u does not "
+               "stay on one node's %u GPUs", f->name, pp, per_node);
+        if (f->naive_pp && pp > 1 && dp * cp > 1)
+            NO("%s splits layers with device_map in one process, which runs no data parallel "
+               "beside it", f->name);
+        if (f->pp_zero_max && pp > 1 && s->zero > f->pp_zero_max)
+            NO("%s's pipeline runs ZeRO up to stage %u, not ZeRO-%u", f->name, f->pp_zero_max,
+               s->zero);
+    }
+    if (tp > per_node || (nodes > 1 && per_node % tp))
+        NO("TP=%u does not stay inside a node of %u GPUs: tensor parallel stays inside a node",
+           tp, per_node);
+    uint64_t over = s->serve ? (uint64_t)tp * dp : dp;
+    if (ep > 1 && (!s->experts || s->experts % ep || over % ep))
+        NO("EP=%u must divide the model's %llu experts and the %llu ranks it spreads them over",
+           ep, (unsigned long long)s->experts, (unsigned long long)over);
+    if (cp > 1 && s->seq_len && s->seq_len % (2ull * cp))
+        NO("CP=%u needs a sequence length divisible by 2 x CP = %u, not %llu", cp, 2 * cp,
+           (unsigned long long)s->seq_len);
+#undef NO
+    return true;
 }

@@ -75,6 +75,8 @@ struct fg_framework {
     double gpu_util;           /* serving: share of the card the engine takes (0: none; SGLang:
                                   computed from the card, this is its fallback) */
     enum fg_serve_budget serve_budget; /* serving: how the engine budgets a card */
+    bool kv_ds_mla;            /* serving: sparse-MLA layers keep fp8_ds_mla (job.h) */
+    bool pp_even;              /* PP stages split by count, not memory (fg_plan_even_cut) */
     /* ---- training-stack defaults of today's releases (framework.c says where each is
      * read; job.h says what the estimator does with the job field each one sets) ---- */
     bool lora_fp32_base;       /* LoRA / QLoRA: the model loads in fp32 unless --precision says
@@ -109,7 +111,99 @@ struct fg_framework {
     bool ds_buffers;           /* DeepSpeed ZeRO's fp32 gradient partition and reduce bucket */
     bool te_act;               /* activations as Megatron-Core + Transformer Engine save them */
     bool sp;                   /* sequence parallel on by default (its recipes) */
+    /* ---- What a job under it can switch on, and what it runs (the remedies' table,
+     * policies/remedy.c; framework.c says where each is read) ---- */
+    unsigned switches;         /* FG_SW_*: besides ZeRO (layouts) and QLoRA (qlora) */
+    unsigned trainers;         /* FG_TRAINS_*: the preference / RL trainers it has (SFT is
+                                  every training row's) */
+    uint8_t pp_zero_max;       /* the highest ZeRO stage its pipeline runs beside (DeepSpeed's
+                                  PipelineEngine: 1); 0 means no limit */
 };
+
+/* Switches a framework's own code turns on (fg_framework.switches). */
+#define FG_SW_GRAD_CKPT 0x0001u    /* activation checkpointing */
+#define FG_SW_ACCUM 0x0002u        /* a smaller micro-batch with gradient accumulation */
+#define FG_SW_LIGER 0x0004u        /* fused linear cross-entropy (Liger-Kernel) */
+#define FG_SW_ADAM8 0x0008u        /* bitsandbytes 8-bit AdamW */
+#define FG_SW_PAGED 0x0010u        /* bitsandbytes paged AdamW (8-bit) */
+#define FG_SW_OFFLOAD_OPT 0x0020u  /* optimizer states on the CPU (with a ZeRO stage) */
+#define FG_SW_OFFLOAD_PARAMS 0x0040u /* parameters and gradients on the CPU too (ZeRO-3) */
+#define FG_SW_ACT_OFFLOAD 0x0080u  /* saved activations on the CPU */
+#define FG_SW_VLLM 0x0100u         /* TRL's vLLM generation: its colocated share, or a server
+                                      on GPUs of the job's own */
+#define FG_SW_REF_PRECOMPUTE 0x0200u /* reference log-probs computed before training
+                                        (TRL precompute_ref_log_probs): no reference model */
+#define FG_SW_SEQS 0x0400u         /* serving: fewer sequences at once (max_num_seqs) */
+#define FG_SW_MAX_LEN 0x0800u      /* serving: a shorter max_model_len */
+#define FG_SW_KV_FP8 0x1000u       /* serving: an fp8 KV cache (--kv-cache-dtype) */
+#define FG_SW_GPU_UTIL 0x2000u     /* serving: a larger share of the card */
+
+/* Trainers a framework has (fg_framework.trainers): bit 1 << enum fg_trainer. */
+#define FG_TRAINS(t) (1u << (t))
+
+/*
+ * One switch of the table for a job: the option (jobopts.def row number, FG_JOBOPT_*) and
+ * the value the user types ("" for a flag), the FG_SW_* bit it comes from (0: the row's ZeRO
+ * or QLoRA).  fg_framework_switch_list() gives a row's switches for a mode, cheapest first.
+ */
+enum fg_switch {
+    FG_SWITCH_GRAD_CKPT, FG_SWITCH_ACCUM, FG_SWITCH_LIGER, FG_SWITCH_ZERO3,
+    FG_SWITCH_ADAM8, FG_SWITCH_PAGED, FG_SWITCH_OFFLOAD_OPT, FG_SWITCH_OFFLOAD_PARAMS,
+    FG_SWITCH_ACT_OFFLOAD, FG_SWITCH_REF_PRECOMPUTE, FG_SWITCH_VLLM_UTIL,
+    FG_SWITCH_VLLM_SERVER, FG_SWITCH_QLORA,
+    FG_SWITCH_GPU_UTIL, FG_SWITCH_KV_FP8, FG_SWITCH_SEQS, FG_SWITCH_MAX_LEN,
+    FG_SWITCH_COUNT
+};
+
+/* "gradient checkpointing", ... for people and tests. */
+const char *fg_switch_name(enum fg_switch s);
+
+/*
+ * The switches row f runs for a job of mode (FG_MODE_*, job.h) under trainer (FG_TRAINER_*:
+ * 0 SFT), cheapest first, into out (up to cap); returns how many.  Serving: the engine's
+ * share, an fp8 KV cache, fewer sequences, a shorter max_model_len.  Training: checkpointing,
+ * micro-batch with accumulation, fused loss, ZeRO-3, an 8-bit then a paged optimizer,
+ * optimizer then parameter offload, activation offload, a precomputed reference (trainers
+ * with one), vLLM's share and server (generating trainers), QLoRA last (from LoRA).  A mode
+ * the row does not run has none; every mode it runs has one at least (tests/test_remedy.c
+ * holds every row to it).
+ */
+size_t fg_framework_switch_list(const struct fg_framework *f, unsigned mode, unsigned trainer,
+                                enum fg_switch *out, size_t cap);
+
+/* Whether row f has trainer (enum fg_trainer; SFT: it trains at all). */
+bool fg_framework_has_trainer(const struct fg_framework *f, unsigned trainer);
+
+/*
+ * A layout as it would run: its dimensions, where its GPUs are (per_node GPUs on each of
+ * nodes nodes; 0 per_node: one node holds them all), and the job (serving, the model's
+ * experts).
+ */
+struct fg_run_shape {
+    uint32_t tp, pp, ep, cp, dp, zero;
+    uint32_t per_node, nodes;
+    uint64_t experts;      /* the model's routed experts (0: dense) */
+    uint64_t seq_len;      /* tokens per sample (CP splits it in 2 x CP chunks) */
+    bool serve;            /* a served job (EP spreads over TP x DP, not DP) */
+};
+
+/*
+ * Whether framework f runs the layout s: the one table every layout fitgate admits or
+ * proposes is held to (the check's own, the planner's, every remedy's).  f NULL: the rules
+ * of any framework only.  The rules:
+ *   - every dimension above 1 is one the row runs (FG_LAY_*), ZeRO only over DP > 1 or with
+ *     a ZeRO stage asked on one rank;
+ *   - TP stays inside a node (it divides the GPUs of a node when the job spans several);
+ *   - a device_map layer split (naive_pp) is one process on one node: no DP or CP beside it;
+ *   - a pipeline under a row with pp_zero_max runs ZeRO up to that stage only (DeepSpeed's
+ *     PipelineEngine refuses ZeRO-2 and -3);
+ *   - EP only on a MoE model, dividing its experts and the ranks it spreads them over (DP;
+ *     TP x DP served);
+ *   - CP divides the sequence into 2 x CP chunks.
+ * false with the reason in why (cap bytes; NULL: none) when it does not.
+ */
+bool fg_framework_runs(const struct fg_framework *f, const struct fg_run_shape *s, char *why,
+                       size_t cap);
 
 /* The row for a name or alias (case-insensitive), newest release; "NAME@VERSION" the row of
  * that release (a version matches a row whose version it starts: "4.57" finds 4.57, "4"

@@ -9,6 +9,12 @@
  * passes one; NULL is allowed) with the code and a human-readable detail
  * that names the thing that was wrong: the file and key, the file:line, the
  * offending value.  There is no global error slot.
+ *
+ * FG_E_LIMIT is the one code a front end reads as the job's own doing: an input the job
+ * controls (its model directory's safetensors headers and index, its config.json) past a bound
+ * that keeps the check within the controller's time (safetensors.h, config.h).  It is refused
+ * as a bad option value is, whatever OnError= says, never left to time out.  Every other
+ * failure to read a model is the site's to decide (OnError=).
  */
 #ifndef FG_ERROR_H
 #define FG_ERROR_H
@@ -30,7 +36,8 @@
     X(TIMEDOUT,   -11, "deadline passed")                                  \
     X(NET,        -12, "network error")                                    \
     X(DENIED,     -13, "access denied")                                    \
-    X(NOFIT,      -14, "does not fit")
+    X(NOFIT,      -14, "does not fit")                                     \
+    X(LIMIT,      -15, "over a bound on what a job may send")
 
 enum fg_errno {
     FG_OK = 0,

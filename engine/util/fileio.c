@@ -39,7 +39,12 @@ int fg__open_regular(const char *path)
 
 int fg__read_file(const char *path, size_t max, char **text, size_t *len)
 {
-    int fd = fg__open_regular(path);
+    return fg__read_file_st(path, max, text, len, NULL);
+}
+
+int fg__read_file_st(const char *path, size_t max, char **text, size_t *len, struct stat *st)
+{
+    int fd = fg__openat_regular(AT_FDCWD, path, 0, st);
     if (fd < 0)
         return -1;
     /* room for max + 1 bytes: reading that many means the file is too long */
@@ -107,6 +112,30 @@ int fg__read_fd(int fd, const struct stat *st, const char *what, uint64_t max, c
     buf[got] = '\0';
     *text = buf;
     *len = got;
+    return 0;
+}
+
+static unsigned site_owner;
+static int site_owner_pinned;
+
+void fg__site_owner_pin(unsigned uid)
+{
+    site_owner = uid;
+    site_owner_pinned = 1;
+}
+
+int fg__site_file_check(const struct stat *st, const char *what, struct fg_err *err)
+{
+    unsigned owner = site_owner_pinned ? site_owner : (unsigned)geteuid();
+    if (st->st_uid != 0 && (unsigned)st->st_uid != owner)
+        return fg_err_set(err, FG_E_DENIED, "%.300s: owned by uid %u, not by root or uid %u "
+                          "(who reads it): a site file another user owns is not the site's "
+                          "(chown root %.300s)", what, (unsigned)st->st_uid, owner, what);
+    if (st->st_mode & (S_IWGRP | S_IWOTH))
+        return fg_err_set(err, FG_E_DENIED, "%.300s: writable by %s (mode %04o): anyone who can "
+                          "write it sets the site's rules (chmod go-w %.300s)", what,
+                          st->st_mode & S_IWOTH ? "every user" : "its group",
+                          (unsigned)(st->st_mode & 07777), what);
     return 0;
 }
 

@@ -36,6 +36,9 @@ int fg__open_regular(const char *path);
  */
 int fg__read_file(const char *path, size_t max, char **text, size_t *len);
 
+/* fg__read_file, and the file's fstat into *st (not NULL) once it is open. */
+int fg__read_file_st(const char *path, size_t max, char **text, size_t *len, struct stat *st);
+
 /*
  * Read all of the open regular file fd, of st's size (its fstat), into a NUL-terminated
  * buffer the caller frees with free(), at most max bytes; the file is not closed.  Fails
@@ -44,6 +47,20 @@ int fg__read_file(const char *path, size_t max, char **text, size_t *len);
  */
 int fg__read_fd(int fd, const struct stat *st, const char *what, uint64_t max, char **text,
                 size_t *len, struct fg_err *err);
+
+/*
+ * A site file (the policy, the GPU table and calibration it names) is refused when anyone but
+ * its trusted owner could have written it, as Slurm refuses an insecure plugstack: writable by
+ * its group or by all (mode & 022), or owned by someone other than root or the trusted owner.
+ * The trusted owner is the effective uid when the first check runs, or the one
+ * fg__site_owner_pin() fixed: fitgate ctld pins its own (slurmctld's user) before its child
+ * takes the job's uid, so a file the user owns is never the site's.  st is the file's fstat;
+ * what names it in the detail.  0, or FG_E_DENIED with the fix in the detail.
+ */
+int fg__site_file_check(const struct stat *st, const char *what, struct fg_err *err);
+
+/* The trusted owner of site files from now on, in this process and its children. */
+void fg__site_owner_pin(unsigned uid);
 
 /*
  * Expand a site path template (the policy's CacheDir, the audit LogFile): %u becomes

@@ -1,14 +1,15 @@
 /*
  * fuzz_ctld.c - libFuzzer target: what `fitgate ctld` reads on standard input (the job's
  * options, NUL-separated, the model first: contrib/job_submit.lua writes them) ->
- * cli/cmd_ctld.c's reader -> the vector its child hands fg_cli_check -> the check itself
- * (option parsers, the GPU request, --ft-config files the fields name, the model lookup,
- * the estimate, the policy's decision), in this process.
+ * cli/ctld_args.c's reader and fixed vector -> the argument vector cmd_ctld.c's child hands
+ * fg_cli_check -> the check itself (option parsers, the GPU request, --ft-config files the
+ * fields name, the model lookup, the estimate, the policy's decision), in this process.
  *
- * The reader and the vector are cmd_ctld.c's own (the file is included, so its static
- * functions are the ones tested); the child's fork, identity change and timeout are not
- * run: the check runs in-process, offline, with an empty Hugging Face cache, so every
- * input is decided from the fields alone and from files they name.
+ * The reader, the field check and the vector are fitgate ctld's own (ctld_args.c, and
+ * cmd_ctld.c's check_argv: the file is included, so its static functions are the ones
+ * tested); the child's fork, identity change and timeout are not run: the check runs
+ * in-process, offline, with an empty Hugging Face cache, so every input is decided from the
+ * fields alone and from files they name.
  *
  * Seeds: tests/fuzz/corpus/ctld (vectors as job_submit.lua writes them, and the injections
  * of issue 35: --gpus-conf, --policy, --nodes in the model's slot).
@@ -63,20 +64,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct ctld c = {.timeout_ms = 800, .on_error = FG_ONERR_ALLOW,
                      .where = FG_AUDIT_AT_JOB_SUBMIT};
     char *text = NULL;
-    int rc = read_input(&c, &text);
+    int rc = fg__ctld_read_input(&c, &text);
     dup2(saved, 0);
     close(saved);
-    if (rc == 0 && c.n_args) {
-        /* the vector child() builds for the check */
-        char **argv = calloc(c.n_args + 8, sizeof *argv);
+    /* the fixed vector (ctld_args.c): a refused one never reaches the check; the others
+     * reach it as child() hands them over */
+    if (rc == 0 && !fg__ctld_check_fields(&c) && !c.refused[0]) {
+        char **argv = calloc(c.n_opts + 10, sizeof *argv);
+        char pol[16];
         if (argv) {
-            int n = 0;
-            argv[n++] = "check";
-            for (size_t i = 0; i < c.n_args; i++)
-                argv[n++] = c.args[i];
-            argv[n++] = "--offline";
-            argv[n++] = "--json";
-            argv[n++] = "--log-as=job_submit";
+            int n = check_argv(&c, argv, pol, sizeof pol);
             int st = fg_cli_check(n, argv);
             fflush(stdout);
             if (st < 0 || st > 3) {
@@ -87,6 +84,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             free(argv);
         }
     }
+    for (size_t i = 0; i < c.n_opts; i++)
+        free(c.opts[i]);
+    free(c.opts);
     free(c.args);
     free(text);
     return 0;

@@ -10,7 +10,8 @@
 #     cannot write to;
 #   - a policy with a bad line rejects (fails closed) and logs why; --lint names the line;
 #   - a stalled file system (slurm/stallfs.c: FUSE reads that never return) is cut at
-#     --timeout-ms with an error line; --skip decides at once;
+#     --timeout-ms with an error line naming its mount (fitgate-stalled); --skip decides at
+#     once, and so does --stalled MOUNT for a job on that mount only;
 #   - LogFile=syslog through a real /dev/log datagram socket bound in a private mount
 #     namespace (the host's /dev is not touched);
 #   - every audit line parses (fitgate report, 0 bad lines) and carries the model, the user,
@@ -196,6 +197,7 @@ if [ -c /dev/fuse ] && pkg-config --exists fuse3 2>/dev/null &&
     t0=$(date +%s%N)
     ctld "$T/reject.conf" "$T/stall/model" --ft-mode=lora --gres=gpu:t4:1
     ms=$((($(date +%s%N) - t0) / 1000000))
+    cp "$T/out" "$T/out.stall"
     line=$(tail -n 1 "$AUDIT")
     printf '%s\0--gres=gpu:t4:1\0' "$T/stall/model" > "$T/args"
     t0=$(date +%s%N)
@@ -204,13 +206,29 @@ if [ -c /dev/fuse ] && pkg-config --exists fuse3 2>/dev/null &&
     skip_ms=$((($(date +%s%N) - t0) / 1000000))
     # deadlines with a loaded host's margin (lib/common.sh deadline_ok: 2 x bound + 3 s); the
     # skip is told apart from a check by its audit line, not by its speed
+    stall_rec=$(grep '^fitgate-stalled ' "$T/out.stall" 2>/dev/null)
     if [ "$ms" -le $((2 * 800 + 3000)) ] && [ "$(answer | cut -d' ' -f3)" = allow ] &&
         grep -q '^fitgate-log error .*took%20longer%20than%20800%20ms' "$T/out" &&
-        grep -q '"verdict":"error".*took longer than 800 ms' <<< "$line" && [ "$skip_ms" -le 3000 ] &&
-        tail -n 1 "$AUDIT" | grep -q '"verdict":"error".*a check timed out'; then
-        ok "a stalled file system: answered in $ms ms (bound 800 ms + kill), --skip in $skip_ms ms, both logged"
+        [ "$stall_rec" = "fitgate-stalled $T/stall" ] &&
+        grep -q '"verdict":"error".*took longer than 800 ms (waiting on the file system at '"$T/stall" <<< "$line" &&
+        [ "$skip_ms" -le 3000 ] && tail -n 1 "$AUDIT" | grep -q '"verdict":"error".*a check timed out'; then
+        ok "a stalled file system: answered in $ms ms (bound 800 ms + kill) naming its mount, --skip in $skip_ms ms, both logged"
     else
-        bad "stall: $ms ms, skip $skip_ms ms: $(head -c 300 "$T/out")"
+        bad "stall: $ms ms, skip $skip_ms ms, record '$stall_rec': $(head -c 300 "$T/out")"
+    fi
+    # the mount handed back (job_submit.lua's window): a job there is not checked again, one
+    # elsewhere is
+    printf '%s\0--ft-mode=lora\0--gres=gpu:t4:1\0' "$T/stall/model" > "$T/args"
+    "$FG" ctld --policy "$T/reject.conf" --run-as "$NOBODY" --stalled "${stall_rec#fitgate-stalled }" \
+        < "$T/args" > "$T/out.again"
+    printf '%s\0--ft-mode=lora\0--gres=gpu:t4:1\0' "$T/models/$(basename "$QWEN")" > "$T/args"
+    "$FG" ctld --policy "$T/reject.conf" --run-as "$NOBODY" --stalled "${stall_rec#fitgate-stalled }" \
+        < "$T/args" > "$T/out.other"
+    if grep -q '^fitgate-answer 1 allow ' "$T/out.again" && grep -q 'timed%20out%20moments%20ago' "$T/out.again" &&
+        grep -q '^fitgate-answer 1 ' "$T/out.other" && ! grep -q 'cannot%20check' "$T/out.other"; then
+        ok "--stalled $T/stall: a job there is decided by OnError at once, a job elsewhere is checked"
+    else
+        bad "stalled window: $(head -c 300 "$T/out.again") / $(head -c 300 "$T/out.other")"
     fi
     kill -9 "$STALL_PID" 2>/dev/null
     umount -l "$T/stall" 2>/dev/null

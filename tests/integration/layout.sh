@@ -134,14 +134,14 @@ declare -A ALLOW=(
 # engine/'s rooms (docs/design.md "Layout"): the graph (model/model.*), its loader
 # (model/model_load.*: a source read through the readers), the estimate of one job
 # (job/ stack/ memory/: the job's options, the frameworks' rows, the bytes), and the
-# planner above them all (plan/).
+# planner above them all (plan/).  Generated data sits in the room that reads it.
 layer_of() {   # a source, header or object path relative to the root or to BUILD
     case $1 in
     engine/util/*) echo util ;;
     engine/model/model_load.*) echo load ;;
     engine/model/*) echo model ;;
     engine/source/*) echo source ;;
-    engine/arch/*) echo arch ;;
+    engine/arch/* | gen/real_configs.*) echo arch ;;
     engine/hw/* | gen/*) echo hw ;;
     engine/job/* | engine/stack/* | engine/memory/*) echo estimate ;;
     engine/plan/*) echo plan ;;

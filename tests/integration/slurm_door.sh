@@ -13,7 +13,8 @@
 #     slurmctld.log; `fitgate check --lint` names the line;
 #   - a newline in a job name cannot forge a slurmctld.log line;
 #   - a stalled file system (tests/integration/slurm/stallfs.c, a FUSE server whose reads
-#     never return; skipped without /dev/fuse and libfuse3) bounds the check, logs it, and
+#     never return; skipped without /dev/fuse and libfuse3) bounds the check, logs it, skips
+#     only jobs on that file system for STALL_S (a job elsewhere is checked), and
 #     the next jobs do not wait behind it;
 #   - the audit trail: root's file, every line parses, model / user / key / door on each,
 #     NO_VAL time limits recorded as unknown; 200 concurrent tagged submissions give exactly
@@ -207,10 +208,19 @@ if [ -c /dev/fuse ] && pkg-config --exists fuse3 2>/dev/null &&
     sub --ft-model="$SROOT/stall/model" --ft-mode=lora --gres=gpu:t4:1
     next_ms=$(ms_since "$t0")
     next_line=$(last_audit "$AUDIT")
-    # the next tagged job is not checked (the message says so), neither waits on the mount
+    # within the same window, a job on another file system is checked (Nemotron LoRA does not
+    # fit one T4: rejected, where OnError=allow would have let an unchecked one through)
+    if ! sub --ft-model="$NEMO" --ft-mode=lora --gres=gpu:t4:1 &&
+        last_audit "$AUDIT" | grep -q '"verdict":"reject"'; then
+        ok "within the stall window a job on another file system is checked (rejected)"
+    else
+        bad "another file system in the window: $(last_audit "$AUDIT" | head -c 300)"
+    fi
+    # the next tagged job on the stalled mount is not checked (the message says so), neither
+    # waits on the mount
     if deadline_ok "$stalled_ms" 800 && grep -q '"verdict":"error"' <<< "${stalled_line:-}" &&
         grep -q "took longer than 800 ms" "$CTLD_LOG" && deadline_ok "$untagged_ms" 0 &&
-        deadline_ok "$next_ms" 0 && grep -q '"message":"fitgate: warning: cannot check this job: a check timed out' <<< "$next_line"; then
+        deadline_ok "$next_ms" 0 && grep -q '"message":"fitgate: warning: cannot check this job: a check on the file system at [^"]*/stall timed out moments ago' <<< "$next_line"; then
         ok "stalled file system: the check took $stalled_ms ms (bound 800 ms), then an untagged job $untagged_ms ms, the next tagged one $next_ms ms (no check, logged)"
     else
         bad "stall: $stalled_ms / ${untagged_ms:-?} / ${next_ms:-?} ms; ${next_line:0:300}"

@@ -238,12 +238,14 @@ static int read_t5(const struct fg_cfg *c, struct fg_model *m, const void *spec,
         (rc = fg__cfg_has_arch(c, "T5EncoderModel", &encoder_only, err)) ||
         (rc = read_enc_dec_flag(c, err)))
         return rc;
-    /* T5Config: "gated-ACT" or "ACT"; anything else raises. */
+    /* T5Config: "gated-ACT" or "ACT"; anything else raises, with the class's own message */
     const char *dash = strchr(ff, '-');
     bool gated = dash && (size_t)(dash - ff) == 5 && strncmp(ff, "gated", 5) == 0;
     if ((dash && !gated) || (gated && strchr(dash + 1, '-')) || !*ff || (gated && !dash[1]))
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'feed_forward_proj' = '%s'; expected ACT or "
-                          "gated-ACT", c->origin, ff);
+        return fg_err_set(err, FG_E_RANGE, "%s: T5Config: `feed_forward_proj`: %.60s is not a "
+                          "valid activation function of the dense layer. Please make sure "
+                          "`feed_forward_proj` is of the format `gated-{ACT_FN}` or `{ACT_FN}`, "
+                          "e.g. 'gated-gelu' or 'relu'", c->origin, ff);
     m->kv_heads = m->heads;
     m->inter = d_ff;
     m->layers = encoder_only ? enc_layers : dec_layers;
@@ -389,11 +391,11 @@ static int read_whisper(const struct fg_cfg *c, struct fg_model *m, const void *
 }
 
 const struct fg_arch fg__arch_encdec_table[] = {
-    {"bart", "bart encoder-decoder", read_bart, &bart},
-    {"mbart", "mbart encoder-decoder", read_bart, &mbart},
-    {"t5", "t5 encoder-decoder", read_t5, &t5},
-    {"mt5", "t5 encoder-decoder", read_t5, &mt5},
-    {"umt5", "t5 encoder-decoder (per-layer relative bias)", read_t5, &umt5},
-    {"whisper", "whisper encoder-decoder (audio)", read_whisper, NULL},
-    {NULL, NULL, NULL, NULL},
+    FG_ARCH("bart", "bart encoder-decoder", read_bart, &bart),
+    FG_ARCH("mbart", "mbart encoder-decoder", read_bart, &mbart),
+    FG_ARCH("t5", "t5 encoder-decoder", read_t5, &t5),
+    FG_ARCH("mt5", "t5 encoder-decoder", read_t5, &mt5),
+    FG_ARCH("umt5", "t5 encoder-decoder (per-layer relative bias)", read_t5, &umt5),
+    FG_ARCH("whisper", "whisper encoder-decoder (audio)", read_whisper, NULL),
+    {0},
 };

@@ -65,7 +65,8 @@ struct bert_family {
     const struct bert_task *absent;  /* task when the config has no architectures */
     const char *name;                /* in bert_task_labels' note; read_bert words its own */
     bool google_layout;
-    bool unversioned_pooler;         /* configs without transformers_version: pooler stored */
+    bool unversioned_pooler;         /* configs without transformers_version: a pooler may
+                                        be stored beside a head class that builds none */
     uint64_t rel_buckets_def;        /* MPNet: one relative_attention_bias (buckets x heads)
                                         shared by all layers; 0 = none */
     uint64_t embedding_size_def;     /* ELECTRA: embeddings of embedding_size, projected to
@@ -99,16 +100,17 @@ static const struct bert_task bert_tasks[] = {
  *                same tensor)
  *   ForSequenceClassification  RobertaClassificationHead, no pooler
  *   ForMultipleChoice          pooler + classifier hidden x 1
- * The classes are taken literally when the config says which transformers
- * wrote it.  The original fairseq conversions, whose configs carry no
- * transformers_version, stored RobertaModel's pooler whatever the class:
- * xlm-roberta-base 278,885,778, xlm-roberta-large 561,192,082 and
- * camembert-base 111,246,085 (ForMaskedLM) and roberta-large-mnli
- * 356,412,419 (ForSequenceClassification) are each exactly the class plus
- * pooler (the safetensors metadata table in the huggingface/safetensors repository).  The
- * exception: roberta-base and roberta-large's safetensors files were re-saved
- * through the class (no pooler, position_ids kept: 124,697,433 / 355,412,057
- * F32 + 514 I64), which their unversioned configs cannot show.
+ * The count is what the class builds.  The original fairseq conversions,
+ * whose configs carry no transformers_version, stored RobertaModel's pooler
+ * whatever the class: xlm-roberta-base 278,885,778, xlm-roberta-large
+ * 561,192,082 and camembert-base 111,246,085 (ForMaskedLM) and
+ * roberta-large-mnli 356,412,419 (ForSequenceClassification) are each exactly
+ * the class plus pooler (the safetensors metadata table in the
+ * huggingface/safetensors repository), while roberta-base and roberta-large's
+ * safetensors files were re-saved through the class (no pooler, position_ids
+ * kept: 124,697,433 / 355,412,057 F32 + 514 I64).  Their configs cannot tell
+ * the two apart, so an unversioned head class is unsure of the stored count
+ * (not of what is loaded) until the safetensors headers are read.
  */
 static const struct bert_task roberta_tasks[] = {
     {"ForMaskedLM", false, BH_MLM},
@@ -442,11 +444,14 @@ static int read_bert(const struct fg_cfg *c, struct fg_model *m, const void *spe
         (rc = bert_blocks(c, m, fam, relative, err)))
         return rc;
     bool pooler = task->pooler;
-    if (!pooler && fam->unversioned_pooler && !ver) {
-        pooler = true;
-        fg__model_rule(m, "pooler stored by the original conversions (config without "
-                          "transformers_version; in Pooler)", 0);
-    }
+    if (!pooler && fam->unversioned_pooler && !ver)
+        fg__model_unsure_count(m, "transformers_version", "unsure: %.30s%.40s builds no pooler; "
+                               "the original conversions of this family, whose configs carry "
+                               "no transformers_version, stored the base model's pooler "
+                               "(%llu parameters) beside it and re-saved files do not: the "
+                               "safetensors headers settle what the checkpoint holds",
+                               fam->prefixes, task->cls,
+                               (unsigned long long)(m->hidden * m->hidden + m->hidden));
     if (pooler && (rc = fg__add_pooler(m, m->hidden, err)))
         return rc;
     m->encoder_only = true;
@@ -736,16 +741,16 @@ static int read_deberta_v2(const struct fg_cfg *c, struct fg_model *m, const voi
 }
 
 const struct fg_arch fg__arch_encoder_table[] = {
-    {"bert", "bert encoder", read_bert, &bert},
-    {"roberta", "roberta encoder", read_bert, &roberta},
-    {"xlm-roberta", "xlm-roberta encoder", read_bert, &xlm_roberta},
-    {"camembert", "camembert encoder (roberta)", read_bert, &camembert},
-    {"data2vec-text", "data2vec-text encoder (roberta)", read_bert, &data2vec_text},
-    {"mpnet", "mpnet encoder (relative bias)", read_bert, &mpnet},
-    {"electra", "electra encoder", read_bert, &electra},
-    {"modernbert", "modernbert encoder (local/global)", read_modernbert, NULL},
-    {"deberta-v2", "deberta-v2/v3 encoder (disentangled attention)", read_deberta_v2,
-     &deberta_v2},
-    {"distilbert", "distilbert encoder", read_distilbert, &distilbert},
-    {NULL, NULL, NULL, NULL},
+    FG_ARCH("bert", "bert encoder", read_bert, &bert),
+    FG_ARCH("roberta", "roberta encoder", read_bert, &roberta),
+    FG_ARCH("xlm-roberta", "xlm-roberta encoder", read_bert, &xlm_roberta),
+    FG_ARCH("camembert", "camembert encoder (roberta)", read_bert, &camembert),
+    FG_ARCH("data2vec-text", "data2vec-text encoder (roberta)", read_bert, &data2vec_text),
+    FG_ARCH("mpnet", "mpnet encoder (relative bias)", read_bert, &mpnet),
+    FG_ARCH("electra", "electra encoder", read_bert, &electra),
+    FG_ARCH("modernbert", "modernbert encoder (local/global)", read_modernbert, NULL),
+    FG_ARCH("deberta-v2", "deberta-v2/v3 encoder (disentangled attention)", read_deberta_v2,
+     &deberta_v2),
+    FG_ARCH("distilbert", "distilbert encoder", read_distilbert, &distilbert),
+    {0},
 };

@@ -600,21 +600,14 @@ static const struct enc1_task deberta_tasks[] = {
     {NULL, false, E1_NONE},
 };
 
-/* DebertaConfig.pos_att_type: a list, or a '|'-separated string ("c2p|p2c"). */
+/* DebertaConfig.pos_att_type: a list (the '|'-separated string the class splits is one by
+ * the time it is read: source/config_classes.h). */
 static int deberta_att_types(const struct fg_cfg *c, bool *c2p, bool *p2c, struct fg_err *err)
 {
-    const cJSON *v = fg__cfg_item(c, "pos_att_type");
-    *c2p = *p2c = false;
-    if (cJSON_IsString(v)) {
-        const char *s = NULL;
-        int rc = fg_cfg_str(c, "pos_att_type", NULL, &s, err);
-        *c2p = s && strstr(s, "c2p");
-        *p2c = s && strstr(s, "p2c");
-        return rc;
-    }
     const char *a[4];
     size_t n = 0;
     int rc = fg_cfg_str_array(c, "pos_att_type", a, 4, &n, err);
+    *c2p = *p2c = false;
     for (size_t i = 0; i < n && i < 4; i++) {
         *c2p = *c2p || !strcmp(a[i], "c2p");
         *p2c = *p2c || !strcmp(a[i], "p2c");
@@ -715,19 +708,19 @@ static int read_deberta(const struct fg_cfg *c, struct fg_model *m, const void *
 }
 
 const struct fg_arch fg__arch_enc1_table[] = {
-    {"ernie", "ernie encoder (bert, task types)", read_bertlike, &ernie},
-    {"roberta-prelayernorm", "roberta-prelayernorm encoder (pre-norm)", read_bertlike,
-     &roberta_prelayernorm},
-    {"xlm-roberta-xl", "xlm-roberta-xl encoder (pre-norm)", read_bertlike, &xlm_roberta_xl},
-    {"megatron-bert", "megatron-bert encoder (pre-norm)", read_bertlike, &megatron_bert},
-    {"big_bird", "big_bird encoder (block-sparse attention)", read_bertlike, &big_bird},
-    {"layoutlm", "layoutlm encoder (2-D positions)", read_bertlike, &layoutlm},
-    {"longformer", "longformer encoder (local + global)", read_bertlike,
-     &longformer},
-    {"roc_bert", "roc_bert encoder (pronunciation, shape)", read_bertlike,
-     &roc_bert},
-    {"xmod", "xmod encoder (language adapters)", read_bertlike, &xmod},
-    {"albert", "albert encoder (shared layers)", read_albert, NULL},
-    {"deberta", "deberta encoder (disentangled attention)", read_deberta, NULL},
-    {NULL, NULL, NULL, NULL},
+    FG_ARCH("ernie", "ernie encoder (bert, task types)", read_bertlike, &ernie),
+    FG_ARCH("roberta-prelayernorm", "roberta-prelayernorm encoder (pre-norm)", read_bertlike,
+     &roberta_prelayernorm),
+    FG_ARCH("xlm-roberta-xl", "xlm-roberta-xl encoder (pre-norm)", read_bertlike, &xlm_roberta_xl),
+    FG_ARCH("megatron-bert", "megatron-bert encoder (pre-norm)", read_bertlike, &megatron_bert),
+    FG_ARCH("big_bird", "big_bird encoder (block-sparse attention)", read_bertlike, &big_bird),
+    FG_ARCH("layoutlm", "layoutlm encoder (2-D positions)", read_bertlike, &layoutlm),
+    FG_ARCH("longformer", "longformer encoder (local + global)", read_bertlike,
+     &longformer),
+    FG_ARCH("roc_bert", "roc_bert encoder (pronunciation, shape)", read_bertlike,
+     &roc_bert),
+    FG_ARCH("xmod", "xmod encoder (language adapters)", read_bertlike, &xmod),
+    FG_ARCH("albert", "albert encoder (shared layers)", read_albert, NULL),
+    FG_ARCH("deberta", "deberta encoder (disentangled attention)", read_deberta, NULL),
+    {0},
 };

@@ -706,10 +706,10 @@ static int read_mobilebert(const struct fg_cfg *c, struct fg_model *m, const voi
 }
 
 const struct fg_arch fg__arch_enc2_table[] = {
-    {"xlnet", "xlnet (relative two-stream attention)", read_xlnet, NULL},
-    {"xlm", "xlm encoder", read_xlm, &xlm_tasks},
-    {"flaubert", "flaubert encoder (xlm)", read_xlm, &flaubert_tasks},
-    {"funnel", "funnel transformer (pooled blocks)", read_funnel, NULL},
-    {"mobilebert", "mobilebert encoder (bottlenecks)", read_mobilebert, NULL},
-    {NULL, NULL, NULL, NULL},
+    FG_ARCH("xlnet", "xlnet (relative two-stream attention)", read_xlnet, NULL),
+    FG_ARCH("xlm", "xlm encoder", read_xlm, &xlm_tasks),
+    FG_ARCH("flaubert", "flaubert encoder (xlm)", read_xlm, &flaubert_tasks),
+    FG_ARCH("funnel", "funnel transformer (pooled blocks)", read_funnel, NULL),
+    FG_ARCH("mobilebert", "mobilebert encoder (bottlenecks)", read_mobilebert, NULL),
+    {0},
 };

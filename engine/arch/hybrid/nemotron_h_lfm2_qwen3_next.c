@@ -673,6 +673,14 @@ static int read_qwen3_next(const struct fg_cfg *c, struct fg_model *m, const voi
     if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)) ||
         (rc = fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err)))
         return rc;
+    if (!mtp && !fg_cfg_has(c, "mtp_num_hidden_layers"))
+        /* the releases of this class store MTP layers; a config that does not say how many
+         * cannot say what its checkpoint holds (Qwen3-Next-80B-A3B: 2.0% more) */
+        fg__model_unsure_count(m, "mtp_num_hidden_layers", "unsure: mtp_num_hidden_layers "
+                               "absent: the releases of this class store multi-token-"
+                               "prediction layers (mtp.*) it does not build, and this "
+                               "config.json does not say how many; the safetensors headers "
+                               "settle what the checkpoint holds");
     if (!mtp)
         return 0;
     /* the MTP layers, built aside to be counted as a rule */
@@ -686,19 +694,20 @@ static int read_qwen3_next(const struct fg_cfg *c, struct fg_model *m, const voi
     if (rc)
         return rc;
     uint64_t h = m->hidden;
-    fg__model_rule_optional(m, "MTP layers (mtp_num_hidden_layers): blocks + fc 2h->h, two "
-                               "pre-fc norms, norm", (int64_t)(block + 2 * h * h + 3 * h));
+    fg__model_rule_optional(m, "mtp_num_hidden_layers", "MTP layers (mtp_num_hidden_layers): "
+                            "blocks + fc 2h->h, two pre-fc norms, norm",
+                            (int64_t)(block + 2 * h * h + 3 * h));
     return 0;
 }
 
 const struct fg_arch fg__arch_hybrid_table[] = {
-    {"nemotron_h", "hybrid Mamba-2 / attention (NemotronH)", read_nemotron_h, &nemotron_h},
-    {"lfm2", "hybrid short-conv / attention (LFM2)", read_lfm2, &lfm2},
-    {"qwen3_next", "hybrid gated-delta / attention MoE (Qwen3-Next)", read_qwen3_next,
-     &qwen3_next},
-    {"qwen3_5_moe_text", "hybrid gated-delta / attention MoE (Qwen3.5)", read_qwen3_next,
-     &qwen3_5_moe_text},
-    {"qwen3_5_text", "hybrid gated-delta / attention (Qwen3.5)", read_qwen3_next,
-     &qwen3_5_text},
-    {NULL, NULL, NULL, NULL},
+    FG_ARCH("nemotron_h", "hybrid Mamba-2 / attention (NemotronH)", read_nemotron_h, &nemotron_h),
+    FG_ARCH("lfm2", "hybrid short-conv / attention (LFM2)", read_lfm2, &lfm2),
+    FG_ARCH("qwen3_next", "hybrid gated-delta / attention MoE (Qwen3-Next)", read_qwen3_next,
+     &qwen3_next),
+    FG_ARCH("qwen3_5_moe_text", "hybrid gated-delta / attention MoE (Qwen3.5)", read_qwen3_next,
+     &qwen3_5_moe_text),
+    FG_ARCH("qwen3_5_text", "hybrid gated-delta / attention (Qwen3.5)", read_qwen3_next,
+     &qwen3_5_text),
+    {0},
 };

@@ -448,12 +448,13 @@ static int read_longcat_flash(const struct fg_cfg *c, struct fg_model *m, const 
 }
 
 const struct fg_arch fg__arch_dec2_table[] = {
-    {"afmoe", "MoE decoder (gated attention, four norms)", read_afmoe, NULL},
-    {"aria_text", "MoE decoder (grouped experts, shared MLP)", read_aria_text, NULL},
-    {"modernbert-decoder", "modernbert decoder (local/global, causal)", read_modernbert_decoder,
-     NULL},
-    {"doge", "doge decoder (dynamic mask, embedding experts)", read_doge, NULL},
-    {"longcat_flash", "MLA MoE decoder (zero experts, two sublayers)", read_longcat_flash,
-     NULL},
-    {NULL, NULL, NULL, NULL},
+    FG_ARCH("afmoe", "MoE decoder (gated attention, four norms)", read_afmoe, NULL),
+    FG_ARCH("aria_text", "MoE decoder (grouped experts, shared MLP)", read_aria_text, NULL),
+    FG_ARCH("modernbert-decoder", "modernbert decoder (local/global, causal)",
+            read_modernbert_decoder,
+     NULL),
+    FG_ARCH("doge", "doge decoder (dynamic mask, embedding experts)", read_doge, NULL),
+    FG_ARCH("longcat_flash", "MLA MoE decoder (zero experts, two sublayers)", read_longcat_flash,
+     NULL),
+    {0},
 };

@@ -231,8 +231,9 @@ static int add_mtp_rules(struct fg_model *m, const struct moe_cfg *k, uint64_t n
     fg_model_free(x);
     uint64_t h = m->hidden;
     uint64_t extra = nextn * (2 * h + 2 * h * h + h);
-    fg__model_rule_optional(m, "MTP layers (num_nextn_predict_layers): block + enorm, hnorm, "
-                               "eh_proj 2h->h, head norm", (int64_t)(block + extra));
+    fg__model_rule_optional(m, "num_nextn_predict_layers", "MTP layers "
+                            "(num_nextn_predict_layers): block + enorm, hnorm, eh_proj 2h->h, "
+                            "head norm", (int64_t)(block + extra));
     /* DeepseekV3PreTrainedModel / Glm4MoePreTrainedModel list model.layers.<num_hidden_layers>
      * in _keys_to_ignore_on_load_unexpected: the layers are in the file, not in the model */
     fg__model_note(m, "num_nextn_predict_layers=%llu: MTP layers (model.layers.%llu) counted "
@@ -241,8 +242,8 @@ static int add_mtp_rules(struct fg_model *m, const struct moe_cfg *k, uint64_t n
     if (k->s->mtp_no_copies)
         return 0;
     uint64_t copies = nextn * 2 * m->vocab * h;
-    fg__model_rule_optional(m, "MTP layers store their own embed_tokens and shared_head.head "
-                               "copies", (int64_t)copies);
+    fg__model_rule_optional(m, "num_nextn_predict_layers", "MTP layers store their own "
+                            "embed_tokens and shared_head.head copies", (int64_t)copies);
     return 0;
 }
 

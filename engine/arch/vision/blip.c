@@ -140,8 +140,9 @@ static int read_blip2(const struct fg_cfg *c, struct fg_model *m, const void *sp
     if (rc)
         return rc;
     if (!fg_cfg_has(c, "vision_config")) {
-        fg__model_note(m, "vision_config absent (trimmed config?): only the text model is "
-                          "counted; the checkpoint also stores the vision tower and Q-Former");
+        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
+                            "only the text model is counted; the checkpoint also stores "
+                            "the vision tower and Q-Former");
         return 0;
     }
     struct fg_cfg v;
@@ -255,9 +256,9 @@ static const struct qformer_spec blip2 = {.instruct = false};
 static const struct qformer_spec instructblip = {.instruct = true};
 
 const struct fg_arch fg__arch_vl_blip_table[] = {
-    {"blip", "vision-language (ViT + BLIP text decoder)", read_blip, NULL},
-    {"blip-2", "vision-language (EVA ViT + Q-Former)", read_blip2, &blip2},
-    {"instructblip", "vision-language (EVA ViT + Q-Former, instruct)", read_blip2,
-     &instructblip},
-    {NULL, NULL, NULL, NULL},
+    FG_ARCH("blip", "vision-language (ViT + BLIP text decoder)", read_blip, NULL),
+    FG_ARCH("blip-2", "vision-language (EVA ViT + Q-Former)", read_blip2, &blip2),
+    FG_ARCH("instructblip", "vision-language (EVA ViT + Q-Former, instruct)", read_blip2,
+     &instructblip),
+    {0},
 };

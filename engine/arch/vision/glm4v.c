@@ -177,8 +177,9 @@ static int read_glm4v(const struct fg_cfg *c, struct fg_model *m, const void *sp
     if (rc)
         return rc;
     if (!fg_cfg_has(c, "vision_config")) {
-        fg__model_note(m, "vision_config absent (trimmed config?): only the text model is "
-                          "counted; the checkpoint also stores the vision tower and merger");
+        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
+                            "only the text model is counted; the checkpoint also stores "
+                            "the vision tower and merger");
         return 0;
     }
     struct fg_cfg v;
@@ -195,8 +196,8 @@ static const struct glm_spec glm4v_moe = {.text = GLM_TEXT_MOE};
 static const struct glm_spec glm46v = {.text = GLM_TEXT_BY_TYPE};
 
 const struct fg_arch fg__arch_vl_glm_table[] = {
-    {"glm4v", "vision-language (GLM-4V ViT + glm-4)", read_glm4v, &glm4v},
-    {"glm4v_moe", "vision-language (GLM-4V ViT + glm-4.5 MoE)", read_glm4v, &glm4v_moe},
-    {"glm46v", "vision-language (GLM-4V ViT + glm-4 or MoE)", read_glm4v, &glm46v},
-    {NULL, NULL, NULL, NULL},
+    FG_ARCH("glm4v", "vision-language (GLM-4V ViT + glm-4)", read_glm4v, &glm4v),
+    FG_ARCH("glm4v_moe", "vision-language (GLM-4V ViT + glm-4.5 MoE)", read_glm4v, &glm4v_moe),
+    FG_ARCH("glm46v", "vision-language (GLM-4V ViT + glm-4 or MoE)", read_glm4v, &glm46v),
+    {0},
 };

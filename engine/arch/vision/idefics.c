@@ -157,6 +157,6 @@ static int read_idefics(const struct fg_cfg *c, struct fg_model *m, const void *
 }
 
 const struct fg_arch fg__arch_vl_idefics_table[] = {
-    {"idefics", "vision-language (CLIP + gated x-attn llama)", read_idefics, NULL},
-    {NULL, NULL, NULL, NULL},
+    FG_ARCH("idefics", "vision-language (CLIP + gated x-attn llama)", read_idefics, NULL),
+    {0},
 };

@@ -185,6 +185,6 @@ static int read_janus(const struct fg_cfg *c, struct fg_model *m, const void *sp
 }
 
 const struct fg_arch fg__arch_vl_janus_table[] = {
-    {"janus", "vision-language (SigLIP + VQ-VAE + llama)", read_janus, NULL},
-    {NULL, NULL, NULL, NULL},
+    FG_ARCH("janus", "vision-language (SigLIP + VQ-VAE + llama)", read_janus, NULL),
+    {0},
 };

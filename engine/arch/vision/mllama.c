@@ -146,8 +146,9 @@ static int read_mllama(const struct fg_cfg *c, struct fg_model *m, const void *s
         fg__node_linear(p, "linear", vout, m->hidden, 1, true);
         fg__copy(p->desc, sizeof p->desc, "linear");
     } else {
-        fg__model_note(m, "vision_config absent (trimmed config?): only the text model is "
-                          "counted; the checkpoint also stores the vision tower and projector");
+        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
+                            "only the text model is counted; the checkpoint also stores "
+                            "the vision tower and projector");
     }
     /* MllamaTextModel.embed_tokens has vocab_size + 8 rows (the image tokens' padding) */
     if ((rc = fg__add_embedding(m, m->vocab + 8, m->hidden, err)))
@@ -161,6 +162,6 @@ static int read_mllama(const struct fg_cfg *c, struct fg_model *m, const void *s
 }
 
 const struct fg_arch fg__arch_mllama_table[] = {
-    {"mllama", "vision-language (Llama-3.2-Vision)", read_mllama, NULL},
-    {NULL, NULL, NULL, NULL},
+    FG_ARCH("mllama", "vision-language (Llama-3.2-Vision)", read_mllama, NULL),
+    {0},
 };

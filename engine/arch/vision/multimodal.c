@@ -536,8 +536,9 @@ int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec,
     if (!fg_cfg_has(c, "vision_config")) {
         /* transformers would build a default tower, but a config without
          * vision_config is a trimmed copy: the defaults would be a guess. */
-        fg__model_note(m, "vision_config absent (trimmed config?): only the text model is "
-                          "counted; the checkpoint also stores the vision tower and projector");
+        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
+                            "only the text model is counted; the checkpoint also stores "
+                            "the vision tower and projector");
         return 0;
     }
     if (!fg_cfg_child(c, "vision_config", &v, err))
@@ -646,26 +647,26 @@ static const struct mm_spec internvl = {.text_type = "qwen2", .vit = &internvl_v
                                         .proj = PROJ_INTERNVL};
 
 const struct fg_arch fg__arch_multimodal_table[] = {
-    {"internvl", "vision-language (InternViT + qwen2)", fg__mm_read, &internvl},
-    {"aya_vision", "vision-language (SigLIP + cohere)", fg__mm_read, &aya_vision},
-    {"qwen2_5_vl", "vision-language (Qwen2.5-VL)", fg__mm_read, &qwen2_5_vl},
-    {"llava_next", "vision-language (LLaVA-NeXT)", fg__mm_read, &llava_next},
-    {"llava_onevision", "vision-language (LLaVA-OneVision)", fg__mm_read, &llava_onevision},
+    FG_ARCH("internvl", "vision-language (InternViT + qwen2)", fg__mm_read, &internvl),
+    FG_ARCH("aya_vision", "vision-language (SigLIP + cohere)", fg__mm_read, &aya_vision),
+    FG_ARCH("qwen2_5_vl", "vision-language (Qwen2.5-VL)", fg__mm_read, &qwen2_5_vl),
+    FG_ARCH("llava_next", "vision-language (LLaVA-NeXT)", fg__mm_read, &llava_next),
+    FG_ARCH("llava_onevision", "vision-language (LLaVA-OneVision)", fg__mm_read, &llava_onevision),
     /* ShieldGemma2: transformers maps it to Gemma3ForConditionalGeneration
      * (MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES) */
-    {"shieldgemma2", "vision-language (SigLIP + gemma-3)", fg__mm_read, &gemma3},
-    {"paligemma", "vision-language (SigLIP + gemma)", fg__mm_read, &paligemma},
-    {"idefics3", "vision-language (SigLIP + llama, pixel shuffle)", fg__mm_read, &idefics3},
-    {"smolvlm", "vision-language (SigLIP + llama, pixel shuffle)", fg__mm_read, &idefics3},
-    {"llava", "vision-language (CLIP + llama)", fg__mm_read, &llava},
-    {"gemma3", "vision-language (SigLIP + gemma-3)", fg__mm_read, &gemma3},
-    {"qwen2_vl", "vision-language (Qwen2-VL)", fg__mm_read, &qwen2_vl},
-    {"llama4", "vision-language (Llama-4 MoE)", fg__mm_read, &llama4},
-    {"qwen3_vl", "vision-language (Qwen3-VL)", fg__mm_read, &qwen3_vl},
-    {"mistral3", "vision-language (Pixtral + mistral)", fg__mm_read, &mistral3},
-    {"qwen3_vl_moe", "vision-language (Qwen3-VL MoE)", fg__mm_read, &qwen3_vl_moe},
-    {"qwen3_5_moe", "vision-language (Qwen3.5 MoE, gated delta)", fg__mm_read, &qwen3_5_moe},
-    {"qwen3_5", "vision-language (Qwen3.5, gated delta)", fg__mm_read, &qwen3_5},
-    {"kimi_k25", "vision-language (MoonViT + kimi-k2)", fg__mm_read, &kimi_k25},
-    {NULL, NULL, NULL, NULL},
+    FG_ARCH("shieldgemma2", "vision-language (SigLIP + gemma-3)", fg__mm_read, &gemma3),
+    FG_ARCH("paligemma", "vision-language (SigLIP + gemma)", fg__mm_read, &paligemma),
+    FG_ARCH("idefics3", "vision-language (SigLIP + llama, pixel shuffle)", fg__mm_read, &idefics3),
+    FG_ARCH("smolvlm", "vision-language (SigLIP + llama, pixel shuffle)", fg__mm_read, &idefics3),
+    FG_ARCH("llava", "vision-language (CLIP + llama)", fg__mm_read, &llava),
+    FG_ARCH("gemma3", "vision-language (SigLIP + gemma-3)", fg__mm_read, &gemma3),
+    FG_ARCH("qwen2_vl", "vision-language (Qwen2-VL)", fg__mm_read, &qwen2_vl),
+    FG_ARCH("llama4", "vision-language (Llama-4 MoE)", fg__mm_read, &llama4),
+    FG_ARCH("qwen3_vl", "vision-language (Qwen3-VL)", fg__mm_read, &qwen3_vl),
+    FG_ARCH("mistral3", "vision-language (Pixtral + mistral)", fg__mm_read, &mistral3),
+    FG_ARCH("qwen3_vl_moe", "vision-language (Qwen3-VL MoE)", fg__mm_read, &qwen3_vl_moe),
+    FG_ARCH("qwen3_5_moe", "vision-language (Qwen3.5 MoE, gated delta)", fg__mm_read, &qwen3_5_moe),
+    FG_ARCH("qwen3_5", "vision-language (Qwen3.5, gated delta)", fg__mm_read, &qwen3_5),
+    FG_ARCH("kimi_k25", "vision-language (MoonViT + kimi-k2)", fg__mm_read, &kimi_k25),
+    {0},
 };

@@ -91,6 +91,6 @@ static int read_ovis2(const struct fg_cfg *c, struct fg_model *m, const void *sp
 }
 
 const struct fg_arch fg__arch_vl_ovis_table[] = {
-    {"ovis2", "vision-language (AIMv2 + qwen2, visual vocab)", read_ovis2, NULL},
-    {NULL, NULL, NULL, NULL},
+    FG_ARCH("ovis2", "vision-language (AIMv2 + qwen2, visual vocab)", read_ovis2, NULL),
+    {0},
 };

@@ -1,0 +1,107 @@
+/*
+ * serve_engine.c - vLLM's start-up sizing (serve_engine.h), read from vLLM main as stored
+ * (the 0.27 series): vllm/engine/arg_utils.py EngineArgs.get_batch_defaults,
+ * vllm/config/vllm.py (max_cudagraph_capture_size, cudagraph_mode FULL_AND_PIECEWISE),
+ * vllm/config/compilation.py (cudagraph_capture_sizes), v1/worker/gpu_model_runner.py
+ * profile_run, _dummy_sampler_run and profile_cudagraph_memory, v1/sample/sampler.py and
+ * ops/topk_topp_sampler.py, v1/worker/gpu_worker.py determine_available_memory,
+ * v1/core/kv_cache_utils.py _check_enough_kv_cache_memory.
+ */
+#include "memory/serve_engine.h"
+
+#include <stdio.h>
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+void fg_vllm_sched_defaults(uint64_t total, bool a100, struct fg_vllm_sched *out)
+{
+    bool large = total >= (70ull << 30) && !a100;
+    out->max_num_seqs = large ? 1024 : 256;
+    out->batched_tokens = large ? 8192 : 2048;
+}
+
+/*
+ * Bytes per logit the dummy sampler run holds at its peak.  _dummy_sampler_run asks for
+ * temperature 0.5, top_p 0.9 and top_k = vocab - 1, so every step runs:
+ *   compute_logits          the logits in the model's dtype (2), alive in the caller;
+ *   Sampler.forward         logits.to(torch.float32) (4);
+ *   apply_top_k_top_p       logits.sort(): the sorted values (4) and int64 indices (8);
+ *                           softmax of the sorted values, cumsum'd in place (4); the top-p
+ *                           mask (1, bool); logits_sort.scatter(...) into a new tensor (4)
+ * (the torch path TopKTopPSampler runs unless VLLM_USE_FLASHINFER_SAMPLER opts in).  The
+ * softmax and exponential draw of random_sample come after the sort's tensors are freed
+ * and hold less (2 + 4 + 4 + 4 + 4).
+ */
+#define SAMPLER_BYTES_PER_LOGIT (2u + 4u + 4u + 8u + 4u + 1u + 4u)
+
+/* vLLM counts at least this per captured graph for the driver (profile_cudagraph_memory:
+ * per_graph = max(the second capture's sample, 1 MiB)). */
+#define GRAPH_FLOOR_BYTES (1ull << 20)
+
+/* CompilationConfig's default capture sizes up to max_size: 1, 2, 4, then every 8 below
+ * 256, then every 16 up to max_size; how many of them are <= limit. */
+static uint32_t capture_sizes_upto(uint32_t max_size, uint32_t limit)
+{
+    uint32_t n = 0;
+    for (uint32_t s = 1; s <= max_size; s = s < 4 ? s * 2 : s < 8 ? 8 : s < 256 ? s + 8 : s + 16)
+        n += s <= limit;
+    return n;
+}
+
+void fg_vllm_profile(const struct fg_vllm_in *in, struct fg_vllm_profile *out)
+{
+    const struct fg_vllm_sched *s = &in->sched;
+    double per = in->act_per_token > 0 ? in->act_per_token : 0;
+    out->forward = (uint64_t)(per * s->batched_tokens);
+    out->sample_rows = s->max_num_seqs < s->batched_tokens ? s->max_num_seqs : s->batched_tokens;
+    /* the sampled rows' hidden states stay referenced beside the sampler's tensors */
+    out->sampler = (uint64_t)out->sample_rows *
+                   (in->vocab * SAMPLER_BYTES_PER_LOGIT + 2 * in->hidden);
+    out->peak = out->forward > out->sampler ? out->forward : out->sampler;
+    /* max_cudagraph_capture_size = min(2 x max_num_seqs, 512); FULL_AND_PIECEWISE captures
+     * a PIECEWISE graph per size and a FULL decode graph per size up to max_num_seqs.  The
+     * estimate is the largest first capture (the working set of capture_max tokens: FULL
+     * and PIECEWISE share the pool and never replay together) plus, per mode, the next
+     * capture's sample for each further size, at least GRAPH_FLOOR_BYTES. */
+    uint32_t max = 2 * s->max_num_seqs < 512 ? 2 * s->max_num_seqs : 512;
+    out->capture_max = in->eager ? 0 : max;
+    out->capture_sizes = in->eager ? 0 : capture_sizes_upto(max, max);
+    out->full_sizes = in->eager ? 0 : capture_sizes_upto(max, s->max_num_seqs);
+    out->graphs = 0;
+    if (!in->eager) {
+        uint64_t further = (uint64_t)(out->capture_sizes ? out->capture_sizes - 1 : 0) +
+                           (out->full_sizes ? out->full_sizes - 1 : 0);
+        out->graphs = (uint64_t)(per * max) + further * GRAPH_FLOOR_BYTES;
+    }
+}
+
+enum fg_vllm_refusal fg_vllm_kv_check(int64_t available, uint64_t needed)
+{
+    if (available <= 0)
+        return FG_VLLM_NO_CACHE_MEMORY;
+    return needed > (uint64_t)available ? FG_VLLM_MAX_LEN : FG_VLLM_STARTS;
+}
+
+void fg_vllm_refusal_text(enum fg_vllm_refusal r, int64_t available, uint64_t needed,
+                          uint64_t max_len, uint64_t fit_len, char *buf, size_t cap)
+{
+    char est[96] = "";
+    if (!cap)
+        return;
+    buf[0] = '\0';
+    if (r == FG_VLLM_NO_CACHE_MEMORY) {
+        snprintf(buf, cap, "Available KV cache memory: %.2f GiB; No available memory for the "
+                 "cache blocks. Try increasing `gpu_memory_utilization`.", (double)available / GIB);
+        return;
+    }
+    if (r != FG_VLLM_MAX_LEN)
+        return;
+    if (fit_len)
+        snprintf(est, sizeof est, " Based on the available memory, the estimated maximum "
+                 "model length is %llu.", (unsigned long long)fit_len);
+    snprintf(buf, cap, "To serve at least one request with the model's max seq len (%llu), "
+             "(%.2f GiB KV cache is needed, which is larger than the available KV cache "
+             "memory (%.2f GiB).%s Try increasing `gpu_memory_utilization` or decreasing "
+             "`max_model_len`.", (unsigned long long)max_len,
+             (double)needed / GIB, (double)available / GIB, est);
+}

@@ -1,0 +1,75 @@
+/*
+ * serve_engine.h - what vLLM takes of a card besides the weights and the KV cache, and
+ * when it refuses to start, as its start-up code sizes them.
+ *
+ * vLLM (v1/worker/gpu_worker.py Worker.determine_available_memory) gives the KV cache
+ *     requested - (weights + the profile run's torch peak + non-torch memory)
+ *               - the CUDA-graph estimate
+ * where requested = gpu_memory_utilization x the card's total.  The profile run
+ * (gpu_model_runner.py profile_run) is one dummy forward of max_num_batched_tokens and one
+ * dummy sampler run over max_num_seqs rows of logits; the CUDA-graph estimate
+ * (profile_cudagraph_memory) captures the largest and the next graph of each mode and
+ * extrapolates.  Then v1/core/kv_cache_utils.py _check_enough_kv_cache_memory refuses to
+ * start when the rest is not positive, or holds less than one max_model_len sequence.
+ *
+ * Nothing here allocates, fails or prints; fg_vllm_refusal_text formats into the
+ * caller's buffer.
+ */
+#ifndef FG_SERVE_ENGINE_H
+#define FG_SERVE_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The scheduler's limits the profile runs at (EngineArgs.get_batch_defaults). */
+struct fg_vllm_sched {
+    uint32_t max_num_seqs;   /* sequences in one step: the sampler's rows */
+    uint32_t batched_tokens; /* max_num_batched_tokens: the profile forward's tokens */
+};
+
+/* `vllm serve`'s defaults (UsageContext.OPENAI_API_SERVER) on a card of total bytes:
+ * 1024 sequences and 8192 tokens on cards of 70 GiB and more other than A100, else 256
+ * and 2048.  a100: the card is an A100 (PR #17885 kept it on the small row). */
+void fg_vllm_sched_defaults(uint64_t total, bool a100, struct fg_vllm_sched *out);
+
+struct fg_vllm_in {
+    struct fg_vllm_sched sched;
+    double act_per_token;  /* the forward's working set per token (bytes) */
+    uint64_t hidden;       /* the model's hidden width */
+    uint64_t vocab;        /* the logits' width (the whole vocabulary on every TP rank) */
+    bool eager;            /* enforce_eager: no CUDA graphs */
+};
+
+struct fg_vllm_profile {
+    uint64_t forward;       /* the dummy forward of batched_tokens */
+    uint64_t sampler;       /* the dummy sampler run over sample_rows rows, with their
+                               hidden states */
+    uint64_t peak;          /* the profile run's torch peak: the larger of the two */
+    uint64_t graphs;        /* profile_cudagraph_memory's estimate */
+    uint32_t sample_rows;   /* min(max_num_seqs, batched_tokens) */
+    uint32_t capture_max;   /* the largest CUDA-graph capture size */
+    uint32_t capture_sizes; /* PIECEWISE sizes captured; FULL captures those <= max_num_seqs */
+    uint32_t full_sizes;
+};
+
+void fg_vllm_profile(const struct fg_vllm_in *in, struct fg_vllm_profile *out);
+
+/* What _check_enough_kv_cache_memory says. */
+enum fg_vllm_refusal {
+    FG_VLLM_STARTS,
+    FG_VLLM_NO_CACHE_MEMORY, /* available <= 0: "No available memory for the cache blocks" */
+    FG_VLLM_MAX_LEN,         /* one max_model_len sequence needs more than is available */
+};
+
+/* available: the KV budget, negative when the rest of the engine already overdraws the
+ * share; needed: one max_model_len sequence's KV cache. */
+enum fg_vllm_refusal fg_vllm_kv_check(int64_t available, uint64_t needed);
+
+/* vLLM's own words for a refusal (kv_cache_utils.py, gpu_worker.py's log line), with its
+ * numbers in GiB as format_gib prints them: max_len the job's max_model_len, fit_len the
+ * estimated maximum model length (0: none).  "" for FG_VLLM_STARTS. */
+void fg_vllm_refusal_text(enum fg_vllm_refusal r, int64_t available, uint64_t needed,
+                          uint64_t max_len, uint64_t fit_len, char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,36 @@
+/*
+ * titan.h - internal to the estimator (memory_node.c): what torchtitan's tensor-parallel
+ * layout keeps per token that transformers' does not, read from torchtitan main (b5bcd76,
+ * 2026-08-21).  Pure functions; nothing fails or allocates.
+ */
+#ifndef FG_TITAN_H
+#define FG_TITAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "job/job.h"
+
+/*
+ * The bytes one token keeps in a norm of width w under sequence parallel (struct act sp
+ * without Transformer Engine: torchtitan's TP, ParallelismConfig.enable_sequence_parallel =
+ * True): the norm runs on this rank's share of the sequence, so its own kept tensors are
+ * over tp, and the input the next column-parallel linears keep (c bytes an element) is the
+ * all-gathered whole one.  rms: an RMSNorm (an fp32 copy and the normalised output in the
+ * stream's r bytes), else a LayerNorm (its input).
+ */
+uint64_t fg__titan_norm_sp(uint64_t w, bool rms, unsigned r, unsigned c, uint32_t tp);
+
+/*
+ * What a pipeline stage under FSDP2 holds unsharded through a step, for params parameters
+ * of this rank's stage: torchtitan's default policy does not reshard after forward under
+ * PP (distributed/fsdp.py get_fsdp_reshard_after_forward_policy: "default" is
+ * `not pp_enabled`), so the stage's bf16 parameters stay gathered, and torch's pipelining
+ * (distributed/pipelining/stage.py backward_maybe_with_nosync: set_reshard_after_backward
+ * and set_requires_gradient_sync False until the last micro-batch) accumulates the
+ * gradients unsharded, in FSDP2's reduce dtype (fp32).  0 unless the job runs FSDP2's
+ * mixed precision (job.fsdp_mixed) sharded over dp > 1 ranks with pp > 1 stages.
+ */
+uint64_t fg__titan_pp_unsharded(const struct fg_job *job, uint32_t dp, uint64_t params);
+
+#endif

@@ -1,0 +1,111 @@
+/*
+ * test_serve_engine.c - vLLM's start-up sizing (engine/memory/serve_engine.h), on the
+ * numbers its code uses.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "memory/serve_engine.h"
+
+/* get_batch_defaults: an H100 (>= 70 GiB) takes the large row, an A100 80GB and an L4 the
+ * small one. */
+static void fg_vllm_sched_defaults_should_follow_the_card_class(void **state)
+{
+    (void)state;
+    struct fg_vllm_sched s;
+    fg_vllm_sched_defaults(79ull << 30, false, &s);
+    assert_int_equal(s.max_num_seqs, 1024);
+    assert_int_equal(s.batched_tokens, 8192);
+    fg_vllm_sched_defaults(79ull << 30, true, &s);
+    assert_int_equal(s.max_num_seqs, 256);
+    assert_int_equal(s.batched_tokens, 2048);
+    fg_vllm_sched_defaults(22ull << 30, false, &s);
+    assert_int_equal(s.max_num_seqs, 256);
+}
+
+/* Capture sizes 1, 2, 4, 8 .. 248, 256 .. 512: 51 PIECEWISE graphs and as many FULL decode
+ * graphs under 1024 sequences (35 under 256); the estimate is the 512-token working set
+ * and 1 MiB for each further graph. */
+static void fg_vllm_profile_should_count_the_capture_sizes(void **state)
+{
+    (void)state;
+    struct fg_vllm_in in = {.sched = {1024, 8192}, .act_per_token = 1000.0, .hidden = 4096,
+                            .vocab = 128256};
+    struct fg_vllm_profile p;
+    fg_vllm_profile(&in, &p);
+    assert_int_equal(p.capture_max, 512);
+    assert_int_equal(p.capture_sizes, 51);
+    assert_int_equal(p.full_sizes, 51);
+    assert_int_equal(p.graphs, 512u * 1000 + 100ull * (1 << 20));
+    in.sched.max_num_seqs = 256;
+    fg_vllm_profile(&in, &p);
+    assert_int_equal(p.capture_max, 512);
+    assert_int_equal(p.full_sizes, 35);
+    in.eager = true;
+    fg_vllm_profile(&in, &p);
+    assert_int_equal(p.graphs, 0);
+}
+
+/* The dummy sampler run: 27 B per logit over min(max_num_seqs, batched_tokens) rows, and
+ * the profile's peak is the larger of it and the dummy forward. */
+static void fg_vllm_profile_should_size_the_sampler_run(void **state)
+{
+    (void)state;
+    struct fg_vllm_in in = {.sched = {1024, 8192}, .act_per_token = 100.0, .hidden = 2880,
+                            .vocab = 201088};
+    struct fg_vllm_profile p;
+    fg_vllm_profile(&in, &p);
+    assert_int_equal(p.sample_rows, 1024);
+    assert_int_equal(p.sampler, 1024ull * (201088 * 27 + 2 * 2880));
+    assert_int_equal(p.forward, 819200);
+    assert_int_equal(p.peak, p.sampler);
+    in.sched = (struct fg_vllm_sched){256, 128};
+    in.act_per_token = 1e7;
+    fg_vllm_profile(&in, &p);
+    assert_int_equal(p.sample_rows, 128);
+    assert_int_equal(p.peak, p.forward);
+}
+
+/* _check_enough_kv_cache_memory: nothing left, less than one sequence, enough. */
+static void fg_vllm_kv_check_should_refuse_as_vllm_does(void **state)
+{
+    (void)state;
+    assert_int_equal(fg_vllm_kv_check(-1, 10), FG_VLLM_NO_CACHE_MEMORY);
+    assert_int_equal(fg_vllm_kv_check(0, 0), FG_VLLM_NO_CACHE_MEMORY);
+    assert_int_equal(fg_vllm_kv_check(9, 10), FG_VLLM_MAX_LEN);
+    assert_int_equal(fg_vllm_kv_check(10, 10), FG_VLLM_STARTS);
+}
+
+static void fg_vllm_refusal_text_should_quote_vllm(void **state)
+{
+    (void)state;
+    char buf[400];
+    fg_vllm_refusal_text(FG_VLLM_NO_CACHE_MEMORY, -(int64_t)(2.14 * (1 << 30)), 1, 131072, 0,
+                         buf, sizeof buf);
+    assert_non_null(strstr(buf, "Available KV cache memory: -2.14 GiB"));
+    assert_non_null(strstr(buf, "No available memory for the cache blocks"));
+    fg_vllm_refusal_text(FG_VLLM_MAX_LEN, 3ll << 30, 9ull << 29, 131072, 87381, buf,
+                         sizeof buf);
+    assert_non_null(strstr(buf, "max seq len (131072), (4.50 GiB KV cache is needed, which is "
+                                "larger than the available KV cache memory (3.00 GiB)"));
+    assert_non_null(strstr(buf, "estimated maximum model length is 87381"));
+    fg_vllm_refusal_text(FG_VLLM_STARTS, 1, 1, 1, 1, buf, sizeof buf);
+    assert_string_equal(buf, "");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fg_vllm_sched_defaults_should_follow_the_card_class),
+        cmocka_unit_test(fg_vllm_profile_should_count_the_capture_sizes),
+        cmocka_unit_test(fg_vllm_profile_should_size_the_sampler_run),
+        cmocka_unit_test(fg_vllm_kv_check_should_refuse_as_vllm_does),
+        cmocka_unit_test(fg_vllm_refusal_text_should_quote_vllm),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
