@@ -181,6 +181,7 @@ ENGINE_SRCS := \
 	engine/job/jobfile_apply.c \
 	engine/plan/fit.c \
 	engine/plan/plan.c \
+	engine/plan/plan_search.c \
 	engine/plan/plan_env.c \
 	engine/plan/plan_floor.c \
 	engine/plan/plan_even.c \
@@ -195,6 +196,7 @@ POLICY_SRCS := \
 	policies/decide.c \
 	policies/decide_gen.c \
 	policies/decide_remedy.c \
+	policies/remedy_switch.c \
 	policies/remedy.c \
 	policies/remedy_file.c \
 	policies/gate.c \

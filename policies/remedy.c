@@ -8,6 +8,7 @@
  * and completes each one that passes into the request a user pastes.
  */
 #include "remedy.h"
+#include "remedy_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,28 +19,6 @@
 #include "stack/trainer.h"
 
 /* ---- edits ------------------------------------------------------------------------- */
-
-/* opt = value, replacing an earlier edit of opt (it keeps its place). */
-static void add_edit(struct fg_remedy *x, unsigned opt, const char *value)
-{
-    for (size_t i = 0; i < x->n_edits; i++)
-        if (x->edits[i].opt == opt) {
-            snprintf(x->edits[i].value, sizeof x->edits[i].value, "%s", value);
-            return;
-        }
-    if (x->n_edits >= FG_REMEDY_EDITS)
-        return;
-    x->edits[x->n_edits].opt = opt;
-    snprintf(x->edits[x->n_edits].value, sizeof x->edits[x->n_edits].value, "%s", value);
-    x->n_edits++;
-}
-
-static void add_edit_u(struct fg_remedy *x, unsigned opt, uint64_t v)
-{
-    char b[24];
-    snprintf(b, sizeof b, "%llu", (unsigned long long)v);
-    add_edit(x, opt, b);
-}
 
 static bool has_edit(const struct fg_remedy *x, unsigned opt)
 {
@@ -174,21 +153,21 @@ static void add_layout(const struct search *s, const struct fg_framework *fw,
     const struct fg_layout *l = &x->layout;
     const struct fg_job *j = &s->spec->job;
     bool serve = j->mode == FG_MODE_SERVE;
-    add_edit_u(x, FG_JOBOPT_TP, l->tp ? l->tp : 1);
-    add_edit_u(x, FG_JOBOPT_PP, l->pp ? l->pp : 1);
+    fg__remedy_edit_u(x, FG_JOBOPT_TP, l->tp ? l->tp : 1);
+    fg__remedy_edit_u(x, FG_JOBOPT_PP, l->pp ? l->pp : 1);
     if (l->ep > 1 || s->spec->ep)
-        add_edit_u(x, FG_JOBOPT_EP, l->ep ? l->ep : 1);
+        fg__remedy_edit_u(x, FG_JOBOPT_EP, l->ep ? l->ep : 1);
     if (l->cp > 1 || s->spec->cp)
-        add_edit_u(x, FG_JOBOPT_CP, l->cp > 1 ? l->cp : 1);
-    add_edit_u(x, FG_JOBOPT_DP, l->dp ? l->dp : 1);
+        fg__remedy_edit_u(x, FG_JOBOPT_CP, l->cp > 1 ? l->cp : 1);
+    fg__remedy_edit_u(x, FG_JOBOPT_DP, l->dp ? l->dp : 1);
     if (!serve && ((fw->layouts & FG_LAY_ZERO) || l->zero))
-        add_edit_u(x, FG_JOBOPT_ZERO, l->zero);
+        fg__remedy_edit_u(x, FG_JOBOPT_ZERO, l->zero);
     if (l->gen_gpus && s->after.job.vllm_mode == FG_VLLM_SERVER)
-        add_edit_u(x, FG_JOBOPT_GEN_GPUS, l->gen_gpus);
+        fg__remedy_edit_u(x, FG_JOBOPT_GEN_GPUS, l->gen_gpus);
     if (!serve && l->micro_batch && l->micro_batch < j->batch && !has_edit(x, FG_JOBOPT_BATCH)) {
         /* the planner's: the job's batch kept over the layout's ranks by accumulation */
-        add_edit_u(x, FG_JOBOPT_BATCH, l->micro_batch);
-        add_edit_u(x, FG_JOBOPT_GRAD_ACCUM, l->grad_accum ? l->grad_accum : 1);
+        fg__remedy_edit_u(x, FG_JOBOPT_BATCH, l->micro_batch);
+        fg__remedy_edit_u(x, FG_JOBOPT_GRAD_ACCUM, l->grad_accum ? l->grad_accum : 1);
     }
 }
 
@@ -208,142 +187,6 @@ static bool passes_complete(struct search *s, struct fg_remedy *x)
 
 /* ---- (a) switches at the same GPU count ---------------------------------------------- */
 
-/* One switch as the options that turn it on (spec: the job; a: its assessment), into x
- * (cleared first); false when it does not apply to the job. */
-static bool switch_edits(enum fg_switch sw, const struct fg_jobspec *spec,
-                         const struct fg_request *q, const struct fg_assessment *a,
-                         struct fg_remedy *x)
-{
-    const struct fg_job *j = &spec->job;
-    const struct fg_framework *fw = spec->fw;
-    uint32_t total = fg_request_total(q);
-    uint32_t split = (spec->tp ? spec->tp : 1) * (spec->pp ? spec->pp : 1) *
-                     (spec->cp ? spec->cp : 1);
-    bool dp_gt1 = spec->dp ? spec->dp > 1 : total / (split ? split : 1) > 1;
-    uint64_t accum0 = j->grad_accum ? j->grad_accum : 1;
-    char b[24];
-    memset(x, 0, sizeof *x);
-    x->kind = FG_REMEDY_SWITCH;
-    x->count = q->count;
-    x->nodes = q->nodes ? q->nodes : 1;
-    switch (sw) {
-    case FG_SWITCH_GRAD_CKPT:
-        /* a job that said --no-grad-ckpt would keep it off: the plugin applies the options
-         * in the table's order, whatever was pasted last */
-        if (j->grad_ckpt || fg_jobspec_given(spec, FG_JOBOPT_NO_GRAD_CKPT))
-            return false;
-        add_edit(x, FG_JOBOPT_GRAD_CKPT, "");
-        return true;
-    case FG_SWITCH_ACCUM:
-        if (j->batch <= 1)
-            return false;
-        add_edit_u(x, FG_JOBOPT_BATCH, 1);
-        add_edit_u(x, FG_JOBOPT_GRAD_ACCUM, j->batch * accum0);
-        return true;
-    case FG_SWITCH_LIGER:
-        if (j->loss == FG_LOSS_LIGER || j->loss == FG_LOSS_CCE)
-            return false;
-        add_edit(x, FG_JOBOPT_LOSS, "liger");
-        return true;
-    case FG_SWITCH_ZERO3:
-        if (j->zero >= 3 || !dp_gt1)
-            return false;
-        add_edit(x, FG_JOBOPT_ZERO, "3");
-        return true;
-    case FG_SWITCH_ADAM8:
-    case FG_SWITCH_PAGED:
-        if (j->optimizer == FG_OPT_ADAMW_8BIT || j->optimizer == FG_OPT_PAGED_ADAMW_8BIT ||
-            j->optimizer == FG_OPT_SGD)
-            return false;
-        add_edit(x, FG_JOBOPT_OPTIMIZER, sw == FG_SWITCH_ADAM8 ? "adamw-8bit"
-                                                               : "paged-adamw-8bit");
-        return true;
-    case FG_SWITCH_OFFLOAD_OPT:
-        if (j->offload != FG_OFFLOAD_NONE)
-            return false;
-        if (j->zero < 1)
-            add_edit(x, FG_JOBOPT_ZERO, dp_gt1 ? "3" : "1");
-        add_edit(x, FG_JOBOPT_OFFLOAD, "optimizer");
-        return true;
-    case FG_SWITCH_OFFLOAD_PARAMS:
-        if (j->offload == FG_OFFLOAD_PARAMS)
-            return false;
-        if (j->zero < 3)
-            add_edit(x, FG_JOBOPT_ZERO, "3");
-        add_edit(x, FG_JOBOPT_OFFLOAD, "params");
-        return true;
-    case FG_SWITCH_ACT_OFFLOAD:
-        if (j->act_offload)
-            return false;
-        add_edit(x, FG_JOBOPT_ACT_OFFLOAD, "");
-        return true;
-    case FG_SWITCH_REF_PRECOMPUTE:
-        if (j->ref_model == FG_REF_NONE)
-            return false;
-        add_edit(x, FG_JOBOPT_REF_MODEL, "none");
-        return true;
-    case FG_SWITCH_VLLM_UTIL: {
-        /* the colocated engine's share: the least that holds it (what it needs over the
-         * card it takes its share of), the rest trains */
-        if (j->vllm_mode != FG_VLLM_COLOCATE || !a || !a->gen_share || j->vllm_util <= 0)
-            return false;
-        double card = (double)a->gen_share / j->vllm_util;
-        double u = card > 0 ? (double)a->gen_need / card : 1.0;
-        int c = (int)(u * 100.0) + 1;
-        if (c > 95 || c == (int)(j->vllm_util * 100.0 + 0.5))
-            return false;
-        snprintf(b, sizeof b, "%d.%02d", c / 100, c % 100);
-        add_edit(x, FG_JOBOPT_VLLM_GPU_UTIL, b);
-        return true;
-    }
-    case FG_SWITCH_VLLM_SERVER:
-        if (j->vllm_mode == FG_VLLM_SERVER && fg_jobspec_given(spec, FG_JOBOPT_GEN_GPUS)) {
-            /* the server's GPUs as asked: another split of the job's GPUs (try_switch) */
-            if (total < 3)
-                return false;
-            add_edit_u(x, FG_JOBOPT_GEN_GPUS, j->gen_gpus > 1 ? 1 : 2);
-            return true;
-        }
-        if (j->vllm_mode != FG_VLLM_COLOCATE || total < 2 ||
-            fg_jobspec_given(spec, FG_JOBOPT_VLLM_GPU_UTIL))
-            return false;
-        add_edit(x, FG_JOBOPT_VLLM_MODE, "server");
-        return true;
-    case FG_SWITCH_QLORA:
-        if (j->mode != FG_MODE_LORA || !fw->qlora)
-            return false;
-        add_edit(x, j->trainer != FG_TRAINER_SFT ? FG_JOBOPT_ADAPTER : FG_JOBOPT_MODE, "qlora");
-        return true;
-    case FG_SWITCH_GPU_UTIL:
-        if (!(spec->gpu_util > 0) || spec->gpu_util >= 0.95)
-            return false;
-        add_edit(x, FG_JOBOPT_GPU_UTIL, "0.95");
-        return true;
-    case FG_SWITCH_KV_FP8:
-        if (j->kv_bytes == 1)
-            return false;
-        add_edit(x, FG_JOBOPT_KV_DTYPE, "fp8");
-        return true;
-    case FG_SWITCH_SEQS:
-        if (j->batch <= 1)
-            return false;
-        add_edit_u(x, FG_JOBOPT_BATCH,
-                   a && a->fit.max_batch >= 1 && a->fit.max_batch < j->batch ? a->fit.max_batch
-                                                                             : 1);
-        return true;
-    case FG_SWITCH_MAX_LEN: {
-        uint64_t len = a && a->serve_max_len ? a->serve_max_len / (j->batch ? j->batch : 1)
-                                             : j->seq_len / 2;
-        if (!len || len >= j->seq_len)
-            return false;
-        add_edit_u(x, FG_JOBOPT_SEQ_LEN, len);
-        return true;
-    }
-    default:
-        return false;
-    }
-}
-
 /* The switches that apply to the job, into out and which[] (up to cap); how many. */
 static size_t switch_cands(const struct fg_jobspec *spec, const struct fg_request *q,
                            const struct fg_assessment *a, struct fg_remedy *out,
@@ -353,7 +196,7 @@ static size_t switch_cands(const struct fg_jobspec *spec, const struct fg_reques
     size_t n = fg_framework_switch_list(spec->fw, spec->job.mode, spec->job.trainer, sw,
                                         FG_SWITCH_COUNT), k = 0;
     for (size_t i = 0; i < n && k < cap; i++)
-        if (switch_edits(sw[i], spec, q, a, &out[k]))
+        if (fg__remedy_switch_edits(sw[i], spec, q, a, &out[k]))
             which[k++] = sw[i];
     return k;
 }
@@ -374,8 +217,8 @@ static bool micro_batch(struct search *s, struct fg_remedy *x)
     for (uint64_t mb = j->batch - 1; mb >= 1; mb--) {
         if (j->batch % mb)
             continue;
-        add_edit_u(x, FG_JOBOPT_BATCH, mb);
-        add_edit_u(x, FG_JOBOPT_GRAD_ACCUM, j->batch / mb * accum0);
+        fg__remedy_edit_u(x, FG_JOBOPT_BATCH, mb);
+        fg__remedy_edit_u(x, FG_JOBOPT_GRAD_ACCUM, j->batch / mb * accum0);
         if (passes_complete(s, x))
             return true;
     }
@@ -391,7 +234,7 @@ static bool serve_most(struct search *s, struct fg_remedy *x, unsigned opt, uint
     while (hi - lo > 1 && hi - lo > hi / 64) {
         uint64_t mid = lo + (hi - lo) / 2;
         struct fg_remedy y = *x;
-        add_edit_u(&y, opt, mid);
+        fg__remedy_edit_u(&y, opt, mid);
         if (passes_complete(s, &y)) {
             lo = mid;
             best = y;
@@ -418,7 +261,7 @@ static bool try_switch(struct search *s, enum fg_switch sw, struct fg_remedy *x)
         for (uint32_t n = 1; n < total && n <= 64; n++) {
             if (n == j->gen_gpus)
                 continue;
-            add_edit_u(x, FG_JOBOPT_GEN_GPUS, n);
+            fg__remedy_edit_u(x, FG_JOBOPT_GEN_GPUS, n);
             if (passes_complete(s, x))
                 return true;
         }
@@ -448,7 +291,7 @@ static void union_of(const struct fg_remedy *cand, size_t n, uint32_t set, struc
     for (size_t i = 0; i < n; i++)
         if (set >> i & 1u)
             for (size_t e = 0; e < cand[i].n_edits; e++)
-                add_edit(x, cand[i].edits[e].opt, cand[i].edits[e].value);
+                fg__remedy_edit(x, cand[i].edits[e].opt, cand[i].edits[e].value);
 }
 
 /* Every switch, cumulatively, until the job fits (QLoRA last: it changes the job the most;
@@ -601,7 +444,7 @@ static bool find_more_gpus(struct search *s, const struct fg_assessment *a,
     bool got = a->planned && a->plan.status == FG_PLAN_FOUND &&
                from_plan(s, &a->plan, &base, FG_REMEDY_GPUS, &x);
     if (have_ckpt_plan) {
-        add_edit(&base, FG_JOBOPT_GRAD_CKPT, "");
+        fg__remedy_edit(&base, FG_JOBOPT_GRAD_CKPT, "");
         if (from_plan(s, ckpt_plan, &base, FG_REMEDY_GPUS, &y) && (!got || y.gpus < x.gpus)) {
             x = y;
             got = true;
@@ -639,7 +482,7 @@ static void find_other_frameworks(struct search *s, const struct fg_assessment *
                 continue;
             struct fg_remedy x = {.kind = FG_REMEDY_FRAMEWORK, .count = s->q->count,
                                   .nodes = s->q->nodes ? s->q->nodes : 1};
-            add_edit(&x, FG_JOBOPT_FRAMEWORK, fw->name);
+            fg__remedy_edit(&x, FG_JOBOPT_FRAMEWORK, fw->name);
             if (passes_complete(s, &x)) {
                 keep(out, &x);
                 shown++;
@@ -658,7 +501,7 @@ static void find_other_frameworks(struct search *s, const struct fg_assessment *
             if (!strcmp(fw->name, s->spec->fw->name) || !fw_has_job(fw, &s->spec->job))
                 continue;
             struct fg_remedy base = {0}, x;
-            add_edit(&base, FG_JOBOPT_FRAMEWORK, fw->name);
+            fg__remedy_edit(&base, FG_JOBOPT_FRAMEWORK, fw->name);
             if (!layout_remedy(s, fw, l, &base, FG_REMEDY_FRAMEWORK, &x))
                 continue;
             /* the layout as options; else the framework's own choice on those GPUs */

@@ -127,6 +127,31 @@ static void grpo_should_train_on_prompt_plus_completion_with_logits_of_the_compl
     fg_model_free(m);
 }
 
+/* TRL builds LigerFusedLinearGRPOLoss / LigerFusedLinearDPOLoss under use_liger_kernel: the
+ * loss comes from the hidden states chunk by chunk, no vocabulary-wide log-probs */
+static void grpo_and_dpo_should_keep_no_log_probs_under_liger(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(QWEN);
+    struct fg_jobspec g, d, p;
+    struct fg_err err = {0};
+    assert_int_equal(spec_of(&g, &err, "mode", "grpo", "adapter", "lora",
+                             "max-completion-length", "2048", "loss", "liger", NULL), 0);
+    assert_int_equal(spec_of(&p, &err, "mode", "grpo", "adapter", "lora",
+                             "max-completion-length", "2048", NULL), 0);
+    struct fg_estimate eg = est_of(m, &g), ep = est_of(m, &p);
+    assert_int_equal(line_bytes(&eg, "log-probs"), 0);
+    uint64_t fused = line_bytes(&eg, "Liger fused linear CE");
+    assert_true(fused > 0 && fused < line_bytes(&ep, "log-probs") / 10);
+    assert_true(eg.per_sample_bytes < ep.per_sample_bytes);
+    assert_int_equal(spec_of(&d, &err, "mode", "dpo", "adapter", "lora", "loss", "liger", NULL),
+                     0);
+    struct fg_estimate ed = est_of(m, &d);
+    assert_int_equal(line_bytes(&ed, "log-probs"), 0);
+    assert_true(line_bytes(&ed, "Liger fused linear CE") > 0);
+    fg_model_free(m);
+}
+
 static void options_should_be_refused_where_the_trainer_reads_none(void **state)
 {
     (void)state;
@@ -238,6 +263,7 @@ int main(void)
         cmocka_unit_test(dpo_lora_should_exceed_lora_sft_by_the_pair_and_its_log_probs),
         cmocka_unit_test(dpo_full_should_carry_a_frozen_copy_that_ref_none_removes),
         cmocka_unit_test(grpo_should_train_on_prompt_plus_completion_with_logits_of_the_completion),
+        cmocka_unit_test(grpo_and_dpo_should_keep_no_log_probs_under_liger),
         cmocka_unit_test(options_should_be_refused_where_the_trainer_reads_none),
         cmocka_unit_test(colocate_should_decide_on_the_engine_share_and_the_training_together),
         cmocka_unit_test(server_mode_should_find_the_split_of_the_gpus),

@@ -73,11 +73,12 @@ planner)
     scratch=$(mktemp -d /tmp/fitgate-golden.XXXXXX)
     trap 'rm -rf "$scratch"' EXIT
     [ -f "$ROOT/build/libfitgate.a" ] || { echo "bench_golden: run make first" >&2; exit 2; }
-    # REV's planner and estimator: engine/plan/ and engine/memory/'s plan*.c and memory*.c
-    # (at the top of engine/ in a REV from before engine/ had its rooms; one
-    # file each before the estimator was split into memory.c, memory_stage.c, memory_node.c)
+    # REV's planner and estimator: every file of engine/plan/ and engine/memory/ but the
+    # site calibration (plan*.c and memory*.c at the top of engine/ in a REV from before
+    # engine/ had its rooms; one file each before the estimator was split)
     refs=$(git -C "$ROOT" ls-tree -r --name-only "$rev" engine/ |
-        grep -E '^engine/((plan|memory)/)?(plan|memory)[a-z_]*\.c$') || exit 2
+        grep -E '^engine/(plan|memory)[a-z_]*\.c$|^engine/(plan|memory)/[a-z_]*\.c$' |
+        grep -v '/calib\.c$') || exit 2
     for f in $refs; do
         git -C "$ROOT" show "$rev:$f" >"$scratch/ref_${f##*/}" || exit 2
     done

@@ -60,8 +60,8 @@ else
 fi
 # the rejected one, with the request that would fit
 if has 'fitgate: rejected: LoRA of nvidia/NVIDIA-Nemotron-Nano-9B-v2 does not fit --gres=gpu:t4:1' &&
-    has 'fitgate: remedy [0-9]+ \(more GPUs\): --gres=gpu:t4:[2-8] ' && ! has 'unexpected: accepted'; then
-    ok "a job rejected with its re-checked remedy: $(grep -oE 'remedy [0-9]+ \(more GPUs\): --gres=gpu:t4:[0-9]+' "$W/up.plain" | head -1)"
+    has 'fitgate: remedy [0-9]+ \(more GPUs\):( --ft-[a-z0-9-]+=[^ ]+)* --gres=gpu:t4:[2-8] ' && ! has 'unexpected: accepted'; then
+    ok "a job rejected with its re-checked remedy: $(grep -oE 'remedy [0-9]+ \(more GPUs\):( --ft-[a-z0-9-]+=[^ ]+)* --gres=gpu:t4:[0-9]+' "$W/up.plain" | head -1)"
 else
     bad "the rejected job"
 fi

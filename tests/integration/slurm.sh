@@ -63,7 +63,7 @@ before=$(timeout 5 squeue -h | wc -l)
 if ! as_user sbatch --parsable --ft-model="$NEMO" --ft-mode=lora --gres=gpu:t4:1 --wrap true &&
     err_has "fitgate: rejected: LoRA of nvidia--NVIDIA-Nemotron-Nano-9B-v2 does not fit --gres=gpu:t4:1" &&
     err_re "fitgate: needs [0-9.]+ GB per GPU" && err_re "one T4 16 GB has [0-9.]+ GB usable" &&
-    err_re "fitgate: (ask for|remedy [0-9]+ \(more GPUs\):) --gres=gpu:t4:[2-8] \(" &&
+    err_re "fitgate: (ask for|remedy [0-9]+ \(more GPUs\):)( --ft-[a-z0-9-]+=[^ ]+)* --gres=gpu:t4:[2-8] \(" &&
     [ "$(timeout 5 squeue -h | wc -l)" = "$before" ]; then
     ok "LoRA Nemotron-Nano-9B-v2 on 1 x T4 rejected at submit:" \
        "$(grep -oE -- '--gres=gpu:t4:[0-9]+ \([^)]*\)' "$SROOT/err" | head -1)"
@@ -138,7 +138,7 @@ else
     bad "salloc + srun step"
 fi
 if ! as_user salloc --ft-model="$NEMO" --ft-mode=lora --gres=gpu:t4:1 true &&
-    err_has "salloc: error: fitgate: rejected:" && err_re "(ask for|remedy [0-9]+ \(more GPUs\):) --gres=gpu:t4:[2-8] "; then
+    err_has "salloc: error: fitgate: rejected:" && err_re "(ask for|remedy [0-9]+ \(more GPUs\):)( --ft-[a-z0-9-]+=[^ ]+)* --gres=gpu:t4:[2-8] "; then
     ok "salloc refused at submit"
 else
     bad "salloc refusal"

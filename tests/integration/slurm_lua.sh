@@ -38,7 +38,7 @@ slurm_up
 # --- job_submit.lua in slurmctld -------------------------------------------------------------
 if ! as_user sbatch --parsable --hold --ft-model="$NEMO" --ft-mode=lora --gres=gpu:t4:1 \
     --wrap true && err_re "fitgate: rejected: LoRA of .* does not fit --gres=gpu:t4:1" &&
-    err_re "(ask for|remedy [0-9]+ \(more GPUs\):) --gres=gpu:t4:[2-8]"; then
+    err_re "(ask for|remedy [0-9]+ \(more GPUs\):)( --ft-[a-z0-9-]+=[^ ]+)* --gres=gpu:t4:[2-8]"; then
     ok "job_submit.lua rejects LoRA Nemotron-Nano-9B-v2 on 1 x T4 in slurmctld"
 else
     bad "job_submit.lua reject"
@@ -87,7 +87,7 @@ chmod -R a+rX "$SROOT/client"
 export CONF=$SROOT/client/slurm.conf
 if ! as_user sbatch --parsable --hold --ft-model="$NEMO" --ft-mode=lora --gres=gpu:t4:1 \
     --wrap true && err_re "fitgate: rejected: LoRA of .* does not fit --gres=gpu:t4:1" &&
-    err_re "(ask for|remedy [0-9]+ \(more GPUs\):) --gres=gpu:t4:[2-8]"; then
+    err_re "(ask for|remedy [0-9]+ \(more GPUs\):)( --ft-[a-z0-9-]+=[^ ]+)* --gres=gpu:t4:[2-8]"; then
     ok "cli_filter.lua rejects in sbatch"
 else
     bad "cli_filter.lua reject"
