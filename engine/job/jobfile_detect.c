@@ -8,8 +8,9 @@
  * (TrainingArguments' own fields, read by TRL and LLaMA-Factory too; the options vLLM and
  * SGLang both take) are no vote.  The format with the most votes is the file's when no
  * other has as many; equal votes are ambiguous, and so is a file of shared keys only
- * (vLLM's tests/config/test_config.yaml is also a valid SGLang config), except that keys
- * of TrainingArguments alone are transformers', the class TRL's and LLaMA-Factory's extend.
+ * (vllm-project/vllm:tests/config/test_config.yaml is also a valid SGLang config), except
+ * that keys of TrainingArguments alone are transformers', the class TRL's and
+ * LLaMA-Factory's extend.
  * A file with none of these keys is not a job config.
  */
 #include <stdio.h>

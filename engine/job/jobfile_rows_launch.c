@@ -20,10 +20,11 @@
  *     fsdp_config, parallelism_config, megatron_lm_config, fp8_config) and
  *     parallelism_config.py ParallelismConfig (dp_replicate, dp_shard, tp, cp sizes);
  *   vLLM (vllm-project/vllm vllm/engine/arg_utils.py EngineArgs, 99d7eb5), whose
- *     `vllm serve --config` YAML takes the long option names (docs/configuration/
- *     serve_args.md);
+ *     `vllm serve --config` YAML takes the long option names
+ *     (vllm-project/vllm:docs/configuration/serve_args.md);
  *   SGLang (sgl-project/sglang python/sglang/srt/server_args.py ServerArgs, 469c63e), whose
- *     --config YAML takes the same (docs/advanced_features/server_arguments.md).
+ *     --config YAML takes the same
+ *     (sgl-project/sglang:docs/advanced_features/server_arguments.md).
  */
 #include "job/jobfile_rows.h"
 
