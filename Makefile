@@ -192,6 +192,8 @@ POLICY_SRCS := \
 	policies/policy.c \
 	policies/policy_file.c \
 	policies/request.c \
+	policies/assess_layout.c \
+	policies/assess_serve.c \
 	policies/assess.c \
 	policies/decide.c \
 	policies/decide_gen.c \

@@ -1,5 +1,5 @@
-/* plan_json.c - the JSON of a layout, of the remedies and of the checkpoint's headers, for
- * `plan` and `check --json`. */
+/* plan_json.c - the JSON of a model, an estimate, a layout, the remedies and the
+ * checkpoint's headers, for `plan` and `check --json`. */
 #include "plan_json.h"
 
 #include <stdio.h>
@@ -79,5 +79,72 @@ cJSON *fg_cli_ckpt_json(const struct fg_ckpt_seen *k)
     }
     if (k->unused[0])
         cJSON_AddStringToObject(o, "stored_not_loaded", k->unused);
+    return o;
+}
+
+cJSON *fg_cli_model_json(const struct fg_model *m)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", m->id);
+    cJSON_AddStringToObject(o, "model_type", m->model_type);
+    cJSON_AddStringToObject(o, "reader", m->reader);
+    cJSON_AddBoolToObject(o, "generic", m->generic);
+    cJSON_AddStringToObject(o, "certainty", fg_certainty_name(m->certainty));
+    if (m->certainty == FG_CERT_UNSURE)
+        cJSON_AddStringToObject(o, "unsure_key", m->unsure_key);
+    cJSON *as = cJSON_AddArrayToObject(o, "assumptions");
+    for (size_t i = 0; i < m->n_assumed; i++)
+        cJSON_AddItemToArray(as, cJSON_CreateString(m->assumed[i]));
+    cJSON *p = cJSON_AddObjectToObject(o, "params");
+    cJSON_AddNumberToObject(p, "total", (double)m->params_total);
+    cJSON_AddNumberToObject(p, "buffers", (double)m->params_buffers);
+    if (m->params_checkpoint)
+        cJSON_AddNumberToObject(p, "checkpoint", (double)m->params_checkpoint);
+    cJSON_AddNumberToObject(p, "active", (double)fg_model_active_params(m));
+    cJSON *r = cJSON_AddArrayToObject(p, "rules");
+    for (size_t i = 0; i < m->n_rules; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", m->rules[i].name);
+        cJSON_AddNumberToObject(e, "scalars", (double)m->rules[i].scalars);
+        cJSON_AddItemToArray(r, e);
+    }
+    cJSON_AddNumberToObject(o, "layers", (double)m->layers);
+    cJSON_AddNumberToObject(o, "hidden", (double)m->hidden);
+    cJSON_AddNumberToObject(o, "vocab", (double)m->vocab);
+    cJSON *notes = cJSON_AddArrayToObject(o, "notes");
+    for (size_t i = 0; i < m->n_notes; i++)
+        cJSON_AddItemToArray(notes, cJSON_CreateString(m->notes[i]));
+    if (m->ckpt.where[0])
+        cJSON_AddItemToObject(o, "checkpoint", fg_cli_ckpt_json(&m->ckpt));
+    return o;
+}
+
+cJSON *fg_cli_memory_json(const struct fg_estimate *e)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "total_bytes", (double)e->total_bytes);
+    cJSON_AddNumberToObject(o, "static_bytes", (double)e->static_bytes);
+    cJSON_AddNumberToObject(o, "per_sample_bytes", (double)e->per_sample_bytes);
+    cJSON_AddNumberToObject(o, "step_bytes", (double)e->step_bytes);
+    cJSON *b = cJSON_AddObjectToObject(o, "breakdown");
+    cJSON_AddNumberToObject(b, "weights", (double)e->b.weights);
+    cJSON_AddNumberToObject(b, "gradients", (double)e->b.gradients);
+    cJSON_AddNumberToObject(b, "optimizer", (double)e->b.optimizer);
+    cJSON_AddNumberToObject(b, "adapters", (double)e->b.adapters);
+    cJSON_AddNumberToObject(b, "activations", (double)e->b.activations);
+    cJSON_AddNumberToObject(b, "logits", (double)e->b.logits);
+    cJSON_AddNumberToObject(b, "kv_cache", (double)e->b.kv_cache);
+    cJSON_AddNumberToObject(b, "ssm_state", (double)e->b.ssm_state);
+    cJSON_AddNumberToObject(b, "overhead", (double)e->b.overhead);
+    cJSON *lines = cJSON_AddArrayToObject(o, "lines");
+    for (size_t i = 0; i < e->n_lines; i++) {
+        cJSON *l = cJSON_CreateObject();
+        cJSON_AddStringToObject(l, "key", e->lines[i].key);
+        cJSON_AddStringToObject(l, "what", e->lines[i].what);
+        cJSON_AddStringToObject(l, "source", e->lines[i].source);
+        cJSON_AddNumberToObject(l, "bytes", (double)e->lines[i].bytes);
+        cJSON_AddBoolToObject(l, "per_sample", e->lines[i].per_sample);
+        cJSON_AddItemToArray(lines, l);
+    }
     return o;
 }

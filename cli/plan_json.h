@@ -1,6 +1,6 @@
 /*
- * plan_json.h - the JSON of a layout, of the remedies and of what the checkpoint's headers
- * said (docs/cli.md "JSON output").
+ * plan_json.h - the JSON of a model, an estimate, a layout, the remedies and of what the
+ * checkpoint's headers said (docs/cli.md "JSON output").
  * Ownership: each function returns a new cJSON item the caller adds to a tree or frees with
  * cJSON_Delete.
  */
@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "decide.h"
+#include "memory/memory.h"
 #include "model/model.h"
 #include "plan/plan.h"
 #include "remedy.h"
@@ -26,5 +27,13 @@ cJSON *fg_cli_remedies_json(const struct fg_request *q, const struct fg_remedies
 /* model.checkpoint: where the headers were read, whether the structure came from them,
  * tensors, elements, bytes as stored, dtypes {name: elements}, stored_not_loaded */
 cJSON *fg_cli_ckpt_json(const struct fg_ckpt_seen *k);
+
+/* model: id, model_type, reader, generic, certainty (unsure_key), assumptions, params
+ * {total, buffers, checkpoint, active, rules[]}, layers, hidden, vocab, notes, checkpoint */
+cJSON *fg_cli_model_json(const struct fg_model *m);
+
+/* memory: total / static / per-sample / step bytes, breakdown {...}, lines[] {key, what,
+ * source, bytes, per_sample} */
+cJSON *fg_cli_memory_json(const struct fg_estimate *e);
 
 #endif

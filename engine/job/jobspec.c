@@ -577,21 +577,12 @@ void fg_jobspec_unfinish(struct fg_jobspec *s)
     s->raw.saved = false;
 }
 
-int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
+/* What the framework has no code for: a trainer it does not have, LoRA or QLoRA where it has
+ * none, serving or training where it does the other only.  FG_E_INVAL naming the frameworks
+ * that can, else 0. */
+static int framework_refuses(const struct fg_job *j, const struct fg_framework *fw,
+                             struct fg_err *err)
 {
-    s->raw.saved = true;
-    s->raw.job = s->job;
-    s->raw.fw = s->fw;
-    s->raw.gpu_util = s->gpu_util;
-    s->raw.given = s->given;
-    s->raw.n_notes = s->n_notes;
-    int rc = finish_trainer(s, err);
-    if (rc)
-        return rc;
-    struct fg_job *j = &s->job, d;
-    if (!s->fw)
-        s->fw = fg_framework_default();
-    const struct fg_framework *fw = s->fw;
     bool serve = j->mode == FG_MODE_SERVE;
     if (!serve && fw->trains && !fg_framework_has_trainer(fw, j->trainer)) {
         /* the frameworks.md table: DPO, GRPO ... only where the framework has the trainer */
@@ -623,6 +614,27 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
     if (!serve && !fw->trains)
         return fg_err_set(err, FG_E_INVAL, "--framework %s serves models; it does not run "
                           "--mode %s", fw->name, fg_mode_name(j->mode));
+    return 0;
+}
+
+int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
+{
+    s->raw.saved = true;
+    s->raw.job = s->job;
+    s->raw.fw = s->fw;
+    s->raw.gpu_util = s->gpu_util;
+    s->raw.given = s->given;
+    s->raw.n_notes = s->n_notes;
+    int rc = finish_trainer(s, err);
+    if (rc)
+        return rc;
+    struct fg_job *j = &s->job, d;
+    if (!s->fw)
+        s->fw = fg_framework_default();
+    const struct fg_framework *fw = s->fw;
+    bool serve = j->mode == FG_MODE_SERVE;
+    if ((rc = framework_refuses(j, fw, err)))
+        return rc;
     fg_job_defaults(&d, j->mode);
 #define KEEP(id, field)                                                                        \
     do {                                                                                       \
