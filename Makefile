@@ -175,6 +175,9 @@ ENGINE_SRCS := \
 	engine/job/jobspec.c \
 	engine/job/jobfile.c \
 	engine/job/jobfile_rows.c \
+	engine/job/jobfile_rows_launch.c \
+	engine/job/jobfile_detect.c \
+	engine/job/jobfile_edit.c \
 	engine/job/jobfile_apply.c \
 	engine/plan/fit.c \
 	engine/plan/plan.c \
@@ -195,6 +198,7 @@ POLICY_SRCS := \
 	policies/decide_remedy.c \
 	policies/remedy_switch.c \
 	policies/remedy.c \
+	policies/remedy_file.c \
 	policies/gate.c \
 	policies/audit.c \
 	policies/sacct.c
@@ -233,6 +237,7 @@ CLI_SRCS := \
 	cli/jobopts.c \
 	cli/format.c \
 	cli/plan_json.c \
+	cli/remedy_edits.c \
 	cli/report_html.c \
 	cli/report_charts.c \
 	cli/html.c \

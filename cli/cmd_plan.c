@@ -27,6 +27,7 @@
 #include "model/model.h"
 #include "plan/plan.h"
 #include "plan_json.h"
+#include "remedy_edits.h"
 #include "policy.h"
 #include "report_html.h"
 
@@ -230,6 +231,7 @@ struct inputs {
     const struct fg_gpu_table *table;
     struct fg_request q;
     struct fg_model *m;
+    const struct fg_cli_opts *o;       /* the command line (borrowed) */
 };
 
 static void print_model(const struct fg_model *m)
@@ -433,8 +435,11 @@ static cJSON *decision_json(const struct inputs *in, const struct fg_gate *g)
             cJSON_AddItemToArray(lines, cJSON_CreateString(d->lines[i]));
     if (d->enough)
         cJSON_AddNumberToObject(o, "enough_gpus", d->enough);
-    if (d->n_remedies) /* what would fit, cheapest first, each re-checked */
-        cJSON_AddItemToObject(o, "remedies", fg_cli_remedies_json(&in->q, &g->rem, d));
+    if (d->n_remedies) { /* what would fit, cheapest first, each re-checked */
+        cJSON *rem = fg_cli_remedies_json(&in->q, &g->rem, d);
+        fg_cli_remedy_edits_json(in->o, &g->rem, rem);
+        cJSON_AddItemToObject(o, "remedies", rem);
+    }
     if (g->assessed && g->a.gpu_util > 0) {
         cJSON_AddNumberToObject(o, "gpu_util", g->a.gpu_util);
         cJSON_AddNumberToObject(o, "budget_bytes", (double)g->a.usable);
@@ -631,6 +636,7 @@ static void print_verdict(const struct inputs *in, const struct fg_gate *g, bool
     size_t n = fg_decide_lines(&g->d, lines, sizeof lines / sizeof lines[0]);
     for (size_t i = 0; i < n; i++)
         printf("  %s\n", lines[i]);
+    fg_cli_remedy_edits_print(in->o, &g->rem, g->d.n_remedies);
     bool unchecked = fg_model_unsure_of_memory(in->m) && in->rules.on_unknown != FG_ONUNK_ALLOW;
     printf("  => %s with %u x %s (decision: %s)\n",
            unchecked        ? "not judged (the count is unsure)"
@@ -715,6 +721,7 @@ static int run(int argc, char **argv, bool check)
     }
     if (prc == 4)
         fprintf(stderr, "fitgate: %s\n", o->job_error);
+    in.o = o;
     if (prc)
         goto out;
     int lrc = load_inputs(o, check, &in);
@@ -769,6 +776,11 @@ static int run(int argc, char **argv, bool check)
             exit_code = 2;
             goto out;
         }
+    }
+    if (o->write_fit && est) {
+        int wrc = fg_cli_write_fit(o, g);
+        if (wrc)
+            exit_code = wrc;
     }
     if (o->json) {
         print_json(o, &in, g, rows, ncards, check);

@@ -46,7 +46,7 @@ void fg_cli_print_job(const struct fg_cli_opts *o, const struct fg_job *job)
            job->unsharded_copy ? ", unsharded weight copy beside ZeRO-3 shards" : "",
            job->attention == FG_ATTN_EAGER ? ", eager attention" : "");
     if (job->master == FG_MASTER_OPTIMIZER)
-        printf(", fp32 master weights in the optimizer");
+        printf(", %s master weights in the optimizer", job->master_bytes == 2 ? "bf16" : "fp32");
     if (job->offload != FG_OFFLOAD_NONE)
         printf(", %s offloaded to the CPU", fg_offload_name(job->offload));
     printf("\n");

@@ -57,7 +57,7 @@ int fg_cli_parse_f(const char *opt, const char *s, double min, double max, doubl
 enum cli_opt {
     C_JSON, C_STRUCTURE, C_HTML, C_HEADROOM, C_CONSERVATIVE, C_SAMPLES, C_EPOCHS,
     C_GLOBAL_BATCH, C_GRES, C_GPUS, C_GPUS_PER_NODE, C_NODES, C_PARTITION, C_POLICY,
-    C_GPUS_CONF, C_OFFLINE, C_LOG_AS, C_BASE_DIR
+    C_GPUS_CONF, C_OFFLINE, C_LOG_AS, C_BASE_DIR, C_WRITE_FIT
 };
 static const struct {
     const char *name;
@@ -82,6 +82,7 @@ static const struct {
     {"offline", false, C_OFFLINE},
     {"log-as", true, C_LOG_AS},
     {"base-dir", true, C_BASE_DIR},
+    {"write-fit", true, C_WRITE_FIT},
 };
 
 const char *fg_cli_opt_at(size_t i, bool *has_arg)
@@ -177,6 +178,7 @@ static int cli_value(struct fg_cli_opts *o, enum cli_opt id, const char *a, cons
     case C_GPUS_CONF: o->gpus_conf = v; break;
     case C_OFFLINE: o->offline = true; break;
     case C_BASE_DIR: o->base_dir = v; break;
+    case C_WRITE_FIT: o->write_fit = v; break;
     case C_LOG_AS:
         if (strcmp(v, "cli") && strcmp(v, "job_submit")) {
             fprintf(stderr, "fitgate: --log-as takes cli or job_submit\n");

@@ -30,6 +30,7 @@ struct fg_cli_opts {
     const char *gpus_conf;    /* --gpus-conf FILE (site GPU rows) */
     bool offline;             /* --offline: site directories and caches only, no hub */
     const char *base_dir;     /* --base-dir DIR: a relative MODEL path is read from there */
+    const char *write_fit;    /* --write-fit OUT: the job's config edited to pass (remedy_edits.h) */
     const char *log_as;       /* --log-as WHERE: write the decision to the policy's LogFile= */
     bool json, structure;
     const char *html;         /* --html FILE: also write the HTML report (report_html.h) */

@@ -134,6 +134,13 @@ int fitgate_gpu_table(const struct fg_policy *p, struct fg_gpu_table **out,
 
 /* Print a decision's lines: slurm_error for rejections, slurm_info otherwise. */
 void fitgate_say(const struct fg_decision *d);
+
+/* Under the decision's lines, a job read from its own files: each remedy shown as the edit of
+ * the file that makes it ("remedy 1 in the file: qlora.yml:46 gradient_checkpointing: false
+ * -> true"), files read from sbatch's directory. */
+struct fg_remedies;
+void fitgate_say_edits(const struct fg_decision *d, const struct fg_remedies *rem,
+                       const struct fg_jobspec *spec);
 /* One line to Slurm's log at level (error, warn = info, debug), prefix then s with its
  * control characters written \xNN: user text (a model directory) cannot start a line. */
 void fitgate_line(enum fg_log_level level, const char *prefix, const char *s);

@@ -438,6 +438,7 @@ int fitgate_engine_alloc(spank_t sp, int ac, char **av, const char *const *value
              via[0] ? via : "--ft-gpus", q.count, q.type[0] ? q.type : "?", q.nodes);
     fitgate_line(FG_LOG_DEBUG, "fitgate: ", said); /* the job's text, escaped */
     rc = finish(&g->d);
+    fitgate_say_edits(&g->d, &g->rem, spec);
     if (rc == 0 && g->d.resize_gpus && apply_resize(&probe, probed, &q, &g->d))
         rc = -1;
     if (rc == 0 && (g->d.has_layout || submit_id[0] || spec->config_digest))

@@ -15,6 +15,7 @@
 #include "util/fmt.h"
 #include "util/log.h"
 #include "plan/plan.h"
+#include "remedy_file.h"
 
 static const char *const *option_values;
 static unsigned n_values;
@@ -113,6 +114,23 @@ void fitgate_say(const struct fg_decision *d)
     size_t n = fg_decide_lines(d, lines, sizeof lines / sizeof lines[0]);
     for (size_t i = 0; i < n; i++) {
         fitgate_line(d->kind == FG_DECIDE_REJECT ? FG_LOG_ERROR : FG_LOG_WARN, "", lines[i]);
+    }
+}
+
+void fitgate_say_edits(const struct fg_decision *d, const struct fg_remedies *rem,
+                       const struct fg_jobspec *spec)
+{
+    for (size_t i = 0; spec->n_configs && i < rem->n && i < d->n_remedies; i++) {
+        struct fg_jobfile_edits ed;
+        struct fg_err err = {0};
+        char w[700], line[800];
+        if (fg_remedy_file_edits(&rem->r[i], spec, NULL, &ed, &err))
+            continue;
+        for (size_t k = 0; k < ed.n; k++) {
+            fg_remedy_file_words(&ed.e[k], w, sizeof w);
+            snprintf(line, sizeof line, "fitgate:   remedy %zu in the file: %s", i + 1, w);
+            fitgate_line(d->kind == FG_DECIDE_REJECT ? FG_LOG_ERROR : FG_LOG_WARN, "", line);
+        }
     }
 }
 

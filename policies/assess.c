@@ -67,6 +67,16 @@ static int layout_at_total(const struct fg_model *m, const struct fg_job *j, uin
     return rc;
 }
 
+/* The layout the job's files declare (jobfile_apply.c declared_layout): more GPUs around it,
+ * never another sharding or split, which would need other files. */
+static void keep_files_layout(const struct fg_job *j, struct fg_plan_opts *po)
+{
+    po->fix_zero = true;
+    po->layouts &= ~(FG_PLAN_TP | FG_PLAN_PP | FG_PLAN_EP);
+    po->fix_tp = j->tp;
+    po->fix_pp = j->pp;
+}
+
 /* "TP=2 x PP=1 x CP=1 x DP=2" for messages. */
 static void shape_str(uint32_t tp, uint32_t pp, uint32_t ep, uint32_t cp, uint32_t dp, char *buf,
                       size_t cap)
@@ -685,6 +695,8 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
     po.fix_pp = spec->pp;
     po.fix_ep = spec->ep;
     po.fix_dp = spec->dp;
+    if (spec->layout_fixed)
+        keep_files_layout(&out->job, &po);
     if (out->fit.verdict == FG_FIT_SPLIT && out->fit.max_batch == 0) {
         struct fg_job j = out->job;
         j.dp = 1;

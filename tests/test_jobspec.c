@@ -411,7 +411,7 @@ static void framework_find_should_know_every_row_and_alias(void **state)
     assert_int_equal(fg_framework_find("vllm@0.20")->serve_budget, FG_SERVE_VLLM_020);
     char who[160];
     fg_framework_who_runs(FG_LAY_TP, who, sizeof who);
-    assert_string_equal(who, "axolotl, torchtitan, nemo, megatron");
+    assert_string_equal(who, "accelerate, axolotl, torchtitan, nemo, megatron");
     /* every row is documented, by name, with its sources */
     char *doc = NULL;
     size_t len;

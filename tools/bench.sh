@@ -99,6 +99,25 @@ PHI="$FX/models/microsoft--phi-2 --gres=gpu:a100_40g:1"
     "phi2-config=$B/fitgate check --config $FX/configs/axolotl/examples/phi/phi2-ft.yml $PHI" \
     "gemma3-regex-config=$B/fitgate check --config $FX/configs/axolotl/examples/gemma3/gemma-3-4b-vision-qlora.yml $FX/models/google--gemma-3-4b-it --gres=gpu:a100_40g:1" \
     "grpo-config=$B/fitgate check --config $FX/configs/trl/open-r1/recipes/DeepSeek-R1-Distill-Qwen-1.5B/grpo/config_demo.yaml $FX/models/Qwen--Qwen2.5-3B-Instruct --gres=gpu:h100:8"
+echo
+echo "# the same for a DeepSpeed JSON, and both summed up as medians of the per-run times"
+echo "# (YAML maps libyaml on its first use)"
+L8=tests/fixtures/models/meta-llama--Llama-3.1-8B CF=tests/fixtures/configs
+"$EXEC" -n "$RUNS" -w 3 -o "$WORK/config.tsv" \
+    "qlora-flags=$B/fitgate check $L8 --gres=gpu:a100_40g:1 --mode qlora --seq-len 4096 \
+--lora-rank 32 --lora-targets all-linear --batch 2 --optimizer adamw --precision bf16-mixed \
+--grad-ckpt --attention sdpa --framework axolotl" \
+    "qlora-yaml=$B/fitgate check --config $CF/axolotl/qlora.yml $L8 --gres=gpu:a100_40g:1" \
+    "ds-flags=$B/fitgate check $L8 --gres=gpu:h100:8 --zero 3 --offload params --framework deepspeed" \
+    "ds-json=$B/fitgate check --config $CF/deepspeed/ds_z3_offload_config.json $L8 --gres=gpu:h100:8"
+# medians of the per-run wall and CPU times (columns 3 and 4, us), per label
+med() { awk -F'\t' -v l="$1" -v k="$2" '$1 == l {print $k}' "$WORK/config.tsv" | sort -n |
+        awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)] / 1000}'; }
+awk -v qf="$(med qlora-flags 3)" -v qy="$(med qlora-yaml 3)" -v df="$(med ds-flags 3)" \
+    -v dj="$(med ds-json 3)" -v cqf="$(med qlora-flags 4)" -v cqy="$(med qlora-yaml 4)" \
+    -v cdf="$(med ds-flags 4)" -v cdj="$(med ds-json 4)" 'BEGIN {
+    printf "  config cost (medians): YAML %+.3f ms wall, %+.3f ms CPU; JSON %+.3f ms wall, %+.3f ms CPU\n",
+           qy - qf, cqy - cqf, dj - df, cdj - cdf}'
 if [ -x "$B/bench/fitgate_lean" ]; then
     echo
     echo "# the same CLI without libcurl and hwloc linked in (bench/lean_stubs.c), interleaved"

@@ -262,6 +262,9 @@ struct fg_job {
      * exp_avg_dtype = exp_avg_sq_dtype = bf16, as the Megatron-Bridge DeepSeek recipes set
      * them).  Only with the master copy in the optimizer (FG_MASTER_OPTIMIZER). */
     bool bf16_states;
+    /* Bytes of each master weight and master gradient the optimizer holds (2: DeepSpeed
+     * bf16_master_weights_and_grads); 0: fp32.  Only with FG_MASTER_OPTIMIZER. */
+    unsigned master_bytes;
 };
 
 /* Defaults of the seeds: full AdamW bf16 autocast (fp32 parameters), LoRA

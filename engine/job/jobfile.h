@@ -87,7 +87,13 @@ bool fg_jobfile_key_is(const char *a, const char *b);
 /* The last key at path ('-' and '_' alike; a merged key only when no own one), or NULL. */
 const struct fg_jobfile_key *fg_jobfile_get(const struct fg_jobfile *f, const char *path);
 
-/* The format its keys tell (jobfile_rows.c); FG_JF_AUTO when none. */
+/* The format its own keys tell (jobfile_detect.c): a key only one format reads is a vote
+ * for it, and the most votes decide.  FG_E_INVAL naming the FORMAT: prefixes to use when
+ * formats tie or only shared keys are there, or saying the file is not a job config. */
+int fg_jobfile_detect_format(const struct fg_jobfile *f, enum fg_jobfile_format *out,
+                             struct fg_err *err);
+
+/* The same, FG_JF_AUTO where that fails. */
 enum fg_jobfile_format fg_jobfile_detect(const struct fg_jobfile *f);
 
 int fg_jobfile_apply(struct fg_jobspec *s, const char *base_dir, struct fg_err *err);

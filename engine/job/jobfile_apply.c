@@ -52,7 +52,7 @@ static void add_unknown(struct apply *ap, const char *where, const char *why)
 {
     struct fg_jobspec *s = ap->s;
     if (s->n_unknown < FG_JOBSPEC_UNKNOWN)
-        snprintf(s->unknown[s->n_unknown++], sizeof s->unknown[0], "%.120s: %.77s", where, why);
+        snprintf(s->unknown[s->n_unknown++], sizeof s->unknown[0], "%.160s: %.93s", where, why);
 }
 
 static void add_from(struct apply *ap, const char *where, const char *set)
@@ -244,21 +244,22 @@ static int open_file(struct apply *ap, const char *spec, enum fg_jobfile_format 
     int rc = fg_jobfile_read(spec, ap->base, &f, ap->err);
     if (rc)
         return rc;
-    const char *what = fg__jf_not_a_job(f, fmt != FG_JF_AUTO ? fmt : fg_jobfile_detect(f));
+    if (fmt == FG_JF_AUTO && (rc = fg_jobfile_detect_format(f, &fmt, ap->err))) {
+        /* a file the frameworks keep beside their jobs says what it is instead */
+        const char *what = fg__jf_not_a_job(f, FG_JF_AUTO);
+        if (what)
+            rc = fg_err_set(ap->err, FG_E_UNSUPPORTED, "config %.200s: %s, not a training job: "
+                            "give the config the job trains with", spec, what);
+        fg_jobfile_free(f);
+        return rc;
+    }
+    const char *what = fg__jf_not_a_job(f, fmt);
     if (what) {
         fg_jobfile_free(f);
         /* a file its framework runs, for something fitgate does not judge: the job cannot be
          * checked (OnError), not a value the framework would refuse (the job's error) */
         return fg_err_set(ap->err, FG_E_UNSUPPORTED, "config %.200s: %s, not a training job: "
                           "give the config the job trains with", spec, what);
-    }
-    if (fmt == FG_JF_AUTO && (fmt = fg_jobfile_detect(f)) == FG_JF_AUTO) {
-        fg_jobfile_free(f);
-        return fg_err_set(ap->err, FG_E_UNSUPPORTED, "config %.200s: not a training job config "
-                          "fitgate knows: none of its keys is one of a "
-                          "framework fitgate reads (trl, transformers, axolotl, llama-factory, "
-                          "torchtune, deepspeed, accelerate, vllm, sglang); name the format: "
-                          "axolotl:%.200s", spec, spec);
     }
     f->format = fmt;
     ap->files[ap->n++] = f;
@@ -314,6 +315,26 @@ static int hook_tt_targets(struct apply *ap, int fi, const char *where, const ch
     return o ? assign_list(ap, fi, 1, where, assign, "", false) : 0;
 }
 
+/*
+ * The DeepSpeed file a config names: from the directory the job is launched in (the base),
+ * as the framework opens it, else beside the file that names it (accelerate's examples,
+ * launched from their own folder, name "../deepspeed_config_templates/zero_stage1_config.json"
+ * and "sp-alst.ds-config.json" from there).
+ */
+static int open_named(struct apply *ap, const struct fg_jobfile *by, const char *val)
+{
+    char beside[1100];
+    const char *slash = strrchr(by->name, '/');
+    int rc = open_file(ap, val, FG_JF_DEEPSPEED);
+    if (rc != FG_E_NOTFOUND || val[0] == '/' || !slash)
+        return rc;
+    snprintf(beside, sizeof beside, "%.*s/%s", (int)(slash - by->name), by->name, val);
+    struct fg_err first = *ap->err;
+    if ((rc = open_file(ap, beside, FG_JF_DEEPSPEED)) == FG_E_NOTFOUND)
+        *ap->err = first; /* not there either: say where the framework looks */
+    return rc;
+}
+
 static int hook(struct apply *ap, int fi, const struct fg__jf_row *r, const char *where,
                 const char *val) {
     const struct fg_jobfile *f = ap->files[fi];
@@ -327,7 +348,7 @@ static int hook(struct apply *ap, int fi, const struct fg__jf_row *r, const char
             return 0;
         }
         add_from(ap, where, "read as a DeepSpeed config");
-        return open_file(ap, val, FG_JF_DEEPSPEED);
+        return open_named(ap, f, val);
     case H_FSDP:
         return hook_fsdp(ap, fi, where, val);
     case H_TT_MODEL: {
@@ -361,6 +382,19 @@ static int hook(struct apply *ap, int fi, const struct fg__jf_row *r, const char
             return assign_list(ap, fi, 1, where, "+mode=qlora;quant=int8", val, false);
         add_unknown(ap, where, "fitgate models 4- and 8-bit bitsandbytes bases only");
         return 0;
+    }
+    case H_ACC_PROCS: {
+        /* accelerate's processes are every rank: ParallelismConfig (parallelism_config.py)
+         * takes TP and CP out of them, and data parallel is what is left */
+        const struct fg_jobfile_key *tp =
+            fg_jobfile_get(f, "parallelism_config.parallelism_config_tp_size");
+        const struct fg_jobfile_key *cp =
+            fg_jobfile_get(f, "parallelism_config.parallelism_config_cp_size");
+        long split = (tp ? atol(tp->value) : 1) * (cp ? atol(cp->value) : 1);
+        long procs = atol(val);
+        snprintf(assign, sizeof assign, "dp=%ld",
+                 split > 0 && procs >= split ? procs / split : procs > 0 ? procs : 1);
+        return assign_list(ap, fi, 1, where, assign, val, false);
     }
     case H_NONE: break;
     }
@@ -471,6 +505,43 @@ static int apply_defaults(struct apply *ap, int fi)
     return 0;
 }
 
+/*
+ * A training job's files declare its layout: the sharding they name (a DeepSpeed config,
+ * fsdp, accelerate's distributed_type and parallelism_config), or none, and then the job
+ * runs DDP, which the framework does without a change to them (or its own sharding, where
+ * it shards by default: torchtune); that is the layout judged (spec->layout_fixed), said on
+ * the job's lines as --zero=0.  A serving engine's file is
+ * not: vLLM and SGLang split a model over the GPUs their options give.
+ */
+static int declared_layout(struct apply *ap, int main_file)
+{
+    struct fg_jobspec *s = ap->s;
+    const struct fg_jobfile *m = ap->files[main_file];
+    char where[200];
+    if (m->format == FG_JF_VLLM || m->format == FG_JF_SGLANG)
+        return 0;
+    s->layout_fixed = true;
+    if (((s->from_file | s->given) >> FG_JOBOPT_ZERO) & 1)
+        return 0;
+    for (size_t i = 0; i < ap->n; i++) {
+        const struct fg_jobfile_key *d = fg_jobfile_get(ap->files[i], "distributed_type");
+        if (ap->files[i]->format == FG_JF_ACCELERATE && d && !strcmp(d->value, "DEEPSPEED")) {
+            /* accelerate's DeepSpeedPlugin: zero_stage defaults to 2 */
+            snprintf(where, sizeof where, "%.80s: distributed_type=DEEPSPEED names no stage "
+                     "(DeepSpeedPlugin default)", ap->files[i]->name);
+            return assign_one(ap, (int)i, 1, where, "zero", "2", false);
+        }
+    }
+    /* a framework that shards by itself (torchtune's distributed recipes: FSDP2) runs its own
+     * default there, which the check applies as for its options (fw->dp_zero) */
+    const struct fg_framework *fw = fg_framework_find(fg__jf_framework(m->format));
+    if (fw && fw->dp_zero)
+        return 0;
+    snprintf(where, sizeof where, "%.80s: names no DeepSpeed, FSDP or other sharding (DDP)",
+             m->name);
+    return assign_one(ap, main_file, 1, where, "zero", "0", false);
+}
+
 /* The folder a file sits in, when it names a trainer (recipes/MODEL/dpo/config_full.yaml, as
  * open-r1 and alignment-handbook keep them): its --mode spelling, "sft", or NULL. */
 static const char *folder_trainer(const char *path)
@@ -555,6 +626,8 @@ static int apply_all(struct apply *ap)
     }
     s->config_digest = h ? h : 1;
     const struct fg_jobfile *m = ap->files[main_file];
+    if ((rc = declared_layout(ap, main_file)))
+        return rc;
     const struct fg_framework *fw = fg_framework_find(fg__jf_framework(m->format));
     if (fw && !fg_jobspec_given(s, FG_JOBOPT_FRAMEWORK)) {
         char where[200];

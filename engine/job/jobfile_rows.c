@@ -35,6 +35,7 @@
  */
 #include "job/jobfile_rows.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,10 +96,6 @@ static const struct fg__jf_vmap m_fp16[] = {
     {"true|yes|1", "precision=fp16-mixed"}, {"false|no|0", ""}, END};
 static const struct fg__jf_vmap m_pure_bf16[] = {
     {"true|yes|1", "+precision=bf16"}, {"false|no|0", ""}, END};
-static const struct fg__jf_vmap m_auto_bf16[] = {
-    {"true", "precision=bf16-mixed"}, {"auto|false", ""}, END};
-static const struct fg__jf_vmap m_auto_fp16[] = {
-    {"true", "precision=fp16-mixed"}, {"auto|false", ""}, END};
 static const struct fg__jf_vmap m_optim[] = {
     {"adamw_torch_fused", "optimizer=adamw-fused"},
     {"adamw_torch|adamw_hf|paged_adamw_32bit|adamw_torch_npu_fused|adamw_apex_fused",
@@ -180,34 +177,11 @@ static const struct fg__jf_vmap m_tt_dtype[] = {
 /* axolotl activation_offloading: true, legacy (the older CPU offload) or disk */
 static const struct fg__jf_vmap m_offload_on[] = {
     {"true|yes|1|legacy|disk", "act-offload=yes"}, {"false|no|0", ""}, END};
-static const struct fg__jf_vmap m_ds_opt[] = {{"cpu|nvme", "offload=optimizer"}, {"none", ""}, END};
-static const struct fg__jf_vmap m_ds_param[] = {{"cpu|nvme", "+offload=params"}, {"none", ""}, END};
-static const struct fg__jf_vmap m_ds_batch[] = {{"auto", ""}, {"*", "batch=$"}, END};
-static const struct fg__jf_vmap m_ds_accum[] = {{"auto", ""}, {"*", "grad-accum=$"}, END};
-static const struct fg__jf_vmap m_ds_zero[] = {{"auto", ""}, {"*", "zero=$"}, END};
-/* DeepSpeed's defaults (runtime/zero/config.py): fitgate's ZeRO model assumes them */
-static const struct fg__jf_vmap m_ds_1e9[] = {{"auto|1000000000", ""}, END};
-static const struct fg__jf_vmap m_ds_5e8[] = {{"auto|500000000", ""}, END};
-/* "auto": hidden x hidden (transformers integrations/deepspeed.py trainer_config_finalize) */
-static const struct fg__jf_vmap m_ds_bucket[] = {{"auto", "ds-bucket=auto"},
-                                                 {"*", "ds-bucket=$"}, END};
-static const struct fg__jf_vmap m_ds_5e7[] = {{"auto|50000000", ""}, END};
-static const struct fg__jf_vmap m_acc_dist[] = {
-    {"MULTI_GPU|NO", "zero=0"}, {"DEEPSPEED|FSDP", ""}, END};
-static const struct fg__jf_vmap m_acc_mixed[] = {{"bf16", "precision=bf16-mixed"},
-                                                 {"fp16", "precision=fp16-mixed"},
-                                                 {"no", "precision=fp32"},
-                                                 END};
-static const struct fg__jf_vmap m_fsdp_strategy[] = {
-    {"FULL_SHARD|1", "zero=3"}, {"SHARD_GRAD_OP|2", "zero=2"}, {"NO_SHARD|3", "zero=0"}, END};
+static const struct fg__jf_vmap m_dp1[] = {{"1", ""}, END};
 static const struct fg__jf_vmap m_reshard[] = {
     {"true|yes|1", "zero=3"}, {"false|no|0", "zero=2"}, END};
 static const struct fg__jf_vmap m_offload_params[] = {
     {"true|yes|1", "offload=params"}, {"false|no|0", ""}, END};
-static const struct fg__jf_vmap m_serve_dtype[] = {
-    {"auto", ""}, {"bfloat16|bf16", "precision=bf16"}, {"float32|fp32", "precision=fp32"}, END};
-static const struct fg__jf_vmap m_kv[] = {{"auto", ""}, {"*", "kv-dtype=$"}, END};
-static const struct fg__jf_vmap m_dp1[] = {{"1", ""}, END};
 
 static const struct fg__jf_row rows[] = {
     /* the model */
@@ -215,21 +189,13 @@ static const struct fg__jf_row rows[] = {
      .key = "model_name_or_path",
      .assign = "model=$"},
     {.fmts = F(AXOLOTL), .key = "base_model", .assign = "model=$"},
-    {.fmts = F(VLLM), .key = "model", .assign = "model=$"},
-    {.fmts = F(SGLANG), .key = "model-path", .assign = "model=$"},
     /* batch, length, accumulation */
     {.fmts = TA, .key = "per_device_train_batch_size", .assign = "batch=$"},
     {.fmts = F(AXOLOTL), .key = "micro_batch_size", .assign = "batch=$"},
     {.fmts = F(TORCHTUNE), .key = "batch_size", .assign = "batch=$"},
-    {.fmts = F(DEEPSPEED), .key = "train_micro_batch_size_per_gpu", .map = m_ds_batch},
     {.fmts = TA | F(AXOLOTL) | F(TORCHTUNE),
      .key = "gradient_accumulation_steps",
      .assign = "grad-accum=$",
-     .soft = true},
-    {.fmts = F(DEEPSPEED), .key = "gradient_accumulation_steps", .map = m_ds_accum, .soft = true},
-    {.fmts = F(ACCELERATE),
-     .key = "deepspeed_config.gradient_accumulation_steps",
-     .map = m_ds_accum,
      .soft = true},
     {.fmts = F(TRL),
      .key = "max_length",
@@ -245,8 +211,6 @@ static const struct fg__jf_row rows[] = {
      .key = "tokenizer.max_seq_len",
      .assign = "seq-len=$",
      .note = "no truncation: the longest sample decides the length"},
-    {.fmts = F(VLLM), .key = "max-model-len", .assign = "seq-len=$"},
-    {.fmts = F(SGLANG), .key = "context-length", .assign = "seq-len=$"},
     /* checkpointing, offload of activations */
     {.fmts = TA, .key = "gradient_checkpointing", .map = m_ckpt},
     {.fmts = F(AXOLOTL), .key = "gradient_checkpointing", .map = m_ckpt_ax},
@@ -255,9 +219,6 @@ static const struct fg__jf_row rows[] = {
     {.fmts = F(TORCHTUNE), .key = "enable_activation_offloading", .map = m_offload_on},
     {.fmts = F(AXOLOTL), .key = "activation_offloading", .map = m_offload_on},
     {.fmts = TA, .key = "fsdp_config.activation_checkpointing", .map = m_ckpt_on},
-    {.fmts = F(ACCELERATE) | F(AXOLOTL),
-     .key = "fsdp_config.fsdp_activation_checkpointing",
-     .map = m_ckpt_on},
     {.fmts = F(AXOLOTL), .key = "fsdp_config.activation_checkpointing", .map = m_ckpt_on},
     /* precision */
     {.fmts = TA, .key = "bf16", .map = m_bf16},
@@ -278,11 +239,7 @@ static const struct fg__jf_row rows[] = {
      .map = m_false_ok,
      .note = "torchao float8 linears (schemas/config.py:568): not modelled"},
     {.fmts = F(LLAMA_FACTORY), .key = "pure_bf16", .map = m_pure_bf16},
-    {.fmts = F(DEEPSPEED), .key = "bf16.enabled", .map = m_auto_bf16},
-    {.fmts = F(DEEPSPEED), .key = "fp16.enabled", .map = m_auto_fp16},
-    {.fmts = F(ACCELERATE), .key = "mixed_precision", .map = m_acc_mixed},
     {.fmts = F(TORCHTUNE), .key = "dtype", .map = m_tt_dtype},
-    {.fmts = SERVE, .key = "dtype", .map = m_serve_dtype},
     /* optimizer and loss */
     {.fmts = TA, .key = "optim", .map = m_optim},
     {.fmts = F(AXOLOTL), .key = "optimizer", .map = m_optim},
@@ -331,58 +288,8 @@ static const struct fg__jf_row rows[] = {
      .note = "DoRA keeps a magnitude vector and a weight norm per adapted layer"},
     /* the layout: ZeRO, FSDP, offload, parallel sizes */
     {.fmts = TA | F(AXOLOTL), .key = "deepspeed", .assign = "deepspeed", .hook = H_FILE},
-    {.fmts = F(ACCELERATE),
-     .key = "deepspeed_config.deepspeed_config_file",
-     .assign = "deepspeed",
-     .hook = H_FILE},
     {.fmts = TA | F(AXOLOTL), .key = "fsdp", .hook = H_FSDP},
-    {.fmts = F(DEEPSPEED), .key = "zero_optimization.stage", .map = m_ds_zero},
-    {.fmts = F(DEEPSPEED), .key = "zero_optimization.offload_optimizer.device", .map = m_ds_opt},
-    {.fmts = F(DEEPSPEED), .key = "zero_optimization.offload_param.device", .map = m_ds_param},
-    {.fmts = F(DEEPSPEED),
-     .key = "zero_optimization.sub_group_size",
-     .map = m_ds_1e9,
-     .note = "the optimizer steps in groups of this many parameters"},
-    {.fmts = F(DEEPSPEED),
-     .key = "zero_optimization.stage3_max_live_parameters",
-     .map = m_ds_1e9,
-     .note = "ZeRO-3 keeps this many gathered parameters"},
-    {.fmts = F(DEEPSPEED),
-     .key = "zero_optimization.stage3_max_reuse_distance",
-     .map = m_ds_1e9,
-     .note = "ZeRO-3 keeps gathered parameters this long"},
-    {.fmts = F(DEEPSPEED), .key = "zero_optimization.reduce_bucket_size", .map = m_ds_bucket},
-    {.fmts = F(DEEPSPEED),
-     .key = "zero_optimization.allgather_bucket_size",
-     .map = m_ds_5e8,
-     .note = "the all-gather buffer"},
-    {.fmts = F(DEEPSPEED),
-     .key = "zero_optimization.stage3_prefetch_bucket_size",
-     .map = m_ds_5e7,
-     .note = "ZeRO-3 prefetches this many parameters"},
-    {.fmts = F(DEEPSPEED),
-     .key = "activation_checkpointing.partition_activations",
-     .map = m_false_ok,
-     .note = "checkpointed activations split over the model-parallel ranks"},
-    {.fmts = F(DEEPSPEED),
-     .key = "activation_checkpointing.cpu_checkpointing",
-     .map = m_false_ok,
-     .note = "checkpointed activations kept in CPU memory"},
-    {.fmts = F(ACCELERATE), .key = "distributed_type", .map = m_acc_dist},
-    {.fmts = F(ACCELERATE), .key = "num_processes", .assign = "dp=$"},
-    {.fmts = F(ACCELERATE), .key = "deepspeed_config.zero_stage", .assign = "zero=$"},
-    {.fmts = F(ACCELERATE), .key = "deepspeed_config.offload_optimizer_device", .map = m_ds_opt},
-    {.fmts = F(ACCELERATE), .key = "deepspeed_config.offload_param_device", .map = m_ds_param},
-    {.fmts = F(ACCELERATE) | F(AXOLOTL),
-     .key = "fsdp_config.fsdp_sharding_strategy",
-     .map = m_fsdp_strategy},
-    {.fmts = F(ACCELERATE) | F(AXOLOTL),
-     .key = "fsdp_config.fsdp_reshard_after_forward",
-     .map = m_reshard},
     {.fmts = F(AXOLOTL), .key = "fsdp_config.reshard_after_forward", .map = m_reshard},
-    {.fmts = F(ACCELERATE) | F(AXOLOTL),
-     .key = "fsdp_config.fsdp_offload_params",
-     .map = m_offload_params},
     {.fmts = F(AXOLOTL), .key = "fsdp_config.offload_params", .map = m_offload_params},
     {.fmts = F(AXOLOTL), .key = "tensor_parallel_size", .assign = "tp=$"},
     {.fmts = F(AXOLOTL), .key = "context_parallel_size", .assign = "cp=$"},
@@ -394,32 +301,6 @@ static const struct fg__jf_row rows[] = {
      .map = m_dp1,
      .note = "HSDP: FSDP shards within dp_shard_size ranks, replicated across the rest"},
     {.fmts = F(AXOLOTL), .key = "fsdp_version", .map = m_ok},
-    {.fmts = F(VLLM), .key = "tensor-parallel-size", .assign = "tp=$"},
-    {.fmts = F(VLLM), .key = "pipeline-parallel-size", .assign = "pp=$"},
-    {.fmts = F(VLLM), .key = "data-parallel-size", .assign = "dp=$"},
-    {.fmts = F(VLLM), .key = "enable-expert-parallel", .hook = H_EP},
-    {.fmts = F(SGLANG), .key = "tp-size", .assign = "tp=$"},
-    {.fmts = F(SGLANG), .key = "tensor-parallel-size", .assign = "tp=$"},
-    {.fmts = F(SGLANG), .key = "pp-size", .assign = "pp=$"},
-    {.fmts = F(SGLANG), .key = "dp-size", .map = m_dp1, .note = "SGLang's data-parallel replicas"},
-    {.fmts = F(SGLANG), .key = "ep-size", .assign = "ep=$"},
-    /* serving memory */
-    {.fmts = F(VLLM), .key = "gpu-memory-utilization", .assign = "gpu-util=$"},
-    {.fmts = F(SGLANG), .key = "mem-fraction-static", .assign = "gpu-util=$"},
-    {.fmts = SERVE, .key = "kv-cache-dtype", .map = m_kv},
-    {.fmts = SERVE, .key = "quantization", .assign = "quantization=$"},
-    {.fmts = F(VLLM),
-     .key = "max-num-batched-tokens",
-     .note = "the prefill chunk vLLM profiles its activations at"},
-    {.fmts = F(VLLM), .key = "max-num-seqs", .note = "the sequences vLLM runs at once"},
-    {.fmts = F(VLLM), .key = "cpu-offload-gb", .note = "weights kept in CPU memory"},
-    {.fmts = F(VLLM),
-     .key = "enforce-eager",
-     .map = m_false_ok,
-     .note = "no CUDA graphs are captured"},
-    {.fmts = F(SGLANG), .key = "chunked-prefill-size", .note = "the prefill chunk"},
-    {.fmts = F(SGLANG), .key = "max-running-requests", .note = "the requests SGLang runs at once"},
-    {.fmts = F(SGLANG), .key = "max-total-tokens", .note = "the KV pool's size in tokens"},
     /* training recipes fitgate models one sequence per sample for */
     {.fmts = F(LLAMA_FACTORY),
      .key = "stage",
@@ -592,50 +473,6 @@ const char *fg__jf_not_a_job(const struct fg_jobfile *f, enum fg_jobfile_format 
     return NULL;
 }
 
-/* Keys that tell a format when the file is not named (any one counts). */
-static const struct {
-    enum fg_jobfile_format fmt;
-    const char *key;
-} signs[] = {
-    {FG_JF_TORCHTUNE, "model._component_"},
-    {FG_JF_TORCHTUNE, "checkpointer._component_"},
-    {FG_JF_TORCHTUNE, "tokenizer._component_"},
-    {FG_JF_TORCHTUNE, "enable_activation_checkpointing"},
-    {FG_JF_DEEPSPEED, "zero_optimization.stage"},
-    {FG_JF_DEEPSPEED, "train_micro_batch_size_per_gpu"},
-    {FG_JF_DEEPSPEED, "train_batch_size"},
-    {FG_JF_DEEPSPEED, "zero_allow_untested_optimizer"},
-    {FG_JF_ACCELERATE, "distributed_type"},
-    {FG_JF_ACCELERATE, "compute_environment"},
-    {FG_JF_ACCELERATE, "num_processes"},
-    {FG_JF_ACCELERATE, "mixed_precision"},
-    {FG_JF_SGLANG, "model-path"},
-    {FG_JF_SGLANG, "tp-size"},
-    {FG_JF_SGLANG, "mem-fraction-static"},
-    {FG_JF_VLLM, "tensor-parallel-size"},
-    {FG_JF_VLLM, "max-model-len"},
-    {FG_JF_VLLM, "gpu-memory-utilization"},
-    {FG_JF_VLLM, "served-model-name"},
-    {FG_JF_AXOLOTL, "base_model"},
-    {FG_JF_AXOLOTL, "micro_batch_size"},
-    {FG_JF_AXOLOTL, "sequence_len"},
-    {FG_JF_AXOLOTL, "adapter"},
-    {FG_JF_AXOLOTL, "lora_target_linear"},
-    {FG_JF_LLAMA_FACTORY, "finetuning_type"},
-    {FG_JF_LLAMA_FACTORY, "cutoff_len"},
-    {FG_JF_LLAMA_FACTORY, "lora_target"},
-    {FG_JF_LLAMA_FACTORY, "template"},
-    {FG_JF_LLAMA_FACTORY, "quantization_bit"},
-    {FG_JF_TRL, "use_peft"},
-    {FG_JF_TRL, "dataset_name"},
-    {FG_JF_TRL, "max_length"},
-    {FG_JF_TRL, "max_seq_length"},
-    {FG_JF_TRL, "lora_target_modules"},
-    {FG_JF_TRL, "model_name_or_path"},
-    {FG_JF_TRANSFORMERS, "per_device_train_batch_size"},
-    {FG_JF_TRANSFORMERS, "output_dir"},
-};
-
 const char *fg_jobfile_format_name(enum fg_jobfile_format f)
 {
     return (unsigned)f < FG_JF_COUNT ? formats[f].name : NULL;
@@ -656,20 +493,6 @@ enum fg_jobfile_format fg_jobfile_format_find(const char *name, size_t n)
     return FG_JF_AUTO;
 }
 
-enum fg_jobfile_format fg_jobfile_detect(const struct fg_jobfile *f)
-{
-    unsigned score[FG_JF_COUNT] = {0}, best = FG_JF_AUTO;
-    for (size_t i = 0; i < sizeof signs / sizeof signs[0]; i++)
-        if (fg_jobfile_get(f, signs[i].key))
-            score[signs[i].fmt] += signs[i].fmt == FG_JF_TORCHTUNE ? 4 : 1;
-    for (unsigned k = 1; k < FG_JF_COUNT; k++)
-        if (score[k] > score[best])
-            best = k;
-    return (enum fg_jobfile_format)best;
-}
-
-
-
 bool fg__jf_match(const char *pattern, const char *v)
 {
     if (!strcmp(pattern, "*"))
@@ -684,17 +507,70 @@ bool fg__jf_match(const char *pattern, const char *v)
     return false;
 }
 
-const struct fg__jf_row *fg__jf_row_for(enum fg_jobfile_format fmt, const char *path)
-{
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
-        if ((rows[i].fmts & (1u << fmt)) && fg_jobfile_key_is(rows[i].key, path))
-            return &rows[i];
-    return NULL;
-}
-
+/* The trainers' rows, then the launchers' (jobfile_rows_launch.c). */
 const struct fg__jf_row *fg__jf_row_at(size_t i)
 {
-    return i < sizeof rows / sizeof rows[0] ? &rows[i] : NULL;
+    size_t n = sizeof rows / sizeof rows[0];
+    return i < n ? &rows[i] : i - n < fg__jf_launch_n ? &fg__jf_launch_rows[i - n] : NULL;
+}
+
+/*
+ * The rows chained by their key's first character ('-' as '_'), in table order: built once
+ * per process in one pass (no sort), so a file's keys are compared with the few rows that
+ * start as they do.  chain_head[c] and chain_next[i] hold row index + 1; 0 ends a chain.
+ */
+#define N_ROWS (sizeof rows / sizeof rows[0])
+static unsigned short chain_head[128], chain_next[N_ROWS + 256];
+static pthread_once_t chain_once = PTHREAD_ONCE_INIT;
+
+static int first_char(const char *k)
+{
+    return (k[0] == '-' ? '_' : (unsigned char)k[0]) & 127;
+}
+
+static void chain_build(void)
+{
+    const struct fg__jf_row *r;
+    size_t n = 0;
+    while (fg__jf_row_at(n) && n < sizeof chain_next / sizeof chain_next[0])
+        n++;
+    for (size_t i = n; i-- > 0;) {
+        int c = first_char((r = fg__jf_row_at(i))->key);
+        chain_next[i] = chain_head[c];
+        chain_head[c] = (unsigned short)(i + 1);
+    }
+}
+
+/* The formats of every row for path (fmt_only: the first row of fmt alone, into *first). */
+static unsigned chain_scan(const char *path, int fmt, const struct fg__jf_row **first)
+{
+    unsigned fmts = 0;
+    pthread_once(&chain_once, chain_build);
+    for (unsigned i = chain_head[first_char(path)]; i; i = chain_next[i - 1]) {
+        const struct fg__jf_row *r = fg__jf_row_at(i - 1);
+        if (fmt >= 0 && !(r->fmts & (1u << fmt)))
+            continue;
+        if (!fg_jobfile_key_is(r->key, path))
+            continue;
+        if (fmt >= 0) {
+            *first = r;
+            return r->fmts;
+        }
+        fmts |= r->fmts;
+    }
+    return fmts;
+}
+
+const struct fg__jf_row *fg__jf_row_for(enum fg_jobfile_format fmt, const char *path)
+{
+    const struct fg__jf_row *r = NULL;
+    chain_scan(path, (int)fmt, &r);
+    return r;
+}
+
+unsigned fg__jf_rows_fmts(const char *path)
+{
+    return chain_scan(path, -1, NULL);
 }
 
 const struct fg__jf_default *fg__jf_defaults(size_t *n)

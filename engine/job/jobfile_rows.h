@@ -10,7 +10,10 @@
 
 #include "job/jobfile.h"
 
-enum fg__jf_hook { H_NONE, H_FILE, H_FSDP, H_TT_MODEL, H_TT_TARGETS, H_EP, H_LF_QUANT };
+enum fg__jf_hook {
+    H_NONE, H_FILE, H_FSDP, H_TT_MODEL, H_TT_TARGETS, H_EP, H_LF_QUANT,
+    H_ACC_PROCS /* accelerate num_processes: DP = processes / (TP x CP) */
+};
 
 struct fg__jf_vmap {
     const char *match;  /* '|'-separated values, case-insensitive; "*" any */
@@ -33,6 +36,10 @@ struct fg__jf_default {
     bool adapters;                      /* only for a LoRA / QLoRA job */
 };
 
+/* The launchers' rows (DeepSpeed, accelerate, vLLM, SGLang: jobfile_rows_launch.c). */
+extern const struct fg__jf_row fg__jf_launch_rows[];
+extern const size_t fg__jf_launch_n;
+
 /* A key (with a value) that tells the trainer a file is written for. */
 struct fg__jf_trainer {
     unsigned fmts;
@@ -50,6 +57,9 @@ const char *fg__jf_not_a_job(const struct fg_jobfile *f, enum fg_jobfile_format 
 /* The row for a key of a format, or NULL (a key that does not change memory). */
 const struct fg__jf_row *fg__jf_row_for(enum fg_jobfile_format fmt, const char *path);
 
+/* The formats of every row that names path (a format may name a key in several rows). */
+unsigned fg__jf_rows_fmts(const char *path);
+
 /* Row i of the table, NULL past the end (for the check that docs/frameworks.md names them). */
 const struct fg__jf_row *fg__jf_row_at(size_t i);
 
@@ -60,6 +70,10 @@ const struct fg__jf_default *fg__jf_defaults(size_t *n);
  * DeepSpeed's 0: the highest names the job's framework). */
 const char *fg__jf_framework(enum fg_jobfile_format fmt);
 int fg__jf_rank(enum fg_jobfile_format fmt);
+
+/* The formats that read a key (a row's or an identity key's), as 1 << format bits; *ident
+ * whether an identity key (one that changes no memory, jobfile_detect.c) names it. */
+unsigned fg__jf_readers(const char *path, bool *ident);
 
 /* v is one of pattern's '|'-separated values (case-insensitive); "*" matches any. */
 bool fg__jf_match(const char *pattern, const char *v);

@@ -56,7 +56,7 @@ void fg_jobspec_init(struct fg_jobspec *s, const char *spelling)
 
 bool fg_jobspec_declares_layout(const struct fg_jobspec *s)
 {
-    return s->tp || s->pp || s->ep || s->cp || s->dp;
+    return s->tp || s->pp || s->ep || s->cp || s->dp || s->layout_fixed;
 }
 
 static int parse_u64(const char *v, uint64_t min, uint64_t max, uint64_t *out)
@@ -365,6 +365,9 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
     case FG_JOBOPT_OPTIMIZER_STATE_DTYPE:
         rc = ext = fg_dtype_bytes_parse(v, &s->state_dtype_bytes, err);
         break;
+    case FG_JOBOPT_MASTER_DTYPE:
+        rc = ext = fg_dtype_bytes_parse(v, &s->master_dtype_bytes, err);
+        break;
     case FG_JOBOPT_COUNT: break;
     }
     if (rc && ext)
@@ -452,24 +455,42 @@ static void train_defaults(struct fg_jobspec *s, const struct fg_framework *fw,
         j->unsharded_copy = fw->unsharded_copy;
 }
 
-/* The options only Megatron-Core's code has: sequence parallel, the gradient buffer's and
- * Adam moments' dtypes (megatron/core/distributed/distributed_data_parallel_config.py
- * grad_reduce_in_fp32; optimizer/optimizer_config.py exp_avg_dtype), after the row's
- * master-copy semantics are set. */
+/* The options only Megatron-Core's code has: sequence parallel and the gradient buffer's
+ * dtype (megatron/core/distributed/distributed_data_parallel_config.py grad_reduce_in_fp32);
+ * and those of an optimizer that holds the master copy (Megatron's and DeepSpeed's): the
+ * Adam moments' dtype (Megatron optimizer/optimizer_config.py exp_avg_dtype; DeepSpeed
+ * runtime/precision_config.py bf16_optimizer_states) and the master weights' and
+ * gradients' (DeepSpeed bf16_master_weights_and_grads: zero/stage3.py and
+ * stage_1_and_2.py master_weights_and_grads_dtype), after the row's master-copy semantics
+ * are set. */
 static int megatron_options(struct fg_jobspec *s, struct fg_err *err)
 {
     struct fg_job *j = &s->job;
     const struct fg_framework *fw = s->fw;
-    static const unsigned ids[] = {FG_JOBOPT_SP, FG_JOBOPT_GRAD_REDUCE_DTYPE,
-                                   FG_JOBOPT_OPTIMIZER_STATE_DTYPE};
-    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
-        if (fg_jobspec_given(s, ids[i]) && !fw->te_act && !(ids[i] == FG_JOBOPT_SP && fw->sp))
+    static const struct {
+        unsigned id;
+        bool megatron; /* Megatron-Core's only; else any optimizer holding the master copy */
+    } opts[] = {{FG_JOBOPT_SP, true},
+                {FG_JOBOPT_GRAD_REDUCE_DTYPE, true},
+                {FG_JOBOPT_OPTIMIZER_STATE_DTYPE, false},
+                {FG_JOBOPT_MASTER_DTYPE, false}};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++) {
+        if (!fg_jobspec_given(s, opts[i].id))
+            continue;
+        if (opts[i].megatron && !fw->te_act && !(opts[i].id == FG_JOBOPT_SP && fw->sp))
             return fg_err_set(err, FG_E_INVAL, "%s%s is Megatron-Core's: use it with "
                               "--framework megatron or nemo (%s runs no Megatron-Core)",
-                              s->spelling, fg_jobopt_at(ids[i])->name, fw->name);
+                              s->spelling, fg_jobopt_at(opts[i].id)->name, fw->name);
+        if (!opts[i].megatron && fw->master != FG_MASTER_OPTIMIZER)
+            return fg_err_set(err, FG_E_INVAL, "%s%s is for an optimizer that keeps the master "
+                              "copy: use it with --framework deepspeed, megatron or nemo (%s "
+                              "keeps the parameters as the master copy)",
+                              s->spelling, fg_jobopt_at(opts[i].id)->name, fw->name);
+    }
     if (j->master == FG_MASTER_OPTIMIZER && s->grad_reduce_bytes)
         j->main_grad_bytes = s->grad_reduce_bytes;
     j->bf16_states = j->master == FG_MASTER_OPTIMIZER && s->state_dtype_bytes == 2;
+    j->master_bytes = j->master == FG_MASTER_OPTIMIZER ? s->master_dtype_bytes : 0;
     return 0;
 }
 
@@ -665,7 +686,8 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
     if (j->mode == FG_MODE_FULL && fw->master == FG_MASTER_OPTIMIZER &&
         j->precision != FG_PREC_FP32) {
         if (mixed)
-            note(s, "%s: bf16 parameters with the fp32 master copy in the optimizer", fw->name);
+            note(s, "%s: bf16 parameters with the %s master copy in the optimizer", fw->name,
+             s->master_dtype_bytes == 2 ? "bf16" : "fp32");
         j->precision = FG_PREC_BF16;
         j->master = FG_MASTER_OPTIMIZER;
         j->main_grad_bytes = fw->main_grad_bytes;

@@ -78,6 +78,7 @@ struct fg_jobspec {
                                           parallel is known (policies/assess.c) */
     unsigned grad_reduce_bytes;        /* --grad-reduce-dtype: 4 fp32, 2 bf16; 0 not given */
     unsigned state_dtype_bytes;        /* --optimizer-state-dtype: the same */
+    unsigned master_dtype_bytes;       /* --master-dtype: the same */
     uint64_t given;                    /* bit id: option id was given */
     char spelling[8];                  /* "--" or "--ft-": option names in messages */
     size_t n_notes;
@@ -89,8 +90,11 @@ struct fg_jobspec {
     char configs[FG_JOBSPEC_CONFIGS][512];  /* --config [FORMAT:]FILE, in order */
     size_t n_from, n_unknown;
     struct fg_jobspec_from from[FG_JOBSPEC_FROM];
-    char unknown[FG_JOBSPEC_UNKNOWN][200]; /* "train.yaml:30 sample_packing=true: why" */
+    char unknown[FG_JOBSPEC_UNKNOWN][256]; /* "train.yaml:30 sample_packing=true: why" */
     uint64_t config_digest;            /* FNV-1a of the files read; 0: none */
+    bool layout_fixed;                 /* the job's files declare its layout (a trainer's
+                                          file that names no sharding is DDP): the check
+                                          judges that one and plans no other */
     /* The spec as the options left it before fg_jobspec_finish completed it (the job, the
      * framework, the serving share, what was given, the notes): fg_jobspec_unfinish puts
      * it back, so that a finished job can take more options and be finished again as if
@@ -122,7 +126,8 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err);
  * the same result as giving them all at once (an option set again replaces its value). */
 void fg_jobspec_unfinish(struct fg_jobspec *s);
 
-/* Whether the job declares any layout dimension (--tp, --pp, --ep, --cp, --dp). */
+/* Whether the job declares any layout dimension (--tp, --pp, --ep, --cp, --dp), or its
+ * files declare the whole layout (layout_fixed). */
 bool fg_jobspec_declares_layout(const struct fg_jobspec *s);
 
 static inline bool fg_jobspec_given(const struct fg_jobspec *s, unsigned id)

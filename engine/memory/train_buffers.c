@@ -50,8 +50,11 @@ static void buffers_of(struct train *x, struct train_buffers *b)
         b->ds_part = trained / (x->shard_o ? x->shard_o : 1);
         if (job->zero >= 3 && b->ds_part > DS_SUB_GROUP)
             b->ds_part = DS_SUB_GROUP;
-        if (b->gb < 4 && job->offload == FG_OFFLOAD_NONE)
-            x->step_extra = fg__mul_sat(b->ds_part, 4);
+        /* the partition goes to the master gradients' dtype: bf16 with
+         * bf16_master_weights_and_grads (stage3.py master_weights_and_grads_dtype), no copy */
+        unsigned master = job->master_bytes ? job->master_bytes : 4;
+        if (b->gb < master && job->offload == FG_OFFLOAD_NONE)
+            x->step_extra = fg__mul_sat(b->ds_part, master);
     }
     x->both_extra = b->ddp;
 }

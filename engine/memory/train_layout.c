@@ -33,7 +33,7 @@ static void train_bytes(struct train *x)
         /* Megatron's precision-aware optimizer with bf16 moments (job.h bf16_states) */
         x->state_bytes = x->adam || job->optimizer == FG_OPT_PAGED_ADAMW ? (job->bf16_states ? 4 : 8)
                        : adam8 ? 2 : job->bf16_states ? 2 : 4;
-        x->obytes = 4 + x->state_bytes;
+        x->obytes = (job->master_bytes ? job->master_bytes : 4) + x->state_bytes;
     }
     /* Under ZeRO-3 / FSDP the data-parallel group also spans the context-parallel ranks
      * (Megatron parallel_state: the distributed optimizer shards over dp x cp). */

@@ -40,8 +40,8 @@ static void states_full(struct train *x)
     if (x->master_opt)
         add_line(e, "optimizer", b->optimizer, false,
                  "Megatron distrib_optimizer.py; ZeRO paper",
-                 "fp32 master weights + %s state: %u B x %llu params%s",
-                 fg_optimizer_name(job->optimizer), x->obytes, (unsigned long long)params,
+                 "%s master weights + %s state: %u B x %llu params%s",
+                 job->master_bytes == 2 ? "bf16" : "fp32", fg_optimizer_name(job->optimizer), x->obytes, (unsigned long long)params,
                  x->shard_o > 1 ? ", sharded over DP" : "");
     else
         add_line(e, "optimizer", b->optimizer, false, job->optimizer >= FG_OPT_PAGED_ADAMW

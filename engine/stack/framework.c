@@ -243,9 +243,13 @@ static const struct fg_framework table[] = {
      .source = "trl 1.6.0 sft_config.py SFTConfig loss_type (None: nll, chunked_nll from 1.7)",
      .repo = "huggingface/trl", .file = "trl/trainer/sft_config.py", .commit = "0dac44054",
      .date = "2026-06-11"},
+    /* accelerate >= 1.10 ParallelismConfig (parallelism_config.py): TP and CP over FSDP2
+     * beside data parallel, set in the config's parallelism_config */
     {.name = "accelerate", .version = "1.14", .aliases = "", .label = "accelerate (own loop)",
      .switches = SW_HF, .trainers = 0,
-     TRAIN_HF, HF_BASE, .full_precision = FG_PREC_BF16, .optimizer = FG_OPT_ADAMW,
+     .layouts = FG_LAY_TP | FG_LAY_CP | FG_LAY_PP | FG_LAY_ZERO, .naive_pp = true,
+     .trains = true, .serves = true, .qlora = true, .master = FG_MASTER_PARAMS,
+     .ddp_buckets = true, HF_BASE, .full_precision = FG_PREC_BF16, .optimizer = FG_OPT_ADAMW,
      .keeps = "the model as loaded (bf16), bf16 autocast, torch AdamW foreach, no checkpointing",
      .source = "accelerate 1.14.0 accelerator.py Accelerator(mixed_precision); torch "
                "optim/adamw.py",

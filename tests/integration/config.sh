@@ -42,17 +42,7 @@ same() {
     if [ "$ra" -ne "$rb" ]; then
         bad "$name: exit $ra from the config, $rb from the options"; return
     fi
-    if python3 - "$tmp/a.json" "$tmp/b.json" <<'EOF'
-import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-for d in (a, b):
-    d.get("job", {}).pop("config", None)
-keys = ("decision", "memory", "job")
-diff = [k for k in keys if a.get(k) != b.get(k)]
-if not a.get("memory") or diff:
-    print("differs in", diff or ["(no estimate)"])
-    sys.exit(1)
-EOF
+    if python3 tests/integration/lib/same_job.py "$tmp/a.json" "$tmp/b.json"
     then
         ok "$name: the config and the options give one verdict and estimate (exit $ra)"
     else
@@ -91,7 +81,7 @@ same accelerate-fsdp2 "--config $C/accelerate/fsdp2.yaml $M/Qwen--Qwen3-8B $H8" 
     "$M/Qwen--Qwen3-8B $H8 --zero 3 --precision bf16-mixed --dp 8 --framework accelerate"
 same accelerate-zero3 "--config $C/accelerate/deepspeed_zero3.yaml $M/Qwen--Qwen3-8B $H8" \
     "$M/Qwen--Qwen3-8B $H8 --zero 3 --precision bf16-mixed --dp 8 --framework accelerate"
-same vllm "--config $C/vllm/test_config_with_model.yaml $M/Qwen--Qwen3-8B $H8" \
+same vllm "--config vllm:$C/vllm/test_config_with_model.yaml $M/Qwen--Qwen3-8B $H8" \
     "$M/Qwen--Qwen3-8B $H8 --mode serve --tp 2 --framework vllm"
 same sglang "--config $C/sglang/config.yaml $M/Qwen--Qwen3-32B $H8" \
     "$M/Qwen--Qwen3-32B $H8 --mode serve --tp 4 --gpu-util 0.8 --framework sglang"
@@ -220,7 +210,7 @@ fast "broken YAML" 1 'broken.yaml:2: not YAML' "$tmp/broken.yaml"
 printf -- '- just\n- a list\n' > "$tmp/list.yaml"
 fast "a YAML list" 1 'not a mapping of keys' "$tmp/list.yaml"
 printf 'learning_rate: 1e-4\nseed: 3\n' > "$tmp/other.yaml"
-fast "no framework's keys" 2 'none of its keys is one of a framework fitgate reads.*name the format' \
+fast "no framework's keys" 2 'is not a job config \(not a training job.*name the format' \
     "$tmp/other.yaml"
 printf 'alias: *nowhere\n' > "$tmp/alias.yaml"
 fast "an alias to nothing" 1 'alias.yaml:1: alias \*nowhere names no anchor' "$tmp/alias.yaml"
@@ -229,6 +219,99 @@ fast "a bad value" 1 'zero.yml:2 micro_batch_size=0: --batch=0: expected a whole
 # two documents: PyYAML's safe_load refuses them; fitgate does not pick the first in silence
 printf 'base_model: m\nmicro_batch_size: 1\n---\nmicro_batch_size: 64\n' > "$tmp/two.yml"
 fast "two YAML documents" 1 'two.yml:3: a second YAML document' "$tmp/two.yml"
+
+# --- the launchers' own files, judged as their users run them ------------------------------
+# (tests/test_jobfile.c pins the options each fixture reads to; here the verdicts)
+H1="--gres=gpu:h100:1" H2="--gres=gpu:h100:2" H4="--gres=gpu:h100:4"
+L2=$M/meta-llama--Llama-2-7b-hf
+# DeepSpeedExamples training/bf16_master_weight on 4 x H100, a 6.9B model at 512 tokens with
+# checkpointing: its README measured 31.4 GB peak with fp32 master weights and 18.9 GB peak
+# (16.2 GB allocated) with bf16 master weights, gradients and Adam states; both fit, at those
+# sizes (the estimate's 5e7 reduce bucket is the file's)
+expect 0 'Memory at micro-batch 4 x 512 tokens: 31\.[0-9] GB.*fits with 4 x H100' -- \
+    bash -o pipefail -c "$FG check --config $C/deepspeed/bf16_baseline.json $L2 $H4 \
+        --seq-len 512 --grad-ckpt | tr '\n' ' '"
+expect 0 'bf16 master copy.*Memory at micro-batch 4 x 512 tokens: 1[6-9]\.[0-9] GB.*bf16 master weights.*fits' -- \
+    bash -o pipefail -c "$FG check --config $C/deepspeed/bf16_full.json $L2 $H4 \
+        --seq-len 512 --grad-ckpt | tr '\n' ' '"
+# axolotl examples/llama-3/fft-8b.yaml names no DeepSpeed and no FSDP: axolotl runs it DDP on
+# the 8 GPUs, a whole 8B full fine-tune (bf16 weights, 8-bit Adam) per GPU at 8192 tokens:
+# 94 GB with headroom, over an H100; judged on that layout (never admitted on a ZeRO-3 split
+# it does not run), rejected with its remedies as edits of the file: the fused loss, or
+# axolotl's own ZeRO-3 config
+expect 1 'layout TP=1 PP=1 EP=1 DP=8 \(declared\).*names no DeepSpeed, FSDP.*-> --zero=0.*rejected: full fine-tune.*remedy [0-9] in the file: [^ ]*fft-8b.yaml:47 add deepspeed: deepspeed_configs/zero3_bf16.json' -- \
+    bash -c "$FG check --config $C/axolotl/fft-8b.yaml $L8 $H8 | tr '\n' ' '; exit \${PIPESTATUS[0]}"
+if $FG check --config "$C/axolotl/fft-8b.yaml" $L8 $H8 2>&1 | grep -Eq 'hold it|fits with'; then
+    bad "fft-8b.yaml: admitted on a layout the file does not declare"
+else
+    ok "fft-8b.yaml: not admitted on another layout"
+fi
+# on 8 x A100 40 GB it does not fit; ZeRO-3 would, as an edit of the file (axolotl ships
+# deepspeed_configs/zero3_bf16.json)
+expect 1 'rejected.*remedy [0-9] in the file: [^ ]*fft-8b.yaml:47 add deepspeed: deepspeed_configs/zero3_bf16.json' -- \
+    bash -c "$FG check --config $C/axolotl/fft-8b.yaml $L8 --gres=gpu:a100_40g:8 | tr '\n' ' '; \
+        exit \${PIPESTATUS[0]}"
+# accelerate's multi_gpu template is DDP over 2 processes: a 3B full fine-tune does not fit
+# 2 x H100; FSDP does, and is the file's own key: distributed_type, quoted as it was
+expect 1 'remedy 1 in the file: [^ ]*template_multi_gpu.yaml:[0-9]+ distributed_type: MULTI_GPU -> FSDP' -- \
+    bash -c "$FG check --config $C/accelerate/template_multi_gpu.yaml $M/meta-llama--Llama-3.2-3B $H2 \
+        | tr '\n' ' '; exit \${PIPESTATUS[0]}"
+# accelerate's torch-native parallelism examples on one node of 8: CP=8, and TP=2 with HSDP
+expect 0 'layout TP=1 PP=1 EP=1 CP=8 DP=1 ZeRO-3 \(declared\).*fits with 8 x H100' -- \
+    bash -o pipefail -c "$FG check --config $C/accelerate/parallelism_cp.yaml \
+        $M/Qwen--Qwen3-8B $H8 | tr '\n' ' '"
+expect 0 'layout TP=2 PP=1 EP=1 DP=4 ZeRO-3.*not modelled: .*dp_replicate_size=2.*fits' -- \
+    bash -o pipefail -c "$FG check --config $C/accelerate/parallelism_tp_hsdp.yaml \
+        $M/Qwen--Qwen3-8B $H8 | tr '\n' ' '"
+# its DeepSpeed template names ../deepspeed_config_templates/zero_stage1_config.json from
+# where accelerate is launched: ZeRO-1 with fp16 over 2 processes holds a 1.7B model
+mkdir -p "$tmp/acc/config_yaml_templates" "$tmp/acc/deepspeed_config_templates"
+cp "$C/accelerate/template_deepspeed.yaml" "$tmp/acc/config_yaml_templates/deepspeed.yaml"
+cp "$C/deepspeed/accelerate_zero_stage1_config.json" \
+    "$tmp/acc/deepspeed_config_templates/zero_stage1_config.json"
+expect 0 'zero_stage1_config.json:[0-9]+ zero_optimization.stage=1 -> --zero=1.*fits with 2 x H100' -- \
+    bash -o pipefail -c "$FG check --base-dir $tmp/acc/config_yaml_templates --config \
+        deepspeed.yaml $M/Qwen--Qwen3-1.7B $H2 | tr '\n' ' '"
+# launched from elsewhere, the file it names is found beside it, as the example is written
+expect 0 'zero_optimization.stage=1 -> --zero=1.*fits with 2 x H100' -- \
+    bash -o pipefail -c "$FG check --base-dir $tmp/acc --config \
+        config_yaml_templates/deepspeed.yaml $M/Qwen--Qwen3-1.7B $H2 | tr '\n' ' '"
+# the serving engines' documented --config examples: each read as its own engine
+expect 0 'read as vllm.*fits with 1 x H100' -- \
+    bash -o pipefail -c "$FG check --config $C/vllm/serve_args_config.yaml $L8 $H1 | tr '\n' ' '"
+expect 0 'tensor-parallel-size=2 -> --tp=2.*read as sglang.*fits with 2 x H100' -- \
+    bash -o pipefail -c "$FG check --config $C/sglang/server_arguments_config.yaml $L8 $H2 \
+        | tr '\n' ' '"
+# vLLM's test config is a valid SGLang config too: refused as the job's error, naming the
+# prefix that says which
+expect 1 'name the one it is for: vllm:.* or sglang:' -- \
+    $FG check --config $C/vllm/test_config.yaml $L8 $H2
+expect 0 'read as vllm' -- $FG check --config "vllm:$C/vllm/test_config.yaml" $L8 $H2
+# an lm-eval task file is no job config, and says so
+expect 2 'lm_eval_Llama-3.3-70B-Instruct.yaml is not a job config' -- \
+    $FG check --config $C/sglang/lm_eval_Llama-3.3-70B-Instruct.yaml $L8 $H2
+
+# --- --write-fit: the file with the remedy, as text, passing the same check ---------------
+sed 's/^gradient_checkpointing: true/gradient_checkpointing: false/' "$C/axolotl/qlora.yml" \
+    > "$tmp/qlora-off.yml"
+expect 0 '"line":[[:space:]]+46,[[:space:]]+"key":[[:space:]]+"gradient_checkpointing",[[:space:]]+"from":[[:space:]]+"false",[[:space:]]+"to":[[:space:]]+"true"' -- \
+    bash -c "$FG check --json --config $tmp/qlora-off.yml $L8 $A40 | tr '\n' ' '"
+expect 1 'wrote .*qlora-fit.yml' -- \
+    $FG check --config "$tmp/qlora-off.yml" $L8 $A40 --write-fit "$tmp/qlora-fit.yml"
+if [ "$(diff "$tmp/qlora-off.yml" "$tmp/qlora-fit.yml" | grep -c '^[<>]')" -eq 2 ]; then
+    ok "--write-fit changed one line, the rest kept"
+else
+    bad "--write-fit changed more than one line"; diff "$tmp/qlora-off.yml" "$tmp/qlora-fit.yml"
+fi
+expect 0 'qlora-fit.yml:46 gradient_checkpointing=true.*fits with 1 x A100 40 GB' -- \
+    bash -o pipefail -c "$FG check --config $tmp/qlora-fit.yml $L8 $A40 | tr '\n' ' '"
+# accelerate's quoted value stays quoted; the copy is FSDP, and fits
+expect 0 'wrote' -- $FG plan --config "$C/accelerate/template_multi_gpu.yaml" \
+    $M/meta-llama--Llama-3.2-3B $H2 --write-fit "$tmp/multi_gpu-fit.yaml"
+expect 0 '^distributed_type: "FSDP"$' -- cat "$tmp/multi_gpu-fit.yaml"
+expect 0 'distributed_type=FSDP -> --zero=3.*fits with 2 x H100' -- \
+    bash -o pipefail -c "$FG check --config $tmp/multi_gpu-fit.yaml $M/meta-llama--Llama-3.2-3B \
+        $H2 | tr '\n' ' '"
 
 echo "config.sh: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
