@@ -505,6 +505,12 @@ static int build(const struct fg_cfg *c, struct fg_model *m, struct generic *g,
     const char *pos = NULL;
     uint64_t types = 0, pad = 0, nextn = 0;
     bool causal = true;
+    /* A list of token-type table sizes (TAPAS writes type_vocab_size as one, beside
+     * type_vocab_sizes) is a set of embedding tables the generic reader does not size. */
+    if (cJSON_IsArray(fg__cfg_raw(c, "type_vocab_size")))
+        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'type_vocab_size' is a list of "
+                          "token-type table sizes, which the generic reader does not size",
+                          c->origin);
     if ((rc = read_head(c, m, &head, err)) || (rc = read_layers(c, m, &g->layers, err)) ||
         (rc = read_attn(c, m, &g->a, err)) || (rc = read_form(c, m, ACT_KEYS, &g->gated, err)) ||
         (rc = read_experts(c, m, &g->x, err)) ||

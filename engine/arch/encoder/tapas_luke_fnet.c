@@ -75,6 +75,11 @@ static int read_tapas(const struct fg_cfg *c, struct fg_model *m, const void *sp
     if (cross) /* TapasLayer's crossattention, for a decoder */
         return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'add_cross_attention' is true: "
                           "TAPAS as a decoder with cross-attention is not supported", c->origin);
+    /* Released configs (google/tapas-base-finetuned-wtq) also carry the list as
+     * 'type_vocab_size', which TapasConfig keeps as an extra attribute: TapasEmbeddings
+     * (models/tapas/modeling_tapas.py) sizes its tables from type_vocab_sizes alone, so the
+     * key is read here to say it changes nothing. */
+    (void)fg_cfg_has(c, "type_vocab_size");
     if (!fg_cfg_has(c, "type_vocab_sizes")) {
         static const uint64_t def[] = {3, 256, 256, 2, 256, 256, 10};
         memcpy(types, def, sizeof def);

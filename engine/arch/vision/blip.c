@@ -89,6 +89,10 @@ static int add_qformer(struct fg_model *m, const struct fg_cfg *c, const struct 
     struct fg_cfg q = {.obj = NULL, .origin = c->origin, .scope = "qformer_config"};
     if (fg_cfg_has(c, "qformer_config") && !fg_cfg_child(c, "qformer_config", &q, err))
         return FG_E_TYPE;
+    /* Released configs (Salesforce/blip2-opt-2.7b) keep in qformer_config only what differs
+     * from Blip2QFormerConfig's defaults, classifier_dropout: read it (it sizes no tensor) so
+     * that the sub-config counts as entered and a shape key added to it is not passed over. */
+    (void)fg_cfg_has(&q, "classifier_dropout");
     uint64_t h, f, L, heads, freq, vocab, pos, nq;
     const char *pe = NULL;
     int rc;
@@ -193,6 +197,9 @@ static int add_blip_text(struct fg_model *m, const struct fg_cfg *t, uint64_t vh
     m->heads = m->kv_heads = heads;
     m->head_dim = h / heads;
     m->tied = false;
+    /* text_config.tie_word_embeddings (true in the released configs) is read and changes
+     * nothing: the decoder weight is stored apart all the same (see the top of this file) */
+    (void)fg_cfg_has(t, "tie_word_embeddings");
     if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
         (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, h, NULL,
                             err)) ||
@@ -241,6 +248,10 @@ static int read_blip(const struct fg_cfg *c, struct fg_model *m, const void *spe
         return FG_E_TYPE;
     struct vit_dims d;
     uint64_t vh = 0;
+    /* vision_config.tie_word_embeddings (every sub-config of an old save writes the
+     * PretrainedConfig flags): BlipVisionModel has no word embeddings to tie, so the flag
+     * sizes nothing (models/blip/modeling_blip.py) */
+    (void)fg_cfg_has(&v, "tie_word_embeddings");
     /* the vision width feeds the text model's cross-attention: read it first */
     int rc = fg_cfg_u64(&v, blip_vit.hidden.keys, blip_vit.hidden.def, 1, FG_MAX_HIDDEN, &vh,
                         err);
