@@ -226,6 +226,21 @@ static void set_should_match_lora_targets_as_peft_does(void **state)
     assert_non_null(strstr(err.detail, "matches no attention or MLP linear"));
     assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_LORA_TARGETS, "(?=q)q_proj", &err), FG_E_INVAL);
     assert_non_null(strstr(err.detail, "a regular expression fitgate cannot read"));
+    /* a lazy quantifier matches as the greedy one */
+    spec_of(&s, (const char *const[]){"mode=lora", "lora-targets=.*?self_attn\\.(q|v)_proj",
+                                      NULL});
+    assert_string_equal(s.job.lora_list, "q,v");
+    /* what would make regcomp copy its tree without bound (the fuzzer's 2.3 GB input: a
+     * repeat of a repeat), a count past 16, nested repeated groups: refused, at once */
+    static const char *const hostile[] = {
+        "q_proj++++++++++++++++++++++++++++++++", "(q|k)_proj{1000}",
+        "((((((q+)+)+)+)+)+)_proj", "q{2}{3}_proj", "q_proj{x}",
+    };
+    for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
+        assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_LORA_TARGETS, hostile[i], &err),
+                         FG_E_INVAL);
+        assert_non_null(strstr(err.detail, "a regular expression fitgate cannot read"));
+    }
 }
 
 static void set_should_take_peft_target_modules(void **state)

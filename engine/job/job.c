@@ -5,6 +5,7 @@
 
 #include <regex.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/fmt.h"
@@ -262,11 +263,18 @@ static int add_target(const char *name, size_t n, char *out, size_t cap, struct 
 }
 
 /* Python's re syntax as the POSIX extended expression regcomp takes: \d, \w and \s in and
- * out of brackets, (?: groups; 0, or -1 for what ERE cannot say (look-arounds). */
+ * out of brackets, (?: groups, a lazy quantifier as the greedy one (a full match exists for
+ * both or neither); 0, or -1 for what ERE cannot say (look-arounds) and for what would make
+ * glibc's regcomp copy its tree past any bound (a job's file reaches it at the controller):
+ * a quantifier on a quantifier, a count above RE_MAX_COUNT, more than RE_MAX_GROUP_REPEATS
+ * quantified groups. */
+#define RE_MAX_COUNT 16
+#define RE_MAX_GROUP_REPEATS 4
 static int py_to_ere(const char *re, char *out, size_t cap)
 {
     size_t o = 0;
-    bool bracket = false;
+    bool bracket = false, quantified = false;
+    unsigned group_repeats = 0;
 #define PUT(str)                                                                               \
     do {                                                                                       \
         size_t l_ = strlen(str);                                                               \
@@ -302,6 +310,37 @@ static int py_to_ere(const char *re, char *out, size_t cap)
             p += 2;
             continue;
         }
+        bool quant = !bracket && (*p == '*' || *p == '+' || *p == '?' || *p == '{');
+        if (quant && quantified) {
+            if (*p != '?')
+                return -1; /* a repeat of a repeat */
+            quantified = false;
+            continue;      /* lazy: as greedy */
+        }
+        if (quant && p > re && p[-1] == ')' && (*p == '+' || *p == '{') &&
+            ++group_repeats > RE_MAX_GROUP_REPEATS)
+            return -1;
+        if (!bracket && *p == '{') {
+            /* {m}, {m,}, {m,n}: copied whole, each count at most RE_MAX_COUNT */
+            const char *q = p + 1;
+            while ((*q >= '0' && *q <= '9') || *q == ',')
+                q++;
+            if (*q != '}' || q == p + 1)
+                return -1;
+            for (const char *d = p + 1; d < q; d++)
+                if (*d >= '0' && *d <= '9' && strtoul(d, NULL, 10) > RE_MAX_COUNT)
+                    return -1;
+            char rep[24];
+            if ((size_t)(q - p + 1) >= sizeof rep)
+                return -1;
+            memcpy(rep, p, (size_t)(q - p + 1));
+            rep[q - p + 1] = '\0';
+            PUT(rep);
+            p = q;
+            quantified = true;
+            continue;
+        }
+        quantified = quant;
         if (*p == '[' && !bracket)
             bracket = true;
         else if (*p == ']' && bracket)
@@ -318,7 +357,7 @@ static int py_to_ere(const char *re, char *out, size_t cap)
  * against every module's whole name) rather than a list of names. */
 static bool is_regex(const char *s)
 {
-    return strpbrk(s, "\\()*+?|^$") != NULL;
+    return strpbrk(s, "\\()*+?{|^$") != NULL;
 }
 
 /*
@@ -350,7 +389,8 @@ static int add_regex(const char *re, char *out, size_t cap, struct fg_err *err)
     regex_t rx;
     if (py_to_ere(re, ere, sizeof ere) || regcomp(&rx, ere, REG_EXTENDED | REG_NOSUB))
         return fg_err_set(err, FG_E_INVAL, "LoRA target '%.80s': a regular expression fitgate "
-                          "cannot read (look-arounds, back-references); give the module names "
+                          "cannot read (look-arounds, back-references, a repeat of a repeat, a "
+                          "count over 16, more than 4 repeated groups); give the module names "
                           "as a list", re);
     int rc = 0;
     size_t np = sizeof parents / sizeof parents[0], nm = sizeof peft_names / sizeof peft_names[0];

@@ -171,9 +171,11 @@ static bool get_summary(const cJSON *o, struct fg_st_summary *s)
         !get_map(o, "names", s->names, FG_ST_GROUP_COUNT, group_name))
         return false;
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(o, "examples"), *e;
+    if (ex && !cJSON_IsObject(ex))
+        return false; /* an object of group name -> example, or nothing */
     cJSON_ArrayForEach(e, ex) {
         int g = 0;
-        while (g < FG_ST_GROUP_COUNT && strcmp(group_name(g), e->string) != 0)
+        while (g < FG_ST_GROUP_COUNT && e->string && strcmp(group_name(g), e->string) != 0)
             g++;
         if (g == FG_ST_GROUP_COUNT || !cJSON_IsString(e))
             return false;
