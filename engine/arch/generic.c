@@ -497,6 +497,24 @@ static int add_mixer(struct fg_model *m, int32_t l, const struct generic *g, enu
     return fg__add_attention(m, l, &s, NULL, err);
 }
 
+/* LlamaForSequenceClassification.score: Linear(hidden, num_labels, bias=False). */
+static int add_score_head(const struct fg_cfg *c, struct fg_model *m, struct fg_err *err)
+{
+    uint64_t nl;
+    int rc = fg__read_num_labels(c, &nl, err);
+    if (rc)
+        return rc;
+    struct fg_node *n = fg__model_add(m, FG_NODE_HEAD, -1, "Score head", err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, "score", m->hidden, nl, 1, false);
+    n->hidden = (uint32_t)m->hidden;
+    n->width = (uint32_t)nl;
+    fg__fmt(n->desc, sizeof n->desc, "%llu x %llu", (unsigned long long)m->hidden,
+            (unsigned long long)nl);
+    return 0;
+}
+
 static int build(const struct fg_cfg *c, struct fg_model *m, struct generic *g,
                  struct fg_err *err)
 {
@@ -593,20 +611,8 @@ static int build(const struct fg_cfg *c, struct fg_model *m, struct generic *g,
     if (head->head == HEAD_LM && (rc = fg__add_head(m, m->vocab, m->hidden, m->tied, false,
                                                     false, err)))
         return rc;
-    if (head->head == HEAD_SCORE) {
-        /* LlamaForSequenceClassification.score: Linear(hidden, num_labels, bias=False) */
-        uint64_t nl;
-        if ((rc = fg__read_num_labels(c, &nl, err)))
-            return rc;
-        struct fg_node *n = fg__model_add(m, FG_NODE_HEAD, -1, "Score head", err);
-        if (!n)
-            return FG_E_NOMEM;
-        fg__node_linear(n, "score", m->hidden, nl, 1, false);
-        n->hidden = (uint32_t)m->hidden;
-        n->width = (uint32_t)nl;
-        fg__fmt(n->desc, sizeof n->desc, "%llu x %llu", (unsigned long long)m->hidden,
-                 (unsigned long long)nl);
-    }
+    if (head->head == HEAD_SCORE && (rc = add_score_head(c, m, err)))
+        return rc;
     if (nextn) {
         /* deepseek-ai/DeepSeek-V3's weights README: each multi-token-prediction module is one more
          * block stored as model.layers.<num_hidden_layers + i>, with enorm, hnorm, eh_proj
