@@ -41,8 +41,9 @@ static void remedy_line(const struct fg_request *q, const struct fg_assessment *
     char flags[320], card[48], peak[32], use[32], desc[320], acc[96] = "";
     fg_remedy_flags(x, q, sp, flags, sizeof flags);
     card_label(q, card, sizeof card);
-    gb(x->layout.peak_bytes, peak, sizeof peak);
-    gb(a->usable, use, sizeof use);
+    /* the re-check's own figures: its peak, or an engine's budget, and its room */
+    gb(x->usable ? x->need : x->layout.peak_bytes, peak, sizeof peak);
+    gb(x->usable ? x->usable : a->usable, use, sizeof use);
     fg__decide_layout_desc(&x->layout, desc, sizeof desc);
     uint64_t steps = x->layout.grad_accum;
     for (size_t k = 0; k < x->n_edits; k++)

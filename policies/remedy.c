@@ -141,6 +141,11 @@ static bool passes(struct search *s, struct fg_remedy *x)
         return false;
     x->layout = l;
     x->gpus = gpus;
+    /* an engine's fit is its budget (assess_serve.c), not the layout's training-style peak */
+    bool engine = s->last && s->last->gpu_util > 0;
+    x->need = engine ? s->last->fit.need_bytes : l.peak_bytes;
+    x->layout.peak_bytes = x->need;
+    x->usable = s->last ? s->last->usable : 0;
     return fg_remedy_runnable(x, &s->after, s->m, s->q, s->r);
 }
 

@@ -70,6 +70,10 @@ struct fg_remedy {
     uint32_t count, nodes;    /* the request after, in the request's own units */
     uint32_t gpus;            /* GPUs of the whole job after */
     struct fg_layout layout;  /* the layout the re-check ran, its peak per GPU */
+    uint64_t need, usable;    /* what the re-check held per GPU and the room it had there:
+                                 the layout's peak of a card after its CUDA context, or a
+                                 serving engine's weights, profile run, graphs and KV cache
+                                 of its share (usable 0: not recorded) */
 };
 
 struct fg_remedies {

@@ -415,6 +415,10 @@ static void find_should_give_serving_jobs_serving_remedies(void **state)
         assert_false(has_edit(y, FG_JOBOPT_GRAD_ACCUM, NULL));
         assert_null(strstr(x.g->d.remedies[i], "QLoRA"));
         assert_pasted_passes(&x, i);
+        /* the bracket says the engine's own budget: what it holds within its share */
+        assert_true(y->usable > 0);
+        assert_true(y->need <= y->usable);
+        assert_int_equal(y->layout.peak_bytes, y->need);
     }
     repro_free(&x);
 }
