@@ -150,7 +150,8 @@ int fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_mlp_shape *s,
 /*
  * A uniform block as the steps it runs, each one node per layer (fg__add_blocks): a norm of
  * m->hidden (or width), an attention or an MLP of the shape given (plus the parameters extra
- * that the modelling class adds to that node, an inner norm), or a reader's own call.  kdim:
+ * that the modelling class adds to that node, an inner norm, and the buffers it stores), or
+ * a reader's own call.  kdim:
  * an attention whose k / v projections read kdim-wide states (a cross-attention to another
  * width).  Steps are borrowed for the call.
  */
@@ -162,6 +163,8 @@ struct fg_block_step {
     const struct fg_attn_shape *attn;        /* FG_STEP_ATTN */
     const struct fg_mlp_shape *mlp;          /* FG_STEP_MLP */
     uint64_t kdim, extra;                    /* FG_STEP_ATTN (kdim), ATTN and MLP (extra) */
+    uint64_t buffers;                        /* ATTN and MLP: stored buffers (counted in
+                                                params too: old causal masks) */
     int (*call)(struct fg_model *m, int32_t layer, const void *ctx, struct fg_err *err);
     const void *ctx;                         /* FG_STEP_CALL */
 };
@@ -169,6 +172,14 @@ struct fg_block_step {
 /* m->layers blocks of the n steps, the repeated ones folded (fg__model_repeat_block); the
  * first failing step's code. */
 int fg__add_blocks(struct fg_model *m, const struct fg_block_step *steps, size_t n,
+                   struct fg_err *err);
+
+/* Blocks [0, n), block l built by fn(m, l, ctx, err) until fg__model_repeat_block can copy
+ * the one before it over the rest (a block that reads nothing of its layer); fn's code.  A
+ * reader whose blocks are not uniform steps writes its block as an fg_layer_fn. */
+typedef int (*fg_layer_fn)(struct fg_model *m, int32_t layer, const void *ctx,
+                           struct fg_err *err);
+int fg__add_layers(struct fg_model *m, uint64_t n, fg_layer_fn fn, const void *ctx,
                    struct fg_err *err);
 
 /*

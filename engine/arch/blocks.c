@@ -168,25 +168,47 @@ static int add_step(struct fg_model *m, int32_t layer, const struct fg_block_ste
     case FG_STEP_CALL:
         return s->call(m, layer, s->ctx, err);
     }
-    if (!rc)
-        n->params += s->extra;
+    if (!rc) {
+        n->params += s->extra + s->buffers;
+        n->buffers += s->buffers;
+    }
+    return rc;
+}
+
+int fg__add_layers(struct fg_model *m, uint64_t n, fg_layer_fn fn, const void *ctx,
+                   struct fg_err *err)
+{
+    size_t first = m->n_nodes;
+    for (uint64_t l = 0; l < n; l++) {
+        if (l > 0 && fg__model_repeat_block(m, first, (int32_t)l, (uint32_t)(n - l)))
+            break;
+        first = m->n_nodes;
+        int rc = fn(m, (int32_t)l, ctx, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+struct steps {
+    const struct fg_block_step *steps;
+    size_t n;
+};
+
+static int add_steps(struct fg_model *m, int32_t layer, const void *ctx, struct fg_err *err)
+{
+    const struct steps *s = ctx;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < s->n; i++)
+        rc = add_step(m, layer, &s->steps[i], err);
     return rc;
 }
 
 int fg__add_blocks(struct fg_model *m, const struct fg_block_step *steps, size_t n,
                    struct fg_err *err)
 {
-    int rc = 0;
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; !rc && l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
-            break;
-        first = m->n_nodes;
-        for (size_t i = 0; !rc && i < n; i++)
-            rc = add_step(m, li, &steps[i], err);
-    }
-    return rc;
+    struct steps s = {steps, n};
+    return fg__add_layers(m, m->layers, add_steps, &s, err);
 }
 
 int fg__add_mla(struct fg_model *m, int32_t layer, const struct fg_mla_shape *s,

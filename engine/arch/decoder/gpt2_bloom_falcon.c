@@ -79,6 +79,32 @@ static int read_core_checked(const struct fg_cfg *c, struct fg_model *m,
 
 /* ---- the block builder ---------------------------------------------------- */
 
+struct layer {
+    const struct block *b;
+    const struct fg_attn_shape *a;
+    const struct fg_mlp_shape *f;
+};
+
+/* One block (an fg_layer_fn): norm, attention with the stored masks and the score sizes of
+ * b, the second norm when b has two, MLP. */
+static int add_layer(struct fg_model *m, int32_t li, const void *ctx, struct fg_err *err)
+{
+    const struct layer *k = ctx;
+    const struct block *b = k->b;
+    struct fg_node *n;
+    int rc;
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, b->norm, err)) ||
+        (rc = fg__add_attention(m, li, k->a, &n, err)))
+        return rc;
+    n->params += b->mask_per_layer;
+    n->buffers += b->mask_per_layer;
+    n->score_bytes = b->score_bytes;
+    n->eager_bytes = b->eager_bytes ? b->eager_bytes : n->eager_bytes;
+    if (b->norms == 2 && (rc = fg__add_norm(m, li, "Norm", m->hidden, b->norm, err)))
+        return rc;
+    return fg__add_mlp(m, li, k->f, NULL, err);
+}
+
 static int build(struct fg_model *m, const struct block *b, struct fg_err *err)
 {
     int rc;
@@ -108,26 +134,9 @@ static int build(struct fg_model *m, const struct block *b, struct fg_err *err)
     struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = b->gated,
                              .bias = b->mlp_bias, .fused_gate_up = b->fused_gate_up};
     /* the blocks read nothing of their layer: those after the first are copies of it */
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
-            break;
-        first = m->n_nodes;
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, b->norm, err)))
-            return rc;
-        struct fg_node *n;
-        if ((rc = fg__add_attention(m, li, &a, &n, err)))
-            return rc;
-        n->params += b->mask_per_layer;
-        n->buffers += b->mask_per_layer;
-        n->score_bytes = b->score_bytes;
-        n->eager_bytes = b->eager_bytes ? b->eager_bytes : n->eager_bytes;
-        if (b->norms == 2 && (rc = fg__add_norm(m, li, "Norm", m->hidden, b->norm, err)))
-            return rc;
-        if ((rc = fg__add_mlp(m, li, &f, NULL, err)))
-            return rc;
-    }
+    struct layer k = {b, &a, &f};
+    if ((rc = fg__add_layers(m, m->layers, add_layer, &k, err)))
+        return rc;
     if (b->final_norm && (rc = fg__add_norm(m, -1, "Final norm", m->hidden, b->norm, err)))
         return rc;
     return fg__add_head(m, m->vocab, m->hidden, m->tied, b->head_stored_when_tied, b->head_bias,

@@ -288,6 +288,35 @@ static int add_cdmoe(struct fg_model *m, int32_t layer, uint64_t experts, uint64
     return 0;
 }
 
+struct doge {
+    const struct fg_attn_shape *a;
+    const struct fg_mlp_shape *f;
+    uint64_t experts, top_k;
+    bool bias, mlp_bias, moe;
+};
+
+/* DogeDecoderLayer (an fg_layer_fn; below). */
+static int doge_layer(struct fg_model *m, int32_t li, const void *ctx, struct fg_err *err)
+{
+    const struct doge *k = ctx;
+    const uint64_t h = m->hidden, kv = m->kv_heads;
+    struct fg_node *n;
+    int rc;
+    if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)) ||
+        (rc = fg__add_attention(m, li, k->a, &n, err)))
+        return rc;
+    fg__node_linear(n, "dt", kv * m->head_dim, kv, 1, k->bias);
+    n->params += kv + h; /* A; the block's input_residual */
+    if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)))
+        return rc;
+    rc = k->moe ? add_cdmoe(m, li, k->experts, k->top_k, k->mlp_bias, &n, err)
+                : fg__add_mlp(m, li, k->f, &n, err);
+    if (rc)
+        return rc;
+    n->params += h; /* post_attention_residual */
+    return 0;
+}
+
 /*
  * DogeForCausalLM (huggingface/transformers@008e5743 models/doge/modular_doge.py).
  * DogeDecoderLayer: input_layernorm, DogeAttention - q/k/v/o biased by attention_bias,
@@ -323,31 +352,44 @@ static int read_doge(const struct fg_cfg *c, struct fg_model *m, const void *spe
                                     .qk_norm = 1, .qk_norm_kind = FG_NORM_RMS};
     const struct fg_mlp_shape f = {.hidden = h, .inter = m->inter, .gated = true,
                                    .bias = mlp_bias};
-    if ((rc = fg__add_embedding(m, m->vocab, h, err)))
+    const struct doge k = {&a, &f, experts, top_k, bias, mlp_bias, moe};
+    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
+        (rc = fg__add_layers(m, m->layers, doge_layer, &k, err)))
         return rc;
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
-            break;
-        first = m->n_nodes;
-        struct fg_node *n;
-        if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)) ||
-            (rc = fg__add_attention(m, li, &a, &n, err)))
-            return rc;
-        fg__node_linear(n, "dt", kv * m->head_dim, kv, 1, bias);
-        n->params += kv + h; /* A; the block's input_residual */
-        if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)))
-            return rc;
-        rc = moe ? add_cdmoe(m, li, experts, top_k, mlp_bias, &n, err)
-                 : fg__add_mlp(m, li, &f, &n, err);
-        if (rc)
-            return rc;
-        n->params += h; /* post_attention_residual */
-    }
     if ((rc = fg__add_norm(m, -1, "Final norm", h, FG_NORM_RMS, err)))
         return rc;
     return fg__add_head(m, m->vocab, h, m->tied, false, false, err);
+}
+
+struct longcat {
+    const struct fg_mla_shape *a;
+    const struct fg_mlp_shape *f;
+    const struct fg_moe_shape *e;
+    uint64_t zero;
+};
+
+/* LongcatFlashDecoderLayer (an fg_layer_fn; below): two sublayers, the MoE in the first. */
+static int longcat_layer(struct fg_model *m, int32_t li, const void *ctx, struct fg_err *err)
+{
+    const struct longcat *k = ctx;
+    const uint64_t h = m->hidden, experts = k->e->experts, zero = k->zero;
+    struct fg_node *moe = NULL;
+    int rc;
+    for (int sub = 0; sub < 2; sub++) {
+        if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)) ||
+            (rc = fg__add_mla(m, li, k->a, NULL, err)) ||
+            (rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)))
+            return rc;
+        if (sub == 0 && (rc = fg__add_moe(m, li, k->e, &moe, err)))
+            return rc;
+        if ((rc = fg__add_mlp(m, li, k->f, NULL, err)))
+            return rc;
+    }
+    /* the router scores the zero experts too: classifier rows and correction bias */
+    moe->lin[0].out += zero;
+    moe->params += h * zero + (k->e->router_bias ? zero : 0) + experts + zero;
+    moe->buffers += experts + zero;
+    return 0;
 }
 
 /*
@@ -418,30 +460,10 @@ static int read_longcat_flash(const struct fg_cfg *c, struct fg_model *m, const 
                                    .lora_experts = FG_LORA_EXPERTS_MERGED};
     fg__model_note(m, "LongCat-Flash releases also store one MTP module (model.mtp.*) that "
                       "LongcatFlashForCausalLM skips on load: not counted");
-    if ((rc = fg__add_embedding(m, m->vocab, h, err)))
+    const struct longcat k = {&a, &f, &e, zero};
+    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
+        (rc = fg__add_layers(m, layers, longcat_layer, &k, err)))
         return rc;
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(layers - l)))
-            break;
-        first = m->n_nodes;
-        struct fg_node *moe;
-        for (int sub = 0; sub < 2; sub++) {
-            if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)) ||
-                (rc = fg__add_mla(m, li, &a, NULL, err)) ||
-                (rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)))
-                return rc;
-            if (sub == 0 && (rc = fg__add_moe(m, li, &e, &moe, err)))
-                return rc;
-            if ((rc = fg__add_mlp(m, li, &f, NULL, err)))
-                return rc;
-        }
-        /* the router scores the zero experts too: classifier rows and correction bias */
-        moe->lin[0].out += zero;
-        moe->params += h * zero + (router_bias ? zero : 0) + experts + zero;
-        moe->buffers += experts + zero;
-    }
     if ((rc = fg__add_norm(m, -1, "Final norm", h, FG_NORM_RMS, err)))
         return rc;
     return fg__add_head(m, m->vocab, h, m->tied, false, false, err);

@@ -34,25 +34,6 @@ static int check_kv(const struct fg_cfg *c, uint64_t heads, uint64_t kv, const c
                       "= %llu", c->origin, (unsigned long long)heads, key, (unsigned long long)kv);
 }
 
-/* One block of a reader: the nodes of layer `layer` from the shapes in ctx. */
-typedef int (*block_fn)(struct fg_model *m, int32_t layer, const void *ctx, struct fg_err *err);
-
-/* m->layers blocks that read nothing of their layer: the first built by fn, the others its
- * copies (built again when a copy is declined). */
-static int add_same_blocks(struct fg_model *m, block_fn fn, const void *ctx, struct fg_err *err)
-{
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        if (l > 0 && fg__model_repeat_block(m, first, (int32_t)l, (uint32_t)(m->layers - l)))
-            return 0;
-        first = m->n_nodes;
-        int rc = fn(m, (int32_t)l, ctx, err);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
 /* The final norm and the LM head (no bias) behind the blocks. */
 static int add_tail(struct fg_model *m, enum fg_norm_kind norm, bool tied, struct fg_err *err)
 {
@@ -135,7 +116,7 @@ static int read_dbrx(const struct fg_cfg *c, struct fg_model *m, const void *spe
         .f = {.hidden = m->hidden, .experts = experts, .top_k = top_k, .inter = ffn,
               .gated = true, .lora_experts = FG_LORA_EXPERTS_NONE}};
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)) ||
-        (rc = add_same_blocks(m, add_dbrx_block, &b, err)))
+        (rc = fg__add_layers(m, m->layers, add_dbrx_block, &b, err)))
         return rc;
     return add_tail(m, FG_NORM_LN_NOBIAS, false, err);
 }
@@ -344,7 +325,7 @@ static int read_jetmoe(const struct fg_cfg *c, struct fg_model *m, const void *s
                                    .inter = m->inter, .gated = true, .fused_gate_up = true,
                                    .lora_experts = FG_LORA_EXPERTS_NONE};
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)) ||
-        (rc = add_same_blocks(m, add_jetmoe_block, &f, err)))
+        (rc = fg__add_layers(m, m->layers, add_jetmoe_block, &f, err)))
         return rc;
     return add_tail(m, FG_NORM_RMS, m->tied, err);
 }
