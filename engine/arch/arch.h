@@ -115,6 +115,14 @@ enum fg_norm_kind { FG_NORM_RMS = 0, FG_NORM_LN = 1, FG_NORM_LN_NOBIAS = 2, FG_N
 int fg__add_table(struct fg_model *m, enum fg_node_kind kind, const char *name,
                   uint64_t rows, uint64_t width, struct fg_node **out, struct fg_err *err);
 
+/* A node of one Linear(in, out) with the weight role `role` ("proj", "head"), bias or not:
+ * outside the blocks when layer is -1, else a block node of that layer.  Its desc is the
+ * weight's shape "in x out" for a FG_NODE_HEAD, the widths it maps "in -> out" for the
+ * others (projections).  *out (may be NULL) gets the node.  FG_E_NOMEM. */
+int fg__add_linear(struct fg_model *m, enum fg_node_kind kind, int32_t layer, const char *name,
+                   const char *role, uint64_t in, uint64_t out, bool bias,
+                   struct fg_node **node, struct fg_err *err);
+
 /* The first-token pooler of the BERT family (BertPooler, NomicBertPooler, DeBERTa's
  * ContextPooler): dense hidden x hidden + bias, one node after the blocks; FG_E_NOMEM. */
 int fg__add_pooler(struct fg_model *m, uint64_t hidden, struct fg_err *err);

@@ -31,6 +31,24 @@ int fg__add_table(struct fg_model *m, enum fg_node_kind kind, const char *name,
     return 0;
 }
 
+int fg__add_linear(struct fg_model *m, enum fg_node_kind kind, int32_t layer, const char *name,
+                   const char *role, uint64_t in, uint64_t out, bool bias,
+                   struct fg_node **node, struct fg_err *err)
+{
+    struct fg_node *n = layer >= 0 ? fg__model_add_block(m, kind, layer, name, err)
+                                   : fg__model_add(m, kind, layer, name, err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, role, in, out, 1, bias);
+    n->hidden = (uint32_t)in;
+    n->width = (uint32_t)out;
+    fg__fmt(n->desc, sizeof n->desc, "%llu %s %llu", (unsigned long long)in,
+            kind == FG_NODE_HEAD ? "x" : "->", (unsigned long long)out);
+    if (node)
+        *node = n;
+    return 0;
+}
+
 int fg__add_pooler(struct fg_model *m, uint64_t hidden, struct fg_err *err)
 {
     struct fg_node *n;

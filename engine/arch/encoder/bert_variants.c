@@ -155,15 +155,8 @@ void fg__enc1_position_ids(const struct fg_cfg *c, struct fg_model *m, struct fg
 
 int fg__enc1_proj(struct fg_model *m, uint64_t in, uint64_t out, bool bias, struct fg_err *err)
 {
-    struct fg_node *n = fg__model_add(m, FG_NODE_OTHER, -1, "Embedding projection", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "proj", in, out, 1, bias);
-    n->hidden = (uint32_t)in;
-    n->width = (uint32_t)out;
-    fg__fmt(n->desc, sizeof n->desc, "%llu -> %llu", (unsigned long long)in,
-            (unsigned long long)out);
-    return 0;
+    return fg__add_linear(m, FG_NODE_OTHER, -1, "Embedding projection", "proj", in, out, bias,
+                          NULL, err);
 }
 
 /* ---- the BERT-like families -------------------------------------------------------------- */

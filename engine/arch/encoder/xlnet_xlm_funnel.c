@@ -58,17 +58,7 @@ int fg__enc2_task(const struct fg_cfg *c, struct fg_model *m, const struct fg_en
 int fg__enc2_head(struct fg_model *m, const char *name, uint64_t in, uint64_t out, bool bias,
                   struct fg_node **node, struct fg_err *err)
 {
-    struct fg_node *n = fg__model_add(m, FG_NODE_HEAD, -1, name, err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "head", in, out, 1, bias);
-    n->hidden = (uint32_t)in;
-    n->width = (uint32_t)out;
-    fg__fmt(n->desc, sizeof n->desc, "%llu x %llu", (unsigned long long)in,
-            (unsigned long long)out);
-    if (node)
-        *node = n;
-    return 0;
+    return fg__add_linear(m, FG_NODE_HEAD, -1, name, "head", in, out, bias, node, err);
 }
 
 int fg__enc2_block(struct fg_model *m, int32_t li, const void *ctx, struct fg_err *err)
