@@ -150,6 +150,26 @@ int fg__enc1_block(struct fg_model *m, int32_t layer, const struct enc1_block *b
     return fg__add_norm(m, layer, "Norm", h, FG_NORM_LN, err);
 }
 
+struct enc1_block fg__enc1_bert_block(const struct fg_model *m, bool bidirectional)
+{
+    struct enc1_block b = {
+        .a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
+              .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true,
+              .bidirectional = bidirectional},
+        .f = {.hidden = m->hidden, .inter = m->inter, .bias = true}};
+    return b;
+}
+
+static int enc1_layer(struct fg_model *m, int32_t layer, const void *ctx, struct fg_err *err)
+{
+    return fg__enc1_block(m, layer, ctx, NULL, err);
+}
+
+int fg__enc1_blocks(struct fg_model *m, const struct enc1_block *b, struct fg_err *err)
+{
+    return fg__add_layers(m, m->layers, enc1_layer, b, err);
+}
+
 int fg__enc1_pos_type(const struct fg_cfg *c, const char *def, bool *relative, bool *rotary,
                       bool rotary_ok, struct fg_err *err)
 {
@@ -452,13 +472,11 @@ static int read_bertlike(const struct fg_cfg *c, struct fg_model *m, const void 
     if ((rc = bertlike_embeddings(c, m, f, err)))
         return rc;
     uint64_t h = m->hidden;
-    struct enc1_block b = {
-        .a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads, .head_dim = m->head_dim,
-              .qkv_bias = qkv_bias, .o_bias = true, .bidirectional = !decoder},
-        .f = {.hidden = h, .inter = m->inter, .bias = true},
-        .attn_extra = (relative ? (2 * m->max_pos - 1) * m->head_dim : 0) +
-                      (f->global_qkv ? 3 * (h * h + h) : 0),
-        .cross = cross};
+    struct enc1_block b = fg__enc1_bert_block(m, !decoder);
+    b.a.qkv_bias = qkv_bias;
+    b.attn_extra = (relative ? (2 * m->max_pos - 1) * m->head_dim : 0) +
+                   (f->global_qkv ? 3 * (h * h + h) : 0);
+    b.cross = cross;
     for (uint64_t l = 0; l < m->layers; l++) {
         b.a.window = f->global_qkv ? windows[l] : 0;
         if ((rc = fg__enc1_block(m, (int32_t)l, &b, NULL, err)))
@@ -533,11 +551,8 @@ static int read_albert(const struct fg_cfg *c, struct fg_model *m, const void *s
     uint64_t h = m->hidden, runs = m->layers;
     if ((rc = fg__enc1_embeddings(c, m, emb, true, types, true, err)))
         return rc;
-    struct enc1_block b = {
-        .a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads, .head_dim = m->head_dim,
-              .qkv_bias = true, .o_bias = true, .bidirectional = true},
-        .f = {.hidden = h, .inter = m->inter, .bias = true},
-        .attn_extra = relative ? (2 * m->max_pos - 1) * m->head_dim : 0};
+    struct enc1_block b = fg__enc1_bert_block(m, true);
+    b.attn_extra = relative ? (2 * m->max_pos - 1) * m->head_dim : 0;
     uint64_t last_group = (uint64_t)-1;
     for (uint64_t i = 0; i < runs; i++) {
         uint64_t g = i * groups / runs; /* int(i / (L / G)) */
@@ -644,12 +659,11 @@ static int read_deberta(const struct fg_cfg *c, struct fg_model *m, const void *
         return rc;
     if ((rc = fg__add_norm(m, -1, "Embedding norm", h, FG_NORM_LN, err)))
         return rc;
-    struct enc1_block b = {
-        .a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads, .head_dim = m->head_dim,
-              .fused_qkv = true, .o_bias = true, .bidirectional = true},
-        .f = {.hidden = h, .inter = m->inter, .bias = true},
-        /* q_bias, v_bias; talking-head projections */
-        .attn_extra = 2 * q + (talking ? 2 * m->heads * m->heads : 0)};
+    /* in_proj q / k / v fused without bias; q_bias, v_bias; talking-head projections */
+    struct enc1_block b = fg__enc1_bert_block(m, true);
+    b.a.fused_qkv = true;
+    b.a.qkv_bias = false;
+    b.attn_extra = 2 * q + (talking ? 2 * m->heads * m->heads : 0);
     for (uint64_t l = 0; l < m->layers; l++) {
         if ((rc = fg__enc1_block(m, (int32_t)l, &b, &n, err)))
             return rc;

@@ -83,6 +83,13 @@ struct enc1_block {
 int fg__enc1_block(struct fg_model *m, int32_t layer, const struct enc1_block *b,
                    struct fg_node **attn, struct fg_err *err);
 
+/* BERT's layer over m's sizes: q / k / v / o and the MLP biased, no cross-attention, no
+ * extra scalars; a reader sets what its class changes. */
+struct enc1_block fg__enc1_bert_block(const struct fg_model *m, bool bidirectional);
+
+/* Blocks [0, m->layers) of *b (fg__add_layers).  FG_E_NOMEM. */
+int fg__enc1_blocks(struct fg_model *m, const struct enc1_block *b, struct fg_err *err);
+
 /* position_embedding_type as BertSelfAttention reads it: *relative set for relative_key /
  * relative_key_query; FG_E_RANGE naming the value otherwise (absolute is not relative). */
 int fg__enc1_pos_type(const struct fg_cfg *c, const char *def, bool *relative, bool *rotary,

@@ -90,12 +90,9 @@ static int read_esm(const struct fg_cfg *c, struct fg_model *m, const void *spec
     }
     if (norm_before && (rc = fg__add_norm(m, -1, "Embedding norm", h, FG_NORM_LN, err)))
         return rc;
-    struct enc1_block b = {
-        .a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads, .head_dim = m->head_dim,
-              .qkv_bias = true, .o_bias = true, .bidirectional = true},
-        .f = {.hidden = h, .inter = m->inter, .bias = true},
-        .attn_extra = relative ? (2 * m->max_pos - 1) * m->head_dim : inv_freq,
-        .cross = cross};
+    struct enc1_block b = fg__enc1_bert_block(m, true);
+    b.attn_extra = relative ? (2 * m->max_pos - 1) * m->head_dim : inv_freq;
+    b.cross = cross;
     for (uint64_t l = 0; l < m->layers; l++) {
         if ((rc = fg__enc1_block(m, (int32_t)l, &b, &n, err)))
             return rc;
@@ -157,14 +154,10 @@ static int read_roformer(const struct fg_cfg *c, struct fg_model *m, const void 
                             m->head_dim, &n, err)))
         return rc;
     n->buffers = n->params; /* frozen: stored, never trained */
-    struct enc1_block b = {
-        .a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads, .head_dim = m->head_dim,
-              .qkv_bias = true, .o_bias = true, .bidirectional = !decoder},
-        .f = {.hidden = h, .inter = m->inter, .bias = true},
-        .cross = cross};
-    for (uint64_t l = 0; l < m->layers; l++)
-        if ((rc = fg__enc1_block(m, (int32_t)l, &b, NULL, err)))
-            return rc;
+    struct enc1_block b = fg__enc1_bert_block(m, !decoder);
+    b.cross = cross;
+    if ((rc = fg__enc1_blocks(m, &b, err)))
+        return rc;
     m->encoder_only = !decoder;
     return fg__enc1_head(m, task.head, labels, emb, !m->tied, 0, err);
 }
@@ -207,14 +200,10 @@ static int read_rembert(const struct fg_cfg *c, struct fg_model *m, const void *
     uint64_t h = m->hidden;
     if ((rc = fg__enc1_embeddings(c, m, in_emb, true, types, true, err)))
         return rc;
-    struct enc1_block b = {
-        .a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads, .head_dim = m->head_dim,
-              .qkv_bias = true, .o_bias = true, .bidirectional = !decoder},
-        .f = {.hidden = h, .inter = m->inter, .bias = true},
-        .cross = cross};
-    for (uint64_t l = 0; l < m->layers; l++)
-        if ((rc = fg__enc1_block(m, (int32_t)l, &b, NULL, err)))
-            return rc;
+    struct enc1_block b = fg__enc1_bert_block(m, !decoder);
+    b.cross = cross;
+    if ((rc = fg__enc1_blocks(m, &b, err)))
+        return rc;
     if (task.pooler && (rc = fg__add_pooler(m, h, err)))
         return rc;
     m->encoder_only = !decoder;
@@ -280,14 +269,11 @@ static int read_convbert(const struct fg_cfg *c, struct fg_model *m, const void 
     uint64_t a = heads2 * m->head_dim;
     if ((rc = fg__enc1_embeddings(c, m, emb, true, types, emb != h, err)))
         return rc;
-    struct enc1_block b = {
-        .a = {.hidden = h, .heads = heads2, .kv_heads = heads2, .head_dim = m->head_dim,
-              .qkv_bias = true, .o_bias = true, .bidirectional = true},
-        .f = {.hidden = h, .inter = m->inter, .bias = true},
-        /* the output dense reads h, not A; the separable convolution, conv_kernel_layer,
-         * conv_out_layer */
-        .attn_extra = (h - a) * h + (h * k + h * a + a) + (a * heads2 * k + heads2 * k) +
-                      (h * a + a)};
+    struct enc1_block b = fg__enc1_bert_block(m, true);
+    b.a.heads = b.a.kv_heads = heads2;
+    /* the output dense reads h, not A; the separable convolution, conv_kernel_layer,
+     * conv_out_layer */
+    b.attn_extra = (h - a) * h + (h * k + h * a + a) + (a * heads2 * k + heads2 * k) + (h * a + a);
     for (uint64_t l = 0; l < m->layers; l++) {
         size_t first = m->n_nodes;
         if ((rc = fg__enc1_block(m, (int32_t)l, &b, NULL, err)))

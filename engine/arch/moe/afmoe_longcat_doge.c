@@ -26,6 +26,7 @@
 #include <cjson/cJSON.h>
 
 #include "arch/arch.h"
+#include "arch/encoder/bert_family.h"
 #include "util/fmt.h"
 
 struct sparse {
@@ -203,53 +204,32 @@ static int read_modernbert_decoder(const struct fg_cfg *c, struct fg_model *m,
                                    const void *spec, struct fg_err *err)
 {
     (void)spec;
-    static const struct fg_core_defaults d = {.vocab = 50368, .hidden = 768, .inter = 1152,
-                                              .layers = 22, .heads = 12, .max_pos = 8192,
-                                              .tie = true};
-    bool norm_bias, attn_bias, mlp_bias, cls_bias, dec_bias;
-    uint64_t every, local;
+    struct fg_modernbert k;
     const char *types[FG_MAX_LAYERS];
     size_t nt = 0;
     int rc;
-    if ((rc = fg__read_core(c, m, &d, err)) ||
-        (rc = fg_cfg_bool(c, "norm_bias", false, &norm_bias, err)) ||
-        (rc = fg_cfg_bool(c, "attention_bias", false, &attn_bias, err)) ||
-        (rc = fg_cfg_bool(c, "mlp_bias", false, &mlp_bias, err)) ||
-        (rc = fg_cfg_bool(c, "classifier_bias", false, &cls_bias, err)) ||
-        (rc = fg_cfg_bool(c, "decoder_bias", true, &dec_bias, err)) ||
-        (rc = fg_cfg_u64(c, "global_attn_every_n_layers", 3, 1, FG_MAX_LAYERS, &every, err)) ||
-        (rc = fg_cfg_u64(c, "local_attention", 128, 0, FG_MAX_POS, &local, err)) ||
+    if ((rc = fg__modernbert_keys(c, m, &k, err)) ||
         (rc = fg_cfg_str_array(c, "layer_types", types, FG_MAX_LAYERS, &nt, err)))
         return rc;
     if (nt && nt != m->layers)
         return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has %zu entries for %llu "
                           "layers", c->origin, nt, (unsigned long long)m->layers);
-    enum fg_norm_kind nk = norm_bias ? FG_NORM_LN : FG_NORM_LN_NOBIAS;
-    uint64_t h = m->hidden;
-    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
-        (rc = fg__add_norm(m, -1, "Embedding norm", h, nk, err)))
-        return rc;
-    const struct fg_mlp_shape f = {.hidden = h, .inter = m->inter, .gated = true,
-                                   .bias = mlp_bias, .fused_gate_up = true};
+    const uint64_t h = m->hidden;
+    const struct fg_attn_shape a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads,
+                                    .head_dim = m->head_dim, .qkv_bias = k.attn_bias,
+                                    .o_bias = k.attn_bias};
+    uint64_t window[FG_MAX_LAYERS];
     for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        bool slides = nt ? strcmp(types[l], "sliding_attention") == 0 : l % every != 0;
-        const struct fg_attn_shape a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads,
-                                        .head_dim = m->head_dim, .qkv_bias = attn_bias,
-                                        .o_bias = attn_bias, .window = slides ? local / 2 : 0};
-        if ((l > 0 && (rc = fg__add_norm(m, li, "Norm", h, nk, err))) ||
-            (rc = fg__add_attention(m, li, &a, NULL, err)) ||
-            (rc = fg__add_norm(m, li, "Norm", h, nk, err)) ||
-            (rc = fg__add_mlp(m, li, &f, NULL, err)))
-            return rc;
+        bool slides = nt ? strcmp(types[l], "sliding_attention") == 0 : l % k.every != 0;
+        window[l] = slides ? k.local / 2 : 0;
     }
     struct fg_node *n;
-    if ((rc = fg__add_norm(m, -1, "Final norm", h, nk, err)) ||
+    if ((rc = fg__modernbert_stack(m, &k, &a, window, err)) ||
         (rc = fg__add_table(m, FG_NODE_OTHER, "Prediction head", h, h, &n, err)))
         return rc;
-    n->params += (cls_bias ? h : 0) + (nk == FG_NORM_LN ? 2 * h : h);
+    n->params += (k.cls_bias ? h : 0) + (k.norm == FG_NORM_LN ? 2 * h : h);
     fg__fmt(n->desc, sizeof n->desc, "dense %llu + norm", (unsigned long long)h);
-    return fg__add_head(m, m->vocab, h, m->tied, false, dec_bias, err);
+    return fg__add_head(m, m->vocab, h, m->tied, false, k.dec_bias, err);
 }
 
 /*
