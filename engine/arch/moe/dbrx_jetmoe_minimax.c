@@ -396,11 +396,7 @@ static int read_lfm2_moe(const struct fg_cfg *c, struct fg_model *m, const void 
         return rc;
     for (uint64_t l = 0; l < m->layers; l++) {
         int32_t li = (int32_t)l;
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
-            return rc;
-        rc = kinds[l] == HY_ATTN ? fg__add_attention(m, li, &a, NULL, err)
-                                 : fg__hy_add_shortconv(m, li, m->hidden, kernel, conv_bias, err);
-        if (rc || (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+        if ((rc = fg__hy_lfm2_mixer(m, li, kinds[l] == HY_ATTN, &a, kernel, conv_bias, err)))
             return rc;
         rc = l < dense ? fg__add_mlp(m, li, &f, NULL, err) : fg__add_moe(m, li, &e, NULL, err);
         if (rc)
