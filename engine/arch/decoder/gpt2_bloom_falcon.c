@@ -429,23 +429,25 @@ static const struct legacy_spec gpt2 = {
           .mlp_bias = true, .learned_pos = true, .final_norm = true},
     .keys = keys_gpt2};
 
-/* GPTJConfig defaults: parallel block (ln_1 only), q/k/v/out_proj unbiased,
- * fc_in / fc_out biased, untied lm_head with bias. */
+/* GPTJConfig defaults and key spellings, which CodeGenConfig shares. */
+#define GPTJ_CONFIG                                                                           \
+    .d = {.vocab = 50400, .hidden = 4096, .inter = 0, .layers = 28, .heads = 16,             \
+          .max_pos = 2048, .tie = false},                                                     \
+    .hidden_key = "hidden_size|n_embd", .heads_key = "num_attention_heads|n_head"
+
+/* GPT-J: parallel block (ln_1 only), q/k/v/out_proj unbiased, fc_in / fc_out biased, untied
+ * lm_head with bias. */
 static const struct legacy_spec gptj = {
-    .d = {.vocab = 50400, .hidden = 4096, .inter = 0, .layers = 28, .heads = 16, .max_pos = 2048,
-          .tie = false},
-    .hidden_key = "hidden_size|n_embd", .heads_key = "num_attention_heads|n_head",
+    GPTJ_CONFIG,
     .b = {.norm = FG_NORM_LN, .norms = 1, .mlp_bias = true, .final_norm = true,
           .head_bias = true},
     .keys = keys_gptj};
 
 /* CodeGenForCausalLM (models/codegen/modeling_codegen.py): GPT-J's parallel block with one
  * fused qkv_proj (no bias) and out_proj (no bias), fc_in / fc_out with bias, ln_f, an
- * untied lm_head with bias.  CodeGenConfig defaults. */
+ * untied lm_head with bias. */
 static const struct legacy_spec codegen = {
-    .d = {.vocab = 50400, .hidden = 4096, .inter = 0, .layers = 28, .heads = 16, .max_pos = 2048,
-          .tie = false},
-    .hidden_key = "hidden_size|n_embd", .heads_key = "num_attention_heads|n_head",
+    GPTJ_CONFIG,
     .b = {.norm = FG_NORM_LN, .norms = 1, .fused_qkv = true, .mlp_bias = true, .final_norm = true,
           .head_bias = true},
     .keys = keys_gptj};
@@ -460,33 +462,22 @@ static const struct legacy_spec bloom = {
           .mlp_bias = true, .emb_norm = true, .final_norm = true},
     .keys = keys_bloom};
 
-/* FalconConfig defaults (falcon-7b shapes). */
-static const struct legacy_spec falcon = {
-    .d = {.vocab = 65024, .hidden = 4544, .inter = 0, .layers = 32, .heads = 71, .max_pos = 2048,
-          .tie = true},
-    .hidden_key = "hidden_size|n_embed", .heads_key = "num_attention_heads|n_head",
-    .b = {.norm = FG_NORM_LN, .fused_qkv = true, .final_norm = true,
-          .head_stored_when_tied = true},
-    .keys = keys_falcon};
+/* FalconConfig defaults (falcon-7b shapes), which the remote-code Falcon shares. */
+#define FALCON_CONFIG                                                                         \
+    .d = {.vocab = 65024, .hidden = 4544, .inter = 0, .layers = 32, .heads = 71,             \
+          .max_pos = 2048, .tie = true},                                                      \
+    .hidden_key = "hidden_size|n_embed", .heads_key = "num_attention_heads|n_head",          \
+    .b = {.norm = FG_NORM_LN, .fused_qkv = true, .final_norm = true,                          \
+          .head_stored_when_tied = true},                                                     \
+    .keys = keys_falcon
+
+static const struct legacy_spec falcon = {FALCON_CONFIG};
 
 /* The original remote-code Falcon: RWForCausalLM of modelling_RW.py, the same
  * tensors; model_type RefinedWeb (40B / 180B) is the new decoder architecture
- * (ln_attn + ln_mlp, n_head_kv), RefinedWebModel (7B) the old one
+ * (ln_attn + ln_mlp, n_head_kv), RefinedWebModel (7B) the old one, Falcon's
  * (transformers convert_custom_code_checkpoint.py maps them so). */
-static const struct legacy_spec refinedweb = {
-    .d = {.vocab = 65024, .hidden = 4544, .inter = 0, .layers = 32, .heads = 71, .max_pos = 2048,
-          .tie = true},
-    .hidden_key = "hidden_size|n_embed", .heads_key = "num_attention_heads|n_head",
-    .b = {.norm = FG_NORM_LN, .fused_qkv = true, .final_norm = true,
-          .head_stored_when_tied = true},
-    .keys = keys_falcon, .new_arch = true};
-static const struct legacy_spec refinedweb_model = {
-    .d = {.vocab = 65024, .hidden = 4544, .inter = 0, .layers = 32, .heads = 71, .max_pos = 2048,
-          .tie = true},
-    .hidden_key = "hidden_size|n_embed", .heads_key = "num_attention_heads|n_head",
-    .b = {.norm = FG_NORM_LN, .fused_qkv = true, .final_norm = true,
-          .head_stored_when_tied = true},
-    .keys = keys_falcon};
+static const struct legacy_spec refinedweb = {FALCON_CONFIG, .new_arch = true};
 
 /* PhiConfig defaults: parallel block, biased q/k/v/dense and fc1/fc2,
  * final_layernorm, untied lm_head with bias. */
@@ -534,7 +525,7 @@ const struct fg_arch fg__arch_legacy_table[] = {
     FG_ARCH("bloom", "bloom decoder (alibi)", read_legacy, &bloom),
     FG_ARCH("falcon", "falcon decoder (parallel block)", read_legacy, &falcon),
     FG_ARCH("RefinedWeb", "falcon decoder (remote code)", read_legacy, &refinedweb),
-    FG_ARCH("RefinedWebModel", "falcon decoder (remote code)", read_legacy, &refinedweb_model),
+    FG_ARCH("RefinedWebModel", "falcon decoder (remote code)", read_legacy, &falcon),
     FG_ARCH("phi", "phi decoder (parallel block)", read_legacy, &phi),
     FG_ARCH("mixformer-sequential", "phi decoder (mixformer remote code)", read_legacy, &mixformer),
     FG_ARCH("chatglm", "chatglm2/3 decoder (remote code)", read_legacy, &chatglm),
