@@ -27,6 +27,7 @@
 
 #include "arch/arch.h"
 #include "arch/encdec/marian_pegasus.h"
+#include "arch/vision/multimodal.h"
 #include "util/fmt.h"
 
 /*
@@ -136,25 +137,11 @@ static int git_vision(struct fg_model *m, const struct fg_cfg *v, uint64_t *widt
                           "multiple of patch_size %llu", v->origin, (unsigned long long)image,
                           (unsigned long long)patch);
     const uint64_t tokens = (image / patch) * (image / patch) + 1;
-    struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, "Vision tower", err);
+    struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, inter, err);
     if (!n)
         return FG_E_NOMEM;
-    n->stack = FG_STACK_TOWER;
-    fg__node_linear(n, "q", h, h, L, true);
-    fg__node_linear(n, "k", h, h, L, true);
-    fg__node_linear(n, "v", h, h, L, true);
-    fg__node_linear(n, "o", h, h, L, true);
-    fg__node_linear(n, "up", h, inter, L, true);
-    fg__node_linear(n, "down", inter, h, L, true);
+    fg__mm_tower_blocks(n, h, inter, L, true, true, false, true);
     n->params += L * 2 * 2 * h + h + ch * patch * patch * h + tokens * h + 2 * 2 * h;
-    n->hidden = (uint32_t)h;
-    n->width = (uint32_t)h;
-    n->heads = (uint32_t)heads;
-    n->kv_heads = (uint32_t)heads;
-    n->head_dim = (uint32_t)(h / heads);
-    n->v_head_dim = n->head_dim;
-    n->inter = (uint32_t)inter;
-    n->bidirectional = 1;
     fg__fmt(n->desc, sizeof n->desc, "CLIP ViT %llu x %llu, %llu tokens/image",
             (unsigned long long)L, (unsigned long long)h, (unsigned long long)tokens);
     *width = h;

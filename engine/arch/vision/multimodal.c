@@ -258,6 +258,18 @@ void fg__mm_tower_blocks(struct fg_node *n, uint64_t h, uint64_t f, uint64_t L, 
     fg__node_linear(n, "down", f, h, L, mlp_bias);
 }
 
+int fg__mm_vit_tokens(const struct fg_cfg *v, uint64_t h, uint64_t heads, uint64_t image,
+                      uint64_t patch, uint64_t *tokens, struct fg_err *err)
+{
+    if (h % heads || image % patch)
+        return fg_err_set(err, FG_E_RANGE, "%s: vision_config hidden_size %llu is not divisible "
+                          "by %llu heads, or image_size %llu by patch_size %llu", v->origin,
+                          (unsigned long long)h, (unsigned long long)heads,
+                          (unsigned long long)image, (unsigned long long)patch);
+    *tokens = (image / patch) * (image / patch) + 1;
+    return 0;
+}
+
 struct fg_node *fg__mm_tower_node(struct fg_model *m, const char *name, uint64_t h,
                                   uint64_t heads, uint64_t inter, struct fg_err *err)
 {

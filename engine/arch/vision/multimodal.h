@@ -103,6 +103,11 @@ int fg__mm_add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
                    struct vit_dims *d, struct fg_err *err);
 /* Move the nodes from index first on to the front, keeping both runs in order; FG_E_NOMEM. */
 int fg__mm_move_to_front(struct fg_model *m, size_t first, struct fg_err *err);
+/* The tokens of one image in a ViT with a class token, (image / patch)^2 + 1, after checking
+ * that heads divide h and patch divides image (FG_E_RANGE naming the four vision_config
+ * sizes). */
+int fg__mm_vit_tokens(const struct fg_cfg *v, uint64_t h, uint64_t heads, uint64_t image,
+                      uint64_t patch, uint64_t *tokens, struct fg_err *err);
 /* A tower node (FG_NODE_VISION in FG_STACK_TOWER) of width h, heads bidirectional heads of
  * h / heads and an MLP of inter, for the reader to add its linears to; NULL when out of memory
  * (err set). */
