@@ -115,6 +115,11 @@ enum fg_norm_kind { FG_NORM_RMS = 0, FG_NORM_LN = 1, FG_NORM_LN_NOBIAS = 2, FG_N
 int fg__add_table(struct fg_model *m, enum fg_node_kind kind, const char *name,
                   uint64_t rows, uint64_t width, struct fg_node **out, struct fg_err *err);
 
+/* FG_E_RANGE when a router's top_k exceeds its experts, naming both keys (tk, ek) as the
+ * config class spells them; 0 otherwise. */
+int fg__check_top_k(const struct fg_cfg *c, uint64_t top_k, const char *tk, uint64_t experts,
+                    const char *ek, struct fg_err *err);
+
 /* A node of one Linear(in, out) with the weight role `role` ("proj", "head"), bias or not:
  * outside the blocks when layer is -1, else a block node of that layer.  Its desc is the
  * weight's shape "in x out" for a FG_NODE_HEAD, the widths it maps "in -> out" for the

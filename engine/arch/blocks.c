@@ -49,6 +49,15 @@ int fg__add_linear(struct fg_model *m, enum fg_node_kind kind, int32_t layer, co
     return 0;
 }
 
+int fg__check_top_k(const struct fg_cfg *c, uint64_t top_k, const char *tk, uint64_t experts,
+                    const char *ek, struct fg_err *err)
+{
+    if (top_k <= experts)
+        return 0;
+    return fg_err_set(err, FG_E_RANGE, "%s: key '%s' %llu is more than the %llu experts (%s)",
+                      c->origin, tk, (unsigned long long)top_k, (unsigned long long)experts, ek);
+}
+
 int fg__add_pooler(struct fg_model *m, uint64_t hidden, struct fg_err *err)
 {
     struct fg_node *n;

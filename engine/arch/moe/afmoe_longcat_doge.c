@@ -87,16 +87,6 @@ static int build(struct fg_model *m, const struct sparse *k, struct fg_err *err)
     return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
 }
 
-/* FG_E_RANGE when top_k exceeds the experts (both keys named as the class spells them). */
-static int check_top_k(const struct fg_cfg *c, uint64_t top_k, const char *tk, uint64_t experts,
-                       const char *ek, struct fg_err *err)
-{
-    if (top_k <= experts)
-        return 0;
-    return fg_err_set(err, FG_E_RANGE, "%s: key '%s' %llu is more than the %llu experts (%s)",
-                      c->origin, tk, (unsigned long long)top_k, (unsigned long long)experts, ek);
-}
-
 /*
  * AfmoeForCausalLM (huggingface/transformers@06ee2866 models/afmoe/modular_afmoe.py; config
  * defaults of configuration_afmoe.py, checkpoint arcee-ai/Trinity-Mini).  AfmoeDecoderLayer:
@@ -129,7 +119,7 @@ static int read_afmoe(const struct fg_cfg *c, struct fg_model *m, const void *sp
         (rc = fg_cfg_u64(c, "moe_intermediate_size", 1408, 1, FG_MAX_INTER, &moe_inter, err)) ||
         (rc = fg_cfg_u64(c, "num_shared_experts", 2, 0, 64, &shared, err)) ||
         (rc = fg_cfg_u64(c, "global_attn_every_n_layers", 4, 1, FG_MAX_LAYERS, &every, err)) ||
-        (rc = check_top_k(c, top_k, "num_experts_per_tok", experts, "num_experts", err)))
+        (rc = fg__check_top_k(c, top_k, "num_experts_per_tok", experts, "num_experts", err)))
         return rc;
     m->experts = experts;
     m->top_k = top_k;
@@ -173,7 +163,7 @@ static int read_aria_text(const struct fg_cfg *c, struct fg_model *m, const void
         (rc = fg_cfg_u64(c, "moe_num_experts", 8, 1, FG_MAX_EXPERTS, &experts, err)) ||
         (rc = fg_cfg_u64(c, "moe_topk", 2, 1, FG_MAX_EXPERTS, &top_k, err)) ||
         (rc = fg_cfg_u64(c, "moe_num_shared_experts", 2, 0, 64, &shared, err)) ||
-        (rc = check_top_k(c, top_k, "moe_topk", experts, "moe_num_experts", err)))
+        (rc = fg__check_top_k(c, top_k, "moe_topk", experts, "moe_num_experts", err)))
         return rc;
     m->experts = experts;
     m->top_k = top_k;
@@ -321,7 +311,7 @@ static int read_doge(const struct fg_cfg *c, struct fg_model *m, const void *spe
         (rc = fg_cfg_bool(c, "is_moe", false, &moe, err)) ||
         (moe && ((rc = fg_cfg_u64(c, "num_experts", 16384, 1, 1u << 24, &experts, err)) ||
                  (rc = fg_cfg_u64(c, "num_experts_per_tok", 64, 1, 1u << 24, &top_k, err)) ||
-                 (rc = check_top_k(c, top_k, "num_experts_per_tok", experts, "num_experts",
+                 (rc = fg__check_top_k(c, top_k, "num_experts_per_tok", experts, "num_experts",
                                    err)))))
         return rc;
     m->experts = experts;
@@ -415,7 +405,7 @@ static int read_longcat_flash(const struct fg_cfg *c, struct fg_model *m, const 
         (rc = fg_cfg_u64(c, "moe_topk|num_experts_per_tok", 12, 1, FG_MAX_EXPERTS, &top_k,
                          err)) ||
         (rc = fg_cfg_u64(c, "expert_ffn_hidden_size", 2048, 1, FG_MAX_INTER, &einter, err)) ||
-        (rc = check_top_k(c, top_k, "moe_topk", experts + zero,
+        (rc = fg__check_top_k(c, top_k, "moe_topk", experts + zero,
                           "n_routed_experts + zero_expert_num", err)))
         return rc;
     /* q_lora_rank null is a plain q_proj, as DeepSeek-V2-Lite's */

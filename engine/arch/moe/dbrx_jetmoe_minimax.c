@@ -312,10 +312,9 @@ static int read_jetmoe(const struct fg_cfg *c, struct fg_model *m, const void *s
         (rc = fg_cfg_u64(c, "num_experts_per_tok|moe_top_k", 2, 1, FG_MAX_EXPERTS, &top_k,
                          err)))
         return rc;
-    if (top_k > experts)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'num_experts_per_tok' %llu is more than the "
-                          "%llu experts (num_local_experts)", c->origin,
-                          (unsigned long long)top_k, (unsigned long long)experts);
+    if ((rc = fg__check_top_k(c, top_k, "num_experts_per_tok", experts, "num_local_experts",
+                              err)))
+        return rc;
     m->kv_heads = kv;
     m->heads = kv * top_k;
     m->head_dim = kvch;
@@ -377,10 +376,8 @@ static int read_lfm2_moe(const struct fg_cfg *c, struct fg_model *m, const void 
         return fg_err_set(err, FG_E_MISSING, "%s: key 'layer_types' is missing: "
                           "Lfm2MoeDecoderLayer picks attention or convolution from it, layer "
                           "by layer", c->origin);
-    if (top_k > experts)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'num_experts_per_tok' %llu is more than the "
-                          "%llu experts (num_experts)", c->origin, (unsigned long long)top_k,
-                          (unsigned long long)experts);
+    if ((rc = fg__check_top_k(c, top_k, "num_experts_per_tok", experts, "num_experts", err)))
+        return rc;
     m->tied = tie;
     m->experts = experts;
     m->top_k = top_k;
@@ -515,10 +512,9 @@ static int read_minimax(const struct fg_cfg *c, struct fg_model *m, const void *
         fg__model_unsure(m, "shared_intermediate_size", "unsure: key "
                          "'shared_intermediate_size' = %g: a shared expert the MiniMax "
                          "reader does not build", shared->valuedouble);
-    if (top_k > experts)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'num_experts_per_tok' %llu is more than the "
-                          "%llu experts (num_local_experts)", c->origin,
-                          (unsigned long long)top_k, (unsigned long long)experts);
+    if ((rc = fg__check_top_k(c, top_k, "num_experts_per_tok", experts, "num_local_experts",
+                              err)))
+        return rc;
     m->experts = experts;
     m->top_k = top_k;
     uint64_t window[FG_MAX_LAYERS];
