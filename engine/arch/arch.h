@@ -164,9 +164,8 @@ int fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_mlp_shape *s,
  * A uniform block as the steps it runs, each one node per layer (fg__add_blocks): a norm of
  * m->hidden (or width), an attention or an MLP of the shape given (plus the parameters extra
  * that the modelling class adds to that node, an inner norm, and the buffers it stores), or
- * a reader's own call.  kdim:
- * an attention whose k / v projections read kdim-wide states (a cross-attention to another
- * width).  Steps are borrowed for the call.
+ * a reader's own call.  kdim: an attention whose k / v projections read kdim-wide states (a
+ * cross-attention to another width).  Steps are borrowed for the call.
  */
 enum fg_step_kind { FG_STEP_NORM = 1, FG_STEP_ATTN, FG_STEP_MLP, FG_STEP_CALL };
 struct fg_block_step {
