@@ -1103,6 +1103,7 @@ static void gate_should_estimate_torchtitans_published_runs(void **state)
         {"8B", "selective", 128, 1, 128, 1, 2, 8192, true, true, 61.8},
         {"70B", "full", 256, 8, 32, 1, 16, 8192, true, true, 71.9},        /* Table 4 */
         {"70B", "full", 256, 8, 32, 1, 16, 8192, true, true, 67.6},        /* + async TP */
+        /* (the last row's async TP is named below: the symmetric-memory workspace) */
     };
     /* Tables 5 and 6: 405B over TP 8 x PP 8, as 1F1B or Interleaved1F1B (two chunks a
      * rank) runs them over 8 micro-batches (the local batch over the PP degree, torchtitan
@@ -1133,7 +1134,7 @@ static void gate_should_estimate_torchtitans_published_runs(void **state)
         snprintf(seq, sizeof seq, "seq-len=%u", rows[i].seq);
         gate(model, (const char *const[]){"framework=torchtitan", ac, tp, dp, cp, batch, seq,
                                           rows[i].float8 ? "precision=float8" : "precision=bf16-mixed",
-                                          NULL},
+                                          i == N - 1 ? "async-tp" : "async-tp=no", NULL},
              "h100", rows[i].gpus, NULL, g);
         double meas = rows[i].gib * 1073741824.0;
         err[i] = fabs((double)g->a.est.total_bytes - meas) / meas;
@@ -1163,7 +1164,7 @@ static void gate_should_estimate_torchtitans_published_runs(void **state)
         gate(M "meta-llama--Llama-3.1-405B",
              (const char *const[]){"framework=torchtitan", "grad-ckpt=full", "tp=8", "pp=8", dp,
                                    cp, batch, seq, "precision=float8", sched,
-                                   "pp-microbatches=8", NULL},
+                                   "pp-microbatches=8", "async-tp", NULL},
              "h100", 512, NULL, g);
         double meas = pp_rows[i].gib * 1073741824.0, est = (double)g->a.est.total_bytes;
         print_message("torchtitan PP row %zu: %.1f GB against %.1f GB: %+.1f%%\n", i, est / 1e9,
@@ -1174,6 +1175,34 @@ static void gate_should_estimate_torchtitans_published_runs(void **state)
         assert_int_equal(g->a.layout.cut[1], 15);
     }
     free(g);
+}
+
+/* Async TP (torchtitan enable_async_tensor_parallel) keeps torch's symmetric-memory
+ * workspace per TP group: the reduce-scatter's two output chunks, 2 x 8192 / 8 tokens x
+ * 8192 x 2 B per sample of Llama-3.1-70B at TP 8; none without it or without TP. */
+static void estimate_should_count_async_tps_symmetric_workspace(void **state)
+{
+    (void)state;
+    struct fg_jobspec on, off;
+    spec_of(&on, (const char *const[]){"framework=torchtitan", "grad-ckpt=full", "tp=8",
+                                       "seq-len=8192", "async-tp", NULL});
+    spec_of(&off, (const char *const[]){"framework=torchtitan", "grad-ckpt=full", "tp=8",
+                                        "seq-len=8192", NULL});
+    on.job.tp = off.job.tp = 8;
+    struct fg_model *m = load(M "meta-llama--Llama-3.1-70B");
+    struct fg_estimate a, b;
+    struct fg_err err = {0};
+    assert_int_equal(fg_memory_estimate(m, &on.job, &a, &err), 0);
+    assert_int_equal(fg_memory_estimate(m, &off.job, &b, &err), 0);
+    uint64_t want = 2ull * (8192 / 8) * 8192 * 2, seen = 0;
+    for (size_t i = 0; i < a.n_lines; i++)
+        if (strstr(a.lines[i].what, "async TP workspace"))
+            seen = a.lines[i].bytes;
+    assert_int_equal(seen, want);
+    assert_true(a.per_sample_bytes == b.per_sample_bytes + want);
+    for (size_t i = 0; i < b.n_lines; i++)
+        assert_null(strstr(b.lines[i].what, "async TP"));
+    fg_model_free(m);
 }
 
 /* The pipeline schedule, its micro-batch count and async TP are torch's as torchtitan drives
@@ -1246,6 +1275,7 @@ int main(void)
         cmocka_unit_test(gate_should_estimate_torchtitans_published_runs),
         cmocka_unit_test(gate_should_run_torchtitans_lora_over_fp32_shards),
         cmocka_unit_test(finish_should_keep_the_pp_schedule_to_torchtitan),
+        cmocka_unit_test(estimate_should_count_async_tps_symmetric_workspace),
         cmocka_unit_test(gate_should_judge_a_declared_pipeline_by_its_largest_stage),
         cmocka_unit_test(gate_should_serve_inside_the_engines_share_and_count_sequences),
         cmocka_unit_test(gate_should_serve_gpt_oss_120b_on_one_h100_in_mxfp4),

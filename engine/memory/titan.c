@@ -32,3 +32,11 @@ uint64_t fg__titan_norm_sp(uint64_t w, bool rms, unsigned r, unsigned c, uint32_
     uint64_t own = rms ? (uint64_t)(4 + r) * w : (uint64_t)r * w;
     return own / t + (uint64_t)c * w;
 }
+
+uint64_t fg__titan_async_tp_workspace(const struct fg_job *job, uint64_t sq, uint64_t hidden,
+                                      uint32_t tp)
+{
+    if (!job->async_tp || tp <= 1)
+        return 0;
+    return fg__mul_sat(fg__mul_sat((sq + tp - 1) / tp, hidden), 2 * 2);
+}

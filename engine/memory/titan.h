@@ -33,4 +33,18 @@ uint64_t fg__titan_norm_sp(uint64_t w, bool rms, unsigned r, unsigned c, uint32_
  */
 uint64_t fg__titan_pp_unsharded(const struct fg_job *job, uint32_t dp, uint64_t params);
 
+/*
+ * The symmetric-memory workspace async TP keeps per sample of sq tokens (0 unless
+ * job.async_tp with tp > 1).  torchtitan parallelism.enable_async_tensor_parallel turns on
+ * inductor's micro-pipeline TP over symm_mem (distributed/tensor_parallel.py
+ * maybe_enable_async_tp): every all-gather + matmul and matmul + reduce-scatter runs through
+ * torch/distributed/_symmetric_memory/__init__.py, whose get_symm_mem_workspace keeps one
+ * buffer per TP group, grown to the largest request and never freed.  The largest is the
+ * reduce-scatter's (_pipelined_produce_and_all2all: out_chunks[0] x 2, one output chunk of
+ * tokens / tp x hidden in bf16, twice); the all-gather asks for one input shard, less.  The
+ * gathered inputs and the unreduced outputs are allocated as plain TP allocates them.
+ */
+uint64_t fg__titan_async_tp_workspace(const struct fg_job *job, uint64_t sq, uint64_t hidden,
+                                      uint32_t tp);
+
 #endif
