@@ -1205,6 +1205,34 @@ static void estimate_should_count_async_tps_symmetric_workspace(void **state)
     fg_model_free(m);
 }
 
+/* FSDP2's reshard_after_forward as torchtitan resolves it: "never" keeps every block's
+ * bf16 parameters gathered after its forward (2 B a parameter of Llama-3.1-8B over 8
+ * ranks, in place of the per-layer all-gather buffer); under PP the stage stays gathered
+ * with fp32 gradients whatever the policy (torch pipelining stage.py). */
+static void gate_should_keep_fsdp2s_gathered_params_as_reshard_says(void **state)
+{
+    (void)state;
+    struct fg_gate *g = calloc(1, sizeof *g);
+    const char *gathered = NULL;
+    gate(M "meta-llama--Llama-3.1-8B",
+         (const char *const[]){"framework=torchtitan", "seq-len=8192",
+                               "reshard-after-forward=never", NULL},
+         "h100", 8, NULL, g);
+    uint64_t p = 8030261248ull, held = 0;
+    for (size_t i = 0; i < g->a.est.n_lines; i++)
+        if (strstr(g->a.est.lines[i].what, "reshard_after_forward never"))
+            held = g->a.est.lines[i].bytes;
+    assert_int_equal(held, 2 * p);
+    gate(M "meta-llama--Llama-3.1-405B",
+         (const char *const[]){"framework=torchtitan", "grad-ckpt=full", "tp=8", "pp=8",
+                               "dp=8", "reshard-after-forward=always", NULL},
+         "h100", 512, NULL, g);
+    for (size_t i = 0; i < g->a.est.n_lines; i++)
+        gathered = gathered ? gathered : strstr(g->a.est.lines[i].what, "FSDP2 under PP");
+    assert_non_null(gathered);
+    free(g);
+}
+
 /* The pipeline schedule, its micro-batch count and async TP are torch's as torchtitan drives
  * them: another framework's job that names them is refused, naming the option. */
 static void finish_should_keep_the_pp_schedule_to_torchtitan(void **state)
@@ -1276,6 +1304,7 @@ int main(void)
         cmocka_unit_test(gate_should_run_torchtitans_lora_over_fp32_shards),
         cmocka_unit_test(finish_should_keep_the_pp_schedule_to_torchtitan),
         cmocka_unit_test(estimate_should_count_async_tps_symmetric_workspace),
+        cmocka_unit_test(gate_should_keep_fsdp2s_gathered_params_as_reshard_says),
         cmocka_unit_test(gate_should_judge_a_declared_pipeline_by_its_largest_stage),
         cmocka_unit_test(gate_should_serve_inside_the_engines_share_and_count_sequences),
         cmocka_unit_test(gate_should_serve_gpt_oss_120b_on_one_h100_in_mxfp4),

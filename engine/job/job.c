@@ -24,6 +24,7 @@ static const char *const ref_names[] = {"auto", "none", "copy", "adapter-disable
 static const char *const vllm_names[] = {"none", "colocate", "server"};
 /* torch.distributed.pipelining schedules.py get_schedule_class's spellings, enum order */
 static const char *const pp_sched_names[] = {"1F1B", "GPipe", "Interleaved1F1B", "LoopedBFS"};
+static const char *const reshard_names[] = {"default", "always", "never"};
 /* --loss: "plain" and "chunked" are FG_LOSS_DEFAULT (chunked_ce no / yes), then enum fg_loss
  * from FG_LOSS_LIGER in its order */
 static const char *const loss_names[] = {"plain", "chunked", "liger", "cce", "chunked-nll",
@@ -48,6 +49,7 @@ static const struct {
     {"ref-model", ref_names + 1, 3},  {"vllm-mode", vllm_names, 3}, /* "auto": not given */
     {"loss", loss_names, N_LOSS},    {"grad-reduce-dtype", dtype_names, 2},
     {"optimizer-state-dtype", dtype_names, 2}, {"pp-schedule", pp_sched_names, 4},
+    {"reshard-after-forward", reshard_names, 3},
 };
 
 const char *const *fg_job_words(const char *option, size_t *n)
@@ -149,6 +151,14 @@ int fg_pp_schedule_parse(const char *s, enum fg_pp_schedule *out, struct fg_err 
     int v, rc = parse_enum(s, pp_sched_names, 4, "pp-schedule", &v, err);
     if (!rc)
         *out = (enum fg_pp_schedule)v;
+    return rc;
+}
+
+int fg_reshard_parse(const char *s, enum fg_reshard *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, reshard_names, 3, "reshard-after-forward", &v, err);
+    if (!rc)
+        *out = (enum fg_reshard)v;
     return rc;
 }
 

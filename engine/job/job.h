@@ -50,6 +50,9 @@ enum fg_offload { FG_OFFLOAD_NONE, FG_OFFLOAD_OPTIMIZER, FG_OFFLOAD_PARAMS };
  * torchtitan runs them (struct fg_job.pp_schedule): single-stage 1F1B (the default) and
  * GPipe, and the looped ones, two model chunks per rank by default. */
 enum fg_pp_schedule { FG_PP_1F1B, FG_PP_GPIPE, FG_PP_INTERLEAVED_1F1B, FG_PP_LOOPED_BFS };
+/* torchtitan parallelism.fsdp_reshard_after_forward (distributed/fsdp.py
+ * get_fsdp_reshard_after_forward_policy): "default" is `not pp_enabled`. */
+enum fg_reshard { FG_RESHARD_DEFAULT, FG_RESHARD_ALWAYS, FG_RESHARD_NEVER };
 /* What bitsandbytes' 4-bit linears compute in (struct fg_job.bnb_compute). */
 enum fg_bnb_compute { FG_BNB_INPUT, FG_BNB_FP32 };
 /* What a chunked loss keeps per vocabulary entry beside the logits (struct fg_job.ce_kept):
@@ -281,6 +284,7 @@ struct fg_job {
     /* parallelism.enable_async_tensor_parallel: inductor's micro-pipelined TP over
      * symmetric memory (memory/titan.h fg__titan_async_tp_workspace).  Default false. */
     bool async_tp;
+    enum fg_reshard reshard;         /* --reshard-after-forward; default by PP */
 };
 
 /* Defaults of the seeds: full AdamW bf16 autocast (fp32 parameters), LoRA
@@ -305,6 +309,7 @@ int fg_offload_parse(const char *s, enum fg_offload *out, struct fg_err *err);
 int fg_ref_model_parse(const char *s, enum fg_ref_model *out, struct fg_err *err);
 int fg_vllm_mode_parse(const char *s, enum fg_vllm_mode *out, struct fg_err *err);
 int fg_pp_schedule_parse(const char *s, enum fg_pp_schedule *out, struct fg_err *err);
+int fg_reshard_parse(const char *s, enum fg_reshard *out, struct fg_err *err);
 /* The words an option's parser above accepts, by the option's name in jobopts.def ("mode",
  * "lora-targets"), in enum order; NULL and *n = 0 for an option that takes no word.  For the
  * lists generated from the option table (engine/job/jobspec.h fg_jobopt_values). */

@@ -371,6 +371,7 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
     case FG_JOBOPT_PP_SCHEDULE: rc = ext = fg_pp_schedule_parse(v, &j->pp_schedule, err); break;
     case FG_JOBOPT_PP_MICROBATCHES: j->pp_microbatches = (uint32_t)u; break;
     case FG_JOBOPT_ASYNC_TP: j->async_tp = u; break;
+    case FG_JOBOPT_RESHARD_AFTER_FORWARD: rc = ext = fg_reshard_parse(v, &j->reshard, err); break;
     case FG_JOBOPT_COUNT: break;
     }
     if (rc && ext)
@@ -624,7 +625,7 @@ static int framework_refuses(const struct fg_job *j, const struct fg_framework *
 static int titan_options(const struct fg_jobspec *s, struct fg_err *err)
 {
     static const unsigned titan_only[] = {FG_JOBOPT_PP_SCHEDULE, FG_JOBOPT_PP_MICROBATCHES,
-                                          FG_JOBOPT_ASYNC_TP};
+                                          FG_JOBOPT_ASYNC_TP, FG_JOBOPT_RESHARD_AFTER_FORWARD};
     for (size_t i = 0; i < sizeof titan_only / sizeof titan_only[0]; i++)
         if (fg_jobspec_given(s, titan_only[i]) && !s->fw->pp_even)
             return fg_err_set(err, FG_E_INVAL, "%s%s is torch pipelining's and inductor's as "

@@ -16,11 +16,13 @@
 
 #include "util/sat.h"
 
-uint64_t fg__titan_pp_unsharded(const struct fg_job *job, uint32_t dp, uint64_t params)
+uint64_t fg__titan_unsharded(const struct fg_job *job, uint32_t dp, uint64_t params)
 {
-    if (!job->fsdp_mixed || job->pp <= 1 || job->zero < 3 || dp <= 1)
+    if (!job->fsdp_mixed || job->zero < 3 || dp <= 1)
         return 0;
-    return fg__mul_sat(params, 2 + 4); /* bf16 parameters + fp32 accumulated gradients */
+    if (job->pp > 1) /* bf16 parameters + fp32 accumulated gradients */
+        return fg__mul_sat(params, 2 + 4);
+    return job->reshard == FG_RESHARD_NEVER ? fg__mul_sat(params, 2) : 0;
 }
 
 uint64_t fg__titan_norm_sp(uint64_t w, bool rms, unsigned r, unsigned c, uint32_t tp)

@@ -22,16 +22,18 @@
 uint64_t fg__titan_norm_sp(uint64_t w, bool rms, unsigned r, unsigned c, uint32_t tp);
 
 /*
- * What a pipeline stage under FSDP2 holds unsharded through a step, for params parameters
- * of this rank's stage: torchtitan's default policy does not reshard after forward under
- * PP (distributed/fsdp.py get_fsdp_reshard_after_forward_policy: "default" is
- * `not pp_enabled`), so the stage's bf16 parameters stay gathered, and torch's pipelining
- * (distributed/pipelining/stage.py backward_maybe_with_nosync: set_reshard_after_backward
- * and set_requires_gradient_sync False until the last micro-batch) accumulates the
- * gradients unsharded, in FSDP2's reduce dtype (fp32).  0 unless the job runs FSDP2's
- * mixed precision (job.fsdp_mixed) sharded over dp > 1 ranks with pp > 1 stages.
+ * What FSDP2 holds unsharded through a step, for params parameters of this rank's stage.
+ * Under PP a stage stays gathered whatever parallelism.fsdp_reshard_after_forward says
+ * (its "default" is `not pp_enabled`, distributed/fsdp.py
+ * get_fsdp_reshard_after_forward_policy; and torch's pipelining, distributed/pipelining/
+ * stage.py backward_maybe_with_nosync, sets set_reshard_after_backward and
+ * set_requires_gradient_sync False until the last micro-batch), and the gradients
+ * accumulate unsharded in FSDP2's reduce dtype (fp32): 6 B a parameter.  Without PP,
+ * "never" keeps each block's bf16 parameters gathered from its forward to its backward:
+ * all of them at the forward's end, 2 B a parameter.  0 unless the job runs FSDP2's mixed
+ * precision (job.fsdp_mixed) sharded over dp > 1 ranks.
  */
-uint64_t fg__titan_pp_unsharded(const struct fg_job *job, uint32_t dp, uint64_t params);
+uint64_t fg__titan_unsharded(const struct fg_job *job, uint32_t dp, uint64_t params);
 
 /*
  * The symmetric-memory workspace async TP keeps per sample of sq tokens (0 unless
