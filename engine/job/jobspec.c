@@ -261,6 +261,19 @@ static int set_trainer_share(struct fg_job *j, unsigned id, const char *v, const
     return 0;
 }
 
+/* torchtitan's pipeline and async-TP options (memory/titan.h), the number already parsed
+ * into u where the option takes one. */
+static int set_titan(struct fg_job *j, unsigned id, const char *v, uint64_t u,
+                     struct fg_err *err)
+{
+    switch (id) {
+    case FG_JOBOPT_PP_SCHEDULE: return fg_pp_schedule_parse(v, &j->pp_schedule, err);
+    case FG_JOBOPT_RESHARD_AFTER_FORWARD: return fg_reshard_parse(v, &j->reshard, err);
+    case FG_JOBOPT_PP_MICROBATCHES: j->pp_microbatches = (uint32_t)u; return 0;
+    default: j->async_tp = u; return 0; /* FG_JOBOPT_ASYNC_TP */
+    }
+}
+
 int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_err *err)
 {
     if (id >= FG_JOBOPT_COUNT)
@@ -368,10 +381,8 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
     case FG_JOBOPT_MASTER_DTYPE:
         rc = ext = fg_dtype_bytes_parse(v, &s->master_dtype_bytes, err);
         break;
-    case FG_JOBOPT_PP_SCHEDULE: rc = ext = fg_pp_schedule_parse(v, &j->pp_schedule, err); break;
-    case FG_JOBOPT_PP_MICROBATCHES: j->pp_microbatches = (uint32_t)u; break;
-    case FG_JOBOPT_ASYNC_TP: j->async_tp = u; break;
-    case FG_JOBOPT_RESHARD_AFTER_FORWARD: rc = ext = fg_reshard_parse(v, &j->reshard, err); break;
+    case FG_JOBOPT_PP_SCHEDULE: case FG_JOBOPT_PP_MICROBATCHES: case FG_JOBOPT_ASYNC_TP:
+    case FG_JOBOPT_RESHARD_AFTER_FORWARD: rc = ext = set_titan(j, id, v, u, err); break;
     case FG_JOBOPT_COUNT: break;
     }
     if (rc && ext)
