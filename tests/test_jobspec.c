@@ -1179,6 +1179,24 @@ static void gate_should_estimate_torchtitans_published_runs(void **state)
     free(g);
 }
 
+/* torchtitan main's llama3 configs run ChunkedLossWrapper (models/llama3/config_registry.py);
+ * 0.2.2 computed the loss over the whole logits and had no LoRA. */
+static void framework_should_run_torchtitan_mains_loss_and_022s(void **state)
+{
+    (void)state;
+    struct fg_jobspec s;
+    struct fg_err err = {0};
+    spec_of(&s, (const char *const[]){"framework=torchtitan", NULL});
+    assert_int_equal(s.job.loss, FG_LOSS_CHUNKED_WRAPPER);
+    assert_string_equal(s.fw->version, "main");
+    spec_of(&s, (const char *const[]){"framework=torchtitan@0.2.2", NULL});
+    assert_int_equal(s.job.loss, FG_LOSS_DEFAULT);
+    fg_jobspec_init(&s, NULL);
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_FRAMEWORK, "torchtitan@0.2.2", &err), 0);
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_MODE, "lora", &err), 0);
+    assert_int_equal(fg_jobspec_finish(&s, &err), FG_E_INVAL);
+}
+
 /* Async TP (torchtitan enable_async_tensor_parallel) keeps torch's symmetric-memory
  * workspace per TP group: the reduce-scatter's two output chunks, 2 x 8192 / 8 tokens x
  * 8192 x 2 B per sample of Llama-3.1-70B at TP 8; none without it or without TP. */
@@ -1305,6 +1323,7 @@ int main(void)
         cmocka_unit_test(gate_should_estimate_torchtitans_published_runs),
         cmocka_unit_test(gate_should_run_torchtitans_lora_over_fp32_shards),
         cmocka_unit_test(finish_should_keep_the_pp_schedule_to_torchtitan),
+        cmocka_unit_test(framework_should_run_torchtitan_mains_loss_and_022s),
         cmocka_unit_test(estimate_should_count_async_tps_symmetric_workspace),
         cmocka_unit_test(gate_should_keep_fsdp2s_gathered_params_as_reshard_says),
         cmocka_unit_test(gate_should_judge_a_declared_pipeline_by_its_largest_stage),
