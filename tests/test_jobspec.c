@@ -1172,6 +1172,8 @@ static void gate_should_estimate_torchtitans_published_runs(void **state)
         print_message("torchtitan PP row %zu: %.1f GB against %.1f GB: %+.1f%%\n", i, est / 1e9,
                       meas / 1e9, (est - meas) / meas * 100);
         assert_true(fabs(est - meas) / meas < 0.30);
+        if (!strcmp(pp_rows[i].schedule, "Interleaved1F1B")) /* -3.2% today: held to 10% */
+            assert_true(fabs(est - meas) / meas < 0.10);
         /* torchtitan's split, not the planner's: rank 0 holds 15 blocks either way (1F1B:
          * stage 0; looped: stages 0 and 8 of 16, 7 + 8) */
         assert_int_equal(g->a.layout.cut[1], 15);
