@@ -111,6 +111,10 @@ static void parse_should_read_python_infinity_as_a_number(void **state)
     assert_int_equal(fg_config_parse(bad, strlen(bad), "bad.json", &doc, &err), FG_E_PARSE);
     assert_non_null(strstr(err.detail, "line 2"));
     assert_int_equal(fg_config_parse("{\"a\": NaN}", 11, "nan.json", &doc, &err), FG_E_PARSE);
+    /* a config fetched from the hub or the cache is checked the same way */
+    const char *fetched = "{\"a\": [0.0, Infinity]}", *broken = "{\"a\": Infinit}";
+    assert_true(fg__config_is_object(fetched, strlen(fetched)));
+    assert_false(fg__config_is_object(broken, strlen(broken)));
 }
 
 static void parse_should_survive_deep_nesting(void **state)
