@@ -123,7 +123,7 @@ int fg__check_top_k(const struct fg_cfg *c, uint64_t top_k, const char *tk, uint
 /* A node of one Linear(in, out) with the weight role `role` ("proj", "head"), bias or not:
  * outside the blocks when layer is -1, else a block node of that layer.  Its desc is the
  * weight's shape "in x out" for a FG_NODE_HEAD, the widths it maps "in -> out" for the
- * others (projections).  *out (may be NULL) gets the node.  FG_E_NOMEM. */
+ * others (projections).  *node (may be NULL) gets the node.  FG_E_NOMEM. */
 int fg__add_linear(struct fg_model *m, enum fg_node_kind kind, int32_t layer, const char *name,
                    const char *role, uint64_t in, uint64_t out, bool bias,
                    struct fg_node **node, struct fg_err *err);
