@@ -10,30 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* SGLang ServerArgs._handle_gpu_memory_settings: the fraction for a card of mib MiB
- * (nvidia-smi memory.total) at tp x pp, and the chunked prefill size it picks. */
-static double sglang_fraction(double mib, uint32_t tp, uint32_t pp, uint32_t *chunk)
+/* Whether SGLang serves m on an MLA backend (model_config.py AttentionArch.MLA: DeepSeek-V2 /
+ * V3 style latent attention). */
+static bool runs_mla(const struct fg_model *m)
 {
-    static const struct { double below; uint32_t chunk, bs_small, bs_large; } rows[] = {
-        {20 * 1024, 2048, 8, 8},     {35 * 1024, 2048, 24, 80},  {60 * 1024, 4096, 32, 160},
-        {90 * 1024, 8192, 256, 512}, {160 * 1024, 8192, 256, 512}, {1e300, 16384, 512, 512},
-    };
-    size_t i = 0;
-    while (mib >= rows[i].below)
-        i++;
-    *chunk = rows[i].chunk;
-    double bs = tp < 4 ? rows[i].bs_small : rows[i].bs_large;
-    double reserved = 512 + 1.5 * (rows[i].chunk > 2048 ? rows[i].chunk : 2048) + 2 * bs +
-                      (double)tp * pp / 8 * 1024;
-    if (mib > 60 * 1024 && reserved < 10 * 1024)
-        reserved = 10 * 1024;
-    return round((mib - reserved) / mib * 1000) / 1000;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].kind == FG_NODE_MLA)
+            return true;
+    return false;
 }
 
 /* The engine's share of the card: out->usable (the budget the weights and the KV pool
  * come out of), gpu_util, serve_card and serve_tokens. */
-void fg__assess_engine_budget(const struct fg_jobspec *spec, const struct fg_gpu *gpu,
-                              const struct fg_fit_opts *fo, struct fg_assessment *a)
+void fg__assess_engine_budget(const struct fg_model *m, const struct fg_jobspec *spec,
+                              const struct fg_gpu *gpu, const struct fg_fit_opts *fo,
+                              struct fg_assessment *a)
 {
     uint64_t driver = gpu->memory_bytes ? gpu->memory_bytes : gpu->memory_gb * 1000000000ull;
     uint64_t total = driver > FG_DRIVER_RESERVED_BYTES ? driver - FG_DRIVER_RESERVED_BYTES : 0;
@@ -43,13 +34,14 @@ void fg__assess_engine_budget(const struct fg_jobspec *spec, const struct fg_gpu
     double util = spec->gpu_util, budget;
     a->serve_card = total;
     if (kind == FG_SERVE_SGLANG) {
-        uint32_t chunk;
-        double f = sglang_fraction((double)driver / (1 << 20), a->job.tp ? a->job.tp : 1,
-                                   a->job.pp ? a->job.pp : 1, &chunk);
+        struct fg_sglang_in in = {.card_mib = (double)driver / (1 << 20), .tp = a->job.tp,
+                                  .pp = a->job.pp, .mla = runs_mla(m)};
+        struct fg_sglang_budget sb;
+        fg_sglang_budget(&in, &sb);
         if (!fg_jobspec_given(spec, FG_JOBOPT_GPU_UTIL))
-            util = f;
+            util = sb.fraction;
         a->serve_card = driver;
-        a->serve_tokens = chunk;
+        a->serve_tokens = sb.chunk;
         budget = (double)driver * util - (double)ctx;
     } else {
         struct fg_vllm_sched sched;
@@ -161,7 +153,7 @@ static int serve_on(const struct fg_model *m, const struct fg_jobspec *spec,
     int rc = fg__assess_layout_estimate(m, r, t, err);
     if (rc)
         return rc;
-    fg__assess_engine_budget(spec, gpu, fo, t);
+    fg__assess_engine_budget(m, spec, gpu, fo, t);
     fg__assess_engine_fit(m, t);
     *fits = t->fit.verdict == FG_FIT_FITS;
     return 0;

@@ -10,6 +10,8 @@
 
 #include <cmocka.h>
 
+#include <math.h>
+
 #include "memory/serve_engine.h"
 
 /* get_batch_defaults: an H100 (>= 70 GiB) takes the large row, an A100 80GB and an L4 the
@@ -98,6 +100,44 @@ static void fg_vllm_refusal_text_should_quote_vllm(void **state)
     assert_string_equal(buf, "");
 }
 
+/* memory_hook.py on an H100 80GB (81559 MiB) at TP 1: chunked prefill 8192, decode max_bs
+ * 256, 58 prefill graph sizes up to 8192 at 8 MiB; the reserve 13440 + 464 MiB is over the
+ * 10 GiB floor, so the graphs come out of the KV pool's share: 0.830 where it was 0.835. */
+static void fg_sglang_budget_should_reserve_the_prefill_graphs(void **state)
+{
+    (void)state;
+    struct fg_sglang_budget b;
+    fg_sglang_budget(&(struct fg_sglang_in){.card_mib = 81559, .tp = 1}, &b);
+    assert_int_equal(b.chunk, 8192);
+    assert_int_equal(b.decode_bs, 256);
+    assert_int_equal(b.prefill_sizes, 58);
+    assert_true(b.prefill_graph_mib == 464.0);
+    assert_true(b.reserved_mib == 512 + 1.5 * 8192 + 128 + 512 + 464);
+    assert_true(fabs(b.fraction - 0.830) < 1e-9);
+    /* an MLA model: graphs up to 2048 tokens, a flat 1.5 GiB */
+    fg_sglang_budget(&(struct fg_sglang_in){.card_mib = 81559, .tp = 1, .mla = true}, &b);
+    assert_int_equal(b.prefill_sizes, 42);
+    assert_true(b.prefill_graph_mib == 1536.0);
+    assert_true(b.reserved_mib == 13440 + 1536);
+}
+
+/* An RTX 4090 (24564 MiB): chunked prefill 4096 and decode max_bs 48 in this release (2048
+ * and 24 before); no floor below 60 GiB.  An H200 at TP 8: 8192 / 512, 1 GiB for TP,
+ * 15312 MiB in all, over the floor. */
+static void fg_sglang_budget_should_follow_the_card_rows(void **state)
+{
+    (void)state;
+    struct fg_sglang_budget b;
+    fg_sglang_budget(&(struct fg_sglang_in){.card_mib = 24564, .tp = 1}, &b);
+    assert_int_equal(b.chunk, 4096);
+    assert_int_equal(b.decode_bs, 48);
+    assert_int_equal(b.prefill_sizes, 50);
+    assert_true(b.reserved_mib == 512 + 1.5 * 4096 + 128 + 96 + 400);
+    fg_sglang_budget(&(struct fg_sglang_in){.card_mib = 143771, .tp = 8}, &b);
+    assert_int_equal(b.decode_bs, 512);
+    assert_true(b.reserved_mib == 512 + 12288 + 1024 + 1024 + 464);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -106,6 +146,8 @@ int main(void)
         cmocka_unit_test(fg_vllm_profile_should_size_the_sampler_run),
         cmocka_unit_test(fg_vllm_kv_check_should_refuse_as_vllm_does),
         cmocka_unit_test(fg_vllm_refusal_text_should_quote_vllm),
+        cmocka_unit_test(fg_sglang_budget_should_reserve_the_prefill_graphs),
+        cmocka_unit_test(fg_sglang_budget_should_follow_the_card_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
  */
 #include "memory/serve_engine.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #define GIB (1024.0 * 1024.0 * 1024.0)
@@ -104,4 +105,44 @@ void fg_vllm_refusal_text(enum fg_vllm_refusal r, int64_t available, uint64_t ne
              "memory (%.2f GiB).%s Try increasing `gpu_memory_utilization` or decreasing "
              "`max_model_len`.", (unsigned long long)max_len,
              (double)needed / GIB, (double)available / GIB, est);
+}
+
+/* cuda_graph_hook.py generate_prefill_cuda_graph_batch_sizes: 4..32 by 4, 48..256 by 16,
+ * 288..512 by 32, 576..1024 by 64, 1280..4096 by 256, then by 512; how many are <= max. */
+static uint32_t prefill_sizes_upto(uint32_t max)
+{
+    static const struct { uint32_t from, to, step; } runs[] = {
+        {4, 32, 4}, {48, 256, 16}, {288, 512, 32}, {576, 1024, 64}, {1280, 4096, 256},
+        {4608, UINT32_MAX, 512},
+    };
+    uint32_t n = 0;
+    for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++)
+        for (uint32_t s = runs[i].from; s <= runs[i].to && s <= max; s += runs[i].step)
+            n++;
+    return n;
+}
+
+void fg_sglang_budget(const struct fg_sglang_in *in, struct fg_sglang_budget *out)
+{
+    /* handle_gpu_memory_settings: below each bound of card MiB, chunked_prefill_size and
+     * the decode max_bs under TP 4 and from TP 4 */
+    static const struct { double below; uint32_t chunk, bs_small, bs_large; } rows[] = {
+        {20 * 1024, 2048, 8, 8},     {35 * 1024, 4096, 48, 160}, {60 * 1024, 4096, 32, 160},
+        {90 * 1024, 8192, 256, 512}, {160 * 1024, 8192, 256, 512}, {1e300, 16384, 512, 512},
+    };
+    uint32_t tp = in->tp ? in->tp : 1, pp = in->pp ? in->pp : 1;
+    size_t i = 0;
+    while (in->card_mib >= rows[i].below)
+        i++;
+    *out = (struct fg_sglang_budget){.chunk = rows[i].chunk,
+                                     .decode_bs = tp < 4 ? rows[i].bs_small : rows[i].bs_large};
+    out->prefill_sizes = prefill_sizes_upto(in->mla ? 2048 : out->chunk);
+    out->prefill_graph_mib = in->mla ? 1.5 * 1024 : 8.0 * out->prefill_sizes;
+    double reserved = 512 + 1.5 * (out->chunk > 2048 ? out->chunk : 2048) +
+                      (double)tp * pp / 8 * 1024 + 2.0 * out->decode_bs + out->prefill_graph_mib;
+    if (in->card_mib > 60 * 1024 && reserved < 10 * 1024)
+        reserved = 10 * 1024;
+    out->reserved_mib = reserved;
+    out->fraction = in->card_mib > 0 ? round((in->card_mib - reserved) / in->card_mib * 1000) / 1000
+                                     : 0;
 }
