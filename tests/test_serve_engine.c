@@ -32,7 +32,8 @@ static void fg_vllm_sched_defaults_should_follow_the_card_class(void **state)
 
 /* Capture sizes 1, 2, 4, 8 .. 248, 256 .. 512: 51 PIECEWISE graphs and as many FULL decode
  * graphs under 1024 sequences (35 under 256); the estimate is the 512-token working set
- * and 1 MiB for each further graph. */
+ * twice (the warm-up's cached blocks and the graph pool) and 1 MiB for each further graph:
+ * 50 PIECEWISE and 51 FULL. */
 static void fg_vllm_profile_should_count_the_capture_sizes(void **state)
 {
     (void)state;
@@ -43,11 +44,13 @@ static void fg_vllm_profile_should_count_the_capture_sizes(void **state)
     assert_int_equal(p.capture_max, 512);
     assert_int_equal(p.capture_sizes, 51);
     assert_int_equal(p.full_sizes, 51);
-    assert_int_equal(p.graphs, 512u * 1000 + 100ull * (1 << 20));
+    assert_int_equal(p.first_capture, 2 * 512u * 1000);
+    assert_int_equal(p.graphs, 2 * 512u * 1000 + 101ull * (1 << 20));
     in.sched.max_num_seqs = 256;
     fg_vllm_profile(&in, &p);
     assert_int_equal(p.capture_max, 512);
     assert_int_equal(p.full_sizes, 35);
+    assert_int_equal(p.graphs, 2 * 512u * 1000 + (50ull + 35) * (1 << 20));
     in.eager = true;
     fg_vllm_profile(&in, &p);
     assert_int_equal(p.graphs, 0);

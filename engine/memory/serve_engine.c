@@ -3,7 +3,9 @@
  * (the 0.27 series): vllm/engine/arg_utils.py EngineArgs.get_batch_defaults,
  * vllm/config/vllm.py (max_cudagraph_capture_size, cudagraph_mode FULL_AND_PIECEWISE),
  * vllm/config/compilation.py (cudagraph_capture_sizes), v1/worker/gpu_model_runner.py
- * profile_run, _dummy_sampler_run and profile_cudagraph_memory, v1/sample/sampler.py and
+ * profile_run, _dummy_sampler_run and profile_cudagraph_memory, the v2 runner's
+ * v1/worker/gpu/cudagraph_utils.py profile_cudagraph_memory and
+ * _extrapolate_full_graph_memory (the default for dense models from 0.25), v1/sample/sampler.py and
  * ops/topk_topp_sampler.py, v1/worker/gpu_worker.py determine_available_memory,
  * v1/core/kv_cache_utils.py _check_enough_kv_cache_memory.
  */
@@ -35,8 +37,9 @@ void fg_vllm_sched_defaults(uint64_t total, bool a100, struct fg_vllm_sched *out
  */
 #define SAMPLER_BYTES_PER_LOGIT (2u + 4u + 4u + 8u + 4u + 1u + 4u)
 
-/* vLLM counts at least this per captured graph for the driver (profile_cudagraph_memory:
- * per_graph = max(the second capture's sample, 1 MiB)). */
+/* vLLM counts at least this per captured graph for the driver (v1 gpu_model_runner.py
+ * profile_cudagraph_memory: per_graph = max(the second capture's sample, 1 MiB); the v2
+ * runner's cudagraph_utils.py _MIN_PER_GRAPH_BYTES, "driver overhead per graph"). */
 #define GRAPH_FLOOR_BYTES (1ull << 20)
 
 /* CompilationConfig's default capture sizes up to max_size: 1, 2, 4, then every 8 below
@@ -60,19 +63,25 @@ void fg_vllm_profile(const struct fg_vllm_in *in, struct fg_vllm_profile *out)
                    (in->vocab * SAMPLER_BYTES_PER_LOGIT + 2 * in->hidden);
     out->peak = out->forward > out->sampler ? out->forward : out->sampler;
     /* max_cudagraph_capture_size = min(2 x max_num_seqs, 512); FULL_AND_PIECEWISE captures
-     * a PIECEWISE graph per size and a FULL decode graph per size up to max_num_seqs.  The
-     * estimate is the largest first capture (the working set of capture_max tokens: FULL
-     * and PIECEWISE share the pool and never replay together) plus, per mode, the next
-     * capture's sample for each further size, at least GRAPH_FLOOR_BYTES. */
+     * a PIECEWISE graph per size and a FULL decode graph per size up to max_num_seqs. */
     uint32_t max = 2 * s->max_num_seqs < 512 ? 2 * s->max_num_seqs : 512;
     out->capture_max = in->eager ? 0 : max;
     out->capture_sizes = in->eager ? 0 : capture_sizes_upto(max, max);
     out->full_sizes = in->eager ? 0 : capture_sizes_upto(max, s->max_num_seqs);
-    out->graphs = 0;
+    out->first_capture = out->graphs = 0;
     if (!in->eager) {
+        /* The largest capture's working set, twice: profile_cudagraph_memory empties the
+         * allocator's cache, then each capture's warm-up runs the forward outside the graph
+         * (its blocks stay cached in the ordinary pool) and the capture allocates the same
+         * tensors again in the throwaway graph pool, which cannot take the ordinary pool's
+         * blocks; the free-memory delta the estimate is measured from holds both. */
+        out->first_capture = 2 * (uint64_t)(per * max);
+        /* every further capture: the measured PIECEWISE sizes (cudagraph_utils.py captures
+         * them all; v1 samples the second and extrapolates) and each FULL graph, at least
+         * GRAPH_FLOOR_BYTES each (_MIN_PER_GRAPH_BYTES) */
         uint64_t further = (uint64_t)(out->capture_sizes ? out->capture_sizes - 1 : 0) +
-                           (out->full_sizes ? out->full_sizes - 1 : 0);
-        out->graphs = (uint64_t)(per * max) + further * GRAPH_FLOOR_BYTES;
+                           out->full_sizes;
+        out->graphs = out->first_capture + further * GRAPH_FLOOR_BYTES;
     }
 }
 

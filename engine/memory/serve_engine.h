@@ -8,8 +8,8 @@
  * where requested = gpu_memory_utilization x the card's total.  The profile run
  * (gpu_model_runner.py profile_run) is one dummy forward of max_num_batched_tokens and one
  * dummy sampler run over max_num_seqs rows of logits; the CUDA-graph estimate
- * (profile_cudagraph_memory) captures the largest and the next graph of each mode and
- * extrapolates.  Then v1/core/kv_cache_utils.py _check_enough_kv_cache_memory refuses to
+ * (profile_cudagraph_memory) measures the captures: the largest one's working set, held
+ * twice, and at least 1 MiB for each further graph.  Then v1/core/kv_cache_utils.py _check_enough_kv_cache_memory refuses to
  * start when the rest is not positive, or holds less than one max_model_len sequence.
  *
  * SGLang keeps no such profile: fg_sglang_budget below sizes its reserve.
@@ -49,6 +49,8 @@ struct fg_vllm_profile {
                                hidden states */
     uint64_t peak;          /* the profile run's torch peak: the larger of the two */
     uint64_t graphs;        /* profile_cudagraph_memory's estimate */
+    uint64_t first_capture; /* of which the largest capture's working set, twice (the
+                               ordinary allocator's cache of its warm-up and the graph pool) */
     uint32_t sample_rows;   /* min(max_num_seqs, batched_tokens) */
     uint32_t capture_max;   /* the largest CUDA-graph capture size */
     uint32_t capture_sizes; /* PIECEWISE sizes captured; FULL captures those <= max_num_seqs */
