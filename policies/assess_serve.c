@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Whether SGLang serves m on an MLA backend (model_config.py AttentionArch.MLA: DeepSeek-V2 /
- * V3 style latent attention). */
-static bool runs_mla(const struct fg_model *m)
+/* Whether m has a node of kind k (an MLA backend under SGLang: model_config.py
+ * AttentionArch.MLA; a Mamba or short-convolution mixer: vLLM's is_hybrid). */
+static bool has_node(const struct fg_model *m, enum fg_node_kind k)
 {
     for (size_t i = 0; i < m->n_nodes; i++)
-        if (m->nodes[i].kind == FG_NODE_MLA)
+        if (m->nodes[i].kind == k)
             return true;
     return false;
 }
@@ -35,7 +35,7 @@ void fg__assess_engine_budget(const struct fg_model *m, const struct fg_jobspec 
     a->serve_card = total;
     if (kind == FG_SERVE_SGLANG) {
         struct fg_sglang_in in = {.card_mib = (double)driver / (1 << 20), .tp = a->job.tp,
-                                  .pp = a->job.pp, .mla = runs_mla(m)};
+                                  .pp = a->job.pp, .mla = has_node(m, FG_NODE_MLA)};
         struct fg_sglang_budget sb;
         fg_sglang_budget(&in, &sb);
         if (!fg_jobspec_given(spec, FG_JOBOPT_GPU_UTIL))
@@ -69,9 +69,14 @@ void fg__assess_engine_fit(const struct fg_model *m, struct fg_assessment *a)
     enum fg_serve_budget kind = a->fw->serve_budget;
     a->serve_profile = a->serve_graphs = a->serve_sampler = 0;
     if (kind != FG_SERVE_SGLANG) {
+        bool hybrid = has_node(m, FG_NODE_MAMBA2) || has_node(m, FG_NODE_SHORTCONV);
         struct fg_vllm_in in = {.sched = {a->serve_seqs, a->serve_tokens},
                                 .act_per_token = per_token, .hidden = m->hidden,
-                                .vocab = m->vocab};
+                                .vocab = m->vocab,
+                                .v2_runner = kind == FG_SERVE_VLLM &&
+                                             fg_vllm_v2_runner(m->experts > 0 ||
+                                                                   has_node(m, FG_NODE_MOE),
+                                                               hybrid, m->encoder_only)};
         struct fg_vllm_profile p;
         fg_vllm_profile(&in, &p);
         a->serve_profile = p.peak;

@@ -589,12 +589,13 @@ static void gate_should_serve_inside_the_engines_share_and_count_sequences(void 
          NULL, g);
     assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
     assert_true(line_has(g, 1, "0 at once"));
-    /* at TP=2 each rank holds 70.6 GB of weights and the sampler's 1024 x 128,256 logits
-     * (3.5 GB, serve_engine.c): 3.8 GB of KV left where one 32k sequence needs 5.4 GB; the
-     * serving remedy is tensor parallel over four GPUs, as options and the request */
+    /* at TP=2 each rank holds 70.6 GB of weights and the v2 runner's dummy sampler over
+     * 1024 x 128,256 logits at 6 B each (0.8 GB, serve_engine.c): 6.2 GB of KV left, where
+     * one 32k sequence needs 5.4 GB; the serving remedy is tensor parallel over two GPUs,
+     * as options and the request */
     assert_true(g->d.n_remedies >= 1);
-    assert_non_null(strstr(g->d.remedies[0], "(more GPUs): --ft-tp=4 --ft-pp=1 --ft-dp=1 "
-                                             "--gres=gpu:h100:4 (4 x H100 80 GB; TP=4"));
+    assert_non_null(strstr(g->d.remedies[0], "(more GPUs): --ft-tp=2 --ft-pp=1 --ft-dp=1 "
+                                             "--gres=gpu:h100:2 (2 x H100 80 GB; TP=2"));
     for (size_t i = 0; i < g->d.n_remedies; i++) /* never a training switch */
         assert_null(strstr(g->d.remedies[i], "grad-ckpt"));
     free(g);

@@ -56,7 +56,7 @@ static void fg_vllm_profile_should_count_the_capture_sizes(void **state)
     assert_int_equal(p.graphs, 0);
 }
 
-/* The dummy sampler run: 27 B per logit over min(max_num_seqs, batched_tokens) rows, and
+/* The v1 runner's dummy sampler run: 27 B per logit over min(max_num_seqs, batched_tokens) rows, and
  * the profile's peak is the larger of it and the dummy forward. */
 static void fg_vllm_profile_should_size_the_sampler_run(void **state)
 {
@@ -74,6 +74,23 @@ static void fg_vllm_profile_should_size_the_sampler_run(void **state)
     fg_vllm_profile(&in, &p);
     assert_int_equal(p.sample_rows, 128);
     assert_int_equal(p.peak, p.forward);
+}
+
+/* The v2 runner (every dense model from 0.25) profiles its sampler with requests that ask
+ * for no top-k or top-p: the logits and their fp32 copy, 6 B per logit; MoE and hybrid
+ * models stay on the v1 runner and its 27 B. */
+static void fg_vllm_profile_should_size_the_v2_runners_sampler(void **state)
+{
+    (void)state;
+    struct fg_vllm_in in = {.sched = {1024, 8192}, .act_per_token = 100.0, .hidden = 4096,
+                            .vocab = 128256, .v2_runner = true};
+    struct fg_vllm_profile p;
+    fg_vllm_profile(&in, &p);
+    assert_int_equal(p.sampler, 1024ull * (128256 * 6 + 2 * 4096));
+    assert_true(fg_vllm_v2_runner(false, false, false));
+    assert_false(fg_vllm_v2_runner(true, false, false));
+    assert_false(fg_vllm_v2_runner(false, true, false));
+    assert_false(fg_vllm_v2_runner(false, false, true));
 }
 
 /* _check_enough_kv_cache_memory: nothing left, less than one sequence, enough. */
@@ -147,6 +164,7 @@ int main(void)
         cmocka_unit_test(fg_vllm_sched_defaults_should_follow_the_card_class),
         cmocka_unit_test(fg_vllm_profile_should_count_the_capture_sizes),
         cmocka_unit_test(fg_vllm_profile_should_size_the_sampler_run),
+        cmocka_unit_test(fg_vllm_profile_should_size_the_v2_runners_sampler),
         cmocka_unit_test(fg_vllm_kv_check_should_refuse_as_vllm_does),
         cmocka_unit_test(fg_vllm_refusal_text_should_quote_vllm),
         cmocka_unit_test(fg_sglang_budget_should_reserve_the_prefill_graphs),

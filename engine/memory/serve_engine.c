@@ -37,6 +37,15 @@ void fg_vllm_sched_defaults(uint64_t total, bool a100, struct fg_vllm_sched *out
  */
 #define SAMPLER_BYTES_PER_LOGIT (2u + 4u + 4u + 8u + 4u + 1u + 4u)
 
+/*
+ * The v2 runner's dummy sampler (v1/worker/gpu/model_runner.py _dummy_sampler_run: a dummy
+ * input batch, whose requests ask for no top-k, top-p or logprobs, as its NOTE says) holds
+ * the logits in the model's dtype (2) and Sampler.sample's fp32 copy of them (4); penalties
+ * and temperature apply in place, and gumbel_sample (sample/gumbel.py) keeps one int64 and
+ * one fp32 per 1024 logits.
+ */
+#define SAMPLER_V2_BYTES_PER_LOGIT (2u + 4u)
+
 /* vLLM counts at least this per captured graph for the driver (v1 gpu_model_runner.py
  * profile_cudagraph_memory: per_graph = max(the second capture's sample, 1 MiB); the v2
  * runner's cudagraph_utils.py _MIN_PER_GRAPH_BYTES, "driver overhead per graph"). */
@@ -52,6 +61,11 @@ static uint32_t capture_sizes_upto(uint32_t max_size, uint32_t limit)
     return n;
 }
 
+bool fg_vllm_v2_runner(bool moe, bool hybrid, bool encoder)
+{
+    return !moe && !hybrid && !encoder;
+}
+
 void fg_vllm_profile(const struct fg_vllm_in *in, struct fg_vllm_profile *out)
 {
     const struct fg_vllm_sched *s = &in->sched;
@@ -59,8 +73,8 @@ void fg_vllm_profile(const struct fg_vllm_in *in, struct fg_vllm_profile *out)
     out->forward = (uint64_t)(per * s->batched_tokens);
     out->sample_rows = s->max_num_seqs < s->batched_tokens ? s->max_num_seqs : s->batched_tokens;
     /* the sampled rows' hidden states stay referenced beside the sampler's tensors */
-    out->sampler = (uint64_t)out->sample_rows *
-                   (in->vocab * SAMPLER_BYTES_PER_LOGIT + 2 * in->hidden);
+    uint64_t per_logit = in->v2_runner ? SAMPLER_V2_BYTES_PER_LOGIT : SAMPLER_BYTES_PER_LOGIT;
+    out->sampler = (uint64_t)out->sample_rows * (in->vocab * per_logit + 2 * in->hidden);
     out->peak = out->forward > out->sampler ? out->forward : out->sampler;
     /* max_cudagraph_capture_size = min(2 x max_num_seqs, 512); FULL_AND_PIECEWISE captures
      * a PIECEWISE graph per size and a FULL decode graph per size up to max_num_seqs. */

@@ -41,7 +41,15 @@ struct fg_vllm_in {
     uint64_t hidden;       /* the model's hidden width */
     uint64_t vocab;        /* the logits' width (the whole vocabulary on every TP rank) */
     bool eager;            /* enforce_eager: no CUDA graphs */
+    bool v2_runner;        /* the v2 model runner (v1/worker/gpu/): its lighter dummy sampler */
 };
+
+/* Whether vLLM runs a model on its v2 model runner: the default for every dense generative
+ * model since 0.25 (release notes, #44443); vllm/config/vllm.py _is_default_v2_model_runner_model
+ * keeps MoE and hybrid (Mamba / linear-attention) models on the v1 runner unless their
+ * architecture is listed.  moe: routed experts; hybrid: a state-space or convolution mixer;
+ * encoder: no generate runner. */
+bool fg_vllm_v2_runner(bool moe, bool hybrid, bool encoder);
 
 struct fg_vllm_profile {
     uint64_t forward;       /* the dummy forward of batched_tokens */

@@ -127,7 +127,10 @@
  *             (utils/mem_utils.py memory_profiling), and the weights, the profile run's torch
  *             peak (gpu_model_runner.py profile_run: a dummy forward of
  *             max_num_batched_tokens, then _dummy_sampler_run over max_num_seqs rows of
- *             logits; vllm/engine/arg_utils.py EngineArgs.get_batch_defaults, 8192 tokens
+ *             logits: the v2 runner's (v1/worker/gpu/model_runner.py, every dense model
+ *             from 0.25; config/vllm.py use_v2_model_runner) holds them and their fp32 copy,
+ *             the v1 runner's (MoE, hybrid) its top-k / top-p sort;
+ *             vllm/engine/arg_utils.py EngineArgs.get_batch_defaults, 8192 tokens
  *             and 1024 sequences for the API server on cards of 70 GiB and more other than
  *             A100, else 2048 and 256) and, from 0.21, profile_cudagraph_memory's estimate
  *             come off it; the rest is KV cache, refused when not positive or short of one
