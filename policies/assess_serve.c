@@ -42,6 +42,9 @@ void fg__assess_engine_budget(const struct fg_model *m, const struct fg_jobspec 
             util = sb.fraction;
         a->serve_card = driver;
         a->serve_tokens = sb.chunk;
+        a->serve_reserve = util < 1 ? (uint64_t)((double)driver * (1 - util)) : 0;
+        a->serve_graph_reserve = (uint64_t)((2.0 * sb.decode_bs + sb.prefill_graph_mib) *
+                                            (1 << 20));
         budget = (double)driver * util - (double)ctx;
     } else {
         struct fg_vllm_sched sched;

@@ -671,6 +671,10 @@ static void gate_should_serve_deepseek_r1_fp8_with_a_replicated_latent_cache(voi
          "h200", 8, NULL, g);
     assert_int_equal(g->d.kind, FG_DECIDE_ALLOW);
     assert_true(g->a.gpu_util == 0.886);
+    /* the answer names the reserve and its graphs: 2 x 512 decode + 1536 MLA prefill MiB */
+    assert_int_equal(g->a.serve_graph_reserve, (2ull * 512 + 1536) << 20);
+    assert_true(line_has(g, 1, "a reserve of"));
+    assert_true(line_has(g, 1, "CUDA graphs 2.7 GB"));
     free(g);
 }
 
