@@ -180,6 +180,29 @@ static void read_t5_should_give_every_umt5_self_attention_its_relative_bias(void
     fg_model_free(m);
 }
 
+static void read_t5_should_count_each_family_encoder_class_as_the_encoder_alone(void **state)
+{
+    (void)state;
+    /* fal/AuraFlow-v0.3 text_encoder shapes (tests/fixtures/models/fal--AuraFlow-v0.3):
+     * UMT5EncoderModel, the shared table and 24 encoder blocks, no decoder, no head */
+    struct fg_model *m = built(
+        "{\"model_type\": \"umt5\", \"architectures\": [\"UMT5EncoderModel\"], "
+        "\"vocab_size\": 32128, \"d_model\": 2048, \"d_kv\": 64, \"d_ff\": 5120, "
+        "\"num_layers\": 24, \"num_decoder_layers\": 24, \"num_heads\": 32, "
+        "\"feed_forward_proj\": \"gated-gelu\", \"tie_word_embeddings\": false}");
+    const uint64_t attn = 4ull * 2048 * 2048, ffn = 3ull * 2048 * 5120;
+    assert_int_equal(m->params_total,
+                     32128ull * 2048 + 24 * (2048 + attn + 32 * 32 + 2048 + ffn) + 2048);
+    assert_true(m->encoder_only);
+    fg_model_free(m);
+    /* MT5EncoderModel likewise: one relative bias table, in block 0 */
+    m = built("{\"model_type\": \"mt5\", \"architectures\": [\"MT5EncoderModel\"]}");
+    const uint64_t a8 = 4ull * 512 * 384, f8 = 3ull * 512 * 1024;
+    assert_int_equal(m->params_total, 250112ull * 512 + 8 * (512 + a8 + 512 + f8) + 32 * 6 + 512);
+    assert_true(m->encoder_only);
+    fg_model_free(m);
+}
+
 static void read_bert_should_add_mpnet_one_shared_relative_bias_and_no_token_types(void **state)
 {
     (void)state;
@@ -329,6 +352,7 @@ int main(void)
         cmocka_unit_test(read_distilbert_should_count_its_heads),
         cmocka_unit_test(read_bart_should_share_one_embedding_and_store_final_logits_bias),
         cmocka_unit_test(read_t5_should_give_every_umt5_self_attention_its_relative_bias),
+        cmocka_unit_test(read_t5_should_count_each_family_encoder_class_as_the_encoder_alone),
         cmocka_unit_test(read_bert_should_add_mpnet_one_shared_relative_bias_and_no_token_types),
         cmocka_unit_test(read_bert_should_project_electra_embeddings_to_the_hidden_width),
         cmocka_unit_test(read_modernbert_should_skip_the_first_attention_norm),
