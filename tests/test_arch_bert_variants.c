@@ -339,6 +339,11 @@ static void read_bertlike_should_add_roc_bert_inputs_and_xmod_adapters(void **st
     const uint64_t roc = (30522 + 512 + 2) * h + 910 * 768 + 24858 * 512 +
                          ((768 + 768 + 512) * h + h) + 2 * h + 12 * layer(h, 3072);
     assert_int_equal(n, roc + mlm(h, h, 30522));
+    /* RoCBertForPreTraining (weiweishi/roc-bert-base-zh's class): the pooler and the MLM
+     * head, nothing more */
+    assert_int_equal(count("{\"model_type\": \"roc_bert\", \"architectures\": "
+                           "[\"RoCBertForPreTraining\"]}"),
+                     roc + (h * h + h) + mlm(h, h, 30522));
     /* concat_input false: no map_inputs_layer, the tables stay */
     assert_int_equal(count("{\"model_type\": \"roc_bert\", \"architectures\": "
                            "[\"RoCBertForMaskedLM\"], \"concat_input\": false}"),
