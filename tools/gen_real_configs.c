@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "util/classtype.h"
+#include "util/jsonscan.h"
 
 struct row {
     char *model_type, *folder;
@@ -99,6 +100,10 @@ int main(int argc, char **argv)
             goto out;
         }
         cJSON *j = cJSON_ParseWithLength(text, len);
+        char *py = j ? NULL : fg__json_python_infinity(text, len);
+        if (py)
+            j = cJSON_ParseWithLength(py, len);
+        free(py);
         free(text);
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "model_type");
         char *type = cJSON_IsString(t) ? strdup(t->valuestring) : type_of_class(j);
