@@ -131,6 +131,11 @@ static void read_funnel_should_count_blocks_and_the_decoder_of_the_full_model(vo
                       "\"num_decoder_layers\": 2, \"d_model\": 768, \"n_head\": 12, "
                       "\"d_head\": 64, \"d_inner\": 3072, \"vocab_size\": 30522}";
     assert_int_equal(count(cfg), V * h + 2 * h + 14 * layer + V);
+    /* the Hub file's FunnelModel with its type_vocab_size 3, which sizes nothing
+     * (tests/fixtures/models/funnel-transformer--small): no LM head */
+    assert_int_equal(count("{\"model_type\": \"funnel\", \"architectures\": "
+                           "[\"FunnelModel\"], \"type_vocab_size\": 3}"),
+                     V * h + 2 * h + 14 * layer);
     /* ForSequenceClassification sits on FunnelBaseModel: no decoder */
     assert_int_equal(count("{\"model_type\": \"funnel\", \"architectures\": "
                            "[\"FunnelForSequenceClassification\"], \"num_labels\": 2}"),

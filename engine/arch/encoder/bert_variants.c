@@ -204,10 +204,12 @@ static const struct enc1_task bert_tasks[] = {
     {NULL, false, E1_NONE},
 };
 
-/* RoCBertFor*: BERT's, without the pre-training class (its contrastive heads are not
- * BERT's). */
+/* RoCBertFor*: BERT's, but RoCBertForPreTraining is RoCBertModel (with its pooler) and
+ * RoCBertOnlyMLMHead alone: its contrastive losses hold no weights and there is no
+ * next-sentence head (models/roc_bert/modeling_roc_bert.py). */
 static const struct enc1_task roc_bert_tasks[] = {
     {"ForMaskedLM", false, E1_MLM},
+    {"ForPreTraining", true, E1_MLM},
     {"ForCausalLM", false, E1_MLM},
     {"Model", true, E1_NONE},
     {"ForSequenceClassification", true, E1_LABELS},

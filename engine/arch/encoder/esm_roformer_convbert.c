@@ -228,6 +228,11 @@ static int read_rembert(const struct fg_cfg *c, struct fg_model *m, const void *
         (rc = fg_cfg_bool(c, "is_decoder", false, &decoder, err)) ||
         (rc = fg__enc1_task(c, m, "RemBert", rembert_tasks, &task, &labels, err)))
         return rc;
+    /* google/rembert's config.json carries embedding_size 256 from its conversion:
+     * RemBertConfig has no such argument and modeling_rembert only asks hasattr(config,
+     * "embedding_size") in RemBertSelfAttention's head-divisibility check, so it sizes
+     * nothing; read here so the factorised-embedding check does not doubt the count */
+    (void)fg__cfg_raw(c, "embedding_size");
     uint64_t h = m->hidden;
     if ((rc = fg__add_embedding(m, m->vocab, in_emb, err)) ||
         (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, in_emb, &n,
