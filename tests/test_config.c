@@ -327,14 +327,14 @@ static void u64_should_read_a_key_by_its_attribute_map_name(void **state)
 static void u64_should_read_a_legacy_name_the_class_accepts(void **state)
 {
     (void)state;
-    /* FalconConfig.__init__: n_embed = kwargs.pop("n_embed", None) stands for hidden_size;
-     * attribute_map holds num_hidden_layers (default 32) as n_layer */
+    /* FalconConfig.__post_init__: n_embed = kwargs.pop("n_embed", None) stands for
+     * hidden_size; num_hidden_layers keeps its field default 32 */
     struct fg_config *doc = parse("{\"model_type\": \"falcon\", \"n_embed\": 1024}");
     struct fg_cfg c = fg_config_root(doc);
     uint64_t v = 0;
     assert_int_equal(fg_cfg_u64(&c, "hidden_size", 1, 1, 1 << 20, &v, NULL), 0);
     assert_int_equal(v, 1024);
-    assert_int_equal(fg_cfg_u64(&c, "n_layer", 1, 1, 1 << 20, &v, NULL), 0);
+    assert_int_equal(fg_cfg_u64(&c, "num_hidden_layers|n_layer", 1, 1, 1 << 20, &v, NULL), 0);
     assert_int_equal(v, 32);
     fg_config_free(doc);
 }

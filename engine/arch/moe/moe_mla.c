@@ -404,9 +404,11 @@ static int read_mla(const struct fg_cfg *c, struct fg_model *m, struct moe_cfg *
     const struct mla_defaults *d = &k->s->mla;
     int rc;
     /* q_lora_rank null means no query compression (a plain q_proj), not the
-     * class default: V2-Lite and Moonlight write "q_lora_rank": null. */
+     * class default: V2-Lite and Moonlight write "q_lora_rank": null.  Where the family's
+     * default is a plain q_proj, an absent key (a transcribed config that dropped the null)
+     * is read so too, before the class's 1536, and the note says so. */
     const cJSON *ql = fg__cfg_item(c, "q_lora_rank");
-    if (cJSON_IsNull(ql))
+    if (cJSON_IsNull(ql) || (!ql && !d->q_lora))
         k->q_lora = 0;
     else if ((rc = fg_cfg_u64(c, "q_lora_rank", d->q_lora, 0, FG_MAX_HIDDEN, &k->q_lora, err)))
         return rc;
