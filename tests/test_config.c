@@ -357,6 +357,56 @@ static void child_should_read_by_its_own_model_type(void **state)
     fg_config_free(doc);
 }
 
+static void class_fill_should_build_the_sub_config_the_class_builds_when_absent(void **state)
+{
+    (void)state;
+    /* LlavaConfig: vision_config None -> CONFIG_MAPPING["clip_vision_model"](hidden_size=1024,
+     * ...); what the call leaves out is CLIPVisionConfig's default (layer_norm_eps 1e-5) */
+    struct fg_config *doc = parse("{\"model_type\": \"llava\"}"), *fill = NULL;
+    struct fg_cfg c = fg_config_root(doc);
+    const char *cls = NULL;
+    assert_int_equal(fg_cfg_class_fill(&c, "vision_config", &fill, &cls, NULL), 0);
+    assert_non_null(fill);
+    assert_string_equal(cls, "LlavaConfig");
+    struct fg_cfg v = fg_config_root(fill);
+    uint64_t n = 0;
+    double eps = 0;
+    assert_int_equal(fg_cfg_u64(&v, "hidden_size", 1, 1, 1 << 20, &n, NULL), 0);
+    assert_int_equal(n, 1024);
+    assert_int_equal(fg_cfg_f64(&v, "layer_norm_eps", 1, 0, 1, &eps, NULL), 0);
+    assert_true(eps == 1e-5);
+    assert_non_null(strstr(fg_config_origin(fill), "LlavaConfig's default vision_config"));
+    fg_config_free(fill);
+    /* the text model the class builds is LlamaConfig(): no literal override, but a fill */
+    assert_int_equal(fg_cfg_class_fill(&c, "text_config", &fill, &cls, NULL), 0);
+    assert_non_null(fill);
+    fg_config_free(fill);
+    /* a present sub-config, or a class that builds none, fills nothing */
+    assert_int_equal(fg_cfg_class_fill(&c, "audio_config", &fill, &cls, NULL), 0);
+    assert_null(fill);
+    fg_config_free(doc);
+    doc = parse("{\"model_type\": \"llava\", \"vision_config\": {\"hidden_size\": 64}}");
+    c = fg_config_root(doc);
+    assert_int_equal(fg_cfg_class_fill(&c, "vision_config", &fill, &cls, NULL), 0);
+    assert_null(fill);
+    fg_config_free(doc);
+}
+
+static void child_should_read_a_sub_config_without_model_type_as_its_fallback_type(
+    void **state)
+{
+    (void)state;
+    /* LlavaConfig: vision_config.get("model_type", "clip_vision_model") */
+    struct fg_config *doc = parse("{\"model_type\": \"llava\", \"vision_config\": "
+                                  "{\"num_hidden_layers\": 2}}");
+    struct fg_cfg c = fg_config_root(doc), v;
+    uint64_t n = 0;
+    assert_true(fg_cfg_child(&c, "vision_config", &v, NULL));
+    assert_int_equal(fg_cfg_u64(&v, "patch_size", 1, 1, 1 << 20, &n, NULL), 0);
+    assert_int_equal(n, 32); /* CLIPVisionConfig.patch_size */
+    fg_config_free(doc);
+}
+
 static void class_table_should_be_sorted_by_model_type(void **state)
 {
     (void)state;
@@ -387,6 +437,8 @@ int main(void)
         cmocka_unit_test(u64_should_read_a_key_by_its_attribute_map_name),
         cmocka_unit_test(u64_should_read_a_legacy_name_the_class_accepts),
         cmocka_unit_test(child_should_read_by_its_own_model_type),
+        cmocka_unit_test(class_fill_should_build_the_sub_config_the_class_builds_when_absent),
+        cmocka_unit_test(child_should_read_a_sub_config_without_model_type_as_its_fallback_type),
         cmocka_unit_test(class_table_should_be_sorted_by_model_type),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

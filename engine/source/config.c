@@ -673,3 +673,18 @@ bool fg__config_is_object(const char *text, size_t len)
     cJSON_Delete(j);
     return ok;
 }
+
+int fg_cfg_class_fill(const struct fg_cfg *c, const char *key, struct fg_config **out,
+                      const char **cls, struct fg_err *err)
+{
+    const struct fg__cfg_rule *fill = fg__cfg_rule_find(c->rules, c->nrules, FG__CFG_FILL, key,
+                                                        strlen(key));
+    char origin[320];
+    *out = NULL;
+    *cls = fill ? fill->cls : NULL;
+    if (!fill || fg_cfg_has(c, key))
+        return 0;
+    fg__fmt(origin, sizeof origin, "%s (%s's default %s)", c->origin, fill->cls, key);
+    /* the row is the generator's JSON of literals: only memory can fail it */
+    return fg_config_parse(fill->value, strlen(fill->value), origin, out, err);
+}

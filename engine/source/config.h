@@ -140,6 +140,17 @@ bool fg_cfg_has(const struct fg_cfg *c, const char *keys);
 bool fg_cfg_class_refusal(const struct fg_cfg *c, const char *keys, const char *by, char *buf,
                           size_t len);
 
+/*
+ * The sub-config c's class builds when key is absent or null (LlavaConfig's vision_config:
+ * CONFIG_MAPPING["clip_vision_model"](hidden_size=1024, ...)), as a new document in *out
+ * (caller frees with fg_config_free(); its root view reads with that type's class
+ * defaults) and the class's name in *cls (static); *out NULL when key is present or the
+ * class builds none from literals.  The defaults are the class's, not the checkpoint's: a
+ * count read from them is the caller's to call unsure.  FG_E_NOMEM.
+ */
+int fg_cfg_class_fill(const struct fg_cfg *c, const char *key, struct fg_config **out,
+                      const char **cls, struct fg_err *err);
+
 /* The key as config.json spells it that answers keys (an alias present, or the name the
  * class's attribute_map reads it under) into name (cap bytes); false when none is present. */
 bool fg_cfg_key(const struct fg_cfg *c, const char *keys, char *name, size_t cap);

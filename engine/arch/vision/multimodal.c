@@ -523,6 +523,9 @@ int fg__mm_read_root_text(const struct fg_cfg *c, const char *type,
     return rc;
 }
 
+static int mm_read_tower(const struct fg_cfg *c, const struct mm_spec *s, struct fg_model *m,
+                         const struct fg_cfg *vc, struct fg_err *err);
+
 int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                 struct fg_err *err)
 {
@@ -533,16 +536,35 @@ int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec,
     if ((rc = text_only_class(c, m, err)))
         return rc;
     struct fg_cfg v;
-    if (!fg_cfg_has(c, "vision_config")) {
-        /* transformers would build a default tower, but a config without
-         * vision_config is a trimmed copy: the defaults would be a guess. */
+    struct fg_config *fill = NULL;
+    const char *cls = NULL;
+    if ((rc = fg_cfg_class_fill(c, "vision_config", &fill, &cls, err)))
+        return rc;
+    if (fill) {
+        /* transformers builds the class's default tower then, and loads it; a config
+         * without vision_config is a trimmed copy, so the checkpoint's tower may differ */
+        v = fg_config_root(fill);
+        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
+                         "the tower counted is the one %s builds then, its defaults; the "
+                         "checkpoint's may differ", cls);
+    } else if (!fg_cfg_has(c, "vision_config")) {
         fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
                             "only the text model is counted; the checkpoint also stores "
                             "the vision tower and projector");
         return 0;
-    }
-    if (!fg_cfg_child(c, "vision_config", &v, err))
+    } else if (!fg_cfg_child(c, "vision_config", &v, err))
         return FG_E_TYPE;
+    rc = mm_read_tower(c, s, m, &v, err);
+    fg_config_free(fill);
+    return rc;
+}
+
+/* The tower vision_config (v) describes and its projector, moved before the text model. */
+static int mm_read_tower(const struct fg_cfg *c, const struct mm_spec *s, struct fg_model *m,
+                         const struct fg_cfg *vc, struct fg_err *err)
+{
+    struct fg_cfg v = *vc;
+    int rc;
     const struct vit_spec *vit = s->vit;
     const char *vt = NULL;
     if (s->vit_by_type && (rc = fg_cfg_str(&v, "model_type", NULL, &vt, err)))
