@@ -537,23 +537,9 @@ int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec,
         return rc;
     struct fg_cfg v;
     struct fg_config *fill = NULL;
-    const char *cls = NULL;
-    if ((rc = fg_cfg_class_fill(c, "vision_config", &fill, &cls, err)))
+    if ((rc = fg__mm_vision_view(c, m, "the vision tower and projector", &v, &fill, err)) ||
+        !v.obj)
         return rc;
-    if (fill) {
-        /* transformers builds the class's default tower then, and loads it; a config
-         * without vision_config is a trimmed copy, so the checkpoint's tower may differ */
-        v = fg_config_root(fill);
-        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
-                         "the tower counted is the one %s builds then, its defaults; the "
-                         "checkpoint's may differ", cls);
-    } else if (!fg_cfg_has(c, "vision_config")) {
-        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
-                            "only the text model is counted; the checkpoint also stores "
-                            "the vision tower and projector");
-        return 0;
-    } else if (!fg_cfg_child(c, "vision_config", &v, err))
-        return FG_E_TYPE;
     rc = mm_read_tower(c, s, m, &v, err);
     fg_config_free(fill);
     return rc;

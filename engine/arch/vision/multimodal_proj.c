@@ -10,6 +10,33 @@
 #include "arch/vision/multimodal.h"
 #include "util/fmt.h"
 
+/* ---- the vision_config read ----------------------------------------------------- */
+
+int fg__mm_vision_view(const struct fg_cfg *c, struct fg_model *m, const char *left_out,
+                       struct fg_cfg *v, struct fg_config **fill, struct fg_err *err)
+{
+    const char *cls = NULL;
+    int rc = fg_cfg_class_fill(c, "vision_config", fill, &cls, err);
+    memset(v, 0, sizeof *v);
+    if (rc)
+        return rc;
+    if (*fill) {
+        /* transformers builds and loads the class's default tower then */
+        *v = fg_config_root(*fill);
+        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
+                         "the tower counted is the one %s builds then, its defaults; the "
+                         "checkpoint's may differ", cls);
+        return 0;
+    }
+    if (!fg_cfg_has(c, "vision_config")) {
+        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
+                         "only the text model is counted; the checkpoint also stores %s",
+                         left_out);
+        return 0;
+    }
+    return fg_cfg_child(c, "vision_config", v, err) ? 0 : FG_E_TYPE;
+}
+
 /* ---- projectors ---------------------------------------------------------------- */
 
 struct fg_node *fg__mm_projector_node(struct fg_model *m, uint64_t out, const char *desc,
