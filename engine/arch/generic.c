@@ -525,7 +525,7 @@ static int build(const struct fg_cfg *c, struct fg_model *m, struct generic *g,
     bool causal = true;
     /* A list of token-type table sizes (TAPAS writes type_vocab_size as one, beside
      * type_vocab_sizes) is a set of embedding tables the generic reader does not size. */
-    if (cJSON_IsArray(fg__cfg_raw(c, "type_vocab_size")))
+    if (fg_cfg_form(c, "type_vocab_size", NULL) == FG_CFG_LIST)
         return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'type_vocab_size' is a list of "
                           "token-type table sizes, which the generic reader does not size",
                           c->origin);

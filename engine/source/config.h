@@ -129,6 +129,22 @@ bool fg_cfg_child(const struct fg_cfg *c, const char *key, struct fg_cfg *child,
 /* True when one of the aliases is present and not null. */
 bool fg_cfg_has(const struct fg_cfg *c, const char *keys);
 
+/* The form of a value, for the keys whose class accepts several (an int or a list of ints,
+ * a number or "auto") or tells a null from an absent key. */
+enum fg_cfg_form {
+    FG_CFG_ABSENT, /* no alias present */
+    FG_CFG_NULL,   /* present as null: the class holds None */
+    FG_CFG_NUMBER,
+    FG_CFG_BOOL,
+    FG_CFG_STRING,
+    FG_CFG_LIST,
+    FG_CFG_OBJECT,
+};
+
+/* The form of the first alias of keys present (null included), and in *len (may be NULL)
+ * the entries of a list or object, else 0.  Counts as a read of that alias. */
+enum fg_cfg_form fg_cfg_form(const struct fg_cfg *c, const char *keys, size_t *len);
+
 /*
  * The message the config class of c refuses a value of keys with when a value of by does not
  * divide it (a validate_architecture or __init__ ValueError: LlamaConfig's hidden_size by
@@ -180,6 +196,16 @@ int fg_cfg_str(const struct fg_cfg *c, const char *keys, const char *def, const 
  */
 int fg_cfg_u64_array(const struct fg_cfg *c, const char *keys, uint64_t min, uint64_t max,
                      uint64_t *out, size_t cap, size_t *n, struct fg_err *err);
+
+/*
+ * Per-layer integers: one integer for every layer, or a list of exactly layers of them (the
+ * forms LongformerConfig.attention_window, HunYuanMoEV1Config.num_experts and
+ * Gemma3nTextConfig.intermediate_size accept), each in [min, max], into out[0..layers-1]
+ * (layers <= cap); def for every layer when absent.  A list of another length is FG_E_RANGE.
+ */
+int fg_cfg_u64_per_layer(const struct fg_cfg *c, const char *keys, uint64_t def, uint64_t min,
+                         uint64_t max, uint64_t layers, uint64_t *out, size_t cap,
+                         struct fg_err *err);
 
 /*
  * Array of strings: borrowed pointers, at most cap stored; *n gets the length.

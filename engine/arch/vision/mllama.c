@@ -46,12 +46,13 @@ static int add_vision(struct fg_model *m, const struct fg_cfg *v, uint64_t *out_
         (rc = fg_cfg_u64(v, "max_num_tiles", 4, 1, 64, &tiles, err)) ||
         (rc = fg_cfg_u64(v, "vision_output_dim", 7680, 1, FG_MAX_INTER, &vout, err)))
         return rc;
-    const struct cJSON *ar = fg__cfg_item(v, "supported_aspect_ratios");
-    if (ar && !cJSON_IsNull(ar)) {
-        if (!cJSON_IsArray(ar) || cJSON_GetArraySize(ar) < 1)
+    size_t len = 0;
+    enum fg_cfg_form ar = fg_cfg_form(v, "supported_aspect_ratios", &len);
+    if (ar != FG_CFG_ABSENT && ar != FG_CFG_NULL) {
+        if (ar != FG_CFG_LIST || len < 1)
             return fg_err_set(err, FG_E_TYPE, "%s: key 'vision_config.supported_aspect_ratios' "
                               "must be a non-empty array", v->origin);
-        nar = (uint64_t)cJSON_GetArraySize(ar);
+        nar = (uint64_t)len;
     }
     if (image % patch || h % heads)
         return fg_err_set(err, FG_E_RANGE, "%s: vision_config image_size %llu is not a multiple "

@@ -210,7 +210,7 @@ static int get_key(const struct fg_cfg *c, const struct mm_key *k, uint64_t max,
     /* InternVLVisionConfig writes image_size and patch_size as [height, width] */
     char first[64];
     fg__cfg_key_used(c, k->keys, first, sizeof first);
-    if (cJSON_IsArray(fg__cfg_item(c, first))) {
+    if (fg_cfg_form(c, first, NULL) == FG_CFG_LIST) {
         uint64_t hw[2];
         size_t n = 0;
         int rc = fg_cfg_u64_array(c, first, 1, max, hw, 2, &n, err);

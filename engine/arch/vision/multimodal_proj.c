@@ -59,11 +59,12 @@ struct fg_node *fg__mm_projector_node(struct fg_model *m, uint64_t out, const ch
 int fg__mm_feature_layers(const struct fg_cfg *c, const char *key, uint64_t *nfeat,
                           struct fg_err *err)
 {
-    const cJSON *vfl = fg__cfg_item(c, key);
+    size_t len = 0;
+    enum fg_cfg_form form = fg_cfg_form(c, key, &len);
     *nfeat = 1;
-    if (vfl && cJSON_IsArray(vfl))
-        *nfeat = (uint64_t)cJSON_GetArraySize(vfl);
-    else if (vfl && !cJSON_IsNumber(vfl) && !cJSON_IsNull(vfl))
+    if (form == FG_CFG_LIST)
+        *nfeat = (uint64_t)len;
+    else if (form != FG_CFG_ABSENT && form != FG_CFG_NUMBER && form != FG_CFG_NULL)
         return fg_err_set(err, FG_E_TYPE, "%s: key '%s' must be a number or an array of "
                           "numbers", c->origin, key);
     if (*nfeat == 0 || *nfeat > FG_MAX_LAYERS)
