@@ -116,6 +116,10 @@ void fg_config_free(struct fg_config *doc);
 /* The root view of a document. */
 struct fg_cfg fg_config_root(const struct fg_config *doc);
 
+/* The transformers config class a config of model_type is read as ("LlavaConfig"; static),
+ * or NULL when the class table holds none (remote code, a name only a tokenizer uses). */
+const char *fg_config_class(const char *model_type);
+
 /* The origin (path) the document was read from; borrowed. */
 const char *fg_config_origin(const struct fg_config *doc);
 
