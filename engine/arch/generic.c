@@ -229,8 +229,9 @@ static int read_experts(const struct fg_cfg *c, struct fg_model *m, struct exper
 {
     int rc;
     char key[64];
-    const cJSON *ne = fg__cfg_item(c, fg__cfg_key_used(c, EXPERTS_KEYS, key, sizeof key));
-    if (ne && !cJSON_IsNumber(ne) && !cJSON_IsNull(ne)) {
+    enum fg_cfg_form ne =
+        fg_cfg_form(c, fg__cfg_key_used(c, EXPERTS_KEYS, key, sizeof key), NULL);
+    if (ne != FG_CFG_ABSENT && ne != FG_CFG_NUMBER && ne != FG_CFG_NULL) {
         fg__model_unsure(m, key, "unsure: %s is not one number: experts of several sizes the "
                          "generic reader does not size", key);
         return 0;
