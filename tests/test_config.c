@@ -407,6 +407,36 @@ static void child_should_read_a_sub_config_without_model_type_as_its_fallback_ty
     fg_config_free(doc);
 }
 
+/* Every class whose validate_architecture / __post_init__ refuses a hidden size its heads do
+ * not divide is refused with its own ValueError, the values spliced in (14 classes of the
+ * table: LlamaConfig, Gemma2Config, CLIPVisionConfig, DeepseekV2Config ...). */
+static void class_refusal_should_give_each_class_its_own_message(void **state)
+{
+    (void)state;
+    size_t checked = 0;
+    for (size_t i = 0; i < fg__cfg_nrules; i++) {
+        const struct fg__cfg_rule *r = &fg__cfg_rules[i];
+        if (r->kind != FG__CFG_DIVIDES || strcmp(r->key, "hidden_size") ||
+            strcmp(r->value, "num_attention_heads"))
+            continue;
+        char json[256], buf[512], want[256];
+        snprintf(json, sizeof json, "{\"model_type\": \"%s\", \"hidden_size\": 100, "
+                 "\"num_attention_heads\": 3}", r->model_type);
+        struct fg_config *doc = parse(json);
+        struct fg_cfg c = fg_config_root(doc);
+        assert_true(fg_cfg_class_refusal(&c, "hidden_size", "num_attention_heads", buf,
+                                         sizeof buf));
+        snprintf(want, sizeof want, "%s: ", r->cls);
+        assert_memory_equal(buf, want, strlen(want));
+        if (strstr(r->message, "{hidden_size}"))
+            assert_non_null(strstr(buf, "(100)"));
+        assert_null(strchr(buf, '{'));
+        fg_config_free(doc);
+        checked++;
+    }
+    assert_true(checked >= 14);
+}
+
 static void class_table_should_be_sorted_by_model_type(void **state)
 {
     (void)state;
@@ -488,6 +518,7 @@ int main(void)
         cmocka_unit_test(child_should_read_by_its_own_model_type),
         cmocka_unit_test(class_fill_should_build_the_sub_config_the_class_builds_when_absent),
         cmocka_unit_test(child_should_read_a_sub_config_without_model_type_as_its_fallback_type),
+        cmocka_unit_test(class_refusal_should_give_each_class_its_own_message),
         cmocka_unit_test(class_table_should_be_sorted_by_model_type),
         cmocka_unit_test(over_should_hide_set_and_default_keys_and_record_the_reads),
     };
