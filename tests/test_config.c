@@ -215,7 +215,7 @@ static void lookup_should_answer_the_same_through_the_index_as_by_walking(void *
     assert_true(configs >= 80);
 }
 
-/* ---- the config classes (source/config_classes.c) ------------------------------ */
+/* ---- the config classes (source/config_classes.tsv) ---------------------------- */
 
 static void str_array_should_split_the_string_the_class_splits(void **state)
 {
