@@ -51,7 +51,7 @@ static int read_stripped(const char *dir, struct fg_model **out, struct fg_err *
     size_t len = 0;
     snprintf(path, sizeof path, FIXTURES "%s/config.json", dir);
     assert_int_equal(fg__read_file(path, 1 << 20, &buf, &len), 0);
-    cJSON *j = cJSON_Parse(buf);
+    cJSON *j = fixture_json(buf);
     free(buf);
     assert_non_null(j);
     cJSON_ReplaceItemInObject(j, "model_type", cJSON_CreateString("fg_unknown_family"));
@@ -334,6 +334,13 @@ static void generic_should_be_unsure_of_sub_configs_and_ambiguous_mlps(void **st
     fg_model_free(assert_unsure("allenai--olmOCR-7B-0225-preview", true, "vision_config"));
     /* GELU MLPs are gated in Gemma and plain in Starcoder2 */
     fg_model_free(assert_unsure("bigcode--starcoder2-7b", true, "hidden_act"));
+    /* ReLU^2 is gated in BitNet and plain in Nemotron and Arcee; NemotronH's mlp_hidden_act
+     * says plain */
+    fg_model_free(assert_unsure("microsoft--bitnet-b1.58-2B-4T", true, "hidden_act"));
+    fg_model_free(assert_unsure("nvidia--Nemotron-Mini-4B-Instruct", true, "hidden_act"));
+    struct fg_model *h = assert_generic_within_2pct("nvidia--NVIDIA-Nemotron-Nano-9B-v2");
+    assert_true(has_assumption(h, "mlp_hidden_act"));
+    fg_model_free(h);
     /* the key Gemma and ModernBERT name their activation by says gated */
     struct fg_model *m = assert_generic_within_2pct("google--gemma-2-9b");
     assert_true(has_assumption(m, "hidden_activation"));
@@ -443,7 +450,7 @@ static void family_readers_should_not_say_exact_past_a_shape_key_they_do_not_rea
         snprintf(path, sizeof path, FIXTURES "%s/config.json", name);
         assert_int_equal(fg__read_file(path, 1 << 20, &buf, &len), 0);
         for (size_t k = 0; k < sizeof shape_keys / sizeof shape_keys[0]; k++) {
-            cJSON *j = cJSON_Parse(buf);
+            cJSON *j = fixture_json(buf);
             assert_non_null(j);
             if (cJSON_GetObjectItemCaseSensitive(j, shape_keys[k].key)) {
                 cJSON_Delete(j);
