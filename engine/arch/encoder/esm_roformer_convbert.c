@@ -68,8 +68,7 @@ static int read_esm(const struct fg_cfg *c, struct fg_model *m, const void *spec
         (rc = fg_cfg_bool(c, "is_folding_model", false, &folding, err)) ||
         (rc = fg_cfg_bool(c, "add_cross_attention", false, &cross, err)))
         return rc;
-    const cJSON *fold = fg__cfg_item(c, "esmfold_config");
-    if (folding || (fold && !cJSON_IsNull(fold)))
+    if (folding || fg_cfg_has(c, "esmfold_config"))
         return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'is_folding_model' / "
                           "'esmfold_config': EsmForProteinFolding's folding trunk and structure "
                           "module are not sized", c->origin);
