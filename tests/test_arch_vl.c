@@ -195,6 +195,22 @@ static void read_llava_next_video_should_add_the_pooler_only_when_it_convolves(v
     assert_non_null(strstr(err.detail, "spatial_pool_mode' is 'median'"));
 }
 
+/* LlavaConfig.__post_init__ builds CONFIG_MAPPING["clip_vision_model"](hidden_size=1024,
+ * ..., image_size=336) for an absent vision_config: that tower is counted (and loaded), the
+ * count unsure, as the checkpoint of a trimmed config may hold another. */
+static void read_llava_should_count_the_class_default_tower_of_an_absent_vision_config(
+    void **state)
+{
+    (void)state;
+    const uint64_t whole = count("{\"model_type\": \"llava\", " LLAMA7B ", " CLIP_L336 "}");
+    struct fg_model *m = built("{\"model_type\": \"llava\", " LLAMA7B "}");
+    assert_int_equal(m->params_total, whole);
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, "vision_config");
+    assert_false(m->unsure_count_only);
+    fg_model_free(m);
+}
+
 static void read_vipllava_should_norm_and_project_every_feature_layer(void **state)
 {
     (void)state;
@@ -801,6 +817,7 @@ int main(void)
         cmocka_unit_test(read_glm4v_moe_should_count_air_blocks_without_mtp),
         cmocka_unit_test(read_glm46v_should_pick_the_text_model_by_its_type),
         cmocka_unit_test(read_llava_next_video_should_add_the_pooler_only_when_it_convolves),
+        cmocka_unit_test(read_llava_should_count_the_class_default_tower_of_an_absent_vision_config),
         cmocka_unit_test(read_vipllava_should_norm_and_project_every_feature_layer),
         cmocka_unit_test(read_lfm2_vl_should_match_the_published_totals),
         cmocka_unit_test(read_cohere2_vision_should_count_the_swiglu_projector_without_a_norm),

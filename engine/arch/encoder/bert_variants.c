@@ -49,6 +49,8 @@ static struct enc1_task enc1_class(const struct enc1_tasks *tasks, unsigned i)
     t.pooler = tasks->pooled & (1u << i);
     if (1u << i == E1C_SEQ)
         t.head = tasks->seq_head;
+    if (1u << i == E1C_PRETRAINING && tasks->pretrain_mlm_only)
+        t.head = E1_MLM;
     return t;
 }
 
@@ -259,25 +261,31 @@ struct enc1_family {
 
 /* BertFor* as the families whose classes are copied from BERT's build them. */
 static const struct enc1_tasks bert_tasks = {
-    E1C_BERT, E1C_PRETRAINING | E1C_MODEL | E1C_SEQ | E1C_CHOICE, E1_LABELS};
+    .classes = E1C_BERT, .pooled = E1C_PRETRAINING | E1C_MODEL | E1C_SEQ | E1C_CHOICE,
+    .seq_head = E1_LABELS};
 
-/* RoCBertFor*: BERT's, without the pre-training class (its contrastive heads are not
- * BERT's). */
+/* RoCBertFor*: BERT's, but RoCBertForPreTraining is RoCBertModel (with its pooler) and
+ * RoCBertOnlyMLMHead alone: its contrastive losses hold no weights and there is no
+ * next-sentence head (models/roc_bert/modeling_roc_bert.py). */
 static const struct enc1_tasks roc_bert_tasks = {
-    E1C_BERT & ~E1C_PRETRAINING, E1C_MODEL | E1C_SEQ | E1C_CHOICE, E1_LABELS};
+    .classes = E1C_BERT, .pooled = E1C_PRETRAINING | E1C_MODEL | E1C_SEQ | E1C_CHOICE,
+    .seq_head = E1_LABELS, .pretrain_mlm_only = true};
 
 /* RobertaFor* (and the classes copied from them): the classification head is dense +
  * out_proj without the pooler. */
 static const struct enc1_tasks roberta_tasks = {
-    E1C_BERT & ~E1C_PRETRAINING, E1C_MODEL | E1C_CHOICE, E1_CLS_DENSE};
+    .classes = E1C_BERT & ~E1C_PRETRAINING, .pooled = E1C_MODEL | E1C_CHOICE,
+    .seq_head = E1_CLS_DENSE};
 
 /* LayoutLMFor*: every class builds LayoutLMModel(config) with its pooler. */
 static const struct enc1_tasks layoutlm_tasks = {
-    E1C_MASKED_LM | E1C_MODEL | E1C_SEQ | E1C_TOKEN | E1C_QA, E1C_BERT, E1_LABELS};
+    .classes = E1C_MASKED_LM | E1C_MODEL | E1C_SEQ | E1C_TOKEN | E1C_QA, .pooled = E1C_BERT,
+    .seq_head = E1_LABELS};
 
 /* BigBirdFor*: BigBirdModel(config) with its pooler under every head listed here (the QA
  * class's own head is not sized); sequence classification is dense + out_proj. */
-static const struct enc1_tasks big_bird_tasks = {E1C_BERT & ~E1C_QA, E1C_BERT, E1_CLS_DENSE};
+static const struct enc1_tasks big_bird_tasks = {
+    .classes = E1C_BERT & ~E1C_QA, .pooled = E1C_BERT, .seq_head = E1_CLS_DENSE};
 
 /* ErnieConfig defaults; ERNIE 3.0 / Zh checkpoints set use_task_id. */
 static const struct enc1_family ernie = {
@@ -439,7 +447,6 @@ static int read_bertlike(const struct fg_cfg *c, struct fg_model *m, const void 
 {
     const struct enc1_family *f = spec;
     uint64_t labels = 2, windows[FG_MAX_LAYERS], adapters = 0;
-    size_t nwin = 0;
     bool relative, rotary, cross, decoder, qkv_bias = true, final_norm = f->norms != NORMS_POST;
     struct enc1_task task;
     int rc;
@@ -451,24 +458,11 @@ static int read_bertlike(const struct fg_cfg *c, struct fg_model *m, const void 
         (f->lang_adapters && (rc = lang_adapters(c, m->hidden, &adapters, &final_norm, err))) ||
         (rc = fg__enc1_task(c, m, f->prefix, f->tasks, &task, &labels, err)))
         return rc;
-    if (f->global_qkv) {
-        /* LongformerConfig.attention_window: one size for all layers, or one per layer */
-        const cJSON *w = fg__cfg_item(c, "attention_window");
-        if (cJSON_IsArray(w)) {
-            if ((rc = fg_cfg_u64_array(c, "attention_window", 2, FG_MAX_POS, windows,
-                                       FG_MAX_LAYERS, &nwin, err)))
-                return rc;
-            if (nwin != m->layers)
-                return fg_err_set(err, FG_E_RANGE, "%s: key 'attention_window' has %zu entries "
-                                  "for %llu layers", c->origin, nwin,
-                                  (unsigned long long)m->layers);
-        } else {
-            if ((rc = fg_cfg_u64(c, "attention_window", 512, 2, FG_MAX_POS, &windows[0], err)))
-                return rc;
-            for (uint64_t l = 1; l < m->layers; l++)
-                windows[l] = windows[0];
-        }
-    }
+    /* LongformerConfig.attention_window: one size for all layers, or one per layer */
+    if (f->global_qkv &&
+        (rc = fg_cfg_u64_per_layer(c, "attention_window", 512, 2, FG_MAX_POS, m->layers, windows,
+                                   FG_MAX_LAYERS, err)))
+        return rc;
     if ((rc = bertlike_embeddings(c, m, f, err)))
         return rc;
     uint64_t h = m->hidden;
@@ -502,7 +496,8 @@ static int read_bertlike(const struct fg_cfg *c, struct fg_model *m, const void 
 
 /* AlbertFor*: BERT's but ForCausalLM; AlbertSOPHead: h x num_labels (2). */
 static const struct enc1_tasks albert_tasks = {
-    E1C_BERT & ~E1C_CAUSAL_LM, E1C_PRETRAINING | E1C_MODEL | E1C_SEQ | E1C_CHOICE, E1_LABELS};
+    .classes = E1C_BERT & ~E1C_CAUSAL_LM,
+    .pooled = E1C_PRETRAINING | E1C_MODEL | E1C_SEQ | E1C_CHOICE, .seq_head = E1_LABELS};
 
 /*
  * AlbertModel (models/albert/modeling_albert.py @00661e38a9e1):
@@ -592,7 +587,8 @@ static int read_albert(const struct fg_cfg *c, struct fg_model *m, const void *s
 
 /* DebertaFor*: the pooler (ContextPooler) only under sequence classification. */
 static const struct enc1_tasks deberta_tasks = {
-    E1C_MASKED_LM | E1C_MODEL | E1C_SEQ | E1C_TOKEN | E1C_QA, E1C_SEQ, E1_LABELS};
+    .classes = E1C_MASKED_LM | E1C_MODEL | E1C_SEQ | E1C_TOKEN | E1C_QA, .pooled = E1C_SEQ,
+    .seq_head = E1_LABELS};
 
 /* DebertaConfig.pos_att_type: a list (the '|'-separated string the class splits is one by
  * the time it is read: source/config_classes.h). */

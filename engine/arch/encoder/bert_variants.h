@@ -27,7 +27,7 @@ enum enc1_head {
 enum enc1_class {
     E1C_MASKED_LM = 1u << 0,     /* ForMaskedLM: E1_MLM */
     E1C_CAUSAL_LM = 1u << 1,     /* ForCausalLM: E1_MLM */
-    E1C_PRETRAINING = 1u << 2,   /* ForPreTraining: E1_PRETRAIN */
+    E1C_PRETRAINING = 1u << 2,   /* ForPreTraining: E1_PRETRAIN (or E1_MLM) */
     E1C_MODEL = 1u << 3,         /* Model: the base model, E1_NONE */
     E1C_SEQ = 1u << 4,           /* ForSequenceClassification: the family's seq_head */
     E1C_CHOICE = 1u << 5,        /* ForMultipleChoice: E1_ONE */
@@ -38,12 +38,14 @@ enum enc1_class {
 #define E1C_BERT 0xffu /* every class above: BertFor* */
 
 /* A family's task classes: those it has (E1C_* bits), those of them that build the base
- * model with its pooler, and its sequence-classification head (E1_LABELS, or E1_CLS_DENSE
- * for RobertaClassificationHead and its copies). */
+ * model with its pooler, its sequence-classification head (E1_LABELS, or E1_CLS_DENSE for
+ * RobertaClassificationHead and its copies), and whether its pre-training class has the MLM
+ * head alone (E1_MLM, no next-sentence head: RoCBert) rather than E1_PRETRAIN. */
 struct enc1_tasks {
     unsigned classes;
     unsigned pooled;
     enum enc1_head seq_head;
+    bool pretrain_mlm_only;
 };
 
 /* One task class resolved. */

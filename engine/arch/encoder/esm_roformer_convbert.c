@@ -19,7 +19,8 @@
 
 /* EsmFor*: sequence classification is EsmClassificationHead (dense + out_proj). */
 static const struct enc1_tasks esm_tasks = {
-    E1C_MASKED_LM | E1C_MODEL | E1C_SEQ | E1C_TOKEN, E1C_MODEL, E1_CLS_DENSE};
+    .classes = E1C_MASKED_LM | E1C_MODEL | E1C_SEQ | E1C_TOKEN, .pooled = E1C_MODEL,
+    .seq_head = E1_CLS_DENSE};
 
 /*
  * EsmModel (models/esm/modeling_esm.py @0220b9db084f):
@@ -64,8 +65,7 @@ static int read_esm(const struct fg_cfg *c, struct fg_model *m, const void *spec
         (rc = fg_cfg_bool(c, "is_folding_model", false, &folding, err)) ||
         (rc = fg_cfg_bool(c, "add_cross_attention", false, &cross, err)))
         return rc;
-    const cJSON *fold = fg__cfg_item(c, "esmfold_config");
-    if (folding || (fold && !cJSON_IsNull(fold)))
+    if (folding || fg_cfg_has(c, "esmfold_config"))
         return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'is_folding_model' / "
                           "'esmfold_config': EsmForProteinFolding's folding trunk and structure "
                           "module are not sized", c->origin);
@@ -114,7 +114,7 @@ static int read_esm(const struct fg_cfg *c, struct fg_model *m, const void *spec
 
 /* RoFormerFor*: RoFormerModel has no pooler; sequence classification is dense + out_proj. */
 static const struct enc1_tasks roformer_tasks = {
-    E1C_BERT & ~(E1C_PRETRAINING | E1C_CHOICE), 0, E1_CLS_DENSE};
+    .classes = E1C_BERT & ~(E1C_PRETRAINING | E1C_CHOICE), .pooled = 0, .seq_head = E1_CLS_DENSE};
 
 /*
  * RoFormerModel (models/roformer/modeling_roformer.py):
@@ -164,9 +164,11 @@ static int read_roformer(const struct fg_cfg *c, struct fg_model *m, const void 
 
 /* ---- RemBERT -------------------------------------------------------------------------------- */
 
-/* RemBertFor*: RoCBert's classes and poolers. */
+/* RemBertFor*: BERT's classes but pre-training; the pooler under the base model,
+ * sequence classification and multiple choice. */
 static const struct enc1_tasks rembert_tasks = {
-    E1C_BERT & ~E1C_PRETRAINING, E1C_MODEL | E1C_SEQ | E1C_CHOICE, E1_LABELS};
+    .classes = E1C_BERT & ~E1C_PRETRAINING, .pooled = E1C_MODEL | E1C_SEQ | E1C_CHOICE,
+    .seq_head = E1_LABELS};
 
 /*
  * RemBertModel (models/rembert/modeling_rembert.py): RemBertEmbeddings word, position and
@@ -197,6 +199,11 @@ static int read_rembert(const struct fg_cfg *c, struct fg_model *m, const void *
         (rc = fg_cfg_bool(c, "is_decoder", false, &decoder, err)) ||
         (rc = fg__enc1_task(c, m, "RemBert", &rembert_tasks, &task, &labels, err)))
         return rc;
+    /* google/rembert's config.json carries embedding_size 256 from its conversion:
+     * RemBertConfig has no such argument and modeling_rembert only asks hasattr(config,
+     * "embedding_size") in RemBertSelfAttention's head-divisibility check, so it sizes
+     * nothing; read here so the factorised-embedding check does not doubt the count */
+    (void)fg__cfg_raw(c, "embedding_size");
     uint64_t h = m->hidden;
     if ((rc = fg__enc1_embeddings(c, m, in_emb, true, types, true, err)))
         return rc;
@@ -216,7 +223,8 @@ static int read_rembert(const struct fg_cfg *c, struct fg_model *m, const void *
 /* ConvBertFor*: no pooler; the MLM head is ConvBertGeneratorPredictions +
  * generator_lm_head; sequence classification is dense + out_proj. */
 static const struct enc1_tasks convbert_tasks = {
-    E1C_MASKED_LM | E1C_MODEL | E1C_SEQ | E1C_TOKEN | E1C_QA, 0, E1_CLS_DENSE};
+    .classes = E1C_MASKED_LM | E1C_MODEL | E1C_SEQ | E1C_TOKEN | E1C_QA, .pooled = 0,
+    .seq_head = E1_CLS_DENSE};
 
 /*
  * ConvBertModel (models/convbert/modeling_convbert.py @0172c3ecffb3):
