@@ -365,6 +365,55 @@ static void class_table_should_be_sorted_by_model_type(void **state)
     assert_true(fg__cfg_nrules > 0);
 }
 
+static const struct fg_cfg_over over_rows[] = {
+    {FG_CFG_HIDE, "head_dim", NULL},
+    {FG_CFG_SET, "attention_bias", FG_CFG_TRUE},
+    {FG_CFG_DEFAULT, "num_key_value_heads", FG_CFG_NUMBER(2)},
+    {FG_CFG_DEFAULT, "vocab_size", FG_CFG_NUMBER(151424)},
+    {0, NULL, NULL},
+};
+
+/* A view's over rows: a hidden key reads as absent, a set key as its value whatever the file
+ * says, a default where the object lacks the key (after what it inherits); the file's hidden
+ * and set keys count as read. */
+static void over_should_hide_set_and_default_keys_and_record_the_reads(void **state)
+{
+    (void)state;
+    struct fg_config *doc = parse("{\"tie_word_embeddings\": true, \"text_config\": "
+                                  "{\"head_dim\": 64, \"attention_bias\": false, "
+                                  "\"vocab_size\": 7}}");
+    struct fg_cfg root = fg_config_root(doc), t;
+    assert_true(fg_cfg_child(&root, "text_config", &t, NULL));
+    t.over = over_rows;
+    t.outer = &root;
+    t.inherit = "tie_word_embeddings";
+    uint64_t v = 0;
+    bool b = false;
+    assert_false(fg_cfg_has(&t, "head_dim"));
+    assert_int_equal(fg_cfg_u64(&t, "head_dim", 128, 1, 1024, &v, NULL), 0);
+    assert_int_equal(v, 128);
+    assert_int_equal(fg_cfg_bool(&t, "attention_bias", false, &b, NULL), 0);
+    assert_true(b);
+    assert_int_equal(fg_cfg_u64(&t, "num_key_value_heads|n_head_kv", 32, 1, 1024, &v, NULL), 0);
+    assert_int_equal(v, 2);
+    assert_int_equal(fg_cfg_u64(&t, "vocab_size", 1, 1, 1u << 20, &v, NULL), 0);
+    assert_int_equal(v, 7); /* present: the default does not apply */
+    assert_int_equal(fg_cfg_bool(&t, "tie_word_embeddings", false, &b, NULL), 0);
+    assert_true(b);         /* inherited ahead of any default */
+    assert_null(fg__cfg_raw(&t, "head_dim"));
+    assert_true(cJSON_IsTrue(fg__cfg_raw(&t, "attention_bias")));
+    assert_true(fg__cfg_was_read(&t, "head_dim"));
+    assert_true(fg__cfg_was_read(&t, "attention_bias"));
+    /* the root's own view is unchanged */
+    assert_true(fg_cfg_has(&root, "text_config"));
+    struct fg_cfg plain;
+    assert_true(fg_cfg_child(&root, "text_config", &plain, NULL));
+    assert_null(plain.over);
+    assert_int_equal(fg_cfg_u64(&plain, "head_dim", 128, 1, 1024, &v, NULL), 0);
+    assert_int_equal(v, 64);
+    fg_config_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -388,6 +437,7 @@ int main(void)
         cmocka_unit_test(u64_should_read_a_legacy_name_the_class_accepts),
         cmocka_unit_test(child_should_read_by_its_own_model_type),
         cmocka_unit_test(class_table_should_be_sorted_by_model_type),
+        cmocka_unit_test(over_should_hide_set_and_default_keys_and_record_the_reads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

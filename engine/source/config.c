@@ -112,17 +112,35 @@ static bool indexed(const struct fg_cfg *c)
     return c->obj && c->index && c->index->obj == c->obj;
 }
 
+/* c's over row of kind for the n-byte key, or NULL. */
+static const struct fg_cfg_over *over_row(const struct fg_cfg *c, enum fg_cfg_over_kind kind,
+                                          const char *key, size_t n)
+{
+    for (const struct fg_cfg_over *o = c->over; o && o->key; o++)
+        if (o->kind == kind && !strncmp(o->key, key, n) && !o->key[n])
+            return o;
+    return NULL;
+}
+
 const cJSON *fg__cfg_raw(const struct fg_cfg *c, const char *key)
 {
-    if (!c->obj)
-        return NULL;
-    if (indexed(c)) {
-        struct slot *sl = index_slot(c->index, key, strlen(key));
+    size_t n = strlen(key);
+    const struct fg_cfg_over *set = over_row(c, FG_CFG_SET, key, n);
+    const cJSON *it = NULL;
+    if (c->obj && indexed(c)) {
+        struct slot *sl = index_slot(c->index, key, n);
         if (sl)
             sl->read = true;
-        return sl ? sl->item : NULL;
+        it = sl ? sl->item : NULL;
+    } else if (c->obj) {
+        it = cJSON_GetObjectItemCaseSensitive(c->obj, key);
     }
-    return cJSON_GetObjectItemCaseSensitive(c->obj, key);
+    if (set)
+        return set->value;
+    if (over_row(c, FG_CFG_HIDE, key, n))
+        it = NULL;
+    const struct fg_cfg_over *def = it ? NULL : over_row(c, FG_CFG_DEFAULT, key, n);
+    return def ? def->value : it;
 }
 
 bool fg__cfg_was_read(const struct fg_cfg *c, const char *key)
@@ -377,6 +395,15 @@ static const cJSON *lookup_sub(const struct fg_cfg *c, const char *keys, char *n
                     last[i] = e;
     size_t pick = 0; /* the first alias names a key that is absent */
     const cJSON *found = NULL;
+    const struct fg_cfg_over *over = NULL;
+    for (size_t i = 0; c->over && i < n_alias && !found; i++)
+        if ((over = over_row(c, FG_CFG_SET, alias[i], len[i]))) {
+            found = over->value;
+            pick = i;
+            subs[i] = NULL;
+        } else if (over_row(c, FG_CFG_HIDE, alias[i], len[i])) {
+            last[i] = NULL;
+        }
     for (size_t i = 0; i < n_alias && !found; i++)
         if (last[i] && !cJSON_IsNull(last[i])) {
             found = last[i];
@@ -390,8 +417,17 @@ static const cJSON *lookup_sub(const struct fg_cfg *c, const char *keys, char *n
             return it;
     }
     for (size_t i = 0; i < n_alias && !found && c->outer && c->inherit; i++)
-        if (alias_listed(c->inherit, alias[i], len[i]))
-            return lookup_sub(c->outer, keys, name, cap, sub);
+        if (alias_listed(c->inherit, alias[i], len[i])) {
+            const cJSON *it = lookup_sub(c->outer, keys, name, cap, sub);
+            if (it)
+                return it;
+            break;
+        }
+    for (size_t i = 0; i < n_alias && !found && c->over; i++)
+        if ((over = over_row(c, FG_CFG_DEFAULT, alias[i], len[i]))) {
+            found = over->value;
+            pick = i;
+        }
     size_t n = n_alias ? len[pick] : 0;
     if (n >= cap)
         n = cap - 1;
@@ -478,6 +514,7 @@ bool fg_cfg_child(const struct fg_cfg *c, const char *key, struct fg_cfg *child,
     child->index = sub;
     child->outer = NULL;
     child->inherit = NULL;
+    child->over = NULL;
     const struct fg__cfg_rule *sub_class = fg__cfg_rule_find(c->rules, c->nrules, FG__CFG_SUB,
                                                              name, strlen(name));
     const char *type = fg__cfg_own_type(it) ? fg__cfg_own_type(it)

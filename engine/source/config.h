@@ -35,6 +35,25 @@ struct fg_config;
 struct fg_cfg_index;
 struct fg__cfg_rule;
 
+/*
+ * What a view changes in the keys it reads (struct fg_cfg's over), for a reader that reads
+ * one class's keys as another class reads them: GLM-4.1V's text model through the GLM-4
+ * reader, whose class ignores head_dim and always biases q/k/v.  A HIDE key reads as absent,
+ * a SET key reads as value whatever the file holds, a DEFAULT key reads as value where the
+ * object (and what it inherits) lacks it.  Hidden and set keys of the object count as read:
+ * the class took them into account.  Rows end with a NULL key.
+ */
+enum fg_cfg_over_kind { FG_CFG_HIDE, FG_CFG_SET, FG_CFG_DEFAULT };
+struct fg_cfg_over {
+    enum fg_cfg_over_kind kind;
+    const char *key;           /* as config.json spells it */
+    const struct cJSON *value; /* SET / DEFAULT: static storage, never freed */
+};
+/* Values for the rows of a file-scope table (the file includes <cjson/cJSON.h>). */
+#define FG_CFG_NUMBER(v) (&(const struct cJSON){.type = cJSON_Number, .valueint = (v), \
+                                                  .valuedouble = (v)})
+#define FG_CFG_TRUE (&(const struct cJSON){.type = cJSON_True, .valueint = 1})
+
 /* A view on one JSON object of a document (the root, or text_config ...). */
 struct fg_cfg {
     const struct cJSON *obj;
@@ -53,6 +72,9 @@ struct fg_cfg {
      * class's attribute_map names are read under the attribute's name too. */
     const struct fg__cfg_rule *rules;
     size_t nrules;
+    /* The reader's changes to obj's keys (struct fg_cfg_over), or NULL; a child view has
+     * none of its own. */
+    const struct fg_cfg_over *over;
 };
 
 /* Internal: every member name and string value of the JSON tree j (and its siblings after

@@ -25,6 +25,7 @@
  * The adapters are one node next to the protein encoder: their activations are counted once,
  * not per layer.
  */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,9 +33,12 @@
 #include "util/fmt.h"
 
 /* EvollaConfig's llama defaults where LlamaConfig's differ. */
-static const struct fg__mm_default evolla_defaults[] = {
-    {"vocab_size", 128256}, {"intermediate_size", 14336}, {"num_key_value_heads", 8},
-    {"max_position_embeddings", 8192}, {NULL, 0},
+static const struct fg_cfg_over evolla_defaults[] = {
+    {FG_CFG_DEFAULT, "vocab_size", FG_CFG_NUMBER(128256)},
+    {FG_CFG_DEFAULT, "intermediate_size", FG_CFG_NUMBER(14336)},
+    {FG_CFG_DEFAULT, "num_key_value_heads", FG_CFG_NUMBER(8)},
+    {FG_CFG_DEFAULT, "max_position_embeddings", FG_CFG_NUMBER(8192)},
+    {0, NULL, NULL},
 };
 
 /* The SaProt (ESM) encoder from protein_encoder_config as one tower node; *hidden its width. */

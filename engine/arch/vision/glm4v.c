@@ -24,8 +24,9 @@
  *                   builds num_hidden_layers layers; num_nextn_predict_layers is ignored).
  *   lm_head         Linear(text hidden, vocab, no bias), tied by tie_word_embeddings.
  *
- * The text model is read by the registered glm4 / glm4_moe reader over a copy of the text
- * keys with those class differences applied, so the blocks are described once.
+ * The text model is read by the registered glm4 / glm4_moe reader through a view of the text
+ * keys that applies those class differences (source/config.h struct fg_cfg_over), so the
+ * blocks are described once.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -40,39 +41,24 @@ struct glm_spec {
     enum glm_text text;
 };
 
-/* The copy's changes for the class the text model follows (see the header comment). */
-static int fix_text_keys(cJSON *t, bool moe, bool root_tie_set, bool root_tie)
-{
-    bool ok = true;
-    if (moe) {
-        cJSON_DeleteItemFromObjectCaseSensitive(t, "num_nextn_predict_layers");
-        cJSON_DeleteItemFromObjectCaseSensitive(t, "use_qk_norm");
-        if (!cJSON_GetObjectItemCaseSensitive(t, "vocab_size"))
-            ok = cJSON_AddNumberToObject(t, "vocab_size", 151424) != NULL;
-        if (ok && !cJSON_GetObjectItemCaseSensitive(t, "attention_bias"))
-            ok = cJSON_AddBoolToObject(t, "attention_bias", true) != NULL;
-    } else {
-        cJSON_DeleteItemFromObjectCaseSensitive(t, "head_dim");
-        cJSON_DeleteItemFromObjectCaseSensitive(t, "attention_bias");
-        ok = cJSON_AddBoolToObject(t, "attention_bias", true) != NULL;
-        if (ok && !cJSON_GetObjectItemCaseSensitive(t, "num_key_value_heads"))
-            ok = cJSON_AddNumberToObject(t, "num_key_value_heads", 2) != NULL;
-    }
-    /* Glm46VConfig / Glm4vConfig keep tie_word_embeddings in the root */
-    if (ok && root_tie_set && !cJSON_GetObjectItemCaseSensitive(t, "tie_word_embeddings"))
-        ok = cJSON_AddBoolToObject(t, "tie_word_embeddings", root_tie) != NULL;
-    return ok ? 0 : FG_E_NOMEM;
-}
+/* How Glm4vTextConfig reads the keys the GLM-4 reader asks for: head_dim ignored (hidden /
+ * heads), q/k/v always biased, two key-value heads by default. */
+static const struct fg_cfg_over glm_dense_keys[] = {
+    {FG_CFG_HIDE, "head_dim", NULL},
+    {FG_CFG_SET, "attention_bias", FG_CFG_TRUE},
+    {FG_CFG_DEFAULT, "num_key_value_heads", FG_CFG_NUMBER(2)},
+    {0, NULL, NULL},
+};
 
-/* Keys of a root that holds the text model (GLM-4.1V writes no text_config) that the copy
- * read or that the class ignores: looked up on the root so the unread-key check sees them. */
-static void touch_root_keys(const struct fg_cfg *c)
-{
-    static const char *const keys[] = {"tie_word_embeddings", "num_nextn_predict_layers",
-                                       "use_qk_norm", "head_dim", "attention_bias", NULL};
-    for (const char *const *k = keys; *k; k++)
-        (void)fg__cfg_item(c, *k);
-}
+/* How Glm4vMoeTextConfig reads the GLM-4.5 keys: no MTP layer, no q/k norms, its own
+ * vocabulary and attention-bias defaults. */
+static const struct fg_cfg_over glm_moe_keys[] = {
+    {FG_CFG_HIDE, "num_nextn_predict_layers", NULL},
+    {FG_CFG_HIDE, "use_qk_norm", NULL},
+    {FG_CFG_DEFAULT, "vocab_size", FG_CFG_NUMBER(151424)},
+    {FG_CFG_DEFAULT, "attention_bias", FG_CFG_TRUE},
+    {0, NULL, NULL},
+};
 
 static int read_glm_text(const struct fg_cfg *c, const struct glm_spec *s, struct fg_model *m,
                          struct fg_err *err)
@@ -95,25 +81,20 @@ static int read_glm_text(const struct fg_cfg *c, const struct glm_spec *s, struc
                               "glm4v_text and glm4v_moe_text are understood", c->origin, tt);
         moe = !strcmp(tt, "glm4v_moe_text");
     }
-    bool root_tie = false, root_tie_set = have && fg_cfg_has(c, "tie_word_embeddings");
-    if (root_tie_set && (rc = fg_cfg_bool(c, "tie_word_embeddings", false, &root_tie, err)))
-        return rc;
     const struct fg_arch *a = m->arch_find ? m->arch_find(moe ? "glm4_moe" : "glm4") : NULL;
     if (!a)
         return fg_err_set(err, FG_E_UNSUPPORTED, "%s: the %s text reader is not registered",
                           c->origin, moe ? "glm4_moe" : "glm4");
-    cJSON *copy = text.obj ? cJSON_Duplicate(text.obj, 1) : cJSON_CreateObject();
-    if (!copy || fix_text_keys(copy, moe, root_tie_set, root_tie)) {
-        cJSON_Delete(copy);
-        return fg_err_set(err, FG_E_NOMEM, "out of memory copying the text keys");
+    /* the text class's own reading of its keys; Glm46VConfig / Glm4vConfig keep
+     * tie_word_embeddings in the root */
+    text.rules = NULL;
+    text.nrules = 0;
+    text.over = moe ? glm_moe_keys : glm_dense_keys;
+    if (have) {
+        text.outer = c;
+        text.inherit = "tie_word_embeddings";
     }
-    struct fg_cfg view = {.obj = copy, .origin = c->origin, .index = NULL};
-    fg__copy(view.scope, sizeof view.scope, have ? "text_config" : "");
-    rc = a->read(&view, m, a->spec, err);
-    cJSON_Delete(copy);
-    if (!have)
-        touch_root_keys(c);
-    return rc;
+    return a->read(&text, m, a->spec, err);
 }
 
 /* Glm4vVisionModel as one FG_NODE_VISION node, and its downsample + merger as the projector;

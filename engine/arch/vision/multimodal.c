@@ -498,29 +498,18 @@ static int text_only_class(const struct fg_cfg *c, struct fg_model *m, struct fg
 }
 
 int fg__mm_read_root_text(const struct fg_cfg *c, const char *type,
-                          const struct fg__mm_default *defs, struct fg_model *m,
+                          const struct fg_cfg_over *over, struct fg_model *m,
                           struct fg_err *err)
 {
     const struct fg_arch *a = m->arch_find ? m->arch_find(type) : NULL;
     if (!a)
         return fg_err_set(err, FG_E_UNSUPPORTED, "%s: the %s text reader is not registered",
                           c->origin, type);
-    cJSON *copy = cJSON_Duplicate(c->obj, 1);
-    bool ok = copy != NULL;
-    for (const struct fg__mm_default *d = defs; ok && d->key; d++)
-        if (!cJSON_GetObjectItemCaseSensitive(copy, d->key))
-            ok = cJSON_AddNumberToObject(copy, d->key, (double)d->value) != NULL;
-    if (!ok) {
-        cJSON_Delete(copy);
-        return fg_err_set(err, FG_E_NOMEM, "out of memory copying the text keys");
-    }
-    struct fg_cfg view = {.obj = copy, .origin = c->origin, .index = NULL};
-    int rc = a->read(&view, m, a->spec, err);
-    cJSON_Delete(copy);
-    /* keys the copy read that the root's unread-key check looks for */
-    (void)fg__cfg_item(c, "tie_word_embeddings");
-    (void)fg__cfg_item(c, "lm_head_bias");
-    return rc;
+    struct fg_cfg view = *c;
+    view.rules = NULL; /* the text class's reading, not the wrapper's */
+    view.nrules = 0;
+    view.over = over;
+    return a->read(&view, m, a->spec, err);
 }
 
 int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec,

@@ -88,15 +88,11 @@ int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec, st
  * reader of its model_type; 0 or an FG_E_* code. */
 int fg__mm_read_text(const struct fg_cfg *c, const struct mm_spec *s, struct fg_model *m,
                      struct fg_err *err);
-/* A class default the text keys of a wrapper's root take where the root leaves them out. */
-struct fg__mm_default {
-    const char *key;
-    uint64_t value;
-};
 /* The text model whose keys sit in the wrapper's root, read by the registered reader of type
- * over a copy of the root with defs (ending in {NULL}) added where absent; 0 or FG_E_*. */
+ * through a view of the root with the text class's changes over (source/config.h; ending in
+ * a NULL key); 0 or FG_E_*. */
 int fg__mm_read_root_text(const struct fg_cfg *c, const char *type,
-                          const struct fg__mm_default *defs, struct fg_model *m,
+                          const struct fg_cfg_over *over, struct fg_model *m,
                           struct fg_err *err);
 /* A ViT tower of spec s from vision_config v as one FG_NODE_VISION node; d gets its sizes. */
 int fg__mm_add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_spec *s,

@@ -29,6 +29,7 @@
  * The LoRA adapters of the original remote-code release (model_type phi4mm) are not part of
  * this class: transformers' conversion writes them as separate adapters.
  */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,9 +37,11 @@
 #include "util/fmt.h"
 
 /* Phi4MultimodalConfig's text defaults where Phi3Config's differ. */
-static const struct fg__mm_default phi4_defaults[] = {
-    {"vocab_size", 200064}, {"num_key_value_heads", 8}, {"max_position_embeddings", 131072},
-    {NULL, 0},
+static const struct fg_cfg_over phi4_defaults[] = {
+    {FG_CFG_DEFAULT, "vocab_size", FG_CFG_NUMBER(200064)},
+    {FG_CFG_DEFAULT, "num_key_value_heads", FG_CFG_NUMBER(8)},
+    {FG_CFG_DEFAULT, "max_position_embeddings", FG_CFG_NUMBER(131072)},
+    {0, NULL, NULL},
 };
 
 /* Phi4MultimodalVisionModel: SiglipVisionModel's layout at Phi4MultimodalVisionConfig's
