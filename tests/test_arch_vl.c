@@ -552,7 +552,7 @@ static void read_kosmos2_should_match_the_published_safetensors_count(void **sta
 }
 
 /* The released config writes every PretrainedConfig flag into each sub-config, among them
- * vision_config.tie_word_embeddings = true (tests/fixtures/models/microsoft--kosmos-2-patch14-224):
+ * vision_config.tie_word_embeddings = true (tests/fixtures/models/ydshieh--kosmos-2-patch14-224):
  * the vision tower has no word embeddings, so the count stays exact and unchanged. */
 static void read_kosmos2_should_size_nothing_for_the_vision_tie_word_embeddings_flag(void **state)
 {
