@@ -215,6 +215,25 @@ static void read_decoder_should_store_no_head_for_a_base_model_class(void **stat
     fg_model_free(m);
 }
 
+/* HunYuanDenseV1Attention builds query_layernorm / key_layernorm whatever use_qk_norm says
+ * (transformers models/hunyuan_v1_dense/modeling_hunyuan_v1_dense.py): the key read either
+ * way, the count the same and exact. */
+static void read_decoder_should_ignore_use_qk_norm_where_the_norms_are_unconditional(void **state)
+{
+    (void)state;
+    static const char *const cfgs[] = {
+        "{\"model_type\": \"hunyuan_v1_dense\", " SMALL_KEYS "}",
+        "{\"model_type\": \"hunyuan_v1_dense\", " SMALL_KEYS ", \"use_qk_norm\": true}",
+        "{\"model_type\": \"hunyuan_v1_dense\", " SMALL_KEYS ", \"use_qk_norm\": false}",
+    };
+    for (size_t i = 0; i < sizeof cfgs / sizeof cfgs[0]; i++) {
+        struct fg_model *m = built(cfgs[i]);
+        assert_int_equal(m->params_total, EMB_HEAD + 2 * (QKVO + 2 * 64 + GATED_MLP + 2 * 256) + 256);
+        assert_int_equal(m->certainty, FG_CERT_EXACT);
+        fg_model_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -224,6 +243,7 @@ int main(void)
         cmocka_unit_test(read_decoder_should_slide_three_layers_in_four_for_olmo3_and_cohere2),
         cmocka_unit_test(read_decoder_should_be_unsure_whether_a_tied_qwen3_head_is_written),
         cmocka_unit_test(read_decoder_should_store_no_head_for_a_base_model_class),
+        cmocka_unit_test(read_decoder_should_ignore_use_qk_norm_where_the_norms_are_unconditional),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -334,6 +334,13 @@ static void generic_should_be_unsure_of_sub_configs_and_ambiguous_mlps(void **st
     fg_model_free(assert_unsure("allenai--olmOCR-7B-0225-preview", true, "vision_config"));
     /* GELU MLPs are gated in Gemma and plain in Starcoder2 */
     fg_model_free(assert_unsure("bigcode--starcoder2-7b", true, "hidden_act"));
+    /* ReLU^2 is gated in BitNet and plain in Nemotron and Arcee; NemotronH's mlp_hidden_act
+     * says plain */
+    fg_model_free(assert_unsure("microsoft--bitnet-b1.58-2B-4T", true, "hidden_act"));
+    fg_model_free(assert_unsure("nvidia--Nemotron-Mini-4B-Instruct", true, "hidden_act"));
+    struct fg_model *h = assert_generic_within_2pct("nvidia--NVIDIA-Nemotron-Nano-9B-v2");
+    assert_true(has_assumption(h, "mlp_hidden_act"));
+    fg_model_free(h);
     /* the key Gemma and ModernBERT name their activation by says gated */
     struct fg_model *m = assert_generic_within_2pct("google--gemma-2-9b");
     assert_true(has_assumption(m, "hidden_activation"));

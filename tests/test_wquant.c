@@ -105,6 +105,30 @@ static void wquant_read_should_refuse_what_it_cannot_size_naming_the_key(void **
     fg_config_free(doc);
 }
 
+/* A scheme it cannot size read from a file deep in a tree (microsoft/bitnet-b1.58-2B-4T's
+ * quant_method "bitnet"): the note names the method, not the path that opens the detail. */
+static void wquant_note_should_name_the_refused_method_behind_a_long_path(void **state)
+{
+    (void)state;
+    static const char cfg[] =
+        "{\"model_type\": \"llama\", \"hidden_size\": 64, \"intermediate_size\": 128, "
+        "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"vocab_size\": 100, "
+        "\"quantization_config\": {\"quant_method\": \"bitnet\"}}";
+    const char *path = "tests/fixtures/models/microsoft--bitnet-b1.58-2B-4T/config.json";
+    struct fg_config *doc = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(fg_config_parse(cfg, strlen(cfg), path, &doc, &err), 0);
+    struct fg_model *m = NULL;
+    assert_int_equal(fg_model_from_config(doc, "t", &m, &err), 0);
+    bool named = false;
+    for (size_t i = 0; i < m->n_notes; i++)
+        named |= strstr(m->notes[i], "quant_method 'bitnet'") != NULL &&
+                 strstr(m->notes[i], "checkpoint dtype") != NULL;
+    assert_true(named);
+    fg_model_free(m);
+    fg_config_free(doc);
+}
+
 static void wquant_for_serving_should_follow_vllms_verify_quantization(void **state)
 {
     (void)state;
@@ -183,6 +207,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(wquant_read_should_give_each_schemes_bytes_with_its_scales),
         cmocka_unit_test(wquant_read_should_refuse_what_it_cannot_size_naming_the_key),
+        cmocka_unit_test(wquant_note_should_name_the_refused_method_behind_a_long_path),
         cmocka_unit_test(wquant_for_serving_should_follow_vllms_verify_quantization),
         cmocka_unit_test(estimate_serve_should_count_the_checkpoints_own_bytes),
     };

@@ -41,14 +41,15 @@
 enum form { FORM_GATED, FORM_PLAIN, FORM_EITHER };
 
 /* Activations as configs spell them, and the MLP form they imply.  SiLU is the SwiGLU of
- * LlamaMLP and its descendants; ReLU^2 the plain MLP of NemotronHMLP; GELU and ReLU are used
- * both ways (GemmaMLP gated, Starcoder2MLP / BertIntermediate plain). */
+ * LlamaMLP and its descendants; GELU and ReLU are used both ways (GemmaMLP gated,
+ * Starcoder2MLP / BertIntermediate plain), and so is ReLU^2 (NemotronMLP, ArceeMLP plain;
+ * BitNetMLP, a GemmaMLP, gated). */
 static const struct act_row {
     const char *name;
     enum form form;
 } acts[] = {
     {"silu", FORM_GATED},      {"swish", FORM_GATED},     {"swiglu", FORM_GATED},
-    {"geglu", FORM_GATED},     {"relu2", FORM_PLAIN},     {"squared_relu", FORM_PLAIN},
+    {"geglu", FORM_GATED},     {"squared_relu", FORM_PLAIN},
     {NULL, FORM_EITHER},
 };
 
@@ -56,6 +57,10 @@ static const struct act_row {
  * hidden_activation, and GemmaMLP (gate_proj, up_proj) and ModernBertMLP (Wi of
  * 2 x intermediate_size) are both gated. */
 static const char *const gated_keys[] = {"hidden_activation", NULL};
+
+/* ... and the key NemotronHConfig names its MLP's activation by: NemotronHMLP is plain
+ * (up_proj, down_proj) whatever it names. */
+static const char *const plain_keys[] = {"mlp_hidden_act", NULL};
 
 /* NemotronHConfig names the MLP's activation mlp_hidden_act (hidden_act is its Mamba's) */
 #define ACT_KEYS "mlp_hidden_act|hidden_act|activation_function|activation|hidden_activation"
@@ -82,6 +87,11 @@ static int read_form(const struct fg_cfg *c, struct fg_model *m, const char *key
         if (fg_cfg_has(c, *g)) {
             f = FORM_GATED;
             fg__model_assume(m, "MLP gated: key '%s' (GemmaMLP / ModernBertMLP)", *g);
+        }
+    for (const char *const *p = plain_keys; *p && f == FORM_EITHER; p++)
+        if (fg_cfg_has(c, *p)) {
+            f = FORM_PLAIN;
+            fg__model_assume(m, "MLP plain: key '%s' (NemotronHMLP)", *p);
         }
     if (f == FORM_EITHER) {
         fg__cfg_key_used(c, keys, used, sizeof used);

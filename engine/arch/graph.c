@@ -152,7 +152,10 @@ static void read_wquant(const struct fg_cfg *root, struct fg_model *m)
     struct fg_err e = {0};
     if (fg_wquant_read(root, &m->wq, &e)) {
         memset(&m->wq, 0, sizeof m->wq);
-        fg__model_note(m, "%.100s; served weights counted in the checkpoint dtype", e.detail);
+        /* the detail opens with the file's path, which can fill a note: keep the key */
+        const char *key = strstr(e.detail, "quantization_config");
+        fg__model_note(m, "%.100s; served weights counted in the checkpoint dtype",
+                       key ? key : e.detail);
     } else if (m->wq.method == FG_WQ_FP8 || m->wq.method == FG_WQ_MXFP4) {
         /* transformers utils/quantization_config.py: FineGrainedFP8Config and Mxfp4Config
          * take dequantize=True, which loads the weights as bf16 for training */
@@ -212,8 +215,11 @@ static int build(const struct fg_config *doc, const char *id, bool node_by_node,
          * wrapper's unknown text model), which then says so */
         m->certainty = FG_CERT_EXACT;
         rc = a->read(&root, m, a->spec, err);
-        if (rc == 0)
+        /* the quantization_config the serving read enters is checked as the reader's are */
+        if (rc == 0) {
+            read_wquant(&root, m);
             fg__family_check_unread(&root, m);
+        }
     } else if (l) {
         rc = fg__arch_read_tensors(&root, m, l, err); /* tensors.h: says so itself */
     } else {
@@ -232,7 +238,7 @@ static int build(const struct fg_config *doc, const char *id, bool node_by_node,
                             mt ? mt : "(none)", why);
         }
     }
-    if (rc == 0)
+    if (rc == 0 && !a)
         read_wquant(&root, m);
     if (rc == 0)
         rc = fg__model_finalize(m, err);

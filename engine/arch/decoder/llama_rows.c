@@ -107,6 +107,12 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
         return rc;
     if (s->qk_norm_key && (rc = fg_cfg_bool(c, s->qk_norm_key, s->qk_norm_default, &qkn, err)))
         return rc;
+    /* A class whose q/k norms are unconditional (HunYuanDenseV1Attention) ignores a
+     * use_qk_norm its config may carry (Hunyuan-MT-7B writes true): read, no shape changes. */
+    bool ignored;
+    if (s->qk_norm && !s->qk_norm_key &&
+        (rc = fg_cfg_bool(c, "use_qk_norm", true, &ignored, err)))
+        return rc;
     if (s->head_bias_key && (rc = fg_cfg_bool(c, "lm_head_bias", false, &head_bias, err)))
         return rc;
     /* Soft-capped attention logits (Gemma-2): eager attention's tanh keeps its output,
