@@ -352,9 +352,10 @@ $(BUILD)/gen/gpus_table.c: conf/gpus.conf $(GEN_GPUS)
 # themselves (tools/gen_real_configs.c): a folder added or removed changes the list.
 GEN_REAL := $(BUILD)/tools/gen_real_configs
 REAL_CONFIGS := $(sort $(wildcard tests/fixtures/models/*/config.json))
-$(GEN_REAL): tools/gen_real_configs.c
+$(GEN_REAL): tools/gen_real_configs.c engine/util/jsonscan.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ tools/gen_real_configs.c $(SAN_FLAGS) $(LDFLAGS) -lcjson
+	$(CC) $(ALL_CFLAGS) -o $@ tools/gen_real_configs.c engine/util/jsonscan.c $(SAN_FLAGS) \
+	    $(LDFLAGS) -lcjson
 $(BUILD)/gen/real_configs.c: $(GEN_REAL) $(REAL_CONFIGS) $(wildcard tests/fixtures/models/*/PROVENANCE.txt)
 	@mkdir -p $(dir $@)
 	$(GEN_REAL) $(REAL_CONFIGS) > $@.tmp && mv $@.tmp $@

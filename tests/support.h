@@ -5,9 +5,11 @@
 #ifndef FG_TEST_SUPPORT_H
 #define FG_TEST_SUPPORT_H
 
+#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "arch/graph.h"
@@ -15,6 +17,7 @@
 #include "source/config.h"
 #include "job/jobspec.h"
 #include "model/model.h"
+#include "util/jsonscan.h"
 
 /* Load a fixture directory (or config.json); fails the test with the detail. */
 static inline struct fg_model *load(const char *dir)
@@ -27,6 +30,20 @@ static inline struct fg_model *load(const char *dir)
     assert_int_equal(rc, 0);
     assert_non_null(m);
     return m;
+}
+
+/* A fixture's config.json text parsed as cJSON the way source/config.c reads it: Python's
+ * Infinity (the published Mamba-2 configs' time_step_limit) as a number.  NULL when it does not
+ * parse; the caller deletes the tree. */
+static inline cJSON *fixture_json(const char *text)
+{
+    cJSON *j = cJSON_Parse(text);
+    char *py = j ? NULL : fg__json_python_infinity(text, strlen(text));
+    if (py) {
+        j = cJSON_ParseWithLength(py, strlen(text));
+        free(py);
+    }
+    return j;
 }
 
 /* Build from inline JSON; returns the reader's code and fills *out on success. */

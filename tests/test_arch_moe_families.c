@@ -82,6 +82,25 @@ static void read_dbrx_should_count_fused_wqkv_and_stacked_glu_experts(void **sta
     assert_refused("{\"model_type\": \"dbrx\", \"ffn_config\": 3}", FG_E_TYPE, "ffn_config");
 }
 
+/* A re-saved DBRX config (mlx-community/dbrx-instruct-4bit, tests/fixtures/models) carries the
+ * PretrainedConfig attributes of its sub-configs, tie_word_embeddings true among them; the
+ * model ties on the top-level key alone, so the count stays exact and the same. */
+static void read_dbrx_should_leave_the_sub_configs_base_attributes_alone(void **state)
+{
+    (void)state;
+    const char *resaved =
+        "{\"model_type\": \"dbrx\", \"d_model\": 6144, \"n_heads\": 48, \"n_layers\": 40, "
+        "\"max_seq_len\": 32768, \"vocab_size\": 100352, \"tie_word_embeddings\": false, "
+        "\"attn_config\": {\"tie_word_embeddings\": true, \"model_type\": \"\", "
+        "\"clip_qkv\": 8, \"kv_n_heads\": 8, \"rope_theta\": 500000}, "
+        "\"ffn_config\": {\"tie_word_embeddings\": true, \"model_type\": \"\", "
+        "\"ffn_act_fn\": {\"name\": \"silu\"}, \"ffn_hidden_size\": 10752, "
+        "\"moe_num_experts\": 16, \"moe_top_k\": 4}}";
+    assert_int_equal(count(resaved), count(DBRX_CFG));
+    assert_refused("{\"model_type\": \"dbrx\", \"attn_config\": {\"tie_word_embeddings\": 2}}",
+                   FG_E_TYPE, "tie_word_embeddings");
+}
+
 /* Hunyuan-A13B-Instruct's shapes: hidden 4096, 32 layers, 32 heads, 8 kv, head_dim 128,
  * intermediate 3072, 64 experts top-8, vocab 128167, tied. */
 #define HUNYUAN_CFG                                                                         \
@@ -465,6 +484,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(read_dbrx_should_count_fused_wqkv_and_stacked_glu_experts),
+        cmocka_unit_test(read_dbrx_should_leave_the_sub_configs_base_attributes_alone),
         cmocka_unit_test(read_hunyuan_moe_should_count_shared_mlp_and_per_layer_lists),
         cmocka_unit_test(read_jetmoe_should_count_attention_and_mlp_experts),
         cmocka_unit_test(read_lfm2_moe_should_place_dense_and_sparse_feed_forwards),

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -87,6 +88,33 @@ static void parse_should_reject_malformed_json_with_line(void **state)
     assert_non_null(strstr(err.detail, "bad.json"));
     assert_non_null(strstr(err.detail, "line 3"));
     assert_int_equal(fg_config_parse("[1,2]", 5, "arr.json", &doc, &err), FG_E_PARSE);
+}
+
+/* Python's json.dumps writes an infinite float as Infinity, and transformers' save_pretrained
+ * does so for Mamba2Config's time_step_limit (mistralai/Mamba-Codestral-7B-v0.1,
+ * tests/fixtures/models): the word reads as an infinite number outside strings, stays text
+ * inside them, and a line number past it still counts from the file as written. */
+static void parse_should_read_python_infinity_as_a_number(void **state)
+{
+    (void)state;
+    struct fg_config *doc = parse("{\"time_step_limit\": [0.0, Infinity], \"low\": -Infinity, "
+                                  "\"s\": \"Infinity \\\" Infinity\"}");
+    struct fg_cfg c = fg_config_root(doc);
+    const cJSON *lim = cJSON_GetObjectItemCaseSensitive(c.obj, "time_step_limit");
+    assert_true(isinf(cJSON_GetArrayItem(lim, 1)->valuedouble));
+    assert_true(cJSON_GetObjectItemCaseSensitive(c.obj, "low")->valuedouble < 0);
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(c.obj, "s")->valuestring,
+                        "Infinity \" Infinity");
+    fg_config_free(doc);
+    struct fg_err err = {0};
+    const char *bad = "{\"a\": Infinity,\n\"b\": Infinit}";
+    assert_int_equal(fg_config_parse(bad, strlen(bad), "bad.json", &doc, &err), FG_E_PARSE);
+    assert_non_null(strstr(err.detail, "line 2"));
+    assert_int_equal(fg_config_parse("{\"a\": NaN}", 11, "nan.json", &doc, &err), FG_E_PARSE);
+    /* a config fetched from the hub or the cache is checked the same way */
+    const char *fetched = "{\"a\": [0.0, Infinity]}", *broken = "{\"a\": Infinit}";
+    assert_true(fg__config_is_object(fetched, strlen(fetched)));
+    assert_false(fg__config_is_object(broken, strlen(broken)));
 }
 
 static void parse_should_survive_deep_nesting(void **state)
@@ -456,6 +484,7 @@ int main(void)
         cmocka_unit_test(u64_should_reject_string_naming_file_and_key),
         cmocka_unit_test(u64_should_reject_negative_fractional_and_absurd),
         cmocka_unit_test(parse_should_reject_malformed_json_with_line),
+        cmocka_unit_test(parse_should_read_python_infinity_as_a_number),
         cmocka_unit_test(parse_should_survive_deep_nesting),
         cmocka_unit_test(load_should_name_directory_without_config),
         cmocka_unit_test(model_should_fall_back_to_generic_decoder_and_say_so),

@@ -18,6 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/jsonscan.h"
+
 struct row {
     char *model_type, *folder;
 };
@@ -84,6 +86,10 @@ int main(int argc, char **argv)
             goto out;
         }
         cJSON *j = cJSON_ParseWithLength(text, len);
+        char *py = j ? NULL : fg__json_python_infinity(text, len);
+        if (py)
+            j = cJSON_ParseWithLength(py, len);
+        free(py);
         free(text);
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "model_type");
         if (!cJSON_IsString(t)) {

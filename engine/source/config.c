@@ -2,6 +2,7 @@
 #include "source/config_classes.h"
 #include "util/fileio.h"
 #include "util/fmt.h"
+#include "util/jsonscan.h"
 
 #include <cjson/cJSON.h>
 #include <errno.h>
@@ -261,6 +262,23 @@ int fg_config_load(const char *path, struct fg_config **out, struct fg_err *err)
     return rc;
 }
 
+/* cJSON's parse of text, or of its copy with Python's Infinity as a number when text alone
+ * does not parse; *end_off gets the offset where the parse stopped (as cJSON's end). */
+static cJSON *parse_json(const char *text, size_t len, size_t *end_off)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    const char *base = text;
+    char *copy = root ? NULL : fg__json_python_infinity(text, len);
+    if (copy) {
+        root = cJSON_ParseWithLengthOpts(copy, len, &end, 0);
+        base = copy;
+    }
+    *end_off = end && end >= base ? (size_t)(end - base) : 0;
+    free(copy);
+    return root;
+}
+
 int fg_config_parse(const char *text, size_t len, const char *origin, struct fg_config **out,
                     struct fg_err *err)
 {
@@ -268,10 +286,10 @@ int fg_config_parse(const char *text, size_t len, const char *origin, struct fg_
     if (len > FG_CONFIG_MAX_BYTES)
         return fg_err_set(err, FG_E_LIMIT, "%s: larger than %u bytes; not a config.json", origin,
                           FG_CONFIG_MAX_BYTES);
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+    size_t off = 0;
+    cJSON *root = parse_json(text, len, &off);
+    const char *end = text + off;
     if (!root) {
-        size_t off = end && end >= text ? (size_t)(end - text) : 0;
         size_t line = 1;
         for (size_t i = 0; i < off && i < len; i++)
             line += text[i] == '\n';
@@ -720,7 +738,8 @@ int fg__json_escape_tree(struct cJSON *j)
 
 bool fg__config_is_object(const char *text, size_t len)
 {
-    cJSON *j = cJSON_ParseWithLength(text, len);
+    size_t end = 0;
+    cJSON *j = parse_json(text, len, &end);
     bool ok = j && cJSON_IsObject(j);
     cJSON_Delete(j);
     return ok;

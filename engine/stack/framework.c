@@ -65,7 +65,8 @@
  *             autocast); loss modules/loss LinearCrossEntropyLoss (chunked, fp32 log-softmax
  *             per trained token); FSDP2 fully_shard over the ranks; QLoRA through torchao's
  *             to_nf4 (block 64, its scalers quantized in blocks of 256: nf4-dq's bytes).
- *  torchtitan 0.2.2: config/configs.py mixed_precision_param="bfloat16",
+ *  torchtitan main (b5bcd76, 2026-08-21; 0.2.2 where it differs: the loss, no LoRA):
+ *             config/configs.py mixed_precision_param="bfloat16",
  *             mixed_precision_reduce="float32" (FSDP2 MixedPrecisionPolicy over fp32 sharded
  *             parameters: fp32 master shards, gradients and AdamW states, bf16 all-gathered
  *             blocks; no autocast), distributed/activation_checkpoint.py (per-op selective
@@ -77,8 +78,12 @@
  *             on the op-SAC save list), components/lora.py LoRAConverter (rank 8, alpha 16,
  *             no dropout; LoRALinear freezes the base, which stays in the fp32 shards, and
  *             adds lora_a / lora_b Linears that run on the input as it comes: no cast copy),
- *             distributed/pipeline_parallel.py (layers split by count), distributed/fsdp.py
- *             (no reshard after forward under PP).
+ *             distributed/pipeline_parallel.py (layers split by count; looped schedules two
+ *             chunks a rank: plan_even.c), distributed/fsdp.py (no reshard after forward under
+ *             PP), distributed/tensor_parallel.py (async TP over symmetric memory),
+ *             models/llama3/config_registry.py (llama3_8b / 70b / 405b run ChunkedLossWrapper
+ *             of 8 chunks over the vocab-parallel loss).  0.2.2: components/loss.py
+ *             cross_entropy_loss over the whole logits (pred.float()), no LoRA.
  *  lit-gpt 0.5.13: litgpt finetune/lora.py: FSDPStrategy when devices > 1,
  *             chunked_cross_entropy (utils.py) for the loss; Lightning's bf16-mixed keeps
  *             fp32 parameters (fabric/plugins/precision/amp.py MixedPrecision); its FSDP LoRA
@@ -317,21 +322,32 @@ static const struct fg_framework table[] = {
                "llama3_1/8B_full_single_device.yaml, 8B_full.yaml; LinearCrossEntropyLoss",
      .repo = "pytorch/torchtune", .file = "recipes/full_finetune_distributed.py",
      .commit = "bd2a0fc7c", .date = "2026-04-23"},
-    {.name = "torchtitan", .version = "0.2.2", .aliases = "titan", .label = "torchtitan",
-     .switches = FG_SW_GRAD_CKPT | FG_SW_ACCUM | FG_SW_OFFLOAD_PARAMS, .trainers = 0,
-     .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
-     .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS,
-     .optimizer = FG_OPT_ADAMW_FUSED, .fsdp_mixed = true, .grad_ckpt = true,
-     .ac_selective = true, .float8 = true, .dp_zero = 3, .sp = true, .pp_even = true,
-     .no_dropout = true, .lora_base_dtype = true,
+    /* torchtitan's rows differ in the loss the llama3 configs run and in LoRA */
+#define TITAN_ROW                                                                              \
+    .name = "torchtitan", .aliases = "titan", .label = "torchtitan",                           \
+    .switches = FG_SW_GRAD_CKPT | FG_SW_ACCUM | FG_SW_OFFLOAD_PARAMS, .trainers = 0,           \
+    .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,                \
+    .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS,                          \
+    .optimizer = FG_OPT_ADAMW_FUSED, .fsdp_mixed = true, .grad_ckpt = true,                    \
+    .ac_selective = true, .float8 = true, .dp_zero = 3, .sp = true, .pp_even = true,           \
+    .no_dropout = true, .lora_base_dtype = true, .repo = "pytorch/torchtitan"
+    {TITAN_ROW, .version = "main", .loss = FG_LOSS_CHUNKED_WRAPPER,
      .keeps = "FSDP2: fp32 sharded params/grads/AdamW, bf16 gathered blocks, no autocast "
-              "cache; op SAC; TP with sequence parallel; PP split by count, the stage kept "
-              "gathered; LoRA (main) on the fp32 shards",
-     .source = "torchtitan 0.2.2 config/configs.py mixed_precision_param; "
-               "distributed/activation_checkpoint.py; main b5bcd76 models/llama3/sharding.py, "
-               "pipeline_parallel.py, fsdp.py, components/lora.py",
-     .repo = "pytorch/torchtitan", .file = "torchtitan/config/configs.py",
-     .commit = "73a0e6979", .date = "2026-02-20"},
+              "cache; op SAC; TP with sequence parallel; ChunkedLossWrapper; PP split by count "
+              "under torch pipelining's schedules, the stage kept gathered; async TP; LoRA on "
+              "the fp32 shards",
+     .source = "torchtitan main models/llama3/config_registry.py (ChunkedLossWrapper, 8 "
+               "chunks); config/configs.py ParallelismConfig; models/llama3/sharding.py; "
+               "distributed/pipeline_parallel.py, fsdp.py, activation_checkpoint.py; "
+               "components/lora.py",
+     .file = "torchtitan/models/llama3/config_registry.py", .commit = "b5bcd76",
+     .date = "2026-08-21"},
+    {TITAN_ROW, .version = "0.2.2", .full_only = true,
+     .keeps = "as main, but the loss over the whole fp32 logits (vocab-parallel) and no LoRA",
+     .source = "torchtitan 0.2.2 components/loss.py cross_entropy_loss (pred.float(), "
+               "loss_parallel); config/job_config.py; no components/lora.py",
+     .file = "torchtitan/components/loss.py", .commit = "73a0e6979", .date = "2026-02-20"},
+#undef TITAN_ROW
     {.name = "lit-gpt", .version = "0.5.13", .aliases = "litgpt,lightning",
      .switches = FG_SW_GRAD_CKPT | FG_SW_ACCUM | FG_SW_ADAM8 | FG_SW_PAGED |
                  FG_SW_OFFLOAD_PARAMS | FG_SW_SEQS | FG_SW_MAX_LEN,

@@ -1,8 +1,10 @@
 /*
- * jsonscan.c - counting what a JSON text would build, before a parser builds it (jsonscan.h).
+ * jsonscan.c - passes over a JSON text before a parser builds it (jsonscan.h).
  */
 #include "util/jsonscan.h"
 
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 void fg__json_count(const char *text, size_t len, uint64_t *objects, uint64_t *pairs)
@@ -25,4 +27,30 @@ void fg__json_count(const char *text, size_t len, uint64_t *objects, uint64_t *p
     }
     *objects = o;
     *pairs = p;
+}
+
+char *fg__json_python_infinity(const char *text, size_t len)
+{
+    static const char word[] = "Infinity";
+    const size_t n = sizeof word - 1;
+    char *copy = NULL;
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        if (in_string) {
+            if (text[i] == '\\')
+                i++;
+            else if (text[i] == '"')
+                in_string = false;
+        } else if (text[i] == '"') {
+            in_string = true;
+        } else if (text[i] == 'I' && len - i >= n && !memcmp(text + i, word, n)) {
+            if (!copy && (copy = malloc(len)))
+                memcpy(copy, text, len);
+            if (!copy)
+                return NULL;
+            memcpy(copy + i, "1e999   ", n);
+            i += n - 1;
+        }
+    }
+    return copy;
 }

@@ -79,6 +79,17 @@ static int add_dbrx_block(struct fg_model *m, int32_t li, const void *ctx, struc
     return fg__add_moe(m, li, &b->f, NULL, err);
 }
 
+/* DbrxAttentionConfig and DbrxFFNConfig are PretrainedConfig subclasses (configuration_dbrx.py
+ * before the @strict rewrite): a config saved by transformers 4.3x-4.4x writes the base class's
+ * attributes into each sub-dict, tie_word_embeddings (true by default) among them, as the
+ * mlx-community/dbrx-instruct-4bit repack does.  DbrxForCausalLM ties on the top-level key
+ * alone, so the sub-dict's copy is read here and left alone. */
+static int skip_base_tie(const struct fg_cfg *sub, struct fg_err *err)
+{
+    bool ignored;
+    return fg_cfg_bool(sub, "tie_word_embeddings", false, &ignored, err);
+}
+
 /*
  * DbrxForCausalLM (huggingface/transformers@00491cee models/dbrx/modeling_dbrx.py; config
  * @032b32ab configuration_dbrx.py).  DbrxBlock: norm_attn_norm = norm_1 LayerNorm(d_model,
@@ -117,7 +128,8 @@ static int read_dbrx(const struct fg_cfg *c, struct fg_model *m, const void *spe
                                       err)) ||
                      (rc = fg_cfg_u64(&fc, "moe_top_k", 1, 1, FG_MAX_EXPERTS, &top_k, err)))))
         return rc;
-    if ((rc = check_kv(c, m->heads, kv, "attn_config.kv_n_heads", err)))
+    if ((rc = check_kv(c, m->heads, kv, "attn_config.kv_n_heads", err)) ||
+        (has_attn && (rc = skip_base_tie(&ac, err))) || (has_ffn && (rc = skip_base_tie(&fc, err))))
         return rc;
     if (top_k > experts)
         return fg_err_set(err, FG_E_RANGE, "%s: ffn_config.moe_top_k %llu is more than the %llu "
