@@ -340,9 +340,10 @@ static void framework_should_set_the_loss_autocast_and_4bit_base_it_runs(void **
     }
 }
 
-/* fitgate frameworks: every row names the repository, file and commit it was read from, and
- * the commit's date (YYYY-MM-DD) where a snapshot was fetched; a row without one says it
- * was read from stored files.  Each row's default loss is one --loss names. */
+/* fitgate frameworks: every row names the repository, file and commit it was read from and
+ * a date (YYYY-MM-DD): the commit's where a snapshot was fetched, else the release's, with
+ * the stored record that gives it (dated) and a source that says stored files were read.
+ * Each row's default loss is one --loss names. */
 static void framework_rows_should_name_where_and_when_they_were_read(void **state)
 {
     (void)state;
@@ -356,11 +357,13 @@ static void framework_rows_should_name_where_and_when_they_were_read(void **stat
         assert_true(strlen(f->file) > 3);
         assert_non_null(f->commit);
         assert_true(strlen(f->commit) >= 7);
-        if (f->date) {
-            int y, mo, d;
-            assert_int_equal(sscanf(f->date, "%4d-%2d-%2d", &y, &mo, &d), 3);
-            assert_true(y >= 2025 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31);
-        } else {
+        assert_non_null(f->date);
+        int y, mo, d;
+        assert_int_equal(sscanf(f->date, "%4d-%2d-%2d", &y, &mo, &d), 3);
+        assert_true(y >= 2025 && mo >= 1 && mo <= 12 && d >= 1 && d <= 31);
+        if (f->dated) {
+            assert_non_null(strstr(f->dated, "released by then: "));
+            assert_non_null(strchr(f->dated, '#')); /* owner/repo#N: the record cited */
             assert_non_null(strstr(f->source, "stored file"));
         }
         struct fg_job j = {.loss = f->loss, .chunked_ce = f->chunked_ce};
@@ -586,12 +589,13 @@ static void gate_should_serve_inside_the_engines_share_and_count_sequences(void 
          NULL, g);
     assert_int_equal(g->d.kind, FG_DECIDE_REJECT);
     assert_true(line_has(g, 1, "0 at once"));
-    /* at TP=2 each rank holds 70.6 GB of weights and the sampler's 1024 x 128,256 logits
-     * (3.5 GB, serve_engine.c): 3.8 GB of KV left where one 32k sequence needs 5.4 GB; the
-     * serving remedy is tensor parallel over four GPUs, as options and the request */
+    /* at TP=2 each rank holds 70.6 GB of weights and the v2 runner's dummy sampler over
+     * 1024 x 128,256 logits at 6 B each (0.8 GB, serve_engine.c): 6.2 GB of KV left, where
+     * one 32k sequence needs 5.4 GB; the serving remedy is tensor parallel over two GPUs,
+     * as options and the request */
     assert_true(g->d.n_remedies >= 1);
-    assert_non_null(strstr(g->d.remedies[0], "(more GPUs): --ft-tp=4 --ft-pp=1 --ft-dp=1 "
-                                             "--gres=gpu:h100:4 (4 x H100 80 GB; TP=4"));
+    assert_non_null(strstr(g->d.remedies[0], "(more GPUs): --ft-tp=2 --ft-pp=1 --ft-dp=1 "
+                                             "--gres=gpu:h100:2 (2 x H100 80 GB; TP=2"));
     for (size_t i = 0; i < g->d.n_remedies; i++) /* never a training switch */
         assert_null(strstr(g->d.remedies[i], "grad-ckpt"));
     free(g);
@@ -660,12 +664,17 @@ static void gate_should_serve_deepseek_r1_fp8_with_a_replicated_latent_cache(voi
                                "kv-dtype=fp8", NULL}, "h200", 8, NULL, g);
     assert_int_equal(g->a.kv_seq_bytes, kv / 2);
     /* SGLang: mem_fraction_static from the card (143,771 MiB, TP=8): reserve max(512 + 1.5 x
-     * 8192 + 2 x 512 + 8 / 8 x 1024, 10240) = 14848 MB, fraction 0.897 */
+     * 8192 + 2 x 512 + 8 / 8 x 1024 + 1536 for an MLA model's prefill graphs, 10240) = 16384
+     * MiB, fraction 0.886 (memory_hook.py reserve_for_graph_mb) */
     gate(M "deepseek-ai--DeepSeek-R1",
          (const char *const[]){"framework=sglang", "mode=serve", "tp=8", "seq-len=32768", NULL},
          "h200", 8, NULL, g);
     assert_int_equal(g->d.kind, FG_DECIDE_ALLOW);
-    assert_true(g->a.gpu_util == 0.897);
+    assert_true(g->a.gpu_util == 0.886);
+    /* the answer names the reserve and its graphs: 2 x 512 decode + 1536 MLA prefill MiB */
+    assert_int_equal(g->a.serve_graph_reserve, (2ull * 512 + 1536) << 20);
+    assert_true(line_has(g, 1, "a reserve of"));
+    assert_true(line_has(g, 1, "CUDA graphs 2.7 GB"));
     free(g);
 }
 

@@ -451,7 +451,9 @@ static void train_defaults(struct fg_jobspec *s, const struct fg_framework *fw,
     }
     j->grads_persist = fw->grads_persist;
     j->ddp_buckets = fw->ddp_buckets;
-    j->ds_buffers = fw->ds_buffers;
+    /* DeepSpeed's own row, or a job that names DeepSpeed's reduce bucket (a DeepSpeed file
+     * under an HF trainer: jobfile_apply.c declared_deepspeed) */
+    j->ds_buffers = fw->ds_buffers || fg_jobspec_given(s, FG_JOBOPT_DS_BUCKET);
     j->te_act = fw->te_act;
     if (!fg_jobspec_given(s, FG_JOBOPT_SP))
         j->sp = fw->sp;
