@@ -567,6 +567,19 @@ static void read_kosmos2_should_match_the_published_safetensors_count(void **sta
     assert_int_equal(n, 1664485376ull);
 }
 
+/* The released config writes every PretrainedConfig flag into each sub-config, among them
+ * vision_config.tie_word_embeddings = true (tests/fixtures/models/ydshieh--kosmos-2-patch14-224):
+ * the vision tower has no word embeddings, so the count stays exact and unchanged. */
+static void read_kosmos2_should_size_nothing_for_the_vision_tie_word_embeddings_flag(void **state)
+{
+    (void)state;
+    const char *json = "{\"model_type\": \"kosmos-2\", \"latent_query_num\": 64, \"text_config\": "
+                       "{\"model_type\": \"kosmos_2_text_model\", \"tie_word_embeddings\": true}, "
+                       "\"vision_config\": {\"model_type\": \"kosmos_2_vision_model\", "
+                       "\"hidden_size\": 1024, \"tie_word_embeddings\": true}}";
+    assert_int_equal(count(json), 1664485376ull);
+}
+
 static void read_blip_should_count_the_captioning_decoder_and_its_untied_head(void **state)
 {
     (void)state;
@@ -828,6 +841,7 @@ int main(void)
         cmocka_unit_test(read_aria_should_count_moe_text_idefics3_tower_and_query_projector),
         cmocka_unit_test(read_deepseek_vl_should_count_siglip_the_aligner_and_sam_for_the_hybrid),
         cmocka_unit_test(read_kosmos2_should_match_the_published_safetensors_count),
+        cmocka_unit_test(read_kosmos2_should_size_nothing_for_the_vision_tie_word_embeddings_flag),
         cmocka_unit_test(read_blip_should_count_the_captioning_decoder_and_its_untied_head),
         cmocka_unit_test(read_video_llama_3_should_count_the_rotary_tower_and_readout),
         cmocka_unit_test(read_idefics_should_count_gated_cross_layers_and_the_perceiver),

@@ -522,6 +522,40 @@ static void over_should_hide_set_and_default_keys_and_record_the_reads(void **st
     fg_config_free(doc);
 }
 
+/* Idefics2-8b's perceiver_config gives model_type and qk_layer_norms, neither of which the
+ * reader sizes from; every key it asks is absent and defaulted.  It was read all the same,
+ * so a key it never asks (an added shape key) must still make the count unsure. */
+static void next_read_child_should_count_a_sub_config_whose_asked_keys_are_all_absent(void **state)
+{
+    (void)state;
+    struct fg_config *doc = parse("{\"perceiver_config\": {\"model_type\": \"idefics2\", "
+                                  "\"qk_layer_norms\": false}}");
+    struct fg_cfg root = fg_config_root(doc), p, seen;
+    assert_true(fg_cfg_child(&root, "perceiver_config", &p, NULL));
+    uint64_t v = 0;
+    assert_int_equal(fg_cfg_u64(&p, "resampler_depth", 3, 1, 64, &v, NULL), 0);
+    assert_int_equal(v, 3);
+    size_t pos = 0;
+    assert_true(fg__cfg_next_read_child(&root, &pos, &seen));
+    assert_string_equal(seen.scope, "perceiver_config");
+    assert_false(fg__cfg_next_read_child(&root, &pos, &seen));
+    fg_config_free(doc);
+}
+
+/* Entered but with only model_type looked at: its reads are not known, so it is left out. */
+static void next_read_child_should_skip_a_sub_config_read_for_model_type_alone(void **state)
+{
+    (void)state;
+    struct fg_config *doc = parse("{\"vision_config\": {\"model_type\": \"x\", "
+                                  "\"hidden_size\": 8}}");
+    struct fg_cfg root = fg_config_root(doc), vc, seen;
+    assert_true(fg_cfg_child(&root, "vision_config", &vc, NULL));
+    assert_non_null(fg__cfg_raw(&vc, "model_type"));
+    size_t pos = 0;
+    assert_false(fg__cfg_next_read_child(&root, &pos, &seen));
+    fg_config_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -550,6 +584,8 @@ int main(void)
         cmocka_unit_test(class_refusal_should_give_each_class_its_own_message),
         cmocka_unit_test(class_table_should_be_sorted_by_model_type),
         cmocka_unit_test(over_should_hide_set_and_default_keys_and_record_the_reads),
+        cmocka_unit_test(next_read_child_should_count_a_sub_config_whose_asked_keys_are_all_absent),
+        cmocka_unit_test(next_read_child_should_skip_a_sub_config_read_for_model_type_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

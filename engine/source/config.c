@@ -32,6 +32,7 @@ enum { INDEX_DEPTH = 4 };
 struct fg_cfg_index {
     const cJSON *obj;
     size_t mask;
+    bool asked; /* a reader looked a key but model_type up here, present or not */
     struct slot {
         uint64_t hash;
         const cJSON *item;
@@ -102,6 +103,14 @@ static struct slot *index_slot_h(const struct fg_cfg_index *x, const char *key, 
     return NULL;
 }
 
+/* Record that a reader looked the n-byte key up in x, present or not (any_read).  The index
+ * is the document's record of reads, written through const views as index_slot's slots are. */
+static void mark_asked(const struct fg_cfg_index *x, const char *key, size_t n)
+{
+    if (n != 10 || strncmp(key, "model_type", 10))
+        ((struct fg_cfg_index *)x)->asked = true;
+}
+
 static struct slot *index_slot(const struct fg_cfg_index *x, const char *key, size_t n)
 {
     return index_slot_h(x, key, n, key_hash(key, n));
@@ -130,6 +139,7 @@ const cJSON *fg__cfg_raw(const struct fg_cfg *c, const char *key)
     const cJSON *it = NULL;
     if (c->obj && indexed(c)) {
         struct slot *sl = index_slot(c->index, key, n);
+        mark_asked(c->index, key, n);
         if (sl)
             sl->read = true;
         it = sl ? sl->item : NULL;
@@ -166,9 +176,13 @@ const cJSON *fg__cfg_unread(const struct fg_cfg *c, const char *key, uint64_t co
 }
 
 /* Was any member of x but model_type (read to pick a reader, then often read no more from
- * this view) looked up through a view of the document? */
+ * this view) looked up through a view of the document?  A lookup of a key x does not hold
+ * counts: a sub-config that gives only keys its reader takes the defaults of (Idefics2's
+ * perceiver_config of model_type alone) was read all the same. */
 static bool any_read(const struct fg_cfg_index *x)
 {
+    if (x->asked)
+        return true;
     for (size_t i = 0; i <= x->mask; i++)
         if (x->slot[i].item && x->slot[i].read && strcmp(x->slot[i].item->string, "model_type"))
             return true;
@@ -399,6 +413,7 @@ static const cJSON *lookup_sub(const struct fg_cfg *c, const char *keys, char *n
     if (indexed(c))
         for (size_t i = 0; i < n_alias; i++) {
             struct slot *sl = index_slot(c->index, alias[i], len[i]);
+            mark_asked(c->index, alias[i], len[i]);
             if (sl) {
                 sl->read = true;
                 last[i] = sl->item;

@@ -108,9 +108,9 @@ uint64_t fg__cfg_key_code(const char *key);
  * the document. */
 const struct cJSON *fg__cfg_unread(const struct fg_cfg *c, const char *key, uint64_t code);
 
-/* Internal: the next member of c holding an object that a lookup asked for and at least one
- * of whose own keys but model_type a lookup asked for (an object read only through a copy of
- * it is not known), as a view in *child (scope "text_config", "text_config.vision_config" ...), from
+/* Internal: the next member of c holding an object that a lookup asked for and in which a
+ * lookup asked for a key but model_type, present or not (an object read only through a copy
+ * of it is not known), as a view in *child (scope "text_config", "text_config.vision_config" ...), from
  * *pos on (start at 0); false when there is none more.  What a family reader did not read and could change a shape
  * makes its count unsure (keys.c): these are the sub-configs it entered. */
 bool fg__cfg_next_read_child(const struct fg_cfg *c, size_t *pos, struct fg_cfg *child);
