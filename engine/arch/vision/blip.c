@@ -65,10 +65,8 @@ static int add_blip_vision(struct fg_model *m, const struct fg_cfg *v, uint64_t 
     struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, f, err);
     if (!n)
         return FG_E_NOMEM;
-    fg__node_linear(n, "qkv", h, 3 * h, L, false);
-    fg__node_linear(n, "o", h, h, L, true);
-    fg__node_linear(n, "up", h, f, L, true);
-    fg__node_linear(n, "down", f, h, L, true);
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = f, .L = L, .fused_qkv = true,
+                                                  .o_bias = true, .mlp_bias = true});
     n->params += L * (2 * 2 * h + (qkv_bias ? 2 * h : 0));   /* LayerNorms, q_bias, v_bias */
     n->params += h + ch * patch * patch * h + h + tokens * h + 2 * h;
     fg__fmt(n->desc, sizeof n->desc, "BLIP ViT %llu x %llu, %llu tokens/image",

@@ -140,7 +140,8 @@ static int git_vision(struct fg_model *m, const struct fg_cfg *v, uint64_t *widt
     struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, inter, err);
     if (!n)
         return FG_E_NOMEM;
-    fg__mm_tower_blocks(n, h, inter, L, true, true, false, true);
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = inter, .L = L, .qkv_bias = true,
+                                                  .o_bias = true, .mlp_bias = true});
     n->params += L * 2 * 2 * h + h + ch * patch * patch * h + tokens * h + 2 * 2 * h;
     fg__fmt(n->desc, sizeof n->desc, "CLIP ViT %llu x %llu, %llu tokens/image",
             (unsigned long long)L, (unsigned long long)h, (unsigned long long)tokens);
@@ -381,10 +382,9 @@ static int got_vision(struct fg_model *m, const struct fg_cfg *v, uint64_t text_
     if (!n)
         return FG_E_NOMEM;
     n->stack = FG_STACK_TOWER;
-    fg__node_linear(n, "qkv", h, 3 * h, L, qkv_bias);
-    fg__node_linear(n, "o", h, h, L, true);
-    fg__node_linear(n, "up", h, mlp, L, true);
-    fg__node_linear(n, "down", mlp, h, L, true);
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = mlp, .L = L, .fused_qkv = true,
+                                                  .qkv_bias = qkv_bias, .o_bias = true,
+                                                  .mlp_bias = true});
     n->params += L * 2 * 2 * h + ch * patch * patch * h + h + (abs_pos ? side * side * h : 0);
     for (uint64_t l = 0; rel_pos && l < L; l++)
         n->params += 2 * (2 * (global[l] || !win ? side : win) - 1) * hd;

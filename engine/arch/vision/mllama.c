@@ -61,7 +61,7 @@ static int add_vision(struct fg_model *m, const struct fg_cfg *v, uint64_t *out_
     if (!n)
         return FG_E_NOMEM;
     uint64_t L = layers + global;
-    fg__mm_tower_blocks(n, h, inter, L, false, false, false, true);
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = inter, .L = L, .mlp_bias = true});
     n->params += L * 2 * 2 * h + 2 * global;                 /* LayerNorms, gate_attn / ffn */
     n->params += ch * patch * patch * h + h;                 /* stem, class_embedding */
     n->params += tokens * h + 1 + (nar + 1) * tiles * tokens * h; /* gated positions + tiles */
