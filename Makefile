@@ -253,6 +253,7 @@ TEST_SRCS := \
 	tests/test_arch_decoder.c \
 	tests/test_arch_encoder.c \
 	tests/test_arch_moe.c \
+	tests/test_arch_blocks.c \
 	tests/test_arch_hybrid.c \
 	tests/test_arch_legacy.c \
 	tests/test_arch_families.c \
