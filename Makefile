@@ -91,6 +91,7 @@ ENGINE_SRCS := \
 	engine/util/fmt.c \
 	engine/util/jsonscan.c \
 	engine/source/config.c \
+	engine/source/config_forms.c \
 	engine/source/config_class.c \
 	engine/source/cache.c \
 	engine/source/source.c \
