@@ -16,8 +16,8 @@ static void usage(FILE *f)
 {
     fputs("usage: fitgate frameworks [--json | --names]\n"
           "  --json   the rows as a JSON array (name, version, aliases, modes, keeps, source,\n"
-          "           repo, file, commit, date: null where no snapshot of the repository\n"
-          "           could be read, only stored files)\n"
+          "           repo, file, commit, date; dated: where the date comes from when no\n"
+          "           snapshot of the repository could be read, only stored files)\n"
           "  --names  the framework names, one a line (NAME@VERSION picks an older release)\n"
           "Exit status: 0 success, 2 error.\n",
           f);
@@ -48,6 +48,10 @@ static cJSON *row_json(const struct fg_framework *f)
         cJSON_AddStringToObject(o, "date", f->date);
     else
         cJSON_AddNullToObject(o, "date");
+    if (f->dated)
+        cJSON_AddStringToObject(o, "dated", f->dated);
+    else
+        cJSON_AddStringToObject(o, "dated", "the commit's date in a fetched snapshot");
     return o;
 }
 
@@ -90,13 +94,14 @@ int fg_cli_frameworks(int argc, char **argv)
             continue;
         }
         printf("%s@%s%s  (%s; %s)%s%s\n  keeps:  %s\n  source: %s\n  read:   %s %s at %s, "
-               "%s\n",
+               "%s%s%s%s\n",
                f->name, f->version, fg_framework_is_newest(f) ? "" : " (older release)",
                f->label, modes_of(f), f->aliases && *f->aliases ? "  aliases: " : "",
                f->aliases ? f->aliases : "", f->keeps ? f->keeps : "-",
                f->source ? f->source : "-", f->repo ? f->repo : "-", f->file ? f->file : "-",
                f->commit ? f->commit : "-",
-               f->date ? f->date : "no snapshot (stored files only)");
+               f->date ? f->date : "undated", f->dated ? " (" : "", f->dated ? f->dated : "",
+               f->dated ? ")" : "");
     }
     return rc;
 }

@@ -92,9 +92,9 @@ local OPTIONS = {
    "beta", "vllm_mode", "vllm_gpu_util", "ref_model", "gen_gpus", "kv_dtype",
    "quantization", "optimizer_in_bwd", "no_grad_ckpt", "grad_accum", "loss", "act_offload",
    "sp", "grad_reduce_dtype", "optimizer_state_dtype", "config", "ds_bucket",
-   "master_dtype",
+   "master_dtype", "pp_schedule", "pp_microbatches", "async_tp", "reshard_after_forward",
 }
-local FLAGS = { grad_ckpt = true, unsharded_copy = true, chunked_ce = true, optimizer_in_bwd = true, no_grad_ckpt = true, act_offload = true, sp = true }
+local FLAGS = { grad_ckpt = true, unsharded_copy = true, chunked_ce = true, optimizer_in_bwd = true, no_grad_ckpt = true, act_offload = true, sp = true, async_tp = true }
 -- END GENERATED lua-options
 local KNOWN = {}
 for _, o in ipairs(OPTIONS) do KNOWN["ft_" .. o] = true end

@@ -108,7 +108,7 @@ static int assess(const struct fg_model *m, const struct fg_jobspec *spec,
     if (out->job.mode == FG_MODE_SERVE && spec->gpu_util > 0) {
         /* inside its budget the engine sizes its KV pool to what is left, so the estimate
          * is held to the budget itself (headroom 1) */
-        fg__assess_engine_budget(spec, gpu, &po.fit, out);
+        fg__assess_engine_budget(m, spec, gpu, &po.fit, out);
         out->headroom = po.fit.headroom = 1.0;
         po.fit.conservative = r->conservative / r->headroom;
     }

@@ -49,8 +49,10 @@ struct fg_assessment {
                                   (+ CUDA graphs where they come off the budget) */
     uint64_t kv_seq_bytes;     /* serving engines: KV cache (and state) of one sequence */
     uint64_t serve_card;       /* serving engines: the card's total the share is taken of */
-    uint64_t serve_profile;    /* the profile run's working set (vLLM; SGLang: 0, in its reserve) */
+    uint64_t serve_profile;    /* the profile run's working set (vLLM; SGLang: 0, serve_reserve) */
     uint64_t serve_graphs;     /* CUDA graphs counted off the budget (vLLM >= 0.21) */
+    uint64_t serve_reserve;    /* SGLang: what mem_fraction_static leaves out of the card */
+    uint64_t serve_graph_reserve; /* SGLang: of which its decode and prefill CUDA graphs */
     uint64_t serve_kv_budget;  /* what the budget leaves the KV cache */
     uint32_t serve_tokens;     /* vLLM max_num_batched_tokens / SGLang chunked_prefill_size */
     uint64_t serve_max_len;    /* the longest max_model_len one sequence's KV fits (0: none) */

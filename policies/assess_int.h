@@ -46,8 +46,9 @@ int fg__assess_layout_estimate(const struct fg_model *m, const struct fg_rules *
 
 /* The engine's share of the card: out->usable (the budget the weights and the KV pool
  * come out of), gpu_util, serve_card and serve_tokens. */
-void fg__assess_engine_budget(const struct fg_jobspec *spec, const struct fg_gpu *gpu,
-                              const struct fg_fit_opts *fo, struct fg_assessment *a);
+void fg__assess_engine_budget(const struct fg_model *m, const struct fg_jobspec *spec,
+                              const struct fg_gpu *gpu, const struct fg_fit_opts *fo,
+                              struct fg_assessment *a);
 
 /* What the engine holds besides the weights (serve_engine.h for vLLM), what that leaves
  * the KV cache, how many sequences of the asked length it holds, and whether vLLM would

@@ -232,29 +232,47 @@ int fg__assess_job_layout(const struct fg_model *m, const struct fg_jobspec *spe
     return 0;
 }
 
-/* The stages of a framework that splits its layers by count (framework.h pp_even), each
- * estimated with the micro-batches 1F1B keeps in flight there (pp - stage); the planner's
- * cut kept when the count split does not apply. */
-static int even_stages(const struct fg_model *m, const struct fg_job *j, struct fg_layout *l,
-                       struct fg_err *err)
+/* The job of pipeline rank s of layout l: a framework that splits its layers by count
+ * (framework.h pp_even: torchtitan) runs torch pipelining's schedule over its own split
+ * (plan.h fg_plan_pp_rank: the rank's chunks, and the chunk forwards its schedule keeps);
+ * else the planner's cut with the micro-batches 1F1B keeps in flight there (pp - s), one
+ * for a naive layer split or serving. */
+static void rank_job(const struct fg_model *m, const struct fg_framework *fw,
+                     const struct fg_job *j, const struct fg_layout *l, uint32_t s,
+                     struct fg_job *st)
 {
-    uint32_t cut[FG_PLAN_MAX_PP + 1];
-    if (!fg_plan_even_cut(fg_model_main_layers(m), l->pp, 1, 1, cut))
+    *st = *j;
+    if (fw->pp_even && fg_plan_pp_rank(j, fg_model_main_layers(m), l->pp, s, &st->layer_first,
+                                       &st->layer_last, &st->stage_embed, &st->stage_head,
+                                       &st->pp_chunks, &st->inflight))
+        return;
+    st->layer_first = l->cut[s];
+    st->layer_last = l->cut[s + 1];
+    st->stage_embed = s == 0;
+    st->stage_head = s == l->pp - 1;
+    st->inflight = fw->naive_pp || j->mode == FG_MODE_SERVE ? 1 : l->pp - s;
+}
+
+/* The ranks of a framework that splits its layers by count (rank_job), each estimated;
+ * the planner's cut kept when the count split does not apply.  l->cut then counts each
+ * rank's blocks (a looped schedule's chunks are not one run). */
+static int even_stages(const struct fg_model *m, const struct fg_framework *fw,
+                       const struct fg_job *j, struct fg_layout *l, struct fg_err *err)
+{
+    struct fg_job st;
+    if (!fg_plan_pp_rank(j, fg_model_main_layers(m), l->pp, 0, &st.layer_first, &st.layer_last,
+                         &st.stage_embed, &st.stage_head, &st.pp_chunks, &st.inflight))
         return 0;
     struct fg_layout even = *l;
-    memcpy(even.cut, cut, sizeof cut);
     even.peak_bytes = 0;
+    even.cut[0] = 0;
     for (uint32_t s = 0; s < l->pp; s++) {
-        struct fg_job st = *j;
         struct fg_estimate e;
-        st.layer_first = cut[s];
-        st.layer_last = cut[s + 1];
-        st.stage_embed = s == 0;
-        st.stage_head = s == l->pp - 1;
-        st.inflight = l->pp - s;
+        rank_job(m, fw, j, l, s, &st);
         int rc = fg_memory_estimate_totals(m, &st, &e, err);
         if (rc)
             return rc;
+        even.cut[s + 1] = even.cut[s] + (st.layer_last - st.layer_first);
         even.stage_bytes[s] = e.total_bytes;
         if (e.total_bytes > even.peak_bytes)
             even.peak_bytes = e.total_bytes;
@@ -313,7 +331,7 @@ int fg__assess_layout_estimate(const struct fg_model *m, const struct fg_rules *
         l->cp = j->cp;
         l->gpus *= j->cp;
     }
-    if (out->fw->pp_even && l->pp > 1 && (rc = even_stages(m, j, l, err)))
+    if (out->fw->pp_even && l->pp > 1 && (rc = even_stages(m, out->fw, j, l, err)))
         return rc;
     /* the breakdown of the largest stage */
     uint32_t worst = 0;
@@ -321,13 +339,8 @@ int fg__assess_layout_estimate(const struct fg_model *m, const struct fg_rules *
         if (l->stage_bytes[s] > l->stage_bytes[worst])
             worst = s;
     struct fg_job st = *j;
-    if (l->pp > 1) {
-        st.layer_first = l->cut[worst];
-        st.layer_last = l->cut[worst + 1];
-        st.stage_embed = worst == 0;
-        st.stage_head = worst == l->pp - 1;
-        st.inflight = out->fw->naive_pp || j->mode == FG_MODE_SERVE ? 1 : l->pp - worst;
-    }
+    if (l->pp > 1)
+        rank_job(m, out->fw, j, l, worst, &st);
     return fg_memory_estimate(m, &st, &out->est, err);
 }
 

@@ -10,30 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* SGLang ServerArgs._handle_gpu_memory_settings: the fraction for a card of mib MiB
- * (nvidia-smi memory.total) at tp x pp, and the chunked prefill size it picks. */
-static double sglang_fraction(double mib, uint32_t tp, uint32_t pp, uint32_t *chunk)
+/* Whether m has a node of kind k (an MLA backend under SGLang: model_config.py
+ * AttentionArch.MLA; a Mamba or short-convolution mixer: vLLM's is_hybrid). */
+static bool has_node(const struct fg_model *m, enum fg_node_kind k)
 {
-    static const struct { double below; uint32_t chunk, bs_small, bs_large; } rows[] = {
-        {20 * 1024, 2048, 8, 8},     {35 * 1024, 2048, 24, 80},  {60 * 1024, 4096, 32, 160},
-        {90 * 1024, 8192, 256, 512}, {160 * 1024, 8192, 256, 512}, {1e300, 16384, 512, 512},
-    };
-    size_t i = 0;
-    while (mib >= rows[i].below)
-        i++;
-    *chunk = rows[i].chunk;
-    double bs = tp < 4 ? rows[i].bs_small : rows[i].bs_large;
-    double reserved = 512 + 1.5 * (rows[i].chunk > 2048 ? rows[i].chunk : 2048) + 2 * bs +
-                      (double)tp * pp / 8 * 1024;
-    if (mib > 60 * 1024 && reserved < 10 * 1024)
-        reserved = 10 * 1024;
-    return round((mib - reserved) / mib * 1000) / 1000;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].kind == k)
+            return true;
+    return false;
 }
 
 /* The engine's share of the card: out->usable (the budget the weights and the KV pool
  * come out of), gpu_util, serve_card and serve_tokens. */
-void fg__assess_engine_budget(const struct fg_jobspec *spec, const struct fg_gpu *gpu,
-                              const struct fg_fit_opts *fo, struct fg_assessment *a)
+void fg__assess_engine_budget(const struct fg_model *m, const struct fg_jobspec *spec,
+                              const struct fg_gpu *gpu, const struct fg_fit_opts *fo,
+                              struct fg_assessment *a)
 {
     uint64_t driver = gpu->memory_bytes ? gpu->memory_bytes : gpu->memory_gb * 1000000000ull;
     uint64_t total = driver > FG_DRIVER_RESERVED_BYTES ? driver - FG_DRIVER_RESERVED_BYTES : 0;
@@ -43,13 +34,17 @@ void fg__assess_engine_budget(const struct fg_jobspec *spec, const struct fg_gpu
     double util = spec->gpu_util, budget;
     a->serve_card = total;
     if (kind == FG_SERVE_SGLANG) {
-        uint32_t chunk;
-        double f = sglang_fraction((double)driver / (1 << 20), a->job.tp ? a->job.tp : 1,
-                                   a->job.pp ? a->job.pp : 1, &chunk);
+        struct fg_sglang_in in = {.card_mib = (double)driver / (1 << 20), .tp = a->job.tp,
+                                  .pp = a->job.pp, .mla = has_node(m, FG_NODE_MLA)};
+        struct fg_sglang_budget sb;
+        fg_sglang_budget(&in, &sb);
         if (!fg_jobspec_given(spec, FG_JOBOPT_GPU_UTIL))
-            util = f;
+            util = sb.fraction;
         a->serve_card = driver;
-        a->serve_tokens = chunk;
+        a->serve_tokens = sb.chunk;
+        a->serve_reserve = util < 1 ? (uint64_t)((double)driver * (1 - util)) : 0;
+        a->serve_graph_reserve = (uint64_t)((2.0 * sb.decode_bs + sb.prefill_graph_mib) *
+                                            (1 << 20));
         budget = (double)driver * util - (double)ctx;
     } else {
         struct fg_vllm_sched sched;
@@ -77,9 +72,14 @@ void fg__assess_engine_fit(const struct fg_model *m, struct fg_assessment *a)
     enum fg_serve_budget kind = a->fw->serve_budget;
     a->serve_profile = a->serve_graphs = a->serve_sampler = 0;
     if (kind != FG_SERVE_SGLANG) {
+        bool hybrid = has_node(m, FG_NODE_MAMBA2) || has_node(m, FG_NODE_SHORTCONV);
         struct fg_vllm_in in = {.sched = {a->serve_seqs, a->serve_tokens},
                                 .act_per_token = per_token, .hidden = m->hidden,
-                                .vocab = m->vocab};
+                                .vocab = m->vocab,
+                                .v2_runner = kind == FG_SERVE_VLLM &&
+                                             fg_vllm_v2_runner(m->experts > 0 ||
+                                                                   has_node(m, FG_NODE_MOE),
+                                                               hybrid, m->encoder_only)};
         struct fg_vllm_profile p;
         fg_vllm_profile(&in, &p);
         a->serve_profile = p.peak;
@@ -161,7 +161,7 @@ static int serve_on(const struct fg_model *m, const struct fg_jobspec *spec,
     int rc = fg__assess_layout_estimate(m, r, t, err);
     if (rc)
         return rc;
-    fg__assess_engine_budget(spec, gpu, fo, t);
+    fg__assess_engine_budget(m, spec, gpu, fo, t);
     fg__assess_engine_fit(m, t);
     *fits = t->fit.verdict == FG_FIT_FITS;
     return 0;

@@ -610,13 +610,18 @@ static void serve_numbers(const struct fg_assessment *a, const struct fg_request
                  (unsigned long long)a->serve_max_len);
     else
         snprintf(len, sizeof len, "; not one token's cache fits");
-    line(d, 1, "%s takes %.3g x %s = %s per GPU: weights %s, %s %u tokens %s%s%s; KV cache left "
+    char run[192];
+    if (a->fw->serve_budget == FG_SERVE_SGLANG) /* its reserve is the card's rest */
+        snprintf(run, sizeof run, "and beside that share a reserve of %s (a chunked prefill of "
+                 "%u tokens, CUDA graphs %s)", gb(a->serve_reserve, b3, sizeof b3),
+                 a->serve_tokens, gb(a->serve_graph_reserve, b6, sizeof b6));
+    else
+        snprintf(run, sizeof run, "profile run of %u tokens %s", a->serve_tokens,
+                 gb(a->serve_profile, b3, sizeof b3));
+    line(d, 1, "%s takes %.3g x %s = %s per GPU: weights %s, %s%s%s; KV cache left "
                "%s, %s per sequence of %llu tokens: %llu at once%s",
          a->fw->label, a->gpu_util, card, gb(a->usable, b1, sizeof b1),
-         gb(a->est.static_bytes, b2, sizeof b2),
-         a->fw->serve_budget == FG_SERVE_SGLANG ? "chunked prefill (in its reserve)"
-                                                : "profile run of",
-         a->serve_tokens, gb(a->serve_profile, b3, sizeof b3), sampler, graphs,
+         gb(a->est.static_bytes, b2, sizeof b2), run, sampler, graphs,
          gb(a->serve_kv_budget, b4, sizeof b4), gb(a->kv_seq_bytes, b5, sizeof b5),
          (unsigned long long)a->est.seq_len, (unsigned long long)n, len);
     if (a->serve_refusal != FG_VLLM_STARTS) {

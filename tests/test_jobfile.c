@@ -719,8 +719,9 @@ static void jobfile_apply_should_pin_each_launcher_fixture(void **state)
         {"accelerate/fsdp2.yaml",
          "zero=3 zero=3 precision=bf16-mixed dp=8 framework=accelerate",
          ""},
+        /* DeepSpeed's plugin with no file: no reduce_bucket_size, DeepSpeed's 5e8 */
         {"accelerate/deepspeed_zero3.yaml",
-         "zero=3 precision=bf16-mixed dp=8 framework=accelerate",
+         "zero=3 precision=bf16-mixed dp=8 ds-bucket=500000000 framework=accelerate",
          ""},
         /* the serving engines: the file is the engine's options */
         {"vllm/serve_args_config.yaml",
@@ -751,6 +752,39 @@ static void jobfile_apply_should_pin_each_launcher_fixture(void **state)
         wrong += differs;
     }
     assert_int_equal(wrong, 0);
+}
+
+/* A trainer's file that names a DeepSpeed config runs ZeRO through DeepSpeed, and the job
+ * keeps DeepSpeed's buffers: LLaMA-Factory's full SFT recipe names ds_z3_config.json, whose
+ * reduce_bucket_size "auto" transformers fills with hidden^2; open-r1's accelerate ZeRO-3
+ * config names no file, so DeepSpeed's default 5e8 stands.  An FSDP file keeps none. */
+static void jobfile_apply_should_run_deepspeed_under_an_hf_trainer(void **state)
+{
+    (void)state;
+    static struct fg_jobspec s;
+    struct fg_err err = {0};
+    static const char *const model[] = {"model=/m", NULL};
+    /* LLaMA-Factory opens the file from its root, where its examples are launched */
+    spec_with(&s, model, &err);
+    assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_CONFIG,
+                                    "examples/train_full/qwen3_full_sft.yaml", &err), 0);
+    int rc = fg_jobfile_apply(&s, C "llama-factory", &err);
+    if (rc)
+        print_message("%s\n", err.detail);
+    assert_int_equal(rc, 0);
+    assert_int_equal(fg_jobspec_finish(&s, &err), 0);
+    assert_int_equal(s.job.zero, 3);
+    assert_true(s.job.ds_buffers);
+    assert_true(s.job.ds_bucket == FG_DS_BUCKET_AUTO);
+    assert_true(used(&s, "ds_z3_config.json", "ds-bucket=auto"));
+    assert_int_equal(job_of(&s, C "trl/open-r1/recipes/accelerate_configs/zero3.yaml", model,
+                            &err), 0);
+    assert_true(s.job.ds_buffers);
+    assert_int_equal(s.job.ds_bucket, 500000000);
+    assert_true(used(&s, "zero3.yaml", "ds-bucket=500000000"));
+    assert_int_equal(job_of(&s, C "accelerate/fsdp2.yaml", model, &err), 0);
+    assert_int_equal(s.job.zero, 3);
+    assert_false(s.job.ds_buffers);
 }
 
 /* A file that names no sharding declares DDP, and the job says so; one that names it keeps
@@ -1042,6 +1076,7 @@ int main(void)
         cmocka_unit_test(jobfile_detect_should_name_the_prefix_or_refuse_by_name),
         cmocka_unit_test(jobfile_apply_should_pin_each_launcher_fixture),
         cmocka_unit_test(jobfile_apply_should_declare_the_files_layout),
+        cmocka_unit_test(jobfile_apply_should_run_deepspeed_under_an_hf_trainer),
         cmocka_unit_test(jobfile_edits_should_map_options_back_to_the_files_keys),
         cmocka_unit_test(jobfile_rows_should_cover_every_memory_key_of_each_class),
         cmocka_unit_test(jobfile_apply_should_fill_the_job_and_name_every_key),

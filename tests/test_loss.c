@@ -102,6 +102,24 @@ static void loss_bytes_should_keep_liger_and_cce_as_they_were(void **state)
     assert_int_equal(of(FG_LOSS_CCE, 2, false, 1, 4096).per_tok, 2 * H + 4);
 }
 
+/* Only Liger has the fused DPO / GRPO forms TRL builds in place of selective_log_softmax;
+ * every kind names its line. */
+static void loss_fused_logprobs_should_be_ligers_alone(void **state)
+{
+    (void)state;
+    assert_true(fg_loss_fused_logprobs(FG_LOSS_LIGER));
+    static const enum fg_loss others[] = {FG_LOSS_DEFAULT, FG_LOSS_CCE, FG_LOSS_CHUNKED_NLL,
+                                          FG_LOSS_VOCAB_PARALLEL, FG_LOSS_CHUNKED_WRAPPER,
+                                          FG_LOSS_UNSLOTH, FG_LOSS_LINEAR_CE};
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        assert_false(fg_loss_fused_logprobs(others[i]));
+        struct fg_loss_bytes b = of(others[i], 2, false, 1, 4096);
+        assert_non_null(b.name);
+        assert_non_null(b.source);
+    }
+    assert_string_equal(of(FG_LOSS_CHUNKED_NLL, 2, false, 1, 4096).name, "TRL chunked_nll");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -111,6 +129,7 @@ int main(void)
         cmocka_unit_test(loss_bytes_should_cap_unsloths_chunks_at_four_gib),
         cmocka_unit_test(loss_bytes_should_keep_torchtunes_log_softmax_only),
         cmocka_unit_test(loss_bytes_should_keep_liger_and_cce_as_they_were),
+        cmocka_unit_test(loss_fused_logprobs_should_be_ligers_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

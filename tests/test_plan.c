@@ -451,10 +451,55 @@ static void even_cut_should_deal_the_layers_as_torchtitan_does(void **state)
     assert_false(fg_plan_even_cut(32, 0, 1, 1, cut));
 }
 
+/* torch.distributed.pipelining's schedules as torchtitan builds them (plan.h
+ * fg_plan_pp_rank): 1F1B keeps min(n, pp - r) micro-batches (Schedule1F1B warmup_chunks);
+ * GPipe all n; Interleaved1F1B two chunks a rank, (2 - 1) x per_round + 2 (pp - 1 - r)
+ * warmup forwards and one more before the first backward (pp 4, n 8: rounds 2, per_round 4:
+ * 11 on rank 0, 5 on rank 3), capped at n x 2 (pp 8, n 8: all 16 on rank 0); LoopedBFS
+ * every chunk's forwards.  405B's 126 layers over 16 stages: rank 0 holds stages 0 and 8
+ * (7 + 8 blocks) and the embedding, rank 7 stages 7 and 15 (8 + 7) and the head. */
+static void pp_rank_should_keep_what_torchs_schedules_keep_in_flight(void **state)
+{
+    (void)state;
+    struct fg_job j;
+    fg_job_defaults(&j, FG_MODE_FULL);
+    uint32_t first, last, chunks, inflight;
+    bool embed, head;
+    j.pp_microbatches = 8;
+    assert_true(fg_plan_pp_rank(&j, 126, 8, 0, &first, &last, &embed, &head, &chunks, &inflight));
+    assert_true(first == 0 && last == 15 && embed && !head && chunks == 1 && inflight == 8);
+    assert_true(fg_plan_pp_rank(&j, 126, 8, 7, &first, &last, &embed, &head, &chunks, &inflight));
+    assert_true(first == 111 && last == 126 && !embed && head && inflight == 1);
+    j.pp_microbatches = 2; /* fewer micro-batches than stages: no more than there are */
+    assert_true(fg_plan_pp_rank(&j, 126, 8, 0, &first, &last, &embed, &head, &chunks, &inflight));
+    assert_int_equal(inflight, 2);
+    j.pp_schedule = FG_PP_GPIPE;
+    j.pp_microbatches = 12;
+    assert_true(fg_plan_pp_rank(&j, 126, 8, 7, &first, &last, &embed, &head, &chunks, &inflight));
+    assert_int_equal(inflight, 12);
+    j.pp_schedule = FG_PP_INTERLEAVED_1F1B;
+    j.pp_microbatches = 8;
+    assert_true(fg_plan_pp_rank(&j, 32, 4, 0, &first, &last, &embed, &head, &chunks, &inflight));
+    assert_true(chunks == 2 && inflight == 11);
+    assert_true(fg_plan_pp_rank(&j, 32, 4, 3, &first, &last, &embed, &head, &chunks, &inflight));
+    assert_int_equal(inflight, 5);
+    assert_true(fg_plan_pp_rank(&j, 126, 8, 0, &first, &last, &embed, &head, &chunks, &inflight));
+    assert_true(last - first == 15 && embed && !head && inflight == 16);
+    assert_true(fg_plan_pp_rank(&j, 126, 8, 7, &first, &last, &embed, &head, &chunks, &inflight));
+    assert_true(last - first == 15 && last <= 126 && head && inflight == 9);
+    j.pp_schedule = FG_PP_LOOPED_BFS;
+    assert_true(fg_plan_pp_rank(&j, 126, 8, 7, &first, &last, &embed, &head, &chunks, &inflight));
+    assert_int_equal(inflight, 16);
+    assert_false(fg_plan_pp_rank(&j, 126, 8, 8, &first, &last, &embed, &head, &chunks, &inflight));
+    assert_false(fg_plan_pp_rank(&j, 126, 40, 0, &first, &last, &embed, &head, &chunks,
+                                 &inflight)); /* 80 stages: more than the split holds */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(even_cut_should_deal_the_layers_as_torchtitan_does),
+        cmocka_unit_test(pp_rank_should_keep_what_torchs_schedules_keep_in_flight),
         cmocka_unit_test(nemotron_full_on_h200_should_split_by_layer_on_two_cards),
         cmocka_unit_test(moe_layouts_should_use_expert_parallel_with_tp_1),
         cmocka_unit_test(impossible_request_should_say_why),

@@ -22,6 +22,9 @@ static const char *const attn_names[] = {"sdpa", "eager"};
 static const char *const offload_names[] = {"none", "optimizer", "params"};
 static const char *const ref_names[] = {"auto", "none", "copy", "adapter-disabled"};
 static const char *const vllm_names[] = {"none", "colocate", "server"};
+/* torch.distributed.pipelining schedules.py get_schedule_class's spellings, enum order */
+static const char *const pp_sched_names[] = {"1F1B", "GPipe", "Interleaved1F1B", "LoopedBFS"};
+static const char *const reshard_names[] = {"default", "always", "never"};
 /* --loss: "plain" and "chunked" are FG_LOSS_DEFAULT (chunked_ce no / yes), then enum fg_loss
  * from FG_LOSS_LIGER in its order */
 static const char *const loss_names[] = {"plain", "chunked", "liger", "cce", "chunked-nll",
@@ -45,7 +48,8 @@ static const struct {
     {"lora-targets", lora_names, 3},  {"adapter", mode_names, 3}, /* full|lora|qlora */
     {"ref-model", ref_names + 1, 3},  {"vllm-mode", vllm_names, 3}, /* "auto": not given */
     {"loss", loss_names, N_LOSS},    {"grad-reduce-dtype", dtype_names, 2},
-    {"optimizer-state-dtype", dtype_names, 2},
+    {"optimizer-state-dtype", dtype_names, 2}, {"pp-schedule", pp_sched_names, 4},
+    {"reshard-after-forward", reshard_names, 3},
 };
 
 const char *const *fg_job_words(const char *option, size_t *n)
@@ -139,6 +143,22 @@ int fg_offload_parse(const char *s, enum fg_offload *out, struct fg_err *err)
     int v, rc = parse_enum(s, offload_names, 3, "offload", &v, err);
     if (!rc)
         *out = (enum fg_offload)v;
+    return rc;
+}
+
+int fg_pp_schedule_parse(const char *s, enum fg_pp_schedule *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, pp_sched_names, 4, "pp-schedule", &v, err);
+    if (!rc)
+        *out = (enum fg_pp_schedule)v;
+    return rc;
+}
+
+int fg_reshard_parse(const char *s, enum fg_reshard *out, struct fg_err *err)
+{
+    int v, rc = parse_enum(s, reshard_names, 3, "reshard-after-forward", &v, err);
+    if (!rc)
+        *out = (enum fg_reshard)v;
     return rc;
 }
 
@@ -498,4 +518,9 @@ const char *fg_ref_model_name(enum fg_ref_model r)
 const char *fg_vllm_mode_name(enum fg_vllm_mode v)
 {
     return (unsigned)v < 3 ? vllm_names[v] : "?";
+}
+
+const char *fg_pp_schedule_name(enum fg_pp_schedule s)
+{
+    return (unsigned)s < 4 ? pp_sched_names[s] : "?";
 }

@@ -46,6 +46,13 @@ enum fg_attention { FG_ATTN_SDPA, FG_ATTN_EAGER };
 enum fg_master { FG_MASTER_PARAMS, FG_MASTER_OPTIMIZER };
 /* ZeRO-Offload / FSDP CPU offload: what leaves the GPU. */
 enum fg_offload { FG_OFFLOAD_NONE, FG_OFFLOAD_OPTIMIZER, FG_OFFLOAD_PARAMS };
+/* torch.distributed.pipelining's schedules (schedules.py get_schedule_class names), as
+ * torchtitan runs them (struct fg_job.pp_schedule): single-stage 1F1B (the default) and
+ * GPipe, and the looped ones, two model chunks per rank by default. */
+enum fg_pp_schedule { FG_PP_1F1B, FG_PP_GPIPE, FG_PP_INTERLEAVED_1F1B, FG_PP_LOOPED_BFS };
+/* torchtitan parallelism.fsdp_reshard_after_forward (distributed/fsdp.py
+ * get_fsdp_reshard_after_forward_policy): "default" is `not pp_enabled`. */
+enum fg_reshard { FG_RESHARD_DEFAULT, FG_RESHARD_ALWAYS, FG_RESHARD_NEVER };
 /* What bitsandbytes' 4-bit linears compute in (struct fg_job.bnb_compute). */
 enum fg_bnb_compute { FG_BNB_INPUT, FG_BNB_FP32 };
 /* What a chunked loss keeps per vocabulary entry beside the logits (struct fg_job.ce_kept):
@@ -265,6 +272,19 @@ struct fg_job {
     /* Bytes of each master weight and master gradient the optimizer holds (2: DeepSpeed
      * bf16_master_weights_and_grads); 0: fp32.  Only with FG_MASTER_OPTIMIZER. */
     unsigned master_bytes;
+    /* ---- Pipeline schedules and async TP as torch runs them under torchtitan
+     * (memory/titan.h).  Appended; zero keeps the estimates of before. ---- */
+    enum fg_pp_schedule pp_schedule; /* --pp-schedule; default 1F1B */
+    /* Micro-batches per step and DP rank (torchtitan parallelism.num_pp_microbatches);
+     * 0: not given, taken as enough to fill the schedule's warmup. */
+    uint32_t pp_microbatches;
+    /* Model chunks (virtual stages) this rank holds; inflight then counts chunk forwards,
+     * and each keeps its chunk's share of the rank's blocks (0, 1: one chunk). */
+    uint32_t pp_chunks;
+    /* parallelism.enable_async_tensor_parallel: inductor's micro-pipelined TP over
+     * symmetric memory (memory/titan.h fg__titan_async_tp_workspace).  Default false. */
+    bool async_tp;
+    enum fg_reshard reshard;         /* --reshard-after-forward; default by PP */
 };
 
 /* Defaults of the seeds: full AdamW bf16 autocast (fp32 parameters), LoRA
@@ -288,6 +308,8 @@ int fg_attention_parse(const char *s, enum fg_attention *out, struct fg_err *err
 int fg_offload_parse(const char *s, enum fg_offload *out, struct fg_err *err);
 int fg_ref_model_parse(const char *s, enum fg_ref_model *out, struct fg_err *err);
 int fg_vllm_mode_parse(const char *s, enum fg_vllm_mode *out, struct fg_err *err);
+int fg_pp_schedule_parse(const char *s, enum fg_pp_schedule *out, struct fg_err *err);
+int fg_reshard_parse(const char *s, enum fg_reshard *out, struct fg_err *err);
 /* The words an option's parser above accepts, by the option's name in jobopts.def ("mode",
  * "lora-targets"), in enum order; NULL and *n = 0 for an option that takes no word.  For the
  * lists generated from the option table (engine/job/jobspec.h fg_jobopt_values). */
@@ -305,6 +327,7 @@ const char *fg_attention_name(enum fg_attention a);
 const char *fg_offload_name(enum fg_offload o);
 const char *fg_ref_model_name(enum fg_ref_model r);
 const char *fg_vllm_mode_name(enum fg_vllm_mode v);
+const char *fg_pp_schedule_name(enum fg_pp_schedule s);
 /* "plain", "chunked", "liger", ...: the loss the job runs (--loss's name). */
 const char *fg_loss_name(const struct fg_job *job);
 

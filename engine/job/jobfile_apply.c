@@ -542,6 +542,36 @@ static int declared_layout(struct apply *ap, int main_file)
     return assign_one(ap, main_file, 1, where, "zero", "0", false);
 }
 
+/*
+ * A job whose files run DeepSpeed under a trainer that is not DeepSpeed's own row (TRL,
+ * axolotl or LLaMA-Factory naming deepspeed: ds.json, TrainingArguments' deepspeed, accelerate's
+ * distributed_type DEEPSPEED) keeps DeepSpeed's buffers: naming its reduce bucket says so
+ * (jobspec.c).  Where no file sets reduce_bucket_size, DeepSpeed's default of 5e8 elements
+ * stands (runtime/zero/config.py): transformers fills only an "auto"
+ * (integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_finalize), and
+ * accelerate's DeepSpeedPlugin without a file writes no reduce_bucket_size (accelerate
+ * 16cb6eb utils/dataclasses.py DeepSpeedPlugin.__post_init__).
+ */
+static int declared_deepspeed(struct apply *ap, int main_file)
+{
+    struct fg_jobspec *s = ap->s;
+    const struct fg_framework *fw = fg_framework_find(fg__jf_framework(ap->files[main_file]->format));
+    if ((fw && fw->ds_buffers) || fg_jobspec_given(s, FG_JOBOPT_DS_BUCKET))
+        return 0;
+    for (size_t i = 0; i < ap->n; i++) {
+        const struct fg_jobfile *f = ap->files[i];
+        const struct fg_jobfile_key *d = fg_jobfile_get(f, "distributed_type");
+        if (f->format == FG_JF_DEEPSPEED ||
+            (f->format == FG_JF_ACCELERATE && d && !strcmp(d->value, "DEEPSPEED"))) {
+            char where[200];
+            snprintf(where, sizeof where, "%.80s: DeepSpeed runs the ZeRO stage and no file sets "
+                     "reduce_bucket_size (DeepSpeed's default)", f->name);
+            return assign_one(ap, (int)i, 1, where, "ds-bucket", "500000000", false);
+        }
+    }
+    return 0;
+}
+
 /* The folder a file sits in, when it names a trainer (recipes/MODEL/dpo/config_full.yaml, as
  * open-r1 and alignment-handbook keep them): its --mode spelling, "sft", or NULL. */
 static const char *folder_trainer(const char *path)
@@ -626,7 +656,7 @@ static int apply_all(struct apply *ap)
     }
     s->config_digest = h ? h : 1;
     const struct fg_jobfile *m = ap->files[main_file];
-    if ((rc = declared_layout(ap, main_file)))
+    if ((rc = declared_layout(ap, main_file)) || (rc = declared_deepspeed(ap, main_file)))
         return rc;
     const struct fg_framework *fw = fg_framework_find(fg__jf_framework(m->format));
     if (fw && !fg_jobspec_given(s, FG_JOBOPT_FRAMEWORK)) {

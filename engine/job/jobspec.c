@@ -95,7 +95,7 @@ static const struct {
     {FG_JOBOPT_CP, 1, 1024},            {FG_JOBOPT_DP, 1, 65535},
     {FG_JOBOPT_NUM_GENERATIONS, 1, 4096}, {FG_JOBOPT_MAX_PROMPT_LENGTH, 1, FG_MAX_SEQ},
     {FG_JOBOPT_MAX_COMPLETION_LENGTH, 1, FG_MAX_SEQ}, {FG_JOBOPT_GEN_GPUS, 1, 65535},
-    {FG_JOBOPT_GRAD_ACCUM, 1, 1u << 24},
+    {FG_JOBOPT_GRAD_ACCUM, 1, 1u << 24}, {FG_JOBOPT_PP_MICROBATCHES, 1, 1u << 16},
 };
 
 size_t fg_jobopt_values(unsigned id, const char **out, size_t cap)
@@ -261,6 +261,19 @@ static int set_trainer_share(struct fg_job *j, unsigned id, const char *v, const
     return 0;
 }
 
+/* torchtitan's pipeline and async-TP options (memory/titan.h), the number already parsed
+ * into u where the option takes one. */
+static int set_titan(struct fg_job *j, unsigned id, const char *v, uint64_t u,
+                     struct fg_err *err)
+{
+    switch (id) {
+    case FG_JOBOPT_PP_SCHEDULE: return fg_pp_schedule_parse(v, &j->pp_schedule, err);
+    case FG_JOBOPT_RESHARD_AFTER_FORWARD: return fg_reshard_parse(v, &j->reshard, err);
+    case FG_JOBOPT_PP_MICROBATCHES: j->pp_microbatches = (uint32_t)u; return 0;
+    default: j->async_tp = u; return 0; /* FG_JOBOPT_ASYNC_TP */
+    }
+}
+
 int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_err *err)
 {
     if (id >= FG_JOBOPT_COUNT)
@@ -368,6 +381,8 @@ int fg_jobspec_set(struct fg_jobspec *s, unsigned id, const char *v, struct fg_e
     case FG_JOBOPT_MASTER_DTYPE:
         rc = ext = fg_dtype_bytes_parse(v, &s->master_dtype_bytes, err);
         break;
+    case FG_JOBOPT_PP_SCHEDULE: case FG_JOBOPT_PP_MICROBATCHES: case FG_JOBOPT_ASYNC_TP:
+    case FG_JOBOPT_RESHARD_AFTER_FORWARD: rc = ext = set_titan(j, id, v, u, err); break;
     case FG_JOBOPT_COUNT: break;
     }
     if (rc && ext)
@@ -436,7 +451,9 @@ static void train_defaults(struct fg_jobspec *s, const struct fg_framework *fw,
     }
     j->grads_persist = fw->grads_persist;
     j->ddp_buckets = fw->ddp_buckets;
-    j->ds_buffers = fw->ds_buffers;
+    /* DeepSpeed's own row, or a job that names DeepSpeed's reduce bucket (a DeepSpeed file
+     * under an HF trainer: jobfile_apply.c declared_deepspeed) */
+    j->ds_buffers = fw->ds_buffers || fg_jobspec_given(s, FG_JOBOPT_DS_BUCKET);
     j->te_act = fw->te_act;
     if (!fg_jobspec_given(s, FG_JOBOPT_SP))
         j->sp = fw->sp;
@@ -617,6 +634,20 @@ static int framework_refuses(const struct fg_job *j, const struct fg_framework *
     return 0;
 }
 
+/* The schedules and async TP are torch's, as torchtitan drives them (memory/titan.h). */
+static int titan_options(const struct fg_jobspec *s, struct fg_err *err)
+{
+    static const unsigned titan_only[] = {FG_JOBOPT_PP_SCHEDULE, FG_JOBOPT_PP_MICROBATCHES,
+                                          FG_JOBOPT_ASYNC_TP, FG_JOBOPT_RESHARD_AFTER_FORWARD};
+    for (size_t i = 0; i < sizeof titan_only / sizeof titan_only[0]; i++)
+        if (fg_jobspec_given(s, titan_only[i]) && !s->fw->pp_even)
+            return fg_err_set(err, FG_E_INVAL, "%s%s is torch pipelining's and inductor's as "
+                              "torchtitan runs them: use it with --framework torchtitan (%s "
+                              "runs neither)", s->spelling, fg_jobopt_at(titan_only[i])->name,
+                              s->fw->name);
+    return 0;
+}
+
 int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
 {
     s->raw.saved = true;
@@ -708,6 +739,8 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
         return fg_err_set(err, FG_E_INVAL, "%sprecision float8 is modelled as torchtitan runs "
                           "it (torchao Float8Linear over FSDP2): a full fine-tune with "
                           "--framework torchtitan", s->spelling);
+    if ((rc = titan_options(s, err)))
+        return rc;
     if (j->float8)
         note(s, "float8: torchao Float8Linear (rowwise) keeps each linear's bf16 input; "
                 "selective checkpointing saves what bf16's does (no _scaled_mm on its list)");

@@ -73,24 +73,61 @@
 enum { TRL_CHUNK = 256, LOSS_CHUNKS = 8 };
 #define UNSLOTH_TARGET (4ull << 30) /* _get_chunk_multiplier: target_gb at most 4.0 (GiB) */
 
+/* Each loss kind's line and whether a trainer that takes log-probabilities instead of a
+ * cross-entropy (DPO, GRPO: memory_rl.c) still holds them vocabulary-wide under it.  Only
+ * Liger's fused kernels have preference/RL forms that TRL builds in their place
+ * (trl 1.9 grpo_trainer.py GRPOTrainer.__init__: LigerFusedLinearGRPOLoss; dpo_trainer.py:
+ * LigerFusedLinearDPOLoss; Liger-Kernel chunked_loss/), taking the log-probs chunk by
+ * chunk from the hidden states; under every other kind TRL runs selective_log_softmax
+ * over the whole logits.  FG_LOSS_DEFAULT's name and source follow chunked / kept. */
+static const struct loss_row {
+    enum fg_loss kind;
+    bool fused_logprobs;
+    const char *name, *source;
+} loss_rows[] = {
+    {FG_LOSS_DEFAULT, false, NULL, NULL},
+    {FG_LOSS_LIGER, true, "Liger fused linear CE", "Liger-Kernel fused_linear_cross_entropy.py"},
+    {FG_LOSS_CCE, false, "Cut Cross-Entropy", "ml-cross-entropy cce.py (no logits)"},
+    {FG_LOSS_CHUNKED_NLL, false, "TRL chunked_nll",
+     "trl 1.9 sft_trainer.py _chunked_cross_entropy_loss"},
+    {FG_LOSS_VOCAB_PARALLEL, false, "Megatron vocab-parallel CE",
+     "megatron/core tensor_parallel/cross_entropy.py"},
+    {FG_LOSS_CHUNKED_WRAPPER, false, "torchtitan ChunkedLossWrapper",
+     "torchtitan components/loss.py ChunkedLossWrapper"},
+    {FG_LOSS_UNSLOTH, false, "unsloth fused CE", "unsloth-zoo fused_losses/cross_entropy_loss.py"},
+    {FG_LOSS_LINEAR_CE, false, "torchtune LinearCrossEntropyLoss",
+     "torchtune modules/loss/cross_entropy_loss.py LinearCrossEntropyLoss"},
+};
+#define N_LOSS_ROWS (sizeof loss_rows / sizeof loss_rows[0])
+
+static const struct loss_row *loss_row(enum fg_loss kind)
+{
+    for (size_t i = 0; i < N_LOSS_ROWS; i++)
+        if (loss_rows[i].kind == kind)
+            return &loss_rows[i];
+    return &loss_rows[0];
+}
+
+bool fg_loss_fused_logprobs(enum fg_loss kind)
+{
+    return loss_row(kind)->fused_logprobs;
+}
+
 void fg_loss_bytes(const struct fg_loss_in *in, struct fg_loss_bytes *out)
 {
     uint64_t tp = in->tp ? in->tp : 1, h = in->hidden, c = in->c, v = in->vocab / tp;
     uint64_t head = fg__mul_sat(in->vocab, h); /* the whole head: none of these shard it */
-    *out = (struct fg_loss_bytes){0};
+    const struct loss_row *row = loss_row(in->kind);
+    *out = (struct fg_loss_bytes){.name = row->name, .source = row->source};
     switch (in->kind) {
     case FG_LOSS_LIGER: {
         uint64_t inc = h ? (v + h - 1) / h : 1;
         out->per_tok = c * h + 4 + 2 * c * v / (inc ? inc : 1);
         out->head_grad = in->head_trains ? fg__mul_sat(v * h, in->head_bytes) : 0;
-        out->name = "Liger fused linear CE";
-        out->source = "Liger-Kernel fused_linear_cross_entropy.py";
         break;
     }
     case FG_LOSS_CCE:
         out->per_tok = c * h + 4;
-        out->name = "Cut Cross-Entropy";
-        out->source = "ml-cross-entropy cce.py (no logits)";
         break;
     case FG_LOSS_CHUNKED_NLL: {
         out->per_tok = 2 * c * h + 16;
@@ -101,19 +138,13 @@ void fg_loss_bytes(const struct fg_loss_in *in, struct fg_loss_bytes *out)
         else
             out->work = fg__add_sat(copy, chunk);
         out->work = fg__add_sat(out->work, in->head_trains ? fg__mul_sat(head, 4) : 0);
-        out->name = "TRL chunked_nll";
-        out->source = "trl 1.9 sft_trainer.py _chunked_cross_entropy_loss";
         break;
     }
     case FG_LOSS_VOCAB_PARALLEL:
         out->per_tok = (4 + c) * v + 9;
-        out->name = "Megatron vocab-parallel CE";
-        out->source = "megatron/core tensor_parallel/cross_entropy.py";
         break;
     case FG_LOSS_CHUNKED_WRAPPER:
         out->per_tok = (c + 4) * h + (8 + 2 * c) * v / LOSS_CHUNKS;
-        out->name = "torchtitan ChunkedLossWrapper";
-        out->source = "torchtitan components/loss.py ChunkedLossWrapper";
         break;
     case FG_LOSS_UNSLOTH: {
         uint64_t full = fg__mul_sat(fg__mul_sat(in->tokens, v), 4);
@@ -126,14 +157,10 @@ void fg_loss_bytes(const struct fg_loss_in *in, struct fg_loss_bytes *out)
             out->work = fg__mul_sat(2 * c * v, (in->tokens + n - 1) / n);
         }
         out->head_grad = in->head_trains ? fg__mul_sat(head, in->head_bytes) : 0;
-        out->name = "unsloth fused CE";
-        out->source = "unsloth-zoo fused_losses/cross_entropy_loss.py";
         break;
     }
     case FG_LOSS_LINEAR_CE:
         out->per_tok = c * h + 16 + 4 * v + (4 + c) * v / LOSS_CHUNKS;
-        out->name = "torchtune LinearCrossEntropyLoss";
-        out->source = "torchtune modules/loss/cross_entropy_loss.py LinearCrossEntropyLoss";
         break;
     case FG_LOSS_DEFAULT:
     default:

@@ -1,7 +1,7 @@
 /*
  * loss.h - what each stack's loss keeps, per token and once per step, as its code computes
  * it (loss.c says where each number is read).  The estimator's logits line is one call
- * (memory.c); nothing else in the engine asks which loss ran.
+ * (train_logits.c); the preference/RL trainers ask fg_loss_fused_logprobs.
  *
  * Nothing here allocates, fails or prints; names and sources are static strings.
  */
@@ -38,5 +38,9 @@ struct fg_loss_bytes {
 
 /* The bytes of in's loss into out. */
 void fg_loss_bytes(const struct fg_loss_in *in, struct fg_loss_bytes *out);
+
+/* Whether a trainer that takes log-probabilities in place of a cross-entropy (DPO, GRPO)
+ * takes them through kind's fused kernel, never holding them vocabulary-wide. */
+bool fg_loss_fused_logprobs(enum fg_loss kind);
 
 #endif

@@ -13,6 +13,7 @@
  */
 #include "memory/memory_int.h"
 
+#include "memory/loss.h"
 #include "stack/trainer.h"
 
 #include <string.h>
@@ -35,18 +36,16 @@ static uint64_t logp_bytes_per_entry(const struct fg_job *job, bool ref_concurre
     return (uint64_t)c * (1 + (c == 2) + ref_concurrent);
 }
 
-/* The logits line of the adaptation's estimate becomes the trainer's log-probabilities.  Under
- * Liger's fused loss (use_liger_kernel) TRL's trainers take their loss from the hidden states
- * chunk by chunk, as the SFT loss does, and never hold the vocabulary-wide log-probabilities:
- * GRPOTrainer.__init__ builds LigerFusedLinearGRPOLoss, DPOTrainer LigerFusedLinearDPOLoss
- * (trl 1.9 grpo_trainer.py, dpo_trainer.py; Liger-Kernel chunked_loss), so the fused loss's
- * line (train_logits.c) stands. */
+/* The logits line of the adaptation's estimate becomes the trainer's log-probabilities,
+ * unless the job's loss has a fused form that takes them chunk by chunk from the hidden
+ * states (loss.h fg_loss_fused_logprobs: Liger's, under use_liger_kernel): then the fused
+ * loss's line (train_logits.c) stands. */
 static void retake_logits(const struct fg_model *m, const struct fg_job *job,
                           const struct fg_trainer_row *row, bool ref_concurrent, bool lines,
                           struct fg_estimate *e)
 {
     uint64_t batch = job->batch ? job->batch : 1, old = e->b.logits / batch;
-    if (old == 0 || (job->loss == FG_LOSS_LIGER && !row->score_head))
+    if (old == 0 || (fg_loss_fused_logprobs(job->loss) && !row->score_head))
         return; /* no causal-LM head on this stage; a fused loss keeps no log-probs */
     uint64_t tp = job->tp ? job->tp : 1, tokens = row->generates ? job->max_completion
                                                                   : e->seq_len;

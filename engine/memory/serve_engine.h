@@ -8,9 +8,11 @@
  * where requested = gpu_memory_utilization x the card's total.  The profile run
  * (gpu_model_runner.py profile_run) is one dummy forward of max_num_batched_tokens and one
  * dummy sampler run over max_num_seqs rows of logits; the CUDA-graph estimate
- * (profile_cudagraph_memory) captures the largest and the next graph of each mode and
- * extrapolates.  Then v1/core/kv_cache_utils.py _check_enough_kv_cache_memory refuses to
+ * (profile_cudagraph_memory) measures the captures: the largest one's working set, held
+ * twice, and at least 1 MiB for each further graph.  Then v1/core/kv_cache_utils.py _check_enough_kv_cache_memory refuses to
  * start when the rest is not positive, or holds less than one max_model_len sequence.
+ *
+ * SGLang keeps no such profile: fg_sglang_budget below sizes its reserve.
  *
  * Nothing here allocates, fails or prints; fg_vllm_refusal_text formats into the
  * caller's buffer.
@@ -39,7 +41,15 @@ struct fg_vllm_in {
     uint64_t hidden;       /* the model's hidden width */
     uint64_t vocab;        /* the logits' width (the whole vocabulary on every TP rank) */
     bool eager;            /* enforce_eager: no CUDA graphs */
+    bool v2_runner;        /* the v2 model runner (v1/worker/gpu/): its lighter dummy sampler */
 };
+
+/* Whether vLLM runs a model on its v2 model runner: the default for every dense generative
+ * model since 0.25 (release notes, #44443); vllm/config/vllm.py _is_default_v2_model_runner_model
+ * keeps MoE and hybrid (Mamba / linear-attention) models on the v1 runner unless their
+ * architecture is listed.  moe: routed experts; hybrid: a state-space or convolution mixer;
+ * encoder: no generate runner. */
+bool fg_vllm_v2_runner(bool moe, bool hybrid, bool encoder);
 
 struct fg_vllm_profile {
     uint64_t forward;       /* the dummy forward of batched_tokens */
@@ -47,6 +57,8 @@ struct fg_vllm_profile {
                                hidden states */
     uint64_t peak;          /* the profile run's torch peak: the larger of the two */
     uint64_t graphs;        /* profile_cudagraph_memory's estimate */
+    uint64_t first_capture; /* of which the largest capture's working set, twice (the
+                               ordinary allocator's cache of its warm-up and the graph pool) */
     uint32_t sample_rows;   /* min(max_num_seqs, batched_tokens) */
     uint32_t capture_max;   /* the largest CUDA-graph capture size */
     uint32_t capture_sizes; /* PIECEWISE sizes captured; FULL captures those <= max_num_seqs */
@@ -71,5 +83,39 @@ enum fg_vllm_refusal fg_vllm_kv_check(int64_t available, uint64_t needed);
  * estimated maximum model length (0: none).  "" for FG_VLLM_STARTS. */
 void fg_vllm_refusal_text(enum fg_vllm_refusal r, int64_t available, uint64_t needed,
                           uint64_t max_len, uint64_t fit_len, char *buf, size_t cap);
+
+/*
+ * SGLang's share of the card (python/sglang/srt/arg_groups/memory_hook.py
+ * handle_gpu_memory_settings and reserve_for_graph_mb, as stored on main after v0.5.19):
+ * chunked_prefill_size and the decode graphs' max_bs by the card's memory (MiB, as
+ * get_device_memory_capacity reads it) and TP, then
+ *     reserved = 512 + 1.5 x max(chunked_prefill_size, 2048) + tp x pp / 8 x 1024
+ *              + 2 x decode max_bs + the prefill graphs (MiB),
+ * at least 10 GiB on cards over 60 GiB, and mem_fraction_static = (card - reserved) / card,
+ * rounded to 3 decimals.  The prefill graphs (cuda_graph_config.py: the breakable
+ * backend, on by default on CUDA) cost 8 MiB of non-torch memory per captured size
+ * (sizes up to chunked_prefill_size, cuda_graph_hook.py
+ * generate_prefill_cuda_graph_batch_sizes), or 1.5 GiB under an MLA backend, whose prefill
+ * graphs stop at 2048 tokens.  They are added before the 10 GiB floor is applied, but
+ * with the card rows above the reserve is over the floor on every card it applies to
+ * (13440 MiB before the graphs on an 80 GB card), so the graphs come out of the weights'
+ * and KV pool's share.
+ */
+struct fg_sglang_in {
+    double card_mib;
+    uint32_t tp, pp; /* 0 reads as 1 */
+    bool mla;        /* the model runs an MLA backend (kv_lora_rank) */
+};
+
+struct fg_sglang_budget {
+    uint32_t chunk;          /* chunked_prefill_size */
+    uint32_t decode_bs;      /* cuda_graph_config.decode.max_bs */
+    uint32_t prefill_sizes;  /* prefill graph sizes captured */
+    double prefill_graph_mib; /* what the reserve keeps for them */
+    double reserved_mib;     /* after the floor */
+    double fraction;         /* mem_fraction_static */
+};
+
+void fg_sglang_budget(const struct fg_sglang_in *in, struct fg_sglang_budget *out);
 
 #endif

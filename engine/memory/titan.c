@@ -16,11 +16,13 @@
 
 #include "util/sat.h"
 
-uint64_t fg__titan_pp_unsharded(const struct fg_job *job, uint32_t dp, uint64_t params)
+uint64_t fg__titan_unsharded(const struct fg_job *job, uint32_t dp, uint64_t params)
 {
-    if (!job->fsdp_mixed || job->pp <= 1 || job->zero < 3 || dp <= 1)
+    if (!job->fsdp_mixed || job->zero < 3 || dp <= 1)
         return 0;
-    return fg__mul_sat(params, 2 + 4); /* bf16 parameters + fp32 accumulated gradients */
+    if (job->pp > 1) /* bf16 parameters + fp32 accumulated gradients */
+        return fg__mul_sat(params, 2 + 4);
+    return job->reshard == FG_RESHARD_NEVER ? fg__mul_sat(params, 2) : 0;
 }
 
 uint64_t fg__titan_norm_sp(uint64_t w, bool rms, unsigned r, unsigned c, uint32_t tp)
@@ -31,4 +33,12 @@ uint64_t fg__titan_norm_sp(uint64_t w, bool rms, unsigned r, unsigned c, uint32_
      * rank's tokens; the cast the linears read (c w) is the gathered sequence */
     uint64_t own = rms ? (uint64_t)(4 + r) * w : (uint64_t)r * w;
     return own / t + (uint64_t)c * w;
+}
+
+uint64_t fg__titan_async_tp_workspace(const struct fg_job *job, uint64_t sq, uint64_t hidden,
+                                      uint32_t tp)
+{
+    if (!job->async_tp || tp <= 1)
+        return 0;
+    return fg__mul_sat(fg__mul_sat((sq + tp - 1) / tp, hidden), 2 * 2);
 }

@@ -22,15 +22,31 @@
 uint64_t fg__titan_norm_sp(uint64_t w, bool rms, unsigned r, unsigned c, uint32_t tp);
 
 /*
- * What a pipeline stage under FSDP2 holds unsharded through a step, for params parameters
- * of this rank's stage: torchtitan's default policy does not reshard after forward under
- * PP (distributed/fsdp.py get_fsdp_reshard_after_forward_policy: "default" is
- * `not pp_enabled`), so the stage's bf16 parameters stay gathered, and torch's pipelining
- * (distributed/pipelining/stage.py backward_maybe_with_nosync: set_reshard_after_backward
- * and set_requires_gradient_sync False until the last micro-batch) accumulates the
- * gradients unsharded, in FSDP2's reduce dtype (fp32).  0 unless the job runs FSDP2's
- * mixed precision (job.fsdp_mixed) sharded over dp > 1 ranks with pp > 1 stages.
+ * What FSDP2 holds unsharded through a step, for params parameters of this rank's stage.
+ * Under PP a stage stays gathered whatever parallelism.fsdp_reshard_after_forward says
+ * (its "default" is `not pp_enabled`, distributed/fsdp.py
+ * get_fsdp_reshard_after_forward_policy; and torch's pipelining, distributed/pipelining/
+ * stage.py backward_maybe_with_nosync, sets set_reshard_after_backward and
+ * set_requires_gradient_sync False until the last micro-batch), and the gradients
+ * accumulate unsharded in FSDP2's reduce dtype (fp32): 6 B a parameter.  Without PP,
+ * "never" keeps each block's bf16 parameters gathered from its forward to its backward:
+ * all of them at the forward's end, 2 B a parameter.  0 unless the job runs FSDP2's mixed
+ * precision (job.fsdp_mixed) sharded over dp > 1 ranks.
  */
-uint64_t fg__titan_pp_unsharded(const struct fg_job *job, uint32_t dp, uint64_t params);
+uint64_t fg__titan_unsharded(const struct fg_job *job, uint32_t dp, uint64_t params);
+
+/*
+ * The symmetric-memory workspace async TP keeps per sample of sq tokens (0 unless
+ * job.async_tp with tp > 1).  torchtitan parallelism.enable_async_tensor_parallel turns on
+ * inductor's micro-pipeline TP over symm_mem (distributed/tensor_parallel.py
+ * maybe_enable_async_tp): every all-gather + matmul and matmul + reduce-scatter runs through
+ * torch/distributed/_symmetric_memory/__init__.py, whose get_symm_mem_workspace keeps one
+ * buffer per TP group, grown to the largest request and never freed.  The largest is the
+ * reduce-scatter's (_pipelined_produce_and_all2all: out_chunks[0] x 2, one output chunk of
+ * tokens / tp x hidden in bf16, twice); the all-gather asks for one input shard, less.  The
+ * gathered inputs and the unreduced outputs are allocated as plain TP allocates them.
+ */
+uint64_t fg__titan_async_tp_workspace(const struct fg_job *job, uint64_t sq, uint64_t hidden,
+                                      uint32_t tp);
 
 #endif

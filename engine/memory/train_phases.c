@@ -4,6 +4,7 @@
  * backward's peak, the optimizer step's), one phase for adapters.
  */
 #include "memory/pipeline.h"
+#include "memory/titan.h"
 
 #include "util/sat.h"
 
@@ -20,6 +21,13 @@ int fg__train_phases(struct train *x, struct fg_err *err)
     uint64_t frag = (act + logits) / 20;
     add_line(e, "overhead", frag, true, "PyTorch caching allocator",
              "allocator fragmentation: 5%% of activations and logits");
+
+    /* titan.h: async TP's symmetric-memory workspace, kept beside the activations */
+    uint64_t symm = fg__titan_async_tp_workspace(job, x->sq, x->m->hidden, x->tp);
+    add_line(e, "overhead", symm, true, "torch _symmetric_memory get_symm_mem_workspace",
+             "async TP workspace: 2 reduce-scatter chunks of %llu tokens / %u TP x %llu",
+             (unsigned long long)x->sq, x->tp, (unsigned long long)x->m->hidden);
+    frag = fg__add_sat(frag, symm);
 
     b->activations = fg__mul_sat(act, job->batch);
     b->logits = fg__mul_sat(logits, job->batch);

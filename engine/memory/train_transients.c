@@ -64,13 +64,15 @@ int fg__train_transients(struct train *x, struct fg_err *err)
                  "expert weights rebuilt as W + BA and kept for backward: %llu params%s",
                  (unsigned long long)n, job->grad_ckpt ? " (one block, recomputed)" : "");
     }
-    uint64_t held = fg__titan_pp_unsharded(job, x->dp, x->params);
+    uint64_t held = fg__titan_unsharded(job, x->dp, x->params);
     if (held) {
         /* titan.h: the whole stage stays gathered, so no per-layer all-gather buffer */
         overhead = fg__add_sat(overhead, held);
         add_line(e, "overhead", held, false, "torchtitan fsdp.py; torch pipelining stage.py",
-                 "FSDP2 under PP: bf16 params kept gathered, fp32 grads unsharded: 6 B x "
-                 "%llu", (unsigned long long)x->params);
+                 job->pp > 1 ? "FSDP2 under PP: bf16 params kept gathered, fp32 grads "
+                               "unsharded: 6 B x %llu"
+                             : "FSDP2 reshard_after_forward never: bf16 params kept "
+                               "gathered: 2 B x %llu", (unsigned long long)x->params);
     } else if (job->zero >= 3 && (x->dp > 1 || job->offload == FG_OFFLOAD_PARAMS)) {
         /* The gathered parameters come in the dtype the shards are stored in: a QLoRA
          * base gathers its 4-bit data and scales (torchao NF4Tensor's

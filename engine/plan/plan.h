@@ -103,6 +103,25 @@ int fg_plan_layouts(const struct fg_model *m, const struct fg_job *job, uint64_t
 bool fg_plan_even_cut(uint32_t layers, uint32_t pp, uint32_t in_w, uint32_t out_w,
                       uint32_t *cut);
 
+/*
+ * What one pipeline rank holds and keeps under torch.distributed.pipelining's schedule as
+ * torchtitan builds it (distributed/pipeline_parallel.py _get_pipeline_metadata: two
+ * model chunks per rank for a looped schedule, one for 1F1B / GPipe; the pp x chunks
+ * stages split by fg_plan_even_cut; rank r holds stages r, r + pp, ... ("loop" style)).
+ * The rank's blocks are counted as the contiguous run [*first, *first + its blocks) (the
+ * same count as its chunks' for a model whose blocks are alike); embed / head: it holds
+ * the first / the last stage; *chunks its model chunks; *inflight the chunk forwards whose
+ * activations it keeps at its peak (schedules.py: Schedule1F1B warmup_chunks = min(n,
+ * pp - r) then one backward per forward; ScheduleGPipe all n forwards first;
+ * ScheduleInterleaved1F1B _get_warmup_ops (chunks - 1) x per_round + 2 (pp - 1 - r), capped
+ * at n x chunks, then one forward before each backward; ScheduleLoopedBFS every chunk's
+ * forwards first).  n: job.pp_microbatches, or when 0 enough to fill the warmup (pp x
+ * chunks).  False when a stage would be empty (cut as fg_plan_even_cut refuses).
+ */
+bool fg_plan_pp_rank(const struct fg_job *job, uint32_t layers, uint32_t pp, uint32_t rank,
+                     uint32_t *first, uint32_t *last, bool *embed, bool *head,
+                     uint32_t *chunks, uint32_t *inflight);
+
 /* "0-27,28-55" (inclusive block ranges per stage) into buf. */
 void fg_layout_split_str(const struct fg_layout *l, char *buf, size_t cap);
 

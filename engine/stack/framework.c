@@ -65,7 +65,8 @@
  *             autocast); loss modules/loss LinearCrossEntropyLoss (chunked, fp32 log-softmax
  *             per trained token); FSDP2 fully_shard over the ranks; QLoRA through torchao's
  *             to_nf4 (block 64, its scalers quantized in blocks of 256: nf4-dq's bytes).
- *  torchtitan 0.2.2: config/configs.py mixed_precision_param="bfloat16",
+ *  torchtitan main (b5bcd76, 2026-08-21; 0.2.2 where it differs: the loss, no LoRA):
+ *             config/configs.py mixed_precision_param="bfloat16",
  *             mixed_precision_reduce="float32" (FSDP2 MixedPrecisionPolicy over fp32 sharded
  *             parameters: fp32 master shards, gradients and AdamW states, bf16 all-gathered
  *             blocks; no autocast), distributed/activation_checkpoint.py (per-op selective
@@ -77,8 +78,12 @@
  *             on the op-SAC save list), components/lora.py LoRAConverter (rank 8, alpha 16,
  *             no dropout; LoRALinear freezes the base, which stays in the fp32 shards, and
  *             adds lora_a / lora_b Linears that run on the input as it comes: no cast copy),
- *             distributed/pipeline_parallel.py (layers split by count), distributed/fsdp.py
- *             (no reshard after forward under PP).
+ *             distributed/pipeline_parallel.py (layers split by count; looped schedules two
+ *             chunks a rank: plan_even.c), distributed/fsdp.py (no reshard after forward under
+ *             PP), distributed/tensor_parallel.py (async TP over symmetric memory),
+ *             models/llama3/config_registry.py (llama3_8b / 70b / 405b run ChunkedLossWrapper
+ *             of 8 chunks over the vocab-parallel loss).  0.2.2: components/loss.py
+ *             cross_entropy_loss over the whole logits (pred.float()), no LoRA.
  *  lit-gpt 0.5.13: litgpt finetune/lora.py: FSDPStrategy when devices > 1,
  *             chunked_cross_entropy (utils.py) for the loss; Lightning's bf16-mixed keeps
  *             fp32 parameters (fabric/plugins/precision/amp.py MixedPrecision); its FSDP LoRA
@@ -127,7 +132,10 @@
  *             (utils/mem_utils.py memory_profiling), and the weights, the profile run's torch
  *             peak (gpu_model_runner.py profile_run: a dummy forward of
  *             max_num_batched_tokens, then _dummy_sampler_run over max_num_seqs rows of
- *             logits; vllm/engine/arg_utils.py EngineArgs.get_batch_defaults, 8192 tokens
+ *             logits: the v2 runner's (v1/worker/gpu/model_runner.py, every dense model
+ *             from 0.25; config/vllm.py use_v2_model_runner) holds them and their fp32 copy,
+ *             the v1 runner's (MoE, hybrid) its top-k / top-p sort;
+ *             vllm/engine/arg_utils.py EngineArgs.get_batch_defaults, 8192 tokens
  *             and 1024 sequences for the API server on cards of 70 GiB and more other than
  *             A100, else 2048 and 256) and, from 0.21, profile_cudagraph_memory's estimate
  *             come off it; the rest is KV cache, refused when not positive or short of one
@@ -135,12 +143,14 @@
  *             _check_enough_kv_cache_memory).  memory/serve_engine.c counts each term.
  *             Sparse-MLA models (DeepSeek-V3.2) keep the fp8_ds_mla cache
  *             (models/config.py DeepseekV32ForCausalLM.verify_and_update_config).
- *  sglang     srt/server_args.py ServerArgs._handle_gpu_memory_settings: chunked_prefill_size
- *             and cuda_graph_max_bs by card memory and TP, reserved = 512 MB + 1.5 MB x
- *             max(chunked_prefill_size, 2048) + 2 MB x cuda_graph_max_bs + 1 GB x tp x pp / 8
- *             (at least 10 GB on cards over 60 GB), mem_fraction_static = (card - reserved) /
- *             card for the weights and the KV pool; activations and CUDA graphs live in the
- *             reserve (model_executor/model_runner.py profile_max_num_token).
+ *  sglang     main as stored (0.5 series): srt/arg_groups/memory_hook.py
+ *             handle_gpu_memory_settings: chunked_prefill_size and the decode graphs' max_bs by
+ *             card memory and TP, reserved = 512 MB + 1.5 MB x max(chunked_prefill_size, 2048)
+ *             + 1 GB x tp x pp / 8 + reserve_for_graph_mb (2 MB x decode max_bs, 8 MB per
+ *             prefill graph size or 1.5 GB under MLA; model_executor/cuda_graph_config.py:
+ *             prefill graphs on by default on CUDA), at least 10 GB on cards over 60 GB;
+ *             mem_fraction_static = (card - reserved) / card for the weights and the KV pool;
+ *             activations live in the reserve.  memory/serve_engine.c fg_sglang_budget.
  */
 /* HF Trainer + peft underneath (transformers, trl, accelerate, axolotl, llama-factory) */
 #define TRAIN_HF                                                                              \
@@ -148,7 +158,8 @@
     .qlora = true, .master = FG_MASTER_PARAMS, .ddp_buckets = true
 /* the LoRA base stays in the dtype it was loaded in (bf16) under Trainer's bf16 autocast */
 #define HF_BASE .lora_base_torch_dtype = true, .lora_autocast = true
-/* Read from stored single files: these snapshots are over the fetch limit (no date). */
+/* Read from stored single files: these snapshots are over the fetch limit, so each row
+ * carries its release's date and the stored record that gives it. */
 #define TF_READ                                                                               \
     .repo = "huggingface/transformers", .file = "src/transformers/training_args.py",         \
     .commit = "fd798335c"
@@ -214,7 +225,8 @@ static const struct fg_framework table[] = {
      .source = "transformers 5 modeling_utils.py from_pretrained dtype=auto; training_args.py "
                "default_optim (stored file, no snapshot); peft 0.20.0 utils/other.py "
                "prepare_model_for_kbit_training",
-     TF_READ},
+     TF_READ, .date = "2026-01-26",
+     .dated = "v5.0.0 released by then: embeddings-benchmark/mteb#4003 links its release page"},
     {.name = "transformers", .version = "4.57", .aliases = "hf,trainer,peft",
      .switches = SW_TRL, .trainers = TRAINS_TRL,
      .label = "HF Trainer + peft", TRAIN_HF, HF_BASE, .kbit_prepared = true,
@@ -223,7 +235,8 @@ static const struct fg_framework table[] = {
               "< 2.8 (foreach temporary); the default when a job names no framework",
      .source = "transformers 4.57 modeling_utils.py from_pretrained (fp32 unless torch_dtype); "
                "training_args.py default_optim (adamw_torch below torch 2.8; stored file)",
-     TF_READ},
+     TF_READ, .date = "2025-10-29",
+     .dated = "4.57 released by then: huggingface/optimum-neuron#1016 syncs with 4.57.1"},
     {.name = "trl", .version = "1.9", .aliases = "", .label = "TRL SFTTrainer + peft", TRAIN_HF,
      .switches = SW_TRL | FG_SW_ACT_OFFLOAD, .trainers = TRAINS_TRL,
      .lora_fp32_base = true, .qlora_adapters_bf16 = true,
@@ -317,21 +330,32 @@ static const struct fg_framework table[] = {
                "llama3_1/8B_full_single_device.yaml, 8B_full.yaml; LinearCrossEntropyLoss",
      .repo = "pytorch/torchtune", .file = "recipes/full_finetune_distributed.py",
      .commit = "bd2a0fc7c", .date = "2026-04-23"},
-    {.name = "torchtitan", .version = "0.2.2", .aliases = "titan", .label = "torchtitan",
-     .switches = FG_SW_GRAD_CKPT | FG_SW_ACCUM | FG_SW_OFFLOAD_PARAMS, .trainers = 0,
-     .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,
-     .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS,
-     .optimizer = FG_OPT_ADAMW_FUSED, .fsdp_mixed = true, .grad_ckpt = true,
-     .ac_selective = true, .float8 = true, .dp_zero = 3, .sp = true, .pp_even = true,
-     .no_dropout = true, .lora_base_dtype = true,
+    /* torchtitan's rows differ in the loss the llama3 configs run and in LoRA */
+#define TITAN_ROW                                                                              \
+    .name = "torchtitan", .aliases = "titan", .label = "torchtitan",                           \
+    .switches = FG_SW_GRAD_CKPT | FG_SW_ACCUM | FG_SW_OFFLOAD_PARAMS, .trainers = 0,           \
+    .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_CP | FG_LAY_ZERO, .trains = true,                \
+    .full_precision = FG_PREC_BF16_MIXED, .master = FG_MASTER_PARAMS,                          \
+    .optimizer = FG_OPT_ADAMW_FUSED, .fsdp_mixed = true, .grad_ckpt = true,                    \
+    .ac_selective = true, .float8 = true, .dp_zero = 3, .sp = true, .pp_even = true,           \
+    .no_dropout = true, .lora_base_dtype = true, .repo = "pytorch/torchtitan"
+    {TITAN_ROW, .version = "main", .loss = FG_LOSS_CHUNKED_WRAPPER,
      .keeps = "FSDP2: fp32 sharded params/grads/AdamW, bf16 gathered blocks, no autocast "
-              "cache; op SAC; TP with sequence parallel; PP split by count, the stage kept "
-              "gathered; LoRA (main) on the fp32 shards",
-     .source = "torchtitan 0.2.2 config/configs.py mixed_precision_param; "
-               "distributed/activation_checkpoint.py; main b5bcd76 models/llama3/sharding.py, "
-               "pipeline_parallel.py, fsdp.py, components/lora.py",
-     .repo = "pytorch/torchtitan", .file = "torchtitan/config/configs.py",
-     .commit = "73a0e6979", .date = "2026-02-20"},
+              "cache; op SAC; TP with sequence parallel; ChunkedLossWrapper; PP split by count "
+              "under torch pipelining's schedules, the stage kept gathered; async TP; LoRA on "
+              "the fp32 shards",
+     .source = "torchtitan main models/llama3/config_registry.py (ChunkedLossWrapper, 8 "
+               "chunks); config/configs.py ParallelismConfig; models/llama3/sharding.py; "
+               "distributed/pipeline_parallel.py, fsdp.py, activation_checkpoint.py; "
+               "components/lora.py",
+     .file = "torchtitan/models/llama3/config_registry.py", .commit = "b5bcd76",
+     .date = "2026-08-21"},
+    {TITAN_ROW, .version = "0.2.2", .full_only = true,
+     .keeps = "as main, but the loss over the whole fp32 logits (vocab-parallel) and no LoRA",
+     .source = "torchtitan 0.2.2 components/loss.py cross_entropy_loss (pred.float(), "
+               "loss_parallel); config/job_config.py; no components/lora.py",
+     .file = "torchtitan/components/loss.py", .commit = "73a0e6979", .date = "2026-02-20"},
+#undef TITAN_ROW
     {.name = "lit-gpt", .version = "0.5.13", .aliases = "litgpt,lightning",
      .switches = FG_SW_GRAD_CKPT | FG_SW_ACCUM | FG_SW_ADAM8 | FG_SW_PAGED |
                  FG_SW_OFFLOAD_PARAMS | FG_SW_SEQS | FG_SW_MAX_LEN,
@@ -400,7 +424,8 @@ static const struct fg_framework table[] = {
      .source = "vllm 0.27 config/cache.py gpu_memory_utilization 0.92, gpu_worker.py "
                "determine_available_memory, gpu_model_runner.py profile_run, "
                "kv_cache_utils.py _check_enough_kv_cache_memory (stored files, no snapshot)",
-     VLLM_READ},
+     VLLM_READ, .date = "2026-08-11",
+     .dated = "v0.27.0 released by then: vllm-project/vllm-metal#596 bumps vLLM to 0.27.0"},
     {.name = "vllm", .version = "0.20", .aliases = "", .label = "vLLM 0.20",
      .switches = SW_ENGINE,
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.9,
@@ -408,16 +433,20 @@ static const struct fg_framework table[] = {
      .keeps = "gpu_memory_utilization 0.9 of the card",
      .source = "vllm 0.20 CacheConfig.gpu_memory_utilization 0.9, gpu_worker.py (stored files, "
                "no snapshot)",
-     VLLM_READ},
+     VLLM_READ, .date = "2026-04-29",
+     .dated = "v0.20.0 released by then: apache/beam#38330 (dependabot) bumps vllm to 0.20.0"},
     {.name = "sglang", .version = "0.5", .aliases = "", .label = "SGLang",
      .switches = SW_ENGINE,
      .layouts = FG_LAY_TP | FG_LAY_PP | FG_LAY_EP, .serves = true, .gpu_util = 0.88,
      .serve_budget = FG_SERVE_SGLANG,
-     .keeps = "mem_fraction_static computed from the card, TP and chunked prefill",
-     .source = "sglang srt/server_args.py _handle_gpu_memory_settings (stored file, no "
-               "snapshot)",
-     .repo = "sgl-project/sglang", .file = "python/sglang/srt/server_args.py",
-     .commit = "469c63e54"},
+     .keeps = "mem_fraction_static from the card, TP and chunked prefill, less the decode and "
+              "prefill (piecewise) CUDA graphs' reserve",
+     .source = "sglang main as stored (0.5 series) srt/arg_groups/memory_hook.py "
+               "handle_gpu_memory_settings, reserve_for_graph_mb; cuda_graph_config.py "
+               "(stored files, no snapshot)",
+     .repo = "sgl-project/sglang", .file = "python/sglang/srt/arg_groups/memory_hook.py",
+     .commit = "031ed82d8", .date = "2026-09-17",
+     .dated = "v0.5.19 released by then: llm-d/llm-d#2524 links its release page"},
 };
 #define N_ROWS (sizeof table / sizeof table[0])
 

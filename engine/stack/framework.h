@@ -96,10 +96,12 @@ struct fg_framework {
     const char *keeps;         /* for people: what the row keeps, one line (fitgate frameworks) */
     const char *source;        /* where the row's facts come from: file:function, release */
     /* Where the row was read (fitgate frameworks): the repository, its main file, the commit
-     * (the release's tag, abbreviated) and that commit's date, "YYYY-MM-DD", from a fetched
-     * snapshot of the repository.  date is NULL where no snapshot could be fetched: commit
-     * then names the stored single files that were read, and source says so. */
-    const char *repo, *file, *commit, *date;
+     * (the release's tag, abbreviated) and a date, "YYYY-MM-DD".  Where a snapshot of the
+     * repository was fetched, date is that commit's and dated is NULL.  Where none could be
+     * (over the fetch limit), commit names the stored file read, date is the release's,
+     * and dated says which stored source gives it ("released by": the earliest record
+     * found of the release, an upper bound on its day). */
+    const char *repo, *file, *commit, *date, *dated;
     enum fg_loss loss;         /* its loss kernel unless --loss says (memory/loss.c; DEFAULT:
                                   chunked_ce and ce_kept say) */
     bool dist_recipe;          /* a full fine-tune on several ranks runs its distributed recipe:

@@ -66,7 +66,8 @@ cp "$C/llama-factory/qwen3_lora_sft_ds3.yaml" "$tmp/lf/"
 cp "$C/deepspeed/ds_z3_config.json" "$tmp/lf/examples/deepspeed/"
 same llama-factory "--base-dir $tmp/lf --config qwen3_lora_sft_ds3.yaml $M/Qwen--Qwen3-8B $A40" \
     "$M/Qwen--Qwen3-8B $A40 --mode lora --lora-rank 8 --lora-targets all-linear --seq-len 2048 \
-     --batch 1 --precision bf16-mixed --zero 3 --grad-ckpt --framework llama-factory"
+     --batch 1 --precision bf16-mixed --zero 3 --grad-ckpt --ds-bucket auto \
+     --framework llama-factory"
 same torchtune "--config $C/torchtune/8B_lora_single_device.yaml $L8 $A40" \
     "$L8 $A40 --mode lora --lora-rank 8 --batch 2 --optimizer adamw-fused --loss linear-ce \
      --lora-targets q_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --precision bf16 \
@@ -80,7 +81,8 @@ same deepspeed "--config $C/deepspeed/ds_z3_offload_config.json $M/Qwen--Qwen3-8
 same accelerate-fsdp2 "--config $C/accelerate/fsdp2.yaml $M/Qwen--Qwen3-8B $H8" \
     "$M/Qwen--Qwen3-8B $H8 --zero 3 --precision bf16-mixed --dp 8 --framework accelerate"
 same accelerate-zero3 "--config $C/accelerate/deepspeed_zero3.yaml $M/Qwen--Qwen3-8B $H8" \
-    "$M/Qwen--Qwen3-8B $H8 --zero 3 --precision bf16-mixed --dp 8 --framework accelerate"
+    "$M/Qwen--Qwen3-8B $H8 --zero 3 --precision bf16-mixed --dp 8 --ds-bucket 500000000 \
+     --framework accelerate"
 same vllm "--config vllm:$C/vllm/test_config_with_model.yaml $M/Qwen--Qwen3-8B $H8" \
     "$M/Qwen--Qwen3-8B $H8 --mode serve --tp 2 --framework vllm"
 same sglang "--config $C/sglang/config.yaml $M/Qwen--Qwen3-32B $H8" \

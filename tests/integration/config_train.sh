@@ -111,10 +111,12 @@ axolotl	examples/qwen3-next/qwen3-next-80b-a3b-qlora.yaml	Qwen--Qwen3-Next-80B-A
 axolotl	examples/llama-4/scout-qlora-single-h100-flex.yaml	meta-llama--Llama-4-Scout-17B-16E-Instruct	h100:1	0	--mode=qlora --lora-rank=32 --lora-targets=self_attn.q_proj,self_attn.k_proj,self_attn.v_proj,self_attn.o_proj,shared_expert.gate_proj,shared_expert.up_proj,shared_expert.down_proj --seq-len=4096 --grad-accum=1 --batch=1 --precision=bf16 --attention=sdpa --grad-ckpt=yes --act-offload=yes --framework=axolotl --loss=cce
 # fp8: true listed as not modelled (torchao float8); bf16 FSDP2 over 2 H100 fits
 axolotl	examples/llama-3/3b-fp8-fsdp2.yaml	meta-llama--Llama-3.2-3B	h100:2	0	--seq-len=512 --attention=sdpa --grad-accum=1 --batch=16 --optimizer=adamw-fused --zero=3 --grad-ckpt=no --precision=bf16 --framework=axolotl --loss=liger
-# reward model full fine-tune with DeepSpeed ZeRO-1 on one H100: borderline, warned
-axolotl	examples/qwen3/reward-model.yaml	Qwen--Qwen3-8B	h100:1	0	--seq-len=8192 --grad-accum=4 --batch=1 --optimizer=adamw-8bit --precision=bf16 --grad-ckpt=yes --zero=1 --framework=axolotl
+# reward model full fine-tune with DeepSpeed ZeRO-1 on one H100: DeepSpeed's step converts
+# the whole gradient partition to fp32 on the one rank (32.8 GB, stage_1_and_2.py step) beside
+# its reduce bucket: rejected, it takes 2
+axolotl	examples/qwen3/reward-model.yaml	Qwen--Qwen3-8B	h100:1	1	--seq-len=8192 --grad-accum=4 --batch=1 --optimizer=adamw-8bit --precision=bf16 --grad-ckpt=yes --zero=1 --framework=axolotl --ds-bucket=500000000
 # QLoRA of Mixtral-8x7B under ZeRO-2 with the optimizer offloaded: fits 2 H100
-axolotl	examples/mistral/mixtral/mixtral.yml	mistralai--Mixtral-8x7B-v0.1	h100:2	0	--mode=qlora --seq-len=4096 --lora-rank=32 --lora-targets=all-linear --grad-accum=2 --batch=1 --optimizer=adamw-8bit --precision=bf16 --grad-ckpt=yes --attention=sdpa --zero=2 --offload=optimizer --framework=axolotl
+axolotl	examples/mistral/mixtral/mixtral.yml	mistralai--Mixtral-8x7B-v0.1	h100:2	0	--mode=qlora --seq-len=4096 --lora-rank=32 --lora-targets=all-linear --grad-accum=2 --batch=1 --optimizer=adamw-8bit --precision=bf16 --grad-ckpt=yes --attention=sdpa --zero=2 --offload=optimizer --framework=axolotl --ds-bucket=500000000
 # rl: dpo, 8-bit LoRA of a 1B model fits an A100 40 GB
 axolotl	examples/llama-3/lora-1b-deduplicate-dpo.yml	meta-llama--Llama-3.2-1B-Instruct	a100_40g:1	0	--mode=dpo --adapter=qlora --quant=int8 --seq-len=4096 --lora-rank=32 --lora-targets=all-linear --grad-accum=4 --batch=2 --optimizer=adamw-8bit --precision=bf16 --grad-ckpt=yes --attention=sdpa --framework=axolotl
 # an axolotl cloud launcher config: says it is not a training job
@@ -152,7 +154,7 @@ llama-factory	examples/train_lora/qwen3_lora_kto.yaml	Qwen--Qwen3-8B	a100_40g:1	
 # stage: rm is a reward model (score head, two sequences): fits an A100 40 GB
 llama-factory	examples/train_lora/qwen3_lora_reward.yaml	Qwen--Qwen3-8B	a100_40g:1	0	--mode=reward --adapter=lora --lora-rank=8 --lora-targets=all-linear --seq-len=2048 --batch=1 --grad-accum=8 --precision=bf16-mixed --grad-ckpt=yes --framework=llama-factory
 # full SFT of Qwen3-8B under its DeepSpeed ZeRO-3 file over 8 H100 fits
-llama-factory	examples/train_full/qwen3_full_sft.yaml	Qwen--Qwen3-8B	h100:8	0	--mode=full --seq-len=2048 --batch=1 --grad-accum=2 --precision=bf16-mixed --zero=3 --grad-ckpt=yes --framework=llama-factory
+llama-factory	examples/train_full/qwen3_full_sft.yaml	Qwen--Qwen3-8B	h100:8	0	--mode=full --seq-len=2048 --batch=1 --grad-accum=2 --precision=bf16-mixed --zero=3 --grad-ckpt=yes --framework=llama-factory --ds-bucket=auto
 # 4-bit on-the-fly QLoRA of Qwen3-8B on a T4: borderline, warned
 llama-factory	examples/train_qlora/qwen3_lora_sft_otfq.yaml	Qwen--Qwen3-8B	t4:1	0	--mode=qlora --quant=nf4-dq --lora-rank=8 --lora-targets=all-linear --seq-len=2048 --batch=1 --grad-accum=8 --precision=bf16-mixed --grad-ckpt=yes --framework=llama-factory
 # use_galore listed as not modelled; plain AdamW states do not fit an A100 40 GB
@@ -168,31 +170,31 @@ llama-factory	examples/inference/qwen3.yaml	Qwen--Qwen3-8B	a100_40g:1	2
 # a LLaMA-Factory export config: says it is not a training job
 llama-factory	examples/merge_lora/qwen3_lora_sft.yaml	Qwen--Qwen3-8B	a100_40g:1	2	
 # the open-r1 GRPO demo runs as grpo (no SFT max_length injected) with Liger's fused GRPO loss (use_liger_kernel: no vocabulary-wide log-probs): fits the 8 H100 it was written for (a 3B stand-in for the 1.5B, warned)
-trl/open-r1	recipes/DeepSeek-R1-Distill-Qwen-1.5B/grpo/config_demo.yaml,recipes/accelerate_configs/zero2.yaml	Qwen--Qwen2.5-3B-Instruct	h100:8	0	--mode=grpo --attention=sdpa --precision=bf16-mixed --vllm-mode=colocate --grad-accum=4 --grad-ckpt=yes --max-prompt-length=512 --max-completion-length=2048 --num-generations=16 --batch=16 --zero=2 --dp=8 --framework=trl --loss=liger
+trl/open-r1	recipes/DeepSeek-R1-Distill-Qwen-1.5B/grpo/config_demo.yaml,recipes/accelerate_configs/zero2.yaml	Qwen--Qwen2.5-3B-Instruct	h100:8	0	--mode=grpo --attention=sdpa --precision=bf16-mixed --vllm-mode=colocate --grad-accum=4 --grad-ckpt=yes --max-prompt-length=512 --max-completion-length=2048 --num-generations=16 --batch=16 --zero=2 --dp=8 --framework=trl --loss=liger --ds-bucket=500000000
 # GRPO with vLLM colocated under ZeRO-2 over 8 H100: warned borderline with a 3B stand-in
-trl/open-r1	recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo.yaml,recipes/accelerate_configs/zero2.yaml	Qwen--Qwen2.5-3B-Instruct	h100:8	0	--mode=grpo --attention=sdpa --precision=bf16-mixed --vllm-mode=colocate --grad-accum=4 --grad-ckpt=yes --max-prompt-length=512 --max-completion-length=1024 --num-generations=16 --batch=16 --zero=2 --dp=8 --framework=trl
+trl/open-r1	recipes/Qwen2.5-1.5B-Instruct/grpo/config_demo.yaml,recipes/accelerate_configs/zero2.yaml	Qwen--Qwen2.5-3B-Instruct	h100:8	0	--mode=grpo --attention=sdpa --precision=bf16-mixed --vllm-mode=colocate --grad-accum=4 --grad-ckpt=yes --max-prompt-length=512 --max-completion-length=1024 --num-generations=16 --batch=16 --zero=2 --dp=8 --framework=trl --ds-bucket=500000000
 # 32k-token SFT under ZeRO-3; its verdict turns on use_liger_kernel (the loss keys' branch)
-trl/open-r1	recipes/OpenR1-Distill-7B/sft/config_distill.yaml,recipes/accelerate_configs/zero3.yaml	Qwen--Qwen2-7B-Instruct	h100:8	-	--attention=sdpa --precision=bf16-mixed --grad-accum=8 --grad-ckpt=yes --seq-len=32768 --batch=2 --zero=3 --dp=8 --framework=trl --loss=liger
+trl/open-r1	recipes/OpenR1-Distill-7B/sft/config_distill.yaml,recipes/accelerate_configs/zero3.yaml	Qwen--Qwen2-7B-Instruct	h100:8	-	--attention=sdpa --precision=bf16-mixed --grad-accum=8 --grad-ckpt=yes --seq-len=32768 --batch=2 --zero=3 --dp=8 --framework=trl --loss=liger --ds-bucket=500000000
 # 32k-token SFT under ZeRO-3; its verdict turns on use_liger_kernel (the loss keys' branch)
-trl/open-r1	recipes/OlympicCoder-7B/sft/config_v00.00.yaml,recipes/accelerate_configs/zero3.yaml	Qwen--Qwen2-7B-Instruct	h100:8	-	--attention=sdpa --precision=bf16-mixed --grad-accum=8 --grad-ckpt=yes --seq-len=32768 --batch=2 --zero=3 --dp=8 --framework=trl --loss=liger
+trl/open-r1	recipes/OlympicCoder-7B/sft/config_v00.00.yaml,recipes/accelerate_configs/zero3.yaml	Qwen--Qwen2-7B-Instruct	h100:8	-	--attention=sdpa --precision=bf16-mixed --grad-accum=8 --grad-ckpt=yes --seq-len=32768 --batch=2 --zero=3 --dp=8 --framework=trl --loss=liger --ds-bucket=500000000
 # an open-r1 pass-rate filtering config: says it is not a training job
 trl/open-r1	recipes/dataset_filtering/config_demo.yaml	Qwen--Qwen2.5-3B-Instruct	h100:8	2	
 # its folder dpo/ and beta make it DPO; full DPO under ZeRO-3 over 8 H100 fits (the handbook's run)
-trl/alignment-handbook	recipes/zephyr-7b-beta/dpo/config_full.yaml,recipes/accelerate_configs/zero3.yaml	mistralai--Mistral-7B-v0.1	h100:8	0	--mode=dpo --precision=bf16-mixed --grad-accum=2 --grad-ckpt=yes --seq-len=1024 --optimizer=adamw --batch=8 --zero=3 --dp=8 --framework=trl
+trl/alignment-handbook	recipes/zephyr-7b-beta/dpo/config_full.yaml,recipes/accelerate_configs/zero3.yaml	mistralai--Mistral-7B-v0.1	h100:8	0	--mode=dpo --precision=bf16-mixed --grad-accum=2 --grad-ckpt=yes --seq-len=1024 --optimizer=adamw --batch=8 --zero=3 --dp=8 --framework=trl --ds-bucket=500000000
 # QLoRA DPO of Mistral-7B fits an A100 40 GB
 trl/alignment-handbook	recipes/zephyr-7b-beta/dpo/config_qlora.yaml	mistralai--Mistral-7B-v0.1	a100_40g:1	0	--mode=dpo --attention=sdpa --adapter=qlora --lora-rank=128 --lora-targets=q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --precision=bf16 --grad-accum=4 --grad-ckpt=yes --seq-len=1024 --optimizer=adamw --batch=4 --framework=trl
 # full SFT under ZeRO-3 over 8 H100 fits (the handbook's run)
-trl/alignment-handbook	recipes/zephyr-7b-beta/sft/config_full.yaml,recipes/accelerate_configs/zero3.yaml	mistralai--Mistral-7B-v0.1	h100:8	0	--attention=sdpa --precision=bf16-mixed --grad-accum=1 --grad-ckpt=yes --seq-len=2048 --batch=16 --zero=3 --dp=8 --framework=trl
+trl/alignment-handbook	recipes/zephyr-7b-beta/sft/config_full.yaml,recipes/accelerate_configs/zero3.yaml	mistralai--Mistral-7B-v0.1	h100:8	0	--attention=sdpa --precision=bf16-mixed --grad-accum=1 --grad-ckpt=yes --seq-len=2048 --batch=16 --zero=3 --dp=8 --framework=trl --ds-bucket=500000000
 # QLoRA SFT of Mistral-7B fits an A100 40 GB
 trl/alignment-handbook	recipes/zephyr-7b-beta/sft/config_qlora.yaml	mistralai--Mistral-7B-v0.1	a100_40g:1	0	--attention=sdpa --mode=qlora --lora-rank=16 --lora-targets=q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj --precision=bf16 --grad-accum=2 --grad-ckpt=yes --seq-len=2048 --batch=4 --framework=trl
 # ORPO of a 141B MoE: the handbook needs 4 nodes of 8 H100; one node is rejected
 trl/alignment-handbook	recipes/zephyr-141b-A35b/orpo/config_full.yaml	mistralai--Mixtral-8x22B-v0.1	h100:8	1	--mode=orpo --attention=sdpa --precision=bf16 --grad-accum=1 --grad-ckpt=yes --seq-len=2048 --optimizer=adamw-8bit --batch=1 --framework=trl
 # 65k-token SFT; its verdict turns on use_liger_kernel (the loss keys' branch)
-trl/alignment-handbook	recipes/smollm3/sft/sft.yaml,recipes/accelerate_configs/zero3.yaml	HuggingFaceTB--SmolLM3-3B	h100:8	-	--attention=sdpa --precision=bf16-mixed --grad-accum=2 --grad-ckpt=yes --seq-len=65536 --batch=1 --zero=3 --dp=8 --framework=trl --loss=liger
+trl/alignment-handbook	recipes/smollm3/sft/sft.yaml,recipes/accelerate_configs/zero3.yaml	HuggingFaceTB--SmolLM3-3B	h100:8	-	--attention=sdpa --precision=bf16-mixed --grad-accum=2 --grad-ckpt=yes --seq-len=65536 --batch=1 --zero=3 --dp=8 --framework=trl --loss=liger --ds-bucket=500000000
 # 24k-token DPO; its verdict turns on use_liger_kernel (the loss keys' branch)
-trl/alignment-handbook	recipes/smollm3/dpo/apo.yaml,recipes/accelerate_configs/zero3.yaml	HuggingFaceTB--SmolLM3-3B	h100:8	-	--mode=dpo --attention=sdpa --precision=bf16-mixed --grad-accum=2 --grad-ckpt=yes --seq-len=24576 --batch=1 --zero=3 --dp=8 --framework=trl --loss=liger
+trl/alignment-handbook	recipes/smollm3/dpo/apo.yaml,recipes/accelerate_configs/zero3.yaml	HuggingFaceTB--SmolLM3-3B	h100:8	-	--mode=dpo --attention=sdpa --precision=bf16-mixed --grad-accum=2 --grad-ckpt=yes --seq-len=24576 --batch=1 --zero=3 --dp=8 --framework=trl --loss=liger --ds-bucket=500000000
 # full DPO under ZeRO-3 over 8 H100 fits (a 2B gemma stands in for gemma-7b)
-trl/alignment-handbook	recipes/zephyr-7b-gemma/dpo/config_full.yaml,recipes/accelerate_configs/zero3.yaml	google--gemma-2b-it	h100:8	0	--mode=dpo --precision=bf16-mixed --grad-accum=8 --grad-ckpt=yes --seq-len=1024 --optimizer=adamw --batch=2 --zero=3 --dp=8 --framework=trl
+trl/alignment-handbook	recipes/zephyr-7b-gemma/dpo/config_full.yaml,recipes/accelerate_configs/zero3.yaml	google--gemma-2b-it	h100:8	0	--mode=dpo --precision=bf16-mixed --grad-accum=8 --grad-ckpt=yes --seq-len=1024 --optimizer=adamw --batch=2 --zero=3 --dp=8 --framework=trl --ds-bucket=500000000
 # a torchtune evaluation config (tune run eleuther_eval): says it is not a training job
 torchtune	recipes/configs/llama3_1/evaluation.yaml	meta-llama--Llama-3.1-8B	h100:1	2	
 # a LLaMA-Factory prediction config (do_predict with generation): says it is not a training job
