@@ -32,6 +32,7 @@ enum { INDEX_DEPTH = 4 };
 struct fg_cfg_index {
     const cJSON *obj;
     size_t mask;
+    bool missed; /* a reader looked up a key obj lacks (its default then stood) */
     struct slot {
         uint64_t hash;
         const cJSON *item;
@@ -132,6 +133,8 @@ const cJSON *fg__cfg_raw(const struct fg_cfg *c, const char *key)
         struct slot *sl = index_slot(c->index, key, n);
         if (sl)
             sl->read = true;
+        else
+            ((struct fg_cfg_index *)c->index)->missed = true;
         it = sl ? sl->item : NULL;
     } else if (c->obj) {
         it = cJSON_GetObjectItemCaseSensitive(c->obj, key);
@@ -166,9 +169,12 @@ const cJSON *fg__cfg_unread(const struct fg_cfg *c, const char *key, uint64_t co
 }
 
 /* Was any member of x but model_type (read to pick a reader, then often read no more from
- * this view) looked up through a view of the document? */
+ * this view) looked up through a view of the document, or a key x lacks (a reader that took
+ * every size from the class defaults, as of Emu3-Chat-hf's two-key vq_config)? */
 static bool any_read(const struct fg_cfg_index *x)
 {
+    if (x->missed)
+        return true;
     for (size_t i = 0; i <= x->mask; i++)
         if (x->slot[i].item && x->slot[i].read && strcmp(x->slot[i].item->string, "model_type"))
             return true;
@@ -403,6 +409,8 @@ static const cJSON *lookup_sub(const struct fg_cfg *c, const char *keys, char *n
                 sl->read = true;
                 last[i] = sl->item;
                 subs[i] = sl->sub;
+            } else {
+                ((struct fg_cfg_index *)c->index)->missed = true;
             }
         }
     else if (c->obj)
