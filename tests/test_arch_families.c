@@ -227,6 +227,41 @@ static void families_should_test_the_readers_on_real_configs(void **state)
     free(v);
 }
 
+/*
+ * Every type with a reader is read as its transformers config class reads it
+ * (source/config_classes.tsv), but for the types transformers defines no class for: remote
+ * code (trust_remote_code repos ship their own configuration_*.py) and names only a
+ * tokenizer or a checkpoint family uses (gpt-sw3, code_llama load as GPT2Config and
+ * LlamaConfig).
+ */
+static void families_should_read_every_reader_type_as_its_config_class(void **state)
+{
+    (void)state;
+    static const char *const no_class[] = {
+        "RefinedWeb", "RefinedWebModel", "baichuan", "chatglm", "code_llama", "deepseek",
+        "gpt-sw3", "internlm2", "kimi_k2", "minicpm", "minimax_m1", "minimax_text_01",
+        "mixformer-sequential", "qwen", NULL};
+    struct fg_family *v = NULL;
+    size_t n = 0, classed = 0, readers = 0;
+    assert_int_equal(fg_families(&v, &n, NULL), 0);
+    for (size_t i = 0; i < n; i++) {
+        bool named = false;
+        if (!v[i].reader_file)
+            continue;
+        readers++;
+        for (const char *const *t = no_class; *t; t++)
+            named = named || !strcmp(*t, v[i].model_type);
+        if (!v[i].config_class && !named)
+            fail_msg("%s has a reader but no config class rows: regenerate "
+                     "engine/source/config_classes.tsv (tools/gen_config_classes.py)",
+                     v[i].model_type);
+        assert_false(v[i].config_class && named);
+        classed += v[i].config_class != NULL;
+    }
+    print_message("reader types read as their config class: %zu of %zu\n", classed, readers);
+    free(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -236,6 +271,7 @@ int main(void)
         cmocka_unit_test(families_should_name_the_source_file_of_each_reader),
         cmocka_unit_test(families_should_read_each_real_config_through_its_reader),
         cmocka_unit_test(families_should_test_the_readers_on_real_configs),
+        cmocka_unit_test(families_should_read_every_reader_type_as_its_config_class),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,8 +8,10 @@
  * list is made from the folders themselves at each build, so 'fitgate families' cannot
  * claim a real config that is not there (a folder without PROVENANCE.txt is left out) and
  * a new fixture shows without a hand-kept flag.  Writes fg__real_configs (arch/arch.h),
- * sorted by model_type, the first folder of each type in name order.  Exit 0, or 1 with a
- * message on stderr (a config.json that does not parse or names no model_type).
+ * sorted by model_type, the first folder of each type in name order.  A config.json without
+ * model_type (google/umt5-*) stands for the type of its first architectures class
+ * (engine/util/classtype.h, as engine/arch/graph.c reads it).  Exit 0, or 1 with a message
+ * on stderr (a config.json that does not parse or names neither).
  */
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -18,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/classtype.h"
 #include "util/jsonscan.h"
 
 struct row {
@@ -52,6 +55,17 @@ static char *slurp(const char *path, size_t *len)
     }
     text[*len] = '\0';
     return text;
+}
+
+/* The type a config.json without model_type stands for (util/classtype.h), strdup'ed, or
+ * NULL. */
+static char *type_of_class(const cJSON *j)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "architectures");
+    const cJSON *c = cJSON_IsArray(a) ? a->child : NULL;
+    char buf[64];
+    return cJSON_IsString(c) && fg__class_type(c->valuestring, buf, sizeof buf) ? strdup(buf)
+                                                                                : NULL;
 }
 
 static int by_type(const void *a, const void *b)
@@ -92,16 +106,17 @@ int main(int argc, char **argv)
         free(py);
         free(text);
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "model_type");
-        if (!cJSON_IsString(t)) {
-            fprintf(stderr, "gen_real_configs: %s: no model_type string; fix the fixture\n",
-                    argv[i]);
+        char *type = cJSON_IsString(t) ? strdup(t->valuestring) : type_of_class(j);
+        if (!type) {
+            fprintf(stderr, "gen_real_configs: %s: no model_type string and no architectures "
+                    "class to name one; fix the fixture\n", argv[i]);
             cJSON_Delete(j);
             goto out;
         }
         const char *folder = slash;
         while (folder > argv[i] && folder[-1] != '/')
             folder--;
-        rows[n].model_type = strdup(t->valuestring);
+        rows[n].model_type = type;
         rows[n].folder = strndup(folder, (size_t)(slash - folder));
         cJSON_Delete(j);
         if (!rows[n].model_type || !rows[n].folder) {

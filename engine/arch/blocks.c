@@ -463,9 +463,10 @@ int fg__read_num_labels(const struct fg_cfg *c, uint64_t *out, struct fg_err *er
         return fg_cfg_u64(c, "num_labels", 2, 1, 1u << 20, out, err);
     *out = 2;
     if (fg_cfg_has(c, "id2label")) {
+        size_t n = 0;
         if (!fg_cfg_child(c, "id2label", &labels, err))
             return err ? err->code : FG_E_TYPE;
-        int n = cJSON_GetArraySize(labels.obj);
+        (void)fg_cfg_form(c, "id2label", &n);
         if (n < 1)
             return fg_err_set(err, FG_E_RANGE, "%s: key 'id2label' is empty", c->origin);
         *out = (uint64_t)n;

@@ -292,6 +292,7 @@ static void fill(struct fg_family *f, const char *model_type, const struct famil
     f->why = a ? NULL : why;
     f->reader_file = a ? a->file : NULL;
     f->real_config = real_config(model_type);
+    f->config_class = fg_config_class(model_type);
     if (r) {
         f->causal_lm = r->clm;
         f->image_text_to_text = r->itt;

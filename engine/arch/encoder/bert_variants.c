@@ -204,10 +204,12 @@ static const struct enc1_task bert_tasks[] = {
     {NULL, false, E1_NONE},
 };
 
-/* RoCBertFor*: BERT's, without the pre-training class (its contrastive heads are not
- * BERT's). */
+/* RoCBertFor*: BERT's, but RoCBertForPreTraining is RoCBertModel (with its pooler) and
+ * RoCBertOnlyMLMHead alone: its contrastive losses hold no weights and there is no
+ * next-sentence head (models/roc_bert/modeling_roc_bert.py). */
 static const struct enc1_task roc_bert_tasks[] = {
     {"ForMaskedLM", false, E1_MLM},
+    {"ForPreTraining", true, E1_MLM},
     {"ForCausalLM", false, E1_MLM},
     {"Model", true, E1_NONE},
     {"ForSequenceClassification", true, E1_LABELS},
@@ -418,7 +420,6 @@ static int read_bertlike(const struct fg_cfg *c, struct fg_model *m, const void 
 {
     const struct enc1_family *f = spec;
     uint64_t labels = 2, windows[FG_MAX_LAYERS], adapters = 0;
-    size_t nwin = 0;
     bool relative, rotary, cross, decoder, qkv_bias = true, final_norm = f->norms != NORMS_POST;
     const struct enc1_task *task;
     int rc;
@@ -430,24 +431,11 @@ static int read_bertlike(const struct fg_cfg *c, struct fg_model *m, const void 
         (f->lang_adapters && (rc = lang_adapters(c, m->hidden, &adapters, &final_norm, err))) ||
         (rc = fg__enc1_task(c, m, f->prefix, f->tasks, &task, &labels, err)))
         return rc;
-    if (f->global_qkv) {
-        /* LongformerConfig.attention_window: one size for all layers, or one per layer */
-        const cJSON *w = fg__cfg_item(c, "attention_window");
-        if (cJSON_IsArray(w)) {
-            if ((rc = fg_cfg_u64_array(c, "attention_window", 2, FG_MAX_POS, windows,
-                                       FG_MAX_LAYERS, &nwin, err)))
-                return rc;
-            if (nwin != m->layers)
-                return fg_err_set(err, FG_E_RANGE, "%s: key 'attention_window' has %zu entries "
-                                  "for %llu layers", c->origin, nwin,
-                                  (unsigned long long)m->layers);
-        } else {
-            if ((rc = fg_cfg_u64(c, "attention_window", 512, 2, FG_MAX_POS, &windows[0], err)))
-                return rc;
-            for (uint64_t l = 1; l < m->layers; l++)
-                windows[l] = windows[0];
-        }
-    }
+    /* LongformerConfig.attention_window: one size for all layers, or one per layer */
+    if (f->global_qkv &&
+        (rc = fg_cfg_u64_per_layer(c, "attention_window", 512, 2, FG_MAX_POS, m->layers, windows,
+                                   FG_MAX_LAYERS, err)))
+        return rc;
     if ((rc = bertlike_embeddings(c, m, f, err)))
         return rc;
     uint64_t h = m->hidden;

@@ -68,8 +68,7 @@ static int read_esm(const struct fg_cfg *c, struct fg_model *m, const void *spec
         (rc = fg_cfg_bool(c, "is_folding_model", false, &folding, err)) ||
         (rc = fg_cfg_bool(c, "add_cross_attention", false, &cross, err)))
         return rc;
-    const cJSON *fold = fg__cfg_item(c, "esmfold_config");
-    if (folding || (fold && !cJSON_IsNull(fold)))
+    if (folding || fg_cfg_has(c, "esmfold_config"))
         return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'is_folding_model' / "
                           "'esmfold_config': EsmForProteinFolding's folding trunk and structure "
                           "module are not sized", c->origin);
@@ -228,6 +227,11 @@ static int read_rembert(const struct fg_cfg *c, struct fg_model *m, const void *
         (rc = fg_cfg_bool(c, "is_decoder", false, &decoder, err)) ||
         (rc = fg__enc1_task(c, m, "RemBert", rembert_tasks, &task, &labels, err)))
         return rc;
+    /* google/rembert's config.json carries embedding_size 256 from its conversion:
+     * RemBertConfig has no such argument and modeling_rembert only asks hasattr(config,
+     * "embedding_size") in RemBertSelfAttention's head-divisibility check, so it sizes
+     * nothing; read here so the factorised-embedding check does not doubt the count */
+    (void)fg__cfg_raw(c, "embedding_size");
     uint64_t h = m->hidden;
     if ((rc = fg__add_embedding(m, m->vocab, in_emb, err)) ||
         (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, in_emb, &n,

@@ -464,6 +464,10 @@ static int read_funnel(const struct fg_cfg *c, struct fg_model *m, const void *s
         (rc = fg_cfg_u64_array(c, "block_repeats", 1, 64, reps, 64, &nr, err)) ||
         (rc = fg__enc2_task(c, m, &funnel_tasks, &t, &labels, err)))
         return rc;
+    /* The Hub's funnel-transformer configs carry type_vocab_size 3 from their conversion:
+     * FunnelConfig takes no such argument and FunnelEmbeddings holds no token-type table
+     * (token types enter as seg_embed, two rows per head), so it sizes nothing */
+    (void)fg__cfg_raw(c, "type_vocab_size");
     if (!fg_cfg_has(c, "block_sizes"))
         blocks[0] = blocks[1] = blocks[2] = 4, nb = 3;
     if (nb == 0 || nb > 64 || (nr && nr != nb))

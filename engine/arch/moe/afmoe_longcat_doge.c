@@ -380,7 +380,6 @@ static int read_longcat_flash(const struct fg_cfg *c, struct fg_model *m, const 
     struct fg_mla_shape a = {0};
     bool router_bias;
     int rc;
-    const cJSON *ql = NULL;
     if ((rc = fg__read_core(c, m, &d, err)) ||
         (rc = fg_cfg_u64(c, "num_layers", 28, 1, FG_MAX_LAYERS, &layers, err)) ||
         (rc = fg_cfg_bool(c, "attention_bias", false, &a.bias, err)) ||
@@ -399,8 +398,7 @@ static int read_longcat_flash(const struct fg_cfg *c, struct fg_model *m, const 
                           "n_routed_experts + zero_expert_num", err)))
         return rc;
     /* q_lora_rank null is a plain q_proj, as DeepSeek-V2-Lite's */
-    ql = fg__cfg_item(c, "q_lora_rank");
-    if (cJSON_IsNull(ql))
+    if (fg_cfg_form(c, "q_lora_rank", NULL) == FG_CFG_NULL)
         q_lora = 0;
     else if ((rc = fg_cfg_u64(c, "q_lora_rank", 1536, 0, FG_MAX_HIDDEN, &q_lora, err)))
         return rc;

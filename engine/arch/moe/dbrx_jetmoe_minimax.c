@@ -154,29 +154,6 @@ static int read_dbrx(const struct fg_cfg *c, struct fg_model *m, const void *spe
 
 /* ---- HunYuan MoE ------------------------------------------------------------- */
 
-/* A per-layer count: an integer, or a list of one per layer (HunYuanMoEV1Config num_experts,
- * moe_topk); out[l] for every layer. */
-static int read_per_layer(const struct fg_cfg *c, const char *key, uint64_t def, uint64_t max,
-                          uint64_t layers, uint64_t *out, struct fg_err *err)
-{
-    const cJSON *v = fg__cfg_item(c, key);
-    if (cJSON_IsArray(v)) {
-        size_t n = 0;
-        int rc = fg_cfg_u64_array(c, key, 1, max, out, FG_MAX_LAYERS, &n, err);
-        if (rc)
-            return rc;
-        if (n != layers)
-            return fg_err_set(err, FG_E_RANGE, "%s: key '%s' has %zu entries for %llu layers",
-                              c->origin, key, n, (unsigned long long)layers);
-        return 0;
-    }
-    uint64_t one;
-    int rc = fg_cfg_u64(c, key, def, 1, max, &one, err);
-    for (uint64_t l = 0; !rc && l < layers; l++)
-        out[l] = one;
-    return rc;
-}
-
 /* The remote-code keys transformers' class does not read: unsure where they would size the
  * experts or the shared MLP otherwise than intermediate_size and one shared MLP. */
 static void hunyuan_check_remote_keys(const struct fg_cfg *c, struct fg_model *m)
@@ -225,8 +202,10 @@ static int read_hunyuan_moe(const struct fg_cfg *c, struct fg_model *m, const vo
     int rc;
     if ((rc = fg__read_core(c, m, &d, err)) ||
         (rc = fg_cfg_bool(c, "attention_bias", false, &bias, err)) ||
-        (rc = read_per_layer(c, "num_experts", 1, FG_MAX_EXPERTS, m->layers, experts, err)) ||
-        (rc = read_per_layer(c, "moe_topk", 1, FG_MAX_EXPERTS, m->layers, top_k, err)))
+        (rc = fg_cfg_u64_per_layer(c, "num_experts", 1, 1, FG_MAX_EXPERTS, m->layers, experts,
+                                   FG_MAX_LAYERS, err)) ||
+        (rc = fg_cfg_u64_per_layer(c, "moe_topk", 1, 1, FG_MAX_EXPERTS, m->layers, top_k,
+                                   FG_MAX_LAYERS, err)))
         return rc;
     for (uint64_t l = 0; l < m->layers; l++)
         if (top_k[l] > experts[l])
@@ -545,11 +524,12 @@ static int read_minimax(const struct fg_cfg *c, struct fg_model *m, const void *
         (rc = fg_cfg_u64(c, "block_size", 256, 1, 1u << 14, &block, err)) ||
         (rc = read_minimax_kinds(c, m->layers, kinds, err)))
         return rc;
-    const cJSON *shared = s->remote ? fg__cfg_item(c, "shared_intermediate_size") : NULL;
-    if (cJSON_IsNumber(shared) && shared->valuedouble != 0)
+    double shared = 0;
+    if (s->remote && fg_cfg_form(c, "shared_intermediate_size", NULL) == FG_CFG_NUMBER &&
+        !fg_cfg_f64(c, "shared_intermediate_size", 0, -1e300, 1e300, &shared, NULL) && shared != 0)
         fg__model_unsure(m, "shared_intermediate_size", "unsure: key "
                          "'shared_intermediate_size' = %g: a shared expert the MiniMax "
-                         "reader does not build", shared->valuedouble);
+                         "reader does not build", shared);
     if (top_k > experts)
         return fg_err_set(err, FG_E_RANGE, "%s: key 'num_experts_per_tok' %llu is more than the "
                           "%llu experts (num_local_experts)", c->origin,

@@ -143,20 +143,17 @@ static int read_blip2(const struct fg_cfg *c, struct fg_model *m, const void *sp
     int rc = fg__mm_read_text(c, &text, m, err);
     if (rc)
         return rc;
-    if (!fg_cfg_has(c, "vision_config")) {
-        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
-                            "only the text model is counted; the checkpoint also stores "
-                            "the vision tower and Q-Former");
-        return 0;
-    }
     struct fg_cfg v;
-    if (!fg_cfg_child(c, "vision_config", &v, err))
-        return FG_E_TYPE;
+    struct fg_config *fill = NULL;
+    if ((rc = fg__mm_vision_view(c, m, "the vision tower and Q-Former", &v, &fill, err)) ||
+        !v.obj)
+        return rc;
     size_t first = m->n_nodes;
     uint64_t vh = 0;
-    if ((rc = add_blip_vision(m, &v, &vh, err)) || (rc = add_qformer(m, c, spec, vh, err)))
-        return rc;
-    return fg__mm_move_to_front(m, first, err);
+    if (!(rc = add_blip_vision(m, &v, &vh, err)) && !(rc = add_qformer(m, c, spec, vh, err)))
+        rc = fg__mm_move_to_front(m, first, err);
+    fg_config_free(fill);
+    return rc;
 }
 
 /* BlipVisionModel: class_embedding, biased Conv2d stem, num_patches + 1 positions, fused qkv

@@ -378,22 +378,17 @@ static int got_vision(struct fg_model *m, const struct fg_cfg *v, uint64_t text_
         return rc;
     /* global_attn_indexes: the layers attending over the whole grid (default 2, 5, 8, 11) */
     bool global[FG_MAX_LAYERS] = {false};
-    const cJSON *g = fg__cfg_item(v, "global_attn_indexes"), *e;
-    if (!g) {
+    uint64_t gi[FG_MAX_LAYERS];
+    size_t ng = 0;
+    if (!fg_cfg_has(v, "global_attn_indexes")) {
         for (uint64_t i = 2; i < L && i <= 11; i += 3)
             global[i] = true;
-    } else if (!cJSON_IsArray(g)) {
-        return fg_err_set(err, FG_E_TYPE, "%s: key 'vision_config.global_attn_indexes' is not a "
-                          "list of layer numbers", v->origin);
+    } else if ((rc = fg_cfg_u64_array(v, "global_attn_indexes", 0, L - 1, gi, FG_MAX_LAYERS, &ng,
+                                      err))) {
+        return rc;
     }
-    cJSON_ArrayForEach(e, g) {
-        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= (double)L)
-            return fg_err_set(err, FG_E_RANGE, "%s: key 'vision_config.global_attn_indexes' "
-                              "holds %s: expected layer numbers below %llu", v->origin,
-                              cJSON_IsNumber(e) ? "a number out of range" : "a non-number",
-                              (unsigned long long)L);
-        global[(size_t)e->valuedouble] = true;
-    }
+    for (size_t i = 0; i < ng && i < FG_MAX_LAYERS; i++)
+        global[gi[i]] = true;
     const uint64_t side = image / patch, hd = h / heads;
     struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, "Vision tower", err);
     if (!n)

@@ -210,7 +210,7 @@ static int get_key(const struct fg_cfg *c, const struct mm_key *k, uint64_t max,
     /* InternVLVisionConfig writes image_size and patch_size as [height, width] */
     char first[64];
     fg__cfg_key_used(c, k->keys, first, sizeof first);
-    if (cJSON_IsArray(fg__cfg_item(c, first))) {
+    if (fg_cfg_form(c, first, NULL) == FG_CFG_LIST) {
         uint64_t hw[2];
         size_t n = 0;
         int rc = fg_cfg_u64_array(c, first, 1, max, hw, 2, &n, err);
@@ -512,6 +512,9 @@ int fg__mm_read_root_text(const struct fg_cfg *c, const char *type,
     return a->read(&view, m, a->spec, err);
 }
 
+static int mm_read_tower(const struct fg_cfg *c, const struct mm_spec *s, struct fg_model *m,
+                         const struct fg_cfg *vc, struct fg_err *err);
+
 int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                 struct fg_err *err)
 {
@@ -522,16 +525,21 @@ int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec,
     if ((rc = text_only_class(c, m, err)))
         return rc;
     struct fg_cfg v;
-    if (!fg_cfg_has(c, "vision_config")) {
-        /* transformers would build a default tower, but a config without
-         * vision_config is a trimmed copy: the defaults would be a guess. */
-        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
-                            "only the text model is counted; the checkpoint also stores "
-                            "the vision tower and projector");
-        return 0;
-    }
-    if (!fg_cfg_child(c, "vision_config", &v, err))
-        return FG_E_TYPE;
+    struct fg_config *fill = NULL;
+    if ((rc = fg__mm_vision_view(c, m, "the vision tower and projector", &v, &fill, err)) ||
+        !v.obj)
+        return rc;
+    rc = mm_read_tower(c, s, m, &v, err);
+    fg_config_free(fill);
+    return rc;
+}
+
+/* The tower vision_config (v) describes and its projector, moved before the text model. */
+static int mm_read_tower(const struct fg_cfg *c, const struct mm_spec *s, struct fg_model *m,
+                         const struct fg_cfg *vc, struct fg_err *err)
+{
+    struct fg_cfg v = *vc;
+    int rc;
     const struct vit_spec *vit = s->vit;
     const char *vt = NULL;
     if (s->vit_by_type && (rc = fg_cfg_str(&v, "model_type", NULL, &vt, err)))

@@ -97,6 +97,16 @@ int fg__mm_read_root_text(const struct fg_cfg *c, const char *type,
 /* A ViT tower of spec s from vision_config v as one FG_NODE_VISION node; d gets its sizes. */
 int fg__mm_add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_spec *s,
                    struct vit_dims *d, struct fg_err *err);
+/*
+ * c's vision_config in *v: the object config.json holds, or, when it is absent, the tower
+ * config c's class builds then (fg_cfg_class_fill: LlavaConfig's CLIP ViT-L/14-336) in a
+ * document *fill the caller frees with fg_config_free(), the count marked unsure (the
+ * checkpoint of a trimmed config may hold another tower).  v->obj NULL when it is absent and
+ * the class builds none: the count marked unsure, the text model alone counted, and
+ * left_out ("the vision tower and projector") named.  0, FG_E_TYPE or FG_E_NOMEM.
+ */
+int fg__mm_vision_view(const struct fg_cfg *c, struct fg_model *m, const char *left_out,
+                       struct fg_cfg *v, struct fg_config **fill, struct fg_err *err);
 /* Move the nodes from index first on to the front, keeping both runs in order; FG_E_NOMEM. */
 int fg__mm_move_to_front(struct fg_model *m, size_t first, struct fg_err *err);
 /* A tower node (FG_NODE_VISION in FG_STACK_TOWER) of width h, heads bidirectional heads of
