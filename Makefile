@@ -358,7 +358,9 @@ $(GEN_REAL): tools/gen_real_configs.c engine/util/jsonscan.c engine/util/classty
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ tools/gen_real_configs.c engine/util/jsonscan.c $(SAN_FLAGS) \
 	    $(LDFLAGS) -lcjson
-$(BUILD)/gen/real_configs.c: $(GEN_REAL) $(REAL_CONFIGS) $(wildcard tests/fixtures/models/*/PROVENANCE.txt)
+# (tests/fixtures/models itself: its time changes when a folder is added or removed)
+$(BUILD)/gen/real_configs.c: $(GEN_REAL) $(REAL_CONFIGS) $(wildcard tests/fixtures/models/*/PROVENANCE.txt) \
+    tests/fixtures/models
 	@mkdir -p $(dir $@)
 	$(GEN_REAL) $(REAL_CONFIGS) > $@.tmp && mv $@.tmp $@
 
