@@ -440,13 +440,6 @@ static int read_longcat_flash(const struct fg_cfg *c, struct fg_model *m, const 
 }
 
 const struct fg_arch fg__arch_dec2_table[] = {
-    FG_ARCH("afmoe", "MoE decoder (gated attention, four norms)", read_afmoe, NULL),
-    FG_ARCH("aria_text", "MoE decoder (grouped experts, shared MLP)", read_aria_text, NULL),
-    FG_ARCH("modernbert-decoder", "modernbert decoder (local/global, causal)",
-            read_modernbert_decoder,
-     NULL),
-    FG_ARCH("doge", "doge decoder (dynamic mask, embedding experts)", read_doge, NULL),
-    FG_ARCH("longcat_flash", "MLA MoE decoder (zero experts, two sublayers)", read_longcat_flash,
-     NULL),
+#include "arch/moe/afmoe_longcat_doge.def"
     {0},
 };

@@ -93,6 +93,6 @@ static int read_ovis2(const struct fg_cfg *c, struct fg_model *m, const void *sp
 }
 
 const struct fg_arch fg__arch_vl_ovis_table[] = {
-    FG_ARCH("ovis2", "vision-language (AIMv2 + qwen2, visual vocab)", read_ovis2, NULL),
+#include "arch/vision/ovis2.def"
     {0},
 };
