@@ -103,6 +103,8 @@ static int print_json(const struct fg_family *v, size_t n)
             cJSON_AddBoolToObject(o, "real_config_tested", f->real_config != NULL);
         if (f->real_config)
             cJSON_AddStringToObject(o, "real_config", f->real_config);
+        if (f->real_config_via)
+            cJSON_AddStringToObject(o, "real_config_via", f->real_config_via);
         if (f->config_class)
             cJSON_AddStringToObject(o, "config_class", f->config_class);
         cJSON_AddItemToArray(arr, o);

@@ -32,10 +32,12 @@ struct fg_arch {
 #define FG_ARCH(model_type, family, read, spec) {(model_type), (family), (read), (spec), __FILE__}
 
 /* A model type whose reader is tested on a released checkpoint's config.json: the fixture
- * folder under tests/fixtures/models.  fg__real_configs (generated at build time from the
- * folders, tools/gen_real_configs.c) is sorted by model_type and ends with a {0} row. */
+ * folder under tests/fixtures/models, and via, NULL when the config's root is of the type,
+ * else the root key of the sub-config that is (a "qwen3_vl_text" text_config).
+ * fg__real_configs (generated at build time from the folders, tools/gen_real_configs.c) is
+ * sorted by model_type and ends with a {0} row. */
 struct fg__real_config {
-    const char *model_type, *folder;
+    const char *model_type, *folder, *via;
 };
 extern const struct fg__real_config fg__real_configs[];
 

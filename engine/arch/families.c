@@ -272,12 +272,12 @@ static const struct family_row *row_of(const char *model_type)
     return NULL;
 }
 
-/* The fixture folder of a real config of model_type (arch.h), or NULL. */
-static const char *real_config(const char *model_type)
+/* The real config of model_type (arch.h), or NULL. */
+static const struct fg__real_config *real_config(const char *model_type)
 {
     for (const struct fg__real_config *c = fg__real_configs; c->model_type; c++)
         if (!strcmp(c->model_type, model_type))
-            return c->folder;
+            return c;
     return NULL;
 }
 
@@ -291,7 +291,9 @@ static void fill(struct fg_family *f, const char *model_type, const struct famil
     f->certainty = a ? "exact" : why ? "refused" : "generic";
     f->why = a ? NULL : why;
     f->reader_file = a ? a->file : NULL;
-    f->real_config = real_config(model_type);
+    const struct fg__real_config *rc = real_config(model_type);
+    f->real_config = rc ? rc->folder : NULL;
+    f->real_config_via = rc ? rc->via : NULL;
     f->config_class = fg_config_class(model_type);
     if (r) {
         f->causal_lm = r->clm;
