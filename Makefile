@@ -91,6 +91,7 @@ ENGINE_SRCS := \
 	engine/util/fmt.c \
 	engine/util/jsonscan.c \
 	engine/source/config.c \
+	engine/source/config_forms.c \
 	engine/source/config_class.c \
 	engine/source/cache.c \
 	engine/source/source.c \
@@ -253,6 +254,7 @@ TEST_SRCS := \
 	tests/test_arch_decoder.c \
 	tests/test_arch_encoder.c \
 	tests/test_arch_moe.c \
+	tests/test_arch_blocks.c \
 	tests/test_arch_hybrid.c \
 	tests/test_arch_legacy.c \
 	tests/test_arch_families.c \

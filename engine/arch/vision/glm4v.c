@@ -127,11 +127,8 @@ static int add_tower(struct fg_model *m, const struct fg_cfg *v, struct fg_err *
     struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, out, err);
     if (!n)
         return FG_E_NOMEM;
-    fg__node_linear(n, "qkv", h, 3 * h, L, qkv_bias);
-    fg__node_linear(n, "o", h, h, L, false);
-    fg__node_linear(n, "gate", h, out, L, false);
-    fg__node_linear(n, "up", h, out, L, false);
-    fg__node_linear(n, "down", out, h, L, false);
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = out, .L = L, .fused_qkv = true,
+                                                  .qkv_bias = qkv_bias, .gated = true});
     n->params += L * 2 * h;                                  /* norm1, norm2 */
     n->params += ch * tp * patch * patch * h + h;            /* patch_embed Conv3d */
     n->params += grid * grid * h;                            /* position_embedding */

@@ -54,33 +54,19 @@ static int add_vision(struct fg_model *m, const struct fg_cfg *v, uint64_t *out_
                               "must be a non-empty array", v->origin);
         nar = (uint64_t)len;
     }
-    if (image % patch || h % heads)
-        return fg_err_set(err, FG_E_RANGE, "%s: vision_config image_size %llu is not a multiple "
-                          "of patch_size %llu, or hidden_size %llu of %llu heads", v->origin,
-                          (unsigned long long)image, (unsigned long long)patch,
-                          (unsigned long long)h, (unsigned long long)heads);
-    uint64_t tokens = (image / patch) * (image / patch) + 1;
-    struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, "Vision tower", err);
+    uint64_t tokens;
+    if ((rc = fg__mm_vit_tokens(v, h, heads, image, patch, &tokens, err)))
+        return rc;
+    struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, inter, err);
     if (!n)
         return FG_E_NOMEM;
-    n->stack = FG_STACK_TOWER;
     uint64_t L = layers + global;
-    fg__node_linear(n, "q", h, h, L, false);
-    fg__node_linear(n, "k", h, h, L, false);
-    fg__node_linear(n, "v", h, h, L, false);
-    fg__node_linear(n, "o", h, h, L, false);
-    fg__node_linear(n, "up", h, inter, L, true);
-    fg__node_linear(n, "down", inter, h, L, true);
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = inter, .L = L, .mlp_bias = true});
     n->params += L * 2 * 2 * h + 2 * global;                 /* LayerNorms, gate_attn / ffn */
     n->params += ch * patch * patch * h + h;                 /* stem, class_embedding */
     n->params += tokens * h + 1 + (nar + 1) * tiles * tokens * h; /* gated positions + tiles */
     n->params += 2 * ((nar + 1) * tiles * h + 1);            /* pre / post tile embeddings */
     n->params += 2 * 2 * h;                                  /* layernorm_pre / _post */
-    n->hidden = n->width = (uint32_t)h;
-    n->heads = n->kv_heads = (uint32_t)heads;
-    n->head_dim = n->v_head_dim = (uint32_t)(h / heads);
-    n->inter = (uint32_t)inter;
-    n->bidirectional = 1;
     fg__fmt(n->desc, sizeof n->desc, "Mllama ViT %llu + %llu global x %llu, %llu tokens/tile",
             (unsigned long long)layers, (unsigned long long)global, (unsigned long long)h,
             (unsigned long long)tokens);
