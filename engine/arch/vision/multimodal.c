@@ -297,6 +297,9 @@ static int read_vit_dims(const struct fg_cfg *v, const struct vit_spec *s, struc
     d->temporal = 1;
     d->image = 0;
     d->inter = 0;
+    /* tie_word_embeddings, which a save writes into every sub-config: a vision tower has no
+     * word embeddings to tie, so the flag sizes nothing (SiglipVisionModel, CLIPVisionModel) */
+    (void)fg_cfg_has(v, "tie_word_embeddings");
     if ((rc = get_key(v, &s->hidden, FG_MAX_HIDDEN, &d->hidden, err)) ||
         (rc = get_key(v, &s->layers, FG_MAX_LAYERS, &d->layers, err)) ||
         (rc = get_key(v, &s->heads, FG_MAX_HEADS, &d->heads, err)) ||
@@ -342,9 +345,11 @@ int fg__mm_add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
         return rc;
     uint64_t h = d->hidden, L = d->layers, tokens = 0, pos = 0;
     if (s->pos == VIT_POS_PATCHES) {
-        if (!d->image || d->image % d->patch)
-            return fg_err_set(err, FG_E_RANGE, "%s: %s image_size %llu is not a multiple of "
-                              "patch_size %llu", v->origin, v->scope,
+        /* (image_size // patch_size)^2 positions (SiglipVisionEmbeddings, CLIPVisionEmbeddings):
+         * the stride-patch Conv2d drops a partial last row and column (384 / 14 -> 27) */
+        if (d->image < d->patch)
+            return fg_err_set(err, FG_E_RANGE, "%s: %s image_size %llu is below patch_size "
+                              "%llu; give the image side in pixels", v->origin, v->scope,
                               (unsigned long long)d->image, (unsigned long long)d->patch);
         tokens = (d->image / d->patch) * (d->image / d->patch) + (s->class_token ? 1 : 0);
         pos = tokens;
