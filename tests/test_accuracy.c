@@ -95,12 +95,11 @@ static int teardown(void **state)
     return 0;
 }
 
-
-/* lit-gpt's generate (8641822's resource tables, d16f924d's quantize.md) as its code runs
- * it: bf16 and 4-bit bitsandbytes weights with lit-gpt's own head, the prefill's fp16 and
- * bf16 dequantized copies of it, the KV cache of prompt + new tokens: every such row
- * within 2% (before: -17.6% .. +3.8%).  bnb.int8 (row 69) is not among them: its
- * MatMul8bitLt layout copies are not modelled. */
+/* lit-gpt's generate (8641822's resource tables, d16f924d's tutorials/quantize.md) as its
+ * code runs it: bf16 and 4-bit bitsandbytes weights with lit-gpt's own head, the
+ * prefill's fp16 and bf16 dequantized copies of it, the KV cache of prompt + new tokens:
+ * every such row within 2% (before: -17.6% .. +3.8%).  bnb.int8 (row 69) is not among
+ * them: its MatMul8bitLt layout copies are not modelled. */
 static void acc_run_should_hold_lit_gpts_generate_rows_within_2pct(void **state)
 {
     (void)state;
