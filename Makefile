@@ -91,7 +91,6 @@ ENGINE_SRCS := \
 	engine/util/fmt.c \
 	engine/util/jsonscan.c \
 	engine/source/config.c \
-	engine/source/config_classes.c \
 	engine/source/config_class.c \
 	engine/source/cache.c \
 	engine/source/source.c \
@@ -254,6 +253,7 @@ TEST_SRCS := \
 	tests/test_arch_decoder.c \
 	tests/test_arch_encoder.c \
 	tests/test_arch_moe.c \
+	tests/test_arch_blocks.c \
 	tests/test_arch_hybrid.c \
 	tests/test_arch_legacy.c \
 	tests/test_arch_families.c \
@@ -299,7 +299,8 @@ TEST_SRCS := \
 	tests/test_badinput.c \
 	tests/test_accuracy.c
 
-ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/gpus_table.o $(BUILD)/gen/real_configs.o
+ENGINE_OBJS := $(ENGINE_SRCS:%.c=$(BUILD)/%.o) $(BUILD)/gen/gpus_table.o $(BUILD)/gen/real_configs.o \
+	$(BUILD)/gen/config_classes.o
 POLICY_OBJS := $(POLICY_SRCS:%.c=$(BUILD)/%.o)
 CLI_OBJS    := $(CLI_SRCS:%.c=$(BUILD)/%.o)
 PLUGIN_OBJS := $(PLUGIN_SRCS:%.c=$(BUILD)/%.o)
@@ -352,13 +353,24 @@ $(BUILD)/gen/gpus_table.c: conf/gpus.conf $(GEN_GPUS)
 # themselves (tools/gen_real_configs.c): a folder added or removed changes the list.
 GEN_REAL := $(BUILD)/tools/gen_real_configs
 REAL_CONFIGS := $(sort $(wildcard tests/fixtures/models/*/config.json))
-$(GEN_REAL): tools/gen_real_configs.c engine/util/jsonscan.c
+$(GEN_REAL): tools/gen_real_configs.c engine/util/jsonscan.c engine/util/classtype.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ tools/gen_real_configs.c engine/util/jsonscan.c $(SAN_FLAGS) \
 	    $(LDFLAGS) -lcjson
 $(BUILD)/gen/real_configs.c: $(GEN_REAL) $(REAL_CONFIGS) $(wildcard tests/fixtures/models/*/PROVENANCE.txt)
 	@mkdir -p $(dir $@)
 	$(GEN_REAL) $(REAL_CONFIGS) > $@.tmp && mv $@.tmp $@
+
+# The transformers config classes (source/config_classes.h): the vendored data
+# engine/source/config_classes.tsv (tools/gen_config_classes.py's output) made a C table at
+# build time (tools/gen_config_table.c), so the repository keeps the data as data.
+GEN_CLASSES := $(BUILD)/tools/gen_config_table
+$(GEN_CLASSES): tools/gen_config_table.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ tools/gen_config_table.c $(SAN_FLAGS) $(LDFLAGS)
+$(BUILD)/gen/config_classes.c: engine/source/config_classes.tsv $(GEN_CLASSES)
+	@mkdir -p $(dir $@)
+	$(GEN_CLASSES) engine/source/config_classes.tsv > $@.tmp && mv $@.tmp $@
 
 # The lists users read, generated from engine/job/jobopts.def and the framework and policy key
 # tables by the engine itself (tools/gen_lists.c): sections between BEGIN / END GENERATED

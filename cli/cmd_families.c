@@ -26,7 +26,8 @@ static void usage(FILE *f)
           "  masked-lm)\n"
           "  --json      one object: source, counts per list and of the readers tested on a\n"
           "              released checkpoint's config.json, families[] (with reader_file and\n"
-          "              real_config_tested per reader)\n"
+          "              real_config_tested per reader, config_class where transformers\n"
+          "              defines one)\n"
           "  --markdown  the family table of docs/accuracy.md\n"
           "Exit status: 0 success, 2 error.\n",
           f);
@@ -69,14 +70,16 @@ static int print_json(const struct fg_family *v, size_t n)
     add_count(counts, "causal-lm", v, n, offsetof(struct fg_family, causal_lm));
     add_count(counts, "image-text-to-text", v, n, offsetof(struct fg_family, image_text_to_text));
     add_count(counts, "masked-lm", v, n, offsetof(struct fg_family, masked_lm));
-    unsigned readers = 0, real = 0;
+    unsigned readers = 0, real = 0, classed = 0;
     for (size_t i = 0; i < n; i++) {
         readers += v[i].reader_file != NULL;
         real += v[i].reader_file && v[i].real_config;
+        classed += v[i].reader_file && v[i].config_class;
     }
     cJSON *rc = cJSON_AddObjectToObject(counts, "readers");
     cJSON_AddNumberToObject(rc, "types", readers);
     cJSON_AddNumberToObject(rc, "real_config_tested", real);
+    cJSON_AddNumberToObject(rc, "config_class", classed);
     cJSON *arr = cJSON_AddArrayToObject(root, "families");
     for (size_t i = 0; i < n; i++) {
         const struct fg_family *f = &v[i];
@@ -100,6 +103,10 @@ static int print_json(const struct fg_family *v, size_t n)
             cJSON_AddBoolToObject(o, "real_config_tested", f->real_config != NULL);
         if (f->real_config)
             cJSON_AddStringToObject(o, "real_config", f->real_config);
+        if (f->real_config_via)
+            cJSON_AddStringToObject(o, "real_config_via", f->real_config_via);
+        if (f->config_class)
+            cJSON_AddStringToObject(o, "config_class", f->config_class);
         cJSON_AddItemToArray(arr, o);
     }
     char *text = fg_cli_json_print(root);

@@ -322,6 +322,10 @@ static void read_roformer_and_rembert_should_size_their_embedding_widths(void **
     n = count("{\"model_type\": \"rembert\", \"architectures\": [\"RemBertForMaskedLM\"]}");
     assert_int_equal(n, (250300 + 512 + 2) * 256ull + 2 * 256 + (256 * 1152 + 1152) +
                             32 * layer(1152, 4608) + mlm(1152, 1664, 250300) + 1664 * 250300ull);
+    /* its config.json's embedding_size (256), which RemBertConfig has no use for, changes
+     * nothing (tests/fixtures/models/google--rembert) */
+    assert_int_equal(count("{\"model_type\": \"rembert\", \"architectures\": "
+                           "[\"RemBertForMaskedLM\"], \"embedding_size\": 256}"), n);
 }
 
 static void read_bertlike_should_add_roc_bert_inputs_and_xmod_adapters(void **state)
@@ -335,6 +339,11 @@ static void read_bertlike_should_add_roc_bert_inputs_and_xmod_adapters(void **st
     const uint64_t roc = (30522 + 512 + 2) * h + 910 * 768 + 24858 * 512 +
                          ((768 + 768 + 512) * h + h) + 2 * h + 12 * layer(h, 3072);
     assert_int_equal(n, roc + mlm(h, h, 30522));
+    /* RoCBertForPreTraining (weiweishi/roc-bert-base-zh's class): the pooler and the MLM
+     * head, nothing more */
+    assert_int_equal(count("{\"model_type\": \"roc_bert\", \"architectures\": "
+                           "[\"RoCBertForPreTraining\"]}"),
+                     roc + (h * h + h) + mlm(h, h, 30522));
     /* concat_input false: no map_inputs_layer, the tables stay */
     assert_int_equal(count("{\"model_type\": \"roc_bert\", \"architectures\": "
                            "[\"RoCBertForMaskedLM\"], \"concat_input\": false}"),

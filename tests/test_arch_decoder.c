@@ -158,7 +158,7 @@ static void read_decoder_should_slide_three_layers_in_four_for_olmo3_and_cohere2
         snprintf(json, sizeof json,
                  "{\"model_type\": \"%s\", \"hidden_size\": 256, \"intermediate_size\": 512, "
                  "\"num_hidden_layers\": 8, \"num_attention_heads\": 4, \"vocab_size\": 1000, "
-                 "\"sliding_window\": 128}", types[t]);
+                 "\"num_key_value_heads\": 4, \"sliding_window\": 128}", types[t]);
         struct fg_model *m = built(json);
         for (int32_t l = 0; l < 8; l++)
             assert_int_equal(window_of_layer(m, l), (l + 1) % 4 ? 128 : 0);

@@ -162,6 +162,15 @@ static void read_bart_should_share_one_embedding_and_store_final_logits_bias(voi
     fg_model_free(m);
 }
 
+/* One T5 encoder stack: per block two T5LayerNorms of h, q/k/v/o h x q, wi_0 / wi_1 / wo
+ * h x ff; relative_attention_bias (bias) in block 0, or in every block (UMT5); the final
+ * norm. */
+static uint64_t t5_encoder(uint64_t h, uint64_t q, uint64_t ff, uint64_t layers, uint64_t bias,
+                           bool every)
+{
+    return layers * (2 * h + 4 * h * q + 3 * h * ff) + (every ? layers : 1) * bias + h;
+}
+
 static void read_t5_should_give_every_umt5_self_attention_its_relative_bias(void **state)
 {
     (void)state;
@@ -173,10 +182,32 @@ static void read_t5_should_give_every_umt5_self_attention_its_relative_bias(void
         "\"tie_word_embeddings\": false}");
     /* q/k/v/o 4 x 512 x 384, relative_attention_bias 32 x 6 in every self-attention,
      * wi_0 / wi_1 / wo 3 x 512 x 1024, T5LayerNorms of 512 */
-    const uint64_t attn = 4ull * 512 * 384, ffn = 3ull * 512 * 1024;
-    const uint64_t enc = 8 * (512 + attn + 32 * 6 + 512 + ffn) + 512;
-    const uint64_t dec = 8 * (512 + attn + 32 * 6 + 512 + attn + 512 + ffn) + 512;
+    const uint64_t attn = 4ull * 512 * 384;
+    const uint64_t enc = t5_encoder(512, 384, 1024, 8, 32 * 6, true);
+    const uint64_t dec = enc + 8 * (512 + attn);
     assert_int_equal(m->params_total, 2 * 256384ull * 512 + enc + dec);
+    fg_model_free(m);
+}
+
+static void read_t5_should_count_each_family_encoder_class_as_the_encoder_alone(void **state)
+{
+    (void)state;
+    /* fal/AuraFlow-v0.3 text_encoder shapes (tests/fixtures/models/fal--AuraFlow-v0.3):
+     * UMT5EncoderModel, the shared table and 24 encoder blocks, no decoder, no head */
+    struct fg_model *m = built(
+        "{\"model_type\": \"umt5\", \"architectures\": [\"UMT5EncoderModel\"], "
+        "\"vocab_size\": 32128, \"d_model\": 2048, \"d_kv\": 64, \"d_ff\": 5120, "
+        "\"num_layers\": 24, \"num_decoder_layers\": 24, \"num_heads\": 32, "
+        "\"feed_forward_proj\": \"gated-gelu\", \"tie_word_embeddings\": false}");
+    assert_int_equal(m->params_total,
+                     32128ull * 2048 + t5_encoder(2048, 2048, 5120, 24, 32 * 32, true));
+    assert_true(m->encoder_only);
+    fg_model_free(m);
+    /* MT5EncoderModel likewise: one relative bias table, in block 0 */
+    m = built("{\"model_type\": \"mt5\", \"architectures\": [\"MT5EncoderModel\"]}");
+    assert_int_equal(m->params_total, 250112ull * 512 + t5_encoder(512, 384, 1024, 8, 32 * 6,
+                                                                   false));
+    assert_true(m->encoder_only);
     fg_model_free(m);
 }
 
@@ -329,6 +360,7 @@ int main(void)
         cmocka_unit_test(read_distilbert_should_count_its_heads),
         cmocka_unit_test(read_bart_should_share_one_embedding_and_store_final_logits_bias),
         cmocka_unit_test(read_t5_should_give_every_umt5_self_attention_its_relative_bias),
+        cmocka_unit_test(read_t5_should_count_each_family_encoder_class_as_the_encoder_alone),
         cmocka_unit_test(read_bert_should_add_mpnet_one_shared_relative_bias_and_no_token_types),
         cmocka_unit_test(read_bert_should_project_electra_embeddings_to_the_hidden_width),
         cmocka_unit_test(read_modernbert_should_skip_the_first_attention_norm),

@@ -131,6 +131,11 @@ static void read_funnel_should_count_blocks_and_the_decoder_of_the_full_model(vo
                       "\"num_decoder_layers\": 2, \"d_model\": 768, \"n_head\": 12, "
                       "\"d_head\": 64, \"d_inner\": 3072, \"vocab_size\": 30522}";
     assert_int_equal(count(cfg), V * h + 2 * h + 14 * layer + V);
+    /* the Hub file's FunnelModel with its type_vocab_size 3, which sizes nothing
+     * (tests/fixtures/models/funnel-transformer--small): no LM head */
+    assert_int_equal(count("{\"model_type\": \"funnel\", \"architectures\": "
+                           "[\"FunnelModel\"], \"type_vocab_size\": 3}"),
+                     V * h + 2 * h + 14 * layer);
     /* ForSequenceClassification sits on FunnelBaseModel: no decoder */
     assert_int_equal(count("{\"model_type\": \"funnel\", \"architectures\": "
                            "[\"FunnelForSequenceClassification\"], \"num_labels\": 2}"),
@@ -351,12 +356,15 @@ static void read_reformer_should_count_axial_positions_and_shared_query_keys(voi
                       "\"transformers_version\": \"4.40.0\"}";
     assert_int_equal(count(cfg), V * h + (512 * 64 + 1024 * 192) + 3 * (local + lsh) +
                                      2 * 2 * h + (2 * h * V + V));
-    /* all-LSH attn_layers: every one of num_hidden_layers layers is LSH */
+    /* all-LSH attn_layers: every one of num_hidden_layers layers is LSH; the heads are
+     * ReformerConfig's default 12 of 64 */
+    const uint64_t q12 = 12 * 64;
+    const uint64_t lsh12 = 2 * h + 2 * h * q12 + q12 * h + 2 * h + (h * f + f) + (f * h + h);
     uint64_t two = count("{\"model_type\": \"reformer\", \"attn_layers\": [\"lsh\"], "
                          "\"architectures\": [\"ReformerModelWithLMHead\"], "
                          "\"num_hidden_layers\": 2, \"transformers_version\": \"4.40.0\", "
                          "\"axial_pos_shape\": [512, 1024]}");
-    assert_int_equal(two, V * h + (512 * 64 + 1024 * 192) + 2 * lsh + 2 * 2 * h + (2 * h * V + V));
+    assert_int_equal(two, V * h + (512 * 64 + 1024 * 192) + 2 * lsh12 + 2 * 2 * h + (2 * h * V + V));
     refused("{\"model_type\": \"reformer\", \"attn_layers\": [\"lsh\", \"local\"], "
             "\"num_hidden_layers\": 3}", FG_E_RANGE, "num_hidden_layers");
     refused("{\"model_type\": \"reformer\", \"attn_layers\": [\"local\", \"full\"]}",

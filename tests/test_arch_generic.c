@@ -54,7 +54,9 @@ static int read_stripped(const char *dir, struct fg_model **out, struct fg_err *
     cJSON *j = fixture_json(buf);
     free(buf);
     assert_non_null(j);
-    cJSON_ReplaceItemInObject(j, "model_type", cJSON_CreateString("fg_unknown_family"));
+    /* removed and added: a release whose file names none (google/umt5-small) gets one too */
+    cJSON_DeleteItemFromObjectCaseSensitive(j, "model_type");
+    cJSON_AddStringToObject(j, "model_type", "fg_unknown_family");
     char *text = cJSON_PrintUnformatted(j);
     cJSON_Delete(j);
     int rc = build(text, out, err);
@@ -486,6 +488,34 @@ static void family_readers_should_not_say_exact_past_a_shape_key_they_do_not_rea
     assert_int_equal(wrong, 0);
 }
 
+/* A config.json naming no model_type (google/umt5-*): the type of its architectures class,
+ * with a note; a class whose prefix names no reader stays with the generic reader. */
+static void build_should_take_a_missing_model_type_from_the_architectures_class(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"architectures\": [\"UMT5ForConditionalGeneration\"], "
+                           "\"d_model\": 512, \"num_heads\": 6, \"num_layers\": 8}", &m, &err), 0);
+    assert_string_equal(m->model_type, "umt5");
+    assert_false(m->generic);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_true(has_note(m, "names no model_type"));
+    fg_model_free(m);
+    /* T5EncoderModel: the closing "EncoderModel" cut, the encoder alone */
+    assert_int_equal(build("{\"architectures\": [\"T5EncoderModel\"]}", &m, &err), 0);
+    assert_string_equal(m->model_type, "t5");
+    assert_true(m->encoder_only);
+    fg_model_free(m);
+    assert_int_equal(build("{\"architectures\": [\"FgNoSuchForCausalLM\"], "
+                           "\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                           "\"num_attention_heads\": 4, \"intermediate_size\": 128, "
+                           "\"vocab_size\": 100}", &m, &err), 0);
+    assert_string_equal(m->model_type, "");
+    assert_true(m->generic);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -504,6 +534,7 @@ int main(void)
         cmocka_unit_test(multimodal_should_pass_on_the_generic_text_models_certainty),
         cmocka_unit_test(generic_should_size_the_score_head_from_num_labels),
         cmocka_unit_test(generic_should_say_what_it_assumed),
+        cmocka_unit_test(build_should_take_a_missing_model_type_from_the_architectures_class),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -334,16 +334,19 @@ static void read_moe_should_add_granitemoeshared_shared_mlp_only_when_sized(void
         "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, \"num_local_experts\": 4, "
         "\"num_experts_per_tok\": 2, \"vocab_size\": 1000, \"shared_intermediate_size\": %d}";
     char json[512];
-    /* per layer: q/k/v/o 4 x 256^2, router 4 x 256, 4 experts x (256 -> 2 x 128, 128 -> 256) */
+    /* per layer: q/k/v/o 4 x 256^2, router 4 x 256, 4 experts x (256 -> 2 x 128, 128 -> 256);
+     * the head untied, GraniteMoeSharedConfig's tie_word_embeddings default False */
     const uint64_t layer = 4ull * 256 * 256 + 2 * 256 + 4ull * 256 + 4ull * 3 * 256 * 128;
+    const uint64_t head = 1000ull * 256;
     snprintf(json, sizeof json, fmt, 0);
     struct fg_model *m = built(json);
-    assert_int_equal(m->params_total, 1000ull * 256 + 2 * layer + 256);
+    assert_int_equal(m->params_total, 1000ull * 256 + 2 * layer + 256 + head);
     fg_model_free(m);
     snprintf(json, sizeof json, fmt, 384);
     m = built(json);
     /* GraniteMoeSharedMLP: input_linear 256 -> 2 x 384, output_linear 384 -> 256 */
-    assert_int_equal(m->params_total, 1000ull * 256 + 2 * (layer + 3ull * 256 * 384) + 256);
+    assert_int_equal(m->params_total,
+                     1000ull * 256 + 2 * (layer + 3ull * 256 * 384) + 256 + head);
     fg_model_free(m);
 }
 

@@ -195,6 +195,22 @@ static void read_llava_next_video_should_add_the_pooler_only_when_it_convolves(v
     assert_non_null(strstr(err.detail, "spatial_pool_mode' is 'median'"));
 }
 
+/* LlavaConfig.__post_init__ builds CONFIG_MAPPING["clip_vision_model"](hidden_size=1024,
+ * ..., image_size=336) for an absent vision_config: that tower is counted (and loaded), the
+ * count unsure, as the checkpoint of a trimmed config may hold another. */
+static void read_llava_should_count_the_class_default_tower_of_an_absent_vision_config(
+    void **state)
+{
+    (void)state;
+    const uint64_t whole = count("{\"model_type\": \"llava\", " LLAMA7B ", " CLIP_L336 "}");
+    struct fg_model *m = built("{\"model_type\": \"llava\", " LLAMA7B "}");
+    assert_int_equal(m->params_total, whole);
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, "vision_config");
+    assert_false(m->unsure_count_only);
+    fg_model_free(m);
+}
+
 static void read_vipllava_should_norm_and_project_every_feature_layer(void **state)
 {
     (void)state;
@@ -551,6 +567,19 @@ static void read_kosmos2_should_match_the_published_safetensors_count(void **sta
     assert_int_equal(n, 1664485376ull);
 }
 
+/* The released config writes every PretrainedConfig flag into each sub-config, among them
+ * vision_config.tie_word_embeddings = true (tests/fixtures/models/ydshieh--kosmos-2-patch14-224):
+ * the vision tower has no word embeddings, so the count stays exact and unchanged. */
+static void read_kosmos2_should_size_nothing_for_the_vision_tie_word_embeddings_flag(void **state)
+{
+    (void)state;
+    const char *json = "{\"model_type\": \"kosmos-2\", \"latent_query_num\": 64, \"text_config\": "
+                       "{\"model_type\": \"kosmos_2_text_model\", \"tie_word_embeddings\": true}, "
+                       "\"vision_config\": {\"model_type\": \"kosmos_2_vision_model\", "
+                       "\"hidden_size\": 1024, \"tie_word_embeddings\": true}}";
+    assert_int_equal(count(json), 1664485376ull);
+}
+
 static void read_blip_should_count_the_captioning_decoder_and_its_untied_head(void **state)
 {
     (void)state;
@@ -801,6 +830,7 @@ int main(void)
         cmocka_unit_test(read_glm4v_moe_should_count_air_blocks_without_mtp),
         cmocka_unit_test(read_glm46v_should_pick_the_text_model_by_its_type),
         cmocka_unit_test(read_llava_next_video_should_add_the_pooler_only_when_it_convolves),
+        cmocka_unit_test(read_llava_should_count_the_class_default_tower_of_an_absent_vision_config),
         cmocka_unit_test(read_vipllava_should_norm_and_project_every_feature_layer),
         cmocka_unit_test(read_lfm2_vl_should_match_the_published_totals),
         cmocka_unit_test(read_cohere2_vision_should_count_the_swiglu_projector_without_a_norm),
@@ -811,6 +841,7 @@ int main(void)
         cmocka_unit_test(read_aria_should_count_moe_text_idefics3_tower_and_query_projector),
         cmocka_unit_test(read_deepseek_vl_should_count_siglip_the_aligner_and_sam_for_the_hybrid),
         cmocka_unit_test(read_kosmos2_should_match_the_published_safetensors_count),
+        cmocka_unit_test(read_kosmos2_should_size_nothing_for_the_vision_tie_word_embeddings_flag),
         cmocka_unit_test(read_blip_should_count_the_captioning_decoder_and_its_untied_head),
         cmocka_unit_test(read_video_llama_3_should_count_the_rotary_tower_and_readout),
         cmocka_unit_test(read_idefics_should_count_gated_cross_layers_and_the_perceiver),

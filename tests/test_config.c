@@ -243,7 +243,7 @@ static void lookup_should_answer_the_same_through_the_index_as_by_walking(void *
     assert_true(configs >= 80);
 }
 
-/* ---- the config classes (source/config_classes.c) ------------------------------ */
+/* ---- the config classes (source/config_classes.tsv) ---------------------------- */
 
 static void str_array_should_split_the_string_the_class_splits(void **state)
 {
@@ -355,14 +355,14 @@ static void u64_should_read_a_key_by_its_attribute_map_name(void **state)
 static void u64_should_read_a_legacy_name_the_class_accepts(void **state)
 {
     (void)state;
-    /* FalconConfig.__init__: n_embed = kwargs.pop("n_embed", None) stands for hidden_size;
-     * attribute_map holds num_hidden_layers (default 32) as n_layer */
+    /* FalconConfig.__post_init__: n_embed = kwargs.pop("n_embed", None) stands for
+     * hidden_size; num_hidden_layers keeps its field default 32 */
     struct fg_config *doc = parse("{\"model_type\": \"falcon\", \"n_embed\": 1024}");
     struct fg_cfg c = fg_config_root(doc);
     uint64_t v = 0;
     assert_int_equal(fg_cfg_u64(&c, "hidden_size", 1, 1, 1 << 20, &v, NULL), 0);
     assert_int_equal(v, 1024);
-    assert_int_equal(fg_cfg_u64(&c, "n_layer", 1, 1, 1 << 20, &v, NULL), 0);
+    assert_int_equal(fg_cfg_u64(&c, "num_hidden_layers|n_layer", 1, 1, 1 << 20, &v, NULL), 0);
     assert_int_equal(v, 32);
     fg_config_free(doc);
 }
@@ -383,6 +383,86 @@ static void child_should_read_by_its_own_model_type(void **state)
     assert_int_equal(fg_cfg_u64(&t, "num_hidden_layers", 1, 1, 1 << 20, &v, NULL), 0);
     assert_int_equal(v, 24);
     fg_config_free(doc);
+}
+
+static void class_fill_should_build_the_sub_config_the_class_builds_when_absent(void **state)
+{
+    (void)state;
+    /* LlavaConfig: vision_config None -> CONFIG_MAPPING["clip_vision_model"](hidden_size=1024,
+     * ...); what the call leaves out is CLIPVisionConfig's default (layer_norm_eps 1e-5) */
+    struct fg_config *doc = parse("{\"model_type\": \"llava\"}"), *fill = NULL;
+    struct fg_cfg c = fg_config_root(doc);
+    const char *cls = NULL;
+    assert_int_equal(fg_cfg_class_fill(&c, "vision_config", &fill, &cls, NULL), 0);
+    assert_non_null(fill);
+    assert_string_equal(cls, "LlavaConfig");
+    struct fg_cfg v = fg_config_root(fill);
+    uint64_t n = 0;
+    double eps = 0;
+    assert_int_equal(fg_cfg_u64(&v, "hidden_size", 1, 1, 1 << 20, &n, NULL), 0);
+    assert_int_equal(n, 1024);
+    assert_int_equal(fg_cfg_f64(&v, "layer_norm_eps", 1, 0, 1, &eps, NULL), 0);
+    assert_true(eps == 1e-5);
+    assert_non_null(strstr(fg_config_origin(fill), "LlavaConfig's default vision_config"));
+    fg_config_free(fill);
+    /* the text model the class builds is LlamaConfig(): no literal override, but a fill */
+    assert_int_equal(fg_cfg_class_fill(&c, "text_config", &fill, &cls, NULL), 0);
+    assert_non_null(fill);
+    fg_config_free(fill);
+    /* a present sub-config, or a class that builds none, fills nothing */
+    assert_int_equal(fg_cfg_class_fill(&c, "audio_config", &fill, &cls, NULL), 0);
+    assert_null(fill);
+    fg_config_free(doc);
+    doc = parse("{\"model_type\": \"llava\", \"vision_config\": {\"hidden_size\": 64}}");
+    c = fg_config_root(doc);
+    assert_int_equal(fg_cfg_class_fill(&c, "vision_config", &fill, &cls, NULL), 0);
+    assert_null(fill);
+    fg_config_free(doc);
+}
+
+static void child_should_read_a_sub_config_without_model_type_as_its_fallback_type(
+    void **state)
+{
+    (void)state;
+    /* LlavaConfig: vision_config.get("model_type", "clip_vision_model") */
+    struct fg_config *doc = parse("{\"model_type\": \"llava\", \"vision_config\": "
+                                  "{\"num_hidden_layers\": 2}}");
+    struct fg_cfg c = fg_config_root(doc), v;
+    uint64_t n = 0;
+    assert_true(fg_cfg_child(&c, "vision_config", &v, NULL));
+    assert_int_equal(fg_cfg_u64(&v, "patch_size", 1, 1, 1 << 20, &n, NULL), 0);
+    assert_int_equal(n, 32); /* CLIPVisionConfig.patch_size */
+    fg_config_free(doc);
+}
+
+/* Every class whose validate_architecture / __post_init__ refuses a hidden size its heads do
+ * not divide is refused with its own ValueError, the values spliced in (14 classes of the
+ * table: LlamaConfig, Gemma2Config, CLIPVisionConfig, DeepseekV2Config ...). */
+static void class_refusal_should_give_each_class_its_own_message(void **state)
+{
+    (void)state;
+    size_t checked = 0;
+    for (size_t i = 0; i < fg__cfg_nrules; i++) {
+        const struct fg__cfg_rule *r = &fg__cfg_rules[i];
+        if (r->kind != FG__CFG_DIVIDES || strcmp(r->key, "hidden_size") ||
+            strcmp(r->value, "num_attention_heads"))
+            continue;
+        char json[256], buf[512], want[256];
+        snprintf(json, sizeof json, "{\"model_type\": \"%s\", \"hidden_size\": 100, "
+                 "\"num_attention_heads\": 3}", r->model_type);
+        struct fg_config *doc = parse(json);
+        struct fg_cfg c = fg_config_root(doc);
+        assert_true(fg_cfg_class_refusal(&c, "hidden_size", "num_attention_heads", buf,
+                                         sizeof buf));
+        snprintf(want, sizeof want, "%s: ", r->cls);
+        assert_memory_equal(buf, want, strlen(want));
+        if (strstr(r->message, "{hidden_size}"))
+            assert_non_null(strstr(buf, "(100)"));
+        assert_null(strchr(buf, '{'));
+        fg_config_free(doc);
+        checked++;
+    }
+    assert_true(checked >= 14);
 }
 
 static void class_table_should_be_sorted_by_model_type(void **state)
@@ -442,6 +522,40 @@ static void over_should_hide_set_and_default_keys_and_record_the_reads(void **st
     fg_config_free(doc);
 }
 
+/* Idefics2-8b's perceiver_config gives model_type and qk_layer_norms, neither of which the
+ * reader sizes from; every key it asks is absent and defaulted.  It was read all the same,
+ * so a key it never asks (an added shape key) must still make the count unsure. */
+static void next_read_child_should_count_a_sub_config_whose_asked_keys_are_all_absent(void **state)
+{
+    (void)state;
+    struct fg_config *doc = parse("{\"perceiver_config\": {\"model_type\": \"idefics2\", "
+                                  "\"qk_layer_norms\": false}}");
+    struct fg_cfg root = fg_config_root(doc), p, seen;
+    assert_true(fg_cfg_child(&root, "perceiver_config", &p, NULL));
+    uint64_t v = 0;
+    assert_int_equal(fg_cfg_u64(&p, "resampler_depth", 3, 1, 64, &v, NULL), 0);
+    assert_int_equal(v, 3);
+    size_t pos = 0;
+    assert_true(fg__cfg_next_read_child(&root, &pos, &seen));
+    assert_string_equal(seen.scope, "perceiver_config");
+    assert_false(fg__cfg_next_read_child(&root, &pos, &seen));
+    fg_config_free(doc);
+}
+
+/* Entered but with only model_type looked at: its reads are not known, so it is left out. */
+static void next_read_child_should_skip_a_sub_config_read_for_model_type_alone(void **state)
+{
+    (void)state;
+    struct fg_config *doc = parse("{\"vision_config\": {\"model_type\": \"x\", "
+                                  "\"hidden_size\": 8}}");
+    struct fg_cfg root = fg_config_root(doc), vc, seen;
+    assert_true(fg_cfg_child(&root, "vision_config", &vc, NULL));
+    assert_non_null(fg__cfg_raw(&vc, "model_type"));
+    size_t pos = 0;
+    assert_false(fg__cfg_next_read_child(&root, &pos, &seen));
+    fg_config_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -465,8 +579,13 @@ int main(void)
         cmocka_unit_test(u64_should_read_a_key_by_its_attribute_map_name),
         cmocka_unit_test(u64_should_read_a_legacy_name_the_class_accepts),
         cmocka_unit_test(child_should_read_by_its_own_model_type),
+        cmocka_unit_test(class_fill_should_build_the_sub_config_the_class_builds_when_absent),
+        cmocka_unit_test(child_should_read_a_sub_config_without_model_type_as_its_fallback_type),
+        cmocka_unit_test(class_refusal_should_give_each_class_its_own_message),
         cmocka_unit_test(class_table_should_be_sorted_by_model_type),
         cmocka_unit_test(over_should_hide_set_and_default_keys_and_record_the_reads),
+        cmocka_unit_test(next_read_child_should_count_a_sub_config_whose_asked_keys_are_all_absent),
+        cmocka_unit_test(next_read_child_should_skip_a_sub_config_read_for_model_type_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""gen_config_classes.py - the config-class table (engine/source/config_classes.c) from
-transformers' configuration_*.py files.
+"""gen_config_classes.py - the config-class table (engine/source/config_classes.tsv, made
+C at build time by tools/gen_config_table.c) from transformers' configuration_*.py files.
 
 Reads each file with Python's ast (nothing is imported or run) and writes, per class that
 names a model_type, one row per rule the class applies when it reads config.json:
@@ -9,19 +9,24 @@ names a model_type, one row per rule the class applies when it reads config.json
            (GPT2Config: hidden_size -> n_embd); also a legacy name __init__ pops from
            kwargs to stand for a field (FalconConfig: n_embed -> hidden_size)
   DEFAULT  a literal default of __init__ (or of a dataclass field): what an absent key
-           means (a number or boolean as JSON text, a string as itself, FG__CFG_TEXT); not
+           means (a number or boolean as JSON text, a string as itself, flag TEXT); not
            for a field __init__ / __post_init__ derives from other values.  A default of None is left out: the reader's own fallback applies (most
            classes compute it, head_dim = hidden_size // num_attention_heads).
   SPLIT    a string accepted where a list belongs, split on a separator
            (DebertaV2Config: "p2c|c2p" -> ["p2c", "c2p"], lowered and stripped)
-  SUB      sub_configs: the class of a sub-config key, for its defaults when the
-           sub-config does not name its model_type
+  SUB      the type a sub-config key is read as when it does not name its model_type:
+           the class in sub_configs, or the `key.get("model_type", "t")` an AutoConfig
+           sub-config falls back to (LlavaConfig: vision_config is clip_vision_model)
+  FILL     the sub-config the class builds when the key is absent or None (LlavaConfig:
+           CONFIG_MAPPING["clip_vision_model"](hidden_size=1024, ...)), as a JSON object
+           of its model_type and the literal arguments; left out when one is computed
   DIVIDES  `if a % b != 0: raise ValueError(...)`: the class refuses an a that b does not
            divide, with that message ({x} stands for the value of x)
 
-Usage:
+Usage (ROOT holds src/transformers/models/*/configuration_*.py, TYPES the model types
+with a reader, one a line: `fitgate families --json`):
   tools/gen_config_classes.py --source 'huggingface/transformers@<commit>' \
-      SRC/transformers/models > engine/source/config_classes.c
+      --types TYPES ROOT > engine/source/config_classes.tsv
 
 A file whose first lines carry '# Excerpt of <repo>@<commit>' names its own source (the
 excerpts the vendored table was generated from, when no whole checkout could be had).
@@ -60,7 +65,7 @@ def scalar(v):
     if isinstance(v, (int, float)):
         return json.dumps(v), ""
     if isinstance(v, str):
-        return v, "FG__CFG_TEXT"
+        return v, "TEXT"
     return None
 
 
@@ -75,20 +80,20 @@ def split_rules(func):
         name = None
         if (isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and
                 t.func.id == "isinstance" and len(t.args) == 2 and
-                isinstance(t.args[0], ast.Name) and isinstance(t.args[1], ast.Name) and
+                field_name(t.args[0]) and isinstance(t.args[1], ast.Name) and
                 t.args[1].id == "str"):
-            name = t.args[0].id
+            name = field_name(t.args[0])
         elif (isinstance(t, ast.Compare) and isinstance(t.left, ast.Call) and
               isinstance(t.left.func, ast.Name) and t.left.func.id == "type" and
-              len(t.left.args) == 1 and isinstance(t.left.args[0], ast.Name) and
+              len(t.left.args) == 1 and field_name(t.left.args[0]) and
               len(t.comparators) == 1 and isinstance(t.comparators[0], ast.Name) and
               t.comparators[0].id == "str"):
-            name = t.left.args[0].id
+            name = field_name(t.left.args[0])
         if not name:
             continue
         for stmt in node.body:
             if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and
-                    isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == name):
+                    field_name(stmt.targets[0]) == name):
                 continue
             src = ast.dump(stmt.value)
             for call in ast.walk(stmt.value):
@@ -142,7 +147,7 @@ def legacy_names(func):
         t = e.test
         if (isinstance(t, ast.Compare) and isinstance(t.left, ast.Name) and
                 t.left.id in popped and isinstance(t.ops[0], ast.Is) and
-                isinstance(e.body, ast.Name) and e.body.id == field and
+                field_name(e.body) == field and
                 isinstance(e.orelse, ast.Name) and e.orelse.id == t.left.id):
             out.append((popped[t.left.id], field))
     return out
@@ -203,12 +208,90 @@ def divides_rules(func):
     return out
 
 
+def made_from(call, sub_names):
+    """("class", name) / ("type", model_type) of the config a call builds (Cls(...),
+    CONFIG_MAPPING["t"](...), self.sub_configs["key"](...)), or None."""
+    f = call.func
+    if isinstance(f, ast.Name):
+        return ("class", f.id)
+    if isinstance(f, ast.Subscript) and isinstance(f.slice, ast.Constant) and \
+            isinstance(f.slice.value, str):
+        if isinstance(f.value, ast.Name) and f.value.id == "CONFIG_MAPPING":
+            return ("type", f.slice.value)
+        if isinstance(f.value, ast.Attribute) and f.value.attr == "sub_configs":
+            return sub_names.get(f.slice.value)
+    return None
+
+
+def literal_kwargs(call):
+    """The keyword arguments of call as a dict when every one is a literal, else None."""
+    out = {}
+    for kw in call.keywords:
+        ok, v = literal(kw.value) if kw.arg else (False, None)
+        if not ok:
+            return None
+        out[kw.arg] = v
+    return out if not call.args else None
+
+
+def auto_sub_types(func):
+    """(key, model_type) for each `key.get("model_type", "t")`: the type a sub-config dict
+    without its own model_type is read as (LlavaConfig: vision_config is clip_vision_model)."""
+    out = []
+    for node in ast.walk(func):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and
+                node.func.attr == "get" and field_name(node.func.value) and
+                len(node.args) == 2 and isinstance(node.args[0], ast.Constant) and
+                node.args[0].value == "model_type" and isinstance(node.args[1], ast.Constant) and
+                isinstance(node.args[1].value, str)):
+            out.append((field_name(node.func.value), node.args[1].value))
+    return out
+
+
+def absent_fills(func, sub_names):
+    """(key, made, kwargs) for each sub-config the class builds when key is absent or None:
+    `if key is None: self.key = Cls(a=1)` (or CONFIG_MAPPING["t"](...), or
+    `key = {...}` then `self.key = Cls(**key)`).  Left out when an argument is computed."""
+    built = {}  # key -> what self.key = X(**key) builds
+    for node in ast.walk(func):
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and
+                field_name(node.targets[0]) and isinstance(node.value, ast.Call) and
+                len(node.value.keywords) == 1 and node.value.keywords[0].arg is None and
+                field_name(node.value.keywords[0].value) == field_name(node.targets[0])):
+            m = made_from(node.value, sub_names)
+            if m:
+                built[field_name(node.targets[0])] = m
+    out = []
+    for node in ast.walk(func):
+        t = node.test if isinstance(node, ast.If) else None
+        if not (isinstance(t, ast.Compare) and field_name(t.left) and len(t.ops) == 1 and
+                isinstance(t.ops[0], ast.Is) and isinstance(t.comparators[0], ast.Constant) and
+                t.comparators[0].value is None):
+            continue
+        key = field_name(t.left)
+        for stmt in node.body:
+            if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and
+                    field_name(stmt.targets[0]) == key):
+                continue
+            v = stmt.value
+            if isinstance(v, ast.Call):
+                m, kw = made_from(v, sub_names), literal_kwargs(v)
+                if m and kw is not None:
+                    out.append((key, m, kw))
+            elif isinstance(v, ast.Dict) and key in built:
+                ok, kw = literal(v)
+                if ok and all(isinstance(k, str) for k in kw):
+                    out.append((key, built[key], kw))
+    return out
+
+
 def class_rules(cls):
     model_type = None
     rules = []
+    sub_names = {}  # sub-config key -> ("class", name) / ("type", model_type)
     derived = derived_fields(cls)
     for stmt in cls.body:  # a field a legacy name may stand for keeps its default
-        if isinstance(stmt, ast.FunctionDef) and stmt.name == "__init__":
+        if isinstance(stmt, ast.FunctionDef) and stmt.name in ("__init__", "__post_init__"):
             derived -= {field for _, field in legacy_names(stmt)}
     for stmt in cls.body:
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
@@ -228,8 +311,9 @@ def class_rules(cls):
                 rules.append(("ALIAS", k, json.dumps(t)[1:-1], ""))
         elif name == "sub_configs" and isinstance(value, ast.Dict):
             for k, t in zip(value.keys, value.values):
-                if isinstance(k, ast.Constant) and isinstance(t, ast.Name):
-                    rules.append(("SUB", k.value, t.id, ""))
+                if isinstance(k, ast.Constant) and isinstance(t, ast.Name) and \
+                        t.id != "AutoConfig":
+                    sub_names[k.value] = ("class", t.id)
         elif isinstance(stmt, ast.AnnAssign) and not name.startswith("_"):
             ok, v = literal(value)  # a dataclass field
             j = scalar(v) if ok and name not in derived else None
@@ -239,7 +323,20 @@ def class_rules(cls):
         if isinstance(stmt, ast.FunctionDef):
             for a, b, msg in divides_rules(stmt):
                 rules.append(("DIVIDES", a, b, "", msg))
+            if stmt.name in ("__init__", "__post_init__"):
+                for key, t in auto_sub_types(stmt):
+                    sub_names.setdefault(key, ("type", t))
+                for key, made, kw in absent_fills(stmt, sub_names):
+                    rules.append(("FILL", key, made, "", kw))
+    for key, made in sub_names.items():
+        rules.append(("SUB", key, made, ""))
     for stmt in cls.body:
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == "__post_init__":
+            for legacy, field in legacy_names(stmt):
+                rules.append(("ALIAS", legacy, field, ""))
+            for name, sep, low, strip in split_rules(stmt):
+                flags = "|".join(f for f, on in (("LOWER", low), ("STRIP", strip)) if on)
+                rules.append(("SPLIT", name, sep, flags))
         if isinstance(stmt, ast.FunctionDef) and stmt.name == "__init__":
             a = stmt.args
             pos = a.args[len(a.args) - len(a.defaults):]
@@ -251,20 +348,39 @@ def class_rules(cls):
             for legacy, field in legacy_names(stmt):
                 rules.append(("ALIAS", legacy, field, ""))
             for name, sep, low, strip in split_rules(stmt):
-                flags = " | ".join(f for f, on in (("FG__CFG_LOWER", low),
-                                                   ("FG__CFG_STRIP", strip)) if on) or "0"
+                flags = "|".join(f for f, on in (("LOWER", low), ("STRIP", strip)) if on)
                 rules.append(("SPLIT", name, sep, flags))
     return model_type, rules
 
 
-def c_str(s):
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+def tsv(s):
+    """s as one TSV field: backslash, tab and newline escaped."""
+    return s.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n")
+
+
+def kept_types(rows, classes, wanted):
+    """wanted (model types) and every type a kept type's sub-configs are read as."""
+    keep, todo = set(), list(wanted)
+    while todo:
+        t = todo.pop()
+        if t in keep:
+            continue
+        keep.add(t)
+        for r in rows:
+            if r[0] == t and r[2] in ("SUB", "FILL"):
+                made = r[4]
+                todo.append(made[1] if made[0] == "type" else classes.get(made[1], ""))
+    return keep
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--source", required=True, help="repo@commit the files come from")
-    ap.add_argument("root", help="a transformers models/ folder (or one of excerpts)")
+    ap.add_argument("--types", help="file of the model types to keep, one a line (and the "
+                    "types their sub-configs are read as); all when absent")
+    ap.add_argument("--note", default="", help="a provenance line for the header (where the "
+                    "files were read)")
+    ap.add_argument("root", help="a folder holding src/transformers/models (or excerpts)")
     opt = ap.parse_args()
 
     files = []
@@ -273,14 +389,13 @@ def main():
                   if n.startswith("configuration_") and n.endswith(".py")]
     classes = {}  # class name -> model_type
     rows = []
-    origins = []
+    origins = {}  # model_type -> origin
     for path in sorted(files):
         with open(path, encoding="utf-8") as f:
             text = f.read()
         m = re.search(r"^# Excerpt of (\S+)\s*\n#\s*(\S+)", text, re.M)
         origin = f"{m.group(1)} {m.group(2)}" if m else \
             f"{opt.source} {os.path.relpath(path, opt.root)}"
-        origins.append(origin)
         for node in ast.parse(text, path).body:
             if not isinstance(node, ast.ClassDef):
                 continue
@@ -288,31 +403,44 @@ def main():
             if not mt:
                 continue
             classes[node.name] = mt
+            origins[mt] = origin
             rows += [(mt, node.name) + r for r in rules]
-    out = sys.stdout
-    out.write("/* Generated by tools/gen_config_classes.py; do not edit.  Regenerate with\n"
-              f" *   tools/gen_config_classes.py --source '{opt.source}' <models folder>\n"
-              " * From:\n")
-    for o in origins:
-        out.write(f" *   {o}\n")
-    out.write(" */\n#include \"source/config_classes.h\"\n\n"
-              "const struct fg__cfg_rule fg__cfg_rules[] = {\n")
-    seen = set()
     rows = [r if len(r) == 7 else r + (None,) for r in rows]
+    keep = set(origins)
+    if opt.types:
+        with open(opt.types, encoding="utf-8") as f:
+            keep = kept_types(rows, classes, [t.strip() for t in f if t.strip()])
+    out = sys.stdout
+    out.write("# Generated by tools/gen_config_classes.py from transformers' config classes; do\n"
+              "# not edit.  The build makes engine/source/config_classes.c of it\n"
+              "# (tools/gen_config_table.c).  Regenerate with\n"
+              f"#   tools/gen_config_classes.py --source '{opt.source}' --types TYPES ROOT\n"
+              "# Columns: model_type, class, kind, key, value, flags, message\n"
+              "# (source/config_classes.h).\n")
+    if opt.note:
+        out.write(f"# {opt.note}\n")
+    out.write("# From:\n")
+    for o in sorted({origins[t] for t in keep if t in origins}):
+        out.write(f"#   {o}\n")
+    seen = set()
     for mt, cls, kind, key, value, flags, message in sorted(rows,
                                                             key=lambda r: (r[0], r[3], r[2])):
-        if kind == "SUB":
-            value = classes.get(value)
-            if not value:
+        if mt not in keep:
+            continue
+        if kind in ("SUB", "FILL"):
+            sub = value[1] if value[0] == "type" else classes.get(value[1])
+            if not sub:
                 continue  # a class the files did not hold
+            if kind == "FILL":
+                value = json.dumps(dict({"model_type": sub}, **message), sort_keys=False)
+                message = None
+            else:
+                value = sub
         if (mt, kind, key) in seen:
             continue  # a field declared twice keeps its first
         seen.add((mt, kind, key))
-        out.write(f"    {{{c_str(mt)}, {c_str(cls)}, FG__CFG_{kind}, {c_str(key)}, "
-                  f"{c_str(value)}, {flags or '0'}, "
-                  f"{c_str(message) if message else 'NULL'}}},\n")
-    out.write("};\n\nconst size_t fg__cfg_nrules = sizeof fg__cfg_rules / "
-              "sizeof fg__cfg_rules[0];\n")
+        out.write("\t".join(tsv(x) for x in (mt, cls, kind, key, value, flags or "",
+                                             message or "")) + "\n")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,13 @@
  * list is made from the folders themselves at each build, so 'fitgate families' cannot
  * claim a real config that is not there (a folder without PROVENANCE.txt is left out) and
  * a new fixture shows without a hand-kept flag.  Writes fg__real_configs (arch/arch.h),
- * sorted by model_type, the first folder of each type in name order.  Exit 0, or 1 with a
- * message on stderr (a config.json that does not parse or names no model_type).
+ * sorted by model_type, the first folder of each type in name order.  A config.json without
+ * model_type (google/umt5-*) stands for the type of its first architectures class
+ * (engine/util/classtype.h, as engine/arch/graph.c reads it).  A sub-config of the root
+ * that names its own model_type (a text_config of "qwen3_vl_text") is a real config of that
+ * type's reader too, listed with the key it sits under (via) after every root row of the
+ * type: tests/test_arch_families.c reads that object alone through the reader.  Exit 0, or
+ * 1 with a message on stderr (a config.json that does not parse or names neither).
  */
 #include <cjson/cJSON.h>
 #include <stdbool.h>
@@ -18,10 +23,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/classtype.h"
 #include "util/jsonscan.h"
 
 struct row {
     char *model_type, *folder;
+    const char *via; /* NULL for the root, else the root key of the sub-config (borrowed
+                        from the parsed config, kept until the end) */
 };
 
 /* s as the body of a C string literal. */
@@ -54,21 +62,52 @@ static char *slurp(const char *path, size_t *len)
     return text;
 }
 
+/* The type a config.json without model_type stands for (util/classtype.h), strdup'ed, or
+ * NULL. */
+static char *type_of_class(const cJSON *j)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(j, "architectures");
+    const cJSON *c = cJSON_IsArray(a) ? a->child : NULL;
+    char buf[64];
+    return cJSON_IsString(c) && fg__class_type(c->valuestring, buf, sizeof buf) ? strdup(buf)
+                                                                                : NULL;
+}
+
 static int by_type(const void *a, const void *b)
 {
     const struct row *x = a, *y = b;
     int c = strcmp(x->model_type, y->model_type);
-    return c ? c : strcmp(x->folder, y->folder);
+    if (!c)
+        c = (x->via != NULL) - (y->via != NULL);
+    if (!c)
+        c = strcmp(x->folder, y->folder);
+    return c || !x->via ? c : strcmp(x->via, y->via);
+}
+
+/* Room for the rows of j's sub-configs that name their own model_type, after n rows;
+ * false when out of memory. */
+static bool grow(struct row **rows, size_t *cap, size_t n)
+{
+    if (n < *cap)
+        return true;
+    struct row *r = realloc(*rows, 2 * *cap * sizeof *r);
+    if (!r)
+        return false;
+    *rows = r;
+    *cap *= 2;
+    return true;
 }
 
 int main(int argc, char **argv)
 {
-    struct row *rows = calloc((size_t)argc, sizeof *rows);
-    size_t n = 0;
+    size_t cap = (size_t)argc + 16;
+    struct row *rows = calloc(cap, sizeof *rows);
+    cJSON **docs = calloc((size_t)argc, sizeof *docs);
+    size_t n = 0, ndocs = 0;
     int rc = 1;
-    if (!rows) {
+    if (!rows || !docs) {
         fprintf(stderr, "gen_real_configs: out of memory\n");
-        return 1;
+        goto out;
     }
     for (int i = 1; i < argc; i++) {
         char prov[4096], *text = NULL;
@@ -92,24 +131,48 @@ int main(int argc, char **argv)
         free(py);
         free(text);
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "model_type");
-        if (!cJSON_IsString(t)) {
-            fprintf(stderr, "gen_real_configs: %s: no model_type string; fix the fixture\n",
-                    argv[i]);
+        char *type = cJSON_IsString(t) ? strdup(t->valuestring) : type_of_class(j);
+        if (!type) {
+            fprintf(stderr, "gen_real_configs: %s: no model_type string and no architectures "
+                    "class to name one; fix the fixture\n", argv[i]);
             cJSON_Delete(j);
             goto out;
         }
         const char *folder = slash;
         while (folder > argv[i] && folder[-1] != '/')
             folder--;
-        rows[n].model_type = strdup(t->valuestring);
-        rows[n].folder = strndup(folder, (size_t)(slash - folder));
-        cJSON_Delete(j);
-        if (!rows[n].model_type || !rows[n].folder) {
+        docs[ndocs++] = j;
+        size_t root = n;
+        if (!grow(&rows, &cap, n)) {
+            free(type);
             fprintf(stderr, "gen_real_configs: out of memory\n");
-            n++;
             goto out;
         }
-        n++;
+        rows[n].via = NULL;
+        rows[n].model_type = type;
+        rows[n].folder = strndup(folder, (size_t)(slash - folder));
+        if (!rows[n++].folder) {
+            fprintf(stderr, "gen_real_configs: out of memory\n");
+            goto out;
+        }
+        const cJSON *sub;
+        cJSON_ArrayForEach(sub, j) {
+            const cJSON *st = cJSON_GetObjectItemCaseSensitive(sub, "model_type");
+            if (!cJSON_IsObject(sub) || !cJSON_IsString(st) || !*st->valuestring ||
+                !sub->string)
+                continue;
+            if (!grow(&rows, &cap, n)) {
+                fprintf(stderr, "gen_real_configs: out of memory\n");
+                goto out;
+            }
+            struct row *r = &rows[n++];
+            *r = (struct row){.model_type = strdup(st->valuestring),
+                              .folder = strdup(rows[root].folder), .via = sub->string};
+            if (!r->model_type || !r->folder) {
+                fprintf(stderr, "gen_real_configs: out of memory\n");
+                goto out;
+            }
+        }
     }
     qsort(rows, n, sizeof *rows, by_type);
     printf("/* Generated by tools/gen_real_configs.c from tests/fixtures/models; do not edit. */\n"
@@ -121,15 +184,22 @@ int main(int argc, char **argv)
             put_c(rows[i].model_type);
             fputs("\", \"", stdout);
             put_c(rows[i].folder);
-            fputs("\"},\n", stdout);
+            if (rows[i].via) {
+                fputs("\", \"", stdout);
+                put_c(rows[i].via);
+            }
+            fputs(rows[i].via ? "\"},\n" : "\", NULL},\n", stdout);
         }
     printf("    {0},\n};\n");
     rc = 0;
 out:
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; rows && i < n; i++) {
         free(rows[i].model_type);
         free(rows[i].folder);
     }
+    for (size_t i = 0; i < ndocs; i++)
+        cJSON_Delete(docs[i]);
+    free(docs);
     free(rows);
     return rc;
 }

@@ -32,10 +32,12 @@ struct fg_arch {
 #define FG_ARCH(model_type, family, read, spec) {(model_type), (family), (read), (spec), __FILE__}
 
 /* A model type whose reader is tested on a released checkpoint's config.json: the fixture
- * folder under tests/fixtures/models.  fg__real_configs (generated at build time from the
- * folders, tools/gen_real_configs.c) is sorted by model_type and ends with a {0} row. */
+ * folder under tests/fixtures/models, and via, NULL when the config's root is of the type,
+ * else the root key of the sub-config that is (a "qwen3_vl_text" text_config).
+ * fg__real_configs (generated at build time from the folders, tools/gen_real_configs.c) is
+ * sorted by model_type and ends with a {0} row. */
 struct fg__real_config {
-    const char *model_type, *folder;
+    const char *model_type, *folder, *via;
 };
 extern const struct fg__real_config fg__real_configs[];
 
@@ -115,6 +117,19 @@ enum fg_norm_kind { FG_NORM_RMS = 0, FG_NORM_LN = 1, FG_NORM_LN_NOBIAS = 2, FG_N
 int fg__add_table(struct fg_model *m, enum fg_node_kind kind, const char *name,
                   uint64_t rows, uint64_t width, struct fg_node **out, struct fg_err *err);
 
+/* FG_E_RANGE when a router's top_k exceeds its experts, naming both keys (tk, ek) as the
+ * config class spells them; 0 otherwise. */
+int fg__check_top_k(const struct fg_cfg *c, uint64_t top_k, const char *tk, uint64_t experts,
+                    const char *ek, struct fg_err *err);
+
+/* A node of one Linear(in, out) with the weight role `role` ("proj", "head"), bias or not:
+ * outside the blocks when layer is -1, else a block node of that layer.  Its desc is the
+ * weight's shape "in x out" for a FG_NODE_HEAD, the widths it maps "in -> out" for the
+ * others (projections).  *node (may be NULL) gets the node.  FG_E_NOMEM. */
+int fg__add_linear(struct fg_model *m, enum fg_node_kind kind, int32_t layer, const char *name,
+                   const char *role, uint64_t in, uint64_t out, bool bias,
+                   struct fg_node **node, struct fg_err *err);
+
 /* The first-token pooler of the BERT family (BertPooler, NomicBertPooler, DeBERTa's
  * ContextPooler): dense hidden x hidden + bias, one node after the blocks; FG_E_NOMEM. */
 int fg__add_pooler(struct fg_model *m, uint64_t hidden, struct fg_err *err);
@@ -150,9 +165,9 @@ int fg__add_mlp(struct fg_model *m, int32_t layer, const struct fg_mlp_shape *s,
 /*
  * A uniform block as the steps it runs, each one node per layer (fg__add_blocks): a norm of
  * m->hidden (or width), an attention or an MLP of the shape given (plus the parameters extra
- * that the modelling class adds to that node, an inner norm), or a reader's own call.  kdim:
- * an attention whose k / v projections read kdim-wide states (a cross-attention to another
- * width).  Steps are borrowed for the call.
+ * that the modelling class adds to that node, an inner norm, and the buffers it stores), or
+ * a reader's own call.  kdim: an attention whose k / v projections read kdim-wide states (a
+ * cross-attention to another width).  Steps are borrowed for the call.
  */
 enum fg_step_kind { FG_STEP_NORM = 1, FG_STEP_ATTN, FG_STEP_MLP, FG_STEP_CALL };
 struct fg_block_step {
@@ -162,6 +177,8 @@ struct fg_block_step {
     const struct fg_attn_shape *attn;        /* FG_STEP_ATTN */
     const struct fg_mlp_shape *mlp;          /* FG_STEP_MLP */
     uint64_t kdim, extra;                    /* FG_STEP_ATTN (kdim), ATTN and MLP (extra) */
+    uint64_t buffers;                        /* ATTN and MLP: stored buffers (counted in
+                                                params too: old causal masks) */
     int (*call)(struct fg_model *m, int32_t layer, const void *ctx, struct fg_err *err);
     const void *ctx;                         /* FG_STEP_CALL */
 };
@@ -169,6 +186,14 @@ struct fg_block_step {
 /* m->layers blocks of the n steps, the repeated ones folded (fg__model_repeat_block); the
  * first failing step's code. */
 int fg__add_blocks(struct fg_model *m, const struct fg_block_step *steps, size_t n,
+                   struct fg_err *err);
+
+/* Blocks [0, n), block l built by fn(m, l, ctx, err) until fg__model_repeat_block can copy
+ * the one before it over the rest (a block that reads nothing of its layer); fn's code.  A
+ * reader whose blocks are not uniform steps writes its block as an fg_layer_fn. */
+typedef int (*fg_layer_fn)(struct fg_model *m, int32_t layer, const void *ctx,
+                           struct fg_err *err);
+int fg__add_layers(struct fg_model *m, uint64_t n, fg_layer_fn fn, const void *ctx,
                    struct fg_err *err);
 
 /*

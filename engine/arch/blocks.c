@@ -31,6 +31,33 @@ int fg__add_table(struct fg_model *m, enum fg_node_kind kind, const char *name,
     return 0;
 }
 
+int fg__add_linear(struct fg_model *m, enum fg_node_kind kind, int32_t layer, const char *name,
+                   const char *role, uint64_t in, uint64_t out, bool bias,
+                   struct fg_node **node, struct fg_err *err)
+{
+    struct fg_node *n = layer >= 0 ? fg__model_add_block(m, kind, layer, name, err)
+                                   : fg__model_add(m, kind, layer, name, err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__node_linear(n, role, in, out, 1, bias);
+    n->hidden = (uint32_t)in;
+    n->width = (uint32_t)out;
+    fg__fmt(n->desc, sizeof n->desc, "%llu %s %llu", (unsigned long long)in,
+            kind == FG_NODE_HEAD ? "x" : "->", (unsigned long long)out);
+    if (node)
+        *node = n;
+    return 0;
+}
+
+int fg__check_top_k(const struct fg_cfg *c, uint64_t top_k, const char *tk, uint64_t experts,
+                    const char *ek, struct fg_err *err)
+{
+    if (top_k <= experts)
+        return 0;
+    return fg_err_set(err, FG_E_RANGE, "%s: key '%s' %llu is more than the %llu experts (%s)",
+                      c->origin, tk, (unsigned long long)top_k, (unsigned long long)experts, ek);
+}
+
 int fg__add_pooler(struct fg_model *m, uint64_t hidden, struct fg_err *err)
 {
     struct fg_node *n;
@@ -168,25 +195,47 @@ static int add_step(struct fg_model *m, int32_t layer, const struct fg_block_ste
     case FG_STEP_CALL:
         return s->call(m, layer, s->ctx, err);
     }
-    if (!rc)
-        n->params += s->extra;
+    if (!rc) {
+        n->params += s->extra + s->buffers;
+        n->buffers += s->buffers;
+    }
+    return rc;
+}
+
+int fg__add_layers(struct fg_model *m, uint64_t n, fg_layer_fn fn, const void *ctx,
+                   struct fg_err *err)
+{
+    size_t first = m->n_nodes;
+    for (uint64_t l = 0; l < n; l++) {
+        if (l > 0 && fg__model_repeat_block(m, first, (int32_t)l, (uint32_t)(n - l)))
+            break;
+        first = m->n_nodes;
+        int rc = fn(m, (int32_t)l, ctx, err);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+struct steps {
+    const struct fg_block_step *steps;
+    size_t n;
+};
+
+static int add_steps(struct fg_model *m, int32_t layer, const void *ctx, struct fg_err *err)
+{
+    const struct steps *s = ctx;
+    int rc = 0;
+    for (size_t i = 0; !rc && i < s->n; i++)
+        rc = add_step(m, layer, &s->steps[i], err);
     return rc;
 }
 
 int fg__add_blocks(struct fg_model *m, const struct fg_block_step *steps, size_t n,
                    struct fg_err *err)
 {
-    int rc = 0;
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; !rc && l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
-            break;
-        first = m->n_nodes;
-        for (size_t i = 0; !rc && i < n; i++)
-            rc = add_step(m, li, &steps[i], err);
-    }
-    return rc;
+    struct steps s = {steps, n};
+    return fg__add_layers(m, m->layers, add_steps, &s, err);
 }
 
 int fg__add_mla(struct fg_model *m, int32_t layer, const struct fg_mla_shape *s,
@@ -463,9 +512,10 @@ int fg__read_num_labels(const struct fg_cfg *c, uint64_t *out, struct fg_err *er
         return fg_cfg_u64(c, "num_labels", 2, 1, 1u << 20, out, err);
     *out = 2;
     if (fg_cfg_has(c, "id2label")) {
+        size_t n = 0;
         if (!fg_cfg_child(c, "id2label", &labels, err))
             return err ? err->code : FG_E_TYPE;
-        int n = cJSON_GetArraySize(labels.obj);
+        (void)fg_cfg_form(c, "id2label", &n);
         if (n < 1)
             return fg_err_set(err, FG_E_RANGE, "%s: key 'id2label' is empty", c->origin);
         *out = (uint64_t)n;

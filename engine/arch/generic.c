@@ -239,8 +239,9 @@ static int read_experts(const struct fg_cfg *c, struct fg_model *m, struct exper
 {
     int rc;
     char key[64];
-    const cJSON *ne = fg__cfg_item(c, fg__cfg_key_used(c, EXPERTS_KEYS, key, sizeof key));
-    if (ne && !cJSON_IsNumber(ne) && !cJSON_IsNull(ne)) {
+    enum fg_cfg_form ne =
+        fg_cfg_form(c, fg__cfg_key_used(c, EXPERTS_KEYS, key, sizeof key), NULL);
+    if (ne != FG_CFG_ABSENT && ne != FG_CFG_NUMBER && ne != FG_CFG_NULL) {
         fg__model_unsure(m, key, "unsure: %s is not one number: experts of several sizes the "
                          "generic reader does not size", key);
         return 0;
@@ -535,7 +536,7 @@ static int build(const struct fg_cfg *c, struct fg_model *m, struct generic *g,
     bool causal = true;
     /* A list of token-type table sizes (TAPAS writes type_vocab_size as one, beside
      * type_vocab_sizes) is a set of embedding tables the generic reader does not size. */
-    if (cJSON_IsArray(fg__cfg_raw(c, "type_vocab_size")))
+    if (fg_cfg_form(c, "type_vocab_size", NULL) == FG_CFG_LIST)
         return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'type_vocab_size' is a list of "
                           "token-type table sizes, which the generic reader does not size",
                           c->origin);

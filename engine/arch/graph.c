@@ -16,7 +16,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "source/config_classes.h"
 #include "source/wquant.h"
+#include "util/classtype.h"
 #include "util/fmt.h"
 #include "util/log.h"
 
@@ -171,6 +173,20 @@ bool fg_model_type_known(const char *model_type)
     return model_type && (fg__arch_find(model_type) || fg__family_refused(model_type));
 }
 
+/* A config.json without model_type: the type its first architectures class stands for
+ * (util/classtype.h), as UMT5ForConditionalGeneration.from_pretrained builds its own config
+ * class whatever the file says; into buf (n bytes), false (buf "") when the list is absent
+ * or no reader has that type, which leaves the file to the generic reader. */
+static bool type_of_class(const struct fg_cfg *root, char *buf, size_t n)
+{
+    const cJSON *a = fg__cfg_raw(root, "architectures");
+    const cJSON *c = cJSON_IsArray(a) ? a->child : NULL;
+    if (cJSON_IsString(c) && fg__class_type(c->valuestring, buf, n) && fg__arch_find(buf))
+        return true;
+    buf[0] = '\0';
+    return false;
+}
+
 /* The graph of doc; for a model_type no reader knows, from the tensors l when given. */
 static int build(const struct fg_config *doc, const char *id, bool node_by_node,
                  const struct fg_st_layout *l, struct fg_model **out, struct fg_err *err)
@@ -181,6 +197,11 @@ static int build(const struct fg_config *doc, const char *id, bool node_by_node,
     int rc = fg_cfg_str(&root, "model_type", NULL, &mt, err);
     if (rc)
         return rc;
+    char by_class[64] = "";
+    if (!mt && type_of_class(&root, by_class, sizeof by_class)) {
+        mt = by_class;
+        fg__cfg_class_rules(mt, &root.rules, &root.nrules);
+    }
     rc = fg_cfg_str(&root, "torch_dtype|dtype", "", &dtype, err);
     if (rc)
         return rc;
@@ -203,6 +224,9 @@ static int build(const struct fg_config *doc, const char *id, bool node_by_node,
     m->attn_dropout = attn_drop;
     m->hidden_dropout = hidden_drop;
     m->custom_code = fg_cfg_has(&root, "auto_map");
+    if (by_class[0])
+        fg__model_note(m, "config.json names no model_type: read as '%s', the type of its "
+                          "architectures class (the class builds its own config class)", mt);
 
     const struct fg_arch *a = mt ? fg__arch_find(mt) : NULL;
     const char *refusal = mt && !a ? fg__family_refused(mt) : NULL;

@@ -61,6 +61,10 @@ struct fg_family {
     const char *real_config; /* the fixture folder (tests/fixtures/models/<folder>) of a
                                 released checkpoint's config.json the reader is tested on,
                                 NULL when none is */
+    const char *real_config_via; /* NULL when that config's root is of the type; else the
+                                    root key of the sub-config the reader reads */
+    const char *config_class; /* the transformers config class its config.json is read as
+                                 (source/config.h fg_config_class), NULL when none */
 };
 
 /* The transformers tree the mapping columns were read from ("huggingface/transformers@<commit>

@@ -32,6 +32,7 @@ enum { INDEX_DEPTH = 4 };
 struct fg_cfg_index {
     const cJSON *obj;
     size_t mask;
+    bool asked; /* a reader looked a key but model_type up here, present or not */
     struct slot {
         uint64_t hash;
         const cJSON *item;
@@ -102,6 +103,14 @@ static struct slot *index_slot_h(const struct fg_cfg_index *x, const char *key, 
     return NULL;
 }
 
+/* Record that a reader looked the n-byte key up in x, present or not (any_read).  The index
+ * is the document's record of reads, written through const views as index_slot's slots are. */
+static void mark_asked(const struct fg_cfg_index *x, const char *key, size_t n)
+{
+    if (n != 10 || strncmp(key, "model_type", 10))
+        ((struct fg_cfg_index *)x)->asked = true;
+}
+
 static struct slot *index_slot(const struct fg_cfg_index *x, const char *key, size_t n)
 {
     return index_slot_h(x, key, n, key_hash(key, n));
@@ -130,6 +139,7 @@ const cJSON *fg__cfg_raw(const struct fg_cfg *c, const char *key)
     const cJSON *it = NULL;
     if (c->obj && indexed(c)) {
         struct slot *sl = index_slot(c->index, key, n);
+        mark_asked(c->index, key, n);
         if (sl)
             sl->read = true;
         it = sl ? sl->item : NULL;
@@ -166,9 +176,13 @@ const cJSON *fg__cfg_unread(const struct fg_cfg *c, const char *key, uint64_t co
 }
 
 /* Was any member of x but model_type (read to pick a reader, then often read no more from
- * this view) looked up through a view of the document? */
+ * this view) looked up through a view of the document?  A lookup of a key x does not hold
+ * counts: a sub-config that gives only keys its reader takes the defaults of (Idefics2's
+ * perceiver_config of model_type alone) was read all the same. */
 static bool any_read(const struct fg_cfg_index *x)
 {
+    if (x->asked)
+        return true;
     for (size_t i = 0; i <= x->mask; i++)
         if (x->slot[i].item && x->slot[i].read && strcmp(x->slot[i].item->string, "model_type"))
             return true;
@@ -399,6 +413,7 @@ static const cJSON *lookup_sub(const struct fg_cfg *c, const char *keys, char *n
     if (indexed(c))
         for (size_t i = 0; i < n_alias; i++) {
             struct slot *sl = index_slot(c->index, alias[i], len[i]);
+            mark_asked(c->index, alias[i], len[i]);
             if (sl) {
                 sl->read = true;
                 last[i] = sl->item;
@@ -728,4 +743,69 @@ bool fg__config_is_object(const char *text, size_t len)
     bool ok = j && cJSON_IsObject(j);
     cJSON_Delete(j);
     return ok;
+}
+
+int fg_cfg_class_fill(const struct fg_cfg *c, const char *key, struct fg_config **out,
+                      const char **cls, struct fg_err *err)
+{
+    const struct fg__cfg_rule *fill = fg__cfg_rule_find(c->rules, c->nrules, FG__CFG_FILL, key,
+                                                        strlen(key));
+    char origin[320];
+    *out = NULL;
+    *cls = fill ? fill->cls : NULL;
+    if (!fill || fg_cfg_has(c, key))
+        return 0;
+    fg__fmt(origin, sizeof origin, "%s (%s's default %s)", c->origin, fill->cls, key);
+    /* the row is the generator's JSON of literals: only memory can fail it */
+    return fg_config_parse(fill->value, strlen(fill->value), origin, out, err);
+}
+
+enum fg_cfg_form fg_cfg_form(const struct fg_cfg *c, const char *keys, size_t *len)
+{
+    const cJSON *it = NULL;
+    if (len)
+        *len = 0;
+    for (const char *p = keys; !it && *p;) {
+        char key[128];
+        size_t n = strcspn(p, "|");
+        fg__fmt(key, sizeof key, "%.*s", (int)n, p);
+        it = fg__cfg_raw(c, key);
+        p += n + (p[n] == '|');
+    }
+    if (!it)
+        return FG_CFG_ABSENT;
+    if ((cJSON_IsArray(it) || cJSON_IsObject(it)) && len)
+        *len = (size_t)cJSON_GetArraySize(it);
+    return cJSON_IsNull(it)     ? FG_CFG_NULL
+           : cJSON_IsNumber(it) ? FG_CFG_NUMBER
+           : cJSON_IsBool(it)   ? FG_CFG_BOOL
+           : cJSON_IsString(it) ? FG_CFG_STRING
+           : cJSON_IsArray(it)  ? FG_CFG_LIST
+                                : FG_CFG_OBJECT;
+}
+
+int fg_cfg_u64_per_layer(const struct fg_cfg *c, const char *keys, uint64_t def, uint64_t min,
+                         uint64_t max, uint64_t layers, uint64_t *out, size_t cap,
+                         struct fg_err *err)
+{
+    char name[128];
+    size_t n = 0;
+    if (layers > cap)
+        return fg_err_set(err, FG_E_RANGE, "%s: %llu layers; at most %zu are read", c->origin,
+                          (unsigned long long)layers, cap);
+    if (fg_cfg_form(c, keys, NULL) != FG_CFG_LIST) {
+        uint64_t one = 0;
+        int rc = fg_cfg_u64(c, keys, def, min, max, &one, err);
+        for (uint64_t l = 0; rc == 0 && l < layers; l++)
+            out[l] = one;
+        return rc;
+    }
+    int rc = fg_cfg_u64_array(c, keys, min, max, out, cap, &n, err);
+    if (rc == 0 && n != layers) {
+        if (!fg_cfg_key(c, keys, name, sizeof name))
+            fg__fmt(name, sizeof name, "%s", keys);
+        rc = fg_err_set(err, FG_E_RANGE, "%s: key '%s' has %zu entries for %llu layers",
+                        c->origin, name, n, (unsigned long long)layers);
+    }
+    return rc;
 }

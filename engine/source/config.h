@@ -108,9 +108,9 @@ uint64_t fg__cfg_key_code(const char *key);
  * the document. */
 const struct cJSON *fg__cfg_unread(const struct fg_cfg *c, const char *key, uint64_t code);
 
-/* Internal: the next member of c holding an object that a lookup asked for and at least one
- * of whose own keys but model_type a lookup asked for (an object read only through a copy of
- * it is not known), as a view in *child (scope "text_config", "text_config.vision_config" ...), from
+/* Internal: the next member of c holding an object that a lookup asked for and in which a
+ * lookup asked for a key but model_type, present or not (an object read only through a copy
+ * of it is not known), as a view in *child (scope "text_config", "text_config.vision_config" ...), from
  * *pos on (start at 0); false when there is none more.  What a family reader did not read and could change a shape
  * makes its count unsure (keys.c): these are the sub-configs it entered. */
 bool fg__cfg_next_read_child(const struct fg_cfg *c, size_t *pos, struct fg_cfg *child);
@@ -138,6 +138,10 @@ void fg_config_free(struct fg_config *doc);
 /* The root view of a document. */
 struct fg_cfg fg_config_root(const struct fg_config *doc);
 
+/* The transformers config class a config of model_type is read as ("LlavaConfig"; static),
+ * or NULL when the class table holds none (remote code, a name only a tokenizer uses). */
+const char *fg_config_class(const char *model_type);
+
 /* The origin (path) the document was read from; borrowed. */
 const char *fg_config_origin(const struct fg_config *doc);
 
@@ -151,6 +155,22 @@ bool fg_cfg_child(const struct fg_cfg *c, const char *key, struct fg_cfg *child,
 /* True when one of the aliases is present and not null. */
 bool fg_cfg_has(const struct fg_cfg *c, const char *keys);
 
+/* The form of a value, for the keys whose class accepts several (an int or a list of ints,
+ * a number or "auto") or tells a null from an absent key. */
+enum fg_cfg_form {
+    FG_CFG_ABSENT, /* no alias present */
+    FG_CFG_NULL,   /* present as null: the class holds None */
+    FG_CFG_NUMBER,
+    FG_CFG_BOOL,
+    FG_CFG_STRING,
+    FG_CFG_LIST,
+    FG_CFG_OBJECT,
+};
+
+/* The form of the first alias of keys present (null included), and in *len (may be NULL)
+ * the entries of a list or object, else 0.  Counts as a read of that alias. */
+enum fg_cfg_form fg_cfg_form(const struct fg_cfg *c, const char *keys, size_t *len);
+
 /*
  * The message the config class of c refuses a value of keys with when a value of by does not
  * divide it (a validate_architecture or __init__ ValueError: LlamaConfig's hidden_size by
@@ -161,6 +181,17 @@ bool fg_cfg_has(const struct fg_cfg *c, const char *keys);
  */
 bool fg_cfg_class_refusal(const struct fg_cfg *c, const char *keys, const char *by, char *buf,
                           size_t len);
+
+/*
+ * The sub-config c's class builds when key is absent or null (LlavaConfig's vision_config:
+ * CONFIG_MAPPING["clip_vision_model"](hidden_size=1024, ...)), as a new document in *out
+ * (caller frees with fg_config_free(); its root view reads with that type's class
+ * defaults) and the class's name in *cls (static); *out NULL when key is present or the
+ * class builds none from literals.  The defaults are the class's, not the checkpoint's: a
+ * count read from them is the caller's to call unsure.  FG_E_NOMEM.
+ */
+int fg_cfg_class_fill(const struct fg_cfg *c, const char *key, struct fg_config **out,
+                      const char **cls, struct fg_err *err);
 
 /* The key as config.json spells it that answers keys (an alias present, or the name the
  * class's attribute_map reads it under) into name (cap bytes); false when none is present. */
@@ -191,6 +222,16 @@ int fg_cfg_str(const struct fg_cfg *c, const char *keys, const char *def, const 
  */
 int fg_cfg_u64_array(const struct fg_cfg *c, const char *keys, uint64_t min, uint64_t max,
                      uint64_t *out, size_t cap, size_t *n, struct fg_err *err);
+
+/*
+ * Per-layer integers: one integer for every layer, or a list of exactly layers of them (the
+ * forms LongformerConfig.attention_window, HunYuanMoEV1Config.num_experts and
+ * Gemma3nTextConfig.intermediate_size accept), each in [min, max], into out[0..layers-1]
+ * (layers <= cap); def for every layer when absent.  A list of another length is FG_E_RANGE.
+ */
+int fg_cfg_u64_per_layer(const struct fg_cfg *c, const char *keys, uint64_t def, uint64_t min,
+                         uint64_t max, uint64_t layers, uint64_t *out, size_t cap,
+                         struct fg_err *err);
 
 /*
  * Array of strings: borrowed pointers, at most cap stored; *n gets the length.

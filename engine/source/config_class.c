@@ -204,3 +204,11 @@ bool fg__cfg_names_attribute(const struct fg_cfg *c, const char *list, const cha
     return false;
 }
 
+
+const char *fg_config_class(const char *model_type)
+{
+    const struct fg__cfg_rule *rules;
+    size_t n;
+    fg__cfg_class_rules(model_type, &rules, &n);
+    return n ? rules[0].cls : NULL;
+}

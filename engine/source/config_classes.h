@@ -1,9 +1,11 @@
 /*
  * config_classes.h - what transformers' config classes do with config.json beyond storing
  * it, per model_type: attribute_map aliases, literal defaults, strings accepted for lists,
- * sub-config classes.  One generated table (config_classes.c, tools/gen_config_classes.py
- * over transformers' configuration_*.py), sorted by model_type then key; source/config.c
- * applies it, so a reader asking for a key gets the value the class would hold.
+ * sub-config classes, the sub-config built when one is absent.  One generated table
+ * (tools/gen_config_classes.py over transformers' configuration_*.py, vendored as data in
+ * engine/source/config_classes.tsv and made C at build time by tools/gen_config_table.c),
+ * sorted by model_type then key; source/config.c applies it, so a reader asking for a key
+ * gets the value the class would hold.
  *
  * Internal to source/: the table is static data, nothing to free.
  */
@@ -20,6 +22,8 @@ enum fg__cfg_rule_kind {
     FG__CFG_SPLIT,   /* a string for key is the list of its pieces split on value */
     FG__CFG_SUB,     /* key holds a sub-config of model_type value */
     FG__CFG_DIVIDES, /* the class refuses a key that value does not divide, with message */
+    FG__CFG_FILL,    /* an absent (or null) key holds the sub-config the class builds then:
+                        value is its JSON object, model_type and the arguments given */
 };
 
 /* SPLIT: lowered first, pieces stripped; DEFAULT: value is a string */

@@ -215,10 +215,19 @@
      FG_TRAINS(FG_TRAINER_GRPO) | FG_TRAINS(FG_TRAINER_RLOO) | FG_TRAINS(FG_TRAINER_PPO) |    \
      FG_TRAINS(FG_TRAINER_REWARD))
 
+/* What the transformers releases' rows share: HF Trainer + peft, TRL's trainers on it. */
+#define HF_TRAINER                                                                            \
+    .aliases = "hf,trainer,peft", .switches = SW_TRL, .trainers = TRAINS_TRL,                 \
+    .label = "HF Trainer + peft", TRAIN_HF, HF_BASE, .kbit_prepared = true
+/* What the TRL releases' rows share: SFTTrainer over HF Trainer, fp32 load and bf16
+ * autocast, checkpointing on; LoRA on an fp32 base, QLoRA adapters in bf16. */
+#define TRL_SFT                                                                               \
+    .aliases = "", .switches = SW_TRL | FG_SW_ACT_OFFLOAD, .trainers = TRAINS_TRL, TRAIN_HF,  \
+    .lora_fp32_base = true, .qlora_adapters_bf16 = true, .full_precision = FG_PREC_BF16_MIXED, \
+    .optimizer = FG_OPT_ADAMW_FUSED, .grad_ckpt = true
+
 static const struct fg_framework table[] = {
-    {.name = "transformers", .version = "5", .aliases = "hf,trainer,peft",
-     .switches = SW_TRL, .trainers = TRAINS_TRL,
-     .label = "HF Trainer + peft", TRAIN_HF, HF_BASE, .kbit_prepared = true,
+    {.name = "transformers", .version = "5", HF_TRAINER,
      .full_precision = FG_PREC_BF16, .optimizer = FG_OPT_ADAMW_FUSED,
      .keeps = "dtype=auto (bf16 checkpoint: 2+2+4 B/param full), adamw_torch_fused, no "
               "checkpointing; QLoRA via prepare_model_for_kbit_training (fp32 rest)",
@@ -227,9 +236,7 @@ static const struct fg_framework table[] = {
                "prepare_model_for_kbit_training",
      TF_READ, .date = "2026-01-26",
      .dated = "v5.0.0 released by then: embeddings-benchmark/mteb#4003 links its release page"},
-    {.name = "transformers", .version = "4.57", .aliases = "hf,trainer,peft",
-     .switches = SW_TRL, .trainers = TRAINS_TRL,
-     .label = "HF Trainer + peft", TRAIN_HF, HF_BASE, .kbit_prepared = true,
+    {.name = "transformers", .version = "4.57", HF_TRAINER,
      .full_precision = FG_PREC_BF16_MIXED, .optimizer = FG_OPT_ADAMW,
      .keeps = "fp32 load + bf16 autocast (4+4+8 B/param and bf16 copies), adamw_torch on torch "
               "< 2.8 (foreach temporary); the default when a job names no framework",
@@ -237,10 +244,7 @@ static const struct fg_framework table[] = {
                "training_args.py default_optim (adamw_torch below torch 2.8; stored file)",
      TF_READ, .date = "2025-10-29",
      .dated = "4.57 released by then: huggingface/optimum-neuron#1016 syncs with 4.57.1"},
-    {.name = "trl", .version = "1.9", .aliases = "", .label = "TRL SFTTrainer + peft", TRAIN_HF,
-     .switches = SW_TRL | FG_SW_ACT_OFFLOAD, .trainers = TRAINS_TRL,
-     .lora_fp32_base = true, .qlora_adapters_bf16 = true,
-     .full_precision = FG_PREC_BF16_MIXED, .optimizer = FG_OPT_ADAMW_FUSED, .grad_ckpt = true,
+    {.name = "trl", .version = "1.9", .label = "TRL SFTTrainer + peft", TRL_SFT,
      .loss = FG_LOSS_CHUNKED_NLL,
      .keeps = "fp32 load unless --precision bf16, bf16 autocast, checkpointing on, loss_type "
               "chunked_nll (256-token checkpointed chunks); QLoRA: no kbit prep, adapters bf16",
@@ -248,10 +252,7 @@ static const struct fg_framework table[] = {
                "(loss_type chunked_nll from 1.7); sft_trainer.py _chunked_cross_entropy_loss",
      .repo = "huggingface/trl", .file = "trl/trainer/sft_trainer.py", .commit = "35def3ee0",
      .date = "2026-07-21"},
-    {.name = "trl", .version = "1.6", .aliases = "", .label = "TRL 1.6 SFTTrainer + peft",
-     .switches = SW_TRL | FG_SW_ACT_OFFLOAD, .trainers = TRAINS_TRL,
-     TRAIN_HF, .lora_fp32_base = true, .qlora_adapters_bf16 = true,
-     .full_precision = FG_PREC_BF16_MIXED, .optimizer = FG_OPT_ADAMW_FUSED, .grad_ckpt = true,
+    {.name = "trl", .version = "1.6", .label = "TRL 1.6 SFTTrainer + peft", TRL_SFT,
      .keeps = "as 1.9, but loss_type nll: transformers' loss over the whole fp32 logits",
      .source = "trl 1.6.0 sft_config.py SFTConfig loss_type (None: nll, chunked_nll from 1.7)",
      .repo = "huggingface/trl", .file = "trl/trainer/sft_config.py", .commit = "0dac44054",

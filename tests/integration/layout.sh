@@ -140,7 +140,7 @@ layer_of() {   # a source, header or object path relative to the root or to BUIL
     engine/util/*) echo util ;;
     engine/model/model_load.*) echo load ;;
     engine/model/*) echo model ;;
-    engine/source/*) echo source ;;
+    engine/source/* | gen/config_classes.*) echo source ;;
     engine/arch/* | gen/real_configs.*) echo arch ;;
     engine/hw/* | gen/*) echo hw ;;
     engine/job/* | engine/stack/* | engine/memory/*) echo estimate ;;

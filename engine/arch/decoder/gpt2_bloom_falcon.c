@@ -79,6 +79,32 @@ static int read_core_checked(const struct fg_cfg *c, struct fg_model *m,
 
 /* ---- the block builder ---------------------------------------------------- */
 
+struct layer {
+    const struct block *b;
+    const struct fg_attn_shape *a;
+    const struct fg_mlp_shape *f;
+};
+
+/* One block (an fg_layer_fn): norm, attention with the stored masks and the score sizes of
+ * b, the second norm when b has two, MLP. */
+static int add_layer(struct fg_model *m, int32_t li, const void *ctx, struct fg_err *err)
+{
+    const struct layer *k = ctx;
+    const struct block *b = k->b;
+    struct fg_node *n;
+    int rc;
+    if ((rc = fg__add_norm(m, li, "Norm", m->hidden, b->norm, err)) ||
+        (rc = fg__add_attention(m, li, k->a, &n, err)))
+        return rc;
+    n->params += b->mask_per_layer;
+    n->buffers += b->mask_per_layer;
+    n->score_bytes = b->score_bytes;
+    n->eager_bytes = b->eager_bytes ? b->eager_bytes : n->eager_bytes;
+    if (b->norms == 2 && (rc = fg__add_norm(m, li, "Norm", m->hidden, b->norm, err)))
+        return rc;
+    return fg__add_mlp(m, li, k->f, NULL, err);
+}
+
 static int build(struct fg_model *m, const struct block *b, struct fg_err *err)
 {
     int rc;
@@ -108,26 +134,9 @@ static int build(struct fg_model *m, const struct block *b, struct fg_err *err)
     struct fg_mlp_shape f = {.hidden = m->hidden, .inter = m->inter, .gated = b->gated,
                              .bias = b->mlp_bias, .fused_gate_up = b->fused_gate_up};
     /* the blocks read nothing of their layer: those after the first are copies of it */
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
-            break;
-        first = m->n_nodes;
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, b->norm, err)))
-            return rc;
-        struct fg_node *n;
-        if ((rc = fg__add_attention(m, li, &a, &n, err)))
-            return rc;
-        n->params += b->mask_per_layer;
-        n->buffers += b->mask_per_layer;
-        n->score_bytes = b->score_bytes;
-        n->eager_bytes = b->eager_bytes ? b->eager_bytes : n->eager_bytes;
-        if (b->norms == 2 && (rc = fg__add_norm(m, li, "Norm", m->hidden, b->norm, err)))
-            return rc;
-        if ((rc = fg__add_mlp(m, li, &f, NULL, err)))
-            return rc;
-    }
+    struct layer k = {b, &a, &f};
+    if ((rc = fg__add_layers(m, m->layers, add_layer, &k, err)))
+        return rc;
     if (b->final_norm && (rc = fg__add_norm(m, -1, "Final norm", m->hidden, b->norm, err)))
         return rc;
     return fg__add_head(m, m->vocab, m->hidden, m->tied, b->head_stored_when_tied, b->head_bias,
@@ -420,23 +429,25 @@ static const struct legacy_spec gpt2 = {
           .mlp_bias = true, .learned_pos = true, .final_norm = true},
     .keys = keys_gpt2};
 
-/* GPTJConfig defaults: parallel block (ln_1 only), q/k/v/out_proj unbiased,
- * fc_in / fc_out biased, untied lm_head with bias. */
+/* GPTJConfig defaults and key spellings, which CodeGenConfig shares. */
+#define GPTJ_CONFIG                                                                           \
+    .d = {.vocab = 50400, .hidden = 4096, .inter = 0, .layers = 28, .heads = 16,             \
+          .max_pos = 2048, .tie = false},                                                     \
+    .hidden_key = "hidden_size|n_embd", .heads_key = "num_attention_heads|n_head"
+
+/* GPT-J: parallel block (ln_1 only), q/k/v/out_proj unbiased, fc_in / fc_out biased, untied
+ * lm_head with bias. */
 static const struct legacy_spec gptj = {
-    .d = {.vocab = 50400, .hidden = 4096, .inter = 0, .layers = 28, .heads = 16, .max_pos = 2048,
-          .tie = false},
-    .hidden_key = "hidden_size|n_embd", .heads_key = "num_attention_heads|n_head",
+    GPTJ_CONFIG,
     .b = {.norm = FG_NORM_LN, .norms = 1, .mlp_bias = true, .final_norm = true,
           .head_bias = true},
     .keys = keys_gptj};
 
 /* CodeGenForCausalLM (models/codegen/modeling_codegen.py): GPT-J's parallel block with one
  * fused qkv_proj (no bias) and out_proj (no bias), fc_in / fc_out with bias, ln_f, an
- * untied lm_head with bias.  CodeGenConfig defaults. */
+ * untied lm_head with bias. */
 static const struct legacy_spec codegen = {
-    .d = {.vocab = 50400, .hidden = 4096, .inter = 0, .layers = 28, .heads = 16, .max_pos = 2048,
-          .tie = false},
-    .hidden_key = "hidden_size|n_embd", .heads_key = "num_attention_heads|n_head",
+    GPTJ_CONFIG,
     .b = {.norm = FG_NORM_LN, .norms = 1, .fused_qkv = true, .mlp_bias = true, .final_norm = true,
           .head_bias = true},
     .keys = keys_gptj};
@@ -451,33 +462,22 @@ static const struct legacy_spec bloom = {
           .mlp_bias = true, .emb_norm = true, .final_norm = true},
     .keys = keys_bloom};
 
-/* FalconConfig defaults (falcon-7b shapes). */
-static const struct legacy_spec falcon = {
-    .d = {.vocab = 65024, .hidden = 4544, .inter = 0, .layers = 32, .heads = 71, .max_pos = 2048,
-          .tie = true},
-    .hidden_key = "hidden_size|n_embed", .heads_key = "num_attention_heads|n_head",
-    .b = {.norm = FG_NORM_LN, .fused_qkv = true, .final_norm = true,
-          .head_stored_when_tied = true},
-    .keys = keys_falcon};
+/* FalconConfig defaults (falcon-7b shapes), which the remote-code Falcon shares. */
+#define FALCON_CONFIG                                                                         \
+    .d = {.vocab = 65024, .hidden = 4544, .inter = 0, .layers = 32, .heads = 71,             \
+          .max_pos = 2048, .tie = true},                                                      \
+    .hidden_key = "hidden_size|n_embed", .heads_key = "num_attention_heads|n_head",          \
+    .b = {.norm = FG_NORM_LN, .fused_qkv = true, .final_norm = true,                          \
+          .head_stored_when_tied = true},                                                     \
+    .keys = keys_falcon
+
+static const struct legacy_spec falcon = {FALCON_CONFIG};
 
 /* The original remote-code Falcon: RWForCausalLM of modelling_RW.py, the same
  * tensors; model_type RefinedWeb (40B / 180B) is the new decoder architecture
- * (ln_attn + ln_mlp, n_head_kv), RefinedWebModel (7B) the old one
+ * (ln_attn + ln_mlp, n_head_kv), RefinedWebModel (7B) the old one, Falcon's
  * (transformers convert_custom_code_checkpoint.py maps them so). */
-static const struct legacy_spec refinedweb = {
-    .d = {.vocab = 65024, .hidden = 4544, .inter = 0, .layers = 32, .heads = 71, .max_pos = 2048,
-          .tie = true},
-    .hidden_key = "hidden_size|n_embed", .heads_key = "num_attention_heads|n_head",
-    .b = {.norm = FG_NORM_LN, .fused_qkv = true, .final_norm = true,
-          .head_stored_when_tied = true},
-    .keys = keys_falcon, .new_arch = true};
-static const struct legacy_spec refinedweb_model = {
-    .d = {.vocab = 65024, .hidden = 4544, .inter = 0, .layers = 32, .heads = 71, .max_pos = 2048,
-          .tie = true},
-    .hidden_key = "hidden_size|n_embed", .heads_key = "num_attention_heads|n_head",
-    .b = {.norm = FG_NORM_LN, .fused_qkv = true, .final_norm = true,
-          .head_stored_when_tied = true},
-    .keys = keys_falcon};
+static const struct legacy_spec refinedweb = {FALCON_CONFIG, .new_arch = true};
 
 /* PhiConfig defaults: parallel block, biased q/k/v/dense and fc1/fc2,
  * final_layernorm, untied lm_head with bias. */
@@ -525,7 +525,7 @@ const struct fg_arch fg__arch_legacy_table[] = {
     FG_ARCH("bloom", "bloom decoder (alibi)", read_legacy, &bloom),
     FG_ARCH("falcon", "falcon decoder (parallel block)", read_legacy, &falcon),
     FG_ARCH("RefinedWeb", "falcon decoder (remote code)", read_legacy, &refinedweb),
-    FG_ARCH("RefinedWebModel", "falcon decoder (remote code)", read_legacy, &refinedweb_model),
+    FG_ARCH("RefinedWebModel", "falcon decoder (remote code)", read_legacy, &falcon),
     FG_ARCH("phi", "phi decoder (parallel block)", read_legacy, &phi),
     FG_ARCH("mixformer-sequential", "phi decoder (mixformer remote code)", read_legacy, &mixformer),
     FG_ARCH("chatglm", "chatglm2/3 decoder (remote code)", read_legacy, &chatglm),

@@ -53,24 +53,14 @@ static int build(struct fg_model *m, const struct classic *k, struct fg_err *err
                 (unsigned long long)k->embed_dim, (unsigned long long)m->hidden);
     }
     /* the blocks read nothing of their layer: those after the first are copies of it */
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
-            break;
-        first = m->n_nodes;
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, k->norm, err)))
-            return rc;
-        struct fg_node *n;
-        if ((rc = fg__add_attention(m, li, &k->a, &n, err)))
-            return rc;
-        n->params += k->attn_buffers;
-        n->buffers += k->attn_buffers;
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, k->norm, err)))
-            return rc;
-        if ((rc = fg__add_mlp(m, li, &k->f, NULL, err)))
-            return rc;
-    }
+    const struct fg_block_step steps[] = {
+        {.kind = FG_STEP_NORM, .norm = k->norm},
+        {.kind = FG_STEP_ATTN, .attn = &k->a, .buffers = k->attn_buffers},
+        {.kind = FG_STEP_NORM, .norm = k->norm},
+        {.kind = FG_STEP_MLP, .mlp = &k->f},
+    };
+    if ((rc = fg__add_blocks(m, steps, 4, err)))
+        return rc;
     if (k->final_norm && (rc = fg__add_norm(m, -1, "Final norm", m->hidden, k->norm, err)))
         return rc;
     return fg__add_head(m, m->vocab, k->embed_dim, m->tied, false, k->head_bias, err);

@@ -158,23 +158,26 @@ struct t5_spec {
     const char *ff_proj;
     bool tie;
     bool bias_every_layer;  /* UMT5: every self-attention owns relative_attention_bias */
+    const char *encoder_class; /* the family's encoder-only class (T5EncoderModel ...) */
 };
 
 /* T5Config defaults (t5-small). */
 static const struct t5_spec t5 = {.vocab = 32128, .d_model = 512, .d_kv = 64, .d_ff = 2048,
                                   .layers = 6, .heads = 8, .buckets = 32, .ff_proj = "relu",
-                                  .tie = true};
+                                  .tie = true, .encoder_class = "T5EncoderModel"};
 /* UMT5Config defaults (umt5-small): mT5 blocks whose every self-attention holds its own
  * relative_attention_bias (UMT5Attention has_relative_attention_bias = True always,
  * models/umt5/modeling_umt5.py). */
 static const struct t5_spec umt5 = {.vocab = 250112, .d_model = 512, .d_kv = 64, .d_ff = 1024,
                                     .layers = 8, .heads = 6, .buckets = 32,
                                     .ff_proj = "gated-gelu", .tie = true,
-                                    .bias_every_layer = true};
+                                    .bias_every_layer = true,
+                                    .encoder_class = "UMT5EncoderModel"};
 /* MT5Config defaults (mt5-small): v1.1 blocks, untied head. */
 static const struct t5_spec mt5 = {.vocab = 250112, .d_model = 512, .d_kv = 64, .d_ff = 1024,
                                    .layers = 8, .heads = 6, .buckets = 32,
-                                   .ff_proj = "gated-gelu", .tie = false};
+                                   .ff_proj = "gated-gelu", .tie = false,
+                                   .encoder_class = "MT5EncoderModel"};
 
 /*
  * One T5 stack: per block T5LayerSelfAttention (T5LayerNorm = RMS weight
@@ -235,7 +238,9 @@ static int read_t5(const struct fg_cfg *c, struct fg_model *m, const void *spec,
         /* T5 has relative positions and no length limit; n_positions is the
          * length it was trained at when a config carries it. */
         (rc = fg_cfg_u64(c, "n_positions", 512, 1, FG_MAX_POS, &m->max_pos, err)) ||
-        (rc = fg__cfg_has_arch(c, "T5EncoderModel", &encoder_only, err)) ||
+        /* T5EncoderModel, MT5EncoderModel, UMT5EncoderModel (models/{t5,mt5,umt5}): the
+         * shared table and the encoder stack, no decoder, no head */
+        (rc = fg__cfg_has_arch(c, s->encoder_class, &encoder_only, err)) ||
         (rc = read_enc_dec_flag(c, err)))
         return rc;
     /* T5Config: "gated-ACT" or "ACT"; anything else raises, with the class's own message */

@@ -186,6 +186,32 @@ static int add_positions(struct fg_model *m, const struct seq_spec *s, struct fg
     return 0;
 }
 
+struct seq_layer {
+    const struct fg_attn_shape *a, *x;
+    const struct fg_mlp_shape *f;
+    int cross;
+    uint64_t unused_cross;   /* cross 2: the stored cross-attention's scalars */
+};
+
+/* One layer of seq_stack (an fg_layer_fn). */
+static int seq_layer(struct fg_model *m, int32_t li, const void *ctx, struct fg_err *err)
+{
+    const struct seq_layer *k = ctx;
+    const uint64_t d = m->hidden;
+    int rc;
+    if ((rc = fg__add_attention(m, li, k->a, NULL, err)) ||
+        (rc = fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err)))
+        return rc;
+    if (k->cross == 1 && ((rc = fg__add_attention(m, li, k->x, NULL, err)) ||
+                          (rc = fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err))))
+        return rc;
+    if (k->cross == 2 && (rc = fg__seq_unused_cross(m, li, k->unused_cross, err)))
+        return rc;
+    if ((rc = fg__add_mlp(m, li, k->f, NULL, err)))
+        return rc;
+    return fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err);
+}
+
 /*
  * One stack after its token embedding: positions, [layernorm_embedding,] layers of
  * self_attn (q/k/v/out_proj, bias) + self_attn_layer_norm, [encoder_attn +
@@ -209,25 +235,9 @@ static int seq_stack(struct fg_model *m, const struct seq_spec *s, const struct 
     x.bidirectional = false;
     x.cross = true;
     struct fg_mlp_shape f = {.hidden = d, .inter = ffn, .bias = true};
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(layers - l)))
-            break;
-        first = m->n_nodes;
-        if ((rc = fg__add_attention(m, li, &a, NULL, err)) ||
-            (rc = fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err)))
-            return rc;
-        if (cross == 1 && ((rc = fg__add_attention(m, li, &x, NULL, err)) ||
-                           (rc = fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err))))
-            return rc;
-        if (cross == 2 &&
-            (rc = fg__seq_unused_cross(m, li, 4 * (d * d + (q->bias ? d : 0)) + 2 * d, err)))
-            return rc;
-        if ((rc = fg__add_mlp(m, li, &f, NULL, err)) ||
-            (rc = fg__add_norm(m, li, "Norm", d, FG_NORM_LN, err)))
-            return rc;
-    }
+    const struct seq_layer k = {&a, &x, &f, cross, 4 * (d * d + (q->bias ? d : 0)) + 2 * d};
+    if ((rc = fg__add_layers(m, layers, seq_layer, &k, err)))
+        return rc;
     if (s->final_norm)
         return fg__add_norm(m, -1, cross ? "Final norm" : "Norm", d, FG_NORM_LN, err);
     return 0;

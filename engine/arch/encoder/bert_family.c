@@ -22,6 +22,7 @@
 #include <cjson/cJSON.h>
 
 #include "arch/arch.h"
+#include "arch/encoder/bert_family.h"
 #include "util/fmt.h"
 
 /* ---- BERT ----------------------------------------------------------------- */
@@ -542,52 +543,81 @@ static int read_distilbert(const struct fg_cfg *c, struct fg_model *m, const voi
  * global and local (local_attention tokens) attention every
  * global_attn_every_n_layers.
  */
+int fg__modernbert_keys(const struct fg_cfg *c, struct fg_model *m, struct fg_modernbert *k,
+                        struct fg_err *err)
+{
+    /* ModernBertConfig defaults (ModernBertDecoderConfig's are the same) */
+    static const struct fg_core_defaults d = {.vocab = 50368, .hidden = 768, .inter = 1152,
+                                              .layers = 22, .heads = 12, .max_pos = 8192,
+                                              .tie = true};
+    bool norm_bias;
+    int rc;
+    if ((rc = fg__read_core(c, m, &d, err)) ||
+        (rc = fg_cfg_bool(c, "norm_bias", false, &norm_bias, err)) ||
+        (rc = fg_cfg_bool(c, "attention_bias", false, &k->attn_bias, err)) ||
+        (rc = fg_cfg_bool(c, "mlp_bias", false, &k->mlp_bias, err)) ||
+        (rc = fg_cfg_bool(c, "classifier_bias", false, &k->cls_bias, err)) ||
+        (rc = fg_cfg_bool(c, "decoder_bias", true, &k->dec_bias, err)) ||
+        (rc = fg_cfg_u64(c, "global_attn_every_n_layers", 3, 1, FG_MAX_LAYERS, &k->every,
+                         err)) ||
+        (rc = fg_cfg_u64(c, "local_attention", 128, 0, FG_MAX_POS, &k->local, err)))
+        return rc;
+    k->norm = norm_bias ? FG_NORM_LN : FG_NORM_LN_NOBIAS;
+    return 0;
+}
+
+int fg__modernbert_stack(struct fg_model *m, const struct fg_modernbert *k,
+                         const struct fg_attn_shape *a, const uint64_t *window,
+                         struct fg_err *err)
+{
+    const uint64_t h = m->hidden;
+    const enum fg_norm_kind nk = k->norm;
+    int rc;
+    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
+        (rc = fg__add_norm(m, -1, "Embedding norm", h, nk, err)))
+        return rc;
+    const struct fg_mlp_shape f = {.hidden = h, .inter = m->inter, .gated = true,
+                                   .bias = k->mlp_bias, .fused_gate_up = true};
+    for (uint64_t l = 0; l < m->layers; l++) {
+        int32_t li = (int32_t)l;
+        struct fg_attn_shape al = *a;
+        al.window = window[l];
+        if ((l > 0 && (rc = fg__add_norm(m, li, "Norm", h, nk, err))) ||
+            (rc = fg__add_attention(m, li, &al, NULL, err)) ||
+            (rc = fg__add_norm(m, li, "Norm", h, nk, err)) ||
+            (rc = fg__add_mlp(m, li, &f, NULL, err)))
+            return rc;
+    }
+    return fg__add_norm(m, -1, "Final norm", h, nk, err);
+}
+
 static int read_modernbert(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                            struct fg_err *err)
 {
     (void)spec;
-    /* ModernBertConfig defaults */
-    static const struct fg_core_defaults d = {.vocab = 50368, .hidden = 768, .inter = 1152,
-                                              .layers = 22, .heads = 12, .max_pos = 8192,
-                                              .tie = true};
+    struct fg_modernbert k;
+    bool mlm, seq, tok;
+    uint64_t labels = 2;
     int rc;
-    bool norm_bias, attn_bias, mlp_bias, cls_bias, dec_bias, mlm, seq, tok;
-    uint64_t every, local, labels = 2;
-    if ((rc = fg__read_core(c, m, &d, err)) ||
-        (rc = fg_cfg_bool(c, "norm_bias", false, &norm_bias, err)) ||
-        (rc = fg_cfg_bool(c, "attention_bias", false, &attn_bias, err)) ||
-        (rc = fg_cfg_bool(c, "mlp_bias", false, &mlp_bias, err)) ||
-        (rc = fg_cfg_bool(c, "classifier_bias", false, &cls_bias, err)) ||
-        (rc = fg_cfg_bool(c, "decoder_bias", true, &dec_bias, err)) ||
-        (rc = fg_cfg_u64(c, "global_attn_every_n_layers", 3, 1, FG_MAX_LAYERS, &every, err)) ||
-        (rc = fg_cfg_u64(c, "local_attention", 128, 0, FG_MAX_POS, &local, err)) ||
+    if ((rc = fg__modernbert_keys(c, m, &k, err)) ||
         (rc = fg__cfg_has_arch(c, "ModernBertForMaskedLM", &mlm, err)) ||
         (rc = fg__cfg_has_arch(c, "ModernBertForSequenceClassification", &seq, err)) ||
         (rc = fg__cfg_has_arch(c, "ModernBertForTokenClassification", &tok, err)))
         return rc;
     if ((seq || tok) && (rc = fg__read_num_labels(c, &labels, err)))
         return rc;
-    enum fg_norm_kind nk = norm_bias ? FG_NORM_LN : FG_NORM_LN_NOBIAS;
-    uint64_t h = m->hidden;
-    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
-        (rc = fg__add_norm(m, -1, "Embedding norm", h, nk, err)))
-        return rc;
-    struct fg_mlp_shape f = {.hidden = h, .inter = m->inter, .gated = true, .bias = mlp_bias,
-                             .fused_gate_up = true};
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        struct fg_attn_shape a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads,
-                                  .head_dim = m->head_dim, .qkv_bias = attn_bias,
-                                  .o_bias = attn_bias, .fused_qkv = true, .bidirectional = true,
-                                  /* ModernBertAttention: local_attention / 2 tokens each side */
-                                  .window = l % every ? local : 0};
-        if ((l > 0 && (rc = fg__add_norm(m, li, "Norm", h, nk, err))) ||
-            (rc = fg__add_attention(m, li, &a, NULL, err)) ||
-            (rc = fg__add_norm(m, li, "Norm", h, nk, err)) || (rc = fg__add_mlp(m, li, &f, NULL,
-                                                                                err)))
-            return rc;
-    }
-    if ((rc = fg__add_norm(m, -1, "Final norm", h, nk, err)))
+    const enum fg_norm_kind nk = k.norm;
+    const uint64_t h = m->hidden;
+    const struct fg_attn_shape a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads,
+                                    .head_dim = m->head_dim, .qkv_bias = k.attn_bias,
+                                    .o_bias = k.attn_bias, .fused_qkv = true,
+                                    .bidirectional = true};
+    /* ModernBertAttention: local_attention / 2 tokens each side, all but every
+     * global_attn_every_n_layers-th layer from the first */
+    uint64_t window[FG_MAX_LAYERS];
+    for (uint64_t l = 0; l < m->layers; l++)
+        window[l] = l % k.every ? k.local : 0;
+    if ((rc = fg__modernbert_stack(m, &k, &a, window, err)))
         return rc;
     m->encoder_only = true;
     m->tied = true;
@@ -596,10 +626,10 @@ static int read_modernbert(const struct fg_cfg *c, struct fg_model *m, const voi
     struct fg_node *n = fg__model_add(m, FG_NODE_HEAD, -1, mlm ? "MLM head" : "Task head", err);
     if (!n)
         return FG_E_NOMEM;
-    fg__node_linear(n, "dense", h, h, 1, cls_bias);
+    fg__node_linear(n, "dense", h, h, 1, k.cls_bias);
     n->params += nk == FG_NORM_LN ? 2 * h : h;
     if (mlm)
-        n->params += dec_bias ? m->vocab : 0;
+        n->params += k.dec_bias ? m->vocab : 0;
     else
         fg__node_linear(n, "head", h, labels, 1, true);
     n->hidden = (uint32_t)h;

@@ -30,29 +30,55 @@
 
 /* ---- shared pieces (bert_variants.h) ------------------------------------------------------- */
 
+/* The classes of enc1_class, in its order. */
+static const struct enc1_task enc1_classes[] = {
+    {"ForMaskedLM", false, E1_MLM},
+    {"ForCausalLM", false, E1_MLM},
+    {"ForPreTraining", false, E1_PRETRAIN},
+    {"Model", false, E1_NONE},
+    {"ForSequenceClassification", false, E1_LABELS},
+    {"ForMultipleChoice", false, E1_ONE},
+    {"ForTokenClassification", false, E1_LABELS},
+    {"ForQuestionAnswering", false, E1_QA},
+};
+
+/* Class i of enc1_classes as the family builds it. */
+static struct enc1_task enc1_class(const struct enc1_tasks *tasks, unsigned i)
+{
+    struct enc1_task t = enc1_classes[i];
+    t.pooler = tasks->pooled & (1u << i);
+    if (1u << i == E1C_SEQ)
+        t.head = tasks->seq_head;
+    if (1u << i == E1C_PRETRAINING && tasks->pretrain_mlm_only)
+        t.head = E1_MLM;
+    return t;
+}
+
 int fg__enc1_task(const struct fg_cfg *c, struct fg_model *m, const char *prefixes,
-                  const struct enc1_task *tasks, const struct enc1_task **out, uint64_t *labels,
+                  const struct enc1_tasks *tasks, struct enc1_task *out, uint64_t *labels,
                   struct fg_err *err)
 {
-    const struct enc1_task *base = tasks;
-    while (base->suffix && strcmp(base->suffix, "Model"))
-        base++;
+    const unsigned n_classes = sizeof enc1_classes / sizeof enc1_classes[0];
     const char *a[16];
     size_t n = 0;
     int rc = fg_cfg_str_array(c, "architectures", a, 16, &n, err);
     if (rc)
         return rc;
-    *out = n ? NULL : base;
-    for (size_t i = 0; i < n && i < 16 && !*out; i++)
-        for (const struct enc1_task *t = tasks; t->suffix && !*out; t++)
-            if (fg__class_is(a[i], prefixes, t->suffix))
-                *out = t;
-    if (!*out) {
-        fg__model_unsure(m, "architectures", "unsure: architectures names %.60s, a task class "
-                         "fitgate does not size: counted as the base model", a[0]);
-        *out = base;
+    bool found = false;
+    for (size_t i = 0; i < n && i < 16 && !found; i++)
+        for (unsigned k = 0; k < n_classes && !found; k++)
+            if ((tasks->classes & (1u << k)) &&
+                fg__class_is(a[i], prefixes, enc1_classes[k].suffix)) {
+                *out = enc1_class(tasks, k);
+                found = true;
+            }
+    if (!found) {
+        if (n)
+            fg__model_unsure(m, "architectures", "unsure: architectures names %.60s, a task "
+                             "class fitgate does not size: counted as the base model", a[0]);
+        *out = enc1_class(tasks, 3); /* E1C_MODEL */
     }
-    enum enc1_head h = (*out)->head;
+    enum enc1_head h = out->head;
     if (h == E1_LABELS || h == E1_CLS_DENSE || h == E1_QA)
         return fg__read_num_labels(c, labels, err);
     return 0;
@@ -126,6 +152,26 @@ int fg__enc1_block(struct fg_model *m, int32_t layer, const struct enc1_block *b
     return fg__add_norm(m, layer, "Norm", h, FG_NORM_LN, err);
 }
 
+struct enc1_block fg__enc1_bert_block(const struct fg_model *m, bool bidirectional)
+{
+    struct enc1_block b = {
+        .a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->heads,
+              .head_dim = m->head_dim, .qkv_bias = true, .o_bias = true,
+              .bidirectional = bidirectional},
+        .f = {.hidden = m->hidden, .inter = m->inter, .bias = true}};
+    return b;
+}
+
+static int enc1_layer(struct fg_model *m, int32_t layer, const void *ctx, struct fg_err *err)
+{
+    return fg__enc1_block(m, layer, ctx, NULL, err);
+}
+
+int fg__enc1_blocks(struct fg_model *m, const struct enc1_block *b, struct fg_err *err)
+{
+    return fg__add_layers(m, m->layers, enc1_layer, b, err);
+}
+
 int fg__enc1_pos_type(const struct fg_cfg *c, const char *def, bool *relative, bool *rotary,
                       bool rotary_ok, struct fg_err *err)
 {
@@ -155,15 +201,37 @@ void fg__enc1_position_ids(const struct fg_cfg *c, struct fg_model *m, struct fg
 
 int fg__enc1_proj(struct fg_model *m, uint64_t in, uint64_t out, bool bias, struct fg_err *err)
 {
-    struct fg_node *n = fg__model_add(m, FG_NODE_OTHER, -1, "Embedding projection", err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "proj", in, out, 1, bias);
-    n->hidden = (uint32_t)in;
-    n->width = (uint32_t)out;
-    fg__fmt(n->desc, sizeof n->desc, "%llu -> %llu", (unsigned long long)in,
-            (unsigned long long)out);
+    return fg__add_linear(m, FG_NODE_OTHER, -1, "Embedding projection", "proj", in, out, bias,
+                          NULL, err);
+}
+
+int fg__enc1_tables(const struct fg_cfg *c, struct fg_model *m, uint64_t emb, bool positions,
+                    uint64_t types, struct fg_err *err)
+{
+    struct fg_node *n;
+    int rc;
+    if ((rc = fg__add_embedding(m, m->vocab, emb, err)))
+        return rc;
+    if (positions) {
+        if ((rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, emb,
+                                &n, err)))
+            return rc;
+        fg__enc1_position_ids(c, m, n);
+    }
+    if (types && (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, emb,
+                                     NULL, err)))
+        return rc;
     return 0;
+}
+
+int fg__enc1_embeddings(const struct fg_cfg *c, struct fg_model *m, uint64_t emb,
+                        bool positions, uint64_t types, bool proj, struct fg_err *err)
+{
+    int rc;
+    if ((rc = fg__enc1_tables(c, m, emb, positions, types, err)) ||
+        (rc = fg__add_norm(m, -1, "Embedding norm", emb, FG_NORM_LN, err)))
+        return rc;
+    return proj ? fg__enc1_proj(m, emb, m->hidden, true, err) : 0;
 }
 
 /* ---- the BERT-like families -------------------------------------------------------------- */
@@ -178,7 +246,7 @@ enum enc1_norms {
 
 struct enc1_family {
     const char *prefix;              /* class-name prefix */
-    const struct enc1_task *tasks;   /* the base model ("Model") when architectures is absent,
+    const struct enc1_tasks *tasks;  /* the base model ("Model") when architectures is absent,
                                         as AutoModel builds it */
     struct fg_core_defaults d;
     uint64_t types_def;
@@ -192,116 +260,82 @@ struct enc1_family {
 };
 
 /* BertFor* as the families whose classes are copied from BERT's build them. */
-static const struct enc1_task bert_tasks[] = {
-    {"ForMaskedLM", false, E1_MLM},
-    {"ForCausalLM", false, E1_MLM},
-    {"ForPreTraining", true, E1_PRETRAIN},
-    {"Model", true, E1_NONE},
-    {"ForSequenceClassification", true, E1_LABELS},
-    {"ForMultipleChoice", true, E1_ONE},
-    {"ForTokenClassification", false, E1_LABELS},
-    {"ForQuestionAnswering", false, E1_QA},
-    {NULL, false, E1_NONE},
-};
+static const struct enc1_tasks bert_tasks = {
+    .classes = E1C_BERT, .pooled = E1C_PRETRAINING | E1C_MODEL | E1C_SEQ | E1C_CHOICE,
+    .seq_head = E1_LABELS};
 
-/* RoCBertFor*: BERT's, without the pre-training class (its contrastive heads are not
- * BERT's). */
-static const struct enc1_task roc_bert_tasks[] = {
-    {"ForMaskedLM", false, E1_MLM},
-    {"ForCausalLM", false, E1_MLM},
-    {"Model", true, E1_NONE},
-    {"ForSequenceClassification", true, E1_LABELS},
-    {"ForMultipleChoice", true, E1_ONE},
-    {"ForTokenClassification", false, E1_LABELS},
-    {"ForQuestionAnswering", false, E1_QA},
-    {NULL, false, E1_NONE},
-};
+/* RoCBertFor*: BERT's, but RoCBertForPreTraining is RoCBertModel (with its pooler) and
+ * RoCBertOnlyMLMHead alone: its contrastive losses hold no weights and there is no
+ * next-sentence head (models/roc_bert/modeling_roc_bert.py). */
+static const struct enc1_tasks roc_bert_tasks = {
+    .classes = E1C_BERT, .pooled = E1C_PRETRAINING | E1C_MODEL | E1C_SEQ | E1C_CHOICE,
+    .seq_head = E1_LABELS, .pretrain_mlm_only = true};
 
 /* RobertaFor* (and the classes copied from them): the classification head is dense +
  * out_proj without the pooler. */
-static const struct enc1_task roberta_tasks[] = {
-    {"ForMaskedLM", false, E1_MLM},
-    {"ForCausalLM", false, E1_MLM},
-    {"Model", true, E1_NONE},
-    {"ForSequenceClassification", false, E1_CLS_DENSE},
-    {"ForMultipleChoice", true, E1_ONE},
-    {"ForTokenClassification", false, E1_LABELS},
-    {"ForQuestionAnswering", false, E1_QA},
-    {NULL, false, E1_NONE},
-};
+static const struct enc1_tasks roberta_tasks = {
+    .classes = E1C_BERT & ~E1C_PRETRAINING, .pooled = E1C_MODEL | E1C_CHOICE,
+    .seq_head = E1_CLS_DENSE};
 
 /* LayoutLMFor*: every class builds LayoutLMModel(config) with its pooler. */
-static const struct enc1_task layoutlm_tasks[] = {
-    {"ForMaskedLM", true, E1_MLM},
-    {"Model", true, E1_NONE},
-    {"ForSequenceClassification", true, E1_LABELS},
-    {"ForTokenClassification", true, E1_LABELS},
-    {"ForQuestionAnswering", true, E1_QA},
-    {NULL, false, E1_NONE},
-};
+static const struct enc1_tasks layoutlm_tasks = {
+    .classes = E1C_MASKED_LM | E1C_MODEL | E1C_SEQ | E1C_TOKEN | E1C_QA, .pooled = E1C_BERT,
+    .seq_head = E1_LABELS};
 
 /* BigBirdFor*: BigBirdModel(config) with its pooler under every head listed here (the QA
  * class's own head is not sized); sequence classification is dense + out_proj. */
-static const struct enc1_task big_bird_tasks[] = {
-    {"ForMaskedLM", true, E1_MLM},
-    {"ForCausalLM", true, E1_MLM},
-    {"ForPreTraining", true, E1_PRETRAIN},
-    {"Model", true, E1_NONE},
-    {"ForSequenceClassification", true, E1_CLS_DENSE},
-    {"ForMultipleChoice", true, E1_ONE},
-    {"ForTokenClassification", true, E1_LABELS},
-    {NULL, false, E1_NONE},
-};
+static const struct enc1_tasks big_bird_tasks = {
+    .classes = E1C_BERT & ~E1C_QA, .pooled = E1C_BERT, .seq_head = E1_CLS_DENSE};
 
 /* ErnieConfig defaults; ERNIE 3.0 / Zh checkpoints set use_task_id. */
 static const struct enc1_family ernie = {
-    .prefix = "Ernie", .tasks = bert_tasks, .types_def = 2, .norms = NORMS_POST, .task_ids = true,
+    .prefix = "Ernie", .tasks = &bert_tasks, .types_def = 2, .norms = NORMS_POST, .task_ids = true,
     .d = {.vocab = 30522, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12,
           .max_pos = 512, .tie = true}};
 /* RobertaPreLayerNormConfig defaults */
 static const struct enc1_family roberta_prelayernorm = {
-    .prefix = "RobertaPreLayerNorm", .tasks = roberta_tasks, .types_def = 2, .norms = NORMS_PRE,
+    .prefix = "RobertaPreLayerNorm", .tasks = &roberta_tasks, .types_def = 2, .norms = NORMS_PRE,
     .d = {.vocab = 50265, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12,
           .max_pos = 512, .tie = true}};
 /* XLMRobertaXLConfig defaults (facebook/xlm-roberta-xl shapes) */
 static const struct enc1_family xlm_roberta_xl = {
-    .prefix = "XLMRobertaXL", .tasks = roberta_tasks, .types_def = 1,
+    .prefix = "XLMRobertaXL", .tasks = &roberta_tasks, .types_def = 1,
     .norms = NORMS_PRE_NOEMB,
     .d = {.vocab = 250880, .hidden = 2560, .inter = 10240, .layers = 36, .heads = 32,
           .max_pos = 514, .tie = true}};
 /* MegatronBertConfig defaults (megatron-bert-cased-345m shapes) */
 static const struct enc1_family megatron_bert = {
-    .prefix = "MegatronBert", .tasks = bert_tasks, .types_def = 2, .norms = NORMS_PRE_NOEMB,
+    .prefix = "MegatronBert", .tasks = &bert_tasks, .types_def = 2, .norms = NORMS_PRE_NOEMB,
     .d = {.vocab = 29056, .hidden = 1024, .inter = 4096, .layers = 24, .heads = 16,
           .max_pos = 512, .tie = true}};
 /* BigBirdConfig defaults (google/bigbird-roberta-base shapes) */
 static const struct enc1_family big_bird = {
-    .prefix = "BigBird", .tasks = big_bird_tasks, .types_def = 2, .norms = NORMS_POST,
+    .prefix = "BigBird", .tasks = &big_bird_tasks, .types_def = 2, .norms = NORMS_POST,
     .use_bias_key = true,
     .d = {.vocab = 50358, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12,
           .max_pos = 4096, .tie = true}};
 /* LayoutLMConfig defaults */
 static const struct enc1_family layoutlm = {
-    .prefix = "LayoutLM", .tasks = layoutlm_tasks, .types_def = 2, .norms = NORMS_POST,
+    .prefix = "LayoutLM", .tasks = &layoutlm_tasks, .types_def = 2, .norms = NORMS_POST,
     .layout_2d = true,
     .d = {.vocab = 30522, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12,
           .max_pos = 512, .tie = true}};
 /* LongformerConfig defaults */
 static const struct enc1_family longformer = {
-    .prefix = "Longformer", .tasks = roberta_tasks, .types_def = 2, .norms = NORMS_POST,
+    .prefix = "Longformer", .tasks = &roberta_tasks, .types_def = 2, .norms = NORMS_POST,
     .global_qkv = true,
     .d = {.vocab = 30522, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12,
           .max_pos = 512, .tie = true}};
 
 /* RoCBertConfig defaults (weiweishi/roc-bert-base-zh shapes) */
 static const struct enc1_family roc_bert = {
-    .prefix = "RoCBert", .tasks = roc_bert_tasks, .types_def = 2, .norms = NORMS_POST,
+    .prefix = "RoCBert", .tasks = &roc_bert_tasks, .types_def = 2, .norms = NORMS_POST,
     .roc_inputs = true,
     .d = {.vocab = 30522, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12,
           .max_pos = 512, .tie = true}};
 /* XmodConfig defaults */
 static const struct enc1_family xmod = {
-    .prefix = "Xmod", .tasks = roberta_tasks, .types_def = 2, .norms = NORMS_POST,
+    .prefix = "Xmod", .tasks = &roberta_tasks, .types_def = 2, .norms = NORMS_POST,
     .lang_adapters = true,
     .d = {.vocab = 30522, .hidden = 768, .inter = 3072, .layers = 12, .heads = 12,
           .max_pos = 512, .tie = true}};
@@ -380,12 +414,7 @@ static int bertlike_embeddings(const struct fg_cfg *c, struct fg_model *m,
         (f->layout_2d &&
          (rc = fg_cfg_u64(c, "max_2d_position_embeddings", 1024, 1, FG_MAX_POS, &max2d, err))))
         return rc;
-    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
-        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, h, &n, err)))
-        return rc;
-    fg__enc1_position_ids(c, m, n);
-    if (types &&
-        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, h, NULL, err)))
+    if ((rc = fg__enc1_tables(c, m, h, true, types, err)))
         return rc;
     if (task_types &&
         (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Task type embedding", task_types, h, NULL,
@@ -418,9 +447,8 @@ static int read_bertlike(const struct fg_cfg *c, struct fg_model *m, const void 
 {
     const struct enc1_family *f = spec;
     uint64_t labels = 2, windows[FG_MAX_LAYERS], adapters = 0;
-    size_t nwin = 0;
     bool relative, rotary, cross, decoder, qkv_bias = true, final_norm = f->norms != NORMS_POST;
-    const struct enc1_task *task;
+    struct enc1_task task;
     int rc;
     if ((rc = fg__read_core(c, m, &f->d, err)) ||
         (rc = fg__enc1_pos_type(c, "absolute", &relative, &rotary, false, err)) ||
@@ -430,34 +458,19 @@ static int read_bertlike(const struct fg_cfg *c, struct fg_model *m, const void 
         (f->lang_adapters && (rc = lang_adapters(c, m->hidden, &adapters, &final_norm, err))) ||
         (rc = fg__enc1_task(c, m, f->prefix, f->tasks, &task, &labels, err)))
         return rc;
-    if (f->global_qkv) {
-        /* LongformerConfig.attention_window: one size for all layers, or one per layer */
-        const cJSON *w = fg__cfg_item(c, "attention_window");
-        if (cJSON_IsArray(w)) {
-            if ((rc = fg_cfg_u64_array(c, "attention_window", 2, FG_MAX_POS, windows,
-                                       FG_MAX_LAYERS, &nwin, err)))
-                return rc;
-            if (nwin != m->layers)
-                return fg_err_set(err, FG_E_RANGE, "%s: key 'attention_window' has %zu entries "
-                                  "for %llu layers", c->origin, nwin,
-                                  (unsigned long long)m->layers);
-        } else {
-            if ((rc = fg_cfg_u64(c, "attention_window", 512, 2, FG_MAX_POS, &windows[0], err)))
-                return rc;
-            for (uint64_t l = 1; l < m->layers; l++)
-                windows[l] = windows[0];
-        }
-    }
+    /* LongformerConfig.attention_window: one size for all layers, or one per layer */
+    if (f->global_qkv &&
+        (rc = fg_cfg_u64_per_layer(c, "attention_window", 512, 2, FG_MAX_POS, m->layers, windows,
+                                   FG_MAX_LAYERS, err)))
+        return rc;
     if ((rc = bertlike_embeddings(c, m, f, err)))
         return rc;
     uint64_t h = m->hidden;
-    struct enc1_block b = {
-        .a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads, .head_dim = m->head_dim,
-              .qkv_bias = qkv_bias, .o_bias = true, .bidirectional = !decoder},
-        .f = {.hidden = h, .inter = m->inter, .bias = true},
-        .attn_extra = (relative ? (2 * m->max_pos - 1) * m->head_dim : 0) +
-                      (f->global_qkv ? 3 * (h * h + h) : 0),
-        .cross = cross};
+    struct enc1_block b = fg__enc1_bert_block(m, !decoder);
+    b.a.qkv_bias = qkv_bias;
+    b.attn_extra = (relative ? (2 * m->max_pos - 1) * m->head_dim : 0) +
+                   (f->global_qkv ? 3 * (h * h + h) : 0);
+    b.cross = cross;
     for (uint64_t l = 0; l < m->layers; l++) {
         b.a.window = f->global_qkv ? windows[l] : 0;
         if ((rc = fg__enc1_block(m, (int32_t)l, &b, NULL, err)))
@@ -473,24 +486,18 @@ static int read_bertlike(const struct fg_cfg *c, struct fg_model *m, const void 
     }
     if (final_norm && (rc = fg__add_norm(m, -1, "Final norm", h, FG_NORM_LN, err)))
         return rc;
-    if (task->pooler && (rc = fg__add_pooler(m, h, err)))
+    if (task.pooler && (rc = fg__add_pooler(m, h, err)))
         return rc;
     m->encoder_only = !decoder;
-    return fg__enc1_head(m, task->head, labels, h, !m->tied, 0, err);
+    return fg__enc1_head(m, task.head, labels, h, !m->tied, 0, err);
 }
 
 /* ---- ALBERT -------------------------------------------------------------------------------- */
 
-static const struct enc1_task albert_tasks[] = {
-    {"ForMaskedLM", false, E1_MLM},
-    {"ForPreTraining", true, E1_PRETRAIN}, /* AlbertSOPHead: h x num_labels (2) */
-    {"Model", true, E1_NONE},
-    {"ForSequenceClassification", true, E1_LABELS},
-    {"ForMultipleChoice", true, E1_ONE},
-    {"ForTokenClassification", false, E1_LABELS},
-    {"ForQuestionAnswering", false, E1_QA},
-    {NULL, false, E1_NONE},
-};
+/* AlbertFor*: BERT's but ForCausalLM; AlbertSOPHead: h x num_labels (2). */
+static const struct enc1_tasks albert_tasks = {
+    .classes = E1C_BERT & ~E1C_CAUSAL_LM,
+    .pooled = E1C_PRETRAINING | E1C_MODEL | E1C_SEQ | E1C_CHOICE, .seq_head = E1_LABELS};
 
 /*
  * AlbertModel (models/albert/modeling_albert.py @00661e38a9e1):
@@ -520,8 +527,7 @@ static int read_albert(const struct fg_cfg *c, struct fg_model *m, const void *s
                                               .tie = true};
     uint64_t emb, types, groups, inner, labels = 2;
     bool relative, rotary;
-    const struct enc1_task *task;
-    struct fg_node *n;
+    struct enc1_task task;
     int rc;
     if ((rc = fg__read_core(c, m, &d, err)) ||
         (rc = fg_cfg_u64(c, "embedding_size", 128, 1, FG_MAX_HIDDEN, &emb, err)) ||
@@ -529,7 +535,7 @@ static int read_albert(const struct fg_cfg *c, struct fg_model *m, const void *s
         (rc = fg_cfg_u64(c, "num_hidden_groups", 1, 1, FG_MAX_LAYERS, &groups, err)) ||
         (rc = fg_cfg_u64(c, "inner_group_num", 1, 1, FG_MAX_LAYERS, &inner, err)) ||
         (rc = fg__enc1_pos_type(c, "absolute", &relative, &rotary, false, err)) ||
-        (rc = fg__enc1_task(c, m, "Albert", albert_tasks, &task, &labels, err)))
+        (rc = fg__enc1_task(c, m, "Albert", &albert_tasks, &task, &labels, err)))
         return rc;
     if (groups > m->layers || m->layers * inner > FG_MAX_LAYERS)
         return fg_err_set(err, FG_E_RANGE, "%s: key 'num_hidden_groups' = %llu with %llu "
@@ -538,22 +544,10 @@ static int read_albert(const struct fg_cfg *c, struct fg_model *m, const void *s
                           (unsigned long long)inner, FG_MAX_LAYERS);
     bool original = !fg__cfg_tf_version(c);
     uint64_t h = m->hidden, runs = m->layers;
-    if ((rc = fg__add_embedding(m, m->vocab, emb, err)) ||
-        (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, emb, &n,
-                            err)))
+    if ((rc = fg__enc1_embeddings(c, m, emb, true, types, true, err)))
         return rc;
-    fg__enc1_position_ids(c, m, n);
-    if ((types && (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, emb,
-                                      NULL, err))) ||
-        (rc = fg__add_norm(m, -1, "Embedding norm", emb, FG_NORM_LN, err)))
-        return rc;
-    if ((rc = fg__enc1_proj(m, emb, h, true, err)))
-        return rc;
-    struct enc1_block b = {
-        .a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads, .head_dim = m->head_dim,
-              .qkv_bias = true, .o_bias = true, .bidirectional = true},
-        .f = {.hidden = h, .inter = m->inter, .bias = true},
-        .attn_extra = relative ? (2 * m->max_pos - 1) * m->head_dim : 0};
+    struct enc1_block b = fg__enc1_bert_block(m, true);
+    b.attn_extra = relative ? (2 * m->max_pos - 1) * m->head_dim : 0;
     uint64_t last_group = (uint64_t)-1;
     for (uint64_t i = 0; i < runs; i++) {
         uint64_t g = i * groups / runs; /* int(i / (L / G)) */
@@ -574,10 +568,10 @@ static int read_albert(const struct fg_cfg *c, struct fg_model *m, const void *s
                        (unsigned long long)(groups * inner), (unsigned long long)groups,
                        (unsigned long long)inner);
     m->layers = runs * inner;
-    bool pooler = task->pooler || original;
+    bool pooler = task.pooler || original;
     if (pooler && (rc = fg__add_pooler(m, h, err)))
         return rc;
-    bool mlm = task->head == E1_MLM || task->head == E1_PRETRAIN;
+    bool mlm = task.head == E1_MLM || task.head == E1_PRETRAIN;
     if (original)
         fg__model_rule(m, mlm ? "pooler and predictions.decoder.bias stored by the original "
                                 "conversions (config without transformers_version; in Pooler, "
@@ -585,20 +579,16 @@ static int read_albert(const struct fg_cfg *c, struct fg_model *m, const void *s
                               : "pooler stored by the original conversions (config without "
                                 "transformers_version; in Pooler)", 0);
     m->encoder_only = true;
-    return fg__enc1_head(m, task->head, labels, emb, !m->tied, original && mlm ? m->vocab : 0,
+    return fg__enc1_head(m, task.head, labels, emb, !m->tied, original && mlm ? m->vocab : 0,
                          err);
 }
 
 /* ---- DeBERTa (v1) --------------------------------------------------------------------------- */
 
-static const struct enc1_task deberta_tasks[] = {
-    {"ForMaskedLM", false, E1_MLM},
-    {"Model", false, E1_NONE},
-    {"ForSequenceClassification", true, E1_LABELS},
-    {"ForTokenClassification", false, E1_LABELS},
-    {"ForQuestionAnswering", false, E1_QA},
-    {NULL, false, E1_NONE},
-};
+/* DebertaFor*: the pooler (ContextPooler) only under sequence classification. */
+static const struct enc1_tasks deberta_tasks = {
+    .classes = E1C_MASKED_LM | E1C_MODEL | E1C_SEQ | E1C_TOKEN | E1C_QA, .pooled = E1C_SEQ,
+    .seq_head = E1_LABELS};
 
 /* DebertaConfig.pos_att_type: a list (the '|'-separated string the class splits is one by
  * the time it is read: source/config_classes.h). */
@@ -643,7 +633,7 @@ static int read_deberta(const struct fg_cfg *c, struct fg_model *m, const void *
     uint64_t emb, types, pool, labels = 2;
     bool pos_input, relative, talking, c2p, p2c;
     double mr;
-    const struct enc1_task *task;
+    struct enc1_task task;
     struct fg_node *n;
     int rc;
     if ((rc = fg__read_core(c, m, &d, err)) ||
@@ -655,31 +645,21 @@ static int read_deberta(const struct fg_cfg *c, struct fg_model *m, const void *
         (rc = fg_cfg_bool(c, "talking_head", false, &talking, err)) ||
         (rc = fg_cfg_f64(c, "max_relative_positions", -1, -1e9, (double)FG_MAX_POS, &mr, err)) ||
         (rc = deberta_att_types(c, &c2p, &p2c, err)) ||
-        (rc = fg__enc1_task(c, m, "Deberta", deberta_tasks, &task, &labels, err)))
+        (rc = fg__enc1_task(c, m, "Deberta", &deberta_tasks, &task, &labels, err)))
         return rc;
     uint64_t h = m->hidden, q = m->heads * m->head_dim;
     uint64_t max_rel = mr < 1 ? m->max_pos : (uint64_t)mr;
-    if ((rc = fg__add_embedding(m, m->vocab, emb, err)))
-        return rc;
-    if (pos_input) {
-        if ((rc = fg__add_table(m, FG_NODE_POS_EMBED, "Position embedding", m->max_pos, emb,
-                                &n, err)))
-            return rc;
-        fg__enc1_position_ids(c, m, n);
-    }
-    if (types && (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Token type embedding", types, emb,
-                                     NULL, err)))
+    if ((rc = fg__enc1_tables(c, m, emb, pos_input, types, err)))
         return rc;
     if (emb != h && (rc = fg__enc1_proj(m, emb, h, false, err)))
         return rc;
     if ((rc = fg__add_norm(m, -1, "Embedding norm", h, FG_NORM_LN, err)))
         return rc;
-    struct enc1_block b = {
-        .a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads, .head_dim = m->head_dim,
-              .fused_qkv = true, .o_bias = true, .bidirectional = true},
-        .f = {.hidden = h, .inter = m->inter, .bias = true},
-        /* q_bias, v_bias; talking-head projections */
-        .attn_extra = 2 * q + (talking ? 2 * m->heads * m->heads : 0)};
+    /* in_proj q / k / v fused without bias; q_bias, v_bias; talking-head projections */
+    struct enc1_block b = fg__enc1_bert_block(m, true);
+    b.a.fused_qkv = true;
+    b.a.qkv_bias = false;
+    b.attn_extra = 2 * q + (talking ? 2 * m->heads * m->heads : 0);
     for (uint64_t l = 0; l < m->layers; l++) {
         if ((rc = fg__enc1_block(m, (int32_t)l, &b, &n, err)))
             return rc;
@@ -692,7 +672,7 @@ static int read_deberta(const struct fg_cfg *c, struct fg_model *m, const void *
         (rc = fg__add_table(m, FG_NODE_POS_EMBED, "Relative embedding", 2 * max_rel, h, NULL,
                             err)))
         return rc;
-    if (task->pooler) {
+    if (task.pooler) {
         if (!(n = fg__model_add(m, FG_NODE_OTHER, -1, "Pooler", err)))
             return FG_E_NOMEM;
         fg__node_linear(n, "dense", pool, pool, 1, true);
@@ -700,9 +680,9 @@ static int read_deberta(const struct fg_cfg *c, struct fg_model *m, const void *
     }
     m->encoder_only = true;
     uint64_t hsave = m->hidden;
-    if (task->pooler)
+    if (task.pooler)
         m->hidden = pool; /* the classifier reads the pooled width */
-    rc = fg__enc1_head(m, task->head, labels, emb, !m->tied, 0, err);
+    rc = fg__enc1_head(m, task.head, labels, emb, !m->tied, 0, err);
     m->hidden = hsave;
     return rc;
 }

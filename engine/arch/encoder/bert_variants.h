@@ -22,6 +22,33 @@ enum enc1_head {
     E1_QA,         /* qa_outputs h x num_labels */
 };
 
+/* The task classes a BERT-like family may have, one bit each, by their name after the
+ * family prefix. */
+enum enc1_class {
+    E1C_MASKED_LM = 1u << 0,     /* ForMaskedLM: E1_MLM */
+    E1C_CAUSAL_LM = 1u << 1,     /* ForCausalLM: E1_MLM */
+    E1C_PRETRAINING = 1u << 2,   /* ForPreTraining: E1_PRETRAIN (or E1_MLM) */
+    E1C_MODEL = 1u << 3,         /* Model: the base model, E1_NONE */
+    E1C_SEQ = 1u << 4,           /* ForSequenceClassification: the family's seq_head */
+    E1C_CHOICE = 1u << 5,        /* ForMultipleChoice: E1_ONE */
+    E1C_TOKEN = 1u << 6,         /* ForTokenClassification: E1_LABELS */
+    E1C_QA = 1u << 7,            /* ForQuestionAnswering: E1_QA */
+};
+
+#define E1C_BERT 0xffu /* every class above: BertFor* */
+
+/* A family's task classes: those it has (E1C_* bits), those of them that build the base
+ * model with its pooler, its sequence-classification head (E1_LABELS, or E1_CLS_DENSE for
+ * RobertaClassificationHead and its copies), and whether its pre-training class has the MLM
+ * head alone (E1_MLM, no next-sentence head: RoCBert) rather than E1_PRETRAIN. */
+struct enc1_tasks {
+    unsigned classes;
+    unsigned pooled;
+    enum enc1_head seq_head;
+    bool pretrain_mlm_only;
+};
+
+/* One task class resolved. */
 struct enc1_task {
     const char *suffix;      /* the class name after the family prefix: "ForMaskedLM" */
     bool pooler;             /* the class builds the base model with its pooler */
@@ -29,12 +56,12 @@ struct enc1_task {
 };
 
 /* The config's task: the first class of its architectures list that is prefix + a suffix
- * in tasks ('|'-separated prefixes); the tasks' "Model" row (the base model, AutoModel's
- * class) when the list is absent or empty.  A list naming no known class makes m unsure
- * (key 'architectures') and gives that base model.  num_labels read into *labels for the
- * heads that use it. */
+ * of the family's classes ('|'-separated prefixes); the "Model" class (the base model,
+ * AutoModel's) when the list is absent or empty.  A list naming no known class makes m
+ * unsure (key 'architectures') and gives that base model.  num_labels read into *labels
+ * for the heads that use it. */
 int fg__enc1_task(const struct fg_cfg *c, struct fg_model *m, const char *prefixes,
-                  const struct enc1_task *tasks, const struct enc1_task **out, uint64_t *labels,
+                  const struct enc1_tasks *tasks, struct enc1_task *out, uint64_t *labels,
                   struct fg_err *err);
 
 /* The head as one FG_NODE_HEAD (the NSP / SOP classifier of E1_PRETRAIN as an FG_NODE_OTHER
@@ -58,6 +85,13 @@ struct enc1_block {
 int fg__enc1_block(struct fg_model *m, int32_t layer, const struct enc1_block *b,
                    struct fg_node **attn, struct fg_err *err);
 
+/* BERT's layer over m's sizes: q / k / v / o and the MLP biased, no cross-attention, no
+ * extra scalars; a reader sets what its class changes. */
+struct enc1_block fg__enc1_bert_block(const struct fg_model *m, bool bidirectional);
+
+/* Blocks [0, m->layers) of *b (fg__add_layers).  FG_E_NOMEM. */
+int fg__enc1_blocks(struct fg_model *m, const struct enc1_block *b, struct fg_err *err);
+
 /* position_embedding_type as BertSelfAttention reads it: *relative set for relative_key /
  * relative_key_query; FG_E_RANGE naming the value otherwise (absolute is not relative). */
 int fg__enc1_pos_type(const struct fg_cfg *c, const char *def, bool *relative, bool *rotary,
@@ -68,6 +102,18 @@ int fg__enc1_pos_type(const struct fg_cfg *c, const char *def, bool *relative, b
  * 4.30.0); configs written by 3.1 - 4.30 are taken to sit beside weights that hold it:
  * the buffer is added to n, the position table, with the rule that says so. */
 void fg__enc1_position_ids(const struct fg_cfg *c, struct fg_model *m, struct fg_node *n);
+
+/* BertEmbeddings' tables at width emb: word_embeddings, position_embeddings (m->max_pos
+ * rows, with the position_ids buffer of fg__enc1_position_ids) when positions, and
+ * token_type_embeddings of types rows (none when 0).  FG_E_NOMEM. */
+int fg__enc1_tables(const struct fg_cfg *c, struct fg_model *m, uint64_t emb, bool positions,
+                    uint64_t types, struct fg_err *err);
+
+/* The tables, their LayerNorm(emb), and when proj the biased projection emb -> hidden
+ * (AlbertTransformer's and RemBertEncoder's embedding_hidden_mapping_in, ConvBERT's and
+ * RoFormer's embeddings_project).  FG_E_NOMEM. */
+int fg__enc1_embeddings(const struct fg_cfg *c, struct fg_model *m, uint64_t emb,
+                        bool positions, uint64_t types, bool proj, struct fg_err *err);
 
 /* An "Embedding projection" node: Linear(in, out), biased or not.  FG_E_NOMEM. */
 int fg__enc1_proj(struct fg_model *m, uint64_t in, uint64_t out, bool bias, struct fg_err *err);

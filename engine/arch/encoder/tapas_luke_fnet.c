@@ -293,7 +293,7 @@ static int read_fnet(const struct fg_cfg *c, struct fg_model *m, const void *spe
         return FG_E_NOMEM;
     fg__node_linear(n, "proj", h, h, 1, true);
     n->hidden = n->width = (uint32_t)h;
-    if ((rc = fg__enc2_layers(m, m->layers, fnet_layer, NULL, err)))
+    if ((rc = fg__add_layers(m, m->layers, fnet_layer, NULL, err)))
         return rc;
     return bertlike_heads(c, m, t, labels, err);
 }
@@ -367,7 +367,7 @@ static int read_squeezebert(const struct fg_cfg *c, struct fg_model *m, const vo
                           "hidden_size and every *_groups to divide hidden_size and "
                           "intermediate_size (Conv1d groups)", c->origin);
     if ((rc = fg__enc2_bert_embeddings(m, types, NULL, err)) ||
-        (rc = fg__enc2_layers(m, m->layers, squeeze_layer, &g, err)))
+        (rc = fg__add_layers(m, m->layers, squeeze_layer, &g, err)))
         return rc;
     return bertlike_heads(c, m, t, labels, err);
 }
@@ -596,7 +596,7 @@ static int read_wav2vec2(const struct fg_cfg *c, struct fg_model *m, const void 
     fg__fmt(n->desc, sizeof n->desc, "conv %llu taps, %llu groups, weight norm",
             (unsigned long long)pos_k, (unsigned long long)pos_g);
     if ((!stable && (rc = fg__add_norm(m, -1, "Encoder norm", h, FG_NORM_LN, err))) ||
-        (rc = fg__enc2_layers(m, m->layers, wav2vec2_layer, &attn_ad, err)) ||
+        (rc = fg__add_layers(m, m->layers, wav2vec2_layer, &attn_ad, err)) ||
         (stable && (rc = fg__add_norm(m, -1, "Final norm", h, FG_NORM_LN, err))) ||
         (adapter && (rc = wav2vec2_adapter(c, m, out_h, err))))
         return rc;

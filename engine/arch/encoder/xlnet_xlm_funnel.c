@@ -58,17 +58,7 @@ int fg__enc2_task(const struct fg_cfg *c, struct fg_model *m, const struct fg_en
 int fg__enc2_head(struct fg_model *m, const char *name, uint64_t in, uint64_t out, bool bias,
                   struct fg_node **node, struct fg_err *err)
 {
-    struct fg_node *n = fg__model_add(m, FG_NODE_HEAD, -1, name, err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "head", in, out, 1, bias);
-    n->hidden = (uint32_t)in;
-    n->width = (uint32_t)out;
-    fg__fmt(n->desc, sizeof n->desc, "%llu x %llu", (unsigned long long)in,
-            (unsigned long long)out);
-    if (node)
-        *node = n;
-    return 0;
+    return fg__add_linear(m, FG_NODE_HEAD, -1, name, "head", in, out, bias, node, err);
 }
 
 int fg__enc2_block(struct fg_model *m, int32_t li, const void *ctx, struct fg_err *err)
@@ -95,25 +85,10 @@ int fg__enc2_block(struct fg_model *m, int32_t li, const void *ctx, struct fg_er
     return 0;
 }
 
-int fg__enc2_layers(struct fg_model *m, uint64_t n, fg_enc2_layer_fn fn, const void *ctx,
-                    struct fg_err *err)
-{
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < n; l++) {
-        if (l > 0 && fg__model_repeat_block(m, first, (int32_t)l, (uint32_t)(n - l)))
-            break;
-        first = m->n_nodes;
-        int rc = fn(m, (int32_t)l, ctx, err);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
 int fg__enc2_blocks(struct fg_model *m, uint64_t n, const struct fg_enc2_block *b,
                     struct fg_err *err)
 {
-    return fg__enc2_layers(m, n, fg__enc2_block, b, err);
+    return fg__add_layers(m, n, fg__enc2_block, b, err);
 }
 
 int fg__enc2_bert_embeddings(struct fg_model *m, uint64_t type_rows,
@@ -464,6 +439,10 @@ static int read_funnel(const struct fg_cfg *c, struct fg_model *m, const void *s
         (rc = fg_cfg_u64_array(c, "block_repeats", 1, 64, reps, 64, &nr, err)) ||
         (rc = fg__enc2_task(c, m, &funnel_tasks, &t, &labels, err)))
         return rc;
+    /* The Hub's funnel-transformer configs carry type_vocab_size 3 from their conversion:
+     * FunnelConfig takes no such argument and FunnelEmbeddings holds no token-type table
+     * (token types enter as seg_embed, two rows per head), so it sizes nothing */
+    (void)fg__cfg_raw(c, "type_vocab_size");
     if (!fg_cfg_has(c, "block_sizes"))
         blocks[0] = blocks[1] = blocks[2] = 4, nb = 3;
     if (nb == 0 || nb > 64 || (nr && nr != nb))
@@ -682,7 +661,7 @@ static int read_mobilebert(const struct fg_cfg *c, struct fg_model *m, const voi
     n->width = (uint32_t)h;
     if ((rc = fg__add_norm(m, -1, "Embedding norm", h, FG_NORM_LN, err)))
         return rc;
-    if ((rc = fg__enc2_layers(m, m->layers, mobilebert_layer, &k, err)))
+    if ((rc = fg__add_layers(m, m->layers, mobilebert_layer, &k, err)))
         return rc;
     m->encoder_only = true;
     m->tied = true;

@@ -71,15 +71,8 @@ struct fg_enc2_block {
                           attn_implementation (score_bytes = eager_bytes) */
 };
 
-/* Blocks [0, n), each built by fn(m, layer, ctx, err) until fg__model_repeat_block can copy
- * the first one; fn's code. */
-typedef int (*fg_enc2_layer_fn)(struct fg_model *m, int32_t layer, const void *ctx,
-                                struct fg_err *err);
-int fg__enc2_layers(struct fg_model *m, uint64_t n, fg_enc2_layer_fn fn, const void *ctx,
-                    struct fg_err *err);
-
-/* Block `layer` of the struct fg_enc2_block ctx points to (an fg_enc2_layer_fn), and blocks
- * [0, n) of *b (fg__enc2_layers); FG_E_NOMEM. */
+/* Block `layer` of the struct fg_enc2_block ctx points to (an fg_layer_fn), and blocks
+ * [0, n) of *b (fg__add_layers); FG_E_NOMEM. */
 int fg__enc2_block(struct fg_model *m, int32_t layer, const void *ctx, struct fg_err *err);
 int fg__enc2_blocks(struct fg_model *m, uint64_t n, const struct fg_enc2_block *b,
                     struct fg_err *err);

@@ -95,22 +95,6 @@ static int add_cross(struct fg_model *m, int32_t li, const struct blt_part *p,
     return rc;
 }
 
-/* A linear outside the blocks (the patch and token-embedding projections). */
-static int add_proj(struct fg_model *m, int32_t li, const char *name, uint64_t in, uint64_t out,
-                    struct fg_err *err)
-{
-    struct fg_node *n = li >= 0 ? fg__model_add_block(m, FG_NODE_OTHER, li, name, err)
-                                : fg__model_add(m, FG_NODE_OTHER, li, name, err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__node_linear(n, "proj", in, out, 1, false);
-    n->hidden = (uint32_t)in;
-    n->width = (uint32_t)out;
-    fg__fmt(n->desc, sizeof n->desc, "%llu -> %llu", (unsigned long long)in,
-            (unsigned long long)out);
-    return 0;
-}
-
 /* BltLocalEncoder: embed_tokens, its layers, then (after the last layer, or after each with
  * cross_attn_all_layers) patch_embedding_projection hidden -> hidden x k feeding a
  * BltCrossAttention; the projection is one module, the cross layers one or one per layer. */
@@ -122,7 +106,8 @@ static int add_encoder(struct fg_model *m, const struct blt_part *e, int32_t *li
         if ((rc = add_layer(m, *li, e, err)))
             break;
         if (l + 1 == e->layers &&
-            (rc = add_proj(m, *li, "Patch projection", e->hidden, e->hidden * e->cross_k, err)))
+            (rc = fg__add_linear(m, FG_NODE_OTHER, *li, "Patch projection", "proj", e->hidden,
+                                 e->hidden * e->cross_k, false, NULL, err)))
             break;
         if (l + 1 == e->layers || e->cross_all)
             rc = add_cross(m, *li, e, err);
@@ -136,7 +121,8 @@ static int add_encoder(struct fg_model *m, const struct blt_part *e, int32_t *li
 static int add_decoder(struct fg_model *m, const struct blt_part *d, int32_t *li,
                        struct fg_err *err)
 {
-    int rc = add_proj(m, -1, "Patch projection", d->hidden_global, d->hidden * d->cross_k, err);
+    int rc = fg__add_linear(m, FG_NODE_OTHER, -1, "Patch projection", "proj", d->hidden_global,
+                            d->hidden * d->cross_k, false, NULL, err);
     for (uint64_t l = 0; rc == 0 && l < d->layers; l++, (*li)++) {
         if ((l == 0 || d->cross_all) && (rc = add_cross(m, *li, d, err)))
             break;
@@ -205,7 +191,8 @@ int fg__ssm_read_blt(const struct fg_cfg *c, struct fg_model *m, const void *spe
         return rc;
     /* BltConfig: a token_embedding_projection when encoder hidden x cross_attn_k != global */
     if (e.hidden * cross_k != g.hidden &&
-        (rc = add_proj(m, -1, "Token projection", e.hidden * cross_k, g.hidden, err)))
+        (rc = fg__add_linear(m, FG_NODE_OTHER, -1, "Token projection", "proj", e.hidden * cross_k,
+                             g.hidden, false, NULL, err)))
         return rc;
     for (uint64_t l = 0; l < g.layers; l++, li++)
         if ((rc = add_layer(m, li, &g, err)))

@@ -23,27 +23,6 @@ struct g3n {
     bool full[FG_MAX_LAYERS];
 };
 
-/* intermediate_size: one width for every layer, or a list of one per layer. */
-static int read_inter(const struct fg_cfg *c, uint64_t layers, uint64_t *inter,
-                      struct fg_err *err)
-{
-    const cJSON *v = fg__cfg_item(c, "intermediate_size");
-    if (!cJSON_IsArray(v)) {
-        uint64_t one;
-        int rc = fg_cfg_u64(c, "intermediate_size", 16384, 1, FG_MAX_INTER, &one, err);
-        for (uint64_t l = 0; rc == 0 && l < layers; l++)
-            inter[l] = one;
-        return rc;
-    }
-    size_t n = 0;
-    int rc = fg_cfg_u64_array(c, "intermediate_size", 1, FG_MAX_INTER, inter, FG_MAX_LAYERS, &n,
-                              err);
-    if (rc == 0 && n != layers)
-        rc = fg_err_set(err, FG_E_RANGE, "%s: key 'intermediate_size' has %zu entries for %llu "
-                        "layers", c->origin, n, (unsigned long long)layers);
-    return rc;
-}
-
 /* layer_types, else full attention where (i + 1) % 5 == 0 (Gemma3nTextConfig). */
 static int read_types(const struct fg_cfg *c, uint64_t layers, bool *full, struct fg_err *err)
 {
@@ -92,7 +71,8 @@ static int read_g3n_cfg(const struct fg_cfg *c, struct fg_model *m, struct g3n *
         (rc = fg_cfg_u64(c, "num_kv_shared_layers", 15, 0, FG_MAX_LAYERS, &g->kv_shared, err)) ||
         (rc = fg_cfg_u64(c, "sliding_window", 512, 1, FG_MAX_POS, &g->window, err)) ||
         (rc = fg_cfg_bool(c, "attention_bias", false, &g->attn_bias, err)) ||
-        (rc = read_inter(c, m->layers, g->inter, err)) ||
+        (rc = fg_cfg_u64_per_layer(c, "intermediate_size", 16384, 1, FG_MAX_INTER, m->layers,
+                                   g->inter, FG_MAX_LAYERS, err)) ||
         (rc = read_types(c, m->layers, g->full, err)))
         return rc;
     /* Gemma3nTextConfig.validate_architecture */

@@ -60,11 +60,12 @@ static int read_ssm_core(const struct fg_cfg *c, struct fg_model *m, uint64_t vo
 
 /* ---- Mamba, FalconMamba --------------------------------------------------- */
 
-/* The MambaConfig / FalconMambaConfig defaults that differ. */
+/* The reader's fallback where the class table has no default (it has MambaConfig's and
+ * FalconMambaConfig's: use_bias False both, since MambaConfig was added). */
 struct mamba_spec {
     bool use_bias;
 };
-static const struct mamba_spec mamba = {.use_bias = true};
+static const struct mamba_spec mamba = {.use_bias = false};
 static const struct mamba_spec falcon_mamba = {.use_bias = false};
 
 /*

@@ -348,7 +348,7 @@ static int read_nemotron_h(const struct fg_cfg *c, struct fg_model *m, const voi
  * over hidden channels with conv_L_cache taps, out_proj hidden -> hidden;
  * conv_bias switches the bias of all three.
  */
-int fg__hy_add_shortconv(struct fg_model *m, int32_t layer, uint64_t hidden, uint64_t kernel,
+static int add_shortconv(struct fg_model *m, int32_t layer, uint64_t hidden, uint64_t kernel,
                          bool bias, struct fg_err *err)
 {
     struct fg_node *n = fg__model_add_block(m, FG_NODE_SHORTCONV, layer, "ShortConv", err);
@@ -362,6 +362,18 @@ int fg__hy_add_shortconv(struct fg_model *m, int32_t layer, uint64_t hidden, uin
     n->conv_kernel = (uint32_t)kernel;
     fg__fmt(n->desc, sizeof n->desc, "gated conv, %llu taps", (unsigned long long)kernel);
     return 0;
+}
+
+int fg__hy_lfm2_mixer(struct fg_model *m, int32_t layer, bool attn,
+                      const struct fg_attn_shape *a, uint64_t kernel, bool conv_bias,
+                      struct fg_err *err)
+{
+    int rc;
+    if ((rc = fg__add_norm(m, layer, "Norm", m->hidden, FG_NORM_RMS, err)))
+        return rc;
+    rc = attn ? fg__add_attention(m, layer, a, NULL, err)
+              : add_shortconv(m, layer, m->hidden, kernel, conv_bias, err);
+    return rc ? rc : fg__add_norm(m, layer, "Norm", m->hidden, FG_NORM_RMS, err);
 }
 
 /*
@@ -452,22 +464,11 @@ static int read_lfm2(const struct fg_cfg *c, struct fg_model *m, const void *spe
 
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         return rc;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        /* Lfm2DecoderLayer: operator_norm, mixer, ffn_norm, feed_forward. */
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+    /* Lfm2DecoderLayer: operator_norm, mixer, ffn_norm, feed_forward. */
+    for (uint64_t l = 0; l < m->layers; l++)
+        if ((rc = fg__hy_lfm2_mixer(m, (int32_t)l, kinds[l] == HY_ATTN, &a, kernel, bias, err)) ||
+            (rc = fg__add_mlp(m, (int32_t)l, &f, NULL, err)))
             return rc;
-        if (kinds[l] == HY_ATTN) {
-            if ((rc = fg__add_attention(m, li, &a, NULL, err)))
-                return rc;
-        } else if ((rc = fg__hy_add_shortconv(m, li, m->hidden, kernel, bias, err))) {
-            return rc;
-        }
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
-            return rc;
-        if ((rc = fg__add_mlp(m, li, &f, NULL, err)))
-            return rc;
-    }
     /* Lfm2Model.embedding_norm is applied after the last layer: the final norm. */
     if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)))
         return rc;

@@ -43,9 +43,13 @@ int fg__hy_read_kind_list(const struct fg_cfg *c, const char *keys, const char *
 int fg__hy_read_kv_heads(const struct fg_cfg *c, struct fg_model *m, uint64_t def,
                          struct fg_err *err);
 
-/* Lfm2ShortConv (nemotron_h_lfm2_qwen3_next.c): in_proj hidden -> 3 x hidden, a depthwise conv1d of kernel
- * taps over hidden channels, out_proj hidden -> hidden, bias on all three; FG_E_NOMEM. */
-int fg__hy_add_shortconv(struct fg_model *m, int32_t layer, uint64_t hidden, uint64_t kernel,
-                         bool bias, struct fg_err *err);
+/* The mixer half of an Lfm2DecoderLayer (and Lfm2MoeDecoderLayer's), in
+ * nemotron_h_lfm2_qwen3_next.c: operator_norm (RMSNorm), the attention a when attn, else
+ * Lfm2ShortConv (in_proj hidden -> 3 x hidden, a depthwise conv1d of kernel taps over the
+ * hidden channels, out_proj hidden -> hidden, bias on all three by conv_bias), then
+ * ffn_norm; the caller adds the feed-forward.  FG_E_NOMEM. */
+int fg__hy_lfm2_mixer(struct fg_model *m, int32_t layer, bool attn,
+                      const struct fg_attn_shape *a, uint64_t kernel, bool conv_bias,
+                      struct fg_err *err);
 
 #endif

@@ -41,14 +41,17 @@ int fg__add_mamba1(struct fg_model *m, int32_t layer, const struct fg_mamba1_sha
 int fg__ssm_read_dt_rank(const struct fg_cfg *c, const char *key, uint64_t hidden,
                          uint64_t *out, struct fg_err *err)
 {
-    const cJSON *v = fg__cfg_item(c, key);
-    if (cJSON_IsString(v) && v->valuestring && !strcmp(v->valuestring, "auto")) {
+    const char *s = NULL;
+    int rc;
+    if (fg_cfg_form(c, key, NULL) == FG_CFG_STRING) {
+        if ((rc = fg_cfg_str(c, key, NULL, &s, err)))
+            return rc;
+        if (strcmp(s, "auto"))
+            return fg_err_set(err, FG_E_TYPE, "%s: key '%s' is \"%s\"; expected an integer or "
+                              "\"auto\"", c->origin, key, s);
         *out = (hidden + 15) / 16; /* math.ceil(hidden_size / 16) */
         return 0;
     }
-    if (cJSON_IsString(v))
-        return fg_err_set(err, FG_E_TYPE, "%s: key '%s' is \"%s\"; expected an integer or "
-                          "\"auto\"", c->origin, key, v->valuestring ? v->valuestring : "");
     return fg_cfg_u64(c, key, (hidden + 15) / 16, 1, FG_MAX_HIDDEN, out, err);
 }
 

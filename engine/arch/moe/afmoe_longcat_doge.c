@@ -26,6 +26,7 @@
 #include <cjson/cJSON.h>
 
 #include "arch/arch.h"
+#include "arch/encoder/bert_family.h"
 #include "util/fmt.h"
 
 struct sparse {
@@ -86,16 +87,6 @@ static int build(struct fg_model *m, const struct sparse *k, struct fg_err *err)
     return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
 }
 
-/* FG_E_RANGE when top_k exceeds the experts (both keys named as the class spells them). */
-static int check_top_k(const struct fg_cfg *c, uint64_t top_k, const char *tk, uint64_t experts,
-                       const char *ek, struct fg_err *err)
-{
-    if (top_k <= experts)
-        return 0;
-    return fg_err_set(err, FG_E_RANGE, "%s: key '%s' %llu is more than the %llu experts (%s)",
-                      c->origin, tk, (unsigned long long)top_k, (unsigned long long)experts, ek);
-}
-
 /*
  * AfmoeForCausalLM (huggingface/transformers@06ee2866 models/afmoe/modular_afmoe.py; config
  * defaults of configuration_afmoe.py, checkpoint arcee-ai/Trinity-Mini).  AfmoeDecoderLayer:
@@ -128,7 +119,7 @@ static int read_afmoe(const struct fg_cfg *c, struct fg_model *m, const void *sp
         (rc = fg_cfg_u64(c, "moe_intermediate_size", 1408, 1, FG_MAX_INTER, &moe_inter, err)) ||
         (rc = fg_cfg_u64(c, "num_shared_experts", 2, 0, 64, &shared, err)) ||
         (rc = fg_cfg_u64(c, "global_attn_every_n_layers", 4, 1, FG_MAX_LAYERS, &every, err)) ||
-        (rc = check_top_k(c, top_k, "num_experts_per_tok", experts, "num_experts", err)))
+        (rc = fg__check_top_k(c, top_k, "num_experts_per_tok", experts, "num_experts", err)))
         return rc;
     m->experts = experts;
     m->top_k = top_k;
@@ -172,7 +163,7 @@ static int read_aria_text(const struct fg_cfg *c, struct fg_model *m, const void
         (rc = fg_cfg_u64(c, "moe_num_experts", 8, 1, FG_MAX_EXPERTS, &experts, err)) ||
         (rc = fg_cfg_u64(c, "moe_topk", 2, 1, FG_MAX_EXPERTS, &top_k, err)) ||
         (rc = fg_cfg_u64(c, "moe_num_shared_experts", 2, 0, 64, &shared, err)) ||
-        (rc = check_top_k(c, top_k, "moe_topk", experts, "moe_num_experts", err)))
+        (rc = fg__check_top_k(c, top_k, "moe_topk", experts, "moe_num_experts", err)))
         return rc;
     m->experts = experts;
     m->top_k = top_k;
@@ -203,53 +194,32 @@ static int read_modernbert_decoder(const struct fg_cfg *c, struct fg_model *m,
                                    const void *spec, struct fg_err *err)
 {
     (void)spec;
-    static const struct fg_core_defaults d = {.vocab = 50368, .hidden = 768, .inter = 1152,
-                                              .layers = 22, .heads = 12, .max_pos = 8192,
-                                              .tie = true};
-    bool norm_bias, attn_bias, mlp_bias, cls_bias, dec_bias;
-    uint64_t every, local;
+    struct fg_modernbert k;
     const char *types[FG_MAX_LAYERS];
     size_t nt = 0;
     int rc;
-    if ((rc = fg__read_core(c, m, &d, err)) ||
-        (rc = fg_cfg_bool(c, "norm_bias", false, &norm_bias, err)) ||
-        (rc = fg_cfg_bool(c, "attention_bias", false, &attn_bias, err)) ||
-        (rc = fg_cfg_bool(c, "mlp_bias", false, &mlp_bias, err)) ||
-        (rc = fg_cfg_bool(c, "classifier_bias", false, &cls_bias, err)) ||
-        (rc = fg_cfg_bool(c, "decoder_bias", true, &dec_bias, err)) ||
-        (rc = fg_cfg_u64(c, "global_attn_every_n_layers", 3, 1, FG_MAX_LAYERS, &every, err)) ||
-        (rc = fg_cfg_u64(c, "local_attention", 128, 0, FG_MAX_POS, &local, err)) ||
+    if ((rc = fg__modernbert_keys(c, m, &k, err)) ||
         (rc = fg_cfg_str_array(c, "layer_types", types, FG_MAX_LAYERS, &nt, err)))
         return rc;
     if (nt && nt != m->layers)
         return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has %zu entries for %llu "
                           "layers", c->origin, nt, (unsigned long long)m->layers);
-    enum fg_norm_kind nk = norm_bias ? FG_NORM_LN : FG_NORM_LN_NOBIAS;
-    uint64_t h = m->hidden;
-    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
-        (rc = fg__add_norm(m, -1, "Embedding norm", h, nk, err)))
-        return rc;
-    const struct fg_mlp_shape f = {.hidden = h, .inter = m->inter, .gated = true,
-                                   .bias = mlp_bias, .fused_gate_up = true};
+    const uint64_t h = m->hidden;
+    const struct fg_attn_shape a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads,
+                                    .head_dim = m->head_dim, .qkv_bias = k.attn_bias,
+                                    .o_bias = k.attn_bias};
+    uint64_t window[FG_MAX_LAYERS];
     for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        bool slides = nt ? strcmp(types[l], "sliding_attention") == 0 : l % every != 0;
-        const struct fg_attn_shape a = {.hidden = h, .heads = m->heads, .kv_heads = m->heads,
-                                        .head_dim = m->head_dim, .qkv_bias = attn_bias,
-                                        .o_bias = attn_bias, .window = slides ? local / 2 : 0};
-        if ((l > 0 && (rc = fg__add_norm(m, li, "Norm", h, nk, err))) ||
-            (rc = fg__add_attention(m, li, &a, NULL, err)) ||
-            (rc = fg__add_norm(m, li, "Norm", h, nk, err)) ||
-            (rc = fg__add_mlp(m, li, &f, NULL, err)))
-            return rc;
+        bool slides = nt ? strcmp(types[l], "sliding_attention") == 0 : l % k.every != 0;
+        window[l] = slides ? k.local / 2 : 0;
     }
     struct fg_node *n;
-    if ((rc = fg__add_norm(m, -1, "Final norm", h, nk, err)) ||
+    if ((rc = fg__modernbert_stack(m, &k, &a, window, err)) ||
         (rc = fg__add_table(m, FG_NODE_OTHER, "Prediction head", h, h, &n, err)))
         return rc;
-    n->params += (cls_bias ? h : 0) + (nk == FG_NORM_LN ? 2 * h : h);
+    n->params += (k.cls_bias ? h : 0) + (k.norm == FG_NORM_LN ? 2 * h : h);
     fg__fmt(n->desc, sizeof n->desc, "dense %llu + norm", (unsigned long long)h);
-    return fg__add_head(m, m->vocab, h, m->tied, false, dec_bias, err);
+    return fg__add_head(m, m->vocab, h, m->tied, false, k.dec_bias, err);
 }
 
 /*
@@ -288,6 +258,35 @@ static int add_cdmoe(struct fg_model *m, int32_t layer, uint64_t experts, uint64
     return 0;
 }
 
+struct doge {
+    const struct fg_attn_shape *a;
+    const struct fg_mlp_shape *f;
+    uint64_t experts, top_k;
+    bool bias, mlp_bias, moe;
+};
+
+/* DogeDecoderLayer (an fg_layer_fn; below). */
+static int doge_layer(struct fg_model *m, int32_t li, const void *ctx, struct fg_err *err)
+{
+    const struct doge *k = ctx;
+    const uint64_t h = m->hidden, kv = m->kv_heads;
+    struct fg_node *n;
+    int rc;
+    if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)) ||
+        (rc = fg__add_attention(m, li, k->a, &n, err)))
+        return rc;
+    fg__node_linear(n, "dt", kv * m->head_dim, kv, 1, k->bias);
+    n->params += kv + h; /* A; the block's input_residual */
+    if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)))
+        return rc;
+    rc = k->moe ? add_cdmoe(m, li, k->experts, k->top_k, k->mlp_bias, &n, err)
+                : fg__add_mlp(m, li, k->f, &n, err);
+    if (rc)
+        return rc;
+    n->params += h; /* post_attention_residual */
+    return 0;
+}
+
 /*
  * DogeForCausalLM (huggingface/transformers@008e5743 models/doge/modular_doge.py).
  * DogeDecoderLayer: input_layernorm, DogeAttention - q/k/v/o biased by attention_bias,
@@ -312,7 +311,7 @@ static int read_doge(const struct fg_cfg *c, struct fg_model *m, const void *spe
         (rc = fg_cfg_bool(c, "is_moe", false, &moe, err)) ||
         (moe && ((rc = fg_cfg_u64(c, "num_experts", 16384, 1, 1u << 24, &experts, err)) ||
                  (rc = fg_cfg_u64(c, "num_experts_per_tok", 64, 1, 1u << 24, &top_k, err)) ||
-                 (rc = check_top_k(c, top_k, "num_experts_per_tok", experts, "num_experts",
+                 (rc = fg__check_top_k(c, top_k, "num_experts_per_tok", experts, "num_experts",
                                    err)))))
         return rc;
     m->experts = experts;
@@ -323,31 +322,44 @@ static int read_doge(const struct fg_cfg *c, struct fg_model *m, const void *spe
                                     .qk_norm = 1, .qk_norm_kind = FG_NORM_RMS};
     const struct fg_mlp_shape f = {.hidden = h, .inter = m->inter, .gated = true,
                                    .bias = mlp_bias};
-    if ((rc = fg__add_embedding(m, m->vocab, h, err)))
+    const struct doge k = {&a, &f, experts, top_k, bias, mlp_bias, moe};
+    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
+        (rc = fg__add_layers(m, m->layers, doge_layer, &k, err)))
         return rc;
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(m->layers - l)))
-            break;
-        first = m->n_nodes;
-        struct fg_node *n;
-        if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)) ||
-            (rc = fg__add_attention(m, li, &a, &n, err)))
-            return rc;
-        fg__node_linear(n, "dt", kv * m->head_dim, kv, 1, bias);
-        n->params += kv + h; /* A; the block's input_residual */
-        if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)))
-            return rc;
-        rc = moe ? add_cdmoe(m, li, experts, top_k, mlp_bias, &n, err)
-                 : fg__add_mlp(m, li, &f, &n, err);
-        if (rc)
-            return rc;
-        n->params += h; /* post_attention_residual */
-    }
     if ((rc = fg__add_norm(m, -1, "Final norm", h, FG_NORM_RMS, err)))
         return rc;
     return fg__add_head(m, m->vocab, h, m->tied, false, false, err);
+}
+
+struct longcat {
+    const struct fg_mla_shape *a;
+    const struct fg_mlp_shape *f;
+    const struct fg_moe_shape *e;
+    uint64_t zero;
+};
+
+/* LongcatFlashDecoderLayer (an fg_layer_fn; below): two sublayers, the MoE in the first. */
+static int longcat_layer(struct fg_model *m, int32_t li, const void *ctx, struct fg_err *err)
+{
+    const struct longcat *k = ctx;
+    const uint64_t h = m->hidden, experts = k->e->experts, zero = k->zero;
+    struct fg_node *moe = NULL;
+    int rc;
+    for (int sub = 0; sub < 2; sub++) {
+        if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)) ||
+            (rc = fg__add_mla(m, li, k->a, NULL, err)) ||
+            (rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)))
+            return rc;
+        if (sub == 0 && (rc = fg__add_moe(m, li, k->e, &moe, err)))
+            return rc;
+        if ((rc = fg__add_mlp(m, li, k->f, NULL, err)))
+            return rc;
+    }
+    /* the router scores the zero experts too: classifier rows and correction bias */
+    moe->lin[0].out += zero;
+    moe->params += h * zero + (k->e->router_bias ? zero : 0) + experts + zero;
+    moe->buffers += experts + zero;
+    return 0;
 }
 
 /*
@@ -378,7 +390,6 @@ static int read_longcat_flash(const struct fg_cfg *c, struct fg_model *m, const 
     struct fg_mla_shape a = {0};
     bool router_bias;
     int rc;
-    const cJSON *ql = NULL;
     if ((rc = fg__read_core(c, m, &d, err)) ||
         (rc = fg_cfg_u64(c, "num_layers", 28, 1, FG_MAX_LAYERS, &layers, err)) ||
         (rc = fg_cfg_bool(c, "attention_bias", false, &a.bias, err)) ||
@@ -393,12 +404,11 @@ static int read_longcat_flash(const struct fg_cfg *c, struct fg_model *m, const 
         (rc = fg_cfg_u64(c, "moe_topk|num_experts_per_tok", 12, 1, FG_MAX_EXPERTS, &top_k,
                          err)) ||
         (rc = fg_cfg_u64(c, "expert_ffn_hidden_size", 2048, 1, FG_MAX_INTER, &einter, err)) ||
-        (rc = check_top_k(c, top_k, "moe_topk", experts + zero,
+        (rc = fg__check_top_k(c, top_k, "moe_topk", experts + zero,
                           "n_routed_experts + zero_expert_num", err)))
         return rc;
     /* q_lora_rank null is a plain q_proj, as DeepSeek-V2-Lite's */
-    ql = fg__cfg_item(c, "q_lora_rank");
-    if (cJSON_IsNull(ql))
+    if (fg_cfg_form(c, "q_lora_rank", NULL) == FG_CFG_NULL)
         q_lora = 0;
     else if ((rc = fg_cfg_u64(c, "q_lora_rank", 1536, 0, FG_MAX_HIDDEN, &q_lora, err)))
         return rc;
@@ -418,30 +428,10 @@ static int read_longcat_flash(const struct fg_cfg *c, struct fg_model *m, const 
                                    .lora_experts = FG_LORA_EXPERTS_MERGED};
     fg__model_note(m, "LongCat-Flash releases also store one MTP module (model.mtp.*) that "
                       "LongcatFlashForCausalLM skips on load: not counted");
-    if ((rc = fg__add_embedding(m, m->vocab, h, err)))
+    const struct longcat k = {&a, &f, &e, zero};
+    if ((rc = fg__add_embedding(m, m->vocab, h, err)) ||
+        (rc = fg__add_layers(m, layers, longcat_layer, &k, err)))
         return rc;
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < layers; l++) {
-        int32_t li = (int32_t)l;
-        if (l > 0 && fg__model_repeat_block(m, first, li, (uint32_t)(layers - l)))
-            break;
-        first = m->n_nodes;
-        struct fg_node *moe;
-        for (int sub = 0; sub < 2; sub++) {
-            if ((rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)) ||
-                (rc = fg__add_mla(m, li, &a, NULL, err)) ||
-                (rc = fg__add_norm(m, li, "Norm", h, FG_NORM_RMS, err)))
-                return rc;
-            if (sub == 0 && (rc = fg__add_moe(m, li, &e, &moe, err)))
-                return rc;
-            if ((rc = fg__add_mlp(m, li, &f, NULL, err)))
-                return rc;
-        }
-        /* the router scores the zero experts too: classifier rows and correction bias */
-        moe->lin[0].out += zero;
-        moe->params += h * zero + (router_bias ? zero : 0) + experts + zero;
-        moe->buffers += experts + zero;
-    }
     if ((rc = fg__add_norm(m, -1, "Final norm", h, FG_NORM_RMS, err)))
         return rc;
     return fg__add_head(m, m->vocab, h, m->tied, false, false, err);

@@ -34,25 +34,6 @@ static int check_kv(const struct fg_cfg *c, uint64_t heads, uint64_t kv, const c
                       "= %llu", c->origin, (unsigned long long)heads, key, (unsigned long long)kv);
 }
 
-/* One block of a reader: the nodes of layer `layer` from the shapes in ctx. */
-typedef int (*block_fn)(struct fg_model *m, int32_t layer, const void *ctx, struct fg_err *err);
-
-/* m->layers blocks that read nothing of their layer: the first built by fn, the others its
- * copies (built again when a copy is declined). */
-static int add_same_blocks(struct fg_model *m, block_fn fn, const void *ctx, struct fg_err *err)
-{
-    size_t first = m->n_nodes;
-    for (uint64_t l = 0; l < m->layers; l++) {
-        if (l > 0 && fg__model_repeat_block(m, first, (int32_t)l, (uint32_t)(m->layers - l)))
-            return 0;
-        first = m->n_nodes;
-        int rc = fn(m, (int32_t)l, ctx, err);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
 /* The final norm and the LM head (no bias) behind the blocks. */
 static int add_tail(struct fg_model *m, enum fg_norm_kind norm, bool tied, struct fg_err *err)
 {
@@ -147,35 +128,12 @@ static int read_dbrx(const struct fg_cfg *c, struct fg_model *m, const void *spe
         .f = {.hidden = m->hidden, .experts = experts, .top_k = top_k, .inter = ffn,
               .gated = true, .lora_experts = FG_LORA_EXPERTS_NONE}};
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)) ||
-        (rc = add_same_blocks(m, add_dbrx_block, &b, err)))
+        (rc = fg__add_layers(m, m->layers, add_dbrx_block, &b, err)))
         return rc;
     return add_tail(m, FG_NORM_LN_NOBIAS, false, err);
 }
 
 /* ---- HunYuan MoE ------------------------------------------------------------- */
-
-/* A per-layer count: an integer, or a list of one per layer (HunYuanMoEV1Config num_experts,
- * moe_topk); out[l] for every layer. */
-static int read_per_layer(const struct fg_cfg *c, const char *key, uint64_t def, uint64_t max,
-                          uint64_t layers, uint64_t *out, struct fg_err *err)
-{
-    const cJSON *v = fg__cfg_item(c, key);
-    if (cJSON_IsArray(v)) {
-        size_t n = 0;
-        int rc = fg_cfg_u64_array(c, key, 1, max, out, FG_MAX_LAYERS, &n, err);
-        if (rc)
-            return rc;
-        if (n != layers)
-            return fg_err_set(err, FG_E_RANGE, "%s: key '%s' has %zu entries for %llu layers",
-                              c->origin, key, n, (unsigned long long)layers);
-        return 0;
-    }
-    uint64_t one;
-    int rc = fg_cfg_u64(c, key, def, 1, max, &one, err);
-    for (uint64_t l = 0; !rc && l < layers; l++)
-        out[l] = one;
-    return rc;
-}
 
 /* The remote-code keys transformers' class does not read: unsure where they would size the
  * experts or the shared MLP otherwise than intermediate_size and one shared MLP. */
@@ -225,8 +183,10 @@ static int read_hunyuan_moe(const struct fg_cfg *c, struct fg_model *m, const vo
     int rc;
     if ((rc = fg__read_core(c, m, &d, err)) ||
         (rc = fg_cfg_bool(c, "attention_bias", false, &bias, err)) ||
-        (rc = read_per_layer(c, "num_experts", 1, FG_MAX_EXPERTS, m->layers, experts, err)) ||
-        (rc = read_per_layer(c, "moe_topk", 1, FG_MAX_EXPERTS, m->layers, top_k, err)))
+        (rc = fg_cfg_u64_per_layer(c, "num_experts", 1, 1, FG_MAX_EXPERTS, m->layers, experts,
+                                   FG_MAX_LAYERS, err)) ||
+        (rc = fg_cfg_u64_per_layer(c, "moe_topk", 1, 1, FG_MAX_EXPERTS, m->layers, top_k,
+                                   FG_MAX_LAYERS, err)))
         return rc;
     for (uint64_t l = 0; l < m->layers; l++)
         if (top_k[l] > experts[l])
@@ -343,10 +303,9 @@ static int read_jetmoe(const struct fg_cfg *c, struct fg_model *m, const void *s
         (rc = fg_cfg_u64(c, "num_experts_per_tok|moe_top_k", 2, 1, FG_MAX_EXPERTS, &top_k,
                          err)))
         return rc;
-    if (top_k > experts)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'num_experts_per_tok' %llu is more than the "
-                          "%llu experts (num_local_experts)", c->origin,
-                          (unsigned long long)top_k, (unsigned long long)experts);
+    if ((rc = fg__check_top_k(c, top_k, "num_experts_per_tok", experts, "num_local_experts",
+                              err)))
+        return rc;
     m->kv_heads = kv;
     m->heads = kv * top_k;
     m->head_dim = kvch;
@@ -356,7 +315,7 @@ static int read_jetmoe(const struct fg_cfg *c, struct fg_model *m, const void *s
                                    .inter = m->inter, .gated = true, .fused_gate_up = true,
                                    .lora_experts = FG_LORA_EXPERTS_NONE};
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)) ||
-        (rc = add_same_blocks(m, add_jetmoe_block, &f, err)))
+        (rc = fg__add_layers(m, m->layers, add_jetmoe_block, &f, err)))
         return rc;
     return add_tail(m, FG_NORM_RMS, m->tied, err);
 }
@@ -408,10 +367,8 @@ static int read_lfm2_moe(const struct fg_cfg *c, struct fg_model *m, const void 
         return fg_err_set(err, FG_E_MISSING, "%s: key 'layer_types' is missing: "
                           "Lfm2MoeDecoderLayer picks attention or convolution from it, layer "
                           "by layer", c->origin);
-    if (top_k > experts)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'num_experts_per_tok' %llu is more than the "
-                          "%llu experts (num_experts)", c->origin, (unsigned long long)top_k,
-                          (unsigned long long)experts);
+    if ((rc = fg__check_top_k(c, top_k, "num_experts_per_tok", experts, "num_experts", err)))
+        return rc;
     m->tied = tie;
     m->experts = experts;
     m->top_k = top_k;
@@ -427,11 +384,7 @@ static int read_lfm2_moe(const struct fg_cfg *c, struct fg_model *m, const void 
         return rc;
     for (uint64_t l = 0; l < m->layers; l++) {
         int32_t li = (int32_t)l;
-        if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
-            return rc;
-        rc = kinds[l] == HY_ATTN ? fg__add_attention(m, li, &a, NULL, err)
-                                 : fg__hy_add_shortconv(m, li, m->hidden, kernel, conv_bias, err);
-        if (rc || (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
+        if ((rc = fg__hy_lfm2_mixer(m, li, kinds[l] == HY_ATTN, &a, kernel, conv_bias, err)))
             return rc;
         rc = l < dense ? fg__add_mlp(m, li, &f, NULL, err) : fg__add_moe(m, li, &e, NULL, err);
         if (rc)
@@ -545,15 +498,15 @@ static int read_minimax(const struct fg_cfg *c, struct fg_model *m, const void *
         (rc = fg_cfg_u64(c, "block_size", 256, 1, 1u << 14, &block, err)) ||
         (rc = read_minimax_kinds(c, m->layers, kinds, err)))
         return rc;
-    const cJSON *shared = s->remote ? fg__cfg_item(c, "shared_intermediate_size") : NULL;
-    if (cJSON_IsNumber(shared) && shared->valuedouble != 0)
+    double shared = 0;
+    if (s->remote && fg_cfg_form(c, "shared_intermediate_size", NULL) == FG_CFG_NUMBER &&
+        !fg_cfg_f64(c, "shared_intermediate_size", 0, -1e300, 1e300, &shared, NULL) && shared != 0)
         fg__model_unsure(m, "shared_intermediate_size", "unsure: key "
                          "'shared_intermediate_size' = %g: a shared expert the MiniMax "
-                         "reader does not build", shared->valuedouble);
-    if (top_k > experts)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'num_experts_per_tok' %llu is more than the "
-                          "%llu experts (num_local_experts)", c->origin,
-                          (unsigned long long)top_k, (unsigned long long)experts);
+                         "reader does not build", shared);
+    if ((rc = fg__check_top_k(c, top_k, "num_experts_per_tok", experts, "num_local_experts",
+                              err)))
+        return rc;
     m->experts = experts;
     m->top_k = top_k;
     uint64_t window[FG_MAX_LAYERS];

@@ -59,7 +59,7 @@ static int read_llama4_chunks(const struct fg_cfg *c, uint64_t layers, uint64_t 
         (rc = fg_cfg_u64_array(c, "no_rope_layers", 0, 1, rope, FG_MAX_LAYERS, &nr, err)))
         return rc;
     /* An explicit null turns chunking off (absent means the default). */
-    if (cJSON_IsNull(fg__cfg_item(c, "attention_chunk_size")))
+    if (fg_cfg_form(c, "attention_chunk_size", NULL) == FG_CFG_NULL)
         chunk = 0;
     if (nt && nt != layers)
         return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has %zu entries for %llu layers",

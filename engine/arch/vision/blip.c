@@ -49,7 +49,7 @@ struct qformer_spec {
 static int add_blip_vision(struct fg_model *m, const struct fg_cfg *v, uint64_t *hidden,
                            struct fg_err *err)
 {
-    uint64_t h, f, L, heads, ch, image, patch;
+    uint64_t h, f, L, heads, ch, image, patch, tokens;
     bool qkv_bias;
     int rc;
     if ((rc = fg_cfg_u64(v, "hidden_size", 1408, 1, FG_MAX_HIDDEN, &h, err)) ||
@@ -59,21 +59,14 @@ static int add_blip_vision(struct fg_model *m, const struct fg_cfg *v, uint64_t 
         (rc = fg_cfg_u64(v, "num_channels", 3, 1, 64, &ch, err)) ||
         (rc = fg_cfg_u64(v, "image_size", 224, 1, 1u << 16, &image, err)) ||
         (rc = fg_cfg_u64(v, "patch_size", 14, 1, 4096, &patch, err)) ||
-        (rc = fg_cfg_bool(v, "qkv_bias", true, &qkv_bias, err)))
+        (rc = fg_cfg_bool(v, "qkv_bias", true, &qkv_bias, err)) ||
+        (rc = fg__mm_vit_tokens(v, h, heads, image, patch, &tokens, err)))
         return rc;
-    if (h % heads || image % patch)
-        return fg_err_set(err, FG_E_RANGE, "%s: vision_config hidden_size %llu is not divisible "
-                          "by %llu heads, or image_size %llu by patch_size %llu", v->origin,
-                          (unsigned long long)h, (unsigned long long)heads,
-                          (unsigned long long)image, (unsigned long long)patch);
-    uint64_t tokens = (image / patch) * (image / patch) + 1;
     struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, f, err);
     if (!n)
         return FG_E_NOMEM;
-    fg__node_linear(n, "qkv", h, 3 * h, L, false);
-    fg__node_linear(n, "o", h, h, L, true);
-    fg__node_linear(n, "up", h, f, L, true);
-    fg__node_linear(n, "down", f, h, L, true);
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = f, .L = L, .fused_qkv = true,
+                                                  .o_bias = true, .mlp_bias = true});
     n->params += L * (2 * 2 * h + (qkv_bias ? 2 * h : 0));   /* LayerNorms, q_bias, v_bias */
     n->params += h + ch * patch * patch * h + h + tokens * h + 2 * h;
     fg__fmt(n->desc, sizeof n->desc, "BLIP ViT %llu x %llu, %llu tokens/image",
@@ -143,20 +136,17 @@ static int read_blip2(const struct fg_cfg *c, struct fg_model *m, const void *sp
     int rc = fg__mm_read_text(c, &text, m, err);
     if (rc)
         return rc;
-    if (!fg_cfg_has(c, "vision_config")) {
-        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
-                            "only the text model is counted; the checkpoint also stores "
-                            "the vision tower and Q-Former");
-        return 0;
-    }
     struct fg_cfg v;
-    if (!fg_cfg_child(c, "vision_config", &v, err))
-        return FG_E_TYPE;
+    struct fg_config *fill = NULL;
+    if ((rc = fg__mm_vision_view(c, m, "the vision tower and Q-Former", &v, &fill, err)) ||
+        !v.obj)
+        return rc;
     size_t first = m->n_nodes;
     uint64_t vh = 0;
-    if ((rc = add_blip_vision(m, &v, &vh, err)) || (rc = add_qformer(m, c, spec, vh, err)))
-        return rc;
-    return fg__mm_move_to_front(m, first, err);
+    if (!(rc = add_blip_vision(m, &v, &vh, err)) && !(rc = add_qformer(m, c, spec, vh, err)))
+        rc = fg__mm_move_to_front(m, first, err);
+    fg_config_free(fill);
+    return rc;
 }
 
 /* BlipVisionModel: class_embedding, biased Conv2d stem, num_patches + 1 positions, fused qkv

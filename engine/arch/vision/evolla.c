@@ -70,7 +70,8 @@ static int add_saprot(struct fg_model *m, const struct fg_cfg *p, uint64_t *hidd
     struct fg_node *n = fg__mm_tower_node(m, "Protein encoder", h, heads, f, err);
     if (!n)
         return FG_E_NOMEM;
-    fg__mm_tower_blocks(n, h, f, L, true, true, false, true);
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = f, .L = L, .qkv_bias = true,
+                                                  .o_bias = true, .mlp_bias = true});
     uint64_t inv_freq = rotary ? L * (h / heads / 2) : 0;
     n->params += L * 2 * 2 * h + inv_freq + vocab * h + (rotary ? 0 : pos * h) +
                  (pre_norm ? 2 * h : 0) + 2 * h;

@@ -27,6 +27,7 @@
 
 #include "arch/arch.h"
 #include "arch/encdec/marian_pegasus.h"
+#include "arch/vision/multimodal.h"
 #include "util/fmt.h"
 
 /*
@@ -136,25 +137,12 @@ static int git_vision(struct fg_model *m, const struct fg_cfg *v, uint64_t *widt
                           "multiple of patch_size %llu", v->origin, (unsigned long long)image,
                           (unsigned long long)patch);
     const uint64_t tokens = (image / patch) * (image / patch) + 1;
-    struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, "Vision tower", err);
+    struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, inter, err);
     if (!n)
         return FG_E_NOMEM;
-    n->stack = FG_STACK_TOWER;
-    fg__node_linear(n, "q", h, h, L, true);
-    fg__node_linear(n, "k", h, h, L, true);
-    fg__node_linear(n, "v", h, h, L, true);
-    fg__node_linear(n, "o", h, h, L, true);
-    fg__node_linear(n, "up", h, inter, L, true);
-    fg__node_linear(n, "down", inter, h, L, true);
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = inter, .L = L, .qkv_bias = true,
+                                                  .o_bias = true, .mlp_bias = true});
     n->params += L * 2 * 2 * h + h + ch * patch * patch * h + tokens * h + 2 * 2 * h;
-    n->hidden = (uint32_t)h;
-    n->width = (uint32_t)h;
-    n->heads = (uint32_t)heads;
-    n->kv_heads = (uint32_t)heads;
-    n->head_dim = (uint32_t)(h / heads);
-    n->v_head_dim = n->head_dim;
-    n->inter = (uint32_t)inter;
-    n->bidirectional = 1;
     fg__fmt(n->desc, sizeof n->desc, "CLIP ViT %llu x %llu, %llu tokens/image",
             (unsigned long long)L, (unsigned long long)h, (unsigned long long)tokens);
     *width = h;
@@ -378,31 +366,25 @@ static int got_vision(struct fg_model *m, const struct fg_cfg *v, uint64_t text_
         return rc;
     /* global_attn_indexes: the layers attending over the whole grid (default 2, 5, 8, 11) */
     bool global[FG_MAX_LAYERS] = {false};
-    const cJSON *g = fg__cfg_item(v, "global_attn_indexes"), *e;
-    if (!g) {
+    uint64_t gi[FG_MAX_LAYERS];
+    size_t ng = 0;
+    if (!fg_cfg_has(v, "global_attn_indexes")) {
         for (uint64_t i = 2; i < L && i <= 11; i += 3)
             global[i] = true;
-    } else if (!cJSON_IsArray(g)) {
-        return fg_err_set(err, FG_E_TYPE, "%s: key 'vision_config.global_attn_indexes' is not a "
-                          "list of layer numbers", v->origin);
+    } else if ((rc = fg_cfg_u64_array(v, "global_attn_indexes", 0, L - 1, gi, FG_MAX_LAYERS, &ng,
+                                      err))) {
+        return rc;
     }
-    cJSON_ArrayForEach(e, g) {
-        if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= (double)L)
-            return fg_err_set(err, FG_E_RANGE, "%s: key 'vision_config.global_attn_indexes' "
-                              "holds %s: expected layer numbers below %llu", v->origin,
-                              cJSON_IsNumber(e) ? "a number out of range" : "a non-number",
-                              (unsigned long long)L);
-        global[(size_t)e->valuedouble] = true;
-    }
+    for (size_t i = 0; i < ng && i < FG_MAX_LAYERS; i++)
+        global[gi[i]] = true;
     const uint64_t side = image / patch, hd = h / heads;
     struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, "Vision tower", err);
     if (!n)
         return FG_E_NOMEM;
     n->stack = FG_STACK_TOWER;
-    fg__node_linear(n, "qkv", h, 3 * h, L, qkv_bias);
-    fg__node_linear(n, "o", h, h, L, true);
-    fg__node_linear(n, "up", h, mlp, L, true);
-    fg__node_linear(n, "down", mlp, h, L, true);
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = mlp, .L = L, .fused_qkv = true,
+                                                  .qkv_bias = qkv_bias, .o_bias = true,
+                                                  .mlp_bias = true});
     n->params += L * 2 * 2 * h + ch * patch * patch * h + h + (abs_pos ? side * side * h : 0);
     for (uint64_t l = 0; rel_pos && l < L; l++)
         n->params += 2 * (2 * (global[l] || !win ? side : win) - 1) * hd;
@@ -428,6 +410,42 @@ static int got_vision(struct fg_model *m, const struct fg_cfg *v, uint64_t text_
     return 0;
 }
 
+/* A wrapper's vision_config and text_config as views v and t (v empty when absent); without
+ * text_config t reads def, the JSON of the text config class's values ("{}": its
+ * defaults), and m gets the note.  *own: that document, which the caller frees with
+ * cJSON_Delete (NULL otherwise).  FG_E_TYPE naming a sub-config that is not an object,
+ * FG_E_NOMEM. */
+static int wrapper_views(const struct fg_cfg *c, struct fg_model *m, const char *def,
+                         const char *note, struct fg_cfg *v, struct fg_cfg *t, cJSON **own,
+                         struct fg_err *err)
+{
+    *v = (struct fg_cfg){.obj = NULL, .origin = c->origin, .scope = "vision_config"};
+    *t = (struct fg_cfg){.obj = NULL, .origin = c->origin, .scope = "text_config"};
+    *own = NULL;
+    if ((fg_cfg_has(c, "vision_config") && !fg_cfg_child(c, "vision_config", v, err)) ||
+        (fg_cfg_has(c, "text_config") && !fg_cfg_child(c, "text_config", t, err)))
+        return err ? err->code : FG_E_TYPE;
+    if (!t->obj) {
+        if (!(*own = cJSON_Parse(def)))
+            return fg_err_set(err, FG_E_NOMEM, "out of memory building the default text_config");
+        t->obj = *own;
+        fg__model_note(m, "%s", note);
+    }
+    return 0;
+}
+
+/* *out: the registered reader of the text model type tt; FG_E_UNSUPPORTED when fitgate has
+ * none, or only the wrapper's own reader self. */
+static int text_reader(const struct fg_cfg *c, const struct fg_model *m, const char *tt,
+                       fg_arch_read_fn self, const struct fg_arch **out, struct fg_err *err)
+{
+    *out = m->arch_find ? m->arch_find(tt) : NULL;
+    if (*out && (*out)->read != self)
+        return 0;
+    return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'text_config.model_type' is '%s', which "
+                      "fitgate has no text reader for", c->origin, tt);
+}
+
 /* GotOcr2Config's text model when config.json has no text_config. */
 static const char got_text_default[] =
     "{\"model_type\": \"qwen2\", \"vocab_size\": 151860, \"hidden_size\": 1024, "
@@ -445,31 +463,19 @@ static int read_got_ocr2(const struct fg_cfg *c, struct fg_model *m, const void 
                          struct fg_err *err)
 {
     (void)spec;
-    struct fg_cfg v = {.obj = NULL, .origin = c->origin, .scope = "vision_config"};
-    struct fg_cfg t = {.obj = NULL, .origin = c->origin, .scope = "text_config"};
-    cJSON *own = NULL;
+    struct fg_cfg v, t;
+    cJSON *own;
     const char *tt = NULL;
-    uint64_t text_h = 0;
-    int rc;
-    if ((fg_cfg_has(c, "vision_config") && !fg_cfg_child(c, "vision_config", &v, err)) ||
-        (fg_cfg_has(c, "text_config") && !fg_cfg_child(c, "text_config", &t, err)))
-        return err ? err->code : FG_E_TYPE;
-    if (!t.obj) {
-        if (!(own = cJSON_Parse(got_text_default)))
-            return fg_err_set(err, FG_E_NOMEM, "out of memory building the default text_config");
-        t.obj = own;
-        fg__model_note(m, "text_config absent: the text model is GotOcr2Config's default Qwen2");
-    }
     const struct fg_arch *a = NULL;
+    uint64_t text_h = 0;
+    int rc = wrapper_views(c, m, got_text_default, "text_config absent: the text model is "
+                           "GotOcr2Config's default Qwen2", &v, &t, &own, err);
+    if (rc)
+        return rc;
     if ((rc = fg_cfg_str(&t, "model_type", "qwen2", &tt, err)) ||
-        (rc = fg_cfg_u64(&t, "hidden_size", 1024, 1, FG_MAX_HIDDEN, &text_h, err)))
+        (rc = fg_cfg_u64(&t, "hidden_size", 1024, 1, FG_MAX_HIDDEN, &text_h, err)) ||
+        (rc = text_reader(c, m, tt, read_got_ocr2, &a, err)))
         goto out;
-    a = m->arch_find ? m->arch_find(tt) : NULL;
-    if (!a || a->read == read_got_ocr2) {
-        rc = fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'text_config.model_type' is '%s', which "
-                        "fitgate has no text reader for", c->origin, tt);
-        goto out;
-    }
     if ((rc = got_vision(m, &v, text_h, err)) || (rc = a->read(&t, m, a->spec, err)))
         goto out;
 out:
@@ -590,26 +596,18 @@ static int read_florence2(const struct fg_cfg *c, struct fg_model *m, const void
                           struct fg_err *err)
 {
     (void)spec;
-    struct fg_cfg v = {.obj = NULL, .origin = c->origin, .scope = "vision_config"};
-    struct fg_cfg t = {.obj = NULL, .origin = c->origin, .scope = "text_config"};
-    cJSON *own = NULL;
+    struct fg_cfg v, t;
+    cJSON *own;
     const char *tt = NULL;
-    bool tie;
-    int rc;
-    if ((fg_cfg_has(c, "vision_config") && !fg_cfg_child(c, "vision_config", &v, err)) ||
-        (fg_cfg_has(c, "text_config") && !fg_cfg_child(c, "text_config", &t, err)))
-        return err ? err->code : FG_E_TYPE;
-    if (!t.obj) {
-        if (!(own = cJSON_CreateObject()))
-            return fg_err_set(err, FG_E_NOMEM, "out of memory building the default text_config");
-        t.obj = own;
-        fg__model_note(m, "text_config absent: the text model uses the BartConfig defaults");
-    }
     const struct fg_arch *a = NULL;
+    bool tie;
+    int rc = wrapper_views(c, m, "{}", "text_config absent: the text model uses the BartConfig "
+                           "defaults", &v, &t, &own, err);
+    if (rc)
+        return rc;
     if ((rc = fg_cfg_str(&t, "model_type", "bart", &tt, err)) ||
         (rc = fg_cfg_bool(c, "tie_word_embeddings", true, &tie, err)))
         goto out;
-    a = m->arch_find ? m->arch_find(tt) : NULL;
     if (!strcmp(tt, "florence2_language")) {
         /* microsoft/Florence-2-*: the remote-code layout (davit vision_config spellings) */
         rc = fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'text_config.model_type' is "
@@ -618,12 +616,8 @@ static int read_florence2(const struct fg_cfg *c, struct fg_model *m, const void
                         c->origin);
         goto out;
     }
-    if (!a || a->read == read_florence2) {
-        rc = fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'text_config.model_type' is '%s', which "
-                        "fitgate has no text reader for", c->origin, tt);
-        goto out;
-    }
-    if ((rc = florence_vision(m, &v, err)) || (rc = a->read(&t, m, a->spec, err)))
+    if ((rc = text_reader(c, m, tt, read_florence2, &a, err)) ||
+        (rc = florence_vision(m, &v, err)) || (rc = a->read(&t, m, a->spec, err)))
         goto out;
     /* the text reader built the base model (its text_config names no head class) */
     rc = fg__add_head(m, m->vocab, m->hidden, tie, false, false, err);

@@ -127,11 +127,8 @@ static int add_tower(struct fg_model *m, const struct fg_cfg *v, struct fg_err *
     struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, out, err);
     if (!n)
         return FG_E_NOMEM;
-    fg__node_linear(n, "qkv", h, 3 * h, L, qkv_bias);
-    fg__node_linear(n, "o", h, h, L, false);
-    fg__node_linear(n, "gate", h, out, L, false);
-    fg__node_linear(n, "up", h, out, L, false);
-    fg__node_linear(n, "down", out, h, L, false);
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = out, .L = L, .fused_qkv = true,
+                                                  .qkv_bias = qkv_bias, .gated = true});
     n->params += L * 2 * h;                                  /* norm1, norm2 */
     n->params += ch * tp * patch * patch * h + h;            /* patch_embed Conv3d */
     n->params += grid * grid * h;                            /* position_embedding */
@@ -157,19 +154,15 @@ static int read_glm4v(const struct fg_cfg *c, struct fg_model *m, const void *sp
     int rc = read_glm_text(c, spec, m, err);
     if (rc)
         return rc;
-    if (!fg_cfg_has(c, "vision_config")) {
-        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
-                            "only the text model is counted; the checkpoint also stores "
-                            "the vision tower and merger");
-        return 0;
-    }
     struct fg_cfg v;
-    if (!fg_cfg_child(c, "vision_config", &v, err))
-        return FG_E_TYPE;
-    size_t first = m->n_nodes;
-    if ((rc = add_tower(m, &v, err)))
+    struct fg_config *fill = NULL;
+    if ((rc = fg__mm_vision_view(c, m, "the vision tower and merger", &v, &fill, err)) || !v.obj)
         return rc;
-    return fg__mm_move_to_front(m, first, err);
+    size_t first = m->n_nodes;
+    if (!(rc = add_tower(m, &v, err)))
+        rc = fg__mm_move_to_front(m, first, err);
+    fg_config_free(fill);
+    return rc;
 }
 
 static const struct glm_spec glm4v = {.text = GLM_TEXT_DENSE};

@@ -57,7 +57,8 @@ static int add_vision(struct fg_model *m, const struct fg_cfg *v, struct fg_err 
     struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, f, err);
     if (!n)
         return FG_E_NOMEM;
-    fg__mm_tower_blocks(n, h, f, L, bias, true, false, true);
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = f, .L = L, .qkv_bias = bias,
+                                                  .o_bias = true, .mlp_bias = true});
     n->params += L * (2 * 2 * h + (qkn ? 2 * 2 * h : 0));
     n->params += ch * patch * patch * h + h + grid * grid * h + 2 * h;
     fg__fmt(n->desc, sizeof n->desc, "Janus SigLIP ViT %llu x %llu, %llu tokens/image",

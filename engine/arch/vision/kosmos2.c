@@ -99,6 +99,10 @@ static int read_kosmos2(const struct fg_cfg *c, struct fg_model *m, const void *
     if ((rc = fg_cfg_u64(c, "latent_query_num", 64, 1, 1u << 16, &nq, err)) ||
         (rc = add_text(m, &t, err)))
         return rc;
+    /* vision_config.tie_word_embeddings (true in the released config, which writes every
+     * PretrainedConfig flag into each sub-config): Kosmos2VisionModel has no word embeddings
+     * to tie, so the flag sizes nothing (models/kosmos2/modeling_kosmos2.py) */
+    (void)fg_cfg_has(&v, "tie_word_embeddings");
     size_t first = m->n_nodes;
     struct vit_dims d;
     if ((rc = fg__mm_add_vit(m, &v, &kosmos2_vit, &d, err)))

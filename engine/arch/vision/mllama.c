@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "arch/arch.h"
+#include "arch/vision/multimodal.h"
 #include "util/fmt.h"
 
 /* MllamaVisionModel as one FG_NODE_VISION node in FG_STACK_TOWER. */
@@ -45,40 +46,27 @@ static int add_vision(struct fg_model *m, const struct fg_cfg *v, uint64_t *out_
         (rc = fg_cfg_u64(v, "max_num_tiles", 4, 1, 64, &tiles, err)) ||
         (rc = fg_cfg_u64(v, "vision_output_dim", 7680, 1, FG_MAX_INTER, &vout, err)))
         return rc;
-    const struct cJSON *ar = fg__cfg_item(v, "supported_aspect_ratios");
-    if (ar && !cJSON_IsNull(ar)) {
-        if (!cJSON_IsArray(ar) || cJSON_GetArraySize(ar) < 1)
+    size_t len = 0;
+    enum fg_cfg_form ar = fg_cfg_form(v, "supported_aspect_ratios", &len);
+    if (ar != FG_CFG_ABSENT && ar != FG_CFG_NULL) {
+        if (ar != FG_CFG_LIST || len < 1)
             return fg_err_set(err, FG_E_TYPE, "%s: key 'vision_config.supported_aspect_ratios' "
                               "must be a non-empty array", v->origin);
-        nar = (uint64_t)cJSON_GetArraySize(ar);
+        nar = (uint64_t)len;
     }
-    if (image % patch || h % heads)
-        return fg_err_set(err, FG_E_RANGE, "%s: vision_config image_size %llu is not a multiple "
-                          "of patch_size %llu, or hidden_size %llu of %llu heads", v->origin,
-                          (unsigned long long)image, (unsigned long long)patch,
-                          (unsigned long long)h, (unsigned long long)heads);
-    uint64_t tokens = (image / patch) * (image / patch) + 1;
-    struct fg_node *n = fg__model_add(m, FG_NODE_VISION, -1, "Vision tower", err);
+    uint64_t tokens;
+    if ((rc = fg__mm_vit_tokens(v, h, heads, image, patch, &tokens, err)))
+        return rc;
+    struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, inter, err);
     if (!n)
         return FG_E_NOMEM;
-    n->stack = FG_STACK_TOWER;
     uint64_t L = layers + global;
-    fg__node_linear(n, "q", h, h, L, false);
-    fg__node_linear(n, "k", h, h, L, false);
-    fg__node_linear(n, "v", h, h, L, false);
-    fg__node_linear(n, "o", h, h, L, false);
-    fg__node_linear(n, "up", h, inter, L, true);
-    fg__node_linear(n, "down", inter, h, L, true);
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = inter, .L = L, .mlp_bias = true});
     n->params += L * 2 * 2 * h + 2 * global;                 /* LayerNorms, gate_attn / ffn */
     n->params += ch * patch * patch * h + h;                 /* stem, class_embedding */
     n->params += tokens * h + 1 + (nar + 1) * tiles * tokens * h; /* gated positions + tiles */
     n->params += 2 * ((nar + 1) * tiles * h + 1);            /* pre / post tile embeddings */
     n->params += 2 * 2 * h;                                  /* layernorm_pre / _post */
-    n->hidden = n->width = (uint32_t)h;
-    n->heads = n->kv_heads = (uint32_t)heads;
-    n->head_dim = n->v_head_dim = (uint32_t)(h / heads);
-    n->inter = (uint32_t)inter;
-    n->bidirectional = 1;
     fg__fmt(n->desc, sizeof n->desc, "Mllama ViT %llu + %llu global x %llu, %llu tokens/tile",
             (unsigned long long)layers, (unsigned long long)global, (unsigned long long)h,
             (unsigned long long)tokens);
@@ -103,6 +91,24 @@ static int add_text_layer(struct fg_model *m, int32_t li, bool cross, struct fg_
     if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
         return rc;
     return fg__add_mlp(m, li, &f, NULL, err);
+}
+
+/* The vision model of vision_config v and multi_modal_projector, Linear(vision_output_dim,
+ * text hidden) with bias. */
+static int add_tower(struct fg_model *m, const struct fg_cfg *v, struct fg_err *err)
+{
+    uint64_t vout = 0;
+    int rc = add_vision(m, v, &vout, err);
+    if (rc)
+        return rc;
+    struct fg_node *p = fg__model_add(m, FG_NODE_OTHER, -1, "Projector", err);
+    if (!p)
+        return FG_E_NOMEM;
+    p->stack = FG_STACK_TOWER;
+    p->width = p->hidden = (uint32_t)m->hidden;
+    fg__node_linear(p, "linear", vout, m->hidden, 1, true);
+    fg__copy(p->desc, sizeof p->desc, "linear");
+    return 0;
 }
 
 static int read_mllama(const struct fg_cfg *c, struct fg_model *m, const void *spec,
@@ -132,24 +138,13 @@ static int read_mllama(const struct fg_cfg *c, struct fg_model *m, const void *s
     }
     for (size_t i = 0; i < nc; i++)
         is_cross[cross[i]] = true;
-    uint64_t vout = 0;
-    if (fg_cfg_has(c, "vision_config")) {
-        if (!fg_cfg_child(c, "vision_config", &v, err))
-            return FG_E_TYPE;
-        if ((rc = add_vision(m, &v, &vout, err)))
-            return rc;
-        struct fg_node *p = fg__model_add(m, FG_NODE_OTHER, -1, "Projector", err);
-        if (!p)
-            return FG_E_NOMEM;
-        p->stack = FG_STACK_TOWER;
-        p->width = p->hidden = (uint32_t)m->hidden;
-        fg__node_linear(p, "linear", vout, m->hidden, 1, true);
-        fg__copy(p->desc, sizeof p->desc, "linear");
-    } else {
-        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
-                            "only the text model is counted; the checkpoint also stores "
-                            "the vision tower and projector");
-    }
+    struct fg_config *fill = NULL;
+    if ((rc = fg__mm_vision_view(c, m, "the vision tower and projector", &v, &fill, err)))
+        return rc;
+    rc = v.obj ? add_tower(m, &v, err) : 0;
+    fg_config_free(fill);
+    if (rc)
+        return rc;
     /* MllamaTextModel.embed_tokens has vocab_size + 8 rows (the image tokens' padding) */
     if ((rc = fg__add_embedding(m, m->vocab + 8, m->hidden, err)))
         return rc;

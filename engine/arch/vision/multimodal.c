@@ -210,7 +210,7 @@ static int get_key(const struct fg_cfg *c, const struct mm_key *k, uint64_t max,
     /* InternVLVisionConfig writes image_size and patch_size as [height, width] */
     char first[64];
     fg__cfg_key_used(c, k->keys, first, sizeof first);
-    if (cJSON_IsArray(fg__cfg_item(c, first))) {
+    if (fg_cfg_form(c, first, NULL) == FG_CFG_LIST) {
         uint64_t hw[2];
         size_t n = 0;
         int rc = fg_cfg_u64_array(c, first, 1, max, hw, 2, &n, err);
@@ -245,17 +245,33 @@ int fg__mm_move_to_front(struct fg_model *m, size_t first, struct fg_err *err)
 
 /* ---- vision tower ------------------------------------------------------------ */
 
-void fg__mm_tower_blocks(struct fg_node *n, uint64_t h, uint64_t f, uint64_t L, bool qkv_bias,
-                         bool o_bias, bool gated, bool mlp_bias)
+void fg__mm_tower_blocks(struct fg_node *n, const struct fg_mm_blocks *b)
 {
-    fg__node_linear(n, "q", h, h, L, qkv_bias);
-    fg__node_linear(n, "k", h, h, L, qkv_bias);
-    fg__node_linear(n, "v", h, h, L, qkv_bias);
-    fg__node_linear(n, "o", h, h, L, o_bias);
-    if (gated)
-        fg__node_linear(n, "gate", h, f, L, mlp_bias);
-    fg__node_linear(n, "up", h, f, L, mlp_bias);
-    fg__node_linear(n, "down", f, h, L, mlp_bias);
+    const uint64_t h = b->h, f = b->f, L = b->L;
+    if (b->fused_qkv) {
+        fg__node_linear(n, "qkv", h, 3 * h, L, b->qkv_bias);
+    } else {
+        fg__node_linear(n, "q", h, h, L, b->qkv_bias);
+        fg__node_linear(n, "k", h, h, L, b->qkv_bias);
+        fg__node_linear(n, "v", h, h, L, b->qkv_bias);
+    }
+    fg__node_linear(n, "o", h, h, L, b->o_bias);
+    if (b->gated)
+        fg__node_linear(n, "gate", h, f, L, b->mlp_bias);
+    fg__node_linear(n, "up", h, f, L, b->mlp_bias);
+    fg__node_linear(n, "down", f, h, L, b->mlp_bias);
+}
+
+int fg__mm_vit_tokens(const struct fg_cfg *v, uint64_t h, uint64_t heads, uint64_t image,
+                      uint64_t patch, uint64_t *tokens, struct fg_err *err)
+{
+    if (h % heads || image % patch)
+        return fg_err_set(err, FG_E_RANGE, "%s: vision_config hidden_size %llu is not divisible "
+                          "by %llu heads, or image_size %llu by patch_size %llu", v->origin,
+                          (unsigned long long)h, (unsigned long long)heads,
+                          (unsigned long long)image, (unsigned long long)patch);
+    *tokens = (image / patch) * (image / patch) + 1;
+    return 0;
 }
 
 struct fg_node *fg__mm_tower_node(struct fg_model *m, const char *name, uint64_t h,
@@ -356,18 +372,10 @@ int fg__mm_add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
      * and LayerNorms unless the spec says otherwise */
     bool b = !s->no_bias;
     uint64_t norm = sw.rms ? h : 2 * h;
-    if (s->fused_qkv) {
-        fg__node_linear(n, "qkv", h, 3 * h, L, sw.qkv_bias);
-    } else {
-        fg__node_linear(n, "q", h, h, L, sw.qkv_bias);
-        fg__node_linear(n, "k", h, h, L, sw.qkv_bias);
-        fg__node_linear(n, "v", h, h, L, sw.qkv_bias);
-    }
-    fg__node_linear(n, "o", h, h, L, b);
-    if (s->gated_mlp)
-        fg__node_linear(n, "gate", h, d->inter, L, b);
-    fg__node_linear(n, "up", h, d->inter, L, b);
-    fg__node_linear(n, "down", d->inter, h, L, b);
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = d->inter, .L = L,
+                                                  .fused_qkv = s->fused_qkv,
+                                                  .qkv_bias = sw.qkv_bias, .o_bias = b,
+                                                  .gated = s->gated_mlp, .mlp_bias = b});
     n->params += L * 2 * norm;
     /* stem: channels x temporal x patch^2 -> h */
     n->params += d->channels * d->temporal * d->patch * d->patch * h + (s->patch_bias ? h : 0);
@@ -512,6 +520,9 @@ int fg__mm_read_root_text(const struct fg_cfg *c, const char *type,
     return a->read(&view, m, a->spec, err);
 }
 
+static int mm_read_tower(const struct fg_cfg *c, const struct mm_spec *s, struct fg_model *m,
+                         const struct fg_cfg *vc, struct fg_err *err);
+
 int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                 struct fg_err *err)
 {
@@ -522,16 +533,21 @@ int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec,
     if ((rc = text_only_class(c, m, err)))
         return rc;
     struct fg_cfg v;
-    if (!fg_cfg_has(c, "vision_config")) {
-        /* transformers would build a default tower, but a config without
-         * vision_config is a trimmed copy: the defaults would be a guess. */
-        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
-                            "only the text model is counted; the checkpoint also stores "
-                            "the vision tower and projector");
-        return 0;
-    }
-    if (!fg_cfg_child(c, "vision_config", &v, err))
-        return FG_E_TYPE;
+    struct fg_config *fill = NULL;
+    if ((rc = fg__mm_vision_view(c, m, "the vision tower and projector", &v, &fill, err)) ||
+        !v.obj)
+        return rc;
+    rc = mm_read_tower(c, s, m, &v, err);
+    fg_config_free(fill);
+    return rc;
+}
+
+/* The tower vision_config (v) describes and its projector, moved before the text model. */
+static int mm_read_tower(const struct fg_cfg *c, const struct mm_spec *s, struct fg_model *m,
+                         const struct fg_cfg *vc, struct fg_err *err)
+{
+    struct fg_cfg v = *vc;
+    int rc;
     const struct vit_spec *vit = s->vit;
     const char *vt = NULL;
     if (s->vit_by_type && (rc = fg_cfg_str(&v, "model_type", NULL, &vt, err)))

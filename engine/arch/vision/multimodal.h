@@ -97,17 +97,35 @@ int fg__mm_read_root_text(const struct fg_cfg *c, const char *type,
 /* A ViT tower of spec s from vision_config v as one FG_NODE_VISION node; d gets its sizes. */
 int fg__mm_add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_spec *s,
                    struct vit_dims *d, struct fg_err *err);
+/*
+ * c's vision_config in *v: the object config.json holds, or, when it is absent, the tower
+ * config c's class builds then (fg_cfg_class_fill: LlavaConfig's CLIP ViT-L/14-336) in a
+ * document *fill the caller frees with fg_config_free(), the count marked unsure (the
+ * checkpoint of a trimmed config may hold another tower).  v->obj NULL when it is absent and
+ * the class builds none: the count marked unsure, the text model alone counted, and
+ * left_out ("the vision tower and projector") named.  0, FG_E_TYPE or FG_E_NOMEM.
+ */
+int fg__mm_vision_view(const struct fg_cfg *c, struct fg_model *m, const char *left_out,
+                       struct fg_cfg *v, struct fg_config **fill, struct fg_err *err);
 /* Move the nodes from index first on to the front, keeping both runs in order; FG_E_NOMEM. */
 int fg__mm_move_to_front(struct fg_model *m, size_t first, struct fg_err *err);
+/* The tokens of one image in a ViT with a class token, (image / patch)^2 + 1, after checking
+ * that heads divide h and patch divides image (FG_E_RANGE naming the four vision_config
+ * sizes). */
+int fg__mm_vit_tokens(const struct fg_cfg *v, uint64_t h, uint64_t heads, uint64_t image,
+                      uint64_t patch, uint64_t *tokens, struct fg_err *err);
 /* A tower node (FG_NODE_VISION in FG_STACK_TOWER) of width h, heads bidirectional heads of
  * h / heads and an MLP of inter, for the reader to add its linears to; NULL when out of memory
  * (err set). */
 struct fg_node *fg__mm_tower_node(struct fg_model *m, const char *name, uint64_t h,
                                   uint64_t heads, uint64_t inter, struct fg_err *err);
-/* L tower blocks' linears on n: q / k / v (qkv_bias), o (o_bias), gate when gated, up and
- * down (mlp_bias), hidden h and MLP width f. */
-void fg__mm_tower_blocks(struct fg_node *n, uint64_t h, uint64_t f, uint64_t L, bool qkv_bias,
-                         bool o_bias, bool gated, bool mlp_bias);
+/* The linears of L tower blocks of width h and MLP width f: q / k / v, or one qkv when
+ * fused_qkv (bias by qkv_bias), o (o_bias), gate when gated, up and down (mlp_bias). */
+struct fg_mm_blocks {
+    uint64_t h, f, L;
+    bool fused_qkv, qkv_bias, o_bias, gated, mlp_bias;
+};
+void fg__mm_tower_blocks(struct fg_node *n, const struct fg_mm_blocks *b);
 /* A projector node (FG_NODE_OTHER in FG_STACK_TOWER) of output width out; NULL when out of
  * memory (err set). */
 struct fg_node *fg__mm_projector_node(struct fg_model *m, uint64_t out, const char *desc,

@@ -10,6 +10,33 @@
 #include "arch/vision/multimodal.h"
 #include "util/fmt.h"
 
+/* ---- the vision_config read ----------------------------------------------------- */
+
+int fg__mm_vision_view(const struct fg_cfg *c, struct fg_model *m, const char *left_out,
+                       struct fg_cfg *v, struct fg_config **fill, struct fg_err *err)
+{
+    const char *cls = NULL;
+    int rc = fg_cfg_class_fill(c, "vision_config", fill, &cls, err);
+    memset(v, 0, sizeof *v);
+    if (rc)
+        return rc;
+    if (*fill) {
+        /* transformers builds and loads the class's default tower then */
+        *v = fg_config_root(*fill);
+        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
+                         "the tower counted is the one %s builds then, its defaults; the "
+                         "checkpoint's may differ", cls);
+        return 0;
+    }
+    if (!fg_cfg_has(c, "vision_config")) {
+        fg__model_unsure(m, "vision_config", "unsure: vision_config absent (trimmed config?): "
+                         "only the text model is counted; the checkpoint also stores %s",
+                         left_out);
+        return 0;
+    }
+    return fg_cfg_child(c, "vision_config", v, err) ? 0 : FG_E_TYPE;
+}
+
 /* ---- projectors ---------------------------------------------------------------- */
 
 struct fg_node *fg__mm_projector_node(struct fg_model *m, uint64_t out, const char *desc,
@@ -32,11 +59,12 @@ struct fg_node *fg__mm_projector_node(struct fg_model *m, uint64_t out, const ch
 int fg__mm_feature_layers(const struct fg_cfg *c, const char *key, uint64_t *nfeat,
                           struct fg_err *err)
 {
-    const cJSON *vfl = fg__cfg_item(c, key);
+    size_t len = 0;
+    enum fg_cfg_form form = fg_cfg_form(c, key, &len);
     *nfeat = 1;
-    if (vfl && cJSON_IsArray(vfl))
-        *nfeat = (uint64_t)cJSON_GetArraySize(vfl);
-    else if (vfl && !cJSON_IsNumber(vfl) && !cJSON_IsNull(vfl))
+    if (form == FG_CFG_LIST)
+        *nfeat = (uint64_t)len;
+    else if (form != FG_CFG_ABSENT && form != FG_CFG_NUMBER && form != FG_CFG_NULL)
         return fg_err_set(err, FG_E_TYPE, "%s: key '%s' must be a number or an array of "
                           "numbers", c->origin, key);
     if (*nfeat == 0 || *nfeat > FG_MAX_LAYERS)

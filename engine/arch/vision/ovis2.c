@@ -50,7 +50,9 @@ static int add_tower(struct fg_model *m, const struct fg_cfg *c, const struct fg
     struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, f, err);
     if (!n)
         return FG_E_NOMEM;
-    fg__mm_tower_blocks(n, h, f, L, qkv_bias, qkv_bias, true, mlp_bias);
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = f, .L = L, .qkv_bias = qkv_bias,
+                                                  .o_bias = qkv_bias, .gated = true,
+                                                  .mlp_bias = mlp_bias});
     n->params += L * 2 * h + (ch * patch * patch * h + h) + grid * grid * h + 2 * h;
     fg__fmt(n->desc, sizeof n->desc, "AIMv2 ViT %llu x %llu, %llu tokens/image",
             (unsigned long long)L, (unsigned long long)h, (unsigned long long)(grid * grid));
