@@ -91,6 +91,7 @@ ENGINE_SRCS := \
 	engine/util/fmt.c \
 	engine/util/jsonscan.c \
 	engine/source/config.c \
+	engine/source/config_forms.c \
 	engine/source/config_class.c \
 	engine/source/cache.c \
 	engine/source/source.c \
@@ -357,7 +358,9 @@ $(GEN_REAL): tools/gen_real_configs.c engine/util/jsonscan.c engine/util/classty
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ tools/gen_real_configs.c engine/util/jsonscan.c $(SAN_FLAGS) \
 	    $(LDFLAGS) -lcjson
-$(BUILD)/gen/real_configs.c: $(GEN_REAL) $(REAL_CONFIGS) $(wildcard tests/fixtures/models/*/PROVENANCE.txt)
+# (tests/fixtures/models itself: its time changes when a folder is added or removed)
+$(BUILD)/gen/real_configs.c: $(GEN_REAL) $(REAL_CONFIGS) $(wildcard tests/fixtures/models/*/PROVENANCE.txt) \
+    tests/fixtures/models
 	@mkdir -p $(dir $@)
 	$(GEN_REAL) $(REAL_CONFIGS) > $@.tmp && mv $@.tmp $@
 

@@ -234,6 +234,13 @@ static void generic_should_be_unsure_of_expert_keys_it_does_not_know(void **stat
                                 "\"num_experts\": 8, \"num_experts_per_tok\": 2, "
                                 "\"expert_group_size\": 4}",
                                 false, "expert_group_size"));
+    /* more experts than any MLP-expert model (SmallDoge's 16384 one-row embedding experts):
+     * unsure and counted without them, not refused as out of range */
+    fg_model_free(assert_unsure("{\"model_type\": \"novel\", \"hidden_size\": 64, "
+                                "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                                "\"vocab_size\": 100, \"hidden_act\": \"silu\", "
+                                "\"num_experts\": 16384, \"num_experts_per_tok\": 64}",
+                                false, "num_experts"));
     /* a key naming experts that is off adds nothing */
     struct fg_model *m = NULL;
     struct fg_err err = {0};

@@ -239,6 +239,25 @@ static void family_check_unread_should_name_a_sub_config_key(void **state)
     fg_config_free(doc);
 }
 
+/* A sub-config the reader entered only to take the class defaults (Emu3-Chat-hf's vq_config
+ * holds model_type and _attn_implementation_autoset alone; tests/fixtures/models/
+ * BAAI--Emu3-Chat-hf) is checked too: a shape key added there is unread. */
+static void family_check_unread_should_check_a_sub_config_read_for_its_defaults(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "{\"model_type\": \"emu3\", \"text_config\": {\"model_type\": \"emu3_text_model\"}, "
+        "\"vq_config\": {\"model_type\": \"emu3_vqgan\", \"_attn_implementation_autoset\": "
+        "true, \"num_local_experts\": 8}}";
+    struct fg_config *doc = NULL;
+    struct fg_model *m = NULL;
+    assert_int_equal(read_text(text, "emu3+experts", &doc, &m), 0);
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, "vq_config.num_local_experts");
+    fg_model_free(m);
+    fg_config_free(doc);
+}
+
 /* A key read to decide it changes nothing counts as read: layer_types of attention layers
  * only is off, one linear-attention layer is on. */
 static void family_check_unread_should_pass_attention_only_layer_types(void **state)
@@ -267,6 +286,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(shape_key_at_should_list_each_key_once_with_its_meaning),
         cmocka_unit_test(family_check_unread_should_name_a_sub_config_key),
+        cmocka_unit_test(family_check_unread_should_check_a_sub_config_read_for_its_defaults),
         cmocka_unit_test(family_check_unread_should_pass_attention_only_layer_types),
         cmocka_unit_test(family_check_unread_should_make_every_fixture_unsure_past_an_unread_key),
     };

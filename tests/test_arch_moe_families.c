@@ -429,6 +429,21 @@ static void read_doge_should_count_dynamic_mask_and_embedding_experts(void **sta
                    "\"num_experts_per_tok\": 64}", FG_E_RANGE, "num_experts_per_tok");
 }
 
+/* The dense SmallDoge releases (Doge-160M: tests/fixtures/models/SmallDoge--Doge-160M)
+ * carry num_experts 16384 / num_experts_per_tok 64 beside is_moe false: DogeConfig holds
+ * them, DogeDecoderLayer builds DogeMLP, so the count is the dense one and exact. */
+static void read_doge_should_count_a_dense_release_exactly_beside_its_expert_keys(void **state)
+{
+    (void)state;
+    const char *dense = "{\"model_type\": \"doge\", \"is_moe\": false, "
+                        "\"num_experts\": 16384, \"num_experts_per_tok\": 64}";
+    uint64_t n = count(dense);
+    assert_int_equal(n, count("{\"model_type\": \"doge\"}"));
+    struct fg_model *m = built(dense);
+    assert_int_equal(m->experts, 0);
+    fg_model_free(m);
+}
+
 /* LongCat-Flash-Chat's shapes (LongcatFlashConfig's defaults): hidden 6144, 28 layers of
  * two MLA attentions (64 heads, q_lora 1536, kv_lora 512, 128 + 64 / 128) and two dense
  * MLPs of 12288, one MoE of 512 experts of 2048 plus 256 zero experts, top-12, vocab
@@ -496,6 +511,7 @@ int main(void)
         cmocka_unit_test(diffllama_afmoe_aria_should_count_their_extra_tensors),
         cmocka_unit_test(read_modernbert_decoder_should_count_the_prediction_head),
         cmocka_unit_test(read_doge_should_count_dynamic_mask_and_embedding_experts),
+        cmocka_unit_test(read_doge_should_count_a_dense_release_exactly_beside_its_expert_keys),
         cmocka_unit_test(read_longcat_flash_should_count_zero_experts_in_the_router_only),
         cmocka_unit_test(readers_should_doubt_shape_keys_they_do_not_read),
     };

@@ -188,6 +188,29 @@ static void read_zamba2_should_store_shared_blocks_once_with_per_call_adapters(v
     assert_non_null(strstr(err.detail, "layers_block_type"));
 }
 
+/* Zyphra's pre-transformers Zamba2-7B config (as vendored in a benchmark's Python dict,
+ * code-index file id 20337672980): ffn_hidden_size / state_size / expansion_factor /
+ * use_shared_block_lora are not Zamba2Config arguments, so the class would build its
+ * defaults; the count must say unsure, naming the key.  A transformers config carries
+ * mamba_headdim as the class derives it, and stays exact; one that disagrees does not. */
+static void read_zamba2_should_doubt_zyphra_pre_transformers_keys(void **state)
+{
+    (void)state;
+    struct fg_model *m = built("{\"model_type\": \"zamba2\", \"hidden_size\": 3584, "
+                               "\"ffn_hidden_size\": 14336, \"state_size\": 64, "
+                               "\"expansion_factor\": 2, \"use_shared_block_lora\": true, "
+                               "\"lora_rank\": 128}");
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, "ffn_hidden_size");
+    fg_model_free(m);
+    /* Zamba2-2.7B's transformers config: 2560 x 2 / 80 heads = 64 */
+    count("{\"model_type\": \"zamba2\", \"n_mamba_heads\": 80, \"mamba_headdim\": 64}");
+    m = built("{\"model_type\": \"zamba2\", \"hidden_size\": 3584, \"mamba_headdim\": 64}");
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, "mamba_headdim");
+    fg_model_free(m);
+}
+
 /* ZambaConfig's defaults (the Zamba-7B-v1 shapes its docstring names): hidden 3712, 76
  * layers - mamba, mamba, hybrid, then hybrid at i % 6 == 4: 13 hybrid layers - one shared
  * block over 2 x hidden, Mamba-1 mixers of 7424 over 2 heads, dt rank 232, tied. */
@@ -439,6 +462,7 @@ int main(void)
         cmocka_unit_test(read_mamba2_should_count_codestral_term_by_term),
         cmocka_unit_test(read_jamba_should_place_attention_and_experts_by_period),
         cmocka_unit_test(read_zamba2_should_store_shared_blocks_once_with_per_call_adapters),
+        cmocka_unit_test(read_zamba2_should_doubt_zyphra_pre_transformers_keys),
         cmocka_unit_test(read_zamba_should_count_one_shared_block_and_mamba1_layers),
         cmocka_unit_test(read_recurrent_gemma_should_count_rglru_and_local_attention),
         cmocka_unit_test(read_rwkv_should_match_the_pile_releases),

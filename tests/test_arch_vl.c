@@ -295,6 +295,34 @@ static void read_lfm2_vl_should_match_the_published_totals(void **state)
     assert_int_equal(count(json), 450822656ull - 2 * 4 * 768);
 }
 
+/* LLaVA-OneVision's SigLIP tower at 384 px / 14 (llava-hf/llava-onevision-qwen2-7b-ov-hf):
+ * the stride-14 stem drops the partial last row and column, so the table has
+ * (384 // 14)^2 = 729 rows (SiglipVisionEmbeddings), the same as at 378 px; and the
+ * tie_word_embeddings a save writes into vision_config sizes nothing. */
+static void read_llava_onevision_should_floor_the_patch_grid_and_ignore_the_vision_tie(
+    void **state)
+{
+    (void)state;
+    static const char text[] = "\"text_config\": {\"model_type\": \"qwen2\", "
+                               "\"hidden_size\": 512, \"intermediate_size\": 1024, "
+                               "\"num_hidden_layers\": 2, \"num_attention_heads\": 8, "
+                               "\"vocab_size\": 1000}";
+    char json[1024];
+    uint64_t n[4];
+    static const char *const sides[] = {"384", "378", "392", "384"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(json, sizeof json, "{\"model_type\": \"llava_onevision\", %s, "
+                 "\"vision_config\": {\"model_type\": \"siglip_vision_model\", "
+                 "\"hidden_size\": 256, \"intermediate_size\": 512, \"num_hidden_layers\": 2, "
+                 "\"num_attention_heads\": 4, \"image_size\": %s, \"patch_size\": 14%s}}",
+                 text, sides[i], i == 3 ? ", \"tie_word_embeddings\": true" : "");
+        n[i] = count(json);
+    }
+    assert_int_equal(n[0], n[1]);
+    assert_int_equal(n[2] - n[1], (28 * 28 - 27 * 27) * 256);
+    assert_int_equal(n[3], n[0]);
+}
+
 /* ---- Cohere2-Vision, Idefics2 ------------------------------------------------------------ */
 
 static void read_cohere2_vision_should_count_the_swiglu_projector_without_a_norm(void **state)
@@ -793,6 +821,14 @@ static void read_ovis2_should_count_the_visual_tokenizer_and_embedding_table(voi
     snprintf(json, sizeof json, "{\"model_type\": \"ovis2\", \"vocab_size\": 151643, "
              "\"hidden_size\": 1536, \"text_config\": %s, %s}", untied, vision);
     assert_int_equal(count(json), count(text) + 151643 * H + tower + tok);
+    /* vision_config.tie_word_embeddings (thisisiron/Ovis2-1B-hf writes it true): no word
+     * embeddings in the tower to tie, nothing sized, the count stays exact */
+    char tied_vision[512];
+    snprintf(tied_vision, sizeof tied_vision, "%.*s, \"tie_word_embeddings\": true}",
+             (int)strlen(vision) - 1, vision);
+    snprintf(json, sizeof json, "{\"model_type\": \"ovis2\", \"vocab_size\": 151643, "
+             "\"hidden_size\": 1536, \"text_config\": %s, %s}", text, tied_vision);
+    assert_int_equal(count(json), n);
 }
 
 /* ---- Evolla ----------------------------------------------------------------------------- */
@@ -833,6 +869,7 @@ int main(void)
         cmocka_unit_test(read_llava_should_count_the_class_default_tower_of_an_absent_vision_config),
         cmocka_unit_test(read_vipllava_should_norm_and_project_every_feature_layer),
         cmocka_unit_test(read_lfm2_vl_should_match_the_published_totals),
+        cmocka_unit_test(read_llava_onevision_should_floor_the_patch_grid_and_ignore_the_vision_tie),
         cmocka_unit_test(read_cohere2_vision_should_count_the_swiglu_projector_without_a_norm),
         cmocka_unit_test(read_idefics2_should_count_the_connector_and_the_perceiver),
         cmocka_unit_test(read_blip2_should_count_the_tower_the_qformer_and_the_text_model),

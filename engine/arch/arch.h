@@ -28,8 +28,11 @@ struct fg_arch {
     const char *file;       /* the reader's source file, "engine/arch/<kind>/<file>.c" */
 };
 
-/* A registry row; the reader's file is where the row is written ('fitgate families'). */
-#define FG_ARCH(model_type, family, read, spec) {(model_type), (family), (read), (spec), __FILE__}
+/* A registry row, written in the reader's <file>.def and included into <file>.c's table; the
+ * file it names is the .c compiled (__BASE_FILE__), whose functions it points at ('fitgate
+ * families'). */
+#define FG_ARCH(model_type, family, read, spec)                                               \
+    {(model_type), (family), (read), (spec), __BASE_FILE__}
 
 /* A model type whose reader is tested on a released checkpoint's config.json: the fixture
  * folder under tests/fixtures/models, and via, NULL when the config's root is of the type,

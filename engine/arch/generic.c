@@ -246,6 +246,18 @@ static int read_experts(const struct fg_cfg *c, struct fg_model *m, struct exper
                          "generic reader does not size", key);
         return 0;
     }
+    double wide = 0;
+    if (ne == FG_CFG_NUMBER &&
+        (rc = fg_cfg_f64(c, EXPERTS_KEYS, 0, 0, 1e18, &wide, err)))
+        return rc;
+    if (wide > FG_MAX_EXPERTS) {
+        /* SmallDoge's releases carry num_experts 16384 (one-row embedding experts, and only
+         * under is_moe): no count of MLP experts that wide is a count of the model */
+        fg__model_unsure(m, key, "unsure: %s = %g is more experts than the generic reader "
+                         "sizes (at most %u): experts of a kind it does not know, left out of "
+                         "the count", key, wide, FG_MAX_EXPERTS);
+        return 0;
+    }
     if ((rc = fg_cfg_u64(c, EXPERTS_KEYS, 0, 0, FG_MAX_EXPERTS, &x->n, err)))
         return rc;
     if (x->n == 0)

@@ -395,17 +395,6 @@ static int read_cpmant(const struct fg_cfg *c, struct fg_model *m, const void *s
 }
 
 const struct fg_arch fg__arch_seq_dec_table[] = {
-    FG_ARCH("cpmant", "cpm-ant decoder (segment position bias)", read_cpmant, NULL),
-    FG_ARCH("gpt_neox_japanese", "gpt-neox-japanese decoder (last-layer bias)",
-            read_gpt_neox_japanese,
-     NULL),
-    FG_ARCH("bert-generation", "bert-generation (BERT layers, tied head)",
-            read_bert_generation, NULL),
-    FG_ARCH("openai-gpt", "openai-gpt decoder (learned positions, post-norm)",
-            read_openai_gpt, NULL),
-    FG_ARCH("ctrl", "ctrl decoder (sinusoidal)", read_ctrl, NULL),
-    FG_ARCH("xglm", "xglm decoder (sinusoidal)", read_xglm, NULL),
-    FG_ARCH("biogpt", "biogpt decoder (learned positions)", read_biogpt, NULL),
-    FG_ARCH("trocr", "trocr text decoder (cross-attention stored)", read_trocr, NULL),
+#include "arch/decoder/fairseq_decoders.def"
     {0},
 };

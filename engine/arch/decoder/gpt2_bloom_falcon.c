@@ -517,18 +517,6 @@ static const struct legacy_spec qwen = {
     .keys = keys_qwen};
 
 const struct fg_arch fg__arch_legacy_table[] = {
-    FG_ARCH("gpt2", "gpt-2 decoder (learned positions)", read_legacy, &gpt2),
-    /* GPT-SW3: transformers maps gpt-sw3 to GPT2LMHeadModel (models/auto/modeling_auto.py) */
-    FG_ARCH("gpt-sw3", "gpt-2 decoder (learned positions)", read_legacy, &gpt2),
-    FG_ARCH("gptj", "gpt-j decoder (parallel block)", read_legacy, &gptj),
-    FG_ARCH("codegen", "codegen decoder (parallel block)", read_legacy, &codegen),
-    FG_ARCH("bloom", "bloom decoder (alibi)", read_legacy, &bloom),
-    FG_ARCH("falcon", "falcon decoder (parallel block)", read_legacy, &falcon),
-    FG_ARCH("RefinedWeb", "falcon decoder (remote code)", read_legacy, &refinedweb),
-    FG_ARCH("RefinedWebModel", "falcon decoder (remote code)", read_legacy, &falcon),
-    FG_ARCH("phi", "phi decoder (parallel block)", read_legacy, &phi),
-    FG_ARCH("mixformer-sequential", "phi decoder (mixformer remote code)", read_legacy, &mixformer),
-    FG_ARCH("chatglm", "chatglm2/3 decoder (remote code)", read_legacy, &chatglm),
-    FG_ARCH("qwen", "qwen v1 decoder (remote code)", read_legacy, &qwen),
+#include "arch/decoder/gpt2_bloom_falcon.def"
     {0},
 };

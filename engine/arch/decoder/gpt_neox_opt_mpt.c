@@ -266,10 +266,6 @@ static int read_gpt_neo(const struct fg_cfg *c, struct fg_model *m, const void *
 }
 
 const struct fg_arch fg__arch_classic_table[] = {
-    FG_ARCH("gpt_neox", "gpt-neox decoder (rotary, parallel residual)", read_gpt_neox, NULL),
-    FG_ARCH("opt", "opt decoder (learned positions)", read_opt, NULL),
-    FG_ARCH("gpt_bigcode", "gpt-bigcode decoder (multi-query)", read_gpt_bigcode, NULL),
-    FG_ARCH("mpt", "mpt decoder (alibi)", read_mpt, NULL),
-    FG_ARCH("gpt_neo", "gpt-neo decoder (learned positions)", read_gpt_neo, NULL),
+#include "arch/decoder/gpt_neox_opt_mpt.def"
     {0},
 };

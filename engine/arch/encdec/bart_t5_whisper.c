@@ -396,11 +396,6 @@ static int read_whisper(const struct fg_cfg *c, struct fg_model *m, const void *
 }
 
 const struct fg_arch fg__arch_encdec_table[] = {
-    FG_ARCH("bart", "bart encoder-decoder", read_bart, &bart),
-    FG_ARCH("mbart", "mbart encoder-decoder", read_bart, &mbart),
-    FG_ARCH("t5", "t5 encoder-decoder", read_t5, &t5),
-    FG_ARCH("mt5", "t5 encoder-decoder", read_t5, &mt5),
-    FG_ARCH("umt5", "t5 encoder-decoder (per-layer relative bias)", read_t5, &umt5),
-    FG_ARCH("whisper", "whisper encoder-decoder (audio)", read_whisper, NULL),
+#include "arch/encdec/bart_t5_whisper.def"
     {0},
 };

@@ -608,15 +608,6 @@ static int read_udop(const struct fg_cfg *c, struct fg_model *m, const void *spe
 }
 
 const struct fg_arch fg__arch_seq_table[] = {
-    FG_ARCH("udop", "udop encoder-decoder (text, layout, patches)", read_udop, NULL),
-    FG_ARCH("prophetnet", "prophetnet encoder-decoder (n-gram streams)", read_prophetnet, NULL),
-    FG_ARCH("marian", "marian encoder-decoder (sinusoidal)", read_seq, &marian),
-    FG_ARCH("pegasus", "pegasus encoder-decoder (sinusoidal, pre-norm)", read_seq, &pegasus),
-    FG_ARCH("blenderbot", "blenderbot encoder-decoder (pre-norm)", read_seq, &blenderbot),
-    FG_ARCH("blenderbot-small", "blenderbot-small encoder-decoder", read_seq, &blenderbot_small),
-    FG_ARCH("mvp", "mvp encoder-decoder (prompts)", read_seq, &mvp),
-    FG_ARCH("plbart", "plbart encoder-decoder", read_seq, &plbart),
-    FG_ARCH("bigbird_pegasus", "bigbird-pegasus encoder-decoder (block-sparse)", read_seq,
-     &bigbird_pegasus),
+#include "arch/encdec/marian_pegasus.def"
     {0},
 };

@@ -771,16 +771,6 @@ static int read_deberta_v2(const struct fg_cfg *c, struct fg_model *m, const voi
 }
 
 const struct fg_arch fg__arch_encoder_table[] = {
-    FG_ARCH("bert", "bert encoder", read_bert, &bert),
-    FG_ARCH("roberta", "roberta encoder", read_bert, &roberta),
-    FG_ARCH("xlm-roberta", "xlm-roberta encoder", read_bert, &xlm_roberta),
-    FG_ARCH("camembert", "camembert encoder (roberta)", read_bert, &camembert),
-    FG_ARCH("data2vec-text", "data2vec-text encoder (roberta)", read_bert, &data2vec_text),
-    FG_ARCH("mpnet", "mpnet encoder (relative bias)", read_bert, &mpnet),
-    FG_ARCH("electra", "electra encoder", read_bert, &electra),
-    FG_ARCH("modernbert", "modernbert encoder (local/global)", read_modernbert, NULL),
-    FG_ARCH("deberta-v2", "deberta-v2/v3 encoder (disentangled attention)", read_deberta_v2,
-     &deberta_v2),
-    FG_ARCH("distilbert", "distilbert encoder", read_distilbert, &distilbert),
+#include "arch/encoder/bert_family.def"
     {0},
 };

@@ -688,19 +688,6 @@ static int read_deberta(const struct fg_cfg *c, struct fg_model *m, const void *
 }
 
 const struct fg_arch fg__arch_enc1_table[] = {
-    FG_ARCH("ernie", "ernie encoder (bert, task types)", read_bertlike, &ernie),
-    FG_ARCH("roberta-prelayernorm", "roberta-prelayernorm encoder (pre-norm)", read_bertlike,
-     &roberta_prelayernorm),
-    FG_ARCH("xlm-roberta-xl", "xlm-roberta-xl encoder (pre-norm)", read_bertlike, &xlm_roberta_xl),
-    FG_ARCH("megatron-bert", "megatron-bert encoder (pre-norm)", read_bertlike, &megatron_bert),
-    FG_ARCH("big_bird", "big_bird encoder (block-sparse attention)", read_bertlike, &big_bird),
-    FG_ARCH("layoutlm", "layoutlm encoder (2-D positions)", read_bertlike, &layoutlm),
-    FG_ARCH("longformer", "longformer encoder (local + global)", read_bertlike,
-     &longformer),
-    FG_ARCH("roc_bert", "roc_bert encoder (pronunciation, shape)", read_bertlike,
-     &roc_bert),
-    FG_ARCH("xmod", "xmod encoder (language adapters)", read_bertlike, &xmod),
-    FG_ARCH("albert", "albert encoder (shared layers)", read_albert, NULL),
-    FG_ARCH("deberta", "deberta encoder (disentangled attention)", read_deberta, NULL),
+#include "arch/encoder/bert_variants.def"
     {0},
 };

@@ -489,11 +489,6 @@ static int read_perceiver(const struct fg_cfg *c, struct fg_model *m, const void
 }
 
 const struct fg_arch fg__arch_enc2c_table[] = {
-    FG_ARCH("nystromformer", "nystromformer encoder (landmark attention)", read_landmark,
-     &nystromformer),
-    FG_ARCH("yoso", "yoso encoder (hashed attention)", read_landmark, &yoso),
-    FG_ARCH("mra", "mra encoder (multi-resolution attention)", read_landmark, &mra),
-    FG_ARCH("reformer", "reformer (LSH / local attention, reversible)", read_reformer, NULL),
-    FG_ARCH("perceiver", "perceiver (latent cross-attention)", read_perceiver, NULL),
+#include "arch/encoder/efficient_attention.def"
     {0},
 };

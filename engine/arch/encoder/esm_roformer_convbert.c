@@ -296,9 +296,6 @@ static int read_convbert(const struct fg_cfg *c, struct fg_model *m, const void 
 }
 
 const struct fg_arch fg__arch_enc1b_table[] = {
-    FG_ARCH("esm", "esm protein encoder", read_esm, NULL),
-    FG_ARCH("roformer", "roformer encoder (rotary)", read_roformer, NULL),
-    FG_ARCH("rembert", "rembert encoder (decoupled embeddings)", read_rembert, NULL),
-    FG_ARCH("convbert", "convbert encoder (span convolution)", read_convbert, NULL),
+#include "arch/encoder/esm_roformer_convbert.def"
     {0},
 };

@@ -141,6 +141,6 @@ static int read_nomic_bert(const struct fg_cfg *c, struct fg_model *m, const voi
 }
 
 const struct fg_arch fg__arch_nomic_table[] = {
-    FG_ARCH("nomic_bert", "nomic-bert encoder (remote code)", read_nomic_bert, NULL),
+#include "arch/encoder/nomic_bert.def"
     {0},
 };

@@ -606,10 +606,6 @@ static int read_wav2vec2(const struct fg_cfg *c, struct fg_model *m, const void 
 }
 
 const struct fg_arch fg__arch_enc2b_table[] = {
-    FG_ARCH("tapas", "tapas encoder (table token types)", read_tapas, NULL),
-    FG_ARCH("luke", "luke encoder (entity-aware attention)", read_luke, NULL),
-    FG_ARCH("fnet", "fnet encoder (fourier mixing)", read_fnet, NULL),
-    FG_ARCH("squeezebert", "squeezebert encoder (grouped convs)", read_squeezebert, NULL),
-    FG_ARCH("wav2vec2", "wav2vec2 speech encoder", read_wav2vec2, NULL),
+#include "arch/encoder/tapas_luke_fnet.def"
     {0},
 };

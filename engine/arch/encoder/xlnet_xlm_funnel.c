@@ -685,10 +685,6 @@ static int read_mobilebert(const struct fg_cfg *c, struct fg_model *m, const voi
 }
 
 const struct fg_arch fg__arch_enc2_table[] = {
-    FG_ARCH("xlnet", "xlnet (relative two-stream attention)", read_xlnet, NULL),
-    FG_ARCH("xlm", "xlm encoder", read_xlm, &xlm_tasks),
-    FG_ARCH("flaubert", "flaubert encoder (xlm)", read_xlm, &flaubert_tasks),
-    FG_ARCH("funnel", "funnel transformer (pooled blocks)", read_funnel, NULL),
-    FG_ARCH("mobilebert", "mobilebert encoder (bottlenecks)", read_mobilebert, NULL),
+#include "arch/encoder/xlnet_xlm_funnel.def"
     {0},
 };

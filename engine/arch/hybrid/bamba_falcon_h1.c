@@ -220,10 +220,6 @@ static int read_falcon_h1(const struct fg_cfg *c, struct fg_model *m, const void
 }
 
 const struct fg_arch fg__arch_mamba_table[] = {
-    FG_ARCH("bamba", "hybrid Mamba-2 / attention (Bamba)", read_bamba, &bamba),
-    FG_ARCH("granitemoehybrid", "hybrid Mamba-2 / attention MoE (Granite 4.0)",
-            read_granitemoehybrid,
-     &granitemoehybrid),
-    FG_ARCH("falcon_h1", "parallel Mamba-2 + attention (Falcon-H1)", read_falcon_h1, &falcon_h1),
+#include "arch/hybrid/bamba_falcon_h1.def"
     {0},
 };

@@ -267,20 +267,6 @@ static int read_jamba(const struct fg_cfg *c, struct fg_model *m, const void *sp
 }
 
 const struct fg_arch fg__arch_ssm_table[] = {
-    FG_ARCH("mamba", "state-space (Mamba)", read_mamba, &mamba),
-    FG_ARCH("falcon_mamba", "state-space (FalconMamba)", read_mamba, &falcon_mamba),
-    FG_ARCH("mamba2", "state-space (Mamba-2)", read_mamba2, NULL),
-    FG_ARCH("jamba", "hybrid Mamba / attention MoE (Jamba)", read_jamba, NULL),
-    FG_ARCH("zamba", "hybrid Mamba / shared attention (Zamba)", fg__ssm_read_zamba, NULL),
-    FG_ARCH("zamba2", "hybrid Mamba-2 / shared attention (Zamba2)", fg__ssm_read_zamba2, NULL),
-    FG_ARCH("recurrent_gemma", "recurrent RG-LRU / local attention (Griffin)",
-     fg__ssm_read_recurrent_gemma, NULL),
-    FG_ARCH("rwkv", "recurrent (RWKV-4)", fg__ssm_read_rwkv, NULL),
-    FG_ARCH("xlstm", "recurrent (xLSTM, mLSTM blocks)", fg__ssm_read_xlstm, NULL),
-    FG_ARCH("blt", "byte latent transformer (BLT)", fg__ssm_read_blt, NULL),
-    FG_ARCH("chameleon", "early-fusion decoder + VQ-GAN (Chameleon)", fg__ssm_read_chameleon, NULL),
-    FG_ARCH("emu3", "early-fusion decoder + video VQ-VAE (Emu3)", fg__ssm_read_emu3, NULL),
-    FG_ARCH("gemma3n_text", "AltUp / LAuReL decoder (Gemma 3n text)",
-            fg__ssm_read_gemma3n_text, NULL),
+#include "arch/hybrid/mamba_jamba.def"
     {0},
 };

@@ -702,13 +702,6 @@ static int read_qwen3_next(const struct fg_cfg *c, struct fg_model *m, const voi
 }
 
 const struct fg_arch fg__arch_hybrid_table[] = {
-    FG_ARCH("nemotron_h", "hybrid Mamba-2 / attention (NemotronH)", read_nemotron_h, &nemotron_h),
-    FG_ARCH("lfm2", "hybrid short-conv / attention (LFM2)", read_lfm2, &lfm2),
-    FG_ARCH("qwen3_next", "hybrid gated-delta / attention MoE (Qwen3-Next)", read_qwen3_next,
-     &qwen3_next),
-    FG_ARCH("qwen3_5_moe_text", "hybrid gated-delta / attention MoE (Qwen3.5)", read_qwen3_next,
-     &qwen3_5_moe_text),
-    FG_ARCH("qwen3_5_text", "hybrid gated-delta / attention (Qwen3.5)", read_qwen3_next,
-     &qwen3_5_text),
+#include "arch/hybrid/nemotron_h_lfm2_qwen3_next.def"
     {0},
 };

@@ -15,6 +15,7 @@
  * The graph holds a node for every call, so activations and FLOPs are per call; the shared
  * weights are the nodes of each block's first call, later calls store only their adapters.
  */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -98,6 +99,46 @@ static int read_kinds(const struct fg_cfg *c, bool v1, uint64_t layers, uint8_t 
                               "'%s' at layer %zu; known: mamba, hybrid", c->origin, names[i], i);
     }
     return 0;
+}
+
+/* Keys of Zyphra's pre-transformers Zamba2 config (Zyphra/Zamba2 hf_utils, the 7B's first
+ * hub config) and the Zamba2Config argument that holds the same size: the class neither
+ * reads nor saves the former, so on such a config it builds its defaults, not the
+ * checkpoint.  (mamba_headdim, kv_channels and num_query_groups are attributes the class
+ * derives and saves, so a transformers config holds them too.) */
+static const struct zyphra_key {
+    const char *key, *reads;
+} zyphra_keys[] = {
+    {"ffn_hidden_size", "intermediate_size"},
+    {"state_size", "mamba_d_state"},
+    {"conv_dimension", "mamba_d_conv"},
+    {"expansion_factor", "mamba_expand"},
+    {"use_shared_block_lora", "adapter_rank (the MLP adapters are always built)"},
+    {"lora_rank", "adapter_rank"},
+    {"use_shared_attention_lora", "use_shared_attention_adapter"},
+};
+
+/* Unsure, naming the first Zyphra key present, when c is written in those names, or when
+ * its mamba_headdim is not the mamba_expand x hidden_size / n_mamba_heads that the class
+ * overwrites it with (the heads the config meant are then not the ones built). */
+static void doubt_zyphra_keys(const struct fg_cfg *c, struct fg_model *m, const struct zamba2 *z)
+{
+    for (size_t i = 0; i < sizeof zyphra_keys / sizeof zyphra_keys[0]; i++) {
+        const struct zyphra_key *k = &zyphra_keys[i];
+        if (!fg_cfg_has(c, k->key))
+            continue;
+        fg__model_unsure(m, k->key, "unsure: key '%s' is a pre-transformers Zyphra name that "
+                         "Zamba2Config does not read (it sizes %s); the count is of the class "
+                         "defaults, not of this checkpoint: take a config saved by transformers",
+                         k->key, k->reads);
+        return;
+    }
+    const cJSON *hd = fg__cfg_raw(c, "mamba_headdim");
+    if (cJSON_IsNumber(hd) && hd->valuedouble != (double)z->mb.head_dim)
+        fg__model_unsure(m, "mamba_headdim", "unsure: key 'mamba_headdim' = %g, but "
+                         "Zamba2Config sets it to mamba_expand x hidden_size / n_mamba_heads = "
+                         "%llu: n_mamba_heads is missing or wrong for this checkpoint",
+                         hd->valuedouble, (unsigned long long)z->mb.head_dim);
 }
 
 static int read_zamba2_cfg(const struct fg_cfg *c, struct fg_model *m, struct zamba2 *z,
@@ -233,6 +274,8 @@ int fg__ssm_read_zamba2(const struct fg_cfg *c, struct fg_model *m, const void *
     (void)spec;
     struct zamba2 z = {0};
     int rc = read_zamba2_cfg(c, m, &z, err);
+    if (!rc)
+        doubt_zyphra_keys(c, m, &z);
     return rc ? rc : build_zamba(m, &z, err);
 }
 

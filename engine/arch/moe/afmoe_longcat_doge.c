@@ -309,13 +309,15 @@ static int read_doge(const struct fg_cfg *c, struct fg_model *m, const void *spe
         (rc = fg_cfg_bool(c, "attention_bias", false, &bias, err)) ||
         (rc = fg_cfg_bool(c, "mlp_bias", false, &mlp_bias, err)) ||
         (rc = fg_cfg_bool(c, "is_moe", false, &moe, err)) ||
-        (moe && ((rc = fg_cfg_u64(c, "num_experts", 16384, 1, 1u << 24, &experts, err)) ||
-                 (rc = fg_cfg_u64(c, "num_experts_per_tok", 64, 1, 1u << 24, &top_k, err)) ||
-                 (rc = fg__check_top_k(c, top_k, "num_experts_per_tok", experts, "num_experts",
-                                   err)))))
+        (rc = fg_cfg_u64(c, "num_experts", 16384, 1, 1u << 24, &experts, err)) ||
+        (rc = fg_cfg_u64(c, "num_experts_per_tok", 64, 1, 1u << 24, &top_k, err)) ||
+        (moe && (rc = fg__check_top_k(c, top_k, "num_experts_per_tok", experts, "num_experts",
+                                      err))))
         return rc;
-    m->experts = experts;
-    m->top_k = top_k;
+    /* DogeConfig holds num_experts whatever is_moe says (16384 in the dense SmallDoge
+     * releases); only is_moe builds DogeCDMoE, so a dense model has no routed expert. */
+    m->experts = moe ? experts : 0;
+    m->top_k = moe ? top_k : 0;
     const uint64_t h = m->hidden, kv = m->kv_heads;
     const struct fg_attn_shape a = {.hidden = h, .heads = m->heads, .kv_heads = kv,
                                     .head_dim = m->head_dim, .qkv_bias = bias, .o_bias = bias,
@@ -438,13 +440,6 @@ static int read_longcat_flash(const struct fg_cfg *c, struct fg_model *m, const 
 }
 
 const struct fg_arch fg__arch_dec2_table[] = {
-    FG_ARCH("afmoe", "MoE decoder (gated attention, four norms)", read_afmoe, NULL),
-    FG_ARCH("aria_text", "MoE decoder (grouped experts, shared MLP)", read_aria_text, NULL),
-    FG_ARCH("modernbert-decoder", "modernbert decoder (local/global, causal)",
-            read_modernbert_decoder,
-     NULL),
-    FG_ARCH("doge", "doge decoder (dynamic mask, embedding experts)", read_doge, NULL),
-    FG_ARCH("longcat_flash", "MLA MoE decoder (zero experts, two sublayers)", read_longcat_flash,
-     NULL),
+#include "arch/moe/afmoe_longcat_doge.def"
     {0},
 };

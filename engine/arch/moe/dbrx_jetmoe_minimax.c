@@ -534,15 +534,6 @@ static int read_minimax(const struct fg_cfg *c, struct fg_model *m, const void *
 }
 
 const struct fg_arch fg__arch_dec_table[] = {
-    FG_ARCH("dbrx", "MoE decoder (fused Wqkv, LayerNorm)", read_dbrx, NULL),
-    FG_ARCH("hunyuan_v1_moe", "MoE decoder (q/k norm, shared MLP)", read_hunyuan_moe,
-     NULL),
-    FG_ARCH("jetmoe", "mixture-of-attention and MLP experts decoder", read_jetmoe, NULL),
-    FG_ARCH("lfm2_moe", "hybrid short-conv / attention MoE (LFM2-MoE)", read_lfm2_moe, NULL),
-    FG_ARCH("minimax", "lightning / softmax attention MoE (MiniMax)", read_minimax, &minimax_hf),
-    FG_ARCH("minimax_text_01", "lightning / softmax attention MoE (remote code)", read_minimax,
-     &minimax_remote),
-    FG_ARCH("minimax_m1", "lightning / softmax attention MoE (remote code)", read_minimax,
-     &minimax_remote),
+#include "arch/moe/dbrx_jetmoe_minimax.def"
     {0},
 };

@@ -168,6 +168,6 @@ static int read_llama4_text(const struct fg_cfg *c, struct fg_model *m, const vo
 }
 
 const struct fg_arch fg__arch_llama4_table[] = {
-    FG_ARCH("llama4_text", "llama-4 MoE decoder (interleaved)", read_llama4_text, NULL),
+#include "arch/moe/llama4.def"
     {0},
 };

@@ -73,6 +73,6 @@ static const struct mm_spec aria = {.text_type = "aria_text", .text_alias = "ari
                                     .vit = &fg__mm_idefics3_vit, .proj_fn = proj_aria};
 
 const struct fg_arch fg__arch_vl_aria_table[] = {
-    FG_ARCH("aria", "vision-language (SigLIP + Aria MoE)", fg__mm_read, &aria),
+#include "arch/vision/aria.def"
     {0},
 };

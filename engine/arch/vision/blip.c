@@ -257,9 +257,6 @@ static const struct qformer_spec blip2 = {.instruct = false};
 static const struct qformer_spec instructblip = {.instruct = true};
 
 const struct fg_arch fg__arch_vl_blip_table[] = {
-    FG_ARCH("blip", "vision-language (ViT + BLIP text decoder)", read_blip, NULL),
-    FG_ARCH("blip-2", "vision-language (EVA ViT + Q-Former)", read_blip2, &blip2),
-    FG_ARCH("instructblip", "vision-language (EVA ViT + Q-Former, instruct)", read_blip2,
-     &instructblip),
+#include "arch/vision/blip.def"
     {0},
 };

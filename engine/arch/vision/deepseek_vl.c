@@ -149,8 +149,6 @@ static const struct mm_spec deepseek_vl_hybrid = {
     .proj_fn = proj_deepseek_vl_hybrid};
 
 const struct fg_arch fg__arch_vl_deepseek_table[] = {
-    FG_ARCH("deepseek_vl", "vision-language (SigLIP + llama)", fg__mm_read, &deepseek_vl),
-    FG_ARCH("deepseek_vl_hybrid", "vision-language (SigLIP + SAM + llama)", fg__mm_read,
-     &deepseek_vl_hybrid),
+#include "arch/vision/deepseek_vl.def"
     {0},
 };

@@ -145,6 +145,6 @@ static int read_evolla(const struct fg_cfg *c, struct fg_model *m, const void *s
 }
 
 const struct fg_arch fg__arch_vl_evolla_table[] = {
-    FG_ARCH("evolla", "protein-language (SaProt + llama adapters)", read_evolla, NULL),
+#include "arch/vision/evolla.def"
     {0},
 };

@@ -627,10 +627,6 @@ out:
 }
 
 const struct fg_arch fg__arch_seq_mm_table[] = {
-    FG_ARCH("florence2", "florence2 (DaViT + text encoder-decoder)", read_florence2, NULL),
-    FG_ARCH("got_ocr2", "got-ocr2 (SAM encoder + text model)", read_got_ocr2, NULL),
-    FG_ARCH("pix2struct", "pix2struct (patch encoder + T5 decoder)", read_pix2struct, NULL),
-    FG_ARCH("git", "git (CLIP vision + BERT-style decoder)", read_git, NULL),
-    FG_ARCH("fuyu", "fuyu (linear patch embedding + persimmon)", read_fuyu, NULL),
+#include "arch/vision/florence_git_fuyu.def"
     {0},
 };

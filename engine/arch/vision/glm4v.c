@@ -170,8 +170,6 @@ static const struct glm_spec glm4v_moe = {.text = GLM_TEXT_MOE};
 static const struct glm_spec glm46v = {.text = GLM_TEXT_BY_TYPE};
 
 const struct fg_arch fg__arch_vl_glm_table[] = {
-    FG_ARCH("glm4v", "vision-language (GLM-4V ViT + glm-4)", read_glm4v, &glm4v),
-    FG_ARCH("glm4v_moe", "vision-language (GLM-4V ViT + glm-4.5 MoE)", read_glm4v, &glm4v_moe),
-    FG_ARCH("glm46v", "vision-language (GLM-4V ViT + glm-4 or MoE)", read_glm4v, &glm46v),
+#include "arch/vision/glm4v.def"
     {0},
 };

@@ -157,6 +157,6 @@ static int read_idefics(const struct fg_cfg *c, struct fg_model *m, const void *
 }
 
 const struct fg_arch fg__arch_vl_idefics_table[] = {
-    FG_ARCH("idefics", "vision-language (CLIP + gated x-attn llama)", read_idefics, NULL),
+#include "arch/vision/idefics.def"
     {0},
 };

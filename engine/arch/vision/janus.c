@@ -186,6 +186,6 @@ static int read_janus(const struct fg_cfg *c, struct fg_model *m, const void *sp
 }
 
 const struct fg_arch fg__arch_vl_janus_table[] = {
-    FG_ARCH("janus", "vision-language (SigLIP + VQ-VAE + llama)", read_janus, NULL),
+#include "arch/vision/janus.def"
     {0},
 };

@@ -121,6 +121,6 @@ static int read_kosmos2(const struct fg_cfg *c, struct fg_model *m, const void *
 }
 
 const struct fg_arch fg__arch_vl_kosmos_table[] = {
-    FG_ARCH("kosmos-2", "vision-language (CLIP + Kosmos-2 decoder)", read_kosmos2, NULL),
+#include "arch/vision/kosmos2.def"
     {0},
 };

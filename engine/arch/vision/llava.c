@@ -63,13 +63,6 @@ static const struct mm_spec video_llama_3 = {
     .text_type = "qwen2", .vit = &video_llama_3_vit, .proj_fn = fg__vl_proj_mlp2};
 
 const struct fg_arch fg__arch_vl_table[] = {
-    FG_ARCH("llava_next_video", "vision-language (LLaVA-NeXT-Video)",
-            fg__mm_read, &llava_next_video),
-    FG_ARCH("vipllava", "vision-language (CLIP + llama, multi-layer)", fg__mm_read,
-     &vipllava),
-    FG_ARCH("lfm2_vl", "vision-language (SigLIP2 + lfm2)", fg__mm_read, &lfm2_vl),
-    FG_ARCH("cohere2_vision", "vision-language (SigLIP + cohere2)", fg__mm_read, &cohere2_vision),
-    FG_ARCH("idefics2", "vision-language (SigLIP + mistral, perceiver)", fg__mm_read, &idefics2),
-    FG_ARCH("video_llama_3", "vision-language (SigLIP NaViT + qwen2)", fg__mm_read, &video_llama_3),
+#include "arch/vision/llava.def"
     {0},
 };

@@ -157,6 +157,6 @@ static int read_mllama(const struct fg_cfg *c, struct fg_model *m, const void *s
 }
 
 const struct fg_arch fg__arch_mllama_table[] = {
-    FG_ARCH("mllama", "vision-language (Llama-3.2-Vision)", read_mllama, NULL),
+#include "arch/vision/mllama.def"
     {0},
 };

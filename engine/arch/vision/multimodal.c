@@ -297,6 +297,9 @@ static int read_vit_dims(const struct fg_cfg *v, const struct vit_spec *s, struc
     d->temporal = 1;
     d->image = 0;
     d->inter = 0;
+    /* tie_word_embeddings, which a save writes into every sub-config: a vision tower has no
+     * word embeddings to tie, so the flag sizes nothing (SiglipVisionModel, CLIPVisionModel) */
+    (void)fg_cfg_has(v, "tie_word_embeddings");
     if ((rc = get_key(v, &s->hidden, FG_MAX_HIDDEN, &d->hidden, err)) ||
         (rc = get_key(v, &s->layers, FG_MAX_LAYERS, &d->layers, err)) ||
         (rc = get_key(v, &s->heads, FG_MAX_HEADS, &d->heads, err)) ||
@@ -342,9 +345,11 @@ int fg__mm_add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
         return rc;
     uint64_t h = d->hidden, L = d->layers, tokens = 0, pos = 0;
     if (s->pos == VIT_POS_PATCHES) {
-        if (!d->image || d->image % d->patch)
-            return fg_err_set(err, FG_E_RANGE, "%s: %s image_size %llu is not a multiple of "
-                              "patch_size %llu", v->origin, v->scope,
+        /* (image_size // patch_size)^2 positions (SiglipVisionEmbeddings, CLIPVisionEmbeddings):
+         * the stride-patch Conv2d drops a partial last row and column (384 / 14 -> 27) */
+        if (d->image < d->patch)
+            return fg_err_set(err, FG_E_RANGE, "%s: %s image_size %llu is below patch_size "
+                              "%llu; give the image side in pixels", v->origin, v->scope,
                               (unsigned long long)d->image, (unsigned long long)d->patch);
         tokens = (d->image / d->patch) * (d->image / d->patch) + (s->class_token ? 1 : 0);
         pos = tokens;
@@ -652,26 +657,6 @@ static const struct mm_spec internvl = {.text_type = "qwen2", .vit = &internvl_v
                                         .proj = PROJ_INTERNVL};
 
 const struct fg_arch fg__arch_multimodal_table[] = {
-    FG_ARCH("internvl", "vision-language (InternViT + qwen2)", fg__mm_read, &internvl),
-    FG_ARCH("aya_vision", "vision-language (SigLIP + cohere)", fg__mm_read, &aya_vision),
-    FG_ARCH("qwen2_5_vl", "vision-language (Qwen2.5-VL)", fg__mm_read, &qwen2_5_vl),
-    FG_ARCH("llava_next", "vision-language (LLaVA-NeXT)", fg__mm_read, &llava_next),
-    FG_ARCH("llava_onevision", "vision-language (LLaVA-OneVision)", fg__mm_read, &llava_onevision),
-    /* ShieldGemma2: transformers maps it to Gemma3ForConditionalGeneration
-     * (MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES) */
-    FG_ARCH("shieldgemma2", "vision-language (SigLIP + gemma-3)", fg__mm_read, &gemma3),
-    FG_ARCH("paligemma", "vision-language (SigLIP + gemma)", fg__mm_read, &paligemma),
-    FG_ARCH("idefics3", "vision-language (SigLIP + llama, pixel shuffle)", fg__mm_read, &idefics3),
-    FG_ARCH("smolvlm", "vision-language (SigLIP + llama, pixel shuffle)", fg__mm_read, &idefics3),
-    FG_ARCH("llava", "vision-language (CLIP + llama)", fg__mm_read, &llava),
-    FG_ARCH("gemma3", "vision-language (SigLIP + gemma-3)", fg__mm_read, &gemma3),
-    FG_ARCH("qwen2_vl", "vision-language (Qwen2-VL)", fg__mm_read, &qwen2_vl),
-    FG_ARCH("llama4", "vision-language (Llama-4 MoE)", fg__mm_read, &llama4),
-    FG_ARCH("qwen3_vl", "vision-language (Qwen3-VL)", fg__mm_read, &qwen3_vl),
-    FG_ARCH("mistral3", "vision-language (Pixtral + mistral)", fg__mm_read, &mistral3),
-    FG_ARCH("qwen3_vl_moe", "vision-language (Qwen3-VL MoE)", fg__mm_read, &qwen3_vl_moe),
-    FG_ARCH("qwen3_5_moe", "vision-language (Qwen3.5 MoE, gated delta)", fg__mm_read, &qwen3_5_moe),
-    FG_ARCH("qwen3_5", "vision-language (Qwen3.5, gated delta)", fg__mm_read, &qwen3_5),
-    FG_ARCH("kimi_k25", "vision-language (MoonViT + kimi-k2)", fg__mm_read, &kimi_k25),
+#include "arch/vision/multimodal.def"
     {0},
 };

@@ -40,6 +40,9 @@ static int add_tower(struct fg_model *m, const struct fg_cfg *c, const struct fg
         (rc = fg_cfg_bool(v, "mlp_bias", false, &mlp_bias, err)) ||
         (rc = fg_cfg_u64(c, "hidden_size", 1536, 1, FG_MAX_HIDDEN, &root_h, err)))
         return rc;
+    /* vision_config.tie_word_embeddings (a save writes it into every sub-config): the tower
+     * has no word embeddings to tie; the visual embedding table is the wrapper's */
+    (void)fg_cfg_has(v, "tie_word_embeddings");
     if (h % heads || ind >= vv)
         return fg_err_set(err, FG_E_RANGE, "%s: vision_config hidden_size %llu is not divisible "
                           "by %llu heads, or num_visual_indicator_tokens %llu is not below "
@@ -93,6 +96,6 @@ static int read_ovis2(const struct fg_cfg *c, struct fg_model *m, const void *sp
 }
 
 const struct fg_arch fg__arch_vl_ovis_table[] = {
-    FG_ARCH("ovis2", "vision-language (AIMv2 + qwen2, visual vocab)", read_ovis2, NULL),
+#include "arch/vision/ovis2.def"
     {0},
 };

@@ -163,6 +163,6 @@ static int read_phi4mm(const struct fg_cfg *c, struct fg_model *m, const void *s
 }
 
 const struct fg_arch fg__arch_vl_phi4mm_table[] = {
-    FG_ARCH("phi4_multimodal", "multimodal (SigLIP + conformer + phi-3)", read_phi4mm, NULL),
+#include "arch/vision/phi4mm.def"
     {0},
 };
