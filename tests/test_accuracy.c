@@ -27,11 +27,12 @@
 
 /* Median |error| over the scored peaks: 14.1% when first written, 7.3% after the
  * optimizer-step phase model, 7.1% with the unsharded weight copy of lit-gpt's FSDP
- * rows (44, 45, 47); the gate is the issue's target, 10%. */
-#define MEDIAN_ABS_PCT_MAX 10.0
+ * rows (44, 45, 47), 2.8% with lit-gpt's own 4-bit head, its fp16 dequantized copies
+ * (rows 48-68) and one dequantized copy at a time (QLoRA); the gate is issue 34's 7%. */
+#define MEDIAN_ABS_PCT_MAX 7.0
 /* Share of scored peaks within 25%: 33 of 56 at first, 48 of 56 (86%) after the
- * step phase, 51 of 56 (91%) now. */
-#define WITHIN25_SHARE_MIN 0.85
+ * step phase, 53 of 56 (95%) now. */
+#define WITHIN25_SHARE_MIN 0.90
 
 /*
  * No OOM row may get "fits".  The last two that did: 64 (lit-gpt's bf16-mixed LoRA
@@ -92,6 +93,27 @@ static int teardown(void **state)
         calib[f].rows = NULL;
     }
     return 0;
+}
+
+/* lit-gpt's generate (8641822's resource tables, d16f924d's tutorials/quantize.md) as its
+ * code runs it: bf16 and 4-bit bitsandbytes weights with lit-gpt's own head, the
+ * prefill's fp16 and bf16 dequantized copies of it, the KV cache of prompt + new tokens:
+ * every such row within 2% (before: -17.6% .. +3.8%).  bnb.int8 (row 69) is not among
+ * them: its MatMul8bitLt layout copies are not modelled. */
+static void acc_run_should_hold_lit_gpts_generate_rows_within_2pct(void **state)
+{
+    (void)state;
+    size_t n = 0;
+    for (size_t i = 0; i < n_rows; i++) {
+        const struct acc_row *r = &rows[i];
+        if (r->job.mode != FG_MODE_SERVE || !r->measured || !r->job.head_untied ||
+            r->job.quant == FG_QUANT_INT8)
+            continue;
+        n++;
+        if (r->err_pct < -2.0 || r->err_pct > 2.0)
+            fail_msg("row %u (%s): %+.1f%%", r->row, r->model, r->err_pct);
+    }
+    assert_int_equal(n, 16); /* 48, 50-55, 57-60, 62, 65-68 */
 }
 
 /* First-column numbers of a TSV with a header line; returns the count. */
@@ -445,6 +467,7 @@ int main(void)
         cmocka_unit_test(acc_run_should_estimate_every_row),
         cmocka_unit_test(acc_run_should_not_say_fits_for_an_oom_row),
         cmocka_unit_test(acc_run_should_keep_the_median_error_at_or_under_todays),
+        cmocka_unit_test(acc_run_should_hold_lit_gpts_generate_rows_within_2pct),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

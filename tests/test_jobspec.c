@@ -1006,6 +1006,36 @@ static void finish_should_count_what_lit_gpt_qlora_keeps(void **state)
     fg_model_free(m);
 }
 
+/* lit-gpt builds its own lm_head (model.py, never tied), swaps it to 4 bits with the blocks
+ * for QLoRA and --quantize bnb.nf4 serving, and quantizes from fp16 (Lightning's
+ * _Linear4bit.quantize), so MatMul4Bit's dequantized fp16 weight is copied again to bf16:
+ * QLoRA counts both copies of the head, 2 + 2 B. */
+static void finish_should_build_lit_gpts_head_and_fp16_quantization(void **state)
+{
+    (void)state;
+    struct fg_jobspec lit, hf, bf;
+    spec_of(&lit, (const char *const[]){"framework=lit-gpt", "mode=serve", "quant=nf4", NULL});
+    spec_of(&hf, (const char *const[]){"framework=transformers", "mode=serve", "quant=nf4",
+                                       NULL});
+    spec_of(&bf, (const char *const[]){"framework=lit-gpt", "mode=serve", NULL});
+    assert_true(lit.job.head_4bit && lit.job.bnb_fp16_quant && lit.job.head_untied);
+    assert_false(hf.job.head_4bit || hf.job.bnb_fp16_quant || hf.job.head_untied);
+    assert_false(bf.job.head_4bit || bf.job.bnb_fp16_quant);
+    assert_true(bf.job.head_untied);
+    struct fg_jobspec q;
+    spec_of(&q, (const char *const[]){"framework=lit-gpt", "mode=qlora", "precision=bf16",
+                                      "lora-targets=qv", "seq-len=512", NULL});
+    assert_true(q.job.bnb_fp16_quant);
+    struct fg_model *m = load(M "meta-llama--Llama-2-7b-hf");
+    struct fg_estimate a, b;
+    struct fg_err err = {0};
+    assert_int_equal(fg_memory_estimate(m, &q.job, &a, &err), 0);
+    q.job.bnb_fp16_quant = false;
+    assert_int_equal(fg_memory_estimate(m, &q.job, &b, &err), 0);
+    assert_int_equal(a.b.overhead - b.b.overhead, 2ull * m->vocab * m->hidden);
+    fg_model_free(m);
+}
+
 /* torchtitan: FSDP2 mixed precision (fp32 shards, no autocast copies) and per-op selective
  * checkpointing by default; --grad-ckpt=full and --no-grad-ckpt say otherwise. */
 static void finish_should_run_torchtitan_selective_over_fp32_shards(void **state)
@@ -1329,6 +1359,7 @@ int main(void)
         cmocka_unit_test(finish_should_keep_a_trl_qlora_rest_in_bf16),
         cmocka_unit_test(finish_should_step_a_torchtune_full_in_backward),
         cmocka_unit_test(finish_should_count_what_lit_gpt_qlora_keeps),
+        cmocka_unit_test(finish_should_build_lit_gpts_head_and_fp16_quantization),
         cmocka_unit_test(finish_should_run_torchtitan_selective_over_fp32_shards),
         cmocka_unit_test(finish_should_shard_torchtitans_block_inputs_over_tp),
         cmocka_unit_test(gate_should_estimate_torchtitans_published_runs),

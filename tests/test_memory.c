@@ -676,11 +676,11 @@ static void kbit_prepared_should_keep_the_unquantized_params_and_activations_in_
     assert_int_equal(kbit.total_bytes, fp32.total_bytes);
     assert_true(kbit.b.activations > plain.b.activations);
     /* the dequantized weight (the largest, gate 4096 x 11008) is copied to fp32 as well:
-     * 2 + 4 B, forward and backward */
+     * 2 + 4 B, once (forward's copy is freed before backward makes its own) */
     assert_int_equal(line_bytes(&kbit, "bitsandbytes MatMul4Bit dequantize_4bit"),
-                     2 * 6 * 4096ull * 11008);
+                     6 * 4096ull * 11008);
     assert_int_equal(line_bytes(&plain, "bitsandbytes MatMul4Bit dequantize_4bit"),
-                     2 * 2 * 4096ull * 11008);
+                     2 * 4096ull * 11008);
     /* outside QLoRA nothing reads it */
     fg_job_defaults(&j, FG_MODE_LORA);
     struct fg_estimate lora = estimate_of(m, &j);
@@ -855,6 +855,46 @@ static void lora_adapters_should_keep_their_own_input_copies(void **s)
     struct fg_err err = {0};
     struct fg_estimate e;
     assert_int_equal(fg_memory_estimate(m, &j, &e, &err), FG_E_INVAL);
+    fg_model_free(m);
+}
+
+/* Serving a 4-bit base: bitsandbytes' MatMul4Bit dequantizes the prefill's weights whole
+ * (F.dequantize_4bit(B, quant_state).to(A.dtype)): one copy of the largest 4-bit linear in
+ * the dtype it was quantized from, a second where the activations are another (lit-gpt
+ * quantizes from fp16 and computes in bf16).  lit-gpt's head is one of the 4-bit linears
+ * and a tensor of its own even where config.json ties it (falcon-7b). */
+static void serving_should_count_the_prefills_dequantized_copies(void **s)
+{
+    (void)s;
+    struct fg_model *m = load(LLAMA2_7B);
+    struct fg_job j;
+    fg_job_defaults(&j, FG_MODE_SERVE);
+    j.seq_len = 56;
+    const char *src = "bitsandbytes MatMul4Bit dequantize_4bit";
+    uint64_t head = (uint64_t)m->vocab * m->hidden, mlp = 11008ull * 4096;
+    assert_int_equal(kept_bytes(m, &j, src), 0); /* bf16: nothing to dequantize */
+    j.quant = FG_QUANT_NF4; /* transformers: the head stays bf16, the MLP is the largest */
+    struct fg_estimate plain = estimate_of(m, &j);
+    assert_int_equal(line_bytes(&plain, src), 2 * mlp);
+    assert_int_equal(plain.static_bytes, plain.b.weights + 2 * mlp);
+    j.head_4bit = j.bnb_fp16_quant = true; /* lit-gpt: a 4-bit head, fp16 then bf16 */
+    struct fg_estimate lit = estimate_of(m, &j);
+    assert_int_equal(line_bytes(&lit, src), 4 * head);
+    uint64_t saved = plain.b.weights - lit.b.weights; /* the head at 0.5625 B, not 2 */
+    assert_true(saved > head * 143 / 100 && saved < head * 145 / 100);
+    j.precision = FG_PREC_FP16_MIXED; /* fp16 activations: .to(A.dtype) copies nothing */
+    assert_int_equal(kept_bytes(m, &j, src), 2 * head);
+    j.quant = FG_QUANT_INT8; /* MatMul8bitLt multiplies the int8 weight as it is */
+    assert_int_equal(kept_bytes(m, &j, src), 0);
+    fg_model_free(m);
+
+    m = load("tests/fixtures/models/tiiuae--falcon-7b");
+    assert_true(m->tied);
+    fg_job_defaults(&j, FG_MODE_SERVE);
+    struct fg_estimate tied = estimate_of(m, &j);
+    j.head_untied = true;
+    struct fg_estimate own = estimate_of(m, &j);
+    assert_int_equal(own.b.weights - tied.b.weights, 2ull * m->vocab * m->hidden);
     fg_model_free(m);
 }
 
@@ -1213,6 +1253,7 @@ int main(void)
         cmocka_unit_test(lora_adapters_should_keep_their_own_input_copies),
         cmocka_unit_test(chunked_loss_should_keep_what_each_framework_keeps),
         cmocka_unit_test(expanded_kv_should_keep_the_fused_output_or_the_copies),
+        cmocka_unit_test(serving_should_count_the_prefills_dequantized_copies),
         cmocka_unit_test(eager_scores_should_follow_the_compute_dtype_and_attention_dropout),
         cmocka_unit_test(eager_attention_should_keep_no_kernel_output_or_log_sum_exp),
         cmocka_unit_test(hidden_dropout_should_keep_one_mask_per_residual_branch),

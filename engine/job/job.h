@@ -221,9 +221,10 @@ struct fg_job {
      * node_sac_per_token).  Set by
      * --precision float8 (precision then bf16-mixed over FSDP2).  Default false. */
     bool float8;
-    /* QLoRA: the head is a 4-bit linear as well (lit-gpt: every nn.Linear, lm_head included,
-     * is replaced under BitsandbytesPrecision.module_init_context).  Default false
-     * (transformers' bitsandbytes integration skips lm_head). */
+    /* QLoRA, and serving under a 4-bit --quant: the head is a 4-bit linear as well
+     * (lit-gpt: every nn.Linear, lm_head included, is replaced under
+     * BitsandbytesPrecision.module_init_context).  Default false (transformers'
+     * bitsandbytes integration skips lm_head). */
     bool head_4bit;
     /* ---- Training peaks (docs/estimate.md "Gradient accumulation and buffers").
      * Appended; zero keeps the estimates of before. ---- */
@@ -285,6 +286,19 @@ struct fg_job {
      * symmetric memory (memory/titan.h fg__titan_async_tp_workspace).  Default false. */
     bool async_tp;
     enum fg_reshard reshard;         /* --reshard-after-forward; default by PP */
+    /* ---- What lit-gpt builds (docs/frameworks-memory.md).  Appended; zero keeps the
+     * estimates of before. ---- */
+    /* The head is a tensor of its own even where config.json ties it to the embedding
+     * (lit-gpt model.py GPT.__init__: lm_head = nn.Linear(n_embd, padded_vocab_size), never
+     * tied to transformer.wte; its checkpoint conversion copies lm_head.weight).  Default
+     * false: a tied head stores nothing of its own. */
+    bool head_untied;
+    /* The 4-bit weights were quantized from an fp16 copy (Lightning's
+     * _Linear4bit.quantize: weight.to(dtype=torch.half); bitsandbytes 0.40 Params4bit.cuda:
+     * self.data.half()), so quant_state.dtype is fp16: MatMul4Bit.forward's
+     * F.dequantize_4bit(B, quant_state) comes out in fp16 and .to(A.dtype) copies it again
+     * for bf16 activations.  Default false: quantized from the model's dtype. */
+    bool bnb_fp16_quant;
 };
 
 /* Defaults of the seeds: full AdamW bf16 autocast (fp32 parameters), LoRA

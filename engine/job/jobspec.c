@@ -441,7 +441,6 @@ static void train_defaults(struct fg_jobspec *s, const struct fg_framework *fw,
     j->fsdp_mixed = fw->fsdp_mixed;
     j->bnb_keeps_input = j->mode == FG_MODE_QLORA && fw->bnb_keeps_input;
     j->embed_swap = j->mode == FG_MODE_QLORA && fw->qlora_embed_swap;
-    j->head_4bit = j->mode == FG_MODE_QLORA && fw->qlora_head_4bit;
     j->adapters_bf16 = j->mode == FG_MODE_QLORA && fw->qlora_adapters_bf16;
     if (!fg_jobspec_given(s, FG_JOBOPT_CHUNKED_CE) && !fg_jobspec_given(s, FG_JOBOPT_LOSS)) {
         j->chunked_ce = fw->chunked_ce;
@@ -688,6 +687,12 @@ int fg_jobspec_finish(struct fg_jobspec *s, struct fg_err *err)
                                      !fg_jobspec_given(s, FG_JOBOPT_QUANT)))
         j->quant = fw->qlora_quant != FG_QUANT_NONE ? fw->qlora_quant : FG_QUANT_NF4;
     bool lora = j->mode == FG_MODE_LORA || j->mode == FG_MODE_QLORA;
+    /* what the framework builds (job.h): its head, and a 4-bit base's quantization */
+    bool bnb4 = j->mode == FG_MODE_QLORA ||
+                (serve && (j->quant == FG_QUANT_NF4 || j->quant == FG_QUANT_NF4_DQ));
+    j->head_4bit = bnb4 && fw->qlora_head_4bit;
+    j->bnb_fp16_quant = bnb4 && fw->bnb_fp16_quant;
+    j->head_untied = fw->head_untied;
     if (!serve) {
         train_defaults(s, fw, &d);
     } else {

@@ -88,7 +88,9 @@ static bool lora_on(const struct fg_node *n, const struct fg_job *job, const str
  * parameters of its 751,632,384 stored, tests/calibration/measured-h200.tsv). */
 static uint64_t node_params_here(const struct fg_node *n, const struct fg_job *job)
 {
-    uint64_t p = n->params - n->buffers - n->alias;
+    /* job.h head_untied: the framework's head is a tensor of its own */
+    uint64_t alias = n->kind == FG_NODE_HEAD && job->head_untied ? 0 : n->alias;
+    uint64_t p = n->params - n->buffers - alias;
     uint32_t tp = job->tp ? job->tp : 1, ep = job->ep ? job->ep : 1;
     switch (n->kind) {
     case FG_NODE_MOE: {
@@ -775,8 +777,18 @@ void fg__add_served(const struct fg_node *n, const struct fg_job *job, uint64_t 
                                                                                : 2), ctx));
     p->ds_mla |= job->kv_ds_mla && ds_mla_per_token(n);
     p->state = fg__add_sat(p->state, state_per_seq(n));
-    if (quantized && n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED)
-        p->lin += node_linear_here(n, job);
+    /* a 4-bit head (job.h head_4bit) is quantized with the blocks' linears */
+    bool head = n->kind == FG_NODE_HEAD && job->head_4bit;
+    if (quantized && ((n->kind != FG_NODE_HEAD && n->kind != FG_NODE_EMBED) || head)) {
+        uint64_t lin = head ? node_params_here(n, job) : node_linear_here(n, job);
+        uint32_t tp = job->tp ? job->tp : 1;
+        p->lin += lin;
+        for (unsigned k = 0; !head && k < n->nlin; k++) {
+            uint64_t one = (uint64_t)n->lin[k].in * n->lin[k].out / tp;
+            p->largest = one > p->largest ? one : p->largest;
+        }
+        p->largest = head && lin > p->largest ? lin : p->largest;
+    }
     p->has_head |= n->kind == FG_NODE_HEAD;
     uint64_t work = node_prefill_per_token(n, job, seq);
     p->work = work > p->work ? work : p->work;

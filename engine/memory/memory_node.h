@@ -58,6 +58,7 @@ struct part {
  * working set per token (one node's temporaries: the nodes run one after another). */
 struct serve_part {
     uint64_t weights, kv, state, lin, work;
+    uint64_t largest;       /* params of the largest quantized linear here (--quant) */
     uint64_t wbytes;        /* bytes of the weights here in the served scheme (wquant.h) */
     bool has_head;
     bool ds_mla;            /* a sparse-MLA layer keeps vLLM's fp8_ds_mla cache (job.h) */

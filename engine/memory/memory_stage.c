@@ -313,6 +313,7 @@ static void fold_served(struct serve_part *t, const struct serve_part *p, uint64
     t->has_head |= p->has_head;
     t->ds_mla |= p->ds_mla;
     t->work = p->work > t->work ? p->work : t->work;
+    t->largest = p->largest > t->largest ? p->largest : t->largest;
 }
 
 /* The serving sums over the stage, run by run as sum_stage. */
@@ -346,6 +347,7 @@ static void part_key_of(const struct fg_model *m, const struct fg_job *job, stru
     fg__act_of(m, job, &k->act);
     k->lora_fused_qkv = job->lora_fused_qkv;
     k->head_4bit = job->head_4bit;
+    k->head_untied = job->head_untied;
     k->kv_expanded = job->kv_expanded;
     k->lora = job->mode == FG_MODE_LORA || job->mode == FG_MODE_QLORA;
     k->attention = job->attention;

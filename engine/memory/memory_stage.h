@@ -57,7 +57,7 @@ struct part_key {
     enum fg_lora_targets targets;
     enum fg_precision precision;
     struct act act;  /* compute / residual bytes and the kept tensors' switches */
-    bool lora_fused_qkv, kv_expanded, head_4bit;
+    bool lora_fused_qkv, kv_expanded, head_4bit, head_untied;
     char list[sizeof ((struct fg_job *)0)->lora_list];
 };
 

@@ -63,15 +63,33 @@ int fg__serve_estimate(const struct fg_model *m, const struct fg_job *job, struc
         wbytes = t.wbytes;
         fg__copy(what, sizeof what, job->precision == FG_PREC_FP32 ? "fp32" : "bf16");
     }
+    /* bitsandbytes matmul_4bit: only a one-token input takes gemv_4bit; the prefill's goes
+     * through MatMul4Bit.forward, F.dequantize_4bit(B, quant_state).to(A.dtype): the whole
+     * weight in the dtype it was quantized from, and a second copy where the activations
+     * are another (job.h bnb_fp16_quant: fp16 weights, bf16 activations) - at most the
+     * largest 4-bit linear's, once (autograd/_functions.py, 0.40 .. 0.45). */
+    uint64_t deq = 0;
+    if (job->quant == FG_QUANT_NF4 || job->quant == FG_QUANT_NF4_DQ) {
+        unsigned el = job->precision == FG_PREC_FP32 ? 4 : 2;
+        unsigned from = job->bnb_fp16_quant ? 2 : el;
+        bool second = job->bnb_fp16_quant && job->precision != FG_PREC_FP16_MIXED;
+        deq = fg__mul_sat(t.largest, from + (second ? el : 0));
+    }
     e->b.weights = wbytes;
+    e->b.overhead = deq;
+    e->static_bytes = fg__add_sat(wbytes, deq);
     e->b.kv_cache = fg__mul_sat(kv, job->batch);
     e->b.ssm_state = fg__mul_sat(state, job->batch);
     e->b.activations = fg__mul_sat(work, job->batch);
-    e->static_bytes = wbytes;
     e->per_sample_bytes = fg__add_sat(fg__add_sat(kv, state), work);
     e->total_bytes = fg_estimate_at(e, job->batch);
     add_line(e, "weights", wbytes, false, wsrc, "%s weights: %llu params", what,
              (unsigned long long)weights);
+    add_line(e, "overhead", deq, false, "bitsandbytes MatMul4Bit dequantize_4bit",
+             "prefill: the largest 4-bit linear dequantized (%llu params)%s",
+             (unsigned long long)t.largest,
+             job->bnb_fp16_quant && job->precision != FG_PREC_FP16_MIXED
+                 ? ", fp16 and a bf16 copy" : "");
     add_line(e, "kv_cache", kv, true, "vLLM get_num_kv_heads; MLA latent",
              "%s KV cache for %llu tokens per sequence",
              t.ds_mla ? "fp8_ds_mla (+ indexer)" : job->kv_bytes == 1 ? "fp8" : "bf16",

@@ -29,16 +29,22 @@ int fg__train_transients(struct train *x, struct fg_err *err)
         /* bitsandbytes MatMul4Bit: F.dequantize_4bit(B, state) comes out in the dtype the
          * weight was quantized from (16-bit), then .to(A.dtype) copies it again where the
          * linear computes in fp32 (bnb_compute fp32, or the fp32 hidden states of
-         * prepare_model_for_kbit_training); forward and backward each make one. */
+         * prepare_model_for_kbit_training), or in bf16 from fp16 weights (job.h
+         * bnb_fp16_quant).  forward and backward each make their own, one at a time:
+         * forward's is a temporary of F.linear, freed before backward's (backward:
+         * grad_A = torch.matmul(grad_output, F.dequantize_4bit(B, ...).to(...).t())). */
         unsigned ce = job->bnb_compute == FG_BNB_FP32 ? 4 : x->kept.c;
+        unsigned second = ce > 2 ? ce
+                        : job->bnb_fp16_quant && job->precision != FG_PREC_FP16_MIXED ? 2 : 0;
         /* a 4-bit head (job.h head_4bit) is dequantized whole for every chunk of logits */
         uint64_t head = x->t.has_head && job->head_4bit ? x->m->vocab * x->m->hidden / x->tp : 0;
         uint64_t big = head > largest_linear ? head : largest_linear;
-        uint64_t deq = fg__mul_sat(big, 2 * (2 + (ce > 2 ? ce : 0)));
+        uint64_t deq = fg__mul_sat(big, 2 + second);
         overhead += deq;
         add_line(e, "overhead", deq, false, "bitsandbytes MatMul4Bit dequantize_4bit",
-                 ce > 2 ? "dequantized bf16 + fp32 copies of the largest linear, fwd and bwd"
-                        : "dequantized bf16 copy of the largest linear, forward and backward");
+                 second == 4 ? "dequantized bf16 + fp32 copies of the largest linear"
+                 : second    ? "dequantized fp16 + bf16 copies of the largest linear"
+                             : "dequantized bf16 copy of the largest linear");
     }
     if (job->mode == FG_MODE_QLORA && job->embed_swap &&
         (job->layer_last == 0 || job->stage_embed)) {

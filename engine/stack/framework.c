@@ -367,8 +367,9 @@ static const struct fg_framework table[] = {
      .ce_kept = FG_CE_COMPUTE, .kv_expanded = true, .unsharded_copy = true, .dp_zero = 3,
      .lora_base_dtype = true, .lora_fused_qkv = true, .lora_dropout = 0.05f, .no_dropout = true,
      .bnb_keeps_input = true, .qlora_embed_swap = true, .qlora_head_4bit = true,
+     .head_untied = true, .bnb_fp16_quant = true,
      .keeps = "bf16-mixed: fp32 params; chunked CE; FSDP LoRA whole copy; QLoRA: bnb 0.42 kept "
-              "inputs, a second trainable embedding",
+              "inputs, a second trainable embedding; its own lm_head; 4-bit from fp16",
      .ddp_buckets = true,
      .source = "litgpt 0.5.13 finetune/lora.py main, utils.py chunked_cross_entropy; Lightning "
                "2.6 bitsandbytes.py",

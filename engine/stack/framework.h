@@ -92,7 +92,9 @@ struct fg_framework {
                                   no autocast weight cache (torchtitan) */
     bool ac_selective;         /* its checkpointing is per-op selective (torchtitan) */
     bool float8;               /* runs --precision float8 (torchao Float8Linear) */
-    bool qlora_head_4bit;      /* QLoRA quantizes the head too (lit-gpt) */
+    bool qlora_head_4bit;      /* QLoRA and 4-bit serving quantize the head too (lit-gpt) */
+    bool head_untied;          /* its own lm_head whatever config.json ties (lit-gpt) */
+    bool bnb_fp16_quant;       /* 4-bit weights quantized from fp16 (Lightning, lit-gpt) */
     const char *keeps;         /* for people: what the row keeps, one line (fitgate frameworks) */
     const char *source;        /* where the row's facts come from: file:function, release */
     /* Where the row was read (fitgate frameworks): the repository, its main file, the commit

@@ -97,6 +97,9 @@ static const struct acc_stack {
     bool chunked_ce;           /* the loss is chunked whatever the row's recipe says */
     enum fg_ce_kept ce_kept;
     bool kv_expanded;          /* its attention expands K/V (lit-gpt model.py) */
+    /* lit-gpt's build (job.h): its own lm_head whatever config.json ties, quantized with
+     * the blocks (a 4-bit head), from an fp16 copy (bnb_fp16_quant) */
+    bool head_untied, head_4bit, bnb_fp16_quant;
 } acc_stacks[] = {
     /* torchtune: its own modules (no dropout: attn_dropout 0.0), LoRA dropout 0.0 by
      * default (models/llama3_1/_model_builders.py), QLoRA through torchao's NF4Tensor,
@@ -106,7 +109,7 @@ static const struct acc_stack {
      * compute_cross_entropy to inductor, which fuses the fp32 cast and the log-softmax and
      * saves the bf16 logits and a log-sum-exp per token, as unsloth's kernel does */
     {"torchtune", false, false, FG_BNB_INPUT, 0, true, false, 0, 0, false, false, FG_CE_LSE,
-     false},
+     false, false, false, false},
     /* lit-gpt 8641822 with bitsandbytes 0.41.1: BitsandbytesPrecision(mode, dtype) computes
      * in the bf16-true dtype, the activations' (finetune/lora.py); MatMul4Bit keeps its
      * input, the same tensor.  LoRA: lora_dropout = 0.05 (finetune/lora.py), one
@@ -116,23 +119,23 @@ static const struct acc_stack {
      * lm_head_chunk_size=128) and chunked_cross_entropy (lit_gpt/utils.py), cross_entropy
      * on each bf16 chunk of logits, kept in a list through backward. */
     {"litgpt-8641822", false, true, FG_BNB_INPUT, 0.05f, true, true, 0, 0, false, true,
-     FG_CE_COMPUTE, true},
+     FG_CE_COMPUTE, true, true, true, true},
     /* later lit-gpt (litgpt finetune/lora.py) warns unless bitsandbytes is 0.42.0, whose
      * MatMul4Bit still keeps its input: the same as the framework row (no QLoRA row here) */
     {"litgpt", false, true, FG_BNB_INPUT, 0.05f, true, true, 0, 0, false, true, FG_CE_COMPUTE,
-     true},
+     true, true, true, true},
     /* LLaMA-Factory (early 2024): transformers + peft, BitsAndBytesConfig with
      * bnb_4bit_compute_dtype = the training dtype (model/utils/quantization.py
      * configure_quantization), its own prepare (no fp32 cast of the base), lora_dropout
      * 0.0 (hparams/finetuning_args.py); config.json's dropout (llama: 0) */
     {"llama-factory", false, true, FG_BNB_INPUT, 0, false, false, -1, -1, true, false,
-     FG_CE_FP32, false},
+     FG_CE_FP32, false, false, false, false},
     /* unsloth's "Hugging Face + FA2" column: transformers + peft + bitsandbytes, settings
      * unpublished; defaults */
     {"hf-peft", false, false, FG_BNB_INPUT, 0, false, false, -1, -1, true, false, FG_CE_FP32,
-     false},
+     false, false, false, false},
     {"triton", false, false, FG_BNB_INPUT, 0, false, false, -1, -1, false, false, FG_CE_FP32,
-     false},
+     false, false, false, false},
 };
 
 /* One data line of rows.tsv (v[c]: the line's value of column c) -> row. */
@@ -228,6 +231,12 @@ static int acc_parse_row(const char *const *v_, struct acc_row *r, const char *c
     r->job.chunked_ce |= st->chunked_ce;
     r->job.ce_kept = st->ce_kept;
     r->job.kv_expanded = st->kv_expanded;
+    bool bnb4 = r->job.mode == FG_MODE_QLORA ||
+                (r->job.mode == FG_MODE_SERVE &&
+                 (r->job.quant == FG_QUANT_NF4 || r->job.quant == FG_QUANT_NF4_DQ));
+    r->job.head_untied = st->head_untied;
+    r->job.head_4bit = bnb4 && st->head_4bit;
+    r->job.bnb_fp16_quant = bnb4 && st->bnb_fp16_quant;
 #undef FIELD
     return 0;
 }
