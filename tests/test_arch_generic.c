@@ -241,6 +241,19 @@ static void generic_should_be_unsure_of_expert_keys_it_does_not_know(void **stat
                                 "\"vocab_size\": 100, \"hidden_act\": \"silu\", "
                                 "\"num_experts\": 16384, \"num_experts_per_tok\": 64}",
                                 false, "num_experts"));
+    /* a top-k or an expert width per layer (Hunyuan-A13B's moe_topk list): unsure, not
+     * refused as a key of the wrong type */
+    fg_model_free(assert_unsure("{\"model_type\": \"novel\", \"hidden_size\": 64, "
+                                "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                                "\"vocab_size\": 100, \"hidden_act\": \"silu\", "
+                                "\"num_experts\": 8, \"moe_topk\": [2, 2]}",
+                                false, "moe_topk"));
+    fg_model_free(assert_unsure("{\"model_type\": \"novel\", \"hidden_size\": 64, "
+                                "\"num_hidden_layers\": 2, \"num_attention_heads\": 4, "
+                                "\"vocab_size\": 100, \"hidden_act\": \"silu\", "
+                                "\"num_experts\": 8, \"num_experts_per_tok\": 2, "
+                                "\"moe_intermediate_size\": [32, 32]}",
+                                false, "moe_intermediate_size"));
     /* a key naming experts that is off adds nothing */
     struct fg_model *m = NULL;
     struct fg_err err = {0};

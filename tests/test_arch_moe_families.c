@@ -141,6 +141,36 @@ static void read_hunyuan_moe_should_count_shared_mlp_and_per_layer_lists(void **
     assert_refused(json, FG_E_RANGE, "moe_topk");
 }
 
+/* The release's remote code (model_type hunyuan, Tencent-Hunyuan/Hunyuan-A13B models/
+ * modeling_hunyuan.py): q/k norms under use_qk_norm, a shared MLP under use_mixed_mlp_moe of
+ * intermediate_size x num_shared_expert[0]; use_cla shares K/V the reader does not build. */
+#define HUNYUAN_REMOTE_CFG                                                                  \
+    "{\"model_type\": \"hunyuan\", \"hidden_size\": 4096, \"num_hidden_layers\": 32, "        \
+    "\"num_attention_heads\": 32, \"num_key_value_heads\": 8, \"attention_head_dim\": 128, "  \
+    "\"intermediate_size\": 3072, \"vocab_size\": 128167, \"tie_word_embeddings\": true, "  \
+    "\"num_experts\": 64, \"moe_topk\": 8, \"moe_intermediate_size\": 3072, "                \
+    "\"num_shared_expert\": %s, \"use_qk_norm\": %s, \"use_mixed_mlp_moe\": %s, "             \
+    "\"use_cla\": %s}"
+
+static void read_hunyuan_remote_should_follow_its_switches(void **state)
+{
+    (void)state;
+    char json[1024];
+    const uint64_t h = 4096, f = 3072, norms = 32 * 2 * 128, shared = 32 * 3 * h * f;
+    snprintf(json, sizeof json, HUNYUAN_REMOTE_CFG, "1", "true", "true", "false");
+    uint64_t n = count(json);
+    /* the switches on read as transformers' class: Hunyuan-A13B's 80,393,183,232 */
+    assert_int_equal(n, 80393183232ULL);
+    snprintf(json, sizeof json, HUNYUAN_REMOTE_CFG, "2", "true", "true", "false");
+    assert_int_equal(count(json), n + shared);
+    snprintf(json, sizeof json, HUNYUAN_REMOTE_CFG, "1", "false", "true", "false");
+    assert_int_equal(count(json), n - norms);
+    snprintf(json, sizeof json, HUNYUAN_REMOTE_CFG, "1", "true", "false", "false");
+    assert_int_equal(count(json), n - shared);
+    snprintf(json, sizeof json, HUNYUAN_REMOTE_CFG, "1", "true", "true", "true");
+    assert_unsure(json, "use_cla");
+}
+
 /* JetMoE-8B's shapes: hidden 2048, 24 layers, 16 kv heads x 128 channels, 8 experts top-2
  * in attention and MLP, intermediate 5632, vocab 32000, tied. */
 static void read_jetmoe_should_count_attention_and_mlp_experts(void **state)
@@ -501,6 +531,7 @@ int main(void)
         cmocka_unit_test(read_dbrx_should_count_fused_wqkv_and_stacked_glu_experts),
         cmocka_unit_test(read_dbrx_should_leave_the_sub_configs_base_attributes_alone),
         cmocka_unit_test(read_hunyuan_moe_should_count_shared_mlp_and_per_layer_lists),
+        cmocka_unit_test(read_hunyuan_remote_should_follow_its_switches),
         cmocka_unit_test(read_jetmoe_should_count_attention_and_mlp_experts),
         cmocka_unit_test(read_lfm2_moe_should_place_dense_and_sparse_feed_forwards),
         cmocka_unit_test(dots1_row_should_count_qwen3_attention_over_deepseek_experts),

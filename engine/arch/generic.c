@@ -234,20 +234,30 @@ struct experts {
     bool have_freq_list;
 };
 
+/* Unsure (true) when the key of keys the config spells is not one number (a list per layer,
+ * Hunyuan-A13B's moe_topk): what, of several sizes, the generic reader does not size. */
+static bool unsure_unless_one_number(const struct fg_cfg *c, struct fg_model *m,
+                                     const char *keys, const char *what)
+{
+    char key[64];
+    enum fg_cfg_form f = fg_cfg_form(c, fg__cfg_key_used(c, keys, key, sizeof key), NULL);
+    if (f == FG_CFG_ABSENT || f == FG_CFG_NUMBER || f == FG_CFG_NULL)
+        return false;
+    fg__model_unsure(m, key, "unsure: %s is not one number: %s of several sizes the generic "
+                     "reader does not size", key, what);
+    return true;
+}
+
 static int read_experts(const struct fg_cfg *c, struct fg_model *m, struct experts *x,
                         struct fg_err *err)
 {
     int rc;
     char key[64];
-    enum fg_cfg_form ne =
-        fg_cfg_form(c, fg__cfg_key_used(c, EXPERTS_KEYS, key, sizeof key), NULL);
-    if (ne != FG_CFG_ABSENT && ne != FG_CFG_NUMBER && ne != FG_CFG_NULL) {
-        fg__model_unsure(m, key, "unsure: %s is not one number: experts of several sizes the "
-                         "generic reader does not size", key);
+    if (unsure_unless_one_number(c, m, EXPERTS_KEYS, "experts"))
         return 0;
-    }
+    fg__cfg_key_used(c, EXPERTS_KEYS, key, sizeof key);
     double wide = 0;
-    if (ne == FG_CFG_NUMBER &&
+    if (fg_cfg_form(c, key, NULL) == FG_CFG_NUMBER &&
         (rc = fg_cfg_f64(c, EXPERTS_KEYS, 0, 0, 1e18, &wide, err)))
         return rc;
     if (wide > FG_MAX_EXPERTS) {
@@ -263,8 +273,12 @@ static int read_experts(const struct fg_cfg *c, struct fg_model *m, struct exper
     if (x->n == 0)
         return 0;
     uint64_t shared_n = 0;
-    if ((rc = fg_cfg_u64(c, TOPK_KEYS, 0, 0, FG_MAX_EXPERTS, &x->top_k, err)) ||
-        (rc = fg_cfg_u64(c, EXPERT_WIDTH_KEYS, m->inter, 1, FG_MAX_INTER, &x->width, err)) ||
+    /* a top-k per layer leaves it 0 (unsure below); a width per layer, intermediate_size */
+    x->width = m->inter;
+    if ((!unsure_unless_one_number(c, m, TOPK_KEYS, "top-k") &&
+         (rc = fg_cfg_u64(c, TOPK_KEYS, 0, 0, FG_MAX_EXPERTS, &x->top_k, err))) ||
+        (!unsure_unless_one_number(c, m, EXPERT_WIDTH_KEYS, "expert widths") &&
+         (rc = fg_cfg_u64(c, EXPERT_WIDTH_KEYS, m->inter, 1, FG_MAX_INTER, &x->width, err))) ||
         (rc = fg_cfg_u64(c, SHARED_N_KEYS, 0, 0, FG_MAX_EXPERTS, &shared_n, err)) ||
         (rc = fg_cfg_u64(c, SHARED_WIDTH_KEYS, 0, 0, FG_MAX_INTER, &x->shared_width, err)))
         return rc;

@@ -136,14 +136,16 @@ static int read_dbrx(const struct fg_cfg *c, struct fg_model *m, const void *spe
 /* ---- HunYuan MoE ------------------------------------------------------------- */
 
 /* The remote-code keys transformers' class does not read: unsure where they would size the
- * experts or the shared MLP otherwise than intermediate_size and one shared MLP. */
-static void hunyuan_check_remote_keys(const struct fg_cfg *c, struct fg_model *m)
+ * experts or the shared MLP otherwise than intermediate_size and one shared MLP.  The remote
+ * code itself (remote) sizes the shared MLP from num_shared_expert and leaves
+ * moe_intermediate_size unread: one that differs says another remote code reads it. */
+static void hunyuan_check_remote_keys(const struct fg_cfg *c, struct fg_model *m, bool remote)
 {
     static const struct {
         const char *key;
         uint64_t want_of_inter; /* 1: equals intermediate_size; 0: equals 1 */
     } keys[] = {{"moe_intermediate_size", 1}, {"num_shared_expert", 0}};
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+    for (size_t i = 0; i < (remote ? 1 : sizeof keys / sizeof keys[0]); i++) {
         const cJSON *v = fg__cfg_item(c, keys[i].key), *x;
         uint64_t want = keys[i].want_of_inter ? m->inter : 1;
         bool same = true;
@@ -170,15 +172,50 @@ static void hunyuan_check_remote_keys(const struct fg_cfg *c, struct fg_model *m
  * experts and one shared_mlp, each a gated MLP of intermediate_size without bias.
  * num_experts and moe_topk are an integer or a list per layer.  HunYuanMoEV1Config
  * defaults; hunyuan_v1_moe maps to qwen2_moe in transformers' conversion table.
+ *
+ * The remote code the release ships (model_type hunyuan; Tencent-Hunyuan/Hunyuan-A13B@2798f3c8
+ * models/modeling_hunyuan.py) builds the same blocks from its own switches: query_layernorm /
+ * key_layernorm only under use_qk_norm, the shared_mlp only under use_mixed_mlp_moe and
+ * intermediate_size x num_shared_expert[0] wide (HunYuanMLP), experts of intermediate_size
+ * (moe_intermediate_size is not read).  use_cla (cross-layer K/V) and use_mla change the
+ * attention this reader builds, so either makes the count unsure.
  */
+struct hunyuan_spec {
+    bool remote; /* the release's remote code (model_type hunyuan), not transformers' class */
+};
+static const struct hunyuan_spec hunyuan_remote = {.remote = true};
+
+/* The remote code's switches: q/k norms, the shared MLP's width (0 = none); CLA / MLA unsure. */
+static int hunyuan_remote_switches(const struct fg_cfg *c, struct fg_model *m, bool *qk_norm,
+                                   uint64_t *shared_inter, struct fg_err *err)
+{
+    uint64_t shared[FG_MAX_LAYERS];
+    bool mixed = false, cla = false, mla = false;
+    int rc;
+    if ((rc = fg_cfg_bool(c, "use_qk_norm", false, qk_norm, err)) ||
+        (rc = fg_cfg_bool(c, "use_mixed_mlp_moe", false, &mixed, err)) ||
+        (rc = fg_cfg_bool(c, "use_cla", false, &cla, err)) ||
+        (rc = fg_cfg_bool(c, "use_mla", false, &mla, err)) ||
+        (rc = fg_cfg_u64_per_layer(c, "num_shared_expert", 1, 1, FG_MAX_EXPERTS, m->layers,
+                                   shared, FG_MAX_LAYERS, err)))
+        return rc;
+    *shared_inter = mixed ? m->inter * shared[0] : 0;
+    if (cla || mla)
+        fg__model_unsure(m, cla ? "use_cla" : "use_mla", "unsure: key '%s' is true: the "
+                         "remote code then shares or compresses the K/V projections, which "
+                         "this reader does not build", cla ? "use_cla" : "use_mla");
+    return 0;
+}
+
 static int read_hunyuan_moe(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                             struct fg_err *err)
 {
-    (void)spec;
+    const struct hunyuan_spec *s = spec;
+    bool remote = s && s->remote, qk_norm = true;
     static const struct fg_core_defaults d = {.vocab = 290943, .hidden = 4096, .inter = 11008,
                                               .layers = 32, .heads = 32, .max_pos = 2048,
                                               .tie = false};
-    uint64_t experts[FG_MAX_LAYERS], top_k[FG_MAX_LAYERS];
+    uint64_t experts[FG_MAX_LAYERS], top_k[FG_MAX_LAYERS], shared_inter = 0;
     bool bias = false;
     int rc;
     if ((rc = fg__read_core(c, m, &d, err)) ||
@@ -194,12 +231,15 @@ static int read_hunyuan_moe(const struct fg_cfg *c, struct fg_model *m, const vo
                               "experts of layer %llu (num_experts)", c->origin,
                               (unsigned long long)top_k[l], (unsigned long long)experts[l],
                               (unsigned long long)l);
-    hunyuan_check_remote_keys(c, m);
+    shared_inter = m->inter;
+    if (remote && (rc = hunyuan_remote_switches(c, m, &qk_norm, &shared_inter, err)))
+        return rc;
+    hunyuan_check_remote_keys(c, m, remote);
     m->experts = experts[0];
     m->top_k = top_k[0];
     const struct fg_attn_shape a = {.hidden = m->hidden, .heads = m->heads,
                                     .kv_heads = m->kv_heads, .head_dim = m->head_dim,
-                                    .qkv_bias = bias, .o_bias = bias, .qk_norm = 1,
+                                    .qkv_bias = bias, .o_bias = bias, .qk_norm = qk_norm ? 1 : 0,
                                     .qk_norm_kind = FG_NORM_RMS};
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         return rc;
@@ -217,7 +257,7 @@ static int read_hunyuan_moe(const struct fg_cfg *c, struct fg_model *m, const vo
         first = m->n_nodes;
         const struct fg_moe_shape f = {
             .hidden = m->hidden, .experts = experts[l], .top_k = top_k[l], .inter = m->inter,
-            .shared_inter = m->inter, .shared_n = 1, .gated = true,
+            .shared_inter = shared_inter, .shared_n = shared_inter ? 1 : 0, .gated = true,
             .lora_experts = FG_LORA_EXPERTS_MERGED};
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
             (rc = fg__add_attention(m, li, &a, NULL, err)) ||
