@@ -83,7 +83,10 @@
  *             PP), distributed/tensor_parallel.py (async TP over symmetric memory),
  *             models/llama3/config_registry.py (llama3_8b / 70b / 405b run ChunkedLossWrapper
  *             of 8 chunks over the vocab-parallel loss).  0.2.2: components/loss.py
- *             cross_entropy_loss over the whole logits (pred.float()), no LoRA.
+ *             cross_entropy_loss over the whole logits (pred.float()), no LoRA.  0.2.0
+ *             (29624e37f): as 0.2.2, but train.py Trainer.train_step calls pp_schedule.step
+ *             with its outputs returned (return_outputs=False from e5ef99a, v0.2.1): the
+ *             last stage keeps every micro-batch's logits (memory/titan.h).
  *  lit-gpt 0.5.13: litgpt finetune/lora.py: FSDPStrategy when devices > 1,
  *             chunked_cross_entropy (utils.py) for the loss; Lightning's bf16-mixed keeps
  *             fp32 parameters (fabric/plugins/precision/amp.py MixedPrecision); its FSDP LoRA
