@@ -1148,9 +1148,10 @@ static void gate_should_estimate_torchtitans_published_runs(void **state)
     };
     /* Tables 5 and 6: 405B over TP 8 x PP 8, as 1F1B or Interleaved1F1B (two chunks a
      * rank) runs them over 8 micro-batches (the local batch over the PP degree, torchtitan
-     * 9dec370's default count); shown and held within 30%, not in the median: fitgate
-     * counts 4 .. 24% under them (tests/accuracy/README.md says what the run's older torch
-     * kept that today's does not) */
+     * 9dec370's default count), judged as torchtitan@0.2.0, whose PP step keeps every
+     * micro-batch's logits as 9dec370's does; the benchmark's figure is the largest over
+     * the PP ranks (its footnote 1), as the estimate's.  Shown and held within 25%, not in
+     * the median: the 1F1B rows are 13 .. 23% under (tests/accuracy/README.md) */
     static const struct {
         const char *schedule;
         uint32_t dp, cp, batch, seq;
@@ -1203,15 +1204,16 @@ static void gate_should_estimate_torchtitans_published_runs(void **state)
         snprintf(batch, sizeof batch, "batch=%u", pp_rows[i].batch);
         snprintf(seq, sizeof seq, "seq-len=%u", pp_rows[i].seq);
         gate(M "meta-llama--Llama-3.1-405B",
-             (const char *const[]){"framework=torchtitan@0.2.2", "grad-ckpt=full", "tp=8",
+             (const char *const[]){"framework=torchtitan@0.2.0", "grad-ckpt=full", "tp=8",
                                    "pp=8", dp, cp, batch, seq, "precision=float8", sched,
                                    "pp-microbatches=8", "async-tp", NULL},
              "h100", 512, NULL, g);
         double meas = pp_rows[i].gib * 1073741824.0, est = (double)g->a.est.total_bytes;
-        print_message("torchtitan PP row %zu: %.1f GB against %.1f GB: %+.1f%%\n", i, est / 1e9,
-                      meas / 1e9, (est - meas) / meas * 100);
-        assert_true(fabs(est - meas) / meas < 0.30);
-        if (!strcmp(pp_rows[i].schedule, "Interleaved1F1B")) /* -3.2% today: held to 10% */
+        print_message("torchtitan PP row %zu: %.1f GB against %.1f GB: %+.1f%% (first stage "
+                      "%.1f, last %.1f)\n", i, est / 1e9, meas / 1e9, (est - meas) / meas * 100,
+                      g->a.layout.stage_bytes[0] / 1e9, g->a.layout.stage_bytes[7] / 1e9);
+        assert_true(fabs(est - meas) / meas < 0.25);
+        if (!strcmp(pp_rows[i].schedule, "Interleaved1F1B")) /* +6.7% today: held to 10% */
             assert_true(fabs(est - meas) / meas < 0.10);
         /* torchtitan's split, not the planner's: rank 0 holds 15 blocks either way (1F1B:
          * stage 0; looped: stages 0 and 8 of 16, 7 + 8) */
@@ -1236,6 +1238,54 @@ static void framework_should_run_torchtitan_mains_loss_and_022s(void **state)
     assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_FRAMEWORK, "torchtitan@0.2.2", &err), 0);
     assert_int_equal(fg_jobspec_set(&s, FG_JOBOPT_MODE, "lora", &err), 0);
     assert_int_equal(fg_jobspec_finish(&s, &err), FG_E_INVAL);
+}
+
+/* torchtitan up to v0.2.0 (and 9dec370) calls pp_schedule.step() with its outputs returned
+ * (train.py; e5ef99a passes return_outputs=False from v0.2.1): the last stage keeps each
+ * micro-batch's bf16, vocab-parallel logits to the step's end, the n - 1 before the running
+ * one beside its loss.  Llama-3.1-8B's last 4 blocks and head, TP 8, PP 8, 8 micro-batches of
+ * 8192 tokens: 7 x 8192 x 128256 / 8 x 2 B a sample; none on another stage, none under 0.2.2
+ * or main, none without PP. */
+static void estimate_should_keep_the_pp_outputs_torchtitan_020_returns(void **state)
+{
+    (void)state;
+    const char *rows[] = {"framework=torchtitan@0.2.0", "framework=torchtitan@0.2.2",
+                          "framework=torchtitan"};
+    struct fg_model *m = load(M "meta-llama--Llama-3.1-8B");
+    uint64_t want = 7ull * 8192 * (128256 / 8) * 2, per_sample[3][2] = {{0}};
+    for (size_t r = 0; r < 3; r++)
+        for (int last = 0; last < 2; last++) {
+            struct fg_jobspec s;
+            spec_of(&s, (const char *const[]){rows[r], "grad-ckpt=full", "tp=8", "pp=8",
+                                              "pp-microbatches=8", "seq-len=8192", NULL});
+            s.job.tp = s.job.pp = 8;
+            s.job.layer_first = last ? 28 : 0;
+            s.job.layer_last = last ? 32 : 4;
+            s.job.stage_head = last;
+            s.job.stage_embed = !last;
+            struct fg_estimate e;
+            struct fg_err err = {0};
+            assert_int_equal(fg_memory_estimate(m, &s.job, &e, &err), 0);
+            uint64_t seen = 0;
+            for (size_t i = 0; i < e.n_lines; i++)
+                if (strstr(e.lines[i].what, "earlier micro-batches' logits"))
+                    seen = e.lines[i].bytes;
+            assert_int_equal(seen, r == 0 && last ? want : 0);
+            per_sample[r][last] = e.per_sample_bytes;
+            if (r == 0 && last) { /* without PP the row keeps nothing more */
+                s.job.pp = 1;
+                s.job.layer_first = s.job.layer_last = 0;
+                s.job.stage_embed = false;
+                assert_int_equal(fg_memory_estimate(m, &s.job, &e, &err), 0);
+                for (size_t i = 0; i < e.n_lines; i++)
+                    assert_null(strstr(e.lines[i].what, "earlier micro-batches' logits"));
+            }
+        }
+    /* the kept logits and the allocator's 5% of them, on the last stage only */
+    assert_true(per_sample[0][1] >= per_sample[1][1] + want + want / 20 - 1);
+    assert_true(per_sample[0][1] <= per_sample[1][1] + want + want / 20 + 1);
+    assert_true(per_sample[0][0] == per_sample[1][0]);
+    fg_model_free(m);
 }
 
 /* Async TP (torchtitan enable_async_tensor_parallel) keeps torch's symmetric-memory
@@ -1367,6 +1417,7 @@ int main(void)
         cmocka_unit_test(finish_should_keep_the_pp_schedule_to_torchtitan),
         cmocka_unit_test(framework_should_run_torchtitan_mains_loss_and_022s),
         cmocka_unit_test(estimate_should_count_async_tps_symmetric_workspace),
+        cmocka_unit_test(estimate_should_keep_the_pp_outputs_torchtitan_020_returns),
         cmocka_unit_test(gate_should_keep_fsdp2s_gathered_params_as_reshard_says),
         cmocka_unit_test(gate_should_judge_a_declared_pipeline_by_its_largest_stage),
         cmocka_unit_test(gate_should_serve_inside_the_engines_share_and_count_sequences),

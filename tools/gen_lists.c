@@ -101,17 +101,29 @@ static void put_help(FILE *f, const char *help)
             help + 1, n && help[n - 1] != '.' ? "." : "");
 }
 
-/* A block's text with @FRAMEWORKS@ as ".BR hf , ..." lines. */
+/* The first row after row i that names another framework (a framework's releases are
+ * adjacent rows of the table). */
+static size_t next_framework(size_t i)
+{
+    size_t j = i + 1;
+    while (fg_framework_at(j) && !strcmp(fg_framework_at(j)->name, fg_framework_at(i)->name))
+        j++;
+    return j;
+}
+
+/* A block's text with @FRAMEWORKS@ as ".BR hf , ..." lines, each framework once. */
 static void put_block(FILE *f, const char *body)
 {
     const char *at;
     while ((at = strstr(body, "@FRAMEWORKS@\n"))) {
         fwrite(body, 1, (size_t)(at - body), f);
-        for (size_t i = 0; fg_framework_at(i); i++) {
-            fputs(fg_framework_at(i + 1) ? ".BR " : ".B ", f);
+        for (size_t i = 0; fg_framework_at(i); i = next_framework(i)) {
+            size_t n = next_framework(i);
+            bool more = fg_framework_at(n) != NULL;
+            fputs(more ? ".BR " : ".B ", f);
             roff_flag(f, fg_framework_at(i)->name);
-            fputs(fg_framework_at(i + 1) ? " ,\n" : "\n", f);
-            if (fg_framework_at(i + 1) && !fg_framework_at(i + 2))
+            fputs(more ? " ,\n" : "\n", f);
+            if (more && !fg_framework_at(next_framework(n)))
                 fputs("or\n", f);
         }
         body = at + strlen("@FRAMEWORKS@\n");

@@ -286,6 +286,10 @@ struct fg_job {
      * symmetric memory (memory/titan.h fg__titan_async_tp_workspace).  Default false. */
     bool async_tp;
     enum fg_reshard reshard;         /* --reshard-after-forward; default by PP */
+    /* The trainer calls torch pipelining's step() with its outputs returned (torchtitan
+     * before e5ef99a, v0.2.0 and older): the last stage keeps every micro-batch's logits
+     * until the step ends (memory/titan.h fg__titan_pp_outputs).  Default false. */
+    bool pp_keeps_outputs;
     /* ---- What lit-gpt builds (docs/frameworks-memory.md).  Appended; zero keeps the
      * estimates of before. ---- */
     /* The head is a tensor of its own even where config.json ties it to the embedding

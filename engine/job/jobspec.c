@@ -439,6 +439,7 @@ static void train_defaults(struct fg_jobspec *s, const struct fg_framework *fw,
     if (!fg_jobspec_given(s, FG_JOBOPT_OPTIMIZER_IN_BWD))
         j->optimizer_in_bwd = j->mode == FG_MODE_FULL && fw->optimizer_in_bwd;
     j->fsdp_mixed = fw->fsdp_mixed;
+    j->pp_keeps_outputs = fw->pp_keeps_outputs;
     j->bnb_keeps_input = j->mode == FG_MODE_QLORA && fw->bnb_keeps_input;
     j->embed_swap = j->mode == FG_MODE_QLORA && fw->qlora_embed_swap;
     j->adapters_bf16 = j->mode == FG_MODE_QLORA && fw->qlora_adapters_bf16;

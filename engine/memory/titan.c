@@ -42,3 +42,14 @@ uint64_t fg__titan_async_tp_workspace(const struct fg_job *job, uint64_t sq, uin
         return 0;
     return fg__mul_sat(fg__mul_sat((sq + tp - 1) / tp, hidden), 2 * 2);
 }
+
+uint64_t fg__titan_pp_outputs(const struct fg_job *job, bool head, uint64_t sq, uint64_t vocab,
+                              uint32_t tp, unsigned c)
+{
+    if (!job->pp_keeps_outputs || job->pp <= 1 || !head)
+        return 0;
+    uint64_t t = tp ? tp : 1, v = job->pp_chunks ? job->pp_chunks : 1;
+    uint64_t n = job->pp_microbatches ? job->pp_microbatches : fg__mul_sat(job->pp, v);
+    uint64_t per = fg__mul_sat(fg__mul_sat(sq, (vocab + t - 1) / t), c);
+    return n > 1 ? fg__mul_sat(per, n - 1) : 0;
+}

@@ -49,4 +49,22 @@ uint64_t fg__titan_unsharded(const struct fg_job *job, uint32_t dp, uint64_t par
 uint64_t fg__titan_async_tp_workspace(const struct fg_job *job, uint64_t sq, uint64_t hidden,
                                       uint32_t tp);
 
+/*
+ * The logits torch pipelining keeps on the last stage for the micro-batches of a step that
+ * came before the one running, per sample of sq tokens (0 unless job.pp_keeps_outputs,
+ * pp > 1 and the stage holds the head).  Up to torchtitan v0.2.0 (and 9dec370, December
+ * 2024) the trainer calls pp_schedule.step(target=, losses=) with the outputs returned
+ * (train.py train_step); torchtitan e5ef99a ("Update PP to release memory earlier", first
+ * in v0.2.1) passes return_outputs=False so that they are not.  The stage keeps each
+ * micro-batch's output in stage.output_chunks from its forward to the step's end (the list
+ * torchtitan's graph_pp runner, 21e795494 experiments/graph_trainer/graph_pp/runner.py
+ * _post_fwd_common, appends to as upstream's stage does).  The output is the head's, in
+ * the bf16 of FSDP2's param_dtype (c bytes) and vocab-parallel under TP (ColwiseParallel
+ * output_layouts=Shard(-1) with loss_parallel): vocab / tp entries a token.  The running
+ * micro-batch's own logits are the loss line's; the n - 1 before it are these.  n: the
+ * micro-batches of the step (job.pp_microbatches, else pp x chunks).
+ */
+uint64_t fg__titan_pp_outputs(const struct fg_job *job, bool head, uint64_t sq, uint64_t vocab,
+                              uint32_t tp, unsigned c);
+
 #endif

@@ -7,6 +7,7 @@
 #include "memory/pipeline.h"
 
 #include "memory/loss.h"
+#include "memory/titan.h"
 #include "util/sat.h"
 
 /* The logits line: the loss kernel named, its bytes per sample. */
@@ -43,6 +44,12 @@ int fg__train_logits(struct train *x, struct fg_err *err)
              x->wbytes);
     x->overhead = fg__add_sat(x->overhead, once);
     e->b.overhead = fg__add_sat(e->b.overhead, once);
-    x->logits = logits;
+    /* titan.h: the micro-batches' logits an older torchtitan's PP step keeps to its end */
+    uint64_t kept = fg__titan_pp_outputs(job, x->t.has_head, x->sq, m->vocab, x->tp, x->kept.c);
+    add_line(e, "logits", kept, true, "torch.distributed.pipelining stage output_chunks",
+             "PP step returns its outputs: the earlier micro-batches' logits, %llu tokens x "
+             "%llu vocab / %u TP each, kept to the step's end", (unsigned long long)x->sq,
+             (unsigned long long)m->vocab, x->tp);
+    x->logits = fg__add_sat(logits, kept);
     return 0;
 }

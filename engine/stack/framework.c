@@ -83,7 +83,10 @@
  *             PP), distributed/tensor_parallel.py (async TP over symmetric memory),
  *             models/llama3/config_registry.py (llama3_8b / 70b / 405b run ChunkedLossWrapper
  *             of 8 chunks over the vocab-parallel loss).  0.2.2: components/loss.py
- *             cross_entropy_loss over the whole logits (pred.float()), no LoRA.
+ *             cross_entropy_loss over the whole logits (pred.float()), no LoRA.  0.2.0
+ *             (29624e37f): as 0.2.2, but train.py Trainer.train_step calls pp_schedule.step
+ *             with its outputs returned (return_outputs=False from e5ef99a, v0.2.1): the
+ *             last stage keeps every micro-batch's logits (memory/titan.h).
  *  lit-gpt 0.5.13: litgpt finetune/lora.py: FSDPStrategy when devices > 1,
  *             chunked_cross_entropy (utils.py) for the loss; Lightning's bf16-mixed keeps
  *             fp32 parameters (fabric/plugins/precision/amp.py MixedPrecision); its FSDP LoRA
@@ -356,6 +359,13 @@ static const struct fg_framework table[] = {
      .source = "torchtitan 0.2.2 components/loss.py cross_entropy_loss (pred.float(), "
                "loss_parallel); config/job_config.py; no components/lora.py",
      .file = "torchtitan/components/loss.py", .commit = "73a0e6979", .date = "2026-02-20"},
+    {TITAN_ROW, .version = "0.2.0", .full_only = true, .pp_keeps_outputs = true,
+     .keeps = "as 0.2.2, but the PP step returns its outputs: the last stage keeps every "
+              "micro-batch's logits to the step's end (also 9dec370, December 2024)",
+     .source = "torchtitan 0.2.0 train.py Trainer.train_step (pp_schedule.step without "
+               "return_outputs=False, added by e5ef99a in 0.2.1); components/loss.py "
+               "cross_entropy_loss as 0.2.2's",
+     .file = "torchtitan/train.py", .commit = "29624e37f", .date = "2025-10-17"},
 #undef TITAN_ROW
     {.name = "lit-gpt", .version = "0.5.13", .aliases = "litgpt,lightning",
      .switches = FG_SW_GRAD_CKPT | FG_SW_ACCUM | FG_SW_ADAM8 | FG_SW_PAGED |

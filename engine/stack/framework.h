@@ -91,6 +91,8 @@ struct fg_framework {
     bool fsdp_mixed;           /* FSDP2 MixedPrecisionPolicy: fp32 shards, bf16 gathered blocks,
                                   no autocast weight cache (torchtitan) */
     bool ac_selective;         /* its checkpointing is per-op selective (torchtitan) */
+    bool pp_keeps_outputs;     /* its PP step returns the outputs: the last stage keeps every
+                                  micro-batch's logits to the step's end (job.h) */
     bool float8;               /* runs --precision float8 (torchao Float8Linear) */
     bool qlora_head_4bit;      /* QLoRA and 4-bit serving quantize the head too (lit-gpt) */
     bool head_untied;          /* its own lm_head whatever config.json ties (lit-gpt) */
