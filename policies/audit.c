@@ -261,38 +261,14 @@ static void putf(struct out *o, const char *fmt, ...)
         put(o, tmp, (size_t)n);
 }
 
-/* Length of the well-formed UTF-8 sequence at s (n bytes left), 0 if it is not one
- * (Unicode 15, table 3-7: no overlong forms, no surrogates, nothing above U+10FFFF). */
+/* Length of the well-formed UTF-8 sequence at s (n bytes left), 0 if it is not one: a lead
+ * byte of 0x80 or above that fg__esc_unit (util/fmt.h, Unicode 15 table 3-7) takes as one
+ * unit is malformed. */
 static size_t utf8_seq(const unsigned char *s, size_t n)
 {
-    unsigned char c = s[0];
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xbf;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0)
-            lo = 0xa0;
-        else if (c == 0xed)
-            hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0)
-            lo = 0x90;
-        else if (c == 0xf4)
-            hi = 0x8f;
-    } else {
-        return 0;
-    }
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xbf)
-            return 0;
-    return len;
+    int unsafe, partial;
+    size_t len = fg__esc_unit(s, n, 0, &unsafe, &partial);
+    return s[0] >= 0x80 && len == 1 ? 0 : len;
 }
 
 /* A JSON string (RFC 8259 section 7) of the first `size` bytes at s, NUL-terminated or not. */
