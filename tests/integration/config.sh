@@ -6,16 +6,8 @@
 # refused fast as the job's own error (exit 1, a rejection whatever OnError= says, in under a
 # second, never a hang).
 set -u
-cd "$(dirname "$0")/../.."
-FG=./build/fitgate
-M=$PWD/tests/fixtures/models
-C=$PWD/tests/fixtures/configs
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+# shellcheck source=tests/integration/lib/config_common.sh
+source "$(dirname "$0")/lib/config_common.sh"
 
 # expect RC PATTERN -- command...: exit status RC and PATTERN in stdout+stderr
 expect() {
@@ -315,5 +307,4 @@ expect 0 'distributed_type=FSDP -> --zero=3.*fits with 2 x H100' -- \
     bash -o pipefail -c "$FG check --config $tmp/multi_gpu-fit.yaml $M/meta-llama--Llama-3.2-3B \
         $H2 | tr '\n' ' '"
 
-echo "config.sh: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+tally

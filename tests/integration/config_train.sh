@@ -13,16 +13,8 @@
 # tests/fixtures/configs is the repository root the files are read from (--base-dir), so a
 # file that names another (deepspeed: deepspeed_configs/zero1.json) reads it as there.
 set -u
-cd "$(dirname "$0")/../.."
-FG=./build/fitgate
-M=$PWD/tests/fixtures/models
-C=$PWD/tests/fixtures/configs
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-
-ok() { pass=$((pass + 1)); echo "ok   $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL $*"; }
+# shellcheck source=tests/integration/lib/config_common.sh
+source "$(dirname "$0")/lib/config_common.sh"
 
 # one ROOT PATHS MODEL GRES EXIT FLAGS REASON
 one() {
@@ -201,5 +193,4 @@ torchtune	recipes/configs/llama3_1/evaluation.yaml	meta-llama--Llama-3.1-8B	h100
 llama-factory	examples/extras/nlg_eval/llama3_lora_predict.yaml	meta-llama--Llama-3.1-8B	a100_40g:1	2	
 ROWS
 
-echo "config_train.sh: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+tally
