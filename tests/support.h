@@ -71,6 +71,20 @@ static inline struct fg_model *built(const char *json)
     return m;
 }
 
+/* The parameter count of json's model, which must read exact; on failure the unsure key and
+ * the first note say why. */
+static inline uint64_t exact_count(const char *json)
+{
+    struct fg_model *m = built(json);
+    uint64_t n = m->params_total;
+    if (m->certainty != FG_CERT_EXACT)
+        print_message("%s: unsure key %s; %s\n", json, m->unsure_key,
+                      m->n_notes ? m->notes[0] : "(no note)");
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    fg_model_free(m);
+    return n;
+}
+
 /* The first node of this kind, or NULL. */
 static inline const struct fg_node *first_of(const struct fg_model *m, enum fg_node_kind kind)
 {
