@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <cjson/cJSON.h>
 
 #include "support.h"
 #include <stdio.h>
@@ -431,6 +432,37 @@ static void add_mla_should_count_the_latent_projections_and_their_norms(void **s
     fg_model_free(m);
 }
 
+/* DeepSeek-V2-Lite's released config writes "q_lora_rank": null: a plain q_proj, the
+ * published 15,706,484,224.  The same config without the key is read as DeepseekV2Config
+ * reads it, with the class's q_lora_rank 1536 (q_a_proj, its norm and q_b_proj). */
+static void read_mla_should_take_the_class_q_lora_rank_only_when_absent(void **state)
+{
+    (void)state;
+    struct fg_model *m = load("tests/fixtures/models/deepseek-ai--DeepSeek-V2-Lite-Chat");
+    assert_int_equal(m->params_total, 15706484224ull);
+    fg_model_free(m);
+    FILE *f = fopen("tests/fixtures/models/deepseek-ai--DeepSeek-V2-Lite-Chat/config.json", "rb");
+    assert_non_null(f);
+    static char text[16384];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = '\0';
+    cJSON *j = fixture_json(text);
+    assert_non_null(j);
+    cJSON_DeleteItemFromObjectCaseSensitive(j, "q_lora_rank");
+    char *absent = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    assert_non_null(absent);
+    m = built(absent);
+    free(absent);
+    /* 27 layers x (q_a_proj 2048 x 1536 + its norm 1536 + q_b_proj 1536 x 16 x 192)
+     * in place of q_proj 2048 x 16 x 192 */
+    uint64_t with = 27ull * (2048 * 1536 + 1536 + 1536ull * 16 * 192);
+    uint64_t without = 27ull * 2048 * 16 * 192;
+    assert_int_equal(m->params_total, 15706484224ull - without + with);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -453,6 +485,7 @@ int main(void)
         cmocka_unit_test(read_moe_should_drop_the_indexers_glm5_2_marks_shared),
         cmocka_unit_test(add_moe_should_count_each_part_the_shape_names),
         cmocka_unit_test(add_mla_should_count_the_latent_projections_and_their_norms),
+        cmocka_unit_test(read_mla_should_take_the_class_q_lora_rank_only_when_absent),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -403,19 +403,13 @@ static int read_mla(const struct fg_cfg *c, struct fg_model *m, struct moe_cfg *
 {
     const struct mla_defaults *d = &k->s->mla;
     int rc;
-    /* q_lora_rank null means no query compression (a plain q_proj), not the
-     * class default: V2-Lite and Moonlight write "q_lora_rank": null.  Where the family's
-     * default is a plain q_proj, an absent key (a transcribed config that dropped the null)
-     * is read so too, before the class's 1536, and the note says so. */
-    enum fg_cfg_form ql = fg_cfg_form(c, "q_lora_rank", NULL);
-    if (ql == FG_CFG_NULL || (ql == FG_CFG_ABSENT && !d->q_lora))
+    /* q_lora_rank null means no query compression (a plain q_proj), not the class
+     * default: V2-Lite and Moonlight write "q_lora_rank": null; an absent key takes the
+     * class's default, as the class does. */
+    if (fg_cfg_form(c, "q_lora_rank", NULL) == FG_CFG_NULL)
         k->q_lora = 0;
     else if ((rc = fg_cfg_u64(c, "q_lora_rank", d->q_lora, 0, FG_MAX_HIDDEN, &k->q_lora, err)))
         return rc;
-    if (ql == FG_CFG_ABSENT && !d->q_lora)
-        fg__model_note(m,
-                       "q_lora_rank is absent: read as null (a plain q_proj, as DeepSeek-V2-Lite "
-                          "publishes it), not the class default 1536");
     if ((rc = fg_cfg_u64(c, "kv_lora_rank", d->kv_lora, 1, FG_MAX_HIDDEN, &k->kv_lora, err)) ||
         (rc = fg_cfg_u64(c, "qk_nope_head_dim", d->nope, 0, 1u << 14, &k->nope, err)) ||
         (rc = fg_cfg_u64(c, "qk_rope_head_dim", d->rope, 1, 1u << 14, &k->rope, err)) ||
