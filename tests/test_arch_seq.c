@@ -319,6 +319,19 @@ static void read_trocr_should_size_the_cross_attention_by_the_encoder_width(void
                      514 * d + 2 * d);
 }
 
+/* TrOCRDecoderLayer builds encoder_attn on is_decoder, which TrOCRForCausalLM sets: the
+ * add_cross_attention the microsoft/trocr-* decoder configs write true (and a false one)
+ * changes no tensor and leaves the count exact. */
+static void read_trocr_should_read_add_cross_attention_as_changing_nothing(void **state)
+{
+    (void)state;
+    uint64_t plain = exact_count("{\"model_type\": \"trocr\"}");
+    assert_int_equal(exact_count("{\"model_type\": \"trocr\", \"add_cross_attention\": true}"),
+                     plain);
+    assert_int_equal(exact_count("{\"model_type\": \"trocr\", \"add_cross_attention\": false}"),
+                     plain);
+}
+
 /* openai-community/openai-gpt: 40478 x 768 tied, 512 learned positions, 12 post-norm blocks
  * of a fused c_attn; CTRL: 246534 x 1280 with a stored head bias, 48 blocks of dff 8192. */
 static void read_openai_gpt_and_ctrl_should_follow_their_classes(void **state)
@@ -590,6 +603,7 @@ int main(void)
         cmocka_unit_test(read_xglm_should_count_564m),
         cmocka_unit_test(read_biogpt_should_count_its_offset_positions),
         cmocka_unit_test(read_trocr_should_size_the_cross_attention_by_the_encoder_width),
+        cmocka_unit_test(read_trocr_should_read_add_cross_attention_as_changing_nothing),
         cmocka_unit_test(read_openai_gpt_and_ctrl_should_follow_their_classes),
         cmocka_unit_test(read_fuyu_should_count_the_patch_projection_and_persimmon),
         cmocka_unit_test(read_git_should_count_git_base),
