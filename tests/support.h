@@ -20,20 +20,24 @@
 #include "model/model.h"
 #include "util/jsonscan.h"
 
-/* Whether the config in dir fails to load (rc) only because its root is a type fitgate
- * refuses by name (graph.c's table): a microsoft/trocr-* vision-encoder-decoder, kept as a
- * fixture for the typed sub-config a reader is tested on (test_arch_families.c). */
+/* Whether doc's root model_type is one fitgate refuses by name (graph.c's table): a
+ * microsoft/trocr-* vision-encoder-decoder, kept as a fixture for the typed sub-config a
+ * reader is tested on (test_arch_families.c). */
+static inline bool refused_doc(const struct fg_config *doc)
+{
+    struct fg_cfg root = fg_config_root(doc);
+    const char *type = NULL;
+    return fg_cfg_str(&root, "model_type", NULL, &type, NULL) == 0 && type &&
+           fg__family_refused(type);
+}
+
+/* Whether the config in dir failed to load (rc) only because its root is refused by name. */
 static inline bool refused_root(const char *dir, int rc)
 {
     struct fg_config *doc = NULL;
     struct fg_err err = {0};
-    const char *type = NULL;
-    bool refused = false;
-    if (rc == FG_E_UNSUPPORTED && fg_config_load(dir, &doc, &err) == 0) {
-        struct fg_cfg root = fg_config_root(doc);
-        refused = fg_cfg_str(&root, "model_type", NULL, &type, &err) == 0 && type &&
-                  fg__family_refused(type);
-    }
+    bool refused = rc == FG_E_UNSUPPORTED && fg_config_load(dir, &doc, &err) == 0 &&
+                   refused_doc(doc);
     fg_config_free(doc);
     return refused;
 }
