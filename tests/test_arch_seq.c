@@ -434,6 +434,20 @@ static void read_pix2struct_should_count_base(void **state)
     fg_model_free(m);
 }
 
+/* google/pix2struct-docvqa-base writes tie_word_embeddings true into vision_config (a save
+ * writes it into every sub-config): Pix2StructVisionModel has no output embeddings, so it
+ * sizes nothing and the count stays exact. */
+static void read_pix2struct_should_size_nothing_for_the_vision_tie_flag(void **state)
+{
+    (void)state;
+    const char *text = "\"text_config\": {\"tie_word_embeddings\": false}";
+    char plain[256], tied[256];
+    snprintf(plain, sizeof plain, "{\"model_type\": \"pix2struct\", %s}", text);
+    snprintf(tied, sizeof tied, "{\"model_type\": \"pix2struct\", %s, \"vision_config\": "
+             "{\"tie_word_embeddings\": true}}", text);
+    assert_int_equal(exact_count(tied), exact_count(plain));
+}
+
 /* stepfun-ai/GOT-OCR-2.0-hf: SAM ViT-B at 1024 (64 x 64 patches, 14-token windows, global
  * layers 2, 5, 8, 11), a 256-channel neck, two strided convs to 1024 and a linear, Qwen2
  * (24 x 1024, vocab 151860, tied). */
@@ -608,6 +622,7 @@ int main(void)
         cmocka_unit_test(read_fuyu_should_count_the_patch_projection_and_persimmon),
         cmocka_unit_test(read_git_should_count_git_base),
         cmocka_unit_test(read_pix2struct_should_count_base),
+        cmocka_unit_test(read_pix2struct_should_size_nothing_for_the_vision_tie_flag),
         cmocka_unit_test(read_got_ocr2_should_count_the_sam_tower_projector_and_qwen2),
         cmocka_unit_test(read_florence2_should_count_davit_the_projector_and_bart),
         cmocka_unit_test(read_bert_generation_should_tell_the_decoder_from_the_encoder),
