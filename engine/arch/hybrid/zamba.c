@@ -69,7 +69,7 @@ static int zamba_pattern(const struct fg_cfg *c, uint64_t layers, uint8_t *kind,
 }
 
 /* layers_block_type as saved (it wins over the computed default), else the class default.
- * Since huggingface/transformers#46738 (181beb3b, 2026-06-30) ZambaConfig and Zamba2Config
+ * Since transformers 5.13 (#46738, commit 181beb3b) ZambaConfig and Zamba2Config
  * remap the legacy "mamba" to "linear_attention" (configuration_utils.py
  * remap_legacy_layer_types) and save the new name, so a re-saved config writes it. */
 static int read_kinds(const struct fg_cfg *c, bool v1, uint64_t layers, uint8_t *kind,
