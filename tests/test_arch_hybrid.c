@@ -782,6 +782,18 @@ static void read_multimodal_should_fold_patches_into_the_idefics3_connector(void
     }
 }
 
+/* SmolVLM-256M-Instruct's own config.json: its text_config carries Idefics2's
+ * perceiver_config, which Idefics3Model never builds; the count stays exact. */
+static void read_multimodal_should_pass_over_smolvlm_idle_perceiver_config(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(MODELS "HuggingFaceTB--SmolVLM-256M-Instruct");
+    assert_string_equal(m->model_type, "idefics3");
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_int_equal(m->params_total, 256484928);
+    fg_model_free(m);
+}
+
 /* LLaVA-NeXT is LLaVA plus image_newline (one text-hidden vector); the tower is the one
  * vision_config.model_type names, so a SigLIP tower counts as SigLIP (LLaVA-OneVision). */
 static void read_multimodal_should_add_llava_next_image_newline_and_pick_the_tower(void **state)
@@ -951,6 +963,7 @@ int main(void)
         cmocka_unit_test(read_multimodal_should_count_the_aya_vision_swiglu_projector),
         cmocka_unit_test(read_multimodal_should_count_internvl_exactly),
         cmocka_unit_test(read_multimodal_should_fold_patches_into_the_idefics3_connector),
+        cmocka_unit_test(read_multimodal_should_pass_over_smolvlm_idle_perceiver_config),
         cmocka_unit_test(read_multimodal_should_add_llava_next_image_newline_and_pick_the_tower),
         cmocka_unit_test(read_qwen3_next_should_give_the_dense_qwen3_5_text_model_one_mlp_a_layer),
         cmocka_unit_test(read_bamba_should_place_attention_by_attn_layer_indices),
