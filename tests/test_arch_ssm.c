@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "model/model.h"
+#include "util/fileio.h"
 
 /* MambaMixer, term by term: in_proj, conv1d, x_proj, dt_proj, A_log, D, out_proj. */
 static uint64_t mamba1_mixer(uint64_t h, uint64_t i, uint64_t r, uint64_t n, uint64_t k,
@@ -212,6 +213,37 @@ static void read_zamba2_should_doubt_zyphra_pre_transformers_keys(void **state)
     assert_int_equal(m->certainty, FG_CERT_UNSURE);
     assert_string_equal(m->unsure_key, "mamba_headdim");
     fg_model_free(m);
+}
+
+/* The Zyphra--Zamba2-7B fixture with the heads its checkpoint has (n_mamba_heads 112 =
+ * 2 x 3584 / mamba_headdim 64), against a load of Zamba2-7B-Instruct through Zyphra's own
+ * modeling code (Maykeye/Zamba2_HQQ@8239fe82 makezamba2-7b-quantie.ipynb, bf16 bytes of
+ * model.parameters()): one Mamba layer 156,867,744 bytes, in_proj 3584 -> 14704; the whole
+ * model 14,820,847,264 bytes.  Zyphra's code gives each of the two shared blocks the MLP
+ * adapters of all 13 calls (linear_fc1_lora_A/B_list, 13 each), Zamba2MLP only those of its
+ * own calls: the two differ by 13 adapter pairs exactly. */
+static void read_zamba2_should_count_the_7b_as_a_zyphra_load_less_its_idle_adapters(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t len = 0;
+    assert_int_equal(fg__read_file("tests/fixtures/models/Zyphra--Zamba2-7B/config.json", 1 << 20,
+                                   &text, &len), 0);
+    cJSON *j = fixture_json(text);
+    free(text);
+    assert_non_null(j);
+    cJSON_AddNumberToObject(j, "n_mamba_heads", 112);
+    char *cfg = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    uint64_t n = exact_count(cfg);
+    struct fg_model *m = built(cfg);
+    free(cfg);
+    const struct fg_node *mx = first_of(m, FG_NODE_MAMBA2);
+    assert_non_null(mx);
+    assert_int_equal(2 * mx->params, 156867744ull);
+    fg_model_free(m);
+    const uint64_t idle = 13 * (3584ull * 128 + 128ull * 2 * 14336);
+    assert_int_equal(2 * (n + idle), 14820847264ull);
 }
 
 /* transformers since #46738 remaps the legacy "mamba" layer type to "linear_attention" and
@@ -490,6 +522,7 @@ int main(void)
         cmocka_unit_test(read_zamba2_should_store_shared_blocks_once_with_per_call_adapters),
         cmocka_unit_test(read_zamba2_should_doubt_zyphra_pre_transformers_keys),
         cmocka_unit_test(read_zamba2_should_read_linear_attention_as_a_mamba_layer),
+        cmocka_unit_test(read_zamba2_should_count_the_7b_as_a_zyphra_load_less_its_idle_adapters),
         cmocka_unit_test(read_zamba_should_count_one_shared_block_and_mamba1_layers),
         cmocka_unit_test(read_recurrent_gemma_should_count_rglru_and_local_attention),
         cmocka_unit_test(read_rwkv_should_match_the_pile_releases),
