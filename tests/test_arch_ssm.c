@@ -17,7 +17,6 @@
 #include <string.h>
 
 #include "model/model.h"
-#include "util/fileio.h"
 
 /* MambaMixer, term by term: in_proj, conv1d, x_proj, dt_proj, A_log, D, out_proj. */
 static uint64_t mamba1_mixer(uint64_t h, uint64_t i, uint64_t r, uint64_t n, uint64_t k,
@@ -225,16 +224,7 @@ static void read_zamba2_should_doubt_zyphra_pre_transformers_keys(void **state)
 static void read_zamba2_should_count_the_7b_as_a_zyphra_load_less_its_idle_adapters(void **state)
 {
     (void)state;
-    char *text = NULL;
-    size_t len = 0;
-    assert_int_equal(fg__read_file("tests/fixtures/models/Zyphra--Zamba2-7B/config.json", 1 << 20,
-                                   &text, &len), 0);
-    cJSON *j = fixture_json(text);
-    free(text);
-    assert_non_null(j);
-    cJSON_AddNumberToObject(j, "n_mamba_heads", 112);
-    char *cfg = cJSON_PrintUnformatted(j);
-    cJSON_Delete(j);
+    char *cfg = fixture_config_with("Zyphra--Zamba2-7B", "n_mamba_heads", 112);
     uint64_t n = exact_count(cfg);
     struct fg_model *m = built(cfg);
     free(cfg);
