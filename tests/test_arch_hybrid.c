@@ -569,6 +569,26 @@ static void read_granitemoehybrid_should_add_experts_and_the_shared_mlp(void **s
     fg_model_free(m);
 }
 
+/* transformers 5.13 (#46738) saves GraniteMoeHybridConfig.layer_types as
+ * "linear_attention" / "full_attention": a re-saved config reads as the legacy one. */
+static void read_granitemoehybrid_should_read_the_renamed_layer_types(void **state)
+{
+    (void)state;
+#define GRANITE_TYPES(a, b)                                                                    \
+    "{\"model_type\": \"granitemoehybrid\", \"hidden_size\": 256, \"num_hidden_layers\": 2, " \
+    "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"vocab_size\": 1000, "          \
+    "\"layer_types\": [\"" a "\", \"" b "\"], " MAMBA_KEYS "}"
+    struct fg_model *m = NULL, *legacy = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build(GRANITE_TYPES("linear_attention", "full_attention"), &m, &err), 0);
+    assert_int_equal(build(GRANITE_TYPES("mamba", "attention"), &legacy, &err), 0);
+#undef GRANITE_TYPES
+    assert_int_equal(count_kind(m, FG_NODE_MAMBA2), 1);
+    assert_int_equal(m->params_total, legacy->params_total);
+    fg_model_free(m);
+    fg_model_free(legacy);
+}
+
 /* Granite 4.0 dense (granite-4.0-micro, -h-1b ...): num_local_experts 0 and num_experts_per_tok
  * 0; GraniteMoeHybridDecoderLayer then has no block_sparse_moe, only shared_mlp. */
 static void read_granitemoehybrid_should_read_the_dense_release_without_experts(void **state)
@@ -949,6 +969,7 @@ int main(void)
         cmocka_unit_test(read_bamba_should_place_attention_by_attn_layer_indices),
         cmocka_unit_test(read_granitemoehybrid_should_add_experts_and_the_shared_mlp),
         cmocka_unit_test(read_granitemoehybrid_should_read_the_dense_release_without_experts),
+        cmocka_unit_test(read_granitemoehybrid_should_read_the_renamed_layer_types),
         cmocka_unit_test(read_falcon_h1_should_run_mamba_and_attention_in_every_layer),
         cmocka_unit_test(read_qwen3_next_should_reject_value_heads_not_a_multiple_of_key_heads),
         cmocka_unit_test(nemotron_h_should_follow_the_pattern_layer_by_layer),
