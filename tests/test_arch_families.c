@@ -201,10 +201,26 @@ static struct fg_config *sub_config(const char *dir, const char *via)
     return sub;
 }
 
+/* Whether the whole config in dir loads, or fails as a root fitgate refuses by name must
+ * (refused_root: FG_E_UNSUPPORTED).  A refused root (vision-encoder-decoder, gemma3n) can
+ * still hold a typed sub-config a reader reads alone, which its via rows test (issue 37). */
+static bool whole_loads(const char *dir, const char *folder, const char *model_type)
+{
+    struct fg_err err = {0};
+    struct fg_model *m = NULL;
+    int rc = fg_model_load(dir, &m, &err);
+    fg_model_free(m);
+    if (rc && !refused_root(dir, rc))
+        fail_msg("%s (%s): %s", folder, model_type, err.detail);
+    return rc == 0;
+}
+
 /* Each real config.json the families list claims (built from the fixture folders) reads
  * through its family reader without error: the whole file, and where the type's config is
  * a sub-config of it (a "qwen3_vl_text" text_config), that object alone through the type's
- * reader as well. */
+ * reader as well.  The whole file may instead be refused, only as a root refused by name:
+ * then its own row tests nothing more, and its via rows test the sub-config alone (a
+ * microsoft/trocr-* decoder, a gemma-3n text_config). */
 static void families_should_read_each_real_config_through_its_reader(void **state)
 {
     (void)state;
@@ -214,10 +230,9 @@ static void families_should_read_each_real_config_through_its_reader(void **stat
         snprintf(dir, sizeof dir, "tests/fixtures/models/%s", c->folder);
         struct fg_err err = {0};
         struct fg_model *m = NULL;
-        if (fg_model_load(dir, &m, &err) != 0)
-            fail_msg("%s (%s): %s", c->folder, c->model_type, err.detail);
-        fg_model_free(m);
-        m = NULL;
+        bool whole = whole_loads(dir, c->folder, c->model_type);
+        if (!whole && !c->via)
+            continue; /* the refused root's own row */
         if (c->via && !fg__arch_find(c->model_type))
             continue; /* a tower's or a part's own type: no family reader claims it */
         if (c->via) {

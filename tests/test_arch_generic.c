@@ -171,6 +171,10 @@ static void family_readers_should_say_exact_on_every_fixture(void **state)
     while ((doc = next_fixture_config(d, name, sizeof name))) {
         struct fg_model *m = NULL;
         struct fg_err err = {0};
+        if (refused_doc(doc)) { /* its sub-configs: test_arch_families.c */
+            fg_config_free(doc);
+            continue;
+        }
         assert_int_equal(fg_model_from_config(doc, name, &m, &err), 0);
         /* what config.json cannot answer for a real release, which the checkpoint decides
          * (docs/accuracy.md): what the file stores beside what the class builds (a tied
@@ -471,6 +475,10 @@ static void family_readers_should_not_say_exact_past_a_shape_key_they_do_not_rea
     while ((doc = next_fixture_config(d, name, sizeof name))) {
         struct fg_model *base = NULL;
         struct fg_err err = {0};
+        if (refused_doc(doc)) {
+            fg_config_free(doc);
+            continue;
+        }
         assert_int_equal(fg_model_from_config(doc, name, &base, &err), 0);
         fg_config_free(doc);
         char path[512], *buf = NULL;

@@ -319,6 +319,19 @@ static void read_trocr_should_size_the_cross_attention_by_the_encoder_width(void
                      514 * d + 2 * d);
 }
 
+/* TrOCRDecoderLayer builds encoder_attn on is_decoder, which TrOCRForCausalLM sets: the
+ * add_cross_attention the microsoft/trocr-* decoder configs write true (and a false one)
+ * changes no tensor and leaves the count exact. */
+static void read_trocr_should_read_add_cross_attention_as_changing_nothing(void **state)
+{
+    (void)state;
+    uint64_t plain = exact_count("{\"model_type\": \"trocr\"}");
+    assert_int_equal(exact_count("{\"model_type\": \"trocr\", \"add_cross_attention\": true}"),
+                     plain);
+    assert_int_equal(exact_count("{\"model_type\": \"trocr\", \"add_cross_attention\": false}"),
+                     plain);
+}
+
 /* openai-community/openai-gpt: 40478 x 768 tied, 512 learned positions, 12 post-norm blocks
  * of a fused c_attn; CTRL: 246534 x 1280 with a stored head bias, 48 blocks of dff 8192. */
 static void read_openai_gpt_and_ctrl_should_follow_their_classes(void **state)
@@ -419,6 +432,20 @@ static void read_pix2struct_should_count_base(void **state)
               "\"text_config\": {\"tie_word_embeddings\": false}}");
     assert_int_equal(m->certainty, FG_CERT_UNSURE);
     fg_model_free(m);
+}
+
+/* google/pix2struct-docvqa-base writes tie_word_embeddings true into vision_config (a save
+ * writes it into every sub-config): Pix2StructVisionModel has no output embeddings, so it
+ * sizes nothing and the count stays exact. */
+static void read_pix2struct_should_size_nothing_for_the_vision_tie_flag(void **state)
+{
+    (void)state;
+    const char *text = "\"text_config\": {\"tie_word_embeddings\": false}";
+    char plain[256], tied[256];
+    snprintf(plain, sizeof plain, "{\"model_type\": \"pix2struct\", %s}", text);
+    snprintf(tied, sizeof tied, "{\"model_type\": \"pix2struct\", %s, \"vision_config\": "
+             "{\"tie_word_embeddings\": true}}", text);
+    assert_int_equal(exact_count(tied), exact_count(plain));
 }
 
 /* stepfun-ai/GOT-OCR-2.0-hf: SAM ViT-B at 1024 (64 x 64 patches, 14-token windows, global
@@ -590,10 +617,12 @@ int main(void)
         cmocka_unit_test(read_xglm_should_count_564m),
         cmocka_unit_test(read_biogpt_should_count_its_offset_positions),
         cmocka_unit_test(read_trocr_should_size_the_cross_attention_by_the_encoder_width),
+        cmocka_unit_test(read_trocr_should_read_add_cross_attention_as_changing_nothing),
         cmocka_unit_test(read_openai_gpt_and_ctrl_should_follow_their_classes),
         cmocka_unit_test(read_fuyu_should_count_the_patch_projection_and_persimmon),
         cmocka_unit_test(read_git_should_count_git_base),
         cmocka_unit_test(read_pix2struct_should_count_base),
+        cmocka_unit_test(read_pix2struct_should_size_nothing_for_the_vision_tie_flag),
         cmocka_unit_test(read_got_ocr2_should_count_the_sam_tower_projector_and_qwen2),
         cmocka_unit_test(read_florence2_should_count_davit_the_projector_and_bart),
         cmocka_unit_test(read_bert_generation_should_tell_the_decoder_from_the_encoder),

@@ -848,6 +848,41 @@ static void read_evolla_should_count_saprot_the_compressor_and_the_adapters(void
     assert_int_equal(exact_count(json), exact_count(llama) + saprot + comp + adapters);
 }
 
+/* westlake-repl/Evolla-10B-hf's config.json writes model_type "EvollaModel", the name
+ * transformers' configuration_auto.py maps to EvollaConfig beside "evolla", and the protein
+ * encoder as flat protein_* keys that EvollaConfig no longer reads (it builds SaProtConfig()
+ * from an absent protein_encoder_config).  The keys below are that file's, as
+ * hlky/dinoml_v2@6b8c0acb3a19:agents/plans/transformers/evolla/evolla_10b_config_snapshot.json
+ * transcribes them: read as evolla, the count is the class's, exact. */
+static void read_evolla_should_read_the_evollamodel_spelling_as_evolla(void **state)
+{
+    (void)state;
+    const char *text = "\"vocab_size\": 128256, \"hidden_size\": 4096, \"intermediate_size\": "
+                       "14336, \"num_hidden_layers\": 32, \"num_attention_heads\": 32, "
+                       "\"num_key_value_heads\": 8, \"max_position_embeddings\": 8192";
+    const char *flat = "\"protein_vocab_size\": 446, \"protein_hidden_size\": 1280, "
+                       "\"protein_intermediate_size\": 5120, \"protein_num_hidden_layers\": 33, "
+                       "\"protein_num_attention_heads\": 20, "
+                       "\"protein_max_position_embeddings\": 1026, "
+                       "\"protein_position_embedding_type\": \"rotary\", "
+                       "\"protein_token_dropout\": true, \"resampler_depth\": 6, "
+                       "\"resampler_dim_head\": 64, \"resampler_heads\": 8, "
+                       "\"resampler_num_latents\": 64, \"resampler_ff_mult\": 4, "
+                       "\"aligner_enable_bias\": true, \"aligner_ffn_mult\": 4, "
+                       "\"aligner_num_add_layers\": 8, \"tie_word_embeddings\": false";
+    char json[2048], canonical[1024];
+    snprintf(json, sizeof json, "{\"architectures\": [\"EvollaForProteinText2Text\"], "
+             "\"model_type\": \"EvollaModel\", %s, %s}", text, flat);
+    snprintf(canonical, sizeof canonical, "{\"model_type\": \"evolla\", %s}", text);
+    struct fg_model *m = built(json);
+    assert_string_equal(m->model_type, "evolla");
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_true(has_note(m, "names model_type 'EvollaModel'"));
+    assert_int_equal(m->params_total, exact_count(canonical));
+    assert_int_equal(m->params_total, 10390788400ull);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -875,6 +910,7 @@ int main(void)
         cmocka_unit_test(read_phi4_multimodal_should_count_phi3_siglip_and_the_conformer),
         cmocka_unit_test(read_ovis2_should_count_the_visual_tokenizer_and_embedding_table),
         cmocka_unit_test(read_evolla_should_count_saprot_the_compressor_and_the_adapters),
+        cmocka_unit_test(read_evolla_should_read_the_evollamodel_spelling_as_evolla),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,14 +19,17 @@
 
 #define MODELS "tests/fixtures/models"
 
-/* The next fixture model of d (NULL at the end); dir gets its path. */
+/* The next fixture model of d (NULL at the end), past the refused roots (load_fixture);
+ * dir gets its path. */
 static struct fg_model *next_model(DIR *d, char *dir, size_t cap)
 {
     struct dirent *de;
+    struct fg_model *m;
     while ((de = readdir(d)))
         if (de->d_name[0] != '.' && strstr(de->d_name, "--")) {
             snprintf(dir, cap, MODELS "/%s", de->d_name);
-            return load(dir);
+            if ((m = load_fixture(dir)))
+                return m;
         }
     return NULL;
 }

@@ -10,7 +10,9 @@
  * a new fixture shows without a hand-kept flag.  Writes fg__real_configs (arch/arch.h),
  * sorted by model_type, the first folder of each type in name order.  A config.json without
  * model_type (google/umt5-*) stands for the type of its first architectures class
- * (engine/util/classtype.h, as engine/arch/graph.c reads it).  A sub-config of the root
+ * (engine/util/classtype.h, as engine/arch/graph.c reads it), and one naming a type under
+ * another spelling AutoConfig maps to the same class stands for that class's type
+ * ("EvollaModel": evolla).  A sub-config of the root
  * that names its own model_type (a text_config of "qwen3_vl_text") is a real config of that
  * type's reader too, listed with the key it sits under (via) after every root row of the
  * type: tests/test_arch_families.c reads that object alone through the reader.  Exit 0, or
@@ -131,7 +133,9 @@ int main(int argc, char **argv)
         free(py);
         free(text);
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "model_type");
-        char *type = cJSON_IsString(t) ? strdup(t->valuestring) : type_of_class(j);
+        const char *alias = cJSON_IsString(t) ? fg__type_alias(t->valuestring) : NULL;
+        char *type = alias ? strdup(alias) : cJSON_IsString(t) ? strdup(t->valuestring)
+                                                               : type_of_class(j);
         if (!type) {
             fprintf(stderr, "gen_real_configs: %s: no model_type string and no architectures "
                     "class to name one; fix the fixture\n", argv[i]);

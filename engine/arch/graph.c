@@ -170,7 +170,8 @@ static void read_wquant(const struct fg_cfg *root, struct fg_model *m)
 
 bool fg_model_type_known(const char *model_type)
 {
-    return model_type && (fg__arch_find(model_type) || fg__family_refused(model_type));
+    const char *alias = fg__type_alias(model_type);
+    return model_type && (alias || fg__arch_find(model_type) || fg__family_refused(model_type));
 }
 
 /* A config.json without model_type: the type its first architectures class stands for
@@ -198,6 +199,9 @@ static int build(const struct fg_config *doc, const char *id, bool node_by_node,
     if (rc)
         return rc;
     char by_class[64] = "";
+    const char *written = mt, *alias = fg__type_alias(mt); /* root.rules are alias's */
+    if (alias)
+        mt = alias;
     if (!mt && type_of_class(&root, by_class, sizeof by_class)) {
         mt = by_class;
         fg__cfg_class_rules(mt, &root.rules, &root.nrules);
@@ -227,6 +231,9 @@ static int build(const struct fg_config *doc, const char *id, bool node_by_node,
     if (by_class[0])
         fg__model_note(m, "config.json names no model_type: read as '%s', the type of its "
                           "architectures class (the class builds its own config class)", mt);
+    if (alias)
+        fg__model_note(m, "config.json names model_type '%s', which transformers' AutoConfig "
+                          "reads as the config class of '%s': read as '%s'", written, mt, mt);
 
     const struct fg_arch *a = mt ? fg__arch_find(mt) : NULL;
     const char *refusal = mt && !a ? fg__family_refused(mt) : NULL;

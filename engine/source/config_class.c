@@ -6,6 +6,7 @@
  */
 #include "source/config.h"
 #include "source/config_classes.h"
+#include "util/classtype.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -47,11 +48,12 @@ const struct fg__cfg_rule *fg__cfg_rule_find(const struct fg__cfg_rule *rules, s
     return NULL;
 }
 
-/* obj's own model_type, when it names one. */
+/* obj's own model_type, when it names one, as its config class names it (fg__type_alias). */
 const char *fg__cfg_own_type(const cJSON *obj)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(obj, "model_type");
-    return cJSON_IsString(t) ? t->valuestring : NULL;
+    const char *alias = cJSON_IsString(t) ? fg__type_alias(t->valuestring) : NULL;
+    return alias ? alias : cJSON_IsString(t) ? t->valuestring : NULL;
 }
 
 /* The string s split as the class splits it (rule's separator, lowered and stripped as its

@@ -54,7 +54,8 @@ const struct fg__cfg_rule *fg__cfg_rule_find(const struct fg__cfg_rule *rules, s
                                              enum fg__cfg_rule_kind kind, const char *key,
                                              size_t len);
 
-/* obj's own model_type, when it names one (borrowed from obj). */
+/* obj's own model_type, when it names one, under its config class's spelling (borrowed
+ * from obj or static: util/classtype.h fg__type_alias). */
 const char *fg__cfg_own_type(const struct cJSON *obj);
 
 /* Put obj's values in the forms its class holds them, sub-configs to depth levels; -1 when

@@ -71,7 +71,8 @@ for d in "${dirs[@]}"; do
         tag=$(basename "$d")$json
         read -r rc ms <"$WORK/$tag.rc" 2>/dev/null || { rc=missing ms=0; }
         echo "$ms $tag" >>"$WORK/times"
-        if [ "$rc" = 0 ] && [ ! -s "$WORK/$tag.vg" ]; then
+        if { [ "$rc" = 0 ] || { [ "$rc" = 2 ] && refused_root "$FITGATE" "$WORK/$tag.err"; }; } &&
+            [ ! -s "$WORK/$tag.vg" ]; then
             PASS=$((PASS + 1))
         else
             FAIL=$((FAIL + 1))

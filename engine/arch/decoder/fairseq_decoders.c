@@ -190,10 +190,13 @@ static int read_trocr(const struct fg_cfg *c, struct fg_model *m, const void *sp
                                         "decoder_attention_heads", "decoder_ffn_dim",
                                         "max_position_embeddings"};
     static const uint64_t defaults[6] = {50265, 1024, 12, 16, 4096, 512};
-    bool learned, emb_norm;
+    bool learned, emb_norm, ignored;
     struct dec k = {.cross = true};
     int rc;
+    /* TrOCRDecoderLayer builds encoder_attn on is_decoder, not on add_cross_attention,
+     * which the microsoft/trocr-* decoder configs write true: read, no shape changes. */
     if ((rc = read_sizes(c, m, keys, defaults, err)) ||
+        (rc = fg_cfg_bool(c, "add_cross_attention", true, &ignored, err)) ||
         (rc = fg_cfg_bool(c, "use_learned_position_embeddings", true, &learned, err)) ||
         (rc = fg_cfg_bool(c, "layernorm_embedding", true, &emb_norm, err)) ||
         (rc = fg_cfg_u64(c, "cross_attention_hidden_size", m->hidden, 1, FG_MAX_HIDDEN,

@@ -274,6 +274,10 @@ static int read_pix2struct(const struct fg_cfg *c, struct fg_model *m, const voi
     if ((fg_cfg_has(c, "vision_config") && !fg_cfg_child(c, "vision_config", &v, err)) ||
         (fg_cfg_has(c, "text_config") && !fg_cfg_child(c, "text_config", &t, err)))
         return err ? err->code : FG_E_TYPE;
+    /* vision_config.tie_word_embeddings, which a save writes into every sub-config
+     * (google/pix2struct-docvqa-base: true): Pix2StructVisionModel has no output embeddings
+     * to tie, so the flag sizes nothing */
+    (void)fg_cfg_has(&v, "tie_word_embeddings");
     if ((rc = fg_cfg_u64(&v, "hidden_size", 768, 1, FG_MAX_HIDDEN, &e.hidden, err)) ||
         (rc = fg_cfg_u64(&v, "num_hidden_layers", 12, 1, FG_MAX_LAYERS, &e.layers, err)) ||
         (rc = fg_cfg_u64(&v, "num_attention_heads", 12, 1, FG_MAX_HEADS, &e.heads, err)) ||

@@ -20,3 +20,12 @@ log() { echo "$ME: $*"; }
 # the bound plus 3 s for process start-up, the kill and the reap.  A hang still fails: it
 # runs into the script's own timeout.  Speed itself is measured by make bench, not here.
 deadline_ok() { [ "$1" -le $((2 * $2 + 3000)) ]; }
+# refused_root FITGATE ERRFILE: the plan whose stderr is ERRFILE failed only because the
+# model_type it names ("model_type 'X' is not supported") is one FITGATE's families table
+# refuses by name (a microsoft/trocr-* vision-encoder-decoder fixture, kept for the typed
+# sub-config a reader is tested on).
+refused_root() {
+    local type
+    type=$(sed -n "s/.*model_type '\([^']*\)' is not supported: .*/\1/p" "$2" | head -1)
+    [ -n "$type" ] && "$1" families 2>/dev/null | awk -v t="$type" '$1 == t && $2 == "refused" {f = 1} END {exit !f}'
+}
