@@ -327,6 +327,24 @@ static void read_landmark_should_count_offset_positions_and_value_convolutions(v
                      W * h + 514 * h + h + 2 * h + 12 * layer + (h * h + h) + (h * 3 + 3));
 }
 
+/* The uw-madison/nystromformer-512 config.json as a PaddlePaddle port keeps it
+ * (tests/fixtures/models/uw-madison--nystromformer-512): without architectures and
+ * transformers_version it reads as NystromformerModel storing no position_ids buffer. */
+static void read_landmark_should_count_the_released_nystromformer_config(void **state)
+{
+    (void)state;
+    const uint64_t h = 768, f = 3072, V = 30000;
+    const uint64_t layer = 4 * (h * h + h) + 2 * h + (h * f + f) + (f * h + h) + 2 * h;
+    struct fg_model *m = load("tests/fixtures/models/uw-madison--nystromformer-512");
+    assert_string_equal(m->model_type, "nystromformer");
+    assert_false(m->generic);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_int_equal(m->params_total,
+                     V * h + 512 * h + 2 * h + 2 * h + 12 * (layer + 12 * 65));
+    assert_int_equal(m->params_total, 108500112);
+    fg_model_free(m);
+}
+
 /* google/reformer-crime-and-punishment shapes: hidden 256, 2 heads of 64, axial positions
  * 512 x 1024 of 64 + 192, local / LSH layers, feed-forward 512, vocab 320. */
 static void read_reformer_should_count_axial_positions_and_shared_query_keys(void **state)
@@ -433,6 +451,7 @@ int main(void)
         cmocka_unit_test(read_fnet_and_squeezebert_should_count_mixing_without_attention_weights),
         cmocka_unit_test(read_wav2vec2_should_match_the_published_ctc_checkpoints),
         cmocka_unit_test(read_landmark_should_count_offset_positions_and_value_convolutions),
+        cmocka_unit_test(read_landmark_should_count_the_released_nystromformer_config),
         cmocka_unit_test(read_reformer_should_count_axial_positions_and_shared_query_keys),
         cmocka_unit_test(read_perceiver_should_count_latents_cross_layers_and_the_decoder),
         cmocka_unit_test(enc2_readers_should_doubt_shape_keys_they_do_not_read),
