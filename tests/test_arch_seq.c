@@ -261,6 +261,28 @@ static void read_udop_should_count_the_released_config_without_model_type(void *
     fg_model_free(m);
 }
 
+/* Salesforce/ctrl as released in 2019 (tests/fixtures/models/Salesforce--ctrl, no model_type
+ * or architectures): CTRLLMHeadModel, 48 pre-norm layers of 1280 (biased Wq / Wk / Wv /
+ * dense, ReLU FFN 8192 biased, two LayerNorms), the table tied to the head and its bias, a
+ * final LayerNorm, sinusoidal positions not stored; the type from the folder's name, unsure
+ * of it, and exact once the file names it. */
+static void read_ctrl_should_count_the_released_2019_config(void **state)
+{
+    (void)state;
+    const uint64_t h = 1280, f = 8192, V = 246534;
+    const uint64_t layer = 4 * (h * h + h) + (h * f + f) + (f * h + h) + 4 * h;
+    const uint64_t want = V * h + 48 * layer + 2 * h + V;
+    struct fg_model *m = load("tests/fixtures/models/Salesforce--ctrl");
+    assert_string_equal(m->model_type, "ctrl");
+    assert_false(m->generic);
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, "model_type");
+    assert_int_equal(m->params_total, want);
+    assert_int_equal(m->params_total, 1637964550);
+    fg_model_free(m);
+    assert_int_equal(exact_count("{\"model_type\": \"ctrl\", \"n_positions\": 50000}"), want);
+}
+
 /* google/bigbird-pegasus-large-arxiv: Pegasus-large shapes, 4096 learned positions per
  * stack, bias-free attention (use_bias false), one closing LayerNorm per stack. */
 static void read_bigbird_pegasus_should_drop_the_attention_biases(void **state)
@@ -608,6 +630,7 @@ int main(void)
         cmocka_unit_test(read_prophetnet_should_count_the_ngram_decoder),
         cmocka_unit_test(read_udop_should_count_the_layout_parts),
         cmocka_unit_test(read_udop_should_count_the_released_config_without_model_type),
+        cmocka_unit_test(read_ctrl_should_count_the_released_2019_config),
         cmocka_unit_test(read_bigbird_pegasus_should_drop_the_attention_biases),
         cmocka_unit_test(read_xglm_should_count_564m),
         cmocka_unit_test(read_biogpt_should_count_its_offset_positions),
