@@ -17,6 +17,7 @@
 #include "source/config.h"
 #include "job/jobspec.h"
 #include "model/model.h"
+#include "util/fileio.h"
 #include "util/jsonscan.h"
 
 /* Load a fixture directory (or config.json); fails the test with the detail. */
@@ -44,6 +45,25 @@ static inline cJSON *fixture_json(const char *text)
         free(py);
     }
     return j;
+}
+
+/* tests/fixtures/models/<folder>/config.json with key set to the number value (replaced or
+ * added), as JSON text the caller frees. */
+static inline char *fixture_config_with(const char *folder, const char *key, double value)
+{
+    char path[512], *text = NULL;
+    size_t len = 0;
+    snprintf(path, sizeof path, "tests/fixtures/models/%s/config.json", folder);
+    assert_int_equal(fg__read_file(path, 1 << 20, &text, &len), 0);
+    cJSON *j = fixture_json(text);
+    free(text);
+    assert_non_null(j);
+    cJSON_DeleteItemFromObjectCaseSensitive(j, key);
+    cJSON_AddNumberToObject(j, key, value);
+    char *cfg = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    assert_non_null(cfg);
+    return cfg;
 }
 
 /* Build from inline JSON; returns the reader's code and fills *out on success. */

@@ -137,11 +137,14 @@ static void generic_should_be_within_2pct_or_unsure_on_every_stripped_fixture(vo
             continue;
         }
         assert_true(m->generic);
-        double r = (double)loaded(m) / (double)family_count(name);
         if (m->certainty == FG_CERT_UNSURE) {
             assert_true(m->unsure_key[0] != '\0');
             unsure++;
-        } else if (r > 0.98 && r < 1.02) {
+            fg_model_free(m);
+            continue;
+        }
+        double r = (double)loaded(m) / (double)family_count(name);
+        if (r > 0.98 && r < 1.02) {
             assert_int_equal(m->certainty, FG_CERT_GENERIC);
             within++;
         } else {
@@ -174,10 +177,14 @@ static void family_readers_should_say_exact_on_every_fixture(void **state)
         assert_int_equal(fg_model_from_config(doc, name, &m, &err), 0);
         /* what config.json cannot answer for a real release, which the checkpoint decides
          * (docs/accuracy.md): what the file stores beside what the class builds (a tied
-         * head written anyway, MTP layers, a pooler), a tower a trimmed config leaves out,
-         * and the type of a 2019 file that names none, which its name gives */
+         * head written anyway, MTP layers, a pooler), a tower a trimmed config leaves
+         * out, a release written in names its class does not read, which the class
+         * builds otherwise than the checkpoint (Zyphra's first Zamba2-7B config: its
+         * mamba_headdim says 112 Mamba heads, Zamba2Config builds 8), and the type of a
+         * 2019 file that names none, which its name gives (Salesforce--ctrl) */
         bool open = m->certainty == FG_CERT_UNSURE &&
                     (m->unsure_count_only || !strcmp(m->unsure_key, "vision_config") ||
+                     !strcmp(m->unsure_key, "mamba_headdim") ||
                      !strcmp(m->unsure_key, "model_type"));
         if ((m->certainty != FG_CERT_EXACT && !open) || m->generic || m->n_assumed)
             fail_msg("%s: %s by %s", name, fg_certainty_name(m->certainty), m->reader);

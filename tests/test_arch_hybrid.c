@@ -569,6 +569,26 @@ static void read_granitemoehybrid_should_add_experts_and_the_shared_mlp(void **s
     fg_model_free(m);
 }
 
+/* transformers 5.13 (#46738) saves GraniteMoeHybridConfig.layer_types as
+ * "linear_attention" / "full_attention": a re-saved config reads as the legacy one. */
+static void read_granitemoehybrid_should_read_the_renamed_layer_types(void **state)
+{
+    (void)state;
+#define GRANITE_TYPES(a, b)                                                                    \
+    "{\"model_type\": \"granitemoehybrid\", \"hidden_size\": 256, \"num_hidden_layers\": 2, " \
+    "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, \"vocab_size\": 1000, "          \
+    "\"layer_types\": [\"" a "\", \"" b "\"], " MAMBA_KEYS "}"
+    struct fg_model *m = NULL, *legacy = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build(GRANITE_TYPES("linear_attention", "full_attention"), &m, &err), 0);
+    assert_int_equal(build(GRANITE_TYPES("mamba", "attention"), &legacy, &err), 0);
+#undef GRANITE_TYPES
+    assert_int_equal(count_kind(m, FG_NODE_MAMBA2), 1);
+    assert_int_equal(m->params_total, legacy->params_total);
+    fg_model_free(m);
+    fg_model_free(legacy);
+}
+
 /* Granite 4.0 dense (granite-4.0-micro, -h-1b ...): num_local_experts 0 and num_experts_per_tok
  * 0; GraniteMoeHybridDecoderLayer then has no block_sparse_moe, only shared_mlp. */
 static void read_granitemoehybrid_should_read_the_dense_release_without_experts(void **state)
@@ -762,6 +782,18 @@ static void read_multimodal_should_fold_patches_into_the_idefics3_connector(void
     }
 }
 
+/* SmolVLM-256M-Instruct's own config.json: its text_config carries Idefics2's
+ * perceiver_config, which Idefics3Model never builds; the count stays exact. */
+static void read_multimodal_should_pass_over_smolvlm_idle_perceiver_config(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(MODELS "HuggingFaceTB--SmolVLM-256M-Instruct");
+    assert_string_equal(m->model_type, "idefics3");
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_int_equal(m->params_total, 256484928);
+    fg_model_free(m);
+}
+
 /* LLaVA-NeXT is LLaVA plus image_newline (one text-hidden vector); the tower is the one
  * vision_config.model_type names, so a SigLIP tower counts as SigLIP (LLaVA-OneVision). */
 static void read_multimodal_should_add_llava_next_image_newline_and_pick_the_tower(void **state)
@@ -931,11 +963,13 @@ int main(void)
         cmocka_unit_test(read_multimodal_should_count_the_aya_vision_swiglu_projector),
         cmocka_unit_test(read_multimodal_should_count_internvl_exactly),
         cmocka_unit_test(read_multimodal_should_fold_patches_into_the_idefics3_connector),
+        cmocka_unit_test(read_multimodal_should_pass_over_smolvlm_idle_perceiver_config),
         cmocka_unit_test(read_multimodal_should_add_llava_next_image_newline_and_pick_the_tower),
         cmocka_unit_test(read_qwen3_next_should_give_the_dense_qwen3_5_text_model_one_mlp_a_layer),
         cmocka_unit_test(read_bamba_should_place_attention_by_attn_layer_indices),
         cmocka_unit_test(read_granitemoehybrid_should_add_experts_and_the_shared_mlp),
         cmocka_unit_test(read_granitemoehybrid_should_read_the_dense_release_without_experts),
+        cmocka_unit_test(read_granitemoehybrid_should_read_the_renamed_layer_types),
         cmocka_unit_test(read_falcon_h1_should_run_mamba_and_attention_in_every_layer),
         cmocka_unit_test(read_qwen3_next_should_reject_value_heads_not_a_multiple_of_key_heads),
         cmocka_unit_test(nemotron_h_should_follow_the_pattern_layer_by_layer),

@@ -67,6 +67,26 @@ static int read_text(const char *text, const char *name, struct fg_config **doc,
     return rc ? rc : fg_model_from_config(*doc, name, m, &err);
 }
 
+/* Read text as name: its certainty is want, and when key is given, the unsure key is key
+ * and a note holds note. */
+static void expect_certainty(const char *text, const char *name, enum fg_certainty want,
+                             const char *key, const char *note)
+{
+    struct fg_config *doc = NULL;
+    struct fg_model *m = NULL;
+    assert_int_equal(read_text(text, name, &doc, &m), 0);
+    assert_int_equal(m->certainty, want);
+    if (key) {
+        assert_string_equal(m->unsure_key, key);
+        bool named = false;
+        for (size_t n = 0; n < m->n_notes; n++)
+            named |= strstr(m->notes[n], note) != NULL;
+        assert_true(named);
+    }
+    fg_model_free(m);
+    fg_config_free(doc);
+}
+
 /* The view of scope ("" the root, else a member of the root) in doc. */
 static bool view_of(const struct fg_config *doc, const char *scope, struct fg_cfg *v)
 {
@@ -271,14 +291,32 @@ static void family_check_unread_should_pass_attention_only_layer_types(void **st
         "\"num_attention_heads\": 4, \"intermediate_size\": 512, \"vocab_size\": 1000, "
         "\"layer_types\": [\"full_attention\", \"linear_attention\"]}",
     };
-    for (size_t i = 0; i < 2; i++) {
-        struct fg_config *doc = NULL;
-        struct fg_model *m = NULL;
-        assert_int_equal(read_text(texts[i], "llama", &doc, &m), 0);
-        assert_int_equal(m->certainty, i ? FG_CERT_UNSURE : FG_CERT_EXACT);
-        fg_model_free(m);
-        fg_config_free(doc);
-    }
+    for (size_t i = 0; i < 2; i++)
+        expect_certainty(texts[i], "llama", i ? FG_CERT_UNSURE : FG_CERT_EXACT, NULL, NULL);
+}
+
+/* A config naming its own config class (auto_map AutoConfig: remote code) takes the
+ * transformers class's default for a size it leaves out, which the remote class need not
+ * share (a nanochat export without intermediate_size: NanoChatConfig's 8192 against its MLP
+ * of 4 x n_embd); with the size written, or without auto_map, the count stays exact. */
+static void family_check_remote_defaults_should_doubt_a_size_left_to_the_class(void **state)
+{
+    (void)state;
+    static const char *const texts[] = {
+        "{\"model_type\": \"nanochat\", \"auto_map\": {\"AutoConfig\": "
+        "\"configuration_nanochat.NanoChatHFConfig\"}, \"hidden_size\": 1280, "
+        "\"num_hidden_layers\": 20, \"num_attention_heads\": 10, \"vocab_size\": 65536}",
+        "{\"model_type\": \"nanochat\", \"auto_map\": {\"AutoConfig\": "
+        "\"configuration_nanochat.NanoChatHFConfig\"}, \"hidden_size\": 1280, "
+        "\"num_hidden_layers\": 20, \"num_attention_heads\": 10, \"vocab_size\": 65536, "
+        "\"intermediate_size\": 5120, \"num_key_value_heads\": 10}",
+        "{\"model_type\": \"nanochat\", \"hidden_size\": 1280, "
+        "\"num_hidden_layers\": 20, \"num_attention_heads\": 10, \"vocab_size\": 65536}",
+    };
+    expect_certainty(texts[0], "nanochat", FG_CERT_UNSURE, "intermediate_size",
+                     "NanoChatConfig's default 8192 is counted");
+    for (size_t i = 1; i < 3; i++)
+        expect_certainty(texts[i], "nanochat", FG_CERT_EXACT, NULL, NULL);
 }
 
 int main(void)
@@ -288,6 +326,7 @@ int main(void)
         cmocka_unit_test(family_check_unread_should_name_a_sub_config_key),
         cmocka_unit_test(family_check_unread_should_check_a_sub_config_read_for_its_defaults),
         cmocka_unit_test(family_check_unread_should_pass_attention_only_layer_types),
+        cmocka_unit_test(family_check_remote_defaults_should_doubt_a_size_left_to_the_class),
         cmocka_unit_test(family_check_unread_should_make_every_fixture_unsure_past_an_unread_key),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

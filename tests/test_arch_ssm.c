@@ -179,27 +179,84 @@ static void read_zamba2_should_store_shared_blocks_once_with_per_call_adapters(v
     assert_non_null(strstr(err.detail, "layers_block_type"));
 }
 
-/* Zyphra's pre-transformers Zamba2-7B config (as vendored in a benchmark's Python dict,
- * code-index file id 20337672980): ffn_hidden_size / state_size / expansion_factor /
- * use_shared_block_lora are not Zamba2Config arguments, so the class would build its
- * defaults; the count must say unsure, naming the key.  A transformers config carries
+/* Zyphra's pre-transformers Zamba2-7B config (tests/fixtures/models/Zyphra--Zamba2-7B):
+ * ffn_hidden_size / state_size / expansion_factor / lora_rank are not Zamba2Config
+ * arguments, so the class builds its own sizes there; the 7B's values are those sizes
+ * (14336 = 4 x 3584, 64, 2, 128) and are not doubted, but its mamba_headdim 64 is not the
+ * 2 x 3584 / 8 = 896 the class derives from its default n_mamba_heads: unsure, naming it.
+ * A Zyphra size the class does not build is named; a transformers config carries
  * mamba_headdim as the class derives it, and stays exact; one that disagrees does not. */
 static void read_zamba2_should_doubt_zyphra_pre_transformers_keys(void **state)
 {
     (void)state;
-    struct fg_model *m = built("{\"model_type\": \"zamba2\", \"hidden_size\": 3584, "
-                               "\"ffn_hidden_size\": 14336, \"state_size\": 64, "
-                               "\"expansion_factor\": 2, \"use_shared_block_lora\": true, "
-                               "\"lora_rank\": 128}");
+#define ZYPHRA_7B(ffn, headdim)                                                                \
+    "{\"model_type\": \"zamba2\", \"hidden_size\": 3584, \"ffn_hidden_size\": " ffn ", "       \
+    "\"state_size\": 64, \"expansion_factor\": 2, \"use_shared_block_lora\": true, "          \
+    "\"lora_rank\": 128, \"use_shared_attention_lora\": false" headdim "}"
+    struct fg_model *m = built(ZYPHRA_7B("14336", ", \"mamba_headdim\": 64"));
     assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, "mamba_headdim");
+    fg_model_free(m);
+    m = built(ZYPHRA_7B("14336", ""));
+    assert_string_equal(m->unsure_key, "mamba_headdim");
+    fg_model_free(m);
+    m = built(ZYPHRA_7B("10240", ", \"mamba_headdim\": 64"));
     assert_string_equal(m->unsure_key, "ffn_hidden_size");
     fg_model_free(m);
+    /* the same file with the heads the checkpoint has reads as the class builds it */
+    exact_count(ZYPHRA_7B("14336", ", \"mamba_headdim\": 64, \"n_mamba_heads\": 112"));
+#undef ZYPHRA_7B
     /* Zamba2-2.7B's transformers config: 2560 x 2 / 80 heads = 64 */
     exact_count("{\"model_type\": \"zamba2\", \"n_mamba_heads\": 80, \"mamba_headdim\": 64}");
     m = built("{\"model_type\": \"zamba2\", \"hidden_size\": 3584, \"mamba_headdim\": 64}");
     assert_int_equal(m->certainty, FG_CERT_UNSURE);
     assert_string_equal(m->unsure_key, "mamba_headdim");
     fg_model_free(m);
+}
+
+/* The Zyphra--Zamba2-7B fixture with the heads its checkpoint has (n_mamba_heads 112 =
+ * 2 x 3584 / mamba_headdim 64), against a load of Zamba2-7B-Instruct through Zyphra's own
+ * modeling code (Maykeye/Zamba2_HQQ@8239fe82 makezamba2-7b-quantie.ipynb, bf16 bytes of
+ * model.parameters()): one Mamba layer 156,867,744 bytes, in_proj 3584 -> 14704; the whole
+ * model 14,820,847,264 bytes.  Zyphra's code gives each of the two shared blocks the MLP
+ * adapters of all 13 calls (linear_fc1_lora_A/B_list, 13 each), Zamba2MLP only those of its
+ * own calls: the two differ by 13 adapter pairs exactly. */
+static void read_zamba2_should_count_the_7b_as_a_zyphra_load_less_its_idle_adapters(void **state)
+{
+    (void)state;
+    char *cfg = fixture_config_with("Zyphra--Zamba2-7B", "n_mamba_heads", 112);
+    uint64_t n = exact_count(cfg);
+    struct fg_model *m = built(cfg);
+    free(cfg);
+    const struct fg_node *mx = first_of(m, FG_NODE_MAMBA2);
+    assert_non_null(mx);
+    assert_int_equal(2 * mx->params, 156867744ull);
+    fg_model_free(m);
+    const uint64_t idle = 13 * (3584ull * 128 + 128ull * 2 * 14336);
+    assert_int_equal(2 * (n + idle), 14820847264ull);
+}
+
+/* transformers since #46738 remaps the legacy "mamba" layer type to "linear_attention" and
+ * saves that name: a re-saved config reads as the same model. */
+static void read_zamba2_should_read_linear_attention_as_a_mamba_layer(void **state)
+{
+    (void)state;
+    uint64_t legacy = exact_count("{\"model_type\": \"zamba2\", \"num_hidden_layers\": 3, "
+                                  "\"layers_block_type\": [\"mamba\", \"hybrid\", \"mamba\"]}");
+    uint64_t saved = exact_count("{\"model_type\": \"zamba2\", \"num_hidden_layers\": 3, "
+                                 "\"layers_block_type\": [\"linear_attention\", \"hybrid\", "
+                                 "\"linear_attention\"]}");
+    assert_int_equal(saved, legacy);
+    assert_int_equal(exact_count("{\"model_type\": \"zamba\", \"num_hidden_layers\": 3, "
+                                 "\"layers_block_type\": [\"linear_attention\", \"hybrid\", "
+                                 "\"hybrid\"]}"),
+                     exact_count("{\"model_type\": \"zamba\", \"num_hidden_layers\": 3, "
+                                 "\"layers_block_type\": [\"mamba\", \"hybrid\", \"hybrid\"]}"));
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"zamba2\", \"num_hidden_layers\": 1, "
+                           "\"layers_block_type\": [\"attention\"]}", &m, &err), FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "linear_attention"));
 }
 
 /* ZambaConfig's defaults (the Zamba-7B-v1 shapes its docstring names): hidden 3712, 76
@@ -454,6 +511,8 @@ int main(void)
         cmocka_unit_test(read_jamba_should_place_attention_and_experts_by_period),
         cmocka_unit_test(read_zamba2_should_store_shared_blocks_once_with_per_call_adapters),
         cmocka_unit_test(read_zamba2_should_doubt_zyphra_pre_transformers_keys),
+        cmocka_unit_test(read_zamba2_should_read_linear_attention_as_a_mamba_layer),
+        cmocka_unit_test(read_zamba2_should_count_the_7b_as_a_zyphra_load_less_its_idle_adapters),
         cmocka_unit_test(read_zamba_should_count_one_shared_block_and_mamba1_layers),
         cmocka_unit_test(read_recurrent_gemma_should_count_rglru_and_local_attention),
         cmocka_unit_test(read_rwkv_should_match_the_pile_releases),

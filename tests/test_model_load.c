@@ -167,16 +167,7 @@ static void load_path_should_settle_the_pooler_of_an_unversioned_head_class(void
 static void load_path_should_count_the_qwen3_embedding_release_without_its_head(void **state)
 {
     (void)state;
-    char *buf = NULL;
-    size_t len = 0;
-    assert_int_equal(fg__read_file("tests/fixtures/models/Qwen--Qwen3-0.6B/config.json", 1 << 20,
-                                   &buf, &len), 0);
-    cJSON *j = cJSON_Parse(buf);
-    free(buf);
-    assert_non_null(j);
-    cJSON_ReplaceItemInObject(j, "vocab_size", cJSON_CreateNumber(151669));
-    char *cfg = cJSON_Print(j);
-    cJSON_Delete(j);
+    char *cfg = fixture_config_with("Qwen--Qwen3-0.6B", "vocab_size", 151669);
     const uint64_t modules = 596049920ull - 267ull * 1024, embed = 151669ull * 1024;
     assert_int_equal(modules, 595776512ull);
     char dir[] = "/tmp/fg-embed-XXXXXX";

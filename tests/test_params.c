@@ -138,6 +138,9 @@ static void fixtures_should_doubt_what_config_json_cannot_say_is_stored(void **s
         {"Qwen--Qwen3.5-35B-A3B", "mtp_num_hidden_layers", true},
         {"deepseek-ai--DeepSeek-V3", "num_nextn_predict_layers", true},
         {"microsoft--deberta-v3-base", NULL, false},
+        /* Zyphra's pre-transformers names: Zamba2Config builds its default 8 Mamba heads,
+         * the file's mamba_headdim 64 says 112 */
+        {"Zyphra--Zamba2-7B", "mamba_headdim", false},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         char dir[512];

@@ -262,6 +262,7 @@ static int build(const struct fg_config *doc, const char *id, bool node_by_node,
         if (rc == 0) {
             read_wquant(&root, m);
             fg__family_check_unread(&root, m);
+            fg__family_check_remote_defaults(&root, m);
         }
     } else if (l) {
         rc = fg__arch_read_tensors(&root, m, l, err); /* tensors.h: says so itself */

@@ -94,6 +94,37 @@ void fg__family_check_unread(const struct fg_cfg *c, struct fg_model *m)
     check_unread(c, m, 3);
 }
 
+/* The sizes every family reader reads, under fg__read_core's alias lists (blocks.c). */
+static const char *const core_sizes[] = {
+    "vocab_size|padded_vocab_size|n_vocab",
+    "hidden_size|n_embd|d_model|dim",
+    "num_hidden_layers|n_layer|num_layers|n_layers",
+    "num_attention_heads|n_head|num_heads|n_heads",
+    "intermediate_size|n_inner|ffn_dim|ffn_hidden_size",
+    "num_key_value_heads|n_head_kv|num_kv_heads",
+    NULL,
+};
+
+void fg__family_check_remote_defaults(const struct fg_cfg *c, struct fg_model *m)
+{
+    const cJSON *map = fg__cfg_raw(c, "auto_map");
+    const cJSON *cls = cJSON_IsObject(map) ? cJSON_GetObjectItemCaseSensitive(map, "AutoConfig")
+                                           : NULL;
+    if (!cJSON_IsString(cls) || !cls->valuestring)
+        return;
+    for (const char *const *k = core_sizes; *k && !fg_model_unsure_of_memory(m); k++) {
+        const char *value = NULL;
+        if (!fg_cfg_class_filled(c, *k, &value))
+            continue;
+        char key[64];
+        fg__fmt(key, sizeof key, "%.*s", (int)strcspn(*k, "|"), *k);
+        /* notes hold 159 bytes: the remote class is in config.json for whoever reads on */
+        fg__model_unsure(m, key, "unsure: '%s' absent and auto_map names a remote config "
+                         "class: %s's default %s is counted", key,
+                         fg_config_class(m->model_type), value);
+    }
+}
+
 /* Parts of key names that name structure (experts, other modalities): a key holding one
  * that the reader does not list in `understood` makes the count unsure. */
 static const char *const structural_words[] = {"expert", "moe", "vision", "audio", "image",

@@ -51,4 +51,10 @@ const struct fg__shape_key *fg__shape_key_at(size_t i);
  * before the graph is finished.  The note names the key, what it means and the reader. */
 void fg__family_check_unread(const struct fg_cfg *c, struct fg_model *m);
 
+/* Mark m unsure when c's auto_map names a config class of its own (remote code) and
+ * config.json leaves out a size every reader reads (vocabulary, width, depth, heads, MLP
+ * width): the transformers class's default was taken, which the remote class need not
+ * share.  Called after a family reader. */
+void fg__family_check_remote_defaults(const struct fg_cfg *c, struct fg_model *m);
+
 #endif

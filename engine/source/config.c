@@ -522,6 +522,16 @@ bool fg_cfg_has(const struct fg_cfg *c, const char *keys)
     return lookup(c, keys, name, sizeof name) != NULL;
 }
 
+bool fg_cfg_class_filled(const struct fg_cfg *c, const char *keys, const char **value)
+{
+    char name[128];
+    const struct fg__cfg_rule *d =
+        lookup(c, keys, name, sizeof name) ? NULL : fg__cfg_class_default(c, keys);
+    if (d)
+        *value = d->value;
+    return d != NULL;
+}
+
 bool fg_cfg_key(const struct fg_cfg *c, const char *keys, char *name, size_t cap)
 {
     char found[128];

@@ -155,6 +155,10 @@ bool fg_cfg_child(const struct fg_cfg *c, const char *key, struct fg_cfg *child,
 /* True when one of the aliases is present and not null. */
 bool fg_cfg_has(const struct fg_cfg *c, const char *keys);
 
+/* True when no alias of keys is present (nor a name c's class maps one to) and c's config
+ * class supplies a literal default for it: *value its JSON text (borrowed, static). */
+bool fg_cfg_class_filled(const struct fg_cfg *c, const char *keys, const char **value);
+
 /* The form of a value, for the keys whose class accepts several (an int or a list of ints,
  * a number or "auto") or tells a null from an absent key. */
 enum fg_cfg_form {

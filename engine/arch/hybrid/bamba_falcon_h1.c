@@ -14,10 +14,12 @@
 #include "arch/hybrid/nemotron_h_lfm2_qwen3_next.h"
 #include "util/fmt.h"
 
-/* GraniteMoeHybridConfig.layers_block_type. */
+/* GraniteMoeHybridConfig.layers_block_type: since transformers 5.13 (#46738,
+ * configuration_utils.py remap_legacy_layer_types) the class saves layer_types as
+ * "linear_attention" / "full_attention", the names "mamba" / "attention" before. */
 static const struct hy_kind_name granite_hybrid_kinds[] = {
-    {0, "mamba", NULL, HY_MAMBA},
-    {0, "attention", NULL, HY_ATTN},
+    {0, "linear_attention", "mamba", HY_MAMBA},
+    {0, "full_attention", "attention", HY_ATTN},
     {0, NULL, NULL, 0},
 };
 

@@ -27,6 +27,7 @@ enum { ZB_MAMBA, ZB_HYBRID };
 struct zamba2 {
     bool v1;                /* Zamba (Mamba-1 layers, one block, no adapters) */
     uint64_t mem_blocks, rank, heads, kv_heads, head_dim, inter, attn_in;
+    double expand;          /* mamba_expand */
     bool attn_adapter, bias;
     struct fg_mamba2_shape mb;
     struct fg_mamba1_shape m1;
@@ -67,7 +68,10 @@ static int zamba_pattern(const struct fg_cfg *c, uint64_t layers, uint8_t *kind,
     return 0;
 }
 
-/* layers_block_type as saved (it wins over the computed default), else the class default. */
+/* layers_block_type as saved (it wins over the computed default), else the class default.
+ * Since transformers 5.13 (#46738, commit 181beb3b) ZambaConfig and Zamba2Config
+ * remap the legacy "mamba" to "linear_attention" (configuration_utils.py
+ * remap_legacy_layer_types) and save the new name, so a re-saved config writes it. */
 static int read_kinds(const struct fg_cfg *c, bool v1, uint64_t layers, uint8_t *kind,
                       struct fg_err *err)
 {
@@ -90,47 +94,74 @@ static int read_kinds(const struct fg_cfg *c, bool v1, uint64_t layers, uint8_t 
         return fg_err_set(err, FG_E_RANGE, "%s: key 'layers_block_type' has %zu entries for "
                           "%llu layers", c->origin, n, (unsigned long long)layers);
     for (size_t i = 0; i < n; i++) {
-        if (!strcmp(names[i], "mamba"))
+        if (!strcmp(names[i], "mamba") || !strcmp(names[i], "linear_attention"))
             kind[i] = ZB_MAMBA;
         else if (!strcmp(names[i], "hybrid"))
             kind[i] = ZB_HYBRID;
         else
             return fg_err_set(err, FG_E_RANGE, "%s: key 'layers_block_type' has unknown kind "
-                              "'%s' at layer %zu; known: mamba, hybrid", c->origin, names[i], i);
+                              "'%s' at layer %zu; known: mamba (linear_attention), hybrid",
+                              c->origin, names[i], i);
     }
     return 0;
 }
 
 /* Keys of Zyphra's pre-transformers Zamba2 config (Zyphra/Zamba2 hf_utils, the 7B's first
- * hub config) and the Zamba2Config argument that holds the same size: the class neither
- * reads nor saves the former, so on such a config it builds its defaults, not the
- * checkpoint.  (mamba_headdim, kv_channels and num_query_groups are attributes the class
- * derives and saves, so a transformers config holds them too.) */
+ * hub config) and the size Zamba2Config builds in their place: the class neither reads nor
+ * saves the former, so on such a config it builds its own value, which is the checkpoint's
+ * only where the two agree (Zamba2-7B's first file: 14336 = 4 x 3584, state 64, expand 2,
+ * rank 128 all do).  (mamba_headdim, kv_channels and num_query_groups are attributes the
+ * class derives and saves, so a transformers config holds them too.) */
+enum zyphra_size { ZS_INTER, ZS_STATE, ZS_CONV, ZS_EXPAND, ZS_MLP_ADAPTER, ZS_RANK, ZS_ATTN_ADAPTER };
+
 static const struct zyphra_key {
     const char *key, *reads;
+    enum zyphra_size size;
 } zyphra_keys[] = {
-    {"ffn_hidden_size", "intermediate_size"},
-    {"state_size", "mamba_d_state"},
-    {"conv_dimension", "mamba_d_conv"},
-    {"expansion_factor", "mamba_expand"},
-    {"use_shared_block_lora", "adapter_rank (the MLP adapters are always built)"},
-    {"lora_rank", "adapter_rank"},
-    {"use_shared_attention_lora", "use_shared_attention_adapter"},
+    {"ffn_hidden_size", "intermediate_size", ZS_INTER},
+    {"state_size", "mamba_d_state", ZS_STATE},
+    {"conv_dimension", "mamba_d_conv", ZS_CONV},
+    {"expansion_factor", "mamba_expand", ZS_EXPAND},
+    {"use_shared_block_lora", "the MLP adapters, which it always builds", ZS_MLP_ADAPTER},
+    {"lora_rank", "adapter_rank", ZS_RANK},
+    {"use_shared_attention_lora", "use_shared_attention_adapter", ZS_ATTN_ADAPTER},
 };
 
-/* Unsure, naming the first Zyphra key present, when c is written in those names, or when
- * its mamba_headdim is not the mamba_expand x hidden_size / n_mamba_heads that the class
- * overwrites it with (the heads the config meant are then not the ones built). */
+/* The value the class builds for a Zyphra key's size. */
+static double class_size(const struct zamba2 *z, enum zyphra_size s)
+{
+    switch (s) {
+    case ZS_INTER: return (double)z->inter;
+    case ZS_STATE: return (double)z->mb.state;
+    case ZS_CONV: return (double)z->mb.kernel;
+    case ZS_EXPAND: return z->expand;
+    case ZS_MLP_ADAPTER: return 1.0;
+    case ZS_RANK: return (double)z->rank;
+    case ZS_ATTN_ADAPTER: return z->attn_adapter ? 1.0 : 0.0;
+    }
+    return 0.0;
+}
+
+/* Unsure, naming the key, when a Zyphra key of c sizes something other than the class
+ * builds, or when mamba_headdim is not the mamba_expand x hidden_size / n_mamba_heads the
+ * class overwrites it with (the heads the config meant are then not the ones built); a
+ * config in Zyphra's names that leaves mamba_headdim out does not say its heads at all. */
 static void doubt_zyphra_keys(const struct fg_cfg *c, struct fg_model *m, const struct zamba2 *z)
 {
+    bool zyphra = false;
     for (size_t i = 0; i < sizeof zyphra_keys / sizeof zyphra_keys[0]; i++) {
         const struct zyphra_key *k = &zyphra_keys[i];
-        if (!fg_cfg_has(c, k->key))
+        const cJSON *v = fg__cfg_raw(c, k->key);
+        if (!v)
+            continue;
+        zyphra = true;
+        double said = cJSON_IsBool(v) ? (cJSON_IsTrue(v) ? 1.0 : 0.0) : v->valuedouble;
+        if ((cJSON_IsBool(v) || cJSON_IsNumber(v)) && said == class_size(z, k->size))
             continue;
         fg__model_unsure(m, k->key, "unsure: key '%s' is a pre-transformers Zyphra name that "
-                         "Zamba2Config does not read (it sizes %s); the count is of the class "
-                         "defaults, not of this checkpoint: take a config saved by transformers",
-                         k->key, k->reads);
+                         "Zamba2Config does not read; it builds %s at its own %g instead: take "
+                         "a config saved by transformers", k->key, k->reads,
+                         class_size(z, k->size));
         return;
     }
     const cJSON *hd = fg__cfg_raw(c, "mamba_headdim");
@@ -139,12 +170,16 @@ static void doubt_zyphra_keys(const struct fg_cfg *c, struct fg_model *m, const 
                          "Zamba2Config sets it to mamba_expand x hidden_size / n_mamba_heads = "
                          "%llu: n_mamba_heads is missing or wrong for this checkpoint",
                          hd->valuedouble, (unsigned long long)z->mb.head_dim);
+    else if (zyphra && !hd)
+        fg__model_unsure(m, "mamba_headdim", "unsure: a config in Zyphra's pre-transformers "
+                         "names without 'mamba_headdim' does not say its Mamba heads; "
+                         "Zamba2Config builds n_mamba_heads = %llu: take a config saved by "
+                         "transformers", (unsigned long long)z->mb.heads);
 }
 
 static int read_zamba2_cfg(const struct fg_cfg *c, struct fg_model *m, struct zamba2 *z,
                            struct fg_err *err)
 {
-    double expand;
     int rc;
     if ((rc = fg_cfg_u64(c, "vocab_size", 32000, 1, FG_MAX_VOCAB, &m->vocab, err)) ||
         (rc = fg_cfg_u64(c, "hidden_size", 2560, 1, FG_MAX_HIDDEN, &m->hidden, err)) ||
@@ -160,7 +195,7 @@ static int read_zamba2_cfg(const struct fg_cfg *c, struct fg_model *m, struct za
         (rc = fg_cfg_u64(c, "adapter_rank", 128, 1, FG_MAX_HIDDEN, &z->rank, err)) ||
         (rc = fg_cfg_bool(c, "use_shared_attention_adapter", false, &z->attn_adapter, err)) ||
         (rc = fg_cfg_bool(c, "add_bias_linear", false, &z->bias, err)) ||
-        (rc = fg_cfg_f64(c, "mamba_expand", 2.0, 0.01, 64.0, &expand, err)) ||
+        (rc = fg_cfg_f64(c, "mamba_expand", 2.0, 0.01, 64.0, &z->expand, err)) ||
         (rc = fg_cfg_u64(c, "n_mamba_heads", 8, 1, FG_MAX_INTER, &z->mb.heads, err)) ||
         (rc = fg_cfg_u64(c, "mamba_ngroups", 1, 1, FG_MAX_HEADS, &z->mb.groups, err)) ||
         (rc = fg_cfg_u64(c, "mamba_d_state", 64, 1, 1u << 14, &z->mb.state, err)) ||
@@ -175,7 +210,7 @@ static int read_zamba2_cfg(const struct fg_cfg *c, struct fg_model *m, struct za
                           c->origin, (unsigned long long)(2 * m->hidden),
                           (unsigned long long)z->heads, (unsigned long long)z->kv_heads);
     z->head_dim = 2 * m->hidden / z->heads;
-    uint64_t inner = (uint64_t)(expand * (double)m->hidden);
+    uint64_t inner = (uint64_t)(z->expand * (double)m->hidden);
     if (!inner || inner % z->mb.heads)
         return fg_err_set(err, FG_E_RANGE, "%s: the Mamba-2 inner width %llu (mamba_expand x "
                           "hidden_size) is not a multiple of n_mamba_heads %llu", c->origin,

@@ -292,6 +292,13 @@ static int proj_idefics3(struct fg_model *m, const struct fg_cfg *c, const struc
     int rc = fg_cfg_u64(c, "scale_factor", 2, 1, 64, &scale, err);
     if (rc)
         return rc;
+    /* Idefics3Model builds the tower, this connector and AutoModel(text_config), no
+     * perceiver (transformers decba1d2, 5.16.0.dev0, Idefics3Model.__init__; SmolVLM's the
+     * same): the text_config.perceiver_config SmolVLM's releases carry over from Idefics2
+     * is never read, so it sizes nothing */
+    struct fg_cfg t;
+    if (fg_cfg_child(c, "text_config", &t, NULL))
+        (void)fg__cfg_raw(&t, "perceiver_config");
     struct fg_node *n = fg__mm_projector_node(m, m->hidden, "pixel shuffle + linear", err);
     if (!n)
         return FG_E_NOMEM;
