@@ -354,15 +354,17 @@ $(BUILD)/gen/gpus_table.c: conf/gpus.conf $(GEN_GPUS)
 # themselves (tools/gen_real_configs.c): a folder added or removed changes the list.
 GEN_REAL := $(BUILD)/tools/gen_real_configs
 REAL_CONFIGS := $(sort $(wildcard tests/fixtures/models/*/config.json))
+# the reader types, for a config.json that names none (its folder's name then says it)
+READER_DEFS := $(sort $(wildcard engine/arch/*/*.def))
 $(GEN_REAL): tools/gen_real_configs.c engine/util/jsonscan.c engine/util/classtype.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ tools/gen_real_configs.c engine/util/jsonscan.c $(SAN_FLAGS) \
 	    $(LDFLAGS) -lcjson
 # (tests/fixtures/models itself: its time changes when a folder is added or removed)
-$(BUILD)/gen/real_configs.c: $(GEN_REAL) $(REAL_CONFIGS) $(wildcard tests/fixtures/models/*/PROVENANCE.txt) \
-    tests/fixtures/models
+$(BUILD)/gen/real_configs.c: $(GEN_REAL) $(READER_DEFS) $(REAL_CONFIGS) \
+    $(wildcard tests/fixtures/models/*/PROVENANCE.txt) tests/fixtures/models
 	@mkdir -p $(dir $@)
-	$(GEN_REAL) $(REAL_CONFIGS) > $@.tmp && mv $@.tmp $@
+	$(GEN_REAL) $(READER_DEFS) $(REAL_CONFIGS) > $@.tmp && mv $@.tmp $@
 
 # The transformers config classes (source/config_classes.h): the vendored data
 # engine/source/config_classes.tsv (tools/gen_config_classes.py's output) made a C table at

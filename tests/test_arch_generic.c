@@ -17,6 +17,7 @@
 
 #include "arch/graph.h"
 #include "support.h"
+#include "util/classtype.h"
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,8 +71,10 @@ static uint64_t family_count(const char *dir)
     char path[512];
     snprintf(path, sizeof path, FIXTURES "%s", dir);
     struct fg_model *m = load(path);
-    /* exact, or unsure only whether a tied head is written (the loaded count is the same) */
-    assert_true(m->certainty == FG_CERT_EXACT || m->unsure_count_only);
+    /* exact, or unsure only whether a tied head is written (the loaded count is the same),
+     * or of the type a file naming none takes from its name (Salesforce--ctrl) */
+    assert_true(m->certainty == FG_CERT_EXACT || m->unsure_count_only ||
+                !strcmp(m->unsure_key, "model_type"));
     uint64_t n = loaded(m);
     fg_model_free(m);
     return n;
@@ -179,12 +182,14 @@ static void family_readers_should_say_exact_on_every_fixture(void **state)
         /* what config.json cannot answer for a real release, which the checkpoint decides
          * (docs/accuracy.md): what the file stores beside what the class builds (a tied
          * head written anyway, MTP layers, a pooler), a tower a trimmed config leaves
-         * out, and a release written in names its class does not read, which the class
+         * out, a release written in names its class does not read, which the class
          * builds otherwise than the checkpoint (Zyphra's first Zamba2-7B config: its
-         * mamba_headdim says 112 Mamba heads, Zamba2Config builds 8) */
+         * mamba_headdim says 112 Mamba heads, Zamba2Config builds 8), and the type of a
+         * 2019 file that names none, which its name gives (Salesforce--ctrl) */
         bool open = m->certainty == FG_CERT_UNSURE &&
                     (m->unsure_count_only || !strcmp(m->unsure_key, "vision_config") ||
-                     !strcmp(m->unsure_key, "mamba_headdim"));
+                     !strcmp(m->unsure_key, "mamba_headdim") ||
+                     !strcmp(m->unsure_key, "model_type"));
         if ((m->certainty != FG_CERT_EXACT && !open) || m->generic || m->n_assumed)
             fail_msg("%s: %s by %s", name, fg_certainty_name(m->certainty), m->reader);
         fg_model_free(m);
@@ -550,6 +555,74 @@ static void build_should_take_a_missing_model_type_from_the_architectures_class(
     fg_model_free(m);
 }
 
+/* The types of a small registry, for fg__name_type. */
+static const char *some_type_at(size_t i, const void *ctx)
+{
+    (void)ctx;
+    static const char *const types[] = {"bert", "roberta", "xlm-roberta", "xlm", "gpt2", "ctrl"};
+    return i < sizeof types / sizeof types[0] ? types[i] : NULL;
+}
+
+/* The longest type in the name's last part, as transformers 4's AutoConfig falls back to:
+ * roberta before bert, the folder above ignored, config.json's folder, no tie broken. */
+static void name_type_should_take_the_longest_type_in_the_last_part(void **state)
+{
+    (void)state;
+    char t[64];
+    assert_true(fg__name_type("Salesforce/ctrl", some_type_at, NULL, t, sizeof t));
+    assert_string_equal(t, "ctrl");
+    assert_true(fg__name_type("models/xlm-roberta-base/", some_type_at, NULL, t, sizeof t));
+    assert_string_equal(t, "xlm-roberta");
+    assert_true(fg__name_type("/data/bert/gpt2-old/config.json", some_type_at, NULL, t,
+                              sizeof t));
+    assert_string_equal(t, "gpt2");
+    assert_false(fg__name_type("runs/bert-gpt2", some_type_at, NULL, t, sizeof t));
+    assert_string_equal(t, "");
+    assert_false(fg__name_type("bert/my-model", some_type_at, NULL, t, sizeof t));
+    assert_false(fg__name_type(NULL, some_type_at, NULL, t, sizeof t));
+    assert_false(fg__name_type("Salesforce/ctrl", some_type_at, NULL, t, 4));
+}
+
+/* A config.json naming neither model_type nor architectures (ctrl's of 2019): the reader of
+ * the type in its name, unsure of model_type; a class it names keeps it from the name. */
+static void build_should_take_a_missing_model_type_and_class_from_the_name(void **state)
+{
+    (void)state;
+    static const char json[] = "{\"n_embd\": 1280, \"n_layer\": 48, \"n_head\": 16, "
+                               "\"dff\": 8192, \"vocab_size\": 246534, "
+                               "\"n_positions\": 50000}";
+    struct fg_config *doc = NULL;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(fg_config_parse(json, strlen(json), "config.json", &doc, &err), 0);
+    assert_int_equal(fg_model_from_config(doc, "models/Salesforce--ctrl", &m, &err), 0);
+    assert_string_equal(m->model_type, "ctrl");
+    assert_false(m->generic);
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, "model_type");
+    assert_true(has_note(m, "longest model type in its name"));
+    /* 48 x (4 biased 1280 x 1280, 1280 -> 8192 -> 1280 biased, 2 LayerNorms), the tied
+     * table, the final LayerNorm, the head's bias */
+    const uint64_t h = 1280, f = 8192, V = 246534;
+    const uint64_t layer = 4 * (h * h + h) + (h * f + f) + (f * h + h) + 4 * h;
+    assert_int_equal(m->params_total, V * h + 48 * layer + 2 * h + V);
+    fg_model_free(m);
+    /* no type in the name: the generic reader, as before */
+    assert_int_equal(fg_model_from_config(doc, "models/my-model", &m, &err), 0);
+    assert_true(m->generic);
+    fg_model_free(m);
+    fg_config_free(doc);
+    static const char classed[] = "{\"architectures\": [\"FgNoSuchForCausalLM\"], "
+                                  "\"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                                  "\"num_attention_heads\": 4, \"intermediate_size\": 128, "
+                                  "\"vocab_size\": 100}";
+    assert_int_equal(fg_config_parse(classed, strlen(classed), "config.json", &doc, &err), 0);
+    assert_int_equal(fg_model_from_config(doc, "models/gpt2-like", &m, &err), 0);
+    assert_true(m->generic);
+    fg_model_free(m);
+    fg_config_free(doc);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -569,6 +642,8 @@ int main(void)
         cmocka_unit_test(generic_should_size_the_score_head_from_num_labels),
         cmocka_unit_test(generic_should_say_what_it_assumed),
         cmocka_unit_test(build_should_take_a_missing_model_type_from_the_architectures_class),
+        cmocka_unit_test(name_type_should_take_the_longest_type_in_the_last_part),
+        cmocka_unit_test(build_should_take_a_missing_model_type_and_class_from_the_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -216,19 +216,25 @@ static void read_prophetnet_should_count_the_ngram_decoder(void **state)
 /* microsoft/udop-large: T5-large stacks (24 + 24, 1024 / 4096 relu, 16 x 64), a 16 px patch
  * conv, 2D tables of 1024 rows in the encoder, horizontal and vertical layout biases in both
  * stacks (the 1d one tied to block 0's), a tied head. */
-static void read_udop_should_count_the_layout_parts(void **state)
+static uint64_t udop_large(void)
 {
-    (void)state;
     const uint64_t d = 1024, f = 4096, V = 33201, H = 16;
     const uint64_t e = 2 * d + 4 * d * d + 2 * d * f, x = e + d + 4 * d * d;
     const uint64_t enc = (3 * 16 * 16 * d + d) + 2 * 1024 * d + 2 * 32 * H + 24 * e + 32 * H + d;
     const uint64_t dec = 2 * 32 * H + 24 * x + 32 * H + d;
+    return V * d + enc + dec;
+}
+
+static void read_udop_should_count_the_layout_parts(void **state)
+{
+    (void)state;
+    const uint64_t H = 16;
     assert_int_equal(exact_count("{\"model_type\": \"udop\", \"vocab_size\": 33201, "
                            "\"d_model\": 1024, \"num_layers\": 24, \"num_heads\": 16, "
                            "\"relative_bias_args\": [{\"type\": \"1d\"}, "
                            "{\"type\": \"horizontal\"}, {\"type\": \"vertical\"}], "
                            "\"feed_forward_proj\": \"relu\"}"),
-                     V * d + enc + dec);
+                     udop_large());
     /* a prefix bucket adds two rows to that bias */
     assert_int_equal(exact_count("{\"model_type\": \"udop\", \"relative_bias_args\": "
                            "[{\"type\": \"1d\"}, {\"type\": \"horizontal\", "
@@ -238,6 +244,43 @@ static void read_udop_should_count_the_layout_parts(void **state)
     struct fg_err err = {0};
     assert_int_equal(build("{\"model_type\": \"udop\", \"relative_bias_args\": "
                            "[{\"type\": \"2d\"}]}", &m, &err), FG_E_RANGE);
+}
+
+/* The microsoft/udop-large config.json as released (tests/fixtures/models/microsoft--udop-large,
+ * a copy without model_type): read through its architectures class as udop, the same count. */
+static void read_udop_should_count_the_released_config_without_model_type(void **state)
+{
+    (void)state;
+    struct fg_model *m = load("tests/fixtures/models/microsoft--udop-large");
+    assert_string_equal(m->model_type, "udop");
+    assert_false(m->generic);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_true(has_note(m, "names no model_type"));
+    assert_int_equal(m->params_total, udop_large());
+    assert_int_equal(m->params_total, 741653504);
+    fg_model_free(m);
+}
+
+/* Salesforce/ctrl as released in 2019 (tests/fixtures/models/Salesforce--ctrl, no model_type
+ * or architectures): CTRLLMHeadModel, 48 pre-norm layers of 1280 (biased Wq / Wk / Wv /
+ * dense, ReLU FFN 8192 biased, two LayerNorms), the table tied to the head and its bias, a
+ * final LayerNorm, sinusoidal positions not stored; the type from the folder's name, unsure
+ * of it, and exact once the file names it. */
+static void read_ctrl_should_count_the_released_2019_config(void **state)
+{
+    (void)state;
+    const uint64_t h = 1280, f = 8192, V = 246534;
+    const uint64_t layer = 4 * (h * h + h) + (h * f + f) + (f * h + h) + 4 * h;
+    const uint64_t want = V * h + 48 * layer + 2 * h + V;
+    struct fg_model *m = load("tests/fixtures/models/Salesforce--ctrl");
+    assert_string_equal(m->model_type, "ctrl");
+    assert_false(m->generic);
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, "model_type");
+    assert_int_equal(m->params_total, want);
+    assert_int_equal(m->params_total, 1637964550);
+    fg_model_free(m);
+    assert_int_equal(exact_count("{\"model_type\": \"ctrl\", \"n_positions\": 50000}"), want);
 }
 
 /* google/bigbird-pegasus-large-arxiv: Pegasus-large shapes, 4096 learned positions per
@@ -613,6 +656,8 @@ int main(void)
         cmocka_unit_test(read_plbart_should_count_base_like_bart),
         cmocka_unit_test(read_prophetnet_should_count_the_ngram_decoder),
         cmocka_unit_test(read_udop_should_count_the_layout_parts),
+        cmocka_unit_test(read_udop_should_count_the_released_config_without_model_type),
+        cmocka_unit_test(read_ctrl_should_count_the_released_2019_config),
         cmocka_unit_test(read_bigbird_pegasus_should_drop_the_attention_biases),
         cmocka_unit_test(read_xglm_should_count_564m),
         cmocka_unit_test(read_biogpt_should_count_its_offset_positions),

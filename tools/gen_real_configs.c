@@ -1,7 +1,10 @@
 /*
  * gen_real_configs.c - build-time list of the model types tested on a real config.json.
  *
- *   gen_real_configs tests/fixtures/models/ORG--NAME/config.json... > build/gen/real_configs.c
+ *   gen_real_configs READERS.def... FIXTURE/config.json... > build/gen/real_configs.c
+ *
+ * READERS.def: the reader registry files (engine/arch/decoder/llama_rows.def ...); FIXTURE: a
+ * folder tests/fixtures/models/ORG--NAME.
  *
  * Each fixture folder holding a released checkpoint's config.json and its PROVENANCE.txt
  * (tests/fixtures/PROVENANCE.md) names the model_type its root reader is tested on.  The
@@ -9,10 +12,11 @@
  * claim a real config that is not there (a folder without PROVENANCE.txt is left out) and
  * a new fixture shows without a hand-kept flag.  Writes fg__real_configs (arch/arch.h),
  * sorted by model_type, the first folder of each type in name order.  A config.json without
- * model_type (google/umt5-*) stands for the type of its first architectures class
- * (engine/util/classtype.h, as engine/arch/graph.c reads it), and one naming a type under
- * another spelling AutoConfig maps to the same class stands for that class's type
- * ("EvollaModel": evolla).  A sub-config of the root
+ * model_type (google/umt5-*) stands for the type of its first architectures class, and one
+ * that names no class either (the 2019 ctrl file) for the longest reader type (the FG_ARCH
+ * rows of the .def files given) its folder's name contains (engine/util/classtype.h, as
+ * engine/arch/graph.c reads it); one naming a type under another spelling AutoConfig maps to
+ * the same class stands for that class's type ("EvollaModel": evolla).  A sub-config of the root
  * that names its own model_type (a text_config of "qwen3_vl_text") is a real config of that
  * type's reader too, listed with the key it sits under (via) after every root row of the
  * type: tests/test_arch_families.c reads that object alone through the reader.  Exit 0, or
@@ -75,6 +79,49 @@ static char *type_of_class(const cJSON *j)
                                                                                 : NULL;
 }
 
+/* The reader types: the first argument of each FG_ARCH(" row of the .def files. */
+struct types {
+    char **v;
+    size_t n, cap;
+};
+
+static const char *type_at(size_t i, const void *ctx)
+{
+    const struct types *t = ctx;
+    return i < t->n ? t->v[i] : NULL;
+}
+
+/* Add the types of the .def file at path to t; false (said on stderr) when it cannot be
+ * read or out of memory. */
+static bool read_types(const char *path, struct types *t)
+{
+    size_t len = 0;
+    char *text = slurp(path, &len), *at = text;
+    bool ok = text != NULL;
+    while (ok && (at = strstr(at, "FG_ARCH(\"")) != NULL) {
+        at += strlen("FG_ARCH(\"");
+        char *end = strchr(at, '"');
+        if (!end)
+            break;
+        if (t->n == t->cap) {
+            char **v = realloc(t->v, (t->cap = t->cap ? 2 * t->cap : 256) * sizeof *v);
+            ok = v != NULL;
+            if (ok)
+                t->v = v;
+        }
+        if (ok) {
+            t->v[t->n] = strndup(at, (size_t)(end - at));
+            ok = t->v[t->n] != NULL;
+            t->n += ok;
+        }
+        at = end;
+    }
+    if (!ok)
+        fprintf(stderr, "gen_real_configs: %s: cannot read its FG_ARCH rows\n", path);
+    free(text);
+    return ok;
+}
+
 static int by_type(const void *a, const void *b)
 {
     const struct row *x = a, *y = b;
@@ -106,14 +153,22 @@ int main(int argc, char **argv)
     struct row *rows = calloc(cap, sizeof *rows);
     cJSON **docs = calloc((size_t)argc, sizeof *docs);
     size_t n = 0, ndocs = 0;
+    struct types types = {0};
     int rc = 1;
     if (!rows || !docs) {
         fprintf(stderr, "gen_real_configs: out of memory\n");
         goto out;
     }
     for (int i = 1; i < argc; i++) {
+        size_t alen = strlen(argv[i]);
+        if (alen > 4 && !strcmp(argv[i] + alen - 4, ".def") && !read_types(argv[i], &types))
+            goto out;
+    }
+    for (int i = 1; i < argc; i++) {
         char prov[4096], *text = NULL;
-        size_t len = 0;
+        size_t len = 0, alen = strlen(argv[i]);
+        if (alen > 4 && !strcmp(argv[i] + alen - 4, ".def"))
+            continue;
         const char *slash = strrchr(argv[i], '/');
         if (!slash || snprintf(prov, sizeof prov, "%.*s/PROVENANCE.txt",
                                (int)(slash - argv[i]), argv[i]) >= (int)sizeof prov) {
@@ -136,9 +191,14 @@ int main(int argc, char **argv)
         const char *alias = cJSON_IsString(t) ? fg__type_alias(t->valuestring) : NULL;
         char *type = alias ? strdup(alias) : cJSON_IsString(t) ? strdup(t->valuestring)
                                                                : type_of_class(j);
+        char by_name[64];
+        if (!type && !cJSON_GetObjectItemCaseSensitive(j, "architectures") &&
+            fg__name_type(argv[i], type_at, &types, by_name, sizeof by_name))
+            type = strdup(by_name);
         if (!type) {
-            fprintf(stderr, "gen_real_configs: %s: no model_type string and no architectures "
-                    "class to name one; fix the fixture\n", argv[i]);
+            fprintf(stderr, "gen_real_configs: %s: no model_type string, no architectures "
+                    "class and no reader type in its folder's name to name one; fix the "
+                    "fixture\n", argv[i]);
             cJSON_Delete(j);
             goto out;
         }
@@ -203,6 +263,9 @@ out:
     }
     for (size_t i = 0; i < ndocs; i++)
         cJSON_Delete(docs[i]);
+    for (size_t i = 0; i < types.n; i++)
+        free(types.v[i]);
+    free(types.v);
     free(docs);
     free(rows);
     return rc;

@@ -188,6 +188,14 @@ static bool type_of_class(const struct fg_cfg *root, char *buf, size_t n)
     return false;
 }
 
+/* The i-th type a reader has, for fg__name_type; NULL past the last. */
+static const char *reader_type_at(size_t i, const void *ctx)
+{
+    (void)ctx;
+    const struct fg_arch *a = fg__arch_at(i);
+    return a ? a->model_type : NULL;
+}
+
 /* The graph of doc; for a model_type no reader knows, from the tensors l when given. */
 static int build(const struct fg_config *doc, const char *id, bool node_by_node,
                  const struct fg_st_layout *l, struct fg_model **out, struct fg_err *err)
@@ -198,12 +206,17 @@ static int build(const struct fg_config *doc, const char *id, bool node_by_node,
     int rc = fg_cfg_str(&root, "model_type", NULL, &mt, err);
     if (rc)
         return rc;
-    char by_class[64] = "";
+    char by_class[64] = "", by_name[64] = "";
+    const char *name = id ? id : fg_config_origin(doc);
     const char *written = mt, *alias = fg__type_alias(mt); /* root.rules are alias's */
     if (alias)
         mt = alias;
     if (!mt && type_of_class(&root, by_class, sizeof by_class)) {
         mt = by_class;
+        fg__cfg_class_rules(mt, &root.rules, &root.nrules);
+    } else if (!mt && !fg_cfg_has(&root, "architectures") &&
+               fg__name_type(name, reader_type_at, NULL, by_name, sizeof by_name)) {
+        mt = by_name;
         fg__cfg_class_rules(mt, &root.rules, &root.nrules);
     }
     rc = fg_cfg_str(&root, "torch_dtype|dtype", "", &dtype, err);
@@ -246,6 +259,12 @@ static int build(const struct fg_config *doc, const char *id, bool node_by_node,
          * wrapper's unknown text model), which then says so */
         m->certainty = FG_CERT_EXACT;
         rc = a->read(&root, m, a->spec, err);
+        /* the name may be wrong, and a reader of another family reads few of the file's keys
+         * under their spellings: unsure, and adding model_type makes it exact */
+        if (rc == 0 && by_name[0])
+            fg__model_unsure(m, "model_type", "no model_type or architectures in config.json: "
+                             "read as '%s', the longest model type in its name, as transformers "
+                             "4's AutoConfig does", mt);
         /* the quantization_config the serving read enters is checked as the reader's are */
         if (rc == 0) {
             read_wquant(&root, m);
