@@ -24,6 +24,12 @@
  *
  * The adapters are one node next to the protein encoder: their activations are counted once,
  * not per layer.
+ *
+ * westlake-repl/Evolla-10B-hf's safetensors hold 10,392,101,680 F32 values, exactly 1026 x 1280
+ * more than the class builds from its SaProt defaults (rotary): by its size, the position table
+ * EsmEmbeddings built whatever the type before transformers PR #38089 (esm_roformer_convbert.c),
+ * which the Evolla class neither builds nor loads (its tensor list was not at hand to confirm).
+ * The count here is the class's.
  */
 #include <cjson/cJSON.h>
 #include <stdio.h>
