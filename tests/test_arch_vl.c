@@ -883,6 +883,43 @@ static void read_evolla_should_read_the_evollamodel_spelling_as_evolla(void **st
     fg_model_free(m);
 }
 
+/* ---- EXAONE-4.5 -------------------------------------------------------------------- */
+
+/* LGAI-EXAONE/EXAONE-4.5-33B (tests/fixtures/models): Exaone4_5_ForConditionalGeneration at
+ * transformers decba1d2ea, term by term from modeling_exaone4_5.py. */
+static void read_exaone4_5_should_count_the_gqa_tower_merger_and_exaone4_text(void **state)
+{
+    (void)state;
+    struct fg_model *m = load("tests/fixtures/models/LGAI-EXAONE--EXAONE-4.5-33B");
+    /* Exaone4_5_VisionModel, 28 blocks of 2048, 32 heads of 64 and 8 k/v heads: qkv a biased
+     * Linear(2048 -> 2048 + 2 x 8 x 64), proj biased, Exaone4_5_MLP gate / up / down of 5120
+     * biased, norm1 / norm2 RMSNorms; Conv3d stem 3 x 2 x 14 x 14 without bias */
+    const uint64_t h = 2048, kv = 8 * 64, f = 5120;
+    const uint64_t block = (h * (h + 2 * kv) + h + 2 * kv) + (h * h + h) +
+                           (2 * (h * f + f) + f * h + h) + 2 * h;
+    const uint64_t tower = 28 * block + 3ull * 2 * 14 * 14 * h;
+    /* Exaone4_5_PatchMerger: ln_q RMSNorm(2048), Linear(8192 -> 8192), Linear(8192 -> 5120) */
+    const uint64_t w = 4 * h, merger = h + (w * w + w) + (w * 5120 + 5120);
+    /* the exaone4 text model: q 5120 -> 40 x 128, k / v -> 8 x 128, o, no biases; q_norm /
+     * k_norm over 128; gate / up / down of 27392; post-attention and post-feedforward
+     * RMSNorms; final norm; untied lm_head over 153600 */
+    const uint64_t H = 5120, F = 27392, V = 153600;
+    const uint64_t layer = 2 * H * H + 2 * H * 1024 + 2 * 128 + 3 * H * F + 2 * H;
+    const uint64_t text = 2 * V * H + 64 * layer + H;
+    assert_int_equal(m->params_total, tower + merger + text);
+    assert_int_equal(m->params_total, 33813987328ull);
+    const struct fg_node *t = first_of(m, FG_NODE_VISION);
+    assert_non_null(t);
+    assert_int_equal(t->params, tower);
+    assert_int_equal(t->kv_heads, 8);
+    assert_int_equal(lin(t, "qkv")->out, h + 2 * kv);
+    /* the checkpoint's mtp.* layer (num_nextn_predict_layers 1), which transformers skips on
+     * load, is not counted: the count says so */
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, "text_config.num_nextn_predict_layers");
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -911,6 +948,7 @@ int main(void)
         cmocka_unit_test(read_ovis2_should_count_the_visual_tokenizer_and_embedding_table),
         cmocka_unit_test(read_evolla_should_count_saprot_the_compressor_and_the_adapters),
         cmocka_unit_test(read_evolla_should_read_the_evollamodel_spelling_as_evolla),
+        cmocka_unit_test(read_exaone4_5_should_count_the_gqa_tower_merger_and_exaone4_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
