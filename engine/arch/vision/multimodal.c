@@ -550,12 +550,45 @@ int fg__mm_read_root_text(const struct fg_cfg *c, const char *type,
 static int mm_read_tower(const struct fg_cfg *c, const struct mm_spec *s, struct fg_model *m,
                          const struct fg_cfg *vc, struct fg_err *err);
 
+/*
+ * The MTP layers text_config.<s->mtp_key> declares, which the wrapper's class skips on load
+ * (Exaone4_5_PreTrainedModel: _keys_to_ignore_on_load_unexpected mtp.*) and the release
+ * stores: per layer one decoder layer of the text model's shapes, and once mtp.fc 2h -> h
+ * without bias, the RMSNorms pre_fc_norm_embedding, pre_fc_norm_hidden and norm; the
+ * embedding and head are the text model's (vllm-project/vllm
+ * vllm/model_executor/models/exaone4_5_mtp.py, Exaone4_5MultiTokenPredictor, which loads
+ * mtp.* and shares embed_tokens / lm_head).  Counted as an optional rule; called with the
+ * text model alone in m, its layer 0 the block.
+ */
+static int mm_read_mtp(const struct fg_cfg *c, const struct mm_spec *s, struct fg_model *m,
+                       struct fg_err *err)
+{
+    struct fg_cfg t;
+    uint64_t mtp = 0;
+    if (!s->mtp_key || !fg_cfg_has(c, "text_config"))
+        return 0;
+    if (!fg_cfg_child(c, "text_config", &t, err))
+        return FG_E_TYPE;
+    int rc = fg_cfg_u64(&t, s->mtp_key, 0, 0, 64, &mtp, err);
+    if (rc || !mtp)
+        return rc;
+    uint64_t block = 0, h = m->hidden;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        block += m->nodes[i].layer == 0 ? m->nodes[i].params : 0;
+    fg__model_rule_optional(m, s->mtp_key, "MTP layers (mtp.*): "
+                            "decoder layers + fc 2h->h, two pre-fc norms, norm",
+                            (int64_t)(mtp * block + 2 * h * h + 3 * h));
+    fg__model_note(m, "%s=%llu: MTP layers (mtp.*) counted as stored; transformers does not "
+                   "build them: memory leaves them out", s->mtp_key, (unsigned long long)mtp);
+    return 0;
+}
+
 int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                 struct fg_err *err)
 {
     const struct mm_spec *s = spec;
     int rc = fg__mm_read_text(c, s, m, err);
-    if (rc)
+    if (rc || (rc = mm_read_mtp(c, s, m, err)))
         return rc;
     if ((rc = text_only_class(c, m, err)))
         return rc;
@@ -672,7 +705,8 @@ static const struct mm_spec qwen2_5_vl = {.text_type = "qwen2", .text_alias = "q
  * (Exaone4_5_Config maps text_config.model_type exaone4_5_text to exaone4), the EXAONE-4.5
  * tower and Qwen2.5-VL's merger; lm_head untied by default. */
 static const struct mm_spec exaone4_5 = {.text_type = "exaone4", .text_alias = "exaone4_5_text",
-                                         .vit = &exaone4_5_vit, .proj = PROJ_QWEN2_5_VL};
+                                         .vit = &exaone4_5_vit, .proj = PROJ_QWEN2_5_VL,
+                                         .mtp_key = "num_nextn_predict_layers"};
 
 /* AyaVisionForConditionalGeneration: a Cohere-2 text model (AyaVisionConfig's default), the
  * tower vision_config names (SigLIP) and the SwiGLU projector. */

@@ -75,6 +75,8 @@ struct mm_spec {
     bool image_newline;       /* LLaVA-NeXT's image_newline, one text-hidden vector */
     fg__mm_proj_fn proj_fn;   /* a projector of another file (arch_vl*.c), used instead of
                                  proj when set */
+    const char *mtp_key;      /* the text_config key counting the MTP layers the release
+                                 stores beside the text model (mtp.*), or NULL */
 };
 
 /* Towers other files name (multimodal.c): CLIPVisionModel, SiglipVisionModel,
