@@ -161,6 +161,40 @@ static uint64_t clip_l336(void)
            577 * h + 4 * h;
 }
 
+/* zai-org/GLM-OCR (tests/fixtures/models): GlmOcrForConditionalGeneration at transformers
+ * decba1d2ea, term by term from modeling_glm_ocr.py. */
+static void read_glm_ocr_should_count_the_ocr_tower_merger_and_unbiased_glm4_text(void **state)
+{
+    (void)state;
+    struct fg_model *m = load("tests/fixtures/models/zai-org--GLM-OCR");
+    /* GlmOcrVisionModel: 24 blocks of 1024 (16 heads of 64): qkv and proj biased, q_norm /
+     * k_norm over 64, gate / up / down of 4096 biased, norm1 / norm2; Conv3d stem with bias,
+     * post_layernorm */
+    const uint64_t h = 1024, f = 4096, o = 1536;
+    const uint64_t block = (h * 3 * h + 3 * h) + (h * h + h) + 2 * 64 +
+                           (2 * (h * f + f) + f * h + h) + 2 * h;
+    const uint64_t tower = 24 * block + (3ull * 2 * 14 * 14 * h + h) + h;
+    /* downsample Conv2d 1024 x 2 x 2 -> 1536 with bias; GlmOcrVisionPatchMerger: proj, a
+     * LayerNorm, gate / up to 1536 x in_channels 3 and down, no biases */
+    const uint64_t proj = (4 * h * o + o) + o * o + 2 * o + 3 * o * (3 * o);
+    /* GlmOcrTextModel: q 1536 -> 16 x 128, k / v -> 8 x 128, o back, no biases; gate_up
+     * 1536 -> 2 x 4608, down; four RMSNorms; final norm; untied lm_head over 59392 */
+    const uint64_t H = 1536, F = 4608, V = 59392;
+    const uint64_t layer = H * 2048 + 2 * H * 1024 + 2048 * H + 3 * H * F + 4 * H;
+    const uint64_t text = 2 * V * H + 16 * layer + H;
+    /* model.language_model.layers.16.*, which GlmOcrPreTrainedModel skips on load: one
+     * decoder layer, enorm, hnorm, eh_proj 3072 -> 1536, shared_head.norm */
+    const uint64_t mtp = layer + 2 * H * H + 3 * H;
+    assert_int_equal(m->params_total, tower + proj + text + mtp);
+    assert_int_equal(m->params_total, 1142806016ull);
+    assert_int_equal(first_of(m, FG_NODE_VISION)->params, tower);
+    assert_int_equal(rule_with(m, "MTP layers")->scalars, (int64_t)mtp);
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_true(m->unsure_count_only);
+    assert_string_equal(m->unsure_key, "num_nextn_predict_layers");
+    fg_model_free(m);
+}
+
 static void read_llava_next_video_should_add_the_pooler_only_when_it_convolves(void **state)
 {
     (void)state;
@@ -932,6 +966,7 @@ int main(void)
         cmocka_unit_test(read_glm4v_should_count_the_glm4v_tower_merger_and_glm4_text),
         cmocka_unit_test(read_glm4v_moe_should_count_air_blocks_without_mtp),
         cmocka_unit_test(read_glm46v_should_pick_the_text_model_by_its_type),
+        cmocka_unit_test(read_glm_ocr_should_count_the_ocr_tower_merger_and_unbiased_glm4_text),
         cmocka_unit_test(read_llava_next_video_should_add_the_pooler_only_when_it_convolves),
         cmocka_unit_test(read_llava_should_count_the_class_default_tower_of_an_absent_vision_config),
         cmocka_unit_test(read_vipllava_should_norm_and_project_every_feature_layer),

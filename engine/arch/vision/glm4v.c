@@ -1,7 +1,8 @@
 /*
  * glm4v.c - the GLM-V vision-language family: Glm4vForConditionalGeneration (GLM-4.1V),
- * Glm4vMoeForConditionalGeneration (GLM-4.5V) and Glm46VForConditionalGeneration (GLM-4.6V,
- * either text model), read from huggingface/transformers models/glm4v/modeling_glm4v.py
+ * Glm4vMoeForConditionalGeneration (GLM-4.5V), Glm46VForConditionalGeneration (GLM-4.6V,
+ * either text model) and GlmOcrForConditionalGeneration (GLM-OCR: its own tower, add_ocr_tower,
+ * and an unbiased GLM-4 text model, models/glm_ocr/modeling_glm_ocr.py at decba1d2ea), read from huggingface/transformers models/glm4v/modeling_glm4v.py
  * (commit 005612ef), models/glm4v_moe/modular_glm4v_moe.py (commit 0067189d) and
  * models/glm46v/modular_glm46v.py (commit 020a37d2):
  *
@@ -35,7 +36,7 @@
 #include "arch/vision/multimodal.h"
 #include "util/fmt.h"
 
-enum glm_text { GLM_TEXT_DENSE, GLM_TEXT_MOE, GLM_TEXT_BY_TYPE };
+enum glm_text { GLM_TEXT_DENSE, GLM_TEXT_MOE, GLM_TEXT_BY_TYPE, GLM_TEXT_OCR };
 
 struct glm_spec {
     enum glm_text text;
@@ -57,6 +58,19 @@ static const struct fg_cfg_over glm_moe_keys[] = {
     {FG_CFG_HIDE, "use_qk_norm", NULL},
     {FG_CFG_DEFAULT, "vocab_size", FG_CFG_NUMBER(151424)},
     {FG_CFG_DEFAULT, "attention_bias", FG_CFG_TRUE},
+    {0, NULL, NULL},
+};
+
+/* How GlmOcrTextConfig / GlmOcrTextAttention read the GLM-4 keys: q/k/v never biased
+ * (attention_bias is not read), head_dim as given, and the class defaults. */
+static const struct fg_cfg_over glm_ocr_keys[] = {
+    {FG_CFG_SET, "attention_bias", FG_CFG_FALSE},
+    {FG_CFG_DEFAULT, "vocab_size", FG_CFG_NUMBER(59392)},
+    {FG_CFG_DEFAULT, "hidden_size", FG_CFG_NUMBER(1024)},
+    {FG_CFG_DEFAULT, "intermediate_size", FG_CFG_NUMBER(4096)},
+    {FG_CFG_DEFAULT, "num_hidden_layers", FG_CFG_NUMBER(16)},
+    {FG_CFG_DEFAULT, "num_attention_heads", FG_CFG_NUMBER(16)},
+    {FG_CFG_DEFAULT, "num_key_value_heads", FG_CFG_NUMBER(8)},
     {0, NULL, NULL},
 };
 
@@ -89,7 +103,7 @@ static int read_glm_text(const struct fg_cfg *c, const struct glm_spec *s, struc
      * tie_word_embeddings in the root */
     text.rules = NULL;
     text.nrules = 0;
-    text.over = moe ? glm_moe_keys : glm_dense_keys;
+    text.over = s->text == GLM_TEXT_OCR ? glm_ocr_keys : moe ? glm_moe_keys : glm_dense_keys;
     if (have) {
         text.outer = c;
         text.inherit = "tie_word_embeddings";
@@ -148,18 +162,108 @@ static int add_tower(struct fg_model *m, const struct fg_cfg *v, struct fg_err *
     return 0;
 }
 
+/*
+ * GlmOcrVisionModel (models/glm_ocr/modeling_glm_ocr.py at transformers decba1d2ea) as one
+ * FG_NODE_VISION node: patch_embed Conv3d with bias; depth GlmOcrVisionBlocks of norm1 /
+ * norm2 RMSNorms, qkv and proj biased by attention_bias, q_norm / k_norm RMSNorms over the
+ * head, GlmOcrVisionMlp gate / up / down of intermediate_size biased by attention_bias;
+ * post_layernorm (RMSNorm); no position table (rotary only, image_size sizes nothing).  The
+ * projector: downsample Conv2d hidden -> out_hidden_size over spatial_merge_size^2 with bias,
+ * and GlmOcrVisionPatchMerger (proj out -> out, post_projection_norm LayerNorm, gate / up out
+ * -> out_hidden_size x in_channels, the class's context_dim, and down back; no biases).
+ */
+static int add_ocr_tower(struct fg_model *m, const struct fg_cfg *v, struct fg_err *err)
+{
+    uint64_t h, L, heads, ch, patch, merge, tp, out, inter;
+    bool ab;
+    int rc;
+    if ((rc = fg_cfg_u64(v, "hidden_size", 1024, 1, FG_MAX_HIDDEN, &h, err)) ||
+        (rc = fg_cfg_u64(v, "depth", 24, 1, FG_MAX_LAYERS, &L, err)) ||
+        (rc = fg_cfg_u64(v, "num_heads", 16, 1, FG_MAX_HEADS, &heads, err)) ||
+        (rc = fg_cfg_u64(v, "in_channels", 3, 1, 64, &ch, err)) ||
+        (rc = fg_cfg_u64(v, "patch_size", 14, 1, 4096, &patch, err)) ||
+        (rc = fg_cfg_u64(v, "spatial_merge_size", 2, 1, 64, &merge, err)) ||
+        (rc = fg_cfg_u64(v, "temporal_patch_size", 2, 1, 64, &tp, err)) ||
+        (rc = fg_cfg_u64(v, "out_hidden_size", 1536, 1, FG_MAX_HIDDEN, &out, err)) ||
+        (rc = fg_cfg_u64(v, "intermediate_size", 4096, 1, FG_MAX_INTER, &inter, err)) ||
+        (rc = fg_cfg_bool(v, "attention_bias", true, &ab, err)))
+        return rc;
+    (void)fg_cfg_has(v, "image_size");   /* the rotary tower stores no position table */
+    if (h % heads)
+        return fg_err_set(err, FG_E_RANGE, "%s: vision_config hidden_size %llu is not divisible "
+                          "by num_heads %llu", v->origin, (unsigned long long)h,
+                          (unsigned long long)heads);
+    if (out != m->hidden)
+        fg__model_note(m, "vision_config.out_hidden_size %llu differs from the text hidden size "
+                       "%llu", (unsigned long long)out, (unsigned long long)m->hidden);
+    struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, inter, err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = inter, .L = L, .fused_qkv = true,
+                                                  .qkv_bias = ab, .o_bias = ab, .gated = true,
+                                                  .mlp_bias = ab});
+    n->params += L * (2 * h + 2 * (h / heads));              /* norm1, norm2, q_norm, k_norm */
+    n->params += ch * tp * patch * patch * h + h;            /* patch_embed Conv3d */
+    n->params += h;                                          /* post_layernorm */
+    fg__fmt(n->desc, sizeof n->desc, "GLM-OCR ViT %llu x %llu, native resolution",
+            (unsigned long long)L, (unsigned long long)h);
+
+    uint64_t ctx = out * ch;
+    struct fg_node *p = fg__mm_projector_node(m, out, "downsample conv + SwiGLU merger", err);
+    if (!p)
+        return FG_E_NOMEM;
+    fg__node_linear(p, "downsample", h * merge * merge, out, 1, true);
+    fg__node_linear(p, "merger_proj", out, out, 1, false);
+    fg__node_linear(p, "merger_gate", out, ctx, 1, false);
+    fg__node_linear(p, "merger_up", out, ctx, 1, false);
+    fg__node_linear(p, "merger_down", ctx, out, 1, false);
+    p->params += 2 * out;                                    /* post_projection_norm */
+    return 0;
+}
+
+/*
+ * The MTP layers text_config.num_nextn_predict_layers declares: GlmOcrPreTrainedModel skips
+ * model.language_model.layers.16.* on load (_keys_to_ignore_on_load_unexpected), where the
+ * release stores them; vLLM's GlmOcrMultiTokenPredictorLayer (vllm-project/vllm
+ * vllm/model_executor/models/glm_ocr_mtp.py) loads a GLM-4 decoder layer, enorm, hnorm,
+ * eh_proj 2h -> h and shared_head.norm each, the embedding shared with the text model.  An
+ * optional rule, with the text model alone in m (its layer 0 the block).
+ */
+static int read_ocr_mtp(const struct fg_cfg *c, struct fg_model *m, struct fg_err *err)
+{
+    struct fg_cfg t = *c;
+    uint64_t mtp = 0;
+    if (fg_cfg_has(c, "text_config") && !fg_cfg_child(c, "text_config", &t, err))
+        return FG_E_TYPE;
+    int rc = fg_cfg_u64(&t, "num_nextn_predict_layers", 0, 0, 64, &mtp, err);
+    if (rc || !mtp)
+        return rc;
+    uint64_t block = 0, h = m->hidden;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        block += m->nodes[i].layer == 0 ? m->nodes[i].params : 0;
+    fg__model_rule_optional(m, "num_nextn_predict_layers", "MTP layers: decoder layer + "
+                            "enorm, hnorm, eh_proj 2h->h, head norm",
+                            (int64_t)(mtp * (block + 2 * h * h + 3 * h)));
+    fg__model_note(m, "num_nextn_predict_layers=%llu: MTP layers (model.language_model.layers."
+                   "%llu) counted as stored; transformers does not build them: memory leaves "
+                   "them out", (unsigned long long)mtp, (unsigned long long)m->layers);
+    return 0;
+}
+
 static int read_glm4v(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                       struct fg_err *err)
 {
-    int rc = read_glm_text(c, spec, m, err);
-    if (rc)
+    const struct glm_spec *s = spec;
+    bool ocr = s->text == GLM_TEXT_OCR;
+    int rc = read_glm_text(c, s, m, err);
+    if (rc || (ocr && (rc = read_ocr_mtp(c, m, err))))
         return rc;
     struct fg_cfg v;
     struct fg_config *fill = NULL;
     if ((rc = fg__mm_vision_view(c, m, "the vision tower and merger", &v, &fill, err)) || !v.obj)
         return rc;
     size_t first = m->n_nodes;
-    if (!(rc = add_tower(m, &v, err)))
+    if (!(rc = ocr ? add_ocr_tower(m, &v, err) : add_tower(m, &v, err)))
         rc = fg__mm_move_to_front(m, first, err);
     fg_config_free(fill);
     return rc;
@@ -168,6 +272,7 @@ static int read_glm4v(const struct fg_cfg *c, struct fg_model *m, const void *sp
 static const struct glm_spec glm4v = {.text = GLM_TEXT_DENSE};
 static const struct glm_spec glm4v_moe = {.text = GLM_TEXT_MOE};
 static const struct glm_spec glm46v = {.text = GLM_TEXT_BY_TYPE};
+static const struct glm_spec glm_ocr = {.text = GLM_TEXT_OCR};
 
 const struct fg_arch fg__arch_vl_glm_table[] = {
 #include "arch/vision/glm4v.def"
