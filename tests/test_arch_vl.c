@@ -185,10 +185,15 @@ static void read_glm_ocr_should_count_the_ocr_tower_merger_and_unbiased_glm4_tex
     /* model.language_model.layers.16.*, which GlmOcrPreTrainedModel skips on load: one
      * decoder layer, enorm, hnorm, eh_proj 3072 -> 1536, shared_head.norm */
     const uint64_t mtp = layer + 2 * H * H + 3 * H;
-    assert_int_equal(m->params_total, tower + proj + text + mtp);
-    assert_int_equal(m->params_total, 1142806016ull);
+    /* and its own embed_tokens and shared_head.head, 59392 x 1536 each */
+    const uint64_t copies = 2 * V * H;
+    assert_int_equal(m->params_total, tower + proj + text + mtp + copies);
+    /* the Hub's safetensors total for zai-org/GLM-OCR (revision ca5d8b3e, 2,650,579,464
+     * bytes of BF16 weights), quoted in two files of the code index */
+    assert_int_equal(m->params_total, 1325258240ull);
     assert_int_equal(first_of(m, FG_NODE_VISION)->params, tower);
-    assert_int_equal(rule_with(m, "MTP layers")->scalars, (int64_t)mtp);
+    assert_int_equal(rule_with(m, "MTP layers:")->scalars, (int64_t)mtp);
+    assert_int_equal(rule_with(m, "MTP layers store")->scalars, (int64_t)copies);
     assert_int_equal(m->certainty, FG_CERT_UNSURE);
     assert_true(m->unsure_count_only);
     assert_string_equal(m->unsure_key, "num_nextn_predict_layers");
@@ -960,6 +965,44 @@ static void read_exaone4_5_should_count_the_gqa_tower_merger_and_exaone4_text(vo
     fg_model_free(m);
 }
 
+/* ---- PaddleOCR-VL ------------------------------------------------------------------ */
+
+/* PaddlePaddle/PaddleOCR-VL (tests/fixtures/models): PaddleOCRVLForConditionalGeneration at
+ * transformers decba1d2ea, term by term from modeling_paddleocr_vl.py. */
+static void read_paddleocr_vl_should_count_siglip_the_projector_and_ernie_text(void **state)
+{
+    (void)state;
+    struct fg_model *m = load("tests/fixtures/models/PaddlePaddle--PaddleOCR-VL");
+    /* PaddleOCRVisionModel: Conv2d 3 x 14 x 14 -> 1152 with bias, (384 / 14)^2 = 729
+     * positions, 27 layers of layer_norm1 / 2, q / k / v / out_proj and fc1 / fc2 of 4304,
+     * all biased; post_layernorm */
+    const uint64_t h = 1152, f = 4304;
+    const uint64_t block = 4 * (h * h + h) + (h * f + f) + (f * h + h) + 4 * h;
+    const uint64_t tower = 27 * block + (3 * 14 * 14 * h + h) + 729 * h + 2 * h;
+    /* PaddleOCRProjector: pre_norm LayerNorm(1152), linear_1 4608 -> 4608, linear_2 4608 ->
+     * 1024, biased */
+    const uint64_t w = 4 * h, proj = 2 * h + (w * w + w) + (w * 1024 + 1024);
+    /* PaddleOCRTextModel from the root keys: 18 layers, q 1024 -> 16 x 128, k / v -> 2 x 128,
+     * o, gate / up / down of 3072, no biases (use_bias false); two RMSNorms; final norm;
+     * untied lm_head over 103424 (the root's tie_word_embeddings) */
+    const uint64_t H = 1024, V = 103424;
+    const uint64_t layer = H * 2048 + 2 * H * 256 + 2048 * H + 3 * H * 3072 + 2 * H;
+    const uint64_t text = 2 * V * H + 18 * layer + H;
+    /* what the release stores and the class skips on load: packing_position_embedding
+     * (32768 x 1152) and the SigLIP pooling head (probe, in_proj, out_proj, LayerNorm, MLP) */
+    const uint64_t stored = 32768 * h + h + (3 * h * h + 3 * h) + (h * h + h) + 2 * h +
+                            (h * f + f) + (f * h + h);
+    assert_int_equal(first_of(m, FG_NODE_VISION)->params, tower);
+    assert_int_equal(rule_with(m, "packing_position_embedding")->scalars, (int64_t)stored);
+    assert_int_equal(m->params_total, tower + proj + text + stored);
+    /* PaddleOCR-VL-1.6's Hub safetensors total (its config not at hand; 1.0's and 1.5's are
+     * byte-identical), quoted in two files of the code index */
+    assert_int_equal(m->params_total, 958588736ull);
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_true(m->unsure_count_only);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -990,6 +1033,7 @@ int main(void)
         cmocka_unit_test(read_evolla_should_count_saprot_the_compressor_and_the_adapters),
         cmocka_unit_test(read_evolla_should_read_the_evollamodel_spelling_as_evolla),
         cmocka_unit_test(read_exaone4_5_should_count_the_gqa_tower_merger_and_exaone4_text),
+        cmocka_unit_test(read_paddleocr_vl_should_count_siglip_the_projector_and_ernie_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -226,8 +226,10 @@ static int add_ocr_tower(struct fg_model *m, const struct fg_cfg *v, struct fg_e
  * model.language_model.layers.16.* on load (_keys_to_ignore_on_load_unexpected), where the
  * release stores them; vLLM's GlmOcrMultiTokenPredictorLayer (vllm-project/vllm
  * vllm/model_executor/models/glm_ocr_mtp.py) loads a GLM-4 decoder layer, enorm, hnorm,
- * eh_proj 2h -> h and shared_head.norm each, the embedding shared with the text model.  An
- * optional rule, with the text model alone in m (its layer 0 the block).
+ * eh_proj 2h -> h, shared_head.norm and shared_head.head each, and the layer's embed_tokens
+ * as the shared one; the file stores both tables (zai-org/GLM-OCR's Hub safetensors total,
+ * 1,325,258,240, is the count with them).  Optional rules, with the text model alone in m
+ * (its layer 0 the block).
  */
 static int read_ocr_mtp(const struct fg_cfg *c, struct fg_model *m, struct fg_err *err)
 {
@@ -244,6 +246,9 @@ static int read_ocr_mtp(const struct fg_cfg *c, struct fg_model *m, struct fg_er
     fg__model_rule_optional(m, "num_nextn_predict_layers", "MTP layers: decoder layer + "
                             "enorm, hnorm, eh_proj 2h->h, head norm",
                             (int64_t)(mtp * (block + 2 * h * h + 3 * h)));
+    fg__model_rule_optional(m, "num_nextn_predict_layers", "MTP layers store their own "
+                            "embed_tokens and shared_head.head copies",
+                            (int64_t)(mtp * 2 * m->vocab * h));
     fg__model_note(m, "num_nextn_predict_layers=%llu: MTP layers (model.language_model.layers."
                    "%llu) counted as stored; transformers does not build them: memory leaves "
                    "them out", (unsigned long long)mtp, (unsigned long long)m->layers);

@@ -176,6 +176,18 @@ static const struct vit_spec exaone4_5_vit = {
     .temporal = {"temporal_patch_size", 2}, .pos = VIT_POS_NONE, .fused_qkv = true, .rms = true,
     .gated_mlp = true};
 
+/* PaddleOCRVisionModel (models/paddleocr_vl/modeling_paddleocr_vl.py at transformers
+ * decba1d2ea): the SigLIP layout - Conv2d stem with bias, a learned table of (image_size /
+ * patch_size)^2 rows (bilinearly resampled to each grid), LayerNorms with bias, q / k / v /
+ * out_proj and fc1 / fc2 with bias, post_layernorm - with no pooling head.
+ * PaddleOCRVisionConfig defaults. */
+static const struct vit_spec paddleocr_vit = {
+    .name = "PaddleOCR SigLIP ViT",
+    .hidden = {"hidden_size", 1152}, .layers = {"num_hidden_layers", 27},
+    .heads = {"num_attention_heads", 16}, .inter = {"intermediate_size", 4304},
+    .channels = {"num_channels", 3}, .patch = {"patch_size", 14}, .image = {"image_size", 384},
+    .pos = VIT_POS_PATCHES, .patch_bias = true, .post_norm = true};
+
 /* InternVLVisionModel (models/internvl/modeling_internvl.py, InternViT): Conv2d stem with bias,
  * cls_token, a position table of num_patches + 1 rows, q/k/v (attention_bias) /
  * projection_layer / fc1 / fc2, two norms and two layer scales a block; read_switches reads
@@ -707,6 +719,15 @@ static const struct mm_spec qwen2_5_vl = {.text_type = "qwen2", .text_alias = "q
 static const struct mm_spec exaone4_5 = {.text_type = "exaone4", .text_alias = "exaone4_5_text",
                                          .vit = &exaone4_5_vit, .proj = PROJ_QWEN2_5_VL,
                                          .mtp_key = "num_nextn_predict_layers"};
+
+/* PaddleOCRVLForConditionalGeneration: PaddleOCRTextModel - Ernie-4.5's decoder (q / k / v /
+ * o and the gated MLP biased by use_bias, two RMSNorms, head_dim), read by the ernie4_5 reader;
+ * PaddleOCRVLConfig takes its keys from the root when text_config is absent, as the releases
+ * write them - the tower and PaddleOCRProjector. */
+static const struct mm_spec paddleocr_vl = {.text_type = "ernie4_5",
+                                            .text_alias = "paddleocr_vl_text",
+                                            .text_in_root = true, .vit = &paddleocr_vit,
+                                            .proj = PROJ_PADDLEOCR};
 
 /* AyaVisionForConditionalGeneration: a Cohere-2 text model (AyaVisionConfig's default), the
  * tower vision_config names (SigLIP) and the SwiGLU projector. */
