@@ -111,55 +111,86 @@ static int read_glm_text(const struct fg_cfg *c, const struct glm_spec *s, struc
     return a->read(&text, m, a->spec, err);
 }
 
-/* Glm4vVisionModel as one FG_NODE_VISION node, and its downsample + merger as the projector;
- * *out the merger's width. */
-static int add_tower(struct fg_model *m, const struct fg_cfg *v, struct fg_err *err)
+/* The projector both towers end in: downsample, a Conv2d h -> out over merge x merge with
+ * bias, then the patch merger (proj out -> out, post_projection_norm LayerNorm, gate / up out
+ * -> ctx, down back; no biases). */
+static int add_merger(struct fg_model *m, uint64_t h, uint64_t merge, uint64_t out, uint64_t ctx,
+                      struct fg_err *err)
 {
-    uint64_t h, L, heads, ch, image, patch, merge, tp, out, inter;
-    bool qkv_bias;
-    int rc;
-    if ((rc = fg_cfg_u64(v, "hidden_size", 1536, 1, FG_MAX_HIDDEN, &h, err)) ||
-        (rc = fg_cfg_u64(v, "depth", 24, 1, FG_MAX_LAYERS, &L, err)) ||
-        (rc = fg_cfg_u64(v, "num_heads", 12, 1, FG_MAX_HEADS, &heads, err)) ||
-        (rc = fg_cfg_u64(v, "in_channels", 3, 1, 64, &ch, err)) ||
-        (rc = fg_cfg_u64(v, "image_size", 336, 1, 1u << 16, &image, err)) ||
-        (rc = fg_cfg_u64(v, "patch_size", 14, 1, 4096, &patch, err)) ||
-        (rc = fg_cfg_u64(v, "spatial_merge_size", 2, 1, 64, &merge, err)) ||
-        (rc = fg_cfg_u64(v, "temporal_patch_size", 2, 1, 64, &tp, err)) ||
-        (rc = fg_cfg_u64(v, "out_hidden_size", 4096, 1, FG_MAX_HIDDEN, &out, err)) ||
-        (rc = fg_cfg_u64(v, "intermediate_size", 13696, 1, FG_MAX_INTER, &inter, err)) ||
-        (rc = fg_cfg_bool(v, "attention_bias", false, &qkv_bias, err)))
-        return rc;
-    if (h % heads)
-        return fg_err_set(err, FG_E_RANGE, "%s: vision_config hidden_size %llu is not divisible "
-                          "by num_heads %llu", v->origin, (unsigned long long)h,
-                          (unsigned long long)heads);
-    if (out != m->hidden)
-        fg__model_note(m, "vision_config.out_hidden_size %llu differs from the text hidden size "
-                       "%llu", (unsigned long long)out, (unsigned long long)m->hidden);
-    uint64_t grid = image / patch;
-    struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, out, err);
-    if (!n)
-        return FG_E_NOMEM;
-    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = out, .L = L, .fused_qkv = true,
-                                                  .qkv_bias = qkv_bias, .gated = true});
-    n->params += L * 2 * h;                                  /* norm1, norm2 */
-    n->params += ch * tp * patch * patch * h + h;            /* patch_embed Conv3d */
-    n->params += grid * grid * h;                            /* position_embedding */
-    n->params += 2 * h;                                      /* post_conv_ / post_layernorm */
-    fg__fmt(n->desc, sizeof n->desc, "GLM-4V ViT %llu x %llu, native resolution",
-            (unsigned long long)L, (unsigned long long)h);
-
     struct fg_node *p = fg__mm_projector_node(m, out, "downsample conv + SwiGLU merger", err);
     if (!p)
         return FG_E_NOMEM;
     fg__node_linear(p, "downsample", h * merge * merge, out, 1, true);
     fg__node_linear(p, "merger_proj", out, out, 1, false);
-    fg__node_linear(p, "merger_gate", out, inter, 1, false);
-    fg__node_linear(p, "merger_up", out, inter, 1, false);
-    fg__node_linear(p, "merger_down", inter, out, 1, false);
+    fg__node_linear(p, "merger_gate", out, ctx, 1, false);
+    fg__node_linear(p, "merger_up", out, ctx, 1, false);
+    fg__node_linear(p, "merger_down", ctx, out, 1, false);
     p->params += 2 * out;                                    /* post_projection_norm */
     return 0;
+}
+
+/* The GLM-V vision_config sizes, as read or as a class's defaults. */
+struct glm_vit {
+    uint64_t h, L, heads, ch, patch, merge, tp, out, inter;
+    bool bias;   /* attention_bias */
+};
+
+/* Glm4vVisionConfig and GlmOcrVisionConfig defaults. */
+static const struct glm_vit glm4v_vit_def = {.h = 1536, .L = 24, .heads = 12, .ch = 3,
+                                             .patch = 14, .merge = 2, .tp = 2, .out = 4096,
+                                             .inter = 13696, .bias = false};
+static const struct glm_vit glm_ocr_vit_def = {.h = 1024, .L = 24, .heads = 16, .ch = 3,
+                                               .patch = 14, .merge = 2, .tp = 2, .out = 1536,
+                                               .inter = 4096, .bias = true};
+
+/* The keys both towers read, into *d (def the class defaults); 0 or an FG_E_* code. */
+static int read_glm_vit(struct fg_model *m, const struct fg_cfg *v, const struct glm_vit *def,
+                        struct glm_vit *d, struct fg_err *err)
+{
+    int rc;
+    if ((rc = fg_cfg_u64(v, "hidden_size", def->h, 1, FG_MAX_HIDDEN, &d->h, err)) ||
+        (rc = fg_cfg_u64(v, "depth", def->L, 1, FG_MAX_LAYERS, &d->L, err)) ||
+        (rc = fg_cfg_u64(v, "num_heads", def->heads, 1, FG_MAX_HEADS, &d->heads, err)) ||
+        (rc = fg_cfg_u64(v, "in_channels", def->ch, 1, 64, &d->ch, err)) ||
+        (rc = fg_cfg_u64(v, "patch_size", def->patch, 1, 4096, &d->patch, err)) ||
+        (rc = fg_cfg_u64(v, "spatial_merge_size", def->merge, 1, 64, &d->merge, err)) ||
+        (rc = fg_cfg_u64(v, "temporal_patch_size", def->tp, 1, 64, &d->tp, err)) ||
+        (rc = fg_cfg_u64(v, "out_hidden_size", def->out, 1, FG_MAX_HIDDEN, &d->out, err)) ||
+        (rc = fg_cfg_u64(v, "intermediate_size", def->inter, 1, FG_MAX_INTER, &d->inter, err)) ||
+        (rc = fg_cfg_bool(v, "attention_bias", def->bias, &d->bias, err)))
+        return rc;
+    if (d->h % d->heads)
+        return fg_err_set(err, FG_E_RANGE, "%s: vision_config hidden_size %llu is not divisible "
+                          "by num_heads %llu", v->origin, (unsigned long long)d->h,
+                          (unsigned long long)d->heads);
+    if (d->out != m->hidden)
+        fg__model_note(m, "vision_config.out_hidden_size %llu differs from the text hidden size "
+                       "%llu", (unsigned long long)d->out, (unsigned long long)m->hidden);
+    return 0;
+}
+
+/* Glm4vVisionModel as one FG_NODE_VISION node, and its downsample + merger as the projector. */
+static int add_tower(struct fg_model *m, const struct fg_cfg *v, struct fg_err *err)
+{
+    struct glm_vit d;
+    uint64_t image = 0;
+    int rc;
+    if ((rc = read_glm_vit(m, v, &glm4v_vit_def, &d, err)) ||
+        (rc = fg_cfg_u64(v, "image_size", 336, 1, 1u << 16, &image, err)))
+        return rc;
+    uint64_t h = d.h, L = d.L, grid = image / d.patch;
+    struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, d.heads, d.out, err);
+    if (!n)
+        return FG_E_NOMEM;
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = d.out, .L = L, .fused_qkv = true,
+                                                  .qkv_bias = d.bias, .gated = true});
+    n->params += L * 2 * h;                                  /* norm1, norm2 */
+    n->params += d.ch * d.tp * d.patch * d.patch * h + h;    /* patch_embed Conv3d */
+    n->params += grid * grid * h;                            /* position_embedding */
+    n->params += 2 * h;                                      /* post_conv_ / post_layernorm */
+    fg__fmt(n->desc, sizeof n->desc, "GLM-4V ViT %llu x %llu, native resolution",
+            (unsigned long long)L, (unsigned long long)h);
+    return add_merger(m, h, d.merge, d.out, d.inter, err);
 }
 
 /*
@@ -174,51 +205,25 @@ static int add_tower(struct fg_model *m, const struct fg_cfg *v, struct fg_err *
  */
 static int add_ocr_tower(struct fg_model *m, const struct fg_cfg *v, struct fg_err *err)
 {
-    uint64_t h, L, heads, ch, patch, merge, tp, out, inter;
-    bool ab;
-    int rc;
-    if ((rc = fg_cfg_u64(v, "hidden_size", 1024, 1, FG_MAX_HIDDEN, &h, err)) ||
-        (rc = fg_cfg_u64(v, "depth", 24, 1, FG_MAX_LAYERS, &L, err)) ||
-        (rc = fg_cfg_u64(v, "num_heads", 16, 1, FG_MAX_HEADS, &heads, err)) ||
-        (rc = fg_cfg_u64(v, "in_channels", 3, 1, 64, &ch, err)) ||
-        (rc = fg_cfg_u64(v, "patch_size", 14, 1, 4096, &patch, err)) ||
-        (rc = fg_cfg_u64(v, "spatial_merge_size", 2, 1, 64, &merge, err)) ||
-        (rc = fg_cfg_u64(v, "temporal_patch_size", 2, 1, 64, &tp, err)) ||
-        (rc = fg_cfg_u64(v, "out_hidden_size", 1536, 1, FG_MAX_HIDDEN, &out, err)) ||
-        (rc = fg_cfg_u64(v, "intermediate_size", 4096, 1, FG_MAX_INTER, &inter, err)) ||
-        (rc = fg_cfg_bool(v, "attention_bias", true, &ab, err)))
+    struct glm_vit d;
+    int rc = read_glm_vit(m, v, &glm_ocr_vit_def, &d, err);
+    if (rc)
         return rc;
     (void)fg_cfg_has(v, "image_size");   /* the rotary tower stores no position table */
-    if (h % heads)
-        return fg_err_set(err, FG_E_RANGE, "%s: vision_config hidden_size %llu is not divisible "
-                          "by num_heads %llu", v->origin, (unsigned long long)h,
-                          (unsigned long long)heads);
-    if (out != m->hidden)
-        fg__model_note(m, "vision_config.out_hidden_size %llu differs from the text hidden size "
-                       "%llu", (unsigned long long)out, (unsigned long long)m->hidden);
-    struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, heads, inter, err);
+    uint64_t h = d.h, L = d.L;
+    struct fg_node *n = fg__mm_tower_node(m, "Vision tower", h, d.heads, d.inter, err);
     if (!n)
         return FG_E_NOMEM;
-    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = inter, .L = L, .fused_qkv = true,
-                                                  .qkv_bias = ab, .o_bias = ab, .gated = true,
-                                                  .mlp_bias = ab});
-    n->params += L * (2 * h + 2 * (h / heads));              /* norm1, norm2, q_norm, k_norm */
-    n->params += ch * tp * patch * patch * h + h;            /* patch_embed Conv3d */
+    fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = d.inter, .L = L,
+                                                  .fused_qkv = true, .qkv_bias = d.bias,
+                                                  .o_bias = d.bias, .gated = true,
+                                                  .mlp_bias = d.bias});
+    n->params += L * (2 * h + 2 * (h / d.heads));            /* norm1, norm2, q_norm, k_norm */
+    n->params += d.ch * d.tp * d.patch * d.patch * h + h;    /* patch_embed Conv3d */
     n->params += h;                                          /* post_layernorm */
     fg__fmt(n->desc, sizeof n->desc, "GLM-OCR ViT %llu x %llu, native resolution",
             (unsigned long long)L, (unsigned long long)h);
-
-    uint64_t ctx = out * ch;
-    struct fg_node *p = fg__mm_projector_node(m, out, "downsample conv + SwiGLU merger", err);
-    if (!p)
-        return FG_E_NOMEM;
-    fg__node_linear(p, "downsample", h * merge * merge, out, 1, true);
-    fg__node_linear(p, "merger_proj", out, out, 1, false);
-    fg__node_linear(p, "merger_gate", out, ctx, 1, false);
-    fg__node_linear(p, "merger_up", out, ctx, 1, false);
-    fg__node_linear(p, "merger_down", ctx, out, 1, false);
-    p->params += 2 * out;                                    /* post_projection_norm */
-    return 0;
+    return add_merger(m, h, d.merge, d.out, d.out * d.ch, err);  /* context_dim out x ch */
 }
 
 /*
