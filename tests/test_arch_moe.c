@@ -523,6 +523,13 @@ static void read_deepseek_v4_should_count_flash_term_by_term(void **state)
     assert_int_equal(m->certainty, FG_CERT_UNSURE);
     assert_true(m->unsure_count_only);
     assert_string_equal(m->unsure_key, "quantization_config");
+    uint64_t flash = m->params_total;
+    fg_model_free(m);
+    /* nvidia's ModelOpt repack (NVFP4 experts) differs only in quantization_config */
+    m = load(FIXTURES "nvidia--DeepSeek-V4-Flash-NVFP4");
+    assert_int_equal(m->params_total, flash);
+    assert_true(m->unsure_count_only);
+    assert_string_equal(m->unsure_key, "quantization_config");
     fg_model_free(m);
 }
 

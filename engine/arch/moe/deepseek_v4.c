@@ -397,10 +397,21 @@ static int read_deepseek_v4(const struct fg_cfg *c, struct fg_model *m, const vo
         (rc = read_quant(c, m, err)) ||
         (rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         goto out;
-    for (uint64_t l = 0; l < m->layers && !rc; l++)
+    size_t compressed = 0;
+    for (uint64_t l = 0; l < m->layers && !rc; l++) {
+        compressed += k->attn[l] != DSV4_SLIDING;
         rc = add_block(m, (int32_t)l, k, k->attn[l], k->hash[l], err);
+    }
     if (rc)
         goto out;
+    if (compressed)
+        fg__model_note(m, "%zu CSA/HCA layers: KV cache counted as the whole sequence, not the "
+                       "window plus 1/%llu or 1/%llu compressed entries: an upper bound",
+                       compressed, (unsigned long long)k->rate_csa,
+                       (unsigned long long)k->rate_hca);
+    fg__model_note(m, "hc_mult=%llu residual streams: the hyper-connections' saved activations "
+                   "are not counted (training activations are a lower bound)",
+                   (unsigned long long)k->hc);
     struct fg_node *n = fg__model_add(m, FG_NODE_OTHER, -1, "Hyper-head", err);
     if (!n) {
         rc = FG_E_NOMEM;
