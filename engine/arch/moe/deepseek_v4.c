@@ -188,11 +188,14 @@ static uint64_t hyper_head_params(const struct fg_model *m, const struct dsv4_cf
 
 /*
  * The multi-token-prediction modules the released checkpoints store as mtp.<i>.* (the class
- * drops them: _keys_to_ignore_on_load_unexpected "mtp\."), laid out after the upstream
- * weight names: enorm, hnorm and norm (RMSNorm over hidden), e_proj and h_proj
- * (hidden -> hidden), one decoder block with a sliding-window attention and a top-k router,
- * and its own hyper-head; the embedding and the head are the main model's.  transformers
- * does not describe them, so the rule is optional and the stored count stays unsure.
+ * drops them: _keys_to_ignore_on_load_unexpected "mtp\."), as vLLM loads them
+ * (vllm-project/vllm@0050eb86aeec vllm/models/deepseek_v4/nvidia/mtp.py
+ * DeepSeekV4MultiTokenPredictorLayer): enorm, hnorm and shared_head.norm (RMSNorm over
+ * hidden), e_proj and h_proj (hidden -> hidden), one decoder block (the layer after the
+ * last: compress ratio 0, a sliding-window attention; past the hash layers, a top-k router)
+ * and its own hyper-head (hc_head_fn / _base / _scale); the embedding and the head are the
+ * main model's (load_weights routes the top-level embed / head to them).  transformers does
+ * not describe them, so the rule is optional and the stored count stays unsure.
  */
 static int add_mtp_rule(struct fg_model *m, const struct dsv4_cfg *k, uint64_t nextn,
                         struct fg_err *err)
