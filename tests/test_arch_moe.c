@@ -593,6 +593,26 @@ static void read_deepseek_v4_should_take_the_class_layer_types_when_none_given(v
     fg_model_free(m);
 }
 
+static void read_deepseek_v4_should_size_the_mtp_block_by_its_compress_ratio(void **state)
+{
+    (void)state;
+    /* compress_ratios' entry past the layers is the MTP layer's: 4 adds a CSA compressor */
+    const char *base = "{\"model_type\": \"deepseek_v4\", \"num_hidden_layers\": 4, "
+                       "\"hidden_size\": 512, \"compress_ratios\": [0, 0, 4, 128, %d]}";
+    char json[256];
+    snprintf(json, sizeof json, base, 0);
+    struct fg_model *m = built(json);
+    int64_t sliding = rule(m, "MTP modules");
+    fg_model_free(m);
+    snprintf(json, sizeof json, base, 4);
+    m = built(json);
+    uint64_t h = 512, hd = 512, id = 128;
+    uint64_t csa = 2 * h * 2 * hd + 4 * 2 * hd + hd + 2 * h * 2 * id + 4 * 2 * id + id +
+                   1024ull * 64 * id + h * 64;
+    assert_int_equal(rule(m, "MTP modules") - sliding, (int64_t)csa);
+    fg_model_free(m);
+}
+
 static void read_deepseek_v4_should_reject_a_ratio_without_a_layer_type(void **state)
 {
     (void)state;
@@ -633,6 +653,7 @@ int main(void)
         cmocka_unit_test(read_deepseek_v4_should_count_flash_term_by_term),
         cmocka_unit_test(read_deepseek_v4_should_place_compressors_and_hash_routers_by_layer),
         cmocka_unit_test(read_deepseek_v4_should_take_the_class_layer_types_when_none_given),
+        cmocka_unit_test(read_deepseek_v4_should_size_the_mtp_block_by_its_compress_ratio),
         cmocka_unit_test(read_deepseek_v4_should_reject_a_ratio_without_a_layer_type),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -37,6 +37,7 @@ struct dsv4_cfg {
     uint64_t experts, top_k, moe_inter;
     bool mlp_bias;
     uint8_t attn[FG_MAX_LAYERS];     /* enum dsv4_attn */
+    uint8_t mtp_attn;                /* the MTP block's: compress_ratios[layers], else sliding */
     bool hash[FG_MAX_LAYERS];        /* mlp_layer_types "hash_moe" */
 };
 
@@ -68,7 +69,7 @@ static int add_hc(struct fg_model *m, int32_t layer, const struct dsv4_cfg *k, s
  * o_groups) weight), o_b_proj o_groups x o_lora -> hidden, sinks (one per head).  No biases.
  */
 static int add_attention(struct fg_model *m, int32_t layer, const struct dsv4_cfg *k,
-                         struct fg_err *err)
+                         uint8_t kind, struct fg_err *err)
 {
     struct fg_node *n = fg__model_add_block(m, FG_NODE_ATTN, layer, "Attention", err);
     if (!n)
@@ -91,7 +92,6 @@ static int add_attention(struct fg_model *m, int32_t layer, const struct dsv4_cf
     /* the sliding-window cache (DynamicSlidingWindowLayer) holds sliding_window tokens; a
      * compressed layer also attends to its compressed entries over the whole sequence,
      * which a window cannot say: it is counted as attending to all of it */
-    uint8_t kind = layer >= 0 && (uint64_t)layer < FG_MAX_LAYERS ? k->attn[layer] : DSV4_SLIDING;
     n->window = kind == DSV4_SLIDING ? (uint32_t)k->window : 0;
     static const char *const kinds[] = {"sliding", "CSA", "HCA"};
     fg__fmt(n->desc, sizeof n->desc, "MQA %lluh x%llu, o %llux%llu, %s",
@@ -172,7 +172,7 @@ static int add_block(struct fg_model *m, int32_t li, const struct dsv4_cfg *k, u
     int rc;
     if ((rc = add_hc(m, li, k, err)) ||
         (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
-        (rc = add_attention(m, li, k, err)) ||
+        (rc = add_attention(m, li, k, kind, err)) ||
         (kind != DSV4_SLIDING && (rc = add_compressor(m, li, k, kind == DSV4_CSA, err))) ||
         (rc = add_hc(m, li, k, err)) ||
         (rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
@@ -192,7 +192,7 @@ static uint64_t hyper_head_params(const struct fg_model *m, const struct dsv4_cf
  * (vllm-project/vllm@0050eb86aeec vllm/models/deepseek_v4/nvidia/mtp.py
  * DeepSeekV4MultiTokenPredictorLayer): enorm, hnorm and shared_head.norm (RMSNorm over
  * hidden), e_proj and h_proj (hidden -> hidden), one decoder block (the layer after the
- * last: compress ratio 0, a sliding-window attention; past the hash layers, a top-k router)
+ * last: its compress_ratios entry, 0 = sliding in the releases; a top-k router)
  * and its own hyper-head (hc_head_fn / _base / _scale); the embedding and the head are the
  * main model's (load_weights routes the top-level embed / head to them).  transformers does
  * not describe them, so the rule is optional and the stored count stays unsure.
@@ -203,7 +203,7 @@ static int add_mtp_rule(struct fg_model *m, const struct dsv4_cfg *k, uint64_t n
     struct fg_model *x = fg__model_scratch(m, err);
     if (!x)
         return FG_E_NOMEM;
-    int rc = add_block(x, (int32_t)m->layers, k, DSV4_SLIDING, false, err);
+    int rc = add_block(x, (int32_t)m->layers, k, k->mtp_attn, false, err);
     uint64_t block = rc ? 0 : fg_model_params_of(x, FG_NODE_KIND_COUNT);
     fg_model_free(x);
     if (rc)
@@ -272,6 +272,10 @@ static int read_layer_types(const struct fg_cfg *c, const struct fg_model *m,
             k->attn[l] = l < 2 || (l - 2) % 2 == 0 ? DSV4_HCA : DSV4_CSA;
         }
     }
+    /* the released configs' entry past the layers is the MTP layer's (its ratio, 0) */
+    k->mtp_attn = DSV4_SLIDING;
+    if (!nt && nr > m->layers)
+        return ratio_kind(c, ratios[m->layers], (size_t)m->layers, &k->mtp_attn, err);
     return 0;
 }
 
