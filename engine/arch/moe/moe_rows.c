@@ -251,9 +251,11 @@ static const struct moe_spec glm4_moe = {
  * gate_up_proj / down_proj of moe_intermediate_size.  The Hub's swa_* and *_sink_bias keys
  * are what convert_mimo_v2_flash_weights_to_hf.py drops as hardcoded: read, and a value
  * other than the class's makes the count unsure.  The checkpoint's model.mtp.* layers
- * (_keys_to_ignore_on_load_unexpected) have no size in config.json.  mimo_v2_flash converts
- * as qwen2_moe does (conversion_mapping.py), so peft reaches the fused experts.
- * MiMoV2FlashConfig defaults. */
+ * (_keys_to_ignore_on_load_unexpected) have no size in config.json.  Its conversion copies
+ * qwen2_moe's (conversion_mapping.py), but _MODEL_TO_CONVERSION_PATTERN does not list the
+ * type, and peft (huggingface/peft@5d602fdb utils/transformers_weight_conversion.py
+ * _convert_peft_config_moe) maps target names onto fused experts only for the types listed
+ * there: no target name reaches them.  MiMoV2FlashConfig defaults. */
 static const struct moe_fixed mimo_v2_flash_fixed[] = {
     {"swa_num_attention_heads", FIXED_HEADS},
     {"swa_num_key_value_heads", FIXED_SWA_KV},
@@ -270,7 +272,7 @@ static const struct moe_spec mimo_v2_flash = {
     .experts_key = "n_routed_experts", .experts_def = 256,
     .topk_key = "num_experts_per_tok", .topk_def = 8,
     .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 2048,
-    .peft = FG_LORA_EXPERTS_MERGED,
+    .peft = FG_LORA_EXPERTS_NONE,
     .place = PLACE_TYPES, .fused_gate_up = true, .score_bias = SCORE_BIAS_ALWAYS,
     .attn = ATTN_GQA, .qkv_bias_key = "attention_bias",
     .sinks = SINKS_SLIDING, .hybrid_pattern = true, .swa_kv_mult = 2,
