@@ -223,6 +223,104 @@ static void read_moe_should_count_minimax_m2_fp8_scales(void **state)
     fg_model_free(m);
 }
 
+/*
+ * MiMoV2FlashForCausalLM (transformers decba1d2ea models/mimo_v2_flash) at the Hub config of
+ * XiaomiMiMo/MiMo-V2-Flash: hybrid_layer_pattern 0 (full) at layers 0, 5, 11, ..., 47,
+ * moe_layer_freq 0 at layer 0 only.
+ */
+static void read_moe_should_count_mimo_v2_flash_term_by_term(void **state)
+{
+    (void)state;
+    const uint64_t h = 4096, v = 152576, hd = 192, vd = 128, q = 64 * hd;
+    /* MiMoV2FlashAttention: q/k of head_dim, v/o of v_head_dim; sliding: 2 x 4 kv + sinks */
+    const uint64_t full = h * q + h * 4 * hd + h * 4 * vd + 64 * vd * h;
+    const uint64_t swa = h * q + h * 8 * hd + h * 8 * vd + 64 * vd * h + 64;
+    /* MiMoV2FlashTopkRouter weight + e_score_correction_bias; MiMoV2FlashExperts */
+    const uint64_t moe = 256 * h + 256 + 256 * (2 * 2048 * h + h * 2048);
+    const uint64_t dense = 3 * h * 16384;
+    const uint64_t graph = 2 * v * h + h + 9 * full + 39 * swa + 47 * moe + dense + 48 * 2 * h;
+    /* weight_scale_inv per 128 x 128 block: full q 96x32, k 6x32, v 4x32, o 32x64; sliding
+     * k 12x32, v 8x32; dense 3 x 128x32; experts gate_up 32x32 + down 32x16 */
+    const uint64_t sc_full = 3072 + 192 + 128 + 2048, sc_swa = 3072 + 384 + 256 + 2048;
+    const uint64_t scales = 9 * sc_full + 39 * sc_swa + 3 * 4096 + 47 * 256 * (1024 + 512);
+    struct fg_model *m = load(FIXTURES "XiaomiMiMo--MiMo-V2-Flash");
+    assert_int_equal(graph, 308778780864ull);
+    assert_int_equal(rule(m, "FP8 block scales"), scales);
+    assert_int_equal(m->params_total, graph + scales);
+    const struct fg_node *a0 = node_of_layer(m, FG_NODE_ATTN, 0);
+    const struct fg_node *a1 = node_of_layer(m, FG_NODE_ATTN, 1);
+    const struct fg_node *a5 = node_of_layer(m, FG_NODE_ATTN, 5);
+    assert_int_equal(a0->params, full);
+    assert_int_equal(a0->kv_heads, 4);
+    assert_int_equal(a0->window, 0);
+    assert_int_equal(a1->params, swa);
+    assert_int_equal(a1->kv_heads, 8);
+    assert_int_equal(a1->window, 128);
+    assert_int_equal(a1->v_head_dim, 128);
+    assert_int_equal(a5->params, full);
+    assert_non_null(node_of_layer(m, FG_NODE_MLP, 0));
+    assert_null(node_of_layer(m, FG_NODE_MOE, 0));
+    assert_int_equal(node_of_layer(m, FG_NODE_MOE, 1)->params, moe);
+    /* the checkpoint's model.mtp.* layers: what is loaded is known, what is stored is not */
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_true(m->unsure_count_only);
+    fg_model_free(m);
+}
+
+/* A small MiMoV2FlashConfig; the layer keys spliced in. */
+#define MIMO_SMALL(keys)                                                                      \
+    "{\"model_type\": \"mimo_v2_flash\", \"hidden_size\": 64, \"num_attention_heads\": 4, "   \
+    "\"num_key_value_heads\": 1, \"head_dim\": 16, \"v_head_dim\": 8, "                      \
+    "\"intermediate_size\": 128, \"moe_intermediate_size\": 32, \"n_routed_experts\": 4, "    \
+    "\"num_experts_per_tok\": 2, \"vocab_size\": 100, \"num_hidden_layers\": 7" keys "}"
+
+static uint64_t mimo_count(const char *json, const char *unsure_key)
+{
+    struct fg_model *m = built(json);
+    uint64_t n = m->params_total;
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, unsure_key);
+    fg_model_free(m);
+    return n;
+}
+
+static void read_moe_should_read_mimo_v2_flash_layer_lists_in_either_form(void **state)
+{
+    (void)state;
+    const char *mtp = "num_nextn_predict_layers";
+    /* __post_init__: layers 0 and 5 full, layer 0 dense */
+    uint64_t def = mimo_count(MIMO_SMALL(""), mtp);
+    assert_int_equal(mimo_count(MIMO_SMALL(", \"hybrid_layer_pattern\": [0, 1, 1, 1, 1, 0, 1], "
+                                           "\"moe_layer_freq\": [0, 1, 1, 1, 1, 1, 1]"), mtp),
+                     def);
+    assert_int_equal(mimo_count(MIMO_SMALL(
+                         ", \"layer_types\": [\"full_attention\", \"sliding_attention\", "
+                         "\"sliding_attention\", \"sliding_attention\", \"sliding_attention\", "
+                         "\"full_attention\", \"sliding_attention\"], \"mlp_layer_types\": "
+                         "[\"dense\", \"sparse\", \"sparse\", \"sparse\", \"sparse\", \"sparse\", "
+                         "\"sparse\"]"), mtp),
+                     def);
+    /* layer 5 sliding: one more kv head of k 16 + v 8 wide, and 4 sinks */
+    assert_int_equal(mimo_count(MIMO_SMALL(", \"hybrid_layer_pattern\": [0, 1, 1, 1, 1, 1, 1]"),
+                                mtp),
+                     def + 64 * (16 + 8) + 4);
+    /* layer 1 dense: a 128-wide MLP for the router, its buffer and 4 experts of 32 */
+    assert_int_equal(mimo_count(MIMO_SMALL(", \"moe_layer_freq\": [0, 0, 1, 1, 1, 1, 1]"), mtp),
+                     def + 3 * 64 * 128 - (4 * 64 + 4 + 4 * 3 * 32 * 64));
+    /* Hub keys the class hardcodes: a value it does not build is a question of the load */
+    struct fg_model *m = built(MIMO_SMALL(", \"swa_num_key_value_heads\": 1"));
+    assert_string_equal(m->unsure_key, "swa_num_key_value_heads");
+    assert_false(m->unsure_count_only);
+    fg_model_free(m);
+    assert_int_equal(mimo_count(MIMO_SMALL(", \"swa_num_key_value_heads\": 2, \"swa_head_dim\": "
+                                           "16, \"swa_v_head_dim\": 8, "
+                                           "\"add_swa_attention_sink_bias\": true"), mtp),
+                     def);
+    m = built(MIMO_SMALL(", \"add_full_attention_sink_bias\": true"));
+    assert_string_equal(m->unsure_key, "add_full_attention_sink_bias");
+    fg_model_free(m);
+}
+
 /* GLM-4.5-Air's shape fields (Glm4MoeConfig as zai-org publishes it); nextn spliced in. */
 #define GLM45_AIR(nextn)                                                                      \
     "{\"model_type\": \"glm4_moe\", \"attention_bias\": true, \"first_k_dense_replace\": 1, " \
@@ -641,6 +739,8 @@ int main(void)
         cmocka_unit_test(read_moe_should_give_qwen2_moe_a_gated_shared_expert),
         cmocka_unit_test(read_moe_should_give_gpt_oss_sinks_windows_and_biased_experts),
         cmocka_unit_test(read_moe_should_count_minimax_m2_fp8_scales),
+        cmocka_unit_test(read_moe_should_count_mimo_v2_flash_term_by_term),
+        cmocka_unit_test(read_moe_should_read_mimo_v2_flash_layer_lists_in_either_form),
         cmocka_unit_test(read_moe_should_count_glm4_moe_layers_router_buffers_and_mtp),
         cmocka_unit_test(read_moe_should_store_ernie_router_bias_in_every_moe_layer),
         cmocka_unit_test(read_moe_should_count_olmoe_q_k_norms_over_all_heads),

@@ -147,6 +147,7 @@ int fg__add_norm(struct fg_model *m, int32_t layer, const char *name, uint64_t w
 
 struct fg_attn_shape {
     uint64_t hidden, heads, kv_heads, head_dim;
+    uint64_t v_head_dim;     /* value head width, 0 = head_dim (MiMo-V2-Flash: 128 beside 192) */
     uint64_t window;         /* sliding window tokens, 0 = full */
     bool qkv_bias, o_bias;
     bool fused_qkv;          /* one qkv projection (LoRA target "qkv") */
