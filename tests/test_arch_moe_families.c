@@ -570,6 +570,21 @@ static void read_step3p7_should_follow_the_legacy_hub_keys(void **state)
     uint64_t full = exact_count("{\"model_type\": \"step3p7\", \"num_hidden_layers\": 4, "
                                 "\"gating\": false}");
     assert_int_equal(full - per_head, 4 * STEP_H * 64 * 127);
+    /* a config saved by transformers: sliding heads by name, the MTP layers' kinds apart;
+     * sliding layers keep their heads with no window */
+    m = built("{\"model_type\": \"step3p7\", \"num_hidden_layers\": 2, "
+              "\"layer_types\": [\"full_attention\", \"sliding_attention\"], "
+              "\"sliding_window\": null, \"num_sliding_attention_heads\": 96, "
+              "\"mlp_layer_types\": [\"dense\", \"sparse\"], \"num_nextn_predict_layers\": 1, "
+              "\"mtp_layer_types\": [\"sliding_attention\"], "
+              "\"mtp_mlp_layer_types\": [\"sparse\"], \"vocab_size\": 128896}");
+    const uint64_t head = 2 * STEP_V * STEP_H + STEP_H;
+    assert_int_equal(m->params_total - rule_with(m, "MTP layers")->scalars,
+                     head + step_attn(64) + step_attn(96) + 4 * STEP_H + step_dense + step_moe);
+    assert_int_equal(rule_with(m, "MTP layers")->scalars,
+                     step_attn(96) + 2 * STEP_H + step_moe + 3 * STEP_H + 2 * STEP_H * STEP_H +
+                         STEP_V * STEP_H);
+    fg_model_free(m);
     assert_refused("{\"model_type\": \"step3p7\", \"mlp_layer_types\": [\"dense\", \"moe\"], "
                    "\"num_hidden_layers\": 2}", FG_E_RANGE, "mlp_layer_types");
 }

@@ -33,6 +33,7 @@ struct step_cfg {
     uint64_t sliding_heads, gate_width;   /* g_proj: 1 per head, or head_dim per head */
     bool attn_bias, mlp_bias;
     bool sparse[FG_MAX_LAYERS + STEP_MAX_MTP];
+    bool sliding[FG_MAX_LAYERS + STEP_MAX_MTP];   /* sliding_attention: its heads, a window */
     uint64_t window[FG_MAX_LAYERS + STEP_MAX_MTP];
 };
 
@@ -135,8 +136,9 @@ static int check_conventions(const struct fg_cfg *c, struct fg_model *m,
 }
 
 /*
- * layer_types (num_hidden_layers entries, or padded with the MTP layers'): sliding_attention
- * layers see sliding_window keys (Step3p7Attention.sliding_window), full_attention all.
+ * layer_types (num_hidden_layers entries, or padded with the MTP layers'; a saved config holds
+ * theirs in mtp_layer_types): sliding_attention layers see sliding_window keys
+ * (Step3p7Attention.sliding_window; all when it is null), full_attention all.
  */
 static int read_windows(const struct fg_cfg *c, struct step_cfg *k, struct fg_err *err)
 {
@@ -151,16 +153,23 @@ static int read_windows(const struct fg_cfg *c, struct step_cfg *k, struct fg_er
         return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has %zu entries for %llu "
                           "layers (%llu with the MTP layers)", c->origin, nt,
                           (unsigned long long)k->layers, (unsigned long long)padded);
+    size_t nm = 0;
+    if (nt == k->layers &&
+        (rc = fg_cfg_str_array(c, "mtp_layer_types", types + nt, STEP_MAX_MTP, &nm, err)))
+        return rc;
+    if (nm > k->nextn)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'mtp_layer_types' has %zu entries for %llu "
+                          "MTP layers", c->origin, nm, (unsigned long long)k->nextn);
     if (fg_cfg_form(c, "sliding_window", NULL) != FG_CFG_NULL &&
         (rc = fg_cfg_u64(c, "sliding_window", 0, 0, FG_MAX_POS, &window, err)))
         return rc;
-    for (size_t i = 0; i < nt; i++) {
-        bool sliding = strcmp(types[i], "sliding_attention") == 0;
-        if (!sliding && strcmp(types[i], "full_attention"))
+    for (size_t i = 0; i < nt + nm; i++) {
+        k->sliding[i] = strcmp(types[i], "sliding_attention") == 0;
+        if (!k->sliding[i] && strcmp(types[i], "full_attention"))
             return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has '%s' at layer %zu; "
                               "expected full_attention or sliding_attention", c->origin,
                               types[i], i);
-        k->window[i] = sliding ? window : 0;
+        k->window[i] = k->sliding[i] ? window : 0;
     }
     return 0;
 }
@@ -249,7 +258,7 @@ static int read_experts(const struct fg_cfg *c, struct fg_model *m, struct step_
 static int add_block(struct fg_model *m, uint64_t l, const struct step_cfg *k, struct fg_err *err)
 {
     int32_t li = (int32_t)l;
-    uint64_t heads = k->window[l] ? k->sliding_heads : m->heads;
+    uint64_t heads = k->sliding[l] ? k->sliding_heads : m->heads;
     const struct fg_attn_shape a = {
         .hidden = m->hidden, .heads = heads, .kv_heads = m->kv_heads, .head_dim = m->head_dim,
         .window = k->window[l], .qkv_bias = k->attn_bias, .o_bias = k->attn_bias,
@@ -291,12 +300,13 @@ static int add_layer(struct fg_model *m, int32_t layer, const void *ctx, struct 
     return add_block(m, (uint64_t)layer, ctx, err);
 }
 
-/* A block reads nothing of its layer but its window (and so its heads) and whether its MLP is
+/* A block reads nothing of its layer but its attention kind, window and whether its MLP is
  * sparse. */
 static bool layers_alike(const void *ctx, uint64_t a, uint64_t b)
 {
     const struct step_cfg *k = ctx;
-    return k->window[a] == k->window[b] && k->sparse[a] == k->sparse[b];
+    return k->sliding[a] == k->sliding[b] && k->window[a] == k->window[b] &&
+           k->sparse[a] == k->sparse[b];
 }
 
 /*
