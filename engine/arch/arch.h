@@ -64,6 +64,7 @@ extern const struct fg_arch fg__arch_hybrid_table[];
 extern const struct fg_arch fg__arch_mamba_table[];
 extern const struct fg_arch fg__arch_multimodal_table[];
 extern const struct fg_arch fg__arch_llama4_table[];
+extern const struct fg_arch fg__arch_dsv4_table[];
 extern const struct fg_arch fg__arch_step3p7_table[];
 extern const struct fg_arch fg__arch_classic_table[];
 extern const struct fg_arch fg__arch_mllama_table[];
