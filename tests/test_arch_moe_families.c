@@ -515,7 +515,7 @@ static uint64_t step_graph(uint64_t sliding_heads, uint64_t dense_layers)
 static void read_step3p7_should_count_gated_attention_and_the_shared_expert(void **state)
 {
     (void)state;
-    struct fg_model *m = load("tests/fixtures/models/stepfun-ai--Step-3.7-Flash");
+    struct fg_model *m = load("tests/fixtures/views/stepfun-ai--Step-3.7-Flash");
     /* the three MTP layers the checkpoint appends: a dense block each, enorm, hnorm,
      * eh_proj 2h -> h, shared_head norm and output; counted, unsure of the stored count */
     const uint64_t mtp = 3 * (step_attn(64) + 2 * STEP_H + step_dense + 3 * STEP_H +
@@ -531,7 +531,7 @@ static void read_step3p7_should_count_gated_attention_and_the_shared_expert(void
     fg_model_free(m);
     /* FP8 (weight_block_size 128 x 128): one scale per block of every block linear as
      * transformers quantizes them, the MTP layers kept in bf16 */
-    m = load("tests/fixtures/models/stepfun-ai--Step-3.7-Flash-FP8");
+    m = load("tests/fixtures/views/stepfun-ai--Step-3.7-Flash-FP8");
     const uint64_t attn = 64 * 32 + 2 * 8 * 32 + 32 * 64 + 32;
     const uint64_t scales = 45 * attn + 3 * 3 * 88 * 32 + 42 * (288 * (20 * 32 + 32 * 10) +
                                                                  3 * 10 * 32);
