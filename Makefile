@@ -110,6 +110,7 @@ ENGINE_SRCS := \
 	engine/arch/encoder/bert_family.c \
 	engine/arch/encdec/bart_t5_whisper.c \
 	engine/arch/encoder/nomic_bert.c \
+	engine/arch/encoder/eurobert_jina.c \
 	engine/arch/hybrid/nemotron_h_lfm2_qwen3_next.c \
 	engine/arch/hybrid/bamba_falcon_h1.c \
 	engine/arch/vision/multimodal.c \

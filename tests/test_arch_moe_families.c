@@ -628,10 +628,61 @@ static void readers_should_doubt_shape_keys_they_do_not_read(void **state)
                   "{\"hidden_size\": 64}}", "vision_config");
 }
 
+/* LagunaAttention of n query heads (transformers@decba1d2ea models/laguna): q / o of n x 128,
+ * k / v of 8 x 128, q_norm / k_norm of 128, g_proj 2048 -> n (gating true: one per head). */
+static uint64_t laguna_attn(uint64_t n)
+{
+    const uint64_t h = 2048, d = 128;
+    return 2 * h * n * d + 2 * h * 8 * d + 2 * d + h * n;
+}
+
+static void read_laguna_should_count_per_layer_heads_and_one_dense_layer(void **state)
+{
+    (void)state;
+    /* Laguna-XS.2: 10 full layers of 48 heads, 30 sliding of 64; layer 0 a dense MLP of
+     * 8192, 39 LagunaSparseMoeBlocks: router 256 x 2048, e_score_correction_bias 256, 256
+     * experts gate_up 2 x 512 and down 512, one shared LagunaMLP of 512 */
+    const uint64_t h = 2048;
+    const uint64_t moe = 256 * h + 256 + 256 * 3 * h * 512 + 3 * h * 512;
+    struct fg_model *m = load("tests/fixtures/models/poolside--Laguna-XS.2");
+    uint64_t want = 2 * 100352 * h + 10 * laguna_attn(48) + 30 * laguna_attn(64) +
+                    3 * h * 8192 + 39 * moe + 40 * 2 * h + h;
+    assert_int_equal(m->params_total, want);
+    assert_int_equal(m->params_total, 33442617088ull);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_int_equal(m->kv_heads, 8);
+    assert_int_equal(m->experts, 256);
+    /* layer 1 slides over 512 tokens with 64 heads; layer 0 attends fully with 48 */
+    const struct fg_node *a0 = first_of(m, FG_NODE_ATTN);
+    assert_int_equal(a0->heads, 48);
+    assert_int_equal(a0->window, 0);
+    size_t i = (size_t)(a0 - m->nodes) + 1;
+    while (m->nodes[i].kind != FG_NODE_ATTN)
+        i++;
+    assert_int_equal(m->nodes[i].heads, 64);
+    assert_int_equal(m->nodes[i].window, 512);
+    fg_model_free(m);
+
+    /* the class defaults: every layer full attention of 48 heads, layer 0 dense; gating
+     * "per-element" widens g_proj to heads x head_dim */
+    m = built("{\"model_type\": \"laguna\", \"gating\": \"per-element\"}");
+    want = 2 * 100352 * h + 40 * (laguna_attn(48) + 48 * 127 * h) + 3 * h * 8192 + 39 * moe +
+           40 * 2 * h + h;
+    assert_int_equal(m->params_total, want);
+    assert_int_equal(first_of(m, FG_NODE_ATTN)->window, 0);
+    fg_model_free(m);
+
+    assert_refused("{\"model_type\": \"laguna\", \"num_hidden_layers\": 2, "
+                   "\"mlp_layer_types\": [\"dense\"]}", FG_E_RANGE, "mlp_layer_types");
+    assert_refused("{\"model_type\": \"laguna\", \"moe_apply_router_weight_on_input\": true}",
+                   FG_E_UNSUPPORTED, "moe_apply_router_weight_on_input");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(read_dbrx_should_count_fused_wqkv_and_stacked_glu_experts),
+        cmocka_unit_test(read_laguna_should_count_per_layer_heads_and_one_dense_layer),
         cmocka_unit_test(read_dbrx_should_leave_the_sub_configs_base_attributes_alone),
         cmocka_unit_test(read_hunyuan_moe_should_count_shared_mlp_and_per_layer_lists),
         cmocka_unit_test(read_hunyuan_remote_should_follow_its_switches),

@@ -60,6 +60,7 @@ extern const struct fg_arch fg__arch_legacy_table[];
 extern const struct fg_arch fg__arch_encoder_table[];
 extern const struct fg_arch fg__arch_encdec_table[];
 extern const struct fg_arch fg__arch_nomic_table[];
+extern const struct fg_arch fg__arch_eurobert_table[];
 extern const struct fg_arch fg__arch_hybrid_table[];
 extern const struct fg_arch fg__arch_mamba_table[];
 extern const struct fg_arch fg__arch_multimodal_table[];

@@ -25,6 +25,7 @@
 static const struct fg_arch *const tables[] = {
     fg__arch_decoder_table, fg__arch_moe_table,    fg__arch_legacy_table,
     fg__arch_encoder_table, fg__arch_encdec_table, fg__arch_nomic_table,
+    fg__arch_eurobert_table,
     fg__arch_hybrid_table,  fg__arch_mamba_table,  fg__arch_multimodal_table,
     fg__arch_llama4_table,  fg__arch_classic_table, fg__arch_mllama_table,
     fg__arch_enc1_table,    fg__arch_enc1b_table,
