@@ -265,6 +265,7 @@ TEST_SRCS := \
 	tests/test_arch_seq.c \
 	tests/test_arch_ssm.c \
 	tests/test_arch_vl.c \
+	tests/test_arch_gemma4.c \
 	tests/test_arch_moe_families.c \
 	tests/test_arch_generic.c \
 	tests/test_arch_keys.c \
