@@ -306,4 +306,10 @@ int fg__read_num_labels(const struct fg_cfg *c, uint64_t *out, struct fg_err *er
 int fg__read_windows(const struct fg_cfg *c, uint64_t layers, uint64_t *window, uint64_t pattern,
                      bool honour_use_sliding_window, struct fg_err *err);
 
+/* Which layers attend over the whole sequence (Gemma 3n, Gemma 4): full[l] from layer_types
+ * ("full_attention" / "sliding_attention", one a layer), else true where (l + 1) % period
+ * == 0.  FG_E_RANGE naming the key for a list of another length or another kind. */
+int fg__read_full_layers(const struct fg_cfg *c, uint64_t layers, uint64_t period, bool *full,
+                         struct fg_err *err);
+
 #endif

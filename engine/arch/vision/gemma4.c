@@ -37,31 +37,6 @@ struct g4_text {
     bool full[FG_MAX_LAYERS];
 };
 
-/* layer_types, else sliding except every sixth layer (Gemma4TextConfig.__post_init__, which
- * also makes the last layer full attention whatever the list says). */
-static int read_types(const struct fg_cfg *c, uint64_t layers, bool *full, struct fg_err *err)
-{
-    const char *t[FG_MAX_LAYERS];
-    size_t n = 0;
-    int rc = fg_cfg_str_array(c, "layer_types", t, FG_MAX_LAYERS, &n, err);
-    if (rc)
-        return rc;
-    if (n && n != layers)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has %zu entries for %llu "
-                          "layers", c->origin, n, (unsigned long long)layers);
-    for (uint64_t l = 0; l < layers; l++) {
-        if (!n)
-            full[l] = (l + 1) % 6 == 0;
-        else if (!strcmp(t[l], "full_attention") || !strcmp(t[l], "sliding_attention"))
-            full[l] = !strcmp(t[l], "full_attention");
-        else
-            return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has unknown kind '%s' at "
-                              "layer %llu", c->origin, t[l], (unsigned long long)l);
-    }
-    full[layers - 1] = true;
-    return 0;
-}
-
 /* The MoE keys, which Gemma4TextConfig leaves None: required when enable_moe_block. */
 static int read_moe(const struct fg_cfg *c, struct g4_text *g, struct fg_err *err)
 {
@@ -103,8 +78,11 @@ static int read_text_cfg(const struct fg_cfg *c, struct fg_model *m, struct g4_t
         (rc = fg_cfg_u64(c, "vocab_size_per_layer_input", 262144, 1, FG_MAX_VOCAB, &g->vocab_pl,
                          err)) ||
         (rc = fg_cfg_str(c, "use_bidirectional_attention", "", &bidir, err)) ||
-        (rc = read_moe(c, g, err)) || (rc = read_types(c, m->layers, g->full, err)))
+        (rc = read_moe(c, g, err)) ||
+        (rc = fg__read_full_layers(c, m->layers, 6, g->full, err)))
         return rc;
+    /* Gemma4TextConfig.__post_init__: the last layer attends fully whatever layer_types says */
+    g->full[m->layers - 1] = true;
     g->global_kv = m->kv_heads;
     if (g->k_eq_v && fg_cfg_has(c, "num_global_key_value_heads") &&
         (rc = fg_cfg_u64(c, "num_global_key_value_heads", 0, 1, FG_MAX_HEADS, &g->global_kv,
