@@ -234,6 +234,30 @@ static void read_decoder_should_ignore_use_qk_norm_where_the_norms_are_unconditi
     }
 }
 
+/* Llama-3_3-Nemotron-Super-49B-v1 (DeciLMForCausalLM, nemotron-nas): 80 layers of 8192, each
+ * from its block_configs entry - 49 attention layers of 64 heads and 8 KV heads, 31 with
+ * none; SwiGLU MLPs of int(2 x ffn_mult x 8192 / 3) rounded up to 256.  The release's
+ * 49,867,145,216 bf16 parameters. */
+static void read_decilm_should_build_each_layer_from_its_block_config(void **state)
+{
+    (void)state;
+    struct fg_model *m = load("tests/fixtures/models/nvidia--Llama-3_3-Nemotron-Super-49B-v1");
+    const uint64_t h = 8192, attn = 2 * h * h + 2 * h * 8 * 128 + h;
+    /* the ffn widths and how many layers hold each (with or without attention) */
+    const struct {
+        uint64_t inter, with, without;
+    } f[] = {{28672, 48, 1}, {14336, 1, 5}, {7168, 0, 10}, {5632, 0, 8}, {2816, 0, 6},
+             {17920, 0, 1}};
+    uint64_t blocks = 0;
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        blocks += (f[i].with + f[i].without) * (3 * h * f[i].inter + h) + f[i].with * attn;
+    assert_int_equal(m->params_total, 2 * 128256 * h + h + blocks);
+    assert_int_equal(m->params_total, 49867145216ull);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_int_equal(m->kv_heads, 8);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -244,6 +268,7 @@ int main(void)
         cmocka_unit_test(read_decoder_should_be_unsure_whether_a_tied_qwen3_head_is_written),
         cmocka_unit_test(read_decoder_should_store_no_head_for_a_base_model_class),
         cmocka_unit_test(read_decoder_should_ignore_use_qk_norm_where_the_norms_are_unconditional),
+        cmocka_unit_test(read_decilm_should_build_each_layer_from_its_block_config),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

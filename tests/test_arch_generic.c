@@ -621,6 +621,16 @@ static void build_should_take_a_missing_model_type_and_class_from_the_name(void 
     assert_true(m->generic);
     fg_model_free(m);
     fg_config_free(doc);
+    /* a file without a model's sizes (a generation_config.json saved as config.json) is not
+     * read as the named type's class defaults: the generic reader's error, as before */
+    static const char gen[] = "{\"bos_token_id\": 1, \"eos_token_id\": 2, "
+                              "\"transformers_version\": \"4.52.0\"}";
+    assert_int_equal(fg_config_parse(gen, strlen(gen), "config.json", &doc, &err), 0);
+    assert_int_equal(fg_model_from_config(doc, "models/OpenGVLab--InternVL3-14B-hf", &m, &err),
+                     FG_E_UNSUPPORTED);
+    assert_null(m);
+    assert_non_null(strstr(err.detail, "lacks the standard decoder keys"));
+    fg_config_free(doc);
 }
 
 int main(void)

@@ -192,7 +192,13 @@ int main(int argc, char **argv)
         char *type = alias ? strdup(alias) : cJSON_IsString(t) ? strdup(t->valuestring)
                                                                : type_of_class(j);
         char by_name[64];
-        if (!type && !cJSON_GetObjectItemCaseSensitive(j, "architectures") &&
+        static const char *const sizes[] = {"hidden_size", "n_embd", "d_model", "dim",
+                                            "num_hidden_layers", "n_layer", "num_layers",
+                                            "n_layers"};
+        bool sized = false;
+        for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+            sized = sized || cJSON_GetObjectItemCaseSensitive(j, sizes[k]);
+        if (!type && !cJSON_GetObjectItemCaseSensitive(j, "architectures") && sized &&
             fg__name_type(argv[i], type_at, &types, by_name, sizeof by_name))
             type = strdup(by_name);
         if (!type) {

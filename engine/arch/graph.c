@@ -215,6 +215,10 @@ static int build(const struct fg_config *doc, const char *id, bool node_by_node,
         mt = by_class;
         fg__cfg_class_rules(mt, &root.rules, &root.nrules);
     } else if (!mt && !fg_cfg_has(&root, "architectures") &&
+               /* a model's sizes, so that another file under the name (a generation or
+                * tokenizer config) is not read as the class's defaults */
+               fg_cfg_has(&root, "hidden_size|n_embd|d_model|dim|num_hidden_layers|n_layer|"
+                                 "num_layers|n_layers") &&
                fg__name_type(name, reader_type_at, NULL, by_name, sizeof by_name)) {
         mt = by_name;
         fg__cfg_class_rules(mt, &root.rules, &root.nrules);

@@ -7,6 +7,7 @@
  * projections, sliding-window pattern) is a column of struct fg_decoder_spec,
  * with the transformers class the row was read from.
  */
+#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -190,6 +191,117 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
     if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, s->norm, err)))
         return rc;
     return add_head(c, s, m, head_bias, err);
+}
+
+/*
+ * DeciLMForCausalLM (model_type nemotron-nas, remote code: the release's modeling_decilm.py;
+ * the same module as vLLM's vllm/model_executor/models/nemotron_nas.py at 00bd1493 rebuilds
+ * it): a llama decoder whose layers each follow their own block_configs entry, which
+ * Puzzle / NAS search chose.  attention: no_op (no norm, no attention), replace_with_linear
+ * (input_layernorm + Linear(hidden, hidden) without bias), else input_layernorm + llama
+ * attention of num_attention_heads heads and heads / n_heads_in_group KV heads, a sliding
+ * window of window_length when set.  ffn: no_op, replace_with_linear, else
+ * post_attention_layernorm + a SwiGLU MLP of intermediate_size or of
+ * _ffn_mult_to_intermediate_size: int(2 x ffn_mult x hidden / 3) rounded up to a multiple of
+ * 256.  Llama-3_3-Nemotron-Super-49B-v1: 49,867,145,216 (tests/test_arch_decoder.c).
+ */
+/* The block entry's key as a number in *v; false when absent, null or not a number. */
+static bool deci_number(const cJSON *o, const char *key, double *v)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(it))
+        return false;
+    *v = it->valuedouble;
+    return true;
+}
+
+static int deci_layer(struct fg_model *m, int32_t l, const cJSON *blk, bool bias,
+                      bool mlp_bias, const char *origin, struct fg_err *err)
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(blk, "attention");
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(blk, "ffn");
+    if (!cJSON_IsObject(blk) || !cJSON_IsObject(a) || !cJSON_IsObject(f))
+        return fg_err_set(err, FG_E_TYPE, "%s: key 'block_configs' entry %d is not an object "
+                          "with 'attention' and 'ffn' objects", origin, (int)l);
+    int rc;
+    double v;
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "no_op"))) {
+        /* nothing: the layer has no attention and no input_layernorm */
+    } else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(a, "replace_with_linear"))) {
+        if ((rc = fg__add_norm(m, l, "Norm", m->hidden, FG_NORM_RMS, err)) ||
+            (rc = fg__add_linear(m, FG_NODE_OTHER, l, "Linear attention", "proj", m->hidden,
+                                 m->hidden, false, NULL, err)))
+            return rc;
+    } else {
+        if (!deci_number(a, "n_heads_in_group", &v) || v < 1 || v != (double)(uint64_t)v ||
+            m->heads % (uint64_t)v)
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'block_configs' entry %d: "
+                              "attention.n_heads_in_group must divide num_attention_heads %llu",
+                              origin, (int)l, (unsigned long long)m->heads);
+        struct fg_attn_shape as = {.hidden = m->hidden, .heads = m->heads,
+                                   .kv_heads = m->heads / (uint64_t)v, .head_dim = m->head_dim,
+                                   .qkv_bias = bias, .o_bias = bias};
+        if (deci_number(a, "window_length", &v) && v >= 1)
+            as.window = (uint64_t)v;
+        if (!m->kv_heads || m->kv_heads == m->heads)
+            m->kv_heads = as.kv_heads;
+        if ((rc = fg__add_norm(m, l, "Norm", m->hidden, FG_NORM_RMS, err)) ||
+            (rc = fg__add_attention(m, l, &as, NULL, err)))
+            return rc;
+    }
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "no_op")))
+        return 0;
+    if ((rc = fg__add_norm(m, l, "Norm", m->hidden, FG_NORM_RMS, err)))
+        return rc;
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, "replace_with_linear")))
+        return fg__add_linear(m, FG_NODE_OTHER, l, "Linear MLP", "proj", m->hidden, m->hidden,
+                              false, NULL, err);
+    uint64_t inter;
+    if (deci_number(f, "ffn_mult", &v) && v > 0 && v < 1024) {
+        inter = (uint64_t)(2 * v * (double)m->hidden / 3); /* Python's int(2 * m * h / 3) */
+        inter = (inter + 255) / 256 * 256;
+    } else if (deci_number(f, "intermediate_size", &v) && v >= 1 && v <= FG_MAX_INTER) {
+        inter = (uint64_t)v;
+    } else {
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'block_configs' entry %d: ffn needs "
+                          "ffn_mult or intermediate_size", origin, (int)l);
+    }
+    if (inter > m->inter)
+        m->inter = inter;
+    struct fg_mlp_shape fs = {.hidden = m->hidden, .inter = inter, .gated = true,
+                              .bias = mlp_bias};
+    return fg__add_mlp(m, l, &fs, NULL, err);
+}
+
+static int read_decilm(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                       struct fg_err *err)
+{
+    (void)spec;
+    static const struct fg_core_defaults d = {.vocab = 32000, .hidden = 4096, .inter = 1,
+                                              .layers = 32, .heads = 32, .max_pos = 2048,
+                                              .tie = false};
+    int rc = fg__read_core(c, m, &d, err);
+    bool bias = false, mlp_bias = false;
+    if (rc || (rc = fg_cfg_bool(c, "attention_bias", false, &bias, err)) ||
+        (rc = fg_cfg_bool(c, "mlp_bias", false, &mlp_bias, err)))
+        return rc;
+    const cJSON *list = fg__cfg_item(c, "block_configs");
+    if (!cJSON_IsArray(list) || (uint64_t)cJSON_GetArraySize(list) != m->layers)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'block_configs' must list one block per "
+                          "layer (%llu)", c->origin, (unsigned long long)m->layers);
+    m->inter = 0;
+    m->kv_heads = m->heads;
+    if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
+        return rc;
+    int32_t l = 0;
+    const cJSON *blk;
+    cJSON_ArrayForEach(blk, list) {
+        if ((rc = deci_layer(m, l++, blk, bias, mlp_bias, c->origin, err)))
+            return rc;
+    }
+    if ((rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)))
+        return rc;
+    return fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err);
 }
 
 /* LlamaConfig defaults (transformers models/llama/configuration_llama.py). */
