@@ -150,6 +150,7 @@ ENGINE_SRCS := \
 	engine/arch/vision/phi4mm.c \
 	engine/arch/vision/ovis2.c \
 	engine/arch/vision/evolla.c \
+	engine/arch/vision/gemma4.c \
 	engine/arch/vision/llava_proj.c \
 	engine/arch/moe/dbrx_jetmoe_minimax.c \
 	engine/arch/moe/afmoe_longcat_doge.c \
@@ -267,6 +268,7 @@ TEST_SRCS := \
 	tests/test_arch_seq.c \
 	tests/test_arch_ssm.c \
 	tests/test_arch_vl.c \
+	tests/test_arch_gemma4.c \
 	tests/test_arch_moe_families.c \
 	tests/test_arch_generic.c \
 	tests/test_arch_keys.c \
