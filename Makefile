@@ -110,12 +110,14 @@ ENGINE_SRCS := \
 	engine/arch/encoder/bert_family.c \
 	engine/arch/encdec/bart_t5_whisper.c \
 	engine/arch/encoder/nomic_bert.c \
+	engine/arch/encoder/eurobert_jina.c \
 	engine/arch/hybrid/nemotron_h_lfm2_qwen3_next.c \
 	engine/arch/hybrid/bamba_falcon_h1.c \
 	engine/arch/vision/multimodal.c \
 	engine/arch/vision/multimodal_proj.c \
 	engine/arch/moe/llama4.c \
 	engine/arch/moe/deepseek_v4.c \
+	engine/arch/moe/step3p7.c \
 	engine/arch/generic.c \
 	engine/arch/keys.c \
 	engine/arch/families.c \
@@ -148,6 +150,7 @@ ENGINE_SRCS := \
 	engine/arch/vision/phi4mm.c \
 	engine/arch/vision/ovis2.c \
 	engine/arch/vision/evolla.c \
+	engine/arch/vision/gemma4.c \
 	engine/arch/vision/llava_proj.c \
 	engine/arch/moe/dbrx_jetmoe_minimax.c \
 	engine/arch/moe/afmoe_longcat_doge.c \
@@ -265,6 +268,7 @@ TEST_SRCS := \
 	tests/test_arch_seq.c \
 	tests/test_arch_ssm.c \
 	tests/test_arch_vl.c \
+	tests/test_arch_gemma4.c \
 	tests/test_arch_moe_families.c \
 	tests/test_arch_generic.c \
 	tests/test_arch_keys.c \

@@ -208,19 +208,30 @@ static int add_step(struct fg_model *m, int32_t layer, const struct fg_block_ste
     return rc;
 }
 
-int fg__add_layers(struct fg_model *m, uint64_t n, fg_layer_fn fn, const void *ctx,
-                   struct fg_err *err)
+int fg__add_layers_alike(struct fg_model *m, uint64_t n, fg_layer_fn fn, fg_layers_alike_fn alike,
+                         const void *ctx, struct fg_err *err)
 {
     size_t first = m->n_nodes;
     for (uint64_t l = 0; l < n; l++) {
-        if (l > 0 && fg__model_repeat_block(m, first, (int32_t)l, (uint32_t)(n - l)))
-            break;
+        uint64_t same = 0;
+        while (l > 0 && l + same < n && (!alike || alike(ctx, l - 1, l + same)))
+            same++;
+        if (same && fg__model_repeat_block(m, first, (int32_t)l, (uint32_t)same)) {
+            l += same - 1;
+            continue;
+        }
         first = m->n_nodes;
         int rc = fn(m, (int32_t)l, ctx, err);
         if (rc)
             return rc;
     }
     return 0;
+}
+
+int fg__add_layers(struct fg_model *m, uint64_t n, fg_layer_fn fn, const void *ctx,
+                   struct fg_err *err)
+{
+    return fg__add_layers_alike(m, n, fn, NULL, ctx, err);
 }
 
 struct steps {
@@ -449,6 +460,29 @@ int fg__read_windows(const struct fg_cfg *c, uint64_t layers, uint64_t *window, 
     }
     for (uint64_t i = 0; i < layers; i++)
         window[i] = pattern == 0 ? sw : ((i + 1) % pattern != 0 ? sw : 0);
+    return 0;
+}
+
+int fg__read_full_layers(const struct fg_cfg *c, uint64_t layers, uint64_t period, bool *full,
+                         struct fg_err *err)
+{
+    const char *t[FG_MAX_LAYERS];
+    size_t n = 0;
+    int rc = fg_cfg_str_array(c, "layer_types", t, FG_MAX_LAYERS, &n, err);
+    if (rc)
+        return rc;
+    if (n && n != layers)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has %zu entries for %llu "
+                          "layers", c->origin, n, (unsigned long long)layers);
+    for (uint64_t l = 0; l < layers; l++) {
+        if (!n)
+            full[l] = (l + 1) % period == 0;
+        else if (!strcmp(t[l], "full_attention") || !strcmp(t[l], "sliding_attention"))
+            full[l] = !strcmp(t[l], "full_attention");
+        else
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has unknown kind '%s' at "
+                              "layer %llu", c->origin, t[l], (unsigned long long)l);
+    }
     return 0;
 }
 
