@@ -883,6 +883,46 @@ static void read_evolla_should_read_the_evollamodel_spelling_as_evolla(void **st
     fg_model_free(m);
 }
 
+/* LightOnOCR-1B-1025 term by term: the Pixtral tower (24 x 1024, patch 14), the projector
+ * (RMSNorm 1024, merging_layer 4096 -> 1024, linear_1 1024 -> 1024, linear_2, no biases) and
+ * a Qwen3 text model of 28 x 1024 (16 heads of 128, 8 kv, q/k norms, 3072 wide, vocab 151936)
+ * whose tied head is counted as stored.  The released config says mistral3; as transformers'
+ * lighton_ocr type (LightOnOcrForConditionalGeneration, models/lighton_ocr @decba1d2ea) the
+ * shapes are the same, and the projector ignores multimodal_projector_bias, which
+ * LightOnOcrMultiModalProjector does not read. */
+static void read_lighton_ocr_should_count_pixtral_the_unbiased_projector_and_qwen3(void **state)
+{
+    (void)state;
+    const uint64_t h = 1024, v = 151936;
+    const uint64_t layer = h * 2048 + 2 * h * 1024 + 2048 * h + 2 * 128 + 3 * h * 3072 + 2 * h;
+    const uint64_t text = 2 * v * h + 28 * layer + h;
+    const uint64_t tower = 3 * 14 * 14 * 1024 + 1024 +
+                           24 * (4 * 1024 * 1024 + 3 * 1024 * 4096 + 2 * 1024);
+    const uint64_t proj = 1024 + 4096 * 1024 + 2 * 1024 * h;
+    struct fg_model *m = load("tests/fixtures/models/lightonai--LightOnOCR-1B-1025");
+    assert_int_equal(m->params_total, text + tower + proj);
+    assert_int_equal(m->params_total, 1161230336ull);
+    assert_true(m->tied);
+    fg_model_free(m);
+
+    char *text_cfg = NULL;
+    size_t len = 0;
+    assert_int_equal(fg__read_file("tests/fixtures/models/lightonai--LightOnOCR-1B-1025/"
+                                   "config.json", 1 << 20, &text_cfg, &len), 0);
+    cJSON *j = fixture_json(text_cfg);
+    free(text_cfg);
+    assert_non_null(j);
+    cJSON_ReplaceItemInObjectCaseSensitive(j, "model_type", cJSON_CreateString("lighton_ocr"));
+    cJSON_ReplaceItemInObjectCaseSensitive(j, "multimodal_projector_bias", cJSON_CreateTrue());
+    char *cfg = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    m = built(cfg);
+    free(cfg);
+    assert_false(m->generic);
+    assert_int_equal(m->params_total, text + tower + proj);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -911,6 +951,7 @@ int main(void)
         cmocka_unit_test(read_ovis2_should_count_the_visual_tokenizer_and_embedding_table),
         cmocka_unit_test(read_evolla_should_count_saprot_the_compressor_and_the_adapters),
         cmocka_unit_test(read_evolla_should_read_the_evollamodel_spelling_as_evolla),
+        cmocka_unit_test(read_lighton_ocr_should_count_pixtral_the_unbiased_projector_and_qwen3),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
