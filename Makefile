@@ -115,6 +115,7 @@ ENGINE_SRCS := \
 	engine/arch/vision/multimodal.c \
 	engine/arch/vision/multimodal_proj.c \
 	engine/arch/moe/llama4.c \
+	engine/arch/moe/deepseek_v4.c \
 	engine/arch/generic.c \
 	engine/arch/keys.c \
 	engine/arch/families.c \

@@ -64,6 +64,7 @@ extern const struct fg_arch fg__arch_hybrid_table[];
 extern const struct fg_arch fg__arch_mamba_table[];
 extern const struct fg_arch fg__arch_multimodal_table[];
 extern const struct fg_arch fg__arch_llama4_table[];
+extern const struct fg_arch fg__arch_dsv4_table[];
 extern const struct fg_arch fg__arch_classic_table[];
 extern const struct fg_arch fg__arch_mllama_table[];
 extern const struct fg_arch fg__arch_enc1_table[];
@@ -146,6 +147,7 @@ int fg__add_norm(struct fg_model *m, int32_t layer, const char *name, uint64_t w
 
 struct fg_attn_shape {
     uint64_t hidden, heads, kv_heads, head_dim;
+    uint64_t v_head_dim;     /* value head width, 0 = head_dim (MiMo-V2-Flash: 128 beside 192) */
     uint64_t window;         /* sliding window tokens, 0 = full */
     bool qkv_bias, o_bias;
     bool fused_qkv;          /* one qkv projection (LoRA target "qkv") */

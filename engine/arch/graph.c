@@ -35,7 +35,7 @@ static const struct fg_arch *const tables[] = {
     fg__arch_vl_aria_table, fg__arch_vl_deepseek_table, fg__arch_vl_kosmos_table,
     fg__arch_vl_idefics_table, fg__arch_vl_janus_table, fg__arch_vl_phi4mm_table,
     fg__arch_vl_ovis_table, fg__arch_vl_evolla_table,
-    fg__arch_dec_table,     fg__arch_dec2_table,
+    fg__arch_dec_table,     fg__arch_dec2_table,    fg__arch_dsv4_table,
 };
 
 const struct fg_arch *fg__arch_find(const char *model_type)
