@@ -923,6 +923,62 @@ static void read_lighton_ocr_should_count_pixtral_the_unbiased_projector_and_qwe
     fg_model_free(m);
 }
 
+/* FastVLM-0.5B (KamilaMila/FastVLM-0.5B, FastVlmForConditionalGeneration) term by term: timm's
+ * fastvit_mci3 in inference mode (timm/models/fastvit.py @aa4b5850) - stem 3 -> 96 (3x3 s2,
+ * depthwise 3x3 s2, 1x1, biased), stages of (2, 12, 24, 4, 2) blocks at (96 .. 1536), a 7x7
+ * depthwise + 1x1 PatchEmbed before stages 1-4 and a 7x7 RepConditionalPosEnc before 3-4;
+ * RepMixer blocks a depthwise 3x3, attention blocks LayerNorm2d, qkv (no bias) and proj, both
+ * a ConvMlp (depthwise 7x7 + BatchNorm, 4x 1x1 convs) and layer scales; final_conv 1536 ->
+ * 3072 grouped 3x3 with an SE of 192 - then LLaVA's biased 3072 -> 896 -> 896 projector and
+ * a tied Qwen2-0.5B of vocab 152000. */
+static uint64_t fastvit_stage(uint64_t d, uint64_t blocks, bool attention, uint64_t *buffers)
+{
+    const uint64_t mlp = d * 49 + 2 * d + 4 * d * d + 4 * d + 4 * d * d + d + d;
+    const uint64_t mixer = attention ? 2 * d + 3 * d * d + d * d + d + d : d * 9 + d;
+    *buffers += blocks * (2 * d + 1); /* BatchNorm running_mean / running_var / count */
+    return blocks * (mlp + mixer);
+}
+
+static void read_fast_vlm_should_count_the_reparameterised_fastvit_and_qwen2(void **state)
+{
+    (void)state;
+    uint64_t buf = 0, tower = (96 * 27 + 96) + (96 * 9 + 96) + (96 * 96 + 96);
+    static const uint64_t dims[5] = {96, 192, 384, 768, 1536}, layers[5] = {2, 12, 24, 4, 2};
+    for (int s = 0; s < 5; s++) {
+        const uint64_t d = dims[s];
+        tower += (s ? d * 49 + d + d * d + d : 0) + (s >= 3 ? d * 49 + d : 0);
+        tower += fastvit_stage(d, layers[s], s >= 3, &buf);
+    }
+    tower += 3072 * 9 + 3072 + (3072 * 192 + 192) + (192 * 3072 + 3072);
+    const uint64_t proj = 3072 * 896 + 896 + 896 * 896 + 896;
+    const uint64_t h = 896, kv = 128;
+    const uint64_t layer = (h * h + h) + 2 * (h * kv + kv) + h * h + 3 * h * 4864 + 2 * h;
+    const uint64_t text = 152000 * h + 24 * layer + h;
+    struct fg_model *m = load("tests/fixtures/models/KamilaMila--FastVLM-0.5B");
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_int_equal(m->params_total, text + tower + buf + proj);
+    assert_int_equal(m->params_total, 620397196ull);
+    assert_int_equal(m->params_buffers, buf);
+    assert_int_equal(m->nodes[0].kind, FG_NODE_VISION);
+    fg_model_free(m);
+
+    struct fg_err err = {0};
+    static const char *const refused[] = {
+        "{\"model_type\": \"fast_vlm\", \"vision_config\": {\"model_type\": \"timm_wrapper\", "
+        "\"architecture\": \"fastvit_mci3\", \"hidden_size\": 3072}}",
+        "{\"model_type\": \"fast_vlm\", \"vision_config\": {\"model_type\": \"timm_wrapper\", "
+        "\"architecture\": \"fastvit_mci3\", \"model_args\": {\"inference_mode\": true, "
+        "\"layers\": [2, 2, 2, 2, 2]}}}",
+        "{\"model_type\": \"fast_vlm\", \"vision_config\": {\"model_type\": \"timm_wrapper\", "
+        "\"architecture\": \"fastvit_sa12\", \"model_args\": {\"inference_mode\": true}}}",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        m = NULL;
+        assert_int_equal(build(refused[i], &m, &err), FG_E_UNSUPPORTED);
+        fg_model_free(m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -952,6 +1008,7 @@ int main(void)
         cmocka_unit_test(read_evolla_should_count_saprot_the_compressor_and_the_adapters),
         cmocka_unit_test(read_evolla_should_read_the_evollamodel_spelling_as_evolla),
         cmocka_unit_test(read_lighton_ocr_should_count_pixtral_the_unbiased_projector_and_qwen3),
+        cmocka_unit_test(read_fast_vlm_should_count_the_reparameterised_fastvit_and_qwen2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
