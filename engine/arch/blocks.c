@@ -208,19 +208,30 @@ static int add_step(struct fg_model *m, int32_t layer, const struct fg_block_ste
     return rc;
 }
 
-int fg__add_layers(struct fg_model *m, uint64_t n, fg_layer_fn fn, const void *ctx,
-                   struct fg_err *err)
+int fg__add_layers_alike(struct fg_model *m, uint64_t n, fg_layer_fn fn, fg_layers_alike_fn alike,
+                         const void *ctx, struct fg_err *err)
 {
     size_t first = m->n_nodes;
     for (uint64_t l = 0; l < n; l++) {
-        if (l > 0 && fg__model_repeat_block(m, first, (int32_t)l, (uint32_t)(n - l)))
-            break;
+        uint64_t same = 0;
+        while (l > 0 && l + same < n && (!alike || alike(ctx, l - 1, l + same)))
+            same++;
+        if (same && fg__model_repeat_block(m, first, (int32_t)l, (uint32_t)same)) {
+            l += same - 1;
+            continue;
+        }
         first = m->n_nodes;
         int rc = fn(m, (int32_t)l, ctx, err);
         if (rc)
             return rc;
     }
     return 0;
+}
+
+int fg__add_layers(struct fg_model *m, uint64_t n, fg_layer_fn fn, const void *ctx,
+                   struct fg_err *err)
+{
+    return fg__add_layers_alike(m, n, fn, NULL, ctx, err);
 }
 
 struct steps {

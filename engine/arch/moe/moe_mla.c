@@ -195,7 +195,7 @@ static bool fp8_quantized(const struct fg_linear *l)
 }
 
 /* One scale per bo x bi block (ceil-divided) of every quantized block linear. */
-static uint64_t fp8_scales(const struct fg_model *m, uint64_t bo, uint64_t bi)
+uint64_t fg__moe_fp8_scales(const struct fg_model *m, uint64_t bo, uint64_t bi)
 {
     uint64_t total = 0;
     for (size_t i = 0; i < m->n_nodes; i++) {
@@ -238,7 +238,7 @@ static int add_mtp_rules(struct fg_model *m, const struct moe_cfg *k, uint64_t n
     }
     uint64_t block = fg_model_params_of(x, FG_NODE_KIND_COUNT);
     if (bo)
-        *scales = fp8_scales(x, bo, bi);
+        *scales = fg__moe_fp8_scales(x, bo, bi);
     fg_model_free(x);
     uint64_t h = m->hidden;
     uint64_t extra = nextn * (2 * h + 2 * h * h + h);
@@ -272,8 +272,8 @@ static int add_mtp_rules(struct fg_model *m, const struct moe_cfg *k, uint64_t n
  * (huggingface.js getQuantizationMultiplier "mxfp4", MXFP4_SCALES_SUFFIX),
  * so the graph's unpacked expert shapes are already the count.
  */
-static int read_quant(const struct fg_cfg *c, struct fg_model *m, uint64_t *bo, uint64_t *bi,
-                      struct fg_err *err)
+int fg__moe_read_quant(const struct fg_cfg *c, struct fg_model *m, uint64_t *bo, uint64_t *bi,
+                       struct fg_err *err)
 {
     *bo = *bi = 0;
     struct fg_cfg q;
@@ -646,7 +646,7 @@ int fg__arch_read_moe(const struct fg_cfg *c, struct fg_model *m, const void *sp
     if (unstored)
         fg__model_note(m, "%s=%llu: the published checkpoints store no MTP modules, none "
                        "counted", s->mtp_unstored_key, (unsigned long long)unstored);
-    if ((rc = read_quant(c, m, &bo, &bi, err)) || (rc = check_fixed(c, m, k, err)))
+    if ((rc = fg__moe_read_quant(c, m, &bo, &bi, err)) || (rc = check_fixed(c, m, k, err)))
         goto out;
     if (s->mtp_unsized)
         /* MiMoV2FlashPreTrainedModel._keys_to_ignore_on_load_unexpected: ^model.mtp. */
@@ -682,7 +682,7 @@ int fg__arch_read_moe(const struct fg_cfg *c, struct fg_model *m, const void *sp
         (rc = fg__add_head(m, m->vocab, m->hidden, m->tied, false, head_bias, err)))
         goto out;
 
-    uint64_t scales = bo ? fp8_scales(m, bo, bi) : 0, mtp_scales = 0;
+    uint64_t scales = bo ? fg__moe_fp8_scales(m, bo, bi) : 0, mtp_scales = 0;
     if (nextn && (rc = add_mtp_rules(m, k, nextn, bo, bi, &mtp_scales, err)))
         goto out;
     if (bo) {

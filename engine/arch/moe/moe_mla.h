@@ -1,6 +1,7 @@
 /*
  * moe_mla.h - internal to the mixture-of-experts reader (moe_mla.c) and its rows
- * (moe_rows.c): what differs between families is a column of struct moe_spec.
+ * (moe_rows.c): what differs between families is a column of struct moe_spec; step3p7.c
+ * shares its checkpoint rules (FP8 block scales).
  * Error contract: arch.h's (0 or FG_E_*, err naming the key).
  */
 #ifndef FG_ARCH_MOE_H
@@ -121,6 +122,16 @@ struct moe_spec {
     bool dsa_indexer;                /* DeepSeek sparse attention indexer inside attention */
     struct mla_defaults mla;
 };
+
+/* quantization_config of c: *bo x *bi, the FP8 weight_block_size (0 x 0 when the checkpoint
+ * stores no FP8 block scales), and the MXFP4 packing rule added to m. */
+int fg__moe_read_quant(const struct fg_cfg *c, struct fg_model *m, uint64_t *bo, uint64_t *bi,
+                       struct fg_err *err);
+
+/* The FP8 weight_scale_inv scalars of m's block linears: one per bo x bi block of every
+ * linear of an attention, MLA, MLP or MoE node but those checkpoints keep in bf16 (routers,
+ * Qwen's shared-expert gate, the DSA indexer's weights_proj). */
+uint64_t fg__moe_fp8_scales(const struct fg_model *m, uint64_t bo, uint64_t bi);
 
 /* The reader of every row: spec is its struct moe_spec. */
 int fg__arch_read_moe(const struct fg_cfg *c, struct fg_model *m, const void *spec,
