@@ -151,6 +151,7 @@ ENGINE_SRCS := \
 	engine/arch/vision/ovis2.c \
 	engine/arch/vision/evolla.c \
 	engine/arch/vision/gemma4.c \
+	engine/arch/vision/fast_vlm.c \
 	engine/arch/vision/llava_proj.c \
 	engine/arch/moe/dbrx_jetmoe_minimax.c \
 	engine/arch/moe/afmoe_longcat_doge.c \

@@ -561,6 +561,41 @@ static void read_mla_should_take_the_class_q_lora_rank_only_when_absent(void **s
     fg_model_free(m);
 }
 
+/* Mistral-Small-4-119B-2603 (Mistral3ForConditionalGeneration over a mistral4 text model,
+ * transformers models/mistral4/modeling_mistral4.py @decba1d2ea) term by term: hidden 4096,
+ * 36 layers all sparse (first_k_dense_replace 0), 32 heads of MLA q 1024 / kv 256, nope 64,
+ * rope 64, v 128; 128 experts of 2048 top-4 and one shared expert; Mistral4TopkRouter is a
+ * weight only (no e_score_correction_bias); vocab 131072, untied.  The Pixtral tower and
+ * the Mistral3 projector as the mistral3 reader counts them. */
+static void read_moe_should_count_mistral4_text_model_of_mistral_small_4(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(FIXTURES "mistralai--Mistral-Small-4-119B-2603");
+    const uint64_t h = 4096, e = 128, w = 2048, H = 32;
+    /* q_a_proj, q_a_layernorm, q_b_proj, kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o */
+    const uint64_t attn = h * 1024 + 1024 + 1024 * H * 128 + h * (256 + 64) + 256 +
+                          256 * H * (64 + 128) + H * 128 * h;
+    const uint64_t moe = e * h + e * 3 * h * w + 3 * h * w; /* router, experts, shared */
+    const uint64_t text = 2 * 131072 * h + 36 * (attn + moe + 2 * h) + h;
+    const uint64_t tower = 3 * 14 * 14 * 1024 + 1024 +
+                           24 * (4 * 1024 * 1024 + 3 * 1024 * 4096 + 2 * 1024);
+    const uint64_t proj = 1024 + 4096 * 1024 + 1024 * h + h * h;
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_false(m->generic);
+    assert_int_equal(m->params_total, text + tower + proj);
+    assert_int_equal(m->params_total, 119401298944ull);
+    const struct fg_node *n = node_of_layer(m, FG_NODE_MOE, 0);
+    assert_non_null(n);
+    assert_int_equal(n->params, moe);
+    assert_int_equal(n->lora_experts, FG_LORA_EXPERTS_NONE);
+    assert_int_equal(count_kind(m, FG_NODE_MOE), 36);
+    assert_int_equal(m->experts, 128);
+    assert_int_equal(m->top_k, 4);
+    assert_int_equal(m->head_dim, 128);
+    assert_int_equal(m->kv_heads, 32);
+    fg_model_free(m);
+}
+
 /* DeepseekV4 shapes of one config, term by term from modeling_deepseek_v4.py
  * (huggingface/transformers@decba1d2ea). */
 struct v4_shape {
@@ -750,6 +785,7 @@ int main(void)
         cmocka_unit_test(add_moe_should_count_each_part_the_shape_names),
         cmocka_unit_test(add_mla_should_count_the_latent_projections_and_their_norms),
         cmocka_unit_test(read_mla_should_take_the_class_q_lora_rank_only_when_absent),
+        cmocka_unit_test(read_moe_should_count_mistral4_text_model_of_mistral_small_4),
         cmocka_unit_test(read_deepseek_v4_should_count_flash_term_by_term),
         cmocka_unit_test(read_deepseek_v4_should_place_compressors_and_hash_routers_by_layer),
         cmocka_unit_test(read_deepseek_v4_should_take_the_class_layer_types_when_none_given),

@@ -1001,6 +1001,100 @@ static void read_paddleocr_vl_should_count_siglip_the_projector_and_ernie_text(v
     assert_int_equal(m->certainty, FG_CERT_UNSURE);
     assert_true(m->unsure_count_only);
     fg_model_free(m);
+/* LightOnOCR-1B-1025 term by term: the Pixtral tower (24 x 1024, patch 14), the projector
+ * (RMSNorm 1024, merging_layer 4096 -> 1024, linear_1 1024 -> 1024, linear_2, no biases) and
+ * a Qwen3 text model of 28 x 1024 (16 heads of 128, 8 kv, q/k norms, 3072 wide, vocab 151936)
+ * whose tied head is counted as stored.  The released config says mistral3; as transformers'
+ * lighton_ocr type (LightOnOcrForConditionalGeneration, models/lighton_ocr @decba1d2ea) the
+ * shapes are the same, and the projector ignores multimodal_projector_bias, which
+ * LightOnOcrMultiModalProjector does not read. */
+static void read_lighton_ocr_should_count_pixtral_the_unbiased_projector_and_qwen3(void **state)
+{
+    (void)state;
+    const uint64_t h = 1024, v = 151936;
+    const uint64_t layer = h * 2048 + 2 * h * 1024 + 2048 * h + 2 * 128 + 3 * h * 3072 + 2 * h;
+    const uint64_t text = 2 * v * h + 28 * layer + h;
+    const uint64_t tower = 3 * 14 * 14 * 1024 + 1024 +
+                           24 * (4 * 1024 * 1024 + 3 * 1024 * 4096 + 2 * 1024);
+    const uint64_t proj = 1024 + 4096 * 1024 + 2 * 1024 * h;
+    struct fg_model *m = load("tests/fixtures/models/lightonai--LightOnOCR-1B-1025");
+    assert_int_equal(m->params_total, text + tower + proj);
+    assert_int_equal(m->params_total, 1161230336ull);
+    assert_true(m->tied);
+    fg_model_free(m);
+
+    char *text_cfg = NULL;
+    size_t len = 0;
+    assert_int_equal(fg__read_file("tests/fixtures/models/lightonai--LightOnOCR-1B-1025/"
+                                   "config.json", 1 << 20, &text_cfg, &len), 0);
+    cJSON *j = fixture_json(text_cfg);
+    free(text_cfg);
+    assert_non_null(j);
+    cJSON_ReplaceItemInObjectCaseSensitive(j, "model_type", cJSON_CreateString("lighton_ocr"));
+    cJSON_ReplaceItemInObjectCaseSensitive(j, "multimodal_projector_bias", cJSON_CreateTrue());
+    char *cfg = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    m = built(cfg);
+    free(cfg);
+    assert_false(m->generic);
+    assert_int_equal(m->params_total, text + tower + proj);
+    fg_model_free(m);
+}
+
+/* FastVLM-0.5B (KamilaMila/FastVLM-0.5B, FastVlmForConditionalGeneration) term by term: timm's
+ * fastvit_mci3 in inference mode (timm/models/fastvit.py @aa4b5850) - stem 3 -> 96 (3x3 s2,
+ * depthwise 3x3 s2, 1x1, biased), stages of (2, 12, 24, 4, 2) blocks at (96 .. 1536), a 7x7
+ * depthwise + 1x1 PatchEmbed before stages 1-4 and a 7x7 RepConditionalPosEnc before 3-4;
+ * RepMixer blocks a depthwise 3x3, attention blocks LayerNorm2d, qkv (no bias) and proj, both
+ * a ConvMlp (depthwise 7x7 + BatchNorm, 4x 1x1 convs) and layer scales; final_conv 1536 ->
+ * 3072 grouped 3x3 with an SE of 192 - then LLaVA's biased 3072 -> 896 -> 896 projector and
+ * a tied Qwen2-0.5B of vocab 152000. */
+static uint64_t fastvit_stage(uint64_t d, uint64_t blocks, bool attention, uint64_t *buffers)
+{
+    const uint64_t mlp = d * 49 + 2 * d + 4 * d * d + 4 * d + 4 * d * d + d + d;
+    const uint64_t mixer = attention ? 2 * d + 3 * d * d + d * d + d + d : d * 9 + d;
+    *buffers += blocks * (2 * d + 1); /* BatchNorm running_mean / running_var / count */
+    return blocks * (mlp + mixer);
+}
+
+static void read_fast_vlm_should_count_the_reparameterised_fastvit_and_qwen2(void **state)
+{
+    (void)state;
+    uint64_t buf = 0, tower = (96 * 27 + 96) + (96 * 9 + 96) + (96 * 96 + 96);
+    static const uint64_t dims[5] = {96, 192, 384, 768, 1536}, layers[5] = {2, 12, 24, 4, 2};
+    for (int s = 0; s < 5; s++) {
+        const uint64_t d = dims[s];
+        tower += (s ? d * 49 + d + d * d + d : 0) + (s >= 3 ? d * 49 + d : 0);
+        tower += fastvit_stage(d, layers[s], s >= 3, &buf);
+    }
+    tower += 3072 * 9 + 3072 + (3072 * 192 + 192) + (192 * 3072 + 3072);
+    const uint64_t proj = 3072 * 896 + 896 + 896 * 896 + 896;
+    const uint64_t h = 896, kv = 128;
+    const uint64_t layer = (h * h + h) + 2 * (h * kv + kv) + h * h + 3 * h * 4864 + 2 * h;
+    const uint64_t text = 152000 * h + 24 * layer + h;
+    struct fg_model *m = load("tests/fixtures/models/KamilaMila--FastVLM-0.5B");
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_int_equal(m->params_total, text + tower + buf + proj);
+    assert_int_equal(m->params_total, 620397196ull);
+    assert_int_equal(m->params_buffers, buf);
+    assert_int_equal(m->nodes[0].kind, FG_NODE_VISION);
+    fg_model_free(m);
+
+    struct fg_err err = {0};
+    static const char *const refused[] = {
+        "{\"model_type\": \"fast_vlm\", \"vision_config\": {\"model_type\": \"timm_wrapper\", "
+        "\"architecture\": \"fastvit_mci3\", \"hidden_size\": 3072}}",
+        "{\"model_type\": \"fast_vlm\", \"vision_config\": {\"model_type\": \"timm_wrapper\", "
+        "\"architecture\": \"fastvit_mci3\", \"model_args\": {\"inference_mode\": true, "
+        "\"layers\": [2, 2, 2, 2, 2]}}}",
+        "{\"model_type\": \"fast_vlm\", \"vision_config\": {\"model_type\": \"timm_wrapper\", "
+        "\"architecture\": \"fastvit_sa12\", \"model_args\": {\"inference_mode\": true}}}",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        m = NULL;
+        assert_int_equal(build(refused[i], &m, &err), FG_E_UNSUPPORTED);
+        fg_model_free(m);
+    }
 }
 
 int main(void)
@@ -1034,6 +1128,8 @@ int main(void)
         cmocka_unit_test(read_evolla_should_read_the_evollamodel_spelling_as_evolla),
         cmocka_unit_test(read_exaone4_5_should_count_the_gqa_tower_merger_and_exaone4_text),
         cmocka_unit_test(read_paddleocr_vl_should_count_siglip_the_projector_and_ernie_text),
+        cmocka_unit_test(read_lighton_ocr_should_count_pixtral_the_unbiased_projector_and_qwen3),
+        cmocka_unit_test(read_fast_vlm_should_count_the_reparameterised_fastvit_and_qwen2),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -90,6 +90,7 @@ extern const struct fg_arch fg__arch_vl_phi4mm_table[];
 extern const struct fg_arch fg__arch_vl_ovis_table[];
 extern const struct fg_arch fg__arch_vl_evolla_table[];
 extern const struct fg_arch fg__arch_vl_gemma4_table[];
+extern const struct fg_arch fg__arch_vl_fast_vlm_table[];
 extern const struct fg_arch fg__arch_dec_table[];
 extern const struct fg_arch fg__arch_dec2_table[];
 

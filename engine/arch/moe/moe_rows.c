@@ -178,6 +178,27 @@ static const struct moe_spec glm_moe_dsa = DEEPSEEK_V3(.dsa_indexer = true,
                                                        .mtp_no_copies = true,
                                                        .peft = FG_LORA_EXPERTS_NONE);
 
+/* Mistral4ForCausalLM (models/mistral4/modeling_mistral4.py @decba1d2ea, the text model of
+ * Mistral-Small-4's Mistral3ForConditionalGeneration): DeepSeek-V3's MLA attention
+ * (Mistral4Attention), first_k_dense_replace dense Mistral4MLP layers, Mistral4MoE of fused
+ * Mistral4Experts plus one shared Mistral4MLP of n_shared_experts x moe_intermediate_size,
+ * and a Mistral4TopkRouter that is a weight only: no e_score_correction_bias, whatever the
+ * routing keys say.  No MTP modules.  Mistral4Config defaults.  Its model type is not in
+ * transformers' conversion_mapping.py _MODEL_TO_CONVERSION_PATTERN (nor is the mistral3
+ * wrapper mapped to qwen2_moe), which peft@5d602fdbf utils/transformers_weight_conversion.py
+ * _convert_peft_config_moe reads: no LoRA target name reaches the fused experts. */
+static const struct moe_spec mistral4 = {
+    .d = {.vocab = 131072, .hidden = 4096, .inter = 12288, .layers = 36, .heads = 32,
+          .max_pos = 1048576, .tie = false},
+    .experts_key = "n_routed_experts", .experts_def = 128,
+    .topk_key = "num_experts_per_tok", .topk_def = 4,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 2048,
+    .peft = FG_LORA_EXPERTS_NONE,
+    .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 1,
+    .score_bias = SCORE_BIAS_NONE,
+    .attn = ATTN_MLA, .attn_bias_key = "attention_bias",
+    .mla = {.q_lora = 1024, .kv_lora = 256, .nope = 64, .rope = 64, .v = 128}};
+
 /* The rows below that peft reaches (FG_LORA_EXPERTS_MERGED) are the ones transformers'
  * conversion_mapping.py _MODEL_TO_CONVERSION_PATTERN maps to qwen2_moe (olmoe, glm4_moe,
  * ernie4_5_moe), as the qwen3_moe row.

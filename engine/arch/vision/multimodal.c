@@ -688,6 +688,14 @@ static const struct mm_spec qwen3_5 = {.text_type = "qwen3_5_text", .vit = &qwen
 static const struct mm_spec mistral3 = {.text_type = "mistral", .vit = &pixtral_vit,
                                         .proj = PROJ_MISTRAL3};
 
+/* LightOnOcrForConditionalGeneration (models/lighton_ocr/modeling_lighton_ocr.py @decba1d2ea):
+ * LightOnOcrModel's vision_encoder and language_model are AutoModel.from_config of
+ * vision_config (Pixtral by default) and text_config (Qwen3 by default), between them
+ * LightOnOcrMultiModalProjector, and lm_head.  The released LightOnOCR configs say model_type
+ * mistral3 and read as that (tests/test_arch_vl.c). */
+static const struct mm_spec lighton_ocr = {.text_type = "qwen3", .vit = &pixtral_vit,
+                                           .proj = PROJ_LIGHTON_OCR, .vit_by_type = true};
+
 /* PaliGemmaForConditionalGeneration: PaliGemmaConfig's text model is gemma (gemma2 in
  * PaliGemma 2, named by text_config.model_type) and its tower SigLIP. */
 static const struct mm_spec paligemma = {.text_type = "gemma", .vit = &fg__mm_siglip_vit,

@@ -10,7 +10,7 @@
 
 enum proj_kind { PROJ_LLAVA, PROJ_GEMMA3, PROJ_QWEN2_VL, PROJ_LLAMA4, PROJ_KIMI, PROJ_QWEN3_VL,
                  PROJ_MISTRAL3, PROJ_PALIGEMMA, PROJ_IDEFICS3, PROJ_QWEN2_5_VL, PROJ_AYA_VISION,
-                 PROJ_INTERNVL, PROJ_PADDLEOCR, PROJ_COUNT };
+                 PROJ_INTERNVL, PROJ_PADDLEOCR, PROJ_LIGHTON_OCR, PROJ_COUNT };
 
 /* The vision tower's sizes as add_vit read them. */
 struct vit_dims {

@@ -241,16 +241,12 @@ static int proj_qwen3_vl(struct fg_model *m, const struct fg_cfg *c, const struc
  * hidden x feature layers -> text hidden) and linear_2 (text -> text), biased by
  * multimodal_projector_bias (Mistral3Config default false).  Mistral-Small-3.2-24B's shapes
  * give 24,011,361,280, its published count (tests/test_arch_hybrid.c). */
-static int proj_mistral3(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
-                         const struct vit_dims *d, struct fg_err *err)
+static int merger_mlp(struct fg_model *m, const struct fg_cfg *c, const struct vit_dims *d,
+                      bool bias, uint64_t nfeat, struct fg_err *err)
 {
-    (void)v;
-    uint64_t merge = 0, nfeat = 1;
-    bool bias = false;
+    uint64_t merge = 0;
     int rc;
-    if ((rc = fg_cfg_u64(c, "spatial_merge_size", 2, 1, 64, &merge, err)) ||
-        (rc = fg_cfg_bool(c, "multimodal_projector_bias", false, &bias, err)) ||
-        (rc = fg__mm_feature_layers(c, "vision_feature_layer", &nfeat, err)))
+    if ((rc = fg_cfg_u64(c, "spatial_merge_size", 2, 1, 64, &merge, err)))
         return rc;
     struct fg_node *n = fg__mm_projector_node(m, m->hidden, "RMSNorm + patch merger + 2-layer MLP",
                                            err);
@@ -261,6 +257,30 @@ static int proj_mistral3(struct fg_model *m, const struct fg_cfg *c, const struc
     fg__node_linear(n, "linear_2", m->hidden, m->hidden, 1, bias);
     n->params += d->hidden;
     return 0;
+}
+
+static int proj_mistral3(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
+                         const struct vit_dims *d, struct fg_err *err)
+{
+    (void)v;
+    uint64_t nfeat = 1;
+    bool bias = false;
+    int rc;
+    if ((rc = fg_cfg_bool(c, "multimodal_projector_bias", false, &bias, err)) ||
+        (rc = fg__mm_feature_layers(c, "vision_feature_layer", &nfeat, err)))
+        return rc;
+    return merger_mlp(m, c, d, bias, nfeat, err);
+}
+
+/* LightOnOcrMultiModalProjector (models/lighton_ocr/modeling_lighton_ocr.py @decba1d2ea): the
+ * Mistral3 layout with linear_1 (vision hidden -> text hidden) and linear_2 always without
+ * bias and one feature layer; LightOnOcrConfig has neither multimodal_projector_bias nor
+ * vision_feature_layer, and the class reads neither. */
+static int proj_lighton_ocr(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
+                            const struct vit_dims *d, struct fg_err *err)
+{
+    (void)v;
+    return merger_mlp(m, c, d, false, 1, err);
 }
 
 /* PaliGemmaMultiModalProjector (models/paligemma/modeling_paligemma.py): one linear, vision
@@ -416,5 +436,6 @@ const fg__mm_proj_fn fg__mm_projectors[PROJ_COUNT] = {
     [PROJ_IDEFICS3] = proj_idefics3, [PROJ_QWEN2_5_VL] = proj_qwen2_5_vl,
     [PROJ_AYA_VISION] = proj_aya_vision, [PROJ_INTERNVL] = proj_internvl,
     [PROJ_PADDLEOCR] = proj_paddleocr,
+    [PROJ_LIGHTON_OCR] = proj_lighton_ocr,
 };
 
