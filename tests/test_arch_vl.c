@@ -1001,6 +1001,8 @@ static void read_paddleocr_vl_should_count_siglip_the_projector_and_ernie_text(v
     assert_int_equal(m->certainty, FG_CERT_UNSURE);
     assert_true(m->unsure_count_only);
     fg_model_free(m);
+}
+
 /* LightOnOCR-1B-1025 term by term: the Pixtral tower (24 x 1024, patch 14), the projector
  * (RMSNorm 1024, merging_layer 4096 -> 1024, linear_1 1024 -> 1024, linear_2, no biases) and
  * a Qwen3 text model of 28 x 1024 (16 heads of 128, 8 kv, q/k norms, 3072 wide, vocab 151936)
