@@ -137,6 +137,7 @@ ENGINE_SRCS := \
 	engine/arch/hybrid/blt.c \
 	engine/arch/vision/chameleon_emu3.c \
 	engine/arch/vision/ernie4_5_vl.c \
+	engine/arch/vision/minicpmv4_6.c \
 	engine/arch/vision/llava.c \
 	engine/arch/vision/glm4v.c \
 	engine/arch/vision/blip.c \
@@ -265,7 +266,7 @@ TEST_SRCS := \
 	tests/test_arch_seq.c \
 	tests/test_arch_ssm.c \
 	tests/test_arch_vl.c \
-	tests/test_arch_vl_ernie.c \
+	tests/test_arch_vl_ernie_minicpm.c \
 	tests/test_arch_moe_families.c \
 	tests/test_arch_generic.c \
 	tests/test_arch_keys.c \

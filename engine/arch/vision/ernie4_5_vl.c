@@ -379,6 +379,16 @@ static int add_tower(struct fg_model *m, const struct ernie_vl_tower *d, struct 
     return 0;
 }
 
+/* The tower and resampler (fg__mm_tower_fn; ctx the row's spec). */
+static int add_vision(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
+                      const void *ctx, struct fg_err *err)
+{
+    const struct ernie_vl_spec *s = ctx;
+    struct ernie_vl_tower d;
+    int rc = read_tower(c, v, s->legacy, &d, err);
+    return rc ? rc : add_tower(m, &d, err);
+}
+
 static int read_ernie_vl(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                          struct fg_err *err)
 {
@@ -393,17 +403,7 @@ static int read_ernie_vl(const struct fg_cfg *c, struct fg_model *m, const void 
         (rc = fg_cfg_bool(c, "tie_word_embeddings", true, &tie, err)) ||
         (rc = fg__add_head(m, m->vocab, m->hidden, tie, false, false, err)))
         return rc;
-    struct fg_cfg v;
-    struct fg_config *fill = NULL;
-    if ((rc = fg__mm_vision_view(c, m, "the vision tower and resampler", &v, &fill, err)) ||
-        !v.obj)
-        return rc;
-    struct ernie_vl_tower d;
-    size_t first = m->n_nodes;
-    if (!(rc = read_tower(c, &v, s->legacy, &d, err)) && !(rc = add_tower(m, &d, err)))
-        rc = fg__mm_move_to_front(m, first, err);
-    fg_config_free(fill);
-    return rc;
+    return fg__mm_add_vision_first(c, m, "the vision tower and resampler", add_vision, s, err);
 }
 
 static const struct ernie_vl_spec ernie_vl_native = {.legacy = false};

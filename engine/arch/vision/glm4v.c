@@ -148,21 +148,22 @@ static int add_tower(struct fg_model *m, const struct fg_cfg *v, struct fg_err *
     return 0;
 }
 
+/* The tower and merger (fg__mm_tower_fn). */
+static int add_vision(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
+                      const void *ctx, struct fg_err *err)
+{
+    (void)c;
+    (void)ctx;
+    return add_tower(m, v, err);
+}
+
 static int read_glm4v(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                       struct fg_err *err)
 {
     int rc = read_glm_text(c, spec, m, err);
-    if (rc)
-        return rc;
-    struct fg_cfg v;
-    struct fg_config *fill = NULL;
-    if ((rc = fg__mm_vision_view(c, m, "the vision tower and merger", &v, &fill, err)) || !v.obj)
-        return rc;
-    size_t first = m->n_nodes;
-    if (!(rc = add_tower(m, &v, err)))
-        rc = fg__mm_move_to_front(m, first, err);
-    fg_config_free(fill);
-    return rc;
+    return rc ? rc
+              : fg__mm_add_vision_first(c, m, "the vision tower and merger", add_vision, NULL,
+                                        err);
 }
 
 static const struct glm_spec glm4v = {.text = GLM_TEXT_DENSE};

@@ -1,8 +1,10 @@
 /*
- * test_arch_vl_ernie.c - ERNIE-4.5-VL (engine/arch/vision/ernie4_5_vl.c): Baidu's released
- * configs (the remote code's ernie4_5_moe_vl) and transformers' nested ernie4_5_vl_moe, each
- * count written out term by term from Ernie4_5_VLMoeForConditionalGeneration
- * (huggingface/transformers@decba1d2ea models/ernie4_5_vl_moe/modeling_ernie4_5_vl_moe.py).
+ * test_arch_vl_ernie_minicpm.c - the 2026 vision-language readers: ERNIE-4.5-VL
+ * (engine/arch/vision/ernie4_5_vl.c; Baidu's released configs, the remote code's
+ * ernie4_5_moe_vl, and transformers' nested ernie4_5_vl_moe) and MiniCPM-V 4.6
+ * (engine/arch/vision/minicpmv4_6.c), each count written out term by term from the
+ * transformers class (huggingface/transformers@decba1d2ea) and the published total where one
+ * is known.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <cjson/cJSON.h>
 
 #include "model/model.h"
 
@@ -157,6 +161,83 @@ static void read_ernie4_5_vl_should_doubt_what_the_conversion_cannot_express(voi
     assert_non_null(strstr(err.detail, "mlp_layer_types"));
 }
 
+/* ---- MiniCPM-V 4.6 ------------------------------------------------------------------ */
+
+#define MINICPM "openbmb--MiniCPM-V-4.6"
+
+/* MiniCPMV4_6VisionModel at MiniCPM-V 4.6's shapes (27 x 1152, fc 4304, image 980 / patch 14,
+ * window 2 x 2) and one MiniCPMV4_6DownsampleMLP into a text hidden of H. */
+static uint64_t minicpm_tower(uint64_t H)
+{
+    const uint64_t h = 1152, f = 4304, wh = 4 * h, wi = 4 * f;
+    const uint64_t attn = 4 * (h * h + h);
+    const uint64_t layer = 4 * h + attn + (h * f + f) + (f * h + h);
+    const uint64_t tower = 27 * layer + (3ull * 14 * 14 * h + h) + 70ull * 70 * h + 2 * h;
+    /* vit_merger: self_attn, layer_norm1, pre_norm, linear_1, linear_2 */
+    const uint64_t window = attn + 2 * h + 2 * wh + (wh * wi + wi) + (wi * h + h);
+    const uint64_t merger = 2 * 4 * h + (4 * h * 4 * h + 4 * h) + (4 * h * H + H);
+    return tower + window + merger;
+}
+
+/* The fixture's config as a cJSON tree the caller deletes (its image_size rewritten to
+ * its own value). */
+static cJSON *minicpm_json(void)
+{
+    char *root = fixture_config_with(MINICPM, "image_size", 1120);
+    cJSON *j = cJSON_Parse(root);
+    free(root);
+    assert_non_null(j);
+    return j;
+}
+
+/* The count of j (deleted), which must read exact. */
+static uint64_t exact_json(cJSON *j)
+{
+    char *text = cJSON_PrintUnformatted(j);
+    cJSON_Delete(j);
+    assert_non_null(text);
+    uint64_t n = exact_count(text);
+    free(text);
+    return n;
+}
+
+/* The fixture's text_config alone without MTP layers, as qwen3_5_text reads it. */
+static uint64_t minicpm_text(void)
+{
+    cJSON *j = minicpm_json();
+    cJSON *t = cJSON_DetachItemFromObjectCaseSensitive(j, "text_config");
+    cJSON_Delete(j);
+    assert_non_null(t);
+    cJSON_ReplaceItemInObjectCaseSensitive(t, "mtp_num_hidden_layers", cJSON_CreateNumber(0));
+    return exact_json(t);
+}
+
+/* MiniCPM-V 4.6: the tower and mergers above around qwen3_5_text built by AutoModel, which
+ * holds no MTP layer: the published 1,300,428,016 is the graph without the one its text config
+ * declares (20,452,864 more with it). */
+static void read_minicpmv4_6_should_count_the_tower_mergers_and_the_text_model_without_mtp(
+    void **state)
+{
+    (void)state;
+    struct fg_model *m = load("tests/fixtures/models/" MINICPM);
+    assert_int_equal(m->params_total, minicpm_text() + minicpm_tower(1024));
+    assert_int_equal(m->params_total, 1300428016ull);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_int_equal(m->nodes[0].kind, FG_NODE_VISION);
+    assert_true(m->tied);
+    fg_model_free(m);
+    /* the root's tie_word_embeddings unties lm_head whatever text_config says */
+    cJSON *j = minicpm_json();
+    cJSON_ReplaceItemInObjectCaseSensitive(j, "tie_word_embeddings", cJSON_CreateFalse());
+    assert_int_equal(exact_json(j), 1300428016ull + 248094ull * 1024);
+    /* merger_times 2: one more MiniCPMV4_6DownsampleMLP, 4h -> 4h -> h, before the last */
+    const uint64_t h = 1152;
+    j = minicpm_json();
+    cJSON_AddNumberToObject(j, "merger_times", 2);
+    assert_int_equal(exact_json(j),
+                     1300428016ull + 2 * 4 * h + (4 * h * 4 * h + 4 * h) + (4 * h * h + h));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -166,6 +247,8 @@ int main(void)
             read_ernie4_5_moe_vl_should_place_moe_from_int_indices_and_untie_the_head),
         cmocka_unit_test(read_ernie4_5_vl_moe_should_read_the_nested_config_as_the_release),
         cmocka_unit_test(read_ernie4_5_vl_should_doubt_what_the_conversion_cannot_express),
+        cmocka_unit_test(
+            read_minicpmv4_6_should_count_the_tower_mergers_and_the_text_model_without_mtp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
