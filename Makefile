@@ -110,11 +110,14 @@ ENGINE_SRCS := \
 	engine/arch/encoder/bert_family.c \
 	engine/arch/encdec/bart_t5_whisper.c \
 	engine/arch/encoder/nomic_bert.c \
+	engine/arch/encoder/eurobert_jina.c \
 	engine/arch/hybrid/nemotron_h_lfm2_qwen3_next.c \
 	engine/arch/hybrid/bamba_falcon_h1.c \
 	engine/arch/vision/multimodal.c \
 	engine/arch/vision/multimodal_proj.c \
 	engine/arch/moe/llama4.c \
+	engine/arch/moe/deepseek_v4.c \
+	engine/arch/moe/step3p7.c \
 	engine/arch/generic.c \
 	engine/arch/keys.c \
 	engine/arch/families.c \

@@ -351,10 +351,77 @@ static void read_bert_should_read_data2vec_text_as_roberta(void **state)
     fg_model_free(mb);
 }
 
+/* EuroBertDecoderLayer (transformers@decba1d2ea models/eurobert/modeling_eurobert.py): two
+ * RMSNorms, q / o of heads x d, k / v of kv x d without bias, SwiGLU gate / up / down. */
+static uint64_t eurobert_layer(uint64_t h, uint64_t heads, uint64_t kv, uint64_t d, uint64_t i)
+{
+    return 2 * h + 2 * h * heads * d + 2 * h * kv * d + 3 * h * i;
+}
+
+static void read_eurobert_should_count_an_untied_lm_head_and_bidirectional_gqa(void **state)
+{
+    (void)state;
+    /* EuroBERT-210m: embed_tokens, 12 layers, norm, lm_head 768 x 128256 (untied, no bias) */
+    struct fg_model *m = load("tests/fixtures/models/EuroBERT--EuroBERT-210m");
+    uint64_t want = 128256ull * 768 + 12 * eurobert_layer(768, 12, 12, 64, 3072) + 768 +
+                    768ull * 128256;
+    assert_int_equal(m->params_total, want);
+    assert_int_equal(m->params_total, 310266624ull);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_true(m->encoder_only);
+    assert_true(first_of(m, FG_NODE_ATTN)->bidirectional);
+    fg_model_free(m);
+
+    /* EuroBERT-2.1B's shapes (18 heads, 6 KV heads of 128) under
+     * EuroBertForSequenceClassification: dense 2304 x 2304 + bias, classifier 2304 x 3 + bias */
+    m = built("{\"model_type\": \"eurobert\", \"architectures\": "
+              "[\"EuroBertForSequenceClassification\"], \"hidden_size\": 2304, "
+              "\"intermediate_size\": 6144, \"num_hidden_layers\": 32, \"num_attention_heads\": 18, "
+              "\"num_key_value_heads\": 6, \"num_labels\": 3, \"clf_pooling\": \"late\"}");
+    want = 128256ull * 2304 + 32 * eurobert_layer(2304, 18, 6, 128, 6144) + 2304 +
+           (2304ull * 2304 + 2304) + (2304 * 3 + 3);
+    assert_int_equal(m->params_total, want);
+    assert_int_equal(m->kv_heads, 6);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    fg_model_free(m);
+
+    /* the release's auto_map names a ForQuestionAnswering the native module lacks */
+    m = built("{\"model_type\": \"eurobert\", \"architectures\": "
+              "[\"EuroBertForQuestionAnswering\"]}");
+    assert_int_equal(m->params_total, 128256ull * 768 + 12 * eurobert_layer(768, 12, 12, 64,
+                                                                             3072) + 768);
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, "architectures");
+    fg_model_free(m);
+}
+
+static void read_jina_embeddings_v3_should_count_rotary_xlm_roberta_with_its_pooler(void **state)
+{
+    (void)state;
+    /* JinaEmbeddingsV3Model: word + token type (1) + LayerNorm, no position table, BERT
+     * layers, the pooler (add_pooling_layer defaults to true) */
+    struct fg_model *m = load("tests/fixtures/models/jinaai--jina-embeddings-v3-hf");
+    const uint64_t body = bert_emb(250002, 0, 1, 1024) + 24 * bert_layer(1024, 4096);
+    assert_int_equal(m->params_total, body + 1024 * 1024 + 1024);
+    assert_int_equal(m->params_total, 559364096ull);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_true(m->encoder_only);
+    fg_model_free(m);
+
+    /* JinaEmbeddingsV3ForMaskedLM: no pooler; LM head dense + LayerNorm, decoder tied, bias */
+    m = built("{\"model_type\": \"jina_embeddings_v3\", \"architectures\": "
+              "[\"JinaEmbeddingsV3ForMaskedLM\"]}");
+    assert_int_equal(m->params_total, body + 1024 * 1024 + 1024 + 2 * 1024 + 250002);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(read_bert_should_read_data2vec_text_as_roberta),
+        cmocka_unit_test(read_eurobert_should_count_an_untied_lm_head_and_bidirectional_gqa),
+        cmocka_unit_test(read_jina_embeddings_v3_should_count_rotary_xlm_roberta_with_its_pooler),
         cmocka_unit_test(read_bert_should_count_the_class_of_unversioned_roberta_conversions),
         cmocka_unit_test(read_bert_should_take_a_versioned_roberta_class_literally),
         cmocka_unit_test(read_distilbert_should_count_its_heads),

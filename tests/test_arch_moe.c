@@ -1,6 +1,6 @@
 /*
  * test_arch_moe.c - the mixture-of-experts and latent-attention readers
- * (engine/arch/moe/moe_mla.c): graph shape on real configs from tests/fixtures,
+ * (engine/arch/moe/moe_mla.c, deepseek_v4.c): graph shape on real configs from tests/fixtures,
  * checkpoint rules, and the errors bad values get.
  */
 #include <setjmp.h>
@@ -220,6 +220,104 @@ static void read_moe_should_count_minimax_m2_fp8_scales(void **state)
     assert_int_equal(rule(m, "FP8 block scales"), 62ll * (2688 + 256 * 864));
     assert_int_equal(node_of_layer(m, FG_NODE_MOE, 0)->buffers, 256);
     assert_int_equal(m->params_total, 228703644928ull);
+    fg_model_free(m);
+}
+
+/*
+ * MiMoV2FlashForCausalLM (transformers decba1d2ea models/mimo_v2_flash) at the Hub config of
+ * XiaomiMiMo/MiMo-V2-Flash: hybrid_layer_pattern 0 (full) at layers 0, 5, 11, ..., 47,
+ * moe_layer_freq 0 at layer 0 only.
+ */
+static void read_moe_should_count_mimo_v2_flash_term_by_term(void **state)
+{
+    (void)state;
+    const uint64_t h = 4096, v = 152576, hd = 192, vd = 128, q = 64 * hd;
+    /* MiMoV2FlashAttention: q/k of head_dim, v/o of v_head_dim; sliding: 2 x 4 kv + sinks */
+    const uint64_t full = h * q + h * 4 * hd + h * 4 * vd + 64 * vd * h;
+    const uint64_t swa = h * q + h * 8 * hd + h * 8 * vd + 64 * vd * h + 64;
+    /* MiMoV2FlashTopkRouter weight + e_score_correction_bias; MiMoV2FlashExperts */
+    const uint64_t moe = 256 * h + 256 + 256 * (2 * 2048 * h + h * 2048);
+    const uint64_t dense = 3 * h * 16384;
+    const uint64_t graph = 2 * v * h + h + 9 * full + 39 * swa + 47 * moe + dense + 48 * 2 * h;
+    /* weight_scale_inv per 128 x 128 block: full q 96x32, k 6x32, v 4x32, o 32x64; sliding
+     * k 12x32, v 8x32; dense 3 x 128x32; experts gate_up 32x32 + down 32x16 */
+    const uint64_t sc_full = 3072 + 192 + 128 + 2048, sc_swa = 3072 + 384 + 256 + 2048;
+    const uint64_t scales = 9 * sc_full + 39 * sc_swa + 3 * 4096 + 47 * 256 * (1024 + 512);
+    struct fg_model *m = load(FIXTURES "XiaomiMiMo--MiMo-V2-Flash");
+    assert_int_equal(graph, 308778780864ull);
+    assert_int_equal(rule(m, "FP8 block scales"), scales);
+    assert_int_equal(m->params_total, graph + scales);
+    const struct fg_node *a0 = node_of_layer(m, FG_NODE_ATTN, 0);
+    const struct fg_node *a1 = node_of_layer(m, FG_NODE_ATTN, 1);
+    const struct fg_node *a5 = node_of_layer(m, FG_NODE_ATTN, 5);
+    assert_int_equal(a0->params, full);
+    assert_int_equal(a0->kv_heads, 4);
+    assert_int_equal(a0->window, 0);
+    assert_int_equal(a1->params, swa);
+    assert_int_equal(a1->kv_heads, 8);
+    assert_int_equal(a1->window, 128);
+    assert_int_equal(a1->v_head_dim, 128);
+    assert_int_equal(a5->params, full);
+    assert_non_null(node_of_layer(m, FG_NODE_MLP, 0));
+    assert_null(node_of_layer(m, FG_NODE_MOE, 0));
+    assert_int_equal(node_of_layer(m, FG_NODE_MOE, 1)->params, moe);
+    /* the checkpoint's model.mtp.* layers: what is loaded is known, what is stored is not */
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_true(m->unsure_count_only);
+    fg_model_free(m);
+}
+
+/* A small MiMoV2FlashConfig; the layer keys spliced in. */
+#define MIMO_SMALL(keys)                                                                      \
+    "{\"model_type\": \"mimo_v2_flash\", \"hidden_size\": 64, \"num_attention_heads\": 4, "   \
+    "\"num_key_value_heads\": 1, \"head_dim\": 16, \"v_head_dim\": 8, "                      \
+    "\"intermediate_size\": 128, \"moe_intermediate_size\": 32, \"n_routed_experts\": 4, "    \
+    "\"num_experts_per_tok\": 2, \"vocab_size\": 100, \"num_hidden_layers\": 7" keys "}"
+
+static uint64_t mimo_count(const char *json, const char *unsure_key)
+{
+    struct fg_model *m = built(json);
+    uint64_t n = m->params_total;
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, unsure_key);
+    fg_model_free(m);
+    return n;
+}
+
+static void read_moe_should_read_mimo_v2_flash_layer_lists_in_either_form(void **state)
+{
+    (void)state;
+    const char *mtp = "num_nextn_predict_layers";
+    /* __post_init__: layers 0 and 5 full, layer 0 dense */
+    uint64_t def = mimo_count(MIMO_SMALL(""), mtp);
+    assert_int_equal(mimo_count(MIMO_SMALL(", \"hybrid_layer_pattern\": [0, 1, 1, 1, 1, 0, 1], "
+                                           "\"moe_layer_freq\": [0, 1, 1, 1, 1, 1, 1]"), mtp),
+                     def);
+    assert_int_equal(mimo_count(MIMO_SMALL(
+                         ", \"layer_types\": [\"full_attention\", \"sliding_attention\", "
+                         "\"sliding_attention\", \"sliding_attention\", \"sliding_attention\", "
+                         "\"full_attention\", \"sliding_attention\"], \"mlp_layer_types\": "
+                         "[\"dense\", \"sparse\", \"sparse\", \"sparse\", \"sparse\", \"sparse\", "
+                         "\"sparse\"]"), mtp),
+                     def);
+    /* layer 5 sliding: one more kv head of k 16 + v 8 wide, and 4 sinks */
+    assert_int_equal(mimo_count(MIMO_SMALL(", \"hybrid_layer_pattern\": [0, 1, 1, 1, 1, 1, 1]"),
+                                mtp),
+                     def + 64 * (16 + 8) + 4);
+    /* layer 1 dense: a 128-wide MLP for the router, its buffer and 4 experts of 32 */
+    assert_int_equal(mimo_count(MIMO_SMALL(", \"moe_layer_freq\": [0, 0, 1, 1, 1, 1, 1]"), mtp),
+                     def + 3 * 64 * 128 - (4 * 64 + 4 + 4 * 3 * 32 * 64));
+    /* Hub keys the class hardcodes: a value it does not build is a question of the load */
+    struct fg_model *m = built(MIMO_SMALL(", \"swa_num_key_value_heads\": 1"));
+    assert_string_equal(m->unsure_key, "swa_num_key_value_heads");
+    assert_false(m->unsure_count_only);
+    fg_model_free(m);
+    assert_int_equal(mimo_count(MIMO_SMALL(", \"swa_num_key_value_heads\": 2, \"swa_head_dim\": "
+                                           "16, \"swa_v_head_dim\": 8, "
+                                           "\"add_swa_attention_sink_bias\": true"), mtp),
+                     def);
+    m = built(MIMO_SMALL(", \"add_full_attention_sink_bias\": true"));
+    assert_string_equal(m->unsure_key, "add_full_attention_sink_bias");
     fg_model_free(m);
 }
 
@@ -463,6 +561,170 @@ static void read_mla_should_take_the_class_q_lora_rank_only_when_absent(void **s
     fg_model_free(m);
 }
 
+/* DeepseekV4 shapes of one config, term by term from modeling_deepseek_v4.py
+ * (huggingface/transformers@decba1d2ea). */
+struct v4_shape {
+    uint64_t h, heads, hd, q_lora, o_groups, o_lora, experts, top_k, inter, idx_heads, idx_dim;
+    uint64_t hc, vocab, n_hash, rate_csa, rate_hca;
+};
+
+/* DeepseekV4Attention, with its compressor by kind (0 sliding, 4 CSA, 128 HCA) */
+static uint64_t v4_attention(const struct v4_shape *s, uint64_t ratio)
+{
+    uint64_t h = s->h, hd = s->hd, id = s->idx_dim;
+    uint64_t p = h * s->q_lora + s->q_lora + s->q_lora * s->heads * hd /* q_a, q_a_norm, q_b */
+                 + h * hd + hd                                         /* kv_proj, kv_norm */
+                 + s->heads * hd * s->o_lora                           /* o_a_proj (grouped) */
+                 + s->o_groups * s->o_lora * h + s->heads;             /* o_b_proj, sinks */
+    if (ratio == 128) /* DeepseekV4HCACompressor: kv, gate, position_bias, kv_norm */
+        p += 2 * h * hd + s->rate_hca * hd + hd;
+    if (ratio == 4) /* DeepseekV4CSACompressor at 2 x head_dim + DeepseekV4Indexer */
+        p += 2 * h * 2 * hd + s->rate_csa * 2 * hd + hd + 2 * h * 2 * id + s->rate_csa * 2 * id +
+             id + s->q_lora * s->idx_heads * id + h * s->idx_heads;
+    return p;
+}
+
+/* norms, two hyper-connections and the MoE of layer l */
+static uint64_t v4_rest_of_block(const struct v4_shape *s, uint64_t l)
+{
+    uint64_t mix = (2 + s->hc) * s->hc;
+    uint64_t moe = s->experts * s->h + s->experts * 3 * s->h * s->inter /* gate, experts */
+                   + 3 * s->h * s->inter                                   /* shared expert */
+                   + (l < s->n_hash ? s->vocab * s->top_k : s->experts);  /* tid2eid or bias */
+    return 2 * s->h + 2 * (mix * s->hc * s->h + mix + 3) + moe;
+}
+
+static void read_deepseek_v4_should_count_flash_term_by_term(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(FIXTURES "deepseek-ai--DeepSeek-V4-Flash");
+    const struct v4_shape s = {.h = 4096, .heads = 64, .hd = 512, .q_lora = 1024,
+                               .o_groups = 8, .o_lora = 1024, .experts = 256, .top_k = 6,
+                               .inter = 2048, .idx_heads = 64, .idx_dim = 128, .hc = 4,
+                               .vocab = 129280, .n_hash = 3, .rate_csa = 4, .rate_hca = 128};
+    /* compress_ratios: 0, 0, then 4 / 128 alternating to layer 42 (4); its 44th entry, the
+     * MTP layer's, is cut */
+    uint64_t want = 2 * s.vocab * s.h + s.h + s.hc * s.hc * s.h + s.hc + 1;
+    for (uint64_t l = 0; l < 43; l++)
+        want += v4_attention(&s, l < 2 ? 0 : l % 2 == 0 ? 4 : 128) + v4_rest_of_block(&s, l);
+    assert_int_equal(want, 284334567511ull); /* the card's "284B" */
+    /* the MTP module: a sliding, top-k block + enorm, hnorm, norm, e_proj, h_proj, hyper-head */
+    uint64_t mtp = v4_attention(&s, 0) + v4_rest_of_block(&s, 43) + 3 * s.h + 2 * s.h * s.h +
+                   s.hc * s.hc * s.h + s.hc + 1;
+    assert_int_equal(rule(m, "MTP modules"), (int64_t)mtp);
+    assert_int_equal(m->params_total, want + mtp);
+    assert_int_equal(count_kind(m, FG_NODE_ATTN), 43);
+    assert_int_equal(count_kind(m, FG_NODE_MOE), 43);
+    assert_int_equal(m->kv_heads, 1);
+    assert_int_equal(m->params_buffers, 3 * s.vocab * s.top_k + 40 * s.experts);
+    /* FP8 scales and FP4 experts: the stored count is unsure, not what is loaded */
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_true(m->unsure_count_only);
+    assert_string_equal(m->unsure_key, "quantization_config");
+    uint64_t flash = m->params_total;
+    fg_model_free(m);
+    /* nvidia's ModelOpt repack (NVFP4 experts) differs only in quantization_config */
+    m = load(FIXTURES "nvidia--DeepSeek-V4-Flash-NVFP4");
+    assert_int_equal(m->params_total, flash);
+    assert_true(m->unsure_count_only);
+    assert_string_equal(m->unsure_key, "quantization_config");
+    fg_model_free(m);
+}
+
+static void read_deepseek_v4_should_place_compressors_and_hash_routers_by_layer(void **state)
+{
+    (void)state;
+    struct fg_model *m = load(FIXTURES "deepseek-ai--DeepSeek-V4-Flash");
+    const struct fg_node *a0 = node_of_layer(m, FG_NODE_ATTN, 0);
+    const struct fg_node *a2 = node_of_layer(m, FG_NODE_ATTN, 2);
+    assert_non_null(a0);
+    assert_non_null(a2);
+    assert_int_equal(a0->window, 128);          /* sliding only */
+    assert_int_equal(a2->window, 0);            /* CSA: compressed entries over the sequence */
+    assert_int_equal(lin(a2, "o_a")->in, 64 * 512 / 8);
+    assert_int_equal(lin(a2, "o_a")->out, 8 * 1024);
+    const struct fg_node *c3 = NULL;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].layer == 3 && strncmp(m->nodes[i].name, "Compressor", 10) == 0)
+            c3 = &m->nodes[i];
+    assert_non_null(c3);
+    assert_non_null(lin(c3, "cmp_kv"));
+    assert_null(lin(c3, "idx_q"));              /* HCA: no indexer */
+    assert_int_equal(lin(c3, "cmp_kv")->out, 512);
+    size_t compressors = 0;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        compressors += strncmp(m->nodes[i].name, "Compressor", 10) == 0;
+    assert_int_equal(compressors, 41);
+    assert_int_equal(node_of_layer(m, FG_NODE_MOE, 2)->buffers, 129280 * 6); /* tid2eid */
+    assert_int_equal(node_of_layer(m, FG_NODE_MOE, 3)->buffers, 256);        /* score bias */
+    fg_model_free(m);
+}
+
+#define V4_SMALL "{\"model_type\": \"deepseek_v4\", \"num_hidden_layers\": 4, " \
+                 "\"num_nextn_predict_layers\": 0, "
+
+static void read_deepseek_v4_should_take_the_class_layer_types_when_none_given(void **state)
+{
+    (void)state;
+    /* __post_init__: 2 x HCA, then CSA at odd indices of the rest; 3 hash_moe layers */
+    struct fg_model *m = built(V4_SMALL "\"hidden_size\": 512}");
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    const char *want[] = {"HCA 1/128", "HCA 1/128", "HCA 1/128", "CSA 1/4 + indexer"};
+    size_t seen = 0;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (strncmp(m->nodes[i].name, "Compressor", 10) == 0) {
+            assert_true(seen < 4);
+            assert_string_equal(m->nodes[i].desc, want[seen++]);
+        }
+    assert_int_equal(seen, 4);
+    assert_int_equal(node_of_layer(m, FG_NODE_MOE, 2)->buffers, 129280 * 6);
+    assert_int_equal(node_of_layer(m, FG_NODE_MOE, 3)->buffers, 256);
+    fg_model_free(m);
+    /* layer_types and mlp_layer_types over the legacy keys */
+    m = built(V4_SMALL "\"hidden_size\": 512, \"compress_ratios\": [4, 4, 4, 4], "
+              "\"layer_types\": [\"sliding_attention\", \"sliding_attention\", "
+              "\"sliding_attention\", \"compressed_sparse_attention\"], "
+              "\"mlp_layer_types\": [\"moe\", \"moe\", \"moe\", \"hash_moe\"]}");
+    assert_int_equal(node_of_layer(m, FG_NODE_ATTN, 0)->window, 128);
+    assert_int_equal(node_of_layer(m, FG_NODE_MOE, 0)->buffers, 256);
+    assert_int_equal(node_of_layer(m, FG_NODE_MOE, 3)->buffers, 129280 * 6);
+    fg_model_free(m);
+}
+
+static void read_deepseek_v4_should_size_the_mtp_block_by_its_compress_ratio(void **state)
+{
+    (void)state;
+    /* compress_ratios' entry past the layers is the MTP layer's: 4 adds a CSA compressor */
+    const char *base = "{\"model_type\": \"deepseek_v4\", \"num_hidden_layers\": 4, "
+                       "\"hidden_size\": 512, \"compress_ratios\": [0, 0, 4, 128, %d]}";
+    char json[256];
+    snprintf(json, sizeof json, base, 0);
+    struct fg_model *m = built(json);
+    int64_t sliding = rule(m, "MTP modules");
+    fg_model_free(m);
+    snprintf(json, sizeof json, base, 4);
+    m = built(json);
+    uint64_t h = 512, hd = 512, id = 128;
+    uint64_t csa = 2 * h * 2 * hd + 4 * 2 * hd + hd + 2 * h * 2 * id + 4 * 2 * id + id +
+                   1024ull * 64 * id + h * 64;
+    assert_int_equal(rule(m, "MTP modules") - sliding, (int64_t)csa);
+    fg_model_free(m);
+}
+
+static void read_deepseek_v4_should_reject_a_ratio_without_a_layer_type(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build(V4_SMALL "\"compress_ratios\": [0, 0, 8, 4]}", &m, &err), FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "compress_ratios"));
+    assert_null(m);
+    assert_int_equal(build(V4_SMALL "\"compress_ratios\": [0, 4]}", &m, &err), FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "2 entries for 4 layers"));
+    assert_int_equal(build(V4_SMALL "\"o_groups\": 7}", &m, &err), FG_E_RANGE);
+    assert_non_null(strstr(err.detail, "o_groups"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -477,6 +739,8 @@ int main(void)
         cmocka_unit_test(read_moe_should_give_qwen2_moe_a_gated_shared_expert),
         cmocka_unit_test(read_moe_should_give_gpt_oss_sinks_windows_and_biased_experts),
         cmocka_unit_test(read_moe_should_count_minimax_m2_fp8_scales),
+        cmocka_unit_test(read_moe_should_count_mimo_v2_flash_term_by_term),
+        cmocka_unit_test(read_moe_should_read_mimo_v2_flash_layer_lists_in_either_form),
         cmocka_unit_test(read_moe_should_count_glm4_moe_layers_router_buffers_and_mtp),
         cmocka_unit_test(read_moe_should_store_ernie_router_bias_in_every_moe_layer),
         cmocka_unit_test(read_moe_should_count_olmoe_q_k_norms_over_all_heads),
@@ -486,6 +750,11 @@ int main(void)
         cmocka_unit_test(add_moe_should_count_each_part_the_shape_names),
         cmocka_unit_test(add_mla_should_count_the_latent_projections_and_their_norms),
         cmocka_unit_test(read_mla_should_take_the_class_q_lora_rank_only_when_absent),
+        cmocka_unit_test(read_deepseek_v4_should_count_flash_term_by_term),
+        cmocka_unit_test(read_deepseek_v4_should_place_compressors_and_hash_routers_by_layer),
+        cmocka_unit_test(read_deepseek_v4_should_take_the_class_layer_types_when_none_given),
+        cmocka_unit_test(read_deepseek_v4_should_size_the_mtp_block_by_its_compress_ratio),
+        cmocka_unit_test(read_deepseek_v4_should_reject_a_ratio_without_a_layer_type),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,9 @@
 /*
  * test_arch_moe_families.c - the causal-LM readers of engine/arch/moe/dbrx_jetmoe_minimax.c
- * and afmoe_longcat_doge.c and the rows added beside them (dots1 in moe_rows.c; apertus,
- * bitnet in llama_rows.c): each count written out term by term from the transformers class, at
- * the published shapes of a release, with the published total where one was found.
+ * and afmoe_longcat_doge.c, step3p7.c and the rows added beside them (dots1 in moe_rows.c;
+ * apertus, bitnet in llama_rows.c): each count written out term by term from the
+ * transformers class, at the published shapes of a release, with the published total where
+ * one was found.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -489,6 +490,119 @@ static void read_longcat_flash_should_count_zero_experts_in_the_router_only(void
     fg_model_free(m);
 }
 
+/* Step3p7TextModel + lm_head (transformers models/step3p7/modeling_step3p7.py @decba1d2ea) at
+ * Step-3.7-Flash's shapes: hidden 4096, 45 layers (3 dense, then MoE), 64 heads / 8 kv x 128,
+ * dense 11264, 288 experts of 1280 top-8 with one shared of share_expert_dim 1280, vocab
+ * 128896, untied. */
+#define STEP_H 4096ull
+#define STEP_V 128896ull
+static uint64_t step_attn(uint64_t heads)
+{
+    /* q, k, v, o, q_norm and k_norm over head_dim, g_proj hidden -> heads */
+    return STEP_H * heads * 128 * 2 + 2 * STEP_H * 8 * 128 + 2 * 128 + STEP_H * heads;
+}
+static const uint64_t step_dense = 3 * STEP_H * 11264;
+/* router weight + e_score_correction_bias, gate_up / down experts, the shared Step3p7MLP */
+static const uint64_t step_moe = 288 * STEP_H + 288 + 288 * 3 * STEP_H * 1280 + 3 * STEP_H * 1280;
+
+static uint64_t step_graph(uint64_t sliding_heads, uint64_t dense_layers)
+{
+    uint64_t full = 12, sliding = 33; /* layer_types: one full layer in four */
+    return 2 * STEP_V * STEP_H + full * step_attn(64) + sliding * step_attn(sliding_heads) +
+           45 * 2 * STEP_H + dense_layers * step_dense + (45 - dense_layers) * step_moe + STEP_H;
+}
+
+static void read_step3p7_should_count_gated_attention_and_the_shared_expert(void **state)
+{
+    (void)state;
+    struct fg_model *m = load("tests/fixtures/views/stepfun-ai--Step-3.7-Flash");
+    /* the three MTP layers the checkpoint appends: a dense block each, enorm, hnorm,
+     * eh_proj 2h -> h, shared_head norm and output; counted, unsure of the stored count */
+    const uint64_t mtp = 3 * (step_attn(64) + 2 * STEP_H + step_dense + 3 * STEP_H +
+                              2 * STEP_H * STEP_H + STEP_V * STEP_H);
+    assert_int_equal(m->params_total, step_graph(64, 3) + mtp);
+    assert_int_equal(m->params_total, 198171623232ull);
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_true(m->unsure_count_only);
+    assert_string_equal(m->unsure_key, "num_nextn_predict_layers");
+    assert_int_equal(m->experts, 288);
+    assert_int_equal(m->top_k, 8);
+    assert_int_equal(first_of(m, FG_NODE_ATTN)->window, 0);
+    fg_model_free(m);
+    /* FP8 (weight_block_size 128 x 128): one scale per block of every block linear as
+     * transformers quantizes them, the MTP layers kept in bf16 */
+    m = load("tests/fixtures/views/stepfun-ai--Step-3.7-Flash-FP8");
+    const uint64_t attn = 64 * 32 + 2 * 8 * 32 + 32 * 64 + 32;
+    const uint64_t scales = 45 * attn + 3 * 3 * 88 * 32 + 42 * (288 * (20 * 32 + 32 * 10) +
+                                                                 3 * 10 * 32);
+    assert_int_equal(m->params_total, 198171623232ull + scales);
+    fg_model_free(m);
+}
+
+/* The legacy Hub spellings Step3p7TextConfig.__post_init__ reads: moe_layers_enum,
+ * attention_other_setting's head count for sliding layers, num_attention_groups, layer_types
+ * padded with the MTP layers' entries. */
+static void read_step3p7_should_follow_the_legacy_hub_keys(void **state)
+{
+    (void)state;
+    char types[2048] = "[", json[4096], moe[512] = "";
+    for (int i = 0; i < 48; i++)
+        snprintf(types + strlen(types), sizeof types - strlen(types), "%s\"%s\"",
+                 i ? ", " : "", i % 4 ? "sliding_attention" : "full_attention");
+    strcat(types, "]");
+    for (int i = 5; i < 45; i++)
+        snprintf(moe + strlen(moe), sizeof moe - strlen(moe), "%s%d", i > 5 ? "," : "", i);
+    snprintf(json, sizeof json,
+             "{\"model_type\": \"step3p7\", \"vocab_size\": 128896, \"num_attention_groups\": 8, "
+             "\"moe_num_experts\": 288, \"moe_top_k\": 8, \"sliding_window\": 512, "
+             "\"layer_types\": %s, \"moe_layers_enum\": \"%s\", "
+             "\"attention_other_setting\": {\"num_attention_heads\": 96, "
+             "\"num_attention_groups\": 8}, \"num_nextn_predict_layers\": 3}", types, moe);
+    struct fg_model *m = built(json);
+    /* the MTP layers 45-47: sliding (96 heads) and dense, moe_layers_enum naming none */
+    const uint64_t mtp = 3 * (step_attn(96) + 2 * STEP_H + step_dense + 3 * STEP_H +
+                              2 * STEP_H * STEP_H + STEP_V * STEP_H);
+    assert_int_equal(m->params_total, step_graph(96, 5) + mtp);
+    assert_string_equal(m->unsure_key, "num_nextn_predict_layers");
+    fg_model_free(m);
+    /* gating other than per-head: g_proj hidden -> heads x head_dim */
+    uint64_t per_head = exact_count("{\"model_type\": \"step3p7\", \"num_hidden_layers\": 4}");
+    uint64_t full = exact_count("{\"model_type\": \"step3p7\", \"num_hidden_layers\": 4, "
+                                "\"gating\": false}");
+    assert_int_equal(full - per_head, 4 * STEP_H * 64 * 127);
+    /* a config saved by transformers: sliding heads by name, the MTP layers' kinds apart;
+     * sliding layers keep their heads with no window */
+    m = built("{\"model_type\": \"step3p7\", \"num_hidden_layers\": 2, "
+              "\"layer_types\": [\"full_attention\", \"sliding_attention\"], "
+              "\"sliding_window\": null, \"num_sliding_attention_heads\": 96, "
+              "\"mlp_layer_types\": [\"dense\", \"sparse\"], \"num_nextn_predict_layers\": 1, "
+              "\"mtp_layer_types\": [\"sliding_attention\"], "
+              "\"mtp_mlp_layer_types\": [\"sparse\"], \"vocab_size\": 128896}");
+    const uint64_t head = 2 * STEP_V * STEP_H + STEP_H;
+    assert_int_equal(m->params_total - rule_with(m, "MTP layers")->scalars,
+                     head + step_attn(64) + step_attn(96) + 4 * STEP_H + step_dense + step_moe);
+    assert_int_equal(rule_with(m, "MTP layers")->scalars,
+                     step_attn(96) + 2 * STEP_H + step_moe + 3 * STEP_H + 2 * STEP_H * STEP_H +
+                         STEP_V * STEP_H);
+    fg_model_free(m);
+    assert_refused("{\"model_type\": \"step3p7\", \"mlp_layer_types\": [\"dense\", \"moe\"], "
+                   "\"num_hidden_layers\": 2}", FG_E_RANGE, "mlp_layer_types");
+}
+
+/* Keys transformers' class ignores that mean another shape elsewhere leave the count unsure:
+ * a first_k_dense_replace or n_shared_experts the class does not build, a vision tower. */
+static void read_step3p7_should_doubt_what_the_class_does_not_build(void **state)
+{
+    (void)state;
+    assert_unsure("{\"model_type\": \"step3p7\", \"first_k_dense_replace\": 5}",
+                  "first_k_dense_replace");
+    assert_unsure("{\"model_type\": \"step3p7\", \"n_shared_experts\": 2}", "n_shared_experts");
+    assert_unsure("{\"model_type\": \"step3p7\", \"vision_config\": {\"hidden_size\": 64}}",
+                  "vision_config");
+    exact_count("{\"model_type\": \"step3p7\", \"first_k_dense_replace\": 3, "
+                "\"n_shared_experts\": 1}");
+}
+
 /* Every reader of this slice leaves a shape key it never reads to the unread-key check: a
  * vision tower or MTP layers declared beside its keys make the count unsure, never exact. */
 static void readers_should_doubt_shape_keys_they_do_not_read(void **state)
@@ -498,7 +612,7 @@ static void readers_should_doubt_shape_keys_they_do_not_read(void **state)
         "dbrx", "hunyuan_v1_moe", "jetmoe", "minimax", "minimax_m1", "dots1", "apertus",
         "bitnet", "cwm", "ministral3", "vaultgemma", "jais2", "nanochat", "persimmon",
         "flex_olmo", "diffllama", "afmoe", "aria_text", "modernbert-decoder", "doge",
-        "longcat_flash",
+        "longcat_flash", "step3p7",
     };
     char json[512];
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
@@ -514,10 +628,61 @@ static void readers_should_doubt_shape_keys_they_do_not_read(void **state)
                   "{\"hidden_size\": 64}}", "vision_config");
 }
 
+/* LagunaAttention of n query heads (transformers@decba1d2ea models/laguna): q / o of n x 128,
+ * k / v of 8 x 128, q_norm / k_norm of 128, g_proj 2048 -> n (gating true: one per head). */
+static uint64_t laguna_attn(uint64_t n)
+{
+    const uint64_t h = 2048, d = 128;
+    return 2 * h * n * d + 2 * h * 8 * d + 2 * d + h * n;
+}
+
+static void read_laguna_should_count_per_layer_heads_and_one_dense_layer(void **state)
+{
+    (void)state;
+    /* Laguna-XS.2: 10 full layers of 48 heads, 30 sliding of 64; layer 0 a dense MLP of
+     * 8192, 39 LagunaSparseMoeBlocks: router 256 x 2048, e_score_correction_bias 256, 256
+     * experts gate_up 2 x 512 and down 512, one shared LagunaMLP of 512 */
+    const uint64_t h = 2048;
+    const uint64_t moe = 256 * h + 256 + 256 * 3 * h * 512 + 3 * h * 512;
+    struct fg_model *m = load("tests/fixtures/models/poolside--Laguna-XS.2");
+    uint64_t want = 2 * 100352 * h + 10 * laguna_attn(48) + 30 * laguna_attn(64) +
+                    3 * h * 8192 + 39 * moe + 40 * 2 * h + h;
+    assert_int_equal(m->params_total, want);
+    assert_int_equal(m->params_total, 33442617088ull);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_int_equal(m->kv_heads, 8);
+    assert_int_equal(m->experts, 256);
+    /* layer 1 slides over 512 tokens with 64 heads; layer 0 attends fully with 48 */
+    const struct fg_node *a0 = first_of(m, FG_NODE_ATTN);
+    assert_int_equal(a0->heads, 48);
+    assert_int_equal(a0->window, 0);
+    size_t i = (size_t)(a0 - m->nodes) + 1;
+    while (m->nodes[i].kind != FG_NODE_ATTN)
+        i++;
+    assert_int_equal(m->nodes[i].heads, 64);
+    assert_int_equal(m->nodes[i].window, 512);
+    fg_model_free(m);
+
+    /* the class defaults: every layer full attention of 48 heads, layer 0 dense; gating
+     * "per-element" widens g_proj to heads x head_dim */
+    m = built("{\"model_type\": \"laguna\", \"gating\": \"per-element\"}");
+    want = 2 * 100352 * h + 40 * (laguna_attn(48) + 48 * 127 * h) + 3 * h * 8192 + 39 * moe +
+           40 * 2 * h + h;
+    assert_int_equal(m->params_total, want);
+    assert_int_equal(first_of(m, FG_NODE_ATTN)->window, 0);
+    fg_model_free(m);
+
+    assert_refused("{\"model_type\": \"laguna\", \"num_hidden_layers\": 2, "
+                   "\"mlp_layer_types\": [\"dense\"]}", FG_E_RANGE, "mlp_layer_types");
+    assert_refused("{\"model_type\": \"laguna\", \"moe_apply_router_weight_on_input\": true}",
+                   FG_E_UNSUPPORTED, "moe_apply_router_weight_on_input");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(read_dbrx_should_count_fused_wqkv_and_stacked_glu_experts),
+        cmocka_unit_test(read_laguna_should_count_per_layer_heads_and_one_dense_layer),
         cmocka_unit_test(read_dbrx_should_leave_the_sub_configs_base_attributes_alone),
         cmocka_unit_test(read_hunyuan_moe_should_count_shared_mlp_and_per_layer_lists),
         cmocka_unit_test(read_hunyuan_remote_should_follow_its_switches),
@@ -533,6 +698,9 @@ int main(void)
         cmocka_unit_test(read_doge_should_count_dynamic_mask_and_embedding_experts),
         cmocka_unit_test(read_doge_should_count_a_dense_release_exactly_beside_its_expert_keys),
         cmocka_unit_test(read_longcat_flash_should_count_zero_experts_in_the_router_only),
+        cmocka_unit_test(read_step3p7_should_count_gated_attention_and_the_shared_expert),
+        cmocka_unit_test(read_step3p7_should_follow_the_legacy_hub_keys),
+        cmocka_unit_test(read_step3p7_should_doubt_what_the_class_does_not_build),
         cmocka_unit_test(readers_should_doubt_shape_keys_they_do_not_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -60,10 +60,13 @@ extern const struct fg_arch fg__arch_legacy_table[];
 extern const struct fg_arch fg__arch_encoder_table[];
 extern const struct fg_arch fg__arch_encdec_table[];
 extern const struct fg_arch fg__arch_nomic_table[];
+extern const struct fg_arch fg__arch_eurobert_table[];
 extern const struct fg_arch fg__arch_hybrid_table[];
 extern const struct fg_arch fg__arch_mamba_table[];
 extern const struct fg_arch fg__arch_multimodal_table[];
 extern const struct fg_arch fg__arch_llama4_table[];
+extern const struct fg_arch fg__arch_dsv4_table[];
+extern const struct fg_arch fg__arch_step3p7_table[];
 extern const struct fg_arch fg__arch_classic_table[];
 extern const struct fg_arch fg__arch_mllama_table[];
 extern const struct fg_arch fg__arch_enc1_table[];
@@ -148,6 +151,7 @@ int fg__add_norm(struct fg_model *m, int32_t layer, const char *name, uint64_t w
 
 struct fg_attn_shape {
     uint64_t hidden, heads, kv_heads, head_dim;
+    uint64_t v_head_dim;     /* value head width, 0 = head_dim (MiMo-V2-Flash: 128 beside 192) */
     uint64_t window;         /* sliding window tokens, 0 = full */
     bool qkv_bias, o_bias;
     bool fused_qkv;          /* one qkv projection (LoRA target "qkv") */
@@ -200,6 +204,11 @@ typedef int (*fg_layer_fn)(struct fg_model *m, int32_t layer, const void *ctx,
                            struct fg_err *err);
 int fg__add_layers(struct fg_model *m, uint64_t n, fg_layer_fn fn, const void *ctx,
                    struct fg_err *err);
+/* The same for blocks that read their layer: alike(ctx, a, b) says layer b's block equals
+ * layer a's, and the runs of such blocks after one built are copies of it. */
+typedef bool (*fg_layers_alike_fn)(const void *ctx, uint64_t a, uint64_t b);
+int fg__add_layers_alike(struct fg_model *m, uint64_t n, fg_layer_fn fn, fg_layers_alike_fn alike,
+                         const void *ctx, struct fg_err *err);
 
 /*
  * Multi-head latent attention as DeepseekV3Attention builds it (transformers

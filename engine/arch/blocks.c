@@ -97,15 +97,16 @@ int fg__add_attention(struct fg_model *m, int32_t layer, const struct fg_attn_sh
                                             s->cross ? "CrossAttention" : "Attention", err);
     if (!n)
         return FG_E_NOMEM; /* err says so */
+    uint64_t vd = s->v_head_dim ? s->v_head_dim : s->head_dim;
     uint64_t q = s->heads * s->head_dim, kv = s->kv_heads * s->head_dim;
     if (s->fused_qkv) {
-        fg__node_linear(n, "qkv", s->hidden, q + 2 * kv, 1, s->qkv_bias);
+        fg__node_linear(n, "qkv", s->hidden, q + kv + s->kv_heads * vd, 1, s->qkv_bias);
     } else {
         fg__node_linear(n, "q", s->hidden, q, 1, s->qkv_bias);
         fg__node_linear(n, "k", s->hidden, kv, 1, s->qkv_bias);
-        fg__node_linear(n, "v", s->hidden, kv, 1, s->qkv_bias);
+        fg__node_linear(n, "v", s->hidden, s->kv_heads * vd, 1, s->qkv_bias);
     }
-    fg__node_linear(n, "o", q, s->hidden, 1, s->o_bias);
+    fg__node_linear(n, "o", s->heads * vd, s->hidden, 1, s->o_bias);
     uint64_t per = s->qk_norm_kind == FG_NORM_LN ? 2 : 1;
     if (s->qk_norm == 1)
         n->params += 2 * s->head_dim * per;
@@ -116,7 +117,7 @@ int fg__add_attention(struct fg_model *m, int32_t layer, const struct fg_attn_sh
     n->heads = (uint32_t)s->heads;
     n->kv_heads = (uint32_t)s->kv_heads;
     n->head_dim = (uint32_t)s->head_dim;
-    n->v_head_dim = (uint32_t)s->head_dim;
+    n->v_head_dim = (uint32_t)vd;
     n->window = (uint32_t)s->window;
     n->bidirectional = s->bidirectional;
     n->cross = s->cross;
@@ -125,14 +126,19 @@ int fg__add_attention(struct fg_model *m, int32_t layer, const struct fg_attn_sh
      * (Llama-3.2-1B on H200: 6.03 B, tests/calibration/measured-h200.tsv) */
     n->eager_bytes = 6;
     const char *kind = s->kv_heads == s->heads ? "MHA" : s->kv_heads == 1 ? "MQA" : "GQA";
-    if (s->window)
-        fg__fmt(n->desc, sizeof n->desc, "%s %lluq/%llukv x%llu, window %llu", kind,
-                 (unsigned long long)s->heads, (unsigned long long)s->kv_heads,
-                 (unsigned long long)s->head_dim, (unsigned long long)s->window);
+    char dims[48];
+    if (vd != s->head_dim)
+        fg__fmt(dims, sizeof dims, "x%llu (v %llu)", (unsigned long long)s->head_dim,
+                 (unsigned long long)vd);
     else
-        fg__fmt(n->desc, sizeof n->desc, "%s %lluq/%llukv x%llu", kind,
-                 (unsigned long long)s->heads, (unsigned long long)s->kv_heads,
-                 (unsigned long long)s->head_dim);
+        fg__fmt(dims, sizeof dims, "x%llu", (unsigned long long)s->head_dim);
+    if (s->window)
+        fg__fmt(n->desc, sizeof n->desc, "%s %lluq/%llukv %s, window %llu", kind,
+                 (unsigned long long)s->heads, (unsigned long long)s->kv_heads, dims,
+                 (unsigned long long)s->window);
+    else
+        fg__fmt(n->desc, sizeof n->desc, "%s %lluq/%llukv %s", kind,
+                 (unsigned long long)s->heads, (unsigned long long)s->kv_heads, dims);
     if (out)
         *out = n;
     return 0;
@@ -202,19 +208,30 @@ static int add_step(struct fg_model *m, int32_t layer, const struct fg_block_ste
     return rc;
 }
 
-int fg__add_layers(struct fg_model *m, uint64_t n, fg_layer_fn fn, const void *ctx,
-                   struct fg_err *err)
+int fg__add_layers_alike(struct fg_model *m, uint64_t n, fg_layer_fn fn, fg_layers_alike_fn alike,
+                         const void *ctx, struct fg_err *err)
 {
     size_t first = m->n_nodes;
     for (uint64_t l = 0; l < n; l++) {
-        if (l > 0 && fg__model_repeat_block(m, first, (int32_t)l, (uint32_t)(n - l)))
-            break;
+        uint64_t same = 0;
+        while (l > 0 && l + same < n && (!alike || alike(ctx, l - 1, l + same)))
+            same++;
+        if (same && fg__model_repeat_block(m, first, (int32_t)l, (uint32_t)same)) {
+            l += same - 1;
+            continue;
+        }
         first = m->n_nodes;
         int rc = fn(m, (int32_t)l, ctx, err);
         if (rc)
             return rc;
     }
     return 0;
+}
+
+int fg__add_layers(struct fg_model *m, uint64_t n, fg_layer_fn fn, const void *ctx,
+                   struct fg_err *err)
+{
+    return fg__add_layers_alike(m, n, fn, NULL, ctx, err);
 }
 
 struct steps {

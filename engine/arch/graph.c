@@ -25,6 +25,7 @@
 static const struct fg_arch *const tables[] = {
     fg__arch_decoder_table, fg__arch_moe_table,    fg__arch_legacy_table,
     fg__arch_encoder_table, fg__arch_encdec_table, fg__arch_nomic_table,
+    fg__arch_eurobert_table,
     fg__arch_hybrid_table,  fg__arch_mamba_table,  fg__arch_multimodal_table,
     fg__arch_llama4_table,  fg__arch_classic_table, fg__arch_mllama_table,
     fg__arch_enc1_table,    fg__arch_enc1b_table,
@@ -36,7 +37,8 @@ static const struct fg_arch *const tables[] = {
     fg__arch_vl_idefics_table, fg__arch_vl_janus_table, fg__arch_vl_phi4mm_table,
     fg__arch_vl_ovis_table, fg__arch_vl_evolla_table, fg__arch_vl_ernie_table,
     fg__arch_vl_minicpm_table,
-    fg__arch_dec_table,     fg__arch_dec2_table,
+    fg__arch_dec_table,     fg__arch_dec2_table,    fg__arch_dsv4_table,
+    fg__arch_step3p7_table,
 };
 
 const struct fg_arch *fg__arch_find(const char *model_type)

@@ -5,6 +5,9 @@
  *   afmoe      AfmoeForCausalLM     models/afmoe/modular_afmoe.py (Arcee Trinity): gated
  *                                   attention with q/k norms, four norms per block, dense
  *                                   first layers, shared experts, a stored expert bias
+ *   laguna     LagunaForCausalLM    models/laguna/modeling_laguna.py (poolside Laguna): per-layer
+ *                                   head counts, a per-head output gate, dense and sparse
+ *                                   layers by list, one shared expert
  *   aria_text  AriaTextForCausalLM  models/aria/modeling_aria.py (Aria's text model): llama
  *                                   blocks over grouped-GEMM experts and shared experts
  *                                   biased by mlp_bias
@@ -29,11 +32,17 @@
 #include "arch/encoder/bert_family.h"
 #include "util/fmt.h"
 
+/* An output gate on the attention: none, one per element (AfmoeAttention.gate_proj hidden
+ * -> heads x head_dim), or one per head (LagunaAttention.g_proj hidden -> heads). */
+enum attn_gate { GATE_NONE, GATE_ELEMENT, GATE_HEAD };
+
 struct sparse {
     struct fg_attn_shape a;
-    bool attn_gate;          /* AfmoeAttention.gate_proj hidden -> heads x head_dim */
+    enum attn_gate attn_gate;
+    const uint64_t *heads;   /* per-layer query heads, or NULL (all a.heads) */
     uint8_t norms;           /* per block: 2 (pre-norms) or 4 (pre + post) */
     uint64_t dense_layers;   /* layers below this hold the dense MLP */
+    const bool *sparse_at;   /* per-layer: the MoE (else the dense MLP); NULL: dense_layers */
     struct fg_mlp_shape dense;
     struct fg_moe_shape moe;
     bool shared_bias;        /* the shared experts' gate / up / down carry biases */
@@ -47,22 +56,25 @@ static int add_block(struct fg_model *m, int32_t li, const struct sparse *k, str
     struct fg_node *attn, *moe;
     struct fg_attn_shape a = k->a;
     a.window = k->window ? k->window[li] : 0;
+    a.heads = k->heads ? k->heads[li] : a.heads;
     if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)) ||
         (rc = fg__add_attention(m, li, &a, &attn, err)))
         return rc;
-    if (k->attn_gate)
-        fg__node_linear(attn, "gate", m->hidden, m->heads * m->head_dim, 1, false);
+    if (k->attn_gate != GATE_NONE)
+        fg__node_linear(attn, "gate", m->hidden,
+                        k->attn_gate == GATE_HEAD ? a.heads : a.heads * a.head_dim, 1, false);
     /* post_attention_layernorm (and pre_mlp_layernorm with four) */
     for (uint8_t i = 0; i < k->norms / 2; i++)
         if ((rc = fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err)))
             return rc;
-    if ((uint64_t)li < k->dense_layers)
+    bool dense = k->sparse_at ? !k->sparse_at[li] : (uint64_t)li < k->dense_layers;
+    if (dense)
         rc = fg__add_mlp(m, li, &k->dense, NULL, err);
     else
         rc = fg__add_moe(m, li, &k->moe, &moe, err);
     if (rc)
         return rc;
-    if ((uint64_t)li >= k->dense_layers && k->shared_bias)
+    if (!dense && k->shared_bias)
         moe->params += 2 * k->moe.shared_inter + m->hidden;
     return k->norms == 4 ? fg__add_norm(m, li, "Norm", m->hidden, FG_NORM_RMS, err) : 0;
 }
@@ -74,8 +86,9 @@ static int build(struct fg_model *m, const struct sparse *k, struct fg_err *err)
         return rc;
     size_t first = m->n_nodes;
     for (uint64_t l = 0; l < m->layers; l++) {
-        /* without windows, the blocks past the dense ones read nothing of their layer */
-        if (l > k->dense_layers && !k->window &&
+        /* without per-layer lists, the blocks past the dense ones read nothing of their
+         * layer */
+        if (l > k->dense_layers && !k->window && !k->heads && !k->sparse_at &&
             fg__model_repeat_block(m, first, (int32_t)l, (uint32_t)(m->layers - l)))
             break;
         first = m->n_nodes;
@@ -130,11 +143,109 @@ static int read_afmoe(const struct fg_cfg *c, struct fg_model *m, const void *sp
         .a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
               .head_dim = m->head_dim, .qkv_bias = bias, .o_bias = bias, .qk_norm = 1,
               .qk_norm_kind = FG_NORM_RMS},
-        .attn_gate = true, .norms = 4, .dense_layers = dense, .window = window,
+        .attn_gate = GATE_ELEMENT, .norms = 4, .dense_layers = dense, .window = window,
         .dense = {.hidden = m->hidden, .inter = m->inter, .gated = true},
         .moe = {.hidden = m->hidden, .experts = experts, .top_k = top_k, .inter = moe_inter,
                 .shared_inter = moe_inter * shared, .shared_n = (uint32_t)shared,
                 .gated = true, .score_bias = true, .lora_experts = FG_LORA_EXPERTS_LINEAR}};
+    return build(m, &k, err);
+}
+
+/* LagunaConfig.mlp_layer_types into sparse[0..layers-1]: "sparse" is the MoE, any other
+ * value the dense MLP (LagunaDecoderLayer); absent, the first layer dense and the rest
+ * sparse (__post_init__); a list of another length is refused as the class refuses it. */
+static int laguna_mlp_types(const struct fg_cfg *c, uint64_t layers, bool *sparse,
+                            struct fg_err *err)
+{
+    const char *t[FG_MAX_LAYERS];
+    size_t n = 0;
+    int rc = fg_cfg_str_array(c, "mlp_layer_types", t, FG_MAX_LAYERS, &n, err);
+    if (rc)
+        return rc;
+    if (n && n != layers)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'mlp_layer_types' has %zu entries, "
+                          "'num_hidden_layers' is %llu: give one per layer", c->origin, n,
+                          (unsigned long long)layers);
+    for (uint64_t l = 0; l < layers; l++)
+        sparse[l] = n ? t[l] && strcmp(t[l], "sparse") == 0 : l > 0;
+    return 0;
+}
+
+/* LagunaConfig.gating: true or "per-head" gives g_proj one output per head, any other value
+ * (false included: the projection is built either way) one per element. */
+static enum attn_gate laguna_gating(const struct fg_cfg *c)
+{
+    const cJSON *g = fg__cfg_item(c, "gating");
+    if (!g || cJSON_IsTrue(g))
+        return GATE_HEAD;
+    return cJSON_IsString(g) && strcmp(g->valuestring, "per-head") == 0 ? GATE_HEAD
+                                                                         : GATE_ELEMENT;
+}
+
+/*
+ * LagunaForCausalLM (huggingface/transformers@decba1d2ea models/laguna/modeling_laguna.py,
+ * LagunaConfig defaults of configuration_laguna.py; poolside/Laguna-XS.2).
+ * LagunaDecoderLayer: input_layernorm, LagunaAttention of num_attention_heads_per_layer[l]
+ * query heads (q / o of heads x head_dim, k / v of num_key_value_heads x head_dim, bias by
+ * attention_bias; q_norm / k_norm over head_dim; g_proj hidden -> heads, or heads x
+ * head_dim by gating, without bias), a sliding window of sliding_window on the
+ * layer_types layers that say so (none when layer_types is absent),
+ * post_attention_layernorm, then by mlp_layer_types LagunaMLP of intermediate_size or
+ * LagunaSparseMoeBlock: LagunaTopKRouter weight (num_experts x hidden) and its
+ * e_score_correction_bias (a parameter without grad), LagunaExperts gate_up_proj and
+ * down_proj as 3-D parameters of moe_intermediate_size, shared_experts one LagunaMLP of
+ * shared_expert_intermediate_size.  Final norm, lm_head untied by default.
+ */
+static int read_laguna(const struct fg_cfg *c, struct fg_model *m, const void *spec,
+                       struct fg_err *err)
+{
+    (void)spec;
+    static const struct fg_core_defaults d = {.vocab = 100352, .hidden = 2048, .inter = 8192,
+                                              .layers = 40, .heads = 48, .max_pos = 131072,
+                                              .tie = false, .kv_heads = 8, .head_dim = 128};
+    uint64_t experts, top_k, moe_inter, shared, window[FG_MAX_LAYERS], heads[FG_MAX_LAYERS];
+    bool bias, on_input, sparse[FG_MAX_LAYERS];
+    int rc;
+    if ((rc = fg__read_core(c, m, &d, err)) ||
+        (rc = fg_cfg_bool(c, "attention_bias", false, &bias, err)) ||
+        (rc = fg_cfg_bool(c, "moe_apply_router_weight_on_input", false, &on_input, err)) ||
+        (rc = fg_cfg_u64(c, "num_experts", 256, 1, FG_MAX_EXPERTS, &experts, err)) ||
+        (rc = fg_cfg_u64(c, "num_experts_per_tok", 8, 1, FG_MAX_EXPERTS, &top_k, err)) ||
+        (rc = fg_cfg_u64(c, "moe_intermediate_size", 512, 1, FG_MAX_INTER, &moe_inter, err)) ||
+        (rc = fg_cfg_u64(c, "shared_expert_intermediate_size", 512, 0, FG_MAX_INTER, &shared,
+                         err)) ||
+        (rc = fg__check_top_k(c, top_k, "num_experts_per_tok", experts, "num_experts", err)) ||
+        (rc = fg_cfg_u64_per_layer(c, "num_attention_heads_per_layer", m->heads, 1,
+                                   FG_MAX_HEADS, m->layers, heads, FG_MAX_LAYERS, err)) ||
+        (rc = laguna_mlp_types(c, m->layers, sparse, err)))
+        return rc;
+    if (on_input)
+        return fg_err_set(err, FG_E_UNSUPPORTED, "%s: key 'moe_apply_router_weight_on_input' "
+                          "is true, which transformers' Laguna refuses (LagunaConfig): set it "
+                          "false", c->origin);
+    for (uint64_t l = 0; l < m->layers; l++)
+        if (heads[l] % m->kv_heads)
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'num_attention_heads_per_layer' "
+                              "entry %llu (%llu) is not a multiple of num_key_value_heads %llu",
+                              c->origin, (unsigned long long)l, (unsigned long long)heads[l],
+                              (unsigned long long)m->kv_heads);
+    memset(window, 0, sizeof window);
+    if (fg_cfg_has(c, "layer_types") &&
+        (rc = fg__read_windows(c, m->layers, window, 0, false, err)))
+        return rc;
+    m->experts = experts;
+    m->top_k = top_k;
+    const struct sparse k = {
+        .a = {.hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
+              .head_dim = m->head_dim, .qkv_bias = bias, .o_bias = bias, .qk_norm = 1,
+              .qk_norm_kind = FG_NORM_RMS},
+        .attn_gate = laguna_gating(c), .heads = heads, .norms = 2, .sparse_at = sparse,
+        .window = window,
+        .dense = {.hidden = m->hidden, .inter = m->inter, .gated = true},
+        .moe = {.hidden = m->hidden, .experts = experts, .top_k = top_k, .inter = moe_inter,
+                .shared_inter = shared, .shared_n = shared ? 1 : 0, .gated = true,
+                .fused_gate_up = true, .score_bias = true,
+                .lora_experts = FG_LORA_EXPERTS_NONE}};
     return build(m, &k, err);
 }
 

@@ -34,6 +34,9 @@ struct moe_cfg {
     uint64_t sparse_step, first_k, layer_freq;
     int64_t last_k;                  /* PLACE_ERNIE: last MoE layer, -1 = the last layer */
     bool mlp_only[FG_MAX_LAYERS];
+    bool sparse[FG_MAX_LAYERS];      /* PLACE_TYPES: the layer's MLP is the experts */
+    bool swa[FG_MAX_LAYERS];         /* hybrid_pattern: the layer is a sliding one */
+    uint64_t v_head_dim, swa_kv;     /* value head width; the sliding layers' kv heads */
     bool attn_bias, qkv_bias, qk_norm, score_bias;
     uint64_t q_lora, kv_lora, nope, rope, v;
     uint64_t index_heads, index_head_dim;
@@ -48,11 +51,18 @@ static uint64_t window_of(const struct moe_cfg *k, uint64_t l)
     return l < FG_MAX_LAYERS ? k->window[l] : 0;
 }
 
+static bool is_swa(const struct moe_cfg *k, uint64_t l)
+{
+    return l < FG_MAX_LAYERS && k->swa[l];
+}
+
 static bool is_moe_layer(const struct moe_cfg *k, uint64_t l)
 {
     if (k->experts == 0)
         return false;
     switch (k->s->place) {
+    case PLACE_TYPES:
+        return l < FG_MAX_LAYERS && k->sparse[l];
     case PLACE_SPARSE_STEP:
         return !(l < FG_MAX_LAYERS && k->mlp_only[l]) && (l + 1) % k->sparse_step == 0;
     case PLACE_FIRST_K:
@@ -136,17 +146,18 @@ static int add_block(struct fg_model *m, uint64_t l, const struct moe_cfg *k, st
         if ((rc = add_mla(m, li, k, err)))
             return rc;
     } else {
+        bool swa = is_swa(k, l);
         struct fg_attn_shape a = {
-            .hidden = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
-            .head_dim = m->head_dim, .window = window_of(k, l),
+            .hidden = m->hidden, .heads = m->heads, .kv_heads = swa ? k->swa_kv : m->kv_heads,
+            .head_dim = m->head_dim, .v_head_dim = k->v_head_dim, .window = window_of(k, l),
             .qkv_bias = k->attn_bias || k->qkv_bias, .o_bias = k->attn_bias,
             .qk_norm = k->qk_norm ? s->qk_norm : 0, .qk_norm_kind = FG_NORM_RMS,
         };
         struct fg_node *n;
         if ((rc = fg__add_attention(m, li, &a, &n, err)))
             return rc;
-        if (s->sinks) {
-            /* GptOssAttention.sinks: one learned logit per head */
+        if (s->sinks == SINKS_ALL || (s->sinks == SINKS_SLIDING && swa)) {
+            /* GptOssAttention.sinks, MiMoV2FlashAttention.sinks: one learned logit per head */
             n->params += m->heads;
             size_t len = strlen(n->desc);
             fg__fmt(n->desc + len, sizeof n->desc - len, ", sinks");
@@ -184,7 +195,7 @@ static bool fp8_quantized(const struct fg_linear *l)
 }
 
 /* One scale per bo x bi block (ceil-divided) of every quantized block linear. */
-static uint64_t fp8_scales(const struct fg_model *m, uint64_t bo, uint64_t bi)
+uint64_t fg__moe_fp8_scales(const struct fg_model *m, uint64_t bo, uint64_t bi)
 {
     uint64_t total = 0;
     for (size_t i = 0; i < m->n_nodes; i++) {
@@ -227,7 +238,7 @@ static int add_mtp_rules(struct fg_model *m, const struct moe_cfg *k, uint64_t n
     }
     uint64_t block = fg_model_params_of(x, FG_NODE_KIND_COUNT);
     if (bo)
-        *scales = fp8_scales(x, bo, bi);
+        *scales = fg__moe_fp8_scales(x, bo, bi);
     fg_model_free(x);
     uint64_t h = m->hidden;
     uint64_t extra = nextn * (2 * h + 2 * h * h + h);
@@ -261,8 +272,8 @@ static int add_mtp_rules(struct fg_model *m, const struct moe_cfg *k, uint64_t n
  * (huggingface.js getQuantizationMultiplier "mxfp4", MXFP4_SCALES_SUFFIX),
  * so the graph's unpacked expert shapes are already the count.
  */
-static int read_quant(const struct fg_cfg *c, struct fg_model *m, uint64_t *bo, uint64_t *bi,
-                      struct fg_err *err)
+int fg__moe_read_quant(const struct fg_cfg *c, struct fg_model *m, uint64_t *bo, uint64_t *bi,
+                       struct fg_err *err)
 {
     *bo = *bi = 0;
     struct fg_cfg q;
@@ -300,6 +311,111 @@ static int read_quant(const struct fg_cfg *c, struct fg_model *m, uint64_t *bo, 
 }
 
 /* ---- reading the config ------------------------------------------------- */
+
+/* The layer count a per-layer list must have. */
+static int check_list_len(const struct fg_cfg *c, const char *key, size_t n, uint64_t layers,
+                          struct fg_err *err)
+{
+    if (n == 0 || n == layers)
+        return 0;
+    return fg_err_set(err, FG_E_RANGE, "%s: key '%s' has %zu entries for %llu layers; give "
+                      "one per layer", c->origin, key, n, (unsigned long long)layers);
+}
+
+/*
+ * PLACE_TYPES (MiMoV2FlashConfig, models/mimo_v2_flash/configuration_mimo_v2_flash.py at
+ * decba1d2ea): mlp_layer_types "sparse" / "dense"; the Hub's config.json writes
+ * moe_layer_freq as a list of 1 / 0 instead, which convert_mimo_v2_flash_weights_to_hf.py
+ * turns into it; absent, __post_init__ makes layer 0 dense and the rest sparse.
+ */
+static int read_mlp_types(const struct fg_cfg *c, const struct fg_model *m, struct moe_cfg *k,
+                          struct fg_err *err)
+{
+    const char *types[FG_MAX_LAYERS];
+    uint64_t freq[FG_MAX_LAYERS];
+    size_t nt = 0, nf = 0;
+    int rc;
+    if ((rc = fg_cfg_str_array(c, "mlp_layer_types", types, FG_MAX_LAYERS, &nt, err)) ||
+        (rc = check_list_len(c, "mlp_layer_types", nt, m->layers, err)) ||
+        (rc = fg_cfg_u64_array(c, "moe_layer_freq", 0, 1, freq, FG_MAX_LAYERS, &nf, err)) ||
+        (rc = check_list_len(c, "moe_layer_freq", nf, m->layers, err)))
+        return rc;
+    for (uint64_t l = 0; l < m->layers && l < FG_MAX_LAYERS; l++) {
+        if (nt && strcmp(types[l], "sparse") && strcmp(types[l], "dense"))
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'mlp_layer_types' has '%s' at layer "
+                              "%llu; expected sparse or dense", c->origin, types[l],
+                              (unsigned long long)l);
+        k->sparse[l] = nt ? strcmp(types[l], "sparse") == 0 : nf ? freq[l] == 1 : l > 0;
+    }
+    return 0;
+}
+
+/*
+ * hybrid_pattern (MiMoV2FlashConfig): layer_types "sliding_attention" / "full_attention";
+ * the Hub's hybrid_layer_pattern writes 1 / 0 instead (the conversion script's reading);
+ * absent, __post_init__ makes layer 0 and every 6th layer full.  Sliding layers attend over
+ * sliding_window (class default 128; the Hub's sliding_window_size is dropped).
+ */
+static int read_hybrid(const struct fg_cfg *c, const struct fg_model *m, struct moe_cfg *k,
+                       struct fg_err *err)
+{
+    const char *types[FG_MAX_LAYERS];
+    uint64_t pat[FG_MAX_LAYERS], sw;
+    size_t nt = 0, np = 0;
+    int rc;
+    if ((rc = fg_cfg_u64(c, "sliding_window", 128, 0, FG_MAX_POS, &sw, err)) ||
+        (rc = fg_cfg_str_array(c, "layer_types", types, FG_MAX_LAYERS, &nt, err)) ||
+        (rc = check_list_len(c, "layer_types", nt, m->layers, err)) ||
+        (rc = fg_cfg_u64_array(c, "hybrid_layer_pattern", 0, 1, pat, FG_MAX_LAYERS, &np, err)) ||
+        (rc = check_list_len(c, "hybrid_layer_pattern", np, m->layers, err)))
+        return rc;
+    for (uint64_t l = 0; l < m->layers && l < FG_MAX_LAYERS; l++) {
+        if (nt && strcmp(types[l], "sliding_attention") && strcmp(types[l], "full_attention"))
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has '%s' at layer %llu; "
+                              "expected sliding_attention or full_attention", c->origin,
+                              types[l], (unsigned long long)l);
+        k->swa[l] = nt ? strcmp(types[l], "sliding_attention") == 0
+                  : np ? pat[l] == 1 : l > 0 && (l + 1) % 6 != 0;
+        k->window[l] = k->swa[l] ? sw : 0;
+    }
+    return 0;
+}
+
+/*
+ * The Hub keys a class hardcodes (spec->fixed): a value other than the one the class builds
+ * means a checkpoint of other shapes than the class's, which transformers would not load:
+ * unsure, naming the key.
+ */
+static int check_fixed(const struct fg_cfg *c, struct fg_model *m, const struct moe_cfg *k,
+                       struct fg_err *err)
+{
+    for (const struct moe_fixed *f = k->s->fixed; f && f->key; f++) {
+        if (fg_cfg_form(c, f->key, NULL) == FG_CFG_NULL)
+            continue; /* the remote class's own default: nothing said */
+        int rc;
+        if (f->of == FIXED_TRUE || f->of == FIXED_FALSE) {
+            bool want = f->of == FIXED_TRUE, got;
+            if ((rc = fg_cfg_bool(c, f->key, want, &got, err)))
+                return rc;
+            if (got != want)
+                fg__model_unsure(m, f->key, "unsure: %s is %s, but the transformers class "
+                                 "builds as if %s: the checkpoint's shapes are not its own",
+                                 f->key, got ? "true" : "false", want ? "true" : "false");
+            continue;
+        }
+        uint64_t want = f->of == FIXED_HEADS      ? m->heads
+                      : f->of == FIXED_SWA_KV     ? k->swa_kv
+                      : f->of == FIXED_HEAD_DIM   ? m->head_dim
+                                                  : k->v_head_dim, got;
+        if ((rc = fg_cfg_u64(c, f->key, want, 0, UINT32_MAX, &got, err)))
+            return rc;
+        if (got != want)
+            fg__model_unsure(m, f->key, "unsure: %s is %llu, but the transformers class builds "
+                             "%llu: the checkpoint's shapes are not its own", f->key,
+                             (unsigned long long)got, (unsigned long long)want);
+    }
+    return 0;
+}
 
 static int read_experts(const struct fg_cfg *c, const struct fg_model *m, struct moe_cfg *k,
                         struct fg_err *err)
@@ -381,9 +497,14 @@ static int read_experts(const struct fg_cfg *c, const struct fg_model *m, struct
         k->last_k = (int64_t)last;
         break;
     }
+    case PLACE_TYPES:
+        rc = read_mlp_types(c, m, k, err);
+        break;
     case PLACE_ALL:
         break;
     }
+    if (rc)
+        return rc;
     if (s->score_bias == SCORE_BIAS_KEY) {
         if ((rc = fg_cfg_bool(c, "use_routing_bias", true, &k->score_bias, err)))
             return rc;
@@ -476,6 +597,14 @@ static int read_attention(const struct fg_cfg *c, struct fg_model *m, struct moe
     }
     if (s->head_dim_def && !fg_cfg_has(c, "head_dim"))
         m->head_dim = s->head_dim_def;
+    k->v_head_dim = m->head_dim;
+    k->swa_kv = m->kv_heads * (s->swa_kv_mult ? s->swa_kv_mult : 1);
+    if (s->v_head_dim_key &&
+        (rc = fg_cfg_u64(c, s->v_head_dim_key, s->v_head_dim_def, 1, 1u << 14, &k->v_head_dim,
+                         err)))
+        return rc;
+    if (s->hybrid_pattern)
+        return read_hybrid(c, m, k, err);
     if (!s->windows)
         return 0;
     if ((rc = fg__read_windows(c, m->layers, k->window, 0, s->honour_use_sliding_window, err)))
@@ -517,8 +646,14 @@ int fg__arch_read_moe(const struct fg_cfg *c, struct fg_model *m, const void *sp
     if (unstored)
         fg__model_note(m, "%s=%llu: the published checkpoints store no MTP modules, none "
                        "counted", s->mtp_unstored_key, (unsigned long long)unstored);
-    if ((rc = read_quant(c, m, &bo, &bi, err)))
+    if ((rc = fg__moe_read_quant(c, m, &bo, &bi, err)) || (rc = check_fixed(c, m, k, err)))
         goto out;
+    if (s->mtp_unsized)
+        /* MiMoV2FlashPreTrainedModel._keys_to_ignore_on_load_unexpected: ^model.mtp. */
+        fg__model_unsure_count(m, "num_nextn_predict_layers", "unsure: the releases of this "
+                               "class store multi-token-prediction layers (model.mtp.*) it "
+                               "does not build, and config.json does not size them; the "
+                               "safetensors headers settle what the checkpoint holds");
 
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         goto out;
@@ -529,6 +664,7 @@ int fg__arch_read_moe(const struct fg_cfg *c, struct fg_model *m, const void *sp
          * the blocks after the last one built that equal it in both are copies of it */
         uint64_t same = 0;
         while (l > 0 && l + same < m->layers && window_of(k, l + same) == window_of(k, l - 1) &&
+               is_swa(k, l + same) == is_swa(k, l - 1) &&
                is_moe_layer(k, l + same) == is_moe_layer(k, l - 1) &&
                has_indexer(k, l + same) == has_indexer(k, l - 1))
             same++;
@@ -546,7 +682,7 @@ int fg__arch_read_moe(const struct fg_cfg *c, struct fg_model *m, const void *sp
         (rc = fg__add_head(m, m->vocab, m->hidden, m->tied, false, head_bias, err)))
         goto out;
 
-    uint64_t scales = bo ? fp8_scales(m, bo, bi) : 0, mtp_scales = 0;
+    uint64_t scales = bo ? fg__moe_fp8_scales(m, bo, bi) : 0, mtp_scales = 0;
     if (nextn && (rc = add_mtp_rules(m, k, nextn, bo, bi, &mtp_scales, err)))
         goto out;
     if (bo) {

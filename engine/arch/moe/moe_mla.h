@@ -1,6 +1,7 @@
 /*
  * moe_mla.h - internal to the mixture-of-experts reader (moe_mla.c) and its rows
- * (moe_rows.c): what differs between families is a column of struct moe_spec.
+ * (moe_rows.c): what differs between families is a column of struct moe_spec; step3p7.c
+ * shares its checkpoint rules (FP8 block scales).
  * Error contract: arch.h's (0 or FG_E_*, err naming the key).
  */
 #ifndef FG_ARCH_MOE_H
@@ -15,6 +16,31 @@ enum moe_place {
     PLACE_FIRST_K,      /* modeling_deepseek.py: i >= first_k_dense_replace and i % moe_layer_freq == 0 */
     PLACE_ERNIE,        /* Ernie4_5_MoeDecoderLayer: (i+1) % moe_layer_interval == 0 and
                            moe_layer_start_index <= i <= moe_layer_end_index (-1: the last) */
+    PLACE_TYPES,        /* MiMoV2FlashDecoderLayer: mlp_layer_types "sparse" / "dense", or the
+                           Hub's moe_layer_freq list (1 / 0); absent: layer 0 dense */
+};
+
+/* Which attention layers carry per-head sinks. */
+enum moe_sinks {
+    SINKS_NONE,
+    SINKS_ALL,          /* GptOssAttention.sinks */
+    SINKS_SLIDING,      /* MiMoV2FlashAttention: sliding layers only */
+};
+
+/* What a Hub key the class hardcodes must equal for the class's shapes to be the
+ * checkpoint's (struct moe_fixed). */
+enum moe_fixed_of {
+    FIXED_HEADS,        /* num_attention_heads */
+    FIXED_SWA_KV,       /* num_key_value_heads x swa_kv_mult */
+    FIXED_HEAD_DIM,     /* head_dim */
+    FIXED_V_HEAD_DIM,   /* v_head_dim */
+    FIXED_TRUE,
+    FIXED_FALSE,
+};
+
+struct moe_fixed {
+    const char *key;
+    enum moe_fixed_of of;
 };
 
 /* How the always-on shared expert is sized. */
@@ -76,8 +102,17 @@ struct moe_spec {
     uint8_t qk_norm;                 /* 1 per head_dim, 2 over all heads */
     const char *qk_norm_key;         /* NULL: qk_norm always */
     bool qk_norm_def;
-    bool sinks;                      /* per-head attention sinks (gpt-oss) */
+    enum moe_sinks sinks;            /* per-head attention sinks */
     bool windows;                    /* sliding_window / layer_types honoured */
+    bool hybrid_pattern;             /* layer_types, or the Hub's hybrid_layer_pattern (1 =
+                                        sliding); absent: layer 0 and every 6th full
+                                        (MiMoV2FlashConfig.__post_init__) */
+    uint8_t swa_kv_mult;             /* sliding layers hold num_key_value_heads x this (0: x1) */
+    const char *v_head_dim_key;      /* value heads narrower than head_dim, or NULL */
+    uint64_t v_head_dim_def;
+    const struct moe_fixed *fixed;   /* Hub keys the class hardcodes, NULL-key ended, or NULL */
+    bool mtp_unsized;                /* the class drops the checkpoint's model.mtp.* on load and
+                                        config.json sizes none: the stored count is unsure */
     bool honour_use_sliding_window;
     bool max_window_layers;          /* Qwen: layers below max_window_layers attend fully */
     bool mtp;                        /* num_nextn_predict_layers stored in the checkpoint */
@@ -87,6 +122,16 @@ struct moe_spec {
     bool dsa_indexer;                /* DeepSeek sparse attention indexer inside attention */
     struct mla_defaults mla;
 };
+
+/* quantization_config of c: *bo x *bi, the FP8 weight_block_size (0 x 0 when the checkpoint
+ * stores no FP8 block scales), and the MXFP4 packing rule added to m. */
+int fg__moe_read_quant(const struct fg_cfg *c, struct fg_model *m, uint64_t *bo, uint64_t *bi,
+                       struct fg_err *err);
+
+/* The FP8 weight_scale_inv scalars of m's block linears: one per bo x bi block of every
+ * linear of an attention, MLA, MLP or MoE node but those checkpoints keep in bf16 (routers,
+ * Qwen's shared-expert gate, the DSA indexer's weights_proj). */
+uint64_t fg__moe_fp8_scales(const struct fg_model *m, uint64_t bo, uint64_t bi);
 
 /* The reader of every row: spec is its struct moe_spec. */
 int fg__arch_read_moe(const struct fg_cfg *c, struct fg_model *m, const void *spec,

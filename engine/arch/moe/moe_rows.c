@@ -107,7 +107,7 @@ static const struct moe_spec gpt_oss = {
     .peft = FG_LORA_EXPERTS_NONE,
     .place = PLACE_ALL, .fused_gate_up = true, .expert_bias = true, .router_bias = true,
     .attn = ATTN_GQA, .attn_bias_key = "attention_bias", .attn_bias_def = true,
-    .sinks = true, .windows = true};
+    .sinks = SINKS_ALL, .windows = true};
 
 /* DeepseekForCausalLM (remote code modeling_deepseek.py of deepseek-moe-16b):
  * llama attention; DeepseekMoE with MoEGate weight (n_routed_experts, hidden),
@@ -240,6 +240,44 @@ static const struct moe_spec glm4_moe = {
     .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 1,
     .score_bias = SCORE_BIAS_ALWAYS, .attn = ATTN_GQA, .qkv_bias_key = "attention_bias",
     .qk_norm = 1, .qk_norm_key = "use_qk_norm", .mtp = true};
+
+/* MiMoV2FlashForCausalLM (models/mimo_v2_flash/modular_mimo_v2_flash.py at decba1d2ea,
+ * MiMo-V2-Flash): Glm4Moe blocks without shared experts or q/k norms.  MiMoV2FlashAttention:
+ * q_proj / k_proj of head_dim, v_proj and o_proj of v_head_dim, biases by attention_bias on
+ * q/k/v only; sliding layers (layer_types, or the Hub's hybrid_layer_pattern) hold twice the
+ * key/value heads and one sink per head.  Layer 0 a dense MLP of intermediate_size, the rest
+ * MiMoV2FlashMoE (mlp_layer_types, or the Hub's moe_layer_freq list): MiMoV2FlashTopkRouter
+ * weight (experts, hidden) with its e_score_correction_bias buffer, MiMoV2FlashExperts
+ * gate_up_proj / down_proj of moe_intermediate_size.  The Hub's swa_* and *_sink_bias keys
+ * are what convert_mimo_v2_flash_weights_to_hf.py drops as hardcoded: read, and a value
+ * other than the class's makes the count unsure.  The checkpoint's model.mtp.* layers
+ * (_keys_to_ignore_on_load_unexpected) have no size in config.json.  Its conversion copies
+ * qwen2_moe's (conversion_mapping.py), but _MODEL_TO_CONVERSION_PATTERN does not list the
+ * type, and peft (huggingface/peft@5d602fdb utils/transformers_weight_conversion.py
+ * _convert_peft_config_moe) maps target names onto fused experts only for the types listed
+ * there: no target name reaches them.  MiMoV2FlashConfig defaults. */
+static const struct moe_fixed mimo_v2_flash_fixed[] = {
+    {"swa_num_attention_heads", FIXED_HEADS},
+    {"swa_num_key_value_heads", FIXED_SWA_KV},
+    {"swa_head_dim|swa_qk_head_dim", FIXED_HEAD_DIM},
+    {"swa_v_head_dim", FIXED_V_HEAD_DIM},
+    {"add_swa_attention_sink_bias", FIXED_TRUE},
+    {"add_full_attention_sink_bias", FIXED_FALSE},
+    {NULL, 0},
+};
+static const struct moe_spec mimo_v2_flash = {
+    .d = {.vocab = 152576, .hidden = 4096, .inter = 16384, .layers = 48, .heads = 64,
+          .max_pos = 131072, .tie = false},
+    .kv_heads_def = 4, .head_dim_def = 192,
+    .experts_key = "n_routed_experts", .experts_def = 256,
+    .topk_key = "num_experts_per_tok", .topk_def = 8,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 2048,
+    .peft = FG_LORA_EXPERTS_NONE,
+    .place = PLACE_TYPES, .fused_gate_up = true, .score_bias = SCORE_BIAS_ALWAYS,
+    .attn = ATTN_GQA, .qkv_bias_key = "attention_bias",
+    .sinks = SINKS_SLIDING, .hybrid_pattern = true, .swa_kv_mult = 2,
+    .v_head_dim_key = "v_head_dim", .v_head_dim_def = 128, .fixed = mimo_v2_flash_fixed,
+    .mtp_unsized = true};
 
 /* Ernie4_5_MoeForCausalLM (models/ernie4_5_moe/modular_ernie4_5_moe.py): q/k/v/o biased by
  * use_bias, MoE layers from moe_layer_start_index every moe_layer_interval, shared experts of
