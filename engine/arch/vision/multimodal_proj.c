@@ -37,21 +37,6 @@ int fg__mm_vision_view(const struct fg_cfg *c, struct fg_model *m, const char *l
     return fg_cfg_child(c, "vision_config", v, err) ? 0 : FG_E_TYPE;
 }
 
-int fg__mm_add_vision_first(const struct fg_cfg *c, struct fg_model *m, const char *left_out,
-                            fg__mm_tower_fn add, const void *ctx, struct fg_err *err)
-{
-    struct fg_cfg v;
-    struct fg_config *fill = NULL;
-    int rc = fg__mm_vision_view(c, m, left_out, &v, &fill, err);
-    if (rc || !v.obj)
-        return rc;
-    size_t first = m->n_nodes;
-    if (!(rc = add(m, c, &v, ctx, err)))
-        rc = fg__mm_move_to_front(m, first, err);
-    fg_config_free(fill);
-    return rc;
-}
-
 /* ---- projectors ---------------------------------------------------------------- */
 
 struct fg_node *fg__mm_projector_node(struct fg_model *m, uint64_t out, const char *desc,
