@@ -69,7 +69,8 @@ static const struct fg_core_defaults text_defaults = {
     .vocab = 103424, .hidden = 2560, .inter = 12288, .layers = 28, .heads = 20,
     .max_pos = 131072, .tie = true, .kv_heads = 4};
 
-/* An int or a list of ints at key: its entries in out (cap), their count in *n (0 absent). */
+/* An int or a list of ints at key (each -1 to FG_MAX_INTER, -1 in an int only): its entries
+ * in out (cap), their count in *n (0 absent). */
 static int read_ints(const struct fg_cfg *c, const char *key, int64_t *out, size_t cap,
                      size_t *n, struct fg_err *err)
 {
@@ -79,7 +80,7 @@ static int read_ints(const struct fg_cfg *c, const char *key, int64_t *out, size
         return 0;
     if (f == FG_CFG_NUMBER) {
         double d;
-        int rc = fg_cfg_f64(c, key, 0, -1, (double)FG_MAX_LAYERS * 64, &d, err);
+        int rc = fg_cfg_f64(c, key, 0, -1, (double)FG_MAX_INTER, &d, err);
         if (rc)
             return rc;
         if (d != (double)(int64_t)d)
@@ -91,7 +92,7 @@ static int read_ints(const struct fg_cfg *c, const char *key, int64_t *out, size
     }
     uint64_t u[8];
     size_t k = 0;
-    int rc = fg_cfg_u64_array(c, key, 0, (uint64_t)FG_MAX_LAYERS * 64, u, 8, &k, err);
+    int rc = fg_cfg_u64_array(c, key, 0, FG_MAX_INTER, u, 8, &k, err);
     if (rc)
         return rc;
     if (k == 0 || k > cap)
