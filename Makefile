@@ -152,6 +152,7 @@ ENGINE_SRCS := \
 	engine/arch/vision/phi4mm.c \
 	engine/arch/vision/ovis2.c \
 	engine/arch/vision/evolla.c \
+	engine/arch/vision/gemma4.c \
 	engine/arch/vision/llava_proj.c \
 	engine/arch/moe/dbrx_jetmoe_minimax.c \
 	engine/arch/moe/afmoe_longcat_doge.c \
@@ -270,6 +271,7 @@ TEST_SRCS := \
 	tests/test_arch_ssm.c \
 	tests/test_arch_vl.c \
 	tests/test_arch_vl_ernie_minicpm.c \
+	tests/test_arch_gemma4.c \
 	tests/test_arch_moe_families.c \
 	tests/test_arch_generic.c \
 	tests/test_arch_keys.c \

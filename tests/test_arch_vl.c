@@ -161,6 +161,45 @@ static uint64_t clip_l336(void)
            577 * h + 4 * h;
 }
 
+/* zai-org/GLM-OCR (tests/fixtures/models): GlmOcrForConditionalGeneration at transformers
+ * decba1d2ea, term by term from modeling_glm_ocr.py. */
+static void read_glm_ocr_should_count_the_ocr_tower_merger_and_unbiased_glm4_text(void **state)
+{
+    (void)state;
+    struct fg_model *m = load("tests/fixtures/models/zai-org--GLM-OCR");
+    /* GlmOcrVisionModel: 24 blocks of 1024 (16 heads of 64): qkv and proj biased, q_norm /
+     * k_norm over 64, gate / up / down of 4096 biased, norm1 / norm2; Conv3d stem with bias,
+     * post_layernorm */
+    const uint64_t h = 1024, f = 4096, o = 1536;
+    const uint64_t block = (h * 3 * h + 3 * h) + (h * h + h) + 2 * 64 +
+                           (2 * (h * f + f) + f * h + h) + 2 * h;
+    const uint64_t tower = 24 * block + (3ull * 2 * 14 * 14 * h + h) + h;
+    /* downsample Conv2d 1024 x 2 x 2 -> 1536 with bias; GlmOcrVisionPatchMerger: proj, a
+     * LayerNorm, gate / up to 1536 x in_channels 3 and down, no biases */
+    const uint64_t proj = (4 * h * o + o) + o * o + 2 * o + 3 * o * (3 * o);
+    /* GlmOcrTextModel: q 1536 -> 16 x 128, k / v -> 8 x 128, o back, no biases; gate_up
+     * 1536 -> 2 x 4608, down; four RMSNorms; final norm; untied lm_head over 59392 */
+    const uint64_t H = 1536, F = 4608, V = 59392;
+    const uint64_t layer = H * 2048 + 2 * H * 1024 + 2048 * H + 3 * H * F + 4 * H;
+    const uint64_t text = 2 * V * H + 16 * layer + H;
+    /* model.language_model.layers.16.*, which GlmOcrPreTrainedModel skips on load: one
+     * decoder layer, enorm, hnorm, eh_proj 3072 -> 1536, shared_head.norm */
+    const uint64_t mtp = layer + 2 * H * H + 3 * H;
+    /* and its own embed_tokens and shared_head.head, 59392 x 1536 each */
+    const uint64_t copies = 2 * V * H;
+    assert_int_equal(m->params_total, tower + proj + text + mtp + copies);
+    /* the Hub's safetensors total for zai-org/GLM-OCR (revision ca5d8b3e, 2,650,579,464
+     * bytes of BF16 weights), quoted in two files of the code index */
+    assert_int_equal(m->params_total, 1325258240ull);
+    assert_int_equal(first_of(m, FG_NODE_VISION)->params, tower);
+    assert_int_equal(rule_with(m, "MTP layers:")->scalars, (int64_t)mtp);
+    assert_int_equal(rule_with(m, "MTP layers store")->scalars, (int64_t)copies);
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_true(m->unsure_count_only);
+    assert_string_equal(m->unsure_key, "num_nextn_predict_layers");
+    fg_model_free(m);
+}
+
 static void read_llava_next_video_should_add_the_pooler_only_when_it_convolves(void **state)
 {
     (void)state;
@@ -883,12 +922,94 @@ static void read_evolla_should_read_the_evollamodel_spelling_as_evolla(void **st
     fg_model_free(m);
 }
 
+/* ---- EXAONE-4.5 -------------------------------------------------------------------- */
+
+/* LGAI-EXAONE/EXAONE-4.5-33B (tests/fixtures/models): Exaone4_5_ForConditionalGeneration at
+ * transformers decba1d2ea, term by term from modeling_exaone4_5.py. */
+static void read_exaone4_5_should_count_the_gqa_tower_merger_and_exaone4_text(void **state)
+{
+    (void)state;
+    struct fg_model *m = load("tests/fixtures/models/LGAI-EXAONE--EXAONE-4.5-33B");
+    /* Exaone4_5_VisionModel, 28 blocks of 2048, 32 heads of 64 and 8 k/v heads: qkv a biased
+     * Linear(2048 -> 2048 + 2 x 8 x 64), proj biased, Exaone4_5_MLP gate / up / down of 5120
+     * biased, norm1 / norm2 RMSNorms; Conv3d stem 3 x 2 x 14 x 14 without bias */
+    const uint64_t h = 2048, kv = 8 * 64, f = 5120;
+    const uint64_t block = (h * (h + 2 * kv) + h + 2 * kv) + (h * h + h) +
+                           (2 * (h * f + f) + f * h + h) + 2 * h;
+    const uint64_t tower = 28 * block + 3ull * 2 * 14 * 14 * h;
+    /* Exaone4_5_PatchMerger: ln_q RMSNorm(2048), Linear(8192 -> 8192), Linear(8192 -> 5120) */
+    const uint64_t w = 4 * h, merger = h + (w * w + w) + (w * 5120 + 5120);
+    /* the exaone4 text model: q 5120 -> 40 x 128, k / v -> 8 x 128, o, no biases; q_norm /
+     * k_norm over 128; gate / up / down of 27392; post-attention and post-feedforward
+     * RMSNorms; final norm; untied lm_head over 153600 */
+    const uint64_t H = 5120, F = 27392, V = 153600;
+    const uint64_t layer = 2 * H * H + 2 * H * 1024 + 2 * 128 + 3 * H * F + 2 * H;
+    const uint64_t text = 2 * V * H + 64 * layer + H;
+    /* the release's mtp.* (num_nextn_predict_layers 1), which transformers skips on load:
+     * one text decoder layer, fc 10240 -> 5120 and three RMSNorms, a rule of the stored
+     * count that the model leaves out */
+    const uint64_t mtp = layer + 2 * H * H + 3 * H;
+    assert_int_equal(m->params_total, tower + merger + text + mtp);
+    assert_int_equal(m->params_total, 34350097664ull);
+    assert_non_null(rule_with(m, "MTP layers"));
+    assert_int_equal(rule_with(m, "MTP layers")->scalars, (int64_t)mtp);
+    const struct fg_node *t = first_of(m, FG_NODE_VISION);
+    assert_non_null(t);
+    assert_int_equal(t->params, tower);
+    assert_int_equal(t->kv_heads, 8);
+    assert_int_equal(lin(t, "qkv")->out, h + 2 * kv);
+    /* a fine-tune saved through transformers holds no mtp.*: the stored count is open */
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_true(m->unsure_count_only);
+    assert_string_equal(m->unsure_key, "num_nextn_predict_layers");
+    fg_model_free(m);
+}
+
+/* ---- PaddleOCR-VL ------------------------------------------------------------------ */
+
+/* PaddlePaddle/PaddleOCR-VL (tests/fixtures/models): PaddleOCRVLForConditionalGeneration at
+ * transformers decba1d2ea, term by term from modeling_paddleocr_vl.py. */
+static void read_paddleocr_vl_should_count_siglip_the_projector_and_ernie_text(void **state)
+{
+    (void)state;
+    struct fg_model *m = load("tests/fixtures/models/PaddlePaddle--PaddleOCR-VL");
+    /* PaddleOCRVisionModel: Conv2d 3 x 14 x 14 -> 1152 with bias, (384 / 14)^2 = 729
+     * positions, 27 layers of layer_norm1 / 2, q / k / v / out_proj and fc1 / fc2 of 4304,
+     * all biased; post_layernorm */
+    const uint64_t h = 1152, f = 4304;
+    const uint64_t block = 4 * (h * h + h) + (h * f + f) + (f * h + h) + 4 * h;
+    const uint64_t tower = 27 * block + (3 * 14 * 14 * h + h) + 729 * h + 2 * h;
+    /* PaddleOCRProjector: pre_norm LayerNorm(1152), linear_1 4608 -> 4608, linear_2 4608 ->
+     * 1024, biased */
+    const uint64_t w = 4 * h, proj = 2 * h + (w * w + w) + (w * 1024 + 1024);
+    /* PaddleOCRTextModel from the root keys: 18 layers, q 1024 -> 16 x 128, k / v -> 2 x 128,
+     * o, gate / up / down of 3072, no biases (use_bias false); two RMSNorms; final norm;
+     * untied lm_head over 103424 (the root's tie_word_embeddings) */
+    const uint64_t H = 1024, V = 103424;
+    const uint64_t layer = H * 2048 + 2 * H * 256 + 2048 * H + 3 * H * 3072 + 2 * H;
+    const uint64_t text = 2 * V * H + 18 * layer + H;
+    /* what the release stores and the class skips on load: packing_position_embedding
+     * (32768 x 1152) and the SigLIP pooling head (probe, in_proj, out_proj, LayerNorm, MLP) */
+    const uint64_t stored = 32768 * h + h + (3 * h * h + 3 * h) + (h * h + h) + 2 * h +
+                            (h * f + f) + (f * h + h);
+    assert_int_equal(first_of(m, FG_NODE_VISION)->params, tower);
+    assert_int_equal(rule_with(m, "packing_position_embedding")->scalars, (int64_t)stored);
+    assert_int_equal(m->params_total, tower + proj + text + stored);
+    /* PaddleOCR-VL-1.6's Hub safetensors total (its config not at hand; 1.0's and 1.5's are
+     * byte-identical), quoted in two files of the code index */
+    assert_int_equal(m->params_total, 958588736ull);
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_true(m->unsure_count_only);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(read_glm4v_should_count_the_glm4v_tower_merger_and_glm4_text),
         cmocka_unit_test(read_glm4v_moe_should_count_air_blocks_without_mtp),
         cmocka_unit_test(read_glm46v_should_pick_the_text_model_by_its_type),
+        cmocka_unit_test(read_glm_ocr_should_count_the_ocr_tower_merger_and_unbiased_glm4_text),
         cmocka_unit_test(read_llava_next_video_should_add_the_pooler_only_when_it_convolves),
         cmocka_unit_test(read_llava_should_count_the_class_default_tower_of_an_absent_vision_config),
         cmocka_unit_test(read_vipllava_should_norm_and_project_every_feature_layer),
@@ -911,6 +1032,8 @@ int main(void)
         cmocka_unit_test(read_ovis2_should_count_the_visual_tokenizer_and_embedding_table),
         cmocka_unit_test(read_evolla_should_count_saprot_the_compressor_and_the_adapters),
         cmocka_unit_test(read_evolla_should_read_the_evollamodel_spelling_as_evolla),
+        cmocka_unit_test(read_exaone4_5_should_count_the_gqa_tower_merger_and_exaone4_text),
+        cmocka_unit_test(read_paddleocr_vl_should_count_siglip_the_projector_and_ernie_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

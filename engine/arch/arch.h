@@ -91,6 +91,7 @@ extern const struct fg_arch fg__arch_vl_janus_table[];
 extern const struct fg_arch fg__arch_vl_phi4mm_table[];
 extern const struct fg_arch fg__arch_vl_ovis_table[];
 extern const struct fg_arch fg__arch_vl_evolla_table[];
+extern const struct fg_arch fg__arch_vl_gemma4_table[];
 extern const struct fg_arch fg__arch_dec_table[];
 extern const struct fg_arch fg__arch_dec2_table[];
 
@@ -315,5 +316,11 @@ int fg__read_num_labels(const struct fg_cfg *c, uint64_t *out, struct fg_err *er
  * slide (Gemma-2). */
 int fg__read_windows(const struct fg_cfg *c, uint64_t layers, uint64_t *window, uint64_t pattern,
                      bool honour_use_sliding_window, struct fg_err *err);
+
+/* Which layers attend over the whole sequence (Gemma 3n, Gemma 4): full[l] from layer_types
+ * ("full_attention" / "sliding_attention", one a layer), else true where (l + 1) % period
+ * == 0.  FG_E_RANGE naming the key for a list of another length or another kind. */
+int fg__read_full_layers(const struct fg_cfg *c, uint64_t layers, uint64_t period, bool *full,
+                         struct fg_err *err);
 
 #endif

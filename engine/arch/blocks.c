@@ -463,6 +463,29 @@ int fg__read_windows(const struct fg_cfg *c, uint64_t layers, uint64_t *window, 
     return 0;
 }
 
+int fg__read_full_layers(const struct fg_cfg *c, uint64_t layers, uint64_t period, bool *full,
+                         struct fg_err *err)
+{
+    const char *t[FG_MAX_LAYERS];
+    size_t n = 0;
+    int rc = fg_cfg_str_array(c, "layer_types", t, FG_MAX_LAYERS, &n, err);
+    if (rc)
+        return rc;
+    if (n && n != layers)
+        return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has %zu entries for %llu "
+                          "layers", c->origin, n, (unsigned long long)layers);
+    for (uint64_t l = 0; l < layers; l++) {
+        if (!n)
+            full[l] = (l + 1) % period == 0;
+        else if (!strcmp(t[l], "full_attention") || !strcmp(t[l], "sliding_attention"))
+            full[l] = !strcmp(t[l], "full_attention");
+        else
+            return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has unknown kind '%s' at "
+                              "layer %llu", c->origin, t[l], (unsigned long long)l);
+    }
+    return 0;
+}
+
 unsigned fg__cfg_tf_version(const struct fg_cfg *c)
 {
     const char *v = NULL;

@@ -53,6 +53,7 @@ struct fg_cfg_over {
 #define FG_CFG_NUMBER(v) (&(const struct cJSON){.type = cJSON_Number, .valueint = (v), \
                                                   .valuedouble = (v)})
 #define FG_CFG_TRUE (&(const struct cJSON){.type = cJSON_True, .valueint = 1})
+#define FG_CFG_FALSE (&(const struct cJSON){.type = cJSON_False})
 
 /* A view on one JSON object of a document (the root, or text_config ...). */
 struct fg_cfg {

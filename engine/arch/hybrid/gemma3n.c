@@ -23,30 +23,6 @@ struct g3n {
     bool full[FG_MAX_LAYERS];
 };
 
-/* layer_types, else full attention where (i + 1) % 5 == 0 (Gemma3nTextConfig). */
-static int read_types(const struct fg_cfg *c, uint64_t layers, bool *full, struct fg_err *err)
-{
-    const char *t[FG_MAX_LAYERS];
-    size_t n = 0;
-    int rc = fg_cfg_str_array(c, "layer_types", t, FG_MAX_LAYERS, &n, err);
-    if (rc)
-        return rc;
-    if (n && n != layers)
-        return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has %zu entries for %llu "
-                          "layers", c->origin, n, (unsigned long long)layers);
-    for (uint64_t l = 0; l < layers; l++) {
-        if (!n) {
-            full[l] = (l + 1) % 5 == 0;
-        } else if (!strcmp(t[l], "full_attention") || !strcmp(t[l], "sliding_attention")) {
-            full[l] = !strcmp(t[l], "full_attention");
-        } else {
-            return fg_err_set(err, FG_E_RANGE, "%s: key 'layer_types' has unknown kind '%s' at "
-                              "layer %llu", c->origin, t[l], (unsigned long long)l);
-        }
-    }
-    return 0;
-}
-
 /* Gemma3nTextConfig's sizes; read here rather than by fg__read_core, whose
  * intermediate_size is one number. */
 static int read_g3n_cfg(const struct fg_cfg *c, struct fg_model *m, struct g3n *g,
@@ -73,7 +49,7 @@ static int read_g3n_cfg(const struct fg_cfg *c, struct fg_model *m, struct g3n *
         (rc = fg_cfg_bool(c, "attention_bias", false, &g->attn_bias, err)) ||
         (rc = fg_cfg_u64_per_layer(c, "intermediate_size", 16384, 1, FG_MAX_INTER, m->layers,
                                    g->inter, FG_MAX_LAYERS, err)) ||
-        (rc = read_types(c, m->layers, g->full, err)))
+        (rc = fg__read_full_layers(c, m->layers, 5, g->full, err)))
         return rc;
     /* Gemma3nTextConfig.validate_architecture */
     if (m->hidden % m->heads || m->heads % m->kv_heads)

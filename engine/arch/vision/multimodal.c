@@ -162,6 +162,32 @@ static const struct vit_spec qwen2_5_vl_vit = {
     .patch = {"patch_size|spatial_patch_size", 14}, .temporal = {"temporal_patch_size", 2},
     .pos = VIT_POS_NONE, .fused_qkv = true, .rms = true, .gated_mlp = true};
 
+/* Exaone4_5_VisionModel (models/exaone4_5/modeling_exaone4_5.py at transformers decba1d2ea):
+ * the Qwen2.5-VL tower but for Exaone4_5_VisionAttention's grouped keys and values - qkv a
+ * biased Linear(hidden -> hidden + 2 x num_key_value_heads x head_dim).  Conv3d stem without
+ * bias (Exaone4_5_PatchEmbed), RMSNorms norm1 / norm2, proj and Exaone4_5_MLP gate / up / down
+ * with bias; the merger is Exaone4_5_PatchMerger, Qwen2.5-VL's.  Exaone4_5_VisionConfig
+ * defaults. */
+static const struct vit_spec exaone4_5_vit = {
+    .name = "EXAONE-4.5 ViT",
+    .hidden = {"hidden_size", 3584}, .layers = {"depth", 32}, .heads = {"num_heads", 16},
+    .kv_heads = {"num_key_value_heads", 8}, .inter = {"intermediate_size", 3420},
+    .channels = {"in_channels", 3}, .patch = {"patch_size", 14},
+    .temporal = {"temporal_patch_size", 2}, .pos = VIT_POS_NONE, .fused_qkv = true, .rms = true,
+    .gated_mlp = true};
+
+/* PaddleOCRVisionModel (models/paddleocr_vl/modeling_paddleocr_vl.py at transformers
+ * decba1d2ea): the SigLIP layout - Conv2d stem with bias, a learned table of (image_size /
+ * patch_size)^2 rows (bilinearly resampled to each grid), LayerNorms with bias, q / k / v /
+ * out_proj and fc1 / fc2 with bias, post_layernorm - with no pooling head.
+ * PaddleOCRVisionConfig defaults. */
+static const struct vit_spec paddleocr_vit = {
+    .name = "PaddleOCR SigLIP ViT",
+    .hidden = {"hidden_size", 1152}, .layers = {"num_hidden_layers", 27},
+    .heads = {"num_attention_heads", 16}, .inter = {"intermediate_size", 4304},
+    .channels = {"num_channels", 3}, .patch = {"patch_size", 14}, .image = {"image_size", 384},
+    .pos = VIT_POS_PATCHES, .patch_bias = true, .post_norm = true};
+
 /* InternVLVisionModel (models/internvl/modeling_internvl.py, InternViT): Conv2d stem with bias,
  * cls_token, a position table of num_patches + 1 rows, q/k/v (attention_bias) /
  * projection_layer / fc1 / fc2, two norms and two layer scales a block; read_switches reads
@@ -262,13 +288,13 @@ int fg__mm_add_vision_first(const struct fg_cfg *c, struct fg_model *m, const ch
 
 void fg__mm_tower_blocks(struct fg_node *n, const struct fg_mm_blocks *b)
 {
-    const uint64_t h = b->h, f = b->f, L = b->L;
+    const uint64_t h = b->h, f = b->f, L = b->L, kv = b->kv ? b->kv : b->h;
     if (b->fused_qkv) {
-        fg__node_linear(n, "qkv", h, 3 * h, L, b->qkv_bias);
+        fg__node_linear(n, "qkv", h, h + 2 * kv, L, b->qkv_bias);
     } else {
         fg__node_linear(n, "q", h, h, L, b->qkv_bias);
-        fg__node_linear(n, "k", h, h, L, b->qkv_bias);
-        fg__node_linear(n, "v", h, h, L, b->qkv_bias);
+        fg__node_linear(n, "k", h, kv, L, b->qkv_bias);
+        fg__node_linear(n, "v", h, kv, L, b->qkv_bias);
     }
     fg__node_linear(n, "o", h, h, L, b->o_bias);
     if (b->gated)
@@ -323,6 +349,9 @@ static int read_vit_dims(const struct fg_cfg *v, const struct vit_spec *s, struc
         return rc;
     if (s->temporal.keys && (rc = get_key(v, &s->temporal, 64, &d->temporal, err)))
         return rc;
+    d->kv_heads = d->heads;
+    if (s->kv_heads.keys && (rc = get_key(v, &s->kv_heads, FG_MAX_HEADS, &d->kv_heads, err)))
+        return rc;
     if (s->image.keys && (rc = get_key(v, &s->image, 1u << 16, &d->image, err)))
         return rc;
     if (s->mlp_ratio_key) {
@@ -340,6 +369,10 @@ static int read_vit_dims(const struct fg_cfg *v, const struct vit_spec *s, struc
         return fg_err_set(err, FG_E_RANGE, "%s: %s hidden size %llu is not divisible by %llu heads",
                           v->origin, v->scope, (unsigned long long)d->hidden,
                           (unsigned long long)d->heads);
+    if (d->heads % d->kv_heads)
+        return fg_err_set(err, FG_E_RANGE, "%s: %s %llu heads are not divisible by %llu key/value "
+                          "heads", v->origin, v->scope, (unsigned long long)d->heads,
+                          (unsigned long long)d->kv_heads);
     if (s->pos_type_key) {
         const char *pt = NULL;
         if ((rc = fg_cfg_str(v, s->pos_type_key, s->pos_type_val, &pt, err)))
@@ -393,6 +426,7 @@ int fg__mm_add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
     bool b = !s->no_bias;
     uint64_t norm = sw.rms ? h : 2 * h;
     fg__mm_tower_blocks(n, &(struct fg_mm_blocks){.h = h, .f = d->inter, .L = L,
+                                                  .kv = h / d->heads * d->kv_heads,
                                                   .fused_qkv = s->fused_qkv,
                                                   .qkv_bias = sw.qkv_bias, .o_bias = b,
                                                   .gated = s->gated_mlp, .mlp_bias = b});
@@ -408,7 +442,7 @@ int fg__mm_add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
     n->hidden = (uint32_t)h;
     n->width = (uint32_t)h;
     n->heads = (uint32_t)d->heads;
-    n->kv_heads = (uint32_t)d->heads;
+    n->kv_heads = (uint32_t)d->kv_heads;
     n->head_dim = (uint32_t)(h / d->heads);
     n->v_head_dim = n->head_dim;
     n->inter = (uint32_t)d->inter;
@@ -543,12 +577,45 @@ int fg__mm_read_root_text(const struct fg_cfg *c, const char *type,
 static int mm_read_tower(const struct fg_cfg *c, const struct mm_spec *s, struct fg_model *m,
                          const struct fg_cfg *vc, struct fg_err *err);
 
+/*
+ * The MTP layers text_config.<s->mtp_key> declares, which the wrapper's class skips on load
+ * (Exaone4_5_PreTrainedModel: _keys_to_ignore_on_load_unexpected mtp.*) and the release
+ * stores: per layer one decoder layer of the text model's shapes, and once mtp.fc 2h -> h
+ * without bias, the RMSNorms pre_fc_norm_embedding, pre_fc_norm_hidden and norm; the
+ * embedding and head are the text model's (vllm-project/vllm
+ * vllm/model_executor/models/exaone4_5_mtp.py, Exaone4_5MultiTokenPredictor, which loads
+ * mtp.* and shares embed_tokens / lm_head).  Counted as an optional rule; called with the
+ * text model alone in m, its layer 0 the block.
+ */
+static int mm_read_mtp(const struct fg_cfg *c, const struct mm_spec *s, struct fg_model *m,
+                       struct fg_err *err)
+{
+    struct fg_cfg t;
+    uint64_t mtp = 0;
+    if (!s->mtp_key || !fg_cfg_has(c, "text_config"))
+        return 0;
+    if (!fg_cfg_child(c, "text_config", &t, err))
+        return FG_E_TYPE;
+    int rc = fg_cfg_u64(&t, s->mtp_key, 0, 0, 64, &mtp, err);
+    if (rc || !mtp)
+        return rc;
+    uint64_t block = 0, h = m->hidden;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        block += m->nodes[i].layer == 0 ? m->nodes[i].params : 0;
+    fg__model_rule_optional(m, s->mtp_key, "MTP layers (mtp.*): "
+                            "decoder layers + fc 2h->h, two pre-fc norms, norm",
+                            (int64_t)(mtp * block + 2 * h * h + 3 * h));
+    fg__model_note(m, "%s=%llu: MTP layers (mtp.*) counted as stored; transformers does not "
+                   "build them: memory leaves them out", s->mtp_key, (unsigned long long)mtp);
+    return 0;
+}
+
 int fg__mm_read(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                 struct fg_err *err)
 {
     const struct mm_spec *s = spec;
     int rc = fg__mm_read_text(c, s, m, err);
-    if (rc)
+    if (rc || (rc = mm_read_mtp(c, s, m, err)))
         return rc;
     if ((rc = text_only_class(c, m, err)))
         return rc;
@@ -660,6 +727,22 @@ static const struct mm_spec llava_onevision = {.text_type = "qwen2", .vit = &fg_
 static const struct mm_spec qwen2_5_vl = {.text_type = "qwen2", .text_alias = "qwen2_5_vl_text",
                                           .text_in_root = true, .vit = &qwen2_5_vl_vit,
                                           .proj = PROJ_QWEN2_5_VL};
+
+/* Exaone4_5_ForConditionalGeneration: AutoModel.from_config(text_config), an exaone4 model
+ * (Exaone4_5_Config maps text_config.model_type exaone4_5_text to exaone4), the EXAONE-4.5
+ * tower and Qwen2.5-VL's merger; lm_head untied by default. */
+static const struct mm_spec exaone4_5 = {.text_type = "exaone4", .text_alias = "exaone4_5_text",
+                                         .vit = &exaone4_5_vit, .proj = PROJ_QWEN2_5_VL,
+                                         .mtp_key = "num_nextn_predict_layers"};
+
+/* PaddleOCRVLForConditionalGeneration: PaddleOCRTextModel - Ernie-4.5's decoder (q / k / v /
+ * o and the gated MLP biased by use_bias, two RMSNorms, head_dim), read by the ernie4_5 reader;
+ * PaddleOCRVLConfig takes its keys from the root when text_config is absent, as the releases
+ * write them - the tower and PaddleOCRProjector. */
+static const struct mm_spec paddleocr_vl = {.text_type = "ernie4_5",
+                                            .text_alias = "paddleocr_vl_text",
+                                            .text_in_root = true, .vit = &paddleocr_vit,
+                                            .proj = PROJ_PADDLEOCR};
 
 /* AyaVisionForConditionalGeneration: a Cohere-2 text model (AyaVisionConfig's default), the
  * tower vision_config names (SigLIP) and the SwiGLU projector. */

@@ -10,11 +10,11 @@
 
 enum proj_kind { PROJ_LLAVA, PROJ_GEMMA3, PROJ_QWEN2_VL, PROJ_LLAMA4, PROJ_KIMI, PROJ_QWEN3_VL,
                  PROJ_MISTRAL3, PROJ_PALIGEMMA, PROJ_IDEFICS3, PROJ_QWEN2_5_VL, PROJ_AYA_VISION,
-                 PROJ_INTERNVL, PROJ_COUNT };
+                 PROJ_INTERNVL, PROJ_PADDLEOCR, PROJ_COUNT };
 
 /* The vision tower's sizes as add_vit read them. */
 struct vit_dims {
-    uint64_t hidden, layers, heads, inter, channels, patch, image, temporal;
+    uint64_t hidden, layers, heads, kv_heads, inter, channels, patch, image, temporal;
 };
 
 /* A projector builder: adds the projector node(s) after the tower for the text model m
@@ -44,6 +44,7 @@ enum vit_pos {
 struct vit_spec {
     const char *name;                   /* shown in the node's description */
     struct mm_key hidden, layers, heads, inter, channels, patch, image;
+    struct mm_key kv_heads;             /* grouped k/v heads (EXAONE-4.5); keys NULL = heads */
     struct mm_key temporal;             /* Conv3d time taps (Qwen2-VL); keys NULL = 2D stem */
     const char *mlp_ratio_key;          /* MLP width = hidden x ratio (Qwen2-VL), or NULL */
     double mlp_ratio_def;
@@ -74,6 +75,8 @@ struct mm_spec {
     bool image_newline;       /* LLaVA-NeXT's image_newline, one text-hidden vector */
     fg__mm_proj_fn proj_fn;   /* a projector of another file (arch_vl*.c), used instead of
                                  proj when set */
+    const char *mtp_key;      /* the text_config key counting the MTP layers the release
+                                 stores beside the text model (mtp.*), or NULL */
 };
 
 /* Towers other files name (multimodal.c): CLIPVisionModel, SiglipVisionModel,
@@ -127,9 +130,10 @@ int fg__mm_vit_tokens(const struct fg_cfg *v, uint64_t h, uint64_t heads, uint64
 struct fg_node *fg__mm_tower_node(struct fg_model *m, const char *name, uint64_t h,
                                   uint64_t heads, uint64_t inter, struct fg_err *err);
 /* The linears of L tower blocks of width h and MLP width f: q / k / v, or one qkv when
- * fused_qkv (bias by qkv_bias), o (o_bias), gate when gated, up and down (mlp_bias). */
+ * fused_qkv (bias by qkv_bias), k and v of width kv (0: h), o (o_bias), gate when gated, up
+ * and down (mlp_bias). */
 struct fg_mm_blocks {
-    uint64_t h, f, L;
+    uint64_t h, f, L, kv;
     bool fused_qkv, qkv_bias, o_bias, gated, mlp_bias;
 };
 void fg__mm_tower_blocks(struct fg_node *n, const struct fg_mm_blocks *b);

@@ -115,14 +115,17 @@ static int proj_gemma3(struct fg_model *m, const struct fg_cfg *c, const struct 
  * Linear(hidden x merge^2 -> same) + GELU + Linear(-> out), both with bias
  * (spatial_merge_size x spatial_merge_size patches become one text token); out is
  * vision_config's out_key. */
+/* A merger over spatial_merge_size^2 tower vectors: a norm of norm_per x hidden scalars, a
+ * biased Linear(wide -> wide) and a biased Linear(wide -> out), out the vision_config key
+ * out_key or, with out_key NULL, the text hidden size. */
 static int patch_merger(struct fg_model *m, const struct fg_cfg *v, const struct vit_dims *d,
                         const char *out_key, uint64_t norm_per, const char *desc,
                         struct fg_err *err)
 {
-    uint64_t merge = 0, out = 0;
+    uint64_t merge = 0, out = m->hidden;
     int rc;
     if ((rc = fg_cfg_u64(v, "spatial_merge_size", 2, 1, 64, &merge, err)) ||
-        (rc = fg_cfg_u64(v, out_key, 3584, 1, FG_MAX_HIDDEN, &out, err)))
+        (out_key && (rc = fg_cfg_u64(v, out_key, 3584, 1, FG_MAX_HIDDEN, &out, err))))
         return rc;
     if (out != m->hidden)
         fg__model_note(m, "vision_config.%s %llu differs from the text hidden size %llu", out_key,
@@ -382,11 +385,36 @@ static int proj_internvl(struct fg_model *m, const struct fg_cfg *c, const struc
     return fg__mm_proj_norm_mlp(m, d->hidden * scale * scale, err);
 }
 
+/*
+ * PaddleOCRProjector (models/paddleocr_vl/modeling_paddleocr_vl.py at transformers decba1d2ea):
+ * pre_norm a LayerNorm over the vision hidden, linear_1 (hidden x merge^2 -> same) and
+ * linear_2 (-> text_config.hidden_size), both biased.  The release's checkpoint, saved by
+ * PaddlePaddle's remote code, also holds what PaddleOCRVLForConditionalGeneration skips on
+ * load (_keys_to_ignore_on_load_unexpected): the embeddings' packing_position_embedding
+ * (nn.Embedding(32768, hidden)) and the SigLIP attention-pooling head (use_head without
+ * vision_use_head: probe, in_proj 3h x h, out_proj, LayerNorm, fc1 / fc2, all biased), an
+ * optional rule of the stored count as MTP layers are.
+ */
+static int proj_paddleocr(struct fg_model *m, const struct fg_cfg *c, const struct fg_cfg *v,
+                          const struct vit_dims *d, struct fg_err *err)
+{
+    (void)c;
+    int rc = patch_merger(m, v, d, NULL, 2, "Projector (LayerNorm + 2-layer MLP)", err);
+    if (rc)
+        return rc;
+    uint64_t h = d->hidden, f = d->inter;
+    uint64_t head = h + (3 * h * h + 3 * h) + (h * h + h) + 2 * h + (h * f + f) + (f * h + h);
+    fg__model_rule_optional(m, "vision_config", "stored, not loaded: "
+                            "packing_position_embedding, vision head", (int64_t)(32768 * h + head));
+    return 0;
+}
+
 const fg__mm_proj_fn fg__mm_projectors[PROJ_COUNT] = {
     [PROJ_LLAVA] = proj_llava,   [PROJ_GEMMA3] = proj_gemma3, [PROJ_QWEN2_VL] = proj_qwen2_vl,
     [PROJ_LLAMA4] = proj_llama4, [PROJ_KIMI] = proj_kimi, [PROJ_QWEN3_VL] = proj_qwen3_vl,
     [PROJ_MISTRAL3] = proj_mistral3, [PROJ_PALIGEMMA] = proj_paligemma,
     [PROJ_IDEFICS3] = proj_idefics3, [PROJ_QWEN2_5_VL] = proj_qwen2_5_vl,
     [PROJ_AYA_VISION] = proj_aya_vision, [PROJ_INTERNVL] = proj_internvl,
+    [PROJ_PADDLEOCR] = proj_paddleocr,
 };
 
