@@ -139,6 +139,8 @@ ENGINE_SRCS := \
 	engine/arch/hybrid/gemma3n.c \
 	engine/arch/hybrid/blt.c \
 	engine/arch/vision/chameleon_emu3.c \
+	engine/arch/vision/ernie4_5_vl.c \
+	engine/arch/vision/minicpmv4_6.c \
 	engine/arch/vision/llava.c \
 	engine/arch/vision/glm4v.c \
 	engine/arch/vision/blip.c \
@@ -269,6 +271,7 @@ TEST_SRCS := \
 	tests/test_arch_seq.c \
 	tests/test_arch_ssm.c \
 	tests/test_arch_vl.c \
+	tests/test_arch_vl_ernie_minicpm.c \
 	tests/test_arch_gemma4.c \
 	tests/test_arch_moe_families.c \
 	tests/test_arch_generic.c \

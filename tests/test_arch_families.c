@@ -290,8 +290,8 @@ static void families_should_read_every_reader_type_as_its_config_class(void **st
     (void)state;
     static const char *const no_class[] = {
         "RefinedWeb", "RefinedWebModel", "baichuan", "chatglm", "code_llama", "deepseek",
-        "gpt-sw3", "hunyuan", "internlm2", "kimi_k2", "minicpm", "minimax_m1", "minimax_text_01",
-        "mixformer-sequential", "nemotron-nas", "qwen", NULL};
+        "ernie4_5_moe_vl", "gpt-sw3", "hunyuan", "internlm2", "kimi_k2", "minicpm",
+        "minimax_m1", "minimax_text_01", "mixformer-sequential", "nemotron-nas", "qwen", NULL};
     struct fg_family *v = NULL;
     size_t n = 0, classed = 0, readers = 0;
     assert_int_equal(fg_families(&v, &n, NULL), 0);

@@ -80,6 +80,8 @@ extern const struct fg_arch fg__arch_seq_mm_table[];
 extern const struct fg_arch fg__arch_ssm_table[];
 extern const struct fg_arch fg__arch_vl_table[];
 extern const struct fg_arch fg__arch_vl_glm_table[];
+extern const struct fg_arch fg__arch_vl_ernie_table[];
+extern const struct fg_arch fg__arch_vl_minicpm_table[];
 extern const struct fg_arch fg__arch_vl_blip_table[];
 extern const struct fg_arch fg__arch_vl_aria_table[];
 extern const struct fg_arch fg__arch_vl_deepseek_table[];

@@ -269,6 +269,21 @@ int fg__mm_move_to_front(struct fg_model *m, size_t first, struct fg_err *err)
     return 0;
 }
 
+int fg__mm_add_vision_first(const struct fg_cfg *c, struct fg_model *m, const char *left_out,
+                            fg__mm_tower_fn add, const void *ctx, struct fg_err *err)
+{
+    struct fg_cfg v;
+    struct fg_config *fill = NULL;
+    int rc = fg__mm_vision_view(c, m, left_out, &v, &fill, err);
+    if (rc || !v.obj)
+        return rc;
+    size_t first = m->n_nodes;
+    if (!(rc = add(m, c, &v, ctx, err)))
+        rc = fg__mm_move_to_front(m, first, err);
+    fg_config_free(fill);
+    return rc;
+}
+
 /* ---- vision tower ------------------------------------------------------------ */
 
 void fg__mm_tower_blocks(struct fg_node *n, const struct fg_mm_blocks *b)

@@ -110,6 +110,13 @@ int fg__mm_add_vit(struct fg_model *m, const struct fg_cfg *v, const struct vit_
  */
 int fg__mm_vision_view(const struct fg_cfg *c, struct fg_model *m, const char *left_out,
                        struct fg_cfg *v, struct fg_config **fill, struct fg_err *err);
+/* A reader's tower and projector from c's vision_config view v (ctx its own); 0 or FG_E_*. */
+typedef int (*fg__mm_tower_fn)(struct fg_model *m, const struct fg_cfg *c,
+                               const struct fg_cfg *v, const void *ctx, struct fg_err *err);
+/* add's nodes from c's vision_config (fg__mm_vision_view, left_out naming them), moved ahead of
+ * the text model's; nothing when the view has no object.  0 or add's / an FG_E_* code. */
+int fg__mm_add_vision_first(const struct fg_cfg *c, struct fg_model *m, const char *left_out,
+                            fg__mm_tower_fn add, const void *ctx, struct fg_err *err);
 /* Move the nodes from index first on to the front, keeping both runs in order; FG_E_NOMEM. */
 int fg__mm_move_to_front(struct fg_model *m, size_t first, struct fg_err *err);
 /* The tokens of one image in a ViT with a class token, (image / patch)^2 + 1, after checking
