@@ -678,6 +678,42 @@ static void read_laguna_should_count_per_layer_heads_and_one_dense_layer(void **
                    FG_E_UNSUPPORTED, "moe_apply_router_weight_on_input");
 }
 
+/* GLM-4.7-Flash (Glm4MoeLiteForCausalLM, modeling_glm4_moe_lite.py @decba1d2ea): MLA with
+ * q_lora 768, kv_lora 512, 20 heads of nope 192 + rope 64 and v 256; layer 0 a dense MLP of
+ * 10240, the rest 64 experts of 1536, one shared expert, router weight + bias buffer. */
+static void read_glm4_moe_lite_should_count_mla_sparse_layers_and_mtp(void **state)
+{
+    (void)state;
+    const uint64_t h = 2048, v = 154880, e = 64;
+    /* q_a_proj, q_a_layernorm, q_b_proj, kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj, o_proj */
+    const uint64_t attn = h * 768 + 768 + 768ull * 20 * 256 + h * (512 + 64) + 512 +
+                          512ull * 20 * (192 + 256) + 20ull * 256 * h;
+    const uint64_t dense = 3 * h * 10240;
+    const uint64_t moe = e * h + e + e * 3 * h * 1536 + 3 * h * 1536;
+    const uint64_t graph = v * h + (attn + 2 * h + dense) + 46 * (attn + 2 * h + moe) + h + v * h;
+    /* model.layers.47: a MoE block, enorm + hnorm + eh_proj 2h -> h + shared_head.norm, and
+     * its embed_tokens / shared_head.head copies */
+    const uint64_t mtp = attn + 2 * h + moe + 3 * h + 2 * h * h + 2 * v * h;
+    struct fg_model *m = load("tests/fixtures/models/zai-org--GLM-4.7-Flash");
+    assert_int_equal(m->params_total, graph + mtp);
+    assert_int_equal(m->params_total, 31221488576ull);
+    assert_int_equal(m->params_buffers, 46 * e); /* the graph's routers; the MTP rule holds its own */
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_true(m->unsure_count_only);
+    assert_string_equal(m->unsure_key, "num_nextn_predict_layers");
+    assert_int_equal(m->experts, 64);
+    assert_int_equal(m->top_k, 4);
+    fg_model_free(m);
+    /* the class builds mlp_layer_types and leaves first_k_dense_replace unread */
+    const char *two_dense = "{\"model_type\": \"glm4_moe_lite\", \"num_hidden_layers\": 4, "
+                            "\"mlp_layer_types\": [\"dense\", \"dense\", \"sparse\", \"sparse\"], "
+                            "\"first_k_dense_replace\": 2}";
+    uint64_t n = exact_count(two_dense);
+    assert_int_equal(n, v * h + 2 * (attn + 2 * h + dense) + 2 * (attn + 2 * h + moe) + h + v * h);
+    assert_unsure("{\"model_type\": \"glm4_moe_lite\", \"first_k_dense_replace\": 3}",
+                  "first_k_dense_replace");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -702,6 +738,7 @@ int main(void)
         cmocka_unit_test(read_step3p7_should_follow_the_legacy_hub_keys),
         cmocka_unit_test(read_step3p7_should_doubt_what_the_class_does_not_build),
         cmocka_unit_test(readers_should_doubt_shape_keys_they_do_not_read),
+        cmocka_unit_test(read_glm4_moe_lite_should_count_mla_sparse_layers_and_mtp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

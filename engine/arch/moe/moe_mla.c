@@ -347,6 +347,9 @@ static int read_mlp_types(const struct fg_cfg *c, const struct fg_model *m, stru
                               (unsigned long long)l);
         k->sparse[l] = nt ? strcmp(types[l], "sparse") == 0 : nf ? freq[l] == 1 : l > 0;
     }
+    /* the MTP layers after them (model.layers.<num_hidden_layers>...) are MoE blocks */
+    for (uint64_t l = m->layers; l < FG_MAX_LAYERS; l++)
+        k->sparse[l] = true;
     return 0;
 }
 
@@ -403,10 +406,14 @@ static int check_fixed(const struct fg_cfg *c, struct fg_model *m, const struct 
                                  f->key, got ? "true" : "false", want ? "true" : "false");
             continue;
         }
-        uint64_t want = f->of == FIXED_HEADS      ? m->heads
-                      : f->of == FIXED_SWA_KV     ? k->swa_kv
-                      : f->of == FIXED_HEAD_DIM   ? m->head_dim
-                                                  : k->v_head_dim, got;
+        uint64_t dense = 0;
+        while (dense < m->layers && !is_moe_layer(k, dense))
+            dense++;
+        uint64_t want = f->of == FIXED_HEADS       ? m->heads
+                      : f->of == FIXED_SWA_KV      ? k->swa_kv
+                      : f->of == FIXED_HEAD_DIM    ? m->head_dim
+                      : f->of == FIXED_FIRST_DENSE ? dense
+                                                   : k->v_head_dim, got;
         if ((rc = fg_cfg_u64(c, f->key, want, 0, UINT32_MAX, &got, err)))
             return rc;
         if (got != want)

@@ -34,6 +34,7 @@ enum moe_fixed_of {
     FIXED_SWA_KV,       /* num_key_value_heads x swa_kv_mult */
     FIXED_HEAD_DIM,     /* head_dim */
     FIXED_V_HEAD_DIM,   /* v_head_dim */
+    FIXED_FIRST_DENSE,  /* the dense layers before the first sparse one (PLACE_TYPES) */
     FIXED_TRUE,
     FIXED_FALSE,
 };
