@@ -696,6 +696,7 @@ static void read_glm4_moe_lite_should_count_mla_sparse_layers_and_mtp(void **sta
     const uint64_t mtp = attn + 2 * h + moe + 3 * h + 2 * h * h + 2 * v * h;
     struct fg_model *m = load("tests/fixtures/models/zai-org--GLM-4.7-Flash");
     assert_int_equal(m->params_total, graph + mtp);
+    /* the safetensors total published for the checkpoint (truth.tsv) */
     assert_int_equal(m->params_total, 31221488576ull);
     assert_int_equal(m->params_buffers, 46 * e); /* the graph's routers; the MTP rule holds its own */
     assert_int_equal(m->certainty, FG_CERT_UNSURE);
@@ -712,6 +713,29 @@ static void read_glm4_moe_lite_should_count_mla_sparse_layers_and_mtp(void **sta
     assert_int_equal(n, v * h + 2 * (attn + 2 * h + dense) + 2 * (attn + 2 * h + moe) + h + v * h);
     assert_unsure("{\"model_type\": \"glm4_moe_lite\", \"first_k_dense_replace\": 3}",
                   "first_k_dense_replace");
+}
+
+/* Solar-Open-100B (SolarOpenForCausalLM, modular_solar_open.py @decba1d2ea): LlamaAttention
+ * of 64 heads, 8 key/value heads of 128, no biases; Glm4MoeMoE in all 48 layers. */
+static void read_solar_open_should_count_moe_in_every_layer(void **state)
+{
+    (void)state;
+    const uint64_t h = 4096, v = 196608;
+    const uint64_t attn = h * 8192 + 2 * h * 1024 + 8192 * h;
+    /* router weight + e_score_correction_bias, 128 experts and 1 shared of 1280 */
+    const uint64_t moe = 128 * h + 128 + 129 * 3 * h * 1280;
+    struct fg_model *m = load("tests/fixtures/models/upstage--Solar-Open-100B");
+    assert_int_equal(m->params_total, v * h + 48 * (attn + 2 * h + moe) + h + v * h);
+    assert_int_equal(m->params_total, 102651799552ull);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_int_equal(m->kv_heads, 8);
+    assert_int_equal(m->experts, 128);
+    assert_int_equal(m->top_k, 8);
+    fg_model_free(m);
+    /* the class builds no dense layer and no q/k norm, whatever the Hub's keys say */
+    assert_unsure("{\"model_type\": \"solar_open\", \"first_k_dense_replace\": 1}",
+                  "first_k_dense_replace");
+    assert_unsure("{\"model_type\": \"solar_open\", \"use_qk_norm\": true}", "use_qk_norm");
 }
 
 int main(void)
@@ -739,6 +763,7 @@ int main(void)
         cmocka_unit_test(read_step3p7_should_doubt_what_the_class_does_not_build),
         cmocka_unit_test(readers_should_doubt_shape_keys_they_do_not_read),
         cmocka_unit_test(read_glm4_moe_lite_should_count_mla_sparse_layers_and_mtp),
+        cmocka_unit_test(read_solar_open_should_count_moe_in_every_layer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -288,6 +288,31 @@ static const struct moe_spec glm4_moe = {
     .score_bias = SCORE_BIAS_ALWAYS, .attn = ATTN_GQA, .qkv_bias_key = "attention_bias",
     .qk_norm = 1, .qk_norm_key = "use_qk_norm", .mtp = true};
 
+/* SolarOpenForCausalLM (models/solar_open/modular_solar_open.py @decba1d2ea, Solar Open):
+ * Glm4Moe's model with SolarOpenAttention - LlamaAttention, q/k/v biased by attention_bias,
+ * o_proj never - and SolarOpenMoE (Glm4MoeMoE: router weight + e_score_correction_bias
+ * buffer, fused experts, one shared MLP of n_shared_experts x moe_intermediate_size) in
+ * every layer; no q/k norms, no MTP layers.  SolarOpenConfig drops intermediate_size,
+ * first_k_dense_replace, use_qk_norm and num_mtp_layers (AttributeError()): the Hub's
+ * first_k_dense_replace other than 0 leaves the count unsure.  SolarOpenConfig defaults;
+ * conversion_mapping.py maps the type onto qwen2_moe's fused experts. */
+static const struct moe_fixed solar_open_fixed[] = {
+    {"first_k_dense_replace", FIXED_FIRST_DENSE},
+    {"use_qk_norm", FIXED_FALSE},
+    {NULL, 0},
+};
+static const struct moe_spec solar_open = {
+    .d = {.vocab = 196608, .hidden = 4096, .inter = 10240, .layers = 48, .heads = 64,
+          .max_pos = 131072, .tie = false},
+    .kv_heads_def = 8, .head_dim_def = 128,
+    .experts_key = "n_routed_experts", .experts_def = 128,
+    .topk_key = "num_experts_per_tok", .topk_def = 8,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1280,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_ALL, .shared = SHARED_DEEPSEEK, .shared_def = 1,
+    .score_bias = SCORE_BIAS_ALWAYS, .attn = ATTN_GQA, .qkv_bias_key = "attention_bias",
+    .fixed = solar_open_fixed};
+
 /* MiMoV2FlashForCausalLM (models/mimo_v2_flash/modular_mimo_v2_flash.py at decba1d2ea,
  * MiMo-V2-Flash): Glm4Moe blocks without shared experts or q/k norms.  MiMoV2FlashAttention:
  * q_proj / k_proj of head_dim, v_proj and o_proj of v_head_dim, biases by attention_bias on
