@@ -13,6 +13,7 @@
 
 #include "arch/arch.h"
 #include "arch/hybrid/nemotron_h_lfm2_qwen3_next.h"
+#include "util/fmt.h"
 
 struct fg_decoder_spec {
     struct fg_core_defaults d;     /* the config class defaults */
@@ -51,6 +52,8 @@ struct fg_decoder_spec {
     bool qk_norm_default;          /* qk norms when qk_norm_key is absent (Persimmon) */
     uint8_t attn_head_vectors;     /* learned head_dim vectors in each attention (DiffLlama's
                                       lambda_q1, lambda_k1, lambda_q2, lambda_k2: 4) */
+    bool sinks;                    /* one learned sink logit per query head in each attention
+                                      (GraniteSWAAttention.sinks) */
 };
 
 /* The LM head of a row: none stored for a base-model class, the tied head counted as written
@@ -172,7 +175,11 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
         if (softcap > 0)
             attn->eager_bytes += 2;
         attn->params += inv_freq + (s->sub_norms ? m->hidden : 0) +
-                        s->attn_head_vectors * m->head_dim;
+                        s->attn_head_vectors * m->head_dim + (s->sinks ? m->heads : 0);
+        if (s->sinks) {
+            size_t len = strlen(attn->desc);
+            fg__fmt(attn->desc + len, sizeof attn->desc - len, ", sinks");
+        }
         attn->buffers += inv_freq;
         if (s->norms_per_layer == 4 &&
             (rc = fg__add_norm(m, li, "PostAttnNorm", m->hidden, s->norm, err)))
@@ -431,6 +438,16 @@ static const struct fg_decoder_spec baichuan = {
 static const struct fg_decoder_spec granite = {
     .d = LLAMA_D, .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
     .gated = true, .norms_per_layer = 2};
+/* GraniteSWAForCausalLM (models/granite_swa/modular_granite_swa.py @decba1d2ea): Granite
+ * blocks whose GraniteSWAAttention adds sinks = nn.Parameter(num_attention_heads) and slides
+ * over sliding_window on the layers layer_types marks sliding_attention; layer_rope_theta
+ * picks each layer's rotary base (0: no rotary), no tensor.  GraniteSWAConfig.__post_init__
+ * fills layer_types (full where i % 4 == 0) and every saved config carries it; pattern 4 (full
+ * where (i + 1) % 4 == 0) only stands in when absent, with as many full layers.  GraniteConfig
+ * defaults. */
+static const struct fg_decoder_spec granite_swa = {
+    .d = LLAMA_D, .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
+    .gated = true, .norms_per_layer = 2, .window_pattern = 4, .sinks = true};
 /* MinistralForCausalLM (models/ministral/modular_ministral.py): Qwen2 blocks whose
  * MinistralAttention drops the q/k/v biases ("Match Mistral"); sliding windows by
  * layer_types.  MinistralConfig defaults. */
