@@ -262,6 +262,33 @@ static void read_granite_swa_should_add_sinks_and_read_the_windows(void **state)
     fg_model_free(m);
 }
 
+/* Without layer_types GraniteSWAConfig.__post_init__ makes layer i % 4 == 0 the full one and
+ * sliding_window defaults to 128: layers 0 and 4 attend fully, 1-3 and 5 slide. */
+static void read_granite_swa_should_put_the_default_full_layer_first(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"granite_swa\", \"hidden_size\": 256, "
+                           "\"intermediate_size\": 512, \"num_hidden_layers\": 6, "
+                           "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+                           "\"vocab_size\": 1000}",
+                           &m, &err),
+                     0);
+    const uint32_t want[] = {0, 128, 128, 128, 0, 128};
+    size_t l = 0;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].kind == FG_NODE_ATTN) {
+            assert_true(l < 6);
+            assert_int_equal(m->nodes[i].window, want[l++]);
+        }
+    assert_int_equal(l, 6);
+    /* q/o 256 x 256, k/v 256 x 128, 4 sinks; SwiGLU; two norms; tied head */
+    const uint64_t block = 2 * 256 * 256 + 2 * 256 * 128 + 4 + 3 * 256 * 512 + 2 * 256;
+    assert_int_equal(m->params_total, 1000 * 256 + 6 * block + 256);
+    fg_model_free(m);
+}
+
 /* Llama-3_3-Nemotron-Super-49B-v1 (DeciLMForCausalLM, nemotron-nas): 80 layers of 8192, each
  * from its block_configs entry - 49 attention layers of 64 heads and 8 KV heads, 31 with
  * none; SwiGLU MLPs of int(2 x ffn_mult x 8192 / 3) rounded up to 256.  The release's
@@ -298,6 +325,7 @@ int main(void)
         cmocka_unit_test(read_decoder_should_ignore_use_qk_norm_where_the_norms_are_unconditional),
         cmocka_unit_test(read_decilm_should_build_each_layer_from_its_block_config),
         cmocka_unit_test(read_granite_swa_should_add_sinks_and_read_the_windows),
+        cmocka_unit_test(read_granite_swa_should_put_the_default_full_layer_first),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

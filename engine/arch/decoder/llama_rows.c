@@ -34,6 +34,8 @@ struct fg_decoder_spec {
                                       tell apart: unsure, the checkpoint's tensors decide */
     bool fused_qkv, fused_gate_up; /* projections stored fused (LoRA roles differ, counts do not) */
     uint64_t window_pattern;       /* see fg__read_windows */
+    bool full_first;               /* without layer_types, layer i % window_pattern == 0 is
+                                      the full one (GraniteSWAConfig.__post_init__) */
     bool honour_use_sliding_window;
     bool head_bias_key;            /* lm_head_bias key honoured (Phi-3) */
     bool normhead;                 /* Baichuan-2 NormHead: lm_head stored, never tied */
@@ -78,6 +80,17 @@ static int add_head(const struct fg_cfg *c, const struct fg_decoder_spec *s, str
                          "the checkpoint writes lm_head.weight anyway (Qwen3-0.6B does, "
                          "Qwen3-Embedding-0.6B not): counted as written");
     return fg__add_head(m, m->vocab, m->hidden, tied, stored, head_bias, err);
+}
+
+/* The class default layer_types with the full layer first in each window_pattern run: the
+ * windows fg__read_windows gave (full last) moved one run position. */
+static void full_first(uint64_t *window, uint64_t layers, uint64_t pattern)
+{
+    uint64_t sw = 0;
+    for (uint64_t l = 0; l < layers; l++)
+        sw = window[l] ? window[l] : sw;
+    for (uint64_t l = 0; l < layers; l++)
+        window[l] = l % pattern ? sw : 0;
 }
 
 /* Shared by all rows: the block structure. */
@@ -140,6 +153,8 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
     if ((rc = fg__read_windows(c, m->layers, window, s->window_pattern,
                                s->honour_use_sliding_window, err)))
         return rc;
+    if (s->full_first && !fg_cfg_has(c, "layer_types"))
+        full_first(window, m->layers, s->window_pattern);
 
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         return rc;
@@ -442,12 +457,14 @@ static const struct fg_decoder_spec granite = {
  * blocks whose GraniteSWAAttention adds sinks = nn.Parameter(num_attention_heads) and slides
  * over sliding_window on the layers layer_types marks sliding_attention; layer_rope_theta
  * picks each layer's rotary base (0: no rotary), no tensor.  GraniteSWAConfig.__post_init__
- * fills layer_types (full where i % 4 == 0) and every saved config carries it; pattern 4 (full
- * where (i + 1) % 4 == 0) only stands in when absent, with as many full layers.  GraniteConfig
- * defaults. */
+ * fills layer_types when absent, full where i % 4 == 0 (full_first).
+ * GraniteSWAConfig defaults (configuration_granite_swa.py: 4 key/value heads, tied). */
 static const struct fg_decoder_spec granite_swa = {
-    .d = LLAMA_D, .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
-    .gated = true, .norms_per_layer = 2, .window_pattern = 4, .sinks = true};
+    .d = {.vocab = 100352, .hidden = 2560, .inter = 8192, .layers = 24, .heads = 20,
+          .max_pos = 8192, .tie = true},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
+    .gated = true, .norms_per_layer = 2, .window_pattern = 4, .full_first = true,
+    .kv_heads_def = 4, .sinks = true};
 /* MinistralForCausalLM (models/ministral/modular_ministral.py): Qwen2 blocks whose
  * MinistralAttention drops the q/k/v biases ("Match Mistral"); sliding windows by
  * layer_types.  MinistralConfig defaults. */
