@@ -605,16 +605,6 @@ static void read_step3p7_should_doubt_what_the_class_does_not_build(void **state
 
 /* Every reader of this slice leaves a shape key it never reads to the unread-key check: a
  * vision tower or MTP layers declared beside its keys make the count unsure, never exact. */
-/* The node of kind in block layer, or NULL. */
-static const struct fg_node *block_node(const struct fg_model *m, enum fg_node_kind kind,
-                                        int32_t layer)
-{
-    for (size_t i = 0; i < m->n_nodes; i++)
-        if (m->nodes[i].kind == kind && m->nodes[i].layer == layer)
-            return &m->nodes[i];
-    return NULL;
-}
-
 /*
  * HYV3ForCausalLM (transformers decba1d2ea models/hy_v3/modeling_hy_v3.py) at the Hub config of
  * tencent/Hy3-preview: HYV3Attention (q/k/v/o, q_norm / k_norm over head_dim), layer 0 an
@@ -641,10 +631,10 @@ static void read_hy_v3_should_count_the_graph_and_the_stored_mtp_layer(void **st
     assert_int_equal(m->kv_heads, 8);
     assert_int_equal(m->experts, 192);
     assert_int_equal(m->top_k, 8);
-    assert_non_null(block_node(m, FG_NODE_MLP, 0));
-    assert_null(block_node(m, FG_NODE_MOE, 0));
-    assert_int_equal(block_node(m, FG_NODE_MOE, 1)->params, moe);
-    assert_int_equal(block_node(m, FG_NODE_MOE, 79)->params, moe);
+    assert_non_null(node_of_layer(m, FG_NODE_MLP, 0));
+    assert_null(node_of_layer(m, FG_NODE_MOE, 0));
+    assert_int_equal(node_of_layer(m, FG_NODE_MOE, 1)->params, moe);
+    assert_int_equal(node_of_layer(m, FG_NODE_MOE, 79)->params, moe);
     /* the MTP layer, as every stored MTP rule: optional, the checkpoint decides */
     assert_int_equal(m->certainty, FG_CERT_UNSURE);
     assert_string_equal(m->unsure_key, "num_nextn_predict_layers");
