@@ -274,6 +274,7 @@ TEST_SRCS := \
 	tests/test_arch_vl_ernie_minicpm.c \
 	tests/test_arch_gemma4.c \
 	tests/test_arch_moe_families.c \
+	tests/test_arch_moe_mla_rows.c \
 	tests/test_arch_generic.c \
 	tests/test_arch_keys.c \
 	tests/test_model_load.c \

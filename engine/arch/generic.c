@@ -653,14 +653,18 @@ static int build(const struct fg_cfg *c, struct fg_model *m, struct generic *g,
     if (nextn) {
         /* deepseek-ai/DeepSeek-V3's weights README: each multi-token-prediction module is one more
          * block stored as model.layers.<num_hidden_layers + i>, with enorm, hnorm, eh_proj
-         * (2 x hidden -> hidden) and a shared_head norm; assumed to repeat the last block */
+         * (2 x hidden -> hidden) and a shared_head norm; assumed to repeat the last block.
+         * Its checkpoint (and GLM-4.5's, GLM-4.7-Flash's) also stores the module's own
+         * embed_tokens and shared_head.head: counted too (GLM-5's holds none) */
         uint64_t last = 0;
         for (size_t i = 0; i < m->n_nodes; i++)
             if (m->nodes[i].layer == (int32_t)m->layers - 1)
                 last += m->nodes[i].params;
-        int64_t s = (int64_t)(nextn * (last + 2 * m->hidden * m->hidden + 3 * m->hidden));
+        int64_t s = (int64_t)(nextn * (last + 2 * m->hidden * m->hidden + 3 * m->hidden +
+                                       2 * m->vocab * m->hidden));
         fg__model_rule(m, "multi-token-prediction blocks stored in the checkpoint", s);
-        fg__model_assume(m, "num_nextn_predict_layers=%llu: stored blocks like the last one",
+        fg__model_assume(m, "num_nextn_predict_layers=%llu: stored blocks like the last one, "
+                         "each with its own embed_tokens and shared_head.head",
                          (unsigned long long)nextn);
     }
     return 0;
@@ -685,7 +689,15 @@ int fg__arch_read_generic(const struct fg_cfg *c, struct fg_model *m, const void
         (rc = fg_cfg_u64_req(c, "num_attention_heads|n_head", 1, FG_MAX_HEADS, &v, err)) ||
         (rc = fg_cfg_u64_req(c, "vocab_size", 1, FG_MAX_VOCAB, &v, err)))
         return rc;
-    const struct fg_core_defaults d = {.max_pos = 2048, .tie = true};
+    struct fg_core_defaults d = {.max_pos = 2048, .tie = true};
+    /* latent attention's heads are qk_nope_head_dim + qk_rope_head_dim wide, whatever
+     * hidden / heads is (GLM-4.7-Flash: 2048 over 20 heads) */
+    uint64_t nope = 0, rope = 0;
+    if (fg_cfg_has(c, "kv_lora_rank") &&
+        ((rc = fg_cfg_u64(c, "qk_nope_head_dim", 0, 0, 1u << 14, &nope, err)) ||
+         (rc = fg_cfg_u64(c, "qk_rope_head_dim", 0, 0, 1u << 14, &rope, err))))
+        return rc;
+    d.head_dim = nope + rope;
     if ((rc = fg__read_core(c, m, &d, err)))
         return rc;
     struct generic *g = calloc(1, sizeof *g);

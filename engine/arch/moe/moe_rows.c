@@ -178,6 +178,32 @@ static const struct moe_spec glm_moe_dsa = DEEPSEEK_V3(.dsa_indexer = true,
                                                        .mtp_no_copies = true,
                                                        .peft = FG_LORA_EXPERTS_NONE);
 
+/* Glm4MoeLiteForCausalLM (models/glm4_moe_lite/modeling_glm4_moe_lite.py @decba1d2ea,
+ * GLM-4.7-Flash): DeepseekV3Attention's MLA (Glm4MoeLiteAttention), Glm4MoeLiteMoE of fused
+ * Glm4MoeLiteExperts, one shared Glm4MoeLiteMLP of n_shared_experts x moe_intermediate_size
+ * and a Glm4MoeLiteTopkRouter whose e_score_correction_bias buffer is always built.  The
+ * MLP kind of every layer is mlp_layer_types (Glm4MoeLiteConfig.__post_init__: absent, layer
+ * 0 dense and the rest sparse); the Hub's first_k_dense_replace is not read by the class, so
+ * a value other than the dense layers it builds leaves the count unsure.  The checkpoint
+ * stores num_nextn_predict_layers MTP layers (model.layers.47, which
+ * _keys_to_ignore_on_load_unexpected drops on load).  Glm4MoeLiteConfig defaults;
+ * conversion_mapping.py maps the type onto qwen2_moe's fused experts. */
+static const struct moe_fixed glm4_moe_lite_fixed[] = {
+    {"first_k_dense_replace", FIXED_FIRST_DENSE},
+    {NULL, 0},
+};
+static const struct moe_spec glm4_moe_lite = {
+    .d = {.vocab = 154880, .hidden = 2048, .inter = 10240, .layers = 47, .heads = 20,
+          .head_dim = 64, .max_pos = 202752, .tie = false}, /* head_dim: qk_rope_head_dim */
+    .experts_key = "n_routed_experts", .experts_def = 64,
+    .topk_key = "num_experts_per_tok", .topk_def = 4,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1536,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_TYPES, .shared = SHARED_DEEPSEEK, .shared_def = 1,
+    .score_bias = SCORE_BIAS_ALWAYS, .fixed = glm4_moe_lite_fixed,
+    .attn = ATTN_MLA, .attn_bias_key = "attention_bias", .mtp = true,
+    .mla = {.q_lora = 768, .kv_lora = 512, .nope = 192, .rope = 64, .v = 256}};
+
 /* Mistral4ForCausalLM (models/mistral4/modeling_mistral4.py @decba1d2ea, the text model of
  * Mistral-Small-4's Mistral3ForConditionalGeneration): DeepSeek-V3's MLA attention
  * (Mistral4Attention), first_k_dense_replace dense Mistral4MLP layers, Mistral4MoE of fused
@@ -261,6 +287,31 @@ static const struct moe_spec glm4_moe = {
     .place = PLACE_FIRST_K, .shared = SHARED_DEEPSEEK, .shared_def = 1,
     .score_bias = SCORE_BIAS_ALWAYS, .attn = ATTN_GQA, .qkv_bias_key = "attention_bias",
     .qk_norm = 1, .qk_norm_key = "use_qk_norm", .mtp = true};
+
+/* SolarOpenForCausalLM (models/solar_open/modular_solar_open.py @decba1d2ea, Solar Open):
+ * Glm4Moe's model with SolarOpenAttention - LlamaAttention, q/k/v biased by attention_bias,
+ * o_proj never - and SolarOpenMoE (Glm4MoeMoE: router weight + e_score_correction_bias
+ * buffer, fused experts, one shared MLP of n_shared_experts x moe_intermediate_size) in
+ * every layer; no q/k norms, no MTP layers.  SolarOpenConfig drops intermediate_size,
+ * first_k_dense_replace, use_qk_norm and num_mtp_layers (AttributeError()): the Hub's
+ * first_k_dense_replace other than 0 leaves the count unsure.  SolarOpenConfig defaults;
+ * conversion_mapping.py maps the type onto qwen2_moe's fused experts. */
+static const struct moe_fixed solar_open_fixed[] = {
+    {"first_k_dense_replace", FIXED_FIRST_DENSE},
+    {"use_qk_norm", FIXED_FALSE},
+    {NULL, 0},
+};
+static const struct moe_spec solar_open = {
+    .d = {.vocab = 196608, .hidden = 4096, .inter = 10240, .layers = 48, .heads = 64,
+          .max_pos = 131072, .tie = false},
+    .kv_heads_def = 8, .head_dim_def = 128,
+    .experts_key = "n_routed_experts", .experts_def = 128,
+    .topk_key = "num_experts_per_tok", .topk_def = 8,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1280,
+    .peft = FG_LORA_EXPERTS_MERGED,
+    .place = PLACE_ALL, .shared = SHARED_DEEPSEEK, .shared_def = 1,
+    .score_bias = SCORE_BIAS_ALWAYS, .attn = ATTN_GQA, .qkv_bias_key = "attention_bias",
+    .fixed = solar_open_fixed};
 
 /* MiMoV2FlashForCausalLM (models/mimo_v2_flash/modular_mimo_v2_flash.py at decba1d2ea,
  * MiMo-V2-Flash): Glm4Moe blocks without shared experts or q/k norms.  MiMoV2FlashAttention:
