@@ -28,6 +28,8 @@ struct fg_decoder_spec {
     uint8_t qk_norm;               /* 0 none, 1 per head_dim, 2 over all heads */
     const char *qk_norm_key;       /* config key switching qk norm, or NULL (always as qk_norm) */
     uint8_t norms_per_layer;       /* 1 parallel block, 2 pre-norms, 4 pre+post (Gemma-2/3) */
+    const char *post_norm_key;     /* config key switching the post-attention and post-MLP
+                                      norms (4 norms when true, the default; 2 when false) */
     bool stores_tied_head;         /* checkpoint writes lm_head even when tied (counted so) */
     bool tied_head_open;           /* ... in some releases only, which config.json does not
                                       tell apart: unsure, the checkpoint's tensors decide */
@@ -116,6 +118,10 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
         return rc;
     if (s->head_bias_key && (rc = fg_cfg_bool(c, "lm_head_bias", false, &head_bias, err)))
         return rc;
+    bool post_norm = s->norms_per_layer == 4;
+    if (s->post_norm_key && (rc = fg_cfg_bool(c, s->post_norm_key, true, &post_norm, err)))
+        return rc;
+    uint8_t norms = s->post_norm_key ? (post_norm ? 4 : 2) : s->norms_per_layer;
     /* Soft-capped attention logits (Gemma-2): eager attention's tanh keeps its output,
      * 2 B per score more (transformers gemma2 eager_attention_forward). */
     double softcap;
@@ -174,17 +180,17 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
         attn->params += inv_freq + (s->sub_norms ? m->hidden : 0) +
                         s->attn_head_vectors * m->head_dim;
         attn->buffers += inv_freq;
-        if (s->norms_per_layer == 4 &&
+        if (norms == 4 &&
             (rc = fg__add_norm(m, li, "PostAttnNorm", m->hidden, s->norm, err)))
             return rc;
-        if (s->norms_per_layer >= 2 && (rc = fg__add_norm(m, li, "Norm", m->hidden, s->norm, err)))
+        if (norms >= 2 && (rc = fg__add_norm(m, li, "Norm", m->hidden, s->norm, err)))
             return rc;
         struct fg_node *mlp;
         if ((rc = fg__add_mlp(m, li, &f, &mlp, err)))
             return rc;
         mlp->params += (s->sub_norms ? m->inter : 0) + (xielu ? 4 : 0);
         mlp->buffers += xielu ? 2 : 0;
-        if (s->norms_per_layer == 4 &&
+        if (norms == 4 &&
             (rc = fg__add_norm(m, li, "PostMLPNorm", m->hidden, s->norm, err)))
             return rc;
     }
@@ -431,6 +437,15 @@ static const struct fg_decoder_spec baichuan = {
 static const struct fg_decoder_spec granite = {
     .d = LLAMA_D, .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
     .gated = true, .norms_per_layer = 2};
+/* HyperCLOVAXForCausalLM (models/hyperclovax/modular_hyperclovax.py at transformers
+ * decba1d2ea): GraniteForCausalLM whose HyperCLOVAXDecoderLayer adds an RMSNorm after the
+ * attention and after the MLP output (Peri-Layer Normalization) when use_post_norm (default
+ * true), nn.Identity otherwise; the MuP multipliers scale activations, not shapes.
+ * HyperCLOVAXConfig defaults (= LlamaConfig's shapes).  HyperCLOVAX-SEED-Think-14B:
+ * 14,748,112,896 (tests/test_arch_decoder.c). */
+static const struct fg_decoder_spec hyperclovax = {
+    .d = LLAMA_D, .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
+    .gated = true, .norms_per_layer = 4, .post_norm_key = "use_post_norm"};
 /* MinistralForCausalLM (models/ministral/modular_ministral.py): Qwen2 blocks whose
  * MinistralAttention drops the q/k/v biases ("Match Mistral"); sliding windows by
  * layer_types.  MinistralConfig defaults. */
