@@ -241,6 +241,61 @@ static void read_decoder_should_ignore_use_qk_norm_where_the_norms_are_unconditi
     }
 }
 
+/* granite-swash-2b (GraniteSWAForCausalLM, modular_granite_swa.py @decba1d2ea): Granite blocks
+ * of 2560 - q/o 2560 x 2560, k/v 2560 x 512 (4 KV heads of 128), sinks one per query head
+ * (20), SwiGLU 3 x 2560 x 8192, two RMSNorms - 24 times, the 100352-row embedding tied to
+ * the head, the final norm; layer_types slides 18 layers over 128 tokens, 6 attend fully. */
+static void read_granite_swa_should_add_sinks_and_read_the_windows(void **state)
+{
+    (void)state;
+    struct fg_model *m = load("tests/fixtures/models/ibm-granite--granite-swash-2b");
+    const uint64_t h = 2560, attn = 2 * h * h + 2 * h * 4 * 128 + 20,
+                   block = attn + 3 * h * 8192 + 2 * h;
+    assert_int_equal(m->params_total, 100352 * h + 24 * block + h);
+    assert_int_equal(m->params_total, 2144463840ull);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    unsigned full = 0, sliding = 0;
+    for (size_t i = 0; i < m->n_nodes; i++) {
+        const struct fg_node *n = &m->nodes[i];
+        if (n->kind != FG_NODE_ATTN)
+            continue;
+        if (n->window == 128)
+            sliding++;
+        else if (n->window == 0)
+            full++;
+    }
+    assert_int_equal(full, 6);
+    assert_int_equal(sliding, 18);
+    fg_model_free(m);
+}
+
+/* Without layer_types GraniteSWAConfig.__post_init__ makes layer i % 4 == 0 the full one and
+ * sliding_window defaults to 128: layers 0 and 4 attend fully, 1-3 and 5 slide. */
+static void read_granite_swa_should_put_the_default_full_layer_first(void **state)
+{
+    (void)state;
+    struct fg_model *m = NULL;
+    struct fg_err err = {0};
+    assert_int_equal(build("{\"model_type\": \"granite_swa\", \"hidden_size\": 256, "
+                           "\"intermediate_size\": 512, \"num_hidden_layers\": 6, "
+                           "\"num_attention_heads\": 4, \"num_key_value_heads\": 2, "
+                           "\"vocab_size\": 1000}",
+                           &m, &err),
+                     0);
+    const uint32_t want[] = {0, 128, 128, 128, 0, 128};
+    size_t l = 0;
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].kind == FG_NODE_ATTN) {
+            assert_true(l < 6);
+            assert_int_equal(m->nodes[i].window, want[l++]);
+        }
+    assert_int_equal(l, 6);
+    /* q/o 256 x 256, k/v 256 x 128, 4 sinks; SwiGLU; two norms; tied head */
+    const uint64_t block = 2 * 256 * 256 + 2 * 256 * 128 + 4 + 3 * 256 * 512 + 2 * 256;
+    assert_int_equal(m->params_total, 1000 * 256 + 6 * block + 256);
+    fg_model_free(m);
+}
+
 /* Llama-3_3-Nemotron-Super-49B-v1 (DeciLMForCausalLM, nemotron-nas): 80 layers of 8192, each
  * from its block_configs entry - 49 attention layers of 64 heads and 8 KV heads, 31 with
  * none; SwiGLU MLPs of int(2 x ffn_mult x 8192 / 3) rounded up to 256.  The release's
@@ -295,6 +350,8 @@ int main(void)
         cmocka_unit_test(read_decoder_should_store_no_head_for_a_base_model_class),
         cmocka_unit_test(read_decoder_should_ignore_use_qk_norm_where_the_norms_are_unconditional),
         cmocka_unit_test(read_decilm_should_build_each_layer_from_its_block_config),
+        cmocka_unit_test(read_granite_swa_should_add_sinks_and_read_the_windows),
+        cmocka_unit_test(read_granite_swa_should_put_the_default_full_layer_first),
         cmocka_unit_test(read_decoder_should_count_hyperclovax_think_14b_exactly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

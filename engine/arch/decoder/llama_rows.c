@@ -13,6 +13,7 @@
 
 #include "arch/arch.h"
 #include "arch/hybrid/nemotron_h_lfm2_qwen3_next.h"
+#include "util/fmt.h"
 
 struct fg_decoder_spec {
     struct fg_core_defaults d;     /* the config class defaults */
@@ -35,6 +36,8 @@ struct fg_decoder_spec {
                                       tell apart: unsure, the checkpoint's tensors decide */
     bool fused_qkv, fused_gate_up; /* projections stored fused (LoRA roles differ, counts do not) */
     uint64_t window_pattern;       /* see fg__read_windows */
+    bool full_first;               /* without layer_types, layer i % window_pattern == 0 is
+                                      the full one (GraniteSWAConfig.__post_init__) */
     bool honour_use_sliding_window;
     bool head_bias_key;            /* lm_head_bias key honoured (Phi-3) */
     bool normhead;                 /* Baichuan-2 NormHead: lm_head stored, never tied */
@@ -53,6 +56,8 @@ struct fg_decoder_spec {
     bool qk_norm_default;          /* qk norms when qk_norm_key is absent (Persimmon) */
     uint8_t attn_head_vectors;     /* learned head_dim vectors in each attention (DiffLlama's
                                       lambda_q1, lambda_k1, lambda_q2, lambda_k2: 4) */
+    bool sinks;                    /* one learned sink logit per query head in each attention
+                                      (GraniteSWAAttention.sinks) */
 };
 
 /* The LM head of a row: none stored for a base-model class, the tied head counted as written
@@ -77,6 +82,17 @@ static int add_head(const struct fg_cfg *c, const struct fg_decoder_spec *s, str
                          "the checkpoint writes lm_head.weight anyway (Qwen3-0.6B does, "
                          "Qwen3-Embedding-0.6B not): counted as written");
     return fg__add_head(m, m->vocab, m->hidden, tied, stored, head_bias, err);
+}
+
+/* The class default layer_types with the full layer first in each window_pattern run: the
+ * windows fg__read_windows gave (full last) moved one run position. */
+static void full_first(uint64_t *window, uint64_t layers, uint64_t pattern)
+{
+    uint64_t sw = 0;
+    for (uint64_t l = 0; l < layers; l++)
+        sw = window[l] ? window[l] : sw;
+    for (uint64_t l = 0; l < layers; l++)
+        window[l] = l % pattern ? sw : 0;
 }
 
 /* Shared by all rows: the block structure. */
@@ -143,6 +159,8 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
     if ((rc = fg__read_windows(c, m->layers, window, s->window_pattern,
                                s->honour_use_sliding_window, err)))
         return rc;
+    if (s->full_first && !fg_cfg_has(c, "layer_types"))
+        full_first(window, m->layers, s->window_pattern);
 
     if ((rc = fg__add_embedding(m, m->vocab, m->hidden, err)))
         return rc;
@@ -178,7 +196,11 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
         if (softcap > 0)
             attn->eager_bytes += 2;
         attn->params += inv_freq + (s->sub_norms ? m->hidden : 0) +
-                        s->attn_head_vectors * m->head_dim;
+                        s->attn_head_vectors * m->head_dim + (s->sinks ? m->heads : 0);
+        if (s->sinks) {
+            size_t len = strlen(attn->desc);
+            fg__fmt(attn->desc + len, sizeof attn->desc - len, ", sinks");
+        }
         attn->buffers += inv_freq;
         if (norms == 4 &&
             (rc = fg__add_norm(m, li, "PostAttnNorm", m->hidden, s->norm, err)))
@@ -437,6 +459,18 @@ static const struct fg_decoder_spec baichuan = {
 static const struct fg_decoder_spec granite = {
     .d = LLAMA_D, .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
     .gated = true, .norms_per_layer = 2};
+/* GraniteSWAForCausalLM (models/granite_swa/modular_granite_swa.py @decba1d2ea): Granite
+ * blocks whose GraniteSWAAttention adds sinks = nn.Parameter(num_attention_heads) and slides
+ * over sliding_window on the layers layer_types marks sliding_attention; layer_rope_theta
+ * picks each layer's rotary base (0: no rotary), no tensor.  GraniteSWAConfig.__post_init__
+ * fills layer_types when absent, full where i % 4 == 0 (full_first).
+ * GraniteSWAConfig defaults (configuration_granite_swa.py: 4 key/value heads, tied). */
+static const struct fg_decoder_spec granite_swa = {
+    .d = {.vocab = 100352, .hidden = 2560, .inter = 8192, .layers = 24, .heads = 20,
+          .max_pos = 8192, .tie = true},
+    .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
+    .gated = true, .norms_per_layer = 2, .window_pattern = 4, .full_first = true,
+    .kv_heads_def = 4, .sinks = true};
 /* HyperCLOVAXForCausalLM (models/hyperclovax/modular_hyperclovax.py at transformers
  * decba1d2ea): GraniteForCausalLM whose HyperCLOVAXDecoderLayer adds an RMSNorm after the
  * attention and after the MLP output (Peri-Layer Normalization) when use_post_norm (default
