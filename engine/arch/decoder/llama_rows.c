@@ -95,6 +95,24 @@ static void full_first(uint64_t *window, uint64_t layers, uint64_t pattern)
         window[l] = l % pattern ? sw : 0;
 }
 
+/* LlamaRotaryEmbedding registered inv_freq as a persistent buffer until transformers
+ * 4.32 (commit 95f96b45, "remove persistent inv_freq"): checkpoints written before store
+ * model.layers.N.self_attn.rotary_emb.inv_freq, head_dim / 2 floats per layer.
+ * Llama-2-7b-hf (config 4.31.0.dev0): Hub total 6,738,417,664 = 6,738,415,616 modules
+ * + 32 x 64.  The change landed during 4.32's development, so 4.32.0.dev0 configs can sit
+ * next to either layout (Llama-2-13b-hf's stores them: a pinned gap in test_params.c);
+ * they are read as the newer one. */
+static uint64_t stored_inv_freq(const struct fg_cfg *c, const struct fg_decoder_spec *s,
+                                struct fg_model *m)
+{
+    unsigned ver = fg__cfg_tf_version(c);
+    uint64_t inv_freq = s->inv_freq_before && ver && ver < s->inv_freq_before ? m->head_dim / 2 : 0;
+    if (inv_freq)
+        fg__model_rule(m, "rotary inv_freq buffer stored per layer (written by transformers "
+                          "< 4.32; in Attention)", 0);
+    return inv_freq;
+}
+
 /* Shared by all rows: the block structure. */
 int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                           struct fg_err *err)
@@ -143,18 +161,7 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
     double softcap;
     if ((rc = fg_cfg_f64(c, "attn_logit_softcapping", s->softcap_def, 0, 1e9, &softcap, err)))
         return rc;
-    /* LlamaRotaryEmbedding registered inv_freq as a persistent buffer until transformers
-     * 4.32 (commit 95f96b45, "remove persistent inv_freq"): checkpoints written before store
-     * model.layers.N.self_attn.rotary_emb.inv_freq, head_dim / 2 floats per layer.
-     * Llama-2-7b-hf (config 4.31.0.dev0): Hub total 6,738,417,664 = 6,738,415,616 modules
-     * + 32 x 64.  The change landed during 4.32's development, so 4.32.0.dev0 configs can sit
-     * next to either layout (Llama-2-13b-hf's stores them: a pinned gap in test_params.c);
-     * they are read as the newer one. */
-    unsigned ver = fg__cfg_tf_version(c);
-    uint64_t inv_freq = s->inv_freq_before && ver && ver < s->inv_freq_before ? m->head_dim / 2 : 0;
-    if (inv_freq)
-        fg__model_rule(m, "rotary inv_freq buffer stored per layer (written by transformers "
-                          "< 4.32; in Attention)", 0);
+    uint64_t inv_freq = stored_inv_freq(c, s, m);
     uint64_t window[FG_MAX_LAYERS];
     if ((rc = fg__read_windows(c, m->layers, window, s->window_pattern,
                                s->honour_use_sliding_window, err)))
