@@ -148,6 +148,16 @@ static inline const struct fg_node *first_of(const struct fg_model *m, enum fg_n
     return NULL;
 }
 
+/* The node of kind in block layer, or NULL. */
+static inline const struct fg_node *node_of_layer(const struct fg_model *m,
+                                                  enum fg_node_kind kind, int32_t layer)
+{
+    for (size_t i = 0; i < m->n_nodes; i++)
+        if (m->nodes[i].kind == kind && m->nodes[i].layer == layer)
+            return &m->nodes[i];
+    return NULL;
+}
+
 /* Whether a note of the model holds needle. */
 static inline bool has_note(const struct fg_model *m, const char *needle)
 {

@@ -21,15 +21,6 @@
 
 #define FIXTURES "tests/fixtures/models/"
 
-static const struct fg_node *node_of_layer(const struct fg_model *m, enum fg_node_kind kind,
-                                           int32_t layer)
-{
-    for (size_t i = 0; i < m->n_nodes; i++)
-        if (m->nodes[i].kind == kind && m->nodes[i].layer == layer)
-            return &m->nodes[i];
-    return NULL;
-}
-
 static int64_t rule(const struct fg_model *m, const char *prefix)
 {
     for (size_t i = 0; i < m->n_rules; i++)

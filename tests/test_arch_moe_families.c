@@ -1,7 +1,7 @@
 /*
  * test_arch_moe_families.c - the causal-LM readers of engine/arch/moe/dbrx_jetmoe_minimax.c
- * and afmoe_longcat_doge.c, step3p7.c and the rows added beside them (dots1 in moe_rows.c;
- * apertus, bitnet in llama_rows.c): each count written out term by term from the
+ * and afmoe_longcat_doge.c, step3p7.c and the rows added beside them (dots1, hy_v3 in
+ * moe_rows.c; apertus, bitnet in llama_rows.c): each count written out term by term from the
  * transformers class, at the published shapes of a release, with the published total where
  * one was found.
  */
@@ -605,6 +605,73 @@ static void read_step3p7_should_doubt_what_the_class_does_not_build(void **state
 
 /* Every reader of this slice leaves a shape key it never reads to the unread-key check: a
  * vision tower or MTP layers declared beside its keys make the count unsure, never exact. */
+/*
+ * HYV3ForCausalLM (transformers decba1d2ea models/hy_v3/modeling_hy_v3.py) at the Hub config of
+ * tencent/Hy3-preview: HYV3Attention (q/k/v/o, q_norm / k_norm over head_dim), layer 0 an
+ * HYV3MLP of 13312, layers 1-79 HYV3MoE (router weight, e_score_correction_bias buffer,
+ * 192 fused experts of 1536, one shared HYV3MLP of 1536); the stored MTP layer 80 is a
+ * decoder layer with experts plus enorm, hnorm, eh_proj 2h -> h and final_layernorm.
+ */
+static void read_hy_v3_should_count_the_graph_and_the_stored_mtp_layer(void **state)
+{
+    (void)state;
+    const uint64_t h = 4096, v = 120832, e = 192, w = 1536;
+    const uint64_t attn = h * 64 * 128 + 2 * h * 8 * 128 + 64 * 128 * h;
+    const uint64_t norms = 2 * h + 2 * 128;          /* block norms; q_norm, k_norm */
+    const uint64_t moe = e * h + e + e * 3 * w * h + 3 * h * w;
+    const uint64_t dense = 3 * h * 13312;
+    const uint64_t graph = 2 * v * h + h + 80 * (attn + norms) + dense + 79 * moe;
+    const uint64_t mtp = attn + norms + moe + 2 * h + 2 * h * h + h;
+    assert_int_equal(graph, 295033543488ull);
+    struct fg_model *m = load("tests/fixtures/models/tencent--Hy3-preview");
+    /* the safetensors total of tencent/Hy3 (tests/fixtures/models/truth.tsv) */
+    assert_int_equal(m->params_total, 298786155776ull);
+    assert_int_equal(m->params_total, graph + mtp);
+    assert_int_equal(rule_with(m, "MTP layers")->scalars, (int64_t)mtp);
+    assert_int_equal(m->kv_heads, 8);
+    assert_int_equal(m->experts, 192);
+    assert_int_equal(m->top_k, 8);
+    assert_non_null(node_of_layer(m, FG_NODE_MLP, 0));
+    assert_null(node_of_layer(m, FG_NODE_MOE, 0));
+    assert_int_equal(node_of_layer(m, FG_NODE_MOE, 1)->params, moe);
+    assert_int_equal(node_of_layer(m, FG_NODE_MOE, 79)->params, moe);
+    /* the MTP layer, as every stored MTP rule: optional, the checkpoint decides */
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_string_equal(m->unsure_key, "num_nextn_predict_layers");
+    fg_model_free(m);
+}
+
+/* A small HYV3Config; keys spliced in. */
+#define HY_V3_SMALL(keys)                                                                     \
+    "{\"model_type\": \"hy_v3\", \"hidden_size\": 64, \"num_attention_heads\": 4, "           \
+    "\"num_key_value_heads\": 2, \"head_dim\": 16, \"intermediate_size\": 128, "              \
+    "\"moe_intermediate_size\": 32, \"num_experts\": 4, \"num_experts_per_tok\": 2, "          \
+    "\"vocab_size\": 100, \"num_hidden_layers\": 3" keys "}"
+
+static void read_hy_v3_should_doubt_hub_keys_the_class_replaces(void **state)
+{
+    (void)state;
+    const uint64_t h = 64;
+    const uint64_t attn = h * 64 + 2 * h * 32 + 64 * h + 2 * 16 + 2 * h;
+    const uint64_t moe = 4 * h + 4 + 4 * 3 * 32 * h + 3 * h * 32;
+    const uint64_t base = 2 * 100 * h + h + 3 * attn + 3 * h * 128;
+    /* the Hub's keys at the values the class builds: read, nothing changes */
+    assert_int_equal(exact_count(HY_V3_SMALL(", \"first_k_dense_replace\": 1, "
+                                             "\"expert_hidden_dim\": 32, \"qk_norm\": true, "
+                                             "\"moe_router_enable_expert_bias\": true")),
+                     base + 2 * moe);
+    /* mlp_layer_types places the experts, as HYV3DecoderLayer does */
+    assert_int_equal(exact_count(HY_V3_SMALL(", \"mlp_layer_types\": "
+                                             "[\"dense\", \"dense\", \"sparse\"], "
+                                             "\"first_k_dense_replace\": 2")),
+                     base + 3 * h * 128 + moe);
+    assert_unsure(HY_V3_SMALL(", \"first_k_dense_replace\": 2"), "first_k_dense_replace");
+    assert_unsure(HY_V3_SMALL(", \"expert_hidden_dim\": 48"), "expert_hidden_dim");
+    assert_unsure(HY_V3_SMALL(", \"qk_norm\": false"), "qk_norm");
+    assert_unsure(HY_V3_SMALL(", \"moe_router_enable_expert_bias\": false"),
+                  "moe_router_enable_expert_bias");
+}
+
 static void readers_should_doubt_shape_keys_they_do_not_read(void **state)
 {
     (void)state;
@@ -702,6 +769,8 @@ int main(void)
         cmocka_unit_test(read_step3p7_should_follow_the_legacy_hub_keys),
         cmocka_unit_test(read_step3p7_should_doubt_what_the_class_does_not_build),
         cmocka_unit_test(readers_should_doubt_shape_keys_they_do_not_read),
+        cmocka_unit_test(read_hy_v3_should_count_the_graph_and_the_stored_mtp_layer),
+        cmocka_unit_test(read_hy_v3_should_doubt_hub_keys_the_class_replaces),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -326,7 +326,8 @@ static int check_list_len(const struct fg_cfg *c, const char *key, size_t n, uin
  * PLACE_TYPES (MiMoV2FlashConfig, models/mimo_v2_flash/configuration_mimo_v2_flash.py at
  * decba1d2ea): mlp_layer_types "sparse" / "dense"; the Hub's config.json writes
  * moe_layer_freq as a list of 1 / 0 instead, which convert_mimo_v2_flash_weights_to_hf.py
- * turns into it; absent, __post_init__ makes layer 0 dense and the rest sparse.
+ * turns into it; absent, __post_init__ makes layer 0 dense and the rest sparse (HYV3Config
+ * likewise).
  */
 static int read_mlp_types(const struct fg_cfg *c, const struct fg_model *m, struct moe_cfg *k,
                           struct fg_err *err)
@@ -347,6 +348,9 @@ static int read_mlp_types(const struct fg_cfg *c, const struct fg_model *m, stru
                               (unsigned long long)l);
         k->sparse[l] = nt ? strcmp(types[l], "sparse") == 0 : nf ? freq[l] == 1 : l > 0;
     }
+    /* the checkpoint's MTP layers (model.layers.<num_hidden_layers>...) hold experts */
+    for (uint64_t l = m->layers; l < FG_MAX_LAYERS; l++)
+        k->sparse[l] = true;
     return 0;
 }
 
@@ -381,6 +385,15 @@ static int read_hybrid(const struct fg_cfg *c, const struct fg_model *m, struct 
     return 0;
 }
 
+/* The layers before the first expert layer (all of them in a dense model). */
+static uint64_t leading_dense(const struct fg_model *m, const struct moe_cfg *k)
+{
+    uint64_t l = 0;
+    while (l < m->layers && !is_moe_layer(k, l))
+        l++;
+    return l;
+}
+
 /*
  * The Hub keys a class hardcodes (spec->fixed): a value other than the one the class builds
  * means a checkpoint of other shapes than the class's, which transformers would not load:
@@ -406,6 +419,8 @@ static int check_fixed(const struct fg_cfg *c, struct fg_model *m, const struct 
         uint64_t want = f->of == FIXED_HEADS      ? m->heads
                       : f->of == FIXED_SWA_KV     ? k->swa_kv
                       : f->of == FIXED_HEAD_DIM   ? m->head_dim
+                      : f->of == FIXED_FIRST_DENSE ? leading_dense(m, k)
+                      : f->of == FIXED_MOE_INTER  ? k->moe_inter
                                                   : k->v_head_dim, got;
         if ((rc = fg_cfg_u64(c, f->key, want, 0, UINT32_MAX, &got, err)))
             return rc;

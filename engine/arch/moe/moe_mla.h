@@ -16,8 +16,9 @@ enum moe_place {
     PLACE_FIRST_K,      /* modeling_deepseek.py: i >= first_k_dense_replace and i % moe_layer_freq == 0 */
     PLACE_ERNIE,        /* Ernie4_5_MoeDecoderLayer: (i+1) % moe_layer_interval == 0 and
                            moe_layer_start_index <= i <= moe_layer_end_index (-1: the last) */
-    PLACE_TYPES,        /* MiMoV2FlashDecoderLayer: mlp_layer_types "sparse" / "dense", or the
-                           Hub's moe_layer_freq list (1 / 0); absent: layer 0 dense */
+    PLACE_TYPES,        /* MiMoV2FlashDecoderLayer, HYV3DecoderLayer: mlp_layer_types "sparse" /
+                           "dense", or the Hub's moe_layer_freq list (1 / 0); absent: layer 0
+                           dense; MTP layers past the stack are expert layers */
 };
 
 /* Which attention layers carry per-head sinks. */
@@ -34,6 +35,8 @@ enum moe_fixed_of {
     FIXED_SWA_KV,       /* num_key_value_heads x swa_kv_mult */
     FIXED_HEAD_DIM,     /* head_dim */
     FIXED_V_HEAD_DIM,   /* v_head_dim */
+    FIXED_FIRST_DENSE,  /* the dense layers before the first expert layer (PLACE_TYPES) */
+    FIXED_MOE_INTER,    /* the routed experts' width */
     FIXED_TRUE,
     FIXED_FALSE,
 };

@@ -349,6 +349,39 @@ static const struct moe_spec flex_olmo = {
     .peft = FG_LORA_EXPERTS_MERGED,
     .place = PLACE_ALL, .attn = ATTN_GQA, .attn_bias_key = "attention_bias", .qk_norm = 2};
 
+/* HYV3ForCausalLM (models/hy_v3/modeling_hy_v3.py @decba1d2ea, Hy3): HYV3Attention q/k/v/o
+ * biased by attention_bias, q_norm / k_norm over head_dim always; layer 0 an HYV3MLP of
+ * intermediate_size and the rest HYV3MoE (mlp_layer_types; HYV3Config never reads the Hub's
+ * first_k_dense_replace): HYV3TopKRouter weight (num_experts, hidden), the
+ * e_score_correction_bias buffer, HYV3Experts gate_up_proj / down_proj of
+ * moe_intermediate_size, one shared HYV3MLP of num_shared_experts x moe_intermediate_size.
+ * The checkpoint stores num_nextn_predict_layers MTP layers (model.layers.80, in
+ * _keys_to_ignore_on_load_unexpected) with no embed_tokens / head of their own: Hy3's
+ * index gives 298,786,155,776 with its one MTP layer.  The Hub keys the class replaces by its
+ * own (first_k_dense_replace, expert_hidden_dim, qk_norm, moe_router_enable_expert_bias) are
+ * read, and a value other than the class's makes the count unsure.  hy_v3 is not in
+ * conversion_mapping.py _MODEL_TO_CONVERSION_PATTERN: no peft target name reaches the fused
+ * experts.  HYV3Config defaults. */
+static const struct moe_fixed hy_v3_fixed[] = {
+    {"first_k_dense_replace", FIXED_FIRST_DENSE},
+    {"expert_hidden_dim", FIXED_MOE_INTER},
+    {"qk_norm", FIXED_TRUE},
+    {"moe_router_enable_expert_bias", FIXED_TRUE},
+    {NULL, 0},
+};
+static const struct moe_spec hy_v3 = {
+    .d = {.vocab = 120832, .hidden = 4096, .inter = 13312, .layers = 80, .heads = 64,
+          .max_pos = 131072, .tie = false},
+    .kv_heads_def = 8, .head_dim_def = 128,
+    .experts_key = "num_experts|num_local_experts", .experts_def = 192,
+    .topk_key = "num_experts_per_tok", .topk_def = 8,
+    .moe_inter_key = "moe_intermediate_size", .moe_inter_def = 1536,
+    .peft = FG_LORA_EXPERTS_NONE,
+    .place = PLACE_TYPES, .shared = SHARED_DEEPSEEK, .shared_def = 1,
+    .shared_key = "num_shared_experts", .fused_gate_up = true,
+    .score_bias = SCORE_BIAS_ALWAYS, .attn = ATTN_GQA, .attn_bias_key = "attention_bias",
+    .qk_norm = 1, .fixed = hy_v3_fixed, .mtp = true, .mtp_no_copies = true};
+
 const struct fg_arch fg__arch_moe_table[] = {
 #include "arch/moe/moe_rows.def"
     {0},
