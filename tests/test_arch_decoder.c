@@ -126,6 +126,13 @@ static const struct row rows[] = {
     {"{\"model_type\": \"arcee\", " SMALL_KEYS ", \"mlp_bias\": true}",
      EMB_HEAD + 2 * (QKVO + PLAIN_MLP + 512 + 256 + 2 * 256) + 256,
      "ArceeMLP: up_proj / down_proj, biased by mlp_bias"},
+    {"{\"model_type\": \"hyperclovax\", " SMALL_KEYS "}",
+     EMB_HEAD + 2 * (QKVO + GATED_MLP + 4 * 256) + 256,
+     "HyperCLOVAXDecoderLayer: post-attention and post-MLP RMSNorms (use_post_norm default)"},
+    {"{\"model_type\": \"hyperclovax\", " SMALL_KEYS ", \"use_post_norm\": false, "
+     "\"mlp_bias\": true}",
+     EMB_HEAD + 2 * (QKVO + GATED_MLP + 2 * 512 + 256 + 2 * 256) + 256,
+     "HyperCLOVAXDecoderLayer: nn.Identity for the post-norms when use_post_norm is false"},
 };
 
 static void read_decoder_should_count_each_new_row_from_its_modeling_file(void **state)
@@ -313,6 +320,25 @@ static void read_decilm_should_build_each_layer_from_its_block_config(void **sta
     fg_model_free(m);
 }
 
+/* HyperCLOVAX-SEED-Think-14B (HyperCLOVAXForCausalLM): 38 layers of 6144, 48 heads of 128 and
+ * 8 KV heads; q/o 6144^2, k/v 6144 x 1024, gate/up/down 3 x 6144 x 14336, input, post-attention
+ * (post_norm1), pre-MLP and post-MLP (post_norm2) RMSNorms; untied embed and lm_head over
+ * 110592 tokens, final norm.  The Hub safetensors total: 14,748,112,896. */
+static void read_decoder_should_count_hyperclovax_think_14b_exactly(void **state)
+{
+    (void)state;
+    struct fg_model *m =
+        load("tests/fixtures/models/naver-hyperclovax--HyperCLOVAX-SEED-Think-14B");
+    const uint64_t h = 6144;
+    const uint64_t layer = 2 * h * h + 2 * h * 8 * 128 + 3 * h * 14336 + 4 * h;
+    assert_int_equal(m->params_total, 2 * 110592 * h + 38 * layer + h);
+    assert_int_equal(m->params_total, 14748112896ull);
+    assert_int_equal(m->certainty, FG_CERT_EXACT);
+    assert_int_equal(m->kv_heads, 8);
+    assert_int_equal(m->head_dim, 128);
+    fg_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -326,6 +352,7 @@ int main(void)
         cmocka_unit_test(read_decilm_should_build_each_layer_from_its_block_config),
         cmocka_unit_test(read_granite_swa_should_add_sinks_and_read_the_windows),
         cmocka_unit_test(read_granite_swa_should_put_the_default_full_layer_first),
+        cmocka_unit_test(read_decoder_should_count_hyperclovax_think_14b_exactly),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -29,6 +29,8 @@ struct fg_decoder_spec {
     uint8_t qk_norm;               /* 0 none, 1 per head_dim, 2 over all heads */
     const char *qk_norm_key;       /* config key switching qk norm, or NULL (always as qk_norm) */
     uint8_t norms_per_layer;       /* 1 parallel block, 2 pre-norms, 4 pre+post (Gemma-2/3) */
+    const char *post_norm_key;     /* config key switching the post-attention and post-MLP
+                                      norms (4 norms when true, the default; 2 when false) */
     bool stores_tied_head;         /* checkpoint writes lm_head even when tied (counted so) */
     bool tied_head_open;           /* ... in some releases only, which config.json does not
                                       tell apart: unsure, the checkpoint's tensors decide */
@@ -93,6 +95,24 @@ static void full_first(uint64_t *window, uint64_t layers, uint64_t pattern)
         window[l] = l % pattern ? sw : 0;
 }
 
+/* LlamaRotaryEmbedding registered inv_freq as a persistent buffer until transformers
+ * 4.32 (commit 95f96b45, "remove persistent inv_freq"): checkpoints written before store
+ * model.layers.N.self_attn.rotary_emb.inv_freq, head_dim / 2 floats per layer.
+ * Llama-2-7b-hf (config 4.31.0.dev0): Hub total 6,738,417,664 = 6,738,415,616 modules
+ * + 32 x 64.  The change landed during 4.32's development, so 4.32.0.dev0 configs can sit
+ * next to either layout (Llama-2-13b-hf's stores them: a pinned gap in test_params.c);
+ * they are read as the newer one. */
+static uint64_t stored_inv_freq(const struct fg_cfg *c, const struct fg_decoder_spec *s,
+                                struct fg_model *m)
+{
+    unsigned ver = fg__cfg_tf_version(c);
+    uint64_t inv_freq = s->inv_freq_before && ver && ver < s->inv_freq_before ? m->head_dim / 2 : 0;
+    if (inv_freq)
+        fg__model_rule(m, "rotary inv_freq buffer stored per layer (written by transformers "
+                          "< 4.32; in Attention)", 0);
+    return inv_freq;
+}
+
 /* Shared by all rows: the block structure. */
 int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                           struct fg_err *err)
@@ -132,23 +152,16 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
         return rc;
     if (s->head_bias_key && (rc = fg_cfg_bool(c, "lm_head_bias", false, &head_bias, err)))
         return rc;
+    bool post_norm = s->norms_per_layer == 4;
+    if (s->post_norm_key && (rc = fg_cfg_bool(c, s->post_norm_key, true, &post_norm, err)))
+        return rc;
+    uint8_t norms = s->post_norm_key ? (post_norm ? 4 : 2) : s->norms_per_layer;
     /* Soft-capped attention logits (Gemma-2): eager attention's tanh keeps its output,
      * 2 B per score more (transformers gemma2 eager_attention_forward). */
     double softcap;
     if ((rc = fg_cfg_f64(c, "attn_logit_softcapping", s->softcap_def, 0, 1e9, &softcap, err)))
         return rc;
-    /* LlamaRotaryEmbedding registered inv_freq as a persistent buffer until transformers
-     * 4.32 (commit 95f96b45, "remove persistent inv_freq"): checkpoints written before store
-     * model.layers.N.self_attn.rotary_emb.inv_freq, head_dim / 2 floats per layer.
-     * Llama-2-7b-hf (config 4.31.0.dev0): Hub total 6,738,417,664 = 6,738,415,616 modules
-     * + 32 x 64.  The change landed during 4.32's development, so 4.32.0.dev0 configs can sit
-     * next to either layout (Llama-2-13b-hf's stores them: a pinned gap in test_params.c);
-     * they are read as the newer one. */
-    unsigned ver = fg__cfg_tf_version(c);
-    uint64_t inv_freq = s->inv_freq_before && ver && ver < s->inv_freq_before ? m->head_dim / 2 : 0;
-    if (inv_freq)
-        fg__model_rule(m, "rotary inv_freq buffer stored per layer (written by transformers "
-                          "< 4.32; in Attention)", 0);
+    uint64_t inv_freq = stored_inv_freq(c, s, m);
     uint64_t window[FG_MAX_LAYERS];
     if ((rc = fg__read_windows(c, m->layers, window, s->window_pattern,
                                s->honour_use_sliding_window, err)))
@@ -196,17 +209,17 @@ int fg__arch_read_decoder(const struct fg_cfg *c, struct fg_model *m, const void
             fg__fmt(attn->desc + len, sizeof attn->desc - len, ", sinks");
         }
         attn->buffers += inv_freq;
-        if (s->norms_per_layer == 4 &&
+        if (norms == 4 &&
             (rc = fg__add_norm(m, li, "PostAttnNorm", m->hidden, s->norm, err)))
             return rc;
-        if (s->norms_per_layer >= 2 && (rc = fg__add_norm(m, li, "Norm", m->hidden, s->norm, err)))
+        if (norms >= 2 && (rc = fg__add_norm(m, li, "Norm", m->hidden, s->norm, err)))
             return rc;
         struct fg_node *mlp;
         if ((rc = fg__add_mlp(m, li, &f, &mlp, err)))
             return rc;
         mlp->params += (s->sub_norms ? m->inter : 0) + (xielu ? 4 : 0);
         mlp->buffers += xielu ? 2 : 0;
-        if (s->norms_per_layer == 4 &&
+        if (norms == 4 &&
             (rc = fg__add_norm(m, li, "PostMLPNorm", m->hidden, s->norm, err)))
             return rc;
     }
@@ -465,6 +478,15 @@ static const struct fg_decoder_spec granite_swa = {
     .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
     .gated = true, .norms_per_layer = 2, .window_pattern = 4, .full_first = true,
     .kv_heads_def = 4, .sinks = true};
+/* HyperCLOVAXForCausalLM (models/hyperclovax/modular_hyperclovax.py at transformers
+ * decba1d2ea): GraniteForCausalLM whose HyperCLOVAXDecoderLayer adds an RMSNorm after the
+ * attention and after the MLP output (Peri-Layer Normalization) when use_post_norm (default
+ * true), nn.Identity otherwise; the MuP multipliers scale activations, not shapes.
+ * HyperCLOVAXConfig defaults (= LlamaConfig's shapes).  HyperCLOVAX-SEED-Think-14B:
+ * 14,748,112,896 (tests/test_arch_decoder.c). */
+static const struct fg_decoder_spec hyperclovax = {
+    .d = LLAMA_D, .norm = FG_NORM_RMS, .bias_key = "attention_bias", .mlp_bias_key = "mlp_bias",
+    .gated = true, .norms_per_layer = 4, .post_norm_key = "use_post_norm"};
 /* MinistralForCausalLM (models/ministral/modular_ministral.py): Qwen2 blocks whose
  * MinistralAttention drops the q/k/v biases ("Match Mistral"); sliding windows by
  * layer_types.  MinistralConfig defaults. */
