@@ -36,16 +36,6 @@ struct m3_cfg {
 
 /* ---- reading the config ------------------------------------------------- */
 
-/* A per-layer list that must have one entry a layer when present. */
-static int check_len(const struct fg_cfg *c, const char *key, size_t n, uint64_t layers,
-                     struct fg_err *err)
-{
-    if (n == 0 || n == layers)
-        return 0;
-    return fg_err_set(err, FG_E_RANGE, "%s: key '%s' has %zu entries for %llu layers; give one "
-                      "per layer", c->origin, key, n, (unsigned long long)layers);
-}
-
 /*
  * A per-layer kind: the class's list key (strings, on / off naming the kinds), else the Hub's
  * 1 / 0 list (the converted name, from MiniMaxM3VLTextConfig.__post_init__), else def for
@@ -60,11 +50,11 @@ static int read_kinds(const struct fg_cfg *c, const struct fg_cfg *freq_cfg, con
     size_t nt = 0, nf = 0;
     int rc;
     if ((rc = fg_cfg_str_array(c, key, types, FG_MAX_LAYERS, &nt, err)) ||
-        (rc = check_len(c, key, nt, layers, err)))
+        (rc = fg__moe_check_list_len(c, key, nt, layers, err)))
         return rc;
     if (!nt && freq_cfg &&
         ((rc = fg_cfg_u64_array(freq_cfg, freq_key, 0, 1, freq, FG_MAX_LAYERS, &nf, err)) ||
-         (rc = check_len(freq_cfg, freq_key, nf, layers, err))))
+         (rc = fg__moe_check_list_len(freq_cfg, freq_key, nf, layers, err))))
         return rc;
     for (uint64_t l = 0; l < layers && l < FG_MAX_LAYERS; l++) {
         if (nt && strcmp(types[l], on) && strcmp(types[l], off))
@@ -112,7 +102,7 @@ static int read_sparse(const struct fg_cfg *c, struct fg_model *m, struct m3_cfg
     bool use = true, any = false;
     if ((rc = fg_cfg_u64_array(&s, "sparse_disable_index_value", 0, 1, off, FG_MAX_LAYERS, &n,
                                err)) ||
-        (rc = check_len(&s, "sparse_disable_index_value", n, k->layers, err)) ||
+        (rc = fg__moe_check_list_len(&s, "sparse_disable_index_value", n, k->layers, err)) ||
         (rc = fg_cfg_bool(&s, "use_sparse_attention", true, &use, err)))
         return rc;
     for (uint64_t l = 0; l < k->layers && l < FG_MAX_LAYERS; l++) {
@@ -289,12 +279,7 @@ static int read_minimax_m3(const struct fg_cfg *c, struct fg_model *m, const voi
         (rc = fg__add_norm(m, -1, "Final norm", m->hidden, FG_NORM_RMS, err)) ||
         (rc = fg__add_head(m, m->vocab, m->hidden, m->tied, false, false, err)))
         goto out;
-    if (bo) {
-        char name[96];
-        fg__fmt(name, sizeof name, "FP8 block scales (weight_scale_inv, %llux%llu blocks)",
-                (unsigned long long)bo, (unsigned long long)bi);
-        fg__model_rule(m, name, (int64_t)fg__moe_fp8_scales(m, bo, bi));
-    }
+    fg__moe_fp8_rule(m, bo, bi, bo ? fg__moe_fp8_scales(m, bo, bi) : 0);
 out:
     free(k);
     return rc;
