@@ -118,6 +118,7 @@ ENGINE_SRCS := \
 	engine/arch/moe/llama4.c \
 	engine/arch/moe/deepseek_v4.c \
 	engine/arch/moe/step3p7.c \
+	engine/arch/moe/minimax_m3.c \
 	engine/arch/generic.c \
 	engine/arch/keys.c \
 	engine/arch/families.c \

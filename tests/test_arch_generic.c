@@ -51,7 +51,7 @@ static int read_stripped(const char *dir, struct fg_model **out, struct fg_err *
     char path[512], *buf = NULL;
     size_t len = 0;
     snprintf(path, sizeof path, FIXTURES "%s/config.json", dir);
-    assert_int_equal(fg__read_file(path, 1 << 20, &buf, &len), 0);
+    assert_int_equal(fg__read_file(path, FG_CONFIG_MAX_BYTES, &buf, &len), 0);
     cJSON *j = fixture_json(buf);
     free(buf);
     assert_non_null(j);
@@ -489,7 +489,7 @@ static void family_readers_should_not_say_exact_past_a_shape_key_they_do_not_rea
         char path[512], *buf = NULL;
         size_t len = 0;
         snprintf(path, sizeof path, FIXTURES "%s/config.json", name);
-        assert_int_equal(fg__read_file(path, 1 << 20, &buf, &len), 0);
+        assert_int_equal(fg__read_file(path, FG_CONFIG_MAX_BYTES, &buf, &len), 0);
         for (size_t k = 0; k < sizeof shape_keys / sizeof shape_keys[0]; k++) {
             cJSON *j = fixture_json(buf);
             assert_non_null(j);

@@ -145,7 +145,7 @@ static void try_fixture(const char *path, const char *name, struct tally *t)
 {
     char *buf = NULL;
     size_t len = 0;
-    if (fg__read_file(path, 1 << 20, &buf, &len))
+    if (fg__read_file(path, FG_CONFIG_MAX_BYTES, &buf, &len))
         return;
     struct fg_config *doc = NULL;
     struct fg_model *base = NULL;

@@ -539,6 +539,80 @@ static void read_step3p7_should_count_gated_attention_and_the_shared_expert(void
     fg_model_free(m);
 }
 
+/* MiniMaxM3VLTextModel + lm_head (transformers models/minimax_m3_vl/modeling_minimax_m3_vl.py
+ * @decba1d2ea) at MiniMax-M3's shapes: hidden 6144, 60 layers (3 dense of 12288, then MoE),
+ * 64 heads / 4 kv x 128 with per-head q/k norms, the indexer (4 heads x 128) on the 57
+ * sparse layers, 128 experts of 3072 top-4 and one shared expert of 3072, vocab 200064,
+ * untied. */
+#define M3_H 6144ull
+#define M3_V 200064ull
+/* q, k, v, o, q_norm and k_norm over head_dim */
+static const uint64_t m3_attn = M3_H * 64 * 128 * 2 + 2 * M3_H * 4 * 128 + 2 * 128;
+/* MiniMaxM3VLIndexer: q_proj h -> 4 x 128, k_proj h -> 128, q_norm and k_norm */
+static const uint64_t m3_idx = M3_H * 4 * 128 + M3_H * 128 + 2 * 128;
+static const uint64_t m3_dense = 3 * M3_H * 12288;
+/* router weight + e_score_correction_bias, gate_up / down experts, the shared DenseMLP */
+static const uint64_t m3_moe = 128 * M3_H + 128 + 128 * 3 * M3_H * 3072 + 3 * M3_H * 3072;
+
+static uint64_t m3_text(uint64_t layers, uint64_t dense, uint64_t sparse_attn)
+{
+    return 2 * M3_V * M3_H + M3_H + layers * (m3_attn + 2 * M3_H) + sparse_attn * m3_idx +
+           dense * m3_dense + (layers - dense) * m3_moe;
+}
+
+static void read_minimax_m3_vl_should_count_the_indexer_experts_and_tower(void **state)
+{
+    (void)state;
+    struct fg_model *m = load("tests/fixtures/models/nvidia--MiniMax-M3-NVFP4");
+    /* MiniMaxM3VLVisionModel: Conv3d 3 x 2 x 14 x 14 -> 1280 without bias, pre_layrnorm, 32
+     * CLIP layers (two LayerNorms, q/k/v/out and fc1 / fc2 of 5120 with biases) */
+    const uint64_t vh = 1280, layer = 4 * vh + 4 * (vh * vh + vh) + 2 * vh * 5120 + 5120 + vh;
+    const uint64_t tower = 3 * 2 * 14 * 14 * vh + 2 * vh + 32 * layer;
+    /* MiniMaxM3VLMultiModalProjector: linear_1 1280 -> 6144, linear_2, merge_linear_1 of the
+     * 2 x 2 merged patches 4 x 6144 -> 6144, merge_linear_2, all with bias */
+    const uint64_t proj = (vh * M3_H + M3_H) + (M3_H * M3_H + M3_H) + (4 * M3_H * M3_H + M3_H) +
+                          (M3_H * M3_H + M3_H);
+    assert_int_equal(m->params_total, m3_text(60, 3, 57) + tower + proj);
+    assert_int_equal(m->params_total, 427040140160ull);
+    /* num_mtp_modules = 1: mtp.* stored, dropped on load, not sized by config.json */
+    assert_int_equal(m->certainty, FG_CERT_UNSURE);
+    assert_true(m->unsure_count_only);
+    assert_string_equal(m->unsure_key, "num_mtp_modules");
+    assert_int_equal(m->experts, 128);
+    assert_int_equal(m->top_k, 4);
+    assert_int_equal(first_of(m, FG_NODE_ATTN)->kv_heads, 4);
+    fg_model_free(m);
+}
+
+#define M3_TEXT "{\"model_type\": \"minimax_m3_vl_text\", \"num_hidden_layers\": 4"
+
+/* MiniMaxM3VLTextConfig.__post_init__: mlp_layer_types / layer_types, else the Hub's
+ * moe_layer_freq and sparse_attention_config.sparse_attention_freq, else every layer sparse
+ * MoE and full attention; keys the class does not read that would mean other shapes. */
+static void read_minimax_m3_text_should_follow_the_class_lists(void **state)
+{
+    (void)state;
+    assert_int_equal(exact_count(M3_TEXT "}"), m3_text(4, 0, 0));
+    assert_int_equal(exact_count(M3_TEXT ", \"mlp_layer_types\": [\"dense\", \"sparse\", "
+                                 "\"sparse\", \"dense\"], \"layer_types\": [\"full_attention\", "
+                                 "\"minimax_m3_sparse\", \"minimax_m3_sparse\", "
+                                 "\"full_attention\"]}"),
+                     m3_text(4, 2, 2));
+    assert_int_equal(exact_count(M3_TEXT ", \"moe_layer_freq\": [0, 1, 1, 1], "
+                                 "\"sparse_attention_config\": {\"sparse_attention_freq\": "
+                                 "[0, 1, 1, 1], \"sparse_disable_index_value\": [0, 1, 1, 1], "
+                                 "\"sparse_num_index_heads\": 4, \"sparse_index_dim\": 128}}"),
+                     m3_text(4, 1, 3));
+    assert_unsure(M3_TEXT ", \"sparse_attention_config\": {\"sparse_attention_freq\": "
+                  "[0, 1, 1, 1], \"sparse_disable_index_value\": [0, 0, 1, 1]}}",
+                  "sparse_disable_index_value");
+    assert_unsure(M3_TEXT ", \"n_shared_experts\": 2}", "n_shared_experts");
+    assert_unsure(M3_TEXT ", \"attention_output_gate\": true}", "attention_output_gate");
+    assert_unsure(M3_TEXT ", \"first_k_dense_replace\": 3}", "first_k_dense_replace");
+    assert_refused(M3_TEXT ", \"layer_types\": [\"full_attention\", \"linear_attention\", "
+                   "\"full_attention\", \"full_attention\"]}", FG_E_RANGE, "minimax_m3_sparse");
+}
+
 /* The legacy Hub spellings Step3p7TextConfig.__post_init__ reads: moe_layers_enum,
  * attention_other_setting's head count for sliding layers, num_attention_groups, layer_types
  * padded with the MTP layers' entries. */
@@ -766,6 +840,8 @@ int main(void)
         cmocka_unit_test(read_doge_should_count_a_dense_release_exactly_beside_its_expert_keys),
         cmocka_unit_test(read_longcat_flash_should_count_zero_experts_in_the_router_only),
         cmocka_unit_test(read_step3p7_should_count_gated_attention_and_the_shared_expert),
+        cmocka_unit_test(read_minimax_m3_vl_should_count_the_indexer_experts_and_tower),
+        cmocka_unit_test(read_minimax_m3_text_should_follow_the_class_lists),
         cmocka_unit_test(read_step3p7_should_follow_the_legacy_hub_keys),
         cmocka_unit_test(read_step3p7_should_doubt_what_the_class_does_not_build),
         cmocka_unit_test(readers_should_doubt_shape_keys_they_do_not_read),

@@ -67,6 +67,7 @@ extern const struct fg_arch fg__arch_multimodal_table[];
 extern const struct fg_arch fg__arch_llama4_table[];
 extern const struct fg_arch fg__arch_dsv4_table[];
 extern const struct fg_arch fg__arch_step3p7_table[];
+extern const struct fg_arch fg__arch_minimax_m3_table[];
 extern const struct fg_arch fg__arch_classic_table[];
 extern const struct fg_arch fg__arch_mllama_table[];
 extern const struct fg_arch fg__arch_enc1_table[];

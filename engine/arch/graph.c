@@ -38,7 +38,7 @@ static const struct fg_arch *const tables[] = {
     fg__arch_vl_ovis_table, fg__arch_vl_evolla_table, fg__arch_vl_gemma4_table,
     fg__arch_vl_fast_vlm_table, fg__arch_vl_ernie_table, fg__arch_vl_minicpm_table,
     fg__arch_dec_table,     fg__arch_dec2_table,    fg__arch_dsv4_table,
-    fg__arch_step3p7_table,
+    fg__arch_step3p7_table, fg__arch_minimax_m3_table,
 };
 
 const struct fg_arch *fg__arch_find(const char *model_type)

@@ -178,6 +178,17 @@ static int add_block(struct fg_model *m, uint64_t l, const struct moe_cfg *k, st
 
 /* ---- checkpoint rules --------------------------------------------------- */
 
+/* The rule of the FP8 block scales, total of them, when the checkpoint has bo x bi blocks. */
+void fg__moe_fp8_rule(struct fg_model *m, uint64_t bo, uint64_t bi, uint64_t total)
+{
+    if (!bo)
+        return;
+    char name[96];
+    fg__fmt(name, sizeof name, "FP8 block scales (weight_scale_inv, %llux%llu blocks)",
+            (unsigned long long)bo, (unsigned long long)bi);
+    fg__model_rule(m, name, (int64_t)total);
+}
+
 /*
  * Linears that FP8 block-quantized checkpoints keep in bf16, hence without a
  * weight_scale_inv: the router (DeepSeek-V3 MoEGate is an nn.Parameter;
@@ -312,9 +323,8 @@ int fg__moe_read_quant(const struct fg_cfg *c, struct fg_model *m, uint64_t *bo,
 
 /* ---- reading the config ------------------------------------------------- */
 
-/* The layer count a per-layer list must have. */
-static int check_list_len(const struct fg_cfg *c, const char *key, size_t n, uint64_t layers,
-                          struct fg_err *err)
+int fg__moe_check_list_len(const struct fg_cfg *c, const char *key, size_t n, uint64_t layers,
+                           struct fg_err *err)
 {
     if (n == 0 || n == layers)
         return 0;
@@ -337,9 +347,9 @@ static int read_mlp_types(const struct fg_cfg *c, const struct fg_model *m, stru
     size_t nt = 0, nf = 0;
     int rc;
     if ((rc = fg_cfg_str_array(c, "mlp_layer_types", types, FG_MAX_LAYERS, &nt, err)) ||
-        (rc = check_list_len(c, "mlp_layer_types", nt, m->layers, err)) ||
+        (rc = fg__moe_check_list_len(c, "mlp_layer_types", nt, m->layers, err)) ||
         (rc = fg_cfg_u64_array(c, "moe_layer_freq", 0, 1, freq, FG_MAX_LAYERS, &nf, err)) ||
-        (rc = check_list_len(c, "moe_layer_freq", nf, m->layers, err)))
+        (rc = fg__moe_check_list_len(c, "moe_layer_freq", nf, m->layers, err)))
         return rc;
     for (uint64_t l = 0; l < m->layers && l < FG_MAX_LAYERS; l++) {
         if (nt && strcmp(types[l], "sparse") && strcmp(types[l], "dense"))
@@ -369,9 +379,9 @@ static int read_hybrid(const struct fg_cfg *c, const struct fg_model *m, struct 
     int rc;
     if ((rc = fg_cfg_u64(c, "sliding_window", 128, 0, FG_MAX_POS, &sw, err)) ||
         (rc = fg_cfg_str_array(c, "layer_types", types, FG_MAX_LAYERS, &nt, err)) ||
-        (rc = check_list_len(c, "layer_types", nt, m->layers, err)) ||
+        (rc = fg__moe_check_list_len(c, "layer_types", nt, m->layers, err)) ||
         (rc = fg_cfg_u64_array(c, "hybrid_layer_pattern", 0, 1, pat, FG_MAX_LAYERS, &np, err)) ||
-        (rc = check_list_len(c, "hybrid_layer_pattern", np, m->layers, err)))
+        (rc = fg__moe_check_list_len(c, "hybrid_layer_pattern", np, m->layers, err)))
         return rc;
     for (uint64_t l = 0; l < m->layers && l < FG_MAX_LAYERS; l++) {
         if (nt && strcmp(types[l], "sliding_attention") && strcmp(types[l], "full_attention"))
@@ -700,12 +710,7 @@ int fg__arch_read_moe(const struct fg_cfg *c, struct fg_model *m, const void *sp
     uint64_t scales = bo ? fg__moe_fp8_scales(m, bo, bi) : 0, mtp_scales = 0;
     if (nextn && (rc = add_mtp_rules(m, k, nextn, bo, bi, &mtp_scales, err)))
         goto out;
-    if (bo) {
-        char name[96];
-        fg__fmt(name, sizeof name, "FP8 block scales (weight_scale_inv, %llux%llu blocks)",
-                 (unsigned long long)bo, (unsigned long long)bi);
-        fg__model_rule(m, name, (int64_t)(scales + mtp_scales));
-    }
+    fg__moe_fp8_rule(m, bo, bi, scales + mtp_scales);
 out:
     free(k);
     return rc;

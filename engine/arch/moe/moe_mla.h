@@ -136,6 +136,14 @@ int fg__moe_read_quant(const struct fg_cfg *c, struct fg_model *m, uint64_t *bo,
  * Qwen's shared-expert gate, the DSA indexer's weights_proj). */
 uint64_t fg__moe_fp8_scales(const struct fg_model *m, uint64_t bo, uint64_t bi);
 
+/* 0 when a per-layer list key of n entries is absent (n 0) or has one per layer, else
+ * FG_E_RANGE naming the key. */
+int fg__moe_check_list_len(const struct fg_cfg *c, const char *key, size_t n, uint64_t layers,
+                           struct fg_err *err);
+
+/* Adds the rule of total FP8 block scales of bo x bi blocks to m; nothing when bo is 0. */
+void fg__moe_fp8_rule(struct fg_model *m, uint64_t bo, uint64_t bi, uint64_t total);
+
 /* The reader of every row: spec is its struct moe_spec. */
 int fg__arch_read_moe(const struct fg_cfg *c, struct fg_model *m, const void *spec,
                       struct fg_err *err);

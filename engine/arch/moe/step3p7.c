@@ -371,12 +371,7 @@ static int read_step3p7(const struct fg_cfg *c, struct fg_model *m, const void *
         goto out;
     if (k->nextn && (rc = add_mtp_rule(m, k, err)))
         goto out;
-    if (bo) {
-        char name[96];
-        fg__fmt(name, sizeof name, "FP8 block scales (weight_scale_inv, %llux%llu blocks)",
-                 (unsigned long long)bo, (unsigned long long)bi);
-        fg__model_rule(m, name, (int64_t)fg__moe_fp8_scales(m, bo, bi));
-    }
+    fg__moe_fp8_rule(m, bo, bi, bo ? fg__moe_fp8_scales(m, bo, bi) : 0);
 out:
     free(k);
     return rc;
