@@ -122,15 +122,6 @@ static int read_sparse(const struct fg_cfg *c, struct fg_model *m, struct m3_cfg
     return 0;
 }
 
-/* A Hub key the class does not read, whose other values would mean other shapes: unsure. */
-static void unsure_u64(struct fg_model *m, const char *key, uint64_t got, uint64_t want,
-                       const char *builds)
-{
-    if (got != want)
-        fg__model_unsure(m, key, "unsure: %s=%llu, but %s", key, (unsigned long long)got,
-                         builds);
-}
-
 /*
  * The Hub's keys for what the class hardcodes: one shared expert (n_shared_experts), experts
  * of intermediate_size (moe_intermediate_size), the dense layers mlp_layer_types names
@@ -155,12 +146,12 @@ static int check_conventions(const struct fg_cfg *c, struct fg_model *m, const s
         (rc = fg_cfg_bool(c, "use_routing_bias", true, &bias, err)) ||
         (rc = fg_cfg_bool(c, "attention_output_gate", false, &gate, err)))
         return rc;
-    unsure_u64(m, "first_k_dense_replace", first_k, lead, "MiniMaxM3VLTextConfig places the "
-               "experts by mlp_layer_types / moe_layer_freq");
-    unsure_u64(m, "n_shared_experts", shared_n, 1, "MiniMaxM3VLSparseMoeBlock builds one "
-               "shared expert of shared_intermediate_size");
-    unsure_u64(m, "moe_intermediate_size", moe_inter, m->inter, "MiniMaxM3VLExperts are "
-               "intermediate_size wide");
+    fg__moe_doubt_u64(m, "first_k_dense_replace", first_k, lead, "MiniMaxM3VLTextConfig "
+                      "places the experts by mlp_layer_types / moe_layer_freq");
+    fg__moe_doubt_u64(m, "n_shared_experts", shared_n, 1, "MiniMaxM3VLSparseMoeBlock's one "
+                      "shared expert");
+    fg__moe_doubt_u64(m, "moe_intermediate_size", moe_inter, m->inter, "MiniMaxM3VLExperts "
+                      "are intermediate_size wide");
     if (!qk_norm || (qk_type && strcmp(qk_type, "per_head")))
         fg__model_unsure(m, "qk_norm_type", "unsure: use_qk_norm / qk_norm_type say other q/k "
                          "norms than the per-head ones MiniMaxM3VLAttention builds");

@@ -323,6 +323,14 @@ int fg__moe_read_quant(const struct fg_cfg *c, struct fg_model *m, uint64_t *bo,
 
 /* ---- reading the config ------------------------------------------------- */
 
+void fg__moe_doubt_u64(struct fg_model *m, const char *key, uint64_t got, uint64_t want,
+                       const char *why)
+{
+    if (got != want)
+        fg__model_unsure(m, key, "unsure: %s=%llu where the class builds %llu (%s)", key,
+                         (unsigned long long)got, (unsigned long long)want, why);
+}
+
 int fg__moe_check_list_len(const struct fg_cfg *c, const char *key, size_t n, uint64_t layers,
                            struct fg_err *err)
 {

@@ -141,6 +141,12 @@ uint64_t fg__moe_fp8_scales(const struct fg_model *m, uint64_t bo, uint64_t bi);
 int fg__moe_check_list_len(const struct fg_cfg *c, const char *key, size_t n, uint64_t layers,
                            struct fg_err *err);
 
+/* A Hub key the class does not read, whose other values would mean other shapes (what
+ * spec->fixed checks for the rows here, for readers of their own file): m unsure, naming key,
+ * when got is not the want the class builds; why names what builds it. */
+void fg__moe_doubt_u64(struct fg_model *m, const char *key, uint64_t got, uint64_t want,
+                       const char *why);
+
 /* Adds the rule of total FP8 block scales of bo x bi blocks to m; nothing when bo is 0. */
 void fg__moe_fp8_rule(struct fg_model *m, uint64_t bo, uint64_t bi, uint64_t total);
 

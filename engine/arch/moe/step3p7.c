@@ -124,14 +124,10 @@ static int check_conventions(const struct fg_cfg *c, struct fg_model *m,
     if ((rc = fg_cfg_u64(c, "first_k_dense_replace", lead, 0, k->layers, &first_k, err)) ||
         (rc = fg_cfg_u64(c, "n_shared_experts", 1, 0, FG_MAX_EXPERTS, &shared_n, err)))
         return rc;
-    if (first_k != lead)
-        fg__model_unsure(m, "first_k_dense_replace", "unsure: first_k_dense_replace=%llu, but "
-                         "Step3p7TextConfig places experts by moe_layers_enum (%llu dense layers "
-                         "first)", (unsigned long long)first_k, (unsigned long long)lead);
-    if (shared_n != 1)
-        fg__model_unsure(m, "n_shared_experts", "unsure: n_shared_experts=%llu, but "
-                         "Step3p7SparseMoeBlock builds one shared expert of share_expert_dim",
-                         (unsigned long long)shared_n);
+    fg__moe_doubt_u64(m, "first_k_dense_replace", first_k, lead, "Step3p7TextConfig places "
+                      "experts by moe_layers_enum");
+    fg__moe_doubt_u64(m, "n_shared_experts", shared_n, 1, "Step3p7SparseMoeBlock's one shared "
+                      "expert of share_expert_dim");
     return 0;
 }
 
